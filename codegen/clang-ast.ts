@@ -61,9 +61,9 @@ export function locateTopLevel(root: AstNode): Located[] {
 }
 
 export function commentText(node: AstNode): string {
-  let s = node.kind === 'TextComment' ? (node.text ?? '') : '';
-  for (const child of node.inner ?? []) s += (s && child.kind === 'ParagraphComment' ? ' ' : '') + commentText(child);
-  return s.replace(/\s+/g, ' ').trim();
+  const parts = node.kind === 'TextComment' ? [node.text ?? ''] : [];
+  for (const child of node.inner ?? []) parts.push(commentText(child));
+  return parts.join(' ').replace(/\s+/g, ' ').trim();
 }
 
 export interface DocComment {

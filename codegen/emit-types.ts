@@ -12,8 +12,12 @@ export function docText(s: string | undefined): string | undefined {
   return s?.replace(/\*\//g, '* /').trim() || undefined;
 }
 
+/** Status enums keep their name in declarations (koffi aliases of int32), so a status result is known by its type. */
+export const STATUS_ALIASES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult'];
+
 /** Koffi type names used in function declarations: every typedef followed down to what koffi knows. */
 export function koffiSpec(u: TypeUniverse, t: CType): string {
+  if (t.kind === 'name' && STATUS_ALIASES.includes(t.name)) return t.name;
   const r = u.resolve(t);
   const scalar = u.scalar(r);
   if (scalar) return scalar.koffi;

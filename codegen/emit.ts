@@ -1,7 +1,7 @@
 import { Project, type SourceFile } from 'ts-morph';
 import { parseCType } from './ctype.js';
 import { emitFunction, STATUS_TYPES } from './emit-functions.js';
-import { docText, koffiRecordExpr, recordOrder, tsRecordBody, tsValue } from './emit-types.js';
+import { docText, koffiRecordExpr, STATUS_ALIASES, recordOrder, tsRecordBody, tsValue } from './emit-types.js';
 import type { Snapshot } from './snapshot.js';
 import { TypeUniverse } from './universe.js';
 
@@ -64,6 +64,7 @@ function emitTypes(u: TypeUniverse, sources: string): { text: string; exported: 
     `export function registerKoffiTypes(): void {`,
     `  if (registered) return;`,
     `  registered = true;`,
+    ...STATUS_ALIASES.map((name) => `  koffi.alias(${JSON.stringify(name)}, 'int32');`),
     ...opaque,
     ...registrations,
     `}`,

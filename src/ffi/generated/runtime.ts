@@ -61,13 +61,13 @@ export interface RuntimeFunctions {
   cudaDeviceGetPCIBusId(pciBusId: Pointer, len: number, device: number): cudaError_t;
   /** Returns the shared memory configuration for the current device. @deprecated */
   cudaDeviceGetSharedMemConfig(pConfig: Out<cudaSharedMemConfig>): cudaError_t;
-  /** Returns numerical values that correspond to the least andgreatest stream priorities. */
+  /** Returns numerical values that correspond to the least and greatest stream priorities. */
   cudaDeviceGetStreamPriorityRange(leastPriority: Pointer, greatestPriority: Pointer): cudaError_t;
     cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements: Pointer, fmtDesc: cudaChannelFormatDesc | Pointer, device: number): cudaError_t;
     cudaDeviceGraphMemTrim(device: number): cudaError_t;
   /** Registers a callback function to receive async notifications */
   cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: Pointer, userData: Pointer, callback: Pointer): cudaError_t;
-  /** Destroy all allocations and reset all state on the current devicein the current process. */
+  /** Destroy all allocations and reset all state on the current device in the current process. */
   cudaDeviceReset(): cudaError_t;
   /** Sets the preferred cache configuration for the current device. */
   cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache): cudaError_t;
@@ -151,7 +151,7 @@ export interface RuntimeFunctions {
   cudaGetLastError(): cudaError_t;
   /** Gets a mipmap level of a CUDA mipmapped array */
   cudaGetMipmappedArrayLevel(levelArray: Out<cudaArray_t>, mipmappedArray: cudaMipmappedArray_const_t | null, level: number): cudaError_t;
-  /** Returns a surface object's resource descriptorReturns the resource descriptor for the surface object specified by */
+  /** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by */
   cudaGetSurfaceObjectResourceDesc(pResDesc: Pointer, surfObject: cudaSurfaceObject_t): cudaError_t;
   /** Finds the address associated with a CUDA symbol */
   cudaGetSymbolAddress(devPtr: Pointer, symbol: Pointer): cudaError_t;
@@ -309,9 +309,9 @@ export interface RuntimeFunctions {
     cudaGraphUpload(graphExec: cudaGraphExec_t | null, stream: cudaStream_t | null): cudaError_t;
   /** Allocates page-locked memory on the host */
   cudaHostAlloc(pHost: Pointer, size: number | bigint, flags: number): cudaError_t;
-  /** Passes back device pointer of mapped host memory allocated bycudaHostAlloc or registered by cudaHostRegister */
+  /** Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister */
   cudaHostGetDevicePointer(pDevice: Out<bigint>, pHost: Pointer, flags: number): cudaError_t;
-  /** Passes back flags used to allocate pinned host memory allocated bycudaHostAlloc */
+  /** Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc */
   cudaHostGetFlags(pFlags: Out<number>, pHost: Pointer): cudaError_t;
   /** Registers an existing host memory range for use by CUDA */
   cudaHostRegister(ptr: Pointer, size: number | bigint, flags: number): cudaError_t;
@@ -327,11 +327,11 @@ export interface RuntimeFunctions {
   cudaIpcCloseMemHandle(devPtr: Pointer): cudaError_t;
   /** Gets an interprocess handle for a previously allocated event */
   cudaIpcGetEventHandle(handle: Pointer, event: cudaEvent_t | null): cudaError_t;
-  /** Gets an interprocess memory handle for an existing device memoryallocation */
+  /** Gets an interprocess memory handle for an existing device memory allocation */
   cudaIpcGetMemHandle(handle: Pointer, devPtr: Pointer): cudaError_t;
   /** Opens an interprocess event handle for use in the current process */
   cudaIpcOpenEventHandle(event: Out<cudaEvent_t>, handle: cudaIpcEventHandle_t): cudaError_t;
-  /** Opens an interprocess memory handle exported from another processand returns a device pointer usable in the local process. */
+  /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
   cudaIpcOpenMemHandle(devPtr: Out<bigint>, handle: cudaIpcMemHandle_t, flags: number): cudaError_t;
   /** Sets information about a kernel */
   cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | null, attr: cudaFuncAttribute, value: number, device: number): cudaError_t;
@@ -448,11 +448,11 @@ export interface RuntimeFunctions {
   cudaMemDiscardAndPrefetchBatchAsync(dptrs: Pointer, sizes: Pointer, count: number | bigint, prefetchLocs: Pointer, prefetchLocIdxs: Pointer, numPrefetchLocs: number | bigint, flags: number | bigint, stream: cudaStream_t | null): cudaError_t;
   /** Performs a batch of memory discards asynchronously */
   cudaMemDiscardBatchAsync(dptrs: Pointer, sizes: Pointer, count: number | bigint, flags: number | bigint, stream: cudaStream_t | null): cudaError_t;
-  /** Returns the default memory pool for a given location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** */
+  /** Returns the default memory pool for a given location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * */
   cudaMemGetDefaultMemPool(memPool: Pointer, location: Pointer, type: cudaMemAllocationType): cudaError_t;
   /** Gets free and total device memory */
   cudaMemGetInfo(free: Out<number | bigint>, total: Out<number | bigint>): cudaError_t;
-  /** Gets the current memory pool for a given memory location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** Returns the last pool provided to ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for this location and allocation type* or the location's default memory pool if ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for that allocType and location* has never been called.* By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool* Otherwise the returned pool must have been set with ::cudaDeviceSetMemPool.** */
+  /** Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * Returns the last pool provided to ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with ::cudaDeviceSetMemPool. * * */
   cudaMemGetMemPool(memPool: Pointer, location: Pointer, type: cudaMemAllocationType): cudaError_t;
   /** Creates a memory pool */
   cudaMemPoolCreate(memPool: Pointer, poolProps: cudaMemPoolProps | Pointer): cudaError_t;
@@ -496,20 +496,20 @@ export interface RuntimeFunctions {
   cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: number, extent: cudaExtent, stream: cudaStream_t | null): cudaError_t;
   /** Initializes or sets device memory to a value */
   cudaMemsetAsync(devPtr: Pointer, value: number, count: number | bigint, stream: cudaStream_t | null): cudaError_t;
-  /** Sets the current memory pool for a memory location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool.* If the location type or index don't match, the call returns ::cudaErrorInvalidValue.* The type of memory pool should also match the parameter allocType. Else the call returns ::cudaErrorInvalidValue.* By default, a memory location's current memory pool is its default memory pool.* If the location type is ::cudaMemLocationTypeDevice and the allocation type is ::cudaMemAllocationTypePinned, then* this API is the equivalent of calling ::cudaDeviceSetMemPool with the location id as the device.* For further details on the implications, please refer to the documentation for ::cudaDeviceSetMemPool.** */
+  /** Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns ::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns ::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is ::cudaMemLocationTypeDevice and the allocation type is ::cudaMemAllocationTypePinned, then * this API is the equivalent of calling ::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for ::cudaDeviceSetMemPool. * * */
   cudaMemSetMemPool(location: Pointer, type: cudaMemAllocationType, memPool: cudaMemPool_t | null): cudaError_t;
   /** Returns the memory requirements of a CUDA mipmapped array */
   cudaMipmappedArrayGetMemoryRequirements(memoryRequirements: Pointer, mipmap: cudaMipmappedArray_t | null, device: number): cudaError_t;
     cudaMipmappedArrayGetSparseProperties(sparseProperties: Pointer, mipmap: cudaMipmappedArray_t | null): cudaError_t;
-  /** Returns dynamic shared memory available per block when launchingblocks on SM. */
+  /** Returns dynamic shared memory available per block when launching blocks on SM. */
   cudaOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: Out<number | bigint>, func: Pointer, numBlocks: number, blockSize: number): cudaError_t;
   /** Returns occupancy for a device function */
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks: Out<number>, func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): cudaError_t;
   /** Returns occupancy for a device function with the specified flags */
   cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks: Out<number>, func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): cudaError_t;
-  /** Given the kernel function (and launch configuration(return the maximum number of clusters that could co-existon the target device in */
+  /** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
   cudaOccupancyMaxActiveClusters(numClusters: Out<number>, func: Pointer, launchConfig: cudaLaunchConfig_t | Pointer): cudaError_t;
-  /** Given the kernel function (and launch configuration(return the maximum cluster size in */
+  /** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
   cudaOccupancyMaxPotentialClusterSize(clusterSize: Out<number>, func: Pointer, launchConfig: cudaLaunchConfig_t | Pointer): cudaError_t;
   /** Returns the last error from a runtime call */
   cudaPeekAtLastError(): cudaError_t;
@@ -638,13 +638,13 @@ export interface RuntimeCheckedFunctions {
   cudaDeviceGetPCIBusId(pciBusId: Pointer, len: number, device: number): void;
   /** Returns the shared memory configuration for the current device. @deprecated */
   cudaDeviceGetSharedMemConfig(): cudaSharedMemConfig;
-  /** Returns numerical values that correspond to the least andgreatest stream priorities. */
+  /** Returns numerical values that correspond to the least and greatest stream priorities. */
   cudaDeviceGetStreamPriorityRange(leastPriority: Pointer, greatestPriority: Pointer): void;
     cudaDeviceGetTexture1DLinearMaxWidth(maxWidthInElements: Pointer, fmtDesc: cudaChannelFormatDesc | Pointer, device: number): void;
     cudaDeviceGraphMemTrim(device: number): void;
   /** Registers a callback function to receive async notifications */
   cudaDeviceRegisterAsyncNotification(device: number, callbackFunc: Pointer, userData: Pointer, callback: Pointer): void;
-  /** Destroy all allocations and reset all state on the current devicein the current process. */
+  /** Destroy all allocations and reset all state on the current device in the current process. */
   cudaDeviceReset(): void;
   /** Sets the preferred cache configuration for the current device. */
   cudaDeviceSetCacheConfig(cacheConfig: cudaFuncCache): void;
@@ -728,7 +728,7 @@ export interface RuntimeCheckedFunctions {
   cudaGetLastError(): void;
   /** Gets a mipmap level of a CUDA mipmapped array */
   cudaGetMipmappedArrayLevel(mipmappedArray: cudaMipmappedArray_const_t | null, level: number): cudaArray_t;
-  /** Returns a surface object's resource descriptorReturns the resource descriptor for the surface object specified by */
+  /** Returns a surface object's resource descriptor Returns the resource descriptor for the surface object specified by */
   cudaGetSurfaceObjectResourceDesc(pResDesc: Pointer, surfObject: cudaSurfaceObject_t): void;
   /** Finds the address associated with a CUDA symbol */
   cudaGetSymbolAddress(devPtr: Pointer, symbol: Pointer): void;
@@ -886,9 +886,9 @@ export interface RuntimeCheckedFunctions {
     cudaGraphUpload(graphExec: cudaGraphExec_t | null, stream: cudaStream_t | null): void;
   /** Allocates page-locked memory on the host */
   cudaHostAlloc(pHost: Pointer, size: number | bigint, flags: number): void;
-  /** Passes back device pointer of mapped host memory allocated bycudaHostAlloc or registered by cudaHostRegister */
+  /** Passes back device pointer of mapped host memory allocated by cudaHostAlloc or registered by cudaHostRegister */
   cudaHostGetDevicePointer(pHost: Pointer, flags: number): bigint;
-  /** Passes back flags used to allocate pinned host memory allocated bycudaHostAlloc */
+  /** Passes back flags used to allocate pinned host memory allocated by cudaHostAlloc */
   cudaHostGetFlags(pHost: Pointer): number;
   /** Registers an existing host memory range for use by CUDA */
   cudaHostRegister(ptr: Pointer, size: number | bigint, flags: number): void;
@@ -904,11 +904,11 @@ export interface RuntimeCheckedFunctions {
   cudaIpcCloseMemHandle(devPtr: Pointer): void;
   /** Gets an interprocess handle for a previously allocated event */
   cudaIpcGetEventHandle(handle: Pointer, event: cudaEvent_t | null): void;
-  /** Gets an interprocess memory handle for an existing device memoryallocation */
+  /** Gets an interprocess memory handle for an existing device memory allocation */
   cudaIpcGetMemHandle(handle: Pointer, devPtr: Pointer): void;
   /** Opens an interprocess event handle for use in the current process */
   cudaIpcOpenEventHandle(handle: cudaIpcEventHandle_t): cudaEvent_t;
-  /** Opens an interprocess memory handle exported from another processand returns a device pointer usable in the local process. */
+  /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process. */
   cudaIpcOpenMemHandle(handle: cudaIpcMemHandle_t, flags: number): bigint;
   /** Sets information about a kernel */
   cudaKernelSetAttributeForDevice(kernel: cudaKernel_t | null, attr: cudaFuncAttribute, value: number, device: number): void;
@@ -1025,11 +1025,11 @@ export interface RuntimeCheckedFunctions {
   cudaMemDiscardAndPrefetchBatchAsync(dptrs: Pointer, sizes: Pointer, count: number | bigint, prefetchLocs: Pointer, prefetchLocIdxs: Pointer, numPrefetchLocs: number | bigint, flags: number | bigint, stream: cudaStream_t | null): void;
   /** Performs a batch of memory discards asynchronously */
   cudaMemDiscardBatchAsync(dptrs: Pointer, sizes: Pointer, count: number | bigint, flags: number | bigint, stream: cudaStream_t | null): void;
-  /** Returns the default memory pool for a given location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** */
+  /** Returns the default memory pool for a given location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * */
   cudaMemGetDefaultMemPool(memPool: Pointer, location: Pointer, type: cudaMemAllocationType): void;
   /** Gets free and total device memory */
   cudaMemGetInfo(): { "free": number | bigint; "total": number | bigint; };
-  /** Gets the current memory pool for a given memory location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** Returns the last pool provided to ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for this location and allocation type* or the location's default memory pool if ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for that allocType and location* has never been called.* By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool* Otherwise the returned pool must have been set with ::cudaDeviceSetMemPool.** */
+  /** Gets the current memory pool for a given memory location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * Returns the last pool provided to ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for this location and allocation type * or the location's default memory pool if ::cudaMemSetMemPool or ::cudaDeviceSetMemPool for that allocType and location * has never been called. * By default the current mempool of a location is the default mempool for a device that can be obtained via cudaMemGetDefaultMemPool * Otherwise the returned pool must have been set with ::cudaDeviceSetMemPool. * * */
   cudaMemGetMemPool(memPool: Pointer, location: Pointer, type: cudaMemAllocationType): void;
   /** Creates a memory pool */
   cudaMemPoolCreate(memPool: Pointer, poolProps: cudaMemPoolProps | Pointer): void;
@@ -1073,20 +1073,20 @@ export interface RuntimeCheckedFunctions {
   cudaMemset3DAsync(pitchedDevPtr: cudaPitchedPtr, value: number, extent: cudaExtent, stream: cudaStream_t | null): void;
   /** Initializes or sets device memory to a value */
   cudaMemsetAsync(devPtr: Pointer, value: number, count: number | bigint, stream: cudaStream_t | null): void;
-  /** Sets the current memory pool for a memory location and allocation type** The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or* ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or* ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged,* the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location* for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue** When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool.* If the location type or index don't match, the call returns ::cudaErrorInvalidValue.* The type of memory pool should also match the parameter allocType. Else the call returns ::cudaErrorInvalidValue.* By default, a memory location's current memory pool is its default memory pool.* If the location type is ::cudaMemLocationTypeDevice and the allocation type is ::cudaMemAllocationTypePinned, then* this API is the equivalent of calling ::cudaDeviceSetMemPool with the location id as the device.* For further details on the implications, please refer to the documentation for ::cudaDeviceSetMemPool.** */
+  /** Sets the current memory pool for a memory location and allocation type * * The memory location can be of one of ::cudaMemLocationTypeDevice, ::cudaMemLocationTypeHost or * ::cudaMemLocationTypeHostNuma. The allocation type can be one of ::cudaMemAllocationTypePinned or * ::cudaMemAllocationTypeManaged. When the allocation type is ::cudaMemAllocationTypeManaged, * the location type can also be ::cudaMemLocationTypeNone to indicate no preferred location * for the managed memory pool. In all other cases, the call return ::cudaErrorInvalidValue * * When a memory pool is set as the current memory pool, the location parameter should be the same as the location of the pool. * If the location type or index don't match, the call returns ::cudaErrorInvalidValue. * The type of memory pool should also match the parameter allocType. Else the call returns ::cudaErrorInvalidValue. * By default, a memory location's current memory pool is its default memory pool. * If the location type is ::cudaMemLocationTypeDevice and the allocation type is ::cudaMemAllocationTypePinned, then * this API is the equivalent of calling ::cudaDeviceSetMemPool with the location id as the device. * For further details on the implications, please refer to the documentation for ::cudaDeviceSetMemPool. * * */
   cudaMemSetMemPool(location: Pointer, type: cudaMemAllocationType, memPool: cudaMemPool_t | null): void;
   /** Returns the memory requirements of a CUDA mipmapped array */
   cudaMipmappedArrayGetMemoryRequirements(memoryRequirements: Pointer, mipmap: cudaMipmappedArray_t | null, device: number): void;
     cudaMipmappedArrayGetSparseProperties(sparseProperties: Pointer, mipmap: cudaMipmappedArray_t | null): void;
-  /** Returns dynamic shared memory available per block when launchingblocks on SM. */
+  /** Returns dynamic shared memory available per block when launching blocks on SM. */
   cudaOccupancyAvailableDynamicSMemPerBlock(func: Pointer, numBlocks: number, blockSize: number): number | bigint;
   /** Returns occupancy for a device function */
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint): number;
   /** Returns occupancy for a device function with the specified flags */
   cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(func: Pointer, blockSize: number, dynamicSMemSize: number | bigint, flags: number): number;
-  /** Given the kernel function (and launch configuration(return the maximum number of clusters that could co-existon the target device in */
+  /** Given the kernel function ( and launch configuration ( return the maximum number of clusters that could co-exist on the target device in */
   cudaOccupancyMaxActiveClusters(func: Pointer, launchConfig: cudaLaunchConfig_t | Pointer): number;
-  /** Given the kernel function (and launch configuration(return the maximum cluster size in */
+  /** Given the kernel function ( and launch configuration ( return the maximum cluster size in */
   cudaOccupancyMaxPotentialClusterSize(func: Pointer, launchConfig: cudaLaunchConfig_t | Pointer): number;
   /** Returns the last error from a runtime call */
   cudaPeekAtLastError(): void;
@@ -1157,315 +1157,315 @@ export interface RuntimeCheckedFunctions {
   cudaWaitExternalSemaphoresAsync(extSemArray: Pointer, paramsArray: cudaExternalSemaphoreWaitParams | Pointer, numExtSems: number, stream: cudaStream_t | null): void;
 }
 export const RUNTIME_FUNCTIONS: readonly FunctionDeclaration[] = [
-  ["cudaArrayGetInfo", "cudaArrayGetInfo", "int32", [["desc", "cudaChannelFormatDesc *", 1], ["extent", "cudaExtent *", 1], ["flags", "uint32 *", 1], ["array", "void *", 2]]],
-  ["cudaArrayGetMemoryRequirements", "cudaArrayGetMemoryRequirements", "int32", [["memoryRequirements", "cudaArrayMemoryRequirements *", 2], ["array", "void *", 2], ["device", "int32", 0]]],
-  ["cudaArrayGetPlane", "cudaArrayGetPlane", "int32", [["pPlaneArray", "void **", 1], ["hArray", "void *", 2], ["planeIdx", "uint32", 0]]],
-  ["cudaArrayGetSparseProperties", "cudaArrayGetSparseProperties", "int32", [["sparseProperties", "cudaArraySparseProperties *", 2], ["array", "void *", 2]]],
-  ["cudaChooseDevice", "cudaChooseDevice", "int32", [["device", "int32 *", 2], ["prop", "const cudaDeviceProp *", 0]]],
+  ["cudaArrayGetInfo", "cudaArrayGetInfo", "cudaError_t", [["desc", "cudaChannelFormatDesc *", 1], ["extent", "cudaExtent *", 1], ["flags", "uint32 *", 1], ["array", "void *", 2]]],
+  ["cudaArrayGetMemoryRequirements", "cudaArrayGetMemoryRequirements", "cudaError_t", [["memoryRequirements", "cudaArrayMemoryRequirements *", 2], ["array", "void *", 2], ["device", "int32", 0]]],
+  ["cudaArrayGetPlane", "cudaArrayGetPlane", "cudaError_t", [["pPlaneArray", "void **", 1], ["hArray", "void *", 2], ["planeIdx", "uint32", 0]]],
+  ["cudaArrayGetSparseProperties", "cudaArrayGetSparseProperties", "cudaError_t", [["sparseProperties", "cudaArraySparseProperties *", 2], ["array", "void *", 2]]],
+  ["cudaChooseDevice", "cudaChooseDevice", "cudaError_t", [["device", "int32 *", 2], ["prop", "const cudaDeviceProp *", 0]]],
   ["cudaCreateChannelDesc", "cudaCreateChannelDesc", "cudaChannelFormatDesc", [["x", "int32", 0], ["y", "int32", 0], ["z", "int32", 0], ["w", "int32", 0], ["f", "int32", 0]]],
-  ["cudaCreateSurfaceObject", "cudaCreateSurfaceObject", "int32", [["pSurfObject", "uint64 *", 2], ["pResDesc", "const cudaResourceDesc *", 0]]],
-  ["cudaCreateTextureObject", "cudaCreateTextureObject", "int32", [["pTexObject", "uint64 *", 2], ["pResDesc", "const cudaResourceDesc *", 0], ["pTexDesc", "const cudaTextureDesc *", 0], ["pResViewDesc", "const cudaResourceViewDesc *", 0]]],
-  ["cudaCtxResetPersistingL2Cache", "cudaCtxResetPersistingL2Cache", "int32", []],
-  ["cudaDestroyExternalMemory", "cudaDestroyExternalMemory", "int32", [["extMem", "void *", 2]]],
-  ["cudaDestroyExternalSemaphore", "cudaDestroyExternalSemaphore", "int32", [["extSem", "void *", 2]]],
-  ["cudaDestroySurfaceObject", "cudaDestroySurfaceObject", "int32", [["surfObject", "uint64", 0]]],
-  ["cudaDestroyTextureObject", "cudaDestroyTextureObject", "int32", [["texObject", "uint64", 0]]],
-  ["cudaDeviceCanAccessPeer", "cudaDeviceCanAccessPeer", "int32", [["canAccessPeer", "int32 *", 1], ["device", "int32", 0], ["peerDevice", "int32", 0]]],
-  ["cudaDeviceDisablePeerAccess", "cudaDeviceDisablePeerAccess", "int32", [["peerDevice", "int32", 0]]],
-  ["cudaDeviceEnablePeerAccess", "cudaDeviceEnablePeerAccess", "int32", [["peerDevice", "int32", 0], ["flags", "uint32", 0]]],
-  ["cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceFlushGPUDirectRDMAWrites", "int32", [["target", "int32", 0], ["scope", "int32", 0]]],
-  ["cudaDeviceGetAttribute", "cudaDeviceGetAttribute", "int32", [["value", "int32 *", 1], ["attr", "int32", 0], ["device", "int32", 0]]],
-  ["cudaDeviceGetByPCIBusId", "cudaDeviceGetByPCIBusId", "int32", [["device", "int32 *", 1], ["pciBusId", "const char *", 0]]],
-  ["cudaDeviceGetCacheConfig", "cudaDeviceGetCacheConfig", "int32", [["pCacheConfig", "int32 *", 1]]],
-  ["cudaDeviceGetDefaultMemPool", "cudaDeviceGetDefaultMemPool", "int32", [["memPool", "void **", 2], ["device", "int32", 0]]],
-  ["cudaDeviceGetGraphMemAttribute", "cudaDeviceGetGraphMemAttribute", "int32", [["device", "int32", 0], ["attr", "int32", 0], ["value", "void *", 0]]],
-  ["cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetHostAtomicCapabilities", "int32", [["capabilities", "uint32 *", 1], ["operations", "const int32 *", 0], ["count", "uint32", 0], ["device", "int32", 0]]],
-  ["cudaDeviceGetLimit", "cudaDeviceGetLimit", "int32", [["pValue", "uint64 *", 1], ["limit", "int32", 0]]],
-  ["cudaDeviceGetMemPool", "cudaDeviceGetMemPool", "int32", [["memPool", "void **", 2], ["device", "int32", 0]]],
-  ["cudaDeviceGetNvSciSyncAttributes", "cudaDeviceGetNvSciSyncAttributes", "int32", [["nvSciSyncAttrList", "void *", 0], ["device", "int32", 0], ["flags", "int32", 0]]],
-  ["cudaDeviceGetP2PAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities", "int32", [["capabilities", "uint32 *", 1], ["operations", "const int32 *", 0], ["count", "uint32", 0], ["srcDevice", "int32", 0], ["dstDevice", "int32", 0]]],
-  ["cudaDeviceGetP2PAttribute", "cudaDeviceGetP2PAttribute", "int32", [["value", "int32 *", 1], ["attr", "int32", 0], ["srcDevice", "int32", 0], ["dstDevice", "int32", 0]]],
-  ["cudaDeviceGetPCIBusId", "cudaDeviceGetPCIBusId", "int32", [["pciBusId", "char *", 0], ["len", "int32", 0], ["device", "int32", 0]]],
-  ["cudaDeviceGetSharedMemConfig", "cudaDeviceGetSharedMemConfig", "int32", [["pConfig", "int32 *", 1]]],
-  ["cudaDeviceGetStreamPriorityRange", "cudaDeviceGetStreamPriorityRange", "int32", [["leastPriority", "int32 *", 2], ["greatestPriority", "int32 *", 2]]],
-  ["cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceGetTexture1DLinearMaxWidth", "int32", [["maxWidthInElements", "uint64 *", 2], ["fmtDesc", "const cudaChannelFormatDesc *", 0], ["device", "int32", 0]]],
-  ["cudaDeviceGraphMemTrim", "cudaDeviceGraphMemTrim", "int32", [["device", "int32", 0]]],
-  ["cudaDeviceRegisterAsyncNotification", "cudaDeviceRegisterAsyncNotification", "int32", [["device", "int32", 0], ["callbackFunc", "void *", 0], ["userData", "void *", 0], ["callback", "void **", 2]]],
-  ["cudaDeviceReset", "cudaDeviceReset", "int32", []],
-  ["cudaDeviceSetCacheConfig", "cudaDeviceSetCacheConfig", "int32", [["cacheConfig", "int32", 0]]],
-  ["cudaDeviceSetGraphMemAttribute", "cudaDeviceSetGraphMemAttribute", "int32", [["device", "int32", 0], ["attr", "int32", 0], ["value", "void *", 0]]],
-  ["cudaDeviceSetLimit", "cudaDeviceSetLimit", "int32", [["limit", "int32", 0], ["value", "uint64", 0]]],
-  ["cudaDeviceSetMemPool", "cudaDeviceSetMemPool", "int32", [["device", "int32", 0], ["memPool", "void *", 2]]],
-  ["cudaDeviceSetSharedMemConfig", "cudaDeviceSetSharedMemConfig", "int32", [["config", "int32", 0]]],
-  ["cudaDeviceSynchronize", "cudaDeviceSynchronize", "int32", []],
-  ["cudaDeviceUnregisterAsyncNotification", "cudaDeviceUnregisterAsyncNotification", "int32", [["device", "int32", 0], ["callback", "void *", 2]]],
-  ["cudaDriverGetVersion", "cudaDriverGetVersion", "int32", [["driverVersion", "int32 *", 1]]],
-  ["cudaEventCreate", "cudaEventCreate", "int32", [["event", "void **", 2]]],
-  ["cudaEventCreateWithFlags", "cudaEventCreateWithFlags", "int32", [["event", "void **", 2], ["flags", "uint32", 0]]],
-  ["cudaEventDestroy", "cudaEventDestroy", "int32", [["event", "void *", 2]]],
-  ["cudaEventElapsedTime", "cudaEventElapsedTime", "int32", [["ms", "float *", 2], ["start", "void *", 2], ["end", "void *", 2]]],
-  ["cudaEventQuery", "cudaEventQuery", "int32", [["event", "void *", 2]]],
-  ["cudaEventRecord", "cudaEventRecord", "int32", [["event", "void *", 2], ["stream", "void *", 2]], "cudaEventRecord_ptsz"],
-  ["cudaEventRecordWithFlags", "cudaEventRecordWithFlags", "int32", [["event", "void *", 2], ["stream", "void *", 2], ["flags", "uint32", 0]], "cudaEventRecordWithFlags_ptsz"],
-  ["cudaEventSynchronize", "cudaEventSynchronize", "int32", [["event", "void *", 2]]],
-  ["cudaExternalMemoryGetMappedBuffer", "cudaExternalMemoryGetMappedBuffer", "int32", [["devPtr", "void **", 1], ["extMem", "void *", 2], ["bufferDesc", "const cudaExternalMemoryBufferDesc *", 0]]],
-  ["cudaExternalMemoryGetMappedMipmappedArray", "cudaExternalMemoryGetMappedMipmappedArray", "int32", [["mipmap", "void **", 1], ["extMem", "void *", 2], ["mipmapDesc", "const cudaExternalMemoryMipmappedArrayDesc *", 0]]],
-  ["cudaFree", "cudaFree", "int32", [["devPtr", "void *", 0]]],
-  ["cudaFreeArray", "cudaFreeArray", "int32", [["array", "void *", 2]]],
-  ["cudaFreeAsync", "cudaFreeAsync", "int32", [["devPtr", "void *", 0], ["hStream", "void *", 2]], "cudaFreeAsync_ptsz"],
-  ["cudaFreeHost", "cudaFreeHost", "int32", [["ptr", "void *", 0]]],
-  ["cudaFreeMipmappedArray", "cudaFreeMipmappedArray", "int32", [["mipmappedArray", "void *", 2]]],
-  ["cudaFuncGetAttributes", "cudaFuncGetAttributes", "int32", [["attr", "cudaFuncAttributes *", 2], ["func", "const void *", 0]]],
-  ["cudaFuncGetName", "cudaFuncGetName", "int32", [["name", "const char **", 2], ["func", "const void *", 0]]],
-  ["cudaFuncGetParamInfo", "cudaFuncGetParamInfo", "int32", [["func", "const void *", 0], ["paramIndex", "uint64", 0], ["paramOffset", "uint64 *", 2], ["paramSize", "uint64 *", 2]]],
-  ["cudaFuncSetAttribute", "cudaFuncSetAttribute", "int32", [["func", "const void *", 0], ["attr", "int32", 0], ["value", "int32", 0]]],
-  ["cudaFuncSetCacheConfig", "cudaFuncSetCacheConfig", "int32", [["func", "const void *", 0], ["cacheConfig", "int32", 0]]],
-  ["cudaFuncSetSharedMemConfig", "cudaFuncSetSharedMemConfig", "int32", [["func", "const void *", 0], ["config", "int32", 0]]],
-  ["cudaGetChannelDesc", "cudaGetChannelDesc", "int32", [["desc", "cudaChannelFormatDesc *", 2], ["array", "void *", 0]]],
-  ["cudaGetDevice", "cudaGetDevice", "int32", [["device", "int32 *", 1]]],
-  ["cudaGetDeviceCount", "cudaGetDeviceCount", "int32", [["count", "int32 *", 1]]],
-  ["cudaGetDeviceFlags", "cudaGetDeviceFlags", "int32", [["flags", "uint32 *", 1]]],
-  ["cudaGetDeviceProperties", "cudaGetDeviceProperties", "int32", [["prop", "cudaDeviceProp *", 2], ["device", "int32", 0]]],
-  ["cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint", "int32", [["symbol", "const char *", 0], ["funcPtr", "void **", 2], ["flags", "uint64", 0], ["driverStatus", "int32 *", 2]], "cudaGetDriverEntryPoint_ptsz"],
-  ["cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion", "int32", [["symbol", "const char *", 0], ["funcPtr", "void **", 2], ["cudaVersion", "uint32", 0], ["flags", "uint64", 0], ["driverStatus", "int32 *", 2]], "cudaGetDriverEntryPointByVersion_ptsz"],
-  ["cudaGetErrorName", "cudaGetErrorName", "const char *", [["error", "int32", 0]]],
-  ["cudaGetErrorString", "cudaGetErrorString", "const char *", [["error", "int32", 0]]],
-  ["cudaGetExportTable", "cudaGetExportTable", "int32", [["ppExportTable", "void **", 2], ["pExportTableId", "const CUuuid_st *", 0]]],
-  ["cudaGetFuncBySymbol", "cudaGetFuncBySymbol", "int32", [["functionPtr", "void **", 1], ["symbolPtr", "const void *", 0]]],
-  ["cudaGetKernel", "cudaGetKernel", "int32", [["kernelPtr", "void **", 1], ["entryFuncAddr", "const void *", 0]]],
-  ["cudaGetLastError", "cudaGetLastError", "int32", []],
-  ["cudaGetMipmappedArrayLevel", "cudaGetMipmappedArrayLevel", "int32", [["levelArray", "void **", 1], ["mipmappedArray", "void *", 0], ["level", "uint32", 0]]],
-  ["cudaGetSurfaceObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc", "int32", [["pResDesc", "cudaResourceDesc *", 2], ["surfObject", "uint64", 0]]],
-  ["cudaGetSymbolAddress", "cudaGetSymbolAddress", "int32", [["devPtr", "void **", 2], ["symbol", "const void *", 0]]],
-  ["cudaGetSymbolSize", "cudaGetSymbolSize", "int32", [["size", "uint64 *", 2], ["symbol", "const void *", 0]]],
-  ["cudaGetTextureObjectResourceDesc", "cudaGetTextureObjectResourceDesc", "int32", [["pResDesc", "cudaResourceDesc *", 2], ["texObject", "uint64", 0]]],
-  ["cudaGetTextureObjectResourceViewDesc", "cudaGetTextureObjectResourceViewDesc", "int32", [["pResViewDesc", "cudaResourceViewDesc *", 2], ["texObject", "uint64", 0]]],
-  ["cudaGetTextureObjectTextureDesc", "cudaGetTextureObjectTextureDesc", "int32", [["pTexDesc", "cudaTextureDesc *", 2], ["texObject", "uint64", 0]]],
-  ["cudaGraphAddChildGraphNode", "cudaGraphAddChildGraphNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["childGraph", "void *", 2]]],
-  ["cudaGraphAddDependencies", "cudaGraphAddDependencies", "int32", [["graph", "void *", 2], ["from", "void **", 2], ["to", "void **", 2], ["edgeData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0]]],
-  ["cudaGraphAddEmptyNode", "cudaGraphAddEmptyNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0]]],
-  ["cudaGraphAddEventRecordNode", "cudaGraphAddEventRecordNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["event", "void *", 2]]],
-  ["cudaGraphAddEventWaitNode", "cudaGraphAddEventWaitNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["event", "void *", 2]]],
-  ["cudaGraphAddExternalSemaphoresSignalNode", "cudaGraphAddExternalSemaphoresSignalNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
-  ["cudaGraphAddExternalSemaphoresWaitNode", "cudaGraphAddExternalSemaphoresWaitNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
-  ["cudaGraphAddHostNode", "cudaGraphAddHostNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
-  ["cudaGraphAddKernelNode", "cudaGraphAddKernelNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
-  ["cudaGraphAddMemAllocNode", "cudaGraphAddMemAllocNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "cudaMemAllocNodeParams *", 2]]],
-  ["cudaGraphAddMemcpyNode", "cudaGraphAddMemcpyNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pCopyParams", "const cudaMemcpy3DParms *", 0]]],
-  ["cudaGraphAddMemcpyNode1D", "cudaGraphAddMemcpyNode1D", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeFromSymbol", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphAddMemFreeNode", "cudaGraphAddMemFreeNode", "int32", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dptr", "void *", 0]]],
-  ["cudaGraphAddMemsetNode", "cudaGraphAddMemsetNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pMemsetParams", "const cudaMemsetParams *", 0]]],
-  ["cudaGraphAddNode", "cudaGraphAddNode", "int32", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["nodeParams", "cudaGraphNodeParams *", 2]]],
-  ["cudaGraphChildGraphNodeGetGraph", "cudaGraphChildGraphNodeGetGraph", "int32", [["node", "void *", 2], ["pGraph", "void **", 1]]],
-  ["cudaGraphClone", "cudaGraphClone", "int32", [["pGraphClone", "void **", 1], ["originalGraph", "void *", 2]]],
-  ["cudaGraphConditionalHandleCreate", "cudaGraphConditionalHandleCreate", "int32", [["pHandle_out", "uint64 *", 1], ["graph", "void *", 2], ["defaultLaunchValue", "uint32", 0], ["flags", "uint32", 0]]],
-  ["cudaGraphCreate", "cudaGraphCreate", "int32", [["pGraph", "void **", 1], ["flags", "uint32", 0]]],
-  ["cudaGraphDebugDotPrint", "cudaGraphDebugDotPrint", "int32", [["graph", "void *", 2], ["path", "const char *", 0], ["flags", "uint32", 0]]],
-  ["cudaGraphDestroy", "cudaGraphDestroy", "int32", [["graph", "void *", 2]]],
-  ["cudaGraphDestroyNode", "cudaGraphDestroyNode", "int32", [["node", "void *", 2]]],
-  ["cudaGraphEventRecordNodeGetEvent", "cudaGraphEventRecordNodeGetEvent", "int32", [["node", "void *", 2], ["event_out", "void **", 1]]],
-  ["cudaGraphEventRecordNodeSetEvent", "cudaGraphEventRecordNodeSetEvent", "int32", [["node", "void *", 2], ["event", "void *", 2]]],
-  ["cudaGraphEventWaitNodeGetEvent", "cudaGraphEventWaitNodeGetEvent", "int32", [["node", "void *", 2], ["event_out", "void **", 1]]],
-  ["cudaGraphEventWaitNodeSetEvent", "cudaGraphEventWaitNodeSetEvent", "int32", [["node", "void *", 2], ["event", "void *", 2]]],
-  ["cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["childGraph", "void *", 2]]],
-  ["cudaGraphExecDestroy", "cudaGraphExecDestroy", "int32", [["graphExec", "void *", 2]]],
-  ["cudaGraphExecEventRecordNodeSetEvent", "cudaGraphExecEventRecordNodeSetEvent", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["event", "void *", 2]]],
-  ["cudaGraphExecEventWaitNodeSetEvent", "cudaGraphExecEventWaitNodeSetEvent", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["event", "void *", 2]]],
-  ["cudaGraphExecExternalSemaphoresSignalNodeSetParams", "cudaGraphExecExternalSemaphoresSignalNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
-  ["cudaGraphExecExternalSemaphoresWaitNodeSetParams", "cudaGraphExecExternalSemaphoresWaitNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
-  ["cudaGraphExecGetFlags", "cudaGraphExecGetFlags", "int32", [["graphExec", "void *", 2], ["flags", "uint64 *", 1]]],
-  ["cudaGraphExecHostNodeSetParams", "cudaGraphExecHostNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
-  ["cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
-  ["cudaGraphExecMemcpyNodeSetParams", "cudaGraphExecMemcpyNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaMemcpy3DParms *", 0]]],
-  ["cudaGraphExecMemcpyNodeSetParams1D", "cudaGraphExecMemcpyNodeSetParams1D", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphExecMemcpyNodeSetParamsToSymbol", "cudaGraphExecMemcpyNodeSetParamsToSymbol", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphExecMemsetNodeSetParams", "cudaGraphExecMemsetNodeSetParams", "int32", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaMemsetParams *", 0]]],
-  ["cudaGraphExecNodeSetParams", "cudaGraphExecNodeSetParams", "int32", [["graphExec", "void *", 2], ["node", "void *", 2], ["nodeParams", "cudaGraphNodeParams *", 2]]],
-  ["cudaGraphExecUpdate", "cudaGraphExecUpdate", "int32", [["hGraphExec", "void *", 2], ["hGraph", "void *", 2], ["resultInfo", "cudaGraphExecUpdateResultInfo_st *", 2]]],
-  ["cudaGraphExternalSemaphoresSignalNodeGetParams", "cudaGraphExternalSemaphoresSignalNodeGetParams", "int32", [["hNode", "void *", 2], ["params_out", "cudaExternalSemaphoreSignalNodeParams *", 1]]],
-  ["cudaGraphExternalSemaphoresSignalNodeSetParams", "cudaGraphExternalSemaphoresSignalNodeSetParams", "int32", [["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
-  ["cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaGraphExternalSemaphoresWaitNodeGetParams", "int32", [["hNode", "void *", 2], ["params_out", "cudaExternalSemaphoreWaitNodeParams *", 1]]],
-  ["cudaGraphExternalSemaphoresWaitNodeSetParams", "cudaGraphExternalSemaphoresWaitNodeSetParams", "int32", [["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
-  ["cudaGraphGetEdges", "cudaGraphGetEdges", "int32", [["graph", "void *", 2], ["from", "void **", 1], ["to", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 1], ["numEdges", "uint64 *", 2]]],
-  ["cudaGraphGetNodes", "cudaGraphGetNodes", "int32", [["graph", "void *", 2], ["nodes", "void **", 1], ["numNodes", "uint64 *", 2]]],
-  ["cudaGraphGetRootNodes", "cudaGraphGetRootNodes", "int32", [["graph", "void *", 2], ["pRootNodes", "void **", 1], ["pNumRootNodes", "uint64 *", 2]]],
-  ["cudaGraphHostNodeGetParams", "cudaGraphHostNodeGetParams", "int32", [["node", "void *", 2], ["pNodeParams", "cudaHostNodeParams *", 1]]],
-  ["cudaGraphHostNodeSetParams", "cudaGraphHostNodeSetParams", "int32", [["node", "void *", 2], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
-  ["cudaGraphicsMapResources", "cudaGraphicsMapResources", "int32", [["count", "int32", 0], ["resources", "void **", 2], ["stream", "void *", 2]]],
-  ["cudaGraphicsResourceGetMappedMipmappedArray", "cudaGraphicsResourceGetMappedMipmappedArray", "int32", [["mipmappedArray", "void **", 1], ["resource", "void *", 2]]],
-  ["cudaGraphicsResourceGetMappedPointer", "cudaGraphicsResourceGetMappedPointer", "int32", [["devPtr", "void **", 1], ["size", "uint64 *", 1], ["resource", "void *", 2]]],
-  ["cudaGraphicsResourceSetMapFlags", "cudaGraphicsResourceSetMapFlags", "int32", [["resource", "void *", 2], ["flags", "uint32", 0]]],
-  ["cudaGraphicsSubResourceGetMappedArray", "cudaGraphicsSubResourceGetMappedArray", "int32", [["array", "void **", 1], ["resource", "void *", 2], ["arrayIndex", "uint32", 0], ["mipLevel", "uint32", 0]]],
-  ["cudaGraphicsUnmapResources", "cudaGraphicsUnmapResources", "int32", [["count", "int32", 0], ["resources", "void **", 2], ["stream", "void *", 2]]],
-  ["cudaGraphicsUnregisterResource", "cudaGraphicsUnregisterResource", "int32", [["resource", "void *", 2]]],
-  ["cudaGraphInstantiate", "cudaGraphInstantiate", "int32", [["pGraphExec", "void **", 1], ["graph", "void *", 2], ["flags", "uint64", 0]]],
-  ["cudaGraphInstantiateWithFlags", "cudaGraphInstantiateWithFlags", "int32", [["pGraphExec", "void **", 2], ["graph", "void *", 2], ["flags", "uint64", 0]]],
-  ["cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams", "int32", [["pGraphExec", "void **", 1], ["graph", "void *", 2], ["instantiateParams", "cudaGraphInstantiateParams_st *", 2]], "cudaGraphInstantiateWithParams_ptsz"],
-  ["cudaGraphKernelNodeCopyAttributes", "cudaGraphKernelNodeCopyAttributes", "int32", [["hDst", "void *", 2], ["hSrc", "void *", 2]]],
-  ["cudaGraphKernelNodeGetAttribute", "cudaGraphKernelNodeGetAttribute", "int32", [["hNode", "void *", 2], ["attr", "int32", 0], ["value_out", "cudaLaunchAttributeValue *", 1]]],
-  ["cudaGraphKernelNodeGetParams", "cudaGraphKernelNodeGetParams", "int32", [["node", "void *", 2], ["pNodeParams", "cudaKernelNodeParams *", 1]]],
-  ["cudaGraphKernelNodeSetAttribute", "cudaGraphKernelNodeSetAttribute", "int32", [["hNode", "void *", 2], ["attr", "int32", 0], ["value", "const cudaLaunchAttributeValue *", 0]]],
-  ["cudaGraphKernelNodeSetParams", "cudaGraphKernelNodeSetParams", "int32", [["node", "void *", 2], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
-  ["cudaGraphLaunch", "cudaGraphLaunch", "int32", [["graphExec", "void *", 2], ["stream", "void *", 2]], "cudaGraphLaunch_ptsz"],
-  ["cudaGraphMemAllocNodeGetParams", "cudaGraphMemAllocNodeGetParams", "int32", [["node", "void *", 2], ["params_out", "cudaMemAllocNodeParams *", 1]]],
-  ["cudaGraphMemcpyNodeGetParams", "cudaGraphMemcpyNodeGetParams", "int32", [["node", "void *", 2], ["pNodeParams", "cudaMemcpy3DParms *", 1]]],
-  ["cudaGraphMemcpyNodeSetParams", "cudaGraphMemcpyNodeSetParams", "int32", [["node", "void *", 2], ["pNodeParams", "const cudaMemcpy3DParms *", 0]]],
-  ["cudaGraphMemcpyNodeSetParams1D", "cudaGraphMemcpyNodeSetParams1D", "int32", [["node", "void *", 2], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphMemcpyNodeSetParamsFromSymbol", "cudaGraphMemcpyNodeSetParamsFromSymbol", "int32", [["node", "void *", 2], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphMemcpyNodeSetParamsToSymbol", "cudaGraphMemcpyNodeSetParamsToSymbol", "int32", [["node", "void *", 2], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
-  ["cudaGraphMemFreeNodeGetParams", "cudaGraphMemFreeNodeGetParams", "int32", [["node", "void *", 2], ["dptr_out", "void *", 0]]],
-  ["cudaGraphMemsetNodeGetParams", "cudaGraphMemsetNodeGetParams", "int32", [["node", "void *", 2], ["pNodeParams", "cudaMemsetParams *", 1]]],
-  ["cudaGraphMemsetNodeSetParams", "cudaGraphMemsetNodeSetParams", "int32", [["node", "void *", 2], ["pNodeParams", "const cudaMemsetParams *", 0]]],
-  ["cudaGraphNodeFindInClone", "cudaGraphNodeFindInClone", "int32", [["pNode", "void **", 1], ["originalNode", "void *", 2], ["clonedGraph", "void *", 2]]],
-  ["cudaGraphNodeGetDependencies", "cudaGraphNodeGetDependencies", "int32", [["node", "void *", 2], ["pDependencies", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 2], ["pNumDependencies", "uint64 *", 2]]],
-  ["cudaGraphNodeGetDependentNodes", "cudaGraphNodeGetDependentNodes", "int32", [["node", "void *", 2], ["pDependentNodes", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 2], ["pNumDependentNodes", "uint64 *", 2]]],
-  ["cudaGraphNodeGetEnabled", "cudaGraphNodeGetEnabled", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["isEnabled", "uint32 *", 2]]],
-  ["cudaGraphNodeGetType", "cudaGraphNodeGetType", "int32", [["node", "void *", 2], ["pType", "int32 *", 1]]],
-  ["cudaGraphNodeSetEnabled", "cudaGraphNodeSetEnabled", "int32", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["isEnabled", "uint32", 0]]],
-  ["cudaGraphNodeSetParams", "cudaGraphNodeSetParams", "int32", [["node", "void *", 2], ["nodeParams", "cudaGraphNodeParams *", 2]]],
-  ["cudaGraphReleaseUserObject", "cudaGraphReleaseUserObject", "int32", [["graph", "void *", 2], ["object", "void *", 2], ["count", "uint32", 0]]],
-  ["cudaGraphRemoveDependencies", "cudaGraphRemoveDependencies", "int32", [["graph", "void *", 2], ["from", "void **", 2], ["to", "void **", 2], ["edgeData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0]]],
-  ["cudaGraphRetainUserObject", "cudaGraphRetainUserObject", "int32", [["graph", "void *", 2], ["object", "void *", 2], ["count", "uint32", 0], ["flags", "uint32", 0]]],
-  ["cudaGraphUpload", "cudaGraphUpload", "int32", [["graphExec", "void *", 2], ["stream", "void *", 2]], "cudaGraphUpload_ptsz"],
-  ["cudaHostAlloc", "cudaHostAlloc", "int32", [["pHost", "void **", 2], ["size", "uint64", 0], ["flags", "uint32", 0]]],
-  ["cudaHostGetDevicePointer", "cudaHostGetDevicePointer", "int32", [["pDevice", "void **", 1], ["pHost", "void *", 0], ["flags", "uint32", 0]]],
-  ["cudaHostGetFlags", "cudaHostGetFlags", "int32", [["pFlags", "uint32 *", 1], ["pHost", "void *", 0]]],
-  ["cudaHostRegister", "cudaHostRegister", "int32", [["ptr", "void *", 0], ["size", "uint64", 0], ["flags", "uint32", 0]]],
-  ["cudaHostUnregister", "cudaHostUnregister", "int32", [["ptr", "void *", 0]]],
-  ["cudaImportExternalMemory", "cudaImportExternalMemory", "int32", [["extMem_out", "void **", 1], ["memHandleDesc", "const cudaExternalMemoryHandleDesc *", 0]]],
-  ["cudaImportExternalSemaphore", "cudaImportExternalSemaphore", "int32", [["extSem_out", "void **", 1], ["semHandleDesc", "const cudaExternalSemaphoreHandleDesc *", 0]]],
-  ["cudaInitDevice", "cudaInitDevice", "int32", [["device", "int32", 0], ["deviceFlags", "uint32", 0], ["flags", "uint32", 0]]],
-  ["cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", "int32", [["devPtr", "void *", 0]]],
-  ["cudaIpcGetEventHandle", "cudaIpcGetEventHandle", "int32", [["handle", "cudaIpcEventHandle_st *", 2], ["event", "void *", 2]]],
-  ["cudaIpcGetMemHandle", "cudaIpcGetMemHandle", "int32", [["handle", "cudaIpcMemHandle_st *", 2], ["devPtr", "void *", 0]]],
-  ["cudaIpcOpenEventHandle", "cudaIpcOpenEventHandle", "int32", [["event", "void **", 1], ["handle", "cudaIpcEventHandle_st", 0]]],
-  ["cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", "int32", [["devPtr", "void **", 1], ["handle", "cudaIpcMemHandle_st", 0], ["flags", "uint32", 0]]],
-  ["cudaKernelSetAttributeForDevice", "cudaKernelSetAttributeForDevice", "int32", [["kernel", "void *", 2], ["attr", "int32", 0], ["value", "int32", 0], ["device", "int32", 0]]],
-  ["cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "int32", [["func", "const void *", 0], ["gridDim", "dim3", 0], ["blockDim", "dim3", 0], ["args", "void **", 2], ["sharedMem", "uint64", 0], ["stream", "void *", 2]], "cudaLaunchCooperativeKernel_ptsz"],
-  ["cudaLaunchHostFunc", "cudaLaunchHostFunc", "int32", [["stream", "void *", 2], ["fn", "void *", 0], ["userData", "void *", 0]], "cudaLaunchHostFunc_ptsz"],
-  ["cudaLaunchKernel", "cudaLaunchKernel", "int32", [["func", "const void *", 0], ["gridDim", "dim3", 0], ["blockDim", "dim3", 0], ["args", "void **", 2], ["sharedMem", "uint64", 0], ["stream", "void *", 2]], "cudaLaunchKernel_ptsz"],
-  ["cudaLaunchKernelExC", "cudaLaunchKernelExC", "int32", [["config", "const cudaLaunchConfig_st *", 0], ["func", "const void *", 0], ["args", "void **", 2]], "cudaLaunchKernelExC_ptsz"],
-  ["cudaLibraryEnumerateKernels", "cudaLibraryEnumerateKernels", "int32", [["kernels", "void **", 2], ["numKernels", "uint32", 0], ["lib", "void *", 2]]],
-  ["cudaLibraryGetGlobal", "cudaLibraryGetGlobal", "int32", [["dptr", "void **", 1], ["bytes", "uint64 *", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
-  ["cudaLibraryGetKernel", "cudaLibraryGetKernel", "int32", [["pKernel", "void **", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
-  ["cudaLibraryGetKernelCount", "cudaLibraryGetKernelCount", "int32", [["count", "uint32 *", 1], ["lib", "void *", 2]]],
-  ["cudaLibraryGetManaged", "cudaLibraryGetManaged", "int32", [["dptr", "void **", 1], ["bytes", "uint64 *", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
-  ["cudaLibraryGetUnifiedFunction", "cudaLibraryGetUnifiedFunction", "int32", [["fptr", "void **", 1], ["library", "void *", 2], ["symbol", "const char *", 0]]],
-  ["cudaLibraryLoadData", "cudaLibraryLoadData", "int32", [["library", "void **", 1], ["code", "const void *", 0], ["jitOptions", "int32 *", 2], ["jitOptionsValues", "void **", 2], ["numJitOptions", "uint32", 0], ["libraryOptions", "int32 *", 2], ["libraryOptionValues", "void **", 2], ["numLibraryOptions", "uint32", 0]]],
-  ["cudaLibraryLoadFromFile", "cudaLibraryLoadFromFile", "int32", [["library", "void **", 1], ["fileName", "const char *", 0], ["jitOptions", "int32 *", 2], ["jitOptionsValues", "void **", 2], ["numJitOptions", "uint32", 0], ["libraryOptions", "int32 *", 2], ["libraryOptionValues", "void **", 2], ["numLibraryOptions", "uint32", 0]]],
-  ["cudaLibraryUnload", "cudaLibraryUnload", "int32", [["library", "void *", 2]]],
-  ["cudaLogsCurrent", "cudaLogsCurrent", "int32", [["iterator_out", "uint32 *", 1], ["flags", "uint32", 0]]],
-  ["cudaLogsDumpToFile", "cudaLogsDumpToFile", "int32", [["iterator", "uint32 *", 2], ["pathToFile", "const char *", 0], ["flags", "uint32", 0]]],
-  ["cudaLogsDumpToMemory", "cudaLogsDumpToMemory", "int32", [["iterator", "uint32 *", 2], ["buffer", "char *", 0], ["size", "uint64 *", 2], ["flags", "uint32", 0]]],
-  ["cudaLogsRegisterCallback", "cudaLogsRegisterCallback", "int32", [["callbackFunc", "void *", 0], ["userData", "void *", 0], ["callback_out", "void **", 1]]],
-  ["cudaLogsUnregisterCallback", "cudaLogsUnregisterCallback", "int32", [["callback", "void *", 2]]],
-  ["cudaMalloc", "cudaMalloc", "int32", [["devPtr", "void **", 2], ["size", "uint64", 0]]],
-  ["cudaMalloc3D", "cudaMalloc3D", "int32", [["pitchedDevPtr", "cudaPitchedPtr *", 2], ["extent", "cudaExtent", 0]]],
-  ["cudaMalloc3DArray", "cudaMalloc3DArray", "int32", [["array", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["extent", "cudaExtent", 0], ["flags", "uint32", 0]]],
-  ["cudaMallocArray", "cudaMallocArray", "int32", [["array", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["flags", "uint32", 0]]],
-  ["cudaMallocAsync", "cudaMallocAsync", "int32", [["devPtr", "void **", 1], ["size", "uint64", 0], ["hStream", "void *", 2]], "cudaMallocAsync_ptsz"],
-  ["cudaMallocFromPoolAsync", "cudaMallocFromPoolAsync", "int32", [["ptr", "void **", 1], ["size", "uint64", 0], ["memPool", "void *", 2], ["stream", "void *", 2]], "cudaMallocFromPoolAsync_ptsz"],
-  ["cudaMallocHost", "cudaMallocHost", "int32", [["ptr", "void **", 2], ["size", "uint64", 0]]],
-  ["cudaMallocManaged", "cudaMallocManaged", "int32", [["devPtr", "void **", 2], ["size", "uint64", 0], ["flags", "uint32", 0]]],
-  ["cudaMallocMipmappedArray", "cudaMallocMipmappedArray", "int32", [["mipmappedArray", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["extent", "cudaExtent", 0], ["numLevels", "uint32", 0], ["flags", "uint32", 0]]],
-  ["cudaMallocPitch", "cudaMallocPitch", "int32", [["devPtr", "void **", 2], ["pitch", "uint64 *", 2], ["width", "uint64", 0], ["height", "uint64", 0]]],
-  ["cudaMemAdvise", "cudaMemAdvise", "int32", [["devPtr", "const void *", 0], ["count", "uint64", 0], ["advice", "int32", 0], ["location", "cudaMemLocation", 0]]],
-  ["cudaMemcpy", "cudaMemcpy", "int32", [["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy_ptds"],
-  ["cudaMemcpy2D", "cudaMemcpy2D", "int32", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2D_ptds"],
-  ["cudaMemcpy2DArrayToArray", "cudaMemcpy2DArrayToArray", "int32", [["dst", "void *", 2], ["wOffsetDst", "uint64", 0], ["hOffsetDst", "uint64", 0], ["src", "void *", 0], ["wOffsetSrc", "uint64", 0], ["hOffsetSrc", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DArrayToArray_ptds"],
-  ["cudaMemcpy2DAsync", "cudaMemcpy2DAsync", "int32", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DAsync_ptsz"],
-  ["cudaMemcpy2DFromArray", "cudaMemcpy2DFromArray", "int32", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DFromArray_ptds"],
-  ["cudaMemcpy2DFromArrayAsync", "cudaMemcpy2DFromArrayAsync", "int32", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DFromArrayAsync_ptsz"],
-  ["cudaMemcpy2DToArray", "cudaMemcpy2DToArray", "int32", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DToArray_ptds"],
-  ["cudaMemcpy2DToArrayAsync", "cudaMemcpy2DToArrayAsync", "int32", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DToArrayAsync_ptsz"],
-  ["cudaMemcpy3D", "cudaMemcpy3D", "int32", [["p", "const cudaMemcpy3DParms *", 0]], "cudaMemcpy3D_ptds"],
-  ["cudaMemcpy3DAsync", "cudaMemcpy3DAsync", "int32", [["p", "const cudaMemcpy3DParms *", 0], ["stream", "void *", 2]], "cudaMemcpy3DAsync_ptsz"],
-  ["cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "int32", [["numOps", "uint64", 0], ["opList", "cudaMemcpy3DBatchOp *", 2], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemcpy3DBatchAsync_ptsz"],
-  ["cudaMemcpy3DPeer", "cudaMemcpy3DPeer", "int32", [["p", "const cudaMemcpy3DPeerParms *", 0]], "cudaMemcpy3DPeer_ptds"],
-  ["cudaMemcpy3DPeerAsync", "cudaMemcpy3DPeerAsync", "int32", [["p", "const cudaMemcpy3DPeerParms *", 0], ["stream", "void *", 2]], "cudaMemcpy3DPeerAsync_ptsz"],
-  ["cudaMemcpyArrayToArray", "cudaMemcpyArrayToArray", "int32", [["dst", "void *", 2], ["wOffsetDst", "uint64", 0], ["hOffsetDst", "uint64", 0], ["src", "void *", 0], ["wOffsetSrc", "uint64", 0], ["hOffsetSrc", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyArrayToArray_ptds"],
-  ["cudaMemcpyAsync", "cudaMemcpyAsync", "int32", [["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyAsync_ptsz"],
-  ["cudaMemcpyBatchAsync", "cudaMemcpyBatchAsync", "int32", [["dsts", "void **", 2], ["srcs", "void **", 2], ["sizes", "const uint64 *", 0], ["count", "uint64", 0], ["attrs", "cudaMemcpyAttributes *", 2], ["attrsIdxs", "uint64 *", 2], ["numAttrs", "uint64", 0], ["stream", "void *", 2]], "cudaMemcpyBatchAsync_ptsz"],
-  ["cudaMemcpyFromArray", "cudaMemcpyFromArray", "int32", [["dst", "void *", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyFromArray_ptds"],
-  ["cudaMemcpyFromArrayAsync", "cudaMemcpyFromArrayAsync", "int32", [["dst", "void *", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyFromArrayAsync_ptsz"],
-  ["cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol", "int32", [["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyFromSymbol_ptds"],
-  ["cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync", "int32", [["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyFromSymbolAsync_ptsz"],
-  ["cudaMemcpyPeer", "cudaMemcpyPeer", "int32", [["dst", "void *", 0], ["dstDevice", "int32", 0], ["src", "const void *", 0], ["srcDevice", "int32", 0], ["count", "uint64", 0]]],
-  ["cudaMemcpyPeerAsync", "cudaMemcpyPeerAsync", "int32", [["dst", "void *", 0], ["dstDevice", "int32", 0], ["src", "const void *", 0], ["srcDevice", "int32", 0], ["count", "uint64", 0], ["stream", "void *", 2]]],
-  ["cudaMemcpyToArray", "cudaMemcpyToArray", "int32", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyToArray_ptds"],
-  ["cudaMemcpyToArrayAsync", "cudaMemcpyToArrayAsync", "int32", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyToArrayAsync_ptsz"],
-  ["cudaMemcpyToSymbol", "cudaMemcpyToSymbol", "int32", [["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyToSymbol_ptds"],
-  ["cudaMemcpyToSymbolAsync", "cudaMemcpyToSymbolAsync", "int32", [["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyToSymbolAsync_ptsz"],
-  ["cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync", "int32", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["prefetchLocs", "cudaMemLocation *", 2], ["prefetchLocIdxs", "uint64 *", 2], ["numPrefetchLocs", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemDiscardAndPrefetchBatchAsync_ptsz"],
-  ["cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync", "int32", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemDiscardBatchAsync_ptsz"],
-  ["cudaMemGetDefaultMemPool", "cudaMemGetDefaultMemPool", "int32", [["memPool", "void **", 2], ["location", "cudaMemLocation *", 2], ["type", "int32", 0]]],
-  ["cudaMemGetInfo", "cudaMemGetInfo", "int32", [["free", "uint64 *", 1], ["total", "uint64 *", 1]]],
-  ["cudaMemGetMemPool", "cudaMemGetMemPool", "int32", [["memPool", "void **", 2], ["location", "cudaMemLocation *", 2], ["type", "int32", 0]]],
-  ["cudaMemPoolCreate", "cudaMemPoolCreate", "int32", [["memPool", "void **", 2], ["poolProps", "const cudaMemPoolProps *", 0]]],
-  ["cudaMemPoolDestroy", "cudaMemPoolDestroy", "int32", [["memPool", "void *", 2]]],
-  ["cudaMemPoolExportPointer", "cudaMemPoolExportPointer", "int32", [["exportData", "cudaMemPoolPtrExportData *", 2], ["ptr", "void *", 0]]],
-  ["cudaMemPoolExportToShareableHandle", "cudaMemPoolExportToShareableHandle", "int32", [["shareableHandle", "void *", 0], ["memPool", "void *", 2], ["handleType", "int32", 0], ["flags", "uint32", 0]]],
-  ["cudaMemPoolGetAccess", "cudaMemPoolGetAccess", "int32", [["flags", "int32 *", 2], ["memPool", "void *", 2], ["location", "cudaMemLocation *", 2]]],
-  ["cudaMemPoolGetAttribute", "cudaMemPoolGetAttribute", "int32", [["memPool", "void *", 2], ["attr", "int32", 0], ["value", "void *", 0]]],
-  ["cudaMemPoolImportFromShareableHandle", "cudaMemPoolImportFromShareableHandle", "int32", [["memPool", "void **", 2], ["shareableHandle", "void *", 0], ["handleType", "int32", 0], ["flags", "uint32", 0]]],
-  ["cudaMemPoolImportPointer", "cudaMemPoolImportPointer", "int32", [["ptr", "void **", 2], ["memPool", "void *", 2], ["exportData", "cudaMemPoolPtrExportData *", 2]]],
-  ["cudaMemPoolSetAccess", "cudaMemPoolSetAccess", "int32", [["memPool", "void *", 2], ["descList", "const cudaMemAccessDesc *", 0], ["count", "uint64", 0]]],
-  ["cudaMemPoolSetAttribute", "cudaMemPoolSetAttribute", "int32", [["memPool", "void *", 2], ["attr", "int32", 0], ["value", "void *", 0]]],
-  ["cudaMemPoolTrimTo", "cudaMemPoolTrimTo", "int32", [["memPool", "void *", 2], ["minBytesToKeep", "uint64", 0]]],
-  ["cudaMemPrefetchAsync", "cudaMemPrefetchAsync", "int32", [["devPtr", "const void *", 0], ["count", "uint64", 0], ["location", "cudaMemLocation", 0], ["flags", "uint32", 0], ["stream", "void *", 2]], "cudaMemPrefetchAsync_ptsz"],
-  ["cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", "int32", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["prefetchLocs", "cudaMemLocation *", 2], ["prefetchLocIdxs", "uint64 *", 2], ["numPrefetchLocs", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemPrefetchBatchAsync_ptsz"],
-  ["cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute", "int32", [["data", "void *", 0], ["dataSize", "uint64", 0], ["attribute", "int32", 0], ["devPtr", "const void *", 0], ["count", "uint64", 0]]],
-  ["cudaMemRangeGetAttributes", "cudaMemRangeGetAttributes", "int32", [["data", "void **", 2], ["dataSizes", "uint64 *", 2], ["attributes", "int32 *", 2], ["numAttributes", "uint64", 0], ["devPtr", "const void *", 0], ["count", "uint64", 0]]],
-  ["cudaMemset", "cudaMemset", "int32", [["devPtr", "void *", 0], ["value", "int32", 0], ["count", "uint64", 0]], "cudaMemset_ptds"],
-  ["cudaMemset2D", "cudaMemset2D", "int32", [["devPtr", "void *", 0], ["pitch", "uint64", 0], ["value", "int32", 0], ["width", "uint64", 0], ["height", "uint64", 0]], "cudaMemset2D_ptds"],
-  ["cudaMemset2DAsync", "cudaMemset2DAsync", "int32", [["devPtr", "void *", 0], ["pitch", "uint64", 0], ["value", "int32", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["stream", "void *", 2]], "cudaMemset2DAsync_ptsz"],
-  ["cudaMemset3D", "cudaMemset3D", "int32", [["pitchedDevPtr", "cudaPitchedPtr", 0], ["value", "int32", 0], ["extent", "cudaExtent", 0]], "cudaMemset3D_ptds"],
-  ["cudaMemset3DAsync", "cudaMemset3DAsync", "int32", [["pitchedDevPtr", "cudaPitchedPtr", 0], ["value", "int32", 0], ["extent", "cudaExtent", 0], ["stream", "void *", 2]], "cudaMemset3DAsync_ptsz"],
-  ["cudaMemsetAsync", "cudaMemsetAsync", "int32", [["devPtr", "void *", 0], ["value", "int32", 0], ["count", "uint64", 0], ["stream", "void *", 2]], "cudaMemsetAsync_ptsz"],
-  ["cudaMemSetMemPool", "cudaMemSetMemPool", "int32", [["location", "cudaMemLocation *", 2], ["type", "int32", 0], ["memPool", "void *", 2]]],
-  ["cudaMipmappedArrayGetMemoryRequirements", "cudaMipmappedArrayGetMemoryRequirements", "int32", [["memoryRequirements", "cudaArrayMemoryRequirements *", 2], ["mipmap", "void *", 2], ["device", "int32", 0]]],
-  ["cudaMipmappedArrayGetSparseProperties", "cudaMipmappedArrayGetSparseProperties", "int32", [["sparseProperties", "cudaArraySparseProperties *", 2], ["mipmap", "void *", 2]]],
-  ["cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", "int32", [["dynamicSmemSize", "uint64 *", 1], ["func", "const void *", 0], ["numBlocks", "int32", 0], ["blockSize", "int32", 0]]],
-  ["cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "int32", [["numBlocks", "int32 *", 1], ["func", "const void *", 0], ["blockSize", "int32", 0], ["dynamicSMemSize", "uint64", 0]]],
-  ["cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "int32", [["numBlocks", "int32 *", 1], ["func", "const void *", 0], ["blockSize", "int32", 0], ["dynamicSMemSize", "uint64", 0], ["flags", "uint32", 0]]],
-  ["cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", "int32", [["numClusters", "int32 *", 1], ["func", "const void *", 0], ["launchConfig", "const cudaLaunchConfig_st *", 0]]],
-  ["cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", "int32", [["clusterSize", "int32 *", 1], ["func", "const void *", 0], ["launchConfig", "const cudaLaunchConfig_st *", 0]]],
-  ["cudaPeekAtLastError", "cudaPeekAtLastError", "int32", []],
-  ["cudaPointerGetAttributes", "cudaPointerGetAttributes", "int32", [["attributes", "cudaPointerAttributes *", 2], ["ptr", "const void *", 0]]],
-  ["cudaRuntimeGetVersion", "cudaRuntimeGetVersion", "int32", [["runtimeVersion", "int32 *", 1]]],
-  ["cudaSetDevice", "cudaSetDevice", "int32", [["device", "int32", 0]]],
-  ["cudaSetDeviceFlags", "cudaSetDeviceFlags", "int32", [["flags", "uint32", 0]]],
-  ["cudaSetValidDevices", "cudaSetValidDevices", "int32", [["device_arr", "int32 *", 2], ["len", "int32", 0]]],
-  ["cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync", "int32", [["extSemArray", "void **", 2], ["paramsArray", "const cudaExternalSemaphoreSignalParams *", 0], ["numExtSems", "uint32", 0], ["stream", "void *", 2]], "cudaSignalExternalSemaphoresAsync_ptsz"],
-  ["cudaStreamAddCallback", "cudaStreamAddCallback", "int32", [["stream", "void *", 2], ["callback", "void *", 0], ["userData", "void *", 0], ["flags", "uint32", 0]], "cudaStreamAddCallback_ptsz"],
-  ["cudaStreamAttachMemAsync", "cudaStreamAttachMemAsync", "int32", [["stream", "void *", 2], ["devPtr", "void *", 0], ["length", "uint64", 0], ["flags", "uint32", 0]], "cudaStreamAttachMemAsync_ptsz"],
-  ["cudaStreamBeginCapture", "cudaStreamBeginCapture", "int32", [["stream", "void *", 2], ["mode", "int32", 0]], "cudaStreamBeginCapture_ptsz"],
-  ["cudaStreamBeginCaptureToGraph", "cudaStreamBeginCaptureToGraph", "int32", [["stream", "void *", 2], ["graph", "void *", 2], ["dependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["mode", "int32", 0]], "cudaStreamBeginCaptureToGraph_ptsz"],
-  ["cudaStreamCopyAttributes", "cudaStreamCopyAttributes", "int32", [["dst", "void *", 2], ["src", "void *", 2]], "cudaStreamCopyAttributes_ptsz"],
-  ["cudaStreamCreate", "cudaStreamCreate", "int32", [["pStream", "void **", 2]]],
-  ["cudaStreamCreateWithFlags", "cudaStreamCreateWithFlags", "int32", [["pStream", "void **", 2], ["flags", "uint32", 0]]],
-  ["cudaStreamCreateWithPriority", "cudaStreamCreateWithPriority", "int32", [["pStream", "void **", 2], ["flags", "uint32", 0], ["priority", "int32", 0]]],
-  ["cudaStreamDestroy", "cudaStreamDestroy", "int32", [["stream", "void *", 2]]],
-  ["cudaStreamEndCapture", "cudaStreamEndCapture", "int32", [["stream", "void *", 2], ["pGraph", "void **", 1]], "cudaStreamEndCapture_ptsz"],
-  ["cudaStreamGetAttribute", "cudaStreamGetAttribute", "int32", [["hStream", "void *", 2], ["attr", "int32", 0], ["value_out", "cudaLaunchAttributeValue *", 1]], "cudaStreamGetAttribute_ptsz"],
-  ["cudaStreamGetCaptureInfo", "cudaStreamGetCaptureInfo", "int32", [["stream", "void *", 2], ["captureStatus_out", "int32 *", 1], ["id_out", "uint64 *", 1], ["graph_out", "void **", 1], ["dependencies_out", "void **", 1], ["edgeData_out", "void **", 1], ["numDependencies_out", "uint64 *", 1]], "cudaStreamGetCaptureInfo_ptsz"],
-  ["cudaStreamGetDevice", "cudaStreamGetDevice", "int32", [["hStream", "void *", 2], ["device", "int32 *", 1]], "cudaStreamGetDevice_ptsz"],
-  ["cudaStreamGetFlags", "cudaStreamGetFlags", "int32", [["hStream", "void *", 2], ["flags", "uint32 *", 2]], "cudaStreamGetFlags_ptsz"],
-  ["cudaStreamGetId", "cudaStreamGetId", "int32", [["hStream", "void *", 2], ["streamId", "uint64 *", 2]], "cudaStreamGetId_ptsz"],
-  ["cudaStreamGetPriority", "cudaStreamGetPriority", "int32", [["hStream", "void *", 2], ["priority", "int32 *", 2]], "cudaStreamGetPriority_ptsz"],
-  ["cudaStreamIsCapturing", "cudaStreamIsCapturing", "int32", [["stream", "void *", 2], ["pCaptureStatus", "int32 *", 1]], "cudaStreamIsCapturing_ptsz"],
-  ["cudaStreamQuery", "cudaStreamQuery", "int32", [["stream", "void *", 2]], "cudaStreamQuery_ptsz"],
-  ["cudaStreamSetAttribute", "cudaStreamSetAttribute", "int32", [["hStream", "void *", 2], ["attr", "int32", 0], ["value", "const cudaLaunchAttributeValue *", 0]], "cudaStreamSetAttribute_ptsz"],
-  ["cudaStreamSynchronize", "cudaStreamSynchronize", "int32", [["stream", "void *", 2]], "cudaStreamSynchronize_ptsz"],
-  ["cudaStreamUpdateCaptureDependencies", "cudaStreamUpdateCaptureDependencies", "int32", [["stream", "void *", 2], ["dependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["flags", "uint32", 0]], "cudaStreamUpdateCaptureDependencies_ptsz"],
-  ["cudaStreamWaitEvent", "cudaStreamWaitEvent", "int32", [["stream", "void *", 2], ["event", "void *", 2], ["flags", "uint32", 0]], "cudaStreamWaitEvent_ptsz"],
-  ["cudaThreadExchangeStreamCaptureMode", "cudaThreadExchangeStreamCaptureMode", "int32", [["mode", "int32 *", 2]]],
-  ["cudaUserObjectCreate", "cudaUserObjectCreate", "int32", [["object_out", "void **", 1], ["ptr", "void *", 0], ["destroy", "void *", 0], ["initialRefcount", "uint32", 0], ["flags", "uint32", 0]]],
-  ["cudaUserObjectRelease", "cudaUserObjectRelease", "int32", [["object", "void *", 2], ["count", "uint32", 0]]],
-  ["cudaUserObjectRetain", "cudaUserObjectRetain", "int32", [["object", "void *", 2], ["count", "uint32", 0]]],
-  ["cudaWaitExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync", "int32", [["extSemArray", "void **", 2], ["paramsArray", "const cudaExternalSemaphoreWaitParams *", 0], ["numExtSems", "uint32", 0], ["stream", "void *", 2]], "cudaWaitExternalSemaphoresAsync_ptsz"],
+  ["cudaCreateSurfaceObject", "cudaCreateSurfaceObject", "cudaError_t", [["pSurfObject", "uint64 *", 2], ["pResDesc", "const cudaResourceDesc *", 0]]],
+  ["cudaCreateTextureObject", "cudaCreateTextureObject", "cudaError_t", [["pTexObject", "uint64 *", 2], ["pResDesc", "const cudaResourceDesc *", 0], ["pTexDesc", "const cudaTextureDesc *", 0], ["pResViewDesc", "const cudaResourceViewDesc *", 0]]],
+  ["cudaCtxResetPersistingL2Cache", "cudaCtxResetPersistingL2Cache", "cudaError_t", []],
+  ["cudaDestroyExternalMemory", "cudaDestroyExternalMemory", "cudaError_t", [["extMem", "void *", 2]]],
+  ["cudaDestroyExternalSemaphore", "cudaDestroyExternalSemaphore", "cudaError_t", [["extSem", "void *", 2]]],
+  ["cudaDestroySurfaceObject", "cudaDestroySurfaceObject", "cudaError_t", [["surfObject", "uint64", 0]]],
+  ["cudaDestroyTextureObject", "cudaDestroyTextureObject", "cudaError_t", [["texObject", "uint64", 0]]],
+  ["cudaDeviceCanAccessPeer", "cudaDeviceCanAccessPeer", "cudaError_t", [["canAccessPeer", "int32 *", 1], ["device", "int32", 0], ["peerDevice", "int32", 0]]],
+  ["cudaDeviceDisablePeerAccess", "cudaDeviceDisablePeerAccess", "cudaError_t", [["peerDevice", "int32", 0]]],
+  ["cudaDeviceEnablePeerAccess", "cudaDeviceEnablePeerAccess", "cudaError_t", [["peerDevice", "int32", 0], ["flags", "uint32", 0]]],
+  ["cudaDeviceFlushGPUDirectRDMAWrites", "cudaDeviceFlushGPUDirectRDMAWrites", "cudaError_t", [["target", "int32", 0], ["scope", "int32", 0]]],
+  ["cudaDeviceGetAttribute", "cudaDeviceGetAttribute", "cudaError_t", [["value", "int32 *", 1], ["attr", "int32", 0], ["device", "int32", 0]]],
+  ["cudaDeviceGetByPCIBusId", "cudaDeviceGetByPCIBusId", "cudaError_t", [["device", "int32 *", 1], ["pciBusId", "const char *", 0]]],
+  ["cudaDeviceGetCacheConfig", "cudaDeviceGetCacheConfig", "cudaError_t", [["pCacheConfig", "int32 *", 1]]],
+  ["cudaDeviceGetDefaultMemPool", "cudaDeviceGetDefaultMemPool", "cudaError_t", [["memPool", "void **", 2], ["device", "int32", 0]]],
+  ["cudaDeviceGetGraphMemAttribute", "cudaDeviceGetGraphMemAttribute", "cudaError_t", [["device", "int32", 0], ["attr", "int32", 0], ["value", "void *", 0]]],
+  ["cudaDeviceGetHostAtomicCapabilities", "cudaDeviceGetHostAtomicCapabilities", "cudaError_t", [["capabilities", "uint32 *", 1], ["operations", "const int32 *", 0], ["count", "uint32", 0], ["device", "int32", 0]]],
+  ["cudaDeviceGetLimit", "cudaDeviceGetLimit", "cudaError_t", [["pValue", "uint64 *", 1], ["limit", "int32", 0]]],
+  ["cudaDeviceGetMemPool", "cudaDeviceGetMemPool", "cudaError_t", [["memPool", "void **", 2], ["device", "int32", 0]]],
+  ["cudaDeviceGetNvSciSyncAttributes", "cudaDeviceGetNvSciSyncAttributes", "cudaError_t", [["nvSciSyncAttrList", "void *", 0], ["device", "int32", 0], ["flags", "int32", 0]]],
+  ["cudaDeviceGetP2PAtomicCapabilities", "cudaDeviceGetP2PAtomicCapabilities", "cudaError_t", [["capabilities", "uint32 *", 1], ["operations", "const int32 *", 0], ["count", "uint32", 0], ["srcDevice", "int32", 0], ["dstDevice", "int32", 0]]],
+  ["cudaDeviceGetP2PAttribute", "cudaDeviceGetP2PAttribute", "cudaError_t", [["value", "int32 *", 1], ["attr", "int32", 0], ["srcDevice", "int32", 0], ["dstDevice", "int32", 0]]],
+  ["cudaDeviceGetPCIBusId", "cudaDeviceGetPCIBusId", "cudaError_t", [["pciBusId", "char *", 0], ["len", "int32", 0], ["device", "int32", 0]]],
+  ["cudaDeviceGetSharedMemConfig", "cudaDeviceGetSharedMemConfig", "cudaError_t", [["pConfig", "int32 *", 1]]],
+  ["cudaDeviceGetStreamPriorityRange", "cudaDeviceGetStreamPriorityRange", "cudaError_t", [["leastPriority", "int32 *", 2], ["greatestPriority", "int32 *", 2]]],
+  ["cudaDeviceGetTexture1DLinearMaxWidth", "cudaDeviceGetTexture1DLinearMaxWidth", "cudaError_t", [["maxWidthInElements", "uint64 *", 2], ["fmtDesc", "const cudaChannelFormatDesc *", 0], ["device", "int32", 0]]],
+  ["cudaDeviceGraphMemTrim", "cudaDeviceGraphMemTrim", "cudaError_t", [["device", "int32", 0]]],
+  ["cudaDeviceRegisterAsyncNotification", "cudaDeviceRegisterAsyncNotification", "cudaError_t", [["device", "int32", 0], ["callbackFunc", "void *", 0], ["userData", "void *", 0], ["callback", "void **", 2]]],
+  ["cudaDeviceReset", "cudaDeviceReset", "cudaError_t", []],
+  ["cudaDeviceSetCacheConfig", "cudaDeviceSetCacheConfig", "cudaError_t", [["cacheConfig", "int32", 0]]],
+  ["cudaDeviceSetGraphMemAttribute", "cudaDeviceSetGraphMemAttribute", "cudaError_t", [["device", "int32", 0], ["attr", "int32", 0], ["value", "void *", 0]]],
+  ["cudaDeviceSetLimit", "cudaDeviceSetLimit", "cudaError_t", [["limit", "int32", 0], ["value", "uint64", 0]]],
+  ["cudaDeviceSetMemPool", "cudaDeviceSetMemPool", "cudaError_t", [["device", "int32", 0], ["memPool", "void *", 2]]],
+  ["cudaDeviceSetSharedMemConfig", "cudaDeviceSetSharedMemConfig", "cudaError_t", [["config", "int32", 0]]],
+  ["cudaDeviceSynchronize", "cudaDeviceSynchronize", "cudaError_t", []],
+  ["cudaDeviceUnregisterAsyncNotification", "cudaDeviceUnregisterAsyncNotification", "cudaError_t", [["device", "int32", 0], ["callback", "void *", 2]]],
+  ["cudaDriverGetVersion", "cudaDriverGetVersion", "cudaError_t", [["driverVersion", "int32 *", 1]]],
+  ["cudaEventCreate", "cudaEventCreate", "cudaError_t", [["event", "void **", 2]]],
+  ["cudaEventCreateWithFlags", "cudaEventCreateWithFlags", "cudaError_t", [["event", "void **", 2], ["flags", "uint32", 0]]],
+  ["cudaEventDestroy", "cudaEventDestroy", "cudaError_t", [["event", "void *", 2]]],
+  ["cudaEventElapsedTime", "cudaEventElapsedTime", "cudaError_t", [["ms", "float *", 2], ["start", "void *", 2], ["end", "void *", 2]]],
+  ["cudaEventQuery", "cudaEventQuery", "cudaError_t", [["event", "void *", 2]]],
+  ["cudaEventRecord", "cudaEventRecord", "cudaError_t", [["event", "void *", 2], ["stream", "void *", 2]], "cudaEventRecord_ptsz"],
+  ["cudaEventRecordWithFlags", "cudaEventRecordWithFlags", "cudaError_t", [["event", "void *", 2], ["stream", "void *", 2], ["flags", "uint32", 0]], "cudaEventRecordWithFlags_ptsz"],
+  ["cudaEventSynchronize", "cudaEventSynchronize", "cudaError_t", [["event", "void *", 2]]],
+  ["cudaExternalMemoryGetMappedBuffer", "cudaExternalMemoryGetMappedBuffer", "cudaError_t", [["devPtr", "void **", 1], ["extMem", "void *", 2], ["bufferDesc", "const cudaExternalMemoryBufferDesc *", 0]]],
+  ["cudaExternalMemoryGetMappedMipmappedArray", "cudaExternalMemoryGetMappedMipmappedArray", "cudaError_t", [["mipmap", "void **", 1], ["extMem", "void *", 2], ["mipmapDesc", "const cudaExternalMemoryMipmappedArrayDesc *", 0]]],
+  ["cudaFree", "cudaFree", "cudaError_t", [["devPtr", "void *", 0]]],
+  ["cudaFreeArray", "cudaFreeArray", "cudaError_t", [["array", "void *", 2]]],
+  ["cudaFreeAsync", "cudaFreeAsync", "cudaError_t", [["devPtr", "void *", 0], ["hStream", "void *", 2]], "cudaFreeAsync_ptsz"],
+  ["cudaFreeHost", "cudaFreeHost", "cudaError_t", [["ptr", "void *", 0]]],
+  ["cudaFreeMipmappedArray", "cudaFreeMipmappedArray", "cudaError_t", [["mipmappedArray", "void *", 2]]],
+  ["cudaFuncGetAttributes", "cudaFuncGetAttributes", "cudaError_t", [["attr", "cudaFuncAttributes *", 2], ["func", "const void *", 0]]],
+  ["cudaFuncGetName", "cudaFuncGetName", "cudaError_t", [["name", "const char **", 2], ["func", "const void *", 0]]],
+  ["cudaFuncGetParamInfo", "cudaFuncGetParamInfo", "cudaError_t", [["func", "const void *", 0], ["paramIndex", "uint64", 0], ["paramOffset", "uint64 *", 2], ["paramSize", "uint64 *", 2]]],
+  ["cudaFuncSetAttribute", "cudaFuncSetAttribute", "cudaError_t", [["func", "const void *", 0], ["attr", "int32", 0], ["value", "int32", 0]]],
+  ["cudaFuncSetCacheConfig", "cudaFuncSetCacheConfig", "cudaError_t", [["func", "const void *", 0], ["cacheConfig", "int32", 0]]],
+  ["cudaFuncSetSharedMemConfig", "cudaFuncSetSharedMemConfig", "cudaError_t", [["func", "const void *", 0], ["config", "int32", 0]]],
+  ["cudaGetChannelDesc", "cudaGetChannelDesc", "cudaError_t", [["desc", "cudaChannelFormatDesc *", 2], ["array", "void *", 0]]],
+  ["cudaGetDevice", "cudaGetDevice", "cudaError_t", [["device", "int32 *", 1]]],
+  ["cudaGetDeviceCount", "cudaGetDeviceCount", "cudaError_t", [["count", "int32 *", 1]]],
+  ["cudaGetDeviceFlags", "cudaGetDeviceFlags", "cudaError_t", [["flags", "uint32 *", 1]]],
+  ["cudaGetDeviceProperties", "cudaGetDeviceProperties", "cudaError_t", [["prop", "cudaDeviceProp *", 2], ["device", "int32", 0]]],
+  ["cudaGetDriverEntryPoint", "cudaGetDriverEntryPoint", "cudaError_t", [["symbol", "const char *", 0], ["funcPtr", "void **", 2], ["flags", "uint64", 0], ["driverStatus", "int32 *", 2]], "cudaGetDriverEntryPoint_ptsz"],
+  ["cudaGetDriverEntryPointByVersion", "cudaGetDriverEntryPointByVersion", "cudaError_t", [["symbol", "const char *", 0], ["funcPtr", "void **", 2], ["cudaVersion", "uint32", 0], ["flags", "uint64", 0], ["driverStatus", "int32 *", 2]], "cudaGetDriverEntryPointByVersion_ptsz"],
+  ["cudaGetErrorName", "cudaGetErrorName", "const char *", [["error", "cudaError_t", 0]]],
+  ["cudaGetErrorString", "cudaGetErrorString", "const char *", [["error", "cudaError_t", 0]]],
+  ["cudaGetExportTable", "cudaGetExportTable", "cudaError_t", [["ppExportTable", "void **", 2], ["pExportTableId", "const CUuuid_st *", 0]]],
+  ["cudaGetFuncBySymbol", "cudaGetFuncBySymbol", "cudaError_t", [["functionPtr", "void **", 1], ["symbolPtr", "const void *", 0]]],
+  ["cudaGetKernel", "cudaGetKernel", "cudaError_t", [["kernelPtr", "void **", 1], ["entryFuncAddr", "const void *", 0]]],
+  ["cudaGetLastError", "cudaGetLastError", "cudaError_t", []],
+  ["cudaGetMipmappedArrayLevel", "cudaGetMipmappedArrayLevel", "cudaError_t", [["levelArray", "void **", 1], ["mipmappedArray", "void *", 0], ["level", "uint32", 0]]],
+  ["cudaGetSurfaceObjectResourceDesc", "cudaGetSurfaceObjectResourceDesc", "cudaError_t", [["pResDesc", "cudaResourceDesc *", 2], ["surfObject", "uint64", 0]]],
+  ["cudaGetSymbolAddress", "cudaGetSymbolAddress", "cudaError_t", [["devPtr", "void **", 2], ["symbol", "const void *", 0]]],
+  ["cudaGetSymbolSize", "cudaGetSymbolSize", "cudaError_t", [["size", "uint64 *", 2], ["symbol", "const void *", 0]]],
+  ["cudaGetTextureObjectResourceDesc", "cudaGetTextureObjectResourceDesc", "cudaError_t", [["pResDesc", "cudaResourceDesc *", 2], ["texObject", "uint64", 0]]],
+  ["cudaGetTextureObjectResourceViewDesc", "cudaGetTextureObjectResourceViewDesc", "cudaError_t", [["pResViewDesc", "cudaResourceViewDesc *", 2], ["texObject", "uint64", 0]]],
+  ["cudaGetTextureObjectTextureDesc", "cudaGetTextureObjectTextureDesc", "cudaError_t", [["pTexDesc", "cudaTextureDesc *", 2], ["texObject", "uint64", 0]]],
+  ["cudaGraphAddChildGraphNode", "cudaGraphAddChildGraphNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["childGraph", "void *", 2]]],
+  ["cudaGraphAddDependencies", "cudaGraphAddDependencies", "cudaError_t", [["graph", "void *", 2], ["from", "void **", 2], ["to", "void **", 2], ["edgeData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0]]],
+  ["cudaGraphAddEmptyNode", "cudaGraphAddEmptyNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0]]],
+  ["cudaGraphAddEventRecordNode", "cudaGraphAddEventRecordNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["event", "void *", 2]]],
+  ["cudaGraphAddEventWaitNode", "cudaGraphAddEventWaitNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["event", "void *", 2]]],
+  ["cudaGraphAddExternalSemaphoresSignalNode", "cudaGraphAddExternalSemaphoresSignalNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
+  ["cudaGraphAddExternalSemaphoresWaitNode", "cudaGraphAddExternalSemaphoresWaitNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
+  ["cudaGraphAddHostNode", "cudaGraphAddHostNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
+  ["cudaGraphAddKernelNode", "cudaGraphAddKernelNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
+  ["cudaGraphAddMemAllocNode", "cudaGraphAddMemAllocNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["nodeParams", "cudaMemAllocNodeParams *", 2]]],
+  ["cudaGraphAddMemcpyNode", "cudaGraphAddMemcpyNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pCopyParams", "const cudaMemcpy3DParms *", 0]]],
+  ["cudaGraphAddMemcpyNode1D", "cudaGraphAddMemcpyNode1D", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphAddMemcpyNodeFromSymbol", "cudaGraphAddMemcpyNodeFromSymbol", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphAddMemcpyNodeToSymbol", "cudaGraphAddMemcpyNodeToSymbol", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphAddMemFreeNode", "cudaGraphAddMemFreeNode", "cudaError_t", [["pGraphNode", "void **", 2], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["dptr", "void *", 0]]],
+  ["cudaGraphAddMemsetNode", "cudaGraphAddMemsetNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["numDependencies", "uint64", 0], ["pMemsetParams", "const cudaMemsetParams *", 0]]],
+  ["cudaGraphAddNode", "cudaGraphAddNode", "cudaError_t", [["pGraphNode", "void **", 1], ["graph", "void *", 2], ["pDependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["nodeParams", "cudaGraphNodeParams *", 2]]],
+  ["cudaGraphChildGraphNodeGetGraph", "cudaGraphChildGraphNodeGetGraph", "cudaError_t", [["node", "void *", 2], ["pGraph", "void **", 1]]],
+  ["cudaGraphClone", "cudaGraphClone", "cudaError_t", [["pGraphClone", "void **", 1], ["originalGraph", "void *", 2]]],
+  ["cudaGraphConditionalHandleCreate", "cudaGraphConditionalHandleCreate", "cudaError_t", [["pHandle_out", "uint64 *", 1], ["graph", "void *", 2], ["defaultLaunchValue", "uint32", 0], ["flags", "uint32", 0]]],
+  ["cudaGraphCreate", "cudaGraphCreate", "cudaError_t", [["pGraph", "void **", 1], ["flags", "uint32", 0]]],
+  ["cudaGraphDebugDotPrint", "cudaGraphDebugDotPrint", "cudaError_t", [["graph", "void *", 2], ["path", "const char *", 0], ["flags", "uint32", 0]]],
+  ["cudaGraphDestroy", "cudaGraphDestroy", "cudaError_t", [["graph", "void *", 2]]],
+  ["cudaGraphDestroyNode", "cudaGraphDestroyNode", "cudaError_t", [["node", "void *", 2]]],
+  ["cudaGraphEventRecordNodeGetEvent", "cudaGraphEventRecordNodeGetEvent", "cudaError_t", [["node", "void *", 2], ["event_out", "void **", 1]]],
+  ["cudaGraphEventRecordNodeSetEvent", "cudaGraphEventRecordNodeSetEvent", "cudaError_t", [["node", "void *", 2], ["event", "void *", 2]]],
+  ["cudaGraphEventWaitNodeGetEvent", "cudaGraphEventWaitNodeGetEvent", "cudaError_t", [["node", "void *", 2], ["event_out", "void **", 1]]],
+  ["cudaGraphEventWaitNodeSetEvent", "cudaGraphEventWaitNodeSetEvent", "cudaError_t", [["node", "void *", 2], ["event", "void *", 2]]],
+  ["cudaGraphExecChildGraphNodeSetParams", "cudaGraphExecChildGraphNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["childGraph", "void *", 2]]],
+  ["cudaGraphExecDestroy", "cudaGraphExecDestroy", "cudaError_t", [["graphExec", "void *", 2]]],
+  ["cudaGraphExecEventRecordNodeSetEvent", "cudaGraphExecEventRecordNodeSetEvent", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["event", "void *", 2]]],
+  ["cudaGraphExecEventWaitNodeSetEvent", "cudaGraphExecEventWaitNodeSetEvent", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["event", "void *", 2]]],
+  ["cudaGraphExecExternalSemaphoresSignalNodeSetParams", "cudaGraphExecExternalSemaphoresSignalNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
+  ["cudaGraphExecExternalSemaphoresWaitNodeSetParams", "cudaGraphExecExternalSemaphoresWaitNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
+  ["cudaGraphExecGetFlags", "cudaGraphExecGetFlags", "cudaError_t", [["graphExec", "void *", 2], ["flags", "uint64 *", 1]]],
+  ["cudaGraphExecHostNodeSetParams", "cudaGraphExecHostNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
+  ["cudaGraphExecKernelNodeSetParams", "cudaGraphExecKernelNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
+  ["cudaGraphExecMemcpyNodeSetParams", "cudaGraphExecMemcpyNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaMemcpy3DParms *", 0]]],
+  ["cudaGraphExecMemcpyNodeSetParams1D", "cudaGraphExecMemcpyNodeSetParams1D", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaGraphExecMemcpyNodeSetParamsFromSymbol", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphExecMemcpyNodeSetParamsToSymbol", "cudaGraphExecMemcpyNodeSetParamsToSymbol", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphExecMemsetNodeSetParams", "cudaGraphExecMemsetNodeSetParams", "cudaError_t", [["hGraphExec", "void *", 2], ["node", "void *", 2], ["pNodeParams", "const cudaMemsetParams *", 0]]],
+  ["cudaGraphExecNodeSetParams", "cudaGraphExecNodeSetParams", "cudaError_t", [["graphExec", "void *", 2], ["node", "void *", 2], ["nodeParams", "cudaGraphNodeParams *", 2]]],
+  ["cudaGraphExecUpdate", "cudaGraphExecUpdate", "cudaError_t", [["hGraphExec", "void *", 2], ["hGraph", "void *", 2], ["resultInfo", "cudaGraphExecUpdateResultInfo_st *", 2]]],
+  ["cudaGraphExternalSemaphoresSignalNodeGetParams", "cudaGraphExternalSemaphoresSignalNodeGetParams", "cudaError_t", [["hNode", "void *", 2], ["params_out", "cudaExternalSemaphoreSignalNodeParams *", 1]]],
+  ["cudaGraphExternalSemaphoresSignalNodeSetParams", "cudaGraphExternalSemaphoresSignalNodeSetParams", "cudaError_t", [["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreSignalNodeParams *", 0]]],
+  ["cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaGraphExternalSemaphoresWaitNodeGetParams", "cudaError_t", [["hNode", "void *", 2], ["params_out", "cudaExternalSemaphoreWaitNodeParams *", 1]]],
+  ["cudaGraphExternalSemaphoresWaitNodeSetParams", "cudaGraphExternalSemaphoresWaitNodeSetParams", "cudaError_t", [["hNode", "void *", 2], ["nodeParams", "const cudaExternalSemaphoreWaitNodeParams *", 0]]],
+  ["cudaGraphGetEdges", "cudaGraphGetEdges", "cudaError_t", [["graph", "void *", 2], ["from", "void **", 1], ["to", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 1], ["numEdges", "uint64 *", 2]]],
+  ["cudaGraphGetNodes", "cudaGraphGetNodes", "cudaError_t", [["graph", "void *", 2], ["nodes", "void **", 1], ["numNodes", "uint64 *", 2]]],
+  ["cudaGraphGetRootNodes", "cudaGraphGetRootNodes", "cudaError_t", [["graph", "void *", 2], ["pRootNodes", "void **", 1], ["pNumRootNodes", "uint64 *", 2]]],
+  ["cudaGraphHostNodeGetParams", "cudaGraphHostNodeGetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "cudaHostNodeParams *", 1]]],
+  ["cudaGraphHostNodeSetParams", "cudaGraphHostNodeSetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "const cudaHostNodeParams *", 0]]],
+  ["cudaGraphicsMapResources", "cudaGraphicsMapResources", "cudaError_t", [["count", "int32", 0], ["resources", "void **", 2], ["stream", "void *", 2]]],
+  ["cudaGraphicsResourceGetMappedMipmappedArray", "cudaGraphicsResourceGetMappedMipmappedArray", "cudaError_t", [["mipmappedArray", "void **", 1], ["resource", "void *", 2]]],
+  ["cudaGraphicsResourceGetMappedPointer", "cudaGraphicsResourceGetMappedPointer", "cudaError_t", [["devPtr", "void **", 1], ["size", "uint64 *", 1], ["resource", "void *", 2]]],
+  ["cudaGraphicsResourceSetMapFlags", "cudaGraphicsResourceSetMapFlags", "cudaError_t", [["resource", "void *", 2], ["flags", "uint32", 0]]],
+  ["cudaGraphicsSubResourceGetMappedArray", "cudaGraphicsSubResourceGetMappedArray", "cudaError_t", [["array", "void **", 1], ["resource", "void *", 2], ["arrayIndex", "uint32", 0], ["mipLevel", "uint32", 0]]],
+  ["cudaGraphicsUnmapResources", "cudaGraphicsUnmapResources", "cudaError_t", [["count", "int32", 0], ["resources", "void **", 2], ["stream", "void *", 2]]],
+  ["cudaGraphicsUnregisterResource", "cudaGraphicsUnregisterResource", "cudaError_t", [["resource", "void *", 2]]],
+  ["cudaGraphInstantiate", "cudaGraphInstantiate", "cudaError_t", [["pGraphExec", "void **", 1], ["graph", "void *", 2], ["flags", "uint64", 0]]],
+  ["cudaGraphInstantiateWithFlags", "cudaGraphInstantiateWithFlags", "cudaError_t", [["pGraphExec", "void **", 2], ["graph", "void *", 2], ["flags", "uint64", 0]]],
+  ["cudaGraphInstantiateWithParams", "cudaGraphInstantiateWithParams", "cudaError_t", [["pGraphExec", "void **", 1], ["graph", "void *", 2], ["instantiateParams", "cudaGraphInstantiateParams_st *", 2]], "cudaGraphInstantiateWithParams_ptsz"],
+  ["cudaGraphKernelNodeCopyAttributes", "cudaGraphKernelNodeCopyAttributes", "cudaError_t", [["hDst", "void *", 2], ["hSrc", "void *", 2]]],
+  ["cudaGraphKernelNodeGetAttribute", "cudaGraphKernelNodeGetAttribute", "cudaError_t", [["hNode", "void *", 2], ["attr", "int32", 0], ["value_out", "cudaLaunchAttributeValue *", 1]]],
+  ["cudaGraphKernelNodeGetParams", "cudaGraphKernelNodeGetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "cudaKernelNodeParams *", 1]]],
+  ["cudaGraphKernelNodeSetAttribute", "cudaGraphKernelNodeSetAttribute", "cudaError_t", [["hNode", "void *", 2], ["attr", "int32", 0], ["value", "const cudaLaunchAttributeValue *", 0]]],
+  ["cudaGraphKernelNodeSetParams", "cudaGraphKernelNodeSetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "const cudaKernelNodeParams *", 0]]],
+  ["cudaGraphLaunch", "cudaGraphLaunch", "cudaError_t", [["graphExec", "void *", 2], ["stream", "void *", 2]], "cudaGraphLaunch_ptsz"],
+  ["cudaGraphMemAllocNodeGetParams", "cudaGraphMemAllocNodeGetParams", "cudaError_t", [["node", "void *", 2], ["params_out", "cudaMemAllocNodeParams *", 1]]],
+  ["cudaGraphMemcpyNodeGetParams", "cudaGraphMemcpyNodeGetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "cudaMemcpy3DParms *", 1]]],
+  ["cudaGraphMemcpyNodeSetParams", "cudaGraphMemcpyNodeSetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "const cudaMemcpy3DParms *", 0]]],
+  ["cudaGraphMemcpyNodeSetParams1D", "cudaGraphMemcpyNodeSetParams1D", "cudaError_t", [["node", "void *", 2], ["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphMemcpyNodeSetParamsFromSymbol", "cudaGraphMemcpyNodeSetParamsFromSymbol", "cudaError_t", [["node", "void *", 2], ["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphMemcpyNodeSetParamsToSymbol", "cudaGraphMemcpyNodeSetParamsToSymbol", "cudaError_t", [["node", "void *", 2], ["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]]],
+  ["cudaGraphMemFreeNodeGetParams", "cudaGraphMemFreeNodeGetParams", "cudaError_t", [["node", "void *", 2], ["dptr_out", "void *", 0]]],
+  ["cudaGraphMemsetNodeGetParams", "cudaGraphMemsetNodeGetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "cudaMemsetParams *", 1]]],
+  ["cudaGraphMemsetNodeSetParams", "cudaGraphMemsetNodeSetParams", "cudaError_t", [["node", "void *", 2], ["pNodeParams", "const cudaMemsetParams *", 0]]],
+  ["cudaGraphNodeFindInClone", "cudaGraphNodeFindInClone", "cudaError_t", [["pNode", "void **", 1], ["originalNode", "void *", 2], ["clonedGraph", "void *", 2]]],
+  ["cudaGraphNodeGetDependencies", "cudaGraphNodeGetDependencies", "cudaError_t", [["node", "void *", 2], ["pDependencies", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 2], ["pNumDependencies", "uint64 *", 2]]],
+  ["cudaGraphNodeGetDependentNodes", "cudaGraphNodeGetDependentNodes", "cudaError_t", [["node", "void *", 2], ["pDependentNodes", "void **", 1], ["edgeData", "cudaGraphEdgeData_st *", 2], ["pNumDependentNodes", "uint64 *", 2]]],
+  ["cudaGraphNodeGetEnabled", "cudaGraphNodeGetEnabled", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["isEnabled", "uint32 *", 2]]],
+  ["cudaGraphNodeGetType", "cudaGraphNodeGetType", "cudaError_t", [["node", "void *", 2], ["pType", "int32 *", 1]]],
+  ["cudaGraphNodeSetEnabled", "cudaGraphNodeSetEnabled", "cudaError_t", [["hGraphExec", "void *", 2], ["hNode", "void *", 2], ["isEnabled", "uint32", 0]]],
+  ["cudaGraphNodeSetParams", "cudaGraphNodeSetParams", "cudaError_t", [["node", "void *", 2], ["nodeParams", "cudaGraphNodeParams *", 2]]],
+  ["cudaGraphReleaseUserObject", "cudaGraphReleaseUserObject", "cudaError_t", [["graph", "void *", 2], ["object", "void *", 2], ["count", "uint32", 0]]],
+  ["cudaGraphRemoveDependencies", "cudaGraphRemoveDependencies", "cudaError_t", [["graph", "void *", 2], ["from", "void **", 2], ["to", "void **", 2], ["edgeData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0]]],
+  ["cudaGraphRetainUserObject", "cudaGraphRetainUserObject", "cudaError_t", [["graph", "void *", 2], ["object", "void *", 2], ["count", "uint32", 0], ["flags", "uint32", 0]]],
+  ["cudaGraphUpload", "cudaGraphUpload", "cudaError_t", [["graphExec", "void *", 2], ["stream", "void *", 2]], "cudaGraphUpload_ptsz"],
+  ["cudaHostAlloc", "cudaHostAlloc", "cudaError_t", [["pHost", "void **", 2], ["size", "uint64", 0], ["flags", "uint32", 0]]],
+  ["cudaHostGetDevicePointer", "cudaHostGetDevicePointer", "cudaError_t", [["pDevice", "void **", 1], ["pHost", "void *", 0], ["flags", "uint32", 0]]],
+  ["cudaHostGetFlags", "cudaHostGetFlags", "cudaError_t", [["pFlags", "uint32 *", 1], ["pHost", "void *", 0]]],
+  ["cudaHostRegister", "cudaHostRegister", "cudaError_t", [["ptr", "void *", 0], ["size", "uint64", 0], ["flags", "uint32", 0]]],
+  ["cudaHostUnregister", "cudaHostUnregister", "cudaError_t", [["ptr", "void *", 0]]],
+  ["cudaImportExternalMemory", "cudaImportExternalMemory", "cudaError_t", [["extMem_out", "void **", 1], ["memHandleDesc", "const cudaExternalMemoryHandleDesc *", 0]]],
+  ["cudaImportExternalSemaphore", "cudaImportExternalSemaphore", "cudaError_t", [["extSem_out", "void **", 1], ["semHandleDesc", "const cudaExternalSemaphoreHandleDesc *", 0]]],
+  ["cudaInitDevice", "cudaInitDevice", "cudaError_t", [["device", "int32", 0], ["deviceFlags", "uint32", 0], ["flags", "uint32", 0]]],
+  ["cudaIpcCloseMemHandle", "cudaIpcCloseMemHandle", "cudaError_t", [["devPtr", "void *", 0]]],
+  ["cudaIpcGetEventHandle", "cudaIpcGetEventHandle", "cudaError_t", [["handle", "cudaIpcEventHandle_st *", 2], ["event", "void *", 2]]],
+  ["cudaIpcGetMemHandle", "cudaIpcGetMemHandle", "cudaError_t", [["handle", "cudaIpcMemHandle_st *", 2], ["devPtr", "void *", 0]]],
+  ["cudaIpcOpenEventHandle", "cudaIpcOpenEventHandle", "cudaError_t", [["event", "void **", 1], ["handle", "cudaIpcEventHandle_st", 0]]],
+  ["cudaIpcOpenMemHandle", "cudaIpcOpenMemHandle", "cudaError_t", [["devPtr", "void **", 1], ["handle", "cudaIpcMemHandle_st", 0], ["flags", "uint32", 0]]],
+  ["cudaKernelSetAttributeForDevice", "cudaKernelSetAttributeForDevice", "cudaError_t", [["kernel", "void *", 2], ["attr", "int32", 0], ["value", "int32", 0], ["device", "int32", 0]]],
+  ["cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel", "cudaError_t", [["func", "const void *", 0], ["gridDim", "dim3", 0], ["blockDim", "dim3", 0], ["args", "void **", 2], ["sharedMem", "uint64", 0], ["stream", "void *", 2]], "cudaLaunchCooperativeKernel_ptsz"],
+  ["cudaLaunchHostFunc", "cudaLaunchHostFunc", "cudaError_t", [["stream", "void *", 2], ["fn", "void *", 0], ["userData", "void *", 0]], "cudaLaunchHostFunc_ptsz"],
+  ["cudaLaunchKernel", "cudaLaunchKernel", "cudaError_t", [["func", "const void *", 0], ["gridDim", "dim3", 0], ["blockDim", "dim3", 0], ["args", "void **", 2], ["sharedMem", "uint64", 0], ["stream", "void *", 2]], "cudaLaunchKernel_ptsz"],
+  ["cudaLaunchKernelExC", "cudaLaunchKernelExC", "cudaError_t", [["config", "const cudaLaunchConfig_st *", 0], ["func", "const void *", 0], ["args", "void **", 2]], "cudaLaunchKernelExC_ptsz"],
+  ["cudaLibraryEnumerateKernels", "cudaLibraryEnumerateKernels", "cudaError_t", [["kernels", "void **", 2], ["numKernels", "uint32", 0], ["lib", "void *", 2]]],
+  ["cudaLibraryGetGlobal", "cudaLibraryGetGlobal", "cudaError_t", [["dptr", "void **", 1], ["bytes", "uint64 *", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
+  ["cudaLibraryGetKernel", "cudaLibraryGetKernel", "cudaError_t", [["pKernel", "void **", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
+  ["cudaLibraryGetKernelCount", "cudaLibraryGetKernelCount", "cudaError_t", [["count", "uint32 *", 1], ["lib", "void *", 2]]],
+  ["cudaLibraryGetManaged", "cudaLibraryGetManaged", "cudaError_t", [["dptr", "void **", 1], ["bytes", "uint64 *", 1], ["library", "void *", 2], ["name", "const char *", 0]]],
+  ["cudaLibraryGetUnifiedFunction", "cudaLibraryGetUnifiedFunction", "cudaError_t", [["fptr", "void **", 1], ["library", "void *", 2], ["symbol", "const char *", 0]]],
+  ["cudaLibraryLoadData", "cudaLibraryLoadData", "cudaError_t", [["library", "void **", 1], ["code", "const void *", 0], ["jitOptions", "int32 *", 2], ["jitOptionsValues", "void **", 2], ["numJitOptions", "uint32", 0], ["libraryOptions", "int32 *", 2], ["libraryOptionValues", "void **", 2], ["numLibraryOptions", "uint32", 0]]],
+  ["cudaLibraryLoadFromFile", "cudaLibraryLoadFromFile", "cudaError_t", [["library", "void **", 1], ["fileName", "const char *", 0], ["jitOptions", "int32 *", 2], ["jitOptionsValues", "void **", 2], ["numJitOptions", "uint32", 0], ["libraryOptions", "int32 *", 2], ["libraryOptionValues", "void **", 2], ["numLibraryOptions", "uint32", 0]]],
+  ["cudaLibraryUnload", "cudaLibraryUnload", "cudaError_t", [["library", "void *", 2]]],
+  ["cudaLogsCurrent", "cudaLogsCurrent", "cudaError_t", [["iterator_out", "uint32 *", 1], ["flags", "uint32", 0]]],
+  ["cudaLogsDumpToFile", "cudaLogsDumpToFile", "cudaError_t", [["iterator", "uint32 *", 2], ["pathToFile", "const char *", 0], ["flags", "uint32", 0]]],
+  ["cudaLogsDumpToMemory", "cudaLogsDumpToMemory", "cudaError_t", [["iterator", "uint32 *", 2], ["buffer", "char *", 0], ["size", "uint64 *", 2], ["flags", "uint32", 0]]],
+  ["cudaLogsRegisterCallback", "cudaLogsRegisterCallback", "cudaError_t", [["callbackFunc", "void *", 0], ["userData", "void *", 0], ["callback_out", "void **", 1]]],
+  ["cudaLogsUnregisterCallback", "cudaLogsUnregisterCallback", "cudaError_t", [["callback", "void *", 2]]],
+  ["cudaMalloc", "cudaMalloc", "cudaError_t", [["devPtr", "void **", 2], ["size", "uint64", 0]]],
+  ["cudaMalloc3D", "cudaMalloc3D", "cudaError_t", [["pitchedDevPtr", "cudaPitchedPtr *", 2], ["extent", "cudaExtent", 0]]],
+  ["cudaMalloc3DArray", "cudaMalloc3DArray", "cudaError_t", [["array", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["extent", "cudaExtent", 0], ["flags", "uint32", 0]]],
+  ["cudaMallocArray", "cudaMallocArray", "cudaError_t", [["array", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["flags", "uint32", 0]]],
+  ["cudaMallocAsync", "cudaMallocAsync", "cudaError_t", [["devPtr", "void **", 1], ["size", "uint64", 0], ["hStream", "void *", 2]], "cudaMallocAsync_ptsz"],
+  ["cudaMallocFromPoolAsync", "cudaMallocFromPoolAsync", "cudaError_t", [["ptr", "void **", 1], ["size", "uint64", 0], ["memPool", "void *", 2], ["stream", "void *", 2]], "cudaMallocFromPoolAsync_ptsz"],
+  ["cudaMallocHost", "cudaMallocHost", "cudaError_t", [["ptr", "void **", 2], ["size", "uint64", 0]]],
+  ["cudaMallocManaged", "cudaMallocManaged", "cudaError_t", [["devPtr", "void **", 2], ["size", "uint64", 0], ["flags", "uint32", 0]]],
+  ["cudaMallocMipmappedArray", "cudaMallocMipmappedArray", "cudaError_t", [["mipmappedArray", "void **", 2], ["desc", "const cudaChannelFormatDesc *", 0], ["extent", "cudaExtent", 0], ["numLevels", "uint32", 0], ["flags", "uint32", 0]]],
+  ["cudaMallocPitch", "cudaMallocPitch", "cudaError_t", [["devPtr", "void **", 2], ["pitch", "uint64 *", 2], ["width", "uint64", 0], ["height", "uint64", 0]]],
+  ["cudaMemAdvise", "cudaMemAdvise", "cudaError_t", [["devPtr", "const void *", 0], ["count", "uint64", 0], ["advice", "int32", 0], ["location", "cudaMemLocation", 0]]],
+  ["cudaMemcpy", "cudaMemcpy", "cudaError_t", [["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy_ptds"],
+  ["cudaMemcpy2D", "cudaMemcpy2D", "cudaError_t", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2D_ptds"],
+  ["cudaMemcpy2DArrayToArray", "cudaMemcpy2DArrayToArray", "cudaError_t", [["dst", "void *", 2], ["wOffsetDst", "uint64", 0], ["hOffsetDst", "uint64", 0], ["src", "void *", 0], ["wOffsetSrc", "uint64", 0], ["hOffsetSrc", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DArrayToArray_ptds"],
+  ["cudaMemcpy2DAsync", "cudaMemcpy2DAsync", "cudaError_t", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DAsync_ptsz"],
+  ["cudaMemcpy2DFromArray", "cudaMemcpy2DFromArray", "cudaError_t", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DFromArray_ptds"],
+  ["cudaMemcpy2DFromArrayAsync", "cudaMemcpy2DFromArrayAsync", "cudaError_t", [["dst", "void *", 0], ["dpitch", "uint64", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DFromArrayAsync_ptsz"],
+  ["cudaMemcpy2DToArray", "cudaMemcpy2DToArray", "cudaError_t", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpy2DToArray_ptds"],
+  ["cudaMemcpy2DToArrayAsync", "cudaMemcpy2DToArrayAsync", "cudaError_t", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["spitch", "uint64", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpy2DToArrayAsync_ptsz"],
+  ["cudaMemcpy3D", "cudaMemcpy3D", "cudaError_t", [["p", "const cudaMemcpy3DParms *", 0]], "cudaMemcpy3D_ptds"],
+  ["cudaMemcpy3DAsync", "cudaMemcpy3DAsync", "cudaError_t", [["p", "const cudaMemcpy3DParms *", 0], ["stream", "void *", 2]], "cudaMemcpy3DAsync_ptsz"],
+  ["cudaMemcpy3DBatchAsync", "cudaMemcpy3DBatchAsync", "cudaError_t", [["numOps", "uint64", 0], ["opList", "cudaMemcpy3DBatchOp *", 2], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemcpy3DBatchAsync_ptsz"],
+  ["cudaMemcpy3DPeer", "cudaMemcpy3DPeer", "cudaError_t", [["p", "const cudaMemcpy3DPeerParms *", 0]], "cudaMemcpy3DPeer_ptds"],
+  ["cudaMemcpy3DPeerAsync", "cudaMemcpy3DPeerAsync", "cudaError_t", [["p", "const cudaMemcpy3DPeerParms *", 0], ["stream", "void *", 2]], "cudaMemcpy3DPeerAsync_ptsz"],
+  ["cudaMemcpyArrayToArray", "cudaMemcpyArrayToArray", "cudaError_t", [["dst", "void *", 2], ["wOffsetDst", "uint64", 0], ["hOffsetDst", "uint64", 0], ["src", "void *", 0], ["wOffsetSrc", "uint64", 0], ["hOffsetSrc", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyArrayToArray_ptds"],
+  ["cudaMemcpyAsync", "cudaMemcpyAsync", "cudaError_t", [["dst", "void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyAsync_ptsz"],
+  ["cudaMemcpyBatchAsync", "cudaMemcpyBatchAsync", "cudaError_t", [["dsts", "void **", 2], ["srcs", "void **", 2], ["sizes", "const uint64 *", 0], ["count", "uint64", 0], ["attrs", "cudaMemcpyAttributes *", 2], ["attrsIdxs", "uint64 *", 2], ["numAttrs", "uint64", 0], ["stream", "void *", 2]], "cudaMemcpyBatchAsync_ptsz"],
+  ["cudaMemcpyFromArray", "cudaMemcpyFromArray", "cudaError_t", [["dst", "void *", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyFromArray_ptds"],
+  ["cudaMemcpyFromArrayAsync", "cudaMemcpyFromArrayAsync", "cudaError_t", [["dst", "void *", 0], ["src", "void *", 0], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyFromArrayAsync_ptsz"],
+  ["cudaMemcpyFromSymbol", "cudaMemcpyFromSymbol", "cudaError_t", [["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyFromSymbol_ptds"],
+  ["cudaMemcpyFromSymbolAsync", "cudaMemcpyFromSymbolAsync", "cudaError_t", [["dst", "void *", 0], ["symbol", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyFromSymbolAsync_ptsz"],
+  ["cudaMemcpyPeer", "cudaMemcpyPeer", "cudaError_t", [["dst", "void *", 0], ["dstDevice", "int32", 0], ["src", "const void *", 0], ["srcDevice", "int32", 0], ["count", "uint64", 0]]],
+  ["cudaMemcpyPeerAsync", "cudaMemcpyPeerAsync", "cudaError_t", [["dst", "void *", 0], ["dstDevice", "int32", 0], ["src", "const void *", 0], ["srcDevice", "int32", 0], ["count", "uint64", 0], ["stream", "void *", 2]]],
+  ["cudaMemcpyToArray", "cudaMemcpyToArray", "cudaError_t", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyToArray_ptds"],
+  ["cudaMemcpyToArrayAsync", "cudaMemcpyToArrayAsync", "cudaError_t", [["dst", "void *", 2], ["wOffset", "uint64", 0], ["hOffset", "uint64", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyToArrayAsync_ptsz"],
+  ["cudaMemcpyToSymbol", "cudaMemcpyToSymbol", "cudaError_t", [["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0]], "cudaMemcpyToSymbol_ptds"],
+  ["cudaMemcpyToSymbolAsync", "cudaMemcpyToSymbolAsync", "cudaError_t", [["symbol", "const void *", 0], ["src", "const void *", 0], ["count", "uint64", 0], ["offset", "uint64", 0], ["kind", "int32", 0], ["stream", "void *", 2]], "cudaMemcpyToSymbolAsync_ptsz"],
+  ["cudaMemDiscardAndPrefetchBatchAsync", "cudaMemDiscardAndPrefetchBatchAsync", "cudaError_t", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["prefetchLocs", "cudaMemLocation *", 2], ["prefetchLocIdxs", "uint64 *", 2], ["numPrefetchLocs", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemDiscardAndPrefetchBatchAsync_ptsz"],
+  ["cudaMemDiscardBatchAsync", "cudaMemDiscardBatchAsync", "cudaError_t", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemDiscardBatchAsync_ptsz"],
+  ["cudaMemGetDefaultMemPool", "cudaMemGetDefaultMemPool", "cudaError_t", [["memPool", "void **", 2], ["location", "cudaMemLocation *", 2], ["type", "int32", 0]]],
+  ["cudaMemGetInfo", "cudaMemGetInfo", "cudaError_t", [["free", "uint64 *", 1], ["total", "uint64 *", 1]]],
+  ["cudaMemGetMemPool", "cudaMemGetMemPool", "cudaError_t", [["memPool", "void **", 2], ["location", "cudaMemLocation *", 2], ["type", "int32", 0]]],
+  ["cudaMemPoolCreate", "cudaMemPoolCreate", "cudaError_t", [["memPool", "void **", 2], ["poolProps", "const cudaMemPoolProps *", 0]]],
+  ["cudaMemPoolDestroy", "cudaMemPoolDestroy", "cudaError_t", [["memPool", "void *", 2]]],
+  ["cudaMemPoolExportPointer", "cudaMemPoolExportPointer", "cudaError_t", [["exportData", "cudaMemPoolPtrExportData *", 2], ["ptr", "void *", 0]]],
+  ["cudaMemPoolExportToShareableHandle", "cudaMemPoolExportToShareableHandle", "cudaError_t", [["shareableHandle", "void *", 0], ["memPool", "void *", 2], ["handleType", "int32", 0], ["flags", "uint32", 0]]],
+  ["cudaMemPoolGetAccess", "cudaMemPoolGetAccess", "cudaError_t", [["flags", "int32 *", 2], ["memPool", "void *", 2], ["location", "cudaMemLocation *", 2]]],
+  ["cudaMemPoolGetAttribute", "cudaMemPoolGetAttribute", "cudaError_t", [["memPool", "void *", 2], ["attr", "int32", 0], ["value", "void *", 0]]],
+  ["cudaMemPoolImportFromShareableHandle", "cudaMemPoolImportFromShareableHandle", "cudaError_t", [["memPool", "void **", 2], ["shareableHandle", "void *", 0], ["handleType", "int32", 0], ["flags", "uint32", 0]]],
+  ["cudaMemPoolImportPointer", "cudaMemPoolImportPointer", "cudaError_t", [["ptr", "void **", 2], ["memPool", "void *", 2], ["exportData", "cudaMemPoolPtrExportData *", 2]]],
+  ["cudaMemPoolSetAccess", "cudaMemPoolSetAccess", "cudaError_t", [["memPool", "void *", 2], ["descList", "const cudaMemAccessDesc *", 0], ["count", "uint64", 0]]],
+  ["cudaMemPoolSetAttribute", "cudaMemPoolSetAttribute", "cudaError_t", [["memPool", "void *", 2], ["attr", "int32", 0], ["value", "void *", 0]]],
+  ["cudaMemPoolTrimTo", "cudaMemPoolTrimTo", "cudaError_t", [["memPool", "void *", 2], ["minBytesToKeep", "uint64", 0]]],
+  ["cudaMemPrefetchAsync", "cudaMemPrefetchAsync", "cudaError_t", [["devPtr", "const void *", 0], ["count", "uint64", 0], ["location", "cudaMemLocation", 0], ["flags", "uint32", 0], ["stream", "void *", 2]], "cudaMemPrefetchAsync_ptsz"],
+  ["cudaMemPrefetchBatchAsync", "cudaMemPrefetchBatchAsync", "cudaError_t", [["dptrs", "void **", 2], ["sizes", "uint64 *", 2], ["count", "uint64", 0], ["prefetchLocs", "cudaMemLocation *", 2], ["prefetchLocIdxs", "uint64 *", 2], ["numPrefetchLocs", "uint64", 0], ["flags", "uint64", 0], ["stream", "void *", 2]], "cudaMemPrefetchBatchAsync_ptsz"],
+  ["cudaMemRangeGetAttribute", "cudaMemRangeGetAttribute", "cudaError_t", [["data", "void *", 0], ["dataSize", "uint64", 0], ["attribute", "int32", 0], ["devPtr", "const void *", 0], ["count", "uint64", 0]]],
+  ["cudaMemRangeGetAttributes", "cudaMemRangeGetAttributes", "cudaError_t", [["data", "void **", 2], ["dataSizes", "uint64 *", 2], ["attributes", "int32 *", 2], ["numAttributes", "uint64", 0], ["devPtr", "const void *", 0], ["count", "uint64", 0]]],
+  ["cudaMemset", "cudaMemset", "cudaError_t", [["devPtr", "void *", 0], ["value", "int32", 0], ["count", "uint64", 0]], "cudaMemset_ptds"],
+  ["cudaMemset2D", "cudaMemset2D", "cudaError_t", [["devPtr", "void *", 0], ["pitch", "uint64", 0], ["value", "int32", 0], ["width", "uint64", 0], ["height", "uint64", 0]], "cudaMemset2D_ptds"],
+  ["cudaMemset2DAsync", "cudaMemset2DAsync", "cudaError_t", [["devPtr", "void *", 0], ["pitch", "uint64", 0], ["value", "int32", 0], ["width", "uint64", 0], ["height", "uint64", 0], ["stream", "void *", 2]], "cudaMemset2DAsync_ptsz"],
+  ["cudaMemset3D", "cudaMemset3D", "cudaError_t", [["pitchedDevPtr", "cudaPitchedPtr", 0], ["value", "int32", 0], ["extent", "cudaExtent", 0]], "cudaMemset3D_ptds"],
+  ["cudaMemset3DAsync", "cudaMemset3DAsync", "cudaError_t", [["pitchedDevPtr", "cudaPitchedPtr", 0], ["value", "int32", 0], ["extent", "cudaExtent", 0], ["stream", "void *", 2]], "cudaMemset3DAsync_ptsz"],
+  ["cudaMemsetAsync", "cudaMemsetAsync", "cudaError_t", [["devPtr", "void *", 0], ["value", "int32", 0], ["count", "uint64", 0], ["stream", "void *", 2]], "cudaMemsetAsync_ptsz"],
+  ["cudaMemSetMemPool", "cudaMemSetMemPool", "cudaError_t", [["location", "cudaMemLocation *", 2], ["type", "int32", 0], ["memPool", "void *", 2]]],
+  ["cudaMipmappedArrayGetMemoryRequirements", "cudaMipmappedArrayGetMemoryRequirements", "cudaError_t", [["memoryRequirements", "cudaArrayMemoryRequirements *", 2], ["mipmap", "void *", 2], ["device", "int32", 0]]],
+  ["cudaMipmappedArrayGetSparseProperties", "cudaMipmappedArrayGetSparseProperties", "cudaError_t", [["sparseProperties", "cudaArraySparseProperties *", 2], ["mipmap", "void *", 2]]],
+  ["cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaError_t", [["dynamicSmemSize", "uint64 *", 1], ["func", "const void *", 0], ["numBlocks", "int32", 0], ["blockSize", "int32", 0]]],
+  ["cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaError_t", [["numBlocks", "int32 *", 1], ["func", "const void *", 0], ["blockSize", "int32", 0], ["dynamicSMemSize", "uint64", 0]]],
+  ["cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "cudaError_t", [["numBlocks", "int32 *", 1], ["func", "const void *", 0], ["blockSize", "int32", 0], ["dynamicSMemSize", "uint64", 0], ["flags", "uint32", 0]]],
+  ["cudaOccupancyMaxActiveClusters", "cudaOccupancyMaxActiveClusters", "cudaError_t", [["numClusters", "int32 *", 1], ["func", "const void *", 0], ["launchConfig", "const cudaLaunchConfig_st *", 0]]],
+  ["cudaOccupancyMaxPotentialClusterSize", "cudaOccupancyMaxPotentialClusterSize", "cudaError_t", [["clusterSize", "int32 *", 1], ["func", "const void *", 0], ["launchConfig", "const cudaLaunchConfig_st *", 0]]],
+  ["cudaPeekAtLastError", "cudaPeekAtLastError", "cudaError_t", []],
+  ["cudaPointerGetAttributes", "cudaPointerGetAttributes", "cudaError_t", [["attributes", "cudaPointerAttributes *", 2], ["ptr", "const void *", 0]]],
+  ["cudaRuntimeGetVersion", "cudaRuntimeGetVersion", "cudaError_t", [["runtimeVersion", "int32 *", 1]]],
+  ["cudaSetDevice", "cudaSetDevice", "cudaError_t", [["device", "int32", 0]]],
+  ["cudaSetDeviceFlags", "cudaSetDeviceFlags", "cudaError_t", [["flags", "uint32", 0]]],
+  ["cudaSetValidDevices", "cudaSetValidDevices", "cudaError_t", [["device_arr", "int32 *", 2], ["len", "int32", 0]]],
+  ["cudaSignalExternalSemaphoresAsync", "cudaSignalExternalSemaphoresAsync", "cudaError_t", [["extSemArray", "void **", 2], ["paramsArray", "const cudaExternalSemaphoreSignalParams *", 0], ["numExtSems", "uint32", 0], ["stream", "void *", 2]], "cudaSignalExternalSemaphoresAsync_ptsz"],
+  ["cudaStreamAddCallback", "cudaStreamAddCallback", "cudaError_t", [["stream", "void *", 2], ["callback", "void *", 0], ["userData", "void *", 0], ["flags", "uint32", 0]], "cudaStreamAddCallback_ptsz"],
+  ["cudaStreamAttachMemAsync", "cudaStreamAttachMemAsync", "cudaError_t", [["stream", "void *", 2], ["devPtr", "void *", 0], ["length", "uint64", 0], ["flags", "uint32", 0]], "cudaStreamAttachMemAsync_ptsz"],
+  ["cudaStreamBeginCapture", "cudaStreamBeginCapture", "cudaError_t", [["stream", "void *", 2], ["mode", "int32", 0]], "cudaStreamBeginCapture_ptsz"],
+  ["cudaStreamBeginCaptureToGraph", "cudaStreamBeginCaptureToGraph", "cudaError_t", [["stream", "void *", 2], ["graph", "void *", 2], ["dependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["mode", "int32", 0]], "cudaStreamBeginCaptureToGraph_ptsz"],
+  ["cudaStreamCopyAttributes", "cudaStreamCopyAttributes", "cudaError_t", [["dst", "void *", 2], ["src", "void *", 2]], "cudaStreamCopyAttributes_ptsz"],
+  ["cudaStreamCreate", "cudaStreamCreate", "cudaError_t", [["pStream", "void **", 2]]],
+  ["cudaStreamCreateWithFlags", "cudaStreamCreateWithFlags", "cudaError_t", [["pStream", "void **", 2], ["flags", "uint32", 0]]],
+  ["cudaStreamCreateWithPriority", "cudaStreamCreateWithPriority", "cudaError_t", [["pStream", "void **", 2], ["flags", "uint32", 0], ["priority", "int32", 0]]],
+  ["cudaStreamDestroy", "cudaStreamDestroy", "cudaError_t", [["stream", "void *", 2]]],
+  ["cudaStreamEndCapture", "cudaStreamEndCapture", "cudaError_t", [["stream", "void *", 2], ["pGraph", "void **", 1]], "cudaStreamEndCapture_ptsz"],
+  ["cudaStreamGetAttribute", "cudaStreamGetAttribute", "cudaError_t", [["hStream", "void *", 2], ["attr", "int32", 0], ["value_out", "cudaLaunchAttributeValue *", 1]], "cudaStreamGetAttribute_ptsz"],
+  ["cudaStreamGetCaptureInfo", "cudaStreamGetCaptureInfo", "cudaError_t", [["stream", "void *", 2], ["captureStatus_out", "int32 *", 1], ["id_out", "uint64 *", 1], ["graph_out", "void **", 1], ["dependencies_out", "void **", 1], ["edgeData_out", "void **", 1], ["numDependencies_out", "uint64 *", 1]], "cudaStreamGetCaptureInfo_ptsz"],
+  ["cudaStreamGetDevice", "cudaStreamGetDevice", "cudaError_t", [["hStream", "void *", 2], ["device", "int32 *", 1]], "cudaStreamGetDevice_ptsz"],
+  ["cudaStreamGetFlags", "cudaStreamGetFlags", "cudaError_t", [["hStream", "void *", 2], ["flags", "uint32 *", 2]], "cudaStreamGetFlags_ptsz"],
+  ["cudaStreamGetId", "cudaStreamGetId", "cudaError_t", [["hStream", "void *", 2], ["streamId", "uint64 *", 2]], "cudaStreamGetId_ptsz"],
+  ["cudaStreamGetPriority", "cudaStreamGetPriority", "cudaError_t", [["hStream", "void *", 2], ["priority", "int32 *", 2]], "cudaStreamGetPriority_ptsz"],
+  ["cudaStreamIsCapturing", "cudaStreamIsCapturing", "cudaError_t", [["stream", "void *", 2], ["pCaptureStatus", "int32 *", 1]], "cudaStreamIsCapturing_ptsz"],
+  ["cudaStreamQuery", "cudaStreamQuery", "cudaError_t", [["stream", "void *", 2]], "cudaStreamQuery_ptsz"],
+  ["cudaStreamSetAttribute", "cudaStreamSetAttribute", "cudaError_t", [["hStream", "void *", 2], ["attr", "int32", 0], ["value", "const cudaLaunchAttributeValue *", 0]], "cudaStreamSetAttribute_ptsz"],
+  ["cudaStreamSynchronize", "cudaStreamSynchronize", "cudaError_t", [["stream", "void *", 2]], "cudaStreamSynchronize_ptsz"],
+  ["cudaStreamUpdateCaptureDependencies", "cudaStreamUpdateCaptureDependencies", "cudaError_t", [["stream", "void *", 2], ["dependencies", "void **", 2], ["dependencyData", "const cudaGraphEdgeData_st *", 0], ["numDependencies", "uint64", 0], ["flags", "uint32", 0]], "cudaStreamUpdateCaptureDependencies_ptsz"],
+  ["cudaStreamWaitEvent", "cudaStreamWaitEvent", "cudaError_t", [["stream", "void *", 2], ["event", "void *", 2], ["flags", "uint32", 0]], "cudaStreamWaitEvent_ptsz"],
+  ["cudaThreadExchangeStreamCaptureMode", "cudaThreadExchangeStreamCaptureMode", "cudaError_t", [["mode", "int32 *", 2]]],
+  ["cudaUserObjectCreate", "cudaUserObjectCreate", "cudaError_t", [["object_out", "void **", 1], ["ptr", "void *", 0], ["destroy", "void *", 0], ["initialRefcount", "uint32", 0], ["flags", "uint32", 0]]],
+  ["cudaUserObjectRelease", "cudaUserObjectRelease", "cudaError_t", [["object", "void *", 2], ["count", "uint32", 0]]],
+  ["cudaUserObjectRetain", "cudaUserObjectRetain", "cudaError_t", [["object", "void *", 2], ["count", "uint32", 0]]],
+  ["cudaWaitExternalSemaphoresAsync", "cudaWaitExternalSemaphoresAsync", "cudaError_t", [["extSemArray", "void **", 2], ["paramsArray", "const cudaExternalSemaphoreWaitParams *", 0], ["numExtSems", "uint32", 0], ["stream", "void *", 2]], "cudaWaitExternalSemaphoresAsync_ptsz"],
 ];
 export const RUNTIME_COUNTS = {"functions":310,"legacy":0,"perThread":68} as const;

@@ -785,175 +785,175 @@ export const cudaDriverEntryPointQueryResult = {
 } as const;
 export type cudaDriverEntryPointQueryResult = (typeof cudaDriverEntryPointQueryResult)[keyof typeof cudaDriverEntryPointQueryResult];
 export const cudaEmulationMantissaControl = {
-/** The number of retained mantissa bits are computed at runtime toensure the same or better accuracy than the floating pointrepresentation being emulated */
+/** The number of retained mantissa bits are computed at runtime to ensure the same or better accuracy than the floating point representation being emulated */
   CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC: 0,
 /** The number of retained mantissa bits are known at runtime */
   CUDA_EMULATION_MANTISSA_CONTROL_FIXED: 1,
 } as const;
 export type cudaEmulationMantissaControl = (typeof cudaEmulationMantissaControl)[keyof typeof cudaEmulationMantissaControl];
 export const cudaEmulationSpecialValuesSupport = {
-/** The default special value support mask which contains support forsigned infinities and NaN values */
+/** The default special value support mask which contains support for signed infinities and NaN values */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_DEFAULT: 65535,
-/** There are no requirements for emulation algorithms to support specialvalues */
+/** There are no requirements for emulation algorithms to support special values */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NONE: 0,
-/** Require emulation algorithms to handle signed infinity inputs andoutputs */
+/** Require emulation algorithms to handle signed infinity inputs and outputs */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_INFINITY: 1,
 /** Require emulation algorithms to handle NaN inputs and outputs */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NAN: 2,
 } as const;
 export type cudaEmulationSpecialValuesSupport = (typeof cudaEmulationSpecialValuesSupport)[keyof typeof cudaEmulationSpecialValuesSupport];
 export const cudaEmulationStrategy = {
-/** The default emulation strategy. For emulated computations, this isequivalent to CUDA_EMULATION_STRATEGY_PERFORMANT, unless a librarydependent environment variable is set */
+/** The default emulation strategy. For emulated computations, this is equivalent to CUDA_EMULATION_STRATEGY_PERFORMANT, unless a library dependent environment variable is set */
   CUDA_EMULATION_STRATEGY_DEFAULT: 0,
-/** An emulation strategy which configures libraries to use emulationwhen it provides a performance benefit */
+/** An emulation strategy which configures libraries to use emulation when it provides a performance benefit */
   CUDA_EMULATION_STRATEGY_PERFORMANT: 1,
-/** An emulation strategy which configures libraries to use emulationwhenever possible */
+/** An emulation strategy which configures libraries to use emulation whenever possible */
   CUDA_EMULATION_STRATEGY_EAGER: 2,
 } as const;
 export type cudaEmulationStrategy = (typeof cudaEmulationStrategy)[keyof typeof cudaEmulationStrategy];
 export const cudaError_t = {
-/** The API call returned with no errors. In the case of query calls, thisalso means that the operation being queried is complete (see::cudaEventQuery() and ::cudaStreamQuery()). */
+/** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cudaEventQuery() and ::cudaStreamQuery()). */
   cudaSuccess: 0,
-/** This indicates that one or more of the parameters passed to the API callis not within an acceptable range of values. */
+/** This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values. */
   cudaErrorInvalidValue: 1,
-/** The API call failed because it was unable to allocate enough memory orother resources to perform the requested operation. */
+/** The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation. */
   cudaErrorMemoryAllocation: 2,
-/** The API call failed because the CUDA driver and runtime could not beinitialized. */
+/** The API call failed because the CUDA driver and runtime could not be initialized. */
   cudaErrorInitializationError: 3,
-/** This indicates that a CUDA Runtime API call cannot be executed becauseit is being called during process shut down, at a point in time afterCUDA driver has been unloaded. */
+/** This indicates that a CUDA Runtime API call cannot be executed because it is being called during process shut down, at a point in time after CUDA driver has been unloaded. */
   cudaErrorCudartUnloading: 4,
-/** This indicates profiler is not initialized for this run. This canhappen when the application is running with external profiling toolslike visual profiler. */
+/** This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler. */
   cudaErrorProfilerDisabled: 5,
   cudaErrorProfilerNotInitialized: 6,
   cudaErrorProfilerAlreadyStarted: 7,
   cudaErrorProfilerAlreadyStopped: 8,
-/** This indicates that a kernel launch is requesting resources that cannever be satisfied by the current device. Requesting more shared memoryper block than the device supports will trigger this error, as willrequesting too many threads or blocks. See ::cudaDeviceProp for moredevice limitations. */
+/** This indicates that a kernel launch is requesting resources that can never be satisfied by the current device. Requesting more shared memory per block than the device supports will trigger this error, as will requesting too many threads or blocks. See ::cudaDeviceProp for more device limitations. */
   cudaErrorInvalidConfiguration: 9,
-/** This indicates that one or more of the pitch-related parameters passedto the API call is not within the acceptable range for pitch. */
+/** This indicates that one or more of the pitch-related parameters passed to the API call is not within the acceptable range for pitch. */
   cudaErrorInvalidPitchValue: 12,
-/** This indicates that the symbol name/identifier passed to the API callis not a valid name or identifier. */
+/** This indicates that the symbol name/identifier passed to the API call is not a valid name or identifier. */
   cudaErrorInvalidSymbol: 13,
-/** This indicates that at least one host pointer passed to the API call isnot a valid host pointer. */
+/** This indicates that at least one host pointer passed to the API call is not a valid host pointer. */
   cudaErrorInvalidHostPointer: 16,
-/** This indicates that at least one device pointer passed to the API call isnot a valid device pointer. */
+/** This indicates that at least one device pointer passed to the API call is not a valid device pointer. */
   cudaErrorInvalidDevicePointer: 17,
-/** This indicates that the texture passed to the API call is not a validtexture. */
+/** This indicates that the texture passed to the API call is not a valid texture. */
   cudaErrorInvalidTexture: 18,
-/** This indicates that the texture binding is not valid. This occurs if youcall ::cudaGetTextureAlignmentOffset() with an unbound texture. */
+/** This indicates that the texture binding is not valid. This occurs if you call ::cudaGetTextureAlignmentOffset() with an unbound texture. */
   cudaErrorInvalidTextureBinding: 19,
-/** This indicates that the channel descriptor passed to the API call is notvalid. This occurs if the format is not one of the formats specified by::cudaChannelFormatKind, or if one of the dimensions is invalid. */
+/** This indicates that the channel descriptor passed to the API call is not valid. This occurs if the format is not one of the formats specified by ::cudaChannelFormatKind, or if one of the dimensions is invalid. */
   cudaErrorInvalidChannelDescriptor: 20,
-/** This indicates that the direction of the memcpy passed to the API call isnot one of the types specified by ::cudaMemcpyKind. */
+/** This indicates that the direction of the memcpy passed to the API call is not one of the types specified by ::cudaMemcpyKind. */
   cudaErrorInvalidMemcpyDirection: 21,
-/** This indicated that the user has taken the address of a constant variable,which was forbidden up until the CUDA 3.1 release. */
+/** This indicated that the user has taken the address of a constant variable, which was forbidden up until the CUDA 3.1 release. */
   cudaErrorAddressOfConstant: 22,
-/** This indicated that a texture fetch was not able to be performed.This was previously used for device emulation of texture operations. */
+/** This indicated that a texture fetch was not able to be performed. This was previously used for device emulation of texture operations. */
   cudaErrorTextureFetchFailed: 23,
-/** This indicated that a texture was not bound for access.This was previously used for device emulation of texture operations. */
+/** This indicated that a texture was not bound for access. This was previously used for device emulation of texture operations. */
   cudaErrorTextureNotBound: 24,
-/** This indicated that a synchronization operation had failed.This was previously used for some device emulation functions. */
+/** This indicated that a synchronization operation had failed. This was previously used for some device emulation functions. */
   cudaErrorSynchronizationError: 25,
-/** This indicates that a non-float texture was being accessed with linearfiltering. This is not supported by CUDA. */
+/** This indicates that a non-float texture was being accessed with linear filtering. This is not supported by CUDA. */
   cudaErrorInvalidFilterSetting: 26,
-/** This indicates that an attempt was made to read an unsupported data type as anormalized float. This is not supported by CUDA. */
+/** This indicates that an attempt was made to read an unsupported data type as a normalized float. This is not supported by CUDA. */
   cudaErrorInvalidNormSetting: 27,
 /** Mixing of device and device emulation code was not allowed. */
   cudaErrorMixedDeviceExecution: 28,
-/** This indicates that the API call is not yet implemented. Productionreleases of CUDA will never return this error. */
+/** This indicates that the API call is not yet implemented. Production releases of CUDA will never return this error. */
   cudaErrorNotYetImplemented: 31,
-/** This indicated that an emulated device pointer exceeded the 32-bit addressrange. */
+/** This indicated that an emulated device pointer exceeded the 32-bit address range. */
   cudaErrorMemoryValueTooLarge: 32,
-/** This indicates that the CUDA driver that the application has loaded is astub library. Applications that run with the stub rather than a realdriver loaded will result in CUDA API returning this error. */
+/** This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error. */
   cudaErrorStubLibrary: 34,
-/** This indicates that the installed NVIDIA CUDA driver is older than theCUDA runtime library. This is not a supported configuration. Users shouldinstall an updated NVIDIA display driver to allow the application to run. */
+/** This indicates that the installed NVIDIA CUDA driver is older than the CUDA runtime library. This is not a supported configuration. Users should install an updated NVIDIA display driver to allow the application to run. */
   cudaErrorInsufficientDriver: 35,
-/** This indicates that the API call requires a newer CUDA driver than the onecurrently installed. Users should install an updated NVIDIA CUDA driverto allow the API call to succeed. */
+/** This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed. */
   cudaErrorCallRequiresNewerDriver: 36,
-/** This indicates that the surface passed to the API call is not a validsurface. */
+/** This indicates that the surface passed to the API call is not a valid surface. */
   cudaErrorInvalidSurface: 37,
-/** This indicates that multiple global or constant variables (across separateCUDA source files in the application) share the same string name. */
+/** This indicates that multiple global or constant variables (across separate CUDA source files in the application) share the same string name. */
   cudaErrorDuplicateVariableName: 43,
-/** This indicates that multiple textures (across separate CUDA sourcefiles in the application) share the same string name. */
+/** This indicates that multiple textures (across separate CUDA source files in the application) share the same string name. */
   cudaErrorDuplicateTextureName: 44,
-/** This indicates that multiple surfaces (across separate CUDA sourcefiles in the application) share the same string name. */
+/** This indicates that multiple surfaces (across separate CUDA source files in the application) share the same string name. */
   cudaErrorDuplicateSurfaceName: 45,
-/** This indicates that all CUDA devices are busy or unavailable at the currenttime. Devices are often busy/unavailable due to use of::cudaComputeModeProhibited, ::cudaComputeModeExclusiveProcess, or when longrunning CUDA kernels have filled up the GPU and are blocking new workfrom starting. They can also be unavailable due to memory constraintson a device that already has active CUDA work being performed. */
+/** This indicates that all CUDA devices are busy or unavailable at the current time. Devices are often busy/unavailable due to use of ::cudaComputeModeProhibited, ::cudaComputeModeExclusiveProcess, or when long running CUDA kernels have filled up the GPU and are blocking new work from starting. They can also be unavailable due to memory constraints on a device that already has active CUDA work being performed. */
   cudaErrorDevicesUnavailable: 46,
-/** This indicates that the current context is not compatible with thisthe CUDA Runtime. This can only occur if you are using CUDARuntime/Driver interoperability and have created an existing Drivercontext using the driver API. The Driver context may be incompatibleeither because the Driver context was created using an older versionof the API, because the Runtime API call expects a primary drivercontext and the Driver context is not primary, or because the Drivercontext has been destroyed. Please see"Interactionswith the CUDA Driver API" for more information. */
+/** This indicates that the current context is not compatible with this the CUDA Runtime. This can only occur if you are using CUDA Runtime/Driver interoperability and have created an existing Driver context using the driver API. The Driver context may be incompatible either because the Driver context was created using an older version of the API, because the Runtime API call expects a primary driver context and the Driver context is not primary, or because the Driver context has been destroyed. Please see "Interactions with the CUDA Driver API" for more information. */
   cudaErrorIncompatibleDriverContext: 49,
-/** The device function being invoked (usually via ::cudaLaunchKernel()) was notpreviously configured via the ::cudaConfigureCall() function. */
+/** The device function being invoked (usually via ::cudaLaunchKernel()) was not previously configured via the ::cudaConfigureCall() function. */
   cudaErrorMissingConfiguration: 52,
-/** This indicated that a previous kernel launch failed. This was previouslyused for device emulation of kernel launches. */
+/** This indicated that a previous kernel launch failed. This was previously used for device emulation of kernel launches. */
   cudaErrorPriorLaunchFailure: 53,
-/** This error indicates that a device runtime grid launch did not occurbecause the depth of the child grid would exceed the maximum supportednumber of nested grid launches. */
+/** This error indicates that a device runtime grid launch did not occur because the depth of the child grid would exceed the maximum supported number of nested grid launches. */
   cudaErrorLaunchMaxDepthExceeded: 65,
-/** This error indicates that a grid launch did not occur because the kerneluses file-scoped textures which are unsupported by the device runtime.Kernels launched via the device runtime only support textures created withthe Texture Object API's. */
+/** This error indicates that a grid launch did not occur because the kernel uses file-scoped textures which are unsupported by the device runtime. Kernels launched via the device runtime only support textures created with the Texture Object API's. */
   cudaErrorLaunchFileScopedTex: 66,
-/** This error indicates that a grid launch did not occur because the kerneluses file-scoped surfaces which are unsupported by the device runtime.Kernels launched via the device runtime only support surfaces created withthe Surface Object API's. */
+/** This error indicates that a grid launch did not occur because the kernel uses file-scoped surfaces which are unsupported by the device runtime. Kernels launched via the device runtime only support surfaces created with the Surface Object API's. */
   cudaErrorLaunchFileScopedSurf: 67,
-/** This error indicates that a call to ::cudaDeviceSynchronize made fromthe device runtime failed because the call was made at grid depth greaterthan than either the default (2 levels of grids) or user specified devicelimit ::cudaLimitDevRuntimeSyncDepth. To be able to synchronize onlaunched grids at a greater depth successfully, the maximum nesteddepth at which ::cudaDeviceSynchronize will be called must be specifiedwith the ::cudaLimitDevRuntimeSyncDepth limit to the ::cudaDeviceSetLimitapi before the host-side launch of a kernel using the device runtime.Keep in mind that additional levels of sync depth require the runtimeto reserve large amounts of device memory that cannot be used foruser allocations. Note that ::cudaDeviceSynchronize made from deviceruntime is only supported on devices of compute capability<9.0. */
+/** This error indicates that a call to ::cudaDeviceSynchronize made from the device runtime failed because the call was made at grid depth greater than than either the default (2 levels of grids) or user specified device limit ::cudaLimitDevRuntimeSyncDepth. To be able to synchronize on launched grids at a greater depth successfully, the maximum nested depth at which ::cudaDeviceSynchronize will be called must be specified with the ::cudaLimitDevRuntimeSyncDepth limit to the ::cudaDeviceSetLimit api before the host-side launch of a kernel using the device runtime. Keep in mind that additional levels of sync depth require the runtime to reserve large amounts of device memory that cannot be used for user allocations. Note that ::cudaDeviceSynchronize made from device runtime is only supported on devices of compute capability < 9.0. */
   cudaErrorSyncDepthExceeded: 68,
-/** This error indicates that a device runtime grid launch failed becausethe launch would exceed the limit ::cudaLimitDevRuntimePendingLaunchCount.For this launch to proceed successfully, ::cudaDeviceSetLimit must becalled to set the ::cudaLimitDevRuntimePendingLaunchCount to be higherthan the upper bound of outstanding launches that can be issued to thedevice runtime. Keep in mind that raising the limit of pending deviceruntime launches will require the runtime to reserve device memory thatcannot be used for user allocations. */
+/** This error indicates that a device runtime grid launch failed because the launch would exceed the limit ::cudaLimitDevRuntimePendingLaunchCount. For this launch to proceed successfully, ::cudaDeviceSetLimit must be called to set the ::cudaLimitDevRuntimePendingLaunchCount to be higher than the upper bound of outstanding launches that can be issued to the device runtime. Keep in mind that raising the limit of pending device runtime launches will require the runtime to reserve device memory that cannot be used for user allocations. */
   cudaErrorLaunchPendingCountExceeded: 69,
-/** The requested device function does not exist or is not compiled for theproper device architecture. */
+/** The requested device function does not exist or is not compiled for the proper device architecture. */
   cudaErrorInvalidDeviceFunction: 98,
-/** This indicates that no CUDA-capable devices were detected by the installedCUDA driver. */
+/** This indicates that no CUDA-capable devices were detected by the installed CUDA driver. */
   cudaErrorNoDevice: 100,
-/** This indicates that the device ordinal supplied by the user does notcorrespond to a valid CUDA device or that the action requested isinvalid for the specified device. */
+/** This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device. */
   cudaErrorInvalidDevice: 101,
 /** This indicates that the device doesn't have a valid Grid License. */
   cudaErrorDeviceNotLicensed: 102,
-/** By default, the CUDA runtime may perform a minimal set of self-tests,as well as CUDA driver tests, to establish the validity of both.Introduced in CUDA 11.2, this error return indicates that at least oneof these tests has failed and the validity of either the runtimeor the driver could not be established. */
+/** By default, the CUDA runtime may perform a minimal set of self-tests, as well as CUDA driver tests, to establish the validity of both. Introduced in CUDA 11.2, this error return indicates that at least one of these tests has failed and the validity of either the runtime or the driver could not be established. */
   cudaErrorSoftwareValidityNotEstablished: 103,
 /** This indicates an internal startup failure in the CUDA runtime. */
   cudaErrorStartupFailure: 127,
 /** This indicates that the device kernel image is invalid. */
   cudaErrorInvalidKernelImage: 200,
-/** This most frequently indicates that there is no context bound to thecurrent thread. This can also be returned if the context passed to anAPI call is not a valid handle (such as a context that has had::cuCtxDestroy() invoked on it). This can also be returned if a usermixes different API versions (i.e. 3010 context with 3020 API calls).See ::cuCtxGetApiVersion() for more details. */
+/** This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had ::cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See ::cuCtxGetApiVersion() for more details. */
   cudaErrorDeviceUninitialized: 201,
 /** This indicates that the buffer object could not be mapped. */
   cudaErrorMapBufferObjectFailed: 205,
 /** This indicates that the buffer object could not be unmapped. */
   cudaErrorUnmapBufferObjectFailed: 206,
-/** This indicates that the specified array is currently mapped and thuscannot be destroyed. */
+/** This indicates that the specified array is currently mapped and thus cannot be destroyed. */
   cudaErrorArrayIsMapped: 207,
 /** This indicates that the resource is already mapped. */
   cudaErrorAlreadyMapped: 208,
-/** This indicates that there is no kernel image available that is suitablefor the device. This can occur when a user specifies code generationoptions for a particular CUDA source file that do not include thecorresponding device configuration. */
+/** This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration. */
   cudaErrorNoKernelImageForDevice: 209,
 /** This indicates that a resource has already been acquired. */
   cudaErrorAlreadyAcquired: 210,
 /** This indicates that a resource is not mapped. */
   cudaErrorNotMapped: 211,
-/** This indicates that a mapped resource is not available for access as anarray. */
+/** This indicates that a mapped resource is not available for access as an array. */
   cudaErrorNotMappedAsArray: 212,
-/** This indicates that a mapped resource is not available for access as apointer. */
+/** This indicates that a mapped resource is not available for access as a pointer. */
   cudaErrorNotMappedAsPointer: 213,
-/** This indicates that an uncorrectable ECC error was detected duringexecution. */
+/** This indicates that an uncorrectable ECC error was detected during execution. */
   cudaErrorECCUncorrectable: 214,
-/** This indicates that the ::cudaLimit passed to the API call is notsupported by the active device. */
+/** This indicates that the ::cudaLimit passed to the API call is not supported by the active device. */
   cudaErrorUnsupportedLimit: 215,
-/** This indicates that a call tried to access an exclusive-thread device thatis already in use by a different thread. */
+/** This indicates that a call tried to access an exclusive-thread device that is already in use by a different thread. */
   cudaErrorDeviceAlreadyInUse: 216,
-/** This error indicates that P2P access is not supported across the givendevices. */
+/** This error indicates that P2P access is not supported across the given devices. */
   cudaErrorPeerAccessUnsupported: 217,
-/** A PTX compilation failed. The runtime may fall back to compiling PTX ifan application does not contain a suitable binary for the current device. */
+/** A PTX compilation failed. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device. */
   cudaErrorInvalidPtx: 218,
 /** This indicates an error with the OpenGL or DirectX context. */
   cudaErrorInvalidGraphicsContext: 219,
-/** This indicates that an uncorrectable NVLink error was detected during theexecution. */
+/** This indicates that an uncorrectable NVLink error was detected during the execution. */
   cudaErrorNvlinkUncorrectable: 220,
-/** This indicates that the PTX JIT compiler library was not found. The JIT Compilerlibrary is used for PTX compilation. The runtime may fall back to compiling PTXif an application does not contain a suitable binary for the current device. */
+/** This indicates that the PTX JIT compiler library was not found. The JIT Compiler library is used for PTX compilation. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device. */
   cudaErrorJitCompilerNotFound: 221,
-/** This indicates that the provided PTX was compiled with an unsupported toolchain.The most common reason for this, is the PTX was generated by a compiler newerthan what is supported by the CUDA driver and PTX JIT compiler. */
+/** This indicates that the provided PTX was compiled with an unsupported toolchain. The most common reason for this, is the PTX was generated by a compiler newer than what is supported by the CUDA driver and PTX JIT compiler. */
   cudaErrorUnsupportedPtxVersion: 222,
-/** This indicates that the JIT compilation was disabled. The JIT compilation compilesPTX. The runtime may fall back to compiling PTX if an application does not containa suitable binary for the current device. */
+/** This indicates that the JIT compilation was disabled. The JIT compilation compiles PTX. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device. */
   cudaErrorJitCompilationDisabled: 223,
 /** This indicates that the provided execution affinity is not supported by the device. */
   cudaErrorUnsupportedExecAffinity: 224,
-/** This indicates that the code to be compiled by the PTX JIT containsunsupported call to cudaDeviceSynchronize. */
+/** This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize. */
   cudaErrorUnsupportedDevSideSync: 225,
-/** This indicates that an exception occurred on the device that is nowcontained by the GPU's error containment capability. Common causes are -a. Certain types of invalid accesses of peer GPU memory over nvlinkb. Certain classes of hardware errorsThis leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process mustbe terminated and relaunched. */
+/** This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorContained: 226,
 /** This indicates that the device kernel source is invalid. */
   cudaErrorInvalidSource: 300,
@@ -965,71 +965,71 @@ export const cudaError_t = {
   cudaErrorSharedObjectInitFailed: 303,
 /** This error indicates that an OS call failed. */
   cudaErrorOperatingSystem: 304,
-/** This indicates that a resource handle passed to the API call was notvalid. Resource handles are opaque types like ::cudaStream_t and::cudaEvent_t. */
+/** This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like ::cudaStream_t and ::cudaEvent_t. */
   cudaErrorInvalidResourceHandle: 400,
-/** This indicates that a resource required by the API call is not in avalid state to perform the requested operation. */
+/** This indicates that a resource required by the API call is not in a valid state to perform the requested operation. */
   cudaErrorIllegalState: 401,
-/** This indicates an attempt was made to introspect an object in a way thatwould discard semantically important information. This is either due tothe object using funtionality newer than the API version used tointrospect it or omission of optional return arguments. */
+/** This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments. */
   cudaErrorLossyQuery: 402,
-/** This indicates that a named symbol was not found. Examples of symbolsare global/constant variable names, driver function names, texture names,and surface names. */
+/** This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names. */
   cudaErrorSymbolNotFound: 500,
-/** This indicates that asynchronous operations issued previously have notcompleted yet. This result is not actually an error, but must be indicateddifferently than ::cudaSuccess (which indicates completion). Calls thatmay return this value include ::cudaEventQuery() and ::cudaStreamQuery(). */
+/** This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than ::cudaSuccess (which indicates completion). Calls that may return this value include ::cudaEventQuery() and ::cudaStreamQuery(). */
   cudaErrorNotReady: 600,
-/** The device encountered a load or store instruction on an invalid memory address.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** The device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorIllegalAddress: 700,
-/** This indicates that a launch did not occur because it did not haveappropriate resources. Although this error is similar to::cudaErrorInvalidConfiguration, this error usually indicates that theuser has attempted to pass too many arguments to the device kernel, or thekernel launch specifies too many threads for the kernel's register count. */
+/** This indicates that a launch did not occur because it did not have appropriate resources. Although this error is similar to ::cudaErrorInvalidConfiguration, this error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. */
   cudaErrorLaunchOutOfResources: 701,
-/** This indicates that the device kernel took too long to execute. This canonly occur if timeouts are enabled - see the device attribute"cudaDevAttrKernelExecTimeout"for more information.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute "cudaDevAttrKernelExecTimeout" for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorLaunchTimeout: 702,
-/** This error indicates a kernel launch that uses an incompatible texturingmode. */
+/** This error indicates a kernel launch that uses an incompatible texturing mode. */
   cudaErrorLaunchIncompatibleTexturing: 703,
-/** This error indicates that a call to ::cudaDeviceEnablePeerAccess() istrying to re-enable peer addressing on from a context which has alreadyhad peer addressing enabled. */
+/** This error indicates that a call to ::cudaDeviceEnablePeerAccess() is trying to re-enable peer addressing on from a context which has already had peer addressing enabled. */
   cudaErrorPeerAccessAlreadyEnabled: 704,
-/** This error indicates that ::cudaDeviceDisablePeerAccess() is trying todisable peer addressing which has not been enabled yet via::cudaDeviceEnablePeerAccess(). */
+/** This error indicates that ::cudaDeviceDisablePeerAccess() is trying to disable peer addressing which has not been enabled yet via ::cudaDeviceEnablePeerAccess(). */
   cudaErrorPeerAccessNotEnabled: 705,
-/** This indicates that the user has called ::cudaSetValidDevices(),::cudaSetDeviceFlags(), ::cudaD3D9SetDirect3DDevice(),::cudaD3D10SetDirect3DDevice, ::cudaD3D11SetDirect3DDevice(), or::cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime bycalling non-device management operations (allocating memory andlaunching kernels are examples of non-device management operations).This error can also be returned if using runtime/driverinteroperability and there is an existing ::CUcontext active on thehost thread. */
+/** This indicates that the user has called ::cudaSetValidDevices(), ::cudaSetDeviceFlags(), ::cudaD3D9SetDirect3DDevice(), ::cudaD3D10SetDirect3DDevice, ::cudaD3D11SetDirect3DDevice(), or ::cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by calling non-device management operations (allocating memory and launching kernels are examples of non-device management operations). This error can also be returned if using runtime/driver interoperability and there is an existing ::CUcontext active on the host thread. */
   cudaErrorSetOnActiveProcess: 708,
-/** This error indicates that the context current to the calling threadhas been destroyed using ::cuCtxDestroy, or is a primary context whichhas not yet been initialized. */
+/** This error indicates that the context current to the calling thread has been destroyed using ::cuCtxDestroy, or is a primary context which has not yet been initialized. */
   cudaErrorContextIsDestroyed: 709,
-/** An assert triggered in device code during kernel execution. The devicecannot be used again. All existing allocations are invalid. To continueusing CUDA, the process must be terminated and relaunched. */
+/** An assert triggered in device code during kernel execution. The device cannot be used again. All existing allocations are invalid. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorAssert: 710,
-/** This error indicates that the hardware resources required to enablepeer access have been exhausted for one or more of the devicespassed to ::cudaEnablePeerAccess(). */
+/** This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to ::cudaEnablePeerAccess(). */
   cudaErrorTooManyPeers: 711,
-/** This error indicates that the memory range passed to ::cudaHostRegister()has already been registered. */
+/** This error indicates that the memory range passed to ::cudaHostRegister() has already been registered. */
   cudaErrorHostMemoryAlreadyRegistered: 712,
-/** This error indicates that the pointer passed to ::cudaHostUnregister()does not correspond to any currently registered memory region. */
+/** This error indicates that the pointer passed to ::cudaHostUnregister() does not correspond to any currently registered memory region. */
   cudaErrorHostMemoryNotRegistered: 713,
-/** Device encountered an error in the call stack during kernel execution,possibly due to stack corruption or exceeding the stack size limit.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** Device encountered an error in the call stack during kernel execution, possibly due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorHardwareStackError: 714,
-/** The device encountered an illegal instruction during kernel executionThis leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** The device encountered an illegal instruction during kernel execution This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorIllegalInstruction: 715,
-/** The device encountered a load or store instructionon a memory address which is not aligned.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** The device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorMisalignedAddress: 716,
-/** While executing a kernel, the device encountered an instructionwhich can only operate on memory locations in certain address spaces(global, shared, or local), but was supplied a memory address notbelonging to an allowed address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorInvalidAddressSpace: 717,
-/** The device encountered an invalid program counter.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** The device encountered an invalid program counter. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorInvalidPc: 718,
-/** An exception occurred on the device while executing a kernel. Commoncauses include dereferencing an invalid device pointer and accessingout of bounds shared memory. Less common cases can be system specific - moreinformation about these cases can be found in the system specific user guide.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorLaunchFailure: 719,
-/** This error indicates that the number of blocks launched per grid for a kernel that waslaunched via either ::cudaLaunchCooperativeKernelexceeds the maximum number of blocks as allowed by ::cudaOccupancyMaxActiveBlocksPerMultiprocessoror ::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessorsas specified by the device attribute ::cudaDevAttrMultiProcessorCount. */
+/** This error indicates that the number of blocks launched per grid for a kernel that was launched via either ::cudaLaunchCooperativeKernel exceeds the maximum number of blocks as allowed by ::cudaOccupancyMaxActiveBlocksPerMultiprocessor or ::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute ::cudaDevAttrMultiProcessorCount. */
   cudaErrorCooperativeLaunchTooLarge: 720,
-/** An exception occurred on the device while exiting a kernel using tensor memory: thetensor memory was not completely deallocated. This leaves the process in an inconsistentstate and any further CUDA work will return the same error. To continue using CUDA, theprocess must be terminated and relaunched. */
+/** An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorTensorMemoryLeak: 721,
 /** This error indicates the attempted operation is not permitted. */
   cudaErrorNotPermitted: 800,
-/** This error indicates the attempted operation is not supportedon the current system or device. */
+/** This error indicates the attempted operation is not supported on the current system or device. */
   cudaErrorNotSupported: 801,
-/** This error indicates that the system is not yet ready to start any CUDAwork. To continue using CUDA, verify the system configuration is in avalid state and all required driver daemons are actively running.More information about this error can be found in the system specificuser guide. */
+/** This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide. */
   cudaErrorSystemNotReady: 802,
-/** This error indicates that there is a mismatch between the versions ofthe display driver and the CUDA driver. Refer to the compatibility documentationfor supported versions. */
+/** This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions. */
   cudaErrorSystemDriverMismatch: 803,
-/** This error indicates that the system was upgraded to run with forward compatibilitybut the visible hardware detected by CUDA does not support this configuration.Refer to the compatibility documentation for the supported hardware matrix or ensurethat only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICESenvironment variable. */
+/** This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable. */
   cudaErrorCompatNotSupportedOnDevice: 804,
 /** This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server. */
   cudaErrorMpsConnectionFailed: 805,
 /** This error indicates that the remote procedural call between the MPS server and the MPS client failed. */
   cudaErrorMpsRpcFailure: 806,
-/** This error indicates that the MPS server is not ready to accept new MPS client requests.This error can be returned when the MPS server is in the process of recovering from a fatal failure. */
+/** This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure. */
   cudaErrorMpsServerNotReady: 807,
 /** This error indicates that the hardware resources required to create MPS client have been exhausted. */
   cudaErrorMpsMaxClientsReached: 808,
@@ -1043,241 +1043,241 @@ export const cudaError_t = {
   cudaErrorCdpVersionMismatch: 812,
 /** The operation is not permitted when the stream is capturing. */
   cudaErrorStreamCaptureUnsupported: 900,
-/** The current capture sequence on the stream has been invalidated due toa previous error. */
+/** The current capture sequence on the stream has been invalidated due to a previous error. */
   cudaErrorStreamCaptureInvalidated: 901,
-/** The operation would have resulted in a merge of two independent capturesequences. */
+/** The operation would have resulted in a merge of two independent capture sequences. */
   cudaErrorStreamCaptureMerge: 902,
 /** The capture was not initiated in this stream. */
   cudaErrorStreamCaptureUnmatched: 903,
-/** The capture sequence contains a fork that was not joined to the primarystream. */
+/** The capture sequence contains a fork that was not joined to the primary stream. */
   cudaErrorStreamCaptureUnjoined: 904,
-/** A dependency would have been created which crosses the capture sequenceboundary. Only implicit in-stream ordering dependencies are allowed tocross the boundary. */
+/** A dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary. */
   cudaErrorStreamCaptureIsolation: 905,
-/** The operation would have resulted in a disallowed implicit dependency ona current capture sequence from cudaStreamLegacy. */
+/** The operation would have resulted in a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy. */
   cudaErrorStreamCaptureImplicit: 906,
-/** The operation is not permitted on an event which was last recorded in acapturing stream. */
+/** The operation is not permitted on an event which was last recorded in a capturing stream. */
   cudaErrorCapturedEvent: 907,
-/** A stream capture sequence not initiated with the ::cudaStreamCaptureModeRelaxedargument to ::cudaStreamBeginCapture was passed to ::cudaStreamEndCapture in adifferent thread. */
+/** A stream capture sequence not initiated with the ::cudaStreamCaptureModeRelaxed argument to ::cudaStreamBeginCapture was passed to ::cudaStreamEndCapture in a different thread. */
   cudaErrorStreamCaptureWrongThread: 908,
 /** This indicates that the wait operation has timed out. */
   cudaErrorTimeout: 909,
-/** This error indicates that the graph update was not performed because it includedchanges which violated constraints specific to instantiated graph update. */
+/** This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update. */
   cudaErrorGraphExecUpdateFailure: 910,
-/** This indicates that an async error has occurred in a device outside of CUDA.If CUDA was waiting for an external device's signal before consuming shared data,the external device signaled an error indicating that the data is not valid forconsumption. This leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process must beterminated and relaunched. */
+/** This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   cudaErrorExternalDevice: 911,
-/** This indicates that a kernel launch error has occurred due to clustermisconfiguration. */
+/** This indicates that a kernel launch error has occurred due to cluster misconfiguration. */
   cudaErrorInvalidClusterSize: 912,
-/** Indiciates a function handle is not loaded when calling an API that requiresa loaded function. */
+/** Indiciates a function handle is not loaded when calling an API that requires a loaded function. */
   cudaErrorFunctionNotLoaded: 913,
-/** This error indicates one or more resources passed in are not valid resourcetypes for the operation. */
+/** This error indicates one or more resources passed in are not valid resource types for the operation. */
   cudaErrorInvalidResourceType: 914,
-/** This error indicates one or more resources are insufficient or non-applicable forthe operation. */
+/** This error indicates one or more resources are insufficient or non-applicable for the operation. */
   cudaErrorInvalidResourceConfiguration: 915,
 /** This indicates that an unknown internal error has occurred. */
   cudaErrorUnknown: 999,
-/** Any unhandled CUDA driver error is added to this value and returned viathe runtime. Production releases of CUDA should not return such errors. */
+/** Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors. */
   cudaErrorApiFailureBase: 10000,
 } as const;
 export type cudaError_t = (typeof cudaError_t)[keyof typeof cudaError_t];
 /** What each cudaError_t means, from the header's documentation. */
 export const cudaError_t_DESCRIPTIONS: Readonly<Record<number, string>> = {
-  0: "The API call returned with no errors. In the case of query calls, thisalso means that the operation being queried is complete (see::cudaEventQuery() and ::cudaStreamQuery()).",
-  1: "This indicates that one or more of the parameters passed to the API callis not within an acceptable range of values.",
-  2: "The API call failed because it was unable to allocate enough memory orother resources to perform the requested operation.",
-  3: "The API call failed because the CUDA driver and runtime could not beinitialized.",
-  4: "This indicates that a CUDA Runtime API call cannot be executed becauseit is being called during process shut down, at a point in time afterCUDA driver has been unloaded.",
-  5: "This indicates profiler is not initialized for this run. This canhappen when the application is running with external profiling toolslike visual profiler.",
-  9: "This indicates that a kernel launch is requesting resources that cannever be satisfied by the current device. Requesting more shared memoryper block than the device supports will trigger this error, as willrequesting too many threads or blocks. See ::cudaDeviceProp for moredevice limitations.",
-  12: "This indicates that one or more of the pitch-related parameters passedto the API call is not within the acceptable range for pitch.",
-  13: "This indicates that the symbol name/identifier passed to the API callis not a valid name or identifier.",
-  16: "This indicates that at least one host pointer passed to the API call isnot a valid host pointer.",
-  17: "This indicates that at least one device pointer passed to the API call isnot a valid device pointer.",
-  18: "This indicates that the texture passed to the API call is not a validtexture.",
-  19: "This indicates that the texture binding is not valid. This occurs if youcall ::cudaGetTextureAlignmentOffset() with an unbound texture.",
-  20: "This indicates that the channel descriptor passed to the API call is notvalid. This occurs if the format is not one of the formats specified by::cudaChannelFormatKind, or if one of the dimensions is invalid.",
-  21: "This indicates that the direction of the memcpy passed to the API call isnot one of the types specified by ::cudaMemcpyKind.",
-  22: "This indicated that the user has taken the address of a constant variable,which was forbidden up until the CUDA 3.1 release.",
-  23: "This indicated that a texture fetch was not able to be performed.This was previously used for device emulation of texture operations.",
-  24: "This indicated that a texture was not bound for access.This was previously used for device emulation of texture operations.",
-  25: "This indicated that a synchronization operation had failed.This was previously used for some device emulation functions.",
-  26: "This indicates that a non-float texture was being accessed with linearfiltering. This is not supported by CUDA.",
-  27: "This indicates that an attempt was made to read an unsupported data type as anormalized float. This is not supported by CUDA.",
+  0: "The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cudaEventQuery() and ::cudaStreamQuery()).",
+  1: "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.",
+  2: "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.",
+  3: "The API call failed because the CUDA driver and runtime could not be initialized.",
+  4: "This indicates that a CUDA Runtime API call cannot be executed because it is being called during process shut down, at a point in time after CUDA driver has been unloaded.",
+  5: "This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.",
+  9: "This indicates that a kernel launch is requesting resources that can never be satisfied by the current device. Requesting more shared memory per block than the device supports will trigger this error, as will requesting too many threads or blocks. See ::cudaDeviceProp for more device limitations.",
+  12: "This indicates that one or more of the pitch-related parameters passed to the API call is not within the acceptable range for pitch.",
+  13: "This indicates that the symbol name/identifier passed to the API call is not a valid name or identifier.",
+  16: "This indicates that at least one host pointer passed to the API call is not a valid host pointer.",
+  17: "This indicates that at least one device pointer passed to the API call is not a valid device pointer.",
+  18: "This indicates that the texture passed to the API call is not a valid texture.",
+  19: "This indicates that the texture binding is not valid. This occurs if you call ::cudaGetTextureAlignmentOffset() with an unbound texture.",
+  20: "This indicates that the channel descriptor passed to the API call is not valid. This occurs if the format is not one of the formats specified by ::cudaChannelFormatKind, or if one of the dimensions is invalid.",
+  21: "This indicates that the direction of the memcpy passed to the API call is not one of the types specified by ::cudaMemcpyKind.",
+  22: "This indicated that the user has taken the address of a constant variable, which was forbidden up until the CUDA 3.1 release.",
+  23: "This indicated that a texture fetch was not able to be performed. This was previously used for device emulation of texture operations.",
+  24: "This indicated that a texture was not bound for access. This was previously used for device emulation of texture operations.",
+  25: "This indicated that a synchronization operation had failed. This was previously used for some device emulation functions.",
+  26: "This indicates that a non-float texture was being accessed with linear filtering. This is not supported by CUDA.",
+  27: "This indicates that an attempt was made to read an unsupported data type as a normalized float. This is not supported by CUDA.",
   28: "Mixing of device and device emulation code was not allowed.",
-  31: "This indicates that the API call is not yet implemented. Productionreleases of CUDA will never return this error.",
-  32: "This indicated that an emulated device pointer exceeded the 32-bit addressrange.",
-  34: "This indicates that the CUDA driver that the application has loaded is astub library. Applications that run with the stub rather than a realdriver loaded will result in CUDA API returning this error.",
-  35: "This indicates that the installed NVIDIA CUDA driver is older than theCUDA runtime library. This is not a supported configuration. Users shouldinstall an updated NVIDIA display driver to allow the application to run.",
-  36: "This indicates that the API call requires a newer CUDA driver than the onecurrently installed. Users should install an updated NVIDIA CUDA driverto allow the API call to succeed.",
-  37: "This indicates that the surface passed to the API call is not a validsurface.",
-  43: "This indicates that multiple global or constant variables (across separateCUDA source files in the application) share the same string name.",
-  44: "This indicates that multiple textures (across separate CUDA sourcefiles in the application) share the same string name.",
-  45: "This indicates that multiple surfaces (across separate CUDA sourcefiles in the application) share the same string name.",
-  46: "This indicates that all CUDA devices are busy or unavailable at the currenttime. Devices are often busy/unavailable due to use of::cudaComputeModeProhibited, ::cudaComputeModeExclusiveProcess, or when longrunning CUDA kernels have filled up the GPU and are blocking new workfrom starting. They can also be unavailable due to memory constraintson a device that already has active CUDA work being performed.",
-  49: "This indicates that the current context is not compatible with thisthe CUDA Runtime. This can only occur if you are using CUDARuntime/Driver interoperability and have created an existing Drivercontext using the driver API. The Driver context may be incompatibleeither because the Driver context was created using an older versionof the API, because the Runtime API call expects a primary drivercontext and the Driver context is not primary, or because the Drivercontext has been destroyed. Please see\"Interactionswith the CUDA Driver API\" for more information.",
-  52: "The device function being invoked (usually via ::cudaLaunchKernel()) was notpreviously configured via the ::cudaConfigureCall() function.",
-  53: "This indicated that a previous kernel launch failed. This was previouslyused for device emulation of kernel launches.",
-  65: "This error indicates that a device runtime grid launch did not occurbecause the depth of the child grid would exceed the maximum supportednumber of nested grid launches.",
-  66: "This error indicates that a grid launch did not occur because the kerneluses file-scoped textures which are unsupported by the device runtime.Kernels launched via the device runtime only support textures created withthe Texture Object API's.",
-  67: "This error indicates that a grid launch did not occur because the kerneluses file-scoped surfaces which are unsupported by the device runtime.Kernels launched via the device runtime only support surfaces created withthe Surface Object API's.",
-  68: "This error indicates that a call to ::cudaDeviceSynchronize made fromthe device runtime failed because the call was made at grid depth greaterthan than either the default (2 levels of grids) or user specified devicelimit ::cudaLimitDevRuntimeSyncDepth. To be able to synchronize onlaunched grids at a greater depth successfully, the maximum nesteddepth at which ::cudaDeviceSynchronize will be called must be specifiedwith the ::cudaLimitDevRuntimeSyncDepth limit to the ::cudaDeviceSetLimitapi before the host-side launch of a kernel using the device runtime.Keep in mind that additional levels of sync depth require the runtimeto reserve large amounts of device memory that cannot be used foruser allocations. Note that ::cudaDeviceSynchronize made from deviceruntime is only supported on devices of compute capability<9.0.",
-  69: "This error indicates that a device runtime grid launch failed becausethe launch would exceed the limit ::cudaLimitDevRuntimePendingLaunchCount.For this launch to proceed successfully, ::cudaDeviceSetLimit must becalled to set the ::cudaLimitDevRuntimePendingLaunchCount to be higherthan the upper bound of outstanding launches that can be issued to thedevice runtime. Keep in mind that raising the limit of pending deviceruntime launches will require the runtime to reserve device memory thatcannot be used for user allocations.",
-  98: "The requested device function does not exist or is not compiled for theproper device architecture.",
-  100: "This indicates that no CUDA-capable devices were detected by the installedCUDA driver.",
-  101: "This indicates that the device ordinal supplied by the user does notcorrespond to a valid CUDA device or that the action requested isinvalid for the specified device.",
+  31: "This indicates that the API call is not yet implemented. Production releases of CUDA will never return this error.",
+  32: "This indicated that an emulated device pointer exceeded the 32-bit address range.",
+  34: "This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.",
+  35: "This indicates that the installed NVIDIA CUDA driver is older than the CUDA runtime library. This is not a supported configuration. Users should install an updated NVIDIA display driver to allow the application to run.",
+  36: "This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.",
+  37: "This indicates that the surface passed to the API call is not a valid surface.",
+  43: "This indicates that multiple global or constant variables (across separate CUDA source files in the application) share the same string name.",
+  44: "This indicates that multiple textures (across separate CUDA source files in the application) share the same string name.",
+  45: "This indicates that multiple surfaces (across separate CUDA source files in the application) share the same string name.",
+  46: "This indicates that all CUDA devices are busy or unavailable at the current time. Devices are often busy/unavailable due to use of ::cudaComputeModeProhibited, ::cudaComputeModeExclusiveProcess, or when long running CUDA kernels have filled up the GPU and are blocking new work from starting. They can also be unavailable due to memory constraints on a device that already has active CUDA work being performed.",
+  49: "This indicates that the current context is not compatible with this the CUDA Runtime. This can only occur if you are using CUDA Runtime/Driver interoperability and have created an existing Driver context using the driver API. The Driver context may be incompatible either because the Driver context was created using an older version of the API, because the Runtime API call expects a primary driver context and the Driver context is not primary, or because the Driver context has been destroyed. Please see \"Interactions with the CUDA Driver API\" for more information.",
+  52: "The device function being invoked (usually via ::cudaLaunchKernel()) was not previously configured via the ::cudaConfigureCall() function.",
+  53: "This indicated that a previous kernel launch failed. This was previously used for device emulation of kernel launches.",
+  65: "This error indicates that a device runtime grid launch did not occur because the depth of the child grid would exceed the maximum supported number of nested grid launches.",
+  66: "This error indicates that a grid launch did not occur because the kernel uses file-scoped textures which are unsupported by the device runtime. Kernels launched via the device runtime only support textures created with the Texture Object API's.",
+  67: "This error indicates that a grid launch did not occur because the kernel uses file-scoped surfaces which are unsupported by the device runtime. Kernels launched via the device runtime only support surfaces created with the Surface Object API's.",
+  68: "This error indicates that a call to ::cudaDeviceSynchronize made from the device runtime failed because the call was made at grid depth greater than than either the default (2 levels of grids) or user specified device limit ::cudaLimitDevRuntimeSyncDepth. To be able to synchronize on launched grids at a greater depth successfully, the maximum nested depth at which ::cudaDeviceSynchronize will be called must be specified with the ::cudaLimitDevRuntimeSyncDepth limit to the ::cudaDeviceSetLimit api before the host-side launch of a kernel using the device runtime. Keep in mind that additional levels of sync depth require the runtime to reserve large amounts of device memory that cannot be used for user allocations. Note that ::cudaDeviceSynchronize made from device runtime is only supported on devices of compute capability < 9.0.",
+  69: "This error indicates that a device runtime grid launch failed because the launch would exceed the limit ::cudaLimitDevRuntimePendingLaunchCount. For this launch to proceed successfully, ::cudaDeviceSetLimit must be called to set the ::cudaLimitDevRuntimePendingLaunchCount to be higher than the upper bound of outstanding launches that can be issued to the device runtime. Keep in mind that raising the limit of pending device runtime launches will require the runtime to reserve device memory that cannot be used for user allocations.",
+  98: "The requested device function does not exist or is not compiled for the proper device architecture.",
+  100: "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.",
+  101: "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.",
   102: "This indicates that the device doesn't have a valid Grid License.",
-  103: "By default, the CUDA runtime may perform a minimal set of self-tests,as well as CUDA driver tests, to establish the validity of both.Introduced in CUDA 11.2, this error return indicates that at least oneof these tests has failed and the validity of either the runtimeor the driver could not be established.",
+  103: "By default, the CUDA runtime may perform a minimal set of self-tests, as well as CUDA driver tests, to establish the validity of both. Introduced in CUDA 11.2, this error return indicates that at least one of these tests has failed and the validity of either the runtime or the driver could not be established.",
   127: "This indicates an internal startup failure in the CUDA runtime.",
   200: "This indicates that the device kernel image is invalid.",
-  201: "This most frequently indicates that there is no context bound to thecurrent thread. This can also be returned if the context passed to anAPI call is not a valid handle (such as a context that has had::cuCtxDestroy() invoked on it). This can also be returned if a usermixes different API versions (i.e. 3010 context with 3020 API calls).See ::cuCtxGetApiVersion() for more details.",
+  201: "This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had ::cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See ::cuCtxGetApiVersion() for more details.",
   205: "This indicates that the buffer object could not be mapped.",
   206: "This indicates that the buffer object could not be unmapped.",
-  207: "This indicates that the specified array is currently mapped and thuscannot be destroyed.",
+  207: "This indicates that the specified array is currently mapped and thus cannot be destroyed.",
   208: "This indicates that the resource is already mapped.",
-  209: "This indicates that there is no kernel image available that is suitablefor the device. This can occur when a user specifies code generationoptions for a particular CUDA source file that do not include thecorresponding device configuration.",
+  209: "This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.",
   210: "This indicates that a resource has already been acquired.",
   211: "This indicates that a resource is not mapped.",
-  212: "This indicates that a mapped resource is not available for access as anarray.",
-  213: "This indicates that a mapped resource is not available for access as apointer.",
-  214: "This indicates that an uncorrectable ECC error was detected duringexecution.",
-  215: "This indicates that the ::cudaLimit passed to the API call is notsupported by the active device.",
-  216: "This indicates that a call tried to access an exclusive-thread device thatis already in use by a different thread.",
-  217: "This error indicates that P2P access is not supported across the givendevices.",
-  218: "A PTX compilation failed. The runtime may fall back to compiling PTX ifan application does not contain a suitable binary for the current device.",
+  212: "This indicates that a mapped resource is not available for access as an array.",
+  213: "This indicates that a mapped resource is not available for access as a pointer.",
+  214: "This indicates that an uncorrectable ECC error was detected during execution.",
+  215: "This indicates that the ::cudaLimit passed to the API call is not supported by the active device.",
+  216: "This indicates that a call tried to access an exclusive-thread device that is already in use by a different thread.",
+  217: "This error indicates that P2P access is not supported across the given devices.",
+  218: "A PTX compilation failed. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.",
   219: "This indicates an error with the OpenGL or DirectX context.",
-  220: "This indicates that an uncorrectable NVLink error was detected during theexecution.",
-  221: "This indicates that the PTX JIT compiler library was not found. The JIT Compilerlibrary is used for PTX compilation. The runtime may fall back to compiling PTXif an application does not contain a suitable binary for the current device.",
-  222: "This indicates that the provided PTX was compiled with an unsupported toolchain.The most common reason for this, is the PTX was generated by a compiler newerthan what is supported by the CUDA driver and PTX JIT compiler.",
-  223: "This indicates that the JIT compilation was disabled. The JIT compilation compilesPTX. The runtime may fall back to compiling PTX if an application does not containa suitable binary for the current device.",
+  220: "This indicates that an uncorrectable NVLink error was detected during the execution.",
+  221: "This indicates that the PTX JIT compiler library was not found. The JIT Compiler library is used for PTX compilation. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.",
+  222: "This indicates that the provided PTX was compiled with an unsupported toolchain. The most common reason for this, is the PTX was generated by a compiler newer than what is supported by the CUDA driver and PTX JIT compiler.",
+  223: "This indicates that the JIT compilation was disabled. The JIT compilation compiles PTX. The runtime may fall back to compiling PTX if an application does not contain a suitable binary for the current device.",
   224: "This indicates that the provided execution affinity is not supported by the device.",
-  225: "This indicates that the code to be compiled by the PTX JIT containsunsupported call to cudaDeviceSynchronize.",
-  226: "This indicates that an exception occurred on the device that is nowcontained by the GPU's error containment capability. Common causes are -a. Certain types of invalid accesses of peer GPU memory over nvlinkb. Certain classes of hardware errorsThis leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process mustbe terminated and relaunched.",
+  225: "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.",
+  226: "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
   300: "This indicates that the device kernel source is invalid.",
   301: "This indicates that the file specified was not found.",
   302: "This indicates that a link to a shared object failed to resolve.",
   303: "This indicates that initialization of a shared object failed.",
   304: "This error indicates that an OS call failed.",
-  400: "This indicates that a resource handle passed to the API call was notvalid. Resource handles are opaque types like ::cudaStream_t and::cudaEvent_t.",
-  401: "This indicates that a resource required by the API call is not in avalid state to perform the requested operation.",
-  402: "This indicates an attempt was made to introspect an object in a way thatwould discard semantically important information. This is either due tothe object using funtionality newer than the API version used tointrospect it or omission of optional return arguments.",
-  500: "This indicates that a named symbol was not found. Examples of symbolsare global/constant variable names, driver function names, texture names,and surface names.",
-  600: "This indicates that asynchronous operations issued previously have notcompleted yet. This result is not actually an error, but must be indicateddifferently than ::cudaSuccess (which indicates completion). Calls thatmay return this value include ::cudaEventQuery() and ::cudaStreamQuery().",
-  700: "The device encountered a load or store instruction on an invalid memory address.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  701: "This indicates that a launch did not occur because it did not haveappropriate resources. Although this error is similar to::cudaErrorInvalidConfiguration, this error usually indicates that theuser has attempted to pass too many arguments to the device kernel, or thekernel launch specifies too many threads for the kernel's register count.",
-  702: "This indicates that the device kernel took too long to execute. This canonly occur if timeouts are enabled - see the device attribute\"cudaDevAttrKernelExecTimeout\"for more information.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  703: "This error indicates a kernel launch that uses an incompatible texturingmode.",
-  704: "This error indicates that a call to ::cudaDeviceEnablePeerAccess() istrying to re-enable peer addressing on from a context which has alreadyhad peer addressing enabled.",
-  705: "This error indicates that ::cudaDeviceDisablePeerAccess() is trying todisable peer addressing which has not been enabled yet via::cudaDeviceEnablePeerAccess().",
-  708: "This indicates that the user has called ::cudaSetValidDevices(),::cudaSetDeviceFlags(), ::cudaD3D9SetDirect3DDevice(),::cudaD3D10SetDirect3DDevice, ::cudaD3D11SetDirect3DDevice(), or::cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime bycalling non-device management operations (allocating memory andlaunching kernels are examples of non-device management operations).This error can also be returned if using runtime/driverinteroperability and there is an existing ::CUcontext active on thehost thread.",
-  709: "This error indicates that the context current to the calling threadhas been destroyed using ::cuCtxDestroy, or is a primary context whichhas not yet been initialized.",
-  710: "An assert triggered in device code during kernel execution. The devicecannot be used again. All existing allocations are invalid. To continueusing CUDA, the process must be terminated and relaunched.",
-  711: "This error indicates that the hardware resources required to enablepeer access have been exhausted for one or more of the devicespassed to ::cudaEnablePeerAccess().",
-  712: "This error indicates that the memory range passed to ::cudaHostRegister()has already been registered.",
-  713: "This error indicates that the pointer passed to ::cudaHostUnregister()does not correspond to any currently registered memory region.",
-  714: "Device encountered an error in the call stack during kernel execution,possibly due to stack corruption or exceeding the stack size limit.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  715: "The device encountered an illegal instruction during kernel executionThis leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  716: "The device encountered a load or store instructionon a memory address which is not aligned.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  717: "While executing a kernel, the device encountered an instructionwhich can only operate on memory locations in certain address spaces(global, shared, or local), but was supplied a memory address notbelonging to an allowed address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  718: "The device encountered an invalid program counter.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  719: "An exception occurred on the device while executing a kernel. Commoncauses include dereferencing an invalid device pointer and accessingout of bounds shared memory. Less common cases can be system specific - moreinformation about these cases can be found in the system specific user guide.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  720: "This error indicates that the number of blocks launched per grid for a kernel that waslaunched via either ::cudaLaunchCooperativeKernelexceeds the maximum number of blocks as allowed by ::cudaOccupancyMaxActiveBlocksPerMultiprocessoror ::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessorsas specified by the device attribute ::cudaDevAttrMultiProcessorCount.",
-  721: "An exception occurred on the device while exiting a kernel using tensor memory: thetensor memory was not completely deallocated. This leaves the process in an inconsistentstate and any further CUDA work will return the same error. To continue using CUDA, theprocess must be terminated and relaunched.",
+  400: "This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like ::cudaStream_t and ::cudaEvent_t.",
+  401: "This indicates that a resource required by the API call is not in a valid state to perform the requested operation.",
+  402: "This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.",
+  500: "This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.",
+  600: "This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than ::cudaSuccess (which indicates completion). Calls that may return this value include ::cudaEventQuery() and ::cudaStreamQuery().",
+  700: "The device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  701: "This indicates that a launch did not occur because it did not have appropriate resources. Although this error is similar to ::cudaErrorInvalidConfiguration, this error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count.",
+  702: "This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute \"cudaDevAttrKernelExecTimeout\" for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  703: "This error indicates a kernel launch that uses an incompatible texturing mode.",
+  704: "This error indicates that a call to ::cudaDeviceEnablePeerAccess() is trying to re-enable peer addressing on from a context which has already had peer addressing enabled.",
+  705: "This error indicates that ::cudaDeviceDisablePeerAccess() is trying to disable peer addressing which has not been enabled yet via ::cudaDeviceEnablePeerAccess().",
+  708: "This indicates that the user has called ::cudaSetValidDevices(), ::cudaSetDeviceFlags(), ::cudaD3D9SetDirect3DDevice(), ::cudaD3D10SetDirect3DDevice, ::cudaD3D11SetDirect3DDevice(), or ::cudaVDPAUSetVDPAUDevice() after initializing the CUDA runtime by calling non-device management operations (allocating memory and launching kernels are examples of non-device management operations). This error can also be returned if using runtime/driver interoperability and there is an existing ::CUcontext active on the host thread.",
+  709: "This error indicates that the context current to the calling thread has been destroyed using ::cuCtxDestroy, or is a primary context which has not yet been initialized.",
+  710: "An assert triggered in device code during kernel execution. The device cannot be used again. All existing allocations are invalid. To continue using CUDA, the process must be terminated and relaunched.",
+  711: "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to ::cudaEnablePeerAccess().",
+  712: "This error indicates that the memory range passed to ::cudaHostRegister() has already been registered.",
+  713: "This error indicates that the pointer passed to ::cudaHostUnregister() does not correspond to any currently registered memory region.",
+  714: "Device encountered an error in the call stack during kernel execution, possibly due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  715: "The device encountered an illegal instruction during kernel execution This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  716: "The device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  717: "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  718: "The device encountered an invalid program counter. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  719: "An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  720: "This error indicates that the number of blocks launched per grid for a kernel that was launched via either ::cudaLaunchCooperativeKernel exceeds the maximum number of blocks as allowed by ::cudaOccupancyMaxActiveBlocksPerMultiprocessor or ::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute ::cudaDevAttrMultiProcessorCount.",
+  721: "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
   800: "This error indicates the attempted operation is not permitted.",
-  801: "This error indicates the attempted operation is not supportedon the current system or device.",
-  802: "This error indicates that the system is not yet ready to start any CUDAwork. To continue using CUDA, verify the system configuration is in avalid state and all required driver daemons are actively running.More information about this error can be found in the system specificuser guide.",
-  803: "This error indicates that there is a mismatch between the versions ofthe display driver and the CUDA driver. Refer to the compatibility documentationfor supported versions.",
-  804: "This error indicates that the system was upgraded to run with forward compatibilitybut the visible hardware detected by CUDA does not support this configuration.Refer to the compatibility documentation for the supported hardware matrix or ensurethat only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICESenvironment variable.",
+  801: "This error indicates the attempted operation is not supported on the current system or device.",
+  802: "This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.",
+  803: "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.",
+  804: "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.",
   805: "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.",
   806: "This error indicates that the remote procedural call between the MPS server and the MPS client failed.",
-  807: "This error indicates that the MPS server is not ready to accept new MPS client requests.This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
+  807: "This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
   808: "This error indicates that the hardware resources required to create MPS client have been exhausted.",
   809: "This error indicates the the hardware resources required to device connections have been exhausted.",
   810: "This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.",
   811: "This error indicates, that the program is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.",
   812: "This error indicates, that the program contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.",
   900: "The operation is not permitted when the stream is capturing.",
-  901: "The current capture sequence on the stream has been invalidated due toa previous error.",
-  902: "The operation would have resulted in a merge of two independent capturesequences.",
+  901: "The current capture sequence on the stream has been invalidated due to a previous error.",
+  902: "The operation would have resulted in a merge of two independent capture sequences.",
   903: "The capture was not initiated in this stream.",
-  904: "The capture sequence contains a fork that was not joined to the primarystream.",
-  905: "A dependency would have been created which crosses the capture sequenceboundary. Only implicit in-stream ordering dependencies are allowed tocross the boundary.",
-  906: "The operation would have resulted in a disallowed implicit dependency ona current capture sequence from cudaStreamLegacy.",
-  907: "The operation is not permitted on an event which was last recorded in acapturing stream.",
-  908: "A stream capture sequence not initiated with the ::cudaStreamCaptureModeRelaxedargument to ::cudaStreamBeginCapture was passed to ::cudaStreamEndCapture in adifferent thread.",
+  904: "The capture sequence contains a fork that was not joined to the primary stream.",
+  905: "A dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.",
+  906: "The operation would have resulted in a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.",
+  907: "The operation is not permitted on an event which was last recorded in a capturing stream.",
+  908: "A stream capture sequence not initiated with the ::cudaStreamCaptureModeRelaxed argument to ::cudaStreamBeginCapture was passed to ::cudaStreamEndCapture in a different thread.",
   909: "This indicates that the wait operation has timed out.",
-  910: "This error indicates that the graph update was not performed because it includedchanges which violated constraints specific to instantiated graph update.",
-  911: "This indicates that an async error has occurred in a device outside of CUDA.If CUDA was waiting for an external device's signal before consuming shared data,the external device signaled an error indicating that the data is not valid forconsumption. This leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process must beterminated and relaunched.",
-  912: "This indicates that a kernel launch error has occurred due to clustermisconfiguration.",
-  913: "Indiciates a function handle is not loaded when calling an API that requiresa loaded function.",
-  914: "This error indicates one or more resources passed in are not valid resourcetypes for the operation.",
-  915: "This error indicates one or more resources are insufficient or non-applicable forthe operation.",
+  910: "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.",
+  911: "This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  912: "This indicates that a kernel launch error has occurred due to cluster misconfiguration.",
+  913: "Indiciates a function handle is not loaded when calling an API that requires a loaded function.",
+  914: "This error indicates one or more resources passed in are not valid resource types for the operation.",
+  915: "This error indicates one or more resources are insufficient or non-applicable for the operation.",
   999: "This indicates that an unknown internal error has occurred.",
-  10000: "Any unhandled CUDA driver error is added to this value and returned viathe runtime. Production releases of CUDA should not return such errors.",
+  10000: "Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors.",
 };
 export const CUresult = {
-/** The API call returned with no errors. In the case of query calls, thisalso means that the operation being queried is complete (see::cuEventQuery() and ::cuStreamQuery()). */
+/** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cuEventQuery() and ::cuStreamQuery()). */
   CUDA_SUCCESS: 0,
-/** This indicates that one or more of the parameters passed to the API callis not within an acceptable range of values. */
+/** This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values. */
   CUDA_ERROR_INVALID_VALUE: 1,
-/** The API call failed because it was unable to allocate enough memory orother resources to perform the requested operation. */
+/** The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation. */
   CUDA_ERROR_OUT_OF_MEMORY: 2,
-/** This indicates that the CUDA driver has not been initialized with::cuInit() or that initialization has failed. */
+/** This indicates that the CUDA driver has not been initialized with ::cuInit() or that initialization has failed. */
   CUDA_ERROR_NOT_INITIALIZED: 3,
 /** This indicates that the CUDA driver is in the process of shutting down. */
   CUDA_ERROR_DEINITIALIZED: 4,
-/** This indicates profiler is not initialized for this run. This canhappen when the application is running with external profiling toolslike visual profiler. */
+/** This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler. */
   CUDA_ERROR_PROFILER_DISABLED: 5,
   CUDA_ERROR_PROFILER_NOT_INITIALIZED: 6,
   CUDA_ERROR_PROFILER_ALREADY_STARTED: 7,
   CUDA_ERROR_PROFILER_ALREADY_STOPPED: 8,
-/** This indicates that the CUDA driver that the application has loaded is astub library. Applications that run with the stub rather than a realdriver loaded will result in CUDA API returning this error. */
+/** This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error. */
   CUDA_ERROR_STUB_LIBRARY: 34,
-/** This indicates that the API call requires a newer CUDA driver than the onecurrently installed. Users should install an updated NVIDIA CUDA driverto allow the API call to succeed. */
+/** This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed. */
   CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: 36,
-/** This indicates that requested CUDA device is unavailable at the currenttime. Devices are often unavailable due to use of::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or ::CU_COMPUTEMODE_PROHIBITED. */
+/** This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of ::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or ::CU_COMPUTEMODE_PROHIBITED. */
   CUDA_ERROR_DEVICE_UNAVAILABLE: 46,
-/** This indicates that no CUDA-capable devices were detected by the installedCUDA driver. */
+/** This indicates that no CUDA-capable devices were detected by the installed CUDA driver. */
   CUDA_ERROR_NO_DEVICE: 100,
-/** This indicates that the device ordinal supplied by the user does notcorrespond to a valid CUDA device or that the action requested isinvalid for the specified device. */
+/** This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device. */
   CUDA_ERROR_INVALID_DEVICE: 101,
 /** This error indicates that the Grid license is not applied. */
   CUDA_ERROR_DEVICE_NOT_LICENSED: 102,
-/** This indicates that the device kernel image is invalid. This can alsoindicate an invalid CUDA module. */
+/** This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module. */
   CUDA_ERROR_INVALID_IMAGE: 200,
-/** This most frequently indicates that there is no context bound to thecurrent thread. This can also be returned if the context passed to anAPI call is not a valid handle (such as a context that has had::cuCtxDestroy() invoked on it). This can also be returned if a usermixes different API versions (i.e. 3010 context with 3020 API calls).See ::cuCtxGetApiVersion() for more details.This can also be returned if the green context passed to an API callwas not converted to a ::CUcontext using ::cuCtxFromGreenCtx API. */
+/** This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had ::cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See ::cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a ::CUcontext using ::cuCtxFromGreenCtx API. */
   CUDA_ERROR_INVALID_CONTEXT: 201,
-/** This indicated that the context being supplied as a parameter to theAPI call was already the active context. */
+/** This indicated that the context being supplied as a parameter to the API call was already the active context. */
   CUDA_ERROR_CONTEXT_ALREADY_CURRENT: 202,
 /** This indicates that a map or register operation has failed. */
   CUDA_ERROR_MAP_FAILED: 205,
 /** This indicates that an unmap or unregister operation has failed. */
   CUDA_ERROR_UNMAP_FAILED: 206,
-/** This indicates that the specified array is currently mapped and thuscannot be destroyed. */
+/** This indicates that the specified array is currently mapped and thus cannot be destroyed. */
   CUDA_ERROR_ARRAY_IS_MAPPED: 207,
 /** This indicates that the resource is already mapped. */
   CUDA_ERROR_ALREADY_MAPPED: 208,
-/** This indicates that there is no kernel image available that is suitablefor the device. This can occur when a user specifies code generationoptions for a particular CUDA source file that do not include thecorresponding device configuration. */
+/** This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration. */
   CUDA_ERROR_NO_BINARY_FOR_GPU: 209,
 /** This indicates that a resource has already been acquired. */
   CUDA_ERROR_ALREADY_ACQUIRED: 210,
 /** This indicates that a resource is not mapped. */
   CUDA_ERROR_NOT_MAPPED: 211,
-/** This indicates that a mapped resource is not available for access as anarray. */
+/** This indicates that a mapped resource is not available for access as an array. */
   CUDA_ERROR_NOT_MAPPED_AS_ARRAY: 212,
-/** This indicates that a mapped resource is not available for access as apointer. */
+/** This indicates that a mapped resource is not available for access as a pointer. */
   CUDA_ERROR_NOT_MAPPED_AS_POINTER: 213,
-/** This indicates that an uncorrectable ECC error was detected duringexecution. */
+/** This indicates that an uncorrectable ECC error was detected during execution. */
   CUDA_ERROR_ECC_UNCORRECTABLE: 214,
-/** This indicates that the ::CUlimit passed to the API call is notsupported by the active device. */
+/** This indicates that the ::CUlimit passed to the API call is not supported by the active device. */
   CUDA_ERROR_UNSUPPORTED_LIMIT: 215,
-/** This indicates that the ::CUcontext passed to the API call canonly be bound to a single CPU thread at a time but is alreadybound to a CPU thread. */
+/** This indicates that the ::CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread. */
   CUDA_ERROR_CONTEXT_ALREADY_IN_USE: 216,
-/** This indicates that peer access is not supported across the givendevices. */
+/** This indicates that peer access is not supported across the given devices. */
   CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: 217,
 /** This indicates that a PTX JIT compilation failed. */
   CUDA_ERROR_INVALID_PTX: 218,
 /** This indicates an error with OpenGL or DirectX context. */
   CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: 219,
-/** This indicates that an uncorrectable NVLink error was detected during theexecution. */
+/** This indicates that an uncorrectable NVLink error was detected during the execution. */
   CUDA_ERROR_NVLINK_UNCORRECTABLE: 220,
 /** This indicates that the PTX JIT compiler library was not found. */
   CUDA_ERROR_JIT_COMPILER_NOT_FOUND: 221,
@@ -1285,13 +1285,13 @@ export const CUresult = {
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION: 222,
 /** This indicates that the PTX JIT compilation was disabled. */
   CUDA_ERROR_JIT_COMPILATION_DISABLED: 223,
-/** This indicates that the ::CUexecAffinityType passed to the API call is notsupported by the active device. */
+/** This indicates that the ::CUexecAffinityType passed to the API call is not supported by the active device. */
   CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: 224,
-/** This indicates that the code to be compiled by the PTX JIT containsunsupported call to cudaDeviceSynchronize. */
+/** This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize. */
   CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: 225,
-/** This indicates that an exception occurred on the device that is nowcontained by the GPU's error containment capability. Common causes are -a. Certain types of invalid accesses of peer GPU memory over nvlinkb. Certain classes of hardware errorsThis leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process mustbe terminated and relaunched. */
+/** This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_CONTAINED: 226,
-/** This indicates that the device kernel source is invalid. This includescompilation/linker errors encountered in device code or user error. */
+/** This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error. */
   CUDA_ERROR_INVALID_SOURCE: 300,
 /** This indicates that the file specified was not found. */
   CUDA_ERROR_FILE_NOT_FOUND: 301,
@@ -1301,71 +1301,71 @@ export const CUresult = {
   CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: 303,
 /** This indicates that an OS call failed. */
   CUDA_ERROR_OPERATING_SYSTEM: 304,
-/** This indicates that a resource handle passed to the API call was notvalid. Resource handles are opaque types like ::CUstream and ::CUevent. */
+/** This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like ::CUstream and ::CUevent. */
   CUDA_ERROR_INVALID_HANDLE: 400,
-/** This indicates that a resource required by the API call is not in avalid state to perform the requested operation. */
+/** This indicates that a resource required by the API call is not in a valid state to perform the requested operation. */
   CUDA_ERROR_ILLEGAL_STATE: 401,
-/** This indicates an attempt was made to introspect an object in a way thatwould discard semantically important information. This is either due tothe object using funtionality newer than the API version used tointrospect it or omission of optional return arguments. */
+/** This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments. */
   CUDA_ERROR_LOSSY_QUERY: 402,
-/** This indicates that a named symbol was not found. Examples of symbolsare global/constant variable names, driver function names, texture names,and surface names. */
+/** This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names. */
   CUDA_ERROR_NOT_FOUND: 500,
-/** This indicates that asynchronous operations issued previously have notcompleted yet. This result is not actually an error, but must be indicateddifferently than ::CUDA_SUCCESS (which indicates completion). Calls thatmay return this value include ::cuEventQuery() and ::cuStreamQuery(). */
+/** This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than ::CUDA_SUCCESS (which indicates completion). Calls that may return this value include ::cuEventQuery() and ::cuStreamQuery(). */
   CUDA_ERROR_NOT_READY: 600,
-/** While executing a kernel, the device encountered aload or store instruction on an invalid memory address.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_ILLEGAL_ADDRESS: 700,
-/** This indicates that a launch did not occur because it did not haveappropriate resources. This error usually indicates that the user hasattempted to pass too many arguments to the device kernel, or thekernel launch specifies too many threads for the kernel's registercount. Passing arguments of the wrong size (i.e. a 64-bit pointerwhen a 32-bit int is expected) is equivalent to passing too manyarguments and can also result in this error. */
+/** This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error. */
   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: 701,
-/** This indicates that the device kernel took too long to execute. This canonly occur if timeouts are enabled - see the device attribute::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute ::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_LAUNCH_TIMEOUT: 702,
-/** This error indicates a kernel launch that uses an incompatible texturingmode. */
+/** This error indicates a kernel launch that uses an incompatible texturing mode. */
   CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: 703,
-/** This error indicates that a call to ::cuCtxEnablePeerAccess() istrying to re-enable peer access to a context which has alreadyhad peer access to it enabled. */
+/** This error indicates that a call to ::cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled. */
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: 704,
-/** This error indicates that ::cuCtxDisablePeerAccess() istrying to disable peer access which has not been enabled yetvia ::cuCtxEnablePeerAccess(). */
+/** This error indicates that ::cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via ::cuCtxEnablePeerAccess(). */
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: 705,
-/** This error indicates that the primary context for the specified devicehas already been initialized. */
+/** This error indicates that the primary context for the specified device has already been initialized. */
   CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: 708,
-/** This error indicates that the context current to the calling threadhas been destroyed using ::cuCtxDestroy, or is a primary context whichhas not yet been initialized. */
+/** This error indicates that the context current to the calling thread has been destroyed using ::cuCtxDestroy, or is a primary context which has not yet been initialized. */
   CUDA_ERROR_CONTEXT_IS_DESTROYED: 709,
-/** A device-side assert triggered during kernel execution. The contextcannot be used anymore, and must be destroyed. All existing devicememory allocations from this context are invalid and must bereconstructed if the program is to continue using CUDA. */
+/** A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA. */
   CUDA_ERROR_ASSERT: 710,
-/** This error indicates that the hardware resources required to enablepeer access have been exhausted for one or more of the devicespassed to ::cuCtxEnablePeerAccess(). */
+/** This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to ::cuCtxEnablePeerAccess(). */
   CUDA_ERROR_TOO_MANY_PEERS: 711,
-/** This error indicates that the memory range passed to ::cuMemHostRegister()has already been registered. */
+/** This error indicates that the memory range passed to ::cuMemHostRegister() has already been registered. */
   CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: 712,
-/** This error indicates that the pointer passed to ::cuMemHostUnregister()does not correspond to any currently registered memory region. */
+/** This error indicates that the pointer passed to ::cuMemHostUnregister() does not correspond to any currently registered memory region. */
   CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: 713,
-/** While executing a kernel, the device encountered a stack error.This can be due to stack corruption or exceeding the stack size limit.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_HARDWARE_STACK_ERROR: 714,
-/** While executing a kernel, the device encountered an illegal instruction.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_ILLEGAL_INSTRUCTION: 715,
-/** While executing a kernel, the device encountered a load or store instructionon a memory address which is not aligned.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_MISALIGNED_ADDRESS: 716,
-/** While executing a kernel, the device encountered an instructionwhich can only operate on memory locations in certain address spaces(global, shared, or local), but was supplied a memory address notbelonging to an allowed address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_INVALID_ADDRESS_SPACE: 717,
-/** While executing a kernel, the device program counter wrapped its address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_INVALID_PC: 718,
-/** An exception occurred on the device while executing a kernel. Commoncauses include dereferencing an invalid device pointer and accessingout of bounds shared memory. Less common cases can be system specific - moreinformation about these cases can be found in the system specific user guide.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched. */
+/** An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_LAUNCH_FAILED: 719,
-/** This error indicates that the number of blocks launched per grid for a kernel that waslaunched via either ::cuLaunchCooperativeKernel or ::cuLaunchCooperativeKernelMultiDeviceexceeds the maximum number of blocks as allowed by ::cuOccupancyMaxActiveBlocksPerMultiprocessoror ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessorsas specified by the device attribute ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. */
+/** This error indicates that the number of blocks launched per grid for a kernel that was launched via either ::cuLaunchCooperativeKernel or ::cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by ::cuOccupancyMaxActiveBlocksPerMultiprocessor or ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT. */
   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: 720,
-/** An exception occurred on the device while exiting a kernel using tensor memory: thetensor memory was not completely deallocated. This leaves the process in an inconsistentstate and any further CUDA work will return the same error. To continue using CUDA, theprocess must be terminated and relaunched. */
+/** An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_TENSOR_MEMORY_LEAK: 721,
 /** This error indicates that the attempted operation is not permitted. */
   CUDA_ERROR_NOT_PERMITTED: 800,
-/** This error indicates that the attempted operation is not supportedon the current system or device. */
+/** This error indicates that the attempted operation is not supported on the current system or device. */
   CUDA_ERROR_NOT_SUPPORTED: 801,
-/** This error indicates that the system is not yet ready to start any CUDAwork. To continue using CUDA, verify the system configuration is in avalid state and all required driver daemons are actively running.More information about this error can be found in the system specificuser guide. */
+/** This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide. */
   CUDA_ERROR_SYSTEM_NOT_READY: 802,
-/** This error indicates that there is a mismatch between the versions ofthe display driver and the CUDA driver. Refer to the compatibility documentationfor supported versions. */
+/** This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions. */
   CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: 803,
-/** This error indicates that the system was upgraded to run with forward compatibilitybut the visible hardware detected by CUDA does not support this configuration.Refer to the compatibility documentation for the supported hardware matrix or ensurethat only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICESenvironment variable. */
+/** This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable. */
   CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: 804,
 /** This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server. */
   CUDA_ERROR_MPS_CONNECTION_FAILED: 805,
 /** This error indicates that the remote procedural call between the MPS server and the MPS client failed. */
   CUDA_ERROR_MPS_RPC_FAILURE: 806,
-/** This error indicates that the MPS server is not ready to accept new MPS client requests.This error can be returned when the MPS server is in the process of recovering from a fatal failure. */
+/** This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure. */
   CUDA_ERROR_MPS_SERVER_NOT_READY: 807,
 /** This error indicates that the hardware resources required to create MPS client have been exhausted. */
   CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: 808,
@@ -1377,39 +1377,39 @@ export const CUresult = {
   CUDA_ERROR_CDP_NOT_SUPPORTED: 811,
 /** This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism. */
   CUDA_ERROR_CDP_VERSION_MISMATCH: 812,
-/** This error indicates that the operation is not permitted whenthe stream is capturing. */
+/** This error indicates that the operation is not permitted when the stream is capturing. */
   CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: 900,
-/** This error indicates that the current capture sequence on the streamhas been invalidated due to a previous error. */
+/** This error indicates that the current capture sequence on the stream has been invalidated due to a previous error. */
   CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: 901,
-/** This error indicates that the operation would have resulted in a mergeof two independent capture sequences. */
+/** This error indicates that the operation would have resulted in a merge of two independent capture sequences. */
   CUDA_ERROR_STREAM_CAPTURE_MERGE: 902,
 /** This error indicates that the capture was not initiated in this stream. */
   CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: 903,
-/** This error indicates that the capture sequence contains a fork that wasnot joined to the primary stream. */
+/** This error indicates that the capture sequence contains a fork that was not joined to the primary stream. */
   CUDA_ERROR_STREAM_CAPTURE_UNJOINED: 904,
-/** This error indicates that a dependency would have been created whichcrosses the capture sequence boundary. Only implicit in-stream orderingdependencies are allowed to cross the boundary. */
+/** This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary. */
   CUDA_ERROR_STREAM_CAPTURE_ISOLATION: 905,
-/** This error indicates a disallowed implicit dependency on a current capturesequence from cudaStreamLegacy. */
+/** This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy. */
   CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: 906,
-/** This error indicates that the operation is not permitted on an event whichwas last recorded in a capturing stream. */
+/** This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream. */
   CUDA_ERROR_CAPTURED_EVENT: 907,
-/** A stream capture sequence not initiated with the ::CU_STREAM_CAPTURE_MODE_RELAXEDargument to ::cuStreamBeginCapture was passed to ::cuStreamEndCapture in adifferent thread. */
+/** A stream capture sequence not initiated with the ::CU_STREAM_CAPTURE_MODE_RELAXED argument to ::cuStreamBeginCapture was passed to ::cuStreamEndCapture in a different thread. */
   CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: 908,
 /** This error indicates that the timeout specified for the wait operation has lapsed. */
   CUDA_ERROR_TIMEOUT: 909,
-/** This error indicates that the graph update was not performed because it includedchanges which violated constraints specific to instantiated graph update. */
+/** This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update. */
   CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: 910,
-/** This indicates that an async error has occurred in a device outside of CUDA.If CUDA was waiting for an external device's signal before consuming shared data,the external device signaled an error indicating that the data is not valid forconsumption. This leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process must beterminated and relaunched. */
+/** This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. */
   CUDA_ERROR_EXTERNAL_DEVICE: 911,
 /** Indicates a kernel launch error due to cluster misconfiguration. */
   CUDA_ERROR_INVALID_CLUSTER_SIZE: 912,
-/** Indiciates a function handle is not loaded when calling an API that requiresa loaded function. */
+/** Indiciates a function handle is not loaded when calling an API that requires a loaded function. */
   CUDA_ERROR_FUNCTION_NOT_LOADED: 913,
-/** This error indicates one or more resources passed in are not valid resourcetypes for the operation. */
+/** This error indicates one or more resources passed in are not valid resource types for the operation. */
   CUDA_ERROR_INVALID_RESOURCE_TYPE: 914,
-/** This error indicates one or more resources are insufficient or non-applicable forthe operation. */
+/** This error indicates one or more resources are insufficient or non-applicable for the operation. */
   CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: 915,
-/** This error indicates that an error happened during the key rotationsequence. */
+/** This error indicates that an error happened during the key rotation sequence. */
   CUDA_ERROR_KEY_ROTATION: 916,
 /** This indicates that an unknown internal error has occurred. */
   CUDA_ERROR_UNKNOWN: 999,
@@ -1417,103 +1417,103 @@ export const CUresult = {
 export type CUresult = (typeof CUresult)[keyof typeof CUresult];
 /** What each CUresult means, from the header's documentation. */
 export const CUresult_DESCRIPTIONS: Readonly<Record<number, string>> = {
-  0: "The API call returned with no errors. In the case of query calls, thisalso means that the operation being queried is complete (see::cuEventQuery() and ::cuStreamQuery()).",
-  1: "This indicates that one or more of the parameters passed to the API callis not within an acceptable range of values.",
-  2: "The API call failed because it was unable to allocate enough memory orother resources to perform the requested operation.",
-  3: "This indicates that the CUDA driver has not been initialized with::cuInit() or that initialization has failed.",
+  0: "The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cuEventQuery() and ::cuStreamQuery()).",
+  1: "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.",
+  2: "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.",
+  3: "This indicates that the CUDA driver has not been initialized with ::cuInit() or that initialization has failed.",
   4: "This indicates that the CUDA driver is in the process of shutting down.",
-  5: "This indicates profiler is not initialized for this run. This canhappen when the application is running with external profiling toolslike visual profiler.",
-  34: "This indicates that the CUDA driver that the application has loaded is astub library. Applications that run with the stub rather than a realdriver loaded will result in CUDA API returning this error.",
-  36: "This indicates that the API call requires a newer CUDA driver than the onecurrently installed. Users should install an updated NVIDIA CUDA driverto allow the API call to succeed.",
-  46: "This indicates that requested CUDA device is unavailable at the currenttime. Devices are often unavailable due to use of::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or ::CU_COMPUTEMODE_PROHIBITED.",
-  100: "This indicates that no CUDA-capable devices were detected by the installedCUDA driver.",
-  101: "This indicates that the device ordinal supplied by the user does notcorrespond to a valid CUDA device or that the action requested isinvalid for the specified device.",
+  5: "This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.",
+  34: "This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.",
+  36: "This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.",
+  46: "This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of ::CU_COMPUTEMODE_EXCLUSIVE_PROCESS or ::CU_COMPUTEMODE_PROHIBITED.",
+  100: "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.",
+  101: "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.",
   102: "This error indicates that the Grid license is not applied.",
-  200: "This indicates that the device kernel image is invalid. This can alsoindicate an invalid CUDA module.",
-  201: "This most frequently indicates that there is no context bound to thecurrent thread. This can also be returned if the context passed to anAPI call is not a valid handle (such as a context that has had::cuCtxDestroy() invoked on it). This can also be returned if a usermixes different API versions (i.e. 3010 context with 3020 API calls).See ::cuCtxGetApiVersion() for more details.This can also be returned if the green context passed to an API callwas not converted to a ::CUcontext using ::cuCtxFromGreenCtx API.",
-  202: "This indicated that the context being supplied as a parameter to theAPI call was already the active context.",
+  200: "This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module.",
+  201: "This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had ::cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See ::cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a ::CUcontext using ::cuCtxFromGreenCtx API.",
+  202: "This indicated that the context being supplied as a parameter to the API call was already the active context.",
   205: "This indicates that a map or register operation has failed.",
   206: "This indicates that an unmap or unregister operation has failed.",
-  207: "This indicates that the specified array is currently mapped and thuscannot be destroyed.",
+  207: "This indicates that the specified array is currently mapped and thus cannot be destroyed.",
   208: "This indicates that the resource is already mapped.",
-  209: "This indicates that there is no kernel image available that is suitablefor the device. This can occur when a user specifies code generationoptions for a particular CUDA source file that do not include thecorresponding device configuration.",
+  209: "This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.",
   210: "This indicates that a resource has already been acquired.",
   211: "This indicates that a resource is not mapped.",
-  212: "This indicates that a mapped resource is not available for access as anarray.",
-  213: "This indicates that a mapped resource is not available for access as apointer.",
-  214: "This indicates that an uncorrectable ECC error was detected duringexecution.",
-  215: "This indicates that the ::CUlimit passed to the API call is notsupported by the active device.",
-  216: "This indicates that the ::CUcontext passed to the API call canonly be bound to a single CPU thread at a time but is alreadybound to a CPU thread.",
-  217: "This indicates that peer access is not supported across the givendevices.",
+  212: "This indicates that a mapped resource is not available for access as an array.",
+  213: "This indicates that a mapped resource is not available for access as a pointer.",
+  214: "This indicates that an uncorrectable ECC error was detected during execution.",
+  215: "This indicates that the ::CUlimit passed to the API call is not supported by the active device.",
+  216: "This indicates that the ::CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.",
+  217: "This indicates that peer access is not supported across the given devices.",
   218: "This indicates that a PTX JIT compilation failed.",
   219: "This indicates an error with OpenGL or DirectX context.",
-  220: "This indicates that an uncorrectable NVLink error was detected during theexecution.",
+  220: "This indicates that an uncorrectable NVLink error was detected during the execution.",
   221: "This indicates that the PTX JIT compiler library was not found.",
   222: "This indicates that the provided PTX was compiled with an unsupported toolchain.",
   223: "This indicates that the PTX JIT compilation was disabled.",
-  224: "This indicates that the ::CUexecAffinityType passed to the API call is notsupported by the active device.",
-  225: "This indicates that the code to be compiled by the PTX JIT containsunsupported call to cudaDeviceSynchronize.",
-  226: "This indicates that an exception occurred on the device that is nowcontained by the GPU's error containment capability. Common causes are -a. Certain types of invalid accesses of peer GPU memory over nvlinkb. Certain classes of hardware errorsThis leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process mustbe terminated and relaunched.",
-  300: "This indicates that the device kernel source is invalid. This includescompilation/linker errors encountered in device code or user error.",
+  224: "This indicates that the ::CUexecAffinityType passed to the API call is not supported by the active device.",
+  225: "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.",
+  226: "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  300: "This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error.",
   301: "This indicates that the file specified was not found.",
   302: "This indicates that a link to a shared object failed to resolve.",
   303: "This indicates that initialization of a shared object failed.",
   304: "This indicates that an OS call failed.",
-  400: "This indicates that a resource handle passed to the API call was notvalid. Resource handles are opaque types like ::CUstream and ::CUevent.",
-  401: "This indicates that a resource required by the API call is not in avalid state to perform the requested operation.",
-  402: "This indicates an attempt was made to introspect an object in a way thatwould discard semantically important information. This is either due tothe object using funtionality newer than the API version used tointrospect it or omission of optional return arguments.",
-  500: "This indicates that a named symbol was not found. Examples of symbolsare global/constant variable names, driver function names, texture names,and surface names.",
-  600: "This indicates that asynchronous operations issued previously have notcompleted yet. This result is not actually an error, but must be indicateddifferently than ::CUDA_SUCCESS (which indicates completion). Calls thatmay return this value include ::cuEventQuery() and ::cuStreamQuery().",
-  700: "While executing a kernel, the device encountered aload or store instruction on an invalid memory address.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  701: "This indicates that a launch did not occur because it did not haveappropriate resources. This error usually indicates that the user hasattempted to pass too many arguments to the device kernel, or thekernel launch specifies too many threads for the kernel's registercount. Passing arguments of the wrong size (i.e. a 64-bit pointerwhen a 32-bit int is expected) is equivalent to passing too manyarguments and can also result in this error.",
-  702: "This indicates that the device kernel took too long to execute. This canonly occur if timeouts are enabled - see the device attribute::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  703: "This error indicates a kernel launch that uses an incompatible texturingmode.",
-  704: "This error indicates that a call to ::cuCtxEnablePeerAccess() istrying to re-enable peer access to a context which has alreadyhad peer access to it enabled.",
-  705: "This error indicates that ::cuCtxDisablePeerAccess() istrying to disable peer access which has not been enabled yetvia ::cuCtxEnablePeerAccess().",
-  708: "This error indicates that the primary context for the specified devicehas already been initialized.",
-  709: "This error indicates that the context current to the calling threadhas been destroyed using ::cuCtxDestroy, or is a primary context whichhas not yet been initialized.",
-  710: "A device-side assert triggered during kernel execution. The contextcannot be used anymore, and must be destroyed. All existing devicememory allocations from this context are invalid and must bereconstructed if the program is to continue using CUDA.",
-  711: "This error indicates that the hardware resources required to enablepeer access have been exhausted for one or more of the devicespassed to ::cuCtxEnablePeerAccess().",
-  712: "This error indicates that the memory range passed to ::cuMemHostRegister()has already been registered.",
-  713: "This error indicates that the pointer passed to ::cuMemHostUnregister()does not correspond to any currently registered memory region.",
-  714: "While executing a kernel, the device encountered a stack error.This can be due to stack corruption or exceeding the stack size limit.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  715: "While executing a kernel, the device encountered an illegal instruction.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  716: "While executing a kernel, the device encountered a load or store instructionon a memory address which is not aligned.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  717: "While executing a kernel, the device encountered an instructionwhich can only operate on memory locations in certain address spaces(global, shared, or local), but was supplied a memory address notbelonging to an allowed address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  718: "While executing a kernel, the device program counter wrapped its address space.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  719: "An exception occurred on the device while executing a kernel. Commoncauses include dereferencing an invalid device pointer and accessingout of bounds shared memory. Less common cases can be system specific - moreinformation about these cases can be found in the system specific user guide.This leaves the process in an inconsistent state and any further CUDA workwill return the same error. To continue using CUDA, the process must be terminatedand relaunched.",
-  720: "This error indicates that the number of blocks launched per grid for a kernel that waslaunched via either ::cuLaunchCooperativeKernel or ::cuLaunchCooperativeKernelMultiDeviceexceeds the maximum number of blocks as allowed by ::cuOccupancyMaxActiveBlocksPerMultiprocessoror ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessorsas specified by the device attribute ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.",
-  721: "An exception occurred on the device while exiting a kernel using tensor memory: thetensor memory was not completely deallocated. This leaves the process in an inconsistentstate and any further CUDA work will return the same error. To continue using CUDA, theprocess must be terminated and relaunched.",
+  400: "This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like ::CUstream and ::CUevent.",
+  401: "This indicates that a resource required by the API call is not in a valid state to perform the requested operation.",
+  402: "This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.",
+  500: "This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.",
+  600: "This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than ::CUDA_SUCCESS (which indicates completion). Calls that may return this value include ::cuEventQuery() and ::cuStreamQuery().",
+  700: "While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  701: "This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error.",
+  702: "This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute ::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  703: "This error indicates a kernel launch that uses an incompatible texturing mode.",
+  704: "This error indicates that a call to ::cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.",
+  705: "This error indicates that ::cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via ::cuCtxEnablePeerAccess().",
+  708: "This error indicates that the primary context for the specified device has already been initialized.",
+  709: "This error indicates that the context current to the calling thread has been destroyed using ::cuCtxDestroy, or is a primary context which has not yet been initialized.",
+  710: "A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA.",
+  711: "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to ::cuCtxEnablePeerAccess().",
+  712: "This error indicates that the memory range passed to ::cuMemHostRegister() has already been registered.",
+  713: "This error indicates that the pointer passed to ::cuMemHostUnregister() does not correspond to any currently registered memory region.",
+  714: "While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  715: "While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  716: "While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  717: "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  718: "While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  719: "An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+  720: "This error indicates that the number of blocks launched per grid for a kernel that was launched via either ::cuLaunchCooperativeKernel or ::cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by ::cuOccupancyMaxActiveBlocksPerMultiprocessor or ::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute ::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.",
+  721: "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
   800: "This error indicates that the attempted operation is not permitted.",
-  801: "This error indicates that the attempted operation is not supportedon the current system or device.",
-  802: "This error indicates that the system is not yet ready to start any CUDAwork. To continue using CUDA, verify the system configuration is in avalid state and all required driver daemons are actively running.More information about this error can be found in the system specificuser guide.",
-  803: "This error indicates that there is a mismatch between the versions ofthe display driver and the CUDA driver. Refer to the compatibility documentationfor supported versions.",
-  804: "This error indicates that the system was upgraded to run with forward compatibilitybut the visible hardware detected by CUDA does not support this configuration.Refer to the compatibility documentation for the supported hardware matrix or ensurethat only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICESenvironment variable.",
+  801: "This error indicates that the attempted operation is not supported on the current system or device.",
+  802: "This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.",
+  803: "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.",
+  804: "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.",
   805: "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.",
   806: "This error indicates that the remote procedural call between the MPS server and the MPS client failed.",
-  807: "This error indicates that the MPS server is not ready to accept new MPS client requests.This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
+  807: "This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
   808: "This error indicates that the hardware resources required to create MPS client have been exhausted.",
   809: "This error indicates the the hardware resources required to support device connections have been exhausted.",
   810: "This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.",
   811: "This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.",
   812: "This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.",
-  900: "This error indicates that the operation is not permitted whenthe stream is capturing.",
-  901: "This error indicates that the current capture sequence on the streamhas been invalidated due to a previous error.",
-  902: "This error indicates that the operation would have resulted in a mergeof two independent capture sequences.",
+  900: "This error indicates that the operation is not permitted when the stream is capturing.",
+  901: "This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.",
+  902: "This error indicates that the operation would have resulted in a merge of two independent capture sequences.",
   903: "This error indicates that the capture was not initiated in this stream.",
-  904: "This error indicates that the capture sequence contains a fork that wasnot joined to the primary stream.",
-  905: "This error indicates that a dependency would have been created whichcrosses the capture sequence boundary. Only implicit in-stream orderingdependencies are allowed to cross the boundary.",
-  906: "This error indicates a disallowed implicit dependency on a current capturesequence from cudaStreamLegacy.",
-  907: "This error indicates that the operation is not permitted on an event whichwas last recorded in a capturing stream.",
-  908: "A stream capture sequence not initiated with the ::CU_STREAM_CAPTURE_MODE_RELAXEDargument to ::cuStreamBeginCapture was passed to ::cuStreamEndCapture in adifferent thread.",
+  904: "This error indicates that the capture sequence contains a fork that was not joined to the primary stream.",
+  905: "This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.",
+  906: "This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.",
+  907: "This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.",
+  908: "A stream capture sequence not initiated with the ::CU_STREAM_CAPTURE_MODE_RELAXED argument to ::cuStreamBeginCapture was passed to ::cuStreamEndCapture in a different thread.",
   909: "This error indicates that the timeout specified for the wait operation has lapsed.",
-  910: "This error indicates that the graph update was not performed because it includedchanges which violated constraints specific to instantiated graph update.",
-  911: "This indicates that an async error has occurred in a device outside of CUDA.If CUDA was waiting for an external device's signal before consuming shared data,the external device signaled an error indicating that the data is not valid forconsumption. This leaves the process in an inconsistent state and any further CUDAwork will return the same error. To continue using CUDA, the process must beterminated and relaunched.",
+  910: "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.",
+  911: "This indicates that an async error has occurred in a device outside of CUDA. If CUDA was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
   912: "Indicates a kernel launch error due to cluster misconfiguration.",
-  913: "Indiciates a function handle is not loaded when calling an API that requiresa loaded function.",
-  914: "This error indicates one or more resources passed in are not valid resourcetypes for the operation.",
-  915: "This error indicates one or more resources are insufficient or non-applicable forthe operation.",
-  916: "This error indicates that an error happened during the key rotationsequence.",
+  913: "Indiciates a function handle is not loaded when calling an API that requires a loaded function.",
+  914: "This error indicates one or more resources passed in are not valid resource types for the operation.",
+  915: "This error indicates one or more resources are insufficient or non-applicable for the operation.",
+  916: "This error indicates that an error happened during the key rotation sequence.",
   999: "This indicates that an unknown internal error has occurred.",
 };
 export const cudaExternalMemoryHandleType = {
@@ -1627,9 +1627,9 @@ export const cudaGPUDirectRDMAWritesOrdering = {
 } as const;
 export type cudaGPUDirectRDMAWritesOrdering = (typeof cudaGPUDirectRDMAWritesOrdering)[keyof typeof cudaGPUDirectRDMAWritesOrdering];
 export const cudaGraphChildGraphNodeOwnership = {
-/** Default behavior for a child graph node. Child graph is clonedinto the parent and memory allocation/free nodes can't be presentin the child graph. */
+/** Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph. */
   cudaGraphChildGraphOwnershipClone: 0,
-/** The child graph is moved to the parent. The handle to the child graphis owned by the parent and will be destroyed when the parent isdestroyed. */
+/** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. */
   cudaGraphChildGraphOwnershipMove: 1,
 } as const;
 export type cudaGraphChildGraphNodeOwnership = (typeof cudaGraphChildGraphNodeOwnership)[keyof typeof cudaGraphChildGraphNodeOwnership];
@@ -1639,7 +1639,7 @@ export const cudaGraphConditionalHandleFlags = {
 } as const;
 export type cudaGraphConditionalHandleFlags = (typeof cudaGraphConditionalHandleFlags)[keyof typeof cudaGraphConditionalHandleFlags];
 export const cudaGraphConditionalNodeType = {
-/** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If== 2, an optional ELSE graph is created and this is executed if the condition is zero. */
+/** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
   cudaGraphCondTypeIf: 0,
 /** Conditional 'while' Node. Body executed repeatedly while condition value is non-zero. */
   cudaGraphCondTypeWhile: 1,
@@ -1675,7 +1675,7 @@ export type cudaGraphDebugDotFlags = (typeof cudaGraphDebugDotFlags)[keyof typeo
 export const cudaGraphDependencyType = {
 /** This is an ordinary dependency. */
   cudaGraphDependencyTypeDefault: 0,
-/** This dependency type allows the downstream node touseIt may only be usedbetween kernel nodes, and must be used with either the::cudaGraphKernelNodePortProgrammatic or::cudaGraphKernelNodePortLaunchCompletion outgoing port. */
+/** This dependency type allows the downstream node to use It may only be used between kernel nodes, and must be used with either the ::cudaGraphKernelNodePortProgrammatic or ::cudaGraphKernelNodePortLaunchCompletion outgoing port. */
   cudaGraphDependencyTypeProgrammatic: 1,
 } as const;
 export type cudaGraphDependencyType = (typeof cudaGraphDependencyType)[keyof typeof cudaGraphDependencyType];
@@ -1688,7 +1688,7 @@ export const cudaGraphExecUpdateResult = {
   cudaGraphExecUpdateErrorTopologyChanged: 2,
 /** The update failed because a node type changed */
   cudaGraphExecUpdateErrorNodeTypeChanged: 3,
-/** The update failed because the function of a kernel node changed (CUDA driver<11.2) */
+/** The update failed because the function of a kernel node changed (CUDA driver < 11.2) */
   cudaGraphExecUpdateErrorFunctionChanged: 4,
 /** The update failed because the parameters changed in a way that is not supported */
   cudaGraphExecUpdateErrorParametersChanged: 5,
@@ -1740,11 +1740,11 @@ export type cudaGraphicsRegisterFlags = (typeof cudaGraphicsRegisterFlags)[keyof
 export const cudaGraphInstantiateFlags = {
 /** Automatically free memory allocated in a graph before relaunching. */
   cudaGraphInstantiateFlagAutoFreeOnLaunch: 1,
-/** Automatically upload the graph after instantiation. Only supported by::cudaGraphInstantiateWithParams. The upload will be performed using thestream provided in */
+/** Automatically upload the graph after instantiation. Only supported by ::cudaGraphInstantiateWithParams. The upload will be performed using the stream provided in */
   cudaGraphInstantiateFlagUpload: 2,
-/** Instantiate the graph to be launchable from the device. This flag can onlybe used on platforms which support unified addressing. This flag cannot beused in conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch. */
+/** Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with cudaGraphInstantiateFlagAutoFreeOnLaunch. */
   cudaGraphInstantiateFlagDeviceLaunch: 4,
-/** Run the graph using the per-node priority attributes rather than thepriority of the stream it is launched into. */
+/** Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into. */
   cudaGraphInstantiateFlagUseNodePriority: 8,
 } as const;
 export type cudaGraphInstantiateFlags = (typeof cudaGraphInstantiateFlags)[keyof typeof cudaGraphInstantiateFlags];
@@ -1775,13 +1775,13 @@ export const cudaGraphKernelNodeField = {
 } as const;
 export type cudaGraphKernelNodeField = (typeof cudaGraphKernelNodeField)[keyof typeof cudaGraphKernelNodeField];
 export const cudaGraphMemAttributeType = {
-/** (value type = cuuint64_t)Amount of memory, in bytes, currently associated with graphs. */
+/** (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs. */
   cudaGraphMemAttrUsedMemCurrent: 0,
-/** (value type = cuuint64_t)High watermark of memory, in bytes, associated with graphs since thelast time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero. */
   cudaGraphMemAttrUsedMemHigh: 1,
-/** (value type = cuuint64_t)Amount of memory, in bytes, currently allocated for use bythe CUDA graphs asynchronous allocator. */
+/** (value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   cudaGraphMemAttrReservedMemCurrent: 2,
-/** (value type = cuuint64_t)High watermark of memory, in bytes, currently allocated for use bythe CUDA graphs asynchronous allocator. */
+/** (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   cudaGraphMemAttrReservedMemHigh: 3,
 } as const;
 export type cudaGraphMemAttributeType = (typeof cudaGraphMemAttributeType)[keyof typeof cudaGraphMemAttributeType];
@@ -1832,74 +1832,74 @@ export const cudaJit_Fallback = {
 } as const;
 export type cudaJit_Fallback = (typeof cudaJit_Fallback)[keyof typeof cudaJit_Fallback];
 export const cudaJitOption = {
-/** Max number of registers that a thread may use.Option type: unsigned intApplies to: compiler only */
+/** Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only */
   cudaJitMaxRegisters: 0,
-/** IN: Specifies minimum number of threads per block to target compilationforOUT: Returns the number of threads the compiler actually targeted.This restricts the resource utilization of the compiler (e.g. maxregisters) such that a block with the given number of threads should beable to launch based on register limitations. Note, this option does notcurrently take into account any other resource limitations, such asshared memory utilization.Option type: unsigned intApplies to: compiler only */
+/** IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Option type: unsigned int Applies to: compiler only */
   cudaJitThreadsPerBlock: 1,
-/** Overwrites the option value with the total wall clock time, inmilliseconds, spent in the compiler and linkerOption type: floatApplies to: compiler and linker */
+/** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker Option type: float Applies to: compiler and linker */
   cudaJitWallTime: 2,
-/** Pointer to a buffer in which to print any log messagesthat are informational in nature (the buffer size is specified viaoption ::cudaJitInfoLogBufferSizeBytes)Option type: char *Applies to: compiler and linker */
+/** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option ::cudaJitInfoLogBufferSizeBytes) Option type: char * Applies to: compiler and linker */
   cudaJitInfoLogBuffer: 3,
-/** IN: Log buffer size in bytes. Log messages will be capped at this size(including null terminator)OUT: Amount of log buffer filled with messagesOption type: unsigned intApplies to: compiler and linker */
+/** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   cudaJitInfoLogBufferSizeBytes: 4,
-/** Pointer to a buffer in which to print any log messages thatreflect errors (the buffer size is specified via option::cudaJitErrorLogBufferSizeBytes)Option type: char *Applies to: compiler and linker */
+/** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option ::cudaJitErrorLogBufferSizeBytes) Option type: char * Applies to: compiler and linker */
   cudaJitErrorLogBuffer: 5,
-/** IN: Log buffer size in bytes. Log messages will be capped at this size(including null terminator)OUT: Amount of log buffer filled with messagesOption type: unsigned intApplies to: compiler and linker */
+/** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   cudaJitErrorLogBufferSizeBytes: 6,
-/** Level of optimizations to apply to generated code (0 - 4), with 4being the default and highest level of optimizations.Option type: unsigned intApplies to: compiler only */
+/** Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations. Option type: unsigned int Applies to: compiler only */
   cudaJitOptimizationLevel: 7,
-/** Specifies choice of fallback strategy if matching cubin is not found.Choice is based on supplied ::cudaJit_Fallback.Option type: unsigned int for enumerated type ::cudaJit_FallbackApplies to: compiler only */
+/** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied ::cudaJit_Fallback. Option type: unsigned int for enumerated type ::cudaJit_Fallback Applies to: compiler only */
   cudaJitFallbackStrategy: 10,
-/** Specifies whether to create debug information in output (-g)(0: false, default)Option type: intApplies to: compiler and linker */
+/** Specifies whether to create debug information in output (-g) (0: false, default) Option type: int Applies to: compiler and linker */
   cudaJitGenerateDebugInfo: 11,
-/** Generate verbose log messages (0: false, default)Option type: intApplies to: compiler and linker */
+/** Generate verbose log messages (0: false, default) Option type: int Applies to: compiler and linker */
   cudaJitLogVerbose: 12,
-/** Generate line number information (-lineinfo) (0: false, default)Option type: intApplies to: compiler only */
+/** Generate line number information (-lineinfo) (0: false, default) Option type: int Applies to: compiler only */
   cudaJitGenerateLineInfo: 13,
-/** Specifies whether to enable caching explicitly (-dlcm)Choice is based on supplied ::cudaJit_CacheMode.Option type: unsigned int for enumerated type ::cudaJit_CacheModeApplies to: compiler only */
+/** Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied ::cudaJit_CacheMode. Option type: unsigned int for enumerated type ::cudaJit_CacheMode Applies to: compiler only */
   cudaJitCacheMode: 14,
-/** Generate position independent code (0: false)Option type: intApplies to: compiler only */
+/** Generate position independent code (0: false) Option type: int Applies to: compiler only */
   cudaJitPositionIndependentCode: 30,
-/** This option hints to the JIT compiler the minimum number of CTAs from thekernel’s grid to be mapped to a SM. This option is ignored when used togetherwith ::cudaJitMaxRegisters or ::cudaJitThreadsPerBlock.Optimizations based on this option need ::cudaJitMaxThreadsPerBlock tobe specified as well. For kernels already using PTX directive .minnctapersm,this option will be ignored by default. Use ::cudaJitOverrideDirectiveValuesto let this option take precedence over the PTX directive.Option type: unsigned intApplies to: compiler only */
+/** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with ::cudaJitMaxRegisters or ::cudaJitThreadsPerBlock. Optimizations based on this option need ::cudaJitMaxThreadsPerBlock to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use ::cudaJitOverrideDirectiveValues to let this option take precedence over the PTX directive. Option type: unsigned int Applies to: compiler only */
   cudaJitMinCtaPerSm: 31,
-/** Maximum number threads in a thread block, computed as the product ofthe maximum extent specifed for each dimension of the block. This limitis guaranteed not to be exeeded in any invocation of the kernel. Exceedingthe the maximum number of threads results in runtime error or kernel launchfailure. For kernels already using PTX directive .maxntid, this option willbe ignored by default. Use ::cudaJitOverrideDirectiveValues to let thisoption take precedence over the PTX directive.Option type: intApplies to: compiler only */
+/** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use ::cudaJitOverrideDirectiveValues to let this option take precedence over the PTX directive. Option type: int Applies to: compiler only */
   cudaJitMaxThreadsPerBlock: 32,
-/** This option lets the values specified using ::cudaJitMaxRegisters,::cudaJitThreadsPerBlock, ::cudaJitMaxThreadsPerBlock and::cudaJitMinCtaPerSm take precedence over any PTX directives.(0: Disable, default; 1: Enable)Option type: intApplies to: compiler only */
+/** This option lets the values specified using ::cudaJitMaxRegisters, ::cudaJitThreadsPerBlock, ::cudaJitMaxThreadsPerBlock and ::cudaJitMinCtaPerSm take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only */
   cudaJitOverrideDirectiveValues: 33,
 } as const;
 export type cudaJitOption = (typeof cudaJitOption)[keyof typeof cudaJitOption];
 export const cudaLaunchAttributeID = {
 /** Ignored entry, for convenient composition */
   cudaLaunchAttributeIgnore: 0,
-/** Valid for streams, graph nodes, launches. See::cudaLaunchAttributeValue::accessPolicyWindow. */
+/** Valid for streams, graph nodes, launches. See ::cudaLaunchAttributeValue::accessPolicyWindow. */
   cudaLaunchAttributeAccessPolicyWindow: 1,
-/** Valid for graph nodes, launches. See::cudaLaunchAttributeValue::cooperative. */
+/** Valid for graph nodes, launches. See ::cudaLaunchAttributeValue::cooperative. */
   cudaLaunchAttributeCooperative: 2,
 /** Valid for streams. See ::cudaLaunchAttributeValue::syncPolicy. */
   cudaLaunchAttributeSynchronizationPolicy: 3,
-/** Valid for graph nodes, launches. See::cudaLaunchAttributeValue::clusterDim. */
+/** Valid for graph nodes, launches. See ::cudaLaunchAttributeValue::clusterDim. */
   cudaLaunchAttributeClusterDimension: 4,
-/** Valid for graph nodes, launches. See::cudaLaunchAttributeValue::clusterSchedulingPolicyPreference. */
+/** Valid for graph nodes, launches. See ::cudaLaunchAttributeValue::clusterSchedulingPolicyPreference. */
   cudaLaunchAttributeClusterSchedulingPolicyPreference: 5,
-/** Valid for launches. Setting::cudaLaunchAttributeValue::programmaticStreamSerializationAllowedto non-0 signals that the kernel will use programmaticmeans to resolve its stream dependency, so that theCUDA runtime should opportunistically allow the grid'sexecution to overlap with the previous kernel in thestream, if that kernel requests the overlap. Thedependent launches can choose to wait on thedependency using the programmatic sync(cudaGridDependencySynchronize() or equivalent PTXinstructions). */
+/** Valid for launches. Setting ::cudaLaunchAttributeValue::programmaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). */
   cudaLaunchAttributeProgrammaticStreamSerialization: 6,
-/** Valid for launches. Set::cudaLaunchAttributeValue::programmaticEvent torecord the event. Event recorded through this launchattribute is guaranteed to only trigger after allblock in the associated kernel trigger the event. Ablock can trigger the event programmatically in afuture CUDA release. A trigger can also be inserted atthe beginning of each block's execution iftriggerAtBlockStart is set to non-0. The dependentlaunches can choose to wait on the dependency usingthe programmatic sync (cudaGridDependencySynchronize()or equivalent PTX instructions). Note that dependents(including the CPU thread callingcudaEventSynchronize()) are not guaranteed to observethe release precisely when it is released. Forexample, cudaEventSynchronize() may only observe theevent trigger long after the associated kernel hascompleted. This recording type is primarily meant forestablishing programmatic dependency between devicetasks. Note also this type of dependency allows, butdoes not guarantee, concurrent execution of tasks.The event supplied must not be an interprocess orinterop event. The event must disable timing (i.e.must be created with the ::cudaEventDisableTiming flagset). */
+/** Valid for launches. Set ::cudaLaunchAttributeValue::programmaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event programmatically in a future CUDA release. A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cudaEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cudaEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the ::cudaEventDisableTiming flag set). */
   cudaLaunchAttributeProgrammaticEvent: 7,
-/** Valid for streams, graph nodes, launches. See::cudaLaunchAttributeValue::priority. */
+/** Valid for streams, graph nodes, launches. See ::cudaLaunchAttributeValue::priority. */
   cudaLaunchAttributePriority: 8,
-/** Valid for streams, graph nodes, launches. See::cudaLaunchAttributeValue::memSyncDomainMap. */
+/** Valid for streams, graph nodes, launches. See ::cudaLaunchAttributeValue::memSyncDomainMap. */
   cudaLaunchAttributeMemSyncDomainMap: 9,
-/** Valid for streams, graph nodes, launches. See::cudaLaunchAttributeValue::memSyncDomain. */
+/** Valid for streams, graph nodes, launches. See ::cudaLaunchAttributeValue::memSyncDomain. */
   cudaLaunchAttributeMemSyncDomain: 10,
-/** Valid for graph nodes and launches. Set::cudaLaunchAttributeValue::preferredClusterDimto allow the kernel launch to specify a preferred substitutecluster dimension. Blocks may be grouped according to eitherthe dimensions specified with this attribute (grouped into a"preferred substitute cluster"), or the one specified with::cudaLaunchAttributeClusterDimension attribute (groupedinto a "regular cluster"). The cluster dimensions of a"preferred substitute cluster" shall be an integer multiplegreater than zero of the regular cluster dimensions. Thedevice will attempt - on a best-effort basis - to groupthread blocks into preferred clusters over grouping theminto regular clusters. When it deems necessary (primarilywhen the device temporarily runs out of physical resourcesto launch the larger preferred clusters), the device mayswitch to launch the regular clusters instead to attempt toutilize as much of the physical device resources as possible.Each type of cluster will have its enumeration / coordinatesetup as if the grid consists solely of its type of cluster.For example, if the preferred substitute cluster dimensionsdouble the regular cluster dimensions, there might besimultaneously a regular cluster indexed at (1,0,0), and apreferred cluster indexed at (1,0,0). In this example, thepreferred substitute cluster (1,0,0) replaces regularclusters (2,0,0) and (3,0,0) and groups their blocks.This attribute will only take effect when a regular clusterdimension has been specified. The preferred substitute clusterdimension must be an integer multiple greater than zero of theregular cluster dimension and must divide the grid. It mustalso be no more than `maxBlocksPerCluster`, if it is set inthe kernel's `__launch_bounds__`. Otherwise it must be lessthan the maximum value the driver can support. Otherwise,setting this attribute to a value physically unable to fit onany particular device is permitted. */
+/** Valid for graph nodes and launches. Set ::cudaLaunchAttributeValue::preferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with ::cudaLaunchAttributeClusterDimension attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted. */
   cudaLaunchAttributePreferredClusterDimension: 11,
-/** Valid for launches. Set::cudaLaunchAttributeValue::launchCompletionEvent to record theevent.Nominally, the event is triggered once all blocks of the kernelhave begun execution. Currently this is a best effort. If a kernelB has a launch completion dependency on a kernel A, B may waituntil A is complete. Alternatively, blocks of B may begin beforeall blocks of A have begun, for example if B can claim executionresources unavailable to A (e.g. they run on different GPUs) orif B is a higher priority than A.Exercise caution if such an ordering inversion could leadto deadlock.A launch completion event is nominally similar to a programmaticevent withset except that it is notvisible toand can be used withcompute capability less than 9.0.The event supplied must not be an interprocess or interop event.The event must disable timing (i.e. must be created with the::cudaEventDisableTiming flag set). */
+/** Valid for launches. Set ::cudaLaunchAttributeValue::launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with set except that it is not visible to and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the ::cudaEventDisableTiming flag set). */
   cudaLaunchAttributeLaunchCompletionEvent: 12,
-/** Valid for graph nodes, launches. This attribute is graphs-only,and passing it to a launch in a non-capturing stream will resultin an error.:cudaLaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable canonly be set to 0 or 1. Setting the field to 1 indicates that thecorresponding kernel node should be device-updatable. On success, a handlewill be returned via::cudaLaunchAttributeValue::deviceUpdatableKernelNode::devNode which can bepassed to the various device-side update functions to update the node'skernel parameters from within another kernel. For more information on thetypes of device updates that can be made, as well as the relevant limitationsthereof, see ::cudaGraphKernelNodeUpdatesApply.Nodes which are device-updatable have additional restrictions compared toregular kernel nodes. Firstly, device-updatable nodes cannot be removedfrom their graph via ::cudaGraphDestroyNode. Additionally, once opted-into this functionality, a node cannot opt out, and any attempt to set thedeviceUpdatable attribute to 0 will result in an error. Device-updatablekernel nodes also cannot have their attributes copied to/from another kernelnode via ::cudaGraphKernelNodeCopyAttributes. Graphs containing one or moredevice-updatable nodes also do not allow multiple instantiation, and neitherthe graph nor its instantiated version can be passed to ::cudaGraphExecUpdate.If a graph contains device-updatable nodes and updates those nodes from the devicefrom within the graph, the graph must be uploaded with ::cuGraphUpload before itis launched. For such a graph, if host-side executable graph updates are made to thedevice-updatable nodes, the graph must be uploaded before it is launched again. */
+/** Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. :cudaLaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via ::cudaLaunchAttributeValue::deviceUpdatableKernelNode::devNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see ::cudaGraphKernelNodeUpdatesApply. Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via ::cudaGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via ::cudaGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to ::cudaGraphExecUpdate. If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with ::cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again. */
   cudaLaunchAttributeDeviceUpdatableKernelNode: 13,
-/** Valid for launches. On devices where the L1 cache and shared memory use thesame hardware resources, setting ::cudaLaunchAttributeValue::sharedMemCarveoutto a percentage between 0-100 signals sets the shared memory carveoutpreference in percent of the total shared memory for that kernel launch.This attribute takes precedence over ::cudaFuncAttributePreferredSharedMemoryCarveout.This is only a hint, and the driver can choose a different configuration ifrequired for the launch. */
+/** Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting ::cudaLaunchAttributeValue::sharedMemCarveout to a percentage between 0-100 signals sets the shared memory carveout preference in percent of the total shared memory for that kernel launch. This attribute takes precedence over ::cudaFuncAttributePreferredSharedMemoryCarveout. This is only a hint, and the driver can choose a different configuration if required for the launch. */
   cudaLaunchAttributePreferredSharedMemoryCarveout: 14,
-/** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that thelaunch should attempt to make the kernel maximize its NVLINK utilization.When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amountof NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption.This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can beaffected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performancecharacteristics will be maintained between driver versions or a driver update could alter or regresspreviously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applyingthe attribute may not improve the performance of either the targeted kernel or the encapsulating application.Valid values for ::cudaLaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
+/** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for ::cudaLaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   cudaLaunchAttributeNvlinkUtilCentricScheduling: 16,
 } as const;
 export type cudaLaunchAttributeID = (typeof cudaLaunchAttributeID)[keyof typeof cudaLaunchAttributeID];
@@ -1912,7 +1912,7 @@ export const cudaLaunchMemSyncDomain = {
 export type cudaLaunchMemSyncDomain = (typeof cudaLaunchMemSyncDomain)[keyof typeof cudaLaunchMemSyncDomain];
 export const cudaLibraryOption = {
   cudaLibraryHostUniversalFunctionAndDataTable: 0,
-/** Specifes that the argumentpassed to ::cudaLibraryLoadData() will be preserved.Specifying this option will let the driver know thatcan be accessed at any pointuntil ::cudaLibraryUnload(). The default behavior is for the driver to allocate andmaintain its own copy ofNote that this is only a memory usage optimizationhint and the driver can choose to ignore it if required.Specifying this option with ::cudaLibraryLoadFromFile() is invalid andwill return ::cudaErrorInvalidValue. */
+/** Specifes that the argument passed to ::cudaLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cudaLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cudaLibraryLoadFromFile() is invalid and will return ::cudaErrorInvalidValue. */
   cudaLibraryBinaryIsPreserved: 1,
 } as const;
 export type cudaLibraryOption = (typeof cudaLibraryOption)[keyof typeof cudaLibraryOption];
@@ -1962,7 +1962,7 @@ export const cudaMemAllocationHandleType = {
 export type cudaMemAllocationHandleType = (typeof cudaMemAllocationHandleType)[keyof typeof cudaMemAllocationHandleType];
 export const cudaMemAllocationType = {
   cudaMemAllocationTypeInvalid: 0,
-/** This allocation type is 'pinned', i.e. cannot migrate from its currentlocation while the application is actively using it */
+/** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
   cudaMemAllocationTypePinned: 1,
 /** This allocation type is managed memory */
   cudaMemAllocationTypeManaged: 2,
@@ -2002,11 +2002,11 @@ export const cudaMemcpySrcAccessOrder = {
   cudaMemcpySrcAccessOrderInvalid: 0,
 /** Indicates that access to the source pointer must be in stream order. */
   cudaMemcpySrcAccessOrderStream: 1,
-/** Indicates that access to the source pointer can be out of stream order and allaccesses must be complete before the API call returns. This flag is suited forephemeral sources (ex., stack variables) when it's known that no prior operationsin the stream can be accessing the memory and also that the lifetime of the memoryis limited to the scope that the source variable was declared in. Specifyingthis flag allows the driver to optimize the copy and removes the need for the userto synchronize the stream after the API call. */
+/** Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. */
   cudaMemcpySrcAccessOrderDuringApiCall: 2,
-/** Indicates that access to the source pointer can be out of stream order and the accessescan happen even after the API call returns. This flag is suited for host pointersallocated outside CUDA (ex., via malloc) when it's known that no prior operationsin the stream can be accessing the memory. Specifying this flag allows the driverto optimize the copy on certain platforms. */
+/** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   cudaMemcpySrcAccessOrderAny: 3,
-/** Indicates that access to the source pointer can be out of stream order and the accessescan happen even after the API call returns. This flag is suited for host pointersallocated outside CUDA (ex., via malloc) when it's known that no prior operationsin the stream can be accessing the memory. Specifying this flag allows the driverto optimize the copy on certain platforms. */
+/** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   cudaMemcpySrcAccessOrderMax: 2147483647,
 } as const;
 export type cudaMemcpySrcAccessOrder = (typeof cudaMemcpySrcAccessOrder)[keyof typeof cudaMemcpySrcAccessOrder];
@@ -2051,21 +2051,21 @@ export const cudaMemoryType = {
 } as const;
 export type cudaMemoryType = (typeof cudaMemoryType)[keyof typeof cudaMemoryType];
 export const cudaMemPoolAttr = {
-/** (value type = int)Allow cuMemAllocAsync to use memory asynchronously freedin another streams as long as a stream ordering dependencyof the allocating stream on the free action exists.Cuda events and null stream interactions can create the requiredstream ordered dependencies. (default enabled) */
+/** (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled) */
   cudaMemPoolReuseFollowEventDependencies: 1,
-/** (value type = int)Allow reuse of already completed frees when there is no dependencybetween the free and allocation. (default enabled) */
+/** (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled) */
   cudaMemPoolReuseAllowOpportunistic: 2,
-/** (value type = int)Allow cuMemAllocAsync to insert new stream dependenciesin order to establish the stream ordering required to reusea piece of memory released by cuFreeAsync (default enabled). */
+/** (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuFreeAsync (default enabled). */
   cudaMemPoolReuseAllowInternalDependencies: 3,
-/** (value type = cuuint64_t)Amount of reserved memory in bytes to hold onto before tryingto release memory back to the OS. When more than the releasethreshold bytes of memory are held by the memory pool, theallocator will try to release memory back to the OS on thenext call to stream, event or context synchronize. (default 0) */
+/** (value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0) */
   cudaMemPoolAttrReleaseThreshold: 4,
-/** (value type = cuuint64_t)Amount of backing memory currently allocated for the mempool. */
+/** (value type = cuuint64_t) Amount of backing memory currently allocated for the mempool. */
   cudaMemPoolAttrReservedMemCurrent: 5,
-/** (value type = cuuint64_t)High watermark of backing memory allocated for the mempool since thelast time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero. */
   cudaMemPoolAttrReservedMemHigh: 6,
-/** (value type = cuuint64_t)Amount of memory from the pool that is currently in use by the application. */
+/** (value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application. */
   cudaMemPoolAttrUsedMemCurrent: 7,
-/** (value type = cuuint64_t)High watermark of the amount of memory from the pool that was in use by the application sincethe last time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero. */
   cudaMemPoolAttrUsedMemHigh: 8,
 } as const;
 export type cudaMemPoolAttr = (typeof cudaMemPoolAttr)[keyof typeof cudaMemPoolAttr];
@@ -2205,7 +2205,7 @@ export const cudaStreamCaptureStatus = {
   cudaStreamCaptureStatusNone: 0,
 /** Stream is actively capturing */
   cudaStreamCaptureStatusActive: 1,
-/** Stream is part of a capture sequence thathas been invalidated, but not terminated */
+/** Stream is part of a capture sequence that has been invalidated, but not terminated */
   cudaStreamCaptureStatusInvalidated: 2,
 } as const;
 export type cudaStreamCaptureStatus = (typeof cudaStreamCaptureStatus)[keyof typeof cudaStreamCaptureStatus];
@@ -2479,7 +2479,7 @@ export const CUdevice_attribute = {
   CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: 96,
 /** Maximum optin shared memory per block */
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: 97,
-/** The ::CU_STREAM_WAIT_VALUE_FLUSH flag and the ::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. Seefor additional details. */
+/** The ::CU_STREAM_WAIT_VALUE_FLUSH flag and the ::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. See for additional details. */
   CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: 98,
 /** Device supports host memory registration via ::cudaHostRegister. */
   CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: 99,
@@ -2648,7 +2648,7 @@ export type CUevent_flags = (typeof CUevent_flags)[keyof typeof CUevent_flags];
 export const CUevent_record_flags = {
 /** Default event record flag */
   CU_EVENT_RECORD_DEFAULT: 0,
-/** When using stream capture, create an event record nodeinstead of the default behavior. This flag is invalidwhen used outside of capture. */
+/** When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_RECORD_EXTERNAL: 1,
 } as const;
 export type CUevent_record_flags = (typeof CUevent_record_flags)[keyof typeof CUevent_record_flags];
@@ -2666,7 +2666,7 @@ export type CUevent_sched_flags = (typeof CUevent_sched_flags)[keyof typeof CUev
 export const CUevent_wait_flags = {
 /** Default event wait flag */
   CU_EVENT_WAIT_DEFAULT: 0,
-/** When using stream capture, create an event wait nodeinstead of the default behavior. This flag is invalidwhen used outside of capture. */
+/** When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_WAIT_EXTERNAL: 1,
 } as const;
 export type CUevent_wait_flags = (typeof CUevent_wait_flags)[keyof typeof CUevent_wait_flags];
@@ -2808,39 +2808,39 @@ export const CUfunc_cache = {
 } as const;
 export type CUfunc_cache = (typeof CUfunc_cache)[keyof typeof CUfunc_cache];
 export const CUfunction_attribute = {
-/** The maximum number of threads per block, beyond which a launch of thefunction would fail. This number depends on both the function and thedevice on which the function is currently loaded. */
+/** The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded. */
   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 0,
-/** The size in bytes of statically-allocated shared memory required bythis function. This does not include dynamically-allocated sharedmemory requested by the user at runtime. */
+/** The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime. */
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: 1,
-/** The size in bytes of user-allocated constant memory required by thisfunction. */
+/** The size in bytes of user-allocated constant memory required by this function. */
   CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: 2,
 /** The size in bytes of local memory used by each thread of this function. */
   CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: 3,
 /** The number of registers used by each thread of this function. */
   CU_FUNC_ATTRIBUTE_NUM_REGS: 4,
-/** The PTX virtual architecture version for which the function wascompiled. This value is the major PTX version * 10 + the minor PTXversion, so a PTX version 1.3 function would return the value 13.Note that this may return the undefined value of 0 for cubinscompiled prior to CUDA 3.0. */
+/** The PTX virtual architecture version for which the function was compiled. This value is the major PTX version * 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0. */
   CU_FUNC_ATTRIBUTE_PTX_VERSION: 5,
-/** The binary architecture version for which the function was compiled.This value is the major binary version * 10 + the minor binary version,so a binary version 1.3 function would return the value 13. Note thatthis will return a value of 10 for legacy cubins that do not have aproperly-encoded binary architecture version. */
+/** The binary architecture version for which the function was compiled. This value is the major binary version * 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version. */
   CU_FUNC_ATTRIBUTE_BINARY_VERSION: 6,
-/** The attribute to indicate whether the function has been compiled withuser specified option "-Xptxas --dlcm=ca" set . */
+/** The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set . */
   CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: 7,
-/** The maximum size in bytes of dynamically-allocated shared memory that can be used bythis function. If the user-specified dynamic shared memory size is larger than thisvalue, the launch will fail.The default value of this attribute is::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK - ::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,except when ::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater than::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute is 0.The value can be increased to ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN -::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES.See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
+/** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail. The default value of this attribute is ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK - ::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, except when ::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES is greater than ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, then the default value of this attribute is 0. The value can be increased to ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - ::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: 8,
-/** On devices where the L1 cache and shared memory use the same hardware resources,this sets the shared memory carveout preference, in percent of the total shared memory.Refer to ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR.This is only a hint, and the driver can choose a different ratio if required to execute the function.See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
+/** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to ::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR. This is only a hint, and the driver can choose a different ratio if required to execute the function. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: 9,
-/** If this attribute is set, the kernel must launch with a valid clustersize specified.See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
+/** If this attribute is set, the kernel must launch with a valid cluster size specified. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: 10,
-/** The required cluster width in blocks. The values must either all be 0 orall be positive. The validity of the cluster dimensions is otherwisechecked at launch time. */
+/** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: 11,
-/** The required cluster height in blocks. The values must either all be 0 orall be positive. The validity of the cluster dimensions is otherwisechecked at launch time. */
+/** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: 12,
-/** The required cluster depth in blocks. The values must either all be 0 orall be positive. The validity of the cluster dimensions is otherwisechecked at launch time. */
+/** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time. */
   CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: 13,
-/** Whether the function can be launched with non-portable cluster size. 1 isallowed, 0 is disallowed. A non-portable cluster size may only functionon the specific SKUs the program is tested on. The launch might fail ifthe program is run on a different hardware platform. */
+/** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform. */
   CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 14,
-/** The block scheduling policy of a function. The value type isCUclusterSchedulingPolicy / cudaClusterSchedulingPolicy.See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
+/** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 15,
-/** The block scheduling policy of a function. The value type isCUclusterSchedulingPolicy / cudaClusterSchedulingPolicy.See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
+/** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX: 16,
 } as const;
 export type CUfunction_attribute = (typeof CUfunction_attribute)[keyof typeof CUfunction_attribute];
@@ -2860,14 +2860,14 @@ export const CUGPUDirectRDMAWritesOrdering = {
 } as const;
 export type CUGPUDirectRDMAWritesOrdering = (typeof CUGPUDirectRDMAWritesOrdering)[keyof typeof CUGPUDirectRDMAWritesOrdering];
 export const CUgraphChildGraphNodeOwnership = {
-/** Default behavior for a child graph node. Child graph is clonedinto the parent and memory allocation/free nodes can't be presentin the child graph. */
+/** Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph. */
   CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: 0,
-/** The child graph is moved to the parent. The handle to the child graphis owned by the parent and will be destroyed when the parent isdestroyed. */
+/** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. */
   CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: 1,
 } as const;
 export type CUgraphChildGraphNodeOwnership = (typeof CUgraphChildGraphNodeOwnership)[keyof typeof CUgraphChildGraphNodeOwnership];
 export const CUgraphConditionalNodeType = {
-/** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If== 2, an optional ELSE graph is created and this is executed if the condition is zero. */
+/** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
   CU_GRAPH_COND_TYPE_IF: 0,
 /** Conditional 'while' Node. Body executed repeatedly while condition value is non-zero. */
   CU_GRAPH_COND_TYPE_WHILE: 1,
@@ -2913,7 +2913,7 @@ export type CUgraphDebugDot_flags = (typeof CUgraphDebugDot_flags)[keyof typeof 
 export const CUgraphDependencyType = {
 /** This is an ordinary dependency. */
   CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: 0,
-/** This dependency type allows the downstream node touseIt may only be usedbetween kernel nodes, and must be used with either the::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
+/** This dependency type allows the downstream node to use It may only be used between kernel nodes, and must be used with either the ::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or ::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
   CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: 1,
 } as const;
 export type CUgraphDependencyType = (typeof CUgraphDependencyType)[keyof typeof CUgraphDependencyType];
@@ -2926,7 +2926,7 @@ export const CUgraphExecUpdateResult = {
   CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: 2,
 /** The update failed because a node type changed */
   CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: 3,
-/** The update failed because the function of a kernel node changed (CUDA driver<11.2) */
+/** The update failed because the function of a kernel node changed (CUDA driver < 11.2) */
   CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: 4,
 /** The update failed because the parameters changed in a way that is not supported */
   CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: 5,
@@ -2955,11 +2955,11 @@ export type CUgraphicsRegisterFlags = (typeof CUgraphicsRegisterFlags)[keyof typ
 export const CUgraphInstantiate_flags = {
 /** Automatically free memory allocated in a graph before relaunching. */
   CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: 1,
-/** Automatically upload the graph after instantiation. Only supported by::cuGraphInstantiateWithParams. The upload will be performed using thestream provided in */
+/** Automatically upload the graph after instantiation. Only supported by ::cuGraphInstantiateWithParams. The upload will be performed using the stream provided in */
   CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: 2,
-/** Instantiate the graph to be launchable from the device. This flag can onlybe used on platforms which support unified addressing. This flag cannot beused in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
+/** Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH. */
   CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: 4,
-/** Run the graph using the per-node priority attributes rather than thepriority of the stream it is launched into. */
+/** Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into. */
   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: 8,
 } as const;
 export type CUgraphInstantiate_flags = (typeof CUgraphInstantiate_flags)[keyof typeof CUgraphInstantiate_flags];
@@ -2979,13 +2979,13 @@ export const CUgraphInstantiateResult = {
 } as const;
 export type CUgraphInstantiateResult = (typeof CUgraphInstantiateResult)[keyof typeof CUgraphInstantiateResult];
 export const CUgraphMem_attribute = {
-/** (value type = cuuint64_t)Amount of memory, in bytes, currently associated with graphs */
+/** (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs */
   CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: 0,
-/** (value type = cuuint64_t)High watermark of memory, in bytes, associated with graphs since thelast time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset. High watermark can only be reset to zero. */
   CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: 1,
-/** (value type = cuuint64_t)Amount of memory, in bytes, currently allocated for use bythe CUDA graphs asynchronous allocator. */
+/** (value type = cuuint64_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: 2,
-/** (value type = cuuint64_t)High watermark of memory, in bytes, currently allocated for use bythe CUDA graphs asynchronous allocator. */
+/** (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: 3,
 } as const;
 export type CUgraphMem_attribute = (typeof CUgraphMem_attribute)[keyof typeof CUgraphMem_attribute];
@@ -3014,7 +3014,7 @@ export const CUgraphNodeType = {
   CU_GRAPH_NODE_TYPE_MEM_ALLOC: 10,
 /** Memory Free Node */
   CU_GRAPH_NODE_TYPE_MEM_FREE: 11,
-/** Batch MemOp NodeSee ::cuStreamBatchMemOp and ::CUstreamBatchMemOpType for what these nodes can do. */
+/** Batch MemOp Node See ::cuStreamBatchMemOp and ::CUstreamBatchMemOpType for what these nodes can do. */
   CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: 12,
 /** Conditional Node */
   CU_GRAPH_NODE_TYPE_CONDITIONAL: 13,
@@ -3047,44 +3047,44 @@ export const CUjit_fallback = {
 } as const;
 export type CUjit_fallback = (typeof CUjit_fallback)[keyof typeof CUjit_fallback];
 export const CUjit_option = {
-/** Max number of registers that a thread may use.Option type: unsigned intApplies to: compiler only */
+/** Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only */
   CU_JIT_MAX_REGISTERS: 0,
-/** IN: Specifies minimum number of threads per block to target compilationforOUT: Returns the number of threads the compiler actually targeted.This restricts the resource utilization of the compiler (e.g. maxregisters) such that a block with the given number of threads should beable to launch based on register limitations. Note, this option does notcurrently take into account any other resource limitations, such asshared memory utilization.Cannot be combined with ::CU_JIT_TARGET.Option type: unsigned intApplies to: compiler only */
+/** IN: Specifies minimum number of threads per block to target compilation for OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization. Cannot be combined with ::CU_JIT_TARGET. Option type: unsigned int Applies to: compiler only */
   CU_JIT_THREADS_PER_BLOCK: 1,
-/** Overwrites the option value with the total wall clock time, inmilliseconds, spent in the compiler and linkerOption type: floatApplies to: compiler and linker */
+/** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker Option type: float Applies to: compiler and linker */
   CU_JIT_WALL_TIME: 2,
-/** Pointer to a buffer in which to print any log messagesthat are informational in nature (the buffer size is specified viaoption ::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)Option type: char *Applies to: compiler and linker */
+/** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option ::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
   CU_JIT_INFO_LOG_BUFFER: 3,
-/** IN: Log buffer size in bytes. Log messages will be capped at this size(including null terminator)OUT: Amount of log buffer filled with messagesOption type: unsigned intApplies to: compiler and linker */
+/** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: 4,
-/** Pointer to a buffer in which to print any log messages thatreflect errors (the buffer size is specified via option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)Option type: char *Applies to: compiler and linker */
+/** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option ::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) Option type: char * Applies to: compiler and linker */
   CU_JIT_ERROR_LOG_BUFFER: 5,
-/** IN: Log buffer size in bytes. Log messages will be capped at this size(including null terminator)OUT: Amount of log buffer filled with messagesOption type: unsigned intApplies to: compiler and linker */
+/** IN: Log buffer size in bytes. Log messages will be capped at this size (including null terminator) OUT: Amount of log buffer filled with messages Option type: unsigned int Applies to: compiler and linker */
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: 6,
-/** Level of optimizations to apply to generated code (0 - 4), with 4being the default and highest level of optimizations.Option type: unsigned intApplies to: compiler only */
+/** Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations. Option type: unsigned int Applies to: compiler only */
   CU_JIT_OPTIMIZATION_LEVEL: 7,
-/** No option value required. Determines the target based on the currentattached context (default)Option type: No option value neededApplies to: compiler and linker */
+/** No option value required. Determines the target based on the current attached context (default) Option type: No option value needed Applies to: compiler and linker */
   CU_JIT_TARGET_FROM_CUCONTEXT: 8,
-/** Target is chosen based on supplied ::CUjit_target. Cannot becombined with ::CU_JIT_THREADS_PER_BLOCK.Option type: unsigned int for enumerated type ::CUjit_targetApplies to: compiler and linker */
+/** Target is chosen based on supplied ::CUjit_target. Cannot be combined with ::CU_JIT_THREADS_PER_BLOCK. Option type: unsigned int for enumerated type ::CUjit_target Applies to: compiler and linker */
   CU_JIT_TARGET: 9,
-/** Specifies choice of fallback strategy if matching cubin is not found.Choice is based on supplied ::CUjit_fallback. This option cannot beused with cuLink* APIs as the linker requires exact matches.Option type: unsigned int for enumerated type ::CUjit_fallbackApplies to: compiler only */
+/** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied ::CUjit_fallback. This option cannot be used with cuLink* APIs as the linker requires exact matches. Option type: unsigned int for enumerated type ::CUjit_fallback Applies to: compiler only */
   CU_JIT_FALLBACK_STRATEGY: 10,
-/** Specifies whether to create debug information in output (-g)(0: false, default)Option type: intApplies to: compiler and linker */
+/** Specifies whether to create debug information in output (-g) (0: false, default) Option type: int Applies to: compiler and linker */
   CU_JIT_GENERATE_DEBUG_INFO: 11,
-/** Generate verbose log messages (0: false, default)Option type: intApplies to: compiler and linker */
+/** Generate verbose log messages (0: false, default) Option type: int Applies to: compiler and linker */
   CU_JIT_LOG_VERBOSE: 12,
-/** Generate line number information (-lineinfo) (0: false, default)Option type: intApplies to: compiler only */
+/** Generate line number information (-lineinfo) (0: false, default) Option type: int Applies to: compiler only */
   CU_JIT_GENERATE_LINE_INFO: 13,
-/** Specifies whether to enable caching explicitly (-dlcm)Choice is based on supplied ::CUjit_cacheMode_enum.Option type: unsigned int for enumerated type ::CUjit_cacheMode_enumApplies to: compiler only */
+/** Specifies whether to enable caching explicitly (-dlcm) Choice is based on supplied ::CUjit_cacheMode_enum. Option type: unsigned int for enumerated type ::CUjit_cacheMode_enum Applies to: compiler only */
   CU_JIT_CACHE_MODE: 14,
   CU_JIT_NEW_SM3X_OPT: 15,
 /** This jit option is used for internal purpose only. */
   CU_JIT_FAST_COMPILE: 16,
-/** Array of device symbol names that will be relocated to the correspondinghost addresses stored in ::CU_JIT_GLOBAL_SYMBOL_ADDRESSES.Must contain ::CU_JIT_GLOBAL_SYMBOL_COUNT entries.When loading a device module, driver will relocate all encounteredunresolved symbols to the host addresses.It is only allowed to register symbols that correspond to unresolvedglobal variables.It is illegal to register the same device symbol at multiple addresses.Option type: const char **Applies to: dynamic linker only */
+/** Array of device symbol names that will be relocated to the corresponding host addresses stored in ::CU_JIT_GLOBAL_SYMBOL_ADDRESSES. Must contain ::CU_JIT_GLOBAL_SYMBOL_COUNT entries. When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses. It is only allowed to register symbols that correspond to unresolved global variables. It is illegal to register the same device symbol at multiple addresses. Option type: const char ** Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_NAMES: 17,
-/** Array of host addresses that will be used to relocate correspondingdevice symbols stored in ::CU_JIT_GLOBAL_SYMBOL_NAMES.Must contain ::CU_JIT_GLOBAL_SYMBOL_COUNT entries.Option type: void **Applies to: dynamic linker only */
+/** Array of host addresses that will be used to relocate corresponding device symbols stored in ::CU_JIT_GLOBAL_SYMBOL_NAMES. Must contain ::CU_JIT_GLOBAL_SYMBOL_COUNT entries. Option type: void ** Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_ADDRESSES: 18,
-/** Number of entries in ::CU_JIT_GLOBAL_SYMBOL_NAMES and::CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays.Option type: unsigned intApplies to: dynamic linker only */
+/** Number of entries in ::CU_JIT_GLOBAL_SYMBOL_NAMES and ::CU_JIT_GLOBAL_SYMBOL_ADDRESSES arrays. Option type: unsigned int Applies to: dynamic linker only */
   CU_JIT_GLOBAL_SYMBOL_COUNT: 19,
 /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_LTO: 20,
@@ -3106,17 +3106,17 @@ export const CUjit_option = {
   CU_JIT_REFERENCED_VARIABLE_COUNT: 28,
 /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: 29,
-/** Generate position independent code (0: false)Option type: intApplies to: compiler only */
+/** Generate position independent code (0: false) Option type: int Applies to: compiler only */
   CU_JIT_POSITION_INDEPENDENT_CODE: 30,
-/** This option hints to the JIT compiler the minimum number of CTAs from thekernel’s grid to be mapped to a SM. This option is ignored when used togetherwith ::CU_JIT_MAX_REGISTERS or ::CU_JIT_THREADS_PER_BLOCK.Optimizations based on this option need ::CU_JIT_MAX_THREADS_PER_BLOCK tobe specified as well. For kernels already using PTX directive .minnctapersm,this option will be ignored by default. Use ::CU_JIT_OVERRIDE_DIRECTIVE_VALUESto let this option take precedence over the PTX directive.Option type: unsigned intApplies to: compiler only */
+/** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with ::CU_JIT_MAX_REGISTERS or ::CU_JIT_THREADS_PER_BLOCK. Optimizations based on this option need ::CU_JIT_MAX_THREADS_PER_BLOCK to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use ::CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: unsigned int Applies to: compiler only */
   CU_JIT_MIN_CTA_PER_SM: 31,
-/** Maximum number threads in a thread block, computed as the product ofthe maximum extent specifed for each dimension of the block. This limitis guaranteed not to be exeeded in any invocation of the kernel. Exceedingthe the maximum number of threads results in runtime error or kernel launchfailure. For kernels already using PTX directive .maxntid, this option willbe ignored by default. Use ::CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let thisoption take precedence over the PTX directive.Option type: intApplies to: compiler only */
+/** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use ::CU_JIT_OVERRIDE_DIRECTIVE_VALUES to let this option take precedence over the PTX directive. Option type: int Applies to: compiler only */
   CU_JIT_MAX_THREADS_PER_BLOCK: 32,
-/** This option lets the values specified using ::CU_JIT_MAX_REGISTERS,::CU_JIT_THREADS_PER_BLOCK, ::CU_JIT_MAX_THREADS_PER_BLOCK and::CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives.(0: Disable, default; 1: Enable)Option type: intApplies to: compiler only */
+/** This option lets the values specified using ::CU_JIT_MAX_REGISTERS, ::CU_JIT_THREADS_PER_BLOCK, ::CU_JIT_MAX_THREADS_PER_BLOCK and ::CU_JIT_MIN_CTA_PER_SM take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only */
   CU_JIT_OVERRIDE_DIRECTIVE_VALUES: 33,
-/** This option specifies the maximum number of concurrent threads to usewhen running compiler optimizations. If the specified value is 1, theoption will be ignored. If the specified value is 0, the number ofthreads will match the number of CPUs on the underlying machine.Otherwise, if the option is N, then up to N threads will be used.Option type: unsigned intApplies to: compiler only */
+/** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int Applies to: compiler only */
   CU_JIT_SPLIT_COMPILE: 34,
-/** This option specifies the maximum number of concurrent threads to usewhen running compiler optimizations. If the specified value is 1, theoption will be ignored. If the specified value is 0, the number ofthreads will match the number of CPUs on the underlying machine.Otherwise, if the option is N, then up to N threads will be used.Option type: unsigned intApplies to: compiler only */
+/** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int Applies to: compiler only */
   CU_JIT_NUM_OPTIONS: 35,
 } as const;
 export type CUjit_option = (typeof CUjit_option)[keyof typeof CUjit_option];
@@ -3181,15 +3181,15 @@ export const CUjit_target = {
 } as const;
 export type CUjit_target = (typeof CUjit_target)[keyof typeof CUjit_target];
 export const CUjitInputType = {
-/** Compiled device-class-specific device codeApplicable options: none */
+/** Compiled device-class-specific device code Applicable options: none */
   CU_JIT_INPUT_CUBIN: 0,
-/** PTX source codeApplicable options: PTX compiler options */
+/** PTX source code Applicable options: PTX compiler options */
   CU_JIT_INPUT_PTX: 1,
-/** Bundle of multiple cubins and/or PTX of some device codeApplicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
+/** Bundle of multiple cubins and/or PTX of some device code Applicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_FATBINARY: 2,
-/** Host object with embedded device codeApplicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
+/** Host object with embedded device code Applicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_OBJECT: 3,
-/** Archive of host objects with embedded device codeApplicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
+/** Archive of host objects with embedded device code Applicable options: PTX compiler options, ::CU_JIT_FALLBACK_STRATEGY */
   CU_JIT_INPUT_LIBRARY: 4,
 /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_INPUT_NVVM: 5,
@@ -3200,35 +3200,35 @@ export type CUjitInputType = (typeof CUjitInputType)[keyof typeof CUjitInputType
 export const CUlaunchAttributeID = {
 /** Ignored entry, for convenient composition */
   CU_LAUNCH_ATTRIBUTE_IGNORE: 0,
-/** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::accessPolicyWindow. */
+/** Valid for streams, graph nodes, launches. See ::CUlaunchAttributeValue::accessPolicyWindow. */
   CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: 1,
-/** Valid for graph nodes, launches. See::CUlaunchAttributeValue::cooperative. */
+/** Valid for graph nodes, launches. See ::CUlaunchAttributeValue::cooperative. */
   CU_LAUNCH_ATTRIBUTE_COOPERATIVE: 2,
-/** Valid for streams. See::CUlaunchAttributeValue::syncPolicy. */
+/** Valid for streams. See ::CUlaunchAttributeValue::syncPolicy. */
   CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: 3,
 /** Valid for graph nodes, launches. See ::CUlaunchAttributeValue::clusterDim. */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: 4,
 /** Valid for graph nodes, launches. See ::CUlaunchAttributeValue::clusterSchedulingPolicyPreference. */
   CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 5,
-/** Valid for launches. Setting::CUlaunchAttributeValue::programmaticStreamSerializationAllowedto non-0 signals that the kernel will use programmaticmeans to resolve its stream dependency, so that theCUDA runtime should opportunistically allow the grid'sexecution to overlap with the previous kernel in thestream, if that kernel requests the overlap. Thedependent launches can choose to wait on thedependency using the programmatic sync(cudaGridDependencySynchronize() or equivalent PTXinstructions). */
+/** Valid for launches. Setting ::CUlaunchAttributeValue::programmaticStreamSerializationAllowed to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). */
   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: 6,
-/** Valid for launches. Set::CUlaunchAttributeValue::programmaticEvent torecord the event. Event recorded through thislaunch attribute is guaranteed to only triggerafter all block in the associated kernel triggerthe event. A block can trigger the event throughPTX launchdep.release or CUDA builtin functioncudaTriggerProgrammaticLaunchCompletion(). Atrigger can also be inserted at the beginning ofeach block's execution if triggerAtBlockStart isset to non-0. The dependent launches can choose towait on the dependency using the programmatic sync(cudaGridDependencySynchronize() or equivalent PTXinstructions). Note that dependents (including theCPU thread calling cuEventSynchronize()) are notguaranteed to observe the release precisely whenit is released. For example, cuEventSynchronize()may only observe the event trigger long after theassociated kernel has completed. This recordingtype is primarily meant for establishingprogrammatic dependency between device tasks. Notealso this type of dependency allows, but does notguarantee, concurrent execution of tasks.The event supplied must not be an interprocess orinterop event. The event must disable timing (i.e.must be created with the ::CU_EVENT_DISABLE_TIMINGflag set). */
+/** Valid for launches. Set ::CUlaunchAttributeValue::programmaticEvent to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released. For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the ::CU_EVENT_DISABLE_TIMING flag set). */
   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: 7,
-/** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::priority. */
+/** Valid for streams, graph nodes, launches. See ::CUlaunchAttributeValue::priority. */
   CU_LAUNCH_ATTRIBUTE_PRIORITY: 8,
-/** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::memSyncDomainMap. */
+/** Valid for streams, graph nodes, launches. See ::CUlaunchAttributeValue::memSyncDomainMap. */
   CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: 9,
-/** Valid for streams, graph nodes, launches. See::CUlaunchAttributeValue::memSyncDomain. */
+/** Valid for streams, graph nodes, launches. See ::CUlaunchAttributeValue::memSyncDomain. */
   CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: 10,
-/** Valid for graph nodes, launches. Set::CUlaunchAttributeValue::preferredClusterDimto allow the kernel launch to specify a preferred substitutecluster dimension. Blocks may be grouped according to eitherthe dimensions specified with this attribute (grouped into a"preferred substitute cluster"), or the one specified with::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (groupedinto a "regular cluster"). The cluster dimensions of a"preferred substitute cluster" shall be an integer multiplegreater than zero of the regular cluster dimensions. Thedevice will attempt - on a best-effort basis - to groupthread blocks into preferred clusters over grouping theminto regular clusters. When it deems necessary (primarilywhen the device temporarily runs out of physical resourcesto launch the larger preferred clusters), the device mayswitch to launch the regular clusters instead to attempt toutilize as much of the physical device resources as possible.Each type of cluster will have its enumeration / coordinatesetup as if the grid consists solely of its type of cluster.For example, if the preferred substitute cluster dimensionsdouble the regular cluster dimensions, there might besimultaneously a regular cluster indexed at (1,0,0), and apreferred cluster indexed at (1,0,0). In this example, thepreferred substitute cluster (1,0,0) replaces regularclusters (2,0,0) and (3,0,0) and groups their blocks.This attribute will only take effect when a regular clusterdimension has been specified. The preferred substitutecluster dimension must be an integer multiple greater thanzero of the regular cluster dimension and must divide thegrid. It must also be no more than `maxBlocksPerCluster`, ifit is set in the kernel's `__launch_bounds__`. Otherwise itmust be less than the maximum value the driver can support.Otherwise, setting this attribute to a value physicallyunable to fit on any particular device is permitted. */
+/** Valid for graph nodes, launches. Set ::CUlaunchAttributeValue::preferredClusterDim to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with ::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than `maxBlocksPerCluster`, if it is set in the kernel's `__launch_bounds__`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted. */
   CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: 11,
-/** Valid for launches. Set::CUlaunchAttributeValue::launchCompletionEvent to record theevent.Nominally, the event is triggered once all blocks of the kernelhave begun execution. Currently this is a best effort. If a kernelB has a launch completion dependency on a kernel A, B may waituntil A is complete. Alternatively, blocks of B may begin beforeall blocks of A have begun, for example if B can claim executionresources unavailable to A (e.g. they run on different GPUs) orif B is a higher priority than A.Exercise caution if such an ordering inversion could leadto deadlock.A launch completion event is nominally similar to a programmaticevent withset except that it is notvisible toand can be used withcompute capability less than 9.0.The event supplied must not be an interprocess or interopevent. The event must disable timing (i.e. must be createdwith the ::CU_EVENT_DISABLE_TIMING flag set). */
+/** Valid for launches. Set ::CUlaunchAttributeValue::launchCompletionEvent to record the event. Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. A launch completion event is nominally similar to a programmatic event with set except that it is not visible to and can be used with compute capability less than 9.0. The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the ::CU_EVENT_DISABLE_TIMING flag set). */
   CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: 12,
-/** Valid for graph nodes, launches. This attribute is graphs-only,and passing it to a launch in a non-capturing stream will resultin an error.::CUlaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable canonly be set to 0 or 1. Setting the field to 1 indicates that thecorresponding kernel node should be device-updatable. On success, a handlewill be returned via::CUlaunchAttributeValue::deviceUpdatableKernelNode::devNode which can bepassed to the various device-side update functions to update the node'skernel parameters from within another kernel. For more information on thetypes of device updates that can be made, as well as the relevant limitationsthereof, see ::cudaGraphKernelNodeUpdatesApply.Nodes which are device-updatable have additional restrictions compared toregular kernel nodes. Firstly, device-updatable nodes cannot be removedfrom their graph via ::cuGraphDestroyNode. Additionally, once opted-into this functionality, a node cannot opt out, and any attempt to set thedeviceUpdatable attribute to 0 will result in an error. Device-updatablekernel nodes also cannot have their attributes copied to/from another kernelnode via ::cuGraphKernelNodeCopyAttributes. Graphs containing one or moredevice-updatable nodes also do not allow multiple instantiation, and neitherthe graph nor its instantiated version can be passed to ::cuGraphExecUpdate.If a graph contains device-updatable nodes and updates those nodes from the devicefrom within the graph, the graph must be uploaded with ::cuGraphUpload before itis launched. For such a graph, if host-side executable graph updates are made to thedevice-updatable nodes, the graph must be uploaded before it is launched again. */
+/** Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. ::CUlaunchAttributeValue::deviceUpdatableKernelNode::deviceUpdatable can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via ::CUlaunchAttributeValue::deviceUpdatableKernelNode::devNode which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see ::cudaGraphKernelNodeUpdatesApply. Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via ::cuGraphDestroyNode. Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via ::cuGraphKernelNodeCopyAttributes. Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to ::cuGraphExecUpdate. If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with ::cuGraphUpload before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again. */
   CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: 13,
-/** Valid for launches. On devices where the L1 cache and shared memory use thesame hardware resources, setting ::CUlaunchAttributeValue::sharedMemCarveout to apercentage between 0-100 signals the CUDA driver to set the shared memory carveoutpreference, in percent of the total shared memory for that kernel launch.This attribute takes precedence over ::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT.This is only a hint, and the CUDA driver can choose a different configuration ifrequired for the launch. */
+/** Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting ::CUlaunchAttributeValue::sharedMemCarveout to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over ::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT. This is only a hint, and the CUDA driver can choose a different configuration if required for the launch. */
   CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: 14,
-/** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that thelaunch should attempt to make the kernel maximize its NVLINK utilization.When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amountof NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption.This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can beaffected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performancecharacteristics will be maintained between driver versions or a driver update could alter or regresspreviously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applyingthe attribute may not improve the performance of either the targeted kernel or the encapsulating application.Valid values for ::CUlaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
+/** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for ::CUlaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: 16,
 } as const;
 export type CUlaunchAttributeID = (typeof CUlaunchAttributeID)[keyof typeof CUlaunchAttributeID];
@@ -3241,9 +3241,9 @@ export const CUlaunchMemSyncDomain = {
 export type CUlaunchMemSyncDomain = (typeof CUlaunchMemSyncDomain)[keyof typeof CUlaunchMemSyncDomain];
 export const CUlibraryOption = {
   CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: 0,
-/** Specifes that the argumentpassed to ::cuLibraryLoadData() will be preserved.Specifying this option will let the driver know thatcan be accessed at any pointuntil ::cuLibraryUnload(). The default behavior is for the driver to allocate andmaintain its own copy ofNote that this is only a memory usage optimizationhint and the driver can choose to ignore it if required.Specifying this option with ::cuLibraryLoadFromFile() is invalid andwill return ::CUDA_ERROR_INVALID_VALUE. */
+/** Specifes that the argument passed to ::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cuLibraryLoadFromFile() is invalid and will return ::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_BINARY_IS_PRESERVED: 1,
-/** Specifes that the argumentpassed to ::cuLibraryLoadData() will be preserved.Specifying this option will let the driver know thatcan be accessed at any pointuntil ::cuLibraryUnload(). The default behavior is for the driver to allocate andmaintain its own copy ofNote that this is only a memory usage optimizationhint and the driver can choose to ignore it if required.Specifying this option with ::cuLibraryLoadFromFile() is invalid andwill return ::CUDA_ERROR_INVALID_VALUE. */
+/** Specifes that the argument passed to ::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cuLibraryLoadFromFile() is invalid and will return ::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_NUM_OPTIONS: 2,
 } as const;
 export type CUlibraryOption = (typeof CUlibraryOption)[keyof typeof CUlibraryOption];
@@ -3350,7 +3350,7 @@ export const CUmemAllocationHandleType = {
 export type CUmemAllocationHandleType = (typeof CUmemAllocationHandleType)[keyof typeof CUmemAllocationHandleType];
 export const CUmemAllocationType = {
   CU_MEM_ALLOCATION_TYPE_INVALID: 0,
-/** This allocation type is 'pinned', i.e. cannot migrate from its currentlocation while the application is actively using it */
+/** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
   CU_MEM_ALLOCATION_TYPE_PINNED: 1,
 /** This allocation type is managed memory */
   CU_MEM_ALLOCATION_TYPE_MANAGED: 2,
@@ -3386,11 +3386,11 @@ export const CUmemcpySrcAccessOrder = {
   CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: 0,
 /** Indicates that access to the source pointer must be in stream order. */
   CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: 1,
-/** Indicates that access to the source pointer can be out of stream order andall accesses must be complete before the API call returns. This flag is suited forephemeral sources (ex., stack variables) when it's known that no prior operationsin the stream can be accessing the memory and also that the lifetime of the memoryis limited to the scope that the source variable was declared in. Specifyingthis flag allows the driver to optimize the copy and removes the need for the userto synchronize the stream after the API call. */
+/** Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call. */
   CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: 2,
-/** Indicates that access to the source pointer can be out of stream order and the accessescan happen even after the API call returns. This flag is suited for host pointersallocated outside CUDA (ex., via malloc) when it's known that no prior operationsin the stream can be accessing the memory. Specifying this flag allows the driverto optimize the copy on certain platforms. */
+/** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   CU_MEMCPY_SRC_ACCESS_ORDER_ANY: 3,
-/** Indicates that access to the source pointer can be out of stream order and the accessescan happen even after the API call returns. This flag is suited for host pointersallocated outside CUDA (ex., via malloc) when it's known that no prior operationsin the stream can be accessing the memory. Specifying this flag allows the driverto optimize the copy on certain platforms. */
+/** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   CU_MEMCPY_SRC_ACCESS_ORDER_MAX: 2147483647,
 } as const;
 export type CUmemcpySrcAccessOrder = (typeof CUmemcpySrcAccessOrder)[keyof typeof CUmemcpySrcAccessOrder];
@@ -3441,21 +3441,21 @@ export const CUmemorytype = {
 } as const;
 export type CUmemorytype = (typeof CUmemorytype)[keyof typeof CUmemorytype];
 export const CUmemPool_attribute = {
-/** (value type = int)Allow cuMemAllocAsync to use memory asynchronously freedin another streams as long as a stream ordering dependencyof the allocating stream on the free action exists.Cuda events and null stream interactions can create the requiredstream ordered dependencies. (default enabled) */
+/** (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled) */
   CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: 1,
-/** (value type = int)Allow reuse of already completed frees when there is no dependencybetween the free and allocation. (default enabled) */
+/** (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled) */
   CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: 2,
-/** (value type = int)Allow cuMemAllocAsync to insert new stream dependenciesin order to establish the stream ordering required to reusea piece of memory released by cuMemFreeAsync (default enabled). */
+/** (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuMemFreeAsync (default enabled). */
   CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: 3,
-/** (value type = cuuint64_t)Amount of reserved memory in bytes to hold onto before tryingto release memory back to the OS. When more than the releasethreshold bytes of memory are held by the memory pool, theallocator will try to release memory back to the OS on thenext call to stream, event or context synchronize. (default 0) */
+/** (value type = cuuint64_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0) */
   CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: 4,
-/** (value type = cuuint64_t)Amount of backing memory currently allocated for the mempool. */
+/** (value type = cuuint64_t) Amount of backing memory currently allocated for the mempool. */
   CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: 5,
-/** (value type = cuuint64_t)High watermark of backing memory allocated for the mempool since thelast time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero. */
   CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: 6,
-/** (value type = cuuint64_t)Amount of memory from the pool that is currently in use by the application. */
+/** (value type = cuuint64_t) Amount of memory from the pool that is currently in use by the application. */
   CU_MEMPOOL_ATTR_USED_MEM_CURRENT: 7,
-/** (value type = cuuint64_t)High watermark of the amount of memory from the pool that was in use by the application sincethe last time it was reset. High watermark can only be reset to zero. */
+/** (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero. */
   CU_MEMPOOL_ATTR_USED_MEM_HIGH: 8,
 } as const;
 export type CUmemPool_attribute = (typeof CUmemPool_attribute)[keyof typeof CUmemPool_attribute];
@@ -3531,7 +3531,7 @@ export const CUpointer_attribute = {
   CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: 19,
 /** A process-wide unique id corresponding to the physical allocation the pointer belongs to * */
   CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: 20,
-/** Returns ina boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
+/** Returns in a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
   CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: 21,
 } as const;
 export type CUpointer_attribute = (typeof CUpointer_attribute)[keyof typeof CUpointer_attribute];
@@ -3666,7 +3666,7 @@ export const CUstreamBatchMemOpType = {
   CU_STREAM_MEM_OP_WRITE_VALUE_64: 5,
 /** Insert a memory barrier of the specified type */
   CU_STREAM_MEM_OP_BARRIER: 6,
-/** This has the same effect as ::CU_STREAM_WAIT_VALUE_FLUSH, but as astandalone operation. */
+/** This has the same effect as ::CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation. */
   CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: 3,
 } as const;
 export type CUstreamBatchMemOpType = (typeof CUstreamBatchMemOpType)[keyof typeof CUstreamBatchMemOpType];
@@ -3681,7 +3681,7 @@ export const CUstreamCaptureStatus = {
   CU_STREAM_CAPTURE_STATUS_NONE: 0,
 /** Stream is actively capturing */
   CU_STREAM_CAPTURE_STATUS_ACTIVE: 1,
-/** Stream is part of a capture sequence thathas been invalidated, but not terminated */
+/** Stream is part of a capture sequence that has been invalidated, but not terminated */
   CU_STREAM_CAPTURE_STATUS_INVALIDATED: 2,
 } as const;
 export type CUstreamCaptureStatus = (typeof CUstreamCaptureStatus)[keyof typeof CUstreamCaptureStatus];
@@ -3700,22 +3700,22 @@ export const CUstreamUpdateCaptureDependencies_flags = {
 } as const;
 export type CUstreamUpdateCaptureDependencies_flags = (typeof CUstreamUpdateCaptureDependencies_flags)[keyof typeof CUstreamUpdateCaptureDependencies_flags];
 export const CUstreamWaitValue_flags = {
-/** Wait until (int32_t)(*addr - value) >= 0 (or int64_t for 64 bitvalues). Note this is a cyclic comparison which ignores wraparound.(Default behavior.) */
+/** Wait until (int32_t)(*addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.) */
   CU_STREAM_WAIT_VALUE_GEQ: 0,
 /** Wait until *addr == value. */
   CU_STREAM_WAIT_VALUE_EQ: 1,
-/** Wait until (*addr&value) != 0. */
+/** Wait until (*addr & value) != 0. */
   CU_STREAM_WAIT_VALUE_AND: 2,
-/** Wait until ~(*addr | value) != 0. Support for this operation can bequeried with ::cuDeviceGetAttribute() and::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR. */
+/** Wait until ~(*addr | value) != 0. Support for this operation can be queried with ::cuDeviceGetAttribute() and ::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR. */
   CU_STREAM_WAIT_VALUE_NOR: 3,
-/** Follow the wait operation with a flush of outstanding remote writes. Thismeans that, if a remote write operation is guaranteed to have reached thedevice before the wait can be satisfied, that write is guaranteed to bevisible to downstream device work. The device is permitted to reorderremote writes internally. For example, this flag would be required iftwo remote writes arrive in a defined order, the wait is satisfied by thesecond write, and downstream work needs to observe the first write.Support for this operation is restricted to selected platforms and can bequeried with ::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
+/** Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with ::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
   CU_STREAM_WAIT_VALUE_FLUSH: 1073741824,
 } as const;
 export type CUstreamWaitValue_flags = (typeof CUstreamWaitValue_flags)[keyof typeof CUstreamWaitValue_flags];
 export const CUstreamWriteValue_flags = {
 /** Default behavior */
   CU_STREAM_WRITE_VALUE_DEFAULT: 0,
-/** Permits the write to be reordered with writes which were issuedbefore it, as a performance optimization. Normally,::cuStreamWriteValue32 will provide a memory fence before thewrite, which has similar semantics to__threadfence_system() but is scoped to the streamrather than a CUDA thread.This flag is not supported in the v2 API. */
+/** Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, ::cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API. */
   CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: 1,
 } as const;
 export type CUstreamWriteValue_flags = (typeof CUstreamWriteValue_flags)[keyof typeof CUstreamWriteValue_flags];
@@ -4464,6 +4464,10 @@ let registered = false;
 export function registerKoffiTypes(): void {
   if (registered) return;
   registered = true;
+  koffi.alias("CUresult", 'int32');
+  koffi.alias("cudaError_t", 'int32');
+  koffi.alias("cufftResult", 'int32');
+  koffi.alias("nvrtcResult", 'int32');
   koffi.opaque("CUctx_st");
   koffi.opaque("CUmod_st");
   koffi.opaque("CUfunc_st");

@@ -1,0 +1,39 @@
+import { bindLibrary } from './bind.js';
+import { checkedLibrary } from './checked.js';
+import type { CudaLibraryName } from './errors.js';
+import { CUFFT_FUNCTIONS, type CufftCheckedFunctions, type CufftFunctions } from './generated/cufft.js';
+import { DRIVER_FUNCTIONS, DRIVER_LEGACY_FUNCTIONS, type DriverCheckedFunctions, type DriverFunctions, type DriverLegacyFunctions } from './generated/driver.js';
+import { NVRTC_FUNCTIONS, type NvrtcCheckedFunctions, type NvrtcFunctions } from './generated/nvrtc.js';
+import { RUNTIME_FUNCTIONS, type RuntimeCheckedFunctions, type RuntimeFunctions } from './generated/runtime.js';
+import { loadLibrary } from './libraries.js';
+import type { FunctionDeclaration } from './support.js';
+
+function lazy<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
+function raw<T extends object>(library: CudaLibraryName, declarations: readonly FunctionDeclaration[], perThreadDefaultStream = false): () => T {
+  return lazy(() => bindLibrary<T>(loadLibrary(library), declarations, { perThreadDefaultStream }));
+}
+
+/** The driver API (libcuda), raw: every cu* function as the header declares it, bound to its versioned symbol. */
+export const driver = raw<DriverFunctions>('driver', DRIVER_FUNCTIONS);
+/** The driver API with the per-thread default stream (`_ptds`/`_ptsz` symbols, as CUDA_API_PER_THREAD_DEFAULT_STREAM selects). */
+export const driverPerThread = raw<DriverFunctions>('driver', DRIVER_FUNCTIONS, true);
+/** Pre-versioning driver ABI entry points, for completeness only. */
+export const driverLegacy = raw<DriverLegacyFunctions>('driver', DRIVER_LEGACY_FUNCTIONS);
+export const runtime = raw<RuntimeFunctions>('runtime', RUNTIME_FUNCTIONS);
+export const runtimePerThread = raw<RuntimeFunctions>('runtime', RUNTIME_FUNCTIONS, true);
+export const cufft = raw<CufftFunctions>('cufft', CUFFT_FUNCTIONS);
+export const nvrtc = raw<NvrtcFunctions>('nvrtc', NVRTC_FUNCTIONS);
+
+/** Checked driver API: a failed CUresult throws CudaError, out-parameters are returned (`cu().cuStreamCreate(0)` is a CUstream). */
+export const cu = lazy(() => checkedLibrary<DriverCheckedFunctions>('driver', driver(), DRIVER_FUNCTIONS, () => undefined));
+export const cudart = lazy(() =>
+  checkedLibrary<RuntimeCheckedFunctions>('runtime', runtime(), RUNTIME_FUNCTIONS, (code) => runtime().cudaGetErrorString(code as never) ?? undefined),
+);
+export const cufftChecked = lazy(() => checkedLibrary<CufftCheckedFunctions>('cufft', cufft(), CUFFT_FUNCTIONS, () => undefined));
+export const nvrtcChecked = lazy(() =>
+  checkedLibrary<NvrtcCheckedFunctions>('nvrtc', nvrtc(), NVRTC_FUNCTIONS, (code) => nvrtc().nvrtcGetErrorString(code as never) ?? undefined),
+);
