@@ -8,7 +8,7 @@ export interface ChromeTraceOptions {
   processName?: string;
 }
 
-interface MetadataEvent {
+export interface MetadataEvent {
   ph: 'M';
   name: 'process_name' | 'thread_name' | 'thread_sort_index';
   pid: number;
