@@ -1,0 +1,2 @@
+export * from './runtime/index.js';
+export { CudaError, CudaUnavailableError } from './ffi/errors.js';

@@ -1,0 +1,125 @@
+import { CudaError } from '../ffi/index.js';
+import { CUresult, type CUevent } from '../ffi/generated/types.js';
+import { cu, driverError } from './cuda.js';
+import type { Context } from './context.js';
+
+/** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
+const SPIN_MS = 2;
+
+interface Waiter {
+  event: CUevent;
+  resolve: () => void;
+  reject: (error: Error) => void;
+  /** Returned to the context's event pool once settled. */
+  recycle: ((event: CUevent) => void) | undefined;
+}
+
+/** Waiters on one stream, oldest first: events on a stream complete in order, so only the head is queried. */
+class Lane {
+  items: Waiter[] = [];
+  head = 0;
+}
+
+/**
+ * One poller per context (DESIGN.md): no host thread blocks, no CUDA thread calls into JS.
+ * It queries only the oldest pending event of each stream, on setImmediate while work
+ * completes quickly and on 1 ms timers once it has waited longer than SPIN_MS.
+ */
+export class CompletionPoller {
+  readonly context: Context;
+  readonly #lanes = new Map<bigint | number, Lane>();
+  #pending = 0;
+  #scheduled = false;
+  #lastProgress = 0;
+  readonly #tick = (): void => this.#poll();
+
+  constructor(context: Context) {
+    this.context = context;
+  }
+
+  get pending(): number {
+    return this.#pending;
+  }
+
+  /** Settles when `event`, recorded on `stream` (its handle), has completed. */
+  track(stream: bigint | number, event: CUevent, recycle?: (event: CUevent) => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.enqueue(stream, event, resolve, reject, recycle));
+  }
+
+  enqueue(stream: bigint | number, event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle?: (event: CUevent) => void): void {
+    const sticky = this.context.stickyError;
+    if (sticky) {
+      recycle?.(event);
+      reject(sticky);
+      return;
+    }
+    let lane = this.#lanes.get(stream);
+    if (!lane) {
+      lane = new Lane();
+      this.#lanes.set(stream, lane);
+    }
+    lane.items.push({ event, resolve, reject, recycle });
+    this.#pending++;
+    if (!this.#scheduled) {
+      this.#lastProgress = performance.now();
+      this.#schedule(true);
+    }
+  }
+
+  #schedule(spin: boolean): void {
+    this.#scheduled = true;
+    if (spin) setImmediate(this.#tick);
+    else setTimeout(this.#tick, 1);
+  }
+
+  #poll(): void {
+    this.#scheduled = false;
+    if (this.#pending === 0) return;
+    const query = cu().cuEventQuery;
+    let progressed = false;
+    for (const lane of this.#lanes.values()) {
+      const items = lane.items;
+      while (lane.head < items.length) {
+        const w = items[lane.head]!;
+        const status = query(w.event);
+        if (status === CUresult.CUDA_ERROR_NOT_READY) break;
+        lane.head++;
+        this.#pending--;
+        progressed = true;
+        if (status === 0) {
+          w.recycle?.(w.event);
+          w.resolve();
+        } else {
+          const error = driverError(status, 'cuEventQuery', `completion of work on ${this.context.label}`);
+          w.reject(error);
+          if (error.sticky) {
+            this.failAll(error);
+            return;
+          }
+        }
+      }
+      if (lane.head === items.length && lane.head > 0) {
+        items.length = 0;
+        lane.head = 0;
+      }
+    }
+    if (this.#pending === 0) return;
+    const now = performance.now();
+    if (progressed) this.#lastProgress = now;
+    this.#schedule(now - this.#lastProgress < SPIN_MS);
+  }
+
+  /** Rejects every pending waiter (a sticky error, or the context going away). */
+  failAll(error: Error): void {
+    for (const lane of this.#lanes.values()) {
+      for (let i = lane.head; i < lane.items.length; i++) lane.items[i]!.reject(error);
+      lane.items.length = 0;
+      lane.head = 0;
+    }
+    this.#pending = 0;
+  }
+}
+
+export function isCudaError(e: unknown): e is CudaError {
+  return e instanceof CudaError;
+}

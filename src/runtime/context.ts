@@ -1,0 +1,93 @@
+import type { CudaError } from '../ffi/index.js';
+import type { CUcontext } from '../ffi/generated/types.js';
+import { check, cu, onStickyError, outValue } from './cuda.js';
+import { CompletionPoller } from './completion.js';
+import type { Device } from './device.js';
+import { RawEventPool } from './event.js';
+import { Resource } from './resource.js';
+
+let current: Context | null = null;
+
+onStickyError((error) => current?.fail(error));
+
+/** A CUDA context (the device's primary one). Owns the completion poller of all its streams. */
+export class Context extends Resource {
+  readonly device: Device;
+  readonly handle: CUcontext;
+  readonly completion: CompletionPoller;
+  /** Events behind `stream.done()` and `onComplete`, reused. */
+  readonly completionEvents: RawEventPool;
+  #sticky: CudaError | undefined;
+  #priorityRange: { least: number; greatest: number } | undefined;
+
+  private constructor(device: Device, handle: CUcontext) {
+    super('Context', `device ${device.ordinal} primary context`);
+    this.device = device;
+    this.handle = handle;
+    this.completion = new CompletionPoller(this);
+    this.completionEvents = new RawEventPool(this);
+    const ordinal = device.handle;
+    this.track(() => cu().cuDevicePrimaryCtxRelease(ordinal));
+  }
+
+  static retainPrimary(device: Device): Context {
+    const h: [CUcontext | null] = [null];
+    check(cu().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
+    const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
+    ctx.makeCurrent();
+    return ctx;
+  }
+
+  /** The context current on this thread as tscuda last set it. */
+  static get current(): Context | null {
+    return current;
+  }
+
+  /** Makes this context current if it is not already: one comparison on the hot path. */
+  makeCurrent(): void {
+    if (current === this) return;
+    this.assertAlive();
+    check(cu().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
+    current = this;
+  }
+
+  /** A sticky error broke this context: every later operation and every pending completion fails with it. */
+  get stickyError(): CudaError | undefined {
+    return this.#sticky;
+  }
+
+  fail(error: CudaError): void {
+    if (!this.#sticky) this.#sticky = error;
+    this.completion.failAll(error);
+  }
+
+  synchronize(): void {
+    this.makeCurrent();
+    check(cu().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
+  }
+
+  /** Numerically lower is higher priority: `greatest` is the highest priority (e.g. -5), `least` the lowest (0). */
+  get streamPriorityRange(): { least: number; greatest: number } {
+    if (this.#priorityRange) return this.#priorityRange;
+    this.makeCurrent();
+    const least: [number | null] = [null];
+    const greatest: [number | null] = [null];
+    check(cu().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
+    this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
+    return this.#priorityRange;
+  }
+
+  memoryInfo(): { freeBytes: number; totalBytes: number } {
+    this.makeCurrent();
+    const free: [number | bigint | null] = [null];
+    const total: [number | bigint | null] = [null];
+    check(cu().cuMemGetInfo(free, total), 'cuMemGetInfo');
+    return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
+  }
+
+  protected releaseNative(): void {
+    this.completion.failAll(new Error(`${this.label} was disposed while work was pending`));
+    if (current === this) current = null;
+    check(cu().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
+  }
+}

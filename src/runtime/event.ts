@@ -1,0 +1,155 @@
+import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
+import { check, cu, driverError, outValue } from './cuda.js';
+import type { Context } from './context.js';
+import { Device } from './device.js';
+import { Resource } from './resource.js';
+import type { Stream } from './stream.js';
+
+export interface EventDescriptor {
+  context?: Context;
+  /** Record timestamps so elapsedMs() works (costs a little on record). Default false. */
+  timing?: boolean;
+  /** synchronize() sleeps instead of spinning. */
+  blockingSync?: boolean;
+  /** Shareable with other processes (requires timing: false). */
+  interprocess?: boolean;
+  label?: string;
+}
+
+export function createRawEvent(context: Context, flags: number, label: string): CUevent {
+  context.makeCurrent();
+  const h: [CUevent | null] = [null];
+  check(cu().cuEventCreate(h, flags), 'cuEventCreate', label);
+  return outValue(h, 'cuEventCreate');
+}
+
+export class Event extends Resource {
+  readonly context: Context;
+  readonly handle: CUevent;
+  readonly timing: boolean;
+  /** The stream handle of the last record, so done() waits in that stream's lane. */
+  #recordedOn: bigint | number | undefined;
+
+  constructor(descriptor: EventDescriptor = {}) {
+    super('Event', descriptor.label);
+    this.context = descriptor.context ?? Device.get(0).context;
+    this.timing = descriptor.timing ?? false;
+    if (descriptor.interprocess && this.timing) throw new TypeError(`event "${this.label}": interprocess events cannot record timing`);
+    let flags = this.timing ? 0 : CUevent_flags.CU_EVENT_DISABLE_TIMING;
+    if (descriptor.blockingSync) flags |= CUevent_flags.CU_EVENT_BLOCKING_SYNC;
+    if (descriptor.interprocess) flags |= CUevent_flags.CU_EVENT_INTERPROCESS;
+    this.handle = createRawEvent(this.context, flags, this.label);
+    const h = this.handle;
+    this.track(() => cu().cuEventDestroy(h));
+  }
+
+  record(stream: Stream): this {
+    this.assertAlive();
+    const status = cu().cuEventRecord(this.handle, stream.handle);
+    if (status !== 0) throw driverError(status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
+    this.#recordedOn = stream.handle ?? 0;
+    return this;
+  }
+
+  /** True once all work captured by the last record has completed. */
+  query(): boolean {
+    this.assertAlive();
+    const status = cu().cuEventQuery(this.handle);
+    if (status === 0) return true;
+    if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
+    throw driverError(status, 'cuEventQuery', `event "${this.label}"`);
+  }
+
+  /** Blocks the thread (and the event loop) until the event completes; prefer `await done()`. */
+  synchronize(): void {
+    this.assertAlive();
+    check(cu().cuEventSynchronize(this.handle), 'cuEventSynchronize', `event "${this.label}"`);
+  }
+
+  /** Resolves when the event completes, without blocking the event loop. */
+  done(): Promise<void> {
+    this.assertAlive();
+    return this.context.completion.track(this.#recordedOn ?? this.handle, this.handle);
+  }
+
+  /** Milliseconds from `start` to this event; both need `timing: true` and must have completed. */
+  elapsedSince(start: Event): number {
+    this.assertAlive();
+    if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
+    const ms: [number | null] = [null];
+    check(cu().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
+    return outValue(ms, 'cuEventElapsedTime');
+  }
+
+  static elapsedMs(start: Event, end: Event): number {
+    return end.elapsedSince(start);
+  }
+
+  protected releaseNative(): void {
+    check(cu().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
+  }
+}
+
+/** Reuses events: creating one costs a driver call; a pooled acquire costs an array pop. */
+export class EventPool extends Resource {
+  readonly context: Context;
+  readonly timing: boolean;
+  readonly #free: Event[] = [];
+  readonly #all = new Set<Event>();
+
+  constructor(descriptor: { context?: Context; timing?: boolean; label?: string } = {}) {
+    super('EventPool', descriptor.label);
+    this.context = descriptor.context ?? Device.get(0).context;
+    this.timing = descriptor.timing ?? false;
+  }
+
+  acquire(): Event {
+    this.assertAlive();
+    const e = this.#free.pop();
+    if (e) return e;
+    const created = new Event({ context: this.context, timing: this.timing, label: `${this.label}/${this.#all.size}` });
+    this.#all.add(created);
+    return created;
+  }
+
+  release(event: Event): void {
+    if (!this.#all.has(event)) throw new Error(`event "${event.label}" does not belong to pool "${this.label}"`);
+    if (this.disposed) return;
+    this.#free.push(event);
+  }
+
+  get size(): number {
+    return this.#all.size;
+  }
+
+  get available(): number {
+    return this.#free.length;
+  }
+
+  protected releaseNative(): void {
+    for (const e of this.#all) e.dispose();
+    this.#all.clear();
+    this.#free.length = 0;
+  }
+}
+
+/** Raw event handles for the runtime's own completion tracking (no objects, no labels). */
+export class RawEventPool {
+  readonly #free: CUevent[] = [];
+  readonly #context: Context;
+  readonly recycle = (e: CUevent): void => {
+    this.#free.push(e);
+  };
+
+  constructor(context: Context) {
+    this.#context = context;
+  }
+
+  acquire(): CUevent {
+    return this.#free.pop() ?? createRawEvent(this.#context, CUevent_flags.CU_EVENT_DISABLE_TIMING, 'completion event');
+  }
+
+  get available(): number {
+    return this.#free.length;
+  }
+}

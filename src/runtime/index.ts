@@ -1,0 +1,12 @@
+export { Device, driverVersion, type DeviceProperties, type ComputeCapability } from './device.js';
+export { Context } from './context.js';
+export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
+export { Event, EventPool, type EventDescriptor } from './event.js';
+export { CompletionPoller } from './completion.js';
+export { DeviceBuffer, type DeviceBufferDescriptor, type CopyOptions } from './device-buffer.js';
+export { HostBuffer, type HostBufferDescriptor } from './host-buffer.js';
+export { MemoryPool, type MemoryPoolDescriptor, type MemoryPoolUsage } from './memory-pool.js';
+export { Module, type ModuleDescriptor } from './module.js';
+export { Kernel, type KernelParamType, type KernelArg, type LaunchConfig, type ExtendedLaunchConfig, type KernelAttributes, type Dim3 } from './kernel.js';
+export { DTYPES, type DType, type HostArray } from './dtype.js';
+export { Resource, DisposedError } from './resource.js';

@@ -1,0 +1,318 @@
+import koffi from 'koffi';
+import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
+import { check, cu, driverError, outValue } from './cuda.js';
+import type { Context } from './context.js';
+import type { DeviceBuffer } from './device-buffer.js';
+import type { DType } from './dtype.js';
+import type { Module } from './module.js';
+import { Resource } from './resource.js';
+import type { Stream } from './stream.js';
+
+export type KernelParamType = 'ptr' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64';
+const PARAM_BYTES: Record<KernelParamType, number> = { ptr: 8, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f32: 4, f64: 8 };
+
+export type Dim3 = number | readonly [number, number?, number?];
+export type KernelArg = DeviceBuffer<DType> | number | bigint;
+
+export interface LaunchConfig {
+  grid: Dim3;
+  block: Dim3;
+  sharedMemBytes?: number;
+  /** Default: the legacy default stream of the kernel's context. */
+  stream?: Stream;
+}
+
+export interface ExtendedLaunchConfig extends LaunchConfig {
+  /** Thread-block cluster dimensions (sm_90+). */
+  cluster?: Dim3;
+  /** Cooperative launch: grid-wide sync allowed; the grid must fit co-resident on the device. */
+  cooperative?: boolean;
+}
+
+export interface KernelAttributes {
+  registers: number;
+  staticSharedBytes: number;
+  localBytes: number;
+  constBytes: number;
+  maxThreadsPerBlock: number;
+  maxDynamicSharedBytes: number;
+  ptxVersion: number;
+  binaryVersion: number;
+}
+
+const TWO32 = 2 ** 32;
+
+/** A kernel with its own native parameter block: a launch writes arguments in place and makes one FFI call. */
+export class Kernel extends Resource {
+  readonly name: string;
+  readonly module: Module;
+  readonly context: Context;
+  readonly function: CUfunction;
+  readonly params: readonly KernelParamType[];
+  readonly #offsets: Int32Array;
+  readonly #view: DataView;
+  /** void*[] pointing at each argument slot, passed as kernelParams. */
+  readonly #paramArray: bigint;
+  readonly #block: bigint;
+  readonly #limits: { maxThreads: number; maxBlock: readonly number[]; maxGrid: readonly number[]; maxShared: number };
+
+  private constructor(module: Module, name: string, fn: CUfunction, params: readonly KernelParamType[]) {
+    super('Kernel', name);
+    this.name = name;
+    this.module = module;
+    this.context = module.context;
+    this.function = fn;
+    this.params = params;
+    const offsets = new Int32Array(params.length);
+    let size = 0;
+    params.forEach((p, i) => {
+      const bytes = PARAM_BYTES[p];
+      if (bytes === undefined) throw new TypeError(`kernel "${name}": unknown parameter type ${String(p)} at ${i}`);
+      size = Math.ceil(size / bytes) * bytes;
+      offsets[i] = size;
+      size += bytes;
+    });
+    this.#offsets = offsets;
+    const blockBytes = Math.max(8, size);
+    this.#block = koffi.alloc('uint8', blockBytes) as bigint;
+    this.#view = new DataView(koffi.view(this.#block, blockBytes));
+    const slots = Math.max(1, params.length);
+    this.#paramArray = koffi.alloc('void *', slots) as bigint;
+    const array = new BigUint64Array(koffi.view(this.#paramArray, slots * 8));
+    params.forEach((_, i) => (array[i] = this.#block + BigInt(offsets[i]!)));
+    const props = this.context.device.properties;
+    this.#limits = {
+      maxThreads: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxBlock: props.maxBlockDim,
+      maxGrid: props.maxGridDim,
+      maxShared: props.maxSharedMemoryPerBlockOptinBytes,
+    };
+    const block = this.#block;
+    const paramArray = this.#paramArray;
+    this.track(() => {
+      koffi.free(block);
+      koffi.free(paramArray);
+    });
+    this.#checkLayout();
+  }
+
+  static fromLibrary(module: Module, name: string, params: readonly KernelParamType[]): Kernel {
+    module.context.makeCurrent();
+    const k: [CUkernel | null] = [null];
+    check(cu().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
+    const f: [CUfunction | null] = [null];
+    check(cu().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
+    return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
+  }
+
+  /** The driver knows each parameter's offset and size: a signature that disagrees is caught here, not as corrupt arguments. */
+  #checkLayout(): void {
+    const offset: [number | bigint | null] = [null];
+    const size: [number | bigint | null] = [null];
+    for (let i = 0; i <= this.params.length; i++) {
+      const status = cu().cuFuncGetParamInfo(this.function, i, offset, size);
+      if (i === this.params.length) {
+        if (status === 0) throw new TypeError(`kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`);
+        return;
+      }
+      if (status !== 0) {
+        if (i === 0 && this.params.length > 0) return; // driver without parameter introspection
+        throw new TypeError(`kernel "${this.name}" takes ${i} parameter(s), not ${this.params.length}: (${this.params.join(', ')})`);
+      }
+      if (Number(size[0]) !== PARAM_BYTES[this.params[i]!] || Number(offset[0]) !== this.#offsets[i]) {
+        throw new TypeError(`kernel "${this.name}" parameter ${i} is ${Number(size[0])} bytes at offset ${Number(offset[0])}, but was declared ${this.params[i]}`);
+      }
+    }
+  }
+
+  #attribute(attr: number): number {
+    const v: [number | null] = [null];
+    check(cu().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
+    return outValue(v, 'cuFuncGetAttribute');
+  }
+
+  get attributes(): KernelAttributes {
+    this.assertAlive();
+    return {
+      registers: this.#attribute(FA.CU_FUNC_ATTRIBUTE_NUM_REGS),
+      staticSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+      localBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+      constBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+      maxThreadsPerBlock: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxDynamicSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+      ptxVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_PTX_VERSION),
+      binaryVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_BINARY_VERSION),
+    };
+  }
+
+  /** Allows launches with up to `bytes` of dynamic shared memory (above the 48 KiB default). */
+  setMaxDynamicSharedMemory(bytes: number): void {
+    this.assertAlive();
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${bytes} is outside 0..${this.#limits.maxShared} bytes`);
+    check(cu().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+  }
+
+  /** Resident blocks per multiprocessor at this block size. */
+  maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
+    this.assertAlive();
+    const v: [number | null] = [null];
+    check(cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
+    return outValue(v, 'occupancy');
+  }
+
+  /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
+  suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
+    this.assertAlive();
+    const grid: [number | null] = [null];
+    const block: [number | null] = [null];
+    check(cu().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
+    return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
+  }
+
+  #writeArgs(args: readonly KernelArg[]): void {
+    const params = this.params;
+    if (args.length !== params.length) throw new TypeError(`kernel "${this.name}" takes ${params.length} argument(s) (${params.join(', ')}), got ${args.length}`);
+    const view = this.#view;
+    for (let i = 0; i < params.length; i++) {
+      const off = this.#offsets[i]!;
+      const a = args[i]!;
+      switch (params[i]) {
+        case 'ptr': {
+          let addr: number;
+          if (typeof a === 'object') {
+            if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
+            if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
+            addr = a.address;
+          } else addr = Number(a);
+          view.setUint32(off, addr % TWO32, true);
+          view.setUint32(off + 4, Math.floor(addr / TWO32), true);
+          break;
+        }
+        case 'f32':
+          view.setFloat32(off, expectNumber(a, i, this.name), true);
+          break;
+        case 'f64':
+          view.setFloat64(off, expectNumber(a, i, this.name), true);
+          break;
+        case 'i32':
+          view.setInt32(off, expectInteger(a, i, this.name), true);
+          break;
+        case 'u32':
+          view.setUint32(off, expectInteger(a, i, this.name), true);
+          break;
+        case 'i16':
+          view.setInt16(off, expectInteger(a, i, this.name), true);
+          break;
+        case 'u16':
+          view.setUint16(off, expectInteger(a, i, this.name), true);
+          break;
+        case 'i8':
+          view.setInt8(off, expectInteger(a, i, this.name));
+          break;
+        case 'u8':
+          view.setUint8(off, expectInteger(a, i, this.name));
+          break;
+        case 'i64':
+        case 'u64':
+          if (typeof a === 'number' && Number.isSafeInteger(a) && a >= 0) {
+            view.setUint32(off, a % TWO32, true);
+            view.setUint32(off + 4, Math.floor(a / TWO32), true);
+          } else if (typeof a === 'bigint' || (typeof a === 'number' && Number.isSafeInteger(a))) {
+            if (params[i] === 'i64') view.setBigInt64(off, BigInt(a), true);
+            else view.setBigUint64(off, BigInt(a), true);
+          } else throw new TypeError(`kernel "${this.name}" argument ${i}: expected an integer or bigint for ${params[i]}, got ${String(a)}`);
+          break;
+      }
+    }
+  }
+
+  #dims(d: Dim3, what: string, max: readonly number[]): void {
+    let x: number, y: number, z: number;
+    if (typeof d === 'number') {
+      x = d;
+      y = 1;
+      z = 1;
+    } else {
+      x = d[0];
+      y = d[1] ?? 1;
+      z = d[2] ?? 1;
+    }
+    if (!(Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0)) {
+      throw new RangeError(`kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`);
+    }
+    if (x > max[0]! || y > max[1]! || z > max[2]!) throw new RangeError(`kernel "${this.name}": ${what} (${x}, ${y}, ${z}) exceeds the device limit (${max.join(', ')})`);
+    dims[0] = x;
+    dims[1] = y;
+    dims[2] = z;
+  }
+
+  #prepare(config: LaunchConfig, args: readonly KernelArg[]): void {
+    this.assertAlive();
+    this.#dims(config.block, 'block', this.#limits.maxBlock);
+    bx = dims[0]!;
+    by = dims[1]!;
+    bz = dims[2]!;
+    if (bx * by * bz > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`);
+    this.#dims(config.grid, 'grid', this.#limits.maxGrid);
+    const shared = config.sharedMemBytes ?? 0;
+    if (!Number.isInteger(shared) || shared < 0 || shared > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${shared} is outside 0..${this.#limits.maxShared} bytes`);
+    this.#writeArgs(args);
+  }
+
+  /** Launches on `config.stream`. Validates dimensions and arguments first; allocates nothing. */
+  launch(config: LaunchConfig, ...args: KernelArg[]): void {
+    this.#prepare(config, args);
+    const stream = config.stream;
+    let sh = null;
+    if (stream) {
+      if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+      sh = stream.use();
+    } else this.context.makeCurrent();
+    const status = cu().cuLaunchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
+    if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
+  }
+
+  /** cuLaunchKernelEx: clusters (sm_90) and cooperative launches. */
+  launchEx(config: ExtendedLaunchConfig, ...args: KernelArg[]): void {
+    this.#prepare(config, args);
+    const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
+    const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number }; cooperative?: number } }[] = [];
+    if (config.cluster !== undefined) {
+      this.#dims(config.cluster, 'cluster', [8, 8, 8]);
+      attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } } });
+    }
+    if (config.cooperative) attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value: { cooperative: 1 } });
+    const attrSize = koffi.sizeof('CUlaunchAttribute_st');
+    const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
+    try {
+      attrs.forEach((a, i) => koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', { id: a.id, pad: new Uint8Array(4), value: a.value }));
+      const stream = config.stream;
+      const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
+      const launchConfig = { gridDimX: gx, gridDimY: gy, gridDimZ: gz, blockDimX: bx, blockDimY: by, blockDimZ: bz, sharedMemBytes: config.sharedMemBytes ?? 0, hStream: sh, attrs: attrPtr, numAttrs: attrs.length };
+      check(cu().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
+    } finally {
+      if (attrPtr !== null) koffi.free(attrPtr);
+    }
+  }
+
+  protected releaseNative(): void {
+    koffi.free(this.#block);
+    koffi.free(this.#paramArray);
+  }
+}
+
+/** Scratch for dimension parsing: launches stay allocation-free. */
+const dims = new Int32Array(3);
+let bx = 1;
+let by = 1;
+let bz = 1;
+
+function expectNumber(a: KernelArg, i: number, name: string): number {
+  if (typeof a !== 'number') throw new TypeError(`kernel "${name}" argument ${i}: expected a number, got ${typeof a === 'bigint' ? 'a bigint' : 'a buffer'}`);
+  return a;
+}
+
+function expectInteger(a: KernelArg, i: number, name: string): number {
+  if (typeof a !== 'number' || !Number.isInteger(a)) throw new TypeError(`kernel "${name}" argument ${i}: expected an integer, got ${typeof a === 'object' ? 'a buffer' : String(a)}`);
+  return a;
+}
