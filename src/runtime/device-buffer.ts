@@ -97,10 +97,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     return buffer;
   }
 
-  /** Wraps memory tscuda does not own (e.g. from CuPy or PyTorch); it is never freed here. */
-  static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: { context?: Context; label?: string } = {}): DeviceBuffer<T> {
+  /**
+   * Wraps memory allocated elsewhere (CuPy, PyTorch, another allocator): never freed here
+   * unless `free` is given, which dispose() then calls.
+   */
+  static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: { context?: Context; label?: string; free?: () => void } = {}): DeviceBuffer<T> {
     checkLength(length, 'DeviceBuffer length');
-    return new DeviceBuffer(dtype, length, address, descriptor.context ?? Device.get(0).context, descriptor.label, { free: undefined });
+    return new DeviceBuffer(dtype, length, address, descriptor.context ?? Device.get(0).context, descriptor.label, { free: descriptor.free });
   }
 
   /** A sub-range sharing this buffer's memory. */

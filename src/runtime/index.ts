@@ -10,3 +10,7 @@ export { Module, type ModuleDescriptor } from './module.js';
 export { Kernel, type KernelParamType, type KernelArg, type LaunchConfig, type ExtendedLaunchConfig, type KernelAttributes, type Dim3 } from './kernel.js';
 export { DTYPES, type DType, type HostArray } from './dtype.js';
 export { Resource, DisposedError } from './resource.js';
+export { ManagedBuffer, type MemoryAdvice } from './managed-buffer.js';
+export { allocPitched, copy2D, type PitchedBuffer, type Copy2D } from './copy-2d.js';
+export { Profiler, type ProfileToken } from './profiler/profiler.js';
+export type { TimelineRecord, RunReport, OperationKind, StreamReport } from './profiler/timeline.js';
