@@ -152,6 +152,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   }
 
   /** Device -> host into `target` (allocated when omitted). With a stream and a HostBuffer, asynchronous. */
+  read(): HostArray<T>;
+  read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
   read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = {}): Target {
     this.checkUsable(options.stream);
     const info = dtypeInfo(this.dtype);

@@ -18,8 +18,23 @@ export const DTYPES = {
 
 export type DType = keyof typeof DTYPES;
 
+interface HostArrays {
+  f32: Float32Array;
+  f64: Float64Array;
+  i8: Int8Array;
+  i16: Int16Array;
+  i32: Int32Array;
+  i64: BigInt64Array;
+  u8: Uint8Array;
+  u16: Uint16Array;
+  u32: Uint32Array;
+  u64: BigUint64Array;
+  c64: Float32Array;
+  c128: Float64Array;
+}
+
 /** The host array type of a dtype: Float32Array for f32 and c64 (two floats per element), ... */
-export type HostArray<T extends DType> = InstanceType<(typeof DTYPES)[T]['array']>;
+export type HostArray<T extends DType> = HostArrays[T];
 
 export function dtypeInfo(dtype: DType): (typeof DTYPES)[DType] {
   const info = DTYPES[dtype];

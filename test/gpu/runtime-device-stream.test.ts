@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import type { Kernel } from '../../src/runtime/kernel.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Module } from '../../src/runtime/module.js';
 import { Device, driverVersion } from '../../src/runtime/device.js';
 import { Event, EventPool } from '../../src/runtime/event.js';
 import { Stream } from '../../src/runtime/stream.js';
@@ -8,15 +10,18 @@ import { gpu } from './gpu-available.js';
 import { loadBasicModule } from './helpers.js';
 
 describe.skipIf(!gpu.available)(`devices, contexts, streams and events${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
-  const device = Device.get(0);
-  const ctx = device.context;
-  const mod = loadBasicModule();
-  const spin = mod.kernel('spin_ns', ['u64']);
-  const fill = mod.kernel('fill_f32', ['ptr', 'f32', 'i32']);
+  let mod!: Module;
+  beforeAll(() => {
+    mod = loadBasicModule();
+  });
+  const spin = { launch: (...a: Parameters<Kernel['launch']>): void => mod.kernel('spin_ns', ['u64']).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => mod.kernel('spin_ns', ['u64']).launchEx(...a) };
+  const fill = { launch: (...a: Parameters<Kernel['launch']>): void => mod.kernel('fill_f32', ['ptr', 'f32', 'i32']).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => mod.kernel('fill_f32', ['ptr', 'f32', 'i32']).launchEx(...a) };
 
   it('reports the device and its properties', () => {
     expect(Device.count()).toBeGreaterThan(0);
     expect(driverVersion()).toBeGreaterThanOrEqual(12000);
+    const device = Device.get(0);
+    const ctx = device.context;
     const p = device.properties;
     expect(p.name).toMatch(/NVIDIA/);
     expect(p.computeCapability.major).toBeGreaterThanOrEqual(8);
@@ -32,7 +37,7 @@ describe.skipIf(!gpu.available)(`devices, contexts, streams and events${gpu.avai
   });
 
   it('maps stream priorities onto the context range', () => {
-    const { least, greatest } = ctx.streamPriorityRange;
+    const { least, greatest } = Device.get(0).context.streamPriorityRange;
     using high = new Stream({ priority: 'high', label: 'hi' });
     using low = new Stream({ priority: 'low' });
     using normal = new Stream({ priority: 'normal' });
@@ -75,7 +80,7 @@ describe.skipIf(!gpu.available)(`devices, contexts, streams and events${gpu.avai
     const out = new Float32Array(1 << 20);
     spin.launch({ grid: 1, block: 1, stream: a }, 30_000_000n);
     const value = Math.random() + 1;
-    fill.launch({ grid: 1024, block: 256, stream: a }, buf, value, buf.length);
+    fill.launch({ grid: 4096, block: 256, stream: a }, buf, value, buf.length);
     ev.record(a);
     b.waitEvent(ev);
     const host = new Float32Array(1 << 20).fill(Number.NaN);
