@@ -1,0 +1,55 @@
+/** Bookkeeping records of the Batcher: one per submit, one per batch. */
+
+export const WAITING = 0;
+export const QUEUED = 1;
+export const DISPATCHED = 2;
+export const CANCELLED = 3;
+export type SubmitState = typeof WAITING | typeof QUEUED | typeof DISPATCHED | typeof CANCELLED;
+
+export class PendingSubmit<I, O> {
+  state: SubmitState = WAITING;
+  /** Items already placed in batches. */
+  offset = 0;
+  /** Items whose outputs have arrived (only counted for submits split across batches). */
+  done = 0;
+  enqueuedAt = 0;
+  settled = false;
+  /** Gathers outputs of a submit split across batches. */
+  outputs: O[] | null = null;
+  onAbort: (() => void) | null = null;
+
+  constructor(
+    /** null for submitOne, whose single item is `item` and which resolves with a bare output. */
+    readonly items: readonly I[] | null,
+    readonly item: I | undefined,
+    readonly count: number,
+    readonly submittedAt: number,
+    readonly resolve: (value: unknown) => void,
+    readonly reject: (reason: unknown) => void,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+}
+
+export class Batch<I, O> {
+  settled = false;
+  readonly requests: PendingSubmit<I, O>[] = [];
+  /** Offset inside each request of its segment in this batch. */
+  readonly offsets: number[] = [];
+  readonly lengths: number[] = [];
+
+  constructor(
+    readonly id: number,
+    readonly size: number,
+    /** maxBatchSize when dispatched (the tuner may change it later). */
+    readonly capacity: number,
+    /** Position in the stream of accepted items of this batch's first item. */
+    readonly startSeq: number,
+    readonly oldestSubmittedAt: number,
+  ) {}
+}
+
+export interface FlushWaiter {
+  /** Resolve once every item before this position in the accepted stream has settled. */
+  target: number;
+  resolve: () => void;
+}
