@@ -8,18 +8,23 @@ export const STATUS_TYPES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcRes
 /** Direction of a pointer parameter as koffi sees it: 0 in, 1 out (a single value), 2 in/out (arrays, buffers). */
 export type Direction = 0 | 1 | 2;
 
-const OUT_DOC = /^(-\s*)?(returned|returns|pointer to (store|return|the returned|returned)|location (to|where) (return|store)|output|on success|the captured|optional location|pointer to imported|optionally returns|1 if|major revision|minor revision|number of (functions|kernels))/i;
+const OUT_DOC = /^(-\s*)?(returned|returns|pointer to (store|return|the returned|returned|new|an? (signed |unsigned )?\w+ (in which|where|to))|time between|properties for|the returned|handle representing|pointer to version|location (to|where) (return|store)|output|on success|the captured|optional location|optional parameter to receive|pointer to imported|optionally returns|resulting|value of handle returned|pointer to (a )?user allocated|pointer to a properties structure|flags set|1 if|major revision|minor revision|number of (functions|kernels))/i;
+const NOT_SINGLE = /\barray\b|\blist\b|\bbuffer\b|see description/i;
 
 /** A parameter is an out-parameter when it points at one value the call fills, as its documentation says. */
-export function direction(u: TypeUniverse, p: SnapshotParam): Direction {
+export function direction(u: TypeUniverse, p: SnapshotParam, fn?: SnapshotFunction): Direction {
   const r = u.resolve(parseCType(p.type));
-  if (r.kind !== 'pointer') return 0;
+  if (r.kind !== 'pointer' || u.handleTag(r)) return 0;
   const to = u.resolve(r.to);
   if (to.kind === 'function') return 0;
-  if (to.kind === 'name' && (to.isConst || to.name === 'char')) return 0;
+  if ((to.kind === 'name' || to.kind === 'pointer') && to.isConst) return 0;
+  if ((r.to.kind === 'name' || r.to.kind === 'pointer') && r.to.isConst) return 0;
+  if (to.kind === 'name' && to.name === 'char') return 0;
   if (to.kind === 'name' && to.name === 'void') return 0;
   const single = !!u.scalar(to) || to.kind === 'pointer' || (to.kind === 'name' && !!u.records.get(to.name)?.complete);
-  if (single && (OUT_DOC.test(p.doc ?? '') || /_out$/.test(p.name))) return 1;
+  if (single && !NOT_SINGLE.test(p.doc ?? '') && (OUT_DOC.test(p.doc ?? '') || /_out$/.test(p.name))) return 1;
+  // Undocumented parameters of getters and constructors (the runtime header leaves many bare) are their results.
+  if (single && !p.doc && fn && /Get|Create/.test(fn.name)) return 1;
   return 2;
 }
 
@@ -66,7 +71,7 @@ export interface EmittedFunction {
 }
 
 export function emitFunction(u: TypeUniverse, fn: SnapshotFunction): EmittedFunction {
-  const dirs = fn.params.map((p) => direction(u, p));
+  const dirs = fn.params.map((p) => direction(u, p, fn));
   const params = fn.params.map((p, i) => `${safeIdent(p.name)}: ${tsParam(u, p, dirs[i]!)}`);
   const result = tsResult(u, fn);
   const signature = `${fn.name}(${params.join(', ')}): ${result}`;

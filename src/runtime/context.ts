@@ -70,8 +70,8 @@ export class Context extends Resource {
   get streamPriorityRange(): { least: number; greatest: number } {
     if (this.#priorityRange) return this.#priorityRange;
     this.makeCurrent();
-    const least: [number | null] = [null];
-    const greatest: [number | null] = [null];
+    const least: [number | null] = [0];
+    const greatest: [number | null] = [0];
     check(cu().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
     this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
     return this.#priorityRange;
@@ -79,8 +79,8 @@ export class Context extends Resource {
 
   memoryInfo(): { freeBytes: number; totalBytes: number } {
     this.makeCurrent();
-    const free: [number | bigint | null] = [null];
-    const total: [number | bigint | null] = [null];
+    const free: [number | bigint | null] = [0];
+    const total: [number | bigint | null] = [0];
     check(cu().cuMemGetInfo(free, total), 'cuMemGetInfo');
     return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
   }

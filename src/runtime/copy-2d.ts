@@ -21,8 +21,8 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   const bytes = dtypeInfo(dtype).bytes;
   const context = descriptor.context ?? Device.get(0).context;
   context.makeCurrent();
-  const ptr: [number | bigint | null] = [null];
-  const pitch: [number | bigint | null] = [null];
+  const ptr: [number | bigint | null] = [0];
+  const pitch: [number | bigint | null] = [0];
   check(cu().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
   const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
   const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));

@@ -65,7 +65,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const context = descriptor.stream?.context ?? descriptor.pool?.context ?? descriptor.context ?? Device.get(0).context;
     context.makeCurrent();
     const label = descriptor.label;
-    const cell: [number | bigint | null] = [null];
+    const cell: [number | bigint | null] = [0];
     const during = `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
     let free: () => void;
     if (descriptor.pool) {

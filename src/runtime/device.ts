@@ -50,7 +50,7 @@ export class Device {
 
   static count(): number {
     initDriver();
-    const n: [number | null] = [null];
+    const n: [number | null] = [0];
     check(cu().cuDeviceGetCount(n), 'cuDeviceGetCount');
     return outValue(n, 'cuDeviceGetCount');
   }
@@ -61,7 +61,7 @@ export class Device {
     if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
     const count = Device.count();
     if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
-    const h: [number | null] = [null];
+    const h: [number | null] = [0];
     check(cu().cuDeviceGet(h, ordinal), 'cuDeviceGet');
     const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
     devices.set(ordinal, device);
@@ -73,7 +73,7 @@ export class Device {
   }
 
   attribute(attribute: CUdevice_attribute): number {
-    const v: [number | null] = [null];
+    const v: [number | null] = [0];
     check(cu().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
     return outValue(v, 'cuDeviceGetAttribute');
   }
@@ -95,7 +95,7 @@ export class Device {
   }
 
   get totalMemoryBytes(): number {
-    const v: [number | bigint | null] = [null];
+    const v: [number | bigint | null] = [0];
     check(cu().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
     return Number(outValue(v, 'cuDeviceTotalMem'));
   }
@@ -150,7 +150,7 @@ export class Device {
 
 export function driverVersion(): number {
   initDriver();
-  const v: [number | null] = [null];
+  const v: [number | null] = [0];
   check(cu().cuDriverGetVersion(v), 'cuDriverGetVersion');
   return outValue(v, 'cuDriverGetVersion');
 }

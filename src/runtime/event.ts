@@ -76,7 +76,7 @@ export class Event extends Resource {
   elapsedSince(start: Event): number {
     this.assertAlive();
     if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
-    const ms: [number | null] = [null];
+    const ms: [number | null] = [0];
     check(cu().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
     return outValue(ms, 'cuEventElapsedTime');
   }

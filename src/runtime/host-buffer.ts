@@ -93,7 +93,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   get devicePointer(): number {
     this.checkUsable();
     if (!this.#mapped) throw new Error(`host buffer "${this.label}" is not mapped; allocate it with mapped: true`);
-    const cell: [number | bigint | null] = [null];
+    const cell: [number | bigint | null] = [0];
     check(cu().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
     return toAddress(outValue(cell, 'cuMemHostGetDevicePointer'));
   }

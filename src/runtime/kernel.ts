@@ -107,8 +107,8 @@ export class Kernel extends Resource {
 
   /** The driver knows each parameter's offset and size: a signature that disagrees is caught here, not as corrupt arguments. */
   #checkLayout(): void {
-    const offset: [number | bigint | null] = [null];
-    const size: [number | bigint | null] = [null];
+    const offset: [number | bigint | null] = [0];
+    const size: [number | bigint | null] = [0];
     for (let i = 0; i <= this.params.length; i++) {
       const status = cu().cuFuncGetParamInfo(this.function, i, offset, size);
       if (i === this.params.length) {
@@ -126,7 +126,7 @@ export class Kernel extends Resource {
   }
 
   #attribute(attr: number): number {
-    const v: [number | null] = [null];
+    const v: [number | null] = [0];
     check(cu().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
     return outValue(v, 'cuFuncGetAttribute');
   }
@@ -155,7 +155,7 @@ export class Kernel extends Resource {
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
     this.assertAlive();
-    const v: [number | null] = [null];
+    const v: [number | null] = [0];
     check(cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
     return outValue(v, 'occupancy');
   }
@@ -163,8 +163,8 @@ export class Kernel extends Resource {
   /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
   suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
     this.assertAlive();
-    const grid: [number | null] = [null];
-    const block: [number | null] = [null];
+    const grid: [number | null] = [0];
+    const block: [number | null] = [0];
     check(cu().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
     return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
   }

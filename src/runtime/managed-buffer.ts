@@ -33,7 +33,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     const context = descriptor.context ?? Device.get(0).context;
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
-    const cell: [number | bigint | null] = [null];
+    const cell: [number | bigint | null] = [0];
     check(cu().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
     return new ManagedBuffer(dtype, length, toAddress(outValue(cell, 'cuMemAllocManaged')), context, descriptor.label);
   }

@@ -68,7 +68,7 @@ export class Module extends Resource {
   /** Names of the kernels in the module. */
   kernelNames(): string[] {
     this.assertAlive();
-    const count: [number | null] = [null];
+    const count: [number | null] = [0];
     check(cu().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
     const n = outValue(count, 'cuLibraryGetKernelCount');
     const handles = new BigUint64Array(n);

@@ -91,7 +91,7 @@ export class Profiler {
     await Promise.all(pending);
     const origin = this.#origin;
     if (!origin) return [];
-    const ms: [number | null] = [null];
+    const ms: [number | null] = [0];
     const since = (e: CUevent): number => {
       check(cu().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
       return outValue(ms, 'cuEventElapsedTime');
