@@ -27,16 +27,16 @@ function optional<T>(library: 'runtime' | 'cufft' | 'nvrtc', read: () => T): T |
 export function collectInfo(): InfoReport {
   const driver = driverVersion();
   const runtimeVersion = optional('runtime', () => {
-    const v: [number | null] = [null];
+    const v: [number | null] = [0];
     return runtime().cudaRuntimeGetVersion(v) === 0 ? cudaVersionString(v[0]!) : null;
   });
   const cufftVersion = optional('cufft', () => {
-    const v: [number | null] = [null];
+    const v: [number | null] = [0];
     return cufft().cufftGetVersion(v) === 0 ? String(v[0]) : null;
   });
   const nvrtcVersion = optional('nvrtc', () => {
-    const major: [number | null] = [null];
-    const minor: [number | null] = [null];
+    const major: [number | null] = [0];
+    const minor: [number | null] = [0];
     return nvrtc().nvrtcVersion(major, minor) === 0 ? `${major[0]}.${minor[0]}` : null;
   });
   const devices = Device.all().map((d) => ({ ordinal: d.ordinal, ...d.properties, copyEngines: d.properties.asyncEngineCount }));
