@@ -5,6 +5,12 @@ import type { Context } from './context.js';
 
 /** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
 const SPIN_MS = 2;
+/**
+ * When nothing else is pending, enqueue() queries in place for this long first: short work
+ * (an empty kernel, a small copy) then resolves without an event-loop hop, as fast as a
+ * blocking cuStreamSynchronize; the loop is held for at most this long.
+ */
+const INLINE_SPIN_MS = 0.03;
 
 interface Waiter {
   event: CUevent;
@@ -53,6 +59,7 @@ export class CompletionPoller {
       reject(sticky);
       return;
     }
+    if (this.#pending === 0 && this.#settledInline(event, resolve, reject, recycle)) return;
     let lane = this.#lanes.get(stream);
     if (!lane) {
       lane = new Lane();
@@ -63,6 +70,26 @@ export class CompletionPoller {
     if (!this.#scheduled) {
       this.#lastProgress = performance.now();
       this.#schedule(true);
+    }
+  }
+
+  #settledInline(event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle: ((event: CUevent) => void) | undefined): boolean {
+    const query = cu().cuEventQuery;
+    const deadline = performance.now() + INLINE_SPIN_MS;
+    for (;;) {
+      const status = query(event);
+      if (status === 0) {
+        recycle?.(event);
+        resolve();
+        return true;
+      }
+      if (status !== CUresult.CUDA_ERROR_NOT_READY) {
+        const error = driverError(status, 'cuEventQuery', `completion of work on ${this.context.label}`);
+        reject(error);
+        if (error.sticky) this.failAll(error);
+        return true;
+      }
+      if (performance.now() > deadline) return false;
     }
   }
 
