@@ -14,6 +14,7 @@ import {
   type BenchResults,
   type MetricResult,
 } from './types.js';
+import { escapeXml, niceStep } from '../../src/runtime/profiler/svg.js';
 
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const WIDTH = 960;
@@ -26,24 +27,8 @@ const RED = '#dc2626';
 const GREY = '#9ca3af';
 const INK = '#111827';
 
-function escapeXml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
-}
-
 function textWidth(text: string, fontSize: number): number {
   return [...text].length * fontSize * 0.6;
-}
-
-function niceStep(span: number, count: number): number {
-  const raw = span / Math.max(1, count);
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const m = raw / power;
-  return power * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
 }
 
 const px = (v: number): string => (Math.round(v * 100) / 100).toString();
