@@ -1,0 +1,45 @@
+import { execa } from 'execa';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const KERNELS = join(root, 'kernels');
+const BUILD = join(KERNELS, 'build');
+/** sm_80 and sm_90 machine code, plus compute_90 PTX so newer GPUs can JIT it. */
+const ARCH_FLAGS = ['-gencode', 'arch=compute_80,code=sm_80', '-gencode', 'arch=compute_90,code=sm_90', '-gencode', 'arch=compute_90,code=compute_90'];
+
+export function findNvcc(): string | undefined {
+  const candidates = [
+    ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'nvcc')),
+    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin', 'nvcc')),
+  ];
+  return candidates.find((c) => existsSync(c));
+}
+
+async function main(): Promise<number> {
+  const nvcc = findNvcc();
+  if (!nvcc) {
+    console.log('build:kernels: nvcc not found (PATH, CUDA_HOME, /usr/local/cuda); skipping. The npm package ships prebuilt fatbins.');
+    return 0;
+  }
+  mkdirSync(BUILD, { recursive: true });
+  for (const file of readdirSync(KERNELS).filter((f) => f.endsWith('.cu')).sort()) {
+    const src = join(KERNELS, file);
+    const out = join(BUILD, `${basename(file, '.cu')}.fatbin`);
+    if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) {
+      console.log(`build:kernels: ${file} up to date`);
+      continue;
+    }
+    try {
+      await execa(nvcc, ['-fatbin', '-O3', ...ARCH_FLAGS, '-o', out, src]);
+    } catch (e) {
+      console.error(`build:kernels: ${file} failed:\n${(e as { stderr?: string }).stderr ?? (e as Error).message}`);
+      return 1;
+    }
+    console.log(`build:kernels: ${file} -> kernels/build/${basename(out)} (${statSync(out).size} bytes)`);
+  }
+  return 0;
+}
+
+process.exitCode = await main();
