@@ -23,8 +23,8 @@ export interface CopyOptions {
   stream?: Stream;
   /** First element of this buffer. */
   offset?: number;
-  /** First element of the other side. */
-  sourceOffset?: number;
+  /** First element of the other side (the host array or buffer read into or written from, or the source buffer). */
+  otherOffset?: number;
   /** Elements to copy; default: all that fit. */
   length?: number;
 }
@@ -125,9 +125,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   #range(options: CopyOptions, otherLength: number, what: string): { offset: number; sourceOffset: number; length: number; bytes: number } {
     const offset = options.offset ?? 0;
-    const sourceOffset = options.sourceOffset ?? 0;
+    const sourceOffset = options.otherOffset ?? 0;
     checkOffset(offset, `${what} offset`);
-    checkOffset(sourceOffset, `${what} sourceOffset`);
+    checkOffset(sourceOffset, `${what} otherOffset`);
     const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
     checkLength(length, `${what} length`);
     if (offset + length > this.length) throw new RangeError(`${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
@@ -159,8 +159,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const info = dtypeInfo(this.dtype);
     const dst = (target ?? new info.array(this.length * info.components)) as Target;
     const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, `read from "${this.label}"`);
-    // For reads, `offset` is where in the host target and `sourceOffset` where in this buffer.
-    const r = this.#range({ ...options, offset: options.sourceOffset ?? 0, sourceOffset: options.offset ?? 0 }, otherLength, 'read');
+    const r = this.#range(options, otherLength, 'read');
     const src = this.address + r.offset * info.bytes;
     const hostPtr = isHostBuffer(dst) ? dst.address + r.sourceOffset * info.bytes : hostPointer(dst, r.sourceOffset * info.bytes, r.bytes);
     const during = `read of ${r.bytes} bytes from "${this.label}"`;

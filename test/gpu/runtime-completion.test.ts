@@ -33,7 +33,7 @@ describe.skipIf(!gpu.available)(`completion and resource lifetime${gpu.available
     const waits: Promise<void>[] = [];
     for (let i = 0; i < 10_000; i++) {
       const s = streams[i % 4]!;
-      spin.launch({ grid: 1, block: 1, stream: s }, 20_000n);
+      spin.launch({ grid: 1, block: 1, stream: s }, 100_000n);
       waits.push(s.done().then(() => void completed++));
       if (i % 500 === 499) await new Promise((r) => setImmediate(r));
     }
