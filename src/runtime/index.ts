@@ -14,3 +14,5 @@ export { ManagedBuffer, type MemoryAdvice } from './managed-buffer.js';
 export { allocPitched, copy2D, type PitchedBuffer, type Copy2D } from './copy-2d.js';
 export { Profiler, type ProfileToken } from './profiler/profiler.js';
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from './profiler/timeline.js';
+export { Program, CompiledProgram, CompileError, nvrtcVersion, clearProgramMemoryCache, cacheDirectory, type ProgramDescriptor, type CompileOptions } from './program.js';
+export { FftPlan, FftPlanCache, type FftPlanDescriptor, type FftType, type FftLayout } from './fft.js';
