@@ -170,59 +170,67 @@ export class Kernel extends Resource {
   }
 
   #writeArgs(args: readonly KernelArg[]): void {
+    if (args.length !== this.params.length) throw new TypeError(`kernel "${this.name}" takes ${this.params.length} argument(s) (${this.params.join(', ')}), got ${args.length}`);
+    for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
+  }
+
+  /**
+   * Writes argument `index` into the kernel's parameter block, where it stays until overwritten:
+   * fixed-arity callers (the generated launchers) set each argument and then call
+   * launchPrepared(), with no array built per launch.
+   */
+  setArg(index: number, a: KernelArg): void {
     const params = this.params;
-    if (args.length !== params.length) throw new TypeError(`kernel "${this.name}" takes ${params.length} argument(s) (${params.join(', ')}), got ${args.length}`);
+    if (!(index >= 0 && index < params.length)) throw new RangeError(`kernel "${this.name}" has no argument ${index} (it takes ${params.length})`);
     const view = this.#view;
-    for (let i = 0; i < params.length; i++) {
-      const off = this.#offsets[i]!;
-      const a = args[i]!;
-      switch (params[i]) {
-        case 'ptr': {
-          let addr: number;
-          if (typeof a === 'object') {
-            if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
-            if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
-            addr = a.address;
-          } else addr = Number(a);
-          view.setUint32(off, addr % TWO32, true);
-          view.setUint32(off + 4, Math.floor(addr / TWO32), true);
-          break;
-        }
-        case 'f32':
-          view.setFloat32(off, expectNumber(a, i, this.name), true);
-          break;
-        case 'f64':
-          view.setFloat64(off, expectNumber(a, i, this.name), true);
-          break;
-        case 'i32':
-          view.setInt32(off, expectInteger(a, i, this.name), true);
-          break;
-        case 'u32':
-          view.setUint32(off, expectInteger(a, i, this.name), true);
-          break;
-        case 'i16':
-          view.setInt16(off, expectInteger(a, i, this.name), true);
-          break;
-        case 'u16':
-          view.setUint16(off, expectInteger(a, i, this.name), true);
-          break;
-        case 'i8':
-          view.setInt8(off, expectInteger(a, i, this.name));
-          break;
-        case 'u8':
-          view.setUint8(off, expectInteger(a, i, this.name));
-          break;
-        case 'i64':
-        case 'u64':
-          if (typeof a === 'number' && Number.isSafeInteger(a) && a >= 0) {
-            view.setUint32(off, a % TWO32, true);
-            view.setUint32(off + 4, Math.floor(a / TWO32), true);
-          } else if (typeof a === 'bigint' || (typeof a === 'number' && Number.isSafeInteger(a))) {
-            if (params[i] === 'i64') view.setBigInt64(off, BigInt(a), true);
-            else view.setBigUint64(off, BigInt(a), true);
-          } else throw new TypeError(`kernel "${this.name}" argument ${i}: expected an integer or bigint for ${params[i]}, got ${String(a)}`);
-          break;
+    const off = this.#offsets[index]!;
+    const i = index;
+    switch (params[i]) {
+      case 'ptr': {
+        let addr: number;
+        if (typeof a === 'object') {
+          if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
+          if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
+          addr = a.address;
+        } else addr = Number(a);
+        view.setUint32(off, addr % TWO32, true);
+        view.setUint32(off + 4, Math.floor(addr / TWO32), true);
+        break;
       }
+      case 'f32':
+        view.setFloat32(off, expectNumber(a, i, this.name), true);
+        break;
+      case 'f64':
+        view.setFloat64(off, expectNumber(a, i, this.name), true);
+        break;
+      case 'i32':
+        view.setInt32(off, expectInteger(a, i, this.name), true);
+        break;
+      case 'u32':
+        view.setUint32(off, expectInteger(a, i, this.name), true);
+        break;
+      case 'i16':
+        view.setInt16(off, expectInteger(a, i, this.name), true);
+        break;
+      case 'u16':
+        view.setUint16(off, expectInteger(a, i, this.name), true);
+        break;
+      case 'i8':
+        view.setInt8(off, expectInteger(a, i, this.name));
+        break;
+      case 'u8':
+        view.setUint8(off, expectInteger(a, i, this.name));
+        break;
+      case 'i64':
+      case 'u64':
+        if (typeof a === 'number' && Number.isSafeInteger(a) && a >= 0) {
+          view.setUint32(off, a % TWO32, true);
+          view.setUint32(off + 4, Math.floor(a / TWO32), true);
+        } else if (typeof a === 'bigint' || (typeof a === 'number' && Number.isSafeInteger(a))) {
+          if (params[i] === 'i64') view.setBigInt64(off, BigInt(a), true);
+          else view.setBigUint64(off, BigInt(a), true);
+        } else throw new TypeError(`kernel "${this.name}" argument ${i}: expected an integer or bigint for ${params[i]}, got ${String(a)}`);
+        break;
     }
   }
 
@@ -246,7 +254,7 @@ export class Kernel extends Resource {
     dims[2] = z;
   }
 
-  #prepare(config: LaunchConfig, args: readonly KernelArg[]): void {
+  #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
     this.assertAlive();
     this.#dims(config.block, 'block', this.#limits.maxBlock);
     bx = dims[0]!;
@@ -256,12 +264,22 @@ export class Kernel extends Resource {
     this.#dims(config.grid, 'grid', this.#limits.maxGrid);
     const shared = config.sharedMemBytes ?? 0;
     if (!Number.isInteger(shared) || shared < 0 || shared > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${shared} is outside 0..${this.#limits.maxShared} bytes`);
-    this.#writeArgs(args);
+    if (args) this.#writeArgs(args);
   }
 
-  /** Launches on `config.stream`. Validates dimensions and arguments first; allocates nothing. */
+  /** Launches on `config.stream` with these arguments. Validates dimensions and arguments first. */
   launch(config: LaunchConfig, ...args: KernelArg[]): void {
     this.#prepare(config, args);
+    this.#launch(config);
+  }
+
+  /** Launches with the arguments last written by setArg() (or the last launch): the allocation-free path. */
+  launchPrepared(config: LaunchConfig): void {
+    this.#prepare(config, null);
+    this.#launch(config);
+  }
+
+  #launch(config: LaunchConfig): void {
     const stream = config.stream;
     let sh = null;
     if (stream) {
