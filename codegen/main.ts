@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { emit } from './emit.js';
+import { emitLaunchers } from './kernels/launchers.js';
 import { extract, findClang, findHeader, LIBRARY_SOURCES } from './extract.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -37,6 +38,9 @@ async function main(): Promise<void> {
     }
   }
   const { files, counts } = emit(await readSnapshots());
+  const launchers = emitLaunchers(join(root, 'kernels'));
+  files.set('../../runtime/kernels/launchers.generated.ts', launchers.text);
+  console.log(`launchers: ${launchers.kernels} kernels in ${launchers.files} files`);
   let differences = 0;
   for (const [name, text] of files) {
     const path = join(GENERATED_DIR, name);
@@ -44,7 +48,7 @@ async function main(): Promise<void> {
       const committed = await readFile(path, 'utf8').catch(() => '');
       if (committed !== text) {
         differences++;
-        console.error(`codegen:check: src/ffi/generated/${name} differs from what the snapshots emit`);
+        console.error(`codegen:check: ${join('src/ffi/generated', name)} differs from what the snapshots and kernels emit`);
       }
     } else {
       await mkdir(GENERATED_DIR, { recursive: true });

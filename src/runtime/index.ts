@@ -16,3 +16,4 @@ export { Profiler, type ProfileToken } from './profiler/profiler.js';
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from './profiler/timeline.js';
 export { Program, CompiledProgram, CompileError, nvrtcVersion, clearProgramMemoryCache, cacheDirectory, type ProgramDescriptor, type CompileOptions } from './program.js';
 export { FftPlan, FftPlanCache, type FftPlanDescriptor, type FftType, type FftLayout } from './fft.js';
+export * from './kernels/index.js';

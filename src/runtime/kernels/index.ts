@@ -1,0 +1,2 @@
+export * from './launchers.generated.js';
+export { loadKernelModule, type KernelModuleOptions } from './load.js';
