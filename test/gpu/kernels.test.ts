@@ -5,12 +5,6 @@ import { Stream } from '../../src/runtime/stream.js';
 import { gpu } from './gpu-available.js';
 import { maxRelativeError, randomF32, randomF64 } from './helpers.js';
 
-function objective(v: ArrayLike<number>, dim: number): number {
-  let acc = 0;
-  for (let j = 0; j < dim; j++) acc += Math.sin(v[j]!) * v[(j + 1) % dim]!;
-  return acc;
-}
-
 describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
   let basic!: BasicKernels;
   let batch!: BatchKernels;
@@ -107,7 +101,6 @@ describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.ava
         const want = omega < 1e-4 ? v[j]! + tt * (w[j]! - v[j]!) : (Math.sin((1 - tt) * omega) * v[j]! + Math.sin(tt * omega) * w[j]!) / Math.sin(omega);
         expect(Math.abs(sl[i * dim + j]! - want)).toBeLessThan(1e-4);
       }
-      void objective;
     }
   });
 });
