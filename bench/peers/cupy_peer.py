@@ -128,11 +128,10 @@ def m_event_query(args):
     ev = cp.cuda.Event(block=False, disable_timing=True)
     ev.record(s)
     ev.synchronize()
-    query = ev.query
-
+    # CuPy's Event has no query(); its `done` property calls cudaEventQuery.
     def run(n):
         for _ in range(n):
-            if not query():
+            if not ev.done:
                 raise RuntimeError("event not complete")
 
     return summarize(loop_samples(run, lambda: None, args))

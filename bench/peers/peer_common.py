@@ -5,6 +5,7 @@ files it names, so this module is never run on its own.
 """
 
 import argparse
+import gc
 import json
 import math
 import os

@@ -1,7 +1,9 @@
+import { benchCommand } from './bench.js';
 import { infoCommand } from './info.js';
 
 const COMMANDS: Record<string, { run: (args: string[]) => number | Promise<number>; help: string }> = {
   info: { run: infoCommand, help: 'driver, runtime, cuFFT and NVRTC versions and every device (--json for machines)' },
+  bench: { run: benchCommand, help: 'microbenchmarks against C, CuPy, PyTorch and cuda-python (--help)' },
 };
 
 async function main(argv: string[]): Promise<number> {
