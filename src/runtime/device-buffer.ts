@@ -65,27 +65,25 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const context = descriptor.stream?.context ?? descriptor.pool?.context ?? descriptor.context ?? Device.get(0).context;
     context.makeCurrent();
     const label = descriptor.label;
-    const cell: [number | bigint | null] = [0];
-    const during = `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
-    let free: () => void;
+    const during = (): string => `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
+    let status: number;
+    let call: string;
+    let sh: CUstream | null = null;
     if (descriptor.pool) {
-      const stream = descriptor.stream;
-      const sh = stream ? stream.use() : null;
-      check(cu().cuMemAllocFromPoolAsync(cell, bytes, descriptor.pool.handle, sh), 'cuMemAllocFromPoolAsync', during);
-      const address = toAddress(outValue(cell, 'cuMemAllocFromPoolAsync'));
-      free = streamOrderedFree(address, sh);
-      return new DeviceBuffer(dtype, length, address, context, label, { free });
+      sh = descriptor.stream ? descriptor.stream.use() : null;
+      call = 'cuMemAllocFromPoolAsync';
+      status = cu().cuMemAllocFromPoolAsync(cell, bytes, descriptor.pool.handle, sh);
+    } else if (descriptor.stream) {
+      sh = descriptor.stream.use();
+      call = 'cuMemAllocAsync';
+      status = cu().cuMemAllocAsync(cell, bytes, sh);
+    } else {
+      call = 'cuMemAlloc';
+      status = cu().cuMemAlloc(cell, bytes);
     }
-    if (descriptor.stream) {
-      const sh = descriptor.stream.use();
-      check(cu().cuMemAllocAsync(cell, bytes, sh), 'cuMemAllocAsync', during);
-      const address = toAddress(outValue(cell, 'cuMemAllocAsync'));
-      free = streamOrderedFree(address, sh);
-      return new DeviceBuffer(dtype, length, address, context, label, { free });
-    }
-    check(cu().cuMemAlloc(cell, bytes), 'cuMemAlloc', during);
-    const address = toAddress(outValue(cell, 'cuMemAlloc'));
-    free = () => check(cu().cuMemFree(address), 'cuMemFree');
+    if (status !== 0) throw driverError(status, call, during());
+    const address = toAddress(cell[0]!);
+    const free = descriptor.pool || descriptor.stream ? streamOrderedFree(address, sh) : () => check(cu().cuMemFree(address), 'cuMemFree');
     return new DeviceBuffer(dtype, length, address, context, label, { free });
   }
 
@@ -123,69 +121,76 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (stream && stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
   }
 
-  #range(options: CopyOptions, otherLength: number, what: string): { offset: number; sourceOffset: number; length: number; bytes: number } {
+  /** Validates a copy range into the module's scratch `r` (copies stay allocation-free). */
+  #range(options: CopyOptions, otherLength: number, what: string): void {
     const offset = options.offset ?? 0;
     const sourceOffset = options.otherOffset ?? 0;
-    checkOffset(offset, `${what} offset`);
-    checkOffset(sourceOffset, `${what} otherOffset`);
+    if (offset !== 0) checkOffset(offset, `${what} offset`);
+    if (sourceOffset !== 0) checkOffset(sourceOffset, `${what} otherOffset`);
     const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
-    checkLength(length, `${what} length`);
+    if (!(Number.isSafeInteger(length) && length > 0)) checkLength(length, `${what} length`);
     if (offset + length > this.length) throw new RangeError(`${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     if (sourceOffset + length > otherLength) throw new RangeError(`${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`);
-    return { offset, sourceOffset, length, bytes: length * dtypeInfo(this.dtype).bytes };
+    r.offset = offset;
+    r.sourceOffset = sourceOffset;
+    r.length = length;
+    r.bytes = length * dtypeInfo(this.dtype).bytes;
   }
 
   /** Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. */
-  write(source: HostSide<T>, options: CopyOptions = {}): this {
+  write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
     this.checkUsable(options.stream);
     const info = dtypeInfo(this.dtype);
-    const r = this.#range(options, isHostBuffer(source) ? checkSameDtype(this, source).length : hostElements(this.dtype, source, `write to "${this.label}"`), 'write');
+    this.#range(options, isHostBuffer(source) ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'), 'write');
     const dst = this.address + r.offset * info.bytes;
     const src = isHostBuffer(source) ? source.address + r.sourceOffset * info.bytes : hostPointer(source, r.sourceOffset * info.bytes, r.bytes);
-    const during = `write of ${r.bytes} bytes to "${this.label}"`;
-    if (options.stream) check(cu().cuMemcpyHtoDAsync(dst, src, r.bytes, options.stream.use()), 'cuMemcpyHtoDAsync', during);
+    let status: number;
+    if (options.stream) status = cu().cuMemcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
     else {
       this.context.makeCurrent();
-      check(cu().cuMemcpyHtoD(dst, src, r.bytes), 'cuMemcpyHtoD', during);
+      status = cu().cuMemcpyHtoD(dst, src, r.bytes);
     }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
     return this;
   }
 
   /** Device -> host into `target` (allocated when omitted). With a stream and a HostBuffer, asynchronous. */
   read(): HostArray<T>;
   read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
-  read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = {}): Target {
+  read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = NO_OPTIONS): Target {
     this.checkUsable(options.stream);
     const info = dtypeInfo(this.dtype);
     const dst = (target ?? new info.array(this.length * info.components)) as Target;
-    const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, `read from "${this.label}"`);
-    const r = this.#range(options, otherLength, 'read');
+    const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, 'read');
+    this.#range(options, otherLength, 'read');
     const src = this.address + r.offset * info.bytes;
     const hostPtr = isHostBuffer(dst) ? dst.address + r.sourceOffset * info.bytes : hostPointer(dst, r.sourceOffset * info.bytes, r.bytes);
-    const during = `read of ${r.bytes} bytes from "${this.label}"`;
-    if (options.stream) check(cu().cuMemcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use()), 'cuMemcpyDtoHAsync', during);
+    let status: number;
+    if (options.stream) status = cu().cuMemcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
     else {
       this.context.makeCurrent();
-      check(cu().cuMemcpyDtoH(hostPtr, src, r.bytes), 'cuMemcpyDtoH', during);
+      status = cu().cuMemcpyDtoH(hostPtr, src, r.bytes);
     }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
     return dst;
   }
 
   /** Device -> device from `source` (same dtype). */
-  copyFrom(source: DeviceBuffer<T>, options: CopyOptions = {}): this {
+  copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
     this.checkUsable(options.stream);
     source.checkUsable(options.stream);
     if (source.dtype !== this.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`);
     const info = dtypeInfo(this.dtype);
-    const r = this.#range(options, source.length, 'copy');
+    this.#range(options, source.length, 'copy');
     const dst = this.address + r.offset * info.bytes;
     const src = source.address + r.sourceOffset * info.bytes;
-    const during = `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`;
-    if (options.stream) check(cu().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use()), 'cuMemcpyDtoDAsync', during);
+    let status: number;
+    if (options.stream) status = cu().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
     else {
       this.context.makeCurrent();
-      check(cu().cuMemcpyDtoD(dst, src, r.bytes), 'cuMemcpyDtoD', during);
+      status = cu().cuMemcpyDtoD(dst, src, r.bytes);
     }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
     return this;
   }
 
@@ -217,6 +222,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.#allocation.free?.();
   }
 }
+
+const NO_OPTIONS: CopyOptions = Object.freeze({});
+/** Scratch of #range: the validated copy range, read right after. */
+const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
+/** The out-parameter cell of allocations, reused. */
+const cell: [number | bigint | null] = [0];
 
 function streamOrderedFree(address: number, stream: CUstream | null): () => void {
   return () => check(cu().cuMemFreeAsync(address, stream), 'cuMemFreeAsync');

@@ -2,14 +2,15 @@
 
 interface Held {
   kind: string;
-  label: string;
+  id: number;
+  label: string | undefined;
   release: () => void;
 }
 
 const debugLeaks = (): boolean => !!process.env.TSCUDA_DEBUG;
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  if (debugLeaks()) console.warn(`tscuda: ${held.kind} "${held.label}" was garbage-collected without dispose(); releasing it now`);
+  if (debugLeaks()) console.warn(`tscuda: ${held.kind} "${held.label ?? `${held.kind}#${held.id}`}" was garbage-collected without dispose(); releasing it now`);
   try {
     held.release();
   } catch {
@@ -17,30 +18,31 @@ const registry = new FinalizationRegistry<Held>((held) => {
   }
 });
 
-const counters = new Map<string, number>();
-export function defaultLabel(kind: string): string {
-  const n = (counters.get(kind) ?? 0) + 1;
-  counters.set(kind, n);
-  return `${kind}#${n}`;
-}
+let nextId = 0;
 
 export class DisposedError extends Error {
   override readonly name = 'DisposedError';
 }
 
 export abstract class Resource {
-  readonly label: string;
+  #label: string | undefined;
+  readonly #id = ++nextId;
   #disposed = false;
   #kind: string;
 
   protected constructor(kind: string, label: string | undefined) {
     this.#kind = kind;
-    this.label = label ?? defaultLabel(kind);
+    this.#label = label;
+  }
+
+  /** The label given at creation, or `Kind#n`; built on first use so creating objects stays cheap. */
+  get label(): string {
+    return (this.#label ??= `${this.#kind}#${this.#id}`);
   }
 
   /** Arms the safety net; `release` must not capture `this`. */
   protected track(release: () => void): void {
-    registry.register(this, { kind: this.#kind, label: this.label, release }, this);
+    registry.register(this, { kind: this.#kind, id: this.#id, label: this.#label, release }, this);
   }
 
   get disposed(): boolean {

@@ -91,7 +91,8 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
-    check(cu().cuStreamWaitEvent(this.use(), event.handle, 0), 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
+    const status = cu().cuStreamWaitEvent(this.use(), event.handle, 0);
+    if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
   /** Records `event` here and returns it. */
