@@ -17,3 +17,4 @@ export type { TimelineRecord, RunReport, OperationKind, StreamReport } from './p
 export { Program, CompiledProgram, CompileError, nvrtcVersion, clearProgramMemoryCache, cacheDirectory, type ProgramDescriptor, type CompileOptions } from './program.js';
 export { FftPlan, FftPlanCache, type FftPlanDescriptor, type FftType, type FftLayout } from './fft.js';
 export * from './kernels/index.js';
+export { Graph, GraphExec, type CaptureMode } from './graph.js';

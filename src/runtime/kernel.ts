@@ -273,6 +273,18 @@ export class Kernel extends Resource {
     this.#launch(config);
   }
 
+  /** The native `void*[]` of argument slots (what cuLaunchKernel and graph kernel nodes take). */
+  get parameterArray(): bigint {
+    this.assertAlive();
+    return this.#paramArray;
+  }
+
+  /** Writes all arguments (checked against the signature) without launching. */
+  setArgs(...args: KernelArg[]): void {
+    this.assertAlive();
+    this.#writeArgs(args);
+  }
+
   /** Launches with the arguments last written by setArg() (or the last launch): the allocation-free path. */
   launchPrepared(config: LaunchConfig): void {
     this.#prepare(config, null);

@@ -1,0 +1,118 @@
+import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
+import { check, cu, driverError } from './cuda.js';
+import type { Context } from './context.js';
+import type { Kernel, KernelArg } from './kernel.js';
+import { Resource } from './resource.js';
+import type { Stream } from './stream.js';
+
+export type CaptureMode = 'global' | 'threadLocal' | 'relaxed';
+const MODES: Record<CaptureMode, number> = {
+  global: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL,
+  threadLocal: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+  relaxed: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED,
+};
+
+/** A CUDA graph: work captured once from a stream, replayed cheaply after instantiate(). */
+export class Graph extends Resource {
+  readonly handle: CUgraph;
+  readonly context: Context;
+
+  private constructor(handle: CUgraph, context: Context, label: string | undefined) {
+    super('Graph', label);
+    this.handle = handle;
+    this.context = context;
+    this.track(() => cu().cuGraphDestroy(handle));
+  }
+
+  /**
+   * Records what `enqueue` submits to `stream` (and to streams that wait on it) into a graph,
+   * without running it. If `enqueue` throws, the capture is ended and discarded.
+   */
+  static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode; label?: string } = {}): Graph {
+    const sh = stream.use();
+    check(cu().cuStreamBeginCapture(sh, MODES[options.mode ?? 'threadLocal'] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    const cell: [CUgraph | null] = [null];
+    let failure: unknown;
+    try {
+      enqueue();
+    } catch (e) {
+      failure = e;
+    }
+    const status = cu().cuStreamEndCapture(sh, cell);
+    if (failure !== undefined) {
+      if (cell[0]) cu().cuGraphDestroy(cell[0]);
+      throw failure;
+    }
+    if (status !== 0) throw driverError(status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
+    return new Graph(cell[0]!, stream.context, options.label);
+  }
+
+  nodes(): CUgraphNode[] {
+    this.assertAlive();
+    const count: [number | bigint | null] = [0];
+    check(cu().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
+    const n = Number(count[0]);
+    if (n === 0) return [];
+    const nodes = new BigUint64Array(n);
+    check(cu().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
+    return Array.from(nodes, (h) => h as CUgraphNode);
+  }
+
+  /** The kernel launches in the graph, in the order cuGraphGetNodes lists them. */
+  kernelNodes(): CUgraphNode[] {
+    const type: [number | null] = [0];
+    return this.nodes().filter((node) => {
+      check(cu().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
+      return type[0] === CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL;
+    });
+  }
+
+  instantiate(options: { label?: string } = {}): GraphExec {
+    this.assertAlive();
+    this.context.makeCurrent();
+    const cell: [CUgraphExec | null] = [null];
+    check(cu().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
+    return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
+  }
+
+  protected releaseNative(): void {
+    check(cu().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
+  }
+}
+
+/** An instantiated graph: launch() replays the whole captured region with one call. */
+export class GraphExec extends Resource {
+  readonly handle: CUgraphExec;
+  readonly graph: Graph;
+
+  constructor(handle: CUgraphExec, graph: Graph, label: string) {
+    super('GraphExec', label);
+    this.handle = handle;
+    this.graph = graph;
+    this.track(() => cu().cuGraphExecDestroy(handle));
+  }
+
+  launch(stream: Stream): void {
+    this.assertAlive();
+    const status = cu().cuGraphLaunch(this.handle, stream.use());
+    if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
+  }
+
+  /**
+   * Gives kernel node `node` new arguments in the instantiated graph, without capturing again:
+   * `kernel` (the kernel the node runs) encodes them, and the driver copies them in.
+   */
+  setKernelArgs(node: CUgraphNode, kernel: Kernel, ...args: KernelArg[]): void {
+    this.assertAlive();
+    kernel.setArgs(...args);
+    const params: Record<string, unknown> = {};
+    check(cu().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    params.kernelParams = kernel.parameterArray;
+    params.extra = null;
+    check(cu().cuGraphExecKernelNodeSetParams(this.handle, node, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+  }
+
+  protected releaseNative(): void {
+    check(cu().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
+  }
+}
