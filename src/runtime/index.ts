@@ -18,3 +18,4 @@ export { Program, CompiledProgram, CompileError, nvrtcVersion, clearProgramMemor
 export { FftPlan, FftPlanCache, type FftPlanDescriptor, type FftType, type FftLayout } from './fft.js';
 export * from './kernels/index.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
+export * from './orchestration/index.js';

@@ -1,0 +1,8 @@
+/** Size classes of the StreamOrderedAllocator: powers of two from MIN_CLASS_BYTES, so a freed block fits many requests. */
+export const MIN_CLASS_BYTES = 256;
+
+export function sizeClass(bytes: number): number {
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new RangeError(`allocation size must be a positive integer number of bytes, got ${bytes}`);
+  if (bytes <= MIN_CLASS_BYTES) return MIN_CLASS_BYTES;
+  return 2 ** Math.ceil(Math.log2(bytes));
+}
