@@ -3,7 +3,7 @@ import { DeviceBuffer } from '../../src/runtime/device-buffer.js';
 import { loadBasicKernels, loadBatchKernels, type BasicKernels, type BatchKernels } from '../../src/runtime/kernels/index.js';
 import { Stream } from '../../src/runtime/stream.js';
 import { gpu } from './gpu-available.js';
-import { maxRelativeError, randomF32, randomF64 } from './helpers.js';
+import { randomF32, randomF64 } from './helpers.js';
 
 describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
   let basic!: BasicKernels;
@@ -36,7 +36,8 @@ describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.ava
     let worst = 0;
     for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
     expect(worst).toBeLessThan(1e-5);
-    expect(maxRelativeError(got64, want64)).toBeLessThan(1e-12);
+    // FMA on the GPU rounds once; allow a few ulps of the terms (cancellation makes relative error meaningless).
+    for (let i = 0; i < n; i++) expect(Math.abs(got64[i]! - want64[i]!)).toBeLessThanOrEqual(4e-16 * (Math.abs(a * x64[i]!) + Math.abs(y64[i]!)));
   });
 
   it('reduces, fills and writes indices', async () => {
