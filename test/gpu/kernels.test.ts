@@ -37,7 +37,9 @@ describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.ava
     for (let i = 0; i < n; i++) worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
     expect(worst).toBeLessThan(1e-5);
     // FMA on the GPU rounds once; allow a few ulps of the terms (cancellation makes relative error meaningless).
-    for (let i = 0; i < n; i++) expect(Math.abs(got64[i]! - want64[i]!)).toBeLessThanOrEqual(4e-16 * (Math.abs(a * x64[i]!) + Math.abs(y64[i]!)));
+    let worstUlps = 0;
+    for (let i = 0; i < n; i++) worstUlps = Math.max(worstUlps, Math.abs(got64[i]! - want64[i]!) / (2.2e-16 * (Math.abs(a * x64[i]!) + Math.abs(y64[i]!))));
+    expect(worstUlps).toBeLessThanOrEqual(2);
   });
 
   it('reduces, fills and writes indices', async () => {
