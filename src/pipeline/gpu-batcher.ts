@@ -1,0 +1,88 @@
+import { Batcher, type BatcherMetrics, type BatcherOptions, type SubmitOptions } from './batcher.js';
+import {
+  createGradientDispatcher,
+  createLerpDispatcher,
+  createSlerpDispatcher,
+  type GpuBatchDispatcher,
+  type GradientDispatcherOptions,
+  type InterpolationItem,
+  type VectorDispatcherOptions,
+} from './batch-dispatchers.js';
+
+/**
+ * A Batcher over a GPU dispatcher: items are validated at submit, so a malformed item rejects
+ * its own submit instead of failing a whole batch of other callers; close() drains, then frees
+ * the GPU resources.
+ */
+export class GpuBatcher<I, O> {
+  readonly batcher: Batcher<I, O>;
+  readonly dispatcher: GpuBatchDispatcher<I, O>;
+
+  constructor(dispatcher: GpuBatchDispatcher<I, O>, options: BatcherOptions) {
+    this.dispatcher = dispatcher;
+    // No more batches in flight than staging sets: a slow GPU then backs up into submit().
+    this.batcher = new Batcher<I, O>(dispatcher.dispatch, { ...options, maxConcurrentBatches: options.maxConcurrentBatches ?? dispatcher.depth });
+  }
+
+  submit(items: readonly I[], options?: SubmitOptions): Promise<O[]> {
+    try {
+      if (Array.isArray(items)) for (const item of items) this.dispatcher.validate(item);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.batcher.submit(items, options);
+  }
+
+  submitOne(item: I, options?: SubmitOptions): Promise<O> {
+    try {
+      this.dispatcher.validate(item);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.batcher.submitOne(item, options);
+  }
+
+  get metrics(): BatcherMetrics {
+    return this.batcher.metrics;
+  }
+
+  flush(): Promise<void> {
+    return this.batcher.flush();
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.batcher.close();
+    } finally {
+      this.dispatcher.dispose();
+    }
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+type DispatcherSide = Omit<VectorDispatcherOptions, 'maxBatchSize' | 'label'>;
+
+/** Gradients of float32 vectors of `dim`, batched: `await g.submit([x1, x2])` -> [grad1, grad2]. */
+export function gradientBatcher(options: BatcherOptions & DispatcherSide & Pick<GradientDispatcherOptions, 'h'>): GpuBatcher<ArrayLike<number>, Float32Array> {
+  return new GpuBatcher(createGradientDispatcher(dispatcherOptions(options, 'gradient')), options);
+}
+
+export function lerpBatcher(options: BatcherOptions & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
+  return new GpuBatcher(createLerpDispatcher(dispatcherOptions(options, 'lerp')), options);
+}
+
+export function slerpBatcher(options: BatcherOptions & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
+  return new GpuBatcher(createSlerpDispatcher(dispatcherOptions(options, 'slerp')), options);
+}
+
+function dispatcherOptions<O extends BatcherOptions & DispatcherSide>(options: O, name: string): GradientDispatcherOptions {
+  const out: GradientDispatcherOptions = { dim: options.dim, maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize, label: `${options.label ?? name}[${options.dim}]` };
+  if (options.depth !== undefined) out.depth = options.depth;
+  if (options.context !== undefined) out.context = options.context;
+  const h = (options as { h?: number }).h;
+  if (h !== undefined) out.h = h;
+  return out;
+}
