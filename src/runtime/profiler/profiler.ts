@@ -130,9 +130,21 @@ export class Profiler {
     this.#streamOrder.clear();
   }
 
+  /** Destroys every timing event (pending brackets included: collect() first to keep their times). */
   dispose(): void {
+    for (const b of this.#brackets) {
+      this.#freeEvents.push(b.start);
+      if (b.end) this.#freeEvents.push(b.end);
+    }
+    if (this.#origin) this.#freeEvents.push(this.#origin);
     for (const e of this.#freeEvents) cu().cuEventDestroy(e);
     this.#freeEvents.length = 0;
+    this.#brackets.length = 0;
+    this.#origin = undefined;
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
   }
 }
 export type { TimelineRecord, RunReport, OperationKind };
