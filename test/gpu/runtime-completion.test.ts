@@ -57,7 +57,9 @@ describe.skipIf(!gpu.available)(`completion and resource lifetime${gpu.available
     // First use of cuFFT and graphs loads their code onto the device once: not a leak, so before the baseline.
     FftPlan.create({ shape: [1024], type: 'C2C', batch: 4 }).dispose();
     const warm = new Stream();
-    Graph.capture(warm, () => mod.kernel('fill_f32', ['ptr', 'f32', 'i32']).launch({ grid: 1, block: 1, stream: warm }, 0, 0, 0)).instantiate().dispose();
+    const warmGraph = Graph.capture(warm, () => mod.kernel('fill_f32', ['ptr', 'f32', 'i32']).launch({ grid: 1, block: 1, stream: warm }, 0, 0, 0));
+    warmGraph.instantiate().dispose();
+    warmGraph.dispose();
     warm.dispose();
     c.synchronize();
     const before = c.memoryInfo().freeBytes;
