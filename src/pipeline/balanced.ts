@@ -23,6 +23,9 @@ export interface BalancedPipelineOptions {
   warmupSteps?: number;
   /** Receives the timeline of the timed steps (it is reset after the warm-up). */
   profiler?: Profiler;
+  /** Called right before and right after the timed steps (setup and calibration are outside). */
+  onTimedStart?: () => void;
+  onTimedEnd?: () => void;
 }
 
 export interface StageTimes {
@@ -79,9 +82,11 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
     };
     await run(options.warmupSteps ?? 3);
     await options.profiler?.reset();
+    options.onTimedStart?.();
     const start = performance.now();
     await run(steps);
     const totalMs = performance.now() - start;
+    options.onTimedEnd?.();
     const slowest = Math.max(perStageMs.upload, perStageMs.compute, perStageMs.download);
     return { mode, steps, bytesPerStep, totalMs, msPerStep: totalMs / steps, perStageMs, overlapEfficiency: (slowest * steps) / totalMs };
   } finally {
