@@ -1,6 +1,6 @@
 import { CudaError } from '../ffi/index.js';
 import { CUresult, type CUevent } from '../ffi/generated/types.js';
-import { cu, driverError } from './cuda.js';
+import { cu, driverError, hot } from './cuda.js';
 import type { Context } from './context.js';
 
 /** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
@@ -74,7 +74,7 @@ export class CompletionPoller {
   }
 
   #settledInline(event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle: ((event: CUevent) => void) | undefined): boolean {
-    const query = cu().cuEventQuery;
+    const query = hot().eventQuery;
     const deadline = performance.now() + INLINE_SPIN_MS;
     for (;;) {
       const status = query(event);
@@ -102,7 +102,7 @@ export class CompletionPoller {
   #poll(): void {
     this.#scheduled = false;
     if (this.#pending === 0) return;
-    const query = cu().cuEventQuery;
+    const query = hot().eventQuery;
     let progressed = false;
     for (const lane of this.#lanes.values()) {
       const items = lane.items;

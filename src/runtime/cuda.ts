@@ -43,3 +43,37 @@ export function toAddress(v: number | bigint | null): number {
   if (!Number.isSafeInteger(n)) throw new RangeError(`address ${String(v)} does not fit in a safe integer`);
   return n;
 }
+
+/**
+ * The driver functions on hot paths, captured once into a small fixed-shape object: the
+ * bound API object holds ~450 lazily-defined properties (a slow dictionary lookup per call).
+ */
+export interface HotFunctions {
+  eventRecord: DriverFunctions['cuEventRecord'];
+  eventQuery: DriverFunctions['cuEventQuery'];
+  streamWaitEvent: DriverFunctions['cuStreamWaitEvent'];
+  streamQuery: DriverFunctions['cuStreamQuery'];
+  launchKernel: DriverFunctions['cuLaunchKernel'];
+  memcpyHtoDAsync: DriverFunctions['cuMemcpyHtoDAsync'];
+  memcpyDtoHAsync: DriverFunctions['cuMemcpyDtoHAsync'];
+  memAllocAsync: DriverFunctions['cuMemAllocAsync'];
+  memFreeAsync: DriverFunctions['cuMemFreeAsync'];
+}
+
+let hotFunctions: HotFunctions | undefined;
+export function hot(): HotFunctions {
+  if (hotFunctions) return hotFunctions;
+  const d = cu();
+  hotFunctions = {
+    eventRecord: d.cuEventRecord,
+    eventQuery: d.cuEventQuery,
+    streamWaitEvent: d.cuStreamWaitEvent,
+    streamQuery: d.cuStreamQuery,
+    launchKernel: d.cuLaunchKernel,
+    memcpyHtoDAsync: d.cuMemcpyHtoDAsync,
+    memcpyDtoHAsync: d.cuMemcpyDtoHAsync,
+    memAllocAsync: d.cuMemAllocAsync,
+    memFreeAsync: d.cuMemFreeAsync,
+  };
+  return hotFunctions;
+}

@@ -1,5 +1,5 @@
 import type { CUstream } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue, toAddress } from './cuda.js';
+import { check, cu, driverError, outValue, toAddress, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
@@ -76,7 +76,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     } else if (descriptor.stream) {
       sh = descriptor.stream.use();
       call = 'cuMemAllocAsync';
-      status = cu().cuMemAllocAsync(cell, bytes, sh);
+      status = hot().memAllocAsync(cell, bytes, sh);
     } else {
       call = 'cuMemAlloc';
       status = cu().cuMemAlloc(cell, bytes);
@@ -145,7 +145,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const dst = this.address + r.offset * info.bytes;
     const src = isHostBuffer(source) ? source.address + r.sourceOffset * info.bytes : hostPointer(source, r.sourceOffset * info.bytes, r.bytes);
     let status: number;
-    if (options.stream) status = cu().cuMemcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
+    if (options.stream) status = hot().memcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
     else {
       this.context.makeCurrent();
       status = cu().cuMemcpyHtoD(dst, src, r.bytes);
@@ -166,7 +166,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const src = this.address + r.offset * info.bytes;
     const hostPtr = isHostBuffer(dst) ? dst.address + r.sourceOffset * info.bytes : hostPointer(dst, r.sourceOffset * info.bytes, r.bytes);
     let status: number;
-    if (options.stream) status = cu().cuMemcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
+    if (options.stream) status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
     else {
       this.context.makeCurrent();
       status = cu().cuMemcpyDtoH(hostPtr, src, r.bytes);
@@ -230,7 +230,7 @@ const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
 const cell: [number | bigint | null] = [0];
 
 function streamOrderedFree(address: number, stream: CUstream | null): () => void {
-  return () => check(cu().cuMemFreeAsync(address, stream), 'cuMemFreeAsync');
+  return () => check(hot().memFreeAsync(address, stream), 'cuMemFreeAsync');
 }
 
 export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {

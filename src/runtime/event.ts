@@ -1,5 +1,5 @@
 import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue } from './cuda.js';
+import { check, cu, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import { Resource } from './resource.js';
@@ -45,7 +45,7 @@ export class Event extends Resource {
 
   record(stream: Stream): this {
     this.assertAlive();
-    const status = cu().cuEventRecord(this.handle, stream.handle);
+    const status = hot().eventRecord(this.handle, stream.handle);
     if (status !== 0) throw driverError(status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
     this.#recordedOn = stream.handle ?? 0;
     return this;
@@ -54,7 +54,7 @@ export class Event extends Resource {
   /** True once all work captured by the last record has completed. */
   query(): boolean {
     this.assertAlive();
-    const status = cu().cuEventQuery(this.handle);
+    const status = hot().eventQuery(this.handle);
     if (status === 0) return true;
     if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
     throw driverError(status, 'cuEventQuery', `event "${this.label}"`);

@@ -1,6 +1,6 @@
 import koffi from 'koffi';
 import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue } from './cuda.js';
+import { check, cu, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import type { DeviceBuffer } from './device-buffer.js';
 import type { DType } from './dtype.js';
@@ -298,7 +298,7 @@ export class Kernel extends Resource {
       if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       sh = stream.use();
     } else this.context.makeCurrent();
-    const status = cu().cuLaunchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
+    const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
     if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
   }
 

@@ -1,5 +1,5 @@
 import { CUresult, CUstream_flags, type CUstream } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue } from './cuda.js';
+import { check, cu, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import type { Event } from './event.js';
@@ -55,7 +55,7 @@ export class Stream extends Resource {
 
   /** True when all work submitted to the stream has completed. */
   query(): boolean {
-    const status = cu().cuStreamQuery(this.use());
+    const status = hot().streamQuery(this.use());
     if (status === 0) return true;
     if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
     throw driverError(status, 'cuStreamQuery', `stream "${this.label}"`);
@@ -73,7 +73,7 @@ export class Stream extends Resource {
     if (sticky) return Promise.reject(sticky);
     const pool = this.context.completionEvents;
     const event = pool.acquire();
-    const status = cu().cuEventRecord(event, handle);
+    const status = hot().eventRecord(event, handle);
     if (status !== 0) {
       pool.recycle(event);
       return Promise.reject(driverError(status, 'cuEventRecord', `done() on stream "${this.label}"`));
@@ -91,7 +91,7 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
-    const status = cu().cuStreamWaitEvent(this.use(), event.handle, 0);
+    const status = hot().streamWaitEvent(this.use(), event.handle, 0);
     if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
