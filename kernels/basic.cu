@@ -32,14 +32,18 @@ extern "C" __global__ void add_f32(float* out, const float* a, const float* b, i
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = a[i] + b[i];
 }
 
-// Block sum in shared memory, then one atomicAdd per block; `out` must be zeroed first.
-template <typename T>
+// Sums one value per thread of a 1-D block (any size up to 1024) in shared memory, then thread 0
+// adds the block's total to *out with one atomicAdd(double) (sm_60+). `out` must be zeroed first.
 __device__ void block_sum_to(double partial, double* out) {
   __shared__ double s[1024];
+  const unsigned n = blockDim.x;
   s[threadIdx.x] = partial;
   __syncthreads();
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (threadIdx.x < stride) s[threadIdx.x] += s[threadIdx.x + stride];
+  // Tree over the next power of two: a partner past the end of the block counts as zero.
+  unsigned stride = 1;
+  while (stride * 2 < n) stride *= 2;
+  for (; stride > 0; stride >>= 1) {
+    if (threadIdx.x < stride && threadIdx.x + stride < n) s[threadIdx.x] += s[threadIdx.x + stride];
     __syncthreads();
   }
   if (threadIdx.x == 0) atomicAdd(out, s[0]);
@@ -48,20 +52,23 @@ __device__ void block_sum_to(double partial, double* out) {
 extern "C" __global__ void reduce_sum_f64(const double* x, double* out, int n) {
   double acc = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) acc += x[i];
-  block_sum_to<double>(acc, out);
+  block_sum_to(acc, out);
 }
 
 extern "C" __global__ void reduce_sum_f32_to_f64(const float* x, double* out, int n) {
   double acc = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) acc += x[i];
-  block_sum_to<float>(acc, out);
+  block_sum_to(acc, out);
 }
 
-// Busy-waits about `ns` nanoseconds on the global timer: long-running work for tests and timelines.
+// Busy-waits about `ns` nanoseconds on the global timer (%globaltimer, in ns): long-running work
+// for tests and timelines. Each thread naps briefly between reads so a wide launch does not
+// hammer the scheduler; the wait still ends within a few hundred ns of the target.
 extern "C" __global__ void spin_ns(unsigned long long ns) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
   do {
+    __nanosleep(128);
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
   } while (now - start < ns);
 }

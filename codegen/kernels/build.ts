@@ -1,14 +1,16 @@
 import { execa } from 'execa';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SELF = fileURLToPath(import.meta.url);
+const root = join(dirname(SELF), '..', '..');
 const KERNELS = join(root, 'kernels');
 const BUILD = join(KERNELS, 'build');
 /** sm_80 and sm_90 machine code, plus compute_90 PTX so newer GPUs can JIT it. */
 const ARCH_FLAGS = ['-gencode', 'arch=compute_80,code=sm_80', '-gencode', 'arch=compute_90,code=sm_90', '-gencode', 'arch=compute_90,code=compute_90'];
 
+/** nvcc on PATH, else in CUDA_HOME/bin, CUDA_PATH/bin or /usr/local/cuda/bin. */
 export function findNvcc(): string | undefined {
   const candidates = [
     ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'nvcc')),
@@ -27,14 +29,20 @@ async function main(): Promise<number> {
   for (const file of readdirSync(KERNELS).filter((f) => f.endsWith('.cu')).sort()) {
     const src = join(KERNELS, file);
     const out = join(BUILD, `${basename(file, '.cu')}.fatbin`);
-    if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) {
+    // Up to date when newer than its source and than this script (which holds the flags).
+    if (existsSync(out) && statSync(out).mtimeMs >= Math.max(statSync(src).mtimeMs, statSync(SELF).mtimeMs)) {
       console.log(`build:kernels: ${file} up to date`);
       continue;
     }
+    // Written beside the output and renamed, so a failed or interrupted compile never leaves a fatbin that looks up to date.
+    const partial = `${out}.${process.pid}.tmp`;
     try {
-      await execa(nvcc, ['-fatbin', '-O3', ...ARCH_FLAGS, '-o', out, src]);
+      await execa(nvcc, ['-fatbin', '-O3', ...ARCH_FLAGS, '-o', partial, src]);
+      renameSync(partial, out);
     } catch (e) {
-      console.error(`build:kernels: ${file} failed:\n${(e as { stderr?: string }).stderr ?? (e as Error).message}`);
+      rmSync(partial, { force: true });
+      const err = e as { stderr?: string; message?: string };
+      console.error(`build:kernels: ${file} failed:\n${err.stderr || err.message}`);
       return 1;
     }
     console.log(`build:kernels: ${file} -> kernels/build/${basename(out)} (${statSync(out).size} bytes)`);

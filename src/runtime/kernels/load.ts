@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context } from '../context.js';
+import type { Kernel, KernelParamType } from '../kernel.js';
 import { Module } from '../module.js';
 
 export interface KernelModuleOptions {
@@ -21,8 +22,27 @@ function packageRoot(): string {
   return dir;
 }
 
+/** Loads a packaged fatbin (kernels/build/<name>.fatbin, or `options.path`); throws with the fix when it was never built. */
 export function loadKernelModule(name: string, options: KernelModuleOptions): Module {
   const path = options.path ?? join(packageRoot(), 'kernels', 'build', `${name}.fatbin`);
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build:kernels\` (needs nvcc) or install the published package, which ships it`);
   return Module.load({ path, label: `${name}.fatbin`, ...(options.context ? { context: options.context } : {}) });
+}
+
+/** Thrown by a generated launcher called with the wrong number of arguments (from JavaScript, or through a cast). */
+export function wrongArity(kernel: string, params: number, argumentsWithConfig: number): never {
+  const got = argumentsWithConfig === 0 ? 'no launch config' : `${argumentsWithConfig - 1}`;
+  throw new TypeError(`kernel "${kernel}" takes a launch config and ${params} argument(s), got ${got}`);
+}
+
+/** Binds every kernel of a signature table once; if one fails (a stale fatbin, say), the module is unloaded and the error rethrown. */
+export function bindKernels<S extends Record<string, readonly KernelParamType[]>>(module: Module, signatures: S): { readonly [K in keyof S]: Kernel } {
+  const out: Record<string, Kernel> = {};
+  try {
+    for (const name of Object.keys(signatures)) out[name] = module.kernel(name, signatures[name]!);
+  } catch (e) {
+    module.dispose();
+    throw e;
+  }
+  return out as { readonly [K in keyof S]: Kernel };
 }
