@@ -1,4 +1,5 @@
 import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
+import koffi from 'koffi';
 import { check, cu, driverError } from './cuda.js';
 import type { Context } from './context.js';
 import type { Kernel, KernelArg } from './kernel.js';
@@ -58,12 +59,20 @@ export class Graph extends Resource {
     return Array.from(nodes, (h) => h as CUgraphNode);
   }
 
-  /** The kernel launches in the graph, in the order cuGraphGetNodes lists them. */
-  kernelNodes(): CUgraphNode[] {
+  /**
+   * The kernel launches in the graph, in the order cuGraphGetNodes lists them; with `kernel`,
+   * only the launches of that kernel (matched by its CUfunction).
+   */
+  kernelNodes(kernel?: Kernel): CUgraphNode[] {
     const type: [number | null] = [0];
+    const params: { func?: unknown } = {};
+    const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
     return this.nodes().filter((node) => {
       check(cu().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
-      return type[0] === CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL;
+      if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
+      if (wanted === undefined) return true;
+      check(cu().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+      return handleAddress(params.func) === wanted;
     });
   }
 
@@ -115,4 +124,12 @@ export class GraphExec extends Resource {
   protected releaseNative(): void {
     check(cu().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
   }
+}
+
+/** Handles come back from koffi as bigints or as pointer objects, depending on where they were read. */
+function handleAddress(handle: unknown): bigint {
+  if (typeof handle === 'bigint') return handle;
+  if (typeof handle === 'number') return BigInt(handle);
+  if (handle === null || handle === undefined) return 0n;
+  return BigInt(koffi.address(handle as never) as bigint | number);
 }

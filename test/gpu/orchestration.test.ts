@@ -121,7 +121,8 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     const ready = await pool.waitForAnyReady({ timeoutMs: 5000 });
     expect(ready).not.toBeNull();
     expect(ready!.query()).toBe(true);
-    expect(pool.metrics(pool.streams[0]!).averageLatencyMs).toBeGreaterThan(0);
+    // The stream that went idle first has had its tracked work observed complete.
+    expect(pool.metrics(ready!).averageLatencyMs).toBeGreaterThan(0);
     pool.dispose();
   });
 

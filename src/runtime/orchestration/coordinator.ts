@@ -1,195 +1,433 @@
-import { cu, driverError } from '../cuda.js';
+import type { CUevent } from '../../ffi/generated/types.js';
+import { check, cu, driverError, hot } from '../cuda.js';
+import { Graph, type CaptureMode } from '../graph.js';
 import type { OperationKind } from '../profiler/timeline.js';
 import type { Stream } from '../stream.js';
-import { addEdge, topologicalOrder } from './dag.js';
+import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
+import { DependencyFailedError, Operation, type CompletedOperation, type OperationSpec, type OperationState } from './operation.js';
 import type { StreamPool } from './stream-pool.js';
-import type { WorkloadType } from './strategy.js';
 
-export interface OperationSpec {
-  name: string;
-  /** What the operation is, for metrics and the timeline. Host steps are `host`. */
-  kind: OperationKind;
-  /** GPU work: enqueues on the given stream. A host step (kind 'host') runs after its dependencies complete. */
-  run: (stream: Stream) => void | Promise<void>;
-  /** Default: the pool's choice for `workload`. */
-  stream?: Stream;
-  workload?: WorkloadType;
-  bytes?: number;
-  /** Names or ids of operations this one runs after. */
-  after?: readonly (string | number)[];
-  onComplete?: (error?: Error) => void;
+export interface CoordinatorDescriptor {
+  label?: string;
 }
 
-interface Op {
-  id: number;
-  spec: OperationSpec;
-  stream: Stream;
-  state: 'pending' | 'enqueued' | 'done' | 'failed';
-  error: Error | undefined;
-  /** Recorded right after the operation's work: what cross-stream dependents wait on. */
-  event: bigint | undefined;
-  settled: Promise<void>;
-  resolve: () => void;
-  reject: (e: Error) => void;
-  reported: boolean;
+function toError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
 
-export class DependencyFailedError extends Error {
-  override readonly name = 'DependencyFailedError';
+function isThenable(x: unknown): x is PromiseLike<unknown> {
+  return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
+}
+
+/** A user callback must not break the bookkeeping it is called from; its error still surfaces. */
+function callSafely(callback: (error?: Error) => void, error: Error | undefined): void {
+  try {
+    callback(error);
+  } catch (e) {
+    queueMicrotask(() => {
+      throw e;
+    });
+  }
 }
 
 /**
- * Operations on a StreamPool's streams with dependencies across streams. A dependency between
- * GPU operations becomes cuEventRecord + cuStreamWaitEvent: the host never waits between them.
- * Host steps wait (asynchronously) for their dependencies, then their dependents are enqueued.
+ * Operations on a StreamPool's streams with dependencies across streams.
+ *
+ * A dependency between GPU operations on different streams is lowered to the event the pool
+ * records behind the first (one per operation, reused from the context's pool) and one
+ * cuStreamWaitEvent before the second: the host never waits between them. On the same stream,
+ * stream order suffices. A host step waits (through the completion poller, never blocking) for
+ * its dependencies to complete; what depends on it is enqueued once it has run.
+ *
+ * A failed operation (its enqueue threw, its host step failed, or its GPU work reported a CUDA
+ * error) fails every operation that depends on it with a DependencyFailedError whose `cause` is
+ * that failure; independent operations run on.
  */
 export class Coordinator {
   readonly pool: StreamPool;
-  readonly #ops = new Map<number, Op>();
-  readonly #byName = new Map<string, number>();
+  readonly label: string;
+  readonly #ops = new Map<number, Operation>();
+  readonly #byName = new Map<string, Operation>();
   readonly #deps = new Map<number, Set<number>>();
   readonly #streamCallbacks = new Map<Stream, ((error?: Error) => void)[]>();
   #nextId = 1;
-  #barrier: number | undefined;
-  #completedUnreported: number[] = [];
+  #barrier: Operation | undefined;
+  #completed: Operation[] = [];
+  readonly #ready: Operation[] = [];
+  #draining = false;
+  readonly #nameOf = (id: number): string => this.#ops.get(id)?.name ?? `#${id}`;
 
-  constructor(pool: StreamPool) {
+  constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
     this.pool = pool;
+    this.label = descriptor.label ?? 'coordinator';
   }
 
-  #id(ref: string | number): number {
-    const id = typeof ref === 'number' ? ref : this.#byName.get(ref);
-    if (id === undefined || !this.#ops.has(id)) throw new Error(`no operation ${JSON.stringify(ref)} in this coordinator`);
-    return id;
+  #get(ref: string | number): Operation {
+    const op = typeof ref === 'number' ? this.#ops.get(ref) : this.#byName.get(ref);
+    if (!op) throw new Error(`${this.label}: no operation ${JSON.stringify(ref)}`);
+    return op;
   }
 
-  #name = (id: number): string => this.#ops.get(id)?.spec.name ?? `#${id}`;
-
+  /**
+   * Adds an operation (not started until run()); returns its id. A name may be reused once the
+   * operation that had it has settled: names in `after` then mean the latest.
+   */
   add(spec: OperationSpec): number {
-    if (this.#byName.has(spec.name)) throw new Error(`an operation named "${spec.name}" already exists`);
-    const id = this.#nextId++;
-    let resolve!: () => void;
-    let reject!: (e: Error) => void;
-    const settled = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    settled.catch(() => undefined);
-    const stream = spec.stream ?? this.pool.acquire(spec.workload ? { workload: spec.workload } : {});
-    this.#ops.set(id, { id, spec, stream, state: 'pending', error: undefined, event: undefined, settled, resolve, reject, reported: false });
-    this.#byName.set(spec.name, id);
-    if (this.#barrier !== undefined) addEdge(this.#deps, this.#barrier, id, this.#name);
-    for (const ref of spec.after ?? []) this.addDependency(ref, id);
-    return id;
+    if (typeof spec.name !== 'string' || spec.name === '') throw new TypeError(`${this.label}: an operation needs a name`);
+    if (typeof spec.run !== 'function') throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
+    const existing = this.#byName.get(spec.name);
+    if (existing && !existing.isSettled) throw new Error(`${this.label}: an operation named "${spec.name}" is already pending`);
+    const after = (spec.after ?? []).map((ref) => this.#get(ref));
+    let stream = spec.stream;
+    if (stream === undefined) {
+      const request: { purpose?: OperationSpec['purpose']; workload?: OperationSpec['workload'] } = {};
+      if (spec.purpose !== undefined) request.purpose = spec.purpose;
+      if (spec.workload !== undefined) request.workload = spec.workload;
+      stream = this.pool.acquire(request);
+    } else if (!this.pool.streams.includes(stream)) throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" does not belong to ${this.pool.label}`);
+    return this.#register(new Operation(this.#nextId++, spec, stream), after);
   }
 
-  /** `dependent` runs after `dependency`; throws a CycleError naming the cycle if that closes one. */
+  #register(op: Operation, after: readonly Operation[]): number {
+    this.#ops.set(op.id, op);
+    this.#byName.set(op.name, op);
+    // A new operation has no dependents yet, so none of these edges can close a cycle.
+    if (this.#barrier && !this.#barrier.isSettled && this.#barrier !== op) addEdgeToNew(this.#deps, this.#barrier.id, op.id);
+    for (const d of after) addEdgeToNew(this.#deps, d.id, op.id);
+    return op.id;
+  }
+
+  /** `dependent` runs after `dependency`; throws a CycleError naming the cycle if that would close one. */
   addDependency(dependency: string | number, dependent: string | number): void {
-    addEdge(this.#deps, this.#id(dependency), this.#id(dependent), this.#name);
+    const to = this.#get(dependent);
+    if (to.state !== 'pending') throw new Error(`${this.label}: "${to.name}" has already started (${to.state}); add its dependencies before run()`);
+    addEdge(this.#deps, this.#get(dependency).id, to.id, this.#nameOf);
   }
 
-  /** Every operation added later runs after every operation added so far, on all streams. */
+  /**
+   * Every operation added later runs after every operation added so far that has not settled,
+   * on all streams. Lowered to one no-op on the pool's first stream that waits for them all,
+   * and one event every later operation waits on: no host synchronization.
+   */
   barrier(name = `barrier#${this.#nextId}`): number {
-    const before = [...this.#ops.keys()].filter((id) => this.#ops.get(id)!.state === 'pending');
-    const id = this.add({ name, kind: 'other', run: () => undefined, stream: this.pool.streams[0]!, after: before });
-    this.#barrier = id;
+    const existing = this.#byName.get(name);
+    if (existing && !existing.isSettled) throw new Error(`${this.label}: an operation named "${name}" is already pending`);
+    const before: Operation[] = [];
+    for (const op of this.#ops.values()) if (!op.isSettled) before.push(op);
+    const op = new Operation(this.#nextId++, { name, kind: 'other', run: () => undefined }, this.pool.streams[0]!, true);
+    const id = this.#register(op, before);
+    this.#barrier = op;
     return id;
   }
 
+  /** Calls `callback` each time a run's operations on `stream` have all settled (with the first failure among them). */
   onStreamComplete(stream: Stream, callback: (error?: Error) => void): void {
-    (this.#streamCallbacks.get(stream) ?? this.#streamCallbacks.set(stream, []).get(stream)!).push(callback);
+    if (!this.pool.streams.includes(stream)) throw new Error(`${this.label}: stream "${stream.label}" does not belong to ${this.pool.label}`);
+    let list = this.#streamCallbacks.get(stream);
+    if (!list) this.#streamCallbacks.set(stream, (list = []));
+    list.push(callback);
   }
 
-  /** Enqueues every pending operation in dependency order; resolves when all have settled (rejects with the first failure). */
+  /** The pending operations in the order run() starts them (dependencies first, then by id). */
+  #pendingInOrder(): Operation[] {
+    const ids: number[] = [];
+    for (const op of this.#ops.values()) if (op.state === 'pending') ids.push(op.id);
+    return topologicalOrder(ids, this.#deps, this.#nameOf).map((id) => this.#ops.get(id)!);
+  }
+
+  /**
+   * Starts every pending operation as soon as its dependencies allow and resolves when all have
+   * settled; rejects with the first failure that was not merely a failed dependency.
+   */
   async run(): Promise<void> {
-    const pending = [...this.#ops.values()].filter((o) => o.state === 'pending').map((o) => o.id);
-    const order = topologicalOrder(pending, this.#deps);
-    for (const id of order) await this.#start(this.#ops.get(id)!);
-    this.#barrier = undefined;
-    const results = await Promise.allSettled(order.map((id) => this.#ops.get(id)!.settled));
+    const ops = this.#pendingInOrder();
+    if (ops.length === 0) return;
+    for (const op of ops) op.state = 'waiting';
+    const doomed: Operation[] = [];
+    for (const op of ops) {
+      op.deps = [];
+      op.blockers = 0;
+      for (const id of this.#deps.get(op.id) ?? []) {
+        const d = this.#ops.get(id);
+        if (!d) continue; // forgotten by clearSettled(): it had settled
+        op.deps.push(d);
+        if (d.state === 'failed') {
+          doomed.push(op);
+          continue;
+        }
+        if (d.isSettled) continue;
+        d.dependents.push(op);
+        if (d.satisfies(op)) continue;
+        op.blockers++;
+        if (d.isHost || op.isHost) d.waitingForCompletion.push(op);
+        else d.waitingForLaunch.push(op);
+      }
+    }
+    this.#watchStreams(ops);
+    for (const op of doomed) {
+      const d = op.deps.find((x) => x.state === 'failed')!;
+      this.#fail(op, new DependencyFailedError(op.name, d.name, d.error!));
+    }
+    for (const op of ops) if (op.blockers === 0 && op.state === 'waiting') this.#ready.push(op);
+    this.#drain();
+    await Promise.allSettled(ops.map((op) => op.settled));
+    const failed = ops.find((op) => op.state === 'failed' && !(op.error instanceof DependencyFailedError)) ?? ops.find((op) => op.state === 'failed');
+    if (failed) throw failed.error!;
+  }
+
+  #watchStreams(ops: readonly Operation[]): void {
     for (const [stream, callbacks] of this.#streamCallbacks) {
-      const failure = order.map((id) => this.#ops.get(id)!).find((o) => o.stream === stream && o.error)?.error;
-      for (const cb of callbacks) cb(failure);
+      const mine = ops.filter((op) => op.stream === stream);
+      if (mine.length === 0) continue;
+      void Promise.allSettled(mine.map((op) => op.settled)).then(() => {
+        const error = mine.find((op) => op.error)?.error;
+        for (const cb of callbacks) callSafely(cb, error);
+      });
     }
-    const failed = results.find((r) => r.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
   }
 
-  async #start(op: Op): Promise<void> {
-    const deps = [...(this.#deps.get(op.id) ?? [])].map((d) => this.#ops.get(d)!);
-    // Host steps are the only dependencies the host must wait for before enqueueing.
-    for (const d of deps) if (d.spec.kind === 'host' || op.spec.kind === 'host') await d.settled.catch(() => undefined);
-    const failedDep = deps.find((d) => d.state === 'failed');
-    if (failedDep) return this.#fail(op, new DependencyFailedError(`"${op.spec.name}" did not run: its dependency "${failedDep.spec.name}" failed`, { cause: failedDep.error }));
+  /** Starts ready operations; completions arriving meanwhile queue theirs instead of recursing. */
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
     try {
-      if (op.spec.kind === 'host') {
-        await op.spec.run(op.stream);
-        op.state = 'done';
-        this.#succeed(op);
-        return;
-      }
-      const sh = op.stream.use();
-      for (const d of deps) {
-        // Same stream: stream order suffices. Completed: nothing to wait for (its event went back to the pool).
-        if (d.stream === op.stream || d.spec.kind === 'host' || d.state === 'done' || d.event === undefined) continue;
-        const status = cu().cuStreamWaitEvent(sh, d.event as never, 0);
-        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `"${op.spec.name}" after "${d.spec.name}"`);
-      }
-      this.pool.run(op.stream, op.spec.kind, () => op.spec.run(op.stream), op.spec.bytes !== undefined ? { bytes: op.spec.bytes, name: op.spec.name } : { name: op.spec.name });
-      const events = op.stream.context.completionEvents;
-      const event = events.acquire();
-      const status = cu().cuEventRecord(event, sh);
-      if (status !== 0) throw driverError(status, 'cuEventRecord', `"${op.spec.name}"`);
-      op.event = event as unknown as bigint;
-      op.state = 'enqueued';
-      op.stream.context.completion.enqueue(sh ?? 0, event, () => {
-        op.state = 'done';
-        op.event = undefined;
-        this.#succeed(op);
-      }, (e) => this.#fail(op, e), events.recycle);
-    } catch (e) {
-      this.#fail(op, e instanceof Error ? e : new Error(String(e)));
+      for (let i = 0; i < this.#ready.length; i++) this.#start(this.#ready[i]!);
+    } finally {
+      this.#ready.length = 0;
+      this.#draining = false;
     }
   }
 
-  #succeed(op: Op): void {
+  #release(list: Operation[]): void {
+    for (const op of list) if (--op.blockers === 0 && op.state === 'waiting') this.#ready.push(op);
+    list.length = 0;
+  }
+
+  #start(op: Operation): void {
+    if (op.state !== 'waiting') return;
+    if (op.isHost) this.#startHost(op);
+    else this.#startGpu(op);
+  }
+
+  #startHost(op: Operation): void {
+    op.state = 'running';
+    let result: unknown;
+    try {
+      result = op.spec.run(op.stream);
+    } catch (e) {
+      this.#fail(op, toError(e));
+      return;
+    }
+    if (isThenable(result)) {
+      result.then(
+        () => this.#complete(op),
+        (e: unknown) => this.#fail(op, toError(e)),
+      );
+    } else this.#complete(op);
+  }
+
+  /** The edge path: one cuStreamWaitEvent per dependency on another stream still in flight. */
+  #startGpu(op: Operation): void {
+    try {
+      const sh = op.stream.use();
+      const deps = op.deps;
+      for (let i = 0; i < deps.length; i++) {
+        const d = deps[i]!;
+        const event = d.event;
+        if (event === undefined || d.stream === op.stream) continue;
+        const status = hot().streamWaitEvent(sh, event, 0);
+        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`);
+      }
+      op.state = 'enqueued';
+      const listener = (error: Error | undefined): void => {
+        if (error) this.#fail(op, error);
+        else this.#complete(op);
+      };
+      const event = op.barrier ? this.#recordBehind(op, listener) : this.pool.submit(op.stream, op.spec.kind, op.spec.run, op.spec.bytes === undefined ? { name: op.name } : { name: op.name, bytes: op.spec.bytes }, listener);
+      // Completed already (settled inline): nothing is left to wait on.
+      if (op.state === 'enqueued') op.event = event;
+      this.#release(op.waitingForLaunch);
+    } catch (e) {
+      this.#fail(op, toError(e));
+    }
+  }
+
+  /** A barrier's event: recorded and tracked like pool work, but not counted as work. */
+  #recordBehind(op: Operation, listener: (error: Error | undefined) => void): CUevent | undefined {
+    const context = this.pool.context;
+    const events = context.completionEvents;
+    const event = events.acquire();
+    const status = hot().eventRecord(event, op.stream.handle);
+    if (status !== 0) {
+      events.recycle(event);
+      throw driverError(status, 'cuEventRecord', `barrier "${op.name}"`);
+    }
+    let pending = true;
+    const settle = (error: Error | undefined): void => {
+      pending = false;
+      listener(error);
+    };
+    context.completion.enqueue(op.stream.handle ?? 0, event, () => settle(undefined), settle, events.recycle);
+    return pending ? event : undefined;
+  }
+
+  #complete(op: Operation): void {
+    if (op.isSettled) return;
+    op.state = 'done';
+    op.event = undefined;
     op.resolve();
-    this.#completedUnreported.push(op.id);
-    op.spec.onComplete?.();
+    this.#completed.push(op);
+    if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined);
+    this.#release(op.waitingForLaunch);
+    this.#release(op.waitingForCompletion);
+    op.dependents.length = 0;
+    this.#drain();
   }
 
-  #fail(op: Op, error: Error): void {
-    op.state = 'failed';
-    op.error = error;
-    op.reject(error);
-    this.#completedUnreported.push(op.id);
-    op.spec.onComplete?.(error);
+  /** Fails `op` and, transitively, everything that depends on it and has not settled. */
+  #fail(op: Operation, error: Error): void {
+    const work: [Operation, Error][] = [[op, error]];
+    while (work.length) {
+      const [o, e] = work.pop()!;
+      if (o.isSettled) continue;
+      o.state = 'failed';
+      o.error = e;
+      o.event = undefined;
+      o.reject(e);
+      this.#completed.push(o);
+      if (o.spec.onComplete) callSafely(o.spec.onComplete, e);
+      for (const d of o.dependents) if (!d.isSettled) work.push([d, new DependencyFailedError(d.name, o.name, e)]);
+      o.dependents.length = 0;
+      o.waitingForLaunch.length = 0;
+      o.waitingForCompletion.length = 0;
+    }
   }
 
-  /** Operations that finished (or failed) since the last poll(); never blocks. */
-  poll(): { id: number; name: string; error?: Error }[] {
-    const out = this.#completedUnreported.map((id) => {
-      const op = this.#ops.get(id)!;
-      op.reported = true;
-      return op.error ? { id, name: op.spec.name, error: op.error } : { id, name: op.spec.name };
-    });
-    this.#completedUnreported = [];
+  /** Operations that completed or failed since the last poll(), in the order they settled; never blocks. */
+  poll(): CompletedOperation[] {
+    const out = this.#completed.map((op): CompletedOperation => (op.error ? { id: op.id, name: op.name, error: op.error } : { id: op.id, name: op.name }));
+    this.#completed = [];
     return out;
   }
 
-  /** Resolves when operation `ref` completes; rejects with its error (or its failed dependency's). */
+  /** Resolves when the operation completes (or is captured); rejects with its error. */
   wait(ref: string | number): Promise<void> {
-    return this.#ops.get(this.#id(ref))!.settled;
+    return this.#get(ref).settled;
   }
 
-  state(ref: string | number): Op['state'] {
-    return this.#ops.get(this.#id(ref))!.state;
+  state(ref: string | number): OperationState {
+    return this.#get(ref).state;
   }
 
-  /** Runs `fn` on every stream of the pool at once and resolves when all of that work completes. */
-  async executeParallel(fn: (stream: Stream, index: number) => void): Promise<void> {
+  /** Forgets settled operations (their names become free), so a long-lived coordinator stays small. */
+  clearSettled(): void {
+    for (const [id, op] of this.#ops) {
+      if (!op.isSettled) continue;
+      this.#ops.delete(id);
+      this.#deps.delete(id);
+      if (this.#byName.get(op.name) === op) this.#byName.delete(op.name);
+      if (this.#barrier === op) this.#barrier = undefined;
+    }
+  }
+
+  /**
+   * Runs `fn` on every stream of the pool at once (each call enqueues that stream's share) and
+   * resolves with the results when all of that work has completed. If some calls throw, the
+   * others' work still completes first; then it rejects with the first error.
+   */
+  async executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind; name?: string } = {}): Promise<T[]> {
+    const kind = options.kind ?? 'other';
     const streams = this.pool.streams;
-    streams.forEach((s, i) => this.pool.run(s, 'other', () => fn(s, i)));
-    await Promise.all(streams.map((s) => s.done()));
+    const results = new Array<T>(streams.length);
+    const completions = streams.map(
+      (stream, index) =>
+        new Promise<void>((resolve, reject) => {
+          this.pool.submit(stream, kind, (s) => (results[index] = fn(s, index)), { name: options.name ?? `parallel#${index}` }, (error) => (error ? reject(error) : resolve()));
+        }),
+    );
+    // Every stream's share completes (or fails) before the first failure is reported.
+    const settled = await Promise.allSettled(completions);
+    for (const s of settled) if (s.status === 'rejected') throw toError(s.reason);
+    return results;
+  }
+
+  /**
+   * Records the pending operations into a Graph instead of running them: the same streams and
+   * the same cross-stream events, captured (fork from the first operation's stream, join back
+   * into it). Launching the instantiated graph replays one iteration of the DAG with one call.
+   * Host steps cannot be captured; neither can a dependency on work still in flight. The
+   * operations end 'captured' (wait() resolves; nothing ran, so no callbacks).
+   */
+  capture(options: { mode?: CaptureMode; label?: string } = {}): Graph {
+    const ops = this.#pendingInOrder();
+    if (ops.length === 0) throw new Error(`${this.label}: no pending operations to capture`);
+    const inCapture = new Set(ops);
+    const depsOf = new Map<Operation, Operation[]>();
+    for (const op of ops) {
+      if (op.isHost) throw new TypeError(`${this.label}: "${op.name}" is a host step; a graph holds only GPU work`);
+      const deps: Operation[] = [];
+      for (const id of this.#deps.get(op.id) ?? []) {
+        const d = this.#ops.get(id);
+        if (!d) continue;
+        if (inCapture.has(d)) deps.push(d);
+        else if (d.state !== 'done' && d.state !== 'captured') throw new Error(`${this.label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`);
+      }
+      depsOf.set(op, deps);
+    }
+    const origin = ops[0]!.stream;
+    const streams = [...new Set(ops.map((op) => op.stream))];
+    const events = this.pool.context.completionEvents;
+    // Taken before the capture begins: creating an event is no part of the work to record.
+    const taken: CUevent[] = [];
+    for (let i = 0; i < 1 + ops.length + streams.length; i++) taken.push(events.acquire());
+    let next = 0;
+    const api = cu();
+    const record = (stream: Stream): CUevent => {
+      const e = taken[next++]!;
+      check(api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${this.label}: capture on stream "${stream.label}"`);
+      return e;
+    };
+    const waitOn = (stream: Stream, e: CUevent): void => check(api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${this.label}: capture on stream "${stream.label}"`);
+    let graph: Graph;
+    try {
+      graph = Graph.capture(
+        origin,
+        () => {
+          // Other streams join the capture by waiting on an event of the capturing stream.
+          const fork = record(origin);
+          for (const s of streams) if (s !== origin) waitOn(s, fork);
+          const recorded = new Map<Operation, CUevent>();
+          let failure: unknown;
+          try {
+            for (const op of ops) {
+              for (const d of depsOf.get(op)!) if (d.stream !== op.stream) waitOn(op.stream, recorded.get(d)!);
+              if (!op.barrier && isThenable(op.spec.run(op.stream))) throw new TypeError(`${this.label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`);
+              recorded.set(op, record(op.stream));
+            }
+          } catch (e) {
+            failure = e;
+          }
+          // Every forked stream joins back into the origin, also after a failure: otherwise the
+          // capture could not end and the streams would stay in capture mode.
+          try {
+            for (const s of streams) if (s !== origin) waitOn(origin, record(s));
+          } catch (e) {
+            failure ??= e;
+          }
+          if (failure !== undefined) throw failure;
+        },
+        { mode: options.mode ?? 'threadLocal', label: options.label ?? `${this.label} iteration` },
+      );
+    } finally {
+      // Events recorded in a capture are only edges of the graph; any later use records them again first.
+      for (const e of taken) events.recycle(e);
+    }
+    for (const op of ops) {
+      op.state = 'captured';
+      op.resolve();
+    }
+    return graph;
   }
 }
+
+

@@ -1,6 +1,19 @@
-export { StreamPool, type StreamPoolDescriptor, type StreamMetrics } from './stream-pool.js';
-export { chooseStream, recommendStrategy, type PoolStrategy, type StreamPurpose, type WorkloadType, type StreamLoad } from './strategy.js';
-export { Coordinator, DependencyFailedError, type OperationSpec } from './coordinator.js';
+export { StreamPool, type StreamPoolDescriptor, type StreamMetrics, type StreamSpec, type PoolSubmitOptions, type SettleListener } from './stream-pool.js';
+export {
+  chooseStream,
+  recommendStrategy,
+  assignWorkloads,
+  WORKLOAD_PURPOSES,
+  type PoolStrategy,
+  type PriorityLevel,
+  type StreamPurpose,
+  type StreamRequest,
+  type WorkloadType,
+  type WorkloadAssignments,
+  type StreamLoad,
+} from './strategy.js';
+export { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
+export { DependencyFailedError, type OperationSpec, type OperationState, type CompletedOperation } from './operation.js';
 export { CycleError, addEdge, topologicalOrder } from './dag.js';
-export { StreamOrderedAllocator, type AllocatorStats } from './allocator.js';
+export { StreamOrderedAllocator, type AllocatorStats, type StreamOrderedAllocatorDescriptor } from './allocator.js';
 export { sizeClass, MIN_CLASS_BYTES } from './size-classes.js';

@@ -1,12 +1,12 @@
 import { CUevent_flags, type CUevent } from '../../ffi/generated/types.js';
-import { check, cu, driverError, outValue } from '../cuda.js';
+import { check, cu, driverError, hot, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { Device } from '../device.js';
 import { createRawEvent } from '../event.js';
 import type { Stream } from '../stream.js';
 import { toChromeTrace, type ChromeTrace } from './chrome-trace.js';
 import { toSvgTimeline } from './svg.js';
-import { analyzeTimeline, type OperationKind, type RunReport, type TimelineRecord } from './timeline.js';
+import { analyzeTimeline, type OperationKind, type RunReport, type StreamReport, type TimelineRecord } from './timeline.js';
 
 interface Bracket {
   stream: Stream;
@@ -46,7 +46,7 @@ export class Profiler {
   }
 
   #record(event: CUevent, stream: Stream): void {
-    const status = cu().cuEventRecord(event, stream.use());
+    const status = hot().eventRecord(event, stream.use());
     if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label} on stream "${stream.label}"`);
   }
 
@@ -107,6 +107,12 @@ export class Profiler {
 
   async report(): Promise<RunReport> {
     return analyzeTimeline(await this.collect());
+  }
+
+  /** One stream's share of report(), by the stream or its label; undefined if nothing ran on it. */
+  async streamReport(stream: Stream | string): Promise<StreamReport | undefined> {
+    const label = typeof stream === 'string' ? stream : stream.label;
+    return (await this.report()).streams.find((s) => s.stream === label);
   }
 
   async chromeTrace(): Promise<ChromeTrace> {
