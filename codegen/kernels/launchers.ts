@@ -157,6 +157,8 @@ export function emitLaunchers(kernelsDir: string): { text: string; kernels: numb
     parts.push('');
   }
   const project = new Project({ useInMemoryFileSystem: true });
+  // DType is only needed where some kernel takes a void*.
+  if (!parts.slice(7).some((line) => line.includes('DeviceBuffer<DType>'))) parts.splice(parts.indexOf("import type { DType } from '../dtype.js';"), 1);
   const sf = project.createSourceFile('launchers.generated.ts', parts.join('\n'));
   sf.formatText({ indentSize: 2, convertTabsToSpaces: true });
   return { text: sf.getFullText(), kernels, files: files.length };

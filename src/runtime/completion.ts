@@ -1,6 +1,5 @@
-import { CudaError } from '../ffi/index.js';
 import { CUresult, type CUevent } from '../ffi/generated/types.js';
-import { cu, driverError, hot } from './cuda.js';
+import { driverError, hot } from './cuda.js';
 import type { Context } from './context.js';
 
 /** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
@@ -145,8 +144,4 @@ export class CompletionPoller {
     }
     this.#pending = 0;
   }
-}
-
-export function isCudaError(e: unknown): e is CudaError {
-  return e instanceof CudaError;
 }

@@ -1,5 +1,5 @@
 import type { CUstream } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue, toAddress, hot } from './cuda.js';
+import { check, cu, driverError, toAddress, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';

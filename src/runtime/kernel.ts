@@ -192,7 +192,11 @@ export class Kernel extends Resource {
           if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
           if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
           addr = a.address;
-        } else addr = Number(a);
+        } else {
+          addr = Number(a);
+          // A raw address must be one: undefined or a fraction would otherwise become address 0.
+          if (!Number.isSafeInteger(addr) || addr < 0) throw new TypeError(`kernel "${this.name}" argument ${i}: expected a DeviceBuffer or a device address, got ${String(a)}`);
+        }
         view.setUint32(off, addr % TWO32, true);
         view.setUint32(off + 4, Math.floor(addr / TWO32), true);
         break;
