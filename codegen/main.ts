@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { emit } from './emit.js';
-import { emitLaunchers } from './kernels/launchers.js';
+import { emitLaunchers, PRODUCT_LAUNCHERS, TEST_LAUNCHERS } from './kernels/launchers.js';
 import { extract, findClang, findHeader, LIBRARY_SOURCES } from './extract.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -38,9 +38,11 @@ async function main(): Promise<void> {
     }
   }
   const { files, counts } = emit(await readSnapshots());
-  const launchers = emitLaunchers(join(root, 'kernels'));
-  files.set('../../runtime/kernels/launchers.generated.ts', launchers.text);
-  console.log(`launchers: ${launchers.kernels} kernels in ${launchers.files} files`);
+  const launchers = emitLaunchers(join(root, 'src', 'kernels'), PRODUCT_LAUNCHERS);
+  files.set('../../kernels/launchers.generated.ts', launchers.text);
+  const testLaunchers = emitLaunchers(join(root, 'test', 'kernels'), TEST_LAUNCHERS);
+  files.set('../../../test/kernels/launchers.generated.ts', testLaunchers.text);
+  console.log(`launchers: ${launchers.kernels} product kernels in ${launchers.files} files, ${testLaunchers.kernels} test kernels in ${testLaunchers.files}`);
   let differences = 0;
   for (const [name, text] of files) {
     const path = join(GENERATED_DIR, name);

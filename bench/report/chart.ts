@@ -14,7 +14,7 @@ import {
   type BenchResults,
   type MetricResult,
 } from './types.js';
-import { escapeXml, niceStep } from '../../src/runtime/profiler/svg.js';
+import { escapeXml, niceStep } from '../../src/report/timeline-svg.js';
 
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const WIDTH = 960;

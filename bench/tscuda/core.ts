@@ -3,11 +3,11 @@
  * same streams (non-blocking, created per metric), same sizes, same warm-ups, same shapes
  * (timing.ts). Where C calls the driver, these call tscuda's public runtime API.
  */
-import { StreamOrderedAllocator } from '../../src/runtime/orchestration/index.js';
-import { DeviceBuffer } from '../../src/runtime/device-buffer.js';
+import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
+import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { Event } from '../../src/runtime/event.js';
-import { FftPlan, type FftType } from '../../src/runtime/fft.js';
-import { HostBuffer } from '../../src/runtime/host-buffer.js';
+import { FftPlan, type FftType } from '../../src/runtime/fft/plan.js';
+import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import type { LaunchConfig } from '../../src/runtime/kernel.js';
 import { Stream } from '../../src/runtime/stream.js';
 import { coordinatorEdge } from './coordinator.js';

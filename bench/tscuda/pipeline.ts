@@ -13,9 +13,9 @@
  * triple-buffered loop over the runtime (upload, scale kernel, download on three streams,
  * the host awaiting slot events), and the two pipeline metrics are not measured.
  */
-import { DeviceBuffer } from '../../src/runtime/device-buffer.js';
+import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { Event } from '../../src/runtime/event.js';
-import { HostBuffer } from '../../src/runtime/host-buffer.js';
+import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import { Stream } from '../../src/runtime/stream.js';
 import { startLagProbe } from '../harness/lag.js';
 import { percentile, summarize, type PassSummary } from '../harness/stats.js';

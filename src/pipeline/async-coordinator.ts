@@ -1,10 +1,10 @@
 import type { Context } from '../runtime/context.js';
-import type { DeviceBuffer } from '../runtime/device-buffer.js';
+import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { Device } from '../runtime/device.js';
-import { dtypeInfo, type DType } from '../runtime/dtype.js';
+import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { type Event, EventPool } from '../runtime/event.js';
-import type { HostBuffer } from '../runtime/host-buffer.js';
-import type { Profiler } from '../runtime/profiler/profiler.js';
+import type { HostBuffer } from '../runtime/memory/host-buffer.js';
+import type { Profiler } from '../orchestration/profiler.js';
 import { Resource } from '../runtime/resource.js';
 import { Stream, type StreamPriority } from '../runtime/stream.js';
 import { AsyncOperationError } from './errors.js';

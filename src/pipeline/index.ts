@@ -1,4 +1,4 @@
-export { TripleBuffer, type TripleBufferSlot, type TripleBufferOptions, type StagedBuffer, type SlotState } from './triple-buffer.js';
+export { TripleBuffer, type TripleBufferSlot, type TripleBufferOptions, type StagedBuffer, type SlotState } from './overlap/triple-buffer.js';
 export {
   AsyncCoordinator,
   type AsyncCoordinatorOptions,
@@ -13,7 +13,7 @@ export {
   type TransferOptions,
 } from './async-coordinator.js';
 export { AsyncOperationError, AsyncDependencyError } from './errors.js';
-export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerOptions, type IterationResult } from './stage-manager.js';
+export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerOptions, type IterationResult } from './stages/stage-manager.js';
 export {
   ManagedContext,
   type ManagedContextOptions,
@@ -23,7 +23,7 @@ export {
   type StepIO,
   type ConfigSource,
   type TelemetryReader,
-} from './managed-context.js';
+} from './overlap/managed-context.js';
 export {
   Batcher,
   BatcherClosedError,
@@ -36,7 +36,7 @@ export {
   type SubmitOptions,
   type AutoTuneOptions,
   type TunedParameters,
-} from './batcher.js';
+} from './batching/batcher.js';
 export {
   createGradientDispatcher,
   createLerpDispatcher,
@@ -45,6 +45,5 @@ export {
   type GradientDispatcherOptions,
   type VectorDispatcherOptions,
   type InterpolationItem,
-} from './batch-dispatchers.js';
-export { GpuBatcher, gradientBatcher, lerpBatcher, slerpBatcher } from './gpu-batcher.js';
-export { runBalancedPipeline, type BalancedPipelineOptions, type BalancedPipelineResult, type StageTimes } from './balanced.js';
+} from './batching/batch-dispatchers.js';
+export { GpuBatcher, gradientBatcher, lerpBatcher, slerpBatcher } from './batching/gpu-batcher.js';

@@ -4,7 +4,7 @@
  * completed; a failure fails exactly the operations downstream of it.
  */
 import { AsyncDependencyError, AsyncOperationError } from './errors.js';
-import { RingQueue } from './batcher/ring-queue.js';
+import { RingQueue } from './batching/ring-queue.js';
 
 export type AsyncOperationKind = 'upload' | 'compute' | 'download';
 export type AsyncOperationId = number;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Module } from '../../src/runtime/module.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
-export const BASIC_FATBIN = join(ROOT, 'kernels', 'build', 'basic.fatbin');
+export const BASIC_FATBIN = join(ROOT, 'test', 'kernels', 'build', 'basic.fatbin');
 
 export function loadBasicModule(): Module {
   if (!existsSync(BASIC_FATBIN)) throw new Error(`${BASIC_FATBIN} is missing: run npm run build:kernels first`);

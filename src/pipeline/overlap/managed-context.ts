@@ -1,0 +1,149 @@
+import type { Context } from '../../runtime/context.js';
+import { Device } from '../../runtime/device.js';
+import type { DType, HostArray } from '../../runtime/memory/dtype.js';
+import type { Profiler } from '../../orchestration/profiler.js';
+import { Resource } from '../../runtime/resource.js';
+import { Stream } from '../../runtime/stream.js';
+import { AsyncCoordinator } from '../async-coordinator.js';
+import { StageManager, type StageManagerOptions } from '../stages/stage-manager.js';
+import { type ConfigSource, type StepDefinition, StepRunner, type TelemetryReader } from './step-runner.js';
+import { type StagedBuffer, TripleBuffer } from './triple-buffer.js';
+
+export type { ConfigSource, StepDefinition, StepIO, TelemetryReader } from './step-runner.js';
+
+/** What a stream is for; the seeds' names. */
+export type ManagedStreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
+
+/** 'sync': one stream, each step alone. 'triple': dedicated streams, steps overlap over three slots. */
+export type ManagedMode = 'sync' | 'triple';
+
+export interface ManagedContextOptions<C extends DType, T extends DType> {
+  /** The one argument that switches a module between the two modes. Default 'sync'. */
+  mode?: ManagedMode;
+  device?: Device | number;
+  /** What tripleBufferedStep() runs. */
+  step?: StepDefinition<C, T>;
+  /** Brackets every transfer and computation of the steps and of the coordinator. */
+  profiler?: Profiler;
+  label?: string;
+}
+
+/**
+ * One device in a synchronous or a triple-buffered mode, behind the same calls: code written
+ * against it switches mode by its constructor argument alone. In sync mode every purpose
+ * shares one stream and each step completes before the next starts; in triple mode uploads,
+ * kernels and downloads have streams of their own and consecutive steps overlap.
+ */
+export class ManagedContext<C extends DType = DType, T extends DType = DType> extends Resource {
+  readonly mode: ManagedMode;
+  readonly device: Device;
+  readonly context: Context;
+  readonly coordinator: AsyncCoordinator;
+  readonly profiler: Profiler | undefined;
+  readonly #streams: Map<ManagedStreamPurpose, Stream>;
+  readonly #owned: Stream[] = [];
+  readonly #steps: StepRunner<C, T> | undefined;
+
+  constructor(options: ManagedContextOptions<C, T> = {}) {
+    super('ManagedContext', options.label);
+    const mode = options.mode ?? 'sync';
+    if (mode !== 'sync' && mode !== 'triple') throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
+    this.mode = mode;
+    this.device = options.device instanceof Device ? options.device : Device.get(options.device ?? 0);
+    this.context = this.device.context;
+    this.profiler = options.profiler;
+    const stream = (purpose: string, priority: 'high' | 'normal' | 'low' = 'normal'): Stream => {
+      const s = new Stream({ context: this.context, priority, label: `${this.label} ${purpose}` });
+      this.#owned.push(s);
+      return s;
+    };
+    if (mode === 'sync') {
+      const only = stream('stream');
+      this.#streams = new Map<ManagedStreamPurpose, Stream>([
+        ['ConfigUpload', only],
+        ['KernelExecution', only],
+        ['TelemetryDownload', only],
+        ['P2PTransfer', only],
+        ['AuxCompute', only],
+      ]);
+    } else {
+      this.#streams = new Map<ManagedStreamPurpose, Stream>([
+        ['ConfigUpload', stream('upload')],
+        ['KernelExecution', stream('compute')],
+        ['TelemetryDownload', stream('download')],
+      ]);
+    }
+    const streams = { upload: this.getStream('ConfigUpload'), compute: this.getStream('KernelExecution'), download: this.getStream('TelemetryDownload') };
+    this.coordinator = new AsyncCoordinator({ streams, label: `${this.label} coordinator`, ...(this.profiler ? { profiler: this.profiler } : {}) });
+    if (options.step) {
+      this.#steps = new StepRunner<C, T>({
+        context: this.context,
+        definition: options.step,
+        streams,
+        slots: mode === 'sync' ? 1 : 3,
+        label: `${this.label} steps`,
+        ...(this.profiler ? { profiler: this.profiler } : {}),
+      });
+    }
+  }
+
+  /** True in triple mode: each purpose has a stream of its own. */
+  get hasStreamManagement(): boolean {
+    return this.mode === 'triple';
+  }
+
+  /** The stream for `purpose` (in sync mode, the one stream); P2P and auxiliary streams are made on first use. */
+  getStream(purpose: ManagedStreamPurpose): Stream {
+    this.assertAlive();
+    let s = this.#streams.get(purpose);
+    if (s === undefined) {
+      if (purpose !== 'P2PTransfer' && purpose !== 'AuxCompute') throw new TypeError(`ManagedContext "${this.label}": unknown stream purpose ${String(purpose)}`);
+      s = new Stream({ context: this.context, priority: purpose === 'AuxCompute' ? 'low' : 'normal', label: `${this.label} ${purpose === 'AuxCompute' ? 'aux' : 'p2p'}` });
+      this.#owned.push(s);
+      this.#streams.set(purpose, s);
+    }
+    return s;
+  }
+
+  createTripleBuffer<D extends DType>(dtype: D, length: number, options: { label?: string } = {}): TripleBuffer<StagedBuffer<D>> {
+    this.assertAlive();
+    return TripleBuffer.alloc(dtype, length, { context: this.context, ...options });
+  }
+
+  /** A stage manager over this context's coordinator; its stages overlap only in triple mode. */
+  createStageManager(options: Omit<StageManagerOptions, 'coordinator'> = {}): StageManager {
+    this.assertAlive();
+    return new StageManager({ concurrent: this.mode === 'triple', ...options, coordinator: this.coordinator });
+  }
+
+  /**
+   * Uploads `config`, runs the step definition's compute and downloads its telemetry. Resolves
+   * with the telemetry (a copy, or what `read` returns from the pinned staging). In triple mode,
+   * call it again without awaiting to overlap steps: the next step's upload and the previous
+   * step's download run while this step computes; a fourth step waits for a free slot.
+   */
+  tripleBufferedStep(config: ConfigSource<C>): Promise<HostArray<T>>;
+  tripleBufferedStep<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R>;
+  tripleBufferedStep<R>(config: ConfigSource<C>, read?: TelemetryReader<T, R>): Promise<R | HostArray<T>> {
+    if (this.disposed) return Promise.reject(new Error(`ManagedContext "${this.label}" was disposed`));
+    if (!this.#steps) return Promise.reject(new Error(`ManagedContext "${this.label}" has no step definition: pass { step } to its constructor`));
+    return this.#steps.step<R | HostArray<T>>(config, read ?? copyOut);
+  }
+
+  /** Resolves once every step called so far has settled and the coordinator's work is done. */
+  async synchronize(): Promise<void> {
+    this.assertAlive();
+    await this.#steps?.idle();
+    await this.coordinator.done();
+  }
+
+  protected releaseNative(): void {
+    this.#steps?.dispose();
+    this.coordinator.dispose();
+    for (const s of this.#owned) s.dispose();
+  }
+}
+
+function copyOut<T extends DType>(telemetry: HostArray<T>): HostArray<T> {
+  return telemetry.slice() as HostArray<T>;
+}

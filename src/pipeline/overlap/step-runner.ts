@@ -1,0 +1,231 @@
+import type { Context } from '../../runtime/context.js';
+import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import type { DType, HostArray } from '../../runtime/memory/dtype.js';
+import { HostBuffer } from '../../runtime/memory/host-buffer.js';
+import type { Profiler } from '../../orchestration/profiler.js';
+import type { Stream } from '../../runtime/stream.js';
+import type { CoordinatorStreams } from '../async-coordinator.js';
+import { TripleBuffer, type TripleBufferSlot } from './triple-buffer.js';
+
+/** One step: upload a config, compute on it, download the telemetry it produced. */
+export interface StepDefinition<C extends DType, T extends DType> {
+  config: { dtype: C; length: number };
+  telemetry: { dtype: T; length: number };
+  /** Enqueues the step's work on `io.stream`, reading `io.config` and writing `io.telemetry`; must not block. */
+  compute(io: StepIO<C, T>): void;
+}
+
+export interface StepIO<C extends DType, T extends DType> {
+  config: DeviceBuffer<C>;
+  telemetry: DeviceBuffer<T>;
+  stream: Stream;
+  step: number;
+}
+
+/** The step's config: an array copied into pinned staging, or a function that fills the staging in place. */
+export type ConfigSource<C extends DType> = HostArray<C> | ((staging: HostArray<C>, step: number) => void);
+
+/** Reads the step's telemetry from pinned staging, which is reused once it returns: copy what you keep. */
+export type TelemetryReader<T extends DType, R> = (telemetry: HostArray<T>, step: number) => R;
+
+interface SlotData<C extends DType, T extends DType> {
+  hostConfig: HostBuffer<C>;
+  config: DeviceBuffer<C>;
+  telemetry: DeviceBuffer<T>;
+  hostTelemetry: HostBuffer<T>;
+}
+
+interface Copyable extends ArrayLike<unknown> {
+  set(source: ArrayLike<unknown>): void;
+}
+
+/**
+ * Runs steps over a ring of slots: with three slots and three streams, step i+1's upload,
+ * step i's compute and step i-1's download overlap; with one slot and one stream, every
+ * step runs alone (the synchronous mode). Steps are enqueued in call order; the host waits
+ * only for a free slot, all other ordering is events on the GPU.
+ */
+export class StepRunner<C extends DType, T extends DType> {
+  readonly label: string;
+  readonly #definition: StepDefinition<C, T>;
+  readonly #streams: CoordinatorStreams;
+  readonly #profiler: Profiler | undefined;
+  readonly #slots: TripleBuffer<SlotData<C, T>>;
+  #nextStep = 0;
+  /** Settles when the previous step has finished enqueueing: steps go in call order. */
+  #turn: Promise<void> = Promise.resolve();
+  #freed: { promise: Promise<void>; resolve: () => void } = deferred();
+  #inFlight = 0;
+  #idle: { promise: Promise<void>; resolve: () => void } | null = null;
+
+  constructor(options: { context: Context; definition: StepDefinition<C, T>; streams: CoordinatorStreams; slots: number; profiler?: Profiler; label: string }) {
+    const { context, definition, label } = options;
+    this.label = label;
+    this.#definition = definition;
+    this.#streams = options.streams;
+    this.#profiler = options.profiler;
+    const { config, telemetry } = definition;
+    this.#slots = new TripleBuffer<SlotData<C, T>>({
+      context,
+      label: `${label} slots`,
+      slots: options.slots,
+      create: (i) => {
+        const made: { dispose(): void }[] = [];
+        const keep = <R extends { dispose(): void }>(r: R): R => (made.push(r), r);
+        try {
+          return {
+            hostConfig: keep(HostBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config staging` })),
+            config: keep(DeviceBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config` })),
+            telemetry: keep(DeviceBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry` })),
+            hostTelemetry: keep(HostBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry staging` })),
+          };
+        } catch (e) {
+          for (const r of made) r.dispose();
+          throw e;
+        }
+      },
+      destroy: (d) => {
+        d.hostConfig.dispose();
+        d.config.dispose();
+        d.telemetry.dispose();
+        d.hostTelemetry.dispose();
+      },
+    });
+  }
+
+  get slotCount(): number {
+    return this.#slots.size;
+  }
+
+  /** Steps called and not yet settled. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  step<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R> {
+    const step = this.#nextStep++;
+    const previous = this.#turn;
+    let endTurn!: () => void;
+    this.#turn = new Promise<void>((resolve) => (endTurn = resolve));
+    this.#inFlight++;
+    const run = previous.then(() => this.#run(step, config, read, endTurn));
+    void run.then(this.#stepSettled, this.#stepSettled);
+    return run;
+  }
+
+  /** Resolves once every step called so far has settled. */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    this.#idle ??= deferred();
+    return this.#idle.promise;
+  }
+
+  readonly #stepSettled = (): void => {
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#idle) {
+      this.#idle.resolve();
+      this.#idle = null;
+    }
+  };
+
+  async #run<R>(step: number, config: ConfigSource<C>, read: TelemetryReader<T, R>, endTurn: () => void): Promise<R> {
+    let slot: TripleBufferSlot<SlotData<C, T>>;
+    try {
+      slot = await this.#acquire();
+    } catch (e) {
+      endTurn();
+      throw e;
+    }
+    try {
+      this.#enqueue(slot, step, config);
+    } catch (e) {
+      await this.#giveBack(slot);
+      throw e;
+    } finally {
+      endTurn();
+    }
+    try {
+      await this.#slots.completion(slot);
+    } catch (e) {
+      await this.#giveBack(slot);
+      throw e;
+    }
+    try {
+      return read(slot.data.hostTelemetry.array, step);
+    } finally {
+      this.#slots.release(slot);
+      this.#signalFreed();
+    }
+  }
+
+  async #acquire(): Promise<TripleBufferSlot<SlotData<C, T>>> {
+    for (;;) {
+      const slot = this.#slots.uploadSlot();
+      if (slot !== null) return slot;
+      await this.#freed.promise;
+    }
+  }
+
+  #enqueue(slot: TripleBufferSlot<SlotData<C, T>>, step: number, config: ConfigSource<C>): void {
+    const { upload, compute, download } = this.#streams;
+    const data = slot.data;
+    const staging = data.hostConfig.array;
+    if (typeof config === 'function') config(staging, step);
+    else {
+      const target = staging as unknown as Copyable;
+      const source = config as unknown as Copyable;
+      if (source.length !== target.length) throw new RangeError(`${this.label}: step ${step} config has ${source.length} values, expected ${target.length}`);
+      target.set(source);
+    }
+    this.#bracket(upload, 'upload', step, () => data.config.write(data.hostConfig, { stream: upload }), data.config.byteLength);
+    this.#slots.commit(slot, upload);
+    this.#expect(this.#slots.processSlot(compute), slot, 'processing');
+    this.#bracket(compute, 'kernel', step, () => this.#definition.compute({ config: data.config, telemetry: data.telemetry, stream: compute, step }));
+    this.#slots.commit(slot, compute);
+    this.#expect(this.#slots.downloadSlot(download), slot, 'downloading');
+    this.#bracket(download, 'download', step, () => data.telemetry.read(data.hostTelemetry, { stream: download }), data.telemetry.byteLength);
+    this.#slots.commit(slot, download);
+  }
+
+  #bracket(stream: Stream, kind: 'upload' | 'kernel' | 'download', step: number, enqueue: () => void, bytes?: number): void {
+    if (this.#profiler) this.#profiler.wrap(stream, kind, `${kind === 'kernel' ? 'compute' : kind} #${step}`, enqueue, bytes);
+    else enqueue();
+  }
+
+  /** Each step moves its own slot through all stages while it holds the turn, so it is always the oldest. */
+  #expect(got: TripleBufferSlot<SlotData<C, T>> | null, slot: TripleBufferSlot<SlotData<C, T>>, stage: string): void {
+    if (got !== slot) throw new Error(`${this.label}: internal error, slot ${slot.index} did not move to ${stage}`);
+  }
+
+  /**
+   * A failed step's slot is reused only after the work enqueued so far has finished. Waiting
+   * for the streams here means a step waiting for a slot always finds one afterwards, or (the
+   * context broke) fails on the slot's events: nothing waits forever.
+   */
+  async #giveBack(slot: TripleBufferSlot<SlotData<C, T>>): Promise<void> {
+    const streams = [...new Set([this.#streams.upload, this.#streams.compute, this.#streams.download])];
+    try {
+      this.#slots.abandon(slot, streams);
+    } catch {
+      this.#slots.abandon(slot, []);
+    }
+    await Promise.allSettled(streams.map((s) => s.done()));
+    this.#signalFreed();
+  }
+
+  #signalFreed(): void {
+    const freed = this.#freed;
+    this.#freed = deferred();
+    freed.resolve();
+  }
+
+  dispose(): void {
+    this.#slots.dispose();
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,0 +1,198 @@
+import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
+import type { Context } from '../context.js';
+import { check, cu, driverError, hot, toAddress } from '../cuda.js';
+import { DeviceBuffer } from './device-buffer.js';
+import { dtypeInfo, type DType } from './dtype.js';
+import { createRawEvent } from '../event.js';
+import { MemoryPool } from './memory-pool.js';
+import type { Stream } from '../stream.js';
+import { sizeClass } from './size-classes.js';
+
+interface Block {
+  readonly address: number;
+  readonly classBytes: number;
+  /** The stream whose work used it last (where it was freed), and an event recorded there at the free. */
+  freedOn: Stream | undefined;
+  freedAt: CUevent | undefined;
+}
+
+export interface AllocatorStats {
+  /** Requests served from a cached block. */
+  hits: number;
+  /** Requests that allocated a new block from the pool. */
+  misses: number;
+  /** Hits on a block freed on another stream (ordered by an event wait, not a host sync). */
+  crossStreamReuses: number;
+  /** Bytes in cached (free) blocks. */
+  bytesCached: number;
+  /** Bytes in blocks handed out and not yet freed. */
+  bytesInUse: number;
+}
+
+export interface StreamOrderedAllocatorDescriptor {
+  /** Default: a pool of the device's own, kept reserved between synchronizations. */
+  pool?: MemoryPool;
+  label?: string;
+}
+
+const cell: [number | bigint | null] = [0];
+
+/**
+ * Stream-ordered allocation with power-of-two size classes on a MemoryPool.
+ *
+ * A block freed on stream A goes back to A's free list of its class. A request on A takes from
+ * A's list with no synchronization at all (stream order protects the block). A request on B
+ * may take A's block only after B waits on an event recorded on A at the free
+ * (cuStreamWaitEvent): B's later work cannot touch the block while A's may still use it, and
+ * the host never waits.
+ */
+export class StreamOrderedAllocator {
+  readonly pool: MemoryPool;
+  readonly context: Context;
+  readonly label: string;
+  readonly stats: AllocatorStats = { hits: 0, misses: 0, crossStreamReuses: 0, bytesCached: 0, bytesInUse: 0 };
+  /** Free blocks by size class, then by the stream that freed them. */
+  readonly #free = new Map<number, Map<Stream, Block[]>>();
+  readonly #inUse = new Map<DeviceBuffer<DType>, Block>();
+  readonly #spareEvents: CUevent[] = [];
+  readonly #ownsPool: boolean;
+  #disposed = false;
+
+  constructor(descriptor: StreamOrderedAllocatorDescriptor = {}) {
+    this.#ownsPool = descriptor.pool === undefined;
+    this.label = descriptor.label ?? 'stream-ordered allocator';
+    this.pool = descriptor.pool ?? new MemoryPool({ releaseThreshold: Infinity, label: `${this.label} pool` });
+    this.context = this.pool.context;
+  }
+
+  /** `bytes` bytes (as u8 elements), or `length` elements of `dtype`, for use in stream order on `stream`. */
+  allocate(bytes: number, stream: Stream): DeviceBuffer<'u8'>;
+  allocate<T extends DType>(dtype: T, length: number, stream: Stream): DeviceBuffer<T>;
+  allocate<T extends DType>(a: number | T, b: number | Stream, c?: Stream): DeviceBuffer<T> | DeviceBuffer<'u8'> {
+    if (this.#disposed) throw new Error(`${this.label} was disposed`);
+    const dtype = (typeof a === 'number' ? 'u8' : a) as T;
+    const length = typeof a === 'number' ? a : (b as number);
+    const stream = (typeof a === 'number' ? b : c) as Stream | undefined;
+    if (!stream || typeof stream !== 'object') throw new TypeError(`${this.label}: allocate needs the stream that will use the memory`);
+    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    const block = this.#take(sizeClass(length * dtypeInfo(dtype).bytes), stream);
+    const buffer = DeviceBuffer.wrap(dtype, length, block.address, { context: this.context });
+    this.#inUse.set(buffer, block);
+    this.stats.bytesInUse += block.classBytes;
+    return buffer;
+  }
+
+  #take(classBytes: number, stream: Stream): Block {
+    const byStream = this.#free.get(classBytes);
+    if (byStream) {
+      const own = byStream.get(stream);
+      if (own?.length) {
+        this.stats.hits++;
+        this.stats.bytesCached -= classBytes;
+        return own.pop()!;
+      }
+      for (const list of byStream.values()) {
+        const block = list.pop();
+        if (!block) continue;
+        // The only ordering the reuse needs: B's later work after A's work up to the free.
+        const status = hot().streamWaitEvent(stream.use(), block.freedAt!, 0);
+        if (status !== 0) {
+          list.push(block);
+          throw driverError(status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${block.freedOn!.label}" on "${stream.label}"`);
+        }
+        this.stats.hits++;
+        this.stats.crossStreamReuses++;
+        this.stats.bytesCached -= classBytes;
+        return block;
+      }
+    }
+    this.stats.misses++;
+    const status = cu().cuMemAllocFromPoolAsync(cell, classBytes, this.pool.handle, stream.use());
+    if (status !== 0) throw driverError(status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
+    return { address: toAddress(cell[0]!), classBytes, freedOn: undefined, freedAt: undefined };
+  }
+
+  /**
+   * Returns `buffer` to its size class. `stream` must be the last stream whose work uses it (or
+   * one ordered after all of them): the next user on another stream waits for this point.
+   */
+  freeForStream(buffer: DeviceBuffer<DType>, stream: Stream): void {
+    const block = this.#inUse.get(buffer);
+    if (!block) throw new Error(`${this.label}: buffer "${buffer.label}" was not allocated here, or was freed already`);
+    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    const event = (block.freedAt ??= this.#spareEvents.pop() ?? createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} free event`));
+    const status = hot().eventRecord(event, stream.use());
+    if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label}: free on "${stream.label}"`);
+    this.#inUse.delete(buffer);
+    buffer.dispose();
+    block.freedOn = stream;
+    let byStream = this.#free.get(block.classBytes);
+    if (!byStream) this.#free.set(block.classBytes, (byStream = new Map()));
+    let list = byStream.get(stream);
+    if (!list) byStream.set(stream, (list = []));
+    list.push(block);
+    this.stats.bytesInUse -= block.classBytes;
+    this.stats.bytesCached += block.classBytes;
+  }
+
+  /**
+   * Gives cached blocks back to the pool, each freed (cuMemFreeAsync) on the stream it was last
+   * freed on, so in order after its last use with no host wait; then trims the pool to `keepBytes`
+   * (the pool keeps what its pending frees still hold until they complete).
+   */
+  trim(keepBytes = 0): void {
+    let orphans = false;
+    for (const byStream of this.#free.values()) {
+      for (const [stream, list] of byStream) {
+        // A disposed stream's work may still be draining: those blocks wait for the context.
+        if (stream.disposed) {
+          orphans = true;
+          continue;
+        }
+        this.#release(list, stream.use());
+      }
+    }
+    if (orphans) {
+      this.context.synchronize();
+      for (const byStream of this.#free.values()) for (const [stream, list] of byStream) if (stream.disposed) this.#release(list, null);
+    }
+    this.#free.clear();
+    this.pool.trim(keepBytes);
+  }
+
+  #release(list: readonly Block[], stream: CUstream | null): void {
+    for (const block of list) {
+      check(cu().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
+      this.#spareEvents.push(block.freedAt!);
+      this.stats.bytesCached -= block.classBytes;
+    }
+  }
+
+  /**
+   * Frees everything. Buffers still in use are disposed too, after the context's work has
+   * finished: the one host synchronization here.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.trim();
+    if (this.#inUse.size) {
+      // Their last streams are unknown: only a context-wide wait orders the frees after their use.
+      this.context.synchronize();
+      for (const [buffer, block] of this.#inUse) {
+        buffer.dispose();
+        check(cu().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
+        if (block.freedAt) this.#spareEvents.push(block.freedAt);
+      }
+      this.#inUse.clear();
+      this.context.synchronize();
+    }
+    for (const e of this.#spareEvents) cu().cuEventDestroy(e);
+    this.#spareEvents.length = 0;
+    if (this.#ownsPool) this.pool.dispose();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}

@@ -1,0 +1,69 @@
+import { CUmemorytype } from '../../ffi/generated/types.js';
+import { check, cu, outValue, toAddress } from '../cuda.js';
+import type { Context } from '../context.js';
+import { Device } from '../device.js';
+import { DeviceBuffer } from './device-buffer.js';
+import { checkLength, type DType, dtypeInfo } from './dtype.js';
+import { HostBuffer } from './host-buffer.js';
+import type { Stream } from '../stream.js';
+
+/** A device buffer whose rows are `pitchBytes` apart (cuMemAllocPitch), for 2D data. */
+export interface PitchedBuffer<T extends DType> {
+  buffer: DeviceBuffer<T>;
+  pitchBytes: number;
+  width: number;
+  height: number;
+}
+
+export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: { context?: Context; label?: string } = {}): PitchedBuffer<T> {
+  checkLength(width, 'pitched width');
+  checkLength(height, 'pitched height');
+  const bytes = dtypeInfo(dtype).bytes;
+  const context = descriptor.context ?? Device.get(0).context;
+  context.makeCurrent();
+  const ptr: [number | bigint | null] = [0];
+  const pitch: [number | bigint | null] = [0];
+  check(cu().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
+  const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
+  const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));
+  const free = (): void => check(cu().cuMemFree(address), 'cuMemFree');
+  const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, { context, label: descriptor.label ?? 'pitched', free });
+  return { buffer, pitchBytes, width, height };
+}
+
+export interface Copy2D {
+  src: DeviceBuffer<DType> | HostBuffer<DType>;
+  srcPitchBytes: number;
+  dst: DeviceBuffer<DType> | HostBuffer<DType>;
+  dstPitchBytes: number;
+  widthBytes: number;
+  height: number;
+  /** Async on this stream; synchronous without. */
+  stream?: Stream;
+}
+
+/** Copies a `widthBytes` × `height` rectangle between pitched host or device memory (cuMemcpy2D). */
+export function copy2D(copy: Copy2D): void {
+  const { src, dst, srcPitchBytes, dstPitchBytes, widthBytes, height } = copy;
+  checkLength(widthBytes, 'copy2D widthBytes');
+  checkLength(height, 'copy2D height');
+  for (const [side, pitch, buf] of [['source', srcPitchBytes, src], ['destination', dstPitchBytes, dst]] as const) {
+    if (!Number.isInteger(pitch) || pitch < widthBytes) throw new RangeError(`copy2D: ${side} pitch ${pitch} is smaller than the row width ${widthBytes}`);
+    const needed = pitch * (height - 1) + widthBytes;
+    if (needed > buf.byteLength) throw new RangeError(`copy2D: ${side} "${buf.label}" holds ${buf.byteLength} bytes, the copy needs ${needed}`);
+  }
+  const side = (b: DeviceBuffer<DType> | HostBuffer<DType>): { type: number; host: number; device: number } =>
+    b instanceof HostBuffer ? { type: CUmemorytype.CU_MEMORYTYPE_HOST, host: b.address, device: 0 } : { type: CUmemorytype.CU_MEMORYTYPE_DEVICE, host: 0, device: b.address };
+  const s = side(src);
+  const d = side(dst);
+  const params = {
+    srcXInBytes: 0, srcY: 0, srcMemoryType: s.type, srcHost: s.host, srcDevice: s.device, srcArray: null, srcPitch: srcPitchBytes,
+    dstXInBytes: 0, dstY: 0, dstMemoryType: d.type, dstHost: d.host, dstDevice: d.device, dstArray: null, dstPitch: dstPitchBytes,
+    WidthInBytes: widthBytes, Height: height,
+  };
+  if (copy.stream) check(cu().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
+  else {
+    (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
+    check(cu().cuMemcpy2D(params as never), 'cuMemcpy2D');
+  }
+}

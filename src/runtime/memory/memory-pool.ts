@@ -1,0 +1,91 @@
+import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
+import { check, cu, outValue } from '../cuda.js';
+import type { Context } from '../context.js';
+import { Device } from '../device.js';
+import { Resource } from '../resource.js';
+
+export interface MemoryPoolDescriptor {
+  device?: Device;
+  /** Bytes the pool keeps reserved across synchronizations instead of returning to the OS (default 0; Infinity keeps all). */
+  releaseThreshold?: number;
+  /** Upper bound of the pool's size in bytes (0: no limit). */
+  maxSize?: number;
+  label?: string;
+}
+
+export interface MemoryPoolUsage {
+  reservedBytes: number;
+  reservedHighBytes: number;
+  usedBytes: number;
+  usedHighBytes: number;
+}
+
+/** A driver memory pool (cuMemPoolCreate) for stream-ordered allocation: `DeviceBuffer.alloc(dtype, n, { pool, stream })`. */
+export class MemoryPool extends Resource {
+  readonly device: Device;
+  readonly context: Context;
+  readonly handle: CUmemoryPool;
+  readonly #owned: boolean;
+
+  constructor(descriptor: MemoryPoolDescriptor = {}) {
+    super('MemoryPool', descriptor.label);
+    this.device = descriptor.device ?? Device.get(0);
+    this.context = this.device.context;
+    this.context.makeCurrent();
+    const cell: [CUmemoryPool | null] = [null];
+    const props = {
+      allocType: CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED,
+      handleTypes: 0,
+      location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: this.device.handle },
+      win32SecurityAttributes: null,
+      maxSize: descriptor.maxSize ?? 0,
+      usage: 0,
+    };
+    check(cu().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
+    this.handle = outValue(cell, 'cuMemPoolCreate');
+    this.#owned = true;
+    const h = this.handle;
+    this.track(() => cu().cuMemPoolDestroy(h));
+    if (descriptor.releaseThreshold !== undefined) this.releaseThreshold = descriptor.releaseThreshold;
+  }
+
+  #get(attr: number): number {
+    const v = new BigUint64Array(1);
+    check(cu().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
+    return Number(v[0]);
+  }
+
+  get releaseThreshold(): number {
+    this.assertAlive();
+    return this.#get(Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+  }
+
+  set releaseThreshold(bytes: number) {
+    this.assertAlive();
+    if (!(bytes >= 0)) throw new RangeError(`release threshold must be >= 0 bytes, got ${bytes}`);
+    const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(Math.floor(bytes))]);
+    check(cu().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
+  }
+
+  /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
+  trim(keepBytes = 0): void {
+    this.assertAlive();
+    check(cu().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
+  }
+
+  usage(): MemoryPoolUsage {
+    this.assertAlive();
+    return {
+      reservedBytes: this.#get(Attr.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+      reservedHighBytes: this.#get(Attr.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+      usedBytes: this.#get(Attr.CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+      usedHighBytes: this.#get(Attr.CU_MEMPOOL_ATTR_USED_MEM_HIGH),
+    };
+  }
+
+  protected releaseNative(): void {
+    if (!this.#owned) return;
+    this.context.makeCurrent();
+    check(cu().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
+  }
+}
