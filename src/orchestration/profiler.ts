@@ -2,7 +2,7 @@ import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
 import { check, cu, driverError, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { Device } from '../runtime/device.js';
-import { createRawEvent } from '../runtime/event.js';
+import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
 import { toSvgTimeline } from '../report/timeline-svg.js';

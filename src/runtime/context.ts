@@ -3,7 +3,7 @@ import type { CUcontext } from '../ffi/generated/types.js';
 import { check, cu, onStickyError, outValue } from './cuda.js';
 import { CompletionPoller } from './completion.js';
 import type { Device } from './device.js';
-import { RawEventPool } from './event.js';
+import { RawEventPool } from './raw-event-pool.js';
 import { Resource } from './resource.js';
 
 let current: Context | null = null;

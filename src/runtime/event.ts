@@ -1,12 +1,12 @@
 import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
 import { check, cu, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
-import { Device } from './device.js';
+import { createRawEvent } from './raw-event-pool.js';
+import { resolveContext, type Placement } from './defaults.js';
 import { Resource } from './resource.js';
 import type { Stream } from './stream.js';
 
-export interface EventDescriptor {
-  context?: Context;
+export interface EventDescriptor extends Placement {
   /** Record timestamps so elapsedMs() works (costs a little on record). Default false. */
   timing?: boolean;
   /** synchronize() sleeps instead of spinning. */
@@ -16,12 +16,6 @@ export interface EventDescriptor {
   label?: string;
 }
 
-export function createRawEvent(context: Context, flags: number, label: string): CUevent {
-  context.makeCurrent();
-  const h: [CUevent | null] = [null];
-  check(cu().cuEventCreate(h, flags), 'cuEventCreate', label);
-  return outValue(h, 'cuEventCreate');
-}
 
 export class Event extends Resource {
   readonly context: Context;
@@ -32,7 +26,7 @@ export class Event extends Resource {
 
   constructor(descriptor: EventDescriptor = {}) {
     super('Event', descriptor.label);
-    this.context = descriptor.context ?? Device.get(0).context;
+    this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
     if (descriptor.interprocess && this.timing) throw new TypeError(`event "${this.label}": interprocess events cannot record timing`);
     let flags = this.timing ? 0 : CUevent_flags.CU_EVENT_DISABLE_TIMING;
@@ -99,7 +93,7 @@ export class EventPool extends Resource {
 
   constructor(descriptor: { context?: Context; timing?: boolean; label?: string } = {}) {
     super('EventPool', descriptor.label);
-    this.context = descriptor.context ?? Device.get(0).context;
+    this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
   }
 
@@ -134,22 +128,3 @@ export class EventPool extends Resource {
 }
 
 /** Raw event handles for the runtime's own completion tracking (no objects, no labels). */
-export class RawEventPool {
-  readonly #free: CUevent[] = [];
-  readonly #context: Context;
-  readonly recycle = (e: CUevent): void => {
-    this.#free.push(e);
-  };
-
-  constructor(context: Context) {
-    this.#context = context;
-  }
-
-  acquire(): CUevent {
-    return this.#free.pop() ?? createRawEvent(this.#context, CUevent_flags.CU_EVENT_DISABLE_TIMING, 'completion event');
-  }
-
-  get available(): number {
-    return this.#free.length;
-  }
-}

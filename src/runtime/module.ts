@@ -2,16 +2,15 @@ import { readFileSync } from 'node:fs';
 import type { CUlibrary } from '../ffi/generated/types.js';
 import { check, cu, initDriver, outValue } from './cuda.js';
 import type { Context } from './context.js';
-import { Device } from './device.js';
+import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
 import { Resource } from './resource.js';
 
-export interface ModuleDescriptor {
+export interface ModuleDescriptor extends Placement {
   /** A fatbin, cubin or PTX file. */
   path?: string;
   /** The image itself (PTX as text is NUL-terminated here). */
   data?: Uint8Array | string;
-  context?: Context;
   label?: string;
 }
 
@@ -42,7 +41,7 @@ export class Module extends Resource {
     } else image = typeof data === 'string' ? Buffer.from(data + '\0') : data!;
     if (image.byteLength === 0) throw new RangeError(`module image ${path ?? ''} is empty`);
     if (looksLikePtx(image) && image[image.byteLength - 1] !== 0) image = Buffer.concat([image, Buffer.from([0])]);
-    const context = descriptor.context ?? Device.get(0).context;
+    const context = resolveContext(descriptor);
     context.makeCurrent();
     const label = descriptor.label ?? path ?? 'module';
     const cell: [CUlibrary | null] = [null];

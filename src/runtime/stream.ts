@@ -1,14 +1,13 @@
 import { CUresult, CUstream_flags, type CUstream } from '../ffi/generated/types.js';
 import { check, cu, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
-import { Device } from './device.js';
+import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
 import { Resource } from './resource.js';
 
 export type StreamPriority = 'high' | 'normal' | 'low' | number;
 
-export interface StreamDescriptor {
-  context?: Context;
+export interface StreamDescriptor extends Placement {
   /** 'high' | 'normal' | 'low' map onto cuCtxGetStreamPriorityRange; a number is passed through (clamped by the driver). */
   priority?: StreamPriority;
   /** Do not synchronize with the legacy default stream. Default true. */
@@ -34,7 +33,7 @@ export class Stream extends Resource {
 
   constructor(descriptor: StreamDescriptor = {}) {
     super('Stream', descriptor.label);
-    this.context = descriptor.context ?? Device.get(0).context;
+    this.context = resolveContext(descriptor);
     this.context.makeCurrent();
     this.priority = resolvePriority(this.context, descriptor.priority);
     const flags = descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;

@@ -2,7 +2,7 @@ import { CudaError, cufft } from '../../ffi/index.js';
 import { cufftType } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
 import type { DeviceBuffer } from '../memory/device-buffer.js';
-import { Device } from '../device.js';
+import { resolveContext, type Placement } from '../defaults.js';
 import { type DType, dtypeInfo } from '../memory/dtype.js';
 import { Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
@@ -42,7 +42,7 @@ export interface FftLayout {
   odist?: number;
 }
 
-export interface FftPlanDescriptor<T extends FftType = FftType> extends FftLayout {
+export interface FftPlanDescriptor<T extends FftType = FftType> extends FftLayout, Placement {
   /** Transform size per dimension, slowest-varying first (1 to 3 dimensions): [rows, cols] is row-major. */
   shape: readonly number[];
   type: T;
@@ -50,8 +50,6 @@ export interface FftPlanDescriptor<T extends FftType = FftType> extends FftLayou
   batch?: number;
   /** Bind the plan to this stream (cufftSetStream); otherwise it runs on the context's legacy default stream. */
   stream?: Stream;
-  /** The context the plan lives in when no stream is given (default: device 0's primary context). */
-  context?: Context;
   label?: string;
 }
 
@@ -265,7 +263,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   /** Plans a transform (cufftPlanMany). Planning takes milliseconds: keep plans, or use an FftPlanCache. */
   static create<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
     const g = fftGeometry(d);
-    const context = d.stream?.context ?? d.context ?? Device.get(0).context;
+    const context = resolveContext(d, d.stream);
     if (d.stream) d.stream.use();
     else context.makeCurrent();
     const api = cufft();
@@ -416,7 +414,7 @@ export class FftPlanCache {
 
   /** The descriptor's cache key. */
   key(d: FftPlanDescriptor): string {
-    return fftPlanKey(d, this.#id(d.stream), this.#id(d.stream?.context ?? d.context ?? Device.get(0).context));
+    return fftPlanKey(d, this.#id(d.stream), this.#id(resolveContext(d, d.stream)));
   }
 
   get<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {

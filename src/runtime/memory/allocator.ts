@@ -3,7 +3,7 @@ import type { Context } from '../context.js';
 import { check, cu, driverError, hot, toAddress } from '../cuda.js';
 import { DeviceBuffer } from './device-buffer.js';
 import { dtypeInfo, type DType } from './dtype.js';
-import { createRawEvent } from '../event.js';
+import { createRawEvent } from '../raw-event-pool.js';
 import { MemoryPool } from './memory-pool.js';
 import type { Stream } from '../stream.js';
 import { sizeClass } from './size-classes.js';

@@ -1,7 +1,7 @@
 import { CUmemorytype } from '../../ffi/generated/types.js';
 import { check, cu, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
-import { Device } from '../device.js';
+import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
 import { checkLength, type DType, dtypeInfo } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
@@ -15,11 +15,11 @@ export interface PitchedBuffer<T extends DType> {
   height: number;
 }
 
-export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: { context?: Context; label?: string } = {}): PitchedBuffer<T> {
+export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string } = {}): PitchedBuffer<T> {
   checkLength(width, 'pitched width');
   checkLength(height, 'pitched height');
   const bytes = dtypeInfo(dtype).bytes;
-  const context = descriptor.context ?? Device.get(0).context;
+  const context = resolveContext(descriptor);
   context.makeCurrent();
   const ptr: [number | bigint | null] = [0];
   const pitch: [number | bigint | null] = [0];

@@ -1,15 +1,14 @@
 import type { CUstream } from '../../ffi/generated/types.js';
 import { check, cu, driverError, toAddress, hot } from '../cuda.js';
 import type { Context } from '../context.js';
-import { Device } from '../device.js';
+import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import type { HostBuffer } from './host-buffer.js';
 import type { MemoryPool } from './memory-pool.js';
 import { Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 
-export interface DeviceBufferDescriptor {
-  context?: Context;
+export interface DeviceBufferDescriptor extends Placement {
   /** Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when disposed. */
   stream?: Stream;
   /** Allocate from this memory pool (stream-ordered; needs `stream`, or uses the pool's default stream). */
@@ -62,7 +61,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   static alloc<T extends DType>(dtype: T, length: number, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
     checkLength(length, 'DeviceBuffer length');
     const bytes = length * dtypeInfo(dtype).bytes;
-    const context = descriptor.stream?.context ?? descriptor.pool?.context ?? descriptor.context ?? Device.get(0).context;
+    const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
     const label = descriptor.label;
     const during = (): string => `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
@@ -99,9 +98,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * Wraps memory allocated elsewhere (CuPy, PyTorch, another allocator): never freed here
    * unless `free` is given, which dispose() then calls.
    */
-  static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: { context?: Context; label?: string; free?: () => void } = {}): DeviceBuffer<T> {
+  static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: Placement & { label?: string; free?: () => void } = {}): DeviceBuffer<T> {
     checkLength(length, 'DeviceBuffer length');
-    return new DeviceBuffer(dtype, length, address, descriptor.context ?? Device.get(0).context, descriptor.label, { free: descriptor.free });
+    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free });
   }
 
   /** A sub-range sharing this buffer's memory. */

@@ -1,7 +1,7 @@
 import koffi from 'koffi';
 import { check, cu, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
-import { Device } from '../device.js';
+import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { Resource } from '../resource.js';
 
@@ -13,8 +13,7 @@ const WRITECOMBINED = 0x04;
 const REGISTER_PORTABLE = 0x01;
 const REGISTER_DEVICEMAP = 0x02;
 
-export interface HostBufferDescriptor {
-  context?: Context;
+export interface HostBufferDescriptor extends Placement {
   /** Pinned for every context, not only the allocating one. */
   portable?: boolean;
   /** Mapped into the device address space (`devicePointer`). */
@@ -54,7 +53,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     checkLength(length, 'HostBuffer length');
     const info = dtypeInfo(dtype);
     const bytes = length * info.bytes;
-    const context = descriptor.context ?? Device.get(0).context;
+    const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? PORTABLE : 0) | (descriptor.mapped ? DEVICEMAP : 0) | (descriptor.writeCombined ? WRITECOMBINED : 0);
     const cell: [bigint | null] = [null];
@@ -71,7 +70,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   static register<T extends DType>(dtype: T, array: HostArray<T>, descriptor: Omit<HostBufferDescriptor, 'writeCombined'> = {}): HostBuffer<T> {
     const length = hostElements(dtype, array, 'HostBuffer.register');
     checkLength(length, 'registered array length');
-    const context = descriptor.context ?? Device.get(0).context;
+    const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);
     check(cu().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);

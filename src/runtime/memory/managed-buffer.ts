@@ -2,7 +2,8 @@ import koffi from 'koffi';
 import { CUmemAttach_flags, CUmemLocationType, CUmem_advise, type CUmemLocation } from '../../ffi/generated/types.js';
 import { check, cu, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
-import { Device } from '../device.js';
+import type { Device } from '../device.js';
+import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
 import { checkLength, type DType, dtypeInfo, type HostArray } from './dtype.js';
 import type { Stream } from '../stream.js';
@@ -28,9 +29,9 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     this.#array = new info.array(koffi.view(BigInt(address), length * info.bytes)) as HostArray<T>;
   }
 
-  static override alloc<T extends DType>(dtype: T, length: number, descriptor: { context?: Context; label?: string } = {}): ManagedBuffer<T> {
+  static override alloc<T extends DType>(dtype: T, length: number, descriptor: Placement & { label?: string } = {}): ManagedBuffer<T> {
     checkLength(length, 'ManagedBuffer length');
-    const context = descriptor.context ?? Device.get(0).context;
+    const context = resolveContext(descriptor);
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
     const cell: [number | bigint | null] = [0];

@@ -1,0 +1,167 @@
+/**
+ * The job engine's public vocabulary (seed 000's GpuEngine): what a job is, what it returns, how
+ * it is tracked. CUDA-free, so the server, the CLI and tests without a GPU share it.
+ */
+import type { Device } from '../runtime/device.js';
+
+/** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
+export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
+
+/** A job flag: a built-in one or the name of a registered stage. */
+export type JobFlag = BuiltinJobFlag | (string & {});
+
+/** A window as scipy.signal.get_window takes it: a name, or a name with its parameter. */
+export type WindowSpec = string | readonly [name: string, parameter: number];
+
+/** A frequency band [low, high] in Hz (0 <= low < high <= fs/2). */
+export type Band = readonly [low: number, high: number];
+
+/** One job: a batch of B series of N samples each, and what to compute on them. */
+export interface JobSpec {
+  /** B x N samples, row-major (series after series): plain typed arrays or arrays lent by `engine.hostBuffer()`. */
+  data: Float32Array | Float64Array;
+  /** B, the number of series; N = data.length / batch. Default 1. */
+  batch?: number;
+  /** Sampling frequency in Hz. Default 1. */
+  fs?: number;
+  /** What to compute, in this order of the seed's flow; at least one. */
+  flags: readonly JobFlag[];
+  /** Detrend before the window: 'linear' (default), 'constant' or false. */
+  detrend?: 'constant' | 'linear' | false;
+  /** Window applied before the forward FFT (default 'hann'). */
+  window?: WindowSpec;
+  /** `stft`: the pass band kept by the mask before the inverse FFT (default: everything up to fs/2). */
+  passBand?: Band;
+  /** `stft`: magnitude-spectrum bins returned per series as a preview (default 256, at most N/2+1). */
+  previewBins?: number;
+  /** `cycles` and `wavelet` band reduction: the bands. */
+  bands?: readonly Band[];
+  /** `wavelet`: the Morlet centre frequencies in Hz. */
+  freqs?: readonly number[];
+  /** `wavelet`: cycles per Morlet wavelet (default 6). */
+  nCycles?: number;
+  /** `wavelet`: reduce the power to `bands` on the GPU before the copy back (default false: power per frequency). */
+  waveletBands?: boolean;
+  /** Parameters handed to registered stages, by stage name. */
+  stageParams?: Readonly<Record<string, unknown>>;
+  /** A name for logs and errors. */
+  label?: string;
+  /** Reject with a timeout error when the job has not finished this many ms after submit. */
+  timeoutMs?: number;
+  /** Cancels the job while it is queued (a running job finishes). */
+  signal?: AbortSignal;
+}
+
+/** The dominant cycle of one series. */
+export interface DominantCycle {
+  /** Frequency in Hz of the strongest non-DC bin. */
+  frequency: number;
+  /** Period in seconds (1 / frequency). */
+  period: number;
+  /** Amplitude of the cosine at that frequency, in the signal's units. */
+  amplitude: number;
+  /** Phase in radians of that cosine at sample 0. */
+  phase: number;
+}
+
+/** What a finished job returns; a field is present when its flag was asked for. */
+export interface JobResult {
+  id: number;
+  /** The lane (and its device) that ran it. */
+  lane: number;
+  device: number;
+  batch: number;
+  /** N, samples per series. */
+  length: number;
+  fs: number;
+  /** `stft`: the band-passed wave, B x N. */
+  filtered?: Float32Array | Float64Array;
+  /** `stft`: |X| of the first `previewBins` bins per series, B x previewBins. */
+  spectrum?: Float32Array | Float64Array;
+  /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
+  bandPowers?: Float64Array;
+  /** `cycles`: the band-limited wave of each band, B x bands x N. */
+  bandWaves?: Float32Array | Float64Array;
+  /** `cycles`: the dominant cycle of each series. */
+  dominant?: DominantCycle[];
+  /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
+  waveletPower?: Float32Array | Float64Array;
+  /** What registered stages returned, by stage name. */
+  stages?: Record<string, unknown>;
+  /** Milliseconds waiting in the queue, running (host wall clock) and on the GPU (events). */
+  timings: { queuedMs: number; runMs: number; gpuMs: number };
+}
+
+/** A job's life: queued -> running -> ready | error; cancelled while queued. */
+export type JobStatus = 'queued' | 'running' | 'ready' | 'error' | 'cancelled';
+
+/** A submitted job. */
+export interface Job {
+  readonly id: number;
+  readonly label: string | undefined;
+  readonly status: JobStatus;
+  /** Resolves with the result, or rejects with a JobError (or JobCancelledError, or EngineClosedError). */
+  readonly result: Promise<JobResult>;
+  /** Cancels the job if it is still queued; true when it was. */
+  cancel(): boolean;
+}
+
+/** Per-lane and whole-engine statistics (`engine.stats()`). */
+export interface LaneStats {
+  lane: number;
+  device: number;
+  jobs: number;
+  errors: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  /** Fraction of wall time this lane's stream had GPU work (from events). */
+  gpuBusyFraction: number;
+}
+
+export interface EngineStats {
+  lanes: LaneStats[];
+  jobs: number;
+  errors: number;
+  queued: number;
+  running: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  gpuBusyFraction: number;
+}
+
+/** Options of `new JobEngine(...)`. */
+export interface JobEngineOptions {
+  /** The device (or its ordinal) for every lane; default device 0. */
+  device?: Device | number;
+  /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
+  devices?: 'all' | readonly number[];
+  /** Lanes (streams) per device; default 4. */
+  lanes?: number;
+  /** Arithmetic precision on the GPU; default 'f32'. */
+  precision?: 'f32' | 'f64';
+  /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
+  maxQueued?: number;
+  label?: string;
+}
+
+/** What the server, CLI and tests need of an engine; JobEngine implements it. */
+export interface JobEngineLike {
+  readonly label: string;
+  readonly precision: 'f32' | 'f64';
+  /** Lanes in all, and the devices they run on. */
+  readonly laneCount: number;
+  readonly devices: readonly number[];
+  /** Rejects when the engine can no longer run work (its CUDA context was lost by a sticky error). */
+  readonly lost: Promise<never>;
+  /** Validates and queues a job; throws a named error (JobValidationError, EngineFullError, EngineClosedError) at once. */
+  submit(spec: JobSpec): Job;
+  /** Like submit, but waits for room instead of throwing EngineFullError. */
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+  stats(): EngineStats;
+  /** Stops accepting jobs and settles every accepted one; resolves when all have. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,32 @@
+import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
+import { check, cu, outValue } from './cuda.js';
+import type { Context } from './context.js';
+
+/** Creates one event handle in `context` (no object around it): the runtime's own bookkeeping uses these. */
+export function createRawEvent(context: Context, flags: number, label: string): CUevent {
+  context.makeCurrent();
+  const h: [CUevent | null] = [null];
+  check(cu().cuEventCreate(h, flags), 'cuEventCreate', label);
+  return outValue(h, 'cuEventCreate');
+}
+
+/** Raw event handles for the runtime's own completion tracking (no objects, no labels), reused. */
+export class RawEventPool {
+  readonly #free: CUevent[] = [];
+  readonly #context: Context;
+  readonly recycle = (e: CUevent): void => {
+    this.#free.push(e);
+  };
+
+  constructor(context: Context) {
+    this.#context = context;
+  }
+
+  acquire(): CUevent {
+    return this.#free.pop() ?? createRawEvent(this.#context, CUevent_flags.CU_EVENT_DISABLE_TIMING, 'completion event');
+  }
+
+  get available(): number {
+    return this.#free.length;
+  }
+}
