@@ -6,7 +6,8 @@
 import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { Event } from '../../src/runtime/event.js';
-import { FftPlan, type FftType } from '../../src/runtime/fft/plan.js';
+import { FftPlan } from '../../src/runtime/fft/plan.js';
+import type { FftType } from '../../src/runtime/fft/geometry.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import type { LaunchConfig } from '../../src/runtime/kernel.js';
 import { Stream } from '../../src/runtime/stream.js';

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { CliCommand } from './command.js';
 
 type RunBench = (args: readonly string[]) => Promise<number>;
 
@@ -36,7 +37,7 @@ function runUnderTsx(root: string, args: readonly string[]): Promise<number> {
   });
 }
 
-export async function benchCommand(args: string[]): Promise<number> {
+async function runBenchHarness(args: string[]): Promise<number> {
   const root = packageRoot();
   const entry = join(root, 'bench', 'run.ts');
   if (!existsSync(entry)) {
@@ -57,3 +58,32 @@ export async function benchCommand(args: string[]): Promise<number> {
   }
   return runBench(args);
 }
+
+/** `tscuda bench`: the benchmark harness of a source checkout (bench/), against C and the Python peers. */
+export const benchCommand: CliCommand = {
+  name: 'bench',
+  summary: 'microbenchmarks against C, CuPy, PyTorch and cuda-python (source checkout only)',
+  usage: [
+    'usage: tscuda bench [--only <regex>] [--reps N] [--iters N] [--rounds N] [--json] [--no-peers] [--no-native]',
+    '',
+    "Runs the native C baseline, the Python peers (CuPy, PyTorch, cuda-python, where importable) and",
+    "tscuda's own benchmarks on GPU 0, prints a table and writes bench/results/<gpu>-<date>.{json,md,svg}.",
+    'The harness ships with the source repository, not with the npm package: clone tscuda, npm install.',
+    '',
+    'options:',
+    "  --only <regex>  metrics whose name matches, e.g. --only 'launch|event'",
+    '  --reps N        repetitions per metric',
+    '  --iters N       calls per timed loop of the per-call metrics',
+    '  --rounds N      passes of the host-timed metrics, alternating C and tscuda',
+    '  --json          print the results JSON on stdout instead of the table',
+    '  --no-peers      skip the Python peers',
+    '  --no-native     skip the native C baseline (no ratios then)',
+    '  -h, --help      this text',
+    '',
+    'environment: TSCUDA_BENCH_OUT=<dir> also copies the result files there; TSCUDA_BENCH_PYTHON picks the',
+    'Python (default python3); TSCUDA_COMMIT names the commit where the checkout is not a git repository.',
+    '',
+    "example: tscuda bench --only 'launch|fft' --no-peers",
+  ].join('\n'),
+  run: runBenchHarness,
+};

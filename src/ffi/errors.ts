@@ -40,7 +40,7 @@ export interface CudaErrorContext {
 
 /** A failed CUDA call: the numeric status, its enum name, what it means, the call and what it was for. */
 export class CudaError extends Error {
-  override readonly name = 'CudaError';
+  override readonly name: string = 'CudaError';
   readonly library: CudaLibraryName;
   readonly code: number;
   readonly status: string;
@@ -68,7 +68,7 @@ export class CudaError extends Error {
 export class CudaUnavailableError extends Error {
   override readonly name = 'CudaUnavailableError';
   constructor(
-    readonly library: CudaLibraryName,
+    readonly library: CudaLibraryName | 'nccl',
     readonly searched: readonly string[],
     readonly hint: string,
     readonly lastError?: string,

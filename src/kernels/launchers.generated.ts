@@ -73,3 +73,647 @@ export function loadBatchKernels(options: KernelModuleOptions = {}): BatchKernel
     },
   };
 }
+
+/** Parameter types of the kernels in src/kernels/signal.cu. */
+export const SIGNAL_SIGNATURES = {
+  frame_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  frame_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  series_stats_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  series_stats_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  detrend_window_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  detrend_window_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  arrange_stft_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  arrange_stft_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  arrange_psd_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  arrange_psd_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  welch_mean_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  welch_mean_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  arrange_istft_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  arrange_istft_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  overlap_add_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  overlap_add_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  band_mask_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  band_mask_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  magnitude_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  magnitude_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  band_powers_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  band_powers_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  dominant_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  dominant_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  scale_f32: ['ptr', 'i32', 'i32', 'f64'],
+  scale_f64: ['ptr', 'i32', 'i32', 'f64'],
+  pad_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  pad_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  morlet_table_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  morlet_table_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  cwt_multiply_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32'],
+  cwt_multiply_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32'],
+  cwt_complex_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  cwt_complex_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  cwt_power_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  cwt_power_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  cwt_band_power_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  cwt_band_power_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+} as const satisfies Record<string, readonly KernelParamType[]>;
+
+/** Typed launchers of src/kernels/signal.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
+export interface SignalKernels {
+  /** The loaded fatbin; dispose() it to unload every kernel below. */
+  readonly module: Module;
+  /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
+  readonly kernels: {
+    readonly frame_f32: Kernel;
+    readonly frame_f64: Kernel;
+    readonly series_stats_f32: Kernel;
+    readonly series_stats_f64: Kernel;
+    readonly detrend_window_f32: Kernel;
+    readonly detrend_window_f64: Kernel;
+    readonly arrange_stft_f32: Kernel;
+    readonly arrange_stft_f64: Kernel;
+    readonly arrange_psd_f32: Kernel;
+    readonly arrange_psd_f64: Kernel;
+    readonly welch_mean_f32: Kernel;
+    readonly welch_mean_f64: Kernel;
+    readonly arrange_istft_f32: Kernel;
+    readonly arrange_istft_f64: Kernel;
+    readonly overlap_add_f32: Kernel;
+    readonly overlap_add_f64: Kernel;
+    readonly band_mask_f32: Kernel;
+    readonly band_mask_f64: Kernel;
+    readonly magnitude_f32: Kernel;
+    readonly magnitude_f64: Kernel;
+    readonly band_powers_f32: Kernel;
+    readonly band_powers_f64: Kernel;
+    readonly dominant_f32: Kernel;
+    readonly dominant_f64: Kernel;
+    readonly scale_f32: Kernel;
+    readonly scale_f64: Kernel;
+    readonly pad_rows_f32: Kernel;
+    readonly pad_rows_f64: Kernel;
+    readonly morlet_table_f32: Kernel;
+    readonly morlet_table_f64: Kernel;
+    readonly cwt_multiply_f32: Kernel;
+    readonly cwt_multiply_f64: Kernel;
+    readonly cwt_complex_f32: Kernel;
+    readonly cwt_complex_f64: Kernel;
+    readonly cwt_power_f32: Kernel;
+    readonly cwt_power_f64: Kernel;
+    readonly cwt_band_power_f32: Kernel;
+    readonly cwt_band_power_f64: Kernel;
+  };
+  /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
+  frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
+  frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `series_stats_f32(const float* x, double* stats, int n, int batch, int chunk)` */
+  series_stats_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
+  /** `series_stats_f64(const double* x, double* stats, int n, int batch, int chunk)` */
+  series_stats_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
+  /** `detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow)` */
+  detrend_window_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number): void;
+  /** `detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow)` */
+  detrend_window_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number): void;
+  /** `arrange_stft_f32(const float2* h, float2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
+  arrange_stft_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, z: DeviceBuffer<'c64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number): void;
+  /** `arrange_stft_f64(const double2* h, double2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
+  arrange_stft_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, z: DeviceBuffer<'c128'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number): void;
+  /** `arrange_psd_f32(const float2* h, float* p, int batch, int frames, int halfBins, int freqs, int nfft, int onesided, double scale)` */
+  arrange_psd_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `arrange_psd_f64(const double2* h, double* p, int batch, int frames, int halfBins, int freqs, int nfft, int onesided, double scale)` */
+  arrange_psd_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `welch_mean_f32(const float2* h, float* p, int batch, int frames, int halfBins, int freqs, int nfft, int onesided, double scale)` */
+  welch_mean_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `welch_mean_f64(const double2* h, double* p, int batch, int frames, int halfBins, int freqs, int nfft, int onesided, double scale)` */
+  welch_mean_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `arrange_istft_f32(const float2* z, float2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
+  arrange_istft_f32(config: LaunchConfig, z: DeviceBuffer<'c64'>, s: DeviceBuffer<'c64'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
+  /** `arrange_istft_f64(const double2* z, double2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
+  arrange_istft_f64(config: LaunchConfig, z: DeviceBuffer<'c128'>, s: DeviceBuffer<'c128'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
+  /** `overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f32(config: LaunchConfig, frames: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f64(config: LaunchConfig, frames: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `band_mask_f32(const float2* in, float2* out, int batch, int bins, int k0, int k1, double scale)` */
+  band_mask_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
+  /** `band_mask_f64(const double2* in, double2* out, int batch, int bins, int k0, int k1, double scale)` */
+  band_mask_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
+  /** `magnitude_f32(const float2* in, float* out, int batch, int bins, int count, double scale)` */
+  magnitude_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f32'>, batch: number, bins: number, count: number, scale: number): void;
+  /** `magnitude_f64(const double2* in, double* out, int batch, int bins, int count, double scale)` */
+  magnitude_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, count: number, scale: number): void;
+  /** `band_powers_f32(const float2* in, double* out, const int* ranges, int batch, int bins, int n, int nbands)` */
+  band_powers_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f64'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, n: number, nbands: number): void;
+  /** `band_powers_f64(const double2* in, double* out, const int* ranges, int batch, int bins, int n, int nbands)` */
+  band_powers_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, n: number, nbands: number): void;
+  /** `dominant_f32(const float2* in, double* out, int batch, int bins, int k0, int k1)` */
+  dominant_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number): void;
+  /** `dominant_f64(const double2* in, double* out, int batch, int bins, int k0, int k1)` */
+  dominant_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number): void;
+  /** `scale_f32(float* x, int rows, int cols, double scale)` */
+  scale_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, rows: number, cols: number, scale: number): void;
+  /** `scale_f64(double* x, int rows, int cols, double scale)` */
+  scale_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, rows: number, cols: number, scale: number): void;
+  /** `pad_rows_f32(const float* x, float* out, int batch, int n, int padded)` */
+  pad_rows_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, padded: number): void;
+  /** `pad_rows_f64(const double* x, double* out, int batch, int n, int padded)` */
+  pad_rows_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, padded: number): void;
+  /** `morlet_table_f32(float2* table, const double* params, int nfreq, int L)` */
+  morlet_table_f32(config: LaunchConfig, table: DeviceBuffer<'c64'>, params: DeviceBuffer<'f64'>, nfreq: number, L: number): void;
+  /** `morlet_table_f64(double2* table, const double* params, int nfreq, int L)` */
+  morlet_table_f64(config: LaunchConfig, table: DeviceBuffer<'c128'>, params: DeviceBuffer<'f64'>, nfreq: number, L: number): void;
+  /** `cwt_multiply_f32(const float2* h, const float2* table, float2* out, int batch, int nfreq, int L)` */
+  cwt_multiply_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, table: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, nfreq: number, L: number): void;
+  /** `cwt_multiply_f64(const double2* h, const double2* table, double2* out, int batch, int nfreq, int L)` */
+  cwt_multiply_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, table: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, nfreq: number, L: number): void;
+  /** `cwt_complex_f32(const float2* c, float2* y, int rows, int n, int L, double scale)` */
+  cwt_complex_f32(config: LaunchConfig, c: DeviceBuffer<'c64'>, y: DeviceBuffer<'c64'>, rows: number, n: number, L: number, scale: number): void;
+  /** `cwt_complex_f64(const double2* c, double2* y, int rows, int n, int L, double scale)` */
+  cwt_complex_f64(config: LaunchConfig, c: DeviceBuffer<'c128'>, y: DeviceBuffer<'c128'>, rows: number, n: number, L: number, scale: number): void;
+  /** `cwt_power_f32(const float2* c, float* p, int rows, int n, int L, double scale)` */
+  cwt_power_f32(config: LaunchConfig, c: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, rows: number, n: number, L: number, scale: number): void;
+  /** `cwt_power_f64(const double2* c, double* p, int rows, int n, int L, double scale)` */
+  cwt_power_f64(config: LaunchConfig, c: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, rows: number, n: number, L: number, scale: number): void;
+  /** `cwt_band_power_f32(const float2* c, float* p, const int* offsets, const int* idx, int batch, int nfreq, int nbands, int n, int L, double scale)` */
+  cwt_band_power_f32(config: LaunchConfig, c: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, offsets: DeviceBuffer<'i32'>, idx: DeviceBuffer<'i32'>, batch: number, nfreq: number, nbands: number, n: number, L: number, scale: number): void;
+  /** `cwt_band_power_f64(const double2* c, double* p, const int* offsets, const int* idx, int batch, int nfreq, int nbands, int n, int L, double scale)` */
+  cwt_band_power_f64(config: LaunchConfig, c: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, offsets: DeviceBuffer<'i32'>, idx: DeviceBuffer<'i32'>, batch: number, nfreq: number, nbands: number, n: number, L: number, scale: number): void;
+}
+
+/**
+ * Loads kernels/build/signal.fatbin (or `options.path`) into `options.context` (default: device 0's) and binds each kernel once.
+ * A launch checks its argument count, writes the arguments into the kernel's parameter block and allocates nothing.
+ */
+export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKernels {
+  const module = loadKernelModule('signal', options);
+  const kernels = bindKernels(module, SIGNAL_SIGNATURES);
+  const kernel_frame_f32 = kernels.frame_f32;
+  const kernel_frame_f64 = kernels.frame_f64;
+  const kernel_series_stats_f32 = kernels.series_stats_f32;
+  const kernel_series_stats_f64 = kernels.series_stats_f64;
+  const kernel_detrend_window_f32 = kernels.detrend_window_f32;
+  const kernel_detrend_window_f64 = kernels.detrend_window_f64;
+  const kernel_arrange_stft_f32 = kernels.arrange_stft_f32;
+  const kernel_arrange_stft_f64 = kernels.arrange_stft_f64;
+  const kernel_arrange_psd_f32 = kernels.arrange_psd_f32;
+  const kernel_arrange_psd_f64 = kernels.arrange_psd_f64;
+  const kernel_welch_mean_f32 = kernels.welch_mean_f32;
+  const kernel_welch_mean_f64 = kernels.welch_mean_f64;
+  const kernel_arrange_istft_f32 = kernels.arrange_istft_f32;
+  const kernel_arrange_istft_f64 = kernels.arrange_istft_f64;
+  const kernel_overlap_add_f32 = kernels.overlap_add_f32;
+  const kernel_overlap_add_f64 = kernels.overlap_add_f64;
+  const kernel_band_mask_f32 = kernels.band_mask_f32;
+  const kernel_band_mask_f64 = kernels.band_mask_f64;
+  const kernel_magnitude_f32 = kernels.magnitude_f32;
+  const kernel_magnitude_f64 = kernels.magnitude_f64;
+  const kernel_band_powers_f32 = kernels.band_powers_f32;
+  const kernel_band_powers_f64 = kernels.band_powers_f64;
+  const kernel_dominant_f32 = kernels.dominant_f32;
+  const kernel_dominant_f64 = kernels.dominant_f64;
+  const kernel_scale_f32 = kernels.scale_f32;
+  const kernel_scale_f64 = kernels.scale_f64;
+  const kernel_pad_rows_f32 = kernels.pad_rows_f32;
+  const kernel_pad_rows_f64 = kernels.pad_rows_f64;
+  const kernel_morlet_table_f32 = kernels.morlet_table_f32;
+  const kernel_morlet_table_f64 = kernels.morlet_table_f64;
+  const kernel_cwt_multiply_f32 = kernels.cwt_multiply_f32;
+  const kernel_cwt_multiply_f64 = kernels.cwt_multiply_f64;
+  const kernel_cwt_complex_f32 = kernels.cwt_complex_f32;
+  const kernel_cwt_complex_f64 = kernels.cwt_complex_f64;
+  const kernel_cwt_power_f32 = kernels.cwt_power_f32;
+  const kernel_cwt_power_f64 = kernels.cwt_power_f64;
+  const kernel_cwt_band_power_f32 = kernels.cwt_band_power_f32;
+  const kernel_cwt_band_power_f64 = kernels.cwt_band_power_f64;
+  return {
+    module,
+    kernels,
+    frame_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+      if (arguments.length !== 13) wrongArity('frame_f32', 12, arguments.length);
+      kernel_frame_f32.setArg(0, x);
+      kernel_frame_f32.setArg(1, out);
+      kernel_frame_f32.setArg(2, window);
+      kernel_frame_f32.setArg(3, n);
+      kernel_frame_f32.setArg(4, batch);
+      kernel_frame_f32.setArg(5, nperseg);
+      kernel_frame_f32.setArg(6, nfft);
+      kernel_frame_f32.setArg(7, step);
+      kernel_frame_f32.setArg(8, frames);
+      kernel_frame_f32.setArg(9, ext);
+      kernel_frame_f32.setArg(10, boundary);
+      kernel_frame_f32.setArg(11, detrend);
+      kernel_frame_f32.launchPrepared(config);
+    },
+    frame_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+      if (arguments.length !== 13) wrongArity('frame_f64', 12, arguments.length);
+      kernel_frame_f64.setArg(0, x);
+      kernel_frame_f64.setArg(1, out);
+      kernel_frame_f64.setArg(2, window);
+      kernel_frame_f64.setArg(3, n);
+      kernel_frame_f64.setArg(4, batch);
+      kernel_frame_f64.setArg(5, nperseg);
+      kernel_frame_f64.setArg(6, nfft);
+      kernel_frame_f64.setArg(7, step);
+      kernel_frame_f64.setArg(8, frames);
+      kernel_frame_f64.setArg(9, ext);
+      kernel_frame_f64.setArg(10, boundary);
+      kernel_frame_f64.setArg(11, detrend);
+      kernel_frame_f64.launchPrepared(config);
+    },
+    series_stats_f32(config, x, stats, n, batch, chunk) {
+      if (arguments.length !== 6) wrongArity('series_stats_f32', 5, arguments.length);
+      kernel_series_stats_f32.setArg(0, x);
+      kernel_series_stats_f32.setArg(1, stats);
+      kernel_series_stats_f32.setArg(2, n);
+      kernel_series_stats_f32.setArg(3, batch);
+      kernel_series_stats_f32.setArg(4, chunk);
+      kernel_series_stats_f32.launchPrepared(config);
+    },
+    series_stats_f64(config, x, stats, n, batch, chunk) {
+      if (arguments.length !== 6) wrongArity('series_stats_f64', 5, arguments.length);
+      kernel_series_stats_f64.setArg(0, x);
+      kernel_series_stats_f64.setArg(1, stats);
+      kernel_series_stats_f64.setArg(2, n);
+      kernel_series_stats_f64.setArg(3, batch);
+      kernel_series_stats_f64.setArg(4, chunk);
+      kernel_series_stats_f64.launchPrepared(config);
+    },
+    detrend_window_f32(config, x, out, stats, window, n, batch, detrend, useWindow) {
+      if (arguments.length !== 9) wrongArity('detrend_window_f32', 8, arguments.length);
+      kernel_detrend_window_f32.setArg(0, x);
+      kernel_detrend_window_f32.setArg(1, out);
+      kernel_detrend_window_f32.setArg(2, stats);
+      kernel_detrend_window_f32.setArg(3, window);
+      kernel_detrend_window_f32.setArg(4, n);
+      kernel_detrend_window_f32.setArg(5, batch);
+      kernel_detrend_window_f32.setArg(6, detrend);
+      kernel_detrend_window_f32.setArg(7, useWindow);
+      kernel_detrend_window_f32.launchPrepared(config);
+    },
+    detrend_window_f64(config, x, out, stats, window, n, batch, detrend, useWindow) {
+      if (arguments.length !== 9) wrongArity('detrend_window_f64', 8, arguments.length);
+      kernel_detrend_window_f64.setArg(0, x);
+      kernel_detrend_window_f64.setArg(1, out);
+      kernel_detrend_window_f64.setArg(2, stats);
+      kernel_detrend_window_f64.setArg(3, window);
+      kernel_detrend_window_f64.setArg(4, n);
+      kernel_detrend_window_f64.setArg(5, batch);
+      kernel_detrend_window_f64.setArg(6, detrend);
+      kernel_detrend_window_f64.setArg(7, useWindow);
+      kernel_detrend_window_f64.launchPrepared(config);
+    },
+    arrange_stft_f32(config, h, z, batch, frames, halfBins, freqs, nfft, scale) {
+      if (arguments.length !== 9) wrongArity('arrange_stft_f32', 8, arguments.length);
+      kernel_arrange_stft_f32.setArg(0, h);
+      kernel_arrange_stft_f32.setArg(1, z);
+      kernel_arrange_stft_f32.setArg(2, batch);
+      kernel_arrange_stft_f32.setArg(3, frames);
+      kernel_arrange_stft_f32.setArg(4, halfBins);
+      kernel_arrange_stft_f32.setArg(5, freqs);
+      kernel_arrange_stft_f32.setArg(6, nfft);
+      kernel_arrange_stft_f32.setArg(7, scale);
+      kernel_arrange_stft_f32.launchPrepared(config);
+    },
+    arrange_stft_f64(config, h, z, batch, frames, halfBins, freqs, nfft, scale) {
+      if (arguments.length !== 9) wrongArity('arrange_stft_f64', 8, arguments.length);
+      kernel_arrange_stft_f64.setArg(0, h);
+      kernel_arrange_stft_f64.setArg(1, z);
+      kernel_arrange_stft_f64.setArg(2, batch);
+      kernel_arrange_stft_f64.setArg(3, frames);
+      kernel_arrange_stft_f64.setArg(4, halfBins);
+      kernel_arrange_stft_f64.setArg(5, freqs);
+      kernel_arrange_stft_f64.setArg(6, nfft);
+      kernel_arrange_stft_f64.setArg(7, scale);
+      kernel_arrange_stft_f64.launchPrepared(config);
+    },
+    arrange_psd_f32(config, h, p, batch, frames, halfBins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 10) wrongArity('arrange_psd_f32', 9, arguments.length);
+      kernel_arrange_psd_f32.setArg(0, h);
+      kernel_arrange_psd_f32.setArg(1, p);
+      kernel_arrange_psd_f32.setArg(2, batch);
+      kernel_arrange_psd_f32.setArg(3, frames);
+      kernel_arrange_psd_f32.setArg(4, halfBins);
+      kernel_arrange_psd_f32.setArg(5, freqs);
+      kernel_arrange_psd_f32.setArg(6, nfft);
+      kernel_arrange_psd_f32.setArg(7, onesided);
+      kernel_arrange_psd_f32.setArg(8, scale);
+      kernel_arrange_psd_f32.launchPrepared(config);
+    },
+    arrange_psd_f64(config, h, p, batch, frames, halfBins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 10) wrongArity('arrange_psd_f64', 9, arguments.length);
+      kernel_arrange_psd_f64.setArg(0, h);
+      kernel_arrange_psd_f64.setArg(1, p);
+      kernel_arrange_psd_f64.setArg(2, batch);
+      kernel_arrange_psd_f64.setArg(3, frames);
+      kernel_arrange_psd_f64.setArg(4, halfBins);
+      kernel_arrange_psd_f64.setArg(5, freqs);
+      kernel_arrange_psd_f64.setArg(6, nfft);
+      kernel_arrange_psd_f64.setArg(7, onesided);
+      kernel_arrange_psd_f64.setArg(8, scale);
+      kernel_arrange_psd_f64.launchPrepared(config);
+    },
+    welch_mean_f32(config, h, p, batch, frames, halfBins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 10) wrongArity('welch_mean_f32', 9, arguments.length);
+      kernel_welch_mean_f32.setArg(0, h);
+      kernel_welch_mean_f32.setArg(1, p);
+      kernel_welch_mean_f32.setArg(2, batch);
+      kernel_welch_mean_f32.setArg(3, frames);
+      kernel_welch_mean_f32.setArg(4, halfBins);
+      kernel_welch_mean_f32.setArg(5, freqs);
+      kernel_welch_mean_f32.setArg(6, nfft);
+      kernel_welch_mean_f32.setArg(7, onesided);
+      kernel_welch_mean_f32.setArg(8, scale);
+      kernel_welch_mean_f32.launchPrepared(config);
+    },
+    welch_mean_f64(config, h, p, batch, frames, halfBins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 10) wrongArity('welch_mean_f64', 9, arguments.length);
+      kernel_welch_mean_f64.setArg(0, h);
+      kernel_welch_mean_f64.setArg(1, p);
+      kernel_welch_mean_f64.setArg(2, batch);
+      kernel_welch_mean_f64.setArg(3, frames);
+      kernel_welch_mean_f64.setArg(4, halfBins);
+      kernel_welch_mean_f64.setArg(5, freqs);
+      kernel_welch_mean_f64.setArg(6, nfft);
+      kernel_welch_mean_f64.setArg(7, onesided);
+      kernel_welch_mean_f64.setArg(8, scale);
+      kernel_welch_mean_f64.launchPrepared(config);
+    },
+    arrange_istft_f32(config, z, s, batch, frames, freqs, rowBins, nfft, onesided) {
+      if (arguments.length !== 9) wrongArity('arrange_istft_f32', 8, arguments.length);
+      kernel_arrange_istft_f32.setArg(0, z);
+      kernel_arrange_istft_f32.setArg(1, s);
+      kernel_arrange_istft_f32.setArg(2, batch);
+      kernel_arrange_istft_f32.setArg(3, frames);
+      kernel_arrange_istft_f32.setArg(4, freqs);
+      kernel_arrange_istft_f32.setArg(5, rowBins);
+      kernel_arrange_istft_f32.setArg(6, nfft);
+      kernel_arrange_istft_f32.setArg(7, onesided);
+      kernel_arrange_istft_f32.launchPrepared(config);
+    },
+    arrange_istft_f64(config, z, s, batch, frames, freqs, rowBins, nfft, onesided) {
+      if (arguments.length !== 9) wrongArity('arrange_istft_f64', 8, arguments.length);
+      kernel_arrange_istft_f64.setArg(0, z);
+      kernel_arrange_istft_f64.setArg(1, s);
+      kernel_arrange_istft_f64.setArg(2, batch);
+      kernel_arrange_istft_f64.setArg(3, frames);
+      kernel_arrange_istft_f64.setArg(4, freqs);
+      kernel_arrange_istft_f64.setArg(5, rowBins);
+      kernel_arrange_istft_f64.setArg(6, nfft);
+      kernel_arrange_istft_f64.setArg(7, onesided);
+      kernel_arrange_istft_f64.launchPrepared(config);
+    },
+    overlap_add_f32(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+      if (arguments.length !== 13) wrongArity('overlap_add_f32', 12, arguments.length);
+      kernel_overlap_add_f32.setArg(0, frames);
+      kernel_overlap_add_f32.setArg(1, out);
+      kernel_overlap_add_f32.setArg(2, window);
+      kernel_overlap_add_f32.setArg(3, batch);
+      kernel_overlap_add_f32.setArg(4, nframes);
+      kernel_overlap_add_f32.setArg(5, nperseg);
+      kernel_overlap_add_f32.setArg(6, step);
+      kernel_overlap_add_f32.setArg(7, frameStride);
+      kernel_overlap_add_f32.setArg(8, elemStride);
+      kernel_overlap_add_f32.setArg(9, trim);
+      kernel_overlap_add_f32.setArg(10, outLength);
+      kernel_overlap_add_f32.setArg(11, gain);
+      kernel_overlap_add_f32.launchPrepared(config);
+    },
+    overlap_add_f64(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+      if (arguments.length !== 13) wrongArity('overlap_add_f64', 12, arguments.length);
+      kernel_overlap_add_f64.setArg(0, frames);
+      kernel_overlap_add_f64.setArg(1, out);
+      kernel_overlap_add_f64.setArg(2, window);
+      kernel_overlap_add_f64.setArg(3, batch);
+      kernel_overlap_add_f64.setArg(4, nframes);
+      kernel_overlap_add_f64.setArg(5, nperseg);
+      kernel_overlap_add_f64.setArg(6, step);
+      kernel_overlap_add_f64.setArg(7, frameStride);
+      kernel_overlap_add_f64.setArg(8, elemStride);
+      kernel_overlap_add_f64.setArg(9, trim);
+      kernel_overlap_add_f64.setArg(10, outLength);
+      kernel_overlap_add_f64.setArg(11, gain);
+      kernel_overlap_add_f64.launchPrepared(config);
+    },
+    band_mask_f32(config, in_, out, batch, bins, k0, k1, scale) {
+      if (arguments.length !== 8) wrongArity('band_mask_f32', 7, arguments.length);
+      kernel_band_mask_f32.setArg(0, in_);
+      kernel_band_mask_f32.setArg(1, out);
+      kernel_band_mask_f32.setArg(2, batch);
+      kernel_band_mask_f32.setArg(3, bins);
+      kernel_band_mask_f32.setArg(4, k0);
+      kernel_band_mask_f32.setArg(5, k1);
+      kernel_band_mask_f32.setArg(6, scale);
+      kernel_band_mask_f32.launchPrepared(config);
+    },
+    band_mask_f64(config, in_, out, batch, bins, k0, k1, scale) {
+      if (arguments.length !== 8) wrongArity('band_mask_f64', 7, arguments.length);
+      kernel_band_mask_f64.setArg(0, in_);
+      kernel_band_mask_f64.setArg(1, out);
+      kernel_band_mask_f64.setArg(2, batch);
+      kernel_band_mask_f64.setArg(3, bins);
+      kernel_band_mask_f64.setArg(4, k0);
+      kernel_band_mask_f64.setArg(5, k1);
+      kernel_band_mask_f64.setArg(6, scale);
+      kernel_band_mask_f64.launchPrepared(config);
+    },
+    magnitude_f32(config, in_, out, batch, bins, count, scale) {
+      if (arguments.length !== 7) wrongArity('magnitude_f32', 6, arguments.length);
+      kernel_magnitude_f32.setArg(0, in_);
+      kernel_magnitude_f32.setArg(1, out);
+      kernel_magnitude_f32.setArg(2, batch);
+      kernel_magnitude_f32.setArg(3, bins);
+      kernel_magnitude_f32.setArg(4, count);
+      kernel_magnitude_f32.setArg(5, scale);
+      kernel_magnitude_f32.launchPrepared(config);
+    },
+    magnitude_f64(config, in_, out, batch, bins, count, scale) {
+      if (arguments.length !== 7) wrongArity('magnitude_f64', 6, arguments.length);
+      kernel_magnitude_f64.setArg(0, in_);
+      kernel_magnitude_f64.setArg(1, out);
+      kernel_magnitude_f64.setArg(2, batch);
+      kernel_magnitude_f64.setArg(3, bins);
+      kernel_magnitude_f64.setArg(4, count);
+      kernel_magnitude_f64.setArg(5, scale);
+      kernel_magnitude_f64.launchPrepared(config);
+    },
+    band_powers_f32(config, in_, out, ranges, batch, bins, n, nbands) {
+      if (arguments.length !== 8) wrongArity('band_powers_f32', 7, arguments.length);
+      kernel_band_powers_f32.setArg(0, in_);
+      kernel_band_powers_f32.setArg(1, out);
+      kernel_band_powers_f32.setArg(2, ranges);
+      kernel_band_powers_f32.setArg(3, batch);
+      kernel_band_powers_f32.setArg(4, bins);
+      kernel_band_powers_f32.setArg(5, n);
+      kernel_band_powers_f32.setArg(6, nbands);
+      kernel_band_powers_f32.launchPrepared(config);
+    },
+    band_powers_f64(config, in_, out, ranges, batch, bins, n, nbands) {
+      if (arguments.length !== 8) wrongArity('band_powers_f64', 7, arguments.length);
+      kernel_band_powers_f64.setArg(0, in_);
+      kernel_band_powers_f64.setArg(1, out);
+      kernel_band_powers_f64.setArg(2, ranges);
+      kernel_band_powers_f64.setArg(3, batch);
+      kernel_band_powers_f64.setArg(4, bins);
+      kernel_band_powers_f64.setArg(5, n);
+      kernel_band_powers_f64.setArg(6, nbands);
+      kernel_band_powers_f64.launchPrepared(config);
+    },
+    dominant_f32(config, in_, out, batch, bins, k0, k1) {
+      if (arguments.length !== 7) wrongArity('dominant_f32', 6, arguments.length);
+      kernel_dominant_f32.setArg(0, in_);
+      kernel_dominant_f32.setArg(1, out);
+      kernel_dominant_f32.setArg(2, batch);
+      kernel_dominant_f32.setArg(3, bins);
+      kernel_dominant_f32.setArg(4, k0);
+      kernel_dominant_f32.setArg(5, k1);
+      kernel_dominant_f32.launchPrepared(config);
+    },
+    dominant_f64(config, in_, out, batch, bins, k0, k1) {
+      if (arguments.length !== 7) wrongArity('dominant_f64', 6, arguments.length);
+      kernel_dominant_f64.setArg(0, in_);
+      kernel_dominant_f64.setArg(1, out);
+      kernel_dominant_f64.setArg(2, batch);
+      kernel_dominant_f64.setArg(3, bins);
+      kernel_dominant_f64.setArg(4, k0);
+      kernel_dominant_f64.setArg(5, k1);
+      kernel_dominant_f64.launchPrepared(config);
+    },
+    scale_f32(config, x, rows, cols, scale) {
+      if (arguments.length !== 5) wrongArity('scale_f32', 4, arguments.length);
+      kernel_scale_f32.setArg(0, x);
+      kernel_scale_f32.setArg(1, rows);
+      kernel_scale_f32.setArg(2, cols);
+      kernel_scale_f32.setArg(3, scale);
+      kernel_scale_f32.launchPrepared(config);
+    },
+    scale_f64(config, x, rows, cols, scale) {
+      if (arguments.length !== 5) wrongArity('scale_f64', 4, arguments.length);
+      kernel_scale_f64.setArg(0, x);
+      kernel_scale_f64.setArg(1, rows);
+      kernel_scale_f64.setArg(2, cols);
+      kernel_scale_f64.setArg(3, scale);
+      kernel_scale_f64.launchPrepared(config);
+    },
+    pad_rows_f32(config, x, out, batch, n, padded) {
+      if (arguments.length !== 6) wrongArity('pad_rows_f32', 5, arguments.length);
+      kernel_pad_rows_f32.setArg(0, x);
+      kernel_pad_rows_f32.setArg(1, out);
+      kernel_pad_rows_f32.setArg(2, batch);
+      kernel_pad_rows_f32.setArg(3, n);
+      kernel_pad_rows_f32.setArg(4, padded);
+      kernel_pad_rows_f32.launchPrepared(config);
+    },
+    pad_rows_f64(config, x, out, batch, n, padded) {
+      if (arguments.length !== 6) wrongArity('pad_rows_f64', 5, arguments.length);
+      kernel_pad_rows_f64.setArg(0, x);
+      kernel_pad_rows_f64.setArg(1, out);
+      kernel_pad_rows_f64.setArg(2, batch);
+      kernel_pad_rows_f64.setArg(3, n);
+      kernel_pad_rows_f64.setArg(4, padded);
+      kernel_pad_rows_f64.launchPrepared(config);
+    },
+    morlet_table_f32(config, table, params, nfreq, L) {
+      if (arguments.length !== 5) wrongArity('morlet_table_f32', 4, arguments.length);
+      kernel_morlet_table_f32.setArg(0, table);
+      kernel_morlet_table_f32.setArg(1, params);
+      kernel_morlet_table_f32.setArg(2, nfreq);
+      kernel_morlet_table_f32.setArg(3, L);
+      kernel_morlet_table_f32.launchPrepared(config);
+    },
+    morlet_table_f64(config, table, params, nfreq, L) {
+      if (arguments.length !== 5) wrongArity('morlet_table_f64', 4, arguments.length);
+      kernel_morlet_table_f64.setArg(0, table);
+      kernel_morlet_table_f64.setArg(1, params);
+      kernel_morlet_table_f64.setArg(2, nfreq);
+      kernel_morlet_table_f64.setArg(3, L);
+      kernel_morlet_table_f64.launchPrepared(config);
+    },
+    cwt_multiply_f32(config, h, table, out, batch, nfreq, L) {
+      if (arguments.length !== 7) wrongArity('cwt_multiply_f32', 6, arguments.length);
+      kernel_cwt_multiply_f32.setArg(0, h);
+      kernel_cwt_multiply_f32.setArg(1, table);
+      kernel_cwt_multiply_f32.setArg(2, out);
+      kernel_cwt_multiply_f32.setArg(3, batch);
+      kernel_cwt_multiply_f32.setArg(4, nfreq);
+      kernel_cwt_multiply_f32.setArg(5, L);
+      kernel_cwt_multiply_f32.launchPrepared(config);
+    },
+    cwt_multiply_f64(config, h, table, out, batch, nfreq, L) {
+      if (arguments.length !== 7) wrongArity('cwt_multiply_f64', 6, arguments.length);
+      kernel_cwt_multiply_f64.setArg(0, h);
+      kernel_cwt_multiply_f64.setArg(1, table);
+      kernel_cwt_multiply_f64.setArg(2, out);
+      kernel_cwt_multiply_f64.setArg(3, batch);
+      kernel_cwt_multiply_f64.setArg(4, nfreq);
+      kernel_cwt_multiply_f64.setArg(5, L);
+      kernel_cwt_multiply_f64.launchPrepared(config);
+    },
+    cwt_complex_f32(config, c, y, rows, n, L, scale) {
+      if (arguments.length !== 7) wrongArity('cwt_complex_f32', 6, arguments.length);
+      kernel_cwt_complex_f32.setArg(0, c);
+      kernel_cwt_complex_f32.setArg(1, y);
+      kernel_cwt_complex_f32.setArg(2, rows);
+      kernel_cwt_complex_f32.setArg(3, n);
+      kernel_cwt_complex_f32.setArg(4, L);
+      kernel_cwt_complex_f32.setArg(5, scale);
+      kernel_cwt_complex_f32.launchPrepared(config);
+    },
+    cwt_complex_f64(config, c, y, rows, n, L, scale) {
+      if (arguments.length !== 7) wrongArity('cwt_complex_f64', 6, arguments.length);
+      kernel_cwt_complex_f64.setArg(0, c);
+      kernel_cwt_complex_f64.setArg(1, y);
+      kernel_cwt_complex_f64.setArg(2, rows);
+      kernel_cwt_complex_f64.setArg(3, n);
+      kernel_cwt_complex_f64.setArg(4, L);
+      kernel_cwt_complex_f64.setArg(5, scale);
+      kernel_cwt_complex_f64.launchPrepared(config);
+    },
+    cwt_power_f32(config, c, p, rows, n, L, scale) {
+      if (arguments.length !== 7) wrongArity('cwt_power_f32', 6, arguments.length);
+      kernel_cwt_power_f32.setArg(0, c);
+      kernel_cwt_power_f32.setArg(1, p);
+      kernel_cwt_power_f32.setArg(2, rows);
+      kernel_cwt_power_f32.setArg(3, n);
+      kernel_cwt_power_f32.setArg(4, L);
+      kernel_cwt_power_f32.setArg(5, scale);
+      kernel_cwt_power_f32.launchPrepared(config);
+    },
+    cwt_power_f64(config, c, p, rows, n, L, scale) {
+      if (arguments.length !== 7) wrongArity('cwt_power_f64', 6, arguments.length);
+      kernel_cwt_power_f64.setArg(0, c);
+      kernel_cwt_power_f64.setArg(1, p);
+      kernel_cwt_power_f64.setArg(2, rows);
+      kernel_cwt_power_f64.setArg(3, n);
+      kernel_cwt_power_f64.setArg(4, L);
+      kernel_cwt_power_f64.setArg(5, scale);
+      kernel_cwt_power_f64.launchPrepared(config);
+    },
+    cwt_band_power_f32(config, c, p, offsets, idx, batch, nfreq, nbands, n, L, scale) {
+      if (arguments.length !== 11) wrongArity('cwt_band_power_f32', 10, arguments.length);
+      kernel_cwt_band_power_f32.setArg(0, c);
+      kernel_cwt_band_power_f32.setArg(1, p);
+      kernel_cwt_band_power_f32.setArg(2, offsets);
+      kernel_cwt_band_power_f32.setArg(3, idx);
+      kernel_cwt_band_power_f32.setArg(4, batch);
+      kernel_cwt_band_power_f32.setArg(5, nfreq);
+      kernel_cwt_band_power_f32.setArg(6, nbands);
+      kernel_cwt_band_power_f32.setArg(7, n);
+      kernel_cwt_band_power_f32.setArg(8, L);
+      kernel_cwt_band_power_f32.setArg(9, scale);
+      kernel_cwt_band_power_f32.launchPrepared(config);
+    },
+    cwt_band_power_f64(config, c, p, offsets, idx, batch, nfreq, nbands, n, L, scale) {
+      if (arguments.length !== 11) wrongArity('cwt_band_power_f64', 10, arguments.length);
+      kernel_cwt_band_power_f64.setArg(0, c);
+      kernel_cwt_band_power_f64.setArg(1, p);
+      kernel_cwt_band_power_f64.setArg(2, offsets);
+      kernel_cwt_band_power_f64.setArg(3, idx);
+      kernel_cwt_band_power_f64.setArg(4, batch);
+      kernel_cwt_band_power_f64.setArg(5, nfreq);
+      kernel_cwt_band_power_f64.setArg(6, nbands);
+      kernel_cwt_band_power_f64.setArg(7, n);
+      kernel_cwt_band_power_f64.setArg(8, L);
+      kernel_cwt_band_power_f64.setArg(9, scale);
+      kernel_cwt_band_power_f64.launchPrepared(config);
+    },
+  };
+}

@@ -13,9 +13,10 @@ export {
   type StreamLoad,
 } from './strategy.js';
 export { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
-export { DependencyFailedError, type OperationSpec, type OperationState, type CompletedOperation } from './operation.js';
+export { type OperationSpec, type OperationState, type SettledOperation, type CompletedOperation } from './operation.js';
+export { OperationError, DependencyFailedError, OperationTimeoutError, OperationForgottenError } from './errors.js';
 export { CycleError, addEdge, topologicalOrder } from './dag.js';
 export { StreamOrderedAllocator, type AllocatorStats, type StreamOrderedAllocatorDescriptor } from '../runtime/memory/allocator.js';
 export { sizeClass, MIN_CLASS_BYTES } from '../runtime/memory/size-classes.js';
-export { Profiler, type ProfileToken } from './profiler.js';
+export { Profiler, type ProfileToken, type ProfilerDescriptor } from './profiler.js';
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from '../report/timeline.js';

@@ -1,10 +1,14 @@
 import type { CUevent } from '../ffi/generated/types.js';
 import type { OperationKind } from '../report/timeline.js';
 import type { Stream } from '../runtime/stream.js';
+import { DependencyFailedError } from './errors.js';
 import type { StreamPurpose, WorkloadType } from './strategy.js';
 
+export { DependencyFailedError } from './errors.js';
+
+/** One operation of a Coordinator: what it runs, where, and after what. */
 export interface OperationSpec {
-  /** Unique within its Coordinator; used in errors, cycle messages and the timeline. */
+  /** Unique among the Coordinator's unsettled operations; used in errors, cycle messages and the timeline. */
   name: string;
   /** What the operation is (metrics, timeline). A host step is kind 'host'. */
   kind: OperationKind;
@@ -14,7 +18,7 @@ export interface OperationSpec {
    * return a promise; its dependents are enqueued after it settles.
    */
   run: (stream: Stream) => void | Promise<void>;
-  /** Default: the pool's choice for `purpose` / `workload`. */
+  /** Default: the pool's choice for `purpose` / `workload`. Any live stream of the pool's context. */
   stream?: Stream;
   purpose?: StreamPurpose;
   workload?: WorkloadType;
@@ -24,32 +28,32 @@ export interface OperationSpec {
   after?: readonly (string | number)[];
   /** Called once the operation has completed, or failed (with the error). */
   onComplete?: (error?: Error) => void;
+  /** Host steps: fail with OperationTimeoutError if the step has not settled this many ms after it started. */
+  timeoutMs?: number;
+  /** Host steps: fail (with the signal's reason) when this aborts before the step settles. */
+  signal?: AbortSignal;
+  /** Bracket the work in the pool's profiler (default true). */
+  profile?: boolean;
 }
 
 /**
- * pending: not started; waiting: started by run() but held by dependencies; enqueued: GPU work
- * submitted; running: a host step in progress; done / failed: settled; captured: recorded into
- * a Graph by Coordinator.capture() instead of running.
+ * pending: added, not started; waiting: started but held by dependencies; enqueued: GPU work
+ * submitted; running: a host step in progress; completed / failed: settled; captured: recorded
+ * into a Graph by Coordinator.capture() instead of running.
  */
-export type OperationState = 'pending' | 'waiting' | 'enqueued' | 'running' | 'done' | 'failed' | 'captured';
+export type OperationState = 'pending' | 'waiting' | 'enqueued' | 'running' | 'completed' | 'failed' | 'captured';
 
-export interface CompletedOperation {
+/** What poll() reports for each operation that settled since the previous poll(). */
+export interface SettledOperation {
   id: number;
   name: string;
+  kind: OperationKind;
+  status: 'completed' | 'failed';
   error?: Error;
 }
 
-/** A dependent that did not run because something it depends on failed; `cause` is that failure. */
-export class DependencyFailedError extends Error {
-  override readonly name = 'DependencyFailedError';
-  /** The failure that started the chain (not a DependencyFailedError). */
-  readonly root: Error;
-  constructor(operation: string, dependency: string, cause: Error) {
-    const root = cause instanceof DependencyFailedError ? cause.root : cause;
-    super(`"${operation}" did not run: its dependency "${dependency}" failed${cause === root ? '' : ` (because of: ${root.message})`}`, { cause });
-    this.root = root;
-  }
-}
+/** @deprecated the name before issue 9; use SettledOperation. */
+export type CompletedOperation = SettledOperation;
 
 /** The Coordinator's record of one operation. */
 export class Operation {
@@ -57,9 +61,9 @@ export class Operation {
   error: Error | undefined;
   /** Recorded behind the GPU work while it is pending: what dependents on other streams wait on. */
   event: CUevent | undefined;
-  /** Dependencies, resolved when a run starts the operation. */
-  deps: Operation[] = [];
-  /** Operations started after this one that depend on it: failed with it if it fails. */
+  /** Dependencies, held by reference so that forgetting a settled record never loses its outcome. */
+  readonly after: Operation[] = [];
+  /** Operations started after this one that depend on it: failed with it, released by its completion. */
   dependents: Operation[] = [];
   /** GPU dependents held until this one's work is enqueued. */
   waitingForLaunch: Operation[] = [];
@@ -67,6 +71,12 @@ export class Operation {
   waitingForCompletion: Operation[] = [];
   /** Dependencies not yet far enough along for this one to start. */
   blockers = 0;
+  /** Dependencies not yet completed: the operation completes only after all of them. */
+  unfinished = 0;
+  /** Its own work has finished (it completes once `unfinished` reaches 0). */
+  workDone = false;
+  /** Clears a host step's timeout / abort listener. */
+  cancelGuard: (() => void) | undefined;
   readonly settled: Promise<void>;
   #resolve!: () => void;
   #reject!: (e: Error) => void;
@@ -95,7 +105,7 @@ export class Operation {
   }
 
   get isSettled(): boolean {
-    return this.state === 'done' || this.state === 'failed' || this.state === 'captured';
+    return this.state === 'completed' || this.state === 'failed' || this.state === 'captured';
   }
 
   /**
@@ -104,8 +114,8 @@ export class Operation {
    * needs all its dependencies completed.
    */
   satisfies(dependent: Operation): boolean {
-    if (this.state === 'done' || this.state === 'captured') return true;
-    return this.state === 'enqueued' && !dependent.isHost;
+    if (this.state === 'completed' || this.state === 'captured') return true;
+    return this.state === 'enqueued' && !dependent.isHost && !this.isHost;
   }
 
   resolve(): void {
@@ -114,5 +124,10 @@ export class Operation {
 
   reject(error: Error): void {
     this.#reject(error);
+  }
+
+  /** The failure a dependent of this (failed) operation gets. */
+  dependencyFailure(dependent: Operation): DependencyFailedError {
+    return new DependencyFailedError(dependent.name, this.name, this.error!, { operationId: dependent.id, dependencyId: this.id });
   }
 }

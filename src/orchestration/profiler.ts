@@ -1,7 +1,8 @@
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { check, cu, driverError, hot, outValue } from '../runtime/cuda.js';
+import { check, driverApi, driverError, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
-import { Device } from '../runtime/device.js';
+import { resolveContext, type Placement } from '../runtime/defaults.js';
+import { Resource } from '../runtime/resource.js';
 import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
@@ -21,24 +22,47 @@ interface Bracket {
 /** What begin() hands back; pass it to end() after enqueueing the operation. */
 export type ProfileToken = number;
 
+/** How a Profiler is made. */
+export interface ProfilerDescriptor extends Placement {
+  /** Record from the start (default true); `enabled` can be switched later. */
+  enabled?: boolean;
+  /**
+   * Most operations kept (default unlimited): beyond it the oldest are dropped (their events
+   * reused), so a long-running profiled loop stays bounded; collect() then sees the latest.
+   */
+  window?: number;
+  label?: string;
+}
+
 /**
  * Opt-in GPU timeline: each operation is bracketed by timing events on its stream, and
  * collect() turns them into records in ms since the profiler's origin. When disabled,
  * begin() returns -1 at once and end() does nothing: no FFI call.
  */
-export class Profiler {
+export class Profiler extends Resource {
   readonly context: Context;
-  readonly label: string;
   enabled: boolean;
-  readonly #brackets: Bracket[] = [];
+  /** Most operations kept (Infinity: all). */
+  readonly window: number;
+  #brackets: Bracket[] = [];
+  /** The token of #brackets[0]: tokens stay valid when the oldest brackets are dropped. */
+  #base = 0;
   readonly #freeEvents: CUevent[] = [];
   #origin: CUevent | undefined;
   #streamOrder = new Map<string, number>();
 
-  constructor(descriptor: { context?: Context; enabled?: boolean; label?: string } = {}) {
-    this.context = descriptor.context ?? Device.get(0).context;
+  constructor(descriptor: ProfilerDescriptor = {}) {
+    super('Profiler', descriptor.label ?? 'profiler');
+    this.context = resolveContext(descriptor);
     this.enabled = descriptor.enabled ?? true;
-    this.label = descriptor.label ?? 'profiler';
+    const window = descriptor.window ?? Infinity;
+    if (window !== Infinity && !(Number.isSafeInteger(window) && window >= 1)) throw new RangeError(`${this.label}: window must be a positive integer (or Infinity), got ${String(window)}`);
+    this.window = window;
+  }
+
+  /** The token the oldest kept operation has (tokens below it were dropped by the window). */
+  get firstToken(): number {
+    return this.#base;
   }
 
   #event(): CUevent {
@@ -50,22 +74,39 @@ export class Profiler {
     if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label} on stream "${stream.label}"`);
   }
 
+  /** Records a start event on `stream`; returns the token end() takes (-1 when disabled). */
   begin(stream: Stream, kind: OperationKind, name: string, bytes?: number): ProfileToken {
     if (!this.enabled) return -1;
+    this.assertAlive();
     if (!this.#origin) {
       this.#origin = this.#event();
       this.#record(this.#origin, stream);
     }
     if (!this.#streamOrder.has(stream.label)) this.#streamOrder.set(stream.label, this.#streamOrder.size);
+    if (this.#brackets.length >= this.window) this.#dropOldest();
     const start = this.#event();
     this.#record(start, stream);
-    this.#brackets.push({ stream, kind, name, bytes, start, end: undefined, id: this.#brackets.length });
-    return this.#brackets.length - 1;
+    const id = this.#base + this.#brackets.length;
+    this.#brackets.push({ stream, kind, name, bytes, start, end: undefined, id });
+    return id;
   }
 
+  /** Drops the oldest half of the window (amortized O(1) per begin); their events are reused. */
+  #dropOldest(): void {
+    const drop = Math.max(1, this.#brackets.length >> 1);
+    for (const b of this.#brackets.slice(0, drop)) {
+      this.#freeEvents.push(b.start);
+      if (b.end) this.#freeEvents.push(b.end);
+    }
+    this.#brackets = this.#brackets.slice(drop);
+    this.#base += drop;
+  }
+
+  /** Records the end event of the operation `token` names, on its stream. */
   end(token: ProfileToken): void {
     if (token < 0) return;
-    const b = this.#brackets[token];
+    const b = this.#brackets[token - this.#base];
+    if (token < this.#base) return; // dropped by the window while being enqueued
     if (!b || b.end) throw new Error(`${this.label}: end() for an unknown or finished operation ${token}`);
     b.end = this.#event();
     this.#record(b.end, b.stream);
@@ -81,22 +122,25 @@ export class Profiler {
     }
   }
 
+  /** Operations kept (within the window). */
   get operationCount(): number {
     return this.#brackets.length;
   }
 
   /** Waits (without blocking the event loop) for every bracketed operation, then returns the timeline. */
   async collect(): Promise<TimelineRecord[]> {
-    const pending = this.#brackets.filter((b) => b.end).map((b) => this.context.completion.track(b.stream.handle ?? 0, b.end!));
+    this.assertAlive();
+    const brackets = this.#brackets;
+    const pending = brackets.filter((b) => b.end).map((b) => this.context.completion.track(b.stream.handle ?? 0, b.end!));
     await Promise.all(pending);
     const origin = this.#origin;
     if (!origin) return [];
     const ms: [number | null] = [0];
     const since = (e: CUevent): number => {
-      check(cu().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
+      check(driverApi().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
       return outValue(ms, 'cuEventElapsedTime');
     };
-    return this.#brackets
+    return brackets
       .filter((b) => b.end)
       .map((b) => {
         const rec: TimelineRecord = { stream: b.stream.label, streamOrder: this.#streamOrder.get(b.stream.label) ?? 0, kind: b.kind, name: b.name, startMs: since(b.start), endMs: since(b.end!), id: b.id };
@@ -105,6 +149,7 @@ export class Profiler {
       });
   }
 
+  /** The whole-run report (per-stream busy time, overlap) of collect()'s records. */
   async report(): Promise<RunReport> {
     return analyzeTimeline(await this.collect());
   }
@@ -115,10 +160,12 @@ export class Profiler {
     return (await this.report()).streams.find((s) => s.stream === label);
   }
 
+  /** collect()'s records as a Chrome trace (chrome://tracing, Perfetto). */
   async chromeTrace(): Promise<ChromeTrace> {
     return toChromeTrace(await this.collect(), { processName: this.label });
   }
 
+  /** collect()'s records as an SVG timeline. */
   async svg(title?: string): Promise<string> {
     return toSvgTimeline(await this.collect(), { title: title ?? this.label });
   }
@@ -132,25 +179,22 @@ export class Profiler {
     }
     if (this.#origin) this.#freeEvents.push(this.#origin);
     this.#origin = undefined;
-    this.#brackets.length = 0;
+    this.#base += this.#brackets.length;
+    this.#brackets = [];
     this.#streamOrder.clear();
   }
 
   /** Destroys every timing event (pending brackets included: collect() first to keep their times). */
-  dispose(): void {
+  protected releaseNative(): void {
     for (const b of this.#brackets) {
       this.#freeEvents.push(b.start);
       if (b.end) this.#freeEvents.push(b.end);
     }
     if (this.#origin) this.#freeEvents.push(this.#origin);
-    for (const e of this.#freeEvents) cu().cuEventDestroy(e);
+    for (const e of this.#freeEvents) driverApi().cuEventDestroy(e);
     this.#freeEvents.length = 0;
-    this.#brackets.length = 0;
+    this.#brackets = [];
     this.#origin = undefined;
-  }
-
-  [Symbol.dispose](): void {
-    this.dispose();
   }
 }
 export type { TimelineRecord, RunReport, OperationKind };

@@ -1,10 +1,11 @@
-import type { CUevent, CUstream } from '../ffi/generated/types.js';
+import type { CUevent } from '../ffi/generated/types.js';
 import type { Context } from '../runtime/context.js';
-import { driverError, hot } from '../runtime/cuda.js';
-import { Device } from '../runtime/device.js';
+import { resolveContext, type Placement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import type { OperationKind } from '../report/timeline.js';
+import { DisposedError, Resource } from '../runtime/resource.js';
 import { Stream } from '../runtime/stream.js';
+import { trackStream, type SettleListener } from './stream-completion.js';
 import {
   assignWorkloads,
   chooseStream,
@@ -18,6 +19,9 @@ import {
   type WorkloadType,
 } from './strategy.js';
 
+export type { SettleListener } from './stream-completion.js';
+
+/** What the pool measured of one stream's work (submitted through run() / submit()). */
 export interface StreamMetrics {
   operations: number;
   transfers: number;
@@ -31,13 +35,16 @@ export interface StreamMetrics {
   outstanding: number;
 }
 
+/** One stream of a pool: made by the pool, or (with `stream`) the caller's, which the pool does not dispose. */
 export interface StreamSpec {
   priority?: PriorityLevel;
   purpose?: StreamPurpose;
+  /** Use this stream (of the pool's context) instead of making one; it stays the caller's. Listed twice, it is one member. */
+  stream?: Stream;
 }
 
-export interface StreamPoolDescriptor {
-  context?: Context;
+/** How a StreamPool is made. `device` / `context`: where its streams live (default device 0). */
+export interface StreamPoolDescriptor extends Placement {
   /** One stream per entry: its priority and purpose. Default: one of each purpose, two for kernels. */
   streams?: readonly StreamSpec[];
   strategy?: PoolStrategy;
@@ -46,18 +53,18 @@ export interface StreamPoolDescriptor {
   label?: string;
 }
 
+/** What run() / submit() are told about a piece of work. */
 export interface PoolSubmitOptions {
   bytes?: number;
   name?: string;
+  /** Bracket it in the pool's profiler (default true: when the profiler is enabled). */
+  profile?: boolean;
 }
-
-/** Heard by whoever submitted work once it completes (error: the CUDA error it failed with). */
-export type SettleListener = (error: Error | undefined) => void;
 
 interface Member {
   readonly stream: Stream;
-  /** The poller's lane key: the stream handle (0 for the legacy stream). */
-  readonly handle: CUstream | number;
+  /** Made by the pool (disposed with it), or the caller's. */
+  readonly owned: boolean;
   readonly priority: PriorityLevel;
   readonly purpose: StreamPurpose;
   outstanding: number;
@@ -84,44 +91,58 @@ const DEFAULT_STREAMS: readonly StreamSpec[] = [
 const TRANSFERS: ReadonlySet<OperationKind> = new Set(['upload', 'download', 'copy']);
 const LAUNCHES: ReadonlySet<OperationKind> = new Set(['kernel', 'fft']);
 
+function newMember(stream: Stream, owned: boolean, priority: PriorityLevel, purpose: StreamPurpose): Member {
+  return { stream, owned, priority, purpose, outstanding: 0, bytesInFlight: 0, operations: 0, transfers: 0, kernelLaunches: 0, completed: 0, latencyTotal: 0, busyMs: 0, busyUntil: 0, peakMemoryBytes: 0 };
+}
+
 /**
  * Streams with priorities and purposes, handed out by a strategy, with per-stream metrics.
  * Work submitted through run()/submit() is counted and tracked to completion with one event
  * behind it (the context's poller, never a host wait): that is what LoadBalanced balances
- * and what the metrics measure.
+ * and what the metrics measure. Work may also be submitted to other streams of the pool's
+ * context ("guests"): tracked the same way, never handed out by acquire().
  */
-export class StreamPool {
+export class StreamPool extends Resource {
   readonly context: Context;
-  readonly label: string;
   strategy: PoolStrategy;
   readonly profiler: Profiler | undefined;
   readonly #members: Member[];
   readonly #byStream = new Map<Stream, Member>();
+  readonly #guests = new WeakMap<Stream, Member>();
   readonly #streams: readonly Stream[];
   #tick = 0;
   #assignments: WorkloadAssignments = {};
   readonly #workloadTimes = new Map<WorkloadType, { total: number; count: number }>();
-  #disposed = false;
+  /** waitForAnyReady() calls not yet settled: dispose() settles them. */
+  readonly #readyWaiters = new Set<(stream: Stream | null) => void>();
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
-    this.context = descriptor.context ?? Device.get(0).context;
-    this.label = descriptor.label ?? 'stream pool';
+    super('StreamPool', descriptor.label ?? 'stream pool');
+    const borrowed = descriptor.streams?.find((s) => s.stream !== undefined)?.stream;
+    this.context = resolveContext(descriptor, descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined);
     this.strategy = descriptor.strategy ?? 'RoundRobin';
     this.profiler = descriptor.profiler;
     const specs = descriptor.streams ?? DEFAULT_STREAMS;
-    if (specs.length === 0) throw new RangeError(`${this.label}: a StreamPool needs at least one stream`);
+    if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${this.label}: a StreamPool needs at least one stream`);
     this.#members = [];
     try {
       specs.forEach((spec, i) => {
         const priority = spec.priority ?? 'normal';
         const purpose = spec.purpose ?? 'KernelExecution';
-        const stream = new Stream({ context: this.context, priority, label: `${this.label}/${purpose}#${i}` });
-        const m: Member = { stream, handle: stream.handle ?? 0, priority, purpose, outstanding: 0, bytesInFlight: 0, operations: 0, transfers: 0, kernelLaunches: 0, completed: 0, latencyTotal: 0, busyMs: 0, busyUntil: 0, peakMemoryBytes: 0 };
+        const given = spec.stream;
+        if (given !== undefined) {
+          if (!(given instanceof Stream)) throw new TypeError(`${this.label}: streams[${i}].stream must be a Stream`);
+          if (given.disposed) throw new DisposedError(`${this.label}: streams[${i}].stream "${given.label}" was disposed`);
+          if (given.context !== this.context) throw new Error(`${this.label}: streams[${i}].stream "${given.label}" belongs to another context`);
+          if (this.#byStream.has(given)) return;
+        }
+        const stream = given ?? new Stream({ context: this.context, priority, label: `${this.label}/${purpose}#${i}` });
+        const m = newMember(stream, given === undefined, priority, purpose);
         this.#members.push(m);
         this.#byStream.set(stream, m);
       });
     } catch (e) {
-      for (const m of this.#members) m.stream.dispose();
+      for (const m of this.#members) if (m.owned) m.stream.dispose();
       throw e;
     }
     this.#streams = this.#members.map((m) => m.stream);
@@ -137,9 +158,27 @@ export class StreamPool {
   }
 
   #member(stream: Stream): Member {
+    this.assertAlive();
     const m = this.#byStream.get(stream);
     if (!m) throw new Error(`stream "${stream.label}" does not belong to ${this.label}`);
     return m;
+  }
+
+  /** A member, or a guest record for another live stream of the pool's context. */
+  #memberOrGuest(stream: Stream): Member {
+    this.assertAlive();
+    const m = this.#byStream.get(stream) ?? this.#guests.get(stream);
+    if (m) return m;
+    if (!(stream instanceof Stream)) throw new TypeError(`${this.label}: work must be submitted to a Stream`);
+    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    const guest = newMember(stream, false, 'normal', 'AuxCompute');
+    this.#guests.set(stream, guest);
+    return guest;
+  }
+
+  /** Whether `stream` is one of the pool's (not a guest). */
+  has(stream: Stream): boolean {
+    return this.#byStream.has(stream);
   }
 
   #loads(): StreamLoad[] {
@@ -148,18 +187,18 @@ export class StreamPool {
 
   /** A stream for the next piece of work, as the strategy picks it. */
   acquire(request: StreamRequest = {}): Stream {
-    if (this.#disposed) throw new Error(`${this.label} was disposed`);
+    this.assertAlive();
     if (this.#members.length === 1) return this.#streams[0]!;
     const index = chooseStream(this.strategy, this.#loads(), request, this.#tick++, this.#assignments);
     return this.#streams[index]!;
   }
 
   /**
-   * Enqueues `enqueue`'s work on `stream`, one of the pool's, and returns what it returns;
-   * the work is counted in the stream's metrics and tracked to completion.
+   * Enqueues `enqueue`'s work on `stream` (the pool's, or a guest of its context) and returns
+   * what it returns; the work is counted in the stream's metrics and tracked to completion.
    */
   run<T>(stream: Stream, kind: OperationKind, enqueue: () => T, options?: PoolSubmitOptions): T {
-    const m = this.#member(stream);
+    const m = this.#memberOrGuest(stream);
     const result = this.#enqueue(m, kind, enqueue, options);
     this.#track(m, kind, options?.bytes ?? 0, undefined);
     return result;
@@ -172,7 +211,7 @@ export class StreamPool {
    * before calling `listener`: the event must not be used after that.
    */
   submit(stream: Stream, kind: OperationKind, enqueue: (stream: Stream) => unknown, options: PoolSubmitOptions | undefined, listener: SettleListener): CUevent | undefined {
-    const m = this.#member(stream);
+    const m = this.#memberOrGuest(stream);
     const result = this.#enqueue(m, kind, () => enqueue(stream), options);
     if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
       (result as PromiseLike<unknown>).then(undefined, () => undefined);
@@ -185,7 +224,7 @@ export class StreamPool {
   #enqueue<T>(m: Member, kind: OperationKind, enqueue: () => T, options: PoolSubmitOptions | undefined): T {
     const profiler = this.profiler;
     // Profiler off: begin() returns -1 with no FFI call, and end(-1) returns at once.
-    if (profiler === undefined || !profiler.enabled) return enqueue();
+    if (profiler === undefined || !profiler.enabled || options?.profile === false) return enqueue();
     const token = profiler.begin(m.stream, kind, options?.name ?? kind, options?.bytes);
     try {
       return enqueue();
@@ -194,7 +233,7 @@ export class StreamPool {
     }
   }
 
-  /** One event behind the work, watched by the context's poller; returns it while pending. */
+  /** One event behind the work, watched by the context's poller (trackStream); returns it while pending. */
   #track(m: Member, kind: OperationKind, bytes: number, listener: SettleListener | undefined): CUevent | undefined {
     m.operations++;
     if (TRANSFERS.has(kind)) m.transfers++;
@@ -203,10 +242,7 @@ export class StreamPool {
     m.bytesInFlight += bytes;
     if (m.bytesInFlight > m.peakMemoryBytes) m.peakMemoryBytes = m.bytesInFlight;
     const submitted = performance.now();
-    let pending = true;
     const settle = (error: Error | undefined): void => {
-      if (!pending) return;
-      pending = false;
       const now = performance.now();
       m.outstanding--;
       m.completed++;
@@ -217,17 +253,7 @@ export class StreamPool {
       if (now > m.busyUntil) m.busyUntil = now;
       listener?.(error);
     };
-    const events = this.context.completionEvents;
-    const event = events.acquire();
-    const status = hot().eventRecord(event, m.stream.handle);
-    if (status !== 0) {
-      events.recycle(event);
-      const error = driverError(status, 'cuEventRecord', `completion of work on stream "${m.stream.label}"`);
-      settle(error);
-      throw error;
-    }
-    this.context.completion.enqueue(m.handle, event, () => settle(undefined), settle, events.recycle);
-    return pending ? event : undefined;
+    return trackStream(m.stream, settle);
   }
 
   metrics(stream: Stream): StreamMetrics {
@@ -244,6 +270,7 @@ export class StreamPool {
   }
 
   allMetrics(): { stream: string; purpose: StreamPurpose; priority: PriorityLevel; metrics: StreamMetrics }[] {
+    this.assertAlive();
     return this.#members.map((m) => ({ stream: m.stream.label, purpose: m.purpose, priority: m.priority, metrics: this.metrics(m.stream) }));
   }
 
@@ -277,25 +304,30 @@ export class StreamPool {
 
   /** True if some stream has no pending work (of any origin: cuStreamQuery, no event). */
   hasReadyStreams(): boolean {
+    this.assertAlive();
     for (const m of this.#members) if (m.stream.query()) return true;
     return false;
   }
 
   /** The first stream to become idle, or null after `timeoutMs`; never blocks the event loop. */
   waitForAnyReady(options: { timeoutMs: number }): Promise<Stream | null> {
-    const timeoutMs = options.timeoutMs;
-    if (!(timeoutMs >= 0)) throw new RangeError(`timeoutMs must be >= 0, got ${timeoutMs}`);
+    this.assertAlive();
+    const timeoutMs = options?.timeoutMs;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1) throw new RangeError(`${this.label}: timeoutMs must be a number of ms from 0 to ${2 ** 31 - 1}, got ${String(timeoutMs)}`);
     for (const m of this.#members) if (m.stream.query()) return Promise.resolve(m.stream);
     return new Promise<Stream | null>((resolve, reject) => {
       let settled = false;
       let failures = 0;
       const timer = setTimeout(() => finish(null), timeoutMs);
+      const waiters = this.#readyWaiters;
       function finish(stream: Stream | null): void {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        waiters.delete(finish);
         resolve(stream);
       }
+      waiters.add(finish);
       // The work each stream holds now: whichever completes first wins. Late ones are ignored.
       for (const m of this.#members) {
         m.stream.done().then(
@@ -304,6 +336,7 @@ export class StreamPool {
             if (++failures === this.#members.length && !settled) {
               settled = true;
               clearTimeout(timer);
+              waiters.delete(finish);
               reject(e);
             }
           },
@@ -312,14 +345,13 @@ export class StreamPool {
     });
   }
 
-  /** Destroys the streams (after their work: cuStreamDestroy lets pending work finish). */
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    for (const m of this.#members) m.stream.dispose();
-  }
-
-  [Symbol.dispose](): void {
-    this.dispose();
+  /**
+   * Destroys the streams it made (after their work: cuStreamDestroy lets pending work finish);
+   * a pending waitForAnyReady() resolves with null. Work already submitted still reports its
+   * completion to its listeners. Later calls throw DisposedError.
+   */
+  protected releaseNative(): void {
+    for (const finish of [...this.#readyWaiters]) finish(null);
+    for (const m of this.#members) if (m.owned) m.stream.dispose();
   }
 }

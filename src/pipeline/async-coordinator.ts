@@ -1,28 +1,48 @@
+/**
+ * AsyncCoordinator: the issue-5 upload/compute/download API as a thin front of the one
+ * dependency-graph engine (orchestration's Coordinator) over a pool of three streams.
+ */
 import type { Context } from '../runtime/context.js';
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import { Device } from '../runtime/device.js';
+import { resolveContext, type Placement } from '../runtime/defaults.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
-import { type Event, EventPool } from '../runtime/event.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
+import { Coordinator } from '../orchestration/coordinator.js';
+import type { SettledOperation } from '../orchestration/operation.js';
 import type { Profiler } from '../orchestration/profiler.js';
+import { StreamPool } from '../orchestration/stream-pool.js';
+import type { OperationKind } from '../report/timeline.js';
 import { Resource } from '../runtime/resource.js';
 import { Stream, type StreamPriority } from '../runtime/stream.js';
-import { AsyncOperationError } from './errors.js';
-import { OperationGraph, type AsyncOperationId, type AsyncOperationKind, type OperationNode, type AsyncOperationStatus, type SettledAsyncOperation } from './operation-graph.js';
 
-export type { AsyncOperationId, AsyncOperationKind, AsyncOperationStatus, SettledAsyncOperation } from './operation-graph.js';
+/** Ids the AsyncCoordinator hands out: its Coordinator's operation ids. */
+export type AsyncOperationId = number;
+/** What an AsyncCoordinator operation does. */
+export type AsyncOperationKind = 'upload' | 'compute' | 'download';
+/** An operation's state as the AsyncCoordinator reports it (the Coordinator's, coarser). */
+export type AsyncOperationStatus = 'pending' | 'completed' | 'failed';
+
+/** What poll() reports for each operation that settled since the previous poll(). */
+export interface SettledAsyncOperation {
+  id: AsyncOperationId;
+  kind: AsyncOperationKind;
+  name: string;
+  status: 'completed' | 'failed';
+  error?: Error;
+}
 
 /** Enqueues a computation on `stream` (kernel launches, library calls); must not block. */
 export type ComputeFn = (stream: Stream) => void;
 
+/** The three streams of an AsyncCoordinator (one stream may serve all three: a serial pipeline). */
 export interface CoordinatorStreams {
   upload: Stream;
   compute: Stream;
   download: Stream;
 }
 
-export interface AsyncCoordinatorOptions {
-  context?: Context;
+/** How an AsyncCoordinator is made. */
+export interface AsyncCoordinatorDescriptor extends Placement {
   /**
    * Streams to use instead of creating three; they stay the caller's. Passing one stream for
    * all three serializes every operation (a synchronous pipeline with the same API).
@@ -31,9 +51,15 @@ export interface AsyncCoordinatorOptions {
   priorities?: { upload?: StreamPriority; compute?: StreamPriority; download?: StreamPriority };
   /** Brackets every operation, so its timeline shows what overlapped. */
   profiler?: Profiler;
+  /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */
+  retainSettled?: number;
   label?: string;
 }
 
+/** @deprecated the name before issue 9; use AsyncCoordinatorDescriptor. */
+export type AsyncCoordinatorOptions = AsyncCoordinatorDescriptor;
+
+/** Options every queued operation takes. */
 export interface OperationOptions {
   /** Operations this one waits for, on the GPU (an event and cuStreamWaitEvent per other stream). */
   deps?: readonly AsyncOperationId[];
@@ -41,11 +67,13 @@ export interface OperationOptions {
   name?: string;
 }
 
+/** Options of queueUpload() / queueDownload(). */
 export interface TransferOptions extends OperationOptions {
   /** Elements to copy from the start of both sides; default: the whole host buffer. */
   length?: number;
 }
 
+/** Options of queueCompute(). */
 export interface ComputeOptions {
   name?: string;
   /** Run on this stream instead of the compute stream (parallel branches of a fork). */
@@ -54,53 +82,71 @@ export interface ComputeOptions {
   profile?: boolean;
 }
 
-interface Payload {
-  stream: Stream;
-  event: Event;
+const ASYNC_KIND: Partial<Record<OperationKind, AsyncOperationKind>> = { upload: 'upload', download: 'download' };
+
+function toAsync(s: SettledOperation): SettledAsyncOperation {
+  const kind = ASYNC_KIND[s.kind] ?? 'compute';
+  return s.error === undefined ? { id: s.id, kind, name: s.name, status: s.status } : { id: s.id, kind, name: s.name, status: s.status, error: s.error };
 }
 
-const PROFILE_KIND: Record<AsyncOperationKind, 'upload' | 'kernel' | 'download'> = { upload: 'upload', compute: 'kernel', download: 'download' };
-
 /**
- * Upload, compute and download on dedicated streams, each operation ending with an event.
- * Dependencies are lowered to cuStreamWaitEvent, so dependent work is ordered on the GPU
- * without the host waiting; fork and join are just several dependents or dependencies.
- * Completion is tracked by the context's poller (no thread blocks); poll() also asks the
- * GPU directly, for callers that do not yield to the event loop.
+ * Upload, compute and download on dedicated streams, each operation tracked by the event its
+ * pool records behind it. Dependencies are lowered to cuStreamWaitEvent, so dependent work is
+ * ordered on the GPU without the host waiting; fork and join are just several dependents or
+ * dependencies. Completion is tracked by the context's poller (no thread blocks); poll() also
+ * asks the GPU directly, for callers that do not yield to the event loop.
+ *
+ * A failed operation fails its dependents with DependencyFailedError (alias
+ * AsyncDependencyError); queueing after a failed dependency throws it at once. dispose() fails
+ * whatever has not settled, so nothing waits forever.
  */
 export class AsyncCoordinator extends Resource {
   readonly context: Context;
   readonly profiler: Profiler | undefined;
+  /** The engine behind this front. */
+  readonly coordinator: Coordinator;
+  readonly pool: StreamPool;
   readonly #streams: CoordinatorStreams;
-  readonly #ownsStreams: boolean;
-  readonly #events: EventPool;
-  readonly #graph: OperationGraph<Payload>;
+  readonly #owned: Stream[] = [];
   readonly #computes = new Map<string, ComputeFn>();
   #lastCompute: AsyncOperationId | undefined;
-  /** event.done() promises not yet settled: events stay alive until the poller has let go of them. */
-  #outstanding = 0;
 
-  constructor(options: AsyncCoordinatorOptions = {}) {
-    super('AsyncCoordinator', options.label);
-    this.context = options.streams?.compute.context ?? options.context ?? Device.get(0).context;
-    this.profiler = options.profiler;
-    if (options.streams) {
-      for (const s of Object.values(options.streams)) {
+  constructor(descriptor: AsyncCoordinatorDescriptor = {}) {
+    super('AsyncCoordinator', descriptor.label);
+    this.context = resolveContext(descriptor, descriptor.streams?.compute);
+    this.profiler = descriptor.profiler;
+    if (descriptor.streams) {
+      for (const s of [descriptor.streams.upload, descriptor.streams.compute, descriptor.streams.download]) {
+        if (!(s instanceof Stream)) throw new TypeError(`${this.label}: streams.upload, .compute and .download must be Streams`);
         if (s.context !== this.context) throw new Error(`${this.label}: stream "${s.label}" belongs to another context`);
       }
-      this.#streams = { ...options.streams };
-      this.#ownsStreams = false;
+      this.#streams = { ...descriptor.streams };
     } else {
-      const p = options.priorities ?? {};
-      const make = (purpose: string, priority: StreamPriority | undefined): Stream => new Stream({ context: this.context, priority: priority ?? 'normal', label: `${this.label} ${purpose}` });
-      const upload = make('upload', p.upload);
-      const compute = make('compute', p.compute);
-      const download = make('download', p.download);
-      this.#streams = { upload, compute, download };
-      this.#ownsStreams = true;
+      const p = descriptor.priorities ?? {};
+      const make = (purpose: string, priority: StreamPriority | undefined): Stream => {
+        const s = new Stream({ context: this.context, priority: priority ?? 'normal', label: `${this.label} ${purpose}` });
+        this.#owned.push(s);
+        return s;
+      };
+      try {
+        this.#streams = { upload: make('upload', p.upload), compute: make('compute', p.compute), download: make('download', p.download) };
+      } catch (e) {
+        for (const s of this.#owned) s.dispose();
+        throw e;
+      }
     }
-    this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
-    this.#graph = new OperationGraph<Payload>(`AsyncCoordinator "${this.label}"`);
+    const { upload, compute, download } = this.#streams;
+    this.pool = new StreamPool({
+      context: this.context,
+      label: `${this.label} streams`,
+      streams: [
+        { stream: upload, purpose: 'ConfigUpload' },
+        { stream: compute, purpose: 'KernelExecution' },
+        { stream: download, purpose: 'TelemetryDownload' },
+      ],
+      ...(this.profiler ? { profiler: this.profiler } : {}),
+    });
+    this.coordinator = new Coordinator(this.pool, { label: this.label, uniqueNames: false, ...(descriptor.retainSettled === undefined ? {} : { retainSettled: descriptor.retainSettled }) });
   }
 
   get uploadStream(): Stream {
@@ -117,7 +163,7 @@ export class AsyncCoordinator extends Resource {
 
   /** Operations queued and not yet settled. */
   get pendingCount(): number {
-    return this.#graph.pendingCount;
+    return this.coordinator.pendingCount;
   }
 
   /** Names a computation, so that queueCompute(name, deps) can run it. */
@@ -133,9 +179,7 @@ export class AsyncCoordinator extends Resource {
     return this.#queue('upload', options.name ?? `upload to ${buffer.label}`, stream, options.deps ?? [], () => buffer.write(host, { stream, length }), length * dtypeInfo(buffer.dtype).bytes, true);
   }
 
-  /**
-   * Runs a registered computation (by name) or `fn` on the compute stream, after `deps`.
-   */
+  /** Runs a registered computation (by name) or `fn` on the compute stream, after `deps`. */
   queueCompute(nameOrFn: string | ComputeFn, deps: readonly AsyncOperationId[] = [], options: ComputeOptions = {}): AsyncOperationId {
     let fn: ComputeFn;
     let name: string;
@@ -149,6 +193,7 @@ export class AsyncCoordinator extends Resource {
       name = options.name ?? (nameOrFn.name || 'compute');
     } else throw new TypeError(`${this.label}: queueCompute needs a registered name or a function, got ${typeof nameOrFn}`);
     const stream = options.stream ?? this.#streams.compute;
+    if (!(stream instanceof Stream)) throw new TypeError(`${this.label}: options.stream must be a Stream`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const id = this.#queue('compute', name, stream, deps, () => fn(stream), undefined, options.profile ?? true);
     this.#lastCompute = id;
@@ -171,27 +216,22 @@ export class AsyncCoordinator extends Resource {
    * completes in order) and returns every operation settled since the previous poll().
    */
   poll(): SettledAsyncOperation[] {
-    const notReady = new Set<Stream>();
-    for (const node of this.#graph.pending()) {
-      const { stream, event } = node.payload;
-      if (node.workDone || notReady.has(stream)) continue;
-      try {
-        if (event.query()) this.#graph.workDone(node);
-        else notReady.add(stream);
-      } catch (e) {
-        this.#graph.fail(node, this.#failure(node, e));
-      }
-    }
-    return this.#graph.takeSettled();
+    return this.coordinator.poll().map(toAsync);
   }
 
+  /** 'pending' until the operation and everything it depends on have completed, or it failed. */
   status(id: AsyncOperationId): AsyncOperationStatus {
-    return this.#graph.status(id);
+    const state = this.coordinator.state(this.#checkId(id));
+    return state === 'completed' || state === 'captured' ? 'completed' : state === 'failed' ? 'failed' : 'pending';
   }
 
   /** Resolves once operation `id` and everything it depends on have completed; rejects with the cause otherwise. */
   wait(id: AsyncOperationId): Promise<void> {
-    return this.#graph.wait(id);
+    try {
+      return this.coordinator.wait(this.#checkId(id));
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
   }
 
   /**
@@ -201,87 +241,56 @@ export class AsyncCoordinator extends Resource {
    */
   synchronizeAll(): void {
     this.assertAlive();
-    const covered = [...this.#graph.pending()];
+    const covered = this.coordinator.pendingIds();
     for (const s of this.#uniqueStreams()) s.synchronize();
-    for (const node of covered) {
-      if (node.status !== 'pending' || node.workDone) continue;
-      try {
-        if (node.payload.event.query()) this.#graph.workDone(node);
-      } catch (e) {
-        this.#graph.fail(node, this.#failure(node, e));
-      }
-    }
-    this.#throwFailures(covered.map((n) => n.id));
+    this.coordinator.poll().forEach(() => undefined);
+    this.#throwFailures(covered);
   }
 
   /** Resolves once all work queued so far (through the streams too) has finished; rejects like synchronizeAll(). */
   async done(): Promise<void> {
     this.assertAlive();
-    const ids = [...this.#graph.pending()].map((n) => n.id);
+    const ids = this.coordinator.pendingIds();
     await Promise.all(this.#uniqueStreams().map((s) => s.done()));
-    await Promise.allSettled(ids.map((id) => this.#graph.wait(id)));
+    await Promise.allSettled(ids.map((id) => this.coordinator.wait(id)));
     this.#throwFailures(ids);
   }
 
-  #queue(kind: AsyncOperationKind, name: string, stream: Stream, depIds: readonly AsyncOperationId[], enqueue: () => void, bytes: number | undefined, profile: boolean): AsyncOperationId {
+  #queue(kind: AsyncOperationKind, name: string, stream: Stream, deps: readonly AsyncOperationId[], enqueue: () => void, bytes: number | undefined, profile: boolean): AsyncOperationId {
     this.assertAlive();
-    if (!Array.isArray(depIds)) throw new TypeError(`${this.label}: deps must be an array of operation ids`);
-    const deps = this.#graph.resolveDependencies(depIds);
-    for (const d of deps) {
-      // Finished work needs no wait, and its event may already serve another operation.
-      if (!d.workDone && d.payload.stream !== stream) stream.waitEvent(d.payload.event);
-    }
-    const profiler = profile ? this.profiler : undefined;
-    if (profiler) profiler.wrap(stream, PROFILE_KIND[kind], name, enqueue, bytes);
-    else enqueue();
-    const event = this.#events.acquire();
-    try {
-      event.record(stream);
-    } catch (e) {
-      this.#events.release(event);
-      throw e;
-    }
-    const node = this.#graph.add(kind, name, deps, { stream, event });
-    this.#outstanding++;
-    event.done().then(
-      () => this.#settled(node, undefined),
-      (e: unknown) => this.#settled(node, e),
-    );
-    return node.id;
+    if (!Array.isArray(deps)) throw new TypeError(`${this.label}: deps must be an array of operation ids`);
+    for (const d of deps) this.#checkId(d);
+    return this.coordinator.start({
+      name,
+      kind: kind === 'compute' ? 'kernel' : kind,
+      stream,
+      after: deps,
+      run: enqueue,
+      ...(bytes === undefined ? {} : { bytes }),
+      ...(profile ? {} : { profile: false }),
+    });
   }
 
-  #settled(node: OperationNode<Payload>, error: unknown): void {
-    this.#outstanding--;
-    if (this.disposed) {
-      if (this.#outstanding === 0) this.#events.dispose();
-      return;
-    }
-    this.#events.release(node.payload.event);
-    if (error === undefined) this.#graph.workDone(node);
-    else this.#graph.fail(node, this.#failure(node, error));
-  }
-
-  #failure(node: OperationNode<Payload>, cause: unknown): AsyncOperationError {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return new AsyncOperationError(`${this.label}: operation ${node.id} (${node.kind} "${node.name}" on stream "${node.payload.stream.label}") failed: ${message}`, node.id, { cause });
+  /** Ids are numbers the coordinator issued: anything else is a RangeError naming it. */
+  #checkId(id: AsyncOperationId): AsyncOperationId {
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw new RangeError(`${this.label}: there is no operation ${String(id)}`);
+    return id;
   }
 
   #throwFailures(ids: readonly AsyncOperationId[]): void {
-    const failed = ids.filter((id) => this.#graph.status(id) === 'failed');
+    const failed = ids.filter((id) => this.coordinator.state(id) === 'failed');
     if (failed.length === 0) return;
-    throw new AggregateError(failed.map((id) => this.#graph.errorOf(id)), `${this.label}: ${failed.length} operation(s) failed: ${failed.join(', ')}`);
+    throw new AggregateError(failed.map((id) => this.coordinator.failure(id)!), `${this.label}: ${failed.length} operation(s) failed: ${failed.join(', ')}`);
   }
 
   #uniqueStreams(): Stream[] {
     return [...new Set([this.#streams.upload, this.#streams.compute, this.#streams.download])];
   }
 
-  /** Fails what is still pending (nothing hangs); events are destroyed once the poller has let go of them. */
+  /** Fails what is still pending (nothing hangs); GPU work already enqueued still runs. */
   protected releaseNative(): void {
-    for (const node of [...this.#graph.pending()]) {
-      this.#graph.fail(node, new AsyncOperationError(`${this.label} was disposed before operation ${node.id} (${node.kind} "${node.name}") settled`, node.id));
-    }
-    if (this.#ownsStreams) for (const s of this.#uniqueStreams()) s.dispose();
-    if (this.#outstanding === 0) this.#events.dispose();
+    this.coordinator.dispose();
+    this.pool.dispose();
+    for (const s of this.#owned) s.dispose();
   }
 }

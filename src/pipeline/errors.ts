@@ -1,21 +1,14 @@
-/** An operation of an AsyncCoordinator (or a stage built on one) failed; `cause` says why. */
-export class AsyncOperationError extends Error {
-  override readonly name: string = 'AsyncOperationError';
-  readonly operationId: number;
+/**
+ * The AsyncCoordinator's failure names before issue 9. There is one failure hierarchy now,
+ * orchestration's (the Coordinator is the one dependency engine); these are the same classes.
+ */
+import { DependencyFailedError, OperationError } from '../orchestration/errors.js';
 
-  constructor(message: string, operationId: number, options?: { cause: unknown }) {
-    super(message, options);
-    this.operationId = operationId;
-  }
-}
-
-/** The operation itself was fine, but an operation it depends on failed: its inputs cannot be trusted. */
-export class AsyncDependencyError extends AsyncOperationError {
-  override readonly name: string = 'AsyncDependencyError';
-  readonly dependencyId: number;
-
-  constructor(message: string, operationId: number, dependencyId: number, options?: { cause: unknown }) {
-    super(message, operationId, options);
-    this.dependencyId = dependencyId;
-  }
-}
+/** @deprecated use OperationError (the same class). */
+export const AsyncOperationError = OperationError;
+/** @deprecated use OperationError (the same class). */
+export type AsyncOperationError = OperationError;
+/** @deprecated use DependencyFailedError (the same class). */
+export const AsyncDependencyError = DependencyFailedError;
+/** @deprecated use DependencyFailedError (the same class). */
+export type AsyncDependencyError = DependencyFailedError;

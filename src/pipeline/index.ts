@@ -1,6 +1,7 @@
 export { TripleBuffer, type TripleBufferSlot, type TripleBufferOptions, type StagedBuffer, type SlotState } from './overlap/triple-buffer.js';
 export {
   AsyncCoordinator,
+  type AsyncCoordinatorDescriptor,
   type AsyncCoordinatorOptions,
   type ComputeFn,
   type ComputeOptions,
@@ -13,6 +14,7 @@ export {
   type TransferOptions,
 } from './async-coordinator.js';
 export { AsyncOperationError, AsyncDependencyError } from './errors.js';
+export { OperationError, DependencyFailedError, OperationTimeoutError } from '../orchestration/errors.js';
 export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerOptions, type IterationResult } from './stages/stage-manager.js';
 export {
   ManagedContext,

@@ -83,7 +83,7 @@ export class CompletionPoller {
         return true;
       }
       if (status !== CUresult.CUDA_ERROR_NOT_READY) {
-        const error = driverError(status, 'cuEventQuery', `completion of work on ${this.context.label}`);
+        const error = driverError(status, 'cuEventQuery', 'completion of work', this.context);
         reject(error);
         if (error.sticky) this.failAll(error);
         return true;
@@ -116,7 +116,7 @@ export class CompletionPoller {
           w.recycle?.(w.event);
           w.resolve();
         } else {
-          const error = driverError(status, 'cuEventQuery', `completion of work on ${this.context.label}`);
+          const error = driverError(status, 'cuEventQuery', 'completion of work', this.context);
           w.reject(error);
           if (error.sticky) {
             this.failAll(error);

@@ -1,6 +1,6 @@
 import type { CudaError } from '../ffi/index.js';
 import type { CUcontext } from '../ffi/generated/types.js';
-import { check, cu, onStickyError, outValue } from './cuda.js';
+import { check, driverApi, outValue, setCurrentContextSource } from './cuda.js';
 import { CompletionPoller } from './completion.js';
 import type { Device } from './device.js';
 import { RawEventPool } from './raw-event-pool.js';
@@ -8,7 +8,7 @@ import { Resource } from './resource.js';
 
 let current: Context | null = null;
 
-onStickyError((error) => current?.fail(error));
+setCurrentContextSource(() => current);
 
 /** A CUDA context (the device's primary one). Owns the completion poller of all its streams. */
 export class Context extends Resource {
@@ -27,12 +27,12 @@ export class Context extends Resource {
     this.completion = new CompletionPoller(this);
     this.completionEvents = new RawEventPool(this);
     const ordinal = device.handle;
-    this.track(() => cu().cuDevicePrimaryCtxRelease(ordinal));
+    this.track(() => driverApi().cuDevicePrimaryCtxRelease(ordinal));
   }
 
   static retainPrimary(device: Device): Context {
     const h: [CUcontext | null] = [null];
-    check(cu().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
+    check(driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
     const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
     ctx.makeCurrent();
     return ctx;
@@ -47,7 +47,7 @@ export class Context extends Resource {
   makeCurrent(): void {
     if (current === this) return;
     this.assertAlive();
-    check(cu().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
+    check(driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
     current = this;
   }
 
@@ -63,7 +63,7 @@ export class Context extends Resource {
 
   synchronize(): void {
     this.makeCurrent();
-    check(cu().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
+    check(driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
   }
 
   /** Numerically lower is higher priority: `greatest` is the highest priority (e.g. -5), `least` the lowest (0). */
@@ -72,7 +72,7 @@ export class Context extends Resource {
     this.makeCurrent();
     const least: [number | null] = [0];
     const greatest: [number | null] = [0];
-    check(cu().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
+    check(driverApi().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
     this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
     return this.#priorityRange;
   }
@@ -81,13 +81,13 @@ export class Context extends Resource {
     this.makeCurrent();
     const free: [number | bigint | null] = [0];
     const total: [number | bigint | null] = [0];
-    check(cu().cuMemGetInfo(free, total), 'cuMemGetInfo');
+    check(driverApi().cuMemGetInfo(free, total), 'cuMemGetInfo');
     return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
   }
 
   protected releaseNative(): void {
     this.completion.failAll(new Error(`${this.label} was disposed while work was pending`));
     if (current === this) current = null;
-    check(cu().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
+    check(driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
   }
 }

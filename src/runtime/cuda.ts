@@ -1,20 +1,32 @@
-import { CudaError, driver } from '../ffi/index.js';
+import { type CudaError, driver, statusError } from '../ffi/index.js';
 import type { DriverFunctions } from '../ffi/generated/driver.js';
 
-/** The raw driver API the runtime calls; bound on first use. */
-export function cu(): DriverFunctions {
+/** The raw driver API the runtime calls (status codes, not exceptions; `tscuda/ffi`'s `cu()` is the checked form); bound on first use. */
+export function driverApi(): DriverFunctions {
   return driver();
 }
 
-let stickyListener: ((error: CudaError) => void) | undefined;
-/** The Context module hears of sticky errors from any call, so it can fail all in-flight work at once. */
-export function onStickyError(listener: (error: CudaError) => void): void {
-  stickyListener = listener;
+/** What driverError needs of the context a call ran in (Context, without importing it). */
+export interface ErrorOwner {
+  readonly label: string;
+  fail(error: CudaError): void;
 }
 
-export function driverError(status: number, call: string, during?: string): CudaError {
-  const error = new CudaError('driver', status, call, during === undefined ? {} : { during });
-  if (error.sticky) stickyListener?.(error);
+let currentOwner: () => ErrorOwner | null = () => null;
+/** The Context module says which context is current, so an error names the context it happened in. */
+export function setCurrentContextSource(source: () => ErrorOwner | null): void {
+  currentOwner = source;
+}
+
+/**
+ * The CudaError of a failed driver call (through ffi's one status path), naming the context it ran
+ * in: `owner` when the caller knows it (the completion poller queries events of its own context,
+ * whichever is current), else the current one. A sticky error fails that context only.
+ */
+export function driverError(status: number, call: string, during?: string, owner?: ErrorOwner): CudaError {
+  const context = owner ?? currentOwner();
+  const error = statusError('driver', status, call, context ? (during === undefined ? context.label : `${during}; ${context.label}`) : during);
+  if (error.sticky) context?.fail(error);
   return error;
 }
 
@@ -26,7 +38,7 @@ export function check(status: number, call: string, during?: string): void {
 let initialized = false;
 export function initDriver(): void {
   if (initialized) return;
-  check(cu().cuInit(0), 'cuInit');
+  check(driverApi().cuInit(0), 'cuInit');
   initialized = true;
 }
 
@@ -63,7 +75,7 @@ export interface HotFunctions {
 let hotFunctions: HotFunctions | undefined;
 export function hot(): HotFunctions {
   if (hotFunctions) return hotFunctions;
-  const d = cu();
+  const d = driverApi();
   hotFunctions = {
     eventRecord: d.cuEventRecord,
     eventQuery: d.cuEventQuery,

@@ -1,5 +1,6 @@
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
-import { check, cu, initDriver, outValue } from './cuda.js';
+import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
+import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
 
 export interface ComputeCapability {
@@ -48,13 +49,30 @@ export class Device {
     this.handle = handle;
   }
 
+  /** How many CUDA devices the driver sees. Throws CudaUnavailableError without a driver (see `available()` for a probe that does not throw). */
   static count(): number {
     initDriver();
     const n: [number | null] = [0];
-    check(cu().cuDeviceGetCount(n), 'cuDeviceGetCount');
+    check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
     return outValue(n, 'cuDeviceGetCount');
   }
 
+  /**
+   * Whether CUDA work can run here, without throwing: `{ ok: true, count }`, or `{ ok: false, reason }`
+   * with a reason a user can act on (no driver library, a driver too old for CUDA 13, no device
+   * visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   */
+  static available(): DeviceAvailability {
+    try {
+      const count = Device.count();
+      if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
+      return { ok: true, count };
+    } catch (e) {
+      return { ok: false, reason: availabilityReason(e) };
+    }
+  }
+
+  /** The device of this ordinal (0 first); RangeError when there is no such device. */
   static get(ordinal = 0): Device {
     const cached = devices.get(ordinal);
     if (cached) return cached;
@@ -62,25 +80,26 @@ export class Device {
     const count = Device.count();
     if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
     const h: [number | null] = [0];
-    check(cu().cuDeviceGet(h, ordinal), 'cuDeviceGet');
+    check(driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
     const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
     devices.set(ordinal, device);
     return device;
   }
 
+  /** Every device, by ordinal. */
   static all(): Device[] {
     return Array.from({ length: Device.count() }, (_, i) => Device.get(i));
   }
 
   attribute(attribute: CUdevice_attribute): number {
     const v: [number | null] = [0];
-    check(cu().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
+    check(driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
     return outValue(v, 'cuDeviceGetAttribute');
   }
 
   get name(): string {
     const buf = Buffer.alloc(256);
-    check(cu().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
+    check(driverApi().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -96,13 +115,13 @@ export class Device {
 
   get totalMemoryBytes(): number {
     const v: [number | bigint | null] = [0];
-    check(cu().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
+    check(driverApi().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
     return Number(outValue(v, 'cuDeviceTotalMem'));
   }
 
   get pciBusId(): string {
     const buf = Buffer.alloc(64);
-    check(cu().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
+    check(driverApi().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -148,9 +167,24 @@ export class Device {
   }
 }
 
+/** The result of `Device.available()`. */
+export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
+
+function availabilityReason(e: unknown): string {
+  if (e instanceof CudaUnavailableError) return `no NVIDIA driver: ${e.library === 'driver' ? 'libcuda.so.1' : e.library} was not found (install the NVIDIA driver; in a container, run it with --gpus all and the NVIDIA Container Toolkit)`;
+  if (e instanceof CudaError) {
+    if (e.status === 'CUDA_ERROR_NO_DEVICE') return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
+    if (e.status === 'CUDA_ERROR_INSUFFICIENT_DRIVER' || e.status === 'CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE')
+      return `the NVIDIA driver is too old for CUDA 13 (${e.status}): install driver 580 or newer`;
+    return `CUDA initialisation failed: ${e.message}`;
+  }
+  return `CUDA initialisation failed: ${e instanceof Error ? e.message : String(e)}`;
+}
+
+/** The CUDA version the driver supports, as the driver reports it (13000 for 13.0). */
 export function driverVersion(): number {
   initDriver();
   const v: [number | null] = [0];
-  check(cu().cuDriverGetVersion(v), 'cuDriverGetVersion');
+  check(driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
   return outValue(v, 'cuDriverGetVersion');
 }

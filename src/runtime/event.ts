@@ -1,5 +1,5 @@
 import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue, hot } from './cuda.js';
+import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
@@ -34,7 +34,7 @@ export class Event extends Resource {
     if (descriptor.interprocess) flags |= CUevent_flags.CU_EVENT_INTERPROCESS;
     this.handle = createRawEvent(this.context, flags, this.label);
     const h = this.handle;
-    this.track(() => cu().cuEventDestroy(h));
+    this.track(() => driverApi().cuEventDestroy(h));
   }
 
   record(stream: Stream): this {
@@ -57,7 +57,7 @@ export class Event extends Resource {
   /** Blocks the thread (and the event loop) until the event completes; prefer `await done()`. */
   synchronize(): void {
     this.assertAlive();
-    check(cu().cuEventSynchronize(this.handle), 'cuEventSynchronize', `event "${this.label}"`);
+    check(driverApi().cuEventSynchronize(this.handle), 'cuEventSynchronize', `event "${this.label}"`);
   }
 
   /** Resolves when the event completes, without blocking the event loop. */
@@ -71,7 +71,7 @@ export class Event extends Resource {
     this.assertAlive();
     if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
     const ms: [number | null] = [0];
-    check(cu().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
+    check(driverApi().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
     return outValue(ms, 'cuEventElapsedTime');
   }
 
@@ -80,7 +80,7 @@ export class Event extends Resource {
   }
 
   protected releaseNative(): void {
-    check(cu().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
+    check(driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
   }
 }
 

@@ -1,6 +1,6 @@
 import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
 import koffi from 'koffi';
-import { check, cu, driverError } from './cuda.js';
+import { check, driverApi, driverError } from './cuda.js';
 import type { Context } from './context.js';
 import type { Kernel, KernelArg } from './kernel.js';
 import { Resource } from './resource.js';
@@ -22,7 +22,7 @@ export class Graph extends Resource {
     super('Graph', label);
     this.handle = handle;
     this.context = context;
-    this.track(() => cu().cuGraphDestroy(handle));
+    this.track(() => driverApi().cuGraphDestroy(handle));
   }
 
   /**
@@ -31,7 +31,7 @@ export class Graph extends Resource {
    */
   static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode; label?: string } = {}): Graph {
     const sh = stream.use();
-    check(cu().cuStreamBeginCapture(sh, MODES[options.mode ?? 'threadLocal'] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    check(driverApi().cuStreamBeginCapture(sh, MODES[options.mode ?? 'threadLocal'] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
     const cell: [CUgraph | null] = [null];
     let failure: unknown;
     try {
@@ -39,9 +39,9 @@ export class Graph extends Resource {
     } catch (e) {
       failure = e;
     }
-    const status = cu().cuStreamEndCapture(sh, cell);
+    const status = driverApi().cuStreamEndCapture(sh, cell);
     if (failure !== undefined) {
-      if (cell[0]) cu().cuGraphDestroy(cell[0]);
+      if (cell[0]) driverApi().cuGraphDestroy(cell[0]);
       throw failure;
     }
     if (status !== 0) throw driverError(status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
@@ -51,11 +51,11 @@ export class Graph extends Resource {
   nodes(): CUgraphNode[] {
     this.assertAlive();
     const count: [number | bigint | null] = [0];
-    check(cu().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
+    check(driverApi().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
     const n = Number(count[0]);
     if (n === 0) return [];
     const nodes = new BigUint64Array(n);
-    check(cu().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
+    check(driverApi().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
     return Array.from(nodes, (h) => h as CUgraphNode);
   }
 
@@ -68,10 +68,10 @@ export class Graph extends Resource {
     const params: { func?: unknown } = {};
     const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
     return this.nodes().filter((node) => {
-      check(cu().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
+      check(driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
       if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
       if (wanted === undefined) return true;
-      check(cu().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+      check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
       return handleAddress(params.func) === wanted;
     });
   }
@@ -80,12 +80,12 @@ export class Graph extends Resource {
     this.assertAlive();
     this.context.makeCurrent();
     const cell: [CUgraphExec | null] = [null];
-    check(cu().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
+    check(driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
     return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
   }
 
   protected releaseNative(): void {
-    check(cu().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
+    check(driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
   }
 }
 
@@ -98,12 +98,12 @@ export class GraphExec extends Resource {
     super('GraphExec', label);
     this.handle = handle;
     this.graph = graph;
-    this.track(() => cu().cuGraphExecDestroy(handle));
+    this.track(() => driverApi().cuGraphExecDestroy(handle));
   }
 
   launch(stream: Stream): void {
     this.assertAlive();
-    const status = cu().cuGraphLaunch(this.handle, stream.use());
+    const status = driverApi().cuGraphLaunch(this.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
   }
 
@@ -115,14 +115,14 @@ export class GraphExec extends Resource {
     this.assertAlive();
     kernel.setArgs(...args);
     const params: Record<string, unknown> = {};
-    check(cu().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
     params.kernelParams = kernel.parameterArray;
     params.extra = null;
-    check(cu().cuGraphExecKernelNodeSetParams(this.handle, node, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+    check(driverApi().cuGraphExecKernelNodeSetParams(this.handle, node, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
   }
 
   protected releaseNative(): void {
-    check(cu().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
+    check(driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
   }
 }
 

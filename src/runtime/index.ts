@@ -1,4 +1,5 @@
-export { Device, driverVersion, type DeviceProperties, type ComputeCapability } from './device.js';
+import './device-factories.js';
+export { Device, driverVersion, type DeviceAvailability, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';
 export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
 export { Event, EventPool, type EventDescriptor } from './event.js';
@@ -12,6 +13,9 @@ export { DTYPES, type DType, type HostArray } from './memory/dtype.js';
 export { Resource, DisposedError } from './resource.js';
 export { ManagedBuffer, type MemoryAdvice } from './memory/managed-buffer.js';
 export { allocPitched, copy2D, type PitchedBuffer, type Copy2D } from './memory/copy-2d.js';
-export { Program, CompiledProgram, CompileError, nvrtcVersion, nvrtcSupportedArchs, clearProgramMemoryCache, cacheDirectory, type ProgramDescriptor, type CompileOptions, type ProgramImageKind } from './program.js';
-export { FftPlan, FftPlanCache, fft, fftPlans, fftGeometry, type FftPlanDescriptor, type FftType, type FftLayout, type FftDirection, type FftGeometry, type FftInput, type FftOutput, type FftDtypes, type FftCallOptions } from './fft/plan.js';
+export { Program, CompiledProgram, CompileError, nvrtcVersion, nvrtcSupportedArchs, type ProgramDescriptor, type CompileOptions, type ProgramImageKind } from './program.js';
+export { clearProgramMemoryCache, cacheDirectory } from './program-cache.js';
+export { FftPlan, type FftExecOptions } from './fft/plan.js';
+export { FftPlanCache, fft, fftPlans, type FftCallOptions } from './fft/plan-cache.js';
+export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, FftInput, FftOutput, FftDtypes } from './fft/geometry.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';

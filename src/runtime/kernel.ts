@@ -1,6 +1,6 @@
 import koffi from 'koffi';
 import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue, hot } from './cuda.js';
+import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import type { DeviceBuffer } from './memory/device-buffer.js';
 import type { DType } from './memory/dtype.js';
@@ -13,6 +13,15 @@ const PARAM_BYTES: Record<KernelParamType, number> = { ptr: 8, i8: 1, u8: 1, i16
 
 export type Dim3 = number | readonly [number, number?, number?];
 export type KernelArg = DeviceBuffer<DType> | number | bigint;
+
+/** What a launch takes for one parameter type: a buffer (or raw device address) for 'ptr', a number, or a number or bigint for 64-bit integers. */
+export type KernelArgFor<P extends KernelParamType> = P extends 'ptr' ? DeviceBuffer<DType> | number : P extends 'i64' | 'u64' ? number | bigint : number;
+
+/**
+ * The argument tuple of a parameter list: `KernelArgs<['i32', 'f32', 'ptr']>` is
+ * `[number, number, DeviceBuffer | number]`, so swapped arguments are a tsc error.
+ */
+export type KernelArgs<P extends readonly KernelParamType[]> = { -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never };
 
 export interface LaunchConfig {
   grid: Dim3;
@@ -43,20 +52,22 @@ export interface KernelAttributes {
 const TWO32 = 2 ** 32;
 
 /** A kernel with its own native parameter block: a launch writes arguments in place and makes one FFI call. */
-export class Kernel extends Resource {
+export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamType[]> extends Resource {
   readonly name: string;
   readonly module: Module;
   readonly context: Context;
   readonly function: CUfunction;
-  readonly params: readonly KernelParamType[];
+  readonly params: P;
   readonly #offsets: Int32Array;
   readonly #view: DataView;
   /** void*[] pointing at each argument slot, passed as kernelParams. */
   readonly #paramArray: bigint;
+  /** The buffers among the arguments last written, by index: a launch on a stream records its use of them. */
+  readonly #bufferArgs: (DeviceBuffer<DType> | undefined)[] = [];
   readonly #block: bigint;
   readonly #limits: { maxThreads: number; maxBlock: readonly number[]; maxGrid: readonly number[]; maxShared: number };
 
-  private constructor(module: Module, name: string, fn: CUfunction, params: readonly KernelParamType[]) {
+  private constructor(module: Module, name: string, fn: CUfunction, params: P) {
     super('Kernel', name);
     this.name = name;
     this.module = module;
@@ -96,12 +107,12 @@ export class Kernel extends Resource {
     this.#checkLayout();
   }
 
-  static fromLibrary(module: Module, name: string, params: readonly KernelParamType[]): Kernel {
+  static fromLibrary<const P extends readonly KernelParamType[]>(module: Module, name: string, params: P): Kernel<P> {
     module.context.makeCurrent();
     const k: [CUkernel | null] = [null];
-    check(cu().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
+    check(driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
     const f: [CUfunction | null] = [null];
-    check(cu().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
+    check(driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
     return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
   }
 
@@ -110,7 +121,7 @@ export class Kernel extends Resource {
     const offset: [number | bigint | null] = [0];
     const size: [number | bigint | null] = [0];
     for (let i = 0; i <= this.params.length; i++) {
-      const status = cu().cuFuncGetParamInfo(this.function, i, offset, size);
+      const status = driverApi().cuFuncGetParamInfo(this.function, i, offset, size);
       if (i === this.params.length) {
         if (status === 0) throw new TypeError(`kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`);
         return;
@@ -127,7 +138,7 @@ export class Kernel extends Resource {
 
   #attribute(attr: number): number {
     const v: [number | null] = [0];
-    check(cu().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
+    check(driverApi().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
     return outValue(v, 'cuFuncGetAttribute');
   }
 
@@ -149,14 +160,14 @@ export class Kernel extends Resource {
   setMaxDynamicSharedMemory(bytes: number): void {
     this.assertAlive();
     if (!Number.isInteger(bytes) || bytes < 0 || bytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${bytes} is outside 0..${this.#limits.maxShared} bytes`);
-    check(cu().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+    check(driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
   }
 
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
     this.assertAlive();
     const v: [number | null] = [0];
-    check(cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
+    check(driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
     return outValue(v, 'occupancy');
   }
 
@@ -165,7 +176,7 @@ export class Kernel extends Resource {
     this.assertAlive();
     const grid: [number | null] = [0];
     const block: [number | null] = [0];
-    check(cu().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
+    check(driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
     return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
   }
 
@@ -192,7 +203,9 @@ export class Kernel extends Resource {
           if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
           if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
           addr = a.address;
+          this.#bufferArgs[i] = a;
         } else {
+          this.#bufferArgs[i] = undefined;
           addr = Number(a);
           // A raw address must be one: undefined or a fraction would otherwise become address 0.
           if (!Number.isSafeInteger(addr) || addr < 0) throw new TypeError(`kernel "${this.name}" argument ${i}: expected a DeviceBuffer or a device address, got ${String(a)}`);
@@ -272,7 +285,7 @@ export class Kernel extends Resource {
   }
 
   /** Launches on `config.stream` with these arguments. Validates dimensions and arguments first. */
-  launch(config: LaunchConfig, ...args: KernelArg[]): void {
+  launch(config: LaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
     this.#launch(config);
   }
@@ -284,7 +297,7 @@ export class Kernel extends Resource {
   }
 
   /** Writes all arguments (checked against the signature) without launching. */
-  setArgs(...args: KernelArg[]): void {
+  setArgs(...args: KernelArgs<P>): void {
     this.assertAlive();
     this.#writeArgs(args);
   }
@@ -304,10 +317,14 @@ export class Kernel extends Resource {
     } else this.context.makeCurrent();
     const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
     if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
+    if (stream) {
+      const buffers = this.#bufferArgs;
+      for (let i = 0; i < buffers.length; i++) buffers[i]?.recordUse(stream);
+    }
   }
 
   /** cuLaunchKernelEx: clusters (sm_90) and cooperative launches. */
-  launchEx(config: ExtendedLaunchConfig, ...args: KernelArg[]): void {
+  launchEx(config: ExtendedLaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
     const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
     const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number }; cooperative?: number } }[] = [];
@@ -323,7 +340,7 @@ export class Kernel extends Resource {
       const stream = config.stream;
       const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
       const launchConfig = { gridDimX: gx, gridDimY: gy, gridDimZ: gz, blockDimX: bx, blockDimY: by, blockDimZ: bz, sharedMemBytes: config.sharedMemBytes ?? 0, hStream: sh, attrs: attrPtr, numAttrs: attrs.length };
-      check(cu().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
+      check(driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
     } finally {
       if (attrPtr !== null) koffi.free(attrPtr);
     }

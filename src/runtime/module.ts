@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { CUlibrary } from '../ffi/generated/types.js';
-import { check, cu, initDriver, outValue } from './cuda.js';
+import { check, driverApi, initDriver, outValue } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
@@ -24,7 +24,7 @@ export class Module extends Resource {
     super('Module', label);
     this.handle = handle;
     this.context = context;
-    this.track(() => cu().cuLibraryUnload(handle));
+    this.track(() => driverApi().cuLibraryUnload(handle));
   }
 
   static load(descriptor: ModuleDescriptor): Module {
@@ -45,7 +45,7 @@ export class Module extends Resource {
     context.makeCurrent();
     const label = descriptor.label ?? path ?? 'module';
     const cell: [CUlibrary | null] = [null];
-    check(cu().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0), 'cuLibraryLoadData', `loading "${label}"`);
+    check(driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0), 'cuLibraryLoadData', `loading "${label}"`);
     return new Module(outValue(cell, 'cuLibraryLoadData'), context, label);
   }
 
@@ -53,13 +53,15 @@ export class Module extends Resource {
    * The kernel `name` (an `extern "C"` or lowered name). `params` gives its parameter types, so
    * scalar arguments are encoded right; the driver's parameter layout is checked against it.
    */
-  kernel(name: string, params: readonly KernelParamType[]): Kernel {
+  kernel<const P extends readonly KernelParamType[]>(name: string, params: P): Kernel<P> {
     this.assertAlive();
+    if (typeof name !== 'string' || name === '') throw new TypeError(`kernel name must be a non-empty string, got ${String(name)}`);
+    if (!Array.isArray(params)) throw new TypeError(`kernel "${name}": params must be an array of parameter types ('ptr', 'i32', 'f32', ...)`);
     const key = `${name}(${params.join(',')})`;
-    let k = this.#kernels.get(key);
+    let k = this.#kernels.get(key) as Kernel<P> | undefined;
     if (!k || k.disposed) {
       k = Kernel.fromLibrary(this, name, params);
-      this.#kernels.set(key, k);
+      this.#kernels.set(key, k as unknown as Kernel);
     }
     return k;
   }
@@ -68,20 +70,20 @@ export class Module extends Resource {
   kernelNames(): string[] {
     this.assertAlive();
     const count: [number | null] = [0];
-    check(cu().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
+    check(driverApi().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
     const n = outValue(count, 'cuLibraryGetKernelCount');
     const handles = new BigUint64Array(n);
-    check(cu().cuLibraryEnumerateKernels(handles, n, this.handle), 'cuLibraryEnumerateKernels');
+    check(driverApi().cuLibraryEnumerateKernels(handles, n, this.handle), 'cuLibraryEnumerateKernels');
     return Array.from(handles, (h) => {
       const name: [string | null] = [null];
-      check(cu().cuKernelGetName(name as never, h as never), 'cuKernelGetName');
+      check(driverApi().cuKernelGetName(name as never, h as never), 'cuKernelGetName');
       return String(name[0]);
     });
   }
 
   protected releaseNative(): void {
     for (const k of this.#kernels.values()) k.dispose();
-    check(cu().cuLibraryUnload(this.handle), 'cuLibraryUnload', this.label);
+    check(driverApi().cuLibraryUnload(this.handle), 'cuLibraryUnload', this.label);
   }
 }
 

@@ -1,12 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { CudaError, nvrtc, statusName } from '../ffi/index.js';
+import { checkStatus, CudaError, nvrtc, statusName } from '../ffi/index.js';
+import { nvrtcResult } from '../ffi/generated/types.js';
 import type { nvrtcProgram } from '../ffi/generated/types.js';
 import type { Context } from './context.js';
-import { Device } from './device.js';
+import type { Device } from './device.js';
+import { defaultDevice } from './defaults.js';
+import type { Kernel, KernelParamType } from './kernel.js';
 import { Module } from './module.js';
+import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry } from './program-cache.js';
 
 export interface ProgramDescriptor {
   /** CUDA C++ source text. */
@@ -37,34 +37,44 @@ export interface CompileOptions {
 
 export type ProgramImageKind = 'cubin' | 'ptx';
 
-/** NVRTC rejected the program. The message carries NVRTC's whole log; so does `.log`. */
-export class CompileError extends Error {
-  override readonly name = 'CompileError';
-  constructor(
-    /** The program's file name (`name` of the descriptor). */
-    readonly programName: string,
-    /** NVRTC's whole compilation log. */
-    readonly log: string,
-    /** The nvrtcResult name, e.g. NVRTC_ERROR_COMPILATION or NVRTC_ERROR_INVALID_OPTION. */
-    readonly status: string = 'NVRTC_ERROR_COMPILATION',
-    /** The flags the compile was given, architecture first. */
-    readonly options: readonly string[] = [],
-  ) {
-    super(`NVRTC could not compile ${programName} (${status}${options.length ? `; ${options.join(' ')}` : ''}):\n${log}`);
+/** A koffi function's asynchronous form: the call runs on a worker thread, the callback on the event loop. */
+interface AsyncCallable {
+  async(...args: unknown[]): void;
+}
+
+/** A compile's resolved options (Program#plan). */
+interface CompilePlan {
+  flags: string[];
+  names: string[];
+  kind: ProgramImageKind;
+  hit: CompiledProgram | undefined;
+  store: (entry: ProgramCacheEntry) => CompiledProgram;
+}
+
+/**
+ * NVRTC rejected the program: a CudaError of the nvrtc library (status NVRTC_ERROR_COMPILATION,
+ * NVRTC_ERROR_INVALID_OPTION, ...) whose message carries NVRTC's whole log; so does `.log`.
+ */
+export class CompileError extends CudaError {
+  override readonly name: string = 'CompileError';
+  /** The program's file name (`name` of the descriptor). */
+  readonly programName: string;
+  /** NVRTC's whole compilation log. */
+  readonly log: string;
+  /** The flags the compile was given, architecture first. */
+  readonly options: readonly string[];
+
+  constructor(programName: string, log: string, status: string = 'NVRTC_ERROR_COMPILATION', options: readonly string[] = []) {
+    super('nvrtc', nvrtcResult[status as keyof typeof nvrtcResult] ?? nvrtcResult.NVRTC_ERROR_COMPILATION, 'nvrtcCompileProgram', {
+      description: `NVRTC could not compile ${programName}${options.length ? ` (${options.join(' ')})` : ''}:\n${log}`,
+    });
+    this.programName = programName;
+    this.log = log;
+    this.options = options;
   }
 }
 
-function check(status: number, call: string, during: string): void {
-  if (status !== 0) {
-    let description: string | undefined;
-    try {
-      description = nvrtc().nvrtcGetErrorString(status as never) ?? undefined;
-    } catch {
-      /* the status name is enough */
-    }
-    throw new CudaError('nvrtc', status, call, description === undefined ? { during } : { during, description });
-  }
-}
+const check = (status: number, call: string, during: string): void => checkStatus('nvrtc', status, call, during);
 
 let version: string | undefined;
 /** The NVRTC version, 'major.minor' (e.g. '13.0'); part of every cache key. */
@@ -121,107 +131,6 @@ export function compileFlags(arch: string, options: readonly string[] = []): str
   return [`--gpu-architecture=${arch}`, ...options];
 }
 
-export interface CacheKeyParts {
-  source: string;
-  name: string;
-  headers: Record<string, string>;
-  /** All flags, the architecture included. */
-  flags: readonly string[];
-  nameExpressions: readonly string[];
-  nvrtcVersion: string;
-}
-
-/** sha256 (hex) of everything that decides the compiled image. Header order does not matter. */
-export function programCacheKey(p: CacheKeyParts): string {
-  const headers = Object.keys(p.headers)
-    .sort()
-    .map((k) => [k, p.headers[k]!]);
-  return createHash('sha256')
-    .update(JSON.stringify({ v: 1, source: p.source, name: p.name, headers, flags: p.flags, names: p.nameExpressions, nvrtc: p.nvrtcVersion }))
-    .digest('hex');
-}
-
-/** What the cache holds per key. */
-export interface ProgramCacheEntry {
-  image: Uint8Array;
-  kind: ProgramImageKind;
-  log: string;
-  /** Name expression → lowered (mangled) name. */
-  loweredNames: Record<string, string>;
-}
-
-/** Where compiled programs are kept on disk: $TSCUDA_CACHE_DIR, else ~/.cache/tscuda/nvrtc. */
-export function cacheDirectory(): string {
-  const dir = process.env.TSCUDA_CACHE_DIR;
-  return dir ? dir : join(homedir(), '.cache', 'tscuda', 'nvrtc');
-}
-
-const MEMORY_ENTRIES = 256;
-const memoryCache = new Map<string, ProgramCacheEntry>();
-
-/** Forgets the compiled programs held in memory (the disk cache stays): the next compile reads the disk. */
-export function clearProgramMemoryCache(): void {
-  memoryCache.clear();
-}
-
-function remember(key: string, entry: ProgramCacheEntry): void {
-  memoryCache.delete(key);
-  memoryCache.set(key, entry);
-  if (memoryCache.size > MEMORY_ENTRIES) memoryCache.delete(memoryCache.keys().next().value!);
-}
-
-interface Sidecar {
-  format: 1;
-  kind: ProgramImageKind;
-  bytes: number;
-  sha256: string;
-  log: string;
-  loweredNames: Record<string, string>;
-}
-
-const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
-
-/**
- * Reads `<key>.bin` and its JSON sidecar `<key>.json` from `dir`. Anything missing, unreadable,
- * malformed, of the wrong size or hash, or lacking a lowered name asked for, is no entry: the
- * caller compiles again and overwrites it.
- */
-export function readCacheEntry(dir: string, key: string, nameExpressions: readonly string[] = []): ProgramCacheEntry | undefined {
-  try {
-    const meta = JSON.parse(readFileSync(join(dir, `${key}.json`), 'utf8')) as Partial<Sidecar>;
-    if (meta.format !== 1 || (meta.kind !== 'cubin' && meta.kind !== 'ptx') || typeof meta.log !== 'string' || typeof meta.sha256 !== 'string') return undefined;
-    const names = meta.loweredNames;
-    if (typeof names !== 'object' || names === null) return undefined;
-    for (const n of nameExpressions) if (typeof names[n] !== 'string' || names[n] === '') return undefined;
-    const image = readFileSync(join(dir, `${key}.bin`));
-    if (image.byteLength === 0 || image.byteLength !== meta.bytes || sha256(image) !== meta.sha256) return undefined;
-    return { image: new Uint8Array(image.buffer, image.byteOffset, image.byteLength), kind: meta.kind, log: meta.log, loweredNames: { ...names } };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes an entry atomically (temporary file + rename, image before sidecar). Failing to write only costs a recompile. */
-export function writeCacheEntry(dir: string, key: string, entry: ProgramCacheEntry): boolean {
-  const tmp = join(dir, `.${key}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  try {
-    mkdirSync(dir, { recursive: true });
-    const sidecar: Sidecar = { format: 1, kind: entry.kind, bytes: entry.image.byteLength, sha256: sha256(entry.image), log: entry.log, loweredNames: entry.loweredNames };
-    writeFileSync(tmp, entry.image);
-    renameSync(tmp, join(dir, `${key}.bin`));
-    writeFileSync(tmp, JSON.stringify(sidecar));
-    renameSync(tmp, join(dir, `${key}.json`));
-    return true;
-  } catch {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      /* nothing was written */
-    }
-    return false;
-  }
-}
-
 /** The result of Program.compile: a cubin or PTX image, NVRTC's log and the lowered names. */
 export class CompiledProgram {
   readonly loweredNames: ReadonlyMap<string, string>;
@@ -274,6 +183,8 @@ export class Program {
   readonly name: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly label: string;
+  /** Modules loaded by kernel(), by device and compile options. */
+  readonly #modules = new Map<string, Module>();
 
   constructor(descriptor: ProgramDescriptor) {
     if (typeof descriptor?.source !== 'string' || descriptor.source.trim() === '') throw new TypeError('Program needs CUDA source text');
@@ -285,10 +196,69 @@ export class Program {
     this.label = descriptor.label ?? this.name;
   }
 
-  /** Compiles (or finds in the cache) for `arch`. Throws CompileError with NVRTC's log when the source is rejected. */
+  /**
+   * The kernel `name` of this program, compiled (cached), loaded into the device's context (once per
+   * context and compile options) and typed by its parameter list: with
+   * `program.kernel('saxpy', ['i32', 'f32', 'ptr', 'ptr'])`, `launch(cfg, n, a, x, y)` type-checks
+   * and swapped arguments are a tsc error. The first call blocks for the compile (see compile()).
+   */
+  kernel<const P extends readonly KernelParamType[]>(name: string, params: P, options: CompileOptions = {}): Kernel<P> {
+    const device = options.device ?? defaultDevice();
+    const { device: _device, ...rest } = options;
+    const key = `${device.ordinal}|${JSON.stringify(rest)}`;
+    let module = this.#modules.get(key);
+    if (!module || module.disposed) {
+      module = this.compile({ ...rest, device }).load(device.context);
+      this.#modules.set(key, module);
+    }
+    return module.kernel(name, params);
+  }
+
+  /**
+   * Compiles (or finds in the cache) for `arch`. Throws CompileError with NVRTC's log when the
+   * source is rejected. **Blocks the event loop** for the whole NVRTC compile (0.1–2 s for a
+   * typical kernel, more with large headers); servers use `compileAsync()`.
+   */
   compile(options: CompileOptions = {}): CompiledProgram {
+    const plan = this.#plan(options);
+    if (plan.hit) return plan.hit;
+    const entry = this.#finish(plan, this.#start(plan, (prog) => nvrtc().nvrtcCompileProgram(prog, plan.flags.length, plan.flags)));
+    return plan.store(entry);
+  }
+
+  /**
+   * The same as compile(), with NVRTC's compile running on a worker thread (koffi's asynchronous
+   * call): the event loop stays free meanwhile. Cache hits resolve without a thread hop.
+   */
+  async compileAsync(options: CompileOptions = {}): Promise<CompiledProgram> {
+    const plan = this.#plan(options);
+    if (plan.hit) return plan.hit;
+    const compileFn = nvrtc().nvrtcCompileProgram as unknown as AsyncCallable;
+    const entry = await new Promise<ProgramCacheEntry>((resolve, reject) => {
+      let prog: nvrtcProgram | undefined;
+      try {
+        prog = this.#create(plan);
+        const p = prog;
+        compileFn.async(p, plan.flags.length, plan.flags, (error: unknown, status: unknown) => {
+          try {
+            if (error) throw error instanceof Error ? error : new Error(String(error));
+            resolve(this.#finish(plan, { prog: p, status: Number(status) }));
+          } catch (e) {
+            reject(e);
+          }
+        });
+      } catch (e) {
+        if (prog !== undefined) nvrtc().nvrtcDestroyProgram([prog]);
+        reject(e);
+      }
+    });
+    return plan.store(entry);
+  }
+
+  /** Resolves the options: architecture, flags, names, cache key; a cache hit when there is one. */
+  #plan(options: CompileOptions): CompilePlan {
     const device = options.device;
-    const arch = options.arch ?? defaultArch((device ?? Device.get(0)).arch, nvrtcSupportedArchs());
+    const arch = options.arch ?? defaultArch((device ?? defaultDevice()).arch, nvrtcSupportedArchs());
     const { kind } = parseArch(arch);
     const flags = compileFlags(arch, options.options);
     const names = [...(options.nameExpressions ?? [])];
@@ -296,22 +266,26 @@ export class Program {
     const key = programCacheKey({ source: this.source, name: this.name, headers: this.headers, flags, nameExpressions: names, nvrtcVersion: nvrtcVersion() });
     const make = (e: ProgramCacheEntry, fromCache: boolean): CompiledProgram => new CompiledProgram(e.image, e.kind, e.log, e.loweredNames, fromCache, this.label, arch, key, device);
     const useCache = options.cache ?? true;
+    let hit: CompiledProgram | undefined;
     if (useCache) {
-      const hit = memoryCache.get(key) ?? readCacheEntry(cacheDirectory(), key, names);
-      if (hit && hit.kind === kind) {
-        remember(key, hit);
-        return make(hit, true);
+      const cached = memoryCache.get(key) ?? readCacheEntry(cacheDirectory(), key, names);
+      if (cached && cached.kind === kind) {
+        remember(key, cached);
+        hit = make(cached, true);
       }
     }
-    const entry = this.#compile(flags, names, kind);
-    if (useCache) {
-      remember(key, entry);
-      writeCacheEntry(cacheDirectory(), key, entry);
-    }
-    return make(entry, false);
+    const store = (entry: ProgramCacheEntry): CompiledProgram => {
+      if (useCache) {
+        remember(key, entry);
+        writeCacheEntry(cacheDirectory(), key, entry);
+      }
+      return make(entry, false);
+    };
+    return { flags, names, kind, hit, store };
   }
 
-  #compile(flags: string[], names: string[], kind: ProgramImageKind): ProgramCacheEntry {
+  /** nvrtcCreateProgram with the headers and name expressions added. */
+  #create(plan: CompilePlan): nvrtcProgram {
     const api = nvrtc();
     const cell: [nvrtcProgram | null] = [null];
     const includeNames = Object.keys(this.headers);
@@ -325,8 +299,32 @@ export class Program {
     const prog = cell[0];
     if (prog === null || prog === undefined) throw new Error(`nvrtcCreateProgram returned no program for ${during}`);
     try {
-      for (const n of names) check(api.nvrtcAddNameExpression(prog, n), 'nvrtcAddNameExpression', `${during}, name expression ${n}`);
-      const status = api.nvrtcCompileProgram(prog, flags.length, flags);
+      for (const n of plan.names) check(api.nvrtcAddNameExpression(prog, n), 'nvrtcAddNameExpression', `${during}, name expression ${n}`);
+    } catch (e) {
+      api.nvrtcDestroyProgram([prog]);
+      throw e;
+    }
+    return prog;
+  }
+
+  /** Creates the program and runs the compile step synchronously. */
+  #start(plan: CompilePlan, compile: (prog: nvrtcProgram) => number): { prog: nvrtcProgram; status: number } {
+    const prog = this.#create(plan);
+    try {
+      return { prog, status: compile(prog) };
+    } catch (e) {
+      nvrtc().nvrtcDestroyProgram([prog]);
+      throw e;
+    }
+  }
+
+  /** After the compile step: the log, the image and the lowered names; destroys the program in every case. */
+  #finish(plan: CompilePlan, compiled: { prog: nvrtcProgram; status: number }): ProgramCacheEntry {
+    const api = nvrtc();
+    const { prog, status } = compiled;
+    const { flags, names, kind } = plan;
+    const during = `program "${this.label}"`;
+    try {
       const log = this.#log(prog);
       if (status !== 0) {
         const name = statusName('nvrtc', status);

@@ -1,12 +1,12 @@
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { check, cu, outValue } from './cuda.js';
+import { check, driverApi, outValue } from './cuda.js';
 import type { Context } from './context.js';
 
 /** Creates one event handle in `context` (no object around it): the runtime's own bookkeeping uses these. */
 export function createRawEvent(context: Context, flags: number, label: string): CUevent {
   context.makeCurrent();
   const h: [CUevent | null] = [null];
-  check(cu().cuEventCreate(h, flags), 'cuEventCreate', label);
+  check(driverApi().cuEventCreate(h, flags), 'cuEventCreate', label);
   return outValue(h, 'cuEventCreate');
 }
 

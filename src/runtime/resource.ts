@@ -10,20 +10,28 @@ interface Held {
 const debugLeaks = (): boolean => !!process.env.TSCUDA_DEBUG;
 
 const registry = new FinalizationRegistry<Held>((held) => {
-  if (debugLeaks()) console.warn(`tscuda: ${held.kind} "${held.label ?? `${held.kind}#${held.id}`}" was garbage-collected without dispose(); releasing it now`);
+  const name = `${held.kind} "${held.label ?? `${held.kind}#${held.id}`}"`;
+  if (debugLeaks()) console.warn(`tscuda: ${name} was garbage-collected without dispose(); releasing it now`);
   try {
     held.release();
-  } catch {
-    /* the context may already be gone */
+  } catch (e) {
+    // Never thrown (this runs from the garbage collector), never swallowed: a process warning says what failed.
+    process.emitWarning(`tscuda: releasing ${name} after garbage collection failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
   }
 });
 
 let nextId = 0;
 
+/** A disposed tscuda object was used, as the receiver of a call or as an argument to one. */
 export class DisposedError extends Error {
   override readonly name = 'DisposedError';
 }
 
+/**
+ * The base of every object that owns a CUDA resource: a label, `dispose()` and `using`, and a
+ * FinalizationRegistry net that releases what was never disposed (and warns under TSCUDA_DEBUG).
+ * A disposed object throws DisposedError, naming it, wherever it is used.
+ */
 export abstract class Resource {
   #label: string | undefined;
   readonly #id = ++nextId;
@@ -45,16 +53,29 @@ export abstract class Resource {
     registry.register(this, { kind: this.#kind, id: this.#id, label: this.#label, release }, this);
   }
 
+  /** True once dispose() ran. */
   get disposed(): boolean {
     return this.#disposed;
+  }
+
+  /** The kind of object ('Stream', 'DeviceBuffer', ...), as messages name it. */
+  get kind(): string {
+    return this.#kind;
+  }
+
+  /** Throws DisposedError naming this object if it was disposed: call it on objects passed as arguments. */
+  checkAlive(): void {
+    if (this.#disposed) throw new DisposedError(`${this.#kind} "${this.label}" was disposed and cannot be used`);
   }
 
   protected assertAlive(): void {
     if (this.#disposed) throw new DisposedError(`${this.#kind} "${this.label}" was disposed and cannot be used`);
   }
 
+  /** Frees the native resource; called once, by dispose(). */
   protected abstract releaseNative(): void;
 
+  /** Releases the resource now. Calling it again does nothing. */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
@@ -62,7 +83,21 @@ export abstract class Resource {
     this.releaseNative();
   }
 
+  /** `using` support: the same as dispose(). */
   [Symbol.dispose](): void {
     this.dispose();
   }
+}
+
+/**
+ * Checks that `value` is a live instance of `type` (a tscuda class), for arguments: a plain
+ * object shaped like one (`{ handle: 1n }`) is a TypeError, a disposed one a DisposedError.
+ */
+export function expectResource<R extends Resource>(value: unknown, type: abstract new (...args: never[]) => R, what: string): R {
+  if (!(value instanceof type)) {
+    const got = value === null ? 'null' : typeof value === 'object' ? `a plain ${value.constructor?.name ?? 'object'}` : typeof value;
+    throw new TypeError(`${what} must be a ${type.name}, got ${got}`);
+  }
+  value.checkAlive();
+  return value;
 }

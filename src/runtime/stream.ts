@@ -1,5 +1,5 @@
 import { CUresult, CUstream_flags, type CUstream } from '../ffi/generated/types.js';
-import { check, cu, driverError, outValue, hot } from './cuda.js';
+import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
@@ -38,11 +38,11 @@ export class Stream extends Resource {
     this.priority = resolvePriority(this.context, descriptor.priority);
     const flags = descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
     const h: [CUstream | null] = [null];
-    check(cu().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
+    check(driverApi().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
     this.handle = outValue(h, 'cuStreamCreateWithPriority');
     this.#owned = true;
     const handle = this.handle;
-    this.track(() => cu().cuStreamDestroy(handle));
+    this.track(() => driverApi().cuStreamDestroy(handle));
   }
 
   /** Makes the stream the context is about to use current and not disposed: the per-operation check. */
@@ -62,7 +62,7 @@ export class Stream extends Resource {
 
   /** Blocks the thread until the stream is idle. Prefer `await done()` in servers. */
   synchronize(): void {
-    check(cu().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
+    check(driverApi().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
   }
 
   /** Resolves when all work submitted so far has completed; never blocks the event loop. */
@@ -102,6 +102,6 @@ export class Stream extends Resource {
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
-    check(cu().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
+    check(driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
   }
 }

@@ -18,7 +18,7 @@ import {
   WAITING,
   type FlushWaiter,
 } from './records.js';
-import { RingQueue } from './ring-queue.js';
+import { RingQueue } from '../../orchestration/ring-queue.js';
 import { SampleWindow } from './sample-window.js';
 
 export { BatcherClosedError, BatcherDispatchError, BatcherFullError } from './errors.js';

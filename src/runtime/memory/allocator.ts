@@ -1,6 +1,6 @@
 import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
-import { check, cu, driverError, hot, toAddress } from '../cuda.js';
+import { check, driverApi, driverError, hot, toAddress } from '../cuda.js';
 import { DeviceBuffer } from './device-buffer.js';
 import { dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
@@ -107,7 +107,7 @@ export class StreamOrderedAllocator {
       }
     }
     this.stats.misses++;
-    const status = cu().cuMemAllocFromPoolAsync(cell, classBytes, this.pool.handle, stream.use());
+    const status = driverApi().cuMemAllocFromPoolAsync(cell, classBytes, this.pool.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
     return { address: toAddress(cell[0]!), classBytes, freedOn: undefined, freedAt: undefined };
   }
@@ -162,7 +162,7 @@ export class StreamOrderedAllocator {
 
   #release(list: readonly Block[], stream: CUstream | null): void {
     for (const block of list) {
-      check(cu().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
+      check(driverApi().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
       this.#spareEvents.push(block.freedAt!);
       this.stats.bytesCached -= block.classBytes;
     }
@@ -181,13 +181,13 @@ export class StreamOrderedAllocator {
       this.context.synchronize();
       for (const [buffer, block] of this.#inUse) {
         buffer.dispose();
-        check(cu().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
+        check(driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
         if (block.freedAt) this.#spareEvents.push(block.freedAt);
       }
       this.#inUse.clear();
       this.context.synchronize();
     }
-    for (const e of this.#spareEvents) cu().cuEventDestroy(e);
+    for (const e of this.#spareEvents) driverApi().cuEventDestroy(e);
     this.#spareEvents.length = 0;
     if (this.#ownsPool) this.pool.dispose();
   }

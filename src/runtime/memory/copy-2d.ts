@@ -1,5 +1,5 @@
 import { CUmemorytype } from '../../ffi/generated/types.js';
-import { check, cu, outValue, toAddress } from '../cuda.js';
+import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
@@ -23,10 +23,10 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   context.makeCurrent();
   const ptr: [number | bigint | null] = [0];
   const pitch: [number | bigint | null] = [0];
-  check(cu().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
+  check(driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
   const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
   const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));
-  const free = (): void => check(cu().cuMemFree(address), 'cuMemFree');
+  const free = (): void => check(driverApi().cuMemFree(address), 'cuMemFree');
   const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, { context, label: descriptor.label ?? 'pitched', free });
   return { buffer, pitchBytes, width, height };
 }
@@ -61,9 +61,9 @@ export function copy2D(copy: Copy2D): void {
     dstXInBytes: 0, dstY: 0, dstMemoryType: d.type, dstHost: d.host, dstDevice: d.device, dstArray: null, dstPitch: dstPitchBytes,
     WidthInBytes: widthBytes, Height: height,
   };
-  if (copy.stream) check(cu().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
+  if (copy.stream) check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
   else {
     (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
-    check(cu().cuMemcpy2D(params as never), 'cuMemcpy2D');
+    check(driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');
   }
 }

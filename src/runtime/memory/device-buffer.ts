@@ -1,5 +1,5 @@
 import type { CUstream } from '../../ffi/generated/types.js';
-import { check, cu, driverError, toAddress, hot } from '../cuda.js';
+import { check, driverApi, driverError, toAddress, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
@@ -30,8 +30,17 @@ export interface CopyOptions {
 
 type HostSide<T extends DType> = HostArray<T> | HostBuffer<T>;
 
+/**
+ * How a buffer's memory goes back. Stream-ordered memory (cuMemAllocAsync, pools) is freed on
+ * `stream`, after every other stream that used it reaches the point of its last use
+ * (PyTorch's record_stream, automated): `usedOn` collects those streams.
+ */
 interface Allocation {
   free: (() => void) | undefined;
+  /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
+  stream: Stream | null | undefined;
+  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs). */
+  usedOn: Set<Stream> | undefined;
 }
 
 /** Device memory holding `length` elements of `dtype`. Views share their parent's memory. */
@@ -71,19 +80,21 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (descriptor.pool) {
       sh = descriptor.stream ? descriptor.stream.use() : null;
       call = 'cuMemAllocFromPoolAsync';
-      status = cu().cuMemAllocFromPoolAsync(cell, bytes, descriptor.pool.handle, sh);
+      status = driverApi().cuMemAllocFromPoolAsync(cell, bytes, descriptor.pool.handle, sh);
     } else if (descriptor.stream) {
       sh = descriptor.stream.use();
       call = 'cuMemAllocAsync';
       status = hot().memAllocAsync(cell, bytes, sh);
     } else {
       call = 'cuMemAlloc';
-      status = cu().cuMemAlloc(cell, bytes);
+      status = driverApi().cuMemAlloc(cell, bytes);
     }
     if (status !== 0) throw driverError(status, call, during());
     const address = toAddress(cell[0]!);
-    const free = descriptor.pool || descriptor.stream ? streamOrderedFree(address, sh) : () => check(cu().cuMemFree(address), 'cuMemFree');
-    return new DeviceBuffer(dtype, length, address, context, label, { free });
+    if (!(descriptor.pool || descriptor.stream)) return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
+    const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
+    allocation.free = streamOrderedFree(address, sh, allocation, context);
+    return new DeviceBuffer(dtype, length, address, context, label, allocation);
   }
 
   /** Allocates and uploads `data` (synchronously, or on `stream`). */
@@ -100,7 +111,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    */
   static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: Placement & { label?: string; free?: () => void } = {}): DeviceBuffer<T> {
     checkLength(length, 'DeviceBuffer length');
-    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free });
+    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free, stream: undefined, usedOn: undefined });
   }
 
   /** A sub-range sharing this buffer's memory. */
@@ -110,7 +121,19 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     checkLength(length, 'view length');
     if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     const bytes = dtypeInfo(this.dtype).bytes;
-    return new DeviceBuffer(this.dtype, length, this.address + offset * bytes, this.context, `${this.label}[${offset}:${offset + length}]`, { free: undefined }, this);
+    return new DeviceBuffer(this.dtype, length, this.address + offset * bytes, this.context, `${this.label}[${offset}:${offset + length}]`, { free: undefined, stream: undefined, usedOn: undefined }, this);
+  }
+
+  /**
+   * Notes that work on `stream` uses this memory, so a stream-ordered free waits for it (PyTorch's
+   * record_stream). tscuda calls it for its own launches, copies and FFTs; call it for work it
+   * cannot see (a raw address handed to another library).
+   */
+  recordUse(stream: Stream): void {
+    const root = this.parent ?? this;
+    const a = root.#allocation;
+    if (a.stream === undefined || a.stream === stream) return;
+    (a.usedOn ??= new Set()).add(stream);
   }
 
   /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
@@ -144,10 +167,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const dst = this.address + r.offset * info.bytes;
     const src = isHostBuffer(source) ? source.address + r.sourceOffset * info.bytes : hostPointer(source, r.sourceOffset * info.bytes, r.bytes);
     let status: number;
-    if (options.stream) status = hot().memcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
-    else {
+    if (options.stream) {
+      status = hot().memcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+    } else {
       this.context.makeCurrent();
-      status = cu().cuMemcpyHtoD(dst, src, r.bytes);
+      status = driverApi().cuMemcpyHtoD(dst, src, r.bytes);
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
     return this;
@@ -165,10 +190,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const src = this.address + r.offset * info.bytes;
     const hostPtr = isHostBuffer(dst) ? dst.address + r.sourceOffset * info.bytes : hostPointer(dst, r.sourceOffset * info.bytes, r.bytes);
     let status: number;
-    if (options.stream) status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
-    else {
+    if (options.stream) {
+      status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+    } else {
       this.context.makeCurrent();
-      status = cu().cuMemcpyDtoH(hostPtr, src, r.bytes);
+      status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
     return dst;
@@ -184,10 +211,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const dst = this.address + r.offset * info.bytes;
     const src = source.address + r.sourceOffset * info.bytes;
     let status: number;
-    if (options.stream) status = cu().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
-    else {
+    if (options.stream) {
+      status = driverApi().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+      source.recordUse(options.stream);
+    } else {
       this.context.makeCurrent();
-      status = cu().cuMemcpyDtoD(dst, src, r.bytes);
+      status = driverApi().cuMemcpyDtoD(dst, src, r.bytes);
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
     return this;
@@ -208,7 +238,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const s: CUstream | null = options.stream ? options.stream.use() : null;
     if (!options.stream) this.context.makeCurrent();
     const during = `memset of "${this.label}"`;
-    const api = cu();
+    const api = driverApi();
     const status =
       width === 8 ? (s ? api.cuMemsetD8Async(this.address, value, n, s) : api.cuMemsetD8(this.address, value, n))
       : width === 16 ? (s ? api.cuMemsetD16Async(this.address, value, n, s) : api.cuMemsetD16(this.address, value, n))
@@ -228,8 +258,27 @@ const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
 /** The out-parameter cell of allocations, reused. */
 const cell: [number | bigint | null] = [0];
 
-function streamOrderedFree(address: number, stream: CUstream | null): () => void {
-  return () => check(hot().memFreeAsync(address, stream), 'cuMemFreeAsync');
+/**
+ * Frees stream-ordered memory on its stream, after an event of each other live stream that used
+ * it: the allocator can then not hand the memory out while that work still runs.
+ */
+function streamOrderedFree(address: number, stream: CUstream | null, allocation: Allocation, context: Context): () => void {
+  return () => {
+    if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
+    const used = allocation.usedOn;
+    if (used && used.size > 0) {
+      const api = hot();
+      for (const other of used) {
+        if (other.disposed) continue; // destroying a stream waits for nothing, but its work is ordered before later frees on the device
+        const event = context.completionEvents.acquire();
+        check(api.eventRecord(event, other.use()), 'cuEventRecord', 'ordering a free after its last use');
+        check(api.streamWaitEvent(stream, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
+        context.completionEvents.recycle(event);
+      }
+      used.clear();
+    }
+    check(hot().memFreeAsync(address, stream), 'cuMemFreeAsync');
+  };
 }
 
 export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {

@@ -1,5 +1,5 @@
 import koffi from 'koffi';
-import { check, cu, outValue, toAddress } from '../cuda.js';
+import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
@@ -46,7 +46,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.context = context;
     this.registered = registered;
     this.#mapped = mapped;
-    this.track(registered ? () => cu().cuMemHostUnregister(address) : () => cu().cuMemFreeHost(address));
+    this.track(registered ? () => driverApi().cuMemHostUnregister(address) : () => driverApi().cuMemFreeHost(address));
   }
 
   static alloc<T extends DType>(dtype: T, length: number, descriptor: HostBufferDescriptor = {}): HostBuffer<T> {
@@ -57,7 +57,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     context.makeCurrent();
     const flags = (descriptor.portable ? PORTABLE : 0) | (descriptor.mapped ? DEVICEMAP : 0) | (descriptor.writeCombined ? WRITECOMBINED : 0);
     const cell: [bigint | null] = [null];
-    check(cu().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
+    check(driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
     const ptr = outValue(cell, 'cuMemHostAlloc');
     const array = new info.array(koffi.view(ptr, bytes)) as HostArray<T>;
     return new HostBuffer(dtype, length, toAddress(ptr), array, context, false, !!descriptor.mapped, descriptor.label);
@@ -73,7 +73,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);
-    check(cu().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);
+    check(driverApi().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);
     const address = toAddress(koffi.address(array) as bigint | number);
     const buffer = new HostBuffer(dtype, length, address, array, context, true, !!descriptor.mapped, descriptor.label);
     return buffer;
@@ -93,7 +93,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.checkUsable();
     if (!this.#mapped) throw new Error(`host buffer "${this.label}" is not mapped; allocate it with mapped: true`);
     const cell: [number | bigint | null] = [0];
-    check(cu().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
+    check(driverApi().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
     return toAddress(outValue(cell, 'cuMemHostGetDevicePointer'));
   }
 
@@ -103,7 +103,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
 
   protected releaseNative(): void {
     this.context.makeCurrent();
-    if (this.registered) check(cu().cuMemHostUnregister(this.address), 'cuMemHostUnregister', this.label);
-    else check(cu().cuMemFreeHost(this.address), 'cuMemFreeHost', this.label);
+    if (this.registered) check(driverApi().cuMemHostUnregister(this.address), 'cuMemHostUnregister', this.label);
+    else check(driverApi().cuMemFreeHost(this.address), 'cuMemFreeHost', this.label);
   }
 }

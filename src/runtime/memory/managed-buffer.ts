@@ -1,6 +1,6 @@
 import koffi from 'koffi';
 import { CUmemAttach_flags, CUmemLocationType, CUmem_advise, type CUmemLocation } from '../../ffi/generated/types.js';
-import { check, cu, outValue, toAddress } from '../cuda.js';
+import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import type { Device } from '../device.js';
 import { resolveContext, type Placement } from '../defaults.js';
@@ -24,7 +24,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   readonly #array: HostArray<T>;
 
   private constructor(dtype: T, length: number, address: number, context: Context, label: string | undefined) {
-    super(dtype, length, address, context, label, { free: () => check(cu().cuMemFree(address), 'cuMemFree') });
+    super(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
     const info = dtypeInfo(dtype);
     this.#array = new info.array(koffi.view(BigInt(address), length * info.bytes)) as HostArray<T>;
   }
@@ -35,7 +35,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
     const cell: [number | bigint | null] = [0];
-    check(cu().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
+    check(driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
     return new ManagedBuffer(dtype, length, toAddress(outValue(cell, 'cuMemAllocManaged')), context, descriptor.label);
   }
 
@@ -48,7 +48,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   /** Migrates the pages to `target` ahead of use, ordered on `stream`. */
   prefetch(target: Device | 'host', stream: Stream): this {
     this.checkUsable(stream);
-    check(cu().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use()), 'cuMemPrefetchAsync', `"${this.label}"`);
+    check(driverApi().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use()), 'cuMemPrefetchAsync', `"${this.label}"`);
     return this;
   }
 
@@ -57,7 +57,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     this.checkUsable();
     const code = ADVICE[advice][options.unset ? 1 : 0];
     this.context.makeCurrent();
-    check(cu().cuMemAdvise(this.address, this.byteLength, code as never, location(target)), 'cuMemAdvise', `${advice} on "${this.label}"`);
+    check(driverApi().cuMemAdvise(this.address, this.byteLength, code as never, location(target)), 'cuMemAdvise', `${advice} on "${this.label}"`);
     return this;
   }
 }

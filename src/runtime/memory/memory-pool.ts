@@ -1,5 +1,5 @@
 import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
-import { check, cu, outValue } from '../cuda.js';
+import { check, driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { Device } from '../device.js';
 import { Resource } from '../resource.js';
@@ -41,17 +41,17 @@ export class MemoryPool extends Resource {
       maxSize: descriptor.maxSize ?? 0,
       usage: 0,
     };
-    check(cu().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
+    check(driverApi().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
     this.handle = outValue(cell, 'cuMemPoolCreate');
     this.#owned = true;
     const h = this.handle;
-    this.track(() => cu().cuMemPoolDestroy(h));
+    this.track(() => driverApi().cuMemPoolDestroy(h));
     if (descriptor.releaseThreshold !== undefined) this.releaseThreshold = descriptor.releaseThreshold;
   }
 
   #get(attr: number): number {
     const v = new BigUint64Array(1);
-    check(cu().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
+    check(driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
     return Number(v[0]);
   }
 
@@ -64,13 +64,13 @@ export class MemoryPool extends Resource {
     this.assertAlive();
     if (!(bytes >= 0)) throw new RangeError(`release threshold must be >= 0 bytes, got ${bytes}`);
     const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(Math.floor(bytes))]);
-    check(cu().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
+    check(driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
   }
 
   /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
   trim(keepBytes = 0): void {
     this.assertAlive();
-    check(cu().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
+    check(driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
   }
 
   usage(): MemoryPoolUsage {
@@ -86,6 +86,6 @@ export class MemoryPool extends Resource {
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
-    check(cu().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
+    check(driverApi().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
   }
 }

@@ -16,7 +16,7 @@ describe.skipIf(!gpu.available)(`memory${gpu.available ? '' : ` (skipped: ${gpu.
   beforeAll(() => {
     mod = loadBasicModule();
   });
-  const scale = { launch: (...a: Parameters<Kernel['launch']>): void => mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']).launchEx(...a) };
+  const scale = { launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launchEx(...a) };
 
   it('round-trips every dtype synchronously', () => {
     const n = 10_007;

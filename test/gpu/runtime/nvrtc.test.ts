@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Device } from '../../../src/runtime/device.js';
 import type { Module } from '../../../src/runtime/module.js';
-import { cacheDirectory, clearProgramMemoryCache, CompileError, nvrtcVersion, Program } from '../../../src/runtime/program.js';
+import { CompileError, nvrtcVersion, Program } from '../../../src/runtime/program.js';
+import { cacheDirectory, clearProgramMemoryCache } from '../../../src/runtime/program-cache.js';
 import { Stream } from '../../../src/runtime/stream.js';
 import { gpu } from '../gpu-available.js';
 import { randomF32, randomF64 } from '../helpers.js';
@@ -203,4 +204,60 @@ describe.skipIf(!gpu.available)(`NVRTC programs${gpu.available ? '' : ` (skipped
     // Other name expressions are another key.
     expect(p.compile({ nameExpressions: ['scale<float>'] }).fromCache).toBe(false);
   });
+
+  it('compileAsync() compiles off the event loop: timers keep firing while NVRTC works, and the result runs', async () => {
+    // Heavy enough to take a few hundred ms: many unrolled template instantiations.
+    const source = `${HEAVY_SOURCE}\n// ${Math.random()}\n`;
+    const p = new Program({ source, name: 'heavy.cu' });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const started = performance.now();
+    try {
+      const compiled = await p.compileAsync({ cache: false });
+      const ms = performance.now() - started;
+      expect(compiled.fromCache).toBe(false);
+      // A blocked loop would fire the timer at most once after the compile; a free one about ms/5 times.
+      expect(ticks).toBeGreaterThan(Math.min(20, ms / 20));
+      using module = compiled.load();
+      const k = module.kernel('heavy', ['ptr', 'i32']);
+      using s = new Stream();
+      using out = DeviceBuffer.alloc('f32', 256, { stream: s }).memset(0xffffffff, { width: 32, stream: s });
+      k.launch({ grid: 1, block: 256, stream: s }, out, 256);
+      const host = new Float32Array(256);
+      out.read(host, { stream: s });
+      await s.done();
+      for (let i = 0; i < 256; i++) expect(host[i]).toBeCloseTo(heavyExpected(i), 2);
+    } finally {
+      clearInterval(timer);
+    }
+  });
+
+  it('compileAsync() rejects with CompileError, and hits the cache without a thread hop', async () => {
+    const bad = new Program({ source: 'extern "C" __global__ void k(float* p) { p[0] = nope_' + String(Math.random()).slice(2) + '; }', name: 'bad-async.cu' });
+    await expect(bad.compileAsync({ cache: false })).rejects.toBeInstanceOf(CompileError);
+    const p = saxpyProgram(`// async ${Math.random()}\n`);
+    const first = await p.compileAsync();
+    expect(first.fromCache).toBe(false);
+    const second = await p.compileAsync();
+    expect(second.fromCache).toBe(true);
+  });
 });
+
+/** 40 template instantiations of an unrolled polynomial: a compile of a few hundred ms. */
+const HEAVY_SOURCE = `
+template <int K> __device__ float term(float x) {
+  float acc = 0.0f;
+  #pragma unroll
+  for (int i = 0; i < 64; i++) acc += __sinf(x * (K + i) * 1e-3f) * 1e-3f;
+  return acc + term<K - 1>(x);
+}
+template <> __device__ float term<0>(float x) { return x; }
+extern "C" __global__ void heavy(float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = term<40>((float)i) - term<40>((float)i) + (float)i * 0.5f;
+}`;
+
+function heavyExpected(i: number): number {
+  return i * 0.5;
+}
+

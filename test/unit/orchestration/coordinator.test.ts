@@ -1,58 +1,9 @@
-/**
- * The Coordinator's scheduling without a GPU: a stand-in pool records what is enqueued and
- * completes it when the test says so. Its submit() reports each piece of work as settled
- * already (no event), so no edge reaches the driver; the edges themselves are tested on the GPU.
- */
+/** The Coordinator's scheduling without a GPU, over the stand-in pool of fake-pool.ts. */
 import { describe, expect, it } from 'vitest';
 import { Coordinator } from '../../../src/orchestration/coordinator.js';
 import { DependencyFailedError, type OperationSpec } from '../../../src/orchestration/operation.js';
-import type { SettleListener, StreamPool } from '../../../src/orchestration/stream-pool.js';
-import type { Stream } from '../../../src/runtime/stream.js';
-
-class FakeStream {
-  constructor(readonly label: string) {}
-  readonly handle = null;
-  use(): null {
-    return null;
-  }
-}
-
-class FakePool {
-  readonly label = 'fake pool';
-  readonly streams: Stream[] = ['s0', 's1', 's2'].map((l) => new FakeStream(l) as unknown as Stream);
-  readonly log: string[] = [];
-  readonly #inFlight = new Map<string, SettleListener>();
-  #tick = 0;
-
-  acquire(): Stream {
-    return this.streams[this.#tick++ % this.streams.length]!;
-  }
-
-  submit(stream: Stream, _kind: string, enqueue: (s: Stream) => unknown, options: { name?: string } | undefined, listener: SettleListener): undefined {
-    enqueue(stream);
-    const name = options?.name ?? '?';
-    this.log.push(`enqueue ${name}`);
-    this.#inFlight.set(name, listener);
-    return undefined;
-  }
-
-  /** The GPU finishes `name`'s work (or reports `error` for it). */
-  complete(name: string, error?: Error): void {
-    const listener = this.#inFlight.get(name);
-    if (!listener) throw new Error(`${name} is not in flight`);
-    this.#inFlight.delete(name);
-    this.log.push(`complete ${name}`);
-    listener(error);
-  }
-
-  completeAll(): void {
-    for (const name of [...this.#inFlight.keys()]) this.complete(name);
-  }
-
-  get inFlight(): string[] {
-    return [...this.#inFlight.keys()];
-  }
-}
+import type { StreamPool } from '../../../src/orchestration/stream-pool.js';
+import { FakePool } from './fake-pool.js';
 
 function setup(): { pool: FakePool; coord: Coordinator } {
   const pool = new FakePool();

@@ -1,18 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  cacheDirectory,
-  compileFlags,
-  CompileError,
-  defaultArch,
-  parseArch,
-  programCacheKey,
-  type ProgramCacheEntry,
-  readCacheEntry,
-  writeCacheEntry,
-} from '../../../src/runtime/program.js';
+import { CudaError } from '../../../src/ffi/errors.js';
+import { compileFlags, CompileError, defaultArch, parseArch } from '../../../src/runtime/program.js';
+import { cacheDirectory, evictCache, programCacheKey, type ProgramCacheEntry, readCacheEntry, trustedCacheDirectory, writeCacheEntry } from '../../../src/runtime/program-cache.js';
 
 describe('architectures and flags', () => {
   it('parses sm_XY to cubin and compute_XY to PTX', () => {
@@ -100,6 +93,47 @@ describe('disk cache entries', () => {
     writeCacheEntry(dir, k, e);
     expect(readCacheEntry(dir, k)).toBeDefined();
   });
+  it('detects an entry rewritten whole (image and sidecar hash agree) without the per-user secret', () => {
+    const k = 'd'.repeat(64);
+    const e = entry();
+    writeCacheEntry(dir, k, e);
+    const forged = Buffer.from(e.image);
+    forged[0] = forged[0]! ^ 0x01;
+    const meta = JSON.parse(readFileSync(join(dir, `${k}.json`), 'utf8')) as { sha256: string; bytes: number };
+    meta.sha256 = createHash('sha256').update(forged).digest('hex');
+    writeFileSync(join(dir, `${k}.bin`), forged);
+    writeFileSync(join(dir, `${k}.json`), JSON.stringify(meta));
+    expect(readCacheEntry(dir, k)).toBeUndefined();
+  });
+  it('makes its directory 0700, tightens a group-writable one, and writes entries 0600', () => {
+    const d = join(dir, 'private');
+    expect(trustedCacheDirectory(d)).toBe(true);
+    expect(statSync(d).mode & 0o777).toBe(0o700);
+    chmodSync(d, 0o777);
+    expect(trustedCacheDirectory(d)).toBe(true);
+    expect(statSync(d).mode & 0o077).toBe(0);
+    writeCacheEntry(d, 'e'.repeat(64), entry());
+    expect(statSync(join(d, `${'e'.repeat(64)}.bin`)).mode & 0o077).toBe(0);
+    expect(statSync(join(d, '.secret')).mode & 0o077).toBe(0);
+  });
+  it('refuses keys that are not sha256 hex (no path tricks)', () => {
+    expect(writeCacheEntry(dir, '../escape', entry())).toBe(false);
+    expect(readCacheEntry(dir, '../escape')).toBeUndefined();
+  });
+  it('evicts the least recently used entries beyond its size cap', () => {
+    const d = mkdtempSync(join(tmpdir(), 'tscuda-cache-evict-'));
+    try {
+      const keys = ['1', '2', '3', '4'].map((c) => c.repeat(64));
+      for (const k of keys) writeCacheEntry(d, k, entry(), 1e9);
+      expect(readCacheEntry(d, keys[0]!)).toBeDefined(); // touched: now the most recent
+      const removed = evictCache(d, 2 * 1200);
+      expect(removed).toBeGreaterThan(0);
+      expect(readCacheEntry(d, keys[0]!)).toBeDefined();
+      expect(readdirSync(d).filter((f) => f.endsWith('.bin')).length).toBeLessThanOrEqual(2);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
   it('reports a directory it cannot write instead of throwing', () => {
     const file = join(dir, 'not-a-directory');
     writeFileSync(file, 'x');
@@ -108,16 +142,21 @@ describe('disk cache entries', () => {
 });
 
 describe('cacheDirectory', () => {
-  it('is $TSCUDA_CACHE_DIR, else ~/.cache/tscuda/nvrtc', () => {
-    const saved = process.env.TSCUDA_CACHE_DIR;
+  it('is $TSCUDA_CACHE_DIR, else $XDG_CACHE_HOME/tscuda/nvrtc, else ~/.cache/tscuda/nvrtc', () => {
+    const saved = { dir: process.env.TSCUDA_CACHE_DIR, xdg: process.env.XDG_CACHE_HOME };
     try {
       process.env.TSCUDA_CACHE_DIR = '/tmp/somewhere';
+      process.env.XDG_CACHE_HOME = '/tmp/xdg';
       expect(cacheDirectory()).toBe('/tmp/somewhere');
       delete process.env.TSCUDA_CACHE_DIR;
+      expect(cacheDirectory()).toBe('/tmp/xdg/tscuda/nvrtc');
+      delete process.env.XDG_CACHE_HOME;
       expect(cacheDirectory()).toBe(join(homedir(), '.cache', 'tscuda', 'nvrtc'));
     } finally {
-      if (saved === undefined) delete process.env.TSCUDA_CACHE_DIR;
-      else process.env.TSCUDA_CACHE_DIR = saved;
+      for (const [k, v] of [['TSCUDA_CACHE_DIR', saved.dir], ['XDG_CACHE_HOME', saved.xdg]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
     }
   });
 });
@@ -130,6 +169,8 @@ describe('CompileError', () => {
     expect(e.message).toContain(log);
     expect(e.message).toContain('NVRTC_ERROR_COMPILATION');
     expect(e.name).toBe('CompileError');
-    expect(e).toBeInstanceOf(Error);
+    expect(e).toBeInstanceOf(CudaError);
+    expect(e.library).toBe('nvrtc');
+    expect(e.status).toBe('NVRTC_ERROR_COMPILATION');
   });
 });

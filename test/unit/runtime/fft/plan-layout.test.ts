@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkFftBuffers, type FftBufferLike, fftGeometry, fftPlanKey } from '../../../../src/runtime/fft/plan.js';
+import { checkFftBuffers, type FftBufferLike, fftGeometry, fftPlanKey } from '../../../../src/runtime/fft/geometry.js';
 import type { DType } from '../../../../src/runtime/memory/dtype.js';
 
 /** A stand-in for a DeviceBuffer: what the pure checks read. */
@@ -129,20 +129,21 @@ describe('fftPlanKey', () => {
   it('is the same for equal descriptors, whatever the label', () => {
     expect(fftPlanKey(base, 1)).toBe(fftPlanKey({ ...base, label: 'x', batch: 1 }, 1));
   });
-  it('differs by shape, type, batch, layout, stream and context', () => {
-    const k = fftPlanKey(base, 1, 1);
+  it('differs by shape, type, batch, layout and context, not by stream', () => {
+    const k = fftPlanKey(base, 1);
     const others = [
-      fftPlanKey({ ...base, shape: [256] }, 1, 1),
-      fftPlanKey({ ...base, shape: [512, 1] }, 1, 1),
-      fftPlanKey({ ...base, type: 'Z2Z' }, 1, 1),
-      fftPlanKey({ ...base, batch: 2 }, 1, 1),
-      fftPlanKey({ ...base, istride: 1 }, 1, 1), // advanced layout (no padding rules) is another plan
-      fftPlanKey({ ...base, idist: 600 }, 1, 1),
-      fftPlanKey(base, 2, 1),
-      fftPlanKey(base, 0, 1),
-      fftPlanKey(base, 1, 2),
+      fftPlanKey({ ...base, shape: [256] }, 1),
+      fftPlanKey({ ...base, shape: [512, 1] }, 1),
+      fftPlanKey({ ...base, type: 'Z2Z' }, 1),
+      fftPlanKey({ ...base, batch: 2 }, 1),
+      fftPlanKey({ ...base, istride: 1 }, 1), // advanced layout (no padding rules) is another plan
+      fftPlanKey({ ...base, idist: 600 }, 1),
+      fftPlanKey(base, 2),
+      fftPlanKey(base, 0),
     ];
     expect(new Set([k, ...others]).size).toBe(others.length + 1);
+    const someStream = {} as never;
+    expect(fftPlanKey({ ...base, stream: someStream }, 1)).toBe(k);
   });
   it('resolves defaults, so spelling them out hits the same plan', () => {
     expect(fftPlanKey({ ...base, batch: 2, istride: 1 }, 1)).toBe(fftPlanKey({ ...base, batch: 2, istride: 1, idist: 512, inembed: [512] }, 1));

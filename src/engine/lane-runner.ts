@@ -1,0 +1,86 @@
+/**
+ * The seam between the engine's CUDA-free core (queue, jobs, statistics) and the lanes that run
+ * jobs: the GPU lane (one stream, its buffers and plans) implements LaneRunner, and unit tests use
+ * a fake one. CUDA-free.
+ */
+import type { NormalizedJob } from './validate.js';
+import type { DominantCycle } from './types.js';
+
+/** Result arrays of a whole job, allocated by the core; a lane writes the rows of its chunk. */
+export interface JobOutputs {
+  /** `stft`: B x N. */
+  filtered?: Float32Array | Float64Array;
+  /** `stft`: B x previewBins. */
+  spectrum?: Float32Array | Float64Array;
+  /** `cycles`: B x bands. */
+  bandPowers?: Float64Array;
+  /** `cycles`: B x bands x N. */
+  bandWaves?: Float32Array | Float64Array;
+  /** `cycles`: B entries. */
+  dominant?: DominantCycle[];
+  /** `wavelet`: B x (freqs, or bands when waveletBands) x N. */
+  waveletPower?: Float32Array | Float64Array;
+}
+
+/** Where a lane is in a job, so a failure names its stage. */
+export interface JobProgress {
+  stage: string;
+}
+
+/** One chunk of a job (a run of whole series) for a lane to run. */
+export interface LaneChunk {
+  jobId: number;
+  job: NormalizedJob;
+  /** Rows [rowStart, rowStart + rows) of the job. */
+  rowStart: number;
+  rows: number;
+  /** Those rows' samples: `job.data.subarray(rowStart * N, (rowStart + rows) * N)`. */
+  data: Float32Array | Float64Array;
+  /** The whole job's result arrays: write rows [rowStart, rowStart + rows). */
+  outputs: JobOutputs;
+  /** Set `stage` as the work proceeds. */
+  progress: JobProgress;
+}
+
+/** What a lane reports for one chunk once its work has completed on the device. */
+export interface LaneChunkOutcome {
+  /** GPU time from the lane's events, ms. */
+  gpuMs: number;
+  /** Bytes copied host<->device for it. */
+  bytesMoved: number;
+  /** What registered stages returned, by name. */
+  stages: Record<string, unknown>;
+}
+
+/** A lane: runs one chunk at a time. */
+export interface LaneRunner {
+  /** The device ordinal the lane runs on. */
+  readonly device: number;
+  /** Rows of `job` one chunk may hold (at least 1, or 0 when even one series does not fit). */
+  maxRows(job: NormalizedJob): number;
+  /** Runs a chunk; resolves once its results are in `chunk.outputs` (the completion poller, never a blocking sync). */
+  run(chunk: LaneChunk): Promise<LaneChunkOutcome>;
+  /** Frees the lane's resources; called once, after its last chunk settled. */
+  dispose(): void;
+}
+
+/** The element type of a job's float results at the engine's precision. */
+export type ResultArray = Float32Array | Float64Array;
+
+/** Allocates the result arrays `job` asks for. */
+export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): JobOutputs {
+  const Array_ = precision === 'f64' ? Float64Array : Float32Array;
+  const { batch: b, length: n } = job;
+  const out: JobOutputs = {};
+  if (job.stft) {
+    out.filtered = new Array_(b * n);
+    out.spectrum = new Array_(b * job.previewBins);
+  }
+  if (job.cycles) {
+    out.bandPowers = new Float64Array(b * job.bands.length);
+    out.bandWaves = new Array_(b * job.bands.length * n);
+    out.dominant = new Array<DominantCycle>(b);
+  }
+  if (job.wavelet) out.waveletPower = new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);
+  return out;
+}

@@ -1,0 +1,570 @@
+/**
+ * createServer(): the HTTP front of a job engine and of the small-item batchers, for a user to
+ * mount in their own program (`tscuda serve` runs one per worker process).
+ *
+ * fastify because it validates bodies with JSON schemas before a handler runs, answers
+ * `inject()` without a socket (every route is tested in CI without a GPU), and is among the
+ * fastest Node.js frameworks; prom-client because it is the Prometheus client Node.js users
+ * already scrape.
+ *
+ * Every accepted request gets an answer: a result, or an error naming why (429 full, 504
+ * timeout, 503 when the GPU context is lost or the server is closing). close() stops
+ * accepting and resolves once every accepted request and job has settled.
+ */
+import { readFileSync } from 'node:fs';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
+import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
+import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
+import { HttpError, invalidField, toHttpError, type FailureReason } from './errors.js';
+import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
+import { ServerMetrics } from './metrics.js';
+import { headerParams, paramsFromStrings, parseJobParams, sampleDtype, type ParamContext, type RawParams } from './params.js';
+import { BATCH_BODY_SCHEMA, JOB_BODY_SCHEMA, JOB_ID_PARAMS } from './schemas.js';
+
+/** Limits of one server; every one has a default. */
+export interface ServerLimits {
+  /** Largest request body, bytes (413 beyond); default 256 MiB. */
+  bodyLimitBytes: number;
+  /** Most samples (B x N) in one job request (413 beyond); default 2^26. */
+  maxSamples: number;
+  /** Requests in progress (synchronous jobs, batch requests) beyond which new ones get 429; default 4096. */
+  maxPending: number;
+  /** `timeout` of a request that gives none, ms; default 30000. */
+  defaultTimeoutMs: number;
+  /** Largest `timeout` a request may ask for, ms; default 600000. */
+  maxTimeoutMs: number;
+  /** `Retry-After` of a 429, seconds; default 1. */
+  retryAfterS: number;
+  /** Finished asynchronous jobs kept, and for how long. */
+  jobRetention: JobRetention;
+  /** Items in one batch request (413 beyond); default 4096. */
+  maxBatchItems: number;
+  /** Floats per vector of a batch item (413 beyond); default 65536. */
+  maxBatchDim: number;
+  /** Distinct vector lengths served per batch kind (each has its own batcher); default 16. */
+  maxBatchDims: number;
+}
+
+/** Default limits. */
+export const DEFAULT_LIMITS: ServerLimits = {
+  bodyLimitBytes: 256 * 1024 * 1024,
+  maxSamples: 1 << 26,
+  maxPending: 4096,
+  defaultTimeoutMs: 30_000,
+  maxTimeoutMs: 600_000,
+  retryAfterS: 1,
+  jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
+  maxBatchItems: 4096,
+  maxBatchDim: 65_536,
+  maxBatchDims: 16,
+};
+
+/** Options of createServer(). */
+export interface CreateServerOptions {
+  /** The job engine; absent or null: no GPU (live 200, ready 503, GPU work 503). */
+  engine?: JobEngineLike | null;
+  /** Why there is no engine (e.g. the CudaUnavailableError's message), for ready and 503 bodies. */
+  unavailableReason?: string;
+  /** Batchers of the `/v1/batch/*` endpoints, made per vector length on first use. */
+  batchers?: BatchFactories;
+  limits?: Partial<ServerLimits>;
+  /** fastify's logger option: false (default), true, or a pino-compatible logger. */
+  logger?: boolean | FastifyBaseLogger;
+  /** Flags of stages registered on the engine (registerStage names) that requests may ask for. */
+  extraFlags?: readonly string[];
+  /** close() also closes the engine; default false (the caller owns it). */
+  ownsEngine?: boolean;
+  /** Prefix of asynchronous job ids (a cluster worker's id), so ids stay unique across workers. */
+  jobIdPrefix?: string;
+  /** Extra fields for `GET /v1/info` (devices, versions). */
+  info?: () => Record<string, unknown>;
+  /** Labels on every metric series (e.g. `{ worker: '2' }`). */
+  metricsLabels?: Record<string, string>;
+  /** In a cluster: whether another worker can serve; readiness is then true while one can. */
+  peersReady?: () => boolean;
+  /** Called once when `engine.lost` rejects (the worker then leaves and is replaced). */
+  onLost?: (error: unknown) => void;
+}
+
+/** A running server. */
+export interface TscudaServer {
+  /** The fastify instance: add routes, hooks, or `inject()` requests. */
+  readonly app: FastifyInstance;
+  readonly metrics: ServerMetrics;
+  /** Whether GPU work can run now (engine present, context not lost, not closing). */
+  readonly ready: boolean;
+  /** Why not ready, or null. */
+  readonly notReadyReason: string | null;
+  /** Requests in progress (synchronous jobs and batch requests). */
+  readonly pending: number;
+  /** Starts listening; resolves with the address. Port 0 picks a free port. */
+  listen(options?: { port?: number; host?: string }): Promise<string>;
+  /** Stops accepting, finishes every accepted request and job, then frees the batchers (and the engine when owned). */
+  close(): Promise<void>;
+}
+
+type JobEndpoint = BuiltinJobFlag;
+
+interface InFlight {
+  reject(error: HttpError): void;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function queryStrings(query: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (query === null || typeof query !== 'object') return out;
+  for (const [k, v] of Object.entries(query as Record<string, unknown>)) {
+    if (typeof v !== 'string') throw invalidField(k, 'is given more than once');
+    out[k] = v;
+  }
+  return out;
+}
+
+function validationField(error: { instancePath?: string; params?: Record<string, unknown> }, context: string | undefined): string {
+  const path = (error.instancePath ?? '')
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+  const extra = error.params?.additionalProperty ?? error.params?.missingProperty;
+  const name = typeof extra === 'string' ? (path === '' ? extra : `${path}.${extra}`) : path;
+  return name === '' ? (context ?? 'body') : name;
+}
+
+/** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
+export function createServer(options: CreateServerOptions = {}): TscudaServer {
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
+  const engine = options.engine ?? null;
+  const paramContext: ParamContext = { extraFlags: options.extraFlags ?? [], maxTimeoutMs: limits.maxTimeoutMs, defaultTimeoutMs: limits.defaultTimeoutMs };
+  const jobs = new JobStore(limits.jobRetention);
+  const inFlight = new Set<InFlight>();
+  const handlers = new Set<Promise<unknown>>();
+  const batchers = new Map<string, { kind: BatchKind; dim: number; submitter: BatchSubmitter<unknown> }>();
+  const failureReasons = new WeakMap<FastifyRequest, FailureReason>();
+  const version = packageVersion();
+  const startedAt = Date.now();
+  let lostError: unknown = null;
+  let closing: Promise<void> | null = null;
+  let pending = 0;
+
+  const notReadyReason = (): string | null => {
+    if (closing !== null) return 'the server is shutting down';
+    if (engine === null) return options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)';
+    if (lostError !== null) return `the GPU context was lost (${lostError instanceof Error ? lostError.message : String(lostError)}); this worker is being replaced`;
+    return null;
+  };
+
+  const metrics = new ServerMetrics(
+    {
+      engineStats: () => {
+        if (engine === null || lostError !== null) return null;
+        try {
+          return engine.stats();
+        } catch {
+          return null;
+        }
+      },
+      batcherStats: () =>
+        [...batchers.values()].map((b) => {
+          const m = b.submitter.metrics;
+          return { kind: b.kind, dim: b.dim, batches: m?.batches ?? 0, items: m?.items ?? 0, fillRate: m?.fillRate ?? 0, queued: m?.queued ?? 0 };
+        }),
+      ready: () => notReadyReason() === null,
+    },
+    options.metricsLabels,
+  );
+
+  if (engine !== null) {
+    engine.lost.catch((error: unknown) => {
+      if (lostError !== null) return;
+      lostError = error ?? new Error('context lost');
+      const answer = toHttpError(Object.assign(new Error(String((error as Error | undefined)?.message ?? error)), { sticky: true }), limits.retryAfterS);
+      for (const f of [...inFlight]) f.reject(answer);
+      for (const r of jobs.unfinished) {
+        jobs.finish(r, { error: answer, status: 'error' });
+      }
+      options.onLost?.(error);
+    });
+  }
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: limits.bodyLimitBytes,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: limits.bodyLimitBytes }, (_request, body, done) => done(null, body));
+
+  const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
+    failureReasons.set(request, error.reason);
+    if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
+    if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
+    return reply.code(error.statusCode).type('application/json').send(error.toJSON());
+  };
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[]; validationContext?: string }, request, reply) => {
+    let answer: HttpError;
+    if (error instanceof HttpError) answer = error;
+    else if (error.validation !== undefined && error.validation.length > 0) {
+      const first = error.validation[0]!;
+      const field = validationField(first, error.validationContext);
+      const unknown = first.params?.additionalProperty !== undefined;
+      answer = new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : (first.message ?? 'is invalid')}`, { field });
+    } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      answer = new HttpError(415, 'unsupported_media_type', `content-type: ${String(request.headers['content-type'])} is not accepted; send application/json or application/octet-stream`, { field: 'content-type' });
+    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      answer = new HttpError(413, 'body_too_large', `body: larger than the limit of ${limits.bodyLimitBytes} bytes`, { field: 'body' });
+    } else if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      answer = new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
+    } else if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+      answer = new HttpError(400, 'malformed_json', `body: malformed JSON (${error.message})`, { field: 'body' });
+    } else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+      answer = new HttpError(error.statusCode, (error.code ?? 'bad_request').toLowerCase(), error.message);
+    } else {
+      request.log.error(error);
+      answer = new HttpError(500, 'internal', error.message, { reason: 'OTHER' });
+    }
+    return fail(request, reply, answer);
+  });
+
+  app.setNotFoundHandler((request, reply) => fail(request, reply, new HttpError(404, 'not_found', `${request.method} ${request.url}: no such route`, { field: 'url' })));
+
+  app.addHook('onSend', async (request, _reply, payload) => {
+    const endpoint = request.routeOptions.url ?? 'unknown';
+    if (typeof payload === 'string' || Buffer.isBuffer(payload)) metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const endpoint = request.routeOptions.url ?? 'unknown';
+    if (endpoint === '/metrics' || endpoint.startsWith('/v2/health')) return;
+    const length = Number(request.headers['content-length'] ?? 0);
+    if (length > 0) metrics.bytesIn.inc({ endpoint }, length);
+    metrics.requestDuration.observe({ endpoint }, reply.elapsedTime / 1000);
+    if (reply.statusCode < 400) metrics.requestSuccess.inc({ endpoint });
+    else metrics.fail(endpoint, failureReasons.get(request) ?? (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'));
+  });
+
+  const requireGpu = (): JobEngineLike => {
+    const reason = notReadyReason();
+    if (reason !== null || engine === null) {
+      const retryable = closing !== null || lostError !== null;
+      throw new HttpError(503, lostError !== null ? 'gpu_lost' : closing !== null ? 'shutting_down' : 'gpu_unavailable', reason ?? 'no engine', { retryable, ...(retryable ? { retryAfterS: 1 } : {}) });
+    }
+    return engine;
+  };
+
+  const admit = (): void => {
+    if (pending > limits.maxPending) {
+      throw new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, { retryable: true, retryAfterS: limits.retryAfterS });
+    }
+  };
+
+  /** Runs a GPU handler: counts it pending, keeps close() waiting for it, turns its errors into responses. */
+  const track = (endpoint: string, request: FastifyRequest, reply: FastifyReply, work: () => Promise<FastifyReply>): Promise<FastifyReply> => {
+    pending++;
+    metrics.pending.inc({ endpoint });
+    const run = (async (): Promise<FastifyReply> => {
+      try {
+        return await work();
+      } catch (error) {
+        return fail(request, reply, toHttpError(error, limits.retryAfterS));
+      } finally {
+        pending--;
+        metrics.pending.dec({ endpoint });
+      }
+    })();
+    handlers.add(run);
+    void run.finally(() => handlers.delete(run));
+    return run;
+  };
+
+  /** The signal and parameters of a job request, from a JSON or a binary body. */
+  const readJob = (request: FastifyRequest, endpointFlag: JobEndpoint | undefined, precision: 'f32' | 'f64'): { spec: JobSpec; timeoutMs: number } => {
+    const body: unknown = request.body;
+    let raw: RawParams;
+    let data: Float32Array | Float64Array;
+    if (Buffer.isBuffer(body)) {
+      raw = paramsFromStrings({ ...headerParams(request.headers), ...queryStrings(request.query) });
+      const dtype = raw.dtype === undefined ? 'f32' : sampleDtype(raw.dtype);
+      delete raw.dtype;
+      data = decodeBinarySignal(body, dtype);
+    } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+      const query = queryStrings(request.query);
+      const first = Object.keys(query)[0];
+      if (first !== undefined) throw new HttpError(400, 'unknown_field', `${first}: query parameters are read only with binary bodies; put it in the JSON body`, { field: first });
+      const { signal, ...rest } = body as Record<string, unknown>;
+      raw = rest;
+      const dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+      delete raw.dtype;
+      const decoded = decodeJsonSignal(signal, dtype);
+      data = decoded.data;
+      if (decoded.rows !== undefined) {
+        if (raw.batch !== undefined && raw.batch !== decoded.rows) throw invalidField('batch', `is ${String(raw.batch)} but the signal has ${decoded.rows} rows`);
+        raw.batch = decoded.rows;
+      }
+    } else {
+      throw new HttpError(415, 'unsupported_media_type', 'body: expected a JSON object (application/json) or samples (application/octet-stream)', { field: 'content-type' });
+    }
+    if (data.length > limits.maxSamples) throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${limits.maxSamples} per request`, { field: 'signal' });
+    const parsed = parseJobParams(raw, data.length, paramContext, endpointFlag);
+    return { spec: { ...parsed.spec, data, timeoutMs: parsed.timeoutMs }, timeoutMs: parsed.timeoutMs };
+  };
+
+  /** Waits for a job, or its deadline (504, and the job is cancelled if still queued), or the loss of the context (503). */
+  const awaitJob = (job: Job, timeoutMs: number): Promise<JobResult> =>
+    new Promise<JobResult>((resolve, reject) => {
+      const entry: InFlight = {
+        reject: (error) => {
+          clearTimeout(timer);
+          inFlight.delete(entry);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        const status = job.status;
+        job.cancel();
+        entry.reject(new HttpError(504, 'timeout', `the job did not finish within its timeout of ${timeoutMs} ms (it was ${status})`, { field: 'timeout' }));
+      }, timeoutMs);
+      inFlight.add(entry);
+      job.result.then(
+        (result) => {
+          clearTimeout(timer);
+          inFlight.delete(entry);
+          resolve(result);
+        },
+        (error: unknown) => entry.reject(toHttpError(error, limits.retryAfterS)),
+      );
+    });
+
+  const sendResult = (reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200): FastifyReply => {
+    if (format === 'binary') {
+      const b = encodeBinaryResult(result);
+      return reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta).send(b.body);
+    }
+    return reply.code(code).send(encodeJsonResult(result));
+  };
+
+  const observeJob = (endpoint: string, result: JobResult): void => {
+    metrics.queueDuration.observe({ endpoint }, result.timings.queuedMs / 1000);
+    metrics.computeDuration.observe({ endpoint }, result.timings.runMs / 1000);
+    metrics.gpuDuration.observe({ endpoint }, result.timings.gpuMs / 1000);
+    metrics.batchSize.observe({ endpoint }, result.batch);
+  };
+
+  const jobBodySchema = { content: { 'application/json': { schema: JOB_BODY_SCHEMA }, 'application/octet-stream': { schema: {} } } };
+
+  for (const flag of ['stft', 'cycles', 'wavelet'] as const) {
+    const endpoint = `/v1/${flag}`;
+    app.post(endpoint, { schema: { body: jobBodySchema } }, (request, reply) =>
+      track(endpoint, request, reply, async () => {
+        const format = responseFormat(request.headers.accept);
+        const gpu = requireGpu();
+        const { spec, timeoutMs } = readJob(request, flag, gpu.precision);
+        admit();
+        const job = gpu.submit(spec);
+        job.result.catch(() => undefined);
+        // A client that hangs up while its job is still queued frees the queue slot.
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) job.cancel();
+        });
+        const result = await awaitJob(job, timeoutMs);
+        observeJob(endpoint, result);
+        return sendResult(reply, result, format);
+      }),
+    );
+  }
+
+  let nextJobId = 1;
+  app.post('/v1/jobs', { schema: { body: jobBodySchema } }, (request, reply) =>
+    track('/v1/jobs', request, reply, async () => {
+      const gpu = requireGpu();
+      const { spec, timeoutMs } = readJob(request, undefined, gpu.precision);
+      admit();
+      const job = gpu.submit(spec);
+      const id = `${options.jobIdPrefix ?? ''}${nextJobId++}`;
+      let settle!: () => void;
+      const record: JobRecord = {
+        id,
+        job,
+        submittedAt: Date.now(),
+        status: 'queued',
+        finishedAt: undefined,
+        result: undefined,
+        error: undefined,
+        settled: new Promise<void>((resolve) => (settle = resolve)),
+      };
+      jobs.add(record);
+      awaitJob(job, timeoutMs).then(
+        (result) => {
+          observeJob('/v1/jobs', result);
+          jobs.finish(record, { result });
+          settle();
+        },
+        (error: unknown) => {
+          const answer = toHttpError(error, limits.retryAfterS);
+          jobs.finish(record, { error: answer, status: answer.code === 'cancelled' ? 'cancelled' : 'error' });
+          settle();
+        },
+      );
+      return reply.code(202).header('location', `/v1/jobs/${id}`).send({ id, status: 'queued', href: `/v1/jobs/${id}` });
+    }),
+  );
+
+  const recordOf = (id: string): JobRecord => {
+    const record = jobs.get(id);
+    if (record === undefined) throw new HttpError(404, 'unknown_job', `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${limits.jobRetention.ttlMs} ms ago and no longer kept)`, { field: 'id' });
+    return record;
+  };
+  const statusOf = (record: JobRecord): string => (record.finishedAt === undefined && record.job !== null ? record.job.status : record.status);
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const format = responseFormat(request.headers.accept);
+    const record = recordOf(request.params.id);
+    const status = statusOf(record);
+    if (record.result !== undefined) {
+      if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), record.result, format);
+      return reply.send({ id: record.id, status: 'ready', result: encodeJsonResult(record.result) });
+    }
+    if (record.error !== undefined) return reply.send({ id: record.id, status, ...record.error.toJSON() });
+    return reply.code(202).send({ id: record.id, status });
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const record = recordOf(request.params.id);
+    if (record.finishedAt !== undefined) {
+      jobs.delete(record.id);
+      return reply.send({ id: record.id, status: record.status, deleted: true });
+    }
+    if (record.job !== null && record.job.cancel()) {
+      jobs.finish(record, { error: new HttpError(499, 'cancelled', 'cancelled by DELETE', { reason: 'CANCELED' }), status: 'cancelled' });
+      return reply.send({ id: record.id, status: 'cancelled', deleted: false });
+    }
+    throw new HttpError(409, 'job_running', `id: job ${record.id} is running and cannot be cancelled; it finishes on its own`, { field: 'id' });
+  });
+
+  const batcherFor = <K extends BatchKind>(kind: K, dim: number): BatchSubmitter<BatchItems[K]> => {
+    const key = `${kind}:${dim}`;
+    const known = batchers.get(key);
+    if (known !== undefined) return known.submitter as BatchSubmitter<BatchItems[K]>;
+    const factory = options.batchers?.[kind] as ((dim: number) => BatchSubmitter<BatchItems[K]>) | undefined;
+    if (factory === undefined) throw new HttpError(503, 'batcher_unavailable', `this server has no ${kind} batcher`);
+    const sameKind = [...batchers.values()].filter((b) => b.kind === kind).length;
+    if (sameKind >= limits.maxBatchDims) throw invalidField('items', `vectors of ${dim} values would need a new ${kind} batcher; this server serves at most ${limits.maxBatchDims} vector lengths per kind`);
+    const submitter = factory(dim);
+    batchers.set(key, { kind, dim, submitter: submitter as BatchSubmitter<unknown> });
+    return submitter;
+  };
+
+  for (const kind of BATCH_KINDS) {
+    const endpoint = `/v1/batch/${kind}`;
+    app.post(endpoint, { schema: { body: BATCH_BODY_SCHEMA } }, (request, reply) =>
+      track(endpoint, request, reply, async () => {
+        const format = responseFormat(request.headers.accept);
+        if (options.batchers?.[kind] === undefined) requireGpu();
+        if (closing !== null || lostError !== null) requireGpu();
+        const { items, dim } = parseBatchItems(kind, request.body, limits.maxBatchItems, limits.maxBatchDim);
+        const timeoutMs = (request.body as { timeout?: number }).timeout ?? limits.defaultTimeoutMs;
+        if (timeoutMs > limits.maxTimeoutMs) throw invalidField('timeout', `must be at most ${limits.maxTimeoutMs} ms, got ${timeoutMs}`);
+        admit();
+        const batcher = batcherFor(kind, dim);
+        const abort = new AbortController();
+        const outputs = await new Promise<Float32Array[]>((resolve, reject) => {
+          const entry: InFlight = {
+            reject: (error) => {
+              clearTimeout(timer);
+              inFlight.delete(entry);
+              abort.abort(error);
+              reject(error);
+            },
+          };
+          const timer = setTimeout(() => entry.reject(new HttpError(504, 'timeout', `the items were not computed within the timeout of ${timeoutMs} ms`, { field: 'timeout' })), timeoutMs);
+          inFlight.add(entry);
+          batcher.submit(items, { wait: false, signal: abort.signal }).then(
+            (out) => {
+              clearTimeout(timer);
+              inFlight.delete(entry);
+              resolve(out);
+            },
+            (error: unknown) => entry.reject(toHttpError(error, limits.retryAfterS)),
+          );
+        });
+        metrics.batchSize.observe({ endpoint }, items.length);
+        if (format === 'binary') {
+          const packed = new Float32Array(outputs.length * dim);
+          outputs.forEach((o, i) => packed.set(o, i * dim));
+          return reply.type('application/octet-stream').header('x-tscuda-fields', `outputs=f32[${outputs.length},${dim}]`).send(Buffer.from(packed.buffer));
+        }
+        return reply.send({ outputs: outputs.map((o) => Array.from(o)) });
+      }),
+    );
+  }
+
+  app.get('/v2/health/live', async () => ({ live: true }));
+  app.get('/v2/health/ready', async (_request, reply) => {
+    const reason = notReadyReason();
+    if (reason === null) return { ready: true };
+    if (closing === null && lostError !== null && options.peersReady?.() === true) return { ready: true, note: 'this worker is leaving; another serves' };
+    return reply.code(503).send({ ready: false, reason });
+  });
+  app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.expose()));
+  app.get('/v1/info', async () => ({
+    name: 'tscuda',
+    version,
+    node: process.versions.node,
+    pid: process.pid,
+    uptimeS: (Date.now() - startedAt) / 1000,
+    ready: notReadyReason() === null,
+    reason: notReadyReason(),
+    engine: engine === null ? null : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },
+    flags: ['stft', 'cycles', 'wavelet', ...paramContext.extraFlags],
+    batch: BATCH_KINDS.filter((k) => options.batchers?.[k] !== undefined),
+    limits,
+    ...options.info?.(),
+  }));
+
+  const server: TscudaServer = {
+    app,
+    metrics,
+    get ready() {
+      return notReadyReason() === null;
+    },
+    get notReadyReason() {
+      return notReadyReason();
+    },
+    get pending() {
+      return pending;
+    },
+    async listen(listenOptions = {}) {
+      return app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1' });
+    },
+    close() {
+      if (closing !== null) return closing;
+      let done!: () => void;
+      closing = new Promise<void>((resolve) => (done = resolve));
+      void (async () => {
+        try {
+          await Promise.allSettled([app.close(), ...handlers]);
+          while (handlers.size > 0) await Promise.allSettled([...handlers]);
+          await Promise.allSettled(jobs.unfinished.map((r) => r.settled));
+          await Promise.allSettled([...batchers.values()].map((b) => b.submitter.close?.()));
+          if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
+        } finally {
+          metrics.dispose();
+          done();
+        }
+      })();
+      return closing;
+    },
+  };
+  return server;
+}

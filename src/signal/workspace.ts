@@ -1,0 +1,196 @@
+/**
+ * What the signal operations keep between calls so that a warm call allocates no device memory:
+ * the signal kernels (loaded once per context), cuFFT plans (one per shape, shared by every stream:
+ * each call names its stream), window and band tables (immutable, per context), and scratch
+ * buffers (per stream, grown when a bigger call arrives; work on one stream is ordered, so
+ * consecutive calls may reuse them).
+ */
+import type { Context } from '../runtime/context.js';
+import { FftPlanCache } from '../runtime/fft/plan-cache.js';
+import type { FftPlan } from '../runtime/fft/plan.js';
+import type { FftType } from '../runtime/fft/geometry.js';
+import type { LaunchConfig } from '../runtime/kernel.js';
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { DType } from '../runtime/memory/dtype.js';
+import type { Stream } from '../runtime/stream.js';
+import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
+import { getWindow, windowKey, type WindowSpec } from './window.js';
+
+/** Real element type of a precision, and its complex counterpart. */
+export type Precision = 'f32' | 'f64';
+export type ComplexOf<P extends Precision> = P extends 'f32' ? 'c64' : 'c128';
+export const COMPLEX_OF: Readonly<Record<Precision, 'c64' | 'c128'>> = { f32: 'c64', f64: 'c128' };
+
+/** The precision of a real (f32/f64) or complex (c64/c128) buffer; TypeError for other dtypes. */
+export function precisionOf(buffer: DeviceBuffer<DType>, what: string): Precision {
+  switch (buffer.dtype) {
+    case 'f32':
+    case 'c64':
+      return 'f32';
+    case 'f64':
+    case 'c128':
+      return 'f64';
+    default:
+      throw new TypeError(`${what} "${buffer.label}" must hold f32, f64, c64 or c128, not ${buffer.dtype}`);
+  }
+}
+
+/** Checks a buffer's dtype and that it holds at least `length` elements. */
+export function expectBuffer(buffer: DeviceBuffer<DType>, dtype: DType, length: number, what: string): void {
+  if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`${what} must be a DeviceBuffer`);
+  buffer.checkAlive();
+  if (buffer.dtype !== dtype) throw new TypeError(`${what} "${buffer.label}" must hold ${dtype}, not ${buffer.dtype}`);
+  if (buffer.length < length) throw new RangeError(`${what} "${buffer.label}" holds ${buffer.length} ${dtype} elements; ${length} are needed`);
+}
+
+/** An untyped view of a generated launcher (arguments are checked by the kernel's parameter block). */
+export type Launch = (config: LaunchConfig, ...args: (DeviceBuffer<DType> | number)[]) => void;
+
+/** Block size of every signal kernel (a power of two: the reductions need it). */
+export const BLOCK = 256;
+/** Grid cap: grid-stride loops cover the rest. */
+const MAX_GRID = 8192;
+
+/** Launch config for `total` independent items, one per thread. */
+export function elementwise(total: number, stream: Stream | undefined): LaunchConfig {
+  const grid = Math.max(1, Math.min(Math.ceil(total / BLOCK), MAX_GRID));
+  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+}
+
+/** Launch config for `rows` rows, one block per row. */
+export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
+  const grid = Math.max(1, Math.min(rows, 65535));
+  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+}
+
+type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32` ? B : never;
+
+/** Per-context state: kernels, immutable tables. */
+class ContextState {
+  readonly kernels: SignalKernels;
+  readonly tables = new Map<string, DeviceBuffer<DType>>();
+  constructor(readonly context: Context) {
+    this.kernels = loadSignalKernels({ context });
+  }
+}
+
+/**
+ * The caches of the signal layer. One process-wide instance (`signalWorkspace`) serves every call;
+ * `clear()` frees everything it holds (call it only when no signal work is in flight).
+ */
+export class SignalWorkspace {
+  readonly #contexts = new Map<Context, ContextState>();
+  /** Scratch per stream (or per context for the legacy default stream). */
+  readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
+  /** cuFFT plans, keyed without stream. */
+  readonly plans = new FftPlanCache();
+
+  #state(context: Context): ContextState {
+    let s = this.#contexts.get(context);
+    if (!s || s.kernels.module.disposed) {
+      s = new ContextState(context);
+      this.#contexts.set(context, s);
+    }
+    return s;
+  }
+
+  /** The launcher `<base>_<precision>` in `context`. */
+  kernel(context: Context, base: KernelBase, precision: Precision): Launch {
+    const ks = this.#state(context).kernels as unknown as Record<string, Launch>;
+    return ks[`${base}_${precision}`]!.bind(ks);
+  }
+
+  /** A cached 1-D batched plan of `n`-point transforms. */
+  plan<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
+    return this.plans.get({ shape: [n], type, batch, context });
+  }
+
+  /** The window `spec` of `n` points as a device table of `precision` (cached per context). */
+  window(context: Context, spec: WindowSpec, n: number, precision: Precision): DeviceBuffer<Precision> {
+    const key = `window:${precision}:${windowKey(spec)}:${n}`;
+    const state = this.#state(context);
+    let t = state.tables.get(key);
+    if (!t) {
+      const w = getWindow(spec, n);
+      t = DeviceBuffer.from(precision, precision === 'f32' ? Float32Array.from(w) : w, { context, label: `window ${windowKey(spec)} x${n} (${precision})` });
+      state.tables.set(key, t);
+    }
+    return t as DeviceBuffer<Precision>;
+  }
+
+  /** A cached immutable table built by `make` on first use (host values uploaded synchronously). */
+  table<T extends 'i32' | 'f64' | 'f32'>(context: Context, key: string, dtype: T, make: () => Int32Array | Float64Array | Float32Array): DeviceBuffer<T> {
+    const state = this.#state(context);
+    const full = `${dtype}:${key}`;
+    let t = state.tables.get(full);
+    if (!t) {
+      t = DeviceBuffer.from(dtype, make() as never, { context, label: `signal table ${key.slice(0, 60)}` });
+      state.tables.set(full, t);
+    }
+    return t as DeviceBuffer<T>;
+  }
+
+  /** A buffer cached under `key` (per context), made by `make` on first use: for tables a kernel fills. */
+  cached<T extends DType>(context: Context, key: string, make: () => DeviceBuffer<T>): { buffer: DeviceBuffer<T>; fresh: boolean } {
+    const state = this.#state(context);
+    const t = state.tables.get(key);
+    if (t && !t.disposed) return { buffer: t as DeviceBuffer<T>, fresh: false };
+    const buffer = make();
+    state.tables.set(key, buffer as DeviceBuffer<DType>);
+    return { buffer, fresh: true };
+  }
+
+  /**
+   * A scratch buffer of at least `length` elements for work on `stream` (or the context's legacy
+   * default stream), one per `purpose`: grown (stream-ordered free and allocation) when too small.
+   */
+  scratch<T extends DType>(context: Context, stream: Stream | undefined, purpose: string, dtype: T, length: number): DeviceBuffer<T> {
+    const owner = stream ?? context;
+    let map = this.#scratch.get(owner);
+    const key = `${purpose}:${dtype}`;
+    const have = map?.get(key);
+    if (have && !have.disposed && have.length >= length) return have as DeviceBuffer<T>;
+    this.#sweep();
+    if (!map) {
+      map = new Map();
+      this.#scratch.set(owner, map);
+    }
+    if (have && !have.disposed) have.dispose();
+    // Grow by a quarter more than asked, so a slowly growing workload does not reallocate each call.
+    const size = have ? Math.max(length, Math.ceil(have.length * 1.25)) : length;
+    const label = `signal scratch ${purpose} (${stream ? stream.label : 'default stream'})`;
+    // Not stream-ordered: a stream-ordered free would need the stream alive when the buffer goes.
+    const b = DeviceBuffer.alloc(dtype, size, { context, label });
+    map.set(key, b as DeviceBuffer<DType>);
+    return b;
+  }
+
+  /** Frees the scratch of streams disposed since (their work was enqueued before; cuMemFree waits for it). */
+  #sweep(): void {
+    for (const [owner, map] of this.#scratch) {
+      if (!owner.disposed) continue;
+      for (const b of map.values()) b.dispose();
+      this.#scratch.delete(owner);
+    }
+  }
+
+  /** Frees every kernel module, table, scratch buffer and plan. No signal work may be in flight. */
+  clear(): void {
+    for (const map of this.#scratch.values()) for (const b of map.values()) b.dispose();
+    this.#scratch.clear();
+    for (const s of this.#contexts.values()) {
+      for (const t of s.tables.values()) t.dispose();
+      s.kernels.module.dispose();
+    }
+    this.#contexts.clear();
+    this.plans.clear();
+  }
+}
+
+/** The workspace every signal operation uses. */
+export const signalWorkspace = new SignalWorkspace();
+
+/** Frees the signal layer's cached kernels, plans, tables and scratch (no signal work may be in flight). */
+export function clearSignalCaches(): void {
+  signalWorkspace.clear();
+}

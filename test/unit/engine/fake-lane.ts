@@ -1,0 +1,89 @@
+/** A LaneRunner without CUDA for the engine core's tests: CPU "results", gates to hold jobs, injected failures. */
+import type { LaneChunk, LaneChunkOutcome, LaneRunner } from '../../../src/engine/lane-runner.js';
+import type { NormalizedJob } from '../../../src/engine/validate.js';
+
+export class FakeLane implements LaneRunner {
+  readonly device: number;
+  /** Samples one chunk may hold. */
+  capacity: number;
+  /** Chunks run, in order: [jobId, rowStart, rows]. */
+  readonly runs: [number, number, number][] = [];
+  /** When set, run() waits for release() before finishing. */
+  hold = false;
+  /** Errors thrown by the next runs, in this stage. */
+  failNext: { error: unknown; stage: string } | undefined;
+  disposed = false;
+  readonly #gates: (() => void)[] = [];
+  inFlight = 0;
+  maxInFlight = 0;
+
+  constructor(device = 0, capacity = 1 << 20) {
+    this.device = device;
+    this.capacity = capacity;
+  }
+
+  maxRows(job: NormalizedJob): number {
+    return Math.floor(this.capacity / job.length);
+  }
+
+  /** Lets the oldest held run finish. */
+  release(): boolean {
+    const g = this.#gates.shift();
+    g?.();
+    return g !== undefined;
+  }
+
+  get waiting(): number {
+    return this.#gates.length;
+  }
+
+  async run(chunk: LaneChunk): Promise<LaneChunkOutcome> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    try {
+      this.runs.push([chunk.jobId, chunk.rowStart, chunk.rows]);
+      chunk.progress.stage = 'h2d';
+      if (this.hold) await new Promise<void>((r) => this.#gates.push(r));
+      else await new Promise<void>((r) => setImmediate(r));
+      const fail = this.failNext;
+      if (fail) {
+        this.failNext = undefined;
+        chunk.progress.stage = fail.stage;
+        throw fail.error;
+      }
+      chunk.progress.stage = 'fft';
+      const { job, outputs, rowStart, rows, data } = chunk;
+      const n = job.length;
+      // filtered = 2x, spectrum = row index, bandPowers = row sum per band, dominant = row's first sample.
+      for (let r = 0; r < rows; r++) {
+        const row = rowStart + r;
+        let sum = 0;
+        for (let i = 0; i < n; i++) {
+          const v = data[r * n + i]!;
+          sum += v;
+          if (outputs.filtered) outputs.filtered[row * n + i] = 2 * v;
+        }
+        if (outputs.spectrum) outputs.spectrum.fill(row, row * job.previewBins, (row + 1) * job.previewBins);
+        if (outputs.bandPowers) for (let b = 0; b < job.bands.length; b++) outputs.bandPowers[row * job.bands.length + b] = sum * (b + 1);
+        if (outputs.dominant) outputs.dominant[row] = { frequency: data[r * n]!, period: 1 / data[r * n]!, amplitude: 1, phase: 0 };
+      }
+      const stages: Record<string, unknown> = {};
+      for (const s of job.stages) stages[s] = { rows, rowStart };
+      return { gpuMs: 0.5 * rows, bytesMoved: rows * n * 8, stages };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+}
+
+/** A CudaError-like sticky error without loading CUDA. */
+export class FakeStickyError extends Error {
+  readonly sticky = true;
+  readonly status = 'CUDA_ERROR_ILLEGAL_ADDRESS';
+}
+
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));

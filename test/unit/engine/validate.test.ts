@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { JobValidationError } from '../../../src/engine/errors.js';
+import type { JobSpec } from '../../../src/engine/types.js';
+import { validateJob } from '../../../src/engine/validate.js';
+
+const ctx = { stages: new Set(['supdem']) };
+const data = (n: number): Float32Array => Float32Array.from({ length: n }, (_, i) => Math.sin(i) + 0.1 * i);
+
+function refused(spec: unknown, field: string, message?: RegExp): void {
+  let error: unknown;
+  try {
+    validateJob(spec as JobSpec, ctx);
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `expected ${field} to be refused`).toBeInstanceOf(JobValidationError);
+  expect((error as JobValidationError).field).toBe(field);
+  expect((error as JobValidationError).message).toContain(`job.${field}`);
+  if (message) expect((error as JobValidationError).message).toMatch(message);
+}
+
+describe('validateJob', () => {
+  it('fills in the defaults', () => {
+    const job = validateJob({ data: data(64), batch: 2, flags: ['stft'] }, ctx);
+    expect(job).toMatchObject({ batch: 2, length: 32, fs: 1, detrend: 'linear', window: { name: 'hann' }, passBand: [0, 0.5], previewBins: 17, nCycles: 6, waveletBands: false, stft: true, cycles: false, wavelet: false, stages: [] });
+    expect(validateJob({ data: data(4096), flags: ['stft'] }, ctx).previewBins).toBe(256);
+  });
+
+  it('accepts every field in range, registered stages and parametric windows', () => {
+    const job = validateJob(
+      {
+        data: new Float64Array(400).fill(1),
+        batch: 4,
+        fs: 1000,
+        flags: ['stft', 'cycles', 'wavelet', 'supdem'],
+        detrend: false,
+        window: ['kaiser', 8.6],
+        passBand: [10, 200],
+        previewBins: 51,
+        bands: [
+          [0, 50],
+          [50, 500],
+        ],
+        freqs: [10, 20, 500],
+        nCycles: 7,
+        waveletBands: true,
+        stageParams: { supdem: { k: 1 } },
+        label: 'x',
+        timeoutMs: 10,
+        signal: new AbortController().signal,
+      },
+      ctx,
+    );
+    expect(job).toMatchObject({ stft: true, cycles: true, wavelet: true, stages: ['supdem'], window: { name: 'kaiser', parameter: 8.6 }, length: 100 });
+    expect(validateJob({ data: data(64), flags: ['stft'], window: 'tukey' }, ctx).window).toEqual({ name: 'tukey', parameter: 0.5 });
+  });
+
+  it('refuses bad data and batch', () => {
+    refused({ flags: ['stft'] }, 'data', /Float32Array or Float64Array, got undefined/);
+    refused({ data: [1, 2, 3, 4], flags: ['stft'] }, 'data', /got Array/);
+    refused({ data: new Int16Array(8), flags: ['stft'] }, 'data');
+    refused({ data: new Float32Array(0), flags: ['stft'] }, 'data', /empty/);
+    refused({ data: data(10), batch: 3, flags: ['stft'] }, 'batch', /10 samples do not split into 3/);
+    refused({ data: data(10), batch: 0, flags: ['stft'] }, 'batch');
+    refused({ data: data(10), batch: 2.5, flags: ['stft'] }, 'batch');
+    refused({ data: data(6), batch: 2, flags: ['stft'] }, 'data', /too short/);
+  });
+
+  it('refuses NaN and Infinity parameters', () => {
+    refused({ data: data(64), fs: Number.NaN, flags: ['stft'] }, 'fs', /finite/);
+    refused({ data: data(64), fs: Infinity, flags: ['stft'] }, 'fs');
+    refused({ data: data(64), fs: -1, flags: ['stft'] }, 'fs', /positive/);
+    refused({ data: data(64), flags: ['wavelet'], freqs: [0.1], nCycles: Number.NaN }, 'nCycles');
+    refused({ data: data(64), flags: ['wavelet'], freqs: [0.1, Number.NaN] }, 'freqs[1]');
+    refused({ data: data(64), flags: ['stft'], window: ['kaiser', Number.NaN] }, 'window[1]');
+    refused({ data: data(64), flags: ['stft'], timeoutMs: Number.NaN }, 'timeoutMs');
+    refused({ data: data(64), flags: ['stft'], timeoutMs: 0 }, 'timeoutMs');
+  });
+
+  it('refuses empty, unknown and repeated flags', () => {
+    refused({ data: data(64), flags: [] }, 'flags', /empty/);
+    refused({ data: data(64), flags: 'stft' }, 'flags');
+    refused({ data: data(64), flags: ['stft', 'fancy'] }, 'flags[1]', /unknown flag "fancy".*supdem/);
+    refused({ data: data(64), flags: ['stft', 'stft'] }, 'flags[1]', /twice/);
+    refused({ data: data(64), flags: [3] }, 'flags[0]');
+  });
+
+  it('refuses unknown windows and bad window parameters', () => {
+    refused({ data: data(64), flags: ['stft'], window: 'hanningg' }, 'window', /window "hanningg" is unknown/);
+    expect(validateJob({ data: data(64), flags: ['stft'], window: 'han' }, ctx).window).toEqual({ name: 'hann', parameter: undefined });
+    refused({ data: data(64), flags: ['stft'], window: 'kaiser' }, 'window', /needs its parameter/);
+    refused({ data: data(64), flags: ['stft'], window: ['hann', 3] }, 'window', /takes no parameter/);
+    refused({ data: data(64), flags: ['stft'], window: ['gaussian', -1] }, 'window[1]', /std/);
+    refused({ data: data(64), flags: ['stft'], window: ['tukey', '0.5'] }, 'window[1]');
+    refused({ data: data(64), flags: ['stft'], window: ['nope', 1] }, 'window', /unknown/);
+    refused({ data: data(64), flags: ['stft'], window: 42 }, 'window');
+  });
+
+  it('refuses bands outside [0, fs/2] or with low >= high', () => {
+    const base = { data: data(64), fs: 100, flags: ['cycles'] };
+    refused({ ...base }, 'bands', /at least one band/);
+    refused({ ...base, bands: [[-1, 10]] }, 'bands[0][0]', /below 0/);
+    refused({ ...base, bands: [[0, 51]] }, 'bands[0][1]', /above fs\/2 = 50/);
+    refused({ ...base, bands: [[0, 10], [20, 20]] }, 'bands[1]', /below the high edge/);
+    refused({ ...base, bands: [[30, 20]] }, 'bands[0]');
+    refused({ ...base, bands: [[0, Infinity]] }, 'bands[0][1]', /finite/);
+    refused({ ...base, bands: [[0, 10, 20]] }, 'bands[0]');
+    refused({ data: data(64), fs: 100, flags: ['stft'], passBand: [0, 60] }, 'passBand[1]');
+  });
+
+  it('refuses wavelet jobs without frequencies, out-of-range frequencies and band reduction without bands', () => {
+    refused({ data: data(64), flags: ['wavelet'] }, 'freqs');
+    refused({ data: data(64), fs: 10, flags: ['wavelet'], freqs: [6] }, 'freqs[0]', /fs\/2/);
+    refused({ data: data(64), fs: 10, flags: ['wavelet'], freqs: [0] }, 'freqs[0]');
+    refused({ data: data(64), flags: ['wavelet'], freqs: [0.1], waveletBands: true }, 'bands');
+  });
+
+  it('refuses previewBins beyond N/2+1, unknown fields and stage params for unregistered stages', () => {
+    refused({ data: data(64), flags: ['stft'], previewBins: 34 }, 'previewBins', /33 \(N\/2\+1\)/);
+    refused({ data: data(64), flags: ['stft'], previewBins: 0 }, 'previewBins');
+    refused({ data: data(64), flags: ['stft'], nperseg: 16 }, 'nperseg', /unknown field/);
+    refused({ data: data(64), flags: ['stft'], stageParams: { other: 1 } }, 'stageParams.other');
+    refused({ data: data(64), flags: ['stft'], detrend: 'quadratic' }, 'detrend');
+    refused({ data: data(64), flags: ['stft'], signal: {} }, 'signal');
+    refused(null, '(job)');
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * A CUDA-free JobEngineLike for the server's tests: deterministic results (filtered = 2 x data),
+ * a bounded queue, optional manual release of jobs, and a context loss on demand.
+ */
+import type { Job, JobEngineLike, JobResult, JobSpec, JobStatus, EngineStats } from '../../../src/engine/types.js';
+
+class NamedError extends Error {
+  constructor(name: string, message: string, extra: Record<string, unknown> = {}) {
+    super(message);
+    this.name = name;
+    Object.assign(this, extra);
+  }
+}
+
+interface FakeJob extends Job {
+  spec: JobSpec;
+  run(): void;
+  fail(error: unknown): void;
+}
+
+export interface FakeEngineOptions {
+  maxQueued?: number;
+  /** Jobs finish after this many ms (default 0); with `manual`, only on release(). */
+  delayMs?: number;
+  manual?: boolean;
+  precision?: 'f32' | 'f64';
+}
+
+/** What a fake job computes, so tests can check the HTTP result against it. */
+export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64'): JobResult {
+  const batch = spec.batch ?? 1;
+  const n = spec.data.length / batch;
+  const make = (len: number): Float32Array | Float64Array => (precision === 'f32' ? new Float32Array(len) : new Float64Array(len));
+  const result: JobResult = { id, lane: id % 2, device: 0, batch, length: n, fs: spec.fs ?? 1, timings: { queuedMs: 1, runMs: 2, gpuMs: 1.5 } };
+  if (spec.flags.includes('stft')) {
+    const filtered = make(spec.data.length);
+    for (let i = 0; i < filtered.length; i++) filtered[i] = spec.data[i]! * 2;
+    result.filtered = filtered;
+    const bins = spec.previewBins ?? Math.min(4, Math.floor(n / 2) + 1);
+    const spectrum = make(batch * bins);
+    for (let i = 0; i < spectrum.length; i++) spectrum[i] = i;
+    result.spectrum = spectrum;
+  }
+  if (spec.flags.includes('cycles')) {
+    const bands = spec.bands?.length ?? 0;
+    result.bandPowers = Float64Array.from({ length: batch * bands }, (_, i) => i + 0.5);
+    result.dominant = Array.from({ length: batch }, (_, b) => ({ frequency: b + 1, period: 1 / (b + 1), amplitude: 2, phase: 0.25 }));
+  }
+  if (spec.flags.includes('wavelet')) {
+    const rows = spec.waveletBands === true ? spec.bands!.length : spec.freqs!.length;
+    const p = make(batch * rows * n);
+    for (let i = 0; i < p.length; i++) p[i] = i % 7;
+    result.waveletPower = p;
+  }
+  const stages = spec.flags.filter((f) => f !== 'stft' && f !== 'cycles' && f !== 'wavelet');
+  if (stages.length > 0) result.stages = Object.fromEntries(stages.map((s) => [s, { ran: true }]));
+  return result;
+}
+
+export class FakeEngine implements JobEngineLike {
+  readonly label = 'fake';
+  readonly precision: 'f32' | 'f64';
+  readonly laneCount = 2;
+  readonly devices = [0] as const;
+  readonly lost: Promise<never>;
+  readonly submitted: JobSpec[] = [];
+  #lose!: (error: unknown) => void;
+  #queue: FakeJob[] = [];
+  #running = 0;
+  #jobs = 0;
+  #closed = false;
+  #nextId = 1;
+  readonly #options: FakeEngineOptions;
+
+  constructor(options: FakeEngineOptions = {}) {
+    this.#options = options;
+    this.precision = options.precision ?? 'f32';
+    this.lost = new Promise<never>((_, reject) => (this.#lose = reject));
+    this.lost.catch(() => undefined);
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  submit(spec: JobSpec): Job;
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+  submit(spec: JobSpec, options?: { wait: true }): Job | Promise<Job> {
+    if (this.#closed) throw new NamedError('EngineClosedError', 'engine "fake" is closed');
+    if (spec.flags.includes('reject-me')) throw new NamedError('JobValidationError', 'job.flags[0]: refused by the engine', { field: 'flags[0]' });
+    if (this.#queue.length >= (this.#options.maxQueued ?? 1024)) throw new NamedError('EngineFullError', `engine "fake" is full`);
+    this.submitted.push(spec);
+    const id = this.#nextId++;
+    let status: JobStatus = 'queued';
+    let resolve!: (r: JobResult) => void;
+    let reject!: (e: unknown) => void;
+    const result = new Promise<JobResult>((res, rej) => ((resolve = res), (reject = rej)));
+    const engine = this;
+    const job: FakeJob = {
+      id,
+      label: spec.label,
+      spec,
+      get status() {
+        return status;
+      },
+      result,
+      cancel() {
+        if (status !== 'queued') return false;
+        status = 'cancelled';
+        engine.#queue = engine.#queue.filter((j) => j !== job);
+        reject(new NamedError('JobCancelledError', `job ${id} was cancelled before it ran`));
+        return true;
+      },
+      run() {
+        status = 'running';
+        engine.#running++;
+        const finish = (): void => {
+          engine.#running--;
+          engine.#jobs++;
+          status = 'ready';
+          if (spec.flags.includes('explode')) {
+            status = 'error';
+            reject(new NamedError('JobError', `job ${id} failed in stage "explode": boom`));
+          } else resolve(fakeResult(spec, id, engine.precision));
+        };
+        if ((engine.#options.delayMs ?? 0) > 0) setTimeout(finish, engine.#options.delayMs);
+        else queueMicrotask(finish);
+      },
+      fail(error) {
+        status = 'error';
+        reject(error);
+      },
+    };
+    this.#queue.push(job);
+    if (options?.wait === true) return Promise.resolve(job);
+    if (this.#options.manual !== true) queueMicrotask(() => this.release(1));
+    return job;
+  }
+
+  /** Starts up to `n` queued jobs (all by default). */
+  release(n = Infinity): void {
+    for (let i = 0; i < n && this.#queue.length > 0; i++) this.#queue.shift()!.run();
+  }
+
+  /** Loses the context: pending jobs reject with a sticky error and `lost` rejects. */
+  loseContext(): void {
+    const error = new NamedError('CudaError', 'CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered', { sticky: true, status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });
+    for (const job of this.#queue.splice(0)) job.fail(new NamedError('EngineLostError', 'engine "fake" lost its GPU context', { cause: error }));
+    this.#lose(new NamedError('EngineLostError', `engine "fake" lost its GPU context: ${error.message}`, { cause: error }));
+  }
+
+  stats(): EngineStats {
+    return { lanes: [], jobs: this.#jobs, errors: 0, queued: this.#queue.length, running: this.#running, avgJobMs: 1, p99JobMs: 2, samplesPerSecond: 1e6, bytesMoved: 0, gpuBusyFraction: 0.25 };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.release();
+    while (this.#running > 0) await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** A fake batcher: gradient = 2x, lerp/slerp = a + t (b - a); optional channel size. */
+export function fakeBatcher<I>(compute: (item: I) => Float32Array, channelSize = Infinity): { submit(items: readonly I[], options?: { wait?: boolean; signal?: AbortSignal }): Promise<Float32Array[]>; metrics: { batches: number; items: number; fillRate: number; queued: number }; close(): Promise<void>; closed: boolean } {
+  let inFlight = 0;
+  const b = {
+    metrics: { batches: 0, items: 0, fillRate: 0.5, queued: 0 },
+    closed: false,
+    submit(items: readonly I[]): Promise<Float32Array[]> {
+      if (inFlight >= channelSize) {
+        const e = new Error('channel full');
+        e.name = 'BatcherFullError';
+        return Promise.reject(e);
+      }
+      inFlight++;
+      b.metrics.batches++;
+      b.metrics.items += items.length;
+      return new Promise((resolve) =>
+        setTimeout(() => {
+          inFlight--;
+          resolve(items.map(compute));
+        }, 1),
+      );
+    },
+    async close() {
+      b.closed = true;
+    },
+  };
+  return b;
+}

@@ -1,0 +1,401 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, parseFieldsHeader, type TscudaServer } from '../../../src/server/index.js';
+import type { InterpolationInput } from '../../../src/server/batch.js';
+import { FakeEngine, fakeBatcher } from './fake-engine.js';
+
+const servers: TscudaServer[] = [];
+function make(options: Parameters<typeof createServer>[0] = {}): TscudaServer {
+  const s = createServer(options);
+  servers.push(s);
+  return s;
+}
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+function signal(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => Math.sin(i * 0.3) + i * 0.01);
+}
+
+const lerp = (item: InterpolationInput): Float32Array => Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+const batchers = {
+  gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v, (x) => 2 * x)),
+  lerp: () => fakeBatcher(lerp),
+  slerp: () => fakeBatcher(lerp),
+};
+
+describe('synchronous job routes', () => {
+  it('POST /v1/stft with a JSON signal returns the engine result as JSON, with shapes', async () => {
+    const engine = new FakeEngine();
+    const s = make({ engine });
+    const x = signal(64);
+    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: x, fs: 100, previewBins: 5 } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ filtered: number[]; spectrum: number[]; shapes: Record<string, number[]>; fs: number; batch: number; length: number }>();
+    expect(body.fs).toBe(100);
+    expect(body.shapes.filtered).toEqual([1, 64]);
+    expect(body.shapes.spectrum).toEqual([1, 5]);
+    expect(body.filtered).toEqual(Array.from(Float32Array.from(x, (v) => Math.fround(v) * 2)));
+    expect(engine.submitted[0]!.flags).toEqual(['stft']);
+    expect(engine.submitted[0]!.timeoutMs).toBe(30_000);
+  });
+
+  it('a 2-D JSON signal sets the batch', async () => {
+    const engine = new FakeEngine();
+    const s = make({ engine });
+    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [signal(16), signal(16), signal(16)] } });
+    expect(res.statusCode).toBe(200);
+    expect(engine.submitted[0]!.batch).toBe(3);
+    expect(res.json<{ shapes: { filtered: number[] } }>().shapes.filtered).toEqual([3, 16]);
+  });
+
+  it('binary f32 and f64 bodies with query or header parameters; a binary Accept gets fields and metadata headers', async () => {
+    const engine = new FakeEngine();
+    const s = make({ engine });
+    const data = Float32Array.from(signal(2 * 32));
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=f32&batch=2&fs=1000&passBand=10,200',
+      headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
+      payload: Buffer.from(data.buffer),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    const fields = parseFieldsHeader(String(res.headers['x-tscuda-fields']));
+    expect(fields.map((f) => f.name)).toEqual(['filtered', 'spectrum']);
+    expect(fields[0]!.shape).toEqual([2, 32]);
+    const raw = res.rawPayload;
+    const filtered = new Float32Array(raw.buffer.slice(raw.byteOffset + fields[0]!.offset, raw.byteOffset + fields[0]!.offset + fields[0]!.bytes));
+    expect(Array.from(filtered)).toEqual(Array.from(data, (v) => v * 2));
+    const meta = JSON.parse(String(res.headers['x-tscuda-result'])) as { batch: number; fs: number; timings: unknown };
+    expect(meta).toMatchObject({ batch: 2, fs: 1000 });
+    expect(engine.submitted[0]!.passBand).toEqual([10, 200]);
+
+    const d64 = Float64Array.from(signal(20));
+    const res64 = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream', 'x-tscuda-dtype': 'f64', 'x-tscuda-fs': '50' }, payload: Buffer.from(d64.buffer) });
+    expect(res64.statusCode).toBe(200);
+    expect(engine.submitted[1]!.data).toBeInstanceOf(Float64Array);
+    expect(engine.submitted[1]!.fs).toBe(50);
+  });
+
+  it('POST /v1/cycles returns band powers and dominant cycles (binary: dominant as f64[B,4])', async () => {
+    const engine = new FakeEngine();
+    const s = make({ engine });
+    const res = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: [signal(32), signal(32)], fs: 10, bands: [[0.5, 1], [1, 4]] } });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ bandPowers: number[]; dominant: { frequency: number }[]; shapes: Record<string, number[]> }>();
+    expect(body.shapes.bandPowers).toEqual([2, 2]);
+    expect(body.dominant).toHaveLength(2);
+    const bin = await s.app.inject({ method: 'POST', url: '/v1/cycles', headers: { accept: 'application/octet-stream' }, payload: { signal: [signal(32), signal(32)], fs: 10, bands: [[0.5, 1]] } });
+    const fields = parseFieldsHeader(String(bin.headers['x-tscuda-fields']));
+    expect(fields.find((f) => f.name === 'dominant')!.shape).toEqual([2, 4]);
+    expect(bin.rawPayload.byteLength).toBe(fields.reduce((a, f) => a + f.bytes, 0));
+  });
+
+  it('POST /v1/wavelet needs freqs and returns power B x freqs x N', async () => {
+    const engine = new FakeEngine();
+    const s = make({ engine });
+    const missing = await s.app.inject({ method: 'POST', url: '/v1/wavelet', payload: { signal: signal(32), fs: 100 } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json<{ error: { field: string } }>().error.field).toBe('freqs');
+    const res = await s.app.inject({ method: 'POST', url: '/v1/wavelet', payload: { signal: signal(32), fs: 100, freqs: [5, 10, 20] } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json<{ shapes: Record<string, number[]> }>().shapes.waveletPower).toEqual([1, 3, 32]);
+  });
+});
+
+describe('validation: 4xx naming the field', () => {
+  const cases: [string, Record<string, unknown> | string, number, string][] = [
+    ['NaN fs in the query', 'NaN', 400, 'fs'],
+    ['band above fs/2', { signal: signal(32), fs: 10, bands: [[1, 2], [3, 6]] }, 400, 'bands[1]'],
+    ['band low >= high', { signal: signal(32), fs: 10, passBand: [3, 3] }, 400, 'passBand'],
+    ['unknown flag', { signal: signal(32), flags: ['stft', 'fly'] }, 400, 'flags[1]'],
+    ['unknown parameter', { signal: signal(32), windw: 'hann' }, 400, 'windw'],
+    ['non-number sample', { signal: [1, 2, 'x', 4] }, 400, 'signal[2]'],
+    ['ragged rows', { signal: [[1, 2, 3], [1, 2]] }, 400, 'signal[1]'],
+    ['batch does not divide', { signal: signal(10), batch: 3 }, 400, 'batch'],
+    ['wrong type fs', { signal: signal(10), fs: 'fast' }, 400, 'fs'],
+    ['previewBins too large', { signal: signal(10), previewBins: 7 }, 400, 'previewBins'],
+    ['bad detrend', { signal: signal(10), detrend: 'cubic' }, 400, 'detrend'],
+    ['missing signal', { fs: 10 }, 400, 'signal'],
+    ['timeout above the limit', { signal: signal(10), timeout: 1e9 }, 400, 'timeout'],
+  ];
+  for (const [name, payload, status, field] of cases) {
+    it(name, async () => {
+      const s = make({ engine: new FakeEngine() });
+      const res =
+        typeof payload === 'string'
+          ? await s.app.inject({ method: 'POST', url: `/v1/stft?fs=${payload}`, headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(64) })
+          : await s.app.inject({ method: 'POST', url: '/v1/stft', payload });
+      expect(res.statusCode).toBe(status);
+      const error = res.json<{ error: { field: string; code: string; message: string } }>().error;
+      expect(error.field).toBe(field);
+      expect(error.message).toContain(field.split('[')[0]);
+    });
+  }
+
+  it('malformed JSON, wrong content type, a length not a multiple of the element size, unknown query parameters', async () => {
+    const s = make({ engine: new FakeEngine() });
+    const bad = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json<{ error: { code: string; field: string } }>().error).toMatchObject({ code: 'malformed_json', field: 'body' });
+    const ct = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'image/png' }, payload: Buffer.alloc(8) });
+    expect(ct.statusCode).toBe(415);
+    expect(ct.json<{ error: { field: string } }>().error.field).toBe('content-type');
+    const odd = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=f32', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(10) });
+    expect(odd.statusCode).toBe(400);
+    expect(odd.json<{ error: { field: string; message: string } }>().error).toMatchObject({ field: 'body' });
+    expect(odd.json<{ error: { message: string } }>().error.message).toContain('multiple of the f32 element size');
+    const unknownQuery = await s.app.inject({ method: 'POST', url: '/v1/stft?speed=11', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(16) });
+    expect(unknownQuery.statusCode).toBe(400);
+    expect(unknownQuery.json<{ error: { field: string } }>().error.field).toBe('speed');
+    const dtype = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=int8', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(16) });
+    expect(dtype.json<{ error: { field: string } }>().error.field).toBe('dtype');
+    const notAcceptable = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { accept: 'text/html' }, payload: { signal: signal(8) } });
+    expect(notAcceptable.statusCode).toBe(406);
+  });
+
+  it('an engine JobValidationError is a 400 with its field; a failed job is a 500', async () => {
+    const s = make({ engine: new FakeEngine(), extraFlags: ['reject-me', 'explode'] });
+    const res = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['reject-me'] } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ error: { field: string } }>().error.field).toBe('flags[0]');
+    const boom = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), flags: ['explode'] } });
+    expect(boom.statusCode).toBe(500);
+    expect(boom.json<{ error: { code: string } }>().error.code).toBe('job_failed');
+  });
+
+  it('413 for a body over the limit and for too many samples; 404 JSON for unknown routes', async () => {
+    const s = make({ engine: new FakeEngine(), limits: { bodyLimitBytes: 1024, maxSamples: 100 } });
+    const big = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(4096) });
+    expect(big.statusCode).toBe(413);
+    const many = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(404) });
+    expect(many.statusCode).toBe(413);
+    expect(many.json<{ error: { field: string } }>().error.field).toBe('signal');
+    const nf = await s.app.inject({ method: 'GET', url: '/v1/nothing' });
+    expect(nf.statusCode).toBe(404);
+    expect(nf.json<{ error: { code: string } }>().error.code).toBe('not_found');
+  });
+});
+
+describe('queue limits, timeouts, cancellation', () => {
+  it('a full engine queue answers 429 with Retry-After; accepted requests still finish', async () => {
+    const engine = new FakeEngine({ manual: true, maxQueued: 2 });
+    const s = make({ engine, limits: { retryAfterS: 2 } });
+    const first = [s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }), s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } })];
+    await new Promise((r) => setTimeout(r, 20));
+    const rejected = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(rejected.statusCode).toBe(429);
+    expect(rejected.headers['retry-after']).toBe('2');
+    expect(rejected.json<{ error: { retryable: boolean } }>().error.retryable).toBe(true);
+    engine.release();
+    for (const r of await Promise.all(first)) expect(r.statusCode).toBe(200);
+  });
+
+  it('maxPending bounds requests in progress with 429', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine, limits: { maxPending: 1 } });
+    const first = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(second.statusCode).toBe(429);
+    engine.release();
+    expect((await first).statusCode).toBe(200);
+  });
+
+  it('a request that waits past its timeout gets 504 with the reason, and its queued job is cancelled', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine });
+    const t0 = performance.now();
+    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), timeout: 50 } });
+    expect(res.statusCode).toBe(504);
+    expect(performance.now() - t0).toBeLessThan(1000);
+    const error = res.json<{ error: { code: string; message: string; field: string } }>().error;
+    expect(error.code).toBe('timeout');
+    expect(error.message).toContain('50 ms');
+    expect(engine.queued).toBe(0);
+  });
+});
+
+describe('asynchronous jobs', () => {
+  it('POST /v1/jobs -> 202, GET until ready (JSON and binary), DELETE forgets it', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine, jobIdPrefix: 'w1-' });
+    const post = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft', 'cycles'], bands: [[0.1, 0.3]] } });
+    expect(post.statusCode).toBe(202);
+    const { id } = post.json<{ id: string }>();
+    expect(id).toBe('w1-1');
+    expect(post.headers.location).toBe(`/v1/jobs/${id}`);
+    const queued = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
+    expect(queued.statusCode).toBe(202);
+    expect(queued.json<{ status: string }>().status).toBe('queued');
+    engine.release();
+    await new Promise((r) => setTimeout(r, 10));
+    const ready = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json<{ status: string; result: { filtered: number[] } }>().result.filtered).toHaveLength(16);
+    const bin = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: { accept: 'application/octet-stream' } });
+    expect(bin.headers['x-tscuda-fields']).toContain('filtered=f32[1,16]');
+    const del = await s.app.inject({ method: 'DELETE', url: `/v1/jobs/${id}` });
+    expect(del.json<{ deleted: boolean }>().deleted).toBe(true);
+    expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).statusCode).toBe(404);
+  });
+
+  it('DELETE cancels a queued job; flags are required; unknown ids are 404 naming id', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine });
+    const noFlags = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16) } });
+    expect(noFlags.json<{ error: { field: string } }>().error.field).toBe('flags');
+    const { id } = (await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft'] } })).json<{ id: string }>();
+    const del = await s.app.inject({ method: 'DELETE', url: `/v1/jobs/${id}` });
+    expect(del.json<{ status: string }>().status).toBe('cancelled');
+    expect(engine.queued).toBe(0);
+    const unknown = await s.app.inject({ method: 'GET', url: '/v1/jobs/424242' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json<{ error: { field: string } }>().error.field).toBe('id');
+  });
+
+  it('keeps at most maxFinished finished jobs', async () => {
+    const s = make({ engine: new FakeEngine(), limits: { jobRetention: { maxFinished: 2, ttlMs: 60_000 } } });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })).json<{ id: string }>().id);
+    await new Promise((r) => setTimeout(r, 10));
+    const codes = await Promise.all(ids.map(async (id) => (await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).statusCode));
+    expect(codes).toEqual([404, 404, 200, 200]);
+  });
+});
+
+describe('batch endpoints', () => {
+  it('gradient, lerp and slerp through their batchers, JSON and binary', async () => {
+    const s = make({ engine: new FakeEngine(), batchers });
+    const g = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, 2, 3], [4, 5, 6]] } });
+    expect(g.statusCode).toBe(200);
+    expect(g.json<{ outputs: number[][] }>().outputs).toEqual([[2, 4, 6], [8, 10, 12]]);
+    const l = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', headers: { accept: 'application/octet-stream' }, payload: { items: [{ a: [0, 0], b: [2, 4], t: 0.5 }] } });
+    expect(l.headers['x-tscuda-fields']).toBe('outputs=f32[1,2]');
+    expect(Array.from(new Float32Array(l.rawPayload.buffer.slice(l.rawPayload.byteOffset, l.rawPayload.byteOffset + 8)))).toEqual([1, 2]);
+    const sl = await s.app.inject({ method: 'POST', url: '/v1/batch/slerp', payload: { items: [{ a: [1, 0], b: [0, 1], t: 0 }] } });
+    expect(sl.json<{ outputs: number[][] }>().outputs).toEqual([[1, 0]]);
+  });
+
+  it('bad items name their field; a full batcher is 429; no batcher is 503', async () => {
+    const s = make({ engine: new FakeEngine(), batchers: { ...batchers, gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v), 0) } });
+    const t = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 2 }] } });
+    expect(t.json<{ error: { field: string } }>().error.field).toBe('items[0].t');
+    const dim = await s.app.inject({ method: 'POST', url: '/v1/batch/slerp', payload: { items: [{ a: [0, 1], b: [1, 0], t: 0.1 }, { a: [0], b: [1], t: 0.1 }] } });
+    expect(dim.json<{ error: { field: string } }>().error.field).toBe('items[1].a');
+    const extra = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 0.5, s: 1 }] } });
+    expect(extra.json<{ error: { field: string } }>().error.field).toBe('items[0].s');
+    const full = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } });
+    expect(full.statusCode).toBe(429);
+    expect(full.headers['retry-after']).toBe('1');
+    const none = make({ engine: new FakeEngine() });
+    expect((await none.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode).toBe(503);
+  });
+});
+
+describe('health, info, metrics', () => {
+  it('live and ready are 200 with an engine; info lists the engine', async () => {
+    const s = make({ engine: new FakeEngine(), batchers });
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(200);
+    const info = (await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ engine: { lanes: number }; batch: string[]; version: string }>();
+    expect(info.engine.lanes).toBe(2);
+    expect(info.batch).toEqual(['gradient', 'lerp', 'slerp']);
+    expect(info.version).toMatch(/^\d+\.\d+/);
+  });
+
+  it('/metrics exposes the Triton-style series after traffic', async () => {
+    const s = make({ engine: new FakeEngine({ maxQueued: 0 }), batchers, metricsLabels: { worker: '3' } });
+    await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), fs: -1 } });
+    const ok = make({ engine: new FakeEngine(), batchers });
+    await ok.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await ok.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, 2]] } });
+    const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toContain('tscuda_request_failure_total{endpoint="/v1/stft",reason="REJECTED",worker="3"} 1');
+    expect(text).toContain('tscuda_request_failure_total{endpoint="/v1/stft",reason="INVALID",worker="3"} 1');
+    const okText = (await ok.app.inject({ method: 'GET', url: '/metrics' })).body;
+    for (const name of [
+      'tscuda_request_success_total{endpoint="/v1/stft"} 1',
+      'tscuda_pending_request_count',
+      'tscuda_request_duration_seconds_bucket',
+      'tscuda_queue_duration_seconds_bucket',
+      'tscuda_compute_duration_seconds_bucket',
+      'tscuda_gpu_compute_duration_seconds_bucket',
+      'tscuda_request_batch_size_bucket',
+      'tscuda_request_bytes_total',
+      'tscuda_response_bytes_total',
+      'tscuda_gpu_busy_fraction 0.25',
+      'tscuda_event_loop_delay_seconds{quantile="0.99"}',
+      'tscuda_batcher_fill_rate{kind="gradient",dim="2"} 0.5',
+      'tscuda_ready 1',
+    ]) {
+      expect(okText).toContain(name);
+    }
+  });
+});
+
+describe('without a GPU', () => {
+  it('live 200, ready 503 with the reason, info and metrics answer, bad input 4xx, GPU work 503', async () => {
+    const s = make({ engine: null, unavailableReason: 'no CUDA driver (libcuda.so.1 not found)' });
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
+    const ready = await s.app.inject({ method: 'GET', url: '/v2/health/ready' });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json<{ reason: string }>().reason).toContain('libcuda');
+    expect((await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ engine: null; ready: boolean }>()).toMatchObject({ engine: null, ready: false });
+    expect((await s.app.inject({ method: 'GET', url: '/metrics' })).body).toContain('tscuda_ready 0');
+    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{' })).statusCode).toBe(400);
+    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), nope: 1 } })).statusCode).toBe(400);
+    const work = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(work.statusCode).toBe(503);
+    expect(work.json<{ error: { code: string } }>().error.code).toBe('gpu_unavailable');
+    expect((await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode).toBe(503);
+  });
+});
+
+describe('context loss and graceful close', () => {
+  it('a lost context answers every accepted request 503 retryable, and ready turns 503 (unless a peer serves)', async () => {
+    const engine = new FakeEngine({ manual: true });
+    let lost = 0;
+    let peers = false;
+    const s = make({ engine, onLost: () => lost++, peersReady: () => peers });
+    const accepted = Array.from({ length: 5 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
+    const job = (await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })).json<{ id: string }>();
+    await new Promise((r) => setTimeout(r, 10));
+    engine.loseContext();
+    for (const r of await Promise.all(accepted)) {
+      expect(r.statusCode).toBe(503);
+      expect(r.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'gpu_lost', retryable: true });
+      expect(r.headers.connection).toBe('close');
+    }
+    expect(lost).toBe(1);
+    expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}` })).json<{ status: string; error: { code: string } }>()).toMatchObject({ status: 'error', error: { code: 'gpu_lost' } });
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(503);
+    peers = true;
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(200);
+    const later = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(later.statusCode).toBe(503);
+    expect(later.json<{ error: { retryable: boolean } }>().error.retryable).toBe(true);
+  });
+
+  it('close() settles every accepted request and job before it resolves; later requests get 503', async () => {
+    const engine = new FakeEngine({ delayMs: 80 });
+    const s = createServer({ engine, ownsEngine: true });
+    const accepted = Array.from({ length: 4 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
+    const job = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } });
+    expect(job.statusCode).toBe(202);
+    await new Promise((r) => setTimeout(r, 5));
+    const t0 = performance.now();
+    const closed = s.close();
+    const late = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(late.statusCode).toBe(503);
+    await closed;
+    expect(performance.now() - t0).toBeGreaterThan(40);
+    // Every accepted job (4 synchronous, 1 asynchronous) ran to its end before close() resolved.
+    expect(engine.stats().jobs).toBe(5);
+    expect(s.pending).toBe(0);
+    for (const r of await Promise.all(accepted)) expect(r.statusCode).toBe(200);
+    expect(s.ready).toBe(false);
+  });
+});
