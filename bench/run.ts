@@ -13,6 +13,7 @@ import { commitOf, describeEnvironment, probeGpu } from './harness/environment.j
 import { mergeMetrics, peerStatuses, type BenchRun, type TscudaMetricRun } from './harness/merge.js';
 import { exactNamesPattern, METRIC_NAMES, selectMetrics, type MetricSpec } from './harness/metrics.js';
 import { buildNative, runNative } from './harness/native.js';
+import { ENGINE_PEER_BACKENDS, foldEnginePeer, runEnginePeer } from './harness/engine-peers.js';
 import { table, textSummary, writeResults } from './harness/output.js';
 import { addPass, PYTHON_PEERS, type PeerName, type PeerOutcome } from './harness/peers.js';
 import { Progress } from './harness/progress.js';
@@ -63,11 +64,14 @@ export async function runBench(argv: readonly string[]): Promise<number> {
   const date = new Date();
   const nativeSpecs = specs.filter((s) => s.group === 'native');
   const interleaved = nativeSpecs.filter((s) => s.interleave);
-  const ownSpecs = specs.filter((s) => s.group === 'tscuda-only');
+  // tscuda's side of the peers-only metrics (the job engine) runs in the same pass as its own metrics.
+  const ownSpecs = specs.filter((s) => s.group !== 'native');
+  const enginePeerSpecs = specs.filter((s) => s.group === 'peers');
+  const wantEnginePeers = opts.peers && enginePeerSpecs.length > 0;
   const wantNative = opts.native && nativeSpecs.length > 0;
   const wantPeers = opts.peers && nativeSpecs.length > 0;
   const extraPasses = wantNative && interleaved.length > 0 ? 2 * (opts.rounds - 1) : 0;
-  const planned = 2 + (wantNative ? 2 : 0) + (nativeSpecs.length > 0 ? 1 : 0) + extraPasses + (ownSpecs.length > 0 ? 1 : 0) + (wantPeers ? PYTHON_PEERS.length : 0);
+  const planned = 2 + (wantNative ? 2 : 0) + (nativeSpecs.length > 0 ? 1 : 0) + extraPasses + (ownSpecs.length > 0 ? 1 : 0) + (wantPeers ? PYTHON_PEERS.length : 0) + (wantEnginePeers ? ENGINE_PEER_BACKENDS.length : 0);
   const progress = new Progress(planned);
   const log = progress.detail;
 
@@ -142,7 +146,7 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     await runTscudaPass(ctx, names(interleaved), tscuda);
   }
   if (ownSpecs.length > 0) {
-    progress.phase(`tscuda pipeline, batcher and event loop (${ownSpecs.length} metrics)`);
+    progress.phase(`tscuda pipeline, batcher, job engine and event loop (${ownSpecs.length} metrics)`);
     await runTscudaPass(ctx, names(ownSpecs), tscuda);
   }
   if (wantPeers) {
@@ -155,6 +159,12 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     }
   } else {
     for (const peer of PYTHON_PEERS) peers[peer.peer] = { peer: peer.peer, status: 'skipped', reason: opts.peers ? 'no selected metric has peers' : '--no-peers', passes: [], errors: {} };
+  }
+  for (const backend of wantEnginePeers ? ENGINE_PEER_BACKENDS : []) {
+    progress.phase(`peer ${backend.title}`);
+    const outcome = await runEnginePeer(ROOT, backend.peer, childOptions(enginePeerSpecs, PEER_TIMEOUT_MS));
+    if (outcome.status !== 'ok') log(`${backend.title} ${outcome.status}: ${firstLine(outcome.reason)}`);
+    peers[backend.peer] = foldEnginePeer(peers[backend.peer], outcome, enginePeerSpecs.map((s) => s.name));
   }
 
   progress.phase('results');

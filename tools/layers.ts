@@ -1,7 +1,9 @@
 /**
  * The layer rule of docs/design.md, checked over src/: each folder imports only from the layers
  * below it (and from report/, which is pure), never from tests, benchmarks or examples, and no
- * file takes part in an import cycle (type-only imports count: they still tie the files' designs).
+ * file takes part in an import cycle of value imports (`import type` is erased at run time, so a
+ * Device that names its Context's type and a Context that names its Device's is no cycle; an
+ * upward `import type` still breaks the layer rule).
  *
  * Written here rather than with dependency-cruiser because that tool parses TypeScript with the
  * `typescript` package below 7, and this project compiles with TypeScript 7.
@@ -31,13 +33,22 @@ export interface LayerViolation {
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
 
+/** One relative import: where it points, and whether it is erased at run time (`import type`, `export type`). */
+export interface ImportRef {
+  spec: string;
+  typeOnly: boolean;
+}
+
 /** Relative module specifiers a TypeScript source imports or re-exports (comments removed first). */
-export function importsOf(source: string): string[] {
+export function importsOf(source: string): ImportRef[] {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/[^\n]*/g, '$1');
-  const out: string[] = [];
+  const out: ImportRef[] = [];
   for (const m of code.matchAll(IMPORT)) {
     const spec = m[1] ?? m[2] ?? m[3];
-    if (spec && spec.startsWith('.')) out.push(spec);
+    if (!spec || !spec.startsWith('.')) continue;
+    const head = m[0].trimStart();
+    const typeOnly = /^(import|export)\s+type\b/.test(head) || /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
+    out.push({ spec, typeOnly });
   }
   return out;
 }
@@ -74,8 +85,12 @@ export function checkLayers(root: string): LayerViolation[] {
   const violations: LayerViolation[] = [];
   const name = (f: string): string => relative(root, f);
   for (const file of files) {
-    const targets = importsOf(readFileSync(file, 'utf8')).map((s) => resolveImport(file, s));
-    graph.set(file, targets.filter((t) => t.startsWith(src + '/') && t.endsWith('.ts')));
+    const refs = importsOf(readFileSync(file, 'utf8')).map((r) => ({ target: resolveImport(file, r.spec), typeOnly: r.typeOnly }));
+    const targets = refs.map((r) => r.target);
+    graph.set(
+      file,
+      refs.filter((r) => !r.typeOnly && r.target.startsWith(src + '/') && r.target.endsWith('.ts')).map((r) => r.target),
+    );
     const layer = layerOf(root, file);
     if (layer !== '(root)' && !(layer in LAYERS)) violations.push({ rule: 'unknown-folder', message: `${name(file)}: src/${layer}/ is not a layer of docs/design.md` });
     for (const target of targets) {

@@ -18,8 +18,12 @@ export const BATCHER_BENCH = {
   durationMs: 700,
 } as const;
 
-/** Where a metric's value for tscuda comes from, and whether C and the peers measure it too. */
-export type MetricGroup = 'native' | 'tscuda-only';
+/**
+ * Where a metric's value for tscuda comes from, and whether C and the peers measure it too:
+ * 'native': C and the Python peers; 'peers': the Python peers only (bench/peers/stft_job_peer.py,
+ * issue 11's job metrics); 'tscuda-only': nobody else.
+ */
+export type MetricGroup = 'native' | 'peers' | 'tscuda-only';
 
 export interface MetricSpec {
   name: string;
@@ -43,6 +47,7 @@ const ratioMax = (value: number): Goal => ({ kind: 'ratio-max', value });
 const ratioMin = (value: number): Goal => ({ kind: 'ratio-min', value });
 const absMax = (value: number): Goal => ({ kind: 'abs-max', value });
 const absMin = (value: number): Goal => ({ kind: 'abs-min', value });
+const peersMin = (value: number): Goal => ({ kind: 'peers-min', value });
 
 export const METRICS: readonly MetricSpec[] = [
   { name: 'launch_empty_us', unit: 'us', better: 'lower', goal: ratioMax(1.1), goalSource: 'issue', group: 'native', interleave: true },
@@ -81,6 +86,21 @@ export const METRICS: readonly MetricSpec[] = [
     goalNote: `maxWaitMs (${BATCHER_BENCH.maxWaitMs} ms) + 1 ms`,
   },
   { name: 'event_loop_lag_p99_ms', unit: 'ms', better: 'lower', goal: absMax(5), goalSource: 'issue', group: 'tscuda-only', interleave: false },
+  // Issue 11: the job engine (bench/tscuda/engine.ts, peers in bench/peers/stft_job_peer.py).
+  {
+    name: 'stft_job_gsamples_per_s', unit: 'Gsamples/s', better: 'higher', goal: peersMin(1), goalSource: 'issue', group: 'peers', interleave: false,
+    goalNote: 'ahead of the best of CuPy and PyTorch doing the same job; its PCIe goal is stft_job_pcie_fraction',
+  },
+  {
+    name: 'stft_job_pcie_fraction', unit: 'fraction', better: 'higher', goal: absMin(0.8), goalSource: 'issue', group: 'tscuda-only', interleave: false,
+    goalNote: 'stft_job_gsamples_per_s over the PCIe bound min(pinned H2D, D2H) GB/s / 4 B per sample, both measured in the same run',
+  },
+  {
+    name: 'stft_job_pageable_gsamples_per_s', unit: 'Gsamples/s', better: 'higher', goal: peersMin(1), goalSource: 'derived', group: 'peers', interleave: false,
+    goalNote: 'issue 11 asks only that it be reported; the pinned job\'s goal, against the peers\' own pageable runs',
+  },
+  { name: 'cwt_job_gsamples_per_s', unit: 'Gsamples/s', better: 'higher', goal: peersMin(1), goalSource: 'issue', group: 'peers', interleave: false },
+  { name: 'engine_event_loop_lag_p99_ms', unit: 'ms', better: 'lower', goal: absMax(5), goalSource: 'issue', group: 'tscuda-only', interleave: false },
 ];
 
 /** The metric names issue 6 fixes, in its order. */

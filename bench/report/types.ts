@@ -9,7 +9,9 @@ export type Goal =
   /** tscuda <= value, in the metric's unit */
   | { kind: 'abs-max'; value: number }
   /** tscuda >= value, in the metric's unit */
-  | { kind: 'abs-min'; value: number };
+  | { kind: 'abs-min'; value: number }
+  /** tscuda / the best of the Python peers (CuPy, PyTorch) >= value: "ahead of the peers" (issue 11's job metrics) */
+  | { kind: 'peers-min'; value: number };
 
 export interface MetricResult {
   name: string;
@@ -49,11 +51,20 @@ export function isRatioGoal(g: Goal): g is Extract<Goal, { kind: 'ratio-max' | '
   return g.kind === 'ratio-max' || g.kind === 'ratio-min';
 }
 
+/** tscuda / the best (by `better`) of CuPy and PyTorch, or null where tscuda or both peers are missing. */
+export function peerRatio(m: MetricResult): number | null {
+  const peers = [m.cupy, m.torch].filter(usable);
+  if (!usable(m.tscuda) || peers.length === 0) return null;
+  const best = m.better === 'higher' ? Math.max(...peers) : Math.min(...peers);
+  if (best === 0) return null;
+  return m.better === 'higher' ? m.tscuda / best : best / m.tscuda;
+}
+
 /** null when there is no goal or the values it needs were not measured: unknown, not failed. */
 export function meetsGoal(m: MetricResult): boolean | null {
   const g = m.goal;
   if (g === null) return null;
-  const v = isRatioGoal(g) ? ratio(m) : m.tscuda;
+  const v = isRatioGoal(g) ? ratio(m) : g.kind === 'peers-min' ? peerRatio(m) : m.tscuda;
   if (!usable(v)) return null;
   return g.kind === 'ratio-max' || g.kind === 'abs-max' ? v <= g.value : v >= g.value;
 }
@@ -67,6 +78,7 @@ function goalNumber(v: number): string {
 export function describeGoal(g: Goal, unit = ''): string {
   const op = g.kind === 'ratio-max' || g.kind === 'abs-max' ? '≤' : '≥';
   if (isRatioGoal(g)) return `${op} ${goalNumber(g.value)}× C`;
+  if (g.kind === 'peers-min') return `${op} ${goalNumber(g.value)}× best peer`;
   return `${op} ${goalNumber(g.value)}${unit === '' ? '' : ` ${unit}`}`;
 }
 

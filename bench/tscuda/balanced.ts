@@ -4,7 +4,8 @@
  * sequential run takes all three. Compute is a spin kernel calibrated to the copies' time.
  */
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { Device } from '../../src/runtime/device.js';
+import type { Device } from '../../src/runtime/device.js';
+import { resolveContext } from '../../src/runtime/defaults.js';
 import { Event } from '../../src/runtime/event.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import { loadBasicKernels } from '../../test/kernels/launchers.generated.js';
@@ -54,8 +55,8 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
   if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`runBalancedPipeline: steps must be a positive integer, got ${steps}`);
   if (!Number.isInteger(bytesPerStep) || bytesPerStep < 4) throw new RangeError(`runBalancedPipeline: bytesPerStep must be an integer >= 4, got ${bytesPerStep}`);
   if (mode !== 'sequential' && mode !== 'triple') throw new TypeError(`runBalancedPipeline: mode must be 'sequential' or 'triple', got ${String(mode)}`);
-  const device = options.device instanceof Device ? options.device : Device.get(options.device ?? 0);
-  const context = device.context;
+  const context = resolveContext(options.device === undefined ? {} : { device: options.device });
+  const device = context.device;
   const length = Math.ceil(bytesPerStep / 4);
   const kernels = loadBasicKernels({ context });
   try {

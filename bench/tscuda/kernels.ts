@@ -1,6 +1,7 @@
 /**
- * The kernels tscuda's benchmarks launch, from kernels/build/basic.fatbin (npm run build:kernels);
- * when that is missing, kernels/basic.cu is compiled with nvcc into the temp folder first.
+ * The kernels tscuda's benchmarks launch (test-only kernels), from test/kernels/build/basic.fatbin
+ * (npm run build:kernels); when that is missing, test/kernels/basic.cu is compiled with nvcc
+ * into the temp folder first.
  */
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,19 +12,18 @@ import type { Kernel, LaunchConfig } from '../../src/runtime/kernel.js';
 import { findNvcc } from '../harness/native.js';
 import { runProcess } from '../harness/processes.js';
 import { tail } from '../harness/peers.js';
-import { importOptional, isObject } from './optional.js';
+import { loadBasicKernels } from '../../test/kernels/launchers.generated.js';
 
-/** The generated typed launchers of kernels/basic.cu (src/runtime/kernels/), the fixed-arity fast path. */
+/** The generated typed launchers of test/kernels/basic.cu, the fixed-arity fast path. */
 export interface TypedBasicLaunchers {
   empty(config: LaunchConfig): void;
   k4(config: LaunchConfig, a: DeviceBuffer<'f32'>, b: DeviceBuffer<'f32'>, n: number, s: number): void;
 }
 
-export const TYPED_LAUNCHERS_FILE = 'src/runtime/kernels/launchers.generated.ts';
-
-function isTypedBasic(x: unknown): x is TypedBasicLaunchers {
-  return isObject(x) && typeof x.empty === 'function' && typeof x.k4 === 'function';
-}
+export const TYPED_LAUNCHERS_FILE = 'test/kernels/launchers.generated.ts';
+/** The built image and its source, relative to the repository root. */
+export const BASIC_FATBIN = 'test/kernels/build/basic.fatbin';
+export const BASIC_SOURCE = 'test/kernels/basic.cu';
 
 export interface BenchKernels {
   module: Module;
@@ -45,51 +45,45 @@ export interface BenchKernels {
   typedNote: string;
 }
 
-/** loadBasicKernels({ path }) from the generated launchers, or null and the reason. */
-async function loadTyped(root: string, path: string): Promise<{ typed: TypedBasicLaunchers | null; note: string }> {
+/** loadBasicKernels({ path }) of the generated launchers, or null and the reason it failed. */
+function loadTyped(path: string): { typed: TypedBasicLaunchers | null; note: string } {
   try {
-    const mod = await importOptional(root, TYPED_LAUNCHERS_FILE);
-    if (mod === null) return { typed: null, note: `${TYPED_LAUNCHERS_FILE} is not in this checkout` };
-    const load = mod.loadBasicKernels;
-    if (typeof load !== 'function') return { typed: null, note: `${TYPED_LAUNCHERS_FILE} has no loadBasicKernels()` };
-    const typed: unknown = (load as (options: { path: string }) => unknown)({ path });
-    if (!isTypedBasic(typed)) return { typed: null, note: 'loadBasicKernels() returned no empty()/k4() launchers' };
-    return { typed, note: `typed launchers of ${TYPED_LAUNCHERS_FILE}` };
+    return { typed: loadBasicKernels({ path }), note: `typed launchers of ${TYPED_LAUNCHERS_FILE}` };
   } catch (e) {
     return { typed: null, note: `loadBasicKernels() failed: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
 async function compileFallback(root: string, arch: string, log: (line: string) => void): Promise<string> {
-  const source = join(root, 'kernels', 'basic.cu');
-  if (!existsSync(source)) throw new Error('kernels/build/basic.fatbin and kernels/basic.cu are both missing');
+  const source = join(root, BASIC_SOURCE);
+  if (!existsSync(source)) throw new Error(`${BASIC_FATBIN} and ${BASIC_SOURCE} are both missing`);
   const nvcc = findNvcc();
-  if (!nvcc) throw new Error('kernels/build/basic.fatbin is missing and nvcc was not found: run npm run build:kernels');
+  if (!nvcc) throw new Error(`${BASIC_FATBIN} is missing and nvcc was not found: run npm run build:kernels`);
   const dir = join(tmpdir(), 'tscuda-bench', 'kernels');
   mkdirSync(dir, { recursive: true });
   const out = join(dir, `basic-${arch}-${Math.floor(statSync(source).mtimeMs)}.fatbin`);
   if (existsSync(out)) return out;
   const partial = `${out}.${process.pid}.tmp`;
-  log(`kernels/build/basic.fatbin missing: nvcc -fatbin -arch=${arch} kernels/basic.cu`);
+  log(`${BASIC_FATBIN} missing: nvcc -fatbin -arch=${arch} ${BASIC_SOURCE}`);
   const r = await runProcess(nvcc, ['-fatbin', '-O3', `-arch=${arch}`, '-o', partial, source], { timeoutMs: 180_000 });
   if (r.exitCode !== 0 || !existsSync(partial)) {
     rmSync(partial, { force: true });
-    throw new Error(`nvcc kernels/basic.cu failed: ${r.failure ?? tail(r.stderr, 10)}`);
+    throw new Error(`nvcc ${BASIC_SOURCE} failed: ${r.failure ?? tail(r.stderr, 10)}`);
   }
   renameSync(partial, out);
   return out;
 }
 
 export async function loadBenchKernels(root: string, arch: string, log: (line: string) => void): Promise<BenchKernels> {
-  const built = join(root, 'kernels', 'build', 'basic.fatbin');
+  const built = join(root, BASIC_FATBIN);
   const path = existsSync(built) ? built : await compileFallback(root, arch, log);
   const module = Module.load({ path, label: 'bench basic.fatbin' });
-  const { typed, note } = await loadTyped(root, path);
+  const { typed, note } = loadTyped(path);
   return {
     typed,
     typedNote: note,
     module,
-    source: path === built ? 'kernels/build/basic.fatbin' : `kernels/basic.cu compiled to ${path}`,
+    source: path === built ? BASIC_FATBIN : `${BASIC_SOURCE} compiled to ${path}`,
     empty: module.kernel('empty', []),
     k4: module.kernel('k4', ['ptr', 'ptr', 'i32', 'f32']),
     fillF32: module.kernel('fill_f32', ['ptr', 'f32', 'i32']),

@@ -11,7 +11,7 @@ import { JobRecord } from './job.js';
 import { allocateOutputs, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
 import { LaneStatsRecorder, engineStats } from './stats.js';
 import type { EngineStats, Job, JobEngineLike, JobResult, JobSpec } from './types.js';
-import { jobSamples, validateJob, type NormalizedJob } from './validate.js';
+import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
 
 /** Options of the core (JobEngine builds them from JobEngineOptions). */
 export interface EngineCoreOptions {
@@ -107,9 +107,16 @@ export class EngineCore implements JobEngineLike {
   /** Validates a spec against this engine (fields, flags, lane capacity) without submitting it. */
   validate(spec: JobSpec): NormalizedJob {
     const job = validateJob(spec, { stages: this.stageNames() });
+    checkInto(job, this.precision);
     const fits = Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
     if (!(fits >= 1)) throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series`);
     return job;
+  }
+
+  /** Series per chunk a job runs in (the smallest over the lanes); a job with more series runs in several chunks. */
+  chunkRows(spec: JobSpec): number {
+    const job = this.validate(spec);
+    return Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
   }
 
   submit(spec: JobSpec): Job;

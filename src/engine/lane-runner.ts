@@ -67,20 +67,21 @@ export interface LaneRunner {
 /** The element type of a job's float results at the engine's precision. */
 export type ResultArray = Float32Array | Float64Array;
 
-/** Allocates the result arrays `job` asks for. */
+/** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest. */
 export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): JobOutputs {
   const Array_ = precision === 'f64' ? Float64Array : Float32Array;
   const { batch: b, length: n } = job;
+  const into = job.into;
   const out: JobOutputs = {};
   if (job.stft) {
-    out.filtered = new Array_(b * n);
-    out.spectrum = new Array_(b * job.previewBins);
+    out.filtered = into.filtered ?? new Array_(b * n);
+    out.spectrum = into.spectrum ?? new Array_(b * job.previewBins);
   }
   if (job.cycles) {
-    out.bandPowers = new Float64Array(b * job.bands.length);
-    out.bandWaves = new Array_(b * job.bands.length * n);
+    out.bandPowers = into.bandPowers ?? new Float64Array(b * job.bands.length);
+    if (job.bandWaves) out.bandWaves = into.bandWaves ?? new Array_(b * job.bands.length * n);
     out.dominant = new Array<DominantCycle>(b);
   }
-  if (job.wavelet) out.waveletPower = new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);
+  if (job.wavelet) out.waveletPower = into.waveletPower ?? new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);
   return out;
 }

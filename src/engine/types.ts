@@ -42,6 +42,14 @@ export interface JobSpec {
   nCycles?: number;
   /** `wavelet`: reduce the power to `bands` on the GPU before the copy back (default false: power per frequency). */
   waveletBands?: boolean;
+  /** `cycles`: also return the band-limited wave of each band (default true; false saves bands x N per series of copy back). */
+  bandWaves?: boolean;
+  /**
+   * Arrays to write results into instead of fresh ones, each of exactly its field's length and of
+   * the engine's precision (bandPowers: Float64Array). Arrays lent by `engine.hostBuffer()` are
+   * filled by the GPU copy itself, with no host copy: the zero-copy output path.
+   */
+  into?: JobOutputArrays;
   /** Parameters handed to registered stages, by stage name. */
   stageParams?: Readonly<Record<string, unknown>>;
   /** A name for logs and errors. */
@@ -50,6 +58,15 @@ export interface JobSpec {
   timeoutMs?: number;
   /** Cancels the job while it is queued (a running job finishes). */
   signal?: AbortSignal;
+}
+
+/** Caller-provided result arrays (`JobSpec.into`). */
+export interface JobOutputArrays {
+  filtered?: Float32Array | Float64Array;
+  spectrum?: Float32Array | Float64Array;
+  bandPowers?: Float64Array;
+  bandWaves?: Float32Array | Float64Array;
+  waveletPower?: Float32Array | Float64Array;
 }
 
 /** The dominant cycle of one series. */
@@ -62,6 +79,8 @@ export interface DominantCycle {
   amplitude: number;
   /** Phase in radians of that cosine at sample 0. */
   phase: number;
+  /** The FFT bin (frequency = bin * fs / N). */
+  bin?: number;
 }
 
 /** What a finished job returns; a field is present when its flag was asked for. */
@@ -146,6 +165,8 @@ export interface JobEngineOptions {
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
   maxQueued?: number;
   label?: string;
+  /** Device memory one lane may use for a chunk of a job (bytes); bigger jobs run in chunks of whole series. Default 1 GiB. */
+  laneMemoryBytes?: number;
 }
 
 /** What the server, CLI and tests need of an engine; JobEngine implements it. */

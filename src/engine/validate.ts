@@ -5,7 +5,7 @@
  */
 import { JobValidationError } from './errors.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import type { Band, BuiltinJobFlag, JobFlag, JobSpec } from './types.js';
+import type { Band, BuiltinJobFlag, JobFlag, JobOutputArrays, JobSpec } from './types.js';
 
 export type { ResolvedWindow };
 
@@ -38,6 +38,10 @@ export interface NormalizedJob {
   freqs: readonly number[];
   nCycles: number;
   waveletBands: boolean;
+  /** `cycles`: return the band waves. */
+  bandWaves: boolean;
+  /** Caller-provided result arrays (checked against the engine's precision by checkInto). */
+  into: JobOutputArrays;
   stageParams: Readonly<Record<string, unknown>>;
   label: string | undefined;
   timeoutMs: number | undefined;
@@ -89,7 +93,9 @@ export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindo
   }
 }
 
-const KNOWN_FIELDS = new Set(['data', 'batch', 'fs', 'flags', 'detrend', 'window', 'passBand', 'previewBins', 'bands', 'freqs', 'nCycles', 'waveletBands', 'stageParams', 'label', 'timeoutMs', 'signal']);
+const INTO_FIELDS = new Set(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
+
+const KNOWN_FIELDS = new Set(['data', 'batch', 'fs', 'flags', 'detrend', 'window', 'passBand', 'previewBins', 'bands', 'freqs', 'nCycles', 'waveletBands', 'stageParams', 'label', 'timeoutMs', 'signal', 'bandWaves', 'into']);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
@@ -155,6 +161,15 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const nCycles = spec.nCycles === undefined ? 6 : finite(spec.nCycles, 'nCycles');
   if (!(nCycles > 0)) fail('nCycles', `must be positive, got ${nCycles}`);
 
+  const bandWaves = spec.bandWaves === undefined ? true : spec.bandWaves;
+  if (typeof bandWaves !== 'boolean') fail('bandWaves', `must be true or false, got ${show(bandWaves)}`);
+  const into = spec.into ?? {};
+  if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
+  for (const [key, value] of Object.entries(into)) {
+    if (!INTO_FIELDS.has(key)) fail(`into.${key}`, `is not a result array (known: ${[...INTO_FIELDS].join(', ')})`);
+    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array)) fail(`into.${key}`, `must be a Float32Array or Float64Array, got ${show(value)}`);
+  }
+
   const stageParams = spec.stageParams ?? {};
   if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams)) fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
   for (const key of Object.keys(stageParams)) if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
@@ -186,6 +201,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     freqs,
     nCycles,
     waveletBands,
+    bandWaves,
+    into,
     stageParams,
     label: spec.label,
     timeoutMs,
@@ -196,4 +213,28 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
 /** Samples of one series and the row count, as a job's statistics count them. */
 export function jobSamples(job: NormalizedJob): number {
   return job.batch * job.length;
+}
+
+/**
+ * Checks `job.into` against what the job returns at `precision`: each array is a result the flags
+ * produce, of exactly its length and element type (bandPowers: Float64Array). Throws JobValidationError.
+ */
+export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
+  const { batch: b, length: n } = job;
+  const nb = job.bands.length;
+  const expected: Record<string, number | undefined> = {
+    filtered: job.stft ? b * n : undefined,
+    spectrum: job.stft ? b * job.previewBins : undefined,
+    bandPowers: job.cycles ? b * nb : undefined,
+    bandWaves: job.cycles && job.bandWaves ? b * nb * n : undefined,
+    waveletPower: job.wavelet ? b * (job.waveletBands ? nb : job.freqs.length) * n : undefined,
+  };
+  for (const [key, array] of Object.entries(job.into)) {
+    if (array === undefined) continue;
+    const length = expected[key];
+    if (length === undefined) fail(`into.${key}`, 'this job\'s flags do not produce it');
+    const type = key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
+    if (!(array instanceof type)) fail(`into.${key}`, `must be a ${type.name} (engine precision ${precision}), got ${array.constructor.name}`);
+    if (array.length !== length) fail(`into.${key}`, `holds ${array.length} values, the result has ${length}`);
+  }
 }

@@ -25,10 +25,10 @@ export function statusName(library: CudaLibraryName, code: number): string {
 const STICKY = new Set<string>([
   'CUDA_ERROR_ILLEGAL_ADDRESS', 'CUDA_ERROR_ILLEGAL_INSTRUCTION', 'CUDA_ERROR_MISALIGNED_ADDRESS', 'CUDA_ERROR_INVALID_ADDRESS_SPACE',
   'CUDA_ERROR_INVALID_PC', 'CUDA_ERROR_LAUNCH_FAILED', 'CUDA_ERROR_HARDWARE_STACK_ERROR', 'CUDA_ERROR_ECC_UNCORRECTABLE',
-  'CUDA_ERROR_ASSERT', 'CUDA_ERROR_CONTEXT_IS_DESTROYED', 'CUDA_ERROR_LAUNCH_TIMEOUT', 'CUDA_ERROR_TENSOR_MEMORY_LEAK',
+  'CUDA_ERROR_ASSERT', 'CUDA_ERROR_LAUNCH_TIMEOUT', 'CUDA_ERROR_TENSOR_MEMORY_LEAK',
   'cudaErrorIllegalAddress', 'cudaErrorIllegalInstruction', 'cudaErrorMisalignedAddress', 'cudaErrorInvalidAddressSpace',
   'cudaErrorInvalidPc', 'cudaErrorLaunchFailure', 'cudaErrorHardwareStackError', 'cudaErrorECCUncorrectable', 'cudaErrorAssert',
-  'cudaErrorLaunchTimeout', 'cudaErrorContextIsDestroyed',
+  'cudaErrorLaunchTimeout',
 ]);
 
 export interface CudaErrorContext {

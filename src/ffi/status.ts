@@ -1,5 +1,5 @@
 /**
- * The one path from a library status to an exception (DESIGN.md, Errors): every layer above
+ * The one path from a library status to an exception (docs/design.md, Errors): every layer above
  * calls `checkStatus` or `statusError`, never builds a CudaError from a status itself.
  */
 import { nvrtc } from './api.js';

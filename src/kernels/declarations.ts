@@ -176,11 +176,14 @@ type TypePart<D extends string> = D extends `${infer T} ${LastWord<D>}` ? StripC
 /** The dtype of a declaration like 'const float x' ('f32'); DType for a placeholder type (T). */
 export type DeclaredDType<D extends string> = TypePart<D> extends infer T ? (T extends CTypeName ? (typeof C_TYPES)[T] : DType) : DType;
 
+type BufferTuple<L> = L extends [infer H extends string, ...infer R] ? [DeviceBuffer<DeclaredDType<H>>, ...BufferTuple<R>] : [];
+type ScalarTuple<L> = L extends [infer H extends string, ...infer R] ? [ScalarArg<DeclaredDType<H>>, ...ScalarTuple<R>] : [];
+
 /** The argument types of a buffer declaration list: 'const float x, T y' → [DeviceBuffer<'f32'>, DeviceBuffer<DType>]. */
-export type BufferArgs<S extends string> = string extends S ? DeviceBuffer<DType>[] : { [K in keyof SplitList<S>]: SplitList<S>[K] extends string ? DeviceBuffer<DeclaredDType<SplitList<S>[K]>> : never };
+export type BufferArgs<S extends string> = string extends S ? DeviceBuffer<DType>[] : BufferTuple<SplitList<S>>;
 
 /** What a scalar of a dtype is passed as from TypeScript. */
 export type ScalarArg<T extends DType> = T extends 'i64' | 'u64' ? number | bigint : number;
 
 /** The argument types of a scalar declaration list: 'float a, long long k' → [number, number | bigint]. */
-export type ScalarArgs<S extends string> = string extends S ? (number | bigint)[] : { [K in keyof SplitList<S>]: SplitList<S>[K] extends string ? ScalarArg<DeclaredDType<SplitList<S>[K]>> : never };
+export type ScalarArgs<S extends string> = string extends S ? (number | bigint)[] : ScalarTuple<SplitList<S>>;

@@ -479,13 +479,17 @@ export class Coordinator extends Resource {
    * callers that do not yield to the event loop (the poller reports the same otherwise).
    */
   poll(): SettledOperation[] {
-    this.#queryInFlight();
+    this.observe();
     const out: SettledOperation[] = [];
     for (let s = this.#unreported.shift(); s !== undefined; s = this.#unreported.shift()) out.push(s);
     return out;
   }
 
-  #queryInFlight(): void {
+  /**
+   * Asks the GPU now (never blocking) about the oldest in-flight operation of each stream and
+   * settles what has finished, without waiting for the poller's next turn.
+   */
+  observe(): void {
     if (this.#inFlight.size === 0) return;
     const notReady = new Set<Stream>();
     const query = hot().eventQuery;

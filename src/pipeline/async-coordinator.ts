@@ -243,7 +243,7 @@ export class AsyncCoordinator extends Resource {
     this.assertAlive();
     const covered = this.coordinator.pendingIds();
     for (const s of this.#uniqueStreams()) s.synchronize();
-    this.coordinator.poll().forEach(() => undefined);
+    this.coordinator.observe();
     this.#throwFailures(covered);
   }
 

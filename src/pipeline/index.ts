@@ -1,4 +1,5 @@
-export { TripleBuffer, type TripleBufferSlot, type TripleBufferOptions, type StagedBuffer, type SlotState } from './overlap/triple-buffer.js';
+export { TripleBuffer, type TripleBufferSlot, type TripleBufferDescriptor, type TripleBufferOptions, type SlotState } from './overlap/triple-buffer.js';
+export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from '../runtime/memory/staged-buffer.js';
 export {
   AsyncCoordinator,
   type AsyncCoordinatorDescriptor,
@@ -15,9 +16,10 @@ export {
 } from './async-coordinator.js';
 export { AsyncOperationError, AsyncDependencyError } from './errors.js';
 export { OperationError, DependencyFailedError, OperationTimeoutError } from '../orchestration/errors.js';
-export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerOptions, type IterationResult } from './stages/stage-manager.js';
+export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerDescriptor, type StageManagerOptions, type IterationResult } from './stages/stage-manager.js';
 export {
   ManagedContext,
+  type ManagedContextDescriptor,
   type ManagedContextOptions,
   type ManagedMode,
   type ManagedStreamPurpose,
@@ -31,7 +33,10 @@ export {
   BatcherClosedError,
   BatcherDispatchError,
   BatcherFullError,
+  BatcherTimeoutError,
   type BatchDispatch,
+  type BatcherDescriptor,
+  type CloseOptions,
   type BatchInfo,
   type BatcherMetrics,
   type BatcherOptions,
@@ -44,7 +49,9 @@ export {
   createLerpDispatcher,
   createSlerpDispatcher,
   type GpuBatchDispatcher,
+  type GradientDispatcherDescriptor,
   type GradientDispatcherOptions,
+  type VectorDispatcherDescriptor,
   type VectorDispatcherOptions,
   type InterpolationItem,
 } from './batching/batch-dispatchers.js';

@@ -26,7 +26,7 @@ class Lane {
 }
 
 /**
- * One poller per context (DESIGN.md): no host thread blocks, no CUDA thread calls into JS.
+ * One poller per context (docs/design.md): no host thread blocks, no CUDA thread calls into JS.
  * It queries only the oldest pending event of each stream, on setImmediate while work
  * completes quickly and on 1 ms timers once it has waited longer than SPIN_MS.
  */
@@ -103,7 +103,7 @@ export class CompletionPoller {
     if (this.#pending === 0) return;
     const query = hot().eventQuery;
     let progressed = false;
-    for (const lane of this.#lanes.values()) {
+    for (const [key, lane] of this.#lanes) {
       const items = lane.items;
       while (lane.head < items.length) {
         const w = items[lane.head]!;
@@ -124,8 +124,11 @@ export class CompletionPoller {
           }
         }
       }
-      if (lane.head === items.length && lane.head > 0) {
-        items.length = 0;
+      // A drained lane is removed (bounded memory: one lane per stream with work pending, not per stream ever seen).
+      if (lane.head === items.length) this.#lanes.delete(key);
+      else if (lane.head > 1024 && lane.head * 2 > items.length) {
+        // A lane that never drains (a stream kept busy) drops its settled prefix now and then.
+        items.splice(0, lane.head);
         lane.head = 0;
       }
     }
@@ -135,13 +138,36 @@ export class CompletionPoller {
     this.#schedule(now - this.#lastProgress < SPIN_MS);
   }
 
+  /** Streams with completions pending (lanes are removed once drained). */
+  get lanes(): number {
+    return this.#lanes.size;
+  }
+
+  /**
+   * Rejects and forgets every waiter on `event`, before its handle is destroyed (an Event disposed
+   * while its done() is awaited): the poller never queries a destroyed handle.
+   */
+  cancel(event: CUevent, error: Error): void {
+    for (const [key, lane] of this.#lanes) {
+      const items = lane.items;
+      let kept = lane.head;
+      for (let i = lane.head; i < items.length; i++) {
+        const w = items[i]!;
+        if (w.event === event) {
+          this.#pending--;
+          w.reject(error);
+        } else items[kept++] = w;
+      }
+      items.length = kept;
+      if (lane.head === items.length) this.#lanes.delete(key);
+    }
+  }
+
   /** Rejects every pending waiter (a sticky error, or the context going away). */
   failAll(error: Error): void {
-    for (const lane of this.#lanes.values()) {
-      for (let i = lane.head; i < lane.items.length; i++) lane.items[i]!.reject(error);
-      lane.items.length = 0;
-      lane.head = 0;
-    }
+    const lanes = [...this.#lanes.values()];
+    this.#lanes.clear();
     this.#pending = 0;
+    for (const lane of lanes) for (let i = lane.head; i < lane.items.length; i++) lane.items[i]!.reject(error);
   }
 }

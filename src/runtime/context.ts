@@ -3,8 +3,9 @@ import type { CUcontext } from '../ffi/generated/types.js';
 import { check, driverApi, outValue, setCurrentContextSource } from './cuda.js';
 import { CompletionPoller } from './completion.js';
 import type { Device } from './device.js';
+import { ContextLostError } from './lost.js';
 import { RawEventPool } from './raw-event-pool.js';
-import { Resource } from './resource.js';
+import { DisposedError, Resource } from './resource.js';
 
 let current: Context | null = null;
 
@@ -19,11 +20,20 @@ export class Context extends Resource {
   readonly completionEvents: RawEventPool;
   #sticky: CudaError | undefined;
   #priorityRange: { least: number; greatest: number } | undefined;
+  /**
+   * Rejects with the sticky error once one breaks this context (it never resolves). Awaiting it
+   * is optional: tscuda attaches its own no-op handler, so it is never an unhandled rejection.
+   * `context.lost.catch((e) => restartWorker(e))` is how a server learns it must restart.
+   */
+  readonly lost: Promise<never>;
+  #rejectLost: (error: CudaError) => void = () => {};
 
   private constructor(device: Device, handle: CUcontext) {
     super('Context', `device ${device.ordinal} primary context`);
     this.device = device;
     this.handle = handle;
+    this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
+    this.lost.catch(() => {});
     this.completion = new CompletionPoller(this);
     this.completionEvents = new RawEventPool(this);
     const ordinal = device.handle;
@@ -43,10 +53,14 @@ export class Context extends Resource {
     return current;
   }
 
-  /** Makes this context current if it is not already: one comparison on the hot path. */
+  /**
+   * Makes this context current if it is not already: two comparisons on the hot path. Throws
+   * ContextLostError once a sticky error broke the context: new work fails fast.
+   */
   makeCurrent(): void {
-    if (current === this) return;
+    if (current === this && this.#sticky === undefined) return;
     this.assertAlive();
+    if (this.#sticky) throw new ContextLostError(this.#sticky, this.label);
     check(driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
     current = this;
   }
@@ -56,11 +70,21 @@ export class Context extends Resource {
     return this.#sticky;
   }
 
+  /** Throws ContextLostError (naming `where`) when a sticky error broke this context. */
+  checkNotLost(where: string): void {
+    if (this.#sticky) throw new ContextLostError(this.#sticky, where);
+  }
+
+  /** Marks the context lost (the first sticky error wins) and rejects every pending completion and `lost`. */
   fail(error: CudaError): void {
-    if (!this.#sticky) this.#sticky = error;
+    if (!this.#sticky) {
+      this.#sticky = error;
+      this.#rejectLost(error);
+    }
     this.completion.failAll(error);
   }
 
+  /** Blocks the calling thread (and the event loop) until all work in the context has finished: as long as the longest queued work. Prefer `await stream.done()`. */
   synchronize(): void {
     this.makeCurrent();
     check(driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
@@ -86,7 +110,7 @@ export class Context extends Resource {
   }
 
   protected releaseNative(): void {
-    this.completion.failAll(new Error(`${this.label} was disposed while work was pending`));
+    this.completion.failAll(new DisposedError(`${this.label} was disposed while work was pending`));
     if (current === this) current = null;
     check(driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
   }

@@ -1,5 +1,6 @@
 import { type CudaError, driver, statusError } from '../ffi/index.js';
 import type { DriverFunctions } from '../ffi/generated/driver.js';
+import { noteSticky, RESTART_HINT } from './lost.js';
 
 /** The raw driver API the runtime calls (status codes, not exceptions; `tscuda/ffi`'s `cu()` is the checked form); bound on first use. */
 export function driverApi(): DriverFunctions {
@@ -26,7 +27,11 @@ export function setCurrentContextSource(source: () => ErrorOwner | null): void {
 export function driverError(status: number, call: string, during?: string, owner?: ErrorOwner): CudaError {
   const context = owner ?? currentOwner();
   const error = statusError('driver', status, call, context ? (during === undefined ? context.label : `${during}; ${context.label}`) : during);
-  if (error.sticky) context?.fail(error);
+  if (error.sticky) {
+    error.message += ` — ${RESTART_HINT}`;
+    noteSticky(error);
+    context?.fail(error);
+  }
   return error;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Where work goes when a call does not say: the one place that resolves a device or context
- * option (DESIGN.md: "default device/context resolved in one function").
+ * option (docs/design.md: "default device/context resolved in one function").
  */
 import type { Context } from './context.js';
 import { Device } from './device.js';

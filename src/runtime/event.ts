@@ -3,7 +3,7 @@ import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
-import { Resource } from './resource.js';
+import { DisposedError, expectResource, Resource } from './resource.js';
 import type { Stream } from './stream.js';
 
 export interface EventDescriptor extends Placement {
@@ -25,6 +25,7 @@ export class Event extends Resource {
   #recordedOn: bigint | number | undefined;
 
   constructor(descriptor: EventDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
     super('Event', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
@@ -39,6 +40,9 @@ export class Event extends Resource {
 
   record(stream: Stream): this {
     this.assertAlive();
+    expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
+    if (stream.context !== this.context) throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
+    stream.use();
     const status = hot().eventRecord(this.handle, stream.handle);
     if (status !== 0) throw driverError(status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
     this.#recordedOn = stream.handle ?? 0;
@@ -54,21 +58,23 @@ export class Event extends Resource {
     throw driverError(status, 'cuEventQuery', `event "${this.label}"`);
   }
 
-  /** Blocks the thread (and the event loop) until the event completes; prefer `await done()`. */
+  /** Blocks the thread (and the event loop) until the event completes: as long as the work before it. Prefer `await done()`. */
   synchronize(): void {
     this.assertAlive();
+    this.context.checkNotLost(`event "${this.label}" synchronize()`);
     check(driverApi().cuEventSynchronize(this.handle), 'cuEventSynchronize', `event "${this.label}"`);
   }
 
   /** Resolves when the event completes, without blocking the event loop. */
   done(): Promise<void> {
-    this.assertAlive();
+    if (this.disposed) return Promise.reject(new DisposedError(`Event "${this.label}" was disposed and cannot be used`));
     return this.context.completion.track(this.#recordedOn ?? this.handle, this.handle);
   }
 
   /** Milliseconds from `start` to this event; both need `timing: true` and must have completed. */
   elapsedSince(start: Event): number {
     this.assertAlive();
+    expectResource(start, Event, `event "${this.label}" elapsedSince(start)`);
     if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
     const ms: [number | null] = [0];
     check(driverApi().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
@@ -76,10 +82,12 @@ export class Event extends Resource {
   }
 
   static elapsedMs(start: Event, end: Event): number {
-    return end.elapsedSince(start);
+    return expectResource(end, Event, 'Event.elapsedMs(start, end) end').elapsedSince(start);
   }
 
   protected releaseNative(): void {
+    // A done() still pending on this event settles now (rejected): the poller must never query a destroyed handle.
+    this.context.completion.cancel(this.handle, new DisposedError(`Event "${this.label}" was disposed while done() was pending`));
     check(driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
   }
 }
@@ -107,6 +115,7 @@ export class EventPool extends Resource {
   }
 
   release(event: Event): void {
+    if (!(event instanceof Event)) throw new TypeError(`EventPool "${this.label}" release(event) must be given an Event, got ${typeof event}`);
     if (!this.#all.has(event)) throw new Error(`event "${event.label}" does not belong to pool "${this.label}"`);
     if (this.disposed) return;
     this.#free.push(event);

@@ -2,14 +2,14 @@ import koffi from 'koffi';
 import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
 import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
-import type { DeviceBuffer } from './memory/device-buffer.js';
+import { checkAddress, PARAM_BYTES, paramLayout, writeAddress, writeScalar, type KernelParamType } from './kernel-args.js';
+import { DeviceBuffer } from './memory/device-buffer.js';
 import type { DType } from './memory/dtype.js';
 import type { Module } from './module.js';
-import { Resource } from './resource.js';
-import type { Stream } from './stream.js';
+import { describeValue, DisposedError, expectResource, Resource } from './resource.js';
+import { Stream } from './stream.js';
 
-export type KernelParamType = 'ptr' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64';
-const PARAM_BYTES: Record<KernelParamType, number> = { ptr: 8, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f32: 4, f64: 8 };
+export type { KernelParamType } from './kernel-args.js';
 
 export type Dim3 = number | readonly [number, number?, number?];
 export type KernelArg = DeviceBuffer<DType> | number | bigint;
@@ -49,8 +49,6 @@ export interface KernelAttributes {
   binaryVersion: number;
 }
 
-const TWO32 = 2 ** 32;
-
 /** A kernel with its own native parameter block: a launch writes arguments in place and makes one FFI call. */
 export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamType[]> extends Resource {
   readonly name: string;
@@ -66,6 +64,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   readonly #bufferArgs: (DeviceBuffer<DType> | undefined)[] = [];
   readonly #block: bigint;
   readonly #limits: { maxThreads: number; maxBlock: readonly number[]; maxGrid: readonly number[]; maxShared: number };
+  /** Dynamic shared memory a launch may ask for now (the kernel's attribute; raised by setMaxDynamicSharedMemory). */
+  #dynamicSharedLimit: number;
 
   private constructor(module: Module, name: string, fn: CUfunction, params: P) {
     super('Kernel', name);
@@ -74,15 +74,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     this.context = module.context;
     this.function = fn;
     this.params = params;
-    const offsets = new Int32Array(params.length);
-    let size = 0;
-    params.forEach((p, i) => {
-      const bytes = PARAM_BYTES[p];
-      if (bytes === undefined) throw new TypeError(`kernel "${name}": unknown parameter type ${String(p)} at ${i}`);
-      size = Math.ceil(size / bytes) * bytes;
-      offsets[i] = size;
-      size += bytes;
-    });
+    const { offsets, size } = paramLayout(params, name);
     this.#offsets = offsets;
     const blockBytes = Math.max(8, size);
     this.#block = koffi.alloc('uint8', blockBytes) as bigint;
@@ -98,6 +90,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       maxGrid: props.maxGridDim,
       maxShared: props.maxSharedMemoryPerBlockOptinBytes,
     };
+    this.#dynamicSharedLimit = this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
     const block = this.#block;
     const paramArray = this.#paramArray;
     this.track(() => {
@@ -108,6 +101,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   }
 
   static fromLibrary<const P extends readonly KernelParamType[]>(module: Module, name: string, params: P): Kernel<P> {
+    module.checkAlive();
+    paramLayout(params, name);
     module.context.makeCurrent();
     const k: [CUkernel | null] = [null];
     check(driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
@@ -143,7 +138,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   }
 
   get attributes(): KernelAttributes {
-    this.assertAlive();
+    this.#alive();
     return {
       registers: this.#attribute(FA.CU_FUNC_ATTRIBUTE_NUM_REGS),
       staticSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
@@ -156,16 +151,26 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     };
   }
 
-  /** Allows launches with up to `bytes` of dynamic shared memory (above the 48 KiB default). */
+  /** Allows launches with up to `bytes` of dynamic shared memory (above the 48 KiB default; at most the device's opt-in limit less the kernel's static shared memory). */
   setMaxDynamicSharedMemory(bytes: number): void {
-    this.assertAlive();
-    if (!Number.isInteger(bytes) || bytes < 0 || bytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${bytes} is outside 0..${this.#limits.maxShared} bytes`);
+    this.#alive();
+    const max = this.#limits.maxShared - this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > max) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`);
+    this.context.makeCurrent();
     check(driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+    this.#dynamicSharedLimit = bytes;
+  }
+
+  /** Throws DisposedError naming this kernel, and its module when that is why. */
+  #alive(): void {
+    if (this.disposed) throw new DisposedError(`Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`);
   }
 
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
-    this.assertAlive();
+    this.#alive();
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`);
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
     const v: [number | null] = [0];
     check(driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
     return outValue(v, 'occupancy');
@@ -173,7 +178,9 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
   suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
-    this.assertAlive();
+    this.#alive();
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0) throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
     const grid: [number | null] = [0];
     const block: [number | null] = [0];
     check(driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
@@ -181,6 +188,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   }
 
   #writeArgs(args: readonly KernelArg[]): void {
+    if (!Array.isArray(args)) throw new TypeError(`kernel "${this.name}": arguments must be an array`);
     if (args.length !== this.params.length) throw new TypeError(`kernel "${this.name}" takes ${this.params.length} argument(s) (${this.params.join(', ')}), got ${args.length}`);
     for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
   }
@@ -191,64 +199,35 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
    * launchPrepared(), with no array built per launch.
    */
   setArg(index: number, a: KernelArg): void {
+    // The parameter block is freed with the kernel (and with its module): never write after that.
+    if (this.disposed) this.#alive();
     const params = this.params;
-    if (!(index >= 0 && index < params.length)) throw new RangeError(`kernel "${this.name}" has no argument ${index} (it takes ${params.length})`);
-    const view = this.#view;
+    if (!(Number.isInteger(index) && index >= 0 && index < params.length)) throw new RangeError(`kernel "${this.name}" has no argument ${String(index)} (it takes ${params.length})`);
+    const type = params[index]!;
     const off = this.#offsets[index]!;
-    const i = index;
-    switch (params[i]) {
-      case 'ptr': {
-        let addr: number;
-        if (typeof a === 'object') {
-          if (a.disposed) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" was disposed`);
-          if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${i}: buffer "${a.label}" belongs to another context`);
-          addr = a.address;
-          this.#bufferArgs[i] = a;
-        } else {
-          this.#bufferArgs[i] = undefined;
-          addr = Number(a);
-          // A raw address must be one: undefined or a fraction would otherwise become address 0.
-          if (!Number.isSafeInteger(addr) || addr < 0) throw new TypeError(`kernel "${this.name}" argument ${i}: expected a DeviceBuffer or a device address, got ${String(a)}`);
-        }
-        view.setUint32(off, addr % TWO32, true);
-        view.setUint32(off + 4, Math.floor(addr / TWO32), true);
-        break;
-      }
-      case 'f32':
-        view.setFloat32(off, expectNumber(a, i, this.name), true);
-        break;
-      case 'f64':
-        view.setFloat64(off, expectNumber(a, i, this.name), true);
-        break;
-      case 'i32':
-        view.setInt32(off, expectInteger(a, i, this.name), true);
-        break;
-      case 'u32':
-        view.setUint32(off, expectInteger(a, i, this.name), true);
-        break;
-      case 'i16':
-        view.setInt16(off, expectInteger(a, i, this.name), true);
-        break;
-      case 'u16':
-        view.setUint16(off, expectInteger(a, i, this.name), true);
-        break;
-      case 'i8':
-        view.setInt8(off, expectInteger(a, i, this.name));
-        break;
-      case 'u8':
-        view.setUint8(off, expectInteger(a, i, this.name));
-        break;
-      case 'i64':
-      case 'u64':
-        if (typeof a === 'number' && Number.isSafeInteger(a) && a >= 0) {
-          view.setUint32(off, a % TWO32, true);
-          view.setUint32(off + 4, Math.floor(a / TWO32), true);
-        } else if (typeof a === 'bigint' || (typeof a === 'number' && Number.isSafeInteger(a))) {
-          if (params[i] === 'i64') view.setBigInt64(off, BigInt(a), true);
-          else view.setBigUint64(off, BigInt(a), true);
-        } else throw new TypeError(`kernel "${this.name}" argument ${i}: expected an integer or bigint for ${params[i]}, got ${String(a)}`);
-        break;
+    if (type !== 'ptr') {
+      writeScalar(this.#view, off, type, a, `kernel "${this.name}" argument ${index} (${type})`);
+      return;
     }
+    let addr: number;
+    if (a instanceof DeviceBuffer) {
+      try {
+        a.checkUsable();
+      } catch (e) {
+        if (e instanceof DisposedError) throw new DisposedError(`kernel "${this.name}" argument ${index}: ${e.message}`);
+        throw e;
+      }
+      if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`);
+      addr = a.address;
+      this.#bufferArgs[index] = a;
+    } else if (typeof a === 'number') {
+      // A raw address must be one: a fraction or NaN would otherwise become some other address.
+      addr = checkAddress(a, `kernel "${this.name}" argument ${index} (ptr)`, true);
+      this.#bufferArgs[index] = undefined;
+    } else {
+      throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
+    }
+    writeAddress(this.#view, off, addr);
   }
 
   #dims(d: Dim3, what: string, max: readonly number[]): void {
@@ -257,10 +236,12 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       x = d;
       y = 1;
       z = 1;
-    } else {
+    } else if (Array.isArray(d) && d.length >= 1 && d.length <= 3) {
       x = d[0];
       y = d[1] ?? 1;
       z = d[2] ?? 1;
+    } else {
+      throw new TypeError(`kernel "${this.name}": ${what} must be a number or an array of 1 to 3 numbers, got ${describeValue(d)}`);
     }
     if (!(Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0)) {
       throw new RangeError(`kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`);
@@ -272,7 +253,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   }
 
   #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
-    this.assertAlive();
+    this.#alive();
+    if (typeof config !== 'object' || config === null) throw new TypeError(`kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`);
     this.#dims(config.block, 'block', this.#limits.maxBlock);
     bx = dims[0]!;
     by = dims[1]!;
@@ -280,7 +262,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     if (bx * by * bz > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`);
     this.#dims(config.grid, 'grid', this.#limits.maxGrid);
     const shared = config.sharedMemBytes ?? 0;
-    if (!Number.isInteger(shared) || shared < 0 || shared > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${shared} is outside 0..${this.#limits.maxShared} bytes`);
+    if (typeof shared !== 'number' || !Number.isInteger(shared) || shared < 0 || shared > this.#dynamicSharedLimit) {
+      const more = shared > this.#dynamicSharedLimit && shared <= this.#limits.maxShared ? `; call setMaxDynamicSharedMemory(${shared}) first` : '';
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(shared)} is outside 0..${this.#dynamicSharedLimit} bytes${more}`);
+    }
     if (args) this.#writeArgs(args);
   }
 
@@ -292,13 +277,13 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   /** The native `void*[]` of argument slots (what cuLaunchKernel and graph kernel nodes take). */
   get parameterArray(): bigint {
-    this.assertAlive();
+    this.#alive();
     return this.#paramArray;
   }
 
   /** Writes all arguments (checked against the signature) without launching. */
   setArgs(...args: KernelArgs<P>): void {
-    this.assertAlive();
+    this.#alive();
     this.#writeArgs(args);
   }
 
@@ -311,16 +296,20 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   #launch(config: LaunchConfig): void {
     const stream = config.stream;
     let sh = null;
-    if (stream) {
+    if (stream !== undefined) {
+      if (!(stream instanceof Stream)) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
       if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       sh = stream.use();
     } else this.context.makeCurrent();
     const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
     if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
-    if (stream) {
-      const buffers = this.#bufferArgs;
-      for (let i = 0; i < buffers.length; i++) buffers[i]?.recordUse(stream);
-    }
+    this.#recordUses(stream ?? null);
+  }
+
+  /** The buffers among the arguments are used on `stream` now: their stream-ordered frees wait for it. */
+  #recordUses(stream: Stream | null): void {
+    const buffers = this.#bufferArgs;
+    for (let i = 0; i < buffers.length; i++) buffers[i]?.recordUse(stream);
   }
 
   /** cuLaunchKernelEx: clusters (sm_90) and cooperative launches. */
@@ -337,10 +326,12 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
     try {
       attrs.forEach((a, i) => koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', { id: a.id, pad: new Uint8Array(4), value: a.value }));
-      const stream = config.stream;
+      const stream = config.stream === undefined ? undefined : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
+      if (stream && stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
       const launchConfig = { gridDimX: gx, gridDimY: gy, gridDimZ: gz, blockDimX: bx, blockDimY: by, blockDimZ: bz, sharedMemBytes: config.sharedMemBytes ?? 0, hStream: sh, attrs: attrPtr, numAttrs: attrs.length };
       check(driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
+      this.#recordUses(stream ?? null);
     } finally {
       if (attrPtr !== null) koffi.free(attrPtr);
     }
@@ -357,13 +348,3 @@ const dims = new Int32Array(3);
 let bx = 1;
 let by = 1;
 let bz = 1;
-
-function expectNumber(a: KernelArg, i: number, name: string): number {
-  if (typeof a !== 'number') throw new TypeError(`kernel "${name}" argument ${i}: expected a number, got ${typeof a === 'bigint' ? 'a bigint' : 'a buffer'}`);
-  return a;
-}
-
-function expectInteger(a: KernelArg, i: number, name: string): number {
-  if (typeof a !== 'number' || !Number.isInteger(a)) throw new TypeError(`kernel "${name}" argument ${i}: expected an integer, got ${typeof a === 'object' ? 'a buffer' : String(a)}`);
-  return a;
-}

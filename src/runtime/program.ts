@@ -6,6 +6,7 @@ import type { Device } from './device.js';
 import { defaultDevice } from './defaults.js';
 import type { Kernel, KernelParamType } from './kernel.js';
 import { Module } from './module.js';
+import { compileOnWorker } from './nvrtc-worker.js';
 import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry } from './program-cache.js';
 
 export interface ProgramDescriptor {
@@ -36,11 +37,6 @@ export interface CompileOptions {
 }
 
 export type ProgramImageKind = 'cubin' | 'ptx';
-
-/** A koffi function's asynchronous form: the call runs on a worker thread, the callback on the event loop. */
-interface AsyncCallable {
-  async(...args: unknown[]): void;
-}
 
 /** A compile's resolved options (Program#plan). */
 interface CompilePlan {
@@ -227,32 +223,21 @@ export class Program {
   }
 
   /**
-   * The same as compile(), with NVRTC's compile running on a worker thread (koffi's asynchronous
-   * call): the event loop stays free meanwhile. Cache hits resolve without a thread hop.
+   * The same as compile(), with NVRTC's compile running on a worker thread (src/runtime/nvrtc-worker.ts):
+   * the event loop stays free meanwhile. Cache hits resolve without a thread hop.
    */
   async compileAsync(options: CompileOptions = {}): Promise<CompiledProgram> {
     const plan = this.#plan(options);
     if (plan.hit) return plan.hit;
-    const compileFn = nvrtc().nvrtcCompileProgram as unknown as AsyncCallable;
-    const entry = await new Promise<ProgramCacheEntry>((resolve, reject) => {
-      let prog: nvrtcProgram | undefined;
-      try {
-        prog = this.#create(plan);
-        const p = prog;
-        compileFn.async(p, plan.flags.length, plan.flags, (error: unknown, status: unknown) => {
-          try {
-            if (error) throw error instanceof Error ? error : new Error(String(error));
-            resolve(this.#finish(plan, { prog: p, status: Number(status) }));
-          } catch (e) {
-            reject(e);
-          }
-        });
-      } catch (e) {
-        if (prog !== undefined) nvrtc().nvrtcDestroyProgram([prog]);
-        reject(e);
-      }
-    });
-    return plan.store(entry);
+    const prog = this.#create(plan);
+    let status: number;
+    try {
+      status = await compileOnWorker(prog, plan.flags);
+    } catch (e) {
+      nvrtc().nvrtcDestroyProgram([prog]);
+      throw e;
+    }
+    return plan.store(this.#finish(plan, { prog, status }));
   }
 
   /** Resolves the options: architecture, flags, names, cache key; a cache hit when there is one. */

@@ -1,4 +1,5 @@
 /** What every object owning a CUDA resource shares: a label, dispose()/using, a leak safety net. */
+import { processLost } from './lost.js';
 
 interface Held {
   kind: string;
@@ -11,10 +12,13 @@ const debugLeaks = (): boolean => !!process.env.TSCUDA_DEBUG;
 
 const registry = new FinalizationRegistry<Held>((held) => {
   const name = `${held.kind} "${held.label ?? `${held.kind}#${held.id}`}"`;
+  // After a sticky error the driver refuses every call: there is nothing to release and nothing to report.
+  if (processLost()) return;
   if (debugLeaks()) console.warn(`tscuda: ${name} was garbage-collected without dispose(); releasing it now`);
   try {
     held.release();
   } catch (e) {
+    if (processLost()) return;
     // Never thrown (this runs from the garbage collector), never swallowed: a process warning says what failed.
     process.emitWarning(`tscuda: releasing ${name} after garbage collection failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
   }
@@ -37,10 +41,22 @@ export abstract class Resource {
   readonly #id = ++nextId;
   #disposed = false;
   #kind: string;
+  readonly #family: string;
 
-  protected constructor(kind: string, label: string | undefined) {
+  /**
+   * `kind` names the object in messages ('DeviceBuffer view'); `family` is the class argument
+   * checks accept it as ('DeviceBuffer'; default: `kind`).
+   */
+  protected constructor(kind: string, label: string | undefined, family: string = kind) {
+    if (label !== undefined && typeof label !== 'string') throw new TypeError(`${kind} label must be a string, got ${typeof label}`);
     this.#kind = kind;
+    this.#family = family;
     this.#label = label;
+  }
+
+  /** True when `value` is a real tscuda resource of `family` (a brand check: a plain object shaped like one is not). */
+  static isResourceOf(value: unknown, family: string): value is Resource {
+    return typeof value === 'object' && value !== null && #family in value && (value as Resource).#family === family;
   }
 
   /** The label given at creation, or `Kind#n`; built on first use so creating objects stays cheap. */
@@ -75,12 +91,20 @@ export abstract class Resource {
   /** Frees the native resource; called once, by dispose(). */
   protected abstract releaseNative(): void;
 
-  /** Releases the resource now. Calling it again does nothing. */
+  /**
+   * Releases the resource now. Calling it again does nothing. After a sticky error (the context
+   * is lost) it is quiet: the driver refuses every call then, and a `using` block unwinding after
+   * the fault must not raise a second, unrelated error.
+   */
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
     registry.unregister(this);
-    this.releaseNative();
+    try {
+      this.releaseNative();
+    } catch (e) {
+      if (!processLost()) throw e;
+    }
   }
 
   /** `using` support: the same as dispose(). */
@@ -89,15 +113,22 @@ export abstract class Resource {
   }
 }
 
+/** How an argument that is not the expected tscuda object is described: 'null', 'a plain Object', 'number'. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  if (value instanceof Resource) return `${value.kind} "${value.label}"`;
+  return `a plain ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'object'}`;
+}
+
 /**
- * Checks that `value` is a live instance of `type` (a tscuda class), for arguments: a plain
+ * Checks that `value` is a live instance of `type` (a tscuda class, or its family name where
+ * importing the class would make an import cycle: 'Stream', 'Event'), for arguments: a plain
  * object shaped like one (`{ handle: 1n }`) is a TypeError, a disposed one a DisposedError.
  */
-export function expectResource<R extends Resource>(value: unknown, type: abstract new (...args: never[]) => R, what: string): R {
-  if (!(value instanceof type)) {
-    const got = value === null ? 'null' : typeof value === 'object' ? `a plain ${value.constructor?.name ?? 'object'}` : typeof value;
-    throw new TypeError(`${what} must be a ${type.name}, got ${got}`);
-  }
-  value.checkAlive();
-  return value;
+export function expectResource<R extends Resource>(value: unknown, type: (abstract new (...args: never[]) => R) | string, what: string): R {
+  const ok = typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof type;
+  if (!ok) throw new TypeError(`${what} must be a ${typeof type === 'string' ? type : type.name}, got ${describeValue(value)}`);
+  (value as R).checkAlive();
+  return value as R;
 }

@@ -1,9 +1,13 @@
-import { CUresult, CUstream_flags, type CUstream } from '../ffi/generated/types.js';
+import { CUresult, CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
 import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
-import { Resource } from './resource.js';
+import type { RawEventPool } from './raw-event-pool.js';
+import { expectResource, Resource } from './resource.js';
+
+/** The event recorded when a stream is disposed goes back to its pool once the Stream object is collected (frees may wait on it until then). */
+const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) => pool.recycle(event));
 
 export type StreamPriority = 'high' | 'normal' | 'low' | number;
 
@@ -20,7 +24,7 @@ export function resolvePriority(context: Context, priority: StreamPriority | und
   if (priority === undefined || priority === 'low') return least;
   if (priority === 'high') return greatest;
   if (priority === 'normal') return Math.round((least + greatest) / 2);
-  if (!Number.isInteger(priority)) throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${String(priority)}`);
+  if (typeof priority !== 'number' || !Number.isInteger(priority)) throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${String(priority)}`);
   return priority;
 }
 
@@ -30,9 +34,14 @@ export class Stream extends Resource {
   readonly handle: CUstream | null;
   readonly priority: number;
   readonly #owned: boolean;
+  /** Recorded on the stream when it was disposed: work still queued on it ends before this event completes. */
+  #retired: CUevent | undefined;
 
+  /** Creates a stream (cuStreamCreateWithPriority: microseconds, does not block on the device). */
   constructor(descriptor: StreamDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
     super('Stream', descriptor.label);
+    if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean') throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
     this.context = resolveContext(descriptor);
     this.context.makeCurrent();
     this.priority = resolvePriority(this.context, descriptor.priority);
@@ -60,16 +69,19 @@ export class Stream extends Resource {
     throw driverError(status, 'cuStreamQuery', `stream "${this.label}"`);
   }
 
-  /** Blocks the thread until the stream is idle. Prefer `await done()` in servers. */
+  /** Blocks the thread (and the event loop) until the stream is idle: as long as the work queued on it. Prefer `await done()` in servers. */
   synchronize(): void {
     check(driverApi().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
   }
 
   /** Resolves when all work submitted so far has completed; never blocks the event loop. */
   done(): Promise<void> {
-    const handle = this.use();
-    const sticky = this.context.stickyError;
-    if (sticky) return Promise.reject(sticky);
+    let handle: CUstream | null;
+    try {
+      handle = this.use();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const pool = this.context.completionEvents;
     const event = pool.acquire();
     const status = hot().eventRecord(event, handle);
@@ -90,18 +102,34 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
+    expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
     const status = hot().streamWaitEvent(this.use(), event.handle, 0);
     if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
   /** Records `event` here and returns it. */
   record(event: Event): Event {
-    return event.record(this);
+    return expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`).record(this);
+  }
+
+  /**
+   * An event recorded on this stream when it was disposed (undefined while it is alive): a
+   * stream-ordered free of memory this stream used waits on it, since destroying a stream does
+   * not wait for its work.
+   */
+  get retiredEvent(): CUevent | undefined {
+    return this.#retired;
   }
 
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
+    const pool = this.context.completionEvents;
+    const event = pool.acquire();
+    if (hot().eventRecord(event, this.handle) === 0) {
+      this.#retired = event;
+      retiredEvents.register(this, { pool, event });
+    } else pool.recycle(event);
     check(driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
   }
 }

@@ -239,7 +239,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   app.setNotFoundHandler((request, reply) => fail(request, reply, new HttpError(404, 'not_found', `${request.method} ${request.url}: no such route`, { field: 'url' })));
 
-  app.addHook('onSend', async (request, _reply, payload) => {
+  app.addHook('onSend', async (request, reply, payload) => {
+    // A worker that lost its context moves its keep-alive clients to a healthy worker.
+    if (lostError !== null) reply.header('connection', 'close');
     const endpoint = request.routeOptions.url ?? 'unknown';
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
     return payload;
@@ -368,8 +370,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     app.post(endpoint, { schema: { body: jobBodySchema } }, (request, reply) =>
       track(endpoint, request, reply, async () => {
         const format = responseFormat(request.headers.accept);
+        // Bad input is refused as such even when no GPU could run it.
+        const { spec, timeoutMs } = readJob(request, flag, engine?.precision ?? 'f32');
         const gpu = requireGpu();
-        const { spec, timeoutMs } = readJob(request, flag, gpu.precision);
         admit();
         const job = gpu.submit(spec);
         job.result.catch(() => undefined);
@@ -387,8 +390,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   let nextJobId = 1;
   app.post('/v1/jobs', { schema: { body: jobBodySchema } }, (request, reply) =>
     track('/v1/jobs', request, reply, async () => {
+      const { spec, timeoutMs } = readJob(request, undefined, engine?.precision ?? 'f32');
       const gpu = requireGpu();
-      const { spec, timeoutMs } = readJob(request, undefined, gpu.precision);
       admit();
       const job = gpu.submit(spec);
       const id = `${options.jobIdPrefix ?? ''}${nextJobId++}`;
@@ -470,9 +473,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     app.post(endpoint, { schema: { body: BATCH_BODY_SCHEMA } }, (request, reply) =>
       track(endpoint, request, reply, async () => {
         const format = responseFormat(request.headers.accept);
-        if (options.batchers?.[kind] === undefined) requireGpu();
-        if (closing !== null || lostError !== null) requireGpu();
         const { items, dim } = parseBatchItems(kind, request.body, limits.maxBatchItems, limits.maxBatchDim);
+        if (options.batchers?.[kind] === undefined || closing !== null || lostError !== null) requireGpu();
         const timeoutMs = (request.body as { timeout?: number }).timeout ?? limits.defaultTimeoutMs;
         if (timeoutMs > limits.maxTimeoutMs) throw invalidField('timeout', `must be at most ${limits.maxTimeoutMs} ms, got ${timeoutMs}`);
         admit();
@@ -523,6 +525,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     node: process.versions.node,
     pid: process.pid,
     uptimeS: (Date.now() - startedAt) / 1000,
+    rssBytes: process.memoryUsage().rss,
     ready: notReadyReason() === null,
     reason: notReadyReason(),
     engine: engine === null ? null : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },

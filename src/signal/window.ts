@@ -203,3 +203,10 @@ export function getWindow(spec: WindowSpec, n: number, options: WindowOptions = 
   const w = symmetric(name, parameter, m);
   return sym ? w : w.slice(0, n);
 }
+
+/** sum(w) of getWindow(spec, n): the coherent gain a windowed amplitude is divided by. */
+export function windowSum(spec: WindowSpec, n: number, options: WindowOptions = {}): number {
+  let s = 0;
+  for (const v of getWindow(spec, n, options)) s += v;
+  return s;
+}

@@ -6,6 +6,7 @@
  * consecutive calls may reuse them).
  */
 import type { Context } from '../runtime/context.js';
+import { Event } from '../runtime/event.js';
 import { FftPlanCache } from '../runtime/fft/plan-cache.js';
 import type { FftPlan } from '../runtime/fft/plan.js';
 import type { FftType } from '../runtime/fft/geometry.js';
@@ -69,6 +70,7 @@ type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32`
 class ContextState {
   readonly kernels: SignalKernels;
   readonly tables = new Map<string, DeviceBuffer<DType>>();
+  readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
   constructor(readonly context: Context) {
     this.kernels = loadSignalKernels({ context });
   }
@@ -130,14 +132,30 @@ export class SignalWorkspace {
     return t as DeviceBuffer<T>;
   }
 
-  /** A buffer cached under `key` (per context), made by `make` on first use: for tables a kernel fills. */
-  cached<T extends DType>(context: Context, key: string, make: () => DeviceBuffer<T>): { buffer: DeviceBuffer<T>; fresh: boolean } {
+  /**
+   * A table cached under `key` (per context) that the GPU fills: `make` allocates it and `build`
+   * enqueues its filling on `stream`, once. Later users on other streams wait for that work
+   * (cuStreamWaitEvent on an event recorded after it); on the legacy default stream, the host waits once.
+   */
+  built<T extends DType>(context: Context, key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
     const state = this.#state(context);
-    const t = state.tables.get(key);
-    if (t && !t.disposed) return { buffer: t as DeviceBuffer<T>, fresh: false };
+    const have = state.built.get(key);
+    if (have && !have.buffer.disposed) {
+      if (have.event && have.stream !== stream) {
+        if (stream) stream.waitEvent(have.event);
+        else have.event.synchronize();
+      }
+      return have.buffer as DeviceBuffer<T>;
+    }
     const buffer = make();
-    state.tables.set(key, buffer as DeviceBuffer<DType>);
-    return { buffer, fresh: true };
+    build(buffer);
+    let event: Event | undefined;
+    if (stream) {
+      event = new Event({ context, label: `built ${key.slice(0, 40)}` });
+      event.record(stream);
+    }
+    state.built.set(key, { buffer: buffer as DeviceBuffer<DType>, stream, event });
+    return buffer;
   }
 
   /**
@@ -180,6 +198,10 @@ export class SignalWorkspace {
     this.#scratch.clear();
     for (const s of this.#contexts.values()) {
       for (const t of s.tables.values()) t.dispose();
+      for (const b of s.built.values()) {
+        b.buffer.dispose();
+        b.event?.dispose();
+      }
       s.kernels.module.dispose();
     }
     this.#contexts.clear();

@@ -1,9 +1,11 @@
 import { benchCommand } from '../bench.js';
 import type { CliCommand } from '../command.js';
 import { infoCommand } from '../info.js';
+import { serveCommand } from './serve.js';
 
 /** Every command of the CLI, in the order `tscuda --help` lists them. Each command file adds itself here. */
 export const COMMANDS: readonly CliCommand[] = [
   infoCommand,
   benchCommand,
+  serveCommand,
 ];

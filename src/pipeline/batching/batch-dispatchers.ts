@@ -5,10 +5,11 @@
  * is reused from batch to batch.
  */
 import type { Context } from '../../runtime/context.js';
-import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
-import { Device } from '../../runtime/device.js';
-import { HostBuffer } from '../../runtime/memory/host-buffer.js';
+import { resolveContext, type Placement } from '../../runtime/defaults.js';
+import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { type BatchKernels, loadBatchKernels } from '../../kernels/index.js';
+import { DisposedError, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import type { BatchDispatch, BatchInfo } from './batcher.js';
 
@@ -22,24 +23,34 @@ export interface GpuBatchDispatcher<I, O> {
   /** Staging sets: batches that can be in flight at once. */
   readonly depth: number;
   readonly stream: Stream;
+  readonly label: string;
+  readonly disposed: boolean;
+  /** Frees the staging, the stream and the kernels; a batch waiting for staging rejects (DisposedError). */
   dispose(): void;
+  [Symbol.dispose](): void;
 }
 
-export interface VectorDispatcherOptions {
+/** How a vector dispatcher is made. `device` / `context`: where it runs (default device 0). */
+export interface VectorDispatcherDescriptor extends Placement {
   /** Floats per vector; every item of this dispatcher has this length. */
   dim: number;
   /** The batch size the staging is allocated for; larger batches grow it. */
   maxBatchSize: number;
   /** Staging sets, so that one batch is packed while another runs (default 2). */
   depth?: number;
-  context?: Context;
   label?: string;
 }
 
-export interface GradientDispatcherOptions extends VectorDispatcherOptions {
+/** How a gradient dispatcher is made. */
+export interface GradientDispatcherDescriptor extends VectorDispatcherDescriptor {
   /** Finite-difference step (default 5e-3, near the cube root of float32 epsilon). */
   h?: number;
 }
+
+/** @deprecated the name before issue 9; use VectorDispatcherDescriptor. */
+export type VectorDispatcherOptions = VectorDispatcherDescriptor;
+/** @deprecated the name before issue 9; use GradientDispatcherDescriptor. */
+export type GradientDispatcherOptions = GradientDispatcherDescriptor;
 
 /** lerp/slerp input: two vectors of `dim` floats and where between them, t in [0, 1]. */
 export interface InterpolationItem {
@@ -50,10 +61,8 @@ export interface InterpolationItem {
 
 interface Staging {
   capacity: number;
-  hostIn: HostBuffer<'f32'>;
-  deviceIn: DeviceBuffer<'f32'>;
-  hostOut: HostBuffer<'f32'>;
-  deviceOut: DeviceBuffer<'f32'>;
+  input: StagedBuffer<'f32'>;
+  output: StagedBuffer<'f32'>;
 }
 
 interface KernelSpec<I> {
@@ -73,20 +82,19 @@ function checkVector(v: ArrayLike<number>, dim: number, what: string): void {
   if (v.length !== dim) throw new TypeError(`${what} has ${v.length} values, expected ${dim}`);
 }
 
-class VectorDispatcher<I> implements GpuBatchDispatcher<I, Float32Array> {
+class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Float32Array> {
   readonly dim: number;
   readonly depth: number;
-  readonly stream: Stream;
-  readonly label: string;
+  readonly stream!: Stream;
   readonly #spec: KernelSpec<I>;
   readonly #context: Context;
   readonly #kernels: BatchKernels;
   readonly #free: Staging[] = [];
   readonly #all: Staging[] = [];
   readonly #waiting: { resolve: (s: Staging) => void; reject: (e: Error) => void }[] = [];
-  #disposed = false;
 
-  constructor(spec: KernelSpec<I>, options: VectorDispatcherOptions) {
+  constructor(spec: KernelSpec<I>, options: VectorDispatcherDescriptor) {
+    super('BatchDispatcher', options.label ?? `${spec.name}[${options.dim}]`);
     const { dim, maxBatchSize } = options;
     if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`${spec.name} dispatcher: dim must be a positive integer, got ${dim}`);
     if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new RangeError(`${spec.name} dispatcher: maxBatchSize must be a positive integer, got ${maxBatchSize}`);
@@ -95,8 +103,7 @@ class VectorDispatcher<I> implements GpuBatchDispatcher<I, Float32Array> {
     this.dim = dim;
     this.depth = depth;
     this.#spec = spec;
-    this.label = options.label ?? `${spec.name}[${dim}]`;
-    this.#context = options.context ?? Device.get(0).context;
+    this.#context = resolveContext(options);
     this.#kernels = loadBatchKernels({ context: this.#context });
     try {
       this.stream = new Stream({ context: this.#context, priority: 'high', label: `${this.label} stream` });
@@ -116,28 +123,30 @@ class VectorDispatcher<I> implements GpuBatchDispatcher<I, Float32Array> {
   }
 
   readonly dispatch = async (items: readonly I[], info: BatchInfo): Promise<Float32Array[]> => {
-    if (this.#disposed) throw new Error(`${this.label}: dispatcher was disposed`);
+    if (this.disposed) throw new DisposedError(`${this.label}: dispatcher was disposed`);
     const n = items.length;
     for (const item of items) this.#spec.validate(item);
     let staging = await this.#acquire();
     try {
       if (staging.capacity < n) staging = this.#grow(staging, n);
       const inputs = this.#spec.inputsPerItem * n;
-      this.#spec.pack(items, staging.hostIn.array);
+      this.#spec.pack(items, staging.input.array);
       const stream = this.stream;
-      staging.deviceIn.write(staging.hostIn, { stream, length: inputs });
-      this.#spec.launch(this.#kernels, stream, staging.deviceIn, staging.deviceOut, n);
+      staging.input.upload(stream, { length: inputs });
+      this.#spec.launch(this.#kernels, stream, staging.input.device, staging.output.device, n);
       const outputs = this.dim * n;
-      staging.deviceOut.read(staging.hostOut, { stream, length: outputs });
+      staging.output.download(stream, { length: outputs });
       await stream.done();
+      if (this.disposed) throw new DisposedError(`${this.label}: dispatcher was disposed while batch #${info.batchId} ran`);
       // One copy out of the staging per batch; each submitter gets a view of it.
-      const out = staging.hostOut.array.slice(0, outputs);
+      const out = staging.output.array.slice(0, outputs);
       const results = new Array<Float32Array>(n);
       for (let i = 0, dim = this.dim; i < n; i++) results[i] = out.subarray(i * dim, (i + 1) * dim);
       return results;
     } catch (e) {
       // Work already enqueued may still read the staging: the next batch must not refill it before that ends.
-      await this.stream.done().catch(() => undefined);
+      if (!this.disposed) await this.stream.done().catch(() => undefined);
+      if (e instanceof DisposedError) throw e;
       throw new Error(`${this.label}: batch #${info.batchId} of ${n} vectors failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     } finally {
       this.#release(staging);
@@ -147,21 +156,11 @@ class VectorDispatcher<I> implements GpuBatchDispatcher<I, Float32Array> {
   #allocate(capacity: number, index: number): Staging {
     const context = this.#context;
     const label = `${this.label} staging ${index}`;
-    const made: { dispose(): void }[] = [];
-    const keep = <R extends { dispose(): void }>(r: R): R => (made.push(r), r);
+    const input = StagedBuffer.alloc('f32', this.#spec.inputsPerItem * capacity, { context, label: `${label} in` });
     try {
-      const inputs = this.#spec.inputsPerItem * capacity;
-      const outputs = this.dim * capacity;
-      const staging: Staging = {
-        capacity,
-        hostIn: keep(HostBuffer.alloc('f32', inputs, { context, label: `${label} in (host)` })),
-        deviceIn: keep(DeviceBuffer.alloc('f32', inputs, { context, label: `${label} in` })),
-        hostOut: keep(HostBuffer.alloc('f32', outputs, { context, label: `${label} out (host)` })),
-        deviceOut: keep(DeviceBuffer.alloc('f32', outputs, { context, label: `${label} out` })),
-      };
-      return staging;
+      return { capacity, input, output: StagedBuffer.alloc('f32', this.dim * capacity, { context, label: `${label} out` }) };
     } catch (e) {
-      for (const r of made) r.dispose();
+      input.dispose();
       throw e;
     }
   }
@@ -182,31 +181,31 @@ class VectorDispatcher<I> implements GpuBatchDispatcher<I, Float32Array> {
   }
 
   #release(staging: Staging): void {
-    if (this.#disposed) return;
+    if (this.disposed) return;
     const next = this.#waiting.shift();
     if (next) next.resolve(staging);
     else this.#free.push(staging);
   }
 
-  /** Frees the staging and the stream; call it once no batch is in flight (GpuBatcher.close() does). */
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
+  /**
+   * Frees the staging and the stream; call it once no batch is in flight (GpuBatcher.close()
+   * does). A batch waiting for staging rejects with DisposedError; one in flight rejects once
+   * its GPU work ends.
+   */
+  protected releaseNative(): void {
+    // A batch waiting for staging has not touched the GPU: fail it rather than leave it pending.
+    for (const w of this.#waiting.splice(0)) w.reject(new DisposedError(`${this.label}: dispatcher was disposed while the batch waited for staging`));
     for (const s of this.#all) disposeStaging(s);
     this.#all.length = 0;
     this.#free.length = 0;
-    // A batch waiting for staging has not touched the GPU: fail it rather than leave it pending.
-    for (const w of this.#waiting.splice(0)) w.reject(new Error(`${this.label}: dispatcher was disposed while the batch waited for staging`));
     (this.stream as Stream | undefined)?.dispose();
-    this.#kernels.module.dispose();
+    (this.#kernels as BatchKernels | undefined)?.module.dispose();
   }
 }
 
 function disposeStaging(s: Staging): void {
-  s.hostIn.dispose();
-  s.deviceIn.dispose();
-  s.hostOut.dispose();
-  s.deviceOut.dispose();
+  s.input.dispose();
+  s.output.dispose();
 }
 
 function grid(threads: number): number {
@@ -214,7 +213,7 @@ function grid(threads: number): number {
 }
 
 /** grad[i] = central finite differences of the batch objective (see kernels/batch.cu) at vector i. */
-export function createGradientDispatcher(options: GradientDispatcherOptions): GpuBatchDispatcher<ArrayLike<number>, Float32Array> {
+export function createGradientDispatcher(options: GradientDispatcherDescriptor): GpuBatchDispatcher<ArrayLike<number>, Float32Array> {
   const { dim } = options;
   const h = options.h ?? 5e-3;
   if (!(Number.isFinite(h) && h > 0)) throw new RangeError(`gradient dispatcher: h must be a positive number, got ${h}`);
@@ -232,7 +231,7 @@ export function createGradientDispatcher(options: GradientDispatcherOptions): Gp
   );
 }
 
-function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherOptions): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   const { dim } = options;
   return new VectorDispatcher<InterpolationItem>(
     {
@@ -267,11 +266,11 @@ function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherOptions)
 }
 
 /** out = a + t (b - a), per vector. */
-export function createLerpDispatcher(options: VectorDispatcherOptions): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+export function createLerpDispatcher(options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   return interpolation('lerp', options);
 }
 
 /** Spherical interpolation along the arc from a to b, per vector (lerp when they are almost parallel). */
-export function createSlerpDispatcher(options: VectorDispatcherOptions): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+export function createSlerpDispatcher(options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   return interpolation('slerp', options);
 }

@@ -7,10 +7,11 @@
  * item: a batch remembers which requests it holds as (request, offset, length) segments.
  */
 import { AutoTuner } from './auto-tuner.js';
-import { BatcherClosedError, BatcherDispatchError, BatcherFullError } from './errors.js';
-import { resolveBatcherOptions, type BatcherOptions } from './options.js';
+import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
+import { MAX_TIMER_MS, resolveBatcherOptions, type BatcherDescriptor } from './options.js';
 import {
   Batch,
+  BatchInfoRecord,
   CANCELLED,
   DISPATCHED,
   PendingSubmit,
@@ -21,13 +22,27 @@ import {
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { SampleWindow } from './sample-window.js';
 
-export { BatcherClosedError, BatcherDispatchError, BatcherFullError } from './errors.js';
+export { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
 export type { AutoTuneOptions, TunedParameters } from './auto-tuner.js';
-export type { BatcherOptions } from './options.js';
+export type { BatcherDescriptor, BatcherOptions } from './options.js';
 
+/** What dispatch() is told about the batch it runs. */
 export interface BatchInfo {
   batchId: number;
   label: string;
+  /** Aborted when the batch times out (dispatchTimeoutMs) or a bounded close() gives up on it: stop the work. */
+  readonly signal: AbortSignal;
+}
+
+/** Options of close(). */
+export interface CloseOptions {
+  /**
+   * Give up after this long: what has not settled by then (queued submits, batches in flight)
+   * rejects with BatcherClosedError, in-flight batches' signals are aborted, and close() resolves.
+   */
+  timeoutMs?: number;
+  /** Same as timeoutMs expiring, when it aborts. */
+  signal?: AbortSignal;
 }
 
 /** Must return exactly one output per item, in item order. */
@@ -90,11 +105,19 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Many small concurrent submits packed into batches, one dispatch call each; each submit
+ * resolves with its own outputs. Bounded everywhere: `channelSize` submits accepted,
+ * `maxWaiting` waiting for room (beyond: BatcherFullError), `maxConcurrentBatches` in
+ * flight, `dispatchTimeoutMs` per dispatch, close({ timeoutMs }) for the drain.
+ */
 export class Batcher<I, O> {
   readonly #dispatch: BatchDispatch<I, O>;
   readonly #label: string;
   readonly #channelSize: number;
   readonly #maxConcurrentBatches: number;
+  readonly #maxWaiting: number;
+  readonly #dispatchTimeoutMs: number | null;
   readonly #tuner: AutoTuner | null;
   #maxBatchSize: number;
   #maxWaitMs: number;
@@ -141,7 +164,7 @@ export class Batcher<I, O> {
   readonly #waits = new SampleWindow(METRIC_WINDOW);
   readonly #latencies = new SampleWindow(METRIC_WINDOW);
 
-  constructor(dispatch: BatchDispatch<I, O>, options: BatcherOptions) {
+  constructor(dispatch: BatchDispatch<I, O>, options: BatcherDescriptor) {
     const resolved = resolveBatcherOptions(options);
     if (typeof dispatch !== 'function') {
       throw new TypeError(`Batcher "${resolved.label}": dispatch must be a function, got ${typeof dispatch}`);
@@ -150,6 +173,8 @@ export class Batcher<I, O> {
     this.#label = resolved.label;
     this.#channelSize = resolved.channelSize;
     this.#maxConcurrentBatches = resolved.maxConcurrentBatches;
+    this.#maxWaiting = resolved.maxWaiting;
+    this.#dispatchTimeoutMs = resolved.dispatchTimeoutMs;
     this.#maxBatchSize = resolved.maxBatchSize;
     this.#maxWaitMs = resolved.maxWaitMs;
     this.#tuner = resolved.autoTune === null ? null : new AutoTuner(resolved.autoTune);
@@ -221,9 +246,41 @@ export class Batcher<I, O> {
   /**
    * Stops accepting: later submits, and submits still waiting for room (never accepted),
    * reject with BatcherClosedError. Everything accepted is dispatched; resolves once it has
-   * all settled. Idempotent.
+   * all settled. Idempotent. With `timeoutMs` / `signal` it is bounded: see CloseOptions.
    */
-  close(): Promise<void> {
+  close(options: CloseOptions = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs;
+    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
+      return Promise.reject(new RangeError(`Batcher "${this.#label}": close() timeoutMs must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`));
+    }
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
+      return Promise.reject(new TypeError(`Batcher "${this.#label}": close() signal must be an AbortSignal`));
+    }
+    const drained = this.#close();
+    if (timeoutMs === undefined && options.signal === undefined) return drained;
+    return new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | null = null;
+      const signal = options.signal;
+      const finish = (): void => {
+        if (timer !== null) clearTimeout(timer);
+        signal?.removeEventListener('abort', giveUp);
+        resolve();
+      };
+      const giveUp = (): void => {
+        this.#abandonAll(timeoutMs === undefined || signal?.aborted === true ? 'close() was aborted' : `close() gave up after ${timeoutMs} ms`);
+        finish();
+      };
+      if (signal?.aborted === true) {
+        giveUp();
+        return;
+      }
+      signal?.addEventListener('abort', giveUp, { once: true });
+      if (timeoutMs !== undefined) timer = setTimeout(giveUp, timeoutMs);
+      void drained.then(finish);
+    });
+  }
+
+  #close(): Promise<void> {
     if (this.#closing !== null) return this.#closing;
     this.#closed = true;
     for (let request = this.#waiters.shift(); request !== undefined; request = this.#waiters.shift()) {
@@ -243,6 +300,36 @@ export class Batcher<I, O> {
     return this.close();
   }
 
+  /**
+   * A bounded close() gave up: every submit not yet settled rejects with BatcherClosedError,
+   * batches in flight are settled (their later results are ignored) and their signals aborted.
+   */
+  #abandonAll(why: string): void {
+    const error = this.#closedError(`${why}; this submit had not settled`);
+    // The queue first: failing a batch pumps, and nothing queued may be dispatched now.
+    for (let request = this.#queue.shift(); request !== undefined; request = this.#queue.shift()) {
+      if (request.settled) continue;
+      request.state = CANCELLED;
+      request.settled = true;
+      request.outputs = null;
+      this.#detachAbort(request);
+      request.reject(error);
+    }
+    this.#queuedSubmits = 0;
+    this.#queuedItems = 0;
+    this.#dispatchedSeq = this.#acceptedSeq;
+    this.#clearTimer();
+    for (let batch = this.#inFlight.peek(); batch !== undefined; batch = this.#inFlight.peek()) {
+      if (batch.settled) {
+        this.#inFlight.shift();
+        continue;
+      }
+      batch.info?.abort(error);
+      this.#fail(batch, error, false);
+    }
+    this.#resolveFlushWaiters();
+  }
+
   #submit<R>(items: readonly I[] | null, item: I | undefined, count: number, options: SubmitOptions | undefined): Promise<R> {
     const signal = options?.signal;
     if (signal?.aborted === true) return Promise.reject(signal.reason);
@@ -251,6 +338,13 @@ export class Batcher<I, O> {
       return Promise.reject(
         new BatcherFullError(
           `Batcher "${this.#label}": channel full (channelSize ${this.#channelSize} submits accepted and not yet dispatched); rejected because wait is false`,
+        ),
+      );
+    }
+    if (!hasRoom && this.#waitingSubmits >= this.#maxWaiting) {
+      return Promise.reject(
+        new BatcherFullError(
+          `Batcher "${this.#label}": channel full and ${this.#waitingSubmits} submits already waiting for room (maxWaiting ${this.#maxWaiting})`,
         ),
       );
     }
@@ -410,9 +504,11 @@ export class Batcher<I, O> {
     this.#items += size;
     this.#fillSum += size / batch.capacity;
 
+    const info = new BatchInfoRecord(batch.id, this.#label);
+    batch.info = info;
     let result: Promise<readonly O[]> | readonly O[];
     try {
-      result = this.#dispatch(items, { batchId: batch.id, label: this.#label });
+      result = this.#dispatch(items, info);
     } catch (error) {
       this.#fail(batch, error, true);
       return;
@@ -420,6 +516,15 @@ export class Batcher<I, O> {
     if (isArray(result)) {
       this.#complete(batch, result);
     } else {
+      const timeoutMs = this.#dispatchTimeoutMs;
+      if (timeoutMs !== null) {
+        batch.timer = setTimeout(() => {
+          batch.timer = null;
+          const error = new BatcherTimeoutError(`Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`, batch.id);
+          info.abort(error);
+          this.#fail(batch, error, false);
+        }, timeoutMs);
+      }
       Promise.resolve(result).then(
         (outputs) => this.#complete(batch, outputs),
         (error: unknown) => this.#fail(batch, error, true),
@@ -508,6 +613,11 @@ export class Batcher<I, O> {
 
   #settle(batch: Batch<I, O>, now: number, succeeded: boolean): void {
     batch.settled = true;
+    if (batch.timer !== null) {
+      clearTimeout(batch.timer);
+      batch.timer = null;
+    }
+    batch.info = null;
     this.#inFlightBatches--;
     this.#inFlightItems -= batch.size;
     while (this.#inFlight.peek()?.settled === true) this.#inFlight.shift();

@@ -6,7 +6,7 @@ export class BatcherClosedError extends Error {
   }
 }
 
-/** submit({ wait: false }) found the channel full. */
+/** submit({ wait: false }) found the channel full, or `maxWaiting` submits were already waiting for room. */
 export class BatcherFullError extends Error {
   constructor(message: string) {
     super(message);
@@ -25,5 +25,13 @@ export class BatcherDispatchError extends Error {
     super(message, options);
     this.name = 'BatcherDispatchError';
     this.batchId = batchId;
+  }
+}
+
+/** A batch's dispatch did not settle within `dispatchTimeoutMs`: its submitters reject with this (its signal is aborted). */
+export class BatcherTimeoutError extends BatcherDispatchError {
+  constructor(message: string, batchId: number) {
+    super(message, batchId);
+    this.name = 'BatcherTimeoutError';
   }
 }

@@ -1,12 +1,13 @@
-import { Batcher, type BatcherMetrics, type BatcherOptions, type SubmitOptions } from './batcher.js';
+import { Batcher, type BatcherMetrics, type CloseOptions, type SubmitOptions } from './batcher.js';
+import type { BatcherDescriptor } from './options.js';
 import {
   createGradientDispatcher,
   createLerpDispatcher,
   createSlerpDispatcher,
   type GpuBatchDispatcher,
-  type GradientDispatcherOptions,
+  type GradientDispatcherDescriptor,
   type InterpolationItem,
-  type VectorDispatcherOptions,
+  type VectorDispatcherDescriptor,
 } from './batch-dispatchers.js';
 
 /**
@@ -18,7 +19,7 @@ export class GpuBatcher<I, O> {
   readonly batcher: Batcher<I, O>;
   readonly dispatcher: GpuBatchDispatcher<I, O>;
 
-  constructor(dispatcher: GpuBatchDispatcher<I, O>, options: BatcherOptions) {
+  constructor(dispatcher: GpuBatchDispatcher<I, O>, options: BatcherDescriptor) {
     this.dispatcher = dispatcher;
     // No more batches in flight than staging sets: a slow GPU then backs up into submit().
     this.batcher = new Batcher<I, O>(dispatcher.dispatch, { ...options, maxConcurrentBatches: options.maxConcurrentBatches ?? dispatcher.depth });
@@ -50,9 +51,10 @@ export class GpuBatcher<I, O> {
     return this.batcher.flush();
   }
 
-  async close(): Promise<void> {
+  /** Drains (bounded with `timeoutMs` / `signal`, see Batcher.close()), then frees the GPU resources. */
+  async close(options?: CloseOptions): Promise<void> {
     try {
-      await this.batcher.close();
+      await this.batcher.close(options);
     } finally {
       this.dispatcher.dispose();
     }
@@ -63,25 +65,28 @@ export class GpuBatcher<I, O> {
   }
 }
 
-type DispatcherSide = Omit<VectorDispatcherOptions, 'maxBatchSize' | 'label'>;
+type DispatcherSide = Omit<VectorDispatcherDescriptor, 'maxBatchSize' | 'label'>;
 
 /** Gradients of float32 vectors of `dim`, batched: `await g.submit([x1, x2])` -> [grad1, grad2]. */
-export function gradientBatcher(options: BatcherOptions & DispatcherSide & Pick<GradientDispatcherOptions, 'h'>): GpuBatcher<ArrayLike<number>, Float32Array> {
+export function gradientBatcher(options: BatcherDescriptor & DispatcherSide & Pick<GradientDispatcherDescriptor, 'h'>): GpuBatcher<ArrayLike<number>, Float32Array> {
   return new GpuBatcher(createGradientDispatcher(dispatcherOptions(options, 'gradient')), options);
 }
 
-export function lerpBatcher(options: BatcherOptions & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
+/** lerp of float32 vector pairs, batched: `await l.submitOne({ a, b, t })`. */
+export function lerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
   return new GpuBatcher(createLerpDispatcher(dispatcherOptions(options, 'lerp')), options);
 }
 
-export function slerpBatcher(options: BatcherOptions & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
+/** slerp of float32 vector pairs, batched. */
+export function slerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
   return new GpuBatcher(createSlerpDispatcher(dispatcherOptions(options, 'slerp')), options);
 }
 
-function dispatcherOptions<O extends BatcherOptions & DispatcherSide>(options: O, name: string): GradientDispatcherOptions {
-  const out: GradientDispatcherOptions = { dim: options.dim, maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize, label: `${options.label ?? name}[${options.dim}]` };
+function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(options: O, name: string): GradientDispatcherDescriptor {
+  const out: GradientDispatcherDescriptor = { dim: options.dim, maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize, label: `${options.label ?? name}[${options.dim}]` };
   if (options.depth !== undefined) out.depth = options.depth;
   if (options.context !== undefined) out.context = options.context;
+  if (options.device !== undefined) out.device = options.device;
   const h = (options as { h?: number }).h;
   if (h !== undefined) out.h = h;
   return out;

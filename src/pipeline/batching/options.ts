@@ -1,6 +1,7 @@
 import type { AutoTuneOptions } from './auto-tuner.js';
 
-export interface BatcherOptions {
+/** How a Batcher is made. */
+export interface BatcherDescriptor {
   /** Items per batch; a batch is dispatched as soon as it holds this many. */
   maxBatchSize: number;
   /** A partial batch is dispatched once its oldest item has been queued this long. */
@@ -12,15 +13,33 @@ export interface BatcherOptions {
    * dispatcher stops the dispatching, the queue fills, and backpressure reaches submitters.
    */
   maxConcurrentBatches?: number;
+  /**
+   * Most submits waiting for room in a full channel (default 65536); beyond it, submit()
+   * rejects with BatcherFullError instead of queueing without bound. 0: never wait.
+   */
+  maxWaiting?: number;
+  /**
+   * A dispatch not settled this long after it started fails its batch with BatcherTimeoutError
+   * and aborts `info.signal` (default: no limit). Its place among maxConcurrentBatches is freed.
+   */
+  dispatchTimeoutMs?: number;
   label?: string;
   autoTune?: AutoTuneOptions;
 }
+
+/** @deprecated the name before issue 9; use BatcherDescriptor. */
+export type BatcherOptions = BatcherDescriptor;
+
+/** The longest delay a Node timer holds. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface ResolvedBatcherOptions {
   maxBatchSize: number;
   maxWaitMs: number;
   channelSize: number;
   maxConcurrentBatches: number;
+  maxWaiting: number;
+  dispatchTimeoutMs: number | null;
   label: string;
   autoTune: Required<AutoTuneOptions> | null;
 }
@@ -45,7 +64,9 @@ function ordered(label: string, lowName: string, low: number, highName: string, 
   }
 }
 
-export function resolveBatcherOptions(options: BatcherOptions): ResolvedBatcherOptions {
+/** Checks every field (a RangeError naming the field and value) and fills in defaults. */
+export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatcherOptions {
+  if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
   const label = options.label ?? 'batcher';
   const maxBatchSize = positiveInteger(label, 'maxBatchSize', options.maxBatchSize);
   const maxWaitMs = nonNegativeFinite(label, 'maxWaitMs', options.maxWaitMs);
@@ -54,6 +75,12 @@ export function resolveBatcherOptions(options: BatcherOptions): ResolvedBatcherO
     options.maxConcurrentBatches === undefined || options.maxConcurrentBatches === Infinity
       ? Infinity
       : positiveInteger(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
+  const maxWaiting = options.maxWaiting === undefined ? 65536 : options.maxWaiting === 0 ? 0 : positiveInteger(label, 'maxWaiting', options.maxWaiting);
+  let dispatchTimeoutMs: number | null = null;
+  if (options.dispatchTimeoutMs !== undefined) {
+    dispatchTimeoutMs = nonNegativeFinite(label, 'dispatchTimeoutMs', options.dispatchTimeoutMs);
+    if (dispatchTimeoutMs > MAX_TIMER_MS) throw new RangeError(`Batcher "${label}": dispatchTimeoutMs must be at most ${MAX_TIMER_MS} (what a Node timer holds), got ${dispatchTimeoutMs}`);
+  }
   let autoTune: Required<AutoTuneOptions> | null = null;
   if (options.autoTune !== undefined) {
     const tune = options.autoTune;
@@ -77,5 +104,5 @@ export function resolveBatcherOptions(options: BatcherOptions): ResolvedBatcherO
       maxWaitMs: maxTunedWait,
     };
   }
-  return { maxBatchSize, maxWaitMs, channelSize, maxConcurrentBatches, label, autoTune };
+  return { maxBatchSize, maxWaitMs, channelSize, maxConcurrentBatches, maxWaiting, dispatchTimeoutMs, label, autoTune };
 }

@@ -30,8 +30,39 @@ export class PendingSubmit<I, O> {
   ) {}
 }
 
+/** What dispatch() is told about its batch; `signal` is made on first use (no cost unless read). */
+export class BatchInfoRecord {
+  #controller: AbortController | null = null;
+  #aborted: unknown = undefined;
+  #isAborted = false;
+
+  constructor(
+    readonly batchId: number,
+    readonly label: string,
+  ) {}
+
+  /** Aborted when the batch times out (dispatchTimeoutMs) or close() gives up on it. */
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#isAborted) this.#controller.abort(this.#aborted);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.#isAborted) return;
+    this.#isAborted = true;
+    this.#aborted = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
 export class Batch<I, O> {
   settled = false;
+  /** The dispatch's timeout, while it runs. */
+  timer: NodeJS.Timeout | null = null;
+  info: BatchInfoRecord | null = null;
   readonly requests: PendingSubmit<I, O>[] = [];
   /** Offset inside each request of its segment in this batch. */
   readonly offsets: number[] = [];

@@ -2,10 +2,11 @@ import type { Context } from '../../runtime/context.js';
 import { Device } from '../../runtime/device.js';
 import type { DType, HostArray } from '../../runtime/memory/dtype.js';
 import type { Profiler } from '../../orchestration/profiler.js';
-import { Resource } from '../../runtime/resource.js';
+import { resolveContext } from '../../runtime/defaults.js';
+import { DisposedError, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator } from '../async-coordinator.js';
-import { StageManager, type StageManagerOptions } from '../stages/stage-manager.js';
+import { StageManager, type StageManagerDescriptor } from '../stages/stage-manager.js';
 import { type ConfigSource, type StepDefinition, StepRunner, type TelemetryReader } from './step-runner.js';
 import { type StagedBuffer, TripleBuffer } from './triple-buffer.js';
 
@@ -17,16 +18,23 @@ export type ManagedStreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'Telemet
 /** 'sync': one stream, each step alone. 'triple': dedicated streams, steps overlap over three slots. */
 export type ManagedMode = 'sync' | 'triple';
 
-export interface ManagedContextOptions<C extends DType, T extends DType> {
+/** How a ManagedContext is made. */
+export interface ManagedContextDescriptor<C extends DType, T extends DType> {
   /** The one argument that switches a module between the two modes. Default 'sync'. */
   mode?: ManagedMode;
+  /** The device (or its ordinal); default device 0. */
   device?: Device | number;
+  /** Same as `device: context.device`. */
+  context?: Context;
   /** What tripleBufferedStep() runs. */
   step?: StepDefinition<C, T>;
   /** Brackets every transfer and computation of the steps and of the coordinator. */
   profiler?: Profiler;
   label?: string;
 }
+
+/** @deprecated the name before issue 9; use ManagedContextDescriptor. */
+export type ManagedContextOptions<C extends DType, T extends DType> = ManagedContextDescriptor<C, T>;
 
 /**
  * One device in a synchronous or a triple-buffered mode, behind the same calls: code written
@@ -44,13 +52,13 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   readonly #owned: Stream[] = [];
   readonly #steps: StepRunner<C, T> | undefined;
 
-  constructor(options: ManagedContextOptions<C, T> = {}) {
+  constructor(options: ManagedContextDescriptor<C, T> = {}) {
     super('ManagedContext', options.label);
     const mode = options.mode ?? 'sync';
     if (mode !== 'sync' && mode !== 'triple') throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
     this.mode = mode;
-    this.device = options.device instanceof Device ? options.device : Device.get(options.device ?? 0);
-    this.context = this.device.context;
+    this.context = resolveContext(options);
+    this.device = this.context.device;
     this.profiler = options.profiler;
     const stream = (purpose: string, priority: 'high' | 'normal' | 'low' = 'normal'): Stream => {
       const s = new Stream({ context: this.context, priority, label: `${this.label} ${purpose}` });
@@ -111,7 +119,7 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   }
 
   /** A stage manager over this context's coordinator; its stages overlap only in triple mode. */
-  createStageManager(options: Omit<StageManagerOptions, 'coordinator'> = {}): StageManager {
+  createStageManager(options: Omit<StageManagerDescriptor, 'coordinator'> = {}): StageManager {
     this.assertAlive();
     return new StageManager({ concurrent: this.mode === 'triple', ...options, coordinator: this.coordinator });
   }
@@ -125,18 +133,28 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   tripleBufferedStep(config: ConfigSource<C>): Promise<HostArray<T>>;
   tripleBufferedStep<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R>;
   tripleBufferedStep<R>(config: ConfigSource<C>, read?: TelemetryReader<T, R>): Promise<R | HostArray<T>> {
-    if (this.disposed) return Promise.reject(new Error(`ManagedContext "${this.label}" was disposed`));
+    if (this.disposed) return Promise.reject(new DisposedError(`ManagedContext "${this.label}" was disposed and cannot be used`));
     if (!this.#steps) return Promise.reject(new Error(`ManagedContext "${this.label}" has no step definition: pass { step } to its constructor`));
     return this.#steps.step<R | HostArray<T>>(config, read ?? copyOut);
   }
 
-  /** Resolves once every step called so far has settled and the coordinator's work is done. */
-  async synchronize(): Promise<void> {
+  /** Resolves once every step called so far has settled and the coordinator's work is done; never blocks. */
+  async done(): Promise<void> {
     this.assertAlive();
     await this.#steps?.idle();
     await this.coordinator.done();
   }
 
+  /** @deprecated async, unlike every other synchronize(); use done(). */
+  synchronize(): Promise<void> {
+    return this.done();
+  }
+
+  /**
+   * Settles every promise it handed out: steps not yet settled reject with DisposedError,
+   * coordinator operations not yet settled with OperationError. GPU work already enqueued
+   * still runs; `await done()` first to let it finish.
+   */
   protected releaseNative(): void {
     this.#steps?.dispose();
     this.coordinator.dispose();

@@ -1,7 +1,8 @@
 import type { Context } from '../../runtime/context.js';
-import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import type { DType, HostArray } from '../../runtime/memory/dtype.js';
-import { HostBuffer } from '../../runtime/memory/host-buffer.js';
+import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
+import { DisposedError, Resource } from '../../runtime/resource.js';
 import type { Profiler } from '../../orchestration/profiler.js';
 import type { Stream } from '../../runtime/stream.js';
 import type { CoordinatorStreams } from '../async-coordinator.js';
@@ -15,6 +16,7 @@ export interface StepDefinition<C extends DType, T extends DType> {
   compute(io: StepIO<C, T>): void;
 }
 
+/** What a step's compute sees. */
 export interface StepIO<C extends DType, T extends DType> {
   config: DeviceBuffer<C>;
   telemetry: DeviceBuffer<T>;
@@ -29,10 +31,8 @@ export type ConfigSource<C extends DType> = HostArray<C> | ((staging: HostArray<
 export type TelemetryReader<T extends DType, R> = (telemetry: HostArray<T>, step: number) => R;
 
 interface SlotData<C extends DType, T extends DType> {
-  hostConfig: HostBuffer<C>;
-  config: DeviceBuffer<C>;
-  telemetry: DeviceBuffer<T>;
-  hostTelemetry: HostBuffer<T>;
+  config: StagedBuffer<C>;
+  telemetry: StagedBuffer<T>;
 }
 
 interface Copyable extends ArrayLike<unknown> {
@@ -45,8 +45,7 @@ interface Copyable extends ArrayLike<unknown> {
  * step runs alone (the synchronous mode). Steps are enqueued in call order; the host waits
  * only for a free slot, all other ordering is events on the GPU.
  */
-export class StepRunner<C extends DType, T extends DType> {
-  readonly label: string;
+export class StepRunner<C extends DType, T extends DType> extends Resource {
   readonly #definition: StepDefinition<C, T>;
   readonly #streams: CoordinatorStreams;
   readonly #profiler: Profiler | undefined;
@@ -59,8 +58,8 @@ export class StepRunner<C extends DType, T extends DType> {
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
 
   constructor(options: { context: Context; definition: StepDefinition<C, T>; streams: CoordinatorStreams; slots: number; profiler?: Profiler; label: string }) {
+    super('StepRunner', options.label);
     const { context, definition, label } = options;
-    this.label = label;
     this.#definition = definition;
     this.#streams = options.streams;
     this.#profiler = options.profiler;
@@ -70,25 +69,17 @@ export class StepRunner<C extends DType, T extends DType> {
       label: `${label} slots`,
       slots: options.slots,
       create: (i) => {
-        const made: { dispose(): void }[] = [];
-        const keep = <R extends { dispose(): void }>(r: R): R => (made.push(r), r);
+        const staged = StagedBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config` });
         try {
-          return {
-            hostConfig: keep(HostBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config staging` })),
-            config: keep(DeviceBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config` })),
-            telemetry: keep(DeviceBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry` })),
-            hostTelemetry: keep(HostBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry staging` })),
-          };
+          return { config: staged, telemetry: StagedBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry` }) };
         } catch (e) {
-          for (const r of made) r.dispose();
+          staged.dispose();
           throw e;
         }
       },
       destroy: (d) => {
-        d.hostConfig.dispose();
         d.config.dispose();
         d.telemetry.dispose();
-        d.hostTelemetry.dispose();
       },
     });
   }
@@ -102,7 +93,9 @@ export class StepRunner<C extends DType, T extends DType> {
     return this.#inFlight;
   }
 
+  /** Runs one step; resolves with what `read` returns from the step's telemetry staging. */
   step<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R> {
+    if (this.disposed) return Promise.reject(new DisposedError(`StepRunner "${this.label}" was disposed`));
     const step = this.#nextStep++;
     const previous = this.#turn;
     let endTurn!: () => void;
@@ -151,15 +144,16 @@ export class StepRunner<C extends DType, T extends DType> {
       throw e;
     }
     try {
-      return read(slot.data.hostTelemetry.array, step);
+      return read(slot.data.telemetry.array, step);
     } finally {
-      this.#slots.release(slot);
+      if (!this.disposed) this.#slots.release(slot);
       this.#signalFreed();
     }
   }
 
   async #acquire(): Promise<TripleBufferSlot<SlotData<C, T>>> {
     for (;;) {
+      if (this.disposed) throw new DisposedError(`StepRunner "${this.label}" was disposed before the step got a slot`);
       const slot = this.#slots.uploadSlot();
       if (slot !== null) return slot;
       await this.#freed.promise;
@@ -169,7 +163,7 @@ export class StepRunner<C extends DType, T extends DType> {
   #enqueue(slot: TripleBufferSlot<SlotData<C, T>>, step: number, config: ConfigSource<C>): void {
     const { upload, compute, download } = this.#streams;
     const data = slot.data;
-    const staging = data.hostConfig.array;
+    const staging = data.config.array;
     if (typeof config === 'function') config(staging, step);
     else {
       const target = staging as unknown as Copyable;
@@ -177,13 +171,13 @@ export class StepRunner<C extends DType, T extends DType> {
       if (source.length !== target.length) throw new RangeError(`${this.label}: step ${step} config has ${source.length} values, expected ${target.length}`);
       target.set(source);
     }
-    this.#bracket(upload, 'upload', step, () => data.config.write(data.hostConfig, { stream: upload }), data.config.byteLength);
+    this.#bracket(upload, 'upload', step, () => data.config.upload(upload), data.config.byteLength);
     this.#slots.commit(slot, upload);
     this.#expect(this.#slots.processSlot(compute), slot, 'processing');
-    this.#bracket(compute, 'kernel', step, () => this.#definition.compute({ config: data.config, telemetry: data.telemetry, stream: compute, step }));
+    this.#bracket(compute, 'kernel', step, () => this.#definition.compute({ config: data.config.device, telemetry: data.telemetry.device, stream: compute, step }));
     this.#slots.commit(slot, compute);
     this.#expect(this.#slots.downloadSlot(download), slot, 'downloading');
-    this.#bracket(download, 'download', step, () => data.telemetry.read(data.hostTelemetry, { stream: download }), data.telemetry.byteLength);
+    this.#bracket(download, 'download', step, () => data.telemetry.download(download), data.telemetry.byteLength);
     this.#slots.commit(slot, download);
   }
 
@@ -203,6 +197,7 @@ export class StepRunner<C extends DType, T extends DType> {
    * context broke) fails on the slot's events: nothing waits forever.
    */
   async #giveBack(slot: TripleBufferSlot<SlotData<C, T>>): Promise<void> {
+    if (this.disposed) return;
     const streams = [...new Set([this.#streams.upload, this.#streams.compute, this.#streams.download])];
     try {
       this.#slots.abandon(slot, streams);
@@ -219,8 +214,14 @@ export class StepRunner<C extends DType, T extends DType> {
     freed.resolve();
   }
 
-  dispose(): void {
+  /**
+   * Frees the slots. Every step not yet settled rejects (DisposedError): those waiting for a
+   * slot at once, those in flight through their slot's completion. GPU work already enqueued
+   * still runs; dispose after idle() to let it finish first.
+   */
+  protected releaseNative(): void {
     this.#slots.dispose();
+    this.#signalFreed();
   }
 }
 

@@ -1,15 +1,16 @@
 import type { Context } from '../../runtime/context.js';
-import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
-import { Device } from '../../runtime/device.js';
+import { resolveContext, type Placement } from '../../runtime/defaults.js';
 import type { DType } from '../../runtime/memory/dtype.js';
 import { type Event, EventPool } from '../../runtime/event.js';
-import { HostBuffer } from '../../runtime/memory/host-buffer.js';
-import { Resource } from '../../runtime/resource.js';
+import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
+import { DisposedError, Resource } from '../../runtime/resource.js';
 import type { Stream } from '../../runtime/stream.js';
 import { SlotRing, type SlotState } from './slot-ring.js';
 
 export type { SlotState } from './slot-ring.js';
+export { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 
+/** One slot of a TripleBuffer. */
 export interface TripleBufferSlot<D> {
   readonly index: number;
   /** What the slot holds (its device buffers, pinned staging). */
@@ -19,22 +20,19 @@ export interface TripleBufferSlot<D> {
   readonly step: number;
 }
 
-export interface TripleBufferOptions<D> {
+/** How a TripleBuffer is made. `device` / `context`: where its events live (default device 0). */
+export interface TripleBufferDescriptor<D> extends Placement {
   /** Makes what slot `index` holds; called once per slot. */
   create: (index: number) => D;
   /** Releases what create() made, on dispose(). */
   destroy?: (data: D) => void;
   /** 3 by default; 2 is double buffering, 1 serializes every step. */
   slots?: number;
-  context?: Context;
   label?: string;
 }
 
-/** A device buffer with pinned host staging of the same size, so that copies are truly asynchronous. */
-export interface StagedBuffer<T extends DType> {
-  device: DeviceBuffer<T>;
-  host: HostBuffer<T>;
-}
+/** @deprecated the name before issue 9; use TripleBufferDescriptor. */
+export type TripleBufferOptions<D> = TripleBufferDescriptor<D>;
 
 class Slot<D> implements TripleBufferSlot<D> {
   constructor(
@@ -68,10 +66,12 @@ export class TripleBuffer<D> extends Resource {
   readonly #ring: SlotRing<Event>;
   readonly #events: EventPool;
   readonly #destroy: ((data: D) => void) | undefined;
+  /** completion() promises not yet settled: dispose() rejects them. */
+  readonly #waiters = new Set<(error: Error) => void>();
 
-  constructor(options: TripleBufferOptions<D>) {
+  constructor(options: TripleBufferDescriptor<D>) {
     super('TripleBuffer', options.label);
-    this.context = options.context ?? Device.get(0).context;
+    this.context = resolveContext(options);
     this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
     const events = this.#events;
     this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => events.release(e) });
@@ -87,27 +87,16 @@ export class TripleBuffer<D> extends Resource {
     this.slots = slots;
   }
 
-  /** Slots of `length` elements: a device buffer and its pinned staging each. */
-  static alloc<T extends DType>(dtype: T, length: number, options: { context?: Context; label?: string; slots?: number } = {}): TripleBuffer<StagedBuffer<T>> {
+  /** Slots of `length` elements: a StagedBuffer (device buffer and its pinned staging) each. */
+  static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string; slots?: number } = {}): TripleBuffer<StagedBuffer<T>> {
     const label = options.label ?? `TripleBuffer(${dtype}[${length}])`;
-    const context = options.context ?? Device.get(0).context;
+    const context = resolveContext(options);
     return new TripleBuffer<StagedBuffer<T>>({
       context,
       label,
       ...(options.slots === undefined ? {} : { slots: options.slots }),
-      create: (i) => {
-        const device = DeviceBuffer.alloc(dtype, length, { context, label: `${label}/${i} device` });
-        try {
-          return { device, host: HostBuffer.alloc(dtype, length, { context, label: `${label}/${i} host` }) };
-        } catch (e) {
-          device.dispose();
-          throw e;
-        }
-      },
-      destroy: (d) => {
-        d.device.dispose();
-        d.host.dispose();
-      },
+      create: (i) => StagedBuffer.alloc(dtype, length, { context, label: `${label}/${i}` }),
+      destroy: (d) => d.dispose(),
     });
   }
 
@@ -149,13 +138,29 @@ export class TripleBuffer<D> extends Resource {
     }
   }
 
-  /** Resolves when the slot's committed stage has completed on the GPU. */
+  /**
+   * Resolves when the slot's committed stage has completed on the GPU; rejects with
+   * DisposedError if the TripleBuffer is disposed first (nothing waits forever).
+   */
   completion(slot: TripleBufferSlot<D>): Promise<void> {
     this.assertAlive();
     const index = this.#own(slot);
     const fence = this.#ring.fence(index);
     if (fence === null) return Promise.reject(new Error(`${this.label}: slot ${index} (${slot.state}) has no committed stage to wait for`));
-    return fence.done();
+    return new Promise<void>((resolve, reject) => {
+      const waiters = this.#waiters;
+      const settle = (error: Error | undefined): void => {
+        if (!waiters.delete(abort)) return;
+        if (error) reject(error);
+        else resolve();
+      };
+      const abort = (error: Error): void => settle(error);
+      waiters.add(abort);
+      fence.done().then(
+        () => settle(undefined),
+        (e: unknown) => settle(e instanceof Error ? e : new Error(String(e))),
+      );
+    });
   }
 
   /** Frees every downloading slot whose download has completed; returns how many. */
@@ -196,6 +201,8 @@ export class TripleBuffer<D> extends Resource {
   }
 
   protected releaseNative(): void {
+    const disposed = new DisposedError(`TripleBuffer "${this.label}" was disposed while a slot's completion was awaited`);
+    for (const abort of [...this.#waiters]) abort(disposed);
     this.#ring.clear();
     for (const s of this.slots) this.#destroy?.(s.data);
     this.#events.dispose();

@@ -56,11 +56,17 @@ export interface IterationResult {
   operations: AsyncOperationId[];
 }
 
-export interface StageManagerOptions {
+/** How a StageManager is made. */
+export interface StageManagerDescriptor {
   /** Default: a new one, disposed with the manager. */
   coordinator?: AsyncCoordinator;
-  /** Times the stages; default: a new one. Stats count only this manager's records. */
+  /**
+   * Times the stages; default: a new one with a bounded window (the latest 65536 stage runs),
+   * so a long-running manager's timing events stay bounded. Stats count only this manager's records.
+   */
   profiler?: Profiler;
+  /** Iterations stats() covers: the latest this many (default 1024). */
+  statsWindow?: number;
   /**
    * Each stage on a stream of its own (default), so that stages with no buffer in common
    * overlap, within an iteration and across iterations; false runs all on the compute stream.
@@ -68,6 +74,12 @@ export interface StageManagerOptions {
   concurrent?: boolean;
   label?: string;
 }
+
+/** @deprecated the name before issue 9; use StageManagerDescriptor. */
+export type StageManagerOptions = StageManagerDescriptor;
+
+/** Stage runs the StageManager's own profiler keeps. */
+const PROFILER_WINDOW = 1 << 16;
 
 interface StageRecord {
   stage: PipelineStage;
@@ -89,6 +101,7 @@ export class StageManager extends Resource {
   readonly #ownsCoordinator: boolean;
   readonly #ownsProfiler: boolean;
   readonly #concurrent: boolean;
+  readonly #statsWindow: number;
   readonly #buffers: DeviceBuffer<DType>[] = [];
   readonly #stages: StageRecord[] = [];
   #order: number[] | null = null;
@@ -100,12 +113,15 @@ export class StageManager extends Resource {
   /** Set while stats are collected: the profiler must not gain records meanwhile. */
   #gate: Promise<void> | null = null;
 
-  constructor(options: StageManagerOptions = {}) {
+  constructor(options: StageManagerDescriptor = {}) {
     super('StageManager', options.label);
+    const window = options.statsWindow ?? 1024;
+    if (!Number.isSafeInteger(window) || window < 1) throw new RangeError(`StageManager "${this.label}": statsWindow must be a positive integer, got ${String(window)}`);
+    this.#statsWindow = window;
     this.#ownsCoordinator = options.coordinator === undefined;
     this.coordinator = options.coordinator ?? new AsyncCoordinator({ label: `${this.label} coordinator` });
     this.#ownsProfiler = options.profiler === undefined;
-    this.profiler = options.profiler ?? new Profiler({ context: this.coordinator.context, label: `${this.label} profiler` });
+    this.profiler = options.profiler ?? new Profiler({ context: this.coordinator.context, label: `${this.label} profiler`, window: PROFILER_WINDOW });
     this.#concurrent = options.concurrent ?? true;
   }
 
@@ -163,7 +179,7 @@ export class StageManager extends Resource {
     const operations: AsyncOperationId[] = [];
     for (const index of order) operations.push(this.#enqueue(this.#stages[index]!, iteration, tokens));
     // Counted before anyone awaiting the in-flight set resumes, so stats never miss it.
-    const done = Promise.all(operations.map((id) => this.coordinator.wait(id))).then(() => void this.#completed.set(iteration, tokens));
+    const done = Promise.all(operations.map((id) => this.coordinator.wait(id))).then(() => this.#countCompleted(iteration, tokens));
     this.#inFlight.add(done);
     try {
       await done;
@@ -171,6 +187,12 @@ export class StageManager extends Resource {
       this.#inFlight.delete(done);
     }
     return { iteration, operations };
+  }
+
+  /** Keeps the latest `statsWindow` iterations for stats(). */
+  #countCompleted(iteration: number, tokens: number[]): void {
+    this.#completed.set(iteration, tokens);
+    if (this.#completed.size > this.#statsWindow) this.#completed.delete(this.#completed.keys().next().value!);
   }
 
   #enqueue(record: StageRecord, iteration: number, tokens: number[]): AsyncOperationId {

@@ -5,6 +5,7 @@ import { DeviceBuffer } from './device-buffer.js';
 import { dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
 import { MemoryPool } from './memory-pool.js';
+import { Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { sizeClass } from './size-classes.js';
 
@@ -16,6 +17,7 @@ interface Block {
   freedAt: CUevent | undefined;
 }
 
+/** What a StreamOrderedAllocator counted. */
 export interface AllocatorStats {
   /** Requests served from a cached block. */
   hits: number;
@@ -29,6 +31,7 @@ export interface AllocatorStats {
   bytesInUse: number;
 }
 
+/** How a StreamOrderedAllocator is made. */
 export interface StreamOrderedAllocatorDescriptor {
   /** Default: a pool of the device's own, kept reserved between synchronizations. */
   pool?: MemoryPool;
@@ -46,21 +49,19 @@ const cell: [number | bigint | null] = [0];
  * (cuStreamWaitEvent): B's later work cannot touch the block while A's may still use it, and
  * the host never waits.
  */
-export class StreamOrderedAllocator {
+export class StreamOrderedAllocator extends Resource {
   readonly pool: MemoryPool;
   readonly context: Context;
-  readonly label: string;
   readonly stats: AllocatorStats = { hits: 0, misses: 0, crossStreamReuses: 0, bytesCached: 0, bytesInUse: 0 };
   /** Free blocks by size class, then by the stream that freed them. */
   readonly #free = new Map<number, Map<Stream, Block[]>>();
   readonly #inUse = new Map<DeviceBuffer<DType>, Block>();
   readonly #spareEvents: CUevent[] = [];
   readonly #ownsPool: boolean;
-  #disposed = false;
 
   constructor(descriptor: StreamOrderedAllocatorDescriptor = {}) {
+    super('StreamOrderedAllocator', descriptor.label ?? 'stream-ordered allocator');
     this.#ownsPool = descriptor.pool === undefined;
-    this.label = descriptor.label ?? 'stream-ordered allocator';
     this.pool = descriptor.pool ?? new MemoryPool({ releaseThreshold: Infinity, label: `${this.label} pool` });
     this.context = this.pool.context;
   }
@@ -69,7 +70,7 @@ export class StreamOrderedAllocator {
   allocate(bytes: number, stream: Stream): DeviceBuffer<'u8'>;
   allocate<T extends DType>(dtype: T, length: number, stream: Stream): DeviceBuffer<T>;
   allocate<T extends DType>(a: number | T, b: number | Stream, c?: Stream): DeviceBuffer<T> | DeviceBuffer<'u8'> {
-    if (this.#disposed) throw new Error(`${this.label} was disposed`);
+    this.assertAlive();
     const dtype = (typeof a === 'number' ? 'u8' : a) as T;
     const length = typeof a === 'number' ? a : (b as number);
     const stream = (typeof a === 'number' ? b : c) as Stream | undefined;
@@ -117,6 +118,7 @@ export class StreamOrderedAllocator {
    * one ordered after all of them): the next user on another stream waits for this point.
    */
   freeForStream(buffer: DeviceBuffer<DType>, stream: Stream): void {
+    this.assertAlive();
     const block = this.#inUse.get(buffer);
     if (!block) throw new Error(`${this.label}: buffer "${buffer.label}" was not allocated here, or was freed already`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
@@ -141,6 +143,11 @@ export class StreamOrderedAllocator {
    * (the pool keeps what its pending frees still hold until they complete).
    */
   trim(keepBytes = 0): void {
+    this.assertAlive();
+    this.#trim(keepBytes);
+  }
+
+  #trim(keepBytes: number): void {
     let orphans = false;
     for (const byStream of this.#free.values()) {
       for (const [stream, list] of byStream) {
@@ -172,10 +179,8 @@ export class StreamOrderedAllocator {
    * Frees everything. Buffers still in use are disposed too, after the context's work has
    * finished: the one host synchronization here.
    */
-  dispose(): void {
-    if (this.#disposed) return;
-    this.#disposed = true;
-    this.trim();
+  protected releaseNative(): void {
+    this.#trim(0);
     if (this.#inUse.size) {
       // Their last streams are unknown: only a context-wide wait orders the frees after their use.
       this.context.synchronize();
@@ -190,9 +195,5 @@ export class StreamOrderedAllocator {
     for (const e of this.#spareEvents) driverApi().cuEventDestroy(e);
     this.#spareEvents.length = 0;
     if (this.#ownsPool) this.pool.dispose();
-  }
-
-  [Symbol.dispose](): void {
-    this.dispose();
   }
 }

@@ -2,11 +2,13 @@ import type { CUstream } from '../../ffi/generated/types.js';
 import { check, driverApi, driverError, toAddress, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
+import { checkAddress } from '../kernel-args.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
-import type { HostBuffer } from './host-buffer.js';
-import type { MemoryPool } from './memory-pool.js';
-import { Resource } from '../resource.js';
-import type { Stream } from '../stream.js';
+import { checkDType } from './dtype-check.js';
+import { HostBuffer } from './host-buffer.js';
+import { MemoryPool } from './memory-pool.js';
+import { describeValue, DisposedError, expectResource, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
 
 export interface DeviceBufferDescriptor extends Placement {
   /** Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when disposed. */
@@ -39,8 +41,8 @@ interface Allocation {
   free: (() => void) | undefined;
   /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
   stream: Stream | null | undefined;
-  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs). */
-  usedOn: Set<Stream> | undefined;
+  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs); null: the legacy stream. */
+  usedOn: Set<Stream | null> | undefined;
 }
 
 /** Device memory holding `length` elements of `dtype`. Views share their parent's memory. */
@@ -56,7 +58,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   readonly #allocation: Allocation;
 
   protected constructor(dtype: T, length: number, address: number, context: Context, label: string | undefined, allocation: Allocation, parent?: DeviceBuffer<T>) {
-    super(parent ? 'DeviceBuffer view' : 'DeviceBuffer', label);
+    super(parent ? 'DeviceBuffer view' : 'DeviceBuffer', label, 'DeviceBuffer');
     this.dtype = dtype;
     this.length = length;
     this.byteLength = length * dtypeInfo(dtype).bytes;
@@ -67,8 +69,17 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (allocation.free) this.track(allocation.free);
   }
 
+  /**
+   * Allocates device memory: stream-ordered on `stream` (or from `pool`), else cuMemAlloc, which
+   * may synchronize the device. The memory is not initialized.
+   */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.alloc');
     checkLength(length, 'DeviceBuffer length');
+    checkDescriptor(descriptor, 'DeviceBuffer.alloc');
+    if (descriptor.stream !== undefined) expectResource(descriptor.stream, Stream, 'DeviceBuffer.alloc stream');
+    if (descriptor.pool !== undefined) expectResource(descriptor.pool, MemoryPool, 'DeviceBuffer.alloc pool');
+    if (descriptor.pool && descriptor.stream && descriptor.pool.context !== descriptor.stream.context) throw new Error(`DeviceBuffer.alloc: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, stream "${descriptor.stream.label}" to ${descriptor.stream.context.label}`);
     const bytes = length * dtypeInfo(dtype).bytes;
     const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
@@ -93,12 +104,14 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const address = toAddress(cell[0]!);
     if (!(descriptor.pool || descriptor.stream)) return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
-    allocation.free = streamOrderedFree(address, sh, allocation, context);
+    allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);
   }
 
   /** Allocates and uploads `data` (synchronously, or on `stream`). */
   static from<T extends DType>(dtype: T, data: HostSide<T>, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.from');
+    checkHostSide(data, 'DeviceBuffer.from data');
     const n = isHostBuffer(data) ? data.length : hostElements(dtype, data, 'DeviceBuffer.from');
     const buffer = DeviceBuffer.alloc(dtype, n, descriptor);
     buffer.write(data, descriptor.stream ? { stream: descriptor.stream } : {});
@@ -110,18 +123,24 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * unless `free` is given, which dispose() then calls.
    */
   static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: Placement & { label?: string; free?: () => void } = {}): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.wrap');
     checkLength(length, 'DeviceBuffer length');
+    checkAddress(address, 'DeviceBuffer.wrap address', false);
+    checkDescriptor(descriptor, 'DeviceBuffer.wrap');
+    if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes)) throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
+    if (descriptor.free !== undefined && typeof descriptor.free !== 'function') throw new TypeError(`DeviceBuffer.wrap free must be a function, got ${describeValue(descriptor.free)}`);
     return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free, stream: undefined, usedOn: undefined });
   }
 
   /** A sub-range sharing this buffer's memory. */
+  /** A sub-range sharing this buffer's memory; its `parent` is the buffer that owns the memory (also for a view of a view). */
   view(offset: number, length = this.length - offset): DeviceBuffer<T> {
-    this.assertAlive();
+    this.checkUsable();
     checkOffset(offset, 'view offset');
     checkLength(length, 'view length');
     if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     const bytes = dtypeInfo(this.dtype).bytes;
-    return new DeviceBuffer(this.dtype, length, this.address + offset * bytes, this.context, `${this.label}[${offset}:${offset + length}]`, { free: undefined, stream: undefined, usedOn: undefined }, this);
+    return new DeviceBuffer(this.dtype, length, this.address + offset * bytes, this.context, `${this.label}[${offset}:${offset + length}]`, { free: undefined, stream: undefined, usedOn: undefined }, this.parent ?? this);
   }
 
   /**
@@ -129,22 +148,27 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * record_stream). tscuda calls it for its own launches, copies and FFTs; call it for work it
    * cannot see (a raw address handed to another library).
    */
-  recordUse(stream: Stream): void {
+  recordUse(stream: Stream | null): void {
     const root = this.parent ?? this;
     const a = root.#allocation;
     if (a.stream === undefined || a.stream === stream) return;
+    if (stream !== null) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
     (a.usedOn ??= new Set()).add(stream);
   }
 
   /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
   checkUsable(stream?: Stream): void {
     this.assertAlive();
-    if (this.parent?.disposed) throw new Error(`view "${this.label}" outlived its buffer "${this.parent.label}"`);
-    if (stream && stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
+    if (this.parent?.disposed) throw new DisposedError(`DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`);
+    if (stream !== undefined) {
+      expectResource(stream, Stream, `stream for "${this.label}"`);
+      if (stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
+    }
   }
 
   /** Validates a copy range into the module's scratch `r` (copies stay allocation-free). */
   #range(options: CopyOptions, otherLength: number, what: string): void {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
     const offset = options.offset ?? 0;
     const sourceOffset = options.otherOffset ?? 0;
     if (offset !== 0) checkOffset(offset, `${what} offset`);
@@ -161,7 +185,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   /** Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. */
   write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
-    this.checkUsable(options.stream);
+    this.checkUsable(options?.stream);
+    checkHostSide(source, `write to "${this.label}"`);
     const info = dtypeInfo(this.dtype);
     this.#range(options, isHostBuffer(source) ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'), 'write');
     const dst = this.address + r.offset * info.bytes;
@@ -182,7 +207,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   read(): HostArray<T>;
   read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
   read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = NO_OPTIONS): Target {
-    this.checkUsable(options.stream);
+    this.checkUsable(options?.stream);
+    if (target !== undefined) checkHostSide(target, `read from "${this.label}"`);
     const info = dtypeInfo(this.dtype);
     const dst = (target ?? new info.array(this.length * info.components)) as Target;
     const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, 'read');
@@ -203,13 +229,18 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   /** Device -> device from `source` (same dtype). */
   copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
-    this.checkUsable(options.stream);
+    this.checkUsable(options?.stream);
+    expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
     source.checkUsable(options.stream);
     if (source.dtype !== this.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`);
     const info = dtypeInfo(this.dtype);
     this.#range(options, source.length, 'copy');
     const dst = this.address + r.offset * info.bytes;
     const src = source.address + r.sourceOffset * info.bytes;
+    // cuMemcpyDtoD has no memmove semantics: overlapping ranges (a view of the same memory) would corrupt the copy.
+    if (dst < src + r.bytes && src < dst + r.bytes) {
+      throw new RangeError(`copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`);
+    }
     let status: number;
     if (options.stream) {
       status = driverApi().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
@@ -218,6 +249,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     } else {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyDtoD(dst, src, r.bytes);
+      // Device-to-device copies do not wait for the host: ordered on the legacy stream.
+      this.recordUse(null);
+      source.recordUse(null);
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
     return this;
@@ -228,7 +262,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * and for 8-byte elements only values whose two 32-bit halves are equal, such as 0).
    */
   memset(value: number, options: { stream?: Stream; width?: 8 | 16 | 32 } = {}): this {
-    this.checkUsable(options.stream);
+    this.checkUsable(options?.stream);
     const bytes = dtypeInfo(this.dtype).bytes;
     const width = options.width ?? (bytes === 1 ? 8 : bytes === 2 ? 16 : 32);
     if (![8, 16, 32].includes(width)) throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
@@ -244,6 +278,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       : width === 16 ? (s ? api.cuMemsetD16Async(this.address, value, n, s) : api.cuMemsetD16(this.address, value, n))
       : s ? api.cuMemsetD32Async(this.address, value, n, s) : api.cuMemsetD32(this.address, value, n);
     if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', during);
+    this.recordUse(options.stream ?? null);
     return this;
   }
 
@@ -259,30 +294,60 @@ const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
 const cell: [number | bigint | null] = [0];
 
 /**
- * Frees stream-ordered memory on its stream, after an event of each other live stream that used
- * it: the allocator can then not hand the memory out while that work still runs.
+ * Frees stream-ordered memory on its stream, after an event of each other stream that used it
+ * (the legacy stream too, and streams disposed since: their retired event): the allocator can then
+ * not hand the memory out while that work still runs. The same closure runs from dispose() and
+ * from the FinalizationRegistry, so memory collected without dispose() obeys the same rule.
+ * A stream disposed before the memory is freed on the legacy stream instead, behind its retired event.
  */
-function streamOrderedFree(address: number, stream: CUstream | null, allocation: Allocation, context: Context): () => void {
+function streamOrderedFree(address: number, allocation: Allocation, context: Context): () => void {
   return () => {
     if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
-    const used = allocation.usedOn;
-    if (used && used.size > 0) {
-      const api = hot();
-      for (const other of used) {
-        if (other.disposed) continue; // destroying a stream waits for nothing, but its work is ordered before later frees on the device
-        const event = context.completionEvents.acquire();
-        check(api.eventRecord(event, other.use()), 'cuEventRecord', 'ordering a free after its last use');
-        check(api.streamWaitEvent(stream, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
-        context.completionEvents.recycle(event);
+    const api = hot();
+    const owner = allocation.stream ?? null;
+    let target: CUstream | null;
+    const waits: (Stream | null)[] = allocation.usedOn ? [...allocation.usedOn] : [];
+    allocation.usedOn = undefined;
+    if (owner !== null && owner.disposed) {
+      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the legacy stream frees it instead.
+      target = null;
+      waits.push(owner);
+    } else target = owner === null ? null : owner.handle;
+    context.makeCurrent();
+    for (const other of waits) {
+      if (other === owner && owner !== null && !owner.disposed) continue;
+      let event;
+      let recycled = false;
+      if (other !== null && other.disposed) {
+        event = other.retiredEvent;
+        if (event === undefined) continue;
+      } else {
+        event = context.completionEvents.acquire();
+        recycled = true;
+        check(api.eventRecord(event, other === null ? null : other.handle), 'cuEventRecord', 'ordering a free after its last use');
       }
-      used.clear();
+      check(api.streamWaitEvent(target, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
+      if (recycled) context.completionEvents.recycle(event);
     }
-    check(hot().memFreeAsync(address, stream), 'cuMemFreeAsync');
+    check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
   };
 }
 
+/** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
+function checkDescriptor(descriptor: unknown, what: string): void {
+  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
+}
+
+/** A host side is a HostBuffer or a TypedArray: anything else (a plain object with an `address`) is a TypeError. */
+function checkHostSide(x: unknown, what: string): void {
+  if (x instanceof HostBuffer) return;
+  if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return;
+  throw new TypeError(`${what}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`);
+}
+
+/** True for a real HostBuffer (a brand check: a plain object with `isHostBuffer: true` is not one). */
 export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {
-  return typeof x === 'object' && x !== null && (x as { isHostBuffer?: boolean }).isHostBuffer === true;
+  return x instanceof HostBuffer;
 }
 
 function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuffer<DType>): HostBuffer<T> {

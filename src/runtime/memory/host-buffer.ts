@@ -3,7 +3,9 @@ import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
-import { Resource } from '../resource.js';
+import { checkDType } from './dtype-check.js';
+import { HostPages } from './host-pages.js';
+import { describeValue, Resource } from '../resource.js';
 
 /** cuMemHostAlloc flags (CU_MEMHOSTALLOC_*; macros, so not in the generated enums). */
 const PORTABLE = 0x01;
@@ -23,7 +25,14 @@ export interface HostBufferDescriptor extends Placement {
   label?: string;
 }
 
-/** Page-locked host memory whose contents are a zero-copy TypedArray (`array`). */
+/**
+ * Page-locked host memory whose contents are a zero-copy TypedArray (`array`).
+ *
+ * The array never outlives its memory: the pages are freed once the HostBuffer is disposed (or
+ * collected) and every array read from `array` has been collected. An array kept after dispose()
+ * stays a valid window onto pages that nothing else is given; dispose() frees at once when
+ * `array` was never read, else when the last array is collected.
+ */
 export class HostBuffer<T extends DType = DType> extends Resource {
   readonly isHostBuffer = true;
   readonly dtype: T;
@@ -32,12 +41,15 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   /** Host address, as a number. */
   readonly address: number;
   readonly context: Context;
-  readonly #array: HostArray<T>;
+  /** The array handed out (a registered buffer's is the caller's own array). */
+  #array: HostArray<T> | undefined;
+  /** Pinned pages of an allocated buffer, freed when this buffer and its arrays are gone; undefined when registered. */
+  readonly #pages: HostPages | undefined;
   readonly registered: boolean;
   readonly #mapped: boolean;
 
-  private constructor(dtype: T, length: number, address: number, array: HostArray<T>, context: Context, registered: boolean, mapped: boolean, label: string | undefined) {
-    super(registered ? 'HostBuffer (registered)' : 'HostBuffer', label);
+  private constructor(dtype: T, length: number, address: number, array: HostArray<T> | undefined, context: Context, registered: boolean, mapped: boolean, label: string | undefined) {
+    super(registered ? 'HostBuffer (registered)' : 'HostBuffer', label, 'HostBuffer');
     this.dtype = dtype;
     this.length = length;
     this.byteLength = length * dtypeInfo(dtype).bytes;
@@ -46,11 +58,21 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.context = context;
     this.registered = registered;
     this.#mapped = mapped;
-    this.track(registered ? () => driverApi().cuMemHostUnregister(address) : () => driverApi().cuMemFreeHost(address));
+    if (registered) {
+      this.#pages = undefined;
+      this.track(() => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister'));
+    } else {
+      const pages = new HostPages(address, this.byteLength, () => check(driverApi().cuMemFreeHost(address), 'cuMemFreeHost', label));
+      this.#pages = pages;
+      this.track(() => pages.drop());
+    }
   }
 
+  /** Allocates pinned memory (cuMemHostAlloc: blocks for about 1 ms per 10–100 MB while the OS pins the pages; keep and reuse these buffers). */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: HostBufferDescriptor = {}): HostBuffer<T> {
+    checkDType(dtype, 'HostBuffer.alloc');
     checkLength(length, 'HostBuffer length');
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
     const info = dtypeInfo(dtype);
     const bytes = length * info.bytes;
     const context = resolveContext(descriptor);
@@ -59,8 +81,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const cell: [bigint | null] = [null];
     check(driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
     const ptr = outValue(cell, 'cuMemHostAlloc');
-    const array = new info.array(koffi.view(ptr, bytes)) as HostArray<T>;
-    return new HostBuffer(dtype, length, toAddress(ptr), array, context, false, !!descriptor.mapped, descriptor.label);
+    return new HostBuffer(dtype, length, toAddress(ptr), undefined, context, false, !!descriptor.mapped, descriptor.label);
   }
 
   /**
@@ -68,6 +89,9 @@ export class HostBuffer<T extends DType = DType> extends Resource {
    * The array must stay reachable while registered; dispose() unregisters it.
    */
   static register<T extends DType>(dtype: T, array: HostArray<T>, descriptor: Omit<HostBufferDescriptor, 'writeCombined'> = {}): HostBuffer<T> {
+    checkDType(dtype, 'HostBuffer.register');
+    if (!ArrayBuffer.isView(array) || array instanceof DataView) throw new TypeError(`HostBuffer.register: expected a TypedArray, got ${describeValue(array)}`);
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.register takes a descriptor object, got ${describeValue(descriptor)}`);
     const length = hostElements(dtype, array, 'HostBuffer.register');
     checkLength(length, 'registered array length');
     const context = resolveContext(descriptor);
@@ -80,12 +104,14 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   }
 
   /**
-   * The memory itself, viewed as the dtype's TypedArray (no copy). Do not keep it past dispose():
-   * the pages are freed then and the view would dangle.
+   * The memory itself, viewed as the dtype's TypedArray (no copy; the same array each time). It
+   * keeps the pages alive: kept past dispose() (or past this buffer becoming unreachable) it still
+   * views pinned memory that nothing else is given, freed when the array is collected.
    */
   get array(): HostArray<T> {
     this.assertAlive();
-    return this.#array;
+    if (this.#array) return this.#array;
+    return (this.#array = new (dtypeInfo(this.dtype).array)(this.#pages!.buffer()) as HostArray<T>);
   }
 
   /** The device address of mapped memory (`mapped: true`). */
@@ -102,8 +128,13 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   }
 
   protected releaseNative(): void {
-    this.context.makeCurrent();
-    if (this.registered) check(driverApi().cuMemHostUnregister(this.address), 'cuMemHostUnregister', this.label);
-    else check(driverApi().cuMemFreeHost(this.address), 'cuMemFreeHost', this.label);
+    this.#array = undefined;
+    if (this.registered) {
+      this.context.makeCurrent();
+      check(driverApi().cuMemHostUnregister(this.address), 'cuMemHostUnregister', this.label);
+    } else {
+      if (!this.context.disposed) this.context.makeCurrent();
+      this.#pages!.drop();
+    }
   }
 }

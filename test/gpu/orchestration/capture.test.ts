@@ -109,7 +109,7 @@ describe.skipIf(!gpu.available)(`Coordinator iterations captured as CUDA graphs$
     expect(coord.state('first')).toBe('pending');
     expect(s0.query() && s1.query()).toBe(true);
     await coord.run().catch(() => undefined);
-    expect(coord.state('first')).toBe('done');
+    expect(coord.state('first')).toBe('completed');
     expect(coord.state('broken')).toBe('failed');
   });
 });

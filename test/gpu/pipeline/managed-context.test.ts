@@ -48,7 +48,7 @@ describe.skipIf(!gpu.available)(`ManagedContext and the triple-buffered pipeline
     }
     // All steps at once: they queue for the three slots and overlap.
     const out = await Promise.all(configs.map((c) => ctx.tripleBufferedStep(c, read)));
-    await ctx.synchronize();
+    await ctx.done();
     return out;
   }
 

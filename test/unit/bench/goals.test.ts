@@ -9,6 +9,8 @@ const ISSUE_NAMES = [
   'small_copy_roundtrip_us', 'alloc_free_async_us', 'graph_replay_per_kernel_us', 'coordinator_edge_us',
   'fft_c2c_4096x8192_ms', 'fft_z2z_4096x8192_ms', 'pipeline_overlap_efficiency', 'pipeline_speedup_vs_sequential',
   'batcher_items_per_s', 'batcher_p99_ms', 'event_loop_lag_p99_ms',
+  // issue 11: the job engine
+  'stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms',
 ];
 
 /** bench/native/bench.cu's kMetrics table. */
@@ -55,8 +57,12 @@ describe('metric catalogue', () => {
     expect(goal('batcher_items_per_s')).toBe('abs-min 2000000');
     expect(goal('batcher_p99_ms')).toBe(`abs-max ${BATCHER_BENCH.maxWaitMs + 1}`);
     expect(goal('event_loop_lag_p99_ms')).toBe('abs-max 5');
+    expect(goal('stft_job_gsamples_per_s')).toBe('peers-min 1');
+    expect(goal('stft_job_pcie_fraction')).toBe('abs-min 0.8');
+    expect(goal('cwt_job_gsamples_per_s')).toBe('peers-min 1');
+    expect(goal('engine_event_loop_lag_p99_ms')).toBe('abs-max 5');
     const derived = METRICS.filter((m) => m.goalSource === 'derived').map((m) => m.name);
-    expect(derived).toEqual(['launch_sync_roundtrip_us', 'h2d_pageable_gbps', 'small_copy_roundtrip_us']);
+    expect(derived).toEqual(['launch_sync_roundtrip_us', 'h2d_pageable_gbps', 'small_copy_roundtrip_us', 'stft_job_pageable_gsamples_per_s']);
   });
 
   it('compares with C exactly the metrics bench.cu measures', () => {

@@ -24,6 +24,8 @@ export interface FakeEngineOptions {
   delayMs?: number;
   manual?: boolean;
   precision?: 'f32' | 'f64';
+  /** A job with this flag loses the context a few ms after submit (the test-only fault stage). */
+  faultFlag?: string;
 }
 
 /** What a fake job computes, so tests can check the HTTP result against it. */
@@ -90,6 +92,7 @@ export class FakeEngine implements JobEngineLike {
     if (spec.flags.includes('reject-me')) throw new NamedError('JobValidationError', 'job.flags[0]: refused by the engine', { field: 'flags[0]' });
     if (this.#queue.length >= (this.#options.maxQueued ?? 1024)) throw new NamedError('EngineFullError', `engine "fake" is full`);
     this.submitted.push(spec);
+    if (this.#options.faultFlag !== undefined && spec.flags.includes(this.#options.faultFlag)) setTimeout(() => this.loseContext(), 5);
     const id = this.#nextId++;
     let status: JobStatus = 'queued';
     let resolve!: (r: JobResult) => void;

@@ -347,6 +347,12 @@ describe('without a GPU', () => {
     expect((await s.app.inject({ method: 'GET', url: '/metrics' })).body).toContain('tscuda_ready 0');
     expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{' })).statusCode).toBe(400);
     expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), nope: 1 } })).statusCode).toBe(400);
+    const nanFs = await s.app.inject({ method: 'POST', url: '/v1/stft?fs=NaN', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(32) });
+    expect(nanFs.json<{ error: { field: string } }>().error.field).toBe('fs');
+    const band = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: signal(8), fs: 2, bands: [[0.5, 3]] } });
+    expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0]');
+    const item = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, null]] } });
+    expect(item.json<{ error: { field: string } }>().error.field).toBe('items[0][1]');
     const work = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(work.statusCode).toBe(503);
     expect(work.json<{ error: { code: string } }>().error.code).toBe('gpu_unavailable');

@@ -1,0 +1,19 @@
+/**
+ * The supervising primary of the fault run: `node --import tsx fault-service.ts <workers> <port>`.
+ * Logs each worker event on stderr (the bench times recovery from them); SIGTERM stops it, exit 0.
+ */
+import { join } from 'node:path';
+import { superviseWorkers } from '../../src/server/supervisor.js';
+
+const workers = Number(process.argv[2] ?? 2);
+const port = Number(process.argv[3] ?? 8100);
+const supervisor = superviseWorkers({
+  workers,
+  workerEntry: join(import.meta.dirname, 'fault-worker.ts'),
+  config: { port, host: '127.0.0.1', lanes: 4, maxQueued: 256 },
+  log: (line) => console.error(`[supervisor] ${line}`),
+});
+await supervisor.started;
+console.log(JSON.stringify({ started: true, ready: supervisor.readyWorkers }));
+process.once('SIGTERM', () => void supervisor.stop().then(() => process.exit(0)));
+process.once('SIGINT', () => void supervisor.stop().then(() => process.exit(0)));

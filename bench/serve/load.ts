@@ -1,0 +1,146 @@
+/**
+ * Load generators of the serve bench: autocannon for the concurrency sweep (perf_analyzer's
+ * columns), and a closed loop over node:http for the overload and fault runs, which needs per
+ * status counts, per status latencies and the connections that ended without a response.
+ */
+import { Agent, request } from 'node:http';
+import { createRequire } from 'node:module';
+
+/** One row of the sweep, perf_analyzer's columns plus the server's own lag and GPU busy. */
+export interface SweepRow {
+  server: string;
+  concurrency: number;
+  durationS: number;
+  requests: number;
+  throughputRps: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  timeouts: number;
+  /** Event-loop delay p99 of the server during the step (tscuda: its /metrics), ms. */
+  eventLoopLagP99Ms: number | null;
+  gpuBusyFraction: number | null;
+}
+
+interface AutocannonResult {
+  requests: { total: number; average: number };
+  latency: { p50: number; p90: number; p99: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  duration: number;
+  '2xx': number;
+}
+type Autocannon = (options: Record<string, unknown>, callback: (error: Error | null, result: AutocannonResult) => void) => { stop(): void };
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+/** A request the loads send over and over. */
+export interface LoadRequest {
+  base: string;
+  path: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Runs autocannon for `durationS` at `concurrency` connections (one request in flight each). */
+export function autocannonStep(req: LoadRequest, concurrency: number, durationS: number): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      { url: req.base + req.path, method: req.method, headers: req.headers, body: req.body, connections: concurrency, pipelining: 1, duration: durationS, timeout: 30 },
+      (error, r) => {
+        if (error) return reject(error);
+        const requests = r['2xx'] + r.non2xx;
+        resolve({
+          concurrency,
+          durationS: r.duration,
+          requests,
+          throughputRps: requests / r.duration,
+          p50Ms: r.latency.p50,
+          p90Ms: r.latency.p90,
+          p99Ms: r.latency.p99,
+          errors: r.errors,
+          non2xx: r.non2xx,
+          timeouts: r.timeouts,
+        });
+      },
+    );
+  });
+}
+
+/** What a closed-loop run saw. */
+export interface LoopReport {
+  sent: number;
+  /** Responses by status code. */
+  byStatus: Record<string, number>;
+  /** Requests that ended without any response (reset, hang-up), by error code. */
+  unanswered: Record<string, number>;
+  /** Latency percentiles per status, ms. */
+  latencyMs: Record<string, { p50: number; p99: number; max: number }>;
+  /** Bodies of 503 responses that were not `retryable: true`. */
+  nonRetryable503: number;
+}
+
+function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/** One request over `agent`; resolves with the status (0 when no response came) and the body. */
+export function send(req: LoadRequest, agent: Agent, extraPath = ''): Promise<{ status: number; body: Buffer; error?: string }> {
+  return new Promise((resolve) => {
+    const url = new URL(req.base + req.path + extraPath);
+    const r = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers: { ...req.headers, 'content-length': String(req.body.byteLength) }, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
+    });
+    r.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
+    r.end(req.body);
+  });
+}
+
+/**
+ * `concurrency` clients, each sending the next request when the previous one is answered,
+ * for `durationS`; a 429 or 503 waits `backoffMs` (a client honouring Retry-After briefly).
+ * `during(elapsedS)` is called every 50 ms (the fault run injects faults from there).
+ */
+export async function closedLoop(req: LoadRequest, concurrency: number, durationS: number, options: { backoffMs?: number; during?: (elapsedS: number) => void } = {}): Promise<LoopReport> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, nonRetryable503: 0 };
+  const latencies = new Map<string, number[]>();
+  const t0 = performance.now();
+  const deadline = t0 + durationS * 1000;
+  const ticker = setInterval(() => options.during?.((performance.now() - t0) / 1000), 50);
+  const client = async (): Promise<void> => {
+    while (performance.now() < deadline) {
+      const start = performance.now();
+      report.sent++;
+      const r = await send(req, agent);
+      const key = r.status === 0 ? 'none' : String(r.status);
+      if (r.status === 0) report.unanswered[r.error ?? 'unknown'] = (report.unanswered[r.error ?? 'unknown'] ?? 0) + 1;
+      else report.byStatus[key] = (report.byStatus[key] ?? 0) + 1;
+      if (!latencies.has(key)) latencies.set(key, []);
+      latencies.get(key)!.push(performance.now() - start);
+      if (r.status === 503) {
+        try {
+          if ((JSON.parse(r.body.toString()) as { error?: { retryable?: boolean } }).error?.retryable !== true) report.nonRetryable503++;
+        } catch {
+          report.nonRetryable503++;
+        }
+      }
+      if ((r.status === 429 || r.status === 503 || r.status === 0) && (options.backoffMs ?? 0) > 0) await new Promise((res) => setTimeout(res, options.backoffMs));
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  clearInterval(ticker);
+  agent.destroy();
+  for (const [key, values] of latencies) {
+    values.sort((a, b) => a - b);
+    report.latencyMs[key] = { p50: percentile(values, 0.5), p99: percentile(values, 0.99), max: values[values.length - 1] ?? 0 };
+  }
+  return report;
+}

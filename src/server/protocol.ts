@@ -1,0 +1,50 @@
+/**
+ * The messages between the supervising primary and its worker processes (node:cluster IPC),
+ * and the configuration a worker receives in its environment. CUDA-free.
+ */
+
+/** What every worker of `tscuda serve` is configured with (JSON in TSCUDA_SERVE_CONFIG). */
+export interface WorkerConfig {
+  port: number;
+  host: string;
+  /** Lanes (streams) per device of each worker's engine. */
+  lanes?: number;
+  /** Queued jobs per worker beyond which requests get 429. */
+  maxQueued?: number;
+  precision?: 'f32' | 'f64';
+  /** Device ordinals the workers are spread over (worker slot i takes devices[i % length]); default [0]. */
+  devices?: number[];
+  /** This worker's device (set by the supervisor from `devices`). */
+  device?: number;
+  /** Limits of createServer. */
+  maxPending?: number;
+  defaultTimeoutMs?: number;
+  bodyLimitBytes?: number;
+  /** Batch endpoints: items per batch and how long a partial batch waits. */
+  batchMaxSize?: number;
+  batchMaxWaitMs?: number;
+  /** Log requests (fastify's logger). */
+  log?: boolean;
+}
+
+/** The environment variable holding the WorkerConfig. */
+export const CONFIG_ENV = 'TSCUDA_SERVE_CONFIG';
+
+/** Worker -> primary. */
+export type WorkerMessage =
+  | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string }
+  | { tscuda: 'lost'; reason: string };
+
+/** Primary -> worker. */
+export type PrimaryMessage =
+  /** How many other workers can serve now (a leaving worker then still reports ready). */
+  | { tscuda: 'peers'; ready: number }
+  /** Your replacement is serving: stop accepting, finish, exit. */
+  | { tscuda: 'retire' }
+  /** Graceful shutdown of the whole service. */
+  | { tscuda: 'shutdown' };
+
+/** True for an object carrying the `tscuda` tag of these protocols. */
+export function isProtocolMessage(m: unknown): m is { tscuda: string } {
+  return typeof m === 'object' && m !== null && typeof (m as { tscuda?: unknown }).tscuda === 'string';
+}

@@ -1,0 +1,101 @@
+/**
+ * The worker side of supervision: builds this process's engine (a failure to build one means
+ * no GPU: the worker still serves health, info, metrics and 4xx), serves on the port the
+ * cluster shares, and reports to the primary. When its CUDA context is lost it answers every
+ * request it had accepted with 503 (retryable), keeps answering 503 with `Connection: close`
+ * until its replacement is listening, then retires: stop accepting, finish, exit 0.
+ */
+import cluster from 'node:cluster';
+import type { JobEngineLike } from '../engine/types.js';
+import type { BatchFactories } from './batch.js';
+import { createServer, type CreateServerOptions, type TscudaServer } from './create-server.js';
+import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+
+/** What a worker entry builds for its process. */
+export interface WorkerParts {
+  engine: JobEngineLike | null;
+  /** Why there is no engine, when there is none. */
+  unavailableReason?: string;
+  batchers?: BatchFactories;
+  extraFlags?: readonly string[];
+  info?: () => Record<string, unknown>;
+}
+
+/** A worker entry: how to build the engine and batchers from the config. */
+export interface WorkerEntry {
+  build(config: WorkerConfig): Promise<WorkerParts>;
+  /** Extra createServer options (tests: hooks, limits). */
+  serverOptions?: Partial<CreateServerOptions>;
+}
+
+/** Reads the configuration the supervisor put in the environment. */
+export function workerConfig(): WorkerConfig {
+  const text = process.env[CONFIG_ENV];
+  if (text === undefined) throw new Error(`${CONFIG_ENV} is not set: a serve worker is started by the supervisor`);
+  return JSON.parse(text) as WorkerConfig;
+}
+
+function send(message: WorkerMessage): void {
+  if (process.send !== undefined && process.connected) process.send(message);
+}
+
+/** How long a retiring worker keeps its connections open for responses already in flight, ms. */
+const RETIRE_LINGER_MS = 100;
+
+/** Runs this process as a serve worker; resolves with the server once it listens. */
+export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
+  const config = workerConfig();
+  let parts: WorkerParts;
+  try {
+    parts = await entry.build(config);
+  } catch (error) {
+    parts = { engine: null, unavailableReason: `no GPU engine: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const workerId = cluster.worker?.id ?? 0;
+  let peersReady = 0;
+  let leaving: Promise<void> | null = null;
+  const server = createServer({
+    engine: parts.engine,
+    ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
+    ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
+    ...(parts.extraFlags === undefined ? {} : { extraFlags: parts.extraFlags }),
+    ...(parts.info === undefined ? {} : { info: () => ({ worker: workerId, device: config.device ?? 0, ...parts.info!() }) }),
+    ownsEngine: true,
+    jobIdPrefix: `w${workerId}-`,
+    metricsLabels: { worker: String(workerId) },
+    logger: config.log === true,
+    limits: {
+      ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending }),
+      ...(config.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: config.defaultTimeoutMs }),
+      ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
+    },
+    peersReady: () => peersReady > 0,
+    onLost: (error) => send({ tscuda: 'lost', reason: error instanceof Error ? error.message : String(error) }),
+    ...entry.serverOptions,
+  });
+
+  const leave = (): Promise<void> => {
+    if (leaving !== null) return leaving;
+    leaving = (async () => {
+      await server.close();
+      await new Promise((r) => setTimeout(r, RETIRE_LINGER_MS));
+      process.exit(0);
+    })();
+    return leaving;
+  };
+
+  process.on('message', (m: unknown) => {
+    if (!isProtocolMessage(m)) return;
+    const message = m as PrimaryMessage;
+    if (message.tscuda === 'peers') peersReady = message.ready;
+    else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') void leave();
+  });
+  // The primary coordinates shutdown; a signal sent to the whole process group is handled the same way.
+  process.on('SIGTERM', () => void leave());
+  process.on('SIGINT', () => void leave());
+  process.on('disconnect', () => void leave());
+
+  const address = await server.listen({ port: config.port, host: config.host });
+  send({ tscuda: 'listening', ready: server.ready, reason: server.notReadyReason, address });
+  return server;
+}

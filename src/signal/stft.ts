@@ -1,0 +1,235 @@
+/**
+ * scipy.signal.stft, istft, spectrogram and welch on the GPU. Framing, boundary extension, padding,
+ * per-frame detrend and the window are one kernel writing the FFT input; one batched real FFT
+ * transforms every frame of every series; one kernel scales and arranges the result in scipy's
+ * layout (frequency x time). The geometry (defaults, frame count, axes, scale factors) is
+ * geometry.ts's, mirroring scipy's _spectral_helper.
+ */
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { DType } from '../runtime/memory/dtype.js';
+import type { Stream } from '../runtime/stream.js';
+import {
+  boundaryCode,
+  detrendCode,
+  istftGeometry,
+  positiveInteger,
+  psdScale,
+  SPECTROGRAM_DEFAULTS,
+  spectralFrequencies,
+  spectralGeometry,
+  spectralTimes,
+  STFT_DEFAULTS,
+  stftScale,
+  WELCH_DEFAULTS,
+  type InverseGeometry,
+  type InverseOptions,
+  type PsdScaling,
+  type SpectralGeometry,
+  type SpectralOptions,
+  type StftScaling,
+} from './geometry.js';
+import type { ComplexBuffer, RealBuffer } from './primitives.js';
+import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+
+/** Where and how many: every high-level call takes these. */
+export interface CallOptions {
+  /** Series in the input (default 1): N = input length / batch. */
+  batch?: number;
+  stream?: Stream | undefined;
+}
+
+function seriesOf(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
+  if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
+  const p = precisionOf(x, `${what} input`);
+  if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
+  const b = positiveInteger(batch ?? 1, 'batch');
+  if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
+  return { p, batch: b, length: x.length / b };
+}
+
+function allocOr<T extends DType>(given: DeviceBuffer<DType> | undefined, dtype: T, length: number, x: DeviceBuffer<DType>, stream: Stream | undefined, what: string): DeviceBuffer<T> {
+  if (given) {
+    expectBuffer(given, dtype, length, `${what} output`);
+    return given as DeviceBuffer<T>;
+  }
+  return DeviceBuffer.alloc(dtype, length, stream ? { stream, label: `${what} output` } : { context: x.context, label: `${what} output` });
+}
+
+/**
+ * Enqueues framing + FFT of every frame: returns the scratch holding B x frames half spectra
+ * (nfft/2+1 bins each, unscaled).
+ */
+function framesSpectra(x: RealBuffer, p: Precision, batch: number, g: SpectralGeometry, stream: Stream | undefined): ComplexBuffer {
+  const ctx = x.context;
+  const rows = batch * g.frames;
+  if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
+  const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
+  const half = ws.scratch(ctx, stream, 'stft-half', COMPLEX_OF[p], rows * g.halfBins);
+  const window = ws.window(ctx, g.windowSpec, g.nperseg, p);
+  ws.kernel(ctx, 'frame', p)(perRow(rows, stream), x, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, boundaryCode(g.boundary), detrendCode(g.detrend));
+  const exec = { stream };
+  if (p === 'f32') ws.plan(ctx, 'R2C', g.nfft, rows).forward(frames as DeviceBuffer<'f32'>, half as DeviceBuffer<'c64'>, exec);
+  else ws.plan(ctx, 'D2Z', g.nfft, rows).forward(frames as DeviceBuffer<'f64'>, half as DeviceBuffer<'c128'>, exec);
+  return half as ComplexBuffer;
+}
+
+export interface StftOptions extends SpectralOptions, CallOptions {
+  /** 'spectrum' (default) or 'psd'. */
+  scaling?: StftScaling;
+  /** Write Zxx here (c64 for f32 input, c128 for f64; B x freqs x frames). */
+  output?: ComplexBuffer;
+}
+
+export interface StftResult {
+  /** Frequencies in Hz (scipy's f). */
+  f: Float64Array;
+  /** Frame times in s (scipy's t). */
+  t: Float64Array;
+  /** B x freqs x frames complex, row-major (scipy's Zxx layout with the batch first). */
+  Zxx: ComplexBuffer;
+  geometry: SpectralGeometry;
+}
+
+/** The geometry stft would use for series of `length` samples (pure). */
+export function stftGeometry(length: number, options: StftOptions = {}): SpectralGeometry {
+  return spectralGeometry(length, options, STFT_DEFAULTS);
+}
+
+/** scipy.signal.stft over `batch` series. Enqueue only: await the stream before reading Zxx. */
+export function stft(x: RealBuffer, options: StftOptions = {}): StftResult {
+  const { p, batch, length } = seriesOf(x, options.batch, 'stft');
+  const g = stftGeometry(length, options);
+  const scale = stftScale(g, options.scaling ?? 'spectrum');
+  const stream = options.stream;
+  const total = batch * g.freqs * g.frames;
+  const Zxx = allocOr(options.output, COMPLEX_OF[p], total, x, stream, 'stft');
+  const half = framesSpectra(x, p, batch, g, stream);
+  ws.kernel(x.context, 'arrange_stft', p)(elementwise(total, stream), half, Zxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, scale);
+  return { f: spectralFrequencies(g), t: spectralTimes(g), Zxx: Zxx as ComplexBuffer, geometry: g };
+}
+
+export interface SpectrogramOptions extends SpectralOptions, CallOptions {
+  /** 'density' (default) or 'spectrum'. */
+  scaling?: PsdScaling;
+  /** Only 'psd' (scipy's default mode). */
+  mode?: 'psd';
+  /** Write Sxx here (f32/f64, B x freqs x frames). */
+  output?: RealBuffer;
+}
+
+export interface SpectrogramResult {
+  f: Float64Array;
+  t: Float64Array;
+  /** B x freqs x frames power, row-major. */
+  Sxx: RealBuffer;
+  geometry: SpectralGeometry;
+}
+
+/** scipy.signal.spectrogram (mode 'psd') over `batch` series. */
+export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): SpectrogramResult {
+  if (options.mode !== undefined && options.mode !== 'psd') throw new TypeError(`spectrogram mode must be 'psd' (others are not implemented), got ${JSON.stringify(options.mode)}`);
+  const { p, batch, length } = seriesOf(x, options.batch, 'spectrogram');
+  const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
+  const scale = psdScale(g, options.scaling ?? 'density');
+  const stream = options.stream;
+  const total = batch * g.freqs * g.frames;
+  const Sxx = allocOr(options.output, p, total, x, stream, 'spectrogram');
+  const half = framesSpectra(x, p, batch, g, stream);
+  ws.kernel(x.context, 'arrange_psd', p)(elementwise(total, stream), half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  return { f: spectralFrequencies(g), t: spectralTimes(g), Sxx: Sxx as RealBuffer, geometry: g };
+}
+
+export interface WelchOptions extends SpectralOptions, CallOptions {
+  scaling?: PsdScaling;
+  /** Only 'mean'. */
+  average?: 'mean';
+  /** Write Pxx here (f32/f64, B x freqs). */
+  output?: RealBuffer;
+}
+
+export interface WelchResult {
+  f: Float64Array;
+  /** B x freqs power spectral density (or spectrum), row-major. */
+  Pxx: RealBuffer;
+  geometry: SpectralGeometry;
+}
+
+/** scipy.signal.welch (average 'mean') over `batch` series. */
+export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
+  if (options.average !== undefined && options.average !== 'mean') throw new TypeError(`welch average must be 'mean' (median is not implemented), got ${JSON.stringify(options.average)}`);
+  const { p, batch, length } = seriesOf(x, options.batch, 'welch');
+  const g = spectralGeometry(length, options, WELCH_DEFAULTS);
+  const scale = psdScale(g, options.scaling ?? 'density');
+  const stream = options.stream;
+  const total = batch * g.freqs;
+  const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
+  const half = framesSpectra(x, p, batch, g, stream);
+  ws.kernel(x.context, 'welch_mean', p)(elementwise(total, stream), half, Pxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  return { f: spectralFrequencies(g), Pxx: Pxx as RealBuffer, geometry: g };
+}
+
+export interface IstftOptions extends InverseOptions, CallOptions {
+  /** Frames (time slices) per series in Zxx; the frequency bins are Zxx.length / (batch x frames). */
+  frames: number;
+  /** Write the signal here (f32/f64, B x outputLength). */
+  output?: RealBuffer;
+}
+
+export interface IstftResult {
+  /** Sample times in s. */
+  t: Float64Array;
+  /** B x outputLength real signal. */
+  x: RealBuffer;
+  geometry: InverseGeometry;
+}
+
+/** The geometry istft would use (pure). Throws NolaError where the STFT cannot be inverted. */
+export { istftGeometry };
+
+/**
+ * scipy.signal.istft (time_axis -1, freq_axis -2) of Zxx laid out B x freqs x frames: inverse FFT
+ * of every frame, then a gathering overlap-add divided by the summed squared window (exact where
+ * NOLA holds; NOLA violations throw NolaError before anything is enqueued).
+ */
+export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
+  if (!(Zxx instanceof DeviceBuffer)) throw new TypeError('istft Zxx must be a DeviceBuffer');
+  const p = precisionOf(Zxx, 'istft Zxx');
+  if (Zxx.dtype !== COMPLEX_OF[p]) throw new TypeError(`istft Zxx "${Zxx.label}" must be complex (c64 or c128), not ${Zxx.dtype}`);
+  const batch = positiveInteger(options.batch ?? 1, 'batch');
+  const frames = positiveInteger(options.frames, 'frames');
+  if (Zxx.length % (batch * frames) !== 0) throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
+  const freqs = Zxx.length / (batch * frames);
+  const g = istftGeometry(freqs, frames, options);
+  const stream = options.stream;
+  const ctx = Zxx.context;
+  const rowBins = g.onesided ? Math.floor(g.nfft / 2) + 1 : g.nfft;
+  const rows = batch * frames;
+  if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
+  const out = allocOr(options.output, p, batch * g.outputLength, Zxx, stream, 'istft');
+  const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
+  ws.kernel(ctx, 'arrange_istft', p)(elementwise(rows * rowBins, stream), Zxx, spectra, batch, frames, freqs, rowBins, g.nfft, g.onesided ? 1 : 0);
+  const exec = { stream };
+  const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p);
+  let framesBuffer: DeviceBuffer<DType>;
+  let frameStride: number;
+  let elemStride: number;
+  if (g.onesided) {
+    const real = ws.scratch(ctx, stream, 'istft-frames', p, rows * g.nfft);
+    if (p === 'f32') ws.plan(ctx, 'C2R', g.nfft, rows).inverse(spectra as DeviceBuffer<'c64'>, real as DeviceBuffer<'f32'>, exec);
+    else ws.plan(ctx, 'Z2D', g.nfft, rows).inverse(spectra as DeviceBuffer<'c128'>, real as DeviceBuffer<'f64'>, exec);
+    framesBuffer = real;
+    frameStride = g.nfft;
+    elemStride = 1;
+  } else {
+    if (p === 'f32') ws.plan(ctx, 'C2C', g.nfft, rows).inverse(spectra as DeviceBuffer<'c64'>, spectra as DeviceBuffer<'c64'>, exec);
+    else ws.plan(ctx, 'Z2Z', g.nfft, rows).inverse(spectra as DeviceBuffer<'c128'>, spectra as DeviceBuffer<'c128'>, exec);
+    // The kernel reads the real parts: the complex rows seen as reals, every other one.
+    framesBuffer = spectra;
+    frameStride = 2 * g.nfft;
+    elemStride = 2;
+  }
+  ws.kernel(ctx, 'overlap_add', p)(elementwise(batch * g.outputLength, stream), framesBuffer, out, window, batch, frames, g.nperseg, g.step, frameStride, elemStride, g.trim, g.outputLength, g.frameGain);
+  const t = new Float64Array(g.outputLength);
+  for (let i = 0; i < t.length; i++) t[i] = i / g.fs;
+  return { t, x: out as RealBuffer, geometry: g };
+}

@@ -1,0 +1,101 @@
+/**
+ * Runs test/gpu/fixtures/scipy_signal_reference.py (python3 with scipy and numpy) on inputs written
+ * to a temporary folder, and reads its float64 outputs back. `scipy.ok` says whether it can run
+ * here; when not, `scipy.reason` is the one-line reason the comparisons print as they skip.
+ */
+import { execa, execaSync } from 'execa';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'scipy_signal_reference.py');
+
+function probe(): { ok: boolean; reason: string; version: string } {
+  try {
+    const r = execaSync('python3', ['-c', 'import numpy, scipy.signal; print(scipy.__version__)'], { reject: false, timeout: 60_000 });
+    if (r.exitCode === 0) return { ok: true, reason: '', version: String(r.stdout).trim() };
+    return { ok: false, reason: `python3 cannot import scipy/numpy: ${String(r.stderr).trim().split('\n').pop() ?? ''}`, version: '' };
+  } catch (e) {
+    return { ok: false, reason: `python3 not runnable: ${(e as Error).message.split('\n')[0]}`, version: '' };
+  }
+}
+
+/** Whether the scipy reference can run here. */
+export const scipy = probe();
+
+/** One reference computation: scipy op, input (float64, complex interleaved when `complex`), its shape, scipy's keyword arguments. */
+export interface ScipyCase {
+  id: string;
+  op: 'stft' | 'istft' | 'spectrogram' | 'welch' | 'detrend' | 'get_window';
+  input?: Float64Array;
+  shape: number[];
+  complex?: boolean;
+  params: Record<string, unknown>;
+}
+
+export interface ScipyResult {
+  values: Float64Array;
+  shape: number[];
+  complex: boolean;
+  f?: Float64Array;
+  t?: Float64Array;
+}
+
+function readF64(path: string): Float64Array {
+  const b = readFileSync(path);
+  return new Float64Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+}
+
+/** Runs every case in one python3 process. */
+export async function scipyReference(cases: readonly ScipyCase[]): Promise<Map<string, ScipyResult>> {
+  const dir = mkdtempSync(join(tmpdir(), 'tscuda-scipy-'));
+  try {
+    const request = {
+      outDir: dir,
+      cases: cases.map((c) => {
+        let input: string | null = null;
+        if (c.input) {
+          input = join(dir, `${c.id}.in.f64`);
+          writeFileSync(input, new Uint8Array(c.input.buffer, c.input.byteOffset, c.input.byteLength));
+        }
+        return { id: c.id, op: c.op, input, shape: c.shape, complex: c.complex ?? false, params: c.params };
+      }),
+    };
+    const r = await execa('python3', [SCRIPT, JSON.stringify(request)], { timeout: 300_000 });
+    const parsed = JSON.parse(String(r.stdout)) as { results: Record<string, { shape: number[]; complex: boolean }> };
+    const out = new Map<string, ScipyResult>();
+    for (const c of cases) {
+      const meta = parsed.results[c.id]!;
+      const res: ScipyResult = { values: readF64(join(dir, `${c.id}.f64`)), shape: meta.shape, complex: meta.complex };
+      if (existsSync(join(dir, `${c.id}.f.f64`))) res.f = readF64(join(dir, `${c.id}.f.f64`));
+      if (existsSync(join(dir, `${c.id}.t.f64`))) res.t = readF64(join(dir, `${c.id}.t.f64`));
+      out.set(c.id, res);
+    }
+    return out;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** ‖a − b‖₂ / ‖b‖₂ (Infinity when lengths differ or a value is NaN: poisoned outputs fail). */
+export function relativeL2(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return Infinity;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < b.length; i++) {
+    const d = a[i]! - b[i]!;
+    num += d * d;
+    den += b[i]! * b[i]!;
+  }
+  const r = Math.sqrt(num) / Math.sqrt(den || 1e-300);
+  return Number.isNaN(r) ? Infinity : r;
+}
+
+/** Fresh standard-normal-ish values (sum of uniforms) with a random offset and trend, never all zero. */
+export function randomSeries(n: number): Float64Array {
+  const a = new Float64Array(n);
+  const offset = Math.random() * 4 - 2;
+  const slope = (Math.random() - 0.5) * 0.01;
+  for (let i = 0; i < n; i++) a[i] = Math.random() + Math.random() + Math.random() - 1.5 + offset + slope * i;
+  return a;
+}

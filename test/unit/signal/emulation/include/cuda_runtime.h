@@ -1,0 +1,19 @@
+// Host stand-in for <cuda_runtime.h> so src/kernels/signal.cu compiles as C++ for the CPU emulation
+// (test/unit/signal/kernels-emulated.test.ts). One emulated thread per block (blockDim = 1): every
+// kernel's grid-stride loops then cover all work, and block reductions reduce one value.
+#pragma once
+#include <cmath>
+struct uint3 { unsigned x, y, z; };
+extern "C" { extern uint3 threadIdx, blockIdx, blockDim, gridDim; }
+struct float2 { float x, y; };
+struct double2 { double x, y; };
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __syncthreads() ((void)0)
+inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+inline void sincospi(double x, double* s, double* c) { *s = std::sin(M_PI * x); *c = std::cos(M_PI * x); }
+using std::sqrt;
+using std::exp;
+using std::fabs;
