@@ -13,7 +13,7 @@ export function docText(s: string | undefined): string | undefined {
 }
 
 /** Status enums keep their name in declarations (koffi aliases of int32), so a status result is known by its type. */
-export const STATUS_ALIASES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult'];
+export const STATUS_ALIASES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult', 'ncclResult_t'];
 
 /** Koffi type names used in function declarations: every typedef followed down to what koffi knows. */
 export function koffiSpec(u: TypeUniverse, t: CType): string {
@@ -78,7 +78,8 @@ export function koffiField(u: TypeUniverse, t: CType, fieldName: string, nested?
   if (r.kind === 'array') {
     const of = u.resolve(r.of);
     if (of.kind === 'name' && of.name === 'char') {
-      return /bytes|reserved|pad/i.test(fieldName) ? `koffi.array('uint8', ${r.length}, 'Typed')` : `koffi.array('char', ${r.length}, 'String')`;
+      // Opaque byte blocks (CUuuid bytes, padding, ncclUniqueId's `internal`) read as bytes, never as C strings cut at a NUL.
+      return /bytes|reserved|pad|internal/i.test(fieldName) ? `koffi.array('uint8', ${r.length}, 'Typed')` : `koffi.array('char', ${r.length}, 'String')`;
     }
     return `koffi.array(${koffiField(u, r.of, fieldName)}, ${r.length})`;
   }

@@ -17,7 +17,7 @@ export interface EmitResult {
   counts: Record<string, { functions: number; legacy: number; perThread: number }>;
 }
 
-const LIB_NAMES: Record<Snapshot['library'], string> = { driver: 'Driver', runtime: 'Runtime', cufft: 'Cufft', nvrtc: 'Nvrtc' };
+const LIB_NAMES: Record<Snapshot['library'], string> = { driver: 'Driver', runtime: 'Runtime', cufft: 'Cufft', nvrtc: 'Nvrtc', nccl: 'Nccl' };
 
 function emitTypes(u: TypeUniverse, sources: string): { text: string; exported: Set<string> } {
   const exported = new Set<string>();

@@ -9,6 +9,11 @@ export interface LibrarySource {
   header: string;
   /** Symbols whose name starts with this belong to the library. */
   prefix: string;
+  /**
+   * Take types only from the header itself, not from the CUDA headers it includes (nccl.h
+   * includes cuda_runtime.h, whose types the runtime's snapshot already holds).
+   */
+  ownTypesOnly?: boolean;
 }
 
 export const LIBRARY_SOURCES: LibrarySource[] = [
@@ -16,6 +21,8 @@ export const LIBRARY_SOURCES: LibrarySource[] = [
   { library: 'runtime', header: 'cuda_runtime_api.h', prefix: 'cuda' },
   { library: 'cufft', header: 'cufft.h', prefix: 'cufft' },
   { library: 'nvrtc', header: 'nvrtc.h', prefix: 'nvrtc' },
+  // NCCL 2.x (several GPUs): nccl.h from the libnccl-dev package or the nvidia-nccl-cu13 wheel, copied into .headers/.
+  { library: 'nccl', header: 'nccl.h', prefix: 'nccl', ownTypesOnly: true },
 ];
 
 /** Where CUDA headers live: the toolkit, then `.headers/` (cufft.h and nvrtc.h copied from the GPU host; never committed). */
@@ -202,6 +209,7 @@ export async function extract(clang: string, root: string, source: LibrarySource
   let lastAnonymous: SnapshotEnum | SnapshotRecord | undefined;
   for (const { node, file, line, col } of asts.flatMap((a) => locateTopLevel(a))) {
     if (!isCudaFile(file, includeDirs)) continue;
+    if (source.ownTypesOnly && file !== headerPath) continue;
     if (node.kind === 'EnumDecl') {
       const name = node.name ?? anonTag(file, line, col);
       if (seenNames.has(`enum ${name}`)) continue;

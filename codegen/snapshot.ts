@@ -58,7 +58,7 @@ export interface SnapshotTypedef {
 }
 
 export interface Snapshot {
-  library: 'driver' | 'runtime' | 'cufft' | 'nvrtc';
+  library: 'driver' | 'runtime' | 'cufft' | 'nvrtc' | 'nccl';
   header: string;
   cudaVersion: string;
   functions: SnapshotFunction[];

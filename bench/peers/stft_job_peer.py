@@ -10,7 +10,7 @@ metrics to that peer's column):
 The job (the constants below must stay equal to bench/tscuda/engine.ts):
   STFT job: B = 64 series x N = 65536 float32 samples at fs = 1000 Hz; per series: linear
   detrend -> periodic Hann window -> rFFT -> pass band [20, 200] Hz -> irFFT (the filtered wave,
-  back to the host), the |X| of the first 256 bins (preview, back), the power in 4 bands
+  back to the host), |X| / N of the first 256 bins (preview, back), the power in 4 bands
   (one-sided Parseval, back) and the dominant non-DC bin with its amplitude and phase (back).
   CWT job: B = 8 series x N = 65536; 128 Morlet centre frequencies (log-spaced 2..400 Hz,
   6 cycles), by FFT: zero-pad to L, the smallest 2^a 3^b 5^c 7^d >= N + the longest wavelet's
@@ -203,7 +203,6 @@ def cupy_backend():
     import cupy as cp
     import cupyx
     from cupy.cuda import cufft
-    from cupyx.scipy.fft import get_fft_plan
 
     if cp.cuda.runtime.getDeviceCount() < 1:
         raise RuntimeError("no CUDA device")
@@ -215,6 +214,7 @@ def cupy_backend():
     detrend_window = cp.ElementwiseKernel(
         "float32 x, float32 m, float32 s, float32 tc, float32 w", "float32 y",
         "y = (x - m - s * tc) * w", "tscuda_peer_detrend_window")
+    magnitude = cp.ElementwiseKernel("complex64 z, float32 s", "float32 m", "m = abs(z) * s", "tscuda_peer_magnitude")
     power = cp.ElementwiseKernel("complex64 z", "float32 p",
                                  "p = z.real() * z.real() + z.imag() * z.imag()", "tscuda_peer_power")
     dominant = cp.ElementwiseKernel(
@@ -261,10 +261,11 @@ def cupy_backend():
                 self.w = cp.asarray(c["w"], cp.float32)
                 self.mask = cp.asarray(c["mask"], cp.float32)
                 self.bandmat = cp.asarray(c["bandmat"], cp.float32)
-                # Own plans per slot: a cached plan's work area would be shared between streams.
-                self.r2c = get_fft_plan(self.xw, axes=-1, value_type="R2C")
-                self.c2r = get_fft_plan(self.Xm, shape=(n,), axes=-1, value_type="C2R")
+                # Own plans per slot (each with its work area): a cached plan's would be shared between streams.
+                self.r2c = cufft.Plan1d(n, cufft.CUFFT_R2C, b)
+                self.c2r = cufft.Plan1d(n, cufft.CUFFT_C2R, b)
             self.scale = np.float32(2.0 / c["wsum"])
+            self.inv_n = np.float32(1.0 / n)
             self.bins = np.int32(f)
             self.stream.synchronize()
 
@@ -278,7 +279,7 @@ def cupy_backend():
                 cp.multiply(self.X, self.mask, out=self.Xm)
                 self.c2r.fft(self.Xm, self.y, cufft.CUFFT_INVERSE)
                 self.y.get(stream=s, out=self.h_filt)
-                cp.abs(self.X[:, :PREVIEW_BINS], out=self.prev)
+                magnitude(self.X[:, :PREVIEW_BINS], self.inv_n, self.prev)
                 self.prev.get(stream=s, out=self.h_prev)
                 power(self.X, self.P)
                 cp.matmul(self.P, self.bandmat, out=self.bp)
@@ -311,8 +312,8 @@ def cupy_backend():
                 self.out = cp.empty((b, nb, n), cp.float32)
                 self.table = cp.asarray(c["table"], cp.float32)
                 self.reduce = cp.asarray(c["reduce"], cp.float32)
-                self.r2c = get_fft_plan(self.xp, axes=-1, value_type="R2C")
-                self.c2c = get_fft_plan(self.y, axes=-1, value_type="C2C")
+                self.r2c = cufft.Plan1d(nfft, cufft.CUFFT_R2C, b)
+                self.c2c = cufft.Plan1d(nfft, cufft.CUFFT_C2C, b * CWT_FREQS)
             self.n = n
             self.half = half
             self.stream.synchronize()
@@ -434,6 +435,7 @@ def torch_backend():
             torch.fft.irfft(self.Xm, n=self.x.shape[1], dim=-1, out=self.y)
             self.h_filt.copy_(self.y, non_blocking=True)
             torch.abs(self.X[:, :PREVIEW_BINS], out=self.prev)
+            self.prev.mul_(1.0 / self.x.shape[1])
             self.h_prev.copy_(self.prev, non_blocking=True)
             torch.abs(self.X, out=self.P)
             self.P.square_()

@@ -9,7 +9,8 @@ const workers = Number(process.argv[2] ?? 2);
 const port = Number(process.argv[3] ?? 8100);
 const supervisor = superviseWorkers({
   workers,
-  workerEntry: join(import.meta.dirname, 'fault-worker.ts'),
+  // TSCUDA_SERVE_BENCH_WORKER: another worker entry (the fake-engine one, to check the bench without a GPU).
+  workerEntry: process.env.TSCUDA_SERVE_BENCH_WORKER ?? join(import.meta.dirname, 'fault-worker.ts'),
   config: { port, host: '127.0.0.1', lanes: 4, maxQueued: 256 },
   log: (line) => console.error(`[supervisor] ${line}`),
 });

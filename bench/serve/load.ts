@@ -36,6 +36,17 @@ interface AutocannonResult {
 type Autocannon = (options: Record<string, unknown>, callback: (error: Error | null, result: AutocannonResult) => void) => { stop(): void };
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
+/**
+ * Random float32 samples whose every byte is printable ASCII (mantissa bytes 0x20-0x7e, top
+ * byte 0x3f: values in [0.6, 1.0]): a random signal that autocannon's client threads can carry
+ * as a string without changing a byte.
+ */
+export function asciiSignal(n: number): Float32Array {
+  const bytes = new Uint8Array(n * 4);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = (i & 3) === 3 ? 0x3f : 0x20 + Math.floor(Math.random() * 95);
+  return new Float32Array(bytes.buffer);
+}
+
 /** A request the loads send over and over. */
 export interface LoadRequest {
   base: string;
@@ -46,10 +57,31 @@ export interface LoadRequest {
 }
 
 /** Runs autocannon for `durationS` at `concurrency` connections (one request in flight each). */
-export function autocannonStep(req: LoadRequest, concurrency: number, durationS: number): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
+export function autocannonStep(
+  req: LoadRequest,
+  concurrency: number,
+  durationS: number,
+  clientThreads = 0,
+): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
+  const threaded = clientThreads > 1 && concurrency >= clientThreads && req.body.every((b) => b < 0x80);
   return new Promise((resolve, reject) => {
     autocannon(
-      { url: req.base + req.path, method: req.method, headers: req.headers, body: req.body, connections: concurrency, pipelining: 1, duration: durationS, timeout: 30 },
+      // Several client threads at high concurrency, so the load generator is not the bottleneck.
+      // autocannon's threads get the body as a string (a Buffer does not survive postMessage), so
+      // only bodies of ASCII bytes (see asciiSignal) can use them.
+      threaded
+        ? {
+            url: req.base + req.path,
+            method: req.method,
+            headers: req.headers,
+            body: req.body.toString('latin1'),
+            connections: concurrency,
+            pipelining: 1,
+            duration: durationS,
+            timeout: 30,
+            workers: clientThreads,
+          }
+        : { url: req.base + req.path, method: req.method, headers: req.headers, body: req.body, connections: concurrency, pipelining: 1, duration: durationS, timeout: 30 },
       (error, r) => {
         if (error) return reject(error);
         const requests = r['2xx'] + r.non2xx;
@@ -92,12 +124,22 @@ function percentile(sorted: number[], q: number): number {
 export function send(req: LoadRequest, agent: Agent, extraPath = ''): Promise<{ status: number; body: Buffer; error?: string }> {
   return new Promise((resolve) => {
     const url = new URL(req.base + req.path + extraPath);
-    const r = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: req.method, headers: { ...req.headers, 'content-length': String(req.body.byteLength) }, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
-    });
+    const r = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: req.method,
+        headers: { ...req.headers, 'content-length': String(req.body.byteLength) },
+        agent,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
+      },
+    );
     r.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
     r.end(req.body);
   });
@@ -108,7 +150,12 @@ export function send(req: LoadRequest, agent: Agent, extraPath = ''): Promise<{ 
  * for `durationS`; a 429 or 503 waits `backoffMs` (a client honouring Retry-After briefly).
  * `during(elapsedS)` is called every 50 ms (the fault run injects faults from there).
  */
-export async function closedLoop(req: LoadRequest, concurrency: number, durationS: number, options: { backoffMs?: number; during?: (elapsedS: number) => void } = {}): Promise<LoopReport> {
+export async function closedLoop(
+  req: LoadRequest,
+  concurrency: number,
+  durationS: number,
+  options: { backoffMs?: number; during?: (elapsedS: number) => void } = {},
+): Promise<LoopReport> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, nonRetryable503: 0 };
   const latencies = new Map<string, number[]>();

@@ -53,6 +53,8 @@ export async function waitReady(base: string, timeoutMs: number, child?: ChildPr
       const text = await r.text();
       if (r.status === 200) return { ready: true, reason: '' };
       reason = text;
+      // No driver or no engine does not get better by waiting.
+      if (/"reason":"no (CUDA driver|GPU engine)/.test(text)) return { ready: false, reason };
     } catch (e) {
       reason = (e as Error).message;
     }
@@ -63,20 +65,46 @@ export async function waitReady(base: string, timeoutMs: number, child?: ChildPr
 
 /** `tscuda serve` as a user runs it (node + tsx on the CLI). */
 export function startTscuda(root: string, port: number, args: string[], verbose: boolean): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Checking the bench itself without a GPU: TSCUDA_SERVE_BENCH_WORKER names a worker entry
+  // (e.g. test/unit/server/fixtures/fake-worker.ts) run under the fault service's supervisor.
+  if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) return startFaultService(root, port, 1, verbose);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return track('tscuda', `http://127.0.0.1:${port}`, child, verbose);
 }
 
 /** The aiohttp peer; resolves with its first stdout line (ready, or why not). */
-export async function startPython(root: string, port: number, verbose: boolean): Promise<{ service: Service; hello: { ready: boolean; reason?: string; backend?: string; version?: string } }> {
+export async function startPython(
+  root: string,
+  port: number,
+  verbose: boolean,
+): Promise<{ service: Service; hello: { ready: boolean; reason?: string; backend?: string; version?: string } }> {
   const python = process.env.TSCUDA_BENCH_PYTHON || 'python3';
-  const child = spawn(python, [join(root, 'bench/serve/python_peer.py'), '--port', String(port)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PYTHONUNBUFFERED: '1' } });
+  const child = spawn(python, [join(root, 'bench/serve/python_peer.py'), '--port', String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+  });
   const service = track('python', `http://127.0.0.1:${port}`, child, verbose);
   const hello = await new Promise<{ ready: boolean; reason?: string; backend?: string; version?: string }>((resolve) => {
     let out = '';
     const timer = setTimeout(() => resolve({ ready: false, reason: 'no ready line within 120 s' }), 120_000);
     child.once('error', (e) => (clearTimeout(timer), resolve({ ready: false, reason: `${python}: ${e.message}` })));
-    child.once('exit', (code) => (clearTimeout(timer), resolve({ ready: false, reason: `exited with code ${code}: ${service.lines.slice(-3).map((l) => l.text).join(' / ')}` })));
+    child.once(
+      'exit',
+      (code) => (
+        clearTimeout(timer),
+        resolve({
+          ready: false,
+          reason: `exited with code ${code}: ${service.lines
+            .slice(-3)
+            .map((l) => l.text)
+            .join(' / ')}`,
+        })
+      ),
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const line = out.split('\n')[0];
@@ -95,7 +123,10 @@ export async function startPython(root: string, port: number, verbose: boolean):
 
 /** The fault service: supervised workers with the bench-only fault stage. */
 export function startFaultService(root: string, port: number, workers: number, verbose: boolean): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port)], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port)], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return track('fault', `http://127.0.0.1:${port}`, child, verbose);
 }
 

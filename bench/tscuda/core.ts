@@ -35,14 +35,7 @@ const genericNoted = new Set<string>();
  * the built-in kernels call) where the checkout has it, else through Kernel.launch(config,
  * ...args); the other path's value goes into the notes once.
  */
-function launchLoop(
-  ctx: BenchContext,
-  metric: string,
-  typed: ((n: number) => void) | null,
-  generic: (n: number) => void,
-  sync: () => void,
-  genericCall: string,
-): MeasuredMetric {
+function launchLoop(ctx: BenchContext, metric: string, typed: ((n: number) => void) | null, generic: (n: number) => void, sync: () => void, genericCall: string): MeasuredMetric {
   if (typed === null) return { pass: loopMetric(ctx.timing, generic, sync), notes: [`${genericCall} (${ctx.kernels.typedNote})`] };
   const pass = loopMetric(ctx.timing, typed, sync);
   const notes = [`through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`];
@@ -316,7 +309,10 @@ function fft(ctx: BenchContext, type: Extract<FftType, 'C2C' | 'Z2Z'>): Measured
       t1.synchronize();
       return Event.elapsedMs(t0, t1);
     };
-    return { pass: repeated(ctx.timing, 3, one), notes: ['FftPlan.create({ shape: [4096], batch: 8192 }).forward(data), in place; refilled with a constant (bench.cu: a pattern) before each run'] };
+    return {
+      pass: repeated(ctx.timing, 3, one),
+      notes: ['FftPlan.create({ shape: [4096], batch: 8192 }).forward(data), in place; refilled with a constant (bench.cu: a pattern) before each run'],
+    };
   } finally {
     disposeAll(s, data, t0, t1, plan);
   }

@@ -12,6 +12,7 @@
  * WINDOW_MS, median over the windows. Before any timing, the first job's results are compared
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
+import { CudaError } from '../../src/ffi/errors.js';
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { Event } from '../../src/runtime/event.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
@@ -29,7 +30,12 @@ export const STFT_B = 64;
 export const STFT_N = 65536;
 export const FS = 1000;
 export const PASS_BAND: Band = [20, 200];
-export const BANDS: readonly Band[] = [[5, 15], [25, 35], [60, 80], [140, 160]];
+export const BANDS: readonly Band[] = [
+  [5, 15],
+  [25, 35],
+  [60, 80],
+  [140, 160],
+];
 export const PREVIEW_BINS = 256;
 export const CWT_B = 8;
 export const CWT_N = 65536;
@@ -37,7 +43,12 @@ export const CWT_FREQS = 128;
 export const CWT_CYCLES = 6;
 export const CWT_FMIN = 2;
 export const CWT_FMAX = 400;
-export const CWT_BANDS: readonly Band[] = [[2, 8], [8, 30], [30, 100], [100, 400]];
+export const CWT_BANDS: readonly Band[] = [
+  [2, 8],
+  [8, 30],
+  [30, 100],
+  [100, 400],
+];
 export const LANES = 4;
 export const IN_FLIGHT_PER_LANE = 2;
 export const WINDOW_MS = 400;
@@ -76,7 +87,12 @@ export function jobData(batch: number, n: number, seed: number, into?: Float32Ar
     s >>>= 0;
     return (s + 0.5) / 4294967296;
   };
-  const tones = [[10, 1.0], [30, 0.6], [70, 0.4], [150, 0.3]] as const;
+  const tones = [
+    [10, 1.0],
+    [30, 0.6],
+    [70, 0.4],
+    [150, 0.3],
+  ] as const;
   for (let b = 0; b < batch; b++) {
     const phases = tones.map(() => uniform() * 2 * Math.PI);
     for (let i = 0; i < n; i++) {
@@ -92,7 +108,19 @@ export function jobData(batch: number, n: number, seed: number, into?: Float32Ar
 }
 
 export function stftSpec(data: Float32Array): JobSpec {
-  return { data, batch: data.length / STFT_N, fs: FS, flags: ['stft', 'cycles'], detrend: 'linear', window: 'hann', passBand: PASS_BAND, previewBins: PREVIEW_BINS, bands: BANDS };
+  // Band powers back, not the band-limited waves (bands x N more to copy): the job of issue 11.
+  return {
+    data,
+    batch: data.length / STFT_N,
+    fs: FS,
+    flags: ['stft', 'cycles'],
+    detrend: 'linear',
+    window: 'hann',
+    passBand: PASS_BAND,
+    previewBins: PREVIEW_BINS,
+    bands: BANDS,
+    bandWaves: false,
+  };
 }
 
 export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
@@ -106,11 +134,21 @@ async function loadEngine(ctx: BenchContext): Promise<{ JobEngine: EngineConstru
 }
 
 /** An engine-lent pinned Float32Array of `length`, or NotMeasured when the engine cannot lend. */
-function lend(engine: BenchEngine, length: number): Float32Array {
-  const lent = method(engine, 'hostBuffer')?.('f32', length);
-  const array = lent instanceof Float32Array ? lent : (lent as { array?: unknown } | undefined)?.array;
-  if (!(array instanceof Float32Array) || array.length !== length) throw new NotMeasured('engine.hostBuffer(\'f32\', n) did not lend a Float32Array of n samples');
-  return array;
+function lend(engine: BenchEngine, length: number): Float32Array;
+function lend(engine: BenchEngine, length: number, dtype: 'f64'): Float64Array;
+function lend(engine: BenchEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
+  const lent = method(engine, 'hostBuffer')?.(dtype, length);
+  const Type = dtype === 'f32' ? Float32Array : Float64Array;
+  if (!(lent instanceof Type) || lent.length !== length) throw new NotMeasured(`engine.hostBuffer('${dtype}', n) did not lend a ${Type.name} of n samples`);
+  return lent;
+}
+
+/** The pinned job: input and every result array lent by the engine (zero-copy both ways). */
+function pinnedStftSpec(engine: BenchEngine, base: Float32Array): JobSpec {
+  const data = lend(engine, STFT_B * STFT_N);
+  data.set(base);
+  const into = { filtered: lend(engine, STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
+  return { ...stftSpec(data), into };
 }
 
 /** Pinned H2D and D2H GB/s (median of 5 copies of 256 MiB each), as bench.cu's bandwidth metrics measure. */
@@ -148,9 +186,8 @@ export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; boun
  * previous job settled, for `windows` + 1 windows of WINDOW_MS (the first is a warm-up).
  * Returns input Gsamples/s per timed window.
  */
-async function closedLoop(engine: BenchEngine, inputs: readonly Float32Array[], spec: (data: Float32Array) => JobSpec, windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
+async function closedLoop(engine: BenchEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
   const rates: number[] = [];
-  const specs = inputs.map(spec);
   for (let w = 0; w <= windows; w++) {
     if (w === 1) onTimed?.('start');
     const t0 = performance.now();
@@ -187,8 +224,10 @@ function checkStft(result: JobResult, data: Float32Array): string {
       throw new NotMeasured(`wrong result: row ${row}'s dominant cycle is at ${dom.frequency} Hz, the reference's at ${ref.dominant.frequency} Hz`);
     }
   }
-  if (!(worstFiltered <= FILTERED_TOLERANCE)) throw new NotMeasured(`wrong result: the filtered wave differs from the float64 reference by ${worstFiltered.toExponential(2)} (relative L2; tolerance ${FILTERED_TOLERANCE})`);
-  if (!(worstBands <= BAND_POWER_TOLERANCE)) throw new NotMeasured(`wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`);
+  if (!(worstFiltered <= FILTERED_TOLERANCE))
+    throw new NotMeasured(`wrong result: the filtered wave differs from the float64 reference by ${worstFiltered.toExponential(2)} (relative L2; tolerance ${FILTERED_TOLERANCE})`);
+  if (!(worstBands <= BAND_POWER_TOLERANCE))
+    throw new NotMeasured(`wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`);
   return `first job vs float64 CPU reference (rows 0 and ${STFT_B - 1}): filtered wave relative L2 ${worstFiltered.toExponential(2)}, band powers ${worstBands.toExponential(2)}`;
 }
 
@@ -217,7 +256,10 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
     }
     worst = Math.max(worst, relativeL2(got, ref));
   }
-  if (!(worst <= BAND_POWER_TOLERANCE)) throw new NotMeasured(`wrong result: the band-reduced wavelet power differs from a float64 direct convolution by ${worst.toExponential(2)} (relative L2 at ${CWT_CHECK_SAMPLES.length} samples of rows 0 and ${CWT_B - 1}; tolerance ${BAND_POWER_TOLERANCE})`);
+  if (!(worst <= BAND_POWER_TOLERANCE))
+    throw new NotMeasured(
+      `wrong result: the band-reduced wavelet power differs from a float64 direct convolution by ${worst.toExponential(2)} (relative L2 at ${CWT_CHECK_SAMPLES.length} samples of rows 0 and ${CWT_B - 1}; tolerance ${BAND_POWER_TOLERANCE})`,
+    );
   return `first job vs float64 direct convolution (rows 0 and ${CWT_B - 1}, ${CWT_CHECK_SAMPLES.length} samples each): relative L2 ${worst.toExponential(2)}`;
 }
 
@@ -227,45 +269,63 @@ function statsNote(engine: BenchEngine): string {
   return `engine.stats(): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms per job; ${lanes}`;
 }
 
-async function stftMetrics(ctx: BenchContext, JobEngine: EngineConstructor, file: string): Promise<Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>> {
-  const out: Partial<Record<string, MeasuredMetric | UnmeasuredMetric>> = {};
+type Results = Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>;
+
+/**
+ * Runs one part of the benchmark; a failure (a wrong result, a missing API, a job error) marks
+ * that part's metrics not measured with the reason and lets the other parts run. A sticky CUDA
+ * error is rethrown: nothing else can run in this process after it.
+ */
+async function part(out: Results, names: readonly string[], run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (e) {
+    if (e instanceof CudaError && e.sticky) throw e;
+    const why = e instanceof NotMeasured ? e.message : `failed: ${e instanceof Error ? e.message : String(e)}`;
+    for (const n of names) out[n] ??= { notMeasured: why };
+  }
+}
+
+async function stftMetrics(ctx: BenchContext, JobEngine: EngineConstructor, file: string, out: Results): Promise<void> {
   const windows = Math.max(3, Math.min(ctx.timing.reps, MAX_WINDOWS));
   const pcie = measurePcie(ctx);
-  const shape = `${LANES} lanes, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands), ${windows} windows of ${WINDOW_MS} ms (${file})`;
+  const shape = `${LANES} lanes, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands, bandWaves false), ${windows} windows of ${WINDOW_MS} ms (${file})`;
   // One job's series, copied into every in-flight input (generating each would take seconds).
   const base = jobData(STFT_B, STFT_N, 11);
-  const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft' });
-  try {
-    const inputs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => {
-      const lent = lend(engine, STFT_B * STFT_N);
-      lent.set(base);
-      return lent;
-    });
-    const check = checkStft(await engine.submit(stftSpec(inputs[0]!)).result, inputs[0]!);
-    let lags: number[] = [];
-    let probe: ReturnType<typeof startLagProbe> | undefined;
-    const rates = await closedLoop(engine, inputs, stftSpec, windows, (phase) => {
-      if (phase === 'start') probe = startLagProbe(1);
-      else lags = probe?.stop() ?? [];
-    });
-    const bound = `PCIe bound ${pcie.boundGsamples.toFixed(2)} Gsamples/s (pinned H2D ${pcie.h2d.toFixed(1)} GB/s, D2H ${pcie.d2h.toFixed(1)} GB/s, this run)`;
-    out.stft_job_gsamples_per_s = { pass: summarize(rates), notes: [shape, check, bound, statsNote(engine)] };
-    out.stft_job_pcie_fraction = { pass: summarize(rates.map((r) => r / pcie.boundGsamples)), notes: [bound] };
-    out.engine_event_loop_lag_p99_ms = lags.length > 0 ? { pass: lagPass(lags), notes: [`a 1 ms timer during the timed windows of stft_job_gsamples_per_s; ${lags.length} ticks`] } : { notMeasured: 'no timer ticks recorded' };
-  } finally {
-    await engine.close();
-  }
+  await part(out, ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'engine_event_loop_lag_p99_ms'], async () => {
+    const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft' });
+    try {
+      const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => pinnedStftSpec(engine, base));
+      const check = checkStft(await engine.submit(specs[0]!).result, base);
+      let lags: number[] = [];
+      let probe: ReturnType<typeof startLagProbe> | undefined;
+      const rates = await closedLoop(engine, specs, windows, (phase) => {
+        if (phase === 'start') probe = startLagProbe(1);
+        else lags = probe?.stop() ?? [];
+      });
+      const bound = `PCIe bound ${pcie.boundGsamples.toFixed(2)} Gsamples/s (pinned H2D ${pcie.h2d.toFixed(1)} GB/s, D2H ${pcie.d2h.toFixed(1)} GB/s, this run)`;
+      out.stft_job_gsamples_per_s = { pass: summarize(rates), notes: [`input and results in engine-lent pinned arrays (JobSpec.into); ${shape}`, check, bound, statsNote(engine)] };
+      out.stft_job_pcie_fraction = { pass: summarize(rates.map((r) => r / pcie.boundGsamples)), notes: [bound] };
+      out.engine_event_loop_lag_p99_ms =
+        lags.length > 0
+          ? { pass: lagPass(lags), notes: [`a 1 ms timer during the timed windows of stft_job_gsamples_per_s; ${lags.length} ticks`] }
+          : { notMeasured: 'no timer ticks recorded' };
+    } finally {
+      await engine.close();
+    }
+  });
   // The same job from plain arrays: the engine copies each into its lane's pinned buffer.
-  const plain = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft pageable' });
-  try {
-    const inputs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => Float32Array.from(base));
-    const check = checkStft(await plain.submit(stftSpec(inputs[0]!)).result, inputs[0]!);
-    const rates = await closedLoop(plain, inputs, stftSpec, windows);
-    out.stft_job_pageable_gsamples_per_s = { pass: summarize(rates), notes: [`plain Float32Arrays; ${shape}`, check] };
-  } finally {
-    await plain.close();
-  }
-  return out;
+  await part(out, ['stft_job_pageable_gsamples_per_s'], async () => {
+    const plain = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft pageable' });
+    try {
+      const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => stftSpec(Float32Array.from(base)));
+      const check = checkStft(await plain.submit(specs[0]!).result, base);
+      const rates = await closedLoop(plain, specs, windows);
+      out.stft_job_pageable_gsamples_per_s = { pass: summarize(rates), notes: [`plain Float32Arrays in, fresh result arrays out; ${shape}`, check] };
+    } finally {
+      await plain.close();
+    }
+  });
 }
 
 async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: string): Promise<MeasuredMetric> {
@@ -274,14 +334,13 @@ async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: 
   const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES, label: 'bench cwt' });
   try {
     const base = jobData(CWT_B, CWT_N, 13);
-    const inputs = Array.from({ length: LANES }, () => {
-      const lent = lend(engine, CWT_B * CWT_N);
-      lent.set(base);
-      return lent;
+    const specs = Array.from({ length: LANES }, (): JobSpec => {
+      const data = lend(engine, CWT_B * CWT_N);
+      data.set(base);
+      return { ...cwtSpec(data, freqs), into: { waveletPower: lend(engine, CWT_B * CWT_BANDS.length * CWT_N) } };
     });
-    const spec = (d: Float32Array): JobSpec => cwtSpec(d, freqs);
-    const check = checkCwt(await engine.submit(spec(inputs[0]!)).result, inputs[0]!, freqs);
-    const rates = await closedLoop(engine, inputs, spec, windows);
+    const check = checkCwt(await engine.submit(specs[0]!).result, base, freqs);
+    const rates = await closedLoop(engine, specs, windows);
     const shape = `${LANES} lanes, ${LANES} jobs in flight of ${CWT_B} x ${CWT_N} samples, ${CWT_FREQS} Morlet frequencies ${CWT_FMIN}..${CWT_FMAX} Hz (${CWT_CYCLES} cycles) reduced on the GPU to ${CWT_BANDS.length} bands, ${windows} windows of ${WINDOW_MS} ms (${file})`;
     return { pass: summarize(rates), notes: [shape, check, statsNote(engine)] };
   } finally {
@@ -293,19 +352,11 @@ export const ENGINE_BENCHMARK: TscudaBenchmark = {
   names: ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms'],
   run: async (ctx) => {
     const { JobEngine, file } = await loadEngine(ctx);
-    const out: Partial<Record<string, MeasuredMetric | UnmeasuredMetric>> = {};
-    try {
-      Object.assign(out, await stftMetrics(ctx, JobEngine, file));
-    } catch (e) {
-      if (!(e instanceof NotMeasured)) throw e;
-      for (const n of ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'engine_event_loop_lag_p99_ms']) out[n] ??= { notMeasured: e.message };
-    }
-    try {
+    const out: Results = {};
+    await stftMetrics(ctx, JobEngine, file, out);
+    await part(out, ['cwt_job_gsamples_per_s'], async () => {
       out.cwt_job_gsamples_per_s = await cwtMetric(ctx, JobEngine, file);
-    } catch (e) {
-      if (!(e instanceof NotMeasured)) throw e;
-      out.cwt_job_gsamples_per_s = { notMeasured: e.message };
-    }
+    });
     return out;
   },
 };

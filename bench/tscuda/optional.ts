@@ -59,8 +59,6 @@ export async function findExport(root: string, symbol: string, files: readonly s
     if (symbol in mod && mod[symbol] !== undefined) return { value: mod[symbol], file };
   }
   throw new NotMeasured(
-    present.length === 0
-      ? `${symbol} is not in this checkout yet (looked for ${files.join(', ')})`
-      : `${symbol} is not exported yet (looked in ${present.join(', ')})`,
+    present.length === 0 ? `${symbol} is not in this checkout yet (looked for ${files.join(', ')})` : `${symbol} is not exported yet (looked in ${present.join(', ')})`,
   );
 }

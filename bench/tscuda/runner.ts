@@ -37,11 +37,7 @@ function fmt(v: number): string {
  * metrics not measured with the reason and the pass goes on. After a sticky CUDA error the
  * context is unusable: the rest of the pass is marked with that error instead of run.
  */
-export async function runTscudaPass(
-  ctx: BenchContext,
-  names: ReadonlySet<string>,
-  results: Record<string, TscudaMetricRun>,
-): Promise<void> {
+export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string>, results: Record<string, TscudaMetricRun>): Promise<void> {
   for (const bench of TSCUDA_BENCHMARKS) {
     const wanted = bench.names.filter((n) => names.has(n));
     if (wanted.length === 0) continue;

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
-import { cufft, nvrtc, runtime } from '../ffi/index.js';
+import { cufft, nccl, nvrtc, runtime } from '../ffi/index.js';
 import { LIBRARY_NAMES, libraryStatus, type LibraryName, type LibraryStatus } from '../ffi/libraries.js';
 import { Device, driverVersion } from '../runtime/device.js';
 import type { DeviceProperties } from '../runtime/device.js';
@@ -54,7 +54,12 @@ const VERSION_READERS: Record<LibraryName, () => string | null> = {
     const minor: [number | null] = [0];
     return nvrtc().nvrtcVersion(major, minor) === 0 ? `${major[0]}.${minor[0]}` : null;
   },
-  nccl: () => null,
+  nccl: () => {
+    const v: [number | null] = [0];
+    if (nccl().ncclGetVersion(v) !== 0 || !v[0]) return null;
+    // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
+    return `${Math.floor(v[0] / 10000)}.${Math.floor((v[0] % 10000) / 100)}.${v[0] % 100}`;
+  },
 };
 
 /** The libraries, each found or missing; never throws (no driver needed). */

@@ -173,7 +173,12 @@ export function decodeRaw(bytes: Uint8Array, format: 'f32' | 'f64', options: Rea
 }
 
 function splitRow(line: string, delimiter: string): string[] {
-  return line.split(delimiter).map((c) => c.trim().replace(/^"(.*)"$/, '$1').trim());
+  return line.split(delimiter).map((c) =>
+    c
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .trim(),
+  );
 }
 
 function detectDelimiter(line: string): string {
@@ -218,7 +223,8 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
   } else if (typeof options.column === 'number') {
     column = options.column;
     const width = split(data[0]!.text).length;
-    if (!Number.isInteger(column) || column < 0 || column >= width) throw new SignalInputError(`${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`);
+    if (!Number.isInteger(column) || column < 0 || column >= width)
+      throw new SignalInputError(`${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`);
   } else {
     column = split(data[0]!.text).findIndex(isNumber);
     if (column < 0) throw new SignalInputError(`${name}: line ${data[0]!.line} has no numeric column`);

@@ -70,7 +70,8 @@ export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
   const total = frameCount(f);
   if (total === 0) throw new RangeError(`planFrameChunks: the series (${f.length} samples) is shorter than one frame (${frameLength})`);
   const overlapFrames = Math.ceil(frameLength / hop) - 1;
-  if (!Number.isSafeInteger(maxFrames) || maxFrames < overlapFrames + 1) throw new RangeError(`planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`);
+  if (!Number.isSafeInteger(maxFrames) || maxFrames < overlapFrames + 1)
+    throw new RangeError(`planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`);
   const covered = coveredLength(f);
   const chunks: FrameChunk[] = [];
   let frameStart = 0;

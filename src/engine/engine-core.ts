@@ -5,7 +5,7 @@
  * close() and the lost state after a sticky CUDA error. Lanes are LaneRunners, so unit tests drive
  * it with fake lanes and JobEngine with GPU ones.
  */
-import { planRowChunks } from './chunks.js';
+import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
 import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
 import { JobRecord } from './job.js';
 import { allocateOutputs, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
@@ -108,8 +108,19 @@ export class EngineCore implements JobEngineLike {
   validate(spec: JobSpec): NormalizedJob {
     const job = validateJob(spec, { stages: this.stageNames() });
     checkInto(job, this.precision);
+    if (job.framing) {
+      const need = Math.ceil(job.framing.nperseg / job.framing.step);
+      const fits = Math.min(...this.#lanes.map((l) => l.runner.maxFrames?.(job) ?? 0));
+      if (!(fits >= need))
+        throw new JobValidationError(
+          'data',
+          `${job.batch} series framed by nperseg = ${job.framing.nperseg} need ${need} frames per chunk, a lane holds ${fits}; submit fewer series per job`,
+        );
+      return job;
+    }
     const fits = Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
-    if (!(fits >= 1)) throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series`);
+    if (!(fits >= 1))
+      throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series or a framed stft (nperseg)`);
     return job;
   }
 
@@ -117,6 +128,12 @@ export class EngineCore implements JobEngineLike {
   chunkRows(spec: JobSpec): number {
     const job = this.validate(spec);
     return Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
+  }
+
+  /** Frames per series per chunk of a framed-stft job (the smallest over the lanes). */
+  chunkFrames(spec: JobSpec): number {
+    const job = this.validate(spec);
+    return Math.min(...this.#lanes.map((l) => l.runner.maxFrames?.(job) ?? 0));
   }
 
   submit(spec: JobSpec): Job;
@@ -256,13 +273,13 @@ export class EngineCore implements JobEngineLike {
     let ok = false;
     try {
       const outputs = allocateOutputs(spec, this.precision);
-      const chunks = planRowChunks(spec.batch, Math.max(1, lane.runner.maxRows(spec)));
+      const chunks = planJobChunks(spec, lane.runner);
       const stages: Record<string, unknown[]> = {};
       for (const c of chunks) {
         if (job.settled) break; // timed out or the engine was lost: stop here
         const n = spec.length;
-        const data = chunks.length === 1 ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
-        const outcome = await lane.runner.run({ jobId: job.id, job: spec, rowStart: c.start, rows: c.rows, data, outputs, progress });
+        const data = chunks.length === 1 || c.frames ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
+        const outcome = await lane.runner.run({ jobId: job.id, job: spec, rowStart: c.start, rows: c.rows, data, outputs, progress, ...(c.frames ? { frames: c.frames } : {}) });
         gpuMs += outcome.gpuMs;
         bytesMoved += outcome.bytesMoved;
         for (const [name, value] of Object.entries(outcome.stages)) (stages[name] ??= []).push(value);
@@ -298,6 +315,7 @@ export class EngineCore implements JobEngineLike {
       length: spec.length,
       fs: spec.fs,
       ...outputs,
+      ...(spec.framing ? { frames: spec.framing.frames } : {}),
       timings: { queuedMs: job.startedAt - job.submittedAt, runMs: endedAt - job.startedAt, gpuMs },
     };
     if (spec.stages.length > 0) {
@@ -378,6 +396,14 @@ export class EngineCore implements JobEngineLike {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
+
+/** The chunks a job runs in on `runner`: runs of whole series, or (framed stft) runs of whole frames of every series. */
+function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk }[] {
+  const f = job.framing;
+  if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
+  const maxFrames = runner.maxFrames?.(job) ?? f.frames;
+  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({ start: 0, rows: job.batch, frames }));
+}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new Error('aborted');

@@ -49,7 +49,10 @@ export class JobCancelledError extends Error {
   readonly jobId: number;
 
   constructor(jobId: number, reason?: unknown) {
-    super(`job ${jobId} was cancelled before it ran${reason instanceof Error ? `: ${reason.message}` : reason !== undefined ? `: ${String(reason)}` : ''}`, reason === undefined ? undefined : { cause: reason });
+    super(
+      `job ${jobId} was cancelled before it ran${reason instanceof Error ? `: ${reason.message}` : reason !== undefined ? `: ${String(reason)}` : ''}`,
+      reason === undefined ? undefined : { cause: reason },
+    );
     this.jobId = jobId;
   }
 }

@@ -15,6 +15,10 @@ import { Stream } from '../runtime/stream.js';
 import { finishDominantCycles } from '../signal/cycles.js';
 import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
 import { getWindow } from '../signal/window.js';
+import { bandBins } from '../signal/geometry.js';
+import { istft, stft } from '../signal/stft.js';
+import { signalWorkspace } from '../signal/workspace.js';
+import type { FrameChunk } from './chunks.js';
 import type { LaneChunk, LaneChunkOutcome, LaneRunner } from './lane-runner.js';
 import { LaneBuffers } from './lane-buffers.js';
 import { runWavelet, waveletScratchPerRow } from './wavelet.js';
@@ -87,10 +91,22 @@ export class GpuLane implements LaneRunner {
     const nb = job.bands.length;
     let elements = 2 * n + 2 * k; // input, windowed, spectrum
     if (job.stft || job.stages.length > 0) elements += 2 * k + n + job.previewBins; // masked, filtered, preview
-    if (job.cycles) elements += nb * (2 * k + n); // band spectra and waves
+    if (job.cycles && job.bandWaves) elements += nb * (2 * k + n); // band spectra and waves
     let bytes = elements * this.#bytes + (job.cycles ? 8 * (nb + 4) : 0);
     if (job.wavelet) bytes += waveletScratchPerRow(job, this.#real);
     return bytes;
+  }
+
+  /** Device bytes one frame of one series of a framed-stft job needs (input, Zxx, the stft/istft scratch, output, preview). */
+  bytesPerFrame(job: NormalizedJob): number {
+    const f = job.framing!;
+    const nfft = f.nperseg;
+    return this.#bytes * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins);
+  }
+
+  maxFrames(job: NormalizedJob): number {
+    if (!job.framing) return 0;
+    return Math.min(job.framing.frames, Math.floor(this.#shared.laneMemoryBytes / (job.batch * this.bytesPerFrame(job))));
   }
 
   maxRows(job: NormalizedJob): number {
@@ -111,6 +127,7 @@ export class GpuLane implements LaneRunner {
     const { job, rows, rowStart, outputs, progress } = chunk;
     const sticky = this.context.stickyError;
     if (sticky) throw sticky;
+    if (chunk.frames) return this.#runFramed(chunk, chunk.frames);
     const s = this.stream;
     const n = job.length;
     const k = halfBins(n);
@@ -167,14 +184,30 @@ export class GpuLane implements LaneRunner {
         const stage = this.#shared.stages.get(name);
         if (!stage || stage.after !== after) continue;
         progress.stage = name;
-        pending.push({ name, value: stage.run(stageCtx(name, output)) });
+        const value = stage.run(stageCtx(name, output));
+        // Awaited after the job's event; until then a rejection must not count as unhandled.
+        if (value instanceof Promise) value.catch(() => {});
+        pending.push({ name, value });
       }
     };
     runStages('fft', undefined);
 
+    // Copies back: straight into the result array when it is pinned memory lent by the engine
+    // (hostBuffer) of the buffer's type, else into the lane's pinned staging, copied on the host
+    // once the job's event has completed (`after`).
+    const after: (() => void)[] = [];
+    const fetch = (src: DeviceBuffer<DType>, target: Float32Array | Float64Array, targetOffset: number, length: number, purpose: string): void => {
+      const direct = this.#lentTarget(target, src.dtype);
+      if (direct) (src as DeviceBuffer<DType>).read(direct.host, { stream: s, otherOffset: direct.offset + targetOffset, length });
+      else {
+        const pin = buf.host(purpose, src.dtype, length);
+        src.read(pin, { stream: s, length });
+        after.push(() => target.set((pin.array as Float32Array | Float64Array).subarray(0, length), targetOffset));
+      }
+      bytesMoved += length * (src.dtype === 'f32' ? 4 : 8);
+    };
+
     const needInverse = job.stft || job.stages.some((name) => this.#shared.stages.get(name)?.after === 'inverse');
-    let filteredHost: HostBuffer | undefined;
-    let previewHost: HostBuffer | undefined;
     if (needInverse) {
       progress.stage = 'mask';
       const masked = buf.device('masked', complex, rows * k) as ComplexBuffer;
@@ -188,49 +221,63 @@ export class GpuLane implements LaneRunner {
         const preview = buf.device('preview', real, rows * job.previewBins) as RealBuffer;
         spectrumMagnitude(spectrum, preview, { ...series, bins: job.previewBins, scale: 1 / n });
         progress.stage = 'd2h';
-        filteredHost = buf.host('filtered', real, total);
-        (filtered as DeviceBuffer<DType>).read(filteredHost, { stream: s, length: total });
-        previewHost = buf.host('preview', real, rows * job.previewBins);
-        (preview as DeviceBuffer<DType>).read(previewHost, { stream: s, length: rows * job.previewBins });
-        bytesMoved += (total + rows * job.previewBins) * el;
+        fetch(filtered as DeviceBuffer<DType>, outputs.filtered!, rowStart * n, total, 'filtered');
+        fetch(preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
       }
     }
 
-    let powersHost: HostBuffer | undefined;
-    let dominantHost: HostBuffer | undefined;
-    let wavesHost: HostBuffer | undefined;
     if (job.cycles) {
       progress.stage = 'cycles';
       const powers = buf.device('powers', 'f64', rows * nb);
       bandPowers(spectrum, powers, { ...series, fs: job.fs, bands: job.bands });
       const dominant = buf.device('dominant', 'f64', rows * 4);
       dominantCycleDevice(spectrum, dominant, { ...series, fs: job.fs });
-      // One masked copy of the spectrum per band ([band][row][bin]), then one batched inverse of them all.
-      const bandSpectra = buf.device('band spectra', complex, nb * rows * k) as ComplexBuffer;
-      for (let q = 0; q < nb; q++) bandMask(spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: (bandSpectra as DeviceBuffer<DType>).view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
-      const waves = buf.device('band waves', real, nb * total) as RealBuffer;
-      irfft(bandSpectra, waves, { batch: nb * rows, length: n, stream: s, normalize: false });
+      let waves: DeviceBuffer<DType> | undefined;
+      if (job.bandWaves) {
+        // One masked copy of the spectrum per band ([band][row][bin]), then one batched inverse of them all.
+        const bandSpectra = buf.device('band spectra', complex, nb * rows * k) as DeviceBuffer<DType>;
+        for (let q = 0; q < nb; q++)
+          bandMask(spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
+        waves = buf.device('band waves', real, nb * total) as DeviceBuffer<DType>;
+        irfft(bandSpectra as ComplexBuffer, waves as RealBuffer, { batch: nb * rows, length: n, stream: s, normalize: false });
+      }
       progress.stage = 'd2h';
-      powersHost = buf.host('powers', 'f64', rows * nb);
-      powers.read(powersHost as HostBuffer<'f64'>, { stream: s, length: rows * nb });
-      dominantHost = buf.host('dominant', 'f64', rows * 4);
-      dominant.read(dominantHost as HostBuffer<'f64'>, { stream: s, length: rows * 4 });
-      wavesHost = buf.host('band waves', real, nb * total);
-      (waves as DeviceBuffer<DType>).read(wavesHost, { stream: s, length: nb * total });
-      bytesMoved += rows * (nb + 4) * 8 + nb * total * el;
+      fetch(powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
+      const dominantHost = buf.host('dominant', 'f64', rows * 4);
+      dominant.read(dominantHost, { stream: s, length: rows * 4 });
+      bytesMoved += rows * 4 * 8;
+      const windowGain = windowSum(job);
+      after.push(() => {
+        const cycles = finishDominantCycles(dominantHost.array.subarray(0, rows * 4), { batch: rows, length: n, fs: job.fs, windowSum: windowGain });
+        for (let r = 0; r < rows; r++) outputs.dominant![rowStart + r] = cycles[r]!;
+      });
+      const target = outputs.bandWaves;
+      if (waves && target) {
+        // [band][row][t] on the device -> [row][band][t] in the result.
+        const direct = this.#lentTarget(target, waves.dtype);
+        if (direct) {
+          for (let q = 0; q < nb; q++)
+            for (let r = 0; r < rows; r++)
+              waves.read(direct.host, { stream: s, offset: (q * rows + r) * n, otherOffset: direct.offset + ((rowStart + r) * nb + q) * n, length: n });
+        } else {
+          const pin = buf.host('band waves', real, nb * total);
+          waves.read(pin, { stream: s, length: nb * total });
+          after.push(() => {
+            const src = pin.array as Float32Array | Float64Array;
+            for (let q = 0; q < nb; q++) for (let r = 0; r < rows; r++) target.set(src.subarray((q * rows + r) * n, (q * rows + r + 1) * n), ((rowStart + r) * nb + q) * n);
+          });
+        }
+        bytesMoved += nb * total * el;
+      }
     }
 
-    let waveletHost: HostBuffer | undefined;
-    let waveletRows = 0;
     if (job.wavelet) {
       progress.stage = 'wavelet';
-      waveletRows = job.waveletBands ? nb : job.freqs.length;
+      const waveletRows = job.waveletBands ? nb : job.freqs.length;
       const power = buf.device('wavelet power', real, rows * waveletRows * n) as RealBuffer;
       runWavelet(x, power, job, rows, s);
       progress.stage = 'd2h';
-      waveletHost = buf.host('wavelet power', real, rows * waveletRows * n);
-      (power as DeviceBuffer<DType>).read(waveletHost, { stream: s, length: rows * waveletRows * n });
-      bytesMoved += rows * waveletRows * n * el;
+      fetch(power as DeviceBuffer<DType>, outputs.waveletPower!, rowStart * waveletRows * n, rows * waveletRows * n, 'wavelet power');
     }
 
     progress.stage = 'gpu';
@@ -239,19 +286,7 @@ export class GpuLane implements LaneRunner {
     const gpuMs = this.#finished.elapsedSince(this.#start);
 
     progress.stage = 'readback';
-    if (filteredHost && outputs.filtered) outputs.filtered.set(view(filteredHost, total), rowStart * n);
-    if (previewHost && outputs.spectrum) outputs.spectrum.set(view(previewHost, rows * job.previewBins), rowStart * job.previewBins);
-    if (powersHost && outputs.bandPowers) outputs.bandPowers.set(view(powersHost, rows * nb), rowStart * nb);
-    if (dominantHost && outputs.dominant) {
-      const cycles = finishDominantCycles(view(dominantHost, rows * 4) as Float64Array, { batch: rows, length: n, fs: job.fs, windowSum: windowSum(job) });
-      for (let r = 0; r < rows; r++) outputs.dominant[rowStart + r] = cycles[r]!;
-    }
-    if (wavesHost && outputs.bandWaves) {
-      // [band][row][t] on the device -> [row][band][t] in the result.
-      const src = wavesHost.array as Float32Array | Float64Array;
-      for (let q = 0; q < nb; q++) for (let r = 0; r < rows; r++) outputs.bandWaves.set(src.subarray((q * rows + r) * n, (q * rows + r + 1) * n), ((rowStart + r) * nb + q) * n);
-    }
-    if (waveletHost && outputs.waveletPower) outputs.waveletPower.set(view(waveletHost, rows * waveletRows * n), rowStart * waveletRows * n);
+    for (const fn of after) fn();
 
     const stages: Record<string, unknown> = {};
     for (const { name, value } of pending) {
@@ -259,6 +294,119 @@ export class GpuLane implements LaneRunner {
       stages[name] = await value;
     }
     return { gpuMs, bytesMoved, stages };
+  }
+
+  /**
+   * A framed-stft chunk: frames [f0, f0 + M) of every series of the zero-extended, padded series
+   * (scipy's boundary 'zeros', padded), assembled on the host into the lane's pinned input; stft
+   * without boundary, mask (zeroing the frequency rows outside the pass band), istft without
+   * boundary (overlap-add divided by the summed squared window of the chunk's frames); the chunk
+   * keeps only the samples it owns, whose covering frames it all ran, so chunks stitch exactly.
+   */
+  async #runFramed(chunk: LaneChunk, fc: FrameChunk): Promise<LaneChunkOutcome> {
+    const { job, outputs, progress } = chunk;
+    const f = job.framing!;
+    const s = this.stream;
+    const buf = this.#buffers;
+    const real = this.#real;
+    const el = this.#bytes;
+    const batch = job.batch;
+    const n = job.length;
+    const len = fc.inputLength;
+    const M = fc.frames;
+    const F = f.freqs;
+    const P = job.previewBins;
+    const window = job.window.parameter === undefined ? job.window.name : ([job.window.name, job.window.parameter] as const);
+
+    progress.stage = 'h2d';
+    this.#start.record(s);
+    const pin = buf.host('input', real, batch * len);
+    const host = pin.array as Float32Array | Float64Array;
+    // Padded-series sample p is series sample p - extension (zero outside the series).
+    const lo = Math.max(0, f.extension - fc.inputStart);
+    const first = fc.inputStart + lo - f.extension;
+    const count = Math.max(0, Math.min(len - lo, n - first));
+    for (let b = 0; b < batch; b++) {
+      host.fill(0, b * len, (b + 1) * len);
+      if (count > 0) host.set(chunk.data.subarray(b * n + first, b * n + first + count), b * len + lo);
+    }
+    const x = buf.device('input', real, batch * len) as DeviceBuffer<DType>;
+    x.write(pin, { stream: s, length: batch * len });
+    let bytesMoved = batch * len * el;
+
+    progress.stage = 'fft';
+    const zxx = buf.device('zxx', this.#complex, batch * F * M) as DeviceBuffer<DType>;
+    stft(x as RealBuffer, {
+      fs: job.fs,
+      window,
+      nperseg: f.nperseg,
+      noverlap: f.noverlap,
+      detrend: job.detrend,
+      boundary: null,
+      padded: false,
+      scaling: 'spectrum',
+      batch,
+      stream: s,
+      output: zxx as ComplexBuffer,
+    });
+    // |Zxx| of the first P frequency rows of every series: per series those rows are P*M contiguous
+    // values, so each series is read as one "spectrum" of F*M bins (an F*M-point half spectrum).
+    const preview = buf.device('preview', real, batch * P * M) as DeviceBuffer<DType>;
+    spectrumMagnitude(zxx as ComplexBuffer, preview as RealBuffer, { batch, length: 2 * (F * M - 1), bins: P * M, stream: s });
+
+    progress.stage = 'mask';
+    const [k0, k1] = bandBins(job.passBand, job.fs, f.nperseg, 'passBand');
+    for (let b = 0; b < batch; b++) {
+      if (k0 > 0) zxx.view(b * F * M, Math.min(k0, F) * M).memset(0, { stream: s });
+      if (k1 < F - 1) zxx.view(b * F * M + (k1 + 1) * M, (F - 1 - k1) * M).memset(0, { stream: s });
+    }
+
+    progress.stage = 'inverse';
+    const y = buf.device('filtered', real, batch * len) as DeviceBuffer<DType>;
+    istft(zxx as ComplexBuffer, {
+      frames: M,
+      batch,
+      fs: job.fs,
+      window,
+      nperseg: f.nperseg,
+      noverlap: f.noverlap,
+      boundary: false,
+      scaling: 'spectrum',
+      stream: s,
+      output: y as RealBuffer,
+    });
+
+    progress.stage = 'd2h';
+    const yHost = buf.host('filtered', real, batch * len);
+    y.read(yHost, { stream: s, length: batch * len });
+    const pHost = buf.host('preview', real, batch * P * M);
+    preview.read(pHost, { stream: s, length: batch * P * M });
+    bytesMoved += batch * (len + P * M) * el;
+
+    progress.stage = 'gpu';
+    this.#finished.record(s);
+    await this.#finished.done();
+    const gpuMs = this.#finished.elapsedSince(this.#start);
+
+    progress.stage = 'readback';
+    // Owned padded samples [outputStart, outputStart + outputLength) are series samples minus the extension.
+    const t0 = Math.max(0, fc.outputStart - f.extension);
+    const t1 = Math.min(n, fc.outputStart + fc.outputLength - f.extension);
+    const ys = yHost.array as Float32Array | Float64Array;
+    const ps = pHost.array as Float32Array | Float64Array;
+    const total = f.frames;
+    for (let b = 0; b < batch; b++) {
+      if (t1 > t0 && outputs.filtered) outputs.filtered.set(ys.subarray(b * len + t0 + f.extension - fc.inputStart, b * len + t1 + f.extension - fc.inputStart), b * n + t0);
+      if (outputs.spectrum) for (let k = 0; k < P; k++) outputs.spectrum.set(ps.subarray((b * P + k) * M, (b * P + k + 1) * M), (b * P + k) * total + fc.frameStart);
+    }
+    return { gpuMs, bytesMoved, stages: {} };
+  }
+
+  /** The pinned buffer behind a result array lent by engine.hostBuffer() holding `dtype`, and the element offset of `target` in it. */
+  #lentTarget(target: Float32Array | Float64Array, dtype: DType): { host: HostBuffer<'f32' | 'f64'>; offset: number } | undefined {
+    const host = this.#shared.lent.get(target.buffer);
+    if (!host || host.disposed || host.dtype !== dtype) return undefined;
+    return { host, offset: target.byteOffset / target.BYTES_PER_ELEMENT };
   }
 
   /** The pinned buffer behind an array lent by engine.hostBuffer() in the engine's precision, and the element offset of `data` in it. */
@@ -270,7 +418,9 @@ export class GpuLane implements LaneRunner {
 
   dispose(): void {
     let first: unknown;
-    for (const fn of [() => this.#buffers.dispose(), () => this.#start.dispose(), () => this.#finished.dispose(), () => this.stream.dispose()]) {
+    // The signal layer caches scratch per stream: let it go before the stream does (when it offers to).
+    const releaseScratch = (): void => (signalWorkspace as { releaseStream?(stream: Stream): void }).releaseStream?.(this.stream);
+    for (const fn of [() => this.#buffers.dispose(), releaseScratch, () => this.#start.dispose(), () => this.#finished.dispose(), () => this.stream.dispose()]) {
       try {
         fn();
       } catch (e) {
@@ -279,8 +429,4 @@ export class GpuLane implements LaneRunner {
     }
     if (first !== undefined && !this.context.stickyError) throw first;
   }
-}
-
-function view(host: HostBuffer, length: number): Float32Array | Float64Array {
-  return (host.array as Float32Array | Float64Array).subarray(0, length);
 }

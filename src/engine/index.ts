@@ -4,7 +4,21 @@
  * `close()` to drain. The CUDA-free parts (validation, errors, core, chunk planning, statistics)
  * are exported too, for servers and tests that do not load CUDA.
  */
-export type { Band, BuiltinJobFlag, DominantCycle, EngineStats, Job, JobEngineLike, JobEngineOptions, JobFlag, JobResult, JobSpec, JobStatus, LaneStats, WindowSpec } from './types.js';
+export type {
+  Band,
+  BuiltinJobFlag,
+  DominantCycle,
+  EngineStats,
+  Job,
+  JobEngineLike,
+  JobEngineOptions,
+  JobFlag,
+  JobResult,
+  JobSpec,
+  JobStatus,
+  LaneStats,
+  WindowSpec,
+} from './types.js';
 export { JobEngine, DEFAULT_LANES, DEFAULT_LANE_MEMORY_BYTES } from './job-engine.js';
 export { EngineCore, type EngineCoreOptions } from './engine-core.js';
 export { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';

@@ -19,7 +19,8 @@ export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 function deviceOrdinals(options: JobEngineOptions): number[] {
   if (options.devices !== undefined) {
     if (options.devices === 'all') return Array.from({ length: Device.count() }, (_, i) => i);
-    if (!Array.isArray(options.devices) || options.devices.length === 0) throw new TypeError(`devices must be 'all' or a non-empty array of ordinals, got ${JSON.stringify(options.devices)}`);
+    if (!Array.isArray(options.devices) || options.devices.length === 0)
+      throw new TypeError(`devices must be 'all' or a non-empty array of ordinals, got ${JSON.stringify(options.devices)}`);
     const count = Device.count();
     for (const d of options.devices) if (!Number.isInteger(d) || d < 0 || d >= count) throw new RangeError(`devices: no device ${String(d)} (this machine has ${count})`);
     return [...new Set(options.devices)];
@@ -55,7 +56,8 @@ export class JobEngine extends EngineCore {
     const perDevice = options.lanes ?? DEFAULT_LANES;
     if (!Number.isSafeInteger(perDevice) || perDevice < 1) throw new RangeError(`lanes must be a positive integer, got ${String(perDevice)}`);
     const laneMemoryBytes = options.laneMemoryBytes ?? DEFAULT_LANE_MEMORY_BYTES;
-    if (!Number.isSafeInteger(laneMemoryBytes) || laneMemoryBytes < 1 << 16) throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
+    if (!Number.isSafeInteger(laneMemoryBytes) || laneMemoryBytes < 1 << 16)
+      throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
     const label = options.label ?? 'engine';
     const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes };
     const ordinals = deviceOrdinals(options);

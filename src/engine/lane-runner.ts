@@ -3,6 +3,7 @@
  * jobs: the GPU lane (one stream, its buffers and plans) implements LaneRunner, and unit tests use
  * a fake one. CUDA-free.
  */
+import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
 import type { DominantCycle } from './types.js';
 
@@ -40,6 +41,8 @@ export interface LaneChunk {
   outputs: JobOutputs;
   /** Set `stage` as the work proceeds. */
   progress: JobProgress;
+  /** A framed-stft job: the frames of this chunk (every row, `rows` = the whole batch); undefined otherwise. */
+  frames?: FrameChunk;
 }
 
 /** What a lane reports for one chunk once its work has completed on the device. */
@@ -58,6 +61,8 @@ export interface LaneRunner {
   readonly device: number;
   /** Rows of `job` one chunk may hold (at least 1, or 0 when even one series does not fit). */
   maxRows(job: NormalizedJob): number;
+  /** Frames per series one chunk of a framed-stft job may hold (required for those jobs). */
+  maxFrames?(job: NormalizedJob): number;
   /** Runs a chunk; resolves once its results are in `chunk.outputs` (the completion poller, never a blocking sync). */
   run(chunk: LaneChunk): Promise<LaneChunkOutcome>;
   /** Frees the lane's resources; called once, after its last chunk settled. */
@@ -75,7 +80,7 @@ export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): J
   const out: JobOutputs = {};
   if (job.stft) {
     out.filtered = into.filtered ?? new Array_(b * n);
-    out.spectrum = into.spectrum ?? new Array_(b * job.previewBins);
+    out.spectrum = into.spectrum ?? new Array_(b * job.previewBins * (job.framing?.frames ?? 1));
   }
   if (job.cycles) {
     out.bandPowers = into.bandPowers ?? new Float64Array(b * job.bands.length);

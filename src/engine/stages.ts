@@ -66,7 +66,8 @@ export class StageRegistry {
     if ((BUILTIN_FLAGS as readonly string[]).includes(name)) throw new StageRegistrationError(`"${name}" is a built-in flag; pick another stage name`);
     if (this.#stages.has(name)) throw new StageRegistrationError(`a stage "${name}" is already registered`);
     if (typeof stage !== 'object' || stage === null || typeof stage.run !== 'function') throw new StageRegistrationError(`stage "${name}" needs a run(ctx) function`);
-    if (stage.after !== 'fft' && stage.after !== 'inverse') throw new StageRegistrationError(`stage "${name}".after must be 'fft' or 'inverse', got ${JSON.stringify(stage.after)}`);
+    if (stage.after !== 'fft' && stage.after !== 'inverse')
+      throw new StageRegistrationError(`stage "${name}".after must be 'fft' or 'inverse', got ${JSON.stringify(stage.after)}`);
     this.#stages.set(name, stage);
     this.#names.add(name);
   }

@@ -30,6 +30,16 @@ export interface JobSpec {
   detrend?: 'constant' | 'linear' | false;
   /** Window applied before the forward FFT (default 'hann'). */
   window?: WindowSpec;
+  /**
+   * `stft` as a framed STFT (scipy.signal.stft -> mask -> istft, boundary 'zeros', padded): frames of
+   * `nperseg` samples (2 <= nperseg <= N), each detrended (`detrend`) and windowed, masked to
+   * `passBand`, overlap-added back (NOLA must hold). Series longer than a lane holds then stream
+   * through it in chunks of whole frames, with the result of one pass. Only with the `stft` flag.
+   * Without it, each series is one frame (the whole-series FFT of the seed).
+   */
+  nperseg?: number;
+  /** Framed `stft`: samples shared by consecutive frames (default nperseg / 2, floored). */
+  noverlap?: number;
   /** `stft`: the pass band kept by the mask before the inverse FFT (default: everything up to fs/2). */
   passBand?: Band;
   /** `stft`: magnitude-spectrum bins returned per series as a preview (default 256, at most N/2+1). */
@@ -95,7 +105,11 @@ export interface JobResult {
   fs: number;
   /** `stft`: the band-passed wave, B x N. */
   filtered?: Float32Array | Float64Array;
-  /** `stft`: |X| of the first `previewBins` bins per series, B x previewBins. */
+  /**
+   * `stft`: |X| / N of the first `previewBins` bins per series, B x previewBins; framed (`nperseg`):
+   * |Zxx| (scipy's stft, scaling 'spectrum') of the first previewBins frequencies of every frame,
+   * B x previewBins x frames (a spectrogram).
+   */
   spectrum?: Float32Array | Float64Array;
   /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
   bandPowers?: Float64Array;
@@ -105,8 +119,10 @@ export interface JobResult {
   dominant?: DominantCycle[];
   /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
   waveletPower?: Float32Array | Float64Array;
-  /** What registered stages returned, by stage name. */
+  /** What registered stages returned, by stage name (a chunked job: one value per chunk, in order). */
   stages?: Record<string, unknown>;
+  /** Framed `stft` (`nperseg`): STFT frames per series. */
+  frames?: number;
   /** Milliseconds waiting in the queue, running (host wall clock) and on the GPU (events). */
   timings: { queuedMs: number; runMs: number; gpuMs: number };
 }

@@ -4,6 +4,7 @@
  * never re-check. CUDA-free.
  */
 import { JobValidationError } from './errors.js';
+import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import type { Band, BuiltinJobFlag, JobFlag, JobOutputArrays, JobSpec } from './types.js';
 
@@ -31,6 +32,8 @@ export interface NormalizedJob {
   stages: readonly string[];
   detrend: 'constant' | 'linear' | false;
   window: ResolvedWindow;
+  /** Framed stft (nperseg given): scipy's framing of each series (boundary 'zeros', padded). */
+  framing: JobFraming | undefined;
   /** The stft pass band; [0, fs/2] when not given. */
   passBand: Band;
   previewBins: number;
@@ -46,6 +49,21 @@ export interface NormalizedJob {
   label: string | undefined;
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+}
+
+/** The framing of a framed-stft job: each series zero-extended by `extension` on both sides and padded to `paddedLength`, cut in `frames` frames. */
+export interface JobFraming {
+  nperseg: number;
+  noverlap: number;
+  /** nperseg - noverlap. */
+  step: number;
+  /** nperseg / 2 (floored): zeros before and after the series (scipy's boundary 'zeros'). */
+  extension: number;
+  /** Samples of the extended, padded series: (frames - 1) * step + nperseg. */
+  paddedLength: number;
+  frames: number;
+  /** Frequency bins per frame: nperseg / 2 + 1. */
+  freqs: number;
 }
 
 /** What validation needs to know about the engine. */
@@ -88,14 +106,38 @@ export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindo
   try {
     return resolveWindow(spec as WindowSpec);
   } catch (e) {
-    const at = Array.isArray(spec) && spec.length === 2 && /parameter|std|alpha|beta/.test((e as Error).message) && !/takes no parameter|needs its parameter/.test((e as Error).message) ? `${field}[1]` : field;
+    const at =
+      Array.isArray(spec) && spec.length === 2 && /parameter|std|alpha|beta/.test((e as Error).message) && !/takes no parameter|needs its parameter/.test((e as Error).message)
+        ? `${field}[1]`
+        : field;
     return fail(at, (e as Error).message);
   }
 }
 
 const INTO_FIELDS = new Set(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
 
-const KNOWN_FIELDS = new Set(['data', 'batch', 'fs', 'flags', 'detrend', 'window', 'passBand', 'previewBins', 'bands', 'freqs', 'nCycles', 'waveletBands', 'stageParams', 'label', 'timeoutMs', 'signal', 'bandWaves', 'into']);
+const KNOWN_FIELDS = new Set([
+  'data',
+  'batch',
+  'fs',
+  'flags',
+  'detrend',
+  'window',
+  'passBand',
+  'previewBins',
+  'bands',
+  'freqs',
+  'nCycles',
+  'waveletBands',
+  'stageParams',
+  'label',
+  'timeoutMs',
+  'signal',
+  'bandWaves',
+  'into',
+  'nperseg',
+  'noverlap',
+]);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
@@ -103,7 +145,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) fail(key, `unknown field (known: ${[...KNOWN_FIELDS].join(', ')})`);
 
   const data = spec.data as unknown;
-  if (!(data instanceof Float32Array) && !(data instanceof Float64Array)) return fail('data', `must be a Float32Array or Float64Array, got ${data === null || data === undefined ? String(data) : (data as object).constructor?.name ?? typeof data}`);
+  if (!(data instanceof Float32Array) && !(data instanceof Float64Array))
+    return fail('data', `must be a Float32Array or Float64Array, got ${data === null || data === undefined ? String(data) : ((data as object).constructor?.name ?? typeof data)}`);
   if (data.length === 0) fail('data', 'is empty');
   const batch = spec.batch === undefined ? 1 : positiveInteger(spec.batch, 'batch');
   if (data.length % batch !== 0) fail('batch', `${data.length} samples do not split into ${batch} series of equal length`);
@@ -122,7 +165,11 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     if (seen.has(flag)) fail(`flags[${i}]`, `"${flag}" is given twice`);
     seen.add(flag);
     if ((BUILTIN_FLAGS as readonly string[]).includes(flag)) return;
-    if (!context.stages.has(flag)) fail(`flags[${i}]`, `unknown flag "${flag}": not one of ${BUILTIN_FLAGS.join(', ')} nor a registered stage${context.stages.size ? ` (${[...context.stages].join(', ')})` : ''}`);
+    if (!context.stages.has(flag))
+      fail(
+        `flags[${i}]`,
+        `unknown flag "${flag}": not one of ${BUILTIN_FLAGS.join(', ')} nor a registered stage${context.stages.size ? ` (${[...context.stages].join(', ')})` : ''}`,
+      );
     stages.push(flag);
   });
   const stft = seen.has('stft');
@@ -134,9 +181,37 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const window = resolveJobWindow(spec.window === undefined ? 'hann' : spec.window);
 
   const passBand = spec.passBand === undefined ? ([0, nyquist] as Band) : band(spec.passBand, 'passBand', nyquist);
-  const maxBins = Math.floor(length / 2) + 1;
+  let framing: JobFraming | undefined;
+  if (spec.nperseg !== undefined) {
+    const nperseg = positiveInteger(spec.nperseg, 'nperseg');
+    if (nperseg < 2) fail('nperseg', `must be at least 2, got ${nperseg}`);
+    if (nperseg > length) fail('nperseg', `${nperseg} is greater than the series length N = ${length}`);
+    const noverlap = spec.noverlap === undefined ? Math.floor(nperseg / 2) : spec.noverlap;
+    if (typeof noverlap !== 'number' || !Number.isSafeInteger(noverlap) || noverlap < 0 || noverlap >= nperseg)
+      fail('noverlap', `must be an integer in [0, nperseg = ${nperseg}), got ${show(noverlap)}`);
+    const others = [...seen].filter((f) => f !== 'stft');
+    if (!stft || others.length > 0)
+      fail('flags', `a framed job (nperseg) takes only the stft flag${others.length ? `, not ${others.join(', ')}` : ''}; submit those as a separate job`);
+    const windowSpec: WindowSpec = window.parameter === undefined ? window.name : [window.name, window.parameter];
+    if (!checkNOLA(windowSpec, nperseg, noverlap))
+      fail('noverlap', `window ${JSON.stringify(windowSpec)} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`);
+    const step = nperseg - noverlap;
+    const extension = Math.floor(nperseg / 2);
+    const extended = length + 2 * extension;
+    const mod = (a: number, m: number): number => ((a % m) + m) % m;
+    const paddedLength = extended + mod(mod(-(extended - nperseg), step), nperseg);
+    const frames = Math.floor((paddedLength - noverlap) / step);
+    framing = { nperseg, noverlap, step, extension, paddedLength, frames, freqs: Math.floor(nperseg / 2) + 1 };
+  } else if (spec.noverlap !== undefined) fail('noverlap', 'needs nperseg (a framed stft)');
+  const maxBins = framing ? framing.freqs : Math.floor(length / 2) + 1;
   const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : positiveInteger(spec.previewBins, 'previewBins');
-  if (previewBins > maxBins) fail('previewBins', `${previewBins} bins asked, a series of ${length} samples has ${maxBins} (N/2+1)`);
+  if (previewBins > maxBins)
+    fail(
+      'previewBins',
+      framing
+        ? `${previewBins} bins asked, a frame of ${framing.nperseg} samples has ${maxBins} (nperseg/2+1)`
+        : `${previewBins} bins asked, a series of ${length} samples has ${maxBins} (N/2+1)`,
+    );
 
   let bands: Band[] = [];
   if (spec.bands !== undefined) {
@@ -167,7 +242,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
   for (const [key, value] of Object.entries(into)) {
     if (!INTO_FIELDS.has(key)) fail(`into.${key}`, `is not a result array (known: ${[...INTO_FIELDS].join(', ')})`);
-    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array)) fail(`into.${key}`, `must be a Float32Array or Float64Array, got ${show(value)}`);
+    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array))
+      fail(`into.${key}`, `must be a Float32Array or Float64Array, got ${show(value)}`);
   }
 
   const stageParams = spec.stageParams ?? {};
@@ -195,6 +271,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     stages,
     detrend,
     window,
+    framing,
     passBand,
     previewBins,
     bands,
@@ -224,7 +301,7 @@ export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
   const nb = job.bands.length;
   const expected: Record<string, number | undefined> = {
     filtered: job.stft ? b * n : undefined,
-    spectrum: job.stft ? b * job.previewBins : undefined,
+    spectrum: job.stft ? b * job.previewBins * (job.framing?.frames ?? 1) : undefined,
     bandPowers: job.cycles ? b * nb : undefined,
     bandWaves: job.cycles && job.bandWaves ? b * nb * n : undefined,
     waveletPower: job.wavelet ? b * (job.waveletBands ? nb : job.freqs.length) * n : undefined,
@@ -232,7 +309,7 @@ export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
   for (const [key, array] of Object.entries(job.into)) {
     if (array === undefined) continue;
     const length = expected[key];
-    if (length === undefined) fail(`into.${key}`, 'this job\'s flags do not produce it');
+    if (length === undefined) fail(`into.${key}`, "this job's flags do not produce it");
     const type = key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
     if (!(array instanceof type)) fail(`into.${key}`, `must be a ${type.name} (engine precision ${precision}), got ${array.constructor.name}`);
     if (array.length !== length) fail(`into.${key}`, `holds ${array.length} values, the result has ${length}`);

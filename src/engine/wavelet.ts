@@ -11,12 +11,25 @@ function options(job: NormalizedJob): CwtOptions {
   return { fs: job.fs, freqs: job.freqs, nCycles: job.nCycles, output: 'power', ...(job.waveletBands ? { bands: job.bands } : {}) };
 }
 
-/** Device bytes per series of the CWT: its output plus the signal workspace's scratch (padded series, its spectrum, F padded products). */
+const perRowCache = new Map<string, number>();
+
+/**
+ * Device bytes per series of the CWT: its output plus the signal workspace's scratch (padded
+ * series, its spectrum, F padded products). Cached: resolving the wavelets costs a few ms for many
+ * low frequencies, and lanes ask for every job.
+ */
 export function waveletScratchPerRow(job: NormalizedJob, precision: 'f32' | 'f64'): number {
-  const el = precision === 'f32' ? 4 : 8;
-  const g = cwtGeometry(job.length, options(job));
-  const L = g.paddedLength;
-  return el * (g.rows * job.length + L + 2 * (Math.floor(L / 2) + 1) + 2 * g.freqs.length * L);
+  const key = `${precision}|${job.length}|${job.fs}|${job.nCycles}|${job.freqs.join(',')}|${job.waveletBands ? JSON.stringify(job.bands) : ''}`;
+  let bytes = perRowCache.get(key);
+  if (bytes === undefined) {
+    const el = precision === 'f32' ? 4 : 8;
+    const g = cwtGeometry(job.length, options(job));
+    const L = g.paddedLength;
+    bytes = el * (g.rows * job.length + L + 2 * (Math.floor(L / 2) + 1) + 2 * g.freqs.length * L);
+    if (perRowCache.size > 256) perRowCache.clear();
+    perRowCache.set(key, bytes);
+  }
+  return bytes;
 }
 
 /** Enqueues the CWT power of `input` (rows x N) into `output` (rows x (freqs or bands) x N) on `stream`. */

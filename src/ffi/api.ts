@@ -37,3 +37,6 @@ export const cufftChecked = lazy(() => checkedLibrary<CufftCheckedFunctions>('cu
 export const nvrtcChecked = lazy(() =>
   checkedLibrary<NvrtcCheckedFunctions>('nvrtc', nvrtc(), NVRTC_FUNCTIONS, (code) => nvrtc().nvrtcGetErrorString(code as never) ?? undefined),
 );
+
+// NCCL (several GPUs): lazy like the others; loading it sets NCCL_NVLS_ENABLE=0 first (see nccl.ts).
+export { nccl, ncclChecked } from './nccl.js';

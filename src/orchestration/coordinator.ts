@@ -156,8 +156,10 @@ export class Coordinator extends Resource {
    */
   start(spec: OperationSpec): number {
     const op = this.#make(spec);
-    for (const d of op.after) {
-      if (d.state === 'failed') throw new DependencyFailedError(op.name, d.name, d.error!, { operationId: this.#nextId, dependencyId: d.id });
+    const failed = op.after.find((d) => d.state === 'failed');
+    if (failed) {
+      this.#nextId--; // nothing was added: the id is not spent
+      throw new DependencyFailedError(op.name, failed.name, failed.error!, { operationId: op.id, dependencyId: failed.id });
     }
     this.#register(op);
     this.#launch([op]);
@@ -352,7 +354,10 @@ export class Coordinator extends Resource {
 
   /** Bounds a host step in flight: its timeout or its signal fails it (its promise is then ignored). */
   #guard(op: Operation, timeoutMs: number | undefined, signal: AbortSignal | undefined): void {
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => this.#fail(op, new OperationTimeoutError(`${this.label}: host step "${op.name}" did not settle within ${timeoutMs} ms`, op.id)), timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => this.#fail(op, new OperationTimeoutError(`${this.label}: host step "${op.name}" did not settle within ${timeoutMs} ms`, op.id)), timeoutMs);
     const onAbort = signal === undefined ? undefined : (): void => this.#fail(op, this.#abortError(op, signal));
     if (onAbort) signal!.addEventListener('abort', onAbort, { once: true });
     op.cancelGuard = () => {
@@ -363,7 +368,9 @@ export class Coordinator extends Resource {
 
   #abortError(op: Operation, signal: AbortSignal): Error {
     const reason: unknown = signal.reason;
-    return reason instanceof Error ? reason : new OperationTimeoutError(`${this.label}: host step "${op.name}" was aborted${reason === undefined ? '' : `: ${String(reason)}`}`, op.id, { cause: reason });
+    return reason instanceof Error
+      ? reason
+      : new OperationTimeoutError(`${this.label}: host step "${op.name}" was aborted${reason === undefined ? '' : `: ${String(reason)}`}`, op.id, { cause: reason });
   }
 
   /** The edge path: one cuStreamWaitEvent per dependency on another stream still in flight. */
@@ -386,7 +393,13 @@ export class Coordinator extends Resource {
       const spec = op.spec;
       const event = op.barrier
         ? trackStream(op.stream, listener)
-        : this.pool.submit(op.stream, spec.kind, spec.run, { name: op.name, ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }), ...(spec.profile === false ? { profile: false } : {}) }, listener);
+        : this.pool.submit(
+            op.stream,
+            spec.kind,
+            spec.run,
+            { name: op.name, ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }), ...(spec.profile === false ? { profile: false } : {}) },
+            listener,
+          );
       // Finished already (settled inline): nothing is left to wait on.
       if (op.state === 'enqueued' && !op.workDone && event !== undefined) {
         op.event = event;
@@ -564,7 +577,13 @@ export class Coordinator extends Resource {
     const completions = streams.map(
       (stream, index) =>
         new Promise<void>((resolve, reject) => {
-          this.pool.submit(stream, kind, (s) => (results[index] = fn(s, index)), { name: options.name ?? `parallel#${index}` }, (error) => (error ? reject(error) : resolve()));
+          this.pool.submit(
+            stream,
+            kind,
+            (s) => (results[index] = fn(s, index)),
+            { name: options.name ?? `parallel#${index}` },
+            (error) => (error ? reject(error) : resolve()),
+          );
         }),
     );
     // Every stream's share completes (or fails) before the first failure is reported.
@@ -591,7 +610,8 @@ export class Coordinator extends Resource {
       const deps: Operation[] = [];
       for (const d of op.after) {
         if (inCapture.has(d)) deps.push(d);
-        else if (d.state !== 'completed' && d.state !== 'captured') throw new Error(`${this.label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`);
+        else if (d.state !== 'completed' && d.state !== 'captured')
+          throw new Error(`${this.label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`);
       }
       depsOf.set(op, deps);
     }
@@ -608,7 +628,8 @@ export class Coordinator extends Resource {
       check(api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${this.label}: capture on stream "${stream.label}"`);
       return e;
     };
-    const waitOn = (stream: Stream, e: CUevent): void => check(api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${this.label}: capture on stream "${stream.label}"`);
+    const waitOn = (stream: Stream, e: CUevent): void =>
+      check(api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${this.label}: capture on stream "${stream.label}"`);
     let graph: Graph;
     try {
       graph = Graph.capture(
@@ -622,7 +643,8 @@ export class Coordinator extends Resource {
           try {
             for (const op of ops) {
               for (const d of depsOf.get(op)!) if (d.stream !== op.stream) waitOn(op.stream, recorded.get(d)!);
-              if (!op.barrier && isThenable(op.spec.run(op.stream))) throw new TypeError(`${this.label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`);
+              if (!op.barrier && isThenable(op.spec.run(op.stream)))
+                throw new TypeError(`${this.label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`);
               recorded.set(op, record(op.stream));
             }
           } catch (e) {
@@ -651,5 +673,3 @@ export class Coordinator extends Resource {
     return graph;
   }
 }
-
-

@@ -20,3 +20,6 @@ export { StreamOrderedAllocator, type AllocatorStats, type StreamOrderedAllocato
 export { sizeClass, MIN_CLASS_BYTES } from '../runtime/memory/size-classes.js';
 export { Profiler, type ProfileToken, type ProfilerDescriptor } from './profiler.js';
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from '../report/timeline.js';
+export { DevicePool, type DevicePoolDescriptor, type DeviceMetrics, type DeviceStreamRequest } from './device-pool.js';
+export { chooseDevice, checkPlacement, resolveDeviceList, DEVICE_PLACEMENTS, type DevicePlacement, type DeviceLoad } from './device-placement.js';
+export * from './nccl/index.js';

@@ -48,6 +48,8 @@ export class Profiler extends Resource {
   /** The token of #brackets[0]: tokens stay valid when the oldest brackets are dropped. */
   #base = 0;
   readonly #freeEvents: CUevent[] = [];
+  /** Every timing event made (the leak net destroys them if the profiler is collected undisposed). */
+  readonly #created = new Set<CUevent>();
   #origin: CUevent | undefined;
   #streamOrder = new Map<string, number>();
 
@@ -56,7 +58,8 @@ export class Profiler extends Resource {
     this.context = resolveContext(descriptor);
     this.enabled = descriptor.enabled ?? true;
     const window = descriptor.window ?? Infinity;
-    if (window !== Infinity && !(Number.isSafeInteger(window) && window >= 1)) throw new RangeError(`${this.label}: window must be a positive integer (or Infinity), got ${String(window)}`);
+    if (window !== Infinity && !(Number.isSafeInteger(window) && window >= 1))
+      throw new RangeError(`${this.label}: window must be a positive integer (or Infinity), got ${String(window)}`);
     this.window = window;
   }
 
@@ -66,7 +69,17 @@ export class Profiler extends Resource {
   }
 
   #event(): CUevent {
-    return this.#freeEvents.pop() ?? createRawEvent(this.context, CUevent_flags.CU_EVENT_DEFAULT, `${this.label} timing event`);
+    const free = this.#freeEvents.pop();
+    if (free !== undefined) return free;
+    const made = createRawEvent(this.context, CUevent_flags.CU_EVENT_DEFAULT, `${this.label} timing event`);
+    if (this.#created.size === 0) {
+      const created = this.#created;
+      this.track(() => {
+        for (const e of created) driverApi().cuEventDestroy(e);
+      });
+    }
+    this.#created.add(made);
+    return made;
   }
 
   #record(event: CUevent, stream: Stream): void {
@@ -143,7 +156,15 @@ export class Profiler extends Resource {
     return brackets
       .filter((b) => b.end)
       .map((b) => {
-        const rec: TimelineRecord = { stream: b.stream.label, streamOrder: this.#streamOrder.get(b.stream.label) ?? 0, kind: b.kind, name: b.name, startMs: since(b.start), endMs: since(b.end!), id: b.id };
+        const rec: TimelineRecord = {
+          stream: b.stream.label,
+          streamOrder: this.#streamOrder.get(b.stream.label) ?? 0,
+          kind: b.kind,
+          name: b.name,
+          startMs: since(b.start),
+          endMs: since(b.end!),
+          id: b.id,
+        };
         if (b.bytes !== undefined) rec.bytes = b.bytes;
         return rec;
       });
@@ -191,7 +212,8 @@ export class Profiler extends Resource {
       if (b.end) this.#freeEvents.push(b.end);
     }
     if (this.#origin) this.#freeEvents.push(this.#origin);
-    for (const e of this.#freeEvents) driverApi().cuEventDestroy(e);
+    for (const e of this.#created) driverApi().cuEventDestroy(e);
+    this.#created.clear();
     this.#freeEvents.length = 0;
     this.#brackets = [];
     this.#origin = undefined;

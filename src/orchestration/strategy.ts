@@ -1,10 +1,14 @@
 /** How a StreamPool picks streams: pure functions, so the rules are testable without a GPU. */
 
 export type StreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
+/** The kind of work a piece of work is, for the Workload strategy. */
 export type WorkloadType = 'Compute' | 'Memory' | 'Mixed' | 'Coordination';
+/** How a StreamPool picks a stream for the next piece of work. */
 export type PoolStrategy = 'RoundRobin' | 'LoadBalanced' | 'Priority' | 'Workload';
+/** A stream's priority, mapped onto the context's priority range. */
 export type PriorityLevel = 'high' | 'normal' | 'low';
 
+/** What a strategy knows of one stream when it chooses. */
 export interface StreamLoad {
   index: number;
   /** Submissions not yet completed on the stream. */
@@ -13,6 +17,7 @@ export interface StreamLoad {
   purpose: StreamPurpose;
 }
 
+/** What the work asks for when it acquires a stream. */
 export interface StreamRequest {
   purpose?: StreamPurpose;
   workload?: WorkloadType;
@@ -112,7 +117,9 @@ export function assignWorkloads(averages: ReadonlyMap<WorkloadType, number>, loa
   const reserved = slowStreams.slice(0, Math.ceil(slowStreams.length / 2));
   const out: WorkloadAssignments = { [slowest]: reserved };
   for (const [workload] of recorded.slice(1)) {
-    const rest = suited(loads, workload).map((l) => l.index).filter((i) => !reserved.includes(i));
+    const rest = suited(loads, workload)
+      .map((l) => l.index)
+      .filter((i) => !reserved.includes(i));
     if (rest.length) out[workload] = rest;
   }
   return out;

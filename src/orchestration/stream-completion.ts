@@ -2,10 +2,9 @@
  * The one record-and-track of work on a stream in orchestration: a completion event from the
  * context's pool behind the work so far, handed to the context's poller. Used by StreamPool
  * (each piece of submitted work) and by the Coordinator (barriers). See
- * .helpers/runtime-needs.md: once Stream offers the same as a method, this defers to it.
+ * Stream.trackCompletion(), the runtime's one record-and-track, does the work.
  */
 import type { CUevent } from '../ffi/generated/types.js';
-import { driverError, hot } from '../runtime/cuda.js';
 import type { Stream } from '../runtime/stream.js';
 
 /** Heard by whoever submitted work once it completes (error: the CUDA error it failed with). */
@@ -19,23 +18,5 @@ export type SettleListener = (error: Error | undefined) => void;
  * it is thrown.
  */
 export function trackStream(stream: Stream, listener: SettleListener): CUevent | undefined {
-  const handle = stream.use();
-  const context = stream.context;
-  const events = context.completionEvents;
-  const event = events.acquire();
-  const status = hot().eventRecord(event, handle);
-  if (status !== 0) {
-    events.recycle(event);
-    const error = driverError(status, 'cuEventRecord', `completion of work on stream "${stream.label}"`);
-    listener(error);
-    throw error;
-  }
-  let pending = true;
-  const settle = (error: Error | undefined): void => {
-    if (!pending) return;
-    pending = false;
-    listener(error);
-  };
-  context.completion.enqueue(handle ?? 0, event, () => settle(undefined), settle, events.recycle);
-  return pending ? event : undefined;
+  return stream.trackCompletion(listener);
 }

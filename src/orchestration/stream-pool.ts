@@ -92,7 +92,22 @@ const TRANSFERS: ReadonlySet<OperationKind> = new Set(['upload', 'download', 'co
 const LAUNCHES: ReadonlySet<OperationKind> = new Set(['kernel', 'fft']);
 
 function newMember(stream: Stream, owned: boolean, priority: PriorityLevel, purpose: StreamPurpose): Member {
-  return { stream, owned, priority, purpose, outstanding: 0, bytesInFlight: 0, operations: 0, transfers: 0, kernelLaunches: 0, completed: 0, latencyTotal: 0, busyMs: 0, busyUntil: 0, peakMemoryBytes: 0 };
+  return {
+    stream,
+    owned,
+    priority,
+    purpose,
+    outstanding: 0,
+    bytesInFlight: 0,
+    operations: 0,
+    transfers: 0,
+    kernelLaunches: 0,
+    completed: 0,
+    latencyTotal: 0,
+    busyMs: 0,
+    busyUntil: 0,
+    peakMemoryBytes: 0,
+  };
 }
 
 /**
@@ -313,7 +328,8 @@ export class StreamPool extends Resource {
   waitForAnyReady(options: { timeoutMs: number }): Promise<Stream | null> {
     this.assertAlive();
     const timeoutMs = options?.timeoutMs;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1) throw new RangeError(`${this.label}: timeoutMs must be a number of ms from 0 to ${2 ** 31 - 1}, got ${String(timeoutMs)}`);
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1)
+      throw new RangeError(`${this.label}: timeoutMs must be a number of ms from 0 to ${2 ** 31 - 1}, got ${String(timeoutMs)}`);
     for (const m of this.#members) if (m.stream.query()) return Promise.resolve(m.stream);
     return new Promise<Stream | null>((resolve, reject) => {
       let settled = false;

@@ -146,7 +146,11 @@ export class AsyncCoordinator extends Resource {
       ],
       ...(this.profiler ? { profiler: this.profiler } : {}),
     });
-    this.coordinator = new Coordinator(this.pool, { label: this.label, uniqueNames: false, ...(descriptor.retainSettled === undefined ? {} : { retainSettled: descriptor.retainSettled }) });
+    this.coordinator = new Coordinator(this.pool, {
+      label: this.label,
+      uniqueNames: false,
+      ...(descriptor.retainSettled === undefined ? {} : { retainSettled: descriptor.retainSettled }),
+    });
   }
 
   get uploadStream(): Stream {
@@ -176,7 +180,15 @@ export class AsyncCoordinator extends Resource {
   queueUpload<T extends DType>(host: HostBuffer<T>, buffer: DeviceBuffer<T>, options: TransferOptions = {}): AsyncOperationId {
     const stream = this.#streams.upload;
     const length = options.length ?? host.length;
-    return this.#queue('upload', options.name ?? `upload to ${buffer.label}`, stream, options.deps ?? [], () => buffer.write(host, { stream, length }), length * dtypeInfo(buffer.dtype).bytes, true);
+    return this.#queue(
+      'upload',
+      options.name ?? `upload to ${buffer.label}`,
+      stream,
+      options.deps ?? [],
+      () => buffer.write(host, { stream, length }),
+      length * dtypeInfo(buffer.dtype).bytes,
+      true,
+    );
   }
 
   /** Runs a registered computation (by name) or `fn` on the compute stream, after `deps`. */
@@ -208,7 +220,15 @@ export class AsyncCoordinator extends Resource {
     const stream = this.#streams.download;
     const length = options.length ?? host.length;
     const deps = options.deps ?? (this.#lastCompute === undefined ? [] : [this.#lastCompute]);
-    return this.#queue('download', options.name ?? `download from ${buffer.label}`, stream, deps, () => buffer.read(host, { stream, length }), length * dtypeInfo(buffer.dtype).bytes, true);
+    return this.#queue(
+      'download',
+      options.name ?? `download from ${buffer.label}`,
+      stream,
+      deps,
+      () => buffer.read(host, { stream, length }),
+      length * dtypeInfo(buffer.dtype).bytes,
+      true,
+    );
   }
 
   /**
@@ -256,7 +276,15 @@ export class AsyncCoordinator extends Resource {
     this.#throwFailures(ids);
   }
 
-  #queue(kind: AsyncOperationKind, name: string, stream: Stream, deps: readonly AsyncOperationId[], enqueue: () => void, bytes: number | undefined, profile: boolean): AsyncOperationId {
+  #queue(
+    kind: AsyncOperationKind,
+    name: string,
+    stream: Stream,
+    deps: readonly AsyncOperationId[],
+    enqueue: () => void,
+    bytes: number | undefined,
+    profile: boolean,
+  ): AsyncOperationId {
     this.assertAlive();
     if (!Array.isArray(deps)) throw new TypeError(`${this.label}: deps must be an array of operation ids`);
     for (const d of deps) this.#checkId(d);
@@ -280,7 +308,10 @@ export class AsyncCoordinator extends Resource {
   #throwFailures(ids: readonly AsyncOperationId[]): void {
     const failed = ids.filter((id) => this.coordinator.state(id) === 'failed');
     if (failed.length === 0) return;
-    throw new AggregateError(failed.map((id) => this.coordinator.failure(id)!), `${this.label}: ${failed.length} operation(s) failed: ${failed.join(', ')}`);
+    throw new AggregateError(
+      failed.map((id) => this.coordinator.failure(id)!),
+      `${this.label}: ${failed.length} operation(s) failed: ${failed.join(', ')}`,
+    );
   }
 
   #uniqueStreams(): Stream[] {

@@ -16,7 +16,16 @@ export {
 } from './async-coordinator.js';
 export { AsyncOperationError, AsyncDependencyError } from './errors.js';
 export { OperationError, DependencyFailedError, OperationTimeoutError } from '../orchestration/errors.js';
-export { StageManager, type PipelineStage, type PipelineStats, type StageIO, type StageLaunch, type StageManagerDescriptor, type StageManagerOptions, type IterationResult } from './stages/stage-manager.js';
+export {
+  StageManager,
+  type PipelineStage,
+  type PipelineStats,
+  type StageIO,
+  type StageLaunch,
+  type StageManagerDescriptor,
+  type StageManagerOptions,
+  type IterationResult,
+} from './stages/stage-manager.js';
 export {
   ManagedContext,
   type ManagedContextDescriptor,

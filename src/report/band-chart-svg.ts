@@ -125,14 +125,18 @@ export function toBandChartSvg(options: BandChartOptions): string {
   bands.forEach((band, b) => {
     const gx = plotX + b * groupW;
     if (band.highlight) {
-      parts.push(`<rect x="${px(gx + 2)}" y="${plotTop}" width="${px(groupW - 4)}" height="${plotH}" fill="#fef3c7"><title>${escapeXml(`${band.label ?? bandLabel(band.low, band.high)}: highlighted`)}</title></rect>`);
+      parts.push(
+        `<rect x="${px(gx + 2)}" y="${plotTop}" width="${px(groupW - 4)}" height="${plotH}" fill="#fef3c7"><title>${escapeXml(`${band.label ?? bandLabel(band.low, band.high)}: highlighted`)}</title></rect>`,
+      );
     }
     const x0 = gx + (groupW - barW * series.length) / 2;
     series.forEach((s, i) => {
       const v = s.values[b]!;
       const y = yAt(v);
       const text = `${s.name}, ${band.label ?? bandLabel(band.low, band.high)}: ${formatValue(v, percent)}`;
-      parts.push(`<rect class="bar" x="${px(x0 + i * barW)}" y="${px(y)}" width="${px(Math.max(1, barW - 1))}" height="${px(Math.max(0, plotBottom - y))}" fill="${colors[i]}"><title>${escapeXml(text)}</title></rect>`);
+      parts.push(
+        `<rect class="bar" x="${px(x0 + i * barW)}" y="${px(y)}" width="${px(Math.max(1, barW - 1))}" height="${px(Math.max(0, plotBottom - y))}" fill="${colors[i]}"><title>${escapeXml(text)}</title></rect>`,
+      );
     });
     if (series.length === 1) {
       const v = series[0]!.values[b]!;

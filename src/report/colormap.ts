@@ -64,5 +64,7 @@ export function colorAt(map: Colormap, t: number): [r: number, g: number, b: num
 
 /** The colour of `t` in [0, 1] as '#rrggbb', for SVG. */
 export function cssColorAt(map: Colormap, t: number): string {
-  return `#${colorAt(map, t).map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+  return `#${colorAt(map, t)
+    .map((v) => v.toString(16).padStart(2, '0'))
+    .join('')}`;
 }

@@ -80,17 +80,18 @@ export function spectrogramImage(input: SpectrogramInput, options: SpectrogramIm
   const frameMajor = input.layout === 'frame-major';
   const factor = input.kind === 'power' ? 10 : 20;
   const tiny = input.kind === 'power' ? 1e-30 : 1e-15;
-  const db = new Float64Array(nf * nt); // frequency-major
-  let peak = Number.NEGATIVE_INFINITY;
-  for (let f = 0; f < nf; f++) {
-    for (let t = 0; t < nt; t++) {
-      const v = Math.abs(input.values[frameMajor ? t * nf + f : f * nt + t]!);
-      const d = Number.isFinite(v) ? factor * Math.log10(Math.max(v, tiny)) : Number.NaN;
-      db[f * nt + t] = d;
-      if (d > peak) peak = d;
-    }
-  }
-  if (!Number.isFinite(peak)) peak = 0;
+  const values = input.values;
+  // |v| of frequency f, frame t; NaN and infinities count as nothing (the map's bottom).
+  const at = (f: number, t: number): number => {
+    const v = Math.abs(values[frameMajor ? t * nf + f : f * nt + t]!);
+    return Number.isFinite(v) ? v : 0;
+  };
+  // The logarithm is monotone: pool the raw magnitudes, take the decibels once per pixel.
+  let peakValue = 0;
+  for (let f = 0; f < nf; f++) for (let t = 0; t < nt; t++) peakValue = Math.max(peakValue, at(f, t));
+  // Silence (every value zero or missing) sits at the bottom of the map, not at its top.
+  const silent = !(peakValue > tiny);
+  const peak = silent ? 0 : factor * Math.log10(peakValue);
   const floor = peak - range;
 
   const rgba = new Uint8Array(width * height * 4);
@@ -101,12 +102,10 @@ export function spectrogramImage(input: SpectrogramInput, options: SpectrogramIm
     const [f0, f1] = sourceRange(height - 1 - y, height, nf);
     for (let x = 0; x < width; x++) {
       const [t0, t1] = columns[x]!;
-      let best = Number.NEGATIVE_INFINITY;
-      for (let f = f0; f < f1; f++) for (let t = t0; t < t1; t++) {
-        const d = db[f * nt + t]!;
-        if (d > best) best = d;
-      }
-      const c = 3 * colormapIndex((best - floor) / range);
+      let best = 0;
+      for (let f = f0; f < f1; f++) for (let t = t0; t < t1; t++) best = Math.max(best, at(f, t));
+      const level = silent ? 0 : (factor * Math.log10(Math.max(best, tiny)) - floor) / range;
+      const c = 3 * colormapIndex(level);
       const p = 4 * (y * width + x);
       rgba[p] = map[c]!;
       rgba[p + 1] = map[c + 1]!;

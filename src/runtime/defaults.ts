@@ -2,8 +2,9 @@
  * Where work goes when a call does not say: the one place that resolves a device or context
  * option (docs/design.md: "default device/context resolved in one function").
  */
-import type { Context } from './context.js';
+import { Context } from './context.js';
 import { Device } from './device.js';
+import { describeValue, expectResource } from './resource.js';
 
 /**
  * The placement option every API that allocates or enqueues takes. `device` is the one name to
@@ -11,9 +12,9 @@ import { Device } from './device.js';
  */
 export interface Placement {
   /** The device to place work on (a Device or its ordinal); default device 0. */
-  device?: Device | number;
+  device?: Device | number | undefined;
   /** The context to place work in; same as `device: context.device` (its primary context). */
-  context?: Context;
+  context?: Context | undefined;
 }
 
 /** The device used when a call names none: ordinal 0. */
@@ -27,10 +28,11 @@ export function defaultDevice(): Device {
  */
 export function resolveContext(options: Placement | undefined, owner?: { readonly context: Context }): Context {
   if (owner) return owner.context;
-  if (options?.context) return options.context;
+  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
+  if (options?.context !== undefined) return expectResource(options.context, Context, 'context');
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;
   if (typeof device === 'number') return Device.get(device).context;
-  if (!(device instanceof Device)) throw new TypeError(`device must be a Device or an ordinal, got ${typeof device === 'object' ? 'an object that is not a Device' : String(device)}`);
+  if (!(device instanceof Device)) throw new TypeError(`device must be a Device or an ordinal, got ${describeValue(device)}`);
   return device.context;
 }

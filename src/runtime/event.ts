@@ -8,12 +8,12 @@ import type { Stream } from './stream.js';
 
 export interface EventDescriptor extends Placement {
   /** Record timestamps so elapsedMs() works (costs a little on record). Default false. */
-  timing?: boolean;
+  timing?: boolean | undefined;
   /** synchronize() sleeps instead of spinning. */
-  blockingSync?: boolean;
+  blockingSync?: boolean | undefined;
   /** Shareable with other processes (requires timing: false). */
-  interprocess?: boolean;
-  label?: string;
+  interprocess?: boolean | undefined;
+  label?: string | undefined;
 }
 
 

@@ -2,9 +2,9 @@ import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, t
 import koffi from 'koffi';
 import { check, driverApi, driverError } from './cuda.js';
 import type { Context } from './context.js';
-import type { Kernel, KernelArg } from './kernel.js';
-import { Resource } from './resource.js';
-import type { Stream } from './stream.js';
+import { Kernel, type KernelArg } from './kernel.js';
+import { describeValue, expectResource, Resource } from './resource.js';
+import { Stream } from './stream.js';
 
 export type CaptureMode = 'global' | 'threadLocal' | 'relaxed';
 const MODES: Record<CaptureMode, number> = {
@@ -30,8 +30,14 @@ export class Graph extends Resource {
    * without running it. If `enqueue` throws, the capture is ended and discarded.
    */
   static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode; label?: string } = {}): Graph {
+    expectResource(stream, Stream, 'Graph.capture stream');
+    if (typeof enqueue !== 'function') throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
+    if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
+    const modeName = options.mode ?? 'threadLocal';
+    if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName)) throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
+    if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
     const sh = stream.use();
-    check(driverApi().cuStreamBeginCapture(sh, MODES[options.mode ?? 'threadLocal'] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    check(driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
     const cell: [CUgraph | null] = [null];
     let failure: unknown;
     try {
@@ -64,6 +70,8 @@ export class Graph extends Resource {
    * only the launches of that kernel (matched by its CUfunction).
    */
   kernelNodes(kernel?: Kernel): CUgraphNode[] {
+    this.assertAlive();
+    if (kernel !== undefined) expectResource(kernel, Kernel, `${this.label} kernelNodes(kernel)`);
     const type: [number | null] = [0];
     const params: { func?: unknown } = {};
     const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
@@ -103,6 +111,7 @@ export class GraphExec extends Resource {
 
   launch(stream: Stream): void {
     this.assertAlive();
+    expectResource(stream, Stream, `${this.label} launch(stream)`);
     const status = driverApi().cuGraphLaunch(this.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
   }
@@ -113,6 +122,8 @@ export class GraphExec extends Resource {
    */
   setKernelArgs(node: CUgraphNode, kernel: Kernel, ...args: KernelArg[]): void {
     this.assertAlive();
+    expectResource(kernel, Kernel, `${this.label} setKernelArgs kernel`);
+    if (typeof node !== 'bigint' && (typeof node !== 'object' || node === null)) throw new TypeError(`${this.label} setKernelArgs: node must be a graph node from kernelNodes(), got ${describeValue(node)}`);
     kernel.setArgs(...args);
     const params: Record<string, unknown> = {};
     check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);

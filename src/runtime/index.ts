@@ -1,4 +1,5 @@
 import './device-factories.js';
+import './peer.js';
 export { Device, driverVersion, type DeviceAvailability, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';
 export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
@@ -20,3 +21,4 @@ export { FftPlan, type FftExecOptions } from './fft/plan.js';
 export { FftPlanCache, fft, fftPlans, type FftCallOptions } from './fft/plan-cache.js';
 export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, FftInput, FftOutput, FftDtypes } from './fft/geometry.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
+export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';

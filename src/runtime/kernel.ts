@@ -26,16 +26,16 @@ export type KernelArgs<P extends readonly KernelParamType[]> = { -readonly [K in
 export interface LaunchConfig {
   grid: Dim3;
   block: Dim3;
-  sharedMemBytes?: number;
+  sharedMemBytes?: number | undefined;
   /** Default: the legacy default stream of the kernel's context. */
-  stream?: Stream;
+  stream?: Stream | undefined;
 }
 
 export interface ExtendedLaunchConfig extends LaunchConfig {
   /** Thread-block cluster dimensions (sm_90+). */
-  cluster?: Dim3;
+  cluster?: Dim3 | undefined;
   /** Cooperative launch: grid-wide sync allowed; the grid must fit co-resident on the device. */
-  cooperative?: boolean;
+  cooperative?: boolean | undefined;
 }
 
 export interface KernelAttributes {

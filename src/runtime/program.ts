@@ -1,11 +1,12 @@
 import { checkStatus, CudaError, nvrtc, statusName } from '../ffi/index.js';
 import { nvrtcResult } from '../ffi/generated/types.js';
 import type { nvrtcProgram } from '../ffi/generated/types.js';
-import type { Context } from './context.js';
-import type { Device } from './device.js';
+import { Context } from './context.js';
+import { Device } from './device.js';
 import { defaultDevice } from './defaults.js';
 import type { Kernel, KernelParamType } from './kernel.js';
 import { Module } from './module.js';
+import { describeValue, expectResource, Resource } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
 import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry } from './program-cache.js';
 
@@ -119,12 +120,29 @@ export function defaultArch(deviceArch: string, supportedArchs: readonly number[
 
 /** The NVRTC flags of a compile: the architecture first, then the caller's options (which must not set it again). */
 export function compileFlags(arch: string, options: readonly string[] = []): string[] {
+  if (typeof arch !== 'string') throw new TypeError(`arch must be a string like 'sm_90' or 'compute_90', got ${describeValue(arch)}`);
   parseArch(arch);
+  if (!Array.isArray(options)) throw new TypeError(`compile options must be an array of NVRTC flags, got ${describeValue(options)}`);
   for (const o of options) {
     if (typeof o !== 'string') throw new TypeError(`NVRTC options must be strings, got ${String(o)}`);
+    if (o.includes('\0')) throw new TypeError(`NVRTC option ${JSON.stringify(o)} contains a NUL character`);
     if (/^(-arch|--gpu-architecture)(=|$)/.test(o)) throw new TypeError(`give the architecture as compile({ arch }), not as the option ${JSON.stringify(o)}`);
   }
   return [`--gpu-architecture=${arch}`, ...options];
+}
+
+/**
+ * Checks a compile's options before anything reaches NVRTC: an object; `arch` a string; `device` a
+ * Device; `options` and `nameExpressions` arrays of strings; `cache` a boolean.
+ */
+export function checkCompileOptions(options: unknown): asserts options is CompileOptions {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`compile options must be an object, got ${describeValue(options)}`);
+  const o = options as Record<string, unknown>;
+  if (o.arch !== undefined && typeof o.arch !== 'string') throw new TypeError(`compile arch must be a string like 'sm_90', got ${describeValue(o.arch)}`);
+  if (o.device !== undefined && !(o.device instanceof Device)) throw new TypeError(`compile device must be a Device, got ${describeValue(o.device)}`);
+  if (o.options !== undefined && !Array.isArray(o.options)) throw new TypeError(`compile options.options must be an array of NVRTC flags, got ${describeValue(o.options)}`);
+  if (o.nameExpressions !== undefined && !Array.isArray(o.nameExpressions)) throw new TypeError(`compile nameExpressions must be an array of strings, got ${describeValue(o.nameExpressions)}`);
+  if (o.cache !== undefined && typeof o.cache !== 'boolean') throw new TypeError(`compile cache must be a boolean, got ${describeValue(o.cache)}`);
 }
 
 /** The result of Program.compile: a cubin or PTX image, NVRTC's log and the lowered names. */
@@ -152,12 +170,14 @@ export class CompiledProgram {
 
   /** Loads the image as a Module, in `context` (default: the compile's device's primary context). */
   load(context?: Context): Module {
+    if (context !== undefined) expectResource(context, Context, `${this.label} load(context)`);
     const ctx = context ?? this.device?.context;
     return Module.load({ data: this.image, label: this.label, ...(ctx ? { context: ctx } : {}) });
   }
 
   /** The lowered (mangled) name of a name expression given at compile time, for `module.kernel(...)`. */
   lowered(nameExpression: string): string {
+    if (typeof nameExpression !== 'string') throw new TypeError(`lowered(nameExpression) takes a string, got ${describeValue(nameExpression)}`);
     const name = this.loweredNames.get(nameExpression);
     if (name === undefined) throw new Error(`"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`);
     return name;
@@ -174,22 +194,38 @@ export class CompiledProgram {
  * const kernel = compiled.load().kernel('saxpy', ['i32', 'f32', 'ptr', 'ptr']);
  * ```
  */
-export class Program {
+export class Program extends Resource {
   readonly source: string;
   readonly name: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly label: string;
-  /** Modules loaded by kernel(), by device and compile options. */
+  /** Modules loaded by kernel(), by device and compile options; dispose() unloads them. */
   readonly #modules = new Map<string, Module>();
 
   constructor(descriptor: ProgramDescriptor) {
-    if (typeof descriptor?.source !== 'string' || descriptor.source.trim() === '') throw new TypeError('Program needs CUDA source text');
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Program takes a descriptor { source, name?, headers? }, got ${describeValue(descriptor)}`);
+    if (descriptor.name !== undefined && (typeof descriptor.name !== 'string' || descriptor.name === '')) throw new TypeError(`Program name must be a non-empty string, got ${describeValue(descriptor.name)}`);
+    super('Program', descriptor.label ?? descriptor.name ?? 'program.cu');
+    if (typeof descriptor.source !== 'string' || descriptor.source.trim() === '') throw new TypeError('Program needs CUDA source text');
     const headers = descriptor.headers ?? {};
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new TypeError(`Program headers must be an object { 'name.cuh': 'source' }, got ${describeValue(headers)}`);
     for (const [k, v] of Object.entries(headers)) if (typeof v !== 'string') throw new TypeError(`header "${k}" must be source text, got ${typeof v}`);
     this.source = descriptor.source;
     this.name = descriptor.name ?? 'program.cu';
     this.headers = { ...headers };
-    this.label = descriptor.label ?? this.name;
+  }
+
+  /** Unloads the modules kernel() loaded (their kernels are disposed with them). */
+  protected releaseNative(): void {
+    let first: unknown;
+    for (const m of this.#modules.values()) {
+      try {
+        m.dispose();
+      } catch (e) {
+        first ??= e;
+      }
+    }
+    this.#modules.clear();
+    if (first !== undefined) throw first;
   }
 
   /**
@@ -199,6 +235,8 @@ export class Program {
    * and swapped arguments are a tsc error. The first call blocks for the compile (see compile()).
    */
   kernel<const P extends readonly KernelParamType[]>(name: string, params: P, options: CompileOptions = {}): Kernel<P> {
+    this.assertAlive();
+    checkCompileOptions(options);
     const device = options.device ?? defaultDevice();
     const { device: _device, ...rest } = options;
     const key = `${device.ordinal}|${JSON.stringify(rest)}`;
@@ -216,6 +254,7 @@ export class Program {
    * typical kernel, more with large headers); servers use `compileAsync()`.
    */
   compile(options: CompileOptions = {}): CompiledProgram {
+    this.assertAlive();
     const plan = this.#plan(options);
     if (plan.hit) return plan.hit;
     const entry = this.#finish(plan, this.#start(plan, (prog) => nvrtc().nvrtcCompileProgram(prog, plan.flags.length, plan.flags)));
@@ -227,6 +266,7 @@ export class Program {
    * the event loop stays free meanwhile. Cache hits resolve without a thread hop.
    */
   async compileAsync(options: CompileOptions = {}): Promise<CompiledProgram> {
+    this.assertAlive();
     const plan = this.#plan(options);
     if (plan.hit) return plan.hit;
     const prog = this.#create(plan);
@@ -242,6 +282,7 @@ export class Program {
 
   /** Resolves the options: architecture, flags, names, cache key; a cache hit when there is one. */
   #plan(options: CompileOptions): CompilePlan {
+    checkCompileOptions(options);
     const device = options.device;
     const arch = options.arch ?? defaultArch((device ?? defaultDevice()).arch, nvrtcSupportedArchs());
     const { kind } = parseArch(arch);

@@ -55,6 +55,11 @@ export abstract class Resource {
   }
 
   /** True when `value` is a real tscuda resource of `family` (a brand check: a plain object shaped like one is not). */
+  /** True when `value` is a real tscuda resource (constructed by Resource, not forged with Object.create). */
+  static isResource(value: unknown): value is Resource {
+    return typeof value === 'object' && value !== null && #family in value;
+  }
+
   static isResourceOf(value: unknown, family: string): value is Resource {
     return typeof value === 'object' && value !== null && #family in value && (value as Resource).#family === family;
   }
@@ -117,7 +122,7 @@ export abstract class Resource {
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value;
-  if (value instanceof Resource) return `${value.kind} "${value.label}"`;
+  if (Resource.isResource(value)) return `${value.kind} "${value.label}"`;
   return `a plain ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'object'}`;
 }
 
@@ -126,9 +131,12 @@ export function describeValue(value: unknown): string {
  * importing the class would make an import cycle: 'Stream', 'Event'), for arguments: a plain
  * object shaped like one (`{ handle: 1n }`) is a TypeError, a disposed one a DisposedError.
  */
-export function expectResource<R extends Resource>(value: unknown, type: (abstract new (...args: never[]) => R) | string, what: string): R {
-  const ok = typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof type;
-  if (!ok) throw new TypeError(`${what} must be a ${typeof type === 'string' ? type : type.name}, got ${describeValue(value)}`);
+export function expectResource<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string, what: string): R {
+  const ok = typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof (type as unknown as abstract new () => R) && Resource.isResource(value);
+  if (!ok) {
+    const name = typeof type === 'string' ? type : type.name;
+    throw new TypeError(`${what} must be ${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}, got ${describeValue(value)}`);
+  }
   (value as R).checkAlive();
   return value as R;
 }

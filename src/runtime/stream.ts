@@ -13,10 +13,10 @@ export type StreamPriority = 'high' | 'normal' | 'low' | number;
 
 export interface StreamDescriptor extends Placement {
   /** 'high' | 'normal' | 'low' map onto cuCtxGetStreamPriorityRange; a number is passed through (clamped by the driver). */
-  priority?: StreamPriority;
+  priority?: StreamPriority | undefined;
   /** Do not synchronize with the legacy default stream. Default true. */
-  nonBlocking?: boolean;
-  label?: string;
+  nonBlocking?: boolean | undefined;
+  label?: string | undefined;
 }
 
 export function resolvePriority(context: Context, priority: StreamPriority | undefined): number {
@@ -74,22 +74,46 @@ export class Stream extends Resource {
     check(driverApi().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
   }
 
-  /** Resolves when all work submitted so far has completed; never blocks the event loop. */
-  done(): Promise<void> {
-    let handle: CUstream | null;
-    try {
-      handle = this.use();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const pool = this.context.completionEvents;
-    const event = pool.acquire();
+  /**
+   * The one way to wait for a stream (docs/design.md): records a completion event from the
+   * context's pool behind the work so far and hands it to the context's poller, which calls
+   * `onSettled` (with the CUDA error, if the work failed) once it completes, never blocking.
+   * Returns the event while the work is pending, so other streams can `cuStreamWaitEvent` on it
+   * right away; undefined when it completed inline. The event is recycled right before
+   * `onSettled` runs and must not be used after that. If the record fails, `onSettled` hears the
+   * error and it is thrown.
+   */
+  trackCompletion(onSettled: (error: Error | undefined) => void): CUevent | undefined {
+    const handle = this.use();
+    const context = this.context;
+    const events = context.completionEvents;
+    const event = events.acquire();
     const status = hot().eventRecord(event, handle);
     if (status !== 0) {
-      pool.recycle(event);
-      return Promise.reject(driverError(status, 'cuEventRecord', `done() on stream "${this.label}"`));
+      events.recycle(event);
+      const error = driverError(status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
+      onSettled(error);
+      throw error;
     }
-    return this.context.completion.track(handle ?? 0, event, pool.recycle);
+    let pending = true;
+    const settle = (error: Error | undefined): void => {
+      if (!pending) return;
+      pending = false;
+      onSettled(error);
+    };
+    context.completion.enqueue(handle ?? 0, event, () => settle(undefined), settle, events.recycle);
+    return pending ? event : undefined;
+  }
+
+  /** Resolves when all work submitted so far has completed; never blocks the event loop. */
+  done(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      try {
+        this.trackCompletion((error) => (error ? reject(error) : resolve()));
+      } catch {
+        /* trackCompletion() already rejected through its callback */
+      }
+    });
   }
 
   /** Calls `callback` (with the error, if the work failed) once the work submitted so far completes. */

@@ -69,7 +69,9 @@ export function parseBatchItems<K extends BatchKind>(kind: K, body: unknown, max
     } else {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) throw invalidField(`items[${i}]`, 'must be {"a": [...], "b": [...], "t": number}');
       const o = item as Record<string, unknown>;
-      for (const key of Object.keys(o)) if (key !== 'a' && key !== 'b' && key !== 't') throw new HttpError(400, 'unknown_field', `items[${i}].${key}: unknown field (known: a, b, t)`, { field: `items[${i}].${key}` });
+      for (const key of Object.keys(o))
+        if (key !== 'a' && key !== 'b' && key !== 't')
+          throw new HttpError(400, 'unknown_field', `items[${i}].${key}: unknown field (known: a, b, t)`, { field: `items[${i}].${key}` });
       const a = vector(`items[${i}].a`, o.a, dim);
       dim = a.length;
       const b = vector(`items[${i}].b`, o.b, dim);

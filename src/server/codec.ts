@@ -96,7 +96,8 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
       if (k?.trim() === 'q') q = Number(v);
     }
     if (!(q > 0)) continue;
-    const format: ResponseFormat | null = type === 'application/octet-stream' ? 'binary' : type === 'application/json' || type === '*/*' || type === 'application/*' ? 'json' : null;
+    const format: ResponseFormat | null =
+      type === 'application/octet-stream' ? 'binary' : type === 'application/json' || type === '*/*' || type === 'application/*' ? 'json' : null;
     if (format !== null && (best === null || q > best.q)) best = { format, q };
   }
   if (best === null) throw new HttpError(406, 'not_acceptable', `Accept: ${accept} lists neither application/json nor application/octet-stream`, { field: 'accept' });

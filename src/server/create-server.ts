@@ -16,7 +16,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
-import { HttpError, invalidField, toHttpError, type FailureReason } from './errors.js';
+import { HttpError, invalidField, toHttpError, type ErrorBody, type FailureReason } from './errors.js';
 import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
 import { ServerMetrics } from './metrics.js';
 import { headerParams, paramsFromStrings, parseJobParams, sampleDtype, type ParamContext, type RawParams } from './params.js';
@@ -85,10 +85,38 @@ export interface CreateServerOptions {
   peersReady?: () => boolean;
   /** Called once when `engine.lost` rejects (the worker then leaves and is replaced). */
   onLost?: (error: unknown) => void;
+  /** In a cluster: the exposition of every worker's metrics (undefined: serve this server's own). */
+  clusterMetrics?: () => Promise<string | undefined>;
+  /** In a cluster: GET/DELETE of a job id this server does not know ask the other workers here. */
+  remoteJobs?: RemoteJobs;
+}
+
+/** An asynchronous job as `GET /v1/jobs/:id` shows it. */
+export interface JobView {
+  id: string;
+  status: string;
+  result?: JobResult;
+  error?: ErrorBody['error'];
+}
+
+/** A response computed for another process (DELETE forwarded within a cluster). */
+export interface JobAnswer {
+  statusCode: number;
+  body: Record<string, unknown>;
+}
+
+/** Where jobs of other workers are looked up (the cluster's IPC); undefined when unknown there too. */
+export interface RemoteJobs {
+  get(id: string): Promise<JobView | undefined>;
+  delete(id: string): Promise<JobAnswer | undefined>;
 }
 
 /** A running server. */
 export interface TscudaServer {
+  /** A job of this server as GET shows it, for other workers of a cluster. */
+  jobView(id: string): JobView | undefined;
+  /** DELETE of a job of this server, for other workers of a cluster. */
+  deleteJob(id: string): JobAnswer | undefined;
   /** The fastify instance: add routes, hooks, or `inject()` requests. */
   readonly app: FastifyInstance;
   readonly metrics: ServerMetrics;
@@ -212,30 +240,46 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return reply.code(error.statusCode).type('application/json').send(error.toJSON());
   };
 
-  app.setErrorHandler((error: Error & { statusCode?: number; code?: string; validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[]; validationContext?: string }, request, reply) => {
-    let answer: HttpError;
-    if (error instanceof HttpError) answer = error;
-    else if (error.validation !== undefined && error.validation.length > 0) {
-      const first = error.validation[0]!;
-      const field = validationField(first, error.validationContext);
-      const unknown = first.params?.additionalProperty !== undefined;
-      answer = new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : (first.message ?? 'is invalid')}`, { field });
-    } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      answer = new HttpError(415, 'unsupported_media_type', `content-type: ${String(request.headers['content-type'])} is not accepted; send application/json or application/octet-stream`, { field: 'content-type' });
-    } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      answer = new HttpError(413, 'body_too_large', `body: larger than the limit of ${limits.bodyLimitBytes} bytes`, { field: 'body' });
-    } else if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      answer = new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
-    } else if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
-      answer = new HttpError(400, 'malformed_json', `body: malformed JSON (${error.message})`, { field: 'body' });
-    } else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-      answer = new HttpError(error.statusCode, (error.code ?? 'bad_request').toLowerCase(), error.message);
-    } else {
-      request.log.error(error);
-      answer = new HttpError(500, 'internal', error.message, { reason: 'OTHER' });
-    }
-    return fail(request, reply, answer);
-  });
+  app.setErrorHandler(
+    (
+      error: Error & {
+        statusCode?: number;
+        code?: string;
+        validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[];
+        validationContext?: string;
+      },
+      request,
+      reply,
+    ) => {
+      let answer: HttpError;
+      if (error instanceof HttpError) answer = error;
+      else if (error.validation !== undefined && error.validation.length > 0) {
+        const first = error.validation[0]!;
+        const field = validationField(first, error.validationContext);
+        const unknown = first.params?.additionalProperty !== undefined;
+        answer = new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : (first.message ?? 'is invalid')}`, { field });
+      } else if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        answer = new HttpError(
+          415,
+          'unsupported_media_type',
+          `content-type: ${String(request.headers['content-type'])} is not accepted; send application/json or application/octet-stream`,
+          { field: 'content-type' },
+        );
+      } else if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        answer = new HttpError(413, 'body_too_large', `body: larger than the limit of ${limits.bodyLimitBytes} bytes`, { field: 'body' });
+      } else if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+        answer = new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
+      } else if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+        answer = new HttpError(400, 'malformed_json', `body: malformed JSON (${error.message})`, { field: 'body' });
+      } else if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        answer = new HttpError(error.statusCode, (error.code ?? 'bad_request').toLowerCase(), error.message);
+      } else {
+        request.log.error(error);
+        answer = new HttpError(500, 'internal', error.message, { reason: 'OTHER' });
+      }
+      return fail(request, reply, answer);
+    },
+  );
 
   app.setNotFoundHandler((request, reply) => fail(request, reply, new HttpError(404, 'not_found', `${request.method} ${request.url}: no such route`, { field: 'url' })));
 
@@ -260,14 +304,20 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     const reason = notReadyReason();
     if (reason !== null || engine === null) {
       const retryable = closing !== null || lostError !== null;
-      throw new HttpError(503, lostError !== null ? 'gpu_lost' : closing !== null ? 'shutting_down' : 'gpu_unavailable', reason ?? 'no engine', { retryable, ...(retryable ? { retryAfterS: 1 } : {}) });
+      throw new HttpError(503, lostError !== null ? 'gpu_lost' : closing !== null ? 'shutting_down' : 'gpu_unavailable', reason ?? 'no engine', {
+        retryable,
+        ...(retryable ? { retryAfterS: 1 } : {}),
+      });
     }
     return engine;
   };
 
   const admit = (): void => {
     if (pending > limits.maxPending) {
-      throw new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, { retryable: true, retryAfterS: limits.retryAfterS });
+      throw new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, {
+        retryable: true,
+        retryAfterS: limits.retryAfterS,
+      });
     }
   };
 
@@ -317,7 +367,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     } else {
       throw new HttpError(415, 'unsupported_media_type', 'body: expected a JSON object (application/json) or samples (application/octet-stream)', { field: 'content-type' });
     }
-    if (data.length > limits.maxSamples) throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${limits.maxSamples} per request`, { field: 'signal' });
+    if (data.length > limits.maxSamples)
+      throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${limits.maxSamples} per request`, { field: 'signal' });
     const parsed = parseJobParams(raw, data.length, paramContext, endpointFlag);
     return { spec: { ...parsed.spec, data, timeoutMs: parsed.timeoutMs }, timeoutMs: parsed.timeoutMs };
   };
@@ -419,40 +470,64 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           settle();
         },
       );
-      return reply.code(202).header('location', `/v1/jobs/${id}`).send({ id, status: 'queued', href: `/v1/jobs/${id}` });
+      return reply
+        .code(202)
+        .header('location', `/v1/jobs/${id}`)
+        .send({ id, status: 'queued', href: `/v1/jobs/${id}` });
     }),
   );
 
-  const recordOf = (id: string): JobRecord => {
-    const record = jobs.get(id);
-    if (record === undefined) throw new HttpError(404, 'unknown_job', `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${limits.jobRetention.ttlMs} ms ago and no longer kept)`, { field: 'id' });
-    return record;
-  };
+  const unknownJob = (id: string): HttpError =>
+    new HttpError(404, 'unknown_job', `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${limits.jobRetention.ttlMs} ms ago and no longer kept)`, { field: 'id' });
   const statusOf = (record: JobRecord): string => (record.finishedAt === undefined && record.job !== null ? record.job.status : record.status);
 
-  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
-    const format = responseFormat(request.headers.accept);
-    const record = recordOf(request.params.id);
-    const status = statusOf(record);
-    if (record.result !== undefined) {
-      if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), record.result, format);
-      return reply.send({ id: record.id, status: 'ready', result: encodeJsonResult(record.result) });
-    }
-    if (record.error !== undefined) return reply.send({ id: record.id, status, ...record.error.toJSON() });
-    return reply.code(202).send({ id: record.id, status });
-  });
+  /** A job of this server as GET shows it (also answered to other workers of a cluster). */
+  const jobView = (id: string): JobView | undefined => {
+    const record = jobs.get(id);
+    if (record === undefined) return undefined;
+    const view: JobView = { id: record.id, status: statusOf(record) };
+    if (record.result !== undefined) view.result = record.result;
+    if (record.error !== undefined) view.error = record.error.toJSON().error;
+    return view;
+  };
 
-  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
-    const record = recordOf(request.params.id);
+  /** DELETE of a job of this server: the status code and body. */
+  const deleteJob = (id: string): JobAnswer | undefined => {
+    const record = jobs.get(id);
+    if (record === undefined) return undefined;
     if (record.finishedAt !== undefined) {
       jobs.delete(record.id);
-      return reply.send({ id: record.id, status: record.status, deleted: true });
+      return { statusCode: 200, body: { id: record.id, status: record.status, deleted: true } };
     }
     if (record.job !== null && record.job.cancel()) {
       jobs.finish(record, { error: new HttpError(499, 'cancelled', 'cancelled by DELETE', { reason: 'CANCELED' }), status: 'cancelled' });
-      return reply.send({ id: record.id, status: 'cancelled', deleted: false });
+      return { statusCode: 200, body: { id: record.id, status: 'cancelled', deleted: false } };
     }
-    throw new HttpError(409, 'job_running', `id: job ${record.id} is running and cannot be cancelled; it finishes on its own`, { field: 'id' });
+    return {
+      statusCode: 409,
+      body: { ...new HttpError(409, 'job_running', `id: job ${record.id} is running and cannot be cancelled; it finishes on its own`, { field: 'id' }).toJSON() },
+    };
+  };
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const format = responseFormat(request.headers.accept);
+    const id = request.params.id;
+    const view = jobView(id) ?? (options.remoteJobs === undefined ? undefined : await options.remoteJobs.get(id));
+    if (view === undefined) throw unknownJob(id);
+    if (view.result !== undefined) {
+      if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), view.result, format);
+      return reply.send({ id: view.id, status: 'ready', result: encodeJsonResult(view.result) });
+    }
+    if (view.error !== undefined) return reply.send({ id: view.id, status: view.status, error: view.error });
+    return reply.code(202).send({ id: view.id, status: view.status });
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const id = request.params.id;
+    const answer = deleteJob(id) ?? (options.remoteJobs === undefined ? undefined : await options.remoteJobs.delete(id));
+    if (answer === undefined) throw unknownJob(id);
+    if (answer.statusCode >= 400) failureReasons.set(request, 'INVALID');
+    return reply.code(answer.statusCode).send(answer.body);
   });
 
   const batcherFor = <K extends BatchKind>(kind: K, dim: number): BatchSubmitter<BatchItems[K]> => {
@@ -462,7 +537,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     const factory = options.batchers?.[kind] as ((dim: number) => BatchSubmitter<BatchItems[K]>) | undefined;
     if (factory === undefined) throw new HttpError(503, 'batcher_unavailable', `this server has no ${kind} batcher`);
     const sameKind = [...batchers.values()].filter((b) => b.kind === kind).length;
-    if (sameKind >= limits.maxBatchDims) throw invalidField('items', `vectors of ${dim} values would need a new ${kind} batcher; this server serves at most ${limits.maxBatchDims} vector lengths per kind`);
+    if (sameKind >= limits.maxBatchDims)
+      throw invalidField('items', `vectors of ${dim} values would need a new ${kind} batcher; this server serves at most ${limits.maxBatchDims} vector lengths per kind`);
     const submitter = factory(dim);
     batchers.set(key, { kind, dim, submitter: submitter as BatchSubmitter<unknown> });
     return submitter;
@@ -489,7 +565,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
               reject(error);
             },
           };
-          const timer = setTimeout(() => entry.reject(new HttpError(504, 'timeout', `the items were not computed within the timeout of ${timeoutMs} ms`, { field: 'timeout' })), timeoutMs);
+          const timer = setTimeout(
+            () => entry.reject(new HttpError(504, 'timeout', `the items were not computed within the timeout of ${timeoutMs} ms`, { field: 'timeout' })),
+            timeoutMs,
+          );
           inFlight.add(entry);
           batcher.submit(items, { wait: false, signal: abort.signal }).then(
             (out) => {
@@ -518,7 +597,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     if (closing === null && lostError !== null && options.peersReady?.() === true) return { ready: true, note: 'this worker is leaving; another serves' };
     return reply.code(503).send({ ready: false, reason });
   });
-  app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.expose()));
+  // In a cluster every worker's series (labelled worker="<id>"); `?scope=worker` for this process only.
+  app.get<{ Querystring: { scope?: string } }>('/metrics', async (request, reply) => {
+    const all = request.query.scope === 'worker' || options.clusterMetrics === undefined ? undefined : await options.clusterMetrics();
+    return reply.type(metrics.contentType).send(all ?? (await metrics.expose()));
+  });
   app.get('/v1/info', async () => ({
     name: 'tscuda',
     version,
@@ -538,6 +621,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const server: TscudaServer = {
     app,
     metrics,
+    jobView,
+    deleteJob,
     get ready() {
       return notReadyReason() === null;
     },

@@ -35,7 +35,8 @@ export class HttpError extends Error {
     this.field = options.field;
     this.retryable = options.retryable ?? false;
     this.retryAfterS = options.retryAfterS;
-    this.reason = options.reason ?? (statusCode === 429 ? 'REJECTED' : statusCode === 504 ? 'TIMEOUT' : statusCode < 500 ? 'INVALID' : statusCode === 503 ? 'UNAVAILABLE' : 'BACKEND');
+    this.reason =
+      options.reason ?? (statusCode === 429 ? 'REJECTED' : statusCode === 504 ? 'TIMEOUT' : statusCode < 500 ? 'INVALID' : statusCode === 503 ? 'UNAVAILABLE' : 'BACKEND');
   }
 
   /** The JSON body of the error response. */
@@ -85,7 +86,11 @@ export function toHttpError(error: unknown, retryAfterS: number): HttpError {
   const name = errorName(error);
   const message = messageOf(error);
   if (isContextLoss(error)) {
-    return new HttpError(503, 'gpu_lost', `the GPU context of this worker was lost (${message}); retry: a replacement worker takes over`, { retryable: true, retryAfterS: 1, cause: error });
+    return new HttpError(503, 'gpu_lost', `the GPU context of this worker was lost (${message}); retry: a replacement worker takes over`, {
+      retryable: true,
+      retryAfterS: 1,
+      cause: error,
+    });
   }
   switch (name) {
     case 'JobValidationError': {

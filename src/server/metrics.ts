@@ -39,14 +39,59 @@ export class ServerMetrics {
   constructor(sources: MetricsSources, defaultLabels: Record<string, string> = {}) {
     const registers = [this.registry];
     this.registry.setDefaultLabels(defaultLabels);
-    this.requestSuccess = new Counter({ name: 'tscuda_request_success_total', help: 'Requests answered with a result (Triton nv_inference_request_success).', labelNames: ['endpoint'], registers });
-    this.requestFailure = new Counter({ name: 'tscuda_request_failure_total', help: 'Requests answered with an error, by reason: REJECTED (429), INVALID (4xx), TIMEOUT (504), UNAVAILABLE (503), CANCELED, BACKEND (500) (Triton nv_inference_request_failure).', labelNames: ['endpoint', 'reason'], registers });
-    this.pending = new Gauge({ name: 'tscuda_pending_request_count', help: 'Requests accepted and not yet answered (Triton nv_inference_pending_request_count).', labelNames: ['endpoint'], registers });
-    this.requestDuration = new Histogram({ name: 'tscuda_request_duration_seconds', help: 'Arrival to response, per request (Triton nv_inference_request_duration_us, as a histogram).', labelNames: ['endpoint'], buckets: SECONDS, registers });
-    this.queueDuration = new Histogram({ name: 'tscuda_queue_duration_seconds', help: 'Time a job waited in the engine queue (Triton nv_inference_queue_duration_us).', labelNames: ['endpoint'], buckets: SECONDS, registers });
-    this.computeDuration = new Histogram({ name: 'tscuda_compute_duration_seconds', help: 'Time a job ran on its lane, host wall clock (Triton nv_inference_compute_infer_duration_us).', labelNames: ['endpoint'], buckets: SECONDS, registers });
-    this.gpuDuration = new Histogram({ name: 'tscuda_gpu_compute_duration_seconds', help: 'GPU time of a job, from CUDA events.', labelNames: ['endpoint'], buckets: SECONDS, registers });
-    this.batchSize = new Histogram({ name: 'tscuda_request_batch_size', help: 'Series per job request, items per batch request.', labelNames: ['endpoint'], buckets: SIZES, registers });
+    this.requestSuccess = new Counter({
+      name: 'tscuda_request_success_total',
+      help: 'Requests answered with a result (Triton nv_inference_request_success).',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.requestFailure = new Counter({
+      name: 'tscuda_request_failure_total',
+      help: 'Requests answered with an error, by reason: REJECTED (429), INVALID (4xx), TIMEOUT (504), UNAVAILABLE (503), CANCELED, BACKEND (500) (Triton nv_inference_request_failure).',
+      labelNames: ['endpoint', 'reason'],
+      registers,
+    });
+    this.pending = new Gauge({
+      name: 'tscuda_pending_request_count',
+      help: 'Requests accepted and not yet answered (Triton nv_inference_pending_request_count).',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.requestDuration = new Histogram({
+      name: 'tscuda_request_duration_seconds',
+      help: 'Arrival to response, per request (Triton nv_inference_request_duration_us, as a histogram).',
+      labelNames: ['endpoint'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.queueDuration = new Histogram({
+      name: 'tscuda_queue_duration_seconds',
+      help: 'Time a job waited in the engine queue (Triton nv_inference_queue_duration_us).',
+      labelNames: ['endpoint'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.computeDuration = new Histogram({
+      name: 'tscuda_compute_duration_seconds',
+      help: 'Time a job ran on its lane, host wall clock (Triton nv_inference_compute_infer_duration_us).',
+      labelNames: ['endpoint'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.gpuDuration = new Histogram({
+      name: 'tscuda_gpu_compute_duration_seconds',
+      help: 'GPU time of a job, from CUDA events.',
+      labelNames: ['endpoint'],
+      buckets: SECONDS,
+      registers,
+    });
+    this.batchSize = new Histogram({
+      name: 'tscuda_request_batch_size',
+      help: 'Series per job request, items per batch request.',
+      labelNames: ['endpoint'],
+      buckets: SIZES,
+      registers,
+    });
     this.bytesIn = new Counter({ name: 'tscuda_request_bytes_total', help: 'Request body bytes received.', labelNames: ['endpoint'], registers });
     this.bytesOut = new Counter({ name: 'tscuda_response_bytes_total', help: 'Response body bytes sent.', labelNames: ['endpoint'], registers });
     new Gauge({

@@ -95,7 +95,8 @@ function band(field: string, v: unknown, nyquist: number): Band {
  */
 export function parseJobParams(raw: RawParams, length: number, context: ParamContext, endpointFlag?: BuiltinJobFlag): ParsedJob {
   for (const key of Object.keys(raw)) {
-    if (!(JOB_PARAMETERS as readonly string[]).includes(key)) throw new HttpError(400, 'unknown_field', `${key}: unknown parameter (known: signal, ${JOB_PARAMETERS.join(', ')})`, { field: key });
+    if (!(JOB_PARAMETERS as readonly string[]).includes(key))
+      throw new HttpError(400, 'unknown_field', `${key}: unknown parameter (known: signal, ${JOB_PARAMETERS.join(', ')})`, { field: key });
   }
   const spec: Omit<JobSpec, 'data'> = { flags: [] };
 
@@ -116,7 +117,9 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
     raw.flags.forEach((f: unknown, i: number) => {
       if (typeof f !== 'string') throw invalidField(`flags[${i}]`, `must be a string, got ${describe(f)}`);
       if (!(BUILTIN_FLAGS as readonly string[]).includes(f) && !context.extraFlags.includes(f)) {
-        throw new HttpError(400, 'unknown_flag', `flags[${i}]: unknown flag ${JSON.stringify(f)} (known: ${[...BUILTIN_FLAGS, ...context.extraFlags].join(', ')})`, { field: `flags[${i}]` });
+        throw new HttpError(400, 'unknown_flag', `flags[${i}]: unknown flag ${JSON.stringify(f)} (known: ${[...BUILTIN_FLAGS, ...context.extraFlags].join(', ')})`, {
+          field: `flags[${i}]`,
+        });
       }
       if (!flags.includes(f)) flags.push(f);
     });
@@ -125,7 +128,8 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
   spec.flags = flags;
 
   if (raw.detrend !== undefined) {
-    if (raw.detrend !== 'linear' && raw.detrend !== 'constant' && raw.detrend !== false) throw invalidField('detrend', `must be "linear", "constant" or false, got ${describe(raw.detrend)}`);
+    if (raw.detrend !== 'linear' && raw.detrend !== 'constant' && raw.detrend !== false)
+      throw invalidField('detrend', `must be "linear", "constant" or false, got ${describe(raw.detrend)}`);
     spec.detrend = raw.detrend;
   }
   if (raw.window !== undefined) spec.window = windowSpec(raw.window);
@@ -160,7 +164,8 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
     spec.label = raw.label;
   }
   if (raw.stageParams !== undefined) {
-    if (raw.stageParams === null || typeof raw.stageParams !== 'object' || Array.isArray(raw.stageParams)) throw invalidField('stageParams', `must be an object keyed by stage name, got ${describe(raw.stageParams)}`);
+    if (raw.stageParams === null || typeof raw.stageParams !== 'object' || Array.isArray(raw.stageParams))
+      throw invalidField('stageParams', `must be an object keyed by stage name, got ${describe(raw.stageParams)}`);
     for (const key of Object.keys(raw.stageParams)) {
       if (!context.extraFlags.includes(key)) throw new HttpError(400, 'unknown_flag', `stageParams.${key}: no registered stage of that name`, { field: `stageParams.${key}` });
     }
@@ -228,7 +233,10 @@ export function paramsFromStrings(strings: Readonly<Record<string, string>>): Ra
         raw[key] = numberFromString(key, value);
         break;
       case 'flags':
-        raw.flags = value.split(',').map((f) => f.trim()).filter((f) => f.length > 0);
+        raw.flags = value
+          .split(',')
+          .map((f) => f.trim())
+          .filter((f) => f.length > 0);
         break;
       case 'passBand':
         raw.passBand = jsonOr('passBand', value, (s) => numberList('passBand', s));

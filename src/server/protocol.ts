@@ -30,10 +30,42 @@ export interface WorkerConfig {
 /** The environment variable holding the WorkerConfig. */
 export const CONFIG_ENV = 'TSCUDA_SERVE_CONFIG';
 
+/** A job lookup forwarded between workers (a GET or DELETE of a job another worker runs). */
+export interface JobQuery {
+  tscuda: 'job-query';
+  requestId: number;
+  op: 'get' | 'delete';
+  id: string;
+  /** The cluster worker id that owns the job (from its `w<id>-` prefix). */
+  target: number;
+  /** Set by the primary: the worker that asked. */
+  replyTo?: number;
+}
+
+/** The owner's answer (a JobView for get, a JobAnswer for delete, null when unknown). */
+export interface JobQueryAnswer {
+  tscuda: 'job-answer';
+  requestId: number;
+  replyTo?: number;
+  answer: unknown;
+}
+
+/** A worker asks for the metrics of every worker (its /metrics answers for the whole service). */
+export interface MetricsQuery {
+  tscuda: 'metrics-query';
+  requestId: number;
+}
+
+/** The primary's answer: every worker's series, aggregated by prom-client (null when it failed). */
+export interface MetricsAnswer {
+  tscuda: 'metrics-answer';
+  requestId: number;
+  text: string | null;
+}
+
 /** Worker -> primary. */
 export type WorkerMessage =
-  | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string }
-  | { tscuda: 'lost'; reason: string };
+  MetricsQuery | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string } | { tscuda: 'lost'; reason: string } | JobQuery | JobQueryAnswer;
 
 /** Primary -> worker. */
 export type PrimaryMessage =
@@ -42,7 +74,10 @@ export type PrimaryMessage =
   /** Your replacement is serving: stop accepting, finish, exit. */
   | { tscuda: 'retire' }
   /** Graceful shutdown of the whole service. */
-  | { tscuda: 'shutdown' };
+  | { tscuda: 'shutdown' }
+  | MetricsAnswer
+  | JobQuery
+  | JobQueryAnswer;
 
 /** True for an object carrying the `tscuda` tag of these protocols. */
 export function isProtocolMessage(m: unknown): m is { tscuda: string } {

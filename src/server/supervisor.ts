@@ -11,6 +11,7 @@
  * listening socket never closes.
  */
 import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** Options of superviseWorkers(). */
@@ -58,9 +59,18 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const log = options.log ?? (() => undefined);
   const devices = options.config.devices ?? [0];
   cluster.setupPrimary({ exec: options.workerEntry, execArgv: options.execArgv ?? process.execArgv, serialization: 'advanced' });
-  const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({ index, device: devices[index % devices.length]!, worker: null, leaving: [], ready: false, startedAt: 0, quickExits: 0 }));
+  const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
+    index,
+    device: devices[index % devices.length]!,
+    worker: null,
+    leaving: [],
+    ready: false,
+    startedAt: 0,
+    quickExits: 0,
+  }));
   const slotOf = new Map<Worker, Slot>();
   let stopping: Promise<void> | null = null;
+  let aggregator: AggregatorRegistry<PrometheusContentType> | null = null;
   let replacements = 0;
   let startedCount = 0;
   let resolveStarted!: () => void;
@@ -84,7 +94,21 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     worker.on('message', (m: unknown) => {
       if (!isProtocolMessage(m)) return;
       const message = m as WorkerMessage;
-      if (message.tscuda === 'listening') {
+      if (message.tscuda === 'metrics-query') {
+        aggregator ??= new AggregatorRegistry<PrometheusContentType>();
+        aggregator.clusterMetrics().then(
+          (text: string) => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text }),
+          () => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text: null }),
+        );
+      } else if (message.tscuda === 'job-query') {
+        // A job id of another worker: ask its owner, or answer "unknown" when it is gone.
+        const owner = cluster.workers?.[message.target];
+        if (owner === undefined || !owner.isConnected()) post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
+        else post(owner, { ...message, replyTo: worker.id });
+      } else if (message.tscuda === 'job-answer') {
+        const asker = message.replyTo === undefined ? undefined : cluster.workers?.[message.replyTo];
+        if (asker !== undefined) post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
+      } else if (message.tscuda === 'listening') {
         if (slot.worker === worker) {
           slot.ready = message.ready;
           log(`worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`);

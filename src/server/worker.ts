@@ -6,9 +6,10 @@
  * until its replacement is listening, then retires: stop accepting, finish, exit 0.
  */
 import cluster from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
 import type { JobEngineLike } from '../engine/types.js';
 import type { BatchFactories } from './batch.js';
-import { createServer, type CreateServerOptions, type TscudaServer } from './create-server.js';
+import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type TscudaServer } from './create-server.js';
 import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** What a worker entry builds for its process. */
@@ -39,6 +40,12 @@ function send(message: WorkerMessage): void {
   if (process.send !== undefined && process.connected) process.send(message);
 }
 
+/** How long a lookup of another worker's job may take before it counts as unknown, ms. */
+const QUERY_TIMEOUT_MS = 2000;
+
+/** Longest wait for accepted work to finish before a leaving worker exits anyway, ms. */
+const LEAVE_TIMEOUT_MS = 60_000;
+
 /** How long a retiring worker keeps its connections open for responses already in flight, ms. */
 const RETIRE_LINGER_MS = 100;
 
@@ -53,6 +60,28 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
   }
   const workerId = cluster.worker?.id ?? 0;
   let peersReady = 0;
+  // Jobs of other workers (ids `w<id>-<n>`) are asked of their owner through the primary.
+  let nextQuery = 1;
+  const queries = new Map<number, (answer: unknown) => void>();
+  const metricsQueries = new Map<number, (text: string | null) => void>();
+  const ask = (op: 'get' | 'delete', id: string): Promise<unknown> => {
+    const m = /^w(\d+)-/.exec(id);
+    const target = m === null ? NaN : Number(m[1]);
+    if (!Number.isInteger(target) || target === workerId || process.send === undefined) return Promise.resolve(undefined);
+    const requestId = nextQuery++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        queries.delete(requestId);
+        resolve(undefined);
+      }, QUERY_TIMEOUT_MS);
+      queries.set(requestId, (answer) => {
+        clearTimeout(timer);
+        queries.delete(requestId);
+        resolve(answer ?? undefined);
+      });
+      send({ tscuda: 'job-query', requestId, op, id, target });
+    });
+  };
   let leaving: Promise<void> | null = null;
   const server = createServer({
     engine: parts.engine,
@@ -70,14 +99,40 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
     },
     peersReady: () => peersReady > 0,
+    clusterMetrics: () =>
+      new Promise<string | undefined>((resolve) => {
+        const requestId = nextQuery++;
+        const timer = setTimeout(() => {
+          metricsQueries.delete(requestId);
+          resolve(undefined);
+        }, QUERY_TIMEOUT_MS * 3);
+        metricsQueries.set(requestId, (text) => {
+          clearTimeout(timer);
+          metricsQueries.delete(requestId);
+          resolve(text ?? undefined);
+        });
+        send({ tscuda: 'metrics-query', requestId });
+      }),
+    remoteJobs: {
+      get: async (id) => (await ask('get', id)) as JobView | undefined,
+      delete: async (id) => (await ask('delete', id)) as JobAnswer | undefined,
+    },
     onLost: (error) => send({ tscuda: 'lost', reason: error instanceof Error ? error.message : String(error) }),
     ...entry.serverOptions,
   });
 
+  // The primary's prom-client aggregator reads this worker's series from this registry (constructing
+  // one AggregatorRegistry is what installs prom-client's answering listener in a worker).
+  if (cluster.isWorker) {
+    AggregatorRegistry.setRegistries([server.metrics.registry]);
+    new AggregatorRegistry();
+  }
+
   const leave = (): Promise<void> => {
     if (leaving !== null) return leaving;
     leaving = (async () => {
-      await server.close();
+      // A lost context must not keep a leaving worker alive: close() is bounded.
+      await Promise.race([server.close(), new Promise((r) => setTimeout(r, LEAVE_TIMEOUT_MS).unref())]);
       await new Promise((r) => setTimeout(r, RETIRE_LINGER_MS));
       process.exit(0);
     })();
@@ -88,6 +143,11 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     if (!isProtocolMessage(m)) return;
     const message = m as PrimaryMessage;
     if (message.tscuda === 'peers') peersReady = message.ready;
+    else if (message.tscuda === 'job-query') {
+      const answer = message.op === 'get' ? server.jobView(message.id) : server.deleteJob(message.id);
+      send({ tscuda: 'job-answer', requestId: message.requestId, ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }), answer: answer ?? null });
+    } else if (message.tscuda === 'job-answer') queries.get(message.requestId)?.(message.answer);
+    else if (message.tscuda === 'metrics-answer') metricsQueries.get(message.requestId)?.(message.text);
     else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') void leave();
   });
   // The primary coordinates shutdown; a signal sent to the whole process group is handled the same way.

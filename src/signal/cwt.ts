@@ -43,7 +43,7 @@ function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: St
   const nf = g.freqs.length;
   const make = (): DeviceBuffer<'c64' | 'c128'> => DeviceBuffer.alloc(COMPLEX_OF[p], nf * L, { context: ctx, label: `morlet table ${nf}x${L} (${p})` });
   const build = (buffer: DeviceBuffer<'c64' | 'c128'>): void => {
-    const params = ws.table(ctx, `${g.key}:params`, 'f64', () => g.params);
+    const params = ws.table(ctx, `${g.key}:params`, 'f64', stream, () => g.params);
     ws.kernel(ctx, 'morlet_table', p)(elementwise(nf * L, stream), buffer, params, nf, L);
     const exec = { stream };
     if (p === 'f32') ws.plan(ctx, 'C2C', L, nf).forward(buffer as DeviceBuffer<'c64'>, buffer as DeviceBuffer<'c64'>, exec);
@@ -93,8 +93,8 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   else {
     const key = `${g.key}:bands:${JSON.stringify(options.bands)}`;
     const csr = bandMembers(g.freqs, options.bands);
-    const offsets = ws.table(ctx, `${key}:offsets`, 'i32', () => csr.offsets);
-    const members = ws.table(ctx, `${key}:members`, 'i32', () => csr.members);
+    const offsets = ws.table(ctx, `${key}:offsets`, 'i32', stream, () => csr.offsets);
+    const members = ws.table(ctx, `${key}:members`, 'i32', stream, () => csr.members);
     const nb = options.bands.length;
     ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out, offsets, members, batch, nf, nb, n, L, 1 / (L * L));
   }

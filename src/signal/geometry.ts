@@ -116,7 +116,11 @@ export interface SpectralGeometry {
  * and welch differ). A default nperseg (256) is clamped to the input length as scipy does (it warns);
  * an explicit nperseg larger than the input is a RangeError here.
  */
-export function spectralGeometry(length: number, options: SpectralOptions, defaults: Required<Pick<SpectralOptions, 'window' | 'detrend' | 'boundary' | 'padded'>> & { noverlapDivisor?: number }): SpectralGeometry {
+export function spectralGeometry(
+  length: number,
+  options: SpectralOptions,
+  defaults: Required<Pick<SpectralOptions, 'window' | 'detrend' | 'boundary' | 'padded'>> & { noverlapDivisor?: number },
+): SpectralGeometry {
   positiveInteger(length, 'signal length');
   const fs = checkFs(options.fs ?? 1);
   const windowSpec = options.window ?? defaults.window;
@@ -164,8 +168,25 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
   }
   const halfBins = Math.floor(nfft / 2) + 1;
   return {
-    length, fs, nperseg, noverlap, step, nfft, extension, boundary, padding, extendedLength, frames,
-    onesided: returnOnesided, freqs: returnOnesided ? halfBins : nfft, halfBins, detrend, window, windowSpec, windowSum, windowSquareSum,
+    length,
+    fs,
+    nperseg,
+    noverlap,
+    step,
+    nfft,
+    extension,
+    boundary,
+    padding,
+    extendedLength,
+    frames,
+    onesided: returnOnesided,
+    freqs: returnOnesided ? halfBins : nfft,
+    halfBins,
+    detrend,
+    window,
+    windowSpec,
+    windowSum,
+    windowSquareSum,
   };
 }
 
@@ -211,10 +232,11 @@ export function isDoubledBin(k: number, nfft: number): boolean {
 function binsums(window: Float64Array, nperseg: number, noverlap: number, square: boolean): Float64Array {
   const step = nperseg - noverlap;
   const sums = new Float64Array(step);
-  for (let ii = 0; ii < Math.floor(nperseg / step); ii++) for (let j = 0; j < step; j++) {
-    const v = window[ii * step + j]!;
-    sums[j]! += square ? v * v : v;
-  }
+  for (let ii = 0; ii < Math.floor(nperseg / step); ii++)
+    for (let j = 0; j < step; j++) {
+      const v = window[ii * step + j]!;
+      sums[j]! += square ? v * v : v;
+    }
   const rem = nperseg % step;
   for (let j = 0; j < rem; j++) {
     const v = window[nperseg - rem + j]!;
@@ -344,7 +366,8 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
 export function bandBins(band: readonly [number, number], fs: number, n: number, what = 'band'): [number, number] {
   if (!Array.isArray(band) || band.length !== 2) throw new TypeError(`${what} must be [lo, hi], got ${JSON.stringify(band)}`);
   const [lo, hi] = band;
-  if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isFinite(lo) || !Number.isFinite(hi)) throw new RangeError(`${what} edges must be finite numbers, got [${String(lo)}, ${String(hi)}]`);
+  if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isFinite(lo) || !Number.isFinite(hi))
+    throw new RangeError(`${what} edges must be finite numbers, got [${String(lo)}, ${String(hi)}]`);
   const nyquist = fs / 2;
   const slack = 1e-9 * nyquist;
   if (lo < -slack || hi > nyquist + slack || lo > hi) throw new RangeError(`${what} [${lo}, ${hi}] must satisfy 0 <= lo <= hi <= fs/2 = ${nyquist}`);

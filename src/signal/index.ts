@@ -56,7 +56,20 @@
  * await dominantCycle(x, { fs, range, detrend, window, batch, stream }) -> DominantCycle[]
  * ```
  */
-export { getWindow, windowSum, resolveWindow, windowKey, besselI0, UnknownWindowError, WindowParameterError, WINDOW_NAMES, type WindowSpec, type WindowName, type WindowOptions, type ResolvedWindow } from './window.js';
+export {
+  getWindow,
+  windowSum,
+  resolveWindow,
+  windowKey,
+  besselI0,
+  UnknownWindowError,
+  WindowParameterError,
+  WINDOW_NAMES,
+  type WindowSpec,
+  type WindowName,
+  type WindowOptions,
+  type ResolvedWindow,
+} from './window.js';
 export {
   spectralGeometry,
   spectralFrequencies,

@@ -49,9 +49,12 @@ export interface MorletGeometry {
 export function fastLength(n: number): number {
   if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`fastLength needs a positive integer, got ${n}`);
   let best = Infinity;
-  for (let a = 1; a < 2 * n + 2; a *= 2) for (let b = a; b < 2 * n + 2; b *= 3) for (let c = b; c < 2 * n + 2; c *= 5) for (let d = c; d < 2 * n + 2; d *= 7) {
-    if (d >= n && d < best) best = d;
-  }
+  for (let a = 1; a < 2 * n + 2; a *= 2)
+    for (let b = a; b < 2 * n + 2; b *= 3)
+      for (let c = b; c < 2 * n + 2; c *= 5)
+        for (let d = c; d < 2 * n + 2; d *= 7) {
+          if (d >= n && d < best) best = d;
+        }
   return best;
 }
 

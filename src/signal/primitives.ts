@@ -69,7 +69,7 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
   const detrend = checkDetrend(options.detrend, 'detrendWindow detrend');
   const stream = options.stream;
   const ctx = input.context;
-  const window = options.window === null || options.window === undefined ? null : ws.window(ctx, options.window, length, p);
+  const window = options.window === null || options.window === undefined ? null : ws.window(ctx, options.window, length, p, stream);
   const code = detrendCode(detrend);
   let stats: DeviceBuffer<'f64'> | null = null;
   if (code !== 0) {
@@ -181,7 +181,7 @@ export function bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>,
   const nb = Array.isArray(options.bands) ? options.bands.length : 0;
   expectBuffer(output, 'f64', batch * Math.max(1, nb), 'bandPowers output');
   const key = `bands:${fs}:${length}:${JSON.stringify(options.bands)}`;
-  const ranges = ws.table(spectrum.context, key, 'i32', () => bandRanges(options.bands, fs, length));
+  const ranges = ws.table(spectrum.context, key, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
   ws.kernel(spectrum.context, 'band_powers', p)(perRow(batch * nb, options.stream), spectrum, output, ranges, batch, bins, length, nb);
 }
 

@@ -47,7 +47,14 @@ function seriesOf(x: RealBuffer, batch: number | undefined, what: string): { p: 
   return { p, batch: b, length: x.length / b };
 }
 
-function allocOr<T extends DType>(given: DeviceBuffer<DType> | undefined, dtype: T, length: number, x: DeviceBuffer<DType>, stream: Stream | undefined, what: string): DeviceBuffer<T> {
+function allocOr<T extends DType>(
+  given: DeviceBuffer<DType> | undefined,
+  dtype: T,
+  length: number,
+  x: DeviceBuffer<DType>,
+  stream: Stream | undefined,
+  what: string,
+): DeviceBuffer<T> {
   if (given) {
     expectBuffer(given, dtype, length, `${what} output`);
     return given as DeviceBuffer<T>;
@@ -65,8 +72,22 @@ function framesSpectra(x: RealBuffer, p: Precision, batch: number, g: SpectralGe
   if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
   const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
   const half = ws.scratch(ctx, stream, 'stft-half', COMPLEX_OF[p], rows * g.halfBins);
-  const window = ws.window(ctx, g.windowSpec, g.nperseg, p);
-  ws.kernel(ctx, 'frame', p)(perRow(rows, stream), x, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, boundaryCode(g.boundary), detrendCode(g.detrend));
+  const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
+  ws.kernel(ctx, 'frame', p)(
+    perRow(rows, stream),
+    x,
+    frames,
+    window,
+    g.length,
+    batch,
+    g.nperseg,
+    g.nfft,
+    g.step,
+    g.frames,
+    g.extension,
+    boundaryCode(g.boundary),
+    detrendCode(g.detrend),
+  );
   const exec = { stream };
   if (p === 'f32') ws.plan(ctx, 'R2C', g.nfft, rows).forward(frames as DeviceBuffer<'f32'>, half as DeviceBuffer<'c64'>, exec);
   else ws.plan(ctx, 'D2Z', g.nfft, rows).forward(frames as DeviceBuffer<'f64'>, half as DeviceBuffer<'c128'>, exec);
@@ -156,7 +177,8 @@ export interface WelchResult {
 
 /** scipy.signal.welch (average 'mean') over `batch` series. */
 export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
-  if (options.average !== undefined && options.average !== 'mean') throw new TypeError(`welch average must be 'mean' (median is not implemented), got ${JSON.stringify(options.average)}`);
+  if (options.average !== undefined && options.average !== 'mean')
+    throw new TypeError(`welch average must be 'mean' (median is not implemented), got ${JSON.stringify(options.average)}`);
   const { p, batch, length } = seriesOf(x, options.batch, 'welch');
   const g = spectralGeometry(length, options, WELCH_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
@@ -209,7 +231,7 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
   const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
   ws.kernel(ctx, 'arrange_istft', p)(elementwise(rows * rowBins, stream), Zxx, spectra, batch, frames, freqs, rowBins, g.nfft, g.onesided ? 1 : 0);
   const exec = { stream };
-  const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p);
+  const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p, stream);
   let framesBuffer: DeviceBuffer<DType>;
   let frameStride: number;
   let elemStride: number;
@@ -228,7 +250,21 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
     frameStride = 2 * g.nfft;
     elemStride = 2;
   }
-  ws.kernel(ctx, 'overlap_add', p)(elementwise(batch * g.outputLength, stream), framesBuffer, out, window, batch, frames, g.nperseg, g.step, frameStride, elemStride, g.trim, g.outputLength, g.frameGain);
+  ws.kernel(ctx, 'overlap_add', p)(
+    elementwise(batch * g.outputLength, stream),
+    framesBuffer,
+    out,
+    window,
+    batch,
+    frames,
+    g.nperseg,
+    g.step,
+    frameStride,
+    elemStride,
+    g.trim,
+    g.outputLength,
+    g.frameGain,
+  );
   const t = new Float64Array(g.outputLength);
   for (let i = 0; i < t.length; i++) t[i] = i / g.fs;
   return { t, x: out as RealBuffer, geometry: g };

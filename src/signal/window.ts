@@ -23,24 +23,62 @@ export class WindowParameterError extends TypeError {
 }
 
 /** The canonical names, as scipy spells them. */
-export const WINDOW_NAMES = ['hann', 'hamming', 'blackman', 'blackmanharris', 'bartlett', 'boxcar', 'flattop', 'nuttall', 'triang', 'cosine', 'tukey', 'kaiser', 'gaussian'] as const;
+export const WINDOW_NAMES = [
+  'hann',
+  'hamming',
+  'blackman',
+  'blackmanharris',
+  'bartlett',
+  'boxcar',
+  'flattop',
+  'nuttall',
+  'triang',
+  'cosine',
+  'tukey',
+  'kaiser',
+  'gaussian',
+] as const;
 export type WindowName = (typeof WINDOW_NAMES)[number];
 
 /** scipy's aliases (scipy.signal.windows._windows._win_equiv). */
 const ALIASES: Readonly<Record<string, WindowName>> = {
-  hann: 'hann', han: 'hann',
-  hamming: 'hamming', hamm: 'hamming', ham: 'hamming',
-  blackman: 'blackman', black: 'blackman', blk: 'blackman',
-  blackmanharris: 'blackmanharris', blackharr: 'blackmanharris', bkh: 'blackmanharris',
-  bartlett: 'bartlett', bart: 'bartlett', brt: 'bartlett',
-  boxcar: 'boxcar', box: 'boxcar', ones: 'boxcar', rect: 'boxcar', rectangular: 'boxcar',
-  flattop: 'flattop', flat: 'flattop', flt: 'flattop',
-  nuttall: 'nuttall', nutl: 'nuttall', nut: 'nuttall',
-  triang: 'triang', triangle: 'triang', tri: 'triang',
-  cosine: 'cosine', halfcosine: 'cosine',
-  tukey: 'tukey', tuk: 'tukey',
-  kaiser: 'kaiser', ksr: 'kaiser',
-  gaussian: 'gaussian', gauss: 'gaussian', gss: 'gaussian',
+  hann: 'hann',
+  han: 'hann',
+  hamming: 'hamming',
+  hamm: 'hamming',
+  ham: 'hamming',
+  blackman: 'blackman',
+  black: 'blackman',
+  blk: 'blackman',
+  blackmanharris: 'blackmanharris',
+  blackharr: 'blackmanharris',
+  bkh: 'blackmanharris',
+  bartlett: 'bartlett',
+  bart: 'bartlett',
+  brt: 'bartlett',
+  boxcar: 'boxcar',
+  box: 'boxcar',
+  ones: 'boxcar',
+  rect: 'boxcar',
+  rectangular: 'boxcar',
+  flattop: 'flattop',
+  flat: 'flattop',
+  flt: 'flattop',
+  nuttall: 'nuttall',
+  nutl: 'nuttall',
+  nut: 'nuttall',
+  triang: 'triang',
+  triangle: 'triang',
+  tri: 'triang',
+  cosine: 'cosine',
+  halfcosine: 'cosine',
+  tukey: 'tukey',
+  tuk: 'tukey',
+  kaiser: 'kaiser',
+  ksr: 'kaiser',
+  gaussian: 'gaussian',
+  gauss: 'gaussian',
+  gss: 'gaussian',
 };
 
 /** Windows that cannot be named without their parameter (scipy raises "needs one or more parameters"). */
@@ -76,7 +114,8 @@ export function resolveWindow(spec: WindowSpec): ResolvedWindow {
     if (spec.length !== 2) throw new WindowParameterError(`window spec must be a name or [name, parameter], got an array of ${spec.length} items`);
     rawName = spec[0];
     parameter = spec[1] as number;
-    if (typeof parameter !== 'number' || !Number.isFinite(parameter)) throw new WindowParameterError(`window "${String(rawName)}" parameter must be a finite number, got ${String(parameter)}`);
+    if (typeof parameter !== 'number' || !Number.isFinite(parameter))
+      throw new WindowParameterError(`window "${String(rawName)}" parameter must be a finite number, got ${String(parameter)}`);
   } else throw new WindowParameterError(`window must be a name or [name, parameter], got ${spec === null ? 'null' : typeof spec}`);
   if (typeof rawName !== 'string') throw new WindowParameterError(`window name must be a string, got ${typeof rawName}`);
   const key = rawName.toLowerCase();

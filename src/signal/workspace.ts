@@ -69,7 +69,6 @@ type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32`
 /** Per-context state: kernels, immutable tables. */
 class ContextState {
   readonly kernels: SignalKernels;
-  readonly tables = new Map<string, DeviceBuffer<DType>>();
   readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
   constructor(readonly context: Context) {
     this.kernels = loadSignalKernels({ context });
@@ -107,29 +106,40 @@ export class SignalWorkspace {
     return this.plans.get({ shape: [n], type, batch, context });
   }
 
-  /** The window `spec` of `n` points as a device table of `precision` (cached per context). */
-  window(context: Context, spec: WindowSpec, n: number, precision: Precision): DeviceBuffer<Precision> {
-    const key = `window:${precision}:${windowKey(spec)}:${n}`;
-    const state = this.#state(context);
-    let t = state.tables.get(key);
-    if (!t) {
+  /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
+  window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
+    return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
       const w = getWindow(spec, n);
-      t = DeviceBuffer.from(precision, precision === 'f32' ? Float32Array.from(w) : w, { context, label: `window ${windowKey(spec)} x${n} (${precision})` });
-      state.tables.set(key, t);
-    }
-    return t as DeviceBuffer<Precision>;
+      return precision === 'f32' ? Float32Array.from(w) : w;
+    });
   }
 
-  /** A cached immutable table built by `make` on first use (host values uploaded synchronously). */
-  table<T extends 'i32' | 'f64' | 'f32'>(context: Context, key: string, dtype: T, make: () => Int32Array | Float64Array | Float32Array): DeviceBuffer<T> {
-    const state = this.#state(context);
-    const full = `${dtype}:${key}`;
-    let t = state.tables.get(full);
-    if (!t) {
-      t = DeviceBuffer.from(dtype, make() as never, { context, label: `signal table ${key.slice(0, 60)}` });
-      state.tables.set(full, t);
-    }
-    return t as DeviceBuffer<T>;
+  /**
+   * An immutable table cached under `key` (per context), its host values made by `make` on first
+   * use and uploaded on `stream` (other streams then wait for the upload; without a stream the
+   * upload is synchronous and the context is synchronised once, as a pageable copy may still be in
+   * flight when it returns).
+   */
+  table<T extends 'i32' | 'f64' | 'f32'>(
+    context: Context,
+    key: string,
+    dtype: T,
+    stream: Stream | undefined,
+    make: () => Int32Array | Float64Array | Float32Array,
+  ): DeviceBuffer<T> {
+    let values: Int32Array | Float64Array | Float32Array | undefined;
+    const alloc = (): DeviceBuffer<T> => {
+      values = make();
+      return DeviceBuffer.alloc(dtype, values.length, { context, label: `signal table ${key.slice(0, 60)}` });
+    };
+    const upload = (b: DeviceBuffer<T>): void => {
+      if (stream) (b as DeviceBuffer<DType>).write(values as never, { stream });
+      else {
+        (b as DeviceBuffer<DType>).write(values as never);
+        context.synchronize();
+      }
+    };
+    return this.built(context, `table:${dtype}:${key}`, stream, alloc, upload);
   }
 
   /**
@@ -142,7 +152,11 @@ export class SignalWorkspace {
     const have = state.built.get(key);
     if (have && !have.buffer.disposed) {
       if (have.event && have.stream !== stream) {
-        if (stream) stream.waitEvent(have.event);
+        if (have.event.query()) {
+          // Built long ago: nobody needs to wait any more.
+          have.event.dispose();
+          have.event = undefined;
+        } else if (stream) stream.waitEvent(have.event);
         else have.event.synchronize();
       }
       return have.buffer as DeviceBuffer<T>;
@@ -160,7 +174,8 @@ export class SignalWorkspace {
 
   /**
    * A scratch buffer of at least `length` elements for work on `stream` (or the context's legacy
-   * default stream), one per `purpose`: grown (stream-ordered free and allocation) when too small.
+   * default stream), one per `purpose`: grown when too small (cuMemFree of the old one, which waits
+   * for the work using it; not stream-ordered, since a stream-ordered free needs its stream alive).
    */
   scratch<T extends DType>(context: Context, stream: Stream | undefined, purpose: string, dtype: T, length: number): DeviceBuffer<T> {
     const owner = stream ?? context;
@@ -197,7 +212,6 @@ export class SignalWorkspace {
     for (const map of this.#scratch.values()) for (const b of map.values()) b.dispose();
     this.#scratch.clear();
     for (const s of this.#contexts.values()) {
-      for (const t of s.tables.values()) t.dispose();
       for (const b of s.built.values()) {
         b.buffer.dispose();
         b.event?.dispose();

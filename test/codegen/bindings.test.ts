@@ -11,7 +11,7 @@ const clang = await findClang();
 describe('emission', () => {
   it('reproduces the committed TypeScript from the committed snapshots', async () => {
     const { files } = emit(await readSnapshots());
-    expect(files.size).toBe(5);
+    expect(files.size).toBe(6);
     for (const [name, text] of files) expect(text, `src/ffi/generated/${name}`).toBe(await readFile(join(GENERATED_DIR, name), 'utf8'));
   });
 
@@ -23,6 +23,7 @@ describe('emission', () => {
       runtime: { functions: 310, legacy: 0, perThread: 68 },
       cufft: { functions: 35, legacy: 0, perThread: 0 },
       nvrtc: { functions: 24, legacy: 0, perThread: 0 },
+      nccl: { functions: 41, legacy: 0, perThread: 0 },
     });
   });
 

@@ -79,3 +79,15 @@ extern "C" __global__ void oob_write(float* out, long long offset) { out[offset]
 extern "C" __global__ void write_index_i32(int* out, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = i;
 }
+
+// Busy-waits about `ns` nanoseconds, then copies x into out: a reader that still uses `x` long after
+// it was enqueued (the fault suite frees `x` meanwhile and checks the memory was not reused under it).
+extern "C" __global__ void spin_then_copy_f32(const float* x, float* out, int n, unsigned long long ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    __nanosleep(128);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = x[i];
+}

@@ -20,6 +20,7 @@ export const BASIC_SIGNATURES = {
   spin_ns: ['u64'],
   oob_write: ['ptr', 'i64'],
   write_index_i32: ['ptr', 'i32'],
+  spin_then_copy_f32: ['ptr', 'ptr', 'i32', 'u64'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of test/kernels/basic.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -41,6 +42,7 @@ export interface BasicKernels {
     readonly spin_ns: Kernel;
     readonly oob_write: Kernel;
     readonly write_index_i32: Kernel;
+    readonly spin_then_copy_f32: Kernel;
   };
   /** `empty()` */
   empty(config: LaunchConfig): void;
@@ -68,6 +70,8 @@ export interface BasicKernels {
   oob_write(config: LaunchConfig, out: DeviceBuffer<'f32'>, offset: bigint): void;
   /** `write_index_i32(int* out, int n)` */
   write_index_i32(config: LaunchConfig, out: DeviceBuffer<'i32'>, n: number): void;
+  /** `spin_then_copy_f32(const float* x, float* out, int n, unsigned long long ns)` */
+  spin_then_copy_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, n: number, ns: bigint): void;
 }
 
 /**
@@ -90,6 +94,7 @@ export function loadBasicKernels(options: KernelModuleOptions = {}): BasicKernel
   const kernel_spin_ns = kernels.spin_ns;
   const kernel_oob_write = kernels.oob_write;
   const kernel_write_index_i32 = kernels.write_index_i32;
+  const kernel_spin_then_copy_f32 = kernels.spin_then_copy_f32;
   return {
     module,
     kernels,
@@ -181,6 +186,14 @@ export function loadBasicKernels(options: KernelModuleOptions = {}): BasicKernel
       kernel_write_index_i32.setArg(0, out);
       kernel_write_index_i32.setArg(1, n);
       kernel_write_index_i32.launchPrepared(config);
+    },
+    spin_then_copy_f32(config, x, out, n, ns) {
+      if (arguments.length !== 5) wrongArity('spin_then_copy_f32', 4, arguments.length);
+      kernel_spin_then_copy_f32.setArg(0, x);
+      kernel_spin_then_copy_f32.setArg(1, out);
+      kernel_spin_then_copy_f32.setArg(2, n);
+      kernel_spin_then_copy_f32.setArg(3, ns);
+      kernel_spin_then_copy_f32.launchPrepared(config);
     },
   };
 }

@@ -164,7 +164,15 @@ export function jobTimelineRecords(jobs: readonly JobTrace[], windowMs = 250): T
     const start = j.submittedMs + j.queuedMs;
     const end = ends[i]!;
     if (end < last - windowMs) return;
-    records.push({ stream: `lane ${j.lane}`, streamOrder: j.lane, kind: 'other', name: `job ${j.id}: ${(j.samples / 1e6).toFixed(2)} M samples, GPU ${j.gpuMs.toFixed(2)} ms`, startMs: start, endMs: Math.max(end, start + 1e-3), id: j.id });
+    records.push({
+      stream: `lane ${j.lane}`,
+      streamOrder: j.lane,
+      kind: 'other',
+      name: `job ${j.id}: ${(j.samples / 1e6).toFixed(2)} M samples, GPU ${j.gpuMs.toFixed(2)} ms`,
+      startMs: start,
+      endMs: Math.max(end, start + 1e-3),
+      id: j.id,
+    });
   });
   const t0 = Math.min(...records.map((r) => r.startMs));
   for (const r of records) {
@@ -179,7 +187,10 @@ export function formatTable(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
   const line = (r: readonly string[]): string =>
-    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const [head, ...body] = rows;
   return [line(head ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }

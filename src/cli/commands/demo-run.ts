@@ -88,9 +88,25 @@ async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], seconds:
 function laneTable(stats: EngineStats): string {
   const rows = [['lane', 'jobs', 'avg ms', 'p99 ms', 'Gsamples/s', 'GB moved', 'GPU busy']];
   for (const l of stats.lanes) {
-    rows.push([`${l.lane} (GPU ${l.device})`, String(l.jobs), fmt(l.avgJobMs), fmt(l.p99JobMs), fmt(l.samplesPerSecond / 1e9), fmt(l.bytesMoved / 1e9), `${(100 * l.gpuBusyFraction).toFixed(0)}%`]);
+    rows.push([
+      `${l.lane} (GPU ${l.device})`,
+      String(l.jobs),
+      fmt(l.avgJobMs),
+      fmt(l.p99JobMs),
+      fmt(l.samplesPerSecond / 1e9),
+      fmt(l.bytesMoved / 1e9),
+      `${(100 * l.gpuBusyFraction).toFixed(0)}%`,
+    ]);
   }
-  rows.push(['all', String(stats.jobs), fmt(stats.avgJobMs), fmt(stats.p99JobMs), fmt(stats.samplesPerSecond / 1e9), fmt(stats.bytesMoved / 1e9), `${(100 * stats.gpuBusyFraction).toFixed(0)}%`]);
+  rows.push([
+    'all',
+    String(stats.jobs),
+    fmt(stats.avgJobMs),
+    fmt(stats.p99JobMs),
+    fmt(stats.samplesPerSecond / 1e9),
+    fmt(stats.bytesMoved / 1e9),
+    `${(100 * stats.gpuBusyFraction).toFixed(0)}%`,
+  ]);
   return formatTable(rows);
 }
 
@@ -116,26 +132,48 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const { batch, length: n, lanes } = o;
     const planted = plantedCycles(n, DEMO_FS);
     const bands = planted.map((p) => p.band);
-    const spec = (data: Float32Array): JobSpec => ({ data, batch, fs: DEMO_FS, flags: ['stft', 'cycles'], detrend: 'linear', window: 'hann', passBand: DEMO_PASS_BAND, bands, label: 'demo' });
+    const base = synthesizeDemo(batch, n);
+    const previewBins = Math.min(256, n / 2 + 1);
+    /** A job whose input and results all live in arrays the engine lent (pinned: no host copy either way). */
+    const spec = (engine: JobEngine): JobSpec => {
+      const data = engine.hostBuffer('f32', batch * n);
+      data.set(base);
+      const into = {
+        filtered: engine.hostBuffer('f32', batch * n),
+        spectrum: engine.hostBuffer('f32', batch * previewBins),
+        bandPowers: engine.hostBuffer('f64', batch * bands.length),
+      };
+      return {
+        data,
+        batch,
+        fs: DEMO_FS,
+        flags: ['stft', 'cycles'],
+        detrend: 'linear',
+        window: 'hann',
+        passBand: DEMO_PASS_BAND,
+        previewBins,
+        bands,
+        bandWaves: false,
+        into,
+        label: 'demo',
+      };
+    };
     out(`tscuda demo on GPU ${device.ordinal}: ${device.name}`);
-    out(`signal: ${batch} series x ${n} samples per job at ${DEMO_FS} Hz (${fmt(n / DEMO_FS)} s each): DC, trend, a ${fmt(20)}-${fmt(300)} Hz chirp, noise, and ${planted.length} planted cycles`);
+    out(
+      `signal: ${batch} series x ${n} samples per job at ${DEMO_FS} Hz (${fmt(n / DEMO_FS)} s each): DC, trend, a ${fmt(20)}-${fmt(300)} Hz chirp, noise, and ${planted.length} planted cycles`,
+    );
 
     const pcie = measurePcie(device);
     const boundGsamples = Math.min(pcie.h2d, pcie.d2h) / 4;
     out(`PCIe (pinned, measured now): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`);
 
-    const base = synthesizeDemo(batch, n);
-    const lend = (engine: JobEngine): Float32Array => {
-      const a = engine.hostBuffer('f32', batch * n);
-      a.set(base);
-      return a;
-    };
-
     // One lane, briefly: the reference for the speedup.
     const single = new JobEngine({ device, lanes: 1, precision: 'f32', maxQueued: 16, label: 'demo 1 lane' });
     engines.push(single);
-    const singleSpecs = [spec(lend(single)), spec(lend(single))];
-    const first = await single.submit(singleSpecs[0]!).result; // warm-up: plans, kernels, buffers
+    const singleSpecs = [spec(single), spec(single)];
+    const warm = await single.submit(singleSpecs[0]!).result; // warm-up: plans, kernels, buffers
+    // Kept past close(), which frees the lent arrays.
+    const first = { dominant: warm.dominant ?? [], bandPowers: Float64Array.from(warm.bandPowers ?? []) };
     const singleSeconds = Math.min(1.5, Math.max(0.3, o.seconds / 5));
     const one = await closedLoop(single, singleSpecs, singleSeconds);
     await single.close();
@@ -144,7 +182,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 
     const engine = new JobEngine({ device, lanes, precision: 'f32', maxQueued: 4 * lanes * JOBS_PER_LANE, label: 'demo' });
     engines.push(engine);
-    const specs = Array.from({ length: lanes * JOBS_PER_LANE }, () => spec(lend(engine)));
+    const specs = Array.from({ length: lanes * JOBS_PER_LANE }, () => spec(engine));
     await Promise.all(specs.slice(0, lanes).map((s) => engine.submit(s).result)); // warm every lane
     const traces: JobTrace[] = [];
     bar = new ProgressBar({ label: `running ${lanes} lanes`, total: o.seconds, silent: o.quiet });
@@ -171,24 +209,36 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const stats = engine.stats();
 
     out('');
-    out(formatTable([
-      ['throughput', 'value'],
-      ['jobs/s', fmt(main.jobs / main.seconds)],
-      ['Gsamples/s (input)', fmt(rate)],
-      ['% of PCIe bound', `${(100 * rate / boundGsamples).toFixed(1)}%`],
-      [`speedup over 1 lane (${fmt(oneRate)} Gsamples/s)`, `${fmt(rate / oneRate)}x`],
-      ['lanes', String(lanes)],
-    ]));
+    out(
+      formatTable([
+        ['throughput', 'value'],
+        ['jobs/s', fmt(main.jobs / main.seconds)],
+        ['Gsamples/s (input)', fmt(rate)],
+        ['% of PCIe bound', `${((100 * rate) / boundGsamples).toFixed(1)}%`],
+        [`speedup over 1 lane (${fmt(oneRate)} Gsamples/s)`, `${fmt(rate / oneRate)}x`],
+        ['lanes', String(lanes)],
+      ]),
+    );
     out('');
     out(laneTable(stats));
 
-    const matches = matchCycles(first.dominant ?? [], planted, n, DEMO_FS);
+    const matches = matchCycles(first.dominant, planted, n, DEMO_FS);
     out('');
     out('dominant cycle per series (engine, flag cycles) vs planted:');
-    out(formatTable([
-      ['planted period', 'frequency', 'amplitude', 'series', 'found', 'found amplitude', 'worst |df|'],
-      ...matches.map((m) => [`${fmt(m.planted.period * 1000)} ms`, `${fmt(m.planted.frequency)} Hz`, fmt(m.planted.amplitude), String(m.series), `${m.found}/${m.series}`, fmt(m.medianAmplitude), `${fmt(m.worstFrequencyError)} Hz`]),
-    ]));
+    out(
+      formatTable([
+        ['planted period', 'frequency', 'amplitude', 'series', 'found', 'found amplitude', 'worst |df|'],
+        ...matches.map((m) => [
+          `${fmt(m.planted.period * 1000)} ms`,
+          `${fmt(m.planted.frequency)} Hz`,
+          fmt(m.planted.amplitude),
+          String(m.series),
+          `${m.found}/${m.series}`,
+          fmt(m.medianAmplitude),
+          `${fmt(m.worstFrequencyError)} Hz`,
+        ]),
+      ]),
+    );
     const allFound = matches.every((m) => m.found === m.series);
 
     // Pictures: the spectrogram of series 0 (signal.stft), band powers, the lanes' timeline.
@@ -210,7 +260,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     } finally {
       stream.dispose();
     }
-    const powers = first.bandPowers ?? new Float64Array(batch * bands.length);
+    const powers = first.bandPowers;
     const series = planted.map((p, k) => {
       const values = bands.map((_, j) => {
         let sum = 0;
@@ -225,14 +275,37 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     });
     writeFileSync(
       join(dir, 'band-powers.svg'),
-      toBandChartSvg({ title: 'band power by planted dominant cycle (engine, flag cycles)', unit: 'power (signal units²)', bands: planted.map((p) => ({ low: p.band[0], high: p.band[1], highlight: true })), series }),
+      toBandChartSvg({
+        title: 'band power by planted dominant cycle (engine, flag cycles)',
+        unit: 'power (signal units²)',
+        bands: planted.map((p) => ({ low: p.band[0], high: p.band[1], highlight: true })),
+        series,
+      }),
     );
     const records = jobTimelineRecords(traces);
     writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${lanes} lanes (last 250 ms; each bar is a job from start to result)` }));
     writeFileSync(join(dir, 'trace.json'), JSON.stringify(toChromeTrace(records, { processName: 'tscuda demo' })));
     writeFileSync(
       join(dir, 'summary.json'),
-      JSON.stringify({ device: device.name, batch, length: n, lanes, seconds: main.seconds, jobs: main.jobs, gsamplesPerSecond: rate, pcie: { ...pcie, boundGsamples }, fractionOfBound: rate / boundGsamples, oneLaneGsamplesPerSecond: oneRate, speedup: rate / oneRate, stats, cycles: matches }, null, 2),
+      JSON.stringify(
+        {
+          device: device.name,
+          batch,
+          length: n,
+          lanes,
+          seconds: main.seconds,
+          jobs: main.jobs,
+          gsamplesPerSecond: rate,
+          pcie: { ...pcie, boundGsamples },
+          fractionOfBound: rate / boundGsamples,
+          oneLaneGsamplesPerSecond: oneRate,
+          speedup: rate / oneRate,
+          stats,
+          cycles: matches,
+        },
+        null,
+        2,
+      ),
     );
     out('');
     out(`wrote ${dir}/: spectrogram.png, band-powers.svg, timeline.svg, trace.json (ui.perfetto.dev), summary.json`);

@@ -83,7 +83,7 @@ export const demoCommand: CliCommand = {
       options = parseDemoOptions(args);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      process.stderr.write(`tscuda demo: ${e.message}\n${DEMO_USAGE}\n`);
+      process.stderr.write(`tscuda demo: ${e.message}\n(tscuda demo --help for the options)\n`);
       return 2;
     }
     if (options.help) {

@@ -1,3 +1,4 @@
+/** The Batcher's auto-tuner: steers maxBatchSize and maxWaitMs toward a latency target. */
 export interface AutoTuneOptions {
   /** Submit-to-resolve latency the tuner steers the slowest item of each batch towards. */
   targetLatencyMs: number;
@@ -11,6 +12,7 @@ export interface AutoTuneOptions {
   maxWaitMs?: number;
 }
 
+/** What the tuner adjusts. */
 export interface TunedParameters {
   maxBatchSize: number;
   maxWaitMs: number;

@@ -9,16 +9,7 @@
 import { AutoTuner } from './auto-tuner.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
 import { MAX_TIMER_MS, resolveBatcherOptions, type BatcherDescriptor } from './options.js';
-import {
-  Batch,
-  BatchInfoRecord,
-  CANCELLED,
-  DISPATCHED,
-  PendingSubmit,
-  QUEUED,
-  WAITING,
-  type FlushWaiter,
-} from './records.js';
+import { Batch, BatchInfoRecord, CANCELLED, DISPATCHED, PendingSubmit, QUEUED, WAITING, type FlushWaiter } from './records.js';
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { SampleWindow } from './sample-window.js';
 
@@ -48,6 +39,7 @@ export interface CloseOptions {
 /** Must return exactly one output per item, in item order. */
 export type BatchDispatch<I, O> = (items: readonly I[], info: BatchInfo) => Promise<readonly O[]> | readonly O[];
 
+/** Options of submit() / submitOne(). */
 export interface SubmitOptions {
   /** When the channel is full: true (default) waits for room in FIFO order, false rejects with BatcherFullError. */
   wait?: boolean;
@@ -55,6 +47,7 @@ export interface SubmitOptions {
   signal?: AbortSignal;
 }
 
+/** What the Batcher measured (metrics getter). */
 export interface BatcherMetrics {
   /** Batches dispatched. */
   batches: number;
@@ -221,9 +214,7 @@ export class Batcher<I, O> {
   submit(items: readonly I[], options?: SubmitOptions): Promise<O[]> {
     if (this.#closed) return Promise.reject(this.#closedError('submit() after close()'));
     if (!Array.isArray(items)) {
-      return Promise.reject(
-        new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`),
-      );
+      return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`));
     }
     if (items.length === 0) return Promise.resolve([]);
     return this.#submit<O[]>(items, undefined, items.length, options);
@@ -301,6 +292,20 @@ export class Batcher<I, O> {
   }
 
   /**
+   * Closes at once without draining: every submit not yet settled (waiting, queued, or in a
+   * batch in flight) rejects with BatcherClosedError and in-flight batches' signals abort; a
+   * dispatch's later result is ignored. close() is the draining form. Idempotent.
+   */
+  dispose(): void {
+    void this.#close();
+    this.#abandonAll('dispose() was called');
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  /**
    * A bounded close() gave up: every submit not yet settled rejects with BatcherClosedError,
    * batches in flight are settled (their later results are ignored) and their signals aborted.
    */
@@ -336,30 +341,18 @@ export class Batcher<I, O> {
     const hasRoom = this.#waitingSubmits === 0 && this.#queuedSubmits < this.#channelSize;
     if (!hasRoom && options?.wait === false) {
       return Promise.reject(
-        new BatcherFullError(
-          `Batcher "${this.#label}": channel full (channelSize ${this.#channelSize} submits accepted and not yet dispatched); rejected because wait is false`,
-        ),
+        new BatcherFullError(`Batcher "${this.#label}": channel full (channelSize ${this.#channelSize} submits accepted and not yet dispatched); rejected because wait is false`),
       );
     }
     if (!hasRoom && this.#waitingSubmits >= this.#maxWaiting) {
       return Promise.reject(
-        new BatcherFullError(
-          `Batcher "${this.#label}": channel full and ${this.#waitingSubmits} submits already waiting for room (maxWaiting ${this.#maxWaiting})`,
-        ),
+        new BatcherFullError(`Batcher "${this.#label}": channel full and ${this.#waitingSubmits} submits already waiting for room (maxWaiting ${this.#maxWaiting})`),
       );
     }
     const now = performance.now();
     if (this.#firstSubmitAt < 0) this.#firstSubmitAt = now;
     const promise = new Promise<R>(captureResolvers);
-    const request = new PendingSubmit<I, O>(
-      items,
-      item,
-      count,
-      now,
-      capturedResolve as (value: unknown) => void,
-      capturedReject as (reason: unknown) => void,
-      signal,
-    );
+    const request = new PendingSubmit<I, O>(items, item, count, now, capturedResolve as (value: unknown) => void, capturedReject as (reason: unknown) => void, signal);
     if (signal !== undefined) {
       request.onAbort = () => this.#abort(request);
       signal.addEventListener('abort', request.onAbort, { once: true });
@@ -520,7 +513,10 @@ export class Batcher<I, O> {
       if (timeoutMs !== null) {
         batch.timer = setTimeout(() => {
           batch.timer = null;
-          const error = new BatcherTimeoutError(`Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`, batch.id);
+          const error = new BatcherTimeoutError(
+            `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`,
+            batch.id,
+          );
           info.abort(error);
           this.#fail(batch, error, false);
         }, timeoutMs);
@@ -589,11 +585,7 @@ export class Batcher<I, O> {
   #fail(batch: Batch<I, O>, cause: unknown, wrap: boolean): void {
     if (batch.settled) return;
     const error = wrap
-      ? new BatcherDispatchError(
-          `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) failed: ${describeError(cause)}`,
-          batch.id,
-          { cause },
-        )
+      ? new BatcherDispatchError(`Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) failed: ${describeError(cause)}`, batch.id, { cause })
       : cause;
     this.#failedBatches++;
     for (const request of batch.requests) {
@@ -631,11 +623,7 @@ export class Batcher<I, O> {
   #tune(batch: Batch<I, O>, now: number): void {
     const tuner = this.#tuner;
     if (tuner === null) return;
-    const next = tuner.next(
-      { maxBatchSize: this.#maxBatchSize, maxWaitMs: this.#maxWaitMs },
-      now - batch.oldestSubmittedAt,
-      batch.size >= batch.capacity,
-    );
+    const next = tuner.next({ maxBatchSize: this.#maxBatchSize, maxWaitMs: this.#maxWaitMs }, now - batch.oldestSubmittedAt, batch.size >= batch.capacity);
     if (next === null) return;
     this.#maxBatchSize = next.maxBatchSize;
     this.#maxWaitMs = next.maxWaitMs;

@@ -63,6 +63,19 @@ export class GpuBatcher<I, O> {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+
+  /** Closes at once (Batcher.dispose(): every unsettled submit rejects) and frees the GPU resources. */
+  dispose(): void {
+    try {
+      this.batcher.dispose();
+    } finally {
+      this.dispatcher.dispose();
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
 }
 
 type DispatcherSide = Omit<VectorDispatcherDescriptor, 'maxBatchSize' | 'label'>;
@@ -83,7 +96,11 @@ export function slerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBa
 }
 
 function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(options: O, name: string): GradientDispatcherDescriptor {
-  const out: GradientDispatcherDescriptor = { dim: options.dim, maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize, label: `${options.label ?? name}[${options.dim}]` };
+  const out: GradientDispatcherDescriptor = {
+    dim: options.dim,
+    maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize,
+    label: `${options.label ?? name}[${options.dim}]`,
+  };
   if (options.depth !== undefined) out.depth = options.depth;
   if (options.context !== undefined) out.context = options.context;
   if (options.device !== undefined) out.device = options.device;

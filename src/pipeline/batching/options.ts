@@ -33,6 +33,7 @@ export type BatcherOptions = BatcherDescriptor;
 /** The longest delay a Node timer holds. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** A BatcherDescriptor checked and with its defaults filled in. */
 export interface ResolvedBatcherOptions {
   maxBatchSize: number;
   maxWaitMs: number;
@@ -79,7 +80,8 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
   let dispatchTimeoutMs: number | null = null;
   if (options.dispatchTimeoutMs !== undefined) {
     dispatchTimeoutMs = nonNegativeFinite(label, 'dispatchTimeoutMs', options.dispatchTimeoutMs);
-    if (dispatchTimeoutMs > MAX_TIMER_MS) throw new RangeError(`Batcher "${label}": dispatchTimeoutMs must be at most ${MAX_TIMER_MS} (what a Node timer holds), got ${dispatchTimeoutMs}`);
+    if (dispatchTimeoutMs > MAX_TIMER_MS)
+      throw new RangeError(`Batcher "${label}": dispatchTimeoutMs must be at most ${MAX_TIMER_MS} (what a Node timer holds), got ${dispatchTimeoutMs}`);
   }
   let autoTune: Required<AutoTuneOptions> | null = null;
   if (options.autoTune !== undefined) {

@@ -1,11 +1,17 @@
 /** Bookkeeping records of the Batcher: one per submit, one per batch. */
 
+/** Waiting for room in a full channel (not yet accepted). */
 export const WAITING = 0;
+/** Accepted into the channel, not yet fully dispatched. */
 export const QUEUED = 1;
+/** Every item is in a batch. */
 export const DISPATCHED = 2;
+/** Aborted, refused at close, or failed with its batch: skipped by the queue. */
 export const CANCELLED = 3;
+/** Where a submit is. */
 export type SubmitState = typeof WAITING | typeof QUEUED | typeof DISPATCHED | typeof CANCELLED;
 
+/** One submit() in the Batcher's books. */
 export class PendingSubmit<I, O> {
   state: SubmitState = WAITING;
   /** Items already placed in batches. */
@@ -58,6 +64,7 @@ export class BatchInfoRecord {
   }
 }
 
+/** One dispatched batch: which segments of which submits it holds. */
 export class Batch<I, O> {
   settled = false;
   /** The dispatch's timeout, while it runs. */
@@ -79,6 +86,7 @@ export class Batch<I, O> {
   ) {}
 }
 
+/** A flush() waiting for a position in the accepted stream to settle. */
 export interface FlushWaiter {
   /** Resolve once every item before this position in the accepted stream has settled. */
   target: number;

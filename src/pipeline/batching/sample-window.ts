@@ -4,6 +4,7 @@
  */
 const SMALL_COUNT = 16;
 
+/** The latest N samples (weighted), for percentiles over a bounded window. */
 export class SampleWindow {
   readonly #values: Float64Array;
   #next = 0;

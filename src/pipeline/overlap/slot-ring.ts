@@ -24,6 +24,7 @@ interface SlotRecord<F> {
 
 const PREVIOUS: Record<'processing' | 'downloading', SlotState> = { processing: 'uploading', downloading: 'processing' };
 
+/** The CUDA-free state machine of TripleBuffer's slots (free -> uploading -> processing -> downloading), fenced by F. */
 export class SlotRing<F> {
   readonly #slots: SlotRecord<F>[];
   readonly #ops: FenceOps<F>;
@@ -130,7 +131,8 @@ export class SlotRing<F> {
   /** Frees slot `index`, which must be downloading with its download committed and complete. */
   release(index: number): void {
     const s = this.#slot(index);
-    if (s.state !== 'downloading' || s.fence === null) throw new Error(`slot ${index} is ${s.state}${s.fence === null ? ' (uncommitted)' : ''}: only a committed download can be released`);
+    if (s.state !== 'downloading' || s.fence === null)
+      throw new Error(`slot ${index} is ${s.state}${s.fence === null ? ' (uncommitted)' : ''}: only a committed download can be released`);
     if (!this.#ops.isDone(s.fence)) throw new Error(`slot ${index}: its download has not completed yet`);
     this.#free(s);
   }

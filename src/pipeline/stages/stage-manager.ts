@@ -8,6 +8,7 @@ import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator, type AsyncOperationId } from '../async-coordinator.js';
 import { HazardTracker } from '../overlap/hazards.js';
 
+/** A kernel stage's launch configuration. */
 export interface StageLaunch {
   grid: Dim3;
   block: Dim3;
@@ -22,6 +23,7 @@ export interface StageIO {
   stream: Stream;
 }
 
+/** One stage: a kernel (with its launch) or a run function, over registered buffers. */
 export interface PipelineStage {
   name: string;
   /** Indices (from addBuffer) of the buffers the stage reads. */
@@ -36,6 +38,7 @@ export interface PipelineStage {
   run?: (io: StageIO) => void;
 }
 
+/** What stats() reports, from the profiler's timeline. */
 export interface PipelineStats {
   /** Iterations completed since the last resetStats(). */
   iterations: number;
@@ -51,6 +54,7 @@ export interface PipelineStats {
   busyMs: number;
 }
 
+/** What executeIteration() resolves with. */
 export interface IterationResult {
   iteration: number;
   operations: AsyncOperationId[];

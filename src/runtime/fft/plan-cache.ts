@@ -2,6 +2,7 @@
 import { resolveContext } from '../defaults.js';
 import type { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
+import { describeValue, expectResource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { fftPlanKey, type FftPlanDescriptor, type FftType } from './geometry.js';
 import { FftPlan } from './plan.js';
@@ -99,6 +100,8 @@ export interface FftCallOptions {
  * given, with the plan taken from `fftPlans`. Unnormalized, like cuFFT.
  */
 export function fft<B extends DeviceBuffer<'c64'> | DeviceBuffer<'c128'>>(x: B, options: FftCallOptions = {}): B {
+  expectResource<DeviceBuffer>(x, 'DeviceBuffer', 'fft() input');
+  if (typeof options !== 'object' || options === null) throw new TypeError(`fft() options must be an object, got ${describeValue(options)}`);
   const dtype: DType = x.dtype;
   if (dtype !== 'c64' && dtype !== 'c128') throw new TypeError(`fft() needs a c64 or c128 buffer, got "${x.label}" of ${dtype}`);
   const type: FftType = dtype === 'c64' ? 'C2C' : 'Z2Z';

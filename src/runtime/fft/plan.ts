@@ -13,8 +13,8 @@ import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
-import { Resource } from '../resource.js';
-import type { Stream } from '../stream.js';
+import { describeValue, expectResource, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
 import {
   checkFftBuffers,
   describePlan,
@@ -79,7 +79,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   /** Plans a transform (cufftMakePlanMany, work areas managed per stream). Blocks for milliseconds: keep plans, or use an FftPlanCache. */
   static create<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
     const g = fftGeometry(d);
-    if (d.stream) d.stream.checkAlive();
+    if (d.stream !== undefined) expectResource(d.stream, Stream, 'FftPlan.create stream');
     const context = resolveContext(d, d.stream);
     context.makeCurrent();
     const api = cufft();
@@ -130,7 +130,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   setStream(stream: Stream | null): void {
     this.assertAlive();
     if (stream) {
-      stream.checkAlive();
+      expectResource(stream, Stream, `${this.label} setStream(stream)`);
       if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     }
     this.#defaultStream = stream ?? undefined;
@@ -141,6 +141,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
    * (C2C, Z2Z). Enqueued on `options.stream`: await `stream.done()` before reading the result.
    */
   forward(input: DeviceBuffer<FftInput<T, 'forward'>>, output?: DeviceBuffer<FftOutput<T, 'forward'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'forward'>> {
+    checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
     this.#exec(input as DeviceBuffer<DType>, out, 'forward', options?.stream);
     return out as DeviceBuffer<FftOutput<T, 'forward'>>;
@@ -151,6 +152,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
    * `output` is omitted (C2C, Z2Z). C2R and Z2D may overwrite their input.
    */
   inverse(input: DeviceBuffer<FftInput<T, 'inverse'>>, output?: DeviceBuffer<FftOutput<T, 'inverse'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'inverse'>> {
+    checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
     this.#exec(input as DeviceBuffer<DType>, out, 'inverse', options?.stream);
     return out as DeviceBuffer<FftOutput<T, 'inverse'>>;
@@ -181,9 +183,11 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
 
   #exec(input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, direction: FftDirection, requested: Stream | undefined): void {
     this.assertAlive();
+    expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
+    if (output !== input) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
     const stream = requested ?? this.#defaultStream ?? null;
     if (stream) {
-      stream.checkAlive();
+      expectResource(stream, Stream, `${this.label} ${direction} stream`);
       if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     }
     input.checkUsable(stream ?? undefined);
@@ -228,10 +232,8 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
         break;
     }
     if (status !== 0) checkStatus('cufft', status, call, `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`);
-    if (stream) {
-      input.recordUse?.(stream);
-      output.recordUse?.(stream);
-    }
+    input.recordUse(stream);
+    output.recordUse(stream);
   }
 
   protected releaseNative(): void {
@@ -253,4 +255,8 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     this.#workAreas.clear();
     if (first !== undefined) throw first;
   }
+}
+
+function checkExecOptions(options: unknown, label: string): void {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError(`${label}: options must be an object { stream? }, got ${describeValue(options)}`);
 }

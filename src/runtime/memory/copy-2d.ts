@@ -5,7 +5,9 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
 import { checkLength, type DType, dtypeInfo } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
-import type { Stream } from '../stream.js';
+import { checkDType } from './dtype-check.js';
+import { describeValue, expectResource } from '../resource.js';
+import { Stream } from '../stream.js';
 
 /** A device buffer whose rows are `pitchBytes` apart (cuMemAllocPitch), for 2D data. */
 export interface PitchedBuffer<T extends DType> {
@@ -15,7 +17,9 @@ export interface PitchedBuffer<T extends DType> {
   height: number;
 }
 
+/** Allocates `height` rows of `width` elements, each row aligned (cuMemAllocPitch; may synchronize the device, like cuMemAlloc). */
 export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string } = {}): PitchedBuffer<T> {
+  checkDType(dtype, 'allocPitched');
   checkLength(width, 'pitched width');
   checkLength(height, 'pitched height');
   const bytes = dtypeInfo(dtype).bytes;
@@ -44,7 +48,15 @@ export interface Copy2D {
 
 /** Copies a `widthBytes` × `height` rectangle between pitched host or device memory (cuMemcpy2D). */
 export function copy2D(copy: Copy2D): void {
+  if (typeof copy !== 'object' || copy === null) throw new TypeError(`copy2D takes a descriptor object, got ${describeValue(copy)}`);
   const { src, dst, srcPitchBytes, dstPitchBytes, widthBytes, height } = copy;
+  for (const [side, buf] of [['src', src], ['dst', dst]] as const) {
+    if (buf instanceof HostBuffer) buf.checkUsable();
+    else if (buf instanceof DeviceBuffer) buf.checkUsable();
+    else throw new TypeError(`copy2D ${side} must be a DeviceBuffer or a HostBuffer, got ${describeValue(buf)}`);
+  }
+  if (copy.stream !== undefined) expectResource(copy.stream, Stream, 'copy2D stream');
+  for (const buf of [src, dst]) if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context) throw new Error(`copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`);
   checkLength(widthBytes, 'copy2D widthBytes');
   checkLength(height, 'copy2D height');
   for (const [side, pitch, buf] of [['source', srcPitchBytes, src], ['destination', dstPitchBytes, dst]] as const) {
@@ -61,8 +73,15 @@ export function copy2D(copy: Copy2D): void {
     dstXInBytes: 0, dstY: 0, dstMemoryType: d.type, dstHost: d.host, dstDevice: d.device, dstArray: null, dstPitch: dstPitchBytes,
     WidthInBytes: widthBytes, Height: height,
   };
-  if (copy.stream) check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
-  else {
+  if (s.type === d.type && s.type === CUmemorytype.CU_MEMORYTYPE_DEVICE) {
+    const srcEnd = s.device + srcPitchBytes * (height - 1) + widthBytes;
+    const dstEnd = d.device + dstPitchBytes * (height - 1) + widthBytes;
+    if (s.device < dstEnd && d.device < srcEnd) throw new RangeError(`copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`);
+  }
+  if (copy.stream) {
+    check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
+    for (const buf of [src, dst]) if (buf instanceof DeviceBuffer) buf.recordUse(copy.stream);
+  } else {
     (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
     check(driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');
   }

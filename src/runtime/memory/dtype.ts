@@ -7,10 +7,15 @@ export interface Float16ArrayLike extends ArrayBufferView {
   readonly length: number;
   readonly BYTES_PER_ELEMENT: 2;
   [index: number]: number;
+  /** A copy of elements start..end. */
   slice(start?: number, end?: number): Float16ArrayLike;
+  /** A view of elements begin..end. */
   subarray(begin?: number, end?: number): Float16ArrayLike;
+  /** Copies `array` in at `offset`. */
   set(array: ArrayLike<number>, offset?: number): void;
+  /** Sets elements start..end to `value`. */
   fill(value: number, start?: number, end?: number): this;
+  /** The values, in order. */
   [Symbol.iterator](): IterableIterator<number>;
 }
 
@@ -55,6 +60,7 @@ export const DTYPES = {
   bf16: { bytes: 2, array: Uint16Array, components: 1 },
 } as const;
 
+/** An element type: 'f32', 'f64', 'f16', 'bf16', 'i8' ... 'u64', 'c64', 'c128' (see DTYPES). */
 export type DType = keyof typeof DTYPES;
 
 interface HostArrays {

@@ -17,12 +17,12 @@ const REGISTER_DEVICEMAP = 0x02;
 
 export interface HostBufferDescriptor extends Placement {
   /** Pinned for every context, not only the allocating one. */
-  portable?: boolean;
+  portable?: boolean | undefined;
   /** Mapped into the device address space (`devicePointer`). */
-  mapped?: boolean;
+  mapped?: boolean | undefined;
   /** Write-combined: fast host writes and H2D copies, very slow host reads. */
-  writeCombined?: boolean;
-  label?: string;
+  writeCombined?: boolean | undefined;
+  label?: string | undefined;
 }
 
 /**

@@ -2,7 +2,13 @@ import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, ty
 import { check, driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { Device } from '../device.js';
-import { Resource } from '../resource.js';
+import { describeValue, Resource } from '../resource.js';
+
+/** A byte count the driver takes as a size_t: a non-negative safe integer (Infinity where `infinity` allows it). */
+function checkBytes(bytes: unknown, what: string, infinity = false): void {
+  if (infinity && bytes === Infinity) return;
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
+}
 
 export interface MemoryPoolDescriptor {
   device?: Device;
@@ -27,8 +33,13 @@ export class MemoryPool extends Resource {
   readonly handle: CUmemoryPool;
   readonly #owned: boolean;
 
+  /** Creates a pool (cuMemPoolCreate: well under a millisecond; reserves nothing until the first allocation). */
   constructor(descriptor: MemoryPoolDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
+    if (descriptor.device !== undefined && !(descriptor.device instanceof Device)) throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
+    if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
+    if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
     this.device = descriptor.device ?? Device.get(0);
     this.context = this.device.context;
     this.context.makeCurrent();
@@ -50,6 +61,7 @@ export class MemoryPool extends Resource {
   }
 
   #get(attr: number): number {
+    this.context.makeCurrent();
     const v = new BigUint64Array(1);
     check(driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
     return Number(v[0]);
@@ -62,14 +74,17 @@ export class MemoryPool extends Resource {
 
   set releaseThreshold(bytes: number) {
     this.assertAlive();
-    if (!(bytes >= 0)) throw new RangeError(`release threshold must be >= 0 bytes, got ${bytes}`);
-    const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(Math.floor(bytes))]);
+    checkBytes(bytes, `MemoryPool "${this.label}" releaseThreshold`, true);
+    this.context.makeCurrent();
+    const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(bytes)]);
     check(driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
   }
 
   /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
   trim(keepBytes = 0): void {
     this.assertAlive();
+    checkBytes(keepBytes, `MemoryPool "${this.label}" trim(keepBytes)`);
+    this.context.makeCurrent();
     check(driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
   }
 

@@ -1,6 +1,7 @@
 /** Size classes of the StreamOrderedAllocator: powers of two from MIN_CLASS_BYTES, so a freed block fits many requests. */
 export const MIN_CLASS_BYTES = 256;
 
+/** The size class (power of two, at least MIN_CLASS_BYTES) a request of `bytes` is served from. */
 export function sizeClass(bytes: number): number {
   if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new RangeError(`allocation size must be a positive integer number of bytes, got ${bytes}`);
   if (bytes <= MIN_CLASS_BYTES) return MIN_CLASS_BYTES;

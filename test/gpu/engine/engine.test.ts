@@ -7,12 +7,23 @@ import { Program } from '../../../src/runtime/program.js';
 import { Stream } from '../../../src/runtime/stream.js';
 import { cwt } from '../../../src/signal/cwt.js';
 import { finishDominantCycles } from '../../../src/signal/cycles.js';
-import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../../../src/signal/primitives.js';
+import {
+  bandMask,
+  bandPowers,
+  detrendWindow,
+  dominantCycleDevice,
+  halfBins,
+  irfft,
+  rfft,
+  spectrumMagnitude,
+  type ComplexBuffer,
+  type RealBuffer,
+} from '../../../src/signal/primitives.js';
 import { getWindow } from '../../../src/signal/window.js';
-import { EngineClosedError, EngineFullError, JobEngine, JobError, JobValidationError, type JobResult, type JobSpec } from '../../../src/engine/index.js';
+import { EngineClosedError, EngineFullError, JobCancelledError, JobEngine, JobError, JobValidationError, type JobResult, type JobSpec } from '../../../src/engine/index.js';
 import { loadBasicKernels } from '../../kernels/launchers.generated.js';
 import { gpu } from '../gpu-available.js';
-import { hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
+import { framedReference, hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
 const engines: JobEngine[] = [];
@@ -78,7 +89,15 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     for (const precision of ['f32', 'f64'] as const) {
       const e = engine({ precision, lanes: 2 });
       for (const n of [1000, 777]) {
-        const spec = { data: testSeries(3, n, 37, precision === 'f32' ? Float32Array : Float64Array), batch: 3, fs: 500, flags: ['stft', 'cycles'], passBand: [20, 120] as const, bands: BANDS, previewBins: 64 };
+        const spec = {
+          data: testSeries(3, n, 37, precision === 'f32' ? Float32Array : Float64Array),
+          batch: 3,
+          fs: 500,
+          flags: ['stft', 'cycles'],
+          passBand: [20, 120] as const,
+          bands: BANDS,
+          previewBins: 64,
+        };
         const r = await e.submit(spec).result;
         expect(r).toMatchObject({ batch: 3, length: n, fs: 500 });
         expect(r.filtered).toBeInstanceOf(precision === 'f32' ? Float32Array : Float64Array);
@@ -97,7 +116,16 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
       ['blackmanharris', false],
       [['tukey', 0.3], 'linear'],
     ] as const) {
-      const spec = { data: testSeries(2, n, 50, Float64Array), batch: 2, fs: 640, flags: ['stft', 'cycles'], window, detrend, bands: [[10, 100]] as const, passBand: [5, 200] as const };
+      const spec = {
+        data: testSeries(2, n, 50, Float64Array),
+        batch: 2,
+        fs: 640,
+        flags: ['stft', 'cycles'],
+        window,
+        detrend,
+        bands: [[10, 100]] as const,
+        passBand: [5, 200] as const,
+      };
       const r = await e.submit(spec).result;
       expectMatches(r, referenceOf(spec, getWindow(window, n)), 1e-10, `${JSON.stringify(window)} ${String(detrend)}`);
     }
@@ -193,7 +221,14 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
       const batch = 1 + (i % 4);
       const n = [256, 384, 500, 1024][(i * 7) % 4]!;
       const lo = Math.floor(Math.random() * 100);
-      specs.push({ data: testSeries(batch, n, 10 + (i % 20)) as Float32Array, batch, fs: 1000, flags: ['stft', 'cycles'], passBand: [lo, lo + 150 + Math.floor(Math.random() * 200)], bands: BANDS });
+      specs.push({
+        data: testSeries(batch, n, 10 + (i % 20)) as Float32Array,
+        batch,
+        fs: 1000,
+        flags: ['stft', 'cycles'],
+        passBand: [lo, lo + 150 + Math.floor(Math.random() * 200)],
+        bands: BANDS,
+      });
     }
     const jobs = specs.map((spec) => e.submit(spec));
     const results = await Promise.all(jobs.map((j) => j.result));
@@ -242,7 +277,17 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     const batch = 5;
     const lent = e.hostBuffer('f32', batch * n);
     lent.set(testSeries(batch, n, 33));
-    const spec = { data: lent, batch, fs: 300, flags: ['stft', 'cycles'], bands: [[0, 30], [30, 150]] as const, passBand: [1, 40] as const };
+    const spec = {
+      data: lent,
+      batch,
+      fs: 300,
+      flags: ['stft', 'cycles'],
+      bands: [
+        [0, 30],
+        [30, 150],
+      ] as const,
+      passBand: [1, 40] as const,
+    };
     const ref = referenceOf(spec);
     expectMatches(await e.submit(spec).result, ref, 5e-5, 'lent');
     const part = { ...spec, data: lent.subarray(2 * n, 4 * n), batch: 2 };
@@ -253,10 +298,60 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect(e.releaseHostBuffer(new Float32Array(4))).toBe(false);
   });
 
+  it('zero-copy outputs: results land in lent arrays (into), also chunked, and equal the reference', async () => {
+    const n = 2000;
+    const batch = 7;
+    const bands = [
+      [0, 100],
+      [100, 300],
+      [300, 500],
+    ] as const;
+    const freqs = [20, 60, 200];
+    const spec = {
+      data: testSeries(batch, n, 120) as Float32Array,
+      batch,
+      fs: 1000,
+      flags: ['stft', 'cycles', 'wavelet'],
+      bands,
+      freqs,
+      previewBins: 40,
+      passBand: [50, 250] as const,
+    };
+    const big = engine({ lanes: 2 });
+    const perRow = Math.ceil((1 << 30) / big.chunkRows(spec));
+    for (const e of [big, engine({ lanes: 2, laneMemoryBytes: Math.floor(2.5 * perRow) })]) {
+      const into = {
+        filtered: e.hostBuffer('f32', batch * n),
+        spectrum: e.hostBuffer('f32', batch * 40),
+        bandPowers: e.hostBuffer('f64', batch * bands.length),
+        bandWaves: e.hostBuffer('f32', batch * bands.length * n),
+        waveletPower: e.hostBuffer('f32', batch * freqs.length * n),
+      };
+      for (const a of Object.values(into)) a.fill(Number.NaN);
+      const r = await e.submit({ ...spec, into }).result;
+      for (const [key, a] of Object.entries(into)) expect(r[key as keyof typeof into], key).toBe(a);
+      expectMatches(r, referenceOf(spec), 5e-5, `into, ${e.chunkRows(spec)} rows per chunk`);
+      const plain = await e.submit(spec).result;
+      expect(relL2(r.waveletPower!, plain.waveletPower!)).toBeLessThan(1e-6);
+      for (const a of Object.values(into)) e.releaseHostBuffer(a);
+    }
+  });
+
   it('a job bigger than a lane can hold runs in chunks of whole series and equals the one-shot result', async () => {
     const n = 4096;
     const batch = 11;
-    const spec = { data: testSeries(batch, n, 200) as Float32Array, batch, fs: 4096, flags: ['stft', 'cycles', 'wavelet'], bands: [[0, 500], [500, 2048]] as const, freqs: [100, 300, 900], passBand: [150, 400] as const };
+    const spec = {
+      data: testSeries(batch, n, 200) as Float32Array,
+      batch,
+      fs: 4096,
+      flags: ['stft', 'cycles', 'wavelet'],
+      bands: [
+        [0, 500],
+        [500, 2048],
+      ] as const,
+      freqs: [100, 300, 900],
+      passBand: [150, 400] as const,
+    };
     const big = engine({ lanes: 1 });
     expect(big.chunkRows(spec)).toBeGreaterThanOrEqual(batch);
     const perRow = Math.ceil((1 << 30) / big.chunkRows(spec));
@@ -268,6 +363,65 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     for (const field of ['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower'] as const) expect(relL2(chunked[field]!, one[field]!), field).toBeLessThan(1e-6);
     expect(chunked.dominant!.map((d) => d.bin)).toEqual(one.dominant!.map((d) => d.bin));
     expectMatches(chunked, referenceOf(spec), 5e-5, 'chunked');
+  });
+
+  it('framed stft (nperseg): equals scipy stft -> mask -> istft computed in float64, and all-pass gives the input back', async () => {
+    const e = engine({ lanes: 2, precision: 'f64' });
+    const n = 3001;
+    const batch = 2;
+    const data = testSeries(batch, n, 300, Float64Array) as Float64Array;
+    const allPass = await e.submit({ data, batch, fs: 1000, flags: ['stft'], nperseg: 256, detrend: false }).result;
+    expect(relL2(allPass.filtered!, data)).toBeLessThan(1e-12);
+    for (const [nperseg, noverlap, window, detrend] of [
+      [256, 128, 'hann', 'linear'],
+      [201, 150, ['kaiser', 6], 'constant'],
+      [64, 0, 'boxcar', false],
+    ] as const) {
+      const spec = { data, batch, fs: 1000, flags: ['stft'], nperseg, noverlap, window, detrend, passBand: [40, 160] as const, previewBins: 20 };
+      const r = await e.submit(spec).result;
+      for (let b = 0; b < batch; b++) {
+        const ref = framedReference(data.subarray(b * n, (b + 1) * n), {
+          fs: 1000,
+          nperseg,
+          noverlap,
+          window: getWindow(window, nperseg),
+          detrend,
+          passBand: [40, 160],
+          previewBins: 20,
+        });
+        expect(r.frames).toBe(ref.frames);
+        expect(relL2(rows(r.filtered!, n, b, 1), ref.filtered), `filtered ${nperseg}/${noverlap} row ${b}`).toBeLessThan(1e-10);
+        expect(relL2(rows(r.spectrum!, 20 * ref.frames, b, 1), ref.spectrum), `spectrum ${nperseg}/${noverlap} row ${b}`).toBeLessThan(1e-10);
+      }
+    }
+  });
+
+  it('framed stft streams a long series through a small lane in chunks of whole frames: equal to one pass and to the reference', async () => {
+    const n = 200_000;
+    const batch = 2;
+    const data = testSeries(batch, n, 5000) as Float32Array;
+    const spec = { data, batch, fs: 48_000, flags: ['stft'], nperseg: 256, noverlap: 192, passBand: [500, 3000] as const, previewBins: 32 };
+    const big = engine({ lanes: 1 });
+    const small = engine({ lanes: 2, laneMemoryBytes: 1 << 19 });
+    const frames = big.chunkFrames(spec);
+    const perChunk = small.chunkFrames(spec);
+    expect(perChunk).toBeGreaterThanOrEqual(4);
+    expect(perChunk * 10).toBeLessThan(frames);
+    const [one, chunked] = await Promise.all([big.submit(spec).result, small.submit(spec).result]);
+    expect(relL2(chunked.filtered!, one.filtered!)).toBeLessThan(1e-6);
+    expect(relL2(chunked.spectrum!, one.spectrum!)).toBeLessThan(1e-6);
+    const ref = framedReference(data.subarray(0, n), {
+      fs: 48_000,
+      nperseg: 256,
+      noverlap: 192,
+      window: hannPeriodic(256),
+      detrend: 'linear',
+      passBand: [500, 3000],
+      previewBins: 32,
+    });
+    expect(relL2(rows(chunked.filtered!, n, 0, 1), ref.filtered)).toBeLessThan(5e-5);
+    expect(relL2(rows(chunked.spectrum!, 32 * ref.frames, 0, 1), ref.spectrum)).toBeLessThan(5e-5);
+    console.log(`framed stft: ${frames} frames per series in chunks of ${perChunk}`);
   });
 
   it('registered stages: an NVRTC kernel after the FFT reads the spectrum; one after the inverse changes the filtered wave', async () => {
@@ -318,13 +472,25 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     });
     expect(() => e.registerStage('gain', { after: 'fft', run: () => 0 })).toThrow(/already registered/);
     expect(() => e.registerStage('stft', { after: 'fft', run: () => 0 })).toThrow(/built-in/);
-    const spec = { data: testSeries(3, 900, 44) as Float32Array, batch: 3, fs: 900, flags: ['stft', 'energy', 'gain'], stageParams: { gain: { k: -2.5 } }, passBand: [10, 200] as const };
+    const spec = {
+      data: testSeries(3, 900, 44) as Float32Array,
+      batch: 3,
+      fs: 900,
+      flags: ['stft', 'energy', 'gain'],
+      stageParams: { gain: { k: -2.5 } },
+      passBand: [10, 200] as const,
+    };
     const r = await e.submit(spec).result;
     const ref = referenceOf(spec);
     const energies = r.stages!.energy as Float64Array;
     ref.forEach((row, b) => {
       expect(Math.abs(energies[b]! - row.energy) / row.energy).toBeLessThan(1e-5);
-      expect(relL2(rows(r.filtered!, 900, b, 1), row.filtered.map((v) => -2.5 * v))).toBeLessThan(5e-5);
+      expect(
+        relL2(
+          rows(r.filtered!, 900, b, 1),
+          row.filtered.map((v) => -2.5 * v),
+        ),
+      ).toBeLessThan(5e-5);
     });
     expect(r.stages!.gain).toEqual({ scaled: -2.5, lane: r.lane });
     module.dispose();
@@ -354,6 +520,34 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect(new Set(after.map((r) => r.lane)).size).toBe(2);
   });
 
+  it('timeoutMs, cancel() and AbortSignal with real jobs: a running job times out, queued ones cancel, the lane goes on', async () => {
+    const kernels = loadBasicKernels();
+    const e = engine({ lanes: 1 });
+    try {
+      e.registerStage('slow', { after: 'fft', run: (ctx) => kernels.spin_ns({ grid: 1, block: 1, stream: ctx.stream }, 300_000_000n) });
+      const data = testSeries(2, 2048, 40) as Float32Array;
+      const slow = e.submit({ data, batch: 2, flags: ['stft', 'slow'], timeoutMs: 50 });
+      const cancelled = e.submit({ data, batch: 2, flags: ['stft'] });
+      const ac = new AbortController();
+      const aborted = e.submit({ data, batch: 2, flags: ['stft'], signal: ac.signal });
+      const later = e.submit({ data, batch: 2, flags: ['stft'] });
+      expect(slow.status).toBe('running');
+      expect(cancelled.cancel()).toBe(true);
+      ac.abort();
+      await expect(slow.result).rejects.toThrow(/did not finish within 50 ms \(it was running\)/);
+      await expect(cancelled.result).rejects.toBeInstanceOf(JobCancelledError);
+      await expect(aborted.result).rejects.toBeInstanceOf(JobCancelledError);
+      expect(aborted.status).toBe('cancelled');
+      const r = await later.result;
+      expect(r.timings.queuedMs).toBeGreaterThan(250); // it waited for the slow job's GPU work
+      expectMatches(r, referenceOf({ data, batch: 2, flags: ['stft'] }), 5e-5, 'after a timeout');
+      expect(e.stats()).toMatchObject({ jobs: 1, errors: 1 });
+    } finally {
+      await e.idle();
+      kernels.module.dispose();
+    }
+  });
+
   it('backpressure and close() draining with real jobs', async () => {
     const e = new JobEngine({ lanes: 2, maxQueued: 3, label: 'drain' });
     const data = testSeries(8, 1 << 16, 1000) as Float32Array;
@@ -381,7 +575,13 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
   it.skipIf(!gpu.available || Device.count() < 2)('spreads lanes over every device', async () => {
     const e = engine({ devices: 'all', lanes: 2 });
     expect(e.devices.length).toBe(Device.count());
-    const specs = Array.from({ length: 4 * e.laneCount }, () => ({ data: testSeries(2, 1024, 30) as Float32Array, batch: 2, fs: 1024, flags: ['stft', 'cycles'], bands: BANDS.map(([a, b]) => [a, Math.min(b, 512)] as const) }));
+    const specs = Array.from({ length: 4 * e.laneCount }, () => ({
+      data: testSeries(2, 1024, 30) as Float32Array,
+      batch: 2,
+      fs: 1024,
+      flags: ['stft', 'cycles'],
+      bands: BANDS.map(([a, b]) => [a, Math.min(b, 512)] as const),
+    }));
     const results = await Promise.all(specs.map((s) => e.submit(s).result));
     expect(new Set(results.map((r) => r.device)).size).toBe(Device.count());
     results.forEach((r, i) => expectMatches(r, referenceOf(specs[i]!), 5e-5, `job ${i} on device ${r.device}`));

@@ -181,3 +181,52 @@ export function testSeries(batch: number, n: number, bin: number, Array_: Float3
   }
   return out;
 }
+
+export interface FramedOptions {
+  fs: number;
+  nperseg: number;
+  noverlap: number;
+  window: Float64Array;
+  detrend: 'linear' | 'constant' | false;
+  passBand: readonly [number, number];
+  previewBins: number;
+}
+
+/**
+ * scipy.signal.stft(x, boundary='zeros', padded=True, scaling='spectrum') -> zero the bins outside
+ * the pass band -> scipy.signal.istft(...)[:N], in float64 by direct DFT, and |Zxx| of the first
+ * previewBins frequencies (previewBins x frames).
+ */
+export function framedReference(x: ArrayLike<number>, o: FramedOptions): { filtered: Float64Array; spectrum: Float64Array; frames: number } {
+  const n = x.length;
+  const { nperseg, noverlap } = o;
+  const step = nperseg - noverlap;
+  const ext = Math.floor(nperseg / 2);
+  const extended = n + 2 * ext;
+  const mod = (a: number, m: number): number => ((a % m) + m) % m;
+  const padded = extended + mod(mod(-(extended - nperseg), step), nperseg);
+  const xp = new Float64Array(padded);
+  for (let t = 0; t < n; t++) xp[t + ext] = x[t]!;
+  const frames = Math.floor((padded - noverlap) / step);
+  const wsum = o.window.reduce((a, b) => a + b, 0);
+  const [k0, k1] = binRange(o.passBand, o.fs, nperseg);
+  const out = new Float64Array(padded);
+  const norm = new Float64Array(padded);
+  const spectrum = new Float64Array(o.previewBins * frames);
+  for (let f = 0; f < frames; f++) {
+    const seg = detrend(xp.slice(f * step, f * step + nperseg), o.detrend).map((v, i) => v * o.window[i]!);
+    const X = dft(seg);
+    for (let k = 0; k < o.previewBins; k++) spectrum[k * frames + f] = Math.hypot(X[2 * k]!, X[2 * k + 1]!) / wsum;
+    const y = inverse(X, nperseg, k0, k1);
+    for (let i = 0; i < nperseg; i++) {
+      out[f * step + i] = out[f * step + i]! + y[i]! * o.window[i]!;
+      norm[f * step + i] = norm[f * step + i]! + o.window[i]! ** 2;
+    }
+  }
+  const filtered = new Float64Array(n);
+  for (let t = 0; t < n; t++) {
+    const p = t + ext;
+    filtered[t] = norm[p]! > 1e-10 ? out[p]! / norm[p]! : out[p]!;
+  }
+  return { filtered, spectrum, frames };
+}

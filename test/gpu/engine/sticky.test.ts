@@ -18,7 +18,15 @@ describe.skipIf(!gpu.available)(`JobEngine after a sticky error${gpu.available ?
   it('a faulting registered stage rejects every pending job with the sticky error, fast; lost rejects; the child exits normally', async () => {
     const child = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/engine/fixtures/engine-sticky.ts')], { cwd: ROOT, timeout: 60_000, reject: false });
     expect(child.exitCode, child.stderr).toBe(0);
-    const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as { warm: number; errors: Outcome[]; firstMs: number; lastMs: number; lost: string; later: string; closed: string };
+    const result = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+      warm: number;
+      errors: Outcome[];
+      firstMs: number;
+      lastMs: number;
+      lost: string;
+      later: string;
+      closed: string;
+    };
     expect(result.warm).toBe(4 * 4096);
     expect(result.errors).toHaveLength(12);
     for (const e of result.errors) {

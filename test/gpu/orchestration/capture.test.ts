@@ -101,9 +101,15 @@ describe.skipIf(!gpu.available)(`Coordinator iterations captured as CUDA graphs$
     using buf = DeviceBuffer.alloc('f32', 1024);
     const coord = new Coordinator(pool);
     coord.add({ name: 'first', kind: 'kernel', stream: s0, run: (s) => scale.launch({ grid: 4, block: 256, stream: s }, buf, buf, 2, 1024) });
-    coord.add({ name: 'broken', kind: 'kernel', stream: s1, after: ['first'], run: () => {
-      throw new Error('bad enqueue');
-    } });
+    coord.add({
+      name: 'broken',
+      kind: 'kernel',
+      stream: s1,
+      after: ['first'],
+      run: () => {
+        throw new Error('bad enqueue');
+      },
+    });
     expect(() => coord.capture()).toThrow('bad enqueue');
     // Nothing was captured or run; both streams left capture mode.
     expect(coord.state('first')).toBe('pending');

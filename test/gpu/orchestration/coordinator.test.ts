@@ -16,7 +16,11 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
   });
 
   const fourStreams = (profiler?: Profiler): StreamPool =>
-    new StreamPool({ streams: [{ purpose: 'ConfigUpload' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }], ...(profiler ? { profiler } : {}), label: 'diamond' });
+    new StreamPool({
+      streams: [{ purpose: 'ConfigUpload' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }],
+      ...(profiler ? { profiler } : {}),
+      label: 'diamond',
+    });
 
   it('runs a diamond DAG over streams with no host sync; the middle branches overlap on the timeline', async () => {
     const profiler = new Profiler({ label: 'diamond' });
@@ -34,14 +38,26 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     const coord = new Coordinator(pool);
     const cfg = (s: typeof up) => ({ grid: 512, block: 256, stream: s! });
     coord.add({ name: 'upload', kind: 'upload', stream: up!, bytes: n * 4, run: (s) => void x.write(host, { stream: s }) });
-    coord.add({ name: 'left', kind: 'kernel', stream: left!, after: ['upload'], run: (s) => {
-      k.spin_ns({ grid: 1, block: 1, stream: s }, 20_000_000n);
-      k.scale_f32(cfg(s), b, x, 2, n);
-    } });
-    coord.add({ name: 'right', kind: 'kernel', stream: right!, after: ['upload'], run: (s) => {
-      k.spin_ns({ grid: 1, block: 1, stream: s }, 20_000_000n);
-      k.scale_f32(cfg(s), c, x, 3, n);
-    } });
+    coord.add({
+      name: 'left',
+      kind: 'kernel',
+      stream: left!,
+      after: ['upload'],
+      run: (s) => {
+        k.spin_ns({ grid: 1, block: 1, stream: s }, 20_000_000n);
+        k.scale_f32(cfg(s), b, x, 2, n);
+      },
+    });
+    coord.add({
+      name: 'right',
+      kind: 'kernel',
+      stream: right!,
+      after: ['upload'],
+      run: (s) => {
+        k.spin_ns({ grid: 1, block: 1, stream: s }, 20_000_000n);
+        k.scale_f32(cfg(s), c, x, 3, n);
+      },
+    });
     coord.add({ name: 'join', kind: 'kernel', stream: down!, after: ['left', 'right'], run: (s) => k.add_f32(cfg(s), d, b, c, n) });
     coord.add({ name: 'download', kind: 'download', stream: down!, bytes: n * 4, after: ['join'], run: (s) => void d.read(out, { stream: s }) });
     await coord.run();
@@ -72,9 +88,13 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     coord.add({ name: 'a', kind: 'host', run: () => undefined });
     coord.add({ name: 'b', kind: 'host', after: ['a'], run: () => undefined });
     expect(() => coord.addDependency('b', 'a')).toThrow(CycleError);
-    coord.add({ name: 'bad', kind: 'kernel', run: () => {
-      throw new Error('enqueue failed');
-    } });
+    coord.add({
+      name: 'bad',
+      kind: 'kernel',
+      run: () => {
+        throw new Error('enqueue failed');
+      },
+    });
     coord.add({ name: 'child', kind: 'kernel', after: ['bad'], run: () => undefined });
     coord.add({ name: 'free', kind: 'host', run: () => undefined });
     await expect(coord.run()).rejects.toThrow('enqueue failed');
@@ -89,16 +109,28 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     const coord = new Coordinator(pool);
     const n = 4096;
     const bufs = pool.streams.map(() => DeviceBuffer.alloc('f32', n));
-    pool.streams.forEach((s, i) => coord.add({ name: `fill${i}`, kind: 'kernel', stream: s, run: (st) => {
-      k.spin_ns({ grid: 1, block: 1, stream: st }, 2_000_000n);
-      k.fill_f32({ grid: 16, block: 256, stream: st }, bufs[i]!, i + 1, n);
-    } }));
+    pool.streams.forEach((s, i) =>
+      coord.add({
+        name: `fill${i}`,
+        kind: 'kernel',
+        stream: s,
+        run: (st) => {
+          k.spin_ns({ grid: 1, block: 1, stream: st }, 2_000_000n);
+          k.fill_f32({ grid: 16, block: 256, stream: st }, bufs[i]!, i + 1, n);
+        },
+      }),
+    );
     coord.barrier();
     const sum = DeviceBuffer.alloc('f32', n);
-    coord.add({ name: 'sum', kind: 'kernel', stream: pool.streams[3]!, run: (st) => {
-      k.add_f32({ grid: 16, block: 256, stream: st }, sum, bufs[0]!, bufs[1]!, n);
-      k.add_f32({ grid: 16, block: 256, stream: st }, sum, sum, bufs[2]!, n);
-    } });
+    coord.add({
+      name: 'sum',
+      kind: 'kernel',
+      stream: pool.streams[3]!,
+      run: (st) => {
+        k.add_f32({ grid: 16, block: 256, stream: st }, sum, bufs[0]!, bufs[1]!, n);
+        k.add_f32({ grid: 16, block: 256, stream: st }, sum, sum, bufs[2]!, n);
+      },
+    });
     await coord.run();
     expect(sum.read().every((v) => v === 6)).toBe(true);
     const touched: number[] = [];

@@ -54,10 +54,15 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     cleanup.push(() => buf.dispose());
     const seed = 1 + Math.floor(Math.random() * 7);
     const coord = new Coordinator(pool);
-    coord.add({ name: 'A', kind: 'kernel', stream: s0, run: (s) => {
-      spin.launch(one(s), 30_000_000n);
-      fill.launch(wide(s), buf, seed, n);
-    } });
+    coord.add({
+      name: 'A',
+      kind: 'kernel',
+      stream: s0,
+      run: (s) => {
+        spin.launch(one(s), 30_000_000n);
+        fill.launch(wide(s), buf, seed, n);
+      },
+    });
     coord.add({ name: 'B', kind: 'kernel', stream: s1, after: ['A'], run: (s) => add.launch(wide(s), buf, buf, buf, n) });
     coord.add({ name: 'C', kind: 'kernel', stream: s2, after: ['B'], run: (s) => add.launch(wide(s), buf, buf, buf, n) });
     coord.add({ name: 'D', kind: 'kernel', stream: s0, after: ['C'], run: (s) => add.launch(wide(s), buf, buf, buf, n) });
@@ -107,26 +112,46 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     const xs = randomF32(n);
     const x = DeviceBuffer.alloc('f32', n);
     const out = DeviceBuffer.alloc('f32', n);
-    cleanup.push(() => x.dispose(), () => out.dispose());
+    cleanup.push(
+      () => x.dispose(),
+      () => out.dispose(),
+    );
     out.memset(0xffffffff, { stream: compute });
     let factor = Number.NaN;
     const order: string[] = [];
     const coord = new Coordinator(pool);
-    coord.add({ name: 'upload', kind: 'upload', stream: up, run: (s) => {
-      spin.launch(one(s), 5_000_000n);
-      x.write(xs, { stream: s });
-    }, onComplete: () => order.push('upload') });
-    coord.add({ name: 'inspect', kind: 'host', after: ['upload'], run: async () => {
-      order.push('inspect');
-      // The upload has completed: a synchronous read sees it.
-      const seen = x.read();
-      factor = 1 + Math.abs(seen[0]!);
-      await new Promise((r) => setTimeout(r, 2));
-    } });
-    coord.add({ name: 'scale', kind: 'kernel', stream: compute, after: ['inspect'], run: (s) => {
-      order.push(`scale by ${Number.isNaN(factor) ? 'NaN' : 'factor'}`);
-      scale.launch(wide(s), out, x, factor, n);
-    } });
+    coord.add({
+      name: 'upload',
+      kind: 'upload',
+      stream: up,
+      run: (s) => {
+        spin.launch(one(s), 5_000_000n);
+        x.write(xs, { stream: s });
+      },
+      onComplete: () => order.push('upload'),
+    });
+    coord.add({
+      name: 'inspect',
+      kind: 'host',
+      after: ['upload'],
+      run: async () => {
+        order.push('inspect');
+        // The upload has completed: a synchronous read sees it.
+        const seen = x.read();
+        factor = 1 + Math.abs(seen[0]!);
+        await new Promise((r) => setTimeout(r, 2));
+      },
+    });
+    coord.add({
+      name: 'scale',
+      kind: 'kernel',
+      stream: compute,
+      after: ['inspect'],
+      run: (s) => {
+        order.push(`scale by ${Number.isNaN(factor) ? 'NaN' : 'factor'}`);
+        scale.launch(wide(s), out, x, factor, n);
+      },
+    });
     coord.add({ name: 'aside', kind: 'kernel', stream: aux, run: (s) => spin.launch(one(s), 1_000_000n), onComplete: () => order.push('aside') });
     await coord.run();
     expect(order.indexOf('upload')).toBeLessThan(order.indexOf('inspect'));
@@ -160,7 +185,11 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
   });
 
   it('balances by outstanding work, measures it, and re-chooses its strategy from recorded times', async () => {
-    const pool = new StreamPool({ streams: [{ purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }], strategy: 'LoadBalanced', label: 'balance' });
+    const pool = new StreamPool({
+      streams: [{ purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }],
+      strategy: 'LoadBalanced',
+      label: 'balance',
+    });
     cleanup.push(() => pool.dispose());
     const [k0, k1, k2] = pool.streams as [Stream, Stream, Stream];
     for (let i = 0; i < 3; i++) pool.run(k0, 'kernel', () => spin.launch(one(k0), 20_000_000n));
@@ -190,7 +219,7 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     expect(pool.acquire({ workload: 'Memory' })).toBe(pool.streams[3]);
   });
 
-  it('executeParallel returns each stream\'s result after its work completes; waitForAnyReady returns a stream that is idle', async () => {
+  it("executeParallel returns each stream's result after its work completes; waitForAnyReady returns a stream that is idle", async () => {
     const pool = new StreamPool({ streams: [{}, {}, {}], label: 'parallel' });
     cleanup.push(() => pool.dispose());
     const n = 4096;
@@ -198,16 +227,21 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     cleanup.push(() => bufs.forEach((b) => b.dispose()));
     const coord = new Coordinator(pool);
     const values = pool.streams.map(() => 1 + Math.floor(Math.random() * 100));
-    const results = await coord.executeParallel((s, i) => {
-      spin.launch(one(s), 3_000_000n);
-      fill.launch(wide(s), bufs[i]!, values[i]!, n);
-      return i * 10;
-    }, { kind: 'kernel' });
+    const results = await coord.executeParallel(
+      (s, i) => {
+        spin.launch(one(s), 3_000_000n);
+        fill.launch(wide(s), bufs[i]!, values[i]!, n);
+        return i * 10;
+      },
+      { kind: 'kernel' },
+    );
     expect(results).toEqual([0, 10, 20]);
     expect(bufs.map((b) => b.read()[n - 1])).toEqual(values);
-    await expect(coord.executeParallel((_, i) => {
-      if (i === 1) throw new Error('stream 1 refused');
-    })).rejects.toThrow('stream 1 refused');
+    await expect(
+      coord.executeParallel((_, i) => {
+        if (i === 1) throw new Error('stream 1 refused');
+      }),
+    ).rejects.toThrow('stream 1 refused');
 
     for (const s of pool.streams) pool.run(s, 'kernel', () => spin.launch(one(s), 150_000_000n));
     expect(pool.hasReadyStreams()).toBe(false);

@@ -49,7 +49,12 @@ function maxAbsError(got: ArrayLike<number>, want: ArrayLike<number>): number {
 }
 
 /** Random submit sizes from many concurrent callers, each checking only its own results. */
-async function concurrentSubmitters<I>(callers: number, makeItem: () => I, submit: (items: I[]) => Promise<Float32Array[]>, check: (item: I, out: Float32Array) => void): Promise<number> {
+async function concurrentSubmitters<I>(
+  callers: number,
+  makeItem: () => I,
+  submit: (items: I[]) => Promise<Float32Array[]>,
+  check: (item: I, out: Float32Array) => void,
+): Promise<number> {
   let total = 0;
   await Promise.all(
     Array.from({ length: callers }, async (_, c) => {
@@ -99,7 +104,9 @@ describe.skipIf(!gpu.available)(`Batcher GPU dispatchers${gpu.available ? '' : `
       },
     );
     const m = g.metrics;
-    console.log(`gradient batcher: ${total} vectors in ${m.batches} batches (fill ${(100 * m.fillRate).toFixed(0)}%), max error ${worstFd.toExponential(2)} vs float64 differences, ${worstAnalytic.toExponential(2)} vs analytic`);
+    console.log(
+      `gradient batcher: ${total} vectors in ${m.batches} batches (fill ${(100 * m.fillRate).toFixed(0)}%), max error ${worstFd.toExponential(2)} vs float64 differences, ${worstAnalytic.toExponential(2)} vs analytic`,
+    );
     expect(worstFd).toBeLessThan(5e-4);
     expect(worstAnalytic).toBeLessThan(2e-3);
     expect(m.items).toBe(total);
@@ -121,7 +128,13 @@ describe.skipIf(!gpu.available)(`Batcher GPU dispatchers${gpu.available ? '' : `
         (items) => lerp.submit(items),
         ({ a, b, t }, out) => {
           const tf = Math.fround(t);
-          worstLerp = Math.max(worstLerp, maxAbsError(out, Float64Array.from({ length: dim }, (_, j) => a[j]! + tf * (b[j]! - a[j]!))));
+          worstLerp = Math.max(
+            worstLerp,
+            maxAbsError(
+              out,
+              Float64Array.from({ length: dim }, (_, j) => a[j]! + tf * (b[j]! - a[j]!)),
+            ),
+          );
         },
       ),
       concurrentSubmitters(

@@ -80,7 +80,9 @@ describe.skipIf(!gpu.available)(`StageManager${gpu.available ? '' : ` (skipped: 
     const spanMs = merged[merged.length - 1]![1] - merged[0]![0];
     const busyMs = totalLength(merged);
     const mean = spans.reduce((p, q) => p + q, 0) / spans.length;
-    console.log(`stage manager: ${stats.iterations} iterations, ${stats.avgIterationMs.toFixed(3)} ms each, ${stats.throughput.toFixed(0)}/s, GPU utilization ${(100 * stats.gpuUtilization).toFixed(1)}%`);
+    console.log(
+      `stage manager: ${stats.iterations} iterations, ${stats.avgIterationMs.toFixed(3)} ms each, ${stats.throughput.toFixed(0)}/s, GPU utilization ${(100 * stats.gpuUtilization).toFixed(1)}%`,
+    );
 
     // The first iteration's branches can start apart while the streams warm up.
     expect(parallel).toBeGreaterThanOrEqual(iterations - 1);

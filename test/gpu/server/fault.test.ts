@@ -51,7 +51,11 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
 
       const data = randomF32(4 * 4096);
       const send = (flags: string): Promise<{ status: number; code?: string; retryable?: boolean }> =>
-        fetch(`${base}/v1/stft?batch=4&fs=1000&flags=${flags}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' }, body: Buffer.from(data.buffer) }).then(async (r) => {
+        fetch(`${base}/v1/stft?batch=4&fs=1000&flags=${flags}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
+          body: Buffer.from(data.buffer),
+        }).then(async (r) => {
           if (r.status === 200) return (await r.arrayBuffer(), { status: 200 });
           const b = (await r.json()) as { error: { code: string; retryable: boolean } };
           return { status: r.status, code: b.error.code, retryable: b.error.retryable };

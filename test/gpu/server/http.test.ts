@@ -81,7 +81,11 @@ describe.skipIf(!gpu.available)(`server over the real engine${gpu.available ? ''
   it('POST /v1/cycles and /v1/wavelet with JSON bodies equal engine.submit', async () => {
     const rows = [Array.from(randomF32(2048)), Array.from(randomF32(2048))];
     const data = Float32Array.from(rows.flat());
-    const bands = [[1, 10], [10, 40], [40, 100]] as const;
+    const bands = [
+      [1, 10],
+      [10, 40],
+      [40, 100],
+    ] as const;
     const cyc = await fetch(`${base}/v1/cycles`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signal: rows, fs: 500, bands }) });
     expect(cyc.status).toBe(200);
     const c = (await cyc.json()) as { bandPowers: number[]; dominant: { frequency: number; amplitude: number }[] };
@@ -100,7 +104,11 @@ describe.skipIf(!gpu.available)(`server over the real engine${gpu.available ? ''
 
   it('asynchronous job: POST /v1/jobs then GET returns the same result as engine.submit', async () => {
     const data = randomF32(8192);
-    const post = await fetch(`${base}/v1/jobs?flags=stft,cycles&fs=100&bands=1:5,5:20`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from(data.buffer) });
+    const post = await fetch(`${base}/v1/jobs?flags=stft,cycles&fs=100&bands=1:5,5:20`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: Buffer.from(data.buffer),
+    });
     expect(post.status).toBe(202);
     const { id } = (await post.json()) as { id: string };
     let body: { status: string; result?: { filtered: number[]; bandPowers: number[] } } = { status: 'queued' };
@@ -109,7 +117,15 @@ describe.skipIf(!gpu.available)(`server over the real engine${gpu.available ? ''
       if (body.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
     }
     expect(body.status).toBe('ready');
-    const ref = await direct({ data: data.slice(), fs: 100, flags: ['stft', 'cycles'], bands: [[1, 5], [5, 20]] });
+    const ref = await direct({
+      data: data.slice(),
+      fs: 100,
+      flags: ['stft', 'cycles'],
+      bands: [
+        [1, 5],
+        [5, 20],
+      ],
+    });
     expectClose(body.result!.filtered, ref.filtered!, 'filtered');
     expectClose(body.result!.bandPowers, ref.bandPowers!, 'bandPowers');
   });
@@ -127,13 +143,25 @@ describe.skipIf(!gpu.available)(`server over the real engine${gpu.available ? ''
     const pairs = Array.from({ length: 9 }, () => ({ a: Array.from(randomF32(8)), b: Array.from(randomF32(8)), t: Math.random() }));
     const lerp = await fetch(`${base}/v1/batch/lerp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: pairs }) });
     const l = (await lerp.json()) as { outputs: number[][] };
-    pairs.forEach((p, i) => expectClose(l.outputs[i]!, p.a.map((a, k) => Math.fround(a + Math.fround(p.t) * (p.b[k]! - a))), `lerp[${i}]`));
+    pairs.forEach((p, i) =>
+      expectClose(
+        l.outputs[i]!,
+        p.a.map((a, k) => Math.fround(a + Math.fround(p.t) * (p.b[k]! - a))),
+        `lerp[${i}]`,
+      ),
+    );
   });
 
   it('many concurrent requests: every one answered 200, metrics count them', async () => {
     const data = randomF32(2 * 1024);
     const answers = await Promise.all(
-      Array.from({ length: 200 }, () => fetch(`${base}/v1/stft?batch=2&fs=100`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' }, body: Buffer.from(data.buffer) }).then(async (r) => ((await r.arrayBuffer()), r.status))),
+      Array.from({ length: 200 }, () =>
+        fetch(`${base}/v1/stft?batch=2&fs=100`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
+          body: Buffer.from(data.buffer),
+        }).then(async (r) => (await r.arrayBuffer(), r.status)),
+      ),
     );
     expect(answers.every((s) => s === 200)).toBe(true);
     const metrics = await (await fetch(`${base}/metrics`)).text();

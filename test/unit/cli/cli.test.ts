@@ -8,7 +8,7 @@ import { isLibraryAvailable } from '../../../src/ffi/index.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const tscuda = (...args: string[]) => execa('node', [join(root, 'bin', 'tscuda.js'), ...args], { reject: false, cwd: root });
 
-describe('tscuda CLI', () => {
+describe('tscuda CLI', { timeout: 60_000 }, () => {
   it('prints usage for no arguments, -h and --help, exit code 0', async () => {
     for (const args of [[], ['-h'], ['--help']]) {
       const r = await tscuda(...args);
@@ -44,7 +44,7 @@ describe('tscuda CLI', () => {
   });
 });
 
-describe('tscuda info', () => {
+describe('tscuda info', { timeout: 60_000 }, () => {
   it('lists every library, found with its path or missing with a hint', async () => {
     const r = await tscuda('info');
     for (const label of ['libcuda', 'libcudart', 'cuFFT', 'NVRTC', 'NCCL']) expect(r.stdout).toMatch(new RegExp(`^  ${label} +(missing|\\S* +/)`, 'm'));

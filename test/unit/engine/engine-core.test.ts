@@ -23,7 +23,17 @@ describe('EngineCore: submit, state machine, results', () => {
     lane.hold = true;
     const e = engine([lane]);
     const data = rand(64);
-    const job = e.submit({ data, batch: 2, fs: 10, flags: ['stft', 'cycles', 'supdem'], bands: [[0, 1], [1, 2]], label: 'first' });
+    const job = e.submit({
+      data,
+      batch: 2,
+      fs: 10,
+      flags: ['stft', 'cycles', 'supdem'],
+      bands: [
+        [0, 1],
+        [1, 2],
+      ],
+      label: 'first',
+    });
     expect(job.id).toBe(1);
     expect(job.label).toBe('first');
     expect(job.status).toBe('running'); // an idle lane takes it at once
@@ -51,6 +61,17 @@ describe('EngineCore: submit, state machine, results', () => {
     expect(s.lanes[0]!.jobs).toBe(2);
     await e.close();
     expect(lane.disposed).toBe(true);
+  });
+
+  it('writes into caller-provided arrays (into) and leaves out band waves when asked', async () => {
+    const e = engine([new FakeLane()]);
+    const filtered = new Float32Array(64);
+    const r = await e.submit({ data: rand(64), batch: 2, flags: ['stft', 'cycles'], bands: [[0, 0.1]], bandWaves: false, into: { filtered } }).result;
+    expect(r.filtered).toBe(filtered);
+    expect(filtered.some((v) => v !== 0)).toBe(true);
+    expect(r.bandWaves).toBeUndefined();
+    expect(r.bandPowers).toHaveLength(2);
+    expect(() => e.submit({ data: rand(64), batch: 2, flags: ['stft'], into: { filtered: new Float64Array(64) } })).toThrow(/into.filtered/);
   });
 
   it('refuses a bad job at submit and queues nothing', () => {
@@ -88,6 +109,37 @@ describe('EngineCore: submit, state machine, results', () => {
       { rows: 2, rowStart: 4 },
       { rows: 1, rowStart: 6 },
     ]);
+  });
+});
+
+describe('EngineCore: framed stft (nperseg) streams one long series in chunks of whole frames', () => {
+  it('the stitched result equals the one-shot result for several framings and chunk sizes', async () => {
+    for (const [n, nperseg, noverlap] of [
+      [1000, 64, 32],
+      [777, 50, 37],
+      [513, 16, 0],
+    ] as const) {
+      const data = rand(2 * n);
+      const spec = { data, batch: 2, flags: ['stft'], nperseg, noverlap, window: 'boxcar', previewBins: 3 };
+      const one = await engine([new FakeLane()]).submit(spec).result;
+      expect(one.frames).toBeGreaterThan(1);
+      expect(one.filtered!.every((v) => Number.isFinite(v))).toBe(true);
+      for (const framesPerChunk of [Math.ceil(nperseg / (nperseg - noverlap)), 7, 20]) {
+        const lane = new FakeLane(0, 2 * nperseg * framesPerChunk);
+        const chunked = await engine([lane]).submit(spec).result;
+        expect(lane.runs.length).toBeGreaterThan(1);
+        let worst = 0;
+        for (let i = 0; i < one.filtered!.length; i++) worst = Math.max(worst, Math.abs(chunked.filtered![i]! - one.filtered![i]!));
+        expect(worst, `N ${n}, nperseg ${nperseg}, noverlap ${noverlap}, ${framesPerChunk} frames per chunk`).toBeLessThan(1e-5);
+        expect(chunked.spectrum).toEqual(one.spectrum);
+        expect(chunked.frames).toBe(one.frames);
+      }
+    }
+  });
+
+  it('refuses a framed job when a lane cannot hold the frames covering one sample', () => {
+    const e = engine([new FakeLane(0, 2 * 64 * 1)]);
+    expect(() => e.submit({ data: rand(2000), batch: 2, flags: ['stft'], nperseg: 64, window: 'boxcar' })).toThrow(/need 2 frames per chunk, a lane holds 1/);
   });
 });
 

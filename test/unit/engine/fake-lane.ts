@@ -37,6 +37,37 @@ export class FakeLane implements LaneRunner {
     return this.#gates.length;
   }
 
+  maxFrames(job: NormalizedJob): number {
+    return job.framing ? Math.min(job.framing.frames, Math.floor(this.capacity / (job.batch * job.framing.nperseg))) : 0;
+  }
+
+  /** Framed chunks: a CPU overlap-add of "processed" frames over the zero-extended series, owned samples only. */
+  #framed(chunk: LaneChunk): void {
+    const { job, outputs } = chunk;
+    const f = job.framing!;
+    const c = chunk.frames!;
+    const n = job.length;
+    const w = Float64Array.from({ length: f.nperseg }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / f.nperseg));
+    for (let b = 0; b < job.batch; b++) {
+      const at = (p: number): number => (p - f.extension >= 0 && p - f.extension < n ? chunk.data[b * n + p - f.extension]! : 0);
+      const num = new Float64Array(c.inputLength);
+      const den = new Float64Array(c.inputLength);
+      for (let k = 0; k < c.frames; k++) {
+        const frame = c.frameStart + k;
+        for (let i = 0; i < f.nperseg; i++) {
+          const p = frame * f.step + i;
+          num[p - c.inputStart] = num[p - c.inputStart]! + w[i]! * w[i]! * (at(p) * 1.5 + frame * 0.01);
+          den[p - c.inputStart] = den[p - c.inputStart]! + w[i]! * w[i]!;
+        }
+        if (outputs.spectrum) for (let q = 0; q < job.previewBins; q++) outputs.spectrum[(b * job.previewBins + q) * f.frames + frame] = frame * 1000 + q;
+      }
+      for (let p = c.outputStart; p < c.outputStart + c.outputLength; p++) {
+        const t = p - f.extension;
+        if (t >= 0 && t < n && outputs.filtered) outputs.filtered[b * n + t] = num[p - c.inputStart]! / den[p - c.inputStart]!;
+      }
+    }
+  }
+
   async run(chunk: LaneChunk): Promise<LaneChunkOutcome> {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -52,6 +83,11 @@ export class FakeLane implements LaneRunner {
         throw fail.error;
       }
       chunk.progress.stage = 'fft';
+      if (chunk.frames) {
+        this.runs.push([chunk.jobId, chunk.frames.frameStart, chunk.frames.frames]);
+        this.#framed(chunk);
+        return { gpuMs: 0.1, bytesMoved: 0, stages: {} };
+      }
       const { job, outputs, rowStart, rows, data } = chunk;
       const n = job.length;
       // filtered = 2x, spectrum = row index, bandPowers = row sum per band, dominant = row's first sample.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobValidationError } from '../../../src/engine/errors.js';
 import type { JobSpec } from '../../../src/engine/types.js';
-import { validateJob } from '../../../src/engine/validate.js';
+import { checkInto, validateJob } from '../../../src/engine/validate.js';
 
 const ctx = { stages: new Set(['supdem']) };
 const data = (n: number): Float32Array => Float32Array.from({ length: n }, (_, i) => Math.sin(i) + 0.1 * i);
@@ -22,7 +22,21 @@ function refused(spec: unknown, field: string, message?: RegExp): void {
 describe('validateJob', () => {
   it('fills in the defaults', () => {
     const job = validateJob({ data: data(64), batch: 2, flags: ['stft'] }, ctx);
-    expect(job).toMatchObject({ batch: 2, length: 32, fs: 1, detrend: 'linear', window: { name: 'hann' }, passBand: [0, 0.5], previewBins: 17, nCycles: 6, waveletBands: false, stft: true, cycles: false, wavelet: false, stages: [] });
+    expect(job).toMatchObject({
+      batch: 2,
+      length: 32,
+      fs: 1,
+      detrend: 'linear',
+      window: { name: 'hann' },
+      passBand: [0, 0.5],
+      previewBins: 17,
+      nCycles: 6,
+      waveletBands: false,
+      stft: true,
+      cycles: false,
+      wavelet: false,
+      stages: [],
+    });
     expect(validateJob({ data: data(4096), flags: ['stft'] }, ctx).previewBins).toBe(256);
   });
 
@@ -101,7 +115,17 @@ describe('validateJob', () => {
     refused({ ...base }, 'bands', /at least one band/);
     refused({ ...base, bands: [[-1, 10]] }, 'bands[0][0]', /below 0/);
     refused({ ...base, bands: [[0, 51]] }, 'bands[0][1]', /above fs\/2 = 50/);
-    refused({ ...base, bands: [[0, 10], [20, 20]] }, 'bands[1]', /below the high edge/);
+    refused(
+      {
+        ...base,
+        bands: [
+          [0, 10],
+          [20, 20],
+        ],
+      },
+      'bands[1]',
+      /below the high edge/,
+    );
     refused({ ...base, bands: [[30, 20]] }, 'bands[0]');
     refused({ ...base, bands: [[0, Infinity]] }, 'bands[0][1]', /finite/);
     refused({ ...base, bands: [[0, 10, 20]] }, 'bands[0]');
@@ -118,10 +142,58 @@ describe('validateJob', () => {
   it('refuses previewBins beyond N/2+1, unknown fields and stage params for unregistered stages', () => {
     refused({ data: data(64), flags: ['stft'], previewBins: 34 }, 'previewBins', /33 \(N\/2\+1\)/);
     refused({ data: data(64), flags: ['stft'], previewBins: 0 }, 'previewBins');
-    refused({ data: data(64), flags: ['stft'], nperseg: 16 }, 'nperseg', /unknown field/);
+    refused({ data: data(64), flags: ['stft'], nfft: 16 }, 'nfft', /unknown field/);
     refused({ data: data(64), flags: ['stft'], stageParams: { other: 1 } }, 'stageParams.other');
     refused({ data: data(64), flags: ['stft'], detrend: 'quadratic' }, 'detrend');
     refused({ data: data(64), flags: ['stft'], signal: {} }, 'signal');
     refused(null, '(job)');
+  });
+});
+
+describe('validateJob: framed stft (nperseg)', () => {
+  it("computes scipy's framing (boundary zeros, padded)", () => {
+    const job = validateJob({ data: data(1000), flags: ['stft'], nperseg: 64 }, ctx);
+    // extended 1000 + 64, padded to a whole number of 32-sample steps: 1088; frames (1088 - 32) / 32 = 33
+    expect(job.framing).toEqual({ nperseg: 64, noverlap: 32, step: 32, extension: 32, paddedLength: 1088, frames: 33, freqs: 33 });
+    expect(job.previewBins).toBe(33);
+    expect(validateJob({ data: data(100), flags: ['stft'], nperseg: 15, noverlap: 5, window: 'boxcar' }, ctx).framing).toMatchObject({
+      step: 10,
+      extension: 7,
+      paddedLength: 115,
+      frames: 11,
+    });
+  });
+
+  it('refuses nperseg > N, bad noverlap, NOLA violations, other flags', () => {
+    refused({ data: data(64), flags: ['stft'], nperseg: 65 }, 'nperseg', /greater than the series length/);
+    refused({ data: data(64), flags: ['stft'], nperseg: 1 }, 'nperseg');
+    refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: 16 }, 'noverlap');
+    refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: -1 }, 'noverlap');
+    refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: 0 }, 'noverlap', /NOLA/); // periodic hann: w[0] = 0
+    refused({ data: data(64), flags: ['stft'], noverlap: 4 }, 'noverlap', /needs nperseg/);
+    refused({ data: data(64), flags: ['stft', 'cycles'], bands: [[0, 0.1]], nperseg: 16 }, 'flags', /only the stft flag, not cycles/);
+    refused({ data: data(64), flags: ['stft'], nperseg: 16, previewBins: 10 }, 'previewBins', /nperseg\/2\+1/);
+  });
+});
+
+describe('checkInto (caller-provided result arrays)', () => {
+  const base = { data: data(64), batch: 2, flags: ['stft', 'cycles'], bands: [[0, 0.1]] as const, previewBins: 5 };
+  const check = (into: Record<string, unknown>, precision: 'f32' | 'f64' = 'f32', extra: Partial<JobSpec> = {}): void =>
+    checkInto(validateJob({ ...base, ...extra, into } as JobSpec, ctx), precision);
+
+  it('accepts arrays of the exact length and type', () => {
+    check({ filtered: new Float32Array(64), spectrum: new Float32Array(10), bandPowers: new Float64Array(2), bandWaves: new Float32Array(64) });
+    check({ filtered: new Float64Array(64) }, 'f64');
+  });
+
+  it('refuses a wrong length, a wrong type, a field the flags do not produce, an unknown field', () => {
+    expect(() => check({ filtered: new Float32Array(63) })).toThrow(/into.filtered: holds 63 values, the result has 64/);
+    expect(() => check({ filtered: new Float32Array(64) }, 'f64')).toThrow(/into.filtered: must be a Float64Array/);
+    expect(() => check({ bandPowers: new Float32Array(2) })).toThrow(/into.bandPowers: must be a Float64Array/);
+    expect(() => check({ waveletPower: new Float32Array(64) })).toThrow(/into.waveletPower: this job's flags do not produce it/);
+    expect(() => check({ bandWaves: new Float32Array(64) }, 'f32', { bandWaves: false })).toThrow(/into.bandWaves/);
+    expect(() => check({ other: new Float32Array(1) })).toThrow(/into.other/);
+    expect(() => check({ filtered: [1, 2] })).toThrow(/into.filtered: must be a Float32Array or Float64Array/);
+    refused({ ...base, bandWaves: 'yes' }, 'bandWaves');
   });
 });

@@ -119,7 +119,18 @@ describe('Coordinator as the one dependency engine', () => {
     expect(thrown).toBeInstanceOf(DependencyFailedError);
     expect((thrown as DependencyFailedError).dependencyId).toBe(a);
     expect(c.pendingIds().length).toBe(before);
-    expect(() => c.start(gpu('bad', [], { run: () => { throw new Error('launch refused'); } }))).toThrow('launch refused');
+    // No id was spent on it: the next operation gets the next id, and the refused one is not "completed".
+    const next = c.start(gpu('next'));
+    expect(next).toBe(a + 1);
+    expect(() =>
+      c.start(
+        gpu('bad', [], {
+          run: () => {
+            throw new Error('launch refused');
+          },
+        }),
+      ),
+    ).toThrow('launch refused');
     expect(pool.log).not.toContain('enqueue late');
   });
 
@@ -175,7 +186,13 @@ describe('Coordinator: bounded memory (issue 10)', () => {
   it('clearSettled() never lets a dependent of a failed operation run as if it had succeeded', async () => {
     const pool = new FakePool();
     const c = new Coordinator(pool.asPool());
-    c.add(gpu('bad', [], { run: () => { throw new Error('enqueue failed'); } }) as OperationSpec);
+    c.add(
+      gpu('bad', [], {
+        run: () => {
+          throw new Error('enqueue failed');
+        },
+      }) as OperationSpec,
+    );
     await expect(c.run()).rejects.toThrow('enqueue failed');
     const badId = c.poll()[0]!.id;
     c.clearSettled();

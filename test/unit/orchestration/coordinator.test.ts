@@ -36,10 +36,15 @@ describe('Coordinator scheduling', () => {
     const { pool, coord } = setup();
     const seen: string[] = [];
     coord.add(gpu('upload'));
-    coord.add({ name: 'check', kind: 'host', after: ['upload'], run: async () => {
-      seen.push(`check sees ${pool.inFlight.join(',') || 'nothing in flight'}`);
-      await tick();
-    } });
+    coord.add({
+      name: 'check',
+      kind: 'host',
+      after: ['upload'],
+      run: async () => {
+        seen.push(`check sees ${pool.inFlight.join(',') || 'nothing in flight'}`);
+        await tick();
+      },
+    });
     coord.add(gpu('compute', ['check']));
     coord.add(gpu('independent'));
     const done = coord.run();
@@ -60,9 +65,13 @@ describe('Coordinator scheduling', () => {
     const { pool, coord } = setup();
     const callbacks: string[] = [];
     coord.add(gpu('a'));
-    coord.add(gpu('bad', ['a'], { run: () => {
-      throw new Error('enqueue failed');
-    } }));
+    coord.add(
+      gpu('bad', ['a'], {
+        run: () => {
+          throw new Error('enqueue failed');
+        },
+      }),
+    );
     coord.add(gpu('child', ['bad'], { onComplete: (e) => callbacks.push(`child ${e?.name}`) }));
     coord.add(gpu('grandchild', ['child']));
     coord.add(gpu('free', ['a'], { onComplete: (e) => callbacks.push(`free ${e ? 'failed' : 'ok'}`) }));
@@ -86,9 +95,14 @@ describe('Coordinator scheduling', () => {
     const { pool, coord } = setup();
     coord.add(gpu('x'));
     coord.add(gpu('y', ['x']));
-    coord.add({ name: 'h', kind: 'host', after: ['y'], run: () => {
-      throw new Error('must not run');
-    } });
+    coord.add({
+      name: 'h',
+      kind: 'host',
+      after: ['y'],
+      run: () => {
+        throw new Error('must not run');
+      },
+    });
     const done = coord.run();
     expect(pool.inFlight).toEqual(['x', 'y']);
     pool.complete('x', new Error('CUDA_ERROR_ILLEGAL_ADDRESS'));
@@ -137,7 +151,7 @@ describe('Coordinator scheduling', () => {
     expect(() => coord.state('b')).toThrow('no operation');
   });
 
-  it('calls per-stream callbacks once the run\'s work on that stream has settled', async () => {
+  it("calls per-stream callbacks once the run's work on that stream has settled", async () => {
     const { pool, coord } = setup();
     const [s0, s1] = pool.streams;
     const heard: string[] = [];

@@ -74,7 +74,7 @@ describe('topological order', () => {
     const n = 5000;
     const deps = new Map<number, Set<number>>();
     let seed = 12345;
-    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let id = 2; id <= n; id++) {
       const set = new Set<number>();
       for (let k = 0; k < 3; k++) set.add(1 + Math.floor(rand() * (id - 1)));
@@ -122,19 +122,59 @@ describe('stream selection', () => {
   });
 
   it('assigns half the suitable streams to a workload over 2x slower than the fastest', () => {
-    const averages = new Map([['Compute', 12], ['Mixed', 1]] as const);
+    const averages = new Map([
+      ['Compute', 12],
+      ['Mixed', 1],
+    ] as const);
     // Compute suits 1, 2 (KernelExecution) and 4 (AuxCompute): it keeps 1 and 2.
     expect(assignWorkloads(averages, loads)).toEqual({ Compute: [1, 2], Mixed: [0, 3, 4] });
-    expect(assignWorkloads(new Map([['Compute', 3], ['Mixed', 2]] as const), loads)).toEqual({});
+    expect(
+      assignWorkloads(
+        new Map([
+          ['Compute', 3],
+          ['Mixed', 2],
+        ] as const),
+        loads,
+      ),
+    ).toEqual({});
     expect(assignWorkloads(new Map([['Compute', 30]] as const), loads)).toEqual({});
     // Coordination suits only one stream: nothing to split.
-    expect(assignWorkloads(new Map([['Coordination', 30], ['Compute', 1]] as const), loads)).toEqual({});
+    expect(
+      assignWorkloads(
+        new Map([
+          ['Coordination', 30],
+          ['Compute', 1],
+        ] as const),
+        loads,
+      ),
+    ).toEqual({});
   });
 
   it('recommends a strategy by the documented rules', () => {
-    expect(recommendStrategy(new Map([['Memory', 9], ['Compute', 3]] as const), loads)).toBe('Workload');
-    expect(recommendStrategy(new Map([['Memory', 5], ['Compute', 3]] as const), loads)).toBe('RoundRobin');
-    expect(recommendStrategy(new Map(), loads.map((l) => ({ ...l, outstanding: l.index === 0 ? 12 : 0 })))).toBe('LoadBalanced');
+    expect(
+      recommendStrategy(
+        new Map([
+          ['Memory', 9],
+          ['Compute', 3],
+        ] as const),
+        loads,
+      ),
+    ).toBe('Workload');
+    expect(
+      recommendStrategy(
+        new Map([
+          ['Memory', 5],
+          ['Compute', 3],
+        ] as const),
+        loads,
+      ),
+    ).toBe('RoundRobin');
+    expect(
+      recommendStrategy(
+        new Map(),
+        loads.map((l) => ({ ...l, outstanding: l.index === 0 ? 12 : 0 })),
+      ),
+    ).toBe('LoadBalanced');
     expect(recommendStrategy(new Map(), [])).toBe('RoundRobin');
   });
 });

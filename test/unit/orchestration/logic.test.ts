@@ -46,10 +46,28 @@ describe('stream pool strategies', () => {
     expect(chooseStream('Workload', loads, { workload: 'Memory' }, 0)).toBe(3);
   });
   it('optimize rules', () => {
-    expect(recommendStrategy(new Map([['Compute', 10], ['Memory', 1]]), loads)).toBe('Workload');
-    expect(recommendStrategy(new Map([['Compute', 1]]), loads.map((l) => ({ ...l, outstanding: l.index === 1 ? 9 : 0 })))).toBe('LoadBalanced');
+    expect(
+      recommendStrategy(
+        new Map([
+          ['Compute', 10],
+          ['Memory', 1],
+        ]),
+        loads,
+      ),
+    ).toBe('Workload');
+    expect(
+      recommendStrategy(
+        new Map([['Compute', 1]]),
+        loads.map((l) => ({ ...l, outstanding: l.index === 1 ? 9 : 0 })),
+      ),
+    ).toBe('LoadBalanced');
     expect(recommendStrategy(new Map([['Compute', 1]]), loads)).toBe('RoundRobin');
-    expect(recommendStrategy(new Map(), loads.map((l) => ({ ...l, outstanding: 1 })))).toBe('RoundRobin');
+    expect(
+      recommendStrategy(
+        new Map(),
+        loads.map((l) => ({ ...l, outstanding: 1 })),
+      ),
+    ).toBe('RoundRobin');
   });
 });
 

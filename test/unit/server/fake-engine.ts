@@ -153,7 +153,18 @@ export class FakeEngine implements JobEngineLike {
   }
 
   stats(): EngineStats {
-    return { lanes: [], jobs: this.#jobs, errors: 0, queued: this.#queue.length, running: this.#running, avgJobMs: 1, p99JobMs: 2, samplesPerSecond: 1e6, bytesMoved: 0, gpuBusyFraction: 0.25 };
+    return {
+      lanes: [],
+      jobs: this.#jobs,
+      errors: 0,
+      queued: this.#queue.length,
+      running: this.#running,
+      avgJobMs: 1,
+      p99JobMs: 2,
+      samplesPerSecond: 1e6,
+      bytesMoved: 0,
+      gpuBusyFraction: 0.25,
+    };
   }
 
   async close(): Promise<void> {
@@ -164,7 +175,15 @@ export class FakeEngine implements JobEngineLike {
 }
 
 /** A fake batcher: gradient = 2x, lerp/slerp = a + t (b - a); optional channel size. */
-export function fakeBatcher<I>(compute: (item: I) => Float32Array, channelSize = Infinity): { submit(items: readonly I[], options?: { wait?: boolean; signal?: AbortSignal }): Promise<Float32Array[]>; metrics: { batches: number; items: number; fillRate: number; queued: number }; close(): Promise<void>; closed: boolean } {
+export function fakeBatcher<I>(
+  compute: (item: I) => Float32Array,
+  channelSize = Infinity,
+): {
+  submit(items: readonly I[], options?: { wait?: boolean; signal?: AbortSignal }): Promise<Float32Array[]>;
+  metrics: { batches: number; items: number; fillRate: number; queued: number };
+  close(): Promise<void>;
+  closed: boolean;
+} {
   let inFlight = 0;
   const b = {
     metrics: { batches: 0, items: 0, fillRate: 0.5, queued: 0 },

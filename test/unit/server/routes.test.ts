@@ -72,7 +72,12 @@ describe('synchronous job routes', () => {
     expect(engine.submitted[0]!.passBand).toEqual([10, 200]);
 
     const d64 = Float64Array.from(signal(20));
-    const res64 = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream', 'x-tscuda-dtype': 'f64', 'x-tscuda-fs': '50' }, payload: Buffer.from(d64.buffer) });
+    const res64 = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/octet-stream', 'x-tscuda-dtype': 'f64', 'x-tscuda-fs': '50' },
+      payload: Buffer.from(d64.buffer),
+    });
     expect(res64.statusCode).toBe(200);
     expect(engine.submitted[1]!.data).toBeInstanceOf(Float64Array);
     expect(engine.submitted[1]!.fs).toBe(50);
@@ -81,12 +86,28 @@ describe('synchronous job routes', () => {
   it('POST /v1/cycles returns band powers and dominant cycles (binary: dominant as f64[B,4])', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: [signal(32), signal(32)], fs: 10, bands: [[0.5, 1], [1, 4]] } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/cycles',
+      payload: {
+        signal: [signal(32), signal(32)],
+        fs: 10,
+        bands: [
+          [0.5, 1],
+          [1, 4],
+        ],
+      },
+    });
     expect(res.statusCode).toBe(200);
     const body = res.json<{ bandPowers: number[]; dominant: { frequency: number }[]; shapes: Record<string, number[]> }>();
     expect(body.shapes.bandPowers).toEqual([2, 2]);
     expect(body.dominant).toHaveLength(2);
-    const bin = await s.app.inject({ method: 'POST', url: '/v1/cycles', headers: { accept: 'application/octet-stream' }, payload: { signal: [signal(32), signal(32)], fs: 10, bands: [[0.5, 1]] } });
+    const bin = await s.app.inject({
+      method: 'POST',
+      url: '/v1/cycles',
+      headers: { accept: 'application/octet-stream' },
+      payload: { signal: [signal(32), signal(32)], fs: 10, bands: [[0.5, 1]] },
+    });
     const fields = parseFieldsHeader(String(bin.headers['x-tscuda-fields']));
     expect(fields.find((f) => f.name === 'dominant')!.shape).toEqual([2, 4]);
     expect(bin.rawPayload.byteLength).toBe(fields.reduce((a, f) => a + f.bytes, 0));
@@ -107,12 +128,34 @@ describe('synchronous job routes', () => {
 describe('validation: 4xx naming the field', () => {
   const cases: [string, Record<string, unknown> | string, number, string][] = [
     ['NaN fs in the query', 'NaN', 400, 'fs'],
-    ['band above fs/2', { signal: signal(32), fs: 10, bands: [[1, 2], [3, 6]] }, 400, 'bands[1]'],
+    [
+      'band above fs/2',
+      {
+        signal: signal(32),
+        fs: 10,
+        bands: [
+          [1, 2],
+          [3, 6],
+        ],
+      },
+      400,
+      'bands[1]',
+    ],
     ['band low >= high', { signal: signal(32), fs: 10, passBand: [3, 3] }, 400, 'passBand'],
     ['unknown flag', { signal: signal(32), flags: ['stft', 'fly'] }, 400, 'flags[1]'],
     ['unknown parameter', { signal: signal(32), windw: 'hann' }, 400, 'windw'],
     ['non-number sample', { signal: [1, 2, 'x', 4] }, 400, 'signal[2]'],
-    ['ragged rows', { signal: [[1, 2, 3], [1, 2]] }, 400, 'signal[1]'],
+    [
+      'ragged rows',
+      {
+        signal: [
+          [1, 2, 3],
+          [1, 2],
+        ],
+      },
+      400,
+      'signal[1]',
+    ],
     ['batch does not divide', { signal: signal(10), batch: 3 }, 400, 'batch'],
     ['wrong type fs', { signal: signal(10), fs: 'fast' }, 400, 'fs'],
     ['previewBins too large', { signal: signal(10), previewBins: 7 }, 400, 'previewBins'],
@@ -182,7 +225,10 @@ describe('queue limits, timeouts, cancellation', () => {
   it('a full engine queue answers 429 with Retry-After; accepted requests still finish', async () => {
     const engine = new FakeEngine({ manual: true, maxQueued: 2 });
     const s = make({ engine, limits: { retryAfterS: 2 } });
-    const first = [s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }), s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } })];
+    const first = [
+      s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
+      s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
+    ];
     await new Promise((r) => setTimeout(r, 20));
     const rejected = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(rejected.statusCode).toBe(429);
@@ -268,10 +314,27 @@ describe('asynchronous jobs', () => {
 describe('batch endpoints', () => {
   it('gradient, lerp and slerp through their batchers, JSON and binary', async () => {
     const s = make({ engine: new FakeEngine(), batchers });
-    const g = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, 2, 3], [4, 5, 6]] } });
+    const g = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/gradient',
+      payload: {
+        items: [
+          [1, 2, 3],
+          [4, 5, 6],
+        ],
+      },
+    });
     expect(g.statusCode).toBe(200);
-    expect(g.json<{ outputs: number[][] }>().outputs).toEqual([[2, 4, 6], [8, 10, 12]]);
-    const l = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', headers: { accept: 'application/octet-stream' }, payload: { items: [{ a: [0, 0], b: [2, 4], t: 0.5 }] } });
+    expect(g.json<{ outputs: number[][] }>().outputs).toEqual([
+      [2, 4, 6],
+      [8, 10, 12],
+    ]);
+    const l = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/lerp',
+      headers: { accept: 'application/octet-stream' },
+      payload: { items: [{ a: [0, 0], b: [2, 4], t: 0.5 }] },
+    });
     expect(l.headers['x-tscuda-fields']).toBe('outputs=f32[1,2]');
     expect(Array.from(new Float32Array(l.rawPayload.buffer.slice(l.rawPayload.byteOffset, l.rawPayload.byteOffset + 8)))).toEqual([1, 2]);
     const sl = await s.app.inject({ method: 'POST', url: '/v1/batch/slerp', payload: { items: [{ a: [1, 0], b: [0, 1], t: 0 }] } });
@@ -282,7 +345,16 @@ describe('batch endpoints', () => {
     const s = make({ engine: new FakeEngine(), batchers: { ...batchers, gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v), 0) } });
     const t = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 2 }] } });
     expect(t.json<{ error: { field: string } }>().error.field).toBe('items[0].t');
-    const dim = await s.app.inject({ method: 'POST', url: '/v1/batch/slerp', payload: { items: [{ a: [0, 1], b: [1, 0], t: 0.1 }, { a: [0], b: [1], t: 0.1 }] } });
+    const dim = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/slerp',
+      payload: {
+        items: [
+          { a: [0, 1], b: [1, 0], t: 0.1 },
+          { a: [0], b: [1], t: 0.1 },
+        ],
+      },
+    });
     expect(dim.json<{ error: { field: string } }>().error.field).toBe('items[1].a');
     const extra = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 0.5, s: 1 }] } });
     expect(extra.json<{ error: { field: string } }>().error.field).toBe('items[0].s');
@@ -376,7 +448,10 @@ describe('context loss and graceful close', () => {
       expect(r.headers.connection).toBe('close');
     }
     expect(lost).toBe(1);
-    expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}` })).json<{ status: string; error: { code: string } }>()).toMatchObject({ status: 'error', error: { code: 'gpu_lost' } });
+    expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}` })).json<{ status: string; error: { code: string } }>()).toMatchObject({
+      status: 'error',
+      error: { code: 'gpu_lost' },
+    });
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(503);
     peers = true;
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(200);

@@ -73,7 +73,14 @@ describe('band powers convention', () => {
     const n = 128;
     const A = 1.7;
     const x = Float64Array.from({ length: n }, (_, t) => A * Math.cos((2 * Math.PI * 10 * t) / n + 0.3));
-    const ranges = bandRanges([[0.07, 0.09], [0, 0.05]], 1, n);
+    const ranges = bandRanges(
+      [
+        [0.07, 0.09],
+        [0, 0.05],
+      ],
+      1,
+      n,
+    );
     const [inBand, outBand] = bandPowersReference(rdft(x), n, ranges);
     expect(inBand).toBeCloseTo((A * A) / 2, 12);
     expect(Math.abs(outBand!)).toBeLessThan(1e-20);
@@ -91,7 +98,11 @@ describe('Morlet convention (MNE morlet)', () => {
   });
 
   it('||W|| = sqrt(2), support |t| < 5 sigma, sigma = nCycles / (2 pi f)', () => {
-    for (const [cps, nc] of [[0.05, 6], [0.2, 3], [0.013, 7]] as const) {
+    for (const [cps, nc] of [
+      [0.05, 6],
+      [0.2, 3],
+      [0.013, 7],
+    ] as const) {
       const { sigma, half } = morletShape(cps, nc);
       expect(sigma).toBeCloseTo(nc / (2 * Math.PI * cps), 12);
       expect(half).toBeLessThan(5 * sigma);
@@ -131,7 +142,11 @@ describe('Morlet convention (MNE morlet)', () => {
   });
 
   it('bandMembers is CSR over inclusive bands', () => {
-    const { offsets, members } = bandMembers(Float64Array.from([1, 2, 3, 4]), [[1, 2], [2.5, 10], [5, 6]]);
+    const { offsets, members } = bandMembers(Float64Array.from([1, 2, 3, 4]), [
+      [1, 2],
+      [2.5, 10],
+      [5, 6],
+    ]);
     expect([...offsets]).toEqual([0, 2, 4, 4]);
     expect([...members]).toEqual([0, 1, 2, 3]);
   });

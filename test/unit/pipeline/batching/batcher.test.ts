@@ -567,8 +567,7 @@ describe('Batcher errors', () => {
   });
 
   it('rejects the whole batch when dispatch returns something other than an array', async () => {
-    const notArray = ((): Promise<readonly number[]> =>
-      Promise.resolve(7 as unknown as readonly number[])) as BatchDispatch<number, number>;
+    const notArray = ((): Promise<readonly number[]> => Promise.resolve(7 as unknown as readonly number[])) as BatchDispatch<number, number>;
     const batcher = new Batcher<number, number>(notArray, { ...base, maxBatchSize: 1 });
     await expect(batcher.submitOne(1)).rejects.toThrow(/batch #1 dispatch returned number instead of an array for 1 items/);
     await batcher.close();
@@ -776,6 +775,26 @@ describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
     const ok = fine.submitOne(7);
     await fine.close({ timeoutMs: 10_000 });
     await expect(ok).resolves.toBe(7);
+  });
+
+  it('dispose() settles everything at once, without draining; then it is closed', async () => {
+    const signals: AbortSignal[] = [];
+    const batcher = new Batcher<number, number>(
+      (_items, info) => {
+        signals.push(info.signal);
+        return new Promise<readonly number[]>(() => undefined);
+      },
+      { maxBatchSize: 2, maxWaitMs: LONG_WAIT, channelSize: 1, maxConcurrentBatches: 1 },
+    );
+    const submits = [track(batcher.submit([1, 2])), track(batcher.submit([3])), track(batcher.submit([4]))];
+    batcher.dispose();
+    batcher.dispose();
+    await drainMicrotasks();
+    for (const t of submits) expect(t.error()).toBeInstanceOf(BatcherClosedError);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(batcher.closed).toBe(true);
+    await expect(batcher.close()).resolves.toBeUndefined();
+    await expect(batcher.submitOne(5)).rejects.toThrow(BatcherClosedError);
   });
 
   it('refuses bad bounds, naming the field', async () => {

@@ -1,0 +1,37 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((e) => {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) return e === 'generated' ? [] : sourceFiles(p);
+    return /\.(ts|js|mjs)$/.test(e) ? [p] : [];
+  });
+}
+
+describe('README', () => {
+  it("shows examples/saxpy.ts verbatim as its example (importing from 'tscuda')", () => {
+    const example = readFileSync(join(root, 'examples', 'saxpy.ts'), 'utf8').replace("from '../src/index.js'", "from 'tscuda'");
+    const block = /`examples\/saxpy\.ts`:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toBe(example);
+  });
+  it('documents every environment variable the package reads', () => {
+    const names = new Set<string>();
+    for (const file of [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'bin'))]) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/process\.env\.([A-Z_][A-Z0-9_]*)|process\.env\[['"]([A-Z_][A-Z0-9_]*)['"]\]|\b(TSCUDA_[A-Z0-9_]+)\b/g)) names.add(m[1] ?? m[2] ?? m[3]!);
+      // env.X through a parameter (the library search takes its environment as an argument)
+      for (const m of text.matchAll(/\benv\.([A-Z_][A-Z0-9_]*)/g)) names.add(m[1]!);
+    }
+    const internal = new Set(['TSCUDA_RELEASE_FAILED']); // a process warning code, not a variable
+    const missing = [...names].filter((n) => !internal.has(n) && !readme.includes(`\`${n}\``));
+    expect(missing).toEqual([]);
+  });
+  it('keeps the placeholders where other sections are merged', () => {
+    for (const p of ['engine', 'server', 'demo', 'multi-gpu', 'reliability']) expect(readme).toContain(`<!-- ${p} -->`);
+  });
+});

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, parseFieldsHeader, responseFormat } from '../../../src/server/codec.js';
+import { HttpError, toHttpError } from '../../../src/server/errors.js';
+import { JobStore, type JobRecord } from '../../../src/server/jobs.js';
+import { paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
+import type { JobResult } from '../../../src/engine/types.js';
+
+const context = { extraFlags: ['supdem'], maxTimeoutMs: 10_000, defaultTimeoutMs: 1000 };
+
+describe('parameters', () => {
+  it('query strings become typed parameters', () => {
+    const raw = paramsFromStrings({
+      fs: '1000',
+      batch: '2',
+      flags: 'stft,cycles',
+      bands: '1:4,4:8',
+      passBand: '1,40',
+      freqs: '5,10',
+      window: 'kaiser,8.6',
+      detrend: 'false',
+      waveletBands: 'true',
+      timeout: '250',
+    });
+    expect(raw).toEqual({
+      fs: 1000,
+      batch: 2,
+      flags: ['stft', 'cycles'],
+      bands: [
+        [1, 4],
+        [4, 8],
+      ],
+      passBand: [1, 40],
+      freqs: [5, 10],
+      window: ['kaiser', 8.6],
+      detrend: false,
+      waveletBands: true,
+      timeout: 250,
+    });
+    expect(paramsFromStrings({ bands: '[[1,2]]' }).bands).toEqual([[1, 2]]);
+  });
+
+  it('refuses hex, empty and NaN numbers, naming the field', () => {
+    for (const [key, value, field] of [
+      ['fs', '0x10', 'fs'],
+      ['fs', '', 'fs'],
+      ['batch', 'NaN', 'batch'],
+      ['freqs', '1,x', 'freqs[1]'],
+      ['bands', '1-2', 'bands[0]'],
+    ] as const) {
+      try {
+        paramsFromStrings({ [key]: value });
+        expect.unreachable(`${key}=${value}`);
+      } catch (e) {
+        expect((e as HttpError).field).toBe(field);
+      }
+    }
+  });
+
+  it('builds the spec: endpoint flag first, registered stages allowed, stageParams only for them', () => {
+    const parsed = parseJobParams({ flags: ['cycles', 'supdem'], bands: [[1, 2]], fs: 10, stageParams: { supdem: { k: 1 } } }, 100, context, 'stft');
+    expect(parsed.spec.flags).toEqual(['stft', 'cycles', 'supdem']);
+    expect(parsed.timeoutMs).toBe(1000);
+    expect(() => parseJobParams({ stageParams: { other: 1 } }, 100, context, 'stft')).toThrow(/stageParams.other/);
+    expect(() => parseJobParams({ freqs: [6] }, 100, { ...context }, 'wavelet')).toThrow(/above fs\/2/);
+    expect(() => parseJobParams({ waveletBands: true, freqs: [0.1] }, 100, context, 'wavelet')).toThrow(/bands/);
+  });
+});
+
+describe('codecs', () => {
+  it('binary signals: aligned bodies are viewed, misaligned ones copied, odd lengths refused', () => {
+    const f = Float32Array.from([1, 2, 3]);
+    const aligned = Buffer.from(f.buffer);
+    expect(decodeBinarySignal(aligned, 'f32').buffer).toBe(f.buffer);
+    const shifted = Buffer.alloc(13).subarray(1);
+    Buffer.from(f.buffer).copy(shifted);
+    expect(Array.from(decodeBinarySignal(shifted, 'f32'))).toEqual([1, 2, 3]);
+    expect(() => decodeBinarySignal(Buffer.alloc(12), 'f64')).toThrow(/multiple of the f64 element size/);
+    expect(
+      decodeJsonSignal(
+        [
+          [1, 2],
+          [3, 4],
+        ],
+        'f64',
+      ),
+    ).toMatchObject({ rows: 2 });
+  });
+
+  it('Accept: binary only when asked for, 406 when nothing fits', () => {
+    expect(responseFormat(undefined)).toBe('json');
+    expect(responseFormat('*/*')).toBe('json');
+    expect(responseFormat('application/octet-stream')).toBe('binary');
+    expect(responseFormat('application/json;q=0.5, application/octet-stream')).toBe('binary');
+    expect(() => responseFormat('text/csv')).toThrow(HttpError);
+  });
+
+  it('binary results round-trip through x-tscuda-fields', () => {
+    const result: JobResult = {
+      id: 1,
+      lane: 0,
+      device: 0,
+      batch: 2,
+      length: 3,
+      fs: 1,
+      filtered: Float32Array.from([1, 2, 3, 4, 5, 6]),
+      bandPowers: Float64Array.from([7, 8]),
+      dominant: [
+        { frequency: 1, period: 1, amplitude: 2, phase: 3 },
+        { frequency: 4, period: 0.25, amplitude: 5, phase: 6 },
+      ],
+      timings: { queuedMs: 0, runMs: 0, gpuMs: 0 },
+    };
+    const b = encodeBinaryResult(result);
+    const fields = parseFieldsHeader(b.fields);
+    expect(fields.map((f) => [f.name, f.dtype, f.shape])).toEqual([
+      ['filtered', 'f32', [2, 3]],
+      ['bandPowers', 'f64', [2, 1]],
+      ['dominant', 'f64', [2, 4]],
+    ]);
+    const dom = fields[2]!;
+    expect(Array.from(new Float64Array(b.body.buffer.slice(b.body.byteOffset + dom.offset, b.body.byteOffset + dom.offset + dom.bytes)))).toEqual([1, 1, 2, 3, 4, 0.25, 5, 6]);
+    expect(JSON.parse(b.meta)).not.toHaveProperty('dominant');
+  });
+});
+
+describe('errors and retention', () => {
+  it('maps engine errors by name', () => {
+    const named = (name: string, extra: object = {}): Error => Object.assign(new Error(name), { name }, extra);
+    expect(toHttpError(named('EngineFullError'), 3)).toMatchObject({ statusCode: 429, retryAfterS: 3, retryable: true });
+    expect(toHttpError(named('JobTimeoutError'), 1)).toMatchObject({ statusCode: 504, code: 'timeout' });
+    expect(toHttpError(named('EngineClosedError'), 1)).toMatchObject({ statusCode: 503, retryable: true });
+    expect(toHttpError(named('JobError', { cause: { sticky: true } }), 1)).toMatchObject({ statusCode: 503, code: 'gpu_lost', retryable: true });
+    expect(toHttpError(named('JobValidationError', { field: 'bands[0]' }), 1)).toMatchObject({ statusCode: 400, field: 'bands[0]' });
+  });
+
+  it('finished jobs leave after their TTL', () => {
+    let now = 0;
+    const store = new JobStore({ maxFinished: 10, ttlMs: 100 }, () => now);
+    const record: JobRecord = { id: 'a', job: null, submittedAt: 0, status: 'queued', finishedAt: undefined, result: undefined, error: undefined, settled: Promise.resolve() };
+    store.add(record);
+    store.finish(record, { error: new HttpError(500, 'x', 'x'), status: 'error' });
+    now = 50;
+    expect(store.get('a')).toBe(record);
+    now = 151;
+    expect(store.get('a')).toBeUndefined();
+  });
+});
