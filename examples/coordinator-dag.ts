@@ -11,7 +11,11 @@ const add = elementwise({ name: 'add', inputs: 'const float a1, const float a2',
 
 const n = 1 << 22;
 using profiler = new Profiler({ label: 'diamond' }); // declared first: disposed last, after the pool
-using pool = new StreamPool({ streams: [{ purpose: 'ConfigUpload' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }], profiler, label: 'diamond' });
+using pool = new StreamPool({
+  streams: [{ purpose: 'ConfigUpload' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }],
+  profiler,
+  label: 'diamond',
+});
 type PoolStream = (typeof pool.streams)[number];
 const [up, left, right, down] = pool.streams as readonly [PoolStream, PoolStream, PoolStream, PoolStream];
 using input = HostBuffer.alloc('f32', n);

@@ -13,7 +13,7 @@ x.write(host, { stream }); // asynchronous: pinned source + stream
 host.array.fill(1);
 y.write(host, { stream });
 
-const program = new Program({
+using program = new Program({
   source: `
   extern "C" __global__ void saxpy(int n, float a, const float* x, float* y) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -27,4 +27,6 @@ function strongest(frame: number): number {
   }
   return f[best]!;
 }
-console.log(`${f.length} frequencies x ${frames} frames; strongest at t=${t[1]!.toFixed(2)} s: ${strongest(1)} Hz, at t=${t[frames - 2]!.toFixed(2)} s: ${strongest(frames - 2)} Hz`);
+console.log(
+  `${f.length} frequencies x ${frames} frames; strongest at t=${t[1]!.toFixed(2)} s: ${strongest(1)} Hz, at t=${t[frames - 2]!.toFixed(2)} s: ${strongest(frames - 2)} Hz`,
+);

@@ -11,7 +11,9 @@ import { Node, Project, SyntaxKind } from 'ts-morph';
 const apply = process.argv.includes('--apply');
 const project = new Project({ useInMemoryFileSystem: true, compilerOptions: { allowJs: false } });
 const walk = (dir: string): string[] => readdirSync(dir).flatMap((e) => (statSync(join(dir, e)).isDirectory() ? walk(join(dir, e)) : e.endsWith('.ts') ? [join(dir, e)] : []));
-const files = walk('src').filter((f) => !f.startsWith('src/ffi/generated/')).sort();
+const files = walk('src')
+  .filter((f) => !f.startsWith('src/ffi/generated/'))
+  .sort();
 let total = 0;
 for (const path of files) {
   const text = readFileSync(path, 'utf8');

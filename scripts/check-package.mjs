@@ -13,11 +13,14 @@ const sources = readdirSync(join(root, 'src', 'kernels')).filter((f) => f.endsWi
 for (const file of sources) {
   const fatbin = join(root, 'kernels', 'build', file.replace(/\.cu$/, '.fatbin'));
   if (!existsSync(fatbin) || statSync(fatbin).size === 0) problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is missing (built from src/kernels/${file})`);
-  else if (statSync(fatbin).mtimeMs < statSync(join(root, 'src', 'kernels', file)).mtimeMs) problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is older than src/kernels/${file}`);
+  else if (statSync(fatbin).mtimeMs < statSync(join(root, 'src', 'kernels', file)).mtimeMs)
+    problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is older than src/kernels/${file}`);
 }
 for (const built of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']) if (!existsSync(join(root, built))) problems.push(`${built} is missing`);
 if (problems.length > 0) {
-  console.error(`prepack: refusing to pack tscuda:\n  ${problems.join('\n  ')}\nRun \`npm run build:kernels\` on a machine with nvcc (CUDA 13), then \`npm run build\`, and pack again.`);
+  console.error(
+    `prepack: refusing to pack tscuda:\n  ${problems.join('\n  ')}\nRun \`npm run build:kernels\` on a machine with nvcc (CUDA 13), then \`npm run build\`, and pack again.`,
+  );
   process.exit(1);
 }
 console.log(`prepack: ${sources.length} fatbin(s) and the build are present`);

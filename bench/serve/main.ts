@@ -28,6 +28,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     workers: { type: 'string' },
     'fault-workers': { type: 'string' },
+    'fault-standby': { type: 'string' },
     'fault-duration': { type: 'string' },
     'no-python': { type: 'boolean' },
     'no-fault': { type: 'boolean' },
@@ -43,6 +44,7 @@ if (values.help === true) {
   --concurrency L     sweep, default 1,8,64,256
   --workers N         tscuda serve workers for the sweep (default 1)
   --fault-workers N   workers in the fault run (default 2)
+  --fault-standby N   standby workers in the fault run (default 1; 0 measures replacement by a new process)
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
   --verbose           forward the servers' stderr
@@ -54,6 +56,7 @@ const stepS = Number(values.duration ?? (quick ? 2 : 5));
 const sweep = (values.concurrency ?? '1,8,64,256').split(',').map(Number);
 const workers = Number(values.workers ?? 1);
 const faultWorkers = Number(values['fault-workers'] ?? 2);
+const faultStandby = Number(values['fault-standby'] ?? 1);
 const faultS = Number(values['fault-duration'] ?? (quick ? 12 : 30));
 const verbose = values.verbose === true;
 const log = (line: string): void => console.error(`[serve-bench] ${line}`);
@@ -279,7 +282,7 @@ let faultUnanswered: number | null = null;
 let faultRecoveryS: number | null = null;
 if (values['no-fault'] !== true && ready.ready) {
   const port = PORT + 3;
-  const svc: Service = startFaultService(ROOT, port, faultWorkers, verbose);
+  const svc: Service = startFaultService(ROOT, port, faultWorkers, verbose, faultStandby);
   if ((await waitReady(svc.base, 90_000, svc.child)).ready) {
     const everyS = quick ? 4 : 5;
     const faultReq = stftRequest(svc.base, RPS_MIX, '&flags=stft,fault');

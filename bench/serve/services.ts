@@ -122,8 +122,8 @@ export async function startPython(
 }
 
 /** The fault service: supervised workers with the bench-only fault stage. */
-export function startFaultService(root: string, port: number, workers: number, verbose: boolean): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port)], {
+export function startFaultService(root: string, port: number, workers: number, verbose: boolean, standby = 0): Service {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port), String(standby)], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

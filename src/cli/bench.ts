@@ -66,7 +66,7 @@ export const benchCommand: CliCommand = {
   usage: [
     'usage: tscuda bench [--only <regex>] [--reps N] [--iters N] [--rounds N] [--json] [--no-peers] [--no-native]',
     '',
-    "Runs the native C baseline, the Python peers (CuPy, PyTorch, cuda-python, where importable) and",
+    'Runs the native C baseline, the Python peers (CuPy, PyTorch, cuda-python, where importable) and',
     "tscuda's own benchmarks on GPU 0, prints a table and writes bench/results/<gpu>-<date>.{json,md,svg}.",
     'The harness ships with the source repository, not with the npm package: clone tscuda, npm install.',
     '',

@@ -21,7 +21,7 @@ import { signalWorkspace } from '../signal/workspace.js';
 import type { FrameChunk } from './chunks.js';
 import type { LaneChunk, LaneChunkOutcome, LaneRunner } from './lane-runner.js';
 import { LaneBuffers } from './lane-buffers.js';
-import { runWavelet, waveletScratchPerRow } from './wavelet.js';
+import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
 import type { StageContext, StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
 
@@ -139,6 +139,10 @@ export class GpuLane implements LaneRunner {
     const series = { batch: rows, length: n, stream: s };
     const buf = this.#buffers;
     let bytesMoved = 0;
+
+    // Plans first, before anything is enqueued: planning may wait for the device to go idle
+    // (cuFFT allocates and frees while planning), which must not happen behind this job's own work.
+    this.#warmPlans(job, rows);
 
     progress.stage = 'h2d';
     this.#start.record(s);
@@ -294,6 +298,23 @@ export class GpuLane implements LaneRunner {
       stages[name] = await value;
     }
     return { gpuMs, bytesMoved, stages };
+  }
+
+  /** Makes (or finds) every cuFFT plan a whole-series job of `rows` series uses. */
+  #warmPlans(job: NormalizedJob, rows: number): void {
+    const ctx = this.context;
+    const n = job.length;
+    const f32 = this.#real === 'f32';
+    signalWorkspace.plan(ctx, f32 ? 'R2C' : 'D2Z', n, rows);
+    const needInverse = job.stft || job.stages.some((name) => this.#shared.stages.get(name)?.after === 'inverse');
+    if (needInverse) signalWorkspace.plan(ctx, f32 ? 'C2R' : 'Z2D', n, rows);
+    if (job.cycles && job.bandWaves) signalWorkspace.plan(ctx, f32 ? 'C2R' : 'Z2D', n, job.bands.length * rows);
+    if (job.wavelet) {
+      const g = waveletGeometry(job);
+      signalWorkspace.plan(ctx, f32 ? 'R2C' : 'D2Z', g.paddedLength, rows);
+      signalWorkspace.plan(ctx, f32 ? 'C2C' : 'Z2Z', g.paddedLength, rows * g.freqs.length);
+      signalWorkspace.plan(ctx, f32 ? 'C2C' : 'Z2Z', g.paddedLength, g.freqs.length);
+    }
   }
 
   /**

@@ -11,6 +11,11 @@ function options(job: NormalizedJob): CwtOptions {
   return { fs: job.fs, freqs: job.freqs, nCycles: job.nCycles, output: 'power', ...(job.waveletBands ? { bands: job.bands } : {}) };
 }
 
+/** The CWT geometry of a job (padded length, frequencies), as the signal layer computes it. */
+export function waveletGeometry(job: NormalizedJob): ReturnType<typeof cwtGeometry> {
+  return cwtGeometry(job.length, options(job));
+}
+
 const perRowCache = new Map<string, number>();
 
 /**

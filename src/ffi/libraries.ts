@@ -21,10 +21,26 @@ interface LibrarySpec {
 // CUDA 13's pip wheels put every library in nvidia/cu13/lib; CUDA 12's kept one folder per library.
 const SPECS: Record<LibraryName, LibrarySpec> = {
   driver: { files: ['libcuda.so.1', 'libcuda.so'], wheels: [], hint: 'Install the NVIDIA driver (it provides libcuda.so.1); tscuda needs no toolkit or compiler.' },
-  runtime: { files: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so'], wheels: ['nvidia/cu13/lib', 'nvidia/cuda_runtime/lib', 'nvidia/cu12/lib'], hint: 'Install the CUDA runtime: the CUDA toolkit, or `pip install nvidia-cuda-runtime-cu13`.' },
-  cufft: { files: ['libcufft.so.12', 'libcufft.so.11', 'libcufft.so'], wheels: ['nvidia/cu13/lib', 'nvidia/cufft/lib', 'nvidia/cu12/lib'], hint: 'Install cuFFT: the CUDA toolkit, or `pip install nvidia-cufft-cu13`.' },
-  nvrtc: { files: ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so'], wheels: ['nvidia/cu13/lib', 'nvidia/cuda_nvrtc/lib', 'nvidia/cu12/lib'], hint: 'Install NVRTC: the CUDA toolkit, or `pip install nvidia-cuda-nvrtc-cu13`.' },
-  nccl: { files: ['libnccl.so.2', 'libnccl.so'], wheels: ['nvidia/nccl/lib', 'nvidia/cu13/lib'], hint: 'Install NCCL (only needed for several GPUs): the libnccl2 package, or `pip install nvidia-nccl-cu13`.' },
+  runtime: {
+    files: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so'],
+    wheels: ['nvidia/cu13/lib', 'nvidia/cuda_runtime/lib', 'nvidia/cu12/lib'],
+    hint: 'Install the CUDA runtime: the CUDA toolkit, or `pip install nvidia-cuda-runtime-cu13`.',
+  },
+  cufft: {
+    files: ['libcufft.so.12', 'libcufft.so.11', 'libcufft.so'],
+    wheels: ['nvidia/cu13/lib', 'nvidia/cufft/lib', 'nvidia/cu12/lib'],
+    hint: 'Install cuFFT: the CUDA toolkit, or `pip install nvidia-cufft-cu13`.',
+  },
+  nvrtc: {
+    files: ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so'],
+    wheels: ['nvidia/cu13/lib', 'nvidia/cuda_nvrtc/lib', 'nvidia/cu12/lib'],
+    hint: 'Install NVRTC: the CUDA toolkit, or `pip install nvidia-cuda-nvrtc-cu13`.',
+  },
+  nccl: {
+    files: ['libnccl.so.2', 'libnccl.so'],
+    wheels: ['nvidia/nccl/lib', 'nvidia/cu13/lib'],
+    hint: 'Install NCCL (only needed for several GPUs): the libnccl2 package, or `pip install nvidia-nccl-cu13`.',
+  },
 };
 
 /** What the search reads from the environment; tests pass their own. */

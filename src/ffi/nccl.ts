@@ -7,6 +7,7 @@
  * loaded, and child processes inherit it. Multicast objects can take a shared host's GPUs out of
  * service; tscuda never calls cuMulticastCreate either.
  */
+import { isMainThread } from 'node:worker_threads';
 import { bindLibrary } from './bind.js';
 import type { FunctionDeclaration } from './support.js';
 import { NCCL_FUNCTIONS, type NcclCheckedFunctions, type NcclFunctions } from './generated/nccl.js';
@@ -16,9 +17,23 @@ import { loadLibrary } from './libraries.js';
 /** What NCCL_NVLS_ENABLE is forced to in this process before NCCL initialises. */
 export const NCCL_NVLS_SETTING = '0';
 
-/** Sets NCCL_NVLS_ENABLE=0 in this process (and so in the processes it starts); idempotent. */
+let warnedWorker = false;
+
+/**
+ * Sets NCCL_NVLS_ENABLE=0 in this process (and so in the processes it starts); idempotent. In a
+ * worker thread process.env is a copy that native code never sees: there the variable must come
+ * from the main thread or the shell, and a warning says so when it does not.
+ */
 export function disableNvlinkMulticast(): void {
-  if (process.env.NCCL_NVLS_ENABLE !== NCCL_NVLS_SETTING) process.env.NCCL_NVLS_ENABLE = NCCL_NVLS_SETTING;
+  if (process.env.NCCL_NVLS_ENABLE === NCCL_NVLS_SETTING) return;
+  process.env.NCCL_NVLS_ENABLE = NCCL_NVLS_SETTING;
+  if (!isMainThread && !warnedWorker) {
+    warnedWorker = true;
+    process.emitWarning(
+      'tscuda: NCCL is used from a worker thread, whose process.env does not reach NCCL: start Node with NCCL_NVLS_ENABLE=0 (or load NCCL on the main thread first)',
+      { code: 'TSCUDA_NCCL_NVLS' },
+    );
+  }
 }
 
 const NCCL_DESCRIPTIONS: Readonly<Record<number, string>> = {

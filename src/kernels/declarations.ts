@@ -89,10 +89,13 @@ export function parseDeclarations(list: string, what: string, reserved: Readonly
     const name = rest.pop();
     const type = rest.join(' ');
     if (!name || !IDENT.test(name) || type === '') throw new DeclarationError(`${what}: cannot read ${JSON.stringify(part.trim())} as '<type> <name>' (e.g. 'const float x')`);
-    if (name.startsWith('_') || reserved.has(name)) throw new DeclarationError(`${what}: the name ${JSON.stringify(name)} is reserved; the generated code uses ${[...reserved].join(', ')} and names starting with _`);
+    if (name.startsWith('_') || reserved.has(name))
+      throw new DeclarationError(`${what}: the name ${JSON.stringify(name)} is reserved; the generated code uses ${[...reserved].join(', ')} and names starting with _`);
     if (type in C_TYPES) return { name, type, dtype: C_TYPES[type as CTypeName], isConst };
     if (PLACEHOLDER.test(type)) return { name, type, dtype: undefined, isConst };
-    throw new DeclarationError(`${what}: unknown type ${JSON.stringify(type)} of ${name}; use one of ${Object.keys(C_TYPES).join(', ')}, or a placeholder starting with a capital (T)`);
+    throw new DeclarationError(
+      `${what}: unknown type ${JSON.stringify(type)} of ${name}; use one of ${Object.keys(C_TYPES).join(', ')}, or a placeholder starting with a capital (T)`,
+    );
   });
 }
 
@@ -132,12 +135,14 @@ export function resolvePlaceholders(declarations: readonly Declaration[], buffer
     if (!b) return;
     if (d.dtype === undefined) {
       const known = types.get(d.type);
-      if (known !== undefined && known !== b.dtype) throw new TypeError(`${kernel}: ${d.name} is ${d.type}, which is ${known} from an earlier argument, but got a ${b.dtype} buffer`);
+      if (known !== undefined && known !== b.dtype)
+        throw new TypeError(`${kernel}: ${d.name} is ${d.type}, which is ${known} from an earlier argument, but got a ${b.dtype} buffer`);
       types.set(d.type, b.dtype);
     } else if (d.dtype !== b.dtype) throw new TypeError(`${kernel}: ${d.name} is declared ${d.type} (${d.dtype}) but got a ${b.dtype} buffer "${b.label}"`);
   });
   for (const d of declarations) {
-    if (d.dtype === undefined && !types.has(d.type)) throw new TypeError(`${kernel}: the type ${d.type} of ${d.name} is not fixed by any buffer argument; declare it with a C type`);
+    if (d.dtype === undefined && !types.has(d.type))
+      throw new TypeError(`${kernel}: the type ${d.type} of ${d.name} is not fixed by any buffer argument; declare it with a C type`);
   }
   return types;
 }

@@ -21,7 +21,7 @@
  */
 import type { Context } from '../runtime/context.js';
 import type { KernelArg, KernelParamType } from '../runtime/kernel.js';
-import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import { bf16Bits, f16Bits } from '../runtime/memory/half.js';
 import type { Stream } from '../runtime/stream.js';
@@ -67,8 +67,7 @@ export interface ElementwiseLaunchOptions {
 
 /** The arguments of an elementwise function: inputs, params, outputs, then optional options. */
 export type ElementwiseArgs<I extends string, O extends string, P extends string> =
-  | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>]
-  | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ElementwiseLaunchOptions];
+  [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>] | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ElementwiseLaunchOptions];
 
 /** The function `elementwise()` returns: call it to launch; `source()` shows the generated CUDA. */
 export interface ElementwiseFunction<I extends string, O extends string, P extends string> {
@@ -133,7 +132,12 @@ ${loads}${refs}    ${p.operation.trim().replace(/;?$/, ';')}
 
 /** The kernel parameter types of one instantiation, in argument order, the element count last. */
 export function elementwiseParams(p: Parsed, placeholders: ReadonlyMap<string, DType>): KernelParamType[] {
-  return [...p.inputs.map((): KernelParamType => 'ptr'), ...p.params.map((d) => scalarParamType(dtypeIn(d, placeholders), d.name)), ...p.outputs.map((): KernelParamType => 'ptr'), 'i64'];
+  return [
+    ...p.inputs.map((): KernelParamType => 'ptr'),
+    ...p.params.map((d) => scalarParamType(dtypeIn(d, placeholders), d.name)),
+    ...p.outputs.map((): KernelParamType => 'ptr'),
+    'i64',
+  ];
 }
 
 /** A scalar argument as its kernel parameter: numbers range-checked by the kernel, f16/bf16 encoded to bits. */
@@ -149,11 +153,17 @@ export function encodeScalar(value: unknown, dtype: DType, what: string): number
 }
 
 function isBuffer(x: unknown): x is DeviceBuffer<DType> {
-  return typeof x === 'object' && x !== null && 'dtype' in x && 'address' in x && 'context' in x;
+  return x instanceof DeviceBuffer;
 }
 
 /** Splits a call's arguments; checks counts, buffers and a common length. */
-export function splitCall(kernel: string, buffersBefore: readonly Declaration[], scalars: readonly Declaration[], buffersAfter: readonly Declaration[], args: readonly unknown[]): { buffers: DeviceBuffer<DType>[]; scalars: unknown[]; options: ElementwiseLaunchOptions } {
+export function splitCall(
+  kernel: string,
+  buffersBefore: readonly Declaration[],
+  scalars: readonly Declaration[],
+  buffersAfter: readonly Declaration[],
+  args: readonly unknown[],
+): { buffers: DeviceBuffer<DType>[]; scalars: unknown[]; options: ElementwiseLaunchOptions } {
   const count = buffersBefore.length + scalars.length + buffersAfter.length;
   const last = args[args.length - 1];
   const hasOptions = args.length === count + 1 && typeof last === 'object' && last !== null && !isBuffer(last);
@@ -168,7 +178,7 @@ export function splitCall(kernel: string, buffersBefore: readonly Declaration[],
   order.forEach(([kind, d], i) => {
     const a = args[i];
     if (kind === 'buffer') {
-      if (!isBuffer(a)) throw new TypeError(`${kernel}: ${d.name} (argument ${i}) must be a DeviceBuffer, got ${a === null ? 'null' : typeof a}`);
+      if (!isBuffer(a)) throw new TypeError(`${kernel}: ${d.name} (argument ${i}) must be a DeviceBuffer, got ${a === null ? 'null' : typeof a === 'object' ? (a.constructor?.name ?? 'an object') : typeof a}`);
       buffers.push(a);
     } else scalarValues.push(a);
   });
@@ -201,7 +211,8 @@ export function elementwise<const I extends string, const O extends string, cons
     const context = commonPlacement(name, call.buffers, stream);
     const n = call.buffers[0]!.length;
     call.buffers.forEach((b, i) => {
-      if (b.length !== n) throw new RangeError(`${name}: ${bufferDecls[i]!.name} has ${b.length} elements but ${bufferDecls[0]!.name} has ${n}; elementwise buffers must have the same length`);
+      if (b.length !== n)
+        throw new RangeError(`${name}: ${bufferDecls[i]!.name} has ${b.length} elements but ${bufferDecls[0]!.name} has ${n}; elementwise buffers must have the same length`);
     });
     const kernel = jitKernel(context, elementwiseSource(parsed, placeholders), `${name}.cu`, name, elementwiseParams(parsed, placeholders));
     const inputs = call.buffers.slice(0, parsed.inputs.length);

@@ -36,7 +36,8 @@ export function jitKernel(context: Context, source: string, fileName: string, ke
   const key = `${kernelName}(${params.join(',')})\n${source}`;
   const cached = perContext.get(key);
   if (cached && !cached.disposed) return cached;
-  const program = new Program({ source, name: fileName, label: fileName });
+  // The Program only compiles; the loaded Module is kept (by the Kernel) after it is disposed.
+  using program = new Program({ source, name: fileName, label: fileName });
   const options = ['-std=c++17'];
   let compiled;
   try {

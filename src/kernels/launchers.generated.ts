@@ -94,6 +94,8 @@ export const SIGNAL_SIGNATURES = {
   overlap_add_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   band_mask_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'f64'],
   band_mask_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  band_mask_many_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  band_mask_many_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   magnitude_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   magnitude_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   band_powers_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
@@ -140,6 +142,8 @@ export interface SignalKernels {
     readonly overlap_add_f64: Kernel;
     readonly band_mask_f32: Kernel;
     readonly band_mask_f64: Kernel;
+    readonly band_mask_many_f32: Kernel;
+    readonly band_mask_many_f64: Kernel;
     readonly magnitude_f32: Kernel;
     readonly magnitude_f64: Kernel;
     readonly band_powers_f32: Kernel;
@@ -197,6 +201,10 @@ export interface SignalKernels {
   band_mask_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
   /** `band_mask_f64(const double2* in, double2* out, int batch, int bins, int k0, int k1, double scale)` */
   band_mask_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
+  /** `band_mask_many_f32(const float2* in, float2* out, const int* ranges, int batch, int bins, int nbands, double scale)` */
+  band_mask_many_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, nbands: number, scale: number): void;
+  /** `band_mask_many_f64(const double2* in, double2* out, const int* ranges, int batch, int bins, int nbands, double scale)` */
+  band_mask_many_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, nbands: number, scale: number): void;
   /** `magnitude_f32(const float2* in, float* out, int batch, int bins, int count, double scale)` */
   magnitude_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f32'>, batch: number, bins: number, count: number, scale: number): void;
   /** `magnitude_f64(const double2* in, double* out, int batch, int bins, int count, double scale)` */
@@ -264,6 +272,8 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_overlap_add_f64 = kernels.overlap_add_f64;
   const kernel_band_mask_f32 = kernels.band_mask_f32;
   const kernel_band_mask_f64 = kernels.band_mask_f64;
+  const kernel_band_mask_many_f32 = kernels.band_mask_many_f32;
+  const kernel_band_mask_many_f64 = kernels.band_mask_many_f64;
   const kernel_magnitude_f32 = kernels.magnitude_f32;
   const kernel_magnitude_f64 = kernels.magnitude_f64;
   const kernel_band_powers_f32 = kernels.band_powers_f32;
@@ -514,6 +524,28 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_band_mask_f64.setArg(5, k1);
       kernel_band_mask_f64.setArg(6, scale);
       kernel_band_mask_f64.launchPrepared(config);
+    },
+    band_mask_many_f32(config, in_, out, ranges, batch, bins, nbands, scale) {
+      if (arguments.length !== 8) wrongArity('band_mask_many_f32', 7, arguments.length);
+      kernel_band_mask_many_f32.setArg(0, in_);
+      kernel_band_mask_many_f32.setArg(1, out);
+      kernel_band_mask_many_f32.setArg(2, ranges);
+      kernel_band_mask_many_f32.setArg(3, batch);
+      kernel_band_mask_many_f32.setArg(4, bins);
+      kernel_band_mask_many_f32.setArg(5, nbands);
+      kernel_band_mask_many_f32.setArg(6, scale);
+      kernel_band_mask_many_f32.launchPrepared(config);
+    },
+    band_mask_many_f64(config, in_, out, ranges, batch, bins, nbands, scale) {
+      if (arguments.length !== 8) wrongArity('band_mask_many_f64', 7, arguments.length);
+      kernel_band_mask_many_f64.setArg(0, in_);
+      kernel_band_mask_many_f64.setArg(1, out);
+      kernel_band_mask_many_f64.setArg(2, ranges);
+      kernel_band_mask_many_f64.setArg(3, batch);
+      kernel_band_mask_many_f64.setArg(4, bins);
+      kernel_band_mask_many_f64.setArg(5, nbands);
+      kernel_band_mask_many_f64.setArg(6, scale);
+      kernel_band_mask_many_f64.launchPrepared(config);
     },
     magnitude_f32(config, in_, out, batch, bins, count, scale) {
       if (arguments.length !== 7) wrongArity('magnitude_f32', 6, arguments.length);

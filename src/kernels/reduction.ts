@@ -80,8 +80,7 @@ export interface ReductionLaunchOptions {
 
 /** The arguments of a reduction function: inputs, params, the output, then optional options. */
 export type ReductionArgs<I extends string, O extends string, P extends string> =
-  | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>]
-  | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ReductionLaunchOptions];
+  [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>] | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ReductionLaunchOptions];
 
 /** The function `reduction()` returns: call it to launch; `source()` shows the generated CUDA. */
 export interface ReductionFunction<I extends string, O extends string, P extends string> {
@@ -242,7 +241,8 @@ export function reduction<const I extends string, const O extends string, const 
     const inputs = call.buffers.slice(0, parsed.inputs.length);
     const output = call.buffers[parsed.inputs.length]!;
     const total = inputs[0]!.length;
-    for (const [i, b] of inputs.entries()) if (b.length !== total) throw new RangeError(`${name}: input ${parsed.inputs[i]!.name} has ${b.length} elements but ${parsed.inputs[0]!.name} has ${total}`);
+    for (const [i, b] of inputs.entries())
+      if (b.length !== total) throw new RangeError(`${name}: input ${parsed.inputs[i]!.name} has ${b.length} elements but ${parsed.inputs[0]!.name} has ${total}`);
     const rows = output.length;
     if (total % rows !== 0) throw new RangeError(`${name}: the inputs' ${total} elements do not split into the output's ${rows} rows`);
     const maxRows = context.device.properties.maxGridDim[1]!;

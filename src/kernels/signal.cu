@@ -321,6 +321,31 @@ __device__ void band_mask_impl(const typename Complex<T>::type* in, typename Com
 extern "C" __global__ void band_mask_f32(const float2* in, float2* out, int batch, int bins, int k0, int k1, double scale) { band_mask_impl<float>(in, out, batch, bins, k0, k1, scale); }
 extern "C" __global__ void band_mask_f64(const double2* in, double2* out, int batch, int bins, int k0, int k1, double scale) { band_mask_impl<double>(in, out, batch, bins, k0, k1, scale); }
 
+// Many band masks of one set of spectra: out[(b*nbands + q)*bins + k] = in[b*bins + k] * scale for
+// ranges[2q] <= k <= ranges[2q+1], else 0 (one masked copy per band, ready for one batched inverse FFT).
+template <typename T>
+__device__ void band_mask_many_impl(const typename Complex<T>::type* in, typename Complex<T>::type* out, const int* ranges, int batch, int bins, int nbands, double scale) {
+  i64 total = (i64)batch * nbands * bins;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    int k = (int)(i % bins);
+    i64 rest = i / bins;
+    int q = (int)(rest % nbands);
+    i64 b = rest / nbands;
+    typename Complex<T>::type v = in[b * bins + k];
+    bool keep = k >= ranges[2 * q] && k <= ranges[2 * q + 1];
+    v.x = keep ? (T)((double)v.x * scale) : (T)0;
+    v.y = keep ? (T)((double)v.y * scale) : (T)0;
+    out[i] = v;
+  }
+}
+
+extern "C" __global__ void band_mask_many_f32(const float2* in, float2* out, const int* ranges, int batch, int bins, int nbands, double scale) {
+  band_mask_many_impl<float>(in, out, ranges, batch, bins, nbands, scale);
+}
+extern "C" __global__ void band_mask_many_f64(const double2* in, double2* out, const int* ranges, int batch, int bins, int nbands, double scale) {
+  band_mask_many_impl<double>(in, out, ranges, batch, bins, nbands, scale);
+}
+
 // |X| of the first `count` bins of each row of `bins`: out[b*count + k] = |in[b*bins + k]| * scale.
 template <typename T>
 __device__ void magnitude_impl(const typename Complex<T>::type* in, T* out, int batch, int bins, int count, double scale) {

@@ -18,15 +18,15 @@ import type { CUevent } from '../ffi/generated/types.js';
 /** How a DevicePool is made. */
 export interface DevicePoolDescriptor {
   /** 'all' (default) or device ordinals / Devices; each listed once. */
-  devices?: 'all' | readonly (Device | number)[];
+  devices?: 'all' | readonly (Device | number)[] | undefined;
   /** How work is spread over the devices (default 'LeastLoaded'). */
-  placement?: DevicePlacement;
+  placement?: DevicePlacement | undefined;
   /** The streams of each device's pool (default: StreamPool's six, one per purpose and two for kernels). */
-  streams?: readonly Omit<StreamSpec, 'stream'>[];
+  streams?: readonly Omit<StreamSpec, 'stream'>[] | undefined;
   /** The strategy of each device's StreamPool (default RoundRobin). */
-  strategy?: PoolStrategy;
-  profiler?: Profiler;
-  label?: string;
+  strategy?: PoolStrategy | undefined;
+  profiler?: Profiler | undefined;
+  label?: string | undefined;
 }
 
 /** What the pool measured of one device. */
@@ -48,7 +48,7 @@ export interface DeviceMetrics {
 
 /** A request for a stream: StreamPool's, plus the device when the caller wants a particular one. */
 export interface DeviceStreamRequest extends StreamRequest {
-  device?: Device | number;
+  device?: Device | number | undefined;
 }
 
 /**
@@ -76,7 +76,13 @@ class SpanningStreamPool extends StreamPool {
   override run<T>(stream: Stream, kind: OperationKind, enqueue: () => T, options?: PoolSubmitOptions): T {
     return this.#owner.poolOf(stream).run(stream, kind, enqueue, options);
   }
-  override submit(stream: Stream, kind: OperationKind, enqueue: (stream: Stream) => unknown, options: PoolSubmitOptions | undefined, listener: SettleListener): CUevent | undefined {
+  override submit(
+    stream: Stream,
+    kind: OperationKind,
+    enqueue: (stream: Stream) => unknown,
+    options: PoolSubmitOptions | undefined,
+    listener: SettleListener,
+  ): CUevent | undefined {
     return this.#owner.poolOf(stream).submit(stream, kind, enqueue, options, listener);
   }
   override metrics(stream: Stream): StreamMetrics {
@@ -145,7 +151,9 @@ export class DevicePool extends Resource {
         const pool = new StreamPool({
           device,
           label: `${this.label}/device ${device.ordinal}`,
-          ...(descriptor.streams ? { streams: descriptor.streams.map((s) => ({ ...(s.priority ? { priority: s.priority } : {}), ...(s.purpose ? { purpose: s.purpose } : {}) })) } : {}),
+          ...(descriptor.streams
+            ? { streams: descriptor.streams.map((s) => ({ ...(s.priority ? { priority: s.priority } : {}), ...(s.purpose ? { purpose: s.purpose } : {}) })) }
+            : {}),
           ...(descriptor.strategy ? { strategy: descriptor.strategy } : {}),
           ...(descriptor.profiler ? { profiler: descriptor.profiler } : {}),
         });

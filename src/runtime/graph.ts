@@ -3,7 +3,7 @@ import koffi from 'koffi';
 import { check, driverApi, driverError } from './cuda.js';
 import type { Context } from './context.js';
 import { Kernel, type KernelArg } from './kernel.js';
-import { describeValue, expectResource, Resource } from './resource.js';
+import { checkLabel, describeValue, expectResource, Resource } from './resource.js';
 import { Stream } from './stream.js';
 
 export type CaptureMode = 'global' | 'threadLocal' | 'relaxed';
@@ -33,6 +33,7 @@ export class Graph extends Resource {
     expectResource(stream, Stream, 'Graph.capture stream');
     if (typeof enqueue !== 'function') throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
     if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
+    checkLabel(options.label, 'Graph.capture');
     const modeName = options.mode ?? 'threadLocal';
     if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName)) throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
     if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
@@ -86,6 +87,7 @@ export class Graph extends Resource {
 
   instantiate(options: { label?: string } = {}): GraphExec {
     this.assertAlive();
+    checkLabel(options?.label, `${this.label} instantiate`);
     this.context.makeCurrent();
     const cell: [CUgraphExec | null] = [null];
     check(driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);

@@ -13,6 +13,8 @@ export { Kernel, type KernelParamType, type KernelArg, type LaunchConfig, type E
 export { DTYPES, type DType, type HostArray, type Float16ArrayLike } from './memory/dtype.js';
 export { toF16, fromF16, toF16Bits, toBf16, fromBf16, f16Bits, f16Value, bf16Bits, bf16Value } from './memory/half.js';
 export { Resource, DisposedError } from './resource.js';
+export { ContextLostError } from './lost.js';
+export { checkTimeoutMs, MAX_TIMEOUT_MS } from './timeout.js';
 export { ManagedBuffer, type MemoryAdvice } from './memory/managed-buffer.js';
 export { allocPitched, copy2D, type PitchedBuffer, type Copy2D } from './memory/copy-2d.js';
 export { Program, CompiledProgram, CompileError, nvrtcVersion, nvrtcSupportedArchs, type ProgramDescriptor, type CompileOptions, type ProgramImageKind } from './program.js';
@@ -22,3 +24,4 @@ export { FftPlanCache, fft, fftPlans, type FftCallOptions } from './fft/plan-cac
 export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, FftInput, FftOutput, FftDtypes } from './fft/geometry.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
+export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';

@@ -22,7 +22,8 @@ export function paramLayout(params: readonly unknown[], kernel: string): { offse
   const offsets = new Int32Array(params.length);
   let size = 0;
   params.forEach((p, i) => {
-    if (!isKernelParamType(p)) throw new TypeError(`kernel "${kernel}": unknown parameter type ${JSON.stringify(p) ?? String(p)} at ${i}; expected one of ${Object.keys(PARAM_BYTES).join(', ')}`);
+    if (!isKernelParamType(p))
+      throw new TypeError(`kernel "${kernel}": unknown parameter type ${JSON.stringify(p) ?? String(p)} at ${i}; expected one of ${Object.keys(PARAM_BYTES).join(', ')}`);
     const bytes = PARAM_BYTES[p];
     size = Math.ceil(size / bytes) * bytes;
     offsets[i] = size;

@@ -4,7 +4,7 @@ import { check, driverApi, initDriver, outValue } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
-import { describeValue, Resource } from './resource.js';
+import { checkLabel, describeValue, Resource } from './resource.js';
 
 export interface ModuleDescriptor extends Placement {
   /** A fatbin, cubin or PTX file. */
@@ -39,6 +39,7 @@ export class Module extends Resource {
     const { path, data } = descriptor;
     if ((path === undefined) === (data === undefined)) throw new TypeError('Module.load needs exactly one of `path` or `data`');
     if (path !== undefined && typeof path !== 'string') throw new TypeError(`Module.load path must be a string, got ${describeValue(path)}`);
+    checkLabel(descriptor.label, 'Module.load');
     if (data !== undefined && typeof data !== 'string' && !(data instanceof Uint8Array)) throw new TypeError(`Module.load data must be a Uint8Array (cubin, fatbin) or a string (PTX), got ${describeValue(data)}`);
     let image: Uint8Array;
     if (path !== undefined) {

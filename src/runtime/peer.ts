@@ -25,7 +25,7 @@ import { Stream } from './stream.js';
 /** What enablePeerAccess is told. */
 export interface PeerAccessOptions {
   /** Memory pools of `other` to open to this device as well (its default and current pools always are). */
-  pools?: readonly MemoryPool[];
+  pools?: readonly MemoryPool[] | undefined;
 }
 
 /** The driver says these two devices cannot reach each other's memory directly (copies still work, staged through the host). */
@@ -83,7 +83,9 @@ Device.prototype.enablePeerAccess = function (this: Device, other: Device | numb
   const peer = toDevice(other, 'enablePeerAccess(other)');
   if (peer === this) return;
   if (!this.canAccessPeer(peer)) {
-    throw new PeerAccessUnsupportedError(`device ${this.ordinal} cannot access device ${peer.ordinal}'s memory directly (cuDeviceCanAccessPeer is 0): peer copies still work, staged through the host`);
+    throw new PeerAccessUnsupportedError(
+      `device ${this.ordinal} cannot access device ${peer.ordinal}'s memory directly (cuDeviceCanAccessPeer is 0): peer copies still work, staged through the host`,
+    );
   }
   const pools = options.pools ?? [];
   for (const [i, p] of pools.entries()) {
@@ -110,7 +112,8 @@ Device.prototype.disablePeerAccess = function (this: Device, other: Device | num
   if (peer === this) return;
   this.context.makeCurrent();
   const status = driverApi().cuCtxDisablePeerAccess(peer.context.handle);
-  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED) throw driverError(status, 'cuCtxDisablePeerAccess', `device ${this.ordinal} -> device ${peer.ordinal}`);
+  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+    throw driverError(status, 'cuCtxDisablePeerAccess', `device ${this.ordinal} -> device ${peer.ordinal}`);
 };
 
 /**
@@ -161,19 +164,25 @@ DeviceBuffer.prototype.copyFromPeer = function <T extends DType>(this: DeviceBuf
   const bytesPer = dtypeInfo(this.dtype).bytes;
   const offset = options.offset ?? 0;
   const sourceOffset = options.otherOffset ?? 0;
-  for (const [v, name] of [[offset, 'offset'], [sourceOffset, 'otherOffset']] as const) {
+  for (const [v, name] of [
+    [offset, 'offset'],
+    [sourceOffset, 'otherOffset'],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`peer copy ${name} must be a non-negative integer, got ${String(v)}`);
   }
   const length = options.length ?? Math.min(this.length - offset, source.length - sourceOffset);
   if (!Number.isSafeInteger(length) || length <= 0) throw new RangeError(`peer copy length must be a positive integer, got ${String(length)}`);
   if (offset + length > this.length) throw new RangeError(`peer copy: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
-  if (sourceOffset + length > source.length) throw new RangeError(`peer copy: [${sourceOffset}, ${sourceOffset + length}) is outside "${source.label}" (${source.length} elements)`);
+  if (sourceOffset + length > source.length)
+    throw new RangeError(`peer copy: [${sourceOffset}, ${sourceOffset + length}) is outside "${source.label}" (${source.length} elements)`);
   const bytes = length * bytesPer;
   const dst = this.address + offset * bytesPer;
   const src = source.address + sourceOffset * bytesPer;
   const same = this.context === source.context;
   if (same && dst < src + bytes && src < dst + bytes) {
-    throw new RangeError(`copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + bytes}) and destination bytes [${dst}, ${dst + bytes}) overlap; copy through a temporary buffer`);
+    throw new RangeError(
+      `copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + bytes}) and destination bytes [${dst}, ${dst + bytes}) overlap; copy through a temporary buffer`,
+    );
   }
   const during = `peer copy of ${bytes} bytes "${source.label}" (${source.context.label}) -> "${this.label}" (${this.context.label})`;
   const api = driverApi();

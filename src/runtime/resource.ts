@@ -118,6 +118,11 @@ export abstract class Resource {
   }
 }
 
+/** Throws TypeError unless `label` is a string or undefined; called before anything is allocated. */
+export function checkLabel(label: unknown, what: string): void {
+  if (label !== undefined && typeof label !== 'string') throw new TypeError(`${what} label must be a string, got ${label === null ? 'null' : typeof label}`);
+}
+
 /** How an argument that is not the expected tscuda object is described: 'null', 'a plain Object', 'number'. */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';

@@ -110,8 +110,10 @@ export class Stream extends Resource {
     return new Promise<void>((resolve, reject) => {
       try {
         this.trackCompletion((error) => (error ? reject(error) : resolve()));
-      } catch {
-        /* trackCompletion() already rejected through its callback */
+      } catch (e) {
+        // A failed record already rejected through the callback (a second reject is a no-op); a
+        // disposed stream or a lost context throws before it: reject with that, never hang.
+        reject(e as Error);
       }
     });
   }

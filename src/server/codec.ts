@@ -116,6 +116,12 @@ export function shapeOf(result: JobResult, field: ArrayField): number[] {
   switch (field) {
     case 'filtered':
       return [b, result.length];
+    case 'spectrum': {
+      // Framed stft: a spectrogram, B x previewBins x frames.
+      const frames = result.frames;
+      if (frames !== undefined && frames > 0 && b > 0 && total % (b * frames) === 0) return [b, total / (b * frames), frames];
+      return b > 0 && total % b === 0 ? [b, total / b] : [total];
+    }
     case 'bandWaves':
     case 'waveletPower': {
       const per = b * result.length;
@@ -137,6 +143,7 @@ export function resultMeta(result: JobResult): Record<string, unknown> {
     fs: result.fs,
     timings: result.timings,
   };
+  if (result.frames !== undefined) meta.frames = result.frames;
   if (result.dominant !== undefined) meta.dominant = result.dominant;
   if (result.stages !== undefined) meta.stages = result.stages;
   return meta;
@@ -186,7 +193,9 @@ export function encodeBinaryResult(result: JobResult): BinaryResult {
     delete meta.dominant;
   }
   const body = parts.length === 0 ? Buffer.alloc(0) : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  return { body, fields: fields.join(';'), meta: JSON.stringify(meta) };
+  // Header values must be Latin-1 without control characters: escape the rest as JSON does.
+  const metaText = JSON.stringify(meta).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { body, fields: fields.join(';'), meta: metaText };
 }
 
 /** One field described by `x-tscuda-fields`. */

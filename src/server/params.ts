@@ -18,12 +18,15 @@ export const JOB_PARAMETERS = [
   'flags',
   'detrend',
   'window',
+  'nperseg',
+  'noverlap',
   'passBand',
   'previewBins',
   'bands',
   'freqs',
   'nCycles',
   'waveletBands',
+  'bandWaves',
   'timeout',
   'label',
   'stageParams',
@@ -133,6 +136,18 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
     spec.detrend = raw.detrend;
   }
   if (raw.window !== undefined) spec.window = windowSpec(raw.window);
+  if (raw.nperseg !== undefined) {
+    const nperseg = positiveInt('nperseg', raw.nperseg);
+    if (nperseg < 2 || nperseg > n) throw invalidField('nperseg', `must be in [2, N = ${n}], got ${nperseg}`);
+    spec.nperseg = nperseg;
+  }
+  if (raw.noverlap !== undefined) {
+    const noverlap = finite('noverlap', raw.noverlap);
+    if (spec.nperseg === undefined) throw invalidField('noverlap', 'needs nperseg (a framed stft)');
+    if (!Number.isInteger(noverlap) || noverlap < 0 || noverlap >= spec.nperseg)
+      throw invalidField('noverlap', `must be an integer in [0, nperseg = ${spec.nperseg}), got ${noverlap}`);
+    spec.noverlap = noverlap;
+  }
   if (raw.passBand !== undefined) spec.passBand = band('passBand', raw.passBand, nyquist);
   if (raw.previewBins !== undefined) {
     const bins = positiveInt('previewBins', raw.previewBins);
@@ -156,6 +171,10 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
   if (raw.waveletBands !== undefined) {
     if (typeof raw.waveletBands !== 'boolean') throw invalidField('waveletBands', `must be true or false, got ${describe(raw.waveletBands)}`);
     spec.waveletBands = raw.waveletBands;
+  }
+  if (raw.bandWaves !== undefined) {
+    if (typeof raw.bandWaves !== 'boolean') throw invalidField('bandWaves', `must be true or false, got ${describe(raw.bandWaves)}`);
+    spec.bandWaves = raw.bandWaves;
   }
   if (flags.includes('wavelet') && spec.freqs === undefined) throw invalidField('freqs', 'the wavelet flag needs freqs (Morlet centre frequencies in Hz)');
   if (spec.waveletBands === true && spec.bands === undefined) throw invalidField('bands', 'waveletBands needs bands');
@@ -227,6 +246,8 @@ export function paramsFromStrings(strings: Readonly<Record<string, string>>): Ra
     switch (key) {
       case 'batch':
       case 'fs':
+      case 'nperseg':
+      case 'noverlap':
       case 'previewBins':
       case 'nCycles':
       case 'timeout':
@@ -262,8 +283,9 @@ export function paramsFromStrings(strings: Readonly<Record<string, string>>): Ra
         raw.detrend = value === 'false' || value === 'none' ? false : value;
         break;
       case 'waveletBands':
-        if (value !== 'true' && value !== 'false' && value !== '1' && value !== '0') throw invalidField('waveletBands', `must be true or false, got ${JSON.stringify(value)}`);
-        raw.waveletBands = value === 'true' || value === '1';
+      case 'bandWaves':
+        if (value !== 'true' && value !== 'false' && value !== '1' && value !== '0') throw invalidField(key, `must be true or false, got ${JSON.stringify(value)}`);
+        raw[key] = value === 'true' || value === '1';
         break;
       case 'dtype':
       case 'label':

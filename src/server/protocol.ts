@@ -25,6 +25,8 @@ export interface WorkerConfig {
   batchMaxWaitMs?: number;
   /** Log requests (fastify's logger). */
   log?: boolean;
+  /** A standby worker: builds its engine, then waits for `activate` before it listens. */
+  standby?: boolean;
 }
 
 /** The environment variable holding the WorkerConfig. */
@@ -65,7 +67,13 @@ export interface MetricsAnswer {
 
 /** Worker -> primary. */
 export type WorkerMessage =
-  MetricsQuery | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string } | { tscuda: 'lost'; reason: string } | JobQuery | JobQueryAnswer;
+  | MetricsQuery
+  | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string }
+  | { tscuda: 'lost'; reason: string }
+  /** A standby worker has built its engine and waits for `activate`. */
+  | { tscuda: 'standby-ready' }
+  | JobQuery
+  | JobQueryAnswer;
 
 /** Primary -> worker. */
 export type PrimaryMessage =
@@ -73,6 +81,8 @@ export type PrimaryMessage =
   | { tscuda: 'peers'; ready: number }
   /** Your replacement is serving: stop accepting, finish, exit. */
   | { tscuda: 'retire' }
+  /** A standby worker takes a slot: listen now. */
+  | { tscuda: 'activate' }
   /** Graceful shutdown of the whole service. */
   | { tscuda: 'shutdown' }
   | MetricsAnswer

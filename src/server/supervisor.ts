@@ -25,6 +25,12 @@ export interface SupervisorOptions {
   execArgv?: string[];
   /** One line per event (started, lost, replaced, exited). */
   log?: (line: string) => void;
+  /**
+   * Standby workers (default 0): processes with their engine built, not serving; a worker whose
+   * context is lost is replaced by one at once (recovery without a process start), and a new
+   * standby is started behind it. Each holds a CUDA context and its lanes' memory.
+   */
+  standby?: number;
   /** Grace for a graceful stop before workers are killed, ms; default 30000. */
   stopTimeoutMs?: number;
 }
@@ -84,78 +90,129 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     for (const w of slotOf.keys()) post(w, { tscuda: 'peers', ready: readyWorkers.filter((r) => r !== w).length });
   };
 
-  const fork = (slot: Slot): void => {
-    const config: WorkerConfig = { ...options.config, device: slot.device, devices: [slot.device] };
+  // Standby workers: engines built, not listening; a lost worker's slot takes one at once.
+  const spares = new Map<Worker, { device: number; ready: boolean }>();
+
+  const spawn = (device: number, standby: boolean): Worker => {
+    const config: WorkerConfig = { ...options.config, device, devices: [device], ...(standby ? { standby: true } : {}) };
     const worker = cluster.fork({ [CONFIG_ENV]: JSON.stringify(config) });
-    slot.worker = worker;
-    slot.ready = false;
-    slot.startedAt = Date.now();
-    slotOf.set(worker, slot);
-    worker.on('message', (m: unknown) => {
-      if (!isProtocolMessage(m)) return;
-      const message = m as WorkerMessage;
-      if (message.tscuda === 'metrics-query') {
-        aggregator ??= new AggregatorRegistry<PrometheusContentType>();
-        aggregator.clusterMetrics().then(
-          (text: string) => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text }),
-          () => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text: null }),
-        );
-      } else if (message.tscuda === 'job-query') {
-        // A job id of another worker: ask its owner, or answer "unknown" when it is gone.
-        const owner = cluster.workers?.[message.target];
-        if (owner === undefined || !owner.isConnected()) post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
-        else post(owner, { ...message, replyTo: worker.id });
-      } else if (message.tscuda === 'job-answer') {
-        const asker = message.replyTo === undefined ? undefined : cluster.workers?.[message.replyTo];
-        if (asker !== undefined) post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
-      } else if (message.tscuda === 'listening') {
-        if (slot.worker === worker) {
-          slot.ready = message.ready;
-          log(`worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`);
-          // The replacement serves: the workers it replaces may go.
-          for (const old of slot.leaving) post(old, { tscuda: 'retire' });
-          if (++startedCount === slots.length) resolveStarted();
-        }
-        broadcastPeers();
-      } else if (message.tscuda === 'lost') {
-        log(`worker ${worker.id} lost its GPU context (${message.reason}); starting a replacement`);
-        if (slot.worker === worker) {
-          slot.leaving.push(worker);
-          slot.worker = null;
-          slot.ready = false;
-          broadcastPeers();
-          if (stopping === null) {
-            replacements++;
-            fork(slot);
-          } else post(worker, { tscuda: 'shutdown' });
-        }
-      }
-    });
-    worker.on('exit', (code, signal) => {
-      slotOf.delete(worker);
-      const wasLeaving = slot.leaving.indexOf(worker);
-      if (wasLeaving >= 0) {
-        slot.leaving.splice(wasLeaving, 1);
-        log(`worker ${worker.id} left (code ${code ?? signal})`);
-        return;
-      }
-      if (slot.worker !== worker) return;
-      slot.worker = null;
-      slot.ready = false;
-      broadcastPeers();
-      if (stopping !== null) return;
-      // A crash (not a reported context loss): replace it, backing off while it keeps dying at start.
-      slot.quickExits = Date.now() - slot.startedAt < 2000 ? slot.quickExits + 1 : 0;
-      const delay = Math.min(10_000, slot.quickExits === 0 ? 0 : 250 * 2 ** (slot.quickExits - 1));
-      log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
-      replacements++;
-      setTimeout(() => {
-        if (stopping === null && slot.worker === null) fork(slot);
-      }, delay);
-    });
+    worker.on('message', (m: unknown) => onMessage(worker, m));
+    worker.on('exit', (code, signal) => onExit(worker, code, signal));
+    return worker;
   };
 
-  for (const slot of slots) fork(slot);
+  const spawnSpare = (device: number): void => {
+    if (stopping !== null) return;
+    spares.set(spawn(device, true), { device, ready: false });
+  };
+
+  /** Gives the slot a worker: a ready standby of its device when there is one, else a new process. */
+  const fill = (slot: Slot): void => {
+    slot.ready = false;
+    slot.startedAt = Date.now();
+    const spare = [...spares].find(([, s]) => s.ready && s.device === slot.device)?.[0];
+    if (spare !== undefined) {
+      spares.delete(spare);
+      slot.worker = spare;
+      slotOf.set(spare, slot);
+      post(spare, { tscuda: 'activate' });
+      log(`worker ${spare.id} (standby) takes over slot ${slot.index}`);
+      spawnSpare(slot.device);
+      return;
+    }
+    const worker = spawn(slot.device, false);
+    slot.worker = worker;
+    slotOf.set(worker, slot);
+  };
+
+  const onMessage = (worker: Worker, m: unknown): void => {
+    if (!isProtocolMessage(m)) return;
+    const message = m as WorkerMessage;
+    const slot = slotOf.get(worker);
+    if (message.tscuda === 'metrics-query') {
+      aggregator ??= new AggregatorRegistry<PrometheusContentType>();
+      aggregator.clusterMetrics().then(
+        (text: string) => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text }),
+        () => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text: null }),
+      );
+    } else if (message.tscuda === 'job-query') {
+      // A job id of another worker: ask its owner, or answer "unknown" when it is gone.
+      const owner = cluster.workers?.[message.target];
+      if (owner === undefined || !owner.isConnected()) post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
+      else post(owner, { ...message, replyTo: worker.id });
+    } else if (message.tscuda === 'job-answer') {
+      const asker = message.replyTo === undefined ? undefined : cluster.workers?.[message.replyTo];
+      if (asker !== undefined) post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
+    } else if (message.tscuda === 'standby-ready') {
+      const spare = spares.get(worker);
+      if (spare !== undefined) {
+        spare.ready = true;
+        log(`worker ${worker.id} (pid ${worker.process.pid}, device ${spare.device}) on standby`);
+      }
+    } else if (message.tscuda === 'listening') {
+      if (slot !== undefined && slot.worker === worker) {
+        slot.ready = message.ready;
+        log(`worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`);
+        // The replacement serves: the workers it replaces may go.
+        for (const old of slot.leaving) post(old, { tscuda: 'retire' });
+        if (++startedCount === slots.length) resolveStarted();
+      }
+      broadcastPeers();
+    } else if (message.tscuda === 'lost') {
+      if (spares.has(worker)) {
+        log(`standby worker ${worker.id} lost its GPU context (${message.reason}); replacing it`);
+        post(worker, { tscuda: 'shutdown' });
+        return;
+      }
+      log(`worker ${worker.id} lost its GPU context (${message.reason}); starting a replacement`);
+      if (slot !== undefined && slot.worker === worker) {
+        slot.leaving.push(worker);
+        slot.worker = null;
+        slot.ready = false;
+        broadcastPeers();
+        if (stopping === null) {
+          replacements++;
+          fill(slot);
+        } else post(worker, { tscuda: 'shutdown' });
+      }
+    }
+  };
+
+  const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
+    if (spares.has(worker)) {
+      spares.delete(worker);
+      if (stopping === null) {
+        log(`standby worker ${worker.id} exited (code ${code ?? signal}); starting another in 1 s`);
+        setTimeout(() => spawnSpare(spares.size === 0 ? devices[0]! : devices[spares.size % devices.length]!), 1000);
+      }
+      return;
+    }
+    const slot = slotOf.get(worker);
+    slotOf.delete(worker);
+    if (slot === undefined) return;
+    const wasLeaving = slot.leaving.indexOf(worker);
+    if (wasLeaving >= 0) {
+      slot.leaving.splice(wasLeaving, 1);
+      log(`worker ${worker.id} left (code ${code ?? signal})`);
+      return;
+    }
+    if (slot.worker !== worker) return;
+    slot.worker = null;
+    slot.ready = false;
+    broadcastPeers();
+    if (stopping !== null) return;
+    // A crash (not a reported context loss): replace it, backing off while it keeps dying at start.
+    slot.quickExits = Date.now() - slot.startedAt < 2000 ? slot.quickExits + 1 : 0;
+    const delay = Math.min(10_000, slot.quickExits === 0 ? 0 : 250 * 2 ** (slot.quickExits - 1));
+    log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
+    replacements++;
+    setTimeout(() => {
+      if (stopping === null && slot.worker === null) fill(slot);
+    }, delay);
+  };
+
+  for (const slot of slots) fill(slot);
+  for (let i = 0; i < (options.standby ?? 0); i++) spawnSpare(devices[i % devices.length]!);
 
   return {
     started,
@@ -168,7 +225,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     stop() {
       if (stopping !== null) return stopping;
       stopping = (async () => {
-        const all = [...slotOf.keys()];
+        const all = [...slotOf.keys(), ...spares.keys()];
         const exits = all.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
         for (const w of all) post(w, { tscuda: 'shutdown' });
         const timer = setTimeout(() => {

@@ -83,6 +83,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     });
   };
   let leaving: Promise<void> | null = null;
+  let activate = (): void => undefined;
+  let stopStandby = (): void => undefined;
   const server = createServer({
     engine: parts.engine,
     ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
@@ -148,13 +150,26 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       send({ tscuda: 'job-answer', requestId: message.requestId, ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }), answer: answer ?? null });
     } else if (message.tscuda === 'job-answer') queries.get(message.requestId)?.(message.answer);
     else if (message.tscuda === 'metrics-answer') metricsQueries.get(message.requestId)?.(message.text);
-    else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') void leave();
+    else if (message.tscuda === 'activate') activate();
+    else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') {
+      stopStandby();
+      void leave();
+    }
   });
   // The primary coordinates shutdown; a signal sent to the whole process group is handled the same way.
   process.on('SIGTERM', () => void leave());
   process.on('SIGINT', () => void leave());
   process.on('disconnect', () => void leave());
 
+  if (config.standby === true) {
+    // Engine built, socket not taken: wait to be activated (or stopped).
+    const activated = new Promise<boolean>((resolve) => {
+      activate = () => resolve(true);
+      stopStandby = () => resolve(false);
+    });
+    send({ tscuda: 'standby-ready' });
+    if (!(await activated)) return server;
+  }
   const address = await server.listen({ port: config.port, host: config.host });
   send({ tscuda: 'listening', ready: server.ready, reason: server.notReadyReason, address });
   return server;

@@ -12,10 +12,10 @@ import { COMPLEX_OF, expectBuffer, precisionOf, signalWorkspace as ws, type Prec
 
 export interface DetrendOptions {
   /** Series in x (default 1). */
-  batch?: number;
+  batch?: number | undefined;
   stream?: Stream | undefined;
   /** Write here (same dtype and length as x); default a new buffer. Pass x itself for in place. */
-  output?: RealBuffer;
+  output?: RealBuffer | undefined;
 }
 
 function series(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
@@ -42,13 +42,13 @@ export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', o
 }
 
 export interface SpectrumPrepOptions {
-  fs?: number;
-  batch?: number;
+  fs?: number | undefined;
+  batch?: number | undefined;
   stream?: Stream | undefined;
   /** Whole-series detrend before the FFT (default false). */
-  detrend?: DetrendType;
+  detrend?: DetrendType | undefined;
   /** Window before the FFT (default none). */
-  window?: WindowSpec | null;
+  window?: WindowSpec | null | undefined;
 }
 
 /** Enqueues detrend/window (when asked) and the real FFT of each series into the stream's scratch. */
@@ -76,7 +76,7 @@ async function readBack(buffer: DeviceBuffer<'f64'>, stream: Stream | undefined)
 
 export interface BandPowerOptions extends SpectrumPrepOptions {
   /** Divide each band's power by the total power over [0, fs/2] (default false). */
-  relative?: boolean;
+  relative?: boolean | undefined;
 }
 
 /**
@@ -106,7 +106,7 @@ export async function bandPower(x: RealBuffer, bands: readonly (readonly [number
 
 export interface DominantCycleOptions extends SpectrumPrepOptions {
   /** Search bins with frequency in [lo, hi] Hz (default [fs/N, fs/2]: DC excluded). */
-  range?: readonly [number, number];
+  range?: readonly [number, number] | undefined;
 }
 
 /**

@@ -13,22 +13,38 @@ import { COMPLEX_OF, elementwise, expectBuffer, precisionOf, signalWorkspace as 
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */
-  wavelet?: 'morlet';
+  wavelet?: 'morlet' | undefined;
   /** 'complex' (c64/c128, B x F x N), or 'power' (|.|², real B x F x N; B x bands x N with `bands`). Default 'power'. */
-  output?: 'complex' | 'power';
+  output?: 'complex' | 'power' | undefined;
   /** Sum the power over the frequencies lying in each band [lo, hi] Hz (output 'power' only). */
-  bands?: readonly (readonly [number, number])[];
+  bands?: readonly (readonly [number, number])[] | undefined;
   /** Series in `x` (default 1): N = x.length / batch. */
-  batch?: number;
+  batch?: number | undefined;
   stream?: Stream | undefined;
   /** Write here (no allocation): c64/c128 for 'complex', f32/f64 for 'power', large enough. */
-  into?: DeviceBuffer<'f32'> | DeviceBuffer<'f64'> | DeviceBuffer<'c64'> | DeviceBuffer<'c128'>;
+  into?: DeviceBuffer<'f32'> | DeviceBuffer<'f64'> | DeviceBuffer<'c64'> | DeviceBuffer<'c128'> | undefined;
 }
 
-/** The geometry a cwt call will use (pure: sizes and wavelets), e.g. to size `into`. */
+/** Recent geometries by their parameters: morletGeometry costs O(sum of supports) exps per call. */
+const geometries = new Map<string, MorletGeometry>();
+const GEOMETRY_CACHE = 64;
+
+function cachedMorlet(length: number, o: CwtOptions): MorletGeometry {
+  const list = (v: readonly number[] | Float64Array | undefined): string => (v === undefined ? '-' : Array.prototype.join.call(v, ','));
+  const key = `${length}|${o.fs ?? 1}|${o.nCycles ?? '-'}|${o.w0 ?? '-'}|${list(o.freqs)}|${list(o.scales)}`;
+  let g = geometries.get(key);
+  if (!g) {
+    g = morletGeometry(length, o);
+    if (geometries.size >= GEOMETRY_CACHE) geometries.delete(geometries.keys().next().value!);
+    geometries.set(key, g);
+  }
+  return g;
+}
+
+/** The geometry a cwt call will use (pure: sizes and wavelets), e.g. to size `into`. Cached by its parameters. */
 export function cwtGeometry(length: number, options: CwtOptions): MorletGeometry & { rows: number } {
   if (options.wavelet !== undefined && options.wavelet !== 'morlet') throw new TypeError(`wavelet must be 'morlet', got ${JSON.stringify(options.wavelet)}`);
-  const g = morletGeometry(length, options);
+  const g = cachedMorlet(length, options);
   const output = options.output ?? 'power';
   if (output !== 'complex' && output !== 'power') throw new TypeError(`output must be 'complex' or 'power', got ${JSON.stringify(output)}`);
   if (options.bands !== undefined && output !== 'power') throw new TypeError("bands need output: 'power'");
@@ -92,11 +108,13 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   else if (options.bands === undefined) ws.kernel(ctx, 'cwt_power', p)(elementwise(batch * nf * n, stream), work, out, batch * nf, n, L, 1 / (L * L));
   else {
     const key = `${g.key}:bands:${JSON.stringify(options.bands)}`;
-    const csr = bandMembers(g.freqs, options.bands);
-    const offsets = ws.table(ctx, `${key}:offsets`, 'i32', stream, () => csr.offsets);
-    const members = ws.table(ctx, `${key}:members`, 'i32', stream, () => csr.members);
+    const bands = options.bands;
+    let csr: ReturnType<typeof bandMembers> | undefined;
+    const members = (): ReturnType<typeof bandMembers> => (csr ??= bandMembers(g.freqs, bands));
+    const offsetsTable = ws.table(ctx, `${key}:offsets`, 'i32', stream, () => members().offsets);
+    const membersTable = ws.table(ctx, `${key}:members`, 'i32', stream, () => members().members);
     const nb = options.bands.length;
-    ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out, offsets, members, batch, nf, nb, n, L, 1 / (L * L));
+    ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out, offsetsTable, membersTable, batch, nf, nb, n, L, 1 / (L * L));
   }
   return out as ComplexBuffer | RealBuffer;
 }

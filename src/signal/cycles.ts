@@ -21,9 +21,9 @@ export interface FinishDominantOptions {
   batch: number;
   /** N, samples per series (the FFT length). */
   length: number;
-  fs?: number;
+  fs?: number | undefined;
   /** sum(w) of the window applied before the FFT (default N: no window). */
-  windowSum?: number;
+  windowSum?: number | undefined;
 }
 
 /**

@@ -67,15 +67,15 @@ export function fftFrequencies(n: number, fs: number): Float64Array {
 
 /** What stft/spectrogram/welch take (scipy names, camelCase). */
 export interface SpectralOptions {
-  fs?: number;
-  window?: WindowSpec;
-  nperseg?: number;
-  noverlap?: number;
-  nfft?: number;
-  detrend?: DetrendType;
-  returnOnesided?: boolean;
-  boundary?: Boundary;
-  padded?: boolean;
+  fs?: number | undefined;
+  window?: WindowSpec | undefined;
+  nperseg?: number | undefined;
+  noverlap?: number | undefined;
+  nfft?: number | undefined;
+  detrend?: DetrendType | undefined;
+  returnOnesided?: boolean | undefined;
+  boundary?: Boundary | undefined;
+  padded?: boolean | undefined;
 }
 
 /** The resolved framing of one STFT-like call over series of `length` samples. */
@@ -111,6 +111,16 @@ export interface SpectralGeometry {
   windowSquareSum: number;
 }
 
+/** What stft, spectrogram and welch default to where scipy's defaults differ. */
+export interface SpectralDefaults {
+  window: WindowSpec;
+  detrend: DetrendType;
+  boundary: Boundary;
+  padded: boolean;
+  /** noverlap = nperseg / this (default 2). */
+  noverlapDivisor?: number | undefined;
+}
+
 /**
  * scipy's _spectral_helper geometry. `defaults` carries the caller's own defaults (stft, spectrogram
  * and welch differ). A default nperseg (256) is clamped to the input length as scipy does (it warns);
@@ -119,7 +129,7 @@ export interface SpectralGeometry {
 export function spectralGeometry(
   length: number,
   options: SpectralOptions,
-  defaults: Required<Pick<SpectralOptions, 'window' | 'detrend' | 'boundary' | 'padded'>> & { noverlapDivisor?: number },
+  defaults: SpectralDefaults,
 ): SpectralGeometry {
   positiveInteger(length, 'signal length');
   const fs = checkFs(options.fs ?? 1);
@@ -289,15 +299,15 @@ export class NolaError extends RangeError {
 
 /** What istft takes (scipy names, camelCase). */
 export interface InverseOptions {
-  fs?: number;
-  window?: WindowSpec;
-  nperseg?: number;
-  noverlap?: number;
-  nfft?: number;
-  inputOnesided?: boolean;
+  fs?: number | undefined;
+  window?: WindowSpec | undefined;
+  nperseg?: number | undefined;
+  noverlap?: number | undefined;
+  nfft?: number | undefined;
+  inputOnesided?: boolean | undefined;
   /** The STFT was computed with a boundary extension: drop nperseg/2 samples at each end (default true). */
-  boundary?: boolean;
-  scaling?: StftScaling;
+  boundary?: boolean | undefined;
+  scaling?: StftScaling | undefined;
 }
 
 /** The resolved geometry of scipy.signal.istft. */

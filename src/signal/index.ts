@@ -22,6 +22,8 @@
  * // Keep bins with k·fs/N in [lo, hi], zero the rest, times `scale` (default 1; pass 1/N and irfft
  * // with normalize: false to save a pass). In place unless `output`. Returns the buffer written.
  * bandMask(spectrum: ComplexBuffer, o: SeriesOptions & { fs?: number; band: [lo, hi]; output?: ComplexBuffer; scale?: number }): ComplexBuffer
+ * // One masked copy per band in one launch: output B x bands x (N/2+1), then one irfft of B·bands rows.
+ * bandMaskMany(spectrum: ComplexBuffer, output: ComplexBuffer, o: SeriesOptions & { fs?: number; bands: [lo, hi][]; scale?: number }): void
  * // |X| of the first `bins` bins per series: output B x bins (real), times `scale` (default 1).
  * spectrumMagnitude(spectrum: ComplexBuffer, output: RealBuffer, o: SeriesOptions & { bins: number; scale?: number }): void
  * // Band powers into f64 B x bands: sum over bins in [lo, hi] of c_k |X_k|^2 / N^2, c_k = 2 except DC
@@ -39,6 +41,8 @@
  *   wavelet?: 'morlet'; output?: 'complex' | 'power'; bands?: [lo, hi][]; batch?: number; stream?: Stream;
  *   into?: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'> }): ComplexBuffer | RealBuffer
  * ```
+ *
+ * signalWorkspace.releaseStream(stream): frees the scratch kept for `stream` (call before disposing it).
  *
  * Pure helpers (no CUDA): getWindow, windowSum, resolveWindow, spectralGeometry, istftGeometry,
  * checkCOLA, checkNOLA, bandBins, bandRanges, finishDominantCycles, morletGeometry, cwtReference.
@@ -93,6 +97,7 @@ export {
   type PsdScaling,
   type SpectralOptions,
   type SpectralGeometry,
+  type SpectralDefaults,
   type InverseOptions,
   type InverseGeometry,
 } from './geometry.js';
@@ -103,6 +108,7 @@ export {
   rfft,
   irfft,
   bandMask,
+  bandMaskMany,
   spectrumMagnitude,
   bandPowers,
   dominantCycleDevice,
@@ -114,6 +120,7 @@ export {
   type DetrendWindowOptions,
   type IrfftOptions,
   type BandMaskOptions,
+  type BandMaskManyOptions,
   type MagnitudeOptions,
   type BandPowersOptions,
   type DominantOptions,

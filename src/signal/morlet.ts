@@ -18,15 +18,15 @@
 
 /** What the CWT takes to pick its wavelets. */
 export interface MorletOptions {
-  fs?: number;
+  fs?: number | undefined;
   /** Centre frequencies in Hz (0 < f <= fs/2). Give `freqs` or `scales`. */
-  freqs?: readonly number[] | Float64Array;
+  freqs?: readonly number[] | Float64Array | undefined;
   /** Scales in samples (Gaussian sigma); with `w0`. */
-  scales?: readonly number[] | Float64Array;
+  scales?: readonly number[] | Float64Array | undefined;
   /** Cycles per wavelet with `freqs` (default 6). */
-  nCycles?: number;
+  nCycles?: number | undefined;
   /** Morlet w0 with `scales` (default 6). */
-  w0?: number;
+  w0?: number | undefined;
 }
 
 /** The resolved wavelets of one CWT call. */

@@ -96,7 +96,7 @@ export function rfft(input: RealBuffer, output: ComplexBuffer, options: SeriesOp
 
 export interface IrfftOptions extends SeriesOptions {
   /** Divide by N so that irfft(rfft(x)) = x (default true); false leaves cuFFT's N·x. */
-  normalize?: boolean;
+  normalize?: boolean | undefined;
 }
 
 /**
@@ -117,13 +117,13 @@ export function irfft(spectrum: ComplexBuffer, output: RealBuffer, options: Irff
 
 export interface BandMaskOptions extends SeriesOptions {
   /** Sampling frequency in Hz (default 1). */
-  fs?: number;
+  fs?: number | undefined;
   /** Keep bins whose frequency k·fs/N lies in [lo, hi] (0 <= lo <= hi <= fs/2); zero the rest. */
   band: readonly [number, number];
   /** Write here instead of in place. */
-  output?: ComplexBuffer;
+  output?: ComplexBuffer | undefined;
   /** Multiply kept bins by this (default 1): pass 1/N to fold irfft's normalisation into the mask. */
-  scale?: number;
+  scale?: number | undefined;
 }
 
 /** Zeroes the bins of one-sided spectra (B x (N/2+1)) outside a band. Returns the buffer written. */
@@ -141,11 +141,37 @@ export function bandMask(spectrum: ComplexBuffer, options: BandMaskOptions): Com
   return output;
 }
 
+export interface BandMaskManyOptions extends SeriesOptions {
+  fs?: number | undefined;
+  /** Bands [lo, hi] in Hz (0 <= lo <= hi <= fs/2): one masked copy of each spectrum per band. */
+  bands: readonly (readonly [number, number])[];
+  /** Multiply kept bins by this (default 1; 1/N folds irfft's normalisation in). */
+  scale?: number | undefined;
+}
+
+/**
+ * One masked copy of each one-sided spectrum per band, in one launch: output is B x bands x (N/2+1)
+ * (row b*bands + q keeps band q of series b), ready for one batched irfft of B·bands rows.
+ */
+export function bandMaskMany(spectrum: ComplexBuffer, output: ComplexBuffer, options: BandMaskManyOptions): void {
+  const { batch, length } = shape(options);
+  const p = complexPrecision(spectrum, 'bandMaskMany spectrum');
+  const bins = halfBins(length);
+  expectBuffer(spectrum, COMPLEX_OF[p], batch * bins, 'bandMaskMany spectrum');
+  const fs = checkFs(options.fs ?? 1);
+  const nb = Array.isArray(options.bands) ? options.bands.length : 0;
+  expectBuffer(output, COMPLEX_OF[p], batch * Math.max(1, nb) * bins, 'bandMaskMany output');
+  const scale = options.scale ?? 1;
+  if (!Number.isFinite(scale)) throw new RangeError(`bandMaskMany scale must be finite, got ${scale}`);
+  const ranges = ws.table(spectrum.context, `bands:${fs}:${length}:${JSON.stringify(options.bands)}`, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
+  ws.kernel(spectrum.context, 'band_mask_many', p)(elementwise(batch * nb * bins, options.stream), spectrum, output, ranges, batch, bins, nb, scale);
+}
+
 export interface MagnitudeOptions extends SeriesOptions {
   /** The first `bins` bins of each spectrum (<= N/2+1). */
   bins: number;
   /** Multiply by this (default 1; e.g. 2/N for amplitudes). */
-  scale?: number;
+  scale?: number | undefined;
 }
 
 /** |X| of the first `bins` bins of each one-sided spectrum: output is B x bins reals. */
@@ -161,7 +187,7 @@ export function spectrumMagnitude(spectrum: ComplexBuffer, output: RealBuffer, o
 }
 
 export interface BandPowersOptions extends SeriesOptions {
-  fs?: number;
+  fs?: number | undefined;
   /** Bands [lo, hi] in Hz, 0 <= lo <= hi <= fs/2. */
   bands: readonly (readonly [number, number])[];
 }
@@ -186,9 +212,9 @@ export function bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>,
 }
 
 export interface DominantOptions extends SeriesOptions {
-  fs?: number;
+  fs?: number | undefined;
   /** Search bins with frequency in [lo, hi] (default [fs/N, fs/2]: DC excluded). */
-  range?: readonly [number, number];
+  range?: readonly [number, number] | undefined;
 }
 
 /** The inclusive bin range a dominant-cycle search covers (DC excluded by default). */

@@ -34,7 +34,7 @@ import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorks
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
   /** Series in the input (default 1): N = input length / batch. */
-  batch?: number;
+  batch?: number | undefined;
   stream?: Stream | undefined;
 }
 
@@ -96,9 +96,9 @@ function framesSpectra(x: RealBuffer, p: Precision, batch: number, g: SpectralGe
 
 export interface StftOptions extends SpectralOptions, CallOptions {
   /** 'spectrum' (default) or 'psd'. */
-  scaling?: StftScaling;
+  scaling?: StftScaling | undefined;
   /** Write Zxx here (c64 for f32 input, c128 for f64; B x freqs x frames). */
-  output?: ComplexBuffer;
+  output?: ComplexBuffer | undefined;
 }
 
 export interface StftResult {
@@ -131,11 +131,11 @@ export function stft(x: RealBuffer, options: StftOptions = {}): StftResult {
 
 export interface SpectrogramOptions extends SpectralOptions, CallOptions {
   /** 'density' (default) or 'spectrum'. */
-  scaling?: PsdScaling;
+  scaling?: PsdScaling | undefined;
   /** Only 'psd' (scipy's default mode). */
-  mode?: 'psd';
+  mode?: 'psd' | undefined;
   /** Write Sxx here (f32/f64, B x freqs x frames). */
-  output?: RealBuffer;
+  output?: RealBuffer | undefined;
 }
 
 export interface SpectrogramResult {
@@ -161,11 +161,11 @@ export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): Sp
 }
 
 export interface WelchOptions extends SpectralOptions, CallOptions {
-  scaling?: PsdScaling;
+  scaling?: PsdScaling | undefined;
   /** Only 'mean'. */
-  average?: 'mean';
+  average?: 'mean' | undefined;
   /** Write Pxx here (f32/f64, B x freqs). */
-  output?: RealBuffer;
+  output?: RealBuffer | undefined;
 }
 
 export interface WelchResult {
@@ -194,7 +194,7 @@ export interface IstftOptions extends InverseOptions, CallOptions {
   /** Frames (time slices) per series in Zxx; the frequency bins are Zxx.length / (batch x frames). */
   frames: number;
   /** Write the signal here (f32/f64, B x outputLength). */
-  output?: RealBuffer;
+  output?: RealBuffer | undefined;
 }
 
 export interface IstftResult {

@@ -96,7 +96,7 @@ const COSINE_SUMS: Readonly<Partial<Record<WindowName, readonly number[]>>> = {
 
 export interface WindowOptions {
   /** Symmetric window (scipy's fftbins=False). Default false: periodic, for spectral analysis. */
-  sym?: boolean;
+  sym?: boolean | undefined;
 }
 
 /** A resolved window spec: canonical name and its parameter (undefined where it takes none). */

@@ -69,6 +69,7 @@ type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32`
 /** Per-context state: kernels, immutable tables. */
 class ContextState {
   readonly kernels: SignalKernels;
+  readonly launchers = new Map<string, Launch>();
   readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
   constructor(readonly context: Context) {
     this.kernels = loadSignalKernels({ context });
@@ -97,8 +98,15 @@ export class SignalWorkspace {
 
   /** The launcher `<base>_<precision>` in `context`. */
   kernel(context: Context, base: KernelBase, precision: Precision): Launch {
-    const ks = this.#state(context).kernels as unknown as Record<string, Launch>;
-    return ks[`${base}_${precision}`]!.bind(ks);
+    const state = this.#state(context);
+    const name = `${base}_${precision}`;
+    let launch = state.launchers.get(name);
+    if (!launch) {
+      const ks = state.kernels as unknown as Record<string, Launch>;
+      launch = ks[name]!.bind(ks);
+      state.launchers.set(name, launch);
+    }
+    return launch;
   }
 
   /** A cached 1-D batched plan of `n`-point transforms. */
@@ -196,6 +204,14 @@ export class SignalWorkspace {
     const b = DeviceBuffer.alloc(dtype, size, { context, label });
     map.set(key, b as DeviceBuffer<DType>);
     return b;
+  }
+
+  /** Frees the scratch kept for `stream` (its work must be enqueued already; cuMemFree waits for it). Call before disposing the stream. */
+  releaseStream(stream: Stream): void {
+    const map = this.#scratch.get(stream);
+    if (!map) return;
+    this.#scratch.delete(stream);
+    for (const b of map.values()) b.dispose();
   }
 
   /** Frees the scratch of streams disposed since (their work was enqueued before; cuMemFree waits for it). */

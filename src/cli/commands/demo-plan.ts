@@ -203,3 +203,19 @@ export function fmt(v: number, digits = 3): string {
   if (a >= 1e6 || a < 1e-4) return v.toExponential(2);
   return v.toFixed(Math.max(0, digits - 1 - Math.floor(Math.log10(a))));
 }
+
+/** The demo's settings. */
+export interface DemoOptions {
+  /** Seconds of the timed multi-lane run. */
+  seconds: number;
+  lanes: number;
+  /** Output folder. */
+  out: string;
+  /** Series per job and samples per series. */
+  batch: number;
+  length: number;
+  device: number;
+  /** No progress bar. */
+  quiet: boolean;
+  help: boolean;
+}

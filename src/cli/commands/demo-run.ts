@@ -19,8 +19,19 @@ import { spectrogramPng } from '../../report/spectrogram-png.js';
 import { toSvgTimeline } from '../../report/timeline-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
-import type { DemoOptions } from './demo.js';
-import { DEMO_FS, DEMO_PASS_BAND, fmt, formatTable, jobTimelineRecords, matchCycles, plantedCycles, synthesizeDemo, type JobTrace } from './demo-plan.js';
+import {
+  CHIRP_HZ,
+  DEMO_FS,
+  type DemoOptions,
+  DEMO_PASS_BAND,
+  fmt,
+  formatTable,
+  jobTimelineRecords,
+  matchCycles,
+  plantedCycles,
+  synthesizeDemo,
+  type JobTrace,
+} from './demo-plan.js';
 
 const PCIE_BYTES = 64 * 2 ** 20;
 const JOBS_PER_LANE = 2;
@@ -133,7 +144,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const planted = plantedCycles(n, DEMO_FS);
     const bands = planted.map((p) => p.band);
     const base = synthesizeDemo(batch, n);
-    const previewBins = Math.min(256, n / 2 + 1);
+    const previewBins = Math.min(256, Math.floor(n / 2) + 1);
     /** A job whose input and results all live in arrays the engine lent (pinned: no host copy either way). */
     const spec = (engine: JobEngine): JobSpec => {
       const data = engine.hostBuffer('f32', batch * n);
@@ -160,7 +171,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     };
     out(`tscuda demo on GPU ${device.ordinal}: ${device.name}`);
     out(
-      `signal: ${batch} series x ${n} samples per job at ${DEMO_FS} Hz (${fmt(n / DEMO_FS)} s each): DC, trend, a ${fmt(20)}-${fmt(300)} Hz chirp, noise, and ${planted.length} planted cycles`,
+      `signal: ${batch} series x ${n} samples per job at ${DEMO_FS} Hz (${fmt(n / DEMO_FS)} s each): DC, trend, a ${CHIRP_HZ[0]}-${CHIRP_HZ[1]} Hz chirp, noise, and ${planted.length} planted cycles`,
     );
 
     const pcie = measurePcie(device);

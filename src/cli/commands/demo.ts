@@ -6,22 +6,9 @@
  */
 import type { CliCommand } from '../command.js';
 import { intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import type { DemoOptions } from './demo-plan.js';
 
-/** The demo's settings. */
-export interface DemoOptions {
-  /** Seconds of the timed multi-lane run. */
-  seconds: number;
-  lanes: number;
-  /** Output folder. */
-  out: string;
-  /** Series per job and samples per series. */
-  batch: number;
-  length: number;
-  device: number;
-  /** No progress bar. */
-  quiet: boolean;
-  help: boolean;
-}
+export type { DemoOptions } from './demo-plan.js';
 
 export const DEMO_USAGE = `usage: tscuda demo [options]
 Runs the FFT job engine on a synthetic multi-tone chirp (noise, trend, DC and planted cycles of

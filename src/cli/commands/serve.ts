@@ -17,6 +17,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --host H            address to bind (default 127.0.0.1; 0.0.0.0 for all interfaces)
   --workers N         worker processes (default 1); 0 serves in this process, unsupervised
   --devices L         GPUs the workers spread over: "0", "0,1" or "all" (default 0)
+  --standby N         spare workers with their engine built (default 0): a worker whose context
+                      is lost is replaced at once; each spare holds a CUDA context
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
   --max-queued N      queued jobs per worker before 429 (default 1024)
   --max-pending N     requests in progress per worker before 429 (default 4096)
@@ -55,7 +57,7 @@ async function deviceList(v: string | undefined): Promise<number[]> {
 }
 
 /** Parses the options into the workers' configuration and the worker count. */
-export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; config: WorkerConfig }> {
+export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
   const { values } = parseArgs({
     args,
     strict: true,
@@ -64,6 +66,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       port: { type: 'string' },
       host: { type: 'string' },
       workers: { type: 'string' },
+      standby: { type: 'string' },
       devices: { type: 'string' },
       lanes: { type: 'string' },
       'max-queued': { type: 'string' },
@@ -96,7 +99,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     batchMaxWaitMs: integer('batch-wait', values['batch-wait'], 1, 0),
     log: values.log === true,
   };
-  return { help: false, workers: integer('workers', values.workers, 1, 0), config };
+  return { help: false, workers: integer('workers', values.workers, 1, 0), standby: integer('standby', values.standby, 0, 0), config };
 }
 
 function untilSignal(): Promise<string> {
@@ -144,7 +147,7 @@ async function serve(args: string[]): Promise<number> {
     await server.close();
     return 0;
   }
-  const supervisor = superviseWorkers({ workers, workerEntry: workerEntry(), config, log });
+  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: workerEntry(), config, log });
   const signalled = untilSignal();
   await Promise.race([supervisor.started, signalled]);
   log(`${workers} worker(s) on http://${config.host}:${config.port}, ${supervisor.readyWorkers} ready`);

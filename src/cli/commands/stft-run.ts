@@ -19,7 +19,7 @@ import { spectrogramPng } from '../../report/spectrogram-png.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
 import { encodeWavFloat32 } from '../signal-input.js';
-import { extendSignal, frameChunks, type StftPlan } from './stft.js';
+import { extendSignal, frameChunks, type StftPlan } from './stft-plan.js';
 
 /** Signals at least this long get a progress bar (unless --quiet). */
 const PROGRESS_FROM_SAMPLES = 1 << 20;
@@ -115,8 +115,21 @@ export async function runStft(plan: StftPlan): Promise<number> {
     }
 
     bar.update(2.5, 'band powers');
-    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, label: 'tscuda stft' });
-    const result: JobResult = await engine.submit({ data, batch: 1, fs: input.fs, flags: ['cycles'], detrend: false, window: 'boxcar', bands, label: o.file }).result;
+    // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
+    const element = o.precision === 'f64' ? 8 : 4;
+    const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
+    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, label: 'tscuda stft' });
+    const result: JobResult = await engine.submit({
+      data,
+      batch: 1,
+      fs: input.fs,
+      flags: ['cycles'],
+      detrend: false,
+      window: 'boxcar',
+      bands,
+      bandWaves: plan.userBands,
+      label: o.file,
+    }).result;
     let total = 0;
     for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
     total /= n;

@@ -10,7 +10,7 @@ import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import { describeValue, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import { NcclRangeError } from './errors.js';
-import { completion, group, restoreCurrentContext } from './group.js';
+import { completion, group, inGroup, restoreCurrentContext } from './group.js';
 import { ncclMoveType, ncclReduceType, type NcclReduceOp } from './types.js';
 import { NcclUniqueId } from './unique-id.js';
 
@@ -18,12 +18,12 @@ import { NcclUniqueId } from './unique-id.js';
 export interface CollectiveOptions {
   stream: Stream;
   /** Elements per rank (default: the whole send buffer, or as the collective defines it). */
-  count?: number;
+  count?: number | undefined;
 }
 
 /** allReduce, reduce, reduceScatter: also the reduction (default 'sum'). */
 export interface ReduceOptions extends CollectiveOptions {
-  op?: NcclReduceOp;
+  op?: NcclReduceOp | undefined;
 }
 
 /** broadcast and reduce: the rank whose data is sent, or which receives the result. */
@@ -35,7 +35,7 @@ export interface RootOptions {
 export interface PeerOptions {
   peer: number;
   stream: Stream;
-  count?: number;
+  count?: number | undefined;
 }
 
 /** What initRank is given: the clique's id (the same on every rank), this rank, the number of ranks, and the GPU. */
@@ -44,8 +44,8 @@ export interface InitRankDescriptor {
   rank: number;
   size: number;
   /** This rank's GPU (default device 0). */
-  device?: Device | number;
-  label?: string;
+  device?: Device | number | undefined;
+  label?: string | undefined;
 }
 
 function resolveDevice(device: Device | number | undefined, what: string): Device {
@@ -309,6 +309,8 @@ export class Communicator extends Resource {
   #enqueue(call: string, stream: Stream, buffers: readonly DeviceBuffer[], invoke: (stream: Stream['handle']) => number): Promise<void> {
     const sh = stream.use();
     const status = invoke(sh);
+    // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.
+    if (!inGroup()) restoreCurrentContext();
     if (status !== 0) throw ncclError(status, call, `${this.label}, stream "${stream.label}"`);
     for (const b of buffers) b.recordUse(stream);
     return completion(stream);

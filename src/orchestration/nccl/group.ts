@@ -81,14 +81,12 @@ export function group(enqueue: () => void): Promise<void> {
   }
   open.pop();
   const outer = open[open.length - 1];
-  let endError: Error | undefined;
-  if (outer !== undefined) outer.push(...mine);
-  else {
-    const status = nccl_.ncclGroupEnd();
-    restoreCurrentContext();
-    if (status !== 0) endError = ncclError(status, 'ncclGroupEnd');
-  }
-  if (outer === undefined) settle(mine, endError);
+  // Every ncclGroupStart has its ncclGroupEnd; NCCL launches at the outermost one only.
+  const status = nccl_.ncclGroupEnd();
+  if (outer === undefined) restoreCurrentContext();
+  const endError = status !== 0 ? ncclError(status, 'ncclGroupEnd') : undefined;
+  if (outer !== undefined && endError === undefined) outer.push(...mine);
+  else settle(mine, endError);
   const all = Promise.all(mine.map((p) => p.promise)).then(ignore);
   all.catch(ignore);
   if (hasFailure) throw failure;

@@ -13,7 +13,7 @@ import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
-import { describeValue, expectResource, Resource } from '../resource.js';
+import { checkLabel, describeValue, expectResource, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 import {
   checkFftBuffers,
@@ -80,6 +80,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   static create<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
     const g = fftGeometry(d);
     if (d.stream !== undefined) expectResource(d.stream, Stream, 'FftPlan.create stream');
+    checkLabel(d.label, 'FftPlan.create');
     const context = resolveContext(d, d.stream);
     context.makeCurrent();
     const api = cufft();

@@ -6,7 +6,7 @@ import { DeviceBuffer } from './device-buffer.js';
 import { checkLength, type DType, dtypeInfo } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
 import { checkDType } from './dtype-check.js';
-import { describeValue, expectResource } from '../resource.js';
+import { checkLabel, describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
 
 /** A device buffer whose rows are `pitchBytes` apart (cuMemAllocPitch), for 2D data. */
@@ -20,6 +20,8 @@ export interface PitchedBuffer<T extends DType> {
 /** Allocates `height` rows of `width` elements, each row aligned (cuMemAllocPitch; may synchronize the device, like cuMemAlloc). */
 export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string } = {}): PitchedBuffer<T> {
   checkDType(dtype, 'allocPitched');
+  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`allocPitched takes a descriptor object, got ${describeValue(descriptor)}`);
+  checkLabel(descriptor.label, 'allocPitched');
   checkLength(width, 'pitched width');
   checkLength(height, 'pitched height');
   const bytes = dtypeInfo(dtype).bytes;
@@ -80,7 +82,7 @@ export function copy2D(copy: Copy2D): void {
   }
   if (copy.stream) {
     check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
-    for (const buf of [src, dst]) if (buf instanceof DeviceBuffer) buf.recordUse(copy.stream);
+    for (const buf of [src, dst]) buf.recordUse(copy.stream);
   } else {
     (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
     check(driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');

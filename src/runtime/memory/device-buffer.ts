@@ -7,7 +7,7 @@ import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostEl
 import { checkDType } from './dtype-check.js';
 import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
-import { describeValue, DisposedError, expectResource, Resource } from '../resource.js';
+import { checkLabel, describeValue, DisposedError, expectResource, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 
 export interface DeviceBufferDescriptor extends Placement {
@@ -200,6 +200,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (options.stream) {
       status = hot().memcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
       this.recordUse(options.stream);
+      if (isHostBuffer(source)) source.recordUse(options.stream);
     } else {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyHtoD(dst, src, r.bytes);
@@ -224,6 +225,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (options.stream) {
       status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
       this.recordUse(options.stream);
+      if (isHostBuffer(dst)) dst.recordUse(options.stream);
     } else {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
@@ -341,6 +343,7 @@ function streamOrderedFree(address: number, allocation: Allocation, context: Con
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
 function checkDescriptor(descriptor: unknown, what: string): void {
   if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
+  checkLabel((descriptor as { label?: unknown }).label, what);
 }
 
 /** A host side is a HostBuffer or a TypedArray: anything else (a plain object with an `address`) is a TypeError. */

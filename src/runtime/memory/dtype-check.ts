@@ -11,5 +11,6 @@ export function isDType(name: unknown): name is DType {
 
 /** Throws TypeError naming `what` and the valid dtypes unless `name` is one. */
 export function checkDType(name: unknown, what: string): asserts name is DType {
-  if (!isDType(name)) throw new TypeError(`${what}: unknown dtype ${typeof name === 'string' ? JSON.stringify(name) : String(name)}; expected one of ${Object.keys(DTYPES).join(', ')}`);
+  if (!isDType(name))
+    throw new TypeError(`${what}: unknown dtype ${typeof name === 'string' ? JSON.stringify(name) : String(name)}; expected one of ${Object.keys(DTYPES).join(', ')}`);
 }

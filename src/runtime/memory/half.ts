@@ -48,7 +48,7 @@ function decode(bits: number, fmt: Format): number {
   const sign = bits & 0x8000 ? -1 : 1;
   const expBits = (bits & 0x7fff) >> fmt.mantissa;
   const m = bits & ((1 << fmt.mantissa) - 1);
-  const maxExp = (0x7fff >> fmt.mantissa);
+  const maxExp = 0x7fff >> fmt.mantissa;
   if (expBits === maxExp) return m ? Number.NaN : sign * Infinity;
   if (expBits === 0) return sign * m * 2 ** (1 - fmt.bias - fmt.mantissa);
   return sign * (1 + m / (1 << fmt.mantissa)) * 2 ** (expBits - fmt.bias);

@@ -5,7 +5,42 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
-import { describeValue, Resource } from '../resource.js';
+import { processLost } from '../lost.js';
+import { checkLabel, describeValue, Resource } from '../resource.js';
+import type { Stream } from '../stream.js';
+
+/** Streams that enqueued copies from or into a host buffer (`recordUse`): its memory goes back only after them. */
+interface HostUses {
+  streams: Set<Stream> | undefined;
+}
+
+/**
+ * Runs `release` (free or unregister the pages) once every stream that used the memory is past
+ * that use: at once when none did (or the context is lost), else when each one's completion
+ * event, recorded now, has completed (the poller; nothing blocks). A failure then is a process
+ * warning, never swallowed.
+ */
+function afterUses(uses: HostUses, context: Context, release: () => void): void {
+  const streams = uses.streams;
+  uses.streams = undefined;
+  const run = (): void => {
+    if (!context.disposed && !context.stickyError) context.makeCurrent();
+    release();
+  };
+  if (!streams || streams.size === 0 || context.stickyError) return run();
+  const waits = [...streams].map((s) => {
+    if (!s.disposed) return s.done();
+    const retired = s.retiredEvent;
+    return retired === undefined ? Promise.resolve() : context.completion.track(retired as unknown as bigint, retired);
+  });
+  void Promise.allSettled(waits).then(() => {
+    try {
+      run();
+    } catch (e) {
+      if (!processLost()) process.emitWarning(`tscuda: releasing host memory after its last copy failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
+    }
+  });
+}
 
 /** cuMemHostAlloc flags (CU_MEMHOSTALLOC_*; macros, so not in the generated enums). */
 const PORTABLE = 0x01;
@@ -47,6 +82,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   readonly #pages: HostPages | undefined;
   readonly registered: boolean;
   readonly #mapped: boolean;
+  readonly #uses: HostUses = { streams: undefined };
 
   private constructor(dtype: T, length: number, address: number, array: HostArray<T> | undefined, context: Context, registered: boolean, mapped: boolean, label: string | undefined) {
     super(registered ? 'HostBuffer (registered)' : 'HostBuffer', label, 'HostBuffer');
@@ -58,14 +94,23 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.context = context;
     this.registered = registered;
     this.#mapped = mapped;
+    const uses = this.#uses;
     if (registered) {
       this.#pages = undefined;
-      this.track(() => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister'));
+      this.track(() => afterUses(uses, context, () => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label)));
     } else {
       const pages = new HostPages(address, this.byteLength, () => check(driverApi().cuMemFreeHost(address), 'cuMemFreeHost', label));
       this.#pages = pages;
-      this.track(() => pages.drop());
+      this.track(() => afterUses(uses, context, () => pages.drop()));
     }
+  }
+
+  /**
+   * Notes that `stream` has a copy from or into this memory enqueued, so freeing (or
+   * unregistering) it waits for that stream. tscuda calls it for its own asynchronous copies.
+   */
+  recordUse(stream: Stream): void {
+    (this.#uses.streams ??= new Set()).add(stream);
   }
 
   /** Allocates pinned memory (cuMemHostAlloc: blocks for about 1 ms per 10–100 MB while the OS pins the pages; keep and reuse these buffers). */
@@ -73,6 +118,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     checkDType(dtype, 'HostBuffer.alloc');
     checkLength(length, 'HostBuffer length');
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
+    checkLabel(descriptor.label, 'HostBuffer.alloc');
     const info = dtypeInfo(dtype);
     const bytes = length * info.bytes;
     const context = resolveContext(descriptor);
@@ -92,6 +138,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     checkDType(dtype, 'HostBuffer.register');
     if (!ArrayBuffer.isView(array) || array instanceof DataView) throw new TypeError(`HostBuffer.register: expected a TypedArray, got ${describeValue(array)}`);
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.register takes a descriptor object, got ${describeValue(descriptor)}`);
+    checkLabel(descriptor.label, 'HostBuffer.register');
     const length = hostElements(dtype, array, 'HostBuffer.register');
     checkLength(length, 'registered array length');
     const context = resolveContext(descriptor);
@@ -127,14 +174,15 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.assertAlive();
   }
 
+  /**
+   * Unregisters, or drops this buffer's hold on its pages (freed once no array views them), after
+   * the asynchronous copies enqueued with it have completed.
+   */
   protected releaseNative(): void {
     this.#array = undefined;
-    if (this.registered) {
-      this.context.makeCurrent();
-      check(driverApi().cuMemHostUnregister(this.address), 'cuMemHostUnregister', this.label);
-    } else {
-      if (!this.context.disposed) this.context.makeCurrent();
-      this.#pages!.drop();
-    }
+    const address = this.address;
+    const label = this.label;
+    const pages = this.#pages;
+    afterUses(this.#uses, this.context, pages ? () => pages.drop() : () => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label));
   }
 }

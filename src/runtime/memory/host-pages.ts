@@ -18,7 +18,10 @@ const arrays = new FinalizationRegistry<HostPages>((pages) => {
   try {
     pages.drop();
   } catch (e) {
-    if (!processLost()) process.emitWarning(`tscuda: releasing host memory after its last array was collected failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
+    if (!processLost())
+      process.emitWarning(`tscuda: releasing host memory after its last array was collected failed: ${e instanceof Error ? e.message : String(e)}`, {
+        code: 'TSCUDA_RELEASE_FAILED',
+      });
   }
 });
 

@@ -6,7 +6,7 @@ import { DeviceBuffer } from './device-buffer.js';
 import { checkLength, type DType, dtypeInfo, type HostArray } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
-import { describeValue, expectResource } from '../resource.js';
+import { checkLabel, describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { Device } from '../device.js';
 
@@ -39,6 +39,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     checkDType(dtype, 'ManagedBuffer.alloc');
     checkLength(length, 'ManagedBuffer length');
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`ManagedBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
+    checkLabel(descriptor.label, 'ManagedBuffer.alloc');
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;

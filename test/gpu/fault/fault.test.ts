@@ -84,21 +84,25 @@ async function runCase(name: string): Promise<{ outcome: Outcome; exitCode: numb
 }
 
 describe.skipIf(!gpu.available)(`fault suite: misuse in a child process${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
-  it.each(Object.keys(CASES))('%s: exits normally with the named outcome', async (name) => {
-    const { outcome, exitCode, signal, stderr } = await runCase(name);
-    expect(signal, `signal (stderr: ${stderr.slice(-1500)})`).toBeUndefined();
-    expect(exitCode, `exit code (stderr: ${stderr.slice(-1500)})`).toBe(0);
-    expect(outcome.case).toBe(name);
-    const want = CASES[name]!;
-    if (typeof want === 'function') {
-      expect(outcome.threw, `it threw: ${outcome.name}: ${outcome.message}`).toBeUndefined();
-      want(outcome);
-    } else {
-      expect(outcome.threw, JSON.stringify(outcome)).toBe(true);
-      expect(outcome.name, outcome.message).toBe(want.error);
-      expect(outcome.message).toMatch(want.message);
-    }
-  }, 120_000);
+  it.each(Object.keys(CASES))(
+    '%s: exits normally with the named outcome',
+    async (name) => {
+      const { outcome, exitCode, signal, stderr } = await runCase(name);
+      expect(signal, `signal (stderr: ${stderr.slice(-1500)})`).toBeUndefined();
+      expect(exitCode, `exit code (stderr: ${stderr.slice(-1500)})`).toBe(0);
+      expect(outcome.case).toBe(name);
+      const want = CASES[name]!;
+      if (typeof want === 'function') {
+        expect(outcome.threw, `it threw: ${outcome.name}: ${outcome.message}`).toBeUndefined();
+        want(outcome);
+      } else {
+        expect(outcome.threw, JSON.stringify(outcome)).toBe(true);
+        expect(outcome.name, outcome.message).toBe(want.error);
+        expect(outcome.message).toMatch(want.message);
+      }
+    },
+    120_000,
+  );
 
   it('leaves this process working: a copy round trip and a kernel', async () => {
     const k = loadBasicKernels();

@@ -93,7 +93,12 @@ describe.skipIf(!gpu.available)(`elementwise() and reduction()${gpu.available ? 
     saxpy(x, y, -0.75, z, { stream });
     const out = z.read(new Float32Array(xs.length), { stream });
     await stream.done();
-    expect(maxRelativeError(out, xs.map((v, i) => Math.fround(-0.75 * Math.fround(v) + Math.fround(ys[i]!))))).toBeLessThan(1e-6);
+    expect(
+      maxRelativeError(
+        out,
+        xs.map((v, i) => Math.fround(-0.75 * Math.fround(v) + Math.fround(ys[i]!))),
+      ),
+    ).toBeLessThan(1e-6);
     expect(() => saxpy(x, y, 1, z.view(0, 10) as never, { stream })).toThrow(/same length/);
   });
 

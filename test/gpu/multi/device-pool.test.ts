@@ -54,9 +54,9 @@ describe.skipIf(!gpu.ok)(titled('DevicePool over the devices present', gpu), () 
     const out = poison(new Float32Array(n));
     const s0 = pool.pool(d).streams[0]!;
     const s1 = pool.pool(d).streams[1]!;
-    coordinator.add({ name: 'upload', kind: 'upload', stream: s0, run: (s) => a.write(host, { stream: s }) });
-    coordinator.add({ name: 'copy', kind: 'copy', stream: s1, after: ['upload'], run: (s) => b.copyFrom(a, { stream: s }) });
-    coordinator.add({ name: 'read', kind: 'other', after: ['copy'], host: true, run: () => void b.read(out) } as never);
+    coordinator.add({ name: 'upload', kind: 'upload', stream: s0, run: (s) => void a.write(host, { stream: s }) });
+    coordinator.add({ name: 'copy', kind: 'copy', stream: s1, after: ['upload'], run: (s) => void b.copyFrom(a, { stream: s }) });
+    coordinator.add({ name: 'read', kind: 'host', after: ['copy'], run: () => void b.read(out) });
     await coordinator.run();
     expect(out).toEqual(host);
   });
@@ -70,7 +70,11 @@ describe.skipIf(!gpu.ok)(titled('DevicePool over the devices present', gpu), () 
 describe.skipIf(!twoGpus.ok)(titled('DevicePool across two GPUs', twoGpus), () => {
   it('a Coordinator DAG across devices: each step waits for the one before on the other GPU', async () => {
     using pool = new DevicePool({ devices: [0, 1] });
-    for (const [a, b] of [[0, 1], [1, 0]] as const) if (Device.get(a).canAccessPeer(b)) Device.get(a).enablePeerAccess(b);
+    for (const [a, b] of [
+      [0, 1],
+      [1, 0],
+    ] as const)
+      if (Device.get(a).canAccessPeer(b)) Device.get(a).enablePeerAccess(b);
     using coordinator = pool.coordinator();
     const n = 32 << 20; // large enough that a missing cross-device wait would read old data
     const host = randomF32(n);
@@ -80,9 +84,19 @@ describe.skipIf(!twoGpus.ok)(titled('DevicePool across two GPUs', twoGpus), () =
     const s0 = pool.pool(0).streams[1]!;
     const s1 = pool.pool(1).streams[1]!;
     const s0b = pool.pool(0).streams[2]!;
-    coordinator.add({ name: 'upload on 0', kind: 'upload', stream: s0, run: (s) => on0.write(host, { stream: s }) });
-    coordinator.add({ name: 'to 1', kind: 'copy', stream: s1, after: ['upload on 0'], run: (s) => on1.copyFromPeer(on0, { stream: s }) });
-    coordinator.add({ name: 'back to 0', kind: 'copy', stream: s0b, after: ['to 1'], run: (s) => back.copyFromPeer(on1, { stream: s }) });
+    using staging = DeviceBuffer.from('f32', host, { device: 0 });
+    // About a millisecond of device-0 work ending in the data: a peer copy that did not wait would read zeros.
+    coordinator.add({
+      name: 'upload on 0',
+      kind: 'copy',
+      stream: s0,
+      run: (s) => {
+        on0.memset(0, { stream: s });
+        for (let i = 0; i < 10; i++) on0.copyFrom(staging, { stream: s });
+      },
+    });
+    coordinator.add({ name: 'to 1', kind: 'copy', stream: s1, after: ['upload on 0'], run: (s) => void on1.copyFromPeer(on0, { stream: s }) });
+    coordinator.add({ name: 'back to 0', kind: 'copy', stream: s0b, after: ['to 1'], run: (s) => void back.copyFromPeer(on1, { stream: s }) });
     await coordinator.run();
     expect(back.read()).toEqual(host);
     const metrics = pool.metrics();

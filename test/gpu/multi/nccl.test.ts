@@ -102,11 +102,31 @@ describe.skipIf(!ncclReady.ok)(titled('NCCL with one rank per communicator (in p
       await Promise.all([group, sent, received]);
     });
     // i16 cannot be reduced, but it moves (as bytes).
-    const shorts = Int16Array.from({ length: n }, (_, i) => (i * 7919) % 30000 - 15000);
+    const shorts = Int16Array.from({ length: n }, (_, i) => ((i * 7919) % 30000) - 15000);
     using s16 = DeviceBuffer.from('i16', shorts, { device: 0 });
     using r16 = DeviceBuffer.from('i16', new Int16Array(n).fill(-1), { device: 0 });
     await comm.broadcast(s16, r16, { root: 0, stream });
     expect(r16.read()).toEqual(shorts);
+  });
+
+  it('groups nest (only the outermost launches) and a group that returns a promise is refused, leaving NCCL usable', async () => {
+    const host = randomF32(n);
+    using send = DeviceBuffer.from('f32', host, { device: 0 });
+    using a = DeviceBuffer.from('f32', poison(new Float32Array(n)), { device: 0 });
+    using b = DeviceBuffer.from('f32', poison(new Float32Array(n)), { device: 0 });
+    let inner: Promise<void> | undefined;
+    const outer = Communicator.group(() => {
+      void comm.allReduce(send, a, { stream });
+      inner = Communicator.group(() => void comm.allReduce(send, b, { stream }));
+    });
+    await Promise.all([outer, inner]);
+    expect(a.read()).toEqual(host);
+    expect(b.read()).toEqual(host);
+    expect(() => Communicator.group((async () => undefined) as never)).toThrow(/returned a promise/);
+    expect(inGroup()).toBe(false);
+    using c = DeviceBuffer.from('f32', poison(new Float32Array(n)), { device: 0 });
+    await comm.allReduce(send, c, { stream });
+    expect(c.read()).toEqual(host);
   });
 
   it('checks dtypes, operators, ranks, sizes and streams before NCCL sees the call', () => {
@@ -204,7 +224,12 @@ describe.skipIf(!(ncclReady.ok && twoGpus.ok))(titled('NCCL across GPUs', ncclRe
     const fixture = join(ROOT, 'test/gpu/multi/fixtures/nccl-rank.ts');
     const seed = (Math.random() * 2 ** 31) | 0;
     const ranks = [0, 1].map((rank) =>
-      execa('node', ['--import', 'tsx', fixture], { cwd: ROOT, env: { TSCUDA_NCCL_ID: id.toBase64(), TSCUDA_NCCL_RANK: String(rank), TSCUDA_NCCL_SIZE: '2', TSCUDA_NCCL_SEED: String(seed) }, timeout: 120_000, reject: false }),
+      execa('node', ['--import', 'tsx', fixture], {
+        cwd: ROOT,
+        env: { TSCUDA_NCCL_ID: id.toBase64(), TSCUDA_NCCL_RANK: String(rank), TSCUDA_NCCL_SIZE: '2', TSCUDA_NCCL_SEED: String(seed) },
+        timeout: 120_000,
+        reject: false,
+      }),
     );
     const results = await Promise.all(ranks);
     for (const r of results) {

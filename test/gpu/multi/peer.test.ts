@@ -58,13 +58,19 @@ describe.skipIf(!twoGpus.ok)(titled('peer access and copies between two GPUs', t
       return c[0]!;
     };
     console.log(`peer access: 0->1 ${p01}, 1->0 ${p10}; P2P attributes 0->1: performance rank ${attr(1, d0, d1)}, native atomics ${attr(3, d0, d1)}`);
-    for (const [a, b, ok] of [[d0, d1, p01], [d1, d0, p10]] as const) {
+    for (const [a, b, ok] of [
+      [d0, d1, p01],
+      [d1, d0, p10],
+    ] as const) {
       if (ok) a.enablePeerAccess(b);
       else expect(() => a.enablePeerAccess(b)).toThrow(PeerAccessUnsupportedError);
     }
     const n = (8 << 20) + 5;
     const host = randomF32(n);
-    for (const [from, to] of [[d0, d1], [d1, d0]] as const) {
+    for (const [from, to] of [
+      [d0, d1],
+      [d1, d0],
+    ] as const) {
       for (const streamDevice of [from, to]) {
         using stream = new Stream({ device: streamDevice });
         using src = DeviceBuffer.from('f32', host, { device: from });

@@ -148,7 +148,7 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
     // At least the steps still waiting for a slot were refused by the disposal.
     expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof DisposedError).length).toBeGreaterThan(0);
     await expect(ctx.tripleBufferedStep(randomF32(n))).rejects.toBeInstanceOf(DisposedError);
-    expect(() => ctx.done()).toThrow(DisposedError);
+    await expect(ctx.done()).rejects.toBeInstanceOf(DisposedError);
     ctx.context.synchronize();
   });
 

@@ -31,8 +31,12 @@ afterEach(() => {
 });
 
 describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
-  for (const workers of [2, 1]) {
-    it(`${workers} worker(s): the faulting worker answers 503 retryable and is replaced; ready again within 5 s`, async () => {
+  for (const [workers, standby] of [
+    [2, 0],
+    [1, 0],
+    [1, 1],
+  ] as const) {
+    it(`${workers} worker(s), ${standby} standby: the faulting worker answers 503 retryable and is replaced; ready again within 5 s`, async () => {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const child = execa('node', ['--import', 'tsx', SUPERVISE, String(workers), FAULT_WORKER, String(port)], { cwd: ROOT, reject: false });
@@ -48,6 +52,7 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
         });
       });
       expect((await fetch(`${base}/v2/health/ready`)).status).toBe(200);
+      if (standby > 0) await expect.poll(() => err, { timeout: 60_000 }).toMatch(/on standby/);
 
       const data = randomF32(4 * 4096);
       const send = (flags: string): Promise<{ status: number; code?: string; retryable?: boolean }> =>
@@ -86,7 +91,7 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
         }
         await new Promise((r) => setTimeout(r, 25));
       }
-      console.log(`fault with ${workers} worker(s): ${counts.ok} ok, ${counts.retryable503} 503 retryable; ready again after ${readyMs.toFixed(0)} ms`);
+      console.log(`fault with ${workers} worker(s) + ${standby} standby: ${counts.ok} ok, ${counts.retryable503} 503 retryable; ready again after ${readyMs.toFixed(0)} ms`);
       expect(readyMs).toBeLessThan(5000);
       await expect.poll(async () => (await send('stft')).status, { timeout: 5000 }).toBe(200);
       expect(err).toMatch(/lost its GPU context/);

@@ -9,6 +9,7 @@ import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
 import {
   bandMask,
+  bandMaskMany,
   bandPower,
   bandPowers,
   bandPowersReference,
@@ -163,6 +164,17 @@ describe.skipIf(!gpu.available)(`signal primitives${gpu.available ? '' : ` (skip
             }
           }
         expect(relativeL2(readAll(wave), wantWave)).toBeLessThanOrEqual(TOL[p]);
+        // every band at once: one masked copy per band, one batched inverse; the band with `band` equals the wave above
+        using many = poisoned(c, batch * 2 * h);
+        bandMaskMany(spec as DeviceBuffer<'c64'>, many as DeviceBuffer<'c64'>, { batch, length: n, fs, bands: [band, [0, fs / 2]], stream, scale: 1 / n });
+        using waves = poisoned(p, batch * 2 * n);
+        irfft(many as DeviceBuffer<'c64'>, waves as DeviceBuffer<'f32'>, { batch: batch * 2, length: n, stream, normalize: false });
+        await stream.done();
+        const wv = readAll(waves);
+        for (let b = 0; b < batch; b++) {
+          expect(relativeL2(wv.subarray(2 * b * n, (2 * b + 1) * n), wantWave.subarray(b * n, (b + 1) * n))).toBeLessThanOrEqual(TOL[p]);
+          expect(relativeL2(wv.subarray((2 * b + 1) * n, (2 * b + 2) * n), x64.subarray(b * n, (b + 1) * n))).toBeLessThanOrEqual(TOL[p]);
+        }
         // irfft(rfft(x)) = x, with the normalisation folded into the mask (scale 1/N, normalize false)
         rfft(x, spec as DeviceBuffer<'c64'>, { batch, length: n, stream });
         bandMask(spec as DeviceBuffer<'c64'>, { batch, length: n, fs, band: [0, fs / 2], stream, scale: 1 / n });

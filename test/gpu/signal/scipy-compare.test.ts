@@ -138,7 +138,7 @@ describe.skipIf(!!skip)(`signal vs scipy.signal${skip ? ` (skipped: ${skip})` : 
           scaling: o.scaling,
         };
         const r = istft(z.Z as DeviceBuffer<'c64'>, { ...iopts, frames: z.frames, batch, stream });
-        inverted.push({ id: `istft${c}`, x: r.x, roundtrip: o.detrend === false && o.boundary !== null });
+        inverted.push({ id: `istft${c}`, x: r.x, roundtrip: o.detrend === false && o.boundary !== null && o.padded === true });
         const zHost = readAll(z.Z);
         inverse.push({
           id: `istft${c}`,

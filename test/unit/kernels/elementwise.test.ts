@@ -39,7 +39,14 @@ describe('C declarations', () => {
     expectTypeOf<ScalarArgs<'float a, long long k'>>().toEqualTypeOf<[number, number | bigint]>();
     expectTypeOf<ScalarArgs<''>>().toEqualTypeOf<[]>();
     expectTypeOf<ElementwiseArgs<'const float x, const float y', 'float z', 'float a'>>().toEqualTypeOf<
-      [DeviceBuffer<'f32'>, DeviceBuffer<'f32'>, number, DeviceBuffer<'f32'>] | [DeviceBuffer<'f32'>, DeviceBuffer<'f32'>, number, DeviceBuffer<'f32'>, { stream?: import('../../../src/runtime/stream.js').Stream | undefined; block?: number | undefined }]
+      | [DeviceBuffer<'f32'>, DeviceBuffer<'f32'>, number, DeviceBuffer<'f32'>]
+      | [
+          DeviceBuffer<'f32'>,
+          DeviceBuffer<'f32'>,
+          number,
+          DeviceBuffer<'f32'>,
+          { stream?: import('../../../src/runtime/stream.js').Stream | undefined; block?: number | undefined },
+        ]
     >();
   });
   it('makes swapped or mistyped arguments a tsc error', () => {
@@ -69,7 +76,9 @@ describe('elementwise code generation', () => {
   it('generates a grid-stride kernel with inputs as values and outputs as references', () => {
     const src = elementwiseSource(saxpy, new Map([['T', 'f32']]));
     expect(src).toContain('typedef float T;');
-    expect(src).toContain('extern "C" __global__ void saxpy(const float* __restrict__ _in_x, const float* __restrict__ _in_y, const float a, const long long k, float* _out_z, const long long n)');
+    expect(src).toContain(
+      'extern "C" __global__ void saxpy(const float* __restrict__ _in_x, const float* __restrict__ _in_y, const float a, const long long k, float* _out_z, const long long n)',
+    );
     expect(src).toContain('const float x = _in_x[i];');
     expect(src).toContain('float& z = _out_z[i];');
     expect(src).toContain('z = a * x + y;');
@@ -99,7 +108,9 @@ describe('reduction code generation', () => {
   });
   it('has a partial and a final kernel with post applied once per row', () => {
     const src = reductionSource(l2, new Map([['T', 'f32']]));
-    expect(src).toContain('extern "C" __global__ void l2_partial(const float* __restrict__ _in_x, const float s, float* _out_y, _acc_t* _partial, const long long k, const int _final)');
+    expect(src).toContain(
+      'extern "C" __global__ void l2_partial(const float* __restrict__ _in_x, const float s, float* _out_y, _acc_t* _partial, const long long k, const int _final)',
+    );
     expect(src).toContain('extern "C" __global__ void l2_final(const _acc_t* __restrict__ _partial, const float s, float* _out_y, const int _chunks)');
     expect(src.match(/y = sqrt\(a\) \* s;/g)).toHaveLength(2);
     expect(reductionParams(l2, new Map([['T', 'f32']]))).toEqual({ partial: ['ptr', 'f32', 'ptr', 'ptr', 'i64', 'i32'], final: ['ptr', 'f32', 'ptr', 'i32'] });
@@ -116,7 +127,10 @@ describe('reduction code generation', () => {
 
 /** nvcc here, when there is one: the generated sources are compile-checked for every dtype. */
 function findNvcc(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(':'), ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin'))];
+  const dirs = [
+    ...(process.env.PATH ?? '').split(':'),
+    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin')),
+  ];
   return dirs.map((d) => join(d, 'nvcc')).find((p) => existsSync(p));
 }
 const nvcc = findNvcc();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkPlacement, chooseDevice, resolveDeviceList, type DeviceLoad } from '../../../src/orchestration/device-placement.js';
 
-const loads = (outstanding: number[], free: number[] = outstanding.map(() => 0)): DeviceLoad[] => outstanding.map((o, index) => ({ index, outstanding: o, freeBytes: free[index]! }));
+const loads = (outstanding: number[], free: number[] = outstanding.map(() => 0)): DeviceLoad[] =>
+  outstanding.map((o, index) => ({ index, outstanding: o, freeBytes: free[index]! }));
 
 describe('device placement', () => {
   it('RoundRobin takes the devices in turn whatever their load', () => {

@@ -20,9 +20,16 @@ describe('NCCL reduction operators', () => {
 
 describe('NCCL element types', () => {
   const native: [DType, number][] = [
-    ['i8', ncclDataType_t.ncclInt8], ['u8', ncclDataType_t.ncclUint8], ['i32', ncclDataType_t.ncclInt32], ['u32', ncclDataType_t.ncclUint32],
-    ['i64', ncclDataType_t.ncclInt64], ['u64', ncclDataType_t.ncclUint64], ['f16', ncclDataType_t.ncclFloat16], ['bf16', ncclDataType_t.ncclBfloat16],
-    ['f32', ncclDataType_t.ncclFloat32], ['f64', ncclDataType_t.ncclFloat64],
+    ['i8', ncclDataType_t.ncclInt8],
+    ['u8', ncclDataType_t.ncclUint8],
+    ['i32', ncclDataType_t.ncclInt32],
+    ['u32', ncclDataType_t.ncclUint32],
+    ['i64', ncclDataType_t.ncclInt64],
+    ['u64', ncclDataType_t.ncclUint64],
+    ['f16', ncclDataType_t.ncclFloat16],
+    ['bf16', ncclDataType_t.ncclBfloat16],
+    ['f32', ncclDataType_t.ncclFloat32],
+    ['f64', ncclDataType_t.ncclFloat64],
   ];
 
   it('reduces the native dtypes as themselves with every operator', () => {

@@ -31,26 +31,39 @@ function stagePackage(): void {
 }
 
 const CONSUMER_TS = `
-import { DeviceBuffer, HostBuffer, Stream, elementwise, toF16, type DType } from 'tscuda';
+import { DeviceBuffer, FftPlan, HostBuffer, Program, Stream, elementwise, reduction, toF16, type DType, type Device } from 'tscuda';
 import { cu } from 'tscuda/ffi';
-import { Coordinator } from 'tscuda/orchestration';
+import { Coordinator, StreamPool } from 'tscuda/orchestration';
+import { stft } from 'tscuda/signal';
 
+// What an application has at hand: values that may be undefined, passed on as they are.
 declare const maybeStream: Stream | undefined;
+declare const maybeDevice: Device | undefined;
 declare const label: string | undefined;
+declare const priority: 'high' | 'normal' | 'low' | undefined;
 
 export function scale(x: DeviceBuffer<'f32'>, host: Float32Array, pinned: HostBuffer<'f32'>): DType {
-  const y = DeviceBuffer.alloc('f32', x.length, { stream: maybeStream, label });
+  using stream = new Stream({ device: maybeDevice, label, priority });
+  const y = DeviceBuffer.alloc('f32', x.length, { stream: maybeStream, label, device: maybeDevice });
   y.write(host, { stream: maybeStream });
   y.write(pinned, { stream: maybeStream, offset: undefined });
   y.read(host, { stream: maybeStream });
   y.copyFrom(x, { stream: maybeStream });
+  using pinned2 = HostBuffer.alloc('f32', 4, { device: maybeDevice, label });
+  const kernel = new Program({ source: 'extern "C" __global__ void k(float* p) {}', name: label }).kernel('k', ['ptr']);
+  kernel.launch({ grid: 1, block: 1, stream: maybeStream, sharedMemBytes: undefined }, y);
+  using plan = FftPlan.create({ shape: [8], type: 'R2C', stream: maybeStream, device: maybeDevice });
   const axpy = elementwise({ inputs: 'const float x', params: 'float a', outputs: 'float y', operation: 'y = a * x' });
   axpy(x, 2, y, { stream: maybeStream });
   // @ts-expect-error a double buffer where float is declared
   axpy(DeviceBuffer.alloc('f64', 1), 2, y);
-  void toF16([1]);
-  void cu;
-  void Coordinator;
+  const sum = reduction({ inputs: 'const float x', output: 'float y', map: 'x', reduce: 'a + b', identity: '0', post: undefined });
+  sum(x, y, { stream: maybeStream });
+  const { Zxx } = stft(x, { fs: 100, nperseg: 16, stream: maybeStream, window: undefined });
+  const pool = new StreamPool({ label, device: maybeDevice });
+  const coordinator = new Coordinator(pool, { label });
+  coordinator.add({ name: 'copy', kind: 'kernel', stream: maybeStream, after: undefined, run: (s) => void y.copyFrom(x, { stream: s }) });
+  void [toF16([1]), cu, stream, pinned2, plan, Zxx];
   return y.dtype;
 }
 `;
@@ -95,7 +108,18 @@ describe('the packed package', () => {
     writeFileSync(
       join(consumer, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2022', lib: ['ES2023', 'ESNext.Disposable'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: true, noEmit: true, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023', 'ESNext.Disposable'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          skipLibCheck: false,
+          noEmit: true,
+          types: ['node'],
+        },
         files: ['index.ts'],
       }),
     );
@@ -105,18 +129,30 @@ describe('the packed package', () => {
   }, 60_000);
 
   it('imports every subpath as ESM', async () => {
-    const subpaths = Object.keys(pkg.exports).filter((s) => s !== './package.json').map((s) => (s === '.' ? 'tscuda' : `tscuda/${s.slice(2)}`));
-    writeFileSync(join(consumer, 'esm.mjs'), `${subpaths.map((s, i) => `import * as m${i} from '${s}';`).join('\n')}\nconsole.log([${subpaths.map((_, i) => `Object.keys(m${i}).length`).join(', ')}].join(' '));\n`);
+    const subpaths = Object.keys(pkg.exports)
+      .filter((s) => s !== './package.json')
+      .map((s) => (s === '.' ? 'tscuda' : `tscuda/${s.slice(2)}`));
+    writeFileSync(
+      join(consumer, 'esm.mjs'),
+      `${subpaths.map((s, i) => `import * as m${i} from '${s}';`).join('\n')}\nconsole.log([${subpaths.map((_, i) => `Object.keys(m${i}).length`).join(', ')}].join(' '));\n`,
+    );
     const r = await execa('node', ['esm.mjs'], { cwd: consumer });
     for (const n of r.stdout.trim().split(' ')) expect(Number(n)).toBeGreaterThan(0);
   }, 30_000);
 
   const cjsTitle = "require('tscuda') from CommonJS (Node >= 20.19)";
-  it.runIf(requireEsm)(requireEsm ? cjsTitle : `${cjsTitle} (skipped: Node ${process.versions.node} cannot require() ES modules without a flag)`, async () => {
-    writeFileSync(join(consumer, 'cjs.cjs'), "const t = require('tscuda');\nconst ffi = require('tscuda/ffi');\nconsole.log(typeof t.Stream, typeof t.DeviceBuffer, typeof t.elementwise, typeof ffi.cu);\n");
-    const r = await execa('node', ['--no-warnings', 'cjs.cjs'], { cwd: consumer });
-    expect(r.stdout.trim()).toBe('function function function function');
-  }, 30_000);
+  it.runIf(requireEsm)(
+    requireEsm ? cjsTitle : `${cjsTitle} (skipped: Node ${process.versions.node} cannot require() ES modules without a flag)`,
+    async () => {
+      writeFileSync(
+        join(consumer, 'cjs.cjs'),
+        "const t = require('tscuda');\nconst ffi = require('tscuda/ffi');\nconsole.log(typeof t.Stream, typeof t.DeviceBuffer, typeof t.elementwise, typeof ffi.cu);\n",
+      );
+      const r = await execa('node', ['--no-warnings', 'cjs.cjs'], { cwd: consumer });
+      expect(r.stdout.trim()).toBe('function function function function');
+    },
+    30_000,
+  );
 
   it('runs `npx tscuda --help`, `--version` and every command help from the installed package', async () => {
     const help = await execa('npx', ['--no-install', 'tscuda', '--help'], { cwd: consumer });

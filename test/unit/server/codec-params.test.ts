@@ -39,6 +39,29 @@ describe('parameters', () => {
     expect(paramsFromStrings({ bands: '[[1,2]]' }).bands).toEqual([[1, 2]]);
   });
 
+  it('framed stft parameters: nperseg within the series, noverlap below nperseg; a framed spectrum is B x bins x frames', () => {
+    expect(parseJobParams(paramsFromStrings({ nperseg: '256', noverlap: '128', bandWaves: 'false' }), 2048, context, 'stft').spec).toMatchObject({
+      nperseg: 256,
+      noverlap: 128,
+      bandWaves: false,
+    });
+    expect(() => parseJobParams({ nperseg: 4096 }, 2048, context, 'stft')).toThrow(/nperseg/);
+    expect(() => parseJobParams({ nperseg: 64, noverlap: 64 }, 2048, context, 'stft')).toThrow(/noverlap/);
+    expect(() => parseJobParams({ noverlap: 8 }, 2048, context, 'stft')).toThrow(/needs nperseg/);
+    const framed: JobResult = {
+      id: 1,
+      lane: 0,
+      device: 0,
+      batch: 2,
+      length: 8,
+      fs: 1,
+      frames: 3,
+      spectrum: new Float32Array(2 * 5 * 3),
+      timings: { queuedMs: 0, runMs: 0, gpuMs: 0 },
+    };
+    expect(parseFieldsHeader(encodeBinaryResult(framed).fields)[0]!.shape).toEqual([2, 5, 3]);
+  });
+
   it('refuses hex, empty and NaN numbers, naming the field', () => {
     for (const [key, value, field] of [
       ['fs', '0x10', 'fs'],
@@ -120,6 +143,9 @@ describe('codecs', () => {
     const dom = fields[2]!;
     expect(Array.from(new Float64Array(b.body.buffer.slice(b.body.byteOffset + dom.offset, b.body.byteOffset + dom.offset + dom.bytes)))).toEqual([1, 1, 2, 3, 4, 0.25, 5, 6]);
     expect(JSON.parse(b.meta)).not.toHaveProperty('dominant');
+    const withStage = encodeBinaryResult({ ...result, stages: { note: 'héllo ☃\n' } });
+    expect(withStage.meta).toMatch(/^[\x20-\x7e]*$/);
+    expect((JSON.parse(withStage.meta) as { stages: { note: string } }).stages.note).toBe('héllo ☃\n');
   });
 });
 

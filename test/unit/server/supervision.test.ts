@@ -27,9 +27,9 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-async function startService(workers: number): Promise<{ child: ResultPromise; base: string; stderr: () => string }> {
+async function startService(workers: number, standby = 0): Promise<{ child: ResultPromise; base: string; stderr: () => string }> {
   const port = await freePort();
-  const child = execa('node', ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), String(workers), join(FIXTURES, 'fake-worker.ts'), String(port)], {
+  const child = execa('node', ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), String(workers), join(FIXTURES, 'fake-worker.ts'), String(port), String(standby)], {
     reject: false,
     buffer: true,
     all: false,
@@ -155,4 +155,22 @@ describe('supervised workers (fake engines, no GPU)', () => {
       expect(String(result.stdout)).toContain('"stopped":true');
     }, 60_000);
   }
+
+  it('a standby worker takes over at once, and a new standby starts behind it', async () => {
+    const { child, base, stderr } = await startService(1, 1);
+    await expect.poll(() => stderr(), { timeout: 20_000 }).toMatch(/on standby/);
+    const before = (await (await fetch(`${base}/v1/info`)).json()) as { pid: number };
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => stft(base, i === 5 ? ['fault'] : [])));
+    for (const a of answers) expect([200, 503]).toContain(a.status);
+    const recoveryMs = await readyWithin(base, 5000);
+    // No process start on the way: the standby only has to take the socket.
+    expect(recoveryMs).toBeLessThan(2000);
+    await expect.poll(async () => (await stft(base)).status, { timeout: 5000 }).toBe(200);
+    const after = (await (await fetch(`${base}/v1/info`)).json()) as { pid: number };
+    expect(after.pid).not.toBe(before.pid);
+    expect(stderr()).toMatch(/\(standby\) takes over/);
+    await expect.poll(() => (stderr().match(/on standby/g) ?? []).length, { timeout: 20_000 }).toBe(2);
+    child.kill('SIGTERM');
+    expect((await child).exitCode).toBe(0);
+  }, 60_000);
 });

@@ -216,6 +216,26 @@ describe.skipIf(!!skip)(`src/signal orchestration, emulated on the CPU${skip ? `
       const w = host(wave);
       for (let b = 0; b < batch; b++)
         for (let t = 0; t < n; t++) expect(Math.abs(w[b * n + t]! - (1 + b) * Math.cos((2 * Math.PI * k0 * t) / n + 0.5 + b))).toBeLessThan(p === 'f32' ? 1e-5 : 1e-12);
+      // one masked copy per band, one batched inverse: each band's wave
+      const many = asDevice(FakeDeviceBuffer.alloc(p === 'f32' ? 'c64' : 'c128', batch * 2 * h));
+      signal.bandMaskMany(spec, many, {
+        batch,
+        length: n,
+        fs,
+        bands: [
+          [6, 7],
+          [19, 21],
+        ],
+        scale: 1 / n,
+      });
+      const waves = asDevice(FakeDeviceBuffer.alloc(p, batch * 2 * n));
+      signal.irfft(many, waves, { batch: batch * 2, length: n, normalize: false });
+      const ww = host(waves);
+      for (let b = 0; b < batch; b++)
+        for (let t = 0; t < n; t++) {
+          expect(Math.abs(ww[2 * b * n + t]! - (1 + b) * Math.cos((2 * Math.PI * k0 * t) / n + 0.5 + b))).toBeLessThan(p === 'f32' ? 1e-5 : 1e-12);
+          expect(Math.abs(ww[(2 * b + 1) * n + t]! - 0.2 * Math.cos((2 * Math.PI * 40 * t) / n))).toBeLessThan(p === 'f32' ? 1e-5 : 1e-12);
+        }
       const dwOut = asDevice(FakeDeviceBuffer.alloc(p, batch * n));
       signal.detrendWindow(x, dwOut, { batch, length: n, detrend: 'constant', window: 'hann' });
       const win = signal.getWindow('hann', n);
