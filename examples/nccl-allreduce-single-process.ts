@@ -1,7 +1,8 @@
 // NCCL all-reduce in one process: one communicator per GPU (ncclCommInitAll), the ranks' shares
 // enqueued together inside Communicator.group(). Works on any number of GPUs (one rank on one).
 // Run: npx tsx examples/nccl-allreduce-single-process.ts   (needs NCCL: libnccl2, or pip install nvidia-nccl-cu13)
-import { Communicator, Device, DeviceBuffer, Stream } from '../src/index.js';
+import { Device, DeviceBuffer, Stream } from '../src/index.js';
+import { Communicator } from '../src/orchestration/index.js';
 
 const n = 1 << 20;
 const devices = Device.all();

@@ -5,7 +5,8 @@
 // Run: npx tsx examples/nccl-allreduce-two-process.ts   (needs 2 GPUs and NCCL)
 import { execa } from 'execa';
 import { fileURLToPath } from 'node:url';
-import { Communicator, Device, DeviceBuffer, generateUniqueId, NcclUniqueId, Stream } from '../src/index.js';
+import { Device, DeviceBuffer, Stream } from '../src/index.js';
+import { Communicator, generateUniqueId, NcclUniqueId } from '../src/orchestration/index.js';
 
 const SIZE = 2;
 const n = 1 << 20;

@@ -21,14 +21,18 @@ export function statusName(library: CudaLibraryName, code: number): string {
   return names.get(code) ?? `UNKNOWN_${code}`;
 }
 
-/** Errors after which the context is unusable: all in-flight work on it must fail, not wait. */
+/**
+ * Errors after which the context is unusable: all in-flight work on it must fail, not wait. Exactly
+ * the statuses whose driver documentation says the process is left in an inconsistent state and
+ * must be relaunched (a stale handle's CONTEXT_IS_DESTROYED is not one of them).
+ */
 const STICKY = new Set<string>([
   'CUDA_ERROR_ILLEGAL_ADDRESS', 'CUDA_ERROR_ILLEGAL_INSTRUCTION', 'CUDA_ERROR_MISALIGNED_ADDRESS', 'CUDA_ERROR_INVALID_ADDRESS_SPACE',
-  'CUDA_ERROR_INVALID_PC', 'CUDA_ERROR_LAUNCH_FAILED', 'CUDA_ERROR_HARDWARE_STACK_ERROR', 'CUDA_ERROR_ECC_UNCORRECTABLE',
-  'CUDA_ERROR_ASSERT', 'CUDA_ERROR_LAUNCH_TIMEOUT', 'CUDA_ERROR_TENSOR_MEMORY_LEAK',
+  'CUDA_ERROR_INVALID_PC', 'CUDA_ERROR_LAUNCH_FAILED', 'CUDA_ERROR_HARDWARE_STACK_ERROR', 'CUDA_ERROR_ASSERT', 'CUDA_ERROR_LAUNCH_TIMEOUT',
+  'CUDA_ERROR_TENSOR_MEMORY_LEAK', 'CUDA_ERROR_CONTAINED', 'CUDA_ERROR_MPS_CLIENT_TERMINATED', 'CUDA_ERROR_EXTERNAL_DEVICE',
   'cudaErrorIllegalAddress', 'cudaErrorIllegalInstruction', 'cudaErrorMisalignedAddress', 'cudaErrorInvalidAddressSpace',
-  'cudaErrorInvalidPc', 'cudaErrorLaunchFailure', 'cudaErrorHardwareStackError', 'cudaErrorECCUncorrectable', 'cudaErrorAssert',
-  'cudaErrorLaunchTimeout',
+  'cudaErrorInvalidPc', 'cudaErrorLaunchFailure', 'cudaErrorHardwareStackError', 'cudaErrorAssert', 'cudaErrorLaunchTimeout',
+  'cudaErrorTensorMemoryLeak', 'cudaErrorContained', 'cudaErrorMpsClientTerminated', 'cudaErrorExternalDevice',
 ]);
 
 export interface CudaErrorContext {

@@ -85,6 +85,7 @@ export class Graph extends Resource {
     });
   }
 
+  /** Instantiates the graph for launch (cuGraphInstantiate: blocks for about 0.1–1 ms per 100 nodes; instantiate once, launch many times). */
   instantiate(options: { label?: string } = {}): GraphExec {
     this.assertAlive();
     checkLabel(options?.label, `${this.label} instantiate`);

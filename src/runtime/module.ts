@@ -8,10 +8,10 @@ import { checkLabel, describeValue, Resource } from './resource.js';
 
 export interface ModuleDescriptor extends Placement {
   /** A fatbin, cubin or PTX file. */
-  path?: string;
+  path?: string | undefined;
   /** The image itself (PTX as text is NUL-terminated here). */
-  data?: Uint8Array | string;
-  label?: string;
+  data?: Uint8Array | string | undefined;
+  label?: string | undefined;
 }
 
 /**

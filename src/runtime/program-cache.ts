@@ -184,7 +184,8 @@ export function writeCacheEntry(dir: string, key: string, entry: ProgramCacheEnt
 
 function touch(path: string): void {
   try {
-    const now = new Date();
+    // Sub-millisecond seconds: a Date (whole ms) could date a just-read entry before entries written within the same millisecond.
+    const now = (performance.timeOrigin + performance.now()) / 1000;
     utimesSync(path, now, now);
   } catch {
     /* recency is a hint */

@@ -14,27 +14,27 @@ export interface ProgramDescriptor {
   /** CUDA C++ source text. */
   source: string;
   /** The file name NVRTC uses in its messages and for `__FILE__` (default 'program.cu'). */
-  name?: string;
+  name?: string | undefined;
   /** Headers the source may `#include "..."`, by include name: `{ 'util.cuh': '...' }`. */
-  headers?: Record<string, string>;
-  label?: string;
+  headers?: Record<string, string> | undefined;
+  label?: string | undefined;
 }
 
 export interface CompileOptions {
   /** NVRTC options, e.g. ['-std=c++17', '--use_fast_math', '-DN=4']. The architecture goes in `arch`, not here. */
-  options?: string[];
+  options?: string[] | undefined;
   /**
    * 'sm_90' compiles to a cubin for that GPU; 'compute_90' to PTX (the driver JIT-compiles it at
    * load, also for newer GPUs). Default: the device's own sm_XY, or, when this NVRTC is older than
    * the device, PTX for the newest architecture it supports.
    */
-  arch?: string;
+  arch?: string | undefined;
   /** The device whose architecture is the default, and whose context `load()` uses (default device 0). */
-  device?: Device;
+  device?: Device | undefined;
   /** C++ names to lower (templates, overloads, namespaced kernels): 'scale<float>'. Look them up with `lowered()`. */
-  nameExpressions?: string[];
+  nameExpressions?: string[] | undefined;
   /** Use the memory and disk cache (default true). */
-  cache?: boolean;
+  cache?: boolean | undefined;
 }
 
 export type ProgramImageKind = 'cubin' | 'ptx';
@@ -168,7 +168,7 @@ export class CompiledProgram {
     this.loweredNames = loweredNames instanceof Map ? loweredNames : new Map(Object.entries(loweredNames));
   }
 
-  /** Loads the image as a Module, in `context` (default: the compile's device's primary context). */
+  /** Loads the image as a Module, in `context` (default: the compile's device's primary context). Blocks like Module.load: about 1 ms for a cubin, longer for PTX the driver JIT-compiles. */
   load(context?: Context): Module {
     if (context !== undefined) expectResource(context, Context, `${this.label} load(context)`);
     const ctx = context ?? this.device?.context;

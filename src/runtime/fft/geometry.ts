@@ -34,12 +34,12 @@ export type FftOutput<T extends FftType, D extends FftDirection> = FftDtypes[T][
  * embed = the side's logical shape, stride = 1, dist = stride × product(embed).
  */
 export interface FftLayout {
-  inembed?: readonly number[];
-  istride?: number;
-  idist?: number;
-  onembed?: readonly number[];
-  ostride?: number;
-  odist?: number;
+  inembed?: readonly number[] | undefined;
+  istride?: number | undefined;
+  idist?: number | undefined;
+  onembed?: readonly number[] | undefined;
+  ostride?: number | undefined;
+  odist?: number | undefined;
 }
 
 export interface FftPlanDescriptor<T extends FftType = FftType> extends FftLayout, Placement {
@@ -47,13 +47,13 @@ export interface FftPlanDescriptor<T extends FftType = FftType> extends FftLayou
   shape: readonly number[];
   type: T;
   /** Independent transforms done in one call (default 1). */
-  batch?: number;
+  batch?: number | undefined;
   /**
    * The stream transforms run on when a call names none (and whose context the plan lives in).
    * Each call may name its own: `plan.forward(x, y, { stream })`.
    */
-  stream?: Stream;
-  label?: string;
+  stream?: Stream | undefined;
+  label?: string | undefined;
 }
 
 /** What one cuFFT plan type reads and writes. */

@@ -87,12 +87,12 @@ export const fftPlans = new FftPlanCache();
 
 export interface FftCallOptions {
   /** Inverse transform (unnormalized: N times the signal). Default forward. */
-  inverse?: boolean;
+  inverse?: boolean | undefined;
   stream?: Stream | undefined;
   /** Write here instead of in place. */
-  output?: DeviceBuffer<'c64'> | DeviceBuffer<'c128'>;
+  output?: DeviceBuffer<'c64'> | DeviceBuffer<'c128'> | undefined;
   /** Transforms of `x.length / batch` elements each (default 1). */
-  batch?: number;
+  batch?: number | undefined;
 }
 
 /**

@@ -45,7 +45,7 @@ export interface Copy2D {
   widthBytes: number;
   height: number;
   /** Async on this stream; synchronous without. */
-  stream?: Stream;
+  stream?: Stream | undefined;
 }
 
 /** Copies a `widthBytes` × `height` rectangle between pitched host or device memory (cuMemcpy2D). */

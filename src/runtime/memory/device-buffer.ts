@@ -5,6 +5,7 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
 import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
+import { forgetFinishedStreams } from './stream-uses.js';
 import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, Resource } from '../resource.js';
@@ -158,7 +159,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const a = root.#allocation;
     if (a.stream === undefined || a.stream === stream) return;
     if (stream !== null) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
-    (a.usedOn ??= new Set()).add(stream);
+    const used = (a.usedOn ??= new Set());
+    if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
+    used.add(stream);
   }
 
   /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
@@ -236,6 +239,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   /** Device -> device from `source` (same dtype). */
   copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
+    // A buffer of another context (another device): cuMemcpyPeerAsync, in runtime/peer.ts.
+    if (source instanceof DeviceBuffer && source.context !== this.context && typeof this.copyFromPeer === 'function') return this.copyFromPeer(source, options);
     this.checkUsable(options?.stream);
     expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
     source.checkUsable(options.stream);

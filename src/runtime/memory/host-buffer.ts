@@ -5,6 +5,7 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
+import { forgetFinishedStreams } from './stream-uses.js';
 import { processLost } from '../lost.js';
 import { checkLabel, describeValue, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
@@ -110,7 +111,9 @@ export class HostBuffer<T extends DType = DType> extends Resource {
    * unregistering) it waits for that stream. tscuda calls it for its own asynchronous copies.
    */
   recordUse(stream: Stream): void {
-    (this.#uses.streams ??= new Set()).add(stream);
+    const used = (this.#uses.streams ??= new Set());
+    if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
+    used.add(stream);
   }
 
   /** Allocates pinned memory (cuMemHostAlloc: blocks for about 1 ms per 10–100 MB while the OS pins the pages; keep and reuse these buffers). */

@@ -11,12 +11,12 @@ function checkBytes(bytes: unknown, what: string, infinity = false): void {
 }
 
 export interface MemoryPoolDescriptor {
-  device?: Device;
+  device?: Device | undefined;
   /** Bytes the pool keeps reserved across synchronizations instead of returning to the OS (default 0; Infinity keeps all). */
-  releaseThreshold?: number;
+  releaseThreshold?: number | undefined;
   /** Upper bound of the pool's size in bytes (0: no limit). */
-  maxSize?: number;
-  label?: string;
+  maxSize?: number | undefined;
+  label?: string | undefined;
 }
 
 export interface MemoryPoolUsage {

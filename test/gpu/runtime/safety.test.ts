@@ -79,6 +79,27 @@ describe.skipIf(!gpu.available)(`runtime safety${gpu.available ? '' : ` (skipped
     expect(() => v.read()).toThrow(DisposedError);
   });
 
+  it('frees a HostBuffer disposed under a queued copy only after the copy, so no other buffer receives its bytes', async () => {
+    const k = loadBasicKernels();
+    const s = new Stream();
+    const n = 1 << 20;
+    const d = DeviceBuffer.from(
+      'f32',
+      randomF32(n).map((v) => v + 3),
+    );
+    const h = HostBuffer.alloc('f32', n, { label: 'disposed under a copy' });
+    k.spin_ns({ grid: 1, block: 1, stream: s }, 200_000_000n);
+    d.read(h, { stream: s }); // lands after the spin
+    h.dispose();
+    const others = Array.from({ length: 8 }, () => HostBuffer.alloc('f32', n));
+    for (const o of others) o.array.fill(-1);
+    await s.done();
+    await new Promise((r) => setTimeout(r, 20)); // the deferred free runs after the poller saw the copy complete
+    for (const o of others) expect(o.array.every((v) => v === -1)).toBe(true);
+    for (const o of others) o.dispose();
+    k.module.dispose();
+  });
+
   it('keeps a HostBuffer array usable after dispose(), on pages nothing else is given', async () => {
     const h = HostBuffer.alloc('f32', 1024);
     const a = h.array;

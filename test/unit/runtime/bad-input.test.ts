@@ -267,6 +267,8 @@ describe('sticky statuses', () => {
     expect(new CudaError('driver', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 'cuEventQuery').sticky).toBe(true);
     expect(new CudaError('driver', CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED, 'cuEventQuery').sticky).toBe(false);
     expect(new CudaError('driver', CUresult.CUDA_ERROR_INVALID_HANDLE, 'cuEventQuery').sticky).toBe(false);
+    expect(new CudaError('driver', CUresult.CUDA_ERROR_CONTAINED, 'cuEventQuery').sticky).toBe(true);
+    expect(new CudaError('driver', CUresult.CUDA_ERROR_LAUNCH_FAILED, 'cuEventQuery').sticky).toBe(true);
   });
 });
 
