@@ -25,3 +25,4 @@ export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, 
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';
+export { trimPinnedCache, pinnedCacheBytes } from './memory/pinned-cache.js';

@@ -5,6 +5,7 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
+import { givePinned, takePinned } from './pinned-cache.js';
 import { forgetFinishedStreams } from './stream-uses.js';
 import { processLost } from '../lost.js';
 import { checkLabel, describeValue, Resource } from '../resource.js';
@@ -85,7 +86,17 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   readonly #mapped: boolean;
   readonly #uses: HostUses = { streams: undefined };
 
-  private constructor(dtype: T, length: number, address: number, array: HostArray<T> | undefined, context: Context, registered: boolean, mapped: boolean, label: string | undefined) {
+  private constructor(
+    dtype: T,
+    length: number,
+    address: number,
+    array: HostArray<T> | undefined,
+    context: Context,
+    registered: boolean,
+    mapped: boolean,
+    label: string | undefined,
+    allocFlags = 0,
+  ) {
     super(registered ? 'HostBuffer (registered)' : 'HostBuffer', label, 'HostBuffer');
     this.dtype = dtype;
     this.length = length;
@@ -100,7 +111,9 @@ export class HostBuffer<T extends DType = DType> extends Resource {
       this.#pages = undefined;
       this.track(() => afterUses(uses, context, () => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label)));
     } else {
-      const pages = new HostPages(address, this.byteLength, () => check(driverApi().cuMemFreeHost(address), 'cuMemFreeHost', label));
+      // Back to the pinned cache (pinned-cache.ts), not cuMemFreeHost: that waits for the device, and this may run from the garbage collector.
+      const bytes = this.byteLength;
+      const pages = new HostPages(address, bytes, () => givePinned(context, address, bytes, allocFlags));
       this.#pages = pages;
       this.track(() => afterUses(uses, context, () => pages.drop()));
     }
@@ -116,7 +129,11 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     used.add(stream);
   }
 
-  /** Allocates pinned memory (cuMemHostAlloc: blocks for about 1 ms per 10–100 MB while the OS pins the pages; keep and reuse these buffers). */
+  /**
+   * Allocates pinned memory: pages of the same size given back earlier are reused (pinned-cache.ts),
+   * else cuMemHostAlloc, which blocks for about 1 ms per 10–100 MB while the OS pins the pages.
+   * Disposed or collected pages go back to that cache, not to the OS: `trimPinnedCache()` frees them.
+   */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: HostBufferDescriptor = {}): HostBuffer<T> {
     checkDType(dtype, 'HostBuffer.alloc');
     checkLength(length, 'HostBuffer length');
@@ -127,10 +144,13 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? PORTABLE : 0) | (descriptor.mapped ? DEVICEMAP : 0) | (descriptor.writeCombined ? WRITECOMBINED : 0);
-    const cell: [bigint | null] = [null];
-    check(driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
-    const ptr = outValue(cell, 'cuMemHostAlloc');
-    return new HostBuffer(dtype, length, toAddress(ptr), undefined, context, false, !!descriptor.mapped, descriptor.label);
+    let address = takePinned(context, bytes, flags);
+    if (address === undefined) {
+      const cell: [bigint | null] = [null];
+      check(driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
+      address = toAddress(outValue(cell, 'cuMemHostAlloc'));
+    }
+    return new HostBuffer(dtype, length, address, undefined, context, false, !!descriptor.mapped, descriptor.label, flags);
   }
 
   /**
