@@ -44,7 +44,7 @@ if (values.help === true) {
   --concurrency L     sweep, default 1,8,64,256
   --workers N         tscuda serve workers for the sweep (default 1)
   --fault-workers N   workers in the fault run (default 2)
-  --fault-standby N   standby workers in the fault run (default 1; 0 measures replacement by a new process)
+  --fault-standby N   standby workers in the fault run (default 0: replacement by a new process; standby is experimental)
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
   --verbose           forward the servers' stderr
@@ -56,7 +56,7 @@ const stepS = Number(values.duration ?? (quick ? 2 : 5));
 const sweep = (values.concurrency ?? '1,8,64,256').split(',').map(Number);
 const workers = Number(values.workers ?? 1);
 const faultWorkers = Number(values['fault-workers'] ?? 2);
-const faultStandby = Number(values['fault-standby'] ?? 1);
+const faultStandby = Number(values['fault-standby'] ?? 0);
 const faultS = Number(values['fault-duration'] ?? (quick ? 12 : 30));
 const verbose = values.verbose === true;
 const log = (line: string): void => console.error(`[serve-bench] ${line}`);

@@ -17,8 +17,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --host H            address to bind (default 127.0.0.1; 0.0.0.0 for all interfaces)
   --workers N         worker processes (default 1); 0 serves in this process, unsupervised
   --devices L         GPUs the workers spread over: "0", "0,1" or "all" (default 0)
-  --standby N         spare workers with their engine built (default 0): a worker whose context
-                      is lost is replaced at once; each spare holds a CUDA context
+  --standby N         experimental: spare workers with their engine built (default 0), to
+                      replace a worker whose context is lost; each spare holds a CUDA context
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
   --max-queued N      queued jobs per worker before 429 (default 1024)
   --max-pending N     requests in progress per worker before 429 (default 4096)

@@ -19,7 +19,7 @@ describe.skipIf(!gpu.available)(`runtime safety${gpu.available ? '' : ` (skipped
     const k = loadBasicKernels();
     const context = Device.get(0).context;
     const streams = Array.from({ length: 64 }, (_, i) => new Stream({ label: `lane ${i}` }));
-    for (const s of streams) k.spin_ns({ grid: 1, block: 1, stream: s }, 2_000_000n);
+    for (const s of streams) k.spin_ns({ grid: 1, block: 1, stream: s }, 50_000_000n);
     const pending = streams.map((s) => s.done());
     expect(context.completion.lanes).toBeGreaterThan(0);
     await Promise.all(pending);

@@ -78,6 +78,12 @@ function rdftRows(x: Float64Array, batch: number, n: number): Float64Array {
 }
 
 /** float64 reference of detrendWindow. */
+function norm(x: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < x.length; i++) s += x[i]! * x[i]!;
+  return Math.sqrt(s);
+}
+
 function detrendWindowReference(x: Float64Array, batch: number, n: number, type: 'constant' | 'linear' | false, w: Float64Array | null): Float64Array {
   const out = new Float64Array(x.length);
   const tbar = (n - 1) / 2;
@@ -117,7 +123,10 @@ describe.skipIf(!gpu.available)(`signal primitives${gpu.available ? '' : ` (skip
           detrendWindow(x, out as DeviceBuffer<'f32'>, { batch, length: n, detrend: type, window, stream });
           await stream.done();
           const want = detrendWindowReference(x64, batch, n, type, window === null ? null : getWindow(window, n));
-          expect(relativeL2(readAll(out), want), `${String(type)} ${JSON.stringify(window)}`).toBeLessThanOrEqual(TOL[p]);
+          // Detrending cancels: the residual is smaller than the input, so rounding of the sums
+          // (order-dependent on the GPU and in the reference) is bounded relative to the input.
+          const conditioning = Math.max(1, norm(x64) / norm(want));
+          expect(relativeL2(readAll(out), want), `${String(type)} ${JSON.stringify(window)}`).toBeLessThanOrEqual(TOL[p] * conditioning);
         }
       using inPlace = upload(p, x64);
       detrendWindow(inPlace, inPlace, { batch, length: n, detrend: 'linear', window: 'hann', stream });
