@@ -24,7 +24,7 @@ export interface InfoReport {
   cufftVersion: string | null;
   nvrtcVersion: string | null;
   devices: (DeviceProperties & { ordinal: number; copyEngines: number })[];
-  error?: { name: string; message: string; status?: string };
+  error?: { name: string; message: string; status?: string } | undefined;
 }
 
 function cudaVersionString(v: number): string {

@@ -9,9 +9,9 @@
 export interface ProgressSink {
   write(text: string): unknown;
   /** True on a terminal; redraws need one. */
-  isTTY?: boolean;
+  isTTY?: boolean | undefined;
   /** Terminal width, when known. */
-  columns?: number;
+  columns?: number | undefined;
 }
 
 export interface ProgressOptions {
@@ -19,13 +19,13 @@ export interface ProgressOptions {
   label: string;
   /** The amount that means done (samples, seconds, jobs). */
   total: number;
-  sink?: ProgressSink;
+  sink?: ProgressSink | undefined;
   /** Redraws at most this often on a terminal (default 80 ms). */
-  minIntervalMs?: number;
+  minIntervalMs?: number | undefined;
   /** The clock (ms), for tests. */
   now?: () => number;
   /** No output at all (`--quiet`). */
-  silent?: boolean;
+  silent?: boolean | undefined;
 }
 
 const BAR_WIDTH = 28;

@@ -27,7 +27,7 @@ export interface SignalInput {
   /** How several channels became one: 'mono', 'mean of 2 channels', 'channel 1 of 2'. */
   channelNote: string;
   /** WAV sample encoding as wavefile names it ('16', '24', '32', '32f', '64', '8'); absent otherwise. */
-  encoding?: string;
+  encoding?: string | undefined;
   /** Where fs came from: 'header', 'option' or 'default'. */
   fsSource: 'header' | 'option' | 'default';
 }
@@ -35,15 +35,15 @@ export interface SignalInput {
 /** Options of `readSignal`. */
 export interface ReadSignalOptions {
   /** Overrides the extension. */
-  format?: SignalFormat;
+  format?: SignalFormat | undefined;
   /** Sampling frequency in Hz for raw and CSV input; for WAV it must agree with the header or it overrides it (`fsOverride`). */
-  fs?: number;
+  fs?: number | undefined;
   /** Let `fs` replace a WAV header's rate instead of being an error when they differ. */
-  fsOverride?: boolean;
+  fsOverride?: boolean | undefined;
   /** Which channel of a multi-channel WAV (0-based), or 'mean' (default). */
-  channel?: number | 'mean';
+  channel?: number | 'mean' | undefined;
   /** CSV: the column, by 0-based index or header name; default the first numeric column. */
-  column?: number | string;
+  column?: number | string | undefined;
 }
 
 /** The file cannot be read as a signal: the message names the file and what is wrong. */

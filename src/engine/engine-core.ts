@@ -17,10 +17,10 @@ import { checkInto, jobSamples, validateJob, type NormalizedJob } from './valida
 export interface EngineCoreOptions {
   /** The lanes, in order: lane i is runners[i]. */
   runners: readonly LaneRunner[];
-  precision?: 'f32' | 'f64';
+  precision?: 'f32' | 'f64' | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
-  maxQueued?: number;
-  label?: string;
+  maxQueued?: number | undefined;
+  label?: string | undefined;
 }
 
 interface LaneSlot {

@@ -10,17 +10,17 @@ import type { DominantCycle } from './types.js';
 /** Result arrays of a whole job, allocated by the core; a lane writes the rows of its chunk. */
 export interface JobOutputs {
   /** `stft`: B x N. */
-  filtered?: Float32Array | Float64Array;
+  filtered?: Float32Array | Float64Array | undefined;
   /** `stft`: B x previewBins. */
-  spectrum?: Float32Array | Float64Array;
+  spectrum?: Float32Array | Float64Array | undefined;
   /** `cycles`: B x bands. */
-  bandPowers?: Float64Array;
+  bandPowers?: Float64Array | undefined;
   /** `cycles`: B x bands x N. */
-  bandWaves?: Float32Array | Float64Array;
+  bandWaves?: Float32Array | Float64Array | undefined;
   /** `cycles`: B entries. */
-  dominant?: DominantCycle[];
+  dominant?: DominantCycle[] | undefined;
   /** `wavelet`: B x (freqs, or bands when waveletBands) x N. */
-  waveletPower?: Float32Array | Float64Array;
+  waveletPower?: Float32Array | Float64Array | undefined;
 }
 
 /** Where a lane is in a job, so a failure names its stage. */
@@ -42,7 +42,7 @@ export interface LaneChunk {
   /** Set `stage` as the work proceeds. */
   progress: JobProgress;
   /** A framed-stft job: the frames of this chunk (every row, `rows` = the whole batch); undefined otherwise. */
-  frames?: FrameChunk;
+  frames?: FrameChunk | undefined;
 }
 
 /** What a lane reports for one chunk once its work has completed on the device. */

@@ -21,15 +21,15 @@ export interface JobSpec {
   /** B x N samples, row-major (series after series): plain typed arrays or arrays lent by `engine.hostBuffer()`. */
   data: Float32Array | Float64Array;
   /** B, the number of series; N = data.length / batch. Default 1. */
-  batch?: number;
+  batch?: number | undefined;
   /** Sampling frequency in Hz. Default 1. */
-  fs?: number;
+  fs?: number | undefined;
   /** What to compute, in this order of the seed's flow; at least one. */
   flags: readonly JobFlag[];
   /** Detrend before the window: 'linear' (default), 'constant' or false. */
-  detrend?: 'constant' | 'linear' | false;
+  detrend?: 'constant' | 'linear' | false | undefined;
   /** Window applied before the forward FFT (default 'hann'). */
-  window?: WindowSpec;
+  window?: WindowSpec | undefined;
   /**
    * `stft` as a framed STFT (scipy.signal.stft -> mask -> istft, boundary 'zeros', padded): frames of
    * `nperseg` samples (2 <= nperseg <= N), each detrended (`detrend`) and windowed, masked to
@@ -37,46 +37,46 @@ export interface JobSpec {
    * through it in chunks of whole frames, with the result of one pass. Only with the `stft` flag.
    * Without it, each series is one frame (the whole-series FFT of the seed).
    */
-  nperseg?: number;
+  nperseg?: number | undefined;
   /** Framed `stft`: samples shared by consecutive frames (default nperseg / 2, floored). */
-  noverlap?: number;
+  noverlap?: number | undefined;
   /** `stft`: the pass band kept by the mask before the inverse FFT (default: everything up to fs/2). */
-  passBand?: Band;
+  passBand?: Band | undefined;
   /** `stft`: magnitude-spectrum bins returned per series as a preview (default 256, at most N/2+1). */
-  previewBins?: number;
+  previewBins?: number | undefined;
   /** `cycles` and `wavelet` band reduction: the bands. */
-  bands?: readonly Band[];
+  bands?: readonly Band[] | undefined;
   /** `wavelet`: the Morlet centre frequencies in Hz. */
-  freqs?: readonly number[];
+  freqs?: readonly number[] | undefined;
   /** `wavelet`: cycles per Morlet wavelet (default 6). */
-  nCycles?: number;
+  nCycles?: number | undefined;
   /** `wavelet`: reduce the power to `bands` on the GPU before the copy back (default false: power per frequency). */
-  waveletBands?: boolean;
+  waveletBands?: boolean | undefined;
   /** `cycles`: also return the band-limited wave of each band (default true; false saves bands x N per series of copy back). */
-  bandWaves?: boolean;
+  bandWaves?: boolean | undefined;
   /**
    * Arrays to write results into instead of fresh ones, each of exactly its field's length and of
    * the engine's precision (bandPowers: Float64Array). Arrays lent by `engine.hostBuffer()` are
    * filled by the GPU copy itself, with no host copy: the zero-copy output path.
    */
-  into?: JobOutputArrays;
+  into?: JobOutputArrays | undefined;
   /** Parameters handed to registered stages, by stage name. */
-  stageParams?: Readonly<Record<string, unknown>>;
+  stageParams?: Readonly<Record<string, unknown>> | undefined;
   /** A name for logs and errors. */
-  label?: string;
+  label?: string | undefined;
   /** Reject with a timeout error when the job has not finished this many ms after submit. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Cancels the job while it is queued (a running job finishes). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Caller-provided result arrays (`JobSpec.into`). */
 export interface JobOutputArrays {
-  filtered?: Float32Array | Float64Array;
-  spectrum?: Float32Array | Float64Array;
-  bandPowers?: Float64Array;
-  bandWaves?: Float32Array | Float64Array;
-  waveletPower?: Float32Array | Float64Array;
+  filtered?: Float32Array | Float64Array | undefined;
+  spectrum?: Float32Array | Float64Array | undefined;
+  bandPowers?: Float64Array | undefined;
+  bandWaves?: Float32Array | Float64Array | undefined;
+  waveletPower?: Float32Array | Float64Array | undefined;
 }
 
 /** The dominant cycle of one series. */
@@ -90,7 +90,7 @@ export interface DominantCycle {
   /** Phase in radians of that cosine at sample 0. */
   phase: number;
   /** The FFT bin (frequency = bin * fs / N). */
-  bin?: number;
+  bin?: number | undefined;
 }
 
 /** What a finished job returns; a field is present when its flag was asked for. */
@@ -104,25 +104,25 @@ export interface JobResult {
   length: number;
   fs: number;
   /** `stft`: the band-passed wave, B x N. */
-  filtered?: Float32Array | Float64Array;
+  filtered?: Float32Array | Float64Array | undefined;
   /**
    * `stft`: |X| / N of the first `previewBins` bins per series, B x previewBins; framed (`nperseg`):
    * |Zxx| (scipy's stft, scaling 'spectrum') of the first previewBins frequencies of every frame,
    * B x previewBins x frames (a spectrogram).
    */
-  spectrum?: Float32Array | Float64Array;
+  spectrum?: Float32Array | Float64Array | undefined;
   /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
-  bandPowers?: Float64Array;
+  bandPowers?: Float64Array | undefined;
   /** `cycles`: the band-limited wave of each band, B x bands x N. */
-  bandWaves?: Float32Array | Float64Array;
+  bandWaves?: Float32Array | Float64Array | undefined;
   /** `cycles`: the dominant cycle of each series. */
-  dominant?: DominantCycle[];
+  dominant?: DominantCycle[] | undefined;
   /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
-  waveletPower?: Float32Array | Float64Array;
+  waveletPower?: Float32Array | Float64Array | undefined;
   /** What registered stages returned, by stage name (a chunked job: one value per chunk, in order). */
-  stages?: Record<string, unknown>;
+  stages?: Record<string, unknown> | undefined;
   /** Framed `stft` (`nperseg`): STFT frames per series. */
-  frames?: number;
+  frames?: number | undefined;
   /** Milliseconds waiting in the queue, running (host wall clock) and on the GPU (events). */
   timings: { queuedMs: number; runMs: number; gpuMs: number };
 }
@@ -171,18 +171,18 @@ export interface EngineStats {
 /** Options of `new JobEngine(...)`. */
 export interface JobEngineOptions {
   /** The device (or its ordinal) for every lane; default device 0. */
-  device?: Device | number;
+  device?: Device | number | undefined;
   /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
-  devices?: 'all' | readonly number[];
+  devices?: 'all' | readonly number[] | undefined;
   /** Lanes (streams) per device; default 4. */
-  lanes?: number;
+  lanes?: number | undefined;
   /** Arithmetic precision on the GPU; default 'f32'. */
-  precision?: 'f32' | 'f64';
+  precision?: 'f32' | 'f64' | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
-  maxQueued?: number;
-  label?: string;
+  maxQueued?: number | undefined;
+  label?: string | undefined;
   /** Device memory one lane may use for a chunk of a job (bytes); bigger jobs run in chunks of whole series. Default 1 GiB. */
-  laneMemoryBytes?: number;
+  laneMemoryBytes?: number | undefined;
 }
 
 /** What the server, CLI and tests need of an engine; JobEngine implements it. */

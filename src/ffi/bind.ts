@@ -4,7 +4,7 @@ import { registerKoffiTypes } from './generated/types.js';
 
 export interface BindOptions {
   /** Bind the per-thread-default-stream variants (`_ptds`/`_ptsz`) where the header has them. */
-  perThreadDefaultStream?: boolean;
+  perThreadDefaultStream?: boolean | undefined;
 }
 
 function koffiParam(type: string, direction: number): string | ReturnType<typeof koffi.out> {

@@ -37,9 +37,9 @@ const STICKY = new Set<string>([
 
 export interface CudaErrorContext {
   /** What tscuda was doing: a job id, an object's label, ... */
-  during?: string;
+  during?: string | undefined;
   /** A description from the library itself (cuGetErrorString), preferred over the header's. */
-  description?: string;
+  description?: string | undefined;
 }
 
 /** A failed CUDA call: the numeric status, its enum name, what it means, the call and what it was for. */

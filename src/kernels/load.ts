@@ -6,9 +6,9 @@ import type { Kernel, KernelParamType } from '../runtime/kernel.js';
 import { Module } from '../runtime/module.js';
 
 export interface KernelModuleOptions {
-  context?: Context;
+  context?: Context | undefined;
   /** A fatbin to load instead of the packaged kernels/build/<name>.fatbin. */
-  path?: string;
+  path?: string | undefined;
 }
 
 /** The package root: the nearest folder above this file with a package.json (src/ in a checkout, dist/ when installed). */

@@ -13,18 +13,18 @@ import type { StreamPool } from './stream-pool.js';
 
 /** How a Coordinator is made. */
 export interface CoordinatorDescriptor {
-  label?: string;
+  label?: string | undefined;
   /**
    * Settled operations kept for state() / wait() / names (default 4096); older ones are
    * forgotten oldest first (a failure's outcome is kept longer, see MAX_FORGOTTEN_FAILURES).
    */
-  retainSettled?: number;
+  retainSettled?: number | undefined;
   /**
    * Names identify operations (default true): unique among unsettled ones, usable in `after`,
    * wait(), state(). false: names are labels only (any may repeat) and operations are
    * referred to by id, as the AsyncCoordinator does.
    */
-  uniqueNames?: boolean;
+  uniqueNames?: boolean | undefined;
 }
 
 /** poll() reports at most this many settlements since the previous poll(); older ones are dropped. */

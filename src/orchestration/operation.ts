@@ -19,21 +19,21 @@ export interface OperationSpec {
    */
   run: (stream: Stream) => void | Promise<void>;
   /** Default: the pool's choice for `purpose` / `workload`. Any live stream of the pool's context. */
-  stream?: Stream;
-  purpose?: StreamPurpose;
-  workload?: WorkloadType;
+  stream?: Stream | undefined;
+  purpose?: StreamPurpose | undefined;
+  workload?: WorkloadType | undefined;
   /** Bytes moved or touched (metrics, timeline). */
-  bytes?: number;
+  bytes?: number | undefined;
   /** Names or ids of operations this one runs after. */
-  after?: readonly (string | number)[];
+  after?: readonly (string | number)[] | undefined;
   /** Called once the operation has completed, or failed (with the error). */
   onComplete?: (error?: Error) => void;
   /** Host steps: fail with OperationTimeoutError if the step has not settled this many ms after it started. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Host steps: fail (with the signal's reason) when this aborts before the step settles. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Bracket the work in the pool's profiler (default true). */
-  profile?: boolean;
+  profile?: boolean | undefined;
 }
 
 /**
@@ -49,7 +49,7 @@ export interface SettledOperation {
   name: string;
   kind: OperationKind;
   status: 'completed' | 'failed';
-  error?: Error;
+  error?: Error | undefined;
 }
 
 /** @deprecated the name before issue 9; use SettledOperation. */

@@ -25,13 +25,13 @@ export type ProfileToken = number;
 /** How a Profiler is made. */
 export interface ProfilerDescriptor extends Placement {
   /** Record from the start (default true); `enabled` can be switched later. */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Most operations kept (default unlimited): beyond it the oldest are dropped (their events
    * reused), so a long-running profiled loop stays bounded; collect() then sees the latest.
    */
-  window?: number;
-  label?: string;
+  window?: number | undefined;
+  label?: string | undefined;
 }
 
 /**

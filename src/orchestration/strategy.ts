@@ -19,9 +19,9 @@ export interface StreamLoad {
 
 /** What the work asks for when it acquires a stream. */
 export interface StreamRequest {
-  purpose?: StreamPurpose;
-  workload?: WorkloadType;
-  priority?: PriorityLevel;
+  purpose?: StreamPurpose | undefined;
+  workload?: WorkloadType | undefined;
+  priority?: PriorityLevel | undefined;
 }
 
 /** Stream indices reserved for a workload by optimize(); a workload without an entry uses the purposes that suit it. */

@@ -37,28 +37,28 @@ export interface StreamMetrics {
 
 /** One stream of a pool: made by the pool, or (with `stream`) the caller's, which the pool does not dispose. */
 export interface StreamSpec {
-  priority?: PriorityLevel;
-  purpose?: StreamPurpose;
+  priority?: PriorityLevel | undefined;
+  purpose?: StreamPurpose | undefined;
   /** Use this stream (of the pool's context) instead of making one; it stays the caller's. Listed twice, it is one member. */
-  stream?: Stream;
+  stream?: Stream | undefined;
 }
 
 /** How a StreamPool is made. `device` / `context`: where its streams live (default device 0). */
 export interface StreamPoolDescriptor extends Placement {
   /** One stream per entry: its priority and purpose. Default: one of each purpose, two for kernels. */
-  streams?: readonly StreamSpec[];
-  strategy?: PoolStrategy;
+  streams?: readonly StreamSpec[] | undefined;
+  strategy?: PoolStrategy | undefined;
   /** Brackets pool operations on its timeline while it is enabled. */
-  profiler?: Profiler;
-  label?: string;
+  profiler?: Profiler | undefined;
+  label?: string | undefined;
 }
 
 /** What run() / submit() are told about a piece of work. */
 export interface PoolSubmitOptions {
-  bytes?: number;
-  name?: string;
+  bytes?: number | undefined;
+  name?: string | undefined;
   /** Bracket it in the pool's profiler (default true: when the profiler is enabled). */
-  profile?: boolean;
+  profile?: boolean | undefined;
 }
 
 interface Member {

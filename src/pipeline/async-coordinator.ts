@@ -28,7 +28,7 @@ export interface SettledAsyncOperation {
   kind: AsyncOperationKind;
   name: string;
   status: 'completed' | 'failed';
-  error?: Error;
+  error?: Error | undefined;
 }
 
 /** Enqueues a computation on `stream` (kernel launches, library calls); must not block. */
@@ -47,13 +47,13 @@ export interface AsyncCoordinatorDescriptor extends Placement {
    * Streams to use instead of creating three; they stay the caller's. Passing one stream for
    * all three serializes every operation (a synchronous pipeline with the same API).
    */
-  streams?: CoordinatorStreams;
-  priorities?: { upload?: StreamPriority; compute?: StreamPriority; download?: StreamPriority };
+  streams?: CoordinatorStreams | undefined;
+  priorities?: { upload?: StreamPriority; compute?: StreamPriority; download?: StreamPriority } | undefined;
   /** Brackets every operation, so its timeline shows what overlapped. */
-  profiler?: Profiler;
+  profiler?: Profiler | undefined;
   /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */
-  retainSettled?: number;
-  label?: string;
+  retainSettled?: number | undefined;
+  label?: string | undefined;
 }
 
 /** @deprecated the name before issue 9; use AsyncCoordinatorDescriptor. */
@@ -62,24 +62,24 @@ export type AsyncCoordinatorOptions = AsyncCoordinatorDescriptor;
 /** Options every queued operation takes. */
 export interface OperationOptions {
   /** Operations this one waits for, on the GPU (an event and cuStreamWaitEvent per other stream). */
-  deps?: readonly AsyncOperationId[];
+  deps?: readonly AsyncOperationId[] | undefined;
   /** Shown in poll() results, errors and the profiler timeline. */
-  name?: string;
+  name?: string | undefined;
 }
 
 /** Options of queueUpload() / queueDownload(). */
 export interface TransferOptions extends OperationOptions {
   /** Elements to copy from the start of both sides; default: the whole host buffer. */
-  length?: number;
+  length?: number | undefined;
 }
 
 /** Options of queueCompute(). */
 export interface ComputeOptions {
-  name?: string;
+  name?: string | undefined;
   /** Run on this stream instead of the compute stream (parallel branches of a fork). */
-  stream?: Stream;
+  stream?: Stream | undefined;
   /** Bracket the operation in the profiler (default true). */
-  profile?: boolean;
+  profile?: boolean | undefined;
 }
 
 const ASYNC_KIND: Partial<Record<OperationKind, AsyncOperationKind>> = { upload: 'upload', download: 'download' };

@@ -10,9 +10,9 @@ import { escapeXml, niceStep } from './timeline-svg.js';
 export interface ChartBand {
   low: number;
   high: number;
-  label?: string;
+  label?: string | undefined;
   /** Drawn with a marker: a band where something was planted or expected. */
-  highlight?: boolean;
+  highlight?: boolean | undefined;
 }
 
 /** One bar per band. */
@@ -23,13 +23,13 @@ export interface ChartSeries {
 }
 
 export interface BandChartOptions {
-  title?: string;
+  title?: string | undefined;
   bands: readonly ChartBand[];
   series: readonly ChartSeries[];
   /** Shown on the value axis; with 'fraction' the values are shares of the total, drawn as percent. */
-  unit?: string;
+  unit?: string | undefined;
   /** Pixels (default 900); the height is fixed (420). */
-  width?: number;
+  width?: number | undefined;
 }
 
 /** Bad chart input: the message names the field. */

@@ -5,7 +5,7 @@
 import { groupByStream, type OperationKind, type TimelineRecord } from './timeline.js';
 
 export interface ChromeTraceOptions {
-  processName?: string;
+  processName?: string | undefined;
 }
 
 export interface MetadataEvent {

@@ -15,21 +15,21 @@ export interface SpectrogramInput {
   frequencies: number;
   /** Time frames (columns of the picture). */
   frames: number;
-  layout?: 'frequency-major' | 'frame-major';
+  layout?: 'frequency-major' | 'frame-major' | undefined;
   /** 'magnitude' (|Z|, 20 log10) or 'power' (|Z|^2, 10 log10); default 'magnitude'. */
-  kind?: 'magnitude' | 'power';
+  kind?: 'magnitude' | 'power' | undefined;
 }
 
 export interface SpectrogramImageOptions {
   /** Output size in pixels; default: one pixel per frame and per bin, within [minSize, maxSize]. */
-  width?: number;
-  height?: number;
+  width?: number | undefined;
+  height?: number | undefined;
   /** Bounds of the default size (defaults 256 and 1600 pixels). */
-  minSize?: number;
-  maxSize?: number;
+  minSize?: number | undefined;
+  maxSize?: number | undefined;
   /** Decibels below the peak that still get a colour above the map's bottom (default 80). */
-  dynamicRangeDb?: number;
-  colormap?: Colormap;
+  dynamicRangeDb?: number | undefined;
+  colormap?: Colormap | undefined;
 }
 
 /** An RGBA picture and the decibel range its colours span. */

@@ -12,9 +12,9 @@ import {
 } from './timeline.js';
 
 export interface SvgTimelineOptions {
-  title?: string;
+  title?: string | undefined;
   /** Pixels; the height follows from the number of lanes. */
-  width?: number;
+  width?: number | undefined;
 }
 
 /** Fixed, so that the same kind has the same color in every picture; all dark enough for white text. */

@@ -19,13 +19,13 @@ export interface TimelineRecord {
   /** The stream's label. */
   stream: string;
   /** Where the stream's lane sorts; streams without one follow, in order of first appearance. */
-  streamOrder?: number;
+  streamOrder?: number | undefined;
   kind: OperationKind;
   name: string;
   startMs: number;
   endMs: number;
-  bytes?: number;
-  id?: number;
+  bytes?: number | undefined;
+  id?: number | undefined;
 }
 
 export interface StreamReport {

@@ -28,7 +28,7 @@ export interface BatchItems {
 /** What the server needs of a batcher (GpuBatcher has it). */
 export interface BatchSubmitter<I> {
   submit(items: readonly I[], options?: { wait?: boolean; signal?: AbortSignal }): Promise<Float32Array[]>;
-  readonly metrics?: { batches: number; items: number; fillRate: number; queued: number };
+  readonly metrics?: { batches: number; items: number; fillRate: number; queued: number } | undefined;
   close?(): Promise<void>;
 }
 

@@ -63,24 +63,24 @@ export const DEFAULT_LIMITS: ServerLimits = {
 /** Options of createServer(). */
 export interface CreateServerOptions {
   /** The job engine; absent or null: no GPU (live 200, ready 503, GPU work 503). */
-  engine?: JobEngineLike | null;
+  engine?: JobEngineLike | null | undefined;
   /** Why there is no engine (e.g. the CudaUnavailableError's message), for ready and 503 bodies. */
-  unavailableReason?: string;
+  unavailableReason?: string | undefined;
   /** Batchers of the `/v1/batch/*` endpoints, made per vector length on first use. */
-  batchers?: BatchFactories;
-  limits?: Partial<ServerLimits>;
+  batchers?: BatchFactories | undefined;
+  limits?: Partial<ServerLimits> | undefined;
   /** fastify's logger option: false (default), true, or a pino-compatible logger. */
-  logger?: boolean | FastifyBaseLogger;
+  logger?: boolean | FastifyBaseLogger | undefined;
   /** Flags of stages registered on the engine (registerStage names) that requests may ask for. */
-  extraFlags?: readonly string[];
+  extraFlags?: readonly string[] | undefined;
   /** close() also closes the engine; default false (the caller owns it). */
-  ownsEngine?: boolean;
+  ownsEngine?: boolean | undefined;
   /** Prefix of asynchronous job ids (a cluster worker's id), so ids stay unique across workers. */
-  jobIdPrefix?: string;
+  jobIdPrefix?: string | undefined;
   /** Extra fields for `GET /v1/info` (devices, versions). */
   info?: () => Record<string, unknown>;
   /** Labels on every metric series (e.g. `{ worker: '2' }`). */
-  metricsLabels?: Record<string, string>;
+  metricsLabels?: Record<string, string> | undefined;
   /** In a cluster: whether another worker can serve; readiness is then true while one can. */
   peersReady?: () => boolean;
   /** Called once when `engine.lost` rejects (the worker then leaves and is replaced). */
@@ -88,15 +88,15 @@ export interface CreateServerOptions {
   /** In a cluster: the exposition of every worker's metrics (undefined: serve this server's own). */
   clusterMetrics?: () => Promise<string | undefined>;
   /** In a cluster: GET/DELETE of a job id this server does not know ask the other workers here. */
-  remoteJobs?: RemoteJobs;
+  remoteJobs?: RemoteJobs | undefined;
 }
 
 /** An asynchronous job as `GET /v1/jobs/:id` shows it. */
 export interface JobView {
   id: string;
   status: string;
-  result?: JobResult;
-  error?: ErrorBody['error'];
+  result?: JobResult | undefined;
+  error?: ErrorBody['error'] | undefined;
 }
 
 /** A response computed for another process (DELETE forwarded within a cluster). */
@@ -243,10 +243,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   app.setErrorHandler(
     (
       error: Error & {
-        statusCode?: number;
-        code?: string;
-        validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[];
-        validationContext?: string;
+        statusCode?: number | undefined;
+        code?: string | undefined;
+        validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[] | undefined;
+        validationContext?: string | undefined;
       },
       request,
       reply,

@@ -8,25 +8,25 @@ export interface WorkerConfig {
   port: number;
   host: string;
   /** Lanes (streams) per device of each worker's engine. */
-  lanes?: number;
+  lanes?: number | undefined;
   /** Queued jobs per worker beyond which requests get 429. */
-  maxQueued?: number;
-  precision?: 'f32' | 'f64';
+  maxQueued?: number | undefined;
+  precision?: 'f32' | 'f64' | undefined;
   /** Device ordinals the workers are spread over (worker slot i takes devices[i % length]); default [0]. */
-  devices?: number[];
+  devices?: number[] | undefined;
   /** This worker's device (set by the supervisor from `devices`). */
-  device?: number;
+  device?: number | undefined;
   /** Limits of createServer. */
-  maxPending?: number;
-  defaultTimeoutMs?: number;
-  bodyLimitBytes?: number;
+  maxPending?: number | undefined;
+  defaultTimeoutMs?: number | undefined;
+  bodyLimitBytes?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */
-  batchMaxSize?: number;
-  batchMaxWaitMs?: number;
+  batchMaxSize?: number | undefined;
+  batchMaxWaitMs?: number | undefined;
   /** Log requests (fastify's logger). */
-  log?: boolean;
+  log?: boolean | undefined;
   /** A standby worker: builds its engine, then waits for `activate` before it listens. */
-  standby?: boolean;
+  standby?: boolean | undefined;
 }
 
 /** The environment variable holding the WorkerConfig. */
@@ -41,14 +41,14 @@ export interface JobQuery {
   /** The cluster worker id that owns the job (from its `w<id>-` prefix). */
   target: number;
   /** Set by the primary: the worker that asked. */
-  replyTo?: number;
+  replyTo?: number | undefined;
 }
 
 /** The owner's answer (a JobView for get, a JobAnswer for delete, null when unknown). */
 export interface JobQueryAnswer {
   tscuda: 'job-answer';
   requestId: number;
-  replyTo?: number;
+  replyTo?: number | undefined;
   answer: unknown;
 }
 

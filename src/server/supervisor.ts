@@ -22,7 +22,7 @@ export interface SupervisorOptions {
   workerEntry: string;
   config: WorkerConfig;
   /** Node options of the workers; default: this process's (so tsx carries over). */
-  execArgv?: string[];
+  execArgv?: string[] | undefined;
   /** One line per event (started, lost, replaced, exited). */
   log?: (line: string) => void;
   /**
@@ -30,9 +30,9 @@ export interface SupervisorOptions {
    * context is lost is replaced by one at once (recovery without a process start), and a new
    * standby is started behind it. Each holds a CUDA context and its lanes' memory.
    */
-  standby?: number;
+  standby?: number | undefined;
   /** Grace for a graceful stop before workers are killed, ms; default 30000. */
-  stopTimeoutMs?: number;
+  stopTimeoutMs?: number | undefined;
 }
 
 interface Slot {

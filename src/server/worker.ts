@@ -16,9 +16,9 @@ import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, 
 export interface WorkerParts {
   engine: JobEngineLike | null;
   /** Why there is no engine, when there is none. */
-  unavailableReason?: string;
-  batchers?: BatchFactories;
-  extraFlags?: readonly string[];
+  unavailableReason?: string | undefined;
+  batchers?: BatchFactories | undefined;
+  extraFlags?: readonly string[] | undefined;
   info?: () => Record<string, unknown>;
 }
 
@@ -26,7 +26,7 @@ export interface WorkerParts {
 export interface WorkerEntry {
   build(config: WorkerConfig): Promise<WorkerParts>;
   /** Extra createServer options (tests: hooks, limits). */
-  serverOptions?: Partial<CreateServerOptions>;
+  serverOptions?: Partial<CreateServerOptions> | undefined;
 }
 
 /** Reads the configuration the supervisor put in the environment. */

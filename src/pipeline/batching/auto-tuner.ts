@@ -3,13 +3,13 @@ export interface AutoTuneOptions {
   /** Submit-to-resolve latency the tuner steers the slowest item of each batch towards. */
   targetLatencyMs: number;
   /** Default 1. */
-  minBatchSize?: number;
+  minBatchSize?: number | undefined;
   /** Default: the Batcher's configured maxBatchSize (dispatchers often size buffers by it). */
-  maxBatchSize?: number;
+  maxBatchSize?: number | undefined;
   /** Default 0. */
-  minWaitMs?: number;
+  minWaitMs?: number | undefined;
   /** Default: the Batcher's configured maxWaitMs. */
-  maxWaitMs?: number;
+  maxWaitMs?: number | undefined;
 }
 
 /** What the tuner adjusts. */

@@ -37,14 +37,14 @@ export interface VectorDispatcherDescriptor extends Placement {
   /** The batch size the staging is allocated for; larger batches grow it. */
   maxBatchSize: number;
   /** Staging sets, so that one batch is packed while another runs (default 2). */
-  depth?: number;
-  label?: string;
+  depth?: number | undefined;
+  label?: string | undefined;
 }
 
 /** How a gradient dispatcher is made. */
 export interface GradientDispatcherDescriptor extends VectorDispatcherDescriptor {
   /** Finite-difference step (default 5e-3, near the cube root of float32 epsilon). */
-  h?: number;
+  h?: number | undefined;
 }
 
 /** @deprecated the name before issue 9; use VectorDispatcherDescriptor. */

@@ -31,9 +31,9 @@ export interface CloseOptions {
    * Give up after this long: what has not settled by then (queued submits, batches in flight)
    * rejects with BatcherClosedError, in-flight batches' signals are aborted, and close() resolves.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Same as timeoutMs expiring, when it aborts. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** Must return exactly one output per item, in item order. */
@@ -42,9 +42,9 @@ export type BatchDispatch<I, O> = (items: readonly I[], info: BatchInfo) => Prom
 /** Options of submit() / submitOne(). */
 export interface SubmitOptions {
   /** When the channel is full: true (default) waits for room in FIFO order, false rejects with BatcherFullError. */
-  wait?: boolean;
+  wait?: boolean | undefined;
   /** Cancels the submit while it waits for room or while none of its items has been dispatched. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What the Batcher measured (metrics getter). */

@@ -12,19 +12,19 @@ export interface BatcherDescriptor {
    * Batches dispatched but not yet settled. Default: unlimited. With a limit, a slow
    * dispatcher stops the dispatching, the queue fills, and backpressure reaches submitters.
    */
-  maxConcurrentBatches?: number;
+  maxConcurrentBatches?: number | undefined;
   /**
    * Most submits waiting for room in a full channel (default 65536); beyond it, submit()
    * rejects with BatcherFullError instead of queueing without bound. 0: never wait.
    */
-  maxWaiting?: number;
+  maxWaiting?: number | undefined;
   /**
    * A dispatch not settled this long after it started fails its batch with BatcherTimeoutError
    * and aborts `info.signal` (default: no limit). Its place among maxConcurrentBatches is freed.
    */
-  dispatchTimeoutMs?: number;
-  label?: string;
-  autoTune?: AutoTuneOptions;
+  dispatchTimeoutMs?: number | undefined;
+  label?: string | undefined;
+  autoTune?: AutoTuneOptions | undefined;
 }
 
 /** @deprecated the name before issue 9; use BatcherDescriptor. */

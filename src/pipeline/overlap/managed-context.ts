@@ -21,16 +21,16 @@ export type ManagedMode = 'sync' | 'triple';
 /** How a ManagedContext is made. */
 export interface ManagedContextDescriptor<C extends DType, T extends DType> {
   /** The one argument that switches a module between the two modes. Default 'sync'. */
-  mode?: ManagedMode;
+  mode?: ManagedMode | undefined;
   /** The device (or its ordinal); default device 0. */
-  device?: Device | number;
+  device?: Device | number | undefined;
   /** Same as `device: context.device`. */
-  context?: Context;
+  context?: Context | undefined;
   /** What tripleBufferedStep() runs. */
-  step?: StepDefinition<C, T>;
+  step?: StepDefinition<C, T> | undefined;
   /** Brackets every transfer and computation of the steps and of the coordinator. */
-  profiler?: Profiler;
-  label?: string;
+  profiler?: Profiler | undefined;
+  label?: string | undefined;
 }
 
 /** @deprecated the name before issue 9; use ManagedContextDescriptor. */

@@ -27,8 +27,8 @@ export interface TripleBufferDescriptor<D> extends Placement {
   /** Releases what create() made, on dispose(). */
   destroy?: (data: D) => void;
   /** 3 by default; 2 is double buffering, 1 serializes every step. */
-  slots?: number;
-  label?: string;
+  slots?: number | undefined;
+  label?: string | undefined;
 }
 
 /** @deprecated the name before issue 9; use TripleBufferDescriptor. */

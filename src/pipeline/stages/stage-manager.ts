@@ -12,7 +12,7 @@ import { HazardTracker } from '../overlap/hazards.js';
 export interface StageLaunch {
   grid: Dim3;
   block: Dim3;
-  sharedMemBytes?: number;
+  sharedMemBytes?: number | undefined;
 }
 
 /** What a stage sees when it runs. */
@@ -27,12 +27,12 @@ export interface StageIO {
 export interface PipelineStage {
   name: string;
   /** Indices (from addBuffer) of the buffers the stage reads. */
-  inputs?: readonly number[];
+  inputs?: readonly number[] | undefined;
   /** Indices of the buffers the stage writes. */
-  outputs?: readonly number[];
+  outputs?: readonly number[] | undefined;
   /** Launched with `launch` and `args(io)`; the default arguments are the inputs, then the outputs. */
-  kernel?: Kernel;
-  launch?: StageLaunch;
+  kernel?: Kernel | undefined;
+  launch?: StageLaunch | undefined;
   args?: (io: StageIO) => readonly KernelArg[];
   /** Instead of `kernel`: enqueues the stage's work on `io.stream` (must not block). */
   run?: (io: StageIO) => void;
@@ -63,20 +63,20 @@ export interface IterationResult {
 /** How a StageManager is made. */
 export interface StageManagerDescriptor {
   /** Default: a new one, disposed with the manager. */
-  coordinator?: AsyncCoordinator;
+  coordinator?: AsyncCoordinator | undefined;
   /**
    * Times the stages; default: a new one with a bounded window (the latest 65536 stage runs),
    * so a long-running manager's timing events stay bounded. Stats count only this manager's records.
    */
-  profiler?: Profiler;
+  profiler?: Profiler | undefined;
   /** Iterations stats() covers: the latest this many (default 1024). */
-  statsWindow?: number;
+  statsWindow?: number | undefined;
   /**
    * Each stage on a stream of its own (default), so that stages with no buffer in common
    * overlap, within an iteration and across iterations; false runs all on the compute stream.
    */
-  concurrent?: boolean;
-  label?: string;
+  concurrent?: boolean | undefined;
+  label?: string | undefined;
 }
 
 /** @deprecated the name before issue 9; use StageManagerDescriptor. */

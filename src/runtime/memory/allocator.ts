@@ -34,8 +34,8 @@ export interface AllocatorStats {
 /** How a StreamOrderedAllocator is made. */
 export interface StreamOrderedAllocatorDescriptor {
   /** Default: a pool of the device's own, kept reserved between synchronizations. */
-  pool?: MemoryPool;
-  label?: string;
+  pool?: MemoryPool | undefined;
+  label?: string | undefined;
 }
 
 const cell: [number | bigint | null] = [0];

@@ -14,13 +14,13 @@ import { HostBuffer } from './host-buffer.js';
 /** How a StagedBuffer is made. */
 export interface StagedBufferDescriptor extends Placement {
   /** Names both halves: "<label> (host)" and "<label>". */
-  label?: string;
+  label?: string | undefined;
 }
 
 /** Options of upload() / download(). */
 export interface StagedCopyOptions {
   /** Elements from the start of both halves; default: all. */
-  length?: number;
+  length?: number | undefined;
 }
 
 /**
