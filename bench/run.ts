@@ -71,7 +71,14 @@ export async function runBench(argv: readonly string[]): Promise<number> {
   const wantNative = opts.native && nativeSpecs.length > 0;
   const wantPeers = opts.peers && nativeSpecs.length > 0;
   const extraPasses = wantNative && interleaved.length > 0 ? 2 * (opts.rounds - 1) : 0;
-  const planned = 2 + (wantNative ? 2 : 0) + (nativeSpecs.length > 0 ? 1 : 0) + extraPasses + (ownSpecs.length > 0 ? 1 : 0) + (wantPeers ? PYTHON_PEERS.length : 0) + (wantEnginePeers ? ENGINE_PEER_BACKENDS.length : 0);
+  const planned =
+    2 +
+    (wantNative ? 2 : 0) +
+    (nativeSpecs.length > 0 ? 1 : 0) +
+    extraPasses +
+    (ownSpecs.length > 0 ? 1 : 0) +
+    (wantPeers ? PYTHON_PEERS.length : 0) +
+    (wantEnginePeers ? ENGINE_PEER_BACKENDS.length : 0);
   const progress = new Progress(planned);
   const log = progress.detail;
 
@@ -158,13 +165,18 @@ export async function runBench(argv: readonly string[]): Promise<number> {
       if (outcome.status !== 'ok') log(`${peer.title} ${outcome.status}: ${firstLine(outcome.reason)}`);
     }
   } else {
-    for (const peer of PYTHON_PEERS) peers[peer.peer] = { peer: peer.peer, status: 'skipped', reason: opts.peers ? 'no selected metric has peers' : '--no-peers', passes: [], errors: {} };
+    for (const peer of PYTHON_PEERS)
+      peers[peer.peer] = { peer: peer.peer, status: 'skipped', reason: opts.peers ? 'no selected metric has peers' : '--no-peers', passes: [], errors: {} };
   }
   for (const backend of wantEnginePeers ? ENGINE_PEER_BACKENDS : []) {
     progress.phase(`peer ${backend.title}`);
     const outcome = await runEnginePeer(ROOT, backend.peer, childOptions(enginePeerSpecs, PEER_TIMEOUT_MS));
     if (outcome.status !== 'ok') log(`${backend.title} ${outcome.status}: ${firstLine(outcome.reason)}`);
-    peers[backend.peer] = foldEnginePeer(peers[backend.peer], outcome, enginePeerSpecs.map((s) => s.name));
+    peers[backend.peer] = foldEnginePeer(
+      peers[backend.peer],
+      outcome,
+      enginePeerSpecs.map((s) => s.name),
+    );
   }
 
   progress.phase('results');

@@ -22,7 +22,10 @@ function splitTopLevel(s: string): string[] {
 }
 
 export function parseCType(input: string): CType {
-  const s = input.replace(/__attribute__\(\(.*?\)\)/g, '').replace(/\s+/g, ' ').trim();
+  const s = input
+    .replace(/__attribute__\(\(.*?\)\)/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const fn = /^(.*?)\s*\(\s*\*\s*(const\s*)?\)\s*\((.*)\)$/.exec(s);
   if (fn) {
     const params = splitTopLevel(fn[3]!).filter((p) => p !== 'void');

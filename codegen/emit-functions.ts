@@ -8,7 +8,8 @@ export const STATUS_TYPES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcRes
 /** Direction of a pointer parameter as koffi sees it: 0 in, 1 out (a single value), 2 in/out (arrays, buffers). */
 export type Direction = 0 | 1 | 2;
 
-const OUT_DOC = /^(-\s*)?(returned|returns|pointer to (store|return|the returned|returned|new|an? (signed |unsigned )?\w+ (in which|where|to))|time between|properties for|the returned|handle representing|pointer to version|location (to|where) (return|store)|output|on success|the captured|optional location|optional parameter to receive|pointer to imported|optionally returns|resulting|value of handle returned|pointer to (a )?user allocated|pointer to a properties structure|flags set|1 if|major revision|minor revision|number of (functions|kernels))/i;
+const OUT_DOC =
+  /^(-\s*)?(returned|returns|pointer to (store|return|the returned|returned|new|an? (signed |unsigned )?\w+ (in which|where|to))|time between|properties for|the returned|handle representing|pointer to version|location (to|where) (return|store)|output|on success|the captured|optional location|optional parameter to receive|pointer to imported|optionally returns|resulting|value of handle returned|pointer to (a )?user allocated|pointer to a properties structure|flags set|1 if|major revision|minor revision|number of (functions|kernels))/i;
 const NOT_SINGLE = /\barray\b|\blist\b|\bbuffer\b|see description/i;
 
 /**
@@ -16,9 +17,19 @@ const NOT_SINGLE = /\barray\b|\blist\b|\bbuffer\b|see description/i;
  * ncclCommInitAll's `comm` is an array of ndev handles, so it stays in/out.
  */
 const KNOWN_OUT_PARAMS: ReadonlySet<string> = new Set([
-  'ncclCommInitRank.comm', 'ncclCommInitRankConfig.comm', 'ncclCommInitRankScalable.newcomm', 'ncclCommSplit.newcomm', 'ncclCommShrink.newcomm',
-  'ncclCommGetAsyncError.asyncError', 'ncclCommCount.count', 'ncclCommCuDevice.device', 'ncclCommUserRank.rank', 'ncclCommRegister.handle',
-  'ncclCommWindowRegister.win', 'ncclRedOpCreatePreMulSum.op', 'ncclMemAlloc.ptr',
+  'ncclCommInitRank.comm',
+  'ncclCommInitRankConfig.comm',
+  'ncclCommInitRankScalable.newcomm',
+  'ncclCommSplit.newcomm',
+  'ncclCommShrink.newcomm',
+  'ncclCommGetAsyncError.asyncError',
+  'ncclCommCount.count',
+  'ncclCommCuDevice.device',
+  'ncclCommUserRank.rank',
+  'ncclCommRegister.handle',
+  'ncclCommWindowRegister.win',
+  'ncclRedOpCreatePreMulSum.op',
+  'ncclMemAlloc.ptr',
 ]);
 
 /** A parameter is an out-parameter when it points at one value the call fills, as its documentation says. */

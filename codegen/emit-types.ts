@@ -2,7 +2,56 @@ import { type CType, parseCType, SCALARS } from './ctype.js';
 import type { SnapshotRecord } from './snapshot.js';
 import type { TypeUniverse } from './universe.js';
 
-const RESERVED = new Set(['default', 'function', 'new', 'delete', 'var', 'let', 'class', 'enum', 'export', 'import', 'in', 'of', 'this', 'switch', 'case', 'return', 'interface', 'package', 'private', 'protected', 'public', 'static', 'yield', 'arguments', 'eval', 'do', 'if', 'for', 'while', 'with', 'try', 'catch', 'finally', 'throw', 'typeof', 'instanceof', 'void', 'null', 'true', 'false', 'super', 'extends', 'implements', 'const', 'break', 'continue', 'debugger', 'else']);
+const RESERVED = new Set([
+  'default',
+  'function',
+  'new',
+  'delete',
+  'var',
+  'let',
+  'class',
+  'enum',
+  'export',
+  'import',
+  'in',
+  'of',
+  'this',
+  'switch',
+  'case',
+  'return',
+  'interface',
+  'package',
+  'private',
+  'protected',
+  'public',
+  'static',
+  'yield',
+  'arguments',
+  'eval',
+  'do',
+  'if',
+  'for',
+  'while',
+  'with',
+  'try',
+  'catch',
+  'finally',
+  'throw',
+  'typeof',
+  'instanceof',
+  'void',
+  'null',
+  'true',
+  'false',
+  'super',
+  'extends',
+  'implements',
+  'const',
+  'break',
+  'continue',
+  'debugger',
+  'else',
+]);
 
 export function safeIdent(name: string): string {
   return RESERVED.has(name) ? `${name}_` : name;
@@ -98,7 +147,6 @@ export function koffiRecordExpr(u: TypeUniverse, rec: SnapshotRecord, anonymous:
   const members = rec.fields.map((f, i) => `${JSON.stringify(f.name || `__anon${i}`)}: ${koffiField(u, parseCType(f.type), f.name, f.record)}`);
   return `${fn}(${anonymous ? '' : `${JSON.stringify(rec.tag)}, `}{ ${members.join(', ')} })`;
 }
-
 
 /** The TypeScript interface body of a record. */
 export function tsRecordBody(u: TypeUniverse, rec: SnapshotRecord): string {

@@ -27,9 +27,7 @@ export const LIBRARY_SOURCES: LibrarySource[] = [
 
 /** Where CUDA headers live: the toolkit, then `.headers/` (cufft.h and nvrtc.h copied from the GPU host; never committed). */
 export function headerSearchPath(root: string): string[] {
-  const toolkit = [process.env.TSCUDA_CUDA_PATH, process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
-    .filter((p): p is string => !!p)
-    .map((p) => join(p, 'include'));
+  const toolkit = [process.env.TSCUDA_CUDA_PATH, process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'include'));
   return [join(root, '.headers'), ...toolkit].filter((p) => existsSync(p));
 }
 
@@ -71,7 +69,8 @@ async function functionMacros(clang: string, headerPath: string, includeDirs: st
   for (const [name, value] of raw) {
     const ptds = /^__CUDA(?:RT)?_API_(PTDS|PTSZ)\((\w+)\)$/.exec(value);
     if (ptds) {
-      const helper = stdout.includes(`#define __CUDA_API_${ptds[1]}(api) api ## _${ptds[1]!.toLowerCase()}`) ||
+      const helper =
+        stdout.includes(`#define __CUDA_API_${ptds[1]}(api) api ## _${ptds[1]!.toLowerCase()}`) ||
         stdout.includes(`#define __CUDART_API_${ptds[1]}(api) api ## _${ptds[1]!.toLowerCase()}`);
       out.set(name, helper ? `${ptds[2]}_${ptds[1]!.toLowerCase()}` : ptds[2]!);
     } else if (/^\w+$/.test(value)) out.set(name, value);

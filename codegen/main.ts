@@ -58,7 +58,9 @@ async function main(): Promise<void> {
     }
   }
   for (const [lib, c] of Object.entries(counts)) {
-    console.log(`${lib}: ${c.functions} functions bound${c.perThread ? `, ${c.perThread} with per-thread-stream variants` : ''}${c.legacy ? `, ${c.legacy} legacy ABI entry points` : ''}`);
+    console.log(
+      `${lib}: ${c.functions} functions bound${c.perThread ? `, ${c.perThread} with per-thread-stream variants` : ''}${c.legacy ? `, ${c.legacy} legacy ABI entry points` : ''}`,
+    );
   }
   if (differences) process.exit(1);
   if (check) console.log('codegen:check: generated bindings match the snapshots');

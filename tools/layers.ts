@@ -99,16 +99,17 @@ export function checkLayers(root: string): LayerViolation[] {
         continue;
       }
       const to = layerOf(root, target);
-      if (layer === '(root)' || to === layer || to === '(root)' && layer === '(root)') continue;
+      if (layer === '(root)' || to === layer || (to === '(root)' && layer === '(root)')) continue;
       if (to === '(root)') {
         violations.push({ rule: 'layer', message: `${name(file)} imports ${name(target)}: layers never import the package root` });
         continue;
       }
       const allowed = LAYERS[layer] ?? [];
-      if (!allowed.includes(to)) violations.push({ rule: 'layer', message: `${name(file)} (${layer}) imports ${name(target)} (${to}): ${layer} may import only ${allowed.join(', ') || 'itself'}` });
+      if (!allowed.includes(to))
+        violations.push({ rule: 'layer', message: `${name(file)} (${layer}) imports ${name(target)} (${to}): ${layer} may import only ${allowed.join(', ') || 'itself'}` });
     }
   }
-  for (const cycle of cycles(graph)) violations.push({ rule: "cycle", message: `files that import each other in a cycle: ${cycle.map(name).join(", ")}` });
+  for (const cycle of cycles(graph)) violations.push({ rule: 'cycle', message: `files that import each other in a cycle: ${cycle.map(name).join(', ')}` });
   return violations;
 }
 

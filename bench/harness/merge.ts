@@ -70,11 +70,7 @@ function round(v: number, digits = 6): number {
  * One row per selected metric, in catalogue order: each peer's value (null where absent,
  * failed or not run), tscuda's, spreads, ratio, verdict and notes.
  */
-export function mergeMetrics(
-  specs: readonly MetricSpec[],
-  peers: Partial<Record<PeerName, PeerOutcome>>,
-  tscuda: Readonly<Record<string, TscudaMetricRun>>,
-): MetricRecord[] {
+export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record<PeerName, PeerOutcome>>, tscuda: Readonly<Record<string, TscudaMetricRun>>): MetricRecord[] {
   const rows = specs.map((spec): MetricRecord => {
     const values: Partial<Record<PeerName, Measurement | null>> = {};
     for (const p of PEERS) values[p] = peerMeasurement(peers[p], spec.name);

@@ -11,7 +11,10 @@ export const NATIVE_SOURCE = join('bench', 'native', 'bench.cu');
 /** nvcc on PATH, in CUDA_HOME / CUDA_PATH, or in /usr/local/cuda (as build:kernels looks). */
 export function findNvcc(): string | undefined {
   const candidates = [
-    ...(process.env.PATH ?? '').split(':').filter(Boolean).map((d) => join(d, 'nvcc')),
+    ...(process.env.PATH ?? '')
+      .split(':')
+      .filter(Boolean)
+      .map((d) => join(d, 'nvcc')),
     ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin', 'nvcc')),
   ];
   return candidates.find((c) => existsSync(c));

@@ -48,7 +48,9 @@ export function fullMarkdown(run: BenchRun): string {
     '',
     `- repetitions ${run.settings.reps}, loop length ${run.settings.iters}${run.settings.only ? `, --only \`${run.settings.only}\`` : ''}`,
     `- host-timed metrics ran in ${run.settings.rounds} alternating passes (C, tscuda, C, tscuda, ...); each side's value is the median of its passes; ± is half the p10–p90 range of a pass's samples, or half the spread of the pass medians when larger`,
-    `- versions: ${Object.entries(run.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    `- versions: ${Object.entries(run.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
     `- whole run: ${run.durationS.toFixed(0)} s`,
   );
   const noted = run.metrics.filter((m) => m.notes.length > 0);

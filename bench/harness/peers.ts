@@ -100,7 +100,10 @@ export function parsePeerLine(line: string): PeerLine {
  * (libraries may print to stdout despite the programs' care).
  */
 export function findPeerLine(stdout: string, peer: PeerName): PeerLine {
-  const lines = stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.startsWith('{'));
+  const lines = stdout
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('{'));
   // The reason given is that of the last candidate line, the one the program meant as its answer.
   let why: string | undefined;
   for (let i = lines.length - 1; i >= 0; i--) {
@@ -125,10 +128,7 @@ export function tail(text: string, lines = 12): string {
 }
 
 /** Folds a finished process into an outcome: exit status, stdout, stderr and whether it timed out. */
-export function peerOutcome(
-  peer: PeerName,
-  run: { exitCode: number | undefined; stdout: string; stderr: string; timedOut?: boolean; failure?: string },
-): PeerOutcome {
+export function peerOutcome(peer: PeerName, run: { exitCode: number | undefined; stdout: string; stderr: string; timedOut?: boolean; failure?: string }): PeerOutcome {
   const stderrTail = tail(run.stderr);
   if (run.failure !== undefined) {
     return { peer, status: 'failed', reason: `${run.failure}${stderrTail ? `\n${stderrTail}` : ''}`, passes: [], errors: {} };

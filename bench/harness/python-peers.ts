@@ -9,11 +9,7 @@ export function pythonExecutable(): string {
   return process.env.TSCUDA_BENCH_PYTHON || 'python3';
 }
 
-export async function runPythonPeer(
-  root: string,
-  peer: (typeof PYTHON_PEERS)[number],
-  o: ChildRunOptions,
-): Promise<PeerOutcome> {
+export async function runPythonPeer(root: string, peer: (typeof PYTHON_PEERS)[number], o: ChildRunOptions): Promise<PeerOutcome> {
   const script = join(root, 'bench', 'peers', peer.file);
   if (!existsSync(script)) return { peer: peer.peer, status: 'failed', reason: `bench/peers/${peer.file} not found`, passes: [], errors: {} };
   const python = pythonExecutable();

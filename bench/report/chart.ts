@@ -3,17 +3,7 @@
  * native baseline and which goals are missed. Absolute goals have no ratio to draw and are
  * listed as text below the bars.
  */
-import {
-  describeGoal,
-  formatNumber,
-  formatRatio,
-  goalMark,
-  isRatioGoal,
-  meetsGoal,
-  ratio,
-  type BenchResults,
-  type MetricResult,
-} from './types.js';
+import { describeGoal, formatNumber, formatRatio, goalMark, isRatioGoal, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
 import { escapeXml, niceStep } from '../../src/report/timeline-svg.js';
 
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
@@ -107,7 +97,9 @@ export function toRatioChartSvg(results: BenchResults): string {
     } else {
       const end = xAt(r);
       const color = met === true ? GREEN : RED;
-      bars.push(`<rect class="bar" x="${plotX}" y="${mid - BAR_H / 2}" width="${px(Math.max(1, end - plotX))}" height="${BAR_H}" fill="${color}"><title>${escapeXml(`${m.name}: ${formatRatio(r)}`)}</title></rect>`);
+      bars.push(
+        `<rect class="bar" x="${plotX}" y="${mid - BAR_H / 2}" width="${px(Math.max(1, end - plotX))}" height="${BAR_H}" fill="${color}"><title>${escapeXml(`${m.name}: ${formatRatio(r)}`)}</title></rect>`,
+      );
       if (r > max) {
         // The axis was capped: a break in the bar says it goes on.
         for (const dx of [-14, -9]) {

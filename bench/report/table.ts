@@ -1,18 +1,7 @@
 /** The results as a fixed-width text table, for terminals and logs. */
-import {
-  describeGoal,
-  formatNumber,
-  formatRatio,
-  goalMark,
-  meetsGoal,
-  ratio,
-  type BenchResults,
-  type MetricResult,
-} from './types.js';
+import { describeGoal, formatNumber, formatRatio, goalMark, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
 
-export const COLUMNS = [
-  'metric', 'unit', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'tscuda', 'tscuda/C', 'goal', 'met',
-] as const;
+export const COLUMNS = ['metric', 'unit', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'tscuda', 'tscuda/C', 'goal', 'met'] as const;
 
 /** Which columns hold text (left-aligned); the rest are numbers (right-aligned). */
 export const TEXT_COLUMNS: ReadonlySet<number> = new Set([0, 1, 8]);
@@ -53,7 +42,10 @@ export function formatTable(results: BenchResults): string {
   const rows = [COLUMNS.slice(), ...results.metrics.map(metricRow)];
   const widths = COLUMNS.map((_, c) => Math.max(...rows.map((r) => width(r[c] ?? ''))));
   const line = (r: readonly string[]): string =>
-    r.map((cell, c) => pad(cell, widths[c] ?? 0, !TEXT_COLUMNS.has(c) && c !== COLUMNS.length - 1)).join('  ').trimEnd();
+    r
+      .map((cell, c) => pad(cell, widths[c] ?? 0, !TEXT_COLUMNS.has(c) && c !== COLUMNS.length - 1))
+      .join('  ')
+      .trimEnd();
   const [head, ...body] = rows;
   return [line(head ?? []), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n') + '\n';
 }

@@ -29,29 +29,31 @@ async function main(): Promise<number> {
     return 0;
   }
   for (const { sources, build } of TARGETS) {
-  mkdirSync(build, { recursive: true });
-  for (const file of readdirSync(sources).filter((f) => f.endsWith('.cu')).sort()) {
-    const src = join(sources, file);
-    const out = join(build, `${basename(file, '.cu')}.fatbin`);
-    // Up to date when newer than its source and than this script (which holds the flags).
-    if (existsSync(out) && statSync(out).mtimeMs >= Math.max(statSync(src).mtimeMs, statSync(SELF).mtimeMs)) {
-      console.log(`build:kernels: ${file} up to date`);
-      continue;
+    mkdirSync(build, { recursive: true });
+    for (const file of readdirSync(sources)
+      .filter((f) => f.endsWith('.cu'))
+      .sort()) {
+      const src = join(sources, file);
+      const out = join(build, `${basename(file, '.cu')}.fatbin`);
+      // Up to date when newer than its source and than this script (which holds the flags).
+      if (existsSync(out) && statSync(out).mtimeMs >= Math.max(statSync(src).mtimeMs, statSync(SELF).mtimeMs)) {
+        console.log(`build:kernels: ${file} up to date`);
+        continue;
+      }
+      // Written beside the output and renamed, so a failed or interrupted compile never leaves a fatbin that looks up to date.
+      const partial = `${out}.${process.pid}.tmp`;
+      try {
+        // -lineinfo: compute-sanitizer reports name source lines; it does not change the generated code.
+        await execa(nvcc, ['-fatbin', '-O3', '-lineinfo', ...ARCH_FLAGS, '-o', partial, src]);
+        renameSync(partial, out);
+      } catch (e) {
+        rmSync(partial, { force: true });
+        const err = e as { stderr?: string; message?: string };
+        console.error(`build:kernels: ${file} failed:\n${err.stderr || err.message}`);
+        return 1;
+      }
+      console.log(`build:kernels: ${file} -> ${relative(root, out)} (${statSync(out).size} bytes)`);
     }
-    // Written beside the output and renamed, so a failed or interrupted compile never leaves a fatbin that looks up to date.
-    const partial = `${out}.${process.pid}.tmp`;
-    try {
-      // -lineinfo: compute-sanitizer reports name source lines; it does not change the generated code.
-      await execa(nvcc, ['-fatbin', '-O3', '-lineinfo', ...ARCH_FLAGS, '-o', partial, src]);
-      renameSync(partial, out);
-    } catch (e) {
-      rmSync(partial, { force: true });
-      const err = e as { stderr?: string; message?: string };
-      console.error(`build:kernels: ${file} failed:\n${err.stderr || err.message}`);
-      return 1;
-    }
-    console.log(`build:kernels: ${file} -> ${relative(root, out)} (${statSync(out).size} bytes)`);
-  }
   }
   return 0;
 }

@@ -11,20 +11,55 @@ export interface ParamMapping {
 }
 
 const POINTEES: Record<string, string> = {
-  float: 'f32', double: 'f64', int: 'i32', 'unsigned int': 'u32', unsigned: 'u32', 'long long': 'i64', 'unsigned long long': 'u64',
-  short: 'i16', 'unsigned short': 'u16', char: 'i8', 'signed char': 'i8', 'unsigned char': 'u8',
-  float2: 'c64', cuComplex: 'c64', cuFloatComplex: 'c64', double2: 'c128', cuDoubleComplex: 'c128',
-  int8_t: 'i8', uint8_t: 'u8', int16_t: 'i16', uint16_t: 'u16', int32_t: 'i32', uint32_t: 'u32', int64_t: 'i64', uint64_t: 'u64',
+  float: 'f32',
+  double: 'f64',
+  int: 'i32',
+  'unsigned int': 'u32',
+  unsigned: 'u32',
+  'long long': 'i64',
+  'unsigned long long': 'u64',
+  short: 'i16',
+  'unsigned short': 'u16',
+  char: 'i8',
+  'signed char': 'i8',
+  'unsigned char': 'u8',
+  float2: 'c64',
+  cuComplex: 'c64',
+  cuFloatComplex: 'c64',
+  double2: 'c128',
+  cuDoubleComplex: 'c128',
+  int8_t: 'i8',
+  uint8_t: 'u8',
+  int16_t: 'i16',
+  uint16_t: 'u16',
+  int32_t: 'i32',
+  uint32_t: 'u32',
+  int64_t: 'i64',
+  uint64_t: 'u64',
 };
 
 const SCALARS: Record<string, ParamMapping> = {
-  int: { param: 'i32', ts: 'number' }, 'unsigned int': { param: 'u32', ts: 'number' }, unsigned: { param: 'u32', ts: 'number' },
-  short: { param: 'i16', ts: 'number' }, 'unsigned short': { param: 'u16', ts: 'number' }, char: { param: 'i8', ts: 'number' },
-  'signed char': { param: 'i8', ts: 'number' }, 'unsigned char': { param: 'u8', ts: 'number' },
-  float: { param: 'f32', ts: 'number' }, double: { param: 'f64', ts: 'number' },
-  'long long': { param: 'i64', ts: 'bigint' }, 'unsigned long long': { param: 'u64', ts: 'bigint' }, size_t: { param: 'u64', ts: 'bigint' },
-  int8_t: { param: 'i8', ts: 'number' }, uint8_t: { param: 'u8', ts: 'number' }, int16_t: { param: 'i16', ts: 'number' }, uint16_t: { param: 'u16', ts: 'number' },
-  int32_t: { param: 'i32', ts: 'number' }, uint32_t: { param: 'u32', ts: 'number' }, int64_t: { param: 'i64', ts: 'bigint' }, uint64_t: { param: 'u64', ts: 'bigint' },
+  int: { param: 'i32', ts: 'number' },
+  'unsigned int': { param: 'u32', ts: 'number' },
+  unsigned: { param: 'u32', ts: 'number' },
+  short: { param: 'i16', ts: 'number' },
+  'unsigned short': { param: 'u16', ts: 'number' },
+  char: { param: 'i8', ts: 'number' },
+  'signed char': { param: 'i8', ts: 'number' },
+  'unsigned char': { param: 'u8', ts: 'number' },
+  float: { param: 'f32', ts: 'number' },
+  double: { param: 'f64', ts: 'number' },
+  'long long': { param: 'i64', ts: 'bigint' },
+  'unsigned long long': { param: 'u64', ts: 'bigint' },
+  size_t: { param: 'u64', ts: 'bigint' },
+  int8_t: { param: 'i8', ts: 'number' },
+  uint8_t: { param: 'u8', ts: 'number' },
+  int16_t: { param: 'i16', ts: 'number' },
+  uint16_t: { param: 'u16', ts: 'number' },
+  int32_t: { param: 'i32', ts: 'number' },
+  uint32_t: { param: 'u32', ts: 'number' },
+  int64_t: { param: 'i64', ts: 'bigint' },
+  uint64_t: { param: 'u64', ts: 'bigint' },
 };
 
 /** The whole C-type table, for tests and docs: each C spelling (pointer or scalar) and what a launcher takes for it. */
@@ -36,7 +71,10 @@ export const C_TYPE_TABLE: readonly { c: string; mapping: ParamMapping }[] = [
 
 /** Maps one C parameter declaration (`const float* __restrict__ x`) to its launcher type. */
 export function mapParam(decl: string, kernel: string): { name: string; mapping: ParamMapping } {
-  const cleaned = decl.replace(/__restrict__|\bconst\b|\bvolatile\b/g, ' ').replace(/\s+/g, ' ').trim();
+  const cleaned = decl
+    .replace(/__restrict__|\bconst\b|\bvolatile\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   const m = /^(.*?)\s*(\*?)\s*(\w+)$/.exec(cleaned.replace(/\s*\*\s*/g, ' * ').replace(/\s+/g, ' '));
   if (!m) throw new Error(`kernel ${kernel}: cannot read parameter "${decl}"`);
   const base = m[1]!.replace(/\s*\*\s*$/, '').trim();
@@ -78,9 +116,11 @@ export function parseKernels(source: string): KernelSignature[] {
 /** Names a launcher object already uses, and words a TypeScript parameter cannot be called. */
 const RESERVED_KERNEL_NAMES = new Set(['module', 'kernels']);
 const RESERVED_WORDS = new Set(
-  ('break case catch class const continue debugger default delete do else enum export extends false finally for function if import in ' +
+  (
+    'break case catch class const continue debugger default delete do else enum export extends false finally for function if import in ' +
     'instanceof new null return super switch this throw true try typeof var void while with implements interface let package private ' +
-    'protected public static yield await arguments eval config').split(' '),
+    'protected public static yield await arguments eval config'
+  ).split(' '),
 );
 
 /** A TypeScript identifier for a C parameter name (`in` -> `in_`). */
@@ -107,11 +147,18 @@ export interface LauncherTarget {
 /** The product kernels: src/kernels/*.cu -> src/kernels/launchers.generated.ts. */
 export const PRODUCT_LAUNCHERS: LauncherTarget = { sourceLabel: 'src/kernels', runtime: '../runtime/', load: './load.js' };
 /** The test-only kernels: test/kernels/*.cu -> test/kernels/launchers.generated.ts, built into test/kernels/build. */
-export const TEST_LAUNCHERS: LauncherTarget = { sourceLabel: 'test/kernels', runtime: '../../src/runtime/', load: '../../src/kernels/load.js', buildDir: "join(import.meta.dirname, 'build')" };
+export const TEST_LAUNCHERS: LauncherTarget = {
+  sourceLabel: 'test/kernels',
+  runtime: '../../src/runtime/',
+  load: '../../src/kernels/load.js',
+  buildDir: "join(import.meta.dirname, 'build')",
+};
 
 /** The TypeScript module of typed launchers for every .cu file of `kernelsDir`. */
 export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODUCT_LAUNCHERS): { text: string; kernels: number; files: number } {
-  const files = readdirSync(kernelsDir).filter((f) => f.endsWith('.cu')).sort();
+  const files = readdirSync(kernelsDir)
+    .filter((f) => f.endsWith('.cu'))
+    .sort();
   const dtypeImport = `import type { DType } from '${target.runtime}memory/dtype.js';`;
   const parts: string[] = [
     `/* Generated by codegen/kernels/launchers.ts from ${target.sourceLabel}/*.cu. Do not edit: run \`npm run codegen\`. */`,
@@ -152,10 +199,7 @@ export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODU
     );
     parts.push('');
     const handle = (name: string): string => `kernel_${name}`;
-    const handles = [
-      `  const kernels = bindKernels(module, ${stem.toUpperCase()}_SIGNATURES);`,
-      ...sigs.map((k) => `  const ${handle(k.name)} = kernels.${k.name};`),
-    ];
+    const handles = [`  const kernels = bindKernels(module, ${stem.toUpperCase()}_SIGNATURES);`, ...sigs.map((k) => `  const ${handle(k.name)} = kernels.${k.name};`)];
     const impls = sigs.map((k) => {
       const h = handle(k.name);
       const ps = k.params.map((p) => tsParamName(p.name));
@@ -183,4 +227,3 @@ export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODU
   sf.formatText({ indentSize: 2, convertTabsToSpaces: true });
   return { text: sf.getFullText(), kernels, files: files.length };
 }
-

@@ -34,9 +34,7 @@ export const cudart = lazy(() =>
   checkedLibrary<RuntimeCheckedFunctions>('runtime', runtime(), RUNTIME_FUNCTIONS, (code) => runtime().cudaGetErrorString(code as never) ?? undefined),
 );
 export const cufftChecked = lazy(() => checkedLibrary<CufftCheckedFunctions>('cufft', cufft(), CUFFT_FUNCTIONS, () => undefined));
-export const nvrtcChecked = lazy(() =>
-  checkedLibrary<NvrtcCheckedFunctions>('nvrtc', nvrtc(), NVRTC_FUNCTIONS, (code) => nvrtc().nvrtcGetErrorString(code as never) ?? undefined),
-);
+export const nvrtcChecked = lazy(() => checkedLibrary<NvrtcCheckedFunctions>('nvrtc', nvrtc(), NVRTC_FUNCTIONS, (code) => nvrtc().nvrtcGetErrorString(code as never) ?? undefined));
 
 // NCCL (several GPUs): lazy like the others; loading it sets NCCL_NVLS_ENABLE=0 first (see nccl.ts).
 export { nccl, ncclChecked } from './nccl.js';

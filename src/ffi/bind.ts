@@ -27,7 +27,11 @@ export function bindLibrary<T extends object>(lib: LibraryHandle, declarations: 
       configurable: true,
       enumerable: true,
       get() {
-        const fn = lib.func(target, result, params.map(([, type, direction]) => koffiParam(type, direction)));
+        const fn = lib.func(
+          target,
+          result,
+          params.map(([, type, direction]) => koffiParam(type, direction)),
+        );
         Object.defineProperty(api, name, { value: fn, enumerable: true, writable: false, configurable: false });
         return fn;
       },
@@ -42,7 +46,11 @@ export function missingSymbols(lib: LibraryHandle, declarations: readonly Functi
   const missing: string[] = [];
   for (const [name, symbol, result, params] of declarations) {
     try {
-      lib.func(symbol, result, params.map(([, type, direction]) => koffiParam(type, direction)));
+      lib.func(
+        symbol,
+        result,
+        params.map(([, type, direction]) => koffiParam(type, direction)),
+      );
     } catch {
       missing.push(name);
     }

@@ -27,12 +27,32 @@ export function statusName(library: CudaLibraryName, code: number): string {
  * must be relaunched (a stale handle's CONTEXT_IS_DESTROYED is not one of them).
  */
 const STICKY = new Set<string>([
-  'CUDA_ERROR_ILLEGAL_ADDRESS', 'CUDA_ERROR_ILLEGAL_INSTRUCTION', 'CUDA_ERROR_MISALIGNED_ADDRESS', 'CUDA_ERROR_INVALID_ADDRESS_SPACE',
-  'CUDA_ERROR_INVALID_PC', 'CUDA_ERROR_LAUNCH_FAILED', 'CUDA_ERROR_HARDWARE_STACK_ERROR', 'CUDA_ERROR_ASSERT', 'CUDA_ERROR_LAUNCH_TIMEOUT',
-  'CUDA_ERROR_TENSOR_MEMORY_LEAK', 'CUDA_ERROR_CONTAINED', 'CUDA_ERROR_MPS_CLIENT_TERMINATED', 'CUDA_ERROR_EXTERNAL_DEVICE',
-  'cudaErrorIllegalAddress', 'cudaErrorIllegalInstruction', 'cudaErrorMisalignedAddress', 'cudaErrorInvalidAddressSpace',
-  'cudaErrorInvalidPc', 'cudaErrorLaunchFailure', 'cudaErrorHardwareStackError', 'cudaErrorAssert', 'cudaErrorLaunchTimeout',
-  'cudaErrorTensorMemoryLeak', 'cudaErrorContained', 'cudaErrorMpsClientTerminated', 'cudaErrorExternalDevice',
+  'CUDA_ERROR_ILLEGAL_ADDRESS',
+  'CUDA_ERROR_ILLEGAL_INSTRUCTION',
+  'CUDA_ERROR_MISALIGNED_ADDRESS',
+  'CUDA_ERROR_INVALID_ADDRESS_SPACE',
+  'CUDA_ERROR_INVALID_PC',
+  'CUDA_ERROR_LAUNCH_FAILED',
+  'CUDA_ERROR_HARDWARE_STACK_ERROR',
+  'CUDA_ERROR_ASSERT',
+  'CUDA_ERROR_LAUNCH_TIMEOUT',
+  'CUDA_ERROR_TENSOR_MEMORY_LEAK',
+  'CUDA_ERROR_CONTAINED',
+  'CUDA_ERROR_MPS_CLIENT_TERMINATED',
+  'CUDA_ERROR_EXTERNAL_DEVICE',
+  'cudaErrorIllegalAddress',
+  'cudaErrorIllegalInstruction',
+  'cudaErrorMisalignedAddress',
+  'cudaErrorInvalidAddressSpace',
+  'cudaErrorInvalidPc',
+  'cudaErrorLaunchFailure',
+  'cudaErrorHardwareStackError',
+  'cudaErrorAssert',
+  'cudaErrorLaunchTimeout',
+  'cudaErrorTensorMemoryLeak',
+  'cudaErrorContained',
+  'cudaErrorMpsClientTerminated',
+  'cudaErrorExternalDevice',
 ]);
 
 export interface CudaErrorContext {

@@ -178,7 +178,10 @@ export function splitCall(
   order.forEach(([kind, d], i) => {
     const a = args[i];
     if (kind === 'buffer') {
-      if (!isBuffer(a)) throw new TypeError(`${kernel}: ${d.name} (argument ${i}) must be a DeviceBuffer, got ${a === null ? 'null' : typeof a === 'object' ? (a.constructor?.name ?? 'an object') : typeof a}`);
+      if (!isBuffer(a))
+        throw new TypeError(
+          `${kernel}: ${d.name} (argument ${i}) must be a DeviceBuffer, got ${a === null ? 'null' : typeof a === 'object' ? (a.constructor?.name ?? 'an object') : typeof a}`,
+        );
       buffers.push(a);
     } else scalarValues.push(a);
   });

@@ -55,9 +55,7 @@ function argsOf(r: TimelineRecord): CompleteEvent['args'] {
 }
 
 export function toChromeTrace(records: readonly TimelineRecord[], options: ChromeTraceOptions = {}): ChromeTrace {
-  const traceEvents: TraceEvent[] = [
-    { ph: 'M', name: 'process_name', pid: PID, tid: 0, args: { name: options.processName ?? 'tscuda' } },
-  ];
+  const traceEvents: TraceEvent[] = [{ ph: 'M', name: 'process_name', pid: PID, tid: 0, args: { name: options.processName ?? 'tscuda' } }];
   let tid = 0;
   for (const [stream, own] of groupByStream(records)) {
     tid++;

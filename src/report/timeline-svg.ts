@@ -2,14 +2,7 @@
  * A standalone SVG picture of a run: one lane per stream, so that whether uploads, compute
  * and downloads overlap is visible at a glance, with no viewer beyond a browser.
  */
-import {
-  analyzeTimeline,
-  extent,
-  groupByStream,
-  transferComputeOverlap,
-  type OperationKind,
-  type TimelineRecord,
-} from './timeline.js';
+import { analyzeTimeline, extent, groupByStream, transferComputeOverlap, type OperationKind, type TimelineRecord } from './timeline.js';
 
 export interface SvgTimelineOptions {
   title?: string | undefined;
@@ -30,9 +23,7 @@ export const KIND_COLORS: Readonly<Record<OperationKind, string>> = {
   other: '#475569',
 };
 
-const KIND_ORDER: readonly OperationKind[] = [
-  'upload', 'kernel', 'fft', 'memset', 'download', 'copy', 'host', 'alloc', 'other',
-];
+const KIND_ORDER: readonly OperationKind[] = ['upload', 'kernel', 'fft', 'memset', 'download', 'copy', 'host', 'alloc', 'other'];
 const OVERLAP_COLOR = '#111827';
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const PAD = 16;
@@ -42,12 +33,7 @@ const LANE_PAD = 4;
 const STRIP_H = 8;
 
 export function escapeXml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&apos;');
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
 /** Rough advance width of sans-serif text, erring wide; enough to lay out labels without a font engine. */
@@ -195,13 +181,9 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
       const w = Math.max(1, xAt(r.endMs) - x);
       const by = y + LANE_PAD + (rowOf.get(r) ?? 0) * ROW_H + (ROW_H - BAR_H) / 2;
       const edge = w >= 4 ? ' stroke="#ffffff" stroke-width="0.75"' : '';
-      body.push(
-        `<rect x="${px(x)}" y="${by}" width="${px(w)}" height="${BAR_H}" rx="${w >= 4 ? 2 : 0}" fill="${KIND_COLORS[r.kind]}"${edge}><title>${tooltip(r)}</title></rect>`,
-      );
+      body.push(`<rect x="${px(x)}" y="${by}" width="${px(w)}" height="${BAR_H}" rx="${w >= 4 ? 2 : 0}" fill="${KIND_COLORS[r.kind]}"${edge}><title>${tooltip(r)}</title></rect>`);
       if (textWidth(r.name, 10) + 8 < w) {
-        body.push(
-          `<text x="${px(x + w / 2)}" y="${by + BAR_H / 2 + 3.5}" font-size="10" fill="#ffffff" text-anchor="middle" pointer-events="none">${escapeXml(r.name)}</text>`,
-        );
+        body.push(`<text x="${px(x + w / 2)}" y="${by + BAR_H / 2 + 3.5}" font-size="10" fill="#ffffff" text-anchor="middle" pointer-events="none">${escapeXml(r.name)}</text>`);
       }
     }
     y += laneH + 2;
@@ -209,9 +191,7 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
 
   if (overlap.length > 0) {
     y += 4;
-    labels.push(
-      `<text x="${labelW - 10}" y="${y + STRIP_H - 0.5}" font-size="10" font-style="italic" fill="#4b5563" text-anchor="end">overlap</text>`,
-    );
+    labels.push(`<text x="${labelW - 10}" y="${y + STRIP_H - 0.5}" font-size="10" font-style="italic" fill="#4b5563" text-anchor="end">overlap</text>`);
     for (const [s, e] of overlap) {
       const x = xAt(s);
       body.push(`<rect x="${px(x)}" y="${y}" width="${px(Math.max(1, xAt(e) - x))}" height="${STRIP_H}" fill="${OVERLAP_COLOR}"/>`);

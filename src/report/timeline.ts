@@ -3,16 +3,7 @@
  * so that saved records can be analysed and rendered on a machine without a GPU.
  */
 
-export type OperationKind =
-  | 'upload'
-  | 'download'
-  | 'copy'
-  | 'kernel'
-  | 'fft'
-  | 'memset'
-  | 'host'
-  | 'alloc'
-  | 'other';
+export type OperationKind = 'upload' | 'download' | 'copy' | 'kernel' | 'fft' | 'memset' | 'host' | 'alloc' | 'other';
 
 /** One timed operation. Times are milliseconds on a clock shared by all records of a run. */
 export interface TimelineRecord {
@@ -143,9 +134,7 @@ export function groupByStream(records: readonly TimelineRecord[]): Map<string, T
     if (r.streamOrder !== undefined) g.order = Math.min(g.order, r.streamOrder);
     g.records.push(r);
   });
-  const ordered = [...groups.entries()].sort(
-    ([, a], [, b]) => (a.order === b.order ? a.first - b.first : a.order < b.order ? -1 : 1),
-  );
+  const ordered = [...groups.entries()].sort(([, a], [, b]) => (a.order === b.order ? a.first - b.first : a.order < b.order ? -1 : 1));
   return new Map(ordered.map(([stream, g]) => [stream, g.records]));
 }
 

@@ -28,7 +28,8 @@ export function defaultDevice(): Device {
  */
 export function resolveContext(options: Placement | undefined, owner?: { readonly context: Context }): Context {
   if (owner) return owner.context;
-  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
   if (options?.context !== undefined) return expectResource(options.context, Context, 'context');
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;

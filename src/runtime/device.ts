@@ -171,7 +171,8 @@ export class Device {
 export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
 
 function availabilityReason(e: unknown): string {
-  if (e instanceof CudaUnavailableError) return `no NVIDIA driver: ${e.library === 'driver' ? 'libcuda.so.1' : e.library} was not found (install the NVIDIA driver; in a container, run it with --gpus all and the NVIDIA Container Toolkit)`;
+  if (e instanceof CudaUnavailableError)
+    return `no NVIDIA driver: ${e.library === 'driver' ? 'libcuda.so.1' : e.library} was not found (install the NVIDIA driver; in a container, run it with --gpus all and the NVIDIA Container Toolkit)`;
   if (e instanceof CudaError) {
     if (e.status === 'CUDA_ERROR_NO_DEVICE') return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
     if (e.status === 'CUDA_ERROR_INSUFFICIENT_DRIVER' || e.status === 'CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE')

@@ -16,7 +16,6 @@ export interface EventDescriptor extends Placement {
   label?: string | undefined;
 }
 
-
 export class Event extends Resource {
   readonly context: Context;
   readonly handle: CUevent;
@@ -25,7 +24,8 @@ export class Event extends Resource {
   #recordedOn: bigint | number | undefined;
 
   constructor(descriptor: EventDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
     super('Event', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
@@ -41,7 +41,8 @@ export class Event extends Resource {
   record(stream: Stream): this {
     this.assertAlive();
     expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
-    if (stream.context !== this.context) throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
+    if (stream.context !== this.context)
+      throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
     stream.use();
     const status = hot().eventRecord(this.handle, stream.handle);
     if (status !== 0) throw driverError(status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);

@@ -35,7 +35,8 @@ export class Graph extends Resource {
     if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
     checkLabel(options.label, 'Graph.capture');
     const modeName = options.mode ?? 'threadLocal';
-    if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName)) throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
+    if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName))
+      throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
     if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
     const sh = stream.use();
     check(driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
@@ -126,7 +127,8 @@ export class GraphExec extends Resource {
   setKernelArgs(node: CUgraphNode, kernel: Kernel, ...args: KernelArg[]): void {
     this.assertAlive();
     expectResource(kernel, Kernel, `${this.label} setKernelArgs kernel`);
-    if (typeof node !== 'bigint' && (typeof node !== 'object' || node === null)) throw new TypeError(`${this.label} setKernelArgs: node must be a graph node from kernelNodes(), got ${describeValue(node)}`);
+    if (typeof node !== 'bigint' && (typeof node !== 'object' || node === null))
+      throw new TypeError(`${this.label} setKernelArgs: node must be a graph node from kernelNodes(), got ${describeValue(node)}`);
     kernel.setArgs(...args);
     const params: Record<string, unknown> = {};
     check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);

@@ -155,7 +155,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   setMaxDynamicSharedMemory(bytes: number): void {
     this.#alive();
     const max = this.#limits.maxShared - this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > max) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`);
+    if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > max)
+      throw new RangeError(
+        `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
+      );
     this.context.makeCurrent();
     check(driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
     this.#dynamicSharedLimit = bytes;
@@ -163,14 +166,17 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   /** Throws DisposedError naming this kernel, and its module when that is why. */
   #alive(): void {
-    if (this.disposed) throw new DisposedError(`Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`);
+    if (this.disposed)
+      throw new DisposedError(`Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`);
   }
 
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
     this.#alive();
-    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`);
-    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads)
+      throw new RangeError(`kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`);
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
     const v: [number | null] = [0];
     check(driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
     return outValue(v, 'occupancy');
@@ -179,8 +185,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
   suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
     this.#alive();
-    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared) throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
-    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0) throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0)
+      throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
     const grid: [number | null] = [0];
     const block: [number | null] = [0];
     check(driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
@@ -202,7 +210,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     // The parameter block is freed with the kernel (and with its module): never write after that.
     if (this.disposed) this.#alive();
     const params = this.params;
-    if (!(Number.isInteger(index) && index >= 0 && index < params.length)) throw new RangeError(`kernel "${this.name}" has no argument ${String(index)} (it takes ${params.length})`);
+    if (!(Number.isInteger(index) && index >= 0 && index < params.length))
+      throw new RangeError(`kernel "${this.name}" has no argument ${String(index)} (it takes ${params.length})`);
     const type = params[index]!;
     const off = this.#offsets[index]!;
     if (type !== 'ptr') {
@@ -217,7 +226,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         if (e instanceof DisposedError) throw new DisposedError(`kernel "${this.name}" argument ${index}: ${e.message}`);
         throw e;
       }
-      if (a.context !== this.context) throw new TypeError(`kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`);
+      if (a.context !== this.context)
+        throw new TypeError(`kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`);
       addr = a.address;
       this.#bufferArgs[index] = a;
     } else if (typeof a === 'number') {
@@ -254,7 +264,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
     this.#alive();
-    if (typeof config !== 'object' || config === null) throw new TypeError(`kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`);
+    if (typeof config !== 'object' || config === null)
+      throw new TypeError(`kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`);
     this.#dims(config.block, 'block', this.#limits.maxBlock);
     bx = dims[0]!;
     by = dims[1]!;
@@ -329,7 +340,18 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       const stream = config.stream === undefined ? undefined : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
       if (stream && stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
-      const launchConfig = { gridDimX: gx, gridDimY: gy, gridDimZ: gz, blockDimX: bx, blockDimY: by, blockDimZ: bz, sharedMemBytes: config.sharedMemBytes ?? 0, hStream: sh, attrs: attrPtr, numAttrs: attrs.length };
+      const launchConfig = {
+        gridDimX: gx,
+        gridDimY: gy,
+        gridDimZ: gz,
+        blockDimX: bx,
+        blockDimY: by,
+        blockDimZ: bz,
+        sharedMemBytes: config.sharedMemBytes ?? 0,
+        hStream: sh,
+        attrs: attrPtr,
+        numAttrs: attrs.length,
+      };
       check(driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
       this.#recordUses(stream ?? null);
     } finally {

@@ -40,7 +40,8 @@ export class Module extends Resource {
     if ((path === undefined) === (data === undefined)) throw new TypeError('Module.load needs exactly one of `path` or `data`');
     if (path !== undefined && typeof path !== 'string') throw new TypeError(`Module.load path must be a string, got ${describeValue(path)}`);
     checkLabel(descriptor.label, 'Module.load');
-    if (data !== undefined && typeof data !== 'string' && !(data instanceof Uint8Array)) throw new TypeError(`Module.load data must be a Uint8Array (cubin, fatbin) or a string (PTX), got ${describeValue(data)}`);
+    if (data !== undefined && typeof data !== 'string' && !(data instanceof Uint8Array))
+      throw new TypeError(`Module.load data must be a Uint8Array (cubin, fatbin) or a string (PTX), got ${describeValue(data)}`);
     let image: Uint8Array;
     if (path !== undefined) {
       try {

@@ -181,7 +181,6 @@ export function writeCacheEntry(dir: string, key: string, entry: ProgramCacheEnt
   }
 }
 
-
 function touch(path: string): void {
   try {
     // Sub-millisecond seconds: a Date (whole ms) could date a just-read entry before entries written within the same millisecond.

@@ -141,7 +141,8 @@ export function checkCompileOptions(options: unknown): asserts options is Compil
   if (o.arch !== undefined && typeof o.arch !== 'string') throw new TypeError(`compile arch must be a string like 'sm_90', got ${describeValue(o.arch)}`);
   if (o.device !== undefined && !(o.device instanceof Device)) throw new TypeError(`compile device must be a Device, got ${describeValue(o.device)}`);
   if (o.options !== undefined && !Array.isArray(o.options)) throw new TypeError(`compile options.options must be an array of NVRTC flags, got ${describeValue(o.options)}`);
-  if (o.nameExpressions !== undefined && !Array.isArray(o.nameExpressions)) throw new TypeError(`compile nameExpressions must be an array of strings, got ${describeValue(o.nameExpressions)}`);
+  if (o.nameExpressions !== undefined && !Array.isArray(o.nameExpressions))
+    throw new TypeError(`compile nameExpressions must be an array of strings, got ${describeValue(o.nameExpressions)}`);
   if (o.cache !== undefined && typeof o.cache !== 'boolean') throw new TypeError(`compile cache must be a boolean, got ${describeValue(o.cache)}`);
 }
 
@@ -179,7 +180,8 @@ export class CompiledProgram {
   lowered(nameExpression: string): string {
     if (typeof nameExpression !== 'string') throw new TypeError(`lowered(nameExpression) takes a string, got ${describeValue(nameExpression)}`);
     const name = this.loweredNames.get(nameExpression);
-    if (name === undefined) throw new Error(`"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`);
+    if (name === undefined)
+      throw new Error(`"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`);
     return name;
   }
 }
@@ -203,11 +205,13 @@ export class Program extends Resource {
 
   constructor(descriptor: ProgramDescriptor) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Program takes a descriptor { source, name?, headers? }, got ${describeValue(descriptor)}`);
-    if (descriptor.name !== undefined && (typeof descriptor.name !== 'string' || descriptor.name === '')) throw new TypeError(`Program name must be a non-empty string, got ${describeValue(descriptor.name)}`);
+    if (descriptor.name !== undefined && (typeof descriptor.name !== 'string' || descriptor.name === ''))
+      throw new TypeError(`Program name must be a non-empty string, got ${describeValue(descriptor.name)}`);
     super('Program', descriptor.label ?? descriptor.name ?? 'program.cu');
     if (typeof descriptor.source !== 'string' || descriptor.source.trim() === '') throw new TypeError('Program needs CUDA source text');
     const headers = descriptor.headers ?? {};
-    if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) throw new TypeError(`Program headers must be an object { 'name.cuh': 'source' }, got ${describeValue(headers)}`);
+    if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+      throw new TypeError(`Program headers must be an object { 'name.cuh': 'source' }, got ${describeValue(headers)}`);
     for (const [k, v] of Object.entries(headers)) if (typeof v !== 'string') throw new TypeError(`header "${k}" must be source text, got ${typeof v}`);
     this.source = descriptor.source;
     this.name = descriptor.name ?? 'program.cu';
@@ -257,7 +261,10 @@ export class Program extends Resource {
     this.assertAlive();
     const plan = this.#plan(options);
     if (plan.hit) return plan.hit;
-    const entry = this.#finish(plan, this.#start(plan, (prog) => nvrtc().nvrtcCompileProgram(prog, plan.flags.length, plan.flags)));
+    const entry = this.#finish(
+      plan,
+      this.#start(plan, (prog) => nvrtc().nvrtcCompileProgram(prog, plan.flags.length, plan.flags)),
+    );
     return plan.store(entry);
   }
 
@@ -290,7 +297,8 @@ export class Program extends Resource {
     const names = [...(options.nameExpressions ?? [])];
     for (const n of names) if (typeof n !== 'string' || n.trim() === '') throw new TypeError(`name expressions must be non-empty strings, got ${JSON.stringify(n)}`);
     const key = programCacheKey({ source: this.source, name: this.name, headers: this.headers, flags, nameExpressions: names, nvrtcVersion: nvrtcVersion() });
-    const make = (e: ProgramCacheEntry, fromCache: boolean): CompiledProgram => new CompiledProgram(e.image, e.kind, e.log, e.loweredNames, fromCache, this.label, arch, key, device);
+    const make = (e: ProgramCacheEntry, fromCache: boolean): CompiledProgram =>
+      new CompiledProgram(e.image, e.kind, e.log, e.loweredNames, fromCache, this.label, arch, key, device);
     const useCache = options.cache ?? true;
     let hit: CompiledProgram | undefined;
     if (useCache) {

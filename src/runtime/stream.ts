@@ -39,9 +39,11 @@ export class Stream extends Resource {
 
   /** Creates a stream (cuStreamCreateWithPriority: microseconds, does not block on the device). */
   constructor(descriptor: StreamDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
     super('Stream', descriptor.label);
-    if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean') throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
+    if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean')
+      throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
     this.context = resolveContext(descriptor);
     this.context.makeCurrent();
     this.priority = resolvePriority(this.context, descriptor.priority);

@@ -126,11 +126,7 @@ export interface SpectralDefaults {
  * and welch differ). A default nperseg (256) is clamped to the input length as scipy does (it warns);
  * an explicit nperseg larger than the input is a RangeError here.
  */
-export function spectralGeometry(
-  length: number,
-  options: SpectralOptions,
-  defaults: SpectralDefaults,
-): SpectralGeometry {
+export function spectralGeometry(length: number, options: SpectralOptions, defaults: SpectralDefaults): SpectralGeometry {
   positiveInteger(length, 'signal length');
   const fs = checkFs(options.fs ?? 1);
   const windowSpec = options.window ?? defaults.window;

@@ -86,7 +86,10 @@ describe('typed kernel launchers', () => {
     expect(sigs[0]!.params.map((p) => p.mapping.param)).toEqual(['ptr', 'i32']);
     expect(sigs[0]!.declaration).toBe('two(const float* __restrict__ x, int n)');
     expect(sigs[1]!.params).toEqual([]);
-    expect(sigs[2]!.params.map((p) => [p.name, p.mapping.ts])).toEqual([['y', "DeviceBuffer<'f64'>"], ['ns', 'bigint']]);
+    expect(sigs[2]!.params.map((p) => [p.name, p.mapping.ts])).toEqual([
+      ['y', "DeviceBuffer<'f64'>"],
+      ['ns', 'bigint'],
+    ]);
   });
 
   it('rejects kernels that clash with the launcher object and renames reserved parameter names', () => {

@@ -6,10 +6,4 @@ import { serveCommand } from './serve.js';
 import { stftCommand } from './stft.js';
 
 /** Every command of the CLI, in the order `tscuda --help` lists them. Each command file adds itself here. */
-export const COMMANDS: readonly CliCommand[] = [
-  infoCommand,
-  demoCommand,
-  stftCommand,
-  benchCommand,
-  serveCommand,
-];
+export const COMMANDS: readonly CliCommand[] = [infoCommand, demoCommand, stftCommand, benchCommand, serveCommand];

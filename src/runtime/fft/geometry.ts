@@ -192,7 +192,9 @@ export function checkFftBuffers(g: FftGeometry, direction: FftDirection, input: 
     );
   }
   if (input === output && io.input !== io.output) {
-    throw new TypeError(`${planLabel}: ${g.type} turns ${io.input} into ${io.output}, so ${direction}() needs an output buffer of ${io.output} (in place: a ${io.output} buffer wrapping the same memory)`);
+    throw new TypeError(
+      `${planLabel}: ${g.type} turns ${io.input} into ${io.output}, so ${direction}() needs an output buffer of ${io.output} (in place: a ${io.output} buffer wrapping the same memory)`,
+    );
   }
   if (input.dtype !== io.input) throw new TypeError(`${planLabel}: ${direction} input "${input.label}" must hold ${io.input}, not ${input.dtype}`);
   if (output.dtype !== io.output) throw new TypeError(`${planLabel}: ${direction} output "${output.label}" must hold ${io.output}, not ${output.dtype}`);
@@ -206,7 +208,9 @@ export function checkFftBuffers(g: FftGeometry, direction: FftDirection, input: 
     const inEnd = input.address + needIn * dtypeInfo(input.dtype).bytes;
     const outEnd = output.address + needOut * dtypeInfo(output.dtype).bytes;
     if (input.address < outEnd && output.address < inEnd) {
-      throw new RangeError(`${planLabel}: input "${input.label}" and output "${output.label}" overlap without starting at the same address; cuFFT needs disjoint buffers or one in-place buffer`);
+      throw new RangeError(
+        `${planLabel}: input "${input.label}" and output "${output.label}" overlap without starting at the same address; cuFFT needs disjoint buffers or one in-place buffer`,
+      );
     }
   }
 }

@@ -259,5 +259,6 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
 }
 
 function checkExecOptions(options: unknown, label: string): void {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) throw new TypeError(`${label}: options must be an object { stream? }, got ${describeValue(options)}`);
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${label}: options must be an object { stream? }, got ${describeValue(options)}`);
 }

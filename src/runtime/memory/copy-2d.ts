@@ -52,16 +52,24 @@ export interface Copy2D {
 export function copy2D(copy: Copy2D): void {
   if (typeof copy !== 'object' || copy === null) throw new TypeError(`copy2D takes a descriptor object, got ${describeValue(copy)}`);
   const { src, dst, srcPitchBytes, dstPitchBytes, widthBytes, height } = copy;
-  for (const [side, buf] of [['src', src], ['dst', dst]] as const) {
+  for (const [side, buf] of [
+    ['src', src],
+    ['dst', dst],
+  ] as const) {
     if (buf instanceof HostBuffer) buf.checkUsable();
     else if (buf instanceof DeviceBuffer) buf.checkUsable();
     else throw new TypeError(`copy2D ${side} must be a DeviceBuffer or a HostBuffer, got ${describeValue(buf)}`);
   }
   if (copy.stream !== undefined) expectResource(copy.stream, Stream, 'copy2D stream');
-  for (const buf of [src, dst]) if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context) throw new Error(`copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`);
+  for (const buf of [src, dst])
+    if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context)
+      throw new Error(`copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`);
   checkLength(widthBytes, 'copy2D widthBytes');
   checkLength(height, 'copy2D height');
-  for (const [side, pitch, buf] of [['source', srcPitchBytes, src], ['destination', dstPitchBytes, dst]] as const) {
+  for (const [side, pitch, buf] of [
+    ['source', srcPitchBytes, src],
+    ['destination', dstPitchBytes, dst],
+  ] as const) {
     if (!Number.isInteger(pitch) || pitch < widthBytes) throw new RangeError(`copy2D: ${side} pitch ${pitch} is smaller than the row width ${widthBytes}`);
     const needed = pitch * (height - 1) + widthBytes;
     if (needed > buf.byteLength) throw new RangeError(`copy2D: ${side} "${buf.label}" holds ${buf.byteLength} bytes, the copy needs ${needed}`);
@@ -71,14 +79,28 @@ export function copy2D(copy: Copy2D): void {
   const s = side(src);
   const d = side(dst);
   const params = {
-    srcXInBytes: 0, srcY: 0, srcMemoryType: s.type, srcHost: s.host, srcDevice: s.device, srcArray: null, srcPitch: srcPitchBytes,
-    dstXInBytes: 0, dstY: 0, dstMemoryType: d.type, dstHost: d.host, dstDevice: d.device, dstArray: null, dstPitch: dstPitchBytes,
-    WidthInBytes: widthBytes, Height: height,
+    srcXInBytes: 0,
+    srcY: 0,
+    srcMemoryType: s.type,
+    srcHost: s.host,
+    srcDevice: s.device,
+    srcArray: null,
+    srcPitch: srcPitchBytes,
+    dstXInBytes: 0,
+    dstY: 0,
+    dstMemoryType: d.type,
+    dstHost: d.host,
+    dstDevice: d.device,
+    dstArray: null,
+    dstPitch: dstPitchBytes,
+    WidthInBytes: widthBytes,
+    Height: height,
   };
   if (s.type === d.type && s.type === CUmemorytype.CU_MEMORYTYPE_DEVICE) {
     const srcEnd = s.device + srcPitchBytes * (height - 1) + widthBytes;
     const dstEnd = d.device + dstPitchBytes * (height - 1) + widthBytes;
-    if (s.device < dstEnd && d.device < srcEnd) throw new RangeError(`copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`);
+    if (s.device < dstEnd && d.device < srcEnd)
+      throw new RangeError(`copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`);
   }
   if (copy.stream) {
     check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');

@@ -85,7 +85,10 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     checkDescriptor(descriptor, 'DeviceBuffer.alloc');
     if (descriptor.stream !== undefined) expectResource(descriptor.stream, Stream, 'DeviceBuffer.alloc stream');
     if (descriptor.pool !== undefined) expectResource(descriptor.pool, MemoryPool, 'DeviceBuffer.alloc pool');
-    if (descriptor.pool && descriptor.stream && descriptor.pool.context !== descriptor.stream.context) throw new Error(`DeviceBuffer.alloc: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, stream "${descriptor.stream.label}" to ${descriptor.stream.context.label}`);
+    if (descriptor.pool && descriptor.stream && descriptor.pool.context !== descriptor.stream.context)
+      throw new Error(
+        `DeviceBuffer.alloc: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, stream "${descriptor.stream.label}" to ${descriptor.stream.context.label}`,
+      );
     const bytes = length * dtypeInfo(dtype).bytes;
     const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
@@ -108,7 +111,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     }
     if (status !== 0) throw driverError(status, call, during());
     const address = toAddress(cell[0]!);
-    if (!(descriptor.pool || descriptor.stream)) return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
+    if (!(descriptor.pool || descriptor.stream))
+      return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
     allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);
@@ -134,7 +138,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     checkAddress(address, 'DeviceBuffer.wrap address', false);
     checkDescriptor(descriptor, 'DeviceBuffer.wrap');
     if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes)) throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
-    if (descriptor.free !== undefined && typeof descriptor.free !== 'function') throw new TypeError(`DeviceBuffer.wrap free must be a function, got ${describeValue(descriptor.free)}`);
+    if (descriptor.free !== undefined && typeof descriptor.free !== 'function')
+      throw new TypeError(`DeviceBuffer.wrap free must be a function, got ${describeValue(descriptor.free)}`);
     return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free, stream: undefined, usedOn: undefined });
   }
 
@@ -146,7 +151,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     checkLength(length, 'view length');
     if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     const bytes = dtypeInfo(this.dtype).bytes;
-    return new DeviceBuffer(this.dtype, length, this.address + offset * bytes, this.context, `${this.label}[${offset}:${offset + length}]`, { free: undefined, stream: undefined, usedOn: undefined }, this.parent ?? this);
+    return new DeviceBuffer(
+      this.dtype,
+      length,
+      this.address + offset * bytes,
+      this.context,
+      `${this.label}[${offset}:${offset + length}]`,
+      { free: undefined, stream: undefined, usedOn: undefined },
+      this.parent ?? this,
+    );
   }
 
   /**
@@ -251,7 +264,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const src = source.address + r.sourceOffset * info.bytes;
     // cuMemcpyDtoD has no memmove semantics: overlapping ranges (a view of the same memory) would corrupt the copy.
     if (dst < src + r.bytes && src < dst + r.bytes) {
-      throw new RangeError(`copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`);
+      throw new RangeError(
+        `copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`,
+      );
     }
     let status: number;
     if (options.stream) {
@@ -286,9 +301,17 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const during = `memset of "${this.label}"`;
     const api = driverApi();
     const status =
-      width === 8 ? (s ? api.cuMemsetD8Async(this.address, value, n, s) : api.cuMemsetD8(this.address, value, n))
-      : width === 16 ? (s ? api.cuMemsetD16Async(this.address, value, n, s) : api.cuMemsetD16(this.address, value, n))
-      : s ? api.cuMemsetD32Async(this.address, value, n, s) : api.cuMemsetD32(this.address, value, n);
+      width === 8
+        ? s
+          ? api.cuMemsetD8Async(this.address, value, n, s)
+          : api.cuMemsetD8(this.address, value, n)
+        : width === 16
+          ? s
+            ? api.cuMemsetD16Async(this.address, value, n, s)
+            : api.cuMemsetD16(this.address, value, n)
+          : s
+            ? api.cuMemsetD32Async(this.address, value, n, s)
+            : api.cuMemsetD32(this.address, value, n);
     if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', during);
     this.recordUse(options.stream ?? null);
     return this;

@@ -39,7 +39,8 @@ function afterUses(uses: HostUses, context: Context, release: () => void): void 
     try {
       run();
     } catch (e) {
-      if (!processLost()) process.emitWarning(`tscuda: releasing host memory after its last copy failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
+      if (!processLost())
+        process.emitWarning(`tscuda: releasing host memory after its last copy failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
     }
   });
 }

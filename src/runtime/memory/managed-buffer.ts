@@ -77,7 +77,8 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   /** cuMemAdvise: hints where pages should live or who reads them. */
   advise(advice: MemoryAdvice, target: Device | 'host', options: { unset?: boolean } = {}): this {
     this.checkUsable();
-    if (typeof advice !== 'string' || !Object.hasOwn(ADVICE, advice)) throw new TypeError(`advise on "${this.label}": unknown advice ${JSON.stringify(advice) ?? String(advice)}; expected one of ${Object.keys(ADVICE).join(', ')}`);
+    if (typeof advice !== 'string' || !Object.hasOwn(ADVICE, advice))
+      throw new TypeError(`advise on "${this.label}": unknown advice ${JSON.stringify(advice) ?? String(advice)}; expected one of ${Object.keys(ADVICE).join(', ')}`);
     checkTarget(target, `advise on "${this.label}"`);
     const code = ADVICE[advice][options?.unset ? 1 : 0];
     this.context.makeCurrent();

@@ -7,7 +7,8 @@ import { describeValue, Resource } from '../resource.js';
 /** A byte count the driver takes as a size_t: a non-negative safe integer (Infinity where `infinity` allows it). */
 function checkBytes(bytes: unknown, what: string, infinity = false): void {
   if (infinity && bytes === Infinity) return;
-  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
+    throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
 }
 
 export interface MemoryPoolDescriptor {
@@ -37,7 +38,8 @@ export class MemoryPool extends Resource {
   constructor(descriptor: MemoryPoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
-    if (descriptor.device !== undefined && !(descriptor.device instanceof Device)) throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
+    if (descriptor.device !== undefined && !(descriptor.device instanceof Device))
+      throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
     if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
     if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
     this.device = descriptor.device ?? Device.get(0);

@@ -81,7 +81,12 @@ describe.skipIf(!gpu.available)(`typed launchers over the built fatbins${gpu.ava
     basic.add_f32({ grid: 128, block: 256, stream: s }, sum, dx, db, n);
     await s.done();
     // Both are one float32 rounding of the exact result.
-    expect(maxRelativeError(scaled.read(poison(new Float32Array(n))), Float64Array.from(x, (v) => Math.fround(a) * v))).toBeLessThanOrEqual(2 ** -24);
+    expect(
+      maxRelativeError(
+        scaled.read(poison(new Float32Array(n))),
+        Float64Array.from(x, (v) => Math.fround(a) * v),
+      ),
+    ).toBeLessThanOrEqual(2 ** -24);
     const gotSum = sum.read(poison(new Float32Array(n)));
     expect(gotSum.every((v, i) => v === Math.fround(x[i]! + b[i]!))).toBe(true);
   });

@@ -18,7 +18,10 @@ describe.skipIf(!gpu.available)(`completion and resource lifetime${gpu.available
   beforeAll(() => {
     mod = loadBasicModule();
   });
-  const spin = { launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launchEx(...a) };
+  const spin = {
+    launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launch(...a),
+    launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launchEx(...a),
+  };
 
   it('keeps the event loop responsive while 10,000 awaited operations complete', async () => {
     const streams = Array.from({ length: 4 }, (_, i) => new Stream({ label: `lag-${i}` }));

@@ -14,8 +14,14 @@ describe.skipIf(!gpu.available)(`devices, contexts, streams and events${gpu.avai
   beforeAll(() => {
     mod = loadBasicModule();
   });
-  const spin = { launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launchEx(...a) };
-  const fill = { launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('fill_f32', ['ptr', 'f32', 'i32']) as Kernel).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('fill_f32', ['ptr', 'f32', 'i32']) as Kernel).launchEx(...a) };
+  const spin = {
+    launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launch(...a),
+    launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('spin_ns', ['u64']) as Kernel).launchEx(...a),
+  };
+  const fill = {
+    launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('fill_f32', ['ptr', 'f32', 'i32']) as Kernel).launch(...a),
+    launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('fill_f32', ['ptr', 'f32', 'i32']) as Kernel).launchEx(...a),
+  };
 
   it('reports the device and its properties', () => {
     expect(Device.count()).toBeGreaterThan(0);

@@ -58,9 +58,11 @@ describe.skipIf(!gpu.available)(`CUDA graphs${gpu.available ? '' : ` (skipped: $
 
   it('discards a capture whose enqueue throws', () => {
     using s = new Stream();
-    expect(() => Graph.capture(s, () => {
-      throw new Error('boom');
-    })).toThrow('boom');
+    expect(() =>
+      Graph.capture(s, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
     expect(s.query()).toBe(true);
   });
 });

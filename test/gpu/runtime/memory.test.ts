@@ -16,12 +16,16 @@ describe.skipIf(!gpu.available)(`memory${gpu.available ? '' : ` (skipped: ${gpu.
   beforeAll(() => {
     mod = loadBasicModule();
   });
-  const scale = { launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launch(...a), launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launchEx(...a) };
+  const scale = {
+    launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launch(...a),
+    launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launchEx(...a),
+  };
 
   it('round-trips every dtype synchronously', () => {
     const n = 10_007;
     const cases = [
-      ['f32', randomF32(n)], ['f64', randomF64(n)],
+      ['f32', randomF32(n)],
+      ['f64', randomF64(n)],
       ['i32', Int32Array.from({ length: n }, () => (Math.random() * 2 ** 31) | 0)],
       ['u8', Uint8Array.from({ length: n }, () => (Math.random() * 256) | 0)],
       ['i64', BigInt64Array.from({ length: n }, () => BigInt(Math.floor(Math.random() * 2 ** 52)) - 2n ** 51n)],

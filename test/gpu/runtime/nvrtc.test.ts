@@ -260,4 +260,3 @@ extern "C" __global__ void heavy(float* out, int n) {
 function heavyExpected(i: number): number {
   return i * 0.5;
 }
-

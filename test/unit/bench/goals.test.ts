@@ -4,13 +4,33 @@ import { producedMetricNames } from '../../../bench/tscuda/runner.js';
 
 /** Issue 6's fixed metric names, in its order. */
 const ISSUE_NAMES = [
-  'launch_empty_us', 'launch_4args_us', 'launch_sync_roundtrip_us', 'await_completion_us', 'event_record_us',
-  'event_query_us', 'h2d_pinned_gbps', 'd2h_pinned_gbps', 'bidir_pinned_gbps', 'h2d_pageable_gbps',
-  'small_copy_roundtrip_us', 'alloc_free_async_us', 'graph_replay_per_kernel_us', 'coordinator_edge_us',
-  'fft_c2c_4096x8192_ms', 'fft_z2z_4096x8192_ms', 'pipeline_overlap_efficiency', 'pipeline_speedup_vs_sequential',
-  'batcher_items_per_s', 'batcher_p99_ms', 'event_loop_lag_p99_ms',
+  'launch_empty_us',
+  'launch_4args_us',
+  'launch_sync_roundtrip_us',
+  'await_completion_us',
+  'event_record_us',
+  'event_query_us',
+  'h2d_pinned_gbps',
+  'd2h_pinned_gbps',
+  'bidir_pinned_gbps',
+  'h2d_pageable_gbps',
+  'small_copy_roundtrip_us',
+  'alloc_free_async_us',
+  'graph_replay_per_kernel_us',
+  'coordinator_edge_us',
+  'fft_c2c_4096x8192_ms',
+  'fft_z2z_4096x8192_ms',
+  'pipeline_overlap_efficiency',
+  'pipeline_speedup_vs_sequential',
+  'batcher_items_per_s',
+  'batcher_p99_ms',
+  'event_loop_lag_p99_ms',
   // issue 11: the job engine
-  'stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms',
+  'stft_job_gsamples_per_s',
+  'stft_job_pcie_fraction',
+  'stft_job_pageable_gsamples_per_s',
+  'cwt_job_gsamples_per_s',
+  'engine_event_loop_lag_p99_ms',
 ];
 
 /** bench/native/bench.cu's kMetrics table. */

@@ -12,11 +12,15 @@ function ok(stdout: string, stderr = ''): PeerOutcome {
 
 describe('peer protocol', () => {
   it('parses a line with metrics, notes and errors', () => {
-    const p = parsePeerLine(line({
-      peer: 'cupy', available: true, version: 'cupy 13',
-      metrics: { launch_empty_us: { median: 5.2, spread: 0.1, samples: 15, note: 'RawKernel' } },
-      errors: { fft_c2c_4096x8192_ms: 'CUFFT_ALLOC_FAILED' },
-    }));
+    const p = parsePeerLine(
+      line({
+        peer: 'cupy',
+        available: true,
+        version: 'cupy 13',
+        metrics: { launch_empty_us: { median: 5.2, spread: 0.1, samples: 15, note: 'RawKernel' } },
+        errors: { fft_c2c_4096x8192_ms: 'CUFFT_ALLOC_FAILED' },
+      }),
+    );
     expect(p.peer).toBe('cupy');
     expect(p.metrics.launch_empty_us).toEqual({ median: 5.2, spread: 0.1, samples: 15, note: 'RawKernel' });
     expect(p.errors).toEqual({ fft_c2c_4096x8192_ms: 'CUFFT_ALLOC_FAILED' });
@@ -74,7 +78,10 @@ describe('statistics', () => {
   });
 
   it('combines passes: median of medians, ± the larger of in-pass and between-pass spread', () => {
-    const c = combinePasses([{ median: 3, spread: 0.02, samples: 15 }, { median: 3.2, spread: 0.02, samples: 15 }])!;
+    const c = combinePasses([
+      { median: 3, spread: 0.02, samples: 15 },
+      { median: 3.2, spread: 0.02, samples: 15 },
+    ])!;
     expect(c.value).toBeCloseTo(3.1);
     expect(c.spread).toBeCloseTo(0.1); // between passes: (3.2 - 3) / 2 beats 0.02 * 3.2 / 2
     expect(c.samples).toBe(30);
@@ -87,7 +94,9 @@ describe('statistics', () => {
 describe('merging into report rows', () => {
   const specs = ['launch_empty_us', 'launch_sync_roundtrip_us', 'await_completion_us', 'h2d_pinned_gbps', 'graph_replay_per_kernel_us', 'batcher_items_per_s'].map(metricSpec);
   const cPass1 = line({
-    peer: 'c', available: true, version: 'driver 13.0',
+    peer: 'c',
+    available: true,
+    version: 'driver 13.0',
     metrics: {
       launch_empty_us: { median: 3.0, spread: 0.02, samples: 15 },
       launch_sync_roundtrip_us: { median: 10, spread: 0.1, samples: 3000 },
@@ -100,11 +109,26 @@ describe('merging into report rows', () => {
   const peers = {
     c: addPass(ok(cPass1), ok(cPass2)),
     cupy: peerOutcome('cupy', { exitCode: 0, stdout: line({ peer: 'cupy', available: false, reason: 'no cupy' }), stderr: '' }),
-    torch: peerOutcome('torch', { exitCode: 0, stdout: line({ peer: 'torch', available: true, metrics: { launch_empty_us: { median: 7, spread: 0.1, samples: 15, note: 'torch note' } }, errors: { h2d_pinned_gbps: 'OOM' } }), stderr: '' }),
+    torch: peerOutcome('torch', {
+      exitCode: 0,
+      stdout: line({
+        peer: 'torch',
+        available: true,
+        metrics: { launch_empty_us: { median: 7, spread: 0.1, samples: 15, note: 'torch note' } },
+        errors: { h2d_pinned_gbps: 'OOM' },
+      }),
+      stderr: '',
+    }),
     cudaPython: peerOutcome('cudaPython', { exitCode: 1, stdout: '', stderr: 'Traceback\nImportError: x' }),
   };
   const tscuda: Record<string, TscudaMetricRun> = {
-    launch_empty_us: { passes: [{ median: 3.2, spread: 0.02, samples: 15 }, { median: 3.4, spread: 0.02, samples: 15 }], notes: [] },
+    launch_empty_us: {
+      passes: [
+        { median: 3.2, spread: 0.02, samples: 15 },
+        { median: 3.4, spread: 0.02, samples: 15 },
+      ],
+      notes: [],
+    },
     await_completion_us: { passes: [{ median: 9, spread: 0.1, samples: 3000 }], notes: ['launch + await'] },
     h2d_pinned_gbps: { passes: [{ median: 54, spread: 0.01, samples: 15 }], notes: [] },
     graph_replay_per_kernel_us: { passes: [], notes: [], notMeasured: 'src/runtime/graph.ts is not in this checkout yet' },

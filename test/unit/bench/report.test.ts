@@ -3,15 +3,7 @@ import { toRatioChartSvg } from '../../../bench/report/chart.js';
 import { goalSummary, toMarkdown } from '../../../bench/report/markdown.js';
 import { gpuSlug } from '../../../bench/report/slug.js';
 import { formatTable } from '../../../bench/report/table.js';
-import {
-  describeGoal,
-  formatNumber,
-  meetsGoal,
-  ratio,
-  type BenchResults,
-  type Goal,
-  type MetricResult,
-} from '../../../bench/report/types.js';
+import { describeGoal, formatNumber, meetsGoal, ratio, type BenchResults, type Goal, type MetricResult } from '../../../bench/report/types.js';
 
 /** Balanced tags and escaped text: Node has no DOMParser to do it. */
 function assertWellFormedXml(xml: string): void {

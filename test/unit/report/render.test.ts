@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toChromeTrace, type CompleteEvent, type MetadataEvent } from '../../../src/report/chrome-trace.js';
 import { escapeXml, niceStep, toSvgTimeline } from '../../../src/report/timeline-svg.js';
-import {
-  analyzeTimeline,
-  intersectIntervals,
-  transferComputeOverlap,
-  unionIntervals,
-  type TimelineRecord,
-} from '../../../src/report/timeline.js';
+import { analyzeTimeline, intersectIntervals, transferComputeOverlap, unionIntervals, type TimelineRecord } from '../../../src/report/timeline.js';
 
 /**
  * Node has no DOMParser, so well-formedness is checked by hand: balanced tags, quoted
@@ -76,10 +70,35 @@ function tripleBuffered(chunks: number): TimelineRecord[] {
 
 describe('interval arithmetic', () => {
   it('merges overlapping and touching intervals and drops empty ones', () => {
-    expect(unionIntervals([[5, 6], [0, 2], [1, 3], [3, 4], [7, 7]])).toEqual([[0, 4], [5, 6]]);
+    expect(
+      unionIntervals([
+        [5, 6],
+        [0, 2],
+        [1, 3],
+        [3, 4],
+        [7, 7],
+      ]),
+    ).toEqual([
+      [0, 4],
+      [5, 6],
+    ]);
   });
   it('intersects two unions', () => {
-    expect(intersectIntervals([[0, 4], [6, 9]], [[2, 6], [8, 8.5]])).toEqual([[2, 4], [8, 8.5]]);
+    expect(
+      intersectIntervals(
+        [
+          [0, 4],
+          [6, 9],
+        ],
+        [
+          [2, 6],
+          [8, 8.5],
+        ],
+      ),
+    ).toEqual([
+      [2, 4],
+      [8, 8.5],
+    ]);
     expect(intersectIntervals([[0, 1]], [[1, 2]])).toEqual([]);
   });
 });
@@ -94,7 +113,10 @@ describe('analyzeTimeline', () => {
     expect(r.busyMs).toBe(9);
     expect(r.transferComputeOverlapMs).toBe(2.5);
     expect(r.transferComputeOverlapPercent).toBeCloseTo((100 * 2.5) / 7, 12);
-    expect(transferComputeOverlap(known)).toEqual([[2, 4], [8, 8.5]]);
+    expect(transferComputeOverlap(known)).toEqual([
+      [2, 4],
+      [8, 8.5],
+    ]);
     expect(r.streams.map((s) => s.stream)).toEqual(['s1', 's2', 's3']);
     const [s1, s2, s3] = r.streams;
     expect(s1).toEqual({ stream: 's1', operations: 2, kernels: 1, transfers: 1, bytesTransferred: 100, busyMs: 6, firstMs: 0, lastMs: 6, utilization: 6 / 9 });
@@ -121,8 +143,14 @@ describe('analyzeTimeline', () => {
 
   it('reports zeros for no records and for no transfers', () => {
     expect(analyzeTimeline([])).toEqual({
-      spanMs: 0, operations: 0, kernels: 0, transfers: 0, busyMs: 0,
-      transferComputeOverlapMs: 0, transferComputeOverlapPercent: 0, streams: [],
+      spanMs: 0,
+      operations: 0,
+      kernels: 0,
+      transfers: 0,
+      busyMs: 0,
+      transferComputeOverlapMs: 0,
+      transferComputeOverlapPercent: 0,
+      streams: [],
     });
     const r = analyzeTimeline([rec('a', 'kernel', 1, 1)]);
     expect(r.transferComputeOverlapPercent).toBe(0);

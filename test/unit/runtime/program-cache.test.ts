@@ -153,7 +153,10 @@ describe('cacheDirectory', () => {
       delete process.env.XDG_CACHE_HOME;
       expect(cacheDirectory()).toBe(join(homedir(), '.cache', 'tscuda', 'nvrtc'));
     } finally {
-      for (const [k, v] of [['TSCUDA_CACHE_DIR', saved.dir], ['XDG_CACHE_HOME', saved.xdg]] as const) {
+      for (const [k, v] of [
+        ['TSCUDA_CACHE_DIR', saved.dir],
+        ['XDG_CACHE_HOME', saved.xdg],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }

@@ -53,7 +53,11 @@ describe('the layer rule of docs/design.md', () => {
         'test/kernels/k.ts': 'export const k = 1;',
         'src/misc/b.ts': 'export const b = 1;',
       });
-      expect(checkLayers(base).map((v) => v.rule).sort()).toEqual(['outside-src', 'unknown-folder']);
+      expect(
+        checkLayers(base)
+          .map((v) => v.rule)
+          .sort(),
+      ).toEqual(['outside-src', 'unknown-folder']);
     });
   });
 
