@@ -123,6 +123,15 @@ if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(jo
       });
       const dominant = DeviceBuffer.alloc('f64', batch * 4, { stream });
       call('dominantCycleDevice', spectrum, dominant, { ...series, fs });
+      const bands = DeviceBuffer.alloc(spectrum.dtype, 2 * spectrum.length, { stream });
+      call('bandMaskMany', spectrum, bands, {
+        ...series,
+        fs,
+        bands: [
+          [1, 10],
+          [10, 40],
+        ],
+      });
       call('bandMask', spectrum, { ...series, fs, band: [2, 30] });
       call('irfft', spectrum, y, series);
       await stream.done();

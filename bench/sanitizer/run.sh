@@ -27,7 +27,7 @@ for tool in "${TOOLS[@]}"; do
   # and keep going past the first report so one run lists every error.
   case "$tool" in
     memcheck) extra=(--leak-check no --report-api-errors no) ;;
-    initcheck) extra=(--track-unused-memory no) ;;
+    initcheck) extra=() ;;
   esac
   log="$OUT/$tool.log"
   echo "== $tool"
