@@ -40,7 +40,7 @@ export class Event extends Resource {
 
   record(stream: Stream): this {
     this.assertAlive();
-    expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
+    if (!Resource.isResourceOf(stream, 'Stream') || stream.disposed) expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
     if (stream.context !== this.context)
       throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
     stream.use();

@@ -57,6 +57,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   readonly function: CUfunction;
   readonly params: P;
   readonly #offsets: Int32Array;
+  /** `kernel "k" argument i (type)` per parameter, made once: messages name the argument, launches build no strings. */
+  readonly #argNames: readonly string[];
   readonly #view: DataView;
   /** void*[] pointing at each argument slot, passed as kernelParams. */
   readonly #paramArray: bigint;
@@ -76,6 +78,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     this.params = params;
     const { offsets, size } = paramLayout(params, name);
     this.#offsets = offsets;
+    this.#argNames = params.map((p, i) => `kernel "${name}" argument ${i} (${p})`);
     const blockBytes = Math.max(8, size);
     this.#block = koffi.alloc('uint8', blockBytes) as bigint;
     this.#view = new DataView(koffi.view(this.#block, blockBytes));
@@ -215,7 +218,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     const type = params[index]!;
     const off = this.#offsets[index]!;
     if (type !== 'ptr') {
-      writeScalar(this.#view, off, type, a, `kernel "${this.name}" argument ${index} (${type})`);
+      writeScalar(this.#view, off, type, a, this.#argNames[index]!);
       return;
     }
     let addr: number;
@@ -232,7 +235,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       this.#bufferArgs[index] = a;
     } else if (typeof a === 'number') {
       // A raw address must be one: a fraction or NaN would otherwise become some other address.
-      addr = checkAddress(a, `kernel "${this.name}" argument ${index} (ptr)`, true);
+      addr = checkAddress(a, this.#argNames[index]!, true);
       this.#bufferArgs[index] = undefined;
     } else {
       throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);

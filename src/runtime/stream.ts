@@ -130,7 +130,7 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
-    expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
+    if (!Resource.isResourceOf(event, 'Event') || event.disposed) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
     const status = hot().streamWaitEvent(this.use(), event.handle, 0);
     if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }

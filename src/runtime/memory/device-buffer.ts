@@ -171,7 +171,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const root = this.parent ?? this;
     const a = root.#allocation;
     if (a.stream === undefined || a.stream === stream) return;
-    if (stream !== null) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
+    if (stream !== null && (!(stream instanceof Stream) || stream.disposed)) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
     const used = (a.usedOn ??= new Set());
     if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
     used.add(stream);
@@ -182,7 +182,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.assertAlive();
     if (this.parent?.disposed) throw new DisposedError(`DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`);
     if (stream !== undefined) {
-      expectResource(stream, Stream, `stream for "${this.label}"`);
+      if (!(stream instanceof Stream) || stream.disposed) expectResource(stream, Stream, `stream for "${this.label}"`);
       if (stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
     }
   }
