@@ -21,7 +21,7 @@ import type { Band, JobEngineLike, JobResult, JobSpec } from '../../src/engine/t
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
-import { findExport, method } from './optional.js';
+import { JobEngine as TscudaJobEngine } from '../../src/engine/index.js';
 import { lagPass } from './pipeline.js';
 import { disposeAll, NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
 
@@ -57,8 +57,6 @@ const MAX_WINDOWS = 8;
 const FILTERED_TOLERANCE = 1e-4;
 const BAND_POWER_TOLERANCE = 1e-3;
 const PCIE_BYTES = 256 * 2 ** 20;
-
-export const ENGINE_FILES = ['src/engine/index.ts', 'src/index.ts'];
 
 /** What the benchmark needs of JobEngine beyond JobEngineLike: lent pinned arrays. */
 type BenchEngine = JobEngineLike & { hostBuffer?: (dtype: 'f32' | 'f64', length: number) => unknown };
@@ -127,17 +125,16 @@ export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
   return { data, batch: data.length / CWT_N, fs: FS, flags: ['wavelet'], detrend: false, window: 'boxcar', freqs, nCycles: CWT_CYCLES, bands: CWT_BANDS, waveletBands: true };
 }
 
-async function loadEngine(ctx: BenchContext): Promise<{ JobEngine: EngineConstructor; file: string }> {
-  const found = await findExport(ctx.root, 'JobEngine', ENGINE_FILES);
-  if (typeof found.value !== 'function') throw new NotMeasured(`JobEngine in ${found.file} is not a class`);
-  return { JobEngine: found.value as EngineConstructor, file: found.file };
+/** The engine under test (imported: the bench measures what exists). */
+function loadEngine(_ctx: BenchContext): { JobEngine: EngineConstructor; file: string } {
+  return { JobEngine: TscudaJobEngine as unknown as EngineConstructor, file: 'src/engine/index.ts' };
 }
 
 /** An engine-lent pinned Float32Array of `length`, or NotMeasured when the engine cannot lend. */
 function lend(engine: BenchEngine, length: number): Float32Array;
 function lend(engine: BenchEngine, length: number, dtype: 'f64'): Float64Array;
 function lend(engine: BenchEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
-  const lent = method(engine, 'hostBuffer')?.(dtype, length);
+  const lent = engine.hostBuffer?.(dtype, length);
   const Type = dtype === 'f32' ? Float32Array : Float64Array;
   if (!(lent instanceof Type) || lent.length !== length) throw new NotMeasured(`engine.hostBuffer('${dtype}', n) did not lend a ${Type.name} of n samples`);
   return lent;
@@ -351,7 +348,7 @@ async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: 
 export const ENGINE_BENCHMARK: TscudaBenchmark = {
   names: ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms'],
   run: async (ctx) => {
-    const { JobEngine, file } = await loadEngine(ctx);
+    const { JobEngine, file } = loadEngine(ctx);
     const out: Results = {};
     await stftMetrics(ctx, JobEngine, file, out);
     await part(out, ['cwt_job_gsamples_per_s'], async () => {
