@@ -83,7 +83,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const started = new Promise<void>((resolve) => (resolveStarted = resolve));
 
   const post = (worker: Worker, message: PrimaryMessage): void => {
-    if (worker.isConnected()) worker.send(message);
+    // A worker may leave between the check and the write: the failed send is its exit's business, not an error here.
+    if (worker.isConnected()) worker.send(message, () => undefined);
   };
   const broadcastPeers = (): void => {
     const readyWorkers = slots.filter((s) => s.ready).map((s) => s.worker);
@@ -98,6 +99,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     const worker = cluster.fork({ [CONFIG_ENV]: JSON.stringify(config) });
     worker.on('message', (m: unknown) => onMessage(worker, m));
     worker.on('exit', (code, signal) => onExit(worker, code, signal));
+    // An IPC write to a worker that is leaving fails asynchronously: logged, never an uncaught 'error' that kills the primary.
+    worker.on('error', (e: Error) => log(`worker ${worker.id}: ${e.message}`));
     return worker;
   };
 

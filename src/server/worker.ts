@@ -37,7 +37,8 @@ export function workerConfig(): WorkerConfig {
 }
 
 function send(message: WorkerMessage): void {
-  if (process.send !== undefined && process.connected) process.send(message);
+  // The primary may be gone (shutdown): a failed write is not an error of this worker.
+  if (process.send !== undefined && process.connected) process.send(message, undefined, {}, () => undefined);
 }
 
 /** How long a lookup of another worker's job may take before it counts as unknown, ms. */

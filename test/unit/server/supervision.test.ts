@@ -94,7 +94,7 @@ function fresh(base: string, method: string, path: string, body?: string): Promi
 
 describe('supervised workers (fake engines, no GPU)', () => {
   it('asynchronous jobs are found from any worker (lookups go to the owner through the primary)', async () => {
-    const { child, base } = await startService(2);
+    const { child, base, stderr } = await startService(2);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
       const post = await fresh(base, 'POST', '/v1/jobs', JSON.stringify({ signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] }));
@@ -119,7 +119,7 @@ describe('supervised workers (fake engines, no GPU)', () => {
     expect((await fresh(base, 'GET', `/v1/jobs/${ids[0]}`)).status).toBe(404);
     expect((await fresh(base, 'GET', '/v1/jobs/w99-1')).status).toBe(404);
     child.kill('SIGTERM');
-    expect((await child).exitCode).toBe(0);
+    expect((await child).exitCode, stderr()).toBe(0);
   }, 60_000);
 
   for (const workers of [1, 2]) {
