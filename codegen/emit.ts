@@ -29,8 +29,8 @@ function emitTypes(u: TypeUniverse, sources: string): { text: string; exported: 
     valueNames.add(name);
     exported.add(name);
     const members = e.constants.map((c) => `${jsdoc(docText(c.doc), false)}  ${c.name}: ${c.value},`).join('\n');
-    out.push(`${jsdoc(undefined, !!e.deprecated)}export const ${name} = {\n${members}\n} as const;`);
-    out.push(`export type ${name} = (typeof ${name})[keyof typeof ${name}];`);
+    out.push(`${jsdoc(`The constants of the C enum ${name}.`, !!e.deprecated)}export const ${name} = {\n${members}\n} as const;`);
+    out.push(`/** One of the ${name} constants. */\nexport type ${name} = (typeof ${name})[keyof typeof ${name}];`);
     if (STATUS_TYPES.includes(name)) {
       const docs = e.constants.filter((c) => c.doc).map((c) => `  ${c.value}: ${JSON.stringify(c.doc)},`);
       out.push(`/** What each ${name} means, from the header's documentation. */\nexport const ${name}_DESCRIPTIONS: Readonly<Record<number, string>> = {\n${docs.join('\n')}\n};`);
@@ -54,7 +54,7 @@ function emitTypes(u: TypeUniverse, sources: string): { text: string; exported: 
     else ts = tsValue(u, t.kind === 'name' ? u.resolve(t) : t);
     if (ts === name) continue;
     exported.add(name);
-    out.push(`${jsdoc(undefined, u.typedefDeprecated.has(name))}export type ${name} = ${ts};`);
+    out.push(`${jsdoc(`C typedef ${name}.`, u.typedefDeprecated.has(name))}export type ${name} = ${ts};`);
   }
   const registrations = recordOrder(u).map((rec) => `  ${koffiRecordExpr(u, rec, false)};`);
   const opaque = [...u.records.values()].filter((r) => !r.complete).map((r) => `  koffi.opaque(${JSON.stringify(r.tag)});`);

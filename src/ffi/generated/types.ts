@@ -2,6 +2,7 @@
 import koffi from 'koffi';
 import type { Handle, Pointer } from '../support.js';
 
+/** The constants of the C enum cl_context_flags. */
 export const cl_context_flags = {
 /** Automatic scheduling */
   NVCL_CTX_SCHED_AUTO: 0,
@@ -12,7 +13,9 @@ export const cl_context_flags = {
 /** Set blocking synchronization as default scheduling */
   NVCL_CTX_SCHED_BLOCKING_SYNC: 4,
 } as const;
+/** One of the cl_context_flags constants. */
 export type cl_context_flags = (typeof cl_context_flags)[keyof typeof cl_context_flags];
+/** The constants of the C enum cl_event_flags. */
 export const cl_event_flags = {
 /** Automatic scheduling */
   NVCL_EVENT_SCHED_AUTO: 0,
@@ -23,7 +26,9 @@ export const cl_event_flags = {
 /** Set blocking synchronization as default scheduling */
   NVCL_EVENT_SCHED_BLOCKING_SYNC: 4,
 } as const;
+/** One of the cl_event_flags constants. */
 export type cl_event_flags = (typeof cl_event_flags)[keyof typeof cl_event_flags];
+/** The constants of the C enum CUaccessProperty. */
 export const CUaccessProperty = {
 /** Normal cache persistence. */
   CU_ACCESS_PROPERTY_NORMAL: 0,
@@ -32,7 +37,9 @@ export const CUaccessProperty = {
 /** Persisting access is more likely to persist in cache. */
   CU_ACCESS_PROPERTY_PERSISTING: 2,
 } as const;
+/** One of the CUaccessProperty constants. */
 export type CUaccessProperty = (typeof CUaccessProperty)[keyof typeof CUaccessProperty];
+/** The constants of the C enum CUaddress_mode. */
 export const CUaddress_mode = {
 /** Wrapping address mode */
   CU_TR_ADDRESS_MODE_WRAP: 0,
@@ -43,7 +50,9 @@ export const CUaddress_mode = {
 /** Border address mode */
   CU_TR_ADDRESS_MODE_BORDER: 3,
 } as const;
+/** One of the CUaddress_mode constants. */
 export type CUaddress_mode = (typeof CUaddress_mode)[keyof typeof CUaddress_mode];
+/** The constants of the C enum CUarray_cubemap_face. */
 export const CUarray_cubemap_face = {
 /** Positive X face of cubemap */
   CU_CUBEMAP_FACE_POSITIVE_X: 0,
@@ -58,7 +67,9 @@ export const CUarray_cubemap_face = {
 /** Negative Z face of cubemap */
   CU_CUBEMAP_FACE_NEGATIVE_Z: 5,
 } as const;
+/** One of the CUarray_cubemap_face constants. */
 export type CUarray_cubemap_face = (typeof CUarray_cubemap_face)[keyof typeof CUarray_cubemap_face];
+/** The constants of the C enum CUarray_format. */
 export const CUarray_format = {
 /** Unsigned 8-bit integers */
   CU_AD_FORMAT_UNSIGNED_INT8: 1,
@@ -164,17 +175,23 @@ export const CUarray_format = {
   CU_AD_FORMAT_UNORM_INT_101010_2: 80,
   CU_AD_FORMAT_MAX: 2147483647,
 } as const;
+/** One of the CUarray_format constants. */
 export type CUarray_format = (typeof CUarray_format)[keyof typeof CUarray_format];
+/** The constants of the C enum CUarraySparseSubresourceType. */
 export const CUarraySparseSubresourceType = {
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: 0,
   CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL: 1,
 } as const;
+/** One of the CUarraySparseSubresourceType constants. */
 export type CUarraySparseSubresourceType = (typeof CUarraySparseSubresourceType)[keyof typeof CUarraySparseSubresourceType];
+/** The constants of the C enum CUasyncNotificationType. */
 export const CUasyncNotificationType = {
 /** Sent when the process has exceeded its device memory budget */
   CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: 1,
 } as const;
+/** One of the CUasyncNotificationType constants. */
 export type CUasyncNotificationType = (typeof CUasyncNotificationType)[keyof typeof CUasyncNotificationType];
+/** The constants of the C enum CUatomicOperation. */
 export const CUatomicOperation = {
   CU_ATOMIC_OPERATION_INTEGER_ADD: 0,
   CU_ATOMIC_OPERATION_INTEGER_MIN: 1,
@@ -191,7 +208,9 @@ export const CUatomicOperation = {
   CU_ATOMIC_OPERATION_FLOAT_MAX: 12,
   CU_ATOMIC_OPERATION_MAX: 13,
 } as const;
+/** One of the CUatomicOperation constants. */
 export type CUatomicOperation = (typeof CUatomicOperation)[keyof typeof CUatomicOperation];
+/** The constants of the C enum CUatomicOperationCapability. */
 export const CUatomicOperationCapability = {
   CU_ATOMIC_CAPABILITY_SIGNED: 0,
   CU_ATOMIC_CAPABILITY_UNSIGNED: 1,
@@ -201,13 +220,17 @@ export const CUatomicOperationCapability = {
   CU_ATOMIC_CAPABILITY_SCALAR_128: 5,
   CU_ATOMIC_CAPABILITY_VECTOR_32x4: 6,
 } as const;
+/** One of the CUatomicOperationCapability constants. */
 export type CUatomicOperationCapability = (typeof CUatomicOperationCapability)[keyof typeof CUatomicOperationCapability];
+/** The constants of the C enum CUcigDataType. */
 export const CUcigDataType = {
   CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: 1,
 /** D3D12 Command Queue Handle */
   CIG_DATA_TYPE_NV_BLOB: 2,
 } as const;
+/** One of the CUcigDataType constants. */
 export type CUcigDataType = (typeof CUcigDataType)[keyof typeof CUcigDataType];
+/** The constants of the C enum CUclusterSchedulingPolicy. */
 export const CUclusterSchedulingPolicy = {
 /** the default policy */
   CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: 0,
@@ -216,7 +239,9 @@ export const CUclusterSchedulingPolicy = {
 /** allow the hardware to load-balance the blocks in a cluster to the SMs */
   CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: 2,
 } as const;
+/** One of the CUclusterSchedulingPolicy constants. */
 export type CUclusterSchedulingPolicy = (typeof CUclusterSchedulingPolicy)[keyof typeof CUclusterSchedulingPolicy];
+/** The constants of the C enum CUcomputemode. */
 export const CUcomputemode = {
 /** Default compute mode (Multiple contexts allowed per device) */
   CU_COMPUTEMODE_DEFAULT: 0,
@@ -225,7 +250,9 @@ export const CUcomputemode = {
 /** Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time) */
   CU_COMPUTEMODE_EXCLUSIVE_PROCESS: 3,
 } as const;
+/** One of the CUcomputemode constants. */
 export type CUcomputemode = (typeof CUcomputemode)[keyof typeof CUcomputemode];
+/** The constants of the C enum CUCoredumpGenerationFlags. */
 export const CUCoredumpGenerationFlags = {
   CU_COREDUMP_DEFAULT_FLAGS: 0,
   CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: 1,
@@ -236,7 +263,9 @@ export const CUCoredumpGenerationFlags = {
   CU_COREDUMP_SKIP_CONSTBANK_MEMORY: 32,
   CU_COREDUMP_LIGHTWEIGHT_FLAGS: 47,
 } as const;
+/** One of the CUCoredumpGenerationFlags constants. */
 export type CUCoredumpGenerationFlags = (typeof CUCoredumpGenerationFlags)[keyof typeof CUCoredumpGenerationFlags];
+/** The constants of the C enum CUcoredumpSettings. */
 export const CUcoredumpSettings = {
   CU_COREDUMP_ENABLE_ON_EXCEPTION: 1,
   CU_COREDUMP_TRIGGER_HOST: 2,
@@ -247,7 +276,9 @@ export const CUcoredumpSettings = {
   CU_COREDUMP_GENERATION_FLAGS: 7,
   CU_COREDUMP_MAX: 8,
 } as const;
+/** One of the CUcoredumpSettings constants. */
 export type CUcoredumpSettings = (typeof CUcoredumpSettings)[keyof typeof CUcoredumpSettings];
+/** The constants of the C enum CUctx_flags. */
 export const CUctx_flags = {
 /** Automatic scheduling */
   CU_CTX_SCHED_AUTO: 0,
@@ -271,7 +302,9 @@ export const CUctx_flags = {
   CU_CTX_SYNC_MEMOPS: 128,
   CU_CTX_FLAGS_MASK: 255,
 } as const;
+/** One of the CUctx_flags constants. */
 export type CUctx_flags = (typeof CUctx_flags)[keyof typeof CUctx_flags];
+/** The constants of the C enum CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS. */
 export const CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = {
 /** No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations */
   CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: 0,
@@ -280,7 +313,9 @@ export const CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = {
 /** Read-write access, the device has full read-write access to the memory */
   CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: 3,
 } as const;
+/** One of the CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS constants. */
 export type CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS = (typeof CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS)[keyof typeof CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS];
+/** The constants of the C enum cudaAccessProperty. */
 export const cudaAccessProperty = {
 /** Normal cache persistence. */
   cudaAccessPropertyNormal: 0,
@@ -289,12 +324,16 @@ export const cudaAccessProperty = {
 /** Persisting access is more likely to persist in cache. */
   cudaAccessPropertyPersisting: 2,
 } as const;
+/** One of the cudaAccessProperty constants. */
 export type cudaAccessProperty = (typeof cudaAccessProperty)[keyof typeof cudaAccessProperty];
+/** The constants of the C enum cudaAsyncNotificationType. */
 export const cudaAsyncNotificationType = {
 /** Sent when the process has exceeded its device memory budget */
   cudaAsyncNotificationTypeOverBudget: 1,
 } as const;
+/** One of the cudaAsyncNotificationType constants. */
 export type cudaAsyncNotificationType = (typeof cudaAsyncNotificationType)[keyof typeof cudaAsyncNotificationType];
+/** The constants of the C enum cudaAtomicOperation. */
 export const cudaAtomicOperation = {
   cudaAtomicOperationIntegerAdd: 0,
   cudaAtomicOperationIntegerMin: 1,
@@ -310,7 +349,9 @@ export const cudaAtomicOperation = {
   cudaAtomicOperationFloatMin: 11,
   cudaAtomicOperationFloatMax: 12,
 } as const;
+/** One of the cudaAtomicOperation constants. */
 export type cudaAtomicOperation = (typeof cudaAtomicOperation)[keyof typeof cudaAtomicOperation];
+/** The constants of the C enum cudaAtomicOperationCapability. */
 export const cudaAtomicOperationCapability = {
   cudaAtomicCapabilitySigned: 0,
   cudaAtomicCapabilityUnsigned: 1,
@@ -320,7 +361,9 @@ export const cudaAtomicOperationCapability = {
   cudaAtomicCapabilityScalar128: 5,
   cudaAtomicCapabilityVector32x4: 6,
 } as const;
+/** One of the cudaAtomicOperationCapability constants. */
 export type cudaAtomicOperationCapability = (typeof cudaAtomicOperationCapability)[keyof typeof cudaAtomicOperationCapability];
+/** The constants of the C enum cudaCGScope. */
 export const cudaCGScope = {
 /** Invalid cooperative group scope */
   cudaCGScopeInvalid: 0,
@@ -329,7 +372,9 @@ export const cudaCGScope = {
 /** Reserved */
   cudaCGScopeReserved: 2,
 } as const;
+/** One of the cudaCGScope constants. */
 export type cudaCGScope = (typeof cudaCGScope)[keyof typeof cudaCGScope];
+/** The constants of the C enum cudaChannelFormatKind. */
 export const cudaChannelFormatKind = {
 /** Signed channel format */
   cudaChannelFormatKindSigned: 0,
@@ -396,7 +441,9 @@ export const cudaChannelFormatKind = {
 /** 4 channel unsigned normalized (10-bit, 10-bit, 10-bit, 2-bit) format */
   cudaChannelFormatKindUnsignedNormalized1010102: 31,
 } as const;
+/** One of the cudaChannelFormatKind constants. */
 export type cudaChannelFormatKind = (typeof cudaChannelFormatKind)[keyof typeof cudaChannelFormatKind];
+/** The constants of the C enum cudaClusterSchedulingPolicy. */
 export const cudaClusterSchedulingPolicy = {
 /** the default policy */
   cudaClusterSchedulingPolicyDefault: 0,
@@ -405,7 +452,9 @@ export const cudaClusterSchedulingPolicy = {
 /** allow the hardware to load-balance the blocks in a cluster to the SMs */
   cudaClusterSchedulingPolicyLoadBalancing: 2,
 } as const;
+/** One of the cudaClusterSchedulingPolicy constants. */
 export type cudaClusterSchedulingPolicy = (typeof cudaClusterSchedulingPolicy)[keyof typeof cudaClusterSchedulingPolicy];
+/** The constants of the C enum cudaComputeMode. */
 export const cudaComputeMode = {
 /** Default compute mode (Multiple threads can use ::cudaSetDevice() with this device) */
   cudaComputeModeDefault: 0,
@@ -416,7 +465,9 @@ export const cudaComputeMode = {
 /** Compute-exclusive-process mode (Many threads in one process will be able to use ::cudaSetDevice() with this device) */
   cudaComputeModeExclusiveProcess: 3,
 } as const;
+/** One of the cudaComputeMode constants. */
 export type cudaComputeMode = (typeof cudaComputeMode)[keyof typeof cudaComputeMode];
+/** The constants of the C enum cudaDataType. */
 export const cudaDataType = {
 /** real as a half */
   CUDA_R_16F: 2,
@@ -489,7 +540,9 @@ export const cudaDataType = {
 /** real as a nv_fp4_e2m1 */
   CUDA_R_4F_E2M1: 33,
 } as const;
+/** One of the cudaDataType constants. */
 export type cudaDataType = (typeof cudaDataType)[keyof typeof cudaDataType];
+/** The constants of the C enum cudaDeviceAttr. */
 export const cudaDeviceAttr = {
 /** Maximum number of threads per block */
   cudaDevAttrMaxThreadsPerBlock: 1,
@@ -754,14 +807,18 @@ export const cudaDeviceAttr = {
   cudaDevAttrOnlyPartialHostNativeAtomicSupported: 147,
   cudaDevAttrMax: 148,
 } as const;
+/** One of the cudaDeviceAttr constants. */
 export type cudaDeviceAttr = (typeof cudaDeviceAttr)[keyof typeof cudaDeviceAttr];
+/** The constants of the C enum cudaDeviceNumaConfig. */
 export const cudaDeviceNumaConfig = {
 /** The GPU is not a NUMA node */
   cudaDeviceNumaConfigNone: 0,
 /** The GPU is a NUMA node, cudaDevAttrNumaId contains its NUMA ID */
   cudaDeviceNumaConfigNumaNode: 1,
 } as const;
+/** One of the cudaDeviceNumaConfig constants. */
 export type cudaDeviceNumaConfig = (typeof cudaDeviceNumaConfig)[keyof typeof cudaDeviceNumaConfig];
+/** The constants of the C enum cudaDeviceP2PAttr. */
 export const cudaDeviceP2PAttr = {
 /** A relative value indicating the performance of the link between two devices */
   cudaDevP2PAttrPerformanceRank: 1,
@@ -774,7 +831,9 @@ export const cudaDeviceP2PAttr = {
 /** Only some CUDA-valid atomic operations over the link are supported. */
   cudaDevP2PAttrOnlyPartialNativeAtomicSupported: 5,
 } as const;
+/** One of the cudaDeviceP2PAttr constants. */
 export type cudaDeviceP2PAttr = (typeof cudaDeviceP2PAttr)[keyof typeof cudaDeviceP2PAttr];
+/** The constants of the C enum cudaDriverEntryPointQueryResult. */
 export const cudaDriverEntryPointQueryResult = {
 /** Search for symbol found a match */
   cudaDriverEntryPointSuccess: 0,
@@ -783,14 +842,18 @@ export const cudaDriverEntryPointQueryResult = {
 /** Search for symbol was found but version wasn't great enough */
   cudaDriverEntryPointVersionNotSufficent: 2,
 } as const;
+/** One of the cudaDriverEntryPointQueryResult constants. */
 export type cudaDriverEntryPointQueryResult = (typeof cudaDriverEntryPointQueryResult)[keyof typeof cudaDriverEntryPointQueryResult];
+/** The constants of the C enum cudaEmulationMantissaControl. */
 export const cudaEmulationMantissaControl = {
 /** The number of retained mantissa bits are computed at runtime to ensure the same or better accuracy than the floating point representation being emulated */
   CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC: 0,
 /** The number of retained mantissa bits are known at runtime */
   CUDA_EMULATION_MANTISSA_CONTROL_FIXED: 1,
 } as const;
+/** One of the cudaEmulationMantissaControl constants. */
 export type cudaEmulationMantissaControl = (typeof cudaEmulationMantissaControl)[keyof typeof cudaEmulationMantissaControl];
+/** The constants of the C enum cudaEmulationSpecialValuesSupport. */
 export const cudaEmulationSpecialValuesSupport = {
 /** The default special value support mask which contains support for signed infinities and NaN values */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_DEFAULT: 65535,
@@ -801,7 +864,9 @@ export const cudaEmulationSpecialValuesSupport = {
 /** Require emulation algorithms to handle NaN inputs and outputs */
   CUDA_EMULATION_SPECIAL_VALUES_SUPPORT_NAN: 2,
 } as const;
+/** One of the cudaEmulationSpecialValuesSupport constants. */
 export type cudaEmulationSpecialValuesSupport = (typeof cudaEmulationSpecialValuesSupport)[keyof typeof cudaEmulationSpecialValuesSupport];
+/** The constants of the C enum cudaEmulationStrategy. */
 export const cudaEmulationStrategy = {
 /** The default emulation strategy. For emulated computations, this is equivalent to CUDA_EMULATION_STRATEGY_PERFORMANT, unless a library dependent environment variable is set */
   CUDA_EMULATION_STRATEGY_DEFAULT: 0,
@@ -810,7 +875,9 @@ export const cudaEmulationStrategy = {
 /** An emulation strategy which configures libraries to use emulation whenever possible */
   CUDA_EMULATION_STRATEGY_EAGER: 2,
 } as const;
+/** One of the cudaEmulationStrategy constants. */
 export type cudaEmulationStrategy = (typeof cudaEmulationStrategy)[keyof typeof cudaEmulationStrategy];
+/** The constants of the C enum cudaError_t. */
 export const cudaError_t = {
 /** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cudaEventQuery() and ::cudaStreamQuery()). */
   cudaSuccess: 0,
@@ -1078,6 +1145,7 @@ export const cudaError_t = {
 /** Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors. */
   cudaErrorApiFailureBase: 10000,
 } as const;
+/** One of the cudaError_t constants. */
 export type cudaError_t = (typeof cudaError_t)[keyof typeof cudaError_t];
 /** What each cudaError_t means, from the header's documentation. */
 export const cudaError_t_DESCRIPTIONS: Readonly<Record<number, string>> = {
@@ -1213,6 +1281,7 @@ export const cudaError_t_DESCRIPTIONS: Readonly<Record<number, string>> = {
   999: "This indicates that an unknown internal error has occurred.",
   10000: "Any unhandled CUDA driver error is added to this value and returned via the runtime. Production releases of CUDA should not return such errors.",
 };
+/** The constants of the C enum CUresult. */
 export const CUresult = {
 /** The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see ::cuEventQuery() and ::cuStreamQuery()). */
   CUDA_SUCCESS: 0,
@@ -1414,6 +1483,7 @@ export const CUresult = {
 /** This indicates that an unknown internal error has occurred. */
   CUDA_ERROR_UNKNOWN: 999,
 } as const;
+/** One of the CUresult constants. */
 export type CUresult = (typeof CUresult)[keyof typeof CUresult];
 /** What each CUresult means, from the header's documentation. */
 export const CUresult_DESCRIPTIONS: Readonly<Record<number, string>> = {
@@ -1516,6 +1586,7 @@ export const CUresult_DESCRIPTIONS: Readonly<Record<number, string>> = {
   916: "This error indicates that an error happened during the key rotation sequence.",
   999: "This indicates that an unknown internal error has occurred.",
 };
+/** The constants of the C enum cudaExternalMemoryHandleType. */
 export const cudaExternalMemoryHandleType = {
 /** Handle is an opaque file descriptor */
   cudaExternalMemoryHandleTypeOpaqueFd: 1,
@@ -1534,7 +1605,9 @@ export const cudaExternalMemoryHandleType = {
 /** Handle is an NvSciBuf object */
   cudaExternalMemoryHandleTypeNvSciBuf: 8,
 } as const;
+/** One of the cudaExternalMemoryHandleType constants. */
 export type cudaExternalMemoryHandleType = (typeof cudaExternalMemoryHandleType)[keyof typeof cudaExternalMemoryHandleType];
+/** The constants of the C enum cudaExternalSemaphoreHandleType. */
 export const cudaExternalSemaphoreHandleType = {
 /** Handle is an opaque file descriptor */
   cudaExternalSemaphoreHandleTypeOpaqueFd: 1,
@@ -1557,26 +1630,34 @@ export const cudaExternalSemaphoreHandleType = {
 /** Handle is an opaque handle file descriptor referencing a timeline semaphore */
   cudaExternalSemaphoreHandleTypeTimelineSemaphoreWin32: 10,
 } as const;
+/** One of the cudaExternalSemaphoreHandleType constants. */
 export type cudaExternalSemaphoreHandleType = (typeof cudaExternalSemaphoreHandleType)[keyof typeof cudaExternalSemaphoreHandleType];
+/** The constants of the C enum cudaFlushGPUDirectRDMAWritesOptions. */
 export const cudaFlushGPUDirectRDMAWritesOptions = {
 /** ::cudaDeviceFlushGPUDirectRDMAWrites() and its CUDA Driver API counterpart are supported on the device. */
   cudaFlushGPUDirectRDMAWritesOptionHost: 1,
 /** The ::CU_STREAM_WAIT_VALUE_FLUSH flag and the ::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the CUDA device. */
   cudaFlushGPUDirectRDMAWritesOptionMemOps: 2,
 } as const;
+/** One of the cudaFlushGPUDirectRDMAWritesOptions constants. */
 export type cudaFlushGPUDirectRDMAWritesOptions = (typeof cudaFlushGPUDirectRDMAWritesOptions)[keyof typeof cudaFlushGPUDirectRDMAWritesOptions];
+/** The constants of the C enum cudaFlushGPUDirectRDMAWritesScope. */
 export const cudaFlushGPUDirectRDMAWritesScope = {
 /** Blocks until remote writes are visible to the CUDA device context owning the data. */
   cudaFlushGPUDirectRDMAWritesToOwner: 100,
 /** Blocks until remote writes are visible to all CUDA device contexts. */
   cudaFlushGPUDirectRDMAWritesToAllDevices: 200,
 } as const;
+/** One of the cudaFlushGPUDirectRDMAWritesScope constants. */
 export type cudaFlushGPUDirectRDMAWritesScope = (typeof cudaFlushGPUDirectRDMAWritesScope)[keyof typeof cudaFlushGPUDirectRDMAWritesScope];
+/** The constants of the C enum cudaFlushGPUDirectRDMAWritesTarget. */
 export const cudaFlushGPUDirectRDMAWritesTarget = {
 /** Sets the target for ::cudaDeviceFlushGPUDirectRDMAWrites() to the currently active CUDA device context. */
   cudaFlushGPUDirectRDMAWritesTargetCurrentDevice: 0,
 } as const;
+/** One of the cudaFlushGPUDirectRDMAWritesTarget constants. */
 export type cudaFlushGPUDirectRDMAWritesTarget = (typeof cudaFlushGPUDirectRDMAWritesTarget)[keyof typeof cudaFlushGPUDirectRDMAWritesTarget];
+/** The constants of the C enum cudaFuncAttribute. */
 export const cudaFuncAttribute = {
 /** Maximum dynamic shared memory size */
   cudaFuncAttributeMaxDynamicSharedMemorySize: 8,
@@ -1596,7 +1677,9 @@ export const cudaFuncAttribute = {
   cudaFuncAttributeClusterSchedulingPolicyPreference: 15,
   cudaFuncAttributeMax: 16,
 } as const;
+/** One of the cudaFuncAttribute constants. */
 export type cudaFuncAttribute = (typeof cudaFuncAttribute)[keyof typeof cudaFuncAttribute];
+/** The constants of the C enum cudaFuncCache. */
 export const cudaFuncCache = {
 /** Default function cache configuration, no preference */
   cudaFuncCachePreferNone: 0,
@@ -1607,7 +1690,9 @@ export const cudaFuncCache = {
 /** Prefer equal size L1 cache and shared memory */
   cudaFuncCachePreferEqual: 3,
 } as const;
+/** One of the cudaFuncCache constants. */
 export type cudaFuncCache = (typeof cudaFuncCache)[keyof typeof cudaFuncCache];
+/** The constants of the C enum cudaGetDriverEntryPointFlags. */
 export const cudaGetDriverEntryPointFlags = {
 /** Default search mode for driver symbols. */
   cudaEnableDefault: 0,
@@ -1616,7 +1701,9 @@ export const cudaGetDriverEntryPointFlags = {
 /** Search for per-thread versions of driver symbols. */
   cudaEnablePerThreadDefaultStream: 2,
 } as const;
+/** One of the cudaGetDriverEntryPointFlags constants. */
 export type cudaGetDriverEntryPointFlags = (typeof cudaGetDriverEntryPointFlags)[keyof typeof cudaGetDriverEntryPointFlags];
+/** The constants of the C enum cudaGPUDirectRDMAWritesOrdering. */
 export const cudaGPUDirectRDMAWritesOrdering = {
 /** The device does not natively support ordering of GPUDirect RDMA writes. ::cudaFlushGPUDirectRDMAWrites() can be leveraged if supported. */
   cudaGPUDirectRDMAWritesOrderingNone: 0,
@@ -1625,19 +1712,25 @@ export const cudaGPUDirectRDMAWritesOrdering = {
 /** Any CUDA device in the system can consistently consume GPUDirect RDMA writes to this device. */
   cudaGPUDirectRDMAWritesOrderingAllDevices: 200,
 } as const;
+/** One of the cudaGPUDirectRDMAWritesOrdering constants. */
 export type cudaGPUDirectRDMAWritesOrdering = (typeof cudaGPUDirectRDMAWritesOrdering)[keyof typeof cudaGPUDirectRDMAWritesOrdering];
+/** The constants of the C enum cudaGraphChildGraphNodeOwnership. */
 export const cudaGraphChildGraphNodeOwnership = {
 /** Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph. */
   cudaGraphChildGraphOwnershipClone: 0,
 /** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. */
   cudaGraphChildGraphOwnershipMove: 1,
 } as const;
+/** One of the cudaGraphChildGraphNodeOwnership constants. */
 export type cudaGraphChildGraphNodeOwnership = (typeof cudaGraphChildGraphNodeOwnership)[keyof typeof cudaGraphChildGraphNodeOwnership];
+/** The constants of the C enum cudaGraphConditionalHandleFlags. */
 export const cudaGraphConditionalHandleFlags = {
 /** Apply default handle value when graph is launched. */
   cudaGraphCondAssignDefault: 1,
 } as const;
+/** One of the cudaGraphConditionalHandleFlags constants. */
 export type cudaGraphConditionalHandleFlags = (typeof cudaGraphConditionalHandleFlags)[keyof typeof cudaGraphConditionalHandleFlags];
+/** The constants of the C enum cudaGraphConditionalNodeType. */
 export const cudaGraphConditionalNodeType = {
 /** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
   cudaGraphCondTypeIf: 0,
@@ -1646,7 +1739,9 @@ export const cudaGraphConditionalNodeType = {
 /** Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched. */
   cudaGraphCondTypeSwitch: 2,
 } as const;
+/** One of the cudaGraphConditionalNodeType constants. */
 export type cudaGraphConditionalNodeType = (typeof cudaGraphConditionalNodeType)[keyof typeof cudaGraphConditionalNodeType];
+/** The constants of the C enum cudaGraphDebugDotFlags. */
 export const cudaGraphDebugDotFlags = {
 /** Output all debug data as if every debug flag is enabled */
   cudaGraphDebugDotFlagsVerbose: 1,
@@ -1671,14 +1766,18 @@ export const cudaGraphDebugDotFlags = {
 /** Adds cudaConditionalNodeParams to output */
   cudaGraphDebugDotFlagsConditionalNodeParams: 32768,
 } as const;
+/** One of the cudaGraphDebugDotFlags constants. */
 export type cudaGraphDebugDotFlags = (typeof cudaGraphDebugDotFlags)[keyof typeof cudaGraphDebugDotFlags];
+/** The constants of the C enum cudaGraphDependencyType. */
 export const cudaGraphDependencyType = {
 /** This is an ordinary dependency. */
   cudaGraphDependencyTypeDefault: 0,
 /** This dependency type allows the downstream node to use It may only be used between kernel nodes, and must be used with either the ::cudaGraphKernelNodePortProgrammatic or ::cudaGraphKernelNodePortLaunchCompletion outgoing port. */
   cudaGraphDependencyTypeProgrammatic: 1,
 } as const;
+/** One of the cudaGraphDependencyType constants. */
 export type cudaGraphDependencyType = (typeof cudaGraphDependencyType)[keyof typeof cudaGraphDependencyType];
+/** The constants of the C enum cudaGraphExecUpdateResult. */
 export const cudaGraphExecUpdateResult = {
 /** The update succeeded */
   cudaGraphExecUpdateSuccess: 0,
@@ -1699,7 +1798,9 @@ export const cudaGraphExecUpdateResult = {
 /** The update failed because the node attributes changed in a way that is not supported */
   cudaGraphExecUpdateErrorAttributesChanged: 8,
 } as const;
+/** One of the cudaGraphExecUpdateResult constants. */
 export type cudaGraphExecUpdateResult = (typeof cudaGraphExecUpdateResult)[keyof typeof cudaGraphExecUpdateResult];
+/** The constants of the C enum cudaGraphicsCubeFace. */
 export const cudaGraphicsCubeFace = {
 /** Positive X face of cubemap */
   cudaGraphicsCubeFacePositiveX: 0,
@@ -1714,7 +1815,9 @@ export const cudaGraphicsCubeFace = {
 /** Negative Z face of cubemap */
   cudaGraphicsCubeFaceNegativeZ: 5,
 } as const;
+/** One of the cudaGraphicsCubeFace constants. */
 export type cudaGraphicsCubeFace = (typeof cudaGraphicsCubeFace)[keyof typeof cudaGraphicsCubeFace];
+/** The constants of the C enum cudaGraphicsMapFlags. */
 export const cudaGraphicsMapFlags = {
 /** Default; Assume resource can be read/written */
   cudaGraphicsMapFlagsNone: 0,
@@ -1723,7 +1826,9 @@ export const cudaGraphicsMapFlags = {
 /** CUDA will only write to and will not read from this resource */
   cudaGraphicsMapFlagsWriteDiscard: 2,
 } as const;
+/** One of the cudaGraphicsMapFlags constants. */
 export type cudaGraphicsMapFlags = (typeof cudaGraphicsMapFlags)[keyof typeof cudaGraphicsMapFlags];
+/** The constants of the C enum cudaGraphicsRegisterFlags. */
 export const cudaGraphicsRegisterFlags = {
 /** Default */
   cudaGraphicsRegisterFlagsNone: 0,
@@ -1736,7 +1841,9 @@ export const cudaGraphicsRegisterFlags = {
 /** CUDA will perform texture gather operations on this resource */
   cudaGraphicsRegisterFlagsTextureGather: 8,
 } as const;
+/** One of the cudaGraphicsRegisterFlags constants. */
 export type cudaGraphicsRegisterFlags = (typeof cudaGraphicsRegisterFlags)[keyof typeof cudaGraphicsRegisterFlags];
+/** The constants of the C enum cudaGraphInstantiateFlags. */
 export const cudaGraphInstantiateFlags = {
 /** Automatically free memory allocated in a graph before relaunching. */
   cudaGraphInstantiateFlagAutoFreeOnLaunch: 1,
@@ -1747,7 +1854,9 @@ export const cudaGraphInstantiateFlags = {
 /** Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into. */
   cudaGraphInstantiateFlagUseNodePriority: 8,
 } as const;
+/** One of the cudaGraphInstantiateFlags constants. */
 export type cudaGraphInstantiateFlags = (typeof cudaGraphInstantiateFlags)[keyof typeof cudaGraphInstantiateFlags];
+/** The constants of the C enum cudaGraphInstantiateResult. */
 export const cudaGraphInstantiateResult = {
 /** Instantiation succeeded */
   cudaGraphInstantiateSuccess: 0,
@@ -1762,7 +1871,9 @@ export const cudaGraphInstantiateResult = {
 /** One or more conditional handles are not associated with conditional nodes */
   cudaGraphInstantiateConditionalHandleUnused: 5,
 } as const;
+/** One of the cudaGraphInstantiateResult constants. */
 export type cudaGraphInstantiateResult = (typeof cudaGraphInstantiateResult)[keyof typeof cudaGraphInstantiateResult];
+/** The constants of the C enum cudaGraphKernelNodeField. */
 export const cudaGraphKernelNodeField = {
 /** Invalid field */
   cudaGraphKernelNodeFieldInvalid: 0,
@@ -1773,7 +1884,9 @@ export const cudaGraphKernelNodeField = {
 /** Node enable/disable */
   cudaGraphKernelNodeFieldEnabled: 3,
 } as const;
+/** One of the cudaGraphKernelNodeField constants. */
 export type cudaGraphKernelNodeField = (typeof cudaGraphKernelNodeField)[keyof typeof cudaGraphKernelNodeField];
+/** The constants of the C enum cudaGraphMemAttributeType. */
 export const cudaGraphMemAttributeType = {
 /** (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs. */
   cudaGraphMemAttrUsedMemCurrent: 0,
@@ -1784,7 +1897,9 @@ export const cudaGraphMemAttributeType = {
 /** (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   cudaGraphMemAttrReservedMemHigh: 3,
 } as const;
+/** One of the cudaGraphMemAttributeType constants. */
 export type cudaGraphMemAttributeType = (typeof cudaGraphMemAttributeType)[keyof typeof cudaGraphMemAttributeType];
+/** The constants of the C enum cudaGraphNodeType. */
 export const cudaGraphNodeType = {
 /** GPU kernel node */
   cudaGraphNodeTypeKernel: 0,
@@ -1814,7 +1929,9 @@ export const cudaGraphNodeType = {
   cudaGraphNodeTypeConditional: 13,
   cudaGraphNodeTypeCount: 14,
 } as const;
+/** One of the cudaGraphNodeType constants. */
 export type cudaGraphNodeType = (typeof cudaGraphNodeType)[keyof typeof cudaGraphNodeType];
+/** The constants of the C enum cudaJit_CacheMode. */
 export const cudaJit_CacheMode = {
 /** Compile with no -dlcm flag specified */
   cudaJitCacheOptionNone: 0,
@@ -1823,14 +1940,18 @@ export const cudaJit_CacheMode = {
 /** Compile with L1 cache enabled */
   cudaJitCacheOptionCA: 2,
 } as const;
+/** One of the cudaJit_CacheMode constants. */
 export type cudaJit_CacheMode = (typeof cudaJit_CacheMode)[keyof typeof cudaJit_CacheMode];
+/** The constants of the C enum cudaJit_Fallback. */
 export const cudaJit_Fallback = {
 /** Prefer to compile ptx if exact binary match not found */
   cudaPreferPtx: 0,
 /** Prefer to fall back to compatible binary code if exact match not found */
   cudaPreferBinary: 1,
 } as const;
+/** One of the cudaJit_Fallback constants. */
 export type cudaJit_Fallback = (typeof cudaJit_Fallback)[keyof typeof cudaJit_Fallback];
+/** The constants of the C enum cudaJitOption. */
 export const cudaJitOption = {
 /** Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only */
   cudaJitMaxRegisters: 0,
@@ -1867,7 +1988,9 @@ export const cudaJitOption = {
 /** This option lets the values specified using ::cudaJitMaxRegisters, ::cudaJitThreadsPerBlock, ::cudaJitMaxThreadsPerBlock and ::cudaJitMinCtaPerSm take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int Applies to: compiler only */
   cudaJitOverrideDirectiveValues: 33,
 } as const;
+/** One of the cudaJitOption constants. */
 export type cudaJitOption = (typeof cudaJitOption)[keyof typeof cudaJitOption];
+/** The constants of the C enum cudaLaunchAttributeID. */
 export const cudaLaunchAttributeID = {
 /** Ignored entry, for convenient composition */
   cudaLaunchAttributeIgnore: 0,
@@ -1902,20 +2025,26 @@ export const cudaLaunchAttributeID = {
 /** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for ::cudaLaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   cudaLaunchAttributeNvlinkUtilCentricScheduling: 16,
 } as const;
+/** One of the cudaLaunchAttributeID constants. */
 export type cudaLaunchAttributeID = (typeof cudaLaunchAttributeID)[keyof typeof cudaLaunchAttributeID];
+/** The constants of the C enum cudaLaunchMemSyncDomain. */
 export const cudaLaunchMemSyncDomain = {
 /** Launch kernels in the default domain */
   cudaLaunchMemSyncDomainDefault: 0,
 /** Launch kernels in the remote domain */
   cudaLaunchMemSyncDomainRemote: 1,
 } as const;
+/** One of the cudaLaunchMemSyncDomain constants. */
 export type cudaLaunchMemSyncDomain = (typeof cudaLaunchMemSyncDomain)[keyof typeof cudaLaunchMemSyncDomain];
+/** The constants of the C enum cudaLibraryOption. */
 export const cudaLibraryOption = {
   cudaLibraryHostUniversalFunctionAndDataTable: 0,
 /** Specifes that the argument passed to ::cudaLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cudaLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cudaLibraryLoadFromFile() is invalid and will return ::cudaErrorInvalidValue. */
   cudaLibraryBinaryIsPreserved: 1,
 } as const;
+/** One of the cudaLibraryOption constants. */
 export type cudaLibraryOption = (typeof cudaLibraryOption)[keyof typeof cudaLibraryOption];
+/** The constants of the C enum cudaLimit. */
 export const cudaLimit = {
 /** GPU thread stack size */
   cudaLimitStackSize: 0,
@@ -1932,12 +2061,16 @@ export const cudaLimit = {
 /** A size in bytes for L2 persisting lines cache size */
   cudaLimitPersistingL2CacheSize: 6,
 } as const;
+/** One of the cudaLimit constants. */
 export type cudaLimit = (typeof cudaLimit)[keyof typeof cudaLimit];
+/** The constants of the C enum cudaLogLevel. */
 export const cudaLogLevel = {
   cudaLogLevelError: 0,
   cudaLogLevelWarning: 1,
 } as const;
+/** One of the cudaLogLevel constants. */
 export type cudaLogLevel = (typeof cudaLogLevel)[keyof typeof cudaLogLevel];
+/** The constants of the C enum cudaMemAccessFlags. */
 export const cudaMemAccessFlags = {
 /** Default, make the address range not accessible */
   cudaMemAccessFlagsProtNone: 0,
@@ -1946,7 +2079,9 @@ export const cudaMemAccessFlags = {
 /** Make the address range read-write accessible */
   cudaMemAccessFlagsProtReadWrite: 3,
 } as const;
+/** One of the cudaMemAccessFlags constants. */
 export type cudaMemAccessFlags = (typeof cudaMemAccessFlags)[keyof typeof cudaMemAccessFlags];
+/** The constants of the C enum cudaMemAllocationHandleType. */
 export const cudaMemAllocationHandleType = {
 /** Does not allow any export mechanism. > */
   cudaMemHandleTypeNone: 0,
@@ -1959,7 +2094,9 @@ export const cudaMemAllocationHandleType = {
 /** Allows a fabric handle to be used for exporting. (cudaMemFabricHandle_t) */
   cudaMemHandleTypeFabric: 8,
 } as const;
+/** One of the cudaMemAllocationHandleType constants. */
 export type cudaMemAllocationHandleType = (typeof cudaMemAllocationHandleType)[keyof typeof cudaMemAllocationHandleType];
+/** The constants of the C enum cudaMemAllocationType. */
 export const cudaMemAllocationType = {
   cudaMemAllocationTypeInvalid: 0,
 /** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
@@ -1969,7 +2106,9 @@ export const cudaMemAllocationType = {
 /** This allocation type is managed memory */
   cudaMemAllocationTypeMax: 2147483647,
 } as const;
+/** One of the cudaMemAllocationType constants. */
 export type cudaMemAllocationType = (typeof cudaMemAllocationType)[keyof typeof cudaMemAllocationType];
+/** The constants of the C enum cudaMemcpy3DOperandType. */
 export const cudaMemcpy3DOperandType = {
 /** Memcpy operand is a valid pointer. */
   cudaMemcpyOperandTypePointer: 1,
@@ -1977,13 +2116,17 @@ export const cudaMemcpy3DOperandType = {
   cudaMemcpyOperandTypeArray: 2,
   cudaMemcpyOperandTypeMax: 2147483647,
 } as const;
+/** One of the cudaMemcpy3DOperandType constants. */
 export type cudaMemcpy3DOperandType = (typeof cudaMemcpy3DOperandType)[keyof typeof cudaMemcpy3DOperandType];
+/** The constants of the C enum cudaMemcpyFlags. */
 export const cudaMemcpyFlags = {
   cudaMemcpyFlagDefault: 0,
 /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   cudaMemcpyFlagPreferOverlapWithCompute: 1,
 } as const;
+/** One of the cudaMemcpyFlags constants. */
 export type cudaMemcpyFlags = (typeof cudaMemcpyFlags)[keyof typeof cudaMemcpyFlags];
+/** The constants of the C enum cudaMemcpyKind. */
 export const cudaMemcpyKind = {
 /** Host -> Host */
   cudaMemcpyHostToHost: 0,
@@ -1996,7 +2139,9 @@ export const cudaMemcpyKind = {
 /** Direction of the transfer is inferred from the pointer values. Requires unified virtual addressing */
   cudaMemcpyDefault: 4,
 } as const;
+/** One of the cudaMemcpyKind constants. */
 export type cudaMemcpyKind = (typeof cudaMemcpyKind)[keyof typeof cudaMemcpyKind];
+/** The constants of the C enum cudaMemcpySrcAccessOrder. */
 export const cudaMemcpySrcAccessOrder = {
 /** Default invalid. */
   cudaMemcpySrcAccessOrderInvalid: 0,
@@ -2009,7 +2154,9 @@ export const cudaMemcpySrcAccessOrder = {
 /** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   cudaMemcpySrcAccessOrderMax: 2147483647,
 } as const;
+/** One of the cudaMemcpySrcAccessOrder constants. */
 export type cudaMemcpySrcAccessOrder = (typeof cudaMemcpySrcAccessOrder)[keyof typeof cudaMemcpySrcAccessOrder];
+/** The constants of the C enum cudaMemLocationType. */
 export const cudaMemLocationType = {
   cudaMemLocationTypeInvalid: 0,
 /** Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool */
@@ -2023,7 +2170,9 @@ export const cudaMemLocationType = {
 /** Location is the host NUMA node closest to the current thread's CPU, id is ignored */
   cudaMemLocationTypeHostNumaCurrent: 4,
 } as const;
+/** One of the cudaMemLocationType constants. */
 export type cudaMemLocationType = (typeof cudaMemLocationType)[keyof typeof cudaMemLocationType];
+/** The constants of the C enum cudaMemoryAdvise. */
 export const cudaMemoryAdvise = {
 /** Data will mostly be read and only occassionally be written to */
   cudaMemAdviseSetReadMostly: 1,
@@ -2038,7 +2187,9 @@ export const cudaMemoryAdvise = {
 /** Let the Unified Memory subsystem decide on the page faulting policy for the specified device */
   cudaMemAdviseUnsetAccessedBy: 6,
 } as const;
+/** One of the cudaMemoryAdvise constants. */
 export type cudaMemoryAdvise = (typeof cudaMemoryAdvise)[keyof typeof cudaMemoryAdvise];
+/** The constants of the C enum cudaMemoryType. */
 export const cudaMemoryType = {
 /** Unregistered memory */
   cudaMemoryTypeUnregistered: 0,
@@ -2049,7 +2200,9 @@ export const cudaMemoryType = {
 /** Managed memory */
   cudaMemoryTypeManaged: 3,
 } as const;
+/** One of the cudaMemoryType constants. */
 export type cudaMemoryType = (typeof cudaMemoryType)[keyof typeof cudaMemoryType];
+/** The constants of the C enum cudaMemPoolAttr. */
 export const cudaMemPoolAttr = {
 /** (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled) */
   cudaMemPoolReuseFollowEventDependencies: 1,
@@ -2068,7 +2221,9 @@ export const cudaMemPoolAttr = {
 /** (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero. */
   cudaMemPoolAttrUsedMemHigh: 8,
 } as const;
+/** One of the cudaMemPoolAttr constants. */
 export type cudaMemPoolAttr = (typeof cudaMemPoolAttr)[keyof typeof cudaMemPoolAttr];
+/** The constants of the C enum cudaMemRangeAttribute. */
 export const cudaMemRangeAttribute = {
 /** Whether the range will mostly be read and only occassionally be written to */
   cudaMemRangeAttributeReadMostly: 1,
@@ -2087,7 +2242,9 @@ export const cudaMemRangeAttribute = {
 /** The last location id to which the range was prefetched */
   cudaMemRangeAttributeLastPrefetchLocationId: 8,
 } as const;
+/** One of the cudaMemRangeAttribute constants. */
 export type cudaMemRangeAttribute = (typeof cudaMemRangeAttribute)[keyof typeof cudaMemRangeAttribute];
+/** The constants of the C enum cudaResourceType. */
 export const cudaResourceType = {
 /** Array resource */
   cudaResourceTypeArray: 0,
@@ -2098,7 +2255,9 @@ export const cudaResourceType = {
 /** Pitch 2D resource */
   cudaResourceTypePitch2D: 3,
 } as const;
+/** One of the cudaResourceType constants. */
 export type cudaResourceType = (typeof cudaResourceType)[keyof typeof cudaResourceType];
+/** The constants of the C enum cudaResourceViewFormat. */
 export const cudaResourceViewFormat = {
 /** No resource view format (use underlying resource format) */
   cudaResViewFormatNone: 0,
@@ -2171,14 +2330,18 @@ export const cudaResourceViewFormat = {
 /** Block compressed 7 */
   cudaResViewFormatUnsignedBlockCompressed7: 34,
 } as const;
+/** One of the cudaResourceViewFormat constants. */
 export type cudaResourceViewFormat = (typeof cudaResourceViewFormat)[keyof typeof cudaResourceViewFormat];
+/** The constants of the C enum cudaRoundMode. */
 export const cudaRoundMode = {
   cudaRoundNearest: 0,
   cudaRoundZero: 1,
   cudaRoundPosInf: 2,
   cudaRoundMinInf: 3,
 } as const;
+/** One of the cudaRoundMode constants. */
 export type cudaRoundMode = (typeof cudaRoundMode)[keyof typeof cudaRoundMode];
+/** The constants of the C enum cudaSharedCarveout. */
 export const cudaSharedCarveout = {
 /** No preference for shared memory or L1 (default) */
   cudaSharedmemCarveoutDefault: -1,
@@ -2187,19 +2350,25 @@ export const cudaSharedCarveout = {
 /** Prefer maximum available L1 cache, minimum shared memory */
   cudaSharedmemCarveoutMaxL1: 0,
 } as const;
+/** One of the cudaSharedCarveout constants. */
 export type cudaSharedCarveout = (typeof cudaSharedCarveout)[keyof typeof cudaSharedCarveout];
+/** The constants of the C enum cudaSharedMemConfig. */
 export const cudaSharedMemConfig = {
   cudaSharedMemBankSizeDefault: 0,
   cudaSharedMemBankSizeFourByte: 1,
   cudaSharedMemBankSizeEightByte: 2,
 } as const;
+/** One of the cudaSharedMemConfig constants. */
 export type cudaSharedMemConfig = (typeof cudaSharedMemConfig)[keyof typeof cudaSharedMemConfig];
+/** The constants of the C enum cudaStreamCaptureMode. */
 export const cudaStreamCaptureMode = {
   cudaStreamCaptureModeGlobal: 0,
   cudaStreamCaptureModeThreadLocal: 1,
   cudaStreamCaptureModeRelaxed: 2,
 } as const;
+/** One of the cudaStreamCaptureMode constants. */
 export type cudaStreamCaptureMode = (typeof cudaStreamCaptureMode)[keyof typeof cudaStreamCaptureMode];
+/** The constants of the C enum cudaStreamCaptureStatus. */
 export const cudaStreamCaptureStatus = {
 /** Stream is not capturing */
   cudaStreamCaptureStatusNone: 0,
@@ -2208,14 +2377,18 @@ export const cudaStreamCaptureStatus = {
 /** Stream is part of a capture sequence that has been invalidated, but not terminated */
   cudaStreamCaptureStatusInvalidated: 2,
 } as const;
+/** One of the cudaStreamCaptureStatus constants. */
 export type cudaStreamCaptureStatus = (typeof cudaStreamCaptureStatus)[keyof typeof cudaStreamCaptureStatus];
+/** The constants of the C enum cudaStreamUpdateCaptureDependenciesFlags. */
 export const cudaStreamUpdateCaptureDependenciesFlags = {
 /** Add new nodes to the dependency set */
   cudaStreamAddCaptureDependencies: 0,
 /** Replace the dependency set with the new nodes */
   cudaStreamSetCaptureDependencies: 1,
 } as const;
+/** One of the cudaStreamUpdateCaptureDependenciesFlags constants. */
 export type cudaStreamUpdateCaptureDependenciesFlags = (typeof cudaStreamUpdateCaptureDependenciesFlags)[keyof typeof cudaStreamUpdateCaptureDependenciesFlags];
+/** The constants of the C enum cudaSurfaceBoundaryMode. */
 export const cudaSurfaceBoundaryMode = {
 /** Zero boundary mode */
   cudaBoundaryModeZero: 0,
@@ -2224,21 +2397,27 @@ export const cudaSurfaceBoundaryMode = {
 /** Trap boundary mode */
   cudaBoundaryModeTrap: 2,
 } as const;
+/** One of the cudaSurfaceBoundaryMode constants. */
 export type cudaSurfaceBoundaryMode = (typeof cudaSurfaceBoundaryMode)[keyof typeof cudaSurfaceBoundaryMode];
+/** The constants of the C enum cudaSurfaceFormatMode. */
 export const cudaSurfaceFormatMode = {
 /** Forced format mode */
   cudaFormatModeForced: 0,
 /** Auto format mode */
   cudaFormatModeAuto: 1,
 } as const;
+/** One of the cudaSurfaceFormatMode constants. */
 export type cudaSurfaceFormatMode = (typeof cudaSurfaceFormatMode)[keyof typeof cudaSurfaceFormatMode];
+/** The constants of the C enum cudaSynchronizationPolicy. */
 export const cudaSynchronizationPolicy = {
   cudaSyncPolicyAuto: 1,
   cudaSyncPolicySpin: 2,
   cudaSyncPolicyYield: 3,
   cudaSyncPolicyBlockingSync: 4,
 } as const;
+/** One of the cudaSynchronizationPolicy constants. */
 export type cudaSynchronizationPolicy = (typeof cudaSynchronizationPolicy)[keyof typeof cudaSynchronizationPolicy];
+/** The constants of the C enum cudaTextureAddressMode. */
 export const cudaTextureAddressMode = {
 /** Wrapping address mode */
   cudaAddressModeWrap: 0,
@@ -2249,31 +2428,41 @@ export const cudaTextureAddressMode = {
 /** Border address mode */
   cudaAddressModeBorder: 3,
 } as const;
+/** One of the cudaTextureAddressMode constants. */
 export type cudaTextureAddressMode = (typeof cudaTextureAddressMode)[keyof typeof cudaTextureAddressMode];
+/** The constants of the C enum cudaTextureFilterMode. */
 export const cudaTextureFilterMode = {
 /** Point filter mode */
   cudaFilterModePoint: 0,
 /** Linear filter mode */
   cudaFilterModeLinear: 1,
 } as const;
+/** One of the cudaTextureFilterMode constants. */
 export type cudaTextureFilterMode = (typeof cudaTextureFilterMode)[keyof typeof cudaTextureFilterMode];
+/** The constants of the C enum cudaTextureReadMode. */
 export const cudaTextureReadMode = {
 /** Read texture as specified element type */
   cudaReadModeElementType: 0,
 /** Read texture as normalized float */
   cudaReadModeNormalizedFloat: 1,
 } as const;
+/** One of the cudaTextureReadMode constants. */
 export type cudaTextureReadMode = (typeof cudaTextureReadMode)[keyof typeof cudaTextureReadMode];
+/** The constants of the C enum cudaUserObjectFlags. */
 export const cudaUserObjectFlags = {
 /** Indicates the destructor execution is not synchronized by any CUDA handle. */
   cudaUserObjectNoDestructorSync: 1,
 } as const;
+/** One of the cudaUserObjectFlags constants. */
 export type cudaUserObjectFlags = (typeof cudaUserObjectFlags)[keyof typeof cudaUserObjectFlags];
+/** The constants of the C enum cudaUserObjectRetainFlags. */
 export const cudaUserObjectRetainFlags = {
 /** Transfer references from the caller rather than creating new references. */
   cudaGraphUserObjectMove: 1,
 } as const;
+/** One of the cudaUserObjectRetainFlags constants. */
 export type cudaUserObjectRetainFlags = (typeof cudaUserObjectRetainFlags)[keyof typeof cudaUserObjectRetainFlags];
+/** The constants of the C enum CUdevice_attribute. */
 export const CUdevice_attribute = {
 /** Maximum number of threads per block */
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1,
@@ -2583,7 +2772,9 @@ export const CUdevice_attribute = {
   CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: 147,
   CU_DEVICE_ATTRIBUTE_MAX: 148,
 } as const;
+/** One of the CUdevice_attribute constants. */
 export type CUdevice_attribute = (typeof CUdevice_attribute)[keyof typeof CUdevice_attribute];
+/** The constants of the C enum CUdevice_P2PAttribute. */
 export const CUdevice_P2PAttribute = {
 /** A relative value indicating the performance of the link between two devices */
   CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: 1,
@@ -2597,25 +2788,33 @@ export const CUdevice_P2PAttribute = {
 /** Only some CUDA-valid atomic operations over the link are supported. */
   CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: 5,
 } as const;
+/** One of the CUdevice_P2PAttribute constants. */
 export type CUdevice_P2PAttribute = (typeof CUdevice_P2PAttribute)[keyof typeof CUdevice_P2PAttribute];
+/** The constants of the C enum CUdeviceNumaConfig. */
 export const CUdeviceNumaConfig = {
 /** The GPU is not a NUMA node */
   CU_DEVICE_NUMA_CONFIG_NONE: 0,
 /** The GPU is a NUMA node, CU_DEVICE_ATTRIBUTE_NUMA_ID contains its NUMA ID */
   CU_DEVICE_NUMA_CONFIG_NUMA_NODE: 1,
 } as const;
+/** One of the CUdeviceNumaConfig constants. */
 export type CUdeviceNumaConfig = (typeof CUdeviceNumaConfig)[keyof typeof CUdeviceNumaConfig];
+/** The constants of the C enum CUdevResourceType. */
 export const CUdevResourceType = {
   CU_DEV_RESOURCE_TYPE_INVALID: 0,
 /** Streaming multiprocessors related information */
   CU_DEV_RESOURCE_TYPE_SM: 1,
 } as const;
+/** One of the CUdevResourceType constants. */
 export type CUdevResourceType = (typeof CUdevResourceType)[keyof typeof CUdevResourceType];
+/** The constants of the C enum CUdevSmResourceSplit_flags. */
 export const CUdevSmResourceSplit_flags = {
   CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: 1,
   CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: 2,
 } as const;
+/** One of the CUdevSmResourceSplit_flags constants. */
 export type CUdevSmResourceSplit_flags = (typeof CUdevSmResourceSplit_flags)[keyof typeof CUdevSmResourceSplit_flags];
+/** The constants of the C enum CUdriverProcAddress_flags. */
 export const CUdriverProcAddress_flags = {
 /** Default search mode for driver symbols. */
   CU_GET_PROC_ADDRESS_DEFAULT: 0,
@@ -2624,7 +2823,9 @@ export const CUdriverProcAddress_flags = {
 /** Search for per-thread versions of driver symbols. */
   CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: 2,
 } as const;
+/** One of the CUdriverProcAddress_flags constants. */
 export type CUdriverProcAddress_flags = (typeof CUdriverProcAddress_flags)[keyof typeof CUdriverProcAddress_flags];
+/** The constants of the C enum CUdriverProcAddressQueryResult. */
 export const CUdriverProcAddressQueryResult = {
 /** Symbol was succesfully found */
   CU_GET_PROC_ADDRESS_SUCCESS: 0,
@@ -2633,7 +2834,9 @@ export const CUdriverProcAddressQueryResult = {
 /** Symbol was found but version supplied was not sufficient */
   CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: 2,
 } as const;
+/** One of the CUdriverProcAddressQueryResult constants. */
 export type CUdriverProcAddressQueryResult = (typeof CUdriverProcAddressQueryResult)[keyof typeof CUdriverProcAddressQueryResult];
+/** The constants of the C enum CUevent_flags. */
 export const CUevent_flags = {
 /** Default event flag */
   CU_EVENT_DEFAULT: 0,
@@ -2644,14 +2847,18 @@ export const CUevent_flags = {
 /** Event is suitable for interprocess use. CU_EVENT_DISABLE_TIMING must be set */
   CU_EVENT_INTERPROCESS: 4,
 } as const;
+/** One of the CUevent_flags constants. */
 export type CUevent_flags = (typeof CUevent_flags)[keyof typeof CUevent_flags];
+/** The constants of the C enum CUevent_record_flags. */
 export const CUevent_record_flags = {
 /** Default event record flag */
   CU_EVENT_RECORD_DEFAULT: 0,
 /** When using stream capture, create an event record node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_RECORD_EXTERNAL: 1,
 } as const;
+/** One of the CUevent_record_flags constants. */
 export type CUevent_record_flags = (typeof CUevent_record_flags)[keyof typeof CUevent_record_flags];
+/** The constants of the C enum CUevent_sched_flags. */
 export const CUevent_sched_flags = {
 /** Automatic scheduling */
   CU_EVENT_SCHED_AUTO: 0,
@@ -2662,20 +2869,26 @@ export const CUevent_sched_flags = {
 /** Set blocking synchronization as default scheduling */
   CU_EVENT_SCHED_BLOCKING_SYNC: 4,
 } as const;
+/** One of the CUevent_sched_flags constants. */
 export type CUevent_sched_flags = (typeof CUevent_sched_flags)[keyof typeof CUevent_sched_flags];
+/** The constants of the C enum CUevent_wait_flags. */
 export const CUevent_wait_flags = {
 /** Default event wait flag */
   CU_EVENT_WAIT_DEFAULT: 0,
 /** When using stream capture, create an event wait node instead of the default behavior. This flag is invalid when used outside of capture. */
   CU_EVENT_WAIT_EXTERNAL: 1,
 } as const;
+/** One of the CUevent_wait_flags constants. */
 export type CUevent_wait_flags = (typeof CUevent_wait_flags)[keyof typeof CUevent_wait_flags];
+/** The constants of the C enum CUexecAffinityType. */
 export const CUexecAffinityType = {
 /** Create a context with limited SMs. */
   CU_EXEC_AFFINITY_TYPE_SM_COUNT: 0,
   CU_EXEC_AFFINITY_TYPE_MAX: 1,
 } as const;
+/** One of the CUexecAffinityType constants. */
 export type CUexecAffinityType = (typeof CUexecAffinityType)[keyof typeof CUexecAffinityType];
+/** The constants of the C enum CUexternalMemoryHandleType. */
 export const CUexternalMemoryHandleType = {
 /** Handle is an opaque file descriptor */
   CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: 1,
@@ -2696,7 +2909,9 @@ export const CUexternalMemoryHandleType = {
 /** Handle is a dma_buf file descriptor */
   CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: 9,
 } as const;
+/** One of the CUexternalMemoryHandleType constants. */
 export type CUexternalMemoryHandleType = (typeof CUexternalMemoryHandleType)[keyof typeof CUexternalMemoryHandleType];
+/** The constants of the C enum CUexternalSemaphoreHandleType. */
 export const CUexternalSemaphoreHandleType = {
 /** Handle is an opaque file descriptor */
   CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: 1,
@@ -2719,17 +2934,23 @@ export const CUexternalSemaphoreHandleType = {
 /** Handle is an opaque shared NT handle referencing a timeline semaphore */
   CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: 10,
 } as const;
+/** One of the CUexternalSemaphoreHandleType constants. */
 export type CUexternalSemaphoreHandleType = (typeof CUexternalSemaphoreHandleType)[keyof typeof CUexternalSemaphoreHandleType];
+/** The constants of the C enum cufftCompatibility. */
 export const cufftCompatibility = {
 /** The default value */
   CUFFT_COMPATIBILITY_FFTW_PADDING: 1,
 } as const;
+/** One of the cufftCompatibility constants. */
 export type cufftCompatibility = (typeof cufftCompatibility)[keyof typeof cufftCompatibility];
+/** The constants of the C enum cufftProperty. */
 export const cufftProperty = {
   NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT: 1,
   NVFFT_PLAN_PROPERTY_INT64_MAX_NUM_HOST_THREADS: 2,
 } as const;
+/** One of the cufftProperty constants. */
 export type cufftProperty = (typeof cufftProperty)[keyof typeof cufftProperty];
+/** The constants of the C enum cufftResult. */
 export const cufftResult = {
   CUFFT_SUCCESS: 0,
   CUFFT_INVALID_PLAN: 1,
@@ -2750,11 +2971,13 @@ export const cufftResult = {
   CUFFT_NVJITLINK_FAILURE: 19,
   CUFFT_NVSHMEM_FAILURE: 20,
 } as const;
+/** One of the cufftResult constants. */
 export type cufftResult = (typeof cufftResult)[keyof typeof cufftResult];
 /** What each cufftResult means, from the header's documentation. */
 export const cufftResult_DESCRIPTIONS: Readonly<Record<number, string>> = {
 
 };
+/** The constants of the C enum cufftType. */
 export const cufftType = {
 /** Real to Complex (interleaved) */
   CUFFT_R2C: 42,
@@ -2769,33 +2992,43 @@ export const cufftType = {
 /** Double-Complex to Double-Complex */
   CUFFT_Z2Z: 105,
 } as const;
+/** One of the cufftType constants. */
 export type cufftType = (typeof cufftType)[keyof typeof cufftType];
+/** The constants of the C enum CUfilter_mode. */
 export const CUfilter_mode = {
 /** Point filter mode */
   CU_TR_FILTER_MODE_POINT: 0,
 /** Linear filter mode */
   CU_TR_FILTER_MODE_LINEAR: 1,
 } as const;
+/** One of the CUfilter_mode constants. */
 export type CUfilter_mode = (typeof CUfilter_mode)[keyof typeof CUfilter_mode];
+/** The constants of the C enum CUflushGPUDirectRDMAWritesOptions. */
 export const CUflushGPUDirectRDMAWritesOptions = {
 /** ::cuFlushGPUDirectRDMAWrites() and its CUDA Runtime API counterpart are supported on the device. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: 1,
 /** The ::CU_STREAM_WAIT_VALUE_FLUSH flag and the ::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES MemOp are supported on the device. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: 2,
 } as const;
+/** One of the CUflushGPUDirectRDMAWritesOptions constants. */
 export type CUflushGPUDirectRDMAWritesOptions = (typeof CUflushGPUDirectRDMAWritesOptions)[keyof typeof CUflushGPUDirectRDMAWritesOptions];
+/** The constants of the C enum CUflushGPUDirectRDMAWritesScope. */
 export const CUflushGPUDirectRDMAWritesScope = {
 /** Blocks until remote writes are visible to the CUDA device context owning the data. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: 100,
 /** Blocks until remote writes are visible to all CUDA device contexts. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: 200,
 } as const;
+/** One of the CUflushGPUDirectRDMAWritesScope constants. */
 export type CUflushGPUDirectRDMAWritesScope = (typeof CUflushGPUDirectRDMAWritesScope)[keyof typeof CUflushGPUDirectRDMAWritesScope];
+/** The constants of the C enum CUflushGPUDirectRDMAWritesTarget. */
 export const CUflushGPUDirectRDMAWritesTarget = {
 /** Sets the target for ::cuFlushGPUDirectRDMAWrites() to the currently active CUDA device context. */
   CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: 0,
 } as const;
+/** One of the CUflushGPUDirectRDMAWritesTarget constants. */
 export type CUflushGPUDirectRDMAWritesTarget = (typeof CUflushGPUDirectRDMAWritesTarget)[keyof typeof CUflushGPUDirectRDMAWritesTarget];
+/** The constants of the C enum CUfunc_cache. */
 export const CUfunc_cache = {
 /** no preference for shared memory or L1 (default) */
   CU_FUNC_CACHE_PREFER_NONE: 0,
@@ -2806,7 +3039,9 @@ export const CUfunc_cache = {
 /** prefer equal sized L1 cache and shared memory */
   CU_FUNC_CACHE_PREFER_EQUAL: 3,
 } as const;
+/** One of the CUfunc_cache constants. */
 export type CUfunc_cache = (typeof CUfunc_cache)[keyof typeof CUfunc_cache];
+/** The constants of the C enum CUfunction_attribute. */
 export const CUfunction_attribute = {
 /** The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded. */
   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 0,
@@ -2843,13 +3078,17 @@ export const CUfunction_attribute = {
 /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy. See ::cuFuncSetAttribute, ::cuKernelSetAttribute */
   CU_FUNC_ATTRIBUTE_MAX: 16,
 } as const;
+/** One of the CUfunction_attribute constants. */
 export type CUfunction_attribute = (typeof CUfunction_attribute)[keyof typeof CUfunction_attribute];
+/** The constants of the C enum CUfunctionLoadingState. */
 export const CUfunctionLoadingState = {
   CU_FUNCTION_LOADING_STATE_UNLOADED: 0,
   CU_FUNCTION_LOADING_STATE_LOADED: 1,
   CU_FUNCTION_LOADING_STATE_MAX: 2,
 } as const;
+/** One of the CUfunctionLoadingState constants. */
 export type CUfunctionLoadingState = (typeof CUfunctionLoadingState)[keyof typeof CUfunctionLoadingState];
+/** The constants of the C enum CUGPUDirectRDMAWritesOrdering. */
 export const CUGPUDirectRDMAWritesOrdering = {
 /** The device does not natively support ordering of remote writes. ::cuFlushGPUDirectRDMAWrites() can be leveraged if supported. */
   CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: 0,
@@ -2858,14 +3097,18 @@ export const CUGPUDirectRDMAWritesOrdering = {
 /** Any CUDA device in the system can consistently consume remote writes to this device. */
   CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: 200,
 } as const;
+/** One of the CUGPUDirectRDMAWritesOrdering constants. */
 export type CUGPUDirectRDMAWritesOrdering = (typeof CUGPUDirectRDMAWritesOrdering)[keyof typeof CUGPUDirectRDMAWritesOrdering];
+/** The constants of the C enum CUgraphChildGraphNodeOwnership. */
 export const CUgraphChildGraphNodeOwnership = {
 /** Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph. */
   CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: 0,
 /** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed. */
   CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: 1,
 } as const;
+/** One of the CUgraphChildGraphNodeOwnership constants. */
 export type CUgraphChildGraphNodeOwnership = (typeof CUgraphChildGraphNodeOwnership)[keyof typeof CUgraphChildGraphNodeOwnership];
+/** The constants of the C enum CUgraphConditionalNodeType. */
 export const CUgraphConditionalNodeType = {
 /** Conditional 'if/else' Node. Body[0] executed if condition is non-zero. If == 2, an optional ELSE graph is created and this is executed if the condition is zero. */
   CU_GRAPH_COND_TYPE_IF: 0,
@@ -2874,7 +3117,9 @@ export const CUgraphConditionalNodeType = {
 /** Conditional 'switch' Node. Body[n] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched. */
   CU_GRAPH_COND_TYPE_SWITCH: 2,
 } as const;
+/** One of the CUgraphConditionalNodeType constants. */
 export type CUgraphConditionalNodeType = (typeof CUgraphConditionalNodeType)[keyof typeof CUgraphConditionalNodeType];
+/** The constants of the C enum CUgraphDebugDot_flags. */
 export const CUgraphDebugDot_flags = {
 /** Output all debug data as if every debug flag is enabled */
   CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: 1,
@@ -2909,14 +3154,18 @@ export const CUgraphDebugDot_flags = {
 /** Adds conditional node parameters to output */
   CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: 32768,
 } as const;
+/** One of the CUgraphDebugDot_flags constants. */
 export type CUgraphDebugDot_flags = (typeof CUgraphDebugDot_flags)[keyof typeof CUgraphDebugDot_flags];
+/** The constants of the C enum CUgraphDependencyType. */
 export const CUgraphDependencyType = {
 /** This is an ordinary dependency. */
   CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: 0,
 /** This dependency type allows the downstream node to use It may only be used between kernel nodes, and must be used with either the ::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or ::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER outgoing port. */
   CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: 1,
 } as const;
+/** One of the CUgraphDependencyType constants. */
 export type CUgraphDependencyType = (typeof CUgraphDependencyType)[keyof typeof CUgraphDependencyType];
+/** The constants of the C enum CUgraphExecUpdateResult. */
 export const CUgraphExecUpdateResult = {
 /** The update succeeded */
   CU_GRAPH_EXEC_UPDATE_SUCCESS: 0,
@@ -2937,13 +3186,17 @@ export const CUgraphExecUpdateResult = {
 /** The update failed because the node attributes changed in a way that is not supported */
   CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: 8,
 } as const;
+/** One of the CUgraphExecUpdateResult constants. */
 export type CUgraphExecUpdateResult = (typeof CUgraphExecUpdateResult)[keyof typeof CUgraphExecUpdateResult];
+/** The constants of the C enum CUgraphicsMapResourceFlags. */
 export const CUgraphicsMapResourceFlags = {
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: 0,
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: 1,
   CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: 2,
 } as const;
+/** One of the CUgraphicsMapResourceFlags constants. */
 export type CUgraphicsMapResourceFlags = (typeof CUgraphicsMapResourceFlags)[keyof typeof CUgraphicsMapResourceFlags];
+/** The constants of the C enum CUgraphicsRegisterFlags. */
 export const CUgraphicsRegisterFlags = {
   CU_GRAPHICS_REGISTER_FLAGS_NONE: 0,
   CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY: 1,
@@ -2951,7 +3204,9 @@ export const CUgraphicsRegisterFlags = {
   CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST: 4,
   CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER: 8,
 } as const;
+/** One of the CUgraphicsRegisterFlags constants. */
 export type CUgraphicsRegisterFlags = (typeof CUgraphicsRegisterFlags)[keyof typeof CUgraphicsRegisterFlags];
+/** The constants of the C enum CUgraphInstantiate_flags. */
 export const CUgraphInstantiate_flags = {
 /** Automatically free memory allocated in a graph before relaunching. */
   CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: 1,
@@ -2962,7 +3217,9 @@ export const CUgraphInstantiate_flags = {
 /** Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into. */
   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: 8,
 } as const;
+/** One of the CUgraphInstantiate_flags constants. */
 export type CUgraphInstantiate_flags = (typeof CUgraphInstantiate_flags)[keyof typeof CUgraphInstantiate_flags];
+/** The constants of the C enum CUgraphInstantiateResult. */
 export const CUgraphInstantiateResult = {
 /** Instantiation succeeded */
   CUDA_GRAPH_INSTANTIATE_SUCCESS: 0,
@@ -2977,7 +3234,9 @@ export const CUgraphInstantiateResult = {
 /** One or more conditional handles are not associated with conditional nodes */
   CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: 5,
 } as const;
+/** One of the CUgraphInstantiateResult constants. */
 export type CUgraphInstantiateResult = (typeof CUgraphInstantiateResult)[keyof typeof CUgraphInstantiateResult];
+/** The constants of the C enum CUgraphMem_attribute. */
 export const CUgraphMem_attribute = {
 /** (value type = cuuint64_t) Amount of memory, in bytes, currently associated with graphs */
   CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: 0,
@@ -2988,7 +3247,9 @@ export const CUgraphMem_attribute = {
 /** (value type = cuuint64_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator. */
   CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: 3,
 } as const;
+/** One of the CUgraphMem_attribute constants. */
 export type CUgraphMem_attribute = (typeof CUgraphMem_attribute)[keyof typeof CUgraphMem_attribute];
+/** The constants of the C enum CUgraphNodeType. */
 export const CUgraphNodeType = {
 /** GPU kernel node */
   CU_GRAPH_NODE_TYPE_KERNEL: 0,
@@ -3019,17 +3280,23 @@ export const CUgraphNodeType = {
 /** Conditional Node */
   CU_GRAPH_NODE_TYPE_CONDITIONAL: 13,
 } as const;
+/** One of the CUgraphNodeType constants. */
 export type CUgraphNodeType = (typeof CUgraphNodeType)[keyof typeof CUgraphNodeType];
+/** The constants of the C enum CUgreenCtxCreate_flags. */
 export const CUgreenCtxCreate_flags = {
 /** Required. Creates a default stream to use inside the green context */
   CU_GREEN_CTX_DEFAULT_STREAM: 1,
 } as const;
+/** One of the CUgreenCtxCreate_flags constants. */
 export type CUgreenCtxCreate_flags = (typeof CUgreenCtxCreate_flags)[keyof typeof CUgreenCtxCreate_flags];
+/** The constants of the C enum CUipcMem_flags. */
 export const CUipcMem_flags = {
 /** Automatically enable peer access between remote devices as needed */
   CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: 1,
 } as const;
+/** One of the CUipcMem_flags constants. */
 export type CUipcMem_flags = (typeof CUipcMem_flags)[keyof typeof CUipcMem_flags];
+/** The constants of the C enum CUjit_cacheMode. */
 export const CUjit_cacheMode = {
 /** Compile with no -dlcm flag specified */
   CU_JIT_CACHE_OPTION_NONE: 0,
@@ -3038,14 +3305,18 @@ export const CUjit_cacheMode = {
 /** Compile with L1 cache enabled */
   CU_JIT_CACHE_OPTION_CA: 2,
 } as const;
+/** One of the CUjit_cacheMode constants. */
 export type CUjit_cacheMode = (typeof CUjit_cacheMode)[keyof typeof CUjit_cacheMode];
+/** The constants of the C enum CUjit_fallback. */
 export const CUjit_fallback = {
 /** Prefer to compile ptx if exact binary match not found */
   CU_PREFER_PTX: 0,
 /** Prefer to fall back to compatible binary code if exact match not found */
   CU_PREFER_BINARY: 1,
 } as const;
+/** One of the CUjit_fallback constants. */
 export type CUjit_fallback = (typeof CUjit_fallback)[keyof typeof CUjit_fallback];
+/** The constants of the C enum CUjit_option. */
 export const CUjit_option = {
 /** Max number of registers that a thread may use. Option type: unsigned int Applies to: compiler only */
   CU_JIT_MAX_REGISTERS: 0,
@@ -3119,7 +3390,9 @@ export const CUjit_option = {
 /** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int Applies to: compiler only */
   CU_JIT_NUM_OPTIONS: 35,
 } as const;
+/** One of the CUjit_option constants. */
 export type CUjit_option = (typeof CUjit_option)[keyof typeof CUjit_option];
+/** The constants of the C enum CUjit_target. */
 export const CUjit_target = {
 /** Compute device class 3.0 */
   CU_TARGET_COMPUTE_30: 30,
@@ -3179,7 +3452,9 @@ export const CUjit_target = {
   CU_TARGET_COMPUTE_120F: 131192,
   CU_TARGET_COMPUTE_121F: 131193,
 } as const;
+/** One of the CUjit_target constants. */
 export type CUjit_target = (typeof CUjit_target)[keyof typeof CUjit_target];
+/** The constants of the C enum CUjitInputType. */
 export const CUjitInputType = {
 /** Compiled device-class-specific device code Applicable options: none */
   CU_JIT_INPUT_CUBIN: 0,
@@ -3196,7 +3471,9 @@ export const CUjitInputType = {
 /** Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0 */
   CU_JIT_NUM_INPUT_TYPES: 6,
 } as const;
+/** One of the CUjitInputType constants. */
 export type CUjitInputType = (typeof CUjitInputType)[keyof typeof CUjitInputType];
+/** The constants of the C enum CUlaunchAttributeID. */
 export const CUlaunchAttributeID = {
 /** Ignored entry, for convenient composition */
   CU_LAUNCH_ATTRIBUTE_IGNORE: 0,
@@ -3231,14 +3508,18 @@ export const CUlaunchAttributeID = {
 /** Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. Valid values for ::CUlaunchAttributeValue::nvlinkUtilCentricScheduling are 0 (disabled) and 1 (enabled). */
   CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: 16,
 } as const;
+/** One of the CUlaunchAttributeID constants. */
 export type CUlaunchAttributeID = (typeof CUlaunchAttributeID)[keyof typeof CUlaunchAttributeID];
+/** The constants of the C enum CUlaunchMemSyncDomain. */
 export const CUlaunchMemSyncDomain = {
 /** Launch kernels in the default domain */
   CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: 0,
 /** Launch kernels in the remote domain */
   CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: 1,
 } as const;
+/** One of the CUlaunchMemSyncDomain constants. */
 export type CUlaunchMemSyncDomain = (typeof CUlaunchMemSyncDomain)[keyof typeof CUlaunchMemSyncDomain];
+/** The constants of the C enum CUlibraryOption. */
 export const CUlibraryOption = {
   CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: 0,
 /** Specifes that the argument passed to ::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cuLibraryLoadFromFile() is invalid and will return ::CUDA_ERROR_INVALID_VALUE. */
@@ -3246,7 +3527,9 @@ export const CUlibraryOption = {
 /** Specifes that the argument passed to ::cuLibraryLoadData() will be preserved. Specifying this option will let the driver know that can be accessed at any point until ::cuLibraryUnload(). The default behavior is for the driver to allocate and maintain its own copy of Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with ::cuLibraryLoadFromFile() is invalid and will return ::CUDA_ERROR_INVALID_VALUE. */
   CU_LIBRARY_NUM_OPTIONS: 2,
 } as const;
+/** One of the CUlibraryOption constants. */
 export type CUlibraryOption = (typeof CUlibraryOption)[keyof typeof CUlibraryOption];
+/** The constants of the C enum CUlimit. */
 export const CUlimit = {
 /** GPU thread stack size */
   CU_LIMIT_STACK_SIZE: 0,
@@ -3270,12 +3553,16 @@ export const CUlimit = {
   CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: 9,
   CU_LIMIT_MAX: 10,
 } as const;
+/** One of the CUlimit constants. */
 export type CUlimit = (typeof CUlimit)[keyof typeof CUlimit];
+/** The constants of the C enum CUlogLevel. */
 export const CUlogLevel = {
   CU_LOG_LEVEL_ERROR: 0,
   CU_LOG_LEVEL_WARNING: 1,
 } as const;
+/** One of the CUlogLevel constants. */
 export type CUlogLevel = (typeof CUlogLevel)[keyof typeof CUlogLevel];
+/** The constants of the C enum CUmem_advise. */
 export const CUmem_advise = {
 /** Data will mostly be read and only occasionally be written to */
   CU_MEM_ADVISE_SET_READ_MOSTLY: 1,
@@ -3290,7 +3577,9 @@ export const CUmem_advise = {
 /** Let the Unified Memory subsystem decide on the page faulting policy for the specified device */
   CU_MEM_ADVISE_UNSET_ACCESSED_BY: 6,
 } as const;
+/** One of the CUmem_advise constants. */
 export type CUmem_advise = (typeof CUmem_advise)[keyof typeof CUmem_advise];
+/** The constants of the C enum CUmem_range_attribute. */
 export const CUmem_range_attribute = {
 /** Whether the range will mostly be read and only occasionally be written to */
   CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: 1,
@@ -3309,7 +3598,9 @@ export const CUmem_range_attribute = {
 /** The last location id to which the range was prefetched */
   CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: 8,
 } as const;
+/** One of the CUmem_range_attribute constants. */
 export type CUmem_range_attribute = (typeof CUmem_range_attribute)[keyof typeof CUmem_range_attribute];
+/** The constants of the C enum CUmemAccess_flags. */
 export const CUmemAccess_flags = {
 /** Default, make the address range not accessible */
   CU_MEM_ACCESS_FLAGS_PROT_NONE: 0,
@@ -3319,21 +3610,27 @@ export const CUmemAccess_flags = {
   CU_MEM_ACCESS_FLAGS_PROT_READWRITE: 3,
   CU_MEM_ACCESS_FLAGS_PROT_MAX: 2147483647,
 } as const;
+/** One of the CUmemAccess_flags constants. */
 export type CUmemAccess_flags = (typeof CUmemAccess_flags)[keyof typeof CUmemAccess_flags];
+/** The constants of the C enum CUmemAllocationCompType. */
 export const CUmemAllocationCompType = {
 /** Allocating non-compressible memory */
   CU_MEM_ALLOCATION_COMP_NONE: 0,
 /** Allocating compressible memory */
   CU_MEM_ALLOCATION_COMP_GENERIC: 1,
 } as const;
+/** One of the CUmemAllocationCompType constants. */
 export type CUmemAllocationCompType = (typeof CUmemAllocationCompType)[keyof typeof CUmemAllocationCompType];
+/** The constants of the C enum CUmemAllocationGranularity_flags. */
 export const CUmemAllocationGranularity_flags = {
 /** Minimum required granularity for allocation */
   CU_MEM_ALLOC_GRANULARITY_MINIMUM: 0,
 /** Recommended granularity for allocation for best performance */
   CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: 1,
 } as const;
+/** One of the CUmemAllocationGranularity_flags constants. */
 export type CUmemAllocationGranularity_flags = (typeof CUmemAllocationGranularity_flags)[keyof typeof CUmemAllocationGranularity_flags];
+/** The constants of the C enum CUmemAllocationHandleType. */
 export const CUmemAllocationHandleType = {
 /** Does not allow any export mechanism. > */
   CU_MEM_HANDLE_TYPE_NONE: 0,
@@ -3347,7 +3644,9 @@ export const CUmemAllocationHandleType = {
   CU_MEM_HANDLE_TYPE_FABRIC: 8,
   CU_MEM_HANDLE_TYPE_MAX: 2147483647,
 } as const;
+/** One of the CUmemAllocationHandleType constants. */
 export type CUmemAllocationHandleType = (typeof CUmemAllocationHandleType)[keyof typeof CUmemAllocationHandleType];
+/** The constants of the C enum CUmemAllocationType. */
 export const CUmemAllocationType = {
   CU_MEM_ALLOCATION_TYPE_INVALID: 0,
 /** This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it */
@@ -3357,7 +3656,9 @@ export const CUmemAllocationType = {
 /** This allocation type is managed memory */
   CU_MEM_ALLOCATION_TYPE_MAX: 2147483647,
 } as const;
+/** One of the CUmemAllocationType constants. */
 export type CUmemAllocationType = (typeof CUmemAllocationType)[keyof typeof CUmemAllocationType];
+/** The constants of the C enum CUmemAttach_flags. */
 export const CUmemAttach_flags = {
 /** Memory can be accessed by any stream on any device */
   CU_MEM_ATTACH_GLOBAL: 1,
@@ -3366,7 +3667,9 @@ export const CUmemAttach_flags = {
 /** Memory can only be accessed by a single stream on the associated device */
   CU_MEM_ATTACH_SINGLE: 4,
 } as const;
+/** One of the CUmemAttach_flags constants. */
 export type CUmemAttach_flags = (typeof CUmemAttach_flags)[keyof typeof CUmemAttach_flags];
+/** The constants of the C enum CUmemcpy3DOperandType. */
 export const CUmemcpy3DOperandType = {
 /** Memcpy operand is a valid pointer. */
   CU_MEMCPY_OPERAND_TYPE_POINTER: 1,
@@ -3374,13 +3677,17 @@ export const CUmemcpy3DOperandType = {
   CU_MEMCPY_OPERAND_TYPE_ARRAY: 2,
   CU_MEMCPY_OPERAND_TYPE_MAX: 2147483647,
 } as const;
+/** One of the CUmemcpy3DOperandType constants. */
 export type CUmemcpy3DOperandType = (typeof CUmemcpy3DOperandType)[keyof typeof CUmemcpy3DOperandType];
+/** The constants of the C enum CUmemcpyFlags. */
 export const CUmemcpyFlags = {
   CU_MEMCPY_FLAG_DEFAULT: 0,
 /** Hint to the driver to try and overlap the copy with compute work on the SMs. */
   CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: 1,
 } as const;
+/** One of the CUmemcpyFlags constants. */
 export type CUmemcpyFlags = (typeof CUmemcpyFlags)[keyof typeof CUmemcpyFlags];
+/** The constants of the C enum CUmemcpySrcAccessOrder. */
 export const CUmemcpySrcAccessOrder = {
 /** Default invalid. */
   CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: 0,
@@ -3393,7 +3700,9 @@ export const CUmemcpySrcAccessOrder = {
 /** Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms. */
   CU_MEMCPY_SRC_ACCESS_ORDER_MAX: 2147483647,
 } as const;
+/** One of the CUmemcpySrcAccessOrder constants. */
 export type CUmemcpySrcAccessOrder = (typeof CUmemcpySrcAccessOrder)[keyof typeof CUmemcpySrcAccessOrder];
+/** The constants of the C enum CUmemDecompressAlgorithm. */
 export const CUmemDecompressAlgorithm = {
 /** Decompression is unsupported. */
   CU_MEM_DECOMPRESS_UNSUPPORTED: 0,
@@ -3404,11 +3713,15 @@ export const CUmemDecompressAlgorithm = {
 /** LZ4 is supported. */
   CU_MEM_DECOMPRESS_ALGORITHM_LZ4: 4,
 } as const;
+/** One of the CUmemDecompressAlgorithm constants. */
 export type CUmemDecompressAlgorithm = (typeof CUmemDecompressAlgorithm)[keyof typeof CUmemDecompressAlgorithm];
+/** The constants of the C enum CUmemHandleType. */
 export const CUmemHandleType = {
   CU_MEM_HANDLE_TYPE_GENERIC: 0,
 } as const;
+/** One of the CUmemHandleType constants. */
 export type CUmemHandleType = (typeof CUmemHandleType)[keyof typeof CUmemHandleType];
+/** The constants of the C enum CUmemLocationType. */
 export const CUmemLocationType = {
   CU_MEM_LOCATION_TYPE_INVALID: 0,
 /** Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool */
@@ -3423,12 +3736,16 @@ export const CUmemLocationType = {
   CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: 4,
   CU_MEM_LOCATION_TYPE_MAX: 2147483647,
 } as const;
+/** One of the CUmemLocationType constants. */
 export type CUmemLocationType = (typeof CUmemLocationType)[keyof typeof CUmemLocationType];
+/** The constants of the C enum CUmemOperationType. */
 export const CUmemOperationType = {
   CU_MEM_OPERATION_TYPE_MAP: 1,
   CU_MEM_OPERATION_TYPE_UNMAP: 2,
 } as const;
+/** One of the CUmemOperationType constants. */
 export type CUmemOperationType = (typeof CUmemOperationType)[keyof typeof CUmemOperationType];
+/** The constants of the C enum CUmemorytype. */
 export const CUmemorytype = {
 /** Host memory */
   CU_MEMORYTYPE_HOST: 1,
@@ -3439,7 +3756,9 @@ export const CUmemorytype = {
 /** Unified device or host memory */
   CU_MEMORYTYPE_UNIFIED: 4,
 } as const;
+/** One of the CUmemorytype constants. */
 export type CUmemorytype = (typeof CUmemorytype)[keyof typeof CUmemorytype];
+/** The constants of the C enum CUmemPool_attribute. */
 export const CUmemPool_attribute = {
 /** (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled) */
   CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: 1,
@@ -3458,38 +3777,50 @@ export const CUmemPool_attribute = {
 /** (value type = cuuint64_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero. */
   CU_MEMPOOL_ATTR_USED_MEM_HIGH: 8,
 } as const;
+/** One of the CUmemPool_attribute constants. */
 export type CUmemPool_attribute = (typeof CUmemPool_attribute)[keyof typeof CUmemPool_attribute];
+/** The constants of the C enum CUmemRangeFlags. */
 export const CUmemRangeFlags = {
 /** Indicates that DMA_BUF handle should be mapped via PCIe BAR1 */
   CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: 1,
 } as const;
+/** One of the CUmemRangeFlags constants. */
 export type CUmemRangeFlags = (typeof CUmemRangeFlags)[keyof typeof CUmemRangeFlags];
+/** The constants of the C enum CUmemRangeHandleType. */
 export const CUmemRangeHandleType = {
   CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: 1,
   CU_MEM_RANGE_HANDLE_TYPE_MAX: 2147483647,
 } as const;
+/** One of the CUmemRangeHandleType constants. */
 export type CUmemRangeHandleType = (typeof CUmemRangeHandleType)[keyof typeof CUmemRangeHandleType];
+/** The constants of the C enum CUmoduleLoadingMode. */
 export const CUmoduleLoadingMode = {
 /** Lazy Kernel Loading is not enabled */
   CU_MODULE_EAGER_LOADING: 1,
 /** Lazy Kernel Loading is enabled */
   CU_MODULE_LAZY_LOADING: 2,
 } as const;
+/** One of the CUmoduleLoadingMode constants. */
 export type CUmoduleLoadingMode = (typeof CUmoduleLoadingMode)[keyof typeof CUmoduleLoadingMode];
+/** The constants of the C enum CUmulticastGranularity_flags. */
 export const CUmulticastGranularity_flags = {
 /** Minimum required granularity */
   CU_MULTICAST_GRANULARITY_MINIMUM: 0,
 /** Recommended granularity for best performance */
   CU_MULTICAST_GRANULARITY_RECOMMENDED: 1,
 } as const;
+/** One of the CUmulticastGranularity_flags constants. */
 export type CUmulticastGranularity_flags = (typeof CUmulticastGranularity_flags)[keyof typeof CUmulticastGranularity_flags];
+/** The constants of the C enum CUoccupancy_flags. */
 export const CUoccupancy_flags = {
 /** Default behavior */
   CU_OCCUPANCY_DEFAULT: 0,
 /** Assume global caching is enabled and cannot be automatically turned off */
   CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: 1,
 } as const;
+/** One of the CUoccupancy_flags constants. */
 export type CUoccupancy_flags = (typeof CUoccupancy_flags)[keyof typeof CUoccupancy_flags];
+/** The constants of the C enum CUpointer_attribute. */
 export const CUpointer_attribute = {
 /** The ::CUcontext on which a pointer was allocated or registered */
   CU_POINTER_ATTRIBUTE_CONTEXT: 1,
@@ -3534,7 +3865,9 @@ export const CUpointer_attribute = {
 /** Returns in a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression. */
   CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: 21,
 } as const;
+/** One of the CUpointer_attribute constants. */
 export type CUpointer_attribute = (typeof CUpointer_attribute)[keyof typeof CUpointer_attribute];
+/** The constants of the C enum CUprocessState. */
 export const CUprocessState = {
 /** Default process state */
   CU_PROCESS_STATE_RUNNING: 0,
@@ -3545,7 +3878,9 @@ export const CUprocessState = {
 /** Application entered an uncorrectable error during the checkpoint/restore process */
   CU_PROCESS_STATE_FAILED: 3,
 } as const;
+/** One of the CUprocessState constants. */
 export type CUprocessState = (typeof CUprocessState)[keyof typeof CUprocessState];
+/** The constants of the C enum CUresourcetype. */
 export const CUresourcetype = {
 /** Array resource */
   CU_RESOURCE_TYPE_ARRAY: 0,
@@ -3556,7 +3891,9 @@ export const CUresourcetype = {
 /** Pitch 2D resource */
   CU_RESOURCE_TYPE_PITCH2D: 3,
 } as const;
+/** One of the CUresourcetype constants. */
 export type CUresourcetype = (typeof CUresourcetype)[keyof typeof CUresourcetype];
+/** The constants of the C enum CUresourceViewFormat. */
 export const CUresourceViewFormat = {
 /** No resource view format (use underlying resource format) */
   CU_RES_VIEW_FORMAT_NONE: 0,
@@ -3629,7 +3966,9 @@ export const CUresourceViewFormat = {
 /** Block compressed 7 */
   CU_RES_VIEW_FORMAT_UNSIGNED_BC7: 34,
 } as const;
+/** One of the CUresourceViewFormat constants. */
 export type CUresourceViewFormat = (typeof CUresourceViewFormat)[keyof typeof CUresourceViewFormat];
+/** The constants of the C enum CUshared_carveout. */
 export const CUshared_carveout = {
 /** No preference for shared memory or L1 (default) */
   CU_SHAREDMEM_CARVEOUT_DEFAULT: -1,
@@ -3638,7 +3977,9 @@ export const CUshared_carveout = {
 /** Prefer maximum available L1 cache, minimum shared memory */
   CU_SHAREDMEM_CARVEOUT_MAX_L1: 0,
 } as const;
+/** One of the CUshared_carveout constants. */
 export type CUshared_carveout = (typeof CUshared_carveout)[keyof typeof CUshared_carveout];
+/** The constants of the C enum CUsharedconfig. */
 export const CUsharedconfig = {
 /** set default shared memory bank size */
   CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: 0,
@@ -3647,14 +3988,18 @@ export const CUsharedconfig = {
 /** set shared memory bank width to eight bytes */
   CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: 2,
 } as const;
+/** One of the CUsharedconfig constants. */
 export type CUsharedconfig = (typeof CUsharedconfig)[keyof typeof CUsharedconfig];
+/** The constants of the C enum CUstream_flags. */
 export const CUstream_flags = {
 /** Default stream flag */
   CU_STREAM_DEFAULT: 0,
 /** Stream does not synchronize with stream 0 (the NULL stream) */
   CU_STREAM_NON_BLOCKING: 1,
 } as const;
+/** One of the CUstream_flags constants. */
 export type CUstream_flags = (typeof CUstream_flags)[keyof typeof CUstream_flags];
+/** The constants of the C enum CUstreamBatchMemOpType. */
 export const CUstreamBatchMemOpType = {
 /** Represents a ::cuStreamWaitValue32 operation */
   CU_STREAM_MEM_OP_WAIT_VALUE_32: 1,
@@ -3669,13 +4014,17 @@ export const CUstreamBatchMemOpType = {
 /** This has the same effect as ::CU_STREAM_WAIT_VALUE_FLUSH, but as a standalone operation. */
   CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: 3,
 } as const;
+/** One of the CUstreamBatchMemOpType constants. */
 export type CUstreamBatchMemOpType = (typeof CUstreamBatchMemOpType)[keyof typeof CUstreamBatchMemOpType];
+/** The constants of the C enum CUstreamCaptureMode. */
 export const CUstreamCaptureMode = {
   CU_STREAM_CAPTURE_MODE_GLOBAL: 0,
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: 1,
   CU_STREAM_CAPTURE_MODE_RELAXED: 2,
 } as const;
+/** One of the CUstreamCaptureMode constants. */
 export type CUstreamCaptureMode = (typeof CUstreamCaptureMode)[keyof typeof CUstreamCaptureMode];
+/** The constants of the C enum CUstreamCaptureStatus. */
 export const CUstreamCaptureStatus = {
 /** Stream is not capturing */
   CU_STREAM_CAPTURE_STATUS_NONE: 0,
@@ -3684,21 +4033,27 @@ export const CUstreamCaptureStatus = {
 /** Stream is part of a capture sequence that has been invalidated, but not terminated */
   CU_STREAM_CAPTURE_STATUS_INVALIDATED: 2,
 } as const;
+/** One of the CUstreamCaptureStatus constants. */
 export type CUstreamCaptureStatus = (typeof CUstreamCaptureStatus)[keyof typeof CUstreamCaptureStatus];
+/** The constants of the C enum CUstreamMemoryBarrier_flags. */
 export const CUstreamMemoryBarrier_flags = {
 /** System-wide memory barrier. */
   CU_STREAM_MEMORY_BARRIER_TYPE_SYS: 0,
 /** Limit memory barrier scope to the GPU. */
   CU_STREAM_MEMORY_BARRIER_TYPE_GPU: 1,
 } as const;
+/** One of the CUstreamMemoryBarrier_flags constants. */
 export type CUstreamMemoryBarrier_flags = (typeof CUstreamMemoryBarrier_flags)[keyof typeof CUstreamMemoryBarrier_flags];
+/** The constants of the C enum CUstreamUpdateCaptureDependencies_flags. */
 export const CUstreamUpdateCaptureDependencies_flags = {
 /** Add new nodes to the dependency set */
   CU_STREAM_ADD_CAPTURE_DEPENDENCIES: 0,
 /** Replace the dependency set with the new nodes */
   CU_STREAM_SET_CAPTURE_DEPENDENCIES: 1,
 } as const;
+/** One of the CUstreamUpdateCaptureDependencies_flags constants. */
 export type CUstreamUpdateCaptureDependencies_flags = (typeof CUstreamUpdateCaptureDependencies_flags)[keyof typeof CUstreamUpdateCaptureDependencies_flags];
+/** The constants of the C enum CUstreamWaitValue_flags. */
 export const CUstreamWaitValue_flags = {
 /** Wait until (int32_t)(*addr - value) >= 0 (or int64_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.) */
   CU_STREAM_WAIT_VALUE_GEQ: 0,
@@ -3711,21 +4066,27 @@ export const CUstreamWaitValue_flags = {
 /** Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with ::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES. */
   CU_STREAM_WAIT_VALUE_FLUSH: 1073741824,
 } as const;
+/** One of the CUstreamWaitValue_flags constants. */
 export type CUstreamWaitValue_flags = (typeof CUstreamWaitValue_flags)[keyof typeof CUstreamWaitValue_flags];
+/** The constants of the C enum CUstreamWriteValue_flags. */
 export const CUstreamWriteValue_flags = {
 /** Default behavior */
   CU_STREAM_WRITE_VALUE_DEFAULT: 0,
 /** Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, ::cuStreamWriteValue32 will provide a memory fence before the write, which has similar semantics to __threadfence_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API. */
   CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: 1,
 } as const;
+/** One of the CUstreamWriteValue_flags constants. */
 export type CUstreamWriteValue_flags = (typeof CUstreamWriteValue_flags)[keyof typeof CUstreamWriteValue_flags];
+/** The constants of the C enum CUsynchronizationPolicy. */
 export const CUsynchronizationPolicy = {
   CU_SYNC_POLICY_AUTO: 1,
   CU_SYNC_POLICY_SPIN: 2,
   CU_SYNC_POLICY_YIELD: 3,
   CU_SYNC_POLICY_BLOCKING_SYNC: 4,
 } as const;
+/** One of the CUsynchronizationPolicy constants. */
 export type CUsynchronizationPolicy = (typeof CUsynchronizationPolicy)[keyof typeof CUsynchronizationPolicy];
+/** The constants of the C enum CUtensorMapDataType. */
 export const CUtensorMapDataType = {
   CU_TENSOR_MAP_DATA_TYPE_UINT8: 0,
   CU_TENSOR_MAP_DATA_TYPE_UINT16: 1,
@@ -3744,30 +4105,40 @@ export const CUtensorMapDataType = {
   CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: 14,
   CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: 15,
 } as const;
+/** One of the CUtensorMapDataType constants. */
 export type CUtensorMapDataType = (typeof CUtensorMapDataType)[keyof typeof CUtensorMapDataType];
+/** The constants of the C enum CUtensorMapFloatOOBfill. */
 export const CUtensorMapFloatOOBfill = {
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: 0,
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: 1,
 } as const;
+/** One of the CUtensorMapFloatOOBfill constants. */
 export type CUtensorMapFloatOOBfill = (typeof CUtensorMapFloatOOBfill)[keyof typeof CUtensorMapFloatOOBfill];
+/** The constants of the C enum CUtensorMapIm2ColWideMode. */
 export const CUtensorMapIm2ColWideMode = {
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: 0,
   CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: 1,
 } as const;
+/** One of the CUtensorMapIm2ColWideMode constants. */
 export type CUtensorMapIm2ColWideMode = (typeof CUtensorMapIm2ColWideMode)[keyof typeof CUtensorMapIm2ColWideMode];
+/** The constants of the C enum CUtensorMapInterleave. */
 export const CUtensorMapInterleave = {
   CU_TENSOR_MAP_INTERLEAVE_NONE: 0,
   CU_TENSOR_MAP_INTERLEAVE_16B: 1,
   CU_TENSOR_MAP_INTERLEAVE_32B: 2,
 } as const;
+/** One of the CUtensorMapInterleave constants. */
 export type CUtensorMapInterleave = (typeof CUtensorMapInterleave)[keyof typeof CUtensorMapInterleave];
+/** The constants of the C enum CUtensorMapL2promotion. */
 export const CUtensorMapL2promotion = {
   CU_TENSOR_MAP_L2_PROMOTION_NONE: 0,
   CU_TENSOR_MAP_L2_PROMOTION_L2_64B: 1,
   CU_TENSOR_MAP_L2_PROMOTION_L2_128B: 2,
   CU_TENSOR_MAP_L2_PROMOTION_L2_256B: 3,
 } as const;
+/** One of the CUtensorMapL2promotion constants. */
 export type CUtensorMapL2promotion = (typeof CUtensorMapL2promotion)[keyof typeof CUtensorMapL2promotion];
+/** The constants of the C enum CUtensorMapSwizzle. */
 export const CUtensorMapSwizzle = {
   CU_TENSOR_MAP_SWIZZLE_NONE: 0,
   CU_TENSOR_MAP_SWIZZLE_32B: 1,
@@ -3777,23 +4148,31 @@ export const CUtensorMapSwizzle = {
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B: 5,
   CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B: 6,
 } as const;
+/** One of the CUtensorMapSwizzle constants. */
 export type CUtensorMapSwizzle = (typeof CUtensorMapSwizzle)[keyof typeof CUtensorMapSwizzle];
+/** The constants of the C enum CUuserObject_flags. */
 export const CUuserObject_flags = {
 /** Indicates the destructor execution is not synchronized by any CUDA handle. */
   CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: 1,
 } as const;
+/** One of the CUuserObject_flags constants. */
 export type CUuserObject_flags = (typeof CUuserObject_flags)[keyof typeof CUuserObject_flags];
+/** The constants of the C enum CUuserObjectRetain_flags. */
 export const CUuserObjectRetain_flags = {
 /** Transfer references from the caller rather than creating new references. */
   CU_GRAPH_USER_OBJECT_MOVE: 1,
 } as const;
+/** One of the CUuserObjectRetain_flags constants. */
 export type CUuserObjectRetain_flags = (typeof CUuserObjectRetain_flags)[keyof typeof CUuserObjectRetain_flags];
+/** The constants of the C enum libraryPropertyType. */
 export const libraryPropertyType = {
   MAJOR_VERSION: 0,
   MINOR_VERSION: 1,
   PATCH_LEVEL: 2,
 } as const;
+/** One of the libraryPropertyType constants. */
 export type libraryPropertyType = (typeof libraryPropertyType)[keyof typeof libraryPropertyType];
+/** The constants of the C enum ncclDataType_t. */
 export const ncclDataType_t = {
   ncclInt8: 0,
   ncclChar: 0,
@@ -3814,11 +4193,15 @@ export const ncclDataType_t = {
   ncclFloat8e5m2: 11,
   ncclNumTypes: 12,
 } as const;
+/** One of the ncclDataType_t constants. */
 export type ncclDataType_t = (typeof ncclDataType_t)[keyof typeof ncclDataType_t];
+/** The constants of the C enum ncclRedOp_dummy_t. */
 export const ncclRedOp_dummy_t = {
   ncclNumOps_dummy: 5,
 } as const;
+/** One of the ncclRedOp_dummy_t constants. */
 export type ncclRedOp_dummy_t = (typeof ncclRedOp_dummy_t)[keyof typeof ncclRedOp_dummy_t];
+/** The constants of the C enum ncclRedOp_t. */
 export const ncclRedOp_t = {
   ncclSum: 0,
   ncclProd: 1,
@@ -3830,7 +4213,9 @@ export const ncclRedOp_t = {
 /** ncclMaxRedOp: The largest valid value for ncclRedOp_t. It is defined to be the largest signed value (since compilers are permitted to use signed enums) that won't grow sizeof(ncclRedOp_t) when compared to previous NCCL versions to maintain ABI compatibility. */
   ncclMaxRedOp: 2147483647,
 } as const;
+/** One of the ncclRedOp_t constants. */
 export type ncclRedOp_t = (typeof ncclRedOp_t)[keyof typeof ncclRedOp_t];
+/** The constants of the C enum ncclResult_t. */
 export const ncclResult_t = {
   ncclSuccess: 0,
   ncclUnhandledCudaError: 1,
@@ -3842,18 +4227,22 @@ export const ncclResult_t = {
   ncclInProgress: 7,
   ncclNumResults: 8,
 } as const;
+/** One of the ncclResult_t constants. */
 export type ncclResult_t = (typeof ncclResult_t)[keyof typeof ncclResult_t];
 /** What each ncclResult_t means, from the header's documentation. */
 export const ncclResult_t_DESCRIPTIONS: Readonly<Record<number, string>> = {
 
 };
+/** The constants of the C enum ncclScalarResidence_t. */
 export const ncclScalarResidence_t = {
 /** ncclScalarDevice: The scalar is in device-visible memory and will be dereferenced while the collective is running. */
   ncclScalarDevice: 0,
 /** ncclScalarHostImmediate: The scalar is in host-visible memory and will be dereferenced before the ncclRedOpCreate***() function returns. */
   ncclScalarHostImmediate: 1,
 } as const;
+/** One of the ncclScalarResidence_t constants. */
 export type ncclScalarResidence_t = (typeof ncclScalarResidence_t)[keyof typeof ncclScalarResidence_t];
+/** The constants of the C enum nvrtcResult. */
 export const nvrtcResult = {
   NVRTC_SUCCESS: 0,
   NVRTC_ERROR_OUT_OF_MEMORY: 1,
@@ -3874,6 +4263,7 @@ export const nvrtcResult = {
   NVRTC_ERROR_CANCELLED: 16,
   NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED: 17,
 } as const;
+/** One of the nvrtcResult constants. */
 export type nvrtcResult = (typeof nvrtcResult)[keyof typeof nvrtcResult];
 /** What each nvrtcResult means, from the header's documentation. */
 export const nvrtcResult_DESCRIPTIONS: Readonly<Record<number, string>> = {
@@ -4295,239 +4685,473 @@ export interface ushort2 { "x": number; "y": number; }
 export interface ushort3 { "x": number; "y": number; "z": number; }
 /** C struct ushort4. */
 export interface ushort4 { "x": number; "y": number; "z": number; "w": number; }
+/** C typedef CUaccessPolicyWindow. */
 export type CUaccessPolicyWindow = CUaccessPolicyWindow_st;
+/** C typedef CUaccessPolicyWindow_v1. */
 export type CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
+/** C typedef CUarray. */
 export type CUarray = Handle<'CUarray_st'>;
+/** C typedef CUarrayMapInfo. */
 export type CUarrayMapInfo = CUarrayMapInfo_st;
+/** C typedef CUarrayMapInfo_v1. */
 export type CUarrayMapInfo_v1 = CUarrayMapInfo_st;
+/** C typedef CUasyncCallback. */
 export type CUasyncCallback = Pointer;
+/** C typedef CUasyncCallbackHandle. */
 export type CUasyncCallbackHandle = Handle<'CUasyncCallbackEntry_st'>;
+/** C typedef CUasyncNotificationInfo. */
 export type CUasyncNotificationInfo = CUasyncNotificationInfo_st;
+/** C typedef CUcheckpointCheckpointArgs. */
 export type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
+/** C typedef CUcheckpointGpuPair. */
 export type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
+/** C typedef CUcheckpointLockArgs. */
 export type CUcheckpointLockArgs = CUcheckpointLockArgs_st;
+/** C typedef CUcheckpointRestoreArgs. */
 export type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
+/** C typedef CUcheckpointUnlockArgs. */
 export type CUcheckpointUnlockArgs = CUcheckpointUnlockArgs_st;
+/** C typedef cuComplex. */
 export type cuComplex = float2;
+/** C typedef CUcontext. */
 export type CUcontext = Handle<'CUctx_st'>;
+/** C typedef CUctxCigParam. */
 export type CUctxCigParam = CUctxCigParam_st;
+/** C typedef CUctxCreateParams. */
 export type CUctxCreateParams = CUctxCreateParams_st;
+/** C typedef CUDA_ARRAY_DESCRIPTOR. */
 export type CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_st;
+/** C typedef CUDA_ARRAY_DESCRIPTOR_v1. */
 export type CUDA_ARRAY_DESCRIPTOR_v1 = CUDA_ARRAY_DESCRIPTOR_v1_st;
+/** C typedef CUDA_ARRAY_DESCRIPTOR_v2. */
 export type CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
+/** C typedef CUDA_ARRAY_MEMORY_REQUIREMENTS. */
 export type CUDA_ARRAY_MEMORY_REQUIREMENTS = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
+/** C typedef CUDA_ARRAY_MEMORY_REQUIREMENTS_v1. */
 export type CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
+/** C typedef CUDA_ARRAY_SPARSE_PROPERTIES. */
 export type CUDA_ARRAY_SPARSE_PROPERTIES = CUDA_ARRAY_SPARSE_PROPERTIES_st;
+/** C typedef CUDA_ARRAY_SPARSE_PROPERTIES_v1. */
 export type CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES_st;
+/** C typedef CUDA_ARRAY3D_DESCRIPTOR. */
 export type CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_st;
+/** C typedef CUDA_ARRAY3D_DESCRIPTOR_v1. */
 export type CUDA_ARRAY3D_DESCRIPTOR_v1 = CUDA_ARRAY3D_DESCRIPTOR_v1_st;
+/** C typedef CUDA_ARRAY3D_DESCRIPTOR_v2. */
 export type CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
+/** C typedef CUDA_BATCH_MEM_OP_NODE_PARAMS. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
+/** C typedef CUDA_BATCH_MEM_OP_NODE_PARAMS_v1. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
+/** C typedef CUDA_BATCH_MEM_OP_NODE_PARAMS_v2. */
 export type CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st;
+/** C typedef CUDA_CHILD_GRAPH_NODE_PARAMS. */
 export type CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
+/** C typedef CUDA_EVENT_RECORD_NODE_PARAMS. */
 export type CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
+/** C typedef CUDA_EVENT_WAIT_NODE_PARAMS. */
 export type CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
+/** C typedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
+/** C typedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
+/** C typedef CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2. */
 export type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
+/** C typedef CUDA_EXT_SEM_WAIT_NODE_PARAMS. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
+/** C typedef CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
+/** C typedef CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2. */
 export type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_BUFFER_DESC. */
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESC = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1. */
 export type CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_HANDLE_DESC. */
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESC = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1. */
 export type CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC. */
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
+/** C typedef CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1. */
 export type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC. */
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1. */
 export type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS. */
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1. */
 export type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS. */
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
+/** C typedef CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1. */
 export type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
+/** C typedef CUDA_GRAPH_INSTANTIATE_PARAMS. */
 export type CUDA_GRAPH_INSTANTIATE_PARAMS = CUDA_GRAPH_INSTANTIATE_PARAMS_st;
+/** C typedef CUDA_HOST_NODE_PARAMS. */
 export type CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_st;
+/** C typedef CUDA_HOST_NODE_PARAMS_v1. */
 export type CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
+/** C typedef CUDA_HOST_NODE_PARAMS_v2. */
 export type CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st;
+/** C typedef CUDA_KERNEL_NODE_PARAMS. */
 export type CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2_st;
+/** C typedef CUDA_KERNEL_NODE_PARAMS_v1. */
 export type CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
+/** C typedef CUDA_KERNEL_NODE_PARAMS_v2. */
 export type CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
+/** C typedef CUDA_KERNEL_NODE_PARAMS_v3. */
 export type CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
+/** C typedef CUDA_LAUNCH_PARAMS. */
 export type CUDA_LAUNCH_PARAMS = CUDA_LAUNCH_PARAMS_st;
+/** C typedef CUDA_LAUNCH_PARAMS_v1. */
 export type CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS_st;
+/** C typedef CUDA_MEM_ALLOC_NODE_PARAMS. */
 export type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+/** C typedef CUDA_MEM_ALLOC_NODE_PARAMS_v1. */
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+/** C typedef CUDA_MEM_ALLOC_NODE_PARAMS_v2. */
 export type CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
+/** C typedef CUDA_MEM_FREE_NODE_PARAMS. */
 export type CUDA_MEM_FREE_NODE_PARAMS = CUDA_MEM_FREE_NODE_PARAMS_st;
+/** C typedef CUDA_MEMCPY_NODE_PARAMS. */
 export type CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
+/** C typedef CUDA_MEMCPY2D. */
 export type CUDA_MEMCPY2D = CUDA_MEMCPY2D_st;
+/** C typedef CUDA_MEMCPY2D_v1. */
 export type CUDA_MEMCPY2D_v1 = CUDA_MEMCPY2D_v1_st;
+/** C typedef CUDA_MEMCPY2D_v2. */
 export type CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
+/** C typedef CUDA_MEMCPY3D. */
 export type CUDA_MEMCPY3D = CUDA_MEMCPY3D_st;
+/** C typedef CUDA_MEMCPY3D_BATCH_OP. */
 export type CUDA_MEMCPY3D_BATCH_OP = CUDA_MEMCPY3D_BATCH_OP_st;
+/** C typedef CUDA_MEMCPY3D_BATCH_OP_v1. */
 export type CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP_st;
+/** C typedef CUDA_MEMCPY3D_PEER. */
 export type CUDA_MEMCPY3D_PEER = CUDA_MEMCPY3D_PEER_st;
+/** C typedef CUDA_MEMCPY3D_PEER_v1. */
 export type CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER_st;
+/** C typedef CUDA_MEMCPY3D_v1. */
 export type CUDA_MEMCPY3D_v1 = CUDA_MEMCPY3D_v1_st;
+/** C typedef CUDA_MEMCPY3D_v2. */
 export type CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
+/** C typedef CUDA_MEMSET_NODE_PARAMS. */
 export type CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_st;
+/** C typedef CUDA_MEMSET_NODE_PARAMS_v1. */
 export type CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
+/** C typedef CUDA_MEMSET_NODE_PARAMS_v2. */
 export type CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
+/** C typedef CUDA_POINTER_ATTRIBUTE_P2P_TOKENS. */
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
+/** C typedef CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1. */
 export type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
+/** C typedef CUDA_RESOURCE_DESC. */
 export type CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_st;
+/** C typedef CUDA_RESOURCE_DESC_v1. */
 export type CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
+/** C typedef CUDA_RESOURCE_VIEW_DESC. */
 export type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_st;
+/** C typedef CUDA_RESOURCE_VIEW_DESC_v1. */
 export type CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
+/** C typedef CUDA_TEXTURE_DESC. */
 export type CUDA_TEXTURE_DESC = CUDA_TEXTURE_DESC_st;
+/** C typedef CUDA_TEXTURE_DESC_v1. */
 export type CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC_st;
+/** C typedef cudaArray_const_t. */
 export type cudaArray_const_t = Handle<'cudaArray'>;
+/** C typedef cudaArray_t. */
 export type cudaArray_t = Handle<'cudaArray'>;
+/** C typedef cudaAsyncCallback. */
 export type cudaAsyncCallback = Pointer;
+/** C typedef cudaAsyncCallbackHandle_t. */
 export type cudaAsyncCallbackHandle_t = Handle<'cudaAsyncCallbackEntry'>;
+/** C typedef cudaAsyncNotificationInfo_t. */
 export type cudaAsyncNotificationInfo_t = cudaAsyncNotificationInfo;
+/** C typedef cudaEvent_t. */
 export type cudaEvent_t = Handle<'CUevent_st'>;
+/** C typedef cudaExternalMemory_t. */
 export type cudaExternalMemory_t = Handle<'CUexternalMemory_st'>;
+/** C typedef cudaExternalSemaphore_t. */
 export type cudaExternalSemaphore_t = Handle<'CUexternalSemaphore_st'>;
+/** C typedef cudaFunction_t. */
 export type cudaFunction_t = Handle<'CUfunc_st'>;
+/** C typedef cudaGraph_t. */
 export type cudaGraph_t = Handle<'CUgraph_st'>;
+/** C typedef cudaGraphConditionalHandle. */
 export type cudaGraphConditionalHandle = number | bigint;
+/** C typedef cudaGraphDeviceNode_t. */
 export type cudaGraphDeviceNode_t = Handle<'CUgraphDeviceUpdatableNode_st'>;
+/** C typedef cudaGraphEdgeData. */
 export type cudaGraphEdgeData = cudaGraphEdgeData_st;
+/** C typedef cudaGraphExec_t. */
 export type cudaGraphExec_t = Handle<'CUgraphExec_st'>;
+/** C typedef cudaGraphExecUpdateResultInfo. */
 export type cudaGraphExecUpdateResultInfo = cudaGraphExecUpdateResultInfo_st;
+/** C typedef cudaGraphicsResource_t. */
 export type cudaGraphicsResource_t = Handle<'cudaGraphicsResource'>;
+/** C typedef cudaGraphInstantiateParams. */
 export type cudaGraphInstantiateParams = cudaGraphInstantiateParams_st;
+/** C typedef cudaGraphNode_t. */
 export type cudaGraphNode_t = Handle<'CUgraphNode_st'>;
+/** C typedef cudaHostFn_t. */
 export type cudaHostFn_t = Pointer;
+/** C typedef cudaIpcEventHandle_t. */
 export type cudaIpcEventHandle_t = cudaIpcEventHandle_st;
+/** C typedef cudaIpcMemHandle_t. */
 export type cudaIpcMemHandle_t = cudaIpcMemHandle_st;
+/** C typedef cudaKernel_t. */
 export type cudaKernel_t = Handle<'CUkern_st'>;
+/** C typedef cudaLaunchAttribute. */
 export type cudaLaunchAttribute = cudaLaunchAttribute_st;
+/** C typedef cudaLaunchConfig_t. */
 export type cudaLaunchConfig_t = cudaLaunchConfig_st;
+/** C typedef cudaLaunchMemSyncDomainMap. */
 export type cudaLaunchMemSyncDomainMap = cudaLaunchMemSyncDomainMap_st;
+/** C typedef cudaLibrary_t. */
 export type cudaLibrary_t = Handle<'CUlib_st'>;
+/** C typedef cudaLogIterator. */
 export type cudaLogIterator = number;
+/** C typedef cudaLogsCallback_t. */
 export type cudaLogsCallback_t = Pointer;
+/** C typedef cudaLogsCallbackHandle. */
 export type cudaLogsCallbackHandle = Handle<'CUlogsCallbackEntry_st'>;
+/** C typedef cudaMemFabricHandle_t. */
 export type cudaMemFabricHandle_t = cudaMemFabricHandle_st;
+/** C typedef cudaMemPool_t. */
 export type cudaMemPool_t = Handle<'CUmemPoolHandle_st'>;
+/** C typedef cudaMipmappedArray_const_t. */
 export type cudaMipmappedArray_const_t = Handle<'cudaMipmappedArray'>;
+/** C typedef cudaMipmappedArray_t. */
 export type cudaMipmappedArray_t = Handle<'cudaMipmappedArray'>;
+/** C typedef cudaStream_t. */
 export type cudaStream_t = Handle<'CUstream_st'>;
+/** C typedef cudaStreamCallback_t. */
 export type cudaStreamCallback_t = Pointer;
+/** C typedef cudaSurfaceObject_t. */
 export type cudaSurfaceObject_t = number | bigint;
+/** C typedef cudaTextureObject_t. */
 export type cudaTextureObject_t = number | bigint;
+/** C typedef cudaUserObject_t. */
 export type cudaUserObject_t = Handle<'CUuserObject_st'>;
+/** C typedef cudaUUID_t. */
 export type cudaUUID_t = CUuuid_st;
+/** C typedef CUdevice. */
 export type CUdevice = number;
+/** C typedef CUdevice_v1. */
 export type CUdevice_v1 = number;
+/** C typedef CUdeviceptr. */
 export type CUdeviceptr = number | bigint;
+/** C typedef CUdeviceptr_v1. */
 export type CUdeviceptr_v1 = number;
+/** C typedef CUdeviceptr_v2. */
 export type CUdeviceptr_v2 = number | bigint;
+/** C typedef CUdevprop. */
 export type CUdevprop = CUdevprop_st;
+/** C typedef CUdevprop_v1. */
 export type CUdevprop_v1 = CUdevprop_st;
+/** C typedef CUdevResource. */
 export type CUdevResource = CUdevResource_st;
+/** C typedef CUdevResource_v1. */
 export type CUdevResource_v1 = CUdevResource_st;
+/** C typedef CUdevResourceDesc. */
 export type CUdevResourceDesc = Handle<'CUdevResourceDesc_st'>;
+/** C typedef CUdevSmResource. */
 export type CUdevSmResource = CUdevSmResource_st;
+/** C typedef cuDoubleComplex. */
 export type cuDoubleComplex = double2;
+/** C typedef CUevent. */
 export type CUevent = Handle<'CUevent_st'>;
+/** C typedef CUexecAffinityParam. */
 export type CUexecAffinityParam = CUexecAffinityParam_st;
+/** C typedef CUexecAffinityParam_v1. */
 export type CUexecAffinityParam_v1 = CUexecAffinityParam_st;
+/** C typedef CUexecAffinitySmCount. */
 export type CUexecAffinitySmCount = CUexecAffinitySmCount_st;
+/** C typedef CUexecAffinitySmCount_v1. */
 export type CUexecAffinitySmCount_v1 = CUexecAffinitySmCount_st;
+/** C typedef CUextent3D. */
 export type CUextent3D = CUextent3D_st;
+/** C typedef CUextent3D_v1. */
 export type CUextent3D_v1 = CUextent3D_st;
+/** C typedef CUexternalMemory. */
 export type CUexternalMemory = Handle<'CUextMemory_st'>;
+/** C typedef CUexternalSemaphore. */
 export type CUexternalSemaphore = Handle<'CUextSemaphore_st'>;
+/** C typedef cufftComplex. */
 export type cufftComplex = float2;
+/** C typedef cufftDoubleComplex. */
 export type cufftDoubleComplex = double2;
+/** C typedef cufftDoubleReal. */
 export type cufftDoubleReal = number;
+/** C typedef cufftHandle. */
 export type cufftHandle = number;
+/** C typedef cufftReal. */
 export type cufftReal = number;
+/** C typedef cuFloatComplex. */
 export type cuFloatComplex = float2;
+/** C typedef CUfunction. */
 export type CUfunction = Handle<'CUfunc_st'>;
+/** C typedef CUgraph. */
 export type CUgraph = Handle<'CUgraph_st'>;
+/** C typedef CUgraphConditionalHandle. */
 export type CUgraphConditionalHandle = number | bigint;
+/** C typedef CUgraphDeviceNode. */
 export type CUgraphDeviceNode = Handle<'CUgraphDeviceUpdatableNode_st'>;
+/** C typedef CUgraphEdgeData. */
 export type CUgraphEdgeData = CUgraphEdgeData_st;
+/** C typedef CUgraphExec. */
 export type CUgraphExec = Handle<'CUgraphExec_st'>;
+/** C typedef CUgraphExecUpdateResultInfo. */
 export type CUgraphExecUpdateResultInfo = CUgraphExecUpdateResultInfo_st;
+/** C typedef CUgraphExecUpdateResultInfo_v1. */
 export type CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo_st;
+/** C typedef CUgraphicsResource. */
 export type CUgraphicsResource = Handle<'CUgraphicsResource_st'>;
+/** C typedef CUgraphNode. */
 export type CUgraphNode = Handle<'CUgraphNode_st'>;
+/** C typedef CUgraphNodeParams. */
 export type CUgraphNodeParams = CUgraphNodeParams_st;
+/** C typedef CUgreenCtx. */
 export type CUgreenCtx = Handle<'CUgreenCtx_st'>;
+/** C typedef CUhostFn. */
 export type CUhostFn = Pointer;
+/** C typedef CUipcEventHandle. */
 export type CUipcEventHandle = CUipcEventHandle_st;
+/** C typedef CUipcEventHandle_v1. */
 export type CUipcEventHandle_v1 = CUipcEventHandle_st;
+/** C typedef CUipcMemHandle. */
 export type CUipcMemHandle = CUipcMemHandle_st;
+/** C typedef CUipcMemHandle_v1. */
 export type CUipcMemHandle_v1 = CUipcMemHandle_st;
+/** C typedef CUkernel. */
 export type CUkernel = Handle<'CUkern_st'>;
+/** C typedef CUkernelNodeAttrID. */
 export type CUkernelNodeAttrID = CUlaunchAttributeID;
+/** C typedef CUkernelNodeAttrValue. */
 export type CUkernelNodeAttrValue = CUlaunchAttributeValue_union;
+/** C typedef CUkernelNodeAttrValue_v1. */
 export type CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue_union;
+/** C typedef CUlaunchAttribute. */
 export type CUlaunchAttribute = CUlaunchAttribute_st;
+/** C typedef CUlaunchAttributeValue. */
 export type CUlaunchAttributeValue = CUlaunchAttributeValue_union;
+/** C typedef CUlaunchConfig. */
 export type CUlaunchConfig = CUlaunchConfig_st;
+/** C typedef CUlaunchMemSyncDomainMap. */
 export type CUlaunchMemSyncDomainMap = CUlaunchMemSyncDomainMap_st;
+/** C typedef CUlibrary. */
 export type CUlibrary = Handle<'CUlib_st'>;
+/** C typedef CUlibraryHostUniversalFunctionAndDataTable. */
 export type CUlibraryHostUniversalFunctionAndDataTable = CUlibraryHostUniversalFunctionAndDataTable_st;
+/** C typedef CUlinkState. */
 export type CUlinkState = Handle<'CUlinkState_st'>;
+/** C typedef CUlogIterator. */
 export type CUlogIterator = number;
+/** C typedef CUlogsCallback. */
 export type CUlogsCallback = Pointer;
+/** C typedef CUlogsCallbackHandle. */
 export type CUlogsCallbackHandle = Handle<'CUlogsCallbackEntry_st'>;
+/** C typedef CUmemAccessDesc. */
 export type CUmemAccessDesc = CUmemAccessDesc_st;
+/** C typedef CUmemAccessDesc_v1. */
 export type CUmemAccessDesc_v1 = CUmemAccessDesc_st;
+/** C typedef CUmemAllocationProp. */
 export type CUmemAllocationProp = CUmemAllocationProp_st;
+/** C typedef CUmemAllocationProp_v1. */
 export type CUmemAllocationProp_v1 = CUmemAllocationProp_st;
+/** C typedef CUmemcpy3DOperand. */
 export type CUmemcpy3DOperand = CUmemcpy3DOperand_st;
+/** C typedef CUmemcpy3DOperand_v1. */
 export type CUmemcpy3DOperand_v1 = CUmemcpy3DOperand_st;
+/** C typedef CUmemcpyAttributes. */
 export type CUmemcpyAttributes = CUmemcpyAttributes_st;
+/** C typedef CUmemcpyAttributes_v1. */
 export type CUmemcpyAttributes_v1 = CUmemcpyAttributes_st;
+/** C typedef CUmemDecompressParams. */
 export type CUmemDecompressParams = CUmemDecompressParams_st;
+/** C typedef CUmemFabricHandle. */
 export type CUmemFabricHandle = CUmemFabricHandle_st;
+/** C typedef CUmemFabricHandle_v1. */
 export type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
+/** C typedef CUmemGenericAllocationHandle. */
 export type CUmemGenericAllocationHandle = number | bigint;
+/** C typedef CUmemGenericAllocationHandle_v1. */
 export type CUmemGenericAllocationHandle_v1 = number | bigint;
+/** C typedef CUmemLocation. */
 export type CUmemLocation = CUmemLocation_st;
+/** C typedef CUmemLocation_v1. */
 export type CUmemLocation_v1 = CUmemLocation_st;
+/** C typedef CUmemoryPool. */
 export type CUmemoryPool = Handle<'CUmemPoolHandle_st'>;
+/** C typedef CUmemPoolProps. */
 export type CUmemPoolProps = CUmemPoolProps_st;
+/** C typedef CUmemPoolProps_v1. */
 export type CUmemPoolProps_v1 = CUmemPoolProps_st;
+/** C typedef CUmemPoolPtrExportData. */
 export type CUmemPoolPtrExportData = CUmemPoolPtrExportData_st;
+/** C typedef CUmemPoolPtrExportData_v1. */
 export type CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
+/** C typedef CUmipmappedArray. */
 export type CUmipmappedArray = Handle<'CUmipmappedArray_st'>;
+/** C typedef CUmodule. */
 export type CUmodule = Handle<'CUmod_st'>;
+/** C typedef CUmulticastObjectProp. */
 export type CUmulticastObjectProp = CUmulticastObjectProp_st;
+/** C typedef CUmulticastObjectProp_v1. */
 export type CUmulticastObjectProp_v1 = CUmulticastObjectProp_st;
+/** C typedef CUoccupancyB2DSize. */
 export type CUoccupancyB2DSize = Pointer;
+/** C typedef CUoffset3D. */
 export type CUoffset3D = CUoffset3D_st;
+/** C typedef CUoffset3D_v1. */
 export type CUoffset3D_v1 = CUoffset3D_st;
+/** C typedef CUstream. */
 export type CUstream = Handle<'CUstream_st'>;
+/** C typedef CUstreamAttrID. */
 export type CUstreamAttrID = CUlaunchAttributeID;
+/** C typedef CUstreamAttrValue. */
 export type CUstreamAttrValue = CUlaunchAttributeValue_union;
+/** C typedef CUstreamAttrValue_v1. */
 export type CUstreamAttrValue_v1 = CUlaunchAttributeValue_union;
+/** C typedef CUstreamBatchMemOpParams. */
 export type CUstreamBatchMemOpParams = CUstreamBatchMemOpParams_union;
+/** C typedef CUstreamBatchMemOpParams_v1. */
 export type CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams_union;
+/** C typedef CUstreamCallback. */
 export type CUstreamCallback = Pointer;
+/** C typedef CUsurfObject. */
 export type CUsurfObject = number | bigint;
+/** C typedef CUsurfObject_v1. */
 export type CUsurfObject_v1 = number | bigint;
+/** C typedef CUsurfref. */
 export type CUsurfref = Handle<'CUsurfref_st'>;
+/** C typedef CUtensorMap. */
 export type CUtensorMap = CUtensorMap_st;
+/** C typedef CUtexObject. */
 export type CUtexObject = number | bigint;
+/** C typedef CUtexObject_v1. */
 export type CUtexObject_v1 = number | bigint;
+/** C typedef CUtexref. */
 export type CUtexref = Handle<'CUtexref_st'>;
+/** C typedef cuuint32_t. */
 export type cuuint32_t = number;
+/** C typedef cuuint64_t. */
 export type cuuint64_t = number | bigint;
+/** C typedef CUuserObject. */
 export type CUuserObject = Handle<'CUuserObject_st'>;
+/** C typedef CUuuid. */
 export type CUuuid = CUuuid_st;
+/** C typedef ncclComm_t. */
 export type ncclComm_t = Handle<'ncclComm'>;
+/** C typedef ncclConfig_t. */
 export type ncclConfig_t = ncclConfig_v22800;
+/** C typedef ncclSimInfo_t. */
 export type ncclSimInfo_t = ncclSimInfo_v22200;
+/** C typedef ncclWindow_t. */
 export type ncclWindow_t = Handle<'ncclWindow_vidmem'>;
+/** C typedef nvrtcProgram. */
 export type nvrtcProgram = Handle<'_nvrtcProgram'>;
 let registered = false;
 /** Declares every CUDA struct and union to koffi, once, before the first library is bound. */
