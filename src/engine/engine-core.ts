@@ -351,6 +351,7 @@ export class EngineCore implements JobEngineLike {
     return this.#isLost;
   }
 
+  /** A snapshot of per-lane and whole-engine statistics (see EngineStats): computed from the lanes' recorders on each call, synchronously, without touching the GPU. */
   stats(): EngineStats {
     return engineStats(
       this.#lanes.map((l) => l.stats),

@@ -61,6 +61,7 @@ export class StageRegistry {
   readonly #stages = new Map<string, Stage>();
   readonly #names = new Set<string>();
 
+  /** Adds a stage that jobs can then name. Throws StageRegistrationError for a name that is not identifier-like (letters, digits, `_`, `.`, `-`), is a built-in flag or is already registered, or for a stage without `run` or with `after` other than 'fft' or 'inverse'. */
   register(name: string, stage: Stage): void {
     if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name)) throw new StageRegistrationError(`stage name must be an identifier-like string, got ${JSON.stringify(name)}`);
     if ((BUILTIN_FLAGS as readonly string[]).includes(name)) throw new StageRegistrationError(`"${name}" is a built-in flag; pick another stage name`);
@@ -72,6 +73,7 @@ export class StageRegistry {
     this.#names.add(name);
   }
 
+  /** The stage registered as `name`, or undefined when there is none. */
   get(name: string): Stage | undefined {
     return this.#stages.get(name);
   }

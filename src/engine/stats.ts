@@ -17,6 +17,7 @@ export class RecentValues {
     this.#values = new Float64Array(capacity);
   }
 
+  /** Adds a value, overwriting the oldest once `capacity` values are held. */
   push(v: number): void {
     this.#values[this.#next] = v;
     this.#next = (this.#next + 1) % this.#values.length;
@@ -27,10 +28,12 @@ export class RecentValues {
     return this.#count;
   }
 
+  /** A copy of the values held (at most `capacity`), in no particular order once the ring has wrapped. */
   values(): Float64Array {
     return this.#values.slice(0, this.#count);
   }
 
+  /** The mean of the values held; 0 when empty. */
   average(): number {
     if (this.#count === 0) return 0;
     let s = 0;
@@ -84,6 +87,7 @@ export class LaneStatsRecorder {
     this.device = device;
   }
 
+  /** Adds one settled job: a failed one counts as an error (its bytes and GPU time still count); a successful one adds to jobs, samples and the duration window. */
   record(s: JobSample): void {
     if (Number.isNaN(this.firstStart) || s.startedAt < this.firstStart) this.firstStart = s.startedAt;
     if (Number.isNaN(this.lastEnd) || s.endedAt > this.lastEnd) this.lastEnd = s.endedAt;
@@ -103,6 +107,7 @@ export class LaneStatsRecorder {
     return Number.isNaN(this.firstStart) ? 0 : Math.max(0, this.lastEnd - this.firstStart);
   }
 
+  /** This lane's LaneStats now: averages and p99 over the recent duration window, rates over the span from its first job's start to its last job's end. */
   snapshot(): LaneStats {
     const span = this.spanMs();
     return {

@@ -155,6 +155,7 @@ export interface LaneStats {
   gpuBusyFraction: number;
 }
 
+/** The whole engine's statistics (`engine.stats()`): the lanes' counts and bytes summed, latencies (ms, successful jobs in each lane's recent window) over all lanes, samples per second over the wall span of all lanes, the mean GPU busy fraction, and the jobs queued and running now. */
 export interface EngineStats {
   lanes: LaneStats[];
   jobs: number;
@@ -198,6 +199,7 @@ export interface JobEngineLike {
   submit(spec: JobSpec): Job;
   /** Like submit, but waits for room instead of throwing EngineFullError. */
   submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+  /** A snapshot of per-lane and whole-engine statistics, synchronous (the server's stats endpoint and metrics read it); it must keep working after close() or a lost context. */
   stats(): EngineStats;
   /** Stops accepting jobs and settles every accepted one; resolves when all have. */
   close(): Promise<void>;

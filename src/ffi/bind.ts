@@ -2,6 +2,7 @@ import koffi, { type LibraryHandle } from 'koffi';
 import type { FunctionDeclaration } from './support.js';
 import { registerKoffiTypes } from './generated/types.js';
 
+/** Options of `bindLibrary`: which symbol variants to bind (default: the legacy default stream ones). */
 export interface BindOptions {
   /** Bind the per-thread-default-stream variants (`_ptds`/`_ptsz`) where the header has them. */
   perThreadDefaultStream?: boolean | undefined;

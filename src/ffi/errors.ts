@@ -1,5 +1,6 @@
 import { CUresult, CUresult_DESCRIPTIONS, cudaError_t, cudaError_t_DESCRIPTIONS, cufftResult, cufftResult_DESCRIPTIONS, nvrtcResult } from './generated/types.js';
 
+/** A library whose status codes CudaError decodes: libcuda ('driver', CUresult), libcudart ('runtime', cudaError_t), cuFFT (cufftResult) or NVRTC (nvrtcResult). */
 export type CudaLibraryName = 'driver' | 'runtime' | 'cufft' | 'nvrtc';
 
 const ENUMS: Record<CudaLibraryName, Readonly<Record<string, number>>> = { driver: CUresult, runtime: cudaError_t, cufft: cufftResult, nvrtc: nvrtcResult };
@@ -55,6 +56,7 @@ const STICKY = new Set<string>([
   'cudaErrorExternalDevice',
 ]);
 
+/** What a CudaError's message adds to the call and status: what it was for, and the library's own wording of the error. */
 export interface CudaErrorContext {
   /** What tscuda was doing: a job id, an object's label, ... */
   during?: string | undefined;

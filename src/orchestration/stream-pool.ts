@@ -271,6 +271,7 @@ export class StreamPool extends Resource {
     return trackStream(m.stream, settle);
   }
 
+  /** A snapshot of what the pool measured of one member stream (counts since the pool was made); throws if `stream` is not a member, DisposedError once the pool is disposed. */
   metrics(stream: Stream): StreamMetrics {
     const m = this.#member(stream);
     return {
@@ -284,6 +285,7 @@ export class StreamPool extends Resource {
     };
   }
 
+  /** metrics() for every member stream, with its label, purpose and priority, in the order the members were added. */
   allMetrics(): { stream: string; purpose: StreamPurpose; priority: PriorityLevel; metrics: StreamMetrics }[] {
     this.assertAlive();
     return this.#members.map((m) => ({ stream: m.stream.label, purpose: m.purpose, priority: m.priority, metrics: this.metrics(m.stream) }));
@@ -299,6 +301,7 @@ export class StreamPool extends Resource {
     } else this.#workloadTimes.set(workload, { total: ms, count: 1 });
   }
 
+  /** The mean of the times recordCompletion() recorded for `workload`, in ms; undefined before the first one. */
   averageTime(workload: WorkloadType): number | undefined {
     const t = this.#workloadTimes.get(workload);
     return t && t.count ? t.total / t.count : undefined;

@@ -19,6 +19,7 @@ export interface TimelineRecord {
   id?: number | undefined;
 }
 
+/** One stream's share of a RunReport, from its records: counts, bytes moved, busy time (ms) and its first start and last end (ms, on the records' clock). */
 export interface StreamReport {
   stream: string;
   operations: number;
@@ -36,6 +37,7 @@ export interface StreamReport {
   utilization: number;
 }
 
+/** What `analyzeTimeline()` (and `Profiler.report()`) computes from a run's records: its span, counts, busy time and how much transfer time overlapped compute, all in ms, then one StreamReport per stream. */
 export interface RunReport {
   /** From the earliest start to the latest end over all records. */
   spanMs: number;

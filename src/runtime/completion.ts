@@ -51,6 +51,7 @@ export class CompletionPoller {
     return new Promise<void>((resolve, reject) => this.enqueue(stream, event, resolve, reject, recycle));
   }
 
+  /** track() without the Promise: calls `resolve` once `event` (recorded on `stream`) completes, or `reject` with the error that broke the context (at once if it is already lost), and hands the event to `recycle` either way. May settle synchronously when nothing else is pending. */
   enqueue(stream: bigint | number, event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle?: (event: CUevent) => void): void {
     const sticky = this.context.stickyError;
     if (sticky) {

@@ -40,6 +40,7 @@ export class Context extends Resource {
     this.track(() => driverApi().cuDevicePrimaryCtxRelease(ordinal));
   }
 
+  /** Retains the device's primary context (one cuDevicePrimaryCtxRetain, released by dispose()) and makes it current. Each call is a new retain and a new wrapper: prefer `device.context`, which caches one. */
   static retainPrimary(device: Device): Context {
     const h: [CUcontext | null] = [null];
     check(driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
@@ -101,6 +102,7 @@ export class Context extends Resource {
     return this.#priorityRange;
   }
 
+  /** Free and total device memory in bytes right now (cuMemGetInfo), as the whole device sees it: other processes' allocations count against `freeBytes`. */
   memoryInfo(): { freeBytes: number; totalBytes: number } {
     this.makeCurrent();
     const free: [number | bigint | null] = [0];

@@ -3,6 +3,7 @@ import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
 
+/** A device's compute capability: 9.0 (`{ major: 9, minor: 0 }`) for an H100; `Device.arch` spells it `sm_90`. */
 export interface ComputeCapability {
   major: number;
   minor: number;
@@ -91,6 +92,7 @@ export class Device {
     return Array.from({ length: Device.count() }, (_, i) => Device.get(i));
   }
 
+  /** The raw value of any CUdevice_attribute for this device (booleans come back as 0 or 1); throws CudaError when the driver rejects the attribute. */
   attribute(attribute: CUdevice_attribute): number {
     const v: [number | null] = [0];
     check(driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
@@ -162,6 +164,7 @@ export class Device {
     return this.#context;
   }
 
+  /** `Device(0: NVIDIA H100 80GB HBM3)`: the ordinal and name, for logs (queries the driver for the name). */
   toString(): string {
     return `Device(${this.ordinal}: ${this.name})`;
   }

@@ -6,6 +6,7 @@ import { resolveContext, type Placement } from './defaults.js';
 import { DisposedError, expectResource, Resource } from './resource.js';
 import type { Stream } from './stream.js';
 
+/** Options of `new Event()`: where it lives (Placement: `device` or `context`; default device 0), timing, sync behaviour and IPC flags, and a label. */
 export interface EventDescriptor extends Placement {
   /** Record timestamps so elapsedMs() works (costs a little on record). Default false. */
   timing?: boolean | undefined;
@@ -38,6 +39,7 @@ export class Event extends Resource {
     this.track(() => driverApi().cuEventDestroy(h));
   }
 
+  /** Records the event at the current end of `stream` (cuEventRecord): it completes when the work queued before it does. Returns `this` for chaining; throws if `stream` belongs to another context or either is disposed. */
   record(stream: Stream): this {
     this.assertAlive();
     if (!Resource.isResourceOf(stream, 'Stream') || stream.disposed) expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
@@ -82,6 +84,7 @@ export class Event extends Resource {
     return outValue(ms, 'cuEventElapsedTime');
   }
 
+  /** Milliseconds between two completed `timing: true` events: the same as `end.elapsedSince(start)`. */
   static elapsedMs(start: Event, end: Event): number {
     return expectResource(end, Event, 'Event.elapsedMs(start, end) end').elapsedSince(start);
   }
@@ -106,6 +109,7 @@ export class EventPool extends Resource {
     this.timing = descriptor.timing ?? false;
   }
 
+  /** A free event from the pool, or a new one (with the pool's context and `timing`) when none is free. Give it back with release(); the pool disposes all of them on dispose(). */
   acquire(): Event {
     this.assertAlive();
     const e = this.#free.pop();
@@ -115,6 +119,7 @@ export class EventPool extends Resource {
     return created;
   }
 
+  /** Returns an event taken with acquire() for reuse. Throws if it is not from this pool; does nothing once the pool is disposed. */
   release(event: Event): void {
     if (!(event instanceof Event)) throw new TypeError(`EventPool "${this.label}" release(event) must be given an Event, got ${typeof event}`);
     if (!this.#all.has(event)) throw new Error(`event "${event.label}" does not belong to pool "${this.label}"`);

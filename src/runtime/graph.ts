@@ -6,6 +6,7 @@ import { Kernel, type KernelArg } from './kernel.js';
 import { checkLabel, describeValue, expectResource, Resource } from './resource.js';
 import { Stream } from './stream.js';
 
+/** How strictly `Graph.capture` guards the capture (CUstreamCaptureMode): which threads' unsafe calls (e.g. cuMemAlloc) are rejected while it runs — all ('global'), this one ('threadLocal', the default), or none ('relaxed'). */
 export type CaptureMode = 'global' | 'threadLocal' | 'relaxed';
 const MODES: Record<CaptureMode, number> = {
   global: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL,
@@ -56,6 +57,7 @@ export class Graph extends Resource {
     return new Graph(cell[0]!, stream.context, options.label);
   }
 
+  /** The raw handles of every node in the graph (kernels, copies, memsets, ...), in cuGraphGetNodes order; [] for an empty graph. Handles are for setKernelArgs() and driver calls, valid while the graph lives. */
   nodes(): CUgraphNode[] {
     this.assertAlive();
     const count: [number | bigint | null] = [0];
@@ -113,6 +115,7 @@ export class GraphExec extends Resource {
     this.track(() => driverApi().cuGraphExecDestroy(handle));
   }
 
+  /** Enqueues one replay of the whole graph on `stream` (cuGraphLaunch) and returns at once; await `stream.done()` for it to finish. Throws if either is disposed. */
   launch(stream: Stream): void {
     this.assertAlive();
     expectResource(stream, Stream, `${this.label} launch(stream)`);

@@ -11,7 +11,9 @@ import { Stream } from './stream.js';
 
 export type { KernelParamType } from './kernel-args.js';
 
+/** Grid or block dimensions: `n` or `[x, y?, z?]`, missing dimensions are 1; each must be a positive integer within the device's limits. */
 export type Dim3 = number | readonly [number, number?, number?];
+/** Any launch argument, unchecked against a signature: a DeviceBuffer (or raw device address as a number) for a 'ptr' parameter, a number or bigint for a scalar. */
 export type KernelArg = DeviceBuffer<DType> | number | bigint;
 
 /** What a launch takes for one parameter type: a buffer (or raw device address) for 'ptr', a number, or a number or bigint for 64-bit integers. */
@@ -23,6 +25,7 @@ export type KernelArgFor<P extends KernelParamType> = P extends 'ptr' ? DeviceBu
  */
 export type KernelArgs<P extends readonly KernelParamType[]> = { -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never };
 
+/** How a launch runs: `grid` in blocks, `block` in threads per block (at most the kernel's maxThreadsPerBlock in total), `sharedMemBytes` of dynamic shared memory (default 0; above 48 KiB needs setMaxDynamicSharedMemory()), and the stream. */
 export interface LaunchConfig {
   grid: Dim3;
   block: Dim3;
@@ -31,6 +34,7 @@ export interface LaunchConfig {
   stream?: Stream | undefined;
 }
 
+/** A LaunchConfig with the cuLaunchKernelEx options: thread-block clusters and cooperative launch. */
 export interface ExtendedLaunchConfig extends LaunchConfig {
   /** Thread-block cluster dimensions (sm_90+). */
   cluster?: Dim3 | undefined;
@@ -38,6 +42,7 @@ export interface ExtendedLaunchConfig extends LaunchConfig {
   cooperative?: boolean | undefined;
 }
 
+/** A compiled kernel's resources, from cuFuncGetAttribute: registers per thread, static shared, local (per thread) and constant memory in bytes, its thread and dynamic shared memory limits, and the PTX and binary versions (each major*10 + minor: 87 for 8.7). */
 export interface KernelAttributes {
   registers: number;
   staticSharedBytes: number;
@@ -103,6 +108,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     this.#checkLayout();
   }
 
+  /** Looks up kernel `name` in a loaded module and wraps it; throws TypeError when `params` disagrees with the driver's parameter layout, CudaError when there is no such kernel. Use `module.kernel()`, which caches the result. */
   static fromLibrary<const P extends readonly KernelParamType[]>(module: Module, name: string, params: P): Kernel<P> {
     module.checkAlive();
     paramLayout(params, name);

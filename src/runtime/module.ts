@@ -6,6 +6,7 @@ import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
 import { checkLabel, describeValue, Resource } from './resource.js';
 
+/** What `Module.load` loads: exactly one of `path` or `data`, where it lives (Placement: `device` or `context`; default device 0) and a label (default: the path). */
 export interface ModuleDescriptor extends Placement {
   /** A fatbin, cubin or PTX file. */
   path?: string | undefined;
@@ -33,6 +34,7 @@ export class Module extends Resource {
     this.track(() => driverApi().cuLibraryUnload(handle));
   }
 
+  /** Reads and loads a cubin, fatbin or PTX image (the kind is sniffed from its first bytes) on the calling thread; throws TypeError for an image of no known kind or a bad descriptor, CudaError when the driver refuses it (e.g. no code for this GPU). */
   static load(descriptor: ModuleDescriptor): Module {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Module.load takes a descriptor object { path } or { data }, got ${describeValue(descriptor)}`);
     initDriver();

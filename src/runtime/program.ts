@@ -10,6 +10,7 @@ import { describeValue, expectResource, Resource } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
 import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry } from './program-cache.js';
 
+/** What `new Program()` compiles: CUDA C++ source with its file name and in-memory headers, and a label. Nothing is compiled until `compile()`, `compileAsync()` or `kernel()`. */
 export interface ProgramDescriptor {
   /** CUDA C++ source text. */
   source: string;
@@ -20,6 +21,7 @@ export interface ProgramDescriptor {
   label?: string | undefined;
 }
 
+/** Options of `compile()`, `compileAsync()` and `kernel()`: NVRTC flags, target architecture and device, names to lower, and whether to use the cache. Compiles with equal options share a cache entry. */
 export interface CompileOptions {
   /** NVRTC options, e.g. ['-std=c++17', '--use_fast_math', '-DN=4']. The architecture goes in `arch`, not here. */
   options?: string[] | undefined;
@@ -37,6 +39,7 @@ export interface CompileOptions {
   cache?: boolean | undefined;
 }
 
+/** What a compile produced: 'cubin' (machine code for one `sm_XY`) or 'ptx' (for a `compute_XY` target, JIT-compiled by the driver when loaded). */
 export type ProgramImageKind = 'cubin' | 'ptx';
 
 /** A compile's resolved options (Program#plan). */

@@ -54,12 +54,12 @@ export abstract class Resource {
     this.#label = label;
   }
 
-  /** True when `value` is a real tscuda resource of `family` (a brand check: a plain object shaped like one is not). */
   /** True when `value` is a real tscuda resource (constructed by Resource, not forged with Object.create). */
   static isResource(value: unknown): value is Resource {
     return typeof value === 'object' && value !== null && #family in value;
   }
 
+  /** True when `value` is a real tscuda resource whose family is `family` ('Stream', 'Event', ...): a brand check, so a look-alike plain object or a subclass of another family is rejected. Does not check that it is alive. */
   static isResourceOf(value: unknown, family: string): value is Resource {
     return typeof value === 'object' && value !== null && #family in value && (value as Resource).#family === family;
   }
@@ -89,6 +89,7 @@ export abstract class Resource {
     if (this.#disposed) throw new DisposedError(`${this.#kind} "${this.label}" was disposed and cannot be used`);
   }
 
+  /** Throws DisposedError naming this object if it was disposed: methods call it on `this` before touching the native handle (checkAlive() is the public twin, for arguments). */
   protected assertAlive(): void {
     if (this.#disposed) throw new DisposedError(`${this.#kind} "${this.label}" was disposed and cannot be used`);
   }

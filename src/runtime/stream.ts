@@ -9,8 +9,10 @@ import { expectResource, Resource } from './resource.js';
 /** The event recorded when a stream is disposed goes back to its pool once the Stream object is collected (frees may wait on it until then). */
 const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) => pool.recycle(event));
 
+/** A stream's priority: 'high' is the context's greatest priority, 'low' (the default) its least, 'normal' halfway; an integer is passed to the driver as is (lower numbers run first). */
 export type StreamPriority = 'high' | 'normal' | 'low' | number;
 
+/** Options of `new Stream()`: where it lives (Placement: `device` or `context`; default device 0), priority, blocking behaviour and a label. */
 export interface StreamDescriptor extends Placement {
   /** 'high' | 'normal' | 'low' map onto cuCtxGetStreamPriorityRange; a number is passed through (clamped by the driver). */
   priority?: StreamPriority | undefined;

@@ -51,11 +51,13 @@ export class JobStore {
     return [...this.#records.values()].filter((r) => r.finishedAt === undefined);
   }
 
+  /** Starts tracking a submitted job under its id (a record with the same id replaces it), after sweeping expired finished ones. It stays until finished and then dropped by the retention. */
   add(record: JobRecord): void {
     this.sweep();
     this.#records.set(record.id, record);
   }
 
+  /** The record of job `id`, or undefined when it was never added, was deleted, or was finished and dropped by the retention (expired records are swept first). */
   get(id: string): JobRecord | undefined {
     this.sweep();
     return this.#records.get(id);

@@ -10,6 +10,7 @@ import { bandPowers, detrendWindow, dominantCycleDevice, halfBins, rfft, type Re
 import { windowSum, type WindowSpec } from './window.js';
 import { COMPLEX_OF, expectBuffer, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 
+/** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: the legacy default stream of x's context) and where to write. */
 export interface DetrendOptions {
   /** Series in x (default 1). */
   batch?: number | undefined;
@@ -41,6 +42,7 @@ export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', o
   return out;
 }
 
+/** What `bandPower()` and `dominantCycle()` share: the sample rate `fs` in Hz (default 1), the series count `batch` (default 1), the stream (default: the legacy default stream of x's context), and an optional detrend and window applied before the real FFT. */
 export interface SpectrumPrepOptions {
   fs?: number | undefined;
   batch?: number | undefined;
@@ -74,6 +76,7 @@ async function readBack(buffer: DeviceBuffer<'f64'>, stream: Stream | undefined)
   return buffer.read(new Float64Array(buffer.length));
 }
 
+/** Options of `bandPower()`: the spectrum preparation, and whether powers are relative to the total. */
 export interface BandPowerOptions extends SpectrumPrepOptions {
   /** Divide each band's power by the total power over [0, fs/2] (default false). */
   relative?: boolean | undefined;
@@ -104,6 +107,7 @@ export async function bandPower(x: RealBuffer, bands: readonly (readonly [number
   return result;
 }
 
+/** Options of `dominantCycle()`: the spectrum preparation, and the frequency range searched. */
 export interface DominantCycleOptions extends SpectrumPrepOptions {
   /** Search bins with frequency in [lo, hi] Hz (default [fs/N, fs/2]: DC excluded). */
   range?: readonly [number, number] | undefined;

@@ -17,6 +17,7 @@ export interface DominantCycle {
   bin: number;
 }
 
+/** How `finishDominantCycles` reads the kernel's rows: `batch` series of `length` samples, the sample rate `fs` in Hz (default 1: frequencies in cycles per sample) and the window's sum for the amplitude correction. */
 export interface FinishDominantOptions {
   batch: number;
   /** N, samples per series (the FFT length). */

@@ -12,6 +12,7 @@ import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorks
 
 /** Real and complex buffers of one precision. */
 export type RealBuffer = DeviceBuffer<'f32'> | DeviceBuffer<'f64'>;
+/** A complex device buffer: c64 (f32 real and imaginary parts) for f32 series, c128 (f64 parts) for f64 series. */
 export type ComplexBuffer = DeviceBuffer<'c64'> | DeviceBuffer<'c128'>;
 
 /** The shape of a batch of series and the stream to enqueue on. */

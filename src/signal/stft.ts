@@ -101,6 +101,7 @@ export interface StftOptions extends SpectralOptions, CallOptions {
   output?: ComplexBuffer | undefined;
 }
 
+/** What `stft()` returns: the frequency and frame-time axes (host arrays, ready at once), the complex STFT on the device (`options.output`, or a new buffer the caller disposes; await the stream before reading it) and the geometry used. */
 export interface StftResult {
   /** Frequencies in Hz (scipy's f). */
   f: Float64Array;
@@ -138,6 +139,7 @@ export interface SpectrogramOptions extends SpectralOptions, CallOptions {
   output?: RealBuffer | undefined;
 }
 
+/** What `spectrogram()` returns: frequencies (Hz) and frame times (s) as host arrays, the power on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the geometry used. */
 export interface SpectrogramResult {
   f: Float64Array;
   t: Float64Array;
@@ -168,6 +170,7 @@ export interface WelchOptions extends SpectralOptions, CallOptions {
   output?: RealBuffer | undefined;
 }
 
+/** What `welch()` returns: the frequencies in Hz as a host array, the averaged power on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the geometry used. */
 export interface WelchResult {
   f: Float64Array;
   /** B x freqs power spectral density (or spectrum), row-major. */
@@ -197,6 +200,7 @@ export interface IstftOptions extends InverseOptions, CallOptions {
   output?: RealBuffer | undefined;
 }
 
+/** What `istft()` returns: the sample times in s as a host array, the reconstructed signals on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the inverse geometry used. */
 export interface IstftResult {
   /** Sample times in s. */
   t: Float64Array;

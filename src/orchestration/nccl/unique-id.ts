@@ -58,12 +58,14 @@ export class NcclUniqueId {
     return this.toBase64();
   }
 
+  /** True when both hold the same 128 bytes (ids made or parsed separately compare equal). Throws TypeError when `other` is not an NcclUniqueId. */
   equals(other: NcclUniqueId): boolean {
     const b = other.#bytes;
     for (let i = 0; i < NCCL_UNIQUE_ID_BYTES; i++) if (b[i] !== this.#bytes[i]) return false;
     return true;
   }
 
+  /** `NcclUniqueId(` and the first 12 base64 characters `...)`: enough to tell ids apart in logs without printing all 172 characters. */
   toString(): string {
     return `NcclUniqueId(${this.toBase64().slice(0, 12)}...)`;
   }

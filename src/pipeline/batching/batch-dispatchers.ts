@@ -27,6 +27,7 @@ export interface GpuBatchDispatcher<I, O> {
   readonly disposed: boolean;
   /** Frees the staging, the stream and the kernels; a batch waiting for staging rejects (DisposedError). */
   dispose(): void;
+  /** `using` support: the same as dispose() (frees the staging, the stream and the kernels). */
   [Symbol.dispose](): void;
 }
 

@@ -220,6 +220,7 @@ export class Batcher<I, O> {
     return this.#submit<O[]>(items, undefined, items.length, options);
   }
 
+  /** submit() of one item, resolving with its output alone (no array built); rejects with BatcherClosedError after close() or dispose(). */
   submitOne(item: I, options?: SubmitOptions): Promise<O> {
     if (this.#closed) return Promise.reject(this.#closedError('submitOne() after close()'));
     return this.#submit<O>(null, item, 1, options);
@@ -287,6 +288,7 @@ export class Batcher<I, O> {
     return this.#closing;
   }
 
+  /** `await using` support: close() with no bound, so leaving the block waits until every accepted item has been dispatched and settled. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
@@ -301,6 +303,7 @@ export class Batcher<I, O> {
     this.#abandonAll('dispose() was called');
   }
 
+  /** `using` support: dispose(), which closes without draining and rejects every submit not yet settled. */
   [Symbol.dispose](): void {
     this.dispose();
   }

@@ -25,6 +25,7 @@ export class GpuBatcher<I, O> {
     this.batcher = new Batcher<I, O>(dispatcher.dispatch, { ...options, maxConcurrentBatches: options.maxConcurrentBatches ?? dispatcher.depth });
   }
 
+  /** Batcher.submit() after validating every item with the dispatcher: a malformed item rejects this submit (with the dispatcher's TypeError) before any of its items is queued. */
   submit(items: readonly I[], options?: SubmitOptions): Promise<O[]> {
     try {
       if (Array.isArray(items)) for (const item of items) this.dispatcher.validate(item);
@@ -34,6 +35,7 @@ export class GpuBatcher<I, O> {
     return this.batcher.submit(items, options);
   }
 
+  /** Batcher.submitOne() after validating the item with the dispatcher: a malformed item rejects this call alone, before it is queued. */
   submitOne(item: I, options?: SubmitOptions): Promise<O> {
     try {
       this.dispatcher.validate(item);
@@ -47,6 +49,7 @@ export class GpuBatcher<I, O> {
     return this.batcher.metrics;
   }
 
+  /** Dispatches what is queued now; resolves once everything submitted before the call has settled (Batcher.flush()). */
   flush(): Promise<void> {
     return this.batcher.flush();
   }
@@ -60,6 +63,7 @@ export class GpuBatcher<I, O> {
     }
   }
 
+  /** `await using` support: close() with no bound, which drains every accepted item and then frees the dispatcher's GPU resources. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
@@ -73,6 +77,7 @@ export class GpuBatcher<I, O> {
     }
   }
 
+  /** `using` support: dispose(), which rejects every unsettled submit and frees the dispatcher's GPU resources at once. */
   [Symbol.dispose](): void {
     this.dispose();
   }

@@ -104,6 +104,7 @@ export class TripleBuffer<D> extends Resource {
     return this.slots.length;
   }
 
+  /** Each slot's state ('free', 'uploading', 'processing', 'downloading'), by slot index: a fresh copy, for logging and tests. */
   states(): SlotState[] {
     this.assertAlive();
     return this.#ring.states();

@@ -33,6 +33,7 @@ export interface PipelineStage {
   /** Launched with `launch` and `args(io)`; the default arguments are the inputs, then the outputs. */
   kernel?: Kernel | undefined;
   launch?: StageLaunch | undefined;
+  /** With `kernel`: builds the kernel's arguments for each run from the stage's buffers, iteration and stream (default: `[...io.inputs, ...io.outputs]`). Called at enqueue time; must match the kernel's parameter list. */
   args?: (io: StageIO) => readonly KernelArg[];
   /** Instead of `kernel`: enqueues the stage's work on `io.stream` (must not block). */
   run?: (io: StageIO) => void;
@@ -136,6 +137,7 @@ export class StageManager extends Resource {
     return this.#buffers.push(buffer) - 1;
   }
 
+  /** The buffer addBuffer() registered under `index`; throws RangeError for an index never returned by it. */
   buffer(index: number): DeviceBuffer<DType> {
     const b = this.#buffers[index];
     if (b === undefined) throw new RangeError(`${this.label}: there is no buffer ${index} (${this.#buffers.length} added)`);

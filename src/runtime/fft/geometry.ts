@@ -12,6 +12,7 @@ import type { Stream } from '../stream.js';
  * only), C2R/Z2D complex→real (inverse only).
  */
 export type FftType = 'C2C' | 'R2C' | 'C2R' | 'Z2Z' | 'D2Z' | 'Z2D';
+/** Which way a plan runs: 'forward' (signal → spectrum) or 'inverse' (spectrum → signal, unnormalized: N times the signal). R2C/D2Z plans only run forward, C2R/Z2D only inverse. */
 export type FftDirection = 'forward' | 'inverse';
 
 /** Element types each plan type reads and writes, per direction (`never`: the direction does not exist). */
@@ -23,7 +24,9 @@ export interface FftDtypes {
   C2R: { forward: { input: never; output: never }; inverse: { input: 'c64'; output: 'f32' } };
   Z2D: { forward: { input: never; output: never }; inverse: { input: 'c128'; output: 'f64' } };
 }
+/** The element dtype a plan of type `T` reads in direction `D` (`never` where that direction does not exist): `FftInput<'R2C', 'forward'>` is 'f32'. */
 export type FftInput<T extends FftType, D extends FftDirection> = FftDtypes[T][D]['input'];
+/** The element dtype a plan of type `T` writes in direction `D` (`never` where that direction does not exist): `FftOutput<'R2C', 'forward'>` is 'c64'. */
 export type FftOutput<T extends FftType, D extends FftDirection> = FftDtypes[T][D]['output'];
 
 /**

@@ -37,6 +37,7 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   return { buffer, pitchBytes, width, height };
 }
 
+/** What `copy2D` copies: `height` rows of `widthBytes` from `src` to `dst`, host or device memory either side, each side's rows `...PitchBytes` apart (at least `widthBytes`; a PitchedBuffer's `pitchBytes`). */
 export interface Copy2D {
   src: DeviceBuffer<DType> | HostBuffer<DType>;
   srcPitchBytes: number;

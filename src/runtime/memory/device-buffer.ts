@@ -11,15 +11,17 @@ import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 
+/** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
 export interface DeviceBufferDescriptor extends Placement {
   /** Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when disposed. */
   stream?: Stream | undefined;
   /** Allocate from this memory pool (stream-ordered; needs `stream`, or uses the pool's default stream). */
   pool?: MemoryPool | undefined;
-  /** cuMemAllocManaged: the memory is reachable from host and device (see ManagedBuffer). */
+  /** A name for errors, leak warnings and timelines. */
   label?: string | undefined;
 }
 
+/** Options of `write`, `read` and `copyFrom`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
 export interface CopyOptions {
   /**
    * Enqueue on this stream and return at once. Without it the copy is synchronous: host<->device

@@ -53,6 +53,7 @@ const WRITECOMBINED = 0x04;
 const REGISTER_PORTABLE = 0x01;
 const REGISTER_DEVICEMAP = 0x02;
 
+/** Options of `HostBuffer.alloc` and `HostBuffer.register` (which takes no `writeCombined`): the context it is pinned for (Placement; default device 0), the cuMemHostAlloc flags, and a label. */
 export interface HostBufferDescriptor extends Placement {
   /** Pinned for every context, not only the allocating one. */
   portable?: boolean | undefined;
@@ -194,6 +195,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     return toAddress(outValue(cell, 'cuMemHostGetDevicePointer'));
   }
 
+  /** Throws DisposedError naming this buffer if it was disposed: what copies and kernels call before using its pages (DeviceBuffer's twin also checks a stream). */
   checkUsable(): void {
     this.assertAlive();
   }

@@ -10,6 +10,7 @@ import { checkLabel, describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { Device } from '../device.js';
 
+/** The cuMemAdvise hints `advise()` sets (or, with `unset: true`, clears): mostly read (pages are duplicated to readers), where pages should preferably live, and which device accesses them (mapped there to avoid faults). */
 export type MemoryAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
 const ADVICE: Record<MemoryAdvice, [set: number, unset: number]> = {
   readMostly: [CUmem_advise.CU_MEM_ADVISE_SET_READ_MOSTLY, CUmem_advise.CU_MEM_ADVISE_UNSET_READ_MOSTLY],

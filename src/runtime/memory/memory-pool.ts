@@ -11,6 +11,7 @@ function checkBytes(bytes: unknown, what: string, infinity = false): void {
     throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
 }
 
+/** Options of `new MemoryPool()`: the device whose memory it holds (default device 0), how much it keeps and may grow to, and a label. */
 export interface MemoryPoolDescriptor {
   device?: Device | undefined;
   /** Bytes the pool keeps reserved across synchronizations instead of returning to the OS (default 0; Infinity keeps all). */
@@ -20,6 +21,7 @@ export interface MemoryPoolDescriptor {
   label?: string | undefined;
 }
 
+/** A pool's memory in bytes: reserved from the driver and handed out to live allocations, each now and at its high-water mark. */
 export interface MemoryPoolUsage {
   reservedBytes: number;
   reservedHighBytes: number;
@@ -90,6 +92,7 @@ export class MemoryPool extends Resource {
     check(driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
   }
 
+  /** The pool's reserved and used bytes, current and peak (four cuMemPoolGetAttribute calls); throws DisposedError once disposed. */
   usage(): MemoryPoolUsage {
     this.assertAlive();
     return {
