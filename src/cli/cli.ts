@@ -12,7 +12,7 @@ import { COMMANDS } from './commands/index.js';
 export function packageVersion(): string {
   const file = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json');
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string }).version ?? 'unknown';
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string | undefined }).version ?? 'unknown';
   } catch {
     return 'unknown';
   }

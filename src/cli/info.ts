@@ -24,7 +24,7 @@ export interface InfoReport {
   cufftVersion: string | null;
   nvrtcVersion: string | null;
   devices: (DeviceProperties & { ordinal: number; copyEngines: number })[];
-  error?: { name: string; message: string; status?: string } | undefined;
+  error?: { name: string; message: string; status?: string | undefined } | undefined;
 }
 
 function cudaVersionString(v: number): string {
@@ -70,7 +70,7 @@ export function collectLibraries(): LibraryReport[] {
   });
 }
 
-function describeError(e: unknown): { name: string; message: string; status?: string } {
+function describeError(e: unknown): { name: string; message: string; status?: string | undefined } {
   if (e instanceof CudaUnavailableError) return { name: e.name, message: 'no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU' };
   if (e instanceof CudaError) return { name: e.name, status: e.status, message: e.status === 'CUDA_ERROR_NO_DEVICE' ? 'no CUDA device is visible' : e.message };
   return { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) };

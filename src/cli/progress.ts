@@ -23,7 +23,7 @@ export interface ProgressOptions {
   /** Redraws at most this often on a terminal (default 80 ms). */
   minIntervalMs?: number | undefined;
   /** The clock (ms), for tests. */
-  now?: () => number;
+  now?: (() => number) | undefined;
   /** No output at all (`--quiet`). */
   silent?: boolean | undefined;
 }

@@ -71,7 +71,7 @@ export function readSignal(path: string, options: ReadSignalOptions = {}): Signa
   try {
     bytes = readFileSync(path);
   } catch (e) {
-    const code = (e as { code?: string }).code;
+    const code = (e as { code?: string | undefined }).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
     throw new SignalInputError(`${path}: cannot read: ${why}`);
   }

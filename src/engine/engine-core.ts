@@ -137,8 +137,8 @@ export class EngineCore implements JobEngineLike {
   }
 
   submit(spec: JobSpec): Job;
-  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
-  submit(spec: JobSpec, options?: { wait?: boolean; signal?: AbortSignal }): Job | Promise<Job> {
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal | undefined }): Promise<Job>;
+  submit(spec: JobSpec, options?: { wait?: boolean | undefined; signal?: AbortSignal | undefined }): Job | Promise<Job> {
     if (options?.wait) return this.#submitWaiting(spec, options.signal);
     this.#checkOpen();
     const job = this.validate(spec);
@@ -399,7 +399,7 @@ export class EngineCore implements JobEngineLike {
 const EMPTY: ReadonlySet<string> = new Set();
 
 /** The chunks a job runs in on `runner`: runs of whole series, or (framed stft) runs of whole frames of every series. */
-function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk }[] {
+function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk | undefined }[] {
   const f = job.framing;
   if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
   const maxFrames = runner.maxFrames?.(job) ?? f.frames;

@@ -198,7 +198,7 @@ export interface JobEngineLike {
   /** Validates and queues a job; throws a named error (JobValidationError, EngineFullError, EngineClosedError) at once. */
   submit(spec: JobSpec): Job;
   /** Like submit, but waits for room instead of throwing EngineFullError. */
-  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal | undefined }): Promise<Job>;
   /** A snapshot of per-lane and whole-engine statistics, synchronous (the server's stats endpoint and metrics read it); it must keep working after close() or a lost context. */
   stats(): EngineStats;
   /** Stops accepting jobs and settles every accepted one; resolves when all have. */

@@ -149,7 +149,7 @@ export function isLibraryAvailable(library: LibraryName): boolean {
 /** The outcome of looking for one library: its path when it loads, else where it was looked for and how to get it. */
 export type LibraryStatus =
   | { readonly name: LibraryName; readonly found: true; readonly path: string }
-  | { readonly name: LibraryName; readonly found: false; readonly searched: readonly string[]; readonly hint: string; readonly error?: string };
+  | { readonly name: LibraryName; readonly found: false; readonly searched: readonly string[]; readonly hint: string; readonly error?: string | undefined };
 
 /** Looks for `library` (loading it) and says where it is, or where it was looked for. Never throws. */
 export function libraryStatus(library: LibraryName): LibraryStatus {

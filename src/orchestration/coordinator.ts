@@ -187,7 +187,7 @@ export class Coordinator extends Resource {
     }
     let stream = spec.stream;
     if (stream === undefined) {
-      const request: { purpose?: OperationSpec['purpose']; workload?: OperationSpec['workload'] } = {};
+      const request: { purpose?: OperationSpec['purpose'] | undefined; workload?: OperationSpec['workload'] | undefined } = {};
       if (spec.purpose !== undefined) request.purpose = spec.purpose;
       if (spec.workload !== undefined) request.workload = spec.workload;
       stream = this.pool.acquire(request);
@@ -569,7 +569,7 @@ export class Coordinator extends Resource {
    * resolves with the results when all of that work has completed. If some calls throw, the
    * others' work still completes first; then it rejects with the first error.
    */
-  async executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind; name?: string } = {}): Promise<T[]> {
+  async executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind | undefined; name?: string | undefined } = {}): Promise<T[]> {
     this.assertAlive();
     const kind = options.kind ?? 'other';
     const streams = this.pool.streams;
@@ -599,7 +599,7 @@ export class Coordinator extends Resource {
    * Host steps cannot be captured; neither can a dependency on work still in flight. The
    * operations end 'captured' (wait() resolves; nothing ran, so no callbacks).
    */
-  capture(options: { mode?: CaptureMode; label?: string } = {}): Graph {
+  capture(options: { mode?: CaptureMode | undefined; label?: string | undefined } = {}): Graph {
     this.assertAlive();
     const ops = this.#pendingInOrder();
     if (ops.length === 0) throw new Error(`${this.label}: no pending operations to capture`);

@@ -27,7 +27,7 @@ export interface OperationSpec {
   /** Names or ids of operations this one runs after. */
   after?: readonly (string | number)[] | undefined;
   /** Called once the operation has completed, or failed (with the error). */
-  onComplete?: (error?: Error) => void;
+  onComplete?: ((error?: Error) => void) | undefined;
   /** Host steps: fail with OperationTimeoutError if the step has not settled this many ms after it started. */
   timeoutMs?: number | undefined;
   /** Host steps: fail (with the signal's reason) when this aborts before the step settles. */

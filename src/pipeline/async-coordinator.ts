@@ -48,7 +48,7 @@ export interface AsyncCoordinatorDescriptor extends Placement {
    * all three serializes every operation (a synchronous pipeline with the same API).
    */
   streams?: CoordinatorStreams | undefined;
-  priorities?: { upload?: StreamPriority; compute?: StreamPriority; download?: StreamPriority } | undefined;
+  priorities?: { upload?: StreamPriority | undefined; compute?: StreamPriority | undefined; download?: StreamPriority | undefined } | undefined;
   /** Brackets every operation, so its timeline shows what overlapped. */
   profiler?: Profiler | undefined;
   /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */

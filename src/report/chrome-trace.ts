@@ -13,7 +13,7 @@ export interface MetadataEvent {
   name: 'process_name' | 'thread_name' | 'thread_sort_index';
   pid: number;
   tid: number;
-  args: { name?: string; sort_index?: number };
+  args: { name?: string | undefined; sort_index?: number | undefined };
 }
 
 export interface CompleteEvent {
@@ -26,7 +26,7 @@ export interface CompleteEvent {
   /** Microseconds, on the records' clock. */
   ts: number;
   dur: number;
-  args: { kind: OperationKind; stream: string; bytes?: number; id?: number; gbPerSecond?: number };
+  args: { kind: OperationKind; stream: string; bytes?: number | undefined; id?: number | undefined; gbPerSecond?: number | undefined };
 }
 
 export type TraceEvent = MetadataEvent | CompleteEvent;

@@ -103,7 +103,7 @@ export class EventPool extends Resource {
   readonly #free: Event[] = [];
   readonly #all = new Set<Event>();
 
-  constructor(descriptor: { context?: Context; timing?: boolean; label?: string } = {}) {
+  constructor(descriptor: { context?: Context | undefined; timing?: boolean | undefined; label?: string | undefined } = {}) {
     super('EventPool', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;

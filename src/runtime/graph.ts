@@ -30,7 +30,7 @@ export class Graph extends Resource {
    * Records what `enqueue` submits to `stream` (and to streams that wait on it) into a graph,
    * without running it. If `enqueue` throws, the capture is ended and discarded.
    */
-  static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode; label?: string } = {}): Graph {
+  static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode | undefined; label?: string | undefined } = {}): Graph {
     expectResource(stream, Stream, 'Graph.capture stream');
     if (typeof enqueue !== 'function') throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
     if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
@@ -89,7 +89,7 @@ export class Graph extends Resource {
   }
 
   /** Instantiates the graph for launch (cuGraphInstantiate: blocks for about 0.1–1 ms per 100 nodes; instantiate once, launch many times). */
-  instantiate(options: { label?: string } = {}): GraphExec {
+  instantiate(options: { label?: string | undefined } = {}): GraphExec {
     this.assertAlive();
     checkLabel(options?.label, `${this.label} instantiate`);
     this.context.makeCurrent();

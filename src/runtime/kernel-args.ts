@@ -49,7 +49,8 @@ const TWO32 = 2 ** 32;
 function show(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object') return value === null ? 'null' : `an object (${(value as { constructor?: { name?: string } }).constructor?.name ?? 'Object'})`;
+  if (typeof value === 'object')
+    return value === null ? 'null' : `an object (${(value as { constructor?: { name?: string | undefined } | undefined }).constructor?.name ?? 'Object'})`;
   return String(value);
 }
 

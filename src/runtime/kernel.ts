@@ -336,7 +336,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   launchEx(config: ExtendedLaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
     const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
-    const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number }; cooperative?: number } }[] = [];
+    const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number } | undefined; cooperative?: number | undefined } }[] = [];
     if (config.cluster !== undefined) {
       this.#dims(config.cluster, 'cluster', [8, 8, 8]);
       attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } } });

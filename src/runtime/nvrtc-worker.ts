@@ -48,7 +48,7 @@ function compileWorker(): Worker {
   if (!status.found) throw new Error('NVRTC is not loaded: compile synchronously once, or check `tscuda info`');
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { koffi: createRequire(import.meta.url).resolve('koffi'), library: status.path } });
   w.unref();
-  w.on('message', (m: { id: number; status?: number; error?: string }) => {
+  w.on('message', (m: { id: number; status?: number | undefined; error?: string | undefined }) => {
     const p = pending.get(m.id);
     if (!p) return;
     pending.delete(m.id);

@@ -129,7 +129,7 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value !== 'object') return typeof value;
   if (Resource.isResource(value)) return `${value.kind} "${value.label}"`;
-  return `a plain ${(value as { constructor?: { name?: string } }).constructor?.name ?? 'object'}`;
+  return `a plain ${(value as { constructor?: { name?: string | undefined } | undefined }).constructor?.name ?? 'object'}`;
 }
 
 /**

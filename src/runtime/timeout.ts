@@ -11,7 +11,7 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
  * Throws RangeError naming `what` unless `ms` is a number in 0..2^31-1 (Infinity is allowed
  * where `infinite` says so: no timeout). Returns it.
  */
-export function checkTimeoutMs(ms: unknown, what: string, options: { infinite?: boolean } = {}): number {
+export function checkTimeoutMs(ms: unknown, what: string, options: { infinite?: boolean | undefined } = {}): number {
   if (typeof ms !== 'number') throw new TypeError(`${what} must be a number of milliseconds, got ${ms === null ? 'null' : typeof ms}`);
   if (ms === Infinity && options.infinite) return ms;
   if (!(ms >= 0 && ms <= MAX_TIMEOUT_MS)) {

@@ -28,7 +28,7 @@ export interface BatchItems {
 /** What the server needs of a batcher (GpuBatcher has it). */
 export interface BatchSubmitter<I> {
   /** Resolves with one output vector per item, in item order. The server passes `wait: false` (a full queue rejects with BatcherFullError: 429) and aborts `signal` when the request times out; a closed batcher rejects with BatcherClosedError (503). */
-  submit(items: readonly I[], options?: { wait?: boolean; signal?: AbortSignal }): Promise<Float32Array[]>;
+  submit(items: readonly I[], options?: { wait?: boolean | undefined; signal?: AbortSignal | undefined }): Promise<Float32Array[]>;
   readonly metrics?: { batches: number; items: number; fillRate: number; queued: number } | undefined;
   /** Drains what was accepted and frees the batcher's resources; called once, at server shutdown, after the in-flight requests have settled. */
   close?(): Promise<void>;

@@ -78,15 +78,15 @@ export interface CreateServerOptions {
   /** Prefix of asynchronous job ids (a cluster worker's id), so ids stay unique across workers. */
   jobIdPrefix?: string | undefined;
   /** Extra fields for `GET /v1/info` (devices, versions). */
-  info?: () => Record<string, unknown>;
+  info?: (() => Record<string, unknown>) | undefined;
   /** Labels on every metric series (e.g. `{ worker: '2' }`). */
   metricsLabels?: Record<string, string> | undefined;
   /** In a cluster: whether another worker can serve; readiness is then true while one can. */
-  peersReady?: () => boolean;
+  peersReady?: (() => boolean) | undefined;
   /** Called once when `engine.lost` rejects (the worker then leaves and is replaced). */
-  onLost?: (error: unknown) => void;
+  onLost?: ((error: unknown) => void) | undefined;
   /** In a cluster: the exposition of every worker's metrics (undefined: serve this server's own). */
-  clusterMetrics?: () => Promise<string | undefined>;
+  clusterMetrics?: (() => Promise<string | undefined>) | undefined;
   /** In a cluster: GET/DELETE of a job id this server does not know ask the other workers here. */
   remoteJobs?: RemoteJobs | undefined;
 }
@@ -127,7 +127,7 @@ export interface TscudaServer {
   /** Requests in progress (synchronous jobs and batch requests). */
   readonly pending: number;
   /** Starts listening; resolves with the address. Port 0 picks a free port. */
-  listen(options?: { port?: number; host?: string }): Promise<string>;
+  listen(options?: { port?: number | undefined; host?: string | undefined }): Promise<string>;
   /** Stops accepting, finishes every accepted request and job, then frees the batchers (and the engine when owned). */
   close(): Promise<void>;
 }
@@ -156,7 +156,7 @@ function queryStrings(query: unknown): Record<string, string> {
   return out;
 }
 
-function validationField(error: { instancePath?: string; params?: Record<string, unknown> }, context: string | undefined): string {
+function validationField(error: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined }, context: string | undefined): string {
   const path = (error.instancePath ?? '')
     .split('/')
     .filter((p) => p !== '')
@@ -245,7 +245,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       error: Error & {
         statusCode?: number | undefined;
         code?: string | undefined;
-        validation?: { instancePath?: string; params?: Record<string, unknown>; message?: string }[] | undefined;
+        validation?: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined; message?: string | undefined }[] | undefined;
         validationContext?: string | undefined;
       },
       request,
@@ -551,7 +551,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         const format = responseFormat(request.headers.accept);
         const { items, dim } = parseBatchItems(kind, request.body, limits.maxBatchItems, limits.maxBatchDim);
         if (options.batchers?.[kind] === undefined || closing !== null || lostError !== null) requireGpu();
-        const timeoutMs = (request.body as { timeout?: number }).timeout ?? limits.defaultTimeoutMs;
+        const timeoutMs = (request.body as { timeout?: number | undefined }).timeout ?? limits.defaultTimeoutMs;
         if (timeoutMs > limits.maxTimeoutMs) throw invalidField('timeout', `must be at most ${limits.maxTimeoutMs} ms, got ${timeoutMs}`);
         admit();
         const batcher = batcherFor(kind, dim);
@@ -598,7 +598,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return reply.code(503).send({ ready: false, reason });
   });
   // In a cluster every worker's series (labelled worker="<id>"); `?scope=worker` for this process only.
-  app.get<{ Querystring: { scope?: string } }>('/metrics', async (request, reply) => {
+  app.get<{ Querystring: { scope?: string | undefined } }>('/metrics', async (request, reply) => {
     const all = request.query.scope === 'worker' || options.clusterMetrics === undefined ? undefined : await options.clusterMetrics();
     return reply.type(metrics.contentType).send(all ?? (await metrics.expose()));
   });

@@ -27,7 +27,7 @@ export class HttpError extends Error {
     statusCode: number,
     code: string,
     message: string,
-    options: { field?: string; retryable?: boolean; retryAfterS?: number; reason?: FailureReason; cause?: unknown } = {},
+    options: { field?: string | undefined; retryable?: boolean | undefined; retryAfterS?: number | undefined; reason?: FailureReason | undefined; cause?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.statusCode = statusCode;
@@ -49,7 +49,7 @@ export class HttpError extends Error {
 
 /** The body of every error response. */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string; retryable: boolean };
+  error: { code: string; message: string; field?: string | undefined; retryable: boolean };
 }
 
 /** A 400 naming the bad field. */

@@ -24,7 +24,7 @@ export interface SupervisorOptions {
   /** Node options of the workers; default: this process's (so tsx carries over). */
   execArgv?: string[] | undefined;
   /** One line per event (started, lost, replaced, exited). */
-  log?: (line: string) => void;
+  log?: ((line: string) => void) | undefined;
   /**
    * Standby workers (default 0): processes with their engine built, not serving; a worker whose
    * context is lost is replaced by one at once (recovery without a process start), and a new

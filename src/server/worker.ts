@@ -19,7 +19,7 @@ export interface WorkerParts {
   unavailableReason?: string | undefined;
   batchers?: BatchFactories | undefined;
   extraFlags?: readonly string[] | undefined;
-  info?: () => Record<string, unknown>;
+  info?: (() => Record<string, unknown>) | undefined;
 }
 
 /** A worker entry: how to build the engine and batchers from the config. */

@@ -67,7 +67,7 @@ function generator(seed: number): () => number {
  * planted cycle (the series' dominant one at DOMINANT_AMPLITUDE, the others at
  * BACKGROUND_AMPLITUDE) + Gaussian noise. Written into `into` when given (an engine-lent array).
  */
-export function synthesizeDemo(batch: number, n: number, options: { fs?: number; seed?: number; into?: Float32Array } = {}): Float32Array {
+export function synthesizeDemo(batch: number, n: number, options: { fs?: number | undefined; seed?: number | undefined; into?: Float32Array | undefined } = {}): Float32Array {
   const fs = options.fs ?? DEMO_FS;
   const out = options.into ?? new Float32Array(batch * n);
   if (out.length !== batch * n) throw new RangeError(`synthesizeDemo: the output holds ${out.length} samples, expected ${batch} x ${n}`);

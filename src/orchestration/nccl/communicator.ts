@@ -99,7 +99,7 @@ export class Communicator extends Resource {
    * One communicator per device, in one process (ncclCommInitAll): rank i drives devices[i].
    * The devices must be distinct (NCCL keeps one rank per GPU).
    */
-  static initAll(devices: readonly (Device | number)[], options: { label?: string } = {}): Communicator[] {
+  static initAll(devices: readonly (Device | number)[], options: { label?: string | undefined } = {}): Communicator[] {
     if (!Array.isArray(devices) || devices.length === 0)
       throw new NcclRangeError(`Communicator.initAll needs a non-empty array of devices, got ${Array.isArray(devices) ? 'an empty array' : describeValue(devices)}`);
     const resolved = devices.map((d, i) => resolveDevice(d, `Communicator.initAll devices[${i}]`));

@@ -109,7 +109,7 @@ function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(options
   if (options.depth !== undefined) out.depth = options.depth;
   if (options.context !== undefined) out.context = options.context;
   if (options.device !== undefined) out.device = options.device;
-  const h = (options as { h?: number }).h;
+  const h = (options as { h?: number | undefined }).h;
   if (h !== undefined) out.h = h;
   return out;
 }

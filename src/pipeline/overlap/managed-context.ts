@@ -114,7 +114,7 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   }
 
   /** `TripleBuffer.alloc` in this context: three slots of `length` elements of `dtype`, each a StagedBuffer (device memory and its pinned staging). The caller owns it and disposes it; the context does not. */
-  createTripleBuffer<D extends DType>(dtype: D, length: number, options: { label?: string } = {}): TripleBuffer<StagedBuffer<D>> {
+  createTripleBuffer<D extends DType>(dtype: D, length: number, options: { label?: string | undefined } = {}): TripleBuffer<StagedBuffer<D>> {
     this.assertAlive();
     return TripleBuffer.alloc(dtype, length, { context: this.context, ...options });
   }

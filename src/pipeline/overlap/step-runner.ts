@@ -57,7 +57,7 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
   #inFlight = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
 
-  constructor(options: { context: Context; definition: StepDefinition<C, T>; streams: CoordinatorStreams; slots: number; profiler?: Profiler; label: string }) {
+  constructor(options: { context: Context; definition: StepDefinition<C, T>; streams: CoordinatorStreams; slots: number; profiler?: Profiler | undefined; label: string }) {
     super('StepRunner', options.label);
     const { context, definition, label } = options;
     this.#definition = definition;

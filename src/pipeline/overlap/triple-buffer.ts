@@ -25,7 +25,7 @@ export interface TripleBufferDescriptor<D> extends Placement {
   /** Makes what slot `index` holds; called once per slot. */
   create: (index: number) => D;
   /** Releases what create() made, on dispose(). */
-  destroy?: (data: D) => void;
+  destroy?: ((data: D) => void) | undefined;
   /** 3 by default; 2 is double buffering, 1 serializes every step. */
   slots?: number | undefined;
   label?: string | undefined;
@@ -88,7 +88,7 @@ export class TripleBuffer<D> extends Resource {
   }
 
   /** Slots of `length` elements: a StagedBuffer (device buffer and its pinned staging) each. */
-  static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string; slots?: number } = {}): TripleBuffer<StagedBuffer<T>> {
+  static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string | undefined; slots?: number | undefined } = {}): TripleBuffer<StagedBuffer<T>> {
     const label = options.label ?? `TripleBuffer(${dtype}[${length}])`;
     const context = resolveContext(options);
     return new TripleBuffer<StagedBuffer<T>>({

@@ -34,9 +34,9 @@ export interface PipelineStage {
   kernel?: Kernel | undefined;
   launch?: StageLaunch | undefined;
   /** With `kernel`: builds the kernel's arguments for each run from the stage's buffers, iteration and stream (default: `[...io.inputs, ...io.outputs]`). Called at enqueue time; must match the kernel's parameter list. */
-  args?: (io: StageIO) => readonly KernelArg[];
+  args?: ((io: StageIO) => readonly KernelArg[]) | undefined;
   /** Instead of `kernel`: enqueues the stage's work on `io.stream` (must not block). */
-  run?: (io: StageIO) => void;
+  run?: ((io: StageIO) => void) | undefined;
 }
 
 /** What stats() reports, from the profiler's timeline. */

@@ -18,7 +18,7 @@ export interface PitchedBuffer<T extends DType> {
 }
 
 /** Allocates `height` rows of `width` elements, each row aligned (cuMemAllocPitch; may synchronize the device, like cuMemAlloc). */
-export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string } = {}): PitchedBuffer<T> {
+export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string | undefined } = {}): PitchedBuffer<T> {
   checkDType(dtype, 'allocPitched');
   if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`allocPitched takes a descriptor object, got ${describeValue(descriptor)}`);
   checkLabel(descriptor.label, 'allocPitched');

@@ -134,7 +134,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * Wraps memory allocated elsewhere (CuPy, PyTorch, another allocator): never freed here
    * unless `free` is given, which dispose() then calls.
    */
-  static wrap<T extends DType>(dtype: T, length: number, address: number, descriptor: Placement & { label?: string; free?: () => void } = {}): DeviceBuffer<T> {
+  static wrap<T extends DType>(
+    dtype: T,
+    length: number,
+    address: number,
+    descriptor: Placement & { label?: string | undefined; free?: (() => void) | undefined } = {},
+  ): DeviceBuffer<T> {
     checkDType(dtype, 'DeviceBuffer.wrap');
     checkLength(length, 'DeviceBuffer length');
     checkAddress(address, 'DeviceBuffer.wrap address', false);

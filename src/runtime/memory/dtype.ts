@@ -27,7 +27,7 @@ interface Float16ArrayConstructorLike {
 }
 
 /** `Float16Array` when this JavaScript runtime has it, else undefined. */
-export const Float16ArrayConstructor: Float16ArrayConstructorLike | undefined = (globalThis as { Float16Array?: Float16ArrayConstructorLike }).Float16Array;
+export const Float16ArrayConstructor: Float16ArrayConstructorLike | undefined = (globalThis as { Float16Array?: Float16ArrayConstructorLike | undefined }).Float16Array;
 
 /**
  * Element types of buffers, each with its size and the TypedArray that holds it on the host.

@@ -36,7 +36,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     this.#pages = pages;
   }
 
-  static override alloc<T extends DType>(dtype: T, length: number, descriptor: Placement & { label?: string } = {}): ManagedBuffer<T> {
+  static override alloc<T extends DType>(dtype: T, length: number, descriptor: Placement & { label?: string | undefined } = {}): ManagedBuffer<T> {
     checkDType(dtype, 'ManagedBuffer.alloc');
     checkLength(length, 'ManagedBuffer length');
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`ManagedBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
@@ -76,7 +76,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   }
 
   /** cuMemAdvise: hints where pages should live or who reads them. */
-  advise(advice: MemoryAdvice, target: Device | 'host', options: { unset?: boolean } = {}): this {
+  advise(advice: MemoryAdvice, target: Device | 'host', options: { unset?: boolean | undefined } = {}): this {
     this.checkUsable();
     if (typeof advice !== 'string' || !Object.hasOwn(ADVICE, advice))
       throw new TypeError(`advise on "${this.label}": unknown advice ${JSON.stringify(advice) ?? String(advice)}; expected one of ${Object.keys(ADVICE).join(', ')}`);
