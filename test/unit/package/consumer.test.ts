@@ -50,6 +50,14 @@ export function scale(x: DeviceBuffer<'f32'>, host: Float32Array, pinned: HostBu
   y.read(host, { stream: maybeStream });
   y.copyFrom(x, { stream: maybeStream });
   using pinned2 = HostBuffer.alloc('f32', 4, { device: maybeDevice, label });
+  // Device-rooted factories and peer access, added to Device by the package's side-effect modules.
+  if (maybeDevice) {
+    using s2 = maybeDevice.createStream({ label });
+    using b2 = maybeDevice.alloc('f32', 4, { stream: s2 });
+    const peer: boolean = maybeDevice.canAccessPeer(maybeDevice);
+    void b2;
+    void peer;
+  }
   const kernel = new Program({ source: 'extern "C" __global__ void k(float* p) {}', name: label }).kernel('k', ['ptr']);
   kernel.launch({ grid: 1, block: 1, stream: maybeStream, sharedMemBytes: undefined }, y);
   using plan = FftPlan.create({ shape: [8], type: 'R2C', stream: maybeStream, device: maybeDevice });
