@@ -1,3 +1,4 @@
+import { parseArgs as parseCliArgs } from 'node:util';
 /** Command-line flags of `npm run bench` / `tscuda bench`. */
 
 export interface BenchOptions {
@@ -46,51 +47,50 @@ function positiveInt(flag: string, v: string | undefined): number {
   return Number(v);
 }
 
+/** The bench's options, parsed with node:util parseArgs (the CLI's parser too); errors are UsageErrors naming the option. */
 export function parseArgs(argv: readonly string[]): BenchOptions {
-  const o: BenchOptions = { only: null, onlySource: null, json: false, reps: DEFAULT_REPS, iters: DEFAULT_ITERS, rounds: DEFAULT_ROUNDS, peers: true, native: true, help: false };
-  for (let i = 0; i < argv.length; i++) {
-    const raw = argv[i]!;
-    const eq = raw.startsWith('--') ? raw.indexOf('=') : -1;
-    const flag = eq > 0 ? raw.slice(0, eq) : raw;
-    const inline = eq > 0 ? raw.slice(eq + 1) : undefined;
-    const value = (): string | undefined => inline ?? argv[++i];
-    switch (flag) {
-      case '--only': {
-        const v = value();
-        if (v === undefined || v === '') throw new UsageError('--only needs a pattern');
-        try {
-          o.only = new RegExp(v);
-        } catch (e) {
-          throw new UsageError(`--only: bad pattern ${v}: ${(e as Error).message}`);
-        }
-        o.onlySource = v;
-        break;
-      }
-      case '--reps':
-        o.reps = positiveInt('--reps', value());
-        break;
-      case '--iters':
-        o.iters = positiveInt('--iters', value());
-        break;
-      case '--rounds':
-        o.rounds = positiveInt('--rounds', value());
-        break;
-      case '--json':
-        o.json = true;
-        break;
-      case '--no-peers':
-        o.peers = false;
-        break;
-      case '--no-native':
-        o.native = false;
-        break;
-      case '--help':
-      case '-h':
-        o.help = true;
-        break;
-      default:
-        throw new UsageError(`unknown option ${raw}`);
-    }
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseCliArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        only: { type: 'string' },
+        reps: { type: 'string' },
+        iters: { type: 'string' },
+        rounds: { type: 'string' },
+        json: { type: 'boolean' },
+        'no-peers': { type: 'boolean' },
+        'no-native': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    const message = (e as Error).message;
+    const unknown = /Unknown option '([^']+)'/.exec(message);
+    if (unknown) throw new UsageError(`unknown option ${unknown[1]}`);
+    const missing = /Option '(--[\w-]+)[^']*' argument missing/.exec(message);
+    if (missing) throw new UsageError(`${missing[1]} needs a value`);
+    throw new UsageError(message);
   }
+  const o: BenchOptions = { only: null, onlySource: null, json: false, reps: DEFAULT_REPS, iters: DEFAULT_ITERS, rounds: DEFAULT_ROUNDS, peers: true, native: true, help: false };
+  const only = values.only as string | undefined;
+  if (only !== undefined) {
+    if (only === '') throw new UsageError('--only needs a pattern');
+    try {
+      o.only = new RegExp(only);
+    } catch (e) {
+      throw new UsageError(`--only: bad pattern ${only}: ${(e as Error).message}`);
+    }
+    o.onlySource = only;
+  }
+  if (values.reps !== undefined) o.reps = positiveInt('--reps', values.reps as string);
+  if (values.iters !== undefined) o.iters = positiveInt('--iters', values.iters as string);
+  if (values.rounds !== undefined) o.rounds = positiveInt('--rounds', values.rounds as string);
+  o.json = values.json === true;
+  o.peers = values['no-peers'] !== true;
+  o.native = values['no-native'] !== true;
+  o.help = values.help === true;
   return o;
 }
