@@ -1,4 +1,5 @@
 import { CUresult, type CUevent } from '../ffi/generated/types.js';
+import { checkTimeoutMs } from '../runtime/timeout.js';
 import { check, driverApi, driverError, hot } from '../runtime/cuda.js';
 import { Graph, type CaptureMode } from '../runtime/graph.js';
 import type { OperationKind } from '../report/timeline.js';
@@ -32,8 +33,6 @@ export const MAX_UNREPORTED = 1 << 16;
 /** Failures of forgotten operations remembered (their ids and errors); beyond, the oldest are dropped. */
 export const MAX_FORGOTTEN_FAILURES = 1 << 16;
 const DEFAULT_RETAIN = 4096;
-/** The longest delay a Node timer holds (setTimeout fires at once beyond it). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function toError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
@@ -172,9 +171,7 @@ export class Coordinator extends Resource {
     if (spec === null || typeof spec !== 'object') throw new TypeError(`${this.label}: an operation must be an object`);
     if (typeof spec.name !== 'string' || spec.name === '') throw new TypeError(`${this.label}: an operation needs a name`);
     if (typeof spec.run !== 'function') throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
-    if (spec.timeoutMs !== undefined && !(typeof spec.timeoutMs === 'number' && spec.timeoutMs >= 0 && spec.timeoutMs <= MAX_TIMER_MS)) {
-      throw new RangeError(`${this.label}: operation "${spec.name}": timeoutMs must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(spec.timeoutMs)}`);
-    }
+    if (spec.timeoutMs !== undefined) checkTimeoutMs(spec.timeoutMs, `${this.label}: operation "${spec.name}": timeoutMs`);
     if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal)) throw new TypeError(`${this.label}: operation "${spec.name}": signal must be an AbortSignal`);
     if (spec.after !== undefined && !Array.isArray(spec.after)) throw new TypeError(`${this.label}: operation "${spec.name}": after must be an array of names or ids`);
     const existing = this.#uniqueNames ? this.#byName.get(spec.name) : undefined;

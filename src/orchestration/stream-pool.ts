@@ -1,4 +1,5 @@
 import type { CUevent } from '../ffi/generated/types.js';
+import { checkTimeoutMs } from '../runtime/timeout.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
@@ -330,9 +331,7 @@ export class StreamPool extends Resource {
   /** The first stream to become idle, or null after `timeoutMs`; never blocks the event loop. */
   waitForAnyReady(options: { timeoutMs: number }): Promise<Stream | null> {
     this.assertAlive();
-    const timeoutMs = options?.timeoutMs;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0) || timeoutMs > 2 ** 31 - 1)
-      throw new RangeError(`${this.label}: timeoutMs must be a number of ms from 0 to ${2 ** 31 - 1}, got ${String(timeoutMs)}`);
+    const timeoutMs = checkTimeoutMs(options?.timeoutMs, `${this.label}: waitForAnyReady timeoutMs`);
     for (const m of this.#members) if (m.stream.query()) return Promise.resolve(m.stream);
     return new Promise<Stream | null>((resolve, reject) => {
       let settled = false;

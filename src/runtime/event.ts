@@ -3,7 +3,7 @@ import { check, driverApi, driverError, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
-import { DisposedError, expectResource, Resource } from './resource.js';
+import { DisposedError, expectResource, isLive, Resource } from './resource.js';
 import type { Stream } from './stream.js';
 
 /** Options of `new Event()`: where it lives (Placement: `device` or `context`; default device 0), timing, sync behaviour and IPC flags, and a label. */
@@ -42,7 +42,7 @@ export class Event extends Resource {
   /** Records the event at the current end of `stream` (cuEventRecord): it completes when the work queued before it does. Returns `this` for chaining; throws if `stream` belongs to another context or either is disposed. */
   record(stream: Stream): this {
     this.assertAlive();
-    if (!Resource.isResourceOf(stream, 'Stream') || stream.disposed) expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
+    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
     if (stream.context !== this.context)
       throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
     stream.use();

@@ -3,7 +3,7 @@ import koffi from 'koffi';
 import { check, driverApi, driverError } from './cuda.js';
 import type { Context } from './context.js';
 import { Kernel, type KernelArg } from './kernel.js';
-import { checkLabel, describeValue, expectResource, Resource } from './resource.js';
+import { checkLabel, describeValue, expectResource, isLive, Resource } from './resource.js';
 import { Stream } from './stream.js';
 
 /** How strictly `Graph.capture` guards the capture (CUstreamCaptureMode): which threads' unsafe calls (e.g. cuMemAlloc) are rejected while it runs — all ('global'), this one ('threadLocal', the default), or none ('relaxed'). */
@@ -118,7 +118,7 @@ export class GraphExec extends Resource {
   /** Enqueues one replay of the whole graph on `stream` (cuGraphLaunch) and returns at once; await `stream.done()` for it to finish. Throws if either is disposed. */
   launch(stream: Stream): void {
     this.assertAlive();
-    expectResource(stream, Stream, `${this.label} launch(stream)`);
+    if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} launch(stream)`);
     const status = driverApi().cuGraphLaunch(this.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
   }

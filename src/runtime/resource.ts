@@ -138,11 +138,23 @@ export function describeValue(value: unknown): string {
  * object shaped like one (`{ handle: 1n }`) is a TypeError, a disposed one a DisposedError.
  */
 export function expectResource<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string, what: string): R {
-  const ok = typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof (type as unknown as abstract new () => R) && Resource.isResource(value);
-  if (!ok) {
+  if (!isResourceType(value, type)) {
     const name = typeof type === 'string' ? type : type.name;
     throw new TypeError(`${what} must be ${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}, got ${describeValue(value)}`);
   }
   (value as R).checkAlive();
   return value as R;
+}
+
+function isResourceType<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string): value is R {
+  return typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof (type as unknown as abstract new () => R) && Resource.isResource(value);
+}
+
+/**
+ * The check of expectResource without its message: true when `value` is a live `type`. Hot paths
+ * (launches, copies, records, FFTs) test this first and call expectResource only when it fails,
+ * so the message naming the argument is built only for an error, never per call.
+ */
+export function isLive<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string): value is R {
+  return isResourceType(value, type) && !value.disposed;
 }

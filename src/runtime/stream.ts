@@ -4,7 +4,7 @@ import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
 import type { RawEventPool } from './raw-event-pool.js';
-import { expectResource, Resource } from './resource.js';
+import { expectResource, isLive, Resource } from './resource.js';
 
 /** The event recorded when a stream is disposed goes back to its pool once the Stream object is collected (frees may wait on it until then). */
 const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) => pool.recycle(event));
@@ -89,37 +89,50 @@ export class Stream extends Resource {
    */
   trackCompletion(onSettled: (error: Error | undefined) => void): CUevent | undefined {
     const handle = this.use();
-    const context = this.context;
-    const events = context.completionEvents;
-    const event = events.acquire();
-    const status = hot().eventRecord(event, handle);
-    if (status !== 0) {
-      events.recycle(event);
-      const error = driverError(status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
-      onSettled(error);
-      throw error;
+    let event: CUevent;
+    try {
+      event = this.#recordCompletion(handle);
+    } catch (e) {
+      onSettled(e as Error);
+      throw e;
     }
     let pending = true;
-    const settle = (error: Error | undefined): void => {
-      if (!pending) return;
+    const resolved = (): void => {
+      pending = false;
+      onSettled(undefined);
+    };
+    const rejected = (error: Error): void => {
       pending = false;
       onSettled(error);
     };
-    context.completion.enqueue(handle ?? 0, event, () => settle(undefined), settle, events.recycle);
+    this.context.completion.enqueue(handle ?? 0, event, resolved, rejected, this.context.completionEvents.recycle);
     return pending ? event : undefined;
   }
 
   /** Resolves when all work submitted so far has completed; never blocks the event loop. */
   done(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      try {
-        this.trackCompletion((error) => (error ? reject(error) : resolve()));
-      } catch (e) {
-        // A failed record already rejected through the callback (a second reject is a no-op); a
-        // disposed stream or a lost context throws before it: reject with that, never hang.
-        reject(e as Error);
-      }
-    });
+    let handle: CUstream | null;
+    let event: CUevent;
+    try {
+      handle = this.use();
+      event = this.#recordCompletion(handle);
+    } catch (e) {
+      // A disposed stream, a lost context or a failed record: a rejected promise, never a hang.
+      return Promise.reject(e as Error);
+    }
+    return this.context.completion.track(handle ?? 0, event, this.context.completionEvents.recycle);
+  }
+
+  /** A completion event from the context's pool recorded behind the work so far; throws (the event given back) when the record fails. */
+  #recordCompletion(handle: CUstream | null): CUevent {
+    const events = this.context.completionEvents;
+    const event = events.acquire();
+    const status = hot().eventRecord(event, handle);
+    if (status !== 0) {
+      events.recycle(event);
+      throw driverError(status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
+    }
+    return event;
   }
 
   /** Calls `callback` (with the error, if the work failed) once the work submitted so far completes. */
@@ -132,14 +145,14 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
-    if (!Resource.isResourceOf(event, 'Event') || event.disposed) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
+    if (!isLive<Event>(event, 'Event')) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
     const status = hot().streamWaitEvent(this.use(), event.handle, 0);
     if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
   /** Records `event` here and returns it. */
   record(event: Event): Event {
-    return expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`).record(this);
+    return (isLive<Event>(event, 'Event') ? event : expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`)).record(this);
   }
 
   /**

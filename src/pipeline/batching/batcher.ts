@@ -6,9 +6,10 @@
  * The hot path allocates per submit (one request, one promise) and per batch, never per
  * item: a batch remembers which requests it holds as (request, offset, length) segments.
  */
+import { checkTimeoutMs } from '../../runtime/timeout.js';
 import { AutoTuner } from './auto-tuner.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
-import { MAX_TIMER_MS, resolveBatcherOptions, type BatcherDescriptor } from './options.js';
+import { resolveBatcherOptions, type BatcherDescriptor } from './options.js';
 import { Batch, BatchInfoRecord, CANCELLED, DISPATCHED, PendingSubmit, QUEUED, WAITING, type FlushWaiter } from './records.js';
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { SampleWindow } from './sample-window.js';
@@ -242,8 +243,10 @@ export class Batcher<I, O> {
    */
   close(options: CloseOptions = {}): Promise<void> {
     const timeoutMs = options.timeoutMs;
-    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && timeoutMs <= MAX_TIMER_MS)) {
-      return Promise.reject(new RangeError(`Batcher "${this.#label}": close() timeoutMs must be a number of ms from 0 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`));
+    try {
+      if (timeoutMs !== undefined) checkTimeoutMs(timeoutMs, `Batcher "${this.#label}": close() timeoutMs`);
+    } catch (e) {
+      return Promise.reject(e as Error);
     }
     if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) {
       return Promise.reject(new TypeError(`Batcher "${this.#label}": close() signal must be an AbortSignal`));

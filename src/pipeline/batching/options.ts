@@ -1,3 +1,4 @@
+import { checkTimeoutMs } from '../../runtime/timeout.js';
 import type { AutoTuneOptions } from './auto-tuner.js';
 
 /** How a Batcher is made. */
@@ -29,9 +30,6 @@ export interface BatcherDescriptor {
 
 /** @deprecated the name before issue 9; use BatcherDescriptor. */
 export type BatcherOptions = BatcherDescriptor;
-
-/** The longest delay a Node timer holds. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A BatcherDescriptor checked and with its defaults filled in. */
 export interface ResolvedBatcherOptions {
@@ -79,9 +77,7 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
   const maxWaiting = options.maxWaiting === undefined ? 65536 : options.maxWaiting === 0 ? 0 : positiveInteger(label, 'maxWaiting', options.maxWaiting);
   let dispatchTimeoutMs: number | null = null;
   if (options.dispatchTimeoutMs !== undefined) {
-    dispatchTimeoutMs = nonNegativeFinite(label, 'dispatchTimeoutMs', options.dispatchTimeoutMs);
-    if (dispatchTimeoutMs > MAX_TIMER_MS)
-      throw new RangeError(`Batcher "${label}": dispatchTimeoutMs must be at most ${MAX_TIMER_MS} (what a Node timer holds), got ${dispatchTimeoutMs}`);
+    dispatchTimeoutMs = checkTimeoutMs(options.dispatchTimeoutMs, `Batcher "${label}": dispatchTimeoutMs`);
   }
   let autoTune: Required<AutoTuneOptions> | null = null;
   if (options.autoTune !== undefined) {

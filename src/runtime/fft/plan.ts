@@ -13,7 +13,7 @@ import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
-import { checkLabel, describeValue, expectResource, Resource } from '../resource.js';
+import { checkLabel, describeValue, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 import {
   checkFftBuffers,
@@ -184,11 +184,11 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
 
   #exec(input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, direction: FftDirection, requested: Stream | undefined): void {
     this.assertAlive();
-    expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
-    if (output !== input) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
+    if (!isLive<DeviceBuffer>(input, 'DeviceBuffer')) expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
+    if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer')) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
     const stream = requested ?? this.#defaultStream ?? null;
     if (stream) {
-      expectResource(stream, Stream, `${this.label} ${direction} stream`);
+      if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} ${direction} stream`);
       if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     }
     input.checkUsable(stream ?? undefined);

@@ -8,7 +8,7 @@ import { checkDType } from './dtype-check.js';
 import { forgetFinishedStreams } from './stream-uses.js';
 import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
-import { checkLabel, describeValue, DisposedError, expectResource, Resource } from '../resource.js';
+import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
@@ -178,7 +178,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const root = this.parent ?? this;
     const a = root.#allocation;
     if (a.stream === undefined || a.stream === stream) return;
-    if (stream !== null && (!(stream instanceof Stream) || stream.disposed)) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
+    if (stream !== null && !isLive(stream, Stream)) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
     const used = (a.usedOn ??= new Set());
     if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
     used.add(stream);
@@ -189,7 +189,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.assertAlive();
     if (this.parent?.disposed) throw new DisposedError(`DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`);
     if (stream !== undefined) {
-      if (!(stream instanceof Stream) || stream.disposed) expectResource(stream, Stream, `stream for "${this.label}"`);
+      if (!isLive(stream, Stream)) expectResource(stream, Stream, `stream for "${this.label}"`);
       if (stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
     }
   }
@@ -262,7 +262,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     // A buffer of another context (another device): cuMemcpyPeerAsync, in runtime/peer.ts.
     if (source instanceof DeviceBuffer && source.context !== this.context && typeof this.copyFromPeer === 'function') return this.copyFromPeer(source, options);
     this.checkUsable(options?.stream);
-    expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
+    if (!isLive<DeviceBuffer>(source, 'DeviceBuffer')) expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
     source.checkUsable(options.stream);
     if (source.dtype !== this.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`);
     const info = dtypeInfo(this.dtype);
