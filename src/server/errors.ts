@@ -1,8 +1,9 @@
 /**
  * The server's errors: one class carrying the HTTP status, a stable machine code, the field at
  * fault and whether a retry may succeed, plus the mapping of engine and batcher errors onto it.
- * CUDA-free: the engine's errors are matched by `name`, so this file never loads the engine.
+ * CUDA-free: the engine's errors are matched by `name`; only its CUDA-free errors module is imported.
  */
+import { isStickyError } from '../engine/errors.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'TIMEOUT' | 'INVALID' | 'UNAVAILABLE' | 'BACKEND' | 'OTHER';
@@ -65,17 +66,11 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** True when the error (or one of its causes) is a sticky CUDA error or a lost context. */
-export function isContextLoss(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    if (typeof e !== 'object') return false;
-    const o = e as { sticky?: unknown; name?: unknown; cause?: unknown };
-    if (o.sticky === true) return true;
-    if (o.name === 'ContextLostError' || o.name === 'EngineLostError') return true;
-    e = o.cause;
-  }
-  return false;
-}
+/**
+ * True when the error (or one of its causes) is a sticky CUDA error: the engine's own test (a
+ * ContextLostError or EngineLostError carries the sticky error as its cause).
+ */
+export const isContextLoss = isStickyError;
 
 /**
  * Maps what `engine.submit()`, `job.result` or a batcher threw onto an HttpError.

@@ -123,7 +123,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   /** Allocates and uploads `data` (synchronously, or on `stream`). */
   static from<T extends DType>(dtype: T, data: HostSide<T>, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
     checkDType(dtype, 'DeviceBuffer.from');
-    checkHostSide(data, 'DeviceBuffer.from data');
+    checkHostSide(data, 'DeviceBuffer.from data', undefined);
     const n = isHostBuffer(data) ? data.length : hostElements(dtype, data, 'DeviceBuffer.from');
     const buffer = DeviceBuffer.alloc(dtype, n, descriptor);
     buffer.write(data, descriptor.stream ? { stream: descriptor.stream } : {});
@@ -214,7 +214,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   /** Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. */
   write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
     this.checkUsable(options?.stream);
-    checkHostSide(source, `write to "${this.label}"`);
+    checkHostSide(source, 'write to', this);
     const info = dtypeInfo(this.dtype);
     this.#range(options, isHostBuffer(source) ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'), 'write');
     const dst = this.address + r.offset * info.bytes;
@@ -237,7 +237,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
   read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = NO_OPTIONS): Target {
     this.checkUsable(options?.stream);
-    if (target !== undefined) checkHostSide(target, `read from "${this.label}"`);
+    if (target !== undefined) checkHostSide(target, 'read from', this);
     const info = dtypeInfo(this.dtype);
     const dst = (target ?? new info.array(this.length * info.components)) as Target;
     const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, 'read');
@@ -299,13 +299,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.checkUsable(options?.stream);
     const bytes = dtypeInfo(this.dtype).bytes;
     const width = options.width ?? (bytes === 1 ? 8 : bytes === 2 ? 16 : 32);
-    if (![8, 16, 32].includes(width)) throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
+    if (width !== 8 && width !== 16 && width !== 32) throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
     if (!Number.isInteger(value) || value < 0 || value >= 2 ** width) throw new RangeError(`memset value ${value} does not fit in ${width} bits`);
     if ((this.byteLength * 8) % width !== 0) throw new RangeError(`"${this.label}" (${this.byteLength} bytes) is not a whole number of ${width}-bit words`);
     const n = (this.byteLength * 8) / width;
     const s: CUstream | null = options.stream ? options.stream.use() : null;
     if (!options.stream) this.context.makeCurrent();
-    const during = `memset of "${this.label}"`;
     const api = driverApi();
     const status =
       width === 8
@@ -319,7 +318,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
           : s
             ? api.cuMemsetD32Async(this.address, value, n, s)
             : api.cuMemsetD32(this.address, value, n);
-    if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', during);
+    if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
     this.recordUse(options.stream ?? null);
     return this;
   }
@@ -382,10 +381,11 @@ function checkDescriptor(descriptor: unknown, what: string): void {
 }
 
 /** A host side is a HostBuffer or a TypedArray: anything else (a plain object with an `address`) is a TypeError. */
-function checkHostSide(x: unknown, what: string): void {
+/** Checks the host side of a copy; the message (naming `what` and the buffer) is built only when it fails, never per copy. */
+function checkHostSide(x: unknown, what: string, buffer: DeviceBuffer<DType> | undefined): void {
   if (x instanceof HostBuffer) return;
   if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return;
-  throw new TypeError(`${what}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`);
+  throw new TypeError(`${what}${buffer ? ` "${buffer.label}"` : ''}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`);
 }
 
 /** True for a real HostBuffer (a brand check: a plain object with `isHostBuffer: true` is not one). */
