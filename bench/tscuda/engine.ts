@@ -17,11 +17,11 @@ import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { Event } from '../../src/runtime/event.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import { Stream } from '../../src/runtime/stream.js';
-import type { Band, JobEngineLike, JobResult, JobSpec } from '../../src/engine/types.js';
+import type { Band, JobResult, JobSpec } from '../../src/engine/types.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
-import { JobEngine as TscudaJobEngine } from '../../src/engine/index.js';
+import { JobEngine } from '../../src/engine/index.js';
 import { lagPass } from './pipeline.js';
 import { disposeAll, NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
 
@@ -57,10 +57,6 @@ const MAX_WINDOWS = 8;
 const FILTERED_TOLERANCE = 1e-4;
 const BAND_POWER_TOLERANCE = 1e-3;
 const PCIE_BYTES = 256 * 2 ** 20;
-
-/** What the benchmark needs of JobEngine beyond JobEngineLike: lent pinned arrays. */
-type BenchEngine = JobEngineLike & { hostBuffer?: (dtype: 'f32' | 'f64', length: number) => unknown };
-type EngineConstructor = new (options: { device?: unknown; lanes?: number; precision?: 'f32' | 'f64'; maxQueued?: number; label?: string }) => BenchEngine;
 
 /** CWT centre frequencies: CWT_FREQS log-spaced from CWT_FMIN to CWT_FMAX (numpy.geomspace). */
 export function cwtFrequencies(): number[] {
@@ -125,23 +121,15 @@ export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
   return { data, batch: data.length / CWT_N, fs: FS, flags: ['wavelet'], detrend: false, window: 'boxcar', freqs, nCycles: CWT_CYCLES, bands: CWT_BANDS, waveletBands: true };
 }
 
-/** The engine under test (imported: the bench measures what exists). */
-function loadEngine(_ctx: BenchContext): { JobEngine: EngineConstructor; file: string } {
-  return { JobEngine: TscudaJobEngine as unknown as EngineConstructor, file: 'src/engine/index.ts' };
-}
-
-/** An engine-lent pinned Float32Array of `length`, or NotMeasured when the engine cannot lend. */
-function lend(engine: BenchEngine, length: number): Float32Array;
-function lend(engine: BenchEngine, length: number, dtype: 'f64'): Float64Array;
-function lend(engine: BenchEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
-  const lent = engine.hostBuffer?.(dtype, length);
-  const Type = dtype === 'f32' ? Float32Array : Float64Array;
-  if (!(lent instanceof Type) || lent.length !== length) throw new NotMeasured(`engine.hostBuffer('${dtype}', n) did not lend a ${Type.name} of n samples`);
-  return lent;
+/** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
+function lend(engine: JobEngine, length: number): Float32Array;
+function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
+function lend(engine: JobEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
+  return dtype === 'f32' ? engine.hostBuffer('f32', length) : engine.hostBuffer('f64', length);
 }
 
 /** The pinned job: input and every result array lent by the engine (zero-copy both ways). */
-function pinnedStftSpec(engine: BenchEngine, base: Float32Array): JobSpec {
+function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
   const data = lend(engine, STFT_B * STFT_N);
   data.set(base);
   const into = { filtered: lend(engine, STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
@@ -183,7 +171,7 @@ export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; boun
  * previous job settled, for `windows` + 1 windows of WINDOW_MS (the first is a warm-up).
  * Returns input Gsamples/s per timed window.
  */
-async function closedLoop(engine: BenchEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
+async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
   const rates: number[] = [];
   for (let w = 0; w <= windows; w++) {
     if (w === 1) onTimed?.('start');
@@ -260,7 +248,7 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
   return `first job vs float64 direct convolution (rows 0 and ${CWT_B - 1}, ${CWT_CHECK_SAMPLES.length} samples each): relative L2 ${worst.toExponential(2)}`;
 }
 
-function statsNote(engine: BenchEngine): string {
+function statsNote(engine: JobEngine): string {
   const s = engine.stats();
   const lanes = s.lanes.map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`).join('; ');
   return `engine.stats(): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms per job; ${lanes}`;
@@ -283,10 +271,10 @@ async function part(out: Results, names: readonly string[], run: () => Promise<v
   }
 }
 
-async function stftMetrics(ctx: BenchContext, JobEngine: EngineConstructor, file: string, out: Results): Promise<void> {
+async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
   const windows = Math.max(3, Math.min(ctx.timing.reps, MAX_WINDOWS));
   const pcie = measurePcie(ctx);
-  const shape = `${LANES} lanes, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands, bandWaves false), ${windows} windows of ${WINDOW_MS} ms (${file})`;
+  const shape = `${LANES} lanes, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands, bandWaves false), ${windows} windows of ${WINDOW_MS} ms (src/engine)`;
   // One job's series, copied into every in-flight input (generating each would take seconds).
   const base = jobData(STFT_B, STFT_N, 11);
   await part(out, ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'engine_event_loop_lag_p99_ms'], async () => {
@@ -325,7 +313,7 @@ async function stftMetrics(ctx: BenchContext, JobEngine: EngineConstructor, file
   });
 }
 
-async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: string): Promise<MeasuredMetric> {
+async function cwtMetric(ctx: BenchContext): Promise<MeasuredMetric> {
   const windows = Math.max(3, Math.min(ctx.timing.reps, MAX_WINDOWS));
   const freqs = cwtFrequencies();
   const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES, label: 'bench cwt' });
@@ -338,7 +326,7 @@ async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: 
     });
     const check = checkCwt(await engine.submit(specs[0]!).result, base, freqs);
     const rates = await closedLoop(engine, specs, windows);
-    const shape = `${LANES} lanes, ${LANES} jobs in flight of ${CWT_B} x ${CWT_N} samples, ${CWT_FREQS} Morlet frequencies ${CWT_FMIN}..${CWT_FMAX} Hz (${CWT_CYCLES} cycles) reduced on the GPU to ${CWT_BANDS.length} bands, ${windows} windows of ${WINDOW_MS} ms (${file})`;
+    const shape = `${LANES} lanes, ${LANES} jobs in flight of ${CWT_B} x ${CWT_N} samples, ${CWT_FREQS} Morlet frequencies ${CWT_FMIN}..${CWT_FMAX} Hz (${CWT_CYCLES} cycles) reduced on the GPU to ${CWT_BANDS.length} bands, ${windows} windows of ${WINDOW_MS} ms (src/engine)`;
     return { pass: summarize(rates), notes: [shape, check, statsNote(engine)] };
   } finally {
     await engine.close();
@@ -348,11 +336,10 @@ async function cwtMetric(ctx: BenchContext, JobEngine: EngineConstructor, file: 
 export const ENGINE_BENCHMARK: TscudaBenchmark = {
   names: ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms'],
   run: async (ctx) => {
-    const { JobEngine, file } = loadEngine(ctx);
     const out: Results = {};
-    await stftMetrics(ctx, JobEngine, file, out);
+    await stftMetrics(ctx, out);
     await part(out, ['cwt_job_gsamples_per_s'], async () => {
-      out.cwt_job_gsamples_per_s = await cwtMetric(ctx, JobEngine, file);
+      out.cwt_job_gsamples_per_s = await cwtMetric(ctx);
     });
     return out;
   },

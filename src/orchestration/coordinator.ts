@@ -9,7 +9,7 @@ import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
 import { DependencyFailedError, OperationError, OperationForgottenError, OperationTimeoutError } from './errors.js';
 import { Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
 import { RingQueue } from './ring-queue.js';
-import { trackStream, type SettleListener } from './stream-completion.js';
+import type { SettleListener } from './stream-pool.js';
 import type { StreamPool } from './stream-pool.js';
 
 /** How a Coordinator is made. */
@@ -389,7 +389,7 @@ export class Coordinator extends Resource {
       };
       const spec = op.spec;
       const event = op.barrier
-        ? trackStream(op.stream, listener)
+        ? op.stream.trackCompletion(listener)
         : this.pool.submit(
             op.stream,
             spec.kind,

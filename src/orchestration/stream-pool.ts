@@ -6,7 +6,6 @@ import type { Profiler } from './profiler.js';
 import type { OperationKind } from '../report/timeline.js';
 import { DisposedError, Resource } from '../runtime/resource.js';
 import { Stream } from '../runtime/stream.js';
-import { trackStream, type SettleListener } from './stream-completion.js';
 import {
   assignWorkloads,
   chooseStream,
@@ -20,7 +19,8 @@ import {
   type WorkloadType,
 } from './strategy.js';
 
-export type { SettleListener } from './stream-completion.js';
+/** Heard by whoever submitted work once it completes (error: the CUDA error it failed with). */
+export type SettleListener = (error: Error | undefined) => void;
 
 /** What the pool measured of one stream's work (submitted through run() / submit()). */
 export interface StreamMetrics {
@@ -249,7 +249,7 @@ export class StreamPool extends Resource {
     }
   }
 
-  /** One event behind the work, watched by the context's poller (trackStream); returns it while pending. */
+  /** One event behind the work, watched by the context's poller (stream.trackCompletion); returns it while pending. */
   #track(m: Member, kind: OperationKind, bytes: number, listener: SettleListener | undefined): CUevent | undefined {
     m.operations++;
     if (TRANSFERS.has(kind)) m.transfers++;
@@ -269,7 +269,7 @@ export class StreamPool extends Resource {
       if (now > m.busyUntil) m.busyUntil = now;
       listener?.(error);
     };
-    return trackStream(m.stream, settle);
+    return m.stream.trackCompletion(settle);
   }
 
   /** A snapshot of what the pool measured of one member stream (counts since the pool was made); throws if `stream` is not a member, DisposedError once the pool is disposed. */
