@@ -5,6 +5,7 @@ import { Context } from './context.js';
 import { Device } from './device.js';
 import { defaultDevice } from './defaults.js';
 import type { Kernel, KernelParamType } from './kernel.js';
+import { withToolkitInclude } from './cuda-include.js';
 import { Module } from './module.js';
 import { describeValue, expectResource, Resource } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
@@ -296,7 +297,7 @@ export class Program extends Resource {
     const device = options.device;
     const arch = options.arch ?? defaultArch((device ?? defaultDevice()).arch, nvrtcSupportedArchs());
     const { kind } = parseArch(arch);
-    const flags = compileFlags(arch, options.options);
+    const flags = withToolkitInclude(compileFlags(arch, options.options), [this.source, ...Object.values(this.headers)]);
     const names = [...(options.nameExpressions ?? [])];
     for (const n of names) if (typeof n !== 'string' || n.trim() === '') throw new TypeError(`name expressions must be non-empty strings, got ${JSON.stringify(n)}`);
     const key = programCacheKey({ source: this.source, name: this.name, headers: this.headers, flags, nameExpressions: names, nvrtcVersion: nvrtcVersion() });
