@@ -115,6 +115,16 @@ function workerEntry(): string {
   return fileURLToPath(new URL(`../../server/worker-main${extname(here)}`, import.meta.url));
 }
 
+/**
+ * The Node flags of the worker processes. From a source checkout the entry is TypeScript: bin/tscuda.js
+ * registered tsx in this process only (its API, not a flag), so the workers get `--import tsx`
+ * themselves, resolved from here so that it works from any working directory.
+ */
+function workerExecArgv(entry: string): string[] | undefined {
+  if (!entry.endsWith('.ts') || process.execArgv.some((a) => /(^|[\\/=])tsx([\\/]|$)/.test(a) || a === 'tsx')) return undefined;
+  return [...process.execArgv, '--import', import.meta.resolve('tsx')];
+}
+
 async function serve(args: string[]): Promise<number> {
   let parsed;
   try {
@@ -147,7 +157,8 @@ async function serve(args: string[]): Promise<number> {
     await server.close();
     return 0;
   }
-  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: workerEntry(), config, log });
+  const entry = workerEntry();
+  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, log });
   const signalled = untilSignal();
   await Promise.race([supervisor.started, signalled]);
   log(`${workers} worker(s) on http://${config.host}:${config.port}, ${supervisor.readyWorkers} ready`);

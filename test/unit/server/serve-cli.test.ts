@@ -1,6 +1,7 @@
 /** `tscuda serve` as a process: --help, bad usage, and a graceful SIGTERM (exit 0), with or without a GPU. */
 import { execa } from 'execa';
 import { createServer as netServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseServeArgs } from '../../../src/cli/commands/serve.js';
@@ -34,10 +35,16 @@ describe('tscuda serve', () => {
     expect(bad.exitCode).toBe(2);
   }, 30_000);
 
-  for (const workers of ['0', '1']) {
-    it(`--workers ${workers}: live answers, SIGTERM exits 0`, async () => {
+  const launches = [
+    { how: 'node --import tsx src/cli/main.ts serve --workers 0', args: ['--import', 'tsx', MAIN, 'serve', '--workers', '0'], cwd: ROOT },
+    { how: 'node --import tsx src/cli/main.ts serve --workers 1', args: ['--import', 'tsx', MAIN, 'serve', '--workers', '1'], cwd: ROOT },
+    // What a user types in a checkout: bin/tscuda.js registers tsx in the primary only, so its worker processes must get it too.
+    { how: 'bin/tscuda.js serve --workers 1, from another folder', args: [join(ROOT, 'bin', 'tscuda.js'), 'serve', '--workers', '1'], cwd: tmpdir() },
+  ];
+  for (const launch of launches) {
+    it(`${launch.how}: live answers, SIGTERM exits 0`, async () => {
       const port = await freePort();
-      const child = execa('node', ['--import', 'tsx', MAIN, 'serve', '--port', String(port), '--workers', workers], { cwd: ROOT, reject: false });
+      const child = execa('node', [...launch.args, '--port', String(port)], { cwd: launch.cwd, reject: false });
       let live = 0;
       for (let i = 0; i < 300 && live !== 200; i++) {
         try {
