@@ -16,6 +16,9 @@ template <> struct Complex<double> { typedef double2 type; };
 
 __device__ __forceinline__ i64 global_thread() { return (i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ i64 grid_threads() { return (i64)gridDim.x * blockDim.x; }
+// Bin k of an n-point real FFT is its own mirror (DC, and Nyquist when n is even): a one-sided
+// spectrum counts every other bin twice (its negative-frequency twin folded in), these once.
+__device__ __forceinline__ bool self_mirrored(i64 k, i64 n) { return k == 0 || ((n & 1) == 0 && 2 * k == n); }
 
 // Sums two doubles across the block (shared tree); every thread gets the totals.
 __device__ void block_sum2(double& a, double& b) {
@@ -203,7 +206,7 @@ __device__ void arrange_psd_impl(const typename Complex<T>::type* h, T* p, int b
     i64 src = k < halfBins ? k : nfft - k;
     typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
     double pw = ((double)v.x * v.x + (double)v.y * v.y) * scale;
-    if (onesided && k > 0 && !((nfft & 1) == 0 && 2 * k == nfft)) pw *= 2.0;
+    if (onesided && !self_mirrored(k, nfft)) pw *= 2.0;
     p[i] = (T)pw;
   }
 }
@@ -229,7 +232,7 @@ __device__ void welch_mean_impl(const typename Complex<T>::type* h, T* p, int ba
       acc += (double)v.x * v.x + (double)v.y * v.y;
     }
     double pw = acc * scale / frames;
-    if (onesided && k > 0 && !((nfft & 1) == 0 && 2 * k == nfft)) pw *= 2.0;
+    if (onesided && !self_mirrored(k, nfft)) pw *= 2.0;
     p[i] = (T)pw;
   }
 }
@@ -257,7 +260,7 @@ __device__ void arrange_istft_impl(const typename Complex<T>::type* z, typename 
     v.x = (T)0;
     v.y = (T)0;
     if (k < freqs) v = z[(b * freqs + k) * frames + f];
-    if (onesided && (k == 0 || ((nfft & 1) == 0 && 2 * k == nfft))) v.y = (T)0;
+    if (onesided && self_mirrored(k, nfft)) v.y = (T)0;
     s[i] = v;
   }
 }
@@ -377,7 +380,7 @@ __device__ void band_powers_impl(const typename Complex<T>::type* in, double* ou
     for (int k = k0 + threadIdx.x; k <= k1; k += blockDim.x) {
       typename Complex<T>::type v = row[k];
       double pw = (double)v.x * v.x + (double)v.y * v.y;
-      if (k > 0 && !((n & 1) == 0 && 2 * k == n)) pw *= 2.0;
+      if (!self_mirrored(k, n)) pw *= 2.0;
       acc += pw;
     }
     block_sum2(acc, unused);
