@@ -142,6 +142,8 @@ if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(jo
       call('istft', z.Zxx, { fs, nperseg: 64, noverlap: 48, batch, stream, frames: z.t.length });
       call('spectrogram', x, options);
       call('welch', x, options);
+      call('spectrogram', x, { ...options, mode: 'phase' });
+      call('welch', x, { ...options, average: 'median' });
       await stream.done();
     });
     await step(`signal ${p}: cwt complex, power, bands`, async () => {

@@ -88,6 +88,10 @@ export const SIGNAL_SIGNATURES = {
   arrange_psd_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   welch_mean_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   welch_mean_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  spectrogram_mode_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'i32'],
+  spectrogram_mode_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'i32'],
+  median_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
+  median_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
   arrange_istft_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   arrange_istft_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   overlap_add_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
@@ -136,6 +140,10 @@ export interface SignalKernels {
     readonly arrange_psd_f64: Kernel;
     readonly welch_mean_f32: Kernel;
     readonly welch_mean_f64: Kernel;
+    readonly spectrogram_mode_f32: Kernel;
+    readonly spectrogram_mode_f64: Kernel;
+    readonly median_rows_f32: Kernel;
+    readonly median_rows_f64: Kernel;
     readonly arrange_istft_f32: Kernel;
     readonly arrange_istft_f64: Kernel;
     readonly overlap_add_f32: Kernel;
@@ -189,6 +197,14 @@ export interface SignalKernels {
   welch_mean_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
   /** `welch_mean_f64(const double2* h, double* p, int batch, int frames, int halfBins, int freqs, int nfft, int onesided, double scale)` */
   welch_mean_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `spectrogram_mode_f32(const float2* h, float* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode)` */
+  spectrogram_mode_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, out: DeviceBuffer<'f32'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number, mode: number): void;
+  /** `spectrogram_mode_f64(const double2* h, double* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode)` */
+  spectrogram_mode_f64(config: LaunchConfig, h: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number, mode: number): void;
+  /** `median_rows_f32(float* rows, float* out, int nrows, int len, double scale)` */
+  median_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, nrows: number, len: number, scale: number): void;
+  /** `median_rows_f64(double* rows, double* out, int nrows, int len, double scale)` */
+  median_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, nrows: number, len: number, scale: number): void;
   /** `arrange_istft_f32(const float2* z, float2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
   arrange_istft_f32(config: LaunchConfig, z: DeviceBuffer<'c64'>, s: DeviceBuffer<'c64'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
   /** `arrange_istft_f64(const double2* z, double2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
@@ -266,6 +282,10 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_arrange_psd_f64 = kernels.arrange_psd_f64;
   const kernel_welch_mean_f32 = kernels.welch_mean_f32;
   const kernel_welch_mean_f64 = kernels.welch_mean_f64;
+  const kernel_spectrogram_mode_f32 = kernels.spectrogram_mode_f32;
+  const kernel_spectrogram_mode_f64 = kernels.spectrogram_mode_f64;
+  const kernel_median_rows_f32 = kernels.median_rows_f32;
+  const kernel_median_rows_f64 = kernels.median_rows_f64;
   const kernel_arrange_istft_f32 = kernels.arrange_istft_f32;
   const kernel_arrange_istft_f64 = kernels.arrange_istft_f64;
   const kernel_overlap_add_f32 = kernels.overlap_add_f32;
@@ -446,6 +466,50 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_welch_mean_f64.setArg(7, onesided);
       kernel_welch_mean_f64.setArg(8, scale);
       kernel_welch_mean_f64.launchPrepared(config);
+    },
+    spectrogram_mode_f32(config, h, out, batch, frames, halfBins, freqs, nfft, scale, mode) {
+      if (arguments.length !== 10) wrongArity('spectrogram_mode_f32', 9, arguments.length);
+      kernel_spectrogram_mode_f32.setArg(0, h);
+      kernel_spectrogram_mode_f32.setArg(1, out);
+      kernel_spectrogram_mode_f32.setArg(2, batch);
+      kernel_spectrogram_mode_f32.setArg(3, frames);
+      kernel_spectrogram_mode_f32.setArg(4, halfBins);
+      kernel_spectrogram_mode_f32.setArg(5, freqs);
+      kernel_spectrogram_mode_f32.setArg(6, nfft);
+      kernel_spectrogram_mode_f32.setArg(7, scale);
+      kernel_spectrogram_mode_f32.setArg(8, mode);
+      kernel_spectrogram_mode_f32.launchPrepared(config);
+    },
+    spectrogram_mode_f64(config, h, out, batch, frames, halfBins, freqs, nfft, scale, mode) {
+      if (arguments.length !== 10) wrongArity('spectrogram_mode_f64', 9, arguments.length);
+      kernel_spectrogram_mode_f64.setArg(0, h);
+      kernel_spectrogram_mode_f64.setArg(1, out);
+      kernel_spectrogram_mode_f64.setArg(2, batch);
+      kernel_spectrogram_mode_f64.setArg(3, frames);
+      kernel_spectrogram_mode_f64.setArg(4, halfBins);
+      kernel_spectrogram_mode_f64.setArg(5, freqs);
+      kernel_spectrogram_mode_f64.setArg(6, nfft);
+      kernel_spectrogram_mode_f64.setArg(7, scale);
+      kernel_spectrogram_mode_f64.setArg(8, mode);
+      kernel_spectrogram_mode_f64.launchPrepared(config);
+    },
+    median_rows_f32(config, rows, out, nrows, len, scale) {
+      if (arguments.length !== 6) wrongArity('median_rows_f32', 5, arguments.length);
+      kernel_median_rows_f32.setArg(0, rows);
+      kernel_median_rows_f32.setArg(1, out);
+      kernel_median_rows_f32.setArg(2, nrows);
+      kernel_median_rows_f32.setArg(3, len);
+      kernel_median_rows_f32.setArg(4, scale);
+      kernel_median_rows_f32.launchPrepared(config);
+    },
+    median_rows_f64(config, rows, out, nrows, len, scale) {
+      if (arguments.length !== 6) wrongArity('median_rows_f64', 5, arguments.length);
+      kernel_median_rows_f64.setArg(0, rows);
+      kernel_median_rows_f64.setArg(1, out);
+      kernel_median_rows_f64.setArg(2, nrows);
+      kernel_median_rows_f64.setArg(3, len);
+      kernel_median_rows_f64.setArg(4, scale);
+      kernel_median_rows_f64.launchPrepared(config);
     },
     arrange_istft_f32(config, z, s, batch, frames, freqs, rowBins, nfft, onesided) {
       if (arguments.length !== 9) wrongArity('arrange_istft_f32', 8, arguments.length);

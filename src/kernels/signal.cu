@@ -244,6 +244,100 @@ extern "C" __global__ void welch_mean_f64(const double2* h, double* p, int batch
   welch_mean_impl<double>(h, p, batch, frames, halfBins, freqs, nfft, onesided, scale);
 }
 
+// Spectrogram modes other than psd (scipy's 'magnitude', 'angle', 'phase'): from the frame-major
+// half spectra h (scaled by `scale`, no one-sided doubling) to out[(b*freqs + k)*frames + f]. One
+// thread per (b, k) row: 'phase' unwraps along the frames as numpy.unwrap does (discont = pi).
+// mode: 1 magnitude, 2 angle, 3 phase.
+template <typename T>
+__device__ void spectrogram_mode_impl(const typename Complex<T>::type* h, T* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode) {
+  const double PI = 3.141592653589793;
+  i64 rows = (i64)batch * freqs;
+  for (i64 r = global_thread(); r < rows; r += grid_threads()) {
+    i64 k = r % freqs;
+    i64 b = r / freqs;
+    i64 src = k < halfBins ? k : nfft - k;
+    double sign = k < halfBins ? 1.0 : -1.0; // bins above nfft/2 are conj(h[nfft - k])
+    double previous = 0.0, correction = 0.0;
+    for (int f = 0; f < frames; f++) {
+      typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
+      double re = (double)v.x * scale, im = sign * (double)v.y * scale;
+      double value;
+      if (mode == 1) {
+        value = sqrt(re * re + im * im);
+      } else {
+        double a = atan2(im, re);
+        value = a;
+        if (mode == 3) {
+          if (f > 0) {
+            double dd = a - previous;
+            double ddmod = fmod(dd + PI, 2.0 * PI);
+            if (ddmod < 0) ddmod += 2.0 * PI;
+            ddmod -= PI;
+            if (ddmod == -PI && dd > 0) ddmod = PI;
+            if (fabs(dd) >= PI) correction += ddmod - dd;
+          }
+          previous = a;
+          value = a + correction;
+        }
+      }
+      out[r * frames + f] = (T)value;
+    }
+  }
+}
+
+extern "C" __global__ void spectrogram_mode_f32(const float2* h, float* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode) {
+  spectrogram_mode_impl<float>(h, out, batch, frames, halfBins, freqs, nfft, scale, mode);
+}
+extern "C" __global__ void spectrogram_mode_f64(const double2* h, double* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode) {
+  spectrogram_mode_impl<double>(h, out, batch, frames, halfBins, freqs, nfft, scale, mode);
+}
+
+// Median of each row (numpy.median: the mean of the two middle values for an even length), times
+// `scale`: out[r] = median(rows[r*len .. r*len + len)) * scale. One thread per row; the row is
+// partially reordered in place (quickselect), so `rows` is scratch. Welch's 'median' average.
+template <typename T>
+__device__ T select_kth(T* a, i64 n, i64 k) {
+  i64 lo = 0, hi = n - 1;
+  while (lo < hi) {
+    T pivot = a[lo + (hi - lo) / 2];
+    i64 i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        T tmp = a[i];
+        a[i] = a[j];
+        a[j] = tmp;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
+}
+
+template <typename T>
+__device__ void median_rows_impl(T* rows, T* out, int nrows, int len, double scale) {
+  for (i64 r = global_thread(); r < nrows; r += grid_threads()) {
+    T* a = rows + r * (i64)len;
+    i64 mid = len / 2;
+    double m = (double)select_kth<T>(a, len, mid);
+    if ((len & 1) == 0) {
+      // After selecting the mid-th value, every element before it is <= it: the other middle value is their maximum.
+      double lower = (double)a[0];
+      for (i64 i = 1; i < mid; i++) lower = (double)a[i] > lower ? (double)a[i] : lower;
+      m = 0.5 * (m + lower);
+    }
+    out[r] = (T)(m * scale);
+  }
+}
+
+extern "C" __global__ void median_rows_f32(float* rows, float* out, int nrows, int len, double scale) { median_rows_impl<float>(rows, out, nrows, len, scale); }
+extern "C" __global__ void median_rows_f64(double* rows, double* out, int nrows, int len, double scale) { median_rows_impl<double>(rows, out, nrows, len, scale); }
+
 // ISTFT input arrangement: from z[(b*freqs + k)*frames + f] (freq x time) to the inverse FFT's
 // frame-major rows s[(b*frames + f)*rowBins + k] for k < rowBins. Bins the input lacks are 0
 // (numpy's irfft/ifft zero-pad). One-sided (C2R rows of nfft/2+1): the imaginary parts of DC and

@@ -53,8 +53,9 @@
  *   -> { f, t, Zxx: ComplexBuffer (B x freqs x frames), geometry }
  * istft(Zxx, { frames, batch, fs, window, nperseg, noverlap, nfft, inputOnesided, boundary, scaling, stream, output })
  *   -> { t, x: RealBuffer (B x outputLength), geometry }         // NolaError where NOLA fails
- * spectrogram(x, { ...stft options, scaling: "density" | "spectrum" }) -> { f, t, Sxx (B x freqs x frames), geometry }
- * welch(x, { ...same, average: "mean" }) -> { f, Pxx (B x freqs), geometry }
+ * spectrogram(x, { ...stft options, scaling: "density" | "spectrum", mode: "psd" | "complex" | "magnitude" | "angle" | "phase" })
+ *   -> { f, t, Sxx (B x freqs x frames; complex for mode "complex"), geometry }
+ * welch(x, { ...same, average: "mean" | "median" }) -> { f, Pxx (B x freqs), geometry }
  * detrend(x, "linear" | "constant", { batch, stream, output }) -> RealBuffer
  * await bandPower(x, bands, { fs, relative, detrend, window, batch, stream }) -> Float64Array (B x bands)
  * await dominantCycle(x, { fs, range, detrend, window, batch, stream }) -> DominantCycle[]
@@ -133,6 +134,8 @@ export {
   istft,
   spectrogram,
   welch,
+  medianBias,
+  type SpectrogramMode,
   type CallOptions,
   type StftOptions,
   type StftResult,

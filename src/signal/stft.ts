@@ -8,6 +8,7 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
+import type { LaunchConfig } from '../runtime/kernel.js';
 import {
   boundaryCode,
   detrendCode,
@@ -130,42 +131,67 @@ export function stft(x: RealBuffer, options: StftOptions = {}): StftResult {
   return { f: spectralFrequencies(g), t: spectralTimes(g), Zxx: Zxx as ComplexBuffer, geometry: g };
 }
 
+/** scipy.signal.spectrogram's modes: power ('psd'), the scaled STFT ('complex'), its magnitude, its angle, or the angle unwrapped along time ('phase'). */
+export type SpectrogramMode = 'psd' | 'complex' | 'magnitude' | 'angle' | 'phase';
+
 export interface SpectrogramOptions extends SpectralOptions, CallOptions {
   /** 'density' (default) or 'spectrum'. */
   scaling?: PsdScaling | undefined;
-  /** Only 'psd' (scipy's default mode). */
-  mode?: 'psd' | undefined;
-  /** Write Sxx here (f32/f64, B x freqs x frames). */
-  output?: RealBuffer | undefined;
+  /** scipy's modes, default 'psd'. 'complex' returns c64/c128; the others real values of the input's precision. */
+  mode?: SpectrogramMode | undefined;
+  /** Write Sxx here (B x freqs x frames; complex for mode 'complex', else f32/f64). */
+  output?: RealBuffer | ComplexBuffer | undefined;
 }
 
-/** What `spectrogram()` returns: frequencies (Hz) and frame times (s) as host arrays, the power on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the geometry used. */
-export interface SpectrogramResult {
+/** What `spectrogram()` returns: frequencies (Hz) and frame times (s) as host arrays, Sxx on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the geometry used. */
+export interface SpectrogramResult<S extends RealBuffer | ComplexBuffer = RealBuffer> {
   f: Float64Array;
   t: Float64Array;
-  /** B x freqs x frames power, row-major. */
-  Sxx: RealBuffer;
+  /** B x freqs x frames, row-major: power (psd), complex STFT values, magnitude, angle or unwrapped phase. */
+  Sxx: S;
   geometry: SpectralGeometry;
 }
 
-/** scipy.signal.spectrogram (mode 'psd') over `batch` series. */
-export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): SpectrogramResult {
-  if (options.mode !== undefined && options.mode !== 'psd') throw new TypeError(`spectrogram mode must be 'psd' (others are not implemented), got ${JSON.stringify(options.mode)}`);
+const SPECTROGRAM_MODE_CODES = { magnitude: 1, angle: 2, phase: 3 } as const;
+
+/** scipy.signal.spectrogram over `batch` series, in any of its modes (see SpectrogramMode). */
+export function spectrogram(x: RealBuffer, options: SpectrogramOptions & { mode: 'complex' }): SpectrogramResult<ComplexBuffer>;
+export function spectrogram(x: RealBuffer, options?: SpectrogramOptions): SpectrogramResult<RealBuffer>;
+export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): SpectrogramResult<RealBuffer | ComplexBuffer> {
+  const mode = options.mode ?? 'psd';
+  if (mode !== 'psd' && mode !== 'complex' && !Object.hasOwn(SPECTROGRAM_MODE_CODES, mode))
+    throw new TypeError(`spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`);
   const { p, batch, length } = seriesOf(x, options.batch, 'spectrogram');
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;
-  const Sxx = allocOr(options.output, p, total, x, stream, 'spectrogram');
+  const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
   const half = framesSpectra(x, p, batch, g, stream);
-  ws.kernel(x.context, 'arrange_psd', p)(elementwise(total, stream), half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
-  return { f: spectralFrequencies(g), t: spectralTimes(g), Sxx: Sxx as RealBuffer, geometry: g };
+  const launch = elementwise(total, stream);
+  if (mode === 'psd') ws.kernel(x.context, 'arrange_psd', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  // The other modes are scipy's STFT of the frames: the square root of the psd scale, nothing doubled.
+  else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
+  else
+    ws.kernel(x.context, 'spectrogram_mode', p)(
+      perRows(batch * g.freqs, stream),
+      half,
+      Sxx,
+      batch,
+      g.frames,
+      g.halfBins,
+      g.freqs,
+      g.nfft,
+      Math.sqrt(scale),
+      SPECTROGRAM_MODE_CODES[mode],
+    );
+  return { f: spectralFrequencies(g), t: spectralTimes(g), Sxx: Sxx as RealBuffer | ComplexBuffer, geometry: g };
 }
 
 export interface WelchOptions extends SpectralOptions, CallOptions {
   scaling?: PsdScaling | undefined;
-  /** Only 'mean'. */
-  average?: 'mean' | undefined;
+  /** How the segments' periodograms are combined: 'mean' (default) or 'median' (bias-corrected, as scipy). */
+  average?: 'mean' | 'median' | undefined;
   /** Write Pxx here (f32/f64, B x freqs). */
   output?: RealBuffer | undefined;
 }
@@ -178,10 +204,17 @@ export interface WelchResult {
   geometry: SpectralGeometry;
 }
 
-/** scipy.signal.welch (average 'mean') over `batch` series. */
+/** scipy's `_median_bias(n)`: the median of n chi-square(2) periodogram values over their mean, 1 + sum over i = 1..(n-1)/2 of 1/(2i+1) - 1/(2i). */
+export function medianBias(n: number): number {
+  let bias = 1;
+  for (let i = 1; i <= Math.floor((n - 1) / 2); i++) bias += 1 / (2 * i + 1) - 1 / (2 * i);
+  return bias;
+}
+
+/** scipy.signal.welch over `batch` series, averaging the segments' periodograms by mean (default) or median. */
 export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
-  if (options.average !== undefined && options.average !== 'mean')
-    throw new TypeError(`welch average must be 'mean' (median is not implemented), got ${JSON.stringify(options.average)}`);
+  const average = options.average ?? 'mean';
+  if (average !== 'mean' && average !== 'median') throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
   const { p, batch, length } = seriesOf(x, options.batch, 'welch');
   const g = spectralGeometry(length, options, WELCH_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
@@ -189,8 +222,20 @@ export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
   const total = batch * g.freqs;
   const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
   const half = framesSpectra(x, p, batch, g, stream);
-  ws.kernel(x.context, 'welch_mean', p)(elementwise(total, stream), half, Pxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  if (average === 'mean') {
+    ws.kernel(x.context, 'welch_mean', p)(elementwise(total, stream), half, Pxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  } else {
+    // Every segment's periodogram (freq-major: each bin's frames contiguous), then the median of each bin's row.
+    const periodograms = ws.scratch(x.context, stream, 'welch-periodograms', p, total * g.frames);
+    ws.kernel(x.context, 'arrange_psd', p)(elementwise(total * g.frames, stream), half, periodograms, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+    ws.kernel(x.context, 'median_rows', p)(perRows(total, stream), periodograms, Pxx, total, g.frames, 1 / medianBias(g.frames));
+  }
   return { f: spectralFrequencies(g), Pxx: Pxx as RealBuffer, geometry: g };
+}
+
+/** One thread per row (a sequential pass along each row: unwrapping, selection), in blocks of 128. */
+function perRows(rows: number, stream: Stream | undefined): LaunchConfig {
+  return { grid: Math.max(1, Math.ceil(rows / 128)), block: 128, ...(stream ? { stream } : {}) };
 }
 
 export interface IstftOptions extends InverseOptions, CallOptions {

@@ -147,6 +147,40 @@ describe.skipIf(!!skip)(`src/signal orchestration, emulated on the CPU${skip ? `
       const pw = await scipyReference(psd);
       psd.forEach((c, k) => expect(relativeL2(host(outs[k]), pw.get(c.id)!.values), c.id).toBeLessThanOrEqual(TOL[p]));
 
+      // The other spectrogram modes and Welch's median average. Angles are compared as points on the
+      // unit circle (cos, sin): a value at the branch cut may land on either side of +-pi, and an
+      // unwrapped phase may differ by whole turns where the branch cut was met.
+      const modeCases: ScipyCase[] = [];
+      const modeOuts: { buf: Buf; kind: 'values' | 'circle' }[] = [];
+      for (const [mode, kind] of [
+        ['magnitude', 'values'],
+        ['complex', 'values'],
+        ['angle', 'circle'],
+        ['phase', 'circle'],
+      ] as const) {
+        const o = { nperseg: 36, noverlap: 12, scaling: 'spectrum', fs: 3 } as const;
+        modeOuts.push({ buf: signal.spectrogram(x, { ...o, mode, batch }).Sxx as unknown as Buf, kind });
+        modeCases.push({ id: `m-${mode}`, op: 'spectrogram', input: seen(p, x64), shape: [batch, n], params: { fs: 3, nperseg: 36, noverlap: 12, scaling: 'spectrum', mode } });
+      }
+      for (const nperseg of [32, 41]) {
+        modeOuts.push({ buf: signal.welch(x, { nperseg, average: 'median', batch }).Pxx as unknown as Buf, kind: 'values' });
+        modeCases.push({ id: `med-${nperseg}`, op: 'welch', input: seen(p, x64), shape: [batch, n], params: { nperseg, average: 'median' } });
+      }
+      const modeRef = await scipyReference(modeCases);
+      const circle = (a: ArrayLike<number>): Float64Array => {
+        const out = new Float64Array(2 * a.length);
+        for (let i = 0; i < a.length; i++) [out[2 * i], out[2 * i + 1]] = [Math.cos(a[i]!), Math.sin(a[i]!)];
+        return out;
+      };
+      modeCases.forEach((c, k) => {
+        const { buf, kind } = modeOuts[k]!;
+        const want = modeRef.get(c.id)!.values;
+        if (kind === 'values') expect(relativeL2(host(buf), want), c.id).toBeLessThanOrEqual(TOL[p]);
+        else expect(relativeL2(circle(host(buf)), circle(want)), c.id).toBeLessThanOrEqual(p === 'f32' ? 1e-4 : 1e-10);
+      });
+      // Welch's median is not its mean: the two differ on these random inputs.
+      expect(relativeL2(host(signal.welch(x, { nperseg: 32, batch }).Pxx), modeRef.get('med-32')!.values)).toBeGreaterThan(1e-3);
+
       const d = signal.detrend(x, 'linear', { batch });
       const c0 = signal.detrend(x, 'constant', { batch });
       const dw = await scipyReference([
