@@ -33,6 +33,8 @@ class Lane {
 export class CompletionPoller {
   readonly context: Context;
   readonly #lanes = new Map<bigint | number, Lane>();
+  /** Drained lanes kept for reuse (bounded): a stream waited on again and again allocates no lane each time. */
+  readonly #spare: Lane[] = [];
   #pending = 0;
   #scheduled = false;
   #lastProgress = 0;
@@ -62,7 +64,7 @@ export class CompletionPoller {
     if (this.#pending === 0 && this.#settledInline(event, resolve, reject, recycle)) return;
     let lane = this.#lanes.get(stream);
     if (!lane) {
-      lane = new Lane();
+      lane = this.#spare.pop() ?? new Lane();
       this.#lanes.set(stream, lane);
     }
     lane.items.push({ event, resolve, reject, recycle });
@@ -126,7 +128,7 @@ export class CompletionPoller {
         }
       }
       // A drained lane is removed (bounded memory: one lane per stream with work pending, not per stream ever seen).
-      if (lane.head === items.length) this.#lanes.delete(key);
+      if (lane.head === items.length) this.#retire(key, lane);
       else if (lane.head > 1024 && lane.head * 2 > items.length) {
         // A lane that never drains (a stream kept busy) drops its settled prefix now and then.
         items.splice(0, lane.head);
@@ -137,6 +139,14 @@ export class CompletionPoller {
     const now = performance.now();
     if (progressed) this.#lastProgress = now;
     this.#schedule(now - this.#lastProgress < SPIN_MS);
+  }
+
+  /** Removes a drained lane from the map and keeps it (emptied) for the next stream that needs one. */
+  #retire(key: bigint | number, lane: Lane): void {
+    this.#lanes.delete(key);
+    lane.items.length = 0;
+    lane.head = 0;
+    if (this.#spare.length < 64) this.#spare.push(lane);
   }
 
   /** Streams with completions pending (lanes are removed once drained). */
@@ -160,7 +170,7 @@ export class CompletionPoller {
         } else items[kept++] = w;
       }
       items.length = kept;
-      if (lane.head === items.length) this.#lanes.delete(key);
+      if (lane.head === items.length) this.#retire(key, lane);
     }
   }
 
