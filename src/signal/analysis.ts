@@ -5,10 +5,10 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import { finishDominantCycles, type DominantCycle } from './cycles.js';
-import { checkFs, positiveInteger, type DetrendType } from './geometry.js';
+import { checkFs, type DetrendType } from './geometry.js';
 import { bandPowers, detrendWindow, dominantCycleDevice, halfBins, rfft, type RealBuffer } from './primitives.js';
 import { windowSum, type WindowSpec } from './window.js';
-import { COMPLEX_OF, expectBuffer, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, expectBuffer, realSeries, signalWorkspace as ws } from './workspace.js';
 
 /** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: the legacy default stream of x's context) and where to write. */
 export interface DetrendOptions {
@@ -19,19 +19,10 @@ export interface DetrendOptions {
   output?: RealBuffer | undefined;
 }
 
-function series(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
-  if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
-  const p = precisionOf(x, `${what} input`);
-  if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
-  const b = positiveInteger(batch ?? 1, 'batch');
-  if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
-  return { p, batch: b, length: x.length / b };
-}
-
 /** scipy.signal.detrend(x, type) along each series ('linear' default, as scipy). Enqueue only. */
 export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', options: DetrendOptions = {}): RealBuffer {
   if (type !== 'constant' && type !== 'linear') throw new TypeError(`detrend type must be 'constant' or 'linear', got ${JSON.stringify(type)}`);
-  const { p, batch, length } = series(x, options.batch, 'detrend');
+  const { p, batch, length } = realSeries(x, options.batch, 'detrend');
   const stream = options.stream;
   let out: RealBuffer;
   if (options.output) {
@@ -55,7 +46,7 @@ export interface SpectrumPrepOptions {
 
 /** Enqueues detrend/window (when asked) and the real FFT of each series into the stream's scratch. */
 function spectrumOf(x: RealBuffer, options: SpectrumPrepOptions, what: string): { spectrum: DeviceBuffer<'c64' | 'c128'>; batch: number; length: number } {
-  const { p, batch, length } = series(x, options.batch, what);
+  const { p, batch, length } = realSeries(x, options.batch, what);
   const stream = options.stream;
   const ctx = x.context;
   const detrend = options.detrend ?? false;

@@ -8,7 +8,6 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
-import type { LaunchConfig } from '../runtime/kernel.js';
 import {
   boundaryCode,
   detrendCode,
@@ -30,22 +29,13 @@ import {
   type StftScaling,
 } from './geometry.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, realSeries, signalWorkspace as ws, type Precision } from './workspace.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
   /** Series in the input (default 1): N = input length / batch. */
   batch?: number | undefined;
   stream?: Stream | undefined;
-}
-
-function seriesOf(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
-  if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
-  const p = precisionOf(x, `${what} input`);
-  if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
-  const b = positiveInteger(batch ?? 1, 'batch');
-  if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
-  return { p, batch: b, length: x.length / b };
 }
 
 function allocOr<T extends DType>(
@@ -120,7 +110,7 @@ export function stftGeometry(length: number, options: StftOptions = {}): Spectra
 
 /** scipy.signal.stft over `batch` series. Enqueue only: await the stream before reading Zxx. */
 export function stft(x: RealBuffer, options: StftOptions = {}): StftResult {
-  const { p, batch, length } = seriesOf(x, options.batch, 'stft');
+  const { p, batch, length } = realSeries(x, options.batch, 'stft');
   const g = stftGeometry(length, options);
   const scale = stftScale(g, options.scaling ?? 'spectrum');
   const stream = options.stream;
@@ -161,7 +151,7 @@ export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): Sp
   const mode = options.mode ?? 'psd';
   if (mode !== 'psd' && mode !== 'complex' && !Object.hasOwn(SPECTROGRAM_MODE_CODES, mode))
     throw new TypeError(`spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`);
-  const { p, batch, length } = seriesOf(x, options.batch, 'spectrogram');
+  const { p, batch, length } = realSeries(x, options.batch, 'spectrogram');
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
@@ -174,7 +164,7 @@ export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): Sp
   else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
   else
     ws.kernel(x.context, 'spectrogram_mode', p)(
-      perRows(batch * g.freqs, stream),
+      elementwise(batch * g.freqs, stream),
       half,
       Sxx,
       batch,
@@ -215,7 +205,7 @@ export function medianBias(n: number): number {
 export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
   const average = options.average ?? 'mean';
   if (average !== 'mean' && average !== 'median') throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
-  const { p, batch, length } = seriesOf(x, options.batch, 'welch');
+  const { p, batch, length } = realSeries(x, options.batch, 'welch');
   const g = spectralGeometry(length, options, WELCH_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
@@ -228,14 +218,9 @@ export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
     // Every segment's periodogram (freq-major: each bin's frames contiguous), then the median of each bin's row.
     const periodograms = ws.scratch(x.context, stream, 'welch-periodograms', p, total * g.frames);
     ws.kernel(x.context, 'arrange_psd', p)(elementwise(total * g.frames, stream), half, periodograms, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
-    ws.kernel(x.context, 'median_rows', p)(perRows(total, stream), periodograms, Pxx, total, g.frames, 1 / medianBias(g.frames));
+    ws.kernel(x.context, 'median_rows', p)(elementwise(total, stream), periodograms, Pxx, total, g.frames, 1 / medianBias(g.frames));
   }
   return { f: spectralFrequencies(g), Pxx: Pxx as RealBuffer, geometry: g };
-}
-
-/** One thread per row (a sequential pass along each row: unwrapping, selection), in blocks of 128. */
-function perRows(rows: number, stream: Stream | undefined): LaunchConfig {
-  return { grid: Math.max(1, Math.ceil(rows / 128)), block: 128, ...(stream ? { stream } : {}) };
 }
 
 export interface IstftOptions extends InverseOptions, CallOptions {

@@ -16,6 +16,8 @@ import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
 import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
+import { positiveInteger } from './geometry.js';
+import type { RealBuffer } from './primitives.js';
 
 /** Real element type of a precision, and its complex counterpart. */
 export type Precision = 'f32' | 'f64';
@@ -56,6 +58,16 @@ const MAX_GRID = 8192;
 export function elementwise(total: number, stream: Stream | undefined): LaunchConfig {
   const grid = Math.max(1, Math.min(Math.ceil(total / BLOCK), MAX_GRID));
   return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+}
+
+/** A real (f32/f64) input of `batch` series: its precision, the batch and the series length; TypeError/RangeError naming `what` otherwise. */
+export function realSeries(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
+  if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
+  const p = precisionOf(x, `${what} input`);
+  if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
+  const b = positiveInteger(batch ?? 1, 'batch');
+  if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
+  return { p, batch: b, length: x.length / b };
 }
 
 /** Launch config for `rows` rows, one block per row. */
