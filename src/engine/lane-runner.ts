@@ -5,23 +5,10 @@
  */
 import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
-import type { DominantCycle } from './types.js';
+import type { DominantCycle, JobResult } from './types.js';
 
-/** Result arrays of a whole job, allocated by the core; a lane writes the rows of its chunk. */
-export interface JobOutputs {
-  /** `stft`: B x N. */
-  filtered?: Float32Array | Float64Array | undefined;
-  /** `stft`: B x previewBins. */
-  spectrum?: Float32Array | Float64Array | undefined;
-  /** `cycles`: B x bands. */
-  bandPowers?: Float64Array | undefined;
-  /** `cycles`: B x bands x N. */
-  bandWaves?: Float32Array | Float64Array | undefined;
-  /** `cycles`: B entries. */
-  dominant?: DominantCycle[] | undefined;
-  /** `wavelet`: B x (freqs, or bands when waveletBands) x N. */
-  waveletPower?: Float32Array | Float64Array | undefined;
-}
+/** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
+export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
 
 /** Where a lane is in a job, so a failure names its stage. */
 export interface JobProgress {
