@@ -44,7 +44,8 @@ PREVIEW_BINS = 256
 CWT_B, CWT_N, CWT_FREQS, CWT_CYCLES = 8, 65536, 128, 6.0
 CWT_FMIN, CWT_FMAX = 2.0, 400.0
 CWT_BANDS = [(2.0, 8.0), (8.0, 30.0), (30.0, 100.0), (100.0, 400.0)]
-SLOTS = 4
+# Streams (jobs in flight), as many as tscuda's engine lanes in the same run (bench/tscuda/engine.ts LANES).
+SLOTS = int(os.environ.get("TSCUDA_BENCH_ENGINE_LANES", "4"))
 CWT_SLOTS = 2
 WINDOW_S = 0.4
 MAX_REPS = 8

@@ -2,13 +2,14 @@
 import { CudaError } from '../../src/ffi/errors.js';
 import type { TscudaMetricRun } from '../harness/merge.js';
 import { BATCHER_BENCHMARK } from './batcher.js';
+import { COMPILE_BENCHMARK } from './compile.js';
 import { CORE_BENCHMARKS } from './core.js';
 import { ENGINE_BENCHMARK } from './engine.js';
 import { PIPELINE_BENCHMARK } from './pipeline.js';
 import { NotMeasured, type BenchContext, type TscudaBenchmark } from './types.js';
 
 /** Every tscuda benchmark, in the catalogue's order. */
-export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, ENGINE_BENCHMARK];
+export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK];
 
 /** Every metric name some benchmark produces (the harness checks it covers the catalogue). */
 export function producedMetricNames(): string[] {

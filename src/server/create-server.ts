@@ -126,13 +126,23 @@ export interface TscudaServer {
   readonly notReadyReason: string | null;
   /** Requests in progress (synchronous jobs and batch requests). */
   readonly pending: number;
-  /** Starts listening; resolves with the address. Port 0 picks a free port. */
-  listen(options?: { port?: number | undefined; host?: string | undefined }): Promise<string>;
+  /**
+   * Starts listening; resolves with the address. Port 0 picks a free port. `backlog` is the
+   * kernel's queue of connections not yet accepted (default 4096, capped by net.core.somaxconn).
+   */
+  listen(options?: { port?: number | undefined; host?: string | undefined; backlog?: number | undefined }): Promise<string>;
   /** Stops accepting, finishes every accepted request and job, then frees the batchers (and the engine when owned). */
   close(): Promise<void>;
 }
 
 type JobEndpoint = BuiltinJobFlag;
+
+/**
+ * Node's default backlog (511) overflows when hundreds of clients connect at once: the kernel
+ * drops their SYNs and they retry after 1 s and 3 s, seconds of latency the server never sees
+ * and no 429 can answer. A deep backlog lets every connection in, where admission can judge it.
+ */
+const LISTEN_BACKLOG = 4096;
 
 interface InFlight {
   reject(error: HttpError): void;
@@ -633,7 +643,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return pending;
     },
     async listen(listenOptions = {}) {
-      return app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1' });
+      return app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1', backlog: listenOptions.backlog ?? LISTEN_BACKLOG });
     },
     close() {
       if (closing !== null) return closing;

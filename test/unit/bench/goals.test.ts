@@ -25,6 +25,8 @@ const ISSUE_NAMES = [
   'batcher_items_per_s',
   'batcher_p99_ms',
   'event_loop_lag_p99_ms',
+  // issue 10: NVRTC off the event loop
+  'compile_event_loop_lag_p99_ms',
   // issue 11: the job engine
   'stft_job_gsamples_per_s',
   'stft_job_pcie_fraction',
