@@ -173,9 +173,16 @@ export async function closedLoop(
   req: LoadRequest,
   concurrency: number,
   durationS: number,
-  options: { backoffMs?: number; during?: (elapsedS: number) => void } = {},
+  options: { backoffMs?: number; during?: (elapsedS: number) => void; warmPath?: string } = {},
 ): Promise<LoopReport> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  // maxFreeSockets: the default 256 would close and reopen sockets of a loop above 256 clients.
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
+  if (options.warmPath !== undefined) {
+    // Every connection opened (one GET each, all at once) before the clock starts: a busy Node
+    // server accepts about one new connection per event-loop turn, so connections opened under
+    // load measure the accept loop, not the admission this run is about.
+    await Promise.all(Array.from({ length: concurrency }, () => send({ ...req, method: 'GET', path: options.warmPath!, body: Buffer.alloc(0), headers: {} }, agent)));
+  }
   const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: { p50: 0, p90: 0, p99: 0, max: 0 }, nonRetryable503: 0 };
   const latencies = new Map<string, number[]>();
   const firsts: number[] = [];

@@ -280,7 +280,7 @@ if (values['no-overload'] !== true && ready.ready) {
     };
     const before = await rss();
     const concurrency = 512;
-    const report = await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, quick ? 4 : 8, { backoffMs: 5 });
+    const report = await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, quick ? 4 : 8, { backoffMs: 5, warmPath: '/v2/health/live' });
     const after = await rss();
     overload = { ...report, rssBeforeMb: before, rssAfterMb: after, timeoutMs, concurrency };
     log(
@@ -497,7 +497,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `${overload.concurrency} closed-loop clients, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status (each client's first request apart) ${JSON.stringify(overload.latencyMs, rounded)}; first request per client (includes the wait for the server to accept the connection) ${JSON.stringify(overload.firstRequestMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `${overload.concurrency} closed-loop clients, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status (each client's first request apart) ${JSON.stringify(overload.latencyMs, rounded)}; first request per client on its pre-opened connection ${JSON.stringify(overload.firstRequestMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
