@@ -18,6 +18,8 @@ export interface SweepRow {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** Responses with a 5xx status (a 429 of load shedding is non-2xx but not an error of the server). */
+  status5xx: number;
   timeouts: number;
   /** Event-loop delay p99 of the server during the step (tscuda: its /metrics), ms. */
   eventLoopLagP99Ms: number | null;
@@ -32,6 +34,7 @@ interface AutocannonResult {
   non2xx: number;
   duration: number;
   '2xx': number;
+  statusCodeStats?: Record<string, { count: number }>;
 }
 type Autocannon = (options: Record<string, unknown>, callback: (error: Error | null, result: AutocannonResult) => void) => { stop(): void };
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -89,12 +92,14 @@ export function autocannonStep(
           concurrency,
           durationS: r.duration,
           requests,
-          throughputRps: requests / r.duration,
+          // Successful responses per second, as perf_analyzer counts throughput (429s of shedding are not served requests).
+          throughputRps: r['2xx'] / r.duration,
           p50Ms: r.latency.p50,
           p90Ms: r.latency.p90,
           p99Ms: r.latency.p99,
           errors: r.errors,
           non2xx: r.non2xx,
+          status5xx: Object.entries(r.statusCodeStats ?? {}).reduce((a, [code, v]) => a + (code.startsWith('5') ? v.count : 0), 0),
           timeouts: r.timeouts,
         });
       },

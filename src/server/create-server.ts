@@ -12,6 +12,7 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
@@ -36,6 +37,14 @@ export interface ServerLimits {
   maxTimeoutMs: number;
   /** `Retry-After` of a 429, seconds; default 1. */
   retryAfterS: number;
+  /**
+   * Load shedding: while the event loop's mean delay over the last 100 ms window exceeds this
+   * many milliseconds, new job and batch requests (POSTs) get 429 `overloaded` at once, before
+   * their bodies are parsed or a job is queued; health, metrics and job status still answer.
+   * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
+   * 0 turns it off; default 100.
+   */
+  maxEventLoopDelayMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
   jobRetention: JobRetention;
   /** Items in one batch request (413 beyond); default 4096. */
@@ -54,6 +63,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   defaultTimeoutMs: 30_000,
   maxTimeoutMs: 600_000,
   retryAfterS: 1,
+  maxEventLoopDelayMs: 100,
   jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
   maxBatchItems: 4096,
   maxBatchDim: 65_536,
@@ -143,6 +153,9 @@ type JobEndpoint = BuiltinJobFlag;
  * and no 429 can answer. A deep backlog lets every connection in, where admission can judge it.
  */
 const LISTEN_BACKLOG = 4096;
+
+/** How often load shedding re-reads the event loop's delay, ms: short, so it turns on and off within a few requests' time. */
+const LOAD_SAMPLE_INTERVAL_MS = 100;
 
 interface InFlight {
   reject(error: HttpError): void;
@@ -242,6 +255,29 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   });
 
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: limits.bodyLimitBytes }, (_request, body, done) => done(null, body));
+
+  if (limits.maxEventLoopDelayMs > 0) {
+    // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
+    // each request while it is over the limit; returning nothing lets the request through.
+    void app.register(underPressure, {
+      maxEventLoopDelay: limits.maxEventLoopDelayMs,
+      sampleInterval: LOAD_SAMPLE_INTERVAL_MS,
+      pressureHandler: (request, reply, _type, value) => {
+        // Only new work is shed, and only while work is in progress: one long block with nothing
+        // in flight (start-up, a compile, a collection) is not overload.
+        if (request.method !== 'POST' || pending === 0) return undefined;
+        const error = new HttpError(
+          429,
+          'overloaded',
+          `the server is overloaded: its event loop runs ${value !== undefined && Number.isFinite(value) ? `${Math.round(value)} ms` : 'far'} behind (limit ${limits.maxEventLoopDelayMs} ms); retry after ${limits.retryAfterS} s`,
+          { retryable: true, retryAfterS: limits.retryAfterS },
+        );
+        // Answered here; fastify stops a request whose reply was sent in an onRequest hook.
+        void fail(request, reply, error);
+        return undefined;
+      },
+    });
+  }
 
   const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
     failureReasons.set(request, error.reason);

@@ -18,6 +18,7 @@ export interface WorkerConfig {
   device?: number | undefined;
   /** Limits of createServer. */
   maxPending?: number | undefined;
+  maxEventLoopDelayMs?: number | undefined;
   defaultTimeoutMs?: number | undefined;
   bodyLimitBytes?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */

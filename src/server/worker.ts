@@ -98,6 +98,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     logger: config.log === true,
     limits: {
       ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending }),
+      ...(config.maxEventLoopDelayMs === undefined ? {} : { maxEventLoopDelayMs: config.maxEventLoopDelayMs }),
       ...(config.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: config.defaultTimeoutMs }),
       ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
     },

@@ -22,6 +22,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
   --max-queued N      queued jobs per worker before 429 (default 1024)
   --max-pending N     requests in progress per worker before 429 (default 4096)
+  --max-lag MS        shed load: 429 for new jobs while the event loop runs more than MS
+                      behind (mean over 100 ms; default 100, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --timeout MS        timeout of a request that gives none (default 30000)
   --body-limit MB     largest request body in MiB (default 256)
@@ -71,6 +73,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       lanes: { type: 'string' },
       'max-queued': { type: 'string' },
       'max-pending': { type: 'string' },
+      'max-lag': { type: 'string' },
       precision: { type: 'string' },
       timeout: { type: 'string' },
       'body-limit': { type: 'string' },
@@ -92,6 +95,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     lanes: integer('lanes', values.lanes, 4, 1),
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1),
     maxPending: integer('max-pending', values['max-pending'], 4096, 1),
+    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 100, 0),
     precision,
     defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1),
     bodyLimitBytes: integer('body-limit', values['body-limit'], 256, 1) * 1024 * 1024,
@@ -148,7 +152,12 @@ async function serve(args: string[]): Promise<number> {
       ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
       ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
       ...(parts.info === undefined ? {} : { info: parts.info }),
-      limits: { maxPending: config.maxPending!, defaultTimeoutMs: config.defaultTimeoutMs!, bodyLimitBytes: config.bodyLimitBytes! },
+      limits: {
+        maxPending: config.maxPending!,
+        maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
+        defaultTimeoutMs: config.defaultTimeoutMs!,
+        bodyLimitBytes: config.bodyLimitBytes!,
+      },
     });
     const address = await server.listen({ port: config.port, host: config.host });
     log(`listening on ${address} (in this process${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);

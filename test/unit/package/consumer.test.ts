@@ -7,7 +7,7 @@
 import { execa } from 'execa';
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -88,7 +88,11 @@ beforeAll(async () => {
   // The consumer: its dependencies linked from this checkout so that the install needs no network.
   mkdirSync(join(consumer, 'node_modules', '@types'), { recursive: true });
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  for (const dep of Object.keys(pkg.dependencies)) symlinkSync(join(root, 'node_modules', dep), join(consumer, 'node_modules', dep));
+  for (const dep of Object.keys(pkg.dependencies)) {
+    const link = join(consumer, 'node_modules', dep);
+    mkdirSync(dirname(link), { recursive: true }); // scoped packages (@fastify/...) live one folder down
+    symlinkSync(join(root, 'node_modules', dep), link);
+  }
   await execa('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], { cwd: consumer });
   // After the install, which would prune it as extraneous: Node's types for the type check.
   mkdirSync(join(consumer, 'node_modules', '@types'), { recursive: true });

@@ -249,6 +249,40 @@ describe('queue limits, timeouts, cancellation', () => {
     expect((await first).statusCode).toBe(200);
   });
 
+  it('sheds load: while the event loop runs behind, new jobs get 429 overloaded at once; health still answers; it recovers', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine, limits: { maxEventLoopDelayMs: 100, retryAfterS: 3 } });
+    await s.app.ready();
+    // A long block with nothing in flight (start-up, say) is not overload.
+    let until = performance.now() + 400;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 1));
+    const inFlight = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(engine.submitted).toHaveLength(1);
+    until = performance.now() + 400;
+    while (performance.now() < until); // hold the loop, as a flood of requests would, with one in flight
+    await new Promise((r) => setTimeout(r, 1)); // the overdue sample runs first
+    const shed = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    expect(shed.statusCode).toBe(429);
+    expect(shed.headers['retry-after']).toBe('3');
+    const error = shed.json<{ error: { code: string; message: string; retryable: boolean } }>().error;
+    expect(error.code).toBe('overloaded');
+    expect(error.message).toMatch(/event loop runs (\d+ ms|far) behind \(limit 100 ms\)/);
+    expect(error.retryable).toBe(true);
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
+    expect(engine.submitted).toHaveLength(1);
+    engine.release();
+    expect((await inFlight).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 350)); // a calm window
+    const after = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await new Promise((r) => setTimeout(r, 20));
+    engine.release();
+    expect((await after).statusCode).toBe(200);
+    const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/tscuda_request_failure_total\{[^}]*reason="REJECTED"[^}]*\} 1/);
+  });
+
   it('a request that waits past its timeout gets 504 with the reason, and its queued job is cancelled', async () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine });
