@@ -33,6 +33,7 @@ const { values } = parseArgs({
     'no-python': { type: 'boolean' },
     'no-fault': { type: 'boolean' },
     'no-overload': { type: 'boolean' },
+    'overload-max-lag': { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean' },
   },
@@ -47,6 +48,7 @@ if (values.help === true) {
   --fault-standby N   standby workers in the fault run (default 0: replacement by a new process; standby is experimental)
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
+  --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 100)
   --verbose           forward the servers' stderr
 Writes serve-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.`);
   process.exit(0);
@@ -261,6 +263,7 @@ if (!ready.ready) {
 // ---- 3. overload ------------------------------------------------------------------------------
 /** Requests in progress beyond which the overload server answers 429: a quarter of the clients, so the excess is rejected. */
 const OVERLOAD_MAX_PENDING = 128;
+const overloadLagArgs = values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']];
 let overload: (LoopReport & { rssBeforeMb: number | null; rssAfterMb: number | null; timeoutMs: number; concurrency: number }) | null = null;
 if (values['no-overload'] !== true && ready.ready) {
   const port = PORT + 1;
@@ -268,7 +271,7 @@ if (values['no-overload'] !== true && ready.ready) {
   const svc = startTscuda(
     ROOT,
     port,
-    ['--workers', '1', '--lanes', '4', '--max-queued', '64', '--max-pending', String(OVERLOAD_MAX_PENDING), '--timeout', String(timeoutMs)],
+    ['--workers', '1', '--lanes', '4', '--max-queued', '64', '--max-pending', String(OVERLOAD_MAX_PENDING), '--timeout', String(timeoutMs), ...overloadLagArgs],
     verbose,
   );
   if ((await waitReady(svc.base, 90_000, svc.child)).ready) {
@@ -498,7 +501,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `${overload.concurrency} closed-loop clients, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status (each client's first request apart) ${JSON.stringify(overload.latencyMs, rounded)}; first request per client on its pre-opened connection ${JSON.stringify(overload.firstRequestMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `${overload.concurrency} closed-loop clients, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status (each client's first request apart) ${JSON.stringify(overload.latencyMs, rounded)}; first request per client on its pre-opened connection ${JSON.stringify(overload.firstRequestMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
