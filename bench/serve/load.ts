@@ -99,12 +99,42 @@ export function autocannonStep(
           p99Ms: r.latency.p99,
           errors: r.errors,
           non2xx: r.non2xx,
-          status5xx: Object.entries(r.statusCodeStats ?? {}).reduce((a, [code, v]) => a + (code.startsWith('5') ? v.count : 0), 0),
+          status5xx: count5xx(Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => [code, v.count])),
           timeouts: r.timeouts,
         });
       },
     );
   });
+}
+
+/** Responses with a 5xx status among [status, count] pairs. */
+function count5xx(byStatus: Iterable<[string, number]>): number {
+  let n = 0;
+  for (const [code, count] of byStatus) if (code.startsWith('5')) n += count;
+  return n;
+}
+
+/** A step's columns from the closed loop (autocannonStep's shape): throughput and latency of the 200s. */
+export async function closedLoopStep(req: LoadRequest, concurrency: number, durationS: number): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
+  const t0 = performance.now();
+  const r = await closedLoop(req, concurrency, durationS);
+  const seconds = (performance.now() - t0) / 1000;
+  const ok = r.byStatus['200'] ?? 0;
+  const answered = Object.values(r.byStatus).reduce((a, b) => a + b, 0);
+  const l = r.latencyMs['200'] ?? NO_LATENCY;
+  return {
+    concurrency,
+    durationS: seconds,
+    requests: answered,
+    throughputRps: ok / seconds,
+    p50Ms: Math.round(l.p50),
+    p90Ms: Math.round(l.p90),
+    p99Ms: Math.round(l.p99),
+    errors: Object.values(r.unanswered).reduce((a, b) => a + b, 0),
+    non2xx: answered - ok,
+    status5xx: count5xx(Object.entries(r.byStatus)),
+    timeouts: 0,
+  };
 }
 
 /** Latency percentiles of a set of requests, ms. */
@@ -114,6 +144,8 @@ export interface LatencySpread {
   p99: number;
   max: number;
 }
+
+const NO_LATENCY: LatencySpread = { p50: 0, p90: 0, p99: 0, max: 0 };
 
 /** What a closed-loop run saw. */
 export interface LoopReport {
@@ -125,9 +157,9 @@ export interface LoopReport {
   /** Latency percentiles per status, ms, of every request but each client's first. */
   latencyMs: Record<string, LatencySpread>;
   /**
-   * Latency of each client's first request, ms: it includes the wait for the server to accept
-   * the connection, which a saturated Node event loop does slowly (seen with a bare fastify
-   * server too), so it is reported apart from the requests the server had already taken in.
+   * Latency of each client's first timed request, ms, reported apart: without `warmPath` it
+   * includes opening the connection, which a saturated Node server accepts slowly (seen with a
+   * bare node:http server too).
    */
   firstRequestMs: LatencySpread;
   /** Bodies of 503 responses that were not `retryable: true`. */
@@ -188,7 +220,7 @@ export async function closedLoop(
     // load measure the accept loop, not the admission this run is about.
     await Promise.all(Array.from({ length: concurrency }, () => send({ ...req, method: 'GET', path: options.warmPath!, body: Buffer.alloc(0), headers: {} }, agent)));
   }
-  const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: { p50: 0, p90: 0, p99: 0, max: 0 }, nonRetryable503: 0 };
+  const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
   const latencies = new Map<string, number[]>();
   const firsts: number[] = [];
   const t0 = performance.now();

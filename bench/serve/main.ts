@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { yyyymmdd } from '../harness/naming.js';
 import { gpuSlug } from '../report/slug.js';
-import { asciiSignal, autocannonStep, closedLoop, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
+import { asciiSignal, autocannonStep, closedLoop, closedLoopStep, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
 import { gauge, startFaultService, startPython, startTscuda, waitReady, type Service } from './services.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -99,54 +99,21 @@ async function scrape(base: string): Promise<string> {
   }
 }
 
-async function step(name: string, req: LoadRequest, concurrency: number, durationS: number, isTscuda: boolean): Promise<SweepRow> {
+/**
+ * One load step against a server, with the server's own event-loop lag and GPU busy fraction
+ * (tscuda's /metrics) around it. `load`: autocannon (the sweep), or node:http's closed loop for
+ * the multi-megabyte bodies of the throughput mix, which autocannon re-sends slowly enough to
+ * bound both servers at the same few requests per second (the 2026-11-23 run: 8 req/s each).
+ */
+async function step(name: string, req: LoadRequest, concurrency: number, durationS: number, isTscuda: boolean, load: 'autocannon' | 'loop' = 'autocannon'): Promise<SweepRow> {
   if (isTscuda) await scrape(req.base); // resets the event-loop window
-  const r = await autocannonStep(req, concurrency, durationS, concurrency >= 64 ? CLIENT_THREADS : 1);
+  const r = load === 'autocannon' ? await autocannonStep(req, concurrency, durationS, concurrency >= 64 ? CLIENT_THREADS : 1) : await closedLoopStep(req, concurrency, durationS);
   const metrics = isTscuda ? await scrape(req.base) : '';
   const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'quantile="0.99"') : null;
   const busy = isTscuda ? gauge(metrics, 'tscuda_gpu_busy_fraction') : null;
   const row: SweepRow = { server: name, ...r, eventLoopLagP99Ms: lag === null ? null : lag * 1000, gpuBusyFraction: busy };
   log(
-    `${name} c=${concurrency}: ${row.throughputRps.toFixed(0)} req/s, p50 ${row.p50Ms} ms, p90 ${row.p90Ms} ms, p99 ${row.p99Ms} ms, errors ${row.errors}, non-2xx ${row.non2xx}`,
-  );
-  return row;
-}
-
-/**
- * A step over node:http's closed loop instead of autocannon, for the multi-megabyte bodies of
- * the throughput mix: autocannon's workers re-send such bodies slowly enough to bound both
- * servers at the same few requests per second (the 2026-11-23 run: 8 req/s each).
- */
-async function loopStep(name: string, req: LoadRequest, concurrency: number, durationS: number, isTscuda: boolean): Promise<SweepRow> {
-  if (isTscuda) await scrape(req.base);
-  const t0 = performance.now();
-  const r = await closedLoop(req, concurrency, durationS);
-  const seconds = (performance.now() - t0) / 1000;
-  const metrics = isTscuda ? await scrape(req.base) : '';
-  const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'quantile="0.99"') : null;
-  const busy = isTscuda ? gauge(metrics, 'tscuda_gpu_busy_fraction') : null;
-  const ok = r.byStatus['200'] ?? 0;
-  const answered = Object.values(r.byStatus).reduce((a, b) => a + b, 0);
-  const unanswered = Object.values(r.unanswered).reduce((a, b) => a + b, 0);
-  const l = r.latencyMs['200'] ?? { p50: 0, p90: 0, p99: 0, max: 0 };
-  const row: SweepRow = {
-    server: name,
-    concurrency,
-    durationS: seconds,
-    requests: answered,
-    throughputRps: ok / seconds,
-    p50Ms: Math.round(l.p50),
-    p90Ms: Math.round(l.p90),
-    p99Ms: Math.round(l.p99),
-    errors: unanswered,
-    non2xx: answered - ok,
-    status5xx: Object.entries(r.byStatus).reduce((a, [code, n]) => a + (code.startsWith('5') ? n : 0), 0),
-    timeouts: 0,
-    eventLoopLagP99Ms: lag === null ? null : lag * 1000,
-    gpuBusyFraction: busy,
-  };
-  log(
-    `${name} c=${concurrency} (node:http loop): ${row.throughputRps.toFixed(1)} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, unanswered ${unanswered}, non-2xx ${row.non2xx}`,
+    `${name} c=${concurrency} (${load}): ${row.throughputRps.toFixed(0)} req/s, p50 ${row.p50Ms} ms, p90 ${row.p90Ms} ms, p99 ${row.p99Ms} ms, errors ${row.errors}, non-2xx ${row.non2xx}`,
   );
   return row;
 }
@@ -237,7 +204,7 @@ if (!ready.ready) {
       tscudaP99 = row.p99Ms;
     }
   }
-  const tp = await loopStep('tscuda-throughput', stftRequest(tscuda.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, true);
+  const tp = await step('tscuda-throughput', stftRequest(tscuda.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, true, 'loop');
   rows.push(tp);
   tscudaGs = (tp.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
   lost += tp.errors + tp.timeouts;
@@ -318,7 +285,7 @@ if (values['no-python'] !== true) {
         pyP99 = row.p99Ms;
       }
     }
-    const tp = await loopStep('python-throughput', stftRequest(service.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, false);
+    const tp = await step('python-throughput', stftRequest(service.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, false, 'loop');
     rows.push(tp);
     pyGs = (tp.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
   }

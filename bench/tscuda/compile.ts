@@ -32,8 +32,9 @@ export const COMPILE_BENCHMARK: TscudaBenchmark = {
   names: ['compile_event_loop_lag_p99_ms'],
   run: async (ctx) => {
     let salt = Math.floor(Math.random() * 1e6);
+    const probeProgram = (kernels: number): Program => new Program({ source: heavySource(kernels, salt++), name: 'lag-probe.cu', label: 'compile lag probe' });
     const compileSync = (kernels: number): number => {
-      using program = new Program({ source: heavySource(kernels, salt++), name: 'lag-probe.cu', label: 'compile lag probe' });
+      using program = probeProgram(kernels);
       const t0 = performance.now();
       program.compile({ device: ctx.device, cache: false });
       return performance.now() - t0;
@@ -41,7 +42,7 @@ export const COMPILE_BENCHMARK: TscudaBenchmark = {
     // Warm-up: NVRTC's own start-up and the worker thread's, outside the measured compiles.
     compileSync(1);
     {
-      using warm = new Program({ source: heavySource(1, salt++), label: 'compile lag warm-up' });
+      using warm = probeProgram(1);
       await warm.compileAsync({ device: ctx.device, cache: false });
     }
     let kernels = 4;
@@ -53,7 +54,7 @@ export const COMPILE_BENCHMARK: TscudaBenchmark = {
     const lags: number[] = [];
     const asyncMs: number[] = [];
     for (let i = 0; i < ASYNC_COMPILES; i++) {
-      using program = new Program({ source: heavySource(kernels, salt++), name: 'lag-probe.cu', label: 'compile lag probe' });
+      using program = probeProgram(kernels);
       const probe = startLagProbe(1);
       const t0 = performance.now();
       await program.compileAsync({ device: ctx.device, cache: false });

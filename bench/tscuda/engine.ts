@@ -49,9 +49,6 @@ export const CWT_BANDS: readonly Band[] = [
   [30, 100],
   [100, 400],
 ];
-/** Engine lanes (streams); TSCUDA_BENCH_ENGINE_LANES overrides it to study the scaling (the results name the count). */
-export const LANES = lanesFromEnv(process.env.TSCUDA_BENCH_ENGINE_LANES, 4);
-export const IN_FLIGHT_PER_LANE = 2;
 
 function lanesFromEnv(value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
@@ -59,6 +56,10 @@ function lanesFromEnv(value: string | undefined, fallback: number): number {
   if (!Number.isSafeInteger(n) || n < 1 || n > 64) throw new RangeError(`TSCUDA_BENCH_ENGINE_LANES must be an integer in 1..64, got ${value}`);
   return n;
 }
+
+/** Engine lanes (streams); TSCUDA_BENCH_ENGINE_LANES overrides it to study the scaling (the results name the count). */
+export const LANES = lanesFromEnv(process.env.TSCUDA_BENCH_ENGINE_LANES, 4);
+export const IN_FLIGHT_PER_LANE = 2;
 export const WINDOW_MS = 400;
 const MAX_WINDOWS = 8;
 /** float32 end to end over 64k-point FFTs: the filtered wave within 1e-4 (relative L2) of float64. */

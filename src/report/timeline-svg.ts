@@ -217,7 +217,9 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
 
   const summary =
     `span ${formatMs(report.spanMs)} ms · ${report.operations} operations on ${lanes.size} stream${lanes.size === 1 ? '' : 's'}` +
-    ` · busy ${formatMs(report.busyMs)} ms · transfer time overlapped by compute ${report.transferComputeOverlapPercent.toFixed(1)}%`;
+    ` · busy ${formatMs(report.busyMs)} ms` +
+    // Without transfers (a timeline of whole jobs, say) an overlap share would read as a bad 0 %.
+    (report.transfers > 0 ? ` · transfer time overlapped by compute ${report.transferComputeOverlapPercent.toFixed(1)}%` : '');
   const height = axisY + 30;
   return [
     ...header(width, height),

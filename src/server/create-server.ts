@@ -39,8 +39,9 @@ export interface ServerLimits {
   retryAfterS: number;
   /**
    * Load shedding: while the event loop's mean delay over the last 100 ms window exceeds this
-   * many milliseconds, new job and batch requests (POSTs) get 429 `overloaded` at once, before
-   * their bodies are parsed or a job is queued; health, metrics and job status still answer.
+   * many milliseconds and requests are in progress, new job and batch requests (POSTs) get 429
+   * `overloaded` at once, before their bodies are parsed or a job is queued; health, metrics and
+   * job status still answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
    * 0 turns it off; default 100.
    */
@@ -148,9 +149,9 @@ export interface TscudaServer {
 type JobEndpoint = BuiltinJobFlag;
 
 /**
- * Node's default backlog (511) overflows when hundreds of clients connect at once: the kernel
- * drops their SYNs and they retry after 1 s and 3 s, seconds of latency the server never sees
- * and no 429 can answer. A deep backlog lets every connection in, where admission can judge it.
+ * The kernel's queue of connections not yet accepted. Node's default is 511: a burst of more
+ * clients than that overflows it, and the excess wait on TCP retries where no 429 can reach
+ * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
 
@@ -256,6 +257,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: limits.bodyLimitBytes }, (_request, body, done) => done(null, body));
 
+  const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
+    failureReasons.set(request, error.reason);
+    if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
+    if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
+    return reply.code(error.statusCode).type('application/json').send(error.toJSON());
+  };
+
   if (limits.maxEventLoopDelayMs > 0) {
     // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
     // each request while it is over the limit; returning nothing lets the request through.
@@ -278,13 +286,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       },
     });
   }
-
-  const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
-    failureReasons.set(request, error.reason);
-    if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
-    if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
-    return reply.code(error.statusCode).type('application/json').send(error.toJSON());
-  };
 
   app.setErrorHandler(
     (

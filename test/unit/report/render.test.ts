@@ -241,6 +241,13 @@ describe('toSvgTimeline', () => {
     expect(odd).toContain('a&lt;b&gt;&amp;&quot;c&apos;');
   });
 
+  it('leaves the overlap share out of the summary when nothing was a transfer', () => {
+    const jobs = toSvgTimeline([rec('lane 0', 'other', 0, 2), rec('lane 1', 'other', 1, 3)]);
+    assertWellFormedXml(jobs);
+    expect(jobs).toContain('2 operations on 2 streams');
+    expect(jobs).not.toContain('overlapped by compute');
+  });
+
   it('gives tiny operations a minimum width of one pixel', () => {
     const tiny = toSvgTimeline([rec('a', 'kernel', 0, 1000), rec('a', 'kernel', 500, 500.0001)]);
     const widths = [...tiny.matchAll(/<rect [^>]*><title>/g)].map((m) => attr(m[0], 'width'));
