@@ -312,10 +312,17 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
   await part(out, ['stft_job_pageable_gsamples_per_s'], async () => {
     const plain = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft pageable' });
     try {
-      const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => stftSpec(Float32Array.from(base)));
+      // Preallocated plain result arrays (JobSpec.into), as the peers preallocate their numpy outputs.
+      const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, (): JobSpec => {
+        const into = { filtered: new Float32Array(STFT_B * STFT_N), spectrum: new Float32Array(STFT_B * PREVIEW_BINS), bandPowers: new Float64Array(STFT_B * BANDS.length) };
+        return { ...stftSpec(Float32Array.from(base)), into };
+      });
       const check = checkStft(await plain.submit(specs[0]!).result, base);
       const rates = await closedLoop(plain, specs, windows);
-      out.stft_job_pageable_gsamples_per_s = { pass: summarize(rates), notes: [`plain Float32Arrays in, fresh result arrays out; ${shape}`, check] };
+      out.stft_job_pageable_gsamples_per_s = {
+        pass: summarize(rates),
+        notes: [`plain Float32Arrays in, preallocated plain result arrays out (JobSpec.into; the engine stages both through its lanes' pinned buffers); ${shape}`, check],
+      };
     } finally {
       await plain.close();
     }

@@ -8,7 +8,7 @@
 import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
 import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
 import { JobRecord } from './job.js';
-import { allocateOutputs, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
+import { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
 import { LaneStatsRecorder, engineStats } from './stats.js';
 import type { EngineStats, Job, JobEngineLike, JobResult, JobSpec } from './types.js';
 import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
@@ -26,8 +26,10 @@ export interface EngineCoreOptions {
 interface LaneSlot {
   index: number;
   runner: LaneRunner;
-  /** Jobs running on it (at most 1: its buffers are reused job after job). */
+  /** Jobs running on it (at most its runner's depth). */
   active: number;
+  /** A job that runs alone (runsAlone) is on it: it takes nothing else until that one ends. */
+  alone: boolean;
   /** Samples of the jobs running on it (the load measure across devices). */
   load: number;
   stats: LaneStatsRecorder;
@@ -71,7 +73,7 @@ export class EngineCore implements JobEngineLike {
     this.label = options.label ?? 'engine';
     this.precision = precision;
     this.maxQueued = maxQueued;
-    this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
+    this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, alone: false, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
     this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
     this.lost.catch(() => {});
   }
@@ -227,13 +229,17 @@ export class EngineCore implements JobEngineLike {
     }
   }
 
-  /** The lane for the next job: a free one with the least load, round robin among equals. */
-  #pickLane(): LaneSlot | undefined {
+  /**
+   * The lane for `job`: one with room (fewer jobs than its depth, none running alone; an empty one
+   * for a job that runs alone) and the least load, round robin among equals.
+   */
+  #pickLane(job: NormalizedJob): LaneSlot | undefined {
     let best: LaneSlot | undefined;
     const n = this.#lanes.length;
+    const alone = runsAlone(job);
     for (let k = 0; k < n; k++) {
       const lane = this.#lanes[(this.#cursor + k) % n]!;
-      if (lane.active > 0) continue;
+      if (lane.alone || lane.active >= (alone ? 1 : (lane.runner.depth ?? 1))) continue;
       if (!best || lane.load < best.load) best = lane;
     }
     if (best) this.#cursor = (best.index + 1) % n;
@@ -242,7 +248,8 @@ export class EngineCore implements JobEngineLike {
 
   #pump(): void {
     while (this.#queue.length > 0 && !this.#isLost) {
-      const lane = this.#pickLane();
+      // In order: a job that must run alone waits at the head for an empty lane.
+      const lane = this.#pickLane(this.#queue[0]!.spec);
       if (!lane) break;
       const job = this.#queue.shift()!;
       void this.#execute(job, lane);
@@ -264,6 +271,7 @@ export class EngineCore implements JobEngineLike {
     const progress: JobProgress = { stage: 'start' };
     job.markRunning();
     lane.active++;
+    lane.alone = runsAlone(spec);
     lane.load += samples;
     this.#executions++;
     this.#running.add(job);
@@ -296,6 +304,7 @@ export class EngineCore implements JobEngineLike {
       const endedAt = performance.now();
       lane.stats.record({ ok, runMs: endedAt - job.startedAt, gpuMs, samples, bytesMoved, startedAt: job.startedAt, endedAt });
       lane.active--;
+      lane.alone = false;
       lane.load -= samples;
       this.#executions--;
       this.#running.delete(job);

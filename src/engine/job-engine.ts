@@ -1,12 +1,13 @@
 /**
- * The FFT job engine of seed 000 (GpuEngine) on the GPU: lanes (one stream each, with its events
- * and reused pinned/device buffers) on one or several devices, over the CUDA-free core's queue,
- * job state machine and statistics.
+ * The FFT job engine of seed 000 (GpuEngine) on the GPU: lanes (one compute stream each, with its
+ * events and reused pinned/device buffers, sharing their device's two copy streams) on one or
+ * several devices, over the CUDA-free core's queue, job state machine and statistics.
  */
 import { Device } from '../runtime/device.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { EngineCore } from './engine-core.js';
-import { GpuLane, type LaneShared } from './gpu-lane.js';
+import { Stream } from '../runtime/stream.js';
+import { GpuLane, type CopyStreams, type LaneShared } from './gpu-lane.js';
 import { StageRegistry, type Stage } from './stages.js';
 import type { JobEngineOptions } from './types.js';
 
@@ -48,6 +49,7 @@ function deviceOrdinals(options: JobEngineOptions): number[] {
 export class JobEngine extends EngineCore {
   readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>> };
   readonly #firstDevice: number;
+  readonly #copyStreams: readonly Stream[];
 
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
@@ -62,15 +64,28 @@ export class JobEngine extends EngineCore {
     const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes };
     const ordinals = deviceOrdinals(options);
     const lanes: GpuLane[] = [];
+    const copyStreams: Stream[] = [];
     try {
+      // One pair of copy streams per device, shared by its lanes (CopyStreams says why).
+      const copies = new Map<number, CopyStreams>();
+      for (const d of ordinals) {
+        const context = Device.get(d).context;
+        const copyIn = new Stream({ context, label: `${label} device ${d} copies in` });
+        copyStreams.push(copyIn);
+        const copyOut = new Stream({ context, label: `${label} device ${d} copies out` });
+        copyStreams.push(copyOut);
+        copies.set(d, { copyIn, copyOut });
+      }
       // Lanes interleave devices (d0 l0, d1 l0, d0 l1, ...), so round robin on ties spreads over devices.
-      for (let l = 0; l < perDevice; l++) for (const d of ordinals) lanes.push(new GpuLane(Device.get(d).context, lanes.length, shared, label));
+      for (let l = 0; l < perDevice; l++) for (const d of ordinals) lanes.push(new GpuLane(Device.get(d).context, lanes.length, shared, label, copies.get(d)!));
     } catch (e) {
       for (const lane of lanes) lane.dispose();
+      for (const stream of copyStreams) stream.dispose();
       throw e;
     }
     super({ runners: lanes, precision, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}), label });
     this.#shared = shared;
+    this.#copyStreams = copyStreams;
     this.#firstDevice = ordinals[0]!;
   }
 
@@ -113,6 +128,8 @@ export class JobEngine extends EngineCore {
   }
 
   protected override disposeShared(): void {
+    // After the lanes: their last copies were on these streams.
+    for (const stream of this.#copyStreams) if (!stream.disposed) stream.dispose();
     for (const host of this.#shared.lent.values()) if (!host.disposed) host.dispose();
     this.#shared.lent.clear();
   }

@@ -1,7 +1,10 @@
 /**
  * A lane's reusable memory: device buffers and pinned host buffers by purpose, grown (never
- * shrunk) when a bigger job arrives, freed with the lane. Growth happens only between jobs, when
- * the lane's stream is idle, so no copy in flight can touch a replaced buffer.
+ * shrunk) when a bigger job arrives, freed with the lane. Intermediate device buffers are shared
+ * by the jobs in flight on the lane: they run on its stream in order, and a replaced buffer is
+ * freed stream-ordered behind the work that used it. What the copy streams touch (inputs,
+ * results, pinned staging) is kept per slot (one per job in flight), and a slot's buffers are
+ * replaced only once its previous job has completed.
  */
 import type { Context } from '../runtime/context.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
@@ -29,9 +32,15 @@ export class LaneBuffers {
     this.#label = label;
   }
 
-  /** A device buffer of `dtype` viewed to exactly `length` elements, reused across jobs. */
-  device<T extends DType>(purpose: string, dtype: T, length: number): DeviceBuffer<T> {
-    const key = `${purpose}:${dtype}`;
+  /**
+   * A device buffer of `dtype` viewed to exactly `length` elements, reused across jobs. Without a
+   * slot it is the lane's, allocated stream-ordered on the lane's stream and used only there. With
+   * `slot`, one per job in flight, allocated at once (usable from any stream: the copy streams read
+   * and write it) and replaced only once its slot's previous job has completed.
+   */
+  device<T extends DType>(purpose: string, dtype: T, length: number, options?: { slot: number }): DeviceBuffer<T> {
+    const slot = options?.slot;
+    const key = slot === undefined ? `${purpose}:${dtype}` : `${purpose}:${dtype}:slot ${slot}`;
     let b = this.#device.get(key) as DeviceBuffer<T> | undefined;
     if (!b || b.length < length) {
       const size = b ? Math.max(length, Math.ceil(b.length * GROWTH)) : length;
@@ -39,16 +48,21 @@ export class LaneBuffers {
         this.deviceBytes -= b.byteLength;
         b.dispose();
       }
-      b = DeviceBuffer.alloc(dtype, size, { stream: this.#stream, label: `${this.#label} ${purpose}` });
+      const label = `${this.#label} ${purpose}${slot === undefined ? '' : ` slot ${slot}`}`;
+      b = slot === undefined ? DeviceBuffer.alloc(dtype, size, { stream: this.#stream, label }) : DeviceBuffer.alloc(dtype, size, { context: this.#context, label });
       this.deviceBytes += b.byteLength;
       this.#device.set(key, b as DeviceBuffer<DType>);
     }
     return b.length === length ? b : b.view(0, length);
   }
 
-  /** A pinned host buffer of at least `length` elements, reused across jobs. */
-  host<T extends DType>(purpose: string, dtype: T, length: number): HostBuffer<T> {
-    const key = `${purpose}:${dtype}`;
+  /**
+   * A pinned host buffer of at least `length` elements, reused across jobs. `slot` keeps one per
+   * job in flight on the lane: the host reads a finished job's staging while the next job's copies
+   * into its own slot's staging may already run.
+   */
+  host<T extends DType>(purpose: string, dtype: T, length: number, slot = 0): HostBuffer<T> {
+    const key = `${purpose}:${dtype}:${slot}`;
     let b = this.#host.get(key) as HostBuffer<T> | undefined;
     if (!b || b.length < length) {
       const size = b ? Math.max(length, Math.ceil(b.length * GROWTH)) : length;

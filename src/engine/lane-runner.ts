@@ -46,6 +46,12 @@ export interface LaneChunkOutcome {
 export interface LaneRunner {
   /** The device ordinal the lane runs on. */
   readonly device: number;
+  /**
+   * Chunks the lane accepts at once (default 1). A lane of depth 2 enqueues the next chunk on its
+   * stream while the previous one still runs, so its stream never idles while the host learns of
+   * a completion and prepares the next job.
+   */
+  readonly depth?: number;
   /** Rows of `job` one chunk may hold (at least 1, or 0 when even one series does not fit). */
   maxRows(job: NormalizedJob): number;
   /** Frames per series one chunk of a framed-stft job may hold (required for those jobs). */
@@ -54,6 +60,15 @@ export interface LaneRunner {
   run(chunk: LaneChunk): Promise<LaneChunkOutcome>;
   /** Frees the lane's resources; called once, after its last chunk settled. */
   dispose(): void;
+}
+
+/**
+ * Whether a job runs alone on its lane, whatever the lane's depth: user stages may enqueue work
+ * after an await (nothing else may be enqueued between), and a framed stft assembles each chunk's
+ * input in the lane's one pinned buffer.
+ */
+export function runsAlone(job: NormalizedJob): boolean {
+  return job.stages.length > 0 || job.framing !== undefined;
 }
 
 /** The element type of a job's float results at the engine's precision. */

@@ -104,8 +104,10 @@ export const SIGNAL_SIGNATURES = {
   magnitude_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   band_powers_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   band_powers_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  dominant_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  dominant_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  dominant_chunks_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  dominant_chunks_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  dominant_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  dominant_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   scale_f32: ['ptr', 'i32', 'i32', 'f64'],
   scale_f64: ['ptr', 'i32', 'i32', 'f64'],
   pad_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
@@ -156,6 +158,8 @@ export interface SignalKernels {
     readonly magnitude_f64: Kernel;
     readonly band_powers_f32: Kernel;
     readonly band_powers_f64: Kernel;
+    readonly dominant_chunks_f32: Kernel;
+    readonly dominant_chunks_f64: Kernel;
     readonly dominant_f32: Kernel;
     readonly dominant_f64: Kernel;
     readonly scale_f32: Kernel;
@@ -229,10 +233,14 @@ export interface SignalKernels {
   band_powers_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f64'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, n: number, nbands: number): void;
   /** `band_powers_f64(const double2* in, double* out, const int* ranges, int batch, int bins, int n, int nbands)` */
   band_powers_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, ranges: DeviceBuffer<'i32'>, batch: number, bins: number, n: number, nbands: number): void;
-  /** `dominant_f32(const float2* in, double* out, int batch, int bins, int k0, int k1)` */
-  dominant_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number): void;
-  /** `dominant_f64(const double2* in, double* out, int batch, int bins, int k0, int k1)` */
-  dominant_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number): void;
+  /** `dominant_chunks_f32(const float2* in, double* partial, int batch, int bins, int k0, int k1, int chunk, int chunks)` */
+  dominant_chunks_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, partial: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number, chunk: number, chunks: number): void;
+  /** `dominant_chunks_f64(const double2* in, double* partial, int batch, int bins, int k0, int k1, int chunk, int chunks)` */
+  dominant_chunks_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, partial: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number, chunk: number, chunks: number): void;
+  /** `dominant_f32(const float2* in, const double* partial, double* out, int batch, int bins, int k0, int k1, int chunks)` */
+  dominant_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, partial: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number, chunks: number): void;
+  /** `dominant_f64(const double2* in, const double* partial, double* out, int batch, int bins, int k0, int k1, int chunks)` */
+  dominant_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, partial: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, bins: number, k0: number, k1: number, chunks: number): void;
   /** `scale_f32(float* x, int rows, int cols, double scale)` */
   scale_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, rows: number, cols: number, scale: number): void;
   /** `scale_f64(double* x, int rows, int cols, double scale)` */
@@ -298,6 +306,8 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_magnitude_f64 = kernels.magnitude_f64;
   const kernel_band_powers_f32 = kernels.band_powers_f32;
   const kernel_band_powers_f64 = kernels.band_powers_f64;
+  const kernel_dominant_chunks_f32 = kernels.dominant_chunks_f32;
+  const kernel_dominant_chunks_f64 = kernels.dominant_chunks_f64;
   const kernel_dominant_f32 = kernels.dominant_f32;
   const kernel_dominant_f64 = kernels.dominant_f64;
   const kernel_scale_f32 = kernels.scale_f32;
@@ -653,24 +663,52 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_band_powers_f64.setArg(6, nbands);
       kernel_band_powers_f64.launchPrepared(config);
     },
-    dominant_f32(config, in_, out, batch, bins, k0, k1) {
-      if (arguments.length !== 7) wrongArity('dominant_f32', 6, arguments.length);
+    dominant_chunks_f32(config, in_, partial, batch, bins, k0, k1, chunk, chunks) {
+      if (arguments.length !== 9) wrongArity('dominant_chunks_f32', 8, arguments.length);
+      kernel_dominant_chunks_f32.setArg(0, in_);
+      kernel_dominant_chunks_f32.setArg(1, partial);
+      kernel_dominant_chunks_f32.setArg(2, batch);
+      kernel_dominant_chunks_f32.setArg(3, bins);
+      kernel_dominant_chunks_f32.setArg(4, k0);
+      kernel_dominant_chunks_f32.setArg(5, k1);
+      kernel_dominant_chunks_f32.setArg(6, chunk);
+      kernel_dominant_chunks_f32.setArg(7, chunks);
+      kernel_dominant_chunks_f32.launchPrepared(config);
+    },
+    dominant_chunks_f64(config, in_, partial, batch, bins, k0, k1, chunk, chunks) {
+      if (arguments.length !== 9) wrongArity('dominant_chunks_f64', 8, arguments.length);
+      kernel_dominant_chunks_f64.setArg(0, in_);
+      kernel_dominant_chunks_f64.setArg(1, partial);
+      kernel_dominant_chunks_f64.setArg(2, batch);
+      kernel_dominant_chunks_f64.setArg(3, bins);
+      kernel_dominant_chunks_f64.setArg(4, k0);
+      kernel_dominant_chunks_f64.setArg(5, k1);
+      kernel_dominant_chunks_f64.setArg(6, chunk);
+      kernel_dominant_chunks_f64.setArg(7, chunks);
+      kernel_dominant_chunks_f64.launchPrepared(config);
+    },
+    dominant_f32(config, in_, partial, out, batch, bins, k0, k1, chunks) {
+      if (arguments.length !== 9) wrongArity('dominant_f32', 8, arguments.length);
       kernel_dominant_f32.setArg(0, in_);
-      kernel_dominant_f32.setArg(1, out);
-      kernel_dominant_f32.setArg(2, batch);
-      kernel_dominant_f32.setArg(3, bins);
-      kernel_dominant_f32.setArg(4, k0);
-      kernel_dominant_f32.setArg(5, k1);
+      kernel_dominant_f32.setArg(1, partial);
+      kernel_dominant_f32.setArg(2, out);
+      kernel_dominant_f32.setArg(3, batch);
+      kernel_dominant_f32.setArg(4, bins);
+      kernel_dominant_f32.setArg(5, k0);
+      kernel_dominant_f32.setArg(6, k1);
+      kernel_dominant_f32.setArg(7, chunks);
       kernel_dominant_f32.launchPrepared(config);
     },
-    dominant_f64(config, in_, out, batch, bins, k0, k1) {
-      if (arguments.length !== 7) wrongArity('dominant_f64', 6, arguments.length);
+    dominant_f64(config, in_, partial, out, batch, bins, k0, k1, chunks) {
+      if (arguments.length !== 9) wrongArity('dominant_f64', 8, arguments.length);
       kernel_dominant_f64.setArg(0, in_);
-      kernel_dominant_f64.setArg(1, out);
-      kernel_dominant_f64.setArg(2, batch);
-      kernel_dominant_f64.setArg(3, bins);
-      kernel_dominant_f64.setArg(4, k0);
-      kernel_dominant_f64.setArg(5, k1);
+      kernel_dominant_f64.setArg(1, partial);
+      kernel_dominant_f64.setArg(2, out);
+      kernel_dominant_f64.setArg(3, batch);
+      kernel_dominant_f64.setArg(4, bins);
+      kernel_dominant_f64.setArg(5, k0);
+      kernel_dominant_f64.setArg(6, k1);
+      kernel_dominant_f64.setArg(7, chunks);
       kernel_dominant_f64.launchPrepared(config);
     },
     scale_f32(config, x, rows, cols, scale) {

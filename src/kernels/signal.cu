@@ -139,24 +139,35 @@ __device__ void series_stats_impl(const T* x, double* stats, int n, int batch, i
 extern "C" __global__ void series_stats_f32(const float* x, double* stats, int n, int batch, int chunk) { series_stats_impl<float>(x, stats, n, batch, chunk); }
 extern "C" __global__ void series_stats_f64(const double* x, double* stats, int n, int batch, int chunk) { series_stats_impl<double>(x, stats, n, batch, chunk); }
 
-// Elementwise whole-series detrend and window: out[b*n + t] = (x - mean_b - slope_b (t - tbar)) * w[t].
+// Whole-series detrend and window: out[b*n + t] = (x - mean_b - slope_b (t - tbar)) * w[t].
 // detrend: 0 none (stats unused), 1 constant, 2 linear; useWindow 0: no window (w unused).
+// Block id -> (row, tile of DETREND_TILE samples): the row's trend is worked out once per tile and
+// no thread divides a 64-bit index per sample.
+#define DETREND_TILE 2048
 template <typename T>
 __device__ void detrend_window_impl(const T* x, T* out, const double* stats, const T* window, int n, int batch, int detrend, int useWindow) {
-  i64 total = (i64)n * batch;
+  i64 tiles = ((i64)n + DETREND_TILE - 1) / DETREND_TILE;
+  i64 total = tiles * batch;
   double tbar = 0.5 * ((double)n - 1.0);
   double stt = (double)n * ((double)n * n - 1.0) / 12.0;
-  for (i64 i = global_thread(); i < total; i += grid_threads()) {
-    i64 b = i / n;
-    i64 t = i - b * n;
-    double v = (double)x[i];
+  for (i64 id = blockIdx.x; id < total; id += gridDim.x) {
+    i64 b = id / tiles;
+    int begin = (int)(id - b * tiles) * DETREND_TILE;
+    int end = begin + DETREND_TILE < n ? begin + DETREND_TILE : n;
+    // trend(t) = offset + slope * t, with offset = mean - slope * tbar.
+    double slope = 0.0, offset = 0.0;
     if (detrend != 0) {
       double mean = stats[2 * b] / n;
-      double slope = (detrend == 2 && stt > 0.0) ? stats[2 * b + 1] / stt : 0.0;
-      v -= mean + slope * ((double)t - tbar);
+      slope = (detrend == 2 && stt > 0.0) ? stats[2 * b + 1] / stt : 0.0;
+      offset = mean - slope * tbar;
     }
-    if (useWindow) v *= (double)window[t];
-    out[i] = (T)v;
+    const T* xs = x + b * (i64)n;
+    T* os = out + b * (i64)n;
+    for (int t = begin + threadIdx.x; t < end; t += blockDim.x) {
+      double v = (double)xs[t] - (offset + slope * (double)t);
+      if (useWindow) v *= (double)window[t];
+      os[t] = (T)v;
+    }
   }
 }
 
@@ -485,18 +496,45 @@ __device__ void band_powers_impl(const typename Complex<T>::type* in, double* ou
 extern "C" __global__ void band_powers_f32(const float2* in, double* out, const int* ranges, int batch, int bins, int n, int nbands) { band_powers_impl<float>(in, out, ranges, batch, bins, n, nbands); }
 extern "C" __global__ void band_powers_f64(const double2* in, double* out, const int* ranges, int batch, int bins, int n, int nbands) { band_powers_impl<double>(in, out, ranges, batch, bins, n, nbands); }
 
-// Dominant bin per row: out[4b..4b+3] = (k, re, im, |X_k|^2) of the largest |X_k|^2 over
-// k in [k0, k1] (ties: the lowest k). One block per series.
-template <typename T>
-__device__ void dominant_impl(const typename Complex<T>::type* in, double* out, int batch, int bins, int k0, int k1) {
+// Argmax across the block of (power, bin) pairs, ties to the lowest bin; thread 0 gets the result.
+__device__ void block_argmax(double& best, int& bestK) {
   __shared__ double sp[1024];
   __shared__ int sk[1024];
   unsigned t = threadIdx.x;
-  for (i64 b = blockIdx.x; b < batch; b += gridDim.x) {
+  sp[t] = best;
+  sk[t] = bestK;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (t < s) {
+      double o = sp[t + s];
+      int ok = sk[t + s];
+      if (o > sp[t] || (o == sp[t] && ok < sk[t])) {
+        sp[t] = o;
+        sk[t] = ok;
+      }
+    }
+    __syncthreads();
+  }
+  best = sp[0];
+  bestK = sk[0];
+  __syncthreads();
+}
+
+// Dominant bin, phase 1: the strongest bin of each chunk of `chunk` bins of each row's range
+// [k0, k1]. Block id -> (row, chunk): many blocks per row, so a few long rows still fill the GPU.
+// partial[2*id] = |X_k|^2, partial[2*id+1] = k (ties: the lowest k).
+template <typename T>
+__device__ void dominant_chunks_impl(const typename Complex<T>::type* in, double* partial, int batch, int bins, int k0, int k1, int chunk, int chunks) {
+  i64 total = (i64)batch * chunks;
+  for (i64 id = blockIdx.x; id < total; id += gridDim.x) {
+    i64 b = id / chunks;
+    int c = (int)(id - b * chunks);
+    int begin = k0 + c * chunk;
+    int end = begin + chunk - 1 < k1 ? begin + chunk - 1 : k1;
     const typename Complex<T>::type* row = in + b * (i64)bins;
     double best = -1.0;
     int bestK = 0x7fffffff;
-    for (int k = k0 + t; k <= k1; k += blockDim.x) {
+    for (int k = begin + threadIdx.x; k <= end; k += blockDim.x) {
       typename Complex<T>::type v = row[k];
       double pw = (double)v.x * v.x + (double)v.y * v.y;
       if (pw > best) {  // k increases within a thread: strict > keeps the lowest k on ties
@@ -504,29 +542,46 @@ __device__ void dominant_impl(const typename Complex<T>::type* in, double* out, 
         bestK = k;
       }
     }
-    sp[t] = best;
-    sk[t] = bestK;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (t < s) {
-        double o = sp[t + s];
-        int ok = sk[t + s];
-        if (o > sp[t] || (o == sp[t] && ok < sk[t])) {
-          sp[t] = o;
-          sk[t] = ok;
-        }
-      }
-      __syncthreads();
+    block_argmax(best, bestK);
+    if (threadIdx.x == 0) {
+      partial[2 * id] = best;
+      partial[2 * id + 1] = (double)bestK;
     }
-    if (t == 0) {
-      int k = sk[0];
+  }
+}
+
+extern "C" __global__ void dominant_chunks_f32(const float2* in, double* partial, int batch, int bins, int k0, int k1, int chunk, int chunks) {
+  dominant_chunks_impl<float>(in, partial, batch, bins, k0, k1, chunk, chunks);
+}
+extern "C" __global__ void dominant_chunks_f64(const double2* in, double* partial, int batch, int bins, int k0, int k1, int chunk, int chunks) {
+  dominant_chunks_impl<double>(in, partial, batch, bins, k0, k1, chunk, chunks);
+}
+
+// Dominant bin, phase 2: out[4b..4b+3] = (k, re, im, |X_k|^2) of the strongest of row b's
+// `chunks` partials (ties: the lowest k); k = -1 (and zeros) when the range [k0, k1] is empty
+// (chunks = 0). One block per row.
+template <typename T>
+__device__ void dominant_impl(const typename Complex<T>::type* in, const double* partial, double* out, int batch, int bins, int k0, int k1, int chunks) {
+  for (i64 b = blockIdx.x; b < batch; b += gridDim.x) {
+    double best = -1.0;
+    int bestK = 0x7fffffff;
+    // Chunks hold increasing bins: strict > keeps the lowest k on ties within a thread.
+    for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+      double pw = partial[2 * (b * chunks + c)];
+      if (pw > best) {
+        best = pw;
+        bestK = (int)partial[2 * (b * chunks + c) + 1];
+      }
+    }
+    block_argmax(best, bestK);
+    if (threadIdx.x == 0) {
       double* o = out + 4 * b;
-      if (k <= k1 && k >= k0) {
-        typename Complex<T>::type v = row[k];
-        o[0] = (double)k;
+      if (bestK <= k1 && bestK >= k0) {
+        typename Complex<T>::type v = in[b * (i64)bins + bestK];
+        o[0] = (double)bestK;
         o[1] = (double)v.x;
         o[2] = (double)v.y;
-        o[3] = sp[0];
+        o[3] = best;
       } else {
         o[0] = -1.0;
         o[1] = 0.0;
@@ -534,12 +589,15 @@ __device__ void dominant_impl(const typename Complex<T>::type* in, double* out, 
         o[3] = 0.0;
       }
     }
-    __syncthreads();
   }
 }
 
-extern "C" __global__ void dominant_f32(const float2* in, double* out, int batch, int bins, int k0, int k1) { dominant_impl<float>(in, out, batch, bins, k0, k1); }
-extern "C" __global__ void dominant_f64(const double2* in, double* out, int batch, int bins, int k0, int k1) { dominant_impl<double>(in, out, batch, bins, k0, k1); }
+extern "C" __global__ void dominant_f32(const float2* in, const double* partial, double* out, int batch, int bins, int k0, int k1, int chunks) {
+  dominant_impl<float>(in, partial, out, batch, bins, k0, k1, chunks);
+}
+extern "C" __global__ void dominant_f64(const double2* in, const double* partial, double* out, int batch, int bins, int k0, int k1, int chunks) {
+  dominant_impl<double>(in, partial, out, batch, bins, k0, k1, chunks);
+}
 
 // Scales rows x cols values in place: x[i] *= scale.
 template <typename T>

@@ -50,6 +50,11 @@ function complexPrecision(buffer: ComplexBuffer, what: string): Precision {
   return p;
 }
 
+/** Samples per block of the detrend_window kernel (its DETREND_TILE). */
+const DETREND_TILE = 2048;
+/** Bins per block of the dominant search's first phase. */
+const DOMINANT_CHUNK = 2048;
+
 export interface DetrendWindowOptions extends SeriesOptions {
   /** Remove the mean ('constant') or the least-squares line ('linear') of each whole series; false: neither. */
   detrend: DetrendType;
@@ -76,12 +81,13 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
   if (code !== 0) {
     stats = ws.scratch(ctx, stream, 'detrend-stats', 'f64', 2 * batch);
     stats.memset(0, stream ? { stream } : {});
-    const chunk = 16384;
+    // Chunks of 4096 samples: enough blocks to fill the GPU when a few long series are detrended.
+    const chunk = 4096;
     const blocks = batch * Math.ceil(length / chunk);
     ws.kernel(ctx, 'series_stats', p)(perRow(blocks, stream), input, stats, length, batch, chunk);
   }
   // Unused pointers still need a live buffer of the right context: pass the input.
-  ws.kernel(ctx, 'detrend_window', p)(elementwise(n, stream), input, output, stats ?? input, window ?? input, length, batch, code, window ? 1 : 0);
+  ws.kernel(ctx, 'detrend_window', p)(perRow(batch * Math.ceil(length / DETREND_TILE), stream), input, output, stats ?? input, window ?? input, length, batch, code, window ? 1 : 0);
 }
 
 /** Forward real FFT of each series: output[b] = rfft(input[b]) (N/2+1 bins, unnormalised, e^-2πi). */
@@ -236,5 +242,10 @@ export function dominantCycleDevice(spectrum: ComplexBuffer, output: DeviceBuffe
   expectBuffer(spectrum, COMPLEX_OF[p], batch * bins, 'dominantCycleDevice spectrum');
   expectBuffer(output, 'f64', 4 * batch, 'dominantCycleDevice output');
   const [k0, k1] = dominantBins(length, checkFs(options.fs ?? 1), options.range);
-  ws.kernel(spectrum.context, 'dominant', p)(perRow(batch, options.stream), spectrum, output, batch, bins, k0, k1);
+  // Two phases: the strongest bin of each chunk of each row (many blocks per row), then of each row's chunks.
+  const chunks = k1 >= k0 ? Math.ceil((k1 - k0 + 1) / DOMINANT_CHUNK) : 0;
+  const stream = options.stream;
+  const partial = ws.scratch(spectrum.context, stream, 'dominant-partials', 'f64', 2 * batch * Math.max(1, chunks));
+  if (chunks > 0) ws.kernel(spectrum.context, 'dominant_chunks', p)(perRow(batch * chunks, stream), spectrum, partial, batch, bins, k0, k1, DOMINANT_CHUNK, chunks);
+  ws.kernel(spectrum.context, 'dominant', p)(perRow(batch, stream), spectrum, partial, output, batch, bins, k0, k1, chunks);
 }

@@ -168,6 +168,45 @@ describe('EngineCore: lanes', () => {
     await e.close();
   });
 
+  it('a lane of depth 2 takes a second job while its first runs; idle lanes are still preferred', async () => {
+    const lanes = [new FakeLane(0, 1 << 20, 2), new FakeLane(0, 1 << 20, 2)];
+    for (const l of lanes) l.hold = true;
+    const e = engine(lanes, 100);
+    const jobs = Array.from({ length: 6 }, () => e.submit(spec()));
+    await tick();
+    // The first two go one per lane (least load), the next two fill each lane's second place.
+    expect(lanes.map((l) => l.runs.length)).toEqual([2, 2]);
+    expect(e.stats()).toMatchObject({ running: 4, queued: 2 });
+    while (jobs.some((j) => j.status !== 'ready')) {
+      for (const l of lanes) l.release();
+      await tick();
+      await tick();
+    }
+    for (const l of lanes) expect(l.maxInFlight).toBe(2);
+    expect((await Promise.all(jobs.map((j) => j.result))).length).toBe(6);
+    await e.close();
+  });
+
+  it('a job with user stages runs alone on a deep lane: it waits for an empty lane and takes the lane whole', async () => {
+    const lane = new FakeLane(0, 1 << 20, 2);
+    lane.hold = true;
+    const e = engine([lane], 100);
+    const first = e.submit(spec());
+    const staged = e.submit(spec({ flags: ['stft', 'supdem'] }));
+    const after = e.submit(spec());
+    await tick();
+    expect([first.status, staged.status, after.status]).toEqual(['running', 'queued', 'queued']);
+    lane.release();
+    await first.result;
+    await tick();
+    expect([staged.status, after.status]).toEqual(['running', 'queued']);
+    expect(after.cancel()).toBe(true);
+    lane.release();
+    await staged.result;
+    expect(lane.maxInFlight).toBe(1);
+    await e.close();
+  });
+
   it('round robin on ties: sequential jobs on an idle engine rotate over the lanes', async () => {
     const lanes = [new FakeLane(), new FakeLane(), new FakeLane()];
     const e = engine(lanes);

@@ -17,9 +17,13 @@ export class FakeLane implements LaneRunner {
   inFlight = 0;
   maxInFlight = 0;
 
-  constructor(device = 0, capacity = 1 << 20) {
+  /** Chunks the engine may give this lane at once. */
+  readonly depth: number;
+
+  constructor(device = 0, capacity = 1 << 20, depth = 1) {
     this.device = device;
     this.capacity = capacity;
+    this.depth = depth;
   }
 
   maxRows(job: NormalizedJob): number {
