@@ -22,6 +22,7 @@ import { signalWorkspace } from '../signal/workspace.js';
 import type { FrameChunk } from './chunks.js';
 import { runsAlone, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
 import { LaneBuffers } from './lane-buffers.js';
+import { copyHostArray } from '../runtime/memory/host-copy.js';
 import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
 import type { StageContext, StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
@@ -215,15 +216,18 @@ export class GpuLane implements LaneRunner {
     const { copyIn, copyOut } = this.#copies;
     const own = { slot: slot.index };
     progress.stage = 'h2d';
+    // A plain array is copied into the slot's pinned staging first, on the thread pool (the event
+    // loop stays free); everything after is enqueued in one synchronous run, so the jobs of a lane
+    // never interleave their work on its stream.
+    const lent = this.#lentSource(chunk.data);
+    const pin = lent ? undefined : buf.host('input', real, total, slot.index);
+    if (pin) await copyHostArray(pin.array as Float32Array | Float64Array, chunk.data);
+    const stickyNow = this.context.stickyError;
+    if (stickyNow) throw stickyNow;
     slot.start.record(copyIn);
     const x = buf.device('input', real, total, own) as RealBuffer;
-    const lent = this.#lentSource(chunk.data);
     if (lent) (x as DeviceBuffer<DType>).write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
-    else {
-      const pin = buf.host('input', real, total, slot.index);
-      pin.array.set(chunk.data);
-      (x as DeviceBuffer<DType>).write(pin, { stream: copyIn, length: total });
-    }
+    else (x as DeviceBuffer<DType>).write(pin!, { stream: copyIn, length: total });
     slot.loaded.record(copyIn);
     s.waitEvent(slot.loaded);
     bytesMoved += total * el;
@@ -273,14 +277,14 @@ export class GpuLane implements LaneRunner {
     // the buffer's type, else into the slot's pinned staging, copied on the host once the job's
     // event has completed (`after`).
     const copiesBack: (() => void)[] = [];
-    const after: (() => void)[] = [];
+    const after: (() => void | Promise<void>)[] = [];
     const fetch = (src: DeviceBuffer<DType>, target: Float32Array | Float64Array, targetOffset: number, length: number, purpose: string): void => {
       const direct = this.#lentTarget(target, src.dtype);
       if (direct) copiesBack.push(() => src.read(direct.host, { stream: copyOut, otherOffset: direct.offset + targetOffset, length }));
       else {
         const pin = buf.host(purpose, src.dtype, length, slot.index);
         copiesBack.push(() => src.read(pin, { stream: copyOut, length }));
-        after.push(() => target.set((pin.array as Float32Array | Float64Array).subarray(0, length), targetOffset));
+        after.push(() => copyHostArray(target, (pin.array as Float32Array | Float64Array).subarray(0, length), targetOffset));
       }
       bytesMoved += length * (src.dtype === 'f32' ? 4 : 8);
     };
@@ -370,7 +374,7 @@ export class GpuLane implements LaneRunner {
     const gpuMs = slot.finished.elapsedSince(slot.start);
 
     progress.stage = 'readback';
-    for (const fn of after) fn();
+    await Promise.all(after.map((fn) => fn()));
 
     const stages: Record<string, unknown> = {};
     for (const { name, value } of pending) {
