@@ -18,16 +18,15 @@ function bytesOf(a: HostArray, offset: number, length: number): Uint8Array {
 }
 
 /**
- * target[targetOffset + i] = source[i] for i < source.length (same element type). Resolves when
- * done; keep both arrays alive and unchanged until then.
+ * target[targetOffset + i] = source[i] for i < source.length. Resolves when done; keep both arrays
+ * alive and unchanged until then. Arrays of different element types are converted in place (as
+ * TypedArray.set does): only a byte copy can run on another thread.
  */
 export function copyHostArray(target: HostArray, source: HostArray, targetOffset = 0): Promise<void> {
-  if (target.BYTES_PER_ELEMENT !== source.BYTES_PER_ELEMENT || target.constructor !== source.constructor)
-    return Promise.reject(new TypeError(`copyHostArray: a ${source.constructor.name} cannot be copied into a ${target.constructor.name}`));
-  if (targetOffset < 0 || targetOffset + source.length > target.length)
+  if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset + source.length > target.length)
     return Promise.reject(new RangeError(`copyHostArray: ${source.length} elements at ${targetOffset} overrun a target of ${target.length}`));
   const bytes = source.byteLength;
-  if (bytes < IN_PLACE_BYTES) {
+  if (bytes < IN_PLACE_BYTES || target.constructor !== source.constructor) {
     target.set(source, targetOffset);
     return Promise.resolve();
   }
