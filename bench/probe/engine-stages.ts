@@ -16,7 +16,18 @@ import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
 import { Event } from '../../src/runtime/event.js';
 import { Stream } from '../../src/runtime/stream.js';
-import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../../src/signal/primitives.js';
+import {
+  bandMask,
+  bandPowers,
+  detrendWindow,
+  dominantCycleDevice,
+  halfBins,
+  irfft,
+  rfft,
+  spectrumMagnitude,
+  type ComplexBuffer,
+  type RealBuffer,
+} from '../../src/signal/primitives.js';
 import { JobEngine } from '../../src/engine/index.js';
 import { BANDS, FS, jobData, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from '../tscuda/engine.js';
 
@@ -106,7 +117,9 @@ function perStage(set: Set): Record<string, number> {
   }
   const out: Record<string, number> = {};
   for (const [name, xs] of Object.entries(times)) out[`${name}_us`] = +median(xs).toFixed(1);
-  out.total_us = +Object.values(out).reduce((a, b) => a + b, 0).toFixed(1);
+  out.total_us = +Object.values(out)
+    .reduce((a, b) => a + b, 0)
+    .toFixed(1);
   return out;
 }
 
@@ -177,14 +190,17 @@ function pipelined(sets: Set[], computeStreams: number, jobs: number): number {
   return +median(rates).toFixed(3);
 }
 
-async function engineLoop(lanes: number, depth: number, ms: number): Promise<{ gsamples: number; busy: string }> {
-  const engine = new JobEngine({ lanes, precision: 'f32', maxQueued: 8 * lanes * depth, label: 'probe' });
+async function engineLoop(lanes: number, depth: number, ms: number, laneDepth?: number): Promise<{ gsamples: number; busy: string }> {
+  const engine = new JobEngine({ lanes, laneDepth, precision: 'f32', maxQueued: 8 * lanes * depth, label: 'probe' });
   try {
     const base = jobData(B, N, 11);
     const specs = Array.from({ length: lanes * depth }, () => {
       const data = engine.hostBuffer('f32', SAMPLES);
       data.set(base);
-      return { ...stftSpec(data), into: { filtered: engine.hostBuffer('f32', SAMPLES), spectrum: engine.hostBuffer('f32', B * PREVIEW_BINS), bandPowers: engine.hostBuffer('f64', B * BANDS.length) } };
+      return {
+        ...stftSpec(data),
+        into: { filtered: engine.hostBuffer('f32', SAMPLES), spectrum: engine.hostBuffer('f32', B * PREVIEW_BINS), bandPowers: engine.hostBuffer('f64', B * BANDS.length) },
+      };
     });
     const run = async (duration: number): Promise<number> => {
       const t0 = performance.now();
@@ -211,12 +227,29 @@ async function engineLoop(lanes: number, depth: number, ms: number): Promise<{ g
   }
 }
 
+/** Engine closed loops: [lanes, jobs in flight per lane, laneDepth]. */
+const ENGINE_LOOPS = [
+  [4, 2, 2],
+  [4, 3, 2],
+  [4, 3, 3],
+  [4, 4, 4],
+  [6, 3, 2],
+  [3, 4, 3],
+] as const;
 const report: Record<string, unknown> = { device: Device.get(0).name };
 const engineOnly = process.argv.indexOf('--engine');
+const skipKernels = process.argv.includes('--engine-loops');
 if (engineOnly >= 0) {
   // --engine LANES DEPTH MS: only the engine's closed loop (for node --cpu-prof).
   const [lanes, depth, ms] = process.argv.slice(engineOnly + 1, engineOnly + 4).map(Number);
   console.log(JSON.stringify(await engineLoop(lanes ?? 8, depth ?? 2, ms ?? 2000)));
+  process.exit(0);
+}
+if (skipKernels) {
+  // --engine-loops: only the engine's closed loops below.
+  for (const [lanes, inFlight, laneDepth] of ENGINE_LOOPS)
+    report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(lanes, inFlight, 1500, laneDepth);
+  console.log(JSON.stringify(report, null, 1));
   process.exit(0);
 }
 const sets = Array.from({ length: 8 }, (_, i) => makeSet(i));
@@ -236,11 +269,8 @@ report.pipelined_4_sets_2_compute = pipelined(sets.slice(0, 4), 2, 40);
 report.pipelined_8_sets_2_compute = pipelined(sets, 2, 40);
 report.pipelined_3_sets_1_compute = pipelined(sets.slice(0, 3), 1, 40);
 console.log(JSON.stringify(report));
-for (const [lanes, depth] of [
-  [4, 2],
-  [6, 2],
-] as const)
-  report[`engine_${lanes}_lanes_${depth}_deep`] = await engineLoop(lanes, depth, 1500);
+for (const [lanes, inFlight, laneDepth] of ENGINE_LOOPS)
+  report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(lanes, inFlight, 1500, laneDepth);
 console.log(JSON.stringify(report, null, 1));
 if (process.argv[2] && !process.argv[2].startsWith('-')) writeFileSync(process.argv[2], JSON.stringify(report, null, 1));
 process.exit(0);

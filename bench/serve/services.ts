@@ -68,7 +68,9 @@ export function startTscuda(root: string, port: number, args: string[], verbose:
   // Checking the bench itself without a GPU: TSCUDA_SERVE_BENCH_WORKER names a worker entry
   // (e.g. test/unit/server/fixtures/fake-worker.ts) run under the fault service's supervisor.
   if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) return startFaultService(root, port, 1, verbose);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
+  // TSCUDA_BENCH_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof; its workers inherit them).
+  const nodeArgs = (process.env.TSCUDA_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -8,7 +8,7 @@
  *   engine_event_loop_lag_p99_ms      p99 lateness of a 1 ms timer while the pinned STFT load runs
  *
  * The jobs are those of bench/peers/stft_job_peer.py (keep the constants equal). Each rate is
- * input samples per second of a closed loop (2 jobs in flight per lane) over windows of
+ * input samples per second of a closed loop (3 jobs in flight per lane: one waiting in the engine for each lane) over windows of
  * WINDOW_MS, median over the windows. Before any timing, the first job's results are compared
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
@@ -59,7 +59,7 @@ function lanesFromEnv(value: string | undefined, fallback: number): number {
 
 /** Engine lanes (streams); TSCUDA_BENCH_ENGINE_LANES overrides it to study the scaling (the results name the count). */
 export const LANES = lanesFromEnv(process.env.TSCUDA_BENCH_ENGINE_LANES, 4);
-export const IN_FLIGHT_PER_LANE = 2;
+export const IN_FLIGHT_PER_LANE = 3;
 export const WINDOW_MS = 400;
 const MAX_WINDOWS = 8;
 /** float32 end to end over 64k-point FFTs: the filtered wave within 1e-4 (relative L2) of float64. */

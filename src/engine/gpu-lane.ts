@@ -4,8 +4,8 @@
  * FFT, stages placed after the FFT, pass-band mask + inverse FFT (filtered wave, magnitude
  * preview), stages placed after the inverse, band powers / band waves / dominant cycle, CWT power,
  * D2H, event record. The job is done when the event completes (the completion poller: the event
- * loop never blocks). A lane holds two jobs at once (depth 2): the next is enqueued behind the one
- * running, so the stream never idles while the host learns of a completion.
+ * loop never blocks). A lane holds `laneDepth` jobs at once (default 2): the next is enqueued behind
+ * the one running, so the GPU never idles while the host learns of a completion.
  */
 import type { Context } from '../runtime/context.js';
 import { Event } from '../runtime/event.js';
@@ -35,6 +35,8 @@ export interface LaneShared {
   readonly lent: ReadonlyMap<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>;
   /** Device memory one chunk may use on a lane (bytes). */
   readonly laneMemoryBytes: number;
+  /** Jobs each lane holds on the GPU at once. */
+  readonly laneDepth: number;
 }
 
 const sumCache = new Map<string, number>();
@@ -50,9 +52,6 @@ function windowSum(job: NormalizedJob): number {
   }
   return s;
 }
-
-/** Jobs a lane holds on its stream at once: the next is enqueued while the previous runs. */
-const LANE_DEPTH = 2;
 
 /**
  * The copy streams the lanes of one device share: every lane's host-to-device copies queue on
@@ -84,7 +83,7 @@ export class GpuLane implements LaneRunner {
   readonly device: number;
   readonly context: Context;
   readonly stream: Stream;
-  readonly depth = LANE_DEPTH;
+  readonly depth: number;
   readonly #slots: LaneSlot[] = [];
   readonly #free: LaneSlot[] = [];
   /** Jobs in flight, and whether one of them runs alone (user stages, framed chunks). */
@@ -100,6 +99,7 @@ export class GpuLane implements LaneRunner {
 
   constructor(context: Context, index: number, shared: LaneShared, label: string, copies: CopyStreams) {
     this.index = index;
+    this.depth = shared.laneDepth;
     this.#copies = copies;
     this.context = context;
     this.device = context.device.ordinal;
@@ -111,7 +111,7 @@ export class GpuLane implements LaneRunner {
     this.stream = new Stream({ context, label: name });
     const created: Event[] = [];
     try {
-      for (let i = 0; i < LANE_DEPTH; i++) {
+      for (let i = 0; i < this.depth; i++) {
         const event = (what: string, timing: boolean): Event => {
           const ev = new Event({ context, timing, label: `${name} slot ${i} ${what}` });
           created.push(ev);

@@ -13,6 +13,8 @@ import type { JobEngineOptions } from './types.js';
 
 /** Default lanes (streams) per device. */
 export const DEFAULT_LANES = 4;
+/** Default jobs each lane holds on the GPU at once. */
+export const DEFAULT_LANE_DEPTH = 2;
 /** Default device memory one lane's chunk may use. */
 export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 
@@ -60,8 +62,10 @@ export class JobEngine extends EngineCore {
     const laneMemoryBytes = options.laneMemoryBytes ?? DEFAULT_LANE_MEMORY_BYTES;
     if (!Number.isSafeInteger(laneMemoryBytes) || laneMemoryBytes < 1 << 16)
       throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
+    const laneDepth = options.laneDepth ?? DEFAULT_LANE_DEPTH;
+    if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
     const label = options.label ?? 'engine';
-    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes };
+    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes, laneDepth };
     const ordinals = deviceOrdinals(options);
     const lanes: GpuLane[] = [];
     const copyStreams: Stream[] = [];

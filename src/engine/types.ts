@@ -175,8 +175,14 @@ export interface JobEngineOptions {
   device?: Device | number | undefined;
   /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
   devices?: 'all' | readonly number[] | undefined;
-  /** Lanes (streams) per device; default 4. */
+  /** Lanes (compute streams) per device; default 4. */
   lanes?: number | undefined;
+  /**
+   * Jobs each lane holds on the GPU at once (1..8; default 2): the next job's copies and kernels
+   * are enqueued while the previous ones run, so the GPU never waits for the host to hear of a
+   * completion. Each place keeps its own input and result buffers.
+   */
+  laneDepth?: number | undefined;
   /** Arithmetic precision on the GPU; default 'f32'. */
   precision?: 'f32' | 'f64' | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */

@@ -214,6 +214,26 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect(relL2(banded.waveletPower!, summed)).toBeLessThan(1e-5);
   });
 
+  it('laneDepth 3 on one lane: jobs in flight together (lent and plain arrays, growing sizes) each get their own results; a bad laneDepth is refused', async () => {
+    expect(() => new JobEngine({ laneDepth: 0 })).toThrow(/laneDepth must be an integer in 1\.\.8, got 0/);
+    expect(() => new JobEngine({ laneDepth: 2.5 })).toThrow(/laneDepth/);
+    const e = engine({ lanes: 1, laneDepth: 3 });
+    const specs: (JobSpec & { data: Float32Array })[] = [];
+    for (let i = 0; i < 12; i++) {
+      const batch = 2 + (i % 3);
+      const n = 2048 * (1 + Math.floor(i / 4)); // buffers grow while earlier jobs are in flight
+      const plain = testSeries(batch, n, 20 + i) as Float32Array;
+      let data = plain;
+      if (i % 2 === 0) {
+        data = e.hostBuffer('f32', plain.length);
+        data.set(plain);
+      }
+      specs.push({ data, batch, fs: 1000, flags: ['stft', 'cycles'], passBand: [10 + i, 300], bands: BANDS });
+    }
+    const results = await Promise.all(specs.map((spec) => e.submit(spec).result));
+    results.forEach((r, i) => expectMatches(r, referenceOf(specs[i]!), 5e-5, `depth-3 job ${i}`));
+  });
+
   it('64 jobs over 4 lanes: fresh random data per job, every result correct, all lanes used', async () => {
     const e = engine({ lanes: 4 });
     const specs: (JobSpec & { data: Float32Array })[] = [];
