@@ -341,7 +341,8 @@ export class GpuLane implements LaneRunner {
         if (direct) {
           copiesBack.push(() => {
             for (let q = 0; q < nb; q++)
-              for (let r = 0; r < rows; r++) w.read(direct.host, { stream: copyOut, offset: (q * rows + r) * n, otherOffset: direct.offset + ((rowStart + r) * nb + q) * n, length: n });
+              for (let r = 0; r < rows; r++)
+                w.read(direct.host, { stream: copyOut, offset: (q * rows + r) * n, otherOffset: direct.offset + ((rowStart + r) * nb + q) * n, length: n });
           });
         } else {
           const pin = buf.host('band waves', real, nb * total, slot.index);

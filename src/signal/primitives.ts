@@ -87,7 +87,17 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
     ws.kernel(ctx, 'series_stats', p)(perRow(blocks, stream), input, stats, length, batch, chunk);
   }
   // Unused pointers still need a live buffer of the right context: pass the input.
-  ws.kernel(ctx, 'detrend_window', p)(perRow(batch * Math.ceil(length / DETREND_TILE), stream), input, output, stats ?? input, window ?? input, length, batch, code, window ? 1 : 0);
+  ws.kernel(ctx, 'detrend_window', p)(
+    perRow(batch * Math.ceil(length / DETREND_TILE), stream),
+    input,
+    output,
+    stats ?? input,
+    window ?? input,
+    length,
+    batch,
+    code,
+    window ? 1 : 0,
+  );
 }
 
 /** Forward real FFT of each series: output[b] = rfft(input[b]) (N/2+1 bins, unnormalised, e^-2πi). */
