@@ -173,8 +173,24 @@ export interface BinaryResult {
   meta: string;
 }
 
-/** The arrays of a result back to back (little-endian, as the host stores them) and the headers describing them. */
+/** A binary response as the pieces that follow each other in the body (views of the result's arrays, not copies). */
+export interface BinaryResultParts {
+  parts: Buffer[];
+  /** Bytes of all parts. */
+  byteLength: number;
+  fields: string;
+  meta: string;
+}
+
+/** The arrays of a result back to back (little-endian, as the host stores them) in one Buffer, and the headers describing them. */
 export function encodeBinaryResult(result: JobResult): BinaryResult {
+  const { parts, fields, meta } = encodeBinaryResultParts(result);
+  const body = parts.length === 0 ? Buffer.alloc(0) : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  return { body, fields, meta };
+}
+
+/** encodeBinaryResult without joining the pieces: a server writes them one after the other, copying nothing. */
+export function encodeBinaryResultParts(result: JobResult): BinaryResultParts {
   const parts: Buffer[] = [];
   const fields: string[] = [];
   for (const field of ARRAY_FIELDS) {
@@ -192,10 +208,9 @@ export function encodeBinaryResult(result: JobResult): BinaryResult {
     fields.push(`dominant=f64[${result.dominant.length},4]`);
     delete meta.dominant;
   }
-  const body = parts.length === 0 ? Buffer.alloc(0) : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   // Header values must be Latin-1 without control characters: escape the rest as JSON does.
   const metaText = JSON.stringify(meta).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return { body, fields: fields.join(';'), meta: metaText };
+  return { parts, byteLength: parts.reduce((n, p) => n + p.byteLength, 0), fields: fields.join(';'), meta: metaText };
 }
 
 /** One field described by `x-tscuda-fields`. */

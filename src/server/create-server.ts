@@ -12,11 +12,13 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
-import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
+import { BodyPool, readPooledBody } from './body-pool.js';
+import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
 import { HttpError, invalidField, toHttpError, type ErrorBody, type FailureReason } from './errors.js';
 import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
 import { ServerMetrics } from './metrics.js';
@@ -154,6 +156,8 @@ type JobEndpoint = BuiltinJobFlag;
  * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
+/** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
+const BODY_POOL_BYTES = 256 * 2 ** 20;
 
 /** How often load shedding re-reads the event loop's delay, ms: short, so it turns on and off within a few requests' time. */
 const LOAD_SAMPLE_INTERVAL_MS = 100;
@@ -255,7 +259,27 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: limits.bodyLimitBytes }, (_request, body, done) => done(null, body));
+  // Binary bodies are read into pooled Buffers (body-pool.ts says why); each goes back once the
+  // job reading it has settled (handOverBody), or once the response is sent when no job took it.
+  const bodies = new BodyPool(BODY_POOL_BYTES);
+  const pooledBodies = new WeakMap<FastifyRequest, Buffer>();
+  app.addContentTypeParser('application/octet-stream', (request, payload, done) => {
+    readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, bodies).then(
+      (body) => {
+        pooledBodies.set(request, body);
+        done(null, body);
+      },
+      (error: Error) => done(error, undefined),
+    );
+  });
+  /** The job now reads the request's pooled body: it goes back to the pool when the job settles. */
+  const handOverBody = (request: FastifyRequest, job: Job): void => {
+    const body = pooledBodies.get(request);
+    if (body === undefined) return;
+    pooledBodies.delete(request);
+    const release = (): void => bodies.release(body);
+    job.result.then(release, release);
+  };
 
   const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
     failureReasons.set(request, error.reason);
@@ -338,6 +362,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
+    const body = pooledBodies.get(request);
+    if (body !== undefined) {
+      pooledBodies.delete(request);
+      bodies.release(body);
+    }
     const endpoint = request.routeOptions.url ?? 'unknown';
     if (endpoint === '/metrics' || endpoint.startsWith('/v2/health')) return;
     const length = Number(request.headers['content-length'] ?? 0);
@@ -448,8 +477,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   const sendResult = (reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200): FastifyReply => {
     if (format === 'binary') {
-      const b = encodeBinaryResult(result);
-      return reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta).send(b.body);
+      // The result's arrays are written one after the other, not joined into one copy first.
+      const b = encodeBinaryResultParts(result);
+      const endpoint = reply.request.routeOptions.url ?? 'unknown';
+      metrics.bytesOut.inc({ endpoint }, b.byteLength);
+      const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
+      if (b.parts.length <= 1) return r.send(b.parts[0] ?? Buffer.alloc(0));
+      return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
     }
     return reply.code(code).send(encodeJsonResult(result));
   };
@@ -473,6 +507,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         const gpu = requireGpu();
         admit();
         const job = gpu.submit(spec);
+        handOverBody(request, job);
         job.result.catch(() => undefined);
         // A client that hangs up while its job is still queued frees the queue slot.
         reply.raw.once('close', () => {
@@ -492,6 +527,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       const gpu = requireGpu();
       admit();
       const job = gpu.submit(spec);
+      handOverBody(request, job);
       const id = `${options.jobIdPrefix ?? ''}${nextJobId++}`;
       let settle!: () => void;
       const record: JobRecord = {
