@@ -176,8 +176,11 @@ function spread(values: number[]): LatencySpread {
   return { p50: percentile(values, 0.5), p90: percentile(values, 0.9), p99: percentile(values, 0.99), max: values[values.length - 1] ?? 0 };
 }
 
-/** One request over `agent`; resolves with the status (0 when no response came) and the body. */
-export function send(req: LoadRequest, agent: Agent, extraPath = ''): Promise<{ status: number; body: Buffer; error?: string }> {
+/**
+ * One request over `agent`; resolves with the status (0 when no response came) and the body: of a
+ * 2xx answer only with `keepBody` (the load loops drop it).
+ */
+export function send(req: LoadRequest, agent: Agent, extraPath = '', keepBody = false): Promise<{ status: number; body: Buffer; error?: string }> {
   return new Promise((resolve) => {
     const url = new URL(req.base + req.path + extraPath);
     const r = request(
@@ -190,9 +193,14 @@ export function send(req: LoadRequest, agent: Agent, extraPath = ''): Promise<{ 
         agent,
       },
       (res) => {
+        // A 2xx body is read and dropped (as perf_analyzer does): joining megabytes per response
+        // would make this one-threaded client, not the server, the bound of the throughput rows.
+        const keep = keepBody || (res.statusCode ?? 0) >= 300;
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on('data', (c: Buffer) => {
+          if (keep) chunks.push(c);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: keep ? Buffer.concat(chunks) : Buffer.alloc(0) }));
         res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
       },
     );

@@ -190,7 +190,7 @@ if (!ready.ready) {
   log(`tscuda serve not ready: ${ready.reason}`);
   await tscuda.stop();
 } else {
-  const smoke = await send(stftRequest(tscuda.base, RPS_MIX), new Agent());
+  const smoke = await send(stftRequest(tscuda.base, RPS_MIX), new Agent(), '', true);
   if (smoke.status !== 200 || smoke.body.byteLength !== 4 * RPS_MIX.batch * (RPS_MIX.n + RPS_MIX.previewBins))
     notes.push(`tscuda smoke request: status ${smoke.status}, ${smoke.body.byteLength} bytes`);
   const req = stftRequest(tscuda.base, RPS_MIX);
@@ -274,7 +274,7 @@ if (values['no-python'] !== true) {
   } else {
     pyVersion = `${hello.backend} ${hello.version}`;
     const req = stftRequest(service.base, RPS_MIX);
-    const smoke = await send(req, new Agent());
+    const smoke = await send(req, new Agent(), '', true);
     if (smoke.status !== 200) notes.push(`Python smoke request: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`);
     await autocannonStep(req, 8, 1);
     for (const c of sweep) {

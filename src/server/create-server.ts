@@ -272,6 +272,17 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       (error: Error) => done(error, undefined),
     );
   });
+  /**
+   * A pooled array for the filtered wave of a synchronous stft job (its largest result: the size of
+   * its input), so the response's biggest part is not fresh memory each time.
+   */
+  const pooledFiltered = (spec: JobSpec, precision: 'f32' | 'f64'): { buffer: Buffer; array: Float32Array | Float64Array } | undefined => {
+    if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
+    const n = spec.data.length;
+    const buffer = bodies.take(n * (precision === 'f32' ? 4 : 8));
+    const array = precision === 'f32' ? new Float32Array(buffer.buffer, buffer.byteOffset, n) : new Float64Array(buffer.buffer, buffer.byteOffset, n);
+    return { buffer, array };
+  };
   /** The job now reads the request's pooled body: it goes back to the pool when the job settles. */
   const handOverBody = (request: FastifyRequest, job: Job): void => {
     const body = pooledBodies.get(request);
@@ -506,8 +517,21 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         const { spec, timeoutMs } = readJob(request, flag, engine?.precision ?? 'f32');
         const gpu = requireGpu();
         admit();
-        const job = gpu.submit(spec);
+        const filtered = pooledFiltered(spec, gpu.precision);
+        let job: Job;
+        try {
+          job = gpu.submit(filtered ? { ...spec, into: { ...spec.into, filtered: filtered.array } } : spec);
+        } catch (error) {
+          if (filtered) bodies.release(filtered.buffer);
+          throw error;
+        }
         handOverBody(request, job);
+        if (filtered) {
+          // Back to the pool once the job no longer writes it and the response no longer reads it.
+          const sent = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+          const release = (): void => bodies.release(filtered.buffer);
+          void Promise.allSettled([job.result, sent]).then(release);
+        }
         job.result.catch(() => undefined);
         // A client that hangs up while its job is still queued frees the queue slot.
         reply.raw.once('close', () => {
