@@ -34,6 +34,7 @@ const { values } = parseArgs({
     'no-fault': { type: 'boolean' },
     'no-overload': { type: 'boolean' },
     'overload-max-lag': { type: 'string' },
+    'throughput-concurrency': { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean' },
   },
@@ -49,6 +50,7 @@ if (values.help === true) {
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 100)
+  --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --verbose           forward the servers' stderr
 Writes serve-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.`);
   process.exit(0);
@@ -68,7 +70,7 @@ const log = (line: string): void => console.error(`[serve-bench] ${line}`);
 const RPS_MIX = { batch: 4, n: 4096, fs: 1000, passBand: [20, 200] as const, previewBins: 64 };
 /** Samples per second: 16 x 65536 (4 MiB bodies), where the HTTP overhead is bounded by copies. */
 const THROUGHPUT_MIX = { batch: 16, n: 65536, fs: 1000, passBand: [20, 200] as const, previewBins: 256 };
-const THROUGHPUT_CONCURRENCY = 16;
+const THROUGHPUT_CONCURRENCY = Number(values['throughput-concurrency'] ?? 16);
 /** autocannon threads at concurrency 64 and above, so one client thread is not the bottleneck. */
 const CLIENT_THREADS = 4;
 const BATCH_ITEMS = 32;

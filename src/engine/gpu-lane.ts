@@ -511,14 +511,15 @@ export class GpuLane implements LaneRunner {
   /** The pinned buffer behind a result array lent by engine.hostBuffer() holding `dtype`, and the element offset of `target` in it. */
   #lentTarget(target: Float32Array | Float64Array, dtype: DType): { host: HostBuffer<'f32' | 'f64'>; offset: number } | undefined {
     const host = this.#shared.lent.get(target.buffer);
-    if (!host || host.disposed || host.dtype !== dtype) return undefined;
+    // The array's own element size too: a float64 view of float32 pinned memory is not that memory's layout.
+    if (!host || host.disposed || host.dtype !== dtype || target.BYTES_PER_ELEMENT !== (dtype === 'f32' ? 4 : 8)) return undefined;
     return { host, offset: target.byteOffset / target.BYTES_PER_ELEMENT };
   }
 
   /** The pinned buffer behind an array lent by engine.hostBuffer() in the engine's precision, and the element offset of `data` in it. */
   #lentSource(data: Float32Array | Float64Array): { host: HostBuffer<'f32' | 'f64'>; offset: number } | undefined {
     const host = this.#shared.lent.get(data.buffer);
-    if (!host || host.disposed || host.dtype !== this.#real) return undefined;
+    if (!host || host.disposed || host.dtype !== this.#real || data.BYTES_PER_ELEMENT !== this.#bytes) return undefined;
     return { host, offset: data.byteOffset / data.BYTES_PER_ELEMENT };
   }
 

@@ -209,4 +209,12 @@ export interface JobEngineLike {
   stats(): EngineStats;
   /** Stops accepting jobs and settles every accepted one; resolves when all have. */
   close(): Promise<void>;
+  /**
+   * Optional: lends a pinned array that jobs read and write without a host copy (JobEngine has
+   * it); the server keeps its request bodies and results there when the engine offers it.
+   */
+  hostBuffer?(dtype: 'f32', length: number): Float32Array;
+  hostBuffer?(dtype: 'f64', length: number): Float64Array;
+  /** Frees an array lent by hostBuffer(); true when it was one. */
+  releaseHostBuffer?(array: Float32Array | Float64Array): boolean;
 }

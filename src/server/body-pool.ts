@@ -1,12 +1,21 @@
 /**
- * Reused memory for binary request bodies: a multi-megabyte body read into a fresh Buffer each
- * time costs the page faults of new memory and, worse, garbage collections of external memory
- * that stall the event loop. Bodies are read into pooled Buffers instead (by power-of-two size
- * class) and handed back once nothing reads them. CUDA-free.
+ * Reused memory for binary request bodies and results: a multi-megabyte body read into a fresh
+ * Buffer each time costs the page faults of new memory and, worse, garbage collections of
+ * external memory that stall the event loop. Bodies are read into pooled Buffers instead (by
+ * power-of-two size class) and handed back once nothing reads them. With an engine that lends
+ * pinned arrays, the pool's memory is pinned: jobs copy it to and from the GPU directly. CUDA-free.
  */
 
 /** Smallest pooled allocation; smaller bodies are pooled at this size. */
 const MIN_CLASS_BYTES = 1 << 16;
+
+/** Where a pool's memory comes from, when not from Buffer.allocUnsafeSlow (e.g. an engine's pinned arrays). */
+export interface BodyAllocator {
+  /** A Buffer of exactly `bytes` (a power of two of at least 64 KiB), 8-byte aligned. */
+  allocate(bytes: number): Buffer;
+  /** Frees a Buffer from allocate() that the pool no longer keeps. */
+  free(buffer: Buffer): void;
+}
 
 /** Buffers kept for reuse, by size class, up to a byte budget. */
 export class BodyPool {
@@ -14,12 +23,17 @@ export class BodyPool {
   /** The whole pooled allocation behind each body handed out. */
   readonly #backing = new WeakMap<Buffer, Buffer>();
   readonly #maxCachedBytes: number;
+  readonly #allocator: BodyAllocator | undefined;
   #cachedBytes = 0;
 
-  /** @param maxCachedBytes bytes of free buffers kept for reuse; more are left to the garbage collector. */
-  constructor(maxCachedBytes: number) {
+  /**
+   * @param maxCachedBytes bytes of free buffers kept for reuse; more are freed (left to the garbage collector, or the allocator's free()).
+   * @param allocator where the memory comes from; default Buffer.allocUnsafeSlow.
+   */
+  constructor(maxCachedBytes: number, allocator?: BodyAllocator) {
     if (!Number.isSafeInteger(maxCachedBytes) || maxCachedBytes < 0) throw new RangeError(`maxCachedBytes must be a non-negative integer, got ${String(maxCachedBytes)}`);
     this.#maxCachedBytes = maxCachedBytes;
+    this.#allocator = allocator;
   }
 
   /** Bytes of free buffers kept now. */
@@ -35,7 +49,7 @@ export class BodyPool {
     let backing = free?.pop();
     if (backing) this.#cachedBytes -= size;
     // allocUnsafeSlow: an ArrayBuffer of its own (offset 0, so any float view is aligned), never the shared pool.
-    else backing = Buffer.allocUnsafeSlow(size);
+    else backing = this.#allocator ? this.#allocator.allocate(size) : Buffer.allocUnsafeSlow(size);
     const body = backing.subarray(0, bytes);
     this.#backing.set(body, backing);
     return body;
@@ -46,7 +60,10 @@ export class BodyPool {
     const backing = this.#backing.get(body);
     if (!backing) return;
     this.#backing.delete(body);
-    if (this.#cachedBytes + backing.byteLength > this.#maxCachedBytes) return;
+    if (this.#cachedBytes + backing.byteLength > this.#maxCachedBytes) {
+      this.#allocator?.free(backing);
+      return;
+    }
     const list = this.#free.get(backing.byteLength) ?? [];
     list.push(backing);
     this.#free.set(backing.byteLength, list);

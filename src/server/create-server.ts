@@ -17,7 +17,7 @@ import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
-import { BodyPool, readPooledBody } from './body-pool.js';
+import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
 import { HttpError, invalidField, toHttpError, type ErrorBody, type FailureReason } from './errors.js';
 import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
@@ -195,6 +195,36 @@ function validationField(error: { instancePath?: string | undefined; params?: Re
   return name === '' ? (context ?? 'body') : name;
 }
 
+/**
+ * Pooled body memory from the engine's pinned arrays (hostBuffer), in its precision: a job reads a
+ * body of that type, and writes its filtered wave, with no host copy. Plain memory when the
+ * engine lends none, or can no longer (closed): arrays stay valid memory either way.
+ */
+function pinnedAllocator(engine: JobEngineLike): BodyAllocator | undefined {
+  const lend = engine.hostBuffer?.bind(engine);
+  const giveBack = engine.releaseHostBuffer?.bind(engine);
+  if (!lend || !giveBack) return undefined;
+  const size = engine.precision === 'f32' ? 4 : 8;
+  const lent = new WeakMap<Buffer, Float32Array | Float64Array>();
+  return {
+    allocate(bytes: number): Buffer {
+      let array: Float32Array | Float64Array;
+      try {
+        array = engine.precision === 'f32' ? lend('f32', bytes / size) : lend('f64', bytes / size);
+      } catch {
+        return Buffer.allocUnsafeSlow(bytes);
+      }
+      const buffer = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+      lent.set(buffer, array);
+      return buffer;
+    },
+    free(buffer: Buffer): void {
+      const array = lent.get(buffer);
+      if (array) giveBack(array);
+    },
+  };
+}
+
 /** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
@@ -261,7 +291,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   // Binary bodies are read into pooled Buffers (body-pool.ts says why); each goes back once the
   // job reading it has settled (handOverBody), or once the response is sent when no job took it.
-  const bodies = new BodyPool(BODY_POOL_BYTES);
+  const bodies = new BodyPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined);
   const pooledBodies = new WeakMap<FastifyRequest, Buffer>();
   app.addContentTypeParser('application/octet-stream', (request, payload, done) => {
     readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, bodies).then(

@@ -28,6 +28,30 @@ describe('BodyPool: reused request-body memory', () => {
   });
 });
 
+describe("BodyPool with an allocator (the server passes the engine's pinned arrays)", () => {
+  it('takes memory from allocate() by size class and gives what it stops keeping to free()', () => {
+    const allocated: Buffer[] = [];
+    const freed: Buffer[] = [];
+    const pool = new BodyPool(1 << 16, {
+      allocate: (bytes) => {
+        const b = Buffer.alloc(bytes);
+        allocated.push(b);
+        return b;
+      },
+      free: (b) => freed.push(b),
+    });
+    const a = pool.take(1000);
+    const b = pool.take(70_000);
+    expect(allocated.map((x) => x.byteLength)).toEqual([65_536, 131_072]);
+    expect(a.buffer).toBe(allocated[0]!.buffer);
+    pool.release(a); // kept: within the 64 KiB budget
+    pool.release(b); // over the budget: freed
+    expect(freed).toEqual([allocated[1]]);
+    expect(pool.take(10).buffer).toBe(allocated[0]!.buffer);
+    expect(allocated).toHaveLength(2);
+  });
+});
+
 describe('readPooledBody', () => {
   const send = (chunks: Buffer[], end = true): PassThrough => {
     const s = new PassThrough();
