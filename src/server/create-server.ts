@@ -156,6 +156,8 @@ type JobEndpoint = BuiltinJobFlag;
  * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
+/** Binary answers of at least this many bytes are written part by part instead of joined. */
+const STREAM_RESULT_BYTES = 1 << 20;
 /** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
 const BODY_POOL_BYTES = 256 * 2 ** 20;
 
@@ -524,6 +526,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       metrics.bytesOut.inc({ endpoint }, b.byteLength);
       const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
       if (b.parts.length <= 1) return r.send(b.parts[0] ?? Buffer.alloc(0));
+      // A stream costs more than a copy for small answers: join those.
+      if (b.byteLength < STREAM_RESULT_BYTES) return r.send(Buffer.concat(b.parts, b.byteLength));
       return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
     }
     return reply.code(code).send(encodeJsonResult(result));
