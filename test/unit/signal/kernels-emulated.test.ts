@@ -413,8 +413,24 @@ describe.skipIf(!!skipReason)(`signal kernels emulated on the CPU vs scipy${skip
       expect(powers[3 * b + 2]).toBeCloseTo(0.045, 12);
     }
     expect(powers[1]).toBeCloseTo(0.5, 12);
-    const dom = new Float64Array(4 * batch).fill(Number.NaN);
-    launch('dominant_f64', spec, dom, batch, h, 1, 32);
+    // The two-phase search as dominantCycleDevice drives it, with chunks of 8 bins so the strongest
+    // bin of each row sits in a later chunk than the first.
+    const dominant = (lo: number, hi: number, spectrum: Float64Array): Float64Array => {
+      const chunk = 8;
+      const chunks = hi >= lo ? Math.ceil((hi - lo + 1) / chunk) : 0;
+      const partial = new Float64Array(2 * batch * Math.max(1, chunks)).fill(Number.NaN);
+      if (chunks > 0) launch('dominant_chunks_f64', spectrum, partial, batch, h, lo, hi, chunk, chunks);
+      const dom = new Float64Array(4 * batch).fill(Number.NaN);
+      launch('dominant_f64', spectrum, partial, dom, batch, h, lo, hi, chunks);
+      return dom;
+    };
+    const dom = dominant(1, 32, spec);
     expect([dom[0], dom[4]]).toEqual([k0, k0 + 1]);
+    expect([dom[1], dom[2]]).toEqual([spec[2 * k0], spec[2 * k0 + 1]]);
+    expect(dom[3]).toBeCloseTo(spec[2 * k0]! ** 2 + spec[2 * k0 + 1]! ** 2, 9);
+    // Ties go to the lowest bin, across chunks too; an empty range gives bin -1.
+    const flat = new Float64Array(2 * batch * h).fill(1);
+    expect(dominant(3, 30, flat)[0]).toBe(3);
+    expect(Array.from(dominant(20, 10, spec).subarray(0, 4))).toEqual([-1, 0, 0, 0]);
   });
 });
