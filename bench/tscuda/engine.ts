@@ -21,7 +21,7 @@ import type { Band, JobResult, JobSpec } from '../../src/engine/types.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
-import { JobEngine } from '../../src/engine/index.js';
+import { DEFAULT_LANE_DEPTH, JobEngine } from '../../src/engine/index.js';
 import { lagPass } from './pipeline.js';
 import { disposeAll, NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
 
@@ -50,16 +50,20 @@ export const CWT_BANDS: readonly Band[] = [
   [100, 400],
 ];
 
-function lanesFromEnv(value: string | undefined, fallback: number): number {
+function intFromEnv(name: string, fallback: number, max: number): number {
+  const value = process.env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1 || n > 64) throw new RangeError(`TSCUDA_BENCH_ENGINE_LANES must be an integer in 1..64, got ${value}`);
+  if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new RangeError(`${name} must be an integer in 1..${max}, got ${value}`);
   return n;
 }
 
 /** Engine lanes (streams); TSCUDA_BENCH_ENGINE_LANES overrides it to study the scaling (the results name the count). */
-export const LANES = lanesFromEnv(process.env.TSCUDA_BENCH_ENGINE_LANES, 4);
-export const IN_FLIGHT_PER_LANE = 3;
+export const LANES = intFromEnv('TSCUDA_BENCH_ENGINE_LANES', 4, 64);
+/** Jobs in flight per lane in the closed loop (TSCUDA_BENCH_ENGINE_IN_FLIGHT overrides it). */
+export const IN_FLIGHT_PER_LANE = intFromEnv('TSCUDA_BENCH_ENGINE_IN_FLIGHT', 3, 16);
+/** The engine's laneDepth (TSCUDA_BENCH_ENGINE_DEPTH overrides its default). */
+export const LANE_DEPTH = intFromEnv('TSCUDA_BENCH_ENGINE_DEPTH', DEFAULT_LANE_DEPTH, 8);
 export const WINDOW_MS = 400;
 const MAX_WINDOWS = 8;
 /** float32 end to end over 64k-point FFTs: the filtered wave within 1e-4 (relative L2) of float64. */
@@ -283,11 +287,11 @@ async function part(out: Results, names: readonly string[], run: () => Promise<v
 async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
   const windows = Math.max(3, Math.min(ctx.timing.reps, MAX_WINDOWS));
   const pcie = measurePcie(ctx);
-  const shape = `${LANES} lanes, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands, bandWaves false), ${windows} windows of ${WINDOW_MS} ms (src/engine)`;
+  const shape = `${LANES} lanes of depth ${LANE_DEPTH}, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles (${BANDS.length} bands, bandWaves false), ${windows} windows of ${WINDOW_MS} ms (src/engine)`;
   // One job's series, copied into every in-flight input (generating each would take seconds).
   const base = jobData(STFT_B, STFT_N, 11);
   await part(out, ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'engine_event_loop_lag_p99_ms'], async () => {
-    const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft' });
+    const engine = new JobEngine({ device: ctx.device, lanes: LANES, laneDepth: LANE_DEPTH, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft' });
     try {
       const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => pinnedStftSpec(engine, base));
       const check = checkStft(await engine.submit(specs[0]!).result, base);
@@ -310,7 +314,14 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
   });
   // The same job from plain arrays: the engine copies each into its lane's pinned buffer.
   await part(out, ['stft_job_pageable_gsamples_per_s'], async () => {
-    const plain = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft pageable' });
+    const plain = new JobEngine({
+      device: ctx.device,
+      lanes: LANES,
+      laneDepth: LANE_DEPTH,
+      precision: 'f32',
+      maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE,
+      label: 'bench stft pageable',
+    });
     try {
       // Preallocated plain result arrays (JobSpec.into), as the peers preallocate their numpy outputs.
       const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, (): JobSpec => {
