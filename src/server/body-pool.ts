@@ -79,9 +79,9 @@ function bodyError(statusCode: 400 | 413, code: string, message: string): Error 
 /** What readPooledBody reads from: a request's body stream. */
 export interface BodyStream {
   on(event: 'data', listener: (chunk: Buffer) => void): unknown;
-  on(event: 'end' | 'aborted', listener: () => void): unknown;
+  on(event: 'end' | 'aborted' | 'close', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
-  removeAllListeners(event: 'data' | 'end' | 'error' | 'aborted'): unknown;
+  removeAllListeners(event: 'data' | 'end' | 'error' | 'aborted' | 'close'): unknown;
   resume(): unknown;
 }
 
@@ -113,7 +113,7 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
     const finish = (error: Error | undefined, result?: Buffer): void => {
       if (settled) return;
       settled = true;
-      for (const event of ['data', 'end', 'error', 'aborted'] as const) stream.removeAllListeners(event);
+      for (const event of ['data', 'end', 'error', 'aborted', 'close'] as const) stream.removeAllListeners(event);
       if (error) {
         if (body) pool.release(body);
         stream.resume(); // discard the rest
@@ -142,6 +142,9 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
       finish(undefined, whole);
     });
     stream.on('error', (error: Error) => finish(error));
-    stream.on('aborted', () => finish(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'body: the client aborted the request before sending all of it')));
+    const aborted = (): void => finish(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'body: the client aborted the request before sending all of it'));
+    stream.on('aborted', aborted);
+    // Closed before its end: however the stream ended, the body is incomplete (after 'end' this is a no-op).
+    stream.on('close', aborted);
   });
 }

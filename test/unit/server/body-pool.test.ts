@@ -87,6 +87,10 @@ describe('readPooledBody', () => {
     const reading = readPooledBody(broken, '10', 1000, pool);
     setTimeout(() => broken.destroy(new Error('socket reset')), 5);
     await expect(reading).rejects.toThrow(/socket reset/);
+    const closed = send([bytes(5, 0)], false);
+    const reading2 = readPooledBody(closed, '10', 1000, pool);
+    setTimeout(() => closed.destroy(), 5); // closed without an error or an end
+    await expect(reading2).rejects.toMatchObject({ statusCode: 400, message: /aborted/ });
     // Each refused body's Buffer went back and the next one reused it: one 64 KiB Buffer in all.
     expect(pool.cachedBytes).toBe(65_536);
     const again = pool.take(10);
