@@ -214,6 +214,7 @@ export interface JobEngineLike {
    * it); the server keeps its request bodies and results there when the engine offers it.
    */
   hostBuffer?(dtype: 'f32', length: number): Float32Array;
+  /** The float64 form of hostBuffer(). */
   hostBuffer?(dtype: 'f64', length: number): Float64Array;
   /** Frees an array lent by hostBuffer(); true when it was one. */
   releaseHostBuffer?(array: Float32Array | Float64Array): boolean;
