@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { hasThreadedMemcpy, memcpyAsync } from '../../../../src/ffi/libc.js';
 import { copyHostArray } from '../../../../src/runtime/memory/host-copy.js';
 
 function random32(n: number): Float32Array {
@@ -16,10 +15,6 @@ function firstDifference(a: Float32Array, b: Float32Array): number {
 }
 
 describe('copyHostArray: host copies off the event loop', () => {
-  it('loads memcpy from libc here (Linux), so large copies run on the thread pool', () => {
-    expect(hasThreadedMemcpy()).toBe(true);
-  });
-
   it('copies a large array exactly (several pieces), at an offset, leaving the rest untouched', async () => {
     const n = (9 << 20) / 4 + 3; // 9 MiB + 12 bytes: three uneven pieces
     const source = random32(n);
@@ -53,7 +48,6 @@ describe('copyHostArray: host copies off the event loop', () => {
     const target = new Float32Array(4);
     await expect(copyHostArray(target, new Float32Array(4), 1)).rejects.toThrow(/overrun a target of 4/);
     await expect(copyHostArray(target, new Float32Array(1), -1)).rejects.toThrow(/overrun/);
-    await expect(memcpyAsync(new Uint8Array(2), new Uint8Array(3))).rejects.toThrow(/target holds 2 bytes, source 3/);
     expect(Array.from(target)).toEqual([0, 0, 0, 0]);
   });
 
