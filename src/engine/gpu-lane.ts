@@ -86,10 +86,6 @@ export class GpuLane implements LaneRunner {
   readonly depth: number;
   readonly #slots: LaneSlot[] = [];
   readonly #free: LaneSlot[] = [];
-  /** Jobs in flight, and whether one of them runs alone (user stages, framed chunks). */
-  #inFlight = 0;
-  #exclusive = false;
-  readonly #wakeups: (() => void)[] = [];
   readonly #buffers: LaneBuffers;
   readonly #copies: CopyStreams;
   readonly #shared: LaneShared;
@@ -158,10 +154,7 @@ export class GpuLane implements LaneRunner {
   }
 
   async run(chunk: LaneChunk): Promise<LaneChunkOutcome> {
-    // The engine gives a lane nothing else while a job that runs alone is on it; this gate keeps
-    // the lane safe whoever calls it.
-    const alone = runsAlone(chunk.job);
-    const slot = await this.#acquire(alone);
+    const slot = this.#take(chunk);
     try {
       return await this.#run(chunk, slot);
     } catch (e) {
@@ -170,23 +163,20 @@ export class GpuLane implements LaneRunner {
       await Promise.all([this.stream, this.#copies.copyIn, this.#copies.copyOut].map((st) => st.done().catch(() => {})));
       throw e;
     } finally {
-      this.#release(slot, alone);
+      this.#free.push(slot);
     }
   }
 
-  /** A free slot, once the lane has room: a lone job waits for the lane to empty, and every job waits while a lone one runs. */
-  async #acquire(alone: boolean): Promise<LaneSlot> {
-    while (this.#exclusive || this.#free.length === 0 || (alone && this.#inFlight > 0)) await new Promise<void>((wake) => this.#wakeups.push(wake));
-    this.#inFlight++;
-    if (alone) this.#exclusive = true;
+  /**
+   * A free slot for `chunk`. The engine core schedules lanes (at most `depth` chunks on one, a chunk
+   * that runs alone only on an empty lane): a chunk with no free place, or a lone one on a busy
+   * lane, is a scheduling bug and refused.
+   */
+  #take(chunk: LaneChunk): LaneSlot {
+    const taken = this.depth - this.#free.length;
+    if (taken === this.depth || (taken > 0 && runsAlone(chunk.job)))
+      throw new Error(`lane ${this.index}: a chunk arrived with ${taken} of its ${this.depth} places taken (the engine core schedules lanes)`);
     return this.#free.pop()!;
-  }
-
-  #release(slot: LaneSlot, alone: boolean): void {
-    this.#inFlight--;
-    if (alone) this.#exclusive = false;
-    this.#free.push(slot);
-    for (const wake of this.#wakeups.splice(0)) wake();
   }
 
   async #run(chunk: LaneChunk, slot: LaneSlot): Promise<LaneChunkOutcome> {
