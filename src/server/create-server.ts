@@ -402,6 +402,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     if (lostError !== null) reply.header('connection', 'close');
     const endpoint = request.routeOptions.url ?? 'unknown';
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
+    else if (payload instanceof Readable) metrics.bytesOut.inc({ endpoint }, Number(reply.getHeader('content-length') ?? 0)); // a streamed answer (sendResult sets its length)
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -520,15 +521,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   const sendResult = (reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200): FastifyReply => {
     if (format === 'binary') {
-      // The result's arrays are written one after the other, not joined into one copy first.
+      // A large answer's arrays are written one after the other, not joined into one copy first; a
+      // stream costs more than the copy for small answers, which are joined.
       const b = encodeBinaryResultParts(result);
-      const endpoint = reply.request.routeOptions.url ?? 'unknown';
-      metrics.bytesOut.inc({ endpoint }, b.byteLength);
       const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
-      if (b.parts.length <= 1) return r.send(b.parts[0] ?? Buffer.alloc(0));
-      // A stream costs more than a copy for small answers: join those.
-      if (b.byteLength < STREAM_RESULT_BYTES) return r.send(Buffer.concat(b.parts, b.byteLength));
-      return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
+      if (b.parts.length > 1 && b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
+      return r.send(b.parts.length === 1 ? b.parts[0]! : Buffer.concat(b.parts, b.byteLength));
     }
     return reply.code(code).send(encodeJsonResult(result));
   };

@@ -49,6 +49,24 @@ describe('synchronous job routes', () => {
     expect(res.json<{ shapes: { filtered: number[] } }>().shapes.filtered).toEqual([3, 16]);
   });
 
+  it('response bytes are counted once per answer, joined (small) or streamed part by part (over 1 MiB)', async () => {
+    const s = make({ engine: new FakeEngine() });
+    const sizes: number[] = [];
+    for (const n of [2 * 32, 2 * 262_144]) {
+      const res = await s.app.inject({
+        method: 'POST',
+        url: '/v1/stft?dtype=f32&batch=2&previewBins=4',
+        headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
+        payload: Buffer.from(Float32Array.from(signal(n)).buffer),
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.rawPayload.byteLength).toBe(4 * (n + 2 * 4)); // filtered + a 2 x 4 preview
+      sizes.push(res.rawPayload.byteLength);
+    }
+    const text = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(text).toContain(`tscuda_response_bytes_total{endpoint="/v1/stft"} ${sizes[0]! + sizes[1]!}`);
+  });
+
   it('binary f32 and f64 bodies with query or header parameters; a binary Accept gets fields and metadata headers', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
