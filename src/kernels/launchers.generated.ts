@@ -80,8 +80,8 @@ export const SIGNAL_SIGNATURES = {
   frame_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   series_stats_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
   series_stats_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
-  detrend_window_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  detrend_window_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  detrend_window_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  detrend_window_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   arrange_stft_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   arrange_stft_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   arrange_psd_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
@@ -185,10 +185,10 @@ export interface SignalKernels {
   series_stats_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
   /** `series_stats_f64(const double* x, double* stats, int n, int batch, int chunk)` */
   series_stats_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
-  /** `detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow)` */
-  detrend_window_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number): void;
-  /** `detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow)` */
-  detrend_window_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number): void;
+  /** `detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile)` */
+  detrend_window_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number, tile: number): void;
+  /** `detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile)` */
+  detrend_window_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number, tile: number): void;
   /** `arrange_stft_f32(const float2* h, float2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
   arrange_stft_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, z: DeviceBuffer<'c64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number): void;
   /** `arrange_stft_f64(const double2* h, double2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
@@ -377,8 +377,8 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_series_stats_f64.setArg(4, chunk);
       kernel_series_stats_f64.launchPrepared(config);
     },
-    detrend_window_f32(config, x, out, stats, window, n, batch, detrend, useWindow) {
-      if (arguments.length !== 9) wrongArity('detrend_window_f32', 8, arguments.length);
+    detrend_window_f32(config, x, out, stats, window, n, batch, detrend, useWindow, tile) {
+      if (arguments.length !== 10) wrongArity('detrend_window_f32', 9, arguments.length);
       kernel_detrend_window_f32.setArg(0, x);
       kernel_detrend_window_f32.setArg(1, out);
       kernel_detrend_window_f32.setArg(2, stats);
@@ -387,10 +387,11 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_detrend_window_f32.setArg(5, batch);
       kernel_detrend_window_f32.setArg(6, detrend);
       kernel_detrend_window_f32.setArg(7, useWindow);
+      kernel_detrend_window_f32.setArg(8, tile);
       kernel_detrend_window_f32.launchPrepared(config);
     },
-    detrend_window_f64(config, x, out, stats, window, n, batch, detrend, useWindow) {
-      if (arguments.length !== 9) wrongArity('detrend_window_f64', 8, arguments.length);
+    detrend_window_f64(config, x, out, stats, window, n, batch, detrend, useWindow, tile) {
+      if (arguments.length !== 10) wrongArity('detrend_window_f64', 9, arguments.length);
       kernel_detrend_window_f64.setArg(0, x);
       kernel_detrend_window_f64.setArg(1, out);
       kernel_detrend_window_f64.setArg(2, stats);
@@ -399,6 +400,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_detrend_window_f64.setArg(5, batch);
       kernel_detrend_window_f64.setArg(6, detrend);
       kernel_detrend_window_f64.setArg(7, useWindow);
+      kernel_detrend_window_f64.setArg(8, tile);
       kernel_detrend_window_f64.launchPrepared(config);
     },
     arrange_stft_f32(config, h, z, batch, frames, halfBins, freqs, nfft, scale) {

@@ -141,19 +141,18 @@ extern "C" __global__ void series_stats_f64(const double* x, double* stats, int 
 
 // Whole-series detrend and window: out[b*n + t] = (x - mean_b - slope_b (t - tbar)) * w[t].
 // detrend: 0 none (stats unused), 1 constant, 2 linear; useWindow 0: no window (w unused).
-// Block id -> (row, tile of DETREND_TILE samples): the row's trend is worked out once per tile and
-// no thread divides a 64-bit index per sample.
-#define DETREND_TILE 2048
+// Block id -> (row, tile of `tile` samples): the row's trend is worked out once per tile and no
+// thread divides a 64-bit index per sample.
 template <typename T>
-__device__ void detrend_window_impl(const T* x, T* out, const double* stats, const T* window, int n, int batch, int detrend, int useWindow) {
-  i64 tiles = ((i64)n + DETREND_TILE - 1) / DETREND_TILE;
+__device__ void detrend_window_impl(const T* x, T* out, const double* stats, const T* window, int n, int batch, int detrend, int useWindow, int tile) {
+  i64 tiles = ((i64)n + tile - 1) / tile;
   i64 total = tiles * batch;
   double tbar = 0.5 * ((double)n - 1.0);
   double stt = (double)n * ((double)n * n - 1.0) / 12.0;
   for (i64 id = blockIdx.x; id < total; id += gridDim.x) {
     i64 b = id / tiles;
-    int begin = (int)(id - b * tiles) * DETREND_TILE;
-    int end = begin + DETREND_TILE < n ? begin + DETREND_TILE : n;
+    int begin = (int)(id - b * tiles) * tile;
+    int end = begin + tile < n ? begin + tile : n;
     // trend(t) = offset + slope * t, with offset = mean - slope * tbar.
     double slope = 0.0, offset = 0.0;
     if (detrend != 0) {
@@ -171,11 +170,11 @@ __device__ void detrend_window_impl(const T* x, T* out, const double* stats, con
   }
 }
 
-extern "C" __global__ void detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow) {
-  detrend_window_impl<float>(x, out, stats, window, n, batch, detrend, useWindow);
+extern "C" __global__ void detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile) {
+  detrend_window_impl<float>(x, out, stats, window, n, batch, detrend, useWindow, tile);
 }
-extern "C" __global__ void detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow) {
-  detrend_window_impl<double>(x, out, stats, window, n, batch, detrend, useWindow);
+extern "C" __global__ void detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile) {
+  detrend_window_impl<double>(x, out, stats, window, n, batch, detrend, useWindow, tile);
 }
 
 // STFT output arrangement: from the FFT's frame-major half spectra h[(b*frames + f)*halfBins + k]

@@ -50,7 +50,7 @@ function complexPrecision(buffer: ComplexBuffer, what: string): Precision {
   return p;
 }
 
-/** Samples per block of the detrend_window kernel (its DETREND_TILE). */
+/** Samples per block of the detrend_window kernel (its `tile`). */
 const DETREND_TILE = 2048;
 /** Bins per block of the dominant search's first phase. */
 const DOMINANT_CHUNK = 2048;
@@ -97,6 +97,7 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
     batch,
     code,
     window ? 1 : 0,
+    DETREND_TILE,
   );
 }
 

@@ -315,7 +315,7 @@ describe.skipIf(!!skipReason)(`signal kernels emulated on the CPU vs scipy${skip
         const stats = new Float64Array(2 * batch);
         launch(`series_stats_${p}`, x, stats, n, batch, 64);
         const out = arr(p, batch * n);
-        launch(`detrend_window_${p}`, x, out, stats, x, n, batch, detrendCode(type), 0);
+        launch(`detrend_window_${p}`, x, out, stats, x, n, batch, detrendCode(type), 0, 16);
         ours.push(out);
         ref.push({ id: type, op: 'detrend', input: Float64Array.from(x), shape: [batch, n], params: { type } });
       }
@@ -330,7 +330,7 @@ describe.skipIf(!!skipReason)(`signal kernels emulated on the CPU vs scipy${skip
       launch(`series_stats_${p}`, x, stats, n, batch, 100);
       const w = getWindow('hann', n);
       const out = arr(p, batch * n);
-      launch(`detrend_window_${p}`, x, out, stats, typed(p, w), n, batch, detrendCode('linear'), 1);
+      launch(`detrend_window_${p}`, x, out, stats, typed(p, w), n, batch, detrendCode('linear'), 1, 16);
       const lin = got.get('linear')!.values;
       expect(
         relativeL2(
