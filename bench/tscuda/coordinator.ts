@@ -5,7 +5,8 @@
  */
 import { Event } from '../../src/runtime/event.js';
 import { Stream } from '../../src/runtime/stream.js';
-import { loopMetric } from './timing.js';
+import { driverApi } from '../../src/runtime/cuda.js';
+import { ffiFloorNote, loopMetric } from './timing.js';
 import { disposeAll, type BenchContext, type MeasuredMetric } from './types.js';
 
 export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
@@ -26,7 +27,26 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
         s2.synchronize();
       },
     );
-    return { pass, notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to'] };
+    const d = driverApi();
+    const [record, wait] = [d.cuEventRecord, d.cuStreamWaitEvent];
+    const [eh, h1, h2] = [ev.handle, s1.handle, s2.handle];
+    const floor = (n: number): void => {
+      for (let i = 0; i < n; i++) {
+        record(eh, h1);
+        wait(h2, eh, 0);
+      }
+    };
+    const sync = (): void => {
+      s1.synchronize();
+      s2.synchronize();
+    };
+    return {
+      pass,
+      notes: [
+        'Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to',
+        ...ffiFloorNote(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent'),
+      ],
+    };
   } finally {
     disposeAll(s1, s2, ev);
   }

@@ -9,11 +9,12 @@ import { Event } from '../../src/runtime/event.js';
 import { FftPlan } from '../../src/runtime/fft/plan.js';
 import type { FftType } from '../../src/runtime/fft/geometry.js';
 import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
-import type { LaunchConfig } from '../../src/runtime/kernel.js';
+import type { Kernel, LaunchConfig } from '../../src/runtime/kernel.js';
 import { Stream } from '../../src/runtime/stream.js';
+import { driverApi } from '../../src/runtime/cuda.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { ffiFloorNote, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
 /** bench.cu's sizes. */
@@ -35,15 +36,37 @@ const genericNoted = new Set<string>();
  * the built-in kernels call) where the checkout has it, else through Kernel.launch(config,
  * ...args); the other path's value goes into the notes once.
  */
-function launchLoop(ctx: BenchContext, metric: string, typed: ((n: number) => void) | null, generic: (n: number) => void, sync: () => void, genericCall: string): MeasuredMetric {
+function launchLoop(
+  ctx: BenchContext,
+  metric: string,
+  typed: ((n: number) => void) | null,
+  generic: (n: number) => void,
+  sync: () => void,
+  genericCall: string,
+  floor: (n: number) => void,
+): MeasuredMetric {
   if (typed === null) return { pass: loopMetric(ctx.timing, generic, sync), notes: [`${genericCall} (${ctx.kernels.typedNote})`] };
   const pass = loopMetric(ctx.timing, typed, sync);
-  const notes = [`through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`];
+  const notes = [
+    `through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`,
+    ...ffiFloorNote(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)"),
+  ];
   if (!genericNoted.has(metric)) {
     genericNoted.add(metric);
     notes.push(`generic ${genericCall}: ${loopMetric(ctx.timing, generic, sync).median.toFixed(3)} us (first pass)`);
   }
   return { pass, notes };
+}
+
+/** cuLaunchKernel through koffi on one block, with the arguments the kernel's parameter block holds. */
+function rawLaunchLoop(k: Kernel, s: Stream): (n: number) => void {
+  const launch = driverApi().cuLaunchKernel;
+  const [fn, params, sh] = [k.function, k.parameterArray, s.handle];
+  return (n) => {
+    const status = launch(fn, 1, 1, 1, 1, 1, 1, 0, sh, params as never, null);
+    if (status !== 0) throw new Error(`raw cuLaunchKernel of "${k.name}" failed with CUresult ${status}`);
+    for (let i = 1; i < n; i++) launch(fn, 1, 1, 1, 1, 1, 1, 0, sh, params as never, null);
+  };
 }
 
 function launchEmpty(ctx: BenchContext): MeasuredMetric {
@@ -60,7 +83,7 @@ function launchEmpty(ctx: BenchContext): MeasuredMetric {
     const generic = (n: number): void => {
       for (let i = 0; i < n; i++) k.launch(cfg);
     };
-    return launchLoop(ctx, 'launch_empty_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config)');
+    return launchLoop(ctx, 'launch_empty_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config)', rawLaunchLoop(k, s));
   } finally {
     disposeAll(s);
   }
@@ -83,7 +106,7 @@ function launch4Args(ctx: BenchContext): MeasuredMetric {
     const generic = (n: number): void => {
       for (let i = 0; i < n; i++) k.launch(cfg, a, b, 0, 2.0);
     };
-    return launchLoop(ctx, 'launch_4args_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config, a, b, 0, 2)');
+    return launchLoop(ctx, 'launch_4args_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config, a, b, 0, 2)', rawLaunchLoop(k, s));
   } finally {
     disposeAll(s, a, b);
   }
@@ -127,7 +150,13 @@ function eventRecord(ctx: BenchContext): MeasuredMetric {
     const run = (n: number): void => {
       for (let i = 0; i < n; i++) ev.record(s);
     };
-    return { pass: loopMetric(ctx.timing, run, () => s.synchronize()) };
+    const pass = loopMetric(ctx.timing, run, () => s.synchronize());
+    const record = driverApi().cuEventRecord;
+    const [eh, sh] = [ev.handle, s.handle];
+    const floor = (n: number): void => {
+      for (let i = 0; i < n; i++) record(eh, sh);
+    };
+    return { pass, notes: ffiFloorNote(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord') };
   } finally {
     disposeAll(s, ev);
   }
@@ -145,7 +174,12 @@ function eventQuery(ctx: BenchContext): MeasuredMetric {
     };
     const pass = loopMetric(ctx.timing, run, () => {});
     if (incomplete > 0) throw new Error(`event reported incomplete ${incomplete} times after synchronize()`);
-    return { pass };
+    const query = driverApi().cuEventQuery;
+    const eh = ev.handle;
+    const floor = (n: number): void => {
+      for (let i = 0; i < n; i++) if (query(eh) !== 0) incomplete++;
+    };
+    return { pass, notes: ffiFloorNote(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery') };
   } finally {
     disposeAll(s, ev);
   }

@@ -6,9 +6,16 @@ import { registerKoffiTypes } from './generated/types.js';
 export interface BindOptions {
   /** Bind the per-thread-default-stream variants (`_ptds`/`_ptsz`) where the header has them. */
   perThreadDefaultStream?: boolean | undefined;
+  /**
+   * Bind out-parameters as plain pointers: the caller passes a one-element TypedArray
+   * (`BigUint64Array`, `Int32Array`, ...) that the callee writes into. koffi then hands the
+   * array's memory to the call, ~0.08 µs, where a `koffi.out` cell costs ~0.5 µs per call.
+   */
+  outParamsAsPointers?: boolean | undefined;
 }
 
-function koffiParam(type: string, direction: number): string | ReturnType<typeof koffi.out> {
+function koffiParam(type: string, direction: number, outParamsAsPointers: boolean): string | ReturnType<typeof koffi.out> {
+  if (outParamsAsPointers) return type;
   if (direction === 1) return koffi.out(type);
   if (direction === 2) return koffi.inout(type);
   return type;
@@ -31,7 +38,7 @@ export function bindLibrary<T extends object>(lib: LibraryHandle, declarations: 
         const fn = lib.func(
           target,
           result,
-          params.map(([, type, direction]) => koffiParam(type, direction)),
+          params.map(([, type, direction]) => koffiParam(type, direction, options.outParamsAsPointers === true)),
         );
         Object.defineProperty(api, name, { value: fn, enumerable: true, writable: false, configurable: false });
         return fn;
@@ -50,7 +57,7 @@ export function missingSymbols(lib: LibraryHandle, declarations: readonly Functi
       lib.func(
         symbol,
         result,
-        params.map(([, type, direction]) => koffiParam(type, direction)),
+        params.map(([, type, direction]) => koffiParam(type, direction, false)),
       );
     } catch {
       missing.push(name);

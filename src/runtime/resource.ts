@@ -40,6 +40,8 @@ export abstract class Resource {
   #label: string | undefined;
   readonly #id = ++nextId;
   #disposed = false;
+  /** Registered with the FinalizationRegistry (owns something to release): only then does dispose() unregister. */
+  #tracked = false;
   #kind: string;
   readonly #family: string;
 
@@ -72,6 +74,7 @@ export abstract class Resource {
   /** Arms the safety net; `release` must not capture `this`. */
   protected track(release: () => void): void {
     registry.register(this, { kind: this.#kind, id: this.#id, label: this.#label, release }, this);
+    this.#tracked = true;
   }
 
   /** True once dispose() ran. */
@@ -105,7 +108,8 @@ export abstract class Resource {
   dispose(): void {
     if (this.#disposed) return;
     this.#disposed = true;
-    registry.unregister(this);
+    // Views and wrapped memory were never registered: skipping the lookup keeps their dispose() cheap.
+    if (this.#tracked) registry.unregister(this);
     try {
       this.releaseNative();
     } catch (e) {

@@ -1,17 +1,19 @@
 import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
-import { check, driverApi, driverError, hot, toAddress } from '../cuda.js';
-import { DeviceBuffer } from './device-buffer.js';
-import { dtypeInfo, type DType } from './dtype.js';
+import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
+import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
+import { checkLength, dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
 import { MemoryPool } from './memory-pool.js';
-import { Resource } from '../resource.js';
+import { describeValue, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { sizeClass } from './size-classes.js';
 
 interface Block {
   readonly address: number;
   readonly classBytes: number;
+  /** The buffer handed out over this block while it is in use (freeForStream checks it is the one given back). */
+  buffer: DeviceBuffer<DType> | undefined;
   /** The stream whose work used it last (where it was freed), and an event recorded there at the free. */
   freedOn: Stream | undefined;
   freedAt: CUevent | undefined;
@@ -38,8 +40,6 @@ export interface StreamOrderedAllocatorDescriptor {
   label?: string | undefined;
 }
 
-const cell: [number | bigint | null] = [0];
-
 /**
  * Stream-ordered allocation with power-of-two size classes on a MemoryPool.
  *
@@ -55,7 +55,8 @@ export class StreamOrderedAllocator extends Resource {
   readonly stats: AllocatorStats = { hits: 0, misses: 0, crossStreamReuses: 0, bytesCached: 0, bytesInUse: 0 };
   /** Free blocks by size class, then by the stream that freed them. */
   readonly #free = new Map<number, Map<Stream, Block[]>>();
-  readonly #inUse = new Map<DeviceBuffer<DType>, Block>();
+  /** Blocks handed out, by address: a number key hashes for free, a buffer object would need an identity hash made per allocation. */
+  readonly #inUse = new Map<number, Block>();
   readonly #spareEvents: CUevent[] = [];
   readonly #ownsPool: boolean;
 
@@ -76,9 +77,11 @@ export class StreamOrderedAllocator extends Resource {
     const stream = (typeof a === 'number' ? b : c) as Stream | undefined;
     if (!stream || typeof stream !== 'object') throw new TypeError(`${this.label}: allocate needs the stream that will use the memory`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    if (!Number.isSafeInteger(length) || length <= 0) checkLength(length, `${this.label}: allocate length`);
     const block = this.#take(sizeClass(length * dtypeInfo(dtype).bytes), stream);
-    const buffer = DeviceBuffer.wrap(dtype, length, block.address, { context: this.context });
-    this.#inUse.set(buffer, block);
+    const buffer = adoptDeviceMemory(dtype, length, block.address, this.context);
+    block.buffer = buffer;
+    this.#inUse.set(block.address, block);
     this.stats.bytesInUse += block.classBytes;
     return buffer;
   }
@@ -108,9 +111,9 @@ export class StreamOrderedAllocator extends Resource {
       }
     }
     this.stats.misses++;
-    const status = driverApi().cuMemAllocFromPoolAsync(cell, classBytes, this.pool.handle, stream.use());
+    const status = hot().memAllocFromPoolAsync(addressCell, classBytes, this.pool.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
-    return { address: toAddress(cell[0]!), classBytes, freedOn: undefined, freedAt: undefined };
+    return { address: cellAddress(), classBytes, buffer: undefined, freedOn: undefined, freedAt: undefined };
   }
 
   /**
@@ -119,13 +122,14 @@ export class StreamOrderedAllocator extends Resource {
    */
   freeForStream(buffer: DeviceBuffer<DType>, stream: Stream): void {
     this.assertAlive();
-    const block = this.#inUse.get(buffer);
-    if (!block) throw new Error(`${this.label}: buffer "${buffer.label}" was not allocated here, or was freed already`);
+    const block = typeof buffer === 'object' && buffer !== null ? this.#inUse.get(buffer.address) : undefined;
+    if (block?.buffer !== buffer) throw new Error(`${this.label}: ${describeValue(buffer)} was not allocated here, or was freed already`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const event = (block.freedAt ??= this.#spareEvents.pop() ?? createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} free event`));
     const status = hot().eventRecord(event, stream.use());
     if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label}: free on "${stream.label}"`);
-    this.#inUse.delete(buffer);
+    this.#inUse.delete(block.address);
+    block.buffer = undefined;
     buffer.dispose();
     block.freedOn = stream;
     let byStream = this.#free.get(block.classBytes);
@@ -184,8 +188,8 @@ export class StreamOrderedAllocator extends Resource {
     if (this.#inUse.size) {
       // Their last streams are unknown: only a context-wide wait orders the frees after their use.
       this.context.synchronize();
-      for (const [buffer, block] of this.#inUse) {
-        buffer.dispose();
+      for (const block of this.#inUse.values()) {
+        block.buffer?.dispose();
         check(driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
         if (block.freedAt) this.#spareEvents.push(block.freedAt);
       }

@@ -1,5 +1,5 @@
 import type { CUstream } from '../../ffi/generated/types.js';
-import { check, driverApi, driverError, toAddress, hot } from '../cuda.js';
+import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
@@ -53,6 +53,9 @@ interface Allocation {
   usedOn: Set<Stream | null> | undefined;
 }
 
+/** Set by DeviceBuffer's static block: the one way outside the class to reach its protected constructor (see adoptDeviceMemory). */
+let adopt: <T extends DType>(dtype: T, length: number, address: number, context: Context) => DeviceBuffer<T>;
+
 /** Device memory holding `length` elements of `dtype`. Views share their parent's memory. */
 export class DeviceBuffer<T extends DType = DType> extends Resource {
   readonly dtype: T;
@@ -95,24 +98,23 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
     const label = descriptor.label;
-    const during = (): string => `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
     let status: number;
     let call: string;
     let sh: CUstream | null = null;
     if (descriptor.pool) {
       sh = descriptor.stream ? descriptor.stream.use() : null;
       call = 'cuMemAllocFromPoolAsync';
-      status = driverApi().cuMemAllocFromPoolAsync(cell, bytes, descriptor.pool.handle, sh);
+      status = hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, sh);
     } else if (descriptor.stream) {
       sh = descriptor.stream.use();
       call = 'cuMemAllocAsync';
-      status = hot().memAllocAsync(cell, bytes, sh);
+      status = hot().memAllocAsync(addressCell, bytes, sh);
     } else {
       call = 'cuMemAlloc';
-      status = driverApi().cuMemAlloc(cell, bytes);
+      status = hot().memAlloc(addressCell, bytes);
     }
-    if (status !== 0) throw driverError(status, call, during());
-    const address = toAddress(cell[0]!);
+    if (status !== 0) throw driverError(status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
+    const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
       return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
@@ -326,13 +328,25 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   protected releaseNative(): void {
     this.#allocation.free?.();
   }
+
+  static {
+    adopt = <T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> =>
+      new DeviceBuffer(dtype, length, address, context, undefined, { free: undefined, stream: undefined, usedOn: undefined });
+  }
+}
+
+/**
+ * Internal (not exported by the package): a buffer over memory an allocator of tscuda owns and
+ * has validated (`dtype` known, `length` a positive integer, the range inside its block). It is
+ * wrap() without the argument checks, which cost as much as the allocation itself.
+ */
+export function adoptDeviceMemory<T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> {
+  return adopt(dtype, length, address, context);
 }
 
 const NO_OPTIONS: CopyOptions = Object.freeze({});
 /** Scratch of #range: the validated copy range, read right after. */
 const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
-/** The out-parameter cell of allocations, reused. */
-const cell: [number | bigint | null] = [0];
 
 /**
  * Frees stream-ordered memory on its stream, after an event of each other stream that used it

@@ -273,6 +273,12 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     try {
       again = alloc.allocate('f32', 200, a); // 800 B: the same 1 KiB class, on the same stream
       expect(calls.waits).toBe(0);
+      // The old buffer object names the address `again` now holds: it must not free `again`.
+      expect(() => alloc.freeForStream(first, a)).toThrow('freed already');
+      expect(again.disposed).toBe(false);
+      expect(() => alloc.freeForStream(null as never, a)).toThrow(/null was not allocated here/);
+      expect(() => alloc.freeForStream({ address: again.address } as never, a)).toThrow(/a plain Object was not allocated here/);
+      expect(() => alloc.allocate('f32', 1.5, a)).toThrow(/positive integer, got 1.5/);
       alloc.freeForStream(again, a);
       other = alloc.allocate(1024, b);
       expect(calls.waits).toBe(1);

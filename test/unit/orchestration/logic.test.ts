@@ -80,4 +80,17 @@ describe('allocator size classes', () => {
     expect(sizeClass((1 << 20) + 1)).toBe(1 << 21);
     expect(() => sizeClass(0)).toThrow(/positive integer/);
   });
+
+  it('agrees with the smallest power of two at or above the request across the bit-arithmetic limit (1 GiB) and beyond', () => {
+    const reference = (bytes: number): number => {
+      let c = 256;
+      while (c < bytes) c *= 2;
+      return c;
+    };
+    const sizes = [255, 511, 512, 513, 4095, 2 ** 29 - 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30 - 1, 2 ** 30, 2 ** 30 + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 3 * 2 ** 33, 2 ** 40 + 7];
+    for (let i = 0; i < 200; i++) sizes.push(1 + Math.floor(Math.random() * 2 ** (1 + Math.floor(Math.random() * 44))));
+    for (const bytes of sizes) expect(sizeClass(bytes), `sizeClass(${bytes})`).toBe(reference(bytes));
+    expect(() => sizeClass(1.5)).toThrow(/positive integer/);
+    expect(() => sizeClass(Number.NaN)).toThrow(/positive integer/);
+  });
 });
