@@ -26,6 +26,8 @@ if (role !== 'client') {
   const server = createServer({ engine, limits: { maxEventLoopDelayMs: 0 } });
   await server.listen({ port });
   if (role === 'server') {
+    // An orderly exit on SIGINT, so `node --cpu-prof` writes its profile.
+    process.once('SIGINT', () => process.exit(0));
     console.log('listening');
     await new Promise(() => {});
   }

@@ -15,8 +15,17 @@ export type { ConfigSource, StepDefinition, StepIO, TelemetryReader } from './st
 /** What a stream is for; the seeds' names. */
 export type ManagedStreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
 
-/** 'sync': one stream, each step alone. 'triple': dedicated streams, steps overlap over three slots. */
+/** 'sync': one stream, each step alone. 'triple': dedicated streams, three steps overlap (upload, compute, download), over four slots (TRIPLE_MODE_SLOTS). */
 export type ManagedMode = 'sync' | 'triple';
+
+/**
+ * Slots of triple mode: one per stage in flight, and one more. With exactly three, step i+3's
+ * upload can start only once step i's download has completed *and* the host has seen it (the
+ * completion poller, the telemetry read, the slot's release): that round trip (~40 µs measured)
+ * then sits on the critical path of every step, ~10 % of a 0.35 ms stage. The fourth slot lets
+ * the host finish step i while step i+3 already uploads.
+ */
+export const TRIPLE_MODE_SLOTS = 4;
 
 /** How a ManagedContext is made. */
 export interface ManagedContextDescriptor<C extends DType, T extends DType> {
@@ -88,7 +97,7 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
         context: this.context,
         definition: options.step,
         streams,
-        slots: mode === 'sync' ? 1 : 3,
+        slots: mode === 'sync' ? 1 : TRIPLE_MODE_SLOTS,
         label: `${this.label} steps`,
         ...(this.profiler ? { profiler: this.profiler } : {}),
       });
@@ -129,7 +138,7 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
    * Uploads `config`, runs the step definition's compute and downloads its telemetry. Resolves
    * with the telemetry (a copy, or what `read` returns from the pinned staging). In triple mode,
    * call it again without awaiting to overlap steps: the next step's upload and the previous
-   * step's download run while this step computes; a fourth step waits for a free slot.
+   * step's download run while this step computes; a fifth step waits for a free slot.
    */
   tripleBufferedStep(config: ConfigSource<C>): Promise<HostArray<T>>;
   tripleBufferedStep<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R>;

@@ -40,7 +40,7 @@ interface Copyable extends ArrayLike<unknown> {
 }
 
 /**
- * Runs steps over a ring of slots: with three slots and three streams, step i+1's upload,
+ * Runs steps over a ring of slots: with three (or more) slots and three streams, step i+1's upload,
  * step i's compute and step i-1's download overlap; with one slot and one stream, every
  * step runs alone (the synchronous mode). Steps are enqueued in call order; the host waits
  * only for a free slot, all other ordering is events on the GPU.

@@ -5,7 +5,7 @@ import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
 import { checkLength, dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
 import { MemoryPool } from './memory-pool.js';
-import { describeValue, Resource } from '../resource.js';
+import { describeValue, expectResource, isLive, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { sizeClass } from './size-classes.js';
 
@@ -14,9 +14,6 @@ interface Block {
   readonly classBytes: number;
   /** The buffer handed out over this block while it is in use (freeForStream checks it is the one given back). */
   buffer: DeviceBuffer<DType> | undefined;
-  /** The stream whose work used it last (where it was freed), and an event recorded there at the free. */
-  freedOn: Stream | undefined;
-  freedAt: CUevent | undefined;
 }
 
 /** What a StreamOrderedAllocator counted. */
@@ -44,10 +41,12 @@ export interface StreamOrderedAllocatorDescriptor {
  * Stream-ordered allocation with power-of-two size classes on a MemoryPool.
  *
  * A block freed on stream A goes back to A's free list of its class. A request on A takes from
- * A's list with no synchronization at all (stream order protects the block). A request on B
- * may take A's block only after B waits on an event recorded on A at the free
- * (cuStreamWaitEvent): B's later work cannot touch the block while A's may still use it, and
- * the host never waits.
+ * A's list with no driver call at all (stream order protects the block). A request on B may
+ * take A's block only after B waits (cuStreamWaitEvent) on an event recorded on A at that
+ * moment: B's later work cannot touch the block while A's may still use it, and the host never
+ * waits. Recording at the reuse rather than at every free (PyTorch's caching allocator also
+ * records only for cross-stream use) keeps the common same-stream free+allocate free of driver
+ * calls; B may then also wait for A's work queued after the free, never for less.
  */
 export class StreamOrderedAllocator extends Resource {
   readonly pool: MemoryPool;
@@ -57,7 +56,8 @@ export class StreamOrderedAllocator extends Resource {
   readonly #free = new Map<number, Map<Stream, Block[]>>();
   /** Blocks handed out, by address: a number key hashes for free, a buffer object would need an identity hash made per allocation. */
   readonly #inUse = new Map<number, Block>();
-  readonly #spareEvents: CUevent[] = [];
+  /** Recorded on the freeing stream when another stream reuses its block; one suffices, since a wait enqueued on it keeps the record it saw. */
+  #orderEvent: CUevent | undefined;
   readonly #ownsPool: boolean;
 
   constructor(descriptor: StreamOrderedAllocatorDescriptor = {}) {
@@ -74,8 +74,10 @@ export class StreamOrderedAllocator extends Resource {
     this.assertAlive();
     const dtype = (typeof a === 'number' ? 'u8' : a) as T;
     const length = typeof a === 'number' ? a : (b as number);
-    const stream = (typeof a === 'number' ? b : c) as Stream | undefined;
-    if (!stream || typeof stream !== 'object') throw new TypeError(`${this.label}: allocate needs the stream that will use the memory`);
+    const given: unknown = typeof a === 'number' ? b : c;
+    const stream = isLive<Stream>(given, 'Stream')
+      ? given
+      : expectResource<Stream>(given, 'Stream', `${this.label}: allocate needs the stream that will use the memory; its stream`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     if (!Number.isSafeInteger(length) || length <= 0) checkLength(length, `${this.label}: allocate length`);
     const block = this.#take(sizeClass(length * dtypeInfo(dtype).bytes), stream);
@@ -95,25 +97,32 @@ export class StreamOrderedAllocator extends Resource {
         this.stats.bytesCached -= classBytes;
         return own.pop()!;
       }
-      for (const list of byStream.values()) {
-        const block = list.pop();
-        if (!block) continue;
-        // The only ordering the reuse needs: B's later work after A's work up to the free.
-        const status = hot().streamWaitEvent(stream.use(), block.freedAt!, 0);
-        if (status !== 0) {
-          list.push(block);
-          throw driverError(status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${block.freedOn!.label}" on "${stream.label}"`);
-        }
+      for (const [owner, list] of byStream) {
+        if (owner === stream || list.length === 0) continue;
+        // A stream disposed since has its retired event; one that has none cannot be ordered after (trim() frees its blocks).
+        const after = owner.disposed ? owner.retiredEvent : this.#recordOn(owner);
+        if (after === undefined) continue;
+        // The only ordering the reuse needs: B's later work after A's work up to (at least) the free.
+        const status = hot().streamWaitEvent(stream.use(), after, 0);
+        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`);
         this.stats.hits++;
         this.stats.crossStreamReuses++;
         this.stats.bytesCached -= classBytes;
-        return block;
+        return list.pop()!;
       }
     }
     this.stats.misses++;
     const status = hot().memAllocFromPoolAsync(addressCell, classBytes, this.pool.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
-    return { address: cellAddress(), classBytes, buffer: undefined, freedOn: undefined, freedAt: undefined };
+    return { address: cellAddress(), classBytes, buffer: undefined };
+  }
+
+  /** The order event recorded now at the end of `stream`. */
+  #recordOn(stream: Stream): CUevent {
+    const event = (this.#orderEvent ??= createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} order event`));
+    const status = hot().eventRecord(event, stream.use());
+    if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
+    return event;
   }
 
   /**
@@ -124,14 +133,11 @@ export class StreamOrderedAllocator extends Resource {
     this.assertAlive();
     const block = typeof buffer === 'object' && buffer !== null ? this.#inUse.get(buffer.address) : undefined;
     if (block?.buffer !== buffer) throw new Error(`${this.label}: ${describeValue(buffer)} was not allocated here, or was freed already`);
+    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `${this.label}: freeForStream stream`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
-    const event = (block.freedAt ??= this.#spareEvents.pop() ?? createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} free event`));
-    const status = hot().eventRecord(event, stream.use());
-    if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label}: free on "${stream.label}"`);
     this.#inUse.delete(block.address);
     block.buffer = undefined;
     buffer.dispose();
-    block.freedOn = stream;
     let byStream = this.#free.get(block.classBytes);
     if (!byStream) this.#free.set(block.classBytes, (byStream = new Map()));
     let list = byStream.get(stream);
@@ -174,7 +180,6 @@ export class StreamOrderedAllocator extends Resource {
   #release(list: readonly Block[], stream: CUstream | null): void {
     for (const block of list) {
       check(driverApi().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
-      this.#spareEvents.push(block.freedAt!);
       this.stats.bytesCached -= block.classBytes;
     }
   }
@@ -191,13 +196,12 @@ export class StreamOrderedAllocator extends Resource {
       for (const block of this.#inUse.values()) {
         block.buffer?.dispose();
         check(driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
-        if (block.freedAt) this.#spareEvents.push(block.freedAt);
       }
       this.#inUse.clear();
       this.context.synchronize();
     }
-    for (const e of this.#spareEvents) driverApi().cuEventDestroy(e);
-    this.#spareEvents.length = 0;
+    if (this.#orderEvent !== undefined) driverApi().cuEventDestroy(this.#orderEvent);
+    this.#orderEvent = undefined;
     if (this.#ownsPool) this.pool.dispose();
   }
 }

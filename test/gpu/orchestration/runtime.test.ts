@@ -4,7 +4,7 @@ import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import type { Kernel } from '../../../src/runtime/kernel.js';
 import { Coordinator, StreamOrderedAllocator, StreamPool } from '../../../src/orchestration/index.js';
 import { Profiler } from '../../../src/orchestration/profiler.js';
-import type { Stream } from '../../../src/runtime/stream.js';
+import { Stream } from '../../../src/runtime/stream.js';
 import { gpu } from '../gpu-available.js';
 import { loadBasicModule, randomF32 } from '../helpers.js';
 
@@ -279,8 +279,13 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
       expect(() => alloc.freeForStream(null as never, a)).toThrow(/null was not allocated here/);
       expect(() => alloc.freeForStream({ address: again.address } as never, a)).toThrow(/a plain Object was not allocated here/);
       expect(() => alloc.allocate('f32', 1.5, a)).toThrow(/positive integer, got 1.5/);
+      expect(() => alloc.allocate('f32', 4, {} as never)).toThrow(/stream must be a Stream, got a plain Object/);
       alloc.freeForStream(again, a);
+      // Same-stream free and reuse need no driver call: stream order protects the block.
+      expect(calls.records).toBe(0);
       other = alloc.allocate(1024, b);
+      // Another stream's reuse waits for an event recorded on the freeing stream at that moment.
+      expect(calls.records).toBe(1);
       expect(calls.waits).toBe(1);
     } finally {
       calls.restore();
@@ -296,5 +301,36 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     expect(alloc.stats.misses).toBe(2);
     alloc.freeForStream(fresh, b);
     await Promise.all([a.done(), b.done()]);
+  });
+
+  it("allocator: a block freed on a stream disposed since is reused behind that stream's retired event, and its later writes land after the old work", async () => {
+    const alloc = new StreamOrderedAllocator({ label: 'retired-owner allocator' });
+    cleanup.push(() => alloc.dispose());
+    const owner = new Stream({ label: 'short-lived owner' });
+    const next = new Stream({ label: 'next user' });
+    cleanup.push(() => next.dispose());
+    const n = 1 << 16;
+    const first = alloc.allocate('f32', n, owner);
+    // The owner's work: a long spin, then a fill of 1s; the next user fills 2s once it gets the block.
+    spin.launch({ grid: 1, block: 1, stream: owner }, 20_000_000n);
+    fill.launch({ grid: 64, block: 256, stream: owner }, first, 1, n);
+    alloc.freeForStream(first, owner);
+    owner.dispose();
+    const calls = countCalls();
+    let reused: DeviceBuffer<'f32'>;
+    try {
+      reused = alloc.allocate('f32', n, next);
+      expect(calls.records).toBe(0); // the retired event, recorded at dispose, orders the reuse
+      expect(calls.waits).toBe(1);
+    } finally {
+      calls.restore();
+    }
+    expect(reused.address).toBe(first.address);
+    expect(alloc.stats.crossStreamReuses).toBe(1);
+    fill.launch({ grid: 64, block: 256, stream: next }, reused, 2, n);
+    await next.done();
+    const values = reused.read();
+    expect(values.every((v) => v === 2)).toBe(true); // had the reuse not waited, the owner's 1s would land after the 2s
+    alloc.freeForStream(reused, next);
   });
 });
