@@ -5,7 +5,8 @@
  *   tsx bench/probe/http-transport.ts [concurrency] [seconds] [server | client]
  * With `server` or `client` as the third argument the two run in separate processes; with
  * `--gpu` the server runs the real JobEngine (4 lanes) and the client prints the server's mean
- * request, queue, compute and GPU durations from /metrics.
+ * request, queue, compute and GPU durations from /metrics; `--processes P` splits the client over
+ * P processes.
  */
 import { createServer } from '../../src/server/create-server.js';
 import { FakeEngine } from '../../test/unit/server/fake-engine.js';
@@ -40,7 +41,8 @@ const req: LoadRequest = {
   headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
   body: Buffer.from(data.buffer),
 };
-const row = await closedLoopStep(req, concurrency, seconds);
+const processesArg = process.argv.indexOf('--processes');
+const row = await closedLoopStep(req, concurrency, seconds, processesArg > 0 ? Number(process.argv[processesArg + 1]) : 1);
 const metrics = await (await fetch(`${base}/metrics`)).text();
 const mean = (name: string): string => {
   const sum = metrics.match(new RegExp(`^${name}_sum\\{endpoint="/v1/stft"\\} (\\S+)`, 'm'))?.[1];

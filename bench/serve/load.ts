@@ -3,8 +3,13 @@
  * columns), and a closed loop over node:http for the overload and fault runs, which needs per
  * status counts, per status latencies and the connections that ended without a response.
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** One row of the sweep, perf_analyzer's columns plus the server's own lag and GPU busy. */
 export interface SweepRow {
@@ -115,10 +120,15 @@ function count5xx(byStatus: Iterable<[string, number]>): number {
 }
 
 /** A step's columns from the closed loop (autocannonStep's shape): throughput and latency of the 200s. */
-export async function closedLoopStep(req: LoadRequest, concurrency: number, durationS: number): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
+export async function closedLoopStep(
+  req: LoadRequest,
+  concurrency: number,
+  durationS: number,
+  processes = 1,
+): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
   const t0 = performance.now();
-  const r = await closedLoop(req, concurrency, durationS);
-  const seconds = (performance.now() - t0) / 1000;
+  const r = processes > 1 ? await closedLoopProcesses(req, concurrency, durationS, processes) : await closedLoop(req, concurrency, durationS);
+  const seconds = processes > 1 ? durationS : (performance.now() - t0) / 1000;
   const ok = r.byStatus['200'] ?? 0;
   const answered = Object.values(r.byStatus).reduce((a, b) => a + b, 0);
   const l = r.latencyMs['200'] ?? NO_LATENCY;
@@ -135,6 +145,69 @@ export async function closedLoopStep(req: LoadRequest, concurrency: number, dura
     status5xx: count5xx(Object.entries(r.byStatus)),
     timeouts: 0,
   };
+}
+
+/**
+ * The closed loop split over `processes` client processes (bench/serve/load-child.ts), each with
+ * its share of the clients, started together once all have connected: one Node client moves
+ * about 280 requests/s of 4 MiB each way (measured against a bare node:http server on the H100
+ * host), so one process would bound the throughput rows instead of the server.
+ */
+export async function closedLoopProcesses(req: LoadRequest, concurrency: number, durationS: number, processes: number): Promise<LoopReport> {
+  const dir = mkdtempSync(join(tmpdir(), 'tscuda-load-'));
+  const bodyFile = join(dir, 'body');
+  writeFileSync(bodyFile, req.body);
+  const children = Array.from({ length: processes }, (_, i) => {
+    const share = Math.floor(concurrency / processes) + (i < concurrency % processes ? 1 : 0);
+    const config = JSON.stringify({ base: req.base, path: req.path, method: req.method, headers: req.headers, bodyFile, concurrency: share, durationS });
+    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(new URL('./load-child.ts', import.meta.url)), config], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    const ready = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: string) => {
+        out += d;
+        if (out.startsWith('ready\n')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`load client ${i} exited with ${code} before it was ready`)));
+    });
+    const done = new Promise<LoopReport>((resolve, reject) => {
+      child.once('exit', (code) => {
+        if (code !== 0) return reject(new Error(`load client ${i} exited with ${code}`));
+        try {
+          resolve(JSON.parse(out.slice('ready\n'.length)) as LoopReport);
+        } catch (e) {
+          reject(new Error(`load client ${i} printed no report: ${(e as Error).message}`));
+        }
+      });
+    });
+    return { child, ready, done };
+  });
+  try {
+    await Promise.all(children.map((c) => c.ready));
+    for (const c of children) c.child.stdin.end('go\n');
+    return mergeLoopReports(await Promise.all(children.map((c) => c.done)));
+  } finally {
+    for (const c of children) if (c.child.exitCode === null) c.child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One report of several loops: counts added, percentiles over all their samples. */
+export function mergeLoopReports(reports: readonly LoopReport[]): LoopReport {
+  const merged: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
+  const samples = new Map<string, number[]>();
+  const firsts: number[] = [];
+  for (const r of reports) {
+    merged.sent += r.sent;
+    merged.nonRetryable503 += r.nonRetryable503;
+    for (const [k, v] of Object.entries(r.byStatus)) merged.byStatus[k] = (merged.byStatus[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(r.unanswered)) merged.unanswered[k] = (merged.unanswered[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(r.samples ?? {})) samples.set(k, [...(samples.get(k) ?? []), ...v]);
+    firsts.push(...(r.firstSamples ?? []));
+  }
+  for (const [k, v] of samples) merged.latencyMs[k] = spread(v);
+  merged.firstRequestMs = spread(firsts);
+  return merged;
 }
 
 /** Latency percentiles of a set of requests, ms. */
@@ -164,6 +237,10 @@ export interface LoopReport {
   firstRequestMs: LatencySpread;
   /** Bodies of 503 responses that were not `retryable: true`. */
   nonRetryable503: number;
+  /** With `keepSamples`: every latency behind `latencyMs`, by status (for merging reports of several loops). */
+  samples?: Record<string, number[]>;
+  /** With `keepSamples`: every latency behind `firstRequestMs`. */
+  firstSamples?: number[];
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -218,7 +295,7 @@ export async function closedLoop(
   req: LoadRequest,
   concurrency: number,
   durationS: number,
-  options: { backoffMs?: number; during?: (elapsedS: number) => void; warmPath?: string } = {},
+  options: { backoffMs?: number; during?: (elapsedS: number) => void; warmPath?: string; keepSamples?: boolean } = {},
 ): Promise<LoopReport> {
   // maxFreeSockets: the default 256 would close and reopen sockets of a loop above 256 clients.
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
@@ -262,6 +339,10 @@ export async function closedLoop(
   await Promise.all(Array.from({ length: concurrency }, client));
   clearInterval(ticker);
   agent.destroy();
+  if (options.keepSamples) {
+    report.samples = Object.fromEntries([...latencies].map(([k, v]) => [k, [...v]]));
+    report.firstSamples = [...firsts];
+  }
   for (const [key, values] of latencies) {
     report.latencyMs[key] = spread(values);
   }

@@ -35,6 +35,8 @@ const { values } = parseArgs({
     'no-overload': { type: 'boolean' },
     'overload-max-lag': { type: 'string' },
     'throughput-concurrency': { type: 'string' },
+    'throughput-workers': { type: 'string' },
+    'client-processes': { type: 'string' },
     verbose: { type: 'boolean' },
     help: { type: 'boolean' },
   },
@@ -51,6 +53,8 @@ if (values.help === true) {
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 100)
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
+  --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
+  --client-processes P        client processes of the throughput rows' closed loop (default 4)
   --verbose           forward the servers' stderr
 Writes serve-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.`);
   process.exit(0);
@@ -71,6 +75,14 @@ const RPS_MIX = { batch: 4, n: 4096, fs: 1000, passBand: [20, 200] as const, pre
 /** Samples per second: 16 x 65536 (4 MiB bodies), where the HTTP overhead is bounded by copies. */
 const THROUGHPUT_MIX = { batch: 16, n: 65536, fs: 1000, passBand: [20, 200] as const, previewBins: 256 };
 const THROUGHPUT_CONCURRENCY = Number(values['throughput-concurrency'] ?? 16);
+/**
+ * Workers of the server whose throughput row is serve_stft_gsamples_per_s: one Node process
+ * tops out near 0.19 Gsamples/s of this mix (its main thread busy ~65 %: writing the 4 MiB answers
+ * into sockets, copying bodies, GC), so a deployment for throughput runs two per GPU.
+ */
+const THROUGHPUT_WORKERS = Number(values['throughput-workers'] ?? 2);
+/** Client processes of the closed loops of the throughput rows: one caps near 280 requests/s of 4 MiB (bare node:http server, H100 host). */
+const CLIENT_PROCESSES = Number(values['client-processes'] ?? 4);
 /** autocannon threads at concurrency 64 and above, so one client thread is not the bottleneck. */
 const CLIENT_THREADS = 4;
 const BATCH_ITEMS = 32;
@@ -109,7 +121,10 @@ async function scrape(base: string): Promise<string> {
  */
 async function step(name: string, req: LoadRequest, concurrency: number, durationS: number, isTscuda: boolean, load: 'autocannon' | 'loop' = 'autocannon'): Promise<SweepRow> {
   if (isTscuda) await scrape(req.base); // resets the event-loop window
-  const r = load === 'autocannon' ? await autocannonStep(req, concurrency, durationS, concurrency >= 64 ? CLIENT_THREADS : 1) : await closedLoopStep(req, concurrency, durationS);
+  const r =
+    load === 'autocannon'
+      ? await autocannonStep(req, concurrency, durationS, concurrency >= 64 ? CLIENT_THREADS : 1)
+      : await closedLoopStep(req, concurrency, durationS, CLIENT_PROCESSES);
   const metrics = isTscuda ? await scrape(req.base) : '';
   const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'quantile="0.99"') : null;
   const busy = isTscuda ? gauge(metrics, 'tscuda_gpu_busy_fraction') : null;
@@ -206,9 +221,9 @@ if (!ready.ready) {
       tscudaP99 = row.p99Ms;
     }
   }
-  const tp = await step('tscuda-throughput', stftRequest(tscuda.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, true, 'loop');
+  const tp = await step(`tscuda-throughput (${workers} worker${workers === 1 ? '' : 's'})`, stftRequest(tscuda.base, THROUGHPUT_MIX), THROUGHPUT_CONCURRENCY, stepS, true, 'loop');
   rows.push(tp);
-  tscudaGs = (tp.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
+  if (THROUGHPUT_WORKERS === workers) tscudaGs = (tp.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
   lost += tp.errors + tp.timeouts;
   const items = Array.from({ length: BATCH_ITEMS }, () => Array.from(randomSignal(BATCH_DIM)));
   const batchReq: LoadRequest = {
@@ -227,6 +242,22 @@ if (!ready.ready) {
   results.tscudaMetricsSample = metricsText.split('\n').filter((l) => l.startsWith('tscuda_request_failure_total') || l.startsWith('tscuda_request_success_total'));
   serveExit = await tscuda.stop();
   log(`tscuda serve stopped with exit code ${serveExit}`);
+  if (THROUGHPUT_WORKERS !== workers) {
+    const svc = startTscuda(ROOT, PORT + 4, ['--workers', String(THROUGHPUT_WORKERS), '--lanes', '4', '--max-queued', '1024'], verbose);
+    const up = await waitReady(svc.base, 90_000, svc.child);
+    if (!up.ready) notes.push(`tscuda serve --workers ${THROUGHPUT_WORKERS} not ready: ${up.reason}`);
+    else {
+      const treq = stftRequest(svc.base, THROUGHPUT_MIX);
+      await closedLoopStep(treq, THROUGHPUT_CONCURRENCY, 1, CLIENT_PROCESSES); // warm-up: every worker's plans and pools
+      const row = await step(`tscuda-throughput (${THROUGHPUT_WORKERS} workers)`, treq, THROUGHPUT_CONCURRENCY, stepS, true, 'loop');
+      rows.push(row);
+      tscudaGs = (row.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
+      lost += row.errors + row.timeouts;
+      fiveXX += row.status5xx;
+    }
+    const code = await svc.stop();
+    if (code !== 0) notes.push(`tscuda serve --workers ${THROUGHPUT_WORKERS} exited with ${code}`);
+  }
 }
 
 // ---- 3. overload ------------------------------------------------------------------------------
@@ -386,7 +417,7 @@ const metrics: Metric[] = [
   { name: 'serve_stft_p99_ms', unit: 'ms at c=64', tscuda: tscudaP99, python: pyP99, goal: '<= Python', pass: tscudaP99 === null || pyP99 === null ? null : tscudaP99 <= pyP99 },
   {
     name: 'serve_stft_gsamples_per_s',
-    unit: `Gsamples/s (${THROUGHPUT_MIX.batch}x${THROUGHPUT_MIX.n}, c=${THROUGHPUT_CONCURRENCY})`,
+    unit: `Gsamples/s (${THROUGHPUT_MIX.batch}x${THROUGHPUT_MIX.n}, c=${THROUGHPUT_CONCURRENCY}, tscuda serve --workers ${THROUGHPUT_WORKERS}; Python one process)`,
     tscuda: tscudaGs,
     python: pyGs,
     goal: `>= 0.7 x in-process ${baseline.gsamplesPerS?.toFixed(3) ?? '?'}`,
@@ -442,7 +473,7 @@ const fmt = (v: number | null, digits = 2): string => (v === null ? '—' : Math
 const md: string[] = [
   `# tscuda serve under load — ${baseline.device}, ${new Date().toISOString().slice(0, 10)}`,
   '',
-  `Loopback, autocannon (the throughput rows: a node:http closed loop), ${stepS} s per step; /v1/stft binary bodies of ${RPS_MIX.batch} x ${RPS_MIX.n} f32 (sweep) and ${THROUGHPUT_MIX.batch} x ${THROUGHPUT_MIX.n} (throughput); tscuda serve --workers ${workers} --lanes 4; Python peer: aiohttp + ${pyVersion ?? 'not run'}.`,
+  `Loopback, autocannon (the throughput rows: a node:http closed loop over ${CLIENT_PROCESSES} client processes), ${stepS} s per step; /v1/stft binary bodies of ${RPS_MIX.batch} x ${RPS_MIX.n} f32 (sweep) and ${THROUGHPUT_MIX.batch} x ${THROUGHPUT_MIX.n} (throughput); tscuda serve --workers ${workers} --lanes 4 (the throughput row also with --workers ${THROUGHPUT_WORKERS}); Python peer: aiohttp + ${pyVersion ?? 'not run'}.`,
   '',
   '| metric | unit | tscuda | Python peer | goal | met |',
   '| --- | --- | ---: | ---: | --- | --- |',

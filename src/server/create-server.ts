@@ -242,6 +242,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   let lostError: unknown = null;
   let closing: Promise<void> | null = null;
   let pending = 0;
+  /** Triton's REJECT: the queue of requests in progress is full. */
+  const tooManyRequests = (): HttpError =>
+    new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, {
+      retryable: true,
+      retryAfterS: limits.retryAfterS,
+    });
 
   const notReadyReason = (): string | null => {
     if (closing !== null) return 'the server is shutting down';
@@ -397,6 +403,16 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   app.setNotFoundHandler((request, reply) => fail(request, reply, new HttpError(404, 'not_found', `${request.method} ${request.url}: no such route`, { field: 'url' })));
 
+  // A full server refuses new work on its headers, before reading a body it would only drop:
+  // the 429 then costs one turn of the event loop, not the body's arrival as well.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'POST' && pending >= limits.maxPending) {
+      void fail(request, reply, tooManyRequests());
+      return;
+    }
+    done();
+  });
+
   app.addHook('onSend', async (request, reply, payload) => {
     // A worker that lost its context moves its keep-alive clients to a healthy worker.
     if (lostError !== null) reply.header('connection', 'close');
@@ -433,12 +449,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   };
 
   const admit = (): void => {
-    if (pending > limits.maxPending) {
-      throw new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, {
-        retryable: true,
-        retryAfterS: limits.retryAfterS,
-      });
-    }
+    if (pending > limits.maxPending) throw tooManyRequests();
   };
 
   /** Runs a GPU handler: counts it pending, keeps close() waiting for it, turns its errors into responses. */

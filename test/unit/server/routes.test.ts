@@ -263,8 +263,17 @@ describe('queue limits, timeouts, cancellation', () => {
     await new Promise((r) => setTimeout(r, 20));
     const second = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(second.statusCode).toBe(429);
+    expect(second.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'too_many_requests', retryable: true });
+    // Refused on its headers, before its body is read: even a body that would be a 400 gets the 429.
+    const unread = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' });
+    expect(unread.statusCode).toBe(429);
+    expect(unread.headers['retry-after']).toBe('1');
+    // Health and metrics still answer while full.
+    expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
     engine.release();
     expect((await first).statusCode).toBe(200);
+    // Room again: the same malformed body now gets its 400.
+    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' })).statusCode).toBe(400);
   });
 
   it('sheds load: while the event loop runs behind, new jobs get 429 overloaded at once; health still answers; it recovers', async () => {
