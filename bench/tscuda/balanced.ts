@@ -26,6 +26,8 @@ export interface BalancedPipelineOptions {
   /** 'sequential': ManagedContext in sync mode; 'triple': in triple-buffered mode. */
   mode: 'sequential' | 'triple';
   device?: Device | number;
+  /** Triple mode's slots (ManagedContext `slots`; default its own). */
+  slots?: number;
   /** Steps run before timing (default 3). */
   warmupSteps?: number;
   /** Receives the timeline of the timed steps (it is reset after the warm-up). */
@@ -48,11 +50,17 @@ export interface BalancedPipelineResult {
   /** Wall-clock time of the timed steps, from the first call to the last result. */
   totalMs: number;
   msPerStep: number;
+  /**
+   * Steady-state time per iteration: from the first timed step's result to the last one's, over
+   * the steps between. Unlike msPerStep it leaves out the pipeline's fill and drain (the first
+   * result needs all three stages; the last upload runs with nothing beside it).
+   */
+  msPerIteration: number;
   /** Each stage as the overlapped pipeline runs it (upload and download at once), measured with timing events before the run (medians). */
   perStageMs: StageTimes;
   /** The copies each timed alone (one direction on the link at a time). */
   oneWayStageMs: StageTimes;
-  /** slowest stage (perStageMs) x steps / totalMs: 1 means every step cost only its slowest stage. */
+  /** slowest stage (perStageMs) / msPerIteration: 1 means every iteration cost only its slowest stage. */
   overlapEfficiency: number;
   /** The same against the stages timed one way at a time: bounded by the link's two-way/one-way rate. */
   oneWayOverlapEfficiency: number;
@@ -77,6 +85,7 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
     using managed = new ManagedContext<'f32', 'f32'>({
       mode: mode === 'triple' ? 'triple' : 'sync',
       device,
+      ...(options.slots === undefined ? {} : { slots: options.slots }),
       label: `balanced ${mode}`,
       ...(options.profiler ? { profiler: options.profiler } : {}),
       step: {
@@ -86,9 +95,14 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
       },
     });
     // The staging keeps whatever it held: the host-side fill and read are not what is measured.
+    let resultAt: number[] = [];
+    const noteResult = (): void => {
+      resultAt.push(performance.now());
+    };
     const run = async (n: number): Promise<void> => {
+      resultAt = [];
       // All settle before any error is thrown, so nothing is in flight when the context is disposed.
-      const results = await Promise.allSettled(Array.from({ length: n }, () => managed.tripleBufferedStep(leaveAsIs, ignore)));
+      const results = await Promise.allSettled(Array.from({ length: n }, () => managed.tripleBufferedStep(leaveAsIs, noteResult)));
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
     };
@@ -100,16 +114,18 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
     const totalMs = performance.now() - start;
     options.onTimedEnd?.();
     const slowest = (t: StageTimes): number => Math.max(t.upload, t.compute, t.download);
+    const msPerIteration = steps > 1 ? (resultAt[resultAt.length - 1]! - resultAt[0]!) / (steps - 1) : totalMs;
     return {
       mode,
       steps,
       bytesPerStep,
       totalMs,
       msPerStep: totalMs / steps,
+      msPerIteration,
       perStageMs,
       oneWayStageMs,
-      overlapEfficiency: (slowest(perStageMs) * steps) / totalMs,
-      oneWayOverlapEfficiency: (slowest(oneWayStageMs) * steps) / totalMs,
+      overlapEfficiency: slowest(perStageMs) / msPerIteration,
+      oneWayOverlapEfficiency: slowest(oneWayStageMs) / msPerIteration,
     };
   } finally {
     kernels.module.dispose();
@@ -117,7 +133,6 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
 }
 
 function leaveAsIs(): void {}
-function ignore(): void {}
 
 /** The copies of one step: each alone (one way), and an upload and a download at once on two streams (as the pipeline overlaps them). */
 async function calibrateCopies(device: Device, length: number): Promise<{ oneWay: StageTimes; together: StageTimes }> {

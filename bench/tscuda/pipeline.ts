@@ -52,7 +52,7 @@ export const PIPELINE_BENCHMARK: TscudaBenchmark = {
         const t = tri.perStageMs;
         const w = tri.oneWayStageMs;
         stages.push(
-          `stages of the first pair: upload ${t.upload.toFixed(3)} / compute ${t.compute.toFixed(3)} / download ${t.download.toFixed(3)} ms with both copies on the link (alone: ${w.upload.toFixed(3)} / ${w.download.toFixed(3)} ms); iteration ${tri.msPerStep.toFixed(3)} ms`,
+          `stages of the first pair: upload ${t.upload.toFixed(3)} / compute ${t.compute.toFixed(3)} / download ${t.download.toFixed(3)} ms with both copies on the link (alone: ${w.upload.toFixed(3)} / ${w.download.toFixed(3)} ms); iteration ${tri.msPerIteration.toFixed(3)} ms (wall time per step, fill and drain included: ${tri.msPerStep.toFixed(3)} ms)`,
         );
       }
     }
@@ -61,7 +61,7 @@ export const PIPELINE_BENCHMARK: TscudaBenchmark = {
       pass: summarize(efficiencies),
       notes: [
         how,
-        'slowest stage / iteration time, the stages timed as the pipeline runs them: an upload and a download at once (PCIe gives each direction less than its one-way rate then)',
+        'slowest stage / steady-state iteration time (first to last result of the timed steps, over the steps between: fill and drain left out), the stages timed as the pipeline runs them: an upload and a download at once (PCIe gives each direction less than its one-way rate then)',
         `against the copies timed one at a time instead: ${percentile(oneWay, 0.5).toFixed(3)} (median): what a perfect overlap can reach is the link's two-way/one-way rate`,
         ...stages,
       ],

@@ -39,6 +39,13 @@ export interface ManagedContextDescriptor<C extends DType, T extends DType> {
   step?: StepDefinition<C, T> | undefined;
   /** Brackets every transfer and computation of the steps and of the coordinator. */
   profiler?: Profiler | undefined;
+  /**
+   * Triple mode: slots of staging and device memory the steps rotate through, 3 to 16 (default
+   * TRIPLE_MODE_SLOTS). Each slot beyond three lets the host react to a finished step one stage
+   * later without stalling the next upload; each costs the step's config and telemetry twice
+   * (pinned and device memory). Sync mode always uses one.
+   */
+  slots?: number | undefined;
   label?: string | undefined;
 }
 
@@ -66,6 +73,9 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
     const mode = options.mode ?? 'sync';
     if (mode !== 'sync' && mode !== 'triple') throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
     this.mode = mode;
+    const slots = options.slots ?? TRIPLE_MODE_SLOTS;
+    if (!Number.isInteger(slots) || slots < 3 || slots > 16)
+      throw new RangeError(`ManagedContext "${this.label}": slots must be an integer from 3 to 16, got ${String(options.slots)}`);
     this.context = resolveContext(options);
     this.device = this.context.device;
     this.profiler = options.profiler;
@@ -97,7 +107,7 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
         context: this.context,
         definition: options.step,
         streams,
-        slots: mode === 'sync' ? 1 : TRIPLE_MODE_SLOTS,
+        slots: mode === 'sync' ? 1 : slots,
         label: `${this.label} steps`,
         ...(this.profiler ? { profiler: this.profiler } : {}),
       });
