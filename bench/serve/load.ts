@@ -154,12 +154,25 @@ export async function closedLoopStep(
  * host), so one process would bound the throughput rows instead of the server.
  */
 export async function closedLoopProcesses(req: LoadRequest, concurrency: number, durationS: number, processes: number): Promise<LoopReport> {
+  return loopProcesses(req, { concurrency }, durationS, processes);
+}
+
+/** openLoop split over `processes` client processes, each starting requests at its share of `ratePerS` over its share of `connections`. */
+export async function openLoopProcesses(req: LoadRequest, ratePerS: number, connections: number, durationS: number, processes: number): Promise<LoopReport> {
+  return loopProcesses(req, { ratePerS, connections }, durationS, processes);
+}
+
+/** How each client process loads: closed (its clients) or open (its rate over its connections). */
+type LoopShape = { concurrency: number } | { ratePerS: number; connections: number };
+
+async function loopProcesses(req: LoadRequest, shape: LoopShape, durationS: number, processes: number): Promise<LoopReport> {
   const dir = mkdtempSync(join(tmpdir(), 'tscuda-load-'));
   const bodyFile = join(dir, 'body');
   writeFileSync(bodyFile, req.body);
   const children = Array.from({ length: processes }, (_, i) => {
-    const share = Math.floor(concurrency / processes) + (i < concurrency % processes ? 1 : 0);
-    const config = JSON.stringify({ base: req.base, path: req.path, method: req.method, headers: req.headers, bodyFile, concurrency: share, durationS });
+    const share = (n: number): number => Math.floor(n / processes) + (i < n % processes ? 1 : 0);
+    const load = 'concurrency' in shape ? { concurrency: share(shape.concurrency) } : { ratePerS: shape.ratePerS / processes, connections: share(shape.connections) };
+    const config = JSON.stringify({ base: req.base, path: req.path, method: req.method, headers: req.headers, bodyFile, durationS, ...load });
     const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(new URL('./load-child.ts', import.meta.url)), config], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8');
@@ -286,6 +299,50 @@ export function send(req: LoadRequest, agent: Agent, extraPath = '', keepBody = 
   });
 }
 
+/** Counts and latencies of a loop's requests, by status; builds its LoopReport. */
+class LoopRecorder {
+  readonly report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
+  readonly #latencies = new Map<string, number[]>();
+  readonly #firsts: number[] = [];
+
+  /** One answered (or unanswered: status 0) request that started at `start` (performance.now()); `first`: a client's first, reported apart. */
+  record(r: { status: number; body: Buffer; error?: string }, start: number, first: boolean): void {
+    const report = this.report;
+    const key = r.status === 0 ? 'none' : String(r.status);
+    if (r.status === 0) report.unanswered[r.error ?? 'unknown'] = (report.unanswered[r.error ?? 'unknown'] ?? 0) + 1;
+    else report.byStatus[key] = (report.byStatus[key] ?? 0) + 1;
+    const ms = performance.now() - start;
+    if (first) this.#firsts.push(ms);
+    else {
+      if (!this.#latencies.has(key)) this.#latencies.set(key, []);
+      this.#latencies.get(key)!.push(ms);
+    }
+    if (r.status === 503) {
+      try {
+        if ((JSON.parse(r.body.toString()) as { error?: { retryable?: boolean } }).error?.retryable !== true) report.nonRetryable503++;
+      } catch {
+        report.nonRetryable503++;
+      }
+    }
+  }
+
+  finish(keepSamples: boolean): LoopReport {
+    const report = this.report;
+    if (keepSamples) {
+      report.samples = Object.fromEntries([...this.#latencies].map(([k, v]) => [k, [...v]]));
+      report.firstSamples = [...this.#firsts];
+    }
+    for (const [key, values] of this.#latencies) report.latencyMs[key] = spread(values);
+    report.firstRequestMs = spread(this.#firsts);
+    return report;
+  }
+}
+
+/** Opens `connections` keep-alive connections on `agent` (one GET of `path` each, all at once) before a clock starts. */
+async function openConnections(req: LoadRequest, agent: Agent, connections: number, path: string): Promise<void> {
+  await Promise.all(Array.from({ length: connections }, () => send({ ...req, method: 'GET', path, body: Buffer.alloc(0), headers: {} }, agent)));
+}
+
 /**
  * `concurrency` clients, each sending the next request when the previous one is answered,
  * for `durationS`; a 429 or 503 waits `backoffMs` (a client honouring Retry-After briefly).
@@ -299,15 +356,11 @@ export async function closedLoop(
 ): Promise<LoopReport> {
   // maxFreeSockets: the default 256 would close and reopen sockets of a loop above 256 clients.
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, maxFreeSockets: concurrency });
-  if (options.warmPath !== undefined) {
-    // Every connection opened (one GET each, all at once) before the clock starts: a busy Node
-    // server accepts about one new connection per event-loop turn, so connections opened under
-    // load measure the accept loop, not the admission this run is about.
-    await Promise.all(Array.from({ length: concurrency }, () => send({ ...req, method: 'GET', path: options.warmPath!, body: Buffer.alloc(0), headers: {} }, agent)));
-  }
-  const report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
-  const latencies = new Map<string, number[]>();
-  const firsts: number[] = [];
+  // Every connection opened before the clock starts: a busy Node server accepts about one new
+  // connection per event-loop turn, so connections opened under load measure the accept loop,
+  // not the admission this run is about.
+  if (options.warmPath !== undefined) await openConnections(req, agent, concurrency, options.warmPath);
+  const recorder = new LoopRecorder();
   const t0 = performance.now();
   const deadline = t0 + durationS * 1000;
   const ticker = setInterval(() => options.during?.((performance.now() - t0) / 1000), 50);
@@ -315,37 +368,54 @@ export async function closedLoop(
     let first = true;
     while (performance.now() < deadline) {
       const start = performance.now();
-      report.sent++;
+      recorder.report.sent++;
       const r = await send(req, agent);
-      const key = r.status === 0 ? 'none' : String(r.status);
-      if (r.status === 0) report.unanswered[r.error ?? 'unknown'] = (report.unanswered[r.error ?? 'unknown'] ?? 0) + 1;
-      else report.byStatus[key] = (report.byStatus[key] ?? 0) + 1;
-      if (first) firsts.push(performance.now() - start);
-      else {
-        if (!latencies.has(key)) latencies.set(key, []);
-        latencies.get(key)!.push(performance.now() - start);
-      }
+      recorder.record(r, start, first);
       first = false;
-      if (r.status === 503) {
-        try {
-          if ((JSON.parse(r.body.toString()) as { error?: { retryable?: boolean } }).error?.retryable !== true) report.nonRetryable503++;
-        } catch {
-          report.nonRetryable503++;
-        }
-      }
       if ((r.status === 429 || r.status === 503 || r.status === 0) && (options.backoffMs ?? 0) > 0) await new Promise((res) => setTimeout(res, options.backoffMs));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   clearInterval(ticker);
   agent.destroy();
-  if (options.keepSamples) {
-    report.samples = Object.fromEntries([...latencies].map(([k, v]) => [k, [...v]]));
-    report.firstSamples = [...firsts];
+  return recorder.finish(options.keepSamples === true);
+}
+
+/**
+ * An open loop, perf_analyzer's --request-rate: requests start at `ratePerS` whatever the
+ * answers do, for `durationS`, over at most `connections` keep-alive connections (opened first).
+ * A request's latency runs from its scheduled start, so time it waited for a free connection
+ * counts (no coordinated omission).
+ */
+export async function openLoop(
+  req: LoadRequest,
+  ratePerS: number,
+  durationS: number,
+  options: { connections?: number; warmPath?: string; keepSamples?: boolean } = {},
+): Promise<LoopReport> {
+  const connections = options.connections ?? 256;
+  const agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
+  await openConnections(req, agent, connections, options.warmPath ?? '/');
+  const recorder = new LoopRecorder();
+  const inFlight = new Set<Promise<void>>();
+  const t0 = performance.now();
+  const total = Math.floor(ratePerS * durationS);
+  let started = 0;
+  while (started < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * ratePerS) + 1);
+    for (; started < due; started++) {
+      const scheduled = t0 + (started / ratePerS) * 1000;
+      recorder.report.sent++;
+      const p: Promise<void> = send(req, agent).then((r) => {
+        recorder.record(r, scheduled, false);
+        inFlight.delete(p);
+      });
+      inFlight.add(p);
+    }
+    // The next start is due in 1/rate s; a timer of 1 ms (or the next turn) keeps the schedule.
+    await new Promise((res) => setTimeout(res, Math.max(0, Math.min(1, t0 + (started / ratePerS) * 1000 - performance.now()))));
   }
-  for (const [key, values] of latencies) {
-    report.latencyMs[key] = spread(values);
-  }
-  report.firstRequestMs = spread(firsts);
-  return report;
+  await Promise.all(inFlight);
+  agent.destroy();
+  return recorder.finish(options.keepSamples === true);
 }

@@ -4,8 +4,9 @@
  * 1. in process: the engine alone on the throughput job mix (the HTTP-overhead reference);
  * 2. `tscuda serve` under autocannon: the /v1/stft sweep over concurrency 1, 8, 64, 256 with
  *    perf_analyzer's columns, the throughput mix, the batch endpoint;
- * 3. overload: 512 closed-loop clients against a small queue: 429s come fast, accepted
- *    requests meet their timeout, memory stays bounded;
+ * 3. overload: an open loop at twice one worker's capacity against a small queue: 429s come
+ *    fast, accepted requests meet their timeout, memory stays bounded; then 512 closed-loop
+ *    clients as a stress;
  * 4. the Python peer (aiohttp + PyTorch/CuPy) under the same sweep;
  * 5. the fault run: faults injected every few seconds under load (bench-only fault stage).
  * Writes serve-<gpu>-<date>.json and .md to $TSCUDA_BENCH_OUT (else bench/results/).
@@ -16,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { yyyymmdd } from '../harness/naming.js';
 import { gpuSlug } from '../report/slug.js';
-import { asciiSignal, autocannonStep, closedLoop, closedLoopStep, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
+import { asciiSignal, autocannonStep, closedLoop, closedLoopStep, openLoopProcesses, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
 import { gauge, startFaultService, startPython, startTscuda, waitReady, type Service } from './services.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -261,10 +262,15 @@ if (!ready.ready) {
 }
 
 // ---- 3. overload ------------------------------------------------------------------------------
-/** Requests in progress beyond which the overload server answers 429: a quarter of the clients, so the excess is rejected. */
+/** Requests in progress beyond which the overload server answers 429. */
 const OVERLOAD_MAX_PENDING = 128;
+/** Connections of the open loop: enough that the offered rate never waits for one while answers come at the server's pace. */
+const OVERLOAD_CONNECTIONS = 512;
 const overloadLagArgs = values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']];
-let overload: (LoopReport & { rssBeforeMb: number | null; rssAfterMb: number | null; timeoutMs: number; concurrency: number }) | null = null;
+type OverloadReport = LoopReport & { rssBeforeMb: number | null; rssAfterMb: number | null; timeoutMs: number; ratePerS: number; capacityRps: number };
+let overload: OverloadReport | null = null;
+/** The same server under 512 closed-loop clients (each resends at once): a stress, reported beside the goal. */
+let stress: (LoopReport & { concurrency: number }) | null = null;
 if (values['no-overload'] !== true && ready.ready) {
   const port = PORT + 1;
   const timeoutMs = 2000;
@@ -283,13 +289,19 @@ if (values['no-overload'] !== true && ready.ready) {
       }
     };
     const before = await rss();
-    const concurrency = 512;
-    const report = await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, quick ? 4 : 8, { backoffMs: 5, warmPath: '/v2/health/live' });
+    // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice what one
+    // worker served at c=64 in the sweep, whatever the answers do.
+    const capacityRps = tscudaRps64 ?? 1000;
+    const ratePerS = 2 * capacityRps;
+    const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, CLIENT_PROCESSES);
     const after = await rss();
-    overload = { ...report, rssBeforeMb: before, rssAfterMb: after, timeoutMs, concurrency };
+    overload = { ...report, rssBeforeMb: before, rssAfterMb: after, timeoutMs, ratePerS, capacityRps };
     log(
-      `overload (${concurrency} clients): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.toFixed(0)} -> ${after?.toFixed(0)} MiB`,
+      `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.toFixed(0)} -> ${after?.toFixed(0)} MiB`,
     );
+    const concurrency = 512;
+    stress = { ...(await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, quick ? 4 : 8, { backoffMs: 5, warmPath: '/v2/health/live' })), concurrency };
+    log(`stress (${concurrency} closed-loop clients): ${JSON.stringify(stress.byStatus)}, unanswered ${JSON.stringify(stress.unanswered)}`);
   } else notes.push('overload server did not become ready');
   await svc.stop();
 }
@@ -462,6 +474,7 @@ Object.assign(results, {
   metrics,
   sweep: rows,
   overload,
+  stress,
   fault,
   serveExitCode: serveExit,
   fiveXX,
@@ -501,12 +514,18 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `${overload.concurrency} closed-loop clients, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status (each client's first request apart) ${JSON.stringify(overload.latencyMs, rounded)}; first request per client on its pre-opened connection ${JSON.stringify(overload.firstRequestMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s one worker served at c=64), ${OVERLOAD_CONNECTIONS} connections over ${CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
     `- memory bounded: ${overloadVerdict.memoryBounded ? 'yes' : 'no'} (RSS grew ${fmt(overloadVerdict.rssGrowthMb, 0)} MiB, goal < 256 MiB)`,
     '',
+    ...(stress === null
+      ? []
+      : [
+          `Stress, the same server under ${stress.concurrency} closed-loop clients that resend 5 ms after a 429 (so the queue stays full: every request waits about ${stress.concurrency} / throughput, 429s too): responses ${JSON.stringify(stress.byStatus)}; without a response ${JSON.stringify(stress.unanswered)}; latency by status ${JSON.stringify(stress.latencyMs, rounded)}.`,
+          '',
+        ]),
   );
 }
 if (fault !== null) {
