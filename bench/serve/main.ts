@@ -264,8 +264,10 @@ if (!ready.ready) {
 // ---- 3. overload ------------------------------------------------------------------------------
 /** Requests in progress beyond which the overload server answers 429. */
 const OVERLOAD_MAX_PENDING = 128;
-/** Connections of the open loop: enough that the offered rate never waits for one while answers come at the server's pace. */
-const OVERLOAD_CONNECTIONS = 512;
+/** Connections of the open loop: more than the server admits (OVERLOAD_MAX_PENDING), so admission, not the client, decides. */
+const OVERLOAD_CONNECTIONS = 2048;
+/** Client processes of the open loop: thousands of requests/s of 64 KiB each way need several. */
+const OVERLOAD_CLIENT_PROCESSES = 8;
 const overloadLagArgs = values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']];
 type OverloadReport = LoopReport & { rssBeforeMb: number | null; rssAfterMb: number | null; timeoutMs: number; ratePerS: number; capacityRps: number };
 let overload: OverloadReport | null = null;
@@ -289,11 +291,11 @@ if (values['no-overload'] !== true && ready.ready) {
       }
     };
     const before = await rss();
-    // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice what one
-    // worker served at c=64 in the sweep, whatever the answers do.
-    const capacityRps = tscudaRps64 ?? 1000;
+    // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice the most
+    // one worker served in the sweep, whatever the answers do.
+    const capacityRps = Math.max(1, ...rows.filter((r) => r.server === 'tscuda').map((r) => r.throughputRps));
     const ratePerS = 2 * capacityRps;
-    const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, CLIENT_PROCESSES);
+    const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, OVERLOAD_CLIENT_PROCESSES);
     const after = await rss();
     overload = { ...report, rssBeforeMb: before, rssAfterMb: after, timeoutMs, ratePerS, capacityRps };
     log(
@@ -514,7 +516,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s one worker served at c=64), ${OVERLOAD_CONNECTIONS} connections over ${CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s one worker served at best in the sweep), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
