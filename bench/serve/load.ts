@@ -173,7 +173,8 @@ async function loopProcesses(req: LoadRequest, shape: LoopShape, durationS: numb
     const share = (n: number): number => Math.floor(n / processes) + (i < n % processes ? 1 : 0);
     const load = 'concurrency' in shape ? { concurrency: share(shape.concurrency) } : { ratePerS: shape.ratePerS / processes, connections: share(shape.connections) };
     const config = JSON.stringify({ base: req.base, path: req.path, method: req.method, headers: req.headers, bodyFile, durationS, ...load });
-    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(new URL('./load-child.ts', import.meta.url)), config], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // The child is TypeScript: tsx's loader, named here so it works from any parent (the bench under tsx, a vitest worker).
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load-child.ts', import.meta.url)), config], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8');
     const ready = new Promise<void>((resolve, reject) => {
