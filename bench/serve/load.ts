@@ -218,6 +218,7 @@ export function mergeLoopReports(reports: readonly LoopReport[]): LoopReport {
     for (const [k, v] of Object.entries(r.unanswered)) merged.unanswered[k] = (merged.unanswered[k] ?? 0) + v;
     for (const [k, v] of Object.entries(r.samples ?? {})) samples.set(k, [...(samples.get(k) ?? []), ...v]);
     firsts.push(...(r.firstSamples ?? []));
+    if (r.elapsedS !== undefined) merged.elapsedS = Math.max(merged.elapsedS ?? 0, r.elapsedS);
   }
   for (const [k, v] of samples) merged.latencyMs[k] = spread(v);
   merged.firstRequestMs = spread(firsts);
@@ -255,6 +256,8 @@ export interface LoopReport {
   samples?: Record<string, number[]>;
   /** With `keepSamples`: every latency behind `firstRequestMs`. */
   firstSamples?: number[];
+  /** Seconds from the first request's start to the last answer. */
+  elapsedS?: number;
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -379,6 +382,7 @@ export async function closedLoop(
   await Promise.all(Array.from({ length: concurrency }, client));
   clearInterval(ticker);
   agent.destroy();
+  recorder.report.elapsedS = (performance.now() - t0) / 1000;
   return recorder.finish(options.keepSamples === true);
 }
 
@@ -418,5 +422,6 @@ export async function openLoop(
   }
   await Promise.all(inFlight);
   agent.destroy();
+  recorder.report.elapsedS = (performance.now() - t0) / 1000;
   return recorder.finish(options.keepSamples === true);
 }

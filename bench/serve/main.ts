@@ -291,9 +291,16 @@ if (values['no-overload'] !== true && ready.ready) {
       }
     };
     const before = await rss();
-    // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice the most
-    // one worker served in the sweep, whatever the answers do.
-    const capacityRps = Math.max(1, ...rows.filter((r) => r.server === 'tscuda').map((r) => r.throughputRps));
+    // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice what the
+    // worker serves in an open loop, whatever the answers do. Its open-loop capacity is measured
+    // first, as the 200s per second it answers while offered four times the sweep's best (a
+    // closed loop of 64 clients leaves it about half busy).
+    const sweepBest = Math.max(1, ...rows.filter((r) => r.server === 'tscuda').map((r) => r.throughputRps));
+    const probeS = 2;
+    const probe = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), 4 * sweepBest, OVERLOAD_CONNECTIONS, probeS, OVERLOAD_CLIENT_PROCESSES);
+    const capacityRps = Math.max(1, (probe.byStatus['200'] ?? 0) / (probe.elapsedS ?? probeS));
+    log(`overload capacity probe at ${(4 * sweepBest).toFixed(0)} req/s: ${JSON.stringify(probe.byStatus)} -> ${capacityRps.toFixed(0)} req/s`);
+    await new Promise((r) => setTimeout(r, 1000)); // the probe's backlog drains
     const ratePerS = 2 * capacityRps;
     const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, OVERLOAD_CLIENT_PROCESSES);
     const after = await rss();
@@ -516,7 +523,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s one worker served at best in the sweep), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s of 200s one worker answered in a 2 s open loop offering 4 x the sweep's best), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
