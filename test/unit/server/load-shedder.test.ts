@@ -31,7 +31,7 @@ describe('LoadShedder', () => {
 
   it('raises its share step by step while the loop stays late, and refuses that share', () => {
     const s = new LoadShedder(100, evenRandom());
-    for (let i = 0; i < 6; i++) s.sample(150);
+    for (let i = 0; i < 3; i++) s.sample(150);
     expect(s.share).toBeCloseTo(0.3, 10);
     const refused = refusedOf(s, 1000);
     expect(refused).toBeGreaterThanOrEqual(290);
@@ -53,19 +53,8 @@ describe('LoadShedder', () => {
       s.sample(30); // one late turn...
       for (let i = 0; i < 2; i++) s.sample(5); // ...then the loop catches up for two samples
     }
-    // (share + 0.05) * 0.8^2 = share  =>  share = 0.032 / 0.36
-    expect(s.share).toBeCloseTo(0.032 / 0.36, 6);
-  });
-
-  it('treats a saturated loop as overloaded even when it keeps time, holds while busy, fades once idle time returns', () => {
-    const s = new LoadShedder(25, evenRandom());
-    for (let i = 0; i < 10; i++) s.sample(2, 0.99); // short turns, no idle time: the backlog is in the sockets
-    expect(s.share).toBeCloseTo(0.5, 10);
-    for (let i = 0; i < 10; i++) s.sample(2, 0.93); // busy but keeping up: held
-    expect(s.share).toBeCloseTo(0.5, 10);
-    expect(s.lastUtilization).toBe(0.93);
-    s.sample(2, 0.5);
-    expect(s.share).toBeCloseTo(0.4, 10);
+    // (share + 0.1) * 0.8^2 = share  =>  share = 0.064 / 0.36
+    expect(s.share).toBeCloseTo(0.064 / 0.36, 6);
   });
 
   it('rejects a target that is not a positive number', () => {
