@@ -13,11 +13,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
-import { LoadShedder, sampleLoopDelay } from './load-shedder.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
 import { HttpError, invalidField, toHttpError, type ErrorBody, type FailureReason } from './errors.js';
 import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
@@ -40,11 +40,10 @@ export interface ServerLimits {
   /** `Retry-After` of a 429, seconds; default 1. */
   retryAfterS: number;
   /**
-   * Load shedding: while the event loop runs more than this many milliseconds late and requests
-   * are in progress, a share of new job and batch requests (POSTs) gets 429 `overloaded` at once,
-   * before their bodies are read or a job is queued: all of them while it runs twice this late,
-   * a share that grows while it stays late and fades within ~0.3 s once it keeps time again
-   * (load-shedder.ts). Health, metrics and job status still answer.
+   * Load shedding: while the event loop's mean delay over the last 100 ms window exceeds this
+   * many milliseconds and requests are in progress, new job and batch requests (POSTs) get 429
+   * `overloaded` at once, before their bodies are parsed or a job is queued; health, metrics and
+   * job status still answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
    * 0 turns it off; default 100.
    */
@@ -163,6 +162,7 @@ const STREAM_RESULT_BYTES = 1 << 20;
 const BODY_POOL_BYTES = 256 * 2 ** 20;
 
 /** How often load shedding re-reads the event loop's delay, ms: short, so it turns on and off within a few requests' time. */
+const LOAD_SAMPLE_INTERVAL_MS = 100;
 
 interface InFlight {
   reject(error: HttpError): void;
@@ -242,11 +242,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   let lostError: unknown = null;
   let closing: Promise<void> | null = null;
   let pending = 0;
-  /** POSTs admitted and not yet answered (their bodies may still be arriving): load is shed only while some are. */
-  const admitted = new Set<FastifyRequest>();
-  /** Adaptive shedding on the event loop's delay (load-shedder.ts); off with maxEventLoopDelayMs 0. */
-  const shedder = limits.maxEventLoopDelayMs > 0 ? new LoadShedder(limits.maxEventLoopDelayMs) : undefined;
-  const stopSampling = shedder === undefined ? undefined : sampleLoopDelay(shedder);
   /** Triton's REJECT: the queue of requests in progress is full. */
   const tooManyRequests = (): HttpError =>
     new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, {
@@ -342,6 +337,29 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return reply.code(error.statusCode).type('application/json').send(error.toJSON());
   };
 
+  if (limits.maxEventLoopDelayMs > 0) {
+    // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
+    // each request while it is over the limit; returning nothing lets the request through.
+    void app.register(underPressure, {
+      maxEventLoopDelay: limits.maxEventLoopDelayMs,
+      sampleInterval: LOAD_SAMPLE_INTERVAL_MS,
+      pressureHandler: (request, reply, _type, value) => {
+        // Only new work is shed, and only while work is in progress: one long block with nothing
+        // in flight (start-up, a compile, a collection) is not overload.
+        if (request.method !== 'POST' || pending === 0) return undefined;
+        const error = new HttpError(
+          429,
+          'overloaded',
+          `the server is overloaded: its event loop runs ${value !== undefined && Number.isFinite(value) ? `${Math.round(value)} ms` : 'far'} behind (limit ${limits.maxEventLoopDelayMs} ms); retry after ${limits.retryAfterS} s`,
+          { retryable: true, retryAfterS: limits.retryAfterS },
+        );
+        // Answered here; fastify stops a request whose reply was sent in an onRequest hook.
+        void fail(request, reply, error);
+        return undefined;
+      },
+    });
+  }
+
   app.setErrorHandler(
     (
       error: Error & {
@@ -388,26 +406,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   // A full server refuses new work on its headers, before reading a body it would only drop:
   // the 429 then costs one turn of the event loop, not the body's arrival as well.
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.method !== 'POST') return done();
-    if (pending >= limits.maxPending) return void fail(request, reply, tooManyRequests());
-    // Only new work is shed, and only while work is in progress: one long block with nothing in
-    // flight (start-up, a compile, a collection) is not overload.
-    if (shedder !== undefined && admitted.size > 0 && shedder.refuse()) {
-      const error = new HttpError(
-        429,
-        'overloaded',
-        `the server is overloaded: its event loop runs ${Math.round(shedder.lastLagMs)} ms behind (limit ${limits.maxEventLoopDelayMs} ms), ${Math.round(100 * shedder.share)} % of new work is refused; retry after ${limits.retryAfterS} s`,
-        { retryable: true, retryAfterS: limits.retryAfterS },
-      );
-      return void fail(request, reply, error);
+    if (request.method === 'POST' && pending >= limits.maxPending) {
+      void fail(request, reply, tooManyRequests());
+      return;
     }
-    admitted.add(request);
     done();
   });
-  const settled = async (request: FastifyRequest): Promise<void> => {
-    admitted.delete(request);
-  };
-  app.addHook('onRequestAbort', settled);
 
   app.addHook('onSend', async (request, reply, payload) => {
     // A worker that lost its context moves its keep-alive clients to a healthy worker.
@@ -418,7 +422,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
-    admitted.delete(request);
     const body = pooledBodies.get(request);
     if (body !== undefined) {
       pooledBodies.delete(request);
@@ -794,7 +797,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           await Promise.allSettled([...batchers.values()].map((b) => b.submitter.close?.()));
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
         } finally {
-          stopSampling?.();
           metrics.dispose();
           done();
         }
