@@ -1,6 +1,6 @@
 /**
  * What tscuda's wrappers add to a driver call, beside the same call made through koffi directly:
- * event record and query, a coordinator edge, an empty launch and a stream-ordered alloc+free,
+ * event record and query, a coordinator edge, launches (empty, 4 arguments) and a stream-ordered alloc+free,
  * alternating wrapper and raw loops (ROUNDS each, LOOP calls per loop), medians in µs.
  *
  *   tsx bench/probe/ffi-overhead.ts [--rounds 9] [--loop 20000]
@@ -27,6 +27,11 @@ const allocator = new StreamOrderedAllocator({ label: 'probe allocator' });
 const [eh, h1, h2] = [ev.handle, s1.handle, s2.handle];
 const empty = kernels.kernels.empty;
 const [fn, params] = [empty.function, empty.parameterArray];
+const k4 = kernels.kernels.k4;
+const a4 = DeviceBuffer.alloc('f32', 64, { label: 'probe k4 a' });
+const b4 = DeviceBuffer.alloc('f32', 64, { label: 'probe k4 b' });
+kernels.k4(cfg, a4, b4, 0, 2.0); // the parameter block now holds these arguments
+const [fn4, params4] = [k4.function, k4.parameterArray];
 const cell = new BigUint64Array(1);
 const allocRaw = (d as unknown as Record<string, (...a: unknown[]) => number>).cuMemAllocAsync;
 
@@ -80,6 +85,24 @@ const pairs: [string, Loop, Loop][] = [
     },
   ],
   [
+    'launch 4 args (typed)',
+    (n) => {
+      for (let i = 0; i < n; i++) kernels.k4(cfg, a4, b4, 0, 2.0);
+    },
+    (n) => {
+      for (let i = 0; i < n; i++) d.cuLaunchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
+    },
+  ],
+  [
+    'launch 4 args (generic)',
+    (n) => {
+      for (let i = 0; i < n; i++) k4.launch(cfg, a4, b4, 0, 2.0);
+    },
+    (n) => {
+      for (let i = 0; i < n; i++) d.cuLaunchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
+    },
+  ],
+  [
     'allocator / raw alloc+free',
     (n) => {
       for (let i = 0; i < n; i++) allocator.freeForStream(allocator.allocate('u8', 1 << 20, s1), s1);
@@ -114,4 +137,4 @@ for (const [name, wrapped, raw] of pairs) {
 }
 allocator.dispose();
 kernels.module.dispose();
-for (const x of [ev, s1, s2]) x.dispose();
+for (const x of [ev, a4, b4, s1, s2]) x.dispose();
