@@ -89,10 +89,15 @@ export interface HotFunctions {
  * `koffi.out` cell ~0.5 µs, as much as the allocation itself.
  */
 export const addressCell = new BigUint64Array(1);
+/** The same 8 bytes as two 32-bit words (little-endian), read without making a BigInt per allocation. */
+const addressWords = new Uint32Array(addressCell.buffer);
 
 /** The address an allocation just wrote into addressCell, as a number (device addresses fit a double). */
 export function cellAddress(): number {
-  return toAddress(addressCell[0]!);
+  const high = addressWords[1]!;
+  // Above 2^53 a double loses bits: the rare case goes through toAddress, which names the address.
+  if (high >= 2 ** 21) return toAddress(addressCell[0]!);
+  return high * 2 ** 32 + addressWords[0]!;
 }
 
 let hotFunctions: HotFunctions | undefined;

@@ -6,6 +6,8 @@
  * pinned arrays, the pool's memory is pinned: jobs copy it to and from the GPU directly. CUDA-free.
  */
 
+import { sizeClass } from '../runtime/memory/size-classes.js';
+
 /** Smallest pooled allocation; smaller bodies are pooled at this size. */
 const MIN_CLASS_BYTES = 1 << 16;
 
@@ -44,7 +46,7 @@ export class BodyPool {
   /** A Buffer of exactly `bytes` (its own memory, 8-byte aligned, contents unspecified). */
   take(bytes: number): Buffer {
     if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`body size must be a non-negative integer, got ${String(bytes)}`);
-    const size = Math.max(MIN_CLASS_BYTES, 2 ** Math.ceil(Math.log2(Math.max(1, bytes))));
+    const size = Math.max(MIN_CLASS_BYTES, sizeClass(Math.max(1, bytes)));
     const free = this.#free.get(size);
     let backing = free?.pop();
     if (backing) this.#cachedBytes -= size;
