@@ -10,6 +10,7 @@
  *    a perfect host;
  * 5. the engine's closed loop at several lane counts and depths.
  */
+import { percentile } from '../harness/stats.js';
 import { writeFileSync } from 'node:fs';
 import { Device } from '../../src/runtime/device.js';
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
@@ -99,7 +100,7 @@ const STEPS: [string, Step][] = [
 const COMPUTE = STEPS.filter(([n]) => !n.startsWith('h2d') && !n.startsWith('d2h'));
 const COPIES = STEPS.filter(([n]) => n === 'h2d' || n === 'd2h_filtered');
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]): number => percentile(xs, 0.5);
 
 function perStage(set: Set): Record<string, number> {
   const events = STEPS.map(() => new Event({ timing: true, label: 'e' }));

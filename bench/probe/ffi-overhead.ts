@@ -6,6 +6,7 @@
  *   tsx bench/probe/ffi-overhead.ts [--rounds 9] [--loop 20000]
  */
 import { parseArgs } from 'node:util';
+import { percentile } from '../harness/stats.js';
 import { driverApi } from '../../src/runtime/cuda.js';
 import { Event } from '../../src/runtime/event.js';
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
@@ -122,7 +123,6 @@ const time = (loop: Loop): number => {
   sync();
   return ((performance.now() - t0) * 1000) / LOOP;
 };
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 for (const [name, wrapped, raw] of pairs) {
   time(wrapped);
@@ -133,7 +133,9 @@ for (const [name, wrapped, raw] of pairs) {
     w.push(time(wrapped));
     r.push(time(raw));
   }
-  console.log(`${name.padEnd(28)} tscuda ${median(w).toFixed(3)} us   koffi direct ${median(r).toFixed(3)} us   (min ${Math.min(...w).toFixed(3)} / ${Math.min(...r).toFixed(3)})`);
+  console.log(
+    `${name.padEnd(28)} tscuda ${percentile(w, 0.5).toFixed(3)} us   koffi direct ${percentile(r, 0.5).toFixed(3)} us   (min ${Math.min(...w).toFixed(3)} / ${Math.min(...r).toFixed(3)})`,
+  );
 }
 allocator.dispose();
 kernels.module.dispose();

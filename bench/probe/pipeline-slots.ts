@@ -4,6 +4,7 @@
  *   tsx bench/probe/pipeline-slots.ts [--runs 5] [--mib 16] [--steps 64]
  */
 import { parseArgs } from 'node:util';
+import { percentile } from '../harness/stats.js';
 import { runBalancedPipeline } from '../tscuda/balanced.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string' }, mib: { type: 'string' }, steps: { type: 'string' } } });
@@ -17,6 +18,5 @@ for (let r = 0; r < runs; r++) {
   for (const slots of counts) results.get(slots)!.push((await runBalancedPipeline({ steps, bytesPerStep, mode: 'triple', slots })).overlapEfficiency);
 }
 for (const [slots, xs] of results) {
-  const sorted = [...xs].sort((a, b) => a - b);
-  console.log(`slots ${slots}: efficiency median ${sorted[sorted.length >> 1]!.toFixed(3)} (min ${sorted[0]!.toFixed(3)}, max ${sorted[sorted.length - 1]!.toFixed(3)})`);
+  console.log(`slots ${slots}: efficiency median ${percentile(xs, 0.5).toFixed(3)} (min ${Math.min(...xs).toFixed(3)}, max ${Math.max(...xs).toFixed(3)})`);
 }

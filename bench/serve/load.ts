@@ -126,9 +126,8 @@ export async function closedLoopStep(
   durationS: number,
   processes = 1,
 ): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
-  const t0 = performance.now();
   const r = processes > 1 ? await closedLoopProcesses(req, concurrency, durationS, processes) : await closedLoop(req, concurrency, durationS);
-  const seconds = processes > 1 ? durationS : (performance.now() - t0) / 1000;
+  const seconds = r.elapsedS ?? durationS;
   const ok = r.byStatus['200'] ?? 0;
   const answered = Object.values(r.byStatus).reduce((a, b) => a + b, 0);
   const l = r.latencyMs['200'] ?? NO_LATENCY;

@@ -9,6 +9,7 @@
  * timed alone would call a stage 20 % shorter than it can ever be inside the pipeline, and a
  * perfect overlap would score ~0.82. Both figures are returned; the one-way one is noted.
  */
+import { percentile } from '../harness/stats.js';
 import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
 import type { Device } from '../../src/runtime/device.js';
 import { resolveContext } from '../../src/runtime/defaults.js';
@@ -180,12 +181,7 @@ async function timeTogether(device: Device, reps: number, a: (stream: Stream) =>
       tb.push(endB.elapsedSince(startB));
     }
   }
-  return [median(ta), median(tb)];
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return [percentile(ta, 0.5), percentile(tb, 0.5)];
 }
 
 /** Median over `reps` runs (after one warm-up) of what `enqueue` puts on a stream, by timing events. */
@@ -202,5 +198,5 @@ async function timeStage(device: Device, reps: number, enqueue: (stream: Stream)
     await end.done();
     if (i > 0) times.push(end.elapsedSince(start));
   }
-  return median(times);
+  return percentile(times, 0.5);
 }

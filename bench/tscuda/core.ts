@@ -14,7 +14,7 @@ import { Stream } from '../../src/runtime/stream.js';
 import { driverApi } from '../../src/runtime/cuda.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { ffiFloorNote, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { ffiFloorNote, firstTime, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
 /** bench.cu's sizes. */
@@ -27,9 +27,6 @@ export const FFT_BATCH = 8192;
 function emptyConfig(stream: Stream): LaunchConfig {
   return { grid: 1, block: 1, stream };
 }
-
-/** The generic path's value is measured once (first pass) and noted, next to the typed launcher's. */
-const genericNoted = new Set<string>();
 
 /**
  * A launch loop through the generated typed launcher (setArg + launchPrepared, what users of
@@ -51,8 +48,8 @@ function launchLoop(
     `through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`,
     ...ffiFloorNote(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)"),
   ];
-  if (!genericNoted.has(metric)) {
-    genericNoted.add(metric);
+  // The generic path's value is measured once (first pass) and noted, next to the typed launcher's.
+  if (firstTime(`${metric} generic`)) {
     notes.push(`generic ${genericCall}: ${loopMetric(ctx.timing, generic, sync).median.toFixed(3)} us (first pass)`);
   }
   return { pass, notes };

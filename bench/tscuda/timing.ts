@@ -80,14 +80,20 @@ export function gbps(bytes: number, ms: number): number {
   return bytes / 1e9 / (ms / 1e3);
 }
 
-const floorNoted = new Set<string>();
+const noted = new Set<string>();
+
+/** True the first time `key` is asked about in this process: notes measured once (first pass) use it. */
+export function firstTime(key: string): boolean {
+  if (noted.has(key)) return false;
+  noted.add(key);
+  return true;
+}
 
 /**
  * The same driver calls straight through koffi, with no tscuda code around them: the FFI's own
  * floor, measured once (first pass) and noted, so a ratio to C splits into koffi's share and ours.
  */
 export function ffiFloorNote(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string): string[] {
-  if (floorNoted.has(`${metric} ffi`)) return [];
-  floorNoted.add(`${metric} ffi`);
+  if (!firstTime(`${metric} ffi floor`)) return [];
   return [`FFI floor, ${calls} called through koffi directly (no tscuda code): ${loopMetric(o, run, sync).median.toFixed(3)} us (first pass)`];
 }
