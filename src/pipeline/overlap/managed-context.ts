@@ -15,7 +15,7 @@ export type { ConfigSource, StepDefinition, StepIO, TelemetryReader } from './st
 /** What a stream is for; the seeds' names. */
 export type ManagedStreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
 
-/** 'sync': one stream, each step alone. 'triple': dedicated streams, three steps overlap (upload, compute, download), over four slots (TRIPLE_MODE_SLOTS). */
+/** 'sync': one stream, each step alone. 'triple': dedicated streams, three steps overlap (upload, compute, download), over `slots` slots (default TRIPLE_MODE_SLOTS, four). */
 export type ManagedMode = 'sync' | 'triple';
 
 /**
