@@ -14,6 +14,7 @@ export function createRawEvent(context: Context, flags: number, label: string): 
 export class RawEventPool {
   readonly #free: CUevent[] = [];
   readonly #context: Context;
+  #created = 0;
   readonly recycle = (e: CUevent): void => {
     this.#free.push(e);
   };
@@ -23,10 +24,18 @@ export class RawEventPool {
   }
 
   acquire(): CUevent {
-    return this.#free.pop() ?? createRawEvent(this.#context, CUevent_flags.CU_EVENT_DISABLE_TIMING, 'completion event');
+    const free = this.#free.pop();
+    if (free !== undefined) return free;
+    this.#created++;
+    return createRawEvent(this.#context, CUevent_flags.CU_EVENT_DISABLE_TIMING, 'completion event');
   }
 
   get available(): number {
     return this.#free.length;
+  }
+
+  /** Events this pool has created (a disposed stream's retired event comes back to it when the stream is collected, so `available` alone can grow at any time). */
+  get created(): number {
+    return this.#created;
   }
 }

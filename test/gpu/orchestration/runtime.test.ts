@@ -177,10 +177,13 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     await iterate(coord);
     const events = pool.context.completionEvents;
     const before = events.available;
+    const created = events.created;
     // Leaked events would drain the free list (and new ones be created) iteration by iteration.
     expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 100; i++) await iterate(coord);
-    expect(events.available).toBe(before);
+    expect(events.created).toBe(created);
+    // Not fewer free: a disposed stream's retired event may come back meanwhile (when that stream is collected), never one go missing.
+    expect(events.available).toBeGreaterThanOrEqual(before);
     expect(pool.metrics(pool.streams[0]!).operations).toBe(101);
   });
 
