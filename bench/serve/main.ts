@@ -269,7 +269,13 @@ const OVERLOAD_CONNECTIONS = 2048;
 /** Client processes of the open loop: thousands of requests/s of 64 KiB each way need several. */
 const OVERLOAD_CLIENT_PROCESSES = 8;
 const overloadLagArgs = values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']];
-type OverloadReport = LoopReport & { rssBeforeMb: number | null; rssAfterMb: number | null; timeoutMs: number; ratePerS: number; capacityRps: number };
+/** A worker's memory from /v1/info, MiB. */
+interface WorkerMemory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+type OverloadReport = LoopReport & { before: WorkerMemory | null; after: WorkerMemory | null; timeoutMs: number; ratePerS: number; capacityRps: number };
 let overload: OverloadReport | null = null;
 /** The same server under 512 closed-loop clients (each resends at once): a stress, reported beside the goal. */
 let stress: (LoopReport & { concurrency: number }) | null = null;
@@ -283,14 +289,15 @@ if (values['no-overload'] !== true && ready.ready) {
     verbose,
   );
   if ((await waitReady(svc.base, 90_000, svc.child)).ready) {
-    const rss = async (): Promise<number | null> => {
+    const memory = async (): Promise<WorkerMemory | null> => {
       try {
-        return ((await (await fetch(`${svc.base}/v1/info`)).json()) as { rssBytes: number }).rssBytes / 2 ** 20;
+        const info = (await (await fetch(`${svc.base}/v1/info`)).json()) as { rssBytes: number; heapUsedBytes: number; externalBytes: number };
+        return { rss: info.rssBytes / 2 ** 20, heapUsed: info.heapUsedBytes / 2 ** 20, external: info.externalBytes / 2 ** 20 };
       } catch {
         return null;
       }
     };
-    const before = await rss();
+    const before = await memory();
     // 2x overload as perf_analyzer's --request-rate offers it: requests arrive at twice what the
     // worker serves in an open loop, whatever the answers do. Its open-loop capacity is measured
     // first, as the 200s per second it answers while offered four times the sweep's best (a
@@ -303,10 +310,10 @@ if (values['no-overload'] !== true && ready.ready) {
     await new Promise((r) => setTimeout(r, 1000)); // the probe's backlog drains
     const ratePerS = 2 * capacityRps;
     const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, OVERLOAD_CLIENT_PROCESSES);
-    const after = await rss();
-    overload = { ...report, rssBeforeMb: before, rssAfterMb: after, timeoutMs, ratePerS, capacityRps };
+    const after = await memory();
+    overload = { ...report, before, after, timeoutMs, ratePerS, capacityRps };
     log(
-      `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.toFixed(0)} -> ${after?.toFixed(0)} MiB`,
+      `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.rss.toFixed(0)} -> ${after?.rss.toFixed(0)} MiB`,
     );
     const concurrency = 512;
     stress = { ...(await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, quick ? 4 : 8, { backoffMs: 5, warmPath: '/v2/health/live' })), concurrency };
@@ -513,7 +520,7 @@ const md: string[] = [
 ];
 if (overload !== null) {
   const rounded = (_k: string, v: unknown): unknown => (typeof v === 'number' ? Number(v.toFixed(1)) : v);
-  const rssGrowthMb = overload.rssBeforeMb !== null && overload.rssAfterMb !== null ? overload.rssAfterMb - overload.rssBeforeMb : null;
+  const rssGrowthMb = overload.before !== null && overload.after !== null ? overload.after.rss - overload.before.rss : null;
   const overloadVerdict = {
     rejectedFast: (overload.byStatus['429'] ?? 0) > 0 && (overload.latencyMs['429']?.p99 ?? Infinity) <= 100,
     acceptedInTime: (overload.latencyMs['200']?.p99 ?? Infinity) <= overload.timeoutMs,
@@ -523,7 +530,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s of 200s one worker answered in a 2 s open loop offering 4 x the sweep's best), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server RSS ${fmt(overload.rssBeforeMb, 0)} -> ${fmt(overload.rssAfterMb, 0)} MiB.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the ${overload.capacityRps.toFixed(0)} req/s of 200s one worker answered in a 2 s open loop offering 4 x the sweep's best), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '100 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,

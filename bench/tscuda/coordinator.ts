@@ -44,7 +44,7 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
       pass,
       notes: [
         'Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to',
-        ...ffiFloorNote(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent'),
+        ...ffiFloorNote(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log),
       ],
     };
   } finally {

@@ -46,7 +46,7 @@ function launchLoop(
   const pass = loopMetric(ctx.timing, typed, sync);
   const notes = [
     `through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`,
-    ...ffiFloorNote(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)"),
+    ...ffiFloorNote(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log),
   ];
   // The generic path's value is measured once (first pass) and noted, next to the typed launcher's.
   if (firstTime(`${metric} generic`)) {
@@ -153,7 +153,7 @@ function eventRecord(ctx: BenchContext): MeasuredMetric {
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) record(eh, sh);
     };
-    return { pass, notes: ffiFloorNote(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord') };
+    return { pass, notes: ffiFloorNote(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord', ctx.log) };
   } finally {
     disposeAll(s, ev);
   }
@@ -176,7 +176,7 @@ function eventQuery(ctx: BenchContext): MeasuredMetric {
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) if (query(eh) !== 0) incomplete++;
     };
-    return { pass, notes: ffiFloorNote(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery') };
+    return { pass, notes: ffiFloorNote(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery', ctx.log) };
   } finally {
     disposeAll(s, ev);
   }

@@ -91,9 +91,13 @@ export function firstTime(key: string): boolean {
 
 /**
  * The same driver calls straight through koffi, with no tscuda code around them: the FFI's own
- * floor, measured once (first pass) and noted, so a ratio to C splits into koffi's share and ours.
+ * floor, so a ratio to C splits into koffi's share and ours. Measured every pass and logged
+ * (a pass-to-pass drift then shows whether it is the FFI or tscuda's code that moved); noted
+ * once, with the first pass's value.
  */
-export function ffiFloorNote(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string): string[] {
+export function ffiFloorNote(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string, log: (line: string) => void): string[] {
+  const floor = loopMetric(o, run, sync);
+  log(`[tscuda] ${`${metric} FFI floor`.padEnd(30)} ${floor.median.toFixed(4).padStart(12)}  spread ${floor.spread.toFixed(3)}`);
   if (!firstTime(`${metric} ffi floor`)) return [];
-  return [`FFI floor, ${calls} called through koffi directly (no tscuda code): ${loopMetric(o, run, sync).median.toFixed(3)} us (first pass)`];
+  return [`FFI floor, ${calls} called through koffi directly (no tscuda code): ${floor.median.toFixed(3)} us (first pass)`];
 }

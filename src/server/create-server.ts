@@ -31,7 +31,11 @@ export interface ServerLimits {
   bodyLimitBytes: number;
   /** Most samples (B x N) in one job request (413 beyond); default 2^26. */
   maxSamples: number;
-  /** Requests in progress (synchronous jobs, batch requests) beyond which new ones get 429; default 4096. */
+  /**
+   * POST requests in progress beyond which new ones get 429 on their headers; default 4096. A request
+   * counts from its headers (its body still arriving included) until its response is sent or its
+   * connection closes, so this also bounds the request bodies held in memory.
+   */
   maxPending: number;
   /** `timeout` of a request that gives none, ms; default 30000. */
   defaultTimeoutMs: number;
@@ -227,6 +231,12 @@ function pinnedAllocator(engine: JobEngineLike): BodyAllocator | undefined {
   };
 }
 
+/** The process's memory for /v1/info: resident set, the JavaScript heap in use, and memory outside it held by JavaScript objects (Buffers, typed arrays). */
+function memoryFigures(): { rssBytes: number; heapUsedBytes: number; externalBytes: number } {
+  const m = process.memoryUsage();
+  return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external };
+}
+
 /** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
@@ -337,6 +347,16 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return reply.code(error.statusCode).type('application/json').send(error.toJSON());
   };
 
+  // Admission on the headers: a POST counts as in progress from here until its response is done
+  // (or its connection goes), so a full server refuses new work before reading a body it would
+  // only drop, and the bodies being read count against the limit: under an open-loop flood the
+  // requests in progress, and the memory their bodies hold, stay bounded by maxPending.
+  const admitted = new WeakSet<FastifyRequest>();
+  const release = (request: FastifyRequest): void => {
+    if (!admitted.delete(request)) return;
+    pending--;
+    metrics.pending.dec({ endpoint: request.routeOptions.url ?? 'unknown' });
+  };
   if (limits.maxEventLoopDelayMs > 0) {
     // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
     // each request while it is over the limit; returning nothing lets the request through.
@@ -346,7 +366,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       pressureHandler: (request, reply, _type, value) => {
         // Only new work is shed, and only while work is in progress: one long block with nothing
         // in flight (start-up, a compile, a collection) is not overload.
-        if (request.method !== 'POST' || pending === 0) return undefined;
+        if (request.method !== 'POST' || pending - (admitted.has(request) ? 1 : 0) === 0) return undefined;
         const error = new HttpError(
           429,
           'overloaded',
@@ -403,13 +423,20 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   app.setNotFoundHandler((request, reply) => fail(request, reply, new HttpError(404, 'not_found', `${request.method} ${request.url}: no such route`, { field: 'url' })));
 
-  // A full server refuses new work on its headers, before reading a body it would only drop:
-  // the 429 then costs one turn of the event loop, not the body's arrival as well.
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.method === 'POST' && pending >= limits.maxPending) {
+    if (request.method !== 'POST') {
+      done();
+      return;
+    }
+    if (pending >= limits.maxPending) {
       void fail(request, reply, tooManyRequests());
       return;
     }
+    admitted.add(request);
+    pending++;
+    metrics.pending.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
+    // 'close' comes once the response is sent or the connection is gone, whichever is first.
+    reply.raw.once('close', () => release(request));
     done();
   });
 
@@ -448,22 +475,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return engine;
   };
 
-  const admit = (): void => {
-    if (pending > limits.maxPending) throw tooManyRequests();
-  };
-
-  /** Runs a GPU handler: counts it pending, keeps close() waiting for it, turns its errors into responses. */
-  const track = (endpoint: string, request: FastifyRequest, reply: FastifyReply, work: () => Promise<FastifyReply>): Promise<FastifyReply> => {
-    pending++;
-    metrics.pending.inc({ endpoint });
+  /** Runs a GPU handler (its request was admitted on its headers): keeps close() waiting for it, turns its errors into responses. */
+  const track = (request: FastifyRequest, reply: FastifyReply, work: () => Promise<FastifyReply>): Promise<FastifyReply> => {
     const run = (async (): Promise<FastifyReply> => {
       try {
         return await work();
       } catch (error) {
         return fail(request, reply, toHttpError(error, limits.retryAfterS));
-      } finally {
-        pending--;
-        metrics.pending.dec({ endpoint });
       }
     })();
     handlers.add(run);
@@ -554,12 +572,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   for (const flag of ['stft', 'cycles', 'wavelet'] as const) {
     const endpoint = `/v1/${flag}`;
     app.post(endpoint, { schema: { body: jobBodySchema } }, (request, reply) =>
-      track(endpoint, request, reply, async () => {
+      track(request, reply, async () => {
         const format = responseFormat(request.headers.accept);
         // Bad input is refused as such even when no GPU could run it.
         const { spec, timeoutMs } = readJob(request, flag, engine?.precision ?? 'f32');
         const gpu = requireGpu();
-        admit();
         const filtered = pooledFiltered(spec, gpu.precision);
         let job: Job;
         try {
@@ -589,10 +606,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   let nextJobId = 1;
   app.post('/v1/jobs', { schema: { body: jobBodySchema } }, (request, reply) =>
-    track('/v1/jobs', request, reply, async () => {
+    track(request, reply, async () => {
       const { spec, timeoutMs } = readJob(request, undefined, engine?.precision ?? 'f32');
       const gpu = requireGpu();
-      admit();
       const job = gpu.submit(spec);
       handOverBody(request, job);
       const id = `${options.jobIdPrefix ?? ''}${nextJobId++}`;
@@ -697,13 +713,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   for (const kind of BATCH_KINDS) {
     const endpoint = `/v1/batch/${kind}`;
     app.post(endpoint, { schema: { body: BATCH_BODY_SCHEMA } }, (request, reply) =>
-      track(endpoint, request, reply, async () => {
+      track(request, reply, async () => {
         const format = responseFormat(request.headers.accept);
         const { items, dim } = parseBatchItems(kind, request.body, limits.maxBatchItems, limits.maxBatchDim);
         if (options.batchers?.[kind] === undefined || closing !== null || lostError !== null) requireGpu();
         const timeoutMs = (request.body as { timeout?: number | undefined }).timeout ?? limits.defaultTimeoutMs;
         if (timeoutMs > limits.maxTimeoutMs) throw invalidField('timeout', `must be at most ${limits.maxTimeoutMs} ms, got ${timeoutMs}`);
-        admit();
         const batcher = batcherFor(kind, dim);
         const abort = new AbortController();
         const outputs = await new Promise<Float32Array[]>((resolve, reject) => {
@@ -758,7 +773,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     node: process.versions.node,
     pid: process.pid,
     uptimeS: (Date.now() - startedAt) / 1000,
-    rssBytes: process.memoryUsage().rss,
+    ...memoryFigures(),
     ready: notReadyReason() === null,
     reason: notReadyReason(),
     engine: engine === null ? null : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },

@@ -21,7 +21,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       replace a worker whose context is lost; each spare holds a CUDA context
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
   --max-queued N      queued jobs per worker before 429 (default 1024)
-  --max-pending N     requests in progress per worker before 429 (default 4096)
+  --max-pending N     POSTs in progress per worker (counted from their headers) before 429 (default 4096)
   --max-lag MS        shed load: 429 for new jobs while the event loop runs more than MS
                       behind (mean over 100 ms; default 100, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, parseFieldsHeader, type TscudaServer } from '../../../src/server/index.js';
 import type { InterpolationInput } from '../../../src/server/batch.js';
@@ -274,6 +275,57 @@ describe('queue limits, timeouts, cancellation', () => {
     expect((await first).statusCode).toBe(200);
     // Room again: the same malformed body now gets its 400.
     expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' })).statusCode).toBe(400);
+  });
+
+  it('maxPending counts requests from their headers: bodies still arriving hold a place, a full server answers 429 without reading the body, and a client that leaves mid-body frees its place', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const s = make({ engine, limits: { maxPending: 2 } });
+    const base = await s.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = new URL(base);
+    const head = (bytes: number): string => `POST /v1/stft HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/octet-stream\r\ncontent-length: ${bytes}\r\n\r\n`;
+    /** A raw connection: sends `bytes`, collects what comes back. */
+    const connect = async (bytes: string | Buffer): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> => {
+      const socket = new Socket();
+      let received = '';
+      socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((r) => socket.once('close', () => r()));
+      await new Promise<void>((r) => socket.connect(Number(port), '127.0.0.1', r));
+      socket.write(bytes);
+      return { socket, received: () => received, closed };
+    };
+    const until = async (what: () => boolean, label: string): Promise<void> => {
+      const t0 = performance.now();
+      while (!what()) {
+        if (performance.now() - t0 > 5000) throw new Error(`timed out waiting for ${label}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    // Two requests whose headers came and whose bodies have not: both hold a place.
+    const slowA = await connect(head(4096) + 'x'.repeat(100));
+    const slowB = await connect(head(4096));
+    await until(() => s.pending === 2, 'two admitted requests');
+    expect(engine.submitted).toHaveLength(0);
+    // A third is refused on its headers: its body never comes, its 429 does.
+    const third = await connect(head(65536));
+    await until(() => third.received().includes('\r\n\r\n'), 'the 429');
+    expect(third.received()).toMatch(/^HTTP\/1\.1 429 /);
+    expect(third.received()).toMatch(/retry-after: 1/i);
+    third.socket.destroy();
+    // One slow client leaves mid-body: its place is free again, and a whole request is served.
+    slowA.socket.destroy();
+    await slowA.closed;
+    await until(() => s.pending === 1, 'the place of the client that left');
+    const body = Buffer.from(new Float32Array([1, 2, 3, 4, 5, 6, 7, 8]).buffer);
+    const served = await connect(Buffer.concat([Buffer.from(head(body.byteLength)), body]));
+    await until(() => engine.submitted.length === 1, 'the submitted job');
+    engine.release();
+    await until(() => served.received().includes('\r\n\r\n'), 'the 200');
+    expect(served.received()).toMatch(/^HTTP\/1\.1 200 /);
+    served.socket.destroy();
+    slowB.socket.destroy();
+    await slowB.closed;
+    await until(() => s.pending === 0, 'every place free');
   });
 
   it('sheds load: while the event loop runs behind, new jobs get 429 overloaded at once; health still answers; it recovers', async () => {
