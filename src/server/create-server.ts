@@ -356,7 +356,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     if (!admitted.delete(request)) return;
     pending--;
     metrics.pending.dec({ endpoint: request.routeOptions.url ?? 'unknown' });
+    if (pending === 0) onIdle?.();
   };
+  /** Set while close() waits for the last admitted request's response. */
+  let onIdle: (() => void) | undefined;
   if (limits.maxEventLoopDelayMs > 0) {
     // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
     // each request while it is over the limit; returning nothing lets the request through.
@@ -435,8 +438,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     admitted.add(request);
     pending++;
     metrics.pending.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
-    // 'close' comes once the response is sent or the connection is gone, whichever is first.
-    reply.raw.once('close', () => release(request));
+    // 'finish' once the response is handed to the socket, 'close' also when the connection goes first.
+    const leave = (): void => release(request);
+    reply.raw.once('finish', leave);
+    reply.raw.once('close', leave);
     done();
   });
 
@@ -808,6 +813,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         try {
           await Promise.allSettled([app.close(), ...handlers]);
           while (handlers.size > 0) await Promise.allSettled([...handlers]);
+          if (pending > 0) await new Promise<void>((resolve) => (onIdle = resolve));
           await Promise.allSettled(jobs.unfinished.map((r) => r.settled));
           await Promise.allSettled([...batchers.values()].map((b) => b.submitter.close?.()));
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
