@@ -16,6 +16,7 @@ import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { yyyymmdd } from '../harness/naming.js';
+import { percentile } from '../harness/stats.js';
 import { gpuSlug } from '../report/slug.js';
 import { asciiSignal, autocannonStep, closedLoop, closedLoopStep, openLoopProcesses, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
 import { gauge, startFaultService, startPython, startTscuda, waitReady, type Service } from './services.js';
@@ -275,19 +276,59 @@ interface WorkerMemory {
   heapUsed: number;
   external: number;
 }
-type OverloadReport = LoopReport & { before: WorkerMemory | null; after: WorkerMemory | null; timeoutMs: number; ratePerS: number; capacityRps: number };
+/** What load shedding did during the overload run, from the worker's load trace. */
+interface SheddingSummary {
+  samples: number;
+  /** Share of new work admitted: its smallest and median value over the run. */
+  minShare: number;
+  medianShare: number;
+  /** Event-loop delay, ms, and utilization: medians over the run. */
+  medianLagMs: number;
+  medianUtilization: number;
+  admitted: number;
+  refused: number;
+}
+type OverloadReport = LoopReport & {
+  before: WorkerMemory | null;
+  after: WorkerMemory | null;
+  timeoutMs: number;
+  ratePerS: number;
+  capacityRps: number;
+  shedding: SheddingSummary | null;
+};
+
+/** Sums up the `load-trace` lines a worker wrote after `from` (performance.now()). */
+function sheddingSummary(lines: readonly { at: number; text: string }[], from: number): SheddingSummary | null {
+  const samples = lines
+    .filter((l) => l.at >= from && l.text.startsWith('load-trace '))
+    .map((l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as { share: number; lagMs: number; utilization: number; admitted: number; refused: number });
+  if (samples.length === 0) return null;
+  const median = (xs: number[]): number => percentile(xs, 0.5);
+  return {
+    samples: samples.length,
+    minShare: Math.min(...samples.map((x) => x.share)),
+    medianShare: median(samples.map((x) => x.share)),
+    medianLagMs: median(samples.map((x) => x.lagMs)),
+    medianUtilization: median(samples.map((x) => x.utilization)),
+    admitted: samples.reduce((n, x) => n + x.admitted, 0),
+    refused: samples.reduce((n, x) => n + x.refused, 0),
+  };
+}
 let overload: OverloadReport | null = null;
 /** The same server under 512 closed-loop clients (each resends at once): a stress, reported beside the goal. */
 let stress: (LoopReport & { concurrency: number }) | null = null;
 if (values['no-overload'] !== true && ready.ready) {
   const port = PORT + 1;
   const timeoutMs = 2000;
+  // The overload server traces each look load shedding takes at its loop (share admitted, delay, utilization).
+  process.env.TSCUDA_SERVE_LOAD_TRACE = '1';
   const svc = startTscuda(
     ROOT,
     port,
     ['--workers', '1', '--lanes', '4', '--max-queued', '64', '--max-pending', String(OVERLOAD_MAX_PENDING), '--timeout', String(timeoutMs), ...overloadLagArgs],
     verbose,
   );
+  delete process.env.TSCUDA_SERVE_LOAD_TRACE;
   if ((await waitReady(svc.base, 90_000, svc.child)).ready) {
     const memory = async (): Promise<WorkerMemory | null> => {
       try {
@@ -309,9 +350,12 @@ if (values['no-overload'] !== true && ready.ready) {
     log(`overload capacity probe at ${(4 * sweepBest).toFixed(0)} req/s: ${JSON.stringify(probe.byStatus)} -> ${capacityRps.toFixed(0)} req/s`);
     await new Promise((r) => setTimeout(r, 1000)); // the probe's backlog drains
     const ratePerS = 2 * capacityRps;
+    const traceFrom = performance.now();
     const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, quick ? 4 : 8, OVERLOAD_CLIENT_PROCESSES);
     const after = await memory();
-    overload = { ...report, before, after, timeoutMs, ratePerS, capacityRps };
+    overload = { ...report, before, after, timeoutMs, ratePerS, capacityRps, shedding: sheddingSummary(svc.lines, traceFrom) };
+    const traceDir = process.env.TSCUDA_BENCH_OUT;
+    if (traceDir !== undefined) writeFileSync(join(traceDir, 'overload-trace.log'), svc.lines.map((l) => `${(l.at - traceFrom).toFixed(0)} ${l.text}`).join('\n') + '\n');
     log(
       `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.rss.toFixed(0)} -> ${after?.rss.toFixed(0)} MiB`,
     );
@@ -536,6 +580,12 @@ if (overload !== null) {
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
     `- memory bounded: ${overloadVerdict.memoryBounded ? 'yes' : 'no'} (RSS grew ${fmt(overloadVerdict.rssGrowthMb, 0)} MiB, goal < 256 MiB)`,
     '',
+    ...(overload.shedding === null
+      ? []
+      : [
+          `Load shedding during the run (the worker's load trace, one look at its loop every 50 ms): share of new work admitted min ${overload.shedding.minShare.toFixed(2)}, median ${overload.shedding.medianShare.toFixed(2)}; loop delay median ${overload.shedding.medianLagMs.toFixed(1)} ms, utilization median ${overload.shedding.medianUtilization.toFixed(2)}; admitted ${overload.shedding.admitted}, refused as overload ${overload.shedding.refused} (${overload.shedding.samples} looks).`,
+          '',
+        ]),
     ...(stress === null
       ? []
       : [

@@ -12,10 +12,11 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
-import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
+import { AdmissionController, type LoopSample } from './admission.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
@@ -44,10 +45,10 @@ export interface ServerLimits {
   /** `Retry-After` of a 429, seconds; default 1. */
   retryAfterS: number;
   /**
-   * Load shedding: while the event loop's mean delay over the last 100 ms window exceeds this
-   * many milliseconds and requests are in progress, new job and batch requests (POSTs) get 429
-   * `overloaded` at once, before their bodies are parsed or a job is queued; health, metrics and
-   * job status still answer.
+   * Load shedding: while the event loop's mean delay exceeds this many milliseconds with the loop
+   * busy and requests in progress, the worker takes a shrinking share of new job and batch
+   * requests (POSTs) and answers the rest 429 `overloaded` on their headers; once the loop runs on
+   * time again the share climbs back (admission.ts). Health, metrics and job status always answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
    * 0 turns it off; default 100.
    */
@@ -102,10 +103,23 @@ export interface CreateServerOptions {
   peersReady?: (() => boolean) | undefined;
   /** Called once when `engine.lost` rejects (the worker then leaves and is replaced). */
   onLost?: ((error: unknown) => void) | undefined;
+  /** Called with every look load shedding takes at the event loop (every 50 ms), for tracing; only while shedding is on (`maxEventLoopDelayMs` > 0). */
+  onLoadSample?: ((sample: LoadSample) => void) | undefined;
   /** In a cluster: the exposition of every worker's metrics (undefined: serve this server's own). */
   clusterMetrics?: (() => Promise<string | undefined>) | undefined;
   /** In a cluster: GET/DELETE of a job id this server does not know ask the other workers here. */
   remoteJobs?: RemoteJobs | undefined;
+}
+
+/** One look at the event loop by load shedding, with what admission did since the previous one. */
+export interface LoadSample extends LoopSample {
+  /** The share of new work admitted after this look. */
+  share: number;
+  /** POSTs admitted and refused as overload since the previous look. */
+  admitted: number;
+  refused: number;
+  /** Requests in progress now. */
+  pending: number;
 }
 
 /** An asynchronous job as `GET /v1/jobs/:id` shows it. */
@@ -165,8 +179,10 @@ const STREAM_RESULT_BYTES = 1 << 20;
 /** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
 const BODY_POOL_BYTES = 256 * 2 ** 20;
 
-/** How often load shedding re-reads the event loop's delay, ms: short, so it turns on and off within a few requests' time. */
-const LOAD_SAMPLE_INTERVAL_MS = 100;
+/** How often load shedding looks at the event loop, ms: short, so the admitted share follows the load within a few requests' time. */
+const LOAD_SAMPLE_INTERVAL_MS = 50;
+/** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
+const LOOP_DELAY_RESOLUTION_MS = 10;
 
 interface InFlight {
   reject(error: HttpError): void;
@@ -259,12 +275,52 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       retryAfterS: limits.retryAfterS,
     });
 
+  /** Load shedding's 429: the event loop is the bottleneck; `share` of new work is taken now. */
+  const overloaded = (share: number): HttpError =>
+    new HttpError(
+      429,
+      'overloaded',
+      `the server is overloaded: its event loop runs behind (limit ${limits.maxEventLoopDelayMs} ms), so it takes ${Math.round(share * 100)} % of new work; retry after ${limits.retryAfterS} s`,
+      { retryable: true, retryAfterS: limits.retryAfterS },
+    );
+
   const notReadyReason = (): string | null => {
     if (closing !== null) return 'the server is shutting down';
     if (engine === null) return options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)';
     if (lostError !== null) return `the GPU context was lost (${lostError instanceof Error ? lostError.message : String(lostError)}); this worker is being replaced`;
     return null;
   };
+
+  const admission = limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
+  /** Stops the sampler of load shedding (close()). */
+  let stopSampling = (): void => undefined;
+  if (admission !== null) {
+    const delay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+    delay.enable();
+    let utilization = performance.eventLoopUtilization();
+    let last = performance.now();
+    const sampler = setInterval(() => {
+      const now = performance.now();
+      const used = performance.eventLoopUtilization();
+      // The monitor's mean, and this timer's own lateness: one iteration longer than the interval
+      // leaves the monitor few samples, but shows here in full.
+      const monitored = delay.count > 0 ? delay.mean / 1e6 - LOOP_DELAY_RESOLUTION_MS : 0;
+      const sample: LoopSample = {
+        lagMs: Math.max(0, monitored, now - last - LOAD_SAMPLE_INTERVAL_MS),
+        utilization: performance.eventLoopUtilization(used, utilization).utilization,
+      };
+      delay.reset();
+      utilization = used;
+      last = now;
+      admission.update(sample);
+      if (options.onLoadSample) options.onLoadSample({ ...sample, share: admission.share, ...admission.takeCounts(), pending });
+    }, LOAD_SAMPLE_INTERVAL_MS);
+    sampler.unref();
+    stopSampling = () => {
+      clearInterval(sampler);
+      delay.disable();
+    };
+  }
 
   const metrics = new ServerMetrics(
     {
@@ -282,6 +338,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           return { kind: b.kind, dim: b.dim, batches: m?.batches ?? 0, items: m?.items ?? 0, fillRate: m?.fillRate ?? 0, queued: m?.queued ?? 0 };
         }),
       ready: () => notReadyReason() === null,
+      admissionShare: () => admission?.share ?? 1,
     },
     options.metricsLabels,
   );
@@ -360,29 +417,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   };
   /** Set while close() waits for the last admitted request's response. */
   let onIdle: (() => void) | undefined;
-  if (limits.maxEventLoopDelayMs > 0) {
-    // @fastify/under-pressure samples the loop's delay (monitorEventLoopDelay) and calls this on
-    // each request while it is over the limit; returning nothing lets the request through.
-    void app.register(underPressure, {
-      maxEventLoopDelay: limits.maxEventLoopDelayMs,
-      sampleInterval: LOAD_SAMPLE_INTERVAL_MS,
-      pressureHandler: (request, reply, _type, value) => {
-        // Only new work is shed, and only while work is in progress: one long block with nothing
-        // in flight (start-up, a compile, a collection) is not overload.
-        if (request.method !== 'POST' || pending - (admitted.has(request) ? 1 : 0) === 0) return undefined;
-        const error = new HttpError(
-          429,
-          'overloaded',
-          `the server is overloaded: its event loop runs ${value !== undefined && Number.isFinite(value) ? `${Math.round(value)} ms` : 'far'} behind (limit ${limits.maxEventLoopDelayMs} ms); retry after ${limits.retryAfterS} s`,
-          { retryable: true, retryAfterS: limits.retryAfterS },
-        );
-        // Answered here; fastify stops a request whose reply was sent in an onRequest hook.
-        void fail(request, reply, error);
-        return undefined;
-      },
-    });
-  }
-
   app.setErrorHandler(
     (
       error: Error & {
@@ -433,6 +467,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     }
     if (pending >= limits.maxPending) {
       void fail(request, reply, tooManyRequests());
+      return;
+    }
+    // Only while work is in progress: one long block with nothing in flight (start-up, a compile,
+    // a collection) is not overload.
+    if (admission !== null && pending > 0 && !admission.admit()) {
+      void fail(request, reply, overloaded(admission.share));
       return;
     }
     admitted.add(request);
@@ -818,6 +858,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           await Promise.allSettled([...batchers.values()].map((b) => b.submitter.close?.()));
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
         } finally {
+          stopSampling();
           metrics.dispose();
           done();
         }

@@ -19,6 +19,8 @@ export interface MetricsSources {
   engineStats(): EngineStats | null;
   batcherStats(): { kind: string; dim: number; batches: number; items: number; fillRate: number; queued: number }[];
   ready(): boolean;
+  /** The share of new work admission takes now (1 when load shedding is off). */
+  admissionShare(): number;
 }
 
 /** The server's metrics and the Registry `/metrics` exposes. */
@@ -137,6 +139,14 @@ export class ServerMetrics {
       registers,
       collect() {
         for (const b of sources.batcherStats()) this.set({ kind: b.kind, dim: String(b.dim) }, b.batches);
+      },
+    });
+    new Gauge({
+      name: 'tscuda_admission_share',
+      help: 'Share of new job and batch requests admitted now (adaptive load shedding; 1 = all).',
+      registers,
+      collect() {
+        this.set(sources.admissionShare());
       },
     });
     new Gauge({

@@ -9,7 +9,7 @@ import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import type { JobEngineLike } from '../engine/types.js';
 import type { BatchFactories } from './batch.js';
-import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type TscudaServer } from './create-server.js';
+import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from './create-server.js';
 import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** What a worker entry builds for its process. */
@@ -122,6 +122,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       delete: async (id) => (await ask('delete', id)) as JobAnswer | undefined,
     },
     onLost: (error) => send({ tscuda: 'lost', reason: error instanceof Error ? error.message : String(error) }),
+    // TSCUDA_SERVE_LOAD_TRACE=1: one JSON line per look of load shedding at the loop, on stderr (the serve bench keeps them).
+    ...(process.env.TSCUDA_SERVE_LOAD_TRACE === '1' ? { onLoadSample: (sample: LoadSample) => process.stderr.write(`load-trace ${workerId} ${JSON.stringify(sample)}\n`) } : {}),
     ...entry.serverOptions,
   });
 

@@ -1,0 +1,108 @@
+/**
+ * Adaptive admission: the share of new work a worker takes while its event loop is the bottleneck.
+ *
+ * Why: one Node process parses HTTP, submits jobs and writes answers on one thread. Offered more
+ * requests than that thread can finish, the excess does not queue where the server can see it:
+ * it waits in the sockets until the saturated loop reads it, so every request, refused or not,
+ * gets later and later (measured on an H100 at twice a worker's capacity: 429s after 4.7 s).
+ * A limit on requests in progress never trips then (the GPU keeps up; the loop does not). What
+ * keeps the answers quick is refusing enough work that the loop has time left to read, and
+ * refuse, everything that arrives: a 429 costs the loop a fraction of a job.
+ *
+ * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
+ * busy it is (event-loop utilization); while it runs late and busy the admitted share falls
+ * multiplicatively, and once it runs on time the share climbs back (AIMD, as TCP's congestion
+ * window). Admission is spread evenly through time by a credit counter, not drawn at random.
+ * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
+ */
+
+/** One look at the event loop over a sampling interval. */
+export interface LoopSample {
+  /** Mean delay of the loop over the interval, ms (monitorEventLoopDelay). */
+  lagMs: number;
+  /** Share of the interval the loop was busy, 0..1 (performance.eventLoopUtilization). */
+  utilization: number;
+}
+
+/** How the admitted share reacts; every field has a default. */
+export interface AdmissionOptions {
+  /** The loop's mean delay above which, while it is busy, the share falls, ms. */
+  targetLagMs: number;
+  /** Utilization at or above which a late loop counts as saturated (not one late timer in an idle loop); default 0.8. */
+  busyUtilization?: number | undefined;
+  /** Factor the share is multiplied by per overloaded sample; default 0.7. */
+  decrease?: number | undefined;
+  /** Added to the share per sample on time (delay under half the target); default 0.05. */
+  increase?: number | undefined;
+  /** The share never falls below this, so the loop keeps measuring real work; default 0.02. */
+  minShare?: number | undefined;
+}
+
+/** The admitted share of new work and the decision per request. */
+export class AdmissionController {
+  readonly #targetLagMs: number;
+  readonly #busy: number;
+  readonly #decrease: number;
+  readonly #increase: number;
+  readonly #minShare: number;
+  #share = 1;
+  #credit = 0;
+  #admitted = 0;
+  #refused = 0;
+
+  constructor(options: AdmissionOptions) {
+    const { targetLagMs } = options;
+    if (typeof targetLagMs !== 'number' || !(targetLagMs > 0) || !Number.isFinite(targetLagMs))
+      throw new RangeError(`targetLagMs must be a positive number of ms, got ${String(targetLagMs)}`);
+    const fraction = (name: string, value: number | undefined, fallback: number, lowOpen: boolean): number => {
+      const v = value ?? fallback;
+      if (typeof v !== 'number' || !(lowOpen ? v > 0 : v >= 0) || !(v <= 1)) throw new RangeError(`${name} must be in ${lowOpen ? '(0' : '[0'}, 1], got ${String(v)}`);
+      return v;
+    };
+    this.#targetLagMs = targetLagMs;
+    this.#busy = fraction('busyUtilization', options.busyUtilization, 0.8, true);
+    this.#decrease = fraction('decrease', options.decrease, 0.7, true);
+    this.#increase = fraction('increase', options.increase, 0.05, true);
+    this.#minShare = fraction('minShare', options.minShare, 0.02, true);
+  }
+
+  /** The share of new work admitted now, minShare..1. */
+  get share(): number {
+    return this.#share;
+  }
+
+  /** Requests admitted and refused by admit() since the last takeCounts(). */
+  takeCounts(): { admitted: number; refused: number } {
+    const counts = { admitted: this.#admitted, refused: this.#refused };
+    this.#admitted = 0;
+    this.#refused = 0;
+    return counts;
+  }
+
+  /** Adjusts the share from one interval's look at the loop. */
+  update(sample: LoopSample): void {
+    if (sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy) {
+      this.#share = Math.max(this.#minShare, this.#share * this.#decrease);
+    } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {
+      this.#share = Math.min(1, this.#share + this.#increase);
+      if (this.#share === 1) this.#credit = 0;
+    }
+  }
+
+  /** Whether to take one more request: all while the share is 1, else `share` of them, evenly spaced. */
+  admit(): boolean {
+    if (this.#share >= 1) {
+      this.#admitted++;
+      return true;
+    }
+    this.#credit += this.#share;
+    // Within rounding of 1: ten additions of 0.1 come to 0.9999999999999999.
+    if (this.#credit >= 1 - 1e-9) {
+      this.#credit -= 1;
+      this.#admitted++;
+      return true;
+    }
+    this.#refused++;
+    return false;
+  }
+}
