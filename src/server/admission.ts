@@ -10,7 +10,7 @@
  * refuse, everything that arrives: a 429 costs the loop a fraction of a job.
  *
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
- * busy it is (event-loop utilization); while it runs late and busy the admitted share falls
+ * busy it is (event-loop utilization); while it runs late and busy with requests arriving, the admitted share falls
  * multiplicatively, and once it runs on time the share climbs back (AIMD, as TCP's congestion
  * window). Admission is spread evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
@@ -22,6 +22,8 @@ export interface LoopSample {
   lagMs: number;
   /** Share of the interval the loop was busy, 0..1 (performance.eventLoopUtilization). */
   utilization: number;
+  /** POSTs that arrived in the interval plus those in progress at its end: a late, busy loop with none is not overloaded by requests (start-up, a compile). */
+  requests: number;
 }
 
 /** How the admitted share reacts; every field has a default. */
@@ -81,7 +83,7 @@ export class AdmissionController {
 
   /** Adjusts the share from one interval's look at the loop. */
   update(sample: LoopSample): void {
-    if (sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy) {
+    if (sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.requests > 0) {
       this.#share = Math.max(this.#minShare, this.#share * this.#decrease);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {
       this.#share = Math.min(1, this.#share + this.#increase);

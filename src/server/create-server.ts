@@ -291,6 +291,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return null;
   };
 
+  /** POSTs that reached admission since the last look at the loop. */
+  let arrivals = 0;
   const admission = limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
   /** Stops the sampler of load shedding (close()). */
   let stopSampling = (): void => undefined;
@@ -308,7 +310,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       const sample: LoopSample = {
         lagMs: Math.max(0, monitored, now - last - LOAD_SAMPLE_INTERVAL_MS),
         utilization: performance.eventLoopUtilization(used, utilization).utilization,
+        requests: arrivals + pending,
       };
+      arrivals = 0;
       delay.reset();
       utilization = used;
       last = now;
@@ -469,9 +473,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       void fail(request, reply, tooManyRequests());
       return;
     }
-    // Only while work is in progress: one long block with nothing in flight (start-up, a compile,
-    // a collection) is not overload.
-    if (admission !== null && pending > 0 && !admission.admit()) {
+    arrivals++;
+    if (admission !== null && !admission.admit()) {
       void fail(request, reply, overloaded(admission.share));
       return;
     }

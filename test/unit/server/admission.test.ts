@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AdmissionController } from '../../../src/server/admission.js';
 
-const late = { lagMs: 300, utilization: 1 };
-const onTime = { lagMs: 2, utilization: 0.6 };
+const late = { lagMs: 300, utilization: 1, requests: 40 };
+const onTime = { lagMs: 2, utilization: 0.6, requests: 40 };
 
 function admittedOf(a: AdmissionController, n: number): number {
   let admitted = 0;
@@ -37,14 +37,17 @@ describe('AdmissionController', () => {
     expect(a.takeCounts()).toEqual({ admitted: 100, refused: 900 });
   });
 
-  it('a late timer in a loop that is mostly idle is not overload; lag between half the target and the target holds the share', () => {
+  it('a late timer in a loop that is mostly idle, or that no request reached, is not overload; lag between half the target and the target holds the share', () => {
     const a = new AdmissionController({ targetLagMs: 50 });
-    a.update({ lagMs: 400, utilization: 0.3 });
+    a.update({ lagMs: 400, utilization: 0.3, requests: 40 });
+    expect(a.share).toBe(1);
+    // Nor is a late, busy loop that no request reached (start-up, a compile).
+    a.update({ lagMs: 400, utilization: 1, requests: 0 });
     expect(a.share).toBe(1);
     a.update(late);
     const after = a.share;
     expect(after).toBeCloseTo(0.7);
-    a.update({ lagMs: 40, utilization: 1 });
+    a.update({ lagMs: 40, utilization: 1, requests: 40 });
     expect(a.share).toBe(after);
   });
 
