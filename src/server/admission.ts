@@ -11,10 +11,13 @@
  *
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
  * busy it is (event-loop utilization); while it runs late and busy with requests arriving, the admitted share falls
- * multiplicatively, and once it runs on time the share climbs back (AIMD, as TCP's congestion
+ * multiplicatively (by target / delay), and once it runs on time the share climbs back (AIMD, as TCP's congestion
  * window). Admission is spread evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
  */
+
+/** The gentlest cut of the share per overloaded sample (a delay just over the target). */
+const MILDEST_CUT = 0.9;
 
 /** One look at the event loop over a sampling interval. */
 export interface LoopSample {
@@ -32,9 +35,12 @@ export interface AdmissionOptions {
   targetLagMs: number;
   /** Utilization at or above which a late loop counts as saturated (not one late timer in an idle loop); default 0.8. */
   busyUtilization?: number | undefined;
-  /** Factor the share is multiplied by per overloaded sample; default 0.7. */
+  /**
+   * The strongest cut per overloaded sample: the share is multiplied by target / delay, kept
+   * within [decrease, 0.9], so a loop far behind sheds fast and one just over sheds gently; default 0.5.
+   */
   decrease?: number | undefined;
-  /** Added to the share per sample on time (delay under half the target); default 0.05. */
+  /** Added to the share per sample on time (delay under half the target); small, so the share creeps back instead of overshooting into another backlog; default 0.02. */
   increase?: number | undefined;
   /** The share never falls below this, so the loop keeps measuring real work; default 0.02. */
   minShare?: number | undefined;
@@ -63,8 +69,8 @@ export class AdmissionController {
     };
     this.#targetLagMs = targetLagMs;
     this.#busy = fraction('busyUtilization', options.busyUtilization, 0.8, true);
-    this.#decrease = fraction('decrease', options.decrease, 0.7, true);
-    this.#increase = fraction('increase', options.increase, 0.05, true);
+    this.#decrease = fraction('decrease', options.decrease, 0.5, true);
+    this.#increase = fraction('increase', options.increase, 0.02, true);
     this.#minShare = fraction('minShare', options.minShare, 0.02, true);
   }
 
@@ -84,7 +90,8 @@ export class AdmissionController {
   /** Adjusts the share from one interval's look at the loop. */
   update(sample: LoopSample): void {
     if (sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.requests > 0) {
-      this.#share = Math.max(this.#minShare, this.#share * this.#decrease);
+      const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
+      this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {
       this.#share = Math.min(1, this.#share + this.#increase);
       if (this.#share === 1) this.#credit = 0;

@@ -50,7 +50,7 @@ export interface ServerLimits {
    * requests (POSTs) and answers the rest 429 `overloaded` on their headers; once the loop runs on
    * time again the share climbs back (admission.ts). Health, metrics and job status always answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
-   * 0 turns it off; default 100.
+   * 0 turns it off; default 50.
    */
   maxEventLoopDelayMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
@@ -71,7 +71,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   defaultTimeoutMs: 30_000,
   maxTimeoutMs: 600_000,
   retryAfterS: 1,
-  maxEventLoopDelayMs: 100,
+  maxEventLoopDelayMs: 50,
   jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
   maxBatchItems: 4096,
   maxBatchDim: 65_536,
@@ -268,21 +268,45 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   let lostError: unknown = null;
   let closing: Promise<void> | null = null;
   let pending = 0;
-  /** Triton's REJECT: the queue of requests in progress is full. */
-  const tooManyRequests = (): HttpError =>
-    new HttpError(429, 'too_many_requests', `${pending} requests in progress (limit ${limits.maxPending}); retry after ${limits.retryAfterS} s`, {
-      retryable: true,
-      retryAfterS: limits.retryAfterS,
-    });
-
-  /** Load shedding's 429: the event loop is the bottleneck; `share` of new work is taken now. */
-  const overloaded = (share: number): HttpError =>
-    new HttpError(
-      429,
-      'overloaded',
-      `the server is overloaded: its event loop runs behind (limit ${limits.maxEventLoopDelayMs} ms), so it takes ${Math.round(share * 100)} % of new work; retry after ${limits.retryAfterS} s`,
-      { retryable: true, retryAfterS: limits.retryAfterS },
+  /**
+   * The 429s, made once each and kept with their JSON: under a flood most answers are refusals,
+   * and a new Error (with its stack trace) and a serialization per refusal cost the loop a
+   * measurable share of what refusing is meant to save.
+   */
+  const refusals = new Map<string, { error: HttpError; json: string }>();
+  const refusal = (key: string, make: () => HttpError): { error: HttpError; json: string } => {
+    let r = refusals.get(key);
+    if (r === undefined) {
+      const error = make();
+      r = { error, json: JSON.stringify(error.toJSON()) };
+      refusals.set(key, r);
+    }
+    return r;
+  };
+  /** Triton's REJECT: the requests in progress are at the limit. */
+  const tooManyRequests = (): { error: HttpError; json: string } =>
+    refusal(
+      'full',
+      () =>
+        new HttpError(429, 'too_many_requests', `${limits.maxPending} requests in progress (the limit); retry after ${limits.retryAfterS} s`, {
+          retryable: true,
+          retryAfterS: limits.retryAfterS,
+        }),
     );
+  /** Load shedding's 429: the event loop is the bottleneck; `share` of new work is taken now. */
+  const overloaded = (share: number): { error: HttpError; json: string } => {
+    const percent = Math.round(share * 100);
+    return refusal(
+      `overloaded ${percent}`,
+      () =>
+        new HttpError(
+          429,
+          'overloaded',
+          `the server is overloaded: its event loop runs behind (limit ${limits.maxEventLoopDelayMs} ms), so it takes ${percent} % of new work; retry after ${limits.retryAfterS} s`,
+          { retryable: true, retryAfterS: limits.retryAfterS },
+        ),
+    );
+  };
 
   const notReadyReason = (): string | null => {
     if (closing !== null) return 'the server is shutting down';
@@ -408,6 +432,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return reply.code(error.statusCode).type('application/json').send(error.toJSON());
   };
 
+  /** Answers a refusal (a cached 429) on the headers. */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, r: { error: HttpError; json: string }): void => {
+    failureReasons.set(request, r.error.reason);
+    void reply.code(429).header('retry-after', String(limits.retryAfterS)).type('application/json').send(r.json);
+  };
+
   // Admission on the headers: a POST counts as in progress from here until its response is done
   // (or its connection goes), so a full server refuses new work before reading a body it would
   // only drop, and the bodies being read count against the limit: under an open-loop flood the
@@ -470,12 +500,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return;
     }
     if (pending >= limits.maxPending) {
-      void fail(request, reply, tooManyRequests());
+      refuse(request, reply, tooManyRequests());
       return;
     }
     arrivals++;
     if (admission !== null && !admission.admit()) {
-      void fail(request, reply, overloaded(admission.share));
+      refuse(request, reply, overloaded(admission.share));
       return;
     }
     admitted.add(request);

@@ -46,9 +46,19 @@ describe('AdmissionController', () => {
     expect(a.share).toBe(1);
     a.update(late);
     const after = a.share;
-    expect(after).toBeCloseTo(0.7);
+    expect(after).toBeCloseTo(0.5);
     a.update({ lagMs: 40, utilization: 1, requests: 40 });
     expect(a.share).toBe(after);
+  });
+
+  it('cuts by target / delay: gently just over the target, at most by `decrease` far over it', () => {
+    const a = new AdmissionController({ targetLagMs: 50 });
+    a.update({ lagMs: 55, utilization: 1, requests: 10 });
+    expect(a.share).toBeCloseTo(0.9);
+    a.update({ lagMs: 80, utilization: 1, requests: 10 });
+    expect(a.share).toBeCloseTo(0.9 * (50 / 80));
+    a.update({ lagMs: 1000, utilization: 1, requests: 10 });
+    expect(a.share).toBeCloseTo(0.9 * (50 / 80) * 0.5);
   });
 
   it('climbs back additively once the loop runs on time, up to all', () => {
