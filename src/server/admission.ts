@@ -55,6 +55,7 @@ export class AdmissionController {
   readonly #minShare: number;
   #share = 1;
   #credit = 0;
+  #lateInARow = 0;
   #admitted = 0;
   #refused = 0;
 
@@ -89,7 +90,11 @@ export class AdmissionController {
 
   /** Adjusts the share from one interval's look at the loop. */
   update(sample: LoopSample): void {
-    if (sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.requests > 0) {
+    const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.requests > 0;
+    this.#lateInARow = late ? this.#lateInARow + 1 : 0;
+    // Shedding starts on the second late look in a row: one long block under light load (a first
+    // cuFFT plan, a collection) is one late look, a flood is late look after late look.
+    if (late && (this.#share < 1 || this.#lateInARow >= 2)) {
       const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
       this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {

@@ -50,7 +50,7 @@ export interface ServerLimits {
    * requests (POSTs) and answers the rest 429 `overloaded` on their headers; once the loop runs on
    * time again the share climbs back (admission.ts). Health, metrics and job status always answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
-   * 0 turns it off; default 50.
+   * 0 turns it off; default 25.
    */
   maxEventLoopDelayMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
@@ -71,7 +71,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   defaultTimeoutMs: 30_000,
   maxTimeoutMs: 600_000,
   retryAfterS: 1,
-  maxEventLoopDelayMs: 50,
+  maxEventLoopDelayMs: 25,
   jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
   maxBatchItems: 4096,
   maxBatchDim: 65_536,

@@ -22,6 +22,8 @@ describe('AdmissionController', () => {
   it('takes a multiplicatively shrinking share while the loop runs late and busy, spread evenly, never below minShare', () => {
     const a = new AdmissionController({ targetLagMs: 50, decrease: 0.5, minShare: 0.1 });
     a.update(late);
+    expect(a.share).toBe(1);
+    a.update(late);
     expect(a.share).toBe(0.5);
     // Evenly spaced: every other request.
     expect(Array.from({ length: 6 }, () => a.admit())).toEqual([false, true, false, true, false, true]);
@@ -45,6 +47,7 @@ describe('AdmissionController', () => {
     a.update({ lagMs: 400, utilization: 1, requests: 0 });
     expect(a.share).toBe(1);
     a.update(late);
+    a.update(late);
     const after = a.share;
     expect(after).toBeCloseTo(0.5);
     a.update({ lagMs: 40, utilization: 1, requests: 40 });
@@ -54,11 +57,27 @@ describe('AdmissionController', () => {
   it('cuts by target / delay: gently just over the target, at most by `decrease` far over it', () => {
     const a = new AdmissionController({ targetLagMs: 50 });
     a.update({ lagMs: 55, utilization: 1, requests: 10 });
+    a.update({ lagMs: 55, utilization: 1, requests: 10 });
     expect(a.share).toBeCloseTo(0.9);
     a.update({ lagMs: 80, utilization: 1, requests: 10 });
     expect(a.share).toBeCloseTo(0.9 * (50 / 80));
     a.update({ lagMs: 1000, utilization: 1, requests: 10 });
     expect(a.share).toBeCloseTo(0.9 * (50 / 80) * 0.5);
+  });
+
+  it('one late look alone (a long block under light load) does not shed; the second in a row does', () => {
+    const a = new AdmissionController({ targetLagMs: 50 });
+    a.update(late);
+    a.update(onTime);
+    a.update(late);
+    expect(a.share).toBe(1);
+    expect(admittedOf(a, 10)).toBe(10);
+    a.update(late);
+    expect(a.share).toBe(0.5);
+    // Once shedding, every late look cuts.
+    a.update(onTime);
+    a.update(late);
+    expect(a.share).toBeCloseTo(0.26);
   });
 
   it('climbs back additively once the loop runs on time, up to all', () => {

@@ -332,16 +332,26 @@ describe('queue limits, timeouts, cancellation', () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine, limits: { maxEventLoopDelayMs: 100, retryAfterS: 3 } });
     await s.app.ready();
-    // A long block with nothing in flight (start-up, say) is not overload.
-    let until = performance.now() + 400;
-    while (performance.now() < until);
-    await new Promise((r) => setTimeout(r, 1));
+    /** Holds the loop for `ms`, then lets the overdue sample of load shedding run. */
+    const holdLoop = async (ms: number): Promise<void> => {
+      const until = performance.now() + ms;
+      while (performance.now() < until);
+      await new Promise((r) => setTimeout(r, 1));
+    };
+    // Long blocks with nothing in flight (start-up, say) are not overload.
+    await holdLoop(300);
+    await holdLoop(300);
     const inFlight = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     await new Promise((r) => setTimeout(r, 20));
     expect(engine.submitted).toHaveLength(1);
-    until = performance.now() + 400;
-    while (performance.now() < until); // hold the loop, as a flood of requests would, with one in flight
-    await new Promise((r) => setTimeout(r, 1)); // the overdue sample runs first
+    // One long block with work in flight is not yet overload either: the next job is taken.
+    await holdLoop(300);
+    const taken = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(engine.submitted).toHaveLength(2);
+    // Block after block, as under a flood of requests: new jobs are refused.
+    await holdLoop(300);
+    await holdLoop(300);
     const shed = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(shed.statusCode).toBe(429);
     expect(shed.headers['retry-after']).toBe('3');
@@ -350,10 +360,19 @@ describe('queue limits, timeouts, cancellation', () => {
     expect(error.message).toMatch(/event loop runs behind \(limit 100 ms\), so it takes \d+ % of new work/);
     expect(error.retryable).toBe(true);
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
-    expect(engine.submitted).toHaveLength(1);
+    expect(engine.submitted).toHaveLength(2);
     engine.release();
     expect((await inFlight).statusCode).toBe(200);
-    await new Promise((r) => setTimeout(r, 350)); // a calm window
+    expect((await taken).statusCode).toBe(200);
+    // On time again, the share climbs back to all (tscuda_admission_share), within seconds.
+    const shareOf = async (): Promise<number> =>
+      Number(/^tscuda_admission_share(?:\{[^}]*\})? ([\d.]+)$/m.exec((await s.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+    expect(await shareOf()).toBeLessThan(1);
+    const t0 = performance.now();
+    while ((await shareOf()) < 1) {
+      expect(performance.now() - t0).toBeLessThan(5000);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const after = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     await new Promise((r) => setTimeout(r, 20));
     engine.release();
