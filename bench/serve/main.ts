@@ -53,7 +53,7 @@ if (values.help === true) {
   --fault-standby N   standby workers in the fault run (default 0: replacement by a new process; standby is experimental)
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
-  --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 25)
+  --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 50)
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
   --client-processes P        client processes of the throughput rows' closed loop (default 4)
@@ -575,7 +575,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '25 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '50 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)}; server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,

@@ -23,7 +23,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --max-queued N      queued jobs per worker before 429 (default 1024)
   --max-pending N     POSTs in progress per worker (counted from their headers) before 429 (default 4096)
   --max-lag MS        shed load: while the event loop runs more than MS behind, take a
-                      shrinking share of new jobs, 429 the rest (default 25, 0 = off)
+                      shrinking share of new jobs, 429 the rest (default 50, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --timeout MS        timeout of a request that gives none (default 30000)
   --body-limit MB     largest request body in MiB (default 256)
@@ -95,7 +95,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     lanes: integer('lanes', values.lanes, 4, 1),
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1),
     maxPending: integer('max-pending', values['max-pending'], 4096, 1),
-    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 25, 0),
+    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0),
     precision,
     defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1),
     bodyLimitBytes: integer('body-limit', values['body-limit'], 256, 1) * 1024 * 1024,
