@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -218,6 +219,7 @@ export function mergeLoopReports(reports: readonly LoopReport[]): LoopReport {
     for (const [k, v] of Object.entries(r.samples ?? {})) samples.set(k, [...(samples.get(k) ?? []), ...v]);
     firsts.push(...(r.firstSamples ?? []));
     if (r.elapsedS !== undefined) merged.elapsedS = Math.max(merged.elapsedS ?? 0, r.elapsedS);
+    if (r.clientLagP99Ms !== undefined) merged.clientLagP99Ms = Math.max(merged.clientLagP99Ms ?? 0, r.clientLagP99Ms);
   }
   for (const [k, v] of samples) merged.latencyMs[k] = spread(v);
   merged.firstRequestMs = spread(firsts);
@@ -257,6 +259,23 @@ export interface LoopReport {
   firstSamples?: number[];
   /** Seconds from the first request's start to the last answer. */
   elapsedS?: number;
+  /**
+   * The load client's own event-loop delay, p99, ms (the worst client process): latencies are taken
+   * on the client's loop, so this much of them can be the client's own lateness, not the server's.
+   */
+  clientLagP99Ms?: number;
+}
+
+/** Watches the client's event loop while a loop runs; `p99Ms()` stops watching. */
+function watchClientLoop(): { p99Ms(): number } {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    p99Ms() {
+      h.disable();
+      return h.count > 0 ? h.percentile(99) / 1e6 : 0;
+    },
+  };
 }
 
 function percentile(sorted: number[], q: number): number {
@@ -402,6 +421,7 @@ export async function openLoop(
   await openConnections(req, agent, connections, options.warmPath ?? '/');
   const recorder = new LoopRecorder();
   const inFlight = new Set<Promise<void>>();
+  const clientLoop = watchClientLoop();
   const t0 = performance.now();
   const total = Math.floor(ratePerS * durationS);
   let started = 0;
@@ -422,5 +442,6 @@ export async function openLoop(
   await Promise.all(inFlight);
   agent.destroy();
   recorder.report.elapsedS = (performance.now() - t0) / 1000;
+  recorder.report.clientLagP99Ms = clientLoop.p99Ms();
   return recorder.finish(options.keepSamples === true);
 }
