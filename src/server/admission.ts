@@ -10,14 +10,27 @@
  * refuse, everything that arrives: a 429 costs the loop a fraction of a job.
  *
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
- * busy it is (event-loop utilization); while it runs late and busy with requests arriving, the admitted share falls
- * multiplicatively (by target / delay), and once it runs on time the share climbs back (AIMD, as TCP's congestion
+ * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving, for three looks in a row, the admitted share falls
+ * multiplicatively (by target / delay); once it runs on time the share climbs back (AIMD, as TCP's congestion
  * window). Admission is spread evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
  */
 
 /** The gentlest cut of the share per overloaded sample (a delay just over the target). */
 const MILDEST_CUT = 0.9;
+/**
+ * Late looks in a row before shedding starts: a first-time setup (a cuFFT plan, a module load)
+ * or a burst of a few hundred requests makes a look or two late; a flood makes every look late.
+ */
+const LATE_LOOKS_TO_START = 3;
+/**
+ * New requests a look must see to count toward a flood. A flood brings many to every look; one
+ * client's heavy requests bring one at a time, and a burst of new connections trickles in (a busy
+ * Node server accepts about one connection per loop turn), a few per look: neither is shed.
+ */
+const FLOOD_ARRIVALS = 16;
+/** Utilization under which a look shows a loop with time to spare: nothing can be waiting. */
+const IDLE_ENOUGH = 0.5;
 
 /** One look at the event loop over a sampling interval. */
 export interface LoopSample {
@@ -25,8 +38,8 @@ export interface LoopSample {
   lagMs: number;
   /** Share of the interval the loop was busy, 0..1 (performance.eventLoopUtilization). */
   utilization: number;
-  /** POSTs that arrived in the interval plus those in progress at its end: a late, busy loop with none is not overloaded by requests (start-up, a compile). */
-  requests: number;
+  /** New POSTs that reached the server in the interval: a late, busy loop that none reached is not flooded (start-up, a compile, one request's first-time setup). */
+  arrivals: number;
 }
 
 /** How the admitted share reacts; every field has a default. */
@@ -90,11 +103,14 @@ export class AdmissionController {
 
   /** Adjusts the share from one interval's look at the loop. */
   update(sample: LoopSample): void {
-    const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.requests > 0;
+    const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.arrivals >= FLOOD_ARRIVALS;
     this.#lateInARow = late ? this.#lateInARow + 1 : 0;
-    // Shedding starts on the second late look in a row: one long block under light load (a first
-    // cuFFT plan, a collection) is one late look, a flood is late look after late look.
-    if (late && (this.#share < 1 || this.#lateInARow >= 2)) {
+    if (sample.utilization < IDLE_ENOUGH) {
+      // A loop idle for half the interval had nothing waiting to be read: whatever the share was
+      // for, it is over (a burst, a block) and all new work is taken again at once.
+      this.#share = 1;
+      this.#credit = 0;
+    } else if (late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START)) {
       const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
       this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {

@@ -334,7 +334,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       const sample: LoopSample = {
         lagMs: Math.max(0, monitored, now - last - LOAD_SAMPLE_INTERVAL_MS),
         utilization: performance.eventLoopUtilization(used, utilization).utilization,
-        requests: arrivals + pending,
+        arrivals,
       };
       arrivals = 0;
       delay.reset();

@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { AdmissionController } from '../../../src/server/admission.js';
 
-const late = { lagMs: 300, utilization: 1, requests: 40 };
-const onTime = { lagMs: 2, utilization: 0.6, requests: 40 };
+const late = { lagMs: 300, utilization: 1, arrivals: 40 };
+/** On time but busy (not idle enough to reset the share at once). */
+const onTime = { lagMs: 2, utilization: 0.9, arrivals: 40 };
 
 function admittedOf(a: AdmissionController, n: number): number {
   let admitted = 0;
   for (let i = 0; i < n; i++) if (a.admit()) admitted++;
   return admitted;
+}
+
+/** Three late looks in a row: shedding starts (the third cuts). */
+function startShedding(a: AdmissionController): void {
+  a.update(late);
+  a.update(late);
+  expect(a.share).toBe(1);
+  a.update(late);
 }
 
 describe('AdmissionController', () => {
@@ -21,9 +30,7 @@ describe('AdmissionController', () => {
 
   it('takes a multiplicatively shrinking share while the loop runs late and busy, spread evenly, never below minShare', () => {
     const a = new AdmissionController({ targetLagMs: 50, decrease: 0.5, minShare: 0.1 });
-    a.update(late);
-    expect(a.share).toBe(1);
-    a.update(late);
+    startShedding(a);
     expect(a.share).toBe(0.5);
     // Evenly spaced: every other request.
     expect(Array.from({ length: 6 }, () => a.admit())).toEqual([false, true, false, true, false, true]);
@@ -39,48 +46,45 @@ describe('AdmissionController', () => {
     expect(a.takeCounts()).toEqual({ admitted: 100, refused: 900 });
   });
 
-  it('a late timer in a loop that is mostly idle, or that no request reached, is not overload; lag between half the target and the target holds the share', () => {
+  it('late looks that are not a flood do not shed: a late timer in a mostly idle loop, a busy loop few requests reach, fewer than three in a row', () => {
     const a = new AdmissionController({ targetLagMs: 50 });
-    a.update({ lagMs: 400, utilization: 0.3, requests: 40 });
+    for (let i = 0; i < 5; i++) a.update({ lagMs: 400, utilization: 0.6, arrivals: 40 });
     expect(a.share).toBe(1);
-    // Nor is a late, busy loop that no request reached (start-up, a compile).
-    a.update({ lagMs: 400, utilization: 1, requests: 0 });
+    for (let i = 0; i < 5; i++) a.update({ lagMs: 400, utilization: 1, arrivals: 0 });
+    expect(a.share).toBe(1);
+    // Nor one client's heavy requests, or a burst of new connections: a few new requests per look.
+    for (let i = 0; i < 5; i++) a.update({ lagMs: 400, utilization: 1, arrivals: 3 });
     expect(a.share).toBe(1);
     a.update(late);
-    a.update(late);
-    const after = a.share;
-    expect(after).toBeCloseTo(0.5);
-    a.update({ lagMs: 40, utilization: 1, requests: 40 });
-    expect(a.share).toBe(after);
-  });
-
-  it('cuts by target / delay: gently just over the target, at most by `decrease` far over it', () => {
-    const a = new AdmissionController({ targetLagMs: 50 });
-    a.update({ lagMs: 55, utilization: 1, requests: 10 });
-    a.update({ lagMs: 55, utilization: 1, requests: 10 });
-    expect(a.share).toBeCloseTo(0.9);
-    a.update({ lagMs: 80, utilization: 1, requests: 10 });
-    expect(a.share).toBeCloseTo(0.9 * (50 / 80));
-    a.update({ lagMs: 1000, utilization: 1, requests: 10 });
-    expect(a.share).toBeCloseTo(0.9 * (50 / 80) * 0.5);
-  });
-
-  it('one late look alone (a long block under light load) does not shed; the second in a row does', () => {
-    const a = new AdmissionController({ targetLagMs: 50 });
     a.update(late);
     a.update(onTime);
+    a.update(late);
     a.update(late);
     expect(a.share).toBe(1);
     expect(admittedOf(a, 10)).toBe(10);
     a.update(late);
     expect(a.share).toBe(0.5);
-    // Once shedding, every late look cuts.
-    a.update(onTime);
+    // Once shedding, every late look cuts; a delay between half the target and the target holds the share.
+    a.update({ lagMs: 40, utilization: 1, arrivals: 40 });
+    expect(a.share).toBe(0.5);
     a.update(late);
-    expect(a.share).toBeCloseTo(0.26);
+    expect(a.share).toBe(0.25);
   });
 
-  it('climbs back additively once the loop runs on time, up to all', () => {
+  it('cuts by target / delay: gently just over the target, at most by `decrease` far over it', () => {
+    const a = new AdmissionController({ targetLagMs: 50 });
+    const over = (lagMs: number) => ({ lagMs, utilization: 1, arrivals: 100 });
+    a.update(over(55));
+    a.update(over(55));
+    a.update(over(55));
+    expect(a.share).toBeCloseTo(0.9);
+    a.update(over(80));
+    expect(a.share).toBeCloseTo(0.9 * (50 / 80));
+    a.update(over(1000));
+    expect(a.share).toBeCloseTo(0.9 * (50 / 80) * 0.5);
+  });
+
+  it('climbs back additively while the loop runs on time and busy, and to all at once when it idles', () => {
     const a = new AdmissionController({ targetLagMs: 50, increase: 0.1 });
     for (let i = 0; i < 30; i++) a.update(late);
     expect(a.share).toBe(0.02);
@@ -89,6 +93,9 @@ describe('AdmissionController', () => {
     for (let i = 0; i < 20; i++) a.update(onTime);
     expect(a.share).toBe(1);
     expect(admittedOf(a, 10)).toBe(10);
+    for (let i = 0; i < 30; i++) a.update(late);
+    a.update({ lagMs: 1, utilization: 0.2, arrivals: 3 });
+    expect(a.share).toBe(1);
   });
 
   it('refuses options that make no sense, naming them', () => {
