@@ -38,5 +38,6 @@ const report =
   config.ratePerS !== undefined
     ? await openLoop(req, config.ratePerS, config.durationS, { connections: config.connections ?? 256, keepSamples: true, warmPath: '/v2/health/live' })
     : await closedLoop(req, config.concurrency ?? 1, config.durationS, { keepSamples: true, warmPath: '/v2/health/live' });
-process.stdout.write(JSON.stringify(report));
-process.exit(0);
+// Exit once the report is written: stdout to a pipe is asynchronous, and exiting at once cut a
+// large report short.
+process.stdout.write(JSON.stringify(report), () => process.exit(0));
