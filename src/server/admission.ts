@@ -10,7 +10,7 @@
  * refuse, everything that arrives: a 429 costs the loop a fraction of a job.
  *
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
- * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving, for three looks in a row, the admitted share falls
+ * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving, for two looks in a row, the admitted share falls
  * multiplicatively (by target / delay); once it runs on time the share climbs back (AIMD, as TCP's congestion
  * window). Admission is spread evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
@@ -18,11 +18,8 @@
 
 /** The gentlest cut of the share per overloaded sample (a delay just over the target). */
 const MILDEST_CUT = 0.9;
-/**
- * Late looks in a row before shedding starts: a first-time setup (a cuFFT plan, a module load)
- * or a burst of a few hundred requests makes a look or two late; a flood makes every look late.
- */
-const LATE_LOOKS_TO_START = 3;
+/** Late looks in a row before shedding starts: one long block (a collection, say) is one late look; a flood makes every look late. */
+const LATE_LOOKS_TO_START = 2;
 /**
  * New requests a look must see to count toward a flood. A flood brings many to every look; one
  * client's heavy requests bring one at a time, and a burst of new connections trickles in (a busy
