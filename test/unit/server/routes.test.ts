@@ -14,6 +14,15 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
+/** Polls `what` until it holds (a loaded CI machine can take far longer than a fixed sleep), failing after 10 s. */
+async function waitFor(what: () => boolean, label: string): Promise<void> {
+  const t0 = performance.now();
+  while (!what()) {
+    if (performance.now() - t0 > 10_000) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 function signal(n: number): number[] {
   return Array.from({ length: n }, (_, i) => Math.sin(i * 0.3) + i * 0.01);
 }
@@ -248,7 +257,7 @@ describe('queue limits, timeouts, cancellation', () => {
       s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
       s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
     ];
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => engine.submitted.length === 2, 'two queued jobs');
     const rejected = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(rejected.statusCode).toBe(429);
     expect(rejected.headers['retry-after']).toBe('2');
@@ -261,7 +270,7 @@ describe('queue limits, timeouts, cancellation', () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine, limits: { maxPending: 1 } });
     const first = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => engine.submitted.length === 1, 'the first job');
     const second = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(second.statusCode).toBe(429);
     expect(second.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'too_many_requests', retryable: true });
@@ -343,8 +352,7 @@ describe('queue limits, timeouts, cancellation', () => {
     await holdLoop(300);
     await holdLoop(300);
     const inFlight = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(engine.submitted).toHaveLength(1);
+    await waitFor(() => engine.submitted.length === 1, 'the first job');
     // Long blocks while many requests keep arriving, as under a flood: from the second such look on,
     // new jobs are refused. (A request sent before a block reaches the server after it.)
     const arrived: Promise<{ statusCode: number }>[] = [];
@@ -379,8 +387,9 @@ describe('queue limits, timeouts, cancellation', () => {
       expect(performance.now() - t0).toBeLessThan(5000);
       await new Promise((r) => setTimeout(r, 50));
     }
+    const before = engine.submitted.length;
     const after = s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => engine.submitted.length === before + 1, 'the job after recovery');
     engine.release();
     expect((await after).statusCode).toBe(200);
     const metrics = (await s.app.inject({ method: 'GET', url: '/metrics' })).body;
@@ -415,7 +424,7 @@ describe('asynchronous jobs', () => {
     expect(queued.statusCode).toBe(202);
     expect(queued.json<{ status: string }>().status).toBe('queued');
     engine.release();
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => engine.stats().jobs === 1, 'the job to finish');
     const ready = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
     expect(ready.statusCode).toBe(200);
     expect(ready.json<{ status: string; result: { filtered: number[] } }>().result.filtered).toHaveLength(16);
@@ -605,7 +614,7 @@ describe('context loss and graceful close', () => {
     const accepted = Array.from({ length: 4 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
     const job = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } });
     expect(job.statusCode).toBe(202);
-    await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => engine.submitted.length === 5, 'every accepted job in the engine');
     const t0 = performance.now();
     const closed = s.close();
     const late = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
