@@ -341,7 +341,15 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       utilization = used;
       last = now;
       admission.update(sample);
-      if (options.onLoadSample) options.onLoadSample({ ...sample, share: admission.share, ...admission.takeCounts(), pending });
+      const counts = admission.takeCounts();
+      if (options.onLoadSample) {
+        // A mistake in the caller's tracing must not take the server down from inside a timer.
+        try {
+          options.onLoadSample({ ...sample, share: admission.share, ...counts, pending });
+        } catch (error) {
+          process.emitWarning(`createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`, { code: 'TSCUDA_LOAD_SAMPLE_FAILED' });
+        }
+      }
     }, LOAD_SAMPLE_INTERVAL_MS);
     sampler.unref();
     stopSampling = () => {
@@ -505,11 +513,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       done();
       return;
     }
+    arrivals++;
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;
     }
-    arrivals++;
     if (admission !== null && !admission.admit()) {
       refuse(request, reply, overloaded(admission.share));
       return;

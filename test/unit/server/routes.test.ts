@@ -286,6 +286,30 @@ describe('queue limits, timeouts, cancellation', () => {
     expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' })).statusCode).toBe(400);
   });
 
+  it('onLoadSample sees every look at the loop; a throwing callback becomes a warning, not a crash', async () => {
+    const samples: { lagMs: number; utilization: number; arrivals: number; share: number; admitted: number; refused: number; pending: number }[] = [];
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const s = make({
+        engine: new FakeEngine(),
+        onLoadSample: (sample) => {
+          samples.push(sample);
+          throw new Error('tracing bug');
+        },
+      });
+      await s.app.ready();
+      expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } })).statusCode).toBe(200);
+      await waitFor(() => samples.some((x) => x.arrivals === 1 && x.admitted === 1) && warnings.length > 0, 'a look that saw the request, and the warning');
+      expect(samples.at(-1)).toMatchObject({ share: 1, refused: 0 });
+      expect(warnings[0]).toMatch(/onLoadSample threw: tracing bug/);
+      expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('maxPending counts requests from their headers: bodies still arriving hold a place, a full server answers 429 without reading the body, and a client that leaves mid-body frees its place', async () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine, limits: { maxPending: 2 } });
