@@ -18,8 +18,14 @@
 
 /** The gentlest cut of the share per overloaded sample (a delay just over the target). */
 const MILDEST_CUT = 0.9;
-/** Late looks in a row before shedding starts: one long block (a collection, say) is one late look; a flood makes every look late. */
+/**
+ * Late looks in a row before shedding starts: one long block (a collection, say) is one late look;
+ * a flood makes every look late. A look FAR_BEHIND times the target late, with a flood of new
+ * requests, starts it at once: the backlog a flood builds in one more look is what its slowest
+ * answers wait for.
+ */
 const LATE_LOOKS_TO_START = 2;
+const FAR_BEHIND = 2;
 /**
  * New requests a look must see to count toward a flood. A flood brings many to every look; one
  * client's heavy requests bring one at a time, and a burst of new connections trickles in (a busy
@@ -107,7 +113,7 @@ export class AdmissionController {
       // for, it is over (a burst, a block) and all new work is taken again at once.
       this.#share = 1;
       this.#credit = 0;
-    } else if (late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START)) {
+    } else if (late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs)) {
       const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
       this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { AdmissionController } from '../../../src/server/admission.js';
 
-const late = { lagMs: 300, utilization: 1, arrivals: 40 };
+/** Late, but less than twice the target (50 ms): shedding waits for a second such look. */
+const late = { lagMs: 80, utilization: 1, arrivals: 40 };
+/** Far behind (more than twice the target): with a flood of requests, shedding starts at once. */
+const farBehind = { lagMs: 300, utilization: 1, arrivals: 40 };
 /** On time but busy (not idle enough to reset the share at once). */
 const onTime = { lagMs: 2, utilization: 0.9, arrivals: 40 };
 
@@ -11,11 +14,11 @@ function admittedOf(a: AdmissionController, n: number): number {
   return admitted;
 }
 
-/** Two late looks in a row: shedding starts (the second cuts). */
+/** Two late looks in a row: shedding starts (the second cuts, by `decrease` as it is far behind). */
 function startShedding(a: AdmissionController): void {
   a.update(late);
   expect(a.share).toBe(1);
-  a.update(late);
+  a.update(farBehind);
 }
 
 describe('AdmissionController', () => {
@@ -33,7 +36,7 @@ describe('AdmissionController', () => {
     expect(a.share).toBe(0.5);
     // Evenly spaced: every other request.
     expect(Array.from({ length: 6 }, () => a.admit())).toEqual([false, true, false, true, false, true]);
-    a.update(late);
+    a.update(farBehind);
     expect(a.share).toBe(0.25);
     a.takeCounts();
     expect(admittedOf(a, 1000)).toBe(250);
@@ -59,13 +62,22 @@ describe('AdmissionController', () => {
     a.update(late);
     expect(a.share).toBe(1);
     expect(admittedOf(a, 10)).toBe(10);
-    a.update(late);
+    a.update(farBehind);
     expect(a.share).toBe(0.5);
     // Once shedding, every late look cuts; a delay between half the target and the target holds the share.
     a.update({ lagMs: 40, utilization: 1, arrivals: 40 });
     expect(a.share).toBe(0.5);
-    a.update(late);
+    a.update(farBehind);
     expect(a.share).toBe(0.25);
+  });
+
+  it('one look far behind (over twice the target) with a flood of requests starts shedding at once; without the flood it does not', () => {
+    const a = new AdmissionController({ targetLagMs: 50 });
+    a.update({ ...farBehind, arrivals: 3 });
+    expect(a.share).toBe(1);
+    a.update(onTime);
+    a.update(farBehind);
+    expect(a.share).toBe(0.5);
   });
 
   it('cuts by target / delay: gently just over the target, at most by `decrease` far over it', () => {
