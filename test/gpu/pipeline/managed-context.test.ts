@@ -102,7 +102,8 @@ describe.skipIf(!gpu.available)(`ManagedContext and the triple-buffered pipeline
 
   it('overlaps upload of step i+1, compute of step i and download of step i-1 (profiler timeline), and beats the sequential mode', async () => {
     const bytesPerStep = 32 << 20;
-    const steps = 12;
+    // Enough steps that one step a noisy host delays moves the share below by a few percent, not ten.
+    const steps = 26;
     const profiler = new Profiler({ label: 'triple-buffered pipeline' });
     const triple = await runBalancedPipeline({ steps, bytesPerStep, mode: 'triple', profiler });
     const sequential = await runBalancedPipeline({ steps, bytesPerStep, mode: 'sequential' });
@@ -141,7 +142,7 @@ describe.skipIf(!gpu.available)(`ManagedContext and the triple-buffered pipeline
       if (to > from) overlapping++;
     }
     // Every interior step should show all three at once; a little slack for a noisy machine.
-    expect(overlapping).toBeGreaterThanOrEqual(Math.ceil(0.8 * interior.length));
+    expect(overlapping, `${overlapping} of ${interior.length} interior steps had upload, compute and download at once`).toBeGreaterThanOrEqual(Math.ceil(0.8 * interior.length));
     expect(analyzeTimeline(records).transferComputeOverlapPercent).toBeGreaterThan(50);
     // The three-way overlap above is the property; wall-clock efficiency also carries the host's
     // reaction to each completed download (0.6-0.9 seen on an H100), so it is bounded loosely
