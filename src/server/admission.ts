@@ -10,9 +10,10 @@
  * refuse, everything that arrives: a 429 costs the loop a fraction of a job.
  *
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
- * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving, for two looks in a row, the admitted share falls
- * multiplicatively (by target / delay); once it runs on time the share climbs back (AIMD, as TCP's congestion
- * window). Admission is spread evenly through time by a credit counter, not drawn at random.
+ * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving,
+ * for two looks in a row, the admitted share falls multiplicatively (by target / delay); once it
+ * runs on time the share climbs back (AIMD, as TCP's congestion window). Admission is spread
+ * evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
  */
 

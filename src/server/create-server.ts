@@ -46,9 +46,10 @@ export interface ServerLimits {
   retryAfterS: number;
   /**
    * Load shedding: while the event loop's mean delay exceeds this many milliseconds with the loop
-   * busy and requests in progress, the worker takes a shrinking share of new job and batch
-   * requests (POSTs) and answers the rest 429 `overloaded` on their headers; once the loop runs on
-   * time again the share climbs back (admission.ts). Health, metrics and job status always answer.
+   * busy and a flood of new requests arriving, the worker takes a shrinking share of new job and
+   * batch requests (POSTs) and answers the rest 429 `overloaded` on their headers; once the loop
+   * runs on time again the share climbs back (admission.ts). Health, metrics and job status always
+   * answer.
    * When the loop itself is the bottleneck no queue fills, so `maxPending` alone never trips.
    * 0 turns it off; default 50.
    */
@@ -181,6 +182,8 @@ const BODY_POOL_BYTES = 256 * 2 ** 20;
 
 /** How often load shedding looks at the event loop, ms: short, so the admitted share follows the load within a few requests' time. */
 const LOAD_SAMPLE_INTERVAL_MS = 50;
+/** The refusal cache's key of `too_many_requests` (the `overloaded` ones are keyed 0..100 by the admitted percent). */
+const FULL = -1;
 /** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
@@ -273,8 +276,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
    * and a new Error (with its stack trace) and a serialization per refusal cost the loop a
    * measurable share of what refusing is meant to save.
    */
-  const refusals = new Map<string, { error: HttpError; json: string }>();
-  const refusal = (key: string, make: () => HttpError): { error: HttpError; json: string } => {
+  const refusals = new Map<number, { error: HttpError; json: string }>();
+  /** Keyed by a number (no key string built per refusal): the admitted percent, or FULL. */
+  const refusal = (key: number, make: () => HttpError): { error: HttpError; json: string } => {
     let r = refusals.get(key);
     if (r === undefined) {
       const error = make();
@@ -286,7 +290,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   /** Triton's REJECT: the requests in progress are at the limit. */
   const tooManyRequests = (): { error: HttpError; json: string } =>
     refusal(
-      'full',
+      FULL,
       () =>
         new HttpError(429, 'too_many_requests', `${limits.maxPending} requests in progress (the limit); retry after ${limits.retryAfterS} s`, {
           retryable: true,
@@ -297,7 +301,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const overloaded = (share: number): { error: HttpError; json: string } => {
     const percent = Math.round(share * 100);
     return refusal(
-      `overloaded ${percent}`,
+      percent,
       () =>
         new HttpError(
           429,
