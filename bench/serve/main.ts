@@ -36,6 +36,7 @@ const { values } = parseArgs({
     'no-fault': { type: 'boolean' },
     'no-overload': { type: 'boolean' },
     'overload-max-lag': { type: 'string' },
+    'overload-max-turn': { type: 'string' },
     'throughput-concurrency': { type: 'string' },
     'throughput-workers': { type: 'string' },
     'client-processes': { type: 'string' },
@@ -54,6 +55,7 @@ if (values.help === true) {
   --fault-duration S  fault run length (default 30; --quick 12)
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 50)
+  --overload-max-turn MS the overload server's --max-turn (default: tscuda serve's, 25)
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
   --client-processes P        client processes of the throughput rows' closed loop (default 4)
@@ -269,7 +271,10 @@ const OVERLOAD_MAX_PENDING = 128;
 const OVERLOAD_CONNECTIONS = 2048;
 /** Client processes of the open loop: thousands of requests/s of 64 KiB each way need several. */
 const OVERLOAD_CLIENT_PROCESSES = 8;
-const overloadLagArgs = values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']];
+const overloadLagArgs = [
+  ...(values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']]),
+  ...(values['overload-max-turn'] === undefined ? [] : ['--max-turn', values['overload-max-turn']]),
+];
 /** A worker's memory from /v1/info, MiB. */
 interface WorkerMemory {
   rss: number;
@@ -286,7 +291,9 @@ interface SheddingSummary {
   medianLagMs: number;
   medianUtilization: number;
   admitted: number;
+  /** Refused by the admitted share (admission.ts), and within long loop turns (turn-budget.ts). */
   refused: number;
+  refusedInLongTurns: number;
 }
 type OverloadReport = LoopReport & {
   before: WorkerMemory | null;
@@ -301,7 +308,9 @@ type OverloadReport = LoopReport & {
 function sheddingSummary(lines: readonly { at: number; text: string }[], from: number): SheddingSummary | null {
   const samples = lines
     .filter((l) => l.at >= from && l.text.startsWith('load-trace '))
-    .map((l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as { share: number; lagMs: number; utilization: number; admitted: number; refused: number });
+    .map(
+      (l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as { share: number; lagMs: number; utilization: number; admitted: number; refused: number; refusedInLongTurns?: number },
+    );
   if (samples.length === 0) return null;
   const median = (xs: number[]): number => percentile(xs, 0.5);
   return {
@@ -312,6 +321,7 @@ function sheddingSummary(lines: readonly { at: number; text: string }[], from: n
     medianUtilization: median(samples.map((x) => x.utilization)),
     admitted: samples.reduce((n, x) => n + x.admitted, 0),
     refused: samples.reduce((n, x) => n + x.refused, 0),
+    refusedInLongTurns: samples.reduce((n, x) => n + (x.refusedInLongTurns ?? 0), 0),
   };
 }
 let overload: OverloadReport | null = null;
@@ -575,7 +585,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '50 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)} (the client processes' own event-loop delay p99, worst process: ${fmt(overload.clientLagP99Ms ?? null, 1)} ms); server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '50 (default)'}, --max-turn ${values['overload-max-turn'] ?? '25 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)} (the client processes' own event-loop delay p99, worst process: ${fmt(overload.clientLagP99Ms ?? null, 1)} ms); server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,
@@ -584,7 +594,7 @@ if (overload !== null) {
     ...(overload.shedding === null
       ? []
       : [
-          `Load shedding during the run (the worker's load trace, one look at its loop every 50 ms): share of new work admitted min ${overload.shedding.minShare.toFixed(2)}, median ${overload.shedding.medianShare.toFixed(2)}; loop delay median ${overload.shedding.medianLagMs.toFixed(1)} ms, utilization median ${overload.shedding.medianUtilization.toFixed(2)}; admitted ${overload.shedding.admitted}, refused as overload ${overload.shedding.refused} (${overload.shedding.samples} looks).`,
+          `Load shedding during the run (the worker's load trace, one look at its loop every 50 ms): share of new work admitted min ${overload.shedding.minShare.toFixed(2)}, median ${overload.shedding.medianShare.toFixed(2)}; loop delay median ${overload.shedding.medianLagMs.toFixed(1)} ms, utilization median ${overload.shedding.medianUtilization.toFixed(2)}; admitted ${overload.shedding.admitted}; refused as overload: ${overload.shedding.refused} by the admitted share, ${overload.shedding.refusedInLongTurns} within loop turns past --max-turn (${overload.shedding.samples} looks).`,
           '',
         ]),
     ...(stress === null

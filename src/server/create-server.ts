@@ -17,6 +17,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { AdmissionController, type LoopSample } from './admission.js';
+import { TurnBudget } from './turn-budget.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
@@ -54,6 +55,14 @@ export interface ServerLimits {
    * 0 turns it off; default 50.
    */
   maxEventLoopDelayMs: number;
+  /**
+   * Load shedding inside one event-loop turn: a POST whose headers are read once the turn reading
+   * them has run this many milliseconds, with more than 16 new requests read in it, gets 429
+   * `overloaded` at once (turn-budget.ts). It bounds how long a flood can hold the loop before the
+   * share of admission.ts (which looks every 50 ms) reacts, and so how long anything, a refusal
+   * included, waits to be read. 0 turns it off; default 25.
+   */
+  maxTurnMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
   jobRetention: JobRetention;
   /** Items in one batch request (413 beyond); default 4096. */
@@ -73,6 +82,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxTimeoutMs: 600_000,
   retryAfterS: 1,
   maxEventLoopDelayMs: 50,
+  maxTurnMs: 25,
   jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
   maxBatchItems: 4096,
   maxBatchDim: 65_536,
@@ -116,9 +126,11 @@ export interface CreateServerOptions {
 export interface LoadSample extends LoopSample {
   /** The share of new work admitted after this look. */
   share: number;
-  /** POSTs admitted and refused as overload since the previous look. */
+  /** POSTs admitted, and refused as overload by the share, since the previous look. */
   admitted: number;
   refused: number;
+  /** POSTs refused since the previous look because the loop turn reading them had run past `maxTurnMs`. */
+  refusedInLongTurns: number;
   /** Requests in progress now. */
   pending: number;
 }
@@ -184,6 +196,8 @@ const BODY_POOL_BYTES = 256 * 2 ** 20;
 const LOAD_SAMPLE_INTERVAL_MS = 50;
 /** The refusal cache's key of `too_many_requests` (the `overloaded` ones are keyed 0..100 by the admitted percent). */
 const FULL = -1;
+/** The refusal cache's key of the 429 for a request read in a loop turn past `maxTurnMs`. */
+const LONG_TURN = -2;
 /** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
@@ -259,6 +273,10 @@ function memoryFigures(): { rssBytes: number; heapUsedBytes: number; externalByt
 /** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
+  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) {
+    const v = limits[name];
+    if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new RangeError(`limits.${name} must be a finite number of ms >= 0 (0 turns it off), got ${String(v)}`);
+  }
   const engine = options.engine ?? null;
   const paramContext: ParamContext = { extraFlags: options.extraFlags ?? [], maxTimeoutMs: limits.maxTimeoutMs, defaultTimeoutMs: limits.defaultTimeoutMs };
   const jobs = new JobStore(limits.jobRetention);
@@ -312,6 +330,19 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     );
   };
 
+  /** The turn budget's 429: the loop turn reading this request has run past maxTurnMs. */
+  const longTurn = (): { error: HttpError; json: string } =>
+    refusal(
+      LONG_TURN,
+      () =>
+        new HttpError(
+          429,
+          'overloaded',
+          `the server is overloaded: its event loop was ${limits.maxTurnMs} ms into one turn of reading new requests (the limit) when this one came; retry after ${limits.retryAfterS} s`,
+          { retryable: true, retryAfterS: limits.retryAfterS },
+        ),
+    );
+
   const notReadyReason = (): string | null => {
     if (closing !== null) return 'the server is shutting down';
     if (engine === null) return options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)';
@@ -321,6 +352,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   /** POSTs that reached admission since the last look at the loop. */
   let arrivals = 0;
+  /** POSTs refused by the turn budget since the last look. */
+  let refusedInLongTurns = 0;
+  const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget(limits.maxTurnMs) : null;
   const admission = limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
   /** Stops the sampler of load shedding (close()). */
   let stopSampling = (): void => undefined;
@@ -346,10 +380,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       last = now;
       admission.update(sample);
       const counts = admission.takeCounts();
+      const inLongTurns = refusedInLongTurns;
+      refusedInLongTurns = 0;
       if (options.onLoadSample) {
         // A mistake in the caller's tracing must not take the server down from inside a timer.
         try {
-          options.onLoadSample({ ...sample, share: admission.share, ...counts, pending });
+          options.onLoadSample({ ...sample, share: admission.share, ...counts, refusedInLongTurns: inLongTurns, pending });
         } catch (error) {
           process.emitWarning(`createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`, { code: 'TSCUDA_LOAD_SAMPLE_FAILED' });
         }
@@ -518,8 +554,15 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return;
     }
     arrivals++;
+    // Asked first, for every POST: the budget counts the turn's new requests.
+    const inLongTurn = turnBudget !== null && turnBudget.overBudget();
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
+      return;
+    }
+    if (inLongTurn) {
+      refusedInLongTurns++;
+      refuse(request, reply, longTurn());
       return;
     }
     if (admission !== null && !admission.admit()) {

@@ -19,6 +19,7 @@ export interface WorkerConfig {
   /** Limits of createServer. */
   maxPending?: number | undefined;
   maxEventLoopDelayMs?: number | undefined;
+  maxTurnMs?: number | undefined;
   defaultTimeoutMs?: number | undefined;
   bodyLimitBytes?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */

@@ -99,6 +99,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     limits: {
       ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending }),
       ...(config.maxEventLoopDelayMs === undefined ? {} : { maxEventLoopDelayMs: config.maxEventLoopDelayMs }),
+      ...(config.maxTurnMs === undefined ? {} : { maxTurnMs: config.maxTurnMs }),
       ...(config.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: config.defaultTimeoutMs }),
       ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
     },

@@ -24,6 +24,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --max-pending N     POSTs in progress per worker (counted from their headers) before 429 (default 4096)
   --max-lag MS        shed load: while the event loop runs more than MS behind, take a
                       shrinking share of new jobs, 429 the rest (default 50, 0 = off)
+  --max-turn MS       shed load within a loop turn: once one turn has spent MS reading a
+                      flood of new requests, 429 the rest it reads (default 25, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --timeout MS        timeout of a request that gives none (default 30000)
   --body-limit MB     largest request body in MiB (default 256)
@@ -74,6 +76,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       'max-queued': { type: 'string' },
       'max-pending': { type: 'string' },
       'max-lag': { type: 'string' },
+      'max-turn': { type: 'string' },
       precision: { type: 'string' },
       timeout: { type: 'string' },
       'body-limit': { type: 'string' },
@@ -96,6 +99,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1),
     maxPending: integer('max-pending', values['max-pending'], 4096, 1),
     maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0),
+    maxTurnMs: integer('max-turn', values['max-turn'], 25, 0),
     precision,
     defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1),
     bodyLimitBytes: integer('body-limit', values['body-limit'], 256, 1) * 1024 * 1024,
@@ -155,6 +159,7 @@ async function serve(args: string[]): Promise<number> {
       limits: {
         maxPending: config.maxPending!,
         maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
+        maxTurnMs: config.maxTurnMs!,
         defaultTimeoutMs: config.defaultTimeoutMs!,
         bodyLimitBytes: config.bodyLimitBytes!,
       },

@@ -361,6 +361,63 @@ describe('queue limits, timeouts, cancellation', () => {
     await until(() => s.pending === 0, 'every place free');
   });
 
+  it('load-shedding limits must be finite numbers of ms >= 0, named in the error', () => {
+    expect(() => createServer({ limits: { maxTurnMs: -1 } })).toThrow(/limits\.maxTurnMs must be a finite number of ms >= 0 \(0 turns it off\), got -1/);
+    expect(() => createServer({ limits: { maxEventLoopDelayMs: Number.NaN } })).toThrow(/limits\.maxEventLoopDelayMs must be a finite number of ms >= 0/);
+    expect(() => createServer({ limits: { maxTurnMs: Number.POSITIVE_INFINITY } })).toThrow(/got Infinity/);
+  });
+
+  it('refuses within the turn: once one loop turn has spent maxTurnMs reading a flood, the rest it reads get 429 overloaded; every request is answered', async () => {
+    /** 40 requests written at once on 40 open connections reach the server in one poll phase; each job costs the loop 2 ms. */
+    const flood = async (maxTurnMs: number): Promise<string[]> => {
+      const engine = new FakeEngine();
+      const submit = engine.submit.bind(engine) as (spec: unknown, options?: unknown) => unknown;
+      Object.assign(engine, {
+        submit: (spec: unknown, options?: unknown) => {
+          const until = performance.now() + 2;
+          while (performance.now() < until);
+          return submit(spec, options);
+        },
+      });
+      const s = make({ engine, limits: { maxTurnMs, maxEventLoopDelayMs: 0 } });
+      const { port } = new URL(await s.listen({ port: 0, host: '127.0.0.1' }));
+      const body = JSON.stringify({ signal: signal(8) });
+      const request = `POST /v1/stft HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const clients = await Promise.all(
+        Array.from({ length: 40 }, async () => {
+          const socket = new Socket();
+          const client = { socket, received: '' };
+          socket.on('data', (d: Buffer) => (client.received += d.toString('latin1')));
+          socket.on('error', () => undefined);
+          await new Promise<void>((r) => socket.connect(Number(port), '127.0.0.1', r));
+          return client;
+        }),
+      );
+      const connections = (): Promise<number> => new Promise((resolve, reject) => s.app.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+      const t0 = performance.now();
+      while ((await connections()) < 40) {
+        if (performance.now() - t0 > 10_000) throw new Error('timed out waiting for 40 accepted connections');
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      for (const c of clients) c.socket.write(request);
+      await waitFor(() => clients.every((c) => /\r\n\r\n[\s\S]*\}$/.test(c.received)), 'an answer on every connection');
+      for (const c of clients) c.socket.destroy();
+      return clients.map((c) => c.received);
+    };
+    const answers = await flood(20);
+    const statuses = answers.map((a) => Number(/^HTTP\/1\.1 (\d{3}) /.exec(a)?.[1]));
+    expect(statuses.every((c) => c === 200 || c === 429)).toBe(true);
+    const refused = answers.filter((a) => a.startsWith('HTTP/1.1 429 '));
+    // The first 16 of a turn (the flood threshold) are always taken; the budget trips after 20 ms of 2 ms jobs.
+    expect(statuses.filter((c) => c === 200).length).toBeGreaterThanOrEqual(16);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]).toMatch(/retry-after: 1/i);
+    expect(refused[0]).toContain('"code":"overloaded"');
+    expect(refused[0]).toContain('20 ms into one turn');
+    // The same flood with the budget off: every request is taken.
+    expect((await flood(0)).every((a) => a.startsWith('HTTP/1.1 200 '))).toBe(true);
+  });
+
   it('sheds load: while the event loop runs behind, new jobs get 429 overloaded at once; health still answers; it recovers', async () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine, limits: { maxEventLoopDelayMs: 100, retryAfterS: 3 } });
