@@ -12,8 +12,10 @@
  * So a sampler measures, every interval, how late the event loop runs (its mean delay) and how
  * busy it is (event-loop utilization); once it has run late and busy, with many requests arriving,
  * for two looks in a row, the admitted share falls multiplicatively (by target / delay); once it
- * runs on time the share climbs back (AIMD, as TCP's congestion window). Admission is spread
- * evenly through time by a credit counter, not drawn at random.
+ * runs on time the share climbs back (AIMD, as TCP's congestion window). A look in which the turn
+ * budget (turn-budget.ts) refused the ends of long turns also cuts the share, by the part refused,
+ * so the refusals move from the turns' ends (the requests that waited longest) to all positions.
+ * Admission is spread evenly through time by a credit counter, not drawn at random.
  * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
  */
 
@@ -35,6 +37,12 @@ const FAR_BEHIND = 2;
 const FLOOD_ARRIVALS = 16;
 /** Utilization under which a look shows a loop with time to spare: nothing can be waiting. */
 const IDLE_ENOUGH = 0.5;
+/**
+ * Looks that pressure (underPressure) lasts after the last late look or refusal within a long
+ * turn: the turn budget that pressure arms keeps the loop on time, so "on time" alone must not
+ * disarm it while the flood lasts, or shedding would switch off and on every few looks.
+ */
+const PRESSURE_HOLD_LOOKS = 20;
 
 /** One look at the event loop over a sampling interval. */
 export interface LoopSample {
@@ -44,6 +52,8 @@ export interface LoopSample {
   utilization: number;
   /** New POSTs that reached the server in the interval: a late, busy loop that none reached is not flooded (start-up, a compile, one request's first-time setup). */
   arrivals: number;
+  /** POSTs refused in the interval by the turn budget (turn-budget.ts), which pressure arms: while it refuses, the flood goes on. */
+  refusedInLongTurns?: number | undefined;
 }
 
 /** How the admitted share reacts; every field has a default. */
@@ -73,6 +83,8 @@ export class AdmissionController {
   #share = 1;
   #credit = 0;
   #lateInARow = 0;
+  /** Looks left until pressure ends. */
+  #pressure = 0;
   #admitted = 0;
   #refused = 0;
 
@@ -97,6 +109,16 @@ export class AdmissionController {
     return this.#share;
   }
 
+  /**
+   * Whether the loop is under a flood: a look was late and busy with many arrivals within the last
+   * PRESSURE_HOLD_LOOKS looks (or the turn budget refused in one), or the share is below 1. The
+   * server refuses within long turns only then, so a closed loop of clients at capacity (whose
+   * turns also run long now and then) is served, not refused.
+   */
+  get underPressure(): boolean {
+    return this.#pressure > 0 || this.#share < 1;
+  }
+
   /** Requests admitted and refused by admit() since the last takeCounts(). */
   takeCounts(): { admitted: number; refused: number } {
     const counts = { admitted: this.#admitted, refused: this.#refused };
@@ -109,13 +131,23 @@ export class AdmissionController {
   update(sample: LoopSample): void {
     const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.arrivals >= FLOOD_ARRIVALS;
     this.#lateInARow = late ? this.#lateInARow + 1 : 0;
+    const inLongTurns = sample.refusedInLongTurns ?? 0;
+    if (late || inLongTurns > 0) this.#pressure = PRESSURE_HOLD_LOOKS;
+    else if (this.#pressure > 0) this.#pressure--;
     if (sample.utilization < IDLE_ENOUGH) {
       // A loop idle for half the interval had nothing waiting to be read: whatever the share was
       // for, it is over (a burst, a block) and all new work is taken again at once.
       this.#share = 1;
       this.#credit = 0;
+      this.#pressure = 0;
     } else if (late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs)) {
       const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
+      this.#share = Math.max(this.#minShare, this.#share * cut);
+    } else if (inLongTurns > 0) {
+      // The turn budget refused the ends of long turns, the requests read last, which had waited
+      // longest: take that much less, spread evenly by the credit counter, so that the refusals fall
+      // on every position of a turn and the budget itself rarely has to act.
+      const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, 1 - inLongTurns / Math.max(inLongTurns, sample.arrivals)));
       this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {
       this.#share = Math.min(1, this.#share + this.#increase);

@@ -56,11 +56,12 @@ export interface ServerLimits {
    */
   maxEventLoopDelayMs: number;
   /**
-   * Load shedding inside one event-loop turn: a POST whose headers are read once the turn reading
-   * them has run this many milliseconds, with more than 16 new requests read in it, gets 429
-   * `overloaded` at once (turn-budget.ts). It bounds how long a flood can hold the loop before the
-   * share of admission.ts (which looks every 50 ms) reacts, and so how long anything, a refusal
-   * included, waits to be read. 0 turns it off; default 25.
+   * Load shedding inside one event-loop turn: under a flood (a look of adaptive admission found
+   * the loop late and busy with many arrivals, within the last second), a POST whose headers are
+   * read once the turn reading them has run this many milliseconds, with more than 16 new
+   * requests read in it, gets 429 `overloaded` at once (turn-budget.ts). It bounds how long a
+   * flood holds the loop, and so how long anything, a refusal included, waits to be read. With
+   * `maxEventLoopDelayMs` 0 it applies without waiting for a flood. 0 turns it off; default 25.
    */
   maxTurnMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
@@ -373,6 +374,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         lagMs: Math.max(0, monitored, now - last - LOAD_SAMPLE_INTERVAL_MS),
         utilization: performance.eventLoopUtilization(used, utilization).utilization,
         arrivals,
+        refusedInLongTurns,
       };
       arrivals = 0;
       delay.reset();
@@ -380,12 +382,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       last = now;
       admission.update(sample);
       const counts = admission.takeCounts();
-      const inLongTurns = refusedInLongTurns;
       refusedInLongTurns = 0;
       if (options.onLoadSample) {
         // A mistake in the caller's tracing must not take the server down from inside a timer.
         try {
-          options.onLoadSample({ ...sample, share: admission.share, ...counts, refusedInLongTurns: inLongTurns, pending });
+          options.onLoadSample({ ...sample, refusedInLongTurns: sample.refusedInLongTurns ?? 0, share: admission.share, ...counts, pending });
         } catch (error) {
           process.emitWarning(`createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`, { code: 'TSCUDA_LOAD_SAMPLE_FAILED' });
         }
@@ -554,8 +555,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return;
     }
     arrivals++;
-    // Asked first, for every POST: the budget counts the turn's new requests.
-    const inLongTurn = turnBudget !== null && turnBudget.overBudget();
+    // Asked first, for every POST: the budget counts the turn's new requests. It refuses only under
+    // a flood (admission's pressure; always when adaptive admission is off).
+    const inLongTurn = turnBudget !== null && turnBudget.overBudget() && (admission === null || admission.underPressure);
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;

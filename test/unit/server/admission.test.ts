@@ -113,4 +113,45 @@ describe('AdmissionController', () => {
     expect(() => new AdmissionController({ targetLagMs: 50, minShare: 0 })).toThrow(/minShare/);
     expect(() => new AdmissionController({ targetLagMs: 50, busyUtilization: -1 })).toThrow(/busyUtilization/);
   });
+
+  it('is under pressure from a late, busy, flooded look until 20 looks pass without one (or a refusal within a long turn), and at once no longer when the loop idles', () => {
+    const a = new AdmissionController({ targetLagMs: 50 });
+    for (let i = 0; i < 5; i++) a.update(onTime);
+    expect(a.underPressure).toBe(false);
+    // One late look: no share cut yet (that takes two), but a flood is on.
+    a.update(late);
+    expect(a.share).toBe(1);
+    expect(a.underPressure).toBe(true);
+    for (let i = 0; i < 19; i++) a.update(onTime);
+    expect(a.underPressure).toBe(true);
+    // A look on time in which the turn budget still refused: the flood goes on.
+    a.update({ ...onTime, refusedInLongTurns: 3 });
+    for (let i = 0; i < 19; i++) a.update(onTime);
+    expect(a.underPressure).toBe(true);
+    a.update(onTime);
+    expect(a.underPressure).toBe(false);
+    // Late but with few arrivals (one client's heavy work): no pressure.
+    a.update({ ...late, arrivals: 3 });
+    expect(a.underPressure).toBe(false);
+    // An idle loop ends pressure at once.
+    a.update(late);
+    a.update({ lagMs: 0, utilization: 0.1, arrivals: 0 });
+    expect(a.underPressure).toBe(false);
+  });
+
+  it('a look in which the turn budget refused cuts the share by the part refused (within decrease..0.9), and the share climbs back only once it stops', () => {
+    const a = new AdmissionController({ targetLagMs: 50, decrease: 0.5 });
+    a.update({ ...onTime, arrivals: 100, refusedInLongTurns: 30 });
+    expect(a.share).toBeCloseTo(0.7, 10);
+    a.update({ ...onTime, arrivals: 100, refusedInLongTurns: 2 });
+    expect(a.share).toBeCloseTo(0.63, 10);
+    a.update({ ...onTime, arrivals: 100, refusedInLongTurns: 90 });
+    expect(a.share).toBeCloseTo(0.315, 10);
+    // Refused evenly now: about every third request.
+    const taken = admittedOf(a, 1000);
+    expect(taken).toBeGreaterThanOrEqual(314);
+    expect(taken).toBeLessThanOrEqual(316);
+    a.update(onTime);
+    expect(a.share).toBeCloseTo(0.335, 10);
+  });
 });
