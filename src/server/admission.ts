@@ -38,9 +38,9 @@ const FLOOD_ARRIVALS = 16;
 /** Utilization under which a look shows a loop with time to spare: nothing can be waiting. */
 const IDLE_ENOUGH = 0.5;
 /**
- * Looks that pressure (underPressure) lasts after the last late look or refusal within a long
- * turn: the turn budget that pressure arms keeps the loop on time, so "on time" alone must not
- * disarm it while the flood lasts, or shedding would switch off and on every few looks.
+ * Looks that pressure (underPressure) lasts after the last look that shed or in which the turn
+ * budget refused: the turn budget that pressure arms keeps the loop on time, so "on time" alone
+ * must not disarm it while the flood lasts, or shedding would switch off and on every few looks.
  */
 const PRESSURE_HOLD_LOOKS = 20;
 
@@ -110,10 +110,10 @@ export class AdmissionController {
   }
 
   /**
-   * Whether the loop is under a flood: a look was late and busy with many arrivals within the last
-   * PRESSURE_HOLD_LOOKS looks (or the turn budget refused in one), or the share is below 1. The
-   * server refuses within long turns only then, so a closed loop of clients at capacity (whose
-   * turns also run long now and then) is served, not refused.
+   * Whether the loop is under a flood: shedding started or went on (late, busy looks with many
+   * arrivals, as update() counts them) within the last PRESSURE_HOLD_LOOKS looks, or the turn
+   * budget refused in one, or the share is below 1. The server refuses within long turns only then,
+   * so a closed loop of clients at capacity (whose turns also run long now and then) is served.
    */
   get underPressure(): boolean {
     return this.#pressure > 0 || this.#share < 1;
@@ -132,7 +132,9 @@ export class AdmissionController {
     const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.arrivals >= FLOOD_ARRIVALS;
     this.#lateInARow = late ? this.#lateInARow + 1 : 0;
     const inLongTurns = sample.refusedInLongTurns ?? 0;
-    if (late || inLongTurns > 0) this.#pressure = PRESSURE_HOLD_LOOKS;
+    // Shedding starts on the second late look in a row, or at once on one far behind.
+    const shed = late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs);
+    if (shed || inLongTurns > 0) this.#pressure = PRESSURE_HOLD_LOOKS;
     else if (this.#pressure > 0) this.#pressure--;
     if (sample.utilization < IDLE_ENOUGH) {
       // A loop idle for half the interval had nothing waiting to be read: whatever the share was
@@ -140,7 +142,7 @@ export class AdmissionController {
       this.#share = 1;
       this.#credit = 0;
       this.#pressure = 0;
-    } else if (late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs)) {
+    } else if (shed) {
       const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
       this.#share = Math.max(this.#minShare, this.#share * cut);
     } else if (inLongTurns > 0) {

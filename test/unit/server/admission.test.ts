@@ -114,28 +114,29 @@ describe('AdmissionController', () => {
     expect(() => new AdmissionController({ targetLagMs: 50, busyUtilization: -1 })).toThrow(/busyUtilization/);
   });
 
-  it('is under pressure from a late, busy, flooded look until 20 looks pass without one (or a refusal within a long turn), and at once no longer when the loop idles', () => {
+  it('is under pressure once shedding starts and while the share is below 1, for 20 looks after the turn budget last refused, and no longer once the loop idles', () => {
     const a = new AdmissionController({ targetLagMs: 50 });
     for (let i = 0; i < 5; i++) a.update(onTime);
     expect(a.underPressure).toBe(false);
-    // One late look: no share cut yet (that takes two), but a flood is on.
+    // One late look is not yet a flood (one long block is one late look); the second starts shedding.
     a.update(late);
-    expect(a.share).toBe(1);
-    expect(a.underPressure).toBe(true);
-    for (let i = 0; i < 19; i++) a.update(onTime);
-    expect(a.underPressure).toBe(true);
-    // A look on time in which the turn budget still refused: the flood goes on.
-    a.update({ ...onTime, refusedInLongTurns: 3 });
-    for (let i = 0; i < 19; i++) a.update(onTime);
-    expect(a.underPressure).toBe(true);
-    a.update(onTime);
     expect(a.underPressure).toBe(false);
-    // Late but with few arrivals (one client's heavy work): no pressure.
+    a.update(late);
+    expect(a.share).toBeLessThan(1);
+    expect(a.underPressure).toBe(true);
+    // Late but with few arrivals (one client's heavy work), after an idle look: no pressure.
+    a.update({ lagMs: 0, utilization: 0.1, arrivals: 0 });
+    expect(a.underPressure).toBe(false);
+    a.update({ ...late, arrivals: 3 });
     a.update({ ...late, arrivals: 3 });
     expect(a.underPressure).toBe(false);
-    // An idle loop ends pressure at once.
-    a.update(late);
-    a.update({ lagMs: 0, utilization: 0.1, arrivals: 0 });
+    // A look in which the turn budget refused: pressure for 20 looks, though the share is back at 1 after 5.
+    a.update({ ...onTime, arrivals: 100, refusedInLongTurns: 3 });
+    expect(a.share).toBeCloseTo(0.9, 10);
+    for (let i = 0; i < 19; i++) a.update(onTime);
+    expect(a.share).toBe(1);
+    expect(a.underPressure).toBe(true);
+    a.update(onTime);
     expect(a.underPressure).toBe(false);
   });
 
