@@ -37,6 +37,7 @@ const { values } = parseArgs({
     'no-overload': { type: 'boolean' },
     'overload-max-lag': { type: 'string' },
     'overload-max-turn': { type: 'string' },
+    'sweep-load': { type: 'string' },
     'throughput-concurrency': { type: 'string' },
     'throughput-workers': { type: 'string' },
     'client-processes': { type: 'string' },
@@ -56,6 +57,7 @@ if (values.help === true) {
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 50)
   --overload-max-turn MS the overload server's --max-turn (default: tscuda serve's, 25)
+  --sweep-load L         the sweep's client: autocannon (default) or loop (node:http closed loops over client processes)
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
   --client-processes P        client processes of the throughput rows' closed loop (default 4)
@@ -116,6 +118,13 @@ async function scrape(base: string): Promise<string> {
     return '';
   }
 }
+
+/** The sweep's client (--sweep-load): autocannon, or the node:http closed loops of the throughput rows. */
+const SWEEP_LOAD: 'autocannon' | 'loop' = (() => {
+  const v = values['sweep-load'] ?? 'autocannon';
+  if (v !== 'autocannon' && v !== 'loop') throw new Error(`--sweep-load must be autocannon or loop, got ${JSON.stringify(v)}`);
+  return v;
+})();
 
 /**
  * One load step against a server, with the server's own event-loop lag and GPU busy fraction
@@ -217,7 +226,7 @@ if (!ready.ready) {
   const req = stftRequest(tscuda.base, RPS_MIX);
   await autocannonStep(req, 8, 1); // warm-up
   for (const c of sweep) {
-    const row = await step('tscuda', req, c, stepS, true);
+    const row = await step('tscuda', req, c, stepS, true, SWEEP_LOAD);
     rows.push(row);
     lost += row.errors + row.timeouts;
     if (c === 64) {
@@ -394,7 +403,7 @@ if (values['no-python'] !== true) {
     if (smoke.status !== 200) notes.push(`Python smoke request: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`);
     await autocannonStep(req, 8, 1);
     for (const c of sweep) {
-      const row = await step('python', req, c, stepS, false);
+      const row = await step('python', req, c, stepS, false, SWEEP_LOAD);
       rows.push(row);
       if (c === 64) {
         pyRps64 = row.throughputRps;
