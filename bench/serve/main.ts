@@ -2,7 +2,8 @@
  * The serve load bench (issue 12): `npx tsx bench/serve/main.ts [--duration S] [--quick]`.
  *
  * 1. in process: the engine alone on the throughput job mix (the HTTP-overhead reference);
- * 2. `tscuda serve` under autocannon: the /v1/stft sweep over concurrency 1, 8, 64, 256 with
+ * 2. `tscuda serve` under closed loops of node:http clients over several client processes (autocannon
+ *    with --sweep-load autocannon): the /v1/stft sweep over concurrency 1, 8, 64, 256 with
  *    perf_analyzer's columns, the throughput mix, the batch endpoint;
  * 3. overload: an open loop at twice one worker's capacity against a small queue: 429s come
  *    fast, accepted requests meet their timeout, memory stays bounded; then 512 closed-loop
@@ -57,7 +58,7 @@ if (values.help === true) {
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 50)
   --overload-max-turn MS the overload server's --max-turn (default: tscuda serve's, 25)
-  --sweep-load L         the sweep's client: autocannon (default) or loop (node:http closed loops over client processes)
+  --sweep-load L         the sweep's client: loop (default; node:http closed loops over client processes) or autocannon
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
   --client-processes P        client processes of the throughput rows' closed loop (default 4)
@@ -119,18 +120,23 @@ async function scrape(base: string): Promise<string> {
   }
 }
 
-/** The sweep's client (--sweep-load): autocannon, or the node:http closed loops of the throughput rows. */
+/**
+ * The sweep's client (--sweep-load): the node:http closed loops of the throughput rows, over
+ * CLIENT_PROCESSES processes, or autocannon. Loops by default: against the same tscuda server on an
+ * H100 host autocannon topped out first (c=1: 417 req/s against 1346 with the loops; c=64: 2106
+ * against 3006), while the Python peer, bound by its server, measured alike under both.
+ */
 const SWEEP_LOAD: 'autocannon' | 'loop' = (() => {
-  const v = values['sweep-load'] ?? 'autocannon';
+  const v = values['sweep-load'] ?? 'loop';
   if (v !== 'autocannon' && v !== 'loop') throw new Error(`--sweep-load must be autocannon or loop, got ${JSON.stringify(v)}`);
   return v;
 })();
 
 /**
  * One load step against a server, with the server's own event-loop lag and GPU busy fraction
- * (tscuda's /metrics) around it. `load`: autocannon (the sweep), or node:http's closed loop for
- * the multi-megabyte bodies of the throughput mix, which autocannon re-sends slowly enough to
- * bound both servers at the same few requests per second (the 2026-11-23 run: 8 req/s each).
+ * (tscuda's /metrics) around it. `load`: node:http's closed loops over client processes (always
+ * for the multi-megabyte bodies of the throughput mix, which autocannon re-sends slowly enough to
+ * bound both servers at the same few requests per second: 8 req/s each on 2026-11-23), or autocannon.
  */
 async function step(name: string, req: LoadRequest, concurrency: number, durationS: number, isTscuda: boolean, load: 'autocannon' | 'loop' = 'autocannon'): Promise<SweepRow> {
   if (isTscuda) await scrape(req.base); // resets the event-loop window
@@ -246,7 +252,7 @@ if (!ready.ready) {
     headers: { 'content-type': 'application/json', accept: 'application/octet-stream' },
     body: Buffer.from(JSON.stringify({ items })),
   };
-  const br = await step('tscuda-batch', batchReq, 64, stepS, true);
+  const br = await step('tscuda-batch', batchReq, 64, stepS, true, SWEEP_LOAD);
   rows.push(br);
   batchItemsPerS = br.throughputRps * BATCH_ITEMS;
   if (br.non2xx > 0) notes.push(`batch endpoint: ${br.non2xx} non-2xx responses`);
@@ -566,7 +572,7 @@ const fmt = (v: number | null, digits = 2): string => (v === null ? '—' : Math
 const md: string[] = [
   `# tscuda serve under load — ${baseline.device}, ${new Date().toISOString().slice(0, 10)}`,
   '',
-  `Loopback, autocannon (the throughput rows: a node:http closed loop over ${CLIENT_PROCESSES} client processes), ${stepS} s per step; /v1/stft binary bodies of ${RPS_MIX.batch} x ${RPS_MIX.n} f32 (sweep) and ${THROUGHPUT_MIX.batch} x ${THROUGHPUT_MIX.n} (throughput); tscuda serve --workers ${workers} --lanes 4 (the throughput row also with --workers ${THROUGHPUT_WORKERS}); Python peer: aiohttp + ${pyVersion ?? 'not run'}.`,
+  `Loopback, ${SWEEP_LOAD === 'loop' ? `closed loops of node:http clients over ${CLIENT_PROCESSES} client processes` : `autocannon (the throughput rows: a node:http closed loop over ${CLIENT_PROCESSES} client processes)`}, ${stepS} s per step; /v1/stft binary bodies of ${RPS_MIX.batch} x ${RPS_MIX.n} f32 (sweep) and ${THROUGHPUT_MIX.batch} x ${THROUGHPUT_MIX.n} (throughput); tscuda serve --workers ${workers} --lanes 4 (the throughput row also with --workers ${THROUGHPUT_WORKERS}); Python peer: aiohttp + ${pyVersion ?? 'not run'}.`,
   '',
   '| metric | unit | tscuda | Python peer | goal | met |',
   '| --- | --- | ---: | ---: | --- | --- |',
