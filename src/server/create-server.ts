@@ -555,9 +555,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return;
     }
     arrivals++;
-    // Asked first, for every POST: the budget counts the turn's new requests. It refuses only under
-    // a flood (admission's pressure; always when adaptive admission is off).
-    const inLongTurn = turnBudget !== null && turnBudget.overBudget() && (admission === null || admission.underPressure);
+    // Asked first, for every POST: the budget counts the turn's new requests. Under a flood
+    // (admission's pressure; always when adaptive admission is off) a turn may run maxTurnMs; before
+    // one is seen, maxEventLoopDelayMs: a flood's first long turn is cut there, and the refusals it
+    // makes start the pressure, faster than looks at the loop can (they need two late ones).
+    const turnLimit = admission === null || admission.underPressure ? limits.maxTurnMs : Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs);
+    const inLongTurn = turnBudget !== null && turnBudget.overBudget(turnLimit);
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;

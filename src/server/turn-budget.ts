@@ -64,9 +64,9 @@ export class TurnBudget {
 
   /**
    * Counts one new request; true when it should be refused: the turn reading it has run longer
-   * than the budget and has read at least TURN_FLOOD_ARRIVALS new requests.
+   * than `budgetMs` (default: the constructor's) and has read more than TURN_FLOOD_ARRIVALS new requests.
    */
-  overBudget(): boolean {
+  overBudget(budgetMs: number = this.budgetMs): boolean {
     const now = this.#clock.now();
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -76,7 +76,7 @@ export class TurnBudget {
       return false;
     }
     this.#arrivals++;
-    return this.#arrivals > TURN_FLOOD_ARRIVALS && now - this.#turnStart > this.budgetMs;
+    return this.#arrivals > TURN_FLOOD_ARRIVALS && now - this.#turnStart > budgetMs;
   }
 
   /** How long the current turn has run, ms (0 when no request arrived in it). */
