@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { AdmissionController, type LoopSample } from './admission.js';
-import { TurnBudget } from './turn-budget.js';
+import { TurnBudget, turnLimitMs } from './turn-budget.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
@@ -56,12 +56,14 @@ export interface ServerLimits {
    */
   maxEventLoopDelayMs: number;
   /**
-   * Load shedding inside one event-loop turn: under a flood (a look of adaptive admission found
-   * the loop late and busy with many arrivals, within the last second), a POST whose headers are
-   * read once the turn reading them has run this many milliseconds, with more than 16 new
-   * requests read in it, gets 429 `overloaded` at once (turn-budget.ts). It bounds how long a
-   * flood holds the loop, and so how long anything, a refusal included, waits to be read. With
-   * `maxEventLoopDelayMs` 0 it applies without waiting for a flood. 0 turns it off; default 25.
+   * Load shedding inside one event-loop turn: a POST whose headers are read once the turn reading
+   * them has run this many milliseconds, with more than 16 new requests read in it, gets 429
+   * `overloaded` at once (turn-budget.ts), while the worker is under a flood (adaptive admission
+   * is shedding, or was within the last second). Before a flood is seen the same holds at
+   * `maxEventLoopDelayMs`, and such a refusal starts the flood's shedding: a closed loop of
+   * clients, whose turns run long now and then, is served; a flood's first long turn is cut. It
+   * bounds how long a flood holds the loop, and so how long anything, a refusal included, waits to
+   * be read. With `maxEventLoopDelayMs` 0 it always applies. 0 turns it off; default 25.
    */
   maxTurnMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
@@ -555,12 +557,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return;
     }
     arrivals++;
-    // Asked first, for every POST: the budget counts the turn's new requests. Under a flood
-    // (admission's pressure; always when adaptive admission is off) a turn may run maxTurnMs; before
-    // one is seen, maxEventLoopDelayMs: a flood's first long turn is cut there, and the refusals it
-    // makes start the pressure, faster than looks at the loop can (they need two late ones).
-    const turnLimit = admission === null || admission.underPressure ? limits.maxTurnMs : Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs);
-    const inLongTurn = turnBudget !== null && turnBudget.overBudget(turnLimit);
+    // Asked first, for every POST: the budget counts the turn's new requests. Before a flood is seen
+    // a turn may read for maxEventLoopDelayMs; the refusals that cut a flood's first long turn there
+    // start the pressure, faster than looks at the loop can (they need two late ones).
+    const inLongTurn = turnBudget !== null && turnBudget.overBudget(turnLimitMs(limits, admission !== null && admission.underPressure));
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;

@@ -84,3 +84,13 @@ export class TurnBudget {
     return this.#scheduled ? this.#clock.now() - this.#turnStart : 0;
   }
 }
+
+/**
+ * How long a loop turn may read a flood before its further new requests are refused: `maxTurnMs`
+ * under a flood (or always, with adaptive admission off: `maxEventLoopDelayMs` 0); before a flood
+ * is seen, the larger of the two, so a closed loop of clients whose turns run long now and then is
+ * served, while a flood's first long turn is cut (and its refusals start the shedding).
+ */
+export function turnLimitMs(limits: { maxTurnMs: number; maxEventLoopDelayMs: number }, underPressure: boolean): number {
+  return limits.maxEventLoopDelayMs === 0 || underPressure ? limits.maxTurnMs : Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TURN_FLOOD_ARRIVALS, TurnBudget, type TurnClock } from '../../../src/server/turn-budget.js';
+import { TURN_FLOOD_ARRIVALS, TurnBudget, turnLimitMs, type TurnClock } from '../../../src/server/turn-budget.js';
 
 /** A clock the test moves by hand, with the end-of-turn callbacks it was given kept until endTurn(). */
 function manualClock(): TurnClock & { t: number; endTurn(): void; scheduled(): number } {
@@ -78,5 +78,25 @@ describe('TurnBudget', () => {
   it('rejects a budget that is not a positive finite number of ms', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '25' as unknown as number])
       expect(() => new TurnBudget(bad)).toThrow(/budgetMs must be a positive number of ms/);
+  });
+
+  it('a per-call budget overrides the constructor’s', () => {
+    const clock = manualClock();
+    const budget = new TurnBudget(25, clock);
+    for (let i = 0; i < 20; i++) budget.overBudget();
+    clock.t += 30;
+    expect(budget.overBudget(50)).toBe(false);
+    expect(budget.overBudget()).toBe(true);
+    clock.t += 30;
+    expect(budget.overBudget(50)).toBe(true);
+  });
+});
+
+describe('turnLimitMs', () => {
+  it('is maxTurnMs under a flood, the larger of it and maxEventLoopDelayMs before one, and maxTurnMs when adaptive admission is off', () => {
+    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, true)).toBe(25);
+    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, false)).toBe(50);
+    expect(turnLimitMs({ maxTurnMs: 80, maxEventLoopDelayMs: 50 }, false)).toBe(80);
+    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 0 }, false)).toBe(25);
   });
 });
