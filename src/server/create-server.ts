@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { AdmissionController, type LoopSample } from './admission.js';
-import { TurnBudget, turnLimitMs } from './turn-budget.js';
+import { TurnBudget, turnLimit } from './turn-budget.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
@@ -60,8 +60,8 @@ export interface ServerLimits {
    * them has run this many milliseconds, with more than 16 new requests read in it, gets 429
    * `overloaded` at once (turn-budget.ts), while the worker is under a flood (adaptive admission
    * is shedding, or was within the last second). Before a flood is seen the same holds at
-   * `maxEventLoopDelayMs`, and such a refusal starts the flood's shedding: a closed loop of
-   * clients, whose turns run long now and then, is served; a flood's first long turn is cut. It
+   * `maxEventLoopDelayMs` past 64 new requests in the turn, and such a refusal starts the flood's
+   * shedding: a closed loop of up to 64 clients is served; a flood's first long turn is cut. It
    * bounds how long a flood holds the loop, and so how long anything, a refusal included, waits to
    * be read. With `maxEventLoopDelayMs` 0 it always applies. 0 turns it off; default 25.
    */
@@ -558,9 +558,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     }
     arrivals++;
     // Asked first, for every POST: the budget counts the turn's new requests. Before a flood is seen
-    // a turn may read for maxEventLoopDelayMs; the refusals that cut a flood's first long turn there
-    // start the pressure, faster than looks at the loop can (they need two late ones).
-    const inLongTurn = turnBudget !== null && turnBudget.overBudget(turnLimitMs(limits, admission !== null && admission.underPressure));
+    // a turn may read more than 64 for maxEventLoopDelayMs; the refusals that cut a flood's first long
+    // turn there start the pressure, faster than looks at the loop can (they need two late ones).
+    const limit = turnBudget === null ? null : turnLimit(limits, admission !== null && admission.underPressure);
+    const inLongTurn = turnBudget !== null && limit !== null && turnBudget.overBudget(limit.ms, limit.arrivals);
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;

@@ -64,9 +64,10 @@ export class TurnBudget {
 
   /**
    * Counts one new request; true when it should be refused: the turn reading it has run longer
-   * than `budgetMs` (default: the constructor's) and has read more than TURN_FLOOD_ARRIVALS new requests.
+   * than `budgetMs` (default: the constructor's) and has read more than `arrivals` new requests
+   * (default TURN_FLOOD_ARRIVALS).
    */
-  overBudget(budgetMs: number = this.budgetMs): boolean {
+  overBudget(budgetMs: number = this.budgetMs, arrivals: number = TURN_FLOOD_ARRIVALS): boolean {
     const now = this.#clock.now();
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -76,7 +77,7 @@ export class TurnBudget {
       return false;
     }
     this.#arrivals++;
-    return this.#arrivals > TURN_FLOOD_ARRIVALS && now - this.#turnStart > budgetMs;
+    return this.#arrivals > arrivals && now - this.#turnStart > budgetMs;
   }
 
   /** How long the current turn has run, ms (0 when no request arrived in it). */
@@ -85,12 +86,24 @@ export class TurnBudget {
   }
 }
 
+/** New requests a turn must read before a flood is seen for its length to refuse: more than a pool of 64 clients can have in flight at once, so a closed loop of that size is never refused by it. */
+export const FIRST_FLOOD_ARRIVALS = 64;
+
+/** How long a loop turn may read, and how many new requests it must have read, before its further new requests are refused. */
+export interface TurnLimit {
+  ms: number;
+  arrivals: number;
+}
+
 /**
- * How long a loop turn may read a flood before its further new requests are refused: `maxTurnMs`
- * under a flood (or always, with adaptive admission off: `maxEventLoopDelayMs` 0); before a flood
- * is seen, the larger of the two, so a closed loop of clients whose turns run long now and then is
- * served, while a flood's first long turn is cut (and its refusals start the shedding).
+ * The turn budget's limit: `maxTurnMs` past TURN_FLOOD_ARRIVALS under a flood (or always, with
+ * adaptive admission off: `maxEventLoopDelayMs` 0). Before a flood is seen, the larger of
+ * `maxTurnMs` and `maxEventLoopDelayMs` past FIRST_FLOOD_ARRIVALS: a closed loop of clients whose
+ * turns run long now and then is served, while a flood's first long turn is cut (and its refusals
+ * start the shedding).
  */
-export function turnLimitMs(limits: { maxTurnMs: number; maxEventLoopDelayMs: number }, underPressure: boolean): number {
-  return limits.maxEventLoopDelayMs === 0 || underPressure ? limits.maxTurnMs : Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs);
+export function turnLimit(limits: { maxTurnMs: number; maxEventLoopDelayMs: number }, underPressure: boolean): TurnLimit {
+  return limits.maxEventLoopDelayMs === 0 || underPressure
+    ? { ms: limits.maxTurnMs, arrivals: TURN_FLOOD_ARRIVALS }
+    : { ms: Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs), arrivals: FIRST_FLOOD_ARRIVALS };
 }

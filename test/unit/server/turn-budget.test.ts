@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TURN_FLOOD_ARRIVALS, TurnBudget, turnLimitMs, type TurnClock } from '../../../src/server/turn-budget.js';
+import { TURN_FLOOD_ARRIVALS, TurnBudget, FIRST_FLOOD_ARRIVALS, turnLimit, type TurnClock } from '../../../src/server/turn-budget.js';
 
 /** A clock the test moves by hand, with the end-of-turn callbacks it was given kept until endTurn(). */
 function manualClock(): TurnClock & { t: number; endTurn(): void; scheduled(): number } {
@@ -92,11 +92,20 @@ describe('TurnBudget', () => {
   });
 });
 
-describe('turnLimitMs', () => {
-  it('is maxTurnMs under a flood, the larger of it and maxEventLoopDelayMs before one, and maxTurnMs when adaptive admission is off', () => {
-    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, true)).toBe(25);
-    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, false)).toBe(50);
-    expect(turnLimitMs({ maxTurnMs: 80, maxEventLoopDelayMs: 50 }, false)).toBe(80);
-    expect(turnLimitMs({ maxTurnMs: 25, maxEventLoopDelayMs: 0 }, false)).toBe(25);
+describe('turnLimit', () => {
+  it('is maxTurnMs past 16 arrivals under a flood (or with adaptive admission off), and before one the larger of it and maxEventLoopDelayMs past 64', () => {
+    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, true)).toEqual({ ms: 25, arrivals: TURN_FLOOD_ARRIVALS });
+    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, false)).toEqual({ ms: 50, arrivals: FIRST_FLOOD_ARRIVALS });
+    expect(turnLimit({ maxTurnMs: 80, maxEventLoopDelayMs: 50 }, false)).toEqual({ ms: 80, arrivals: 64 });
+    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 0 }, false)).toEqual({ ms: 25, arrivals: 16 });
+  });
+
+  it('a per-call arrival count overrides the flood threshold', () => {
+    const clock = manualClock();
+    const budget = new TurnBudget(25, clock);
+    for (let i = 0; i < 64; i++) budget.overBudget(10, 64);
+    clock.t += 30;
+    expect(budget.overBudget(10, 64)).toBe(true);
+    expect(budget.overBudget(10, 100)).toBe(false);
   });
 });
