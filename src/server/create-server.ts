@@ -199,7 +199,7 @@ const BODY_POOL_BYTES = 256 * 2 ** 20;
 const LOAD_SAMPLE_INTERVAL_MS = 50;
 /** The refusal cache's key of `too_many_requests` (the `overloaded` ones are keyed 0..100 by the admitted percent). */
 const FULL = -1;
-/** The refusal cache's key of the 429 for a request read in a loop turn past `maxTurnMs`. */
+/** The refusal cache's keys of the 429s for a request read in a loop turn past its limit: LONG_TURN - the limit in ms. */
 const LONG_TURN = -2;
 /** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
 const LOOP_DELAY_RESOLUTION_MS = 10;
@@ -333,15 +333,15 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     );
   };
 
-  /** The turn budget's 429: the loop turn reading this request has run past maxTurnMs. */
-  const longTurn = (): { error: HttpError; json: string } =>
+  /** The turn budget's 429: the loop turn reading this request has run past `ms` (keyed below every other refusal). */
+  const longTurn = (ms: number): { error: HttpError; json: string } =>
     refusal(
-      LONG_TURN,
+      LONG_TURN - ms,
       () =>
         new HttpError(
           429,
           'overloaded',
-          `the server is overloaded: its event loop was ${limits.maxTurnMs} ms into one turn of reading new requests (the limit) when this one came; retry after ${limits.retryAfterS} s`,
+          `the server is overloaded: its event loop had spent over ${ms} ms of one turn reading new requests (the limit) when this one came; retry after ${limits.retryAfterS} s`,
           { retryable: true, retryAfterS: limits.retryAfterS },
         ),
     );
@@ -358,6 +358,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   /** POSTs refused by the turn budget since the last look. */
   let refusedInLongTurns = 0;
   const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget(limits.maxTurnMs) : null;
+  /** The turn budget's limits under a flood and before one (turnLimit), made once. */
+  const floodTurn = turnLimit(limits, true);
+  const quietTurn = turnLimit(limits, false);
   const admission = limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
   /** Stops the sampler of load shedding (close()). */
   let stopSampling = (): void => undefined;
@@ -560,15 +563,15 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     // Asked first, for every POST: the budget counts the turn's new requests. Before a flood is seen
     // a turn may read more than 64 for maxEventLoopDelayMs; the refusals that cut a flood's first long
     // turn there start the pressure, faster than looks at the loop can (they need two late ones).
-    const limit = turnBudget === null ? null : turnLimit(limits, admission !== null && admission.underPressure);
-    const inLongTurn = turnBudget !== null && limit !== null && turnBudget.overBudget(limit.ms, limit.arrivals);
+    const limit = admission !== null && admission.underPressure ? floodTurn : quietTurn;
+    const inLongTurn = turnBudget !== null && turnBudget.overBudget(limit.ms, limit.arrivals);
     if (pending >= limits.maxPending) {
       refuse(request, reply, tooManyRequests());
       return;
     }
     if (inLongTurn) {
       refusedInLongTurns++;
-      refuse(request, reply, longTurn());
+      refuse(request, reply, longTurn(limit.ms));
       return;
     }
     if (admission !== null && !admission.admit()) {
