@@ -181,9 +181,13 @@ describe.skipIf(!gpu.available)(`orchestration runtime behaviour${gpu.available 
     // Leaked events would drain the free list (and new ones be created) iteration by iteration.
     expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 100; i++) await iterate(coord);
-    expect(events.created).toBe(created);
-    // Not fewer free: a disposed stream's retired event may come back meanwhile (when that stream is collected), never one go missing.
-    expect(events.available).toBeGreaterThanOrEqual(before);
+    // More completions can be pending at one moment than in the first iteration (the host's timing:
+    // once 9 events grew to 12 on an H100), so the pool may grow by a few; a leak would take one
+    // or more every iteration, and keep them out of the free list.
+    const grown = events.created - created;
+    expect(grown).toBeLessThan(10);
+    // Every event made since is free again, and none went missing (a disposed stream's retired event may also come back meanwhile).
+    expect(events.available - before).toBeGreaterThanOrEqual(grown);
     expect(pool.metrics(pool.streams[0]!).operations).toBe(101);
   });
 
