@@ -142,19 +142,21 @@ export class AdmissionController {
       this.#share = 1;
       this.#credit = 0;
       this.#pressure = 0;
-    } else if (shed) {
-      const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, this.#targetLagMs / sample.lagMs));
-      this.#share = Math.max(this.#minShare, this.#share * cut);
-    } else if (inLongTurns > 0) {
+    } else if (shed) this.#cut(this.#targetLagMs / sample.lagMs);
+    else if (inLongTurns > 0) {
       // The turn budget refused the ends of long turns, the requests read last, which had waited
       // longest: take that much less, spread evenly by the credit counter, so that the refusals fall
       // on every position of a turn and the budget itself rarely has to act.
-      const cut = Math.min(MILDEST_CUT, Math.max(this.#decrease, 1 - inLongTurns / Math.max(inLongTurns, sample.arrivals)));
-      this.#share = Math.max(this.#minShare, this.#share * cut);
+      this.#cut(1 - inLongTurns / Math.max(inLongTurns, sample.arrivals));
     } else if (sample.lagMs < this.#targetLagMs / 2 && this.#share < 1) {
       this.#share = Math.min(1, this.#share + this.#increase);
       if (this.#share === 1) this.#credit = 0;
     }
+  }
+
+  /** Multiplies the share by `factor`, kept within [decrease, MILDEST_CUT]; never below minShare. */
+  #cut(factor: number): void {
+    this.#share = Math.max(this.#minShare, this.#share * Math.min(MILDEST_CUT, Math.max(this.#decrease, factor)));
   }
 
   /** Whether to take one more request: all while the share is 1, else `share` of them, evenly spaced. */

@@ -12,6 +12,7 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -375,12 +376,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       // The monitor's mean, and this timer's own lateness: one iteration longer than the interval
       // leaves the monitor few samples, but shows here in full.
       const monitored = delay.count > 0 ? delay.mean / 1e6 - LOOP_DELAY_RESOLUTION_MS : 0;
-      const sample: LoopSample = {
+      const sample = {
         lagMs: Math.max(0, monitored, now - last - LOAD_SAMPLE_INTERVAL_MS),
         utilization: performance.eventLoopUtilization(used, utilization).utilization,
         arrivals,
         refusedInLongTurns,
-      };
+      } satisfies LoopSample;
       arrivals = 0;
       delay.reset();
       utilization = used;
@@ -391,7 +392,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       if (options.onLoadSample) {
         // A mistake in the caller's tracing must not take the server down from inside a timer.
         try {
-          options.onLoadSample({ ...sample, refusedInLongTurns: sample.refusedInLongTurns ?? 0, share: admission.share, ...counts, pending });
+          options.onLoadSample({ ...sample, share: admission.share, ...counts, pending });
         } catch (error) {
           process.emitWarning(`createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`, { code: 'TSCUDA_LOAD_SAMPLE_FAILED' });
         }
@@ -502,13 +503,17 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   // (or its connection goes), so a full server refuses new work before reading a body it would
   // only drop, and the bodies being read count against the limit: under an open-loop flood the
   // requests in progress, and the memory their bodies hold, stay bounded by maxPending.
-  const admitted = new WeakSet<FastifyRequest>();
-  const release = (request: FastifyRequest): void => {
-    if (!admitted.delete(request)) return;
+  /** Each admitted request's response, with its endpoint (the pending gauge's label). */
+  const admitted = new WeakMap<ServerResponse, string>();
+  /** One listener for every admitted response (no closure per request): 'finish', or 'close' when the connection goes first. */
+  function leave(this: ServerResponse): void {
+    const endpoint = admitted.get(this);
+    if (endpoint === undefined) return;
+    admitted.delete(this);
     pending--;
-    metrics.pending.dec({ endpoint: request.routeOptions.url ?? 'unknown' });
+    metrics.pending.dec({ endpoint });
     if (pending === 0) onIdle?.();
-  };
+  }
   /** Set while close() waits for the last admitted request's response. */
   let onIdle: (() => void) | undefined;
   app.setErrorHandler(
@@ -578,11 +583,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       refuse(request, reply, overloaded(admission.share));
       return;
     }
-    admitted.add(request);
+    const endpoint = request.routeOptions.url ?? 'unknown';
+    admitted.set(reply.raw, endpoint);
     pending++;
-    metrics.pending.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
+    metrics.pending.inc({ endpoint });
     // 'finish' once the response is handed to the socket, 'close' also when the connection goes first.
-    const leave = (): void => release(request);
     reply.raw.once('finish', leave);
     reply.raw.once('close', leave);
     done();
