@@ -466,7 +466,11 @@ describe('queue limits, timeouts, cancellation', () => {
       Number(/^tscuda_admission_share(?:\{[^}]*\})? ([\d.]+)$/m.exec((await s.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
     expect(await shareOf()).toBeLessThan(1);
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
-    // The flood's first requests were taken (each answered below), then shedding began.
+    // The flood's first requests were taken (each answered below), then shedding began. Each arrived
+    // request is either refused at once or, once its body is read, a job in the (held) engine.
+    let refusedSoFar = 0;
+    for (const a of arrived) void a.then((r) => (refusedSoFar += r.statusCode === 429 ? 1 : 0));
+    await waitFor(() => refusedSoFar + engine.submitted.length - 1 === arrived.length, 'every flood request refused or submitted');
     const taken = engine.submitted.length;
     expect(taken).toBeGreaterThan(16);
     expect(taken).toBeLessThan(49);
