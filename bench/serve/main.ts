@@ -38,7 +38,6 @@ const { values } = parseArgs({
     'no-overload': { type: 'boolean' },
     'overload-max-lag': { type: 'string' },
     'overload-max-turn': { type: 'string' },
-    'hold-refused': { type: 'string' },
     'sweep-load': { type: 'string' },
     'throughput-concurrency': { type: 'string' },
     'throughput-workers': { type: 'string' },
@@ -59,7 +58,6 @@ if (values.help === true) {
   --no-python, --no-fault, --no-overload   skip a part
   --overload-max-lag MS  the overload server's --max-lag (default: tscuda serve's, 50)
   --overload-max-turn MS the overload server's --max-turn (default: tscuda serve's, 25)
-  --hold-refused MS      the sweep's and the overload server's --hold-refused (default: tscuda serve's, 50)
   --sweep-load L         the sweep's client: loop (default; node:http closed loops over client processes) or autocannon
   --throughput-concurrency C  clients of the throughput rows and of the in-process reference (default 16)
   --throughput-workers N      tscuda serve workers of the serve_stft_gsamples_per_s row (default 2; the sweep's server is measured there too)
@@ -220,10 +218,8 @@ let lost = 0;
 let fiveXX = 0;
 let serveExit: number | null = null;
 
-/** --hold-refused for the sweep's and the overload's servers, when given. */
-const holdArgs = values['hold-refused'] === undefined ? [] : ['--hold-refused', values['hold-refused']];
 const PORT = 18_400 + Math.floor(Math.random() * 500);
-const tscuda = startTscuda(ROOT, PORT, ['--workers', String(workers), '--lanes', '4', '--max-queued', '1024', ...holdArgs], verbose);
+const tscuda = startTscuda(ROOT, PORT, ['--workers', String(workers), '--lanes', '4', '--max-queued', '1024'], verbose);
 const ready = await waitReady(tscuda.base, 90_000, tscuda.child);
 if (!ready.ready) {
   notes.push(`tscuda serve not ready: ${ready.reason}`);
@@ -293,7 +289,6 @@ const OVERLOAD_CLIENT_PROCESSES = 8;
 const overloadLagArgs = [
   ...(values['overload-max-lag'] === undefined ? [] : ['--max-lag', values['overload-max-lag']]),
   ...(values['overload-max-turn'] === undefined ? [] : ['--max-turn', values['overload-max-turn']]),
-  ...holdArgs,
 ];
 /** A worker's memory from /v1/info, MiB. */
 interface WorkerMemory {
@@ -605,7 +600,7 @@ if (overload !== null) {
   md.push(
     '## Overload',
     '',
-    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '50 (default)'}, --max-turn ${values['overload-max-turn'] ?? '25 (default)'}, --hold-refused ${values['hold-refused'] ?? '50 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)} (the client processes' own event-loop delay p99, worst process: ${fmt(overload.clientLagP99Ms ?? null, 1)} ms); server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
+    `Open loop at ${overload.ratePerS.toFixed(0)} requests/s (2 x the worker's capacity, ${overload.capacityRps.toFixed(0)} req/s: the larger of the sweep's best and the 200s per second it answered in a 2 s open loop offered 4 x that), ${OVERLOAD_CONNECTIONS} connections over ${OVERLOAD_CLIENT_PROCESSES} client processes; --workers 1, --max-queued 64, --max-pending ${OVERLOAD_MAX_PENDING}, --max-lag ${values['overload-max-lag'] ?? '50 (default)'}, --max-turn ${values['overload-max-turn'] ?? '25 (default)'}, --timeout ${overload.timeoutMs} ms: responses ${JSON.stringify(overload.byStatus)}; without a response ${JSON.stringify(overload.unanswered)}; latency by status from each request's scheduled start ${JSON.stringify(overload.latencyMs, rounded)} (the client processes' own event-loop delay p99, worst process: ${fmt(overload.clientLagP99Ms ?? null, 1)} ms); server memory (MiB, before -> after) ${JSON.stringify(overload.before, rounded)} -> ${JSON.stringify(overload.after, rounded)}.`,
     '',
     `- excess answered 429 quickly: ${overloadVerdict.rejectedFast ? 'yes' : 'no'} (429 p99 ${fmt(overload.latencyMs['429']?.p99 ?? null, 1)} ms, goal <= 100 ms)`,
     `- accepted requests within their timeout: ${overloadVerdict.acceptedInTime ? 'yes' : 'no'} (200 p99 ${fmt(overload.latencyMs['200']?.p99 ?? null, 0)} ms, timeout ${overload.timeoutMs} ms)`,

@@ -19,7 +19,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { AdmissionController, type LoopSample } from './admission.js';
 import { TurnBudget, turnLimit } from './turn-budget.js';
-import { RefusalHold } from './refusal-hold.js';
 import { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter } from './batch.js';
 import { BodyPool, readPooledBody, type BodyAllocator } from './body-pool.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, responseFormat, type ResponseFormat } from './codec.js';
@@ -68,14 +67,6 @@ export interface ServerLimits {
    * be read. With `maxEventLoopDelayMs` 0 it always applies. 0 turns it off; default 25.
    */
   maxTurnMs: number;
-  /**
-   * Holding refused clients off (refusal-hold.ts): after a 429 on a keep-alive connection the
-   * connection is not read again for this many ms, doubling with each refusal in a row on it up to
-   * `retryAfterS`; an admitted request starts it over. A client that resends the moment it is
-   * refused then waits as if it had honoured `Retry-After`, instead of taking the loop from the
-   * work it admitted (every refusal must still be read). 0 turns it off; default 50.
-   */
-  holdRefusedMs: number;
   /** Finished asynchronous jobs kept, and for how long. */
   jobRetention: JobRetention;
   /** Items in one batch request (413 beyond); default 4096. */
@@ -96,7 +87,6 @@ export const DEFAULT_LIMITS: ServerLimits = {
   retryAfterS: 1,
   maxEventLoopDelayMs: 50,
   maxTurnMs: 25,
-  holdRefusedMs: 50,
   jobRetention: { maxFinished: 1024, ttlMs: 300_000 },
   maxBatchItems: 4096,
   maxBatchDim: 65_536,
@@ -212,8 +202,6 @@ const LOAD_SAMPLE_INTERVAL_MS = 50;
 const FULL = -1;
 /** The refusal cache's keys of the 429s for a request read in a loop turn past its limit: LONG_TURN - the limit in ms. */
 const LONG_TURN = -2;
-/** How long close() lets released connections be read before it closes the idle ones, ms. */
-const RELEASE_READ_MS = 20;
 /** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
@@ -289,7 +277,7 @@ function memoryFigures(): { rssBytes: number; heapUsedBytes: number; externalByt
 /** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
-  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs', 'holdRefusedMs'] as const) {
+  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) {
     const v = limits[name];
     if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new RangeError(`limits.${name} must be a finite number of ms >= 0 (0 turns it off), got ${String(v)}`);
   }
@@ -371,7 +359,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   /** POSTs refused by the turn budget since the last look. */
   let refusedInLongTurns = 0;
   const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget(limits.maxTurnMs) : null;
-  const hold = new RefusalHold({ baseMs: limits.holdRefusedMs, maxMs: limits.retryAfterS * 1000 });
   /** The turn budget's limits under a flood and before one (turnLimit), made once. */
   const floodTurn = turnLimit(limits, true);
   const quietTurn = turnLimit(limits, false);
@@ -435,7 +422,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         }),
       ready: () => notReadyReason() === null,
       admissionShare: () => admission?.share ?? 1,
-      heldConnections: () => hold.held,
     },
     options.metricsLabels,
   );
@@ -444,8 +430,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     engine.lost.catch((error: unknown) => {
       if (lostError !== null) return;
       lostError = error ?? new Error('context lost');
-      // Held clients are read now, so their requests get this worker's 503 before it leaves.
-      hold.releaseAll();
       const answer = toHttpError(Object.assign(new Error(String((error as Error | undefined)?.message ?? error)), { sticky: true }), limits.retryAfterS);
       for (const f of [...inFlight]) f.reject(answer);
       for (const r of jobs.unfinished) {
@@ -499,7 +483,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const fail = (request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply => {
     failureReasons.set(request, error.reason);
     if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
-    if (error.statusCode === 429) hold.refused(request.raw, reply.raw);
     if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
     return reply.code(error.statusCode).type('application/json').send(error.toJSON());
   };
@@ -514,7 +497,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     reply.hijack();
     reply.raw.writeHead(429, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(r.json), 'retry-after': String(limits.retryAfterS) });
     reply.raw.end(r.json);
-    hold.refused(request.raw, reply.raw);
   };
 
   // Admission on the headers: a POST counts as in progress from here until its response is done
@@ -601,7 +583,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       refuse(request, reply, overloaded(admission.share));
       return;
     }
-    hold.admitted(request.raw);
     const endpoint = request.routeOptions.url ?? 'unknown';
     admitted.set(reply.raw, endpoint);
     pending++;
@@ -978,12 +959,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       closing = new Promise<void>((resolve) => (done = resolve));
       void (async () => {
         try {
-          // Held clients are read again first: a request one of them sent while held then gets its
-          // answer (503 shutting down) instead of a connection closed as idle under it.
-          if (hold.held > 0) {
-            hold.releaseAll();
-            await new Promise((resolve) => setTimeout(resolve, RELEASE_READ_MS));
-          } else hold.releaseAll();
           await Promise.allSettled([app.close(), ...handlers]);
           while (handlers.size > 0) await Promise.allSettled([...handlers]);
           if (pending > 0) await new Promise<void>((resolve) => (onIdle = resolve));

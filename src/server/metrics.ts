@@ -21,8 +21,6 @@ export interface MetricsSources {
   ready(): boolean;
   /** The share of new work admission takes now (1 when load shedding is off). */
   admissionShare(): number;
-  /** Keep-alive connections held unread after a 429 (refusal-hold.ts). */
-  heldConnections(): number;
 }
 
 /** The server's metrics and the Registry `/metrics` exposes. */
@@ -149,14 +147,6 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(sources.admissionShare());
-      },
-    });
-    new Gauge({
-      name: 'tscuda_held_connections',
-      help: 'Keep-alive connections not read for now: refused with 429 and held off for a back-off (limits.holdRefusedMs).',
-      registers,
-      collect() {
-        this.set(sources.heldConnections());
       },
     });
     new Gauge({

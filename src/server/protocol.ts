@@ -20,7 +20,6 @@ export interface WorkerConfig {
   maxPending?: number | undefined;
   maxEventLoopDelayMs?: number | undefined;
   maxTurnMs?: number | undefined;
-  holdRefusedMs?: number | undefined;
   defaultTimeoutMs?: number | undefined;
   bodyLimitBytes?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */

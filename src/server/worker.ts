@@ -100,7 +100,6 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending }),
       ...(config.maxEventLoopDelayMs === undefined ? {} : { maxEventLoopDelayMs: config.maxEventLoopDelayMs }),
       ...(config.maxTurnMs === undefined ? {} : { maxTurnMs: config.maxTurnMs }),
-      ...(config.holdRefusedMs === undefined ? {} : { holdRefusedMs: config.holdRefusedMs }),
       ...(config.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: config.defaultTimeoutMs }),
       ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
     },

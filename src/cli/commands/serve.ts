@@ -26,8 +26,6 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       shrinking share of new jobs, 429 the rest (default 50, 0 = off)
   --max-turn MS       shed load within a loop turn: once one turn has spent MS reading a
                       flood of new requests, 429 the rest it reads (default 25, 0 = off)
-  --hold-refused MS   after a 429, read that keep-alive connection again only after MS,
-                      doubling per refusal in a row up to Retry-After (default 50, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --timeout MS        timeout of a request that gives none (default 30000)
   --body-limit MB     largest request body in MiB (default 256)
@@ -79,7 +77,6 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       'max-pending': { type: 'string' },
       'max-lag': { type: 'string' },
       'max-turn': { type: 'string' },
-      'hold-refused': { type: 'string' },
       precision: { type: 'string' },
       timeout: { type: 'string' },
       'body-limit': { type: 'string' },
@@ -103,7 +100,6 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     maxPending: integer('max-pending', values['max-pending'], 4096, 1),
     maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0),
     maxTurnMs: integer('max-turn', values['max-turn'], 25, 0),
-    holdRefusedMs: integer('hold-refused', values['hold-refused'], 50, 0),
     precision,
     defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1),
     bodyLimitBytes: integer('body-limit', values['body-limit'], 256, 1) * 1024 * 1024,
@@ -164,7 +160,6 @@ async function serve(args: string[]): Promise<number> {
         maxPending: config.maxPending!,
         maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
         maxTurnMs: config.maxTurnMs!,
-        holdRefusedMs: config.holdRefusedMs!,
         defaultTimeoutMs: config.defaultTimeoutMs!,
         bodyLimitBytes: config.bodyLimitBytes!,
       },

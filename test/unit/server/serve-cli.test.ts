@@ -23,9 +23,6 @@ describe('tscuda serve', () => {
   it('parses its options', async () => {
     const p = await parseServeArgs(['--port', '9000', '--workers', '3', '--devices', '0,1', '--lanes', '2', '--max-queued', '8', '--precision', 'f64']);
     expect(p).toMatchObject({ help: false, workers: 3, config: { port: 9000, devices: [0, 1], lanes: 2, maxQueued: 8, precision: 'f64' } });
-    expect(await parseServeArgs([])).toMatchObject({ config: { maxEventLoopDelayMs: 50, maxTurnMs: 25, holdRefusedMs: 50 } });
-    expect(await parseServeArgs(['--hold-refused', '0'])).toMatchObject({ config: { holdRefusedMs: 0 } });
-    await expect(parseServeArgs(['--hold-refused', 'soon'])).rejects.toThrow(/--hold-refused must be an integer >= 0/);
     await expect(parseServeArgs(['--lanes', '0'])).rejects.toThrow(/--lanes/);
     await expect(parseServeArgs(['--bogus'])).rejects.toThrow();
   });
