@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServer } from '../../src/server/index.js';
 import { FakeEngine } from '../../test/unit/server/fake-engine.js';
+import { percentile } from '../harness/stats.js';
 import { asciiSignal, closedLoop, openLoop, type LoadRequest, type LoopReport } from '../serve/load.js';
 
 /** The settings compared: tscuda serve's defaults, and shedding off. */
@@ -119,10 +120,8 @@ if (values.serve !== undefined) {
       console.error(`round ${round}, shedding ${setting}: ${mine.map((x) => `${x.load} ${x.okPerS.toFixed(0)} ok/s, ${x.refused} refused`).join('; ')}`);
     }
   }
-  const median = (xs: number[]): number => {
-    const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-    return s.length === 0 ? Number.NaN : s[Math.floor((s.length - 1) / 2)]!;
-  };
+  /** Median over the rounds of a column (NaN, a latency with no such answer, left out). */
+  const median = (xs: number[]): number => percentile(xs.filter(Number.isFinite), 0.5);
   const loads = [...new Set(rows.map((r) => r.load))];
   const table = loads.flatMap((load) =>
     settings.map((setting) => {

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { yyyymmdd } from '../harness/naming.js';
 import { percentile } from '../harness/stats.js';
+import type { LoadSample } from '../../src/server/index.js';
 import { gpuSlug } from '../report/slug.js';
 import { asciiSignal, autocannonStep, closedLoop, closedLoopStep, openLoopProcesses, send, type LoadRequest, type LoopReport, type SweepRow } from './load.js';
 import { gauge, startFaultService, startPython, startTscuda, waitReady, type Service } from './services.js';
@@ -321,11 +322,7 @@ type OverloadReport = LoopReport & {
 
 /** Sums up the `load-trace` lines a worker wrote after `from` (performance.now()). */
 function sheddingSummary(lines: readonly { at: number; text: string }[], from: number): SheddingSummary | null {
-  const samples = lines
-    .filter((l) => l.at >= from && l.text.startsWith('load-trace '))
-    .map(
-      (l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as { share: number; lagMs: number; utilization: number; admitted: number; refused: number; refusedInLongTurns?: number },
-    );
+  const samples = lines.filter((l) => l.at >= from && l.text.startsWith('load-trace ')).map((l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as LoadSample);
   if (samples.length === 0) return null;
   const median = (xs: number[]): number => percentile(xs, 0.5);
   return {
@@ -336,7 +333,7 @@ function sheddingSummary(lines: readonly { at: number; text: string }[], from: n
     medianUtilization: median(samples.map((x) => x.utilization)),
     admitted: samples.reduce((n, x) => n + x.admitted, 0),
     refused: samples.reduce((n, x) => n + x.refused, 0),
-    refusedInLongTurns: samples.reduce((n, x) => n + (x.refusedInLongTurns ?? 0), 0),
+    refusedInLongTurns: samples.reduce((n, x) => n + x.refusedInLongTurns, 0),
   };
 }
 let overload: OverloadReport | null = null;

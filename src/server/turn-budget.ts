@@ -38,7 +38,6 @@ const REAL_CLOCK: TurnClock = {
 
 /** Whether a new request arrives in a loop turn that has already run past its budget. */
 export class TurnBudget {
-  readonly budgetMs: number;
   readonly #clock: TurnClock;
   /** An end-of-turn mark is scheduled. */
   #scheduled = false;
@@ -55,19 +54,16 @@ export class TurnBudget {
     } else this.#scheduled = false;
   };
 
-  /** `budgetMs`: how long a turn may run before its further new requests are refused; > 0. */
-  constructor(budgetMs: number, clock: TurnClock = REAL_CLOCK) {
-    if (typeof budgetMs !== 'number' || !(budgetMs > 0) || !Number.isFinite(budgetMs)) throw new RangeError(`budgetMs must be a positive number of ms, got ${String(budgetMs)}`);
-    this.budgetMs = budgetMs;
+  constructor(clock: TurnClock = REAL_CLOCK) {
     this.#clock = clock;
   }
 
   /**
    * Counts one new request; true when it should be refused: the turn reading it has run longer
-   * than `budgetMs` (default: the constructor's) and has read more than `arrivals` new requests
-   * (default TURN_FLOOD_ARRIVALS).
+   * than `budgetMs` and has read more than `arrivals` new requests (default TURN_FLOOD_ARRIVALS).
+   * The limit is per call because it depends on the moment (turnLimit: under a flood or not).
    */
-  overBudget(budgetMs: number = this.budgetMs, arrivals: number = TURN_FLOOD_ARRIVALS): boolean {
+  overBudget(budgetMs: number, arrivals: number = TURN_FLOOD_ARRIVALS): boolean {
     const now = this.#clock.now();
     if (!this.#scheduled) {
       this.#scheduled = true;
