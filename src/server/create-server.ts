@@ -12,7 +12,7 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -205,13 +205,6 @@ const LONG_TURN = -2;
 /** Resolution of the event-loop delay monitor, ms (its samples are late by at least this). */
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
-/** A cached 429: its error (for the metrics' reason), its body and its response headers, made once. */
-interface Refusal {
-  error: HttpError;
-  json: string;
-  headers: OutgoingHttpHeaders;
-}
-
 interface InFlight {
   reject(error: HttpError): void;
 }
@@ -305,24 +298,19 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
    * and a new Error (with its stack trace) and a serialization per refusal cost the loop a
    * measurable share of what refusing is meant to save.
    */
-  const refusals = new Map<number, Refusal>();
+  const refusals = new Map<number, { error: HttpError; json: string }>();
   /** Keyed by a number (no key string built per refusal): the admitted percent, or FULL. */
-  const refusal = (key: number, make: () => HttpError): Refusal => {
+  const refusal = (key: number, make: () => HttpError): { error: HttpError; json: string } => {
     let r = refusals.get(key);
     if (r === undefined) {
       const error = make();
-      const json = JSON.stringify(error.toJSON());
-      r = {
-        error,
-        json,
-        headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json), 'retry-after': String(limits.retryAfterS) },
-      };
+      r = { error, json: JSON.stringify(error.toJSON()) };
       refusals.set(key, r);
     }
     return r;
   };
   /** Triton's REJECT: the requests in progress are at the limit. */
-  const tooManyRequests = (): Refusal =>
+  const tooManyRequests = (): { error: HttpError; json: string } =>
     refusal(
       FULL,
       () =>
@@ -332,7 +320,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         }),
     );
   /** Load shedding's 429: the event loop is the bottleneck; `share` of new work is taken now. */
-  const overloaded = (share: number): Refusal => {
+  const overloaded = (share: number): { error: HttpError; json: string } => {
     const percent = Math.round(share * 100);
     return refusal(
       percent,
@@ -347,7 +335,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   };
 
   /** The turn budget's 429: the loop turn reading this request has run past `ms` (keyed below every other refusal). */
-  const longTurn = (ms: number): Refusal =>
+  const longTurn = (ms: number): { error: HttpError; json: string } =>
     refusal(
       LONG_TURN - ms,
       () =>
@@ -370,7 +358,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   let arrivals = 0;
   /** POSTs refused by the turn budget since the last look. */
   let refusedInLongTurns = 0;
-  const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget() : null;
+  const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget(limits.maxTurnMs) : null;
   /** The turn budget's limits under a flood and before one (turnLimit), made once. */
   const floodTurn = turnLimit(limits, true);
   const quietTurn = turnLimit(limits, false);
@@ -504,10 +492,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
    * so none of fastify's send path and hooks run for it (a flood is mostly refusals; this is the
    * path the loop must be fastest on). onResponse still counts it in the metrics.
    */
-  const refuse = (request: FastifyRequest, reply: FastifyReply, r: Refusal): void => {
+  const refuse = (request: FastifyRequest, reply: FastifyReply, r: { error: HttpError; json: string }): void => {
     failureReasons.set(request, r.error.reason);
     reply.hijack();
-    reply.raw.writeHead(429, r.headers);
+    reply.raw.writeHead(429, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(r.json), 'retry-after': String(limits.retryAfterS) });
     reply.raw.end(r.json);
   };
 

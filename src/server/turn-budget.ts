@@ -38,6 +38,7 @@ const REAL_CLOCK: TurnClock = {
 
 /** Whether a new request arrives in a loop turn that has already run past its budget. */
 export class TurnBudget {
+  readonly budgetMs: number;
   readonly #clock: TurnClock;
   /** An end-of-turn mark is scheduled. */
   #scheduled = false;
@@ -54,16 +55,19 @@ export class TurnBudget {
     } else this.#scheduled = false;
   };
 
-  constructor(clock: TurnClock = REAL_CLOCK) {
+  /** `budgetMs`: how long a turn may run before its further new requests are refused; > 0. */
+  constructor(budgetMs: number, clock: TurnClock = REAL_CLOCK) {
+    if (typeof budgetMs !== 'number' || !(budgetMs > 0) || !Number.isFinite(budgetMs)) throw new RangeError(`budgetMs must be a positive number of ms, got ${String(budgetMs)}`);
+    this.budgetMs = budgetMs;
     this.#clock = clock;
   }
 
   /**
    * Counts one new request; true when it should be refused: the turn reading it has run longer
-   * than `budgetMs` and has read more than `arrivals` new requests (default TURN_FLOOD_ARRIVALS).
-   * The limit is per call because it depends on the moment (turnLimit: under a flood or not).
+   * than `budgetMs` (default: the constructor's) and has read more than `arrivals` new requests
+   * (default TURN_FLOOD_ARRIVALS).
    */
-  overBudget(budgetMs: number, arrivals: number = TURN_FLOOD_ARRIVALS): boolean {
+  overBudget(budgetMs: number = this.budgetMs, arrivals: number = TURN_FLOOD_ARRIVALS): boolean {
     const now = this.#clock.now();
     if (!this.#scheduled) {
       this.#scheduled = true;
