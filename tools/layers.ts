@@ -1,9 +1,11 @@
 /**
  * The layer rule of docs/design.md, checked over src/: each folder imports only from the layers
  * below it (and from report/, which is pure), never from tests, benchmarks or examples, and no
- * file takes part in an import cycle of value imports (`import type` is erased at run time, so a
- * Device that names its Context's type and a Context that names its Device's is no cycle; an
- * upward `import type` still breaks the layer rule).
+ * file takes part in an import cycle. Type-only imports count: `import type` is erased at run
+ * time, but two files that name each other's types still cannot be read, changed or split one
+ * at a time. Where two classes must name each other (a Device and its Context), the lower one
+ * names the other through src/runtime/types.ts, which the class's own file completes with a
+ * `declare module` augmentation (counted here as an import of types.ts).
  *
  * Written here rather than with dependency-cruiser because that tool parses TypeScript with the
  * `typescript` package below 7, and this project compiles with TypeScript 7.
@@ -21,8 +23,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   signal: ['runtime', 'kernels', 'ffi', 'report'],
   pipeline: ['orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
   engine: ['pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
-  server: ['engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
-  cli: ['server', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  queue: ['engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  server: ['queue', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  cli: ['server', 'queue', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
 };
 
 /** One broken rule, as a sentence naming both files. */
@@ -31,9 +34,10 @@ export interface LayerViolation {
   message: string;
 }
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]|^\s*declare\s+module\s*['"]([^'"]+)['"]/gm;
 
-/** One relative import: where it points, and whether it is erased at run time (`import type`, `export type`). */
+/** One relative import: where it points, and whether it is erased at run time (`import type`, `export type`, `declare module`). */
 export interface ImportRef {
   spec: string;
   typeOnly: boolean;
@@ -44,10 +48,10 @@ export function importsOf(source: string): ImportRef[] {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/[^\n]*/g, '$1');
   const out: ImportRef[] = [];
   for (const m of code.matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2] ?? m[3];
+    const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
     if (!spec || !spec.startsWith('.')) continue;
     const head = m[0].trimStart();
-    const typeOnly = /^(import|export)\s+type\b/.test(head) || /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
+    const typeOnly = m[4] !== undefined || /^(import|export)\s+type\b/.test(head) || /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
     out.push({ spec, typeOnly });
   }
   return out;
@@ -87,9 +91,10 @@ export function checkLayers(root: string): LayerViolation[] {
   for (const file of files) {
     const refs = importsOf(readFileSync(file, 'utf8')).map((r) => ({ target: resolveImport(file, r.spec), typeOnly: r.typeOnly }));
     const targets = refs.map((r) => r.target);
+    // Every import is an edge of the cycle check, type-only ones included (see the file's head).
     graph.set(
       file,
-      refs.filter((r) => !r.typeOnly && r.target.startsWith(src + '/') && r.target.endsWith('.ts')).map((r) => r.target),
+      refs.filter((r) => r.target.startsWith(src + '/') && r.target.endsWith('.ts')).map((r) => r.target),
     );
     const layer = layerOf(root, file);
     if (layer !== '(root)' && !(layer in LAYERS)) violations.push({ rule: 'unknown-folder', message: `${name(file)}: src/${layer}/ is not a layer of docs/design.md` });
@@ -150,6 +155,6 @@ function cycles(graph: Map<string, string[]>): string[][] {
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
   const violations = checkLayers(join(import.meta.dirname, '..'));
   for (const v of violations) console.error(`${v.rule}: ${v.message}`);
-  console.log(violations.length === 0 ? 'layers: no upward import, no cycle' : `layers: ${violations.length} violation(s)`);
+  console.log(violations.length === 0 ? 'layers: no upward import, no cycle (type-only imports included)' : `layers: ${violations.length} violation(s)`);
   process.exitCode = violations.length === 0 ? 0 : 1;
 }

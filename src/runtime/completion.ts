@@ -1,6 +1,6 @@
 import { CUresult, type CUevent } from '../ffi/generated/types.js';
 import { driverError, hot } from './cuda.js';
-import type { Context } from './context.js';
+import type { Context } from './types.js';
 
 /** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
 const SPIN_MS = 2;

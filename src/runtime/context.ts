@@ -2,7 +2,7 @@ import type { CudaError } from '../ffi/index.js';
 import type { CUcontext } from '../ffi/generated/types.js';
 import { check, driverApi, outValue, setCurrentContextSource } from './cuda.js';
 import { CompletionPoller } from './completion.js';
-import type { Device } from './device.js';
+import type { Device } from './types.js';
 import { ContextLostError } from './lost.js';
 import { RawEventPool } from './raw-event-pool.js';
 import { DisposedError, Resource } from './resource.js';
@@ -116,4 +116,10 @@ export class Context extends Resource {
     if (current === this) current = null;
     check(driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
   }
+}
+
+/** The class's instance type under the name types.ts gives it (see there: why). */
+type ContextInstance = Context;
+declare module './types.js' {
+  interface Context extends ContextInstance {}
 }

@@ -192,3 +192,9 @@ export function driverVersion(): number {
   check(driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
   return outValue(v, 'cuDriverGetVersion');
 }
+
+/** The class's instance type under the name types.ts gives it (see there: why). */
+type DeviceInstance = Device;
+declare module './types.js' {
+  interface Device extends DeviceInstance {}
+}

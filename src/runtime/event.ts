@@ -4,7 +4,7 @@ import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
 import { DisposedError, expectResource, isLive, Resource } from './resource.js';
-import type { Stream } from './stream.js';
+import type { Stream } from './types.js';
 
 /** Options of `new Event()`: where it lives (Placement: `device` or `context`; default device 0), timing, sync behaviour and IPC flags, and a label. */
 export interface EventDescriptor extends Placement {

@@ -5,7 +5,7 @@ import type { Context } from './context.js';
 import { checkAddress, PARAM_BYTES, paramLayout, writeAddress, writeScalar, type KernelParamType } from './kernel-args.js';
 import { DeviceBuffer } from './memory/device-buffer.js';
 import type { DType } from './memory/dtype.js';
-import type { Module } from './module.js';
+import type { Module } from './types.js';
 import { describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
 import { Stream } from './stream.js';
 

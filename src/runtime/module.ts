@@ -120,3 +120,9 @@ function looksLikePtx(image: Uint8Array): boolean {
   const head = Buffer.from(image.buffer, image.byteOffset, Math.min(image.byteLength, 16384)).toString('latin1');
   return /(^|\n)\s*\.version\s+\d/.test(head) && /\.target\s+(sm|compute)_\d/.test(head);
 }
+
+/** The class's instance type under the name types.ts gives it (see there: why). */
+type ModuleInstance = Module;
+declare module './types.js' {
+  interface Module extends ModuleInstance {}
+}

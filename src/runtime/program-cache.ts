@@ -11,7 +11,9 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { ProgramImageKind } from './program.js';
+
+/** What a compile produced: 'cubin' (machine code for one `sm_XY`) or 'ptx' (for a `compute_XY` target, JIT-compiled by the driver when loaded). Declared here, below program.ts, because the cache stores it. */
+export type ProgramImageKind = 'cubin' | 'ptx';
 
 export interface CacheKeyParts {
   source: string;

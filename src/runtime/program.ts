@@ -9,7 +9,9 @@ import { withToolkitInclude } from './cuda-include.js';
 import { Module } from './module.js';
 import { describeValue, expectResource, Resource } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
-import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry } from './program-cache.js';
+import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry, type ProgramImageKind } from './program-cache.js';
+
+export type { ProgramImageKind };
 
 /** What `new Program()` compiles: CUDA C++ source with its file name and in-memory headers, and a label. Nothing is compiled until `compile()`, `compileAsync()` or `kernel()`. */
 export interface ProgramDescriptor {
@@ -39,9 +41,6 @@ export interface CompileOptions {
   /** Use the memory and disk cache (default true). */
   cache?: boolean | undefined;
 }
-
-/** What a compile produced: 'cubin' (machine code for one `sm_XY`) or 'ptx' (for a `compute_XY` target, JIT-compiled by the driver when loaded). */
-export type ProgramImageKind = 'cubin' | 'ptx';
 
 /** A compile's resolved options (Program#plan). */
 interface CompilePlan {

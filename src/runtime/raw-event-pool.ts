@@ -1,6 +1,6 @@
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
 import { check, driverApi, outValue } from './cuda.js';
-import type { Context } from './context.js';
+import type { Context } from './types.js';
 
 /** Creates one event handle in `context` (no object around it): the runtime's own bookkeeping uses these. */
 export function createRawEvent(context: Context, flags: number, label: string): CUevent {

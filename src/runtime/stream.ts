@@ -176,3 +176,9 @@ export class Stream extends Resource {
     check(driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
   }
 }
+
+/** The class's instance type under the name types.ts gives it (see there: why). */
+type StreamInstance = Stream;
+declare module './types.js' {
+  interface Stream extends StreamInstance {}
+}

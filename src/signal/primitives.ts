@@ -5,15 +5,13 @@
  */
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { bandRanges } from './cycles.js';
 import { bandBins, checkDetrend, checkFs, detrendCode, positiveInteger, type DetrendType } from './geometry.js';
 import type { WindowSpec } from './window.js';
 import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 
-/** Real and complex buffers of one precision. */
-export type RealBuffer = DeviceBuffer<'f32'> | DeviceBuffer<'f64'>;
-/** A complex device buffer: c64 (f32 real and imaginary parts) for f32 series, c128 (f64 parts) for f64 series. */
-export type ComplexBuffer = DeviceBuffer<'c64'> | DeviceBuffer<'c128'>;
+export type { RealBuffer, ComplexBuffer };
 
 /** The shape of a batch of series and the stream to enqueue on. */
 export interface SeriesOptions {

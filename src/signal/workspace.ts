@@ -10,6 +10,7 @@ import { Event } from '../runtime/event.js';
 import { FftPlanCache } from '../runtime/fft/plan-cache.js';
 import type { FftPlan } from '../runtime/fft/plan.js';
 import type { FftType } from '../runtime/fft/geometry.js';
+import { COMPLEX_OF, type ComplexOf, type Precision } from '../runtime/fft/precision.js';
 import type { LaunchConfig } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
@@ -17,12 +18,9 @@ import type { Stream } from '../runtime/stream.js';
 import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
 import { positiveInteger } from './geometry.js';
-import type { RealBuffer } from './primitives.js';
+import type { RealBuffer } from './buffers.js';
 
-/** Real element type of a precision, and its complex counterpart. */
-export type Precision = 'f32' | 'f64';
-export type ComplexOf<P extends Precision> = P extends 'f32' ? 'c64' : 'c128';
-export const COMPLEX_OF: Readonly<Record<Precision, 'c64' | 'c128'>> = { f32: 'c64', f64: 'c128' };
+export { COMPLEX_OF, type ComplexOf, type Precision };
 
 /** The precision of a real (f32/f64) or complex (c64/c128) buffer; TypeError for other dtypes. */
 export function precisionOf(buffer: DeviceBuffer<DType>, what: string): Precision {

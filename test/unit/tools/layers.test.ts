@@ -7,7 +7,7 @@ import { checkLayers, importsOf } from '../../../tools/layers.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 
 describe('the layer rule of docs/design.md', () => {
-  it('holds for src/: no upward import, no import of tests or benchmarks, no cycle', () => {
+  it('holds for src/: no upward import, no import of tests or benchmarks, no cycle (type-only imports included)', () => {
     expect(checkLayers(root).map((v) => v.message)).toEqual([]);
   });
 
@@ -26,7 +26,7 @@ describe('the layer rule of docs/design.md', () => {
     it('an upward import, also a type-only one', () => {
       const base = tree('upward', {
         'src/runtime/a.ts': "import type { X } from '../engine/x.js';\nexport const a = 1;",
-        'src/engine/x.ts': "import { a } from '../runtime/a.js';\nexport type X = typeof a;",
+        'src/engine/x.ts': 'export type X = number;',
       });
       const v = checkLayers(base);
       expect(v).toHaveLength(1);
@@ -34,17 +34,46 @@ describe('the layer rule of docs/design.md', () => {
       expect(v[0]!.message).toMatch(/src\/runtime\/a\.ts \(runtime\) imports src\/engine\/x\.ts \(engine\)/);
     });
 
-    it('a value cycle, but not a cycle of type-only imports', () => {
+    it('a value cycle', () => {
       const cyclic = tree('cycle', {
         'src/runtime/a.ts': "import { b } from './b.js';\nexport const a = () => b;",
         'src/runtime/b.ts': "import { a } from './a.js';\nexport const b = () => a;",
       });
       expect(checkLayers(cyclic).map((v) => v.rule)).toEqual(['cycle']);
+    });
+
+    it('a cycle made only of type-only imports, in both spellings', () => {
       const typesOnly = tree('types', {
         'src/runtime/a.ts': "import type { B } from './b.js';\nexport interface A { b: B }",
         'src/runtime/b.ts': "import { type A } from './a.js';\nexport interface B { a: A }",
       });
-      expect(checkLayers(typesOnly)).toEqual([]);
+      const v = checkLayers(typesOnly);
+      expect(v.map((x) => x.rule)).toEqual(['cycle']);
+      expect(v[0]!.message).toMatch(/src\/runtime\/a\.ts/);
+      expect(v[0]!.message).toMatch(/src\/runtime\/b\.ts/);
+    });
+
+    it('a cycle closed by a re-export of types or by a module augmentation', () => {
+      const reexport = tree('reexport', {
+        'src/signal/a.ts': "export type { B } from './b.js';\nexport type A = number;",
+        'src/signal/b.ts': "import type { A } from './a.js';\nexport type B = A[];",
+      });
+      expect(checkLayers(reexport).map((v) => v.rule)).toEqual(['cycle']);
+      const augmented = tree('augmented', {
+        'src/runtime/types.ts': "import type { C } from './c.js';\nexport interface T { c?: C }",
+        'src/runtime/c.ts': "export class C {}\ndeclare module './types.js' {\n  interface T { more?: number }\n}",
+      });
+      expect(checkLayers(augmented).map((v) => v.rule)).toEqual(['cycle']);
+    });
+
+    it('no cycle where the lower file names the other through a types file', () => {
+      const base = tree('typesfile', {
+        'src/runtime/types.ts': 'export interface Device {}',
+        'src/runtime/device.ts':
+          "import { Context } from './context.js';\nexport class Device { context = new Context(this); }\ntype I = Device;\ndeclare module './types.js' {\n  interface Device extends I {}\n}",
+        'src/runtime/context.ts': "import type { Device } from './types.js';\nexport class Context { constructor(readonly device: Device) {} }",
+      });
+      expect(checkLayers(base)).toEqual([]);
     });
 
     it('shipped code importing tests or benchmarks, and unknown folders', () => {
@@ -71,6 +100,7 @@ describe('the layer rule of docs/design.md', () => {
       /* import { f } from './f.js'; */
       const g = await import('./g.js');
       import koffi from 'koffi';
+      declare module './h.js' {}
     `);
     expect(refs).toEqual([
       { spec: './a.js', typeOnly: false },
@@ -78,6 +108,7 @@ describe('the layer rule of docs/design.md', () => {
       { spec: './c.js', typeOnly: false },
       { spec: './d.js', typeOnly: true },
       { spec: './g.js', typeOnly: false },
+      { spec: './h.js', typeOnly: true },
     ]);
   });
 });
