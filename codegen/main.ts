@@ -5,11 +5,11 @@ import { emit } from './emit.js';
 import { emitLaunchers, PRODUCT_LAUNCHERS, TEST_LAUNCHERS } from './kernels/launchers.js';
 import { extract, findClang, findHeader, LIBRARY_SOURCES } from './extract.js';
 import type { Snapshot } from './snapshot.js';
+import { CUDA_TOOLKIT_VERSION } from '../src/ffi/cuda-version.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SNAPSHOT_DIR = join(root, 'codegen', 'snapshots');
 export const GENERATED_DIR = join(root, 'src', 'ffi', 'generated');
-const CUDA_VERSION = '13.0';
 
 export async function readSnapshots(): Promise<Snapshot[]> {
   return Promise.all(LIBRARY_SOURCES.map(async (s) => JSON.parse(await readFile(join(SNAPSHOT_DIR, `${s.library}.json`), 'utf8')) as Snapshot));
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
         console.log(`extract: ${source.header} not found (copy it into .headers/); keeping the committed snapshot`);
         continue;
       }
-      const snap = await extract(clang, root, source, CUDA_VERSION);
+      const snap = await extract(clang, root, source, CUDA_TOOLKIT_VERSION);
       await mkdir(SNAPSHOT_DIR, { recursive: true });
       await writeFile(join(SNAPSHOT_DIR, `${source.library}.json`), snapshotText(snap));
     }

@@ -2,6 +2,7 @@ import koffi, { type LibraryHandle } from 'koffi';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
+import { CUDA_MAJOR, CUDA_PREVIOUS_MAJOR, CUFFT_MAJOR, CUFFT_PREVIOUS_MAJOR, PIP_PREVIOUS_WHEEL_FOLDER, PIP_SUFFIX, PIP_WHEEL_FOLDER } from './cuda-version.js';
 import { CudaUnavailableError, type CudaLibraryName } from './errors.js';
 
 /** Every shared library tscuda looks for: the four it binds, and NCCL for several GPUs. */
@@ -18,28 +19,31 @@ interface LibrarySpec {
   hint: string;
 }
 
-// CUDA 13's pip wheels put every library in nvidia/cu13/lib; CUDA 12's kept one folder per library.
+// The release's pip wheels put every library in nvidia/cu13/lib; CUDA 12's kept one folder per
+// library (nvidia/cuda_runtime/lib, ...), still searched after it. Versions: ./cuda-version.ts.
+const WHEEL_LIB = `${PIP_WHEEL_FOLDER}/lib`;
+const PREVIOUS_WHEEL_LIB = `${PIP_PREVIOUS_WHEEL_FOLDER}/lib`;
 const SPECS: Record<LibraryName, LibrarySpec> = {
   driver: { files: ['libcuda.so.1', 'libcuda.so'], wheels: [], hint: 'Install the NVIDIA driver (it provides libcuda.so.1); tscuda needs no toolkit or compiler.' },
   runtime: {
-    files: ['libcudart.so.13', 'libcudart.so.12', 'libcudart.so'],
-    wheels: ['nvidia/cu13/lib', 'nvidia/cuda_runtime/lib', 'nvidia/cu12/lib'],
-    hint: 'Install the CUDA runtime: the CUDA toolkit, or `pip install nvidia-cuda-runtime-cu13`.',
+    files: [`libcudart.so.${CUDA_MAJOR}`, `libcudart.so.${CUDA_PREVIOUS_MAJOR}`, 'libcudart.so'],
+    wheels: [WHEEL_LIB, 'nvidia/cuda_runtime/lib', PREVIOUS_WHEEL_LIB],
+    hint: `Install the CUDA runtime: the CUDA toolkit, or \`pip install nvidia-cuda-runtime-${PIP_SUFFIX}\`.`,
   },
   cufft: {
-    files: ['libcufft.so.12', 'libcufft.so.11', 'libcufft.so'],
-    wheels: ['nvidia/cu13/lib', 'nvidia/cufft/lib', 'nvidia/cu12/lib'],
-    hint: 'Install cuFFT: the CUDA toolkit, or `pip install nvidia-cufft-cu13`.',
+    files: [`libcufft.so.${CUFFT_MAJOR}`, `libcufft.so.${CUFFT_PREVIOUS_MAJOR}`, 'libcufft.so'],
+    wheels: [WHEEL_LIB, 'nvidia/cufft/lib', PREVIOUS_WHEEL_LIB],
+    hint: `Install cuFFT: the CUDA toolkit, or \`pip install nvidia-cufft-${PIP_SUFFIX}\`.`,
   },
   nvrtc: {
-    files: ['libnvrtc.so.13', 'libnvrtc.so.12', 'libnvrtc.so'],
-    wheels: ['nvidia/cu13/lib', 'nvidia/cuda_nvrtc/lib', 'nvidia/cu12/lib'],
-    hint: 'Install NVRTC: the CUDA toolkit, or `pip install nvidia-cuda-nvrtc-cu13`.',
+    files: [`libnvrtc.so.${CUDA_MAJOR}`, `libnvrtc.so.${CUDA_PREVIOUS_MAJOR}`, 'libnvrtc.so'],
+    wheels: [WHEEL_LIB, 'nvidia/cuda_nvrtc/lib', PREVIOUS_WHEEL_LIB],
+    hint: `Install NVRTC: the CUDA toolkit, or \`pip install nvidia-cuda-nvrtc-${PIP_SUFFIX}\`.`,
   },
   nccl: {
     files: ['libnccl.so.2', 'libnccl.so'],
-    wheels: ['nvidia/nccl/lib', 'nvidia/cu13/lib'],
-    hint: 'Install NCCL (only needed for several GPUs): the libnccl2 package, or `pip install nvidia-nccl-cu13`.',
+    wheels: ['nvidia/nccl/lib', WHEEL_LIB],
+    hint: `Install NCCL (only needed for several GPUs): the libnccl2 package, or \`pip install nvidia-nccl-${PIP_SUFFIX}\`.`,
   },
 };
 

@@ -4,13 +4,14 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { PIP_PREVIOUS_WHEEL_FOLDER, PIP_WHEEL_FOLDER } from '../ffi/cuda-version.js';
 import { libraryStatus, sitePackagesFolders } from '../ffi/libraries.js';
 
 let includeDir: string | null | undefined;
 /**
  * A folder holding cuda_fp16.h, for an NVRTC without it built in: the CUDA toolkit's include folder
  * ($TSCUDA_CUDA_PATH, $CUDA_HOME, $CUDA_PATH, /usr/local/cuda, beside the loaded libnvrtc, beside an
- * nvcc on PATH) or a pip wheel's (nvidia/cu13/include).
+ * nvcc on PATH) or a pip wheel's (`PIP_WHEEL_FOLDER`/include, ffi/cuda-version.ts).
  */
 export function cudaIncludeDirectory(): string | null {
   if (includeDir !== undefined) return includeDir;
@@ -30,7 +31,7 @@ export function cudaIncludeDirectory(): string | null {
   ].filter((p): p is string => !!p);
   const candidates = [
     ...roots.flatMap((r) => [join(r, 'include'), join(r, 'targets', 'x86_64-linux', 'include'), join(r, 'targets', 'sbsa-linux', 'include')]),
-    ...sitePackagesFolders().flatMap((sp) => ['cu13', 'cuda_runtime', 'cuda_nvrtc', 'cu12'].map((w) => join(sp, 'nvidia', w, 'include'))),
+    ...sitePackagesFolders().flatMap((sp) => [PIP_WHEEL_FOLDER, 'nvidia/cuda_runtime', 'nvidia/cuda_nvrtc', PIP_PREVIOUS_WHEEL_FOLDER].map((w) => join(sp, w, 'include'))),
   ];
   return (includeDir = candidates.find((d) => existsSync(join(d, 'cuda_fp16.h'))) ?? null);
 }

@@ -1,4 +1,5 @@
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
+import { CUDA_MAJOR, MINIMUM_DRIVER } from '../ffi/cuda-version.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
@@ -60,7 +61,7 @@ export class Device {
 
   /**
    * Whether CUDA work can run here, without throwing: `{ ok: true, count }`, or `{ ok: false, reason }`
-   * with a reason a user can act on (no driver library, a driver too old for CUDA 13, no device
+   * with a reason a user can act on (no driver library, a driver too old for this CUDA release, no device
    * visible — in a container, `--gpus all` —, a device in use exclusively by another process).
    */
   static available(): DeviceAvailability {
@@ -179,13 +180,13 @@ function availabilityReason(e: unknown): string {
   if (e instanceof CudaError) {
     if (e.status === 'CUDA_ERROR_NO_DEVICE') return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
     if (e.status === 'CUDA_ERROR_INSUFFICIENT_DRIVER' || e.status === 'CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE')
-      return `the NVIDIA driver is too old for CUDA 13 (${e.status}): install driver 580 or newer`;
+      return `the NVIDIA driver is too old for CUDA ${CUDA_MAJOR} (${e.status}): install driver ${MINIMUM_DRIVER} or newer`;
     return `CUDA initialisation failed: ${e.message}`;
   }
   return `CUDA initialisation failed: ${e instanceof Error ? e.message : String(e)}`;
 }
 
-/** The CUDA version the driver supports, as the driver reports it (13000 for 13.0). */
+/** The CUDA version the driver supports, as the driver reports it (`CUDA_DRIVER_API_VERSION`, 13000, for 13.0). */
 export function driverVersion(): number {
   initDriver();
   const v: [number | null] = [0];

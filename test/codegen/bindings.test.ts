@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { emit } from '../../codegen/emit.js';
 import { extract, findClang, findHeader, LIBRARY_SOURCES } from '../../codegen/extract.js';
 import { GENERATED_DIR, readSnapshots, SNAPSHOT_DIR, snapshotText } from '../../codegen/main.js';
+import { CUDA_TOOLKIT_VERSION } from '../../src/ffi/cuda-version.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const clang = await findClang();
@@ -25,6 +26,10 @@ describe('emission', () => {
       nvrtc: { functions: 24, legacy: 0, perThread: 0 },
       nccl: { functions: 41, legacy: 0, perThread: 0 },
     });
+  });
+
+  it('generates from the headers of the one CUDA release src/ffi/cuda-version.ts names', async () => {
+    for (const snap of await readSnapshots()) expect(snap.cudaVersion, `codegen/snapshots/${snap.library}.json`).toBe(CUDA_TOOLKIT_VERSION);
   });
 
   it('binds driver functions to the versioned symbols the header macros select', async () => {
