@@ -7,7 +7,7 @@
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Device } from '../src/runtime/device.js';
+import { Device } from '../src/runtime/index.js';
 import { parseArgs, USAGE, UsageError, type BenchOptions } from './harness/args.js';
 import { commitOf, describeEnvironment, probeGpu } from './harness/environment.js';
 import { mergeMetrics, peerStatuses, type BenchRun, type TscudaMetricRun } from './harness/merge.js';

@@ -11,7 +11,7 @@
  * `typescript` package below 7, and this project compiles with TypeScript 7.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /** Each layer and the layers it may import besides itself, bottom first. */
 export const LAYERS: Readonly<Record<string, readonly string[]>> = {
@@ -30,7 +30,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
 
 /** One broken rule, as a sentence naming both files. */
 export interface LayerViolation {
-  rule: 'layer' | 'outside-src' | 'cycle' | 'unknown-folder';
+  rule: 'layer' | 'outside-src' | 'cycle' | 'unknown-folder' | 'length' | 'bench-import';
   message: string;
 }
 
@@ -152,9 +152,89 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return out;
 }
 
+/** The most lines a hand-written source file under src/ may have: one concept per file (CONTRIBUTING.md). */
+export const MAX_LINES = 400;
+
+/**
+ * Files over MAX_LINES allowed for now, ONLY because another change is splitting each of them
+ * (issue 24: the server's parts, the engine on the layers below it, the coordinator, the
+ * batcher). Take a file off this list when its split lands; never add one to pass the check.
+ */
+export const LONG_FILES_BEING_SPLIT: readonly string[] = [
+  'src/server/create-server.ts',
+  'src/orchestration/coordinator.ts',
+  'src/pipeline/batching/batcher.ts',
+  'src/engine/gpu-lane.ts',
+  'src/engine/engine-core.ts',
+];
+
+/** Generated code is exempt from the length rule: it is emitted whole and checked against its generator. */
+function isGenerated(rel: string): boolean {
+  return rel.endsWith('.generated.ts') || rel.includes('/generated/');
+}
+
+/** Hand-written .ts files under `root`/src longer than `limit` lines (generated code and .cu sources aside), but those in `allowed`. */
+export function checkFileLengths(root: string, allowed: readonly string[] = LONG_FILES_BEING_SPLIT, limit = MAX_LINES): LayerViolation[] {
+  const out: LayerViolation[] = [];
+  for (const file of listTs(join(root, 'src'))) {
+    const rel = relative(root, file).split(sep).join('/');
+    if (isGenerated(rel) || allowed.includes(rel)) continue;
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    if (lines > limit) out.push({ rule: 'length', message: `${rel} has ${lines} lines (at most ${limit}): split it by concept` });
+  }
+  return out;
+}
+
+/**
+ * The comment that lets a benchmark import a private module of src/, on the import's specifier
+ * line or the line above it, saying what it measures: `// private-path: the raw driver call koffi makes`.
+ */
+export const PRIVATE_PATH_MARKER = 'private-path:';
+
+/**
+ * bench/ measures what users get, so it imports src/ only through the package's entry points
+ * (src/index.ts, src/<layer>/index.ts: what `tscuda`, `tscuda/runtime`, ... resolve to), except
+ * where it measures a private path on purpose and says so with PRIVATE_PATH_MARKER.
+ */
+export function checkBenchImports(root: string): LayerViolation[] {
+  const bench = join(root, 'bench');
+  if (!existsSync(bench)) return [];
+  const src = join(root, 'src');
+  const out: LayerViolation[] = [];
+  const spec = /(?:from\s*|import\s*\(\s*|^\s*)['"](\.[^'"]+)['"]/g;
+  for (const file of listTs(bench)) {
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) return;
+      for (const m of line.matchAll(spec)) {
+        const target = resolveImport(file, m[1]!);
+        if (!target.startsWith(src + sep)) continue;
+        const rel = relative(src, target).split(sep);
+        const entry = rel[rel.length - 1] === 'index.ts' && rel.length <= 2;
+        if (entry || line.includes(PRIVATE_PATH_MARKER) || (lines[i - 1] ?? '').includes(PRIVATE_PATH_MARKER)) continue;
+        out.push({
+          rule: 'bench-import',
+          message: `${relative(root, file)}:${i + 1} imports ${relative(root, target)}: import an entry point (src/index.ts, src/<layer>/index.ts), or mark a private path measured on purpose with // ${PRIVATE_PATH_MARKER} <what it measures>`,
+        });
+      }
+    });
+  }
+  return out;
+}
+
+/** Everything this tool checks: the layer rule, file lengths, benchmark imports. */
+export function checkAll(root: string): LayerViolation[] {
+  return [...checkLayers(root), ...checkFileLengths(root), ...checkBenchImports(root)];
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  const violations = checkLayers(join(import.meta.dirname, '..'));
+  const violations = checkAll(join(import.meta.dirname, '..'));
   for (const v of violations) console.error(`${v.rule}: ${v.message}`);
-  console.log(violations.length === 0 ? 'layers: no upward import, no cycle (type-only imports included)' : `layers: ${violations.length} violation(s)`);
+  console.log(
+    violations.length === 0
+      ? `layers: no upward import, no cycle (type-only imports included), no file over ${MAX_LINES} lines, bench on entry points`
+      : `layers: ${violations.length} violation(s)`,
+  );
   process.exitCode = violations.length === 0 ? 0 : 1;
 }

@@ -1,8 +1,7 @@
 /** What the results file says about where it was measured: GPU, driver, CUDA versions, commit. */
 import { readFileSync, realpathSync } from 'node:fs';
-import { CudaError, CudaUnavailableError } from '../../src/ffi/errors.js';
-import { cufft, isLibraryAvailable, runtime } from '../../src/ffi/index.js';
-import { Device, driverVersion } from '../../src/runtime/device.js';
+import { CudaError, CudaUnavailableError, cufft, isLibraryAvailable, runtime } from '../../src/ffi/index.js';
+import { Device, driverVersion } from '../../src/runtime/index.js';
 import { runProcess } from './processes.js';
 
 export type GpuProbe = { ok: true; count: number } | { ok: false; reason: string };

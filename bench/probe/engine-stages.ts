@@ -12,23 +12,8 @@
  */
 import { percentile } from '../harness/stats.js';
 import { writeFileSync } from 'node:fs';
-import { Device } from '../../src/runtime/device.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
-import { Event } from '../../src/runtime/event.js';
-import { Stream } from '../../src/runtime/stream.js';
-import {
-  bandMask,
-  bandPowers,
-  detrendWindow,
-  dominantCycleDevice,
-  halfBins,
-  irfft,
-  rfft,
-  spectrumMagnitude,
-  type ComplexBuffer,
-  type RealBuffer,
-} from '../../src/signal/primitives.js';
+import { Device, DeviceBuffer, HostBuffer, Event, Stream } from '../../src/runtime/index.js';
+import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../../src/signal/index.js';
 import { JobEngine } from '../../src/engine/index.js';
 import { BANDS, FS, jobData, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from '../tscuda/engine.js';
 

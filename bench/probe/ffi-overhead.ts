@@ -7,11 +7,9 @@
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
-import { driverApi } from '../../src/runtime/cuda.js';
-import { Event } from '../../src/runtime/event.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
+import { driver as driverApi } from '../../src/ffi/index.js';
+import { Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
 import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
-import { Stream } from '../../src/runtime/stream.js';
 import { loadBasicKernels } from '../../test/kernels/launchers.generated.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, loop: { type: 'string' } } });

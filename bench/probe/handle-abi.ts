@@ -7,9 +7,8 @@
 import koffi from 'koffi';
 import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
-import { driverApi } from '../../src/runtime/cuda.js';
-import { Event } from '../../src/runtime/event.js';
-import { Stream } from '../../src/runtime/stream.js';
+import { driver as driverApi } from '../../src/ffi/index.js';
+import { Event, Stream } from '../../src/runtime/index.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, loop: { type: 'string' } } });
 const ROUNDS = Number(values.rounds ?? 7);

@@ -8,7 +8,7 @@
  * request, queue, compute and GPU durations from /metrics; `--processes P` splits the client over
  * P processes.
  */
-import { createServer } from '../../src/server/create-server.js';
+import { createServer } from '../../src/server/index.js';
 import { FakeEngine } from '../../test/unit/server/fake-engine.js';
 import { closedLoopStep, type LoadRequest } from '../serve/load.js';
 
@@ -21,9 +21,7 @@ const port = 8731;
 const base = `http://127.0.0.1:${port}`;
 
 if (role !== 'client') {
-  const engine = process.argv.includes('--gpu')
-    ? new (await import('../../src/engine/job-engine.js')).JobEngine({ lanes: 4, label: 'probe' })
-    : new FakeEngine({ precision: 'f32' });
+  const engine = process.argv.includes('--gpu') ? new (await import('../../src/engine/index.js')).JobEngine({ lanes: 4, label: 'probe' }) : new FakeEngine({ precision: 'f32' });
   const server = createServer({ engine, limits: { maxEventLoopDelayMs: 0 } });
   await server.listen({ port });
   if (role === 'server') {

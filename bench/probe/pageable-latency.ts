@@ -5,10 +5,10 @@
  * 2. one job at a time on an engine: result.timings (queued, run, GPU) for plain arrays, plain
  *    arrays with a reused `into`, and engine-lent pinned arrays.
  */
-import { copyHostArray } from '../../src/runtime/memory/host-copy.js';
-import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
-import { JobEngine } from '../../src/engine/job-engine.js';
-import type { JobSpec } from '../../src/engine/types.js';
+import { copyHostArray } from '../../src/runtime/memory/host-copy.js'; // private-path: the thread-pool memcpy under every pageable copy, measured alone
+import { HostBuffer } from '../../src/runtime/index.js';
+import { JobEngine } from '../../src/engine/index.js';
+import type { JobSpec } from '../../src/engine/index.js';
 
 const B = 16;
 const N = 65536;

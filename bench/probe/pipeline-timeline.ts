@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
 import { runBalancedPipeline } from '../tscuda/balanced.js';
-import { Profiler } from '../../src/orchestration/profiler.js';
-import type { TimelineRecord } from '../../src/report/timeline.js';
+import { Profiler } from '../../src/orchestration/index.js';
+import type { TimelineRecord } from '../../src/index.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string' }, slots: { type: 'string' }, mib: { type: 'string' }, steps: { type: 'string' } } });
 const runs = Number(values.runs ?? 3);

@@ -4,7 +4,7 @@
  * listed as text below the bars.
  */
 import { describeGoal, formatNumber, formatRatio, goalMark, isRatioGoal, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
-import { escapeXml, niceStep } from '../../src/report/timeline-svg.js';
+import { escapeXml, niceStep } from '../../src/report/timeline-svg.js'; // private-path: the report layer's SVG helpers (report/ has no entry point), drawing, not measuring
 
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const WIDTH = 960;

@@ -9,9 +9,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { Kernel } from '../../src/runtime/kernel.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { Stream } from '../../src/runtime/stream.js';
+import { Kernel, DeviceBuffer, Stream } from '../../src/runtime/index.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -41,6 +39,7 @@ const stream = new Stream({ label: 'sanitizer' });
 const random = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
 
 // Which product kernels exist: the sources, and the generated signature tables of the launchers.
+// private-path: the generated signature tables of every product kernel (the sanitizer runs each one)
 const launchers = (await import('../../src/kernels/launchers.generated.js')) as Record<string, unknown>;
 const expected = new Map<string, string[]>();
 for (const file of readdirSync(join(ROOT, 'src', 'kernels')).filter((f) => f.endsWith('.cu'))) {

@@ -158,8 +158,8 @@ async function step(name: string, req: LoadRequest, concurrency: number, duratio
 // ---- 1. in process --------------------------------------------------------------------------
 async function inProcess(): Promise<{ gsamplesPerS: number | null; device: string; reason?: string }> {
   try {
-    const { JobEngine } = await import('../../src/engine/job-engine.js');
-    const { Device } = await import('../../src/runtime/device.js');
+    const { JobEngine } = await import('../../src/engine/index.js');
+    const { Device } = await import('../../src/runtime/index.js');
     const engine = new JobEngine({ lanes: 4, label: 'bench-inprocess' });
     const mix = THROUGHPUT_MIX;
     const data = randomSignal(mix.batch * mix.n);

@@ -10,15 +10,10 @@
  * perfect overlap would score ~0.82. Both figures are returned; the one-way one is noted.
  */
 import { percentile } from '../harness/stats.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import type { Device } from '../../src/runtime/device.js';
-import { resolveContext } from '../../src/runtime/defaults.js';
-import { Event } from '../../src/runtime/event.js';
-import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
+import { DeviceBuffer, Device, Event, HostBuffer, Stream } from '../../src/runtime/index.js';
 import { loadBasicKernels } from '../../test/kernels/launchers.generated.js';
-import type { Profiler } from '../../src/orchestration/profiler.js';
-import { Stream } from '../../src/runtime/stream.js';
-import { ManagedContext } from '../../src/pipeline/overlap/managed-context.js';
+import type { Profiler } from '../../src/orchestration/index.js';
+import { ManagedContext } from '../../src/pipeline/index.js';
 
 export interface BalancedPipelineOptions {
   steps: number;
@@ -74,8 +69,8 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
   if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`runBalancedPipeline: steps must be a positive integer, got ${steps}`);
   if (!Number.isInteger(bytesPerStep) || bytesPerStep < 4) throw new RangeError(`runBalancedPipeline: bytesPerStep must be an integer >= 4, got ${bytesPerStep}`);
   if (mode !== 'sequential' && mode !== 'triple') throw new TypeError(`runBalancedPipeline: mode must be 'sequential' or 'triple', got ${String(mode)}`);
-  const context = resolveContext(options.device === undefined ? {} : { device: options.device });
-  const device = context.device;
+  const device = typeof options.device === 'object' ? options.device : Device.get(options.device ?? 0);
+  const context = device.context;
   const length = Math.ceil(bytesPerStep / 4);
   const kernels = loadBasicKernels({ context });
   try {

@@ -5,7 +5,7 @@
  * Batcher's own cost. items/s: items completed / wall time; p99: submit-to-resolve latency
  * of every request.
  */
-import { Batcher } from '../../src/pipeline/batching/batcher.js';
+import { Batcher } from '../../src/pipeline/index.js';
 import { BATCHER_BENCH } from '../harness/metrics.js';
 import { percentile, summarize } from '../harness/stats.js';
 import type { TscudaBenchmark } from './types.js';

@@ -6,7 +6,7 @@
  * compile (cache off) takes at least COMPILE_TARGET_MS; then compiles of that size run through
  * compileAsync() with the probe on. The synchronous compile's lag is noted for contrast.
  */
-import { Program } from '../../src/runtime/program.js';
+import { Program } from '../../src/runtime/index.js';
 import { startLagProbe } from '../harness/lag.js';
 import { lagPass } from './pipeline.js';
 import type { MeasuredMetric, TscudaBenchmark } from './types.js';

@@ -3,9 +3,8 @@
  * recorded on s1 and waited for by s2 (Event.record + Stream.waitEvent), in a loop of --iters
  * edges then both streams synchronised (bench.cu's m_coordinator_edge).
  */
-import { Event } from '../../src/runtime/event.js';
-import { Stream } from '../../src/runtime/stream.js';
-import { driverApi } from '../../src/runtime/cuda.js';
+import { Event, Stream } from '../../src/runtime/index.js';
+import { driver as driverApi } from '../../src/ffi/index.js';
 import { ffiFloorNote, loopMetric } from './timing.js';
 import { disposeAll, type BenchContext, type MeasuredMetric } from './types.js';
 

@@ -4,14 +4,9 @@
  * (timing.ts). Where C calls the driver, these call tscuda's public runtime API.
  */
 import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { Event } from '../../src/runtime/event.js';
-import { FftPlan } from '../../src/runtime/fft/plan.js';
-import type { FftType } from '../../src/runtime/fft/geometry.js';
-import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
-import type { Kernel, LaunchConfig } from '../../src/runtime/kernel.js';
-import { Stream } from '../../src/runtime/stream.js';
-import { driverApi } from '../../src/runtime/cuda.js';
+import { DeviceBuffer, Event, FftPlan, HostBuffer, Stream } from '../../src/runtime/index.js';
+import type { FftType, Kernel, LaunchConfig } from '../../src/runtime/index.js';
+import { driver as driverApi } from '../../src/ffi/index.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
 import { ffiFloorNote, firstTime, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';

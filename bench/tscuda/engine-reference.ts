@@ -7,7 +7,7 @@
  * (c_k = 2 except DC and Nyquist), Parseval's scaling. Pure (fft.js, radix 4, powers of two).
  */
 import FFT from 'fft.js';
-import { morletWavelet } from '../../src/signal/morlet.js';
+import { morletWavelet } from '../../src/signal/index.js';
 
 function hannPeriodic(n: number): Float64Array {
   const w = new Float64Array(n);

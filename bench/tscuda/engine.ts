@@ -12,12 +12,9 @@
  * WINDOW_MS, median over the windows. Before any timing, the first job's results are compared
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
-import { CudaError } from '../../src/ffi/errors.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { Event } from '../../src/runtime/event.js';
-import { HostBuffer } from '../../src/runtime/memory/host-buffer.js';
-import { Stream } from '../../src/runtime/stream.js';
-import type { Band, JobResult, JobSpec } from '../../src/engine/types.js';
+import { CudaError } from '../../src/ffi/index.js';
+import { DeviceBuffer, Event, HostBuffer, Stream } from '../../src/runtime/index.js';
+import type { Band, JobResult, JobSpec } from '../../src/engine/index.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';

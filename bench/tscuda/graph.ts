@@ -3,8 +3,7 @@
  * instantiated; host time of 200 launches + one synchronisation, per kernel
  * (bench.cu's m_graph_replay_per_kernel).
  */
-import { Graph, type GraphExec } from '../../src/runtime/graph.js';
-import { Stream } from '../../src/runtime/stream.js';
+import { Graph, type GraphExec, Stream } from '../../src/runtime/index.js';
 import { summarize } from '../harness/stats.js';
 import { disposeAll, type BenchContext, type MeasuredMetric } from './types.js';
 

@@ -6,9 +6,8 @@
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Module } from '../../src/runtime/module.js';
-import type { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import type { Kernel, LaunchConfig } from '../../src/runtime/kernel.js';
+import { Module } from '../../src/runtime/index.js';
+import type { DeviceBuffer, Kernel, LaunchConfig } from '../../src/runtime/index.js';
 import { findNvcc } from '../harness/native.js';
 import { runProcess } from '../harness/processes.js';
 import { tail } from '../harness/peers.js';

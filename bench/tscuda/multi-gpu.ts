@@ -21,14 +21,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { disableNvlinkMulticast } from '../../src/ffi/nccl.js';
-import { Communicator } from '../../src/orchestration/nccl/communicator.js';
-import { generateUniqueId, NcclUniqueId } from '../../src/orchestration/nccl/unique-id.js';
-import { Device } from '../../src/runtime/device.js';
-import { Event } from '../../src/runtime/event.js';
+import { disableNvlinkMulticast } from '../../src/ffi/index.js';
+import { Communicator, generateUniqueId, NcclUniqueId } from '../../src/orchestration/index.js';
+import { Device, Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
 import '../../src/runtime/index.js';
-import { DeviceBuffer } from '../../src/runtime/memory/device-buffer.js';
-import { Stream } from '../../src/runtime/stream.js';
 import { findNvcc } from '../harness/native.js';
 
 disableNvlinkMulticast();

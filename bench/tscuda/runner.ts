@@ -1,5 +1,5 @@
 /** Runs tscuda's benchmarks in this process, one pass at a time, collecting passes per metric. */
-import { CudaError } from '../../src/ffi/errors.js';
+import { CudaError } from '../../src/ffi/index.js';
 import type { TscudaMetricRun } from '../harness/merge.js';
 import { BATCHER_BENCHMARK } from './batcher.js';
 import { COMPILE_BENCHMARK } from './compile.js';

@@ -1,6 +1,5 @@
 /** What tscuda's benchmark functions share. */
-import type { Context } from '../../src/runtime/context.js';
-import type { Device } from '../../src/runtime/device.js';
+import type { Context, Device } from '../../src/runtime/index.js';
 import type { PassSummary } from '../harness/stats.js';
 import type { BenchKernels } from './kernels.js';
 import type { TimingOptions } from './timing.js';

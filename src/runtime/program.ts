@@ -1,46 +1,33 @@
-import { checkStatus, CudaError, nvrtc, statusName } from '../ffi/index.js';
-import { nvrtcResult } from '../ffi/generated/types.js';
+/**
+ * CUDA C++ compiled at run time with NVRTC: the Program (its source and headers, the compile
+ * itself, synchronous or on a worker thread, through the memory and disk cache). What a compile
+ * is told lives in program-options.ts, what it produces in compiled-program.ts.
+ */
+import { nvrtc, statusName } from '../ffi/index.js';
 import type { nvrtcProgram } from '../ffi/generated/types.js';
-import { Context } from './context.js';
-import { Device } from './device.js';
+import { CompiledProgram, CompileError } from './compiled-program.js';
 import { defaultDevice } from './defaults.js';
 import type { Kernel, KernelParamType } from './kernel.js';
 import { withToolkitInclude } from './cuda-include.js';
-import { Module } from './module.js';
-import { describeValue, expectResource, Resource } from './resource.js';
+import type { Module } from './module.js';
+import { Resource, describeValue } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
 import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry, type ProgramImageKind } from './program-cache.js';
+import {
+  checkCompileOptions,
+  checkNvrtc as check,
+  compileFlags,
+  defaultArch,
+  nvrtcSupportedArchs,
+  nvrtcVersion,
+  parseArch,
+  type CompileOptions,
+  type ProgramDescriptor,
+} from './program-options.js';
 
 export type { ProgramImageKind };
-
-/** What `new Program()` compiles: CUDA C++ source with its file name and in-memory headers, and a label. Nothing is compiled until `compile()`, `compileAsync()` or `kernel()`. */
-export interface ProgramDescriptor {
-  /** CUDA C++ source text. */
-  source: string;
-  /** The file name NVRTC uses in its messages and for `__FILE__` (default 'program.cu'). */
-  name?: string | undefined;
-  /** Headers the source may `#include "..."`, by include name: `{ 'util.cuh': '...' }`. */
-  headers?: Record<string, string> | undefined;
-  label?: string | undefined;
-}
-
-/** Options of `compile()`, `compileAsync()` and `kernel()`: NVRTC flags, target architecture and device, names to lower, and whether to use the cache. Compiles with equal options share a cache entry. */
-export interface CompileOptions {
-  /** NVRTC options, e.g. ['-std=c++17', '--use_fast_math', '-DN=4']. The architecture goes in `arch`, not here. */
-  options?: string[] | undefined;
-  /**
-   * 'sm_90' compiles to a cubin for that GPU; 'compute_90' to PTX (the driver JIT-compiles it at
-   * load, also for newer GPUs). Default: the device's own sm_XY, or, when this NVRTC is older than
-   * the device, PTX for the newest architecture it supports.
-   */
-  arch?: string | undefined;
-  /** The device whose architecture is the default, and whose context `load()` uses (default device 0). */
-  device?: Device | undefined;
-  /** C++ names to lower (templates, overloads, namespaced kernels): 'scale<float>'. Look them up with `lowered()`. */
-  nameExpressions?: string[] | undefined;
-  /** Use the memory and disk cache (default true). */
-  cache?: boolean | undefined;
-}
+export { CompiledProgram, CompileError } from './compiled-program.js';
+export { checkCompileOptions, compileFlags, defaultArch, nvrtcSupportedArchs, nvrtcVersion, parseArch, type CompileOptions, type ProgramDescriptor } from './program-options.js';
 
 /** A compile's resolved options (Program#plan). */
 interface CompilePlan {
@@ -49,144 +36,6 @@ interface CompilePlan {
   kind: ProgramImageKind;
   hit: CompiledProgram | undefined;
   store: (entry: ProgramCacheEntry) => CompiledProgram;
-}
-
-/**
- * NVRTC rejected the program: a CudaError of the nvrtc library (status NVRTC_ERROR_COMPILATION,
- * NVRTC_ERROR_INVALID_OPTION, ...) whose message carries NVRTC's whole log; so does `.log`.
- */
-export class CompileError extends CudaError {
-  override readonly name: string = 'CompileError';
-  /** The program's file name (`name` of the descriptor). */
-  readonly programName: string;
-  /** NVRTC's whole compilation log. */
-  readonly log: string;
-  /** The flags the compile was given, architecture first. */
-  readonly options: readonly string[];
-
-  constructor(programName: string, log: string, status: string = 'NVRTC_ERROR_COMPILATION', options: readonly string[] = []) {
-    super('nvrtc', nvrtcResult[status as keyof typeof nvrtcResult] ?? nvrtcResult.NVRTC_ERROR_COMPILATION, 'nvrtcCompileProgram', {
-      description: `NVRTC could not compile ${programName}${options.length ? ` (${options.join(' ')})` : ''}:\n${log}`,
-    });
-    this.programName = programName;
-    this.log = log;
-    this.options = options;
-  }
-}
-
-const check = (status: number, call: string, during: string): void => checkStatus('nvrtc', status, call, during);
-
-let version: string | undefined;
-/** The NVRTC version, 'major.minor' (e.g. '13.0'); part of every cache key. */
-export function nvrtcVersion(): string {
-  if (version !== undefined) return version;
-  const major: [number | null] = [0];
-  const minor: [number | null] = [0];
-  check(nvrtc().nvrtcVersion(major, minor), 'nvrtcVersion', 'reading the NVRTC version');
-  return (version = `${major[0]}.${minor[0]}`);
-}
-
-let supported: number[] | undefined;
-/** The real architectures this NVRTC compiles for, ascending: [75, 80, 86, 87, 89, 90, ...]. Empty when it cannot say. */
-export function nvrtcSupportedArchs(): number[] {
-  if (supported) return supported;
-  const api = nvrtc();
-  try {
-    const count = new Int32Array(1);
-    if (api.nvrtcGetNumSupportedArchs(count) !== 0 || count[0]! <= 0) return (supported = []);
-    const archs = new Int32Array(count[0]!);
-    if (api.nvrtcGetSupportedArchs(archs) !== 0) return (supported = []);
-    return (supported = Array.from(archs));
-  } catch {
-    return (supported = []); // an NVRTC without the query: trust the device's arch
-  }
-}
-
-/** 'sm_90' → { kind: 'cubin', number: 90 }; 'compute_90' → PTX; 'sm_90a' keeps its suffix. Throws on anything else. */
-export function parseArch(arch: string): { kind: ProgramImageKind; number: number } {
-  const m = /^(sm|compute)_(\d+)[a-z]?$/.exec(arch);
-  if (!m) throw new TypeError(`arch must look like 'sm_90' (cubin) or 'compute_90' (PTX), got ${JSON.stringify(arch)}`);
-  return { kind: m[1] === 'sm' ? 'cubin' : 'ptx', number: Number(m[2]) };
-}
-
-/**
- * The architecture a compile without `arch` targets: the device's own sm_XY when NVRTC supports it,
- * else PTX for the newest architecture NVRTC supports below it (the driver JIT-compiles that PTX).
- */
-export function defaultArch(deviceArch: string, supportedArchs: readonly number[]): string {
-  const { number } = parseArch(deviceArch);
-  if (supportedArchs.length === 0 || supportedArchs.includes(number)) return `sm_${number}`;
-  const below = supportedArchs.filter((a) => a <= number);
-  if (below.length === 0) throw new RangeError(`NVRTC supports ${supportedArchs.map((a) => `sm_${a}`).join(', ')}, none of which runs on this ${deviceArch} device`);
-  return `compute_${Math.max(...below)}`;
-}
-
-/** The NVRTC flags of a compile: the architecture first, then the caller's options (which must not set it again). */
-export function compileFlags(arch: string, options: readonly string[] = []): string[] {
-  if (typeof arch !== 'string') throw new TypeError(`arch must be a string like 'sm_90' or 'compute_90', got ${describeValue(arch)}`);
-  parseArch(arch);
-  if (!Array.isArray(options)) throw new TypeError(`compile options must be an array of NVRTC flags, got ${describeValue(options)}`);
-  for (const o of options) {
-    if (typeof o !== 'string') throw new TypeError(`NVRTC options must be strings, got ${String(o)}`);
-    if (o.includes('\0')) throw new TypeError(`NVRTC option ${JSON.stringify(o)} contains a NUL character`);
-    if (/^(-arch|--gpu-architecture)(=|$)/.test(o)) throw new TypeError(`give the architecture as compile({ arch }), not as the option ${JSON.stringify(o)}`);
-  }
-  return [`--gpu-architecture=${arch}`, ...options];
-}
-
-/**
- * Checks a compile's options before anything reaches NVRTC: an object; `arch` a string; `device` a
- * Device; `options` and `nameExpressions` arrays of strings; `cache` a boolean.
- */
-export function checkCompileOptions(options: unknown): asserts options is CompileOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`compile options must be an object, got ${describeValue(options)}`);
-  const o = options as Record<string, unknown>;
-  if (o.arch !== undefined && typeof o.arch !== 'string') throw new TypeError(`compile arch must be a string like 'sm_90', got ${describeValue(o.arch)}`);
-  if (o.device !== undefined && !(o.device instanceof Device)) throw new TypeError(`compile device must be a Device, got ${describeValue(o.device)}`);
-  if (o.options !== undefined && !Array.isArray(o.options)) throw new TypeError(`compile options.options must be an array of NVRTC flags, got ${describeValue(o.options)}`);
-  if (o.nameExpressions !== undefined && !Array.isArray(o.nameExpressions))
-    throw new TypeError(`compile nameExpressions must be an array of strings, got ${describeValue(o.nameExpressions)}`);
-  if (o.cache !== undefined && typeof o.cache !== 'boolean') throw new TypeError(`compile cache must be a boolean, got ${describeValue(o.cache)}`);
-}
-
-/** The result of Program.compile: a cubin or PTX image, NVRTC's log and the lowered names. */
-export class CompiledProgram {
-  readonly loweredNames: ReadonlyMap<string, string>;
-
-  constructor(
-    /** The cubin (ELF), or the PTX text NUL-terminated as NVRTC returns it. Shared with the cache: do not modify. */
-    readonly image: Uint8Array,
-    readonly kind: ProgramImageKind,
-    /** NVRTC's log (warnings), possibly empty. */
-    readonly log: string,
-    loweredNames: ReadonlyMap<string, string> | Record<string, string>,
-    /** True when the image came from the memory or disk cache rather than from NVRTC. */
-    readonly fromCache: boolean,
-    readonly label: string,
-    /** The architecture compiled for ('sm_90', 'compute_90'). */
-    readonly arch: string = '',
-    /** The cache key (sha256 hex): `<cacheDirectory()>/<key>.bin` and `.json` on disk. */
-    readonly cacheKey: string = '',
-    readonly device?: Device,
-  ) {
-    this.loweredNames = loweredNames instanceof Map ? loweredNames : new Map(Object.entries(loweredNames));
-  }
-
-  /** Loads the image as a Module, in `context` (default: the compile's device's primary context). Blocks like Module.load: about 1 ms for a cubin, longer for PTX the driver JIT-compiles. */
-  load(context?: Context): Module {
-    if (context !== undefined) expectResource(context, Context, `${this.label} load(context)`);
-    const ctx = context ?? this.device?.context;
-    return Module.load({ data: this.image, label: this.label, ...(ctx ? { context: ctx } : {}) });
-  }
-
-  /** The lowered (mangled) name of a name expression given at compile time, for `module.kernel(...)`. */
-  lowered(nameExpression: string): string {
-    if (typeof nameExpression !== 'string') throw new TypeError(`lowered(nameExpression) takes a string, got ${describeValue(nameExpression)}`);
-    const name = this.loweredNames.get(nameExpression);
-    if (name === undefined)
-      throw new Error(`"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`);
-    return name;
-  }
 }
 
 /**

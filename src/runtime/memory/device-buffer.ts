@@ -10,6 +10,7 @@ import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
+import { streamOrderedFree, type Allocation } from './allocation.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
 export interface DeviceBufferDescriptor extends Placement {
@@ -39,19 +40,6 @@ export interface CopyOptions {
 }
 
 type HostSide<T extends DType> = HostArray<T> | HostBuffer<T>;
-
-/**
- * How a buffer's memory goes back. Stream-ordered memory (cuMemAllocAsync, pools) is freed on
- * `stream`, after every other stream that used it reaches the point of its last use
- * (PyTorch's record_stream, automated): `usedOn` collects those streams.
- */
-interface Allocation {
-  free: (() => void) | undefined;
-  /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
-  stream: Stream | null | undefined;
-  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs); null: the legacy stream. */
-  usedOn: Set<Stream | null> | undefined;
-}
 
 /** Set by DeviceBuffer's static block: the one way outside the class to reach its protected constructor (see adoptDeviceMemory). */
 let adopt: <T extends DType>(dtype: T, length: number, address: number, context: Context) => DeviceBuffer<T>;
@@ -347,46 +335,6 @@ export function adoptDeviceMemory<T extends DType>(dtype: T, length: number, add
 const NO_OPTIONS: CopyOptions = Object.freeze({});
 /** Scratch of #range: the validated copy range, read right after. */
 const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
-
-/**
- * Frees stream-ordered memory on its stream, after an event of each other stream that used it
- * (the legacy stream too, and streams disposed since: their retired event): the allocator can then
- * not hand the memory out while that work still runs. The same closure runs from dispose() and
- * from the FinalizationRegistry, so memory collected without dispose() obeys the same rule.
- * A stream disposed before the memory is freed on the legacy stream instead, behind its retired event.
- */
-function streamOrderedFree(address: number, allocation: Allocation, context: Context): () => void {
-  return () => {
-    if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
-    const api = hot();
-    const owner = allocation.stream ?? null;
-    let target: CUstream | null;
-    const waits: (Stream | null)[] = allocation.usedOn ? [...allocation.usedOn] : [];
-    allocation.usedOn = undefined;
-    if (owner !== null && owner.disposed) {
-      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the legacy stream frees it instead.
-      target = null;
-      waits.push(owner);
-    } else target = owner === null ? null : owner.handle;
-    context.makeCurrent();
-    for (const other of waits) {
-      if (other === owner && owner !== null && !owner.disposed) continue;
-      let event;
-      let recycled = false;
-      if (other !== null && other.disposed) {
-        event = other.retiredEvent;
-        if (event === undefined) continue;
-      } else {
-        event = context.completionEvents.acquire();
-        recycled = true;
-        check(api.eventRecord(event, other === null ? null : other.handle), 'cuEventRecord', 'ordering a free after its last use');
-      }
-      check(api.streamWaitEvent(target, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
-      if (recycled) context.completionEvents.recycle(event);
-    }
-    check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
-  };
-}
 
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
 function checkDescriptor(descriptor: unknown, what: string): void {

@@ -2,13 +2,27 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkLayers, importsOf } from '../../../tools/layers.js';
+import { checkAll, checkBenchImports, checkFileLengths, checkLayers, importsOf, LONG_FILES_BEING_SPLIT, MAX_LINES } from '../../../tools/layers.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
 describe('the layer rule of docs/design.md', () => {
   it('holds for src/: no upward import, no import of tests or benchmarks, no cycle (type-only imports included)', () => {
     expect(checkLayers(root).map((v) => v.message)).toEqual([]);
+  });
+
+  it('holds for the whole tree: no hand-written src/ file over the length limit, bench/ on entry points', () => {
+    expect(checkAll(root).map((v) => v.message)).toEqual([]);
+  });
+
+  it('allows long files only while another change splits them', () => {
+    expect(LONG_FILES_BEING_SPLIT).toEqual([
+      'src/server/create-server.ts',
+      'src/orchestration/coordinator.ts',
+      'src/pipeline/batching/batcher.ts',
+      'src/engine/gpu-lane.ts',
+      'src/engine/engine-core.ts',
+    ]);
   });
 
   describe('catches', () => {
@@ -74,6 +88,36 @@ describe('the layer rule of docs/design.md', () => {
         'src/runtime/context.ts': "import type { Device } from './types.js';\nexport class Context { constructor(readonly device: Device) {} }",
       });
       expect(checkLayers(base)).toEqual([]);
+    });
+
+    it('a hand-written file over the limit, but not generated code or an allowed file', () => {
+      const long = Array.from({ length: MAX_LINES + 1 }, (_, i) => `export const a${i} = ${i};`).join('\n') + '\n';
+      const exact = Array.from({ length: MAX_LINES }, (_, i) => `export const a${i} = ${i};`).join('\n') + '\n';
+      const base = tree('length', {
+        'src/runtime/long.ts': long,
+        'src/runtime/exact.ts': exact,
+        'src/kernels/launchers.generated.ts': long,
+        'src/ffi/generated/api.ts': long,
+        'src/engine/allowed.ts': long,
+      });
+      const v = checkFileLengths(base, ['src/engine/allowed.ts']);
+      expect(v.map((x) => x.rule)).toEqual(['length']);
+      expect(v[0]!.message).toBe(`src/runtime/long.ts has ${MAX_LINES + 1} lines (at most ${MAX_LINES}): split it by concept`);
+    });
+
+    it('a benchmark importing a private module without saying why', () => {
+      const base = tree('bench', {
+        'src/runtime/index.ts': "export { Stream } from './stream.js';",
+        'src/runtime/stream.ts': 'export class Stream {}',
+        'src/index.ts': "export * from './runtime/index.js';",
+        'bench/ok.ts': "import { Stream } from '../src/runtime/index.js';\nimport * as root from '../src/index.js';\nexport const s = [Stream, root];",
+        'bench/marked.ts':
+          "import { Stream } from '../src/runtime/stream.js'; // private-path: the class alone\n// private-path: a dynamic import, marked on the line above\nconst m = await import('../src/runtime/stream.js');\nexport const s = [Stream, m];",
+        'bench/deep.ts': "import {\n  Stream,\n} from '../src/runtime/stream.js';\nexport const s = Stream;",
+      });
+      const v = checkBenchImports(base);
+      expect(v.map((x) => x.rule)).toEqual(['bench-import']);
+      expect(v[0]!.message).toMatch(/^bench\/deep\.ts:3 imports src\/runtime\/stream\.ts: import an entry point/);
     });
 
     it('shipped code importing tests or benchmarks, and unknown folders', () => {

@@ -1,0 +1,61 @@
+/**
+ * How device memory goes back: cuMemFree, or, for stream-ordered memory, cuMemFreeAsync on its
+ * stream behind every other stream that used it (the record_stream rule of docs/design.md).
+ */
+import type { CUstream } from '../../ffi/generated/types.js';
+import { check, hot } from '../cuda.js';
+import type { Context } from '../context.js';
+import type { Stream } from '../stream.js';
+
+/**
+ * How a buffer's memory goes back. Stream-ordered memory (cuMemAllocAsync, pools) is freed on
+ * `stream`, after every other stream that used it reaches the point of its last use
+ * (PyTorch's record_stream, automated): `usedOn` collects those streams.
+ */
+export interface Allocation {
+  free: (() => void) | undefined;
+  /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
+  stream: Stream | null | undefined;
+  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs); null: the legacy stream. */
+  usedOn: Set<Stream | null> | undefined;
+}
+
+/**
+ * Frees stream-ordered memory on its stream, after an event of each other stream that used it
+ * (the legacy stream too, and streams disposed since: their retired event): the allocator can then
+ * not hand the memory out while that work still runs. The same closure runs from dispose() and
+ * from the FinalizationRegistry, so memory collected without dispose() obeys the same rule.
+ * A stream disposed before the memory is freed on the legacy stream instead, behind its retired event.
+ */
+export function streamOrderedFree(address: number, allocation: Allocation, context: Context): () => void {
+  return () => {
+    if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
+    const api = hot();
+    const owner = allocation.stream ?? null;
+    let target: CUstream | null;
+    const waits: (Stream | null)[] = allocation.usedOn ? [...allocation.usedOn] : [];
+    allocation.usedOn = undefined;
+    if (owner !== null && owner.disposed) {
+      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the legacy stream frees it instead.
+      target = null;
+      waits.push(owner);
+    } else target = owner === null ? null : owner.handle;
+    context.makeCurrent();
+    for (const other of waits) {
+      if (other === owner && owner !== null && !owner.disposed) continue;
+      let event;
+      let recycled = false;
+      if (other !== null && other.disposed) {
+        event = other.retiredEvent;
+        if (event === undefined) continue;
+      } else {
+        event = context.completionEvents.acquire();
+        recycled = true;
+        check(api.eventRecord(event, other === null ? null : other.handle), 'cuEventRecord', 'ordering a free after its last use');
+      }
+      check(api.streamWaitEvent(target, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
+      if (recycled) context.completionEvents.recycle(event);
+    }
+    check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
+  };
+}
