@@ -3,12 +3,18 @@ import type { FunctionDeclaration } from './support.js';
 
 type Raw = Record<string, (...args: unknown[]) => unknown>;
 
-/** Status-returning functions become throwing ones whose out-parameters are the return value. */
+/**
+ * Status-returning functions become throwing ones whose out-parameters are the return value: the
+ * one checked-call path of every library (driver, runtime, cuFFT, NVRTC, NCCL). A failed status
+ * throws `toError(status, call)`: a CudaError with the library's description by default, or the
+ * library's own subclass (NCCL's NcclError, which adds NCCL's last-error message).
+ */
 export function checkedLibrary<T extends object>(
   library: CudaLibraryName,
   raw: object,
   declarations: readonly FunctionDeclaration[],
   describe: (code: number) => string | undefined,
+  toError: (status: number, call: string) => CudaError = (status, call) => new CudaError(library, status, call, { description: describe(status) }),
 ): T {
   const api = {} as Record<string, unknown>;
   const fns = raw as Raw;
@@ -38,7 +44,7 @@ export function checkedLibrary<T extends object>(
               } else args[i] = ins[next++];
             }
             const status = fn(...args) as number;
-            if (status !== 0) throw new CudaError(library, status, name, { description: describe(status) });
+            if (status !== 0) throw toError(status, name);
             const values = cells.map((c) => (Array.isArray(c) ? c[0] : c));
             if (values.length === 0) return undefined;
             if (values.length === 1) return values[0];
@@ -55,4 +61,4 @@ export function checkedLibrary<T extends object>(
   return api as T;
 }
 
-const STATUS_TYPES = new Set(['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult']);
+const STATUS_TYPES = new Set(['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult', 'ncclResult_t']);

@@ -1,13 +1,25 @@
-import { CUresult, CUresult_DESCRIPTIONS, cudaError_t, cudaError_t_DESCRIPTIONS, cufftResult, cufftResult_DESCRIPTIONS, nvrtcResult } from './generated/types.js';
+import { CUresult, CUresult_DESCRIPTIONS, cudaError_t, cudaError_t_DESCRIPTIONS, cufftResult, cufftResult_DESCRIPTIONS, ncclResult_t, nvrtcResult } from './generated/types.js';
 
-/** A library whose status codes CudaError decodes: libcuda ('driver', CUresult), libcudart ('runtime', cudaError_t), cuFFT (cufftResult) or NVRTC (nvrtcResult). */
-export type CudaLibraryName = 'driver' | 'runtime' | 'cufft' | 'nvrtc';
+/** A library whose status codes CudaError decodes: libcuda ('driver', CUresult), libcudart ('runtime', cudaError_t), cuFFT (cufftResult), NVRTC (nvrtcResult) or NCCL (ncclResult_t, thrown as NcclError). */
+export type CudaLibraryName = 'driver' | 'runtime' | 'cufft' | 'nvrtc' | 'nccl';
 
-const ENUMS: Record<CudaLibraryName, Readonly<Record<string, number>>> = { driver: CUresult, runtime: cudaError_t, cufft: cufftResult, nvrtc: nvrtcResult };
+/** What each ncclResult_t means (nccl.h has no description table). */
+const NCCL_DESCRIPTIONS: Readonly<Record<number, string>> = {
+  1: 'a call to a CUDA function failed',
+  2: 'a call to the system failed (socket, memory, file descriptors, ...)',
+  3: 'an internal check failed: a bug in NCCL or memory corruption',
+  4: 'an argument has an invalid value',
+  5: 'the call is invalid in its context (wrong rank, group, communicator state, ...)',
+  6: 'a call failed on a remote peer (network error, peer process gone)',
+  7: 'the operation is still in progress (non-blocking communicator)',
+};
+
+const ENUMS: Record<CudaLibraryName, Readonly<Record<string, number>>> = { driver: CUresult, runtime: cudaError_t, cufft: cufftResult, nvrtc: nvrtcResult, nccl: ncclResult_t };
 const DESCRIPTIONS: Partial<Record<CudaLibraryName, Readonly<Record<number, string>>>> = {
   driver: CUresult_DESCRIPTIONS,
   runtime: cudaError_t_DESCRIPTIONS,
   cufft: cufftResult_DESCRIPTIONS,
+  nccl: NCCL_DESCRIPTIONS,
 };
 
 const nameCache = new Map<CudaLibraryName, Map<number, string>>();
@@ -20,6 +32,11 @@ export function statusName(library: CudaLibraryName, code: number): string {
     nameCache.set(library, names);
   }
   return names.get(code) ?? `UNKNOWN_${code}`;
+}
+
+/** What a status means, from the library's header (or NCCL's table above), or undefined. */
+export function statusDescription(library: CudaLibraryName, code: number): string | undefined {
+  return DESCRIPTIONS[library]?.[code];
 }
 
 /**

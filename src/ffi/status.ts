@@ -4,6 +4,7 @@
  */
 import { nvrtc } from './api.js';
 import { CudaError, type CudaLibraryName } from './errors.js';
+import { ncclError } from './nccl.js';
 
 /** NVRTC's own description of a status (its header has none), or undefined. The other libraries' come from their headers. */
 function libraryDescription(library: CudaLibraryName, status: number): string | undefined {
@@ -17,6 +18,7 @@ function libraryDescription(library: CudaLibraryName, status: number): string | 
 
 /** The CudaError for a failed call: status, enum name, the library's own description, the call, what it was doing. */
 export function statusError(library: CudaLibraryName, status: number, call: string, during?: string): CudaError {
+  if (library === 'nccl') return ncclError(status, call, during);
   const description = libraryDescription(library, status);
   return new CudaError(library, status, call, { ...(during === undefined ? {} : { during }), ...(description === undefined ? {} : { description }) });
 }

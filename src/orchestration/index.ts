@@ -22,4 +22,5 @@ export { Profiler, type ProfileToken, type ProfilerDescriptor } from './profiler
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from '../report/timeline.js';
 export { DevicePool, type DevicePoolDescriptor, type DeviceMetrics, type DeviceStreamRequest } from './device-pool.js';
 export { chooseDevice, checkPlacement, resolveDeviceList, DEVICE_PLACEMENTS, type DevicePlacement, type DeviceLoad } from './device-placement.js';
-export * from './nccl/index.js';
+// NCCL's safe layer (communicators and their collectives, unique ids, groups) lives in runtime/nccl, beside cuFFT's; orchestration, which coordinates work across devices, keeps exporting it.
+export * from '../runtime/nccl/index.js';

@@ -26,3 +26,5 @@ export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';
 export { trimPinnedCache, pinnedCacheBytes } from './memory/pinned-cache.js';
+// NCCL's safe layer (several GPUs, several processes); tscuda/orchestration exports it too.
+export * from './nccl/index.js';

@@ -5,8 +5,8 @@ import { registerKoffiTypes } from '../../../src/ffi/generated/types.js';
 import { CudaUnavailableError } from '../../../src/ffi/errors.js';
 import { nccl, NcclError, ncclStatusName } from '../../../src/ffi/nccl.js';
 import { isLibraryAvailable } from '../../../src/ffi/libraries.js';
-import { NcclUniqueIdError } from '../../../src/orchestration/nccl/errors.js';
-import { NCCL_UNIQUE_ID_BYTES, NcclUniqueId } from '../../../src/orchestration/nccl/unique-id.js';
+import { NcclUniqueIdError } from '../../../src/runtime/nccl/errors.js';
+import { NCCL_UNIQUE_ID_BYTES, NcclUniqueId } from '../../../src/runtime/nccl/unique-id.js';
 
 function randomId(): Uint8Array {
   const b = new Uint8Array(NCCL_UNIQUE_ID_BYTES);

@@ -3,9 +3,9 @@
  * at the outermost ncclGroupEnd, so their completion is recorded then, not when they were called.
  */
 import { checkNccl, nccl, ncclError } from '../../ffi/nccl.js';
-import { check, driverApi } from '../../runtime/cuda.js';
-import { Context } from '../../runtime/context.js';
-import type { Stream } from '../../runtime/stream.js';
+import { check, driverApi } from '../cuda.js';
+import { Context } from '../context.js';
+import type { Stream } from '../stream.js';
 
 interface Pending {
   readonly stream: Stream;

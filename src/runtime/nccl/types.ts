@@ -3,7 +3,7 @@
  * Pure: no library is loaded here.
  */
 import { ncclDataType_t, ncclRedOp_t } from '../../ffi/generated/types.js';
-import { DTYPES, type DType } from '../../runtime/memory/dtype.js';
+import { DTYPES, type DType } from '../memory/dtype.js';
 import { NcclDTypeError, NcclOpError } from './errors.js';
 
 /** The reductions NCCL has built in. */

@@ -1,14 +1,17 @@
 /**
  * NCCL communicators: one per rank (a GPU of this process, or one process per GPU or per node),
  * with collectives enqueued on tscuda streams and awaited like every other piece of GPU work.
+ * The safe form of NCCL's API, as FftPlan is cuFFT's: the collectives are the communicator's own
+ * methods (orchestration re-exports the class; it coordinates work across devices around it).
  */
 import type { ncclComm_t, ncclUniqueId } from '../../ffi/generated/types.js';
 import { checkNccl, disableNvlinkMulticast, nccl, ncclError, NcclError } from '../../ffi/nccl.js';
-import type { Context } from '../../runtime/context.js';
-import { Device } from '../../runtime/device.js';
-import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
-import { describeValue, Resource } from '../../runtime/resource.js';
-import { Stream } from '../../runtime/stream.js';
+import type { Context } from '../context.js';
+import { resolveContext } from '../defaults.js';
+import { Device } from '../device.js';
+import { DeviceBuffer } from '../memory/device-buffer.js';
+import { describeValue, expectResource, isLive, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
 import { NcclRangeError } from './errors.js';
 import { completion, group, inGroup, restoreCurrentContext } from './group.js';
 import { ncclMoveType, ncclReduceType, type NcclReduceOp } from './types.js';
@@ -48,11 +51,20 @@ export interface InitRankDescriptor {
   label?: string | undefined;
 }
 
+/** The device of a rank, by the runtime's one placement rule (runtime/defaults.ts: default device 0). */
 function resolveDevice(device: Device | number | undefined, what: string): Device {
-  if (device === undefined) return Device.get(0);
-  if (typeof device === 'number') return Device.get(device);
-  if (!(device instanceof Device)) throw new TypeError(`${what}: device must be a Device or an ordinal, got ${describeValue(device)}`);
-  return device;
+  if (device !== undefined && typeof device !== 'number' && !(device instanceof Device))
+    throw new TypeError(`${what}: device must be a Device or an ordinal, got ${describeValue(device)}`);
+  return resolveContext({ device }).device;
+}
+
+/**
+ * The receiver check of every public method: a real Communicator (TypeError for anything else,
+ * `Communicator.prototype.allReduce.call({}, ...)` say) that is still alive (DisposedError after
+ * dispose() or abort()), before NCCL sees a handle.
+ */
+function live(self: unknown, method: string): Communicator {
+  return isLive(self, Communicator) ? self : expectResource(self, Communicator, `Communicator ${method}: the receiver`);
 }
 
 function checkInteger(value: unknown, min: number, max: number, what: string): number {
@@ -152,7 +164,7 @@ export class Communicator extends Resource {
 
   /** What NCCL itself says of the communicator: its rank count, CUDA device and rank (ncclCommCount/CuDevice/UserRank). */
   describe(): { count: number; cudaDevice: number; rank: number } {
-    this.assertAlive();
+    live(this, 'describe');
     const api = nccl();
     const c: [number | null] = [0];
     checkNccl(api.ncclCommCount(this.handle, c), 'ncclCommCount');
@@ -165,7 +177,7 @@ export class Communicator extends Resource {
 
   /** An asynchronous error NCCL recorded on the communicator (a peer gone, a network failure), or undefined. */
   asyncError(): NcclError | undefined {
-    this.assertAlive();
+    live(this, 'asyncError');
     const cell: [number | null] = [0];
     checkNccl(nccl().ncclCommGetAsyncError(this.handle, cell as never), 'ncclCommGetAsyncError');
     const code = cell[0] ?? 0;
@@ -174,6 +186,7 @@ export class Communicator extends Resource {
 
   /** Sum (or `op`) of every rank's `send`, into every rank's `recv` (in place when they are the same buffer). */
   allReduce<T extends DeviceBuffer>(send: T, recv: T, options: ReduceOptions): Promise<void> {
+    live(this, 'allReduce');
     const what = `${this.label} allReduce`;
     const stream = this.#stream(options, what);
     // The average over one rank is the value itself: NCCL's sum copies it exactly. (NCCL 2.28.3's
@@ -190,6 +203,7 @@ export class Communicator extends Resource {
 
   /** The root's `send` into every rank's `recv` (`send` may be null on other ranks; the same buffer as `recv` for in place). */
   broadcast<T extends DeviceBuffer>(send: T | null, recv: T, options: CollectiveOptions & RootOptions): Promise<void> {
+    live(this, 'broadcast');
     const what = `${this.label} broadcast`;
     const stream = this.#stream(options, what);
     const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
@@ -207,6 +221,7 @@ export class Communicator extends Resource {
 
   /** Sum (or `op`) of every rank's `send` into the root's `recv` (`recv` may be null on other ranks). */
   reduce<T extends DeviceBuffer>(send: T, recv: T | null, options: ReduceOptions & RootOptions): Promise<void> {
+    live(this, 'reduce');
     const what = `${this.label} reduce`;
     const stream = this.#stream(options, what);
     const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
@@ -223,6 +238,7 @@ export class Communicator extends Resource {
 
   /** Every rank's `count` elements of `send`, concatenated by rank into every rank's `recv` (size x count elements). */
   allGather<T extends DeviceBuffer>(send: T, recv: T, options: CollectiveOptions): Promise<void> {
+    live(this, 'allGather');
     const what = `${this.label} allGather`;
     const stream = this.#stream(options, what);
     const t = ncclMoveType(send?.dtype, what);
@@ -236,6 +252,7 @@ export class Communicator extends Resource {
 
   /** The reduction of every rank's `send` (size x count elements), rank r keeping block r in `recv` (count elements, default recv.length). */
   reduceScatter<T extends DeviceBuffer>(send: T, recv: T, options: ReduceOptions): Promise<void> {
+    live(this, 'reduceScatter');
     const what = `${this.label} reduceScatter`;
     const stream = this.#stream(options, what);
     const t = ncclReduceType(send?.dtype, options.op ?? 'sum', what);
@@ -249,6 +266,7 @@ export class Communicator extends Resource {
 
   /** Sends `count` elements (default all) of `buffer` to `peer`, which must recv them; pair them inside group() when both sides run in one thread. */
   send(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    live(this, 'send');
     const what = `${this.label} send`;
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
@@ -260,6 +278,7 @@ export class Communicator extends Resource {
 
   /** Receives `count` elements (default the buffer's length) from `peer` into `buffer`. */
   recv(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    live(this, 'recv');
     const what = `${this.label} recv`;
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
@@ -271,6 +290,7 @@ export class Communicator extends Resource {
 
   /** Aborts in-flight operations and frees the communicator (ncclCommAbort): the way out after a peer failed. */
   abort(): void {
+    if (!(this instanceof Communicator)) live(this, 'abort');
     if (this.disposed) return;
     const status = nccl().ncclCommAbort(this.handle);
     restoreCurrentContext();
@@ -286,6 +306,7 @@ export class Communicator extends Resource {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: options { stream, ... } are required, got ${describeValue(options)}`);
     const stream = options.stream;
     if (!(stream instanceof Stream)) throw new TypeError(`${what}: options.stream must be a Stream of device ${this.device.ordinal}, got ${describeValue(stream)}`);
+    stream.checkAlive();
     if (stream.context !== this.context) throw new Error(`${what}: stream "${stream.label}" belongs to ${stream.context.label}, not to device ${this.device.ordinal} of this rank`);
     return stream;
   }
@@ -293,8 +314,8 @@ export class Communicator extends Resource {
   #buffers(stream: Stream, what: string, ...buffers: DeviceBuffer[]): void {
     const first = buffers[0]!;
     for (const [i, b] of buffers.entries()) {
-      if (b === null || typeof b !== 'object' || typeof (b as { checkUsable?: unknown }).checkUsable !== 'function')
-        throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
+      // A brand check, not a shape check: an object with a checkUsable() and an address is not device memory.
+      if (!(b instanceof DeviceBuffer)) throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
       b.checkUsable(stream);
       if (i > 0 && b.dtype !== first.dtype) throw new TypeError(`${what}: "${first.label}" holds ${first.dtype} but "${b.label}" holds ${b.dtype}`);
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ncclDataType_t, ncclRedOp_t } from '../../../src/ffi/generated/types.js';
-import { NcclDTypeError, NcclOpError } from '../../../src/orchestration/nccl/errors.js';
-import { isReduceOp, ncclMoveType, ncclOp, ncclReduceType, NCCL_REDUCE_OPS } from '../../../src/orchestration/nccl/types.js';
+import { NcclDTypeError, NcclOpError } from '../../../src/runtime/nccl/errors.js';
+import { isReduceOp, ncclMoveType, ncclOp, ncclReduceType, NCCL_REDUCE_OPS } from '../../../src/runtime/nccl/types.js';
 import { DTYPES, type DType } from '../../../src/runtime/memory/dtype.js';
 
 describe('NCCL reduction operators', () => {
