@@ -13,7 +13,7 @@
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
 import { CudaError } from '../../src/ffi/index.js';
-import { DeviceBuffer, Event, HostBuffer, Stream } from '../../src/runtime/index.js';
+import { DeviceBuffer, Event, HostBuffer, Stream, type Precision } from '../../src/runtime/index.js';
 import type { Band, JobResult, JobSpec } from '../../src/engine/index.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
@@ -134,7 +134,7 @@ export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
 /** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
 function lend(engine: JobEngine, length: number): Float32Array;
 function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
-function lend(engine: JobEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
+function lend(engine: JobEngine, length: number, dtype: Precision = 'f32'): Float32Array | Float64Array {
   return dtype === 'f32' ? engine.hostBuffer('f32', length) : engine.hostBuffer('f64', length);
 }
 

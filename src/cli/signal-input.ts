@@ -10,6 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import wavefile from 'wavefile';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** The input formats, chosen by file extension unless given. */
 export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv';
@@ -156,7 +157,7 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
 }
 
 /** Decodes raw little-endian float32 or float64 samples. */
-export function decodeRaw(bytes: Uint8Array, format: 'f32' | 'f64', options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+export function decodeRaw(bytes: Uint8Array, format: Precision, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
   checkFs(options.fs, name);
   const size = format === 'f32' ? 4 : 8;
   if (bytes.byteLength === 0) throw new SignalInputError(`${name}: the file is empty`);

@@ -20,6 +20,17 @@ export { allocPitched, copy2D, type PitchedBuffer, type Copy2D } from './memory/
 export { Program, CompiledProgram, CompileError, nvrtcVersion, nvrtcSupportedArchs, type ProgramDescriptor, type CompileOptions, type ProgramImageKind } from './program.js';
 export { clearProgramMemoryCache, cacheDirectory } from './program-cache.js';
 export { FftPlan, type FftExecOptions } from './fft/plan.js';
+export {
+  COMPLEX_OF,
+  realToComplexType,
+  complexToRealType,
+  complexType,
+  type Precision,
+  type ComplexOf,
+  type RealToComplex,
+  type ComplexToReal,
+  type ComplexToComplex,
+} from './fft/precision.js';
 export { FftPlanCache, fft, fftPlans, type FftCallOptions } from './fft/plan-cache.js';
 export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, FftInput, FftOutput, FftDtypes } from './fft/geometry.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';

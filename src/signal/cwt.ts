@@ -61,9 +61,7 @@ function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: St
   const build = (buffer: DeviceBuffer<'c64' | 'c128'>): void => {
     const params = ws.table(ctx, `${g.key}:params`, 'f64', stream, () => g.params);
     ws.kernel(ctx, 'morlet_table', p)(elementwise(nf * L, stream), buffer, params, nf, L);
-    const exec = { stream };
-    if (p === 'f32') ws.plan(ctx, 'C2C', L, nf).forward(buffer as DeviceBuffer<'c64'>, buffer as DeviceBuffer<'c64'>, exec);
-    else ws.plan(ctx, 'Z2Z', L, nf).forward(buffer as DeviceBuffer<'c128'>, buffer as DeviceBuffer<'c128'>, exec);
+    ws.complexInPlace(ctx, p, L, nf, buffer, 'forward', stream);
   };
   return ws.built(ctx, `${p}:${g.key}`, stream, make, build) as ComplexBuffer;
 }
@@ -88,7 +86,7 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   const outDtype = output === 'complex' ? COMPLEX_OF[p] : p;
   const outLength = batch * g.rows * n;
   if (batch * nf * L > 2 ** 31 - 1) throw new RangeError(`cwt work of ${batch} x ${nf} x ${L} exceeds 2^31 - 1 elements; split the batch`);
-  let out: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>;
+  let out: DeviceBuffer<Precision | 'c64' | 'c128'>;
   if (options.into) {
     expectBuffer(options.into, outDtype, outLength, 'cwt into');
     out = options.into;
@@ -98,12 +96,9 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   const half = ws.scratch(ctx, stream, 'cwt-half', COMPLEX_OF[p], batch * (Math.floor(L / 2) + 1));
   const work = ws.scratch(ctx, stream, 'cwt-work', COMPLEX_OF[p], batch * nf * L);
   ws.kernel(ctx, 'pad_rows', p)(elementwise(batch * L, stream), x, padded, batch, n, L);
-  const exec = { stream };
-  if (p === 'f32') ws.plan(ctx, 'R2C', L, batch).forward(padded as DeviceBuffer<'f32'>, half as DeviceBuffer<'c64'>, exec);
-  else ws.plan(ctx, 'D2Z', L, batch).forward(padded as DeviceBuffer<'f64'>, half as DeviceBuffer<'c128'>, exec);
+  ws.realForward(ctx, p, L, batch, padded, half, stream);
   ws.kernel(ctx, 'cwt_multiply', p)(elementwise(batch * nf * L, stream), half, table, work, batch, nf, L);
-  if (p === 'f32') ws.plan(ctx, 'C2C', L, batch * nf).inverse(work as DeviceBuffer<'c64'>, work as DeviceBuffer<'c64'>, exec);
-  else ws.plan(ctx, 'Z2Z', L, batch * nf).inverse(work as DeviceBuffer<'c128'>, work as DeviceBuffer<'c128'>, exec);
+  ws.complexInPlace(ctx, p, L, batch * nf, work, 'inverse', stream);
   if (output === 'complex') ws.kernel(ctx, 'cwt_complex', p)(elementwise(batch * nf * n, stream), work, out, batch * nf, n, L, 1 / L);
   else if (options.bands === undefined) ws.kernel(ctx, 'cwt_power', p)(elementwise(batch * nf * n, stream), work, out, batch * nf, n, L, 1 / (L * L));
   else {

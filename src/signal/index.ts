@@ -39,7 +39,7 @@
  * // the freqs inside each band). cwtGeometry(N, o) gives the sizes without running.
  * cwt(x: RealBuffer, o: { fs?: number; freqs?: number[] ; scales?: number[]; nCycles?: number; w0?: number;
  *   wavelet?: 'morlet'; output?: 'complex' | 'power'; bands?: [lo, hi][]; batch?: number; stream?: Stream;
- *   into?: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'> }): ComplexBuffer | RealBuffer
+ *   into?: DeviceBuffer<Precision | 'c64' | 'c128'> }): ComplexBuffer | RealBuffer
  * ```
  *
  * signalWorkspace.releaseStream(stream): frees the scratch kept for `stream` (call before disposing it).

@@ -105,9 +105,7 @@ export function rfft(input: RealBuffer, output: ComplexBuffer, options: SeriesOp
   const p = realPrecision(input, 'rfft input');
   expectBuffer(input, p, batch * length, 'rfft input');
   expectBuffer(output, COMPLEX_OF[p], batch * halfBins(length), 'rfft output');
-  const exec = { stream: options.stream };
-  if (p === 'f32') ws.plan(input.context, 'R2C', length, batch).forward(input as DeviceBuffer<'f32'>, output as DeviceBuffer<'c64'>, exec);
-  else ws.plan(input.context, 'D2Z', length, batch).forward(input as DeviceBuffer<'f64'>, output as DeviceBuffer<'c128'>, exec);
+  ws.realForward(input.context, p, length, batch, input, output, options.stream);
 }
 
 export interface IrfftOptions extends SeriesOptions {
@@ -125,9 +123,7 @@ export function irfft(spectrum: ComplexBuffer, output: RealBuffer, options: Irff
   expectBuffer(spectrum, COMPLEX_OF[p], batch * halfBins(length), 'irfft spectrum');
   expectBuffer(output, p, batch * length, 'irfft output');
   const stream = options.stream;
-  const exec = { stream };
-  if (p === 'f32') ws.plan(spectrum.context, 'C2R', length, batch).inverse(spectrum as DeviceBuffer<'c64'>, output as DeviceBuffer<'f32'>, exec);
-  else ws.plan(spectrum.context, 'Z2D', length, batch).inverse(spectrum as DeviceBuffer<'c128'>, output as DeviceBuffer<'f64'>, exec);
+  ws.realInverse(spectrum.context, p, length, batch, spectrum, output, stream);
   if (options.normalize ?? true) ws.kernel(spectrum.context, 'scale', p)(elementwise(batch * length, stream), output, batch, length, 1 / length);
 }
 

@@ -79,9 +79,7 @@ function framesSpectra(x: RealBuffer, p: Precision, batch: number, g: SpectralGe
     boundaryCode(g.boundary),
     detrendCode(g.detrend),
   );
-  const exec = { stream };
-  if (p === 'f32') ws.plan(ctx, 'R2C', g.nfft, rows).forward(frames as DeviceBuffer<'f32'>, half as DeviceBuffer<'c64'>, exec);
-  else ws.plan(ctx, 'D2Z', g.nfft, rows).forward(frames as DeviceBuffer<'f64'>, half as DeviceBuffer<'c128'>, exec);
+  ws.realForward(ctx, p, g.nfft, rows, frames, half, stream);
   return half as ComplexBuffer;
 }
 
@@ -264,21 +262,18 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
   const out = allocOr(options.output, p, batch * g.outputLength, Zxx, stream, 'istft');
   const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
   ws.kernel(ctx, 'arrange_istft', p)(elementwise(rows * rowBins, stream), Zxx, spectra, batch, frames, freqs, rowBins, g.nfft, g.onesided ? 1 : 0);
-  const exec = { stream };
   const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p, stream);
   let framesBuffer: DeviceBuffer<DType>;
   let frameStride: number;
   let elemStride: number;
   if (g.onesided) {
     const real = ws.scratch(ctx, stream, 'istft-frames', p, rows * g.nfft);
-    if (p === 'f32') ws.plan(ctx, 'C2R', g.nfft, rows).inverse(spectra as DeviceBuffer<'c64'>, real as DeviceBuffer<'f32'>, exec);
-    else ws.plan(ctx, 'Z2D', g.nfft, rows).inverse(spectra as DeviceBuffer<'c128'>, real as DeviceBuffer<'f64'>, exec);
+    ws.realInverse(ctx, p, g.nfft, rows, spectra, real, stream);
     framesBuffer = real;
     frameStride = g.nfft;
     elemStride = 1;
   } else {
-    if (p === 'f32') ws.plan(ctx, 'C2C', g.nfft, rows).inverse(spectra as DeviceBuffer<'c64'>, spectra as DeviceBuffer<'c64'>, exec);
-    else ws.plan(ctx, 'Z2Z', g.nfft, rows).inverse(spectra as DeviceBuffer<'c128'>, spectra as DeviceBuffer<'c128'>, exec);
+    ws.complexInPlace(ctx, p, g.nfft, rows, spectra, 'inverse', stream);
     // The kernel reads the real parts: the complex rows seen as reals, every other one.
     framesBuffer = spectra;
     frameStride = 2 * g.nfft;

@@ -10,7 +10,7 @@ import { Event } from '../runtime/event.js';
 import { FftPlanCache } from '../runtime/fft/plan-cache.js';
 import type { FftPlan } from '../runtime/fft/plan.js';
 import type { FftType } from '../runtime/fft/geometry.js';
-import { COMPLEX_OF, type ComplexOf, type Precision } from '../runtime/fft/precision.js';
+import { COMPLEX_OF, complexToRealType, complexType, realToComplexType, type ComplexOf, type Precision } from '../runtime/fft/precision.js';
 import type { LaunchConfig } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
@@ -122,6 +122,28 @@ export class SignalWorkspace {
   /** A cached 1-D batched plan of `n`-point transforms. */
   plan<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
     return this.plans.get({ shape: [n], type, batch, context });
+  }
+
+  /**
+   * `batch` forward real transforms of `n` points of precision `p` (R2C or D2Z, chosen by
+   * realToComplexType) from `input` (real) into `output` (one-sided complex), on `stream`. The
+   * plan checks both buffers' dtypes and sizes against its type.
+   */
+  realForward(context: Context, p: Precision, n: number, batch: number, input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, stream: Stream | undefined): void {
+    this.plan(context, realToComplexType(p), n, batch).forward(input as DeviceBuffer<Precision>, output as DeviceBuffer<ComplexOf<Precision>>, { stream });
+  }
+
+  /** `batch` in-place complex transforms of `n` points over precision `p`'s complex type (C2C or Z2Z), `direction` forward or inverse (unnormalised). */
+  complexInPlace(context: Context, p: Precision, n: number, batch: number, buffer: DeviceBuffer<DType>, direction: 'forward' | 'inverse', stream: Stream | undefined): void {
+    const data = buffer as DeviceBuffer<ComplexOf<Precision>>;
+    const plan = this.plan(context, complexType(p), n, batch);
+    if (direction === 'forward') plan.forward(data, data, { stream });
+    else plan.inverse(data, data, { stream });
+  }
+
+  /** The inverse of realForward: one-sided complex `input` back to `n` real points each (C2R or Z2D; unnormalised, and cuFFT overwrites `input`). */
+  realInverse(context: Context, p: Precision, n: number, batch: number, input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, stream: Stream | undefined): void {
+    this.plan(context, complexToRealType(p), n, batch).inverse(input as DeviceBuffer<ComplexOf<Precision>>, output as DeviceBuffer<Precision>, { stream });
   }
 
   /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */

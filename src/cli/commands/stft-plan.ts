@@ -5,6 +5,7 @@
  */
 import { basename, extname } from 'node:path';
 import type { Band } from '../../engine/types.js';
+import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
 import { choiceOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
@@ -28,7 +29,7 @@ export interface StftCommandOptions {
   channel: number | 'mean' | undefined;
   column: number | string | undefined;
   dbRange: number;
-  precision: 'f32' | 'f64';
+  precision: Precision;
   device: number;
   saveMagnitude: boolean;
   /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */

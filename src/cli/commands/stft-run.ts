@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { JobEngine } from '../../engine/index.js';
 import type { JobResult } from '../../engine/types.js';
 import { Device } from '../../runtime/device.js';
+import type { Precision } from '../../runtime/fft/precision.js';
 import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import { Stream } from '../../runtime/stream.js';
 import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
@@ -73,7 +74,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
         bar.update((c / chunks.length) * 2, `spectrogram ${c + 1}/${chunks.length}`);
         const len = (count - 1) * g.step + g.nperseg;
         const xin = x.view(0, len) as RealBuffer;
-        (xin as DeviceBuffer<'f32' | 'f64'>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
+        (xin as DeviceBuffer<Precision>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
         const out = zxx.view(0, freqs * count) as ComplexBuffer;
         stft(xin, {
           fs: input.fs,

@@ -1,6 +1,6 @@
 /**
  * Real precisions and the cuFFT transform types that go with them: the one place that decides
- * that f32 series use R2C/C2R plans over c64 spectra and f64 series D2Z/Z2D over c128.
+ * that f32 series use R2C/C2R (and C2C) plans over c64 spectra and f64 series D2Z/Z2D (and Z2Z) over c128.
  */
 
 /** The real element type of a series: single ('f32') or double ('f64') precision. */
@@ -14,6 +14,14 @@ export const COMPLEX_OF: Readonly<{ [P in Precision]: ComplexOf<P> }> = { f32: '
 export type RealToComplex<P extends Precision> = P extends 'f32' ? 'R2C' : 'D2Z';
 /** The inverse complex -> real transform of a precision: C2R for f32, Z2D for f64. */
 export type ComplexToReal<P extends Precision> = P extends 'f32' ? 'C2R' : 'Z2D';
+
+/** The complex <-> complex transform of a precision: C2C for f32 (c64), Z2Z for f64 (c128). */
+export type ComplexToComplex<P extends Precision> = P extends 'f32' ? 'C2C' : 'Z2Z';
+
+/** The cuFFT type of a complex transform over precision `p`'s complex type (C2C or Z2Z). */
+export function complexType<P extends Precision>(p: P): ComplexToComplex<P> {
+  return (p === 'f32' ? 'C2C' : 'Z2Z') as ComplexToComplex<P>;
+}
 
 /** The cuFFT type of a forward real transform of precision `p` (R2C or D2Z). */
 export function realToComplexType<P extends Precision>(p: P): RealToComplex<P> {

@@ -4,6 +4,7 @@
  * src/signal/morlet.ts): complex output, power, band power; freqs with nCycles and scales with w0;
  * f32 and f64; the table built on one stream and used from another.
  */
+import type { Precision } from '../../../src/runtime/fft/precision.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
@@ -11,17 +12,17 @@ import { clearSignalCaches, cwt, cwtGeometry, cwtReference, morletGeometry } fro
 import { gpu } from '../gpu-available.js';
 import { randomSeries, relativeL2 } from './scipy.js';
 
-type P = 'f32' | 'f64';
+type P = Precision;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
 
-function readAll(b: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>): Float64Array {
+function readAll(b: DeviceBuffer<Precision | 'c64' | 'c128'>): Float64Array {
   const n = b.dtype === 'c64' || b.dtype === 'c128' ? 2 * b.length : b.length;
   const host = b.dtype === 'f32' || b.dtype === 'c64' ? new Float32Array(n) : new Float64Array(n);
   (b as DeviceBuffer<'f32'>).read(host as Float32Array);
   return Float64Array.from(host);
 }
 
-function poisoned(dtype: 'f32' | 'f64' | 'c64' | 'c128', length: number): DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'> {
+function poisoned(dtype: Precision | 'c64' | 'c128', length: number): DeviceBuffer<Precision | 'c64' | 'c128'> {
   const n = dtype === 'c64' || dtype === 'c128' ? 2 * length : length;
   const host = dtype === 'f32' || dtype === 'c64' ? new Float32Array(n).fill(Number.NaN) : new Float64Array(n).fill(Number.NaN);
   return DeviceBuffer.from(dtype, host as never);

@@ -4,6 +4,7 @@
  * planted bin-centred cosines), and the host-finishing conveniences bandPower and dominantCycle.
  * Fresh random inputs, NaN-poisoned outputs.
  */
+import type { Precision } from '../../../src/runtime/fft/precision.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
@@ -30,20 +31,20 @@ import {
 import { gpu } from '../gpu-available.js';
 import { relativeL2, randomSeries } from './scipy.js';
 
-type P = 'f32' | 'f64';
+type P = Precision;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
 
 function upload(p: P, x: ArrayLike<number>): DeviceBuffer<'f32'> | DeviceBuffer<'f64'> {
   return p === 'f32' ? DeviceBuffer.from('f32', Float32Array.from(x)) : DeviceBuffer.from('f64', Float64Array.from(x));
 }
 
-function poisoned(dtype: 'f32' | 'f64' | 'c64' | 'c128', length: number): DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'> {
+function poisoned(dtype: Precision | 'c64' | 'c128', length: number): DeviceBuffer<Precision | 'c64' | 'c128'> {
   const n = dtype === 'c64' || dtype === 'c128' ? 2 * length : length;
   const host = dtype === 'f32' || dtype === 'c64' ? new Float32Array(n).fill(Number.NaN) : new Float64Array(n).fill(Number.NaN);
   return DeviceBuffer.from(dtype, host as never);
 }
 
-function readAll(b: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>): Float64Array {
+function readAll(b: DeviceBuffer<Precision | 'c64' | 'c128'>): Float64Array {
   const n = b.dtype === 'c64' || b.dtype === 'c128' ? 2 * b.length : b.length;
   const host = b.dtype === 'f32' || b.dtype === 'c64' ? new Float32Array(n) : new Float64Array(n);
   (b as DeviceBuffer<'f32'>).read(host as Float32Array);

@@ -4,6 +4,7 @@
  * boundary/padded/scaling combination. Relative L2 <= 1e-5 (f32) / 1e-12 (f64). Outputs are
  * written into NaN-poisoned buffers, so an element the GPU skips fails the comparison.
  */
+import type { Precision } from '../../../src/runtime/fft/precision.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
@@ -24,7 +25,7 @@ import {
 import { gpu } from '../gpu-available.js';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
 
-type P = 'f32' | 'f64';
+type P = Precision;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
 const skip = !gpu.available ? gpu.reason : !scipy.ok ? scipy.reason : '';
 
@@ -37,13 +38,13 @@ function seen(p: P, x: Float64Array): Float64Array {
   return p === 'f32' ? Float64Array.from(Float32Array.from(x)) : x;
 }
 
-function poisoned<T extends 'f32' | 'f64' | 'c64' | 'c128'>(dtype: T, length: number): DeviceBuffer<T> {
+function poisoned<T extends Precision | 'c64' | 'c128'>(dtype: T, length: number): DeviceBuffer<T> {
   const n = dtype === 'c64' || dtype === 'c128' ? 2 * length : length;
   const host = dtype === 'f32' || dtype === 'c64' ? new Float32Array(n).fill(Number.NaN) : new Float64Array(n).fill(Number.NaN);
   return DeviceBuffer.from(dtype, host as never);
 }
 
-function readAll(b: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>): Float64Array {
+function readAll(b: DeviceBuffer<Precision | 'c64' | 'c128'>): Float64Array {
   const n = b.dtype === 'c64' || b.dtype === 'c128' ? 2 * b.length : b.length;
   const host = b.dtype === 'f32' || b.dtype === 'c64' ? new Float32Array(n) : new Float64Array(n);
   (b as DeviceBuffer<'f32'>).read(host as Float32Array);
@@ -146,7 +147,7 @@ describe.skipIf(!!skip)(`signal vs scipy.signal${skip ? ` (skipped: ${skip})` : 
       await stream.done();
       const want = await scipyReference(ref);
       const inverse: ScipyCase[] = [];
-      const inverted: { id: string; x: DeviceBuffer<'f32' | 'f64'>; roundtrip: boolean; conditioning: Float64Array }[] = [];
+      const inverted: { id: string; x: DeviceBuffer<Precision>; roundtrip: boolean; conditioning: Float64Array }[] = [];
       stftCases.forEach((o, c) => {
         const z = zs[c]!;
         const w = want.get(`stft${c}`)!;
@@ -226,7 +227,7 @@ describe.skipIf(!!skip)(`signal vs scipy.signal${skip ? ` (skipped: ${skip})` : 
         { nperseg: 65, window: ['kaiser', 6], scaling: 'spectrum' },
       ];
       const ref: ScipyCase[] = [];
-      const outs: DeviceBuffer<'f32' | 'f64'>[] = [];
+      const outs: DeviceBuffer<Precision>[] = [];
       cases.forEach((o, c) => {
         const s = spectrogram(x, { ...o, batch, stream });
         const w = welch(x, { ...o, batch, stream });

@@ -5,6 +5,7 @@
  * which checks the grid-stride loops and the indexing; the GPU tests check the real thing.
  * Skipped, with the reason, where g++ or python3 with scipy is missing.
  */
+import type { Precision } from '../../../src/runtime/fft/precision.js';
 import { execaSync } from 'execa';
 import koffi from 'koffi';
 import { mkdtempSync } from 'node:fs';
@@ -28,7 +29,7 @@ import { cwtReference, bandMembers, morletGeometry } from '../../../src/signal/m
 import { getWindow } from '../../../src/signal/window.js';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from '../../gpu/signal/scipy.js';
 
-type P = 'f32' | 'f64';
+type P = Precision;
 type Arr = Float32Array | Float64Array;
 const HERE = join(import.meta.dirname, 'emulation');
 

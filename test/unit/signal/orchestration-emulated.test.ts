@@ -6,6 +6,7 @@
  * references before the GPU suite runs the real thing. Skipped, with the reason, where g++ or
  * python3 with scipy is missing.
  */
+import type { Precision } from '../../../src/runtime/fft/precision.js';
 import { describe, expect, it, vi } from 'vitest';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from '../../gpu/signal/scipy.js';
 import { emulatedKernels, FakeDeviceBuffer } from './emulation/fake-runtime.js';
@@ -21,7 +22,7 @@ vi.mock('../../../src/kernels/launchers.generated.js', async (importOriginal) =>
 
 const signal = await import('../../../src/signal/index.js');
 
-type P = 'f32' | 'f64';
+type P = Precision;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
 const emu = emulatedKernels();
 const skip = !emu.so ? emu.reason : !scipy.ok ? scipy.reason : '';
