@@ -99,8 +99,8 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   ws.realForward(ctx, p, L, batch, padded, half, stream);
   ws.kernel(ctx, 'cwt_multiply', p)(elementwise(batch * nf * L, stream), half, table, work, batch, nf, L);
   ws.complexInPlace(ctx, p, L, batch * nf, work, 'inverse', stream);
-  if (output === 'complex') ws.kernel(ctx, 'cwt_complex', p)(elementwise(batch * nf * n, stream), work, out, batch * nf, n, L, 1 / L);
-  else if (options.bands === undefined) ws.kernel(ctx, 'cwt_power', p)(elementwise(batch * nf * n, stream), work, out, batch * nf, n, L, 1 / (L * L));
+  if (output === 'complex') ws.kernel(ctx, 'cwt_complex', p)(elementwise(batch * nf * n, stream), work, out as ComplexBuffer, batch * nf, n, L, 1 / L);
+  else if (options.bands === undefined) ws.kernel(ctx, 'cwt_power', p)(elementwise(batch * nf * n, stream), work, out as RealBuffer, batch * nf, n, L, 1 / (L * L));
   else {
     const key = `${g.key}:bands:${JSON.stringify(options.bands)}`;
     const bands = options.bands;
@@ -109,7 +109,7 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
     const offsetsTable = ws.table(ctx, `${key}:offsets`, 'i32', stream, () => members().offsets);
     const membersTable = ws.table(ctx, `${key}:members`, 'i32', stream, () => members().members);
     const nb = options.bands.length;
-    ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out, offsetsTable, membersTable, batch, nf, nb, n, L, 1 / (L * L));
+    ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out as RealBuffer, offsetsTable, membersTable, batch, nf, nb, n, L, 1 / (L * L));
   }
   return out as ComplexBuffer | RealBuffer;
 }

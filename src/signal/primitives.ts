@@ -89,7 +89,8 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
     perRow(batch * Math.ceil(length / DETREND_TILE), stream),
     input,
     output,
-    stats ?? input,
+    // Without detrending or a window the kernel reads neither table: any device address fills the slot.
+    stats ?? (input as DeviceBuffer<'f64'>),
     window ?? input,
     length,
     batch,

@@ -157,14 +157,14 @@ export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): Sp
   const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
   const half = framesSpectra(x, p, batch, g, stream);
   const launch = elementwise(total, stream);
-  if (mode === 'psd') ws.kernel(x.context, 'arrange_psd', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  if (mode === 'psd') ws.kernel(x.context, 'arrange_psd', p)(launch, half, Sxx as RealBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
   // The other modes are scipy's STFT of the frames: the square root of the psd scale, nothing doubled.
-  else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
+  else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx as ComplexBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
   else
     ws.kernel(x.context, 'spectrogram_mode', p)(
       elementwise(batch * g.freqs, stream),
       half,
-      Sxx,
+      Sxx as RealBuffer,
       batch,
       g.frames,
       g.halfBins,
@@ -281,7 +281,7 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
   }
   ws.kernel(ctx, 'overlap_add', p)(
     elementwise(batch * g.outputLength, stream),
-    framesBuffer,
+    framesBuffer as RealBuffer, // real frames, or complex rows read as reals (the strides below)
     out,
     window,
     batch,

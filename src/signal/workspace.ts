@@ -76,6 +76,23 @@ export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
 
 type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32` ? B : never;
 
+/** The parameters (after the launch config) of the generated launcher `N`. */
+type Params<N extends keyof SignalKernels> = SignalKernels[N] extends (config: LaunchConfig, ...args: infer A) => void ? A : never;
+/** One parameter that may come from either precision's variant: a buffer of either dtype, or the scalar both take. */
+type Either<X, Y> = [X, Y] extends [DeviceBuffer<infer T1>, DeviceBuffer<infer T2>] ? DeviceBuffer<T1 | T2> | DeviceBuffer<T1> | DeviceBuffer<T2> : X | Y;
+/** Two variants' parameter lists, position by position (a homomorphic map over A keeps it a tuple). */
+type Zip<A extends readonly unknown[], C extends readonly unknown[]> = { [K in keyof A]: Either<A[K], K extends keyof C ? C[K] : never> };
+
+/**
+ * The launcher of signal kernel `B` at a precision chosen at run time: the generated parameter
+ * list kept (arity, order, scalar types; a launch with a missing or swapped argument is a tsc
+ * error), each buffer the f32 variant's dtype or the f64 variant's.
+ */
+export type PrecisionLaunch<B extends KernelBase> = (
+  config: LaunchConfig,
+  ...args: Zip<Params<`${B}_f32` & keyof SignalKernels>, Params<`${B}_f64` & keyof SignalKernels>>
+) => void;
+
 /** Per-context state: kernels, immutable tables. */
 class ContextState {
   readonly kernels: SignalKernels;
@@ -106,17 +123,18 @@ export class SignalWorkspace {
     return s;
   }
 
-  /** The launcher `<base>_<precision>` in `context`. */
-  kernel(context: Context, base: KernelBase, precision: Precision): Launch {
+  /** The launcher `<base>_<precision>` in `context`, typed by its generated parameter list (see PrecisionLaunch). */
+  kernel<B extends KernelBase>(context: Context, base: B, precision: Precision): PrecisionLaunch<B> {
     const state = this.#state(context);
-    const name = `${base}_${precision}`;
+    const name = `${base}_${precision}` as const;
     let launch = state.launchers.get(name);
     if (!launch) {
-      const ks = state.kernels as unknown as Record<string, Launch>;
-      launch = ks[name]!.bind(ks);
+      // The one untyped step: the name is built at run time; the type above is the launcher's own.
+      const generated = state.kernels[name as keyof SignalKernels] as unknown as Launch;
+      launch = generated.bind(state.kernels);
       state.launchers.set(name, launch);
     }
-    return launch;
+    return launch as unknown as PrecisionLaunch<B>;
   }
 
   /** A cached 1-D batched plan of `n`-point transforms. */
