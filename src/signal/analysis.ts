@@ -8,7 +8,7 @@ import { finishDominantCycles, type DominantCycle } from './cycles.js';
 import { checkFs, type DetrendType } from './geometry.js';
 import { bandPowers, detrendWindow, dominantCycleDevice, halfBins, rfft, type RealBuffer } from './primitives.js';
 import { windowSum, type WindowSpec } from './window.js';
-import { COMPLEX_OF, expectBuffer, realSeries, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, expectBuffer, outputPlacement, realSeries, signalWorkspace as ws } from './workspace.js';
 
 /** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: the legacy default stream of x's context) and where to write. */
 export interface DetrendOptions {
@@ -28,7 +28,7 @@ export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', o
   if (options.output) {
     expectBuffer(options.output, p, x.length, 'detrend output');
     out = options.output;
-  } else out = DeviceBuffer.alloc(p, x.length, stream ? { stream, label: 'detrend output' } : { context: x.context, label: 'detrend output' }) as RealBuffer;
+  } else out = DeviceBuffer.alloc(p, x.length, outputPlacement(x.context, stream, 'detrend output')) as RealBuffer;
   detrendWindow(x, out, { batch, length, detrend: type, window: null, stream });
   return out;
 }
@@ -85,7 +85,7 @@ export async function bandPower(x: RealBuffer, bands: readonly (readonly [number
   const all: (readonly [number, number])[] = options.relative ? [...bands, [0, fs / 2]] : [...bands];
   const { spectrum, batch, length } = spectrumOf(x, options, 'bandPower');
   const stream = options.stream;
-  using out = DeviceBuffer.alloc('f64', batch * all.length, stream ? { stream, label: 'bandPower output' } : { context: x.context, label: 'bandPower output' });
+  using out = DeviceBuffer.alloc('f64', batch * all.length, outputPlacement(x.context, stream, 'bandPower output'));
   bandPowers(spectrum as DeviceBuffer<'c64'>, out, { batch, length, fs, bands: all, stream });
   const host = await readBack(out, stream);
   if (!options.relative) return host;
@@ -113,7 +113,7 @@ export async function dominantCycle(x: RealBuffer, options: DominantCycleOptions
   const fs = checkFs(options.fs ?? 1);
   const { spectrum, batch, length } = spectrumOf(x, options, 'dominantCycle');
   const stream = options.stream;
-  using out = DeviceBuffer.alloc('f64', 4 * batch, stream ? { stream, label: 'dominantCycle output' } : { context: x.context, label: 'dominantCycle output' });
+  using out = DeviceBuffer.alloc('f64', 4 * batch, outputPlacement(x.context, stream, 'dominantCycle output'));
   dominantCycleDevice(spectrum as DeviceBuffer<'c64'>, out, { batch, length, fs, stream, ...(options.range ? { range: options.range } : {}) });
   const rows = await readBack(out, stream);
   const window = options.window ?? null;

@@ -9,7 +9,7 @@ import type { Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
 import { positiveInteger } from './geometry.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */
@@ -90,7 +90,7 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   if (options.into) {
     expectBuffer(options.into, outDtype, outLength, 'cwt into');
     out = options.into;
-  } else out = DeviceBuffer.alloc(outDtype, outLength, stream ? { stream, label: 'cwt output' } : { context: ctx, label: 'cwt output' });
+  } else out = DeviceBuffer.alloc(outDtype, outLength, outputPlacement(ctx, stream, 'cwt output'));
   const table = waveletTable(x, g, p, stream);
   const padded = ws.scratch(ctx, stream, 'cwt-pad', p, batch * L);
   const half = ws.scratch(ctx, stream, 'cwt-half', COMPLEX_OF[p], batch * (Math.floor(L / 2) + 1));

@@ -9,7 +9,7 @@ import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { bandRanges } from './cycles.js';
 import { bandBins, checkDetrend, checkFs, detrendCode, positiveInteger, type DetrendType } from './geometry.js';
 import type { WindowSpec } from './window.js';
-import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, elementwise, expectBuffer, onStream, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 
 export type { RealBuffer, ComplexBuffer };
 
@@ -78,7 +78,7 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
   let stats: DeviceBuffer<'f64'> | null = null;
   if (code !== 0) {
     stats = ws.scratch(ctx, stream, 'detrend-stats', 'f64', 2 * batch);
-    stats.memset(0, stream ? { stream } : {});
+    stats.memset(0, onStream(stream));
     // Chunks of 4096 samples: enough blocks to fill the GPU when a few long series are detrended.
     const chunk = 4096;
     const blocks = batch * Math.ceil(length / chunk);

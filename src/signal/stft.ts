@@ -29,7 +29,7 @@ import {
   type StftScaling,
 } from './geometry.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, perRow, precisionOf, realSeries, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, perRow, precisionOf, realSeries, signalWorkspace as ws, type Precision } from './workspace.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
@@ -50,7 +50,7 @@ function allocOr<T extends DType>(
     expectBuffer(given, dtype, length, `${what} output`);
     return given as DeviceBuffer<T>;
   }
-  return DeviceBuffer.alloc(dtype, length, stream ? { stream, label: `${what} output` } : { context: x.context, label: `${what} output` });
+  return DeviceBuffer.alloc(dtype, length, outputPlacement(x.context, stream, `${what} output`));
 }
 
 /**

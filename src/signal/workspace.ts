@@ -52,10 +52,26 @@ export const BLOCK = 256;
 /** Grid cap: grid-stride loops cover the rest. */
 const MAX_GRID = 8192;
 
+/**
+ * What "no stream given" means for a signal operation, decided here once for every operation
+ * (stft, istft, spectrogram, cwt, detrend, band metrics, the primitives): work goes to the legacy
+ * default stream of the input's context, outputs are allocated there synchronously (cuMemAlloc,
+ * not stream-ordered), and host waits are the context's. With a stream, everything is enqueued
+ * on it and outputs are allocated stream-ordered on it. These two helpers spell that out.
+ */
+export function onStream(stream: Stream | undefined): { stream?: Stream } {
+  return stream ? { stream } : {};
+}
+
+/** Where an operation's output buffer is allocated: stream-ordered on `stream`, else in `context` (see onStream). */
+export function outputPlacement(context: Context, stream: Stream | undefined, label: string): { stream: Stream; label: string } | { context: Context; label: string } {
+  return stream ? { stream, label } : { context, label };
+}
+
 /** Launch config for `total` independent items, one per thread. */
 export function elementwise(total: number, stream: Stream | undefined): LaunchConfig {
   const grid = Math.max(1, Math.min(Math.ceil(total / BLOCK), MAX_GRID));
-  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+  return { grid, block: BLOCK, stream }; // undefined: the legacy default stream (see onStream)
 }
 
 /** A real (f32/f64) input of `batch` series: its precision, the batch and the series length; TypeError/RangeError naming `what` otherwise. */
@@ -71,7 +87,7 @@ export function realSeries(x: RealBuffer, batch: number | undefined, what: strin
 /** Launch config for `rows` rows, one block per row. */
 export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
   const grid = Math.max(1, Math.min(rows, 65535));
-  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+  return { grid, block: BLOCK, stream }; // undefined: the legacy default stream (see onStream)
 }
 
 type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32` ? B : never;
