@@ -47,7 +47,7 @@ for (const source of LIBRARY_SOURCES) {
   const reason = !clang ? 'clang not installed' : !header ? `${source.header} not present here` : '';
   describe.skipIf(!!reason)(`extraction of ${source.header}${reason ? ` (skipped: ${reason})` : ''}`, () => {
     it('reproduces the committed snapshot', async () => {
-      const snap = await extract(clang!, root, source, '13.0');
+      const snap = await extract(clang!, root, source, CUDA_TOOLKIT_VERSION);
       expect(snapshotText(snap) === (await readFile(join(SNAPSHOT_DIR, `${source.library}.json`), 'utf8'))).toBe(true);
     });
   });

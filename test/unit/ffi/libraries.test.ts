@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { CUDA_MAJOR, PIP_WHEEL_FOLDER } from '../../../src/ffi/cuda-version.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,7 +25,7 @@ describe('library search', () => {
     expect(searchFolders('cufft', env({}))).not.toContain(dir);
   });
   it('finds pip wheels and conda packages in $CONDA_PREFIX', () => {
-    const dir = wheel('conda', 'python3.11', 'nvidia/cu13/lib', 'libnvrtc.so.13');
+    const dir = wheel('conda', 'python3.11', `${PIP_WHEEL_FOLDER}/lib`, `libnvrtc.so.${CUDA_MAJOR}`);
     const folders = searchFolders('nvrtc', env({ CONDA_PREFIX: join(root, 'conda') }));
     expect(folders).toContain(dir);
     expect(folders).toContain(join(root, 'conda', 'lib'));

@@ -1,4 +1,5 @@
 import koffi from 'koffi';
+import { PIP_SUFFIX } from '../../../src/ffi/cuda-version.js';
 import { describe, expect, it } from 'vitest';
 import { NCCL_FUNCTIONS } from '../../../src/ffi/generated/nccl.js';
 import { registerKoffiTypes } from '../../../src/ffi/generated/types.js';
@@ -85,7 +86,7 @@ describe('NCCL library and errors', () => {
   it('loads lazily: without NCCL the error names where it looked; with it NCCL_NVLS_ENABLE=0 is set first', () => {
     if (!isLibraryAvailable('nccl')) {
       expect(() => nccl()).toThrow(CudaUnavailableError);
-      expect(() => nccl()).toThrow(/nccl library not found \(searched: .*libnccl\.so\.2.*nvidia-nccl-cu13/);
+      expect(() => nccl()).toThrow(new RegExp(`nccl library not found \\(searched: .*libnccl\\.so\\.2.*nvidia-nccl-${PIP_SUFFIX}`));
       return;
     }
     const saved = process.env.NCCL_NVLS_ENABLE;
