@@ -30,7 +30,7 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
 
 /** One broken rule, as a sentence naming both files. */
 export interface LayerViolation {
-  rule: 'layer' | 'outside-src' | 'cycle' | 'unknown-folder' | 'length' | 'bench-import';
+  rule: 'layer' | 'outside-src' | 'cycle' | 'unknown-folder' | 'length' | 'bench-import' | 'device-load';
   message: string;
 }
 
@@ -41,6 +41,8 @@ const IMPORT =
 export interface ImportRef {
   spec: string;
   typeOnly: boolean;
+  /** `import('...')`: loaded when the call runs, not with the importing file. */
+  dynamic?: true;
 }
 
 /** Relative module specifiers a TypeScript source imports or re-exports (comments removed first). */
@@ -52,7 +54,13 @@ export function importsOf(source: string): ImportRef[] {
     if (!spec || !spec.startsWith('.')) continue;
     const head = m[0].trimStart();
     const typeOnly = m[4] !== undefined || /^(import|export)\s+type\b/.test(head) || /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
-    out.push({ spec, typeOnly });
+    if (m[2] !== undefined) {
+      // `import('x').Name` outside an await is a type (`options: import('./s.js').Stream`), not a load.
+      const after = code.slice(m.index! + m[0].length);
+      const before = code.slice(Math.max(0, m.index! - 8), m.index!);
+      const typeQuery = /^\.(?!then\b|catch\b|finally\b)[A-Za-z_$]/.test(after) && !/await\s*\(?\s*$/.test(before);
+      out.push({ spec, typeOnly: typeOnly || typeQuery, dynamic: true });
+    } else out.push({ spec, typeOnly });
   }
   return out;
 }
@@ -223,9 +231,56 @@ export function checkBenchImports(root: string): LayerViolation[] {
   return out;
 }
 
-/** Everything this tool checks: the layer rule, file lengths, benchmark imports. */
+/**
+ * src/runtime/defaults.ts resolves the default device through the Device class that device.ts
+ * registers when it loads (device.ts imports the classes that import defaults.ts, so defaults.ts
+ * cannot import it). So every program that loads defaults.ts must load device.ts too: every
+ * file of test/, bench/ and examples/, every src/ file no other src/ file imports (the entry
+ * points, the CLI, worker entry files), and every target of a dynamic import, counting the
+ * files each loads with it (static value imports; type-only imports load nothing).
+ */
+export function checkDeviceLoaded(root: string): LayerViolation[] {
+  const defaults = join(root, 'src', 'runtime', 'defaults.ts');
+  const device = join(root, 'src', 'runtime', 'device.ts');
+  if (!existsSync(defaults) || !existsSync(device)) return [];
+  const folders = ['src', 'test', 'bench', 'examples'].map((f) => join(root, f)).filter((f) => existsSync(f));
+  const files = folders.flatMap((f) => listTs(f));
+  const loads = new Map<string, string[]>();
+  const dynamicTargets = new Set<string>();
+  const importedBySrc = new Set<string>();
+  const src = join(root, 'src') + sep;
+  for (const file of files) {
+    const refs = importsOf(readFileSync(file, 'utf8'))
+      .filter((r) => !r.typeOnly)
+      .map((r) => ({ target: resolveImport(file, r.spec), dynamic: r.dynamic === true }))
+      .filter((r) => r.target.endsWith('.ts') && existsSync(r.target));
+    loads.set(
+      file,
+      refs.filter((r) => !r.dynamic).map((r) => r.target),
+    );
+    for (const r of refs) {
+      if (r.dynamic) dynamicTargets.add(r.target);
+      else if (file.startsWith(src)) importedBySrc.add(r.target);
+    }
+  }
+  const roots = files.filter((f) => !f.startsWith(src) || !importedBySrc.has(f) || dynamicTargets.has(f));
+  const out: LayerViolation[] = [];
+  for (const start of roots) {
+    const seen = new Set<string>([start]);
+    const stack = [start];
+    while (stack.length > 0) for (const next of loads.get(stack.pop()!) ?? []) if (!seen.has(next)) (seen.add(next), stack.push(next));
+    if (seen.has(defaults) && !seen.has(device))
+      out.push({
+        rule: 'device-load',
+        message: `${relative(root, start)} loads src/runtime/defaults.ts but not src/runtime/device.ts, which registers the Device class it resolves placements with: import an entry point (src/runtime/index.js, ...) or src/runtime/device.js`,
+      });
+  }
+  return out;
+}
+
+/** Everything this tool checks: the layer rule, file lengths, benchmark imports, Device loaded wherever placements are resolved. */
 export function checkAll(root: string): LayerViolation[] {
-  return [...checkLayers(root), ...checkFileLengths(root), ...checkBenchImports(root)];
+  return [...checkLayers(root), ...checkFileLengths(root), ...checkBenchImports(root), ...checkDeviceLoaded(root)];
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {

@@ -3,8 +3,40 @@
  * option (docs/design.md: "default device/context resolved in one function").
  */
 import { Context } from './context.js';
-import { Device } from './device.js';
 import { describeValue, expectResource } from './resource.js';
+import type { Device } from './types.js';
+
+/**
+ * What this file needs of the Device class: device.ts registers it when it loads. device.ts
+ * cannot be imported here: its factories (`device.createStream()`, ...) import Stream and the
+ * other classes, which import this file. Every program loads device.ts before it places work:
+ * each entry point imports it, and tools/layers.ts checks that every program of the repository
+ * that reaches this file also loads device.ts.
+ */
+export interface DeviceClass {
+  /** `Device.get(ordinal)`. */
+  get(ordinal: number): Device;
+  /** `value instanceof Device`. */
+  is(value: unknown): value is Device;
+}
+
+let deviceClass: DeviceClass | undefined;
+
+/** Called once by device.ts as it loads. */
+export function registerDeviceClass(c: DeviceClass): void {
+  deviceClass = c;
+}
+
+function devices(): DeviceClass {
+  if (deviceClass === undefined)
+    throw new Error('tscuda: src/runtime/device.ts was never loaded, so no device can be resolved; import tscuda through an entry point (tscuda, tscuda/runtime, ...)');
+  return deviceClass;
+}
+
+/** True for a Device (a brand check through the registered class). */
+export function isDevice(value: unknown): value is Device {
+  return devices().is(value);
+}
 
 /**
  * The placement option every API that allocates or enqueues takes. `device` is the one name to
@@ -19,7 +51,7 @@ export interface Placement {
 
 /** The device used when a call names none: ordinal 0. */
 export function defaultDevice(): Device {
-  return Device.get(0);
+  return devices().get(0);
 }
 
 /**
@@ -33,7 +65,7 @@ export function resolveContext(options: Placement | undefined, owner?: { readonl
   if (options?.context !== undefined) return expectResource(options.context, Context, 'context');
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;
-  if (typeof device === 'number') return Device.get(device).context;
-  if (!(device instanceof Device)) throw new TypeError(`device must be a Device or an ordinal, got ${describeValue(device)}`);
+  if (typeof device === 'number') return devices().get(device).context;
+  if (!devices().is(device)) throw new TypeError(`device must be a Device or an ordinal, got ${describeValue(device)}`);
   return device.context;
 }

@@ -3,6 +3,15 @@ import { CUDA_MAJOR, MINIMUM_DRIVER } from '../ffi/cuda-version.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
+import { registerDeviceClass } from './defaults.js';
+import { Event, type EventDescriptor } from './event.js';
+import type { FftPlanDescriptor, FftType } from './fft/geometry.js';
+import { FftPlan } from './fft/plan.js';
+import { DeviceBuffer, type DeviceBufferDescriptor } from './memory/device-buffer.js';
+import type { DType } from './memory/dtype.js';
+import { HostBuffer, type HostBufferDescriptor } from './memory/host-buffer.js';
+import { Module, type ModuleDescriptor } from './module.js';
+import { Stream, type StreamDescriptor } from './stream.js';
 
 /** A device's compute capability: 9.0 (`{ major: 9, minor: 0 }`) for an H100; `Device.arch` spells it `sm_90`. */
 export interface ComputeCapability {
@@ -165,6 +174,39 @@ export class Device {
     return this.#context;
   }
 
+  // Device-rooted factories, as cuda.core and WebGPU have them: each is the class's own
+  // constructor with `{ device: this }` filled in.
+
+  /** A new stream on this device (`new Stream({ ...descriptor, device: this })`). */
+  createStream(descriptor: Omit<StreamDescriptor, 'device' | 'context'> = {}): Stream {
+    return new Stream({ ...descriptor, device: this });
+  }
+
+  /** A new event on this device. */
+  createEvent(descriptor: Omit<EventDescriptor, 'device' | 'context'> = {}): Event {
+    return new Event({ ...descriptor, device: this });
+  }
+
+  /** Device memory of `length` elements on this device (stream-ordered when `stream` is given). */
+  alloc<T extends DType>(dtype: T, length: number, descriptor: Omit<DeviceBufferDescriptor, 'device' | 'context'> = {}): DeviceBuffer<T> {
+    return DeviceBuffer.alloc(dtype, length, { ...descriptor, device: this });
+  }
+
+  /** Pinned host memory registered with this device's context. */
+  allocHost<T extends DType>(dtype: T, length: number, descriptor: Omit<HostBufferDescriptor, 'device' | 'context'> = {}): HostBuffer<T> {
+    return HostBuffer.alloc(dtype, length, { ...descriptor, device: this });
+  }
+
+  /** A cuFFT plan on this device. */
+  createFftPlan<T extends FftType>(descriptor: Omit<FftPlanDescriptor<T>, 'device' | 'context'>): FftPlan<T> {
+    return FftPlan.create<T>({ ...descriptor, device: this } as FftPlanDescriptor<T>);
+  }
+
+  /** Loads a fatbin, cubin or PTX image into this device's context. */
+  loadModule(descriptor: Omit<ModuleDescriptor, 'device' | 'context'>): Module {
+    return Module.load({ ...descriptor, device: this });
+  }
+
   /** `Device(0: NVIDIA H100 80GB HBM3)`: the ordinal and name, for logs (queries the driver for the name). */
   toString(): string {
     return `Device(${this.ordinal}: ${this.name})`;
@@ -193,6 +235,10 @@ export function driverVersion(): number {
   check(driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
   return outValue(v, 'cuDriverGetVersion');
 }
+
+// The runtime's default placement (defaults.ts) reaches Device through this registration: it is
+// imported by the classes Device's factories create, so it cannot import this file.
+registerDeviceClass({ get: (ordinal) => Device.get(ordinal), is: (value): value is Device => value instanceof Device });
 
 /** The class's instance type under the name types.ts gives it (see there: why). */
 type DeviceInstance = Device;

@@ -1,4 +1,3 @@
-import './device-factories.js';
 import './peer.js';
 export { Device, driverVersion, type DeviceAvailability, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';

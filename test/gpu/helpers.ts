@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Module } from '../../src/runtime/module.js';
+import { Module } from '../../src/runtime/index.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const BASIC_FATBIN = join(ROOT, 'test', 'kernels', 'build', 'basic.fatbin');

@@ -1,7 +1,8 @@
 import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
 import { check, driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
-import { Device } from '../device.js';
+import { defaultDevice, isDevice } from '../defaults.js';
+import type { Device } from '../types.js';
 import { describeValue, Resource } from '../resource.js';
 
 /** A byte count the driver takes as a size_t: a non-negative safe integer (Infinity where `infinity` allows it). */
@@ -40,11 +41,11 @@ export class MemoryPool extends Resource {
   constructor(descriptor: MemoryPoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
-    if (descriptor.device !== undefined && !(descriptor.device instanceof Device))
+    if (descriptor.device !== undefined && !isDevice(descriptor.device))
       throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
     if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
     if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
-    this.device = descriptor.device ?? Device.get(0);
+    this.device = descriptor.device ?? defaultDevice();
     this.context = this.device.context;
     this.context.makeCurrent();
     const cell: [CUmemoryPool | null] = [null];

@@ -4,6 +4,7 @@
  * propagation, bounded retention, host-step timeouts and aborts, and disposal.
  */
 import { describe, expect, it } from 'vitest';
+import '../../../src/runtime/device.js'; // registers the Device class placements resolve with (tools/layers.ts: device-load)
 import { Coordinator, MAX_UNREPORTED } from '../../../src/orchestration/coordinator.js';
 import { DependencyFailedError, OperationError, OperationForgottenError, OperationTimeoutError } from '../../../src/orchestration/errors.js';
 import type { OperationSpec } from '../../../src/orchestration/operation.js';

@@ -1,5 +1,6 @@
 /** The Coordinator's scheduling without a GPU, over the stand-in pool of fake-pool.ts. */
 import { describe, expect, it } from 'vitest';
+import '../../../src/runtime/device.js'; // registers the Device class placements resolve with (tools/layers.ts: device-load)
 import { Coordinator } from '../../../src/orchestration/coordinator.js';
 import { DependencyFailedError, type OperationSpec } from '../../../src/orchestration/operation.js';
 import type { StreamPool } from '../../../src/orchestration/stream-pool.js';

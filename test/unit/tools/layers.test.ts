@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkAll, checkBenchImports, checkFileLengths, checkLayers, importsOf, LONG_FILES_BEING_SPLIT, MAX_LINES } from '../../../tools/layers.js';
+import { checkAll, checkBenchImports, checkDeviceLoaded, checkFileLengths, checkLayers, importsOf, LONG_FILES_BEING_SPLIT, MAX_LINES } from '../../../tools/layers.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -120,6 +120,26 @@ describe('the layer rule of docs/design.md', () => {
       expect(v[0]!.message).toMatch(/^bench\/deep\.ts:3 imports src\/runtime\/stream\.ts: import an entry point/);
     });
 
+    it('a program that resolves placements without loading the Device class', () => {
+      const base = tree('device-load', {
+        'src/runtime/defaults.ts': "import type { Device } from './types.js';\nexport const d: Device[] = [];",
+        'src/runtime/types.ts': 'export interface Device {}',
+        'src/runtime/stream.ts': "import { d } from './defaults.js';\nexport class Stream { d = d; }",
+        'src/runtime/device.ts': "import { Stream } from './stream.js';\nexport class Device { s = Stream; }",
+        'src/runtime/index.ts': "export * from './device.js';\nexport * from './stream.js';",
+        'test/gpu/only-stream.test.ts': "import { Stream } from '../../src/runtime/stream.js';\nexport const s = Stream;",
+        'test/gpu/with-device.test.ts': "import { Stream } from '../../src/runtime/stream.js';\nimport '../../src/runtime/device.js';\nexport const s = Stream;",
+        'test/gpu/types-only.test.ts':
+          "import type { Stream } from '../../src/runtime/stream.js';\nexport let t: import('../../src/runtime/stream.js').Stream | undefined;\nexport type T = Stream;",
+        'bench/lazy.ts': "export const load = async () => (await import('../src/runtime/stream.js')).Stream;",
+      });
+      expect(
+        checkDeviceLoaded(base)
+          .map((v) => v.message.split(' ')[0])
+          .sort(),
+      ).toEqual(['src/runtime/stream.ts', 'test/gpu/only-stream.test.ts']);
+    });
+
     it('shipped code importing tests or benchmarks, and unknown folders', () => {
       const base = tree('outside', {
         'src/runtime/a.ts': "import { k } from '../../test/kernels/k.js';\nexport const a = k;",
@@ -151,7 +171,7 @@ describe('the layer rule of docs/design.md', () => {
       { spec: '../b.js', typeOnly: true },
       { spec: './c.js', typeOnly: false },
       { spec: './d.js', typeOnly: true },
-      { spec: './g.js', typeOnly: false },
+      { spec: './g.js', typeOnly: false, dynamic: true },
       { spec: './h.js', typeOnly: true },
     ]);
   });
