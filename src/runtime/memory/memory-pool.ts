@@ -41,8 +41,7 @@ export class MemoryPool extends Resource {
   constructor(descriptor: MemoryPoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
-    if (descriptor.device !== undefined && !isDevice(descriptor.device))
-      throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
+    if (descriptor.device !== undefined && !isDevice(descriptor.device)) throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
     if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
     if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
     this.device = descriptor.device ?? defaultDevice();
