@@ -82,6 +82,16 @@ describe.skipIf(!twoGpus.ok)(titled('two contexts in one thread: placement and c
     expect(c0.completion.pending).toBe(0);
   }, 30_000);
 
+  it("a buffer of device 1 disposed while device 0's context is current is freed (cuMemFree in its own context)", () => {
+    const [c0, c1] = [Device.get(0).context, Device.get(1).context];
+    const bytes = 1 << 30;
+    const big = DeviceBuffer.alloc('u8', bytes, { device: 1 });
+    const held = c1.memoryInfo().freeBytes;
+    c0.makeCurrent();
+    big.dispose();
+    expect(c1.memoryInfo().freeBytes - held).toBeGreaterThan(0.9 * bytes);
+  }, 30_000);
+
   it('interleaved work on both devices, awaited in a mixed order, all settles with exact data on each', async () => {
     const n = 1 << 20;
     const streams = [0, 1].flatMap((d) => [0, 1].map((i) => new Stream({ device: d, label: `device ${d} stream ${i}` })));
