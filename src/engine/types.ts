@@ -3,6 +3,7 @@
  * it is tracked. CUDA-free, so the server, the CLI and tests without a GPU share it.
  */
 import type { Device } from '../runtime/device.js';
+import type { Context } from '../runtime/context.js';
 
 /** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
 export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
@@ -171,10 +172,12 @@ export interface EngineStats {
 
 /** Options of `new JobEngine(...)`. */
 export interface JobEngineOptions {
-  /** The device (or its ordinal) for every lane; default device 0. */
+  /** The device (or its ordinal) for every lane; default device 0. Give one of `device`, `devices` and `context`. */
   device?: Device | number | undefined;
-  /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
-  devices?: 'all' | readonly number[] | undefined;
+  /** Several devices: `lanes` lanes on each ('all', or Devices / ordinals, each once); each job goes to the least-loaded lane. */
+  devices?: 'all' | readonly (Device | number)[] | undefined;
+  /** The device of this context (its primary context), as other placements of tscuda accept it. */
+  context?: Context | undefined;
   /** Lanes (compute streams) per device; default 4. */
   lanes?: number | undefined;
   /**

@@ -4,6 +4,7 @@
  */
 import { Context } from './context.js';
 import { Device } from './device.js';
+import { PlacementError, selectDevices, type PlacementFallback } from './placement-rules.js';
 import { describeValue, expectResource } from './resource.js';
 
 /**
@@ -30,10 +31,51 @@ export function resolveContext(options: Placement | undefined, owner?: { readonl
   if (owner) return owner.context;
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
-  if (options?.context !== undefined) return expectResource(options.context, Context, 'context');
+  if (options?.context !== undefined) {
+    // One placement rule (placement-rules.ts): two ways of naming the device are refused, not ranked.
+    if (options.device !== undefined) throw new PlacementError('placement: give one of device and context, not both');
+    return expectResource(options.context, Context, 'context');
+  }
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;
   if (typeof device === 'number') return Device.get(device).context;
   if (!(device instanceof Device)) throw new TypeError(`device must be a Device or an ordinal, got ${describeValue(device)}`);
   return device.context;
+}
+
+/** The placement of APIs that may span several devices: Placement's `device` or `context`, or `devices` (a list, or 'all'). */
+export interface DevicesPlacement extends Placement {
+  /** Several devices: 'all', or Devices / ordinals, each once. */
+  devices?: 'all' | readonly (Device | number)[] | undefined;
+}
+
+/**
+ * The devices a placement selects: the one function every API that takes a device resolves its
+ * option with (JobEngine, DevicePool, the CLI's --device / --devices; the server's workers).
+ * The rules are placement-rules.ts's: one of `device`, `devices`, `context`; ordinals checked
+ * against the machine (the error names how many devices it has); a device listed twice refused;
+ * nothing given means device 0 (`fallback: 'first'`) or every device (`fallback: 'all'`).
+ * `what` names the caller in errors.
+ */
+export function resolvePlacement(options: DevicesPlacement | undefined, what: string, fallback: PlacementFallback = 'first'): Device[] {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${what}: placement options must be an object { device?, devices?, context? }, got ${describeValue(options)}`);
+  const o = options ?? {};
+  const ordinal = (d: unknown, field: string): number => {
+    if (d instanceof Device) return d.ordinal;
+    if (typeof d === 'number') return d;
+    throw new TypeError(`${what}: ${field} must be a Device or an ordinal, got ${describeValue(d)}`);
+  };
+  const devices = o.devices;
+  const ordinals = selectDevices(
+    {
+      device: o.device === undefined ? undefined : ordinal(o.device, 'device'),
+      context: o.context === undefined ? undefined : expectResource(o.context, Context, `${what}: context`).device.ordinal,
+      devices: devices === undefined || devices === 'all' ? devices : Array.isArray(devices) ? devices.map((d: unknown, i) => ordinal(d, `devices[${i}]`)) : (devices as never),
+    },
+    Device.count(),
+    what,
+    fallback,
+  );
+  return ordinals.map((i) => Device.get(i));
 }
