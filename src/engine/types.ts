@@ -156,9 +156,25 @@ export interface LaneStats {
   gpuBusyFraction: number;
 }
 
+/** One device's share of the engine (`engine.stats().devices`): its lanes' counts and bytes summed, latencies over its lanes' windows, samples per second over its lanes' wall span, its lanes' mean GPU busy fraction. */
+export interface DeviceStats {
+  device: number;
+  /** Lanes on this device. */
+  lanes: number;
+  jobs: number;
+  errors: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  gpuBusyFraction: number;
+}
+
 /** The whole engine's statistics (`engine.stats()`): the lanes' counts and bytes summed, latencies (ms, successful jobs in each lane's recent window) over all lanes, samples per second over the wall span of all lanes, the mean GPU busy fraction, and the jobs queued and running now. */
 export interface EngineStats {
   lanes: LaneStats[];
+  /** Per device, in the order of the engine's devices (one entry on one GPU). */
+  devices: DeviceStats[];
   jobs: number;
   errors: number;
   queued: number;
