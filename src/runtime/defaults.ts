@@ -25,16 +25,30 @@ export function defaultDevice(): Device {
 
 /**
  * The context a call's options select: `context`, else `device`'s primary context, else device 0's.
- * A stream or pool that carries its own context wins over both (callers pass it as `owner`).
+ * A stream or pool that carries its own context places the work (callers pass it as `owner`); a
+ * `device` or `context` naming another device beside it is refused (PlacementError).
  */
 export function resolveContext(options: Placement | undefined, owner?: { readonly context: Context }): Context {
-  if (owner) return owner.context;
+  if (owner) {
+    // The stream's (or pool's) device places the work; a device or context naming another one is refused, never overridden silently.
+    if (
+      options !== undefined &&
+      (options.device !== undefined || options.context !== undefined) &&
+      resolveContext({ device: options.device, context: options.context }).device !== owner.context.device
+    )
+      throw new PlacementError(`placement: the device given is not the device of ${owner.context.label}, where the stream or pool given lives; give one of them`);
+    return owner.context;
+  }
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
   if (options?.context !== undefined) {
-    // One placement rule (placement-rules.ts): two ways of naming the device are refused, not ranked.
-    if (options.device !== undefined) throw new PlacementError('placement: give one of device and context, not both');
-    return expectResource(options.context, Context, 'context');
+    const context = expectResource(options.context, Context, 'context');
+    // One placement rule (placement-rules.ts): a device and a context naming different devices are refused, not ranked.
+    const device: unknown = options.device;
+    const ordinal = device instanceof Device ? device.ordinal : device;
+    if (ordinal !== undefined && ordinal !== context.device.ordinal)
+      throw new PlacementError(`placement: device ${describeValue(ordinal)} and context (${context.label}) name different devices; give one of them`);
+    return context;
   }
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;

@@ -3,7 +3,8 @@
  * takes a device (JobEngine, DevicePool, the CLI's --device/--devices, the server's workers)
  * resolves `device` | `devices` | `context` to device ordinals here, with the same errors.
  *
- * - At most one of `device`, `devices` and `context` is given (two are refused, even when they agree).
+ * - `devices` comes alone; `device` and `context` together must name the same device (code that
+ *   forwards a context beside a caller's `device` stays valid); any other pair is refused.
  * - `devices: 'all'` is every device; a list is non-empty, each ordinal once, each one present.
  * - An ordinal the machine does not have is refused, naming how many it has: never a silent
  *   fallback to device 0.
@@ -43,7 +44,9 @@ function checkOrdinal(value: unknown, field: string, count: number, what: string
 export function selectDevices(placement: OrdinalPlacement, count: number, what: string, fallback: PlacementFallback = 'first'): number[] {
   if (typeof placement !== 'object' || placement === null) throw new TypeError(`${what}: placement must be an object { device?, devices?, context? }, got ${describe(placement)}`);
   const given = (['device', 'devices', 'context'] as const).filter((k) => placement[k] !== undefined);
-  if (given.length > 1) throw new PlacementError(`${what}: give one of device, devices and context, not ${given.join(' and ')}`);
+  const agreeing = given.length === 2 && placement.devices === undefined && placement.device === placement.context;
+  if (given.length > 1 && !agreeing)
+    throw new PlacementError(`${what}: give one of device, devices and context, not ${given.join(' and ')}${placement.devices === undefined ? ' naming different devices' : ''}`);
   if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible`);
   if (placement.device !== undefined) return [checkOrdinal(placement.device, 'device', count, what)];
   if (placement.context !== undefined) return [checkOrdinal(placement.context, 'context device', count, what)];

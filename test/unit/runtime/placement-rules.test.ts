@@ -22,7 +22,9 @@ describe('the one placement rule (selectDevices)', () => {
   it('refuses duplicates, two ways of naming the device, and malformed values, each with a clear message', () => {
     expect(() => selectDevices({ devices: [0, 1, 0] }, 2, 'x')).toThrow(/x: device 0 is listed twice in devices/);
     expect(() => selectDevices({ device: 0, devices: [0] }, 2, 'x')).toThrow(/give one of device, devices and context, not device and devices/);
-    expect(() => selectDevices({ device: 0, context: 0 }, 2, 'x')).toThrow(/not device and context/);
+    expect(() => selectDevices({ device: 0, context: 1 }, 2, 'x')).toThrow(/not device and context naming different devices/);
+    expect(selectDevices({ device: 1, context: 1 }, 2, 'x')).toEqual([1]); // the same device twice: agreed
+    expect(() => selectDevices({ devices: [1], context: 1 }, 2, 'x')).toThrow(/not devices and context$/);
     expect(() => selectDevices({ devices: [] }, 2, 'x')).toThrow(TypeError);
     expect(() => selectDevices({ devices: 'some' as never }, 2, 'x')).toThrow(/devices must be 'all' or a non-empty array of device ordinals, got "some"/);
     expect(() => selectDevices({ device: -1 }, 2, 'x')).toThrow(/device must be a non-negative integer device ordinal, got -1/);
