@@ -124,7 +124,17 @@ export async function runStft(plan: StftPlan): Promise<number> {
         x.dispose();
       }
     };
-    await Promise.all(streams.map((stream, k) => spectrogramOn(stream, perDevice[k]!)));
+    // Every GPU's loop settles before the buffers and streams go (a failure stops the others at their next chunk).
+    const outcomes = await Promise.allSettled(
+      streams.map((stream, k) =>
+        spectrogramOn(stream, perDevice[k]!).catch((e: unknown) => {
+          next = chunks.length;
+          throw e;
+        }),
+      ),
+    );
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
     const r = { f: spectralFrequencies(g), t: spectralTimes(g) };
     bar.update(2, 'picture');
     mkdirSync(dir, { recursive: true });
