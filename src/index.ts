@@ -30,6 +30,8 @@ export {
   fromF16,
   toBf16,
   fromBf16,
+  resolvePlacement,
+  PlacementError,
 } from './runtime/index.js';
 export type * from './runtime/index.js';
 // Errors every layer raises.
@@ -38,8 +40,18 @@ export { CudaError, CudaUnavailableError } from './ffi/errors.js';
 export { elementwise, reduction } from './kernels/index.js';
 export type { ElementwiseDescriptor, ElementwiseFunction, ReductionDescriptor, ReductionFunction } from './kernels/index.js';
 // Orchestration across streams.
-export { StreamPool, Coordinator, Profiler } from './orchestration/index.js';
-export type { StreamPoolDescriptor, CoordinatorDescriptor, OperationSpec, PoolStrategy, StreamPurpose, RunReport, TimelineRecord } from './orchestration/index.js';
+export { StreamPool, Coordinator, Profiler, DevicePool } from './orchestration/index.js';
+export type {
+  DevicePoolDescriptor,
+  DevicePlacement,
+  StreamPoolDescriptor,
+  CoordinatorDescriptor,
+  OperationSpec,
+  PoolStrategy,
+  StreamPurpose,
+  RunReport,
+  TimelineRecord,
+} from './orchestration/index.js';
 // Pipelines that overlap transfers with compute, and request batching.
 export { TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
 export type { BatcherDescriptor, BatchDispatch, ManagedContextDescriptor } from './pipeline/index.js';

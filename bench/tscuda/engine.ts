@@ -142,7 +142,7 @@ function lend(engine: JobEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): 
 }
 
 /** The pinned job: input and every result array lent by the engine (zero-copy both ways). */
-function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
+export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
   const data = lend(engine, STFT_B * STFT_N);
   data.set(base);
   const into = { filtered: lend(engine, STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
@@ -184,7 +184,7 @@ export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; boun
  * previous job settled, for `windows` + 1 windows of WINDOW_MS (the first is a warm-up).
  * Returns input Gsamples/s per timed window.
  */
-async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
+export async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
   const rates: number[] = [];
   for (let w = 0; w <= windows; w++) {
     if (w === 1) onTimed?.('start');
@@ -207,7 +207,7 @@ async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows:
 }
 
 /** Compares the first rows of a finished STFT job with the float64 references; throws NotMeasured when off. */
-function checkStft(result: JobResult, data: Float32Array): string {
+export function checkStft(result: JobResult, data: Float32Array): string {
   if (!result.filtered || !result.bandPowers) throw new NotMeasured('the stft + cycles job returned no filtered wave or no band powers');
   const n = STFT_N;
   let worstFiltered = 0;

@@ -17,6 +17,7 @@ export type {
   JobSpec,
   JobStatus,
   LaneStats,
+  DeviceStats,
   WindowSpec,
 } from './types.js';
 export { JobEngine, DEFAULT_LANES, DEFAULT_LANE_DEPTH, DEFAULT_LANE_MEMORY_BYTES } from './job-engine.js';

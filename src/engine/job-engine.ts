@@ -4,6 +4,7 @@
  * several devices, over the CUDA-free core's queue, job state machine and statistics.
  */
 import { Device } from '../runtime/device.js';
+import { resolvePlacement } from '../runtime/defaults.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { EngineCore } from './engine-core.js';
 import { Stream } from '../runtime/stream.js';
@@ -17,23 +18,6 @@ export const DEFAULT_LANES = 4;
 export const DEFAULT_LANE_DEPTH = 2;
 /** Default device memory one lane's chunk may use. */
 export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
-
-/** The device ordinals an options object selects. */
-function deviceOrdinals(options: JobEngineOptions): number[] {
-  if (options.devices !== undefined) {
-    if (options.devices === 'all') return Array.from({ length: Device.count() }, (_, i) => i);
-    if (!Array.isArray(options.devices) || options.devices.length === 0)
-      throw new TypeError(`devices must be 'all' or a non-empty array of ordinals, got ${JSON.stringify(options.devices)}`);
-    const count = Device.count();
-    for (const d of options.devices) if (!Number.isInteger(d) || d < 0 || d >= count) throw new RangeError(`devices: no device ${String(d)} (this machine has ${count})`);
-    return [...new Set(options.devices)];
-  }
-  const d = options.device;
-  if (d === undefined) return [0];
-  if (typeof d === 'number') return [Device.get(d).ordinal];
-  if (!(d instanceof Device)) throw new TypeError('device must be a Device or an ordinal');
-  return [d.ordinal];
-}
 
 /**
  * The job engine: `submit()` a batch of series with flags (stft, cycles, wavelet, registered
@@ -66,7 +50,8 @@ export class JobEngine extends EngineCore {
     if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
     const label = options.label ?? 'engine';
     const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes, laneDepth };
-    const ordinals = deviceOrdinals(options);
+    // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
+    const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
     const lanes: GpuLane[] = [];
     const copyStreams: Stream[] = [];
     try {

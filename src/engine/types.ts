@@ -3,6 +3,7 @@
  * it is tracked. CUDA-free, so the server, the CLI and tests without a GPU share it.
  */
 import type { Device } from '../runtime/device.js';
+import type { Context } from '../runtime/context.js';
 
 /** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
 export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
@@ -155,9 +156,25 @@ export interface LaneStats {
   gpuBusyFraction: number;
 }
 
+/** One device's share of the engine (`engine.stats().devices`): its lanes' counts and bytes summed, latencies over its lanes' windows, samples per second over its lanes' wall span, its lanes' mean GPU busy fraction. */
+export interface DeviceStats {
+  device: number;
+  /** Lanes on this device. */
+  lanes: number;
+  jobs: number;
+  errors: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  gpuBusyFraction: number;
+}
+
 /** The whole engine's statistics (`engine.stats()`): the lanes' counts and bytes summed, latencies (ms, successful jobs in each lane's recent window) over all lanes, samples per second over the wall span of all lanes, the mean GPU busy fraction, and the jobs queued and running now. */
 export interface EngineStats {
   lanes: LaneStats[];
+  /** Per device, in the order of the engine's devices (one entry on one GPU). */
+  devices: DeviceStats[];
   jobs: number;
   errors: number;
   queued: number;
@@ -171,10 +188,12 @@ export interface EngineStats {
 
 /** Options of `new JobEngine(...)`. */
 export interface JobEngineOptions {
-  /** The device (or its ordinal) for every lane; default device 0. */
+  /** The device (or its ordinal) for every lane; default device 0. Give one of `device`, `devices` and `context`. */
   device?: Device | number | undefined;
-  /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
-  devices?: 'all' | readonly number[] | undefined;
+  /** Several devices: `lanes` lanes on each ('all', or Devices / ordinals, each once); each job goes to the least-loaded lane. */
+  devices?: 'all' | readonly (Device | number)[] | undefined;
+  /** The device of this context (its primary context), as other placements of tscuda accept it. */
+  context?: Context | undefined;
   /** Lanes (compute streams) per device; default 4. */
   lanes?: number | undefined;
   /**

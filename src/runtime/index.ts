@@ -26,3 +26,5 @@ export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';
 export { trimPinnedCache, pinnedCacheBytes } from './memory/pinned-cache.js';
+export { resolvePlacement, type Placement, type DevicesPlacement } from './defaults.js';
+export { selectDevices, parseDeviceList, PlacementError, type OrdinalPlacement, type PlacementFallback } from './placement-rules.js';

@@ -7,6 +7,7 @@ import { basename, extname } from 'node:path';
 import type { Band } from '../../engine/types.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
+import { deviceSelection } from '../device-option.js';
 import { choiceOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { readSignal, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
 
@@ -29,7 +30,8 @@ export interface StftCommandOptions {
   column: number | string | undefined;
   dbRange: number;
   precision: 'f32' | 'f64';
-  device: number;
+  /** The GPUs the spectrogram's chunks spread over (--devices / --device): every one, or these ordinals. */
+  devices: 'all' | number[];
   saveMagnitude: boolean;
   /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */
   chunkFrames: number;
@@ -64,7 +66,8 @@ Options:
   --column N|NAME    CSV column by 0-based index or header name
   --db-range DB      dB below the peak shown in the picture (default 80)
   --precision P      f32 (default) or f64 arithmetic on the GPU
-  --device I         GPU ordinal (default 0)
+  --devices L        GPUs the spectrogram's chunks spread over: "all" (default) or ordinals like 0,1
+  --device I         one GPU (the same as --devices I)
   --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
   --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
   --quiet            no progress bar
@@ -95,6 +98,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       'db-range': { type: 'string' },
       precision: { type: 'string' },
       device: { type: 'string' },
+      devices: { type: 'string' },
       'save-magnitude': { type: 'boolean' },
       'chunk-frames': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -131,7 +135,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     column,
     dbRange: numberOption('db-range', values['db-range']) ?? 80,
     precision: choiceOption('precision', values.precision, ['f32', 'f64'] as const) ?? 'f32',
-    device: intOption('device', values.device, 0, 1023) ?? 0,
+    devices: deviceSelection(values),
     saveMagnitude: values['save-magnitude'] === true,
     chunkFrames: intOption('chunk-frames', values['chunk-frames'], 1) ?? DEFAULT_CHUNK_FRAMES,
     quiet: values.quiet === true,

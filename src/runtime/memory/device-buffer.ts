@@ -116,7 +116,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (status !== 0) throw driverError(status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
     const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
-      return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
+      return new DeviceBuffer(dtype, length, address, context, label, { free: () => freeNow(address, context), stream: undefined, usedOn: undefined });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
     allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);
@@ -386,6 +386,16 @@ function streamOrderedFree(address: number, allocation: Allocation, context: Con
     }
     check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
   };
+}
+
+/**
+ * cuMemFree with the buffer's own context current: with two devices the thread may have the other
+ * device's context current when a buffer is disposed (or collected), and the driver API asks for
+ * the allocation's context (multi-GPU runtimes set the device around frees for the same reason).
+ */
+function freeNow(address: number, context: Context): void {
+  if (!context.disposed && context.stickyError === undefined) context.makeCurrent();
+  check(driverApi().cuMemFree(address), 'cuMemFree');
 }
 
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */

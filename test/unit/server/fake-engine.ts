@@ -155,6 +155,7 @@ export class FakeEngine implements JobEngineLike {
   stats(): EngineStats {
     return {
       lanes: [],
+      devices: [],
       jobs: this.#jobs,
       errors: 0,
       queued: this.#queue.length,
