@@ -160,6 +160,28 @@ export const METRICS: readonly MetricSpec[] = [
   },
   { name: 'cwt_job_gsamples_per_s', unit: 'Gsamples/s', better: 'higher', goal: peersMin(1), goalSource: 'issue', group: 'peers', interleave: false },
   { name: 'engine_event_loop_lag_p99_ms', unit: 'ms', better: 'lower', goal: absMax(5), goalSource: 'issue', group: 'tscuda-only', interleave: false },
+  // Issue 26: 16-bit samples (bench/tscuda/engine-i16.ts, peers in bench/peers/stft_job16.py).
+  {
+    name: 'stft_job_i16_gsamples_per_s',
+    unit: 'Gsamples/s',
+    better: 'higher',
+    goal: peersMin(1),
+    goalSource: 'issue',
+    group: 'peers',
+    interleave: false,
+    goalNote:
+      'i16 in, f16 filtered wave out, otherwise the job of stft_job_gsamples_per_s; ahead of CuPy and PyTorch doing the same 16-bit job; its link goal is stft_job_i16_bound_fraction',
+  },
+  {
+    name: 'stft_job_i16_bound_fraction',
+    unit: 'fraction',
+    better: 'higher',
+    goal: absMin(0.8),
+    goalSource: 'issue',
+    group: 'tscuda-only',
+    interleave: false,
+    goalNote: 'stft_job_i16_gsamples_per_s over min(pinned H2D, D2H) GB/s / 2 B per sample, both measured in the same run',
+  },
 ];
 
 /** The metric names issue 6 fixes, in its order. */

@@ -5,11 +5,12 @@ import { BATCHER_BENCHMARK } from './batcher.js';
 import { COMPILE_BENCHMARK } from './compile.js';
 import { CORE_BENCHMARKS } from './core.js';
 import { ENGINE_BENCHMARK } from './engine.js';
+import { ENGINE_I16_BENCHMARK } from './engine-i16.js';
 import { PIPELINE_BENCHMARK } from './pipeline.js';
 import { NotMeasured, type BenchContext, type TscudaBenchmark } from './types.js';
 
 /** Every tscuda benchmark, in the catalogue's order. */
-export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK];
+export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK, ENGINE_I16_BENCHMARK];
 
 /** Every metric name some benchmark produces (the harness checks it covers the catalogue). */
 export function producedMetricNames(): string[] {

@@ -33,6 +33,9 @@ const ISSUE_NAMES = [
   'stft_job_pageable_gsamples_per_s',
   'cwt_job_gsamples_per_s',
   'engine_event_loop_lag_p99_ms',
+  // issue 26: 16-bit samples
+  'stft_job_i16_gsamples_per_s',
+  'stft_job_i16_bound_fraction',
 ];
 
 /** bench/native/bench.cu's kMetrics table. */
@@ -82,6 +85,8 @@ describe('metric catalogue', () => {
     expect(goal('stft_job_gsamples_per_s')).toBe('peers-min 1');
     expect(goal('stft_job_pcie_fraction')).toBe('abs-min 0.8');
     expect(goal('cwt_job_gsamples_per_s')).toBe('peers-min 1');
+    expect(goal('stft_job_i16_gsamples_per_s')).toBe('peers-min 1');
+    expect(goal('stft_job_i16_bound_fraction')).toBe('abs-min 0.8');
     expect(goal('engine_event_loop_lag_p99_ms')).toBe('abs-max 5');
     const derived = METRICS.filter((m) => m.goalSource === 'derived').map((m) => m.name);
     expect(derived).toEqual(['launch_sync_roundtrip_us', 'h2d_pageable_gbps', 'small_copy_roundtrip_us', 'stft_job_pageable_gsamples_per_s']);
