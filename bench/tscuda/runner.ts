@@ -64,12 +64,14 @@ export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string
           continue;
         }
         r.passes.push(m.pass);
+        if (m.floor) (r.floorPasses ??= []).push(m.floor);
         addNotes(r, m.notes);
         if (r.notMeasured !== undefined) {
           addNotes(r, [`an earlier pass: ${r.notMeasured}`]);
           delete r.notMeasured;
         }
-        ctx.log(`[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}  (${seconds} s)`);
+        const floor = m.floor ? `  floor ${m.floor.median.toFixed(4)} (${(m.pass.median / m.floor.median).toFixed(2)}x)` : '';
+        ctx.log(`[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}${floor}  (${seconds} s)`);
       }
     } catch (e) {
       const reason = e instanceof NotMeasured ? e.message : `failed: ${e instanceof Error ? e.message : String(e)}`;
