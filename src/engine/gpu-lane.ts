@@ -212,7 +212,6 @@ export class GpuLane implements LaneRunner {
     const k = halfBins(n);
     const real = this.#real;
     const complex = this.#complex;
-    const el = this.#bytes;
     const nb = job.bands.length;
     const total = rows * n;
     const series = { batch: rows, length: n, stream: s };
