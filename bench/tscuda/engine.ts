@@ -135,9 +135,9 @@ export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
 }
 
 /** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
-function lend(engine: JobEngine, length: number): Float32Array;
-function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
-function lend(engine: JobEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
+export function lend(engine: JobEngine, length: number): Float32Array;
+export function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
+export function lend(engine: JobEngine, length: number, dtype: 'f32' | 'f64' = 'f32'): Float32Array | Float64Array {
   return dtype === 'f32' ? engine.hostBuffer('f32', length) : engine.hostBuffer('f64', length);
 }
 
@@ -261,20 +261,20 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
   return `first job vs float64 direct convolution (rows 0 and ${CWT_B - 1}, ${CWT_CHECK_SAMPLES.length} samples each): relative L2 ${worst.toExponential(2)}`;
 }
 
-function statsNote(engine: JobEngine): string {
+export function statsNote(engine: JobEngine): string {
   const s = engine.stats();
   const lanes = s.lanes.map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`).join('; ');
   return `engine.stats(): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms per job; ${lanes}`;
 }
 
-type Results = Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>;
+export type Results = Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>;
 
 /**
  * Runs one part of the benchmark; a failure (a wrong result, a missing API, a job error) marks
  * that part's metrics not measured with the reason and lets the other parts run. A sticky CUDA
  * error is rethrown: nothing else can run in this process after it.
  */
-async function part(out: Results, names: readonly string[], run: () => Promise<void>): Promise<void> {
+export async function part(out: Results, names: readonly string[], run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (e) {

@@ -6,7 +6,8 @@
 import { JobValidationError } from './errors.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import type { Band, BuiltinJobFlag, JobFlag, JobOutputArrays, JobSpec } from './types.js';
+import type { Band, BuiltinJobFlag, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
+import { Float16ArrayConstructor } from '../runtime/memory/dtype.js';
 
 export type { ResolvedWindow };
 
@@ -18,7 +19,16 @@ export const MIN_SERIES_LENGTH = 4;
 
 /** A validated job with every default filled in. */
 export interface NormalizedJob {
-  data: Float32Array | Float64Array;
+  /** The samples; f16 data given as a Float16Array (Node 24+) is seen here as its raw bits (a Uint16Array). */
+  data: JobData;
+  /** The samples' type (from the array, or `dtype` for raw f16/bf16 bits). */
+  dtype: JobDataType;
+  /** 16-bit input: the factor each sample is read with (1 for f32/f64 data). */
+  scale: number;
+  /** 'f16'/'bf16': the waves returned are rounded on the GPU; undefined: the engine's precision. */
+  outputDtype: JobHalfType | undefined;
+  /** outputDtype 'f32'/'f64' named explicitly (checkInto checks it is the engine's precision). */
+  outputFloat: 'f32' | 'f64' | undefined;
   batch: number;
   /** N, samples per series. */
   length: number;
@@ -137,6 +147,10 @@ const KNOWN_FIELDS = new Set([
   'into',
   'nperseg',
   'noverlap',
+  // 16-bit samples (issue 26), validated by checkSampleTypes below.
+  'dtype',
+  'scale',
+  'outputDtype',
 ]);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
@@ -144,9 +158,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
   for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) fail(key, `unknown field (known: ${[...KNOWN_FIELDS].join(', ')})`);
 
-  const data = spec.data as unknown;
-  if (!(data instanceof Float32Array) && !(data instanceof Float64Array))
-    return fail('data', `must be a Float32Array or Float64Array, got ${data === null || data === undefined ? String(data) : ((data as object).constructor?.name ?? typeof data)}`);
+  const types = checkSampleTypes(spec);
+  const data = types.data;
   if (data.length === 0) fail('data', 'is empty');
   const batch = spec.batch === undefined ? 1 : positiveInteger(spec.batch, 'batch');
   if (data.length % batch !== 0) fail('batch', `${data.length} samples do not split into ${batch} series of equal length`);
@@ -175,6 +188,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const stft = seen.has('stft');
   const cycles = seen.has('cycles');
   const wavelet = seen.has('wavelet');
+  if (types.dtype !== 'f32' && types.dtype !== 'f64' && (wavelet || stages.length > 0))
+    fail('flags', `${types.dtype} data takes the stft and cycles flags; ${wavelet ? 'wavelet' : `registered stages (${stages.join(', ')})`} need f32 or f64 data`);
 
   const detrend = spec.detrend === undefined ? 'linear' : spec.detrend;
   if (detrend !== 'linear' && detrend !== 'constant' && detrend !== false) fail('detrend', `must be 'linear', 'constant' or false, got ${show(detrend)}`);
@@ -242,8 +257,9 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
   for (const [key, value] of Object.entries(into)) {
     if (!INTO_FIELDS.has(key)) fail(`into.${key}`, `is not a result array (known: ${[...INTO_FIELDS].join(', ')})`);
-    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array))
-      fail(`into.${key}`, `must be a Float32Array or Float64Array, got ${show(value)}`);
+    const wave = key === 'filtered' || key === 'bandWaves';
+    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array) && !(wave && value instanceof Uint16Array))
+      fail(`into.${key}`, `must be a Float32Array or Float64Array${wave ? ' (a Uint16Array with outputDtype f16/bf16)' : ''}, got ${show(value)}`);
   }
 
   const stageParams = spec.stageParams ?? {};
@@ -261,6 +277,10 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
 
   return {
     data,
+    dtype: types.dtype,
+    scale: types.scale,
+    outputDtype: types.outputDtype,
+    outputFloat: types.outputFloat,
     batch,
     length,
     fs,
@@ -287,6 +307,67 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   };
 }
 
+// ---------------------------------------------------------------------------------------------
+// 16-bit samples (issue 26): the data's sample type, its scale and the waves' output type. Kept in
+// one block so the job-parameter table can take them over as they are.
+// ---------------------------------------------------------------------------------------------
+
+const DATA_TYPES: readonly JobDataType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
+
+const arrayName = (v: unknown): string => (v === null || v === undefined ? String(v) : ((v as object).constructor?.name ?? typeof v));
+
+/** The sample type an array holds by itself (undefined for a Uint16Array: f16 or bf16 bits, `dtype` must say). */
+function arrayDataType(data: unknown): JobDataType | undefined {
+  if (data instanceof Float32Array) return 'f32';
+  if (data instanceof Float64Array) return 'f64';
+  if (data instanceof Int16Array) return 'i16';
+  if (Float16ArrayConstructor && data instanceof (Float16ArrayConstructor as unknown as typeof Uint16Array)) return 'f16';
+  return undefined;
+}
+
+/**
+ * `data`, `dtype`, `scale` and `outputDtype` of a job: the data array and its sample type agree,
+ * the scale is a finite non-zero number given only for 16-bit data (default 1/32768 for i16, 1 for
+ * f16/bf16), and outputDtype names a type (f32/f64 are checked against the engine's precision by
+ * checkInto). Throws JobValidationError naming the field.
+ */
+export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>): {
+  data: JobData;
+  dtype: JobDataType;
+  scale: number;
+  outputDtype: JobHalfType | undefined;
+  outputFloat: 'f32' | 'f64' | undefined;
+} {
+  const data = spec.data as unknown;
+  const given = spec.dtype as unknown;
+  if (given !== undefined && !(DATA_TYPES as readonly unknown[]).includes(given)) fail('dtype', `must be one of ${DATA_TYPES.join(', ')}, got ${show(given)}`);
+  const own = arrayDataType(data);
+  let dtype: JobDataType;
+  let array: JobData;
+  if (data instanceof Uint16Array) {
+    if (given !== 'f16' && given !== 'bf16')
+      return fail('dtype', `a Uint16Array holds raw 16-bit float bits: name them with dtype 'f16' or 'bf16'${given === undefined ? '' : `, got ${show(given)}`}`);
+    dtype = given;
+    array = data;
+  } else if (own !== undefined) {
+    if (given !== undefined && given !== own) fail('dtype', `is ${show(given)} but data is a ${arrayName(data)} (${own})`);
+    dtype = own;
+    // A Float16Array (Node 24+) travels as its raw bits.
+    array = own === 'f16' ? new Uint16Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as { length: number }).length) : (data as JobData);
+  } else return fail('data', `must be an Int16Array (i16), a Uint16Array (f16/bf16 bits, with dtype), a Float32Array or Float64Array, got ${arrayName(data)}`);
+  const sixteen = dtype === 'i16' || dtype === 'f16' || dtype === 'bf16';
+  let scale = 1;
+  if (spec.scale !== undefined) {
+    if (!sixteen) fail('scale', `applies to 16-bit data (i16, f16, bf16); this data is ${dtype}`);
+    scale = finite(spec.scale, 'scale');
+    if (scale === 0) fail('scale', 'must not be 0');
+  } else if (dtype === 'i16') scale = 1 / 32768;
+  const out = spec.outputDtype as unknown;
+  if (out !== undefined && !(DATA_TYPES as readonly unknown[]).includes(out)) fail('outputDtype', `must be one of f32, f64, f16, bf16, got ${show(out)}`);
+  if (out === 'i16') fail('outputDtype', 'i16 is an input type; results come back as f32, f64, f16 or bf16');
+  return { data: array, dtype, scale, outputDtype: out === 'f16' || out === 'bf16' ? out : undefined, outputFloat: out === 'f32' || out === 'f64' ? out : undefined };
+}
+
 /** Samples of one series and the row count, as a job's statistics count them. */
 export function jobSamples(job: NormalizedJob): number {
   return job.batch * job.length;
@@ -306,12 +387,19 @@ export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
     bandWaves: job.cycles && job.bandWaves ? b * nb * n : undefined,
     waveletPower: job.wavelet ? b * (job.waveletBands ? nb : job.freqs.length) * n : undefined,
   };
+  if (job.outputFloat !== undefined && job.outputFloat !== precision)
+    fail('outputDtype', `${job.outputFloat} is not this engine's precision (${precision}); ask for ${precision}, f16 or bf16`);
   for (const [key, array] of Object.entries(job.into)) {
     if (array === undefined) continue;
     const length = expected[key];
     if (length === undefined) fail(`into.${key}`, "this job's flags do not produce it");
-    const type = key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
-    if (!(array instanceof type)) fail(`into.${key}`, `must be a ${type.name} (engine precision ${precision}), got ${array.constructor.name}`);
+    const wave = key === 'filtered' || key === 'bandWaves';
+    const type = wave && job.outputDtype ? Uint16Array : key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
+    if (!(array instanceof type))
+      fail(
+        `into.${key}`,
+        `must be a ${type.name} (${wave && job.outputDtype ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
+      );
     if (array.length !== length) fail(`into.${key}`, `holds ${array.length} values, the result has ${length}`);
   }
 }

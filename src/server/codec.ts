@@ -104,7 +104,9 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
   return best.format;
 }
 
-function dtypeOf(a: Float32Array | Float64Array): SampleDtype {
+function dtypeOf(a: Float32Array | Float64Array | Uint16Array): SampleDtype {
+  // Jobs from the server never ask for 16-bit waves (outputDtype): refuse rather than mislabel them.
+  if (a instanceof Uint16Array) throw new TypeError('16-bit result arrays (outputDtype f16/bf16) are not encoded by the server yet');
   return a instanceof Float32Array ? 'f32' : 'f64';
 }
 

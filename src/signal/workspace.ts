@@ -110,8 +110,12 @@ export class SignalWorkspace {
 
   /** The launcher `<base>_<precision>` in `context`. */
   kernel(context: Context, base: KernelBase, precision: Precision): Launch {
+    return this.kernelNamed(context, `${base}_${precision}`);
+  }
+
+  /** The launcher of the signal kernel `name` in `context` (the 16-bit variants: `detrend_window_i16_f32`, `narrow_f32_f16`, ...). */
+  kernelNamed(context: Context, name: keyof SignalKernels & string): Launch {
     const state = this.#state(context);
-    const name = `${base}_${precision}`;
     let launch = state.launchers.get(name);
     if (!launch) {
       const ks = state.kernels as unknown as Record<string, Launch>;

@@ -14,13 +14,15 @@ import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import { PlacementError } from '../../runtime/placement-rules.js';
 import { Stream } from '../../runtime/stream.js';
 import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
-import type { ComplexBuffer, RealBuffer } from '../../signal/primitives.js';
+import type { ComplexBuffer } from '../../signal/primitives.js';
 import { stft } from '../../signal/stft.js';
 import { bandLabel } from '../../report/band-chart-svg.js';
 import { spectrogramPng } from '../../report/spectrogram-png.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
-import { encodeWavFloat32 } from '../signal-input.js';
+import { encodeWavFloat32, raw16Value } from '../signal-input.js';
+import type { DType } from '../../runtime/memory/dtype.js';
+import type { SignalInput } from '../../signal/samples.js';
 import { extendSignal, frameChunks, type StftPlan } from './stft-plan.js';
 
 /** Signals at least this long get a progress bar (unless --quiet). */
@@ -35,7 +37,7 @@ export function bandWavName(lo: number, hi: number): string {
 /** Runs the STFT and writes the outputs; resolves with the exit status. */
 export async function runStft(plan: StftPlan): Promise<number> {
   const { options: o, input, geometry: g, bands } = plan;
-  const n = input.samples.length;
+  const n = input.length;
   const say = (s: string): void => void process.stdout.write(`${s}\n`);
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
   let devices: Device[];
@@ -58,6 +60,8 @@ export async function runStft(plan: StftPlan): Promise<number> {
   }
   if (input.format === 'wav' && input.fsSource === 'option') process.stderr.write(`tscuda stft: --fs ${input.fs} replaces the WAV header's sampling rate\n`);
   if (input.fsSource === 'default') process.stderr.write('tscuda stft: no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)\n');
+  if (plan.dtypeNote) process.stderr.write(`tscuda stft: ${plan.dtypeNote}\n`);
+  const raw = input.raw16;
   const dir = resolve(o.out);
   let engine: JobEngine | undefined;
   const device = devices[0]!;
@@ -65,7 +69,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
   const streams = devices.map((d) => new Stream({ device: d, label: `tscuda stft GPU ${d.ordinal}` }));
   const perDevice = devices.map((d) => ({ device: d.ordinal, name: d.name, chunks: 0, frames: 0, seconds: 0 }));
   try {
-    const data = o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    // 16-bit samples go to the GPU as they are (2 bytes each) and are converted by the first kernel; others as floats.
+    const data = raw ? raw.data : o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    const sixteen = raw ? { scale: raw.scale, precision: o.precision } : {};
     // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is
     // scipy's stft without boundary or padding over exactly its frames, so the chunks put
     // together equal the one-shot result, and device memory stays bounded on long signals.
@@ -79,7 +85,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
     let finished = 0;
     // Each GPU takes the next chunk once its last one is back: the split balances itself over GPUs of different speeds or links.
     const spectrogramOn = async (stream: Stream, mine: (typeof perDevice)[number]): Promise<void> => {
-      const x = DeviceBuffer.alloc(o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as RealBuffer;
+      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as SignalInput;
       const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, { stream, label: 'stft Zxx chunk' }) as ComplexBuffer;
       const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
       try {
@@ -87,10 +93,11 @@ export async function runStft(plan: StftPlan): Promise<number> {
           const { start, count } = chunks[c]!;
           const t0 = performance.now();
           const len = (count - 1) * g.step + g.nperseg;
-          const xin = x.view(0, len) as RealBuffer;
-          (xin as DeviceBuffer<'f32' | 'f64'>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
+          const xin = (x as DeviceBuffer<DType>).view(0, len) as SignalInput;
+          (xin as DeviceBuffer<DType>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
           const out = zxx.view(0, freqs * count) as ComplexBuffer;
           stft(xin, {
+            ...sixteen,
             fs: input.fs,
             window: g.windowSpec,
             nperseg: g.nperseg,
@@ -148,11 +155,12 @@ export async function runStft(plan: StftPlan): Promise<number> {
 
     bar.update(2.5, 'band powers');
     // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
-    const element = o.precision === 'f64' ? 8 : 4;
+    const element = o.precision === 'f64' ? 8 : 4; // per sample of the lane's float buffers (16-bit input needs less)
     const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
     engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, label: 'tscuda stft' });
     const result: JobResult = await engine.submit({
       data,
+      ...(raw ? { dtype: raw.dtype, scale: raw.scale } : {}),
       batch: 1,
       fs: input.fs,
       flags: ['cycles'],
@@ -163,7 +171,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
       label: o.file,
     }).result;
     let total = 0;
-    for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
+    if (raw)
+      for (let i = 0; i < n; i++) total += raw16Value(raw, i) ** 2; // one sample at a time: no widened copy
+    else for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
     total /= n;
     const powers = result.bandPowers ?? new Float64Array(bands.length);
     const rows = bands.map(([lo, hi], j) => ({ band: bandLabel(lo, hi), lowHz: lo, highHz: hi, power: powers[j]!, relative: total > 0 ? powers[j]! / total : 0 }));
@@ -197,6 +207,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       fsSource: input.fsSource,
       samples: n,
       precision: o.precision,
+      samplesToGpu: raw ? `${raw.dtype} (scale ${raw.scale})` : o.precision,
       stft: {
         nperseg: g.nperseg,
         noverlap: g.noverlap,
