@@ -3,8 +3,8 @@ import { checkTimeoutMs } from '../runtime/timeout.js';
 import { check, driverApi, driverError, hot } from '../runtime/cuda.js';
 import { Graph, type CaptureMode } from '../runtime/graph.js';
 import type { OperationKind } from '../report/timeline.js';
-import { Resource } from '../runtime/resource.js';
-import type { Stream } from '../runtime/stream.js';
+import { expectResource, Resource } from '../runtime/resource.js';
+import { Stream } from '../runtime/stream.js';
 import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
 import { DependencyFailedError, OperationError, OperationForgottenError, OperationTimeoutError } from './errors.js';
 import { Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
@@ -26,6 +26,12 @@ export interface CoordinatorDescriptor {
    * referred to by id, as the AsyncCoordinator does.
    */
   uniqueNames?: boolean | undefined;
+  /**
+   * Whether an operation's `stream` may be a stream of the pool's context that is not one of the
+   * pool's (a "guest", tracked by the pool, never handed out). Default false: such a stream is
+   * refused, since it escapes the pool's strategy and barriers. The AsyncCoordinator allows it.
+   */
+  guestStreams?: boolean | undefined;
 }
 
 /** poll() reports at most this many settlements since the previous poll(); older ones are dropped. */
@@ -74,6 +80,7 @@ export class Coordinator extends Resource {
   readonly pool: StreamPool;
   readonly #retain: number;
   readonly #uniqueNames: boolean;
+  readonly #guestStreams: boolean;
   readonly #ops = new Map<number, Operation>();
   readonly #byName = new Map<string, Operation>();
   readonly #deps = new Map<number, Set<number>>();
@@ -99,6 +106,9 @@ export class Coordinator extends Resource {
     if (!Number.isSafeInteger(retain) || retain < 0) throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
     this.#retain = retain;
     this.#uniqueNames = descriptor.uniqueNames ?? true;
+    if (descriptor.guestStreams !== undefined && typeof descriptor.guestStreams !== 'boolean')
+      throw new TypeError(`${this.label}: guestStreams must be a boolean, got ${typeof descriptor.guestStreams}`);
+    this.#guestStreams = descriptor.guestStreams ?? false;
   }
 
   /** Operations added and not yet settled. */
@@ -188,8 +198,14 @@ export class Coordinator extends Resource {
       if (spec.purpose !== undefined) request.purpose = spec.purpose;
       if (spec.workload !== undefined) request.workload = spec.workload;
       stream = this.pool.acquire(request);
-    } else if (!this.pool.streams.includes(stream) && stream.context !== this.pool.context) {
-      throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`);
+    } else if (!this.pool.has(stream)) {
+      // A look-alike object's handle would reach the driver; a stream outside the pool escapes its strategy and barriers.
+      expectResource(stream, Stream, `${this.label}: operation "${spec.name}": stream`);
+      if (stream.context !== this.pool.context) throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`);
+      if (!this.#guestStreams)
+        throw new Error(
+          `${this.label}: stream "${stream.label}" of "${spec.name}" is not one of ${this.pool.label}'s streams (${this.pool.streams.map((s) => s.label).join(', ')}); use one of them, or make the coordinator with guestStreams: true`,
+        );
     }
     const op = new Operation(this.#nextId++, spec, stream);
     op.after.push(...after);

@@ -2,7 +2,7 @@ import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
 import { check, driverApi, driverError, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
-import { Resource } from '../runtime/resource.js';
+import { expectResource, isLive, Resource } from '../runtime/resource.js';
 import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
@@ -91,6 +91,8 @@ export class Profiler extends Resource {
   begin(stream: Stream, kind: OperationKind, name: string, bytes?: number): ProfileToken {
     if (!this.enabled) return -1;
     this.assertAlive();
+    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `${this.label} begin(stream)`);
+    if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     if (!this.#origin) {
       this.#origin = this.#event();
       this.#record(this.#origin, stream);
