@@ -139,9 +139,10 @@ export class StreamPool extends Resource {
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
     super('StreamPool', descriptor.label ?? 'stream pool');
+    // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
+    this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);
     const borrowed = descriptor.streams?.find((s) => s.stream !== undefined)?.stream;
     this.context = resolveContext(descriptor, descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined);
-    this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);
     this.profiler = descriptor.profiler;
     const specs = descriptor.streams ?? DEFAULT_STREAMS;
     if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${this.label}: a StreamPool needs at least one stream`);

@@ -43,3 +43,12 @@ describe('Coordinator: an operation stream outside the pool', () => {
     expect(() => new Coordinator(new FakePool() as unknown as StreamPool, { guestStreams: 'yes' as never })).toThrow(/guestStreams must be a boolean/);
   });
 });
+
+describe('StreamPool options', () => {
+  it('refuses an unknown strategy at construction, before any CUDA call, naming the valid ones', async () => {
+    const { StreamPool } = await import('../../../src/orchestration/stream-pool.js');
+    expect(() => new StreamPool({ strategy: 'Bogus' as never, label: 'pool' })).toThrow(
+      new TypeError('pool: strategy must be one of RoundRobin, LoadBalanced, Priority, Workload; got "Bogus"'),
+    );
+  });
+});
