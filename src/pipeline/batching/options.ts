@@ -68,7 +68,7 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
   if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
   const label = options.label ?? 'batcher';
   const maxBatchSize = positiveInteger(label, 'maxBatchSize', options.maxBatchSize);
-  const maxWaitMs = nonNegativeFinite(label, 'maxWaitMs', options.maxWaitMs);
+  const maxWaitMs = checkTimeoutMs(options.maxWaitMs, `Batcher "${label}": maxWaitMs`);
   const channelSize = positiveInteger(label, 'channelSize', options.channelSize);
   const maxConcurrentBatches =
     options.maxConcurrentBatches === undefined || options.maxConcurrentBatches === Infinity
@@ -88,8 +88,8 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
     }
     const minBatchSize = positiveInteger(label, 'autoTune.minBatchSize', tune.minBatchSize ?? 1);
     const maxTunedBatch = positiveInteger(label, 'autoTune.maxBatchSize', tune.maxBatchSize ?? maxBatchSize);
-    const minWaitMs = nonNegativeFinite(label, 'autoTune.minWaitMs', tune.minWaitMs ?? 0);
-    const maxTunedWait = nonNegativeFinite(label, 'autoTune.maxWaitMs', tune.maxWaitMs ?? maxWaitMs);
+    const minWaitMs = checkTimeoutMs(tune.minWaitMs ?? 0, `Batcher "${label}": autoTune.minWaitMs`);
+    const maxTunedWait = checkTimeoutMs(tune.maxWaitMs ?? maxWaitMs, `Batcher "${label}": autoTune.maxWaitMs`);
     ordered(label, 'autoTune.minBatchSize', minBatchSize, 'maxBatchSize', maxBatchSize);
     ordered(label, 'maxBatchSize', maxBatchSize, 'autoTune.maxBatchSize', maxTunedBatch);
     ordered(label, 'autoTune.minWaitMs', minWaitMs, 'maxWaitMs', maxWaitMs);
