@@ -245,7 +245,8 @@ describe('Batcher routing', () => {
     const random = mulberry32(12345);
     const { calls, dispatch } = manual<{ caller: number; index: number }, string>();
     const maxBatchSize = 16;
-    const batcher = new Batcher(dispatch, { maxBatchSize, maxWaitMs: LONG_WAIT, channelSize: 10_000 });
+    // Every batch in flight at once (asked for explicitly: the default bounds them), so completion order is free.
+    const batcher = new Batcher(dispatch, { maxBatchSize, maxWaitMs: LONG_WAIT, channelSize: 10_000, maxConcurrentBatches: Infinity });
 
     const submitted: { caller: number; index: number }[] = [];
     const expected: string[][] = [];
@@ -357,6 +358,7 @@ describe('Batcher backpressure', () => {
       maxWaitMs: LONG_WAIT,
       channelSize: 2,
       maxConcurrentBatches: 1,
+      maxWaiting: 16,
     });
     const first = track(batcher.submit([1, 2])); // dispatched: the one batch allowed in flight
     const queued = [track(batcher.submitOne(3)), track(batcher.submitOne(4))]; // fill the channel
@@ -389,6 +391,7 @@ describe('Batcher backpressure', () => {
       maxWaitMs: LONG_WAIT,
       channelSize: 1,
       maxConcurrentBatches: 1,
+      maxWaiting: 4,
     });
     const first = batcher.submitOne(1);
     const second = batcher.submitOne(2);
