@@ -14,18 +14,13 @@ import { resolveBatcherOptions, type BatcherDescriptor } from './options.js';
 import { Batch, BatchInfoRecord, PendingSubmit, type FlushWaiter } from './records.js';
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { BatcherStats } from './stats.js';
+import { DeadlineTimer, TIMER_GRANULARITY_MS } from './deadline-timer.js';
 import type { BatchDispatch, BatcherMetrics, CloseOptions, SubmitOptions } from './types.js';
 
 export { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
 export type { AutoTuneOptions, TunedParameters } from './auto-tuner.js';
 export { DEFAULT_MAX_CONCURRENT_BATCHES, type BatcherDescriptor, type BatcherOptions } from './options.js';
 export type { BatchInfo, BatchDispatch, BatcherMetrics, CloseOptions, SubmitOptions } from './types.js';
-
-/**
- * Node's timers have millisecond resolution, so a timer may fire up to this much before
- * its deadline; flushing then is better than sleeping another whole millisecond.
- */
-const TIMER_GRANULARITY_MS = 1;
 
 // One shared executor instead of a closure per submit: the Promise constructor calls it
 // synchronously, so the resolvers are read back right after construction.
@@ -75,14 +70,8 @@ export class Batcher<I, O> {
   #closing: Promise<void> | null = null;
   #pumping = false;
   #repump = false;
-  #timeout: NodeJS.Timeout | null = null;
-  #immediate: NodeJS.Immediate | null = null;
-  #timerDeadline = 0;
-  readonly #onTimer = (): void => {
-    this.#timeout = null;
-    this.#immediate = null;
-    this.#pump(performance.now(), true);
-  };
+  /** Dispatches a partial batch once its oldest item has waited maxWaitMs. */
+  readonly #timer = new DeadlineTimer(() => this.#pump(performance.now(), true));
   readonly #stats = new BatcherStats();
 
   constructor(dispatch: BatchDispatch<I, O>, options: BatcherDescriptor) {
@@ -169,7 +158,7 @@ export class Batcher<I, O> {
     if (this.#closing !== null) return this.#closing;
     this.#closed = true;
     this.#channel.refuseWaiters(this.#closedError('close() was called while this submit waited for room'));
-    this.#clearTimer();
+    this.#timer.clear();
     this.#closing = this.flush();
     return this.#closing;
   }
@@ -202,7 +191,7 @@ export class Batcher<I, O> {
     const error = this.#closedError(`${why}; this submit had not settled`);
     // The queue first: failing a batch pumps, and nothing queued may be dispatched now.
     this.#channel.abandonQueued(error);
-    this.#clearTimer();
+    this.#timer.clear();
     for (let batch = this.#inFlight.peek(); batch !== undefined; batch = this.#inFlight.peek()) {
       if (batch.settled) {
         this.#inFlight.shift();
@@ -408,21 +397,7 @@ export class Batcher<I, O> {
   #armTimer(now: number): void {
     if (this.#closed || this.#channel.queuedItems === 0 || this.#inFlightBatches >= this.#maxConcurrentBatches) return;
     const head = this.#channel.head();
-    if (head === undefined) return;
-    const deadline = head.enqueuedAt + this.#maxWaitMs;
-    if ((this.#timeout !== null || this.#immediate !== null) && this.#timerDeadline <= deadline) return;
-    this.#clearTimer();
-    this.#timerDeadline = deadline;
-    const delay = deadline - now;
-    if (delay < TIMER_GRANULARITY_MS) this.#immediate = setImmediate(this.#onTimer);
-    else this.#timeout = setTimeout(this.#onTimer, delay);
-  }
-
-  #clearTimer(): void {
-    if (this.#timeout !== null) clearTimeout(this.#timeout);
-    if (this.#immediate !== null) clearImmediate(this.#immediate);
-    this.#timeout = null;
-    this.#immediate = null;
+    if (head !== undefined) this.#timer.arm(head.enqueuedAt + this.#maxWaitMs, now);
   }
 
   #closedError(detail: string): BatcherClosedError {
