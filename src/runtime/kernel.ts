@@ -230,6 +230,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     }
     let addr: number;
     if (a instanceof DeviceBuffer) {
+      // Made with Object.create(DeviceBuffer.prototype): no private brand, no real address behind it.
+      if (!Resource.isResource(a)) throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
       try {
         a.checkUsable();
       } catch (e) {

@@ -76,6 +76,7 @@ const CASES: Record<string, Expect> = {
   'kernel-from-fake-module': { error: 'TypeError', message: /Kernel\.fromLibrary module \(for kernel "fill_f32"\) must be a Module, got a plain Object/ },
   'kernel-from-disposed-module': { error: 'DisposedError', message: /Module "basic\.fatbin" was disposed/ },
   'kernel-launch-prototype-stream': { error: 'TypeError', message: /launch stream must be a Stream, got a plain Stream/ },
+  'kernel-arg-prototype-buffer': { error: 'TypeError', message: /argument 1 \(ptr\): expected a DeviceBuffer or a device address, got a plain DeviceBuffer/ },
   'event-record-fake-stream': { error: 'TypeError', message: /record\(stream\) must be a Stream, got a plain Object/ },
   'elapsed-fake-event': { error: 'TypeError', message: /elapsedSince\(start\) must be an Event, got a plain Object/ },
   'stream-record-fake-event': { error: 'TypeError', message: /record\(event\) must be an Event, got a plain Object/ },
