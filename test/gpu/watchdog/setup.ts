@@ -15,7 +15,10 @@ const margin = watchdogMarginMs();
 const config = (globalThis as { __vitest_worker__?: { config?: { testTimeout?: number; hookTimeout?: number } } }).__vitest_worker__?.config;
 const testTimeout = config?.testTimeout || 5_000;
 const hookTimeout = config?.hookTimeout || 10_000;
-const hooksLimit = Math.max(testTimeout, hookTimeout) + margin;
+// Hooks may be given long timeouts of their own (a describe's { timeout } too), which the
+// watchdog cannot see: it allows them TSCUDA_WATCHDOG_HOOKS_MS (default 5 minutes) at least.
+const hooksFloor = Number(process.env.TSCUDA_WATCHDOG_HOOKS_MS ?? 300_000);
+const hooksLimit = Math.max(testTimeout, hookTimeout, Number.isFinite(hooksFloor) ? hooksFloor : 300_000) + margin;
 
 /** "file > describe > test", as vitest's report names it. */
 function fullName(context: TestContext): string {
