@@ -4,6 +4,7 @@
  * never re-check. CUDA-free.
  */
 import { JobValidationError } from './errors.js';
+import { timeoutMsProblem } from '../runtime/timeout.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import type { Band, BuiltinJobFlag, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
@@ -269,7 +270,10 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (spec.label !== undefined && typeof spec.label !== 'string') fail('label', `must be a string, got ${show(spec.label)}`);
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
-    timeoutMs = finite(spec.timeoutMs, 'timeoutMs');
+    // The library's one timeout rule (runtime/timeout.ts): past 2^31-1 ms a Node timer fires at once.
+    const problem = timeoutMsProblem(spec.timeoutMs);
+    if (problem !== undefined) fail('timeoutMs', problem);
+    timeoutMs = spec.timeoutMs;
     if (!(timeoutMs > 0)) fail('timeoutMs', `must be positive, got ${timeoutMs}`);
   }
   const signal = spec.signal;

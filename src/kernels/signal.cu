@@ -314,44 +314,57 @@ extern "C" __global__ void welch_mean_f64(const double2* h, double* p, int batch
   welch_mean_impl<double>(h, p, batch, frames, halfBins, freqs, nfft, onesided, scale);
 }
 
+// numpy.unwrap's correction for one step dd between neighbours (period 2*pi, discont = pi):
+// ddmod = mod(dd + pi, 2*pi) - pi, with -pi mapped to pi where dd > 0; nothing below pi.
+__device__ inline double unwrap_correction(double dd) {
+  const double PI = 3.141592653589793;
+  if (fabs(dd) < PI) return 0.0;
+  double ddmod = fmod(dd + PI, 2.0 * PI);
+  if (ddmod < 0) ddmod += 2.0 * PI;
+  ddmod -= PI;
+  if (ddmod == -PI && dd > 0) ddmod = PI;
+  return ddmod - dd;
+}
+
+// Bin k of frame f of series b, scaled: bins above nfft/2 are conj(h[nfft - k]).
+template <typename T>
+__device__ inline void mode_bin(const typename Complex<T>::type* h, i64 b, int f, i64 k, int frames, int halfBins, int nfft, double scale, double* re, double* im) {
+  i64 src = k < halfBins ? k : nfft - k;
+  typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
+  *re = (double)v.x * scale;
+  *im = (k < halfBins ? 1.0 : -1.0) * (double)v.y * scale;
+}
+
 // Spectrogram modes other than psd (scipy's 'magnitude', 'angle', 'phase'): from the frame-major
-// half spectra h (scaled by `scale`, no one-sided doubling) to out[(b*freqs + k)*frames + f]. One
-// thread per (b, k) row: 'phase' unwraps along the frames as numpy.unwrap does (discont = pi).
-// mode: 1 magnitude, 2 angle, 3 phase.
+// half spectra h (scaled by `scale`, no one-sided doubling) to out[(b*freqs + k)*frames + f].
+// mode: 1 magnitude, 2 angle (one thread per element), 3 phase: the angle unwrapped along
+// frequency, as scipy does (np.unwrap(np.angle(Sxx), axis=-2)), one thread per (b, f) column
+// walking k = 0..freqs-1 in output order.
 template <typename T>
 __device__ void spectrogram_mode_impl(const typename Complex<T>::type* h, T* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode) {
-  const double PI = 3.141592653589793;
-  i64 rows = (i64)batch * freqs;
-  for (i64 r = global_thread(); r < rows; r += grid_threads()) {
-    i64 k = r % freqs;
-    i64 b = r / freqs;
-    i64 src = k < halfBins ? k : nfft - k;
-    double sign = k < halfBins ? 1.0 : -1.0; // bins above nfft/2 are conj(h[nfft - k])
-    double previous = 0.0, correction = 0.0;
-    for (int f = 0; f < frames; f++) {
-      typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
-      double re = (double)v.x * scale, im = sign * (double)v.y * scale;
-      double value;
-      if (mode == 1) {
-        value = sqrt(re * re + im * im);
-      } else {
+  double re, im;
+  if (mode == 3) {
+    i64 columns = (i64)batch * frames;
+    for (i64 c = global_thread(); c < columns; c += grid_threads()) {
+      i64 b = c / frames;
+      int f = (int)(c % frames);
+      double previous = 0.0, correction = 0.0;
+      for (i64 k = 0; k < freqs; k++) {
+        mode_bin<T>(h, b, f, k, frames, halfBins, nfft, scale, &re, &im);
         double a = atan2(im, re);
-        value = a;
-        if (mode == 3) {
-          if (f > 0) {
-            double dd = a - previous;
-            double ddmod = fmod(dd + PI, 2.0 * PI);
-            if (ddmod < 0) ddmod += 2.0 * PI;
-            ddmod -= PI;
-            if (ddmod == -PI && dd > 0) ddmod = PI;
-            if (fabs(dd) >= PI) correction += ddmod - dd;
-          }
-          previous = a;
-          value = a + correction;
-        }
+        if (k > 0) correction += unwrap_correction(a - previous);
+        previous = a;
+        out[(b * freqs + k) * frames + f] = (T)(a + correction);
       }
-      out[r * frames + f] = (T)value;
     }
+    return;
+  }
+  i64 total = (i64)batch * freqs * frames;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    int f = (int)(i % frames);
+    i64 r = i / frames;
+    mode_bin<T>(h, r / freqs, f, r % freqs, frames, halfBins, nfft, scale, &re, &im);
+    out[i] = (T)(mode == 1 ? sqrt(re * re + im * im) : atan2(im, re));
   }
 }
 

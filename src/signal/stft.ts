@@ -116,7 +116,7 @@ export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
   return { f: spectralFrequencies(g), t: spectralTimes(g), Zxx: Zxx as ComplexBuffer, geometry: g };
 }
 
-/** scipy.signal.spectrogram's modes: power ('psd'), the scaled STFT ('complex'), its magnitude, its angle, or the angle unwrapped along time ('phase'). */
+/** scipy.signal.spectrogram's modes: power ('psd'), the scaled STFT ('complex'), its magnitude, its angle, or the angle unwrapped along frequency ('phase', as scipy: `np.unwrap(np.angle(Sxx), axis=-2)`). */
 export type SpectrogramMode = 'psd' | 'complex' | 'magnitude' | 'angle' | 'phase';
 
 export interface SpectrogramOptions extends SpectralOptions, CallOptions, SampleOptions {
@@ -160,7 +160,8 @@ export function spectrogram(x: SignalInput, options: SpectrogramOptions = {}): S
   else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
   else
     ws.kernel(x.context, 'spectrogram_mode', p)(
-      elementwise(batch * g.freqs, stream),
+      // 'phase' unwraps along frequency: one thread per (series, frame) column; the others one per element.
+      elementwise(mode === 'phase' ? batch * g.frames : total, stream),
       half,
       Sxx,
       batch,

@@ -89,6 +89,9 @@ describe('validateJob', () => {
     refused({ data: data(64), flags: ['stft'], window: ['kaiser', Number.NaN] }, 'window[1]');
     refused({ data: data(64), flags: ['stft'], timeoutMs: Number.NaN }, 'timeoutMs');
     refused({ data: data(64), flags: ['stft'], timeoutMs: 0 }, 'timeoutMs');
+    // Past 2^31-1 ms a Node timer fires at once: "almost never" would have meant "now".
+    refused({ data: data(64), flags: ['stft'], timeoutMs: 1e12 }, 'timeoutMs', /0\.\.2147483647 ms \(the most a Node timer holds\), got 1000000000000/);
+    refused({ data: data(64), flags: ['stft'], timeoutMs: 2 ** 31 }, 'timeoutMs', /got 2147483648/);
   });
 
   it('refuses empty, unknown and repeated flags', () => {
