@@ -6,12 +6,14 @@
 import { JobValidationError } from './errors.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import type { Band, BuiltinJobFlag, JobFlag, JobOutputArrays, JobSpec } from './types.js';
+import { BUILTIN_FLAGS, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField } from './parameters.js';
+import type { Band, JobFlag, JobOutputArrays, JobSpec } from './types.js';
 
 export type { ResolvedWindow };
+export { BUILTIN_FLAGS };
 
-/** The built-in flags, in the order the seed's flow runs them. */
-export const BUILTIN_FLAGS: readonly BuiltinJobFlag[] = ['stft', 'cycles', 'wavelet'];
+/** The longest delay a Node timer takes (2^31 - 1 ms). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Smallest series the engine takes (a linear detrend and a spectrum need a few samples). */
 export const MIN_SERIES_LENGTH = 4;
@@ -83,12 +85,29 @@ function finite(v: unknown, field: string): number {
   return v as number;
 }
 
-function positiveInteger(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(field, `must be a positive integer, got ${show(v)}`);
-  return v as number;
+/** The range of a number or integer parameter of the table, in words. */
+function rangeText(field: string): string {
+  const def = parameterOfField(field);
+  const parts: string[] = [];
+  if (def?.min !== undefined) parts.push(def.exclusiveMin === true ? `> ${def.min}` : `>= ${def.min}`);
+  if (def?.max !== undefined) parts.push(`<= ${def.max}`);
+  const positive = def?.min !== undefined && ((def.exclusiveMin === true && def.min === 0) || (def.type === 'integer' && def.min === 1));
+  return parts.length === 0 ? '' : ` ${parts.join(' and ')}${positive ? ' (positive)' : ''}`;
 }
 
-function band(v: unknown, field: string, nyquist: number): Band {
+/** A number or integer parameter checked against its row of the table (type, min, max). */
+function tableNumber(v: unknown, field: string): number {
+  const def = parameterOfField(field);
+  const integer = def?.type === 'integer';
+  const what = integer ? 'an integer' : 'a finite number';
+  if (typeof v !== 'number' || !(integer ? Number.isSafeInteger(v) : Number.isFinite(v))) return fail(field, `must be ${what}${rangeText(field)}, got ${show(v)}`);
+  const low = def?.min !== undefined && (def.exclusiveMin === true ? !(v > def.min) : v < def.min);
+  if (low || (def?.max !== undefined && v > def.max)) fail(field, `must be ${what}${rangeText(field)}, got ${v}`);
+  return v;
+}
+
+/** A `[low, high]` band in Hz within [0, fs/2], or a JobValidationError naming the edge at fault. */
+export function band(v: unknown, field: string, nyquist: number): Band {
   if (!Array.isArray(v) || v.length !== 2) fail(field, `must be a [low, high] pair in Hz, got ${show(v)}`);
   const [lo, hi] = v as unknown[];
   const low = finite(lo, `${field}[0]`);
@@ -114,46 +133,30 @@ export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindo
   }
 }
 
-const INTO_FIELDS = new Set(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
-
-const KNOWN_FIELDS = new Set([
-  'data',
-  'batch',
-  'fs',
-  'flags',
-  'detrend',
-  'window',
-  'passBand',
-  'previewBins',
-  'bands',
-  'freqs',
-  'nCycles',
-  'waveletBands',
-  'stageParams',
-  'label',
-  'timeoutMs',
-  'signal',
-  'bandWaves',
-  'into',
-  'nperseg',
-  'noverlap',
-]);
+const INTO_FIELDS: ReadonlySet<string> = new Set(RESULT_ARRAY_FIELDS);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
   if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
-  for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) fail(key, `unknown field (known: ${[...KNOWN_FIELDS].join(', ')})`);
-
   const data = spec.data as unknown;
   if (!(data instanceof Float32Array) && !(data instanceof Float64Array))
     return fail('data', `must be a Float32Array or Float64Array, got ${data === null || data === undefined ? String(data) : ((data as object).constructor?.name ?? typeof data)}`);
-  if (data.length === 0) fail('data', 'is empty');
-  const batch = spec.batch === undefined ? 1 : positiveInteger(spec.batch, 'batch');
-  if (data.length % batch !== 0) fail('batch', `${data.length} samples do not split into ${batch} series of equal length`);
-  const length = data.length / batch;
+  return { data, ...validateJobParameters(spec, data.length, context) };
+}
+
+/**
+ * Validates everything of `spec` but its samples, for `samples` samples in all (a server checks a
+ * request with it before it needs a GPU); throws JobValidationError naming the first bad field.
+ */
+export function validateJobParameters(spec: Omit<JobSpec, 'data'>, samples: number, context: ValidationContext): Omit<NormalizedJob, 'data'> {
+  if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
+  for (const key of Object.keys(spec)) if (!JOB_SPEC_FIELDS.has(key)) fail(key, `unknown field (known: ${[...JOB_SPEC_FIELDS].join(', ')})`);
+  if (samples === 0) fail('data', 'is empty');
+  const batch = spec.batch === undefined ? 1 : tableNumber(spec.batch, 'batch');
+  if (samples % batch !== 0) fail('batch', `${samples} samples do not split into ${batch} series of equal length`);
+  const length = samples / batch;
   if (length < MIN_SERIES_LENGTH) fail('data', `series of ${length} samples are too short (at least ${MIN_SERIES_LENGTH})`);
-  const fs = spec.fs === undefined ? 1 : finite(spec.fs, 'fs');
-  if (!(fs > 0)) fail('fs', `must be positive, got ${fs}`);
+  const fs = spec.fs === undefined ? 1 : tableNumber(spec.fs, 'fs');
   const nyquist = fs / 2;
 
   if (!Array.isArray(spec.flags)) fail('flags', `must be an array of flags (${BUILTIN_FLAGS.join(', ')} or a registered stage), got ${show(spec.flags)}`);
@@ -183,8 +186,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const passBand = spec.passBand === undefined ? ([0, nyquist] as Band) : band(spec.passBand, 'passBand', nyquist);
   let framing: JobFraming | undefined;
   if (spec.nperseg !== undefined) {
-    const nperseg = positiveInteger(spec.nperseg, 'nperseg');
-    if (nperseg < 2) fail('nperseg', `must be at least 2, got ${nperseg}`);
+    const nperseg = tableNumber(spec.nperseg, 'nperseg');
     if (nperseg > length) fail('nperseg', `${nperseg} is greater than the series length N = ${length}`);
     const noverlap = spec.noverlap === undefined ? Math.floor(nperseg / 2) : spec.noverlap;
     if (typeof noverlap !== 'number' || !Number.isSafeInteger(noverlap) || noverlap < 0 || noverlap >= nperseg)
@@ -204,7 +206,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     framing = { nperseg, noverlap, step, extension, paddedLength, frames, freqs: Math.floor(nperseg / 2) + 1 };
   } else if (spec.noverlap !== undefined) fail('noverlap', 'needs nperseg (a framed stft)');
   const maxBins = framing ? framing.freqs : Math.floor(length / 2) + 1;
-  const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : positiveInteger(spec.previewBins, 'previewBins');
+  const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : tableNumber(spec.previewBins, 'previewBins');
   if (previewBins > maxBins)
     fail(
       'previewBins',
@@ -233,8 +235,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     });
   }
   if (wavelet && freqs.length === 0) fail('freqs', 'the wavelet flag needs at least one frequency');
-  const nCycles = spec.nCycles === undefined ? 6 : finite(spec.nCycles, 'nCycles');
-  if (!(nCycles > 0)) fail('nCycles', `must be positive, got ${nCycles}`);
+  const nCycles = spec.nCycles === undefined ? 6 : tableNumber(spec.nCycles, 'nCycles');
 
   const bandWaves = spec.bandWaves === undefined ? true : spec.bandWaves;
   if (typeof bandWaves !== 'boolean') fail('bandWaves', `must be true or false, got ${show(bandWaves)}`);
@@ -253,14 +254,14 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (spec.label !== undefined && typeof spec.label !== 'string') fail('label', `must be a string, got ${show(spec.label)}`);
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
-    timeoutMs = finite(spec.timeoutMs, 'timeoutMs');
-    if (!(timeoutMs > 0)) fail('timeoutMs', `must be positive, got ${timeoutMs}`);
+    timeoutMs = tableNumber(spec.timeoutMs, 'timeoutMs');
+    // Node's timers cannot wait longer; a longer one would fire at once.
+    if (timeoutMs > MAX_TIMER_MS) fail('timeoutMs', `must be at most ${MAX_TIMER_MS} ms (the longest a timer can wait), got ${timeoutMs}`);
   }
   const signal = spec.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'must be an AbortSignal');
 
   return {
-    data,
     batch,
     length,
     fs,

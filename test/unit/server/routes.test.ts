@@ -167,7 +167,7 @@ describe('validation: 4xx naming the field', () => {
         ],
       },
       400,
-      'bands[1]',
+      'bands[1][1]',
     ],
     ['band low >= high', { signal: signal(32), fs: 10, passBand: [3, 3] }, 400, 'passBand'],
     ['unknown flag', { signal: signal(32), flags: ['stft', 'fly'] }, 400, 'flags[1]'],
@@ -516,7 +516,8 @@ describe('asynchronous jobs', () => {
     const post = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft', 'cycles'], bands: [[0.1, 0.3]] } });
     expect(post.statusCode).toBe(202);
     const { id } = post.json<{ id: string }>();
-    expect(id).toBe('w1-1');
+    // The worker's routing prefix, then 128 random bits: no client guesses another's job.
+    expect(id).toMatch(/^w1-[A-Za-z0-9_-]{22}$/);
     expect(post.headers.location).toBe(`/v1/jobs/${id}`);
     const queued = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
     expect(queued.statusCode).toBe(202);
@@ -668,7 +669,7 @@ describe('without a GPU', () => {
     const nanFs = await s.app.inject({ method: 'POST', url: '/v1/stft?fs=NaN', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(32) });
     expect(nanFs.json<{ error: { field: string } }>().error.field).toBe('fs');
     const band = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: signal(8), fs: 2, bands: [[0.5, 3]] } });
-    expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0]');
+    expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0][1]');
     const item = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, null]] } });
     expect(item.json<{ error: { field: string } }>().error.field).toBe('items[0][1]');
     const work = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
