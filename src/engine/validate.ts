@@ -251,7 +251,11 @@ export function validateJobParameters(spec: Omit<JobSpec, 'data'>, samples: numb
   if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams)) fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
   for (const key of Object.keys(stageParams)) if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
 
-  if (spec.label !== undefined && typeof spec.label !== 'string') fail('label', `must be a string, got ${show(spec.label)}`);
+  if (spec.label !== undefined) {
+    const maxLength = parameterOfField('label')?.maxLength ?? Infinity;
+    if (typeof spec.label !== 'string' || spec.label.length > maxLength)
+      fail('label', `must be a string of at most ${maxLength} characters, got ${typeof spec.label === 'string' ? `${spec.label.length} characters` : show(spec.label)}`);
+  }
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
     timeoutMs = tableNumber(spec.timeoutMs, 'timeoutMs');

@@ -19,7 +19,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installBodyReaders } from './body-readers.js';
 import { toHttpError } from './errors.js';
-import { installErrorHandling } from './error-handler.js';
+import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling } from './error-handler.js';
 import { observeJob, pinnedAllocator } from './job-io.js';
 import { localJobService } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
@@ -75,7 +75,12 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
+    clientErrorHandler,
+    // Called only once requests arrive, after `state` exists.
+    frameworkErrors: (error, request, reply) => frameworkErrors(state)(error, request, reply),
   });
+  installConnectAnswer(app.server);
   const state: ServerState = {
     options,
     limits,
@@ -187,6 +192,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 /** Response headers and metrics of every answer: bytes out, durations, successes and failures by reason. */
 function installAccounting(app: FastifyInstance, state: ServerState): void {
   const { metrics } = state;
+  app.addHook('onRequest', (request, reply, done) => {
+    // A connection that closes before its response is sent: counted, whatever the stage.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) metrics.aborted.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
+    });
+    done();
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     // A worker that lost its context moves its keep-alive clients to a healthy worker.
     if (state.lostError !== null) reply.header('connection', 'close');

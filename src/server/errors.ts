@@ -42,7 +42,7 @@ export class HttpError extends Error {
       correlationId?: string | undefined;
     } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(clipMessage(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.statusCode = statusCode;
     this.code = code;
     this.field = options.field;
@@ -73,6 +73,16 @@ export function invalidField(field: string, message: string): HttpError {
 
 /** Longest bad value an error message quotes; longer ones are cut (a 15 KB label is not echoed back). */
 export const MAX_QUOTED_CHARS = 100;
+
+/** Longest error message sent. */
+const MAX_MESSAGE_CHARS = 1000;
+
+/** A message with every run of more than MAX_QUOTED_CHARS characters without a space cut (a bad value is quoted, never echoed whole). */
+export function clipMessage(message: string): string {
+  if (message.length <= MAX_QUOTED_CHARS) return message;
+  const cut = message.replace(/\S{101,}/g, (run) => clip(run));
+  return cut.length <= MAX_MESSAGE_CHARS ? cut : `${cut.slice(0, MAX_MESSAGE_CHARS)}... (cut)`;
+}
 
 /** `value` cut to MAX_QUOTED_CHARS characters, saying how long it was. */
 export function clip(value: string): string {

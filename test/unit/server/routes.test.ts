@@ -637,7 +637,7 @@ describe('health, info, metrics', () => {
     const okText = (await ok.app.inject({ method: 'GET', url: '/metrics' })).body;
     for (const name of [
       'tscuda_request_success_total{endpoint="/v1/stft"} 1',
-      'tscuda_pending_request_count',
+      'tscuda_pending_requests',
       'tscuda_request_duration_seconds_bucket',
       'tscuda_queue_duration_seconds_bucket',
       'tscuda_compute_duration_seconds_bucket',
@@ -646,7 +646,7 @@ describe('health, info, metrics', () => {
       'tscuda_request_bytes_total',
       'tscuda_response_bytes_total',
       'tscuda_gpu_busy_fraction 0.25',
-      'tscuda_event_loop_delay_seconds{quantile="0.99"}',
+      'tscuda_event_loop_delay_seconds{stat="p99"}',
       'tscuda_batcher_fill_rate{kind="gradient",dim="2"} 0.5',
       'tscuda_ready 1',
     ]) {
