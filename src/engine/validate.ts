@@ -6,7 +6,7 @@
 import { JobValidationError } from './errors.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import { BUILTIN_FLAGS, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField } from './parameters.js';
+import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
 import type { Band, JobFlag, JobOutputArrays, JobSpec } from './types.js';
 
 export type { ResolvedWindow };
@@ -118,6 +118,41 @@ export function band(v: unknown, field: string, nyquist: number): Band {
   return [low, high];
 }
 
+/**
+ * Checks every scalar parameter given (number, integer, boolean, enum, string) against its row of
+ * the table: a new scalar parameter is checked by its row alone. Checks that need other fields
+ * (ranges against N or fs/2, arrays, windows) follow in validateJobParameters.
+ */
+function checkByTable(spec: Omit<JobSpec, 'data'>): void {
+  for (const def of JOB_PARAMETER_TABLE) {
+    if (def.field === null) continue;
+    const v = (spec as Record<string, unknown>)[def.field];
+    if (v === undefined) continue;
+    const d: ParameterDef = def;
+    switch (d.type) {
+      case 'number':
+      case 'integer':
+        tableNumber(v, def.field);
+        break;
+      case 'boolean':
+        if (typeof v !== 'boolean') fail(def.field, `must be true or false, got ${show(v)}`);
+        break;
+      case 'enum':
+        if (!(d.values ?? []).includes(v as string | boolean)) fail(def.field, `must be one of ${(d.values ?? []).map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}`);
+        break;
+      case 'string':
+        if (typeof v !== 'string' || v.length > (d.maxLength ?? Infinity))
+          fail(
+            def.field,
+            `must be a string${d.maxLength === undefined ? '' : ` of at most ${d.maxLength} characters`}, got ${typeof v === 'string' ? `${v.length} characters` : show(v)}`,
+          );
+        break;
+      default:
+        break;
+    }
+  }
+}
+
 /** Resolves a WindowSpec with the signal layer's rules (scipy names and aliases), or throws naming `field`. */
 export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindow {
   if (typeof spec !== 'string' && !Array.isArray(spec)) fail(field, `must be a window name or [name, parameter], got ${show(spec)}`);
@@ -152,6 +187,7 @@ export function validateJobParameters(spec: Omit<JobSpec, 'data'>, samples: numb
   if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
   for (const key of Object.keys(spec)) if (!JOB_SPEC_FIELDS.has(key)) fail(key, `unknown field (known: ${[...JOB_SPEC_FIELDS].join(', ')})`);
   if (samples === 0) fail('data', 'is empty');
+  checkByTable(spec);
   const batch = spec.batch === undefined ? 1 : tableNumber(spec.batch, 'batch');
   if (samples % batch !== 0) fail('batch', `${samples} samples do not split into ${batch} series of equal length`);
   const length = samples / batch;
@@ -251,11 +287,6 @@ export function validateJobParameters(spec: Omit<JobSpec, 'data'>, samples: numb
   if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams)) fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
   for (const key of Object.keys(stageParams)) if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
 
-  if (spec.label !== undefined) {
-    const maxLength = parameterOfField('label')?.maxLength ?? Infinity;
-    if (typeof spec.label !== 'string' || spec.label.length > maxLength)
-      fail('label', `must be a string of at most ${maxLength} characters, got ${typeof spec.label === 'string' ? `${spec.label.length} characters` : show(spec.label)}`);
-  }
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
     timeoutMs = tableNumber(spec.timeoutMs, 'timeoutMs');

@@ -4,7 +4,9 @@ import { HttpError, toHttpError } from '../../../src/server/errors.js';
 import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
 import { BatcherClosedError, BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 import { JobStore, type JobRecord } from '../../../src/server/jobs.js';
-import { paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
+import { JOB_PARAMETERS, headerParams, paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
+import { JOB_BODY_SCHEMA } from '../../../src/server/schemas.js';
+import { JOB_PARAMETER_TABLE, type ParameterDef } from '../../../src/engine/parameters.js';
 import type { JobResult } from '../../../src/engine/types.js';
 
 const context = { extraFlags: ['supdem'], maxTimeoutMs: 10_000, defaultTimeoutMs: 1000 };
@@ -187,5 +189,43 @@ describe('errors and retention', () => {
     expect(store.get('a')).toBe(record);
     now = 151;
     expect(store.get('a')).toBeUndefined();
+  });
+});
+
+describe('one table of job parameters', () => {
+  it('the JSON schema, the string coercion, the header names and the engine checks all come from the table', () => {
+    expect([...JOB_PARAMETERS]).toEqual(JOB_PARAMETER_TABLE.map((p) => p.name));
+    const properties = JOB_BODY_SCHEMA.properties as Record<string, Record<string, unknown>>;
+    const sample: Record<string, string> = {
+      number: '2.5',
+      integer: '3',
+      boolean: 'true',
+      string: 'x',
+      band: '1,2',
+      bands: '1:2',
+      numbers: '1,2',
+      flags: 'stft',
+      window: 'hann',
+      object: '{}',
+    };
+    for (const def of JOB_PARAMETER_TABLE as readonly ParameterDef[]) {
+      expect(properties[def.name], def.name).toBeDefined();
+      if (def.type === 'number' || def.type === 'integer') {
+        expect(properties[def.name]!.type).toBe(def.type);
+        if (def.min !== undefined) expect(properties[def.name]![def.exclusiveMin === true ? 'exclusiveMinimum' : 'minimum']).toBe(def.min);
+      }
+      const text = def.type === 'enum' ? String(def.values![0]) : sample[def.type]!;
+      expect(Object.keys(paramsFromStrings({ [def.name]: text })), def.name).toEqual([def.name]);
+      expect(Object.keys(headerParams({ [`x-tscuda-${def.name.toLowerCase()}`]: text })), def.name).toEqual([def.name]);
+      // Below its minimum, the engine refuses it by the row's range, naming it as requests do.
+      if ((def.type === 'number' || def.type === 'integer') && def.min !== undefined && def.field !== null) {
+        try {
+          parseJobParams({ [def.name]: def.min - 1 }, 64, context, 'stft');
+          expect.unreachable(def.name);
+        } catch (e) {
+          expect((e as HttpError).field, def.name).toBe(def.name);
+        }
+      }
+    }
   });
 });

@@ -111,6 +111,20 @@ describe('synchronous job routes', () => {
     expect(engine.submitted[1]!.fs).toBe(50);
   });
 
+  it('binary and JSON bodies both default to the engine precision (f64 here)', async () => {
+    const engine = new FakeEngine({ precision: 'f64' });
+    const s = make({ engine });
+    const samples = Float64Array.from({ length: 8 }, () => Math.random() - 0.5);
+    const bin = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.from(samples.buffer) });
+    expect(bin.statusCode).toBe(200);
+    const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from(samples) } });
+    expect(json.statusCode).toBe(200);
+    for (const spec of engine.submitted) {
+      expect(spec.data).toBeInstanceOf(Float64Array);
+      expect(Array.from(spec.data)).toEqual(Array.from(samples));
+    }
+  });
+
   it('POST /v1/cycles returns band powers and dominant cycles (binary: dominant as f64[B,4])', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
