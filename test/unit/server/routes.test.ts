@@ -732,6 +732,8 @@ describe('context loss and graceful close', () => {
     const closed = s.close();
     const late = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(late.statusCode).toBe(503);
+    // In the documented shape, not fastify's own 503.
+    expect(late.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'shutting_down', retryable: true });
     await closed;
     expect(performance.now() - t0).toBeGreaterThan(40);
     // Every accepted job (4 synchronous, 1 asynchronous) ran to its end before close() resolved.
