@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
-import { scanJson } from './json-scan.js';
+import { checkBatchCounts, checkJobCounts, scanJson, type JsonCounts } from './json-scan.js';
 import { readPooledBody } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
 
@@ -42,7 +42,11 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
     }).then(
       (text) => {
         try {
-          done(null, parseJson(text, limits.maxSamples));
+          const batch = (request.routeOptions.url ?? '').startsWith('/v1/batch/');
+          done(
+            null,
+            parseJson(text, (counts) => (batch ? checkBatchCounts(counts, limits.maxBatchItems) : checkJobCounts(counts, limits.maxSamples))),
+          );
         } catch (error) {
           done(error as Error, undefined);
         }
@@ -58,10 +62,10 @@ const PLAIN = {
   release: (): void => undefined,
 } as unknown as Parameters<typeof readPooledBody>[3];
 
-/** Parses a JSON body after scanning it; `__proto__` keys are refused by name. */
-export function parseJson(text: Buffer, maxSamples: number): unknown {
+/** Parses a JSON body after scanning it (`check` refuses counts the route cannot take); `__proto__` keys are refused by name. */
+export function parseJson(text: Buffer, check: (counts: JsonCounts) => void): unknown {
   if (text.byteLength === 0) throw new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
-  scanJson(text, maxSamples);
+  check(scanJson(text));
   let value: unknown;
   try {
     value = JSON.parse(text.toString('utf8'));

@@ -14,6 +14,7 @@
  * timeout, 503 when the GPU context is lost or the server is closing). close() stops
  * accepting and resolves once every accepted request and job has settled.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -38,6 +39,10 @@ export type { CreateServerOptions, JobAnswer, JobView, LoadSample, RemoteJobs, S
  * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
+/** The largest body a Buffer holds. */
+const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
+/** The largest JSON body: its text must fit one string (V8: 2^29 - 24 characters), with room to spare. */
+const MAX_JSON_BODY_BYTES = 256 * 2 ** 20;
 /** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
 const BODY_POOL_BYTES = 256 * 2 ** 20;
 
@@ -60,6 +65,11 @@ function resolveLimits(options: CreateServerOptions): ServerLimits {
     const v = limits[name];
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`limits.${name} must be a positive integer, got ${String(v)}`);
   }
+  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (the largest Buffer), got ${limits.bodyLimitBytes}`);
+  if (limits.jsonBodyLimitBytes > MAX_JSON_BODY_BYTES)
+    throw new RangeError(
+      `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,
+    );
   // A JSON body never gets more room than a binary one.
   limits.jsonBodyLimitBytes = Math.min(limits.jsonBodyLimitBytes, limits.bodyLimitBytes);
   return limits;

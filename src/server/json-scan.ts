@@ -20,8 +20,16 @@ const CLOSE_SQUARE = 0x5d;
 const OPEN_CURLY = 0x7b;
 const CLOSE_CURLY = 0x7d;
 
-/** Throws a 4xx when `text` nests too deep, holds more than `maxValues` (plus room for parameters) values, or more arrays than its values can fill. */
-export function scanJson(text: Uint8Array, maxValues: number): void {
+/** What a scan counted. */
+export interface JsonCounts {
+  /** Values between separators (commas + 1): an upper bound of the numbers. */
+  values: number;
+  arrays: number;
+  maxDepth: number;
+}
+
+/** Counts `text`'s values, arrays and depth outside strings; throws a 400 as soon as it nests deeper than MAX_JSON_DEPTH. */
+export function scanJson(text: Uint8Array): JsonCounts {
   let depth = 0;
   let maxDepth = 0;
   let commas = 0;
@@ -44,9 +52,20 @@ export function scanJson(text: Uint8Array, maxValues: number): void {
       }
     } else if (c === CLOSE_SQUARE || c === CLOSE_CURLY) depth--;
   }
-  const values = commas + 1;
-  if (values > maxValues + ARRAY_ALLOWANCE * 64)
-    throw new HttpError(413, 'too_many_samples', `body: about ${values} values, more than the ${maxValues} samples a request may carry`, { field: 'signal' });
+  return { values: commas + 1, arrays, maxDepth };
+}
+
+/** A job body's counts: at most `maxSamples` numbers (and room for parameters), and no more arrays than its values can fill as rows of at least a few samples. */
+export function checkJobCounts(counts: JsonCounts, maxSamples: number): void {
+  const { values, arrays } = counts;
+  if (values > maxSamples + ARRAY_ALLOWANCE * 64)
+    throw new HttpError(413, 'too_many_samples', `body: about ${values} values, more than the ${maxSamples} samples a request may carry`, { field: 'signal' });
   if (arrays > ARRAY_ALLOWANCE + values / 2)
     throw new HttpError(400, 'invalid_field', `signal: ${arrays} arrays for ${values} values: rows of a 2-D signal need at least 4 samples each`, { field: 'signal' });
+}
+
+/** A batch body's counts: at most two arrays per item (lerp and slerp items carry two vectors). */
+export function checkBatchCounts(counts: JsonCounts, maxItems: number): void {
+  if (counts.arrays > 2 * maxItems + 2)
+    throw new HttpError(413, 'too_many_items', `items: about ${counts.arrays} arrays, more than ${maxItems} items can hold`, { field: 'items' });
 }

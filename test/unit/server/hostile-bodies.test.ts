@@ -187,3 +187,28 @@ describe('bodies bounded in time: 408', () => {
     await until(() => s.pending === 0, 'the place freed');
   });
 });
+
+describe('limits that cannot work are refused when the server is made', () => {
+  it('a body limit past the largest Buffer, a JSON limit past what a string holds', async () => {
+    const { createServer } = await import('../../../src/server/index.js');
+    expect(() => createServer({ limits: { bodyLimitBytes: 99_999_999_999 } })).toThrow(/limits\.bodyLimitBytes must be at most/);
+    expect(() => createServer({ limits: { bodyLimitBytes: 1024 * MiB, jsonBodyLimitBytes: 600 * MiB } })).toThrow(/limits\.jsonBodyLimitBytes must be at most/);
+    expect(() => createServer({ limits: { bodyTimeoutMs: 0 } })).toThrow(/limits\.bodyTimeoutMs/);
+  });
+
+  it('batch bodies: many one-value vectors are fine, more arrays than items can hold are refused before parsing', async () => {
+    const { fakeBatcher } = await import('./fake-engine.js');
+    const lerp = (item: { a: ArrayLike<number>; b: ArrayLike<number>; t: number }): Float32Array => Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+    const s = servers.make({ engine: new FakeEngine(), batchers: { lerp: () => fakeBatcher(lerp) }, limits: { maxBatchItems: 4096 } });
+    const items = Array.from({ length: 4000 }, (_, i) => ({ a: [i], b: [i + 1], t: 0.5 }));
+    const ok = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json<{ outputs: number[][] }>().outputs[10]).toEqual([10.5]);
+    const flood = `{"items":[${'[0],'.repeat(100_000)}[0]]}`;
+    const t0 = performance.now();
+    const refused = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', headers: { 'content-type': 'application/json' }, payload: flood });
+    expect(refused.statusCode).toBe(413);
+    expect(errorOf(refused.json()).field).toBe('items');
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
+});
