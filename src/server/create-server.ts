@@ -22,7 +22,7 @@ import { installBodyReaders } from './body-readers.js';
 import { toHttpError } from './errors.js';
 import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling } from './error-handler.js';
 import { observeJob, pinnedAllocator } from './job-io.js';
-import { localJobService } from './job-service.js';
+import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits, type TscudaServer } from './options.js';
 import { ROUTES } from './routes/index.js';
@@ -91,6 +91,15 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     frameworkErrors: (error, request, reply) => frameworkErrors(state)(error, request, reply),
   });
   installConnectAnswer(app.server);
+  // Its closures read `state` only once requests arrive.
+  const jobContext: JobServiceContext = {
+    requireEngine: () => requireGpu(state),
+    retention: limits.jobRetention,
+    retryAfterS: limits.retryAfterS,
+    idPrefix: options.jobIdPrefix ?? '',
+    remote: options.remoteJobs,
+    observe: (result) => observeJob(state, '/v1/jobs', result),
+  };
   const state: ServerState = {
     options,
     limits,
@@ -123,7 +132,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     inFlight: new Set(),
     handlers: new Set(),
     batchers: new Map(),
-    jobs: undefined as never,
+    jobs: (options.jobs ?? localJobService)(jobContext),
     admission: null,
     lostError: null,
     closing: null,
@@ -132,15 +141,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     version: packageVersion(),
     startedAt: Date.now(),
   };
-  const jobContext = {
-    requireEngine: () => requireGpu(state),
-    retention: limits.jobRetention,
-    retryAfterS: limits.retryAfterS,
-    idPrefix: options.jobIdPrefix ?? '',
-    remote: options.remoteJobs,
-    observe: (result: Parameters<typeof observeJob>[2]) => observeJob(state, '/v1/jobs', result),
-  };
-  state.jobs = (options.jobs ?? localJobService)(jobContext);
 
   if (engine !== null) {
     engine.lost.catch((error: unknown) => {

@@ -27,8 +27,9 @@ export interface JobService {
   failAll(error: HttpError): void;
   /** Resolves once every unfinished job has settled. */
   settled(): Promise<void>;
-  /** This process's jobs only, for other workers of a cluster (synchronous). */
+  /** This process's job as GET shows it, for other workers of a cluster (synchronous); undefined when unknown here. */
   localView(id: string): JobView | undefined;
+  /** DELETE of this process's job, for other workers of a cluster (synchronous); undefined when unknown here. */
   localDelete(id: string): JobAnswer | undefined;
 }
 

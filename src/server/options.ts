@@ -159,7 +159,9 @@ export interface JobAnswer {
 
 /** Where jobs of other workers are looked up (the cluster's IPC); undefined when unknown there too. */
 export interface RemoteJobs {
+  /** The job as its owner's GET shows it; undefined when no worker knows it. */
   get(id: string): Promise<JobView | undefined>;
+  /** DELETE of the job by its owner; undefined when no worker knows it. */
   delete(id: string): Promise<JobAnswer | undefined>;
 }
 
