@@ -194,6 +194,9 @@ describe('limits that cannot work are refused when the server is made', () => {
     expect(() => createServer({ limits: { bodyLimitBytes: 99_999_999_999 } })).toThrow(/limits\.bodyLimitBytes must be at most/);
     expect(() => createServer({ limits: { bodyLimitBytes: 1024 * MiB, jsonBodyLimitBytes: 600 * MiB } })).toThrow(/limits\.jsonBodyLimitBytes must be at most/);
     expect(() => createServer({ limits: { bodyTimeoutMs: 0 } })).toThrow(/limits\.bodyTimeoutMs/);
+    // Node's timers fire at once past 2^31 - 1 ms.
+    expect(() => createServer({ limits: { maxTimeoutMs: 2 ** 53 } })).toThrow(/limits\.maxTimeoutMs must be a number of ms in \(0, 2147483647\]/);
+    expect(() => createServer({ limits: { defaultTimeoutMs: 5000, maxTimeoutMs: 1000 } })).toThrow(/defaultTimeoutMs/);
   });
 
   it('batch bodies: many one-value vectors are fine, more arrays than items can hold are refused before parsing', async () => {
