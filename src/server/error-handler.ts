@@ -75,12 +75,23 @@ export function answerFor(state: ServerState, error: FastifyError, request: Fast
 /** Sends `error` as the documented `{ error: {...} }` body. */
 export function sendError(state: ServerState, request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply {
   state.failureReasons.set(request, error.reason);
-  if (error.correlationId !== undefined) request.log.error({ err: error.cause, correlationId: error.correlationId }, 'internal error');
+  if (error.correlationId !== undefined) logInternal(state, request, error);
   const socket = request.raw.socket as Socket | null;
   if (!request.raw.complete && socket !== null && typeof socket.end === 'function' && !reply.sent) return lingeringClose(state, request, reply, socket, error);
   if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
   if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
   return reply.code(error.statusCode).type('application/json').send(error.toJSON());
+}
+
+/** Logs an unexpected error under its correlation id: to the server's logger, or to stderr when it has none (the id must lead somewhere). */
+function logInternal(state: ServerState, request: FastifyRequest, error: HttpError): void {
+  const { logger } = state.options;
+  if (logger !== undefined && logger !== false) {
+    request.log.error({ err: error.cause, correlationId: error.correlationId }, 'internal error');
+    return;
+  }
+  const cause = error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : String(error.cause);
+  process.stderr.write(`tscuda server: internal error ${error.correlationId} on ${request.method} ${clip(request.url)}: ${cause}\n`);
 }
 
 /** How long a refused body may go on arriving after its answer before the connection is cut. */

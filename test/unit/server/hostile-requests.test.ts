@@ -4,7 +4,7 @@
  * error shape, metrics that count what arrived, and what the server exposes. Each case asserts its
  * answer and how long it took.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeEngine, fakeBatcher } from './fake-engine.js';
 import { connect, errorOf, head, listen, response, serverFactory, until } from './hostile-client.js';
 
@@ -153,6 +153,24 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
     const id = /correlation id ([0-9a-f-]{36})/.exec(error.message)?.[1];
     expect(id).toBeDefined();
     expect(logged.some((line) => line.includes(id!) && line.includes('secret internals'))).toBe(true);
+  });
+
+  it('without a logger, the correlation id and the error go to stderr', async () => {
+    const engine = new FakeEngine();
+    engine.submit = () => {
+      throw new RangeError('Invalid typed array length: -1');
+    };
+    const s = servers.make({ engine });
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    try {
+      const r = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8] } });
+      expect(r.statusCode).toBe(500);
+      const id = /correlation id ([0-9a-f-]{36})/.exec(errorOf(r.json()).message)?.[1];
+      expect(lines.some((l) => l.includes(id!) && l.includes('Invalid typed array length'))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 
