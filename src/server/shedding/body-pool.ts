@@ -6,7 +6,7 @@
  * pinned arrays, the pool's memory is pinned: jobs copy it to and from the GPU directly. CUDA-free.
  */
 
-import { sizeClass } from '../runtime/memory/size-classes.js';
+import { sizeClass } from '../../runtime/memory/size-classes.js';
 
 /** Smallest pooled allocation; smaller bodies are pooled at this size. */
 const MIN_CLASS_BYTES = 1 << 16;
@@ -74,7 +74,7 @@ export class BodyPool {
 }
 
 /** A body-reading error the server's error handler turns into its 4xx answer. */
-function bodyError(statusCode: 400 | 413, code: string, message: string): Error & { statusCode: number; code: string } {
+export function bodyError(statusCode: 400 | 408 | 413, code: string, message: string): Error & { statusCode: number; code: string } {
   return Object.assign(new Error(message), { statusCode, code });
 }
 
@@ -87,20 +87,33 @@ export interface BodyStream {
   resume(): unknown;
 }
 
+/** Options of readPooledBody. */
+export interface ReadBodyOptions {
+  /** The whole body must arrive within this many ms of the call (408 beyond); default: no bound. */
+  timeoutMs?: number | undefined;
+  /** Told of the bytes received, once, when reading ends (completed or not). */
+  onBytes?: ((bytes: number) => void) | undefined;
+}
+
+/** Smallest first buffer of a body with a Content-Length: memory grows with the bytes that arrive, not with the length announced. */
+const FIRST_GROWTH_BYTES = 1 << 16;
+
 /**
- * Reads a request body into a pooled Buffer: straight into one of the announced size when the
- * request has a Content-Length, else the chunks gathered and copied into one. Rejects with a 413
- * (FST_ERR_CTP_BODY_TOO_LARGE, as fastify's own limit) beyond `limitBytes`, a 400 when the body
- * is shorter or longer than announced, and the stream's error if it fails; the pooled Buffer goes
- * back to the pool on every failure.
+ * Reads a request body into a pooled Buffer. Memory follows the bytes received, never the length
+ * announced: a body with a Content-Length is read into a pooled buffer that doubles as bytes
+ * arrive (up to the announced size, so the copies add up to at most the body once more); one
+ * without is gathered in chunks and copied once. Rejects with a 413 (FST_ERR_CTP_BODY_TOO_LARGE,
+ * as fastify's own limit) as soon as more than `limitBytes` arrive or are announced, a 400 when the
+ * body is shorter or longer than announced, a 408 when it has not arrived within `timeoutMs`, and
+ * the stream's error if it fails; the pooled Buffer goes back to the pool on every failure.
  */
-export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BodyPool): Promise<Buffer> {
+export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BodyPool, options: ReadBodyOptions = {}): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const announced = contentLength === undefined ? undefined : Number(contentLength);
     const tooLarge = (): Error => bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`);
-    if (announced !== undefined && !(Number.isSafeInteger(announced) && announced >= 0)) {
+    if (announced !== undefined && !(/^\d{1,16}$/.test(contentLength!) && Number.isSafeInteger(announced))) {
       stream.resume();
-      reject(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `content-length: ${contentLength} is not a byte count`));
+      reject(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `content-length: ${contentLength!.slice(0, 100)} is not a byte count`));
       return;
     }
     if (announced !== undefined && announced > limitBytes) {
@@ -108,13 +121,29 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
       reject(tooLarge());
       return;
     }
-    const body = announced === undefined ? undefined : pool.take(announced);
+    let body: Buffer | undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              finish(
+                bodyError(
+                  408,
+                  'FST_ERR_REQUEST_TIMEOUT',
+                  `body: not received within ${options.timeoutMs} ms (${received} bytes${announced === undefined ? '' : ` of the ${announced} announced`} arrived)`,
+                ),
+              ),
+            options.timeoutMs,
+          );
     const finish = (error: Error | undefined, result?: Buffer): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      options.onBytes?.(received);
       for (const event of ['data', 'end', 'error', 'aborted', 'close'] as const) stream.removeAllListeners(event);
       if (error) {
         if (body) pool.release(body);
@@ -124,17 +153,29 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
     };
     stream.on('data', (chunk: Buffer) => {
       if (settled) return;
-      if (received + chunk.byteLength > (announced ?? limitBytes)) {
+      const total = received + chunk.byteLength;
+      if (total > (announced ?? limitBytes)) {
         finish(announced === undefined ? tooLarge() : bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: more than the ${announced} bytes its content-length announced`));
         return;
       }
-      if (body) chunk.copy(body, received);
-      else chunks.push(chunk);
-      received += chunk.byteLength;
+      if (announced === undefined) chunks.push(chunk);
+      else {
+        if (body === undefined || total > body.byteLength) {
+          const grown = pool.take(Math.min(announced, Math.max(FIRST_GROWTH_BYTES, 2 * total)));
+          if (body !== undefined) {
+            body.copy(grown, 0, 0, received);
+            pool.release(body);
+          }
+          body = grown;
+        }
+        chunk.copy(body, received);
+      }
+      received = total;
     });
     stream.on('end', () => {
-      if (body) {
+      if (announced !== undefined) {
         if (received !== announced) finish(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: ${received} bytes, its content-length announced ${announced}`));
+        else if (body === undefined) finish(undefined, pool.take(0));
         else finish(undefined, body);
         return;
       }

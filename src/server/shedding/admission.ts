@@ -16,7 +16,7 @@
  * budget (turn-budget.ts) refused the ends of long turns also cuts the share, by the part refused,
  * so the refusals move from the turns' ends (the requests that waited longest) to all positions.
  * Admission is spread evenly through time by a credit counter, not drawn at random.
- * This file is the CUDA-free, timer-free core; create-server.ts samples the loop and asks it.
+ * This file is the CUDA-free, timer-free core; shedding/index.ts samples the loop and asks it.
  */
 
 /** The gentlest cut of the share per overloaded sample (a delay just over the target). */

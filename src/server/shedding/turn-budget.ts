@@ -16,7 +16,7 @@
  * marks the turn's end, and re-schedules itself while requests keep arriving. "How long has this
  * turn run" is then the time since that mark (or since the turn's first request when none was
  * scheduled). When requests stop, nothing stays scheduled: an idle server does not spin.
- * CUDA-free and clock-injected so that it is tested anywhere; create-server.ts asks it per POST.
+ * CUDA-free and clock-injected so that it is tested anywhere; shedding/index.ts asks it per POST.
  */
 
 /** New requests in one turn before it can count as flooded: one client's heavy request, or a handful of new connections, is never refused for a long turn. */
