@@ -3,9 +3,9 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createServer } from '../../server/create-server.js';
-import { buildPartsOrNone } from '../../server/gpu-parts.js';
-import type { WorkerConfig } from '../../server/protocol.js';
-import { superviseWorkers } from '../../server/supervisor.js';
+import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
+import type { WorkerConfig } from '../../server/supervision/protocol.js';
+import { superviseWorkers } from '../../server/supervision/supervisor.js';
 import type { CliCommand } from '../command.js';
 
 const USAGE = `usage: tscuda serve [options]
@@ -120,7 +120,7 @@ function untilSignal(): Promise<string> {
 /** The worker entry next to this build (the .ts source under tsx, the .js in dist). */
 function workerEntry(): string {
   const here = fileURLToPath(import.meta.url);
-  return fileURLToPath(new URL(`../../server/worker-main${extname(here)}`, import.meta.url));
+  return fileURLToPath(new URL(`../../server/supervision/worker-main${extname(here)}`, import.meta.url));
 }
 
 /**

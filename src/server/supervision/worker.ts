@@ -7,9 +7,9 @@
  */
 import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import type { JobEngineLike } from '../engine/types.js';
-import type { BatchFactories } from './batch.js';
-import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from './create-server.js';
+import type { JobEngineLike } from '../../engine/types.js';
+import type { BatchFactories } from '../batch.js';
+import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from '../create-server.js';
 import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** What a worker entry builds for its process. */
