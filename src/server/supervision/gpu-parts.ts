@@ -34,13 +34,24 @@ export async function buildGpuParts(config: WorkerConfig): Promise<WorkerParts &
   return { engine, batchers, info: () => ({ devices: [{ ordinal: device, ...properties }] }) };
 }
 
-/** buildGpuParts, or a process without an engine and the reason (no driver, no device). */
+/** Driver answers that mean "this machine has no GPU for us", as opposed to a fault of this configuration. */
+const NO_GPU_STATUSES: ReadonlySet<string> = new Set(['CUDA_ERROR_NO_DEVICE', 'CUDA_ERROR_INSUFFICIENT_DRIVER', 'CUDA_ERROR_SYSTEM_DRIVER_MISMATCH']);
+
+/**
+ * buildGpuParts, or a process without an engine when this machine has no GPU to give (no CUDA
+ * driver or library, no visible device): the server then serves health (live 200, ready 503 with
+ * the reason), info, metrics and 4xx. Any other failure (a device ordinal that does not exist, an
+ * engine that cannot be built) is thrown: the worker fails its start and the service exits 1.
+ */
 export async function buildPartsOrNone(config: WorkerConfig): Promise<WorkerParts> {
   try {
     return await buildGpuParts(config);
   } catch (error) {
     const name = error instanceof Error ? error.name : '';
+    const status = (error as { status?: unknown } | null)?.status;
     const message = error instanceof Error ? error.message : String(error);
-    return { engine: null, unavailableReason: name === 'CudaUnavailableError' ? `no CUDA driver: ${message}` : `no GPU engine: ${message}` };
+    if (name === 'CudaUnavailableError') return { engine: null, unavailableReason: `no CUDA driver: ${message}` };
+    if (typeof status === 'string' && NO_GPU_STATUSES.has(status)) return { engine: null, unavailableReason: `no usable CUDA device: ${message}` };
+    throw error;
   }
 }

@@ -9,10 +9,17 @@
  * context is lost answers everything it accepted with 503 + `Connection: close`, and keeps the
  * socket open until its replacement listens, so clients always get a response and the
  * listening socket never closes.
+ *
+ * Start-up is told from a crash: a worker that exits before it listens could not start (its
+ * socket is taken, its engine cannot be built); the service then fails once, with that reason,
+ * instead of respawning it forever (a first start fails at once; a replacement after
+ * `maxStartFailures` tries in a row). A worker that crashes after it served is replaced. Its
+ * connections not yet taken are answered (handoff-guard.ts), its counters kept (metrics-ledger.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
-import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import { guardHandoffs } from './handoff-guard.js';
+import { MetricsLedger } from './metrics-ledger.js';
+import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type MetricsSnapshot, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** Options of superviseWorkers(). */
 export interface SupervisorOptions {
@@ -31,8 +38,13 @@ export interface SupervisorOptions {
    * standby is started behind it. Each holds a CUDA context and its lanes' memory.
    */
   standby?: number | undefined;
-  /** Grace for a graceful stop before workers are killed, ms; default 30000. */
-  stopTimeoutMs?: number | undefined;
+  /**
+   * How long past the workers' own drain deadline (config.drainMs) the primary waits before it
+   * kills a worker that has not exited, ms; default 5000.
+   */
+  killGraceMs?: number | undefined;
+  /** Start-up failures in a row of one slot's replacements before the service gives up; default 3. */
+  maxStartFailures?: number | undefined;
 }
 
 interface Slot {
@@ -44,19 +56,42 @@ interface Slot {
   ready: boolean;
   startedAt: number;
   quickExits: number;
+  /** Start-up failures in a row (reset once a worker of this slot listens). */
+  startFailures: number;
 }
+
+/** How a supervisor ended. */
+export type SupervisorEnd =
+  /** stop(): `drained` when every worker finished its accepted requests in time (all exited 0). */
+  | { kind: 'stopped'; drained: boolean; cutWorkers: number }
+  /** A worker could not start (the first time, or `maxStartFailures` times in a row): one line saying why. */
+  | { kind: 'failed'; reason: string };
 
 /** The running supervisor. */
 export interface Supervisor {
-  /** Resolves once every slot's first worker listens (ready or not). */
-  readonly started: Promise<void>;
+  /**
+   * Resolves with the service's address (the real port, also for port 0) once every slot's first
+   * worker listens (ready or not); rejects with the one-line reason when a worker cannot start
+   * (every worker is stopped by then).
+   */
+  readonly started: Promise<string>;
+  /** Resolves when the supervisor has ended: stopped by stop(), or failed. */
+  readonly ended: Promise<SupervisorEnd>;
   /** Workers ready to serve GPU work now. */
   readonly readyWorkers: number;
   /** Replacements started since the beginning (lost contexts and crashes). */
   readonly replacements: number;
-  /** Graceful stop: each worker stops accepting, finishes, exits; resolves when all have. */
-  stop(): Promise<void>;
+  /**
+   * Graceful stop: each worker stops accepting, finishes what it accepted within the drain's
+   * bound (config.drainMs), exits; resolves when all have. Idempotent.
+   */
+  stop(): Promise<SupervisorEnd>;
+  /** Cuts a stop in progress: workers close their connections now and exit (drain cut). */
+  cut(): void;
 }
+
+/** How long a metrics collection waits for a worker's answer before its last snapshot stands in, ms. */
+const COLLECT_TIMEOUT_MS = 2000;
 
 /** Starts the workers and keeps them running; call from the primary process only. */
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
@@ -64,6 +99,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be a positive integer, got ${options.workers}`);
   const log = options.log ?? (() => undefined);
   const devices = options.config.devices ?? [0];
+  const maxStartFailures = options.maxStartFailures ?? 3;
+  const drainMs = options.config.drainMs ?? DEFAULT_DRAIN_MS;
   cluster.setupPrimary({ exec: options.workerEntry, execArgv: options.execArgv ?? process.execArgv, serialization: 'advanced' });
   const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
     index,
@@ -73,14 +110,32 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     ready: false,
     startedAt: 0,
     quickExits: 0,
+    startFailures: 0,
   }));
   const slotOf = new Map<Worker, Slot>();
-  let stopping: Promise<void> | null = null;
-  let aggregator: AggregatorRegistry<PrometheusContentType> | null = null;
+  /** The slot a worker served (kept after it has left, for its last counters). */
+  const slotIndex = new WeakMap<Worker, number>();
+  /** Workers that reached `listening` (or `standby-ready`): an exit after that is a crash, not a failed start. */
+  const served = new WeakSet<Worker>();
+  /** The one-line reason a worker gave for not starting. */
+  const startReasons = new WeakMap<Worker, string>();
+  const exitCodes = new Map<Worker, number | null>();
+  const ledger = new MetricsLedger<Worker>();
+  let stopping: Promise<SupervisorEnd> | null = null;
   let replacements = 0;
   let startedCount = 0;
-  let resolveStarted!: () => void;
-  const started = new Promise<void>((resolve) => (resolveStarted = resolve));
+  let address: string | null = null;
+  let resolveStarted!: (address: string) => void;
+  let rejectStarted!: (error: Error) => void;
+  const started = new Promise<string>((resolve, reject) => {
+    resolveStarted = resolve;
+    rejectStarted = reject;
+  });
+  // A caller that only awaits `ended` must not see an unhandled rejection.
+  started.catch(() => undefined);
+  let resolveEnded!: (end: SupervisorEnd) => void;
+  const ended = new Promise<SupervisorEnd>((resolve) => (resolveEnded = resolve));
+  let failure: string | null = null;
 
   const post = (worker: Worker, message: PrimaryMessage): void => {
     // A worker may leave between the check and the write: the failed send is its exit's business, not an error here.
@@ -93,12 +148,20 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
 
   // Standby workers: engines built, not listening; a lost worker's slot takes one at once.
   const spares = new Map<Worker, { device: number; ready: boolean }>();
+  let spareFailures = 0;
 
   const spawn = (device: number, standby: boolean): Worker => {
     const config: WorkerConfig = { ...options.config, device, devices: [device], ...(standby ? { standby: true } : {}) };
     const worker = cluster.fork({ [CONFIG_ENV]: JSON.stringify(config) });
+    guardHandoffs(worker, (n) => log(`worker ${worker.id} exited holding ${n} connection(s) it had not read: answered 503 worker_lost`));
     worker.on('message', (m: unknown) => onMessage(worker, m));
-    worker.on('exit', (code, signal) => onExit(worker, code, signal));
+    // Its counters are kept once it has exited and its channel is drained (its final report may come after 'exit').
+    const gone = Promise.all([new Promise((r) => worker.once('disconnect', r)), new Promise((r) => worker.once('exit', r))]);
+    void gone.then(() => ledger.retire(worker));
+    worker.on('exit', (code, signal) => {
+      exitCodes.set(worker, code);
+      onExit(worker, code, signal);
+    });
     // An IPC write to a worker that is leaving fails asynchronously: logged, never an uncaught 'error' that kills the primary.
     worker.on('error', (e: Error) => log(`worker ${worker.id}: ${e.message}`));
     return worker;
@@ -118,6 +181,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       spares.delete(spare);
       slot.worker = spare;
       slotOf.set(spare, slot);
+      slotIndex.set(spare, slot.index);
       post(spare, { tscuda: 'activate' });
       log(`worker ${spare.id} (standby) takes over slot ${slot.index}`);
       spawnSpare(slot.device);
@@ -126,6 +190,33 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     const worker = spawn(slot.device, false);
     slot.worker = worker;
     slotOf.set(worker, slot);
+    slotIndex.set(worker, slot.index);
+  };
+
+  /** Every live worker's series (its last snapshot when it does not answer in time), and the departed ones' counters. */
+  let nextCollect = 1;
+  const collects = new Map<number, (metrics: MetricsSnapshot | null) => void>();
+  const clusterMetrics = async (): Promise<string> => {
+    await Promise.all(
+      [...slotOf].map(
+        ([worker, slot]) =>
+          new Promise<void>((resolve) => {
+            const requestId = nextCollect++;
+            const timer = setTimeout(() => {
+              collects.delete(requestId);
+              resolve();
+            }, COLLECT_TIMEOUT_MS);
+            collects.set(requestId, (metrics) => {
+              clearTimeout(timer);
+              collects.delete(requestId);
+              if (metrics !== null && slotOf.has(worker)) ledger.record(worker, slot.index, metrics);
+              resolve();
+            });
+            post(worker, { tscuda: 'metrics-collect', requestId });
+          }),
+      ),
+    );
+    return ledger.text();
   };
 
   const onMessage = (worker: Worker, m: unknown): void => {
@@ -133,12 +224,16 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     const message = m as WorkerMessage;
     const slot = slotOf.get(worker);
     if (message.tscuda === 'metrics-query') {
-      aggregator ??= new AggregatorRegistry<PrometheusContentType>();
-      aggregator.clusterMetrics().then(
+      clusterMetrics().then(
         (text: string) => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text }),
         () => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text: null }),
       );
-    } else if (message.tscuda === 'job-query') {
+    } else if (message.tscuda === 'metrics-json') collects.get(message.requestId)?.(message.metrics);
+    else if (message.tscuda === 'final-metrics') {
+      const index = slotIndex.get(worker);
+      if (index !== undefined) ledger.record(worker, index, message.metrics);
+    } else if (message.tscuda === 'start-failed') startReasons.set(worker, message.reason);
+    else if (message.tscuda === 'job-query') {
       // A job id of another worker: ask its owner, or answer "unknown" when it is gone.
       const owner = cluster.workers?.[message.target];
       if (owner === undefined || !owner.isConnected()) post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
@@ -149,16 +244,21 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     } else if (message.tscuda === 'standby-ready') {
       const spare = spares.get(worker);
       if (spare !== undefined) {
+        served.add(worker);
+        spareFailures = 0;
         spare.ready = true;
         log(`worker ${worker.id} (pid ${worker.process.pid}, device ${spare.device}) on standby`);
       }
     } else if (message.tscuda === 'listening') {
       if (slot !== undefined && slot.worker === worker) {
+        served.add(worker);
+        slot.startFailures = 0;
         slot.ready = message.ready;
+        address ??= message.address;
         log(`worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`);
         // The replacement serves: the workers it replaces may go.
         for (const old of slot.leaving) post(old, { tscuda: 'retire' });
-        if (++startedCount === slots.length) resolveStarted();
+        if (++startedCount === slots.length) resolveStarted(address);
       }
       broadcastPeers();
     } else if (message.tscuda === 'lost') {
@@ -181,13 +281,20 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     }
   };
 
+  /** Why `worker` exited before it served, in one line. */
+  const startReason = (worker: Worker, code: number | null, signal: string | null): string =>
+    startReasons.get(worker) ?? `a worker exited before it listened (${signal ?? `code ${code}`}); run with --workers 0 to see its error`;
+
   const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
     if (spares.has(worker)) {
       spares.delete(worker);
-      if (stopping === null) {
-        log(`standby worker ${worker.id} exited (code ${code ?? signal}); starting another in 1 s`);
-        setTimeout(() => spawnSpare(spares.size === 0 ? devices[0]! : devices[spares.size % devices.length]!), 1000);
+      if (stopping !== null) return;
+      if (!served.has(worker) && ++spareFailures >= maxStartFailures) {
+        log(`standby workers keep failing to start (${startReason(worker, code, signal)}); no more are started`);
+        return;
       }
+      log(`standby worker ${worker.id} exited (code ${code ?? signal}); starting another in 1 s`);
+      setTimeout(() => spawnSpare(spares.size === 0 ? devices[0]! : devices[spares.size % devices.length]!), 1000);
       return;
     }
     const slot = slotOf.get(worker);
@@ -204,14 +311,55 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     slot.ready = false;
     broadcastPeers();
     if (stopping !== null) return;
-    // A crash (not a reported context loss): replace it, backing off while it keeps dying at start.
-    slot.quickExits = Date.now() - slot.startedAt < 2000 ? slot.quickExits + 1 : 0;
+    if (!served.has(worker)) {
+      // It never listened: the same start would fail the same way. The first start fails the service
+      // at once; a replacement is tried again a few times (a port briefly taken, a device resetting).
+      slot.startFailures++;
+      const reason = startReason(worker, code, signal);
+      if (startedCount < slots.length || slot.startFailures >= maxStartFailures) {
+        void fail(startedCount < slots.length ? reason : `a replacement worker failed to start ${slot.startFailures} times: ${reason}`);
+        return;
+      }
+      log(`worker ${worker.id} could not start (${reason}); trying again`);
+    }
+    // A crash after serving: replace it, backing off while it keeps dying soon after it starts.
+    slot.quickExits = Date.now() - slot.startedAt < 2000 || !served.has(worker) ? slot.quickExits + 1 : 0;
     const delay = Math.min(10_000, slot.quickExits === 0 ? 0 : 250 * 2 ** (slot.quickExits - 1));
-    log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
+    if (served.has(worker)) log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
     replacements++;
     setTimeout(() => {
       if (stopping === null && slot.worker === null) fill(slot);
     }, delay);
+  };
+
+  /** Stops every worker and waits for their exits; kills those still there `killGraceMs` after their drain's bound. */
+  const stopAll = (): Promise<{ drained: boolean; cutWorkers: number }> => {
+    const all = [...slotOf.keys(), ...spares.keys()];
+    const exits = all.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    for (const w of all) post(w, { tscuda: 'shutdown' });
+    const timer = setTimeout(
+      () => {
+        for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
+      },
+      drainMs + (options.killGraceMs ?? 5000),
+    );
+    return Promise.all(exits).then(() => {
+      clearTimeout(timer);
+      const cutWorkers = all.filter((w) => exitCodes.get(w) !== EXIT_CODES.drained).length;
+      return { drained: cutWorkers === 0, cutWorkers };
+    });
+  };
+
+  const fail = (reason: string): Promise<SupervisorEnd> => {
+    if (stopping !== null) return stopping;
+    failure = reason;
+    stopping = stopAll().then(() => {
+      const end: SupervisorEnd = { kind: 'failed', reason };
+      rejectStarted(new Error(reason));
+      resolveEnded(end);
+      return end;
+    });
+    return stopping;
   };
 
   for (const slot of slots) fill(slot);
@@ -219,6 +367,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
 
   return {
     started,
+    ended,
     get readyWorkers() {
       return slots.filter((s) => s.ready).length;
     },
@@ -227,17 +376,17 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     },
     stop() {
       if (stopping !== null) return stopping;
-      stopping = (async () => {
-        const all = [...slotOf.keys(), ...spares.keys()];
-        const exits = all.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
-        for (const w of all) post(w, { tscuda: 'shutdown' });
-        const timer = setTimeout(() => {
-          for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
-        }, options.stopTimeoutMs ?? 30_000);
-        await Promise.all(exits);
-        clearTimeout(timer);
-      })();
+      stopping = stopAll().then(({ drained, cutWorkers }) => {
+        const end: SupervisorEnd = failure === null ? { kind: 'stopped', drained, cutWorkers } : { kind: 'failed', reason: failure };
+        rejectStarted(new Error('the service was stopped before it started'));
+        resolveEnded(end);
+        return end;
+      });
       return stopping;
+    },
+    cut() {
+      if (stopping === null) return;
+      for (const w of [...slotOf.keys(), ...spares.keys()]) post(w, { tscuda: 'cut' });
     },
   };
 }
