@@ -182,7 +182,7 @@ async function serve(args: string[]): Promise<number> {
     parsed = await parseServeArgs(args);
   } catch (error) {
     // One line: the 30-line usage buries the one thing that was wrong.
-    console.error(`tscuda serve: ${(error as Error).message} (tscuda serve --help)`);
+    console.error(`tscuda serve: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')} (tscuda serve --help)`);
     return EXIT_CODES.usage;
   }
   if (parsed.help) {

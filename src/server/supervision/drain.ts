@@ -9,14 +9,16 @@
  * - stops accepting connections, and answers every request that arrives on an open connection
  *   with `503 shutting_down` (retryable, the server's error shape) and `Connection: close`;
  *   responses already in progress get `Connection: close` too;
- * - lets the requests already accepted (and the asynchronous jobs) finish, then closes the
- *   connections that are idle (a half-received request is left to arrive and get its 503);
+ * - lets the requests already accepted finish as usual (the engine still runs them), then closes
+ *   the server: its idle connections, its asynchronous jobs, its engine (a half-received request
+ *   is left to arrive and get its 503);
  * - is bounded: at `deadlineMs` every connection still open is cut, and the outcome says so;
  *   `cut()` does the same at once (a second signal).
  * Installed when the server starts listening (`guardRequests`), because the requests already
  * in progress at the stop must be known to tell when they are done.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import { HttpError } from '../errors.js';
 import type { TscudaServer } from '../create-server.js';
 
@@ -102,38 +104,45 @@ export function guardRequests(server: TscudaServer): DrainGuard {
       if (outcome !== null) return outcome;
       draining = true;
       const t0 = performance.now();
-      const closeIdle = http.closeIdleConnections.bind(http);
-      // Keep Node (http.Server.close) and fastify (forceCloseConnections) from closing "idle"
-      // connections whose next request may already be in flight; they are closed below, once
-      // the accepted requests are done, and a request that still comes gets its 503.
-      http.closeIdleConnections = () => undefined;
       for (const response of active) if (!response.headersSent) response.setHeader('connection', 'close');
+      // Stop accepting connections, but not with http.Server.close(): it would also close every
+      // "idle" keep-alive connection now (resetting requests already on their way) and stop timing
+      // out slow bodies. The server's own close() comes once the accepted requests are done.
+      NetServer.prototype.close.call(http);
       outcome = new Promise<DrainOutcome>((resolve) => {
         let cutReason: string | null = null;
         let unfinished = 0;
+        let closing = false;
         const finish = (): void => {
           clearTimeout(timer);
           onIdle = undefined;
           resolve({ drained: cutReason === null, unfinished, cutReason, ms: performance.now() - t0 });
         };
+        /** Accepted requests done (or cut): the server's close (its idle connections, its jobs, its engine). */
+        const close = (): void => {
+          if (closing) return;
+          closing = true;
+          server.close().then(finish, finish);
+        };
         const cut = (reason: string): void => {
           if (cutReason !== null) return;
           cutReason = reason;
           unfinished = active.size;
+          close();
           http.closeAllConnections();
           // The server's close still frees the engine; it gets a short grace, then the drain ends regardless.
           setTimeout(finish, CLOSE_GRACE_MS).unref();
         };
         cutNow = cut;
         const timer = setTimeout(() => cut(`the drain's deadline of ${deadlineMs} ms passed`), deadlineMs);
-        // Accepted requests done: close the idle connections (those in the middle of a request stay for its 503).
         let lingering: NodeJS.Timeout | undefined;
         onIdle = () => {
           clearTimeout(lingering);
-          lingering = setTimeout(closeIdle, IDLE_LINGER_MS).unref();
+          lingering = setTimeout(() => {
+            if (active.size === 0) close();
+          }, IDLE_LINGER_MS);
         };
         if (active.size === 0) onIdle();
-        server.close().then(finish, finish);
       });
       return outcome;
     },
