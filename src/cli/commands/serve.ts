@@ -123,7 +123,16 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     precision,
     defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1, MAX_MS),
     bodyLimitBytes:
-      integer('body-limit', values['body-limit'], 256, 1, MAX_BODY_LIMIT_MIB, ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`) * 1024 * 1024,
+      integer(
+        'body-limit',
+        values['body-limit'],
+        256,
+        1,
+        MAX_BODY_LIMIT_MIB,
+        ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
+      ) *
+      1024 *
+      1024,
     batchMaxSize: integer('batch-size', values['batch-size'], 256, 1, 2 ** 20),
     batchMaxWaitMs: integer('batch-wait', values['batch-wait'], 1, 0, MAX_MS),
     drainMs: integer('drain', values.drain, DEFAULT_DRAIN_MS, 0, MAX_MS),

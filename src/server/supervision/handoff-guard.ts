@@ -32,7 +32,11 @@ interface NewConn {
 }
 
 const isNewConn = (m: unknown): m is NewConn =>
-  typeof m === 'object' && m !== null && (m as Partial<NewConn>).cmd === 'NODE_CLUSTER' && (m as Partial<NewConn>).act === 'newconn' && typeof (m as Partial<NewConn>).seq === 'number';
+  typeof m === 'object' &&
+  m !== null &&
+  (m as Partial<NewConn>).cmd === 'NODE_CLUSTER' &&
+  (m as Partial<NewConn>).act === 'newconn' &&
+  typeof (m as Partial<NewConn>).seq === 'number';
 
 /** Answers an orphaned connection: waits for its request's first bytes, answers 503 + close, reads the rest away. */
 function answerOrphan(handle: unknown): void {

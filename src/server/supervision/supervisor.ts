@@ -243,6 +243,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       if (asker !== undefined) post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
     } else if (message.tscuda === 'standby-ready') {
       const spare = spares.get(worker);
+      if (stopping !== null) post(worker, { tscuda: 'shutdown' });
       if (spare !== undefined) {
         served.add(worker);
         spareFailures = 0;
@@ -250,6 +251,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
         log(`worker ${worker.id} (pid ${worker.process.pid}, device ${spare.device}) on standby`);
       }
     } else if (message.tscuda === 'listening') {
+      // A worker that was still starting when the stop began missed its 'shutdown' (it listens for messages once built).
+      if (stopping !== null) post(worker, { tscuda: 'shutdown' });
       if (slot !== undefined && slot.worker === worker) {
         served.add(worker);
         slot.startFailures = 0;

@@ -174,8 +174,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     } else if (message.tscuda === 'cut') {
       guard?.cut('the supervisor cut the drain (a second signal)');
       void leave();
-    }
-    else if (message.tscuda === 'activate') activate();
+    } else if (message.tscuda === 'activate') activate();
     else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') {
       stopStandby();
       void leave();

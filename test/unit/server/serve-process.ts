@@ -23,7 +23,7 @@ export async function freePort(): Promise<number> {
 
 /** A running `tscuda serve`. */
 export interface ServeProcess {
-  child: ResultPromise<{ reject: false }>;
+  child: ResultPromise<{ reject: false; forceKillAfterDelay: false }>;
   stderr(): string;
   /** Resolves once stderr matches `pattern` (rejects after `ms`). */
   waitFor(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>;
@@ -31,7 +31,8 @@ export interface ServeProcess {
 
 /** Starts `tscuda serve <args>` from the source checkout (bin/tscuda.js runs src/ through tsx). */
 export function spawnServe(args: string[]): ServeProcess {
-  const child = execa('node', [BIN, 'serve', ...args], { cwd: ROOT, reject: false });
+  // No forced SIGKILL 5 s after a kill(): the tests measure how the server ends by itself.
+  const child = execa('node', [BIN, 'serve', ...args], { cwd: ROOT, reject: false, forceKillAfterDelay: false });
   let err = '';
   const waiters = new Set<() => void>();
   child.stderr.on('data', (d: Buffer) => {
@@ -64,9 +65,9 @@ export function spawnServe(args: string[]): ServeProcess {
 
 /** Starts `tscuda serve` on a free port and waits for its start line; resolves with the base URL. */
 export async function startServe(args: string[]): Promise<ServeProcess & { base: string; port: number }> {
-  const serve = spawnServe([...args, '--port', '0']);
-  const m = await serve.waitFor(/(?:worker\(s\) on|\[serve\] listening on) http:\/\/127\.0\.0\.1:(\d+)/);
-  const port = Number(m[1]);
+  const port = await freePort();
+  const serve = spawnServe([...args, '--port', String(port)]);
+  await serve.waitFor(/worker\(s\) on |\[serve\] listening on /);
   return { ...serve, port, base: `http://127.0.0.1:${port}` };
 }
 

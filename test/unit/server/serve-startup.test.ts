@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, ROOT, call, lines, spawnServe, startServe, workerPids, type ServeProcess } from './serve-process.js';
+import { BIN, ROOT, call, lines, spawnServe, workerPids, type ServeProcess } from './serve-process.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 const running: ServeProcess[] = [];
@@ -122,11 +122,12 @@ describe('tscuda serve usage', () => {
 describe('tscuda serve --port 0', () => {
   for (const workers of [0, 1]) {
     it(`--workers ${workers}: prints the port the system picked, and serves there`, async () => {
-      const serve = await startServe(['--workers', String(workers)]);
+      const serve = spawnServe(['--workers', String(workers), '--port', '0']);
       running.push(serve);
-      expect(serve.port).toBeGreaterThan(0);
-      expect(serve.stderr()).not.toMatch(/:0\b/);
-      const live = await call(serve.base, '/v2/health/live');
+      const m = await serve.waitFor(/(?:worker\(s\) on |\[serve\] listening on )http:\/\/127\.0\.0\.1:(\d+)/);
+      const port = Number(m[1]);
+      expect(port).toBeGreaterThan(0);
+      const live = await call(`http://127.0.0.1:${port}`, '/v2/health/live');
       expect('status' in live && live.status).toBe(200);
       serve.child.kill('SIGTERM');
       expect((await serve.child).exitCode).toBe(0);
