@@ -86,7 +86,7 @@ export function guardRequests(server: TscudaServer): DrainGuard {
   http.removeAllListeners('request');
   http.on('request', (request: IncomingMessage, response: ServerResponse) => {
     active.add(response);
-    response.once('close', settled);
+    response.on('close', settled);
     if (draining) refuse(request, response);
     else for (const d of dispatch) d.call(http, request, response);
   });

@@ -15,6 +15,9 @@
 import { AggregatorRegistry, type PrometheusContentType } from 'prom-client';
 import type { MetricsSnapshot } from './protocol.js';
 
+/** How long a collection waits for a worker's answer before its last snapshot stands in, ms. */
+const COLLECT_TIMEOUT_MS = 2000;
+
 /** The label that names a worker's slot in the aggregated series. */
 const SLOT_LABEL = 'worker';
 
@@ -34,6 +37,41 @@ export class MetricsLedger<W extends object> {
   private readonly last = new Map<W, { slot: number; snapshot: MetricsSnapshot }>();
   private readonly retired = new Map<number, MetricsSnapshot>();
   private readonly gone = new WeakSet<W>();
+  private readonly pending = new Map<number, (metrics: MetricsSnapshot | null) => void>();
+  private nextRequest = 1;
+
+  /**
+   * Asks each live worker (`ask` sends it a collect with the request id; its answer comes back
+   * through answer()), records what arrives within COLLECT_TIMEOUT_MS, and resolves with the
+   * service's text (a worker that did not answer in time counts with its last snapshot).
+   */
+  async collect(workers: readonly (readonly [W, number])[], ask: (worker: W, requestId: number) => void): Promise<string> {
+    await Promise.all(
+      workers.map(
+        ([worker, slot]) =>
+          new Promise<void>((resolve) => {
+            const requestId = this.nextRequest++;
+            const timer = setTimeout(() => {
+              this.pending.delete(requestId);
+              resolve();
+            }, COLLECT_TIMEOUT_MS);
+            this.pending.set(requestId, (metrics) => {
+              clearTimeout(timer);
+              this.pending.delete(requestId);
+              if (metrics !== null) this.record(worker, slot, metrics);
+              resolve();
+            });
+            ask(worker, requestId);
+          }),
+      ),
+    );
+    return this.text();
+  }
+
+  /** A worker's answer to a collect (null when it could not read its registry). */
+  answer(requestId: number, metrics: MetricsSnapshot | null): void {
+    this.pending.get(requestId)?.(metrics);
+  }
 
   /** A fresh snapshot of a live worker (its answer to a collect, or its final report); ignored once it is retired. */
   record(worker: W, slot: number, snapshot: MetricsSnapshot): void {

@@ -90,9 +90,6 @@ export interface Supervisor {
   cut(): void;
 }
 
-/** How long a metrics collection waits for a worker's answer before its last snapshot stands in, ms. */
-const COLLECT_TIMEOUT_MS = 2000;
-
 /** Starts the workers and keeps them running; call from the primary process only. */
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (!cluster.isPrimary) throw new Error('superviseWorkers() runs in the primary process');
@@ -194,30 +191,11 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   };
 
   /** Every live worker's series (its last snapshot when it does not answer in time), and the departed ones' counters. */
-  let nextCollect = 1;
-  const collects = new Map<number, (metrics: MetricsSnapshot | null) => void>();
-  const clusterMetrics = async (): Promise<string> => {
-    await Promise.all(
-      [...slotOf].map(
-        ([worker, slot]) =>
-          new Promise<void>((resolve) => {
-            const requestId = nextCollect++;
-            const timer = setTimeout(() => {
-              collects.delete(requestId);
-              resolve();
-            }, COLLECT_TIMEOUT_MS);
-            collects.set(requestId, (metrics) => {
-              clearTimeout(timer);
-              collects.delete(requestId);
-              if (metrics !== null && slotOf.has(worker)) ledger.record(worker, slot.index, metrics);
-              resolve();
-            });
-            post(worker, { tscuda: 'metrics-collect', requestId });
-          }),
-      ),
+  const clusterMetrics = (): Promise<string> =>
+    ledger.collect(
+      [...slotOf].map(([worker, slot]) => [worker, slot.index] as const),
+      (worker, requestId) => post(worker, { tscuda: 'metrics-collect', requestId }),
     );
-    return ledger.text();
-  };
 
   const onMessage = (worker: Worker, m: unknown): void => {
     if (!isProtocolMessage(m)) return;
@@ -228,7 +206,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
         (text: string) => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text }),
         () => post(worker, { tscuda: 'metrics-answer', requestId: message.requestId, text: null }),
       );
-    } else if (message.tscuda === 'metrics-json') collects.get(message.requestId)?.(message.metrics);
+    } else if (message.tscuda === 'metrics-json') ledger.answer(message.requestId, message.metrics);
     else if (message.tscuda === 'final-metrics') {
       const index = slotIndex.get(worker);
       if (index !== undefined) ledger.record(worker, index, message.metrics);
