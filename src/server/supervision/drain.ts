@@ -52,7 +52,7 @@ const SHUTTING_DOWN_JSON = JSON.stringify(SHUTTING_DOWN.toJSON());
  * request already on its way (in the socket's buffer, not yet parsed) arrives meanwhile and gets
  * its 503 instead of a reset.
  */
-const IDLE_LINGER_MS = 50;
+const IDLE_LINGER_MS = 200;
 
 /** After the deadline, how long the server's own close (engine, batchers) may still take, ms. */
 const CLOSE_GRACE_MS = 2000;
