@@ -131,7 +131,8 @@ export function guardRequests(server: TscudaServer): DrainGuard {
           close();
           http.closeAllConnections();
           // The server's close still frees the engine; it gets a short grace, then the drain ends regardless.
-          setTimeout(finish, CLOSE_GRACE_MS).unref();
+          // Not unref()ed: the process must not end by itself (exit 0) before the drain reports its cut.
+          setTimeout(finish, CLOSE_GRACE_MS);
         };
         cutNow = cut;
         const timer = setTimeout(() => cut(`the drain's deadline of ${deadlineMs} ms passed`), deadlineMs);

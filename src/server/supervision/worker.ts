@@ -149,7 +149,12 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
   const leave = (): Promise<never> => {
     leaving ??= (async (): Promise<never> => {
       // Bounded: a lost context or a client that never finishes its body cannot keep a leaving worker alive.
-      const outcome = guard === null ? { drained: await server.close().then(() => true) } : await guard.drain(config.drainMs ?? DEFAULT_DRAIN_MS);
+      const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
+      const outcome =
+        guard === null
+          ? // Not listening (a standby, or still starting): nothing to drain but the engine, within the same bound.
+            { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false).unref())]) }
+          : await guard.drain(drainMs);
       // The counters of everything this worker answered, for the primary to keep once it is gone.
       const metrics = await server.metrics.registry.getMetricsAsJSON().catch(() => null);
       return sendThenExit(metrics === null ? null : { tscuda: 'final-metrics', metrics }, outcome.drained ? EXIT_CODES.drained : EXIT_CODES.drainCut);
@@ -172,8 +177,9 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
         () => send({ tscuda: 'metrics-json', requestId: message.requestId, metrics: null }),
       );
     } else if (message.tscuda === 'cut') {
-      guard?.cut('the supervisor cut the drain (a second signal)');
+      // leave() first: it starts the drain (synchronously) that the cut then ends.
       void leave();
+      guard?.cut('the supervisor cut the drain (a second signal)');
     } else if (message.tscuda === 'activate') activate();
     else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') {
       stopStandby();
