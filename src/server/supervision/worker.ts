@@ -153,7 +153,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       const outcome =
         guard === null
           ? // Not listening (a standby, or still starting): nothing to drain but the engine, within the same bound.
-            { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false).unref())]) }
+            { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false))]) }
           : await guard.drain(drainMs);
       // The counters of everything this worker answered, for the primary to keep once it is gone.
       const metrics = await server.metrics.registry.getMetricsAsJSON().catch(() => null);
