@@ -1,7 +1,21 @@
 /**
  * The messages between the supervising primary and its worker processes (node:cluster IPC),
- * and the configuration a worker receives in its environment. CUDA-free.
+ * the configuration a worker receives in its environment, and the exit codes of both. CUDA-free.
  */
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+
+/**
+ * Exit codes of `tscuda serve` and of its workers: 0 the drain completed (every accepted request
+ * answered), 1 a failure (a worker could not start, or kept failing to start), 2 bad usage, 3 the
+ * drain was cut (its deadline passed, or a second signal came) with requests unfinished.
+ */
+export const EXIT_CODES = { drained: 0, failed: 1, usage: 2, drainCut: 3 } as const;
+
+/** Default bound of a graceful stop, ms: accepted requests get this long to finish before their connections are cut. */
+export const DEFAULT_DRAIN_MS = 10_000;
+
+/** A worker's metrics as prom-client's getMetricsAsJSON() gives them (the primary aggregates them). */
+export type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 
 /** What every worker of `tscuda serve` is configured with (JSON in TSCUDA_SERVE_CONFIG). */
 export interface WorkerConfig {
@@ -29,6 +43,8 @@ export interface WorkerConfig {
   log?: boolean | undefined;
   /** A standby worker: builds its engine, then waits for `activate` before it listens. */
   standby?: boolean | undefined;
+  /** Bound of a graceful stop (drain), ms; default DEFAULT_DRAIN_MS. */
+  drainMs?: number | undefined;
 }
 
 /** The environment variable holding the WorkerConfig. */
@@ -67,10 +83,29 @@ export interface MetricsAnswer {
   text: string | null;
 }
 
+/** The primary collects a worker's own series (to aggregate them with its peers' and its predecessors'). */
+export interface MetricsCollect {
+  tscuda: 'metrics-collect';
+  requestId: number;
+}
+
+/** A worker's answer to metrics-collect (null when reading its registry failed). */
+export interface MetricsJson {
+  tscuda: 'metrics-json';
+  requestId: number;
+  metrics: MetricsSnapshot | null;
+}
+
 /** Worker -> primary. */
 export type WorkerMessage =
   | MetricsQuery
+  | MetricsJson
+  /** The worker serves: `address` is the real one (the port the system picked for port 0). */
   | { tscuda: 'listening'; ready: boolean; reason: string | null; address: string }
+  /** The worker cannot start (its socket or its engine): one line naming the problem; it exits 1 next. */
+  | { tscuda: 'start-failed'; reason: string }
+  /** A leaving worker's last counters, sent after its drain, so the service's counters never go back. */
+  | { tscuda: 'final-metrics'; metrics: MetricsSnapshot }
   | { tscuda: 'lost'; reason: string }
   /** A standby worker has built its engine and waits for `activate`. */
   | { tscuda: 'standby-ready' }
@@ -87,6 +122,9 @@ export type PrimaryMessage =
   | { tscuda: 'activate' }
   /** Graceful shutdown of the whole service. */
   | { tscuda: 'shutdown' }
+  /** Cut the drain now (a second signal): close every connection, exit with EXIT_CODES.drainCut. */
+  | { tscuda: 'cut' }
+  | MetricsCollect
   | MetricsAnswer
   | JobQuery
   | JobQueryAnswer;

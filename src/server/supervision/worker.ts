@@ -1,16 +1,20 @@
 /**
- * The worker side of supervision: builds this process's engine (a failure to build one means
- * no GPU: the worker still serves health, info, metrics and 4xx), serves on the port the
- * cluster shares, and reports to the primary. When its CUDA context is lost it answers every
- * request it had accepted with 503 (retryable), keeps answering 503 with `Connection: close`
- * until its replacement is listening, then retires: stop accepting, finish, exit 0.
+ * The worker side of supervision: builds this process's engine (an entry may serve without one:
+ * no GPU, health, info, metrics and 4xx still answer), serves on the port the cluster shares,
+ * and reports to the primary. A worker that cannot start (its engine throws, its socket cannot
+ * be bound) says so in one line and exits 1: the primary tells a failed start from a crash.
+ * When its CUDA context is lost it answers every request it had accepted with 503 (retryable),
+ * keeps answering 503 with `Connection: close` until its replacement is listening, then retires.
+ * Retiring and shutting down are the same bounded drain (drain.ts); the exit code says whether
+ * it completed (EXIT_CODES).
  */
 import cluster from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
-import type { JobEngineLike } from '../engine/types.js';
-import type { BatchFactories } from './batch.js';
-import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from './create-server.js';
-import { CONFIG_ENV, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import type { JobEngineLike } from '../../engine/types.js';
+import type { BatchFactories } from '../batch.js';
+import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from '../create-server.js';
+import { guardRequests, type DrainGuard } from './drain.js';
+import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import { buildFailure, listenFailure } from './start-failure.js';
 
 /** What a worker entry builds for its process. */
 export interface WorkerParts {
@@ -44,20 +48,33 @@ function send(message: WorkerMessage): void {
 /** How long a lookup of another worker's job may take before it counts as unknown, ms. */
 const QUERY_TIMEOUT_MS = 2000;
 
-/** Longest wait for accepted work to finish before a leaving worker exits anyway, ms. */
-const LEAVE_TIMEOUT_MS = 60_000;
+/** How long a leaving worker waits for its last IPC messages (its final counters) to go out, ms. */
+const FLUSH_MS = 1000;
 
-/** How long a retiring worker keeps its connections open for responses already in flight, ms. */
-const RETIRE_LINGER_MS = 100;
+/** Sends `message`, then exits with `code` (once it is written, or after FLUSH_MS); never resolves. */
+function sendThenExit(message: WorkerMessage | null, code: number): Promise<never> {
+  const exit = (): never => process.exit(code);
+  if (message !== null && process.send !== undefined && process.connected) {
+    setTimeout(exit, FLUSH_MS).unref();
+    process.send(message, undefined, {}, exit);
+  } else exit();
+  return new Promise<never>(() => undefined);
+}
 
-/** Runs this process as a serve worker; resolves with the server once it listens. */
+/** A start-up failure: one line to the primary (which prints it once), exit 1, no stack trace. */
+function failStart(reason: string): Promise<never> {
+  if (process.send === undefined) console.error(reason);
+  return sendThenExit({ tscuda: 'start-failed', reason }, EXIT_CODES.failed);
+}
+
+/** Runs this process as a serve worker; resolves with the server once it listens. A worker that cannot start exits 1. */
 export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
   const config = workerConfig();
   let parts: WorkerParts;
   try {
     parts = await entry.build(config);
   } catch (error) {
-    parts = { engine: null, unavailableReason: `no GPU engine: ${error instanceof Error ? error.message : String(error)}` };
+    return failStart(buildFailure(error));
   }
   const workerId = cluster.worker?.id ?? 0;
   let peersReady = 0;
@@ -83,7 +100,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       send({ tscuda: 'job-query', requestId, op, id, target });
     });
   };
-  let leaving: Promise<void> | null = null;
+  let leaving: Promise<never> | null = null;
+  let guard: DrainGuard | null = null;
   let activate = (): void => undefined;
   let stopStandby = (): void => undefined;
   const server = createServer({
@@ -128,20 +146,18 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     ...entry.serverOptions,
   });
 
-  // The primary's prom-client aggregator reads this worker's series from this registry (constructing
-  // one AggregatorRegistry is what installs prom-client's answering listener in a worker).
-  if (cluster.isWorker) {
-    AggregatorRegistry.setRegistries([server.metrics.registry]);
-    new AggregatorRegistry();
-  }
-
-  const leave = (): Promise<void> => {
-    if (leaving !== null) return leaving;
-    leaving = (async () => {
-      // A lost context must not keep a leaving worker alive: close() is bounded.
-      await Promise.race([server.close(), new Promise((r) => setTimeout(r, LEAVE_TIMEOUT_MS).unref())]);
-      await new Promise((r) => setTimeout(r, RETIRE_LINGER_MS));
-      process.exit(0);
+  const leave = (): Promise<never> => {
+    leaving ??= (async (): Promise<never> => {
+      // Bounded: a lost context or a client that never finishes its body cannot keep a leaving worker alive.
+      const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
+      const outcome =
+        guard === null
+          ? // Not listening (a standby, or still starting): nothing to drain but the engine, within the same bound.
+            { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false))]) }
+          : await guard.drain(drainMs);
+      // The counters of everything this worker answered, for the primary to keep once it is gone.
+      const metrics = await server.metrics.registry.getMetricsAsJSON().catch(() => null);
+      return sendThenExit(metrics === null ? null : { tscuda: 'final-metrics', metrics }, outcome.drained ? EXIT_CODES.drained : EXIT_CODES.drainCut);
     })();
     return leaving;
   };
@@ -155,15 +171,25 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       send({ tscuda: 'job-answer', requestId: message.requestId, ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }), answer: answer ?? null });
     } else if (message.tscuda === 'job-answer') queries.get(message.requestId)?.(message.answer);
     else if (message.tscuda === 'metrics-answer') metricsQueries.get(message.requestId)?.(message.text);
-    else if (message.tscuda === 'activate') activate();
+    else if (message.tscuda === 'metrics-collect') {
+      server.metrics.registry.getMetricsAsJSON().then(
+        (metrics) => send({ tscuda: 'metrics-json', requestId: message.requestId, metrics }),
+        () => send({ tscuda: 'metrics-json', requestId: message.requestId, metrics: null }),
+      );
+    } else if (message.tscuda === 'cut') {
+      // leave() first: it starts the drain (synchronously) that the cut then ends.
+      void leave();
+      guard?.cut('the supervisor cut the drain (a second signal)');
+    } else if (message.tscuda === 'activate') activate();
     else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') {
       stopStandby();
       void leave();
     }
   });
-  // The primary coordinates shutdown; a signal sent to the whole process group is handled the same way.
-  process.on('SIGTERM', () => void leave());
-  process.on('SIGINT', () => void leave());
+  // The primary coordinates shutdown; a signal sent to the whole process group (Ctrl-C, systemd's
+  // control-group stop, a closed terminal's SIGHUP) is handled the same way. A primary that is
+  // gone (even killed) disconnects: the worker drains and leaves, never outlives it.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void leave());
   process.on('disconnect', () => void leave());
 
   if (config.standby === true) {
@@ -175,7 +201,13 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     send({ tscuda: 'standby-ready' });
     if (!(await activated)) return server;
   }
-  const address = await server.listen({ port: config.port, host: config.host });
+  let address: string;
+  try {
+    address = await server.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    return failStart(listenFailure(error, config.host, config.port));
+  }
+  guard = guardRequests(server);
   send({ tscuda: 'listening', ready: server.ready, reason: server.notReadyReason, address });
   return server;
 }
