@@ -50,12 +50,19 @@ export class Device {
     this.handle = handle;
   }
 
-  /** How many CUDA devices the driver sees. Throws CudaUnavailableError without a driver (see `available()` for a probe that does not throw). */
+  /**
+   * How many CUDA devices the driver sees: 0 where there is no driver or no device, as
+   * `torch.cuda.device_count()` answers, so `if (Device.count() > 0)` is a safe probe. A driver
+   * that is present but fails (too old for CUDA 13, broken) still throws its CudaError; for the
+   * reason in words, use `available()`.
+   */
   static count(): number {
-    initDriver();
-    const n: [number | null] = [0];
-    check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
-    return outValue(n, 'cuDeviceGetCount');
+    try {
+      return probeCount();
+    } catch (e) {
+      if (e instanceof CudaUnavailableError || (e instanceof CudaError && e.status === 'CUDA_ERROR_NO_DEVICE')) return 0;
+      throw e;
+    }
   }
 
   /**
@@ -65,7 +72,7 @@ export class Device {
    */
   static available(): DeviceAvailability {
     try {
-      const count = Device.count();
+      const count = probeCount();
       if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
       return { ok: true, count };
     } catch (e) {
@@ -78,7 +85,7 @@ export class Device {
     const cached = devices.get(ordinal);
     if (cached) return cached;
     if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
-    const count = Device.count();
+    const count = probeCount();
     if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
     const h: [number | null] = [0];
     check(driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
@@ -168,6 +175,14 @@ export class Device {
   toString(): string {
     return `Device(${this.ordinal}: ${this.name})`;
   }
+}
+
+/** cuDeviceGetCount after cuInit; throws what they throw (count() and available() each decide what that means). */
+function probeCount(): number {
+  initDriver();
+  const n: [number | null] = [0];
+  check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
+  return outValue(n, 'cuDeviceGetCount');
 }
 
 /** The result of `Device.available()`. */

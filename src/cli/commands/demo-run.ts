@@ -126,8 +126,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
   let device: Device;
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda demo: the NVIDIA driver is installed but no CUDA device is visible; the demo needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU\n`);
       return 1;
     }
     device = Device.get(o.device);

@@ -5,7 +5,7 @@
  * options work anywhere; without a GPU it prints one line and exits 1.
  */
 import type { CliCommand } from '../command.js';
-import { intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
@@ -70,8 +70,7 @@ export const demoCommand: CliCommand = {
       options = parseDemoOptions(args);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      process.stderr.write(`tscuda demo: ${e.message}\n(tscuda demo --help for the options)\n`);
-      return 2;
+      return reportUsageError('demo', e.message, args);
     }
     if (options.help) {
       process.stdout.write(`${DEMO_USAGE}\n`);

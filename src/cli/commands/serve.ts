@@ -2,6 +2,7 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { buildPartsOrNone } from '../../server/gpu-parts.js';
 import type { WorkerConfig } from '../../server/protocol.js';
@@ -63,7 +64,7 @@ async function deviceList(v: string | undefined): Promise<number[]> {
 /** Parses the options into the workers' configuration and the worker count. */
 export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
   const { values } = parseArgs({
-    args,
+    args: joinNegativeValues(args),
     strict: true,
     allowPositionals: false,
     options: {
@@ -138,7 +139,7 @@ async function serve(args: string[]): Promise<number> {
   try {
     parsed = await parseServeArgs(args);
   } catch (error) {
-    console.error(`tscuda serve: ${(error as Error).message}\n${USAGE}`);
+    console.error(`tscuda serve: ${(error as Error).message} (tscuda serve --help)`);
     return 2;
   }
   if (parsed.help) {

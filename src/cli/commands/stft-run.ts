@@ -38,8 +38,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
   let device: Device;
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda stft: the NVIDIA driver is installed but no CUDA device is visible; stft needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU\n`);
       return 1;
     }
     device = Device.get(o.device);
