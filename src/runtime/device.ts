@@ -1,5 +1,6 @@
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
+import { libraryStatus } from '../ffi/libraries.js';
 import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
 
@@ -67,17 +68,25 @@ export class Device {
 
   /**
    * Whether CUDA work can run here, without throwing: `{ ok: true, count }`, or `{ ok: false, reason }`
-   * with a reason a user can act on (no driver library, a driver too old for CUDA 13, no device
-   * visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   * with a reason a user can act on, in one line (no driver library, a driver too old for CUDA 13, no
+   * device visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   * `needs` adds the libraries the program uses beyond the driver: `'nvrtc'` for kernels compiled at
+   * run time (`Program`, `elementwise()`, `reduction()`), `'cufft'` for FFTs and `tscuda/signal`,
+   * `'nccl'` for collectives; a missing one is the reason, with how to install it.
    */
-  static available(): DeviceAvailability {
+  static available(options: { needs?: readonly OptionalLibrary[] | undefined } = {}): DeviceAvailability {
+    let count: number;
     try {
-      const count = probeCount();
-      if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
-      return { ok: true, count };
+      count = probeCount();
     } catch (e) {
       return { ok: false, reason: availabilityReason(e) };
     }
+    if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
+    for (const library of options.needs ?? []) {
+      const status = libraryStatus(library);
+      if (!status.found) return { ok: false, reason: `${LIBRARY_LABELS[library]} was not found: ${status.hint} (tscuda info lists where it looked)` };
+    }
+    return { ok: true, count };
   }
 
   /** The device of this ordinal (0 first); RangeError when there is no such device. */
@@ -184,6 +193,11 @@ function probeCount(): number {
   check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
   return outValue(n, 'cuDeviceGetCount');
 }
+
+/** A library beyond the driver that `Device.available({ needs })` can check for. */
+export type OptionalLibrary = 'nvrtc' | 'cufft' | 'nccl';
+
+const LIBRARY_LABELS: Record<OptionalLibrary, string> = { nvrtc: 'NVRTC (libnvrtc, for kernels compiled at run time)', cufft: 'cuFFT (libcufft)', nccl: 'NCCL (libnccl)' };
 
 /** The result of `Device.available()`. */
 export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
