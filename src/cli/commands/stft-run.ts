@@ -113,7 +113,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       { values: mag, frequencies: r.f.length, frames: r.t.length, f: r.f, t: r.t },
       {
         title: `spectrogram of ${basename(o.file)}`,
-        subtitle: `${n} samples at ${input.fs} Hz; ${windowName} window, nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, detrend ${String(g.detrend)}, scaling ${o.scaling} (tscuda stft)`,
+        subtitle: `${n} samples at ${input.fs} Hz; ${windowName} window, nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, detrend ${g.detrend === false ? 'none' : String(g.detrend)}, scaling ${o.scaling} (tscuda stft)`,
         dynamicRangeDb: o.dbRange,
       },
     );
