@@ -48,6 +48,9 @@ describe('usage errors: one line, exit 2, for every command', () => {
     [['stft'], /^tscuda stft: /],
     [['stft', 'a.wav', '--nperseg', 'x'], /^tscuda stft: --nperseg must be a whole number/],
     [['serve', '--port', 'x'], /^tscuda serve: --port must be an integer >= 0, got "x" \(tscuda serve --help\)$/],
+    [['bench', '--bogus'], /^tscuda bench: Unknown option '--bogus' \(tscuda bench --help\)$/],
+    [['bench', '--reps', 'x'], /^tscuda bench: --reps must be a whole number, got "x"/],
+    [['bench', '--only', '('], /^tscuda bench: --only: bad pattern \(/],
   ];
   for (const [argv, message] of cases) {
     it(`tscuda ${argv.join(' ')}`, async () => {
@@ -63,6 +66,7 @@ describe('usage errors: one line, exit 2, for every command', () => {
     for (const [argv, message] of [
       [['serve', '--workers', '-1'], /^tscuda serve: --workers must be an integer >= 0, got "-1"/],
       [['demo', '--lanes', '-1'], /^tscuda demo: --lanes must be a whole number, got "-1"/],
+      [['bench', '--reps', '-1'], /^tscuda bench: --reps must be a whole number, got "-1"/],
       [['demo', '--seconds', '-0.5'], /^tscuda demo: --seconds must be a positive number, got "-0.5"/],
     ] as const) {
       const r = await run(...argv);
