@@ -1,6 +1,6 @@
 /**
  * `npx tsx scripts/docs-figures.ts [out-dir]`: draws the README's sample pictures
- * (docs/images/spectrogram.{png,svg}, band-powers.{png,svg}) with the demo's own figure code
+ * (docs/images/spectrogram.png, band-powers.{png,svg}; the spectrogram's SVG, 0.5 MB of embedded map, is left out) with the demo's own figure code
  * (src/cli/commands/demo-figures.ts) from the demo's own signal, with the STFT and band powers
  * computed on the CPU (fft.js), so the pictures can be redrawn on a machine without a GPU. On a GPU,
  * `tscuda demo` draws the same figures from the GPU's results.
@@ -81,8 +81,7 @@ for (let s = 0; s < batch; s++) {
 mkdirSync(out, { recursive: true });
 const spectrogram = demoSpectrogram({ magnitude, f, t, length: n, nperseg, noverlap, planted, series: 0, device: 'drawn on the CPU by scripts/docs-figures.ts' });
 writeFileSync(join(out, 'spectrogram.png'), spectrogram.png);
-writeFileSync(join(out, 'spectrogram.svg'), spectrogram.svg);
 const bands = demoBandPowers(powers, batch, planted);
 writeFileSync(join(out, 'band-powers.png'), bands.png);
 writeFileSync(join(out, 'band-powers.svg'), bands.svg);
-console.log(`wrote ${out}: spectrogram.png/.svg (${frames} frames x ${freqs} bins), band-powers.png/.svg`);
+console.log(`wrote ${out}: spectrogram.png (${frames} frames x ${freqs} bins), band-powers.png/.svg`);
