@@ -10,6 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { Device, DeviceBuffer, Stream } from '../src/index.js';
 import { Communicator, generateUniqueId, NcclUniqueId } from '../src/orchestration/index.js';
 
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nccl'] });
+if (!gpu.ok) {
+  console.error(`nccl-allreduce-two-process: ${gpu.reason}`);
+  process.exit(1);
+}
+
 const SIZE = 2;
 const n = 1 << 20;
 

@@ -1,5 +1,8 @@
 /**
- * `tscuda`: the nouns a CUDA program in TypeScript needs. Everything else has a subpath:
+ * `tscuda`: the nouns a CUDA program in TypeScript needs (devices, streams, memory, kernels, FFT
+ * plans, graphs, the stream pool and coordinator, the pipeline pieces, the job engine) and the
+ * errors they raise. Everything else has a subpath (several GPUs: DevicePool and NCCL's
+ * Communicator in `tscuda/orchestration`; the GPU batchers in `tscuda/pipeline`):
  * `tscuda/runtime` (the whole runtime: pools of events, 2-D copies, dtypes, ...), `tscuda/ffi`
  * (generated bindings and their checked forms), `tscuda/kernels` (typed launchers of the shipped
  * kernels), `tscuda/orchestration` (strategies, device pools, NCCL), `tscuda/signal` (scipy.signal
@@ -26,6 +29,8 @@ export {
   Graph,
   DisposedError,
   CompileError,
+  ContextLostError,
+  trimPinnedCache,
   toF16,
   fromF16,
   toBf16,
@@ -55,6 +60,6 @@ export type {
 // Pipelines that overlap transfers with compute, and request batching.
 export { TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
 export type { BatcherDescriptor, BatchDispatch, ManagedContextDescriptor } from './pipeline/index.js';
-// The FFT job engine.
-export { JobEngine } from './engine/index.js';
+// The FFT job engine and the errors its submit() and jobs raise (a program that submits catches these).
+export { JobEngine, JobValidationError, JobError, JobCancelledError, JobTimeoutError, EngineFullError, EngineClosedError, EngineLostError } from './engine/index.js';
 export type { JobSpec, JobResult, Job, JobStatus, JobEngineOptions, EngineStats } from './engine/index.js';

@@ -1,6 +1,6 @@
 import './device-factories.js';
 import './peer.js';
-export { Device, driverVersion, type DeviceAvailability, type DeviceProperties, type ComputeCapability } from './device.js';
+export { Device, driverVersion, type DeviceAvailability, type OptionalLibrary, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';
 export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
 export { Event, EventPool, type EventDescriptor } from './event.js';

@@ -13,12 +13,11 @@ import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import { PlacementError } from '../../runtime/placement-rules.js';
 import { Stream } from '../../runtime/stream.js';
 import { stft } from '../../signal/stft.js';
-import { toBandChartSvg } from '../../report/band-chart-svg.js';
 import { toChromeTrace } from '../../report/chrome-trace.js';
-import { spectrogramPng } from '../../report/spectrogram-png.js';
 import { toSvgTimeline } from '../../report/timeline-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
+import { demoBandPowers, demoSpectrogram } from './demo-figures.js';
 import {
   CHIRP_HZ,
   DEMO_FS,
@@ -115,8 +114,9 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
   let devices: Device[];
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda demo: the NVIDIA driver is installed but no CUDA device is visible; the demo needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU\n`);
       return 1;
     }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
@@ -268,40 +268,23 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     try {
       const x = DeviceBuffer.from('f32', base.subarray(0, n), { stream, label: 'demo series 0' });
       const nperseg = Math.min(1024, n);
-      const r = stft(x, { fs: DEMO_FS, nperseg, noverlap: (3 * nperseg) / 4, stream });
+      // Each segment detrended (scipy's detrend='linear'): the DC and the trend would otherwise set the colour scale's top.
+      const r = stft(x, { fs: DEMO_FS, nperseg, noverlap: (3 * nperseg) / 4, detrend: 'linear', stream });
       await stream.done();
       const z = r.Zxx.read();
       const mag = new Float32Array(z.length / 2);
       for (let i = 0; i < mag.length; i++) mag[i] = Math.hypot(z[2 * i]!, z[2 * i + 1]!);
-      const png = spectrogramPng({ values: mag, frequencies: r.f.length, frames: r.t.length }, { width: 1200, height: 480, dynamicRangeDb: 70 });
-      writeFileSync(join(dir, 'spectrogram.png'), png.png);
+      const picture = demoSpectrogram({ magnitude: mag, f: r.f, t: r.t, length: n, nperseg, noverlap: (3 * nperseg) / 4, planted, series: 0, device: device.name });
+      writeFileSync(join(dir, 'spectrogram.png'), picture.png);
+      writeFileSync(join(dir, 'spectrogram.svg'), picture.svg);
       r.Zxx.dispose();
       x.dispose();
     } finally {
       stream.dispose();
     }
-    const powers = first.bandPowers;
-    const series = planted.map((p, k) => {
-      const values = bands.map((_, j) => {
-        let sum = 0;
-        let count = 0;
-        for (let s = k; s < batch; s += planted.length) {
-          sum += powers[s * bands.length + j]!;
-          count++;
-        }
-        return count > 0 ? sum / count : 0;
-      });
-      return { name: `series dominated by ${fmt(p.frequency)} Hz`, values };
-    });
-    writeFileSync(
-      join(dir, 'band-powers.svg'),
-      toBandChartSvg({
-        title: 'band power by planted dominant cycle (engine, flag cycles)',
-        unit: 'power (signal units²)',
-        bands: planted.map((p) => ({ low: p.band[0], high: p.band[1], highlight: true })),
-        series,
-      }),
-    );
+    const bandPicture = demoBandPowers(first.bandPowers, batch, planted);
+    writeFileSync(join(dir, 'band-powers.svg'), bandPicture.svg);
+    writeFileSync(join(dir, 'band-powers.png'), bandPicture.png);
     const records = jobTimelineRecords(traces);
     writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${allLanes} lanes (last 250 ms; each bar is a job from start to result)` }));
     writeFileSync(join(dir, 'trace.json'), JSON.stringify(toChromeTrace(records, { processName: 'tscuda demo' })));
@@ -329,7 +312,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       ),
     );
     out('');
-    out(`wrote ${dir}/: spectrogram.png, band-powers.svg, timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
+    out(`wrote ${dir}/: spectrogram.png (and .svg), band-powers.png (and .svg), timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
     if (!allFound) {
       process.stderr.write('tscuda demo: the engine missed a planted cycle (see the table above)\n');
       return 1;

@@ -6,7 +6,7 @@
  */
 import type { CliCommand } from '../command.js';
 import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
-import { intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
@@ -73,8 +73,7 @@ export const demoCommand: CliCommand = {
       options = parseDemoOptions(args);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      process.stderr.write(`tscuda demo: ${e.message}\n(tscuda demo --help for the options)\n`);
-      return 2;
+      return reportUsageError('demo', e.message, args);
     }
     if (options.help) {
       process.stdout.write(`${DEMO_USAGE}\n`);

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
 import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
@@ -83,7 +84,7 @@ async function deviceList(v: string | undefined): Promise<number[]> {
 /** Parses the options into the workers' configuration and the worker count. */
 export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
   const { values } = parseArgs({
-    args,
+    args: joinNegativeValues(args),
     strict: true,
     allowPositionals: false,
     options: {

@@ -46,7 +46,8 @@ export const STFT_USAGE = `usage: tscuda stft <file> [options]
 The STFT of a signal on the GPU (scipy.signal.stft's names and defaults). <file> is a WAV (8/16/24/32-bit
 PCM or 32/64-bit float; several channels are averaged unless --channel), raw little-endian .f32/.f64 or
 16-bit .i16/.f16/.bf16, or CSV/TXT (one column, or the first numeric one, or --column). Writes to --out:
-  spectrogram.png  |Zxx| in dB (viridis; low frequencies at the bottom)
+  spectrogram.png  |Zxx| in dB as a figure: time (s) and frequency (Hz) axes, a dB colour bar, the
+                   parameters in its title (spectrogram.svg: the same figure as SVG)
   bands.csv, bands.json  power of each --band (one-sided Parseval: all bands together give mean(x^2)),
                    its share of the total, and the dominant cycle
   band-<lo>-<hi>Hz.wav  each band's band-passed signal (32-bit float WAV)

@@ -5,7 +5,7 @@
  * waves and the dominant cycle; then the files.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { JobEngine } from '../../engine/index.js';
 import type { JobResult } from '../../engine/types.js';
 import { resolvePlacement } from '../../runtime/defaults.js';
@@ -17,7 +17,8 @@ import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
 import type { ComplexBuffer } from '../../signal/primitives.js';
 import { stft } from '../../signal/stft.js';
 import { bandLabel } from '../../report/band-chart-svg.js';
-import { spectrogramPng } from '../../report/spectrogram-png.js';
+import { svgToPng } from '../../report/rasterize.js';
+import { spectrogramSvg } from '../../report/spectrogram-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
 import { encodeWavFloat32, raw16Value } from '../signal-input.js';
@@ -42,8 +43,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
   let devices: Device[];
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda stft: the NVIDIA driver is installed but no CUDA device is visible; stft needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU\n`);
       return 1;
     }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
@@ -145,9 +147,18 @@ export async function runStft(plan: StftPlan): Promise<number> {
     const r = { f: spectralFrequencies(g), t: spectralTimes(g) };
     bar.update(2, 'picture');
     mkdirSync(dir, { recursive: true });
-    const png = spectrogramPng({ values: mag, frequencies: r.f.length, frames: r.t.length }, { dynamicRangeDb: o.dbRange });
-    writeFileSync(join(dir, 'spectrogram.png'), png.png);
-    const files = ['spectrogram.png'];
+    const windowName = Array.isArray(g.windowSpec) ? g.windowSpec.join(':') : String(g.windowSpec);
+    const png = spectrogramSvg(
+      { values: mag, frequencies: r.f.length, frames: r.t.length, f: r.f, t: r.t },
+      {
+        title: `spectrogram of ${basename(o.file)}`,
+        subtitle: `${n} samples at ${input.fs} Hz; ${windowName} window, nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, detrend ${g.detrend === false ? 'none' : String(g.detrend)}, scaling ${o.scaling} (tscuda stft)`,
+        dynamicRangeDb: o.dbRange,
+      },
+    );
+    writeFileSync(join(dir, 'spectrogram.png'), svgToPng(png.svg));
+    writeFileSync(join(dir, 'spectrogram.svg'), png.svg);
+    const files = ['spectrogram.png', 'spectrogram.svg'];
     if (o.saveMagnitude) {
       writeFileSync(join(dir, 'stft-magnitude.f32'), new Uint8Array(mag.buffer, mag.byteOffset, mag.byteLength));
       files.push('stft-magnitude.f32');

@@ -53,7 +53,11 @@ describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: $
     }
 
     const png = PNG.sync.read(readFileSync(join(out, 'spectrogram.png')));
-    expect([png.width, png.height]).toEqual([1200, 480]);
+    expect([png.width, png.height]).toEqual([1200, 600]); // the figure: map, axes, colour bar
+    const figure = readFileSync(join(out, 'spectrogram.svg'), 'utf8');
+    for (const title of ['time (s)', 'frequency (Hz)', '|Zxx| (dB)']) expect(figure).toContain(`>${title}</text>`);
+    expect(figure.match(/<text class="marker"/g)).toHaveLength(4); // the planted cycles
+    expect(PNG.sync.read(readFileSync(join(out, 'band-powers.png'))).width).toBe(900);
     // Not a flat picture: the chirp and the tones stand out of the noise.
     const colors = new Set<number>();
     for (let i = 0; i < png.data.length; i += 4 * 97) colors.add((png.data[i]! << 16) | (png.data[i + 1]! << 8) | png.data[i + 2]!);

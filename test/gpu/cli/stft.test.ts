@@ -154,7 +154,9 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
 
     const png = PNG.sync.read(readFileSync(join(out, 'spectrogram.png')));
     expect([png.width, png.height]).toEqual([summary.image.width, summary.image.height]);
-    expect(png.height).toBe(Math.max(256, freqs));
+    expect([png.width, png.height]).toEqual([1100, 560]); // the figure: map, axes, colour bar
+    const figure = readFileSync(join(out, 'spectrogram.svg'), 'utf8');
+    for (const title of ['time (s)', 'frequency (Hz)', '|Zxx| (dB)']) expect(figure).toContain(`>${title}</text>`);
 
     const bands = JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as { bands: { lowHz: number; highHz: number; power: number; relative: number }[] };
     const csv = readFileSync(join(out, 'bands.csv'), 'utf8').trim().split('\n');
