@@ -87,6 +87,9 @@ export interface QueueCounts {
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;
 
+/** How long close() waits for BullMQ's connections to close before dropping them, ms. */
+const CLOSE_WAIT_MS = 2000;
+
 /** A fresh job id: 128 random bits, URL-safe, never all digits (BullMQ refuses integer ids). */
 export function newJobId(): string {
   return `j${randomBytes(16).toString('base64url')}`;
@@ -291,7 +294,11 @@ export class JobQueue {
     for (const handle of [...this.#pending.values()])
       handle.settle({ error: new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`) });
     this.#pending.clear();
-    await Promise.allSettled([this.#events?.close(), this.#queue.close()]);
+    // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([this.#events?.close(), this.#queue.close()]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    void this.#queue.disconnect().catch(() => undefined);
     this.#redis.disconnect();
     this.#eventsRedis?.disconnect();
   }
