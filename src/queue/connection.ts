@@ -64,7 +64,9 @@ export function createRedis(connection: QueueConnection, name: string): Redis {
 export async function checkRedis(connection: QueueConnection, timeoutMs = 3000): Promise<void> {
   const options: RedisOptions = { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, enableOfflineQueue: false };
   const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
-  client.on('error', () => undefined);
+  // The socket's own error (ECONNREFUSED, ENOTFOUND, auth) says more than the command's rejection.
+  let socketError: Error | undefined;
+  client.on('error', (error: Error) => (socketError ??= error));
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -74,7 +76,8 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
       }),
     ]);
   } catch (error) {
-    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} is unreachable: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    const why = socketError ?? error;
+    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
   } finally {
     clearTimeout(timer);
     client.disconnect();

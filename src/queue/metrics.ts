@@ -4,18 +4,11 @@
  * reachable, and on a worker the jobs by outcome and their waiting time from submit to start.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { QueueCounts } from './job-queue.js';
-import type { QueueJobSettled } from './worker.js';
+import type { JobQueue, QueueCounts } from './job-queue.js';
+import type { QueueWorker } from './worker.js';
 
-/** What the metrics read: a JobQueue or a QueueWorker (both have these). */
-export interface QueueMetricsSource {
-  readonly reachable: boolean;
-  /** Jobs by state (JobQueue.counts, QueueWorker.queueCounts). */
-  counts?(): Promise<QueueCounts>;
-  queueCounts?(): Promise<QueueCounts>;
-  /** A worker's settled jobs. */
-  on?(event: 'settled', listener: (e: QueueJobSettled) => void): unknown;
-}
+/** What the metrics read: a client's JobQueue (depth, reachability) or a QueueWorker (those and its jobs). */
+export type QueueMetricsSource = JobQueue | QueueWorker;
 
 /** Waiting-time buckets, seconds: from a millisecond (an idle queue) to ten minutes (a backlog). */
 const WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
@@ -28,14 +21,14 @@ const WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
  */
 export function registerQueueMetrics(registry: Registry, source: QueueMetricsSource, labels: Record<string, string> = {}): void {
   const names = Object.keys(labels);
-  const counts = source.counts?.bind(source) ?? source.queueCounts?.bind(source);
+  const counts = (): Promise<QueueCounts> => ('queueCounts' in source ? source.queueCounts() : source.counts());
   new Gauge({
     name: 'tscuda_queue_depth',
     help: 'Jobs in the queue by state (waiting, prioritized and delayed wait for a worker; active are held by one)',
     labelNames: ['state', ...names],
     registers: [registry],
     async collect() {
-      if (counts === undefined || !source.reachable) return;
+      if (!source.reachable) return;
       try {
         const c = await counts();
         for (const state of ['waiting', 'prioritized', 'delayed', 'active'] as const) this.set({ ...labels, state }, c[state]);
@@ -53,7 +46,7 @@ export function registerQueueMetrics(registry: Registry, source: QueueMetricsSou
       this.set(labels, source.reachable ? 1 : 0);
     },
   });
-  if (source.on === undefined) return;
+  if (!('queueCounts' in source)) return;
   const jobs = new Counter({
     name: 'tscuda_queue_jobs_total',
     help: 'Jobs this worker ended, by outcome (retried: failed here, back in the queue)',

@@ -34,6 +34,8 @@ export interface QueueWorkerOptions {
   workerName?: string | undefined;
   /** Jobs held at once; default 2 per engine lane (one on the GPU, one being fetched or stored). */
   concurrency?: number | undefined;
+  /** Most starts of one job, whatever it asked for (a cap for all jobs this worker takes); default 100. */
+  maxAttempts?: number | undefined;
   /** How long a job's lock lasts without renewal, ms: a dead worker's job is retried after about this. Default 30000. */
   lockDurationMs?: number | undefined;
   /** How often this worker looks for stalled jobs (any worker's), ms; default 30000. */
@@ -97,6 +99,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const stalledInterval = integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100, 3_600_000);
   const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20);
   const limiter = rateLimitOption('rateLimit', options.rateLimit);
+  const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
   const keys = new BlobKeys(prefix, name);
   const redis: Redis = createRedis(options.connection, `${prefix}:${name}:worker-blobs`);
   const queueRedis = createRedis(options.connection, `${prefix}:${name}:worker-queue`);
@@ -113,7 +116,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     const data = job.data as WireJob;
     if (data === null || typeof data !== 'object' || data.v !== 1)
       throw new UnrecoverableError('job data: not a tscuda job of format 1 (a newer client, or another program on this queue)');
-    const attempts = job.opts.attempts ?? 1;
+    const attempts = Math.min(job.opts.attempts ?? 1, maxAttempts);
     // A start past the job's attempts follows runs whose worker died (stalls do not count as
     // BullMQ attempts): give up with the reason instead of starting it once more.
     if (attempt > attempts)

@@ -5,9 +5,10 @@
  * engine is retried up to its attempts and then failed with the reason.
  */
 import { randomUUID } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, JobSpec } from '../../../src/engine/types.js';
-import { JobQueue, QueueJobError, ResultTooLargeError, runQueueWorker, type QueueWorker } from '../../../src/queue/index.js';
+import { JobQueue, QueueJobError, registerQueueMetrics, ResultTooLargeError, runQueueWorker, type QueueWorker } from '../../../src/queue/index.js';
 import { FakeEngine, fakeResult } from '../server/fake-engine.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
@@ -181,6 +182,39 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
     expect(error.reason).toMatch(/lost its GPU context/);
     await second.stopped;
     expect(second.counts.failed).toBe(1);
+  });
+
+  it('holds to the queue-wide rate limit', async () => {
+    const queue = queueOf({ rateLimit: { max: 2, durationMs: 600 } });
+    await queue.ready();
+    await workerOf(queue, new FakeEngine());
+    const start = performance.now();
+    const handles = [];
+    for (let i = 0; i < 5; i++) handles.push(await queue.submit({ data: randomData(64), flags: ['stft'] }));
+    await Promise.all(handles.map((h) => h.result));
+    // 5 jobs at 2 per 600 ms: the fifth starts in the third window, at least 1.2 s in.
+    expect(performance.now() - start).toBeGreaterThan(1100);
+  });
+
+  it('exposes depth, reachability and jobs by outcome as Prometheus metrics', async () => {
+    const queue = queueOf({ stages: ['explode'] });
+    const worker = await workerOf(queue, new FakeEngine());
+    const workerRegistry = new Registry();
+    registerQueueMetrics(workerRegistry, worker, { host: 'h1' });
+    const frontRegistry = new Registry();
+    registerQueueMetrics(frontRegistry, queue);
+    await (
+      await queue.submit({ data: randomData(64), flags: ['stft'] })
+    ).result;
+    await (await queue.submit({ data: randomData(64), flags: ['explode'] })).result.catch(() => undefined);
+    const text = await workerRegistry.metrics();
+    expect(text).toMatch(/tscuda_queue_jobs_total\{host="h1",outcome="completed"\} 1/);
+    expect(text).toMatch(/tscuda_queue_jobs_total\{host="h1",outcome="failed"\} 1/);
+    expect(text).toMatch(/tscuda_queue_wait_seconds_count\{host="h1"\} 2/);
+    expect(text).toMatch(/tscuda_queue_reachable\{host="h1"\} 1/);
+    const front = await frontRegistry.metrics();
+    expect(front).toMatch(/tscuda_queue_depth\{state="waiting"\} 0/);
+    expect(front).toMatch(/tscuda_queue_reachable 1/);
   });
 
   it('is not ready while Redis is unreachable, and says so at submit', async () => {
