@@ -30,12 +30,14 @@ export interface QueueJobView {
 
 /** Reads job `id`'s view from Redis. Rejects only when Redis cannot be read. */
 export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id: string): Promise<QueueJobView> {
-  const job = await BullJob.fromId(queue, id);
+  // The state first, then the job: read the other way round, a job that completes in between
+  // would be 'completed' without the return value its fetched copy lacks.
+  const state = await queue.getJobState(id);
+  const job = state === 'unknown' ? undefined : await BullJob.fromId(queue, id);
   if (job === undefined) {
     if ((await redis.exists(keys.cancelled(id))) === 1) return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
     return { id, status: 'unknown', attempts: 0 };
   }
-  const state = await job.getState();
   const attempts = job.attemptsStarted ?? 0;
   switch (state) {
     case 'active':
