@@ -65,7 +65,23 @@ interface Child {
 }
 
 async function startWorker(redis: TestRedis, queue: string, name: string, device: number, lockMs: number): Promise<Child> {
-  const args = ['--import', 'tsx', CHILD, '--redis', redis.url, '--queue', queue, '--name', name, '--devices', String(device), '--lanes', values.lanes, '--lock-ms', String(lockMs)];
+  const args = [
+    '--import',
+    'tsx',
+    CHILD,
+    '--redis',
+    redis.url,
+    '--queue',
+    queue,
+    '--name',
+    name,
+    '--devices',
+    String(device),
+    '--lanes',
+    values.lanes,
+    '--lock-ms',
+    String(lockMs),
+  ];
   if (fakeMs !== undefined) args.push('--fake', String(fakeMs));
   const child = execa('node', args, { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit' });
   const completed: string[] = [];
@@ -162,12 +178,37 @@ try {
     }
   }
   for (const [count, r] of Object.entries(runs)) {
-    metrics.push({ name: `queue_stft_jobs_per_s_${count}w`, unit: 'jobs/s', better: 'higher', tscuda: r.jobsPerS, inProcess: inProcess.jobsPerS, notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`] });
+    metrics.push({
+      name: `queue_stft_jobs_per_s_${count}w`,
+      unit: 'jobs/s',
+      better: 'higher',
+      tscuda: r.jobsPerS,
+      inProcess: inProcess.jobsPerS,
+      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`],
+    });
     metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
   }
   const speedup = runs[2]!.jobsPerS / runs[1]!.jobsPerS;
-  metrics.push({ name: 'queue_two_worker_speedup', unit: 'x', better: 'higher', tscuda: speedup, inProcess: null, goal: '>= 1.8', met: speedup >= 1.8, notes: ['2-worker jobs/s over 1-worker jobs/s'] });
-  metrics.push({ name: 'queue_overhead_p50_ms', unit: 'ms', better: 'lower', tscuda: overhead, inProcess: inProcessLatency, goal: '< 1', met: overhead < 1, notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'] });
+  metrics.push({
+    name: 'queue_two_worker_speedup',
+    unit: 'x',
+    better: 'higher',
+    tscuda: speedup,
+    inProcess: null,
+    goal: '>= 1.8',
+    met: speedup >= 1.8,
+    notes: ['2-worker jobs/s over 1-worker jobs/s'],
+  });
+  metrics.push({
+    name: 'queue_overhead_p50_ms',
+    unit: 'ms',
+    better: 'lower',
+    tscuda: overhead,
+    inProcess: inProcessLatency,
+    goal: '< 1',
+    met: overhead < 1,
+    notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
+  });
 
   // The fault run: one of two workers SIGKILLed every few seconds and restarted.
   const name = `fault-${randomUUID()}`;
@@ -217,16 +258,53 @@ try {
   const unsettled = outcomes.filter((o) => o.ok === null).length;
   const retried = outcomes.filter((o) => o.ok === true && o.attempts > 1).length;
   const failures = outcomes.filter((o): o is { ok: false; error: string } => o.ok === false);
-  metrics.push({ name: 'queue_fault_lost_jobs', unit: 'jobs', better: 'lower', tscuda: lost, inProcess: null, goal: '0', met: lost === 0, notes: [`${faultJobs} jobs, ${kills} SIGKILLs (every ${values['kill-every']} s), ${retried} completed as a retry (attempts > 1), ${failures.length} failed${failures[0] ? ` (first: ${failures[0].error})` : ''}`] });
-  metrics.push({ name: 'queue_fault_completed_twice', unit: 'jobs', better: 'lower', tscuda: twice, inProcess: null, goal: '0', met: twice === 0, notes: ['jobs reported completed by more than one worker process'] });
-  metrics.push({ name: 'queue_fault_unsettled', unit: 'jobs', better: 'lower', tscuda: unsettled, inProcess: null, goal: '0', met: unsettled === 0, notes: ['jobs whose result had not settled 5 minutes after the last submit'] });
+  metrics.push({
+    name: 'queue_fault_lost_jobs',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: lost,
+    inProcess: null,
+    goal: '0',
+    met: lost === 0,
+    notes: [
+      `${faultJobs} jobs, ${kills} SIGKILLs (every ${values['kill-every']} s), ${retried} completed as a retry (attempts > 1), ${failures.length} failed${failures[0] ? ` (first: ${failures[0].error})` : ''}`,
+    ],
+  });
+  metrics.push({
+    name: 'queue_fault_completed_twice',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: twice,
+    inProcess: null,
+    goal: '0',
+    met: twice === 0,
+    notes: ['jobs reported completed by more than one worker process'],
+  });
+  metrics.push({
+    name: 'queue_fault_unsettled',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: unsettled,
+    inProcess: null,
+    goal: '0',
+    met: unsettled === 0,
+    notes: ['jobs whose result had not settled 5 minutes after the last submit'],
+  });
 } finally {
   await engine.close();
   await redis.dispose();
 }
 
 const date = new Date();
-const results = { date: date.toISOString(), gpu, fake: fakeMs !== undefined, settings: { jobs: JOBS, window: WINDOW, lanes: Number(values.lanes), faultJobs: Number(values['fault-jobs']), killEveryS: Number(values['kill-every']) }, metrics, notes, durationS: (performance.now() - started) / 1000 };
+const results = {
+  date: date.toISOString(),
+  gpu,
+  fake: fakeMs !== undefined,
+  settings: { jobs: JOBS, window: WINDOW, lanes: Number(values.lanes), faultJobs: Number(values['fault-jobs']), killEveryS: Number(values['kill-every']) },
+  metrics,
+  notes,
+  durationS: (performance.now() - started) / 1000,
+};
 const dir = process.env.TSCUDA_BENCH_OUT ?? join(ROOT, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
 const base = join(dir, `queue-${gpuSlug(gpu)}-${yyyymmdd(date)}`);

@@ -78,13 +78,25 @@ export function samplesToBuffer(data: Float32Array | Float64Array): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/** Samples back from their bytes (copied into fresh, aligned memory); throws naming the mismatch. */
+/** Samples back from their bytes (a view when aligned, else a copy); throws naming the mismatch. */
 export function samplesFromBuffer(buffer: Buffer, dtype: WireDtype, samples: number): Float32Array | Float64Array {
   const size = bytesOf(dtype);
   if (buffer.byteLength !== samples * size) throw new Error(`input: ${buffer.byteLength} bytes stored, expected ${samples} ${dtype} samples (${samples * size} bytes)`);
-  const copy = new ArrayBuffer(buffer.byteLength);
-  new Uint8Array(copy).set(buffer);
-  return dtype === 'f64' ? new Float64Array(copy) : new Float32Array(copy);
+  return typedView(buffer, 0, samples, dtype);
+}
+
+/**
+ * `length` values of `dtype` at byte `offset` of `buffer`: a view of the same memory when it is
+ * aligned for the type (a Redis reply of this size is its own allocation, so it usually is),
+ * else a copy into fresh memory.
+ */
+function typedView(buffer: Buffer, offset: number, length: number, dtype: WireDtype): Float32Array | Float64Array {
+  const start = buffer.byteOffset + offset;
+  const Type = dtype === 'f64' ? Float64Array : Float32Array;
+  if (start % Type.BYTES_PER_ELEMENT === 0) return new Type(buffer.buffer as ArrayBuffer, start, length);
+  const copy = new ArrayBuffer(length * Type.BYTES_PER_ELEMENT);
+  new Uint8Array(copy).set(buffer.subarray(offset, offset + copy.byteLength));
+  return new Type(copy);
 }
 
 /** Packs a result's arrays into one buffer (each at an 8-byte boundary) and splits off its scalars. */
@@ -109,16 +121,14 @@ export function packResult(result: JobResult): { buffer: Buffer; arrays: WireArr
   return { buffer, arrays, scalars: scalars as WireResult['scalars'] };
 }
 
-/** The result back from its scalars and packed arrays (each copied into its own aligned memory). */
+/** The result back from its scalars and packed arrays (views of `buffer` when aligned, else copies). */
 export function unpackResult(scalars: WireResult['scalars'], arrays: readonly WireArray[], buffer: Buffer): JobResult {
   const result: JobResult = { ...scalars };
   for (const w of arrays) {
     const size = bytesOf(w.dtype);
     const end = w.offset + w.length * size;
     if (end > buffer.byteLength) throw new Error(`result: array ${w.field} ends at byte ${end}, the stored result has ${buffer.byteLength}`);
-    const copy = new ArrayBuffer(w.length * size);
-    new Uint8Array(copy).set(buffer.subarray(w.offset, end));
-    const array = w.dtype === 'f64' ? new Float64Array(copy) : new Float32Array(copy);
+    const array = typedView(buffer, w.offset, w.length, w.dtype);
     if (w.field === 'bandPowers') {
       if (!(array instanceof Float64Array)) throw new Error('result: bandPowers must be f64');
       result.bandPowers = array;
