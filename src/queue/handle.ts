@@ -21,6 +21,8 @@ export interface QueueJobProgress {
 export interface HandleHost {
   view(): Promise<QueueJobView>;
   cancel(): Promise<boolean>;
+  /** Someone waits for this handle (its result or events): watch the job until it settles. */
+  watch(): void;
   /** The handle has settled: stop watching it. */
   forget(): void;
 }
@@ -29,8 +31,8 @@ export interface HandleHost {
 export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress]; status: [JobStatus] }> {
   /** The queue's id of the job: 128 random bits, usable from any client of the same queue. */
   readonly id: string;
-  /** Resolves with the result, or rejects with a QueueJobError (failed after its attempts), a JobCancelledError, or a QueueUnavailableError (the client closed first). */
-  readonly result: Promise<QueueJobResult>;
+  readonly #result: Promise<QueueJobResult>;
+  #watched = false;
   /** When the client last heard of this job (Date.now()). */
   lastHeardAt = Date.now();
   #status: JobStatus = 'queued';
@@ -43,12 +45,32 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     super();
     this.id = id;
     this.#host = host;
-    this.result = new Promise<QueueJobResult>((resolve, reject) => {
+    this.#result = new Promise<QueueJobResult>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
     // A caller that never looks at a failed job must not crash the process with an unhandled rejection.
-    this.result.catch(() => undefined);
+    this.#result.catch(() => undefined);
+    this.on('newListener', (event) => {
+      if (event === 'progress' || event === 'status') this.#watch();
+    });
+  }
+
+  /**
+   * Resolves with the result, or rejects with a QueueJobError (failed after its attempts), a
+   * JobCancelledError, or a QueueUnavailableError (the client closed first). The client watches
+   * the job from the first read of `result` (or the first listener) on, so a process that only
+   * submits (an HTTP front) holds nothing per job.
+   */
+  get result(): Promise<QueueJobResult> {
+    this.#watch();
+    return this.#result;
+  }
+
+  #watch(): void {
+    if (this.#watched || this.#settled) return;
+    this.#watched = true;
+    this.#host.watch();
   }
 
   /** The status last heard of (events); `status()` asks Redis. */

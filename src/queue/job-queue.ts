@@ -223,7 +223,7 @@ export class JobQueue {
       void this.#redis.del(wire.inputKey).catch(() => undefined);
       throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
     }
-    const handle = this.job(id);
+    const handle = this.#handle(id);
     if (signal !== undefined) {
       if (signal.aborted) void handle.cancel();
       else signal.addEventListener('abort', () => void handle.cancel(), { once: true });
@@ -235,17 +235,26 @@ export class JobQueue {
   job(id: string): QueueJobHandle {
     const known = this.#pending.get(id);
     if (known !== undefined) return known;
-    const handle = new QueueJobHandle(id, {
+    return this.#handle(id);
+  }
+
+  #handle(id: string): QueueJobHandle {
+    const handle: QueueJobHandle = new QueueJobHandle(id, {
       view: () => this.view(id),
       cancel: () => this.cancel(id),
+      watch: () => {
+        if (this.#closed) return handle.settle({ error: new QueueUnavailableError(`queue ${this.name} is closed`) });
+        this.#pending.set(id, handle);
+        void this.#startEvents();
+        this.#startPolling();
+        // Events from before the watch began were not heard: look once now.
+        void this.#refresh(id);
+      },
       forget: () => {
-        this.#pending.delete(id);
+        if (this.#pending.get(id) === handle) this.#pending.delete(id);
         if (this.#pending.size === 0) this.#stopPolling();
       },
     });
-    this.#pending.set(id, handle);
-    void this.#startEvents();
-    this.#startPolling();
     return handle;
   }
 
