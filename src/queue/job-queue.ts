@@ -103,6 +103,7 @@ export class JobQueue {
   readonly #connection: QueueConnection;
   readonly #redis: Redis;
   readonly #queue: Queue;
+  readonly #queueRedis: Redis;
   #events: QueueEvents | undefined;
   #eventsRedis: Redis | undefined;
   readonly #keys: BlobKeys;
@@ -139,7 +140,9 @@ export class JobQueue {
     this.#rateLimit = rateLimitOption('rateLimit', options.rateLimit);
     this.#keys = new BlobKeys(this.prefix, this.name);
     this.#redis = createRedis(this.#connection, `${this.prefix}:${this.name}:client`);
-    this.#queue = new Queue(this.name, { connection: createRedis(this.#connection, `${this.prefix}:${this.name}:queue`) as unknown as ConnectionOptions, prefix: this.prefix });
+    // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
+    this.#queueRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:queue`);
+    this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
     this.#queue.on('error', () => undefined);
   }
 
@@ -309,6 +312,7 @@ export class JobQueue {
     clearTimeout(timer);
     void this.#queue.disconnect().catch(() => undefined);
     this.#redis.disconnect();
+    this.#queueRedis.disconnect();
     this.#eventsRedis?.disconnect();
   }
 

@@ -151,8 +151,10 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     };
   };
 
+  // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
+  const workerRedis = createRedis(options.connection, `${prefix}:${name}:worker`);
   const worker = new Worker(name, runJob, {
-    connection: createRedis(options.connection, `${prefix}:${name}:worker`) as unknown as ConnectionOptions,
+    connection: workerRedis as unknown as ConnectionOptions,
     prefix,
     name: workerName,
     concurrency,
@@ -197,6 +199,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       await queue.close().catch(() => undefined);
       redis.disconnect();
       queueRedis.disconnect();
+      workerRedis.disconnect();
       log.line(`stopped (completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried})`);
       markStopped();
     })();
