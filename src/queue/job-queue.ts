@@ -36,7 +36,7 @@ import {
   rateLimitOption,
   type RateLimit,
 } from './options.js';
-import { readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
+import { completedView, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
 
 /** Options of `new JobQueue(...)`. */
 export interface JobQueueOptions {
@@ -353,7 +353,15 @@ export class JobQueue {
     this.#events = events;
     events.on('error', () => undefined);
     const refresh = ({ jobId }: { jobId: string }): void => void this.#refresh(jobId);
-    events.on('completed', refresh);
+    // The event carries the return value: the result is one read away (no look at the job first).
+    events.on('completed', ({ jobId, returnvalue }) => {
+      const handle = this.#pending.get(jobId);
+      if (handle === undefined) return;
+      completedView(this.#redis, jobId, returnvalue).then(
+        (view) => handle.update(view),
+        () => void this.#refresh(jobId),
+      );
+    });
     events.on('failed', refresh);
     events.on('removed', refresh);
     events.on('active', ({ jobId }) => this.#pending.get(jobId)?.setStatus('running'));

@@ -42,16 +42,8 @@ export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id
   switch (state) {
     case 'active':
       return { id, status: 'running', attempts };
-    case 'completed': {
-      const wire = job.returnvalue as WireResult | null;
-      if (wire === null || typeof wire !== 'object' || wire.v !== 1)
-        return { id, status: 'error', attempts, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts) };
-      const buffer = await redis.getBuffer(wire.resultKey);
-      if (buffer === null) return { id, status: 'error', attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
-      const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
-      result.queue = wire.run;
-      return { id, status: 'ready', attempts, result };
-    }
+    case 'completed':
+      return completedView(redis, id, job.returnvalue, attempts);
     case 'failed':
       return { id, status: 'error', attempts, error: new QueueJobError(id, job.failedReason || 'no reason given', attempts) };
     case 'unknown':
@@ -60,4 +52,17 @@ export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id
       // waiting, prioritized, delayed (a retry's backoff), paused, waiting-children.
       return { id, status: 'queued', attempts };
   }
+}
+
+/** A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried): reads the result's arrays. */
+export async function completedView(redis: Redis, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
+  const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as WireResult | null;
+  if (wire === null || typeof wire !== 'object' || wire.v !== 1)
+    return { id, status: 'error', attempts: attempts ?? 0, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts ?? 0) };
+  const buffer = await redis.getBuffer(wire.resultKey);
+  if (buffer === null)
+    return { id, status: 'error', attempts: attempts ?? wire.run.attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
+  const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
+  result.queue = wire.run;
+  return { id, status: 'ready', attempts: attempts ?? wire.run.attempts, result };
 }

@@ -124,7 +124,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
       );
     if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
-    await job.updateProgress({ phase: 'running', worker: workerName, attempt });
+    // Not awaited: the report rides the same connection ahead of the next command; a job's latency does not wait for it.
+    void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
     const input = await redis.getBuffer(data.inputKey);
     if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
@@ -138,7 +139,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     const packed = packResult(result);
     const limit = Math.min(maxResultBytes, data.maxResultBytes);
     if (packed.buffer.byteLength > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.buffer.byteLength, limit, 'measured by the worker')));
-    await job.updateProgress({ phase: 'storing', worker: workerName, attempt });
+    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
     const resultKey = keys.result(job.id!, attempt);
     await redis.set(resultKey, packed.buffer, 'PX', data.resultTtlMs);
     return {
