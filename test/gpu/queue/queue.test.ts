@@ -26,7 +26,19 @@ function specs(): JobSpec[] {
   const series = (b: number, n: number): Float32Array => Float32Array.from({ length: b * n }, (_, i) => Math.sin((2 * Math.PI * 13 * (i % n)) / n) + (Math.random() - 0.5));
   const out: JobSpec[] = [];
   for (let i = 0; i < 6; i++) {
-    out.push({ data: series(4, 4096), batch: 4, fs: 1000, flags: ['stft', 'cycles'], passBand: [5, 200], bands: [[1, 20], [20, 120]], previewBins: 64, label: `sc${i}` });
+    out.push({
+      data: series(4, 4096),
+      batch: 4,
+      fs: 1000,
+      flags: ['stft', 'cycles'],
+      passBand: [5, 200],
+      bands: [
+        [1, 20],
+        [20, 120],
+      ],
+      previewBins: 64,
+      label: `sc${i}`,
+    });
     out.push({ data: series(2, 8192), batch: 2, fs: 1000, flags: ['stft'], nperseg: 256, passBand: [10, 300], previewBins: 32, label: `framed${i}` });
     out.push({ data: series(2, 2048), batch: 2, fs: 500, flags: ['wavelet'], freqs: [5, 10, 20, 40], label: `wav${i}` });
   }
@@ -44,7 +56,10 @@ function expectClose(actual: JobResult, expected: JobResult, label: string): voi
     expect(a?.constructor, `${label}.${field} type`).toBe(e.constructor);
     expect(relL2(a!, e), `${label}.${field}`).toBeLessThan(1e-5);
   }
-  expect(actual.dominant?.map((d) => d.frequency), `${label}.dominant`).toEqual(expected.dominant?.map((d) => d.frequency));
+  expect(
+    actual.dominant?.map((d) => d.frequency),
+    `${label}.dominant`,
+  ).toEqual(expected.dominant?.map((d) => d.frequency));
   expect(actual.frames).toBe(expected.frames);
 }
 
@@ -57,16 +72,39 @@ describe.skipIf(reason !== undefined && reason !== '')('queue with two GPU worke
     await redis?.dispose();
   });
 
-  it('runs a job mix on two workers with the in-process engine\'s results', async () => {
+  it("runs a job mix on two workers with the in-process engine's results", async () => {
     redis = await startRedis();
     const name = `gpu-${randomUUID()}`;
     const devices = Device.count() >= 2 ? ['0', '1'] : ['0', '0'];
     for (const [i, device] of devices.entries()) {
-      const child = execa('node', ['--import', 'tsx', MAIN, 'worker', '--redis', redis.url, '--queue', name, '--devices', device, '--lanes', '2', '--lock-ms', '10000', '--log-interval', '0', '--name', `gpu${i}`], {
-        cwd: ROOT,
-        reject: false,
-        buffer: false,
-      });
+      const child = execa(
+        'node',
+        [
+          '--import',
+          'tsx',
+          MAIN,
+          'worker',
+          '--redis',
+          redis.url,
+          '--queue',
+          name,
+          '--devices',
+          device,
+          '--lanes',
+          '2',
+          '--lock-ms',
+          '10000',
+          '--log-interval',
+          '0',
+          '--name',
+          `gpu${i}`,
+        ],
+        {
+          cwd: ROOT,
+          reject: false,
+          buffer: false,
+        },
+      );
       workers.push(child);
       await new Promise<void>((resolve, reject) => {
         let text = '';
@@ -89,7 +127,9 @@ describe.skipIf(reason !== undefined && reason !== '')('queue with two GPU worke
       expect(by).toEqual(new Set(['gpu0', 'gpu1']));
       for (const r of results) expect(r.queue.attempts).toBe(1);
       if (devices[1] === '1') expect(new Set(results.map((r) => r.device))).toEqual(new Set([0, 1]));
-      console.log(`queue GPU test: ${results.length} jobs on devices ${devices.join(',')}; gpu0 ran ${results.filter((r) => r.queue.worker === 'gpu0').length}, gpu1 ${results.filter((r) => r.queue.worker === 'gpu1').length}`);
+      console.log(
+        `queue GPU test: ${results.length} jobs on devices ${devices.join(',')}; gpu0 ran ${results.filter((r) => r.queue.worker === 'gpu0').length}, gpu1 ${results.filter((r) => r.queue.worker === 'gpu1').length}`,
+      );
     } finally {
       await engine.close();
       await queue.close();
