@@ -32,7 +32,7 @@ export interface QueueWorkerOptions {
   prefix?: string | undefined;
   /** This worker's name in results and logs; default `<host>:<pid>:<random>`. */
   workerName?: string | undefined;
-  /** Jobs held at once; default 2 per engine lane (one on the GPU, one being fetched or stored). */
+  /** Jobs held at once; default 3 per engine lane (the lane holds 2 on the GPU by default, a third is being fetched or stored). */
   concurrency?: number | undefined;
   /** Most starts of one job, whatever it asked for (a cap for all jobs this worker takes); default 100. */
   maxAttempts?: number | undefined;
@@ -94,7 +94,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
   const prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
   const workerName = options.workerName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const concurrency = integerOption('concurrency', options.concurrency, Math.max(1, engine.laneCount * 2), 1, 4096);
+  const concurrency = integerOption('concurrency', options.concurrency, Math.max(1, engine.laneCount * 3), 1, 4096);
   const lockDuration = integerOption('lockDurationMs', options.lockDurationMs, 30_000, 100, 3_600_000);
   const stalledInterval = integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100, 3_600_000);
   const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20);

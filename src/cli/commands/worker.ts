@@ -21,7 +21,7 @@ by another worker, up to its attempts, then fails with the reason.
   --devices L         GPUs of the engine: "0", "0,1" or "all" (default 0)
   --lanes N           lanes (CUDA streams) per device (default 4)
   --precision P       f32 (default) or f64 arithmetic on the GPU
-  --concurrency N     jobs held at once (default 2 per lane)
+  --concurrency N     jobs held at once (default 3 per lane)
   --attempts N        most starts of one job on any worker, whatever it asked (default 100)
   --lock-ms MS        a job's lock; a dead worker's job is retried after about this (default 30000)
   --rate N/MS         this worker starts at most N jobs per MS milliseconds
