@@ -5,7 +5,7 @@
  * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
  * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2] [--jobs 400] [--fault-jobs 3000] [--kill-every 3]
+ *   tsx bench/queue/main.ts [--fake 2] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     'overhead-runs': { type: 'string', default: '300' },
     'fault-jobs': { type: 'string', default: '3000' },
     'kill-every': { type: 'string', default: '3' },
+    'fault-seconds': { type: 'string', default: '20' },
     lanes: { type: 'string', default: '4' },
   },
 });
@@ -234,7 +235,14 @@ try {
   })();
   const handles: QueueJobHandle[] = [];
   const small: JobSpec = { data: Float32Array.from({ length: 1024 }, () => Math.random()), fs: 1000, flags: ['stft'], previewBins: 16 };
-  for (let i = 0; i < faultJobs; i++) handles.push(await queue.submit(small, { attempts: 5 }));
+  // Submitted evenly over --fault-seconds, so the kills fall while jobs are queued and running.
+  const pace = (Number(values['fault-seconds']) * 1000) / faultJobs;
+  const t0 = performance.now();
+  for (let i = 0; i < faultJobs; i++) {
+    const wait = t0 + i * pace - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    handles.push(await queue.submit(small, { attempts: 5 }));
+  }
   const deadline = Date.now() + 5 * 60_000;
   const outcomes = await Promise.all(
     handles.map((h) =>
@@ -300,7 +308,14 @@ const results = {
   date: date.toISOString(),
   gpu,
   fake: fakeMs !== undefined,
-  settings: { jobs: JOBS, window: WINDOW, lanes: Number(values.lanes), faultJobs: Number(values['fault-jobs']), killEveryS: Number(values['kill-every']) },
+  settings: {
+    jobs: JOBS,
+    window: WINDOW,
+    lanes: Number(values.lanes),
+    faultJobs: Number(values['fault-jobs']),
+    faultSeconds: Number(values['fault-seconds']),
+    killEveryS: Number(values['kill-every']),
+  },
   metrics,
   notes,
   durationS: (performance.now() - started) / 1000,

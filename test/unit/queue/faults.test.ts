@@ -96,6 +96,8 @@ describe.skipIf(redisSkipReason !== undefined)('queue faults with worker process
     expect(counts.prioritized + counts.waiting).toBe(2);
     const b = await worker(url, name, 'b', 0);
     const results = await Promise.all(handles.map((h) => h.result));
+    // Its report comes on its stdout, possibly after the client heard of the results through Redis.
+    await until('worker b to report its 2 jobs', () => b.completed.length >= 2);
     expect(b.completed).toHaveLength(2);
     expect(new Set([...a.completed, ...b.completed])).toEqual(new Set(handles.map((h) => h.id)));
     for (const r of results) expect(r.queue.attempts).toBe(1);
@@ -114,6 +116,7 @@ describe.skipIf(redisSkipReason !== undefined)('queue faults with worker process
     const b = await worker(url, name, 'b', 0);
     const result = await handle.result;
     expect(result.queue).toMatchObject({ jobId: handle.id, worker: 'b', attempts: 2, stalls: 1 });
+    await until('worker b to report the job', () => b.completed.length >= 1);
     expect(a.completed).toEqual([]);
     expect(b.completed).toEqual([handle.id]);
     expect(Array.from(result.filtered!)).toHaveLength(64);
