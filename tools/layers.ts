@@ -21,8 +21,9 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
   signal: ['runtime', 'kernels', 'ffi', 'report'],
   pipeline: ['orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
   engine: ['pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
-  server: ['engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
-  cli: ['server', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  queue: ['engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  server: ['queue', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
+  cli: ['server', 'queue', 'engine', 'pipeline', 'orchestration', 'signal', 'runtime', 'kernels', 'ffi', 'report'],
 };
 
 /** One broken rule, as a sentence naming both files. */

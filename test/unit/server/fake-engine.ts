@@ -151,9 +151,8 @@ export class FakeEngine implements JobEngineLike {
         () => clearTimeout(timer),
       );
     }
-    if (options?.wait === true) return Promise.resolve(job);
     if (this.#options.manual !== true) queueMicrotask(() => this.release(1));
-    return job;
+    return options?.wait === true ? Promise.resolve(job) : job;
   }
 
   /** Starts up to `n` queued jobs (all by default). */
