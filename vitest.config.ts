@@ -1,11 +1,27 @@
 import { defineConfig } from 'vitest/config';
 
+// Every project compares typed arrays through one fast tester (see the file for why).
+const setupFiles = ['test/setup/typed-array-equality.ts'];
+
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 20_000 } },
-      { test: { name: 'codegen', include: ['test/codegen/**/*.test.ts'], testTimeout: 120_000 } },
-      { test: { name: 'gpu', include: ['test/gpu/**/*.test.ts'], globalSetup: ['test/gpu/announce.ts'], testTimeout: 120_000, fileParallelism: false } },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], setupFiles, testTimeout: 20_000 } },
+      { test: { name: 'codegen', include: ['test/codegen/**/*.test.ts'], setupFiles, testTimeout: 120_000 } },
+      {
+        test: {
+          name: 'gpu',
+          include: ['test/gpu/**/*.test.ts'],
+          globalSetup: ['test/gpu/announce.ts', 'test/gpu/watchdog/report.ts'],
+          testTimeout: 120_000,
+          fileParallelism: false,
+          // Each file in its own process, watched from a thread of its own (test/gpu/watchdog): a test
+          // blocked in a synchronous CUDA call, where testTimeout cannot fire, ends its file's process
+          // and is reported as failed; the run goes on with the next file and reaches its summary.
+          pool: 'forks',
+          setupFiles: [...setupFiles, 'test/gpu/watchdog/setup.ts'],
+        },
+      },
     ],
   },
 });

@@ -3,7 +3,15 @@
 // Run: npx tsx examples/batcher-http.ts   (in your project: import from 'tscuda' and 'tscuda/pipeline')
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Device } from '../src/index.js';
 import { lerpBatcher, type InterpolationItem } from '../src/pipeline/index.js';
+
+// Without a GPU, say what is missing in one line.
+const gpu = Device.available();
+if (!gpu.ok) {
+  console.error(`batcher-http: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const lerp = lerpBatcher({ dim: 4, maxBatchSize: 256, maxWaitMs: 2, channelSize: 4096 });
 

@@ -3,8 +3,15 @@
 // The profiler's timeline is written as SVG. Run: npx tsx examples/coordinator-dag.ts [out.svg]
 // (in your project: import from 'tscuda' and 'tscuda/orchestration')
 import { writeFileSync } from 'node:fs';
-import { DeviceBuffer, HostBuffer, elementwise } from '../src/index.js';
+import { Device, DeviceBuffer, HostBuffer, elementwise } from '../src/index.js';
 import { Coordinator, Profiler, StreamPool } from '../src/orchestration/index.js';
+
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nvrtc'] });
+if (!gpu.ok) {
+  console.error(`coordinator-dag: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const scale = elementwise({ name: 'scale', inputs: 'const float x', params: 'float s', outputs: 'float y', operation: 'y = s * x' });
 const add = elementwise({ name: 'add', inputs: 'const float a1, const float a2', outputs: 'float y', operation: 'y = a1 + a2' });

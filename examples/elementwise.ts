@@ -1,7 +1,14 @@
 // elementwise(): CuPy's ElementwiseKernel. Write the per-element operation, not the kernel;
 // T is a type placeholder, so the same function runs on float32 and on half precision.
 // Run: npx tsx examples/elementwise.ts   (in your project: import from 'tscuda')
-import { DeviceBuffer, Stream, elementwise, fromF16, toF16 } from '../src/index.js';
+import { Device, DeviceBuffer, Stream, elementwise, fromF16, toF16 } from '../src/index.js';
+
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nvrtc'] });
+if (!gpu.ok) {
+  console.error(`elementwise: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const axpy = elementwise({
   name: 'axpy',

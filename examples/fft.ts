@@ -1,6 +1,13 @@
 // A real-to-complex FFT with cuFFT: the spectrum of a 50-cycle sine peaks at bin 50.
 // Run: npx tsx examples/fft.ts   (in your project: import from 'tscuda')
-import { DeviceBuffer, FftPlan, Stream } from '../src/index.js';
+import { Device, DeviceBuffer, FftPlan, Stream } from '../src/index.js';
+
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['cufft'] });
+if (!gpu.ok) {
+  console.error(`fft: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const n = 4096;
 const cycles = 50;

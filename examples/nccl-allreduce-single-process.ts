@@ -4,6 +4,13 @@
 import { Device, DeviceBuffer, Stream } from '../src/index.js';
 import { Communicator } from '../src/orchestration/index.js';
 
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nccl'] });
+if (!gpu.ok) {
+  console.error(`nccl-allreduce-single-process: ${gpu.reason}`);
+  process.exit(1);
+}
+
 const n = 1 << 20;
 const devices = Device.all();
 const comms = Communicator.initAll(devices);

@@ -1,7 +1,14 @@
 // reduction(): CuPy's ReductionKernel. A map expression, a reduce expression and its identity;
 // one output element per row. Here: the L2 norm of each of 3 rows of 1,000,000 values.
 // Run: npx tsx examples/reduction.ts   (in your project: import from 'tscuda')
-import { DeviceBuffer, Stream, reduction } from '../src/index.js';
+import { Device, DeviceBuffer, Stream, reduction } from '../src/index.js';
+
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nvrtc'] });
+if (!gpu.ok) {
+  console.error(`reduction: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const l2norm = reduction({
   name: 'l2norm',

@@ -2,6 +2,13 @@
 // Run: npx tsx examples/saxpy.ts   (in your project: import from 'tscuda')
 import { Device, DeviceBuffer, HostBuffer, Program, Stream } from '../src/index.js';
 
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['nvrtc'] });
+if (!gpu.ok) {
+  console.error(`saxpy: ${gpu.reason}`);
+  process.exit(1);
+}
+
 const n = 1 << 20;
 using stream = new Stream({ priority: 'high', label: 'compute' });
 using host = HostBuffer.alloc('f32', n); // pinned: host.array is a zero-copy Float32Array

@@ -1,8 +1,15 @@
 // A short-time Fourier transform (scipy.signal.stft's parameters) of a tone that jumps from
 // 50 Hz to 120 Hz halfway: the strongest frequency of the first and last frames.
 // Run: npx tsx examples/stft.ts   (in your project: import from 'tscuda' and 'tscuda/signal')
-import { DeviceBuffer, Stream } from '../src/index.js';
+import { Device, DeviceBuffer, Stream } from '../src/index.js';
 import { stft } from '../src/signal/index.js';
+
+// Without a GPU (or the library this example needs), say what is missing in one line.
+const gpu = Device.available({ needs: ['cufft'] });
+if (!gpu.ok) {
+  console.error(`stft: ${gpu.reason}`);
+  process.exit(1);
+}
 
 const fs = 1000;
 const seconds = 2;

@@ -165,16 +165,11 @@ export const MAX_LINES = 400;
 
 /**
  * Files over MAX_LINES allowed for now, ONLY because another change is splitting each of them
- * (issue 24: the server's parts, the engine on the layers below it, the coordinator, the
- * batcher). Take a file off this list when its split lands; never add one to pass the check.
+ * (issue 24: the engine's lane and core, on the layers below them; the server's parts, the
+ * coordinator and the batcher have landed). Take a file off this list when its split lands;
+ * never add one to pass the check.
  */
-export const LONG_FILES_BEING_SPLIT: readonly string[] = [
-  'src/server/create-server.ts',
-  'src/orchestration/coordinator.ts',
-  'src/pipeline/batching/batcher.ts',
-  'src/engine/gpu-lane.ts',
-  'src/engine/engine-core.ts',
-];
+export const LONG_FILES_BEING_SPLIT: readonly string[] = ['src/engine/gpu-lane.ts', 'src/engine/engine-core.ts'];
 
 /** Generated code is exempt from the length rule: it is emitted whole and checked against its generator. */
 function isGenerated(rel: string): boolean {

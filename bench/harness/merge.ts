@@ -1,5 +1,5 @@
 /** Merges every side's numbers into the report's rows: pure, so it is tested without a GPU. */
-import { meetsGoal, ratio, type BenchResults, type MetricResult } from '../report/types.js';
+import { floorRatio, meetsGoal, ratio, type BenchResults, type MetricResult } from '../report/types.js';
 import type { MetricSpec } from './metrics.js';
 import { PEERS, type PeerName, type PeerOutcome } from './peers.js';
 import { combinePasses, type Measurement, type PassSummary } from './stats.js';
@@ -11,11 +11,15 @@ export interface TscudaMetricRun {
   notes: string[];
   /** Set when it could not be measured: why (a module not there yet, an error). */
   notMeasured?: string;
+  /** The FFI floor's passes (per-call metrics: the same driver call through koffi, no tscuda code). */
+  floorPasses?: PassSummary[];
 }
 
 export interface MetricRecord extends MetricResult {
   /** tscuda / C, or null. */
   ratio: number | null;
+  /** tscuda / floor, or null (no floor for this metric, or not measured). */
+  floorRatio?: number | null;
   /** Whether the goal is met; null: not measured. */
   met: boolean | null;
   goalSource: MetricSpec['goalSource'];
@@ -84,12 +88,14 @@ export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record
     for (const p of PEERS) notes.push(...peerNotes(peers[p], spec.name, values[p] !== null && values[p] !== undefined));
     if (spec.goalNote) notes.push(`goal: ${spec.goalNote}`);
     const c = values.c ?? null;
+    const floor = run && run.notMeasured === undefined && run.floorPasses && run.floorPasses.length > 0 ? combinePasses(run.floorPasses) : null;
     const row: MetricRecord = {
       name: spec.name,
       unit: spec.unit,
       better: spec.better,
       tscuda: mine === null ? null : round(mine.value),
       c: c === null ? null : round(c.value),
+      ...(floor === null ? {} : { floor: round(floor.value) }),
       cupy: values.cupy ? round(values.cupy.value) : null,
       torch: values.torch ? round(values.torch.value) : null,
       cudaPython: values.cudaPython ? round(values.cudaPython.value) : null,
@@ -112,6 +118,10 @@ export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record
     if (spread.tscuda !== undefined || spread.c !== undefined) row.spread = spread;
     const r = ratio(row);
     row.ratio = r === null ? null : round(r, 4);
+    if (floor !== null) {
+      const fr = floorRatio(row);
+      row.floorRatio = fr === null ? null : round(fr, 4);
+    }
     row.met = meetsGoal(row);
     return row;
   });

@@ -48,6 +48,7 @@ export function fullMarkdown(run: BenchRun): string {
     '',
     `- repetitions ${run.settings.reps}, loop length ${run.settings.iters}${run.settings.only ? `, --only \`${run.settings.only}\`` : ''}`,
     `- host-timed metrics ran in ${run.settings.rounds} alternating passes (C, tscuda, C, tscuda, ...); each side's value is the median of its passes; ± is half the p10–p90 range of a pass's samples, or half the spread of the pass medians when larger`,
+    "- floor (per-call metrics): the same driver calls through koffi with no tscuda code, measured in tscuda's passes (median of the passes); the per-call goals are tscuda / floor <= 1.1, C's column and ratio shown beside it",
     `- versions: ${Object.entries(run.versions)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,

@@ -6,6 +6,7 @@ metrics to that peer's column):
   stft_job_gsamples_per_s           the STFT job from pinned host memory
   stft_job_pageable_gsamples_per_s  the same job from ordinary (pageable) numpy arrays
   cwt_job_gsamples_per_s            the Morlet CWT job, band-reduced on the GPU
+  stft_job_i16_gsamples_per_s       the STFT job with int16 in, float16 filtered wave out (stft_job16.py)
 
 The job (the constants below must stay equal to bench/tscuda/engine.ts):
   STFT job: B = 64 series x N = 65536 float32 samples at fs = 1000 Hz; per series: linear
@@ -34,6 +35,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_common  # noqa: E402
+import stft_job16  # noqa: E402
 from peer_common import emit, json_channel, log, parse_args, summarize  # noqa: E402
 
 # ---- the jobs: keep equal to bench/tscuda/engine.ts ----------------------------------------
@@ -368,12 +370,25 @@ def cupy_backend():
         cp.get_default_memory_pool().free_all_blocks()
         cp.get_default_pinned_memory_pool().free_all_blocks()
 
+    def m_stft16(args):
+        kernels = {"detrend_window": detrend_window, "magnitude": magnitude, "power": power, "dominant": dominant}
+        job = dict(shared_job16(), cp=cp, cufft=cufft, pinned=pinned, StftSlot=StftSlot, kernels=kernels)
+        return stft_job16.cupy_metric(job, args)
+
     table = [
         ("stft_job_gsamples_per_s", lambda a: m_stft(a, False)),
         ("stft_job_pageable_gsamples_per_s", lambda a: m_stft(a, True)),
         ("cwt_job_gsamples_per_s", m_cwt),
+        ("stft_job_i16_gsamples_per_s", m_stft16),
     ]
     return version, table, release
+
+
+def shared_job16():
+    """What stft_job16.py needs of this file for the 16-bit job (the same job, data and loop)."""
+    return {"np": np, "constants": stft_constants(STFT_N), "data": job_data(STFT_B, STFT_N, 11), "slots": SLOTS,
+            "preview_bins": PREVIEW_BINS, "reference_filtered": reference_filtered, "relative_l2": relative_l2,
+            "closed_loop": closed_loop, "summarize": summarize, "log": log}
 
 
 # ---- PyTorch ----------------------------------------------------------------------------
@@ -555,10 +570,14 @@ def torch_backend():
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
 
+    def m_stft16(args):
+        return stft_job16.torch_metric(dict(shared_job16(), torch=torch, dev=dev, StftSlot=StftSlot), args)
+
     table = [
         ("stft_job_gsamples_per_s", lambda a: m_stft(a, False)),
         ("stft_job_pageable_gsamples_per_s", lambda a: m_stft(a, True)),
         ("cwt_job_gsamples_per_s", m_cwt),
+        ("stft_job_i16_gsamples_per_s", m_stft16),
     ]
     return version, table, release
 

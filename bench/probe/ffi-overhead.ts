@@ -3,12 +3,22 @@
  * event record and query, a coordinator edge, launches (empty, 4 arguments) and a stream-ordered alloc+free,
  * alternating wrapper and raw loops (ROUNDS each, LOOP calls per loop), medians in µs.
  *
+ * Then, for event record and launch (issue 26), where the time above the floor goes: the call
+ * path rebuilt one part at a time from the raw koffi call (status check and bookkeeping, the
+ * stream's liveness and current context, brand and context checks of the arguments, launch
+ * configuration checks, stream-use bookkeeping of buffer arguments, argument writes), each row
+ * the cumulative cost and what that part added. Parts that are private are re-enacted with the
+ * same checks the runtime makes, so a row is what that part costs, not a copy of its code.
+ *
  *   tsx bench/probe/ffi-overhead.ts [--rounds 9] [--loop 20000]
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
+// private-path: the runtime's hot call table and liveness check, re-enacted part by part to cost each
+import { hot } from '../../src/runtime/cuda.js';
+import { isLive } from '../../src/runtime/resource.js'; // private-path: as above
 import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
 import { loadBasicKernels } from '../../test/kernels/launchers.generated.js';
 
@@ -135,6 +145,186 @@ for (const [name, wrapped, raw] of pairs) {
     `${name.padEnd(28)} tscuda ${percentile(w, 0.5).toFixed(3)} us   koffi direct ${percentile(r, 0.5).toFixed(3)} us   (min ${Math.min(...w).toFixed(3)} / ${Math.min(...r).toFixed(3)})`,
   );
 }
+
+// ---- where the time above the floor goes (issue 26) -------------------------------------
+
+const h = hot();
+const fail = (status: number): never => {
+  throw new Error(`CUresult ${status}`);
+};
+let recordedOn: unknown = 0;
+
+/** Event.record(stream), rebuilt part by part. */
+const recordParts: [string, Loop][] = [
+  [
+    'floor: cuEventRecord',
+    (n) => {
+      for (let i = 0; i < n; i++) h.eventRecord(eh, h1);
+    },
+  ],
+  [
+    '+ status check, #recordedOn',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        const st = h.eventRecord(eh, h1);
+        if (st !== 0) fail(st);
+        recordedOn = h1 ?? 0;
+      }
+    },
+  ],
+  [
+    '+ stream.use() (alive, current ctx)',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        const st = h.eventRecord(eh, s1.use());
+        if (st !== 0) fail(st);
+        recordedOn = s1.handle ?? 0;
+      }
+    },
+  ],
+  [
+    "+ isLive(stream, 'Stream'), same ctx",
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        if (!isLive<Stream>(s1, 'Stream')) fail(-1);
+        if (s1.context !== ev.context) fail(-2);
+        const st = h.eventRecord(eh, s1.use());
+        if (st !== 0) fail(st);
+        recordedOn = s1.handle ?? 0;
+      }
+    },
+  ],
+  [
+    '+ event alive (= Event.record)',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        ev.checkAlive();
+        if (!isLive<Stream>(s1, 'Stream')) fail(-1);
+        if (s1.context !== ev.context) fail(-2);
+        const st = h.eventRecord(eh, s1.use());
+        if (st !== 0) fail(st);
+        recordedOn = s1.handle ?? 0;
+      }
+    },
+  ],
+  [
+    'Event.record (tscuda)',
+    (n) => {
+      for (let i = 0; i < n; i++) ev.record(s1);
+    },
+  ],
+];
+
+/** The launch config checks Kernel.#prepare makes (dims of block and grid against the device limits, threads, shared memory). */
+const MAX = 1 << 30;
+const dimsOk = (d: number | readonly number[]): boolean => {
+  const [x, y, z] = typeof d === 'number' ? [d, 1, 1] : [d[0]!, d[1] ?? 1, d[2] ?? 1];
+  return Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0 && x <= MAX && y <= 1024 && z <= 64;
+};
+const configOk = (c: typeof cfg): boolean => {
+  if (typeof c !== 'object' || c === null || !dimsOk(c.block) || c.block > 1024 || !dimsOk(c.grid)) return false;
+  const shared = (c as { sharedMemBytes?: number }).sharedMemBytes ?? 0;
+  return typeof shared === 'number' && Number.isInteger(shared) && shared >= 0 && shared <= 48 * 1024;
+};
+
+/** The typed 4-argument launch (kernels.k4(cfg, a, b, 0, 2)), rebuilt part by part. */
+const launchParts: [string, Loop][] = [
+  [
+    'floor: cuLaunchKernel',
+    (n) => {
+      for (let i = 0; i < n; i++) h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
+    },
+  ],
+  [
+    '+ status check',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
+        if (st !== 0) fail(st);
+      }
+    },
+  ],
+  [
+    '+ stream isLive, same ctx, use()',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        if (!isLive(s1, Stream)) fail(-1);
+        if (s1.context !== k4.context) fail(-2);
+        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
+        if (st !== 0) fail(st);
+      }
+    },
+  ],
+  [
+    '+ config checks (block, grid, smem)',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        if (!configOk(cfg)) fail(-3);
+        if (!isLive(s1, Stream)) fail(-1);
+        if (s1.context !== k4.context) fail(-2);
+        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
+        if (st !== 0) fail(st);
+      }
+    },
+  ],
+  [
+    '+ recordUse of 2 buffer args',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        if (!configOk(cfg)) fail(-3);
+        if (!isLive(s1, Stream)) fail(-1);
+        if (s1.context !== k4.context) fail(-2);
+        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
+        if (st !== 0) fail(st);
+        a4.recordUse(s1);
+        b4.recordUse(s1);
+      }
+    },
+  ],
+  [
+    'Kernel.launchPrepared (tscuda)',
+    (n) => {
+      for (let i = 0; i < n; i++) k4.launchPrepared(cfg);
+    },
+  ],
+  [
+    '+ 4 x setArg (checks, writes)',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        k4.setArg(0, a4);
+        k4.setArg(1, b4);
+        k4.setArg(2, 0);
+        k4.setArg(3, 2.0);
+        k4.launchPrepared(cfg);
+      }
+    },
+  ],
+  [
+    'typed launcher k4 (tscuda)',
+    (n) => {
+      for (let i = 0; i < n; i++) kernels.k4(cfg, a4, b4, 0, 2.0);
+    },
+  ],
+];
+
+/** Each part's median over ROUNDS (loops of the parts interleaved, so drift spreads evenly), and what it adds to the row before. */
+function breakdown(title: string, parts: [string, Loop][]): void {
+  for (const [, loop] of parts) time(loop);
+  const xs = parts.map((): number[] => []);
+  for (let r = 0; r < ROUNDS; r++) parts.forEach(([, loop], i) => xs[i]!.push(time(loop)));
+  const medians = xs.map((x) => percentile(x, 0.5));
+  const floor = medians[0]!;
+  console.log(`\n${title}: where the time above the floor goes (median of ${ROUNDS} rounds of ${LOOP} calls)`);
+  medians.forEach((m, i) => {
+    const added = i === 0 ? '' : `  ${(m - medians[i - 1]! >= 0 ? '+' : '') + (m - medians[i - 1]!).toFixed(3)} us`;
+    console.log(`  ${parts[i]![0].padEnd(40)} ${m.toFixed(3)} us  ${(m / floor).toFixed(2)}x floor${added}`);
+  });
+}
+
+breakdown('event record', recordParts);
+breakdown('launch, 4 arguments (typed launcher)', launchParts);
+if (recordedOn === undefined) console.log(''); // keeps the bookkeeping store observable
+
 allocator.dispose();
 kernels.module.dispose();
 for (const x of [ev, a4, b4, s1, s2]) x.dispose();

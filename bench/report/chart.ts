@@ -3,8 +3,13 @@
  * native baseline and which goals are missed. Absolute goals have no ratio to draw and are
  * listed as text below the bars.
  */
-import { describeGoal, formatNumber, formatRatio, goalMark, isRatioGoal, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
+import { describeGoal, floorRatio, formatNumber, formatRatio, goalMark, isRatioGoal, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
 import { escapeXml, niceStep } from '../../src/report/timeline-svg.js'; // private-path: the report layer's SVG helpers (report/ has no entry point), drawing, not measuring
+
+/** Goals drawn as bars: ratios to C, and (issue 26) per-call ratios to koffi's floor. */
+const barGoal = (m: MetricResult): boolean => m.goal !== null && (isRatioGoal(m.goal) || m.goal.kind === 'floor-max');
+/** The ratio a bar shows: the one its goal judges. */
+const barRatio = (m: MetricResult): number | null => (m.goal?.kind === 'floor-max' ? floorRatio(m) : ratio(m));
 
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const WIDTH = 960;
@@ -67,12 +72,12 @@ function absoluteRows(metrics: readonly MetricResult[], top: number): { parts: s
 }
 
 export function toRatioChartSvg(results: BenchResults): string {
-  const ratioMetrics = results.metrics.filter((m) => m.goal !== null && isRatioGoal(m.goal));
-  const absMetrics = results.metrics.filter((m) => m.goal !== null && !isRatioGoal(m.goal));
+  const ratioMetrics = results.metrics.filter(barGoal);
+  const absMetrics = results.metrics.filter((m) => m.goal !== null && !barGoal(m));
   const labelW = Math.min(320, Math.max(140, ...ratioMetrics.map((m) => textWidth(m.name, 12) + 2 * PAD)));
   const plotX = labelW;
   const plotW = WIDTH - labelW - RIGHT_COL - PAD;
-  const ratios = ratioMetrics.map(ratio).filter((r): r is number => r !== null);
+  const ratios = ratioMetrics.map(barRatio).filter((r): r is number => r !== null);
   const goals = ratioMetrics.map((m) => m.goal?.value ?? 1);
   const { max, step } = axisMax(ratios, goals, plotW);
   const xAt = (v: number): number => plotX + (Math.min(v, max) / max) * plotW;
@@ -87,7 +92,7 @@ export function toRatioChartSvg(results: BenchResults): string {
   }
   const bars: string[] = [];
   ratioMetrics.forEach((m, i) => {
-    const r = ratio(m);
+    const r = barRatio(m);
     const met = meetsGoal(m);
     const mid = y + ROW_H / 2;
     if (i % 2 === 0) backgrounds.push(`<rect x="${PAD}" y="${y}" width="${WIDTH - 2 * PAD}" height="${ROW_H}" fill="#f3f4f6"/>`);
@@ -144,7 +149,7 @@ export function toRatioChartSvg(results: BenchResults): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="${FONT}">`,
     `<rect x="0" y="0" width="${WIDTH}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${PAD}" y="30" font-size="17" font-weight="600" fill="${INK}">tscuda ÷ native C, per metric</text>`,
+    `<text x="${PAD}" y="30" font-size="17" font-weight="600" fill="${INK}">tscuda ÷ native C, per metric (per-call metrics: ÷ koffi's floor)</text>`,
     `<text x="${PAD}" y="50" font-size="12" fill="#4b5563">${escapeXml(meta)}</text>`,
     ...legendParts(66),
     ...backgrounds,

@@ -1,10 +1,11 @@
 /** The results as a fixed-width text table, for terminals and logs. */
-import { describeGoal, formatNumber, formatRatio, goalMark, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
+import { describeGoal, floorRatio, formatNumber, formatRatio, goalMark, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
 
-export const COLUMNS = ['metric', 'unit', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'tscuda', 'tscuda/C', 'goal', 'met'] as const;
+/** 'floor': the same driver call through koffi with no tscuda code (per-call metrics), and tscuda's ratio to it. */
+export const COLUMNS = ['metric', 'unit', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'floor', 'tscuda', 'tscuda/C', 'tscuda/floor', 'goal', 'met'] as const;
 
 /** Which columns hold text (left-aligned); the rest are numbers (right-aligned). */
-export const TEXT_COLUMNS: ReadonlySet<number> = new Set([0, 1, 8]);
+export const TEXT_COLUMNS: ReadonlySet<number> = new Set([0, 1, 10]);
 
 function withSpread(v: number | null, spread: number | undefined): string {
   const s = formatNumber(v);
@@ -21,8 +22,10 @@ export function metricRow(m: MetricResult): string[] {
     formatNumber(m.cupy),
     formatNumber(m.torch),
     formatNumber(m.cudaPython),
+    formatNumber(m.floor),
     withSpread(m.tscuda, m.spread?.tscuda),
     formatRatio(ratio(m)),
+    formatRatio(floorRatio(m)),
     m.goal === null ? '—' : describeGoal(m.goal, m.unit),
     goalMark(meetsGoal(m)),
   ];

@@ -11,7 +11,9 @@ export type Goal =
   /** tscuda >= value, in the metric's unit */
   | { kind: 'abs-min'; value: number }
   /** tscuda / the best of the Python peers (CuPy, PyTorch) >= value: "ahead of the peers" (issue 11's job metrics) */
-  | { kind: 'peers-min'; value: number };
+  | { kind: 'peers-min'; value: number }
+  /** tscuda / floor <= value: per-call costs against the same driver call through koffi with no tscuda code (issue 26) */
+  | { kind: 'floor-max'; value: number };
 
 export interface MetricResult {
   name: string;
@@ -20,6 +22,11 @@ export interface MetricResult {
   /** null: not measured (peer missing, or the run failed). */
   tscuda: number | null;
   c: number | null;
+  /**
+   * The FFI floor: the same driver call(s) through koffi with no tscuda code, measured in the same
+   * passes (median of the passes, like the others); per-call metrics only, absent elsewhere.
+   */
+  floor?: number | null | undefined;
   cupy: number | null;
   torch: number | null;
   cudaPython: number | null;
@@ -51,6 +58,13 @@ export function isRatioGoal(g: Goal): g is Extract<Goal, { kind: 'ratio-max' | '
   return g.kind === 'ratio-max' || g.kind === 'ratio-min';
 }
 
+/** tscuda / floor, or null where either is missing or the floor is 0. */
+export function floorRatio(m: MetricResult): number | null {
+  const f = m.floor ?? null;
+  if (!usable(m.tscuda) || !usable(f) || f === 0) return null;
+  return m.tscuda / f;
+}
+
 /** tscuda / the best (by `better`) of CuPy and PyTorch, or null where tscuda or both peers are missing. */
 export function peerRatio(m: MetricResult): number | null {
   const peers = [m.cupy, m.torch].filter(usable);
@@ -64,9 +78,9 @@ export function peerRatio(m: MetricResult): number | null {
 export function meetsGoal(m: MetricResult): boolean | null {
   const g = m.goal;
   if (g === null) return null;
-  const v = isRatioGoal(g) ? ratio(m) : g.kind === 'peers-min' ? peerRatio(m) : m.tscuda;
+  const v = isRatioGoal(g) ? ratio(m) : g.kind === 'peers-min' ? peerRatio(m) : g.kind === 'floor-max' ? floorRatio(m) : m.tscuda;
   if (!usable(v)) return null;
-  return g.kind === 'ratio-max' || g.kind === 'abs-max' ? v <= g.value : v >= g.value;
+  return g.kind === 'ratio-max' || g.kind === 'abs-max' || g.kind === 'floor-max' ? v <= g.value : v >= g.value;
 }
 
 /** Up to four significant digits without trailing zeros: goals are round numbers someone typed. */
@@ -76,8 +90,9 @@ function goalNumber(v: number): string {
 
 /** e.g. '≤ 1.1× C', '≥ 50 GB/s'. */
 export function describeGoal(g: Goal, unit = ''): string {
-  const op = g.kind === 'ratio-max' || g.kind === 'abs-max' ? '≤' : '≥';
+  const op = g.kind === 'ratio-max' || g.kind === 'abs-max' || g.kind === 'floor-max' ? '≤' : '≥';
   if (isRatioGoal(g)) return `${op} ${goalNumber(g.value)}× C`;
+  if (g.kind === 'floor-max') return `${op} ${goalNumber(g.value)}× floor`;
   if (g.kind === 'peers-min') return `${op} ${goalNumber(g.value)}× best peer`;
   return `${op} ${goalNumber(g.value)}${unit === '' ? '' : ` ${unit}`}`;
 }

@@ -145,6 +145,20 @@ if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(jo
       call('welch', x, { ...options, average: 'median' });
       await stream.done();
     });
+    // 16-bit samples (issue 26): the i16/f16/bf16 variants of the first kernels, into this precision, and narrow.
+    await step(`signal ${p}: 16-bit input (detrendWindow, stft) and narrow`, async () => {
+      const counts = Int16Array.from(random(batch * length), (v) => Math.round(v * 8000));
+      const bits = Uint16Array.from(random(batch * length), (v) => 0x3c00 + (Math.round(Math.abs(v) * 100) & 0x3ff));
+      const inputs = [DeviceBuffer.from('i16', counts, { stream }), DeviceBuffer.from('f16', bits, { stream }), DeviceBuffer.from('bf16', bits, { stream })];
+      const y = DeviceBuffer.alloc(p, batch * length, { stream });
+      for (const x16 of inputs) {
+        call('detrendWindow', x16, y, { ...series, detrend: 'linear', window: 'hann' });
+        call('stft', x16, { fs, nperseg: 64, noverlap: 48, batch, stream, precision: p });
+      }
+      call('narrow', y, DeviceBuffer.alloc('f16', batch * length, { stream }), { stream });
+      call('narrow', y, DeviceBuffer.alloc('bf16', batch * length, { stream }), { stream });
+      await stream.done();
+    });
     await step(`signal ${p}: cwt complex, power, bands`, async () => {
       const freqs = [2, 5, 11];
       call('cwt', x, { fs, freqs, output: 'complex', batch, stream });

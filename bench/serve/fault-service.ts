@@ -3,7 +3,7 @@
  * Logs each worker event on stderr (the bench times recovery from them); SIGTERM stops it, exit 0.
  */
 import { join } from 'node:path';
-import { superviseWorkers } from '../../src/server/supervisor.js'; // private-path: the worker supervisor alone, without the HTTP server around it
+import { superviseWorkers } from '../../src/server/supervision/supervisor.js'; // private-path: the worker supervisor alone, without the HTTP server around it
 
 const workers = Number(process.argv[2] ?? 2);
 const port = Number(process.argv[3] ?? 8100);

@@ -146,7 +146,7 @@ async function step(name: string, req: LoadRequest, concurrency: number, duratio
       ? await autocannonStep(req, concurrency, durationS, concurrency >= 64 ? CLIENT_THREADS : 1)
       : await closedLoopStep(req, concurrency, durationS, CLIENT_PROCESSES);
   const metrics = isTscuda ? await scrape(req.base) : '';
-  const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'quantile="0.99"') : null;
+  const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'stat="p99"') : null;
   const busy = isTscuda ? gauge(metrics, 'tscuda_gpu_busy_fraction') : null;
   const row: SweepRow = { server: name, ...r, eventLoopLagP99Ms: lag === null ? null : lag * 1000, gpuBusyFraction: busy };
   log(

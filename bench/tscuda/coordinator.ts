@@ -5,7 +5,7 @@
  */
 import { Event, Stream } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
-import { ffiFloorNote, loopMetric } from './timing.js';
+import { ffiFloor, loopMetric } from './timing.js';
 import { disposeAll, type BenchContext, type MeasuredMetric } from './types.js';
 
 export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
@@ -39,13 +39,8 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
       s1.synchronize();
       s2.synchronize();
     };
-    return {
-      pass,
-      notes: [
-        'Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to',
-        ...ffiFloorNote(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log),
-      ],
-    };
+    const f = ffiFloor(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log);
+    return { pass, floor: f.floor, notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to', ...f.notes] };
   } finally {
     disposeAll(s1, s2, ev);
   }

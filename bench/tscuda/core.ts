@@ -9,7 +9,8 @@ import type { FftType, Kernel, LaunchConfig } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { ffiFloorNote, firstTime, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { ffiFloor, firstTime, floorPerIter, floorPerIterAsync, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { rawAllocFree, rawLaunchAwait, rawLaunchLoop, rawLaunchSync, rawSmallCopy } from './floors.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
 /** bench.cu's sizes. */
@@ -37,28 +38,20 @@ function launchLoop(
   genericCall: string,
   floor: (n: number) => void,
 ): MeasuredMetric {
-  if (typed === null) return { pass: loopMetric(ctx.timing, generic, sync), notes: [`${genericCall} (${ctx.kernels.typedNote})`] };
+  const raw = (): ReturnType<typeof ffiFloor> => ffiFloor(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log);
+  if (typed === null) {
+    const pass = loopMetric(ctx.timing, generic, sync);
+    const f = raw();
+    return { pass, floor: f.floor, notes: [`${genericCall} (${ctx.kernels.typedNote})`, ...f.notes] };
+  }
   const pass = loopMetric(ctx.timing, typed, sync);
-  const notes = [
-    `through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`,
-    ...ffiFloorNote(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log),
-  ];
+  const f = raw();
+  const notes = [`through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`, ...f.notes];
   // The generic path's value is measured once (first pass) and noted, next to the typed launcher's.
   if (firstTime(`${metric} generic`)) {
     notes.push(`generic ${genericCall}: ${loopMetric(ctx.timing, generic, sync).median.toFixed(3)} us (first pass)`);
   }
-  return { pass, notes };
-}
-
-/** cuLaunchKernel through koffi on one block, with the arguments the kernel's parameter block holds. */
-function rawLaunchLoop(k: Kernel, s: Stream): (n: number) => void {
-  const launch = driverApi().cuLaunchKernel;
-  const [fn, params, sh] = [k.function, k.parameterArray, s.handle];
-  return (n) => {
-    const status = launch(fn, 1, 1, 1, 1, 1, 1, 0, sh, params as never, null);
-    if (status !== 0) throw new Error(`raw cuLaunchKernel of "${k.name}" failed with CUresult ${status}`);
-    for (let i = 1; i < n; i++) launch(fn, 1, 1, 1, 1, 1, 1, 0, sh, params as never, null);
-  };
+  return { pass, floor: f.floor, notes };
 }
 
 function launchEmpty(ctx: BenchContext): MeasuredMetric {
@@ -109,12 +102,12 @@ function launchSyncRoundtrip(ctx: BenchContext): MeasuredMetric {
   try {
     const k = ctx.kernels.empty;
     const cfg = emptyConfig(s);
-    return {
-      pass: perIterMetric(ctx.timing, () => {
-        k.launch(cfg);
-        s.synchronize();
-      }),
-    };
+    const pass = perIterMetric(ctx.timing, () => {
+      k.launch(cfg);
+      s.synchronize();
+    });
+    const f = floorPerIter(ctx.timing, 'launch_sync_roundtrip_us', rawLaunchSync(k, s), 'cuLaunchKernel + cuStreamSynchronize', ctx.log);
+    return { pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s);
   }
@@ -129,7 +122,8 @@ async function awaitCompletion(ctx: BenchContext): Promise<MeasuredMetric> {
       k.launch(cfg);
       return s.done();
     });
-    return { pass, notes: ['launch + await stream.done() per iteration'] };
+    const f = await floorPerIterAsync(ctx.timing, 'await_completion_us', rawLaunchAwait(k, s), 'cuLaunchKernel, then cuStreamQuery once per setImmediate turn until idle', ctx.log);
+    return { pass, floor: f.floor, notes: ['launch + await stream.done() per iteration', ...f.notes] };
   } finally {
     disposeAll(s);
   }
@@ -148,7 +142,8 @@ function eventRecord(ctx: BenchContext): MeasuredMetric {
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) record(eh, sh);
     };
-    return { pass, notes: ffiFloorNote(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord', ctx.log) };
+    const f = ffiFloor(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord', ctx.log);
+    return { pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, ev);
   }
@@ -171,7 +166,8 @@ function eventQuery(ctx: BenchContext): MeasuredMetric {
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) if (query(eh) !== 0) incomplete++;
     };
-    return { pass, notes: ffiFloorNote(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery', ctx.log) };
+    const f = ffiFloor(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery', ctx.log);
+    return { pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, ev);
   }
@@ -261,13 +257,14 @@ function smallCopyRoundtrip(ctx: BenchContext): MeasuredMetric {
   try {
     hSrc.array.fill(1);
     const opts = { stream: s };
-    return {
-      pass: perIterMetric(ctx.timing, () => {
-        dev.write(hSrc, opts);
-        dev.read(hDst, opts);
-        s.synchronize();
-      }),
-    };
+    const pass = perIterMetric(ctx.timing, () => {
+      dev.write(hSrc, opts);
+      dev.read(hDst, opts);
+      s.synchronize();
+    });
+    const raw = rawSmallCopy(hSrc, hDst, dev, SMALL_BYTES, s);
+    const f = floorPerIter(ctx.timing, 'small_copy_roundtrip_us', raw, 'cuMemcpyHtoDAsync + cuMemcpyDtoHAsync + cuStreamSynchronize', ctx.log);
+    return { pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, hSrc, hDst, dev);
   }
@@ -297,9 +294,12 @@ function allocFreeAsync(ctx: BenchContext): MeasuredMetric {
       },
       () => s.synchronize(),
     );
+    const f = ffiFloor(ctx.timing, 'alloc_free_async_us', rawAllocFree(ALLOC_BYTES, s), () => s.synchronize(), 'cuMemAllocAsync + cuMemFreeAsync (1 MiB)', ctx.log);
     return {
       pass,
+      floor: f.floor,
       notes: [
+        ...f.notes,
         'StreamOrderedAllocator.allocate(u8, 1 MiB, stream) + freeForStream on the same stream (size-class reuse, no driver call once warm)',
         `raw DeviceBuffer.alloc(u8, 1 MiB, { stream }).dispose() (cuMemAllocAsync/cuMemFreeAsync + an owning object): ${raw.median.toFixed(3)} us`,
       ],

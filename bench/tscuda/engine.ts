@@ -132,14 +132,14 @@ export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
 }
 
 /** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
-function lend(engine: JobEngine, length: number): Float32Array;
-function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
-function lend(engine: JobEngine, length: number, dtype: Precision = 'f32'): Float32Array | Float64Array {
+export function lend(engine: JobEngine, length: number): Float32Array;
+export function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
+export function lend(engine: JobEngine, length: number, dtype: Precision = 'f32'): Float32Array | Float64Array {
   return dtype === 'f32' ? engine.hostBuffer('f32', length) : engine.hostBuffer('f64', length);
 }
 
 /** The pinned job: input and every result array lent by the engine (zero-copy both ways). */
-function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
+export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
   const data = lend(engine, STFT_B * STFT_N);
   data.set(base);
   const into = { filtered: lend(engine, STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
@@ -181,7 +181,7 @@ export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; boun
  * previous job settled, for `windows` + 1 windows of WINDOW_MS (the first is a warm-up).
  * Returns input Gsamples/s per timed window.
  */
-async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
+export async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
   const rates: number[] = [];
   for (let w = 0; w <= windows; w++) {
     if (w === 1) onTimed?.('start');
@@ -204,7 +204,7 @@ async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows:
 }
 
 /** Compares the first rows of a finished STFT job with the float64 references; throws NotMeasured when off. */
-function checkStft(result: JobResult, data: Float32Array): string {
+export function checkStft(result: JobResult, data: Float32Array): string {
   if (!result.filtered || !result.bandPowers) throw new NotMeasured('the stft + cycles job returned no filtered wave or no band powers');
   const n = STFT_N;
   let worstFiltered = 0;
@@ -258,20 +258,20 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
   return `first job vs float64 direct convolution (rows 0 and ${CWT_B - 1}, ${CWT_CHECK_SAMPLES.length} samples each): relative L2 ${worst.toExponential(2)}`;
 }
 
-function statsNote(engine: JobEngine): string {
+export function statsNote(engine: JobEngine): string {
   const s = engine.stats();
   const lanes = s.lanes.map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`).join('; ');
   return `engine.stats(): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms per job; ${lanes}`;
 }
 
-type Results = Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>;
+export type Results = Partial<Record<string, MeasuredMetric | UnmeasuredMetric>>;
 
 /**
  * Runs one part of the benchmark; a failure (a wrong result, a missing API, a job error) marks
  * that part's metrics not measured with the reason and lets the other parts run. A sticky CUDA
  * error is rethrown: nothing else can run in this process after it.
  */
-async function part(out: Results, names: readonly string[], run: () => Promise<void>): Promise<void> {
+export async function part(out: Results, names: readonly string[], run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (e) {

@@ -1,6 +1,10 @@
 /**
  * Several-GPU benchmarks, with their baselines in the same run:
  *
+ * - `stft_job_multi_gpu_gsamples_per_s`, `stft_job_multi_gpu_speedup`, `stft_job_multi_gpu_pcie_fraction`:
+ *   the job mix of `stft_job_gsamples_per_s` on JobEngine({ devices: [0, 1] }) against the same
+ *   engine on one GPU and against the two-GPU copy bound, all measured in this run
+ *   (multi-gpu-engine.ts).
  * - `p2p_copy_gbps`: a 256 MiB peer copy device 0 -> device 1 (`copyFromPeer`, cuMemcpyPeerAsync,
  *   peer access enabled where the driver allows it), against the same loop in C (compiled here
  *   with nvcc) and PyTorch's cross-device `copy_`.
@@ -12,7 +16,8 @@
  * both ways). With fewer than two GPUs every metric is "not measured" with the reason and it
  * exits 0; it runs unchanged on two or more (it uses devices 0 and 1).
  *
- * Run: npx tsx bench/tscuda/multi-gpu.ts [--bytes N] [--reps N] [--iters N] [--out results.json] [--python python3]
+ * Run: npx tsx bench/tscuda/multi-gpu.ts [--bytes N] [--reps N] [--iters N] [--out raw.json] [--results-dir bench/results] [--python python3]
+ * Writes bench/results/multi-gpu-<gpu>-<date>.{json,md,svg} in the main bench's shape (a few minutes in all).
  * NCCL_NVLS_ENABLE=0 is set in this process and every rank it starts.
  */
 import { execa } from 'execa';
@@ -25,7 +30,11 @@ import { disableNvlinkMulticast } from '../../src/ffi/index.js';
 import { Communicator, generateUniqueId, NcclUniqueId } from '../../src/orchestration/index.js';
 import { Device, Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
 import '../../src/runtime/index.js';
+import { commitOf, describeEnvironment } from '../harness/environment.js';
+import type { BenchRun } from '../harness/merge.js';
 import { findNvcc } from '../harness/native.js';
+import { measureStftMultiGpu, type MultiGpuStft } from './multi-gpu-engine.js';
+import { metricRecord, peerStatuses, writeMultiGpuRun } from './multi-gpu-results.js';
 
 disableNvlinkMulticast();
 const ROOT = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -37,6 +46,7 @@ const { values: opts } = parseArgs({
     reps: { type: 'string', default: '10' },
     iters: { type: 'string', default: '20' },
     out: { type: 'string' },
+    'results-dir': { type: 'string', default: join(fileURLToPath(new URL('.', import.meta.url)), '..', 'results') },
     python: { type: 'string', default: process.env.PYTHON ?? 'python3' },
   },
   strict: false,
@@ -153,7 +163,7 @@ async function cPeerCopy(): Promise<Metric> {
   writeFileSync(join(dir, 'p2p.c'), C_SOURCE);
   const built = await execa(nvcc, ['-O2', '-o', join(dir, 'p2p'), join(dir, 'p2p.c'), '-lcuda'], { reject: false });
   if (built.exitCode !== 0) return { notMeasured: `nvcc failed: ${built.stderr.slice(-400)}` };
-  const run = await execa(join(dir, 'p2p'), [String(BYTES), String(REPS), String(ITERS)], { reject: false, timeout: 300_000 });
+  const run = await execa(join(dir, 'p2p'), [String(BYTES), String(REPS), String(ITERS)], { reject: false, timeout: 120_000 });
   if (run.exitCode !== 0) return { notMeasured: `C baseline failed: ${run.stderr.slice(-400)}` };
   return summarize((JSON.parse(run.stdout) as { samples: number[] }).samples, 'C: cuMemcpyPeerAsync loop, same size and stream setup');
 }
@@ -182,7 +192,7 @@ async function tscudaAllReduce(): Promise<Metric> {
     execa(process.execPath, [...process.execArgv, SELF, '--bytes', String(BYTES), '--reps', String(REPS), '--iters', String(ITERS)], {
       env: { TSCUDA_BENCH_NCCL_RANK: String(rank), TSCUDA_BENCH_NCCL_SIZE: String(size), TSCUDA_BENCH_NCCL_ID: id.toBase64() },
       reject: false,
-      timeout: 600_000,
+      timeout: 180_000,
     }),
   );
   const results = await Promise.all(ranks);
@@ -194,7 +204,7 @@ async function tscudaAllReduce(): Promise<Metric> {
 async function torchPeer(): Promise<{ metrics?: Record<string, Metric>; reason?: string; version?: string }> {
   const r = await execa(opts.python as string, [join(ROOT, 'bench/peers/nccl_peer.py'), '--bytes', String(BYTES), '--reps', String(REPS), '--iters', String(ITERS)], {
     reject: false,
-    timeout: 900_000,
+    timeout: 240_000,
   });
   try {
     const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as { available: boolean; reason?: string; version?: string; metrics?: Record<string, Metric> };
@@ -205,21 +215,32 @@ async function torchPeer(): Promise<{ metrics?: Record<string, Metric>; reason?:
 }
 
 async function main(): Promise<void> {
+  const started = performance.now();
+  const date = new Date();
   const lines = await topology();
   for (const l of lines) console.log(l);
   const count = Device.count();
   const machine = Device.get(0).name;
   const out: Record<string, unknown> = { machine, devices: count, bytes: BYTES, reps: REPS, iters: ITERS, ncclNvlsEnable: process.env.NCCL_NVLS_ENABLE, topology: lines };
   let metrics: Record<string, Metric>;
+  let stft: MultiGpuStft | { notMeasured: string };
+  let torch: Awaited<ReturnType<typeof torchPeer>> = { reason: 'not run' };
   if (count < 2) {
     const reason = `needs 2 GPUs, this machine has ${count}`;
     metrics = { p2p_copy_gbps: { notMeasured: reason }, nccl_allreduce_busbw_gbps: { notMeasured: reason } };
+    stft = { notMeasured: reason };
     console.log(`multi-gpu: not measured: ${reason}`);
   } else {
+    try {
+      stft = await measureStftMultiGpu();
+      console.log(`stft job: one GPU ${stft.one.median.toFixed(2)}, two GPUs ${stft.two.median.toFixed(2)} Gsamples/s (bound ${stft.boundTwo.toFixed(2)})`);
+    } catch (e) {
+      stft = { notMeasured: `failed: ${e instanceof Error ? e.message : String(e)}` };
+    }
     const p2p = await tscudaPeerCopy();
     const c = await cPeerCopy();
     const allReduce = await tscudaAllReduce();
-    const torch = await torchPeer();
+    torch = await torchPeer();
     metrics = { p2p_copy_gbps: p2p, c_p2p_copy_gbps: c, nccl_allreduce_busbw_gbps: allReduce };
     if (torch.metrics) {
       metrics.torch_nccl_allreduce_busbw_gbps = torch.metrics.nccl_allreduce_busbw_gbps!;
@@ -235,7 +256,73 @@ async function main(): Promise<void> {
     console.log(`ratios: ${JSON.stringify(out.ratios)}`);
   }
   out.metrics = metrics;
+  out.stft = stft;
   if (opts.out) writeFileSync(opts.out as string, `${JSON.stringify(out, null, 1)}\n`);
+
+  // The main bench's shape: one record per metric, tscuda beside C and PyTorch, goals judged.
+  const env = describeEnvironment(Device.get(0));
+  const stftNotes = 'notMeasured' in stft ? [] : stft.notes;
+  const stftSide = (pick: (s: MultiGpuStft) => { median: number; spread: number; samples: number }) => ('notMeasured' in stft ? stft : pick(stft));
+  const records = [
+    metricRecord({
+      name: 'stft_job_multi_gpu_gsamples_per_s',
+      unit: 'Gsamples/s',
+      goal: 'notMeasured' in stft ? null : { kind: 'abs-min', value: 0.8 * stft.boundTwo },
+      tscuda: stftSide((s) => s.two),
+      notes: [...stftNotes, 'goal: 0.8 of the two-GPU copy bound measured in this run (pinned H2D and D2H on both GPUs at once)'],
+    }),
+    metricRecord({
+      name: 'stft_job_multi_gpu_speedup',
+      unit: 'x',
+      goal: 'notMeasured' in stft || stft.linkScaling < 0.9 ? null : { kind: 'abs-min', value: 1.9 },
+      tscuda: stftSide((s) => ({ median: s.two.median / s.one.median, spread: s.two.spread + s.one.spread, samples: s.two.samples })),
+      notes: [
+        'notMeasured' in stft ? 'two GPUs over one' : `two GPUs over one: ${stft.two.median.toFixed(2)} / ${stft.one.median.toFixed(2)} Gsamples/s, same job mix, same run`,
+        'goal: 1.9 where the two links do not share a bottleneck (both at once >= 90% of twice one); none where they do (the pcie fraction is the goal there)',
+      ],
+    }),
+    metricRecord({
+      name: 'stft_job_multi_gpu_pcie_fraction',
+      unit: 'fraction',
+      goal: { kind: 'abs-min', value: 0.8 },
+      tscuda: stftSide((s) => ({ median: s.two.median / s.boundTwo, spread: s.two.spread, samples: s.two.samples })),
+      notes: ['stft_job_multi_gpu_gsamples_per_s over min(H2D, D2H of both GPUs at once) / 4 B per sample, both measured in this run'],
+    }),
+    metricRecord({
+      name: 'p2p_copy_gbps',
+      unit: 'GB/s',
+      goal: { kind: 'ratio-min', value: 0.97 },
+      tscuda: metrics.p2p_copy_gbps,
+      c: metrics.c_p2p_copy_gbps,
+      torch: metrics.torch_p2p_copy_gbps,
+      notes: [`${BYTES} bytes device 0 -> 1, copyFromPeer (cuMemcpyPeerAsync) with peer access where the driver allows it, ${ITERS} copies per repetition`],
+    }),
+    metricRecord({
+      name: 'nccl_allreduce_busbw_gbps',
+      unit: 'GB/s',
+      goal: { kind: 'peers-min', value: 0.95 },
+      tscuda: metrics.nccl_allreduce_busbw_gbps,
+      torch: metrics.torch_nccl_allreduce_busbw_gbps,
+      notes: [`${BYTES} bytes f32, one process per GPU (Communicator.initRank), bus bandwidth 2 (n - 1) / n x bytes / time; goal: >= 0.95x torch.distributed.all_reduce`],
+    }),
+  ];
+  const run: BenchRun = {
+    gpu: `${count} x ${env.gpu}`,
+    driver: env.driver,
+    cuda: env.cuda,
+    commit: await commitOf(ROOT),
+    date: date.toISOString(),
+    metrics: records,
+    versions: env.versions,
+    peers: peerStatuses(metrics.c_p2p_copy_gbps, torch.metrics ? { version: torch.version } : { reason: torch.reason ?? 'not run' }),
+    tscuda: { status: 'ok' },
+    settings: { reps: REPS, iters: ITERS, rounds: 1, only: null },
+    durationS: (performance.now() - started) / 1000,
+  };
+  const written = writeMultiGpuRun(run, opts['results-dir'] as string, date);
+  for (const r of records)
+    console.log(`${r.name}: ${r.tscuda === null ? 'not measured' : r.tscuda.toPrecision(4)} ${r.unit}${r.met === null ? '' : r.met ? ' (goal met)' : ' (goal NOT met)'}`);
+  console.log(`wrote ${written} (.md, .svg beside it) in ${run.durationS.toFixed(0)} s`);
   console.log(JSON.stringify({ machine, devices: count, metrics: Object.fromEntries(Object.entries(metrics).map(([k, m]) => [k, 'median' in m ? m.median : m])) }));
 }
 

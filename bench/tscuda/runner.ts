@@ -5,11 +5,12 @@ import { BATCHER_BENCHMARK } from './batcher.js';
 import { COMPILE_BENCHMARK } from './compile.js';
 import { CORE_BENCHMARKS } from './core.js';
 import { ENGINE_BENCHMARK } from './engine.js';
+import { ENGINE_I16_BENCHMARK } from './engine-i16.js';
 import { PIPELINE_BENCHMARK } from './pipeline.js';
 import { NotMeasured, type BenchContext, type TscudaBenchmark } from './types.js';
 
 /** Every tscuda benchmark, in the catalogue's order. */
-export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK];
+export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK, ENGINE_I16_BENCHMARK];
 
 /** Every metric name some benchmark produces (the harness checks it covers the catalogue). */
 export function producedMetricNames(): string[] {
@@ -63,12 +64,14 @@ export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string
           continue;
         }
         r.passes.push(m.pass);
+        if (m.floor) (r.floorPasses ??= []).push(m.floor);
         addNotes(r, m.notes);
         if (r.notMeasured !== undefined) {
           addNotes(r, [`an earlier pass: ${r.notMeasured}`]);
           delete r.notMeasured;
         }
-        ctx.log(`[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}  (${seconds} s)`);
+        const floor = m.floor ? `  floor ${m.floor.median.toFixed(4)} (${(m.pass.median / m.floor.median).toFixed(2)}x)` : '';
+        ctx.log(`[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}${floor}  (${seconds} s)`);
       }
     } catch (e) {
       const reason = e instanceof NotMeasured ? e.message : `failed: ${e instanceof Error ? e.message : String(e)}`;

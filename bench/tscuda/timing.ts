@@ -89,15 +89,35 @@ export function firstTime(key: string): boolean {
   return true;
 }
 
+/** A metric's FFI floor of one pass and the note naming the calls it made (first pass only). */
+export interface FfiFloor {
+  floor: PassSummary;
+  notes: string[];
+}
+
 /**
  * The same driver calls straight through koffi, with no tscuda code around them: the FFI's own
- * floor, so a ratio to C splits into koffi's share and ours. Measured every pass and logged
- * (a pass-to-pass drift then shows whether it is the FFI or tscuda's code that moved); noted
- * once, with the first pass's value.
+ * floor, the per-call goal (issue 26: tscuda <= 1.1x it), so a ratio to C splits into koffi's
+ * share and ours. Measured every pass in the metric's own shape (`loop` here; `floorPerIter`,
+ * `floorPerIterAsync` for the others) and logged, so a pass-to-pass drift shows whether the FFI
+ * or tscuda's code moved; reported as the `floor` of the results (median of the passes).
  */
-export function ffiFloorNote(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string, log: (line: string) => void): string[] {
-  const floor = loopMetric(o, run, sync);
+export function ffiFloor(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string, log: (line: string) => void): FfiFloor {
+  return floorOf(metric, loopMetric(o, run, sync), calls, log);
+}
+
+/** ffiFloor for per-iteration metrics (each iteration timed on its own). */
+export function floorPerIter(o: TimingOptions, metric: string, body: () => void, calls: string, log: (line: string) => void): FfiFloor {
+  return floorOf(metric, perIterMetric(o, body), calls, log);
+}
+
+/** ffiFloor for per-iteration metrics that await. */
+export async function floorPerIterAsync(o: TimingOptions, metric: string, body: () => Promise<void>, calls: string, log: (line: string) => void): Promise<FfiFloor> {
+  return floorOf(metric, await perIterMetricAsync(o, body), calls, log);
+}
+
+function floorOf(metric: string, floor: PassSummary, calls: string, log: (line: string) => void): FfiFloor {
   log(`[tscuda] ${`${metric} FFI floor`.padEnd(30)} ${floor.median.toFixed(4).padStart(12)}  spread ${floor.spread.toFixed(3)}`);
-  if (!firstTime(`${metric} ffi floor`)) return [];
-  return [`FFI floor, ${calls} called through koffi directly (no tscuda code): ${floor.median.toFixed(3)} us (first pass)`];
+  const notes = firstTime(`${metric} ffi floor`) ? [`FFI floor: ${calls} called through koffi directly (no tscuda code), in the same passes`] : [];
+  return { floor, notes };
 }

@@ -21,6 +21,8 @@ export class NotMeasured extends Error {
 export interface MeasuredMetric {
   pass: PassSummary;
   notes?: string[];
+  /** Per-call metrics: the same driver call(s) through koffi with no tscuda code, measured in the same pass. */
+  floor?: PassSummary;
 }
 
 /** A metric a benchmark could not produce while it produced others, and why. */

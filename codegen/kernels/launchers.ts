@@ -28,6 +28,8 @@ const POINTEES: Record<string, string> = {
   cuFloatComplex: 'c64',
   double2: 'c128',
   cuDoubleComplex: 'c128',
+  __half: 'f16',
+  __nv_bfloat16: 'bf16',
   int8_t: 'i8',
   uint8_t: 'u8',
   int16_t: 'i16',

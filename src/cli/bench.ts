@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CliCommand } from './command.js';
+import { intOption, joinNegativeValues, parseCommandLine, UsageError } from './options.js';
 
 type RunBench = (args: readonly string[]) => Promise<number>;
 
@@ -37,7 +38,39 @@ function runUnderTsx(root: string, args: readonly string[]): Promise<number> {
   });
 }
 
-async function runBenchHarness(args: string[]): Promise<number> {
+/**
+ * The harness's options (bench/harness/args.ts), checked here first so that a usage error is the
+ * CLI's one line and exit 2 before any harness (or native build) starts; the harness checks again.
+ */
+export function checkBenchArgs(args: readonly string[]): void {
+  const { values } = parseCommandLine(
+    args,
+    {
+      only: { type: 'string' },
+      reps: { type: 'string' },
+      iters: { type: 'string' },
+      rounds: { type: 'string' },
+      json: { type: 'boolean' },
+      'no-peers': { type: 'boolean' },
+      'no-native': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    false,
+  );
+  for (const name of ['reps', 'iters', 'rounds'] as const) intOption(name, values[name]);
+  if (values.only !== undefined) {
+    if (values.only === '') throw new UsageError('--only needs a pattern');
+    try {
+      new RegExp(values.only);
+    } catch (e) {
+      throw new UsageError(`--only: bad pattern ${values.only}: ${(e as Error).message}`);
+    }
+  }
+}
+
+async function runBenchHarness(rawArgs: string[]): Promise<number> {
+  checkBenchArgs(rawArgs);
+  const args = joinNegativeValues(rawArgs);
   const root = packageRoot();
   const entry = join(root, 'bench', 'run.ts');
   if (!existsSync(entry)) {

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands/index.js';
+import { reportUsageError } from './options.js';
 
 /** The package's version, from its package.json (two levels above src/cli or dist/cli). */
 export function packageVersion(): string {
@@ -40,7 +41,11 @@ const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
 /** Runs the CLI with `argv` (without node and the script) and resolves with the exit code. */
 export async function main(argv: readonly string[], commands: readonly CliCommand[] = COMMANDS): Promise<number> {
   const [name, ...args] = argv;
-  if (name === undefined || isHelp(name) || name === 'help') {
+  if (name === undefined) {
+    // No command is a usage error (exit 2): a script that forgot its arguments must not pass.
+    return reportUsageError(undefined, `a command is needed: ${commands.map((c) => c.name).join(', ')}`);
+  }
+  if (isHelp(name) || name === 'help') {
     const topic = name === 'help' ? commands.find((c) => c.name === args[0]) : undefined;
     console.log(topic ? topic.usage : usage(commands));
     return 0;
@@ -51,8 +56,7 @@ export async function main(argv: readonly string[], commands: readonly CliComman
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    console.error(`tscuda: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')} (tscuda --help)`);
-    return 2;
+    return reportUsageError(undefined, `unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')}`, args);
   }
   if (args.some(isHelp)) {
     console.log(command.usage);
@@ -61,11 +65,11 @@ export async function main(argv: readonly string[], commands: readonly CliComman
   try {
     return await command.run(args);
   } catch (e) {
-    // node:util parseArgs rejects unknown or malformed options with these codes: bad usage, not failure.
+    // node:util parseArgs rejects unknown or malformed options with these codes, and the commands'
+    // own checks throw UsageError: bad usage, not failure.
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`tscuda ${name}: ${(e as Error).message} (tscuda ${name} --help)`);
-      return 2;
+    if ((typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) || (e instanceof Error && e.name === 'UsageError')) {
+      return reportUsageError(name, (e as Error).message.replace(/\. To specify a positional argument starting with a '-'.*$/s, ''), args);
     }
     console.error(`tscuda ${name}: ${e instanceof Error ? e.message : String(e)}`);
     if (process.env.TSCUDA_DEBUG && e instanceof Error && e.stack) console.error(e.stack);

@@ -12,10 +12,30 @@ export class UsageError extends Error {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * `--workers -1` as `--workers=-1`: parseArgs refuses a string option's value that starts with a
+ * dash as "ambiguous", which hides the real mistake; joined, the option's own check names it
+ * ("--workers must be ..., got -1"). Only numbers are joined, so `--out --json` stays an error;
+ * without `options`, every long option followed by a negative number is joined.
+ */
+export function joinNegativeValues(args: readonly string[], options?: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const next = args[i + 1];
+    const name = a.startsWith('--') ? a.slice(2) : undefined;
+    if (name !== undefined && !name.includes('=') && (options === undefined || options[name]?.type === 'string') && next !== undefined && /^-\d|^-\.\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** parseArgs with strict checking; its errors become UsageErrors. */
 export function parseCommandLine<O extends Options>(args: readonly string[], options: O, allowPositionals: boolean) {
   try {
-    return parseArgs({ args: [...args], options, allowPositionals, strict: true });
+    return parseArgs({ args: joinNegativeValues(args, options), options, allowPositionals, strict: true });
   } catch (e) {
     const message = (e as Error).message.replace(/\. To specify a positional argument starting with a '-'.*$/s, '');
     throw new UsageError(message);
@@ -46,4 +66,20 @@ export function choiceOption<T extends string>(name: string, value: string | und
   if (value === undefined) return undefined;
   if (!(choices as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${value}"`);
   return value as T;
+}
+
+/**
+ * Reports a usage error the one way every command does: one line on stderr naming the command and
+ * pointing at its --help, or, when the arguments asked for `--json`, one JSON object on stdout
+ * (`{"ok": false, "error": {"name": "UsageError", "message"}}`) so a script reading JSON always gets
+ * JSON. Returns the exit status for bad usage, 2.
+ */
+export function reportUsageError(command: string | undefined, message: string, args: readonly string[] = []): 2 {
+  if (args.includes('--json')) {
+    process.stdout.write(`${JSON.stringify({ ok: false, error: { name: 'UsageError', message } })}\n`);
+  } else {
+    const who = command === undefined ? 'tscuda' : `tscuda ${command}`;
+    process.stderr.write(`${who}: ${message} (${who} --help)\n`);
+  }
+  return 2;
 }

@@ -6,20 +6,40 @@
  *
  * Several channels are averaged into one by default (say `channel` to pick one); the result
  * says which in `channelNote`.
+ *
+ * 16-bit samples stay 16-bit (issue 26): a 16-bit PCM WAV (mono, or one channel picked) and raw
+ * `.i16`/`.f16`/`.bf16` files come back as their raw samples in `raw16`, never widened on the
+ * host: the GPU converts them as it reads them. `samples` (float64) is then made only if asked for.
  */
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import wavefile from 'wavefile';
 import type { Precision } from '../runtime/fft/precision.js';
+import { bf16Value, f16Value } from '../runtime/memory/half.js';
 
-/** The input formats, chosen by file extension unless given. */
-export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv';
+/** The input formats, chosen by file extension unless given: raw i16/f16/bf16 are little-endian 16-bit samples. */
+export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv' | 'i16' | 'f16' | 'bf16';
 
-export const SIGNAL_FORMATS: readonly SignalFormat[] = ['wav', 'f32', 'f64', 'csv'];
+export const SIGNAL_FORMATS: readonly SignalFormat[] = ['wav', 'f32', 'f64', 'csv', 'i16', 'f16', 'bf16'];
+
+/** The default i16 scale: full scale (32768) to 1, as audio libraries read 16-bit PCM. */
+export const I16_FULL_SCALE = 1 / 32768;
+
+/** 16-bit samples as the file holds them, for the GPU to convert (value = sample * scale; f16/bf16 as raw bits). */
+export interface Raw16Samples {
+  dtype: 'i16' | 'f16' | 'bf16';
+  data: Int16Array | Uint16Array;
+  scale: number;
+}
 
 /** A signal read from a file: one channel of float64 samples and its sampling frequency. */
 export interface SignalInput {
+  /** The samples as float64 (for 16-bit input made on first access, from `raw16`). */
   samples: Float64Array;
+  /** Samples in the channel. */
+  length: number;
+  /** 16-bit input: the samples as read, not widened (see the module comment). */
+  raw16?: Raw16Samples | undefined;
   /** Hz: the WAV header's rate, or the `fs` option, or 1 (scipy's default) for raw and CSV. */
   fs: number;
   format: SignalFormat;
@@ -45,6 +65,8 @@ export interface ReadSignalOptions {
   channel?: number | 'mean' | undefined;
   /** CSV: the column, by 0-based index or header name; default the first numeric column. */
   column?: number | string | undefined;
+  /** i16 samples (16-bit PCM WAV, raw .i16): the value of one step (default 1/32768, full scale to 1); f16/bf16: a factor (default 1). */
+  scale?: number | undefined;
 }
 
 /** The file cannot be read as a signal: the message names the file and what is wrong. */
@@ -56,9 +78,10 @@ export class SignalInputError extends Error {
 export function formatOfPath(path: string): SignalFormat {
   const ext = extname(path).toLowerCase().replace(/^\./, '');
   if (ext === 'wav' || ext === 'wave') return 'wav';
-  if (ext === 'f32' || ext === 'f64' || ext === 'csv') return ext;
+  if (ext === 'f32' || ext === 'f64' || ext === 'csv' || ext === 'i16' || ext === 'f16' || ext === 'bf16') return ext;
+  if (ext === 's16') return 'i16';
   if (ext === 'txt' || ext === 'tsv') return 'csv';
-  throw new SignalInputError(`${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64 or .csv (or pass --format)`);
+  throw new SignalInputError(`${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64, .i16, .f16, .bf16 or .csv (or pass --format)`);
 }
 
 function checkFs(fs: number | undefined, what: string): void {
@@ -83,6 +106,10 @@ export function readSignal(path: string, options: ReadSignalOptions = {}): Signa
     case 'f32':
     case 'f64':
       return decodeRaw(bytesView, format, options, path);
+    case 'i16':
+    case 'f16':
+    case 'bf16':
+      return decodeRaw16(bytesView, format, options, path);
     case 'csv':
       return parseCsv(bytes.toString('utf8'), options, path);
   }
@@ -122,6 +149,25 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
   if (length === 0) throw new SignalInputError(`${name}: WAV file has no samples`);
 
   const mode = options.channel ?? 'mean';
+  let fs = sampleRate;
+  let fsSource: SignalInput['fsSource'] = 'header';
+  if (options.fs !== undefined && options.fs !== sampleRate) {
+    if (!options.fsOverride) throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
+    fs = options.fs;
+    fsSource = 'option';
+  }
+  // 16-bit PCM, one channel: the file's own samples, not widened (the GPU scales them).
+  if (encoding === '16' && (channels.length === 1 || typeof mode === 'number')) {
+    const c = typeof mode === 'number' ? mode : 0;
+    if (!Number.isInteger(c) || c < 0 || c >= channels.length)
+      throw new SignalInputError(
+        channels.length === 1 ? `${name}: channel ${c} asked for, but the file is mono` : `${name}: channel ${c} does not exist; the file has channels 0..${channels.length - 1}`,
+      );
+    const data = wavChannel16(wav, channels.length, c, length);
+    const raw16: Raw16Samples = { dtype: 'i16', data, scale: scaleOption(options.scale, 'i16', name) };
+    const channelNote = channels.length === 1 ? 'mono' : `channel ${c} of ${channels.length}`;
+    return withRaw16({ fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource }, raw16);
+  }
   let samples: Float64Array;
   let channelNote: string;
   if (channels.length === 1) {
@@ -145,15 +191,62 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     const scale = PCM_SCALE[encoding];
     if (scale !== undefined) for (let i = 0; i < length; i++) samples[i]! /= scale;
   }
+  return { samples, length, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource };
+}
 
-  let fs = sampleRate;
-  let fsSource: SignalInput['fsSource'] = 'header';
-  if (options.fs !== undefined && options.fs !== sampleRate) {
-    if (!options.fsOverride) throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
-    fs = options.fs;
-    fsSource = 'option';
+/** Channel `c` of 16-bit PCM: wavefile's raw little-endian sample bytes (`data.samples`), de-interleaved, as they are. */
+function wavChannel16(wav: WaveFileLike, channels: number, c: number, length: number): Int16Array {
+  const bytes = (wav as unknown as { data: { samples: Uint8Array } }).data.samples;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out = new Int16Array(length);
+  for (let i = 0; i < length; i++) out[i] = view.getInt16(2 * (i * channels + c), true);
+  return out;
+}
+
+function scaleOption(scale: number | undefined, dtype: Raw16Samples['dtype'], name: string): number {
+  if (scale === undefined) return dtype === 'i16' ? I16_FULL_SCALE : 1;
+  if (!Number.isFinite(scale) || scale === 0) throw new SignalInputError(`${name}: scale must be a finite non-zero number, got ${scale}`);
+  return scale;
+}
+
+/** The value of one raw 16-bit sample (its bits decoded, times the scale). */
+export function raw16Value(raw: Raw16Samples, i: number): number {
+  const b = raw.data[i]!;
+  return (raw.dtype === 'i16' ? b : raw.dtype === 'f16' ? f16Value(b) : bf16Value(b)) * raw.scale;
+}
+
+/** A SignalInput over 16-bit samples: `samples` widened only if someone reads it. */
+function withRaw16(rest: Omit<SignalInput, 'samples' | 'length' | 'raw16'>, raw16: Raw16Samples): SignalInput {
+  let widened: Float64Array | undefined;
+  return {
+    ...rest,
+    length: raw16.data.length,
+    raw16,
+    get samples(): Float64Array {
+      if (!widened) {
+        widened = new Float64Array(raw16.data.length);
+        for (let i = 0; i < widened.length; i++) widened[i] = raw16Value(raw16, i);
+      }
+      return widened;
+    },
+  };
+}
+
+/** Decodes raw little-endian 16-bit samples (i16, or f16/bf16 bits); non-finite f16/bf16 values are refused. */
+export function decodeRaw16(bytes: Uint8Array, format: 'i16' | 'f16' | 'bf16', options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+  checkFs(options.fs, name);
+  if (bytes.byteLength === 0) throw new SignalInputError(`${name}: the file is empty`);
+  if (bytes.byteLength % 2 !== 0) throw new SignalInputError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (2 bytes each)`);
+  // A copy (the file's bytes may not be 2-byte aligned), not a widening: 2 bytes per sample stay 2.
+  const copy = bytes.slice();
+  const data = format === 'i16' ? new Int16Array(copy.buffer, 0, copy.byteLength / 2) : new Uint16Array(copy.buffer, 0, copy.byteLength / 2);
+  if (format !== 'i16') {
+    const exponent = format === 'f16' ? 0x7c00 : 0x7f80;
+    const bad = data.findIndex((b) => (b & exponent) === exponent);
+    if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad} is not finite (${format} bits 0x${data[bad]!.toString(16)}); samples must be finite`);
   }
-  return { samples, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource };
+  const raw16: Raw16Samples = { dtype: format, data, scale: scaleOption(options.scale, format, name) };
+  return withRaw16({ fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' }, raw16);
 }
 
 /** Decodes raw little-endian float32 or float64 samples. */
@@ -170,7 +263,7 @@ export function decodeRaw(bytes: Uint8Array, format: Precision, options: ReadSig
   for (let i = 0; i < n; i++) samples[i] = format === 'f32' ? view.getFloat32(4 * i, true) : view.getFloat64(8 * i, true);
   const bad = samples.findIndex((v) => !Number.isFinite(v));
   if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad} is ${samples[bad]}; samples must be finite`);
-  return { samples, fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' };
+  return { samples, length: n, fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' };
 }
 
 function splitRow(line: string, delimiter: string): string[] {
@@ -240,7 +333,7 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
     samples[i] = Number(cell);
   }
   const label = header ? `column "${header[column]}"` : `column ${column}`;
-  return { samples, fs: options.fs ?? 1, format: 'csv', channels: 1, channelNote: label, fsSource: options.fs === undefined ? 'default' : 'option' };
+  return { samples, length: samples.length, fs: options.fs ?? 1, format: 'csv', channels: 1, channelNote: label, fsSource: options.fs === undefined ? 'default' : 'option' };
 }
 
 /** 32-bit float WAV bytes of one channel (what `tscuda stft` writes: no clipping, no quantisation). */

@@ -7,10 +7,13 @@ export class JobValidationError extends Error {
   override readonly name: string = 'JobValidationError';
   /** The JobSpec field at fault, e.g. `batch`, `bands[1]`, `flags[0]`. */
   readonly field: string;
+  /** What is wrong, without the field (a server names the field as its request spells it). */
+  readonly detail: string;
 
   constructor(field: string, message: string) {
     super(`job.${field}: ${message}`);
     this.field = field;
+    this.detail = message;
   }
 }
 

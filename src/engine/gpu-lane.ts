@@ -11,13 +11,14 @@ import type { Context } from '../runtime/context.js';
 import { Event } from '../runtime/event.js';
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
-import type { DType } from '../runtime/memory/dtype.js';
+import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { Stream } from '../runtime/stream.js';
 import { finishDominantCycles } from '../signal/cycles.js';
 import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
 import { getWindow } from '../signal/window.js';
 import { bandBins } from '../signal/geometry.js';
 import { istft, stft } from '../signal/stft.js';
+import { narrow, type SampleDType, type SignalInput } from '../signal/samples.js';
 import { signalWorkspace } from '../signal/workspace.js';
 import type { FrameChunk } from './chunks.js';
 import { runsAlone, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
@@ -27,12 +28,32 @@ import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js'
 import type { StageContext, StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
 
+/** Element types of the pinned arrays an engine lends (hostBuffer). */
+export type LentType = 'f32' | 'f64' | 'i16' | 'f16' | 'bf16';
+
+/** Any host array the lane copies between (results, inputs, staging). */
+type HostSide = Float32Array | Float64Array | Int16Array | Uint16Array;
+
+/**
+ * A pinned buffer's array as the lane copies it: f16 memory as raw bits (a Uint16Array, also where
+ * the runtime's f16 array is a Float16Array), so copies between it and a job's arrays move bits.
+ */
+function rawArray(host: HostBuffer<DType>): HostSide {
+  const a = host.array as unknown as HostSide;
+  return host.dtype === 'f16' && !(a instanceof Uint16Array) ? new Uint16Array(a.buffer, a.byteOffset, a.length) : a;
+}
+
+/** Whether a job's samples are 16-bit (converted on the GPU by the first kernel that reads them). */
+function sixteenBit(job: NormalizedJob): job is NormalizedJob & { dtype: SampleDType } {
+  return job.dtype === 'i16' || job.dtype === 'f16' || job.dtype === 'bf16';
+}
+
 /** What every lane of an engine shares. */
 export interface LaneShared {
   readonly precision: 'f32' | 'f64';
   readonly stages: StageRegistry;
   /** Pinned arrays lent by engine.hostBuffer(), by their ArrayBuffer. */
-  readonly lent: ReadonlyMap<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>;
+  readonly lent: ReadonlyMap<ArrayBufferLike, HostBuffer<LentType>>;
   /** Device memory one chunk may use on a lane (bytes). */
   readonly laneMemoryBytes: number;
   /** Jobs each lane holds on the GPU at once. */
@@ -133,6 +154,8 @@ export class GpuLane implements LaneRunner {
     if (job.stft || job.stages.length > 0) elements += 2 * k + n + job.previewBins; // masked, filtered, preview
     if (job.cycles && job.bandWaves) elements += nb * (2 * k + n); // band spectra and waves
     let bytes = elements * this.#bytes + (job.cycles ? 8 * (nb + 4) : 0);
+    // Waves rounded to 16 bits before the copy back: their own (slot) buffers of 2 bytes per sample.
+    if (job.outputDtype) bytes += 2 * n * (1 + (job.cycles && job.bandWaves ? nb : 0));
     if (job.wavelet) bytes += waveletScratchPerRow(job, this.#real);
     return bytes;
   }
@@ -141,7 +164,7 @@ export class GpuLane implements LaneRunner {
   bytesPerFrame(job: NormalizedJob): number {
     const f = job.framing!;
     const nfft = f.nperseg;
-    return this.#bytes * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins);
+    return this.#bytes * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins) + (job.outputDtype ? 2 * f.step : 0);
   }
 
   maxFrames(job: NormalizedJob): number {
@@ -189,7 +212,6 @@ export class GpuLane implements LaneRunner {
     const k = halfBins(n);
     const real = this.#real;
     const complex = this.#complex;
-    const el = this.#bytes;
     const nb = job.bands.length;
     const total = rows * n;
     const series = { batch: rows, length: n, stream: s };
@@ -209,23 +231,26 @@ export class GpuLane implements LaneRunner {
     // A plain array is copied into the slot's pinned staging first, on the thread pool (the event
     // loop stays free); everything after is enqueued in one synchronous run, so the jobs of a lane
     // never interleave their work on its stream.
-    const lent = this.#lentSource(chunk.data);
-    const pin = lent ? undefined : buf.host('input', real, total, slot.index);
-    if (pin) await copyHostArray(pin.array as Float32Array | Float64Array, chunk.data);
+    // 16-bit samples cross in 2 bytes and are converted by detrendWindow's kernels (scale applied there).
+    const sixteen = sixteenBit(job);
+    const inType: DType = sixteen ? job.dtype : real;
+    const lent = this.#lentSource(chunk.data, inType);
+    const pin = lent ? undefined : buf.host('input', inType, total, slot.index);
+    if (pin) await copyHostArray(rawArray(pin), chunk.data);
     const stickyNow = this.context.stickyError;
     if (stickyNow) throw stickyNow;
     slot.start.record(copyIn);
-    const x = buf.device('input', real, total, own) as RealBuffer;
-    if (lent) (x as DeviceBuffer<DType>).write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
-    else (x as DeviceBuffer<DType>).write(pin!, { stream: copyIn, length: total });
+    const x = buf.device('input', inType, total, own);
+    if (lent) x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
+    else x.write(pin!, { stream: copyIn, length: total });
     slot.loaded.record(copyIn);
     s.waitEvent(slot.loaded);
-    bytesMoved += total * el;
+    bytesMoved += total * dtypeInfo(inType).bytes;
 
     progress.stage = 'detrend';
     const xw = buf.device('windowed', real, total) as RealBuffer;
     const window = job.window.parameter === undefined ? job.window.name : ([job.window.name, job.window.parameter] as const);
-    detrendWindow(x, xw, { ...series, detrend: job.detrend, window });
+    detrendWindow(x as SignalInput, xw, sixteen ? { ...series, detrend: job.detrend, window, scale: job.scale } : { ...series, detrend: job.detrend, window });
 
     progress.stage = 'fft';
     const spectrum = buf.device('spectrum', complex, rows * k) as ComplexBuffer;
@@ -243,7 +268,8 @@ export class GpuLane implements LaneRunner {
       length: n,
       fs: job.fs,
       bins: k,
-      input: x,
+      // Registered stages and the wavelet take f32/f64 data only (validation refuses them for 16-bit samples).
+      input: x as RealBuffer,
       windowed: xw,
       spectrum,
       output,
@@ -268,15 +294,24 @@ export class GpuLane implements LaneRunner {
     // event has completed (`after`).
     const copiesBack: (() => void)[] = [];
     const after: (() => void | Promise<void>)[] = [];
-    const fetch = (src: DeviceBuffer<DType>, target: Float32Array | Float64Array, targetOffset: number, length: number, purpose: string): void => {
+    const fetch = (src: DeviceBuffer<DType>, target: HostSide, targetOffset: number, length: number, purpose: string): void => {
       const direct = this.#lentTarget(target, src.dtype);
       if (direct) copiesBack.push(() => src.read(direct.host, { stream: copyOut, otherOffset: direct.offset + targetOffset, length }));
       else {
         const pin = buf.host(purpose, src.dtype, length, slot.index);
         copiesBack.push(() => src.read(pin, { stream: copyOut, length }));
-        after.push(() => copyHostArray(target, (pin.array as Float32Array | Float64Array).subarray(0, length), targetOffset));
+        after.push(() => copyHostArray(target, rawArray(pin).subarray(0, length), targetOffset));
       }
-      bytesMoved += length * (src.dtype === 'f32' ? 4 : 8);
+      bytesMoved += length * dtypeInfo(src.dtype).bytes;
+    };
+    // outputDtype f16/bf16: a wave is computed in the lane's precision, rounded on the GPU into a
+    // slot buffer of 2 bytes per sample (the last kernel before the copy back), and that is fetched.
+    const half = job.outputDtype;
+    const narrowed = (wave: RealBuffer, purpose: string, length: number): DeviceBuffer<DType> => {
+      if (!half) return wave as DeviceBuffer<DType>;
+      const out = buf.device(purpose, half, length, own) as DeviceBuffer<'f16'> | DeviceBuffer<'bf16'>;
+      narrow(wave, out, { length, stream: s });
+      return out as DeviceBuffer<DType>;
     };
 
     const needInverse = job.stft || job.stages.some((name) => this.#shared.stages.get(name)?.after === 'inverse');
@@ -285,7 +320,8 @@ export class GpuLane implements LaneRunner {
       const masked = buf.device('masked', complex, rows * k) as ComplexBuffer;
       bandMask(spectrum, { ...series, fs: job.fs, band: job.passBand, output: masked, scale: 1 / n });
       progress.stage = 'inverse';
-      const filtered = buf.device('filtered', real, total, own) as RealBuffer;
+      // Fetched as it is (a slot's), or rounded to 16 bits first (then only the rounded copy is the slot's).
+      const filtered = (half ? buf.device('filtered', real, total) : buf.device('filtered', real, total, own)) as RealBuffer;
       irfft(masked, filtered, { ...series, normalize: false });
       // Stages after the inverse run before the copy back: what they write into `output` is returned.
       runStages('inverse', filtered);
@@ -293,7 +329,7 @@ export class GpuLane implements LaneRunner {
         const preview = buf.device('preview', real, rows * job.previewBins, own) as RealBuffer;
         spectrumMagnitude(spectrum, preview, { ...series, bins: job.previewBins, scale: 1 / n });
         progress.stage = 'd2h';
-        fetch(filtered as DeviceBuffer<DType>, outputs.filtered!, rowStart * n, total, 'filtered');
+        fetch(narrowed(filtered, 'filtered 16-bit', total), outputs.filtered!, rowStart * n, total, 'filtered');
         fetch(preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
       }
     }
@@ -310,8 +346,9 @@ export class GpuLane implements LaneRunner {
         const bandSpectra = buf.device('band spectra', complex, nb * rows * k) as DeviceBuffer<DType>;
         for (let q = 0; q < nb; q++)
           bandMask(spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
-        waves = buf.device('band waves', real, nb * total, own) as DeviceBuffer<DType>;
-        irfft(bandSpectra as ComplexBuffer, waves as RealBuffer, { batch: nb * rows, length: n, stream: s, normalize: false });
+        const full = (half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)) as RealBuffer;
+        irfft(bandSpectra as ComplexBuffer, full, { batch: nb * rows, length: n, stream: s, normalize: false });
+        waves = narrowed(full, 'band waves 16-bit', nb * total);
       }
       progress.stage = 'd2h';
       fetch(powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
@@ -335,14 +372,14 @@ export class GpuLane implements LaneRunner {
                 w.read(direct.host, { stream: copyOut, offset: (q * rows + r) * n, otherOffset: direct.offset + ((rowStart + r) * nb + q) * n, length: n });
           });
         } else {
-          const pin = buf.host('band waves', real, nb * total, slot.index);
+          const pin = buf.host('band waves', w.dtype, nb * total, slot.index);
           copiesBack.push(() => w.read(pin, { stream: copyOut, length: nb * total }));
           after.push(() => {
-            const src = pin.array as Float32Array | Float64Array;
+            const src = rawArray(pin) as typeof target;
             for (let q = 0; q < nb; q++) for (let r = 0; r < rows; r++) target.set(src.subarray((q * rows + r) * n, (q * rows + r + 1) * n), ((rowStart + r) * nb + q) * n);
           });
         }
-        bytesMoved += nb * total * el;
+        bytesMoved += nb * total * dtypeInfo(w.dtype).bytes;
       }
     }
 
@@ -350,7 +387,7 @@ export class GpuLane implements LaneRunner {
       progress.stage = 'wavelet';
       const waveletRows = job.waveletBands ? nb : job.freqs.length;
       const power = buf.device('wavelet power', real, rows * waveletRows * n, own) as RealBuffer;
-      runWavelet(x, power, job, rows, s);
+      runWavelet(x as RealBuffer, power, job, rows, s);
       progress.stage = 'd2h';
       fetch(power as DeviceBuffer<DType>, outputs.waveletPower!, rowStart * waveletRows * n, rows * waveletRows * n, 'wavelet power');
     }
@@ -416,23 +453,26 @@ export class GpuLane implements LaneRunner {
 
     progress.stage = 'h2d';
     slot.start.record(s);
-    const pin = buf.host('input', real, batch * len, slot.index);
-    const host = pin.array as Float32Array | Float64Array;
+    const sixteen = sixteenBit(job);
+    const inType: DType = sixteen ? job.dtype : real;
+    const pin = buf.host('input', inType, batch * len, slot.index);
+    const host = rawArray(pin);
     // Padded-series sample p is series sample p - extension (zero outside the series).
     const lo = Math.max(0, f.extension - fc.inputStart);
     const first = fc.inputStart + lo - f.extension;
     const count = Math.max(0, Math.min(len - lo, n - first));
     for (let b = 0; b < batch; b++) {
       host.fill(0, b * len, (b + 1) * len);
-      if (count > 0) host.set(chunk.data.subarray(b * n + first, b * n + first + count), b * len + lo);
+      if (count > 0) host.set(chunk.data.subarray(b * n + first, b * n + first + count) as never, b * len + lo);
     }
-    const x = buf.device('input', real, batch * len) as DeviceBuffer<DType>;
+    const x = buf.device('input', inType, batch * len);
     x.write(pin, { stream: s, length: batch * len });
-    let bytesMoved = batch * len * el;
+    let bytesMoved = batch * len * dtypeInfo(inType).bytes;
 
     progress.stage = 'fft';
     const zxx = buf.device('zxx', this.#complex, batch * F * M) as DeviceBuffer<DType>;
-    stft(x as RealBuffer, {
+    stft(x as SignalInput, {
+      ...(sixteen ? { scale: job.scale, precision: real } : {}),
       fs: job.fs,
       window,
       nperseg: f.nperseg,
@@ -473,11 +513,17 @@ export class GpuLane implements LaneRunner {
     });
 
     progress.stage = 'd2h';
-    const yHost = buf.host('filtered', real, batch * len, slot.index);
-    y.read(yHost, { stream: s, length: batch * len });
+    // outputDtype f16/bf16: rounded on the GPU, copied back in 2 bytes per sample.
+    let back: DeviceBuffer<DType> = y;
+    if (job.outputDtype) {
+      back = buf.device('filtered 16-bit', job.outputDtype, batch * len);
+      narrow(y as RealBuffer, back as DeviceBuffer<'f16'>, { length: batch * len, stream: s });
+    }
+    const yHost = buf.host('filtered', back.dtype, batch * len, slot.index);
+    back.read(yHost, { stream: s, length: batch * len });
     const pHost = buf.host('preview', real, batch * P * M, slot.index);
     preview.read(pHost, { stream: s, length: batch * P * M });
-    bytesMoved += batch * (len + P * M) * el;
+    bytesMoved += batch * len * dtypeInfo(back.dtype).bytes + batch * P * M * el;
 
     progress.stage = 'gpu';
     slot.finished.record(s);
@@ -488,29 +534,28 @@ export class GpuLane implements LaneRunner {
     // Owned padded samples [outputStart, outputStart + outputLength) are series samples minus the extension.
     const t0 = Math.max(0, fc.outputStart - f.extension);
     const t1 = Math.min(n, fc.outputStart + fc.outputLength - f.extension);
-    const ys = yHost.array as Float32Array | Float64Array;
+    const ys = rawArray(yHost);
     const ps = pHost.array as Float32Array | Float64Array;
     const total = f.frames;
     for (let b = 0; b < batch; b++) {
-      if (t1 > t0 && outputs.filtered) outputs.filtered.set(ys.subarray(b * len + t0 + f.extension - fc.inputStart, b * len + t1 + f.extension - fc.inputStart), b * n + t0);
+      if (t1 > t0 && outputs.filtered)
+        outputs.filtered.set(ys.subarray(b * len + t0 + f.extension - fc.inputStart, b * len + t1 + f.extension - fc.inputStart) as never, b * n + t0);
       if (outputs.spectrum) for (let k = 0; k < P; k++) outputs.spectrum.set(ps.subarray((b * P + k) * M, (b * P + k + 1) * M), (b * P + k) * total + fc.frameStart);
     }
     return { gpuMs, bytesMoved, stages: {} };
   }
 
   /** The pinned buffer behind a result array lent by engine.hostBuffer() holding `dtype`, and the element offset of `target` in it. */
-  #lentTarget(target: Float32Array | Float64Array, dtype: DType): { host: HostBuffer<'f32' | 'f64'>; offset: number } | undefined {
+  #lentTarget(target: HostSide, dtype: DType): { host: HostBuffer<LentType>; offset: number } | undefined {
     const host = this.#shared.lent.get(target.buffer);
     // The array's own element size too: a float64 view of float32 pinned memory is not that memory's layout.
-    if (!host || host.disposed || host.dtype !== dtype || target.BYTES_PER_ELEMENT !== (dtype === 'f32' ? 4 : 8)) return undefined;
+    if (!host || host.disposed || host.dtype !== dtype || target.BYTES_PER_ELEMENT !== dtypeInfo(dtype).bytes) return undefined;
     return { host, offset: target.byteOffset / target.BYTES_PER_ELEMENT };
   }
 
-  /** The pinned buffer behind an array lent by engine.hostBuffer() in the engine's precision, and the element offset of `data` in it. */
-  #lentSource(data: Float32Array | Float64Array): { host: HostBuffer<'f32' | 'f64'>; offset: number } | undefined {
-    const host = this.#shared.lent.get(data.buffer);
-    if (!host || host.disposed || host.dtype !== this.#real || data.BYTES_PER_ELEMENT !== this.#bytes) return undefined;
-    return { host, offset: data.byteOffset / data.BYTES_PER_ELEMENT };
+  /** The pinned buffer behind an array lent by engine.hostBuffer() holding `dtype` (the engine's precision, or the job's 16-bit type), and the element offset of `data` in it. */
+  #lentSource(data: HostSide, dtype: DType): { host: HostBuffer<LentType>; offset: number } | undefined {
+    return this.#lentTarget(data, dtype);
   }
 
   dispose(): void {

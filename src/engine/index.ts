@@ -13,18 +13,47 @@ export type {
   JobEngineLike,
   JobEngineOptions,
   JobFlag,
+  JobData,
+  JobDataType,
+  JobHalfType,
+  JobOutputArrays,
+  WaveArray,
   JobResult,
   JobSpec,
   JobStatus,
   LaneStats,
+  DeviceStats,
   WindowSpec,
 } from './types.js';
 export { JobEngine, DEFAULT_LANES, DEFAULT_LANE_DEPTH, DEFAULT_LANE_MEMORY_BYTES } from './job-engine.js';
 export { EngineCore, type EngineCoreOptions } from './engine-core.js';
 export { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
 export { StageRegistry, StageRegistrationError, type Stage, type StageContext, type StagePlacement } from './stages.js';
-export { validateJob, resolveJobWindow, jobSamples, BUILTIN_FLAGS, MIN_SERIES_LENGTH, type NormalizedJob, type ValidationContext, type ResolvedWindow } from './validate.js';
+export {
+  validateJob,
+  validateJobParameters,
+  checkSampleTypes,
+  resolveJobWindow,
+  MAX_TIMER_MS,
+  jobSamples,
+  BUILTIN_FLAGS,
+  MIN_SERIES_LENGTH,
+  type NormalizedJob,
+  type ValidationContext,
+  type ResolvedWindow,
+} from './validate.js';
+export {
+  JOB_PARAMETER_TABLE,
+  JOB_PARAMETER_NAMES,
+  RESULT_ARRAY_FIELDS,
+  parameterDef,
+  parameterOfField,
+  type JobParameterName,
+  type ParameterDef,
+  type ParameterSource,
+  type ParameterType,
+} from './parameters.js';
 export { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
 export { planRowChunks, planFrameChunks, frameCount, coveredLength, type RowChunk, type FrameChunk, type Framing } from './chunks.js';
 export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
-export { GpuLane, type CopyStreams, type LaneShared } from './gpu-lane.js';
+export { GpuLane, type CopyStreams, type LaneShared, type LentType } from './gpu-lane.js';

@@ -4,12 +4,16 @@
  * several devices, over the CUDA-free core's queue, job state machine and statistics.
  */
 import { Device } from '../runtime/device.js';
+import { resolvePlacement } from '../runtime/defaults.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { EngineCore } from './engine-core.js';
 import { Stream } from '../runtime/stream.js';
-import { GpuLane, type CopyStreams, type LaneShared } from './gpu-lane.js';
+import { GpuLane, type CopyStreams, type LaneShared, type LentType } from './gpu-lane.js';
 import { StageRegistry, type Stage } from './stages.js';
-import type { JobEngineOptions } from './types.js';
+import type { JobData, JobEngineOptions, JobHalfType } from './types.js';
+
+/** The element types hostBuffer() lends. */
+const LENT_TYPES: readonly LentType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
 
 /** Default lanes (streams) per device. */
 export const DEFAULT_LANES = 4;
@@ -17,23 +21,6 @@ export const DEFAULT_LANES = 4;
 export const DEFAULT_LANE_DEPTH = 2;
 /** Default device memory one lane's chunk may use. */
 export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
-
-/** The device ordinals an options object selects. */
-function deviceOrdinals(options: JobEngineOptions): number[] {
-  if (options.devices !== undefined) {
-    if (options.devices === 'all') return Array.from({ length: Device.count() }, (_, i) => i);
-    if (!Array.isArray(options.devices) || options.devices.length === 0)
-      throw new TypeError(`devices must be 'all' or a non-empty array of ordinals, got ${JSON.stringify(options.devices)}`);
-    const count = Device.count();
-    for (const d of options.devices) if (!Number.isInteger(d) || d < 0 || d >= count) throw new RangeError(`devices: no device ${String(d)} (this machine has ${count})`);
-    return [...new Set(options.devices)];
-  }
-  const d = options.device;
-  if (d === undefined) return [0];
-  if (typeof d === 'number') return [Device.get(d).ordinal];
-  if (!(d instanceof Device)) throw new TypeError('device must be a Device or an ordinal');
-  return [d.ordinal];
-}
 
 /**
  * The job engine: `submit()` a batch of series with flags (stft, cycles, wavelet, registered
@@ -49,7 +36,7 @@ function deviceOrdinals(options: JobEngineOptions): number[] {
  * ```
  */
 export class JobEngine extends EngineCore {
-  readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>> };
+  readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<LentType>> };
   readonly #firstDevice: number;
   readonly #copyStreams: readonly Stream[];
 
@@ -65,8 +52,9 @@ export class JobEngine extends EngineCore {
     const laneDepth = options.laneDepth ?? DEFAULT_LANE_DEPTH;
     if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
     const label = options.label ?? 'engine';
-    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<'f32' | 'f64'>>(), laneMemoryBytes, laneDepth };
-    const ordinals = deviceOrdinals(options);
+    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth };
+    // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
+    const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
     const lanes: GpuLane[] = [];
     const copyStreams: Stream[] = [];
     try {
@@ -107,23 +95,28 @@ export class JobEngine extends EngineCore {
 
   /**
    * Lends a pinned array of `length` samples: fill it and submit it (or subarrays of it) as `data`;
-   * the lane copies it to the device without a host copy when `dtype` is the engine's precision.
-   * It stays valid until `releaseHostBuffer(array)` or `close()`; do not write to it while a job that
-   * reads it is queued or running.
+   * the lane copies it to the device without a host copy when `dtype` is the engine's precision
+   * (or the job's 16-bit type: 'i16', 'f16', 'bf16'; f16/bf16 arrays hold raw bits). Arrays of the
+   * job's result type passed in `into` are filled by the copy back itself. It stays valid until
+   * `releaseHostBuffer(array)` or `close()`; do not write to it while a job that reads it is queued
+   * or running.
    */
   hostBuffer(dtype: 'f32', length: number): Float32Array;
   hostBuffer(dtype: 'f64', length: number): Float64Array;
-  hostBuffer(dtype: 'f32' | 'f64', length: number): Float32Array | Float64Array {
+  hostBuffer(dtype: 'i16', length: number): Int16Array;
+  hostBuffer(dtype: JobHalfType, length: number): Uint16Array;
+  hostBuffer(dtype: LentType, length: number): JobData {
     if (this.closed) throw new Error(`engine "${this.label}" is closed: no more host buffers`);
-    if (dtype !== 'f32' && dtype !== 'f64') throw new TypeError(`hostBuffer dtype must be 'f32' or 'f64', got ${String(dtype)}`);
+    if (!LENT_TYPES.includes(dtype)) throw new TypeError(`hostBuffer dtype must be one of ${LENT_TYPES.join(', ')}, got ${String(dtype)}`);
     const host = HostBuffer.alloc(dtype, length, { device: this.#firstDevice, portable: this.devices.length > 1, label: `${this.label} lent ${dtype} x${length}` });
-    const array = host.array as Float32Array | Float64Array;
+    const array = host.array as ArrayBufferView & { length: number };
     this.#shared.lent.set(array.buffer, host);
-    return array;
+    // f16 where the runtime has Float16Array: the same memory as raw bits (the lent map is keyed by the ArrayBuffer).
+    return array instanceof Uint16Array || dtype !== 'f16' ? (array as JobData) : new Uint16Array(array.buffer, array.byteOffset, array.length);
   }
 
   /** Frees an array lent by hostBuffer() (no job reading it may be pending); true when it was one. */
-  releaseHostBuffer(array: Float32Array | Float64Array): boolean {
+  releaseHostBuffer(array: JobData): boolean {
     const host = this.#shared.lent.get(array.buffer);
     if (!host) return false;
     this.#shared.lent.delete(array.buffer);

@@ -5,7 +5,7 @@
  */
 import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
-import type { DominantCycle, JobResult } from './types.js';
+import type { DominantCycle, JobData, JobResult } from './types.js';
 
 /** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
 export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
@@ -23,7 +23,7 @@ export interface LaneChunk {
   rowStart: number;
   rows: number;
   /** Those rows' samples: `job.data.subarray(rowStart * N, (rowStart + rows) * N)`. */
-  data: Float32Array | Float64Array;
+  data: JobData;
   /** The whole job's result arrays: write rows [rowStart, rowStart + rows). */
   outputs: JobOutputs;
   /** Set `stage` as the work proceeds. */
@@ -77,16 +77,18 @@ export type ResultArray = Float32Array | Float64Array;
 /** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest. */
 export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): JobOutputs {
   const Array_ = precision === 'f64' ? Float64Array : Float32Array;
+  // Waves asked for in f16/bf16 come back as raw bits.
+  const Wave = job.outputDtype ? Uint16Array : Array_;
   const { batch: b, length: n } = job;
   const into = job.into;
   const out: JobOutputs = {};
   if (job.stft) {
-    out.filtered = into.filtered ?? new Array_(b * n);
+    out.filtered = into.filtered ?? new Wave(b * n);
     out.spectrum = into.spectrum ?? new Array_(b * job.previewBins * (job.framing?.frames ?? 1));
   }
   if (job.cycles) {
     out.bandPowers = into.bandPowers ?? new Float64Array(b * job.bands.length);
-    if (job.bandWaves) out.bandWaves = into.bandWaves ?? new Array_(b * job.bands.length * n);
+    if (job.bandWaves) out.bandWaves = into.bandWaves ?? new Wave(b * job.bands.length * n);
     out.dominant = new Array<DominantCycle>(b);
   }
   if (job.wavelet) out.waveletPower = into.waveletPower ?? new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);

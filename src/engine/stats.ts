@@ -2,7 +2,7 @@
  * Engine statistics: per lane and for the whole engine, over a bounded window of recent jobs for
  * the latencies, cumulatively for counts, samples and bytes. CUDA-free.
  */
-import type { EngineStats, LaneStats } from './types.js';
+import type { DeviceStats, EngineStats, LaneStats } from './types.js';
 
 /** Job durations kept per lane for the average and p99. */
 export const STATS_WINDOW = 1024;
@@ -125,11 +125,26 @@ export class LaneStatsRecorder {
 }
 
 /**
- * The whole engine's statistics from its lanes: counts and bytes summed; latencies over every
+ * The whole engine's statistics from its lanes, and the same per device: counts and bytes summed; latencies over every
  * lane's window together; samples/s over the wall span from the first start to the last end on
  * any lane; GPU busy fraction the average of the lanes' (GPU ms of all lanes / (span x lanes)).
  */
 export function engineStats(lanes: readonly LaneStatsRecorder[], queued: number, running: number): EngineStats {
+  const byDevice = new Map<number, LaneStatsRecorder[]>();
+  for (const l of lanes) {
+    const list = byDevice.get(l.device);
+    if (list) list.push(l);
+    else byDevice.set(l.device, [l]);
+  }
+  const devices: DeviceStats[] = [...byDevice].map(([device, own]) => {
+    const { jobs, errors, avgJobMs, p99JobMs, samplesPerSecond, bytesMoved, gpuBusyFraction } = aggregate(own);
+    return { device, lanes: own.length, jobs, errors, avgJobMs, p99JobMs, samplesPerSecond, bytesMoved, gpuBusyFraction };
+  });
+  return { lanes: lanes.map((l) => l.snapshot()), devices, queued, running, ...aggregate(lanes) };
+}
+
+/** What engineStats() sums and spans over a set of lanes (all of them, or one device's). */
+function aggregate(lanes: readonly LaneStatsRecorder[]): Omit<EngineStats, 'lanes' | 'devices' | 'queued' | 'running'> {
   let jobs = 0;
   let errors = 0;
   let samples = 0;
@@ -153,11 +168,8 @@ export function engineStats(lanes: readonly LaneStatsRecorder[], queued: number,
   let sum = 0;
   for (const v of durations) sum += v;
   return {
-    lanes: lanes.map((l) => l.snapshot()),
     jobs,
     errors,
-    queued,
-    running,
     avgJobMs: durations.length ? sum / durations.length : 0,
     p99JobMs: percentileOf(durations, 99),
     samplesPerSecond: span > 0 ? (samples * 1000) / span : 0,

@@ -3,6 +3,7 @@
  * it is tracked. CUDA-free, so the server, the CLI and tests without a GPU share it.
  */
 import type { Device } from '../runtime/device.js';
+import type { Context } from '../runtime/context.js';
 
 /** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
 export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
@@ -16,10 +17,40 @@ export type WindowSpec = string | readonly [name: string, parameter: number];
 /** A frequency band [low, high] in Hz (0 <= low < high <= fs/2). */
 export type Band = readonly [low: number, high: number];
 
+/** The sample types a job's `data` may hold: float32/float64, or 16-bit (i16 scaled, f16 and bf16 as raw bits). */
+export type JobDataType = 'f32' | 'f64' | 'i16' | 'f16' | 'bf16';
+
+/** 16-bit float types the returned waves may be rounded to on the GPU (`outputDtype`). */
+export type JobHalfType = 'f16' | 'bf16';
+
+/** The arrays a job's `data` may be: Float32Array, Float64Array, Int16Array (i16), Uint16Array (f16/bf16 bits, `dtype` names which). */
+export type JobData = Float32Array | Float64Array | Int16Array | Uint16Array;
+
+/** A result wave: the engine's precision, or raw f16/bf16 bits when `outputDtype` asks for 16 bits. */
+export type WaveArray = Float32Array | Float64Array | Uint16Array;
+
 /** One job: a batch of B series of N samples each, and what to compute on them. */
 export interface JobSpec {
-  /** B x N samples, row-major (series after series): plain typed arrays or arrays lent by `engine.hostBuffer()`. */
-  data: Float32Array | Float64Array;
+  /**
+   * B x N samples, row-major (series after series): plain typed arrays or arrays lent by
+   * `engine.hostBuffer()`. 16-bit samples cross to the GPU in 2 bytes and are converted there: an
+   * Int16Array is i16 (times `scale`), a Uint16Array holds f16 or bf16 bits (`dtype` says which).
+   */
+  data: JobData;
+  /**
+   * The type of `data`'s samples: needed for a Uint16Array ('f16' or 'bf16'); otherwise it must
+   * match the array (Int16Array 'i16', Float32Array 'f32', Float64Array 'f64'). 16-bit input takes
+   * the flags stft and cycles (framed or not), not wavelet nor registered stages.
+   */
+  dtype?: JobDataType | undefined;
+  /** 16-bit input: each sample is multiplied by this on the GPU (default 1/32768 for i16, 1 for f16/bf16). */
+  scale?: number | undefined;
+  /**
+   * The element type of the waves returned (`filtered`, `bandWaves`): the engine's precision
+   * (default), or 'f16'/'bf16', computed in the engine's precision and rounded on the GPU before
+   * the copy back (2 bytes per sample over the bus; results are raw bits in a Uint16Array).
+   */
+  outputDtype?: JobDataType | undefined;
   /** B, the number of series; N = data.length / batch. Default 1. */
   batch?: number | undefined;
   /** Sampling frequency in Hz. Default 1. */
@@ -72,10 +103,12 @@ export interface JobSpec {
 
 /** Caller-provided result arrays (`JobSpec.into`). */
 export interface JobOutputArrays {
-  filtered?: Float32Array | Float64Array | undefined;
+  /** A Uint16Array when `outputDtype` is 'f16' or 'bf16'. */
+  filtered?: WaveArray | undefined;
   spectrum?: Float32Array | Float64Array | undefined;
   bandPowers?: Float64Array | undefined;
-  bandWaves?: Float32Array | Float64Array | undefined;
+  /** A Uint16Array when `outputDtype` is 'f16' or 'bf16'. */
+  bandWaves?: WaveArray | undefined;
   waveletPower?: Float32Array | Float64Array | undefined;
 }
 
@@ -103,8 +136,8 @@ export interface JobResult {
   /** N, samples per series. */
   length: number;
   fs: number;
-  /** `stft`: the band-passed wave, B x N. */
-  filtered?: Float32Array | Float64Array | undefined;
+  /** `stft`: the band-passed wave, B x N (raw f16/bf16 bits in a Uint16Array when `outputDtype` asked for them). */
+  filtered?: WaveArray | undefined;
   /**
    * `stft`: |X| / N of the first `previewBins` bins per series, B x previewBins; framed (`nperseg`):
    * |Zxx| (scipy's stft, scaling 'spectrum') of the first previewBins frequencies of every frame,
@@ -113,8 +146,8 @@ export interface JobResult {
   spectrum?: Float32Array | Float64Array | undefined;
   /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
   bandPowers?: Float64Array | undefined;
-  /** `cycles`: the band-limited wave of each band, B x bands x N. */
-  bandWaves?: Float32Array | Float64Array | undefined;
+  /** `cycles`: the band-limited wave of each band, B x bands x N (raw f16/bf16 bits in a Uint16Array when `outputDtype` asked for them). */
+  bandWaves?: WaveArray | undefined;
   /** `cycles`: the dominant cycle of each series. */
   dominant?: DominantCycle[] | undefined;
   /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
@@ -155,9 +188,25 @@ export interface LaneStats {
   gpuBusyFraction: number;
 }
 
+/** One device's share of the engine (`engine.stats().devices`): its lanes' counts and bytes summed, latencies over its lanes' windows, samples per second over its lanes' wall span, its lanes' mean GPU busy fraction. */
+export interface DeviceStats {
+  device: number;
+  /** Lanes on this device. */
+  lanes: number;
+  jobs: number;
+  errors: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  gpuBusyFraction: number;
+}
+
 /** The whole engine's statistics (`engine.stats()`): the lanes' counts and bytes summed, latencies (ms, successful jobs in each lane's recent window) over all lanes, samples per second over the wall span of all lanes, the mean GPU busy fraction, and the jobs queued and running now. */
 export interface EngineStats {
   lanes: LaneStats[];
+  /** Per device, in the order of the engine's devices (one entry on one GPU). */
+  devices: DeviceStats[];
   jobs: number;
   errors: number;
   queued: number;
@@ -171,10 +220,12 @@ export interface EngineStats {
 
 /** Options of `new JobEngine(...)`. */
 export interface JobEngineOptions {
-  /** The device (or its ordinal) for every lane; default device 0. */
+  /** The device (or its ordinal) for every lane; default device 0. Give one of `device`, `devices` and `context`. */
   device?: Device | number | undefined;
-  /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
-  devices?: 'all' | readonly number[] | undefined;
+  /** Several devices: `lanes` lanes on each ('all', or Devices / ordinals, each once); each job goes to the least-loaded lane. */
+  devices?: 'all' | readonly (Device | number)[] | undefined;
+  /** The device of this context (its primary context), as other placements of tscuda accept it. */
+  context?: Context | undefined;
   /** Lanes (compute streams) per device; default 4. */
   lanes?: number | undefined;
   /**
@@ -216,6 +267,10 @@ export interface JobEngineLike {
   hostBuffer?(dtype: 'f32', length: number): Float32Array;
   /** The float64 form of hostBuffer(). */
   hostBuffer?(dtype: 'f64', length: number): Float64Array;
+  /** 16-bit integer samples (a job's `data` of dtype i16). */
+  hostBuffer?(dtype: 'i16', length: number): Int16Array;
+  /** Raw f16 or bf16 bits (a job's `data` or `into` waves of that dtype). */
+  hostBuffer?(dtype: JobHalfType, length: number): Uint16Array;
   /** Frees an array lent by hostBuffer(); true when it was one. */
-  releaseHostBuffer?(array: Float32Array | Float64Array): boolean;
+  releaseHostBuffer?(array: JobData): boolean;
 }

@@ -3,22 +3,35 @@
  * nothing is queued. A good one comes out normalized (defaults filled in, N computed), so lanes
  * never re-check. CUDA-free.
  */
-import { JobValidationError } from './errors.js';
+import { fail, finite, show } from './field-checks.js';
+import { checkSampleTypes } from './sample-types.js';
+import { MAX_TIMEOUT_MS, timeoutMsProblem } from '../runtime/timeout.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import type { Band, BuiltinJobFlag, JobFlag, JobOutputArrays, JobSpec } from './types.js';
+import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
+import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
 
 export type { ResolvedWindow };
+export { BUILTIN_FLAGS, checkSampleTypes };
 
-/** The built-in flags, in the order the seed's flow runs them. */
-export const BUILTIN_FLAGS: readonly BuiltinJobFlag[] = ['stft', 'cycles', 'wavelet'];
+/** The longest delay a Node timer takes (2^31 - 1 ms): the library's one timeout rule, runtime/timeout.ts. */
+export const MAX_TIMER_MS = MAX_TIMEOUT_MS;
 
 /** Smallest series the engine takes (a linear detrend and a spectrum need a few samples). */
 export const MIN_SERIES_LENGTH = 4;
 
 /** A validated job with every default filled in. */
 export interface NormalizedJob {
-  data: Float32Array | Float64Array;
+  /** The samples; f16 data given as a Float16Array (Node 24+) is seen here as its raw bits (a Uint16Array). */
+  data: JobData;
+  /** The samples' type (from the array, or `dtype` for raw f16/bf16 bits). */
+  dtype: JobDataType;
+  /** 16-bit input: the factor each sample is read with (1 for f32/f64 data). */
+  scale: number;
+  /** 'f16'/'bf16': the waves returned are rounded on the GPU; undefined: the engine's precision. */
+  outputDtype: JobHalfType | undefined;
+  /** outputDtype 'f32'/'f64' named explicitly (checkInto checks it is the engine's precision). */
+  outputFloat: 'f32' | 'f64' | undefined;
   batch: number;
   /** N, samples per series. */
   length: number;
@@ -72,23 +85,29 @@ export interface ValidationContext {
   stages: ReadonlySet<string>;
 }
 
-const fail = (field: string, message: string): never => {
-  throw new JobValidationError(field, message);
-};
-
-const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' && v !== null ? (Array.isArray(v) ? 'an array' : 'an object') : String(v));
-
-function finite(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) fail(field, `must be a finite number, got ${show(v)}`);
-  return v as number;
+/** The range of a number or integer parameter of the table, in words. */
+function rangeText(field: string): string {
+  const def = parameterOfField(field);
+  const parts: string[] = [];
+  if (def?.min !== undefined) parts.push(def.exclusiveMin === true ? `> ${def.min}` : `>= ${def.min}`);
+  if (def?.max !== undefined) parts.push(`<= ${def.max}`);
+  const positive = def?.min !== undefined && ((def.exclusiveMin === true && def.min === 0) || (def.type === 'integer' && def.min === 1));
+  return parts.length === 0 ? '' : ` ${parts.join(' and ')}${positive ? ' (positive)' : ''}`;
 }
 
-function positiveInteger(v: unknown, field: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(field, `must be a positive integer, got ${show(v)}`);
-  return v as number;
+/** A number or integer parameter checked against its row of the table (type, min, max). */
+function tableNumber(v: unknown, field: string): number {
+  const def = parameterOfField(field);
+  const integer = def?.type === 'integer';
+  const what = integer ? 'an integer' : 'a finite number';
+  if (typeof v !== 'number' || !(integer ? Number.isSafeInteger(v) : Number.isFinite(v))) return fail(field, `must be ${what}${rangeText(field)}, got ${show(v)}`);
+  const low = def?.min !== undefined && (def.exclusiveMin === true ? !(v > def.min) : v < def.min);
+  if (low || (def?.max !== undefined && v > def.max)) fail(field, `must be ${what}${rangeText(field)}, got ${v}`);
+  return v;
 }
 
-function band(v: unknown, field: string, nyquist: number): Band {
+/** A `[low, high]` band in Hz within [0, fs/2], or a JobValidationError naming the edge at fault. */
+export function band(v: unknown, field: string, nyquist: number): Band {
   if (!Array.isArray(v) || v.length !== 2) fail(field, `must be a [low, high] pair in Hz, got ${show(v)}`);
   const [lo, hi] = v as unknown[];
   const low = finite(lo, `${field}[0]`);
@@ -97,6 +116,41 @@ function band(v: unknown, field: string, nyquist: number): Band {
   if (high > nyquist) fail(`${field}[1]`, `high edge ${high} Hz is above fs/2 = ${nyquist} Hz`);
   if (!(low < high)) fail(field, `low edge ${low} Hz must be below the high edge ${high} Hz`);
   return [low, high];
+}
+
+/**
+ * Checks every scalar parameter given (number, integer, boolean, enum, string) against its row of
+ * the table: a new scalar parameter is checked by its row alone. Checks that need other fields
+ * (ranges against N or fs/2, arrays, windows) follow in validateJobParameters.
+ */
+function checkByTable(spec: Omit<JobSpec, 'data'>): void {
+  for (const def of JOB_PARAMETER_TABLE) {
+    if (def.field === null) continue;
+    const v = (spec as Record<string, unknown>)[def.field];
+    if (v === undefined) continue;
+    const d: ParameterDef = def;
+    switch (d.type) {
+      case 'number':
+      case 'integer':
+        tableNumber(v, def.field);
+        break;
+      case 'boolean':
+        if (typeof v !== 'boolean') fail(def.field, `must be true or false, got ${show(v)}`);
+        break;
+      case 'enum':
+        if (!(d.values ?? []).includes(v as string | boolean)) fail(def.field, `must be one of ${(d.values ?? []).map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}`);
+        break;
+      case 'string':
+        if (typeof v !== 'string' || v.length > (d.maxLength ?? Infinity))
+          fail(
+            def.field,
+            `must be a string${d.maxLength === undefined ? '' : ` of at most ${d.maxLength} characters`}, got ${typeof v === 'string' ? `${v.length} characters` : show(v)}`,
+          );
+        break;
+      default:
+        break;
+    }
+  }
 }
 
 /** Resolves a WindowSpec with the signal layer's rules (scipy names and aliases), or throws naming `field`. */
@@ -114,46 +168,48 @@ export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindo
   }
 }
 
-const INTO_FIELDS = new Set(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
-
-const KNOWN_FIELDS = new Set([
-  'data',
-  'batch',
-  'fs',
-  'flags',
-  'detrend',
-  'window',
-  'passBand',
-  'previewBins',
-  'bands',
-  'freqs',
-  'nCycles',
-  'waveletBands',
-  'stageParams',
-  'label',
-  'timeoutMs',
-  'signal',
-  'bandWaves',
-  'into',
-  'nperseg',
-  'noverlap',
-]);
+const INTO_FIELDS: ReadonlySet<string> = new Set(RESULT_ARRAY_FIELDS);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
   if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
-  for (const key of Object.keys(spec)) if (!KNOWN_FIELDS.has(key)) fail(key, `unknown field (known: ${[...KNOWN_FIELDS].join(', ')})`);
+  checkKnownFields(spec);
+  // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
+  // rest of the rules (which flags 16-bit data takes) depend on them.
+  const types = checkSampleTypes(spec);
+  return {
+    data: types.data,
+    dtype: types.dtype,
+    scale: types.scale,
+    outputDtype: types.outputDtype,
+    outputFloat: types.outputFloat,
+    ...validateJobParameters(spec, types.data.length, context, types.dtype),
+  };
+}
 
-  const data = spec.data as unknown;
-  if (!(data instanceof Float32Array) && !(data instanceof Float64Array))
-    return fail('data', `must be a Float32Array or Float64Array, got ${data === null || data === undefined ? String(data) : ((data as object).constructor?.name ?? typeof data)}`);
-  if (data.length === 0) fail('data', 'is empty');
-  const batch = spec.batch === undefined ? 1 : positiveInteger(spec.batch, 'batch');
-  if (data.length % batch !== 0) fail('batch', `${data.length} samples do not split into ${batch} series of equal length`);
-  const length = data.length / batch;
+function checkKnownFields(spec: object): void {
+  for (const key of Object.keys(spec)) if (!JOB_SPEC_FIELDS.has(key)) fail(key, `unknown field (known: ${[...JOB_SPEC_FIELDS].join(', ')})`);
+}
+
+/**
+ * Validates everything of `spec` but its samples, for `samples` samples in all (a server checks a
+ * request with it before it needs a GPU); throws JobValidationError naming the first bad field.
+ */
+export function validateJobParameters(
+  spec: Omit<JobSpec, 'data'>,
+  samples: number,
+  context: ValidationContext,
+  dtype: JobDataType = 'f32',
+): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
+  if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
+  checkKnownFields(spec);
+  if (samples === 0) fail('data', 'is empty');
+  checkByTable(spec);
+  const batch = spec.batch === undefined ? 1 : tableNumber(spec.batch, 'batch');
+  if (samples % batch !== 0) fail('batch', `${samples} samples do not split into ${batch} series of equal length`);
+  const length = samples / batch;
   if (length < MIN_SERIES_LENGTH) fail('data', `series of ${length} samples are too short (at least ${MIN_SERIES_LENGTH})`);
-  const fs = spec.fs === undefined ? 1 : finite(spec.fs, 'fs');
-  if (!(fs > 0)) fail('fs', `must be positive, got ${fs}`);
+  const fs = spec.fs === undefined ? 1 : tableNumber(spec.fs, 'fs');
   const nyquist = fs / 2;
 
   if (!Array.isArray(spec.flags)) fail('flags', `must be an array of flags (${BUILTIN_FLAGS.join(', ')} or a registered stage), got ${show(spec.flags)}`);
@@ -175,6 +231,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const stft = seen.has('stft');
   const cycles = seen.has('cycles');
   const wavelet = seen.has('wavelet');
+  if (dtype !== 'f32' && dtype !== 'f64' && (wavelet || stages.length > 0))
+    fail('flags', `${dtype} data takes the stft and cycles flags; ${wavelet ? 'wavelet' : `registered stages (${stages.join(', ')})`} need f32 or f64 data`);
 
   const detrend = spec.detrend === undefined ? 'linear' : spec.detrend;
   if (detrend !== 'linear' && detrend !== 'constant' && detrend !== false) fail('detrend', `must be 'linear', 'constant' or false, got ${show(detrend)}`);
@@ -183,8 +241,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   const passBand = spec.passBand === undefined ? ([0, nyquist] as Band) : band(spec.passBand, 'passBand', nyquist);
   let framing: JobFraming | undefined;
   if (spec.nperseg !== undefined) {
-    const nperseg = positiveInteger(spec.nperseg, 'nperseg');
-    if (nperseg < 2) fail('nperseg', `must be at least 2, got ${nperseg}`);
+    const nperseg = tableNumber(spec.nperseg, 'nperseg');
     if (nperseg > length) fail('nperseg', `${nperseg} is greater than the series length N = ${length}`);
     const noverlap = spec.noverlap === undefined ? Math.floor(nperseg / 2) : spec.noverlap;
     if (typeof noverlap !== 'number' || !Number.isSafeInteger(noverlap) || noverlap < 0 || noverlap >= nperseg)
@@ -204,7 +261,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     framing = { nperseg, noverlap, step, extension, paddedLength, frames, freqs: Math.floor(nperseg / 2) + 1 };
   } else if (spec.noverlap !== undefined) fail('noverlap', 'needs nperseg (a framed stft)');
   const maxBins = framing ? framing.freqs : Math.floor(length / 2) + 1;
-  const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : positiveInteger(spec.previewBins, 'previewBins');
+  const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : tableNumber(spec.previewBins, 'previewBins');
   if (previewBins > maxBins)
     fail(
       'previewBins',
@@ -233,8 +290,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     });
   }
   if (wavelet && freqs.length === 0) fail('freqs', 'the wavelet flag needs at least one frequency');
-  const nCycles = spec.nCycles === undefined ? 6 : finite(spec.nCycles, 'nCycles');
-  if (!(nCycles > 0)) fail('nCycles', `must be positive, got ${nCycles}`);
+  const nCycles = spec.nCycles === undefined ? 6 : tableNumber(spec.nCycles, 'nCycles');
 
   const bandWaves = spec.bandWaves === undefined ? true : spec.bandWaves;
   if (typeof bandWaves !== 'boolean') fail('bandWaves', `must be true or false, got ${show(bandWaves)}`);
@@ -242,25 +298,26 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
   if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
   for (const [key, value] of Object.entries(into)) {
     if (!INTO_FIELDS.has(key)) fail(`into.${key}`, `is not a result array (known: ${[...INTO_FIELDS].join(', ')})`);
-    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array))
-      fail(`into.${key}`, `must be a Float32Array or Float64Array, got ${show(value)}`);
+    const wave = key === 'filtered' || key === 'bandWaves';
+    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array) && !(wave && value instanceof Uint16Array))
+      fail(`into.${key}`, `must be a Float32Array or Float64Array${wave ? ' (a Uint16Array with outputDtype f16/bf16)' : ''}, got ${show(value)}`);
   }
 
   const stageParams = spec.stageParams ?? {};
   if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams)) fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
   for (const key of Object.keys(stageParams)) if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
 
-  if (spec.label !== undefined && typeof spec.label !== 'string') fail('label', `must be a string, got ${show(spec.label)}`);
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
-    timeoutMs = finite(spec.timeoutMs, 'timeoutMs');
-    if (!(timeoutMs > 0)) fail('timeoutMs', `must be positive, got ${timeoutMs}`);
+    timeoutMs = tableNumber(spec.timeoutMs, 'timeoutMs');
+    // The library's one timeout rule (runtime/timeout.ts): past 2^31-1 ms a Node timer fires at once.
+    const problem = timeoutMsProblem(timeoutMs);
+    if (problem !== undefined) fail('timeoutMs', problem);
   }
   const signal = spec.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) fail('signal', 'must be an AbortSignal');
 
   return {
-    data,
     batch,
     length,
     fs,
@@ -306,12 +363,19 @@ export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
     bandWaves: job.cycles && job.bandWaves ? b * nb * n : undefined,
     waveletPower: job.wavelet ? b * (job.waveletBands ? nb : job.freqs.length) * n : undefined,
   };
+  if (job.outputFloat !== undefined && job.outputFloat !== precision)
+    fail('outputDtype', `${job.outputFloat} is not this engine's precision (${precision}); ask for ${precision}, f16 or bf16`);
   for (const [key, array] of Object.entries(job.into)) {
     if (array === undefined) continue;
     const length = expected[key];
     if (length === undefined) fail(`into.${key}`, "this job's flags do not produce it");
-    const type = key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
-    if (!(array instanceof type)) fail(`into.${key}`, `must be a ${type.name} (engine precision ${precision}), got ${array.constructor.name}`);
+    const wave = key === 'filtered' || key === 'bandWaves';
+    const type = wave && job.outputDtype ? Uint16Array : key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
+    if (!(array instanceof type))
+      fail(
+        `into.${key}`,
+        `must be a ${type.name} (${wave && job.outputDtype ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
+      );
     if (array.length !== length) fail(`into.${key}`, `holds ${array.length} values, the result has ${length}`);
   }
 }

@@ -53,6 +53,11 @@ export interface SearchEnvironment {
   readonly home: string;
 }
 
+/** The file names tried for `library` in each folder, preferred first (what `tscuda info` says it looked for). */
+export function libraryFiles(library: LibraryName): readonly string[] {
+  return SPECS[library].files;
+}
+
 const processEnvironment = (): SearchEnvironment => ({ env: process.env, home: homedir() });
 
 function childFolders(dir: string, match: RegExp): string[] {

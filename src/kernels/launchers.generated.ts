@@ -78,10 +78,25 @@ export function loadBatchKernels(options: KernelModuleOptions = {}): BatchKernel
 export const SIGNAL_SIGNATURES = {
   frame_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   frame_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  frame_i16_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  frame_i16_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  frame_f16_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  frame_f16_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  frame_bf16_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  frame_bf16_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   series_stats_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
   series_stats_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  series_stats_i16: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  series_stats_f16: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
+  series_stats_bf16: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   detrend_window_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   detrend_window_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  detrend_window_i16_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  detrend_window_i16_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  detrend_window_f16_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  detrend_window_f16_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  detrend_window_bf16_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  detrend_window_bf16_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   arrange_stft_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   arrange_stft_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   arrange_psd_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
@@ -122,6 +137,10 @@ export const SIGNAL_SIGNATURES = {
   cwt_power_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'f64'],
   cwt_band_power_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   cwt_band_power_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  narrow_f32_f16: ['ptr', 'ptr', 'i32'],
+  narrow_f64_f16: ['ptr', 'ptr', 'i32'],
+  narrow_f32_bf16: ['ptr', 'ptr', 'i32'],
+  narrow_f64_bf16: ['ptr', 'ptr', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/signal.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -132,10 +151,25 @@ export interface SignalKernels {
   readonly kernels: {
     readonly frame_f32: Kernel;
     readonly frame_f64: Kernel;
+    readonly frame_i16_f32: Kernel;
+    readonly frame_i16_f64: Kernel;
+    readonly frame_f16_f32: Kernel;
+    readonly frame_f16_f64: Kernel;
+    readonly frame_bf16_f32: Kernel;
+    readonly frame_bf16_f64: Kernel;
     readonly series_stats_f32: Kernel;
     readonly series_stats_f64: Kernel;
+    readonly series_stats_i16: Kernel;
+    readonly series_stats_f16: Kernel;
+    readonly series_stats_bf16: Kernel;
     readonly detrend_window_f32: Kernel;
     readonly detrend_window_f64: Kernel;
+    readonly detrend_window_i16_f32: Kernel;
+    readonly detrend_window_i16_f64: Kernel;
+    readonly detrend_window_f16_f32: Kernel;
+    readonly detrend_window_f16_f64: Kernel;
+    readonly detrend_window_bf16_f32: Kernel;
+    readonly detrend_window_bf16_f64: Kernel;
     readonly arrange_stft_f32: Kernel;
     readonly arrange_stft_f64: Kernel;
     readonly arrange_psd_f32: Kernel;
@@ -176,19 +210,53 @@ export interface SignalKernels {
     readonly cwt_power_f64: Kernel;
     readonly cwt_band_power_f32: Kernel;
     readonly cwt_band_power_f64: Kernel;
+    readonly narrow_f32_f16: Kernel;
+    readonly narrow_f64_f16: Kernel;
+    readonly narrow_f32_bf16: Kernel;
+    readonly narrow_f64_bf16: Kernel;
   };
   /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
   frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
   /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
   frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
   /** `series_stats_f32(const float* x, double* stats, int n, int batch, int chunk)` */
   series_stats_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
   /** `series_stats_f64(const double* x, double* stats, int n, int batch, int chunk)` */
   series_stats_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
+  /** `series_stats_i16(const short* x, double* stats, int n, int batch, int chunk, double scale)` */
+  series_stats_i16(config: LaunchConfig, x: DeviceBuffer<'i16'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number, scale: number): void;
+  /** `series_stats_f16(const __half* x, double* stats, int n, int batch, int chunk, double scale)` */
+  series_stats_f16(config: LaunchConfig, x: DeviceBuffer<'f16'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number, scale: number): void;
+  /** `series_stats_bf16(const __nv_bfloat16* x, double* stats, int n, int batch, int chunk, double scale)` */
+  series_stats_bf16(config: LaunchConfig, x: DeviceBuffer<'bf16'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number, scale: number): void;
   /** `detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile)` */
   detrend_window_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number, tile: number): void;
   /** `detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile)` */
   detrend_window_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number, tile: number): void;
+  /** `detrend_window_i16_f32(const short* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
+  /** `detrend_window_i16_f64(const short* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
+  /** `detrend_window_f16_f32(const __half* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
+  /** `detrend_window_f16_f64(const __half* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
+  /** `detrend_window_bf16_f32(const __nv_bfloat16* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
+  /** `detrend_window_bf16_f64(const __nv_bfloat16* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale)` */
+  detrend_window_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, stats: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, detrend: number, useWindow: number, tile: number, scale: number): void;
   /** `arrange_stft_f32(const float2* h, float2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
   arrange_stft_f32(config: LaunchConfig, h: DeviceBuffer<'c64'>, z: DeviceBuffer<'c64'>, batch: number, frames: number, halfBins: number, freqs: number, nfft: number, scale: number): void;
   /** `arrange_stft_f64(const double2* h, double2* z, int batch, int frames, int halfBins, int freqs, int nfft, double scale)` */
@@ -269,6 +337,14 @@ export interface SignalKernels {
   cwt_band_power_f32(config: LaunchConfig, c: DeviceBuffer<'c64'>, p: DeviceBuffer<'f32'>, offsets: DeviceBuffer<'i32'>, idx: DeviceBuffer<'i32'>, batch: number, nfreq: number, nbands: number, n: number, L: number, scale: number): void;
   /** `cwt_band_power_f64(const double2* c, double* p, const int* offsets, const int* idx, int batch, int nfreq, int nbands, int n, int L, double scale)` */
   cwt_band_power_f64(config: LaunchConfig, c: DeviceBuffer<'c128'>, p: DeviceBuffer<'f64'>, offsets: DeviceBuffer<'i32'>, idx: DeviceBuffer<'i32'>, batch: number, nfreq: number, nbands: number, n: number, L: number, scale: number): void;
+  /** `narrow_f32_f16(const float* x, __half* y, int n)` */
+  narrow_f32_f16(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f16'>, n: number): void;
+  /** `narrow_f64_f16(const double* x, __half* y, int n)` */
+  narrow_f64_f16(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f16'>, n: number): void;
+  /** `narrow_f32_bf16(const float* x, __nv_bfloat16* y, int n)` */
+  narrow_f32_bf16(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'bf16'>, n: number): void;
+  /** `narrow_f64_bf16(const double* x, __nv_bfloat16* y, int n)` */
+  narrow_f64_bf16(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'bf16'>, n: number): void;
 }
 
 /**
@@ -280,10 +356,25 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernels = bindKernels(module, SIGNAL_SIGNATURES);
   const kernel_frame_f32 = kernels.frame_f32;
   const kernel_frame_f64 = kernels.frame_f64;
+  const kernel_frame_i16_f32 = kernels.frame_i16_f32;
+  const kernel_frame_i16_f64 = kernels.frame_i16_f64;
+  const kernel_frame_f16_f32 = kernels.frame_f16_f32;
+  const kernel_frame_f16_f64 = kernels.frame_f16_f64;
+  const kernel_frame_bf16_f32 = kernels.frame_bf16_f32;
+  const kernel_frame_bf16_f64 = kernels.frame_bf16_f64;
   const kernel_series_stats_f32 = kernels.series_stats_f32;
   const kernel_series_stats_f64 = kernels.series_stats_f64;
+  const kernel_series_stats_i16 = kernels.series_stats_i16;
+  const kernel_series_stats_f16 = kernels.series_stats_f16;
+  const kernel_series_stats_bf16 = kernels.series_stats_bf16;
   const kernel_detrend_window_f32 = kernels.detrend_window_f32;
   const kernel_detrend_window_f64 = kernels.detrend_window_f64;
+  const kernel_detrend_window_i16_f32 = kernels.detrend_window_i16_f32;
+  const kernel_detrend_window_i16_f64 = kernels.detrend_window_i16_f64;
+  const kernel_detrend_window_f16_f32 = kernels.detrend_window_f16_f32;
+  const kernel_detrend_window_f16_f64 = kernels.detrend_window_f16_f64;
+  const kernel_detrend_window_bf16_f32 = kernels.detrend_window_bf16_f32;
+  const kernel_detrend_window_bf16_f64 = kernels.detrend_window_bf16_f64;
   const kernel_arrange_stft_f32 = kernels.arrange_stft_f32;
   const kernel_arrange_stft_f64 = kernels.arrange_stft_f64;
   const kernel_arrange_psd_f32 = kernels.arrange_psd_f32;
@@ -324,6 +415,10 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_cwt_power_f64 = kernels.cwt_power_f64;
   const kernel_cwt_band_power_f32 = kernels.cwt_band_power_f32;
   const kernel_cwt_band_power_f64 = kernels.cwt_band_power_f64;
+  const kernel_narrow_f32_f16 = kernels.narrow_f32_f16;
+  const kernel_narrow_f64_f16 = kernels.narrow_f64_f16;
+  const kernel_narrow_f32_bf16 = kernels.narrow_f32_bf16;
+  const kernel_narrow_f64_bf16 = kernels.narrow_f64_bf16;
   return {
     module,
     kernels,
@@ -359,6 +454,108 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f64.setArg(11, detrend);
       kernel_frame_f64.launchPrepared(config);
     },
+    frame_i16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_i16_f32', 13, arguments.length);
+      kernel_frame_i16_f32.setArg(0, x);
+      kernel_frame_i16_f32.setArg(1, out);
+      kernel_frame_i16_f32.setArg(2, window);
+      kernel_frame_i16_f32.setArg(3, n);
+      kernel_frame_i16_f32.setArg(4, batch);
+      kernel_frame_i16_f32.setArg(5, nperseg);
+      kernel_frame_i16_f32.setArg(6, nfft);
+      kernel_frame_i16_f32.setArg(7, step);
+      kernel_frame_i16_f32.setArg(8, frames);
+      kernel_frame_i16_f32.setArg(9, ext);
+      kernel_frame_i16_f32.setArg(10, boundary);
+      kernel_frame_i16_f32.setArg(11, detrend);
+      kernel_frame_i16_f32.setArg(12, scale);
+      kernel_frame_i16_f32.launchPrepared(config);
+    },
+    frame_i16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_i16_f64', 13, arguments.length);
+      kernel_frame_i16_f64.setArg(0, x);
+      kernel_frame_i16_f64.setArg(1, out);
+      kernel_frame_i16_f64.setArg(2, window);
+      kernel_frame_i16_f64.setArg(3, n);
+      kernel_frame_i16_f64.setArg(4, batch);
+      kernel_frame_i16_f64.setArg(5, nperseg);
+      kernel_frame_i16_f64.setArg(6, nfft);
+      kernel_frame_i16_f64.setArg(7, step);
+      kernel_frame_i16_f64.setArg(8, frames);
+      kernel_frame_i16_f64.setArg(9, ext);
+      kernel_frame_i16_f64.setArg(10, boundary);
+      kernel_frame_i16_f64.setArg(11, detrend);
+      kernel_frame_i16_f64.setArg(12, scale);
+      kernel_frame_i16_f64.launchPrepared(config);
+    },
+    frame_f16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_f16_f32', 13, arguments.length);
+      kernel_frame_f16_f32.setArg(0, x);
+      kernel_frame_f16_f32.setArg(1, out);
+      kernel_frame_f16_f32.setArg(2, window);
+      kernel_frame_f16_f32.setArg(3, n);
+      kernel_frame_f16_f32.setArg(4, batch);
+      kernel_frame_f16_f32.setArg(5, nperseg);
+      kernel_frame_f16_f32.setArg(6, nfft);
+      kernel_frame_f16_f32.setArg(7, step);
+      kernel_frame_f16_f32.setArg(8, frames);
+      kernel_frame_f16_f32.setArg(9, ext);
+      kernel_frame_f16_f32.setArg(10, boundary);
+      kernel_frame_f16_f32.setArg(11, detrend);
+      kernel_frame_f16_f32.setArg(12, scale);
+      kernel_frame_f16_f32.launchPrepared(config);
+    },
+    frame_f16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_f16_f64', 13, arguments.length);
+      kernel_frame_f16_f64.setArg(0, x);
+      kernel_frame_f16_f64.setArg(1, out);
+      kernel_frame_f16_f64.setArg(2, window);
+      kernel_frame_f16_f64.setArg(3, n);
+      kernel_frame_f16_f64.setArg(4, batch);
+      kernel_frame_f16_f64.setArg(5, nperseg);
+      kernel_frame_f16_f64.setArg(6, nfft);
+      kernel_frame_f16_f64.setArg(7, step);
+      kernel_frame_f16_f64.setArg(8, frames);
+      kernel_frame_f16_f64.setArg(9, ext);
+      kernel_frame_f16_f64.setArg(10, boundary);
+      kernel_frame_f16_f64.setArg(11, detrend);
+      kernel_frame_f16_f64.setArg(12, scale);
+      kernel_frame_f16_f64.launchPrepared(config);
+    },
+    frame_bf16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_bf16_f32', 13, arguments.length);
+      kernel_frame_bf16_f32.setArg(0, x);
+      kernel_frame_bf16_f32.setArg(1, out);
+      kernel_frame_bf16_f32.setArg(2, window);
+      kernel_frame_bf16_f32.setArg(3, n);
+      kernel_frame_bf16_f32.setArg(4, batch);
+      kernel_frame_bf16_f32.setArg(5, nperseg);
+      kernel_frame_bf16_f32.setArg(6, nfft);
+      kernel_frame_bf16_f32.setArg(7, step);
+      kernel_frame_bf16_f32.setArg(8, frames);
+      kernel_frame_bf16_f32.setArg(9, ext);
+      kernel_frame_bf16_f32.setArg(10, boundary);
+      kernel_frame_bf16_f32.setArg(11, detrend);
+      kernel_frame_bf16_f32.setArg(12, scale);
+      kernel_frame_bf16_f32.launchPrepared(config);
+    },
+    frame_bf16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+      if (arguments.length !== 14) wrongArity('frame_bf16_f64', 13, arguments.length);
+      kernel_frame_bf16_f64.setArg(0, x);
+      kernel_frame_bf16_f64.setArg(1, out);
+      kernel_frame_bf16_f64.setArg(2, window);
+      kernel_frame_bf16_f64.setArg(3, n);
+      kernel_frame_bf16_f64.setArg(4, batch);
+      kernel_frame_bf16_f64.setArg(5, nperseg);
+      kernel_frame_bf16_f64.setArg(6, nfft);
+      kernel_frame_bf16_f64.setArg(7, step);
+      kernel_frame_bf16_f64.setArg(8, frames);
+      kernel_frame_bf16_f64.setArg(9, ext);
+      kernel_frame_bf16_f64.setArg(10, boundary);
+      kernel_frame_bf16_f64.setArg(11, detrend);
+      kernel_frame_bf16_f64.setArg(12, scale);
+      kernel_frame_bf16_f64.launchPrepared(config);
+    },
     series_stats_f32(config, x, stats, n, batch, chunk) {
       if (arguments.length !== 6) wrongArity('series_stats_f32', 5, arguments.length);
       kernel_series_stats_f32.setArg(0, x);
@@ -376,6 +573,36 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_series_stats_f64.setArg(3, batch);
       kernel_series_stats_f64.setArg(4, chunk);
       kernel_series_stats_f64.launchPrepared(config);
+    },
+    series_stats_i16(config, x, stats, n, batch, chunk, scale) {
+      if (arguments.length !== 7) wrongArity('series_stats_i16', 6, arguments.length);
+      kernel_series_stats_i16.setArg(0, x);
+      kernel_series_stats_i16.setArg(1, stats);
+      kernel_series_stats_i16.setArg(2, n);
+      kernel_series_stats_i16.setArg(3, batch);
+      kernel_series_stats_i16.setArg(4, chunk);
+      kernel_series_stats_i16.setArg(5, scale);
+      kernel_series_stats_i16.launchPrepared(config);
+    },
+    series_stats_f16(config, x, stats, n, batch, chunk, scale) {
+      if (arguments.length !== 7) wrongArity('series_stats_f16', 6, arguments.length);
+      kernel_series_stats_f16.setArg(0, x);
+      kernel_series_stats_f16.setArg(1, stats);
+      kernel_series_stats_f16.setArg(2, n);
+      kernel_series_stats_f16.setArg(3, batch);
+      kernel_series_stats_f16.setArg(4, chunk);
+      kernel_series_stats_f16.setArg(5, scale);
+      kernel_series_stats_f16.launchPrepared(config);
+    },
+    series_stats_bf16(config, x, stats, n, batch, chunk, scale) {
+      if (arguments.length !== 7) wrongArity('series_stats_bf16', 6, arguments.length);
+      kernel_series_stats_bf16.setArg(0, x);
+      kernel_series_stats_bf16.setArg(1, stats);
+      kernel_series_stats_bf16.setArg(2, n);
+      kernel_series_stats_bf16.setArg(3, batch);
+      kernel_series_stats_bf16.setArg(4, chunk);
+      kernel_series_stats_bf16.setArg(5, scale);
+      kernel_series_stats_bf16.launchPrepared(config);
     },
     detrend_window_f32(config, x, out, stats, window, n, batch, detrend, useWindow, tile) {
       if (arguments.length !== 10) wrongArity('detrend_window_f32', 9, arguments.length);
@@ -402,6 +629,90 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_detrend_window_f64.setArg(7, useWindow);
       kernel_detrend_window_f64.setArg(8, tile);
       kernel_detrend_window_f64.launchPrepared(config);
+    },
+    detrend_window_i16_f32(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_i16_f32', 10, arguments.length);
+      kernel_detrend_window_i16_f32.setArg(0, x);
+      kernel_detrend_window_i16_f32.setArg(1, out);
+      kernel_detrend_window_i16_f32.setArg(2, stats);
+      kernel_detrend_window_i16_f32.setArg(3, window);
+      kernel_detrend_window_i16_f32.setArg(4, n);
+      kernel_detrend_window_i16_f32.setArg(5, batch);
+      kernel_detrend_window_i16_f32.setArg(6, detrend);
+      kernel_detrend_window_i16_f32.setArg(7, useWindow);
+      kernel_detrend_window_i16_f32.setArg(8, tile);
+      kernel_detrend_window_i16_f32.setArg(9, scale);
+      kernel_detrend_window_i16_f32.launchPrepared(config);
+    },
+    detrend_window_i16_f64(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_i16_f64', 10, arguments.length);
+      kernel_detrend_window_i16_f64.setArg(0, x);
+      kernel_detrend_window_i16_f64.setArg(1, out);
+      kernel_detrend_window_i16_f64.setArg(2, stats);
+      kernel_detrend_window_i16_f64.setArg(3, window);
+      kernel_detrend_window_i16_f64.setArg(4, n);
+      kernel_detrend_window_i16_f64.setArg(5, batch);
+      kernel_detrend_window_i16_f64.setArg(6, detrend);
+      kernel_detrend_window_i16_f64.setArg(7, useWindow);
+      kernel_detrend_window_i16_f64.setArg(8, tile);
+      kernel_detrend_window_i16_f64.setArg(9, scale);
+      kernel_detrend_window_i16_f64.launchPrepared(config);
+    },
+    detrend_window_f16_f32(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_f16_f32', 10, arguments.length);
+      kernel_detrend_window_f16_f32.setArg(0, x);
+      kernel_detrend_window_f16_f32.setArg(1, out);
+      kernel_detrend_window_f16_f32.setArg(2, stats);
+      kernel_detrend_window_f16_f32.setArg(3, window);
+      kernel_detrend_window_f16_f32.setArg(4, n);
+      kernel_detrend_window_f16_f32.setArg(5, batch);
+      kernel_detrend_window_f16_f32.setArg(6, detrend);
+      kernel_detrend_window_f16_f32.setArg(7, useWindow);
+      kernel_detrend_window_f16_f32.setArg(8, tile);
+      kernel_detrend_window_f16_f32.setArg(9, scale);
+      kernel_detrend_window_f16_f32.launchPrepared(config);
+    },
+    detrend_window_f16_f64(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_f16_f64', 10, arguments.length);
+      kernel_detrend_window_f16_f64.setArg(0, x);
+      kernel_detrend_window_f16_f64.setArg(1, out);
+      kernel_detrend_window_f16_f64.setArg(2, stats);
+      kernel_detrend_window_f16_f64.setArg(3, window);
+      kernel_detrend_window_f16_f64.setArg(4, n);
+      kernel_detrend_window_f16_f64.setArg(5, batch);
+      kernel_detrend_window_f16_f64.setArg(6, detrend);
+      kernel_detrend_window_f16_f64.setArg(7, useWindow);
+      kernel_detrend_window_f16_f64.setArg(8, tile);
+      kernel_detrend_window_f16_f64.setArg(9, scale);
+      kernel_detrend_window_f16_f64.launchPrepared(config);
+    },
+    detrend_window_bf16_f32(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_bf16_f32', 10, arguments.length);
+      kernel_detrend_window_bf16_f32.setArg(0, x);
+      kernel_detrend_window_bf16_f32.setArg(1, out);
+      kernel_detrend_window_bf16_f32.setArg(2, stats);
+      kernel_detrend_window_bf16_f32.setArg(3, window);
+      kernel_detrend_window_bf16_f32.setArg(4, n);
+      kernel_detrend_window_bf16_f32.setArg(5, batch);
+      kernel_detrend_window_bf16_f32.setArg(6, detrend);
+      kernel_detrend_window_bf16_f32.setArg(7, useWindow);
+      kernel_detrend_window_bf16_f32.setArg(8, tile);
+      kernel_detrend_window_bf16_f32.setArg(9, scale);
+      kernel_detrend_window_bf16_f32.launchPrepared(config);
+    },
+    detrend_window_bf16_f64(config, x, out, stats, window, n, batch, detrend, useWindow, tile, scale) {
+      if (arguments.length !== 11) wrongArity('detrend_window_bf16_f64', 10, arguments.length);
+      kernel_detrend_window_bf16_f64.setArg(0, x);
+      kernel_detrend_window_bf16_f64.setArg(1, out);
+      kernel_detrend_window_bf16_f64.setArg(2, stats);
+      kernel_detrend_window_bf16_f64.setArg(3, window);
+      kernel_detrend_window_bf16_f64.setArg(4, n);
+      kernel_detrend_window_bf16_f64.setArg(5, batch);
+      kernel_detrend_window_bf16_f64.setArg(6, detrend);
+      kernel_detrend_window_bf16_f64.setArg(7, useWindow);
+      kernel_detrend_window_bf16_f64.setArg(8, tile);
+      kernel_detrend_window_bf16_f64.setArg(9, scale);
+      kernel_detrend_window_bf16_f64.launchPrepared(config);
     },
     arrange_stft_f32(config, h, z, batch, frames, halfBins, freqs, nfft, scale) {
       if (arguments.length !== 9) wrongArity('arrange_stft_f32', 8, arguments.length);
@@ -850,6 +1161,34 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_cwt_band_power_f64.setArg(8, L);
       kernel_cwt_band_power_f64.setArg(9, scale);
       kernel_cwt_band_power_f64.launchPrepared(config);
+    },
+    narrow_f32_f16(config, x, y, n) {
+      if (arguments.length !== 4) wrongArity('narrow_f32_f16', 3, arguments.length);
+      kernel_narrow_f32_f16.setArg(0, x);
+      kernel_narrow_f32_f16.setArg(1, y);
+      kernel_narrow_f32_f16.setArg(2, n);
+      kernel_narrow_f32_f16.launchPrepared(config);
+    },
+    narrow_f64_f16(config, x, y, n) {
+      if (arguments.length !== 4) wrongArity('narrow_f64_f16', 3, arguments.length);
+      kernel_narrow_f64_f16.setArg(0, x);
+      kernel_narrow_f64_f16.setArg(1, y);
+      kernel_narrow_f64_f16.setArg(2, n);
+      kernel_narrow_f64_f16.launchPrepared(config);
+    },
+    narrow_f32_bf16(config, x, y, n) {
+      if (arguments.length !== 4) wrongArity('narrow_f32_bf16', 3, arguments.length);
+      kernel_narrow_f32_bf16.setArg(0, x);
+      kernel_narrow_f32_bf16.setArg(1, y);
+      kernel_narrow_f32_bf16.setArg(2, n);
+      kernel_narrow_f32_bf16.launchPrepared(config);
+    },
+    narrow_f64_bf16(config, x, y, n) {
+      if (arguments.length !== 4) wrongArity('narrow_f64_bf16', 3, arguments.length);
+      kernel_narrow_f64_bf16.setArg(0, x);
+      kernel_narrow_f64_bf16.setArg(1, y);
+      kernel_narrow_f64_bf16.setArg(2, n);
+      kernel_narrow_f64_bf16.launchPrepared(config);
     },
   };
 }

@@ -2,11 +2,18 @@
 // and the Morlet CWT. Each kernel has a float (_f32) and a double (_f64) variant instantiated from
 // one template. Reductions accumulate in double in both variants.
 //
+// 16-bit samples (i16 with a scale, f16, bf16) are read by the first kernels that touch the
+// series (frame, series_stats, detrend_window: `<base>_<in>_<out>` variants), converted to double
+// on load, so the samples cross the bus in 2 bytes and no pass widens them first. Results going
+// back to the host in 16 bits are rounded by `narrow_<from>_<to>` (round to nearest even).
+//
 // Conventions: series are row-major (series after series); a one-sided spectrum of an n-point
 // transform has n/2+1 complex bins per row; grid-stride loops everywhere; reductions use one block
 // per row (blockDim.x must be a power of two, <= 1024) with a shared-memory tree.
 
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
 
 typedef long long i64;
 
@@ -19,6 +26,15 @@ __device__ __forceinline__ i64 grid_threads() { return (i64)gridDim.x * blockDim
 // Bin k of an n-point real FFT is its own mirror (DC, and Nyquist when n is even): a one-sided
 // spectrum counts every other bin twice (its negative-frequency twin folded in), these once.
 __device__ __forceinline__ bool self_mirrored(i64 k, i64 n) { return k == 0 || ((n & 1) == 0 && 2 * k == n); }
+
+// Sample i of a series as a double: float and double as they are (no scale: the f32/f64 kernels
+// compute exactly what they did before 16-bit input existed), 16-bit types converted and scaled
+// (i16: scale is typically 1/32768; f16/bf16: 1 unless the caller asks).
+__device__ __forceinline__ double sample(const float* x, i64 i, double) { return (double)x[i]; }
+__device__ __forceinline__ double sample(const double* x, i64 i, double) { return x[i]; }
+__device__ __forceinline__ double sample(const short* x, i64 i, double scale) { return (double)x[i] * scale; }
+__device__ __forceinline__ double sample(const __half* x, i64 i, double scale) { return (double)__half2float(x[i]) * scale; }
+__device__ __forceinline__ double sample(const __nv_bfloat16* x, i64 i, double scale) { return (double)__bfloat162float(x[i]) * scale; }
 
 // Sums two doubles across the block (shared tree); every thread gets the totals.
 __device__ void block_sum2(double& a, double& b) {
@@ -43,44 +59,44 @@ __device__ void block_sum2(double& a, double& b) {
 // Value of the boundary-extended series at position p (0 <= p), as scipy's zero_ext / even_ext /
 // odd_ext / const_ext followed by zero padding: q = p - ext indexes the original series of n samples.
 // boundary: 0 none, 1 zeros, 2 even, 3 odd, 4 constant.
-template <typename T>
-__device__ __forceinline__ double extended(const T* x, i64 n, i64 p, i64 ext, int boundary) {
+template <typename In>
+__device__ __forceinline__ double extended(const In* x, i64 n, i64 p, i64 ext, int boundary, double scale) {
   i64 q = p - ext;
-  if (q >= 0 && q < n) return (double)x[q];
+  if (q >= 0 && q < n) return sample(x, q, scale);
   if (boundary == 0 || boundary == 1) return 0.0;
   if (q < 0) {
     if (q < -ext) return 0.0;
     i64 r = -q;  // 1..ext
-    if (boundary == 2) return (double)x[r];
-    if (boundary == 3) return 2.0 * (double)x[0] - (double)x[r];
-    return (double)x[0];
+    if (boundary == 2) return sample(x, r, scale);
+    if (boundary == 3) return 2.0 * sample(x, 0, scale) - sample(x, r, scale);
+    return sample(x, 0, scale);
   }
   i64 r = q - (n - 1);  // 1.. beyond the last sample
   if (r > ext) return 0.0;  // zero padding after the extension
-  if (boundary == 2) return (double)x[n - 1 - r];
-  if (boundary == 3) return 2.0 * (double)x[n - 1] - (double)x[n - 1 - r];
-  return (double)x[n - 1];
+  if (boundary == 2) return sample(x, n - 1 - r, scale);
+  if (boundary == 3) return 2.0 * sample(x, n - 1, scale) - sample(x, n - 1 - r, scale);
+  return sample(x, n - 1, scale);
 }
 
 // Frames of B series into the FFT input: out[(b*frames + f)*nfft + j] for j < nfft is
 // (detrend(seg) * window)[j] for j < nperseg and 0 for nperseg <= j < nfft, where seg[j] is the
 // extended series at f*step + j. detrend: 0 none, 1 constant (mean), 2 linear (least squares).
 // One block per frame (grid-stride over frames).
-template <typename T>
-__device__ void frame_impl(const T* x, T* out, const T* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
+template <typename In, typename T>
+__device__ void frame_impl(const In* x, T* out, const T* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
   i64 total = (i64)batch * frames;
   double tbar = 0.5 * (nperseg - 1);
   double stt = (double)nperseg * ((double)nperseg * nperseg - 1.0) / 12.0;
   for (i64 row = blockIdx.x; row < total; row += gridDim.x) {
     i64 b = row / frames;
     i64 f = row - b * frames;
-    const T* xs = x + b * (i64)n;
+    const In* xs = x + b * (i64)n;
     i64 start = f * (i64)step;
     double mean = 0.0, slope = 0.0;
     if (detrend != 0) {
       double s0 = 0.0, s1 = 0.0;
       for (int j = threadIdx.x; j < nperseg; j += blockDim.x) {
-        double v = extended(xs, n, start + j, ext, boundary);
+        double v = extended(xs, n, start + j, ext, boundary, scale);
         s0 += v;
         s1 += (j - tbar) * v;
       }
@@ -92,7 +108,7 @@ __device__ void frame_impl(const T* x, T* out, const T* window, int n, int batch
     for (int j = threadIdx.x; j < nfft; j += blockDim.x) {
       double v = 0.0;
       if (j < nperseg) {
-        v = extended(xs, n, start + j, ext, boundary);
+        v = extended(xs, n, start + j, ext, boundary, scale);
         if (detrend != 0) v -= mean + slope * (j - tbar);
         v *= (double)window[j];
       }
@@ -102,17 +118,37 @@ __device__ void frame_impl(const T* x, T* out, const T* window, int n, int batch
 }
 
 extern "C" __global__ void frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_impl<float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+  frame_impl<float, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, 1.0);
 }
 extern "C" __global__ void frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_impl<double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+  frame_impl<double, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, 1.0);
+}
+
+// 16-bit input: frame_<in>_<out>; `scale` multiplies every sample as it is read.
+extern "C" __global__ void frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<short, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+}
+extern "C" __global__ void frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<short, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+}
+extern "C" __global__ void frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__half, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+}
+extern "C" __global__ void frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__half, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+}
+extern "C" __global__ void frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__nv_bfloat16, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+}
+extern "C" __global__ void frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__nv_bfloat16, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
 }
 
 // Whole-series detrend statistics, many blocks per series: stats[2b] += sum x, stats[2b+1] +=
 // sum (t - tbar) x over the block's chunk of series b. stats must be zeroed first (memset).
 // Block id -> (series, chunk); chunks = ceil(n / chunk).
-template <typename T>
-__device__ void series_stats_impl(const T* x, double* stats, int n, int batch, int chunk) {
+template <typename In>
+__device__ void series_stats_impl(const In* x, double* stats, int n, int batch, int chunk, double scale) {
   i64 chunks = ((i64)n + chunk - 1) / chunk;
   i64 total = chunks * batch;
   double tbar = 0.5 * ((double)n - 1.0);
@@ -121,10 +157,10 @@ __device__ void series_stats_impl(const T* x, double* stats, int n, int batch, i
     i64 c = id - b * chunks;
     i64 begin = c * chunk;
     i64 end = begin + chunk < n ? begin + chunk : n;
-    const T* xs = x + b * (i64)n;
+    const In* xs = x + b * (i64)n;
     double s0 = 0.0, s1 = 0.0;
     for (i64 t = begin + threadIdx.x; t < end; t += blockDim.x) {
-      double v = (double)xs[t];
+      double v = sample(xs, t, scale);
       s0 += v;
       s1 += ((double)t - tbar) * v;
     }
@@ -136,15 +172,19 @@ __device__ void series_stats_impl(const T* x, double* stats, int n, int batch, i
   }
 }
 
-extern "C" __global__ void series_stats_f32(const float* x, double* stats, int n, int batch, int chunk) { series_stats_impl<float>(x, stats, n, batch, chunk); }
-extern "C" __global__ void series_stats_f64(const double* x, double* stats, int n, int batch, int chunk) { series_stats_impl<double>(x, stats, n, batch, chunk); }
+extern "C" __global__ void series_stats_f32(const float* x, double* stats, int n, int batch, int chunk) { series_stats_impl<float>(x, stats, n, batch, chunk, 1.0); }
+extern "C" __global__ void series_stats_f64(const double* x, double* stats, int n, int batch, int chunk) { series_stats_impl<double>(x, stats, n, batch, chunk, 1.0); }
+// 16-bit input: the statistics of the scaled samples (what detrend_window_<in>_<out> subtracts).
+extern "C" __global__ void series_stats_i16(const short* x, double* stats, int n, int batch, int chunk, double scale) { series_stats_impl<short>(x, stats, n, batch, chunk, scale); }
+extern "C" __global__ void series_stats_f16(const __half* x, double* stats, int n, int batch, int chunk, double scale) { series_stats_impl<__half>(x, stats, n, batch, chunk, scale); }
+extern "C" __global__ void series_stats_bf16(const __nv_bfloat16* x, double* stats, int n, int batch, int chunk, double scale) { series_stats_impl<__nv_bfloat16>(x, stats, n, batch, chunk, scale); }
 
 // Whole-series detrend and window: out[b*n + t] = (x - mean_b - slope_b (t - tbar)) * w[t].
 // detrend: 0 none (stats unused), 1 constant, 2 linear; useWindow 0: no window (w unused).
 // Block id -> (row, tile of `tile` samples): the row's trend is worked out once per tile and no
 // thread divides a 64-bit index per sample.
-template <typename T>
-__device__ void detrend_window_impl(const T* x, T* out, const double* stats, const T* window, int n, int batch, int detrend, int useWindow, int tile) {
+template <typename In, typename T>
+__device__ void detrend_window_impl(const In* x, T* out, const double* stats, const T* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
   i64 tiles = ((i64)n + tile - 1) / tile;
   i64 total = tiles * batch;
   double tbar = 0.5 * ((double)n - 1.0);
@@ -160,10 +200,10 @@ __device__ void detrend_window_impl(const T* x, T* out, const double* stats, con
       slope = (detrend == 2 && stt > 0.0) ? stats[2 * b + 1] / stt : 0.0;
       offset = mean - slope * tbar;
     }
-    const T* xs = x + b * (i64)n;
+    const In* xs = x + b * (i64)n;
     T* os = out + b * (i64)n;
     for (int t = begin + threadIdx.x; t < end; t += blockDim.x) {
-      double v = (double)xs[t] - (offset + slope * (double)t);
+      double v = sample(xs, t, scale) - (offset + slope * (double)t);
       if (useWindow) v *= (double)window[t];
       os[t] = (T)v;
     }
@@ -171,10 +211,30 @@ __device__ void detrend_window_impl(const T* x, T* out, const double* stats, con
 }
 
 extern "C" __global__ void detrend_window_f32(const float* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile) {
-  detrend_window_impl<float>(x, out, stats, window, n, batch, detrend, useWindow, tile);
+  detrend_window_impl<float, float>(x, out, stats, window, n, batch, detrend, useWindow, tile, 1.0);
 }
 extern "C" __global__ void detrend_window_f64(const double* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile) {
-  detrend_window_impl<double>(x, out, stats, window, n, batch, detrend, useWindow, tile);
+  detrend_window_impl<double, double>(x, out, stats, window, n, batch, detrend, useWindow, tile, 1.0);
+}
+// 16-bit input: detrend_window_<in>_<out>, the first kernel of the engine's whole-series flow to read
+// the samples (with series_stats_<in> when detrending): the conversion costs no pass of its own.
+extern "C" __global__ void detrend_window_i16_f32(const short* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<short, float>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
+}
+extern "C" __global__ void detrend_window_i16_f64(const short* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<short, double>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
+}
+extern "C" __global__ void detrend_window_f16_f32(const __half* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<__half, float>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
+}
+extern "C" __global__ void detrend_window_f16_f64(const __half* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<__half, double>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
+}
+extern "C" __global__ void detrend_window_bf16_f32(const __nv_bfloat16* x, float* out, const double* stats, const float* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<__nv_bfloat16, float>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
+}
+extern "C" __global__ void detrend_window_bf16_f64(const __nv_bfloat16* x, double* out, const double* stats, const double* window, int n, int batch, int detrend, int useWindow, int tile, double scale) {
+  detrend_window_impl<__nv_bfloat16, double>(x, out, stats, window, n, batch, detrend, useWindow, tile, scale);
 }
 
 // STFT output arrangement: from the FFT's frame-major half spectra h[(b*frames + f)*halfBins + k]
@@ -254,44 +314,57 @@ extern "C" __global__ void welch_mean_f64(const double2* h, double* p, int batch
   welch_mean_impl<double>(h, p, batch, frames, halfBins, freqs, nfft, onesided, scale);
 }
 
+// numpy.unwrap's correction for one step dd between neighbours (period 2*pi, discont = pi):
+// ddmod = mod(dd + pi, 2*pi) - pi, with -pi mapped to pi where dd > 0; nothing below pi.
+__device__ inline double unwrap_correction(double dd) {
+  const double PI = 3.141592653589793;
+  if (fabs(dd) < PI) return 0.0;
+  double ddmod = fmod(dd + PI, 2.0 * PI);
+  if (ddmod < 0) ddmod += 2.0 * PI;
+  ddmod -= PI;
+  if (ddmod == -PI && dd > 0) ddmod = PI;
+  return ddmod - dd;
+}
+
+// Bin k of frame f of series b, scaled: bins above nfft/2 are conj(h[nfft - k]).
+template <typename T>
+__device__ inline void mode_bin(const typename Complex<T>::type* h, i64 b, int f, i64 k, int frames, int halfBins, int nfft, double scale, double* re, double* im) {
+  i64 src = k < halfBins ? k : nfft - k;
+  typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
+  *re = (double)v.x * scale;
+  *im = (k < halfBins ? 1.0 : -1.0) * (double)v.y * scale;
+}
+
 // Spectrogram modes other than psd (scipy's 'magnitude', 'angle', 'phase'): from the frame-major
-// half spectra h (scaled by `scale`, no one-sided doubling) to out[(b*freqs + k)*frames + f]. One
-// thread per (b, k) row: 'phase' unwraps along the frames as numpy.unwrap does (discont = pi).
-// mode: 1 magnitude, 2 angle, 3 phase.
+// half spectra h (scaled by `scale`, no one-sided doubling) to out[(b*freqs + k)*frames + f].
+// mode: 1 magnitude, 2 angle (one thread per element), 3 phase: the angle unwrapped along
+// frequency, as scipy does (np.unwrap(np.angle(Sxx), axis=-2)), one thread per (b, f) column
+// walking k = 0..freqs-1 in output order.
 template <typename T>
 __device__ void spectrogram_mode_impl(const typename Complex<T>::type* h, T* out, int batch, int frames, int halfBins, int freqs, int nfft, double scale, int mode) {
-  const double PI = 3.141592653589793;
-  i64 rows = (i64)batch * freqs;
-  for (i64 r = global_thread(); r < rows; r += grid_threads()) {
-    i64 k = r % freqs;
-    i64 b = r / freqs;
-    i64 src = k < halfBins ? k : nfft - k;
-    double sign = k < halfBins ? 1.0 : -1.0; // bins above nfft/2 are conj(h[nfft - k])
-    double previous = 0.0, correction = 0.0;
-    for (int f = 0; f < frames; f++) {
-      typename Complex<T>::type v = h[(b * frames + f) * halfBins + src];
-      double re = (double)v.x * scale, im = sign * (double)v.y * scale;
-      double value;
-      if (mode == 1) {
-        value = sqrt(re * re + im * im);
-      } else {
+  double re, im;
+  if (mode == 3) {
+    i64 columns = (i64)batch * frames;
+    for (i64 c = global_thread(); c < columns; c += grid_threads()) {
+      i64 b = c / frames;
+      int f = (int)(c % frames);
+      double previous = 0.0, correction = 0.0;
+      for (i64 k = 0; k < freqs; k++) {
+        mode_bin<T>(h, b, f, k, frames, halfBins, nfft, scale, &re, &im);
         double a = atan2(im, re);
-        value = a;
-        if (mode == 3) {
-          if (f > 0) {
-            double dd = a - previous;
-            double ddmod = fmod(dd + PI, 2.0 * PI);
-            if (ddmod < 0) ddmod += 2.0 * PI;
-            ddmod -= PI;
-            if (ddmod == -PI && dd > 0) ddmod = PI;
-            if (fabs(dd) >= PI) correction += ddmod - dd;
-          }
-          previous = a;
-          value = a + correction;
-        }
+        if (k > 0) correction += unwrap_correction(a - previous);
+        previous = a;
+        out[(b * freqs + k) * frames + f] = (T)(a + correction);
       }
-      out[r * frames + f] = (T)value;
     }
+    return;
+  }
+  i64 total = (i64)batch * freqs * frames;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    int f = (int)(i % frames);
+    i64 r = i / frames;
+    mode_bin<T>(h, r / freqs, f, r % freqs, frames, halfBins, nfft, scale, &re, &im);
+    out[i] = (T)(mode == 1 ? sqrt(re * re + im * im) : atan2(im, re));
   }
 }
 
@@ -737,4 +810,27 @@ extern "C" __global__ void cwt_band_power_f32(const float2* c, float* p, const i
 }
 extern "C" __global__ void cwt_band_power_f64(const double2* c, double* p, const int* offsets, const int* idx, int batch, int nfreq, int nbands, int n, int L, double scale) {
   cwt_band_power_impl<double>(c, p, offsets, idx, batch, nfreq, nbands, n, L, scale);
+}
+
+// Results back to the host in 16 bits: y[i] = round-to-nearest-even(x[i]) as f16 or bf16, the last
+// kernel before the copy back (cuFFT's inverse writes f32/f64; this pass reads 4 or 8 bytes and
+// writes 2 per sample in device memory, so the link, the bottleneck, carries 2).
+template <typename T> __device__ __forceinline__ __half to_f16(T v);
+template <> __device__ __forceinline__ __half to_f16<float>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __half to_f16<double>(double v) { return __double2half(v); }
+template <typename T> __device__ __forceinline__ __nv_bfloat16 to_bf16(T v);
+template <> __device__ __forceinline__ __nv_bfloat16 to_bf16<float>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 to_bf16<double>(double v) { return __double2bfloat16(v); }
+
+extern "C" __global__ void narrow_f32_f16(const float* x, __half* y, int n) {
+  for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_f16<float>(x[i]);
+}
+extern "C" __global__ void narrow_f64_f16(const double* x, __half* y, int n) {
+  for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_f16<double>(x[i]);
+}
+extern "C" __global__ void narrow_f32_bf16(const float* x, __nv_bfloat16* y, int n) {
+  for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_bf16<float>(x[i]);
+}
+extern "C" __global__ void narrow_f64_bf16(const double* x, __nv_bfloat16* y, int n) {
+  for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_bf16<double>(x[i]);
 }

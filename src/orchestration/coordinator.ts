@@ -1,16 +1,20 @@
-import { CUresult, type CUevent } from '../ffi/generated/types.js';
 import { checkTimeoutMs } from '../runtime/timeout.js';
-import { check, driverApi, driverError, hot } from '../runtime/cuda.js';
-import { Graph, type CaptureMode } from '../runtime/graph.js';
+import type { CaptureMode, Graph } from '../runtime/graph.js';
 import type { OperationKind } from '../report/timeline.js';
-import { Resource } from '../runtime/resource.js';
-import type { Stream } from '../runtime/stream.js';
+import { expectResource, Resource } from '../runtime/resource.js';
+import { Stream } from '../runtime/stream.js';
+import { captureOperations } from './capture-operations.js';
 import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
-import { DependencyFailedError, OperationError, OperationForgottenError, OperationTimeoutError } from './errors.js';
+import { DependencyFailedError, OperationError, OperationForgottenError } from './errors.js';
+import { callSafely } from './host-calls.js';
 import { Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
+import { onEveryStream } from './parallel.js';
 import { RingQueue } from './ring-queue.js';
-import type { SettleListener } from './stream-pool.js';
+import { OperationScheduler } from './scheduler.js';
+import { SettledLog } from './settled-log.js';
 import type { StreamPool } from './stream-pool.js';
+
+export { MAX_FORGOTTEN_FAILURES, MAX_UNREPORTED } from './settled-log.js';
 
 /** How a Coordinator is made. */
 export interface CoordinatorDescriptor {
@@ -26,32 +30,15 @@ export interface CoordinatorDescriptor {
    * referred to by id, as the AsyncCoordinator does.
    */
   uniqueNames?: boolean | undefined;
+  /**
+   * Whether an operation's `stream` may be a stream of the pool's context that is not one of the
+   * pool's (a "guest", tracked by the pool, never handed out). Default false: such a stream is
+   * refused, since it escapes the pool's strategy and barriers. The AsyncCoordinator allows it.
+   */
+  guestStreams?: boolean | undefined;
 }
 
-/** poll() reports at most this many settlements since the previous poll(); older ones are dropped. */
-export const MAX_UNREPORTED = 1 << 16;
-/** Failures of forgotten operations remembered (their ids and errors); beyond, the oldest are dropped. */
-export const MAX_FORGOTTEN_FAILURES = 1 << 16;
 const DEFAULT_RETAIN = 4096;
-
-function toError(e: unknown): Error {
-  return e instanceof Error ? e : new Error(String(e));
-}
-
-function isThenable(x: unknown): x is PromiseLike<unknown> {
-  return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
-}
-
-/** A user callback must not break the bookkeeping it is called from; its error still surfaces. */
-function callSafely(callback: (error?: Error) => void, error: Error | undefined): void {
-  try {
-    callback(error);
-  } catch (e) {
-    queueMicrotask(() => {
-      throw e;
-    });
-  }
-}
 
 /**
  * Operations on a StreamPool's streams with dependencies across streams: the one
@@ -74,22 +61,18 @@ export class Coordinator extends Resource {
   readonly pool: StreamPool;
   readonly #retain: number;
   readonly #uniqueNames: boolean;
+  readonly #guestStreams: boolean;
   readonly #ops = new Map<number, Operation>();
   readonly #byName = new Map<string, Operation>();
   readonly #deps = new Map<number, Set<number>>();
   readonly #streamCallbacks = new Map<Stream, ((error?: Error) => void)[]>();
   #nextId = 1;
   #barrier: Operation | undefined;
-  readonly #unreported = new RingQueue<SettledOperation>();
+  /** Settlements for poll(), failures of forgotten operations. */
+  readonly #log = new SettledLog();
   /** Settled operations still in #ops, oldest first: what retention forgets. */
   readonly #retained = new RingQueue<Operation>();
-  readonly #forgottenFailures = new Map<number, Error>();
-  /** Ids at or below this may have failed with their failure no longer remembered. */
-  #unknownBelow = 0;
-  /** GPU operations whose event is pending, in enqueue order (poll() asks the GPU about them). */
-  readonly #inFlight = new Set<Operation>();
-  readonly #ready: Operation[] = [];
-  #draining = false;
+  readonly #scheduler: OperationScheduler;
   readonly #nameOf = (id: number): string => this.#ops.get(id)?.name ?? `#${id}`;
 
   constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
@@ -99,6 +82,10 @@ export class Coordinator extends Resource {
     if (!Number.isSafeInteger(retain) || retain < 0) throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
     this.#retain = retain;
     this.#uniqueNames = descriptor.uniqueNames ?? true;
+    if (descriptor.guestStreams !== undefined && typeof descriptor.guestStreams !== 'boolean')
+      throw new TypeError(`${this.label}: guestStreams must be a boolean, got ${typeof descriptor.guestStreams}`);
+    this.#guestStreams = descriptor.guestStreams ?? false;
+    this.#scheduler = new OperationScheduler(this.label, pool, (op) => this.#record(op));
   }
 
   /** Operations added and not yet settled. */
@@ -121,18 +108,7 @@ export class Coordinator extends Resource {
       const op = this.#ops.get(ref);
       if (op) return op;
       if (!Number.isSafeInteger(ref) || ref < 1 || ref >= this.#nextId) throw new RangeError(`${this.label}: no operation ${String(ref)}`);
-      const error = this.#forgottenFailures.get(ref);
-      if (error === undefined && ref <= this.#unknownBelow) return undefined;
-      const stub = new Operation(ref, { name: `#${ref}`, kind: 'other', run: () => undefined }, undefined as unknown as Stream);
-      if (error === undefined) {
-        stub.state = 'completed';
-        stub.resolve();
-      } else {
-        stub.state = 'failed';
-        stub.error = error;
-        stub.reject(error);
-      }
-      return stub;
+      return this.#log.stub(ref);
     }
     const op = this.#byName.get(ref);
     if (!op) throw new RangeError(`${this.label}: no operation ${JSON.stringify(ref)}`);
@@ -188,8 +164,14 @@ export class Coordinator extends Resource {
       if (spec.purpose !== undefined) request.purpose = spec.purpose;
       if (spec.workload !== undefined) request.workload = spec.workload;
       stream = this.pool.acquire(request);
-    } else if (!this.pool.streams.includes(stream) && stream.context !== this.pool.context) {
-      throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`);
+    } else if (!this.pool.has(stream)) {
+      // A look-alike object's handle would reach the driver; a stream outside the pool escapes its strategy and barriers.
+      expectResource(stream, Stream, `${this.label}: operation "${spec.name}": stream`);
+      if (stream.context !== this.pool.context) throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`);
+      if (!this.#guestStreams)
+        throw new Error(
+          `${this.label}: stream "${stream.label}" of "${spec.name}" is not one of ${this.pool.label}'s streams (${this.pool.streams.map((s) => s.label).join(', ')}); use one of them, or make the coordinator with guestStreams: true`,
+        );
     }
     const op = new Operation(this.#nextId++, spec, stream);
     op.after.push(...after);
@@ -263,31 +245,10 @@ export class Coordinator extends Resource {
     if (failed) throw failed.error!;
   }
 
-  /** Wires `ops` (pending, in a valid order) to their dependencies and starts those that may start. */
+  /** Starts `ops` (pending, in a valid order) as their dependencies allow, watched for onStreamComplete(). */
   #launch(ops: readonly Operation[]): void {
-    for (const op of ops) op.state = 'waiting';
-    const doomed: [Operation, Operation][] = [];
-    for (const op of ops) {
-      op.blockers = 0;
-      op.unfinished = 0;
-      for (const d of op.after) {
-        if (d.state === 'failed') {
-          doomed.push([op, d]);
-          continue;
-        }
-        if (d.isSettled) continue;
-        d.dependents.push(op);
-        op.unfinished++;
-        if (d.satisfies(op)) continue;
-        op.blockers++;
-        if (d.isHost || op.isHost) d.waitingForCompletion.push(op);
-        else d.waitingForLaunch.push(op);
-      }
-    }
     this.#watchStreams(ops);
-    for (const [op, d] of doomed) this.#fail(op, d.dependencyFailure(op));
-    for (const op of ops) if (op.blockers === 0 && op.state === 'waiting') this.#ready.push(op);
-    this.#drain();
+    this.#scheduler.launch(ops);
   }
 
   #watchStreams(ops: readonly Operation[]): void {
@@ -301,169 +262,9 @@ export class Coordinator extends Resource {
     }
   }
 
-  /** Starts ready operations; completions arriving meanwhile queue theirs instead of recursing. */
-  #drain(): void {
-    if (this.#draining) return;
-    this.#draining = true;
-    try {
-      for (let i = 0; i < this.#ready.length; i++) this.#start(this.#ready[i]!);
-    } finally {
-      this.#ready.length = 0;
-      this.#draining = false;
-    }
-  }
-
-  #release(list: Operation[]): void {
-    for (const op of list) if (--op.blockers === 0 && op.state === 'waiting') this.#ready.push(op);
-    list.length = 0;
-  }
-
-  #start(op: Operation): void {
-    if (op.state !== 'waiting') return;
-    if (op.isHost) this.#startHost(op);
-    else this.#startGpu(op);
-  }
-
-  #startHost(op: Operation): void {
-    op.state = 'running';
-    const { signal, timeoutMs } = op.spec;
-    if (signal?.aborted) {
-      this.#fail(op, this.#abortError(op, signal));
-      return;
-    }
-    let result: unknown;
-    try {
-      result = op.spec.run(op.stream);
-    } catch (e) {
-      this.#fail(op, toError(e));
-      return;
-    }
-    if (!isThenable(result)) {
-      this.#workDone(op);
-      return;
-    }
-    if (timeoutMs !== undefined || signal !== undefined) this.#guard(op, timeoutMs, signal);
-    result.then(
-      () => this.#workDone(op),
-      (e: unknown) => this.#fail(op, toError(e)),
-    );
-  }
-
-  /** Bounds a host step in flight: its timeout or its signal fails it (its promise is then ignored). */
-  #guard(op: Operation, timeoutMs: number | undefined, signal: AbortSignal | undefined): void {
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => this.#fail(op, new OperationTimeoutError(`${this.label}: host step "${op.name}" did not settle within ${timeoutMs} ms`, op.id)), timeoutMs);
-    const onAbort = signal === undefined ? undefined : (): void => this.#fail(op, this.#abortError(op, signal));
-    if (onAbort) signal!.addEventListener('abort', onAbort, { once: true });
-    op.cancelGuard = () => {
-      if (timer !== undefined) clearTimeout(timer);
-      if (onAbort) signal!.removeEventListener('abort', onAbort);
-    };
-  }
-
-  #abortError(op: Operation, signal: AbortSignal): Error {
-    const reason: unknown = signal.reason;
-    return reason instanceof Error
-      ? reason
-      : new OperationTimeoutError(`${this.label}: host step "${op.name}" was aborted${reason === undefined ? '' : `: ${String(reason)}`}`, op.id, { cause: reason });
-  }
-
-  /** The edge path: one cuStreamWaitEvent per dependency on another stream still in flight. */
-  #startGpu(op: Operation): void {
-    try {
-      const sh = op.stream.use();
-      const deps = op.after;
-      for (let i = 0; i < deps.length; i++) {
-        const d = deps[i]!;
-        const event = d.event;
-        if (event === undefined || d.stream === op.stream) continue;
-        const status = hot().streamWaitEvent(sh, event, 0);
-        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`);
-      }
-      op.state = 'enqueued';
-      const listener: SettleListener = (error) => {
-        if (error) this.#fail(op, error);
-        else this.#workDone(op);
-      };
-      const spec = op.spec;
-      const event = op.barrier
-        ? op.stream.trackCompletion(listener)
-        : this.pool.submit(
-            op.stream,
-            spec.kind,
-            spec.run,
-            { name: op.name, ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }), ...(spec.profile === false ? { profile: false } : {}) },
-            listener,
-          );
-      // Finished already (settled inline): nothing is left to wait on.
-      if (op.state === 'enqueued' && !op.workDone && event !== undefined) {
-        op.event = event;
-        this.#inFlight.add(op);
-      }
-      this.#release(op.waitingForLaunch);
-    } catch (e) {
-      this.#fail(op, toError(e));
-    }
-  }
-
-  /** The operation's own work has finished; it completes once its dependencies have. */
-  #workDone(op: Operation): void {
-    if (op.isSettled || op.workDone) return;
-    op.workDone = true;
-    op.event = undefined;
-    this.#inFlight.delete(op);
-    if (op.unfinished === 0) this.#complete(op);
-  }
-
-  #complete(first: Operation): void {
-    const work = [first];
-    for (let op = work.pop(); op !== undefined; op = work.pop()) {
-      if (op.isSettled) continue;
-      op.state = 'completed';
-      op.event = undefined;
-      this.#inFlight.delete(op);
-      op.cancelGuard?.();
-      op.resolve();
-      this.#record(op);
-      if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined);
-      this.#release(op.waitingForLaunch);
-      this.#release(op.waitingForCompletion);
-      for (const d of op.dependents) if (!d.isSettled && --d.unfinished === 0 && d.workDone) work.push(d);
-      op.dependents.length = 0;
-    }
-    this.#drain();
-  }
-
-  /** Fails `op` and, transitively, everything that depends on it and has not settled. */
-  #fail(op: Operation, error: Error): void {
-    const work: [Operation, Error][] = [[op, error]];
-    for (let item = work.pop(); item !== undefined; item = work.pop()) {
-      const [o, e] = item;
-      if (o.isSettled) continue;
-      o.state = 'failed';
-      o.error = e;
-      o.event = undefined;
-      this.#inFlight.delete(o);
-      o.cancelGuard?.();
-      o.reject(e);
-      this.#record(o);
-      if (o.spec.onComplete) callSafely(o.spec.onComplete, e);
-      for (const d of o.dependents) if (!d.isSettled) work.push([d, o.dependencyFailure(d)]);
-      o.dependents.length = 0;
-      o.waitingForLaunch.length = 0;
-      o.waitingForCompletion.length = 0;
-    }
-  }
-
   /** Reports a settlement to poll() and keeps the record within the retention bound. */
   #record(op: Operation, report = true): void {
-    if (report) {
-      if (this.#unreported.length >= MAX_UNREPORTED) this.#unreported.shift();
-      const kind = op.spec.kind;
-      this.#unreported.push(op.error ? { id: op.id, name: op.name, kind, status: 'failed', error: op.error } : { id: op.id, name: op.name, kind, status: 'completed' });
-    }
+    if (report) this.#log.report(op);
     this.#retained.push(op);
     while (this.#retained.length > this.#retain) this.#forget(this.#retained.shift()!);
   }
@@ -474,13 +275,7 @@ export class Coordinator extends Resource {
     this.#deps.delete(op.id);
     if (this.#byName.get(op.name) === op) this.#byName.delete(op.name);
     if (this.#barrier === op) this.#barrier = undefined;
-    if (op.state !== 'failed') return;
-    this.#forgottenFailures.set(op.id, op.error!);
-    if (this.#forgottenFailures.size > MAX_FORGOTTEN_FAILURES) {
-      const oldest = this.#forgottenFailures.keys().next().value!;
-      this.#forgottenFailures.delete(oldest);
-      if (oldest > this.#unknownBelow) this.#unknownBelow = oldest;
-    }
+    this.#log.forget(op);
   }
 
   /**
@@ -490,9 +285,7 @@ export class Coordinator extends Resource {
    */
   poll(): SettledOperation[] {
     this.observe();
-    const out: SettledOperation[] = [];
-    for (let s = this.#unreported.shift(); s !== undefined; s = this.#unreported.shift()) out.push(s);
-    return out;
+    return this.#log.drain();
   }
 
   /**
@@ -500,21 +293,7 @@ export class Coordinator extends Resource {
    * settles what has finished, without waiting for the poller's next turn.
    */
   observe(): void {
-    if (this.#inFlight.size === 0) return;
-    const notReady = new Set<Stream>();
-    const query = hot().eventQuery;
-    for (const op of [...this.#inFlight]) {
-      if (notReady.has(op.stream)) continue;
-      const event = op.event;
-      if (event === undefined) {
-        this.#inFlight.delete(op);
-        continue;
-      }
-      const status = query(event);
-      if (status === 0) this.#workDone(op);
-      else if (status === CUresult.CUDA_ERROR_NOT_READY) notReady.add(op.stream);
-      else this.#fail(op, driverError(status, 'cuEventQuery', `"${op.name}" on stream "${op.stream.label}"`));
-    }
+    this.#scheduler.observe();
   }
 
   /** Resolves when the operation completes (or is captured); rejects with its error. */
@@ -556,9 +335,8 @@ export class Coordinator extends Resource {
     const open: Operation[] = [];
     for (const op of this.#ops.values()) if (!op.isSettled) open.push(op);
     open.sort((a, b) => a.id - b.id);
-    for (const op of open) this.#fail(op, new OperationError(`${this.label} was disposed before operation ${op.id} ("${op.name}") settled`, op.id));
-    this.#ready.length = 0;
-    this.#inFlight.clear();
+    for (const op of open) this.#scheduler.fail(op, new OperationError(`${this.label} was disposed before operation ${op.id} ("${op.name}") settled`, op.id));
+    this.#scheduler.abandon();
   }
 
   /**
@@ -566,27 +344,13 @@ export class Coordinator extends Resource {
    * resolves with the results when all of that work has completed. If some calls throw, the
    * others' work still completes first; then it rejects with the first error.
    */
-  async executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind | undefined; name?: string | undefined } = {}): Promise<T[]> {
-    this.assertAlive();
-    const kind = options.kind ?? 'other';
-    const streams = this.pool.streams;
-    const results = new Array<T>(streams.length);
-    const completions = streams.map(
-      (stream, index) =>
-        new Promise<void>((resolve, reject) => {
-          this.pool.submit(
-            stream,
-            kind,
-            (s) => (results[index] = fn(s, index)),
-            { name: options.name ?? `parallel#${index}` },
-            (error) => (error ? reject(error) : resolve()),
-          );
-        }),
-    );
-    // Every stream's share completes (or fails) before the first failure is reported.
-    const settled = await Promise.allSettled(completions);
-    for (const s of settled) if (s.status === 'rejected') throw toError(s.reason);
-    return results;
+  executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind | undefined; name?: string | undefined } = {}): Promise<T[]> {
+    try {
+      this.assertAlive();
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    return onEveryStream(this.pool, fn, options);
   }
 
   /**
@@ -599,69 +363,7 @@ export class Coordinator extends Resource {
   capture(options: { mode?: CaptureMode | undefined; label?: string | undefined } = {}): Graph {
     this.assertAlive();
     const ops = this.#pendingInOrder();
-    if (ops.length === 0) throw new Error(`${this.label}: no pending operations to capture`);
-    const inCapture = new Set(ops);
-    const depsOf = new Map<Operation, Operation[]>();
-    for (const op of ops) {
-      if (op.isHost) throw new TypeError(`${this.label}: "${op.name}" is a host step; a graph holds only GPU work`);
-      const deps: Operation[] = [];
-      for (const d of op.after) {
-        if (inCapture.has(d)) deps.push(d);
-        else if (d.state !== 'completed' && d.state !== 'captured')
-          throw new Error(`${this.label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`);
-      }
-      depsOf.set(op, deps);
-    }
-    const origin = ops[0]!.stream;
-    const streams = [...new Set(ops.map((op) => op.stream))];
-    const events = this.pool.context.completionEvents;
-    // Taken before the capture begins: creating an event is no part of the work to record.
-    const taken: CUevent[] = [];
-    for (let i = 0; i < 1 + ops.length + streams.length; i++) taken.push(events.acquire());
-    let next = 0;
-    const api = driverApi();
-    const record = (stream: Stream): CUevent => {
-      const e = taken[next++]!;
-      check(api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${this.label}: capture on stream "${stream.label}"`);
-      return e;
-    };
-    const waitOn = (stream: Stream, e: CUevent): void =>
-      check(api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${this.label}: capture on stream "${stream.label}"`);
-    let graph: Graph;
-    try {
-      graph = Graph.capture(
-        origin,
-        () => {
-          // Other streams join the capture by waiting on an event of the capturing stream.
-          const fork = record(origin);
-          for (const s of streams) if (s !== origin) waitOn(s, fork);
-          const recorded = new Map<Operation, CUevent>();
-          let failure: unknown;
-          try {
-            for (const op of ops) {
-              for (const d of depsOf.get(op)!) if (d.stream !== op.stream) waitOn(op.stream, recorded.get(d)!);
-              if (!op.barrier && isThenable(op.spec.run(op.stream)))
-                throw new TypeError(`${this.label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`);
-              recorded.set(op, record(op.stream));
-            }
-          } catch (e) {
-            failure = e;
-          }
-          // Every forked stream joins back into the origin, also after a failure: otherwise the
-          // capture could not end and the streams would stay in capture mode.
-          try {
-            for (const s of streams) if (s !== origin) waitOn(origin, record(s));
-          } catch (e) {
-            failure ??= e;
-          }
-          if (failure !== undefined) throw failure;
-        },
-        { mode: options.mode ?? 'threadLocal', label: options.label ?? `${this.label} iteration` },
-      );
-    } finally {
-      // Events recorded in a capture are only edges of the graph; any later use records them again first.
-      for (const e of taken) events.recycle(e);
-    }
+    const graph = captureOperations(this.label, this.pool.context, ops, options);
     for (const op of ops) {
       op.state = 'captured';
       op.resolve();

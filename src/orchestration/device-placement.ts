@@ -1,4 +1,5 @@
 /** How a DevicePool picks a device for the next piece of work: pure, so the rules are testable without a GPU. */
+import { selectDevices } from '../runtime/placement-rules.js';
 
 /**
  * RoundRobin: devices in turn. LeastLoaded: the fewest submissions not yet completed (ties in
@@ -42,18 +43,10 @@ export function chooseDevice(placement: DevicePlacement, loads: readonly DeviceL
   return best.index;
 }
 
-/** Resolves a pool's `devices` option to ordinals: 'all' is every device; numbers are checked against `count`. */
+/**
+ * Resolves a `devices` option to ordinals by the one placement rule (runtime/placement-rules.ts
+ * selectDevices): 'all' (or nothing) is every device; numbers are checked against `count`.
+ */
 export function resolveDeviceList(devices: 'all' | readonly number[] | undefined, count: number, what: string): number[] {
-  if (devices === undefined || devices === 'all') {
-    if (count < 1) throw new RangeError(`${what}: no CUDA device is visible`);
-    return Array.from({ length: count }, (_, i) => i);
-  }
-  if (!Array.isArray(devices) || devices.length === 0) throw new TypeError(`${what}: devices must be 'all' or a non-empty array of ordinals`);
-  const seen = new Set<number>();
-  for (const d of devices) {
-    if (!Number.isInteger(d) || d < 0 || d >= count) throw new RangeError(`${what}: device ${String(d)} does not exist (this machine has ${count} CUDA device(s))`);
-    if (seen.has(d)) throw new RangeError(`${what}: device ${d} is listed twice`);
-    seen.add(d);
-  }
-  return [...devices];
+  return selectDevices({ devices }, count, what, 'all');
 }

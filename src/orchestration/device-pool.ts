@@ -9,7 +9,8 @@ import { describeValue, Resource } from '../runtime/resource.js';
 import type { Stream } from '../runtime/stream.js';
 import type { OperationKind } from '../report/timeline.js';
 import { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
-import { checkPlacement, chooseDevice, resolveDeviceList, type DevicePlacement } from './device-placement.js';
+import { checkPlacement, chooseDevice, type DevicePlacement } from './device-placement.js';
+import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import { StreamPool, type PoolSubmitOptions, type SettleListener, type StreamMetrics, type StreamSpec } from './stream-pool.js';
 import type { PoolStrategy, PriorityLevel, StreamPurpose, StreamRequest } from './strategy.js';
@@ -135,16 +136,8 @@ export class DevicePool extends Resource {
     const placement = descriptor.placement ?? 'LeastLoaded';
     checkPlacement(placement, this.label);
     this.placement = placement;
-    const given = descriptor.devices;
-    const ordinals =
-      given === undefined || given === 'all'
-        ? resolveDeviceList('all', Device.count(), this.label)
-        : resolveDeviceList(
-            (Array.isArray(given) ? given : [given]).map((d: unknown) => (d instanceof Device ? d.ordinal : (d as number))),
-            Device.count(),
-            this.label,
-          );
-    this.devices = ordinals.map((o) => Device.get(o));
+    // The one placement rule (runtime/defaults.ts resolvePlacement); a pool spans every device by default.
+    this.devices = resolvePlacement({ devices: descriptor.devices }, this.label, 'all');
     const pools: StreamPool[] = [];
     try {
       for (const device of this.devices) {

@@ -2,7 +2,7 @@ import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
 import { check, driverApi, driverError, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
-import { Resource } from '../runtime/resource.js';
+import { expectResource, isLive, Resource } from '../runtime/resource.js';
 import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
@@ -27,12 +27,16 @@ export interface ProfilerDescriptor extends Placement {
   /** Record from the start (default true); `enabled` can be switched later. */
   enabled?: boolean | undefined;
   /**
-   * Most operations kept (default unlimited): beyond it the oldest are dropped (their events
-   * reused), so a long-running profiled loop stays bounded; collect() then sees the latest.
+   * Most operations kept (default DEFAULT_PROFILER_WINDOW, 65536; Infinity keeps all, only when
+   * asked for): beyond it the oldest half are dropped (their events reused), so a long-running
+   * profiled loop stays bounded; collect() then sees the latest.
    */
   window?: number | undefined;
   label?: string | undefined;
 }
+
+/** Operations a Profiler keeps by default (each holds two timing events). */
+export const DEFAULT_PROFILER_WINDOW = 1 << 16;
 
 /**
  * Opt-in GPU timeline: each operation is bracketed by timing events on its stream, and
@@ -57,7 +61,7 @@ export class Profiler extends Resource {
     super('Profiler', descriptor.label ?? 'profiler');
     this.context = resolveContext(descriptor);
     this.enabled = descriptor.enabled ?? true;
-    const window = descriptor.window ?? Infinity;
+    const window = descriptor.window ?? DEFAULT_PROFILER_WINDOW;
     if (window !== Infinity && !(Number.isSafeInteger(window) && window >= 1))
       throw new RangeError(`${this.label}: window must be a positive integer (or Infinity), got ${String(window)}`);
     this.window = window;
@@ -91,6 +95,8 @@ export class Profiler extends Resource {
   begin(stream: Stream, kind: OperationKind, name: string, bytes?: number): ProfileToken {
     if (!this.enabled) return -1;
     this.assertAlive();
+    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `${this.label} begin(stream)`);
+    if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     if (!this.#origin) {
       this.#origin = this.#event();
       this.#record(this.#origin, stream);
@@ -113,6 +119,29 @@ export class Profiler extends Resource {
     }
     this.#brackets = this.#brackets.slice(drop);
     this.#base += drop;
+  }
+
+  /**
+   * Drops the kept operations whose token is below `token` (their events are reused), for an
+   * owner that knows it will never read them (a StageManager past its stats window). Dropping
+   * is amortized: nothing happens until at least 64 (or half the kept ones) can go.
+   */
+  forgetBefore(token: ProfileToken): void {
+    this.assertAlive();
+    const drop = Math.min(this.#brackets.length, token - this.#base);
+    if (drop <= 0 || (drop < 64 && drop < this.#brackets.length >> 1)) return;
+    for (let i = 0; i < drop; i++) {
+      const b = this.#brackets[i]!;
+      this.#freeEvents.push(b.start);
+      if (b.end) this.#freeEvents.push(b.end);
+    }
+    this.#brackets = this.#brackets.slice(drop);
+    this.#base += drop;
+  }
+
+  /** Timing events this profiler has created (reused ones counted once): bounded by twice its window, plus its origin. */
+  get eventCount(): number {
+    return this.#created.size;
   }
 
   /** Records the end event of the operation `token` names, on its stream. */

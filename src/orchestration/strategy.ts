@@ -35,6 +35,26 @@ export const WORKLOAD_PURPOSES: Readonly<Record<WorkloadType, readonly StreamPur
   Coordination: ['AuxCompute'],
 };
 
+/** Every PoolStrategy, in the order messages list them. */
+export const POOL_STRATEGIES: readonly PoolStrategy[] = ['RoundRobin', 'LoadBalanced', 'Priority', 'Workload'];
+/** Every StreamPurpose. */
+export const STREAM_PURPOSES: readonly StreamPurpose[] = ['ConfigUpload', 'KernelExecution', 'TelemetryDownload', 'P2PTransfer', 'AuxCompute'];
+/** Every WorkloadType. */
+export const WORKLOAD_TYPES: readonly WorkloadType[] = ['Compute', 'Memory', 'Mixed', 'Coordination'];
+/** Every PriorityLevel. */
+export const PRIORITY_LEVELS: readonly PriorityLevel[] = ['high', 'normal', 'low'];
+
+/**
+ * Returns `value` when it is one of `allowed`, else throws TypeError naming `what` and the
+ * valid values: a strategy or purpose the switch does not know would otherwise choose no
+ * stream at all (acquire() returned undefined).
+ */
+export function checkChoice<T extends string>(value: unknown, allowed: readonly T[], what: string): T {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value) : value === null ? 'null' : typeof value;
+  throw new TypeError(`${what} must be one of ${allowed.join(', ')}; got ${shown}`);
+}
+
 /** Least outstanding work; ties go to the candidate the round-robin tick points at, then to list order. */
 function leastLoaded(candidates: readonly StreamLoad[], tick: number): number {
   const n = candidates.length;

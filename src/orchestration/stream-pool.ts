@@ -4,11 +4,16 @@ import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import type { OperationKind } from '../report/timeline.js';
-import { DisposedError, Resource } from '../runtime/resource.js';
+import { DisposedError, expectResource, isLive, Resource } from '../runtime/resource.js';
 import { Stream } from '../runtime/stream.js';
 import {
   assignWorkloads,
+  checkChoice,
   chooseStream,
+  POOL_STRATEGIES,
+  PRIORITY_LEVELS,
+  STREAM_PURPOSES,
+  WORKLOAD_TYPES,
   recommendStrategy,
   type PoolStrategy,
   type PriorityLevel,
@@ -120,7 +125,7 @@ function newMember(stream: Stream, owned: boolean, priority: PriorityLevel, purp
  */
 export class StreamPool extends Resource {
   readonly context: Context;
-  strategy: PoolStrategy;
+  #strategy: PoolStrategy;
   readonly profiler: Profiler | undefined;
   readonly #members: Member[];
   readonly #byStream = new Map<Stream, Member>();
@@ -134,20 +139,22 @@ export class StreamPool extends Resource {
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
     super('StreamPool', descriptor.label ?? 'stream pool');
+    // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
+    this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);
     const borrowed = descriptor.streams?.find((s) => s.stream !== undefined)?.stream;
     this.context = resolveContext(descriptor, descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined);
-    this.strategy = descriptor.strategy ?? 'RoundRobin';
     this.profiler = descriptor.profiler;
     const specs = descriptor.streams ?? DEFAULT_STREAMS;
     if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${this.label}: a StreamPool needs at least one stream`);
     this.#members = [];
     try {
       specs.forEach((spec, i) => {
-        const priority = spec.priority ?? 'normal';
-        const purpose = spec.purpose ?? 'KernelExecution';
+        if (typeof spec !== 'object' || spec === null) throw new TypeError(`${this.label}: streams[${i}] must be an object { priority?, purpose?, stream? }`);
+        const priority = checkChoice(spec.priority ?? 'normal', PRIORITY_LEVELS, `${this.label}: streams[${i}].priority`);
+        const purpose = checkChoice(spec.purpose ?? 'KernelExecution', STREAM_PURPOSES, `${this.label}: streams[${i}].purpose`);
         const given = spec.stream;
         if (given !== undefined) {
-          if (!(given instanceof Stream)) throw new TypeError(`${this.label}: streams[${i}].stream must be a Stream`);
+          if (!Resource.isResourceOf(given, 'Stream')) expectResource(given, Stream, `${this.label}: streams[${i}].stream`);
           if (given.disposed) throw new DisposedError(`${this.label}: streams[${i}].stream "${given.label}" was disposed`);
           if (given.context !== this.context) throw new Error(`${this.label}: streams[${i}].stream "${given.label}" belongs to another context`);
           if (this.#byStream.has(given)) return;
@@ -168,6 +175,15 @@ export class StreamPool extends Resource {
     return this.#streams;
   }
 
+  /** How acquire() picks a stream; set it to one of RoundRobin, LoadBalanced, Priority, Workload (anything else is a TypeError). */
+  get strategy(): PoolStrategy {
+    return this.#strategy;
+  }
+
+  set strategy(value: PoolStrategy) {
+    this.#strategy = checkChoice(value, POOL_STRATEGIES, `${this.label}: strategy`);
+  }
+
   /** Which streams optimize() reserved for which workload (empty until it splits them). */
   get assignments(): WorkloadAssignments {
     return this.#assignments;
@@ -175,6 +191,7 @@ export class StreamPool extends Resource {
 
   #member(stream: Stream): Member {
     this.assertAlive();
+    if (!Resource.isResourceOf(stream, 'Stream')) expectResource(stream, Stream, `${this.label}: stream`);
     const m = this.#byStream.get(stream);
     if (!m) throw new Error(`stream "${stream.label}" does not belong to ${this.label}`);
     return m;
@@ -185,7 +202,8 @@ export class StreamPool extends Resource {
     this.assertAlive();
     const m = this.#byStream.get(stream) ?? this.#guests.get(stream);
     if (m) return m;
-    if (!(stream instanceof Stream)) throw new TypeError(`${this.label}: work must be submitted to a Stream`);
+    // A look-alike object's handle would reach the driver when the pool records its completion event.
+    if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label}: the stream work is submitted to`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const guest = newMember(stream, false, 'normal', 'AuxCompute');
     this.#guests.set(stream, guest);
@@ -204,8 +222,12 @@ export class StreamPool extends Resource {
   /** A stream for the next piece of work, as the strategy picks it. */
   acquire(request: StreamRequest = {}): Stream {
     this.assertAlive();
+    if (typeof request !== 'object' || request === null) throw new TypeError(`${this.label}: acquire() takes a request object { purpose?, workload?, priority? }`);
+    if (request.purpose !== undefined) checkChoice(request.purpose, STREAM_PURPOSES, `${this.label}: acquire() purpose`);
+    if (request.workload !== undefined) checkChoice(request.workload, WORKLOAD_TYPES, `${this.label}: acquire() workload`);
+    if (request.priority !== undefined) checkChoice(request.priority, PRIORITY_LEVELS, `${this.label}: acquire() priority`);
     if (this.#members.length === 1) return this.#streams[0]!;
-    const index = chooseStream(this.strategy, this.#loads(), request, this.#tick++, this.#assignments);
+    const index = chooseStream(this.#strategy, this.#loads(), request, this.#tick++, this.#assignments);
     return this.#streams[index]!;
   }
 
@@ -316,9 +338,9 @@ export class StreamPool extends Resource {
     const averages = new Map<WorkloadType, number>();
     for (const [w, t] of this.#workloadTimes) if (t.count) averages.set(w, t.total / t.count);
     const loads = this.#loads();
-    this.strategy = recommendStrategy(averages, loads);
-    this.#assignments = this.strategy === 'Workload' ? assignWorkloads(averages, loads) : {};
-    return this.strategy;
+    this.#strategy = recommendStrategy(averages, loads);
+    this.#assignments = this.#strategy === 'Workload' ? assignWorkloads(averages, loads) : {};
+    return this.#strategy;
   }
 
   /** True if some stream has no pending work (of any origin: cuStreamQuery, no event). */

@@ -149,6 +149,8 @@ export class AsyncCoordinator extends Resource {
     this.coordinator = new Coordinator(this.pool, {
       label: this.label,
       uniqueNames: false,
+      // queueCompute's options.stream may be any stream of the context (see ComputeOptions).
+      guestStreams: true,
       ...(descriptor.retainSettled === undefined ? {} : { retainSettled: descriptor.retainSettled }),
     });
   }

@@ -3,6 +3,7 @@
  * option (docs/design.md: "default device/context resolved in one function").
  */
 import { Context } from './context.js';
+import { PlacementError, selectDevices, type PlacementFallback } from './placement-rules.js';
 import { describeValue, expectResource } from './resource.js';
 import type { Device } from './types.js';
 
@@ -18,6 +19,8 @@ export interface DeviceClass {
   get(ordinal: number): Device;
   /** `value instanceof Device`. */
   is(value: unknown): value is Device;
+  /** `Device.count()`: how many devices the machine has (0 without a driver). */
+  count(): number;
 }
 
 let deviceClass: DeviceClass | undefined;
@@ -56,16 +59,71 @@ export function defaultDevice(): Device {
 
 /**
  * The context a call's options select: `context`, else `device`'s primary context, else device 0's.
- * A stream or pool that carries its own context wins over both (callers pass it as `owner`).
+ * A stream or pool that carries its own context places the work (callers pass it as `owner`); a
+ * `device` or `context` naming another device beside it is refused (PlacementError).
  */
 export function resolveContext(options: Placement | undefined, owner?: { readonly context: Context }): Context {
-  if (owner) return owner.context;
+  if (owner) {
+    // The stream's (or pool's) device places the work; a device or context naming another one is refused, never overridden silently.
+    if (
+      options !== undefined &&
+      (options.device !== undefined || options.context !== undefined) &&
+      resolveContext({ device: options.device, context: options.context }).device !== owner.context.device
+    )
+      throw new PlacementError(`placement: the device given is not the device of ${owner.context.label}, where the stream or pool given lives; give one of them`);
+    return owner.context;
+  }
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError(`placement options must be an object { device?, context? }, got ${describeValue(options)}`);
-  if (options?.context !== undefined) return expectResource(options.context, Context, 'context');
+  if (options?.context !== undefined) {
+    const context = expectResource(options.context, Context, 'context');
+    // One placement rule (placement-rules.ts): a device and a context naming different devices are refused, not ranked.
+    const device: unknown = options.device;
+    const ordinal = isDevice(device) ? device.ordinal : device;
+    if (ordinal !== undefined && ordinal !== context.device.ordinal)
+      throw new PlacementError(`placement: device ${describeValue(ordinal)} and context (${context.label}) name different devices; give one of them`);
+    return context;
+  }
   const device = options?.device;
   if (device === undefined) return defaultDevice().context;
   if (typeof device === 'number') return devices().get(device).context;
   if (!devices().is(device)) throw new TypeError(`device must be a Device or an ordinal, got ${describeValue(device)}`);
   return device.context;
+}
+
+/** The placement of APIs that may span several devices: Placement's `device` or `context`, or `devices` (a list, or 'all'). */
+export interface DevicesPlacement extends Placement {
+  /** Several devices: 'all', or Devices / ordinals, each once. */
+  devices?: 'all' | readonly (Device | number)[] | undefined;
+}
+
+/**
+ * The devices a placement selects: the one function every API that takes a device resolves its
+ * option with (JobEngine, DevicePool, the CLI's --device / --devices; the server's workers).
+ * The rules are placement-rules.ts's: one of `device`, `devices`, `context`; ordinals checked
+ * against the machine (the error names how many devices it has); a device listed twice refused;
+ * nothing given means device 0 (`fallback: 'first'`) or every device (`fallback: 'all'`).
+ * `what` names the caller in errors.
+ */
+export function resolvePlacement(options: DevicesPlacement | undefined, what: string, fallback: PlacementFallback = 'first'): Device[] {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${what}: placement options must be an object { device?, devices?, context? }, got ${describeValue(options)}`);
+  const o = options ?? {};
+  const ordinal = (d: unknown, field: string): number => {
+    if (isDevice(d)) return d.ordinal;
+    if (typeof d === 'number') return d;
+    throw new TypeError(`${what}: ${field} must be a Device or an ordinal, got ${describeValue(d)}`);
+  };
+  const list = o.devices;
+  const ordinals = selectDevices(
+    {
+      device: o.device === undefined ? undefined : ordinal(o.device, 'device'),
+      context: o.context === undefined ? undefined : expectResource(o.context, Context, `${what}: context`).device.ordinal,
+      devices: list === undefined || list === 'all' ? list : Array.isArray(list) ? list.map((d: unknown, i) => ordinal(d, `devices[${i}]`)) : (list as never),
+    },
+    devices().count(),
+    what,
+    fallback,
+  );
+  return ordinals.map((i) => devices().get(i));
 }

@@ -1,6 +1,7 @@
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
 import { CUDA_MAJOR, MINIMUM_DRIVER } from '../ffi/cuda-version.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
+import { libraryStatus } from '../ffi/libraries.js';
 import { check, driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
 import { registerDeviceClass } from './defaults.js';
@@ -60,27 +61,42 @@ export class Device {
     this.handle = handle;
   }
 
-  /** How many CUDA devices the driver sees. Throws CudaUnavailableError without a driver (see `available()` for a probe that does not throw). */
+  /**
+   * How many CUDA devices the driver sees: 0 where there is no driver or no device, as
+   * `torch.cuda.device_count()` answers, so `if (Device.count() > 0)` is a safe probe. A driver
+   * that is present but fails (too old for this CUDA release, broken) still throws its CudaError; for the
+   * reason in words, use `available()`.
+   */
   static count(): number {
-    initDriver();
-    const n: [number | null] = [0];
-    check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
-    return outValue(n, 'cuDeviceGetCount');
+    try {
+      return probeCount();
+    } catch (e) {
+      if (e instanceof CudaUnavailableError || (e instanceof CudaError && e.status === 'CUDA_ERROR_NO_DEVICE')) return 0;
+      throw e;
+    }
   }
 
   /**
    * Whether CUDA work can run here, without throwing: `{ ok: true, count }`, or `{ ok: false, reason }`
-   * with a reason a user can act on (no driver library, a driver too old for this CUDA release, no device
-   * visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   * with a reason a user can act on, in one line (no driver library, a driver too old for this CUDA release,
+   * no device visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   * `needs` adds the libraries the program uses beyond the driver: `'nvrtc'` for kernels compiled at
+   * run time (`Program`, `elementwise()`, `reduction()`), `'cufft'` for FFTs and `tscuda/signal`,
+   * `'nccl'` for collectives; a missing one is the reason, with how to install it.
    */
-  static available(): DeviceAvailability {
+  static available(options: { needs?: readonly OptionalLibrary[] | undefined } = {}): DeviceAvailability {
+    let count: number;
     try {
-      const count = Device.count();
-      if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
-      return { ok: true, count };
+      count = probeCount();
     } catch (e) {
       return { ok: false, reason: availabilityReason(e) };
     }
+    if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
+    for (const library of options.needs ?? []) {
+      const status = libraryStatus(library);
+      if (!status.found) return { ok: false, reason: `${LIBRARY_LABELS[library]} was not found: ${status.hint} (tscuda info lists where it looked)` };
+    }
+    return { ok: true, count };
   }
 
   /** The device of this ordinal (0 first); RangeError when there is no such device. */
@@ -88,7 +104,7 @@ export class Device {
     const cached = devices.get(ordinal);
     if (cached) return cached;
     if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
-    const count = Device.count();
+    const count = probeCount();
     if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
     const h: [number | null] = [0];
     check(driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
@@ -213,6 +229,19 @@ export class Device {
   }
 }
 
+/** cuDeviceGetCount after cuInit; throws what they throw (count() and available() each decide what that means). */
+function probeCount(): number {
+  initDriver();
+  const n: [number | null] = [0];
+  check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
+  return outValue(n, 'cuDeviceGetCount');
+}
+
+/** A library beyond the driver that `Device.available({ needs })` can check for. */
+export type OptionalLibrary = 'nvrtc' | 'cufft' | 'nccl';
+
+const LIBRARY_LABELS: Record<OptionalLibrary, string> = { nvrtc: 'NVRTC (libnvrtc, for kernels compiled at run time)', cufft: 'cuFFT (libcufft)', nccl: 'NCCL (libnccl)' };
+
 /** The result of `Device.available()`. */
 export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
 
@@ -238,7 +267,7 @@ export function driverVersion(): number {
 
 // The runtime's default placement (defaults.ts) reaches Device through this registration: it is
 // imported by the classes Device's factories create, so it cannot import this file.
-registerDeviceClass({ get: (ordinal) => Device.get(ordinal), is: (value): value is Device => value instanceof Device });
+registerDeviceClass({ get: (ordinal) => Device.get(ordinal), is: (value): value is Device => value instanceof Device, count: () => Device.count() });
 
 /** The class's instance type under the name types.ts gives it (see there: why). */
 type DeviceInstance = Device;

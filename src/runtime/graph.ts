@@ -3,7 +3,7 @@ import koffi from 'koffi';
 import { check, driverApi, driverError } from './cuda.js';
 import type { Context } from './context.js';
 import { Kernel, type KernelArg } from './kernel.js';
-import { checkLabel, describeValue, expectResource, isLive, Resource } from './resource.js';
+import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
 import { Stream } from './stream.js';
 
 /** How strictly `Graph.capture` guards the capture (CUstreamCaptureMode): which threads' unsafe calls (e.g. cuMemAlloc) are rejected while it runs — all ('global'), this one ('threadLocal', the default), or none ('relaxed'). */
@@ -95,20 +95,47 @@ export class Graph extends Resource {
     this.context.makeCurrent();
     const cell: [CUgraphExec | null] = [null];
     check(driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
-    return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
+    instantiating = true;
+    try {
+      return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
+    } finally {
+      instantiating = false;
+    }
   }
 
   protected releaseNative(): void {
+    nodeSets.delete(this);
     check(driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
   }
 }
+
+/**
+ * The addresses of a graph's nodes, read once: a captured graph never changes, so membership
+ * in this set is what proves a node handle came from it (a made-up one would reach the driver
+ * as a wild pointer: SIGSEGV).
+ */
+const nodeSets = new WeakMap<Graph, ReadonlySet<bigint>>();
+
+function nodeSetOf(graph: Graph): ReadonlySet<bigint> {
+  let set = nodeSets.get(graph);
+  if (set === undefined) {
+    set = new Set(graph.nodes().map(handleAddress));
+    nodeSets.set(graph, set);
+  }
+  return set;
+}
+
+/** Set only while Graph.instantiate() constructs: a GraphExec around any other handle would hand the driver a wild pointer. */
+let instantiating = false;
 
 /** An instantiated graph: launch() replays the whole captured region with one call. */
 export class GraphExec extends Resource {
   readonly handle: CUgraphExec;
   readonly graph: Graph;
 
+  /** Made by `graph.instantiate()` only; a direct `new GraphExec()` throws TypeError (its handle could not be trusted). */
   constructor(handle: CUgraphExec, graph: Graph, label: string) {
+    if (!instantiating) throw new TypeError('GraphExec is made by graph.instantiate(), not constructed directly');
     super('GraphExec', label);
     this.handle = handle;
     this.graph = graph;
@@ -126,23 +153,55 @@ export class GraphExec extends Resource {
   /**
    * Gives kernel node `node` new arguments in the instantiated graph, without capturing again:
    * `kernel` (the kernel the node runs) encodes them, and the driver copies them in.
+   *
+   * `node` must come from `kernelNodes()` (or `nodes()`) of the graph this was instantiated
+   * from, which must not be disposed, and must be a launch of `kernel`: anything else is a
+   * TypeError (a DisposedError for a disposed graph) before the driver sees the handle.
    */
   setKernelArgs(node: CUgraphNode, kernel: Kernel, ...args: KernelArg[]): void {
     this.assertAlive();
     expectResource(kernel, Kernel, `${this.label} setKernelArgs kernel`);
-    if (typeof node !== 'bigint' && (typeof node !== 'object' || node === null))
-      throw new TypeError(`${this.label} setKernelArgs: node must be a graph node from kernelNodes(), got ${describeValue(node)}`);
-    kernel.setArgs(...args);
+    const graph = this.graph;
+    if (graph.disposed) throw new DisposedError(`${this.label} setKernelArgs: its graph "${graph.label}" was disposed, so its node handles are no longer valid`);
+    const address = nodeAddress(node);
+    if (address === undefined || !nodeSetOf(graph).has(address))
+      throw new TypeError(`${this.label} setKernelArgs: node must be a node of graph "${graph.label}" (from its kernelNodes()), got ${describeNode(node, address)}`);
+    const type: [number | null] = [0];
+    check(driverApi().cuGraphNodeGetType(address as never, type as never), 'cuGraphNodeGetType', this.label);
+    if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
+      throw new TypeError(`${this.label} setKernelArgs: node ${describeNode(node, address)} of graph "${graph.label}" is not a kernel launch (use kernelNodes())`);
     const params: Record<string, unknown> = {};
-    check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    check(driverApi().cuGraphKernelNodeGetParams(address as never, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    // Another kernel's parameter block may be shorter than what the node's kernel reads: the driver would read past it.
+    if (handleAddress(params.func) !== handleAddress(kernel.function))
+      throw new TypeError(
+        `${this.label} setKernelArgs: node ${describeNode(node, address)} does not launch kernel "${kernel.name}"; pass the kernel the node runs (kernelNodes(kernel) lists its nodes)`,
+      );
+    kernel.setArgs(...args);
     params.kernelParams = kernel.parameterArray;
     params.extra = null;
-    check(driverApi().cuGraphExecKernelNodeSetParams(this.handle, node, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+    check(driverApi().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
   }
 
   protected releaseNative(): void {
     check(driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
   }
+}
+
+/** A node argument's address, or undefined when it is no handle at all (a plain object, a string, a negative number). */
+function nodeAddress(node: unknown): bigint | undefined {
+  if (typeof node === 'bigint') return node > 0n ? node : undefined;
+  if (typeof node === 'number') return Number.isSafeInteger(node) && node > 0 ? BigInt(node) : undefined;
+  if (typeof node !== 'object' || node === null) return undefined;
+  try {
+    return handleAddress(node);
+  } catch {
+    return undefined; // koffi refuses anything that is not one of its pointers
+  }
+}
+
+function describeNode(node: unknown, address: bigint | undefined): string {
+  return address === undefined ? describeValue(node) : `0x${address.toString(16)}`;
 }
 
 /** Handles come back from koffi as bigints or as pointer objects, depending on where they were read. */

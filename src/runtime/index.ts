@@ -1,5 +1,5 @@
 import './peer.js';
-export { Device, driverVersion, type DeviceAvailability, type DeviceProperties, type ComputeCapability } from './device.js';
+export { Device, driverVersion, type DeviceAvailability, type OptionalLibrary, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';
 export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
 export { Event, EventPool, type EventDescriptor } from './event.js';
@@ -36,5 +36,7 @@ export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';
 export { trimPinnedCache, pinnedCacheBytes } from './memory/pinned-cache.js';
+export { resolvePlacement, type Placement, type DevicesPlacement } from './defaults.js';
+export { selectDevices, parseDeviceList, PlacementError, type OrdinalPlacement, type PlacementFallback } from './placement-rules.js';
 // NCCL's safe layer (several GPUs, several processes); tscuda/orchestration exports it too.
 export * from './nccl/index.js';

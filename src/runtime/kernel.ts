@@ -110,7 +110,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   /** Looks up kernel `name` in a loaded module and wraps it; throws TypeError when `params` disagrees with the driver's parameter layout, CudaError when there is no such kernel. Use `module.kernel()`, which caches the result. */
   static fromLibrary<const P extends readonly KernelParamType[]>(module: Module, name: string, params: P): Kernel<P> {
-    module.checkAlive();
+    // By family name, not class: kernel.ts and module.ts would import each other. A look-alike module's handle would reach the driver.
+    expectResource<Module>(module, 'Module', `Kernel.fromLibrary module (for kernel "${String(name)}")`);
     paramLayout(params, name);
     module.context.makeCurrent();
     const k: [CUkernel | null] = [null];
@@ -229,6 +230,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     }
     let addr: number;
     if (a instanceof DeviceBuffer) {
+      // Made with Object.create(DeviceBuffer.prototype): no private brand, no real address behind it.
+      if (!Resource.isResource(a)) throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
       try {
         a.checkUsable();
       } catch (e) {

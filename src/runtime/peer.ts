@@ -1,6 +1,6 @@
 /**
- * Peer access between devices, added to Device and DeviceBuffer's prototypes (like
- * device-factories.ts, so device.ts and device-buffer.ts import nothing of it):
+ * Peer access between devices, added to Device and DeviceBuffer's prototypes (so device.ts and
+ * device-buffer.ts import nothing of it; the runtime's entry point loads this file):
  *
  * - `device.canAccessPeer(other)`: cuDeviceCanAccessPeer (false for the device itself: there is
  *   nothing to enable).

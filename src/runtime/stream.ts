@@ -135,8 +135,15 @@ export class Stream extends Resource {
     return event;
   }
 
-  /** Calls `callback` (with the error, if the work failed) once the work submitted so far completes. */
+  /**
+   * Calls `callback` (with the error, if the work failed) once the work submitted so far
+   * completes. Throws DisposedError on a disposed stream (the callback would never run) and
+   * TypeError when `callback` is not a function.
+   */
   onComplete(callback: (error?: Error) => void): void {
+    this.assertAlive();
+    if (typeof callback !== 'function')
+      throw new TypeError(`stream "${this.label}" onComplete(callback): callback must be a function, got ${callback === null ? 'null' : typeof callback}`);
     this.done().then(
       () => callback(),
       (e: Error) => callback(e),

@@ -12,6 +12,7 @@
  * (frequency, period, amplitude, phase per series), and the other fields (id, lane, device,
  * batch, length, fs, timings, stage outputs) as JSON in the `x-tscuda-result` header.
  */
+import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
 import type { JobResult } from '../engine/types.js';
 import { HttpError, invalidField } from './errors.js';
 import type { SampleDtype } from './params.js';
@@ -19,8 +20,8 @@ import type { SampleDtype } from './params.js';
 /** Bytes per sample of each dtype. */
 export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8 };
 
-/** The fields of a JobResult that are arrays, in the order a binary response lays them out. */
-export const ARRAY_FIELDS = ['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower'] as const;
+/** The fields of a JobResult that are arrays, in the order a binary response lays them out (the engine's list). */
+export const ARRAY_FIELDS = RESULT_ARRAY_FIELDS;
 
 /** One array field of a result. */
 export type ArrayField = (typeof ARRAY_FIELDS)[number];
@@ -47,19 +48,27 @@ export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): Float32Arr
 /**
  * A JSON signal (numbers, or rows of numbers of equal length) as a typed array; returns the
  * rows as `batch` when the signal is 2-D. The first bad element is named (`signal[3][17]`).
+ * Every row's length is checked before anything is allocated, and the total against
+ * `maxSamples` (413): a huge first row over many short ones allocates nothing.
  */
-export function decodeJsonSignal(signal: unknown, dtype: SampleDtype): { data: Float32Array | Float64Array; rows: number | undefined } {
+export function decodeJsonSignal(signal: unknown, dtype: SampleDtype, maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
   if (!Array.isArray(signal)) throw invalidField('signal', `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`);
   if (signal.length === 0) throw invalidField('signal', 'is empty');
-  const make = (n: number): Float32Array | Float64Array => (dtype === 'f32' ? new Float32Array(n) : new Float64Array(n));
+  const make = (n: number): Float32Array | Float64Array => {
+    if (n > maxSamples) throw new HttpError(413, 'too_many_samples', `signal: ${n} samples, at most ${maxSamples} per request`, { field: 'signal' });
+    return dtype === 'f32' ? new Float32Array(n) : new Float64Array(n);
+  };
   if (Array.isArray(signal[0])) {
     const rows = signal.length;
     const n = (signal[0] as unknown[]).length;
-    const data = make(rows * n);
-    for (let r = 0; r < rows; r++) {
+    for (let r = 1; r < rows; r++) {
       const row: unknown = signal[r];
       if (!Array.isArray(row)) throw invalidField(`signal[${r}]`, 'must be an array of numbers like the first row');
       if (row.length !== n) throw invalidField(`signal[${r}]`, `has ${row.length} samples, the first row ${n}: rows must have equal length`);
+    }
+    const data = make(rows * n);
+    for (let r = 0; r < rows; r++) {
+      const row = signal[r] as unknown[];
       for (let i = 0; i < n; i++) {
         const v: unknown = row[i];
         if (typeof v !== 'number') throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
@@ -104,7 +113,9 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
   return best.format;
 }
 
-function dtypeOf(a: Float32Array | Float64Array): SampleDtype {
+function dtypeOf(a: Float32Array | Float64Array | Uint16Array): SampleDtype {
+  // Jobs from the server never ask for 16-bit waves (outputDtype): refuse rather than mislabel them.
+  if (a instanceof Uint16Array) throw new TypeError('16-bit result arrays (outputDtype f16/bf16) are not encoded by the server yet');
   return a instanceof Float32Array ? 'f32' : 'f64';
 }
 

@@ -1,9 +1,12 @@
 /**
  * The server's errors: one class carrying the HTTP status, a stable machine code, the field at
  * fault and whether a retry may succeed, plus the mapping of engine and batcher errors onto it.
- * CUDA-free: the engine's errors are matched by `name`; only its CUDA-free errors module is imported.
+ * CUDA-free: the engine's and the batchers' errors are matched by class (their CUDA-free errors modules).
  */
-import { isStickyError } from '../engine/errors.js';
+import { randomUUID } from 'node:crypto';
+import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from '../engine/errors.js';
+import { parameterOfField } from '../engine/parameters.js';
+import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'TIMEOUT' | 'INVALID' | 'UNAVAILABLE' | 'BACKEND' | 'OTHER';
@@ -23,19 +26,29 @@ export class HttpError extends Error {
   readonly retryAfterS: number | undefined;
   /** The Triton failure reason counted in the metrics. */
   readonly reason: FailureReason;
+  /** A 500's id, logged with the error it stands for. */
+  readonly correlationId: string | undefined;
 
   constructor(
     statusCode: number,
     code: string,
     message: string,
-    options: { field?: string | undefined; retryable?: boolean | undefined; retryAfterS?: number | undefined; reason?: FailureReason | undefined; cause?: unknown } = {},
+    options: {
+      field?: string | undefined;
+      retryable?: boolean | undefined;
+      retryAfterS?: number | undefined;
+      reason?: FailureReason | undefined;
+      cause?: unknown;
+      correlationId?: string | undefined;
+    } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(clipMessage(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.statusCode = statusCode;
     this.code = code;
     this.field = options.field;
     this.retryable = options.retryable ?? false;
     this.retryAfterS = options.retryAfterS;
+    this.correlationId = options.correlationId;
     this.reason =
       options.reason ?? (statusCode === 429 ? 'REJECTED' : statusCode === 504 ? 'TIMEOUT' : statusCode < 500 ? 'INVALID' : statusCode === 503 ? 'UNAVAILABLE' : 'BACKEND');
   }
@@ -58,12 +71,22 @@ export function invalidField(field: string, message: string): HttpError {
   return new HttpError(400, 'invalid_field', `${field}: ${message}`, { field });
 }
 
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : '';
+/** Longest bad value an error message quotes; longer ones are cut (a 15 KB label is not echoed back). */
+export const MAX_QUOTED_CHARS = 100;
+
+/** Longest error message sent. */
+const MAX_MESSAGE_CHARS = 1000;
+
+/** A message with every run of more than MAX_QUOTED_CHARS characters without a space cut (a bad value is quoted, never echoed whole). */
+export function clipMessage(message: string): string {
+  if (message.length <= MAX_QUOTED_CHARS) return message;
+  const cut = message.replace(/\S{101,}/g, (run) => clip(run));
+  return cut.length <= MAX_MESSAGE_CHARS ? cut : `${cut.slice(0, MAX_MESSAGE_CHARS)}... (cut)`;
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** `value` cut to MAX_QUOTED_CHARS characters, saying how long it was. */
+export function clip(value: string): string {
+  return value.length <= MAX_QUOTED_CHARS ? value : `${value.slice(0, MAX_QUOTED_CHARS)}... (${value.length} characters)`;
 }
 
 /**
@@ -72,42 +95,73 @@ function messageOf(error: unknown): string {
  */
 export const isContextLoss = isStickyError;
 
+/** A JobSpec field as a request spells it (`timeoutMs` -> `timeout`, `data` -> `signal`), from the table of job parameters. */
+export function requestField(field: string): string {
+  const head = /^[A-Za-z]+/.exec(field)?.[0] ?? '';
+  const name = head === 'data' ? 'signal' : (parameterOfField(head)?.name ?? head);
+  return name + field.slice(head.length);
+}
+
+/** What each known error class means to a client. `retryAfterS` is what a 429 advertises. */
+type ErrorMapping = readonly [new (...args: never[]) => Error, (error: Error, retryAfterS: number) => HttpError];
+
+/** The one table from error classes to HTTP answers; the first class the error is an instance of wins. */
+const ERROR_STATUS: readonly ErrorMapping[] = [
+  [
+    JobValidationError,
+    (e) => {
+      const v = e as JobValidationError;
+      const field = requestField(v.field);
+      return new HttpError(400, 'invalid_field', `${field}: ${v.detail}`, { field, cause: e });
+    },
+  ],
+  [EngineFullError, (e, s) => new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, { retryable: true, retryAfterS: s, cause: e })],
+  [BatcherFullError, (e, s) => new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, { retryable: true, retryAfterS: s, cause: e })],
+  [EngineClosedError, (e) => shuttingDown(e)],
+  [BatcherClosedError, (e) => shuttingDown(e)],
+  [JobCancelledError, (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e })],
+  [
+    JobTimeoutError,
+    (e) => new HttpError(504, 'timeout', `the job did not finish within its timeout of ${(e as JobTimeoutError).timeoutMs} ms (${e.message})`, { field: 'timeout', cause: e }),
+  ],
+  [BatcherTimeoutError, (e) => new HttpError(504, 'timeout', `the items were not computed in time (${e.message})`, { cause: e })],
+  [JobError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
+  [BatcherDispatchError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
+];
+
+function shuttingDown(e: Error): HttpError {
+  return new HttpError(503, 'shutting_down', `the server is shutting down (${e.message})`, { retryable: true, retryAfterS: 1, cause: e });
+}
+
 /**
- * Maps what `engine.submit()`, `job.result` or a batcher threw onto an HttpError.
- * `retryAfterS` is what a 429 advertises.
+ * Maps what `engine.submit()`, `job.result` or a batcher threw onto an HttpError, by its class.
+ * Anything unknown (a TypeError from a bug included) is a 500 `internal` whose message names no
+ * internals, only a correlation id; the error handler logs the error under that id.
  */
 export function toHttpError(error: unknown, retryAfterS: number): HttpError {
   if (error instanceof HttpError) return error;
-  const name = errorName(error);
-  const message = messageOf(error);
   if (isContextLoss(error)) {
-    return new HttpError(503, 'gpu_lost', `the GPU context of this worker was lost (${message}); retry: a replacement worker takes over`, {
+    return new HttpError(503, 'gpu_lost', `the GPU context of this worker was lost (${messageOf(error)}); retry: a replacement worker takes over`, {
       retryable: true,
       retryAfterS: 1,
       cause: error,
     });
   }
-  switch (name) {
-    case 'JobValidationError': {
-      const field = (error as { field?: unknown }).field;
-      return new HttpError(400, 'invalid_field', message, { ...(typeof field === 'string' ? { field } : {}), cause: error });
-    }
-    case 'EngineFullError':
-    case 'BatcherFullError':
-      return new HttpError(429, 'queue_full', `the queue is full (${message}); retry after ${retryAfterS} s`, { retryable: true, retryAfterS, cause: error });
-    case 'EngineClosedError':
-    case 'BatcherClosedError':
-      return new HttpError(503, 'shutting_down', `the server is shutting down (${message})`, { retryable: true, retryAfterS: 1, cause: error });
-    case 'JobCancelledError':
-    case 'AbortError':
-      return new HttpError(499, 'cancelled', `the job was cancelled (${message})`, { reason: 'CANCELED', cause: error });
-    case 'TypeError':
-    case 'RangeError':
-      return new HttpError(400, 'invalid_field', message, { cause: error });
-    default:
-      if (/time(d)? ?out/i.test(name) || /timed out/i.test(message)) {
-        return new HttpError(504, 'timeout', `the job did not finish within its timeout (${message})`, { cause: error });
-      }
-      return new HttpError(500, 'job_failed', message, { reason: 'BACKEND', cause: error });
+  if (error instanceof Error) {
+    for (const [type, answer] of ERROR_STATUS) if (error instanceof type) return answer(error, retryAfterS);
+    // An AbortSignal's own reason (a DOMException): the request's wait was aborted.
+    if (typeof DOMException !== 'undefined' && error instanceof DOMException && error.name === 'AbortError')
+      return new HttpError(499, 'cancelled', 'the request was cancelled', { reason: 'CANCELED', cause: error });
   }
+  return internalError(error);
+}
+
+/** A 500 for an unexpected error: a correlation id in the message and in `correlationId`, nothing of the error itself. */
+export function internalError(error: unknown): HttpError {
+  const id = randomUUID();
+  return new HttpError(500, 'internal', `internal error (correlation id ${id}); the server logged it`, { reason: 'OTHER', cause: error, correlationId: id });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,10 @@
 /** tscuda/server: the embeddable HTTP server over the job engine and the batchers. */
 export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type ServerLimits, type TscudaServer } from './create-server.js';
-export { HttpError, toHttpError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';
+export type { JobAnswer, JobView, RemoteJobs } from './options.js';
+export { localJobService, newJobId, type JobService, type JobServiceContext, type SubmittedJob } from './job-service.js';
+export { ROUTES, type RouteModule } from './routes/index.js';
+export type { ServerState } from './state.js';
+export { HttpError, toHttpError, internalError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';
 export { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter, type InterpolationInput } from './batch.js';
 export {
   decodeBinarySignal,
@@ -17,4 +21,4 @@ export {
 export { parseJobParams, paramsFromStrings, headerParams, JOB_PARAMETERS, BUILTIN_FLAGS, type RawParams, type SampleDtype } from './params.js';
 export { JobStore, type JobRecord, type JobRetention } from './jobs.js';
 export { ServerMetrics } from './metrics.js';
-export type { LoopSample } from './admission.js';
+export type { LoopSample } from './shedding/admission.js';

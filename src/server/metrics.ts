@@ -36,6 +36,7 @@ export class ServerMetrics {
   readonly batchSize: Histogram<'endpoint'>;
   readonly bytesIn: Counter<'endpoint'>;
   readonly bytesOut: Counter<'endpoint'>;
+  readonly aborted: Counter<'endpoint'>;
   readonly #loop: ELDHistogram;
 
   constructor(sources: MetricsSources, defaultLabels: Record<string, string> = {}) {
@@ -54,7 +55,8 @@ export class ServerMetrics {
       registers,
     });
     this.pending = new Gauge({
-      name: 'tscuda_pending_request_count',
+      // Not `..._count`: that suffix belongs to summaries and histograms (promtool lint).
+      name: 'tscuda_pending_requests',
       help: 'Requests accepted and not yet answered (Triton nv_inference_pending_request_count).',
       labelNames: ['endpoint'],
       registers,
@@ -94,7 +96,18 @@ export class ServerMetrics {
       buckets: SIZES,
       registers,
     });
-    this.bytesIn = new Counter({ name: 'tscuda_request_bytes_total', help: 'Request body bytes received.', labelNames: ['endpoint'], registers });
+    this.bytesIn = new Counter({
+      name: 'tscuda_request_bytes_total',
+      help: 'Request body bytes received (counted as they arrive, not as announced).',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.aborted = new Counter({
+      name: 'tscuda_request_aborted_total',
+      help: 'Requests whose connection closed before their response was sent (a body cut off, a client that hung up).',
+      labelNames: ['endpoint'],
+      registers,
+    });
     this.bytesOut = new Counter({ name: 'tscuda_response_bytes_total', help: 'Response body bytes sent.', labelNames: ['endpoint'], registers });
     new Gauge({
       name: 'tscuda_gpu_busy_fraction',
@@ -162,12 +175,13 @@ export class ServerMetrics {
     this.#loop = loop;
     new Gauge({
       name: 'tscuda_event_loop_delay_seconds',
-      help: 'Event-loop delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution) by quantile, since the previous scrape.',
-      labelNames: ['quantile'],
+      help: 'Event-loop delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution) since the previous scrape: stat p50, p90, p99, max.',
+      // Not `quantile`: that label belongs to summaries (promtool lint); these are a gauge's readings.
+      labelNames: ['stat'],
       registers,
       collect() {
-        for (const q of [0.5, 0.9, 0.99]) this.set({ quantile: String(q) }, Number.isFinite(loop.percentile(q * 100)) ? loop.percentile(q * 100) / 1e9 : 0);
-        this.set({ quantile: '1' }, Number.isFinite(loop.max) ? loop.max / 1e9 : 0);
+        for (const p of [50, 90, 99]) this.set({ stat: `p${p}` }, Number.isFinite(loop.percentile(p)) ? loop.percentile(p) / 1e9 : 0);
+        this.set({ stat: 'max' }, Number.isFinite(loop.max) ? loop.max / 1e9 : 0);
         loop.reset();
       },
     });

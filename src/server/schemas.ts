@@ -1,7 +1,45 @@
-/** JSON schemas of the request bodies (fastify validates JSON bodies with them before a handler runs). */
+/**
+ * JSON schemas of the request bodies (fastify validates JSON bodies with them before a handler
+ * runs). The job body's properties come from the engine's table of job parameters: the schema
+ * checks types and ranges cheaply; the engine's validation (run before the GPU is needed) checks
+ * everything that depends on other fields.
+ */
+import { JOB_PARAMETER_TABLE, type ParameterDef } from '../engine/parameters.js';
 
 const NUMBER = { type: 'number' } as const;
 const BAND = { type: 'array', items: NUMBER, minItems: 2, maxItems: 2 } as const;
+
+/** The schema of one parameter of the table, by its type and range. */
+function schemaOf(def: ParameterDef): Record<string, unknown> {
+  const range = (): Record<string, unknown> => ({
+    ...(def.min === undefined ? {} : def.exclusiveMin === true ? { exclusiveMinimum: def.min } : { minimum: def.min }),
+    ...(def.max === undefined ? {} : { maximum: def.max }),
+  });
+  switch (def.type) {
+    case 'number':
+      return { type: 'number', ...range() };
+    case 'integer':
+      return { type: 'integer', ...range() };
+    case 'boolean':
+      return { type: 'boolean' };
+    case 'enum':
+      return { enum: [...(def.values ?? [])] };
+    case 'string':
+      return { type: 'string', ...(def.maxLength === undefined ? {} : { maxLength: def.maxLength }) };
+    case 'band':
+      return BAND;
+    case 'bands':
+      return { type: 'array', items: BAND, minItems: 1 };
+    case 'numbers':
+      return { type: 'array', items: NUMBER, minItems: 1 };
+    case 'flags':
+      return { type: 'array', items: { type: 'string' } };
+    case 'window':
+      return { anyOf: [{ type: 'string' }, { type: 'array', minItems: 2, maxItems: 2 }] };
+    case 'object':
+      return { type: 'object' };
+  }
+}
 
 /** A job request with the signal in JSON; every property besides these is refused. */
 export const JOB_BODY_SCHEMA = {
@@ -11,24 +49,7 @@ export const JOB_BODY_SCHEMA = {
   properties: {
     // Elements are checked while they are copied into a typed array (faster than the validator on long signals).
     signal: { type: 'array', minItems: 1 },
-    dtype: { enum: ['f32', 'f64', 'float32', 'float64'] },
-    batch: { type: 'integer', minimum: 1 },
-    fs: { type: 'number', exclusiveMinimum: 0 },
-    flags: { type: 'array', items: { type: 'string' } },
-    detrend: { enum: ['linear', 'constant', false] },
-    window: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 2, maxItems: 2 }] },
-    nperseg: { type: 'integer', minimum: 2 },
-    noverlap: { type: 'integer', minimum: 0 },
-    passBand: BAND,
-    previewBins: { type: 'integer', minimum: 1 },
-    bands: { type: 'array', items: BAND, minItems: 1 },
-    freqs: { type: 'array', items: NUMBER, minItems: 1 },
-    nCycles: { type: 'number', exclusiveMinimum: 0 },
-    waveletBands: { type: 'boolean' },
-    bandWaves: { type: 'boolean' },
-    timeout: { type: 'number', exclusiveMinimum: 0 },
-    label: { type: 'string', maxLength: 200 },
-    stageParams: { type: 'object' },
+    ...Object.fromEntries(JOB_PARAMETER_TABLE.filter((p) => (p.from as readonly string[]).includes('body')).map((p) => [p.name, schemaOf(p)])),
   },
 } as const;
 
@@ -40,7 +61,7 @@ export const BATCH_BODY_SCHEMA = {
   properties: { items: { type: 'array', minItems: 1 }, timeout: { type: 'number', exclusiveMinimum: 0 } },
 } as const;
 
-/** `:id` of the job routes. */
+/** `:id` of the job routes: a routing prefix and a random part (job-service.ts). */
 export const JOB_ID_PARAMS = {
   type: 'object',
   properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },

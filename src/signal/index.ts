@@ -127,6 +127,22 @@ export {
   type DominantOptions,
 } from './primitives.js';
 export { cwt, cwtGeometry, type CwtOptions } from './cwt.js';
+export {
+  narrow,
+  inputSeries,
+  sampleScale,
+  isSampleDType,
+  DEFAULT_I16_SCALE,
+  SAMPLE_DTYPES,
+  HALF_DTYPES,
+  type SampleDType,
+  type HalfDType,
+  type SampleBuffer,
+  type SignalInput,
+  type SampleOptions,
+  type InputSeries,
+  type NarrowOptions,
+} from './samples.js';
 export { SignalWorkspace, signalWorkspace, clearSignalCaches, type Precision } from './workspace.js';
 export {
   stft,

@@ -3,12 +3,13 @@
  * device buffers in, device buffers out, enqueue only (no host synchronisation, no device
  * allocation once warm). Series are row-major: `batch` series of `length` samples.
  */
-import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { bandRanges } from './cycles.js';
 import { bandBins, checkDetrend, checkFs, detrendCode, positiveInteger, type DetrendType } from './geometry.js';
 import type { WindowSpec } from './window.js';
+import { isSampleDType, sampleScale, type SampleDType, type SignalInput } from './samples.js';
 import { COMPLEX_OF, elementwise, expectBuffer, onStream, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 
 export type { RealBuffer, ComplexBuffer };
@@ -54,6 +55,8 @@ const DETREND_TILE = 2048;
 const DOMINANT_CHUNK = 2048;
 
 export interface DetrendWindowOptions extends SeriesOptions {
+  /** 16-bit input only: each sample is multiplied by this as it is read (default 1/32768 for i16, 1 for f16/bf16). */
+  scale?: number | undefined;
   /** Remove the mean ('constant') or the least-squares line ('linear') of each whole series; false: neither. */
   detrend: DetrendType;
   /** Multiply by this window of `length` points (periodic, scipy's get_window); null: no window. */
@@ -63,13 +66,28 @@ export interface DetrendWindowOptions extends SeriesOptions {
 /**
  * Whole-series detrend and window in one elementwise pass (plus one reduction pass for the
  * detrend statistics): output[b, t] = (x[b, t] - trend_b(t)) * w[t]. `output` may be `input`.
+ * 16-bit input (i16, f16, bf16) is converted (times `scale`) as these kernels read it, into an
+ * f32 or f64 `output`.
  */
-export function detrendWindow(input: RealBuffer, output: RealBuffer, options: DetrendWindowOptions): void {
+export function detrendWindow(input: SignalInput, output: RealBuffer, options: DetrendWindowOptions): void {
   const { batch, length } = shape(options);
-  const p = realPrecision(input, 'detrendWindow input');
   const n = batch * length;
-  expectBuffer(input, p, n, 'detrendWindow input');
+  let p: Precision;
+  let sample: SampleDType | undefined;
+  let scale = 1;
+  if (input instanceof DeviceBuffer && isSampleDType(input.dtype)) {
+    sample = input.dtype;
+    p = realPrecision(output, 'detrendWindow output');
+    scale = sampleScale(sample, options.scale, 'detrendWindow scale');
+    expectBuffer(input, sample, n, 'detrendWindow input');
+  } else {
+    p = realPrecision(input as RealBuffer, 'detrendWindow input');
+    if (options.scale !== undefined) throw new TypeError('detrendWindow scale applies to 16-bit input only');
+    expectBuffer(input, p, n, 'detrendWindow input');
+  }
   expectBuffer(output, p, n, 'detrendWindow output');
+  // Checked above: without a 16-bit type the input is real of precision p.
+  const real = input as RealBuffer;
   const detrend = checkDetrend(options.detrend, 'detrendWindow detrend');
   const stream = options.stream;
   const ctx = input.context;
@@ -82,22 +100,27 @@ export function detrendWindow(input: RealBuffer, output: RealBuffer, options: De
     // Chunks of 4096 samples: enough blocks to fill the GPU when a few long series are detrended.
     const chunk = 4096;
     const blocks = batch * Math.ceil(length / chunk);
-    ws.kernel(ctx, 'series_stats', p)(perRow(blocks, stream), input, stats, length, batch, chunk);
+    if (sample) ws.kernelNamed(ctx, `series_stats_${sample}`)(perRow(blocks, stream), input, stats, length, batch, chunk, scale);
+    else ws.kernel(ctx, 'series_stats', p)(perRow(blocks, stream), real, stats, length, batch, chunk);
   }
-  // Unused pointers still need a live buffer of the right context: pass the input.
-  ws.kernel(ctx, 'detrend_window', p)(
-    perRow(batch * Math.ceil(length / DETREND_TILE), stream),
-    input,
-    output,
-    // Without detrending or a window the kernel reads neither table: any device address fills the slot.
-    stats ?? (input as DeviceBuffer<'f64'>),
-    window ?? input,
-    length,
-    batch,
-    code,
-    window ? 1 : 0,
-    DETREND_TILE,
-  );
+  // Unused pointers still need a live buffer of the right context: pass the output for 16-bit input, else the input.
+  const config = perRow(batch * Math.ceil(length / DETREND_TILE), stream);
+  if (sample)
+    ws.kernelNamed(ctx, `detrend_window_${sample}_${p}`)(config, input, output, stats ?? output, window ?? output, length, batch, code, window ? 1 : 0, DETREND_TILE, scale);
+  else
+    ws.kernel(ctx, 'detrend_window', p)(
+      config,
+      real,
+      output,
+      // Without detrending or a window the kernel reads neither table: any device address fills the slot.
+      stats ?? (real as DeviceBuffer<'f64'>),
+      window ?? real,
+      length,
+      batch,
+      code,
+      window ? 1 : 0,
+      DETREND_TILE,
+    );
 }
 
 /** Forward real FFT of each series: output[b] = rfft(input[b]) (N/2+1 bins, unnormalised, e^-2πi). */

@@ -29,7 +29,8 @@ import {
   type StftScaling,
 } from './geometry.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, perRow, precisionOf, realSeries, signalWorkspace as ws, type Precision } from './workspace.js';
+import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, perRow, precisionOf, signalWorkspace as ws } from './workspace.js';
+import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
@@ -57,33 +58,25 @@ function allocOr<T extends DType>(
  * Enqueues framing + FFT of every frame: returns the scratch holding B x frames half spectra
  * (nfft/2+1 bins each, unscaled).
  */
-function framesSpectra(x: RealBuffer, p: Precision, batch: number, g: SpectralGeometry, stream: Stream | undefined): ComplexBuffer {
+function framesSpectra(x: SignalInput, input: InputSeries, g: SpectralGeometry, stream: Stream | undefined): ComplexBuffer {
+  const { p, batch } = input;
   const ctx = x.context;
   const rows = batch * g.frames;
   if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
   const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
   const half = ws.scratch(ctx, stream, 'stft-half', COMPLEX_OF[p], rows * g.halfBins);
   const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
-  ws.kernel(ctx, 'frame', p)(
-    perRow(rows, stream),
-    x,
-    frames,
-    window,
-    g.length,
-    batch,
-    g.nperseg,
-    g.nfft,
-    g.step,
-    g.frames,
-    g.extension,
-    boundaryCode(g.boundary),
-    detrendCode(g.detrend),
-  );
+  const config = perRow(rows, stream);
+  const code = [boundaryCode(g.boundary), detrendCode(g.detrend)] as const;
+  // 16-bit samples are converted (times their scale) as the framing kernel reads them.
+  if (input.sample)
+    ws.kernelNamed(ctx, `frame_${input.sample}_${p}`)(config, x, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, ...code, input.scale);
+  else ws.kernel(ctx, 'frame', p)(config, x as RealBuffer, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, ...code);
   ws.realForward(ctx, p, g.nfft, rows, frames, half, stream);
   return half as ComplexBuffer;
 }
 
-export interface StftOptions extends SpectralOptions, CallOptions {
+export interface StftOptions extends SpectralOptions, CallOptions, SampleOptions {
   /** 'spectrum' (default) or 'psd'. */
   scaling?: StftScaling | undefined;
   /** Write Zxx here (c64 for f32 input, c128 for f64; B x freqs x frames). */
@@ -106,23 +99,27 @@ export function stftGeometry(length: number, options: StftOptions = {}): Spectra
   return spectralGeometry(length, options, STFT_DEFAULTS);
 }
 
-/** scipy.signal.stft over `batch` series. Enqueue only: await the stream before reading Zxx. */
-export function stft(x: RealBuffer, options: StftOptions = {}): StftResult {
-  const { p, batch, length } = realSeries(x, options.batch, 'stft');
+/**
+ * scipy.signal.stft over `batch` series. Enqueue only: await the stream before reading Zxx. 16-bit
+ * input (i16, f16, bf16) is converted by the framing kernel (`scale`, `precision`).
+ */
+export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
+  const input = inputSeries(x, options, 'stft');
+  const { p, batch, length } = input;
   const g = stftGeometry(length, options);
   const scale = stftScale(g, options.scaling ?? 'spectrum');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;
   const Zxx = allocOr(options.output, COMPLEX_OF[p], total, x, stream, 'stft');
-  const half = framesSpectra(x, p, batch, g, stream);
+  const half = framesSpectra(x, input, g, stream);
   ws.kernel(x.context, 'arrange_stft', p)(elementwise(total, stream), half, Zxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, scale);
   return { f: spectralFrequencies(g), t: spectralTimes(g), Zxx: Zxx as ComplexBuffer, geometry: g };
 }
 
-/** scipy.signal.spectrogram's modes: power ('psd'), the scaled STFT ('complex'), its magnitude, its angle, or the angle unwrapped along time ('phase'). */
+/** scipy.signal.spectrogram's modes: power ('psd'), the scaled STFT ('complex'), its magnitude, its angle, or the angle unwrapped along frequency ('phase', as scipy: `np.unwrap(np.angle(Sxx), axis=-2)`). */
 export type SpectrogramMode = 'psd' | 'complex' | 'magnitude' | 'angle' | 'phase';
 
-export interface SpectrogramOptions extends SpectralOptions, CallOptions {
+export interface SpectrogramOptions extends SpectralOptions, CallOptions, SampleOptions {
   /** 'density' (default) or 'spectrum'. */
   scaling?: PsdScaling | undefined;
   /** scipy's modes, default 'psd'. 'complex' returns c64/c128; the others real values of the input's precision. */
@@ -143,26 +140,28 @@ export interface SpectrogramResult<S extends RealBuffer | ComplexBuffer = RealBu
 const SPECTROGRAM_MODE_CODES = { magnitude: 1, angle: 2, phase: 3 } as const;
 
 /** scipy.signal.spectrogram over `batch` series, in any of its modes (see SpectrogramMode). */
-export function spectrogram(x: RealBuffer, options: SpectrogramOptions & { mode: 'complex' }): SpectrogramResult<ComplexBuffer>;
-export function spectrogram(x: RealBuffer, options?: SpectrogramOptions): SpectrogramResult<RealBuffer>;
-export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): SpectrogramResult<RealBuffer | ComplexBuffer> {
+export function spectrogram(x: SignalInput, options: SpectrogramOptions & { mode: 'complex' }): SpectrogramResult<ComplexBuffer>;
+export function spectrogram(x: SignalInput, options?: SpectrogramOptions): SpectrogramResult<RealBuffer>;
+export function spectrogram(x: SignalInput, options: SpectrogramOptions = {}): SpectrogramResult<RealBuffer | ComplexBuffer> {
   const mode = options.mode ?? 'psd';
   if (mode !== 'psd' && mode !== 'complex' && !Object.hasOwn(SPECTROGRAM_MODE_CODES, mode))
     throw new TypeError(`spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`);
-  const { p, batch, length } = realSeries(x, options.batch, 'spectrogram');
+  const input = inputSeries(x, options, 'spectrogram');
+  const { p, batch, length } = input;
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;
   const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
-  const half = framesSpectra(x, p, batch, g, stream);
+  const half = framesSpectra(x, input, g, stream);
   const launch = elementwise(total, stream);
   if (mode === 'psd') ws.kernel(x.context, 'arrange_psd', p)(launch, half, Sxx as RealBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
   // The other modes are scipy's STFT of the frames: the square root of the psd scale, nothing doubled.
   else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx as ComplexBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
   else
     ws.kernel(x.context, 'spectrogram_mode', p)(
-      elementwise(batch * g.freqs, stream),
+      // 'phase' unwraps along frequency: one thread per (series, frame) column; the others one per element.
+      elementwise(mode === 'phase' ? batch * g.frames : total, stream),
       half,
       Sxx as RealBuffer,
       batch,
@@ -176,7 +175,7 @@ export function spectrogram(x: RealBuffer, options: SpectrogramOptions = {}): Sp
   return { f: spectralFrequencies(g), t: spectralTimes(g), Sxx: Sxx as RealBuffer | ComplexBuffer, geometry: g };
 }
 
-export interface WelchOptions extends SpectralOptions, CallOptions {
+export interface WelchOptions extends SpectralOptions, CallOptions, SampleOptions {
   scaling?: PsdScaling | undefined;
   /** How the segments' periodograms are combined: 'mean' (default) or 'median' (bias-corrected, as scipy). */
   average?: 'mean' | 'median' | undefined;
@@ -200,16 +199,17 @@ export function medianBias(n: number): number {
 }
 
 /** scipy.signal.welch over `batch` series, averaging the segments' periodograms by mean (default) or median. */
-export function welch(x: RealBuffer, options: WelchOptions = {}): WelchResult {
+export function welch(x: SignalInput, options: WelchOptions = {}): WelchResult {
   const average = options.average ?? 'mean';
   if (average !== 'mean' && average !== 'median') throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
-  const { p, batch, length } = realSeries(x, options.batch, 'welch');
+  const input = inputSeries(x, options, 'welch');
+  const { p, batch, length } = input;
   const g = spectralGeometry(length, options, WELCH_DEFAULTS);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
   const total = batch * g.freqs;
   const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
-  const half = framesSpectra(x, p, batch, g, stream);
+  const half = framesSpectra(x, input, g, stream);
   if (average === 'mean') {
     ws.kernel(x.context, 'welch_mean', p)(elementwise(total, stream), half, Pxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
   } else {

@@ -91,6 +91,8 @@ export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
 }
 
 type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32` ? B : never;
+/** The name of a generated signal launcher (every member of SignalKernels but its module and kernel table). */
+type KernelName = Exclude<keyof SignalKernels, 'module' | 'kernels'> & string;
 
 /** The parameters (after the launch config) of the generated launcher `N`. */
 type Params<N extends keyof SignalKernels> = SignalKernels[N] extends (config: LaunchConfig, ...args: infer A) => void ? A : never;
@@ -141,16 +143,29 @@ export class SignalWorkspace {
 
   /** The launcher `<base>_<precision>` in `context`, typed by its generated parameter list (see PrecisionLaunch). */
   kernel<B extends KernelBase>(context: Context, base: B, precision: Precision): PrecisionLaunch<B> {
+    return this.#launcher(context, `${base}_${precision}`) as unknown as PrecisionLaunch<B>;
+  }
+
+  /**
+   * The launcher of the signal kernel `name` in `context`: the 16-bit variants, whose name is built
+   * from the sample dtype at run time (`detrend_window_i16_f32`, `frame_bf16_f64`, `narrow_f32_f16`).
+   * Untyped past the name (a union of variants cannot be called typed); the kernel's parameter
+   * block checks each argument's kind and the launcher each buffer's context.
+   */
+  kernelNamed(context: Context, name: KernelName): Launch {
+    return this.#launcher(context, name);
+  }
+
+  #launcher(context: Context, name: KernelName): Launch {
     const state = this.#state(context);
-    const name = `${base}_${precision}` as const;
     let launch = state.launchers.get(name);
     if (!launch) {
-      // The one untyped step: the name is built at run time; the type above is the launcher's own.
-      const generated = state.kernels[name as keyof SignalKernels] as unknown as Launch;
+      // The one untyped step: the name is built at run time; kernel() gives back the launcher's own type.
+      const generated = state.kernels[name] as unknown as Launch;
       launch = generated.bind(state.kernels);
       state.launchers.set(name, launch);
     }
-    return launch as unknown as PrecisionLaunch<B>;
+    return launch;
   }
 
   /** A cached 1-D batched plan of `n`-point transforms. */

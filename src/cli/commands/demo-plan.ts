@@ -214,7 +214,8 @@ export interface DemoOptions {
   /** Series per job and samples per series. */
   batch: number;
   length: number;
-  device: number;
+  /** The GPUs to run on (--devices / --device): every one, or these ordinals; resolved by resolvePlacement when the demo runs. */
+  devices: 'all' | number[];
   /** No progress bar. */
   quiet: boolean;
   help: boolean;

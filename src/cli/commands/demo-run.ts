@@ -7,18 +7,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { JobEngine } from '../../engine/index.js';
 import type { EngineStats, JobResult, JobSpec } from '../../engine/types.js';
+import { resolvePlacement } from '../../runtime/defaults.js';
 import { Device } from '../../runtime/device.js';
-import { Event } from '../../runtime/event.js';
 import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
-import { HostBuffer } from '../../runtime/memory/host-buffer.js';
+import { PlacementError } from '../../runtime/placement-rules.js';
 import { Stream } from '../../runtime/stream.js';
 import { stft } from '../../signal/stft.js';
-import { toBandChartSvg } from '../../report/band-chart-svg.js';
 import { toChromeTrace } from '../../report/chrome-trace.js';
-import { spectrogramPng } from '../../report/spectrogram-png.js';
 import { toSvgTimeline } from '../../report/timeline-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
+import { demoBandPowers, demoSpectrogram } from './demo-figures.js';
 import {
   CHIRP_HZ,
   DEMO_FS,
@@ -32,39 +31,10 @@ import {
   synthesizeDemo,
   type JobTrace,
 } from './demo-plan.js';
+import { measureLinks, type LinkBounds } from './link-bound.js';
 
-const PCIE_BYTES = 64 * 2 ** 20;
 const JOBS_PER_LANE = 2;
 const TRACE_KEEP = 4096;
-
-/** Pinned H2D and D2H GB/s: the median of 4 copies of 64 MiB each way (after one untimed). */
-function measurePcie(device: Device): { h2d: number; d2h: number } {
-  const stream = new Stream({ device, label: 'demo pcie' });
-  const host = HostBuffer.alloc('u8', PCIE_BYTES, { device, label: 'demo pcie host' });
-  const dev = DeviceBuffer.alloc('u8', PCIE_BYTES, { stream, label: 'demo pcie device' });
-  const t0 = new Event({ device, timing: true, label: 'demo pcie t0' });
-  const t1 = new Event({ device, timing: true, label: 'demo pcie t1' });
-  try {
-    host.array.fill(7);
-    const rate = (h2d: boolean): number => {
-      const xs: number[] = [];
-      for (let r = 0; r < 5; r++) {
-        t0.record(stream);
-        if (h2d) dev.write(host, { stream });
-        else dev.read(host, { stream });
-        t1.record(stream);
-        t1.synchronize();
-        if (r > 0) xs.push(PCIE_BYTES / 1e9 / (Event.elapsedMs(t0, t1) / 1e3));
-      }
-      xs.sort((a, b) => a - b);
-      return (xs[1]! + xs[2]!) / 2;
-    };
-    return { h2d: rate(true), d2h: rate(false) };
-  } finally {
-    stream.synchronize();
-    for (const r of [t1, t0, dev, host, stream]) r.dispose();
-  }
-}
 
 interface LoopOutcome {
   jobs: number;
@@ -121,22 +91,49 @@ function laneTable(stats: EngineStats): string {
   return formatTable(rows);
 }
 
+/** One row per GPU: its lanes' jobs and rate, its share of its own link's bound (measured alone), GPU busy. */
+function deviceTable(stats: EngineStats, links: LinkBounds, names: ReadonlyMap<number, string>): string {
+  const rows = [['GPU', 'lanes', 'jobs', 'Gsamples/s', '% of its PCIe bound', 'GPU busy']];
+  for (const d of stats.devices) {
+    const link = links.perDevice.find((l) => l.device === d.device);
+    const bound = link ? Math.min(link.h2d, link.d2h) / 4 : 0;
+    rows.push([
+      `${d.device} (${names.get(d.device) ?? '?'})`,
+      String(d.lanes),
+      String(d.jobs),
+      fmt(d.samplesPerSecond / 1e9),
+      bound > 0 ? `${((100 * d.samplesPerSecond) / 1e9 / bound).toFixed(1)}%` : '-',
+      `${(100 * d.gpuBusyFraction).toFixed(0)}%`,
+    ]);
+  }
+  return formatTable(rows);
+}
+
 /** Runs the demo; resolves with the exit status. */
 export async function runDemo(o: DemoOptions): Promise<number> {
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
-  let device: Device;
+  let devices: Device[];
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda demo: the NVIDIA driver is installed but no CUDA device is visible; the demo needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU\n`);
       return 1;
     }
-    device = Device.get(o.device);
+    // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
+    devices = resolvePlacement({ devices: o.devices }, '--devices');
   } catch (e) {
+    if (e instanceof PlacementError) {
+      process.stderr.write(`tscuda demo: ${e.message}\n`);
+      return 2;
+    }
     const line = gpuUnavailableLine('demo', e);
     if (line === undefined) throw e;
     process.stderr.write(`${line}\n`);
     return 1;
   }
+  const device = devices[0]!;
+  const ordinals = devices.map((d) => d.ordinal);
+  const names = new Map(devices.map((d) => [d.ordinal, d.name]));
   const engines: JobEngine[] = [];
   let bar: ProgressBar | undefined;
   try {
@@ -169,14 +166,22 @@ export async function runDemo(o: DemoOptions): Promise<number> {
         label: 'demo',
       };
     };
-    out(`tscuda demo on GPU ${device.ordinal}: ${device.name}`);
+    out(
+      devices.length === 1
+        ? `tscuda demo on GPU ${device.ordinal}: ${device.name}`
+        : `tscuda demo on ${devices.length} GPUs: ${devices.map((d) => `${d.ordinal} ${names.get(d.ordinal)}`).join(', ')}`,
+    );
     out(
       `signal: ${batch} series x ${n} samples per job at ${DEMO_FS} Hz (${fmt(n / DEMO_FS)} s each): DC, trend, a ${CHIRP_HZ[0]}-${CHIRP_HZ[1]} Hz chirp, noise, and ${planted.length} planted cycles`,
     );
 
-    const pcie = measurePcie(device);
+    const links = measureLinks(devices);
+    const pcie = links.together;
     const boundGsamples = Math.min(pcie.h2d, pcie.d2h) / 4;
-    out(`PCIe (pinned, measured now): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`);
+    if (devices.length > 1) for (const l of links.perDevice) out(`PCIe GPU ${l.device} alone (pinned, measured now): H2D ${fmt(l.h2d)} GB/s, D2H ${fmt(l.d2h)} GB/s`);
+    out(
+      `PCIe (pinned, measured now${devices.length > 1 ? `, all ${devices.length} GPUs at once` : ''}): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`,
+    );
 
     // One lane, briefly: the reference for the speedup.
     const single = new JobEngine({ device, lanes: 1, precision: 'f32', maxQueued: 16, label: 'demo 1 lane' });
@@ -191,12 +196,14 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     engines.pop();
     const oneRate = one.samples / one.seconds / 1e9;
 
-    const engine = new JobEngine({ device, lanes, precision: 'f32', maxQueued: 4 * lanes * JOBS_PER_LANE, label: 'demo' });
+    // `lanes` lanes on each GPU; each job goes to the least-loaded lane of any of them.
+    const allLanes = lanes * devices.length;
+    const engine = new JobEngine({ devices: ordinals, lanes, precision: 'f32', maxQueued: 4 * allLanes * JOBS_PER_LANE, label: 'demo' });
     engines.push(engine);
-    const specs = Array.from({ length: lanes * JOBS_PER_LANE }, () => spec(engine));
-    await Promise.all(specs.slice(0, lanes).map((s) => engine.submit(s).result)); // warm every lane
+    const specs = Array.from({ length: allLanes * JOBS_PER_LANE }, () => spec(engine));
+    await Promise.all(specs.slice(0, allLanes).map((s) => engine.submit(s).result)); // warm every lane
     const traces: JobTrace[] = [];
-    bar = new ProgressBar({ label: `running ${lanes} lanes`, total: o.seconds, silent: o.quiet });
+    bar = new ProgressBar({ label: `running ${allLanes} lanes`, total: o.seconds, silent: o.quiet });
     const t0 = performance.now();
     let done = 0;
     let doneSamples = 0;
@@ -227,9 +234,11 @@ export async function runDemo(o: DemoOptions): Promise<number> {
         ['Gsamples/s (input)', fmt(rate)],
         ['% of PCIe bound', `${((100 * rate) / boundGsamples).toFixed(1)}%`],
         [`speedup over 1 lane (${fmt(oneRate)} Gsamples/s)`, `${fmt(rate / oneRate)}x`],
-        ['lanes', String(lanes)],
+        ['lanes', devices.length > 1 ? `${lanes} per GPU x ${devices.length} GPUs` : String(lanes)],
       ]),
     );
+    out('');
+    out(deviceTable(stats, links, names));
     out('');
     out(laneTable(stats));
 
@@ -259,55 +268,39 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     try {
       const x = DeviceBuffer.from('f32', base.subarray(0, n), { stream, label: 'demo series 0' });
       const nperseg = Math.min(1024, n);
-      const r = stft(x, { fs: DEMO_FS, nperseg, noverlap: (3 * nperseg) / 4, stream });
+      // Each segment detrended (scipy's detrend='linear'): the DC and the trend would otherwise set the colour scale's top.
+      const r = stft(x, { fs: DEMO_FS, nperseg, noverlap: (3 * nperseg) / 4, detrend: 'linear', stream });
       await stream.done();
       const z = r.Zxx.read();
       const mag = new Float32Array(z.length / 2);
       for (let i = 0; i < mag.length; i++) mag[i] = Math.hypot(z[2 * i]!, z[2 * i + 1]!);
-      const png = spectrogramPng({ values: mag, frequencies: r.f.length, frames: r.t.length }, { width: 1200, height: 480, dynamicRangeDb: 70 });
-      writeFileSync(join(dir, 'spectrogram.png'), png.png);
+      const picture = demoSpectrogram({ magnitude: mag, f: r.f, t: r.t, length: n, nperseg, noverlap: (3 * nperseg) / 4, planted, series: 0, device: device.name });
+      writeFileSync(join(dir, 'spectrogram.png'), picture.png);
+      writeFileSync(join(dir, 'spectrogram.svg'), picture.svg);
       r.Zxx.dispose();
       x.dispose();
     } finally {
       stream.dispose();
     }
-    const powers = first.bandPowers;
-    const series = planted.map((p, k) => {
-      const values = bands.map((_, j) => {
-        let sum = 0;
-        let count = 0;
-        for (let s = k; s < batch; s += planted.length) {
-          sum += powers[s * bands.length + j]!;
-          count++;
-        }
-        return count > 0 ? sum / count : 0;
-      });
-      return { name: `series dominated by ${fmt(p.frequency)} Hz`, values };
-    });
-    writeFileSync(
-      join(dir, 'band-powers.svg'),
-      toBandChartSvg({
-        title: 'band power by planted dominant cycle (engine, flag cycles)',
-        unit: 'power (signal units²)',
-        bands: planted.map((p) => ({ low: p.band[0], high: p.band[1], highlight: true })),
-        series,
-      }),
-    );
+    const bandPicture = demoBandPowers(first.bandPowers, batch, planted);
+    writeFileSync(join(dir, 'band-powers.svg'), bandPicture.svg);
+    writeFileSync(join(dir, 'band-powers.png'), bandPicture.png);
     const records = jobTimelineRecords(traces);
-    writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${lanes} lanes (last 250 ms; each bar is a job from start to result)` }));
+    writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${allLanes} lanes (last 250 ms; each bar is a job from start to result)` }));
     writeFileSync(join(dir, 'trace.json'), JSON.stringify(toChromeTrace(records, { processName: 'tscuda demo' })));
     writeFileSync(
       join(dir, 'summary.json'),
       JSON.stringify(
         {
           device: device.name,
+          devices: devices.map((d) => ({ ordinal: d.ordinal, name: names.get(d.ordinal) })),
           batch,
           length: n,
           lanes,
           seconds: main.seconds,
           jobs: main.jobs,
           gsamplesPerSecond: rate,
-          pcie: { ...pcie, boundGsamples },
+          pcie: { ...pcie, boundGsamples, perDevice: links.perDevice },
           fractionOfBound: rate / boundGsamples,
           oneLaneGsamplesPerSecond: oneRate,
           speedup: rate / oneRate,
@@ -319,7 +312,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       ),
     );
     out('');
-    out(`wrote ${dir}/: spectrogram.png, band-powers.svg, timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
+    out(`wrote ${dir}/: spectrogram.png (and .svg), band-powers.png (and .svg), timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
     if (!allFound) {
       process.stderr.write('tscuda demo: the engine missed a planted cycle (see the table above)\n');
       return 1;

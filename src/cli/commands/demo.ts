@@ -5,23 +5,25 @@
  * options work anywhere; without a GPU it prints one line and exits 1.
  */
 import type { CliCommand } from '../command.js';
-import { intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
+import { intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
 
 export const DEMO_USAGE = `usage: tscuda demo [options]
 Runs the FFT job engine on a synthetic multi-tone chirp (noise, trend, DC and planted cycles of
-known period) for a few seconds over several lanes, prints throughput (jobs/s, Gsamples/s, share of
-the measured PCIe bound), per-lane statistics, the speedup over one lane and the dominant cycles
+known period) for a few seconds over several lanes on every GPU (--devices to choose), prints
+throughput (jobs/s, Gsamples/s, share of the PCIe bound measured now on the GPUs used, all at
+once), per-device and per-lane statistics, the speedup over one lane and the dominant cycles
 found against those planted, and writes a folder with a spectrogram (PNG), band powers (SVG), the
 lanes' timeline (SVG) and a Chrome trace (open in ui.perfetto.dev).
   --seconds S   length of the timed run (default 5)
-  --lanes N     lanes (CUDA streams) of the engine (default 4)
+  --lanes N     lanes (CUDA streams) per GPU (default 4)
   --out DIR     output folder (default tscuda-demo)
   --batch B     series per job (default 64)
   --length N    samples per series (default 65536)
-  --device I    GPU ordinal (default 0)
+${DEVICE_OPTIONS_USAGE}
   --quiet       no progress bar
   --help        this text
 example: tscuda demo --seconds 10 --lanes 8 --out /tmp/demo`;
@@ -37,6 +39,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
       batch: { type: 'string' },
       length: { type: 'string' },
       device: { type: 'string' },
+      devices: { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -53,7 +56,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
     out,
     batch: intOption('batch', values.batch, 1, 4096) ?? 64,
     length: intOption('length', values.length, 1024, 1 << 24) ?? 65536,
-    device: intOption('device', values.device, 0, 1023) ?? 0,
+    devices: deviceSelection(values),
     quiet: values.quiet === true,
     help: values.help === true,
   };
@@ -70,8 +73,7 @@ export const demoCommand: CliCommand = {
       options = parseDemoOptions(args);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      process.stderr.write(`tscuda demo: ${e.message}\n(tscuda demo --help for the options)\n`);
-      return 2;
+      return reportUsageError('demo', e.message, args);
     }
     if (options.help) {
       process.stdout.write(`${DEMO_USAGE}\n`);

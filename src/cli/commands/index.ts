@@ -4,6 +4,7 @@ import { infoCommand } from '../info.js';
 import { demoCommand } from './demo.js';
 import { serveCommand } from './serve.js';
 import { stftCommand } from './stft.js';
+import { workerCommand } from './worker.js';
 
 /** Every command of the CLI, in the order `tscuda --help` lists them. Each command file adds itself here. */
-export const COMMANDS: readonly CliCommand[] = [infoCommand, demoCommand, stftCommand, benchCommand, serveCommand];
+export const COMMANDS: readonly CliCommand[] = [infoCommand, demoCommand, stftCommand, benchCommand, serveCommand, workerCommand];

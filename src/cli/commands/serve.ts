@@ -1,11 +1,16 @@
 /** `tscuda serve`: the HTTP server over the job engine, in supervised worker processes. */
+import { constants as bufferConstants } from 'node:buffer';
+import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
-import { buildPartsOrNone } from '../../server/gpu-parts.js';
-import type { WorkerConfig } from '../../server/protocol.js';
-import { superviseWorkers } from '../../server/supervisor.js';
+import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
+import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
+import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/supervision/protocol.js';
+import { buildFailure, listenFailure } from '../../server/supervision/start-failure.js';
+import { superviseWorkers, type SupervisorEnd } from '../../server/supervision/supervisor.js';
 import type { CliCommand } from '../command.js';
 
 const USAGE = `usage: tscuda serve [options]
@@ -15,7 +20,8 @@ is lost answers what it accepted with 503 (retryable) and is replaced. Without a
 still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --port N            TCP port (default 8000; 0 picks a free one)
   --host H            address to bind (default 127.0.0.1; 0.0.0.0 for all interfaces)
-  --workers N         worker processes (default 1); 0 serves in this process, unsupervised
+  --workers N         worker processes (default 1, at most 4 per CPU and 256); 0 serves in
+                      this process, unsupervised
   --devices L         GPUs the workers spread over: "0", "0,1" or "all" (default 0)
   --standby N         experimental: spare workers with their engine built (default 0), to
                       replace a worker whose context is lost; each spare holds a CUDA context
@@ -28,20 +34,35 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       flood of new requests, 429 the rest it reads (default 25, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --timeout MS        timeout of a request that gives none (default 30000)
-  --body-limit MB     largest request body in MiB (default 256)
+  --body-limit MB     largest request body in MiB (default 256, at most 511: a JSON body is
+                      read as one string, and V8's longest string is 512 MiB)
+  --drain MS          bound of a graceful stop (default 10000): requests still unfinished
+                      then have their connections cut
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
   --log               log every request (JSON lines on stdout)
   --help              this text
-SIGTERM or SIGINT stops gracefully: stop accepting, finish what was accepted, exit 0.
+SIGTERM, SIGINT or SIGHUP stops gracefully: stop accepting, finish what was accepted (new
+requests on open connections get 503 shutting_down), exit 0; 3 when the --drain bound or a
+second signal cut it. A worker that cannot start (port in use, bad --host, engine) exits 1.
 example: tscuda serve --port 8000 --workers 2 --lanes 4
          curl -s localhost:8000/v2/health/ready`;
 
 class UsageError extends Error {}
 
-function integer(name: string, v: string | undefined, fallback: number, min: number): number {
+/** Node timers wait at most 2^31-1 ms; every option in ms is bounded by it. */
+const MAX_MS = 2 ** 31 - 1;
+
+/** The most workers: 4 per CPU (a GPU-bound worker waits a lot), never a fork storm. */
+export const MAX_WORKERS = Math.min(256, 4 * availableParallelism());
+
+/** The largest body in MiB: a JSON body is read into one string, and V8 refuses longer strings (ERR_STRING_TOO_LONG). */
+export const MAX_BODY_LIMIT_MIB = Math.floor(bufferConstants.MAX_STRING_LENGTH / 2 ** 20);
+
+function integer(name: string, v: string | undefined, fallback: number, min: number, max: number, why = ''): number {
   if (v === undefined) return fallback;
-  if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  if (!/^\d{1,16}$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v.slice(0, 40))}`);
+  if (Number(v) > max) throw new UsageError(`--${name} must be at most ${max}${why}, got ${v}`);
   return Number(v);
 }
 
@@ -63,7 +84,7 @@ async function deviceList(v: string | undefined): Promise<number[]> {
 /** Parses the options into the workers' configuration and the worker count. */
 export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
   const { values } = parseArgs({
-    args,
+    args: joinNegativeValues(args),
     strict: true,
     allowPositionals: false,
     options: {
@@ -82,45 +103,77 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       'body-limit': { type: 'string' },
       'batch-size': { type: 'string' },
       'batch-wait': { type: 'string' },
+      drain: { type: 'string' },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help === true) return { help: true };
-  const port = integer('port', values.port, 8000, 0);
-  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const port = integer('port', values.port, 8000, 0, 65535);
   const precision = values.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
   const config: WorkerConfig = {
     port,
     host: values.host ?? '127.0.0.1',
     devices: await deviceList(values.devices),
-    lanes: integer('lanes', values.lanes, 4, 1),
-    maxQueued: integer('max-queued', values['max-queued'], 1024, 1),
-    maxPending: integer('max-pending', values['max-pending'], 4096, 1),
-    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0),
-    maxTurnMs: integer('max-turn', values['max-turn'], 25, 0),
+    lanes: integer('lanes', values.lanes, 4, 1, 256),
+    maxQueued: integer('max-queued', values['max-queued'], 1024, 1, 2 ** 24),
+    maxPending: integer('max-pending', values['max-pending'], 4096, 1, 2 ** 24),
+    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0, MAX_MS),
+    maxTurnMs: integer('max-turn', values['max-turn'], 25, 0, MAX_MS),
     precision,
-    defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1),
-    bodyLimitBytes: integer('body-limit', values['body-limit'], 256, 1) * 1024 * 1024,
-    batchMaxSize: integer('batch-size', values['batch-size'], 256, 1),
-    batchMaxWaitMs: integer('batch-wait', values['batch-wait'], 1, 0),
+    defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1, MAX_MS),
+    bodyLimitBytes:
+      integer(
+        'body-limit',
+        values['body-limit'],
+        256,
+        1,
+        MAX_BODY_LIMIT_MIB,
+        ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
+      ) *
+      1024 *
+      1024,
+    batchMaxSize: integer('batch-size', values['batch-size'], 256, 1, 2 ** 20),
+    batchMaxWaitMs: integer('batch-wait', values['batch-wait'], 1, 0, MAX_MS),
+    drainMs: integer('drain', values.drain, DEFAULT_DRAIN_MS, 0, MAX_MS),
     log: values.log === true,
   };
-  return { help: false, workers: integer('workers', values.workers, 1, 0), standby: integer('standby', values.standby, 0, 0), config };
+  const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
+  return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };
 }
 
-function untilSignal(): Promise<string> {
+/** SIGTERM, SIGINT and SIGHUP (a closed terminal, a reload by habit) all stop gracefully. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * Resolves with the first stop signal; a second one calls `onSecond` (it cuts the drain) instead
+ * of ending the process the default way (a crash, workers left behind).
+ */
+function untilSignal(onSecond: (signal: string) => void): Promise<string> {
   return new Promise((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
+    let first: string | null = null;
+    const on = (signal: string): void => {
+      if (first === null) {
+        first = signal;
+        resolve(signal);
+      } else onSecond(signal);
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, on);
   });
+}
+
+/** The exit code of a stop, with its one line when the drain was cut. */
+function stopCode(drained: boolean, log: (line: string) => void, detail: string): number {
+  if (drained) return EXIT_CODES.drained;
+  log(`drain cut: ${detail}; exit ${EXIT_CODES.drainCut}`);
+  return EXIT_CODES.drainCut;
 }
 
 /** The worker entry next to this build (the .ts source under tsx, the .js in dist). */
 function workerEntry(): string {
   const here = fileURLToPath(import.meta.url);
-  return fileURLToPath(new URL(`../../server/worker-main${extname(here)}`, import.meta.url));
+  return fileURLToPath(new URL(`../../server/supervision/worker-main${extname(here)}`, import.meta.url));
 }
 
 /**
@@ -138,8 +191,9 @@ async function serve(args: string[]): Promise<number> {
   try {
     parsed = await parseServeArgs(args);
   } catch (error) {
-    console.error(`tscuda serve: ${(error as Error).message}\n${USAGE}`);
-    return 2;
+    // One line: the 30-line usage buries the one thing that was wrong.
+    console.error(`tscuda serve: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')} (tscuda serve --help)`);
+    return EXIT_CODES.usage;
   }
   if (parsed.help) {
     console.log(USAGE);
@@ -147,39 +201,79 @@ async function serve(args: string[]): Promise<number> {
   }
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
-  if (workers === 0) {
-    const parts = await buildPartsOrNone(config);
-    const server = createServer({
-      engine: parts.engine,
-      ownsEngine: true,
-      logger: config.log === true,
-      ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
-      ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
-      ...(parts.info === undefined ? {} : { info: parts.info }),
-      limits: {
-        maxPending: config.maxPending!,
-        maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
-        maxTurnMs: config.maxTurnMs!,
-        defaultTimeoutMs: config.defaultTimeoutMs!,
-        bodyLimitBytes: config.bodyLimitBytes!,
-      },
-    });
-    const address = await server.listen({ port: config.port, host: config.host });
-    log(`listening on ${address} (in this process${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
-    const signal = await untilSignal();
-    log(`${signal}: finishing accepted requests`);
-    await server.close();
-    return 0;
-  }
+  const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
+  if (workers === 0) return serveInProcess(config, drainMs, log);
   const entry = workerEntry();
   const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, log });
-  const signalled = untilSignal();
-  await Promise.race([supervisor.started, signalled]);
-  log(`${workers} worker(s) on http://${config.host}:${config.port}, ${supervisor.readyWorkers} ready`);
-  const signal = await signalled;
-  log(`${signal}: stopping the workers gracefully`);
-  await supervisor.stop();
-  return 0;
+  const signalled = untilSignal((signal) => {
+    log(`${signal} again: cutting the drain`);
+    supervisor.cut();
+  });
+  let address: string;
+  try {
+    const first = await Promise.race([supervisor.started, signalled.then(() => null)]);
+    if (first === null) return stopped(await supervisor.stop(), log);
+    address = first;
+  } catch (error) {
+    console.error(`tscuda serve: ${(error as Error).message}`);
+    return EXIT_CODES.failed;
+  }
+  log(`${workers} worker(s) on ${address}, ${supervisor.readyWorkers} ready`);
+  const signal = await Promise.race([signalled, supervisor.ended.then(() => null)]);
+  if (signal !== null) log(`${signal}: stopping the workers gracefully (at most ${drainMs} ms)`);
+  return stopped(await supervisor.stop(), log);
+}
+
+/** The exit code of a supervisor's end, with its one line. */
+function stopped(end: SupervisorEnd, log: (line: string) => void): number {
+  if (end.kind === 'failed') {
+    console.error(`tscuda serve: ${end.reason}`);
+    return EXIT_CODES.failed;
+  }
+  return stopCode(end.drained, log, `${end.cutWorkers} worker(s) had requests unfinished at the bound (or a second signal)`);
+}
+
+/** `--workers 0`: one server in this process, the same start-up failures and the same bounded drain. */
+async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void): Promise<number> {
+  let parts;
+  try {
+    parts = await buildPartsOrNone(config);
+  } catch (error) {
+    console.error(`tscuda serve: ${buildFailure(error)}`);
+    return EXIT_CODES.failed;
+  }
+  const server = createServer({
+    engine: parts.engine,
+    ownsEngine: true,
+    logger: config.log === true,
+    ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
+    ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
+    ...(parts.info === undefined ? {} : { info: parts.info }),
+    limits: {
+      maxPending: config.maxPending!,
+      maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
+      maxTurnMs: config.maxTurnMs!,
+      defaultTimeoutMs: config.defaultTimeoutMs!,
+      bodyLimitBytes: config.bodyLimitBytes!,
+    },
+  });
+  let address: string;
+  try {
+    address = await server.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await server.close();
+    console.error(`tscuda serve: ${listenFailure(error, config.host, config.port)}`);
+    return EXIT_CODES.failed;
+  }
+  const guard = guardRequests(server);
+  log(`listening on ${address} (in this process${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
+  const signal = await untilSignal((again) => {
+    log(`${again} again: cutting the drain`);
+    guard.cut(`a second signal (${again})`);
+  });
+  log(`${signal}: finishing accepted requests (at most ${drainMs} ms)`);
+  const outcome: DrainOutcome = await guard.drain(drainMs);
+  return stopCode(outcome.drained, log, `${outcome.cutReason ?? ''}, ${outcome.unfinished} request(s) unfinished`);
 }
 
 /** `tscuda serve`. */

@@ -8,6 +8,7 @@ import type { Band } from '../../engine/types.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
+import { deviceSelection } from '../device-option.js';
 import { choiceOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { readSignal, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
 
@@ -30,7 +31,12 @@ export interface StftCommandOptions {
   column: number | string | undefined;
   dbRange: number;
   precision: Precision;
-  device: number;
+  /** The GPUs the spectrogram's chunks spread over (--devices / --device): every one, or these ordinals. */
+  devices: 'all' | number[];
+  /** 'auto': 16-bit input (16-bit PCM WAV, .i16/.f16/.bf16) goes to the GPU in 16 bits; 'float': widened on the host first. */
+  dtype: 'auto' | 'float';
+  /** i16 input: the value of one step (default 1/32768); f16/bf16: a factor (default 1). */
+  scale: number | undefined;
   saveMagnitude: boolean;
   /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */
   chunkFrames: number;
@@ -39,9 +45,10 @@ export interface StftCommandOptions {
 
 export const STFT_USAGE = `usage: tscuda stft <file> [options]
 The STFT of a signal on the GPU (scipy.signal.stft's names and defaults). <file> is a WAV (8/16/24/32-bit
-PCM or 32/64-bit float; several channels are averaged unless --channel), raw little-endian .f32/.f64, or
-CSV/TXT (one column, or the first numeric one, or --column). Writes to --out:
-  spectrogram.png  |Zxx| in dB (viridis; low frequencies at the bottom)
+PCM or 32/64-bit float; several channels are averaged unless --channel), raw little-endian .f32/.f64 or
+16-bit .i16/.f16/.bf16, or CSV/TXT (one column, or the first numeric one, or --column). Writes to --out:
+  spectrogram.png  |Zxx| in dB as a figure: time (s) and frequency (Hz) axes, a dB colour bar, the
+                   parameters in its title (spectrogram.svg: the same figure as SVG)
   bands.csv, bands.json  power of each --band (one-sided Parseval: all bands together give mean(x^2)),
                    its share of the total, and the dominant cycle
   band-<lo>-<hi>Hz.wav  each band's band-passed signal (32-bit float WAV)
@@ -60,12 +67,17 @@ Options:
   --band LO:HI       a band in Hz for band powers and a band-passed WAV; repeat for several
                      (default: octave bands below fs/2, powers only)
   --out DIR          output folder (default <file name>-stft)
-  --format F         wav, f32, f64 or csv (default: from the extension)
+  --format F         wav, f32, f64, i16, f16, bf16 or csv (default: from the extension)
+  --dtype D          auto (default: 16-bit PCM WAV and .i16/.f16/.bf16 go to the GPU in 16 bits and
+                     are converted there) or float (widen on the host first)
+  --scale X          i16 samples: the value of one step (default 1/32768: full scale to 1);
+                     f16/bf16: a factor (default 1)
   --channel N|mean   which channel of a multi-channel WAV (default mean)
   --column N|NAME    CSV column by 0-based index or header name
   --db-range DB      dB below the peak shown in the picture (default 80)
   --precision P      f32 (default) or f64 arithmetic on the GPU
-  --device I         GPU ordinal (default 0)
+  --devices L        GPUs the spectrogram's chunks spread over: "all" (default) or ordinals like 0,1
+  --device I         one GPU (the same as --devices I)
   --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
   --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
   --quiet            no progress bar
@@ -95,7 +107,10 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       column: { type: 'string' },
       'db-range': { type: 'string' },
       precision: { type: 'string' },
+      dtype: { type: 'string' },
+      scale: { type: 'string' },
       device: { type: 'string' },
+      devices: { type: 'string' },
       'save-magnitude': { type: 'boolean' },
       'chunk-frames': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -132,7 +147,9 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     column,
     dbRange: numberOption('db-range', values['db-range']) ?? 80,
     precision: choiceOption('precision', values.precision, ['f32', 'f64'] as const) ?? 'f32',
-    device: intOption('device', values.device, 0, 1023) ?? 0,
+    devices: deviceSelection(values),
+    dtype: choiceOption('dtype', values.dtype, ['auto', 'float'] as const) ?? 'auto',
+    scale: scaleOption(values.scale),
     saveMagnitude: values['save-magnitude'] === true,
     chunkFrames: intOption('chunk-frames', values['chunk-frames'], 1) ?? DEFAULT_CHUNK_FRAMES,
     quiet: values.quiet === true,
@@ -186,20 +203,25 @@ export interface StftPlan {
   bands: Band[];
   /** True when the bands were the user's (then band-passed WAVs are written). */
   userBands: boolean;
+  /** Why 16-bit input was widened on the host after all, when it was. */
+  dtypeNote?: string | undefined;
 }
 
 /** Reads the input and checks the options against it; throws UsageError or SignalInputError. */
 export function planStft(options: StftCommandOptions): StftPlan {
-  const input = readSignal(options.file, {
+  let input = readSignal(options.file, {
     ...(options.format ? { format: options.format } : {}),
     ...(options.fs !== undefined ? { fs: options.fs, fsOverride: true } : {}),
     ...(options.channel !== undefined ? { channel: options.channel } : {}),
     ...(options.column !== undefined ? { column: options.column } : {}),
+    ...(options.scale !== undefined ? { scale: options.scale } : {}),
   });
+  // --dtype float: the pre-16-bit path, samples widened on the host (the GPU then reads floats).
+  if (options.dtype === 'float' && input.raw16) input = { ...input, samples: input.samples, raw16: undefined };
   let geometry: SpectralGeometry;
   try {
     geometry = spectralGeometry(
-      input.samples.length,
+      input.length,
       {
         fs: input.fs,
         window: options.window,
@@ -213,7 +235,7 @@ export function planStft(options: StftCommandOptions): StftPlan {
       STFT_DEFAULTS,
     );
   } catch (e) {
-    throw new UsageError(`${(e as Error).message} (the signal has ${input.samples.length} samples)`);
+    throw new UsageError(`${(e as Error).message} (the signal has ${input.length} samples)`);
   }
   const nyquist = input.fs / 2;
   for (const [lo, hi] of options.bands) {
@@ -221,7 +243,13 @@ export function planStft(options: StftCommandOptions): StftPlan {
       throw new UsageError(`--band ${lo}:${hi}: the high edge is above fs/2 = ${nyquist} Hz (fs ${input.fs} Hz${input.fsSource === 'default' ? ', the default: give --fs' : ''})`);
   }
   const userBands = options.bands.length > 0;
-  return { options, input, geometry, bands: userBands ? options.bands : defaultBands(input.fs), userBands };
+  let dtypeNote: string | undefined;
+  // The odd extension (2 x[0] - x[j]) is arithmetic on the samples: it could overflow i16 and means nothing on f16/bf16 bits.
+  if (input.raw16 && geometry.boundary === 'odd') {
+    dtypeNote = `--boundary odd extends the signal arithmetically: the ${input.raw16.dtype} samples are widened on the host`;
+    input = { ...input, samples: input.samples, raw16: undefined };
+  }
+  return { options, input, geometry, bands: userBands ? options.bands : defaultBands(input.fs), userBands, dtypeNote };
 }
 
 /**
@@ -229,7 +257,7 @@ export function planStft(options: StftCommandOptions): StftPlan {
  * `boundary` says (scipy's zero_ext, even_ext, odd_ext, const_ext), then zero-padded at the end
  * to whole segments (`padded`). Frame i is samples [i step, i step + nperseg) of the result.
  */
-export function extendSignal<T extends Float32Array | Float64Array>(x: T, g: Pick<SpectralGeometry, 'extension' | 'boundary' | 'padding'>): T {
+export function extendSignal<T extends Float32Array | Float64Array | Int16Array | Uint16Array>(x: T, g: Pick<SpectralGeometry, 'extension' | 'boundary' | 'padding'>): T {
   const n = x.length;
   const e = g.extension;
   const out = new (x.constructor as new (length: number) => T)(n + 2 * e + g.padding);
@@ -251,6 +279,13 @@ export function extendSignal<T extends Float32Array | Float64Array>(x: T, g: Pic
     }
   }
   return out;
+}
+
+/** --scale: a finite non-zero number, or undefined. */
+function scaleOption(v: string | undefined): number | undefined {
+  const x = numberOption('scale', v);
+  if (x !== undefined && (!Number.isFinite(x) || x === 0)) throw new UsageError(`--scale must be a finite non-zero number, got ${v}`);
+  return x;
 }
 
 /** Frame ranges [start, start + count) of at most `perChunk` frames covering `frames`. */

@@ -5,21 +5,25 @@
  * waves and the dominant cycle; then the files.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { JobEngine } from '../../engine/index.js';
 import type { JobResult } from '../../engine/types.js';
+import { resolvePlacement } from '../../runtime/defaults.js';
 import { Device } from '../../runtime/device.js';
-import type { Precision } from '../../runtime/fft/precision.js';
 import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import { PlacementError } from '../../runtime/placement-rules.js';
 import { Stream } from '../../runtime/stream.js';
 import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
-import type { ComplexBuffer, RealBuffer } from '../../signal/primitives.js';
+import type { ComplexBuffer } from '../../signal/primitives.js';
 import { stft } from '../../signal/stft.js';
 import { bandLabel } from '../../report/band-chart-svg.js';
-import { spectrogramPng } from '../../report/spectrogram-png.js';
+import { svgToPng } from '../../report/rasterize.js';
+import { spectrogramSvg } from '../../report/spectrogram-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
-import { encodeWavFloat32 } from '../signal-input.js';
+import { encodeWavFloat32, raw16Value } from '../signal-input.js';
+import type { DType } from '../../runtime/memory/dtype.js';
+import type { SignalInput } from '../../signal/samples.js';
 import { extendSignal, frameChunks, type StftPlan } from './stft-plan.js';
 
 /** Signals at least this long get a progress bar (unless --quiet). */
@@ -34,17 +38,23 @@ export function bandWavName(lo: number, hi: number): string {
 /** Runs the STFT and writes the outputs; resolves with the exit status. */
 export async function runStft(plan: StftPlan): Promise<number> {
   const { options: o, input, geometry: g, bands } = plan;
-  const n = input.samples.length;
+  const n = input.length;
   const say = (s: string): void => void process.stdout.write(`${s}\n`);
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
-  let device: Device;
+  let devices: Device[];
   try {
-    if (Device.count() === 0) {
-      process.stderr.write('tscuda stft: the NVIDIA driver is installed but no CUDA device is visible; stft needs a GPU\n');
+    const availability = Device.available();
+    if (!availability.ok) {
+      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU\n`);
       return 1;
     }
-    device = Device.get(o.device);
+    // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
+    devices = resolvePlacement({ devices: o.devices }, '--devices');
   } catch (e) {
+    if (e instanceof PlacementError) {
+      process.stderr.write(`tscuda stft: ${e.message}\n`);
+      return 2;
+    }
     const line = gpuUnavailableLine('stft', e);
     if (line === undefined) throw e;
     process.stderr.write(`${line}\n`);
@@ -52,11 +62,18 @@ export async function runStft(plan: StftPlan): Promise<number> {
   }
   if (input.format === 'wav' && input.fsSource === 'option') process.stderr.write(`tscuda stft: --fs ${input.fs} replaces the WAV header's sampling rate\n`);
   if (input.fsSource === 'default') process.stderr.write('tscuda stft: no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)\n');
+  if (plan.dtypeNote) process.stderr.write(`tscuda stft: ${plan.dtypeNote}\n`);
+  const raw = input.raw16;
   const dir = resolve(o.out);
   let engine: JobEngine | undefined;
-  const stream = new Stream({ device, label: 'tscuda stft' });
+  const device = devices[0]!;
+  // One stream per GPU: the spectrogram's chunks spread over them.
+  const streams = devices.map((d) => new Stream({ device: d, label: `tscuda stft GPU ${d.ordinal}` }));
+  const perDevice = devices.map((d) => ({ device: d.ordinal, name: d.name, chunks: 0, frames: 0, seconds: 0 }));
   try {
-    const data = o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    // 16-bit samples go to the GPU as they are (2 bytes each) and are converted by the first kernel; others as floats.
+    const data = raw ? raw.data : o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    const sixteen = raw ? { scale: raw.scale, precision: o.precision } : {};
     // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is
     // scipy's stft without boundary or padding over exactly its frames, so the chunks put
     // together equal the one-shot result, and device memory stays bounded on long signals.
@@ -65,51 +82,83 @@ export async function runStft(plan: StftPlan): Promise<number> {
     const most = Math.min(o.chunkFrames, g.frames);
     const freqs = g.freqs;
     const frames = g.frames;
-    const x = DeviceBuffer.alloc(o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as RealBuffer;
-    const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, { stream, label: 'stft Zxx chunk' }) as ComplexBuffer;
     const mag = new Float32Array(freqs * frames);
-    const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
-    try {
-      for (const [c, { start, count }] of chunks.entries()) {
-        bar.update((c / chunks.length) * 2, `spectrogram ${c + 1}/${chunks.length}`);
-        const len = (count - 1) * g.step + g.nperseg;
-        const xin = x.view(0, len) as RealBuffer;
-        (xin as DeviceBuffer<Precision>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
-        const out = zxx.view(0, freqs * count) as ComplexBuffer;
-        stft(xin, {
-          fs: input.fs,
-          window: g.windowSpec,
-          nperseg: g.nperseg,
-          noverlap: g.noverlap,
-          nfft: g.nfft,
-          detrend: g.detrend,
-          boundary: null,
-          padded: false,
-          scaling: o.scaling,
-          stream,
-          output: out,
-        });
-        const z = zHost.subarray(0, 2 * freqs * count);
-        (out as DeviceBuffer<'c64' | 'c128'>).read(z as never, { stream });
-        await stream.done();
-        for (let f = 0; f < freqs; f++) {
-          const row = f * frames + start;
-          for (let t = 0; t < count; t++) {
-            const i = 2 * (f * count + t);
-            mag[row + t] = Math.hypot(z[i]!, z[i + 1]!);
+    let next = 0;
+    let finished = 0;
+    // Each GPU takes the next chunk once its last one is back: the split balances itself over GPUs of different speeds or links.
+    const spectrogramOn = async (stream: Stream, mine: (typeof perDevice)[number]): Promise<void> => {
+      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as SignalInput;
+      const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, { stream, label: 'stft Zxx chunk' }) as ComplexBuffer;
+      const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
+      try {
+        for (let c = next++; c < chunks.length; c = next++) {
+          const { start, count } = chunks[c]!;
+          const t0 = performance.now();
+          const len = (count - 1) * g.step + g.nperseg;
+          const xin = (x as DeviceBuffer<DType>).view(0, len) as SignalInput;
+          (xin as DeviceBuffer<DType>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
+          const out = zxx.view(0, freqs * count) as ComplexBuffer;
+          stft(xin, {
+            ...sixteen,
+            fs: input.fs,
+            window: g.windowSpec,
+            nperseg: g.nperseg,
+            noverlap: g.noverlap,
+            nfft: g.nfft,
+            detrend: g.detrend,
+            boundary: null,
+            padded: false,
+            scaling: o.scaling,
+            stream,
+            output: out,
+          });
+          const z = zHost.subarray(0, 2 * freqs * count);
+          (out as DeviceBuffer<'c64' | 'c128'>).read(z as never, { stream });
+          await stream.done();
+          for (let f = 0; f < freqs; f++) {
+            const row = f * frames + start;
+            for (let t = 0; t < count; t++) {
+              const i = 2 * (f * count + t);
+              mag[row + t] = Math.hypot(z[i]!, z[i + 1]!);
+            }
           }
+          mine.chunks++;
+          mine.frames += count;
+          mine.seconds += (performance.now() - t0) / 1000;
+          finished++;
+          bar.update((finished / chunks.length) * 2, `spectrogram ${finished}/${chunks.length}`);
         }
+      } finally {
+        zxx.dispose();
+        x.dispose();
       }
-    } finally {
-      zxx.dispose();
-      x.dispose();
-    }
+    };
+    // Every GPU's loop settles before the buffers and streams go (a failure stops the others at their next chunk).
+    const outcomes = await Promise.allSettled(
+      streams.map((stream, k) =>
+        spectrogramOn(stream, perDevice[k]!).catch((e: unknown) => {
+          next = chunks.length;
+          throw e;
+        }),
+      ),
+    );
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
     const r = { f: spectralFrequencies(g), t: spectralTimes(g) };
     bar.update(2, 'picture');
     mkdirSync(dir, { recursive: true });
-    const png = spectrogramPng({ values: mag, frequencies: r.f.length, frames: r.t.length }, { dynamicRangeDb: o.dbRange });
-    writeFileSync(join(dir, 'spectrogram.png'), png.png);
-    const files = ['spectrogram.png'];
+    const windowName = Array.isArray(g.windowSpec) ? g.windowSpec.join(':') : String(g.windowSpec);
+    const png = spectrogramSvg(
+      { values: mag, frequencies: r.f.length, frames: r.t.length, f: r.f, t: r.t },
+      {
+        title: `spectrogram of ${basename(o.file)}`,
+        subtitle: `${n} samples at ${input.fs} Hz; ${windowName} window, nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, detrend ${g.detrend === false ? 'none' : String(g.detrend)}, scaling ${o.scaling} (tscuda stft)`,
+        dynamicRangeDb: o.dbRange,
+      },
+    );
+    writeFileSync(join(dir, 'spectrogram.png'), svgToPng(png.svg));
+    writeFileSync(join(dir, 'spectrogram.svg'), png.svg);
+    const files = ['spectrogram.png', 'spectrogram.svg'];
     if (o.saveMagnitude) {
       writeFileSync(join(dir, 'stft-magnitude.f32'), new Uint8Array(mag.buffer, mag.byteOffset, mag.byteLength));
       files.push('stft-magnitude.f32');
@@ -117,11 +166,12 @@ export async function runStft(plan: StftPlan): Promise<number> {
 
     bar.update(2.5, 'band powers');
     // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
-    const element = o.precision === 'f64' ? 8 : 4;
+    const element = o.precision === 'f64' ? 8 : 4; // per sample of the lane's float buffers (16-bit input needs less)
     const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
     engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, label: 'tscuda stft' });
     const result: JobResult = await engine.submit({
       data,
+      ...(raw ? { dtype: raw.dtype, scale: raw.scale } : {}),
       batch: 1,
       fs: input.fs,
       flags: ['cycles'],
@@ -132,7 +182,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
       label: o.file,
     }).result;
     let total = 0;
-    for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
+    if (raw)
+      for (let i = 0; i < n; i++) total += raw16Value(raw, i) ** 2; // one sample at a time: no widened copy
+    else for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
     total /= n;
     const powers = result.bandPowers ?? new Float64Array(bands.length);
     const rows = bands.map(([lo, hi], j) => ({ band: bandLabel(lo, hi), lowHz: lo, highHz: hi, power: powers[j]!, relative: total > 0 ? powers[j]! / total : 0 }));
@@ -166,6 +218,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       fsSource: input.fsSource,
       samples: n,
       precision: o.precision,
+      samplesToGpu: raw ? `${raw.dtype} (scale ${raw.scale})` : o.precision,
       stft: {
         nperseg: g.nperseg,
         noverlap: g.noverlap,
@@ -185,6 +238,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       image: { width: png.width, height: png.height, peakDb: png.peakDb, floorDb: png.floorDb, colormap: 'viridis' },
       bands: rows,
       dominant: dominant ?? null,
+      devices: perDevice,
       files: [...files, 'summary.json'],
     };
     writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
@@ -195,6 +249,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       `stft: nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, window ${Array.isArray(g.windowSpec) ? g.windowSpec.join(':') : String(g.windowSpec)}, ${r.f.length} frequencies x ${r.t.length} frames`,
     );
     for (const b of rows) say(`  ${b.band.padEnd(24)} power ${b.power.toPrecision(4).padStart(11)}  ${(100 * b.relative).toFixed(2).padStart(6)}%`);
+    if (devices.length > 1) for (const d of perDevice) say(`  GPU ${d.device} (${d.name}): ${d.chunks} chunks, ${d.frames} frames, ${d.seconds.toFixed(3)} s`);
     if (dominant) say(`dominant cycle: ${dominant.frequency.toPrecision(6)} Hz (period ${dominant.period.toPrecision(4)} s), amplitude ${dominant.amplitude.toPrecision(4)}`);
     say(`wrote ${dir}/: ${[...files, 'summary.json'].join(', ')}`);
     return 0;
@@ -212,6 +267,6 @@ export async function runStft(plan: StftPlan): Promise<number> {
     throw e;
   } finally {
     await engine?.close().catch(() => {});
-    stream.dispose();
+    for (const stream of streams) stream.dispose();
   }
 }

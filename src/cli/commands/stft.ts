@@ -6,7 +6,7 @@
  * unreadable input 1); the GPU part (stft-run.ts) is loaded only when they are good.
  */
 import type { CliCommand } from '../command.js';
-import { UsageError } from '../options.js';
+import { reportUsageError, UsageError } from '../options.js';
 import { SignalInputError } from '../signal-input.js';
 import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
 
@@ -27,10 +27,7 @@ export const stftCommand: CliCommand = {
       }
       plan = planStft(options);
     } catch (e) {
-      if (e instanceof UsageError) {
-        process.stderr.write(`tscuda stft: ${e.message}\n(tscuda stft --help for the options)\n`);
-        return 2;
-      }
+      if (e instanceof UsageError) return reportUsageError('stft', e.message, args);
       if (e instanceof SignalInputError) {
         process.stderr.write(`tscuda stft: ${e.message}\n`);
         return 1;

@@ -10,12 +10,15 @@ export interface BatcherDescriptor {
   /** Submits accepted but not yet fully dispatched; beyond it submit() waits or fails. */
   channelSize: number;
   /**
-   * Batches dispatched but not yet settled. Default: unlimited. With a limit, a slow
-   * dispatcher stops the dispatching, the queue fills, and backpressure reaches submitters.
+   * Batches dispatched but not yet settled (default DEFAULT_MAX_CONCURRENT_BATCHES, 16). At the
+   * limit a slow dispatcher stops the dispatching, the channel fills, submits wait for room
+   * (up to maxWaiting) and beyond that are refused with BatcherFullError: memory stays bounded
+   * even when a dispatch never settles. `Infinity` lifts the limit (only when asked for: every
+   * submit then goes into flight while dispatches pile up).
    */
   maxConcurrentBatches?: number | undefined;
   /**
-   * Most submits waiting for room in a full channel (default 65536); beyond it, submit()
+   * Most submits waiting for room in a full channel (default: channelSize); beyond it, submit()
    * rejects with BatcherFullError instead of queueing without bound. 0: never wait.
    */
   maxWaiting?: number | undefined;
@@ -30,6 +33,13 @@ export interface BatcherDescriptor {
 
 /** @deprecated the name before issue 9; use BatcherDescriptor. */
 export type BatcherOptions = BatcherDescriptor;
+
+/**
+ * Batches in flight by default: enough to overlap dispatches (a GPU batcher's own default is its
+ * number of staging sets), few enough that a dispatch that never settles holds at most 16
+ * batches before submits are refused.
+ */
+export const DEFAULT_MAX_CONCURRENT_BATCHES = 16;
 
 /** A BatcherDescriptor checked and with its defaults filled in. */
 export interface ResolvedBatcherOptions {
@@ -68,13 +78,15 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
   if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
   const label = options.label ?? 'batcher';
   const maxBatchSize = positiveInteger(label, 'maxBatchSize', options.maxBatchSize);
-  const maxWaitMs = nonNegativeFinite(label, 'maxWaitMs', options.maxWaitMs);
+  const maxWaitMs = checkTimeoutMs(options.maxWaitMs, `Batcher "${label}": maxWaitMs`);
   const channelSize = positiveInteger(label, 'channelSize', options.channelSize);
   const maxConcurrentBatches =
-    options.maxConcurrentBatches === undefined || options.maxConcurrentBatches === Infinity
-      ? Infinity
-      : positiveInteger(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
-  const maxWaiting = options.maxWaiting === undefined ? 65536 : options.maxWaiting === 0 ? 0 : positiveInteger(label, 'maxWaiting', options.maxWaiting);
+    options.maxConcurrentBatches === undefined
+      ? DEFAULT_MAX_CONCURRENT_BATCHES
+      : options.maxConcurrentBatches === Infinity
+        ? Infinity
+        : positiveInteger(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
+  const maxWaiting = options.maxWaiting === undefined ? channelSize : options.maxWaiting === 0 ? 0 : positiveInteger(label, 'maxWaiting', options.maxWaiting);
   let dispatchTimeoutMs: number | null = null;
   if (options.dispatchTimeoutMs !== undefined) {
     dispatchTimeoutMs = checkTimeoutMs(options.dispatchTimeoutMs, `Batcher "${label}": dispatchTimeoutMs`);
@@ -88,8 +100,8 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
     }
     const minBatchSize = positiveInteger(label, 'autoTune.minBatchSize', tune.minBatchSize ?? 1);
     const maxTunedBatch = positiveInteger(label, 'autoTune.maxBatchSize', tune.maxBatchSize ?? maxBatchSize);
-    const minWaitMs = nonNegativeFinite(label, 'autoTune.minWaitMs', tune.minWaitMs ?? 0);
-    const maxTunedWait = nonNegativeFinite(label, 'autoTune.maxWaitMs', tune.maxWaitMs ?? maxWaitMs);
+    const minWaitMs = checkTimeoutMs(tune.minWaitMs ?? 0, `Batcher "${label}": autoTune.minWaitMs`);
+    const maxTunedWait = checkTimeoutMs(tune.maxWaitMs ?? maxWaitMs, `Batcher "${label}": autoTune.maxWaitMs`);
     ordered(label, 'autoTune.minBatchSize', minBatchSize, 'maxBatchSize', maxBatchSize);
     ordered(label, 'maxBatchSize', maxBatchSize, 'autoTune.maxBatchSize', maxTunedBatch);
     ordered(label, 'autoTune.minWaitMs', minWaitMs, 'maxWaitMs', maxWaitMs);

@@ -1,4 +1,5 @@
 /** Bookkeeping records of the Batcher: one per submit, one per batch. */
+import type { SampleWindow } from './sample-window.js';
 
 /** Waiting for room in a full channel (not yet accepted). */
 export const WAITING = 0;
@@ -34,6 +35,13 @@ export class PendingSubmit<I, O> {
     readonly reject: (reason: unknown) => void,
     readonly signal: AbortSignal | undefined,
   ) {}
+
+  /** Stops listening to `signal`: once any item is dispatched (or the submit settled) an abort no longer cancels it. */
+  detachAbort(): void {
+    if (this.onAbort === null) return;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.onAbort = null;
+  }
 }
 
 /** What dispatch() is told about its batch; `signal` is made on first use (no cost unless read). */
@@ -84,6 +92,39 @@ export class Batch<I, O> {
     readonly startSeq: number,
     readonly oldestSubmittedAt: number,
   ) {}
+
+  /**
+   * Routes `results` (one per item, in batch order) to the submits they belong to: a submit
+   * wholly in this batch resolves now; one split across batches gathers its outputs and
+   * resolves with the last of them. Each resolution records its latency in `latencies`.
+   */
+  deliver(results: readonly O[], now: number, latencies: SampleWindow): void {
+    const { requests, offsets, lengths } = this;
+    let position = 0;
+    for (let s = 0; s < requests.length; s++) {
+      const request = requests[s] as PendingSubmit<I, O>;
+      const length = lengths[s] as number;
+      if (!request.settled) {
+        if (length === request.count) {
+          request.settled = true;
+          request.resolve(request.items === null ? results[position] : results.slice(position, position + length));
+          latencies.record(now - request.submittedAt, length);
+        } else {
+          const gathered = request.outputs ?? (request.outputs = new Array<O>(request.count));
+          const offset = offsets[s] as number;
+          for (let i = 0; i < length; i++) gathered[offset + i] = results[position + i] as O;
+          request.done += length;
+          if (request.done === request.count) {
+            request.settled = true;
+            request.outputs = null;
+            request.resolve(gathered);
+            latencies.record(now - request.submittedAt, request.count);
+          }
+        }
+      }
+      position += length;
+    }
+  }
 }
 
 /** A flush() waiting for a position in the accepted stream to settle. */

@@ -66,8 +66,11 @@ export interface StageManagerDescriptor {
   /** Default: a new one, disposed with the manager. */
   coordinator?: AsyncCoordinator | undefined;
   /**
-   * Times the stages; default: a new one with a bounded window (the latest 65536 stage runs),
-   * so a long-running manager's timing events stay bounded. Stats count only this manager's records.
+   * Times the stages; default: a new one of the manager's own, which keeps only the stage runs
+   * of the iterations stats() can still report (the latest `statsWindow`, and those in flight),
+   * reusing the timing events of older ones, so a long-running manager's records and events
+   * stay bounded. A profiler given here is the caller's: its own `window` bounds it. Stats count
+   * only this manager's records.
    */
   profiler?: Profiler | undefined;
   /** Iterations stats() covers: the latest this many (default 1024). */
@@ -115,6 +118,8 @@ export class StageManager extends Resource {
   /** Profiler tokens of each iteration completed since the last reset. */
   readonly #completed = new Map<number, number[]>();
   readonly #inFlight = new Set<Promise<unknown>>();
+  /** Profiler tokens of each iteration not yet completed (filled as its stages are enqueued). */
+  readonly #running = new Set<number[]>();
   /** Set while stats are collected: the profiler must not gain records meanwhile. */
   #gate: Promise<void> | null = null;
 
@@ -183,22 +188,43 @@ export class StageManager extends Resource {
     const iteration = this.#iteration++;
     const tokens: number[] = [];
     const operations: AsyncOperationId[] = [];
-    for (const index of order) operations.push(this.#enqueue(this.#stages[index]!, iteration, tokens));
+    this.#running.add(tokens);
+    try {
+      for (const index of order) operations.push(this.#enqueue(this.#stages[index]!, iteration, tokens));
+    } catch (e) {
+      this.#running.delete(tokens);
+      throw e;
+    }
     // Counted before anyone awaiting the in-flight set resumes, so stats never miss it.
-    const done = Promise.all(operations.map((id) => this.coordinator.wait(id))).then(() => this.#countCompleted(iteration, tokens));
+    const done = Promise.all(operations.map((id) => this.coordinator.wait(id))).then(() => {
+      this.#running.delete(tokens);
+      this.#countCompleted(iteration, tokens);
+    });
     this.#inFlight.add(done);
     try {
       await done;
     } finally {
       this.#inFlight.delete(done);
+      this.#running.delete(tokens);
     }
     return { iteration, operations };
   }
 
-  /** Keeps the latest `statsWindow` iterations for stats(). */
+  /** Keeps the latest `statsWindow` iterations for stats(); its own profiler forgets the runs of older ones. */
   #countCompleted(iteration: number, tokens: number[]): void {
     this.#completed.set(iteration, tokens);
-    if (this.#completed.size > this.#statsWindow) this.#completed.delete(this.#completed.keys().next().value!);
+    if (this.#completed.size <= this.#statsWindow) return;
+    this.#completed.delete(this.#completed.keys().next().value!);
+    if (this.#ownsProfiler) this.profiler.forgetBefore(this.#oldestTokenInUse());
+  }
+
+  /** The lowest profiler token stats() may still read: of an iteration kept for stats or still in flight. */
+  #oldestTokenInUse(): number {
+    let oldest = Infinity;
+    for (const tokens of this.#completed.values()) if (tokens.length > 0 && tokens[0]! < oldest) oldest = tokens[0]!;
+    for (const tokens of this.#running) if (tokens.length > 0 && tokens[0]! < oldest) oldest = tokens[0]!;
+    // Nothing kept has a token yet: every run begun so far may go.
+    return oldest === Infinity ? this.profiler.firstToken + this.profiler.operationCount : oldest;
   }
 
   #enqueue(record: StageRecord, iteration: number, tokens: number[]): AsyncOperationId {

@@ -3,7 +3,7 @@
  * stream behind every other stream that used it (the record_stream rule of docs/design.md).
  */
 import type { CUstream } from '../../ffi/generated/types.js';
-import { check, hot } from '../cuda.js';
+import { check, driverApi, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import type { Stream } from '../stream.js';
 
@@ -58,4 +58,14 @@ export function streamOrderedFree(address: number, allocation: Allocation, conte
     }
     check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
   };
+}
+
+/**
+ * cuMemFree with the buffer's own context current: with two devices the thread may have the other
+ * device's context current when a buffer is disposed (or collected), and the driver API asks for
+ * the allocation's context (multi-GPU runtimes set the device around frees for the same reason).
+ */
+export function freeNow(address: number, context: Context): void {
+  if (!context.disposed && context.stickyError === undefined) context.makeCurrent();
+  check(driverApi().cuMemFree(address), 'cuMemFree');
 }

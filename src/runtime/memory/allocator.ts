@@ -1,5 +1,7 @@
 import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
+import { resolveContext } from '../defaults.js';
+import type { Device } from '../device.js';
 import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
 import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
 import { checkLength, dtypeInfo, type DType } from './dtype.js';
@@ -32,8 +34,10 @@ export interface AllocatorStats {
 
 /** How a StreamOrderedAllocator is made. */
 export interface StreamOrderedAllocatorDescriptor {
-  /** Default: a pool of the device's own, kept reserved between synchronizations. */
+  /** Default: a pool of its own on `device`, kept reserved between synchronizations. */
   pool?: MemoryPool | undefined;
+  /** The device of the pool it makes when `pool` is not given (a Device or its ordinal; default device 0). */
+  device?: Device | number | undefined;
   label?: string | undefined;
 }
 
@@ -63,7 +67,9 @@ export class StreamOrderedAllocator extends Resource {
   constructor(descriptor: StreamOrderedAllocatorDescriptor = {}) {
     super('StreamOrderedAllocator', descriptor.label ?? 'stream-ordered allocator');
     this.#ownsPool = descriptor.pool === undefined;
-    this.pool = descriptor.pool ?? new MemoryPool({ releaseThreshold: Infinity, label: `${this.label} pool` });
+    if (descriptor.pool !== undefined && descriptor.device !== undefined && resolveContext({ device: descriptor.device }) !== descriptor.pool.context)
+      throw new Error(`${this.label}: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, not to device ${String(descriptor.device)}`);
+    this.pool = descriptor.pool ?? new MemoryPool({ device: descriptor.device, releaseThreshold: Infinity, label: `${this.label} pool` });
     this.context = this.pool.context;
   }
 

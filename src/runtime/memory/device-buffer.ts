@@ -10,7 +10,7 @@ import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
-import { streamOrderedFree, type Allocation } from './allocation.js';
+import { freeNow, streamOrderedFree, type Allocation } from './allocation.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
 export interface DeviceBufferDescriptor extends Placement {
@@ -104,7 +104,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (status !== 0) throw driverError(status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
     const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
-      return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
+      return new DeviceBuffer(dtype, length, address, context, label, { free: () => freeNow(address, context), stream: undefined, usedOn: undefined });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
     allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);

@@ -11,7 +11,7 @@ const IN_PLACE_BYTES = 1 << 20;
 const PIECE_BYTES = 4 << 20;
 const PIECES = 4;
 
-type HostArray = Float32Array | Float64Array;
+type HostArray = Float32Array | Float64Array | Int16Array | Uint16Array;
 
 function bytesOf(a: HostArray, offset: number, length: number): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset + offset * a.BYTES_PER_ELEMENT, length * a.BYTES_PER_ELEMENT);

@@ -1,7 +1,7 @@
 import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
 import { check, driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
-import { defaultDevice, isDevice } from '../defaults.js';
+import { isDevice, resolveContext } from '../defaults.js';
 import type { Device } from '../types.js';
 import { describeValue, Resource } from '../resource.js';
 
@@ -14,7 +14,8 @@ function checkBytes(bytes: unknown, what: string, infinity = false): void {
 
 /** Options of `new MemoryPool()`: the device whose memory it holds (default device 0), how much it keeps and may grow to, and a label. */
 export interface MemoryPoolDescriptor {
-  device?: Device | undefined;
+  /** The device whose memory the pool holds (a Device or its ordinal); default device 0, as every placement of tscuda. */
+  device?: Device | number | undefined;
   /** Bytes the pool keeps reserved across synchronizations instead of returning to the OS (default 0; Infinity keeps all). */
   releaseThreshold?: number | undefined;
   /** Upper bound of the pool's size in bytes (0: no limit). */
@@ -41,11 +42,13 @@ export class MemoryPool extends Resource {
   constructor(descriptor: MemoryPoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
-    if (descriptor.device !== undefined && !isDevice(descriptor.device)) throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
+    if (descriptor.device !== undefined && typeof descriptor.device !== 'number' && !isDevice(descriptor.device))
+      throw new TypeError(`MemoryPool device must be a Device or an ordinal, got ${describeValue(descriptor.device)}`);
     if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
     if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
-    this.device = descriptor.device ?? defaultDevice();
-    this.context = this.device.context;
+    // The one placement rule (defaults.ts), not a hard-wired device 0: an ordinal the machine lacks is refused.
+    this.context = resolveContext({ device: descriptor.device });
+    this.device = this.context.device;
     this.context.makeCurrent();
     const cell: [CUmemoryPool | null] = [null];
     const props = {

@@ -120,10 +120,15 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
       fs: number;
       image: { width: number; height: number };
       files: string[];
+      devices: { device: number; chunks: number; frames: number }[];
     };
     expect(summary.channels).toBe('mean of 2 channels');
     expect(summary.fs).toBe(FS);
     const { freqs, frames } = summary.stft;
+    // Every GPU by default: the chunks (10 frames each) spread over all of them and cover every frame once.
+    expect(summary.devices.map((d) => d.device)).toEqual(Array.from({ length: Device.count() }, (_, i) => i));
+    for (const d of summary.devices) expect(d.chunks, `chunks on GPU ${d.device}`).toBeGreaterThan(0);
+    expect(summary.devices.reduce((n, d) => n + d.frames, 0)).toBe(frames);
     const mag = new Float32Array(new Uint8Array(readFileSync(join(out, 'stft-magnitude.f32'))).buffer);
     expect(mag.length).toBe(freqs * frames);
 
@@ -149,7 +154,9 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
 
     const png = PNG.sync.read(readFileSync(join(out, 'spectrogram.png')));
     expect([png.width, png.height]).toEqual([summary.image.width, summary.image.height]);
-    expect(png.height).toBe(Math.max(256, freqs));
+    expect([png.width, png.height]).toEqual([1100, 560]); // the figure: map, axes, colour bar
+    const figure = readFileSync(join(out, 'spectrogram.svg'), 'utf8');
+    for (const title of ['time (s)', 'frequency (Hz)', '|Zxx| (dB)']) expect(figure).toContain(`>${title}</text>`);
 
     const bands = JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as { bands: { lowHz: number; highHz: number; power: number; relative: number }[] };
     const csv = readFileSync(join(out, 'bands.csv'), 'utf8').trim().split('\n');

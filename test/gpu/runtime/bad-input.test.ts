@@ -149,7 +149,9 @@ const rows: Row[] = [
   ['pool maxSize -1', () => new MemoryPool({ maxSize: -1 }), RangeError, /maxSize must be a non-negative integer number of bytes/],
   ['pool maxSize 1.5', () => new MemoryPool({ maxSize: 1.5 }), RangeError, /maxSize/],
   ['pool threshold NaN', () => new MemoryPool({ releaseThreshold: Number.NaN }), RangeError, /releaseThreshold/],
-  ['pool device number', () => new MemoryPool({ device: 0 as never }), TypeError, /MemoryPool device must be a Device/],
+  // A Device or its ordinal (the one placement rule); anything else, or an ordinal the machine lacks, is refused.
+  ['pool device string', () => new MemoryPool({ device: '0' as never }), TypeError, /MemoryPool device must be a Device or an ordinal/],
+  ['pool device missing', () => new MemoryPool({ device: 4096 }), RangeError, /4096/],
   ['pool trim -1', () => fx().pool.trim(-1), RangeError, /trim\(keepBytes\) must be a non-negative integer/],
   ['pool trim fraction', () => fx().pool.trim(0.5), RangeError, /trim/],
   ['pool threshold setter', () => (fx().pool.releaseThreshold = 'all' as never), RangeError, /releaseThreshold/],

@@ -8,8 +8,8 @@ import { gpu } from '../gpu-available.js';
 import { randomF32 } from '../helpers.js';
 import type { JobResult, JobSpec } from '../../../src/engine/types.js';
 import type { TscudaServer } from '../../../src/server/create-server.js';
-import type { ServeEngine } from '../../../src/server/gpu-parts.js';
-import type { WorkerParts } from '../../../src/server/worker.js';
+import type { ServeEngine } from '../../../src/server/supervision/gpu-parts.js';
+import type { WorkerParts } from '../../../src/server/supervision/worker.js';
 
 function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string): void {
   expect(actual.length, `${what}: length`).toBe(expected.length);
@@ -31,7 +31,7 @@ describe.skipIf(!gpu.available)(`server over the real engine${gpu.available ? ''
   let base: string;
 
   beforeAll(async () => {
-    const { buildGpuParts } = await import('../../../src/server/gpu-parts.js');
+    const { buildGpuParts } = await import('../../../src/server/supervision/gpu-parts.js');
     const { createServer } = await import('../../../src/server/create-server.js');
     parts = await buildGpuParts({ port: 0, host: '127.0.0.1', lanes: 2 });
     engine = parts.engine;

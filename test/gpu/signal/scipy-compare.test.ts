@@ -22,8 +22,9 @@ import {
   type WelchOptions,
   type WindowSpec,
 } from '../../../src/signal/index.js';
+import { SPECTROGRAM_DEFAULTS, spectralGeometry } from '../../../src/signal/geometry.js';
 import { gpu } from '../gpu-available.js';
-import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
+import { randomSeries, relativeL2, scipy, scipyReference, wrappingPhaseSeries, type ScipyCase } from './scipy.js';
 
 type P = Precision;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
@@ -249,6 +250,52 @@ describe.skipIf(!!skip)(`signal vs scipy.signal${skip ? ` (skipped: ${skip})` : 
       const want = await scipyReference(ref);
       ref.forEach((c, k) => {
         expect(relativeL2(readAll(outs[k]!), want.get(c.id)!.values), c.id).toBeLessThanOrEqual(TOL[p]);
+        outs[k]!.dispose();
+      });
+    });
+
+    it(`spectrogram mode 'phase' (${p}) unwraps along frequency as scipy does, on a phase that wraps every few bins`, async () => {
+      using stream = new Stream({ label: `signal-phase-${p}` });
+      const nperseg = 48;
+      const x64 = wrappingPhaseSeries(batch, 12, nperseg);
+      const m = x64.length / batch;
+      using x = upload(p, x64);
+      const ref: ScipyCase[] = [];
+      const outs: DeviceBuffer<'f32' | 'f64'>[] = [];
+      for (const onesided of [true, false]) {
+        const g = spectralGeometry(m, { nperseg, noverlap: 0, detrend: false, returnOnesided: onesided }, SPECTROGRAM_DEFAULTS);
+        const out = poisoned(p, batch * g.freqs * g.frames);
+        spectrogram(x, { nperseg, noverlap: 0, detrend: false, returnOnesided: onesided, mode: 'phase', batch, stream, output: out as DeviceBuffer<'f32'> });
+        outs.push(out);
+        ref.push({
+          id: `phase-${onesided}`,
+          op: 'spectrogram',
+          input: seen(p, x64),
+          shape: [batch, m],
+          params: { nperseg, noverlap: 0, detrend: false, return_onesided: onesided, mode: 'phase' },
+        });
+      }
+      // Random noise too: the unwrap may take whole turns anywhere; f64 agrees exactly, f32 to a turn at a step near pi.
+      const noise = randomSeries(batch * n);
+      using xn = upload(p, noise);
+      outs.push(spectrogram(xn, { nperseg: 36, noverlap: 12, fs: 3, mode: 'phase', batch, stream }).Sxx as DeviceBuffer<'f32' | 'f64'>);
+      ref.push({ id: 'phase-noise', op: 'spectrogram', input: seen(p, noise), shape: [batch, n], params: { fs: 3, nperseg: 36, noverlap: 12, mode: 'phase' } });
+      await stream.done();
+      const want = await scipyReference(ref);
+      ref.forEach((c, k) => {
+        const got = readAll(outs[k]!);
+        const w = want.get(c.id)!.values;
+        if (c.id !== 'phase-noise') {
+          // Many turns down a line along frequency: unwrapped along time it would stay within +-pi.
+          expect(Math.min(...w), c.id).toBeLessThan(-8 * Math.PI);
+          expect(relativeL2(got, w), c.id).toBeLessThanOrEqual(TOL[p]);
+        } else if (p === 'f64') expect(relativeL2(got, w), c.id).toBeLessThanOrEqual(1e-10);
+        else {
+          // Each element is scipy's up to whole turns (cos and sin agree), as the f32 rounding may flip a step near pi.
+          let worst = 0;
+          for (let i = 0; i < w.length; i++) worst = Math.max(worst, Math.hypot(Math.cos(got[i]!) - Math.cos(w[i]!), Math.sin(got[i]!) - Math.sin(w[i]!)));
+          expect(worst, c.id).toBeLessThan(1e-3);
+        }
         outs[k]!.dispose();
       });
     });

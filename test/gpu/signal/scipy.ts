@@ -99,3 +99,21 @@ export function randomSeries(n: number): Float64Array {
   for (let i = 0; i < n; i++) a[i] = Math.random() + Math.random() + Math.random() - 1.5 + offset + slope * i;
   return a;
 }
+
+/**
+ * `batch` series of `segments` back-to-back segments of `nperseg` samples (use noverlap 0 and
+ * detrend false), each segment one impulse at offset nperseg/3 (even series) or nperseg/6 (odd),
+ * of random height 1..1.5, over noise of 0.01: each frame's phase falls linearly along
+ * frequency by 2*pi/3 (or pi/3) per bin, so it wraps every 3 (or 6) bins, with every step well
+ * away from +-pi. Unwrapped along frequency (scipy's 'phase') it is a line; along time it would
+ * stay wrapped.
+ */
+export function wrappingPhaseSeries(batch: number, segments: number, nperseg: number): Float64Array {
+  const n = segments * nperseg;
+  const x = new Float64Array(batch * n);
+  for (let b = 0; b < batch; b++) {
+    const offset = Math.round(b % 2 === 0 ? nperseg / 3 : nperseg / 6);
+    for (let t = 0; t < n; t++) x[b * n + t] = 0.01 * (Math.random() - 0.5) + (t % nperseg === offset ? 1 + 0.5 * Math.random() : 0);
+  }
+  return x;
+}

@@ -128,6 +128,10 @@ describe('merging into report rows', () => {
         { median: 3.4, spread: 0.02, samples: 15 },
       ],
       notes: [],
+      floorPasses: [
+        { median: 3.1, spread: 0.02, samples: 15 },
+        { median: 3.2, spread: 0.02, samples: 15 },
+      ],
     },
     await_completion_us: { passes: [{ median: 9, spread: 0.1, samples: 3000 }], notes: ['launch + await'] },
     h2d_pinned_gbps: { passes: [{ median: 54, spread: 0.01, samples: 15 }], notes: [] },
@@ -144,12 +148,17 @@ describe('merging into report rows', () => {
     expect(launch.tscuda).toBeCloseTo(3.3);
     expect(launch.torch).toBe(7);
     expect(launch.ratio).toBeCloseTo(3.3 / 3.1, 3);
+    // Issue 26: the floor is the median of its passes, and the goal is tscuda / floor <= 1.1.
+    expect(launch.floor).toBeCloseTo(3.15);
+    expect(launch.floorRatio).toBeCloseTo(3.3 / 3.15, 3);
     expect(launch.met).toBe(true);
+    expect(row('await_completion_us').floor).toBeUndefined();
+    expect(row('await_completion_us').met).toBeNull();
     expect(launch.samples).toEqual({ tscuda: 30, c: 30 });
     expect(launch.spread?.c).toBeCloseTo(0.1);
     expect(launch.unit).toBe('us');
     expect(launch.better).toBe('lower');
-    expect(launch.goal).toEqual({ kind: 'ratio-max', value: 1.1 });
+    expect(launch.goal).toEqual({ kind: 'floor-max', value: 1.1 });
   });
 
   it('gives absent, failed and missing peers null, never 0', () => {

@@ -34,6 +34,8 @@ const results: BenchResults = {
   metrics: [
     metric('empty launch', 3.3, 3.0, { kind: 'ratio-max', value: 1.1 }, { cupy: 5.2, torch: 6.8, cudaPython: 4.1, spread: { tscuda: 0.04 } }),
     metric('4-arg launch', 3.9, 3.4, { kind: 'ratio-max', value: 1.1 }),
+    metric('event record', 0.43, 0.3, { kind: 'floor-max', value: 1.1 }, { floor: 0.4 }),
+    metric('event query', 0.13, 0.1, { kind: 'floor-max', value: 1.1 }, { floor: 0.1 }),
     metric('pinned H2D', 54.9, 55.2, { kind: 'ratio-min', value: 0.95 }, { unit: 'GB/s', better: 'higher' }),
     metric('cuFFT 1M', 0.21, null, { kind: 'ratio-max', value: 1.05 }),
     metric('STFT | throughput', 812, null, { kind: 'abs-min', value: 700 }, { unit: 'MS/s', better: 'higher' }),
@@ -102,16 +104,19 @@ describe('formatTable', () => {
 
   it('has a header, a rule and a row per metric', () => {
     expect(lines).toHaveLength(2 + results.metrics.length);
-    for (const h of ['metric', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'tscuda', 'tscuda/C', 'goal']) expect(lines[0]).toContain(h);
+    for (const h of ['metric', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'floor', 'tscuda', 'tscuda/C', 'tscuda/floor', 'goal']) expect(lines[0]).toContain(h);
     results.metrics.forEach((m, i) => expect(lines[i + 2]?.startsWith(m.name)).toBe(true));
   });
 
   it('shows ratio, goal, verdict, spread and dashes for absent values', () => {
     const row = (name: string): string => lines.find((l) => l.startsWith(name)) ?? '';
-    expect(row('empty launch')).toMatch(/3\.30 ±0\.04\s+1\.10×\s+≤ 1\.1× C\s+✓/);
-    expect(row('4-arg launch')).toMatch(/1\.15×\s+≤ 1\.1× C\s+✗/);
-    expect(row('cuFFT 1M')).toMatch(/—\s+≤ 1\.05× C\s+—$/);
-    expect(row('no goal')).toMatch(/0\.50×\s+—\s+—$/);
+    expect(row('empty launch')).toMatch(/3\.30 ±0\.04\s+1\.10×\s+—\s+≤ 1\.1× C\s+✓/);
+    expect(row('4-arg launch')).toMatch(/1\.15×\s+—\s+≤ 1\.1× C\s+✗/);
+    expect(row('cuFFT 1M')).toMatch(/—\s+—\s+≤ 1\.05× C\s+—$/);
+    expect(row('no goal')).toMatch(/0\.50×\s+—\s+—\s+—$/);
+    // Issue 26: the FFI floor, tscuda's ratio to it and the floor goal; C's ratio stays beside them.
+    expect(row('event record')).toMatch(/0\.400\s+0\.430\s+1\.43×\s+1\.07×\s+≤ 1\.1× floor\s+✓/);
+    expect(row('event query')).toMatch(/0\.100\s+0\.130\s+1\.30×\s+1\.30×\s+≤ 1\.1× floor\s+✗/);
   });
 
   it('aligns the columns', () => {
@@ -131,8 +136,8 @@ describe('toMarkdown', () => {
     for (const m of results.metrics) expect(md).toContain(m.name.replace('|', '\\|'));
     const rows = md.split('\n').filter((l) => l.startsWith('| '));
     expect(rows).toHaveLength(2 + results.metrics.length);
-    expect(goalSummary(results)).toBe('3 of 6 goals met (1 not measured)');
-    expect(md).toContain('**3 of 6 goals met (1 not measured)**');
+    expect(goalSummary(results)).toBe('4 of 8 goals met (1 not measured)');
+    expect(md).toContain('**4 of 8 goals met (1 not measured)**');
   });
   it('keeps every row at the same number of cells despite a pipe in a name', () => {
     const rows = md.split('\n').filter((l) => l.startsWith('| '));
@@ -146,8 +151,10 @@ describe('toRatioChartSvg', () => {
   it('is well-formed and draws a bar per measured ratio-goal metric', () => {
     assertWellFormedXml(svg);
     const bars = [...svg.matchAll(/<rect class="bar"[^>]*fill="([^"]+)"/g)].map((m) => m[1]);
-    expect(bars).toHaveLength(3);
-    expect(bars).toEqual(['#16a34a', '#dc2626', '#16a34a']);
+    // Per-call metrics (floor goals, issue 26) are bars of their ratio to the floor: 1.07x met, 1.3x not.
+    expect(bars).toHaveLength(5);
+    expect(bars).toEqual(['#16a34a', '#dc2626', '#16a34a', '#dc2626', '#16a34a']);
+    expect(svg).toContain('event record: 1.07×');
     expect(svg).toContain('not measured');
   });
   it('lists absolute goals as text with value and goal', () => {

@@ -44,7 +44,7 @@ describe('tscuda stft options', () => {
       bands: [],
       out: 'rec-stft',
       precision: 'f32',
-      device: 0,
+      devices: 'all',
     });
   });
 
@@ -108,6 +108,8 @@ describe('tscuda stft options', () => {
       quiet: true,
     });
     expect(options(['a.wav', '--channel', '1', '--column', '2']).channel).toBe(1);
+    expect(options(['a.wav', '--devices', '0,1']).devices).toEqual([0, 1]);
+    expect(options(['a.wav', '--device', '1']).devices).toEqual([1]);
     expect(options(['a.wav', '--column', '2']).column).toBe(2);
     expect(options(['a.wav', '--channel', 'mean']).channel).toBe('mean');
     expect(parseStftOptions(['--help'])).toBe('help');
@@ -120,7 +122,8 @@ describe('tscuda stft options', () => {
       [['a.wav', '--nperseg', '0'], /--nperseg must be between 1 and/],
       [['a.wav', '--nperseg', '12.5'], /--nperseg must be a whole number, got "12.5"/],
       [['a.wav', '--fs=-3'], /--fs must be a positive number/],
-      [['a.wav', '--fs', '-3'], /--fs' argument is ambiguous/],
+      [['a.wav', '--fs', '-3'], /--fs must be a positive number, got "-3"/],
+      [['a.wav', '--band', '-1:3'], /the low edge must be >= 0/],
       [['a.wav', '--fs', 'abc'], /--fs must be a positive number, got "abc"/],
       [['a.wav', '--detrend', 'quadratic'], /--detrend must be one of none, constant, linear/],
       [['a.wav', '--scaling', 'density'], /--scaling must be one of spectrum, psd/],
@@ -213,18 +216,20 @@ describe('tscuda stft plan (reading and checking against the signal)', () => {
 
 describe('tscuda demo options', () => {
   it('has defaults and parses each option', () => {
-    expect(parseDemoOptions([])).toEqual({ seconds: 5, lanes: 4, out: 'tscuda-demo', batch: 64, length: 65536, device: 0, quiet: false, help: false });
+    expect(parseDemoOptions([])).toEqual({ seconds: 5, lanes: 4, out: 'tscuda-demo', batch: 64, length: 65536, devices: 'all', quiet: false, help: false });
     expect(parseDemoOptions(['--seconds', '0.5', '--lanes', '8', '--out', '/tmp/d', '--batch', '16', '--length', '4096', '--device', '1', '--quiet'])).toEqual({
       seconds: 0.5,
       lanes: 8,
       out: '/tmp/d',
       batch: 16,
       length: 4096,
-      device: 1,
+      devices: [1],
       quiet: true,
       help: false,
     });
     expect(parseDemoOptions(['-h']).help).toBe(true);
+    expect(parseDemoOptions(['--devices', '1,0']).devices).toEqual([1, 0]);
+    expect(parseDemoOptions(['--devices', 'all']).devices).toBe('all');
   });
 
   it('names the bad option', () => {
@@ -234,6 +239,8 @@ describe('tscuda demo options', () => {
     expect(() => parseDemoOptions(['--length', '100'])).toThrow(/--length must be between 1024/);
     expect(() => parseDemoOptions(['extra'])).toThrow(/unexpected argument "extra"/);
     expect(() => parseDemoOptions(['--out', ' '])).toThrow(/--out must name a folder/);
+    expect(() => parseDemoOptions(['--devices', '0,x'])).toThrow(/--devices must be "all" or device ordinals like 0,1; got "0,x"/);
+    expect(() => parseDemoOptions(['--device', '0', '--devices', '1'])).toThrow(/give --device or --devices, not both/);
   });
 });
 

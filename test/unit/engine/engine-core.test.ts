@@ -187,6 +187,30 @@ describe('EngineCore: lanes', () => {
     await e.close();
   });
 
+  it('across devices each job goes to the least-loaded lane by samples in flight, not in turn; stats().devices splits the work', async () => {
+    const lanes = [new FakeLane(0, 1 << 22, 2), new FakeLane(1, 1 << 22, 2)];
+    for (const l of lanes) l.hold = true;
+    const e = engine(lanes, 100);
+    const big = e.submit(spec({ data: rand(64 * 1024), batch: 1024 })); // lane 0 (device 0): 65536 samples
+    const small1 = e.submit(spec()); // lane 1 (device 1) is idle
+    const small2 = e.submit(spec()); // lane 1 holds 128 samples, lane 0 65536: lane 1 again (its second place)
+    await tick();
+    expect(lanes.map((l) => l.runs.map(([id]) => id))).toEqual([[big.id], [small1.id, small2.id]]);
+    while ([big, small1, small2].some((j) => j.status !== 'ready')) {
+      for (const l of lanes) l.release();
+      await tick();
+      await tick();
+    }
+    const s = e.stats();
+    expect(s.devices.map((d) => [d.device, d.lanes, d.jobs])).toEqual([
+      [0, 1, 1],
+      [1, 1, 2],
+    ]);
+    expect((await big.result).device).toBe(0);
+    expect((await small2.result).device).toBe(1);
+    await e.close();
+  });
+
   it('a job with user stages runs alone on a deep lane: it waits for an empty lane and takes the lane whole', async () => {
     const lane = new FakeLane(0, 1 << 20, 2);
     lane.hold = true;

@@ -72,7 +72,7 @@ describe('validateJob', () => {
   it('refuses bad data and batch', () => {
     refused({ flags: ['stft'] }, 'data', /Float32Array or Float64Array, got undefined/);
     refused({ data: [1, 2, 3, 4], flags: ['stft'] }, 'data', /got Array/);
-    refused({ data: new Int16Array(8), flags: ['stft'] }, 'data');
+    refused({ data: new Uint8Array(8), flags: ['stft'] }, 'data'); // Int16Array is i16 data now (sample-types.test.ts)
     refused({ data: new Float32Array(0), flags: ['stft'] }, 'data', /empty/);
     refused({ data: data(10), batch: 3, flags: ['stft'] }, 'batch', /10 samples do not split into 3/);
     refused({ data: data(10), batch: 0, flags: ['stft'] }, 'batch');
@@ -89,6 +89,9 @@ describe('validateJob', () => {
     refused({ data: data(64), flags: ['stft'], window: ['kaiser', Number.NaN] }, 'window[1]');
     refused({ data: data(64), flags: ['stft'], timeoutMs: Number.NaN }, 'timeoutMs');
     refused({ data: data(64), flags: ['stft'], timeoutMs: 0 }, 'timeoutMs');
+    // Past 2^31-1 ms a Node timer fires at once: "almost never" would have meant "now".
+    refused({ data: data(64), flags: ['stft'], timeoutMs: 1e12 }, 'timeoutMs', /0\.\.2147483647 ms \(the most a Node timer holds\), got 1000000000000/);
+    refused({ data: data(64), flags: ['stft'], timeoutMs: 2 ** 31 }, 'timeoutMs', /got 2147483648/);
   });
 
   it('refuses empty, unknown and repeated flags', () => {

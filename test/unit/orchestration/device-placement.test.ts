@@ -33,7 +33,7 @@ describe('device placement', () => {
     expect(resolveDeviceList(undefined, 1, 'p')).toEqual([0]);
     expect(resolveDeviceList([1, 0], 2, 'p')).toEqual([1, 0]);
     expect(() => resolveDeviceList([0, 0], 2, 'p')).toThrow(/device 0 is listed twice/);
-    expect(() => resolveDeviceList([2], 2, 'p')).toThrow(/device 2 does not exist \(this machine has 2/);
+    expect(() => resolveDeviceList([2], 2, 'p')).toThrow(/device 2 does not exist \(devices\[0\]; this machine has 2/);
     expect(() => resolveDeviceList([], 2, 'p')).toThrow(TypeError);
     expect(() => resolveDeviceList('all', 0, 'p')).toThrow(/no CUDA device/);
   });

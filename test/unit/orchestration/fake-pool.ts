@@ -22,6 +22,10 @@ export class FakePool {
   readonly submitted: { name: string; listener: SettleListener; settled: boolean }[] = [];
   #tick = 0;
 
+  has(stream: Stream): boolean {
+    return this.streams.includes(stream);
+  }
+
   acquire(): Stream {
     return this.streams[this.#tick++ % this.streams.length]!;
   }

@@ -105,6 +105,9 @@ describe('the packed package', () => {
   it('ships the build, the CLI, the kernels and the docs, without source maps or TypeScript sources', () => {
     for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/tscuda.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']) expect(packed).toContain(f);
     expect(packed.filter((f) => f.endsWith('.map'))).toEqual([]);
+    // ...and nothing shipped points at a map that is not there.
+    const dangling = packed.filter((f) => /\.(js|d\.ts)$/.test(f) && f.startsWith('dist/') && readFileSync(join(stage, f), 'utf8').includes('//# sourceMappingURL='));
+    expect(dangling).toEqual([]);
     expect(packed.filter((f) => f.startsWith('src/') && !f.endsWith('.cu'))).toEqual([]);
     if (existsSync(join(root, 'kernels', 'build'))) {
       for (const f of readdirSync(join(root, 'kernels', 'build')).filter((f) => f.endsWith('.fatbin'))) expect(packed).toContain(`kernels/build/${f}`);

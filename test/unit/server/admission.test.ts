@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AdmissionController } from '../../../src/server/admission.js';
+import { AdmissionController } from '../../../src/server/shedding/admission.js';
 
 /** Late, but less than twice the target (50 ms): shedding waits for a second such look. */
 const late = { lagMs: 80, utilization: 1, arrivals: 40 };

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { BodyPool, readPooledBody } from '../../../src/server/body-pool.js';
+import { BodyPool, readPooledBody } from '../../../src/server/shedding/body-pool.js';
 
 describe('BodyPool: reused request-body memory', () => {
   it('hands out exact-length, 8-byte aligned Buffers and reuses a released one of the same size class', () => {

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, parseFieldsHeader, responseFormat } from '../../../src/server/codec.js';
 import { HttpError, toHttpError } from '../../../src/server/errors.js';
+import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import { BatcherClosedError, BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 import { JobStore, type JobRecord } from '../../../src/server/jobs.js';
-import { paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
+import { JOB_PARAMETERS, headerParams, paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
+import { JOB_BODY_SCHEMA } from '../../../src/server/schemas.js';
+import { JOB_PARAMETER_TABLE, type ParameterDef } from '../../../src/engine/parameters.js';
 import type { JobResult } from '../../../src/engine/types.js';
 
 const context = { extraFlags: ['supdem'], maxTimeoutMs: 10_000, defaultTimeoutMs: 1000 };
@@ -84,7 +88,7 @@ describe('parameters', () => {
     expect(parsed.spec.flags).toEqual(['stft', 'cycles', 'supdem']);
     expect(parsed.timeoutMs).toBe(1000);
     expect(() => parseJobParams({ stageParams: { other: 1 } }, 100, context, 'stft')).toThrow(/stageParams.other/);
-    expect(() => parseJobParams({ freqs: [6] }, 100, { ...context }, 'wavelet')).toThrow(/above fs\/2/);
+    expect(() => parseJobParams({ freqs: [6] }, 100, { ...context }, 'wavelet')).toThrow(/outside \(0, fs\/2/);
     expect(() => parseJobParams({ waveletBands: true, freqs: [0.1] }, 100, context, 'wavelet')).toThrow(/bands/);
   });
 });
@@ -150,13 +154,29 @@ describe('codecs', () => {
 });
 
 describe('errors and retention', () => {
-  it('maps engine errors by name', () => {
-    const named = (name: string, extra: object = {}): Error => Object.assign(new Error(name), { name }, extra);
-    expect(toHttpError(named('EngineFullError'), 3)).toMatchObject({ statusCode: 429, retryAfterS: 3, retryable: true });
-    expect(toHttpError(named('JobTimeoutError'), 1)).toMatchObject({ statusCode: 504, code: 'timeout' });
-    expect(toHttpError(named('EngineClosedError'), 1)).toMatchObject({ statusCode: 503, retryable: true });
-    expect(toHttpError(named('JobError', { cause: { sticky: true } }), 1)).toMatchObject({ statusCode: 503, code: 'gpu_lost', retryable: true });
-    expect(toHttpError(named('JobValidationError', { field: 'bands[0]' }), 1)).toMatchObject({ statusCode: 400, field: 'bands[0]' });
+  it('maps engine and batcher errors by class; an unexpected error (a bug) is a 500 with a correlation id, never a 400', () => {
+    expect(toHttpError(new EngineFullError('e', 4), 3)).toMatchObject({ statusCode: 429, retryAfterS: 3, retryable: true });
+    expect(toHttpError(new BatcherFullError('full'), 3)).toMatchObject({ statusCode: 429, retryable: true });
+    expect(toHttpError(new JobTimeoutError(1, 50, false), 1)).toMatchObject({ statusCode: 504, code: 'timeout', field: 'timeout' });
+    expect(toHttpError(new EngineClosedError('e'), 1)).toMatchObject({ statusCode: 503, retryable: true });
+    expect(toHttpError(new BatcherClosedError('closed'), 1)).toMatchObject({ statusCode: 503, code: 'shutting_down' });
+    expect(toHttpError(new JobCancelledError(1), 1)).toMatchObject({ statusCode: 499, code: 'cancelled' });
+    expect(toHttpError(new JobError(1, 0, 0, 'fft', Object.assign(new Error('x'), { sticky: true })), 1)).toMatchObject({ statusCode: 503, code: 'gpu_lost', retryable: true });
+    expect(toHttpError(new JobError(1, 0, 0, 'fft', new Error('x')), 1)).toMatchObject({ statusCode: 500, code: 'job_failed' });
+    // JobSpec fields are named as requests spell them.
+    expect(toHttpError(new JobValidationError('bands[0]', 'bad'), 1)).toMatchObject({ statusCode: 400, field: 'bands[0]', message: 'bands[0]: bad' });
+    expect(toHttpError(new JobValidationError('timeoutMs', 'bad'), 1)).toMatchObject({ statusCode: 400, field: 'timeout' });
+    expect(toHttpError(new JobValidationError('data', 'is empty'), 1)).toMatchObject({ statusCode: 400, field: 'signal' });
+    // Names are not matched: an error merely called like an engine error is unexpected.
+    const impostor = Object.assign(new Error('EngineFullError'), { name: 'EngineFullError' });
+    expect(toHttpError(impostor, 1)).toMatchObject({ statusCode: 500, code: 'internal' });
+    for (const bug of [new TypeError('cannot read properties of undefined (reading "x")'), new RangeError('Invalid array length'), 'a string']) {
+      const answer = toHttpError(bug, 1);
+      expect(answer).toMatchObject({ statusCode: 500, code: 'internal' });
+      expect(answer.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(answer.message).toContain(answer.correlationId);
+      expect(answer.message).not.toMatch(/properties|array length|a string/);
+    }
   });
 
   it('finished jobs leave after their TTL', () => {
@@ -169,5 +189,43 @@ describe('errors and retention', () => {
     expect(store.get('a')).toBe(record);
     now = 151;
     expect(store.get('a')).toBeUndefined();
+  });
+});
+
+describe('one table of job parameters', () => {
+  it('the JSON schema, the string coercion, the header names and the engine checks all come from the table', () => {
+    expect([...JOB_PARAMETERS]).toEqual(JOB_PARAMETER_TABLE.map((p) => p.name));
+    const properties = JOB_BODY_SCHEMA.properties as Record<string, Record<string, unknown>>;
+    const sample: Record<string, string> = {
+      number: '2.5',
+      integer: '3',
+      boolean: 'true',
+      string: 'x',
+      band: '1,2',
+      bands: '1:2',
+      numbers: '1,2',
+      flags: 'stft',
+      window: 'hann',
+      object: '{}',
+    };
+    for (const def of JOB_PARAMETER_TABLE as readonly ParameterDef[]) {
+      expect(properties[def.name], def.name).toBeDefined();
+      if (def.type === 'number' || def.type === 'integer') {
+        expect(properties[def.name]!.type).toBe(def.type);
+        if (def.min !== undefined) expect(properties[def.name]![def.exclusiveMin === true ? 'exclusiveMinimum' : 'minimum']).toBe(def.min);
+      }
+      const text = def.type === 'enum' ? String(def.values![0]) : sample[def.type]!;
+      expect(Object.keys(paramsFromStrings({ [def.name]: text })), def.name).toEqual([def.name]);
+      expect(Object.keys(headerParams({ [`x-tscuda-${def.name.toLowerCase()}`]: text })), def.name).toEqual([def.name]);
+      // Below its minimum, the engine refuses it by the row's range, naming it as requests do.
+      if ((def.type === 'number' || def.type === 'integer') && def.min !== undefined && def.field !== null) {
+        try {
+          parseJobParams({ [def.name]: def.min - 1 }, 64, context, 'stft');
+          expect.unreachable(def.name);
+        } catch (e) {
+          expect((e as HttpError).field, def.name).toBe(def.name);
+        }
+      }
+    }
   });
 });

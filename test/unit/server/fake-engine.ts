@@ -3,6 +3,8 @@
  * a bounded queue, optional manual release of jobs, and a context loss on demand.
  */
 import type { Job, JobEngineLike, JobResult, JobSpec, JobStatus, EngineStats } from '../../../src/engine/types.js';
+import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import { BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 
 class NamedError extends Error {
   constructor(name: string, message: string, extra: Record<string, unknown> = {}) {
@@ -88,9 +90,9 @@ export class FakeEngine implements JobEngineLike {
   submit(spec: JobSpec): Job;
   submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
   submit(spec: JobSpec, options?: { wait: true }): Job | Promise<Job> {
-    if (this.#closed) throw new NamedError('EngineClosedError', 'engine "fake" is closed');
-    if (spec.flags.includes('reject-me')) throw new NamedError('JobValidationError', 'job.flags[0]: refused by the engine', { field: 'flags[0]' });
-    if (this.#queue.length >= (this.#options.maxQueued ?? 1024)) throw new NamedError('EngineFullError', `engine "fake" is full`);
+    if (this.#closed) throw new EngineClosedError('fake');
+    if (spec.flags.includes('reject-me')) throw new JobValidationError('flags[0]', 'refused by the engine');
+    if (this.#queue.length >= (this.#options.maxQueued ?? 1024)) throw new EngineFullError('fake', this.#options.maxQueued ?? 1024);
     this.submitted.push(spec);
     if (this.#options.faultFlag !== undefined && spec.flags.includes(this.#options.faultFlag)) setTimeout(() => this.loseContext(), 5);
     const id = this.#nextId++;
@@ -111,7 +113,7 @@ export class FakeEngine implements JobEngineLike {
         if (status !== 'queued') return false;
         status = 'cancelled';
         engine.#queue = engine.#queue.filter((j) => j !== job);
-        reject(new NamedError('JobCancelledError', `job ${id} was cancelled before it ran`));
+        reject(new JobCancelledError(id));
         return true;
       },
       run() {
@@ -123,7 +125,7 @@ export class FakeEngine implements JobEngineLike {
           status = 'ready';
           if (spec.flags.includes('explode')) {
             status = 'error';
-            reject(new NamedError('JobError', `job ${id} failed in stage "explode": boom`));
+            reject(new JobError(id, 0, 0, 'explode', new Error('boom')));
           } else resolve(fakeResult(spec, id, engine.precision));
         };
         if ((engine.#options.delayMs ?? 0) > 0) setTimeout(finish, engine.#options.delayMs);
@@ -135,9 +137,22 @@ export class FakeEngine implements JobEngineLike {
       },
     };
     this.#queue.push(job);
-    if (options?.wait === true) return Promise.resolve(job);
+    if (spec.timeoutMs !== undefined) {
+      // As the engine: the job fails with JobTimeoutError at its deadline, cancelled if still queued.
+      const timer = setTimeout(() => {
+        const wasRunning = status === 'running';
+        if (status === 'queued') engine.#queue = engine.#queue.filter((j) => j !== job);
+        else if (status !== 'running') return;
+        status = 'error';
+        reject(new JobTimeoutError(id, spec.timeoutMs!, wasRunning));
+      }, spec.timeoutMs);
+      void result.then(
+        () => clearTimeout(timer),
+        () => clearTimeout(timer),
+      );
+    }
     if (this.#options.manual !== true) queueMicrotask(() => this.release(1));
-    return job;
+    return options?.wait === true ? Promise.resolve(job) : job;
   }
 
   /** Starts up to `n` queued jobs (all by default). */
@@ -148,13 +163,14 @@ export class FakeEngine implements JobEngineLike {
   /** Loses the context: pending jobs reject with a sticky error and `lost` rejects. */
   loseContext(): void {
     const error = new NamedError('CudaError', 'CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered', { sticky: true, status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });
-    for (const job of this.#queue.splice(0)) job.fail(new NamedError('EngineLostError', 'engine "fake" lost its GPU context', { cause: error }));
-    this.#lose(new NamedError('EngineLostError', `engine "fake" lost its GPU context: ${error.message}`, { cause: error }));
+    for (const job of this.#queue.splice(0)) job.fail(new EngineLostError('fake', error));
+    this.#lose(new EngineLostError('fake', error));
   }
 
   stats(): EngineStats {
     return {
       lanes: [],
+      devices: [],
       jobs: this.#jobs,
       errors: 0,
       queued: this.#queue.length,
@@ -190,9 +206,7 @@ export function fakeBatcher<I>(
     closed: false,
     submit(items: readonly I[]): Promise<Float32Array[]> {
       if (inFlight >= channelSize) {
-        const e = new Error('channel full');
-        e.name = 'BatcherFullError';
-        return Promise.reject(e);
+        return Promise.reject(new BatcherFullError('channel full'));
       }
       inFlight++;
       b.metrics.batches++;

@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServer, parseFieldsHeader, type TscudaServer } from '../../../src/server/index.js';
 import type { InterpolationInput } from '../../../src/server/batch.js';
 import { FakeEngine, fakeBatcher } from './fake-engine.js';
@@ -111,6 +111,20 @@ describe('synchronous job routes', () => {
     expect(engine.submitted[1]!.fs).toBe(50);
   });
 
+  it('binary and JSON bodies both default to the engine precision (f64 here)', async () => {
+    const engine = new FakeEngine({ precision: 'f64' });
+    const s = make({ engine });
+    const samples = Float64Array.from({ length: 8 }, () => Math.random() - 0.5);
+    const bin = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.from(samples.buffer) });
+    expect(bin.statusCode).toBe(200);
+    const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from(samples) } });
+    expect(json.statusCode).toBe(200);
+    for (const spec of engine.submitted) {
+      expect(spec.data).toBeInstanceOf(Float64Array);
+      expect(Array.from(spec.data)).toEqual(Array.from(samples));
+    }
+  });
+
   it('POST /v1/cycles returns band powers and dominant cycles (binary: dominant as f64[B,4])', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
@@ -167,7 +181,7 @@ describe('validation: 4xx naming the field', () => {
         ],
       },
       400,
-      'bands[1]',
+      'bands[1][1]',
     ],
     ['band low >= high', { signal: signal(32), fs: 10, passBand: [3, 3] }, 400, 'passBand'],
     ['unknown flag', { signal: signal(32), flags: ['stft', 'fly'] }, 400, 'flags[1]'],
@@ -289,8 +303,8 @@ describe('queue limits, timeouts, cancellation', () => {
   it('onLoadSample sees every look at the loop; a throwing callback becomes a warning, not a crash', async () => {
     const samples: { lagMs: number; utilization: number; arrivals: number; share: number; admitted: number; refused: number; pending: number }[] = [];
     const warnings: string[] = [];
-    const onWarning = (w: Error): void => void warnings.push(w.message);
-    process.on('warning', onWarning);
+    // Captured instead of printed: a passing npm test prints no warning.
+    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => void warnings.push(typeof w === 'string' ? w : w.message));
     try {
       const s = make({
         engine: new FakeEngine(),
@@ -306,7 +320,7 @@ describe('queue limits, timeouts, cancellation', () => {
       expect(warnings[0]).toMatch(/onLoadSample threw: tracing bug/);
       expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
     } finally {
-      process.off('warning', onWarning);
+      emitWarning.mockRestore();
     }
   });
 
@@ -516,7 +530,8 @@ describe('asynchronous jobs', () => {
     const post = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft', 'cycles'], bands: [[0.1, 0.3]] } });
     expect(post.statusCode).toBe(202);
     const { id } = post.json<{ id: string }>();
-    expect(id).toBe('w1-1');
+    // The worker's routing prefix, then 128 random bits: no client guesses another's job.
+    expect(id).toMatch(/^w1-[A-Za-z0-9_-]{22}$/);
     expect(post.headers.location).toBe(`/v1/jobs/${id}`);
     const queued = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
     expect(queued.statusCode).toBe(202);
@@ -636,7 +651,7 @@ describe('health, info, metrics', () => {
     const okText = (await ok.app.inject({ method: 'GET', url: '/metrics' })).body;
     for (const name of [
       'tscuda_request_success_total{endpoint="/v1/stft"} 1',
-      'tscuda_pending_request_count',
+      'tscuda_pending_requests',
       'tscuda_request_duration_seconds_bucket',
       'tscuda_queue_duration_seconds_bucket',
       'tscuda_compute_duration_seconds_bucket',
@@ -645,7 +660,7 @@ describe('health, info, metrics', () => {
       'tscuda_request_bytes_total',
       'tscuda_response_bytes_total',
       'tscuda_gpu_busy_fraction 0.25',
-      'tscuda_event_loop_delay_seconds{quantile="0.99"}',
+      'tscuda_event_loop_delay_seconds{stat="p99"}',
       'tscuda_batcher_fill_rate{kind="gradient",dim="2"} 0.5',
       'tscuda_ready 1',
     ]) {
@@ -668,7 +683,7 @@ describe('without a GPU', () => {
     const nanFs = await s.app.inject({ method: 'POST', url: '/v1/stft?fs=NaN', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(32) });
     expect(nanFs.json<{ error: { field: string } }>().error.field).toBe('fs');
     const band = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: signal(8), fs: 2, bands: [[0.5, 3]] } });
-    expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0]');
+    expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0][1]');
     const item = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, null]] } });
     expect(item.json<{ error: { field: string } }>().error.field).toBe('items[0][1]');
     const work = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
@@ -717,6 +732,8 @@ describe('context loss and graceful close', () => {
     const closed = s.close();
     const late = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(late.statusCode).toBe(503);
+    // In the documented shape, not fastify's own 503.
+    expect(late.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'shutting_down', retryable: true });
     await closed;
     expect(performance.now() - t0).toBeGreaterThan(40);
     // Every accepted job (4 synchronous, 1 asynchronous) ran to its end before close() resolved.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TURN_FLOOD_ARRIVALS, TurnBudget, FIRST_FLOOD_ARRIVALS, turnLimit, type TurnClock } from '../../../src/server/turn-budget.js';
+import { TURN_FLOOD_ARRIVALS, TurnBudget, FIRST_FLOOD_ARRIVALS, turnLimit, type TurnClock } from '../../../src/server/shedding/turn-budget.js';
 
 /** A clock the test moves by hand, with the end-of-turn callbacks it was given kept until endTurn(). */
 function manualClock(): TurnClock & { t: number; endTurn(): void; scheduled(): number } {

@@ -5,141 +5,20 @@
  * which checks the grid-stride loops and the indexing; the GPU tests check the real thing.
  * Skipped, with the reason, where g++ or python3 with scipy is missing.
  */
-import type { Precision } from '../../../src/runtime/fft/precision.js';
-import { execaSync } from 'execa';
-import koffi from 'koffi';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SIGNAL_SIGNATURES } from '../../../src/kernels/launchers.generated.js';
-import {
-  boundaryCode,
-  detrendCode,
-  istftGeometry,
-  psdScale,
-  SPECTROGRAM_DEFAULTS,
-  spectralGeometry,
-  stftScale,
-  WELCH_DEFAULTS,
-  type SpectralGeometry,
-} from '../../../src/signal/geometry.js';
+import { detrendCode, istftGeometry, psdScale, SPECTROGRAM_DEFAULTS, spectralGeometry, stftScale, WELCH_DEFAULTS, type SpectralGeometry } from '../../../src/signal/geometry.js';
 import { stftGeometry, type StftOptions } from '../../../src/signal/stft.js';
 import { cwtReference, bandMembers, morletGeometry } from '../../../src/signal/morlet.js';
 import { getWindow } from '../../../src/signal/window.js';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from '../../gpu/signal/scipy.js';
+import { arr, cdftRows, emu, framesSpectra, irfftRows, launch, loadEmulatedKernels, rfftRows, typed, type Arr, type P } from './emulation/emulator.js';
 
-type P = Precision;
-type Arr = Float32Array | Float64Array;
-const HERE = join(import.meta.dirname, 'emulation');
-
-function build(): { so: string; reason: string } {
-  try {
-    const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
-    const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false });
-    return r.exitCode === 0 ? { so, reason: '' } : { so: '', reason: `g++ failed: ${String(r.stderr).slice(0, 300)}` };
-  } catch (e) {
-    return { so: '', reason: `g++ not runnable: ${(e as Error).message.split('\n')[0]}` };
-  }
-}
-
-const emu = build();
 const skipReason = !emu.so ? emu.reason : !scipy.ok ? scipy.reason : '';
-
-const C_TYPES: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int', i64: 'int64_t' };
-let kernels: Record<string, (...args: unknown[]) => void> = {};
-let setBlock: (block: number, grid: number) => void = () => {};
-
-/** Runs kernel `name` over an emulated grid of `grid` blocks of one thread. */
-function launch(name: string, ...args: unknown[]): void {
-  const grid = 3;
-  for (let b = 0; b < grid; b++) {
-    setBlock(b, grid);
-    kernels[name]!(...args);
-  }
-}
-
-const arr = (p: P, n: number): Arr => (p === 'f32' ? new Float32Array(n) : new Float64Array(n)).fill(Number.NaN);
-const typed = (p: P, v: ArrayLike<number>): Arr => (p === 'f32' ? Float32Array.from(v) : Float64Array.from(v));
-
-/** Rows of real samples -> one-sided spectra (interleaved), float64 DFT, stored in precision p. */
-function rfftRows(p: P, x: Arr, rows: number, n: number): Arr {
-  const h = Math.floor(n / 2) + 1;
-  const out = arr(p, 2 * rows * h);
-  for (let r = 0; r < rows; r++)
-    for (let k = 0; k < h; k++) {
-      let re = 0;
-      let im = 0;
-      for (let t = 0; t < n; t++) {
-        const a = (-2 * Math.PI * ((k * t) % n)) / n;
-        re += x[r * n + t]! * Math.cos(a);
-        im += x[r * n + t]! * Math.sin(a);
-      }
-      out[2 * (r * h + k)] = re;
-      out[2 * (r * h + k) + 1] = im;
-    }
-  return out;
-}
-
-/** Complex rows (interleaved) -> DFT (sign -1 forward, +1 inverse, unnormalised like cuFFT), in place semantics. */
-function cdftRows(p: P, x: Arr, rows: number, n: number, sign: number): Arr {
-  const out = arr(p, 2 * rows * n);
-  for (let r = 0; r < rows; r++)
-    for (let k = 0; k < n; k++) {
-      let re = 0;
-      let im = 0;
-      for (let t = 0; t < n; t++) {
-        const a = (sign * 2 * Math.PI * ((k * t) % n)) / n;
-        const xr = x[2 * (r * n + t)]!;
-        const xi = x[2 * (r * n + t) + 1]!;
-        re += xr * Math.cos(a) - xi * Math.sin(a);
-        im += xr * Math.sin(a) + xi * Math.cos(a);
-      }
-      out[2 * (r * n + k)] = re;
-      out[2 * (r * n + k) + 1] = im;
-    }
-  return out;
-}
-
-/** C2R of rows of n/2+1 bins (Hermitian, DC/Nyquist imaginary parts ignored), unnormalised. */
-function irfftRows(p: P, s: Arr, rows: number, n: number): Arr {
-  const h = Math.floor(n / 2) + 1;
-  const out = arr(p, rows * n);
-  for (let r = 0; r < rows; r++)
-    for (let t = 0; t < n; t++) {
-      let acc = 0;
-      for (let k = 0; k < n; k++) {
-        const kk = k < h ? k : n - k;
-        const re = s[2 * (r * h + kk)]!;
-        let im = k < h ? s[2 * (r * h + kk) + 1]! : -s[2 * (r * h + kk) + 1]!;
-        if (k === 0 || 2 * k === n) im = 0;
-        const a = (2 * Math.PI * ((k * t) % n)) / n;
-        acc += re * Math.cos(a) - im * Math.sin(a);
-      }
-      out[r * n + t] = acc;
-    }
-  return out;
-}
-
-/** What stft.ts's framesSpectra enqueues. */
-function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry): Arr {
-  const rows = batch * g.frames;
-  const frames = arr(p, rows * g.nfft);
-  launch(`frame_${p}`, x, frames, typed(p, g.window), g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, boundaryCode(g.boundary), detrendCode(g.detrend));
-  return rfftRows(p, frames, rows, g.nfft);
-}
 
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
 
 describe.skipIf(!!skipReason)(`signal kernels emulated on the CPU vs scipy${skipReason ? ` (skipped: ${skipReason})` : ''}`, { timeout: 120_000 }, () => {
-  beforeAll(() => {
-    const lib = koffi.load(emu.so);
-    setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
-    kernels = {};
-    for (const [name, params] of Object.entries(SIGNAL_SIGNATURES)) {
-      kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (...args: unknown[]) => void;
-    }
-  });
+  beforeAll(loadEmulatedKernels);
 
   const batch = 2;
   const stftCases: StftOptions[] = [];

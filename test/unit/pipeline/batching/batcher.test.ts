@@ -108,8 +108,13 @@ describe('Batcher options', () => {
     [{ maxBatchSize: 2.5 }, /maxBatchSize must be a positive integer, got 2\.5/],
     [{ maxBatchSize: Number.NaN }, /maxBatchSize must be a positive integer, got NaN/],
     [{ channelSize: -1 }, /channelSize must be a positive integer, got -1/],
-    [{ maxWaitMs: -1 }, /maxWaitMs must be a finite number >= 0, got -1/],
-    [{ maxWaitMs: Infinity }, /maxWaitMs must be a finite number >= 0, got Infinity/],
+    [{ maxWaitMs: -1 }, /maxWaitMs must be 0\.\.2147483647 ms \(the most a Node timer holds\), got -1/],
+    [{ maxWaitMs: Infinity }, /maxWaitMs must be 0\.\.2147483647 ms .*got Infinity/],
+    [{ maxWaitMs: 2 ** 53 }, /maxWaitMs must be 0\.\.2147483647 ms .*got 9007199254740992/],
+    [{ maxWaitMs: 2 ** 31 }, /maxWaitMs must be 0\.\.2147483647 ms .*got 2147483648/],
+    [{ maxWaitMs: Number.NaN }, /maxWaitMs must be 0\.\.2147483647 ms .*got NaN/],
+    [{ dispatchTimeoutMs: 2 ** 31 }, /dispatchTimeoutMs must be 0\.\.2147483647 ms .*got 2147483648/],
+    [{ autoTune: { targetLatencyMs: 5, maxWaitMs: 1e12 } }, /autoTune\.maxWaitMs must be 0\.\.2147483647 ms .*got 1000000000000/],
     [{ maxConcurrentBatches: 0 }, /maxConcurrentBatches must be a positive integer, got 0/],
     [{ autoTune: { targetLatencyMs: 0 } }, /autoTune\.targetLatencyMs must be > 0/],
     [{ autoTune: { targetLatencyMs: 5, minBatchSize: 8 } }, /autoTune\.minBatchSize \(8\) must not exceed maxBatchSize \(4\)/],
@@ -240,7 +245,8 @@ describe('Batcher routing', () => {
     const random = mulberry32(12345);
     const { calls, dispatch } = manual<{ caller: number; index: number }, string>();
     const maxBatchSize = 16;
-    const batcher = new Batcher(dispatch, { maxBatchSize, maxWaitMs: LONG_WAIT, channelSize: 10_000 });
+    // Every batch in flight at once (asked for explicitly: the default bounds them), so completion order is free.
+    const batcher = new Batcher(dispatch, { maxBatchSize, maxWaitMs: LONG_WAIT, channelSize: 10_000, maxConcurrentBatches: Infinity });
 
     const submitted: { caller: number; index: number }[] = [];
     const expected: string[][] = [];
@@ -352,6 +358,7 @@ describe('Batcher backpressure', () => {
       maxWaitMs: LONG_WAIT,
       channelSize: 2,
       maxConcurrentBatches: 1,
+      maxWaiting: 16,
     });
     const first = track(batcher.submit([1, 2])); // dispatched: the one batch allowed in flight
     const queued = [track(batcher.submitOne(3)), track(batcher.submitOne(4))]; // fill the channel
@@ -384,6 +391,7 @@ describe('Batcher backpressure', () => {
       maxWaitMs: LONG_WAIT,
       channelSize: 1,
       maxConcurrentBatches: 1,
+      maxWaiting: 4,
     });
     const first = batcher.submitOne(1);
     const second = batcher.submitOne(2);

@@ -1,0 +1,74 @@
+/**
+ * The `tscuda` command line as a function: `main(argv)` resolves with the exit code. Exit codes: 0 done,
+ * 1 failed (one line on stderr; the stack trace only with TSCUDA_DEBUG=1), 2 bad usage.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CliCommand } from './command.js';
+import { COMMANDS } from './commands/index.js';
+
+/** The package's version, from its package.json (two levels above src/cli or dist/cli). */
+export function packageVersion(): string {
+  const file = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json');
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as { version?: string | undefined }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** `tscuda --help`: the usage line and one line per command. */
+export function usage(commands: readonly CliCommand[] = COMMANDS): string {
+  const width = Math.max(8, ...commands.map((c) => c.name.length));
+  return [
+    'usage: tscuda <command> [options]',
+    '',
+    'commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'options:',
+    '  -h, --help     this text; `tscuda <command> --help` for a command',
+    '  -v, --version  the tscuda version',
+    '',
+    'example: tscuda info --json',
+  ].join('\n');
+}
+
+const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
+
+/** Runs the CLI with `argv` (without node and the script) and resolves with the exit code. */
+export async function main(argv: readonly string[], commands: readonly CliCommand[] = COMMANDS): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || isHelp(name) || name === 'help') {
+    const topic = name === 'help' ? commands.find((c) => c.name === args[0]) : undefined;
+    console.log(topic ? topic.usage : usage(commands));
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log(packageVersion());
+    return 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    console.error(`tscuda: unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')} (tscuda --help)`);
+    return 2;
+  }
+  if (args.some(isHelp)) {
+    console.log(command.usage);
+    return 0;
+  }
+  try {
+    return await command.run(args);
+  } catch (e) {
+    // node:util parseArgs rejects unknown or malformed options with these codes: bad usage, not failure.
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`tscuda ${name}: ${(e as Error).message} (tscuda ${name} --help)`);
+      return 2;
+    }
+    console.error(`tscuda ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    if (process.env.TSCUDA_DEBUG && e instanceof Error && e.stack) console.error(e.stack);
+    return 1;
+  }
+}

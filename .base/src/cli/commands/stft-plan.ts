@@ -1,0 +1,260 @@
+/**
+ * `tscuda stft`'s options, checks and framing, without CUDA: parsing (scipy.signal.stft's names
+ * and defaults), reading the input and checking the options against it, and the extension and
+ * chunking of the frames the GPU part (stft-run.ts) runs. Tested in CI.
+ */
+import { basename, extname } from 'node:path';
+import type { Band } from '../../engine/types.js';
+import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
+import { resolveWindow, type WindowSpec } from '../../signal/window.js';
+import { choiceOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { readSignal, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
+
+/** The options of `tscuda stft`, parsed. */
+export interface StftCommandOptions {
+  file: string;
+  fs: number | undefined;
+  nperseg: number | undefined;
+  noverlap: number | undefined;
+  nfft: number | undefined;
+  window: WindowSpec;
+  detrend: 'constant' | 'linear' | false;
+  scaling: 'spectrum' | 'psd';
+  boundary: Boundary;
+  padded: boolean;
+  bands: Band[];
+  out: string;
+  format: SignalFormat | undefined;
+  channel: number | 'mean' | undefined;
+  column: number | string | undefined;
+  dbRange: number;
+  precision: 'f32' | 'f64';
+  device: number;
+  saveMagnitude: boolean;
+  /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */
+  chunkFrames: number;
+  quiet: boolean;
+}
+
+export const STFT_USAGE = `usage: tscuda stft <file> [options]
+The STFT of a signal on the GPU (scipy.signal.stft's names and defaults). <file> is a WAV (8/16/24/32-bit
+PCM or 32/64-bit float; several channels are averaged unless --channel), raw little-endian .f32/.f64, or
+CSV/TXT (one column, or the first numeric one, or --column). Writes to --out:
+  spectrogram.png  |Zxx| in dB (viridis; low frequencies at the bottom)
+  bands.csv, bands.json  power of each --band (one-sided Parseval: all bands together give mean(x^2)),
+                   its share of the total, and the dominant cycle
+  band-<lo>-<hi>Hz.wav  each band's band-passed signal (32-bit float WAV)
+  summary.json     the STFT geometry, the axes and what was written
+Options:
+  --fs HZ            sampling frequency (WAV: the header's; raw and CSV: default 1, scipy's)
+  --nperseg N        samples per segment (default 256)
+  --noverlap N       samples shared by consecutive segments (default nperseg/2)
+  --nfft N           FFT length, >= nperseg (default nperseg)
+  --window W         hann (default), hamming, blackman, blackmanharris, bartlett, boxcar, flattop,
+                     nuttall, triang, cosine, tukey[:alpha], kaiser:beta, gaussian:std
+  --detrend D        none (default), constant or linear (per segment)
+  --scaling S        spectrum (default) or psd
+  --boundary B       zeros (default), even, odd, constant or none
+  --no-padded        do not zero-pad the end to whole segments (scipy padded=False)
+  --band LO:HI       a band in Hz for band powers and a band-passed WAV; repeat for several
+                     (default: octave bands below fs/2, powers only)
+  --out DIR          output folder (default <file name>-stft)
+  --format F         wav, f32, f64 or csv (default: from the extension)
+  --channel N|mean   which channel of a multi-channel WAV (default mean)
+  --column N|NAME    CSV column by 0-based index or header name
+  --db-range DB      dB below the peak shown in the picture (default 80)
+  --precision P      f32 (default) or f64 arithmetic on the GPU
+  --device I         GPU ordinal (default 0)
+  --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
+  --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
+  --quiet            no progress bar
+example: tscuda stft recording.wav --nperseg 1024 --band 300:3400 --band 50:60 --out speech`;
+
+/** STFT frames per GPU call unless --chunk-frames says otherwise. */
+export const DEFAULT_CHUNK_FRAMES = 8192;
+
+/** Parses `tscuda stft` arguments; throws UsageError naming the bad option. */
+export function parseStftOptions(args: readonly string[]): StftCommandOptions | 'help' {
+  const { values, positionals } = parseCommandLine(
+    args,
+    {
+      fs: { type: 'string' },
+      nperseg: { type: 'string' },
+      noverlap: { type: 'string' },
+      nfft: { type: 'string' },
+      window: { type: 'string' },
+      detrend: { type: 'string' },
+      scaling: { type: 'string' },
+      boundary: { type: 'string' },
+      'no-padded': { type: 'boolean' },
+      band: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      format: { type: 'string' },
+      channel: { type: 'string' },
+      column: { type: 'string' },
+      'db-range': { type: 'string' },
+      precision: { type: 'string' },
+      device: { type: 'string' },
+      'save-magnitude': { type: 'boolean' },
+      'chunk-frames': { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    true,
+  );
+  if (values.help) return 'help';
+  if (positionals.length === 0) throw new UsageError('no input file given');
+  if (positionals.length > 1) throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
+  const file = positionals[0]!;
+  const detrend = choiceOption('detrend', values.detrend, ['none', 'constant', 'linear'] as const) ?? 'none';
+  const boundary = choiceOption('boundary', values.boundary, ['zeros', 'even', 'odd', 'constant', 'none'] as const) ?? STFT_DEFAULTS.boundary;
+  let channel: number | 'mean' | undefined;
+  if (values.channel !== undefined) channel = values.channel === 'mean' ? 'mean' : intOption('channel', values.channel, 0, 65535);
+  let column: number | string | undefined;
+  if (values.column !== undefined) column = /^\d+$/.test(values.column) ? Number(values.column) : values.column;
+  const stem = basename(file, extname(file)) || 'signal';
+  return {
+    file,
+    fs: numberOption('fs', values.fs),
+    nperseg: intOption('nperseg', values.nperseg, 1),
+    noverlap: intOption('noverlap', values.noverlap, 0),
+    nfft: intOption('nfft', values.nfft, 1),
+    window: parseWindow(values.window ?? 'hann'),
+    detrend: detrend === 'none' ? false : detrend,
+    scaling: choiceOption('scaling', values.scaling, ['spectrum', 'psd'] as const) ?? 'spectrum',
+    boundary: boundary === 'none' ? null : boundary,
+    padded: values['no-padded'] !== true,
+    bands: (values.band ?? []).map(parseBand),
+    out: values.out ?? `${stem}-stft`,
+    format: choiceOption('format', values.format, SIGNAL_FORMATS),
+    channel,
+    column,
+    dbRange: numberOption('db-range', values['db-range']) ?? 80,
+    precision: choiceOption('precision', values.precision, ['f32', 'f64'] as const) ?? 'f32',
+    device: intOption('device', values.device, 0, 1023) ?? 0,
+    saveMagnitude: values['save-magnitude'] === true,
+    chunkFrames: intOption('chunk-frames', values['chunk-frames'], 1) ?? DEFAULT_CHUNK_FRAMES,
+    quiet: values.quiet === true,
+  };
+}
+
+/** 'hann', 'tukey:0.5', 'kaiser:8' -> a WindowSpec, checked against the windows the signal layer knows. */
+export function parseWindow(text: string): WindowSpec {
+  const [name = '', param, extra] = text.split(':');
+  if (extra !== undefined) throw new UsageError(`--window takes NAME or NAME:PARAMETER, got "${text}"`);
+  let spec: WindowSpec = name;
+  if (param !== undefined) {
+    const p = Number(param);
+    if (param.trim() === '' || !Number.isFinite(p)) throw new UsageError(`--window ${name}: the parameter must be a number, got "${param}"`);
+    spec = [name, p];
+  }
+  try {
+    resolveWindow(spec);
+  } catch (e) {
+    throw new UsageError(`--window: ${(e as Error).message}`);
+  }
+  return spec;
+}
+
+/** 'LO:HI' in Hz -> [lo, hi] with 0 <= lo < hi (the upper limit fs/2 is checked once fs is known). */
+export function parseBand(text: string): Band {
+  const m = /^\s*([^:]+):([^:]+)\s*$/.exec(text);
+  if (!m) throw new UsageError(`--band takes LO:HI in Hz, got "${text}"`);
+  const lo = Number(m[1]);
+  const hi = Number(m[2]);
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) throw new UsageError(`--band ${text}: both edges must be numbers`);
+  if (lo < 0) throw new UsageError(`--band ${text}: the low edge must be >= 0`);
+  if (!(lo < hi)) throw new UsageError(`--band ${text}: the low edge must be below the high edge`);
+  return [lo, hi];
+}
+
+/** Octave bands below fs/2 (fs/4..fs/2, fs/8..fs/4, ...), six of them, then [0, the lowest edge]. */
+export function defaultBands(fs: number): Band[] {
+  const nyquist = fs / 2;
+  const bands: Band[] = [];
+  for (let k = 0; k < 6; k++) bands.push([nyquist / 2 ** (k + 1), nyquist / 2 ** k]);
+  bands.push([0, nyquist / 64]);
+  return bands.reverse();
+}
+
+/** Everything the GPU part needs, checked: the signal, its geometry and the bands. */
+export interface StftPlan {
+  options: StftCommandOptions;
+  input: SignalInput;
+  geometry: SpectralGeometry;
+  bands: Band[];
+  /** True when the bands were the user's (then band-passed WAVs are written). */
+  userBands: boolean;
+}
+
+/** Reads the input and checks the options against it; throws UsageError or SignalInputError. */
+export function planStft(options: StftCommandOptions): StftPlan {
+  const input = readSignal(options.file, {
+    ...(options.format ? { format: options.format } : {}),
+    ...(options.fs !== undefined ? { fs: options.fs, fsOverride: true } : {}),
+    ...(options.channel !== undefined ? { channel: options.channel } : {}),
+    ...(options.column !== undefined ? { column: options.column } : {}),
+  });
+  let geometry: SpectralGeometry;
+  try {
+    geometry = spectralGeometry(
+      input.samples.length,
+      {
+        fs: input.fs,
+        window: options.window,
+        ...(options.nperseg !== undefined ? { nperseg: options.nperseg } : {}),
+        ...(options.noverlap !== undefined ? { noverlap: options.noverlap } : {}),
+        ...(options.nfft !== undefined ? { nfft: options.nfft } : {}),
+        detrend: options.detrend,
+        boundary: options.boundary,
+        padded: options.padded,
+      },
+      STFT_DEFAULTS,
+    );
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message} (the signal has ${input.samples.length} samples)`);
+  }
+  const nyquist = input.fs / 2;
+  for (const [lo, hi] of options.bands) {
+    if (hi > nyquist)
+      throw new UsageError(`--band ${lo}:${hi}: the high edge is above fs/2 = ${nyquist} Hz (fs ${input.fs} Hz${input.fsSource === 'default' ? ', the default: give --fs' : ''})`);
+  }
+  const userBands = options.bands.length > 0;
+  return { options, input, geometry, bands: userBands ? options.bands : defaultBands(input.fs), userBands };
+}
+
+/**
+ * The signal as scipy.signal.stft frames it: extended by nperseg/2 samples on each side as
+ * `boundary` says (scipy's zero_ext, even_ext, odd_ext, const_ext), then zero-padded at the end
+ * to whole segments (`padded`). Frame i is samples [i step, i step + nperseg) of the result.
+ */
+export function extendSignal<T extends Float32Array | Float64Array>(x: T, g: Pick<SpectralGeometry, 'extension' | 'boundary' | 'padding'>): T {
+  const n = x.length;
+  const e = g.extension;
+  const out = new (x.constructor as new (length: number) => T)(n + 2 * e + g.padding);
+  out.set(x, e);
+  if (e > 0 && g.boundary !== null && g.boundary !== 'zeros') {
+    for (let j = 1; j <= e; j++) {
+      const left = e - j; // mirrors x[j]
+      const right = e + n - 1 + j; // mirrors x[n - 1 - j]
+      if (g.boundary === 'even') {
+        out[left] = x[j]!;
+        out[right] = x[n - 1 - j]!;
+      } else if (g.boundary === 'odd') {
+        out[left] = 2 * x[0]! - x[j]!;
+        out[right] = 2 * x[n - 1]! - x[n - 1 - j]!;
+      } else {
+        out[left] = x[0]!;
+        out[right] = x[n - 1]!;
+      }
+    }
+  }
+  return out;
+}
+
+/** Frame ranges [start, start + count) of at most `perChunk` frames covering `frames`. */
+export function frameChunks(frames: number, perChunk: number): { start: number; count: number }[] {
+  const out: { start: number; count: number }[] = [];
+  for (let start = 0; start < frames; start += perChunk) out.push({ start, count: Math.min(perChunk, frames - start) });
+  return out;
+}

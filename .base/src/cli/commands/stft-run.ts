@@ -1,0 +1,216 @@
+/**
+ * The GPU side of `tscuda stft` (loaded by stft.ts once the options and the input are good):
+ * signal.stft for the spectrogram, one job engine job (flag cycles over the whole signal,
+ * rectangular window, no detrend: an FFT-mask filter) for the band powers, the band-passed
+ * waves and the dominant cycle; then the files.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { JobEngine } from '../../engine/index.js';
+import type { JobResult } from '../../engine/types.js';
+import { Device } from '../../runtime/device.js';
+import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import { Stream } from '../../runtime/stream.js';
+import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
+import type { ComplexBuffer, RealBuffer } from '../../signal/primitives.js';
+import { stft } from '../../signal/stft.js';
+import { bandLabel } from '../../report/band-chart-svg.js';
+import { spectrogramPng } from '../../report/spectrogram-png.js';
+import { gpuUnavailableLine } from '../gpu-errors.js';
+import { ProgressBar } from '../progress.js';
+import { encodeWavFloat32 } from '../signal-input.js';
+import { extendSignal, frameChunks, type StftPlan } from './stft-plan.js';
+
+/** Signals at least this long get a progress bar (unless --quiet). */
+const PROGRESS_FROM_SAMPLES = 1 << 20;
+
+/** 'band-300-3400Hz.wav', with decimals kept where the edges have them. */
+export function bandWavName(lo: number, hi: number): string {
+  const f = (v: number): string => Number(v.toPrecision(6)).toString().replace('.', 'p');
+  return `band-${f(lo)}-${f(hi)}Hz.wav`;
+}
+
+/** Runs the STFT and writes the outputs; resolves with the exit status. */
+export async function runStft(plan: StftPlan): Promise<number> {
+  const { options: o, input, geometry: g, bands } = plan;
+  const n = input.samples.length;
+  const say = (s: string): void => void process.stdout.write(`${s}\n`);
+  const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
+  let device: Device;
+  try {
+    if (Device.count() === 0) {
+      process.stderr.write('tscuda stft: the NVIDIA driver is installed but no CUDA device is visible; stft needs a GPU\n');
+      return 1;
+    }
+    device = Device.get(o.device);
+  } catch (e) {
+    const line = gpuUnavailableLine('stft', e);
+    if (line === undefined) throw e;
+    process.stderr.write(`${line}\n`);
+    return 1;
+  }
+  if (input.format === 'wav' && input.fsSource === 'option') process.stderr.write(`tscuda stft: --fs ${input.fs} replaces the WAV header's sampling rate\n`);
+  if (input.fsSource === 'default') process.stderr.write('tscuda stft: no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)\n');
+  const dir = resolve(o.out);
+  let engine: JobEngine | undefined;
+  const stream = new Stream({ device, label: 'tscuda stft' });
+  try {
+    const data = o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is
+    // scipy's stft without boundary or padding over exactly its frames, so the chunks put
+    // together equal the one-shot result, and device memory stays bounded on long signals.
+    const ext = extendSignal(data, g);
+    const chunks = frameChunks(g.frames, o.chunkFrames);
+    const most = Math.min(o.chunkFrames, g.frames);
+    const freqs = g.freqs;
+    const frames = g.frames;
+    const x = DeviceBuffer.alloc(o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as RealBuffer;
+    const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, { stream, label: 'stft Zxx chunk' }) as ComplexBuffer;
+    const mag = new Float32Array(freqs * frames);
+    const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
+    try {
+      for (const [c, { start, count }] of chunks.entries()) {
+        bar.update((c / chunks.length) * 2, `spectrogram ${c + 1}/${chunks.length}`);
+        const len = (count - 1) * g.step + g.nperseg;
+        const xin = x.view(0, len) as RealBuffer;
+        (xin as DeviceBuffer<'f32' | 'f64'>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
+        const out = zxx.view(0, freqs * count) as ComplexBuffer;
+        stft(xin, {
+          fs: input.fs,
+          window: g.windowSpec,
+          nperseg: g.nperseg,
+          noverlap: g.noverlap,
+          nfft: g.nfft,
+          detrend: g.detrend,
+          boundary: null,
+          padded: false,
+          scaling: o.scaling,
+          stream,
+          output: out,
+        });
+        const z = zHost.subarray(0, 2 * freqs * count);
+        (out as DeviceBuffer<'c64' | 'c128'>).read(z as never, { stream });
+        await stream.done();
+        for (let f = 0; f < freqs; f++) {
+          const row = f * frames + start;
+          for (let t = 0; t < count; t++) {
+            const i = 2 * (f * count + t);
+            mag[row + t] = Math.hypot(z[i]!, z[i + 1]!);
+          }
+        }
+      }
+    } finally {
+      zxx.dispose();
+      x.dispose();
+    }
+    const r = { f: spectralFrequencies(g), t: spectralTimes(g) };
+    bar.update(2, 'picture');
+    mkdirSync(dir, { recursive: true });
+    const png = spectrogramPng({ values: mag, frequencies: r.f.length, frames: r.t.length }, { dynamicRangeDb: o.dbRange });
+    writeFileSync(join(dir, 'spectrogram.png'), png.png);
+    const files = ['spectrogram.png'];
+    if (o.saveMagnitude) {
+      writeFileSync(join(dir, 'stft-magnitude.f32'), new Uint8Array(mag.buffer, mag.byteOffset, mag.byteLength));
+      files.push('stft-magnitude.f32');
+    }
+
+    bar.update(2.5, 'band powers');
+    // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
+    const element = o.precision === 'f64' ? 8 : 4;
+    const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
+    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, label: 'tscuda stft' });
+    const result: JobResult = await engine.submit({
+      data,
+      batch: 1,
+      fs: input.fs,
+      flags: ['cycles'],
+      detrend: false,
+      window: 'boxcar',
+      bands,
+      bandWaves: plan.userBands,
+      label: o.file,
+    }).result;
+    let total = 0;
+    for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
+    total /= n;
+    const powers = result.bandPowers ?? new Float64Array(bands.length);
+    const rows = bands.map(([lo, hi], j) => ({ band: bandLabel(lo, hi), lowHz: lo, highHz: hi, power: powers[j]!, relative: total > 0 ? powers[j]! / total : 0 }));
+    const dominant = result.dominant?.[0];
+
+    bar.update(3, 'writing');
+    const csv = ['band,low_hz,high_hz,power,relative_power', ...rows.map((b) => `"${b.band}",${b.lowHz},${b.highHz},${b.power},${b.relative}`)].join('\n') + '\n';
+    writeFileSync(join(dir, 'bands.csv'), csv);
+    writeFileSync(
+      join(dir, 'bands.json'),
+      JSON.stringify({ file: o.file, fs: input.fs, samples: n, channels: input.channelNote, totalPower: total, bands: rows, dominant: dominant ?? null }, null, 2) + '\n',
+    );
+    files.push('bands.csv', 'bands.json');
+    if (plan.userBands) {
+      const waves = result.bandWaves;
+      if (!waves || waves.length !== bands.length * n) throw new Error(`the engine returned ${waves ? waves.length : 'no'} band-wave samples, expected ${bands.length} x ${n}`);
+      const rate = Math.max(1, Math.round(input.fs));
+      if (rate !== input.fs) process.stderr.write(`tscuda stft: WAV files need a whole sampling rate: band WAVs are written at ${rate} Hz (fs ${input.fs})\n`);
+      bands.forEach(([lo, hi], j) => {
+        const name = bandWavName(lo, hi);
+        writeFileSync(join(dir, name), encodeWavFloat32(waves.subarray(j * n, (j + 1) * n), rate));
+        files.push(name);
+      });
+    }
+    const summary = {
+      file: o.file,
+      format: input.format,
+      encoding: input.encoding ?? null,
+      channels: input.channelNote,
+      fs: input.fs,
+      fsSource: input.fsSource,
+      samples: n,
+      precision: o.precision,
+      stft: {
+        nperseg: g.nperseg,
+        noverlap: g.noverlap,
+        nfft: g.nfft,
+        window: g.windowSpec,
+        detrend: g.detrend,
+        boundary: g.boundary,
+        padded: o.padded,
+        scaling: o.scaling,
+        freqs: r.f.length,
+        frames: r.t.length,
+        fMaxHz: r.f[r.f.length - 1] ?? 0,
+        tFirstS: r.t[0] ?? 0,
+        tLastS: r.t[r.t.length - 1] ?? 0,
+        magnitudeLayout: 'freqs x frames, frequency-major, float32 little-endian',
+      },
+      image: { width: png.width, height: png.height, peakDb: png.peakDb, floorDb: png.floorDb, colormap: 'viridis' },
+      bands: rows,
+      dominant: dominant ?? null,
+      files: [...files, 'summary.json'],
+    };
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    bar.finish(`${files.length + 1} files`);
+
+    say(`${o.file}: ${n} samples at ${input.fs} Hz (${input.format}${input.encoding ? ` ${input.encoding}` : ''}, ${input.channelNote})`);
+    say(
+      `stft: nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, window ${Array.isArray(g.windowSpec) ? g.windowSpec.join(':') : String(g.windowSpec)}, ${r.f.length} frequencies x ${r.t.length} frames`,
+    );
+    for (const b of rows) say(`  ${b.band.padEnd(24)} power ${b.power.toPrecision(4).padStart(11)}  ${(100 * b.relative).toFixed(2).padStart(6)}%`);
+    if (dominant) say(`dominant cycle: ${dominant.frequency.toPrecision(6)} Hz (period ${dominant.period.toPrecision(4)} s), amplitude ${dominant.amplitude.toPrecision(4)}`);
+    say(`wrote ${dir}/: ${[...files, 'summary.json'].join(', ')}`);
+    return 0;
+  } catch (e) {
+    bar.abort();
+    const line = gpuUnavailableLine('stft', e);
+    if (line !== undefined) {
+      process.stderr.write(`${line}\n`);
+      return 1;
+    }
+    if (e instanceof Error && (e.name === 'JobError' || e.name === 'JobValidationError' || e.name === 'EngineLostError' || e instanceof RangeError)) {
+      process.stderr.write(`tscuda stft: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await engine?.close().catch(() => {});
+    stream.dispose();
+  }
+}

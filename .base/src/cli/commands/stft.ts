@@ -1,0 +1,43 @@
+/**
+ * `tscuda stft <file>`: the short-time Fourier transform of a WAV, raw .f32/.f64 or CSV signal
+ * on the GPU, with scipy.signal.stft's option names and defaults. Writes the spectrogram (PNG),
+ * the power in each `--band` (CSV and JSON) and each band's band-passed wave (32-bit float WAV).
+ * Options and input are checked first, without CUDA (stft-plan.ts; usage errors exit 2,
+ * unreadable input 1); the GPU part (stft-run.ts) is loaded only when they are good.
+ */
+import type { CliCommand } from '../command.js';
+import { UsageError } from '../options.js';
+import { SignalInputError } from '../signal-input.js';
+import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
+
+export * from './stft-plan.js';
+
+/** The command the dispatcher lists. */
+export const stftCommand: CliCommand = {
+  name: 'stft',
+  summary: 'spectrogram, band powers and band-passed WAVs of a WAV/raw/CSV signal on the GPU',
+  usage: STFT_USAGE,
+  async run(args: string[]): Promise<number> {
+    let plan: StftPlan;
+    try {
+      const options = parseStftOptions(args);
+      if (options === 'help') {
+        process.stdout.write(`${STFT_USAGE}\n`);
+        return 0;
+      }
+      plan = planStft(options);
+    } catch (e) {
+      if (e instanceof UsageError) {
+        process.stderr.write(`tscuda stft: ${e.message}\n(tscuda stft --help for the options)\n`);
+        return 2;
+      }
+      if (e instanceof SignalInputError) {
+        process.stderr.write(`tscuda stft: ${e.message}\n`);
+        return 1;
+      }
+      throw e;
+    }
+    const { runStft } = await import('./stft-run.js');
+    return runStft(plan);
+  },
+};

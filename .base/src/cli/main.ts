@@ -1,0 +1,4 @@
+/** The `tscuda` executable's entry (bin/tscuda.js imports it): runs the CLI with the process's arguments. */
+import { main } from './cli.js';
+
+process.exitCode = await main(process.argv.slice(2));

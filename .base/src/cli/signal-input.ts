@@ -1,0 +1,251 @@
+/**
+ * Reading a signal for `tscuda stft`: WAV (8/16/24/32-bit PCM, 32/64-bit float, through the
+ * `wavefile` package, which decodes every PCM depth and both float widths and validates the
+ * RIFF chunks), raw little-endian `.f32`/`.f64`, or CSV (one column, or the first numeric
+ * one, or one named). Pure and CUDA-free: tested in CI.
+ *
+ * Several channels are averaged into one by default (say `channel` to pick one); the result
+ * says which in `channelNote`.
+ */
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import wavefile from 'wavefile';
+
+/** The input formats, chosen by file extension unless given. */
+export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv';
+
+export const SIGNAL_FORMATS: readonly SignalFormat[] = ['wav', 'f32', 'f64', 'csv'];
+
+/** A signal read from a file: one channel of float64 samples and its sampling frequency. */
+export interface SignalInput {
+  samples: Float64Array;
+  /** Hz: the WAV header's rate, or the `fs` option, or 1 (scipy's default) for raw and CSV. */
+  fs: number;
+  format: SignalFormat;
+  /** Channels in the file (1 for raw and CSV). */
+  channels: number;
+  /** How several channels became one: 'mono', 'mean of 2 channels', 'channel 1 of 2'. */
+  channelNote: string;
+  /** WAV sample encoding as wavefile names it ('16', '24', '32', '32f', '64', '8'); absent otherwise. */
+  encoding?: string | undefined;
+  /** Where fs came from: 'header', 'option' or 'default'. */
+  fsSource: 'header' | 'option' | 'default';
+}
+
+/** Options of `readSignal`. */
+export interface ReadSignalOptions {
+  /** Overrides the extension. */
+  format?: SignalFormat | undefined;
+  /** Sampling frequency in Hz for raw and CSV input; for WAV it must agree with the header or it overrides it (`fsOverride`). */
+  fs?: number | undefined;
+  /** Let `fs` replace a WAV header's rate instead of being an error when they differ. */
+  fsOverride?: boolean | undefined;
+  /** Which channel of a multi-channel WAV (0-based), or 'mean' (default). */
+  channel?: number | 'mean' | undefined;
+  /** CSV: the column, by 0-based index or header name; default the first numeric column. */
+  column?: number | string | undefined;
+}
+
+/** The file cannot be read as a signal: the message names the file and what is wrong. */
+export class SignalInputError extends Error {
+  override readonly name = 'SignalInputError';
+}
+
+/** The format for a file name, by its extension (case-insensitive). */
+export function formatOfPath(path: string): SignalFormat {
+  const ext = extname(path).toLowerCase().replace(/^\./, '');
+  if (ext === 'wav' || ext === 'wave') return 'wav';
+  if (ext === 'f32' || ext === 'f64' || ext === 'csv') return ext;
+  if (ext === 'txt' || ext === 'tsv') return 'csv';
+  throw new SignalInputError(`${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64 or .csv (or pass --format)`);
+}
+
+function checkFs(fs: number | undefined, what: string): void {
+  if (fs !== undefined && !(Number.isFinite(fs) && fs > 0)) throw new SignalInputError(`${what}: fs must be a positive number, got ${fs}`);
+}
+
+/** Reads and decodes `path`. */
+export function readSignal(path: string, options: ReadSignalOptions = {}): SignalInput {
+  const format = options.format ?? formatOfPath(path);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (e) {
+    const code = (e as { code?: string | undefined }).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw new SignalInputError(`${path}: cannot read: ${why}`);
+  }
+  const bytesView = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  switch (format) {
+    case 'wav':
+      return decodeWav(bytesView, options, path);
+    case 'f32':
+    case 'f64':
+      return decodeRaw(bytesView, format, options, path);
+    case 'csv':
+      return parseCsv(bytes.toString('utf8'), options, path);
+  }
+}
+
+/** Full-scale divisor of each integer PCM depth, so samples land in [-1, 1). */
+const PCM_SCALE: Readonly<Record<string, number>> = { '16': 32768, '24': 8388608, '32': 2147483648 };
+
+interface WaveFileLike {
+  bitDepth: string;
+  fmt: object;
+  getSamples(interleaved?: boolean, OutputObject?: Function): Float64Array | Float64Array[];
+}
+
+function wavFmt(wav: WaveFileLike): { numChannels: number; sampleRate: number } {
+  const fmt = wav.fmt as { numChannels?: unknown; sampleRate?: unknown };
+  return { numChannels: Number(fmt.numChannels), sampleRate: Number(fmt.sampleRate) };
+}
+
+/** Decodes WAV bytes: integer PCM is scaled to [-1, 1), 8-bit PCM (unsigned) centred first; float stays as is. */
+export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+  checkFs(options.fs, name);
+  let wav: WaveFileLike;
+  try {
+    wav = new wavefile.WaveFile(bytes) as unknown as WaveFileLike;
+  } catch (e) {
+    throw new SignalInputError(`${name}: not a readable WAV file: ${(e as Error).message}`);
+  }
+  const encoding = wav.bitDepth;
+  const { numChannels, sampleRate } = wavFmt(wav);
+  const supported = encoding === '8' || encoding === '32f' || encoding === '64' || encoding in PCM_SCALE;
+  if (!supported) throw new SignalInputError(`${name}: WAV sample encoding "${encoding}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`);
+  if (!(numChannels >= 1)) throw new SignalInputError(`${name}: WAV header has no channels`);
+  const raw = wav.getSamples(false, Float64Array);
+  const channels: Float64Array[] = Array.isArray(raw) ? raw : [raw];
+  const length = channels[0]?.length ?? 0;
+  if (length === 0) throw new SignalInputError(`${name}: WAV file has no samples`);
+
+  const mode = options.channel ?? 'mean';
+  let samples: Float64Array;
+  let channelNote: string;
+  if (channels.length === 1) {
+    if (typeof mode === 'number' && mode !== 0) throw new SignalInputError(`${name}: channel ${mode} asked for, but the file is mono`);
+    samples = Float64Array.from(channels[0]!);
+    channelNote = 'mono';
+  } else if (mode === 'mean') {
+    samples = new Float64Array(length);
+    for (const ch of channels) for (let i = 0; i < length; i++) samples[i]! += ch[i]!;
+    for (let i = 0; i < length; i++) samples[i]! /= channels.length;
+    channelNote = `mean of ${channels.length} channels`;
+  } else {
+    if (!Number.isInteger(mode) || mode < 0 || mode >= channels.length) {
+      throw new SignalInputError(`${name}: channel ${mode} does not exist; the file has channels 0..${channels.length - 1}`);
+    }
+    samples = Float64Array.from(channels[mode]!);
+    channelNote = `channel ${mode} of ${channels.length}`;
+  }
+  if (encoding === '8') for (let i = 0; i < length; i++) samples[i] = (samples[i]! - 128) / 128;
+  else {
+    const scale = PCM_SCALE[encoding];
+    if (scale !== undefined) for (let i = 0; i < length; i++) samples[i]! /= scale;
+  }
+
+  let fs = sampleRate;
+  let fsSource: SignalInput['fsSource'] = 'header';
+  if (options.fs !== undefined && options.fs !== sampleRate) {
+    if (!options.fsOverride) throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
+    fs = options.fs;
+    fsSource = 'option';
+  }
+  return { samples, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource };
+}
+
+/** Decodes raw little-endian float32 or float64 samples. */
+export function decodeRaw(bytes: Uint8Array, format: 'f32' | 'f64', options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+  checkFs(options.fs, name);
+  const size = format === 'f32' ? 4 : 8;
+  if (bytes.byteLength === 0) throw new SignalInputError(`${name}: the file is empty`);
+  if (bytes.byteLength % size !== 0) {
+    throw new SignalInputError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (${size} bytes each)`);
+  }
+  const n = bytes.byteLength / size;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const samples = new Float64Array(n);
+  for (let i = 0; i < n; i++) samples[i] = format === 'f32' ? view.getFloat32(4 * i, true) : view.getFloat64(8 * i, true);
+  const bad = samples.findIndex((v) => !Number.isFinite(v));
+  if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad} is ${samples[bad]}; samples must be finite`);
+  return { samples, fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' };
+}
+
+function splitRow(line: string, delimiter: string): string[] {
+  return line.split(delimiter).map((c) =>
+    c
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .trim(),
+  );
+}
+
+function detectDelimiter(line: string): string {
+  for (const d of [',', ';', '\t']) if (line.includes(d)) return d;
+  return /\s/.test(line.trim()) ? ' ' : ',';
+}
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function isNumber(cell: string): boolean {
+  return NUMBER.test(cell);
+}
+
+/**
+ * Parses CSV text: an optional header row, then one number per row in the chosen column
+ * (comma, semicolon, tab or whitespace separated; '#' lines and blank lines skipped). The
+ * column is `options.column` (index or header name), else the first column whose first data
+ * cell is a number. A non-numeric cell is an error naming its line.
+ */
+export function parseCsv(text: string, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+  checkFs(options.fs, name);
+  const lines = text.split(/\r?\n/);
+  const rows: { line: number; text: string }[] = [];
+  lines.forEach((l, i) => {
+    const t = l.trim();
+    if (t !== '' && !t.startsWith('#')) rows.push({ line: i + 1, text: t });
+  });
+  if (rows.length === 0) throw new SignalInputError(`${name}: no data rows`);
+  const delimiter = detectDelimiter(rows[0]!.text);
+  const split = (s: string): string[] => (delimiter === ' ' ? s.split(/\s+/) : splitRow(s, delimiter));
+  const first = split(rows[0]!.text);
+  const hasHeader = !first.some(isNumber);
+  const header = hasHeader ? first : undefined;
+  const data = hasHeader ? rows.slice(1) : rows;
+  if (data.length === 0) throw new SignalInputError(`${name}: a header row but no data rows`);
+
+  let column: number;
+  if (typeof options.column === 'string') {
+    if (!header) throw new SignalInputError(`${name}: column "${options.column}" asked for by name, but the file has no header row`);
+    column = header.indexOf(options.column);
+    if (column < 0) throw new SignalInputError(`${name}: no column named "${options.column}"; the columns are ${header.map((h) => `"${h}"`).join(', ')}`);
+  } else if (typeof options.column === 'number') {
+    column = options.column;
+    const width = split(data[0]!.text).length;
+    if (!Number.isInteger(column) || column < 0 || column >= width)
+      throw new SignalInputError(`${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`);
+  } else {
+    column = split(data[0]!.text).findIndex(isNumber);
+    if (column < 0) throw new SignalInputError(`${name}: line ${data[0]!.line} has no numeric column`);
+  }
+
+  const samples = new Float64Array(data.length);
+  for (let i = 0; i < data.length; i++) {
+    const { line, text: rowText } = data[i]!;
+    const cell = split(rowText)[column];
+    if (cell === undefined || cell === '') throw new SignalInputError(`${name}: line ${line} has no value in column ${column}`);
+    if (!isNumber(cell)) throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not a number`);
+    samples[i] = Number(cell);
+  }
+  const label = header ? `column "${header[column]}"` : `column ${column}`;
+  return { samples, fs: options.fs ?? 1, format: 'csv', channels: 1, channelNote: label, fsSource: options.fs === undefined ? 'default' : 'option' };
+}
+
+/** 32-bit float WAV bytes of one channel (what `tscuda stft` writes: no clipping, no quantisation). */
+export function encodeWavFloat32(samples: ArrayLike<number>, fs: number): Uint8Array {
+  if (!(Number.isInteger(fs) && fs > 0)) throw new SignalInputError(`a WAV file needs a positive whole sampling rate, got ${fs}`);
+  const wav = new wavefile.WaveFile();
+  wav.fromScratch(1, fs, '32f', Float64Array.from(samples));
+  return wav.toBuffer();
+}

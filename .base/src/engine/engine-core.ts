@@ -1,0 +1,420 @@
+/**
+ * The job engine without CUDA: validation at submit, a bounded FIFO queue with backpressure, the
+ * job state machine (queued -> running -> ready | error, cancelled while queued), timeouts and
+ * AbortSignals, lane choice (least loaded, round robin on ties), chunking, statistics, draining
+ * close() and the lost state after a sticky CUDA error. Lanes are LaneRunners, so unit tests drive
+ * it with fake lanes and JobEngine with GPU ones.
+ */
+import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
+import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
+import { JobRecord } from './job.js';
+import { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
+import { LaneStatsRecorder, engineStats } from './stats.js';
+import type { EngineStats, Job, JobEngineLike, JobResult, JobSpec } from './types.js';
+import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
+
+/** Options of the core (JobEngine builds them from JobEngineOptions). */
+export interface EngineCoreOptions {
+  /** The lanes, in order: lane i is runners[i]. */
+  runners: readonly LaneRunner[];
+  precision?: 'f32' | 'f64' | undefined;
+  /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
+  maxQueued?: number | undefined;
+  label?: string | undefined;
+}
+
+interface LaneSlot {
+  index: number;
+  runner: LaneRunner;
+  /** Jobs running on it (at most its runner's depth). */
+  active: number;
+  /** A job that runs alone (runsAlone) is on it: it takes nothing else until that one ends. */
+  alone: boolean;
+  /** Samples of the jobs running on it (the load measure across devices). */
+  load: number;
+  stats: LaneStatsRecorder;
+}
+
+interface RoomWaiter {
+  spec: NormalizedJob;
+  resolve: (job: Job) => void;
+  reject: (e: unknown) => void;
+  cleanup: () => void;
+}
+
+const DEFAULT_MAX_QUEUED = 1024;
+
+/** The engine core: everything of JobEngineLike except making lanes. */
+export class EngineCore implements JobEngineLike {
+  readonly label: string;
+  readonly precision: 'f32' | 'f64';
+  readonly maxQueued: number;
+  readonly lost: Promise<never>;
+  readonly #lanes: LaneSlot[];
+  readonly #queue: JobRecord[] = [];
+  readonly #running = new Set<JobRecord>();
+  readonly #runningLane = new Map<JobRecord, { lane: LaneSlot; progress: JobProgress }>();
+  readonly #waiters: RoomWaiter[] = [];
+  readonly #idle: (() => void)[] = [];
+  #executions = 0;
+  #nextId = 1;
+  #cursor = 0;
+  #closing: Promise<void> | undefined;
+  #lostError: unknown;
+  #isLost = false;
+  #rejectLost!: (e: unknown) => void;
+
+  constructor(options: EngineCoreOptions) {
+    if (!options || !Array.isArray(options.runners) || options.runners.length === 0) throw new TypeError('an engine needs at least one lane');
+    const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new RangeError(`maxQueued must be a positive integer, got ${String(maxQueued)}`);
+    const precision = options.precision ?? 'f32';
+    if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
+    this.label = options.label ?? 'engine';
+    this.precision = precision;
+    this.maxQueued = maxQueued;
+    this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, alone: false, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
+    this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
+    this.lost.catch(() => {});
+  }
+
+  get laneCount(): number {
+    return this.#lanes.length;
+  }
+
+  get devices(): readonly number[] {
+    return [...new Set(this.#lanes.map((l) => l.runner.device))];
+  }
+
+  /** Jobs waiting for a lane. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Jobs on a lane now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** True once close() was called. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** The names of the registered stages a job may ask for (JobEngine overrides). */
+  protected stageNames(): ReadonlySet<string> {
+    return EMPTY;
+  }
+
+  /** Validates a spec against this engine (fields, flags, lane capacity) without submitting it. */
+  validate(spec: JobSpec): NormalizedJob {
+    const job = validateJob(spec, { stages: this.stageNames() });
+    checkInto(job, this.precision);
+    if (job.framing) {
+      const need = Math.ceil(job.framing.nperseg / job.framing.step);
+      const fits = Math.min(...this.#lanes.map((l) => l.runner.maxFrames?.(job) ?? 0));
+      if (!(fits >= need))
+        throw new JobValidationError(
+          'data',
+          `${job.batch} series framed by nperseg = ${job.framing.nperseg} need ${need} frames per chunk, a lane holds ${fits}; submit fewer series per job`,
+        );
+      return job;
+    }
+    const fits = Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
+    if (!(fits >= 1))
+      throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series or a framed stft (nperseg)`);
+    return job;
+  }
+
+  /** Series per chunk a job runs in (the smallest over the lanes); a job with more series runs in several chunks. */
+  chunkRows(spec: JobSpec): number {
+    const job = this.validate(spec);
+    return Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
+  }
+
+  /** Frames per series per chunk of a framed-stft job (the smallest over the lanes). */
+  chunkFrames(spec: JobSpec): number {
+    const job = this.validate(spec);
+    return Math.min(...this.#lanes.map((l) => l.runner.maxFrames?.(job) ?? 0));
+  }
+
+  submit(spec: JobSpec): Job;
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal | undefined }): Promise<Job>;
+  submit(spec: JobSpec, options?: { wait?: boolean | undefined; signal?: AbortSignal | undefined }): Job | Promise<Job> {
+    if (options?.wait) return this.#submitWaiting(spec, options.signal);
+    this.#checkOpen();
+    const job = this.validate(spec);
+    if (this.#queue.length >= this.maxQueued) throw new EngineFullError(this.label, this.maxQueued);
+    return this.#enqueue(job);
+  }
+
+  #checkOpen(): void {
+    if (this.#isLost) throw new EngineLostError(this.label, this.#lostError);
+    if (this.#closing) throw new EngineClosedError(this.label);
+  }
+
+  #submitWaiting(spec: JobSpec, signal: AbortSignal | undefined): Promise<Job> {
+    let job: NormalizedJob;
+    try {
+      this.#checkOpen();
+      job = this.validate(spec);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this.#queue.length < this.maxQueued && this.#waiters.length === 0) return Promise.resolve(this.#enqueue(job));
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<Job>((resolve, reject) => {
+      const waiter: RoomWaiter = { spec: job, resolve, reject, cleanup: () => {} };
+      if (signal) {
+        const onAbort = (): void => {
+          const i = this.#waiters.indexOf(waiter);
+          if (i >= 0) this.#waiters.splice(i, 1);
+          reject(abortReason(signal));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        waiter.cleanup = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #enqueue(spec: NormalizedJob): JobRecord {
+    const job = new JobRecord(this.#nextId++, spec, (j) => this.#cancel(j));
+    if (spec.signal) {
+      const signal = spec.signal;
+      if (signal.aborted) {
+        job.reject(new JobCancelledError(job.id, signal.reason), 'cancelled');
+        return job;
+      }
+      const onAbort = (): void => void this.#cancelWith(job, signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      job.onSettle(() => signal.removeEventListener('abort', onAbort));
+    }
+    if (spec.timeoutMs !== undefined) {
+      const ms = spec.timeoutMs;
+      const timer = setTimeout(() => this.#timeout(job, ms), ms);
+      job.onSettle(() => clearTimeout(timer));
+    }
+    this.#queue.push(job);
+    this.#pump();
+    return job;
+  }
+
+  #cancel(job: JobRecord): boolean {
+    return this.#cancelWith(job, undefined);
+  }
+
+  #cancelWith(job: JobRecord, reason: unknown): boolean {
+    if (job.status !== 'queued') return false;
+    this.#removeQueued(job);
+    job.reject(new JobCancelledError(job.id, reason), 'cancelled');
+    this.#admitWaiters();
+    this.#checkIdle();
+    return true;
+  }
+
+  #removeQueued(job: JobRecord): void {
+    const i = this.#queue.indexOf(job);
+    if (i >= 0) this.#queue.splice(i, 1);
+  }
+
+  #timeout(job: JobRecord, ms: number): void {
+    if (job.settled) return;
+    const wasRunning = job.status === 'running';
+    if (!wasRunning) this.#removeQueued(job);
+    job.reject(new JobTimeoutError(job.id, ms, wasRunning));
+    if (!wasRunning) {
+      this.#admitWaiters();
+      this.#checkIdle();
+    }
+  }
+
+  /**
+   * The lane for `job`: one with room (fewer jobs than its depth, none running alone; an empty one
+   * for a job that runs alone) and the least load, round robin among equals.
+   */
+  #pickLane(job: NormalizedJob): LaneSlot | undefined {
+    let best: LaneSlot | undefined;
+    const n = this.#lanes.length;
+    const alone = runsAlone(job);
+    for (let k = 0; k < n; k++) {
+      const lane = this.#lanes[(this.#cursor + k) % n]!;
+      if (lane.alone || lane.active >= (alone ? 1 : (lane.runner.depth ?? 1))) continue;
+      if (!best || lane.load < best.load) best = lane;
+    }
+    if (best) this.#cursor = (best.index + 1) % n;
+    return best;
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#isLost) {
+      // In order: a job that must run alone waits at the head for an empty lane.
+      const lane = this.#pickLane(this.#queue[0]!.spec);
+      if (!lane) break;
+      const job = this.#queue.shift()!;
+      void this.#execute(job, lane);
+    }
+    this.#admitWaiters();
+  }
+
+  #admitWaiters(): void {
+    while (this.#waiters.length > 0 && this.#queue.length < this.maxQueued && !this.#isLost && !this.#closing) {
+      const w = this.#waiters.shift()!;
+      w.cleanup();
+      w.resolve(this.#enqueue(w.spec));
+    }
+  }
+
+  async #execute(job: JobRecord, lane: LaneSlot): Promise<void> {
+    const spec = job.spec;
+    const samples = jobSamples(spec);
+    const progress: JobProgress = { stage: 'start' };
+    job.markRunning();
+    lane.active++;
+    lane.alone = runsAlone(spec);
+    lane.load += samples;
+    this.#executions++;
+    this.#running.add(job);
+    this.#runningLane.set(job, { lane, progress });
+    let gpuMs = 0;
+    let bytesMoved = 0;
+    let ok = false;
+    try {
+      const outputs = allocateOutputs(spec, this.precision);
+      const chunks = planJobChunks(spec, lane.runner);
+      const stages: Record<string, unknown[]> = {};
+      for (const c of chunks) {
+        if (job.settled) break; // timed out or the engine was lost: stop here
+        const n = spec.length;
+        const data = chunks.length === 1 || c.frames ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
+        const outcome = await lane.runner.run({ jobId: job.id, job: spec, rowStart: c.start, rows: c.rows, data, outputs, progress, ...(c.frames ? { frames: c.frames } : {}) });
+        gpuMs += outcome.gpuMs;
+        bytesMoved += outcome.bytesMoved;
+        for (const [name, value] of Object.entries(outcome.stages)) (stages[name] ??= []).push(value);
+      }
+      if (!job.settled) {
+        const endedAt = performance.now();
+        ok = job.resolve(this.#result(job, lane, outputs, stages, chunks.length, gpuMs, endedAt));
+      }
+    } catch (cause) {
+      const error = new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause);
+      job.reject(error);
+      if (isStickyError(cause)) this.#lose(cause);
+    } finally {
+      const endedAt = performance.now();
+      lane.stats.record({ ok, runMs: endedAt - job.startedAt, gpuMs, samples, bytesMoved, startedAt: job.startedAt, endedAt });
+      lane.active--;
+      lane.alone = false;
+      lane.load -= samples;
+      this.#executions--;
+      this.#running.delete(job);
+      this.#runningLane.delete(job);
+      this.#pump();
+      this.#checkIdle();
+    }
+  }
+
+  #result(job: JobRecord, lane: LaneSlot, outputs: JobOutputs, stages: Record<string, unknown[]>, chunkCount: number, gpuMs: number, endedAt: number): JobResult {
+    const spec = job.spec;
+    const result: JobResult = {
+      id: job.id,
+      lane: lane.index,
+      device: lane.runner.device,
+      batch: spec.batch,
+      length: spec.length,
+      fs: spec.fs,
+      ...outputs,
+      ...(spec.framing ? { frames: spec.framing.frames } : {}),
+      timings: { queuedMs: job.startedAt - job.submittedAt, runMs: endedAt - job.startedAt, gpuMs },
+    };
+    if (spec.stages.length > 0) {
+      const out: Record<string, unknown> = {};
+      // One chunk: what the stage returned; several: one value per chunk, in row order.
+      for (const name of spec.stages) out[name] = chunkCount === 1 ? stages[name]?.[0] : (stages[name] ?? []);
+      result.stages = out;
+    }
+    return result;
+  }
+
+  /** A sticky error broke the context: every pending job and waiter fails now, `lost` rejects, submits throw. */
+  protected lose(cause: unknown): void {
+    this.#lose(cause);
+  }
+
+  #lose(cause: unknown): void {
+    if (this.#isLost) return;
+    this.#isLost = true;
+    this.#lostError = cause;
+    this.#rejectLost(cause);
+    for (const job of this.#queue.splice(0)) job.reject(new JobError(job.id, -1, -1, 'queued', cause));
+    for (const [job, { lane, progress }] of this.#runningLane) job.reject(new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause));
+    for (const w of this.#waiters.splice(0)) {
+      w.cleanup();
+      w.reject(new EngineLostError(this.label, cause));
+    }
+    this.#checkIdle();
+  }
+
+  /** True once a sticky error broke the engine's context. */
+  get isLost(): boolean {
+    return this.#isLost;
+  }
+
+  /** A snapshot of per-lane and whole-engine statistics (see EngineStats): computed from the lanes' recorders on each call, synchronously, without touching the GPU. */
+  stats(): EngineStats {
+    return engineStats(
+      this.#lanes.map((l) => l.stats),
+      this.#queue.length,
+      this.#running.size,
+    );
+  }
+
+  #checkIdle(): void {
+    if (this.#queue.length > 0 || this.#executions > 0) return;
+    for (const fn of this.#idle.splice(0)) fn();
+  }
+
+  /** Resolves when no job is queued or running (lanes idle). */
+  idle(): Promise<void> {
+    if (this.#queue.length === 0 && this.#executions === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#idle.push(resolve));
+  }
+
+  close(): Promise<void> {
+    if (this.#closing) return this.#closing;
+    for (const w of this.#waiters.splice(0)) {
+      w.cleanup();
+      w.reject(new EngineClosedError(this.label));
+    }
+    this.#closing = this.idle().then(() => {
+      let first: unknown;
+      for (const lane of this.#lanes) {
+        try {
+          lane.runner.dispose();
+        } catch (e) {
+          first ??= e;
+        }
+      }
+      this.disposeShared();
+      if (first !== undefined && !this.#isLost) throw first;
+    });
+    return this.#closing;
+  }
+
+  /** Frees what the lanes share (JobEngine: plan caches, modules); called once after the lanes. */
+  protected disposeShared(): void {}
+}
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+/** The chunks a job runs in on `runner`: runs of whole series, or (framed stft) runs of whole frames of every series. */
+function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk | undefined }[] {
+  const f = job.framing;
+  if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
+  const maxFrames = runner.maxFrames?.(job) ?? f.frames;
+  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({ start: 0, rows: job.batch, frames }));
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new Error('aborted');
+}

@@ -1,0 +1,30 @@
+/**
+ * `tscuda/engine`: the FFT job engine (seed 000's GpuEngine). `new JobEngine(options)`, `submit`
+ * jobs with flags (stft, cycles, wavelet, registered stages), await `job.result`, read `stats()`,
+ * `close()` to drain. The CUDA-free parts (validation, errors, core, chunk planning, statistics)
+ * are exported too, for servers and tests that do not load CUDA.
+ */
+export type {
+  Band,
+  BuiltinJobFlag,
+  DominantCycle,
+  EngineStats,
+  Job,
+  JobEngineLike,
+  JobEngineOptions,
+  JobFlag,
+  JobResult,
+  JobSpec,
+  JobStatus,
+  LaneStats,
+  WindowSpec,
+} from './types.js';
+export { JobEngine, DEFAULT_LANES, DEFAULT_LANE_DEPTH, DEFAULT_LANE_MEMORY_BYTES } from './job-engine.js';
+export { EngineCore, type EngineCoreOptions } from './engine-core.js';
+export { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
+export { StageRegistry, StageRegistrationError, type Stage, type StageContext, type StagePlacement } from './stages.js';
+export { validateJob, resolveJobWindow, jobSamples, BUILTIN_FLAGS, MIN_SERIES_LENGTH, type NormalizedJob, type ValidationContext, type ResolvedWindow } from './validate.js';
+export { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
+export { planRowChunks, planFrameChunks, frameCount, coveredLength, type RowChunk, type FrameChunk, type Framing } from './chunks.js';
+export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
+export { GpuLane, type CopyStreams, type LaneShared } from './gpu-lane.js';

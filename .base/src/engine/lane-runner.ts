@@ -1,0 +1,94 @@
+/**
+ * The seam between the engine's CUDA-free core (queue, jobs, statistics) and the lanes that run
+ * jobs: the GPU lane (one stream, its buffers and plans) implements LaneRunner, and unit tests use
+ * a fake one. CUDA-free.
+ */
+import type { FrameChunk } from './chunks.js';
+import type { NormalizedJob } from './validate.js';
+import type { DominantCycle, JobResult } from './types.js';
+
+/** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
+export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
+
+/** Where a lane is in a job, so a failure names its stage. */
+export interface JobProgress {
+  stage: string;
+}
+
+/** One chunk of a job (a run of whole series) for a lane to run. */
+export interface LaneChunk {
+  jobId: number;
+  job: NormalizedJob;
+  /** Rows [rowStart, rowStart + rows) of the job. */
+  rowStart: number;
+  rows: number;
+  /** Those rows' samples: `job.data.subarray(rowStart * N, (rowStart + rows) * N)`. */
+  data: Float32Array | Float64Array;
+  /** The whole job's result arrays: write rows [rowStart, rowStart + rows). */
+  outputs: JobOutputs;
+  /** Set `stage` as the work proceeds. */
+  progress: JobProgress;
+  /** A framed-stft job: the frames of this chunk (every row, `rows` = the whole batch); undefined otherwise. */
+  frames?: FrameChunk | undefined;
+}
+
+/** What a lane reports for one chunk once its work has completed on the device. */
+export interface LaneChunkOutcome {
+  /** GPU time from the lane's events, ms. */
+  gpuMs: number;
+  /** Bytes copied host<->device for it. */
+  bytesMoved: number;
+  /** What registered stages returned, by name. */
+  stages: Record<string, unknown>;
+}
+
+/** A lane: runs one chunk at a time. */
+export interface LaneRunner {
+  /** The device ordinal the lane runs on. */
+  readonly device: number;
+  /**
+   * Chunks the lane accepts at once (default 1). A lane of depth 2 enqueues the next chunk on its
+   * stream while the previous one still runs, so its stream never idles while the host learns of
+   * a completion and prepares the next job.
+   */
+  readonly depth?: number;
+  /** Rows of `job` one chunk may hold (at least 1, or 0 when even one series does not fit). */
+  maxRows(job: NormalizedJob): number;
+  /** Frames per series one chunk of a framed-stft job may hold (required for those jobs). */
+  maxFrames?(job: NormalizedJob): number;
+  /** Runs a chunk; resolves once its results are in `chunk.outputs` (the completion poller, never a blocking sync). */
+  run(chunk: LaneChunk): Promise<LaneChunkOutcome>;
+  /** Frees the lane's resources; called once, after its last chunk settled. */
+  dispose(): void;
+}
+
+/**
+ * Whether a job runs alone on its lane, whatever the lane's depth: user stages may enqueue work
+ * after an await (nothing else may be enqueued between), and a framed stft assembles each chunk's
+ * input in the lane's one pinned buffer.
+ */
+export function runsAlone(job: NormalizedJob): boolean {
+  return job.stages.length > 0 || job.framing !== undefined;
+}
+
+/** The element type of a job's float results at the engine's precision. */
+export type ResultArray = Float32Array | Float64Array;
+
+/** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest. */
+export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): JobOutputs {
+  const Array_ = precision === 'f64' ? Float64Array : Float32Array;
+  const { batch: b, length: n } = job;
+  const into = job.into;
+  const out: JobOutputs = {};
+  if (job.stft) {
+    out.filtered = into.filtered ?? new Array_(b * n);
+    out.spectrum = into.spectrum ?? new Array_(b * job.previewBins * (job.framing?.frames ?? 1));
+  }
+  if (job.cycles) {
+    out.bandPowers = into.bandPowers ?? new Float64Array(b * job.bands.length);
+    if (job.bandWaves) out.bandWaves = into.bandWaves ?? new Array_(b * job.bands.length * n);
+    out.dominant = new Array<DominantCycle>(b);
+  }
+  if (job.wavelet) out.waveletPower = into.waveletPower ?? new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);
+  return out;
+}

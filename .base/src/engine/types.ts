@@ -1,0 +1,221 @@
+/**
+ * The job engine's public vocabulary (seed 000's GpuEngine): what a job is, what it returns, how
+ * it is tracked. CUDA-free, so the server, the CLI and tests without a GPU share it.
+ */
+import type { Device } from '../runtime/device.js';
+
+/** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
+export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
+
+/** A job flag: a built-in one or the name of a registered stage. */
+export type JobFlag = BuiltinJobFlag | (string & {});
+
+/** A window as scipy.signal.get_window takes it: a name, or a name with its parameter. */
+export type WindowSpec = string | readonly [name: string, parameter: number];
+
+/** A frequency band [low, high] in Hz (0 <= low < high <= fs/2). */
+export type Band = readonly [low: number, high: number];
+
+/** One job: a batch of B series of N samples each, and what to compute on them. */
+export interface JobSpec {
+  /** B x N samples, row-major (series after series): plain typed arrays or arrays lent by `engine.hostBuffer()`. */
+  data: Float32Array | Float64Array;
+  /** B, the number of series; N = data.length / batch. Default 1. */
+  batch?: number | undefined;
+  /** Sampling frequency in Hz. Default 1. */
+  fs?: number | undefined;
+  /** What to compute, in this order of the seed's flow; at least one. */
+  flags: readonly JobFlag[];
+  /** Detrend before the window: 'linear' (default), 'constant' or false. */
+  detrend?: 'constant' | 'linear' | false | undefined;
+  /** Window applied before the forward FFT (default 'hann'). */
+  window?: WindowSpec | undefined;
+  /**
+   * `stft` as a framed STFT (scipy.signal.stft -> mask -> istft, boundary 'zeros', padded): frames of
+   * `nperseg` samples (2 <= nperseg <= N), each detrended (`detrend`) and windowed, masked to
+   * `passBand`, overlap-added back (NOLA must hold). Series longer than a lane holds then stream
+   * through it in chunks of whole frames, with the result of one pass. Only with the `stft` flag.
+   * Without it, each series is one frame (the whole-series FFT of the seed).
+   */
+  nperseg?: number | undefined;
+  /** Framed `stft`: samples shared by consecutive frames (default nperseg / 2, floored). */
+  noverlap?: number | undefined;
+  /** `stft`: the pass band kept by the mask before the inverse FFT (default: everything up to fs/2). */
+  passBand?: Band | undefined;
+  /** `stft`: magnitude-spectrum bins returned per series as a preview (default 256, at most N/2+1). */
+  previewBins?: number | undefined;
+  /** `cycles` and `wavelet` band reduction: the bands. */
+  bands?: readonly Band[] | undefined;
+  /** `wavelet`: the Morlet centre frequencies in Hz. */
+  freqs?: readonly number[] | undefined;
+  /** `wavelet`: cycles per Morlet wavelet (default 6). */
+  nCycles?: number | undefined;
+  /** `wavelet`: reduce the power to `bands` on the GPU before the copy back (default false: power per frequency). */
+  waveletBands?: boolean | undefined;
+  /** `cycles`: also return the band-limited wave of each band (default true; false saves bands x N per series of copy back). */
+  bandWaves?: boolean | undefined;
+  /**
+   * Arrays to write results into instead of fresh ones, each of exactly its field's length and of
+   * the engine's precision (bandPowers: Float64Array). Arrays lent by `engine.hostBuffer()` are
+   * filled by the GPU copy itself, with no host copy: the zero-copy output path.
+   */
+  into?: JobOutputArrays | undefined;
+  /** Parameters handed to registered stages, by stage name. */
+  stageParams?: Readonly<Record<string, unknown>> | undefined;
+  /** A name for logs and errors. */
+  label?: string | undefined;
+  /** Reject with a timeout error when the job has not finished this many ms after submit. */
+  timeoutMs?: number | undefined;
+  /** Cancels the job while it is queued (a running job finishes). */
+  signal?: AbortSignal | undefined;
+}
+
+/** Caller-provided result arrays (`JobSpec.into`). */
+export interface JobOutputArrays {
+  filtered?: Float32Array | Float64Array | undefined;
+  spectrum?: Float32Array | Float64Array | undefined;
+  bandPowers?: Float64Array | undefined;
+  bandWaves?: Float32Array | Float64Array | undefined;
+  waveletPower?: Float32Array | Float64Array | undefined;
+}
+
+/** The dominant cycle of one series. */
+export interface DominantCycle {
+  /** Frequency in Hz of the strongest non-DC bin. */
+  frequency: number;
+  /** Period in seconds (1 / frequency). */
+  period: number;
+  /** Amplitude of the cosine at that frequency, in the signal's units. */
+  amplitude: number;
+  /** Phase in radians of that cosine at sample 0. */
+  phase: number;
+  /** The FFT bin (frequency = bin * fs / N). */
+  bin?: number | undefined;
+}
+
+/** What a finished job returns; a field is present when its flag was asked for. */
+export interface JobResult {
+  id: number;
+  /** The lane (and its device) that ran it. */
+  lane: number;
+  device: number;
+  batch: number;
+  /** N, samples per series. */
+  length: number;
+  fs: number;
+  /** `stft`: the band-passed wave, B x N. */
+  filtered?: Float32Array | Float64Array | undefined;
+  /**
+   * `stft`: |X| / N of the first `previewBins` bins per series, B x previewBins; framed (`nperseg`):
+   * |Zxx| (scipy's stft, scaling 'spectrum') of the first previewBins frequencies of every frame,
+   * B x previewBins x frames (a spectrogram).
+   */
+  spectrum?: Float32Array | Float64Array | undefined;
+  /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
+  bandPowers?: Float64Array | undefined;
+  /** `cycles`: the band-limited wave of each band, B x bands x N. */
+  bandWaves?: Float32Array | Float64Array | undefined;
+  /** `cycles`: the dominant cycle of each series. */
+  dominant?: DominantCycle[] | undefined;
+  /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
+  waveletPower?: Float32Array | Float64Array | undefined;
+  /** What registered stages returned, by stage name (a chunked job: one value per chunk, in order). */
+  stages?: Record<string, unknown> | undefined;
+  /** Framed `stft` (`nperseg`): STFT frames per series. */
+  frames?: number | undefined;
+  /** Milliseconds waiting in the queue, running (host wall clock) and on the GPU (events). */
+  timings: { queuedMs: number; runMs: number; gpuMs: number };
+}
+
+/** A job's life: queued -> running -> ready | error; cancelled while queued. */
+export type JobStatus = 'queued' | 'running' | 'ready' | 'error' | 'cancelled';
+
+/** A submitted job. */
+export interface Job {
+  readonly id: number;
+  readonly label: string | undefined;
+  readonly status: JobStatus;
+  /** Resolves with the result, or rejects with a JobError (or JobCancelledError, or EngineClosedError). */
+  readonly result: Promise<JobResult>;
+  /** Cancels the job if it is still queued; true when it was. */
+  cancel(): boolean;
+}
+
+/** Per-lane and whole-engine statistics (`engine.stats()`). */
+export interface LaneStats {
+  lane: number;
+  device: number;
+  jobs: number;
+  errors: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  /** Fraction of wall time this lane's stream had GPU work (from events). */
+  gpuBusyFraction: number;
+}
+
+/** The whole engine's statistics (`engine.stats()`): the lanes' counts and bytes summed, latencies (ms, successful jobs in each lane's recent window) over all lanes, samples per second over the wall span of all lanes, the mean GPU busy fraction, and the jobs queued and running now. */
+export interface EngineStats {
+  lanes: LaneStats[];
+  jobs: number;
+  errors: number;
+  queued: number;
+  running: number;
+  avgJobMs: number;
+  p99JobMs: number;
+  samplesPerSecond: number;
+  bytesMoved: number;
+  gpuBusyFraction: number;
+}
+
+/** Options of `new JobEngine(...)`. */
+export interface JobEngineOptions {
+  /** The device (or its ordinal) for every lane; default device 0. */
+  device?: Device | number | undefined;
+  /** Several devices: lanes on each ('all' or ordinals); jobs placed by load. Overrides `device`. */
+  devices?: 'all' | readonly number[] | undefined;
+  /** Lanes (compute streams) per device; default 4. */
+  lanes?: number | undefined;
+  /**
+   * Jobs each lane holds on the GPU at once (1..8; default 2): the next job's copies and kernels
+   * are enqueued while the previous ones run, so the GPU never waits for the host to hear of a
+   * completion. Each place keeps its own input and result buffers.
+   */
+  laneDepth?: number | undefined;
+  /** Arithmetic precision on the GPU; default 'f32'. */
+  precision?: 'f32' | 'f64' | undefined;
+  /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
+  maxQueued?: number | undefined;
+  label?: string | undefined;
+  /** Device memory one lane may use for a chunk of a job (bytes); bigger jobs run in chunks of whole series. Default 1 GiB. */
+  laneMemoryBytes?: number | undefined;
+}
+
+/** What the server, CLI and tests need of an engine; JobEngine implements it. */
+export interface JobEngineLike {
+  readonly label: string;
+  readonly precision: 'f32' | 'f64';
+  /** Lanes in all, and the devices they run on. */
+  readonly laneCount: number;
+  readonly devices: readonly number[];
+  /** Rejects when the engine can no longer run work (its CUDA context was lost by a sticky error). */
+  readonly lost: Promise<never>;
+  /** Validates and queues a job; throws a named error (JobValidationError, EngineFullError, EngineClosedError) at once. */
+  submit(spec: JobSpec): Job;
+  /** Like submit, but waits for room instead of throwing EngineFullError. */
+  submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal | undefined }): Promise<Job>;
+  /** A snapshot of per-lane and whole-engine statistics, synchronous (the server's stats endpoint and metrics read it); it must keep working after close() or a lost context. */
+  stats(): EngineStats;
+  /** Stops accepting jobs and settles every accepted one; resolves when all have. */
+  close(): Promise<void>;
+  /**
+   * Optional: lends a pinned array that jobs read and write without a host copy (JobEngine has
+   * it); the server keeps its request bodies and results there when the engine offers it.
+   */
+  hostBuffer?(dtype: 'f32', length: number): Float32Array;
+  /** The float64 form of hostBuffer(). */
+  hostBuffer?(dtype: 'f64', length: number): Float64Array;
+  /** Frees an array lent by hostBuffer(); true when it was one. */
+  releaseHostBuffer?(array: Float32Array | Float64Array): boolean;
+}

@@ -1,0 +1,48 @@
+/**
+ * `tscuda`: the nouns a CUDA program in TypeScript needs. Everything else has a subpath:
+ * `tscuda/runtime` (the whole runtime: pools of events, 2-D copies, dtypes, ...), `tscuda/ffi`
+ * (generated bindings and their checked forms), `tscuda/kernels` (typed launchers of the shipped
+ * kernels), `tscuda/orchestration` (strategies, device pools, NCCL), `tscuda/signal` (scipy.signal
+ * on the GPU), `tscuda/pipeline` (overlap, stages, batching), `tscuda/engine` (the FFT job engine)
+ * and `tscuda/server` (the HTTP server).
+ */
+// The runtime: devices, streams, events, memory, modules and kernels, NVRTC, cuFFT, graphs.
+export {
+  Device,
+  Context,
+  Stream,
+  Event,
+  DeviceBuffer,
+  HostBuffer,
+  ManagedBuffer,
+  MemoryPool,
+  StagedBuffer,
+  Module,
+  Kernel,
+  Program,
+  FftPlan,
+  FftPlanCache,
+  fft,
+  Graph,
+  DisposedError,
+  CompileError,
+  toF16,
+  fromF16,
+  toBf16,
+  fromBf16,
+} from './runtime/index.js';
+export type * from './runtime/index.js';
+// Errors every layer raises.
+export { CudaError, CudaUnavailableError } from './ffi/errors.js';
+// Scripting without whole kernels (CuPy's ElementwiseKernel / ReductionKernel).
+export { elementwise, reduction } from './kernels/index.js';
+export type { ElementwiseDescriptor, ElementwiseFunction, ReductionDescriptor, ReductionFunction } from './kernels/index.js';
+// Orchestration across streams.
+export { StreamPool, Coordinator, Profiler } from './orchestration/index.js';
+export type { StreamPoolDescriptor, CoordinatorDescriptor, OperationSpec, PoolStrategy, StreamPurpose, RunReport, TimelineRecord } from './orchestration/index.js';
+// Pipelines that overlap transfers with compute, and request batching.
+export { TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
+export type { BatcherDescriptor, BatchDispatch, ManagedContextDescriptor } from './pipeline/index.js';
+// The FFT job engine.
+export { JobEngine } from './engine/index.js';
+export type { JobSpec, JobResult, Job, JobStatus, JobEngineOptions, EngineStats } from './engine/index.js';

@@ -1,0 +1,329 @@
+/**
+ * NCCL communicators: one per rank (a GPU of this process, or one process per GPU or per node),
+ * with collectives enqueued on tscuda streams and awaited like every other piece of GPU work.
+ */
+import type { ncclComm_t, ncclUniqueId } from '../../ffi/generated/types.js';
+import { checkNccl, disableNvlinkMulticast, nccl, ncclError, NcclError } from '../../ffi/nccl.js';
+import type { Context } from '../../runtime/context.js';
+import { Device } from '../../runtime/device.js';
+import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import { describeValue, Resource } from '../../runtime/resource.js';
+import { Stream } from '../../runtime/stream.js';
+import { NcclRangeError } from './errors.js';
+import { completion, group, inGroup, restoreCurrentContext } from './group.js';
+import { ncclMoveType, ncclReduceType, type NcclReduceOp } from './types.js';
+import { NcclUniqueId } from './unique-id.js';
+
+/** Every collective is enqueued on a stream of the communicator's device. */
+export interface CollectiveOptions {
+  stream: Stream;
+  /** Elements per rank (default: the whole send buffer, or as the collective defines it). */
+  count?: number | undefined;
+}
+
+/** allReduce, reduce, reduceScatter: also the reduction (default 'sum'). */
+export interface ReduceOptions extends CollectiveOptions {
+  op?: NcclReduceOp | undefined;
+}
+
+/** broadcast and reduce: the rank whose data is sent, or which receives the result. */
+export interface RootOptions {
+  root: number;
+}
+
+/** send and recv: the rank on the other side. */
+export interface PeerOptions {
+  peer: number;
+  stream: Stream;
+  count?: number | undefined;
+}
+
+/** What initRank is given: the clique's id (the same on every rank), this rank, the number of ranks, and the GPU. */
+export interface InitRankDescriptor {
+  id: NcclUniqueId;
+  rank: number;
+  size: number;
+  /** This rank's GPU (default device 0). */
+  device?: Device | number | undefined;
+  label?: string | undefined;
+}
+
+function resolveDevice(device: Device | number | undefined, what: string): Device {
+  if (device === undefined) return Device.get(0);
+  if (typeof device === 'number') return Device.get(device);
+  if (!(device instanceof Device)) throw new TypeError(`${what}: device must be a Device or an ordinal, got ${describeValue(device)}`);
+  return device;
+}
+
+function checkInteger(value: unknown, min: number, max: number, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
+    throw new NcclRangeError(`${what} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  return value;
+}
+
+const toPointer = (address: number): bigint => BigInt(address);
+
+/**
+ * One rank of an NCCL clique. Collectives (`allReduce`, `broadcast`, `reduce`, `allGather`,
+ * `reduceScatter`, `send`/`recv`) check their dtypes, reduction, counts, ranks and streams
+ * before NCCL sees them, enqueue on the given stream and return a promise of their completion
+ * (awaiting it is optional: it never rejects unhandled). A failed call throws NcclError with
+ * NCCL's last-error message.
+ *
+ * Several communicators driven from one process (initAll) must enqueue their share of a
+ * collective inside `Communicator.group(() => ...)`: NCCL then launches them together.
+ */
+export class Communicator extends Resource {
+  readonly handle: ncclComm_t;
+  readonly rank: number;
+  readonly size: number;
+  readonly device: Device;
+  readonly context: Context;
+
+  private constructor(handle: ncclComm_t, rank: number, size: number, device: Device, label: string | undefined) {
+    super('Communicator', label ?? `nccl rank ${rank}/${size} on device ${device.ordinal}`);
+    this.handle = handle;
+    this.rank = rank;
+    this.size = size;
+    this.device = device;
+    this.context = device.context;
+    const name = this.label;
+    this.track(() => {
+      const status = nccl().ncclCommDestroy(handle);
+      restoreCurrentContext();
+      checkNccl(status, 'ncclCommDestroy', name);
+    });
+  }
+
+  /**
+   * One communicator per device, in one process (ncclCommInitAll): rank i drives devices[i].
+   * The devices must be distinct (NCCL keeps one rank per GPU).
+   */
+  static initAll(devices: readonly (Device | number)[], options: { label?: string | undefined } = {}): Communicator[] {
+    if (!Array.isArray(devices) || devices.length === 0)
+      throw new NcclRangeError(`Communicator.initAll needs a non-empty array of devices, got ${Array.isArray(devices) ? 'an empty array' : describeValue(devices)}`);
+    const resolved = devices.map((d, i) => resolveDevice(d, `Communicator.initAll devices[${i}]`));
+    const ordinals = resolved.map((d) => d.ordinal);
+    const dup = ordinals.find((o, i) => ordinals.indexOf(o) !== i);
+    if (dup !== undefined) throw new NcclRangeError(`Communicator.initAll: device ${dup} is listed twice; NCCL keeps one rank per GPU`);
+    disableNvlinkMulticast();
+    for (const d of resolved) void d.context; // retain each primary context first: NCCL's runtime calls then use the same ones
+    const cells: (ncclComm_t | null)[] = resolved.map(() => null);
+    const status = nccl().ncclCommInitAll(cells, resolved.length, Int32Array.from(ordinals));
+    restoreCurrentContext();
+    if (status !== 0) throw ncclError(status, 'ncclCommInitAll', `devices ${ordinals.join(', ')}`);
+    return cells.map((h, i) => new Communicator(h!, i, resolved.length, resolved[i]!, options.label === undefined ? undefined : `${options.label}[${i}]`));
+  }
+
+  /**
+   * This process's rank of a clique of `size` ranks (ncclCommInitRank, the id passed by value).
+   * Blocks the calling thread until every rank has joined (as MPI_Init does): start all ranks
+   * together. In one process, ranks of the same clique must be initialised inside `group()`.
+   */
+  static initRank(descriptor: InitRankDescriptor): Communicator {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Communicator.initRank takes { id, rank, size, device }, got ${describeValue(descriptor)}`);
+    const { id } = descriptor;
+    if (!(id instanceof NcclUniqueId))
+      throw new TypeError(`Communicator.initRank id must be an NcclUniqueId (NcclUniqueId.fromBase64 on the other ranks), got ${describeValue(id)}`);
+    const size = checkInteger(descriptor.size, 1, 2 ** 31 - 1, 'Communicator.initRank size');
+    const rank = checkInteger(descriptor.rank, 0, size - 1, 'Communicator.initRank rank');
+    const device = resolveDevice(descriptor.device, 'Communicator.initRank');
+    disableNvlinkMulticast();
+    // NCCL takes the device current on the calling thread.
+    device.context.makeCurrent();
+    const cell: [ncclComm_t | null] = [null];
+    const status = nccl().ncclCommInitRank(cell, size, id.toStruct() as unknown as ncclUniqueId, rank);
+    restoreCurrentContext();
+    if (status !== 0) throw ncclError(status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
+    return new Communicator(cell[0]!, rank, size, device, descriptor.label);
+  }
+
+  /** ncclGroupStart/End around `enqueue` (see group.ts); resolves when the group's collectives complete. */
+  static group(enqueue: () => void): Promise<void> {
+    return group(enqueue);
+  }
+
+  /** NCCL's version code (22809 for 2.28.9). */
+  static version(): number {
+    const v: [number | null] = [0];
+    checkNccl(nccl().ncclGetVersion(v), 'ncclGetVersion');
+    return v[0]!;
+  }
+
+  /** What NCCL itself says of the communicator: its rank count, CUDA device and rank (ncclCommCount/CuDevice/UserRank). */
+  describe(): { count: number; cudaDevice: number; rank: number } {
+    this.assertAlive();
+    const api = nccl();
+    const c: [number | null] = [0];
+    checkNccl(api.ncclCommCount(this.handle, c), 'ncclCommCount');
+    const d: [number | null] = [0];
+    checkNccl(api.ncclCommCuDevice(this.handle, d), 'ncclCommCuDevice');
+    const r: [number | null] = [0];
+    checkNccl(api.ncclCommUserRank(this.handle, r), 'ncclCommUserRank');
+    return { count: c[0]!, cudaDevice: d[0]!, rank: r[0]! };
+  }
+
+  /** An asynchronous error NCCL recorded on the communicator (a peer gone, a network failure), or undefined. */
+  asyncError(): NcclError | undefined {
+    this.assertAlive();
+    const cell: [number | null] = [0];
+    checkNccl(nccl().ncclCommGetAsyncError(this.handle, cell as never), 'ncclCommGetAsyncError');
+    const code = cell[0] ?? 0;
+    return code === 0 || code === 7 ? undefined : ncclError(code, 'ncclCommGetAsyncError', this.label);
+  }
+
+  /** Sum (or `op`) of every rank's `send`, into every rank's `recv` (in place when they are the same buffer). */
+  allReduce<T extends DeviceBuffer>(send: T, recv: T, options: ReduceOptions): Promise<void> {
+    const what = `${this.label} allReduce`;
+    const stream = this.#stream(options, what);
+    // The average over one rank is the value itself: NCCL's sum copies it exactly. (NCCL 2.28.3's
+    // ncclAvg of float64 on one rank left the last of 4099 elements unwritten on an H100.)
+    const op = options.op === 'avg' && this.size === 1 ? 'sum' : (options.op ?? 'sum');
+    const t = ncclReduceType(send?.dtype, op, what);
+    this.#buffers(stream, what, send, recv);
+    const count = this.#count(options.count, send.length, what);
+    this.#fits(recv, count, 'recv', what);
+    return this.#enqueue('ncclAllReduce', stream, [send, recv], (sh) =>
+      nccl().ncclAllReduce(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, t.op, this.handle, sh),
+    );
+  }
+
+  /** The root's `send` into every rank's `recv` (`send` may be null on other ranks; the same buffer as `recv` for in place). */
+  broadcast<T extends DeviceBuffer>(send: T | null, recv: T, options: CollectiveOptions & RootOptions): Promise<void> {
+    const what = `${this.label} broadcast`;
+    const stream = this.#stream(options, what);
+    const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
+    const source = this.rank === root ? send : null;
+    if (this.rank === root && !send) throw new TypeError(`${what}: rank ${root} is the root and must give a send buffer`);
+    const t = ncclMoveType(recv?.dtype, what);
+    this.#buffers(stream, what, source ?? recv, recv);
+    const count = this.#count(options.count, (source ?? recv).length, what);
+    this.#fits(recv, count, 'recv', what);
+    const src = source ?? recv;
+    return this.#enqueue('ncclBroadcast', stream, source ? [source, recv] : [recv], (sh) =>
+      nccl().ncclBroadcast(toPointer(src.address), toPointer(recv.address), count * t.scale, t.datatype, root, this.handle, sh),
+    );
+  }
+
+  /** Sum (or `op`) of every rank's `send` into the root's `recv` (`recv` may be null on other ranks). */
+  reduce<T extends DeviceBuffer>(send: T, recv: T | null, options: ReduceOptions & RootOptions): Promise<void> {
+    const what = `${this.label} reduce`;
+    const stream = this.#stream(options, what);
+    const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
+    const t = ncclReduceType(send?.dtype, options.op ?? 'sum', what);
+    const target = this.rank === root ? recv : null;
+    if (this.rank === root && !recv) throw new TypeError(`${what}: rank ${root} is the root and must give a recv buffer`);
+    this.#buffers(stream, what, send, target ?? send);
+    const count = this.#count(options.count, send.length, what);
+    if (target) this.#fits(target, count, 'recv', what);
+    return this.#enqueue('ncclReduce', stream, target ? [send, target] : [send], (sh) =>
+      nccl().ncclReduce(toPointer(send.address), target ? toPointer(target.address) : null, count * t.scale, t.datatype, t.op, root, this.handle, sh),
+    );
+  }
+
+  /** Every rank's `count` elements of `send`, concatenated by rank into every rank's `recv` (size x count elements). */
+  allGather<T extends DeviceBuffer>(send: T, recv: T, options: CollectiveOptions): Promise<void> {
+    const what = `${this.label} allGather`;
+    const stream = this.#stream(options, what);
+    const t = ncclMoveType(send?.dtype, what);
+    this.#buffers(stream, what, send, recv);
+    const count = this.#count(options.count, send.length, what);
+    this.#fits(recv, count * this.size, 'recv', what);
+    return this.#enqueue('ncclAllGather', stream, [send, recv], (sh) =>
+      nccl().ncclAllGather(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, this.handle, sh),
+    );
+  }
+
+  /** The reduction of every rank's `send` (size x count elements), rank r keeping block r in `recv` (count elements, default recv.length). */
+  reduceScatter<T extends DeviceBuffer>(send: T, recv: T, options: ReduceOptions): Promise<void> {
+    const what = `${this.label} reduceScatter`;
+    const stream = this.#stream(options, what);
+    const t = ncclReduceType(send?.dtype, options.op ?? 'sum', what);
+    this.#buffers(stream, what, send, recv);
+    const count = this.#count(options.count, recv.length, what);
+    this.#fits(send, count * this.size, 'send', what);
+    return this.#enqueue('ncclReduceScatter', stream, [send, recv], (sh) =>
+      nccl().ncclReduceScatter(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, t.op, this.handle, sh),
+    );
+  }
+
+  /** Sends `count` elements (default all) of `buffer` to `peer`, which must recv them; pair them inside group() when both sides run in one thread. */
+  send(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    const what = `${this.label} send`;
+    const stream = this.#stream(options, what);
+    const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
+    const t = ncclMoveType(buffer?.dtype, what);
+    this.#buffers(stream, what, buffer);
+    const count = this.#count(options.count, buffer.length, what);
+    return this.#enqueue('ncclSend', stream, [buffer], (sh) => nccl().ncclSend(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh));
+  }
+
+  /** Receives `count` elements (default the buffer's length) from `peer` into `buffer`. */
+  recv(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    const what = `${this.label} recv`;
+    const stream = this.#stream(options, what);
+    const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
+    const t = ncclMoveType(buffer?.dtype, what);
+    this.#buffers(stream, what, buffer);
+    const count = this.#count(options.count, buffer.length, what);
+    return this.#enqueue('ncclRecv', stream, [buffer], (sh) => nccl().ncclRecv(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh));
+  }
+
+  /** Aborts in-flight operations and frees the communicator (ncclCommAbort): the way out after a peer failed. */
+  abort(): void {
+    if (this.disposed) return;
+    const status = nccl().ncclCommAbort(this.handle);
+    restoreCurrentContext();
+    this.#aborted = true;
+    this.dispose();
+    if (status !== 0) throw ncclError(status, 'ncclCommAbort', this.label);
+  }
+
+  #aborted = false;
+
+  #stream(options: CollectiveOptions | PeerOptions, what: string): Stream {
+    this.assertAlive();
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: options { stream, ... } are required, got ${describeValue(options)}`);
+    const stream = options.stream;
+    if (!(stream instanceof Stream)) throw new TypeError(`${what}: options.stream must be a Stream of device ${this.device.ordinal}, got ${describeValue(stream)}`);
+    if (stream.context !== this.context) throw new Error(`${what}: stream "${stream.label}" belongs to ${stream.context.label}, not to device ${this.device.ordinal} of this rank`);
+    return stream;
+  }
+
+  #buffers(stream: Stream, what: string, ...buffers: DeviceBuffer[]): void {
+    const first = buffers[0]!;
+    for (const [i, b] of buffers.entries()) {
+      if (b === null || typeof b !== 'object' || typeof (b as { checkUsable?: unknown }).checkUsable !== 'function')
+        throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
+      b.checkUsable(stream);
+      if (i > 0 && b.dtype !== first.dtype) throw new TypeError(`${what}: "${first.label}" holds ${first.dtype} but "${b.label}" holds ${b.dtype}`);
+    }
+  }
+
+  #count(count: number | undefined, fallback: number, what: string): number {
+    if (count === undefined) return fallback;
+    return checkInteger(count, 0, Number.MAX_SAFE_INTEGER, `${what} count`);
+  }
+
+  #fits(buffer: DeviceBuffer, elements: number, name: string, what: string): void {
+    if (buffer.length < elements) throw new NcclRangeError(`${what}: ${name} buffer "${buffer.label}" holds ${buffer.length} elements, the collective needs ${elements}`);
+  }
+
+  #enqueue(call: string, stream: Stream, buffers: readonly DeviceBuffer[], invoke: (stream: Stream['handle']) => number): Promise<void> {
+    const sh = stream.use();
+    const status = invoke(sh);
+    // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.
+    if (!inGroup()) restoreCurrentContext();
+    if (status !== 0) throw ncclError(status, call, `${this.label}, stream "${stream.label}"`);
+    for (const b of buffers) b.recordUse(stream);
+    return completion(stream);
+  }
+
+  /** ncclCommDestroy: flushes what was enqueued (ncclCommFinalize) and frees the communicator. */
+  protected releaseNative(): void {
+    if (this.#aborted) return;
+    const status = nccl().ncclCommDestroy(this.handle);
+    restoreCurrentContext();
+    checkNccl(status, 'ncclCommDestroy', this.label);
+  }
+}

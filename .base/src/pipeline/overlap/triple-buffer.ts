@@ -1,0 +1,211 @@
+import type { Context } from '../../runtime/context.js';
+import { resolveContext, type Placement } from '../../runtime/defaults.js';
+import type { DType } from '../../runtime/memory/dtype.js';
+import { type Event, EventPool } from '../../runtime/event.js';
+import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
+import { DisposedError, Resource } from '../../runtime/resource.js';
+import type { Stream } from '../../runtime/stream.js';
+import { SlotRing, type SlotState } from './slot-ring.js';
+
+export type { SlotState } from './slot-ring.js';
+export { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
+
+/** One slot of a TripleBuffer. */
+export interface TripleBufferSlot<D> {
+  readonly index: number;
+  /** What the slot holds (its device buffers, pinned staging). */
+  readonly data: D;
+  readonly state: SlotState;
+  /** The step this slot was last taken for by uploadSlot() (negative before its first use). */
+  readonly step: number;
+}
+
+/** How a TripleBuffer is made. `device` / `context`: where its events live (default device 0). */
+export interface TripleBufferDescriptor<D> extends Placement {
+  /** Makes what slot `index` holds; called once per slot. */
+  create: (index: number) => D;
+  /** Releases what create() made, on dispose(). */
+  destroy?: ((data: D) => void) | undefined;
+  /** 3 by default; 2 is double buffering, 1 serializes every step. */
+  slots?: number | undefined;
+  label?: string | undefined;
+}
+
+/** @deprecated the name before issue 9; use TripleBufferDescriptor. */
+export type TripleBufferOptions<D> = TripleBufferDescriptor<D>;
+
+class Slot<D> implements TripleBufferSlot<D> {
+  constructor(
+    readonly index: number,
+    readonly data: D,
+    readonly ring: SlotRing<Event>,
+  ) {}
+
+  get state(): SlotState {
+    return this.ring.state(this.index);
+  }
+
+  get step(): number {
+    return this.ring.step(this.index);
+  }
+}
+
+/**
+ * Slots cycling free -> uploading -> processing -> downloading -> free. Each stage ends with
+ * commit(slot, stream), which records an event behind the stage's work; the next stage gets
+ * the slot only through that event, so no slot is handed out while the GPU still uses it:
+ * - uploadSlot() hands out a free slot whose last download has completed;
+ * - processSlot(stream) / downloadSlot(stream) hand out the oldest slot of the previous stage
+ *   once committed, and make `stream` wait for it on the GPU (no host wait); without a
+ *   stream, only once that stage has completed;
+ * - advance() frees downloading slots whose download has completed.
+ */
+export class TripleBuffer<D> extends Resource {
+  readonly context: Context;
+  readonly slots: readonly TripleBufferSlot<D>[];
+  readonly #ring: SlotRing<Event>;
+  readonly #events: EventPool;
+  readonly #destroy: ((data: D) => void) | undefined;
+  /** completion() promises not yet settled: dispose() rejects them. */
+  readonly #waiters = new Set<(error: Error) => void>();
+
+  constructor(options: TripleBufferDescriptor<D>) {
+    super('TripleBuffer', options.label);
+    this.context = resolveContext(options);
+    this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
+    const events = this.#events;
+    this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => events.release(e) });
+    this.#destroy = options.destroy;
+    const slots: Slot<D>[] = [];
+    try {
+      for (let i = 0; i < this.#ring.count; i++) slots.push(new Slot(i, options.create(i), this.#ring));
+    } catch (e) {
+      for (const s of slots) this.#destroy?.(s.data);
+      this.#events.dispose();
+      throw e;
+    }
+    this.slots = slots;
+  }
+
+  /** Slots of `length` elements: a StagedBuffer (device buffer and its pinned staging) each. */
+  static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string | undefined; slots?: number | undefined } = {}): TripleBuffer<StagedBuffer<T>> {
+    const label = options.label ?? `TripleBuffer(${dtype}[${length}])`;
+    const context = resolveContext(options);
+    return new TripleBuffer<StagedBuffer<T>>({
+      context,
+      label,
+      ...(options.slots === undefined ? {} : { slots: options.slots }),
+      create: (i) => StagedBuffer.alloc(dtype, length, { context, label: `${label}/${i}` }),
+      destroy: (d) => d.dispose(),
+    });
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  /** Each slot's state ('free', 'uploading', 'processing', 'downloading'), by slot index: a fresh copy, for logging and tests. */
+  states(): SlotState[] {
+    this.assertAlive();
+    return this.#ring.states();
+  }
+
+  /** A free slot for the next step's upload (free -> uploading), or null. */
+  uploadSlot(): TripleBufferSlot<D> | null {
+    this.assertAlive();
+    return this.#slotAt(this.#ring.takeForUpload());
+  }
+
+  /** The oldest committed upload (uploading -> processing), or null; see the class comment for `stream`. */
+  processSlot(stream?: Stream): TripleBufferSlot<D> | null {
+    return this.#takeNext('processing', stream);
+  }
+
+  /** The oldest committed processing (processing -> downloading), or null. */
+  downloadSlot(stream?: Stream): TripleBufferSlot<D> | null {
+    return this.#takeNext('downloading', stream);
+  }
+
+  /** The slot's current stage ends with what is enqueued on `stream` so far. */
+  commit(slot: TripleBufferSlot<D>, stream: Stream): void {
+    this.assertAlive();
+    const event = this.#events.acquire();
+    try {
+      event.record(stream);
+      this.#ring.commit(this.#own(slot), event);
+    } catch (e) {
+      this.#events.release(event);
+      throw e;
+    }
+  }
+
+  /**
+   * Resolves when the slot's committed stage has completed on the GPU; rejects with
+   * DisposedError if the TripleBuffer is disposed first (nothing waits forever).
+   */
+  completion(slot: TripleBufferSlot<D>): Promise<void> {
+    this.assertAlive();
+    const index = this.#own(slot);
+    const fence = this.#ring.fence(index);
+    if (fence === null) return Promise.reject(new Error(`${this.label}: slot ${index} (${slot.state}) has no committed stage to wait for`));
+    return new Promise<void>((resolve, reject) => {
+      const waiters = this.#waiters;
+      const settle = (error: Error | undefined): void => {
+        if (!waiters.delete(abort)) return;
+        if (error) reject(error);
+        else resolve();
+      };
+      const abort = (error: Error): void => settle(error);
+      waiters.add(abort);
+      fence.done().then(
+        () => settle(undefined),
+        (e: unknown) => settle(e instanceof Error ? e : new Error(String(e))),
+      );
+    });
+  }
+
+  /** Frees every downloading slot whose download has completed; returns how many. */
+  advance(): number {
+    this.assertAlive();
+    return this.#ring.advance();
+  }
+
+  /** Frees this downloading slot, whose download must have completed (the host has read its results). */
+  release(slot: TripleBufferSlot<D>): void {
+    this.assertAlive();
+    this.#ring.release(this.#own(slot));
+  }
+
+  /**
+   * Gives up the slot's step from any stage: it becomes free, but is handed out again only
+   * once the work enqueued so far on `streams` (and any committed stage) has completed.
+   */
+  abandon(slot: TripleBufferSlot<D>, streams: readonly Stream[]): void {
+    this.assertAlive();
+    const index = this.#own(slot);
+    const fences = streams.map((s) => this.#events.acquire().record(s));
+    this.#ring.abandon(index, fences);
+  }
+
+  #takeNext(stage: 'processing' | 'downloading', stream: Stream | undefined): TripleBufferSlot<D> | null {
+    this.assertAlive();
+    return this.#slotAt(this.#ring.takeNext(stage, stream ? (e) => stream.waitEvent(e) : undefined));
+  }
+
+  #slotAt(index: number): TripleBufferSlot<D> | null {
+    return index < 0 ? null : this.slots[index]!;
+  }
+
+  #own(slot: TripleBufferSlot<D>): number {
+    if (this.slots[slot.index] !== slot) throw new Error(`slot ${slot.index} does not belong to "${this.label}"`);
+    return slot.index;
+  }
+
+  protected releaseNative(): void {
+    const disposed = new DisposedError(`TripleBuffer "${this.label}" was disposed while a slot's completion was awaited`);
+    for (const abort of [...this.#waiters]) abort(disposed);
+    this.#ring.clear();
+    for (const s of this.slots) this.#destroy?.(s.data);
+    this.#events.dispose();
+  }
+}

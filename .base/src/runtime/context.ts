@@ -1,0 +1,119 @@
+import type { CudaError } from '../ffi/index.js';
+import type { CUcontext } from '../ffi/generated/types.js';
+import { check, driverApi, outValue, setCurrentContextSource } from './cuda.js';
+import { CompletionPoller } from './completion.js';
+import type { Device } from './device.js';
+import { ContextLostError } from './lost.js';
+import { RawEventPool } from './raw-event-pool.js';
+import { DisposedError, Resource } from './resource.js';
+
+let current: Context | null = null;
+
+setCurrentContextSource(() => current);
+
+/** A CUDA context (the device's primary one). Owns the completion poller of all its streams. */
+export class Context extends Resource {
+  readonly device: Device;
+  readonly handle: CUcontext;
+  readonly completion: CompletionPoller;
+  /** Events behind `stream.done()` and `onComplete`, reused. */
+  readonly completionEvents: RawEventPool;
+  #sticky: CudaError | undefined;
+  #priorityRange: { least: number; greatest: number } | undefined;
+  /**
+   * Rejects with the sticky error once one breaks this context (it never resolves). Awaiting it
+   * is optional: tscuda attaches its own no-op handler, so it is never an unhandled rejection.
+   * `context.lost.catch((e) => restartWorker(e))` is how a server learns it must restart.
+   */
+  readonly lost: Promise<never>;
+  #rejectLost: (error: CudaError) => void = () => {};
+
+  private constructor(device: Device, handle: CUcontext) {
+    super('Context', `device ${device.ordinal} primary context`);
+    this.device = device;
+    this.handle = handle;
+    this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
+    this.lost.catch(() => {});
+    this.completion = new CompletionPoller(this);
+    this.completionEvents = new RawEventPool(this);
+    const ordinal = device.handle;
+    this.track(() => driverApi().cuDevicePrimaryCtxRelease(ordinal));
+  }
+
+  /** Retains the device's primary context (one cuDevicePrimaryCtxRetain, released by dispose()) and makes it current. Each call is a new retain and a new wrapper: prefer `device.context`, which caches one. */
+  static retainPrimary(device: Device): Context {
+    const h: [CUcontext | null] = [null];
+    check(driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
+    const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
+    ctx.makeCurrent();
+    return ctx;
+  }
+
+  /** The context current on this thread as tscuda last set it. */
+  static get current(): Context | null {
+    return current;
+  }
+
+  /**
+   * Makes this context current if it is not already: two comparisons on the hot path. Throws
+   * ContextLostError once a sticky error broke the context: new work fails fast.
+   */
+  makeCurrent(): void {
+    if (current === this && this.#sticky === undefined) return;
+    this.assertAlive();
+    if (this.#sticky) throw new ContextLostError(this.#sticky, this.label);
+    check(driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
+    current = this;
+  }
+
+  /** A sticky error broke this context: every later operation and every pending completion fails with it. */
+  get stickyError(): CudaError | undefined {
+    return this.#sticky;
+  }
+
+  /** Throws ContextLostError (naming `where`) when a sticky error broke this context. */
+  checkNotLost(where: string): void {
+    if (this.#sticky) throw new ContextLostError(this.#sticky, where);
+  }
+
+  /** Marks the context lost (the first sticky error wins) and rejects every pending completion and `lost`. */
+  fail(error: CudaError): void {
+    if (!this.#sticky) {
+      this.#sticky = error;
+      this.#rejectLost(error);
+    }
+    this.completion.failAll(error);
+  }
+
+  /** Blocks the calling thread (and the event loop) until all work in the context has finished: as long as the longest queued work. Prefer `await stream.done()`. */
+  synchronize(): void {
+    this.makeCurrent();
+    check(driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
+  }
+
+  /** Numerically lower is higher priority: `greatest` is the highest priority (e.g. -5), `least` the lowest (0). */
+  get streamPriorityRange(): { least: number; greatest: number } {
+    if (this.#priorityRange) return this.#priorityRange;
+    this.makeCurrent();
+    const least: [number | null] = [0];
+    const greatest: [number | null] = [0];
+    check(driverApi().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
+    this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
+    return this.#priorityRange;
+  }
+
+  /** Free and total device memory in bytes right now (cuMemGetInfo), as the whole device sees it: other processes' allocations count against `freeBytes`. */
+  memoryInfo(): { freeBytes: number; totalBytes: number } {
+    this.makeCurrent();
+    const free: [number | bigint | null] = [0];
+    const total: [number | bigint | null] = [0];
+    check(driverApi().cuMemGetInfo(free, total), 'cuMemGetInfo');
+    return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
+  }
+
+  protected releaseNative(): void {
+    this.completion.failAll(new DisposedError(`${this.label} was disposed while work was pending`));
+    if (current === this) current = null;
+    check(driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
+  }
+}

@@ -1,0 +1,194 @@
+import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
+import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
+import { check, driverApi, initDriver, outValue } from './cuda.js';
+import { Context } from './context.js';
+
+/** A device's compute capability: 9.0 (`{ major: 9, minor: 0 }`) for an H100; `Device.arch` spells it `sm_90`. */
+export interface ComputeCapability {
+  major: number;
+  minor: number;
+}
+
+/** The properties users ask for first, typed; `attribute()` reaches every other CUdevice_attribute. */
+export interface DeviceProperties {
+  name: string;
+  computeCapability: ComputeCapability;
+  totalMemoryBytes: number;
+  multiprocessorCount: number;
+  clockRateKHz: number;
+  memoryClockRateKHz: number;
+  memoryBusWidthBits: number;
+  l2CacheBytes: number;
+  pciBusId: string;
+  eccEnabled: boolean;
+  asyncEngineCount: number;
+  concurrentKernels: boolean;
+  warpSize: number;
+  maxThreadsPerBlock: number;
+  maxBlockDim: [number, number, number];
+  maxGridDim: [number, number, number];
+  maxSharedMemoryPerBlockBytes: number;
+  maxSharedMemoryPerBlockOptinBytes: number;
+  unifiedAddressing: boolean;
+  managedMemory: boolean;
+  memoryPoolsSupported: boolean;
+  cooperativeLaunch: boolean;
+  clusterLaunch: boolean;
+}
+
+const devices = new Map<number, Device>();
+
+export class Device {
+  readonly ordinal: number;
+  /** The CUdevice ordinal handle the driver uses. */
+  readonly handle: number;
+  #properties: DeviceProperties | undefined;
+  #context: Context | undefined;
+
+  private constructor(ordinal: number, handle: number) {
+    this.ordinal = ordinal;
+    this.handle = handle;
+  }
+
+  /** How many CUDA devices the driver sees. Throws CudaUnavailableError without a driver (see `available()` for a probe that does not throw). */
+  static count(): number {
+    initDriver();
+    const n: [number | null] = [0];
+    check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
+    return outValue(n, 'cuDeviceGetCount');
+  }
+
+  /**
+   * Whether CUDA work can run here, without throwing: `{ ok: true, count }`, or `{ ok: false, reason }`
+   * with a reason a user can act on (no driver library, a driver too old for CUDA 13, no device
+   * visible — in a container, `--gpus all` —, a device in use exclusively by another process).
+   */
+  static available(): DeviceAvailability {
+    try {
+      const count = Device.count();
+      if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
+      return { ok: true, count };
+    } catch (e) {
+      return { ok: false, reason: availabilityReason(e) };
+    }
+  }
+
+  /** The device of this ordinal (0 first); RangeError when there is no such device. */
+  static get(ordinal = 0): Device {
+    const cached = devices.get(ordinal);
+    if (cached) return cached;
+    if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
+    const count = Device.count();
+    if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
+    const h: [number | null] = [0];
+    check(driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
+    const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
+    devices.set(ordinal, device);
+    return device;
+  }
+
+  /** Every device, by ordinal. */
+  static all(): Device[] {
+    return Array.from({ length: Device.count() }, (_, i) => Device.get(i));
+  }
+
+  /** The raw value of any CUdevice_attribute for this device (booleans come back as 0 or 1); throws CudaError when the driver rejects the attribute. */
+  attribute(attribute: CUdevice_attribute): number {
+    const v: [number | null] = [0];
+    check(driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
+    return outValue(v, 'cuDeviceGetAttribute');
+  }
+
+  get name(): string {
+    const buf = Buffer.alloc(256);
+    check(driverApi().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
+    return buf.toString('utf8', 0, buf.indexOf(0));
+  }
+
+  get computeCapability(): ComputeCapability {
+    return { major: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), minor: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) };
+  }
+
+  /** `sm_90` for an H100: the architecture NVRTC and fatbins are chosen by. */
+  get arch(): string {
+    const cc = this.computeCapability;
+    return `sm_${cc.major}${cc.minor}`;
+  }
+
+  get totalMemoryBytes(): number {
+    const v: [number | bigint | null] = [0];
+    check(driverApi().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
+    return Number(outValue(v, 'cuDeviceTotalMem'));
+  }
+
+  get pciBusId(): string {
+    const buf = Buffer.alloc(64);
+    check(driverApi().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
+    return buf.toString('utf8', 0, buf.indexOf(0));
+  }
+
+  get properties(): DeviceProperties {
+    if (this.#properties) return this.#properties;
+    const a = (x: CUdevice_attribute): number => this.attribute(x);
+    this.#properties = {
+      name: this.name,
+      computeCapability: this.computeCapability,
+      totalMemoryBytes: this.totalMemoryBytes,
+      multiprocessorCount: a(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+      clockRateKHz: a(A.CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+      memoryClockRateKHz: a(A.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+      memoryBusWidthBits: a(A.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH),
+      l2CacheBytes: a(A.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+      pciBusId: this.pciBusId,
+      eccEnabled: a(A.CU_DEVICE_ATTRIBUTE_ECC_ENABLED) === 1,
+      asyncEngineCount: a(A.CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT),
+      concurrentKernels: a(A.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS) === 1,
+      warpSize: a(A.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+      maxThreadsPerBlock: a(A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxBlockDim: [a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X), a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y), a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)],
+      maxGridDim: [a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y), a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)],
+      maxSharedMemoryPerBlockBytes: a(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+      maxSharedMemoryPerBlockOptinBytes: a(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+      unifiedAddressing: a(A.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) === 1,
+      managedMemory: a(A.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) === 1,
+      memoryPoolsSupported: a(A.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) === 1,
+      cooperativeLaunch: a(A.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH) === 1,
+      clusterLaunch: a(A.CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH) === 1,
+    };
+    return this.#properties;
+  }
+
+  /** The device's primary context (retained once, shared with the runtime API and CuPy/PyTorch in the same process). */
+  get context(): Context {
+    if (!this.#context || this.#context.disposed) this.#context = Context.retainPrimary(this);
+    return this.#context;
+  }
+
+  /** `Device(0: NVIDIA H100 80GB HBM3)`: the ordinal and name, for logs (queries the driver for the name). */
+  toString(): string {
+    return `Device(${this.ordinal}: ${this.name})`;
+  }
+}
+
+/** The result of `Device.available()`. */
+export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
+
+function availabilityReason(e: unknown): string {
+  if (e instanceof CudaUnavailableError)
+    return `no NVIDIA driver: ${e.library === 'driver' ? 'libcuda.so.1' : e.library} was not found (install the NVIDIA driver; in a container, run it with --gpus all and the NVIDIA Container Toolkit)`;
+  if (e instanceof CudaError) {
+    if (e.status === 'CUDA_ERROR_NO_DEVICE') return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
+    if (e.status === 'CUDA_ERROR_INSUFFICIENT_DRIVER' || e.status === 'CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE')
+      return `the NVIDIA driver is too old for CUDA 13 (${e.status}): install driver 580 or newer`;
+    return `CUDA initialisation failed: ${e.message}`;
+  }
+  return `CUDA initialisation failed: ${e instanceof Error ? e.message : String(e)}`;
+}
+
+/** The CUDA version the driver supports, as the driver reports it (13000 for 13.0). */
+export function driverVersion(): number {
+  initDriver();
+  const v: [number | null] = [0];
+  check(driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
+  return outValue(v, 'cuDriverGetVersion');
+}

@@ -1,0 +1,117 @@
+/** Plan reuse: planning costs milliseconds, a cache hit a Map lookup. */
+import { resolveContext } from '../defaults.js';
+import type { DeviceBuffer } from '../memory/device-buffer.js';
+import type { DType } from '../memory/dtype.js';
+import { describeValue, expectResource } from '../resource.js';
+import type { Stream } from '../stream.js';
+import { fftPlanKey, type FftPlanDescriptor, type FftType } from './geometry.js';
+import { FftPlan } from './plan.js';
+
+/**
+ * Reuses plans, keyed by shape, type, batch, layout and context (not by stream or label): one plan
+ * serves every stream, each call naming its own. `clear()` (and dispose) disposes every plan it made.
+ */
+export class FftPlanCache {
+  readonly #plans = new Map<string, FftPlan>();
+  readonly #ids = new WeakMap<object, number>();
+  #nextId = 1;
+  hits = 0;
+  misses = 0;
+
+  #id(o: object | undefined): number {
+    if (!o) return 0;
+    let id = this.#ids.get(o);
+    if (id === undefined) this.#ids.set(o, (id = this.#nextId++));
+    return id;
+  }
+
+  /** The descriptor's cache key (shape, type, batch, layout, context; not the stream). */
+  key(d: FftPlanDescriptor): string {
+    return fftPlanKey(d, this.#id(resolveContext(d, d.stream)));
+  }
+
+  /** The cached plan for `d`, planned on the first request. Give each call its stream: `plan.forward(x, y, { stream })`. */
+  get<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
+    const key = this.key(d);
+    const cached = this.#plans.get(key);
+    if (cached && !cached.disposed && !cached.context.disposed) {
+      this.hits++;
+      return cached as unknown as FftPlan<T>;
+    }
+    if (cached) {
+      cached.dispose();
+      this.#plans.delete(key);
+    }
+    this.misses++;
+    // Cached plans carry no default stream: a plan shared by many streams is told its stream per call.
+    const { stream: _stream, ...shared } = d;
+    const plan = FftPlan.create({ ...shared, context: resolveContext(d, d.stream) });
+    this.#plans.set(key, plan as unknown as FftPlan);
+    return plan;
+  }
+
+  /** True when a live plan for `d` is cached. */
+  has(d: FftPlanDescriptor): boolean {
+    const p = this.#plans.get(this.key(d));
+    return !!p && !p.disposed;
+  }
+
+  /** Plans held. */
+  get size(): number {
+    return this.#plans.size;
+  }
+
+  /** Disposes every cached plan and forgets them (hit/miss counts stay). */
+  clear(): void {
+    const plans = [...this.#plans.values()];
+    this.#plans.clear();
+    let first: unknown;
+    for (const p of plans) {
+      try {
+        p.dispose();
+      } catch (e) {
+        first ??= e;
+      }
+    }
+    if (first !== undefined) throw first;
+  }
+
+  /** `using` support: clear(). */
+  [Symbol.dispose](): void {
+    this.clear();
+  }
+}
+
+/** The plans `fft()` uses; `fftPlans.clear()` frees them. */
+export const fftPlans = new FftPlanCache();
+
+/** Options of the one-call `fft()`: direction, stream (default: the legacy default stream), an output buffer (default: in place) and the batch count. */
+export interface FftCallOptions {
+  /** Inverse transform (unnormalized: N times the signal). Default forward. */
+  inverse?: boolean | undefined;
+  stream?: Stream | undefined;
+  /** Write here instead of in place. */
+  output?: DeviceBuffer<'c64'> | DeviceBuffer<'c128'> | undefined;
+  /** Transforms of `x.length / batch` elements each (default 1). */
+  batch?: number | undefined;
+}
+
+/**
+ * One-call 1D complex FFT of a whole buffer (C2C for c64, Z2Z for c128), in place unless `output` is
+ * given, with the plan taken from `fftPlans`. Unnormalized, like cuFFT.
+ */
+export function fft<B extends DeviceBuffer<'c64'> | DeviceBuffer<'c128'>>(x: B, options: FftCallOptions = {}): B {
+  expectResource<DeviceBuffer>(x, 'DeviceBuffer', 'fft() input');
+  if (typeof options !== 'object' || options === null) throw new TypeError(`fft() options must be an object, got ${describeValue(options)}`);
+  const dtype: DType = x.dtype;
+  if (dtype !== 'c64' && dtype !== 'c128') throw new TypeError(`fft() needs a c64 or c128 buffer, got "${x.label}" of ${dtype}`);
+  const type: FftType = dtype === 'c64' ? 'C2C' : 'Z2Z';
+  const batch = options.batch ?? 1;
+  if (!Number.isInteger(batch) || batch < 1 || x.length % batch !== 0) throw new RangeError(`fft(): ${x.length} elements do not split into ${batch} transforms`);
+  const plan = fftPlans.get({ shape: [x.length / batch], type, batch, context: x.context });
+  const out = (options.output ?? x) as DeviceBuffer<'c64'>;
+  const exec = { stream: options.stream };
+  if (options.inverse) (plan as FftPlan<'C2C'>).inverse(x as DeviceBuffer<'c64'>, out, exec);
+  else (plan as FftPlan<'C2C'>).forward(x as DeviceBuffer<'c64'>, out, exec);
+  return out as unknown as B;
+}

@@ -1,0 +1,264 @@
+/**
+ * cuFFT plans. One plan per shape serves every stream of its context: each call names its stream
+ * (`plan.forward(x, y, { stream })`), and the plan keeps one work area per stream, so transforms
+ * of one plan on two streams may run at the same time without sharing scratch memory.
+ *
+ * Blocking: `FftPlan.create` plans on the host (cufftMakePlanMany, typically 0.1–10 ms, more for
+ * large multi-dimensional plans); keep plans, or take them from an FftPlanCache. Executions only
+ * enqueue.
+ */
+import { cufft } from '../../ffi/index.js';
+import { checkStatus } from '../../ffi/status.js';
+import type { Context } from '../context.js';
+import { resolveContext } from '../defaults.js';
+import { DeviceBuffer } from '../memory/device-buffer.js';
+import type { DType } from '../memory/dtype.js';
+import { checkLabel, describeValue, expectResource, isLive, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
+import {
+  checkFftBuffers,
+  describePlan,
+  FFT_TYPES,
+  fftGeometry,
+  type FftDirection,
+  type FftGeometry,
+  type FftInput,
+  type FftOutput,
+  type FftPlanDescriptor,
+  type FftType,
+} from './geometry.js';
+
+/** CUFFT_FORWARD and CUFFT_INVERSE. */
+const FORWARD = -1;
+const INVERSE = 1;
+
+/** Options of one transform. */
+export interface FftExecOptions {
+  /** The stream to enqueue on; default the plan's descriptor stream, else the context's legacy default stream. */
+  stream?: Stream | undefined;
+}
+
+/**
+ * A cuFFT plan: 1D, 2D or 3D, batched, with an optional advanced layout (strides, distances,
+ * embeds).
+ *
+ * cuFFT does not normalize: `inverse(forward(x)) = N·x`, N the product of the shape (per
+ * transform). Divide by N yourself where you need the round trip to be the identity.
+ * Forward is e^(-2πi·jk/N), inverse e^(+2πi·jk/N). Complex-to-real transforms (C2R, Z2D) may
+ * overwrite their input, also out of place.
+ */
+export class FftPlan<T extends FftType = FftType> extends Resource {
+  /** The cufftHandle. */
+  readonly handle: number;
+  readonly type: T;
+  readonly shape: readonly number[];
+  readonly batch: number;
+  readonly geometry: Readonly<FftGeometry>;
+  /** Bytes of scratch memory one execution needs (cufftMakePlanMany's work size); one such area per stream used. */
+  readonly workAreaBytes: number;
+  readonly context: Context;
+  #defaultStream: Stream | undefined;
+  /** The stream cuFFT is set to now (undefined: none set yet; null: the legacy default stream). */
+  #boundStream: Stream | null | undefined;
+  /** One work area per stream (null key: the legacy default stream), freed with the plan. */
+  readonly #workAreas = new Map<Stream | null, DeviceBuffer<'u8'>>();
+
+  private constructor(g: FftGeometry, handle: number, workAreaBytes: number, context: Context, label: string | undefined, stream: Stream | undefined) {
+    super('FftPlan', label ?? `FftPlan ${describePlan(g)}`);
+    this.handle = handle;
+    this.type = g.type as T;
+    this.shape = g.n;
+    this.batch = g.batch;
+    this.geometry = g;
+    this.workAreaBytes = workAreaBytes;
+    this.context = context;
+    this.#defaultStream = stream;
+    this.track(() => cufft().cufftDestroy(handle));
+  }
+
+  /** Plans a transform (cufftMakePlanMany, work areas managed per stream). Blocks for milliseconds: keep plans, or use an FftPlanCache. */
+  static create<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
+    const g = fftGeometry(d);
+    if (d.stream !== undefined) expectResource(d.stream, Stream, 'FftPlan.create stream');
+    checkLabel(d.label, 'FftPlan.create');
+    const context = resolveContext(d, d.stream);
+    context.makeCurrent();
+    const api = cufft();
+    const cell: [number | null] = [null];
+    const during = `planning ${d.label ? `"${d.label}" ` : ''}${describePlan(g)}`;
+    checkStatus('cufft', api.cufftCreate(cell), 'cufftCreate', during);
+    const handle = cell[0]!;
+    let plan: FftPlan<T>;
+    try {
+      checkStatus('cufft', api.cufftSetAutoAllocation(handle, 0), 'cufftSetAutoAllocation', during);
+      const n = Int32Array.from(g.n);
+      const code = FFT_TYPES[g.type].code;
+      const size = new BigUint64Array(1);
+      if (g.advanced) {
+        checkStatus(
+          'cufft',
+          api.cufftMakePlanMany(handle, g.rank, n, Int32Array.from(g.inembed), g.istride, g.idist, Int32Array.from(g.onembed), g.ostride, g.odist, code, g.batch, size),
+          'cufftMakePlanMany',
+          during,
+        );
+      } else {
+        checkStatus('cufft', api.cufftMakePlanMany(handle, g.rank, n, null, 1, 0, null, 1, 0, code, g.batch, size), 'cufftMakePlanMany', during);
+      }
+      plan = new FftPlan<T>(g, handle, Number(size[0]), context, d.label, d.stream);
+    } catch (e) {
+      api.cufftDestroy(handle);
+      throw e;
+    }
+    return plan;
+  }
+
+  /** Elements the input buffer must hold (out of place). */
+  get inputElements(): number {
+    return this.geometry.inputElements;
+  }
+
+  /** Elements the output buffer must hold (out of place). */
+  get outputElements(): number {
+    return this.geometry.outputElements;
+  }
+
+  /** The stream a call without `{ stream }` runs on; undefined: the context's legacy default stream. */
+  get stream(): Stream | undefined {
+    return this.#defaultStream;
+  }
+
+  /** Sets the stream calls without `{ stream }` run on (null: the legacy default stream). */
+  setStream(stream: Stream | null): void {
+    this.assertAlive();
+    if (stream) {
+      expectResource(stream, Stream, `${this.label} setStream(stream)`);
+      if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
+    }
+    this.#defaultStream = stream ?? undefined;
+  }
+
+  /**
+   * Forward transform (e^(-2πi…)) from `input` into `output`; in place when `output` is omitted
+   * (C2C, Z2Z). Enqueued on `options.stream`: await `stream.done()` before reading the result.
+   */
+  forward(input: DeviceBuffer<FftInput<T, 'forward'>>, output?: DeviceBuffer<FftOutput<T, 'forward'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'forward'>> {
+    checkExecOptions(options, this.label);
+    const out = (output ?? input) as DeviceBuffer<DType>;
+    this.#exec(input as DeviceBuffer<DType>, out, 'forward', options?.stream);
+    return out as DeviceBuffer<FftOutput<T, 'forward'>>;
+  }
+
+  /**
+   * Inverse transform (e^(+2πi…)), not normalized: the result is N times the signal. In place when
+   * `output` is omitted (C2C, Z2Z). C2R and Z2D may overwrite their input.
+   */
+  inverse(input: DeviceBuffer<FftInput<T, 'inverse'>>, output?: DeviceBuffer<FftOutput<T, 'inverse'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'inverse'>> {
+    checkExecOptions(options, this.label);
+    const out = (output ?? input) as DeviceBuffer<DType>;
+    this.#exec(input as DeviceBuffer<DType>, out, 'inverse', options?.stream);
+    return out as DeviceBuffer<FftOutput<T, 'inverse'>>;
+  }
+
+  /** Points cuFFT at `stream` and at that stream's work area, when the last execution used another stream. */
+  #bind(stream: Stream | null): void {
+    if (this.#boundStream === stream) return;
+    const api = cufft();
+    const where = `${this.label}${stream ? ` on stream "${stream.label}"` : ''}`;
+    let area = this.#workAreas.get(stream);
+    if (!area && this.workAreaBytes > 0) {
+      // Streams disposed since their last transform give their areas back (bounded: one area per live stream).
+      for (const [s, a] of this.#workAreas) {
+        if (s?.disposed) {
+          a.dispose();
+          this.#workAreas.delete(s);
+        }
+      }
+      // Allocated synchronously (not stream-ordered): the area lives as long as the plan and is used from its stream only.
+      area = DeviceBuffer.alloc('u8', this.workAreaBytes, { context: this.context, label: `${this.label} work area${stream ? ` (${stream.label})` : ''}` });
+      this.#workAreas.set(stream, area);
+    }
+    checkStatus('cufft', api.cufftSetStream(this.handle, stream ? stream.use() : null), 'cufftSetStream', where);
+    if (area) checkStatus('cufft', api.cufftSetWorkArea(this.handle, area.address), 'cufftSetWorkArea', where);
+    this.#boundStream = stream;
+  }
+
+  #exec(input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, direction: FftDirection, requested: Stream | undefined): void {
+    this.assertAlive();
+    if (!isLive<DeviceBuffer>(input, 'DeviceBuffer')) expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
+    if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer')) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
+    const stream = requested ?? this.#defaultStream ?? null;
+    if (stream) {
+      if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} ${direction} stream`);
+      if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
+    }
+    input.checkUsable(stream ?? undefined);
+    if (output !== input) output.checkUsable(stream ?? undefined);
+    if (input.context !== this.context) throw new Error(`${this.label}: input "${input.label}" belongs to ${input.context.label}, the plan to ${this.context.label}`);
+    if (output.context !== this.context) throw new Error(`${this.label}: output "${output.label}" belongs to ${output.context.label}, the plan to ${this.context.label}`);
+    checkFftBuffers(this.geometry, direction, input, output, this.label);
+    if (stream) stream.use();
+    else this.context.makeCurrent();
+    this.#bind(stream);
+    const api = cufft();
+    const h = this.handle;
+    // Device addresses go to the `float2 *`-style parameters as plain numbers (koffi passes them as the pointer value).
+    const i = input.address;
+    const o = output.address;
+    let status: number;
+    let call: string;
+    switch (this.type as FftType) {
+      case 'C2C':
+        call = 'cufftExecC2C';
+        status = api.cufftExecC2C(h, i, o, direction === 'forward' ? FORWARD : INVERSE);
+        break;
+      case 'Z2Z':
+        call = 'cufftExecZ2Z';
+        status = api.cufftExecZ2Z(h, i, o, direction === 'forward' ? FORWARD : INVERSE);
+        break;
+      case 'R2C':
+        call = 'cufftExecR2C';
+        status = api.cufftExecR2C(h, i, o);
+        break;
+      case 'D2Z':
+        call = 'cufftExecD2Z';
+        status = api.cufftExecD2Z(h, i, o);
+        break;
+      case 'C2R':
+        call = 'cufftExecC2R';
+        status = api.cufftExecC2R(h, i, o);
+        break;
+      case 'Z2D':
+        call = 'cufftExecZ2D';
+        status = api.cufftExecZ2D(h, i, o);
+        break;
+    }
+    if (status !== 0) checkStatus('cufft', status, call, `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`);
+    input.recordUse(stream);
+    output.recordUse(stream);
+  }
+
+  protected releaseNative(): void {
+    if (!this.context.disposed) this.context.makeCurrent();
+    let first: unknown;
+    try {
+      checkStatus('cufft', cufft().cufftDestroy(this.handle), 'cufftDestroy', this.label);
+    } catch (e) {
+      first = e;
+    }
+    // The work areas go after the plan; each is freed synchronously, after the work that used it.
+    for (const area of this.#workAreas.values()) {
+      try {
+        area.dispose();
+      } catch (e) {
+        first ??= e;
+      }
+    }
+    this.#workAreas.clear();
+    if (first !== undefined) throw first;
+  }
+}
+
+function checkExecOptions(options: unknown, label: string): void {
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw new TypeError(`${label}: options must be an object { stream? }, got ${describeValue(options)}`);
+}

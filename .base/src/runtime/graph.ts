@@ -1,0 +1,154 @@
+import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
+import koffi from 'koffi';
+import { check, driverApi, driverError } from './cuda.js';
+import type { Context } from './context.js';
+import { Kernel, type KernelArg } from './kernel.js';
+import { checkLabel, describeValue, expectResource, isLive, Resource } from './resource.js';
+import { Stream } from './stream.js';
+
+/** How strictly `Graph.capture` guards the capture (CUstreamCaptureMode): which threads' unsafe calls (e.g. cuMemAlloc) are rejected while it runs — all ('global'), this one ('threadLocal', the default), or none ('relaxed'). */
+export type CaptureMode = 'global' | 'threadLocal' | 'relaxed';
+const MODES: Record<CaptureMode, number> = {
+  global: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL,
+  threadLocal: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+  relaxed: CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED,
+};
+
+/** A CUDA graph: work captured once from a stream, replayed cheaply after instantiate(). */
+export class Graph extends Resource {
+  readonly handle: CUgraph;
+  readonly context: Context;
+
+  private constructor(handle: CUgraph, context: Context, label: string | undefined) {
+    super('Graph', label);
+    this.handle = handle;
+    this.context = context;
+    this.track(() => driverApi().cuGraphDestroy(handle));
+  }
+
+  /**
+   * Records what `enqueue` submits to `stream` (and to streams that wait on it) into a graph,
+   * without running it. If `enqueue` throws, the capture is ended and discarded.
+   */
+  static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode | undefined; label?: string | undefined } = {}): Graph {
+    expectResource(stream, Stream, 'Graph.capture stream');
+    if (typeof enqueue !== 'function') throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
+    if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
+    checkLabel(options.label, 'Graph.capture');
+    const modeName = options.mode ?? 'threadLocal';
+    if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName))
+      throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
+    if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
+    const sh = stream.use();
+    check(driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    const cell: [CUgraph | null] = [null];
+    let failure: unknown;
+    try {
+      enqueue();
+    } catch (e) {
+      failure = e;
+    }
+    const status = driverApi().cuStreamEndCapture(sh, cell);
+    if (failure !== undefined) {
+      if (cell[0]) driverApi().cuGraphDestroy(cell[0]);
+      throw failure;
+    }
+    if (status !== 0) throw driverError(status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
+    return new Graph(cell[0]!, stream.context, options.label);
+  }
+
+  /** The raw handles of every node in the graph (kernels, copies, memsets, ...), in cuGraphGetNodes order; [] for an empty graph. Handles are for setKernelArgs() and driver calls, valid while the graph lives. */
+  nodes(): CUgraphNode[] {
+    this.assertAlive();
+    const count: [number | bigint | null] = [0];
+    check(driverApi().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
+    const n = Number(count[0]);
+    if (n === 0) return [];
+    const nodes = new BigUint64Array(n);
+    check(driverApi().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
+    return Array.from(nodes, (h) => h as CUgraphNode);
+  }
+
+  /**
+   * The kernel launches in the graph, in the order cuGraphGetNodes lists them; with `kernel`,
+   * only the launches of that kernel (matched by its CUfunction).
+   */
+  kernelNodes(kernel?: Kernel): CUgraphNode[] {
+    this.assertAlive();
+    if (kernel !== undefined) expectResource(kernel, Kernel, `${this.label} kernelNodes(kernel)`);
+    const type: [number | null] = [0];
+    const params: { func?: unknown } = {};
+    const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
+    return this.nodes().filter((node) => {
+      check(driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
+      if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
+      if (wanted === undefined) return true;
+      check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+      return handleAddress(params.func) === wanted;
+    });
+  }
+
+  /** Instantiates the graph for launch (cuGraphInstantiate: blocks for about 0.1–1 ms per 100 nodes; instantiate once, launch many times). */
+  instantiate(options: { label?: string | undefined } = {}): GraphExec {
+    this.assertAlive();
+    checkLabel(options?.label, `${this.label} instantiate`);
+    this.context.makeCurrent();
+    const cell: [CUgraphExec | null] = [null];
+    check(driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
+    return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
+  }
+
+  protected releaseNative(): void {
+    check(driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
+  }
+}
+
+/** An instantiated graph: launch() replays the whole captured region with one call. */
+export class GraphExec extends Resource {
+  readonly handle: CUgraphExec;
+  readonly graph: Graph;
+
+  constructor(handle: CUgraphExec, graph: Graph, label: string) {
+    super('GraphExec', label);
+    this.handle = handle;
+    this.graph = graph;
+    this.track(() => driverApi().cuGraphExecDestroy(handle));
+  }
+
+  /** Enqueues one replay of the whole graph on `stream` (cuGraphLaunch) and returns at once; await `stream.done()` for it to finish. Throws if either is disposed. */
+  launch(stream: Stream): void {
+    this.assertAlive();
+    if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} launch(stream)`);
+    const status = driverApi().cuGraphLaunch(this.handle, stream.use());
+    if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
+  }
+
+  /**
+   * Gives kernel node `node` new arguments in the instantiated graph, without capturing again:
+   * `kernel` (the kernel the node runs) encodes them, and the driver copies them in.
+   */
+  setKernelArgs(node: CUgraphNode, kernel: Kernel, ...args: KernelArg[]): void {
+    this.assertAlive();
+    expectResource(kernel, Kernel, `${this.label} setKernelArgs kernel`);
+    if (typeof node !== 'bigint' && (typeof node !== 'object' || node === null))
+      throw new TypeError(`${this.label} setKernelArgs: node must be a graph node from kernelNodes(), got ${describeValue(node)}`);
+    kernel.setArgs(...args);
+    const params: Record<string, unknown> = {};
+    check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    params.kernelParams = kernel.parameterArray;
+    params.extra = null;
+    check(driverApi().cuGraphExecKernelNodeSetParams(this.handle, node, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+  }
+
+  protected releaseNative(): void {
+    check(driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
+  }
+}
+
+/** Handles come back from koffi as bigints or as pointer objects, depending on where they were read. */
+function handleAddress(handle: unknown): bigint {
+  if (typeof handle === 'bigint') return handle;
+  if (typeof handle === 'number') return BigInt(handle);
+  if (handle === null || handle === undefined) return 0n;
+  return BigInt(koffi.address(handle as never) as bigint | number);
+}

@@ -1,0 +1,381 @@
+import koffi from 'koffi';
+import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
+import { check, driverApi, driverError, outValue, hot } from './cuda.js';
+import type { Context } from './context.js';
+import { checkAddress, PARAM_BYTES, paramLayout, writeAddress, writeScalar, type KernelParamType } from './kernel-args.js';
+import { DeviceBuffer } from './memory/device-buffer.js';
+import type { DType } from './memory/dtype.js';
+import type { Module } from './module.js';
+import { describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
+import { Stream } from './stream.js';
+
+export type { KernelParamType } from './kernel-args.js';
+
+/** Grid or block dimensions: `n` or `[x, y?, z?]`, missing dimensions are 1; each must be a positive integer within the device's limits. */
+export type Dim3 = number | readonly [number, number?, number?];
+/** Any launch argument, unchecked against a signature: a DeviceBuffer (or raw device address as a number) for a 'ptr' parameter, a number or bigint for a scalar. */
+export type KernelArg = DeviceBuffer<DType> | number | bigint;
+
+/** What a launch takes for one parameter type: a buffer (or raw device address) for 'ptr', a number, or a number or bigint for 64-bit integers. */
+export type KernelArgFor<P extends KernelParamType> = P extends 'ptr' ? DeviceBuffer<DType> | number : P extends 'i64' | 'u64' ? number | bigint : number;
+
+/**
+ * The argument tuple of a parameter list: `KernelArgs<['i32', 'f32', 'ptr']>` is
+ * `[number, number, DeviceBuffer | number]`, so swapped arguments are a tsc error.
+ */
+export type KernelArgs<P extends readonly KernelParamType[]> = { -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never };
+
+/** How a launch runs: `grid` in blocks, `block` in threads per block (at most the kernel's maxThreadsPerBlock in total), `sharedMemBytes` of dynamic shared memory (default 0; above 48 KiB needs setMaxDynamicSharedMemory()), and the stream. */
+export interface LaunchConfig {
+  grid: Dim3;
+  block: Dim3;
+  sharedMemBytes?: number | undefined;
+  /** Default: the legacy default stream of the kernel's context. */
+  stream?: Stream | undefined;
+}
+
+/** A LaunchConfig with the cuLaunchKernelEx options: thread-block clusters and cooperative launch. */
+export interface ExtendedLaunchConfig extends LaunchConfig {
+  /** Thread-block cluster dimensions (sm_90+). */
+  cluster?: Dim3 | undefined;
+  /** Cooperative launch: grid-wide sync allowed; the grid must fit co-resident on the device. */
+  cooperative?: boolean | undefined;
+}
+
+/** A compiled kernel's resources, from cuFuncGetAttribute: registers per thread, static shared, local (per thread) and constant memory in bytes, its thread and dynamic shared memory limits, and the PTX and binary versions (each major*10 + minor: 87 for 8.7). */
+export interface KernelAttributes {
+  registers: number;
+  staticSharedBytes: number;
+  localBytes: number;
+  constBytes: number;
+  maxThreadsPerBlock: number;
+  maxDynamicSharedBytes: number;
+  ptxVersion: number;
+  binaryVersion: number;
+}
+
+/** A kernel with its own native parameter block: a launch writes arguments in place and makes one FFI call. */
+export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamType[]> extends Resource {
+  readonly name: string;
+  readonly module: Module;
+  readonly context: Context;
+  readonly function: CUfunction;
+  readonly params: P;
+  readonly #offsets: Int32Array;
+  /** `kernel "k" argument i (type)` per parameter, made once: messages name the argument, launches build no strings. */
+  readonly #argNames: readonly string[];
+  readonly #view: DataView;
+  /** void*[] pointing at each argument slot, passed as kernelParams. */
+  readonly #paramArray: bigint;
+  /** The buffers among the arguments last written, by index: a launch on a stream records its use of them. */
+  readonly #bufferArgs: (DeviceBuffer<DType> | undefined)[] = [];
+  readonly #block: bigint;
+  readonly #limits: { maxThreads: number; maxBlock: readonly number[]; maxGrid: readonly number[]; maxShared: number };
+  /** Dynamic shared memory a launch may ask for now (the kernel's attribute; raised by setMaxDynamicSharedMemory). */
+  #dynamicSharedLimit: number;
+
+  private constructor(module: Module, name: string, fn: CUfunction, params: P) {
+    super('Kernel', name);
+    this.name = name;
+    this.module = module;
+    this.context = module.context;
+    this.function = fn;
+    this.params = params;
+    const { offsets, size } = paramLayout(params, name);
+    this.#offsets = offsets;
+    this.#argNames = params.map((p, i) => `kernel "${name}" argument ${i} (${p})`);
+    const blockBytes = Math.max(8, size);
+    this.#block = koffi.alloc('uint8', blockBytes) as bigint;
+    this.#view = new DataView(koffi.view(this.#block, blockBytes));
+    const slots = Math.max(1, params.length);
+    this.#paramArray = koffi.alloc('void *', slots) as bigint;
+    const array = new BigUint64Array(koffi.view(this.#paramArray, slots * 8));
+    params.forEach((_, i) => (array[i] = this.#block + BigInt(offsets[i]!)));
+    const props = this.context.device.properties;
+    this.#limits = {
+      maxThreads: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxBlock: props.maxBlockDim,
+      maxGrid: props.maxGridDim,
+      maxShared: props.maxSharedMemoryPerBlockOptinBytes,
+    };
+    this.#dynamicSharedLimit = this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+    const block = this.#block;
+    const paramArray = this.#paramArray;
+    this.track(() => {
+      koffi.free(block);
+      koffi.free(paramArray);
+    });
+    this.#checkLayout();
+  }
+
+  /** Looks up kernel `name` in a loaded module and wraps it; throws TypeError when `params` disagrees with the driver's parameter layout, CudaError when there is no such kernel. Use `module.kernel()`, which caches the result. */
+  static fromLibrary<const P extends readonly KernelParamType[]>(module: Module, name: string, params: P): Kernel<P> {
+    module.checkAlive();
+    paramLayout(params, name);
+    module.context.makeCurrent();
+    const k: [CUkernel | null] = [null];
+    check(driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
+    const f: [CUfunction | null] = [null];
+    check(driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
+    return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
+  }
+
+  /** The driver knows each parameter's offset and size: a signature that disagrees is caught here, not as corrupt arguments. */
+  #checkLayout(): void {
+    const offset: [number | bigint | null] = [0];
+    const size: [number | bigint | null] = [0];
+    for (let i = 0; i <= this.params.length; i++) {
+      const status = driverApi().cuFuncGetParamInfo(this.function, i, offset, size);
+      if (i === this.params.length) {
+        if (status === 0) throw new TypeError(`kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`);
+        return;
+      }
+      if (status !== 0) {
+        if (i === 0 && this.params.length > 0) return; // driver without parameter introspection
+        throw new TypeError(`kernel "${this.name}" takes ${i} parameter(s), not ${this.params.length}: (${this.params.join(', ')})`);
+      }
+      if (Number(size[0]) !== PARAM_BYTES[this.params[i]!] || Number(offset[0]) !== this.#offsets[i]) {
+        throw new TypeError(`kernel "${this.name}" parameter ${i} is ${Number(size[0])} bytes at offset ${Number(offset[0])}, but was declared ${this.params[i]}`);
+      }
+    }
+  }
+
+  #attribute(attr: number): number {
+    const v: [number | null] = [0];
+    check(driverApi().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
+    return outValue(v, 'cuFuncGetAttribute');
+  }
+
+  get attributes(): KernelAttributes {
+    this.#alive();
+    return {
+      registers: this.#attribute(FA.CU_FUNC_ATTRIBUTE_NUM_REGS),
+      staticSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+      localBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+      constBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
+      maxThreadsPerBlock: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxDynamicSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+      ptxVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_PTX_VERSION),
+      binaryVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_BINARY_VERSION),
+    };
+  }
+
+  /** Allows launches with up to `bytes` of dynamic shared memory (above the 48 KiB default; at most the device's opt-in limit less the kernel's static shared memory). */
+  setMaxDynamicSharedMemory(bytes: number): void {
+    this.#alive();
+    const max = this.#limits.maxShared - this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > max)
+      throw new RangeError(
+        `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
+      );
+    this.context.makeCurrent();
+    check(driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+    this.#dynamicSharedLimit = bytes;
+  }
+
+  /** Throws DisposedError naming this kernel, and its module when that is why. */
+  #alive(): void {
+    if (this.disposed)
+      throw new DisposedError(`Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`);
+  }
+
+  /** Resident blocks per multiprocessor at this block size. */
+  maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
+    this.#alive();
+    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads)
+      throw new RangeError(`kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`);
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+    const v: [number | null] = [0];
+    check(driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
+    return outValue(v, 'occupancy');
+  }
+
+  /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
+  suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
+    this.#alive();
+    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0)
+      throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
+    const grid: [number | null] = [0];
+    const block: [number | null] = [0];
+    check(driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
+    return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
+  }
+
+  #writeArgs(args: readonly KernelArg[]): void {
+    if (!Array.isArray(args)) throw new TypeError(`kernel "${this.name}": arguments must be an array`);
+    if (args.length !== this.params.length) throw new TypeError(`kernel "${this.name}" takes ${this.params.length} argument(s) (${this.params.join(', ')}), got ${args.length}`);
+    for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
+  }
+
+  /**
+   * Writes argument `index` into the kernel's parameter block, where it stays until overwritten:
+   * fixed-arity callers (the generated launchers) set each argument and then call
+   * launchPrepared(), with no array built per launch.
+   */
+  setArg(index: number, a: KernelArg): void {
+    // The parameter block is freed with the kernel (and with its module): never write after that.
+    if (this.disposed) this.#alive();
+    const params = this.params;
+    if (!(Number.isInteger(index) && index >= 0 && index < params.length))
+      throw new RangeError(`kernel "${this.name}" has no argument ${String(index)} (it takes ${params.length})`);
+    const type = params[index]!;
+    const off = this.#offsets[index]!;
+    if (type !== 'ptr') {
+      writeScalar(this.#view, off, type, a, this.#argNames[index]!);
+      return;
+    }
+    let addr: number;
+    if (a instanceof DeviceBuffer) {
+      try {
+        a.checkUsable();
+      } catch (e) {
+        if (e instanceof DisposedError) throw new DisposedError(`kernel "${this.name}" argument ${index}: ${e.message}`);
+        throw e;
+      }
+      if (a.context !== this.context)
+        throw new TypeError(`kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`);
+      addr = a.address;
+      this.#bufferArgs[index] = a;
+    } else if (typeof a === 'number') {
+      // A raw address must be one: a fraction or NaN would otherwise become some other address.
+      addr = checkAddress(a, this.#argNames[index]!, true);
+      this.#bufferArgs[index] = undefined;
+    } else {
+      throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
+    }
+    writeAddress(this.#view, off, addr);
+  }
+
+  #dims(d: Dim3, what: string, max: readonly number[]): void {
+    let x: number, y: number, z: number;
+    if (typeof d === 'number') {
+      x = d;
+      y = 1;
+      z = 1;
+    } else if (Array.isArray(d) && d.length >= 1 && d.length <= 3) {
+      x = d[0];
+      y = d[1] ?? 1;
+      z = d[2] ?? 1;
+    } else {
+      throw new TypeError(`kernel "${this.name}": ${what} must be a number or an array of 1 to 3 numbers, got ${describeValue(d)}`);
+    }
+    if (!(Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0)) {
+      throw new RangeError(`kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`);
+    }
+    if (x > max[0]! || y > max[1]! || z > max[2]!) throw new RangeError(`kernel "${this.name}": ${what} (${x}, ${y}, ${z}) exceeds the device limit (${max.join(', ')})`);
+    dims[0] = x;
+    dims[1] = y;
+    dims[2] = z;
+  }
+
+  #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
+    this.#alive();
+    if (typeof config !== 'object' || config === null)
+      throw new TypeError(`kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`);
+    this.#dims(config.block, 'block', this.#limits.maxBlock);
+    bx = dims[0]!;
+    by = dims[1]!;
+    bz = dims[2]!;
+    if (bx * by * bz > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`);
+    this.#dims(config.grid, 'grid', this.#limits.maxGrid);
+    const shared = config.sharedMemBytes ?? 0;
+    if (typeof shared !== 'number' || !Number.isInteger(shared) || shared < 0 || shared > this.#dynamicSharedLimit) {
+      const more = shared > this.#dynamicSharedLimit && shared <= this.#limits.maxShared ? `; call setMaxDynamicSharedMemory(${shared}) first` : '';
+      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(shared)} is outside 0..${this.#dynamicSharedLimit} bytes${more}`);
+    }
+    if (args) this.#writeArgs(args);
+  }
+
+  /** Launches on `config.stream` with these arguments. Validates dimensions and arguments first. */
+  launch(config: LaunchConfig, ...args: KernelArgs<P>): void {
+    this.#prepare(config, args);
+    this.#launch(config);
+  }
+
+  /** The native `void*[]` of argument slots (what cuLaunchKernel and graph kernel nodes take). */
+  get parameterArray(): bigint {
+    this.#alive();
+    return this.#paramArray;
+  }
+
+  /** Writes all arguments (checked against the signature) without launching. */
+  setArgs(...args: KernelArgs<P>): void {
+    this.#alive();
+    this.#writeArgs(args);
+  }
+
+  /** Launches with the arguments last written by setArg() (or the last launch): the allocation-free path. */
+  launchPrepared(config: LaunchConfig): void {
+    this.#prepare(config, null);
+    this.#launch(config);
+  }
+
+  #launch(config: LaunchConfig): void {
+    const stream = config.stream;
+    let sh = null;
+    if (stream !== undefined) {
+      if (!isLive(stream, Stream)) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
+      if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+      sh = stream.use();
+    } else this.context.makeCurrent();
+    const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
+    if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
+    this.#recordUses(stream ?? null);
+  }
+
+  /** The buffers among the arguments are used on `stream` now: their stream-ordered frees wait for it. */
+  #recordUses(stream: Stream | null): void {
+    const buffers = this.#bufferArgs;
+    for (let i = 0; i < buffers.length; i++) buffers[i]?.recordUse(stream);
+  }
+
+  /** cuLaunchKernelEx: clusters (sm_90) and cooperative launches. */
+  launchEx(config: ExtendedLaunchConfig, ...args: KernelArgs<P>): void {
+    this.#prepare(config, args);
+    const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
+    const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number } | undefined; cooperative?: number | undefined } }[] = [];
+    if (config.cluster !== undefined) {
+      this.#dims(config.cluster, 'cluster', [8, 8, 8]);
+      attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } } });
+    }
+    if (config.cooperative) attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value: { cooperative: 1 } });
+    const attrSize = koffi.sizeof('CUlaunchAttribute_st');
+    const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
+    try {
+      attrs.forEach((a, i) => koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', { id: a.id, pad: new Uint8Array(4), value: a.value }));
+      const stream = config.stream === undefined || isLive(config.stream, Stream) ? config.stream : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
+      if (stream && stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+      const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
+      const launchConfig = {
+        gridDimX: gx,
+        gridDimY: gy,
+        gridDimZ: gz,
+        blockDimX: bx,
+        blockDimY: by,
+        blockDimZ: bz,
+        sharedMemBytes: config.sharedMemBytes ?? 0,
+        hStream: sh,
+        attrs: attrPtr,
+        numAttrs: attrs.length,
+      };
+      check(driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
+      this.#recordUses(stream ?? null);
+    } finally {
+      if (attrPtr !== null) koffi.free(attrPtr);
+    }
+  }
+
+  protected releaseNative(): void {
+    koffi.free(this.#block);
+    koffi.free(this.#paramArray);
+  }
+}
+
+/** Scratch for dimension parsing: launches stay allocation-free. */
+const dims = new Int32Array(3);
+let bx = 1;
+let by = 1;
+let bz = 1;

@@ -1,0 +1,419 @@
+import type { CUstream } from '../../ffi/generated/types.js';
+import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
+import type { Context } from '../context.js';
+import { resolveContext, type Placement } from '../defaults.js';
+import { checkAddress } from '../kernel-args.js';
+import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
+import { checkDType } from './dtype-check.js';
+import { forgetFinishedStreams } from './stream-uses.js';
+import { HostBuffer } from './host-buffer.js';
+import { MemoryPool } from './memory-pool.js';
+import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
+
+/** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
+export interface DeviceBufferDescriptor extends Placement {
+  /** Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when disposed. */
+  stream?: Stream | undefined;
+  /** Allocate from this memory pool (stream-ordered; needs `stream`, or uses the pool's default stream). */
+  pool?: MemoryPool | undefined;
+  /** A name for errors, leak warnings and timelines. */
+  label?: string | undefined;
+}
+
+/** Options of `write`, `read` and `copyFrom`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
+export interface CopyOptions {
+  /**
+   * Enqueue on this stream and return at once. Without it the copy is synchronous: host<->device
+   * copies block the thread (and the event loop) until the bytes have moved, after the work
+   * queued on the legacy stream (at ~10–25 GB/s, about 1 ms per 10–25 MB); device-to-device
+   * copies and memset are ordered on the legacy stream and return at once.
+   */
+  stream?: Stream | undefined;
+  /** First element of this buffer. */
+  offset?: number | undefined;
+  /** First element of the other side (the host array or buffer read into or written from, or the source buffer). */
+  otherOffset?: number | undefined;
+  /** Elements to copy; default: all that fit. */
+  length?: number | undefined;
+}
+
+type HostSide<T extends DType> = HostArray<T> | HostBuffer<T>;
+
+/**
+ * How a buffer's memory goes back. Stream-ordered memory (cuMemAllocAsync, pools) is freed on
+ * `stream`, after every other stream that used it reaches the point of its last use
+ * (PyTorch's record_stream, automated): `usedOn` collects those streams.
+ */
+interface Allocation {
+  free: (() => void) | undefined;
+  /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
+  stream: Stream | null | undefined;
+  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs); null: the legacy stream. */
+  usedOn: Set<Stream | null> | undefined;
+}
+
+/** Set by DeviceBuffer's static block: the one way outside the class to reach its protected constructor (see adoptDeviceMemory). */
+let adopt: <T extends DType>(dtype: T, length: number, address: number, context: Context) => DeviceBuffer<T>;
+
+/** Device memory holding `length` elements of `dtype`. Views share their parent's memory. */
+export class DeviceBuffer<T extends DType = DType> extends Resource {
+  readonly dtype: T;
+  readonly length: number;
+  readonly byteLength: number;
+  /** The CUdeviceptr, as a number (device addresses fit a double). */
+  readonly address: number;
+  readonly context: Context;
+  /** The buffer whose memory a view shares; views never free. */
+  readonly parent: DeviceBuffer<T> | undefined;
+  readonly #allocation: Allocation;
+
+  protected constructor(dtype: T, length: number, address: number, context: Context, label: string | undefined, allocation: Allocation, parent?: DeviceBuffer<T>) {
+    super(parent ? 'DeviceBuffer view' : 'DeviceBuffer', label, 'DeviceBuffer');
+    this.dtype = dtype;
+    this.length = length;
+    this.byteLength = length * dtypeInfo(dtype).bytes;
+    this.address = address;
+    this.context = context;
+    this.parent = parent;
+    this.#allocation = allocation;
+    if (allocation.free) this.track(allocation.free);
+  }
+
+  /**
+   * Allocates device memory: stream-ordered on `stream` (or from `pool`), else cuMemAlloc, which
+   * may synchronize the device. The memory is not initialized.
+   */
+  static alloc<T extends DType>(dtype: T, length: number, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.alloc');
+    checkLength(length, 'DeviceBuffer length');
+    checkDescriptor(descriptor, 'DeviceBuffer.alloc');
+    if (descriptor.stream !== undefined) expectResource(descriptor.stream, Stream, 'DeviceBuffer.alloc stream');
+    if (descriptor.pool !== undefined) expectResource(descriptor.pool, MemoryPool, 'DeviceBuffer.alloc pool');
+    if (descriptor.pool && descriptor.stream && descriptor.pool.context !== descriptor.stream.context)
+      throw new Error(
+        `DeviceBuffer.alloc: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, stream "${descriptor.stream.label}" to ${descriptor.stream.context.label}`,
+      );
+    const bytes = length * dtypeInfo(dtype).bytes;
+    const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
+    context.makeCurrent();
+    const label = descriptor.label;
+    let status: number;
+    let call: string;
+    let sh: CUstream | null = null;
+    if (descriptor.pool) {
+      sh = descriptor.stream ? descriptor.stream.use() : null;
+      call = 'cuMemAllocFromPoolAsync';
+      status = hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, sh);
+    } else if (descriptor.stream) {
+      sh = descriptor.stream.use();
+      call = 'cuMemAllocAsync';
+      status = hot().memAllocAsync(addressCell, bytes, sh);
+    } else {
+      call = 'cuMemAlloc';
+      status = hot().memAlloc(addressCell, bytes);
+    }
+    if (status !== 0) throw driverError(status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
+    const address = cellAddress();
+    if (!(descriptor.pool || descriptor.stream))
+      return new DeviceBuffer(dtype, length, address, context, label, { free: () => check(driverApi().cuMemFree(address), 'cuMemFree'), stream: undefined, usedOn: undefined });
+    const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
+    allocation.free = streamOrderedFree(address, allocation, context);
+    return new DeviceBuffer(dtype, length, address, context, label, allocation);
+  }
+
+  /** Allocates and uploads `data` (synchronously, or on `stream`). */
+  static from<T extends DType>(dtype: T, data: HostSide<T>, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.from');
+    checkHostSide(data, 'DeviceBuffer.from data', undefined);
+    const n = isHostBuffer(data) ? data.length : hostElements(dtype, data, 'DeviceBuffer.from');
+    const buffer = DeviceBuffer.alloc(dtype, n, descriptor);
+    buffer.write(data, descriptor.stream ? { stream: descriptor.stream } : {});
+    return buffer;
+  }
+
+  /**
+   * Wraps memory allocated elsewhere (CuPy, PyTorch, another allocator): never freed here
+   * unless `free` is given, which dispose() then calls.
+   */
+  static wrap<T extends DType>(
+    dtype: T,
+    length: number,
+    address: number,
+    descriptor: Placement & { label?: string | undefined; free?: (() => void) | undefined } = {},
+  ): DeviceBuffer<T> {
+    checkDType(dtype, 'DeviceBuffer.wrap');
+    checkLength(length, 'DeviceBuffer length');
+    checkAddress(address, 'DeviceBuffer.wrap address', false);
+    checkDescriptor(descriptor, 'DeviceBuffer.wrap');
+    if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes)) throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
+    if (descriptor.free !== undefined && typeof descriptor.free !== 'function')
+      throw new TypeError(`DeviceBuffer.wrap free must be a function, got ${describeValue(descriptor.free)}`);
+    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free, stream: undefined, usedOn: undefined });
+  }
+
+  /** A sub-range sharing this buffer's memory. */
+  /** A sub-range sharing this buffer's memory; its `parent` is the buffer that owns the memory (also for a view of a view). */
+  view(offset: number, length = this.length - offset): DeviceBuffer<T> {
+    this.checkUsable();
+    checkOffset(offset, 'view offset');
+    checkLength(length, 'view length');
+    if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
+    const bytes = dtypeInfo(this.dtype).bytes;
+    return new DeviceBuffer(
+      this.dtype,
+      length,
+      this.address + offset * bytes,
+      this.context,
+      `${this.label}[${offset}:${offset + length}]`,
+      { free: undefined, stream: undefined, usedOn: undefined },
+      this.parent ?? this,
+    );
+  }
+
+  /**
+   * Notes that work on `stream` uses this memory, so a stream-ordered free waits for it (PyTorch's
+   * record_stream). tscuda calls it for its own launches, copies and FFTs; call it for work it
+   * cannot see (a raw address handed to another library).
+   */
+  recordUse(stream: Stream | null): void {
+    const root = this.parent ?? this;
+    const a = root.#allocation;
+    if (a.stream === undefined || a.stream === stream) return;
+    if (stream !== null && !isLive(stream, Stream)) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
+    const used = (a.usedOn ??= new Set());
+    if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
+    used.add(stream);
+  }
+
+  /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
+  checkUsable(stream?: Stream): void {
+    this.assertAlive();
+    if (this.parent?.disposed) throw new DisposedError(`DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`);
+    if (stream !== undefined) {
+      if (!isLive(stream, Stream)) expectResource(stream, Stream, `stream for "${this.label}"`);
+      if (stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
+    }
+  }
+
+  /** Validates a copy range into the module's scratch `r` (copies stay allocation-free). */
+  #range(options: CopyOptions, otherLength: number, what: string): void {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
+    const offset = options.offset ?? 0;
+    const sourceOffset = options.otherOffset ?? 0;
+    if (offset !== 0) checkOffset(offset, `${what} offset`);
+    if (sourceOffset !== 0) checkOffset(sourceOffset, `${what} otherOffset`);
+    const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
+    if (!(Number.isSafeInteger(length) && length > 0)) checkLength(length, `${what} length`);
+    if (offset + length > this.length) throw new RangeError(`${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
+    if (sourceOffset + length > otherLength) throw new RangeError(`${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`);
+    r.offset = offset;
+    r.sourceOffset = sourceOffset;
+    r.length = length;
+    r.bytes = length * dtypeInfo(this.dtype).bytes;
+  }
+
+  /** Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. */
+  write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
+    this.checkUsable(options?.stream);
+    checkHostSide(source, 'write to', this);
+    const info = dtypeInfo(this.dtype);
+    this.#range(options, isHostBuffer(source) ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'), 'write');
+    const dst = this.address + r.offset * info.bytes;
+    const src = isHostBuffer(source) ? source.address + r.sourceOffset * info.bytes : hostPointer(source, r.sourceOffset * info.bytes, r.bytes);
+    let status: number;
+    if (options.stream) {
+      status = hot().memcpyHtoDAsync(dst, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+      if (isHostBuffer(source)) source.recordUse(options.stream);
+    } else {
+      this.context.makeCurrent();
+      status = driverApi().cuMemcpyHtoD(dst, src, r.bytes);
+    }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
+    return this;
+  }
+
+  /** Device -> host into `target` (allocated when omitted). With a stream and a HostBuffer, asynchronous. */
+  read(): HostArray<T>;
+  read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
+  read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = NO_OPTIONS): Target {
+    this.checkUsable(options?.stream);
+    if (target !== undefined) checkHostSide(target, 'read from', this);
+    const info = dtypeInfo(this.dtype);
+    const dst = (target ?? new info.array(this.length * info.components)) as Target;
+    const otherLength = isHostBuffer(dst) ? checkSameDtype(this, dst).length : hostElements(this.dtype, dst, 'read');
+    this.#range(options, otherLength, 'read');
+    const src = this.address + r.offset * info.bytes;
+    const hostPtr = isHostBuffer(dst) ? dst.address + r.sourceOffset * info.bytes : hostPointer(dst, r.sourceOffset * info.bytes, r.bytes);
+    let status: number;
+    if (options.stream) {
+      status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+      if (isHostBuffer(dst)) dst.recordUse(options.stream);
+    } else {
+      this.context.makeCurrent();
+      status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
+    }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
+    return dst;
+  }
+
+  /** Device -> device from `source` (same dtype). */
+  copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
+    // A buffer of another context (another device): cuMemcpyPeerAsync, in runtime/peer.ts.
+    if (source instanceof DeviceBuffer && source.context !== this.context && typeof this.copyFromPeer === 'function') return this.copyFromPeer(source, options);
+    this.checkUsable(options?.stream);
+    if (!isLive<DeviceBuffer>(source, 'DeviceBuffer')) expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
+    source.checkUsable(options.stream);
+    if (source.dtype !== this.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`);
+    const info = dtypeInfo(this.dtype);
+    this.#range(options, source.length, 'copy');
+    const dst = this.address + r.offset * info.bytes;
+    const src = source.address + r.sourceOffset * info.bytes;
+    // cuMemcpyDtoD has no memmove semantics: overlapping ranges (a view of the same memory) would corrupt the copy.
+    if (dst < src + r.bytes && src < dst + r.bytes) {
+      throw new RangeError(
+        `copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`,
+      );
+    }
+    let status: number;
+    if (options.stream) {
+      status = driverApi().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
+      this.recordUse(options.stream);
+      source.recordUse(options.stream);
+    } else {
+      this.context.makeCurrent();
+      status = driverApi().cuMemcpyDtoD(dst, src, r.bytes);
+      // Device-to-device copies do not wait for the host: ordered on the legacy stream.
+      this.recordUse(null);
+      source.recordUse(null);
+    }
+    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
+    return this;
+  }
+
+  /**
+   * Sets every byte/halfword/word to `value` (8, 16 or 32 bits wide; default: the element size,
+   * and for 8-byte elements only values whose two 32-bit halves are equal, such as 0).
+   */
+  memset(value: number, options: { stream?: Stream | undefined; width?: 8 | 16 | 32 | undefined } = {}): this {
+    this.checkUsable(options?.stream);
+    const bytes = dtypeInfo(this.dtype).bytes;
+    const width = options.width ?? (bytes === 1 ? 8 : bytes === 2 ? 16 : 32);
+    if (width !== 8 && width !== 16 && width !== 32) throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
+    if (!Number.isInteger(value) || value < 0 || value >= 2 ** width) throw new RangeError(`memset value ${value} does not fit in ${width} bits`);
+    if ((this.byteLength * 8) % width !== 0) throw new RangeError(`"${this.label}" (${this.byteLength} bytes) is not a whole number of ${width}-bit words`);
+    const n = (this.byteLength * 8) / width;
+    const s: CUstream | null = options.stream ? options.stream.use() : null;
+    if (!options.stream) this.context.makeCurrent();
+    const api = driverApi();
+    const status =
+      width === 8
+        ? s
+          ? api.cuMemsetD8Async(this.address, value, n, s)
+          : api.cuMemsetD8(this.address, value, n)
+        : width === 16
+          ? s
+            ? api.cuMemsetD16Async(this.address, value, n, s)
+            : api.cuMemsetD16(this.address, value, n)
+          : s
+            ? api.cuMemsetD32Async(this.address, value, n, s)
+            : api.cuMemsetD32(this.address, value, n);
+    if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
+    this.recordUse(options.stream ?? null);
+    return this;
+  }
+
+  protected releaseNative(): void {
+    this.#allocation.free?.();
+  }
+
+  static {
+    adopt = <T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> =>
+      new DeviceBuffer(dtype, length, address, context, undefined, { free: undefined, stream: undefined, usedOn: undefined });
+  }
+}
+
+/**
+ * Internal (not exported by the package): a buffer over memory an allocator of tscuda owns and
+ * has validated (`dtype` known, `length` a positive integer, the range inside its block). It is
+ * wrap() without the argument checks, which cost as much as the allocation itself.
+ */
+export function adoptDeviceMemory<T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> {
+  return adopt(dtype, length, address, context);
+}
+
+const NO_OPTIONS: CopyOptions = Object.freeze({});
+/** Scratch of #range: the validated copy range, read right after. */
+const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
+
+/**
+ * Frees stream-ordered memory on its stream, after an event of each other stream that used it
+ * (the legacy stream too, and streams disposed since: their retired event): the allocator can then
+ * not hand the memory out while that work still runs. The same closure runs from dispose() and
+ * from the FinalizationRegistry, so memory collected without dispose() obeys the same rule.
+ * A stream disposed before the memory is freed on the legacy stream instead, behind its retired event.
+ */
+function streamOrderedFree(address: number, allocation: Allocation, context: Context): () => void {
+  return () => {
+    if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
+    const api = hot();
+    const owner = allocation.stream ?? null;
+    let target: CUstream | null;
+    const waits: (Stream | null)[] = allocation.usedOn ? [...allocation.usedOn] : [];
+    allocation.usedOn = undefined;
+    if (owner !== null && owner.disposed) {
+      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the legacy stream frees it instead.
+      target = null;
+      waits.push(owner);
+    } else target = owner === null ? null : owner.handle;
+    context.makeCurrent();
+    for (const other of waits) {
+      if (other === owner && owner !== null && !owner.disposed) continue;
+      let event;
+      let recycled = false;
+      if (other !== null && other.disposed) {
+        event = other.retiredEvent;
+        if (event === undefined) continue;
+      } else {
+        event = context.completionEvents.acquire();
+        recycled = true;
+        check(api.eventRecord(event, other === null ? null : other.handle), 'cuEventRecord', 'ordering a free after its last use');
+      }
+      check(api.streamWaitEvent(target, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
+      if (recycled) context.completionEvents.recycle(event);
+    }
+    check(api.memFreeAsync(address, target), 'cuMemFreeAsync');
+  };
+}
+
+/** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
+function checkDescriptor(descriptor: unknown, what: string): void {
+  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
+  checkLabel((descriptor as { label?: unknown }).label, what);
+}
+
+/** A host side is a HostBuffer or a TypedArray: anything else (a plain object with an `address`) is a TypeError. */
+/** Checks the host side of a copy; the message (naming `what` and the buffer) is built only when it fails, never per copy. */
+function checkHostSide(x: unknown, what: string, buffer: DeviceBuffer<DType> | undefined): void {
+  if (x instanceof HostBuffer) return;
+  if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return;
+  throw new TypeError(`${what}${buffer ? ` "${buffer.label}"` : ''}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`);
+}
+
+/** True for a real HostBuffer (a brand check: a plain object with `isHostBuffer: true` is not one). */
+export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {
+  return x instanceof HostBuffer;
+}
+
+function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuffer<DType>): HostBuffer<T> {
+  host.checkUsable();
+  if (host.dtype !== device.dtype) throw new TypeError(`"${device.label}" holds ${device.dtype} but host buffer "${host.label}" holds ${host.dtype}`);
+  return host as HostBuffer<T>;
+}
+
+/** A pageable TypedArray passed in place (koffi hands its memory to the call). */
+function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
+  return byteOffset === 0 && bytes === array.byteLength ? array : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
+}

@@ -1,0 +1,111 @@
+import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
+import { check, driverApi, outValue } from '../cuda.js';
+import type { Context } from '../context.js';
+import { Device } from '../device.js';
+import { describeValue, Resource } from '../resource.js';
+
+/** A byte count the driver takes as a size_t: a non-negative safe integer (Infinity where `infinity` allows it). */
+function checkBytes(bytes: unknown, what: string, infinity = false): void {
+  if (infinity && bytes === Infinity) return;
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
+    throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
+}
+
+/** Options of `new MemoryPool()`: the device whose memory it holds (default device 0), how much it keeps and may grow to, and a label. */
+export interface MemoryPoolDescriptor {
+  device?: Device | undefined;
+  /** Bytes the pool keeps reserved across synchronizations instead of returning to the OS (default 0; Infinity keeps all). */
+  releaseThreshold?: number | undefined;
+  /** Upper bound of the pool's size in bytes (0: no limit). */
+  maxSize?: number | undefined;
+  label?: string | undefined;
+}
+
+/** A pool's memory in bytes: reserved from the driver and handed out to live allocations, each now and at its high-water mark. */
+export interface MemoryPoolUsage {
+  reservedBytes: number;
+  reservedHighBytes: number;
+  usedBytes: number;
+  usedHighBytes: number;
+}
+
+/** A driver memory pool (cuMemPoolCreate) for stream-ordered allocation: `DeviceBuffer.alloc(dtype, n, { pool, stream })`. */
+export class MemoryPool extends Resource {
+  readonly device: Device;
+  readonly context: Context;
+  readonly handle: CUmemoryPool;
+  readonly #owned: boolean;
+
+  /** Creates a pool (cuMemPoolCreate: well under a millisecond; reserves nothing until the first allocation). */
+  constructor(descriptor: MemoryPoolDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    super('MemoryPool', descriptor.label);
+    if (descriptor.device !== undefined && !(descriptor.device instanceof Device))
+      throw new TypeError(`MemoryPool device must be a Device, got ${describeValue(descriptor.device)}`);
+    if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
+    if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
+    this.device = descriptor.device ?? Device.get(0);
+    this.context = this.device.context;
+    this.context.makeCurrent();
+    const cell: [CUmemoryPool | null] = [null];
+    const props = {
+      allocType: CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED,
+      handleTypes: 0,
+      location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: this.device.handle },
+      win32SecurityAttributes: null,
+      maxSize: descriptor.maxSize ?? 0,
+      usage: 0,
+    };
+    check(driverApi().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
+    this.handle = outValue(cell, 'cuMemPoolCreate');
+    this.#owned = true;
+    const h = this.handle;
+    this.track(() => driverApi().cuMemPoolDestroy(h));
+    if (descriptor.releaseThreshold !== undefined) this.releaseThreshold = descriptor.releaseThreshold;
+  }
+
+  #get(attr: number): number {
+    this.context.makeCurrent();
+    const v = new BigUint64Array(1);
+    check(driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
+    return Number(v[0]);
+  }
+
+  get releaseThreshold(): number {
+    this.assertAlive();
+    return this.#get(Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+  }
+
+  set releaseThreshold(bytes: number) {
+    this.assertAlive();
+    checkBytes(bytes, `MemoryPool "${this.label}" releaseThreshold`, true);
+    this.context.makeCurrent();
+    const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(bytes)]);
+    check(driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
+  }
+
+  /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
+  trim(keepBytes = 0): void {
+    this.assertAlive();
+    checkBytes(keepBytes, `MemoryPool "${this.label}" trim(keepBytes)`);
+    this.context.makeCurrent();
+    check(driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
+  }
+
+  /** The pool's reserved and used bytes, current and peak (four cuMemPoolGetAttribute calls); throws DisposedError once disposed. */
+  usage(): MemoryPoolUsage {
+    this.assertAlive();
+    return {
+      reservedBytes: this.#get(Attr.CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+      reservedHighBytes: this.#get(Attr.CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+      usedBytes: this.#get(Attr.CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+      usedHighBytes: this.#get(Attr.CU_MEMPOOL_ATTR_USED_MEM_HIGH),
+    };
+  }
+
+  protected releaseNative(): void {
+    if (!this.#owned) return;
+    this.context.makeCurrent();
+    check(driverApi().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
+  }
+}

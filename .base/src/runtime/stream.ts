@@ -1,0 +1,178 @@
+import { CUresult, CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
+import { check, driverApi, driverError, outValue, hot } from './cuda.js';
+import type { Context } from './context.js';
+import { resolveContext, type Placement } from './defaults.js';
+import type { Event } from './event.js';
+import type { RawEventPool } from './raw-event-pool.js';
+import { expectResource, isLive, Resource } from './resource.js';
+
+/** The event recorded when a stream is disposed goes back to its pool once the Stream object is collected (frees may wait on it until then). */
+const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) => pool.recycle(event));
+
+/** A stream's priority: 'high' is the context's greatest priority, 'low' (the default) its least, 'normal' halfway; an integer is passed to the driver as is (lower numbers run first). */
+export type StreamPriority = 'high' | 'normal' | 'low' | number;
+
+/** Options of `new Stream()`: where it lives (Placement: `device` or `context`; default device 0), priority, blocking behaviour and a label. */
+export interface StreamDescriptor extends Placement {
+  /** 'high' | 'normal' | 'low' map onto cuCtxGetStreamPriorityRange; a number is passed through (clamped by the driver). */
+  priority?: StreamPriority | undefined;
+  /** Do not synchronize with the legacy default stream. Default true. */
+  nonBlocking?: boolean | undefined;
+  label?: string | undefined;
+}
+
+export function resolvePriority(context: Context, priority: StreamPriority | undefined): number {
+  const { least, greatest } = context.streamPriorityRange;
+  if (priority === undefined || priority === 'low') return least;
+  if (priority === 'high') return greatest;
+  if (priority === 'normal') return Math.round((least + greatest) / 2);
+  if (typeof priority !== 'number' || !Number.isInteger(priority)) throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${String(priority)}`);
+  return priority;
+}
+
+export class Stream extends Resource {
+  readonly context: Context;
+  /** The CUstream; null for the legacy default stream. */
+  readonly handle: CUstream | null;
+  readonly priority: number;
+  readonly #owned: boolean;
+  /** Recorded on the stream when it was disposed: work still queued on it ends before this event completes. */
+  #retired: CUevent | undefined;
+
+  /** Creates a stream (cuStreamCreateWithPriority: microseconds, does not block on the device). */
+  constructor(descriptor: StreamDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+    super('Stream', descriptor.label);
+    if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean')
+      throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
+    this.context = resolveContext(descriptor);
+    this.context.makeCurrent();
+    this.priority = resolvePriority(this.context, descriptor.priority);
+    const flags = descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
+    const h: [CUstream | null] = [null];
+    check(driverApi().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
+    this.handle = outValue(h, 'cuStreamCreateWithPriority');
+    this.#owned = true;
+    const handle = this.handle;
+    this.track(() => driverApi().cuStreamDestroy(handle));
+  }
+
+  /** Makes the stream the context is about to use current and not disposed: the per-operation check. */
+  use(): CUstream | null {
+    this.assertAlive();
+    this.context.makeCurrent();
+    return this.handle;
+  }
+
+  /** True when all work submitted to the stream has completed. */
+  query(): boolean {
+    const status = hot().streamQuery(this.use());
+    if (status === 0) return true;
+    if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
+    throw driverError(status, 'cuStreamQuery', `stream "${this.label}"`);
+  }
+
+  /** Blocks the thread (and the event loop) until the stream is idle: as long as the work queued on it. Prefer `await done()` in servers. */
+  synchronize(): void {
+    check(driverApi().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
+  }
+
+  /**
+   * The one way to wait for a stream (docs/design.md): records a completion event from the
+   * context's pool behind the work so far and hands it to the context's poller, which calls
+   * `onSettled` (with the CUDA error, if the work failed) once it completes, never blocking.
+   * Returns the event while the work is pending, so other streams can `cuStreamWaitEvent` on it
+   * right away; undefined when it completed inline. The event is recycled right before
+   * `onSettled` runs and must not be used after that. If the record fails, `onSettled` hears the
+   * error and it is thrown.
+   */
+  trackCompletion(onSettled: (error: Error | undefined) => void): CUevent | undefined {
+    const handle = this.use();
+    let event: CUevent;
+    try {
+      event = this.#recordCompletion(handle);
+    } catch (e) {
+      onSettled(e as Error);
+      throw e;
+    }
+    let pending = true;
+    const resolved = (): void => {
+      pending = false;
+      onSettled(undefined);
+    };
+    const rejected = (error: Error): void => {
+      pending = false;
+      onSettled(error);
+    };
+    this.context.completion.enqueue(handle ?? 0, event, resolved, rejected, this.context.completionEvents.recycle);
+    return pending ? event : undefined;
+  }
+
+  /** Resolves when all work submitted so far has completed; never blocks the event loop. */
+  done(): Promise<void> {
+    let handle: CUstream | null;
+    let event: CUevent;
+    try {
+      handle = this.use();
+      event = this.#recordCompletion(handle);
+    } catch (e) {
+      // A disposed stream, a lost context or a failed record: a rejected promise, never a hang.
+      return Promise.reject(e as Error);
+    }
+    return this.context.completion.track(handle ?? 0, event, this.context.completionEvents.recycle);
+  }
+
+  /** A completion event from the context's pool recorded behind the work so far; throws (the event given back) when the record fails. */
+  #recordCompletion(handle: CUstream | null): CUevent {
+    const events = this.context.completionEvents;
+    const event = events.acquire();
+    const status = hot().eventRecord(event, handle);
+    if (status !== 0) {
+      events.recycle(event);
+      throw driverError(status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
+    }
+    return event;
+  }
+
+  /** Calls `callback` (with the error, if the work failed) once the work submitted so far completes. */
+  onComplete(callback: (error?: Error) => void): void {
+    this.done().then(
+      () => callback(),
+      (e: Error) => callback(e),
+    );
+  }
+
+  /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
+  waitEvent(event: Event): void {
+    if (!isLive<Event>(event, 'Event')) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
+    const status = hot().streamWaitEvent(this.use(), event.handle, 0);
+    if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
+  }
+
+  /** Records `event` here and returns it. */
+  record(event: Event): Event {
+    return (isLive<Event>(event, 'Event') ? event : expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`)).record(this);
+  }
+
+  /**
+   * An event recorded on this stream when it was disposed (undefined while it is alive): a
+   * stream-ordered free of memory this stream used waits on it, since destroying a stream does
+   * not wait for its work.
+   */
+  get retiredEvent(): CUevent | undefined {
+    return this.#retired;
+  }
+
+  protected releaseNative(): void {
+    if (!this.#owned) return;
+    this.context.makeCurrent();
+    const pool = this.context.completionEvents;
+    const event = pool.acquire();
+    if (hot().eventRecord(event, this.handle) === 0) {
+      this.#retired = event;
+      retiredEvents.register(this, { pool, event });
+    } else pool.recycle(event);
+    check(driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * Codecs between HTTP bodies and the engine's typed arrays.
+ *
+ * Requests: a JSON body carries the signal as an array (1-D, or 2-D: one row per series); a
+ * binary body (`application/octet-stream`) is the B x N samples, little-endian float32 or
+ * float64 (`dtype`), row after row, with the parameters in the query or `x-tscuda-*` headers.
+ *
+ * Responses (chosen by `Accept`): JSON with flat number arrays and their shapes, or binary
+ * (`application/octet-stream`): the result arrays back to back, little-endian, in the order
+ * and with the element types and shapes listed by the `x-tscuda-fields` header
+ * (`filtered=f32[4,1024];spectrum=f32[4,256]`), the dominant cycles as `dominant=f64[B,4]`
+ * (frequency, period, amplitude, phase per series), and the other fields (id, lane, device,
+ * batch, length, fs, timings, stage outputs) as JSON in the `x-tscuda-result` header.
+ */
+import type { JobResult } from '../engine/types.js';
+import { HttpError, invalidField } from './errors.js';
+import type { SampleDtype } from './params.js';
+
+/** Bytes per sample of each dtype. */
+export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8 };
+
+/** The fields of a JobResult that are arrays, in the order a binary response lays them out. */
+export const ARRAY_FIELDS = ['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower'] as const;
+
+/** One array field of a result. */
+export type ArrayField = (typeof ARRAY_FIELDS)[number];
+
+/**
+ * A little-endian binary body as a typed array. A Buffer that is not aligned to the element
+ * size (a small body from Node's shared pool) is copied; an aligned one is viewed, not copied.
+ */
+export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): Float32Array | Float64Array {
+  const size = DTYPE_BYTES[dtype];
+  if (body.byteLength === 0) throw invalidField('body', 'is empty: expected samples');
+  if (body.byteLength % size !== 0) {
+    throw invalidField('body', `${body.byteLength} bytes is not a multiple of the ${dtype} element size (${size} bytes)`);
+  }
+  const n = body.byteLength / size;
+  if (body.byteOffset % size === 0) {
+    return dtype === 'f32' ? new Float32Array(body.buffer, body.byteOffset, n) : new Float64Array(body.buffer, body.byteOffset, n);
+  }
+  const copy = new Uint8Array(body.byteLength);
+  copy.set(body);
+  return dtype === 'f32' ? new Float32Array(copy.buffer) : new Float64Array(copy.buffer);
+}
+
+/**
+ * A JSON signal (numbers, or rows of numbers of equal length) as a typed array; returns the
+ * rows as `batch` when the signal is 2-D. The first bad element is named (`signal[3][17]`).
+ */
+export function decodeJsonSignal(signal: unknown, dtype: SampleDtype): { data: Float32Array | Float64Array; rows: number | undefined } {
+  if (!Array.isArray(signal)) throw invalidField('signal', `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`);
+  if (signal.length === 0) throw invalidField('signal', 'is empty');
+  const make = (n: number): Float32Array | Float64Array => (dtype === 'f32' ? new Float32Array(n) : new Float64Array(n));
+  if (Array.isArray(signal[0])) {
+    const rows = signal.length;
+    const n = (signal[0] as unknown[]).length;
+    const data = make(rows * n);
+    for (let r = 0; r < rows; r++) {
+      const row: unknown = signal[r];
+      if (!Array.isArray(row)) throw invalidField(`signal[${r}]`, 'must be an array of numbers like the first row');
+      if (row.length !== n) throw invalidField(`signal[${r}]`, `has ${row.length} samples, the first row ${n}: rows must have equal length`);
+      for (let i = 0; i < n; i++) {
+        const v: unknown = row[i];
+        if (typeof v !== 'number') throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
+        data[r * n + i] = v;
+      }
+    }
+    return { data, rows };
+  }
+  const data = make(signal.length);
+  for (let i = 0; i < signal.length; i++) {
+    const v: unknown = signal[i];
+    if (typeof v !== 'number') throw invalidField(`signal[${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
+    data[i] = v;
+  }
+  return { data, rows: undefined };
+}
+
+/** The response format a request's `Accept` header asks for. */
+export type ResponseFormat = 'json' | 'binary';
+
+/**
+ * `application/octet-stream` anywhere in Accept (with a q above 0) picks binary, unless JSON is
+ * listed before it; anything else (absent, `*\/*`, `application/json`) is JSON.
+ */
+export function responseFormat(accept: string | undefined): ResponseFormat {
+  if (accept === undefined || accept === '') return 'json';
+  let best: { format: ResponseFormat; q: number } | null = null;
+  for (const part of accept.split(',')) {
+    const [typeRaw, ...params] = part.split(';');
+    const type = (typeRaw ?? '').trim().toLowerCase();
+    let q = 1;
+    for (const p of params) {
+      const [k, v] = p.split('=');
+      if (k?.trim() === 'q') q = Number(v);
+    }
+    if (!(q > 0)) continue;
+    const format: ResponseFormat | null =
+      type === 'application/octet-stream' ? 'binary' : type === 'application/json' || type === '*/*' || type === 'application/*' ? 'json' : null;
+    if (format !== null && (best === null || q > best.q)) best = { format, q };
+  }
+  if (best === null) throw new HttpError(406, 'not_acceptable', `Accept: ${accept} lists neither application/json nor application/octet-stream`, { field: 'accept' });
+  return best.format;
+}
+
+function dtypeOf(a: Float32Array | Float64Array): SampleDtype {
+  return a instanceof Float32Array ? 'f32' : 'f64';
+}
+
+/** The shape of each array field of a result: B x ... from the result's own sizes. */
+export function shapeOf(result: JobResult, field: ArrayField): number[] {
+  const a = result[field];
+  const b = result.batch;
+  const total = a === undefined ? 0 : a.length;
+  switch (field) {
+    case 'filtered':
+      return [b, result.length];
+    case 'spectrum': {
+      // Framed stft: a spectrogram, B x previewBins x frames.
+      const frames = result.frames;
+      if (frames !== undefined && frames > 0 && b > 0 && total % (b * frames) === 0) return [b, total / (b * frames), frames];
+      return b > 0 && total % b === 0 ? [b, total / b] : [total];
+    }
+    case 'bandWaves':
+    case 'waveletPower': {
+      const per = b * result.length;
+      return per > 0 && total % per === 0 ? [b, total / per, result.length] : [total];
+    }
+    default:
+      return b > 0 && total % b === 0 ? [b, total / b] : [total];
+  }
+}
+
+/** The non-array part of a result, as sent in JSON bodies and in `x-tscuda-result`. */
+export function resultMeta(result: JobResult): Record<string, unknown> {
+  const meta: Record<string, unknown> = {
+    id: result.id,
+    lane: result.lane,
+    device: result.device,
+    batch: result.batch,
+    length: result.length,
+    fs: result.fs,
+    timings: result.timings,
+  };
+  if (result.frames !== undefined) meta.frames = result.frames;
+  if (result.dominant !== undefined) meta.dominant = result.dominant;
+  if (result.stages !== undefined) meta.stages = result.stages;
+  return meta;
+}
+
+/** A JSON response body: the metadata, each array as a plain number array, and `shapes`/`dtypes`. */
+export function encodeJsonResult(result: JobResult): Record<string, unknown> {
+  const body = resultMeta(result);
+  const shapes: Record<string, number[]> = {};
+  const dtypes: Record<string, SampleDtype> = {};
+  for (const field of ARRAY_FIELDS) {
+    const a = result[field];
+    if (a === undefined) continue;
+    body[field] = Array.from(a);
+    shapes[field] = shapeOf(result, field);
+    dtypes[field] = dtypeOf(a);
+  }
+  body.shapes = shapes;
+  body.dtypes = dtypes;
+  return body;
+}
+
+/** A binary response: the body and its two describing headers. */
+export interface BinaryResult {
+  body: Buffer;
+  fields: string;
+  meta: string;
+}
+
+/** A binary response as the pieces that follow each other in the body (views of the result's arrays, not copies). */
+export interface BinaryResultParts {
+  parts: Buffer[];
+  /** Bytes of all parts. */
+  byteLength: number;
+  fields: string;
+  meta: string;
+}
+
+/** The arrays of a result back to back (little-endian, as the host stores them) in one Buffer, and the headers describing them. */
+export function encodeBinaryResult(result: JobResult): BinaryResult {
+  const { parts, fields, meta } = encodeBinaryResultParts(result);
+  const body = parts.length === 0 ? Buffer.alloc(0) : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  return { body, fields, meta };
+}
+
+/** encodeBinaryResult without joining the pieces: a server writes them one after the other, copying nothing. */
+export function encodeBinaryResultParts(result: JobResult): BinaryResultParts {
+  const parts: Buffer[] = [];
+  const fields: string[] = [];
+  for (const field of ARRAY_FIELDS) {
+    const a = result[field];
+    if (a === undefined) continue;
+    parts.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    fields.push(`${field}=${dtypeOf(a)}[${shapeOf(result, field).join(',')}]`);
+  }
+  const meta = resultMeta(result);
+  if (result.dominant !== undefined) {
+    // One row per series could outgrow a header: the dominant cycles travel in the body.
+    const d = new Float64Array(result.dominant.length * 4);
+    result.dominant.forEach((c, i) => d.set([c.frequency, c.period, c.amplitude, c.phase], i * 4));
+    parts.push(Buffer.from(d.buffer));
+    fields.push(`dominant=f64[${result.dominant.length},4]`);
+    delete meta.dominant;
+  }
+  // Header values must be Latin-1 without control characters: escape the rest as JSON does.
+  const metaText = JSON.stringify(meta).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return { parts, byteLength: parts.reduce((n, p) => n + p.byteLength, 0), fields: fields.join(';'), meta: metaText };
+}
+
+/** One field described by `x-tscuda-fields`. */
+export interface FieldLayout {
+  name: string;
+  dtype: SampleDtype;
+  shape: number[];
+  /** Byte offset in the body. */
+  offset: number;
+  bytes: number;
+}
+
+/** Parses `x-tscuda-fields` (for clients and tests): each field's place in the binary body. */
+export function parseFieldsHeader(header: string): FieldLayout[] {
+  const out: FieldLayout[] = [];
+  let offset = 0;
+  for (const part of header.split(';')) {
+    if (part === '') continue;
+    const m = /^(\w+)=(f32|f64)\[([\d,]*)\]$/.exec(part);
+    if (m === null) throw new Error(`x-tscuda-fields: cannot read ${JSON.stringify(part)}`);
+    const dtype = m[2] as SampleDtype;
+    const shape = m[3] === '' ? [] : m[3]!.split(',').map(Number);
+    const bytes = shape.reduce((p, d) => p * d, 1) * DTYPE_BYTES[dtype];
+    out.push({ name: m[1]!, dtype, shape, offset, bytes });
+    offset += bytes;
+  }
+  return out;
+}

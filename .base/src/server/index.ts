@@ -1,0 +1,20 @@
+/** tscuda/server: the embeddable HTTP server over the job engine and the batchers. */
+export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type ServerLimits, type TscudaServer } from './create-server.js';
+export { HttpError, toHttpError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';
+export { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter, type InterpolationInput } from './batch.js';
+export {
+  decodeBinarySignal,
+  decodeJsonSignal,
+  encodeBinaryResult,
+  encodeJsonResult,
+  parseFieldsHeader,
+  responseFormat,
+  ARRAY_FIELDS,
+  DTYPE_BYTES,
+  type FieldLayout,
+  type ResponseFormat,
+} from './codec.js';
+export { parseJobParams, paramsFromStrings, headerParams, JOB_PARAMETERS, BUILTIN_FLAGS, type RawParams, type SampleDtype } from './params.js';
+export { JobStore, type JobRecord, type JobRetention } from './jobs.js';
+export { ServerMetrics } from './metrics.js';
+export type { LoopSample } from './admission.js';

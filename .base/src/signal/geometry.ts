@@ -1,0 +1,384 @@
+/**
+ * STFT, ISTFT, spectrogram and Welch geometry, mirroring scipy.signal's _spectral_helper, stft,
+ * istft, spectrogram and welch (CUDA-free): defaults, frame counts, extension, padding, the
+ * frequency and time axes, and the scale factors. The GPU code only executes what this decides.
+ */
+import { getWindow, type WindowSpec } from './window.js';
+
+/** Boundary extension before framing (scipy: 'zeros' | 'even' | 'odd' | 'constant' | None). */
+export type Boundary = 'zeros' | 'even' | 'odd' | 'constant' | null;
+/** Per-frame (or per-series) detrending before the window. */
+export type DetrendType = 'constant' | 'linear' | false;
+/** STFT scaling (scipy.signal.stft): 'spectrum' (1/sum(w)) or 'psd' (1/sqrt(fs sum(w^2))). */
+export type StftScaling = 'spectrum' | 'psd';
+/** Spectrogram/Welch scaling: 'density' (V^2/Hz) or 'spectrum' (V^2). */
+export type PsdScaling = 'density' | 'spectrum';
+
+/** Codes the signal kernels take for a boundary. */
+export const BOUNDARY_CODES: Readonly<Record<'none' | 'zeros' | 'even' | 'odd' | 'constant', number>> = { none: 0, zeros: 1, even: 2, odd: 3, constant: 4 };
+/** Codes the signal kernels take for a detrend type. */
+export const DETREND_CODES = { none: 0, constant: 1, linear: 2 } as const;
+
+export function boundaryCode(b: Boundary): number {
+  return b === null ? BOUNDARY_CODES.none : BOUNDARY_CODES[b];
+}
+
+export function detrendCode(d: DetrendType): number {
+  return d === false ? DETREND_CODES.none : DETREND_CODES[d];
+}
+
+export function positiveInteger(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`${what} must be a positive integer, got ${String(v)}`);
+  return v;
+}
+
+export function checkFs(fs: unknown): number {
+  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0) throw new RangeError(`fs must be a positive finite number, got ${String(fs)}`);
+  return fs;
+}
+
+export function checkDetrend(d: unknown, what = 'detrend'): DetrendType {
+  if (d === false || d === 'constant' || d === 'linear') return d;
+  throw new TypeError(`${what} must be 'constant', 'linear' or false, got ${JSON.stringify(d)}`);
+}
+
+function checkBoundary(b: unknown): Boundary {
+  if (b === null || b === 'zeros' || b === 'even' || b === 'odd' || b === 'constant') return b;
+  throw new TypeError(`boundary must be 'zeros', 'even', 'odd', 'constant' or null, got ${JSON.stringify(b)}`);
+}
+
+/** numpy.fft.rfftfreq(n, 1/fs). */
+export function rfftFrequencies(n: number, fs: number): Float64Array {
+  const out = new Float64Array(Math.floor(n / 2) + 1);
+  const val = 1 / (n * (1 / fs));
+  for (let k = 0; k < out.length; k++) out[k] = k * val;
+  return out;
+}
+
+/** numpy.fft.fftfreq(n, 1/fs): 0, 1, ..., then the negative frequencies. */
+export function fftFrequencies(n: number, fs: number): Float64Array {
+  const out = new Float64Array(n);
+  const val = 1 / (n * (1 / fs));
+  const positive = Math.floor((n - 1) / 2) + 1;
+  for (let k = 0; k < positive; k++) out[k] = k * val;
+  for (let k = positive; k < n; k++) out[k] = (k - n) * val;
+  return out;
+}
+
+/** What stft/spectrogram/welch take (scipy names, camelCase). */
+export interface SpectralOptions {
+  fs?: number | undefined;
+  window?: WindowSpec | undefined;
+  nperseg?: number | undefined;
+  noverlap?: number | undefined;
+  nfft?: number | undefined;
+  detrend?: DetrendType | undefined;
+  returnOnesided?: boolean | undefined;
+  boundary?: Boundary | undefined;
+  padded?: boolean | undefined;
+}
+
+/** The resolved framing of one STFT-like call over series of `length` samples. */
+export interface SpectralGeometry {
+  /** Samples per input series. */
+  length: number;
+  fs: number;
+  nperseg: number;
+  noverlap: number;
+  /** nperseg - noverlap. */
+  step: number;
+  nfft: number;
+  /** Samples added on each side by the boundary extension (nperseg/2, or 0 without a boundary). */
+  extension: number;
+  boundary: Boundary;
+  /** Zeros appended after the extension so the frames tile the signal (padded). */
+  padding: number;
+  /** Length after extension and padding. */
+  extendedLength: number;
+  /** Frames (segments). */
+  frames: number;
+  onesided: boolean;
+  /** Frequency bins in the output: nfft/2+1 one-sided, nfft two-sided. */
+  freqs: number;
+  /** Bins the real-to-complex FFT produces per frame: nfft/2+1. */
+  halfBins: number;
+  detrend: DetrendType;
+  /** The window, float64, nperseg points. */
+  window: Float64Array;
+  windowSpec: WindowSpec;
+  /** sum(w) and sum(w^2). */
+  windowSum: number;
+  windowSquareSum: number;
+}
+
+/** What stft, spectrogram and welch default to where scipy's defaults differ. */
+export interface SpectralDefaults {
+  window: WindowSpec;
+  detrend: DetrendType;
+  boundary: Boundary;
+  padded: boolean;
+  /** noverlap = nperseg / this (default 2). */
+  noverlapDivisor?: number | undefined;
+}
+
+/**
+ * scipy's _spectral_helper geometry. `defaults` carries the caller's own defaults (stft, spectrogram
+ * and welch differ). A default nperseg (256) is clamped to the input length as scipy does (it warns);
+ * an explicit nperseg larger than the input is a RangeError here.
+ */
+export function spectralGeometry(length: number, options: SpectralOptions, defaults: SpectralDefaults): SpectralGeometry {
+  positiveInteger(length, 'signal length');
+  const fs = checkFs(options.fs ?? 1);
+  const windowSpec = options.window ?? defaults.window;
+  let nperseg: number;
+  if (options.nperseg === undefined) nperseg = Math.min(256, length);
+  else {
+    nperseg = positiveInteger(options.nperseg, 'nperseg');
+    if (nperseg > length) throw new RangeError(`nperseg = ${nperseg} is greater than the signal length ${length}`);
+  }
+  let nfft = nperseg;
+  if (options.nfft !== undefined) {
+    nfft = positiveInteger(options.nfft, 'nfft');
+    if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} must be greater than or equal to nperseg = ${nperseg}`);
+  }
+  let noverlap: number;
+  if (options.noverlap === undefined) noverlap = Math.floor(nperseg / (defaults.noverlapDivisor ?? 2));
+  else {
+    noverlap = options.noverlap;
+    if (!Number.isSafeInteger(noverlap) || noverlap < 0) throw new RangeError(`noverlap must be a non-negative integer, got ${String(options.noverlap)}`);
+    if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
+  }
+  const step = nperseg - noverlap;
+  const boundary = checkBoundary(options.boundary === undefined ? defaults.boundary : options.boundary);
+  const padded = options.padded ?? defaults.padded;
+  if (typeof padded !== 'boolean') throw new TypeError(`padded must be a boolean, got ${JSON.stringify(padded)}`);
+  const detrend = checkDetrend(options.detrend === undefined ? defaults.detrend : options.detrend);
+  const returnOnesided = options.returnOnesided ?? true;
+  if (typeof returnOnesided !== 'boolean') throw new TypeError(`returnOnesided must be a boolean, got ${JSON.stringify(returnOnesided)}`);
+  const extension = boundary === null ? 0 : Math.floor(nperseg / 2);
+  if ((boundary === 'even' || boundary === 'odd') && extension > length - 1) {
+    throw new RangeError(`boundary '${boundary}' extends by nperseg/2 = ${extension} samples, which must not exceed the signal length - 1 = ${length - 1}`);
+  }
+  let extendedLength = length + 2 * extension;
+  const mod = (a: number, m: number): number => ((a % m) + m) % m;
+  const padding = padded ? mod(mod(-(extendedLength - nperseg), step), nperseg) : 0;
+  extendedLength += padding;
+  const frames = Math.floor((extendedLength - noverlap) / step);
+  if (frames < 1) throw new RangeError(`no complete segment: ${extendedLength} samples after extension and padding, nperseg = ${nperseg}`);
+  const window = getWindow(windowSpec, nperseg);
+  let windowSum = 0;
+  let windowSquareSum = 0;
+  for (const v of window) {
+    windowSum += v;
+    windowSquareSum += v * v;
+  }
+  const halfBins = Math.floor(nfft / 2) + 1;
+  return {
+    length,
+    fs,
+    nperseg,
+    noverlap,
+    step,
+    nfft,
+    extension,
+    boundary,
+    padding,
+    extendedLength,
+    frames,
+    onesided: returnOnesided,
+    freqs: returnOnesided ? halfBins : nfft,
+    halfBins,
+    detrend,
+    window,
+    windowSpec,
+    windowSum,
+    windowSquareSum,
+  };
+}
+
+/** stft's defaults: hann, no detrend, zeros boundary, padded. */
+export const STFT_DEFAULTS = { window: 'hann', detrend: false, boundary: 'zeros', padded: true } as const;
+/** spectrogram's defaults: tukey(0.25), constant detrend, nperseg/8 overlap, no boundary, not padded. */
+export const SPECTROGRAM_DEFAULTS = { window: ['tukey', 0.25] as const, detrend: 'constant', boundary: null, padded: false, noverlapDivisor: 8 } as const;
+/** welch's defaults: hann, constant detrend, half overlap, no boundary, not padded. */
+export const WELCH_DEFAULTS = { window: 'hann', detrend: 'constant', boundary: null, padded: false } as const;
+
+/** The frequency axis of a geometry (rfftfreq one-sided, fftfreq two-sided). */
+export function spectralFrequencies(g: SpectralGeometry): Float64Array {
+  return g.onesided ? rfftFrequencies(g.nfft, g.fs) : fftFrequencies(g.nfft, g.fs);
+}
+
+/** The frame-centre times of a geometry (scipy's `t`). */
+export function spectralTimes(g: SpectralGeometry): Float64Array {
+  const t = new Float64Array(g.frames);
+  const shift = g.boundary === null ? 0 : g.nperseg / 2 / g.fs;
+  for (let i = 0; i < g.frames; i++) t[i] = (g.nperseg / 2 + i * g.step) / g.fs - shift;
+  return t;
+}
+
+/** stft's factor on each FFT bin: 1/sum(w) ('spectrum') or 1/sqrt(fs sum(w^2)) ('psd'). */
+export function stftScale(g: SpectralGeometry, scaling: StftScaling): number {
+  if (scaling === 'spectrum') return 1 / g.windowSum;
+  if (scaling === 'psd') return Math.sqrt(1 / (g.fs * g.windowSquareSum));
+  throw new TypeError(`scaling must be 'spectrum' or 'psd', got ${JSON.stringify(scaling)}`);
+}
+
+/** The factor on |X|^2 of spectrogram and welch: 1/(fs sum(w^2)) ('density') or 1/sum(w)^2 ('spectrum'). */
+export function psdScale(g: SpectralGeometry, scaling: PsdScaling): number {
+  if (scaling === 'density') return 1 / (g.fs * g.windowSquareSum);
+  if (scaling === 'spectrum') return 1 / (g.windowSum * g.windowSum);
+  throw new TypeError(`scaling must be 'density' or 'spectrum', got ${JSON.stringify(scaling)}`);
+}
+
+/** Whether bin k of a one-sided spectrum of an nfft-point transform is doubled in a PSD (not DC, not an even nfft's Nyquist). */
+export function isDoubledBin(k: number, nfft: number): boolean {
+  return k > 0 && !(nfft % 2 === 0 && k === nfft / 2);
+}
+
+function binsums(window: Float64Array, nperseg: number, noverlap: number, square: boolean): Float64Array {
+  const step = nperseg - noverlap;
+  const sums = new Float64Array(step);
+  for (let ii = 0; ii < Math.floor(nperseg / step); ii++)
+    for (let j = 0; j < step; j++) {
+      const v = window[ii * step + j]!;
+      sums[j]! += square ? v * v : v;
+    }
+  const rem = nperseg % step;
+  for (let j = 0; j < rem; j++) {
+    const v = window[nperseg - rem + j]!;
+    sums[j]! += square ? v * v : v;
+  }
+  return sums;
+}
+
+function windowArray(window: WindowSpec | Float64Array, nperseg: number): Float64Array {
+  positiveInteger(nperseg, 'nperseg');
+  if (window instanceof Float64Array) {
+    if (window.length !== nperseg) throw new RangeError(`window has ${window.length} points, nperseg is ${nperseg}`);
+    return window;
+  }
+  return getWindow(window, nperseg);
+}
+
+function checkOverlap(nperseg: number, noverlap: number): void {
+  if (!Number.isSafeInteger(noverlap) || noverlap < 0) throw new RangeError(`noverlap must be a non-negative integer, got ${noverlap}`);
+  if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
+}
+
+/** scipy.signal.check_COLA: constant overlap-add of the window at this overlap. */
+export function checkCOLA(window: WindowSpec | Float64Array, nperseg: number, noverlap: number, tol = 1e-10): boolean {
+  const w = windowArray(window, nperseg);
+  checkOverlap(nperseg, noverlap);
+  const sums = binsums(w, nperseg, noverlap, false);
+  const sorted = [...sums].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  let worst = 0;
+  for (const s of sums) worst = Math.max(worst, Math.abs(s - median));
+  return worst < tol;
+}
+
+/** scipy.signal.check_NOLA: the overlap-added squared window never vanishes (istft can invert). */
+export function checkNOLA(window: WindowSpec | Float64Array, nperseg: number, noverlap: number, tol = 1e-10): boolean {
+  const w = windowArray(window, nperseg);
+  checkOverlap(nperseg, noverlap);
+  const sums = binsums(w, nperseg, noverlap, true);
+  let min = Infinity;
+  for (const s of sums) min = Math.min(min, s);
+  return min > tol;
+}
+
+/** Thrown by istft when the window and overlap violate NOLA: the STFT cannot be inverted. */
+export class NolaError extends RangeError {
+  override name = 'NolaError';
+}
+
+/** What istft takes (scipy names, camelCase). */
+export interface InverseOptions {
+  fs?: number | undefined;
+  window?: WindowSpec | undefined;
+  nperseg?: number | undefined;
+  noverlap?: number | undefined;
+  nfft?: number | undefined;
+  inputOnesided?: boolean | undefined;
+  /** The STFT was computed with a boundary extension: drop nperseg/2 samples at each end (default true). */
+  boundary?: boolean | undefined;
+  scaling?: StftScaling | undefined;
+}
+
+/** The resolved geometry of scipy.signal.istft. */
+export interface InverseGeometry {
+  fs: number;
+  /** Frequency bins per frame in the input. */
+  freqs: number;
+  /** Frames in the input. */
+  frames: number;
+  nperseg: number;
+  noverlap: number;
+  step: number;
+  nfft: number;
+  onesided: boolean;
+  boundary: boolean;
+  /** Samples dropped at the start (nperseg/2 with boundary, else 0). */
+  trim: number;
+  /** Output samples per series. */
+  outputLength: number;
+  window: Float64Array;
+  /** Gain on the inverse FFT frames: sum(w) ('spectrum') or sqrt(fs sum(w^2)) ('psd'), divided by nfft (cuFFT does not normalize). */
+  frameGain: number;
+}
+
+/** scipy.signal.istft's geometry; throws NolaError where the window and overlap cannot be inverted. */
+export function istftGeometry(freqs: number, frames: number, options: InverseOptions = {}): InverseGeometry {
+  positiveInteger(freqs, 'frequency bins');
+  positiveInteger(frames, 'frames');
+  const fs = checkFs(options.fs ?? 1);
+  const onesided = options.inputOnesided ?? true;
+  const nDefault = onesided ? 2 * (freqs - 1) : freqs;
+  const nperseg = options.nperseg === undefined ? nDefault : positiveInteger(options.nperseg, 'nperseg');
+  if (nperseg < 1) throw new RangeError(`nperseg must be a positive integer (from ${freqs} frequency bins), got ${nperseg}`);
+  let nfft: number;
+  if (options.nfft === undefined) nfft = onesided && nperseg === nDefault + 1 ? nperseg : nDefault;
+  else {
+    nfft = positiveInteger(options.nfft, 'nfft');
+    if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} must be greater than or equal to nperseg = ${nperseg}`);
+  }
+  if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} (from ${freqs} frequency bins) is less than nperseg = ${nperseg}; give nfft`);
+  const noverlap = options.noverlap ?? Math.floor(nperseg / 2);
+  checkOverlap(nperseg, noverlap);
+  const step = nperseg - noverlap;
+  const window = getWindow(options.window ?? 'hann', nperseg);
+  if (!checkNOLA(window, nperseg, noverlap)) {
+    throw new NolaError(`window ${JSON.stringify(options.window ?? 'hann')} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`);
+  }
+  const boundary = options.boundary ?? true;
+  const trim = boundary ? Math.floor(nperseg / 2) : 0;
+  const full = nperseg + (frames - 1) * step;
+  const outputLength = full - 2 * trim;
+  if (outputLength < 1) throw new RangeError(`istft of ${frames} frames of ${nperseg} samples leaves no output after removing the boundary`);
+  const scaling = options.scaling ?? 'spectrum';
+  let gain: number;
+  if (scaling === 'spectrum') gain = window.reduce((a, b) => a + b, 0);
+  else if (scaling === 'psd') gain = Math.sqrt(fs * window.reduce((a, b) => a + b * b, 0));
+  else throw new TypeError(`scaling must be 'spectrum' or 'psd', got ${JSON.stringify(scaling)}`);
+  return { fs, freqs, frames, nperseg, noverlap, step, nfft, onesided, boundary, trim, outputLength, window, frameGain: gain / nfft };
+}
+
+/**
+ * The inclusive bin range [k0, k1] of a one-sided spectrum of an n-point transform whose
+ * frequencies k·fs/n lie in [lo, hi] (a relative 1e-9 slack absorbs rounding at the edges).
+ * Empty bands give k0 > k1. Throws RangeError for bands outside [0, fs/2] or lo > hi.
+ */
+export function bandBins(band: readonly [number, number], fs: number, n: number, what = 'band'): [number, number] {
+  if (!Array.isArray(band) || band.length !== 2) throw new TypeError(`${what} must be [lo, hi], got ${JSON.stringify(band)}`);
+  const [lo, hi] = band;
+  if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isFinite(lo) || !Number.isFinite(hi))
+    throw new RangeError(`${what} edges must be finite numbers, got [${String(lo)}, ${String(hi)}]`);
+  const nyquist = fs / 2;
+  const slack = 1e-9 * nyquist;
+  if (lo < -slack || hi > nyquist + slack || lo > hi) throw new RangeError(`${what} [${lo}, ${hi}] must satisfy 0 <= lo <= hi <= fs/2 = ${nyquist}`);
+  const half = Math.floor(n / 2);
+  const k0 = Math.max(0, Math.ceil((lo * n) / fs - 1e-9));
+  const k1 = Math.min(half, Math.floor((hi * n) / fs + 1e-9));
+  return [k0, k1];
+}

@@ -1,0 +1,149 @@
+/**
+ * tscuda/signal: GPU DSP on device buffers with scipy.signal's names, parameters and defaults.
+ * float32 and float64; `batch` series of `length` samples, row-major; `{ stream }` on every call
+ * (default: the context's legacy default stream); enqueue only; no device allocation per call once
+ * warm (plans, scratch, window and band tables are cached: see workspace.ts, clearSignalCaches()).
+ *
+ * ## Primitives (what the job engine calls). Device buffers in, device buffers out.
+ *
+ * ```ts
+ * type RealBuffer = DeviceBuffer<'f32'> | DeviceBuffer<'f64'>;
+ * type ComplexBuffer = DeviceBuffer<'c64'> | DeviceBuffer<'c128'>;   // f32 <-> c64, f64 <-> c128
+ * interface SeriesOptions { batch: number; length: number; stream?: Stream }
+ * halfBins(length: number): number                                   // N/2 + 1
+ *
+ * // Whole-series detrend + window, fused (one stats reduction + one elementwise pass). In place allowed.
+ * detrendWindow(input: RealBuffer, output: RealBuffer,
+ *   o: SeriesOptions & { detrend: 'constant' | 'linear' | false; window: WindowSpec | null }): void
+ * // Forward real FFT: output B x (N/2+1), unnormalised, e^-2πi.
+ * rfft(input: RealBuffer, output: ComplexBuffer, o: SeriesOptions): void
+ * // Inverse real FFT: output B x N; normalize (default true) divides by N. OVERWRITES `spectrum` (cuFFT C2R).
+ * irfft(spectrum: ComplexBuffer, output: RealBuffer, o: SeriesOptions & { normalize?: boolean }): void
+ * // Keep bins with k·fs/N in [lo, hi], zero the rest, times `scale` (default 1; pass 1/N and irfft
+ * // with normalize: false to save a pass). In place unless `output`. Returns the buffer written.
+ * bandMask(spectrum: ComplexBuffer, o: SeriesOptions & { fs?: number; band: [lo, hi]; output?: ComplexBuffer; scale?: number }): ComplexBuffer
+ * // One masked copy per band in one launch: output B x bands x (N/2+1), then one irfft of B·bands rows.
+ * bandMaskMany(spectrum: ComplexBuffer, output: ComplexBuffer, o: SeriesOptions & { fs?: number; bands: [lo, hi][]; scale?: number }): void
+ * // |X| of the first `bins` bins per series: output B x bins (real), times `scale` (default 1).
+ * spectrumMagnitude(spectrum: ComplexBuffer, output: RealBuffer, o: SeriesOptions & { bins: number; scale?: number }): void
+ * // Band powers into f64 B x bands: sum over bins in [lo, hi] of c_k |X_k|^2 / N^2, c_k = 2 except DC
+ * // and an even N's Nyquist (one-sided Parseval: all bins give mean(x^2); a bin-centred cosine of amplitude A gives A^2/2).
+ * bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>, o: SeriesOptions & { fs?: number; bands: [lo, hi][] }): void
+ * // Strongest bin per series into f64 B x 4 = (bin, re, im, |X|^2); range default [fs/N, fs/2] (DC excluded).
+ * dominantCycleDevice(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>, o: SeriesOptions & { fs?: number; range?: [lo, hi] }): void
+ * // Host finishing (after the D2H copy of those rows): frequency, period, amplitude, phase, bin.
+ * // Pass windowSum = windowSum(spec, N) when a window was applied before the FFT (amplitude correction).
+ * finishDominantCycles(rows: Float64Array, o: { batch: number; length: number; fs?: number; windowSum?: number }): DominantCycle[]
+ * // Morlet CWT by FFT (MNE's morlet convention, see morlet.ts). Returns `into` or a new buffer:
+ * // 'complex' B x F x N (c64/c128), 'power' B x F x N, or with bands B x bands x N (power summed over
+ * // the freqs inside each band). cwtGeometry(N, o) gives the sizes without running.
+ * cwt(x: RealBuffer, o: { fs?: number; freqs?: number[] ; scales?: number[]; nCycles?: number; w0?: number;
+ *   wavelet?: 'morlet'; output?: 'complex' | 'power'; bands?: [lo, hi][]; batch?: number; stream?: Stream;
+ *   into?: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'> }): ComplexBuffer | RealBuffer
+ * ```
+ *
+ * signalWorkspace.releaseStream(stream): frees the scratch kept for `stream` (call before disposing it).
+ *
+ * Pure helpers (no CUDA): getWindow, windowSum, resolveWindow, spectralGeometry, istftGeometry,
+ * checkCOLA, checkNOLA, bandBins, bandRanges, finishDominantCycles, morletGeometry, cwtReference.
+ *
+ * ## scipy-style operations (allocate their outputs unless given `output`)
+ * ```ts
+ * stft(x, { fs, window, nperseg, noverlap, nfft, detrend, returnOnesided, boundary, padded, scaling, batch, stream, output })
+ *   -> { f, t, Zxx: ComplexBuffer (B x freqs x frames), geometry }
+ * istft(Zxx, { frames, batch, fs, window, nperseg, noverlap, nfft, inputOnesided, boundary, scaling, stream, output })
+ *   -> { t, x: RealBuffer (B x outputLength), geometry }         // NolaError where NOLA fails
+ * spectrogram(x, { ...stft options, scaling: "density" | "spectrum", mode: "psd" | "complex" | "magnitude" | "angle" | "phase" })
+ *   -> { f, t, Sxx (B x freqs x frames; complex for mode "complex"), geometry }
+ * welch(x, { ...same, average: "mean" | "median" }) -> { f, Pxx (B x freqs), geometry }
+ * detrend(x, "linear" | "constant", { batch, stream, output }) -> RealBuffer
+ * await bandPower(x, bands, { fs, relative, detrend, window, batch, stream }) -> Float64Array (B x bands)
+ * await dominantCycle(x, { fs, range, detrend, window, batch, stream }) -> DominantCycle[]
+ * ```
+ */
+export {
+  getWindow,
+  windowSum,
+  resolveWindow,
+  windowKey,
+  besselI0,
+  UnknownWindowError,
+  WindowParameterError,
+  WINDOW_NAMES,
+  type WindowSpec,
+  type WindowName,
+  type WindowOptions,
+  type ResolvedWindow,
+} from './window.js';
+export {
+  spectralGeometry,
+  spectralFrequencies,
+  spectralTimes,
+  stftScale,
+  psdScale,
+  istftGeometry,
+  checkCOLA,
+  checkNOLA,
+  bandBins,
+  rfftFrequencies,
+  fftFrequencies,
+  isDoubledBin,
+  NolaError,
+  STFT_DEFAULTS,
+  SPECTROGRAM_DEFAULTS,
+  WELCH_DEFAULTS,
+  type Boundary,
+  type DetrendType,
+  type StftScaling,
+  type PsdScaling,
+  type SpectralOptions,
+  type SpectralGeometry,
+  type SpectralDefaults,
+  type InverseOptions,
+  type InverseGeometry,
+} from './geometry.js';
+export { finishDominantCycles, bandRanges, bandPowersReference, type DominantCycle, type FinishDominantOptions } from './cycles.js';
+export { morletGeometry, morletWavelet, morletShape, cwtReference, fastLength, bandMembers, type MorletOptions, type MorletGeometry } from './morlet.js';
+export {
+  detrendWindow,
+  rfft,
+  irfft,
+  bandMask,
+  bandMaskMany,
+  spectrumMagnitude,
+  bandPowers,
+  dominantCycleDevice,
+  dominantBins,
+  halfBins,
+  type RealBuffer,
+  type ComplexBuffer,
+  type SeriesOptions,
+  type DetrendWindowOptions,
+  type IrfftOptions,
+  type BandMaskOptions,
+  type BandMaskManyOptions,
+  type MagnitudeOptions,
+  type BandPowersOptions,
+  type DominantOptions,
+} from './primitives.js';
+export { cwt, cwtGeometry, type CwtOptions } from './cwt.js';
+export { SignalWorkspace, signalWorkspace, clearSignalCaches, type Precision } from './workspace.js';
+export {
+  stft,
+  stftGeometry,
+  istft,
+  spectrogram,
+  welch,
+  medianBias,
+  type SpectrogramMode,
+  type CallOptions,
+  type StftOptions,
+  type StftResult,
+  type SpectrogramOptions,
+  type SpectrogramResult,
+  type WelchOptions,
+  type WelchResult,
+  type IstftOptions,
+  type IstftResult,
+} from './stft.js';
+export { detrend, bandPower, dominantCycle, type DetrendOptions, type BandPowerOptions, type DominantCycleOptions, type SpectrumPrepOptions } from './analysis.js';

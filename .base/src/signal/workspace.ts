@@ -1,0 +1,260 @@
+/**
+ * What the signal operations keep between calls so that a warm call allocates no device memory:
+ * the signal kernels (loaded once per context), cuFFT plans (one per shape, shared by every stream:
+ * each call names its stream), window and band tables (immutable, per context), and scratch
+ * buffers (per stream, grown when a bigger call arrives; work on one stream is ordered, so
+ * consecutive calls may reuse them).
+ */
+import type { Context } from '../runtime/context.js';
+import { Event } from '../runtime/event.js';
+import { FftPlanCache } from '../runtime/fft/plan-cache.js';
+import type { FftPlan } from '../runtime/fft/plan.js';
+import type { FftType } from '../runtime/fft/geometry.js';
+import type { LaunchConfig } from '../runtime/kernel.js';
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { DType } from '../runtime/memory/dtype.js';
+import type { Stream } from '../runtime/stream.js';
+import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
+import { getWindow, windowKey, type WindowSpec } from './window.js';
+import { positiveInteger } from './geometry.js';
+import type { RealBuffer } from './primitives.js';
+
+/** Real element type of a precision, and its complex counterpart. */
+export type Precision = 'f32' | 'f64';
+export type ComplexOf<P extends Precision> = P extends 'f32' ? 'c64' : 'c128';
+export const COMPLEX_OF: Readonly<Record<Precision, 'c64' | 'c128'>> = { f32: 'c64', f64: 'c128' };
+
+/** The precision of a real (f32/f64) or complex (c64/c128) buffer; TypeError for other dtypes. */
+export function precisionOf(buffer: DeviceBuffer<DType>, what: string): Precision {
+  switch (buffer.dtype) {
+    case 'f32':
+    case 'c64':
+      return 'f32';
+    case 'f64':
+    case 'c128':
+      return 'f64';
+    default:
+      throw new TypeError(`${what} "${buffer.label}" must hold f32, f64, c64 or c128, not ${buffer.dtype}`);
+  }
+}
+
+/** Checks a buffer's dtype and that it holds at least `length` elements. */
+export function expectBuffer(buffer: DeviceBuffer<DType>, dtype: DType, length: number, what: string): void {
+  if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`${what} must be a DeviceBuffer`);
+  buffer.checkAlive();
+  if (buffer.dtype !== dtype) throw new TypeError(`${what} "${buffer.label}" must hold ${dtype}, not ${buffer.dtype}`);
+  if (buffer.length < length) throw new RangeError(`${what} "${buffer.label}" holds ${buffer.length} ${dtype} elements; ${length} are needed`);
+}
+
+/** An untyped view of a generated launcher (arguments are checked by the kernel's parameter block). */
+export type Launch = (config: LaunchConfig, ...args: (DeviceBuffer<DType> | number)[]) => void;
+
+/** Block size of every signal kernel (a power of two: the reductions need it). */
+export const BLOCK = 256;
+/** Grid cap: grid-stride loops cover the rest. */
+const MAX_GRID = 8192;
+
+/** Launch config for `total` independent items, one per thread. */
+export function elementwise(total: number, stream: Stream | undefined): LaunchConfig {
+  const grid = Math.max(1, Math.min(Math.ceil(total / BLOCK), MAX_GRID));
+  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+}
+
+/** A real (f32/f64) input of `batch` series: its precision, the batch and the series length; TypeError/RangeError naming `what` otherwise. */
+export function realSeries(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
+  if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
+  const p = precisionOf(x, `${what} input`);
+  if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
+  const b = positiveInteger(batch ?? 1, 'batch');
+  if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
+  return { p, batch: b, length: x.length / b };
+}
+
+/** Launch config for `rows` rows, one block per row. */
+export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
+  const grid = Math.max(1, Math.min(rows, 65535));
+  return stream ? { grid, block: BLOCK, stream } : { grid, block: BLOCK };
+}
+
+type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32` ? B : never;
+
+/** Per-context state: kernels, immutable tables. */
+class ContextState {
+  readonly kernels: SignalKernels;
+  readonly launchers = new Map<string, Launch>();
+  readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
+  constructor(readonly context: Context) {
+    this.kernels = loadSignalKernels({ context });
+  }
+}
+
+/**
+ * The caches of the signal layer. One process-wide instance (`signalWorkspace`) serves every call;
+ * `clear()` frees everything it holds (call it only when no signal work is in flight).
+ */
+export class SignalWorkspace {
+  readonly #contexts = new Map<Context, ContextState>();
+  /** Scratch per stream (or per context for the legacy default stream). */
+  readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
+  /** cuFFT plans, keyed without stream. */
+  readonly plans = new FftPlanCache();
+
+  #state(context: Context): ContextState {
+    let s = this.#contexts.get(context);
+    if (!s || s.kernels.module.disposed) {
+      s = new ContextState(context);
+      this.#contexts.set(context, s);
+    }
+    return s;
+  }
+
+  /** The launcher `<base>_<precision>` in `context`. */
+  kernel(context: Context, base: KernelBase, precision: Precision): Launch {
+    const state = this.#state(context);
+    const name = `${base}_${precision}`;
+    let launch = state.launchers.get(name);
+    if (!launch) {
+      const ks = state.kernels as unknown as Record<string, Launch>;
+      launch = ks[name]!.bind(ks);
+      state.launchers.set(name, launch);
+    }
+    return launch;
+  }
+
+  /** A cached 1-D batched plan of `n`-point transforms. */
+  plan<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
+    return this.plans.get({ shape: [n], type, batch, context });
+  }
+
+  /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
+  window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
+    return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
+      const w = getWindow(spec, n);
+      return precision === 'f32' ? Float32Array.from(w) : w;
+    });
+  }
+
+  /**
+   * An immutable table cached under `key` (per context), its host values made by `make` on first
+   * use and uploaded on `stream` (other streams then wait for the upload; without a stream the
+   * upload is synchronous and the context is synchronised once, as a pageable copy may still be in
+   * flight when it returns).
+   */
+  table<T extends 'i32' | 'f64' | 'f32'>(
+    context: Context,
+    key: string,
+    dtype: T,
+    stream: Stream | undefined,
+    make: () => Int32Array | Float64Array | Float32Array,
+  ): DeviceBuffer<T> {
+    let values: Int32Array | Float64Array | Float32Array | undefined;
+    const alloc = (): DeviceBuffer<T> => {
+      values = make();
+      return DeviceBuffer.alloc(dtype, values.length, { context, label: `signal table ${key.slice(0, 60)}` });
+    };
+    const upload = (b: DeviceBuffer<T>): void => {
+      if (stream) (b as DeviceBuffer<DType>).write(values as never, { stream });
+      else {
+        (b as DeviceBuffer<DType>).write(values as never);
+        context.synchronize();
+      }
+    };
+    return this.built(context, `table:${dtype}:${key}`, stream, alloc, upload);
+  }
+
+  /**
+   * A table cached under `key` (per context) that the GPU fills: `make` allocates it and `build`
+   * enqueues its filling on `stream`, once. Later users on other streams wait for that work
+   * (cuStreamWaitEvent on an event recorded after it); on the legacy default stream, the host waits once.
+   */
+  built<T extends DType>(context: Context, key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
+    const state = this.#state(context);
+    const have = state.built.get(key);
+    if (have && !have.buffer.disposed) {
+      if (have.event && have.stream !== stream) {
+        if (have.event.query()) {
+          // Built long ago: nobody needs to wait any more.
+          have.event.dispose();
+          have.event = undefined;
+        } else if (stream) stream.waitEvent(have.event);
+        else have.event.synchronize();
+      }
+      return have.buffer as DeviceBuffer<T>;
+    }
+    const buffer = make();
+    build(buffer);
+    let event: Event | undefined;
+    if (stream) {
+      event = new Event({ context, label: `built ${key.slice(0, 40)}` });
+      event.record(stream);
+    }
+    state.built.set(key, { buffer: buffer as DeviceBuffer<DType>, stream, event });
+    return buffer;
+  }
+
+  /**
+   * A scratch buffer of at least `length` elements for work on `stream` (or the context's legacy
+   * default stream), one per `purpose`: grown when too small (cuMemFree of the old one, which waits
+   * for the work using it; not stream-ordered, since a stream-ordered free needs its stream alive).
+   */
+  scratch<T extends DType>(context: Context, stream: Stream | undefined, purpose: string, dtype: T, length: number): DeviceBuffer<T> {
+    const owner = stream ?? context;
+    let map = this.#scratch.get(owner);
+    const key = `${purpose}:${dtype}`;
+    const have = map?.get(key);
+    if (have && !have.disposed && have.length >= length) return have as DeviceBuffer<T>;
+    this.#sweep();
+    if (!map) {
+      map = new Map();
+      this.#scratch.set(owner, map);
+    }
+    if (have && !have.disposed) have.dispose();
+    // Grow by a quarter more than asked, so a slowly growing workload does not reallocate each call.
+    const size = have ? Math.max(length, Math.ceil(have.length * 1.25)) : length;
+    const label = `signal scratch ${purpose} (${stream ? stream.label : 'default stream'})`;
+    // Not stream-ordered: a stream-ordered free would need the stream alive when the buffer goes.
+    const b = DeviceBuffer.alloc(dtype, size, { context, label });
+    map.set(key, b as DeviceBuffer<DType>);
+    return b;
+  }
+
+  /** Frees the scratch kept for `stream` (its work must be enqueued already; cuMemFree waits for it). Call before disposing the stream. */
+  releaseStream(stream: Stream): void {
+    const map = this.#scratch.get(stream);
+    if (!map) return;
+    this.#scratch.delete(stream);
+    for (const b of map.values()) b.dispose();
+  }
+
+  /** Frees the scratch of streams disposed since (their work was enqueued before; cuMemFree waits for it). */
+  #sweep(): void {
+    for (const [owner, map] of this.#scratch) {
+      if (!owner.disposed) continue;
+      for (const b of map.values()) b.dispose();
+      this.#scratch.delete(owner);
+    }
+  }
+
+  /** Frees every kernel module, table, scratch buffer and plan. No signal work may be in flight. */
+  clear(): void {
+    for (const map of this.#scratch.values()) for (const b of map.values()) b.dispose();
+    this.#scratch.clear();
+    for (const s of this.#contexts.values()) {
+      for (const b of s.built.values()) {
+        b.buffer.dispose();
+        b.event?.dispose();
+      }
+      s.kernels.module.dispose();
+    }
+    this.#contexts.clear();
+    this.plans.clear();
+  }
+}
+
+/** The workspace every signal operation uses. */
+export const signalWorkspace = new SignalWorkspace();
+
+/** Frees the signal layer's cached kernels, plans, tables and scratch (no signal work may be in flight). */
+export function clearSignalCaches(): void {
+  signalWorkspace.clear();
+}

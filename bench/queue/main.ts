@@ -1,0 +1,342 @@
+/**
+ * The queue bench: the same STFT job mix through the Redis queue with 1 and 2 worker processes
+ * (one per GPU on a two-GPU host, else both on GPU 0) against the in-process JobEngine; the
+ * queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
+ * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
+ * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench.
+ * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
+ *   tsx bench/queue/main.ts [--fake 2] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { execa, type ResultPromise } from 'execa';
+import type { JobEngineLike, JobSpec } from '../../src/engine/index.js';
+import { JobQueue, type QueueJobHandle } from '../../src/queue/index.js';
+import { startRedis, type TestRedis } from '../../test/unit/queue/redis-server.js';
+import { percentile } from '../harness/stats.js';
+import { yyyymmdd } from '../harness/naming.js';
+import { gpuSlug } from '../report/slug.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CHILD = join(import.meta.dirname, 'worker-child.ts');
+const { values } = parseArgs({
+  options: {
+    fake: { type: 'string' },
+    jobs: { type: 'string', default: '400' },
+    window: { type: 'string', default: '64' },
+    'overhead-runs': { type: 'string', default: '300' },
+    'fault-jobs': { type: 'string', default: '3000' },
+    'kill-every': { type: 'string', default: '3' },
+    'fault-seconds': { type: 'string', default: '20' },
+    lanes: { type: 'string', default: '4' },
+  },
+});
+const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
+const JOBS = Number(values.jobs);
+const WINDOW = Number(values.window);
+const started = performance.now();
+
+/** One metric of the results, the queue's value beside the in-process engine's. */
+interface QueueMetric {
+  name: string;
+  unit: string;
+  better: 'higher' | 'lower';
+  tscuda: number | null;
+  inProcess: number | null;
+  goal?: string | undefined;
+  met?: boolean | undefined;
+  notes: string[];
+}
+
+async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devices: number }> {
+  if (fakeMs !== undefined) {
+    const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
+    return { engine: new FakeEngine({ delayMs: fakeMs, maxQueued: 1 << 20 }), gpu: `cpu-fake-${fakeMs}ms`, devices: 1 };
+  }
+  const [{ JobEngine }, { Device }] = await Promise.all([import('../../src/engine/index.js'), import('../../src/runtime/index.js')]);
+  return { engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }), gpu: Device.get(0).name, devices: Device.count() };
+}
+
+interface Child {
+  process: ResultPromise;
+  completed: string[];
+}
+
+async function startWorker(redis: TestRedis, queue: string, name: string, device: number, lockMs: number): Promise<Child> {
+  const args = [
+    '--import',
+    'tsx',
+    CHILD,
+    '--redis',
+    redis.url,
+    '--queue',
+    queue,
+    '--name',
+    name,
+    '--devices',
+    String(device),
+    '--lanes',
+    values.lanes,
+    '--lock-ms',
+    String(lockMs),
+  ];
+  if (fakeMs !== undefined) args.push('--fake', String(fakeMs));
+  const child = execa('node', args, { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit' });
+  const completed: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    let rest = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      rest += chunk.toString();
+      const lines = rest.split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        if (line === 'ready') resolve();
+        else if (line.startsWith('completed ')) completed.push(line.slice(10));
+      }
+    });
+    void child.then((r) => reject(new Error(`worker ${name} exited ${String(r.exitCode)} before it was ready`)));
+  });
+  return { process: child, completed };
+}
+
+async function stopWorkers(children: Child[]): Promise<void> {
+  for (const c of children) c.process.kill('SIGTERM');
+  await Promise.allSettled(children.map((c) => c.process));
+}
+
+/** The job mix: STFT jobs of 16 series x 16384 samples (1 MiB of f32 each), band-passed, a 64-bin preview. */
+function mixJob(): JobSpec {
+  const data = new Float32Array(16 * 16384);
+  for (let i = 0; i < data.length; i++) data[i] = Math.random() * 2 - 1;
+  return { data, batch: 16, fs: 48_000, flags: ['stft'], passBand: [100, 8000], previewBins: 64 };
+}
+
+/** Runs `count` jobs with at most `window` in flight through `run`; returns jobs/s and samples/s. */
+async function throughput(count: number, window: number, run: (spec: JobSpec) => Promise<unknown>): Promise<{ jobsPerS: number; gsamplesPerS: number }> {
+  const specs = Array.from({ length: Math.min(count, 32) }, mixJob);
+  let next = 0;
+  let samples = 0;
+  const t0 = performance.now();
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const spec = specs[next++ % specs.length]!;
+      await run(spec);
+      samples += spec.data.length;
+    }
+  };
+  await Promise.all(Array.from({ length: window }, lane));
+  const s = (performance.now() - t0) / 1000;
+  return { jobsPerS: count / s, gsamplesPerS: samples / s / 1e9 };
+}
+
+/** p50 latency (ms) of one 4 x 4096 job at a time. */
+async function latencyP50(runs: number, run: (spec: JobSpec) => Promise<unknown>): Promise<number> {
+  const data = Float32Array.from({ length: 4 * 4096 }, () => Math.random() * 2 - 1);
+  const spec: JobSpec = { data, batch: 4, fs: 1000, flags: ['stft'], passBand: [20, 200], previewBins: 64 };
+  for (let i = 0; i < 20; i++) await run(spec);
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await run(spec);
+    ms.push(performance.now() - t);
+  }
+  return percentile(ms, 0.5);
+}
+
+const viaQueue =
+  (queue: JobQueue) =>
+  async (spec: JobSpec): Promise<unknown> =>
+    (await queue.submit(spec)).result;
+
+const metrics: QueueMetric[] = [];
+const notes: string[] = [];
+const redis = await startRedis();
+const { engine, gpu, devices } = await makeEngine();
+const placement = devices >= 2 ? [0, 1] : [0, 0];
+if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
+if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
+try {
+  // In-process baseline: the same mix straight into one JobEngine.
+  const inProcess = await throughput(JOBS, WINDOW, (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
+  const inProcessLatency = await latencyP50(Number(values['overhead-runs']), (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
+  const runs: Record<number, { jobsPerS: number; gsamplesPerS: number }> = {};
+  let overhead = Number.NaN;
+  for (const count of [1, 2]) {
+    const name = `bench-${count}-${randomUUID()}`;
+    const children: Child[] = [];
+    for (let i = 0; i < count; i++) children.push(await startWorker(redis, name, `w${i}`, placement[i]!, 30_000));
+    const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20 });
+    try {
+      await latencyP50(5, viaQueue(queue)); // warm both sides (plans, buffers, connections)
+      runs[count] = await throughput(JOBS, WINDOW, viaQueue(queue));
+      if (count === 1) overhead = (await latencyP50(Number(values['overhead-runs']), viaQueue(queue))) - inProcessLatency;
+    } finally {
+      await queue.close();
+      await stopWorkers(children);
+    }
+  }
+  for (const [count, r] of Object.entries(runs)) {
+    metrics.push({
+      name: `queue_stft_jobs_per_s_${count}w`,
+      unit: 'jobs/s',
+      better: 'higher',
+      tscuda: r.jobsPerS,
+      inProcess: inProcess.jobsPerS,
+      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`],
+    });
+    metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
+  }
+  const speedup = runs[2]!.jobsPerS / runs[1]!.jobsPerS;
+  metrics.push({
+    name: 'queue_two_worker_speedup',
+    unit: 'x',
+    better: 'higher',
+    tscuda: speedup,
+    inProcess: null,
+    goal: '>= 1.8',
+    met: speedup >= 1.8,
+    notes: ['2-worker jobs/s over 1-worker jobs/s'],
+  });
+  metrics.push({
+    name: 'queue_overhead_p50_ms',
+    unit: 'ms',
+    better: 'lower',
+    tscuda: overhead,
+    inProcess: inProcessLatency,
+    goal: '< 1',
+    met: overhead < 1,
+    notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
+  });
+
+  // The fault run: one of two workers SIGKILLed every few seconds and restarted.
+  const name = `fault-${randomUUID()}`;
+  const lockMs = 1000;
+  const children = [await startWorker(redis, name, 'f0', placement[0]!, lockMs), await startWorker(redis, name, 'f1', placement[1]!, lockMs)];
+  const all: Child[] = [...children];
+  const queue = new JobQueue({ connection: redis.url, name, pollIntervalMs: 500 });
+  const faultJobs = Number(values['fault-jobs']);
+  let kills = 0;
+  let stop = false;
+  const killer = (async () => {
+    let turn = 0;
+    while (!stop) {
+      await new Promise((r) => setTimeout(r, Number(values['kill-every']) * 1000));
+      if (stop) break;
+      const i = turn++ % 2;
+      children[i]!.process.kill('SIGKILL');
+      await children[i]!.process;
+      kills++;
+      children[i] = await startWorker(redis, name, `f${i}-${turn}`, placement[i]!, lockMs);
+      all.push(children[i]!);
+    }
+  })();
+  const handles: QueueJobHandle[] = [];
+  const small: JobSpec = { data: Float32Array.from({ length: 1024 }, () => Math.random()), fs: 1000, flags: ['stft'], previewBins: 16 };
+  // Submitted evenly over --fault-seconds, so the kills fall while jobs are queued and running.
+  const pace = (Number(values['fault-seconds']) * 1000) / faultJobs;
+  const t0 = performance.now();
+  for (let i = 0; i < faultJobs; i++) {
+    const wait = t0 + i * pace - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    handles.push(await queue.submit(small, { attempts: 5 }));
+  }
+  const deadline = Date.now() + 5 * 60_000;
+  const outcomes = await Promise.all(
+    handles.map((h) =>
+      Promise.race([
+        h.result.then(
+          (r) => ({ ok: true as const, attempts: r.queue.attempts }),
+          (e: unknown) => ({ ok: false as const, error: String(e) }),
+        ),
+        new Promise<{ ok: null }>((r) => setTimeout(() => r({ ok: null }), Math.max(0, deadline - Date.now()))),
+      ]),
+    ),
+  );
+  stop = true;
+  await killer;
+  await queue.close();
+  await stopWorkers(children);
+  const count = new Map<string, number>();
+  for (const c of all) for (const id of c.completed) count.set(id, (count.get(id) ?? 0) + 1);
+  const twice = [...count.values()].filter((n) => n > 1).length;
+  const lost = outcomes.filter((o) => o.ok !== true).length;
+  const unsettled = outcomes.filter((o) => o.ok === null).length;
+  const retried = outcomes.filter((o) => o.ok === true && o.attempts > 1).length;
+  const failures = outcomes.filter((o): o is { ok: false; error: string } => o.ok === false);
+  metrics.push({
+    name: 'queue_fault_lost_jobs',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: lost,
+    inProcess: null,
+    goal: '0',
+    met: lost === 0,
+    notes: [
+      `${faultJobs} jobs, ${kills} SIGKILLs (every ${values['kill-every']} s), ${retried} completed as a retry (attempts > 1), ${failures.length} failed${failures[0] ? ` (first: ${failures[0].error})` : ''}`,
+    ],
+  });
+  metrics.push({
+    name: 'queue_fault_completed_twice',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: twice,
+    inProcess: null,
+    goal: '0',
+    met: twice === 0,
+    notes: ['jobs reported completed by more than one worker process'],
+  });
+  metrics.push({
+    name: 'queue_fault_unsettled',
+    unit: 'jobs',
+    better: 'lower',
+    tscuda: unsettled,
+    inProcess: null,
+    goal: '0',
+    met: unsettled === 0,
+    notes: ['jobs whose result had not settled 5 minutes after the last submit'],
+  });
+} finally {
+  await engine.close();
+  await redis.dispose();
+}
+
+const date = new Date();
+const results = {
+  date: date.toISOString(),
+  gpu,
+  fake: fakeMs !== undefined,
+  settings: {
+    jobs: JOBS,
+    window: WINDOW,
+    lanes: Number(values.lanes),
+    faultJobs: Number(values['fault-jobs']),
+    faultSeconds: Number(values['fault-seconds']),
+    killEveryS: Number(values['kill-every']),
+  },
+  metrics,
+  notes,
+  durationS: (performance.now() - started) / 1000,
+};
+const dir = process.env.TSCUDA_BENCH_OUT ?? join(ROOT, 'bench', 'results');
+mkdirSync(dir, { recursive: true });
+const base = join(dir, `queue-${gpuSlug(gpu)}-${yyyymmdd(date)}`);
+const fmt = (v: number | null): string => (v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3));
+const md = [
+  `# Queue bench: ${gpu}, ${date.toISOString()}`,
+  '',
+  '| metric | unit | tscuda (queue) | in-process | goal | met |',
+  '| --- | --- | --- | --- | --- | --- |',
+  ...metrics.map((m) => `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.inProcess)} | ${m.goal ?? ''} | ${m.met === undefined ? '' : m.met ? 'yes' : 'no'} |`),
+  '',
+  ...notes.map((n) => `- ${n}`),
+  ...metrics.flatMap((m) => m.notes.map((n) => `- ${m.name}: ${n}`)),
+  '',
+];
+writeFileSync(`${base}.json`, JSON.stringify(results, null, 2) + '\n');
+writeFileSync(`${base}.md`, md.join('\n'));
+console.log(md.join('\n'));
+console.log(`wrote ${base}.json and .md`);
+process.exit(0);

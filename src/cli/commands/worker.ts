@@ -1,0 +1,197 @@
+/** `tscuda worker`: a GPU host's worker of the Redis job queue (see docs/scale-out.md). */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { parseArgs } from 'node:util';
+import { Registry } from 'prom-client';
+import type { JobEngineLike } from '../../engine/types.js';
+import { checkRedis, describeConnection } from '../../queue/connection.js';
+import { registerQueueMetrics } from '../../queue/metrics.js';
+import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
+import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
+import type { CliCommand } from '../command.js';
+import { gpuUnavailableLine } from '../gpu-errors.js';
+
+const USAGE = `usage: tscuda worker --redis URL [options]
+Takes jobs from the Redis job queue and runs them on this host's GPUs (one JobEngine over
+--devices). Run one per GPU host; submit with JobQueue (tscuda/queue) or tscuda serve --redis.
+Delivery is at-least-once: a job whose worker dies (SIGKILL, lost CUDA context) is started again
+by another worker, up to its attempts, then fails with the reason.
+  --redis URL         Redis, e.g. redis://10.0.0.5:6379 (required; unreachable at start: exit 1)
+  --queue NAME        queue name (default ${DEFAULT_QUEUE_NAME}); clients must use the same
+  --prefix P          Redis key prefix (default tscuda)
+  --devices L         GPUs of the engine: "0", "0,1" or "all" (default 0)
+  --lanes N           lanes (CUDA streams) per device (default 4)
+  --precision P       f32 (default) or f64 arithmetic on the GPU
+  --concurrency N     jobs held at once (default 3 per lane)
+  --attempts N        most starts of one job on any worker, whatever it asked (default 100)
+  --lock-ms MS        a job's lock; a dead worker's job is retried after about this (default 30000)
+  --rate N/MS         this worker starts at most N jobs per MS milliseconds
+  --max-result-mb N   largest result stored, MiB (default 512)
+  --metrics-port N    serve /metrics (Prometheus) and /ready on this port (default: none)
+  --log-interval S    seconds between summary lines on stderr (default 10; 0: none)
+  --name NAME         this worker's name in results and logs (default host:pid:random)
+  --help              this text
+SIGTERM or SIGINT stops gracefully: take nothing new, finish and store the jobs held, exit 0.
+A lost CUDA context: the jobs held go back to the queue, exit 1 (let systemd restart it).
+example: tscuda worker --redis redis://10.0.0.5:6379 --devices all --metrics-port 9400`;
+
+class UsageError extends Error {}
+
+function integer(name: string, v: string | undefined, fallback: number | undefined, min: number): number | undefined {
+  if (v === undefined) return fallback;
+  if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+/** The worker's options from its arguments. */
+export function parseWorkerArgs(args: string[]) {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      redis: { type: 'string' },
+      queue: { type: 'string' },
+      prefix: { type: 'string' },
+      devices: { type: 'string' },
+      lanes: { type: 'string' },
+      precision: { type: 'string' },
+      concurrency: { type: 'string' },
+      attempts: { type: 'string' },
+      'lock-ms': { type: 'string' },
+      rate: { type: 'string' },
+      'max-result-mb': { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'log-interval': { type: 'string' },
+      name: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help === true) return { help: true as const };
+  if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
+  if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis)}`);
+  const devices = values.devices ?? '0';
+  if (devices !== 'all' && !/^\d+(,\d+)*$/.test(devices)) throw new UsageError(`--devices must be "all" or ordinals like 0,1; got ${JSON.stringify(devices)}`);
+  const precision = values.precision ?? 'f32';
+  if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
+  let rateLimit: { max: number; durationMs: number } | undefined;
+  if (values.rate !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(values.rate);
+    if (m === null || Number(m[1]) < 1 || Number(m[2]) < 1) throw new UsageError(`--rate must be N/MS (e.g. 100/1000), got ${JSON.stringify(values.rate)}`);
+    rateLimit = { max: Number(m[1]), durationMs: Number(m[2]) };
+  }
+  const metricsPort = integer('metrics-port', values['metrics-port'], undefined, 0);
+  if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError(`--metrics-port must be at most 65535, got ${metricsPort}`);
+  const maxResultMb = integer('max-result-mb', values['max-result-mb'], 512, 1)!;
+  if (maxResultMb > 512) throw new UsageError(`--max-result-mb must be at most 512 (Redis's string limit), got ${maxResultMb}`);
+  return {
+    help: false as const,
+    redis: values.redis,
+    queue: values.queue,
+    prefix: values.prefix,
+    devices: devices === 'all' ? ('all' as const) : devices.split(',').map(Number),
+    lanes: integer('lanes', values.lanes, 4, 1)!,
+    precision: precision as 'f32' | 'f64',
+    concurrency: integer('concurrency', values.concurrency, undefined, 1),
+    maxAttempts: integer('attempts', values.attempts, undefined, 1),
+    lockDurationMs: integer('lock-ms', values['lock-ms'], 30_000, 100)!,
+    rateLimit,
+    maxResultBytes: maxResultMb * 2 ** 20,
+    metricsPort,
+    logIntervalMs: integer('log-interval', values['log-interval'], 10, 0)! * 1000,
+    name: values.name,
+  };
+}
+
+function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+/** /metrics and /ready of a worker (ready: Redis reachable and the engine alive). */
+function serveMetrics(worker: QueueWorker, port: number): Promise<Server> {
+  const registry = new Registry();
+  registerQueueMetrics(registry, worker);
+  const server = createHttpServer((request, response) => {
+    if (request.url === '/metrics') {
+      void registry.metrics().then((text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text));
+    } else if (request.url === '/ready') {
+      const reason = worker.lostError !== undefined ? 'the engine lost its GPU context' : worker.reachable ? null : 'Redis is not reachable (reconnecting)';
+      response.writeHead(reason === null ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(reason === null ? { ready: true } : { ready: false, reason }));
+    } else response.writeHead(404).end();
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve(server));
+  });
+}
+
+async function work(args: string[]): Promise<number> {
+  let options;
+  try {
+    options = parseWorkerArgs(args);
+  } catch (error) {
+    console.error(`tscuda worker: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  try {
+    await checkRedis(options.redis);
+  } catch (error) {
+    console.error(`tscuda worker: ${(error as Error).message}`);
+    return 1;
+  }
+  let engine: JobEngineLike & { close(): Promise<void> };
+  try {
+    const { JobEngine } = await import('../../engine/job-engine.js');
+    engine = new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
+  } catch (error) {
+    const line = gpuUnavailableLine('worker', error);
+    if (line === undefined) throw error;
+    console.error(line);
+    return 1;
+  }
+  const log = (line: string): void => console.error(line);
+  const worker = await runQueueWorker({
+    connection: options.redis,
+    engine,
+    name: options.queue,
+    prefix: options.prefix,
+    workerName: options.name,
+    concurrency: options.concurrency,
+    maxAttempts: options.maxAttempts,
+    lockDurationMs: options.lockDurationMs,
+    rateLimit: options.rateLimit,
+    maxResultBytes: options.maxResultBytes,
+    logIntervalMs: options.logIntervalMs,
+    log,
+  });
+  const metrics = options.metricsPort === undefined ? undefined : await serveMetrics(worker, options.metricsPort);
+  if (metrics !== undefined) log(`tscuda worker: /metrics and /ready on port ${(metrics.address() as { port: number }).port}`);
+  const outcome = await Promise.race([untilSignal(), worker.stopped.then(() => 'stopped')]);
+  if (outcome !== 'stopped') {
+    log(`tscuda worker: ${outcome}: finishing the jobs held (send it again to exit at once)`);
+    process.once('SIGTERM', () => process.exit(1));
+    process.once('SIGINT', () => process.exit(1));
+    await worker.close();
+  }
+  metrics?.close();
+  await engine.close().catch(() => undefined);
+  if (worker.lostError !== undefined) {
+    console.error(`tscuda worker: stopped: the engine lost its GPU context (${describeConnection(options.redis)} keeps its jobs for other workers)`);
+    return 1;
+  }
+  return 0;
+}
+
+/** `tscuda worker`. */
+export const workerCommand: CliCommand = {
+  name: 'worker',
+  summary: 'GPU worker of the Redis job queue: runs queued jobs on this host (--help)',
+  usage: USAGE,
+  run: work,
+};

@@ -1,0 +1,169 @@
+/**
+ * How a job and its result cross Redis. BullMQ stores a job's data and return value as JSON, and
+ * a float array in JSON costs ~10-20 bytes per value and a parse of every number. So only the
+ * small parts go through BullMQ (the parameters; the result's scalars and a table of its arrays),
+ * while the samples and the result arrays are raw little-endian bytes under their own Redis keys
+ * (with a TTL), written and read as Buffers: no base64 (a third larger, and a string copy of
+ * every array), no JSON number arrays, and a job's status can be read without pulling its data.
+ * Pure: no Redis here.
+ */
+import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
+import type { JobData, JobResult, JobSpec } from '../engine/types.js';
+import type { NormalizedJob } from '../engine/validate.js';
+
+export { RESULT_ARRAY_FIELDS };
+
+/** One of RESULT_ARRAY_FIELDS (the engine's one list of result arrays). */
+export type ResultArrayField = (typeof RESULT_ARRAY_FIELDS)[number];
+
+/**
+ * Element type of a packed array, by the array that holds it: f32, f64, i16 (16-bit samples) or
+ * u16 (raw f16/bf16 bits: the job's `dtype` or `outputDtype`, which travel with its parameters,
+ * say which).
+ */
+export type WireDtype = 'f32' | 'f64' | 'i16' | 'u16';
+
+type WireArrayType = Float32Array | Float64Array | Int16Array | Uint16Array;
+
+/** The job parameters as they travel: the spec without its samples and the fields that cannot cross a process (`into`, `signal`). */
+export type WireParams = Omit<JobSpec, 'data' | 'into' | 'signal'>;
+
+/** A queued job's data in BullMQ (JSON). */
+export interface WireJob {
+  /** Format version, so a worker refuses what a newer client wrote instead of misreading it. */
+  v: 1;
+  params: WireParams;
+  /** Element type and count of the samples under `inputKey`. */
+  dtype: WireDtype;
+  samples: number;
+  inputKey: string;
+  /** The submitter's limit on the result's bytes, and how long the result is kept. */
+  maxResultBytes: number;
+  resultTtlMs: number;
+}
+
+/** Where one array lies in a packed result. */
+export interface WireArray {
+  field: ResultArrayField;
+  dtype: WireDtype;
+  length: number;
+  /** Byte offset in the packed buffer (a multiple of 8). */
+  offset: number;
+}
+
+/** Which worker ran a job, and how often it was started: the delivery facts a result carries. */
+export interface QueueRunInfo {
+  /** The queue's id of the job. */
+  jobId: string;
+  /** The worker that completed it (`runQueueWorker`'s name). */
+  worker: string;
+  /** Times a worker started it; above 1 the job was retried (a worker died or failed in a retryable way). */
+  attempts: number;
+  /** Times it was found stalled (its worker stopped renewing its lock, e.g. killed) and put back in the queue. */
+  stalls: number;
+}
+
+/** A completed job's return value in BullMQ (JSON): the result's scalars and where its arrays are. */
+export interface WireResult {
+  v: 1;
+  resultKey: string;
+  /** Bytes under `resultKey`. */
+  bytes: number;
+  arrays: WireArray[];
+  scalars: Omit<JobResult, ResultArrayField>;
+  run: QueueRunInfo;
+}
+
+const ALIGN = 8;
+const align = (n: number): number => Math.ceil(n / ALIGN) * ALIGN;
+const TYPES = { f32: Float32Array, f64: Float64Array, i16: Int16Array, u16: Uint16Array } as const;
+
+/** The wire type of an array (samples or a result array). */
+export function dtypeOf(a: WireArrayType): WireDtype {
+  return a instanceof Float64Array ? 'f64' : a instanceof Int16Array ? 'i16' : a instanceof Uint16Array ? 'u16' : 'f32';
+}
+const bytesOf = (dtype: WireDtype): number => TYPES[dtype].BYTES_PER_ELEMENT;
+
+/** The samples as bytes: a view of the same memory when the array covers it exactly, else a copy. */
+export function samplesToBuffer(data: JobData): Buffer {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** Samples back from their bytes (a view when aligned, else a copy); throws naming the mismatch. */
+export function samplesFromBuffer(buffer: Buffer, dtype: WireDtype, samples: number): JobData {
+  const size = bytesOf(dtype);
+  if (buffer.byteLength !== samples * size) throw new Error(`input: ${buffer.byteLength} bytes stored, expected ${samples} ${dtype} samples (${samples * size} bytes)`);
+  return typedView(buffer, 0, samples, dtype);
+}
+
+/**
+ * `length` values of `dtype` at byte `offset` of `buffer`: a view of the same memory when it is
+ * aligned for the type (a Redis reply of this size is its own allocation, so it usually is),
+ * else a copy into fresh memory.
+ */
+function typedView(buffer: Buffer, offset: number, length: number, dtype: WireDtype): WireArrayType {
+  const start = buffer.byteOffset + offset;
+  const Type = TYPES[dtype];
+  if (Type === undefined) throw new Error(`stored array: unknown element type ${JSON.stringify(dtype)}`);
+  if (start % Type.BYTES_PER_ELEMENT === 0) return new Type(buffer.buffer as ArrayBuffer, start, length);
+  const copy = new ArrayBuffer(length * Type.BYTES_PER_ELEMENT);
+  new Uint8Array(copy).set(buffer.subarray(offset, offset + copy.byteLength));
+  return new Type(copy);
+}
+
+/** Packs a result's arrays into one buffer (each at an 8-byte boundary) and splits off its scalars. */
+export function packResult(result: JobResult): { buffer: Buffer; arrays: WireArray[]; scalars: WireResult['scalars'] } {
+  const arrays: WireArray[] = [];
+  const present: WireArrayType[] = [];
+  let bytes = 0;
+  for (const field of RESULT_ARRAY_FIELDS) {
+    const a = result[field];
+    if (a === undefined) continue;
+    arrays.push({ field, dtype: dtypeOf(a), length: a.length, offset: bytes });
+    present.push(a);
+    bytes = align(bytes + a.byteLength);
+  }
+  const buffer = Buffer.alloc(bytes);
+  arrays.forEach((w, i) => {
+    const a = present[i]!;
+    buffer.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), w.offset);
+  });
+  const scalars: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result)) if (!(RESULT_ARRAY_FIELDS as readonly string[]).includes(key) && value !== undefined) scalars[key] = value;
+  return { buffer, arrays, scalars: scalars as WireResult['scalars'] };
+}
+
+/** The result back from its scalars and packed arrays (views of `buffer` when aligned, else copies). */
+export function unpackResult(scalars: WireResult['scalars'], arrays: readonly WireArray[], buffer: Buffer): JobResult {
+  const result: JobResult = { ...scalars };
+  for (const w of arrays) {
+    const size = bytesOf(w.dtype);
+    const end = w.offset + w.length * size;
+    if (end > buffer.byteLength) throw new Error(`result: array ${w.field} ends at byte ${end}, the stored result has ${buffer.byteLength}`);
+    const array = typedView(buffer, w.offset, w.length, w.dtype);
+    if (w.field === 'bandPowers') {
+      if (!(array instanceof Float64Array)) throw new Error('result: bandPowers must be f64');
+      result.bandPowers = array;
+    } else if (array instanceof Int16Array) throw new Error(`result: ${w.field} cannot be i16`);
+    else if (w.field === 'filtered' || w.field === 'bandWaves') result[w.field] = array;
+    else if (array instanceof Uint16Array) throw new Error(`result: ${w.field} cannot be 16-bit`);
+    else result[w.field] = array;
+  }
+  return result;
+}
+
+/**
+ * Bytes of the arrays a job returns, from its validated spec (the lengths `checkInto` checks),
+ * at the workers' `precision` (bandPowers is always float64), with the packing's alignment.
+ */
+export function estimateResultBytes(job: NormalizedJob, precision: WireDtype): number {
+  const { batch: b, length: n } = job;
+  const nb = job.bands.length;
+  const size = bytesOf(precision);
+  const lengths: [number, number][] = [];
+  if (job.stft) lengths.push([b * n, size], [b * job.previewBins * (job.framing?.frames ?? 1), size]);
+  if (job.cycles) lengths.push([b * nb, 8]);
+  if (job.cycles && job.bandWaves) lengths.push([b * nb * n, size]);
+  if (job.wavelet) lengths.push([b * (job.waveletBands ? nb : job.freqs.length) * n, size]);
+  return lengths.reduce((sum, [count, bytes]) => align(sum + count * bytes), 0);
+}

@@ -1,0 +1,85 @@
+/**
+ * Redis connections of the queue: one way to name a server (a URL or ioredis options), clients
+ * that retry with a capped backoff for as long as Redis is away (a worker or a front outlives a
+ * Redis restart), and a one-shot check that fails fast at start-up instead.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { QueueUnavailableError } from './errors.js';
+
+/** Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) or ioredis options. */
+export type QueueConnection = string | RedisOptions;
+
+/** Longest wait between reconnection attempts, ms: a restarted Redis is found within this. */
+export const MAX_RECONNECT_DELAY_MS = 2000;
+
+/** Reconnection delay after `times` failed attempts: doubling from 50 ms, capped, with jitter so many clients do not reconnect in step. */
+export function reconnectDelay(times: number): number {
+  const base = Math.min(MAX_RECONNECT_DELAY_MS, 50 * 2 ** Math.min(times, 10));
+  return Math.round(base * (0.75 + Math.random() * 0.25));
+}
+
+/** Checks `connection` and names the problem; throws TypeError on anything that is neither a URL nor an options object. */
+export function checkConnection(connection: unknown, field = 'connection'): QueueConnection {
+  if (typeof connection === 'string') {
+    if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${JSON.stringify(connection)}`);
+    try {
+      new URL(connection);
+    } catch {
+      throw new TypeError(`${field}: ${JSON.stringify(connection)} is not a valid URL`);
+    }
+    return connection;
+  }
+  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) return connection as RedisOptions;
+  throw new TypeError(`${field}: must be a Redis URL (redis://host:port) or ioredis options, got ${connection === null ? 'null' : typeof connection}`);
+}
+
+/** `connection` for messages: host and port, never a password. */
+export function describeConnection(connection: QueueConnection): string {
+  if (typeof connection === 'string') {
+    const url = new URL(connection);
+    return `${url.protocol}//${url.hostname}:${url.port || '6379'}${url.pathname.length > 1 ? url.pathname : ''}`;
+  }
+  if (typeof connection.path === 'string') return `redis at ${connection.path}`;
+  return `redis://${connection.host ?? '127.0.0.1'}:${connection.port ?? 6379}${connection.db ? `/${connection.db}` : ''}`;
+}
+
+/**
+ * A client that keeps reconnecting with backoff while Redis is away. `maxRetriesPerRequest: null`
+ * is what BullMQ's workers need (a command waits for the reconnection instead of failing);
+ * callers that must answer at once check `status === 'ready'` first.
+ */
+export function createRedis(connection: QueueConnection, name: string): Redis {
+  const options: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: reconnectDelay, connectionName: name, enableReadyCheck: true };
+  const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  // ioredis reports each failed reconnection as an 'error' event; without a listener Node would
+  // throw it. The owners watch `status` (readiness) instead.
+  client.on('error', () => undefined);
+  return client;
+}
+
+/**
+ * Connects once and pings, within `timeoutMs`, without retrying: what a command runs at start so
+ * an unreachable Redis is one clear line and exit 1 rather than a process that waits forever.
+ */
+export async function checkRedis(connection: QueueConnection, timeoutMs = 3000): Promise<void> {
+  const options: RedisOptions = { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, enableOfflineQueue: false };
+  const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  // The socket's own error (ECONNREFUSED, ENOTFOUND, auth) says more than the command's rejection.
+  let socketError: Error | undefined;
+  client.on('error', (error: Error) => (socketError ??= error));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect().then(() => client.ping()),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    const why = socketError ?? error;
+    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}

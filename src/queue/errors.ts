@@ -1,0 +1,73 @@
+/**
+ * The queue's named errors. Like the engine's, they are matched by `name` across processes (a
+ * failed job's reason travels through Redis as text), so each message names what went wrong.
+ */
+
+/** Redis could not be reached (at start, or while a command needed it): nothing was queued. */
+export class QueueUnavailableError extends Error {
+  override readonly name: string = 'QueueUnavailableError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** The job's result would exceed `maxResultBytes` (estimated at submit, or measured by the worker). */
+export class ResultTooLargeError extends Error {
+  override readonly name: string = 'ResultTooLargeError';
+  /** Bytes the result needs (estimated or measured). */
+  readonly bytes: number;
+  /** The limit it was checked against. */
+  readonly limit: number;
+
+  constructor(bytes: number, limit: number, when: 'estimated at submit' | 'measured by the worker') {
+    super(
+      `result: ${bytes} bytes (${when}) exceed maxResultBytes = ${limit}; ask for fewer results (bandWaves: false, fewer previewBins or freqs) or split the job into smaller batches`,
+    );
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
+/** The job failed on a worker (after its last attempt); `reason` is BullMQ's failedReason. */
+export class QueueJobError extends Error {
+  override readonly name: string = 'QueueJobError';
+  /** The queue's id of the job. */
+  readonly jobId: string;
+  /** Why the last attempt failed, as the worker reported it. */
+  readonly reason: string;
+  /** Times a worker started the job (retries after a lost worker included). */
+  readonly attempts: number;
+
+  constructor(jobId: string, reason: string, attempts: number) {
+    super(`job ${jobId} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`);
+    this.jobId = jobId;
+    this.reason = reason;
+    this.attempts = attempts;
+  }
+}
+
+/** The queue holds no job of that id: never submitted, or finished longer than its time-to-live ago. */
+export class UnknownQueueJobError extends Error {
+  override readonly name: string = 'UnknownQueueJobError';
+  readonly jobId: string;
+
+  constructor(jobId: string, detail = 'never submitted, or finished and dropped after its time-to-live') {
+    super(`job ${jobId}: no such job in the queue (${detail})`);
+    this.jobId = jobId;
+  }
+}
+
+/**
+ * The job was cancelled before a worker took it. Named `JobCancelledError` like the engine's, so
+ * code (and the server's error mapping) that knows the engine's cancellation knows this one.
+ */
+export class QueueJobCancelledError extends Error {
+  override readonly name: string = 'JobCancelledError';
+  readonly jobId: string;
+
+  constructor(jobId: string) {
+    super(`job ${jobId} was cancelled before a worker took it`);
+    this.jobId = jobId;
+  }
+}

@@ -1,0 +1,392 @@
+/**
+ * JobQueue: the client side of the queue. `submit()` checks a job with the engine's own
+ * validation (a job the engine would refuse never enters the queue), stores its samples under a
+ * Redis key, adds it to BullMQ with an unguessable id, and hands back a QueueJobHandle whose
+ * `result` settles when some worker, on any host, has run it. Any JobQueue over the same Redis
+ * and queue name answers any id (`view`, `job`, `cancel`): nothing is kept in this process that
+ * another one would need.
+ */
+import { randomBytes } from 'node:crypto';
+import { Job as BullJob, Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JobValidationError } from '../engine/errors.js';
+import type { JobSpec } from '../engine/types.js';
+import { validateJob } from '../engine/validate.js';
+import { dtypeOf, estimateResultBytes, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
+import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
+import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
+import { QueueJobHandle } from './handle.js';
+import {
+  BlobKeys,
+  DEFAULT_ATTEMPTS,
+  DEFAULT_INPUT_TTL_MS,
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_PREFIX,
+  DEFAULT_PRIORITY,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_RESULT_TTL_MS,
+  MAX_ATTEMPTS,
+  MAX_BLOB_BYTES,
+  MAX_PRIORITY,
+  MAX_TTL_MS,
+  RETRY_BACKOFF_MS,
+  integerOption,
+  nameOption,
+  rateLimitOption,
+  type RateLimit,
+} from './options.js';
+import { completedView, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
+
+/** Options of `new JobQueue(...)`. */
+export interface JobQueueOptions {
+  /** Redis: a URL (`redis://host:6379`) or ioredis options. */
+  connection: QueueConnection;
+  /** Queue name; workers must use the same. Default 'tscuda-jobs'. */
+  name?: string | undefined;
+  /** Redis key prefix; default 'tscuda'. */
+  prefix?: string | undefined;
+  /** The workers' arithmetic precision, for the result-size estimate at submit; default 'f32'. */
+  precision?: WireDtype | undefined;
+  /** Flags of stages registered on the workers' engines, which jobs may name. */
+  stages?: readonly string[] | undefined;
+  /** Largest result, bytes: a bigger estimate is refused at submit, a bigger result fails on the worker. Default 64 MiB (at most 512 MiB). */
+  maxResultBytes?: number | undefined;
+  /** Largest samples of one job, bytes; default 256 MiB (at most 512 MiB). */
+  maxInputBytes?: number | undefined;
+  /** How long a finished job and its result are kept, ms; default 1 hour (at most 7 days). */
+  resultTtlMs?: number | undefined;
+  /** How long a queued job's samples wait for a worker, ms; default 24 hours (at most 7 days). */
+  inputTtlMs?: number | undefined;
+  /** Tries per job when submit() gives none; default 3. */
+  attempts?: number | undefined;
+  /** A rate limit for the whole queue (every worker), stored in Redis by `ready()`. */
+  rateLimit?: RateLimit | undefined;
+  /** How often pending handles are checked against Redis besides its events (a net for events missed while Redis was away), ms; default 2000. */
+  pollIntervalMs?: number | undefined;
+}
+
+/** Options of `submit()`. */
+export interface SubmitOptions {
+  /** 1 (most urgent) .. 2097151; smaller runs first, equal ones in submit order. Default 1000. */
+  priority?: number | undefined;
+  /** Tries before the job fails (a worker lost mid-job counts as one); default the queue's `attempts`. */
+  attempts?: number | undefined;
+}
+
+/** Jobs in the queue by state (BullMQ's counts). */
+export interface QueueCounts {
+  waiting: number;
+  prioritized: number;
+  delayed: number;
+  active: number;
+  completed: number;
+  failed: number;
+}
+
+/** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
+const SUBMIT_CONNECT_WAIT_MS = 2000;
+
+/** How long close() waits for BullMQ's connections to close before dropping them, ms. */
+const CLOSE_WAIT_MS = 2000;
+
+/** A fresh job id: 128 random bits, URL-safe, never all digits (BullMQ refuses integer ids). */
+export function newJobId(): string {
+  return `j${randomBytes(16).toString('base64url')}`;
+}
+
+/** The client of a queue of engine jobs over Redis. */
+export class JobQueue {
+  /** The queue's name and prefix (workers must use the same). */
+  readonly name: string;
+  readonly prefix: string;
+  readonly #connection: QueueConnection;
+  readonly #redis: Redis;
+  readonly #queue: Queue;
+  readonly #queueRedis: Redis;
+  #events: QueueEvents | undefined;
+  #eventsRedis: Redis | undefined;
+  readonly #keys: BlobKeys;
+  readonly #precision: WireDtype;
+  readonly #stages: ReadonlySet<string>;
+  readonly #maxResultBytes: number;
+  readonly #maxInputBytes: number;
+  readonly #resultTtlMs: number;
+  readonly #inputTtlMs: number;
+  readonly #attempts: number;
+  readonly #rateLimit: RateLimit | undefined;
+  readonly #pollIntervalMs: number;
+  readonly #pending = new Map<string, QueueJobHandle>();
+  #poller: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: JobQueueOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError('JobQueue options must be an object with a connection');
+    this.#connection = checkConnection(options.connection, 'connection');
+    this.name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
+    this.prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
+    const precision = options.precision ?? 'f32';
+    if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${JSON.stringify(precision)}`);
+    this.#precision = precision;
+    if (options.stages !== undefined && (!Array.isArray(options.stages) || options.stages.some((s) => typeof s !== 'string')))
+      throw new TypeError('stages must be an array of stage names');
+    this.#stages = new Set(options.stages ?? []);
+    this.#maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, DEFAULT_MAX_RESULT_BYTES, 1, MAX_BLOB_BYTES);
+    this.#maxInputBytes = integerOption('maxInputBytes', options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 1, MAX_BLOB_BYTES);
+    this.#resultTtlMs = integerOption('resultTtlMs', options.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS);
+    this.#inputTtlMs = integerOption('inputTtlMs', options.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS);
+    this.#attempts = integerOption('attempts', options.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS);
+    this.#pollIntervalMs = integerOption('pollIntervalMs', options.pollIntervalMs, 2000, 10, 3_600_000);
+    this.#rateLimit = rateLimitOption('rateLimit', options.rateLimit);
+    this.#keys = new BlobKeys(this.prefix, this.name);
+    this.#redis = createRedis(this.#connection, `${this.prefix}:${this.name}:client`);
+    // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
+    this.#queueRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:queue`);
+    this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
+    this.#queue.on('error', () => undefined);
+  }
+
+  /** Where Redis is, for messages (no password). */
+  get where(): string {
+    return describeConnection(this.#connection);
+  }
+
+  /** Whether Redis answers now (the connection is up); a readiness probe reads this. */
+  get reachable(): boolean {
+    return !this.#closed && this.#redis.status === 'ready';
+  }
+
+  /** Resolves once Redis is reachable (waiting through reconnections) and the rate limit is stored. */
+  async ready(): Promise<void> {
+    await this.#queue.waitUntilReady();
+    if (this.#rateLimit !== undefined) await this.#queue.setGlobalRateLimit(this.#rateLimit.max, this.#rateLimit.durationMs);
+  }
+
+  /** Pings Redis within `timeoutMs`: true when it answered. */
+  async ping(timeoutMs = 1000): Promise<boolean> {
+    if (!this.reachable) return false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([this.#redis.ping().then((r) => r === 'PONG'), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
+   * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
+   * maxResultBytes), QueueUnavailableError (Redis is not reachable now), RangeError (bad options).
+   */
+  async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
+    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
+    const job = validateJob(spec, { stages: this.#stages });
+    if (spec.into !== undefined) throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
+    const priority = integerOption('priority', options.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY);
+    const attempts = integerOption('attempts', options.attempts, this.#attempts, 1, MAX_ATTEMPTS);
+    const inputBytes = job.data.byteLength;
+    if (inputBytes > this.#maxInputBytes) throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${this.#maxInputBytes}`);
+    const resultBytes = estimateResultBytes(job, this.#precision);
+    if (resultBytes > this.#maxResultBytes) throw new ResultTooLargeError(resultBytes, this.#maxResultBytes, 'estimated at submit');
+    const { data, into: _into, signal, ...rest } = spec;
+    const params: WireParams = rest;
+    try {
+      JSON.stringify(params);
+    } catch (error) {
+      throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
+    }
+    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now; nothing was queued (retry later)`);
+    // The first submit waits for the events' connection, so this job's events are not missed.
+    await this.#startEvents();
+    const id = newJobId();
+    const wire: WireJob = {
+      v: 1,
+      params,
+      dtype: dtypeOf(data),
+      samples: data.length,
+      inputKey: this.#keys.input(id),
+      maxResultBytes: this.#maxResultBytes,
+      resultTtlMs: this.#resultTtlMs,
+    };
+    const keepS = Math.ceil(this.#resultTtlMs / 1000);
+    try {
+      // The samples first: a worker that takes the job at once must find them.
+      await this.#redis.set(wire.inputKey, samplesToBuffer(data), 'PX', this.#inputTtlMs);
+      await this.#queue.add('job', wire, {
+        jobId: id,
+        priority,
+        attempts,
+        backoff: { type: 'exponential', delay: RETRY_BACKOFF_MS },
+        removeOnComplete: { age: keepS },
+        removeOnFail: { age: keepS },
+      });
+    } catch (error) {
+      void this.#redis.del(wire.inputKey).catch(() => undefined);
+      throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
+    }
+    const handle = this.#handle(id);
+    if (signal !== undefined) {
+      if (signal.aborted) void handle.cancel();
+      else signal.addEventListener('abort', () => void handle.cancel(), { once: true });
+    }
+    return handle;
+  }
+
+  /** A handle on job `id` (submitted by any client); its `result` settles once the job does. */
+  job(id: string): QueueJobHandle {
+    const known = this.#pending.get(id);
+    if (known !== undefined) return known;
+    return this.#handle(id);
+  }
+
+  #handle(id: string): QueueJobHandle {
+    const handle: QueueJobHandle = new QueueJobHandle(id, {
+      view: () => this.view(id),
+      cancel: () => this.cancel(id),
+      watch: () => {
+        if (this.#closed) return handle.settle({ error: new QueueUnavailableError(`queue ${this.name} is closed`) });
+        this.#pending.set(id, handle);
+        void this.#startEvents();
+        this.#startPolling();
+        // Events from before the watch began were not heard: look once now.
+        void this.#refresh(id);
+      },
+      forget: () => {
+        if (this.#pending.get(id) === handle) this.#pending.delete(id);
+        if (this.#pending.size === 0) this.#stopPolling();
+      },
+    });
+    return handle;
+  }
+
+  /** Job `id` as any client sees it: its status, and its result or error once finished. */
+  view(id: string): Promise<QueueJobView> {
+    return readOutcome(this.#queue, this.#redis, this.#keys, id);
+  }
+
+  /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
+  async cancel(id: string): Promise<boolean> {
+    const job = await BullJob.fromId(this.#queue, id);
+    if (job === undefined) return false;
+    const state = await job.getState();
+    if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
+    // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
+    if ((await this.#queue.remove(id)) !== 1) return false;
+    await this.#redis.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
+    await this.#redis.del((job.data as WireJob).inputKey);
+    this.#pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
+    return true;
+  }
+
+  /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
+  async forget(id: string): Promise<boolean> {
+    const job = await BullJob.fromId(this.#queue, id);
+    if (job === undefined) return (await this.#redis.del(this.#keys.cancelled(id))) > 0;
+    const state = await job.getState();
+    if (state !== 'completed' && state !== 'failed') return false;
+    const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
+    await this.#queue.remove(id);
+    if (typeof resultKey === 'string') await this.#redis.del(resultKey);
+    return true;
+  }
+
+  /** Jobs by state: the queue's depth is waiting + prioritized + delayed. */
+  async counts(): Promise<QueueCounts> {
+    const c = await this.#queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+    return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+  }
+
+  /** Stops listening and closes the connections; pending handles reject with QueueUnavailableError. Jobs already queued stay queued. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stopPolling();
+    for (const handle of [...this.#pending.values()])
+      handle.settle({ error: new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`) });
+    this.#pending.clear();
+    // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([this.#events?.close(), this.#queue.close()]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    void this.#queue.disconnect().catch(() => undefined);
+    this.#redis.disconnect();
+    this.#queueRedis.disconnect();
+    this.#eventsRedis?.disconnect();
+  }
+
+  /** Whether Redis is reachable now or becomes so within `ms` (a new client's first connection, a reconnection under way). */
+  async #reachableWithin(ms: number): Promise<boolean> {
+    if (this.reachable) return true;
+    if (this.#closed) return false;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#redis.once('ready', done);
+    });
+    return this.reachable;
+  }
+
+  /** Settles or updates the handle of `id` from what Redis holds now. */
+  async #refresh(id: string): Promise<void> {
+    const handle = this.#pending.get(id);
+    if (handle === undefined) return;
+    try {
+      handle.update(await this.view(id));
+    } catch {
+      // Redis away: the next poll or event tries again.
+    }
+  }
+
+  #eventsReady: Promise<void> | undefined;
+
+  /** Starts listening to the queue's events (once); resolves when the listener is connected, or after a bounded wait while Redis is away. */
+  #startEvents(): Promise<void> {
+    if (this.#eventsReady !== undefined || this.#closed) return this.#eventsReady ?? Promise.resolve();
+    this.#eventsRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:events`);
+    const events = new QueueEvents(this.name, { connection: this.#eventsRedis as unknown as ConnectionOptions, prefix: this.prefix });
+    this.#events = events;
+    events.on('error', () => undefined);
+    const refresh = ({ jobId }: { jobId: string }): void => void this.#refresh(jobId);
+    // The event carries the return value: the result is one read away (no look at the job first).
+    events.on('completed', ({ jobId, returnvalue }) => {
+      const handle = this.#pending.get(jobId);
+      if (handle === undefined) return;
+      completedView(this.#redis, jobId, returnvalue).then(
+        (view) => handle.update(view),
+        () => void this.#refresh(jobId),
+      );
+    });
+    events.on('failed', refresh);
+    events.on('removed', refresh);
+    events.on('active', ({ jobId }) => this.#pending.get(jobId)?.setStatus('running'));
+    events.on('waiting', ({ jobId }) => this.#pending.get(jobId)?.setStatus('queued'));
+    events.on('progress', ({ jobId, data }) => this.#pending.get(jobId)?.progress(data));
+    let timer: NodeJS.Timeout | undefined;
+    this.#eventsReady = Promise.race([events.waitUntilReady(), new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBMIT_CONNECT_WAIT_MS)))])
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
+    return this.#eventsReady;
+  }
+
+  #startPolling(): void {
+    if (this.#poller !== undefined || this.#closed) return;
+    this.#poller = setInterval(() => {
+      const now = Date.now();
+      for (const handle of this.#pending.values()) if (now - handle.lastHeardAt >= this.#pollIntervalMs) void this.#refresh(handle.id);
+    }, this.#pollIntervalMs);
+    this.#poller.unref();
+  }
+
+  #stopPolling(): void {
+    clearInterval(this.#poller);
+    this.#poller = undefined;
+  }
+}
+
+export type { QueueJobResult, QueueJobView };

@@ -1,0 +1,68 @@
+/**
+ * What Redis says about one job, read the same way by every client: its status (BullMQ's state
+ * mapped onto the engine's statuses), and once finished its result (scalars from BullMQ, arrays
+ * from the result key) or why it failed.
+ */
+import { Job as BullJob, type Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { JobResult, JobStatus } from '../engine/types.js';
+import { unpackResult, type QueueRunInfo, type WireResult } from './codec.js';
+import { QueueJobCancelledError, QueueJobError, UnknownQueueJobError } from './errors.js';
+import type { BlobKeys } from './options.js';
+
+/** A job's status in the queue: the engine's, and 'unknown' for an id Redis does not hold (never submitted, or dropped after its TTL). */
+export type QueueJobStatus = JobStatus | 'unknown';
+
+/** A finished job's result: the engine's result fields, and who ran it how many times. */
+export type QueueJobResult = JobResult & { queue: QueueRunInfo };
+
+/** One job as any client sees it. */
+export interface QueueJobView {
+  id: string;
+  status: QueueJobStatus;
+  /** Times a worker started it so far. */
+  attempts: number;
+  /** Once `ready`. */
+  result?: QueueJobResult | undefined;
+  /** Once `error` (QueueJobError, or UnknownQueueJobError when the result expired) or `cancelled` (a JobCancelledError). */
+  error?: Error | undefined;
+}
+
+/** Reads job `id`'s view from Redis. Rejects only when Redis cannot be read. */
+export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id: string): Promise<QueueJobView> {
+  // The state first, then the job: read the other way round, a job that completes in between
+  // would be 'completed' without the return value its fetched copy lacks.
+  const state = await queue.getJobState(id);
+  const job = state === 'unknown' ? undefined : await BullJob.fromId(queue, id);
+  if (job === undefined) {
+    if ((await redis.exists(keys.cancelled(id))) === 1) return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
+    return { id, status: 'unknown', attempts: 0 };
+  }
+  const attempts = job.attemptsStarted ?? 0;
+  switch (state) {
+    case 'active':
+      return { id, status: 'running', attempts };
+    case 'completed':
+      return completedView(redis, id, job.returnvalue, attempts);
+    case 'failed':
+      return { id, status: 'error', attempts, error: new QueueJobError(id, job.failedReason || 'no reason given', attempts) };
+    case 'unknown':
+      return { id, status: 'unknown', attempts };
+    default:
+      // waiting, prioritized, delayed (a retry's backoff), paused, waiting-children.
+      return { id, status: 'queued', attempts };
+  }
+}
+
+/** A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried): reads the result's arrays. */
+export async function completedView(redis: Redis, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
+  const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as WireResult | null;
+  if (wire === null || typeof wire !== 'object' || wire.v !== 1)
+    return { id, status: 'error', attempts: attempts ?? 0, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts ?? 0) };
+  const buffer = await redis.getBuffer(wire.resultKey);
+  if (buffer === null)
+    return { id, status: 'error', attempts: attempts ?? wire.run.attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
+  const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
+  result.queue = wire.run;
+  return { id, status: 'ready', attempts: attempts ?? wire.run.attempts, result };
+}

@@ -1,0 +1,226 @@
+/**
+ * runQueueWorker(): takes jobs from the queue and runs them on a JobEngine, on any host that
+ * reaches the same Redis. Delivery is at-least-once: a job is started again when its worker dies
+ * mid-job (its lock expires and BullMQ's stalled-job check puts it back) or fails in a way another
+ * worker may not (a lost CUDA context), up to the job's `attempts`, then it fails with the
+ * reason. Results are idempotent per job id: each run writes its own result key and only the run
+ * holding the job's lock can complete it, so a job is never completed twice, and a result that
+ * took more than one start says so (`result.queue.attempts`).
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { isStickyError } from '../engine/errors.js';
+import type { JobEngineLike, JobResult } from '../engine/types.js';
+import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
+import { createRedis, describeConnection, type QueueConnection } from './connection.js';
+import { ResultTooLargeError } from './errors.js';
+import type { QueueCounts } from './job-queue.js';
+import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
+import { WorkerLog, type QueueJobSettled } from './worker-log.js';
+
+export type { QueueJobSettled };
+
+/** Options of runQueueWorker(). */
+export interface QueueWorkerOptions {
+  /** Redis: a URL or ioredis options. */
+  connection: QueueConnection;
+  /** The engine the jobs run on (the caller owns it: close it after the worker). */
+  engine: JobEngineLike;
+  /** Queue name and key prefix, as the clients'. */
+  name?: string | undefined;
+  prefix?: string | undefined;
+  /** This worker's name in results and logs; default `<host>:<pid>:<random>`. */
+  workerName?: string | undefined;
+  /** Jobs held at once; default 3 per engine lane (the lane holds 2 on the GPU by default, a third is being fetched or stored). */
+  concurrency?: number | undefined;
+  /** Most starts of one job, whatever it asked for (a cap for all jobs this worker takes); default 100. */
+  maxAttempts?: number | undefined;
+  /** How long a job's lock lasts without renewal, ms: a dead worker's job is retried after about this. Default 30000. */
+  lockDurationMs?: number | undefined;
+  /** How often this worker looks for stalled jobs (any worker's), ms; default 30000. */
+  stalledIntervalMs?: number | undefined;
+  /** This worker's own cap on a result's bytes (the job's limit applies too); default 512 MiB. */
+  maxResultBytes?: number | undefined;
+  /** At most `max` jobs started per `durationMs` by this worker (the queue-wide limit is JobQueue's `rateLimit`). */
+  rateLimit?: RateLimit | undefined;
+  /** A line per event worth logging (start, retry, lost context, stop) and a summary every `logIntervalMs`; default none. */
+  log?: ((line: string) => void) | undefined;
+  /** Summary line period, ms; default 10000 (0: none). */
+  logIntervalMs?: number | undefined;
+}
+
+/** A running worker. */
+export interface QueueWorker extends EventEmitter<{ settled: [QueueJobSettled] }> {
+  readonly name: string;
+  /** Jobs this worker has completed, failed and handed back for a retry. */
+  readonly counts: { completed: number; failed: number; retried: number };
+  /** Resolves once the worker has stopped: `close()`, or the engine's context was lost (`lostError` says so). */
+  readonly stopped: Promise<void>;
+  /** The engine's loss, when that stopped the worker. */
+  readonly lostError: unknown;
+  /** Whether Redis is reachable now. */
+  readonly reachable: boolean;
+  /** Jobs in the queue by state. */
+  queueCounts(): Promise<QueueCounts>;
+  /** Graceful stop: takes nothing new, finishes and stores the jobs it holds, then disconnects. */
+  close(): Promise<void>;
+}
+
+/** Names of errors that say this worker (not the job) failed: another worker may succeed, so they are retried. */
+const WORKER_FAULTS = new Set(['EngineLostError', 'EngineClosedError', 'EngineFullError', 'ContextLostError']);
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** Starts a worker; it takes jobs at once. Resolves once Redis has answered (it keeps retrying until then). */
+export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
+  const engine = options.engine;
+  if (typeof engine?.submit !== 'function') throw new TypeError('engine must be a JobEngine (or a JobEngineLike)');
+  const name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
+  const prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
+  const workerName = options.workerName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const concurrency = integerOption('concurrency', options.concurrency, Math.max(1, engine.laneCount * 3), 1, 4096);
+  const lockDuration = integerOption('lockDurationMs', options.lockDurationMs, 30_000, 100, 3_600_000);
+  const stalledInterval = integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100, 3_600_000);
+  const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20);
+  const limiter = rateLimitOption('rateLimit', options.rateLimit);
+  const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
+  const keys = new BlobKeys(prefix, name);
+  const redis: Redis = createRedis(options.connection, `${prefix}:${name}:worker-blobs`);
+  const queueRedis = createRedis(options.connection, `${prefix}:${name}:worker-queue`);
+  const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
+  queue.on('error', () => undefined);
+  const counts = { completed: 0, failed: 0, retried: 0 };
+  const emitter = new EventEmitter<{ settled: [QueueJobSettled] }>();
+  const started = new Map<string, { at: number; waitMs: number }>();
+  let lostError: unknown;
+
+  const runJob = async (job: BullJob): Promise<WireResult> => {
+    const attempt = job.attemptsStarted;
+    started.set(job.id!, { at: performance.now(), waitMs: Math.max(0, Date.now() - job.timestamp) });
+    const data = job.data as WireJob;
+    if (data === null || typeof data !== 'object' || data.v !== 1)
+      throw new UnrecoverableError('job data: not a tscuda job of format 1 (a newer client, or another program on this queue)');
+    const attempts = Math.min(job.opts.attempts ?? 1, maxAttempts);
+    // A start past the job's attempts follows runs whose worker died (stalls do not count as
+    // BullMQ attempts): give up with the reason instead of starting it once more.
+    if (attempt > attempts)
+      throw new UnrecoverableError(
+        `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
+      );
+    if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
+    // Not awaited: the report rides the same connection ahead of the next command; a job's latency does not wait for it.
+    void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
+    const input = await redis.getBuffer(data.inputKey);
+    if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
+    let result: JobResult;
+    try {
+      const run = await engine.submit({ ...data.params, data: samplesFromBuffer(input, data.dtype, data.samples) }, { wait: true });
+      result = await run.result;
+    } catch (error) {
+      if (isStickyError(error) || (error instanceof Error && WORKER_FAULTS.has(error.name))) throw new Error(`worker ${workerName}: ${messageOf(error)}`);
+      throw new UnrecoverableError(messageOf(error));
+    }
+    const packed = packResult(result);
+    const limit = Math.min(maxResultBytes, data.maxResultBytes);
+    if (packed.buffer.byteLength > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.buffer.byteLength, limit, 'measured by the worker')));
+    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    const resultKey = keys.result(job.id!, attempt);
+    await redis.set(resultKey, packed.buffer, 'PX', data.resultTtlMs);
+    return {
+      v: 1,
+      resultKey,
+      bytes: packed.buffer.byteLength,
+      arrays: packed.arrays,
+      scalars: packed.scalars,
+      run: { jobId: job.id!, worker: workerName, attempts: attempt, stalls: job.stalledCounter },
+    };
+  };
+
+  // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
+  const workerRedis = createRedis(options.connection, `${prefix}:${name}:worker`);
+  const worker = new Worker(name, runJob, {
+    connection: workerRedis as unknown as ConnectionOptions,
+    prefix,
+    name: workerName,
+    concurrency,
+    lockDuration,
+    stalledInterval,
+    // Stalls are bounded by the job's own attempts (checked at each start), not by this count.
+    maxStalledCount: MAX_ATTEMPTS,
+    ...(limiter ? { limiter: { max: limiter.max, duration: limiter.durationMs } } : {}),
+    autorun: false,
+  });
+  worker.on('error', () => undefined);
+  const log = new WorkerLog(options.log, workerName, name, counts, () => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'));
+
+  const settle = (job: BullJob, outcome: QueueJobSettled['outcome'], reason?: string): void => {
+    const s = started.get(job.id!);
+    started.delete(job.id!);
+    counts[outcome]++;
+    const event: QueueJobSettled = { jobId: job.id!, outcome, waitMs: s?.waitMs ?? 0, runMs: s ? performance.now() - s.at : 0, attempt: job.attemptsStarted, reason };
+    log.observe(event);
+    emitter.emit('settled', event);
+  };
+  worker.on('completed', (job) => {
+    settle(job, 'completed');
+    void redis.del((job.data as WireJob).inputKey).catch(() => undefined);
+  });
+  worker.on('failed', (job, error) => {
+    if (job === undefined) return;
+    const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+    settle(job, final ? 'failed' : 'retried', error.message);
+    if (final) void redis.del((job.data as WireJob).inputKey).catch(() => undefined);
+  });
+  worker.on('stalled', (jobId) => log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`));
+
+  let closing: Promise<void> | undefined;
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      log.line('stopping: taking no new jobs, finishing the ones held');
+      await worker.close();
+      log.stop();
+      await queue.close().catch(() => undefined);
+      redis.disconnect();
+      queueRedis.disconnect();
+      workerRedis.disconnect();
+      log.line(`stopped (completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried})`);
+      markStopped();
+    })();
+    return closing;
+  };
+  engine.lost.catch((error: unknown) => {
+    lostError = error ?? new Error('engine lost');
+    log.line(`the engine lost its GPU context (${messageOf(error)}): the jobs held go back to the queue; this worker stops`);
+    void close();
+  });
+
+  await worker.waitUntilReady();
+  void worker.run().catch((error: unknown) => log.line(`worker loop ended: ${messageOf(error)}`));
+  log.start(integerOption('logIntervalMs', options.logIntervalMs, 10_000, 0, 86_400_000));
+  log.line(
+    `taking jobs from queue ${name} at ${describeConnection(options.connection)} (concurrency ${concurrency}, engine ${engine.label}: ${engine.laneCount} lanes on devices ${engine.devices.join(',')})`,
+  );
+
+  const running = Object.assign(emitter, {
+    name: workerName,
+    counts,
+    stopped,
+    async queueCounts(): Promise<QueueCounts> {
+      const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+      return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+    },
+    close,
+  });
+  // Getters, so each read sees the current state (Object.assign would copy their values once).
+  return Object.defineProperties(running, {
+    lostError: { get: () => lostError, enumerable: true },
+    reachable: { get: () => redis.status === 'ready', enumerable: true },
+  }) as QueueWorker;
+}

@@ -1,0 +1,83 @@
+/**
+ * The one placement rule (docs/several-gpus.md), CUDA-free so it is unit tested: every API that
+ * takes a device (JobEngine, DevicePool, the CLI's --device/--devices, the server's workers)
+ * resolves `device` | `devices` | `context` to device ordinals here, with the same errors.
+ *
+ * - `devices` comes alone; `device` and `context` together must name the same device (code that
+ *   forwards a context beside a caller's `device` stays valid); any other pair is refused.
+ * - `devices: 'all'` is every device; a list is non-empty, each ordinal once, each one present.
+ * - An ordinal the machine does not have is refused, naming how many it has: never a silent
+ *   fallback to device 0.
+ * - Nothing given: `fallback` says what the API means by default ('first': device 0, 'all').
+ */
+
+/** A placement with devices named by ordinal (placement.ts turns Devices and Contexts into ordinals). */
+export interface OrdinalPlacement {
+  device?: number | undefined;
+  devices?: 'all' | readonly number[] | undefined;
+  /** The ordinal of the device of a given context. */
+  context?: number | undefined;
+}
+
+/** What an API means when a call names no device: device 0 ('first') or every device ('all'). */
+export type PlacementFallback = 'first' | 'all';
+
+/** A placement that names no device, a device that does not exist, a device twice, or two of device/devices/context. */
+export class PlacementError extends RangeError {
+  override readonly name = 'PlacementError';
+}
+
+function checkOrdinal(value: unknown, field: string, count: number, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    throw new PlacementError(`${what}: ${field} must be a non-negative integer device ordinal, got ${describe(value)}`);
+  if (value >= count)
+    throw new PlacementError(
+      `${what}: device ${value} does not exist (${field}; this machine has ${count} CUDA device${count === 1 ? '' : 's'}${count > 0 ? `: 0..${count - 1}` : ''})`,
+    );
+  return value;
+}
+
+/**
+ * The ordinals a placement selects on a machine with `count` devices, in the order given.
+ * `what` names the API in errors ("JobEngine", "tscuda demo --devices").
+ */
+export function selectDevices(placement: OrdinalPlacement, count: number, what: string, fallback: PlacementFallback = 'first'): number[] {
+  if (typeof placement !== 'object' || placement === null) throw new TypeError(`${what}: placement must be an object { device?, devices?, context? }, got ${describe(placement)}`);
+  const given = (['device', 'devices', 'context'] as const).filter((k) => placement[k] !== undefined);
+  const agreeing = given.length === 2 && placement.devices === undefined && placement.device === placement.context;
+  if (given.length > 1 && !agreeing)
+    throw new PlacementError(`${what}: give one of device, devices and context, not ${given.join(' and ')}${placement.devices === undefined ? ' naming different devices' : ''}`);
+  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible`);
+  if (placement.device !== undefined) return [checkOrdinal(placement.device, 'device', count, what)];
+  if (placement.context !== undefined) return [checkOrdinal(placement.context, 'context device', count, what)];
+  const devices = placement.devices;
+  if (devices === undefined) return fallback === 'all' ? Array.from({ length: count }, (_, i) => i) : [0];
+  if (devices === 'all') return Array.from({ length: count }, (_, i) => i);
+  if (!Array.isArray(devices) || devices.length === 0) throw new TypeError(`${what}: devices must be 'all' or a non-empty array of device ordinals, got ${describe(devices)}`);
+  const seen = new Set<number>();
+  return devices.map((d: unknown, i) => {
+    const ordinal = checkOrdinal(d, `devices[${i}]`, count, what);
+    if (seen.has(ordinal)) throw new PlacementError(`${what}: device ${ordinal} is listed twice in devices`);
+    seen.add(ordinal);
+    return ordinal;
+  });
+}
+
+/**
+ * A command-line device list: "all", or ordinals separated by commas ("0", "0,1"). The ordinals
+ * are checked against the machine by selectDevices; here only the spelling is.
+ */
+export function parseDeviceList(text: string, flag: string): 'all' | number[] {
+  const t = text.trim();
+  if (t === 'all') return 'all';
+  if (!/^\d+(\s*,\s*\d+)*$/.test(t)) throw new PlacementError(`${flag} must be "all" or device ordinals like 0,1; got ${JSON.stringify(text)}`);
+  return t.split(',').map((s) => Number(s.trim()));
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `[${v.map((x) => describe(x)).join(', ')}]`;
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'object') return `a ${v.constructor?.name ?? 'object'}`;
+  return String(v);
+}

@@ -1,0 +1,204 @@
+/**
+ * The one place an error becomes a response: HttpErrors as they are; fastify's own errors
+ * (validation, content type, body limit, malformed JSON) as the documented `{ error: {...} }`
+ * with their 4xx; anything else through toHttpError's class table, an unexpected error as a
+ * 500 whose body names only a correlation id, the error itself logged under that id. Also the
+ * answers for no route (404) and for a known path asked with another method (405 with Allow).
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError, clip, toHttpError } from './errors.js';
+import type { ServerState } from './state.js';
+
+/** A fastify error, as the handler reads it. */
+interface FastifyError extends Error {
+  statusCode?: number | undefined;
+  code?: string | undefined;
+  validation?: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined; message?: string | undefined }[] | undefined;
+  validationContext?: string | undefined;
+}
+
+function validationField(error: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined }, context: string | undefined): string {
+  const path = (error.instancePath ?? '')
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`))
+    .join('');
+  const extra = error.params?.additionalProperty ?? error.params?.missingProperty;
+  const name = typeof extra === 'string' ? (path === '' ? extra : `${path}.${extra}`) : path;
+  return name === '' ? (context ?? 'body') : name;
+}
+
+/** fastify's own error codes and the answer each gets. */
+const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest, state: ServerState) => HttpError> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) =>
+    new HttpError(
+      415,
+      'unsupported_media_type',
+      `content-type: ${clip(String(request.headers['content-type']))} is not accepted; send application/json or application/octet-stream`,
+      {
+        field: 'content-type',
+      },
+    ),
+  FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, state) =>
+    new HttpError(413, 'body_too_large', `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${state.limits.bodyLimitBytes} bytes`}`, { field: 'body' }),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: (e) => new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) => new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
+  FST_ERR_CTP_INVALID_TYPE: (_e, request) =>
+    new HttpError(415, 'unsupported_media_type', `content-type: ${clip(String(request.headers['content-type']))} is not accepted`, { field: 'content-type' }),
+  FST_ERR_BAD_URL: (_e, request) => new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, { field: 'url' }),
+  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, { field: 'url' }),
+  FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
+};
+
+/** The answer to `error` for `request`. */
+export function answerFor(state: ServerState, error: FastifyError, request: FastifyRequest): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error.validation !== undefined && error.validation.length > 0) {
+    const first = error.validation[0]!;
+    const field = clip(validationField(first, error.validationContext));
+    const unknown = first.params?.additionalProperty !== undefined;
+    return new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : (first.message ?? 'is invalid')}`, { field });
+  }
+  const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code];
+  if (known !== undefined) return known(error, request, state);
+  if (error instanceof SyntaxError) return new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(error.message)})`, { field: 'body' });
+  // A fastify or Node refusal of the request itself (4xx with an FST_ code): its status, our shape.
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 && typeof error.code === 'string' && error.code.startsWith('FST_'))
+    return new HttpError(error.statusCode, error.code.replace(/^FST_ERR_/, '').toLowerCase(), clip(error.message));
+  return toHttpError(error, state.limits.retryAfterS);
+}
+
+/** Sends `error` as the documented `{ error: {...} }` body. */
+export function sendError(state: ServerState, request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply {
+  state.failureReasons.set(request, error.reason);
+  if (error.correlationId !== undefined) logInternal(state, request, error);
+  const socket = request.raw.socket as Socket | null;
+  if (!request.raw.complete && socket !== null && typeof socket.end === 'function' && !reply.sent) return lingeringClose(state, request, reply, socket, error);
+  if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
+  if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
+  return reply.code(error.statusCode).type('application/json').send(error.toJSON());
+}
+
+/** Logs an unexpected error under its correlation id: to the server's logger, or to stderr when it has none (the id must lead somewhere). */
+function logInternal(state: ServerState, request: FastifyRequest, error: HttpError): void {
+  const { logger } = state.options;
+  if (logger !== undefined && logger !== false) {
+    request.log.error({ err: error.cause, correlationId: error.correlationId }, 'internal error');
+    return;
+  }
+  const cause = error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : String(error.cause);
+  process.stderr.write(`tscuda server: internal error ${error.correlationId} on ${request.method} ${clip(request.url)}: ${cause}\n`);
+}
+
+/** How long a refused body may go on arriving after its answer before the connection is cut. */
+const LINGER_MS = 2000;
+
+/**
+ * Answers a request whose body has not all arrived (413, 408, a bad body) and closes the
+ * connection gracefully: the answer, then our end of the connection (FIN), while what the client
+ * still sends is read and dropped for up to LINGER_MS. Closing at once would make the client's
+ * kernel answer its further bytes with a reset, which can discard the answer before the client
+ * reads it.
+ */
+function lingeringClose(state: ServerState, request: FastifyRequest, reply: FastifyReply, socket: Socket, error: HttpError): FastifyReply {
+  reply.hijack();
+  state.metrics.fail(request.routeOptions.url ?? 'unknown', error.reason);
+  socket.write(rawErrorResponse(error));
+  socket.end();
+  request.raw.resume();
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  return reply;
+}
+
+/** Turns a route pattern (`/v1/jobs/:id`) into a test of a request path. */
+function pathPattern(url: string): RegExp {
+  const escaped = url
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${escaped}$`);
+}
+
+/** fastify's `frameworkErrors`: errors of the router (a bad URL, an over-long parameter) through the one error handler. */
+export function frameworkErrors(state: ServerState): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => {
+    sendError(state, request, reply, answerFor(state, error, request));
+  };
+}
+
+/** Installs the error handler and the 404/405 answers; call before any route is added. */
+export function installErrorHandling(app: FastifyInstance, state: ServerState): void {
+  /** Each route path and its methods, for 405's Allow. */
+  const routes = new Map<string, { test: RegExp; methods: Set<string> }>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const entry = routes.get(route.url) ?? { test: pathPattern(route.url), methods: new Set<string>() };
+    for (const m of methods) if (m !== 'HEAD') entry.methods.add(m);
+    routes.set(route.url, entry);
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(state, request, reply, answerFor(state, error, request)));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    for (const { test, methods } of routes.values()) {
+      if (!test.test(path)) continue;
+      const allow = [...methods].sort().join(', ');
+      reply.header('allow', allow);
+      return sendError(
+        state,
+        request,
+        reply,
+        new HttpError(405, 'method_not_allowed', `${request.method} ${clip(path)}: not allowed here (allowed: ${allow})`, { field: 'method' }),
+      );
+    }
+    return sendError(state, request, reply, new HttpError(404, 'not_found', `${request.method} ${clip(request.url)}: no such route`, { field: 'url' }));
+  });
+}
+
+/** Longest path parameter (a job id) the router matches: fastify's maxParamLength. */
+export const MAX_PARAM_CHARS = 100;
+
+/** Node's HTTP parser errors and the answer each gets. */
+const CLIENT_ERRORS: Record<string, [status: number, code: string, message: string, field: string | undefined]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'headers: larger than the limit', 'headers'],
+  HPE_INVALID_CONTENT_LENGTH: [400, 'invalid_content_length', 'content-length: not a byte count', 'content-length'],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [400, 'invalid_content_length', 'content-length: not allowed with transfer-encoding: chunked', 'content-length'],
+  HPE_INVALID_CHUNK_SIZE: [400, 'bad_framing', 'body: malformed chunked framing', 'transfer-encoding'],
+  HPE_INVALID_TRANSFER_ENCODING: [400, 'bad_framing', 'transfer-encoding: not understood', 'transfer-encoding'],
+  HPE_INVALID_METHOD: [400, 'bad_request', 'method: not an HTTP method', 'method'],
+  HPE_INVALID_URL: [400, 'bad_url', 'url: not a valid request target', 'url'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'the request did not arrive in time', undefined],
+};
+
+/** A complete HTTP/1.1 response carrying `error` as the documented JSON, closing the connection. */
+export function rawErrorResponse(error: HttpError): string {
+  const body = JSON.stringify(error.toJSON());
+  return `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * fastify's `clientErrorHandler`: a request Node's parser refused (bad Content-Length, bad
+ * framing, headers too large, a timeout) gets the documented error shape where the socket can
+ * still take an answer; a reset connection is just closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string | undefined }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message, field] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'bad_request', 'the request could not be parsed', undefined];
+  socket.end(rawErrorResponse(new HttpError(status, code, message, { field })));
+}
+
+/** Answers a CONNECT (Node would close it unanswered): 405, this server is no proxy. */
+export function installConnectAnswer(server: { on(event: 'connect', listener: (request: IncomingMessage, socket: Duplex) => void): unknown }): void {
+  server.on('connect', (_request, socket) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(rawErrorResponse(new HttpError(405, 'method_not_allowed', 'CONNECT: this server is not a proxy', { field: 'method' })));
+  });
+}

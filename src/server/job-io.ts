@@ -1,0 +1,135 @@
+/**
+ * A job request in and its result out, shared by the routes that run jobs: the signal and
+ * parameters read from a JSON or binary body (checked by the engine's rules before any GPU is
+ * needed), the pooled memory a job reads and writes, and the result written as JSON or binary.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
+import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, type ResponseFormat } from './codec.js';
+import { HttpError, clip, invalidField } from './errors.js';
+import { headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams } from './params.js';
+import type { BodyAllocator } from './shedding/body-pool.js';
+import type { ServerState } from './state.js';
+
+/** Binary answers of at least this many bytes are written part by part instead of joined. */
+const STREAM_RESULT_BYTES = 1 << 20;
+
+/** A query as strings; a parameter given twice is refused, `__proto__` and the like are plain unknown names. */
+export function queryStrings(query: unknown): Record<string, string> {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (query === null || typeof query !== 'object') return out;
+  for (const [k, v] of Object.entries(query as Record<string, unknown>)) {
+    if (typeof v !== 'string') throw invalidField(clip(k), 'is given more than once');
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * The signal and parameters of a job request, from a JSON or a binary body. Both default to the
+ * engine's precision (f32 without an engine); the engine's rules check every parameter here, so
+ * bad input is refused as such even when no GPU could run it.
+ */
+export function readJob(state: ServerState, request: FastifyRequest, endpointFlag: BuiltinJobFlag | undefined): JobSpec {
+  const precision = state.engine?.precision ?? 'f32';
+  const body: unknown = request.body;
+  let raw: RawParams;
+  let data: Float32Array | Float64Array;
+  if (Buffer.isBuffer(body)) {
+    raw = paramsFromStrings({ ...headerParams(request.headers), ...queryStrings(request.query) });
+    const dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+    delete raw.dtype;
+    data = decodeBinarySignal(body, dtype);
+  } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    const first = Object.keys(queryStrings(request.query))[0];
+    if (first !== undefined)
+      throw new HttpError(400, 'unknown_field', `${clip(first)}: query parameters are read only with binary bodies; put it in the JSON body`, { field: clip(first) });
+    const { signal, ...rest } = body as Record<string, unknown>;
+    raw = rest;
+    const dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+    delete raw.dtype;
+    const decoded = decodeJsonSignal(signal, dtype, state.limits.maxSamples);
+    data = decoded.data;
+    if (decoded.rows !== undefined) {
+      if (raw.batch !== undefined && raw.batch !== decoded.rows) throw invalidField('batch', `is ${clip(String(raw.batch))} but the signal has ${decoded.rows} rows`);
+      raw.batch = decoded.rows;
+    }
+  } else {
+    throw new HttpError(415, 'unsupported_media_type', 'body: expected a JSON object (application/json) or samples (application/octet-stream)', { field: 'content-type' });
+  }
+  if (data.length > state.limits.maxSamples)
+    throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${state.limits.maxSamples} per request`, { field: 'signal' });
+  const parsed = parseJobParams(raw, data.length, state.paramContext, endpointFlag);
+  return { ...parsed.spec, data };
+}
+
+/** Writes a job's result as JSON or binary (a large binary answer part by part, not joined first). */
+export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200): FastifyReply {
+  if (format === 'binary') {
+    const b = encodeBinaryResultParts(result);
+    const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
+    if (b.parts.length > 1 && b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
+    return r.send(b.parts.length === 1 ? b.parts[0]! : Buffer.concat(b.parts, b.byteLength));
+  }
+  return reply.code(code).send(encodeJsonResult(result));
+}
+
+/** Counts a finished job's timings and batch in the metrics. */
+export function observeJob(state: ServerState, endpoint: string, result: JobResult): void {
+  state.metrics.queueDuration.observe({ endpoint }, result.timings.queuedMs / 1000);
+  state.metrics.computeDuration.observe({ endpoint }, result.timings.runMs / 1000);
+  state.metrics.gpuDuration.observe({ endpoint }, result.timings.gpuMs / 1000);
+  state.metrics.batchSize.observe({ endpoint }, result.batch);
+}
+
+/**
+ * A pooled array for the filtered wave of a synchronous stft job (its largest result: the size of
+ * its input), so the response's biggest part is not fresh memory each time.
+ */
+export function pooledFiltered(state: ServerState, spec: JobSpec, precision: 'f32' | 'f64'): { buffer: Buffer; array: Float32Array | Float64Array } | undefined {
+  if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
+  const n = spec.data.length;
+  const buffer = state.bodies.take(n * (precision === 'f32' ? 4 : 8));
+  const array = precision === 'f32' ? new Float32Array(buffer.buffer, buffer.byteOffset, n) : new Float64Array(buffer.buffer, buffer.byteOffset, n);
+  return { buffer, array };
+}
+
+/** The job now reads the request's pooled body: it goes back to the pool when the job settles. */
+export function handOverBody(state: ServerState, request: FastifyRequest, job: Pick<Job, 'result'>): void {
+  const body = state.pooledBodies.get(request);
+  if (body === undefined) return;
+  state.pooledBodies.delete(request);
+  const release = (): void => state.bodies.release(body);
+  job.result.then(release, release);
+}
+
+/**
+ * Pooled body memory from the engine's pinned arrays (hostBuffer), in its precision: a job reads a
+ * body of that type, and writes its filtered wave, with no host copy. Plain memory when the
+ * engine lends none, or can no longer (closed): arrays stay valid memory either way.
+ */
+export function pinnedAllocator(engine: JobEngineLike): BodyAllocator | undefined {
+  const lend = engine.hostBuffer?.bind(engine);
+  const giveBack = engine.releaseHostBuffer?.bind(engine);
+  if (!lend || !giveBack) return undefined;
+  const size = engine.precision === 'f32' ? 4 : 8;
+  const lent = new WeakMap<Buffer, Float32Array | Float64Array>();
+  return {
+    allocate(bytes: number): Buffer {
+      let array: Float32Array | Float64Array;
+      try {
+        array = engine.precision === 'f32' ? lend('f32', bytes / size) : lend('f64', bytes / size);
+      } catch {
+        return Buffer.allocUnsafeSlow(bytes);
+      }
+      const buffer = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
+      lent.set(buffer, array);
+      return buffer;
+    },
+    free(buffer: Buffer): void {
+      const array = lent.get(buffer);
+      if (array) giveBack(array);
+    },
+  };
+}

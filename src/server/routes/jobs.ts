@@ -1,0 +1,50 @@
+/**
+ * `POST /v1/jobs` (202 and an id), `GET /v1/jobs/:id`, `DELETE /v1/jobs/:id`. The route talks
+ * only to `state.jobs` (a JobService), so where jobs are kept is replaceable.
+ */
+import type { FastifyInstance } from 'fastify';
+import { encodeJsonResult, responseFormat } from '../codec.js';
+import { HttpError } from '../errors.js';
+import { handOverBody, readJob, sendResult } from '../job-io.js';
+import { JOB_ID_PARAMS } from '../schemas.js';
+import { requireGpu, track, type ServerState } from '../state.js';
+import { JOB_BODY } from './sync.js';
+
+/** Registers the asynchronous job routes. */
+export function jobRoutes(app: FastifyInstance, state: ServerState): void {
+  const unknownJob = (id: string): HttpError =>
+    new HttpError(404, 'unknown_job', `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${state.limits.jobRetention.ttlMs} ms ago and no longer kept)`, {
+      field: 'id',
+    });
+
+  app.post('/v1/jobs', { schema: { body: JOB_BODY } }, (request, reply) =>
+    track(state, async () => {
+      const spec = readJob(state, request, undefined);
+      requireGpu(state);
+      const { id, status } = await state.jobs.submit(spec, { onSubmitted: (job) => handOverBody(state, request, job) });
+      return reply
+        .code(202)
+        .header('location', `/v1/jobs/${id}`)
+        .send({ id, status, href: `/v1/jobs/${id}` });
+    }),
+  );
+
+  app.get<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const format = responseFormat(request.headers.accept);
+    const view = await state.jobs.view(request.params.id);
+    if (view === undefined) throw unknownJob(request.params.id);
+    if (view.result !== undefined) {
+      if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), view.result, format);
+      return reply.send({ id: view.id, status: 'ready', result: encodeJsonResult(view.result) });
+    }
+    if (view.error !== undefined) return reply.send({ id: view.id, status: view.status, error: view.error });
+    return reply.code(202).send({ id: view.id, status: view.status });
+  });
+
+  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
+    const answer = await state.jobs.delete(request.params.id);
+    if (answer === undefined) throw unknownJob(request.params.id);
+    if (answer.statusCode >= 400) state.failureReasons.set(request, 'INVALID');
+    return reply.code(answer.statusCode).send(answer.body);
+  });
+}

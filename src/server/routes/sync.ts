@@ -1,0 +1,50 @@
+/** `POST /v1/stft`, `/v1/cycles`, `/v1/wavelet`: one job with the endpoint's flag, answered with its result. */
+import type { FastifyInstance } from 'fastify';
+import { BUILTIN_FLAGS } from '../../engine/parameters.js';
+import type { Job } from '../../engine/types.js';
+import { responseFormat } from '../codec.js';
+import { handOverBody, observeJob, pooledFiltered, readJob, sendResult } from '../job-io.js';
+import { JOB_BODY_SCHEMA } from '../schemas.js';
+import { requireGpu, track, untilLost, type ServerState } from '../state.js';
+
+/** A job body: JSON (validated by the schema) or binary samples. */
+export const JOB_BODY = { content: { 'application/json': { schema: JOB_BODY_SCHEMA }, 'application/octet-stream': { schema: {} } } };
+
+/** Registers the synchronous job routes. */
+export function syncRoutes(app: FastifyInstance, state: ServerState): void {
+  for (const flag of BUILTIN_FLAGS) {
+    const endpoint = `/v1/${flag}`;
+    app.post(endpoint, { schema: { body: JOB_BODY } }, (request, reply) =>
+      track(state, async () => {
+        const format = responseFormat(request.headers.accept);
+        // Bad input is refused as such even when no GPU could run it.
+        const spec = readJob(state, request, flag);
+        const gpu = requireGpu(state);
+        const filtered = pooledFiltered(state, spec, gpu.precision);
+        let job: Job;
+        try {
+          job = gpu.submit(filtered ? { ...spec, into: { ...spec.into, filtered: filtered.array } } : spec);
+        } catch (error) {
+          if (filtered) state.bodies.release(filtered.buffer);
+          throw error;
+        }
+        handOverBody(state, request, job);
+        if (filtered) {
+          // Back to the pool once the job no longer writes it and the response no longer reads it.
+          const sent = new Promise<void>((resolve) => reply.raw.once('close', resolve));
+          const release = (): void => state.bodies.release(filtered.buffer);
+          void Promise.allSettled([job.result, sent]).then(release);
+        }
+        job.result.catch(() => undefined);
+        // A client that hangs up while its job is still queued frees the queue slot.
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) job.cancel();
+        });
+        // The engine owns the deadline (spec.timeoutMs): the result rejects with JobTimeoutError in time.
+        const result = await untilLost(state, job.result);
+        observeJob(state, endpoint, result);
+        return sendResult(reply, result, format);
+      }),
+    );
+  }
+}

@@ -1,0 +1,47 @@
+/** `tscuda worker`: usage errors exit 2, an unreachable Redis is one line and exit 1, no GPU is one line and exit 1. */
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { freePort, redisSkipReason, startRedis } from './redis-server.js';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
+const tscuda = (...args: string[]) => execa('node', ['--import', 'tsx', MAIN, 'worker', ...args], { cwd: ROOT, reject: false, timeout: 30_000 });
+
+describe('tscuda worker', () => {
+  it('prints its usage, and refuses bad options with exit 2', async () => {
+    const help = await tscuda('--help');
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(/^usage: tscuda worker --redis URL/);
+    const missing = await tscuda();
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toMatch(/^tscuda worker: --redis URL is required/);
+    const rate = await tscuda('--redis', 'redis://127.0.0.1:6379', '--rate', 'fast');
+    expect(rate.exitCode).toBe(2);
+    expect(rate.stderr).toMatch(/--rate must be N\/MS/);
+  }, 60_000);
+
+  it('says in one line that Redis is unreachable, and exits 1', async () => {
+    const port = await freePort();
+    const r = await tscuda('--redis', `redis://127.0.0.1:${port}`);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([`tscuda worker: Redis at redis://127.0.0.1:${port} is unreachable: connect ECONNREFUSED 127.0.0.1:${port}`]);
+  }, 60_000);
+
+  it.skipIf(redisSkipReason !== undefined)(
+    'without a GPU, says so in one line and exits 1',
+    async () => {
+      const redis = await startRedis();
+      try {
+        const r = await tscuda('--redis', redis.url);
+        if (r.exitCode === 0) return; // a GPU host: the worker ran (not what this CPU-only test checks)
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr.trim().split('\n')).toHaveLength(1);
+        expect(r.stderr).toMatch(/^tscuda worker: (no NVIDIA driver|no CUDA device|CUDA error)/);
+      } finally {
+        await redis.dispose();
+      }
+    },
+    60_000,
+  );
+});
