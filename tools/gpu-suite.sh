@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
 # The whole GPU cycle in one call on a lent GPU host (no npm there: node_modules/.bin on PATH).
-#   tools/gpu-suite.sh tests   -> kernels, the GPU test suite, the demo, compute-sanitizer
-#   tools/gpu-suite.sh bench   -> npm run bench (C, Python peers, tscuda, engine metrics)
+#   tools/gpu-suite.sh tests   -> kernels, the GPU test suite (every GPU), the several-GPU tests again
+#                                 on one GPU (skipped by name), the demo, compute-sanitizer
+#   tools/gpu-suite.sh bench   -> npm run bench (C, Python peers, tscuda, engine metrics), and the
+#                                 landed tree's STFT job in the same call when .base/ holds it
+#   tools/gpu-suite.sh multi   -> the several-GPU bench and the queue bench (two worker processes)
 #   tools/gpu-suite.sh serve   -> the HTTP load bench against the Python peer
-# Logs and artifacts go to $OUT (or ./gpu-out).
+# Logs and artifacts go to $OUT (or ./gpu-out). A redis-server for the queue tests and bench is
+# taken from .gpu-redis/ (Debian's package, extracted; see docs/scale-out.md) when present.
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
+[ -x .gpu-redis/redis-server ] && export TSCUDA_REDIS_SERVER=$PWD/.gpu-redis/redis-server
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 tsx codegen/kernels/build.ts 2>&1 | tail -4
+summary() { grep -aE "^ (✓|×|↓)| FAIL |Test Files|Tests |Errors |watchdog|stuck" "$1" | grep -av "^ ✓" | tail -40; }
 case "${1:-tests}" in
   tests)
-    TSCUDA_REQUIRE_GPU=1 vitest run --project gpu 2>&1 | tee "$OUT/gpu-tests.log" | grep -aE "^ (✓|×|↓)| FAIL |Test Files|Tests |Errors " | grep -av "^ ✓" | tail -40
-    grep -aE "Test Files|Tests " "$OUT/gpu-tests.log" | tail -2
+    TSCUDA_REQUIRE_GPU=1 vitest run --project gpu > "$OUT/gpu-tests.log" 2>&1
+    summary "$OUT/gpu-tests.log"
+    CUDA_VISIBLE_DEVICES=0 vitest run --project gpu test/gpu/multi test/gpu/engine/multi-device.test.ts test/gpu/queue > "$OUT/one-gpu.log" 2>&1
+    echo "one GPU (CUDA_VISIBLE_DEVICES=0):"; grep -aE "Test Files|Tests " "$OUT/one-gpu.log"; grep -aoE "fewer than two GPUs[^)]*|needs two GPUs[^)]*" "$OUT/one-gpu.log" | sort | uniq -c | head -5
     mkdir -p "$OUT/demo"
     timeout 120 tsx src/cli/main.ts demo --seconds 5 --out "$OUT/demo" 2>&1 | tail -30
-    timeout 240 bash bench/sanitizer/run.sh 2>&1 | tee "$OUT/sanitizer.log" | tail -8
+    timeout 240 bash bench/sanitizer/run.sh > "$OUT/sanitizer.log" 2>&1; tail -8 "$OUT/sanitizer.log"
     ;;
   bench)
-    TSCUDA_BENCH_OUT="$OUT" timeout 560 tsx bench/main.ts "${@:2}" 2>&1 | tee "$OUT/bench.log" | tail -60
+    TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
+    if [ -d .base/src ]; then
+      # .base/: the landed tree's src, bench and codegen with its own fatbins (built where nvcc is).
+      ln -sfn "$PWD/node_modules" .base/node_modules
+      (cd .base && TSCUDA_BENCH_OUT="$OUT/base" timeout 200 tsx bench/main.ts --only '^stft_job_gsamples_per_s$' > "$OUT/base-bench.log" 2>&1); echo "landed tree:"; grep -a "stft_job_gsamples_per_s" "$OUT/base-bench.log" | tail -3
+    fi
+    ;;
+  multi)
+    TSCUDA_BENCH_OUT="$OUT" timeout 240 tsx bench/tscuda/multi-gpu.ts > "$OUT/multi.log" 2>&1; tail -25 "$OUT/multi.log"
+    TSCUDA_BENCH_OUT="$OUT" timeout 300 tsx bench/queue/main.ts > "$OUT/queue.log" 2>&1; tail -25 "$OUT/queue.log"
     ;;
   serve)
     TSCUDA_BENCH_OUT="$OUT" timeout 560 tsx bench/serve/main.ts "${@:2}" 2>&1 | tee "$OUT/serve.log" | tail -40

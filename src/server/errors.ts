@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from '../engine/errors.js';
 import { parameterOfField } from '../engine/parameters.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
+import { QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'TIMEOUT' | 'INVALID' | 'UNAVAILABLE' | 'BACKEND' | 'OTHER';
@@ -127,6 +128,12 @@ const ERROR_STATUS: readonly ErrorMapping[] = [
   [BatcherTimeoutError, (e) => new HttpError(504, 'timeout', `the items were not computed in time (${e.message})`, { cause: e })],
   [JobError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
   [BatcherDispatchError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
+  // The job queue (serve --redis): Redis away, a result over the submitter's limit, a job's own failure on a worker.
+  [QueueUnavailableError, (e, s) => new HttpError(503, 'queue_unavailable', e.message, { retryable: true, retryAfterS: s, cause: e })],
+  [ResultTooLargeError, (e) => new HttpError(413, 'result_too_large', `signal: ${e.message}`, { field: 'signal', cause: e })],
+  [QueueJobCancelledError, (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e })],
+  [UnknownQueueJobError, (e) => new HttpError(404, 'unknown_job', `id: ${e.message}`, { field: 'id', cause: e })],
+  [QueueJobError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
 ];
 
 function shuttingDown(e: Error): HttpError {

@@ -2,6 +2,7 @@
 export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type ServerLimits, type TscudaServer } from './create-server.js';
 export type { JobAnswer, JobView, RemoteJobs } from './options.js';
 export { localJobService, newJobId, type JobService, type JobServiceContext, type SubmittedJob } from './job-service.js';
+export { queueJobService, queueNotReadyReason, type QueueJobServiceOptions } from './queue-job-service.js';
 export { ROUTES, type RouteModule } from './routes/index.js';
 export type { ServerState } from './state.js';
 export { HttpError, toHttpError, internalError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';

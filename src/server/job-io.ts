@@ -96,7 +96,7 @@ export function pooledFiltered(state: ServerState, spec: JobSpec, precision: 'f3
 }
 
 /** The job now reads the request's pooled body: it goes back to the pool when the job settles. */
-export function handOverBody(state: ServerState, request: FastifyRequest, job: Pick<Job, 'result'>): void {
+export function handOverBody(state: ServerState, request: FastifyRequest, job: { result: Promise<unknown> }): void {
   const body = state.pooledBodies.get(request);
   if (body === undefined) return;
   state.pooledBodies.delete(request);

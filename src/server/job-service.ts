@@ -38,8 +38,12 @@ export interface SubmittedJob {
 
 /** What `/v1/jobs` needs from where jobs are kept. */
 export interface JobService {
+  /** Whether jobs run on this server's engine (a POST needs a ready GPU here); false for a queue whose workers run them elsewhere. */
+  readonly gpuHere: boolean;
+  /** Why this service cannot take jobs now (null when it can); a server without an engine is ready when its service is. */
+  notReadyReason?(): string | null;
   /** Queues a validated job; throws what engine.submit() throws (the error handler maps it). */
-  submit(spec: JobSpec, hooks: { onSubmitted(job: { result: Promise<JobResult> }): void }): Promise<SubmittedJob>;
+  submit(spec: JobSpec, hooks: { onSubmitted(job: { result: Promise<unknown> }): void }): Promise<SubmittedJob>;
   /** The job as GET shows it; undefined when unknown. */
   view(id: string): Promise<JobView | undefined>;
   /** DELETE of the job: cancels a queued one, forgets a finished one; undefined when unknown. */
@@ -108,6 +112,7 @@ export function localJobService(context: JobServiceContext): JobService {
   };
 
   return {
+    gpuHere: true,
     async submit(spec, hooks) {
       const job = context.requireEngine().submit(spec);
       hooks.onSubmitted(job);

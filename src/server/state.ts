@@ -57,7 +57,10 @@ export interface ServerState {
 /** Why GPU work cannot run now, or null. */
 export function notReadyReason(state: ServerState): string | null {
   if (state.closing !== null) return 'the server is shutting down';
-  if (state.engine === null) return state.options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)';
+  const jobs = state.jobs.notReadyReason?.() ?? null;
+  if (jobs !== null) return jobs;
+  // A front of a job queue (no engine here) is ready while its queue is: the workers hold the GPUs.
+  if (state.engine === null) return state.jobs.gpuHere ? (state.options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)') : null;
   if (state.lostError !== null)
     return `the GPU context was lost (${state.lostError instanceof Error ? state.lostError.message : String(state.lostError)}); this worker is being replaced`;
   return null;
@@ -68,7 +71,8 @@ export function requireGpu(state: ServerState): JobEngineLike {
   const reason = notReadyReason(state);
   if (reason !== null || state.engine === null) {
     const retryable = state.closing !== null || state.lostError !== null;
-    throw new HttpError(503, state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable', reason ?? 'no engine', {
+    const why = reason ?? state.options.unavailableReason ?? 'this server has no GPU engine (a front of a job queue: only /v1/jobs runs here)';
+    throw new HttpError(503, state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable', why, {
       retryable,
       ...(retryable ? { retryAfterS: 1 } : {}),
     });

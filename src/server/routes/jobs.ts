@@ -20,7 +20,8 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
   app.post('/v1/jobs', { schema: { body: JOB_BODY } }, (request, reply) =>
     track(state, async () => {
       const spec = readJob(state, request, undefined);
-      requireGpu(state);
+      // A queue's workers run the job elsewhere: this server needs no GPU for it.
+      if (state.jobs.gpuHere) requireGpu(state);
       const { id, status } = await state.jobs.submit(spec, { onSubmitted: (job) => handOverBody(state, request, job) });
       return reply
         .code(202)

@@ -1,24 +1,26 @@
 /**
- * The job routes over the Redis queue (registerQueueJobRoutes) with a real redis-server and a
- * worker over the FakeEngine: the same request and response shapes as the in-memory routes, any
- * id from any front, errors in the server's format, readiness following Redis.
+ * The server's one jobs route over the Redis queue (`createServer({ engine: null, jobs:
+ * queueJobService(queue) })`, what `tscuda serve --redis` builds) with a real redis-server and a
+ * worker over the FakeEngine: the same request and response shapes as the in-process jobs, any
+ * id from any front, errors in the server's format, readiness following Redis, no GPU on the front.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobQueue, runQueueWorker, type QueueWorker } from '../../../src/queue/index.js';
-import { registerQueueJobRoutes } from '../../../src/server/queue-jobs.js';
+import { createServer, queueJobService } from '../../../src/server/index.js';
 import { parseFieldsHeader } from '../../../src/server/codec.js';
 import { redisSkipReason, startRedis, type TestRedis } from '../queue/redis-server.js';
 import { FakeEngine } from './fake-engine.js';
 
-const front = (queue: JobQueue) => {
-  const app = Fastify();
-  registerQueueJobRoutes(app, { queue });
-  return app;
+const fronts: ReturnType<typeof createServer>[] = [];
+/** A front as `tscuda serve --redis --workers 0` on a machine without a GPU: no engine, jobs through the queue. */
+const front = async (queue: JobQueue) => {
+  const server = createServer({ engine: null, jobs: queueJobService(queue), unavailableReason: 'no GPU here (a front)' });
+  fronts.push(server);
+  return server.app;
 };
 
-async function poll(app: ReturnType<typeof Fastify>, id: string, accept = 'application/json') {
+async function poll(app: ReturnType<typeof createServer>['app'], id: string, accept = 'application/json') {
   for (let i = 0; i < 200; i++) {
     const r = await app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: { accept } });
     if (r.statusCode !== 202) return r;
@@ -40,6 +42,7 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
     worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name });
   });
   afterAll(async () => {
+    for (const server of fronts) await server.close();
     await worker?.close();
     await queueA?.close();
     await queueB?.close();
@@ -47,8 +50,8 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
   }, 20_000);
 
   it("POST on one front, GET on another: the result in the in-memory routes' JSON and binary shapes", async () => {
-    const a = front(queueA);
-    const b = front(queueB);
+    const a = await front(queueA);
+    const b = await front(queueB);
     const signal = Array.from({ length: 128 }, () => Math.fround(Math.random() - 0.5));
     const posted = await a.inject({ method: 'POST', url: '/v1/jobs', payload: { signal, fs: 100, flags: ['stft'] } });
     expect(posted.statusCode).toBe(202);
@@ -57,11 +60,10 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
     expect(posted.headers.location).toBe(body.href);
     const got = await poll(b, body.id);
     expect(got.statusCode).toBe(200);
-    const view = got.json() as { id: string; status: string; error?: unknown; result: { filtered: number[]; shapes: Record<string, number[]>; queue: { attempts: number } } };
+    const view = got.json() as { id: string; status: string; error?: unknown; result: { filtered: number[]; shapes: Record<string, number[]> } };
     expect(view).toMatchObject({ status: 'ready' });
     expect(view.result.filtered).toEqual(signal.map((v) => Math.fround(v * 2)));
     expect(view.result.shapes.filtered).toEqual([1, 128]);
-    expect(view.result.queue.attempts).toBe(1);
     const binary = await poll(b, body.id, 'application/octet-stream');
     expect(binary.headers['x-tscuda-job-status']).toBe('ready');
     const layout = parseFieldsHeader(String(binary.headers['x-tscuda-fields']));
@@ -75,7 +77,7 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
 
   it('refuses a bad job with 400 naming the field, before anything is queued', async () => {
     const before = await queueA.counts();
-    const r = await front(queueA).inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['cycles'] } });
+    const r = await (await front(queueA)).inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['cycles'] } });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toMatchObject({ error: { code: 'invalid_field', field: 'bands', retryable: false } });
     expect(await queueA.counts()).toEqual(before);
@@ -84,7 +86,7 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
   it('DELETE cancels a queued job; an unknown id is 404 unknown_job; readiness is 200', async () => {
     const idle = new JobQueue({ connection: redis.url, name: `idle-${randomUUID()}` });
     try {
-      const app = front(idle);
+      const app = await front(idle);
       const posted = (await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } })).json() as { id: string };
       expect((await app.inject({ method: 'GET', url: `/v1/jobs/${posted.id}` })).json()).toEqual({ id: posted.id, status: 'queued' });
       const del = await app.inject({ method: 'DELETE', url: `/v1/jobs/${posted.id}` });
@@ -94,7 +96,10 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
       const unknown = await app.inject({ method: 'GET', url: '/v1/jobs/jnope' });
       expect(unknown.statusCode).toBe(404);
       expect(unknown.json()).toMatchObject({ error: { code: 'unknown_job', field: 'id' } });
-      expect((await app.inject({ method: 'GET', url: '/v2/health/queue' })).json()).toEqual({ ready: true });
+      // A front holds no GPU: ready while its queue is; GPU work of its own is 503.
+      expect((await app.inject({ method: 'GET', url: '/v2/health/ready' })).json()).toEqual({ ready: true });
+      const sync = await app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8] } });
+      expect(sync.statusCode).toBe(503);
     } finally {
       await idle.close();
     }
@@ -103,8 +108,8 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
   it('without Redis: readiness 503 with the reason, POST 503 queue_unavailable (retryable)', async () => {
     const away = new JobQueue({ connection: 'redis://127.0.0.1:1', name: 'away' });
     try {
-      const app = front(away);
-      const ready = await app.inject({ method: 'GET', url: '/v2/health/queue' });
+      const app = await front(away);
+      const ready = await app.inject({ method: 'GET', url: '/v2/health/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.json()).toMatchObject({ ready: false, reason: expect.stringMatching(/not reachable/) });
       const posted = await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } });
