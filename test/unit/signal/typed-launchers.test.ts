@@ -22,6 +22,12 @@ function launches(ws: SignalWorkspace, ctx: Context, p: Precision, cfg: LaunchCo
   scale(cfg, 4, real, 8, 0.5);
   // @ts-expect-error no such kernel
   ws.kernel(ctx, 'no_such_kernel', p);
+  // The 16-bit variants go by name (chosen from the sample type at run time): the name is checked.
+  ws.kernelNamed(ctx, 'frame_i16_f32');
+  // @ts-expect-error no such 16-bit variant
+  ws.kernelNamed(ctx, 'frame_u8_f32');
+  // @ts-expect-error the module is not a launcher
+  ws.kernelNamed(ctx, 'module');
 }
 
 describe('typed signal launchers', () => {
