@@ -31,17 +31,22 @@ export function serverLimits(config: WorkerConfig): Partial<ServerLimits> {
   return limits;
 }
 
+/** The environment variable that shows process details (pid, memory, uptime) in `/v1/info` of `tscuda serve`: `1` (tests and operators; off by default). */
+export const PROCESS_INFO_ENV = 'TSCUDA_SERVE_PROCESS_INFO';
+
 /**
  * createServer()'s options for a serve process: its parts (engine, batchers, info; the server
- * owns the engine), its logging and its limits. A supervised worker adds what belongs to the
- * cluster (job id prefix, metrics labels, peers, remote jobs) on top.
+ * owns the engine), its logging and its limits, and process details in `/v1/info` where
+ * TSCUDA_SERVE_PROCESS_INFO=1 (inherited by the workers). A supervised worker adds what belongs
+ * to the cluster (job id prefix, metrics labels, peers, remote jobs) on top.
  */
-export function serverOptions(config: WorkerConfig, parts: ServeParts): CreateServerOptions {
+export function serverOptions(config: WorkerConfig, parts: ServeParts, env: NodeJS.ProcessEnv = process.env): CreateServerOptions {
   return {
     engine: parts.engine,
     ownsEngine: true,
     logger: config.log === true,
     limits: serverLimits(config),
+    exposeProcessInfo: env[PROCESS_INFO_ENV] === '1',
     ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
     ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
     ...(parts.extraFlags === undefined ? {} : { extraFlags: parts.extraFlags }),

@@ -11,7 +11,7 @@ import { parseServeArgs } from '../../../src/cli/commands/serve.js';
 import { createServer } from '../../../src/server/create-server.js';
 import { DEFAULT_LIMITS } from '../../../src/server/options.js';
 import type { WorkerConfig } from '../../../src/server/supervision/protocol.js';
-import { serverLimits, serverOptions } from '../../../src/server/supervision/server-options.js';
+import { PROCESS_INFO_ENV, serverLimits, serverOptions } from '../../../src/server/supervision/server-options.js';
 import { spreadDevices, workerDevice } from '../../../src/server/supervision/worker-devices.js';
 import { FakeEngine } from './fake-engine.js';
 
@@ -130,5 +130,11 @@ describe('serverOptions(config)', () => {
   it('a server without an engine says why', () => {
     const options = serverOptions(base, { engine: null, unavailableReason: 'no usable CUDA device: test' });
     expect(options).toMatchObject({ engine: null, unavailableReason: 'no usable CUDA device: test', logger: false });
+  });
+
+  it('process details in /v1/info only with TSCUDA_SERVE_PROCESS_INFO=1', () => {
+    expect(serverOptions(base, { engine: null }, {}).exposeProcessInfo).toBe(false);
+    expect(serverOptions(base, { engine: null }, { [PROCESS_INFO_ENV]: 'yes' }).exposeProcessInfo).toBe(false);
+    expect(serverOptions(base, { engine: null }, { [PROCESS_INFO_ENV]: '1' }).exposeProcessInfo).toBe(true);
   });
 });
