@@ -4,8 +4,9 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { parseDeviceList, selectDevices } from '../../runtime/placement-rules.js';
+import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
+import { deviceSelection } from '../device-option.js';
 import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
@@ -83,16 +84,22 @@ function milliseconds(name: string, v: string | undefined, fallback: number, min
   return checkTimeoutMs(integer(name, v, fallback, min, MAX_MS, ' (the most a Node timer holds)'), `--${name}`);
 }
 
+/** The largest device ordinal `--devices` may name (as the other commands' --device). */
+const MAX_ORDINAL = 1023;
+
 /**
- * `--devices` as the one placement rule spells it (runtime/placement-rules.ts): "all" or
- * ordinals, each once. Whether each ordinal exists is the engine's check when it is built (a
- * failed start: one line, exit 1), so this stays CUDA-free.
+ * `--devices` as the one placement rule spells it (runtime/placement-rules.ts, through the CLI's
+ * device-option.ts): "all" or ordinals, each once. Whether each ordinal exists is the engine's
+ * check when it is built (a failed start: one line, exit 1), so parsing stays CUDA-free.
  */
 function deviceOption(v: string | undefined): 'all' | number[] {
   if (v === undefined) return [0];
-  const devices = parseDeviceList(v, '--devices');
-  // Only the spelling here: any count above the largest ordinal lets the rule check repeats alone.
-  if (devices !== 'all') selectDevices({ devices }, Math.max(...devices) + 1, '--devices');
+  const devices = deviceSelection({ devices: v });
+  if (devices === 'all') return devices;
+  const high = devices.find((d) => d > MAX_ORDINAL);
+  if (high !== undefined) throw new UsageError(`--devices: ordinal ${high} is above ${MAX_ORDINAL}`);
+  // Repeats by the rule itself; a machine of MAX_ORDINAL + 1 devices leaves existence to the engine.
+  selectDevices({ devices }, MAX_ORDINAL + 1, '--devices');
   return devices;
 }
 

@@ -37,6 +37,7 @@ describe('serve --devices', () => {
     await expect(parseServeArgs(['--devices', '-1'])).rejects.toThrow(/--devices/);
     await expect(parseServeArgs(['--devices', ''])).rejects.toThrow(/--devices/);
     await expect(parseServeArgs(['--devices', '1,0,1'])).rejects.toThrow(/--devices: device 1 is listed twice/);
+    await expect(parseServeArgs(['--devices', '0,99999999999999999999'])).rejects.toThrow(/--devices: ordinal 100000000000000000000 is above 1023/);
   });
 
   it('workers spread round robin: worker i on devices[i % n]', () => {
