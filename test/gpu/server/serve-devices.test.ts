@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomF32 } from '../helpers.js';
 import { titled, twoGpus } from '../multi/multi-available.js';
-import { freePort, spawnServe, type ServeProcess } from '../../unit/server/serve-process.js';
+import { call, freePort, spawnServe, type ServeProcess } from '../../unit/server/serve-process.js';
 
 const running: ServeProcess[] = [];
 afterEach(() => {
@@ -79,10 +79,13 @@ describe.skipIf(!twoGpus.ok)(titled('tscuda serve over two GPUs', twoGpus), () =
     const s = await serve(['--workers', '2', '--devices', '0,1', '--lanes', '1'], /worker\(s\) on /);
     const listening = [...s.stderr().matchAll(/worker \d+ \(pid \d+, device (\d+)\) listening on /g)].map((m) => Number(m[1]));
     expect(listening.sort(), s.stderr()).toEqual([0, 1]);
-    // Connections are handed round robin: a few fresh ones reach both workers.
+    // Connections are handed round robin: a few fresh ones (no keep-alive) reach both workers.
     const seen = new Set<string>();
     for (let i = 0; i < 16 && seen.size < 2; i++) {
-      const info = (await (await fetch(`${s.base}/v1/info`, { headers: { connection: 'close' } })).json()) as Info;
+      const r = await call(s.base, '/v1/info');
+      if (!('status' in r)) throw new Error(`/v1/info: ${r.error}`);
+      expect(r.status, r.text).toBe(200);
+      const info = JSON.parse(r.text) as Info;
       expect(info.engine?.devices).toHaveLength(1);
       expect(info.devices.map((d) => d.ordinal)).toEqual(info.engine!.devices);
       seen.add(JSON.stringify(info.engine!.devices));
