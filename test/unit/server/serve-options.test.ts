@@ -13,6 +13,8 @@ import { DEFAULT_LIMITS } from '../../../src/server/options.js';
 import type { WorkerConfig } from '../../../src/server/supervision/protocol.js';
 import { PROCESS_INFO_ENV, serverLimits, serverOptions } from '../../../src/server/supervision/server-options.js';
 import { spreadDevices, workerDevice } from '../../../src/server/supervision/worker-devices.js';
+import { Device } from '../../../src/runtime/device.js';
+import { buildPartsOrNone } from '../../../src/server/supervision/gpu-parts.js';
 import { FakeEngine } from './fake-engine.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -137,5 +139,16 @@ describe('serverOptions(config)', () => {
     expect(serverOptions(base, { engine: null }, {}).exposeProcessInfo).toBe(false);
     expect(serverOptions(base, { engine: null }, { [PROCESS_INFO_ENV]: 'yes' }).exposeProcessInfo).toBe(false);
     expect(serverOptions(base, { engine: null }, { [PROCESS_INFO_ENV]: '1' }).exposeProcessInfo).toBe(true);
+  });
+});
+
+describe('a serve process on a machine without a GPU', () => {
+  // On a GPU host this would build a real engine: the GPU suite covers that (test/gpu/server).
+  it.skipIf(Device.count() > 0)('builds no engine and says why, for any --devices (the placement rule refusing "no device visible" is not a failed start)', async () => {
+    for (const devices of [[0], [0, 1], 'all'] as const) {
+      const parts = await buildPartsOrNone({ port: 0, host: '127.0.0.1', devices: devices === 'all' ? devices : [...devices] });
+      expect(parts.engine).toBeNull();
+      expect(parts.unavailableReason).toMatch(/^no usable CUDA device: /);
+    }
   });
 });
