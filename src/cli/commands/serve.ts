@@ -294,7 +294,8 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
     return EXIT_CODES.failed;
   }
   const guard = guardRequests(server);
-  log(`listening on ${address} (in this process${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
+  const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
+  log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
   const signal = await untilSignal((again) => {
     log(`${again} again: cutting the drain`);
     guard.cut(`a second signal (${again})`);

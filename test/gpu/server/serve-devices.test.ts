@@ -37,6 +37,7 @@ async function serve(args: string[], started: RegExp): Promise<ServeProcess & { 
 describe.skipIf(!twoGpus.ok)(titled('tscuda serve over two GPUs', twoGpus), () => {
   it('--workers 0 --devices 0,1: one engine with lanes on both devices; 32 jobs run on both', async () => {
     const s = await serve(['--workers', '0', '--devices', '0,1', '--lanes', '2'], /\[serve\] listening on /);
+    expect(s.stderr()).toMatch(/listening on \S+ \(in this process, devices 0,1\)/);
     const before = (await (await fetch(`${s.base}/v1/info`)).json()) as Info;
     expect(before.ready, JSON.stringify(before)).toBe(true);
     expect(before.engine).toMatchObject({ lanes: 4, devices: [0, 1] });
