@@ -9,6 +9,7 @@ import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
 import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
+import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
 import { spreadDevices } from '../../server/supervision/worker-devices.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
@@ -48,6 +49,10 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       it (default 30000)
   --drain MS          bound of a graceful stop (default 10000): requests still unfinished
                       then have their connections cut
+  --redis URL         /v1/jobs through a Redis-backed job queue (redis://host:6379): any
+                      server answers any job id, \`tscuda worker\` processes run the jobs, and
+                      a server without a GPU is a front (ready while Redis answers)
+  --queue NAME        the job queue's name (default tscuda-jobs; the workers' must match)
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
   --log               log every request (JSON lines on stdout)
@@ -128,6 +133,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       'batch-size': { type: 'string' },
       'batch-wait': { type: 'string' },
       drain: { type: 'string' },
+      redis: { type: 'string' },
+      queue: { type: 'string' },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -165,6 +172,14 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     drainMs: milliseconds('drain', values.drain, DEFAULT_DRAIN_MS, 0),
     log: values.log === true,
   };
+  if (values.redis !== undefined) {
+    if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis.slice(0, 100))}`);
+    config.redis = values.redis;
+  }
+  if (values.queue !== undefined) {
+    if (config.redis === undefined) throw new UsageError('--queue needs --redis');
+    config.queueName = values.queue;
+  }
   const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
   return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };
 }
@@ -242,6 +257,15 @@ async function serve(args: string[]): Promise<number> {
   }
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
+  if (config.redis !== undefined) {
+    // Redis unreachable at start: one line and exit 1 (once running, a lost Redis is retried and ready says so).
+    try {
+      await checkRedis(config.redis);
+    } catch (error) {
+      console.error(`tscuda serve: ${(error as Error).message}`);
+      return EXIT_CODES.failed;
+    }
+  }
   const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
   if (workers === 0) return serveInProcess(config, drainMs, log);
   const entry = workerEntry();

@@ -49,6 +49,10 @@ export interface WorkerConfig {
   standby?: boolean | undefined;
   /** Bound of a graceful stop (drain), ms; default DEFAULT_DRAIN_MS. */
   drainMs?: number | undefined;
+  /** `--redis URL`: `/v1/jobs` goes through this Redis-backed job queue (tscuda worker processes run the jobs). */
+  redis?: string | undefined;
+  /** `--queue NAME`: the queue's name (the workers' must match); default the queue's. */
+  queueName?: string | undefined;
 }
 
 /** The environment variable holding the WorkerConfig. */

@@ -4,6 +4,8 @@
  * server from it, so an option is mapped in one place. CUDA-free.
  */
 import type { JobEngineLike } from '../../engine/types.js';
+import { JobQueue } from '../../queue/index.js';
+import { queueJobService } from '../queue-job-service.js';
 import type { BatchFactories } from '../batch.js';
 import type { CreateServerOptions, ServerLimits } from '../options.js';
 import type { WorkerConfig } from './protocol.js';
@@ -37,8 +39,10 @@ export const PROCESS_INFO_ENV = 'TSCUDA_SERVE_PROCESS_INFO';
 /**
  * createServer()'s options for a serve process: its parts (engine, batchers, info; the server
  * owns the engine), its logging and its limits, and process details in `/v1/info` where
- * TSCUDA_SERVE_PROCESS_INFO=1 (inherited by the workers). A supervised worker adds what belongs
- * to the cluster (job id prefix, metrics labels, peers, remote jobs) on top.
+ * TSCUDA_SERVE_PROCESS_INFO=1 (inherited by the workers). With `redis` (`--redis URL`) the
+ * process opens its own connection to the job queue, which `/v1/jobs` then goes through (the
+ * server owns and closes it). A supervised worker adds what belongs to the cluster (job id
+ * prefix, metrics labels, peers, remote jobs) on top.
  */
 export function serverOptions(config: WorkerConfig, parts: ServeParts, env: NodeJS.ProcessEnv = process.env): CreateServerOptions {
   return {
@@ -51,5 +55,8 @@ export function serverOptions(config: WorkerConfig, parts: ServeParts, env: Node
     ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
     ...(parts.extraFlags === undefined ? {} : { extraFlags: parts.extraFlags }),
     ...(parts.info === undefined ? {} : { info: parts.info }),
+    ...(config.redis === undefined
+      ? {}
+      : { jobs: queueJobService(new JobQueue({ connection: config.redis, ...(config.queueName === undefined ? {} : { name: config.queueName }) }), { ownsQueue: true }) }),
   };
 }
