@@ -66,9 +66,9 @@ export const JOB_PARAMETER_TABLE = [
     name: 'dtype',
     field: null,
     type: 'enum',
-    values: ['f32', 'f64', 'float32', 'float64'],
+    values: ['f32', 'f64', 'i16', 'f16', 'bf16', 'float32', 'float64', 'int16', 'float16', 'bfloat16'],
     default: "the engine's precision",
-    help: 'element type of the samples (a binary body: how its bytes are read; JSON: the precision its numbers are stored in)',
+    help: 'element type of the samples (a binary body: how its bytes are read, i16/f16/bf16 included; JSON: the precision its numbers are stored in, f32 or f64)',
     from: ANYWHERE,
   },
   { name: 'batch', field: 'batch', type: 'integer', min: 1, default: '1 (a 2-D JSON signal: its rows)', help: 'B, the number of series', from: ANYWHERE },
@@ -112,7 +112,7 @@ export const JOB_PARAMETER_TABLE = [
     values: ['f16', 'bf16', 'f32', 'f64'],
     default: "the engine's precision",
     help: 'element type of the waves returned (filtered, bandWaves): f16/bf16 are rounded on the GPU before the copy back',
-    from: ENGINE_ONLY,
+    from: ANYWHERE,
   },
 ] as const satisfies readonly ParameterDef[];
 

@@ -3,22 +3,25 @@
  *
  * Requests: a JSON body carries the signal as an array (1-D, or 2-D: one row per series); a
  * binary body (`application/octet-stream`) is the B x N samples, little-endian float32 or
- * float64 (`dtype`), row after row, with the parameters in the query or `x-tscuda-*` headers.
+ * float64, or 16-bit (`i16` integers, `f16`/`bf16` bits) (`dtype`), row after row, with the
+ * parameters in the query or `x-tscuda-*` headers.
  *
  * Responses (chosen by `Accept`): JSON with flat number arrays and their shapes, or binary
  * (`application/octet-stream`): the result arrays back to back, little-endian, in the order
  * and with the element types and shapes listed by the `x-tscuda-fields` header
- * (`filtered=f32[4,1024];spectrum=f32[4,256]`), the dominant cycles as `dominant=f64[B,4]`
+ * (`filtered=f32[4,1024];spectrum=f32[4,256]`; waves asked for as `outputDtype` f16/bf16 are
+ * `filtered=f16[4,1024]`, their raw bits; JSON widens them to numbers), the dominant cycles as `dominant=f64[B,4]`
  * (frequency, period, amplitude, phase per series), and the other fields (id, lane, device,
  * batch, length, fs, timings, stage outputs) as JSON in the `x-tscuda-result` header.
  */
 import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
-import type { JobResult } from '../engine/types.js';
+import type { JobData, JobHalfType, JobResult } from '../engine/types.js';
+import { bf16Value, f16Value } from '../runtime/memory/half.js';
 import { HttpError, invalidField } from './errors.js';
 import type { SampleDtype } from './params.js';
 
 /** Bytes per sample of each dtype. */
-export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8 };
+export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8, i16: 2, f16: 2, bf16: 2 };
 
 /** The fields of a JobResult that are arrays, in the order a binary response lays them out (the engine's list). */
 export const ARRAY_FIELDS = RESULT_ARRAY_FIELDS;
@@ -26,23 +29,37 @@ export const ARRAY_FIELDS = RESULT_ARRAY_FIELDS;
 /** One array field of a result. */
 export type ArrayField = (typeof ARRAY_FIELDS)[number];
 
+/** A typed array of `dtype` over `n` elements of `buffer` from `byteOffset` (i16: Int16Array; f16, bf16: their bits in a Uint16Array). */
+function view(dtype: SampleDtype, buffer: ArrayBufferLike, byteOffset: number, n: number): JobData {
+  switch (dtype) {
+    case 'f32':
+      return new Float32Array(buffer, byteOffset, n);
+    case 'f64':
+      return new Float64Array(buffer, byteOffset, n);
+    case 'i16':
+      return new Int16Array(buffer, byteOffset, n);
+    default:
+      return new Uint16Array(buffer, byteOffset, n);
+  }
+}
+
 /**
- * A little-endian binary body as a typed array. A Buffer that is not aligned to the element
- * size (a small body from Node's shared pool) is copied; an aligned one is viewed, not copied.
+ * A little-endian binary body as a typed array: Float32Array, Float64Array, Int16Array (i16) or
+ * Uint16Array (f16/bf16 bits; the job names which with `dtype`). A Buffer that is not aligned to
+ * the element size (a small body from Node's shared pool) is copied; an aligned one is viewed,
+ * not copied.
  */
-export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): Float32Array | Float64Array {
+export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): JobData {
   const size = DTYPE_BYTES[dtype];
   if (body.byteLength === 0) throw invalidField('body', 'is empty: expected samples');
   if (body.byteLength % size !== 0) {
     throw invalidField('body', `${body.byteLength} bytes is not a multiple of the ${dtype} element size (${size} bytes)`);
   }
   const n = body.byteLength / size;
-  if (body.byteOffset % size === 0) {
-    return dtype === 'f32' ? new Float32Array(body.buffer, body.byteOffset, n) : new Float64Array(body.buffer, body.byteOffset, n);
-  }
+  if (body.byteOffset % size === 0) return view(dtype, body.buffer, body.byteOffset, n);
   const copy = new Uint8Array(body.byteLength);
   copy.set(body);
-  return dtype === 'f32' ? new Float32Array(copy.buffer) : new Float64Array(copy.buffer);
+  return view(dtype, copy.buffer, 0, n);
 }
 
 /**
@@ -51,7 +68,7 @@ export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): Float32Arr
  * Every row's length is checked before anything is allocated, and the total against
  * `maxSamples` (413): a huge first row over many short ones allocates nothing.
  */
-export function decodeJsonSignal(signal: unknown, dtype: SampleDtype, maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
+export function decodeJsonSignal(signal: unknown, dtype: 'f32' | 'f64', maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
   if (!Array.isArray(signal)) throw invalidField('signal', `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`);
   if (signal.length === 0) throw invalidField('signal', 'is empty');
   const make = (n: number): Float32Array | Float64Array => {
@@ -113,10 +130,23 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
   return best.format;
 }
 
-function dtypeOf(a: Float32Array | Float64Array | Uint16Array): SampleDtype {
-  // Jobs from the server never ask for 16-bit waves (outputDtype): refuse rather than mislabel them.
-  if (a instanceof Uint16Array) throw new TypeError('16-bit result arrays (outputDtype f16/bf16) are not encoded by the server yet');
+/**
+ * The dtype of a result array: a Uint16Array holds the bits of the `outputDtype` the job asked
+ * for (`half`); without it such an array is refused rather than mislabelled.
+ */
+function dtypeOf(a: Float32Array | Float64Array | Uint16Array, half: JobHalfType | undefined): SampleDtype {
+  if (a instanceof Uint16Array) {
+    if (half === undefined) throw new TypeError('a 16-bit result array needs the outputDtype (f16 or bf16) its job asked for');
+    return half;
+  }
   return a instanceof Float32Array ? 'f32' : 'f64';
+}
+
+/** A result array as plain numbers: 16-bit float bits widened to their values. */
+function numbers(a: Float32Array | Float64Array | Uint16Array, dtype: SampleDtype): number[] {
+  if (dtype === 'f16') return Array.from(a, f16Value);
+  if (dtype === 'bf16') return Array.from(a, bf16Value);
+  return Array.from(a);
 }
 
 /** The shape of each array field of a result: B x ... from the result's own sizes. */
@@ -160,17 +190,22 @@ export function resultMeta(result: JobResult): Record<string, unknown> {
   return meta;
 }
 
-/** A JSON response body: the metadata, each array as a plain number array, and `shapes`/`dtypes`. */
-export function encodeJsonResult(result: JobResult): Record<string, unknown> {
+/**
+ * A JSON response body: the metadata, each array as a plain number array, and `shapes`/`dtypes`.
+ * `half` is the job's `outputDtype` when it asked for f16/bf16 waves: their values are widened to
+ * numbers (exactly: every f16/bf16 value is a double), `dtypes` still names them f16/bf16.
+ */
+export function encodeJsonResult(result: JobResult, half?: JobHalfType): Record<string, unknown> {
   const body = resultMeta(result);
   const shapes: Record<string, number[]> = {};
   const dtypes: Record<string, SampleDtype> = {};
   for (const field of ARRAY_FIELDS) {
     const a = result[field];
     if (a === undefined) continue;
-    body[field] = Array.from(a);
+    const dtype = dtypeOf(a, half);
+    body[field] = numbers(a, dtype);
     shapes[field] = shapeOf(result, field);
-    dtypes[field] = dtypeOf(a);
+    dtypes[field] = dtype;
   }
   body.shapes = shapes;
   body.dtypes = dtypes;
@@ -193,22 +228,25 @@ export interface BinaryResultParts {
   meta: string;
 }
 
-/** The arrays of a result back to back (little-endian, as the host stores them) in one Buffer, and the headers describing them. */
-export function encodeBinaryResult(result: JobResult): BinaryResult {
-  const { parts, fields, meta } = encodeBinaryResultParts(result);
+/**
+ * The arrays of a result back to back (little-endian, as the host stores them) in one Buffer, and
+ * the headers describing them; `half`: the job's `outputDtype` when it asked for f16/bf16 waves.
+ */
+export function encodeBinaryResult(result: JobResult, half?: JobHalfType): BinaryResult {
+  const { parts, fields, meta } = encodeBinaryResultParts(result, half);
   const body = parts.length === 0 ? Buffer.alloc(0) : parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   return { body, fields, meta };
 }
 
 /** encodeBinaryResult without joining the pieces: a server writes them one after the other, copying nothing. */
-export function encodeBinaryResultParts(result: JobResult): BinaryResultParts {
+export function encodeBinaryResultParts(result: JobResult, half?: JobHalfType): BinaryResultParts {
   const parts: Buffer[] = [];
   const fields: string[] = [];
   for (const field of ARRAY_FIELDS) {
     const a = result[field];
     if (a === undefined) continue;
     parts.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
-    fields.push(`${field}=${dtypeOf(a)}[${shapeOf(result, field).join(',')}]`);
+    fields.push(`${field}=${dtypeOf(a, half)}[${shapeOf(result, field).join(',')}]`);
   }
   const meta = resultMeta(result);
   if (result.dominant !== undefined) {
@@ -240,7 +278,7 @@ export function parseFieldsHeader(header: string): FieldLayout[] {
   let offset = 0;
   for (const part of header.split(';')) {
     if (part === '') continue;
-    const m = /^(\w+)=(f32|f64)\[([\d,]*)\]$/.exec(part);
+    const m = /^(\w+)=(f32|f64|f16|bf16)\[([\d,]*)\]$/.exec(part);
     if (m === null) throw new Error(`x-tscuda-fields: cannot read ${JSON.stringify(part)}`);
     const dtype = m[2] as SampleDtype;
     const shape = m[3] === '' ? [] : m[3]!.split(',').map(Number);

@@ -142,7 +142,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     inFlight: new Set(),
     handlers: new Set(),
     batchers: new Map(),
-    jobs: (options.jobs ?? localJobService)(jobContext),
+    // Made below, once the metrics registry exists (a queue's service registers its metrics there).
+    jobs: undefined as unknown as ServerState['jobs'],
     admission: null,
     lostError: null,
     closing: null,
@@ -151,6 +152,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     version: packageVersion(),
     startedAt: Date.now(),
   };
+  state.jobs = (options.jobs ?? localJobService)({ ...jobContext, registry: state.metrics.registry });
 
   if (engine !== null) {
     engine.lost.catch((error: unknown) => {
@@ -196,6 +198,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           while (state.handlers.size > 0) await Promise.allSettled([...state.handlers]);
           if (state.pending > 0) await new Promise<void>((resolve) => (state.onIdle = resolve));
           await state.jobs.settled();
+          await state.jobs.close?.();
           await Promise.allSettled([...state.batchers.values()].map((b) => b.submitter.close?.()));
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
         } finally {

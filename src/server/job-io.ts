@@ -5,10 +5,12 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { BuiltinJobFlag, Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
+import { JobValidationError } from '../engine/errors.js';
+import type { BuiltinJobFlag, Job, JobData, JobEngineLike, JobHalfType, JobResult, JobSpec } from '../engine/types.js';
+import { checkSampleTypes } from '../engine/validate.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, type ResponseFormat } from './codec.js';
-import { HttpError, clip, invalidField } from './errors.js';
-import { headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams } from './params.js';
+import { HttpError, clip, invalidField, toHttpError } from './errors.js';
+import { SIXTEEN_BIT_DTYPES, headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams, type SampleDtype } from './params.js';
 import type { BodyAllocator } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
 
@@ -28,17 +30,20 @@ export function queryStrings(query: unknown): Record<string, string> {
 
 /**
  * The signal and parameters of a job request, from a JSON or a binary body. Both default to the
- * engine's precision (f32 without an engine); the engine's rules check every parameter here, so
- * bad input is refused as such even when no GPU could run it.
+ * engine's precision (f32 without an engine); a binary body may also hold 16-bit samples (`dtype`
+ * i16, f16, bf16: the job's `data` is then an Int16Array or the f16/bf16 bits, with `dtype` and
+ * `scale`). The engine's rules check every parameter here, so bad input is refused as such even
+ * when no GPU could run it.
  */
 export function readJob(state: ServerState, request: FastifyRequest, endpointFlag: BuiltinJobFlag | undefined): JobSpec {
   const precision = state.engine?.precision ?? 'f32';
   const body: unknown = request.body;
   let raw: RawParams;
-  let data: Float32Array | Float64Array;
+  let data: JobData;
+  let dtype: SampleDtype;
   if (Buffer.isBuffer(body)) {
     raw = paramsFromStrings({ ...headerParams(request.headers), ...queryStrings(request.query) });
-    const dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+    dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
     delete raw.dtype;
     data = decodeBinarySignal(body, dtype);
   } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
@@ -47,9 +52,12 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
       throw new HttpError(400, 'unknown_field', `${clip(first)}: query parameters are read only with binary bodies; put it in the JSON body`, { field: clip(first) });
     const { signal, ...rest } = body as Record<string, unknown>;
     raw = rest;
-    const dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+    dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+    // JSON numbers are floats: 16-bit samples would be rounded or wrapped on the way in, silently.
+    if (SIXTEEN_BIT_DTYPES.includes(dtype))
+      throw invalidField('dtype', `${dtype} samples travel in binary bodies (application/octet-stream); a JSON signal is numbers, stored as f32 or f64`);
     delete raw.dtype;
-    const decoded = decodeJsonSignal(signal, dtype, state.limits.maxSamples);
+    const decoded = decodeJsonSignal(signal, dtype as 'f32' | 'f64', state.limits.maxSamples);
     data = decoded.data;
     if (decoded.rows !== undefined) {
       if (raw.batch !== undefined && raw.batch !== decoded.rows) throw invalidField('batch', `is ${clip(String(raw.batch))} but the signal has ${decoded.rows} rows`);
@@ -61,18 +69,34 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
   if (data.length > state.limits.maxSamples)
     throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${state.limits.maxSamples} per request`, { field: 'signal' });
   const parsed = parseJobParams(raw, data.length, state.paramContext, endpointFlag);
-  return { ...parsed.spec, data };
+  const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
+  try {
+    // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own check.
+    checkSampleTypes(spec);
+  } catch (error) {
+    if (error instanceof JobValidationError) throw toHttpError(error, 1);
+    throw error;
+  }
+  return spec;
 }
 
-/** Writes a job's result as JSON or binary (a large binary answer part by part, not joined first). */
-export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200): FastifyReply {
+/** The 16-bit type a job's waves come back in (its `outputDtype` f16/bf16), which names their Uint16Arrays in a response. */
+export function halfOutput(spec: Pick<JobSpec, 'outputDtype'>): JobHalfType | undefined {
+  return spec.outputDtype === 'f16' || spec.outputDtype === 'bf16' ? spec.outputDtype : undefined;
+}
+
+/**
+ * Writes a job's result as JSON or binary (a large binary answer part by part, not joined first);
+ * `half`: the job's `outputDtype` when it asked for f16/bf16 waves (halfOutput()).
+ */
+export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200, half?: JobHalfType): FastifyReply {
   if (format === 'binary') {
-    const b = encodeBinaryResultParts(result);
+    const b = encodeBinaryResultParts(result, half);
     const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
     if (b.parts.length > 1 && b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
     return r.send(b.parts.length === 1 ? b.parts[0]! : Buffer.concat(b.parts, b.byteLength));
   }
-  return reply.code(code).send(encodeJsonResult(result));
+  return reply.code(code).send(encodeJsonResult(result, half));
 }
 
 /** Counts a finished job's timings and batch in the metrics. */
@@ -88,7 +112,8 @@ export function observeJob(state: ServerState, endpoint: string, result: JobResu
  * its input), so the response's biggest part is not fresh memory each time.
  */
 export function pooledFiltered(state: ServerState, spec: JobSpec, precision: 'f32' | 'f64'): { buffer: Buffer; array: Float32Array | Float64Array } | undefined {
-  if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
+  // 16-bit waves (outputDtype f16/bf16) come back as their bits, not in the pool's precision.
+  if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined || halfOutput(spec) !== undefined) return undefined;
   const n = spec.data.length;
   const buffer = state.bodies.take(n * (precision === 'f32' ? 4 : 8));
   const array = precision === 'f32' ? new Float32Array(buffer.buffer, buffer.byteOffset, n) : new Float64Array(buffer.buffer, buffer.byteOffset, n);

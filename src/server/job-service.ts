@@ -4,6 +4,7 @@
  * one runs jobs on this server's engine and keeps them in a bounded JobStore.
  */
 import { randomBytes } from 'node:crypto';
+import type { Registry } from 'prom-client';
 import type { JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { HttpError, toHttpError, type ErrorBody } from './errors.js';
 import { JobStore, type JobRecord, type JobRetention } from './jobs.js';
@@ -52,6 +53,8 @@ export interface JobService {
   failAll(error: HttpError): void;
   /** Resolves once every unfinished job has settled. */
   settled(): Promise<void>;
+  /** Frees what the service owns (a queue's connections), after the server has closed. */
+  close?(): Promise<void>;
   /** This process's job as GET shows it, for other workers of a cluster (synchronous); undefined when unknown here. */
   localView(id: string): JobView | undefined;
   /** DELETE of this process's job, for other workers of a cluster (synchronous); undefined when unknown here. */
@@ -70,6 +73,8 @@ export interface JobServiceContext {
   remote: RemoteJobs | undefined;
   /** Called with every finished job's result (metrics). */
   observe(result: JobResult): void;
+  /** The server's metrics registry (a service may register its own series there). */
+  registry?: Registry | undefined;
 }
 
 /** Random bytes in a job id: 128 bits, so no client can guess another's job. */

@@ -23,8 +23,15 @@ export type JobParameter = JobParameterName;
 /** Parameters as they arrive: typed from JSON, strings from the query and headers. */
 export type RawParams = Partial<Record<JobParameter, unknown>>;
 
-/** Element type of a signal: 32- or 64-bit IEEE floats, little-endian in binary bodies. */
-export type SampleDtype = 'f32' | 'f64';
+/**
+ * Element type of a signal: 32- or 64-bit IEEE floats, little-endian in binary bodies; binary
+ * bodies also take 16-bit samples: `i16` (integers, times `scale`), `f16` and `bf16` (raw bits).
+ * Result arrays are f32/f64, or f16/bf16 waves when `outputDtype` asks for them.
+ */
+export type SampleDtype = 'f32' | 'f64' | 'i16' | 'f16' | 'bf16';
+
+/** The 16-bit sample types, which travel in binary bodies only (JSON numbers are floats). */
+export const SIXTEEN_BIT_DTYPES: readonly SampleDtype[] = ['i16', 'f16', 'bf16'];
 
 /** What the server needs to check a request beyond its own values. */
 export interface ParamContext {
@@ -89,11 +96,14 @@ function describe(v: unknown): string {
   return typeof v;
 }
 
-/** Checks a dtype parameter. */
+/** The long spellings of the dtypes (numpy's names). */
+const DTYPE_ALIASES: Readonly<Record<string, SampleDtype>> = { float32: 'f32', float64: 'f64', int16: 'i16', float16: 'f16', bfloat16: 'bf16' };
+
+/** Checks a dtype parameter: f32, f64, i16, f16 or bf16 (or numpy's float32, ..., bfloat16). */
 export function sampleDtype(v: unknown, field = 'dtype'): SampleDtype {
-  if (v === 'f32' || v === 'float32') return 'f32';
-  if (v === 'f64' || v === 'float64') return 'f64';
-  throw invalidField(field, `must be "f32" or "f64", got ${describe(v)}`);
+  if (v === 'f32' || v === 'f64' || v === 'i16' || v === 'f16' || v === 'bf16') return v;
+  if (typeof v === 'string' && Object.hasOwn(DTYPE_ALIASES, v)) return DTYPE_ALIASES[v]!;
+  throw invalidField(field, `must be one of f32, f64, i16, f16, bf16, got ${describe(v)}`);
 }
 
 /**

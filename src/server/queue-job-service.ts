@@ -5,7 +5,7 @@
  * answers any job id and the server needs no GPU: `tscuda worker` processes run the jobs. The
  * samples are in Redis once `submit` resolves, so the request's body memory is free from then on.
  */
-import type { JobQueue, SubmitOptions } from '../queue/index.js';
+import { registerQueueMetrics, type JobQueue, type SubmitOptions } from '../queue/index.js';
 import { HttpError, toHttpError } from './errors.js';
 import type { JobService, JobServiceContext } from './job-service.js';
 
@@ -13,6 +13,8 @@ import type { JobService, JobServiceContext } from './job-service.js';
 export interface QueueJobServiceOptions {
   /** Options of every submit (priority, attempts). */
   submit?: SubmitOptions | undefined;
+  /** close() of the server also closes the queue (tscuda serve --redis); default false: the caller owns it. */
+  ownsQueue?: boolean | undefined;
 }
 
 /** Why the queue cannot take jobs now, or null when it can. */
@@ -25,8 +27,19 @@ export function queueNotReadyReason(queue: JobQueue): string | null {
  * the queue (close it after the server).
  */
 export function queueJobService(queue: JobQueue, options: QueueJobServiceOptions = {}): (context: JobServiceContext) => JobService {
-  return (context) => ({
+  return (context) => {
+    // Queue depth, waiting time and outcomes on the server's /metrics.
+    if (context.registry !== undefined) registerQueueMetrics(context.registry, queue);
+    return service(queue, options, context);
+  };
+}
+
+function service(queue: JobQueue, options: QueueJobServiceOptions, context: JobServiceContext): JobService {
+  return {
     gpuHere: false,
+    close: async () => {
+      if (options.ownsQueue === true) await queue.close();
+    },
     notReadyReason: () => queueNotReadyReason(queue),
     async submit(spec, hooks) {
       const handle = await queue.submit(spec, options.submit);
@@ -61,5 +74,5 @@ export function queueJobService(queue: JobQueue, options: QueueJobServiceOptions
     settled: async () => undefined,
     localView: () => undefined,
     localDelete: () => undefined,
-  });
+  };
 }

@@ -4,8 +4,14 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { selectDevices } from '../../runtime/placement-rules.js';
+import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
+import { deviceSelection } from '../device-option.js';
 import { joinNegativeValues } from '../options.js';
 import { createServer } from '../../server/create-server.js';
+import { checkRedis } from '../../queue/index.js';
+import { serverOptions } from '../../server/supervision/server-options.js';
+import { spreadDevices } from '../../server/supervision/worker-devices.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
 import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
 import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/supervision/protocol.js';
@@ -22,7 +28,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --host H            address to bind (default 127.0.0.1; 0.0.0.0 for all interfaces)
   --workers N         worker processes (default 1, at most 4 per CPU and 256); 0 serves in
                       this process, unsupervised
-  --devices L         GPUs the workers spread over: "0", "0,1" or "all" (default 0)
+  --devices L         GPUs: "0", "0,1" or "all" (default 0); worker i runs on devices[i % n],
+                      and with --workers 0 one engine spans them all
   --standby N         experimental: spare workers with their engine built (default 0), to
                       replace a worker whose context is lost; each spare holds a CUDA context
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
@@ -33,11 +40,19 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --max-turn MS       shed load within a loop turn: once one turn has spent MS reading a
                       flood of new requests, 429 the rest it reads (default 25, 0 = off)
   --precision P       f32 (default) or f64 arithmetic on the GPU
-  --timeout MS        timeout of a request that gives none (default 30000)
+  --timeout MS        timeout of a request that gives none (default 30000, 1..2147483647)
   --body-limit MB     largest request body in MiB (default 256, at most 511: a JSON body is
                       read as one string, and V8's longest string is 512 MiB)
+  --json-limit MB     largest JSON body in MiB (default 16, at most 256 and --body-limit);
+                      large signals go binary
+  --body-timeout MS   how long a body may take to arrive once its headers are in, 408 past
+                      it (default 30000)
   --drain MS          bound of a graceful stop (default 10000): requests still unfinished
                       then have their connections cut
+  --redis URL         /v1/jobs through a Redis-backed job queue (redis://host:6379): any
+                      server answers any job id, \`tscuda worker\` processes run the jobs, and
+                      a server without a GPU is a front (ready while Redis answers)
+  --queue NAME        the job queue's name (default tscuda-jobs; the workers' must match)
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
   --log               log every request (JSON lines on stdout)
@@ -50,8 +65,11 @@ example: tscuda serve --port 8000 --workers 2 --lanes 4
 
 class UsageError extends Error {}
 
-/** Node timers wait at most 2^31-1 ms; every option in ms is bounded by it. */
-const MAX_MS = 2 ** 31 - 1;
+/** Node timers wait at most 2^31-1 ms (runtime/timeout.ts); every option in ms is bounded by it. */
+const MAX_MS = MAX_TIMEOUT_MS;
+
+/** The largest JSON body createServer() takes, MiB (JSON text must fit a string). */
+export const MAX_JSON_LIMIT_MIB = 256;
 
 /** The most workers: 4 per CPU (a GPU-bound worker waits a lot), never a fork storm. */
 export const MAX_WORKERS = Math.min(256, 4 * availableParallelism());
@@ -66,19 +84,28 @@ function integer(name: string, v: string | undefined, fallback: number, min: num
   return Number(v);
 }
 
-async function deviceList(v: string | undefined): Promise<number[]> {
+/** An option in ms, bounded by the one timeout rule (runtime/timeout.ts: what a Node timer holds). */
+function milliseconds(name: string, v: string | undefined, fallback: number, min: number): number {
+  return checkTimeoutMs(integer(name, v, fallback, min, MAX_MS, ' (the most a Node timer holds)'), `--${name}`);
+}
+
+/** The largest device ordinal `--devices` may name (as the other commands' --device). */
+const MAX_ORDINAL = 1023;
+
+/**
+ * `--devices` as the one placement rule spells it (runtime/placement-rules.ts, through the CLI's
+ * device-option.ts): "all" or ordinals, each once. Whether each ordinal exists is the engine's
+ * check when it is built (a failed start: one line, exit 1), so parsing stays CUDA-free.
+ */
+function deviceOption(v: string | undefined): 'all' | number[] {
   if (v === undefined) return [0];
-  if (v === 'all') {
-    try {
-      const { Device } = await import('../../runtime/device.js');
-      const n = Device.count();
-      return n > 0 ? Array.from({ length: n }, (_, i) => i) : [0];
-    } catch {
-      return [0];
-    }
-  }
-  if (!/^\d+(,\d+)*$/.test(v)) throw new UsageError(`--devices must be "all" or ordinals like 0,1; got ${JSON.stringify(v)}`);
-  return v.split(',').map(Number);
+  const devices = deviceSelection({ devices: v });
+  if (devices === 'all') return devices;
+  const high = devices.find((d) => d > MAX_ORDINAL);
+  if (high !== undefined) throw new UsageError(`--devices: ordinal ${high} is above ${MAX_ORDINAL}`);
+  // Repeats by the rule itself; a machine of MAX_ORDINAL + 1 devices leaves existence to the engine.
+  selectDevices({ devices }, MAX_ORDINAL + 1, '--devices');
+  return devices;
 }
 
 /** Parses the options into the workers' configuration and the worker count. */
@@ -101,9 +128,13 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       precision: { type: 'string' },
       timeout: { type: 'string' },
       'body-limit': { type: 'string' },
+      'json-limit': { type: 'string' },
+      'body-timeout': { type: 'string' },
       'batch-size': { type: 'string' },
       'batch-wait': { type: 'string' },
       drain: { type: 'string' },
+      redis: { type: 'string' },
+      queue: { type: 'string' },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -112,35 +143,60 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   const port = integer('port', values.port, 8000, 0, 65535);
   const precision = values.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
+  const bodyLimitMib = integer(
+    'body-limit',
+    values['body-limit'],
+    256,
+    1,
+    MAX_BODY_LIMIT_MIB,
+    ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
+  );
+  const jsonLimitMib = integer('json-limit', values['json-limit'], Math.min(16, bodyLimitMib), 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
+  if (jsonLimitMib > bodyLimitMib) throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
   const config: WorkerConfig = {
     port,
     host: values.host ?? '127.0.0.1',
-    devices: await deviceList(values.devices),
+    devices: deviceOption(values.devices),
     lanes: integer('lanes', values.lanes, 4, 1, 256),
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1, 2 ** 24),
     maxPending: integer('max-pending', values['max-pending'], 4096, 1, 2 ** 24),
-    maxEventLoopDelayMs: integer('max-lag', values['max-lag'], 50, 0, MAX_MS),
-    maxTurnMs: integer('max-turn', values['max-turn'], 25, 0, MAX_MS),
+    maxEventLoopDelayMs: milliseconds('max-lag', values['max-lag'], 50, 0),
+    maxTurnMs: milliseconds('max-turn', values['max-turn'], 25, 0),
     precision,
-    defaultTimeoutMs: integer('timeout', values.timeout, 30_000, 1, MAX_MS),
-    bodyLimitBytes:
-      integer(
-        'body-limit',
-        values['body-limit'],
-        256,
-        1,
-        MAX_BODY_LIMIT_MIB,
-        ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
-      ) *
-      1024 *
-      1024,
+    defaultTimeoutMs: milliseconds('timeout', values.timeout, 30_000, 1),
+    bodyLimitBytes: bodyLimitMib * 2 ** 20,
+    jsonBodyLimitBytes: jsonLimitMib * 2 ** 20,
+    bodyTimeoutMs: milliseconds('body-timeout', values['body-timeout'], 30_000, 1),
     batchMaxSize: integer('batch-size', values['batch-size'], 256, 1, 2 ** 20),
-    batchMaxWaitMs: integer('batch-wait', values['batch-wait'], 1, 0, MAX_MS),
-    drainMs: integer('drain', values.drain, DEFAULT_DRAIN_MS, 0, MAX_MS),
+    batchMaxWaitMs: milliseconds('batch-wait', values['batch-wait'], 1, 0),
+    drainMs: milliseconds('drain', values.drain, DEFAULT_DRAIN_MS, 0),
     log: values.log === true,
   };
+  if (values.redis !== undefined) {
+    if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis.slice(0, 100))}`);
+    config.redis = values.redis;
+  }
+  if (values.queue !== undefined) {
+    if (config.redis === undefined) throw new UsageError('--queue needs --redis');
+    config.queueName = values.queue;
+  }
   const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
   return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };
+}
+
+/**
+ * How many devices `--devices all` spreads the workers over, asked in the primary (the workers
+ * are assigned before they start); 0 without a driver or a device (Device.count() says so rather
+ * than throwing): the workers then serve without an engine and say why.
+ */
+async function machineDeviceCount(): Promise<number> {
+  try {
+    const { Device } = await import('../../runtime/device.js');
+    return Device.count();
+  } catch {
+    // A driver that fails: each worker meets the same failure and reports it.
+    return 0;
+  }
 }
 
 /** SIGTERM, SIGINT and SIGHUP (a closed terminal, a reload by habit) all stop gracefully. */
@@ -201,10 +257,20 @@ async function serve(args: string[]): Promise<number> {
   }
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
+  if (config.redis !== undefined) {
+    // Redis unreachable at start: one line and exit 1 (once running, a lost Redis is retried and ready says so).
+    try {
+      await checkRedis(config.redis);
+    } catch (error) {
+      console.error(`tscuda serve: ${(error as Error).message}`);
+      return EXIT_CODES.failed;
+    }
+  }
   const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
   if (workers === 0) return serveInProcess(config, drainMs, log);
   const entry = workerEntry();
-  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, log });
+  const devices = spreadDevices(config.devices, config.devices === 'all' ? await machineDeviceCount() : 0);
+  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, devices, log });
   const signalled = untilSignal((signal) => {
     log(`${signal} again: cutting the drain`);
     supervisor.cut();
@@ -242,21 +308,7 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
     console.error(`tscuda serve: ${buildFailure(error)}`);
     return EXIT_CODES.failed;
   }
-  const server = createServer({
-    engine: parts.engine,
-    ownsEngine: true,
-    logger: config.log === true,
-    ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
-    ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
-    ...(parts.info === undefined ? {} : { info: parts.info }),
-    limits: {
-      maxPending: config.maxPending!,
-      maxEventLoopDelayMs: config.maxEventLoopDelayMs!,
-      maxTurnMs: config.maxTurnMs!,
-      defaultTimeoutMs: config.defaultTimeoutMs!,
-      bodyLimitBytes: config.bodyLimitBytes!,
-    },
-  });
+  const server = createServer(serverOptions(config, parts));
   let address: string;
   try {
     address = await server.listen({ port: config.port, host: config.host });
@@ -266,7 +318,8 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
     return EXIT_CODES.failed;
   }
   const guard = guardRequests(server);
-  log(`listening on ${address} (in this process${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
+  const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
+  log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
   const signal = await untilSignal((again) => {
     log(`${again} again: cutting the drain`);
     guard.cut(`a second signal (${again})`);

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { encodeJsonResult, responseFormat } from '../codec.js';
-import { HttpError } from '../errors.js';
-import { handOverBody, readJob, sendResult } from '../job-io.js';
+import { HttpError, invalidField } from '../errors.js';
+import { halfOutput, handOverBody, readJob, sendResult } from '../job-io.js';
 import { JOB_ID_PARAMS } from '../schemas.js';
 import { requireGpu, track, type ServerState } from '../state.js';
 import { JOB_BODY } from './sync.js';
@@ -20,6 +20,9 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
   app.post('/v1/jobs', { schema: { body: JOB_BODY } }, (request, reply) =>
     track(state, async () => {
       const spec = readJob(state, request, undefined);
+      // A stored result does not say which 16-bit type its waves' bits are (nor does one another worker holds).
+      if (halfOutput(spec) !== undefined)
+        throw invalidField('outputDtype', `${spec.outputDtype} waves are returned by the synchronous endpoints (/v1/stft, /v1/cycles, /v1/wavelet); /v1/jobs returns f32 or f64`);
       // A queue's workers run the job elsewhere: this server needs no GPU for it.
       if (state.jobs.gpuHere) requireGpu(state);
       const { id, status } = await state.jobs.submit(spec, { onSubmitted: (job) => handOverBody(state, request, job) });

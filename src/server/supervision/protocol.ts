@@ -26,16 +26,20 @@ export interface WorkerConfig {
   /** Queued jobs per worker beyond which requests get 429. */
   maxQueued?: number | undefined;
   precision?: 'f32' | 'f64' | undefined;
-  /** Device ordinals the workers are spread over (worker slot i takes devices[i % length]); default [0]. */
-  devices?: number[] | undefined;
-  /** This worker's device (set by the supervisor from `devices`). */
-  device?: number | undefined;
-  /** Limits of createServer. */
+  /**
+   * The devices of this process's engine (one placement field, resolved by the placement rule):
+   * with `--workers 0` every device of `--devices` (one engine over all of them); a supervised
+   * worker gets its one device, devices[i % n] (the supervisor sets it). Default [0].
+   */
+  devices?: 'all' | number[] | undefined;
+  /** Limits of createServer (serverOptions() maps them). */
   maxPending?: number | undefined;
   maxEventLoopDelayMs?: number | undefined;
   maxTurnMs?: number | undefined;
   defaultTimeoutMs?: number | undefined;
   bodyLimitBytes?: number | undefined;
+  jsonBodyLimitBytes?: number | undefined;
+  bodyTimeoutMs?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */
   batchMaxSize?: number | undefined;
   batchMaxWaitMs?: number | undefined;
@@ -45,6 +49,10 @@ export interface WorkerConfig {
   standby?: boolean | undefined;
   /** Bound of a graceful stop (drain), ms; default DEFAULT_DRAIN_MS. */
   drainMs?: number | undefined;
+  /** `--redis URL`: `/v1/jobs` goes through this Redis-backed job queue (tscuda worker processes run the jobs). */
+  redis?: string | undefined;
+  /** `--queue NAME`: the queue's name (the workers' must match); default the queue's. */
+  queueName?: string | undefined;
 }
 
 /** The environment variable holding the WorkerConfig. */

@@ -19,6 +19,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { guardHandoffs } from './handoff-guard.js';
 import { MetricsLedger } from './metrics-ledger.js';
+import { workerDevice } from './worker-devices.js';
 import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type MetricsSnapshot, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 
 /** Options of superviseWorkers(). */
@@ -28,6 +29,11 @@ export interface SupervisorOptions {
   /** Path of the worker entry module (it calls runWorker()). */
   workerEntry: string;
   config: WorkerConfig;
+  /**
+   * The devices the workers are spread over (worker slot i on devices[i % n]); default
+   * `config.devices` when it is a list, else [0]. Each worker's config then names its one device.
+   */
+  devices?: readonly number[] | undefined;
   /** Node options of the workers; default: this process's (so tsx carries over). */
   execArgv?: string[] | undefined;
   /** One line per event (started, lost, replaced, exited). */
@@ -95,13 +101,14 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (!cluster.isPrimary) throw new Error('superviseWorkers() runs in the primary process');
   if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be a positive integer, got ${options.workers}`);
   const log = options.log ?? (() => undefined);
-  const devices = options.config.devices ?? [0];
+  const devices = options.devices ?? (Array.isArray(options.config.devices) ? options.config.devices : [0]);
+  if (devices.length === 0) throw new RangeError('devices must list at least one device');
   const maxStartFailures = options.maxStartFailures ?? 3;
   const drainMs = options.config.drainMs ?? DEFAULT_DRAIN_MS;
   cluster.setupPrimary({ exec: options.workerEntry, execArgv: options.execArgv ?? process.execArgv, serialization: 'advanced' });
   const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
     index,
-    device: devices[index % devices.length]!,
+    device: workerDevice(devices, index),
     worker: null,
     leaving: [],
     ready: false,
@@ -148,7 +155,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   let spareFailures = 0;
 
   const spawn = (device: number, standby: boolean): Worker => {
-    const config: WorkerConfig = { ...options.config, device, devices: [device], ...(standby ? { standby: true } : {}) };
+    const config: WorkerConfig = { ...options.config, devices: [device], ...(standby ? { standby: true } : {}) };
     const worker = cluster.fork({ [CONFIG_ENV]: JSON.stringify(config) });
     guardHandoffs(worker, (n) => log(`worker ${worker.id} exited holding ${n} connection(s) it had not read: answered 503 worker_lost`));
     worker.on('message', (m: unknown) => onMessage(worker, m));
@@ -275,7 +282,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
         return;
       }
       log(`standby worker ${worker.id} exited (code ${code ?? signal}); starting another in 1 s`);
-      setTimeout(() => spawnSpare(spares.size === 0 ? devices[0]! : devices[spares.size % devices.length]!), 1000);
+      setTimeout(() => spawnSpare(workerDevice(devices, spares.size)), 1000);
       return;
     }
     const slot = slotOf.get(worker);
@@ -344,7 +351,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   };
 
   for (const slot of slots) fill(slot);
-  for (let i = 0; i < (options.standby ?? 0); i++) spawnSpare(devices[i % devices.length]!);
+  for (let i = 0; i < (options.standby ?? 0); i++) spawnSpare(workerDevice(devices, i));
 
   return {
     started,

@@ -9,22 +9,14 @@
  * it completed (EXIT_CODES).
  */
 import cluster from 'node:cluster';
-import type { JobEngineLike } from '../../engine/types.js';
-import type { BatchFactories } from '../batch.js';
 import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from '../create-server.js';
 import { guardRequests, type DrainGuard } from './drain.js';
 import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import { serverOptions, type ServeParts } from './server-options.js';
 import { buildFailure, listenFailure } from './start-failure.js';
 
-/** What a worker entry builds for its process. */
-export interface WorkerParts {
-  engine: JobEngineLike | null;
-  /** Why there is no engine, when there is none. */
-  unavailableReason?: string | undefined;
-  batchers?: BatchFactories | undefined;
-  extraFlags?: readonly string[] | undefined;
-  info?: (() => Record<string, unknown>) | undefined;
-}
+/** What a worker entry builds for its process (server-options.ts defines it: serverOptions() maps it). */
+export type WorkerParts = ServeParts;
 
 /** A worker entry: how to build the engine and batchers from the config. */
 export interface WorkerEntry {
@@ -104,23 +96,12 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
   let guard: DrainGuard | null = null;
   let activate = (): void => undefined;
   let stopStandby = (): void => undefined;
+  const base = serverOptions(config, parts);
   const server = createServer({
-    engine: parts.engine,
-    ...(parts.unavailableReason === undefined ? {} : { unavailableReason: parts.unavailableReason }),
-    ...(parts.batchers === undefined ? {} : { batchers: parts.batchers }),
-    ...(parts.extraFlags === undefined ? {} : { extraFlags: parts.extraFlags }),
-    ...(parts.info === undefined ? {} : { info: () => ({ worker: workerId, device: config.device ?? 0, ...parts.info!() }) }),
-    ownsEngine: true,
+    ...base,
+    ...(base.info === undefined ? {} : { info: () => ({ worker: workerId, ...base.info!() }) }),
     jobIdPrefix: `w${workerId}-`,
     metricsLabels: { worker: String(workerId) },
-    logger: config.log === true,
-    limits: {
-      ...(config.maxPending === undefined ? {} : { maxPending: config.maxPending }),
-      ...(config.maxEventLoopDelayMs === undefined ? {} : { maxEventLoopDelayMs: config.maxEventLoopDelayMs }),
-      ...(config.maxTurnMs === undefined ? {} : { maxTurnMs: config.maxTurnMs }),
-      ...(config.defaultTimeoutMs === undefined ? {} : { defaultTimeoutMs: config.defaultTimeoutMs }),
-      ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
-    },
     peersReady: () => peersReady > 0,
     clusterMetrics: () =>
       new Promise<string | undefined>((resolve) => {

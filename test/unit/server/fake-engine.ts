@@ -1,10 +1,21 @@
 /**
- * A CUDA-free JobEngineLike for the server's tests: deterministic results (filtered = 2 x data),
- * a bounded queue, optional manual release of jobs, and a context loss on demand.
+ * A CUDA-free JobEngineLike for the server's tests: deterministic results (filtered = 2 x data;
+ * 16-bit data as the engine reads it: i16 x scale, f16/bf16 bits as their values x scale; waves
+ * as f16/bf16 bits when `outputDtype` asks), a bounded queue, optional manual release of jobs,
+ * and a context loss on demand.
  */
 import type { Job, JobEngineLike, JobResult, JobSpec, JobStatus, EngineStats } from '../../../src/engine/types.js';
 import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
 import { BatcherFullError } from '../../../src/pipeline/batching/errors.js';
+import { bf16Bits, bf16Value, f16Bits, f16Value } from '../../../src/runtime/memory/half.js';
+
+/** Sample i of a job's data as the engine reads it: i16 times scale (default 1/32768), f16/bf16 bits as their value times scale (default 1). */
+export function sampleValue(spec: JobSpec, i: number): number {
+  const v = spec.data[i]!;
+  if (spec.data instanceof Int16Array) return v * (spec.scale ?? 1 / 32768);
+  if (spec.data instanceof Uint16Array) return (spec.dtype === 'bf16' ? bf16Value(v) : f16Value(v)) * (spec.scale ?? 1);
+  return v;
+}
 
 class NamedError extends Error {
   constructor(name: string, message: string, extra: Record<string, unknown> = {}) {
@@ -37,9 +48,13 @@ export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64'):
   const make = (len: number): Float32Array | Float64Array => (precision === 'f32' ? new Float32Array(len) : new Float64Array(len));
   const result: JobResult = { id, lane: id % 2, device: 0, batch, length: n, fs: spec.fs ?? 1, timings: { queuedMs: 1, runMs: 2, gpuMs: 1.5 } };
   if (spec.flags.includes('stft')) {
-    const filtered = make(spec.data.length);
-    for (let i = 0; i < filtered.length; i++) filtered[i] = spec.data[i]! * 2;
-    result.filtered = filtered;
+    const half = spec.outputDtype === 'f16' ? f16Bits : spec.outputDtype === 'bf16' ? bf16Bits : undefined;
+    if (half !== undefined) result.filtered = Uint16Array.from({ length: spec.data.length }, (_, i) => half(sampleValue(spec, i) * 2));
+    else {
+      const filtered = make(spec.data.length);
+      for (let i = 0; i < filtered.length; i++) filtered[i] = sampleValue(spec, i) * 2;
+      result.filtered = filtered;
+    }
     const bins = spec.previewBins ?? Math.min(4, Math.floor(n / 2) + 1);
     const spectrum = make(batch * bins);
     for (let i = 0; i < spectrum.length; i++) spectrum[i] = i;

@@ -6,6 +6,7 @@ import { execa, type ResultPromise } from 'execa';
 import { request, type Agent } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { join } from 'node:path';
+import { PROCESS_INFO_ENV } from '../../../src/server/supervision/server-options.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const BIN = join(ROOT, 'bin', 'tscuda.js');
@@ -32,7 +33,8 @@ export interface ServeProcess {
 /** Starts `tscuda serve <args>` from the source checkout (bin/tscuda.js runs src/ through tsx). */
 export function spawnServe(args: string[]): ServeProcess {
   // No forced SIGKILL 5 s after a kill(): the tests measure how the server ends by itself.
-  const child = execa('node', [BIN, 'serve', ...args], { cwd: ROOT, reject: false, forceKillAfterDelay: false });
+  // Process details in /v1/info (workerPids() reads the pids there; off by default).
+  const child = execa('node', [BIN, 'serve', ...args], { cwd: ROOT, reject: false, forceKillAfterDelay: false, env: { [PROCESS_INFO_ENV]: '1' } });
   let err = '';
   const waiters = new Set<() => void>();
   child.stderr.on('data', (d: Buffer) => {
@@ -92,7 +94,7 @@ export function call(
   });
 }
 
-/** The pids of the serving workers, read from /v1/info over fresh connections (the primary spreads connections round-robin). */
+/** The pids of the serving workers, read from /v1/info over fresh connections (the primary spreads connections round-robin); the service must run with TSCUDA_SERVE_PROCESS_INFO=1 (spawnServe sets it). */
 export async function workerPids(base: string, workers: number): Promise<number[]> {
   const pids = new Set<number>();
   for (let i = 0; i < 40 && pids.size < workers; i++) {

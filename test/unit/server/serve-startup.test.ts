@@ -80,7 +80,7 @@ describe('tscuda serve start-up failures', () => {
         cwd: ROOT,
         reject: false,
         timeout: 90_000,
-        env: { TSCUDA_TEST_FAIL_IF: mark },
+        env: { TSCUDA_TEST_FAIL_IF: mark, TSCUDA_SERVE_PROCESS_INFO: '1' },
       });
       let out = '';
       await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('"started"') && resolve())));
