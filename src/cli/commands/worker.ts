@@ -147,6 +147,14 @@ async function work(args: string[]): Promise<number> {
   }
   let engine: JobEngineLike & { close(): Promise<void> };
   try {
+    // Asked first (as serve does): the placement rule refuses "no device visible" like a missing
+    // ordinal, and the user needs the reason (no driver, no device) in words.
+    const { Device } = await import('../../runtime/device.js');
+    const availability = Device.available();
+    if (!availability.ok) {
+      console.error(`tscuda worker: ${availability.reason}`);
+      return 1;
+    }
     const { JobEngine } = await import('../../engine/job-engine.js');
     engine = new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
   } catch (error) {
