@@ -137,7 +137,7 @@ const BY_FIELD = new Map<string, ParameterDef>(JOB_PARAMETER_TABLE.filter((p) =>
 
 /**
  * JobSpec fields that are not table rows: the samples and their element type (checked together by
- * validate.ts checkSampleTypes: a Uint16Array needs dtype 'f16' or 'bf16'), caller-provided result
+ * sample-types.ts checkSampleTypes: a Uint16Array needs dtype 'f16' or 'bf16'), caller-provided result
  * arrays, an AbortSignal. A request's `dtype` is the transport row above (how its body is read).
  */
 export const ENGINE_ONLY_FIELDS = ['data', 'dtype', 'into', 'signal'] as const;
