@@ -35,7 +35,7 @@ describe('usage errors: one line, exit 2, for every command', () => {
   it('no arguments at all is a usage error (exit 2, one line naming the commands), not success', async () => {
     const r = await run();
     expect(r.code).toBe(2);
-    expect(lines(r.err)).toEqual(['tscuda: a command is needed: info, demo, stft, bench, serve (tscuda --help)']);
+    expect(lines(r.err)).toEqual(['tscuda: a command is needed: info, demo, stft, bench, serve, worker (tscuda --help)']);
     expect(r.out).toBe('');
   });
 
