@@ -13,6 +13,7 @@ import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { Stream } from '../runtime/stream.js';
+import { complexToRealType, complexType, realToComplexType } from '../runtime/fft/precision.js';
 import { finishDominantCycles } from '../signal/cycles.js';
 import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
 import { getWindow } from '../signal/window.js';
@@ -416,16 +417,19 @@ export class GpuLane implements LaneRunner {
   #warmPlans(job: NormalizedJob, rows: number): void {
     const ctx = this.context;
     const n = job.length;
-    const f32 = this.#real === 'f32';
-    signalWorkspace.plan(ctx, f32 ? 'R2C' : 'D2Z', n, rows);
+    // The precision's FFT types decided in one place (runtime/fft/precision.ts).
+    const forward = realToComplexType(this.#real);
+    const inverse = complexToRealType(this.#real);
+    const complex = complexType(this.#real);
+    signalWorkspace.plan(ctx, forward, n, rows);
     const needInverse = job.stft || job.stages.some((name) => this.#shared.stages.get(name)?.after === 'inverse');
-    if (needInverse) signalWorkspace.plan(ctx, f32 ? 'C2R' : 'Z2D', n, rows);
-    if (job.cycles && job.bandWaves) signalWorkspace.plan(ctx, f32 ? 'C2R' : 'Z2D', n, job.bands.length * rows);
+    if (needInverse) signalWorkspace.plan(ctx, inverse, n, rows);
+    if (job.cycles && job.bandWaves) signalWorkspace.plan(ctx, inverse, n, job.bands.length * rows);
     if (job.wavelet) {
       const g = waveletGeometry(job);
-      signalWorkspace.plan(ctx, f32 ? 'R2C' : 'D2Z', g.paddedLength, rows);
-      signalWorkspace.plan(ctx, f32 ? 'C2C' : 'Z2Z', g.paddedLength, rows * g.freqs.length);
-      signalWorkspace.plan(ctx, f32 ? 'C2C' : 'Z2Z', g.paddedLength, g.freqs.length);
+      signalWorkspace.plan(ctx, forward, g.paddedLength, rows);
+      signalWorkspace.plan(ctx, complex, g.paddedLength, rows * g.freqs.length);
+      signalWorkspace.plan(ctx, complex, g.paddedLength, g.freqs.length);
     }
   }
 
