@@ -4,7 +4,7 @@
  * ordinals against the machine when the command runs (resolvePlacement), so a device the machine
  * lacks is refused with its count, never replaced by device 0.
  */
-import { parseDeviceList, PlacementError } from '../runtime/placement-rules.js';
+import { parseDeviceList, PlacementError, selectDevices } from '../runtime/placement-rules.js';
 import { intOption, UsageError } from './options.js';
 
 /** What a command's device options select: every device, or these ordinals. */
@@ -20,7 +20,10 @@ export function deviceSelection(values: { device?: string | undefined; devices?:
   if (values.device !== undefined) return [intOption('device', values.device, 0, 1023)!];
   if (values.devices === undefined) return 'all';
   try {
-    return parseDeviceList(values.devices, '--devices');
+    const devices = parseDeviceList(values.devices, '--devices');
+    // Repeats by the rule itself, before any GPU is touched (the machine's count is checked when the command runs).
+    if (devices !== 'all') selectDevices({ devices }, Number.MAX_SAFE_INTEGER, '--devices');
+    return devices;
   } catch (e) {
     if (e instanceof PlacementError) throw new UsageError(e.message);
     throw e;

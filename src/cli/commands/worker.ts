@@ -8,6 +8,8 @@ import { registerQueueMetrics } from '../../queue/metrics.js';
 import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import type { CliCommand } from '../command.js';
+import { deviceSelection } from '../device-option.js';
+import { UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 
 const USAGE = `usage: tscuda worker --redis URL [options]
@@ -18,7 +20,7 @@ by another worker, up to its attempts, then fails with the reason.
   --redis URL         Redis, e.g. redis://10.0.0.5:6379 (required; unreachable at start: exit 1)
   --queue NAME        queue name (default ${DEFAULT_QUEUE_NAME}); clients must use the same
   --prefix P          Redis key prefix (default tscuda)
-  --devices L         GPUs of the engine: "0", "0,1" or "all" (default 0)
+  --devices L         GPUs of the engine: "all" (default) or ordinals like 0,1
   --lanes N           lanes (CUDA streams) per device (default 4)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --concurrency N     jobs held at once (default 3 per lane)
@@ -33,8 +35,6 @@ by another worker, up to its attempts, then fails with the reason.
 SIGTERM or SIGINT stops gracefully: take nothing new, finish and store the jobs held, exit 0.
 A lost CUDA context: the jobs held go back to the queue, exit 1 (let systemd restart it).
 example: tscuda worker --redis redis://10.0.0.5:6379 --devices all --metrics-port 9400`;
-
-class UsageError extends Error {}
 
 function integer(name: string, v: string | undefined, fallback: number | undefined, min: number): number | undefined {
   if (v === undefined) return fallback;
@@ -69,8 +69,8 @@ export function parseWorkerArgs(args: string[]) {
   if (values.help === true) return { help: true as const };
   if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
   if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis)}`);
-  const devices = values.devices ?? '0';
-  if (devices !== 'all' && !/^\d+(,\d+)*$/.test(devices)) throw new UsageError(`--devices must be "all" or ordinals like 0,1; got ${JSON.stringify(devices)}`);
+  // The CLI's one spelling of a device list (the placement rule's parser): every GPU by default.
+  const devices = deviceSelection({ devices: values.devices });
   const precision = values.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
   let rateLimit: { max: number; durationMs: number } | undefined;
@@ -88,7 +88,7 @@ export function parseWorkerArgs(args: string[]) {
     redis: values.redis,
     queue: values.queue,
     prefix: values.prefix,
-    devices: devices === 'all' ? ('all' as const) : devices.split(',').map(Number),
+    devices,
     lanes: integer('lanes', values.lanes, 4, 1)!,
     precision: precision as 'f32' | 'f64',
     concurrency: integer('concurrency', values.concurrency, undefined, 1),
@@ -132,7 +132,8 @@ async function work(args: string[]): Promise<number> {
   try {
     options = parseWorkerArgs(args);
   } catch (error) {
-    console.error(`tscuda worker: ${(error as Error).message}\n${USAGE}`);
+    // One line: the usage text buries the one thing that was wrong.
+    console.error(`tscuda worker: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')} (tscuda worker --help)`);
     return 2;
   }
   if (options.help) {

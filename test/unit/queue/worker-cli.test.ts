@@ -19,6 +19,12 @@ describe('tscuda worker', () => {
     const rate = await tscuda('--redis', 'redis://127.0.0.1:6379', '--rate', 'fast');
     expect(rate.exitCode).toBe(2);
     expect(rate.stderr).toMatch(/--rate must be N\/MS/);
+    // Usage errors are one line, devices spelled as every command spells them (the placement rule's parser).
+    expect(rate.stderr.trim().split('\n')).toHaveLength(1);
+    const twice = await tscuda('--redis', 'redis://127.0.0.1:6379', '--devices', '0,0');
+    expect(twice.exitCode).toBe(2);
+    expect(twice.stderr.trim().split('\n')).toHaveLength(1);
+    expect(twice.stderr).toMatch(/^tscuda worker: --devices: device 0 is listed twice/);
   }, 60_000);
 
   it('says in one line that Redis is unreachable, and exits 1', async () => {
