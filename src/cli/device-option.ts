@@ -21,8 +21,8 @@ export function deviceSelection(values: { device?: string | undefined; devices?:
   if (values.devices === undefined) return 'all';
   try {
     const devices = parseDeviceList(values.devices, '--devices');
-    // Repeats by the rule itself, before any GPU is touched (the machine's count is checked when the command runs).
-    if (devices !== 'all') selectDevices({ devices }, Number.MAX_SAFE_INTEGER, '--devices');
+    // Repeats by the rule itself, before any GPU is touched (no count yet: the machine's is checked when the command runs).
+    if (devices !== 'all') selectDevices({ devices }, Infinity, '--devices');
     return devices;
   } catch (e) {
     if (e instanceof PlacementError) throw new UsageError(e.message);
