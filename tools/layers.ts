@@ -169,7 +169,7 @@ export const MAX_LINES = 400;
  * coordinator and the batcher have landed). Take a file off this list when its split lands;
  * never add one to pass the check.
  */
-export const LONG_FILES_BEING_SPLIT: readonly string[] = ['src/engine/gpu-lane.ts', 'src/engine/engine-core.ts'];
+export const LONG_FILES_BEING_SPLIT: readonly string[] = ['src/engine/gpu-lane.ts'];
 
 /** Generated code is exempt from the length rule: it is emitted whole and checked against its generator. */
 function isGenerated(rel: string): boolean {

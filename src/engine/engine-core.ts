@@ -8,9 +8,10 @@
 import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
 import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
 import { JobRecord } from './job.js';
-import { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneRunner } from './lane-runner.js';
+import { jobResult } from './job-result.js';
+import { allocateOutputs, runsAlone, type JobProgress, type LaneRunner } from './lane-runner.js';
 import { LaneStatsRecorder, engineStats } from './stats.js';
-import type { EngineStats, Job, JobEngineLike, JobResult, JobSpec } from './types.js';
+import type { EngineStats, Job, JobEngineLike, JobSpec } from './types.js';
 import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
 
 /** Options of the core (JobEngine builds them from JobEngineOptions). */
@@ -294,7 +295,7 @@ export class EngineCore implements JobEngineLike {
       }
       if (!job.settled) {
         const endedAt = performance.now();
-        ok = job.resolve(this.#result(job, lane, outputs, stages, chunks.length, gpuMs, endedAt));
+        ok = job.resolve(jobResult(job, { lane: lane.index, device: lane.runner.device }, outputs, stages, chunks.length, { gpuMs, endedAt }));
       }
     } catch (cause) {
       const error = new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause);
@@ -312,28 +313,6 @@ export class EngineCore implements JobEngineLike {
       this.#pump();
       this.#checkIdle();
     }
-  }
-
-  #result(job: JobRecord, lane: LaneSlot, outputs: JobOutputs, stages: Record<string, unknown[]>, chunkCount: number, gpuMs: number, endedAt: number): JobResult {
-    const spec = job.spec;
-    const result: JobResult = {
-      id: job.id,
-      lane: lane.index,
-      device: lane.runner.device,
-      batch: spec.batch,
-      length: spec.length,
-      fs: spec.fs,
-      ...outputs,
-      ...(spec.framing ? { frames: spec.framing.frames } : {}),
-      timings: { queuedMs: job.startedAt - job.submittedAt, runMs: endedAt - job.startedAt, gpuMs },
-    };
-    if (spec.stages.length > 0) {
-      const out: Record<string, unknown> = {};
-      // One chunk: what the stage returned; several: one value per chunk, in row order.
-      for (const name of spec.stages) out[name] = chunkCount === 1 ? stages[name]?.[0] : (stages[name] ?? []);
-      result.stages = out;
-    }
-    return result;
   }
 
   /** A sticky error broke the context: every pending job and waiter fails now, `lost` rejects, submits throw. */
