@@ -34,7 +34,6 @@ export {
   validateJobParameters,
   checkSampleTypes,
   resolveJobWindow,
-  MAX_TIMER_MS,
   jobSamples,
   BUILTIN_FLAGS,
   MIN_SERIES_LENGTH,

@@ -5,7 +5,7 @@
  */
 import { fail, finite, show } from './field-checks.js';
 import { checkSampleTypes } from './sample-types.js';
-import { MAX_TIMEOUT_MS, timeoutMsProblem } from '../runtime/timeout.js';
+import { timeoutMsProblem } from '../runtime/timeout.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
@@ -13,9 +13,6 @@ import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays,
 
 export type { ResolvedWindow };
 export { BUILTIN_FLAGS, checkSampleTypes };
-
-/** The longest delay a Node timer takes (2^31 - 1 ms): the library's one timeout rule, runtime/timeout.ts. */
-export const MAX_TIMER_MS = MAX_TIMEOUT_MS;
 
 /** Smallest series the engine takes (a linear detrend and a spectrum need a few samples). */
 export const MIN_SERIES_LENGTH = 4;

@@ -26,7 +26,7 @@ import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits, type TscudaServer } from './options.js';
 import { ROUTES } from './routes/index.js';
-import { MAX_TIMER_MS } from '../engine/validate.js';
+import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BodyPool } from './shedding/body-pool.js';
 import { installShedding } from './shedding/index.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
@@ -69,7 +69,7 @@ function resolveLimits(options: CreateServerOptions): ServerLimits {
   for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) {
     const v = limits[name];
     // Node's timers cannot wait longer: a longer one fires at once.
-    if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMER_MS) throw new RangeError(`limits.${name} must be a number of ms in (0, ${MAX_TIMER_MS}], got ${String(v)}`);
+    if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMEOUT_MS) throw new RangeError(`limits.${name} must be a number of ms in (0, ${MAX_TIMEOUT_MS}], got ${String(v)}`);
   }
   // A default above the default ceiling raises the ceiling (`serve --timeout 900000`); both given and crossed is a mistake.
   if (limits.defaultTimeoutMs > limits.maxTimeoutMs && options.limits?.maxTimeoutMs === undefined) limits.maxTimeoutMs = limits.defaultTimeoutMs;

@@ -9,7 +9,7 @@ import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
-import { UsageError } from '../options.js';
+import { intOption, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 
 const USAGE = `usage: tscuda worker --redis URL [options]
@@ -35,12 +35,6 @@ by another worker, up to its attempts, then fails with the reason.
 SIGTERM or SIGINT stops gracefully: take nothing new, finish and store the jobs held, exit 0.
 A lost CUDA context: the jobs held go back to the queue, exit 1 (let systemd restart it).
 example: tscuda worker --redis redis://10.0.0.5:6379 --devices all --metrics-port 9400`;
-
-function integer(name: string, v: string | undefined, fallback: number | undefined, min: number): number | undefined {
-  if (v === undefined) return fallback;
-  if (!/^\d+$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
-  return Number(v);
-}
 
 /** The worker's options from its arguments. */
 export function parseWorkerArgs(args: string[]) {
@@ -79,25 +73,24 @@ export function parseWorkerArgs(args: string[]) {
     if (m === null || Number(m[1]) < 1 || Number(m[2]) < 1) throw new UsageError(`--rate must be N/MS (e.g. 100/1000), got ${JSON.stringify(values.rate)}`);
     rateLimit = { max: Number(m[1]), durationMs: Number(m[2]) };
   }
-  const metricsPort = integer('metrics-port', values['metrics-port'], undefined, 0);
-  if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError(`--metrics-port must be at most 65535, got ${metricsPort}`);
-  const maxResultMb = integer('max-result-mb', values['max-result-mb'], 512, 1)!;
-  if (maxResultMb > 512) throw new UsageError(`--max-result-mb must be at most 512 (Redis's string limit), got ${maxResultMb}`);
+  const metricsPort = intOption('metrics-port', values['metrics-port'], 0, 65535);
+  // 512 MiB: Redis's longest string.
+  const maxResultMb = intOption('max-result-mb', values['max-result-mb'], 1, 512) ?? 512;
   return {
     help: false as const,
     redis: values.redis,
     queue: values.queue,
     prefix: values.prefix,
     devices,
-    lanes: integer('lanes', values.lanes, 4, 1)!,
+    lanes: intOption('lanes', values.lanes, 1, 256) ?? 4,
     precision: precision as 'f32' | 'f64',
-    concurrency: integer('concurrency', values.concurrency, undefined, 1),
-    maxAttempts: integer('attempts', values.attempts, undefined, 1),
-    lockDurationMs: integer('lock-ms', values['lock-ms'], 30_000, 100)!,
+    concurrency: intOption('concurrency', values.concurrency),
+    maxAttempts: intOption('attempts', values.attempts),
+    lockDurationMs: intOption('lock-ms', values['lock-ms'], 100, 2 ** 31 - 1) ?? 30_000,
     rateLimit,
     maxResultBytes: maxResultMb * 2 ** 20,
     metricsPort,
-    logIntervalMs: integer('log-interval', values['log-interval'], 10, 0)! * 1000,
+    logIntervalMs: (intOption('log-interval', values['log-interval'], 0, 86_400) ?? 10) * 1000,
     name: values.name,
   };
 }
