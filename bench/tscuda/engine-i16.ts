@@ -77,7 +77,7 @@ function checkI16(result: JobResult, counts: Int16Array): string {
 }
 
 /** The pinned 16-bit job: i16 input and every result array lent by the engine (the filtered wave as f16 bits). */
-function pinnedI16Spec(engine: JobEngine, counts: Int16Array): JobSpec {
+export function pinnedI16Spec(engine: JobEngine, counts: Int16Array): JobSpec {
   const data = engine.hostBuffer('i16', STFT_B * STFT_N);
   data.set(counts);
   const into = { filtered: engine.hostBuffer('f16', STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };

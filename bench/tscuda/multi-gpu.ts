@@ -278,7 +278,7 @@ async function main(): Promise<void> {
       tscuda: stftSide((s) => ({ median: s.two.median / s.one.median, spread: s.two.spread + s.one.spread, samples: s.two.samples })),
       notes: [
         'notMeasured' in stft ? 'two GPUs over one' : `two GPUs over one: ${stft.two.median.toFixed(2)} / ${stft.one.median.toFixed(2)} Gsamples/s, same job mix, same run`,
-        'goal: 1.9 where the two links do not share a bottleneck (both at once >= 90% of twice one); none where they do (the pcie fraction is the goal there)',
+        'goal: 1.9 where the two links do not share a bottleneck (both directions on both GPUs at once >= 90% of the sum of each GPU alone); none where they do (the pcie fraction is the goal there)',
       ],
     }),
     metricRecord({
@@ -286,7 +286,9 @@ async function main(): Promise<void> {
       unit: 'fraction',
       goal: { kind: 'abs-min', value: 0.8 },
       tscuda: stftSide((s) => ({ median: s.two.median / s.boundTwo, spread: s.two.spread, samples: s.two.samples })),
-      notes: ['stft_job_multi_gpu_gsamples_per_s over min(H2D, D2H of both GPUs at once) / 4 B per sample, both measured in this run'],
+      notes: [
+        "stft_job_multi_gpu_gsamples_per_s over the GB/s each way of pinned H2D and D2H running on both GPUs at once (the job's traffic) / 4 B per sample, both measured in this run",
+      ],
     }),
     metricRecord({
       name: 'p2p_copy_gbps',

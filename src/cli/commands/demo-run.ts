@@ -96,7 +96,8 @@ function deviceTable(stats: EngineStats, links: LinkBounds, names: ReadonlyMap<n
   const rows = [['GPU', 'lanes', 'jobs', 'Gsamples/s', '% of its PCIe bound', 'GPU busy']];
   for (const d of stats.devices) {
     const link = links.perDevice.find((l) => l.device === d.device);
-    const bound = link ? Math.min(link.h2d, link.d2h) / 4 : 0;
+    // The job copies in and out at once: its bound is the both-directions rate.
+    const bound = link ? link.both / 4 : 0;
     rows.push([
       `${d.device} (${names.get(d.device) ?? '?'})`,
       String(d.lanes),
@@ -177,10 +178,14 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 
     const links = measureLinks(devices);
     const pcie = links.together;
-    const boundGsamples = Math.min(pcie.h2d, pcie.d2h) / 4;
-    if (devices.length > 1) for (const l of links.perDevice) out(`PCIe GPU ${l.device} alone (pinned, measured now): H2D ${fmt(l.h2d)} GB/s, D2H ${fmt(l.d2h)} GB/s`);
+    // The job moves 4 B per sample in and 4 B out at the same time: its bound is the rate each way
+    // with both directions busy (on every GPU at once), below either direction alone.
+    const boundGsamples = pcie.both / 4;
+    if (devices.length > 1)
+      for (const l of links.perDevice)
+        out(`PCIe GPU ${l.device} alone (pinned, measured now): H2D ${fmt(l.h2d)} GB/s, D2H ${fmt(l.d2h)} GB/s, both at once ${fmt(l.both)} GB/s each way`);
     out(
-      `PCIe (pinned, measured now${devices.length > 1 ? `, all ${devices.length} GPUs at once` : ''}): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`,
+      `PCIe (pinned, measured now${devices.length > 1 ? `, all ${devices.length} GPUs at once` : ''}): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s, both at once ${fmt(pcie.both)} GB/s each way -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`,
     );
 
     // One lane, briefly: the reference for the speedup.
