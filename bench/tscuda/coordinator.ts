@@ -5,7 +5,7 @@
  */
 import { Event, Stream } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
-import { ffiFloor, loopMetric } from './timing.js';
+import { pairedWithFloor } from './timing.js';
 import { disposeAll, type BenchContext, type MeasuredMetric } from './types.js';
 
 export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
@@ -13,19 +13,12 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
   const s2 = new Stream({ label: 'bench edge s2' });
   const ev = new Event({ label: 'bench edge' });
   try {
-    const pass = loopMetric(
-      ctx.timing,
-      (n) => {
-        for (let i = 0; i < n; i++) {
-          ev.record(s1);
-          s2.waitEvent(ev);
-        }
-      },
-      () => {
-        s1.synchronize();
-        s2.synchronize();
-      },
-    );
+    const run = (n: number): void => {
+      for (let i = 0; i < n; i++) {
+        ev.record(s1);
+        s2.waitEvent(ev);
+      }
+    };
     const d = driverApi();
     const [record, wait] = [d.cuEventRecord, d.cuStreamWaitEvent];
     const [eh, h1, h2] = [ev.handle, s1.handle, s2.handle];
@@ -39,8 +32,8 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
       s1.synchronize();
       s2.synchronize();
     };
-    const f = ffiFloor(ctx.timing, 'coordinator_edge_us', floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log);
-    return { pass, floor: f.floor, notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to', ...f.notes] };
+    const f = pairedWithFloor(ctx.timing, 'coordinator_edge_us', run, floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log);
+    return { pass: f.pass, floor: f.floor, notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to', ...f.notes] };
   } finally {
     disposeAll(s1, s2, ev);
   }

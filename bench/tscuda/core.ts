@@ -9,7 +9,7 @@ import type { FftType, Kernel, LaunchConfig } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { ffiFloor, firstTime, floorPerIter, floorPerIterAsync, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { pairedWithFloor, firstTime, floorPerIter, floorPerIterAsync, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
 import { rawAllocFree, rawLaunchAwait, rawLaunchLoop, rawLaunchSync, rawSmallCopy } from './floors.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
@@ -38,14 +38,14 @@ function launchLoop(
   genericCall: string,
   floor: (n: number) => void,
 ): MeasuredMetric {
-  const raw = (): ReturnType<typeof ffiFloor> => ffiFloor(ctx.timing, metric, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log);
+  const paired = (run: (n: number) => void): ReturnType<typeof pairedWithFloor> =>
+    pairedWithFloor(ctx.timing, metric, run, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log);
   if (typed === null) {
-    const pass = loopMetric(ctx.timing, generic, sync);
-    const f = raw();
-    return { pass, floor: f.floor, notes: [`${genericCall} (${ctx.kernels.typedNote})`, ...f.notes] };
+    const f = paired(generic);
+    return { pass: f.pass, floor: f.floor, notes: [`${genericCall} (${ctx.kernels.typedNote})`, ...f.notes] };
   }
-  const pass = loopMetric(ctx.timing, typed, sync);
-  const f = raw();
+  const f = paired(typed);
+  const pass = f.pass;
   const notes = [`through the ${ctx.kernels.typedNote} (setArg + launchPrepared)`, ...f.notes];
   // The generic path's value is measured once (first pass) and noted, next to the typed launcher's.
   if (firstTime(`${metric} generic`)) {
@@ -136,14 +136,13 @@ function eventRecord(ctx: BenchContext): MeasuredMetric {
     const run = (n: number): void => {
       for (let i = 0; i < n; i++) ev.record(s);
     };
-    const pass = loopMetric(ctx.timing, run, () => s.synchronize());
     const record = driverApi().cuEventRecord;
     const [eh, sh] = [ev.handle, s.handle];
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) record(eh, sh);
     };
-    const f = ffiFloor(ctx.timing, 'event_record_us', floor, () => s.synchronize(), 'cuEventRecord', ctx.log);
-    return { pass, floor: f.floor, notes: f.notes };
+    const f = pairedWithFloor(ctx.timing, 'event_record_us', run, floor, () => s.synchronize(), 'cuEventRecord', ctx.log);
+    return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, ev);
   }
@@ -159,15 +158,14 @@ function eventQuery(ctx: BenchContext): MeasuredMetric {
     const run = (n: number): void => {
       for (let i = 0; i < n; i++) if (!ev.query()) incomplete++;
     };
-    const pass = loopMetric(ctx.timing, run, () => {});
-    if (incomplete > 0) throw new Error(`event reported incomplete ${incomplete} times after synchronize()`);
     const query = driverApi().cuEventQuery;
     const eh = ev.handle;
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) if (query(eh) !== 0) incomplete++;
     };
-    const f = ffiFloor(ctx.timing, 'event_query_us', floor, () => {}, 'cuEventQuery', ctx.log);
-    return { pass, floor: f.floor, notes: f.notes };
+    const f = pairedWithFloor(ctx.timing, 'event_query_us', run, floor, () => {}, 'cuEventQuery', ctx.log);
+    if (incomplete > 0) throw new Error(`event reported incomplete ${incomplete} times after synchronize()`);
+    return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, ev);
   }
@@ -287,16 +285,19 @@ function allocFreeAsync(ctx: BenchContext): MeasuredMetric {
       },
       () => s.synchronize(),
     );
-    const pass = loopMetric(
+    const f = pairedWithFloor(
       ctx.timing,
+      'alloc_free_async_us',
       (n) => {
         for (let i = 0; i < n; i++) allocator.freeForStream(allocator.allocate('u8', ALLOC_BYTES, s), s);
       },
+      rawAllocFree(ALLOC_BYTES, s),
       () => s.synchronize(),
+      'cuMemAllocAsync + cuMemFreeAsync (1 MiB)',
+      ctx.log,
     );
-    const f = ffiFloor(ctx.timing, 'alloc_free_async_us', rawAllocFree(ALLOC_BYTES, s), () => s.synchronize(), 'cuMemAllocAsync + cuMemFreeAsync (1 MiB)', ctx.log);
     return {
-      pass,
+      pass: f.pass,
       floor: f.floor,
       notes: [
         ...f.notes,

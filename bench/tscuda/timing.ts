@@ -37,6 +37,37 @@ export function loopMetric(o: TimingOptions, run: (iters: number) => void, sync:
   return summarize(xs);
 }
 
+/**
+ * loopMetric of `run` and of `floor` (the same driver calls through koffi alone) in alternating
+ * repetitions (run, floor, then floor, run, ...), after one warm-up loop of each: both see the
+ * same clocks, queue depths and caches, so their ratio is what tscuda's code adds, not what
+ * moved between two loops measured one after the other (a per-call cost of 0.2 us drifts by
+ * more than the 10% the goal allows between back-to-back loops).
+ */
+export function pairedLoopMetric(o: TimingOptions, run: (iters: number) => void, floor: (iters: number) => void, sync: () => void): { pass: PassSummary; floor: PassSummary } {
+  const iters = o.iters;
+  const one = (body: (iters: number) => void): number => {
+    const t0 = nowUs();
+    body(iters);
+    sync();
+    return (nowUs() - t0) / iters;
+  };
+  one(run);
+  one(floor);
+  const ours: number[] = [];
+  const raw: number[] = [];
+  for (let r = 0; r < o.reps; r++) {
+    if (r % 2 === 0) {
+      ours.push(one(run));
+      raw.push(one(floor));
+    } else {
+      raw.push(one(floor));
+      ours.push(one(run));
+    }
+  }
+  return { pass: summarize(ours), floor: summarize(raw) };
+}
+
 export function perIterMetric(o: TimingOptions, body: () => void): PassSummary {
   for (let i = 0; i < PER_ITER_WARMUP; i++) body();
   const n = o.reps * PER_ITER_SAMPLES_PER_REP;
@@ -96,14 +127,25 @@ export interface FfiFloor {
 }
 
 /**
- * The same driver calls straight through koffi, with no tscuda code around them: the FFI's own
- * floor, the per-call goal (issue 26: tscuda <= 1.1x it), so a ratio to C splits into koffi's
- * share and ours. Measured every pass in the metric's own shape (`loop` here; `floorPerIter`,
- * `floorPerIterAsync` for the others) and logged, so a pass-to-pass drift shows whether the FFI
- * or tscuda's code moved; reported as the `floor` of the results (median of the passes).
+ * A loop metric and its FFI floor: the same driver calls straight through koffi, with no tscuda
+ * code around them, the per-call goal (issue 26: tscuda <= 1.1x it), so a ratio to C splits into
+ * koffi's share and ours. Both loops run in alternating repetitions (pairedLoopMetric) every pass
+ * and the floor is logged, so a pass-to-pass drift shows whether the FFI or tscuda's code moved;
+ * reported as the `floor` of the results (median of the passes). `floorPerIter` and
+ * `floorPerIterAsync` measure the per-iteration shapes.
  */
-export function ffiFloor(o: TimingOptions, metric: string, run: (n: number) => void, sync: () => void, calls: string, log: (line: string) => void): FfiFloor {
-  return floorOf(metric, loopMetric(o, run, sync), calls, log);
+export function pairedWithFloor(
+  o: TimingOptions,
+  metric: string,
+  run: (n: number) => void,
+  floor: (n: number) => void,
+  sync: () => void,
+  calls: string,
+  log: (line: string) => void,
+): FfiFloor & { pass: PassSummary } {
+  const both = pairedLoopMetric(o, run, floor, sync);
+  const f = floorOf(metric, both.floor, `${calls} (in repetitions alternating with tscuda's)`, log);
+  return { pass: both.pass, ...f };
 }
 
 /** ffiFloor for per-iteration metrics (each iteration timed on its own). */

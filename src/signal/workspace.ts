@@ -116,6 +116,11 @@ class ContextState {
   readonly kernels: SignalKernels;
   readonly launchers = new Map<string, Launch>();
   readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
+  /**
+   * 1-D basic plans by `type:n:batch`, in front of the plan cache: a job looks its plans up several
+   * times, and the cache's full key (geometry, layout, context id) costs microseconds each time.
+   */
+  readonly plans = new Map<string, FftPlan>();
   constructor(readonly context: Context) {
     this.kernels = loadSignalKernels({ context });
   }
@@ -170,7 +175,14 @@ export class SignalWorkspace {
 
   /** A cached 1-D batched plan of `n`-point transforms. */
   plan<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
-    return this.plans.get({ shape: [n], type, batch, context });
+    const state = this.#state(context);
+    const key = `${type}:${n}:${batch}`;
+    const known = state.plans.get(key);
+    if (known && !known.disposed) return known as unknown as FftPlan<T>;
+    const plan = this.plans.get({ shape: [n], type, batch, context });
+    if (state.plans.size >= 256) state.plans.clear(); // a front, not the owner: bounded, refilled from the cache
+    state.plans.set(key, plan as unknown as FftPlan);
+    return plan;
   }
 
   /**
@@ -197,7 +209,11 @@ export class SignalWorkspace {
 
   /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
   window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
-    return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
+    // A table built on this stream (or long since finished) is returned without building its key's closures.
+    const key = `window:${windowKey(spec)}:${n}`;
+    const have = this.#state(context).built.get(`table:${precision}:${key}`);
+    if (have && !have.buffer.disposed && (have.event === undefined || have.stream === stream)) return have.buffer as DeviceBuffer<Precision>;
+    return this.table(context, key, precision, stream, () => {
       const w = getWindow(spec, n);
       return precision === 'f32' ? Float32Array.from(w) : w;
     });
