@@ -6,6 +6,7 @@
 #                                 landed tree's STFT job in the same call when .base/ holds it
 #   tools/gpu-suite.sh multi   -> the several-GPU bench and the queue bench (two worker processes)
 #   tools/gpu-suite.sh serve   -> the HTTP load bench against the Python peer
+#   tools/gpu-suite.sh serve-before-after -> the short serve bench on .base/ (landed tree) and on this tree
 # Logs and artifacts go to $OUT (or ./gpu-out). A redis-server for the queue tests and bench is
 # taken from .gpu-redis/ (Debian's package, extracted; see docs/scale-out.md) when present.
 set -uo pipefail
@@ -24,7 +25,8 @@ case "${1:-tests}" in
     echo "one GPU (CUDA_VISIBLE_DEVICES=0):"; grep -aE "Test Files|Tests " "$OUT/one-gpu.log"; grep -aoE "fewer than two GPUs[^)]*|needs two GPUs[^)]*" "$OUT/one-gpu.log" | sort | uniq -c | head -5
     mkdir -p "$OUT/demo"
     timeout 120 tsx src/cli/main.ts demo --seconds 5 --out "$OUT/demo" 2>&1 | tail -30
-    timeout 240 bash bench/sanitizer/run.sh > "$OUT/sanitizer.log" 2>&1; tail -8 "$OUT/sanitizer.log"
+    # TSCUDA_SKIP_SANITIZER=1: kernels unchanged since the last clean sanitizer run (saves ~4 min of device time).
+    if [ "${TSCUDA_SKIP_SANITIZER:-0}" != 1 ]; then timeout 240 bash bench/sanitizer/run.sh > "$OUT/sanitizer.log" 2>&1; tail -8 "$OUT/sanitizer.log"; fi
     ;;
   bench)
     TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
@@ -40,5 +42,12 @@ case "${1:-tests}" in
     ;;
   serve)
     TSCUDA_BENCH_OUT="$OUT" timeout 560 tsx bench/serve/main.ts "${@:2}" 2>&1 | tee "$OUT/serve.log" | tail -40
+    ;;
+  serve-before-after)
+    # The serve load bench on the landed tree (.base/) and on this one, same host, same options
+    # (short: no fault run, no overload); the Python peer runs once, with this tree.
+    ln -sfn "$PWD/node_modules" .base/node_modules
+    (cd .base && TSCUDA_BENCH_OUT="$OUT/serve-base" timeout 200 tsx bench/serve/main.ts --quick --no-fault --no-overload --no-python "${@:2}" > "$OUT/serve-base.log" 2>&1); echo "landed tree:"; grep -aE "serve_stft_rps|serve_stft_p99|serve_stft_gsamples" "$OUT/serve-base.log" | tail -4
+    TSCUDA_BENCH_OUT="$OUT/serve" timeout 300 tsx bench/serve/main.ts --quick --no-fault --no-overload "${@:2}" > "$OUT/serve.log" 2>&1; echo "this tree:"; grep -aE "serve_stft_rps|serve_stft_p99|serve_stft_gsamples" "$OUT/serve.log" | tail -4
     ;;
 esac
