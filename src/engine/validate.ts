@@ -180,7 +180,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     scale: types.scale,
     outputDtype: types.outputDtype,
     outputFloat: types.outputFloat,
-    ...validateJobParameters(spec, types.data.length, context, types.dtype),
+    ...parametersOf(spec, types.data.length, context, types.dtype),
   };
 }
 
@@ -200,6 +200,16 @@ export function validateJobParameters(
 ): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
   if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
   checkKnownFields(spec);
+  return parametersOf(spec, samples, context, dtype);
+}
+
+/** validateJobParameters past the shape and field-name checks (validateJob made them already, once per job). */
+function parametersOf(
+  spec: Omit<JobSpec, 'data'>,
+  samples: number,
+  context: ValidationContext,
+  dtype: JobDataType,
+): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
   if (samples === 0) fail('data', 'is empty');
   checkByTable(spec);
   const batch = spec.batch === undefined ? 1 : tableNumber(spec.batch, 'batch');

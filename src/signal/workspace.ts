@@ -211,12 +211,23 @@ export class SignalWorkspace {
   window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
     // A table built on this stream (or long since finished) is returned without building its key's closures.
     const key = `window:${windowKey(spec)}:${n}`;
-    const have = this.#state(context).built.get(`table:${precision}:${key}`);
-    if (have && !have.buffer.disposed && (have.event === undefined || have.stream === stream)) return have.buffer as DeviceBuffer<Precision>;
-    return this.table(context, key, precision, stream, () => {
-      const w = getWindow(spec, n);
-      return precision === 'f32' ? Float32Array.from(w) : w;
-    });
+    return (
+      this.tableIfReady(context, key, precision, stream) ??
+      this.table(context, key, precision, stream, () => {
+        const w = getWindow(spec, n);
+        return precision === 'f32' ? Float32Array.from(w) : w;
+      })
+    );
+  }
+
+  /**
+   * The table cached under `key` when `stream` may use it with nothing to wait for (built on
+   * `stream`, or its upload long finished), else undefined (then `table()` builds it or orders the
+   * wait): a hit costs one Map lookup, none of `table()`'s closures.
+   */
+  tableIfReady<T extends 'i32' | 'f64' | 'f32'>(context: Context, key: string, dtype: T, stream: Stream | undefined): DeviceBuffer<T> | undefined {
+    const have = this.#state(context).built.get(`table:${dtype}:${key}`);
+    return have && !have.buffer.disposed && (have.event === undefined || have.stream === stream) ? (have.buffer as DeviceBuffer<T>) : undefined;
   }
 
   /**
