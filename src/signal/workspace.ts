@@ -136,10 +136,22 @@ export class SignalWorkspace {
   readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
   /** cuFFT plans, keyed without stream. */
   readonly plans = new FftPlanCache();
+  #freed = 0;
+
+  /**
+   * Changes whenever memory this workspace handed out may have gone away (a scratch buffer grown
+   * or released, a table rebuilt, kernels, tables or plans cleared). Work captured into a CUDA
+   * graph holds raw addresses of scratch, tables, kernels and plans: a graph captured under
+   * another generation must not be replayed (the engine's compute graphs check it per job).
+   */
+  get generation(): number {
+    return this.#freed + this.plans.generation;
+  }
 
   #state(context: Context): ContextState {
     let s = this.#contexts.get(context);
     if (!s || s.kernels.module.disposed) {
+      if (s) this.#freed++; // its kernels went away with their module
       s = new ContextState(context);
       this.#contexts.set(context, s);
     }
@@ -277,6 +289,7 @@ export class SignalWorkspace {
       }
       return have.buffer as DeviceBuffer<T>;
     }
+    if (have) this.#freed++; // a table disposed from outside is rebuilt at a new address
     const buffer = make();
     build(buffer);
     let event: Event | undefined;
@@ -305,6 +318,7 @@ export class SignalWorkspace {
       this.#scratch.set(owner, map);
     }
     if (have && !have.disposed) have.dispose();
+    if (have) this.#freed++;
     // Grow by a quarter more than asked, so a slowly growing workload does not reallocate each call.
     const size = have ? Math.max(length, Math.ceil(have.length * 1.25)) : length;
     const label = `signal scratch ${purpose} (${stream ? stream.label : 'default stream'})`;
@@ -320,6 +334,7 @@ export class SignalWorkspace {
     if (!map) return;
     this.#scratch.delete(stream);
     for (const b of map.values()) b.dispose();
+    this.#freed++;
   }
 
   /** Frees the scratch of streams disposed since (their work was enqueued before; cuMemFree waits for it). */
@@ -328,6 +343,7 @@ export class SignalWorkspace {
       if (!owner.disposed) continue;
       for (const b of map.values()) b.dispose();
       this.#scratch.delete(owner);
+      this.#freed++;
     }
   }
 
@@ -343,6 +359,7 @@ export class SignalWorkspace {
       s.kernels.module.dispose();
     }
     this.#contexts.clear();
+    this.#freed++;
     this.plans.clear();
   }
 }

@@ -17,6 +17,12 @@ export class FftPlanCache {
   #nextId = 1;
   hits = 0;
   misses = 0;
+  /**
+   * Counts the times a plan this cache handed out went away (clear(), or a cached plan found
+   * disposed): work captured into a CUDA graph refers to its plans' device memory, so a graph made
+   * before a change of generation must not be replayed.
+   */
+  generation = 0;
 
   #id(o: object | undefined): number {
     if (!o) return 0;
@@ -41,6 +47,7 @@ export class FftPlanCache {
     if (cached) {
       cached.dispose();
       this.#plans.delete(key);
+      this.generation++;
     }
     this.misses++;
     // Cached plans carry no default stream: a plan shared by many streams is told its stream per call.
@@ -65,6 +72,7 @@ export class FftPlanCache {
   clear(): void {
     const plans = [...this.#plans.values()];
     this.#plans.clear();
+    if (plans.length > 0) this.generation++;
     let first: unknown;
     for (const p of plans) {
       try {
