@@ -16,8 +16,8 @@
  */
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
-import { Resource } from '../resource.js';
-import type { Stream } from '../stream.js';
+import { expectResource, Resource } from '../resource.js';
+import { Stream } from '../stream.js';
 import { DeviceBuffer } from './device-buffer.js';
 import type { DType } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
@@ -58,10 +58,10 @@ export class BufferCache extends Resource {
     const growth = descriptor.growth ?? DEFAULT_BUFFER_GROWTH;
     if (typeof growth !== 'number' || !(growth >= 1) || !Number.isFinite(growth))
       throw new RangeError(`BufferCache "${this.label}": growth must be a finite number of at least 1, got ${String(growth)}`);
-    this.#stream = descriptor.stream;
-    this.context = resolveContext(descriptor, descriptor.stream);
-    if (descriptor.stream !== undefined && descriptor.stream.context !== this.context)
-      throw new Error(`BufferCache "${this.label}": stream "${descriptor.stream.label}" belongs to another context than ${this.context.label}`);
+    const stream = descriptor.stream === undefined ? undefined : expectResource(descriptor.stream, Stream, `BufferCache "${this.label}" stream`);
+    // The stream's context, where `device` / `context` name no other (resolveContext refuses a mismatch).
+    this.context = resolveContext(descriptor, stream);
+    this.#stream = stream;
     this.#growth = growth;
   }
 
