@@ -67,12 +67,12 @@ export class CopyBack {
   }
 
   /**
-   * Band-major waves ([band][row][t] on the device, `bands` x `rows` series of `length`) into a
+   * Band-major waves ([band][row][t] on the device, `nb` x `rows` series of `n` samples) into a
    * row-major result ([row][band][t], rows from `rowStart`): series by series straight into a lent
-   * array, else through the slot's staging `purpose`, reordered on the host.
+   * array, else through the slot's staging `purpose`, reordered on the host. Positional: no layout
+   * object per job.
    */
-  fetchBandMajor(src: DeviceBuffer<DType>, target: HostSide, layout: { bands: number; rows: number; length: number; rowStart: number }, purpose: string): void {
-    const { bands: nb, rows, length: n, rowStart } = layout;
+  fetchBandMajor(src: DeviceBuffer<DType>, target: HostSide, nb: number, rows: number, n: number, rowStart: number, purpose: string): void {
     const copyOut = this.#lane.copies.copyOut;
     const total = nb * rows * n;
     const direct = lentView(this.#lane.shared, target, src.dtype);

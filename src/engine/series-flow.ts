@@ -220,7 +220,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
       },
     );
     // [band][row][t] on the device -> [row][band][t] in the result.
-    if (waves && outputs.bandWaves) back.fetchBandMajor(waves, outputs.bandWaves, { bands: nb, rows, length: n, rowStart }, 'band waves');
+    if (waves && outputs.bandWaves) back.fetchBandMajor(waves, outputs.bandWaves, nb, rows, n, rowStart, 'band waves');
   }
 
   if (job.wavelet) {

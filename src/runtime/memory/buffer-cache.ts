@@ -44,6 +44,7 @@ export interface CachedDeviceOptions {
 
 /** Device, pinned and staged buffers by purpose (and slot), grown on demand and freed together. */
 export class BufferCache extends Resource {
+  /** Where every buffer of the cache lives. */
   readonly context: Context;
   readonly #device = new Map<string, DeviceBuffer<DType>>();
   readonly #host = new Map<string, HostBuffer<DType>>();
