@@ -43,12 +43,17 @@ export class GpuLane implements LaneRunner {
     const name = `${label} lane ${index}`;
     this.#ownsStream = stream === undefined;
     this.stream = stream ?? new Stream({ context, label: name });
+    let slots: LaneSlots | undefined;
+    let buffers: BufferCache;
     try {
-      this.#slots = new LaneSlots(context, this.depth, index, name);
+      slots = new LaneSlots(context, this.depth, index, name);
+      buffers = new BufferCache({ stream: this.stream, label: name });
     } catch (e) {
+      for (const ev of slots?.events() ?? []) ev.dispose();
       if (this.#ownsStream) this.stream.dispose();
       throw e;
     }
+    this.#slots = slots;
     const precision = shared.precision;
     this.#lane = {
       index,
@@ -56,7 +61,7 @@ export class GpuLane implements LaneRunner {
       context,
       stream: this.stream,
       copies,
-      buffers: new BufferCache({ stream: this.stream, label: name }),
+      buffers,
       shared,
       real: precision,
       complex: precision === 'f32' ? 'c64' : 'c128',
