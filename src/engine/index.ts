@@ -55,4 +55,5 @@ export {
 export { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
 export { planRowChunks, planFrameChunks, frameCount, coveredLength, type RowChunk, type FrameChunk, type Framing } from './chunks.js';
 export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
-export { GpuLane, type CopyStreams, type LaneShared, type LentType } from './gpu-lane.js';
+export { GpuLane } from './gpu-lane.js';
+export type { CopyStreams, LaneShared, LentType } from './lane-resources.js';

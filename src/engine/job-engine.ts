@@ -1,14 +1,17 @@
 /**
  * The FFT job engine of seed 000 (GpuEngine) on the GPU: lanes (one compute stream each, with its
- * events and reused pinned/device buffers, sharing their device's two copy streams) on one or
- * several devices, over the CUDA-free core's queue, job state machine and statistics.
+ * events and reused pinned/device buffers, sharing their device's two copy streams; a StreamPool
+ * per device holds those streams) on one or several devices, over the CUDA-free core's queue, job
+ * state machine and statistics.
  */
 import { Device } from '../runtime/device.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
+import type { StreamPool } from '../orchestration/stream-pool.js';
+import { deviceStreams, type DeviceStreams } from './device-streams.js';
 import { EngineCore } from './engine-core.js';
-import { Stream } from '../runtime/stream.js';
-import { GpuLane, type CopyStreams, type LaneShared, type LentType } from './gpu-lane.js';
+import { GpuLane } from './gpu-lane.js';
+import type { LaneShared, LentType } from './lane-resources.js';
 import { StageRegistry, type Stage } from './stages.js';
 import type { JobData, JobEngineOptions, JobHalfType } from './types.js';
 
@@ -38,7 +41,8 @@ export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 export class JobEngine extends EngineCore {
   readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<LentType>> };
   readonly #firstDevice: number;
-  readonly #copyStreams: readonly Stream[];
+  /** Each device's streams (its copy streams and its lanes' compute streams). */
+  readonly #streamPools: readonly StreamPool[];
 
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
@@ -56,28 +60,27 @@ export class JobEngine extends EngineCore {
     // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
     const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
     const lanes: GpuLane[] = [];
-    const copyStreams: Stream[] = [];
+    const devices: DeviceStreams[] = [];
     try {
-      // One pair of copy streams per device, shared by its lanes (CopyStreams says why).
-      const copies = new Map<number, CopyStreams>();
-      for (const d of ordinals) {
-        const context = Device.get(d).context;
-        const copyIn = new Stream({ context, label: `${label} device ${d} copies in` });
-        copyStreams.push(copyIn);
-        const copyOut = new Stream({ context, label: `${label} device ${d} copies out` });
-        copyStreams.push(copyOut);
-        copies.set(d, { copyIn, copyOut });
-      }
       // Lanes interleave devices (d0 l0, d1 l0, d0 l1, ...), so round robin on ties spreads over devices.
-      for (let l = 0; l < perDevice; l++) for (const d of ordinals) lanes.push(new GpuLane(Device.get(d).context, lanes.length, shared, label, copies.get(d)!));
+      const laneIndex = (l: number, d: number): number => l * ordinals.length + d;
+      for (const [d, ordinal] of ordinals.entries()) {
+        const laneLabels = Array.from({ length: perDevice }, (_, l) => `${label} lane ${laneIndex(l, d)}`);
+        devices.push(deviceStreams(Device.get(ordinal).context, `${label} device ${ordinal}`, laneLabels));
+      }
+      for (let l = 0; l < perDevice; l++)
+        for (const [d, ordinal] of ordinals.entries()) {
+          const { copies, lanes: streams } = devices[d]!;
+          lanes.push(new GpuLane(Device.get(ordinal).context, laneIndex(l, d), shared, label, copies, streams[l]!));
+        }
     } catch (e) {
       for (const lane of lanes) lane.dispose();
-      for (const stream of copyStreams) stream.dispose();
+      for (const { pool } of devices) pool.dispose();
       throw e;
     }
     super({ runners: lanes, precision, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}), label });
     this.#shared = shared;
-    this.#copyStreams = copyStreams;
+    this.#streamPools = devices.map((d) => d.pool);
     this.#firstDevice = ordinals[0]!;
   }
 
@@ -125,8 +128,8 @@ export class JobEngine extends EngineCore {
   }
 
   protected override disposeShared(): void {
-    // After the lanes: their last copies were on these streams.
-    for (const stream of this.#copyStreams) if (!stream.disposed) stream.dispose();
+    // After the lanes: their last work (and their buffers' stream-ordered frees) was on these streams.
+    for (const pool of this.#streamPools) if (!pool.disposed) pool.dispose();
     for (const host of this.#shared.lent.values()) if (!host.disposed) host.dispose();
     this.#shared.lent.clear();
   }

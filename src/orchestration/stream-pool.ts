@@ -47,6 +47,8 @@ export interface StreamSpec {
   purpose?: StreamPurpose | undefined;
   /** Use this stream (of the pool's context) instead of making one; it stays the caller's. Listed twice, it is one member. */
   stream?: Stream | undefined;
+  /** Names the stream the pool makes (default "<pool label>/<purpose>#<index>"), so that errors on it say what it is for; ignored with `stream`. */
+  label?: string | undefined;
 }
 
 /** How a StreamPool is made. `device` / `context`: where its streams live (default device 0). */
@@ -149,7 +151,7 @@ export class StreamPool extends Resource {
     this.#members = [];
     try {
       specs.forEach((spec, i) => {
-        if (typeof spec !== 'object' || spec === null) throw new TypeError(`${this.label}: streams[${i}] must be an object { priority?, purpose?, stream? }`);
+        if (typeof spec !== 'object' || spec === null) throw new TypeError(`${this.label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
         const priority = checkChoice(spec.priority ?? 'normal', PRIORITY_LEVELS, `${this.label}: streams[${i}].priority`);
         const purpose = checkChoice(spec.purpose ?? 'KernelExecution', STREAM_PURPOSES, `${this.label}: streams[${i}].purpose`);
         const given = spec.stream;
@@ -159,7 +161,7 @@ export class StreamPool extends Resource {
           if (given.context !== this.context) throw new Error(`${this.label}: streams[${i}].stream "${given.label}" belongs to another context`);
           if (this.#byStream.has(given)) return;
         }
-        const stream = given ?? new Stream({ context: this.context, priority, label: `${this.label}/${purpose}#${i}` });
+        const stream = given ?? new Stream({ context: this.context, priority, label: spec.label ?? `${this.label}/${purpose}#${i}` });
         const m = newMember(stream, given === undefined, priority, purpose);
         this.#members.push(m);
         this.#byStream.set(stream, m);

@@ -35,6 +35,7 @@ export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, 
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from './memory/staged-buffer.js';
+export { BufferCache, DEFAULT_BUFFER_GROWTH, type BufferCacheDescriptor, type CachedDeviceOptions } from './memory/buffer-cache.js';
 export { trimPinnedCache, pinnedCacheBytes } from './memory/pinned-cache.js';
 export { resolvePlacement, type Placement, type DevicesPlacement } from './defaults.js';
 export { selectDevices, parseDeviceList, PlacementError, type OrdinalPlacement, type PlacementFallback } from './placement-rules.js';

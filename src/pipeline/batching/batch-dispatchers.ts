@@ -2,12 +2,14 @@
  * GPU dispatchers for the Batcher, mirroring the batching seed: per-vector gradients by
  * central finite differences, and lerp/slerp interpolation of float32 vectors. Each batch is
  * one upload of its packed inputs, one launch and one download, through pinned staging that
- * is reused from batch to batch.
+ * is reused from batch to batch (staged pairs of the runtime's BufferCache, one set per batch in
+ * flight, grown when a batch is larger than they were sized for).
  */
 import type { Context } from '../../runtime/context.js';
 import { resolveContext, type Placement } from '../../runtime/defaults.js';
+import { BufferCache } from '../../runtime/memory/buffer-cache.js';
+import type { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
-import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { type BatchKernels, loadBatchKernels } from '../../kernels/index.js';
 import { DisposedError, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
@@ -60,12 +62,6 @@ export interface InterpolationItem {
   t: number;
 }
 
-interface Staging {
-  capacity: number;
-  input: StagedBuffer<'f32'>;
-  output: StagedBuffer<'f32'>;
-}
-
 interface KernelSpec<I> {
   name: string;
   /** Input floats per item in the packed upload. */
@@ -90,9 +86,11 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
   readonly #spec: KernelSpec<I>;
   readonly #context: Context;
   readonly #kernels: BatchKernels;
-  readonly #free: Staging[] = [];
-  readonly #all: Staging[] = [];
-  readonly #waiting: { resolve: (s: Staging) => void; reject: (e: Error) => void }[] = [];
+  /** The staging sets' staged pairs ('in' and 'out' of set i in slot i): doubled when a batch outgrows them. */
+  readonly #staging: BufferCache;
+  /** Staging sets (by index) no batch holds. */
+  readonly #free: number[] = [];
+  readonly #waiting: { resolve: (set: number) => void; reject: (e: Error) => void }[] = [];
 
   constructor(spec: KernelSpec<I>, options: VectorDispatcherDescriptor) {
     super('BatchDispatcher', options.label ?? `${spec.name}[${options.dim}]`);
@@ -108,10 +106,11 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
     this.#kernels = loadBatchKernels({ context: this.#context });
     try {
       this.stream = new Stream({ context: this.#context, priority: 'high', label: `${this.label} stream` });
+      this.#staging = new BufferCache({ context: this.#context, growth: 2, label: `${this.label} staging` });
       for (let i = 0; i < depth; i++) {
-        const staging = this.#allocate(maxBatchSize, i);
-        this.#all.push(staging);
-        this.#free.push(staging);
+        this.#input(i, maxBatchSize);
+        this.#output(i, maxBatchSize);
+        this.#free.push(i);
       }
     } catch (e) {
       this.dispose();
@@ -127,20 +126,22 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
     if (this.disposed) throw new DisposedError(`${this.label}: dispatcher was disposed`);
     const n = items.length;
     for (const item of items) this.#spec.validate(item);
-    let staging = await this.#acquire();
+    const set = await this.#acquire();
     try {
-      if (staging.capacity < n) staging = this.#grow(staging, n);
+      // The set's previous batch has completed: growing its pairs (the auto-tuner may raise maxBatchSize) frees nothing in use.
+      const input = this.#input(set, n);
+      const output = this.#output(set, n);
       const inputs = this.#spec.inputsPerItem * n;
-      this.#spec.pack(items, staging.input.array);
+      this.#spec.pack(items, input.array);
       const stream = this.stream;
-      staging.input.upload(stream, { length: inputs });
-      this.#spec.launch(this.#kernels, stream, staging.input.device, staging.output.device, n);
+      input.upload(stream, { length: inputs });
+      this.#spec.launch(this.#kernels, stream, input.device, output.device, n);
       const outputs = this.dim * n;
-      staging.output.download(stream, { length: outputs });
+      output.download(stream, { length: outputs });
       await stream.done();
       if (this.disposed) throw new DisposedError(`${this.label}: dispatcher was disposed while batch #${info.batchId} ran`);
       // One copy out of the staging per batch; each submitter gets a view of it.
-      const out = staging.output.array.slice(0, outputs);
+      const out = output.array.slice(0, outputs);
       const results = new Array<Float32Array>(n);
       for (let i = 0, dim = this.dim; i < n; i++) results[i] = out.subarray(i * dim, (i + 1) * dim);
       return results;
@@ -150,42 +151,31 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
       if (e instanceof DisposedError) throw e;
       throw new Error(`${this.label}: batch #${info.batchId} of ${n} vectors failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     } finally {
-      this.#release(staging);
+      this.#release(set);
     }
   };
 
-  #allocate(capacity: number, index: number): Staging {
-    const context = this.#context;
-    const label = `${this.label} staging ${index}`;
-    const input = StagedBuffer.alloc('f32', this.#spec.inputsPerItem * capacity, { context, label: `${label} in` });
-    try {
-      return { capacity, input, output: StagedBuffer.alloc('f32', this.dim * capacity, { context, label: `${label} out` }) };
-    } catch (e) {
-      input.dispose();
-      throw e;
-    }
+  /** Staging set `set`'s packed inputs, for at least `items` items. */
+  #input(set: number, items: number): StagedBuffer<'f32'> {
+    return this.#staging.staged('in', 'f32', this.#spec.inputsPerItem * items, set);
   }
 
-  /** The auto-tuner may raise maxBatchSize past what was allocated: the set is replaced by a larger one. */
-  #grow(staging: Staging, n: number): Staging {
-    const index = this.#all.indexOf(staging);
-    const grown = this.#allocate(Math.max(n, staging.capacity * 2), index);
-    this.#all[index] = grown;
-    disposeStaging(staging);
-    return grown;
+  /** Staging set `set`'s outputs, for at least `items` items. */
+  #output(set: number, items: number): StagedBuffer<'f32'> {
+    return this.#staging.staged('out', 'f32', this.dim * items, set);
   }
 
-  #acquire(): Promise<Staging> {
-    const s = this.#free.pop();
-    if (s !== undefined) return Promise.resolve(s);
-    return new Promise<Staging>((resolve, reject) => this.#waiting.push({ resolve, reject }));
+  #acquire(): Promise<number> {
+    const set = this.#free.pop();
+    if (set !== undefined) return Promise.resolve(set);
+    return new Promise<number>((resolve, reject) => this.#waiting.push({ resolve, reject }));
   }
 
-  #release(staging: Staging): void {
+  #release(set: number): void {
     if (this.disposed) return;
     const next = this.#waiting.shift();
-    if (next) next.resolve(staging);
-    else this.#free.push(staging);
+    if (next) next.resolve(set);
+    else this.#free.push(set);
   }
 
   /**
@@ -196,17 +186,11 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
   protected releaseNative(): void {
     // A batch waiting for staging has not touched the GPU: fail it rather than leave it pending.
     for (const w of this.#waiting.splice(0)) w.reject(new DisposedError(`${this.label}: dispatcher was disposed while the batch waited for staging`));
-    for (const s of this.#all) disposeStaging(s);
-    this.#all.length = 0;
+    (this.#staging as BufferCache | undefined)?.dispose();
     this.#free.length = 0;
     (this.stream as Stream | undefined)?.dispose();
     (this.#kernels as BatchKernels | undefined)?.module.dispose();
   }
-}
-
-function disposeStaging(s: Staging): void {
-  s.input.dispose();
-  s.output.dispose();
 }
 
 function grid(threads: number): number {

@@ -1,7 +1,9 @@
 /**
  * A device buffer with pinned host staging of the same size, so that copies between them are
- * truly asynchronous: the one staged pair TripleBuffer, the step runner and the batch
- * dispatchers share (and, later, the engine's lanes).
+ * truly asynchronous: the one staged pair TripleBuffer and the step runner share, and the one a
+ * BufferCache grows (the batch dispatchers' staging). The engine's lanes take the two halves from
+ * their BufferCache separately: a job's pinned array lent by the engine is its own staging, so a
+ * device buffer has pinned staging only for some jobs.
  */
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';

@@ -26,8 +26,12 @@ describe.skipIf(!gpu.available)(`orchestration lifecycle${gpu.available ? '' : `
   it("StreamPool: borrowed streams stay the caller's, guests are tracked, dispose settles waitForAnyReady and later calls throw DisposedError", async () => {
     using mine = new Stream({ label: 'borrowed' });
     using guest = new Stream({ label: 'guest' });
-    const pool = new StreamPool({ streams: [{ stream: mine, purpose: 'KernelExecution' }, { stream: mine }, { purpose: 'AuxCompute' }], label: 'lifecycle pool' });
+    const pool = new StreamPool({
+      streams: [{ stream: mine, purpose: 'KernelExecution' }, { stream: mine }, { purpose: 'AuxCompute', label: 'aux named' }],
+      label: 'lifecycle pool',
+    });
     expect(pool.streams).toHaveLength(2); // the same stream listed twice is one member
+    expect(pool.streams.map((s) => s.label)).toEqual(['borrowed', 'aux named']); // a made stream takes its spec's label
     expect(pool.context).toBe(mine.context);
     const heard: (Error | undefined)[] = [];
     pool.submit(

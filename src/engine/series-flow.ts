@@ -1,0 +1,253 @@
+/**
+ * The whole-series job flow of a lane: a chunk of whole series, in stream order H2D (on the
+ * device's copy-in stream), detrend + window, forward FFT, stages placed after the FFT, pass-band
+ * mask + inverse FFT (filtered wave, magnitude preview), stages placed after the inverse, band
+ * powers / band waves / dominant cycle, CWT power (on the lane's stream), D2H (on the copy-out
+ * stream), the finished event. The job is done when that event completes (Event.done(): the
+ * context's completion poller; the event loop never blocks).
+ */
+import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
+import { copyHostArray } from '../runtime/memory/host-copy.js';
+import { complexToRealType, complexType, realToComplexType } from '../runtime/fft/precision.js';
+import { finishDominantCycles } from '../signal/cycles.js';
+import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
+import { narrow, type SignalInput } from '../signal/samples.js';
+import { getWindow } from '../signal/window.js';
+import { signalWorkspace } from '../signal/workspace.js';
+import { CopyBack, lentView, rawArray } from './copy-back.js';
+import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
+import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
+import type { LaneSlot } from './lane-slots.js';
+import type { StageContext } from './stages.js';
+import type { NormalizedJob } from './validate.js';
+import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
+
+/** Device bytes one series of `job` needs on a lane of precision `real` (every buffer the flow uses, per row). */
+export function seriesBytesPerRow(job: NormalizedJob, real: 'f32' | 'f64'): number {
+  const n = job.length;
+  const k = halfBins(n);
+  const nb = job.bands.length;
+  let elements = 2 * n + 2 * k; // input, windowed, spectrum
+  if (job.stft || job.stages.length > 0) elements += 2 * k + n + job.previewBins; // masked, filtered, preview
+  if (job.cycles && job.bandWaves) elements += nb * (2 * k + n); // band spectra and waves
+  let bytes = elements * (real === 'f32' ? 4 : 8) + (job.cycles ? 8 * (nb + 4) : 0);
+  // Waves rounded to 16 bits before the copy back: their own (slot) buffers of 2 bytes per sample.
+  if (job.outputDtype) bytes += 2 * n * (1 + (job.cycles && job.bandWaves ? nb : 0));
+  if (job.wavelet) bytes += waveletScratchPerRow(job, real);
+  return bytes;
+}
+
+const sumCache = new Map<string, number>();
+/** sum(w) of a window (the dominant cycle's gain correction), cached per window and length. */
+function windowSum(job: NormalizedJob): number {
+  const spec = windowSpec(job);
+  const key = `${JSON.stringify(spec)}:${job.length}`;
+  let s = sumCache.get(key);
+  if (s === undefined) {
+    s = getWindow(spec, job.length).reduce((a, b) => a + b, 0);
+    if (sumCache.size > 256) sumCache.clear();
+    sumCache.set(key, s);
+  }
+  return s;
+}
+
+/** Whether a job needs the inverse FFT: its filtered wave, or a stage placed after the inverse. */
+function needsInverse(lane: LaneResources, job: NormalizedJob): boolean {
+  return job.stft || job.stages.some((name) => lane.shared.stages.get(name)?.after === 'inverse');
+}
+
+/** Makes (or finds) every cuFFT plan a whole-series job of `rows` series uses. */
+function warmPlans(lane: LaneResources, job: NormalizedJob, rows: number): void {
+  const ctx = lane.context;
+  const n = job.length;
+  // The precision's FFT types decided in one place (runtime/fft/precision.ts).
+  const forward = realToComplexType(lane.real);
+  const inverse = complexToRealType(lane.real);
+  const complex = complexType(lane.real);
+  signalWorkspace.plan(ctx, forward, n, rows);
+  if (needsInverse(lane, job)) signalWorkspace.plan(ctx, inverse, n, rows);
+  if (job.cycles && job.bandWaves) signalWorkspace.plan(ctx, inverse, n, job.bands.length * rows);
+  if (job.wavelet) {
+    const g = waveletGeometry(job);
+    signalWorkspace.plan(ctx, forward, g.paddedLength, rows);
+    signalWorkspace.plan(ctx, complex, g.paddedLength, rows * g.freqs.length);
+    signalWorkspace.plan(ctx, complex, g.paddedLength, g.freqs.length);
+  }
+}
+
+/** Runs a chunk of whole series on `lane` in `slot`; resolves once its results are in `chunk.outputs`. */
+export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot: LaneSlot): Promise<LaneChunkOutcome> {
+  const { job, rows, rowStart, outputs, progress } = chunk;
+  const s = lane.stream;
+  const n = job.length;
+  const k = halfBins(n);
+  const real = lane.real;
+  const complex = lane.complex;
+  const nb = job.bands.length;
+  const total = rows * n;
+  const series = { batch: rows, length: n, stream: s };
+  const buf = lane.buffers;
+  let bytesMoved = 0;
+
+  // Plans first, before anything is enqueued: planning may wait for the device to go idle
+  // (cuFFT allocates and frees while planning), which must not happen behind this job's own work.
+  warmPlans(lane, job, rows);
+
+  // The input and every buffer copied back belong to the slot (the next job's input may arrive,
+  // and its compute run, while this job's results are still being copied back); intermediates are
+  // the lane's, used only on its stream, in order.
+  const { copyIn, copyOut } = lane.copies;
+  const own = { slot: slot.index };
+  progress.stage = 'h2d';
+  // A plain array is copied into the slot's pinned staging first, on the thread pool (the event
+  // loop stays free); everything after is enqueued in one synchronous run, so the jobs of a lane
+  // never interleave their work on its stream.
+  // 16-bit samples cross in 2 bytes and are converted by detrendWindow's kernels (scale applied there).
+  const sixteen = sixteenBit(job);
+  const inType: DType = sixteen ? job.dtype : real;
+  const lent = lentView(lane.shared, chunk.data, inType);
+  const pin = lent ? undefined : buf.host('input', inType, total, slot.index);
+  if (pin) await copyHostArray(rawArray(pin), chunk.data);
+  const stickyNow = lane.context.stickyError;
+  if (stickyNow) throw stickyNow;
+  slot.start.record(copyIn);
+  const x = buf.device('input', inType, total, own);
+  if (lent) x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
+  else x.write(pin!, { stream: copyIn, length: total });
+  slot.loaded.record(copyIn);
+  s.waitEvent(slot.loaded);
+  bytesMoved += total * dtypeInfo(inType).bytes;
+
+  progress.stage = 'detrend';
+  const xw = buf.device('windowed', real, total) as RealBuffer;
+  const window = windowSpec(job);
+  detrendWindow(x as SignalInput, xw, sixteen ? { ...series, detrend: job.detrend, window, scale: job.scale } : { ...series, detrend: job.detrend, window });
+
+  progress.stage = 'fft';
+  const spectrum = buf.device('spectrum', complex, rows * k) as ComplexBuffer;
+  rfft(xw, spectrum, series);
+
+  const pending: { name: string; value: unknown }[] = [];
+  const stageCtx = (name: string, output: RealBuffer | undefined): StageContext => ({
+    name,
+    jobId: chunk.jobId,
+    lane: lane.index,
+    device: lane.device,
+    stream: s,
+    precision: real,
+    batch: rows,
+    length: n,
+    fs: job.fs,
+    bins: k,
+    // Registered stages and the wavelet take f32/f64 data only (validation refuses them for 16-bit samples).
+    input: x as RealBuffer,
+    windowed: xw,
+    spectrum,
+    output,
+    params: job.stageParams[name],
+  });
+  const runStages = (after: 'fft' | 'inverse', output: RealBuffer | undefined): void => {
+    for (const name of job.stages) {
+      const stage = lane.shared.stages.get(name);
+      if (!stage || stage.after !== after) continue;
+      progress.stage = name;
+      const value = stage.run(stageCtx(name, output));
+      // Awaited after the job's event; until then a rejection must not count as unhandled.
+      if (value instanceof Promise) value.catch(() => {});
+      pending.push({ name, value });
+    }
+  };
+  runStages('fft', undefined);
+
+  // Copies back, enqueued on the copy-out stream once the compute is all enqueued.
+  const back = new CopyBack(lane, slot.index);
+  // outputDtype f16/bf16: a wave is computed in the lane's precision, rounded on the GPU into a
+  // slot buffer of 2 bytes per sample (the last kernel before the copy back), and that is fetched.
+  const half = job.outputDtype;
+  const narrowed = (wave: RealBuffer, purpose: string, length: number): DeviceBuffer<DType> => {
+    if (!half) return wave as DeviceBuffer<DType>;
+    const out = buf.device(purpose, half, length, own) as DeviceBuffer<'f16'> | DeviceBuffer<'bf16'>;
+    narrow(wave, out, { length, stream: s });
+    return out as DeviceBuffer<DType>;
+  };
+
+  if (needsInverse(lane, job)) {
+    progress.stage = 'mask';
+    const masked = buf.device('masked', complex, rows * k) as ComplexBuffer;
+    bandMask(spectrum, { ...series, fs: job.fs, band: job.passBand, output: masked, scale: 1 / n });
+    progress.stage = 'inverse';
+    // Fetched as it is (a slot's), or rounded to 16 bits first (then only the rounded copy is the slot's).
+    const filtered = (half ? buf.device('filtered', real, total) : buf.device('filtered', real, total, own)) as RealBuffer;
+    irfft(masked, filtered, { ...series, normalize: false });
+    // Stages after the inverse run before the copy back: what they write into `output` is returned.
+    runStages('inverse', filtered);
+    if (job.stft) {
+      const preview = buf.device('preview', real, rows * job.previewBins, own) as RealBuffer;
+      spectrumMagnitude(spectrum, preview, { ...series, bins: job.previewBins, scale: 1 / n });
+      progress.stage = 'd2h';
+      back.fetch(narrowed(filtered, 'filtered 16-bit', total), outputs.filtered!, rowStart * n, total, 'filtered');
+      back.fetch(preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
+    }
+  }
+
+  if (job.cycles) {
+    progress.stage = 'cycles';
+    const powers = buf.device('powers', 'f64', rows * nb, own);
+    bandPowers(spectrum, powers, { ...series, fs: job.fs, bands: job.bands });
+    const dominant = buf.device('dominant', 'f64', rows * 4, own);
+    dominantCycleDevice(spectrum, dominant, { ...series, fs: job.fs });
+    let waves: DeviceBuffer<DType> | undefined;
+    if (job.bandWaves) {
+      // One masked copy of the spectrum per band ([band][row][bin]), then one batched inverse of them all.
+      const bandSpectra = buf.device('band spectra', complex, nb * rows * k) as DeviceBuffer<DType>;
+      for (let q = 0; q < nb; q++)
+        bandMask(spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
+      const full = (half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)) as RealBuffer;
+      irfft(bandSpectra as ComplexBuffer, full, { batch: nb * rows, length: n, stream: s, normalize: false });
+      waves = narrowed(full, 'band waves 16-bit', nb * total);
+    }
+    progress.stage = 'd2h';
+    back.fetch(powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
+    const dominantHost = buf.host('dominant', 'f64', rows * 4, slot.index);
+    const windowGain = windowSum(job);
+    back.custom(
+      () => dominant.read(dominantHost, { stream: copyOut, length: rows * 4 }),
+      rows * 4 * 8,
+      () => {
+        const cycles = finishDominantCycles(dominantHost.array.subarray(0, rows * 4), { batch: rows, length: n, fs: job.fs, windowSum: windowGain });
+        for (let r = 0; r < rows; r++) outputs.dominant![rowStart + r] = cycles[r]!;
+      },
+    );
+    // [band][row][t] on the device -> [row][band][t] in the result.
+    if (waves && outputs.bandWaves) back.fetchBandMajor(waves, outputs.bandWaves, nb, rows, n, rowStart, 'band waves');
+  }
+
+  if (job.wavelet) {
+    progress.stage = 'wavelet';
+    const waveletRows = job.waveletBands ? nb : job.freqs.length;
+    const power = buf.device('wavelet power', real, rows * waveletRows * n, own) as RealBuffer;
+    runWavelet(x as RealBuffer, power, job, rows, s);
+    progress.stage = 'd2h';
+    back.fetch(power as DeviceBuffer<DType>, outputs.waveletPower!, rowStart * waveletRows * n, rows * waveletRows * n, 'wavelet power');
+  }
+
+  progress.stage = 'd2h';
+  slot.computed.record(s);
+  copyOut.waitEvent(slot.computed);
+  back.enqueue();
+  progress.stage = 'gpu';
+  slot.finished.record(copyOut);
+  await slot.finished.done();
+  const gpuMs = slot.finished.elapsedSince(slot.start);
+
+  progress.stage = 'readback';
+  await back.finish();
+
+  const stages: Record<string, unknown> = {};
+  for (const { name, value } of pending) {
+    progress.stage = name;
+    stages[name] = await value;
+  }
+  return { gpuMs, bytesMoved: bytesMoved + back.bytes, stages };
+}
