@@ -7,6 +7,7 @@
  */
 import type { Context } from '../runtime/context.js';
 import { BufferCache } from '../runtime/memory/buffer-cache.js';
+import { ComputeGraphs, type ComputeMode } from './compute-graphs.js';
 import { Stream } from '../runtime/stream.js';
 import { signalWorkspace } from '../signal/workspace.js';
 import { framedBytesPerFrame, runFramedChunk } from './framed-flow.js';
@@ -62,11 +63,17 @@ export class GpuLane implements LaneRunner {
       stream: this.stream,
       copies,
       buffers,
+      graphs: shared.computeGraphs ? new ComputeGraphs(this.stream, name) : undefined,
       shared,
       real: precision,
       complex: precision === 'f32' ? 'c64' : 'c128',
       bytes: precision === 'f32' ? 4 : 8,
     };
+  }
+
+  /** Whole-series chunks by how their compute ran (undefined when the engine runs without compute graphs). */
+  get computeModes(): Readonly<Record<ComputeMode, number>> | undefined {
+    return this.#lane.graphs?.counts;
   }
 
   /** Device bytes one series of `job` needs on the lane (every buffer the flow uses, per row). */
@@ -114,7 +121,8 @@ export class GpuLane implements LaneRunner {
     // The signal layer caches scratch per stream: let it go before the stream does (when it offers to).
     const releaseScratch = (): void => (signalWorkspace as { releaseStream?(stream: Stream): void }).releaseStream?.(this.stream);
     const events = this.#slots.events();
-    const steps = [() => this.#lane.buffers.dispose(), releaseScratch, ...events.map((ev) => () => ev.dispose())];
+    // Graphs first: they hold addresses of the buffers and scratch freed after them.
+    const steps = [() => this.#lane.graphs?.dispose(), () => this.#lane.buffers.dispose(), releaseScratch, ...events.map((ev) => () => ev.dispose())];
     if (this.#ownsStream) steps.push(() => this.stream.dispose());
     for (const fn of steps) {
       try {

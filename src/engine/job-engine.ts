@@ -13,7 +13,7 @@ import { EngineCore } from './engine-core.js';
 import { GpuLane } from './gpu-lane.js';
 import type { LaneShared, LentType } from './lane-resources.js';
 import { StageRegistry, type Stage } from './stages.js';
-import type { JobData, JobEngineOptions, JobHalfType } from './types.js';
+import type { EngineStats, JobData, JobEngineOptions, JobHalfType } from './types.js';
 
 /** The element types hostBuffer() lends. */
 const LENT_TYPES: readonly LentType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
@@ -41,6 +41,7 @@ export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 export class JobEngine extends EngineCore {
   readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<LentType>> };
   readonly #firstDevice: number;
+  readonly #lanes: readonly GpuLane[];
   /** Each device's streams (its copy streams and its lanes' compute streams). */
   readonly #streamPools: readonly StreamPool[];
 
@@ -55,8 +56,10 @@ export class JobEngine extends EngineCore {
       throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
     const laneDepth = options.laneDepth ?? DEFAULT_LANE_DEPTH;
     if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
+    const computeGraphs = options.computeGraphs ?? true;
+    if (typeof computeGraphs !== 'boolean') throw new TypeError(`computeGraphs must be true or false, got ${String(computeGraphs)}`);
     const label = options.label ?? 'engine';
-    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth };
+    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth, computeGraphs };
     // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
     const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
     const lanes: GpuLane[] = [];
@@ -79,9 +82,24 @@ export class JobEngine extends EngineCore {
       throw e;
     }
     super({ runners: lanes, precision, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}), label });
+    this.#lanes = lanes;
     this.#shared = shared;
     this.#streamPools = devices.map((d) => d.pool);
     this.#firstDevice = ordinals[0]!;
+  }
+
+  /** The core's statistics, with how the lanes ran their jobs' compute (graphs replayed, captured, or call by call). */
+  override stats(): EngineStats {
+    if (!this.#shared.computeGraphs) return super.stats();
+    const computeGraphs = { eager: 0, captured: 0, replayed: 0 };
+    for (const lane of this.#lanes) {
+      const c = lane.computeModes;
+      if (!c) continue;
+      computeGraphs.eager += c.eager;
+      computeGraphs.captured += c.captured;
+      computeGraphs.replayed += c.replayed;
+    }
+    return { ...super.stats(), computeGraphs };
   }
 
   protected override stageNames(): ReadonlySet<string> {

@@ -9,6 +9,7 @@ import type { HostBuffer } from '../runtime/memory/host-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import type { SampleDType } from '../signal/samples.js';
 import type { WindowSpec } from '../signal/window.js';
+import type { ComputeGraphs } from './compute-graphs.js';
 import type { StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
 
@@ -25,6 +26,8 @@ export interface LaneShared {
   readonly laneMemoryBytes: number;
   /** Jobs each lane holds on the GPU at once. */
   readonly laneDepth: number;
+  /** Whether lanes replay a repeated job shape's compute from a CUDA graph (JobEngineOptions.computeGraphs). */
+  readonly computeGraphs: boolean;
 }
 
 /**
@@ -52,6 +55,8 @@ export interface LaneResources {
   readonly copies: CopyStreams;
   /** The lane's device and pinned buffers: intermediates on its stream, inputs and results per slot. */
   readonly buffers: BufferCache;
+  /** The lane's compute graphs (undefined when the engine runs without them). */
+  readonly graphs: ComputeGraphs | undefined;
   readonly shared: LaneShared;
   /** The engine's precision as a real and a complex element type, and its real element size. */
   readonly real: 'f32' | 'f64';

@@ -11,8 +11,7 @@ import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { copyHostArray } from '../runtime/memory/host-copy.js';
 import { complexToRealType, complexType, realToComplexType } from '../runtime/fft/precision.js';
 import { finishDominantCycles } from '../signal/cycles.js';
-import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
-import { narrow, type SignalInput } from '../signal/samples.js';
+import { halfBins, type RealBuffer } from '../signal/primitives.js';
 import { getWindow } from '../signal/window.js';
 import { signalWorkspace } from '../signal/workspace.js';
 import { CopyBack, lentView, rawArray } from './copy-back.js';
@@ -20,6 +19,7 @@ import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js'
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
 import type { StageContext } from './stages.js';
+import { enqueueSeriesCompute, seriesBuffers, seriesComputeKey } from './series-compute.js';
 import type { NormalizedJob } from './validate.js';
 import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
 
@@ -98,7 +98,6 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   // and its compute run, while this job's results are still being copied back); intermediates are
   // the lane's, used only on its stream, in order.
   const { copyIn, copyOut } = lane.copies;
-  const own = { slot: slot.index };
   progress.stage = 'h2d';
   // A plain array is copied into the slot's pinned staging first, on the thread pool (the event
   // loop stays free); everything after is enqueued in one synchronous run, so the jobs of a lane
@@ -111,104 +110,69 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   if (pin) await copyHostArray(rawArray(pin), chunk.data);
   const stickyNow = lane.context.stickyError;
   if (stickyNow) throw stickyNow;
+  // Every device buffer first (allocating here when the cache has none big enough), so the
+  // compute below only enqueues and can be captured into a graph.
+  const b = seriesBuffers(lane, job, rows, slot.index, needsInverse(lane, job));
   slot.start.record(copyIn);
-  const x = buf.device('input', inType, total, own);
-  if (lent) x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
-  else x.write(pin!, { stream: copyIn, length: total });
+  if (lent) b.x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
+  else b.x.write(pin!, { stream: copyIn, length: total });
   slot.loaded.record(copyIn);
   s.waitEvent(slot.loaded);
   bytesMoved += total * dtypeInfo(inType).bytes;
 
-  progress.stage = 'detrend';
-  const xw = buf.device('windowed', real, total) as RealBuffer;
-  const window = windowSpec(job);
-  detrendWindow(x as SignalInput, xw, sixteen ? { ...series, detrend: job.detrend, window, scale: job.scale } : { ...series, detrend: job.detrend, window });
-
-  progress.stage = 'fft';
-  const spectrum = buf.device('spectrum', complex, rows * k) as ComplexBuffer;
-  rfft(xw, spectrum, series);
-
   const pending: { name: string; value: unknown }[] = [];
-  const stageCtx = (name: string, output: RealBuffer | undefined): StageContext => ({
-    name,
-    jobId: chunk.jobId,
-    lane: lane.index,
-    device: lane.device,
-    stream: s,
-    precision: real,
-    batch: rows,
-    length: n,
-    fs: job.fs,
-    bins: k,
-    // Registered stages and the wavelet take f32/f64 data only (validation refuses them for 16-bit samples).
-    input: x as RealBuffer,
-    windowed: xw,
-    spectrum,
-    output,
-    params: job.stageParams[name],
-  });
-  const runStages = (after: 'fft' | 'inverse', output: RealBuffer | undefined): void => {
-    for (const name of job.stages) {
-      const stage = lane.shared.stages.get(name);
-      if (!stage || stage.after !== after) continue;
-      progress.stage = name;
-      const value = stage.run(stageCtx(name, output));
-      // Awaited after the job's event; until then a rejection must not count as unhandled.
-      if (value instanceof Promise) value.catch(() => {});
-      pending.push({ name, value });
-    }
-  };
-  runStages('fft', undefined);
+  const graphs = lane.graphs;
+  if (graphs && job.stages.length === 0 && !job.wavelet) {
+    // No stages (user code may enqueue anything) and no wavelet: the compute replays from a graph
+    // once this slot has met the job's shape twice (compute-graphs.ts).
+    const generation = `${buf.generation}:${signalWorkspace.generation(s)}`;
+    progress.stage = 'compute';
+    graphs.run(seriesComputeKey(job, rows, slot.index), generation, () =>
+      buf.withoutAllocation(() => enqueueSeriesCompute(lane, job, rows, b, progress), 'the compute is captured into a graph'),
+    );
+  } else {
+    const stageCtx = (name: string, output: RealBuffer | undefined): StageContext => ({
+      name,
+      jobId: chunk.jobId,
+      lane: lane.index,
+      device: lane.device,
+      stream: s,
+      precision: real,
+      batch: rows,
+      length: n,
+      fs: job.fs,
+      bins: k,
+      // Registered stages and the wavelet take f32/f64 data only (validation refuses them for 16-bit samples).
+      input: b.x as RealBuffer,
+      windowed: b.windowed,
+      spectrum: b.spectrum,
+      output,
+      params: job.stageParams[name],
+    });
+    const runStages = (after: 'fft' | 'inverse', output: RealBuffer | undefined): void => {
+      for (const name of job.stages) {
+        const stage = lane.shared.stages.get(name);
+        if (!stage || stage.after !== after) continue;
+        progress.stage = name;
+        const value = stage.run(stageCtx(name, output));
+        // Awaited after the job's event; until then a rejection must not count as unhandled.
+        if (value instanceof Promise) value.catch(() => {});
+        pending.push({ name, value });
+      }
+    };
+    enqueueSeriesCompute(lane, job, rows, b, progress, { afterFft: () => runStages('fft', undefined), afterInverse: (filtered) => runStages('inverse', filtered) });
+  }
 
   // Copies back, enqueued on the copy-out stream once the compute is all enqueued.
   const back = new CopyBack(lane, slot.index);
-  // outputDtype f16/bf16: a wave is computed in the lane's precision, rounded on the GPU into a
-  // slot buffer of 2 bytes per sample (the last kernel before the copy back), and that is fetched.
-  const half = job.outputDtype;
-  const narrowed = (wave: RealBuffer, purpose: string, length: number): DeviceBuffer<DType> => {
-    if (!half) return wave as DeviceBuffer<DType>;
-    const out = buf.device(purpose, half, length, own) as DeviceBuffer<'f16'> | DeviceBuffer<'bf16'>;
-    narrow(wave, out, { length, stream: s });
-    return out as DeviceBuffer<DType>;
-  };
-
-  if (needsInverse(lane, job)) {
-    progress.stage = 'mask';
-    const masked = buf.device('masked', complex, rows * k) as ComplexBuffer;
-    bandMask(spectrum, { ...series, fs: job.fs, band: job.passBand, output: masked, scale: 1 / n });
-    progress.stage = 'inverse';
-    // Fetched as it is (a slot's), or rounded to 16 bits first (then only the rounded copy is the slot's).
-    const filtered = (half ? buf.device('filtered', real, total) : buf.device('filtered', real, total, own)) as RealBuffer;
-    irfft(masked, filtered, { ...series, normalize: false });
-    // Stages after the inverse run before the copy back: what they write into `output` is returned.
-    runStages('inverse', filtered);
-    if (job.stft) {
-      const preview = buf.device('preview', real, rows * job.previewBins, own) as RealBuffer;
-      spectrumMagnitude(spectrum, preview, { ...series, bins: job.previewBins, scale: 1 / n });
-      progress.stage = 'd2h';
-      back.fetch(narrowed(filtered, 'filtered 16-bit', total), outputs.filtered!, rowStart * n, total, 'filtered');
-      back.fetch(preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
-    }
+  progress.stage = 'd2h';
+  if (job.stft && b.filtered && b.preview) {
+    back.fetch(b.filtered16 ?? (b.filtered as DeviceBuffer<DType>), outputs.filtered!, rowStart * n, total, 'filtered');
+    back.fetch(b.preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
   }
-
-  if (job.cycles) {
-    progress.stage = 'cycles';
-    const powers = buf.device('powers', 'f64', rows * nb, own);
-    bandPowers(spectrum, powers, { ...series, fs: job.fs, bands: job.bands });
-    const dominant = buf.device('dominant', 'f64', rows * 4, own);
-    dominantCycleDevice(spectrum, dominant, { ...series, fs: job.fs });
-    let waves: DeviceBuffer<DType> | undefined;
-    if (job.bandWaves) {
-      // One masked copy of the spectrum per band ([band][row][bin]), then one batched inverse of them all.
-      const bandSpectra = buf.device('band spectra', complex, nb * rows * k) as DeviceBuffer<DType>;
-      for (let q = 0; q < nb; q++)
-        bandMask(spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
-      const full = (half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)) as RealBuffer;
-      irfft(bandSpectra as ComplexBuffer, full, { batch: nb * rows, length: n, stream: s, normalize: false });
-      waves = narrowed(full, 'band waves 16-bit', nb * total);
-    }
-    progress.stage = 'd2h';
-    back.fetch(powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
+  if (job.cycles && b.powers && b.dominant) {
+    back.fetch(b.powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
+    const dominant = b.dominant;
     const dominantHost = buf.host('dominant', 'f64', rows * 4, slot.index);
     const windowGain = windowSum(job);
     back.custom(
@@ -220,14 +184,15 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
       },
     );
     // [band][row][t] on the device -> [row][band][t] in the result.
+    const waves = b.bandWaves16 ?? (b.bandWaves as DeviceBuffer<DType> | undefined);
     if (waves && outputs.bandWaves) back.fetchBandMajor(waves, outputs.bandWaves, nb, rows, n, rowStart, 'band waves');
   }
 
   if (job.wavelet) {
     progress.stage = 'wavelet';
     const waveletRows = job.waveletBands ? nb : job.freqs.length;
-    const power = buf.device('wavelet power', real, rows * waveletRows * n, own) as RealBuffer;
-    runWavelet(x as RealBuffer, power, job, rows, s);
+    const power = buf.device('wavelet power', real, rows * waveletRows * n, { slot: slot.index }) as RealBuffer;
+    runWavelet(b.x as RealBuffer, power, job, rows, s);
     progress.stage = 'd2h';
     back.fetch(power as DeviceBuffer<DType>, outputs.waveletPower!, rowStart * waveletRows * n, rows * waveletRows * n, 'wavelet power');
   }

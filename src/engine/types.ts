@@ -216,6 +216,12 @@ export interface EngineStats {
   samplesPerSecond: number;
   bytesMoved: number;
   gpuBusyFraction: number;
+  /**
+   * How the lanes ran their jobs' compute (JobEngineOptions.computeGraphs): call by call
+   * (`eager`), captured into a CUDA graph, or replayed from one. Absent when the engine runs
+   * without compute graphs, and where it has no GPU lanes (a test engine).
+   */
+  computeGraphs?: { eager: number; captured: number; replayed: number } | undefined;
 }
 
 /** Options of `new JobEngine(...)`. */
@@ -241,6 +247,14 @@ export interface JobEngineOptions {
   label?: string | undefined;
   /** Device memory one lane may use for a chunk of a job (bytes); bigger jobs run in chunks of whole series. Default 1 GiB. */
   laneMemoryBytes?: number | undefined;
+  /**
+   * Replay a repeated job shape's GPU work from a CUDA graph (default true): the second time a
+   * lane's place meets the same whole-series job (same length, batch, flags and parameters; no
+   * registered stage, no wavelet), its kernels and FFTs are captured, and every later such job
+   * launches them with one call instead of a dozen, which halves the host's work per job. Results
+   * are the same bits either way; `false` runs every job call by call.
+   */
+  computeGraphs?: boolean | undefined;
 }
 
 /** What the server, CLI and tests need of an engine; JobEngine implements it. */

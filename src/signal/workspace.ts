@@ -136,16 +136,20 @@ export class SignalWorkspace {
   readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
   /** cuFFT plans, keyed without stream. */
   readonly plans = new FftPlanCache();
+  /** Tables, kernels or plans freed (clear(), a table rebuilt, a module reloaded). */
   #freed = 0;
+  /** Scratch buffers of a stream (or a context's default stream) freed by growing. */
+  readonly #scratchFreed = new WeakMap<Stream | Context, number>();
 
   /**
-   * Changes whenever memory this workspace handed out may have gone away (a scratch buffer grown
-   * or released, a table rebuilt, kernels, tables or plans cleared). Work captured into a CUDA
-   * graph holds raw addresses of scratch, tables, kernels and plans: a graph captured under
-   * another generation must not be replayed (the engine's compute graphs check it per job).
+   * Changes whenever memory that work on `stream` may hold addresses of has gone away: its scratch
+   * grown, a table rebuilt, kernels, tables or plans cleared. Work captured into a CUDA graph on a
+   * stream holds raw addresses of that stream's scratch and of the tables, kernels and plans: a
+   * graph captured under another generation must not be replayed (the engine's compute graphs
+   * check it per job).
    */
-  get generation(): number {
-    return this.#freed + this.plans.generation;
+  generation(stream: Stream): number {
+    return this.#freed + (this.#scratchFreed.get(stream) ?? 0) + this.plans.generation;
   }
 
   #state(context: Context): ContextState {
@@ -318,7 +322,7 @@ export class SignalWorkspace {
       this.#scratch.set(owner, map);
     }
     if (have && !have.disposed) have.dispose();
-    if (have) this.#freed++;
+    if (have) this.#scratchFreed.set(owner, (this.#scratchFreed.get(owner) ?? 0) + 1);
     // Grow by a quarter more than asked, so a slowly growing workload does not reallocate each call.
     const size = have ? Math.max(length, Math.ceil(have.length * 1.25)) : length;
     const label = `signal scratch ${purpose} (${stream ? stream.label : 'default stream'})`;
@@ -334,7 +338,7 @@ export class SignalWorkspace {
     if (!map) return;
     this.#scratch.delete(stream);
     for (const b of map.values()) b.dispose();
-    this.#freed++;
+    this.#scratchFreed.set(stream, (this.#scratchFreed.get(stream) ?? 0) + 1);
   }
 
   /** Frees the scratch of streams disposed since (their work was enqueued before; cuMemFree waits for it). */
@@ -343,7 +347,6 @@ export class SignalWorkspace {
       if (!owner.disposed) continue;
       for (const b of map.values()) b.dispose();
       this.#scratch.delete(owner);
-      this.#freed++;
     }
   }
 

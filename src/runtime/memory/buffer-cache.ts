@@ -53,6 +53,8 @@ export class BufferCache extends Resource {
   readonly #growth: number;
   #deviceBytes = 0;
   #hostBytes = 0;
+  #generation = 0;
+  #allocationRefused: string | undefined;
 
   constructor(descriptor: BufferCacheDescriptor = {}) {
     super('BufferCache', descriptor.label);
@@ -87,10 +89,12 @@ export class BufferCache extends Resource {
     const key = slot === undefined ? `${purpose}:${dtype}` : `${purpose}:${dtype}:slot ${slot}`;
     let b = this.#device.get(key) as DeviceBuffer<T> | undefined;
     if (!b || b.length < length) {
+      if (this.#allocationRefused !== undefined) throw new Error(`BufferCache "${this.label}": device buffer "${purpose}" would be allocated while ${this.#allocationRefused}`);
       const size = b ? this.#grown(b.length, length) : length;
       if (b) {
         this.#deviceBytes -= b.byteLength;
         b.dispose();
+        this.#generation++;
       }
       const label = `${this.label} ${purpose}${slot === undefined ? '' : ` slot ${slot}`}`;
       if (slot === undefined) {
@@ -141,6 +145,7 @@ export class BufferCache extends Resource {
         this.#deviceBytes -= b.byteLength;
         this.#hostBytes -= b.byteLength;
         b.dispose();
+        this.#generation++;
       }
       b = StagedBuffer.alloc(dtype, size, { context: this.context, label: `${this.label} ${purpose} slot ${slot}` });
       this.#deviceBytes += b.byteLength;
@@ -148,6 +153,29 @@ export class BufferCache extends Resource {
       this.#staged.set(key, b as StagedBuffer<DType>);
     }
     return b;
+  }
+
+  /**
+   * Counts the device buffers replaced by bigger ones (their memory freed): work that holds raw
+   * addresses of this cache's buffers (a captured CUDA graph) is stale once it changes.
+   */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Runs `fn` with device allocations refused (a device() call that would allocate throws an Error
+   * naming `while`): for work captured into a CUDA graph, where an allocation on the cache's stream
+   * would become the graph's own memory.
+   */
+  withoutAllocation<T>(fn: () => T, during: string): T {
+    const before = this.#allocationRefused;
+    this.#allocationRefused = during;
+    try {
+      return fn();
+    } finally {
+      this.#allocationRefused = before;
+    }
   }
 
   #grown(had: number, wanted: number): number {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import '../../../src/runtime/index.js'; // the runtime entry point: Device registered, as the engine loads it
 import { ComputeGraphs, type CaptureWork, type StreamMarker } from '../../../src/engine/compute-graphs.js';
 import type { Stream } from '../../../src/runtime/stream.js';
 
