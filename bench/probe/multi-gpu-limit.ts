@@ -10,7 +10,7 @@
  * 3. the same one-GPU engine in two processes at once, one per GPU: if two processes reach what
  *    one process on two GPUs does not, the one thread is the limit; if not, the host is;
  * 4. the i16 job at 4, 8 and 12 lanes.
- * A child (`--child DEVICE --mode f32|i16`) runs one engine and prints its rates as JSON.
+ * A child (`--child DEVICES --mode f32|i16 [--no-graphs]`) runs one engine and prints its rates as JSON.
  */
 import { execa } from 'execa';
 import { writeFileSync } from 'node:fs';
@@ -26,7 +26,14 @@ import { pinnedI16Spec, quantizeI16 } from '../tscuda/engine-i16.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const { values } = parseArgs({
-  options: { out: { type: 'string' }, windows: { type: 'string', default: '6' }, child: { type: 'string' }, mode: { type: 'string', default: 'f32' }, lanes: { type: 'string' } },
+  options: {
+    out: { type: 'string' },
+    windows: { type: 'string', default: '6' },
+    child: { type: 'string' },
+    mode: { type: 'string', default: 'f32' },
+    lanes: { type: 'string' },
+    'no-graphs': { type: 'boolean' },
+  },
 });
 const WINDOWS = Number(values.windows);
 
@@ -47,7 +54,15 @@ interface EngineRun {
 
 /** The bench's closed loop on `devices` in `mode`, with the thread's event-loop utilization and CPU per job over the timed windows. */
 async function runEngine(devices: number[], mode: Mode, lanes = LANES): Promise<EngineRun> {
-  const engine = new JobEngine({ devices, lanes, laneDepth: LANE_DEPTH, precision: 'f32', maxQueued: 4 * lanes * devices.length * IN_FLIGHT_PER_LANE, label: `probe ${mode}` });
+  const engine = new JobEngine({
+    devices,
+    lanes,
+    laneDepth: LANE_DEPTH,
+    precision: 'f32',
+    maxQueued: 4 * lanes * devices.length * IN_FLIGHT_PER_LANE,
+    label: `probe ${mode}`,
+    computeGraphs: values['no-graphs'] !== true,
+  });
   try {
     const base = jobData(STFT_B, STFT_N, 11);
     const counts = mode === 'i16' ? quantizeI16(base) : undefined;

@@ -13,14 +13,15 @@
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
 import { CudaError } from '../../src/ffi/index.js';
-import { DeviceBuffer, Event, HostBuffer, Stream, type Precision } from '../../src/runtime/index.js';
+import type { Precision } from '../../src/runtime/index.js';
+import { measureLinks } from '../../src/cli/commands/link-bound.js'; // private-path: the CLI's copy-bound measurement, the bound `tscuda demo` prints
 import type { Band, JobResult, JobSpec } from '../../src/engine/index.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
 import { DEFAULT_LANE_DEPTH, JobEngine } from '../../src/engine/index.js';
 import { lagPass } from './pipeline.js';
-import { disposeAll, NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
+import { NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
 
 // ---- the jobs: keep equal to bench/peers/stft_job_peer.py ---------------------------------
 export const STFT_B = 64;
@@ -146,34 +147,15 @@ export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
   return { ...stftSpec(data), into };
 }
 
-/** Pinned H2D and D2H GB/s (median of 5 copies of 256 MiB each), as bench.cu's bandwidth metrics measure. */
-export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; boundGsamples: number } {
-  const s = new Stream({ label: 'bench engine pcie' });
-  const host = HostBuffer.alloc('u8', PCIE_BYTES, { label: 'bench engine pcie host' });
-  const dev = DeviceBuffer.alloc('u8', PCIE_BYTES, { label: 'bench engine pcie device', stream: s });
-  const t0 = new Event({ timing: true, label: 'bench engine pcie t0' });
-  const t1 = new Event({ timing: true, label: 'bench engine pcie t1' });
-  try {
-    host.array.fill(1);
-    const rate = (dir: 'h2d' | 'd2h'): number => {
-      const xs: number[] = [];
-      for (let r = 0; r < 6; r++) {
-        t0.record(s);
-        if (dir === 'h2d') dev.write(host, { stream: s });
-        else dev.read(host, { stream: s });
-        t1.record(s);
-        t1.synchronize();
-        if (r > 0) xs.push(PCIE_BYTES / 1e9 / (Event.elapsedMs(t0, t1) / 1e3));
-      }
-      return summarize(xs).median;
-    };
-    const h2d = rate('h2d');
-    const d2h = rate('d2h');
-    return { h2d, d2h, boundGsamples: Math.min(h2d, d2h) / 4 };
-  } finally {
-    ctx.context.synchronize();
-    disposeAll(s, host, dev, t0, t1);
-  }
+/**
+ * Pinned H2D and D2H GB/s of the bench's device, each alone and both at once (each way), from the
+ * copy-bound measurement `tscuda demo` prints (src/cli/commands/link-bound.ts: median of copies of
+ * 256 MiB). `boundGsamples` is the f32 job's one-way bound min(H2D, D2H) / 4 B (issue 11's
+ * definition); `bothGsamples` the bound of its traffic, both directions at once, / 4 B.
+ */
+export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; both: number; boundGsamples: number; bothGsamples: number } {
+  const { h2d, d2h, both } = measureLinks([ctx.context.device], PCIE_BYTES).perDevice[0]!;
+  return { h2d, d2h, both, boundGsamples: Math.min(h2d, d2h) / 4, bothGsamples: both / 4 };
 }
 
 /**
@@ -258,6 +240,12 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
   return `first job vs float64 direct convolution (rows 0 and ${CWT_B - 1}, ${CWT_CHECK_SAMPLES.length} samples each): relative L2 ${worst.toExponential(2)}`;
 }
 
+/** How the engine's lanes ran the jobs' compute (captured into CUDA graphs and replayed, or call by call). */
+export function graphsNote(engine: JobEngine): string {
+  const c = engine.stats().computeGraphs;
+  return c ? `compute graphs: ${c.replayed} jobs replayed, ${c.captured} captured, ${c.eager} run call by call` : 'compute graphs off';
+}
+
 export function statsNote(engine: JobEngine): string {
   const s = engine.stats();
   const lanes = s.lanes.map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`).join('; ');
@@ -298,8 +286,14 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
         if (phase === 'start') probe = startLagProbe(1);
         else lags = probe?.stop() ?? [];
       });
-      const bound = `PCIe bound ${pcie.boundGsamples.toFixed(2)} Gsamples/s (pinned H2D ${pcie.h2d.toFixed(1)} GB/s, D2H ${pcie.d2h.toFixed(1)} GB/s, this run)`;
-      out.stft_job_gsamples_per_s = { pass: summarize(rates), notes: [`input and results in engine-lent pinned arrays (JobSpec.into); ${shape}`, check, bound, statsNote(engine)] };
+      const median = summarize(rates).median;
+      const bound =
+        `PCIe bound ${pcie.boundGsamples.toFixed(2)} Gsamples/s (pinned H2D ${pcie.h2d.toFixed(1)} GB/s, D2H ${pcie.d2h.toFixed(1)} GB/s, this run); ` +
+        `with both directions at once (the job's traffic) ${pcie.both.toFixed(1)} GB/s each way: ${pcie.bothGsamples.toFixed(2)} Gsamples/s, of which the job reached ${(median / pcie.bothGsamples).toFixed(2)}`;
+      out.stft_job_gsamples_per_s = {
+        pass: summarize(rates),
+        notes: [`input and results in engine-lent pinned arrays (JobSpec.into); ${shape}`, check, bound, statsNote(engine), graphsNote(engine)],
+      };
       out.stft_job_pcie_fraction = { pass: summarize(rates.map((r) => r / pcie.boundGsamples)), notes: [bound] };
       out.engine_event_loop_lag_p99_ms =
         lags.length > 0

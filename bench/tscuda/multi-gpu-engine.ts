@@ -18,7 +18,7 @@ import { measureLinks, type LinkBounds } from '../../src/cli/commands/link-bound
 import { JobEngine } from '../../src/engine/index.js';
 import { Device } from '../../src/runtime/index.js';
 import { summarize, type PassSummary } from '../harness/stats.js';
-import { checkStft, closedLoop, IN_FLIGHT_PER_LANE, jobData, LANE_DEPTH, LANES, pinnedStftSpec, STFT_B, STFT_N, WINDOW_MS } from './engine.js';
+import { checkStft, closedLoop, graphsNote, IN_FLIGHT_PER_LANE, jobData, LANE_DEPTH, LANES, pinnedStftSpec, STFT_B, STFT_N, WINDOW_MS } from './engine.js';
 
 /** Timed windows per engine (after one warm-up window), as the one-GPU metric's maximum. */
 const WINDOWS = 8;
@@ -62,7 +62,7 @@ async function run(devices: readonly number[], base: Float32Array): Promise<{ ra
     return {
       rates,
       check: checks[0]!,
-      stats: `engine.stats() on ${devices.length} GPU(s): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms; ${perDevice}`,
+      stats: `engine.stats() on ${devices.length} GPU(s): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms; ${perDevice}; ${graphsNote(engine)}`,
     };
   } finally {
     await engine.close();
