@@ -5,28 +5,15 @@
  * a replay that read a stale input, wrote a stale buffer or skipped a kernel fails; the counts in
  * engine.stats().computeGraphs show that replays happened.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { f16Value } from '../../../src/runtime/memory/half.js';
 import { JobEngine, type JobResult, type JobSpec } from '../../../src/engine/index.js';
 import { gpu } from '../gpu-available.js';
+import { BANDS, engineFactory } from './engines.js';
 import { hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
-const engines: JobEngine[] = [];
-function engine(options: ConstructorParameters<typeof JobEngine>[0] = {}): JobEngine {
-  const e = new JobEngine({ label: 'test compute graphs', ...options });
-  engines.push(e);
-  return e;
-}
-afterAll(async () => {
-  for (const e of engines) await e.close();
-});
-
-const BANDS = [
-  [0, 40],
-  [40, 130],
-  [130, 250],
-] as const;
+const engine = engineFactory('test compute graphs');
 
 interface Shape {
   batch: number;

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Device } from '../../../src/runtime/device.js';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { HostBuffer } from '../../../src/runtime/memory/host-buffer.js';
@@ -23,24 +23,11 @@ import { getWindow } from '../../../src/signal/window.js';
 import { EngineClosedError, EngineFullError, JobCancelledError, JobEngine, JobError, JobValidationError, type JobResult, type JobSpec } from '../../../src/engine/index.js';
 import { loadBasicKernels } from '../../kernels/launchers.generated.js';
 import { gpu } from '../gpu-available.js';
+import { BANDS, engineFactory } from './engines.js';
 import { framedReference, hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
-const engines: JobEngine[] = [];
-function engine(options: ConstructorParameters<typeof JobEngine>[0] = {}): JobEngine {
-  const e = new JobEngine({ label: 'test', ...options });
-  engines.push(e);
-  return e;
-}
-afterAll(async () => {
-  for (const e of engines) await e.close();
-});
-
-const BANDS = [
-  [0, 40],
-  [40, 130],
-  [130, 250],
-] as const;
+const engine = engineFactory('test');
 
 function referenceOf(spec: JobSpec & { data: Float32Array | Float64Array }, window?: Float64Array): ReferenceRow[] {
   const batch = spec.batch ?? 1;

@@ -8,29 +8,17 @@
  *   place of the f32 path's value rounded on the host.
  * Fresh random inputs each run; `into` arrays are poisoned (NaN bits), so a value the GPU skips fails.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bf16Bits, bf16Value, f16Bits, f16Value } from '../../../src/runtime/memory/half.js';
 import { getWindow } from '../../../src/signal/window.js';
 import { JobEngine, JobValidationError, type JobResult, type JobSpec } from '../../../src/engine/index.js';
 import { gpu } from '../gpu-available.js';
+import { BANDS, engineFactory } from './engines.js';
 import { framedReference, hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
-const engines: JobEngine[] = [];
-function engine(options: ConstructorParameters<typeof JobEngine>[0] = {}): JobEngine {
-  const e = new JobEngine({ label: 'test 16-bit', ...options });
-  engines.push(e);
-  return e;
-}
-afterAll(async () => {
-  for (const e of engines) await e.close();
-});
+const engine = engineFactory('test 16-bit');
 
-const BANDS = [
-  [0, 40],
-  [40, 130],
-  [130, 250],
-] as const;
 type In = 'i16' | 'f16' | 'bf16';
 type Half = 'f16' | 'bf16';
 const decode = (half: Half, bits: ArrayLike<number>): Float64Array => Float64Array.from(Array.from(bits, (b) => (half === 'f16' ? f16Value(b) : bf16Value(b))));
