@@ -13,12 +13,13 @@ import { allocateOutputs, runsAlone, type JobProgress, type LaneRunner } from '.
 import { LaneStatsRecorder, engineStats } from './stats.js';
 import type { EngineStats, Job, JobEngineLike, JobSpec } from './types.js';
 import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Options of the core (JobEngine builds them from JobEngineOptions). */
 export interface EngineCoreOptions {
   /** The lanes, in order: lane i is runners[i]. */
   runners: readonly LaneRunner[];
-  precision?: 'f32' | 'f64' | undefined;
+  precision?: Precision | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
   maxQueued?: number | undefined;
   label?: string | undefined;
@@ -48,7 +49,7 @@ const DEFAULT_MAX_QUEUED = 1024;
 /** The engine core: everything of JobEngineLike except making lanes. */
 export class EngineCore implements JobEngineLike {
   readonly label: string;
-  readonly precision: 'f32' | 'f64';
+  readonly precision: Precision;
   readonly maxQueued: number;
   readonly lost: Promise<never>;
   readonly #lanes: LaneSlot[];

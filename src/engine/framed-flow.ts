@@ -18,9 +18,10 @@ import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js'
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
 import type { NormalizedJob } from './validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Device bytes one frame of one series of a framed-stft job needs (input, Zxx, the stft/istft scratch, output, preview) on a lane of precision `real`. */
-export function framedBytesPerFrame(job: NormalizedJob, real: 'f32' | 'f64'): number {
+export function framedBytesPerFrame(job: NormalizedJob, real: Precision): number {
   const f = job.framing!;
   const nfft = f.nperseg;
   return (real === 'f32' ? 4 : 8) * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins) + (job.outputDtype ? 2 * f.step : 0);

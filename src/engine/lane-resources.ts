@@ -12,13 +12,14 @@ import type { WindowSpec } from '../signal/window.js';
 import type { ComputeGraphs } from './compute-graphs.js';
 import type { StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Element types of the pinned arrays an engine lends (hostBuffer). */
 export type LentType = 'f32' | 'f64' | 'i16' | 'f16' | 'bf16';
 
 /** What every lane of an engine shares. */
 export interface LaneShared {
-  readonly precision: 'f32' | 'f64';
+  readonly precision: Precision;
   readonly stages: StageRegistry;
   /** Pinned arrays lent by engine.hostBuffer(), by their ArrayBuffer. */
   readonly lent: ReadonlyMap<ArrayBufferLike, HostBuffer<LentType>>;
@@ -59,7 +60,7 @@ export interface LaneResources {
   readonly graphs: ComputeGraphs | undefined;
   readonly shared: LaneShared;
   /** The engine's precision as a real and a complex element type, and its real element size. */
-  readonly real: 'f32' | 'f64';
+  readonly real: Precision;
   readonly complex: 'c64' | 'c128';
   readonly bytes: 4 | 8;
 }

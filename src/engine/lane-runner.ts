@@ -6,6 +6,7 @@
 import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
 import type { DominantCycle, JobData, JobResult } from './types.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
 export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
@@ -75,7 +76,7 @@ export function runsAlone(job: NormalizedJob): boolean {
 export type ResultArray = Float32Array | Float64Array;
 
 /** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest. */
-export function allocateOutputs(job: NormalizedJob, precision: 'f32' | 'f64'): JobOutputs {
+export function allocateOutputs(job: NormalizedJob, precision: Precision): JobOutputs {
   const Array_ = precision === 'f64' ? Float64Array : Float32Array;
   // Waves asked for in f16/bf16 come back as raw bits.
   const Wave = job.outputDtype ? Uint16Array : Array_;

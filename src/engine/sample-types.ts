@@ -5,6 +5,7 @@
 import { Float16ArrayConstructor } from '../runtime/memory/dtype.js';
 import { fail, finite, show } from './field-checks.js';
 import type { JobData, JobDataType, JobHalfType, JobSpec } from './types.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 const DATA_TYPES: readonly JobDataType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
 
@@ -30,7 +31,7 @@ export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' 
   dtype: JobDataType;
   scale: number;
   outputDtype: JobHalfType | undefined;
-  outputFloat: 'f32' | 'f64' | undefined;
+  outputFloat: Precision | undefined;
 } {
   const data = spec.data as unknown;
   const given = spec.dtype as unknown;

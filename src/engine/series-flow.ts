@@ -22,9 +22,10 @@ import type { StageContext } from './stages.js';
 import { enqueueSeriesCompute, seriesBuffers, seriesComputeKey } from './series-compute.js';
 import type { NormalizedJob } from './validate.js';
 import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Device bytes one series of `job` needs on a lane of precision `real` (every buffer the flow uses, per row). */
-export function seriesBytesPerRow(job: NormalizedJob, real: 'f32' | 'f64'): number {
+export function seriesBytesPerRow(job: NormalizedJob, real: Precision): number {
   const n = job.length;
   const k = halfBins(n);
   const nb = job.bands.length;

@@ -7,6 +7,7 @@
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import { BUILTIN_FLAGS } from './validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Where a stage runs in a job's flow. */
 export type StagePlacement = 'fft' | 'inverse';
@@ -20,7 +21,7 @@ export interface StageContext {
   readonly device: number;
   /** Enqueue every kernel here, synchronously inside run(): the lane's stream. */
   readonly stream: Stream;
-  readonly precision: 'f32' | 'f64';
+  readonly precision: Precision;
   /** Series (rows) in this chunk, samples per series, sampling frequency. */
   readonly batch: number;
   readonly length: number;
@@ -28,13 +29,13 @@ export interface StageContext {
   /** One-sided bins per series: length / 2 + 1. */
   readonly bins: number;
   /** The raw input, batch x length (f32 or f64 as the engine's precision). */
-  readonly input: DeviceBuffer<'f32' | 'f64'>;
+  readonly input: DeviceBuffer<Precision>;
   /** The detrended, windowed input the forward FFT read, batch x length. */
-  readonly windowed: DeviceBuffer<'f32' | 'f64'>;
+  readonly windowed: DeviceBuffer<Precision>;
   /** The forward FFT of `windowed`, batch x bins complex (c64 or c128); unnormalized (cuFFT). */
   readonly spectrum: DeviceBuffer<'c64' | 'c128'>;
   /** After 'inverse': the band-passed wave (batch x length, normalized); before it, undefined. */
-  readonly output: DeviceBuffer<'f32' | 'f64'> | undefined;
+  readonly output: DeviceBuffer<Precision> | undefined;
   /** `stageParams[name]` of the job. */
   readonly params: unknown;
 }

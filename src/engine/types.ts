@@ -4,6 +4,7 @@
  */
 import type { Device } from '../runtime/device.js';
 import type { Context } from '../runtime/context.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
 export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
@@ -241,7 +242,7 @@ export interface JobEngineOptions {
    */
   laneDepth?: number | undefined;
   /** Arithmetic precision on the GPU; default 'f32'. */
-  precision?: 'f32' | 'f64' | undefined;
+  precision?: Precision | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
   maxQueued?: number | undefined;
   label?: string | undefined;
@@ -260,7 +261,7 @@ export interface JobEngineOptions {
 /** What the server, CLI and tests need of an engine; JobEngine implements it. */
 export interface JobEngineLike {
   readonly label: string;
-  readonly precision: 'f32' | 'f64';
+  readonly precision: Precision;
   /** Lanes in all, and the devices they run on. */
   readonly laneCount: number;
   readonly devices: readonly number[];

@@ -10,6 +10,7 @@ import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
 import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 export type { ResolvedWindow };
 export { BUILTIN_FLAGS, checkSampleTypes };
@@ -28,7 +29,7 @@ export interface NormalizedJob {
   /** 'f16'/'bf16': the waves returned are rounded on the GPU; undefined: the engine's precision. */
   outputDtype: JobHalfType | undefined;
   /** outputDtype 'f32'/'f64' named explicitly (checkInto checks it is the engine's precision). */
-  outputFloat: 'f32' | 'f64' | undefined;
+  outputFloat: Precision | undefined;
   batch: number;
   /** N, samples per series. */
   length: number;
@@ -360,7 +361,7 @@ export function jobSamples(job: NormalizedJob): number {
  * Checks `job.into` against what the job returns at `precision`: each array is a result the flags
  * produce, of exactly its length and element type (bandPowers: Float64Array). Throws JobValidationError.
  */
-export function checkInto(job: NormalizedJob, precision: 'f32' | 'f64'): void {
+export function checkInto(job: NormalizedJob, precision: Precision): void {
   const { batch: b, length: n } = job;
   const nb = job.bands.length;
   const expected: Record<string, number | undefined> = {

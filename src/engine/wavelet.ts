@@ -6,6 +6,7 @@ import type { Stream } from '../runtime/stream.js';
 import { cwt, cwtGeometry, type CwtOptions } from '../signal/cwt.js';
 import type { RealBuffer } from '../signal/primitives.js';
 import type { NormalizedJob } from './validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 function options(job: NormalizedJob): CwtOptions {
   return { fs: job.fs, freqs: job.freqs, nCycles: job.nCycles, output: 'power', ...(job.waveletBands ? { bands: job.bands } : {}) };
@@ -23,7 +24,7 @@ const perRowCache = new Map<string, number>();
  * series, its spectrum, F padded products). Cached: resolving the wavelets costs a few ms for many
  * low frequencies, and lanes ask for every job.
  */
-export function waveletScratchPerRow(job: NormalizedJob, precision: 'f32' | 'f64'): number {
+export function waveletScratchPerRow(job: NormalizedJob, precision: Precision): number {
   const key = `${precision}|${job.length}|${job.fs}|${job.nCycles}|${job.freqs.join(',')}|${job.waveletBands ? JSON.stringify(job.bands) : ''}`;
   let bytes = perRowCache.get(key);
   if (bytes === undefined) {

@@ -19,6 +19,7 @@ import type { JobData, JobHalfType, JobResult } from '../engine/types.js';
 import { bf16Value, f16Value } from '../runtime/memory/half.js';
 import { HttpError, invalidField } from './errors.js';
 import type { SampleDtype } from './params.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Bytes per sample of each dtype. */
 export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8, i16: 2, f16: 2, bf16: 2 };
@@ -68,7 +69,7 @@ export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): JobData {
  * Every row's length is checked before anything is allocated, and the total against
  * `maxSamples` (413): a huge first row over many short ones allocates nothing.
  */
-export function decodeJsonSignal(signal: unknown, dtype: 'f32' | 'f64', maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
+export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
   if (!Array.isArray(signal)) throw invalidField('signal', `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`);
   if (signal.length === 0) throw invalidField('signal', 'is empty');
   const make = (n: number): Float32Array | Float64Array => {

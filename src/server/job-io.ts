@@ -13,6 +13,7 @@ import { HttpError, clip, invalidField, toHttpError } from './errors.js';
 import { SIXTEEN_BIT_DTYPES, headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams, type SampleDtype } from './params.js';
 import type { BodyAllocator } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Binary answers of at least this many bytes are written part by part instead of joined. */
 const STREAM_RESULT_BYTES = 1 << 20;
@@ -57,7 +58,7 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
     if (SIXTEEN_BIT_DTYPES.includes(dtype))
       throw invalidField('dtype', `${dtype} samples travel in binary bodies (application/octet-stream); a JSON signal is numbers, stored as f32 or f64`);
     delete raw.dtype;
-    const decoded = decodeJsonSignal(signal, dtype as 'f32' | 'f64', state.limits.maxSamples);
+    const decoded = decodeJsonSignal(signal, dtype as Precision, state.limits.maxSamples);
     data = decoded.data;
     if (decoded.rows !== undefined) {
       if (raw.batch !== undefined && raw.batch !== decoded.rows) throw invalidField('batch', `is ${clip(String(raw.batch))} but the signal has ${decoded.rows} rows`);
@@ -111,7 +112,7 @@ export function observeJob(state: ServerState, endpoint: string, result: JobResu
  * A pooled array for the filtered wave of a synchronous stft job (its largest result: the size of
  * its input), so the response's biggest part is not fresh memory each time.
  */
-export function pooledFiltered(state: ServerState, spec: JobSpec, precision: 'f32' | 'f64'): { buffer: Buffer; array: Float32Array | Float64Array } | undefined {
+export function pooledFiltered(state: ServerState, spec: JobSpec, precision: Precision): { buffer: Buffer; array: Float32Array | Float64Array } | undefined {
   // 16-bit waves (outputDtype f16/bf16) come back as their bits, not in the pool's precision.
   if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined || halfOutput(spec) !== undefined) return undefined;
   const n = spec.data.length;

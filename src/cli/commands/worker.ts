@@ -11,6 +11,7 @@ import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
 import { intOption, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
+import type { Precision } from '../../runtime/fft/precision.js';
 
 const USAGE = `usage: tscuda worker --redis URL [options]
 Takes jobs from the Redis job queue and runs them on this host's GPUs (one JobEngine over
@@ -83,7 +84,7 @@ export function parseWorkerArgs(args: string[]) {
     prefix: values.prefix,
     devices,
     lanes: intOption('lanes', values.lanes, 1, 256) ?? 4,
-    precision: precision as 'f32' | 'f64',
+    precision: precision as Precision,
     concurrency: intOption('concurrency', values.concurrency),
     maxAttempts: intOption('attempts', values.attempts),
     lockDurationMs: intOption('lock-ms', values['lock-ms'], 100, 2 ** 31 - 1) ?? 30_000,

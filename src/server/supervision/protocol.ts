@@ -3,6 +3,7 @@
  * the configuration a worker receives in its environment, and the exit codes of both. CUDA-free.
  */
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { Precision } from '../../runtime/fft/precision.js';
 
 /**
  * Exit codes of `tscuda serve` and of its workers: 0 the drain completed (every accepted request
@@ -25,7 +26,7 @@ export interface WorkerConfig {
   lanes?: number | undefined;
   /** Queued jobs per worker beyond which requests get 429. */
   maxQueued?: number | undefined;
-  precision?: 'f32' | 'f64' | undefined;
+  precision?: Precision | undefined;
   /**
    * The devices of this process's engine (one placement field, resolved by the placement rule):
    * with `--workers 0` every device of `--devices` (one engine over all of them); a supervised
