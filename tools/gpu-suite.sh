@@ -37,7 +37,7 @@ case "${1:-tests}" in
     fi
     ;;
   multi)
-    TSCUDA_BENCH_OUT="$OUT" timeout 240 tsx bench/tscuda/multi-gpu.ts > "$OUT/multi.log" 2>&1; tail -25 "$OUT/multi.log"
+    TSCUDA_BENCH_OUT="$OUT" timeout 240 tsx bench/tscuda/multi-gpu.ts --results-dir "$OUT/multi" > "$OUT/multi.log" 2>&1; tail -25 "$OUT/multi.log"
     if [ "${TSCUDA_SKIP_QUEUE_BENCH:-0}" != 1 ]; then TSCUDA_BENCH_OUT="$OUT" timeout 300 tsx bench/queue/main.ts > "$OUT/queue.log" 2>&1; tail -25 "$OUT/queue.log"; fi
     ;;
   serve)
