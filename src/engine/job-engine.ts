@@ -56,7 +56,8 @@ export class JobEngine extends EngineCore {
       throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
     const laneDepth = options.laneDepth ?? DEFAULT_LANE_DEPTH;
     if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
-    const computeGraphs = options.computeGraphs ?? true;
+    // TSCUDA_COMPUTE_GRAPHS=0 turns them off for every engine of the process that does not say (A/B runs of a server or a bench).
+    const computeGraphs = options.computeGraphs ?? process.env.TSCUDA_COMPUTE_GRAPHS !== '0';
     if (typeof computeGraphs !== 'boolean') throw new TypeError(`computeGraphs must be true or false, got ${String(computeGraphs)}`);
     const label = options.label ?? 'engine';
     const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth, computeGraphs };

@@ -253,7 +253,8 @@ export interface JobEngineOptions {
    * lane's place meets the same whole-series job (same length, batch, flags and parameters; no
    * registered stage, no wavelet), its kernels and FFTs are captured, and every later such job
    * launches them with one call instead of a dozen, which halves the host's work per job. Results
-   * are the same bits either way; `false` runs every job call by call.
+   * are the same bits either way; `false` runs every job call by call. Without this option, the
+   * environment variable TSCUDA_COMPUTE_GRAPHS=0 turns them off (for A/B runs of a server or bench).
    */
   computeGraphs?: boolean | undefined;
 }
