@@ -3,28 +3,34 @@
  * (one per GPU on a two-GPU host, else both on GPU 0) against the in-process JobEngine; the
  * queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
  * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
- * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench.
+ * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench;
+ * `--sim NS` over SimEngine, a simulated GPU per worker process (NS ns per sample: 3.4 is ~0.9 ms
+ * for the mix's job, the H200's in-process rate), to measure the queue's own costs without a GPU.
+ * Each throughput run also reports the CPU time per job of the client (this process), each worker
+ * process and Redis (INFO cpu), in the notes and under `cpu` in the JSON.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execa, type ResultPromise } from 'execa';
+import { Redis } from 'ioredis';
 import type { JobEngineLike, JobSpec } from '../../src/engine/index.js';
 import { JobQueue, type QueueJobHandle } from '../../src/queue/index.js';
 import { startRedis, type TestRedis } from '../../test/unit/queue/redis-server.js';
 import { percentile } from '../harness/stats.js';
 import { yyyymmdd } from '../harness/naming.js';
 import { gpuSlug } from '../report/slug.js';
+import { cpuPerJob, cpuSnapshot, describeCpu, type CpuPerJob } from './cpu.js';
+import { startWorkerProcess, stopWorkers, type WorkerChild as Child } from './workers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CHILD = join(import.meta.dirname, 'worker-child.ts');
 const { values } = parseArgs({
   options: {
     fake: { type: 'string' },
+    sim: { type: 'string' },
     jobs: { type: 'string', default: '400' },
     window: { type: 'string', default: '64' },
     'overhead-runs': { type: 'string', default: '300' },
@@ -35,6 +41,7 @@ const { values } = parseArgs({
   },
 });
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
+const simNs = values.sim === undefined ? undefined : Number(values.sim);
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
 const started = performance.now();
@@ -52,6 +59,11 @@ interface QueueMetric {
 }
 
 async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devices: number }> {
+  if (simNs !== undefined) {
+    const { SimEngine } = await import('./sim-engine.js');
+    // Each worker process simulates a GPU of its own, as two GPUs would be.
+    return { engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process' }), gpu: `cpu-sim-${simNs}ns`, devices: 2 };
+  }
   if (fakeMs !== undefined) {
     const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
     return { engine: new FakeEngine({ delayMs: fakeMs, maxQueued: 1 << 20 }), gpu: `cpu-fake-${fakeMs}ms`, devices: 1 };
@@ -60,52 +72,8 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
   return { engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }), gpu: Device.get(0).name, devices: Device.count() };
 }
 
-interface Child {
-  process: ResultPromise;
-  completed: string[];
-}
-
-async function startWorker(redis: TestRedis, queue: string, name: string, device: number, lockMs: number): Promise<Child> {
-  const args = [
-    '--import',
-    'tsx',
-    CHILD,
-    '--redis',
-    redis.url,
-    '--queue',
-    queue,
-    '--name',
-    name,
-    '--devices',
-    String(device),
-    '--lanes',
-    values.lanes,
-    '--lock-ms',
-    String(lockMs),
-  ];
-  if (fakeMs !== undefined) args.push('--fake', String(fakeMs));
-  const child = execa('node', args, { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit' });
-  const completed: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      rest += chunk.toString();
-      const lines = rest.split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('completed ')) completed.push(line.slice(10));
-      }
-    });
-    void child.then((r) => reject(new Error(`worker ${name} exited ${String(r.exitCode)} before it was ready`)));
-  });
-  return { process: child, completed };
-}
-
-async function stopWorkers(children: Child[]): Promise<void> {
-  for (const c of children) c.process.kill('SIGTERM');
-  await Promise.allSettled(children.map((c) => c.process));
-}
+const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number): Promise<Child> =>
+  startWorkerProcess({ redisUrl: redis.url, queue, name, device, lanes: Number(values.lanes), lockMs, fakeMs, simNs });
 
 /** The job mix: STFT jobs of 16 series x 16384 samples (1 MiB of f32 each), band-passed, a 64-bin preview. */
 function mixJob(): JobSpec {
@@ -154,13 +122,18 @@ const viaQueue =
 const metrics: QueueMetric[] = [];
 const notes: string[] = [];
 const redis = await startRedis();
+const info = new Redis(redis.url);
+const cpu: Record<string, CpuPerJob> = {};
 const { engine, gpu, devices } = await makeEngine();
 const placement = devices >= 2 ? [0, 1] : [0, 0];
 if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
+if (simNs !== undefined) notes.push(`--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample); not a GPU measurement`);
 if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
 try {
   // In-process baseline: the same mix straight into one JobEngine.
+  const before = await cpuSnapshot(info, []);
   const inProcess = await throughput(JOBS, WINDOW, (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
+  cpu.inProcess = cpuPerJob(before, await cpuSnapshot(info, []), JOBS);
   const inProcessLatency = await latencyP50(Number(values['overhead-runs']), (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
   const runs: Record<number, { jobsPerS: number; gsamplesPerS: number }> = {};
   let overhead = Number.NaN;
@@ -171,7 +144,9 @@ try {
     const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20 });
     try {
       await latencyP50(5, viaQueue(queue)); // warm both sides (plans, buffers, connections)
+      const before = await cpuSnapshot(info, children);
       runs[count] = await throughput(JOBS, WINDOW, viaQueue(queue));
+      cpu[`${count}w`] = cpuPerJob(before, await cpuSnapshot(info, children), JOBS);
       if (count === 1) overhead = (await latencyP50(Number(values['overhead-runs']), viaQueue(queue))) - inProcessLatency;
     } finally {
       await queue.close();
@@ -185,7 +160,10 @@ try {
       better: 'higher',
       tscuda: r.jobsPerS,
       inProcess: inProcess.jobsPerS,
-      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`],
+      notes: [
+        `${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`,
+        describeCpu(cpu[`${count}w`]!),
+      ],
     });
     metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
   }
@@ -300,8 +278,10 @@ try {
   });
 } finally {
   await engine.close();
+  info.disconnect();
   await redis.dispose();
 }
+if (cpu.inProcess !== undefined) notes.push(`in-process: ${describeCpu(cpu.inProcess)}`);
 
 const date = new Date();
 const results = {
@@ -318,6 +298,7 @@ const results = {
   },
   metrics,
   notes,
+  cpu,
   durationS: (performance.now() - started) / 1000,
 };
 const dir = process.env.TSCUDA_BENCH_OUT ?? join(ROOT, 'bench', 'results');
