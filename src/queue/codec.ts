@@ -84,6 +84,11 @@ export function dtypeOf(a: WireArrayType): WireDtype {
 }
 const bytesOf = (dtype: WireDtype): number => TYPES[dtype].BYTES_PER_ELEMENT;
 
+/** Bytes of `count` values of `dtype`. */
+export function wireBytes(dtype: WireDtype, count: number): number {
+  return (TYPES[dtype]?.BYTES_PER_ELEMENT ?? 0) * count;
+}
+
 /** The samples as bytes: a view of the same memory when the array covers it exactly, else a copy. */
 export function samplesToBuffer(data: JobData): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
