@@ -14,7 +14,7 @@ import { connect as tlsConnect, type ConnectionOptions as TlsOptions } from 'nod
 import type { RedisOptions } from 'ioredis';
 import { reconnectDelay, type QueueConnection } from './connection.js';
 import { QueueUnavailableError } from './errors.js';
-import { encodeCommand, RespReader, type RespReply } from './resp.js';
+import { encodeCommand, RespReader, type RespArg, type RespReply } from './resp.js';
 
 /** Where a channel connects, with what credentials and database. */
 export interface ChannelTarget {
@@ -75,7 +75,7 @@ export class BlobReplyError extends Error {
 }
 
 interface Pending {
-  pieces: (string | Buffer)[];
+  pieces: (string | Uint8Array)[];
   /** Handshake commands are the channel's own: their replies decide readiness. */
   internal: boolean;
   resolve(reply: RespReply): void;
@@ -117,7 +117,7 @@ export class BlobChannel {
   }
 
   /** Sends a command; resolves with its reply (an error reply rejects with BlobReplyError). */
-  send(args: readonly (string | Buffer)[]): Promise<RespReply> {
+  send(args: readonly RespArg[]): Promise<RespReply> {
     if (this.#closed) return Promise.reject(new QueueUnavailableError(`blob connection ${this.#name} is closed`));
     return new Promise<RespReply>((resolve, reject) => {
       const pending: Pending = { pieces: encodeCommand(args), internal: false, resolve, reject };

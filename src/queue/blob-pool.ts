@@ -10,6 +10,7 @@
  */
 import type { Redis } from 'ioredis';
 import { BlobChannel, channelTarget } from './blob-channel.js';
+import { joinPieces } from './codec.js';
 import { createRedis, type QueueConnection } from './connection.js';
 
 /** Connections of a BlobPool by default. */
@@ -17,10 +18,15 @@ export const DEFAULT_BLOB_CONNECTIONS = 4;
 /** Most connections of a BlobPool. */
 export const MAX_BLOB_CONNECTIONS = 64;
 
+/** A value as its pieces. */
+function piecesOf(value: Buffer | readonly Uint8Array[]): readonly Uint8Array[] {
+  return value instanceof Uint8Array ? [value] : (value as readonly Uint8Array[]);
+}
+
 /** What carries values: a BlobChannel, or an ioredis client where the connection needs ioredis. */
 interface Carrier {
   readonly ready: boolean;
-  set(key: string, value: Buffer, ttlMs: number): Promise<void>;
+  set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void>;
   get(key: string): Promise<Buffer | null>;
   close(): void;
 }
@@ -48,7 +54,7 @@ function ioredisCarrier(client: Redis): Carrier {
       return client.status === 'ready';
     },
     async set(key, value, ttlMs) {
-      await client.set(key, value, 'PX', ttlMs);
+      await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs);
     },
     get: (key) => client.getBuffer(key),
     close: () => client.disconnect(),
@@ -81,14 +87,15 @@ export class BlobPool {
     return this.#control.status === 'ready';
   }
 
-  /** Stores `value` under `key` for `ttlMs`. */
-  async set(key: string, value: Buffer, ttlMs: number): Promise<void> {
+  /** Stores `value` (bytes, or pieces sent back to back as one value) under `key` for `ttlMs`. */
+  async set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void> {
     const i = this.#pick();
-    this.#inFlight[i]! += value.byteLength;
+    const bytes = piecesOf(value).reduce((sum, p) => sum + p.byteLength, 0);
+    this.#inFlight[i]! += bytes;
     try {
       await this.#carriers[i]!.set(key, value, ttlMs);
     } finally {
-      this.#inFlight[i]! -= value.byteLength;
+      this.#inFlight[i]! -= bytes;
     }
   }
 

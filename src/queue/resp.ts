@@ -12,14 +12,19 @@
 /** A reply: a status or integer line, a bulk string (null when the key is missing), or an error. */
 export type RespReply = { kind: 'line'; text: string } | { kind: 'bulk'; value: Buffer | null } | { kind: 'error'; message: string };
 
-/** The pieces to write for a command (`writev` sends them in one call); Buffers are not copied. */
-export function encodeCommand(args: readonly (string | Buffer)[]): (string | Buffer)[] {
-  const pieces: (string | Buffer)[] = [];
+/** A command argument: text, bytes, or bytes in several pieces sent back to back as one argument. */
+export type RespArg = string | Uint8Array | readonly Uint8Array[];
+
+/** The pieces to write for a command (`writev` sends them in one call); bytes are not copied. */
+export function encodeCommand(args: readonly RespArg[]): (string | Uint8Array)[] {
+  const pieces: (string | Uint8Array)[] = [];
   let head = `*${args.length}\r\n`;
   for (const arg of args) {
     if (typeof arg === 'string') head += `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`;
     else {
-      pieces.push(`${head}$${arg.byteLength}\r\n`, arg);
+      const parts: readonly Uint8Array[] = arg instanceof Uint8Array ? [arg] : arg;
+      pieces.push(`${head}$${parts.reduce((sum, p) => sum + p.byteLength, 0)}\r\n`);
+      for (const part of parts) if (part.byteLength > 0) pieces.push(part);
       head = '\r\n';
     }
   }

@@ -116,9 +116,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
       );
     if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
-    // Not awaited: the report rides the same connection ahead of the next command; a job's latency does not wait for it.
+    // The samples are asked for first and the report after it (not awaited): Redis runs the
+    // read before the report's script, so the job's latency does not wait for the report.
+    const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples));
     void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
-    const input = await blobs.get(data.inputKey, wireBytes(data.dtype, data.samples));
+    const input = await reading;
     if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
     try {
@@ -130,14 +132,16 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     }
     const packed = packResult(result);
     const limit = Math.min(maxResultBytes, data.maxResultBytes);
-    if (packed.buffer.byteLength > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.buffer.byteLength, limit, 'measured by the worker')));
-    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
     const resultKey = keys.result(job.id!, attempt);
-    await blobs.set(resultKey, packed.buffer, data.resultTtlMs);
+    // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
+    const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
+    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    await storing;
     return {
       v: 1,
       resultKey,
-      bytes: packed.buffer.byteLength,
+      bytes: packed.bytes,
       arrays: packed.arrays,
       scalars: packed.scalars,
       run: { jobId: job.id!, worker: workerName, attempts: attempt, stalls: job.stalledCounter },
