@@ -10,6 +10,8 @@
  *      script are counted apart): the round trips of the path.
  * With `--timeline small|mix`, one more job alone, each command Redis received for it with its time
  * (MONITOR's clock) from the submit on: where the gaps of the path are.
+ * `--redis-args='--io-threads 2'` passes options to the redis-server it starts; `--result-ttl-ms`
+ * sets the client's resultTtlMs (results expire and their memory is reused).
  *   tsx bench/probe/queue-costs.ts [--sim 3.4] [--workers 1] [--jobs 400] [--window 64] [--kind mix] [--monitor 20] [--latency 200] [--timeline small]
  */
 import { randomUUID } from 'node:crypto';
@@ -34,6 +36,8 @@ const { values } = parseArgs({
     monitor: { type: 'string', default: '0' },
     latency: { type: 'string', default: '0' },
     timeline: { type: 'string' },
+    'redis-args': { type: 'string', default: '' },
+    'result-ttl-ms': { type: 'string' },
   },
 });
 const simNs = Number(values.sim);
@@ -67,13 +71,14 @@ async function clientNames(redis: Redis): Promise<Map<string, string>> {
   return out;
 }
 
-const redis = await startRedis();
+const redis = await startRedis({ args: values['redis-args'].split(' ').filter((a) => a !== '') });
 const admin = new Redis(redis.url);
 const name = `costs-${randomUUID()}`;
 const children: WorkerChild[] = [];
 for (let i = 0; i < Number(values.workers); i++)
   children.push(await startWorkerProcess({ redisUrl: redis.url, queue: name, name: `w${i}`, device: i, lanes: Number(values.lanes), lockMs: 30_000, simNs }));
-const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20 });
+const resultTtlMs = values['result-ttl-ms'] === undefined ? undefined : Number(values['result-ttl-ms']);
+const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20, resultTtlMs });
 const run = async (s: JobSpec): Promise<unknown> => (await queue.submit(s)).result;
 try {
   const specs = Array.from({ length: 16 }, () => spec(values.kind));

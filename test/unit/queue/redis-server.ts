@@ -47,8 +47,8 @@ export interface TestRedis {
   dispose(): Promise<void>;
 }
 
-/** Starts a redis-server on a free port; `persistent` turns on the append-only file (in a temporary directory). */
-export async function startRedis(options: { persistent?: boolean } = {}): Promise<TestRedis> {
+/** Starts a redis-server on a free port; `persistent` turns on the append-only file (in a temporary directory); `args` are more redis-server options (`--io-threads 4`). */
+export async function startRedis(options: { persistent?: boolean; args?: readonly string[] } = {}): Promise<TestRedis> {
   const bin = redisServerPath();
   if (bin === undefined) throw new Error(redisSkipReason);
   const port = await freePort();
@@ -57,6 +57,7 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
   let child: ChildProcess | undefined;
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', options.persistent === true ? 'yes' : 'no'];
   if (options.persistent === true) args.push('--appendfsync', 'always');
+  args.push(...(options.args ?? []));
   const start = async (): Promise<void> => {
     child = spawn(bin, args, { stdio: 'ignore' });
     const deadline = Date.now() + 10_000;
