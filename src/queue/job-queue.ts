@@ -147,7 +147,8 @@ export class JobQueue {
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
     const [connection, queue, blobs] = [this.#connection, this.#queue, this.#blobs];
-    this.#watcher = new JobWatcher({ name, prefix, connection, queue, blobs, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
+    const keys = this.#keys;
+    this.#watcher = new JobWatcher({ name, prefix, connection, queue, blobs, keys, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
   }
 
   /** Where Redis is, for messages (no password). */
@@ -231,6 +232,7 @@ export class JobQueue {
       throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
     }
     const handle = this.#handle(id, this.#watcher.mark());
+    handle.resultBytesHint = resultBytes;
     if (signal !== undefined) {
       if (signal.aborted) void handle.cancel();
       else signal.addEventListener('abort', () => void handle.cancel(), { once: true });

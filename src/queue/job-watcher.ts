@@ -15,7 +15,9 @@ import type { Redis } from 'ioredis';
 import type { BlobPool } from './blob-pool.js';
 import { createRedis, type QueueConnection } from './connection.js';
 import type { QueueJobHandle } from './handle.js';
-import { completedView, type QueueJobView } from './outcome.js';
+import type { QueueJobProgress } from './handle.js';
+import type { BlobKeys } from './options.js';
+import { completedView, type PrefetchedResult, type QueueJobView } from './outcome.js';
 
 /** Jobs remembered as finished while unwatched; past this the oldest is dropped (a front that never watches holds at most this many). */
 const FINISHED_MEMORY = 1024;
@@ -27,6 +29,7 @@ export interface WatcherHost {
   connection: QueueConnection;
   queue: Queue;
   blobs: BlobPool;
+  keys: BlobKeys;
   pollIntervalMs: number;
   /** How long starting the listener may wait for Redis, ms. */
   startWaitMs: number;
@@ -41,6 +44,8 @@ export class JobWatcher {
   readonly #host: WatcherHost;
   readonly #pending = new Map<string, QueueJobHandle>();
   readonly #finished = new Map<string, Finished>();
+  /** Results read when their worker reported them stored, ahead of the job's completion (watched jobs only). */
+  readonly #prefetched = new Map<string, PrefetchedResult>();
   /** Entries dropped from #finished so far: a handle's mark older than this may have lost its job's event. */
   #dropped = 0;
   #events: QueueEvents | undefined;
@@ -88,7 +93,10 @@ export class JobWatcher {
 
   /** Stops watching `handle` (it settled). */
   forget(handle: QueueJobHandle): void {
-    if (this.#pending.get(handle.id) === handle) this.#pending.delete(handle.id);
+    if (this.#pending.get(handle.id) === handle) {
+      this.#pending.delete(handle.id);
+      this.#prefetched.delete(handle.id);
+    }
     if (this.#pending.size === 0) this.#stopPolling();
   }
 
@@ -148,7 +156,19 @@ export class JobWatcher {
     events.on('removed', ended);
     events.on('active', ({ jobId }) => this.#pending.get(jobId)?.setStatus('running'));
     events.on('waiting', ({ jobId }) => this.#pending.get(jobId)?.setStatus('queued'));
-    events.on('progress', ({ jobId, data }) => this.#pending.get(jobId)?.progress(data));
+    events.on('progress', ({ jobId, data }) => {
+      const handle = this.#pending.get(jobId);
+      if (handle === undefined) return;
+      const report = data as Partial<QueueJobProgress> | null;
+      // 'storing' comes once the result is in Redis, just ahead of the completion: read it now.
+      if (report?.phase === 'storing' && typeof report.attempt === 'number') {
+        const key = host.keys.result(jobId, report.attempt);
+        const bytes = host.blobs.get(key, handle.resultBytesHint);
+        bytes.catch(() => undefined);
+        this.#prefetched.set(jobId, { key, bytes });
+      }
+      handle.progress(data);
+    });
     this.#trusted = last !== undefined;
     return this.#trusted;
   }
@@ -157,7 +177,9 @@ export class JobWatcher {
   #completed(id: string, returnvalue: unknown): void {
     const handle = this.#pending.get(id);
     if (handle === undefined) return;
-    completedView(this.#host.blobs, id, returnvalue).then(
+    const prefetched = this.#prefetched.get(id);
+    this.#prefetched.delete(id);
+    completedView(this.#host.blobs, id, returnvalue, undefined, prefetched).then(
       (view) => handle.update(view),
       () => void this.refresh(id),
     );
