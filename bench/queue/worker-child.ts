@@ -5,7 +5,7 @@
  * Prints `ready` once taking jobs and `completed <id>` per completed job (the fault run counts
  * completions per process), and `cpu <user µs> <system µs>` (process.cpuUsage()) on SIGUSR2;
  * SIGTERM stops it gracefully.
- *   tsx bench/queue/worker-child.ts --redis URL --queue NAME --name W [--devices 0] [--lanes 4] [--lock-ms 30000] [--fake MS | --sim NS]
+ *   tsx bench/queue/worker-child.ts --redis URL --queue NAME --name W [--devices 0] [--lanes 4] [--lock-ms 30000] [--concurrency N] [--fake MS | --sim NS]
  */
 import { parseArgs } from 'node:util';
 import type { JobEngineLike } from '../../src/engine/index.js';
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     'lock-ms': { type: 'string', default: '30000' },
     fake: { type: 'string' },
     sim: { type: 'string' },
+    concurrency: { type: 'string' },
   },
 });
 if (values.redis === undefined || values.queue === undefined || values.name === undefined) throw new Error('worker-child: --redis, --queue and --name are required');
@@ -37,7 +38,8 @@ if (values.sim !== undefined) {
   engine = new JobEngine({ devices: values.devices.split(',').map(Number), lanes: Number(values.lanes), label: values.name });
 }
 const lockMs = Number(values['lock-ms']);
-const worker = await runQueueWorker({ connection: values.redis, engine, name: values.queue, workerName: values.name, lockDurationMs: lockMs, stalledIntervalMs: lockMs });
+const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
+const worker = await runQueueWorker({ connection: values.redis, engine, name: values.queue, workerName: values.name, lockDurationMs: lockMs, stalledIntervalMs: lockMs, concurrency });
 worker.on('settled', (e) => {
   if (e.outcome === 'completed') process.stdout.write(`completed ${e.jobId}\n`);
 });
