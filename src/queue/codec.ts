@@ -32,6 +32,8 @@ export type WireParams = Omit<JobSpec, 'data' | 'into' | 'signal'>;
 export interface WireJob {
   /** Format version, so a worker refuses what a newer client wrote instead of misreading it. */
   v: 1;
+  /** How many blob stores the client listed (absent: one), so a worker listing another number says so instead of looking in the wrong one. */
+  stores?: number | undefined;
   params: WireParams;
   /** Element type and count of the samples under `inputKey`. */
   dtype: WireDtype;

@@ -13,7 +13,8 @@ import { JobValidationError } from '../engine/errors.js';
 import type { JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, estimateResultBytes, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
-import { BlobPool, DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
@@ -66,8 +67,13 @@ export interface JobQueueOptions {
   rateLimit?: RateLimit | undefined;
   /** How often pending handles are checked against Redis besides its events (a net for events missed while Redis was away), ms; default 2000. */
   pollIntervalMs?: number | undefined;
-  /** Connections carrying samples and results (each value on the least busy one); default 4. */
+  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
   blobConnections?: number | undefined;
+  /**
+   * Redis servers that hold the samples and results (a job's on the one its id picks); default
+   * the queue's own Redis. Every client and worker of the queue must list the same, in the same order.
+   */
+  blobStores?: readonly QueueConnection[] | undefined;
 }
 
 /** Options of `submit()`. */
@@ -105,7 +111,7 @@ export class JobQueue {
   readonly name: string;
   readonly prefix: string;
   readonly #connection: QueueConnection;
-  readonly #blobs: BlobPool;
+  readonly #stores: BlobStores;
   readonly #queue: Queue;
   readonly #queueRedis: Redis;
   readonly #watcher: JobWatcher;
@@ -140,15 +146,15 @@ export class JobQueue {
     this.#rateLimit = rateLimitOption('rateLimit', options.rateLimit);
     this.#keys = new BlobKeys(this.prefix, this.name);
     const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
-    this.#blobs = new BlobPool(this.#connection, `${this.prefix}:${this.name}:client`, blobConnections);
+    this.#stores = new BlobStores(blobStoresOption(options.blobStores, this.#connection), `${this.prefix}:${this.name}:client`, blobConnections);
     // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
     this.#queueRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:queue`);
     this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
-    const [connection, queue, blobs] = [this.#connection, this.#queue, this.#blobs];
+    const [connection, queue, stores, queueRedis] = [this.#connection, this.#queue, this.#stores, this.#queueRedis];
     const keys = this.#keys;
-    this.#watcher = new JobWatcher({ name, prefix, connection, queue, blobs, keys, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
+    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, keys, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
   }
 
   /** Where Redis is, for messages (no password). */
@@ -158,7 +164,7 @@ export class JobQueue {
 
   /** Whether Redis answers now (the connection is up); a readiness probe reads this. */
   get reachable(): boolean {
-    return !this.#closed && this.#blobs.ready;
+    return !this.#closed && this.#queueRedis.status === 'ready' && this.#stores.ready;
   }
 
   /** Resolves once Redis is reachable (waiting through reconnections) and the rate limit is stored. */
@@ -172,7 +178,8 @@ export class JobQueue {
     if (!this.reachable) return false;
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([this.#blobs.control.ping().then((r) => r === 'PONG'), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      const answered = Promise.all([this.#queueRedis.ping().then((r) => r === 'PONG'), this.#stores.ping(timeoutMs)]).then(([queue, stores]) => queue && stores);
+      return await Promise.race([answered, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
     } catch {
       return false;
     } finally {
@@ -208,6 +215,7 @@ export class JobQueue {
     const id = newJobId();
     const wire: WireJob = {
       v: 1,
+      stores: this.#stores.count,
       params,
       dtype: dtypeOf(data),
       samples: data.length,
@@ -218,7 +226,7 @@ export class JobQueue {
     const keepS = Math.ceil(this.#resultTtlMs / 1000);
     try {
       // The samples first: a worker that takes the job at once must find them.
-      await this.#blobs.set(wire.inputKey, samplesToBuffer(data), this.#inputTtlMs);
+      await this.#stores.forJob(id).set(wire.inputKey, samplesToBuffer(data), this.#inputTtlMs);
       await this.#queue.add('job', wire, {
         jobId: id,
         priority,
@@ -228,7 +236,10 @@ export class JobQueue {
         removeOnFail: { age: keepS },
       });
     } catch (error) {
-      void this.#blobs.control.del(wire.inputKey).catch(() => undefined);
+      void this.#stores
+        .forJob(id)
+        .control.del(wire.inputKey)
+        .catch(() => undefined);
       throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
     }
     const handle = this.#handle(id, this.#watcher.mark());
@@ -261,7 +272,7 @@ export class JobQueue {
 
   /** Job `id` as any client sees it: its status, and its result or error once finished. */
   view(id: string): Promise<QueueJobView> {
-    return readOutcome(this.#queue, this.#blobs, this.#keys, id);
+    return readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id);
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
@@ -272,8 +283,9 @@ export class JobQueue {
     if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
     // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
     if ((await this.#queue.remove(id)) !== 1) return false;
-    await this.#blobs.control.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
-    await this.#blobs.control.del((job.data as WireJob).inputKey);
+    const store = this.#stores.forJob(id).control;
+    await store.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
+    await store.del((job.data as WireJob).inputKey);
     this.#watcher.pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
     return true;
   }
@@ -281,12 +293,13 @@ export class JobQueue {
   /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
   async forget(id: string): Promise<boolean> {
     const job = await BullJob.fromId(this.#queue, id);
-    if (job === undefined) return (await this.#blobs.control.del(this.#keys.cancelled(id))) > 0;
+    const store = this.#stores.forJob(id).control;
+    if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
     const state = await job.getState();
     if (state !== 'completed' && state !== 'failed') return false;
     const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
     await this.#queue.remove(id);
-    if (typeof resultKey === 'string') await this.#blobs.control.del(resultKey);
+    if (typeof resultKey === 'string') await store.del(resultKey);
     return true;
   }
 
@@ -309,7 +322,7 @@ export class JobQueue {
     ]);
     clearTimeout(timer);
     void this.#queue.disconnect().catch(() => undefined);
-    this.#blobs.disconnect();
+    this.#stores.disconnect();
     this.#queueRedis.disconnect();
   }
 
@@ -317,15 +330,18 @@ export class JobQueue {
   async #reachableWithin(ms: number): Promise<boolean> {
     if (this.reachable) return true;
     if (this.#closed) return false;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#blobs.control.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#blobs.control.once('ready', done);
-    });
+    const deadline = Date.now() + ms;
+    if (this.#queueRedis.status !== 'ready')
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.#queueRedis.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        this.#queueRedis.once('ready', done);
+      });
+    await this.#stores.whenReady(Math.max(0, deadline - Date.now()));
     return this.reachable;
   }
 }

@@ -12,7 +12,7 @@
  */
 import { QueueEvents, type ConnectionOptions, type Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { BlobPool } from './blob-pool.js';
+import type { BlobStores } from './blob-stores.js';
 import { createRedis, type QueueConnection } from './connection.js';
 import type { QueueJobHandle } from './handle.js';
 import type { QueueJobProgress } from './handle.js';
@@ -28,7 +28,9 @@ export interface WatcherHost {
   prefix: string;
   connection: QueueConnection;
   queue: Queue;
-  blobs: BlobPool;
+  /** A client of the queue's Redis (where its event stream is). */
+  queueRedis: Redis;
+  stores: BlobStores;
   keys: BlobKeys;
   pollIntervalMs: number;
   /** How long starting the listener may wait for Redis, ms. */
@@ -128,7 +130,7 @@ export class JobWatcher {
     // Where the stream ends now: every event added after this read is read by the listener.
     let timer: NodeJS.Timeout | undefined;
     const last = await Promise.race([
-      host.blobs.control.xrevrange(host.queue.keys.events!, '+', '-', 'COUNT', 1).then(
+      host.queueRedis.xrevrange(host.queue.keys.events!, '+', '-', 'COUNT', 1).then(
         (entries) => entries[0]?.[0] ?? '0-0',
         () => undefined,
       ),
@@ -163,7 +165,7 @@ export class JobWatcher {
       // 'storing' comes once the result is in Redis, just ahead of the completion: read it now.
       if (report?.phase === 'storing' && typeof report.attempt === 'number') {
         const key = host.keys.result(jobId, report.attempt);
-        const bytes = host.blobs.get(key, handle.resultBytesHint);
+        const bytes = host.stores.forJob(jobId).get(key, handle.resultBytesHint);
         bytes.catch(() => undefined);
         this.#prefetched.set(jobId, { key, bytes });
       }
@@ -179,7 +181,7 @@ export class JobWatcher {
     if (handle === undefined) return;
     const prefetched = this.#prefetched.get(id);
     this.#prefetched.delete(id);
-    completedView(this.#host.blobs, id, returnvalue, undefined, prefetched).then(
+    completedView(this.#host.stores.forJob(id), id, returnvalue, undefined, prefetched).then(
       (view) => handle.update(view),
       () => void this.refresh(id),
     );

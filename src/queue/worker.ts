@@ -13,7 +13,8 @@ import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
 import { isStickyError } from '../engine/errors.js';
 import type { JobEngineLike, JobResult } from '../engine/types.js';
-import { BlobPool, DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { packResult, samplesFromBuffer, wireBytes, type WireJob, type WireResult } from './codec.js';
 import { createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
@@ -50,8 +51,10 @@ export interface QueueWorkerOptions {
   log?: ((line: string) => void) | undefined;
   /** Summary line period, ms; default 10000 (0: none). */
   logIntervalMs?: number | undefined;
-  /** Connections carrying samples and results (each value on the least busy one); default 4. */
+  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
   blobConnections?: number | undefined;
+  /** Redis servers that hold the samples and results, as the clients list them (JobQueue's `blobStores`); default the queue's own Redis. */
+  blobStores?: readonly QueueConnection[] | undefined;
 }
 
 /** A running worker. */
@@ -93,7 +96,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
   const keys = new BlobKeys(prefix, name);
   const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
-  const blobs = new BlobPool(options.connection, `${prefix}:${name}:worker-blobs`, blobConnections);
+  const stores = new BlobStores(blobStoresOption(options.blobStores, options.connection), `${prefix}:${name}:worker-blobs`, blobConnections);
   const queueRedis = createRedis(options.connection, `${prefix}:${name}:worker-queue`);
   const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
   queue.on('error', () => undefined);
@@ -118,6 +121,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
     // The samples are asked for first and the report after it (not awaited): Redis runs the
     // read before the report's script, so the job's latency does not wait for the report.
+    if ((data.stores ?? 1) !== stores.count)
+      throw new UnrecoverableError(
+        `blob stores: the job's client lists ${data.stores ?? 1}, worker ${workerName} lists ${stores.count} (every client and worker must list the same)`,
+      );
+    const blobs = stores.forJob(job.id!);
     const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples));
     void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
     const input = await reading;
@@ -176,13 +184,20 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   };
   worker.on('completed', (job) => {
     settle(job, 'completed');
-    void blobs.control.del((job.data as WireJob).inputKey).catch(() => undefined);
+    void stores
+      .forJob(job.id!)
+      .control.del((job.data as WireJob).inputKey)
+      .catch(() => undefined);
   });
   worker.on('failed', (job, error) => {
     if (job === undefined) return;
     const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     settle(job, final ? 'failed' : 'retried', error.message);
-    if (final) void blobs.control.del((job.data as WireJob).inputKey).catch(() => undefined);
+    if (final)
+      void stores
+        .forJob(job.id!)
+        .control.del((job.data as WireJob).inputKey)
+        .catch(() => undefined);
   });
   worker.on('stalled', (jobId) => log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`));
 
@@ -195,7 +210,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       await worker.close();
       log.stop();
       await queue.close().catch(() => undefined);
-      blobs.disconnect();
+      stores.disconnect();
       queueRedis.disconnect();
       workerRedis.disconnect();
       log.line(`stopped (completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried})`);
@@ -229,6 +244,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   // Getters, so each read sees the current state (Object.assign would copy their values once).
   return Object.defineProperties(running, {
     lostError: { get: () => lostError, enumerable: true },
-    reachable: { get: () => blobs.ready, enumerable: true },
+    reachable: { get: () => queueRedis.status === 'ready' && stores.ready, enumerable: true },
   }) as QueueWorker;
 }
