@@ -77,7 +77,18 @@ const admin = new Redis(redis.url);
 const name = `costs-${randomUUID()}`;
 const children: WorkerChild[] = [];
 for (let i = 0; i < Number(values.workers); i++)
-  children.push(await startWorkerProcess({ redisUrl: redis.url, queue: name, name: `w${i}`, device: i, lanes: Number(values.lanes), lockMs: 30_000, simNs, extra: values.concurrency === undefined ? [] : ['--concurrency', values.concurrency] }));
+  children.push(
+    await startWorkerProcess({
+      redisUrl: redis.url,
+      queue: name,
+      name: `w${i}`,
+      device: i,
+      lanes: Number(values.lanes),
+      lockMs: 30_000,
+      simNs,
+      extra: values.concurrency === undefined ? [] : ['--concurrency', values.concurrency],
+    }),
+  );
 const resultTtlMs = values['result-ttl-ms'] === undefined ? undefined : Number(values['result-ttl-ms']);
 const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20, resultTtlMs });
 const run = async (s: JobSpec): Promise<unknown> => (await queue.submit(s)).result;

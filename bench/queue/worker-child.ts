@@ -39,7 +39,15 @@ if (values.sim !== undefined) {
 }
 const lockMs = Number(values['lock-ms']);
 const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);
-const worker = await runQueueWorker({ connection: values.redis, engine, name: values.queue, workerName: values.name, lockDurationMs: lockMs, stalledIntervalMs: lockMs, concurrency });
+const worker = await runQueueWorker({
+  connection: values.redis,
+  engine,
+  name: values.queue,
+  workerName: values.name,
+  lockDurationMs: lockMs,
+  stalledIntervalMs: lockMs,
+  concurrency,
+});
 worker.on('settled', (e) => {
   if (e.outcome === 'completed') process.stdout.write(`completed ${e.jobId}\n`);
 });
