@@ -10,6 +10,7 @@
  *      script are counted apart): the round trips of the path.
  * With `--timeline small|mix`, one more job alone, each command Redis received for it with its time
  * (MONITOR's clock) from the submit on: where the gaps of the path are.
+ * `--blob-stores K` starts K more redis-servers for the samples and results (blobStores).
  * `--redis-args='--io-threads 2'` passes options to the redis-server it starts; `--result-ttl-ms`
  * sets the client's resultTtlMs (results expire and their memory is reused).
  *   tsx bench/probe/queue-costs.ts [--sim 3.4] [--workers 1] [--jobs 400] [--window 64] [--kind mix] [--monitor 20] [--latency 200] [--timeline small]
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     'redis-args': { type: 'string', default: '' },
     'result-ttl-ms': { type: 'string' },
     concurrency: { type: 'string' },
+    'blob-stores': { type: 'string', default: '0' },
   },
 });
 const simNs = Number(values.sim);
@@ -72,8 +74,13 @@ async function clientNames(redis: Redis): Promise<Map<string, string>> {
   return out;
 }
 
-const redis = await startRedis({ args: values['redis-args'].split(' ').filter((a) => a !== '') });
+const redisArgs = values['redis-args'].split(' ').filter((a) => a !== '');
+const redis = await startRedis({ args: redisArgs });
 const admin = new Redis(redis.url);
+// Blob stores: more redis-servers for the samples and results (the queue's keeps its own keys).
+const storeServers = await Promise.all(Array.from({ length: Number(values['blob-stores']) }, () => startRedis({ args: redisArgs })));
+const blobStores = storeServers.length === 0 ? undefined : storeServers.map((s) => s.url);
+const admins = [admin, ...storeServers.map((s) => new Redis(s.url))];
 const name = `costs-${randomUUID()}`;
 const children: WorkerChild[] = [];
 for (let i = 0; i < Number(values.workers); i++)
@@ -86,18 +93,19 @@ for (let i = 0; i < Number(values.workers); i++)
       lanes: Number(values.lanes),
       lockMs: 30_000,
       simNs,
+      blobStores,
       extra: values.concurrency === undefined ? [] : ['--concurrency', values.concurrency],
     }),
   );
 const resultTtlMs = values['result-ttl-ms'] === undefined ? undefined : Number(values['result-ttl-ms']);
-const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20, resultTtlMs });
+const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20, resultTtlMs, blobStores });
 const run = async (s: JobSpec): Promise<unknown> => (await queue.submit(s)).result;
 try {
   const specs = Array.from({ length: 16 }, () => spec(values.kind));
   for (let i = 0; i < 10; i++) await run(specs[0]!);
   // 1. Throughput and CPU per job.
   const stats0 = await commandStats(admin);
-  const before = await cpuSnapshot(admin, children);
+  const before = await cpuSnapshot(admins, children);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -106,7 +114,7 @@ try {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuPerJob(before, await cpuSnapshot(admin, children), JOBS);
+  const cpu = cpuPerJob(before, await cpuSnapshot(admins, children), JOBS);
   const stats1 = await commandStats(admin);
   console.log(`${values.kind} jobs, ${values.workers} worker process(es) over SimEngine ${simNs} ns/sample, ${WINDOW} in flight: ${(JOBS / seconds).toFixed(0)} jobs/s`);
   console.log(describeCpu(cpu));
@@ -184,7 +192,8 @@ try {
 } finally {
   await queue.close();
   await stopWorkers(children);
-  admin.disconnect();
+  for (const a of admins) a.disconnect();
   await redis.dispose();
+  for (const s of storeServers) await s.dispose();
 }
 process.exit(0);

@@ -5,7 +5,7 @@
  * Prints `ready` once taking jobs and `completed <id>` per completed job (the fault run counts
  * completions per process), and `cpu <user µs> <system µs>` (process.cpuUsage()) on SIGUSR2;
  * SIGTERM stops it gracefully.
- *   tsx bench/queue/worker-child.ts --redis URL --queue NAME --name W [--devices 0] [--lanes 4] [--lock-ms 30000] [--concurrency N] [--fake MS | --sim NS]
+ *   tsx bench/queue/worker-child.ts --redis URL --queue NAME --name W [--devices 0] [--lanes 4] [--lock-ms 30000] [--concurrency N] [--blob-redis URL ...] [--fake MS | --sim NS]
  */
 import { parseArgs } from 'node:util';
 import type { JobEngineLike } from '../../src/engine/index.js';
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     fake: { type: 'string' },
     sim: { type: 'string' },
     concurrency: { type: 'string' },
+    'blob-redis': { type: 'string', multiple: true },
   },
 });
 if (values.redis === undefined || values.queue === undefined || values.name === undefined) throw new Error('worker-child: --redis, --queue and --name are required');
@@ -47,6 +48,7 @@ const worker = await runQueueWorker({
   lockDurationMs: lockMs,
   stalledIntervalMs: lockMs,
   concurrency,
+  blobStores: values['blob-redis'],
 });
 worker.on('settled', (e) => {
   if (e.outcome === 'completed') process.stdout.write(`completed ${e.jobId}\n`);
