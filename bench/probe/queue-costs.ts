@@ -43,6 +43,10 @@ const { values } = parseArgs({
     'blob-stores': { type: 'string', default: '0' },
   },
 });
+// Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
+// Redis servers and processes it started go with it (startRedis and execa stop theirs on exit).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+process.stdout.on('error', () => process.exit(1));
 const simNs = Number(values.sim);
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);

@@ -83,6 +83,10 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
 const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> =>
   startWorkerProcess({ redisUrl: redis.url, queue, name, device, lanes: Number(values.lanes), lockMs, fakeMs, simNs, blobStores });
 
+// Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
+// Redis servers and processes it started go with it (startRedis and execa stop theirs on exit).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+process.stdout.on('error', () => process.exit(1));
 const metrics: QueueMetric[] = [];
 const notes: string[] = [];
 const redis = await startRedis();

@@ -59,7 +59,13 @@ export async function startRedis(options: { persistent?: boolean; args?: readonl
   if (options.persistent === true) args.push('--appendfsync', 'always');
   args.push(...(options.args ?? []));
   const start = async (): Promise<void> => {
-    child = spawn(bin, args, { stdio: 'ignore' });
+    const spawned = spawn(bin, args, { stdio: 'ignore' });
+    child = spawned;
+    // A program that ends without dispose() (an uncaught error, process.exit) takes its Redis
+    // with it: an orphaned one would keep every byte it was sent.
+    const orphan = (): void => void spawned.kill('SIGKILL');
+    process.once('exit', orphan);
+    spawned.once('exit', () => process.off('exit', orphan));
     const deadline = Date.now() + 10_000;
     for (;;) {
       try {
