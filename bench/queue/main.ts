@@ -268,7 +268,9 @@ const date = new Date();
 const results = {
   date: date.toISOString(),
   gpu,
-  fake: fakeMs !== undefined,
+  // Not a GPU measurement: the FakeEngine or the simulated GPU.
+  fake: fakeMs !== undefined || simNs !== undefined,
+  sim: simNs ?? null,
   settings: {
     jobs: JOBS,
     window: WINDOW,
