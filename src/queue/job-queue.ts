@@ -191,6 +191,7 @@ export class JobQueue {
    * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
    * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
    * maxResultBytes), QueueUnavailableError (Redis is not reachable now), RangeError (bad options).
+   * The samples are sent from `spec.data` itself (no copy): leave it unchanged until this resolves.
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
