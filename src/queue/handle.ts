@@ -9,7 +9,7 @@ import type { QueueJobResult, QueueJobStatus, QueueJobView } from './outcome.js'
 
 /** What a worker reports while it runs a job. */
 export interface QueueJobProgress {
-  /** `running`: the job is on the worker's engine; `storing`: its result is stored and the job is being marked completed. */
+  /** `running`: the job is on the worker's engine; `storing`: its result is being written. */
   phase: 'running' | 'storing';
   /** The worker's name. */
   worker: string;
@@ -35,8 +35,6 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
   #watched = false;
   /** When the client last heard of this job (Date.now()). */
   lastHeardAt = Date.now();
-  /** @internal The result's size as estimated at submit (0: not known here), to spread reads over the blob connections. */
-  resultBytesHint = 0;
   #status: JobStatus = 'queued';
   #settled = false;
   #resolve!: (r: QueueJobResult) => void;

@@ -153,8 +153,7 @@ export class JobQueue {
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
     const [connection, queue, stores, queueRedis] = [this.#connection, this.#queue, this.#stores, this.#queueRedis];
-    const keys = this.#keys;
-    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, keys, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
+    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
   }
 
   /** Where Redis is, for messages (no password). */
@@ -244,7 +243,6 @@ export class JobQueue {
       throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
     }
     const handle = this.#handle(id, this.#watcher.mark());
-    handle.resultBytesHint = resultBytes;
     if (signal !== undefined) {
       if (signal.aborted) void handle.cancel();
       else signal.addEventListener('abort', () => void handle.cancel(), { once: true });

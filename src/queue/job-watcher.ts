@@ -15,9 +15,7 @@ import type { Redis } from 'ioredis';
 import type { BlobStores } from './blob-stores.js';
 import { createRedis, type QueueConnection } from './connection.js';
 import type { QueueJobHandle } from './handle.js';
-import type { QueueJobProgress } from './handle.js';
-import type { BlobKeys } from './options.js';
-import { completedView, type PrefetchedResult, type QueueJobView } from './outcome.js';
+import { completedView, type QueueJobView } from './outcome.js';
 
 /** Jobs remembered as finished while unwatched; past this the oldest is dropped (a front that never watches holds at most this many). */
 const FINISHED_MEMORY = 1024;
@@ -31,7 +29,6 @@ export interface WatcherHost {
   /** A client of the queue's Redis (where its event stream is). */
   queueRedis: Redis;
   stores: BlobStores;
-  keys: BlobKeys;
   pollIntervalMs: number;
   /** How long starting the listener may wait for Redis, ms. */
   startWaitMs: number;
@@ -46,8 +43,6 @@ export class JobWatcher {
   readonly #host: WatcherHost;
   readonly #pending = new Map<string, QueueJobHandle>();
   readonly #finished = new Map<string, Finished>();
-  /** Results read when their worker reported them stored, ahead of the job's completion (watched jobs only). */
-  readonly #prefetched = new Map<string, PrefetchedResult>();
   /** Entries dropped from #finished so far: a handle's mark older than this may have lost its job's event. */
   #dropped = 0;
   #events: QueueEvents | undefined;
@@ -95,10 +90,7 @@ export class JobWatcher {
 
   /** Stops watching `handle` (it settled). */
   forget(handle: QueueJobHandle): void {
-    if (this.#pending.get(handle.id) === handle) {
-      this.#pending.delete(handle.id);
-      this.#prefetched.delete(handle.id);
-    }
+    if (this.#pending.get(handle.id) === handle) this.#pending.delete(handle.id);
     if (this.#pending.size === 0) this.#stopPolling();
   }
 
@@ -158,19 +150,7 @@ export class JobWatcher {
     events.on('removed', ended);
     events.on('active', ({ jobId }) => this.#pending.get(jobId)?.setStatus('running'));
     events.on('waiting', ({ jobId }) => this.#pending.get(jobId)?.setStatus('queued'));
-    events.on('progress', ({ jobId, data }) => {
-      const handle = this.#pending.get(jobId);
-      if (handle === undefined) return;
-      const report = data as Partial<QueueJobProgress> | null;
-      // 'storing' comes once the result is in Redis, just ahead of the completion: read it now.
-      if (report?.phase === 'storing' && typeof report.attempt === 'number') {
-        const key = host.keys.result(jobId, report.attempt);
-        const bytes = host.stores.forJob(jobId).get(key, handle.resultBytesHint);
-        bytes.catch(() => undefined);
-        this.#prefetched.set(jobId, { key, bytes });
-      }
-      handle.progress(data);
-    });
+    events.on('progress', ({ jobId, data }) => this.#pending.get(jobId)?.progress(data));
     this.#trusted = last !== undefined;
     return this.#trusted;
   }
@@ -179,9 +159,7 @@ export class JobWatcher {
   #completed(id: string, returnvalue: unknown): void {
     const handle = this.#pending.get(id);
     if (handle === undefined) return;
-    const prefetched = this.#prefetched.get(id);
-    this.#prefetched.delete(id);
-    completedView(this.#host.stores.forJob(id), id, returnvalue, undefined, prefetched).then(
+    completedView(this.#host.stores.forJob(id), id, returnvalue).then(
       (view) => handle.update(view),
       () => void this.refresh(id),
     );

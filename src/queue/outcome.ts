@@ -54,23 +54,12 @@ export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys,
   }
 }
 
-/** A result read ahead of its job's completion: the key it was read from, and its bytes. */
-export interface PrefetchedResult {
-  key: string;
-  bytes: Promise<Buffer | null>;
-}
-
-/**
- * A completed job's view from its return value (BullMQ's, or the one its 'completed' event
- * carried): reads the result's arrays, or takes them from `prefetched` when that read the key
- * the return value names (the run that completed the job).
- */
-export async function completedView(blobs: BlobPool, id: string, returnvalue: unknown, attempts?: number, prefetched?: PrefetchedResult): Promise<QueueJobView> {
+/** A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried): reads the result's arrays. */
+export async function completedView(blobs: BlobPool, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
   const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as WireResult | null;
   if (wire === null || typeof wire !== 'object' || wire.v !== 1)
     return { id, status: 'error', attempts: attempts ?? 0, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts ?? 0) };
-  const early = prefetched?.key === wire.resultKey ? await prefetched.bytes.catch(() => null) : null;
-  const buffer = early ?? (await blobs.get(wire.resultKey, wire.bytes));
+  const buffer = await blobs.get(wire.resultKey, wire.bytes);
   if (buffer === null)
     return { id, status: 'error', attempts: attempts ?? wire.run.attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
   const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;

@@ -142,11 +142,10 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     const limit = Math.min(maxResultBytes, data.maxResultBytes);
     if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
     const resultKey = keys.result(job.id!, attempt);
-    // The result's arrays go out as they are (no packed copy). Once they are in Redis the report
-    // goes ahead of the completion on the same connection: a client watching the job reads the
-    // result while Redis completes the job, instead of after.
-    await blobs.set(resultKey, packed.pieces, data.resultTtlMs);
+    // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
+    const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
     void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    await storing;
     return {
       v: 1,
       resultKey,
