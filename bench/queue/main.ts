@@ -3,28 +3,40 @@
  * (one per GPU on a two-GPU host, else both on GPU 0) against the in-process JobEngine; the
  * queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
  * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
- * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench.
+ * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench;
+ * `--sim NS` over SimEngine, a simulated GPU per worker process (NS ns per sample: 3.4 is ~0.9 ms
+ * for the mix's job, the H200's in-process rate), to measure the queue's own costs without a GPU.
+ * The queue runs submit from `--clients` processes (default 3: a deployment has several fronts,
+ * and one Node process moving 2 MiB per job was what the 2-worker run waited on) and keep the
+ * samples and results on `--blob-stores` redis-servers besides the queue's (default 3: one Redis
+ * thread moving every byte was the other limit; see docs/scale-out.md); the same 1- and 2-worker
+ * runs with one client and one Redis (the setup before these options) are measured beside, in
+ * the notes. Each run reports the CPU time per job of every client, worker and Redis (INFO cpu),
+ * in the notes and under `cpu` in the JSON: a process near 100% of a core is the limit.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 3] [--blob-stores 3] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execa, type ResultPromise } from 'execa';
+import { Redis } from 'ioredis';
 import type { JobEngineLike, JobSpec } from '../../src/engine/index.js';
 import { JobQueue, type QueueJobHandle } from '../../src/queue/index.js';
 import { startRedis, type TestRedis } from '../../test/unit/queue/redis-server.js';
-import { percentile } from '../harness/stats.js';
 import { yyyymmdd } from '../harness/naming.js';
 import { gpuSlug } from '../report/slug.js';
+import { cpuPerJob, cpuSnapshot, describeCpu, type CpuPerJob } from './cpu.js';
+import { latencyP50, mixJob, rates, throughput } from './mix.js';
+import { describeSetup, queueRun, type QueueSetup, type RunResult } from './runs.js';
+import { startWorkerProcess, stopWorkers, type WorkerChild as Child } from './workers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CHILD = join(import.meta.dirname, 'worker-child.ts');
 const { values } = parseArgs({
   options: {
     fake: { type: 'string' },
+    sim: { type: 'string' },
     jobs: { type: 'string', default: '400' },
     window: { type: 'string', default: '64' },
     'overhead-runs': { type: 'string', default: '300' },
@@ -32,9 +44,12 @@ const { values } = parseArgs({
     'kill-every': { type: 'string', default: '3' },
     'fault-seconds': { type: 'string', default: '20' },
     lanes: { type: 'string', default: '4' },
+    'blob-stores': { type: 'string', default: '3' },
+    clients: { type: 'string', default: '3' },
   },
 });
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
+const simNs = values.sim === undefined ? undefined : Number(values.sim);
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
 const started = performance.now();
@@ -52,6 +67,11 @@ interface QueueMetric {
 }
 
 async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devices: number }> {
+  if (simNs !== undefined) {
+    const { SimEngine } = await import('./sim-engine.js');
+    // Each worker process simulates a GPU of its own, as two GPUs would be.
+    return { engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process' }), gpu: `cpu-sim-${simNs}ns`, devices: 2 };
+  }
   if (fakeMs !== undefined) {
     const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
     return { engine: new FakeEngine({ delayMs: fakeMs, maxQueued: 1 << 20 }), gpu: `cpu-fake-${fakeMs}ms`, devices: 1 };
@@ -60,134 +80,72 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
   return { engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }), gpu: Device.get(0).name, devices: Device.count() };
 }
 
-interface Child {
-  process: ResultPromise;
-  completed: string[];
-}
+const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> =>
+  startWorkerProcess({ redisUrl: redis.url, queue, name, device, lanes: Number(values.lanes), lockMs, fakeMs, simNs, blobStores });
 
-async function startWorker(redis: TestRedis, queue: string, name: string, device: number, lockMs: number): Promise<Child> {
-  const args = [
-    '--import',
-    'tsx',
-    CHILD,
-    '--redis',
-    redis.url,
-    '--queue',
-    queue,
-    '--name',
-    name,
-    '--devices',
-    String(device),
-    '--lanes',
-    values.lanes,
-    '--lock-ms',
-    String(lockMs),
-  ];
-  if (fakeMs !== undefined) args.push('--fake', String(fakeMs));
-  const child = execa('node', args, { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit' });
-  const completed: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      rest += chunk.toString();
-      const lines = rest.split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('completed ')) completed.push(line.slice(10));
-      }
-    });
-    void child.then((r) => reject(new Error(`worker ${name} exited ${String(r.exitCode)} before it was ready`)));
-  });
-  return { process: child, completed };
-}
-
-async function stopWorkers(children: Child[]): Promise<void> {
-  for (const c of children) c.process.kill('SIGTERM');
-  await Promise.allSettled(children.map((c) => c.process));
-}
-
-/** The job mix: STFT jobs of 16 series x 16384 samples (1 MiB of f32 each), band-passed, a 64-bin preview. */
-function mixJob(): JobSpec {
-  const data = new Float32Array(16 * 16384);
-  for (let i = 0; i < data.length; i++) data[i] = Math.random() * 2 - 1;
-  return { data, batch: 16, fs: 48_000, flags: ['stft'], passBand: [100, 8000], previewBins: 64 };
-}
-
-/** Runs `count` jobs with at most `window` in flight through `run`; returns jobs/s and samples/s. */
-async function throughput(count: number, window: number, run: (spec: JobSpec) => Promise<unknown>): Promise<{ jobsPerS: number; gsamplesPerS: number }> {
-  const specs = Array.from({ length: Math.min(count, 32) }, mixJob);
-  let next = 0;
-  let samples = 0;
-  const t0 = performance.now();
-  const lane = async (): Promise<void> => {
-    while (next < count) {
-      const spec = specs[next++ % specs.length]!;
-      await run(spec);
-      samples += spec.data.length;
-    }
-  };
-  await Promise.all(Array.from({ length: window }, lane));
-  const s = (performance.now() - t0) / 1000;
-  return { jobsPerS: count / s, gsamplesPerS: samples / s / 1e9 };
-}
-
-/** p50 latency (ms) of one 4 x 4096 job at a time. */
-async function latencyP50(runs: number, run: (spec: JobSpec) => Promise<unknown>): Promise<number> {
-  const data = Float32Array.from({ length: 4 * 4096 }, () => Math.random() * 2 - 1);
-  const spec: JobSpec = { data, batch: 4, fs: 1000, flags: ['stft'], passBand: [20, 200], previewBins: 64 };
-  for (let i = 0; i < 20; i++) await run(spec);
-  const ms: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await run(spec);
-    ms.push(performance.now() - t);
-  }
-  return percentile(ms, 0.5);
-}
-
-const viaQueue =
-  (queue: JobQueue) =>
-  async (spec: JobSpec): Promise<unknown> =>
-    (await queue.submit(spec)).result;
-
+// Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
+// Redis servers and processes it started go with it (startRedis and execa stop theirs on exit).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+process.stdout.on('error', () => process.exit(1));
 const metrics: QueueMetric[] = [];
 const notes: string[] = [];
 const redis = await startRedis();
+// Blob stores: more redis-servers that hold the samples and results (JobQueue's blobStores).
+const storeServers = await Promise.all(Array.from({ length: Number(values['blob-stores']) }, () => startRedis()));
+const blobStores = storeServers.length === 0 ? undefined : storeServers.map((s) => s.url);
+const info = [new Redis(redis.url), ...storeServers.map((s) => new Redis(s.url))];
+const setup: QueueSetup = { clients: Number(values.clients), blobStores };
+// The setup of the runs before --clients and --blob-stores existed, measured beside for comparison.
+const single: QueueSetup = { clients: 1, blobStores: undefined };
+const cpu: Record<string, CpuPerJob> = {};
 const { engine, gpu, devices } = await makeEngine();
 const placement = devices >= 2 ? [0, 1] : [0, 0];
 if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
+notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
+if (simNs !== undefined) notes.push(`--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample); not a GPU measurement`);
 if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
+const inProcessRun = (spec: JobSpec): Promise<unknown> => engine.submit(spec, { wait: true }).then((job) => job.result);
+const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunResult> =>
+  queueRun({
+    redisUrl: redis.url,
+    redisInfo: info.slice(0, 1 + (s.blobStores?.length ?? 0)),
+    setup: s,
+    workers,
+    jobs: JOBS,
+    window: WINDOW,
+    latencyRuns,
+    startWorker: (queue, i, stores) => startWorker(redis, queue, `w${i}`, placement[i]!, 30_000, stores),
+  });
 try {
   // In-process baseline: the same mix straight into one JobEngine.
-  const inProcess = await throughput(JOBS, WINDOW, (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
-  const inProcessLatency = await latencyP50(Number(values['overhead-runs']), (spec) => engine.submit(spec, { wait: true }).then((job) => job.result));
-  const runs: Record<number, { jobsPerS: number; gsamplesPerS: number }> = {};
-  let overhead = Number.NaN;
-  for (const count of [1, 2]) {
-    const name = `bench-${count}-${randomUUID()}`;
-    const children: Child[] = [];
-    for (let i = 0; i < count; i++) children.push(await startWorker(redis, name, `w${i}`, placement[i]!, 30_000));
-    const queue = new JobQueue({ connection: redis.url, name, maxResultBytes: 512 * 2 ** 20 });
-    try {
-      await latencyP50(5, viaQueue(queue)); // warm both sides (plans, buffers, connections)
-      runs[count] = await throughput(JOBS, WINDOW, viaQueue(queue));
-      if (count === 1) overhead = (await latencyP50(Number(values['overhead-runs']), viaQueue(queue))) - inProcessLatency;
-    } finally {
-      await queue.close();
-      await stopWorkers(children);
-    }
-  }
+  const before = await cpuSnapshot(info.slice(0, 1), []);
+  const inProcess = rates(await throughput(JOBS, WINDOW, Array.from({ length: Math.min(JOBS, 32) }, mixJob), inProcessRun));
+  cpu.inProcess = cpuPerJob(before, await cpuSnapshot(info.slice(0, 1), []), JOBS);
+  const inProcessLatency = await latencyP50(Number(values['overhead-runs']), inProcessRun);
+  const runs: Record<number, RunResult> = {};
+  for (const count of [1, 2]) runs[count] = await runWith(setup, count, count === 1 ? Number(values['overhead-runs']) : 0);
+  const overhead = runs[1]!.latencyMs! - inProcessLatency;
   for (const [count, r] of Object.entries(runs)) {
+    cpu[`${count}w`] = r.cpu;
     metrics.push({
       name: `queue_stft_jobs_per_s_${count}w`,
       unit: 'jobs/s',
       better: 'higher',
       tscuda: r.jobsPerS,
       inProcess: inProcess.jobsPerS,
-      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`],
+      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`, describeCpu(r.cpu)],
     });
     metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
+  }
+  if (setup.clients !== single.clients || setup.blobStores !== undefined) {
+    const [one, two] = [await runWith(single, 1), await runWith(single, 2)];
+    cpu['1w-single'] = one.cpu;
+    cpu['2w-single'] = two.cpu;
+    notes.push(
+      `for comparison, ${describeSetup(single)}: 1 worker ${one.jobsPerS.toFixed(0)} jobs/s, 2 workers ${two.jobsPerS.toFixed(0)} jobs/s (speedup ${(two.jobsPerS / one.jobsPerS).toFixed(2)})`,
+      `  1 worker: ${describeCpu(one.cpu)}`,
+      `  2 workers: ${describeCpu(two.cpu)}`,
+    );
   }
   const speedup = runs[2]!.jobsPerS / runs[1]!.jobsPerS;
   metrics.push({
@@ -214,9 +172,9 @@ try {
   // The fault run: one of two workers SIGKILLed every few seconds and restarted.
   const name = `fault-${randomUUID()}`;
   const lockMs = 1000;
-  const children = [await startWorker(redis, name, 'f0', placement[0]!, lockMs), await startWorker(redis, name, 'f1', placement[1]!, lockMs)];
+  const children = [await startWorker(redis, name, 'f0', placement[0]!, lockMs, blobStores), await startWorker(redis, name, 'f1', placement[1]!, lockMs, blobStores)];
   const all: Child[] = [...children];
-  const queue = new JobQueue({ connection: redis.url, name, pollIntervalMs: 500 });
+  const queue = new JobQueue({ connection: redis.url, name, pollIntervalMs: 500, blobStores });
   const faultJobs = Number(values['fault-jobs']);
   let kills = 0;
   let stop = false;
@@ -229,7 +187,7 @@ try {
       children[i]!.process.kill('SIGKILL');
       await children[i]!.process;
       kills++;
-      children[i] = await startWorker(redis, name, `f${i}-${turn}`, placement[i]!, lockMs);
+      children[i] = await startWorker(redis, name, `f${i}-${turn}`, placement[i]!, lockMs, blobStores);
       all.push(children[i]!);
     }
   })();
@@ -300,14 +258,19 @@ try {
   });
 } finally {
   await engine.close();
+  for (const i of info) i.disconnect();
   await redis.dispose();
+  for (const s of storeServers) await s.dispose();
 }
+if (cpu.inProcess !== undefined) notes.push(`in-process: ${describeCpu(cpu.inProcess)}`);
 
 const date = new Date();
 const results = {
   date: date.toISOString(),
   gpu,
-  fake: fakeMs !== undefined,
+  // Not a GPU measurement: the FakeEngine or the simulated GPU.
+  fake: fakeMs !== undefined || simNs !== undefined,
+  sim: simNs ?? null,
   settings: {
     jobs: JOBS,
     window: WINDOW,
@@ -315,9 +278,12 @@ const results = {
     faultJobs: Number(values['fault-jobs']),
     faultSeconds: Number(values['fault-seconds']),
     killEveryS: Number(values['kill-every']),
+    blobStores: storeServers.length,
+    clients: setup.clients,
   },
   metrics,
   notes,
+  cpu,
   durationS: (performance.now() - started) / 1000,
 };
 const dir = process.env.TSCUDA_BENCH_OUT ?? join(ROOT, 'bench', 'results');

@@ -32,6 +32,8 @@ export type WireParams = Omit<JobSpec, 'data' | 'into' | 'signal'>;
 export interface WireJob {
   /** Format version, so a worker refuses what a newer client wrote instead of misreading it. */
   v: 1;
+  /** How many blob stores the client listed (absent: one), so a worker listing another number says so instead of looking in the wrong one. */
+  stores?: number | undefined;
   params: WireParams;
   /** Element type and count of the samples under `inputKey`. */
   dtype: WireDtype;
@@ -84,6 +86,11 @@ export function dtypeOf(a: WireArrayType): WireDtype {
 }
 const bytesOf = (dtype: WireDtype): number => TYPES[dtype].BYTES_PER_ELEMENT;
 
+/** Bytes of `count` values of `dtype`. */
+export function wireBytes(dtype: WireDtype, count: number): number {
+  return (TYPES[dtype]?.BYTES_PER_ELEMENT ?? 0) * count;
+}
+
 /** The samples as bytes: a view of the same memory when the array covers it exactly, else a copy. */
 export function samplesToBuffer(data: JobData): Buffer {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -111,26 +118,49 @@ function typedView(buffer: Buffer, offset: number, length: number, dtype: WireDt
   return new Type(copy);
 }
 
-/** Packs a result's arrays into one buffer (each at an 8-byte boundary) and splits off its scalars. */
-export function packResult(result: JobResult): { buffer: Buffer; arrays: WireArray[]; scalars: WireResult['scalars'] } {
+/**
+ * A result laid out for the wire: its arrays' bytes in order, each starting at an 8-byte
+ * boundary, as views of the arrays themselves (and zero padding between them), so the bytes go to
+ * Redis without being packed into one new buffer first; `bytes` is their total.
+ */
+export interface PackedResult {
+  pieces: Uint8Array[];
+  bytes: number;
+  arrays: WireArray[];
+  scalars: WireResult['scalars'];
+}
+
+const ZEROS = new Uint8Array(ALIGN);
+
+/** Lays out a result's arrays for the wire (no copy: see PackedResult) and splits off its scalars. */
+export function packResult(result: JobResult): PackedResult {
   const arrays: WireArray[] = [];
-  const present: WireArrayType[] = [];
+  const pieces: Uint8Array[] = [];
   let bytes = 0;
   for (const field of RESULT_ARRAY_FIELDS) {
     const a = result[field];
     if (a === undefined) continue;
+    if (bytes % ALIGN !== 0) {
+      pieces.push(ZEROS.subarray(0, align(bytes) - bytes));
+      bytes = align(bytes);
+    }
     arrays.push({ field, dtype: dtypeOf(a), length: a.length, offset: bytes });
-    present.push(a);
-    bytes = align(bytes + a.byteLength);
+    pieces.push(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    bytes += a.byteLength;
   }
-  const buffer = Buffer.alloc(bytes);
-  arrays.forEach((w, i) => {
-    const a = present[i]!;
-    buffer.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), w.offset);
-  });
+  // The total is padded too, as the estimate at submit counts it.
+  if (bytes % ALIGN !== 0) {
+    pieces.push(ZEROS.subarray(0, align(bytes) - bytes));
+    bytes = align(bytes);
+  }
   const scalars: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) if (!(RESULT_ARRAY_FIELDS as readonly string[]).includes(key) && value !== undefined) scalars[key] = value;
-  return { buffer, arrays, scalars: scalars as WireResult['scalars'] };
+  return { pieces, bytes, arrays, scalars: scalars as WireResult['scalars'] };
+}
+
+/** The pieces of a value as one buffer (for a connection that takes only whole values, and tests). */
+export function joinPieces(pieces: readonly Uint8Array[]): Buffer {
+  return Buffer.concat(pieces);
 }
 
 /** The result back from its scalars and packed arrays (views of `buffer` when aligned, else copies). */

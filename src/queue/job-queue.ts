@@ -7,12 +7,14 @@
  * another one would need.
  */
 import { randomBytes } from 'node:crypto';
-import { Job as BullJob, Queue, QueueEvents, type ConnectionOptions } from 'bullmq';
+import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobValidationError } from '../engine/errors.js';
 import type { JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, estimateResultBytes, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
+import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
@@ -36,7 +38,8 @@ import {
   rateLimitOption,
   type RateLimit,
 } from './options.js';
-import { completedView, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
+import { JobWatcher } from './job-watcher.js';
+import { readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
 
 /** Options of `new JobQueue(...)`. */
 export interface JobQueueOptions {
@@ -64,6 +67,13 @@ export interface JobQueueOptions {
   rateLimit?: RateLimit | undefined;
   /** How often pending handles are checked against Redis besides its events (a net for events missed while Redis was away), ms; default 2000. */
   pollIntervalMs?: number | undefined;
+  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
+  blobConnections?: number | undefined;
+  /**
+   * Redis servers that hold the samples and results (a job's on the one its id picks); default
+   * the queue's own Redis. Every client and worker of the queue must list the same, in the same order.
+   */
+  blobStores?: readonly QueueConnection[] | undefined;
 }
 
 /** Options of `submit()`. */
@@ -101,11 +111,10 @@ export class JobQueue {
   readonly name: string;
   readonly prefix: string;
   readonly #connection: QueueConnection;
-  readonly #redis: Redis;
+  readonly #stores: BlobStores;
   readonly #queue: Queue;
   readonly #queueRedis: Redis;
-  #events: QueueEvents | undefined;
-  #eventsRedis: Redis | undefined;
+  readonly #watcher: JobWatcher;
   readonly #keys: BlobKeys;
   readonly #precision: WireDtype;
   readonly #stages: ReadonlySet<string>;
@@ -115,9 +124,6 @@ export class JobQueue {
   readonly #inputTtlMs: number;
   readonly #attempts: number;
   readonly #rateLimit: RateLimit | undefined;
-  readonly #pollIntervalMs: number;
-  readonly #pending = new Map<string, QueueJobHandle>();
-  #poller: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(options: JobQueueOptions) {
@@ -136,14 +142,18 @@ export class JobQueue {
     this.#resultTtlMs = integerOption('resultTtlMs', options.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS);
     this.#inputTtlMs = integerOption('inputTtlMs', options.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS);
     this.#attempts = integerOption('attempts', options.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS);
-    this.#pollIntervalMs = integerOption('pollIntervalMs', options.pollIntervalMs, 2000, 10, 3_600_000);
+    const pollIntervalMs = integerOption('pollIntervalMs', options.pollIntervalMs, 2000, 10, 3_600_000);
     this.#rateLimit = rateLimitOption('rateLimit', options.rateLimit);
     this.#keys = new BlobKeys(this.prefix, this.name);
-    this.#redis = createRedis(this.#connection, `${this.prefix}:${this.name}:client`);
+    const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
+    this.#stores = new BlobStores(blobStoresOption(options.blobStores, this.#connection), `${this.prefix}:${this.name}:client`, blobConnections);
     // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
     this.#queueRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:queue`);
     this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
     this.#queue.on('error', () => undefined);
+    const { name, prefix } = this;
+    const [connection, queue, stores, queueRedis] = [this.#connection, this.#queue, this.#stores, this.#queueRedis];
+    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
   }
 
   /** Where Redis is, for messages (no password). */
@@ -153,7 +163,7 @@ export class JobQueue {
 
   /** Whether Redis answers now (the connection is up); a readiness probe reads this. */
   get reachable(): boolean {
-    return !this.#closed && this.#redis.status === 'ready';
+    return !this.#closed && this.#queueRedis.status === 'ready' && this.#stores.ready;
   }
 
   /** Resolves once Redis is reachable (waiting through reconnections) and the rate limit is stored. */
@@ -167,7 +177,8 @@ export class JobQueue {
     if (!this.reachable) return false;
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([this.#redis.ping().then((r) => r === 'PONG'), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+      const answered = Promise.all([this.#queueRedis.ping().then((r) => r === 'PONG'), this.#stores.ping(timeoutMs)]).then(([queue, stores]) => queue && stores);
+      return await Promise.race([answered, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
     } catch {
       return false;
     } finally {
@@ -179,6 +190,7 @@ export class JobQueue {
    * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
    * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
    * maxResultBytes), QueueUnavailableError (Redis is not reachable now), RangeError (bad options).
+   * The samples are sent from `spec.data` itself (no copy): leave it unchanged until this resolves.
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
@@ -198,11 +210,12 @@ export class JobQueue {
       throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
     }
     if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now; nothing was queued (retry later)`);
-    // The first submit waits for the events' connection, so this job's events are not missed.
-    await this.#startEvents();
+    // The first submit pins where the events are read from, so this job's events are not missed.
+    await this.#watcher.listen();
     const id = newJobId();
     const wire: WireJob = {
       v: 1,
+      stores: this.#stores.count,
       params,
       dtype: dtypeOf(data),
       samples: data.length,
@@ -213,7 +226,7 @@ export class JobQueue {
     const keepS = Math.ceil(this.#resultTtlMs / 1000);
     try {
       // The samples first: a worker that takes the job at once must find them.
-      await this.#redis.set(wire.inputKey, samplesToBuffer(data), 'PX', this.#inputTtlMs);
+      await this.#stores.forJob(id).set(wire.inputKey, samplesToBuffer(data), this.#inputTtlMs);
       await this.#queue.add('job', wire, {
         jobId: id,
         priority,
@@ -223,10 +236,13 @@ export class JobQueue {
         removeOnFail: { age: keepS },
       });
     } catch (error) {
-      void this.#redis.del(wire.inputKey).catch(() => undefined);
+      void this.#stores
+        .forJob(id)
+        .control.del(wire.inputKey)
+        .catch(() => undefined);
       throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
     }
-    const handle = this.#handle(id);
+    const handle = this.#handle(id, this.#watcher.mark());
     if (signal !== undefined) {
       if (signal.aborted) void handle.cancel();
       else signal.addEventListener('abort', () => void handle.cancel(), { once: true });
@@ -236,34 +252,26 @@ export class JobQueue {
 
   /** A handle on job `id` (submitted by any client); its `result` settles once the job does. */
   job(id: string): QueueJobHandle {
-    const known = this.#pending.get(id);
-    if (known !== undefined) return known;
-    return this.#handle(id);
+    return this.#watcher.pending.get(id) ?? this.#handle(id, undefined);
   }
 
-  #handle(id: string): QueueJobHandle {
+  /** A handle on `id`; `mark` (taken right after this client added the job) spares it a look at Redis when it starts watching. */
+  #handle(id: string, mark: number | undefined): QueueJobHandle {
     const handle: QueueJobHandle = new QueueJobHandle(id, {
       view: () => this.view(id),
       cancel: () => this.cancel(id),
       watch: () => {
         if (this.#closed) return handle.settle({ error: new QueueUnavailableError(`queue ${this.name} is closed`) });
-        this.#pending.set(id, handle);
-        void this.#startEvents();
-        this.#startPolling();
-        // Events from before the watch began were not heard: look once now.
-        void this.#refresh(id);
+        this.#watcher.watch(handle, mark);
       },
-      forget: () => {
-        if (this.#pending.get(id) === handle) this.#pending.delete(id);
-        if (this.#pending.size === 0) this.#stopPolling();
-      },
+      forget: () => this.#watcher.forget(handle),
     });
     return handle;
   }
 
   /** Job `id` as any client sees it: its status, and its result or error once finished. */
   view(id: string): Promise<QueueJobView> {
-    return readOutcome(this.#queue, this.#redis, this.#keys, id);
+    return readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id);
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
@@ -274,21 +282,23 @@ export class JobQueue {
     if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
     // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
     if ((await this.#queue.remove(id)) !== 1) return false;
-    await this.#redis.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
-    await this.#redis.del((job.data as WireJob).inputKey);
-    this.#pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
+    const store = this.#stores.forJob(id).control;
+    await store.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
+    await store.del((job.data as WireJob).inputKey);
+    this.#watcher.pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
     return true;
   }
 
   /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
   async forget(id: string): Promise<boolean> {
     const job = await BullJob.fromId(this.#queue, id);
-    if (job === undefined) return (await this.#redis.del(this.#keys.cancelled(id))) > 0;
+    const store = this.#stores.forJob(id).control;
+    if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
     const state = await job.getState();
     if (state !== 'completed' && state !== 'failed') return false;
     const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
     await this.#queue.remove(id);
-    if (typeof resultKey === 'string') await this.#redis.del(resultKey);
+    if (typeof resultKey === 'string') await store.del(resultKey);
     return true;
   }
 
@@ -302,90 +312,36 @@ export class JobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#stopPolling();
-    for (const handle of [...this.#pending.values()])
-      handle.settle({ error: new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`) });
-    this.#pending.clear();
     // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
+    const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([this.#events?.close(), this.#queue.close()]), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    await Promise.race([
+      Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]),
+      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
+    ]);
     clearTimeout(timer);
     void this.#queue.disconnect().catch(() => undefined);
-    this.#redis.disconnect();
+    this.#stores.disconnect();
     this.#queueRedis.disconnect();
-    this.#eventsRedis?.disconnect();
   }
 
   /** Whether Redis is reachable now or becomes so within `ms` (a new client's first connection, a reconnection under way). */
   async #reachableWithin(ms: number): Promise<boolean> {
     if (this.reachable) return true;
     if (this.#closed) return false;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#redis.off('ready', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#redis.once('ready', done);
-    });
+    const deadline = Date.now() + ms;
+    if (this.#queueRedis.status !== 'ready')
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.#queueRedis.off('ready', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        this.#queueRedis.once('ready', done);
+      });
+    await this.#stores.whenReady(Math.max(0, deadline - Date.now()));
     return this.reachable;
-  }
-
-  /** Settles or updates the handle of `id` from what Redis holds now. */
-  async #refresh(id: string): Promise<void> {
-    const handle = this.#pending.get(id);
-    if (handle === undefined) return;
-    try {
-      handle.update(await this.view(id));
-    } catch {
-      // Redis away: the next poll or event tries again.
-    }
-  }
-
-  #eventsReady: Promise<void> | undefined;
-
-  /** Starts listening to the queue's events (once); resolves when the listener is connected, or after a bounded wait while Redis is away. */
-  #startEvents(): Promise<void> {
-    if (this.#eventsReady !== undefined || this.#closed) return this.#eventsReady ?? Promise.resolve();
-    this.#eventsRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:events`);
-    const events = new QueueEvents(this.name, { connection: this.#eventsRedis as unknown as ConnectionOptions, prefix: this.prefix });
-    this.#events = events;
-    events.on('error', () => undefined);
-    const refresh = ({ jobId }: { jobId: string }): void => void this.#refresh(jobId);
-    // The event carries the return value: the result is one read away (no look at the job first).
-    events.on('completed', ({ jobId, returnvalue }) => {
-      const handle = this.#pending.get(jobId);
-      if (handle === undefined) return;
-      completedView(this.#redis, jobId, returnvalue).then(
-        (view) => handle.update(view),
-        () => void this.#refresh(jobId),
-      );
-    });
-    events.on('failed', refresh);
-    events.on('removed', refresh);
-    events.on('active', ({ jobId }) => this.#pending.get(jobId)?.setStatus('running'));
-    events.on('waiting', ({ jobId }) => this.#pending.get(jobId)?.setStatus('queued'));
-    events.on('progress', ({ jobId, data }) => this.#pending.get(jobId)?.progress(data));
-    let timer: NodeJS.Timeout | undefined;
-    this.#eventsReady = Promise.race([events.waitUntilReady(), new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBMIT_CONNECT_WAIT_MS)))])
-      .catch(() => undefined)
-      .finally(() => clearTimeout(timer));
-    return this.#eventsReady;
-  }
-
-  #startPolling(): void {
-    if (this.#poller !== undefined || this.#closed) return;
-    this.#poller = setInterval(() => {
-      const now = Date.now();
-      for (const handle of this.#pending.values()) if (now - handle.lastHeardAt >= this.#pollIntervalMs) void this.#refresh(handle.id);
-    }, this.#pollIntervalMs);
-    this.#poller.unref();
-  }
-
-  #stopPolling(): void {
-    clearInterval(this.#poller);
-    this.#poller = undefined;
   }
 }
 

@@ -4,7 +4,7 @@
  * from the result key) or why it failed.
  */
 import { Job as BullJob, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { BlobPool } from './blob-pool.js';
 import type { JobResult, JobStatus } from '../engine/types.js';
 import { unpackResult, type QueueRunInfo, type WireResult } from './codec.js';
 import { QueueJobCancelledError, QueueJobError, UnknownQueueJobError } from './errors.js';
@@ -29,13 +29,13 @@ export interface QueueJobView {
 }
 
 /** Reads job `id`'s view from Redis. Rejects only when Redis cannot be read. */
-export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id: string): Promise<QueueJobView> {
+export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys, id: string): Promise<QueueJobView> {
   // The state first, then the job: read the other way round, a job that completes in between
   // would be 'completed' without the return value its fetched copy lacks.
   const state = await queue.getJobState(id);
   const job = state === 'unknown' ? undefined : await BullJob.fromId(queue, id);
   if (job === undefined) {
-    if ((await redis.exists(keys.cancelled(id))) === 1) return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
+    if ((await blobs.control.exists(keys.cancelled(id))) === 1) return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
     return { id, status: 'unknown', attempts: 0 };
   }
   const attempts = job.attemptsStarted ?? 0;
@@ -43,7 +43,7 @@ export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id
     case 'active':
       return { id, status: 'running', attempts };
     case 'completed':
-      return completedView(redis, id, job.returnvalue, attempts);
+      return completedView(blobs, id, job.returnvalue, attempts);
     case 'failed':
       return { id, status: 'error', attempts, error: new QueueJobError(id, job.failedReason || 'no reason given', attempts) };
     case 'unknown':
@@ -55,11 +55,11 @@ export async function readOutcome(queue: Queue, redis: Redis, keys: BlobKeys, id
 }
 
 /** A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried): reads the result's arrays. */
-export async function completedView(redis: Redis, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
+export async function completedView(blobs: BlobPool, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
   const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as WireResult | null;
   if (wire === null || typeof wire !== 'object' || wire.v !== 1)
     return { id, status: 'error', attempts: attempts ?? 0, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts ?? 0) };
-  const buffer = await redis.getBuffer(wire.resultKey);
+  const buffer = await blobs.get(wire.resultKey, wire.bytes);
   if (buffer === null)
     return { id, status: 'error', attempts: attempts ?? wire.run.attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
   const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;

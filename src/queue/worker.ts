@@ -11,10 +11,11 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { isStickyError } from '../engine/errors.js';
 import type { JobEngineLike, JobResult } from '../engine/types.js';
-import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
+import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { BlobStores, blobStoresOption } from './blob-stores.js';
+import { packResult, samplesFromBuffer, wireBytes, type WireJob, type WireResult } from './codec.js';
 import { createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue.js';
@@ -50,6 +51,10 @@ export interface QueueWorkerOptions {
   log?: ((line: string) => void) | undefined;
   /** Summary line period, ms; default 10000 (0: none). */
   logIntervalMs?: number | undefined;
+  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
+  blobConnections?: number | undefined;
+  /** Redis servers that hold the samples and results, as the clients list them (JobQueue's `blobStores`); default the queue's own Redis. */
+  blobStores?: readonly QueueConnection[] | undefined;
 }
 
 /** A running worker. */
@@ -90,7 +95,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const limiter = rateLimitOption('rateLimit', options.rateLimit);
   const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
   const keys = new BlobKeys(prefix, name);
-  const redis: Redis = createRedis(options.connection, `${prefix}:${name}:worker-blobs`);
+  const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
+  const stores = new BlobStores(blobStoresOption(options.blobStores, options.connection), `${prefix}:${name}:worker-blobs`, blobConnections);
   const queueRedis = createRedis(options.connection, `${prefix}:${name}:worker-queue`);
   const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
   queue.on('error', () => undefined);
@@ -113,9 +119,16 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
       );
     if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
-    // Not awaited: the report rides the same connection ahead of the next command; a job's latency does not wait for it.
+    // The samples are asked for first and the report after it (not awaited): Redis runs the
+    // read before the report's script, so the job's latency does not wait for the report.
+    if ((data.stores ?? 1) !== stores.count)
+      throw new UnrecoverableError(
+        `blob stores: the job's client lists ${data.stores ?? 1}, worker ${workerName} lists ${stores.count} (every client and worker must list the same)`,
+      );
+    const blobs = stores.forJob(job.id!);
+    const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples));
     void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
-    const input = await redis.getBuffer(data.inputKey);
+    const input = await reading;
     if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
     try {
@@ -127,14 +140,16 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     }
     const packed = packResult(result);
     const limit = Math.min(maxResultBytes, data.maxResultBytes);
-    if (packed.buffer.byteLength > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.buffer.byteLength, limit, 'measured by the worker')));
-    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
     const resultKey = keys.result(job.id!, attempt);
-    await redis.set(resultKey, packed.buffer, 'PX', data.resultTtlMs);
+    // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
+    const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
+    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+    await storing;
     return {
       v: 1,
       resultKey,
-      bytes: packed.buffer.byteLength,
+      bytes: packed.bytes,
       arrays: packed.arrays,
       scalars: packed.scalars,
       run: { jobId: job.id!, worker: workerName, attempts: attempt, stalls: job.stalledCounter },
@@ -168,13 +183,20 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   };
   worker.on('completed', (job) => {
     settle(job, 'completed');
-    void redis.del((job.data as WireJob).inputKey).catch(() => undefined);
+    void stores
+      .forJob(job.id!)
+      .control.del((job.data as WireJob).inputKey)
+      .catch(() => undefined);
   });
   worker.on('failed', (job, error) => {
     if (job === undefined) return;
     const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     settle(job, final ? 'failed' : 'retried', error.message);
-    if (final) void redis.del((job.data as WireJob).inputKey).catch(() => undefined);
+    if (final)
+      void stores
+        .forJob(job.id!)
+        .control.del((job.data as WireJob).inputKey)
+        .catch(() => undefined);
   });
   worker.on('stalled', (jobId) => log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`));
 
@@ -187,7 +209,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       await worker.close();
       log.stop();
       await queue.close().catch(() => undefined);
-      redis.disconnect();
+      stores.disconnect();
       queueRedis.disconnect();
       workerRedis.disconnect();
       log.line(`stopped (completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried})`);
@@ -221,6 +243,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   // Getters, so each read sees the current state (Object.assign would copy their values once).
   return Object.defineProperties(running, {
     lostError: { get: () => lostError, enumerable: true },
-    reachable: { get: () => redis.status === 'ready', enumerable: true },
+    reachable: { get: () => queueRedis.status === 'ready' && stores.ready, enumerable: true },
   }) as QueueWorker;
 }

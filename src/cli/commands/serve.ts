@@ -53,6 +53,8 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       server answers any job id, \`tscuda worker\` processes run the jobs, and
                       a server without a GPU is a front (ready while Redis answers)
   --queue NAME        the job queue's name (default tscuda-jobs; the workers' must match)
+  --blob-redis URL    a Redis that holds the queue's samples and results (repeat for several;
+                      default the --redis one; the workers' must match, in the same order)
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
   --log               log every request (JSON lines on stdout)
@@ -135,6 +137,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       drain: { type: 'string' },
       redis: { type: 'string' },
       queue: { type: 'string' },
+      'blob-redis': { type: 'string', multiple: true },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -179,6 +182,12 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   if (values.queue !== undefined) {
     if (config.redis === undefined) throw new UsageError('--queue needs --redis');
     config.queueName = values.queue;
+  }
+  if (values['blob-redis'] !== undefined) {
+    if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');
+    for (const url of values['blob-redis'])
+      if (!/^rediss?:\/\/./.test(url)) throw new UsageError(`--blob-redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url.slice(0, 100))}`);
+    config.blobRedis = values['blob-redis'];
   }
   const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
   return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };
@@ -260,7 +269,7 @@ async function serve(args: string[]): Promise<number> {
   if (config.redis !== undefined) {
     // Redis unreachable at start: one line and exit 1 (once running, a lost Redis is retried and ready says so).
     try {
-      await checkRedis(config.redis);
+      for (const url of [config.redis, ...(config.blobRedis ?? [])]) await checkRedis(url);
     } catch (error) {
       console.error(`tscuda serve: ${(error as Error).message}`);
       return EXIT_CODES.failed;

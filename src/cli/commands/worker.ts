@@ -21,6 +21,8 @@ by another worker, up to its attempts, then fails with the reason.
   --redis URL         Redis, e.g. redis://10.0.0.5:6379 (required; unreachable at start: exit 1)
   --queue NAME        queue name (default ${DEFAULT_QUEUE_NAME}); clients must use the same
   --prefix P          Redis key prefix (default tscuda)
+  --blob-redis URL    a Redis that holds samples and results (repeat for several; default the
+                      --redis one); clients must list the same, in the same order
   --devices L         GPUs of the engine: "all" (default) or ordinals like 0,1
   --lanes N           lanes (CUDA streams) per device (default 4)
   --precision P       f32 (default) or f64 arithmetic on the GPU
@@ -45,6 +47,7 @@ export function parseWorkerArgs(args: string[]) {
     allowPositionals: false,
     options: {
       redis: { type: 'string' },
+      'blob-redis': { type: 'string', multiple: true },
       queue: { type: 'string' },
       prefix: { type: 'string' },
       devices: { type: 'string' },
@@ -64,6 +67,8 @@ export function parseWorkerArgs(args: string[]) {
   if (values.help === true) return { help: true as const };
   if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
   if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis)}`);
+  const blobRedis = values['blob-redis'];
+  for (const url of blobRedis ?? []) if (!/^rediss?:\/\/./.test(url)) throw new UsageError(`--blob-redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
   // The CLI's one spelling of a device list (the placement rule's parser): every GPU by default.
   const devices = deviceSelection({ devices: values.devices });
   const precision = values.precision ?? 'f32';
@@ -80,6 +85,7 @@ export function parseWorkerArgs(args: string[]) {
   return {
     help: false as const,
     redis: values.redis,
+    blobRedis,
     queue: values.queue,
     prefix: values.prefix,
     devices,
@@ -135,7 +141,7 @@ async function work(args: string[]): Promise<number> {
     return 0;
   }
   try {
-    await checkRedis(options.redis);
+    for (const url of [options.redis, ...(options.blobRedis ?? [])]) await checkRedis(url);
   } catch (error) {
     console.error(`tscuda worker: ${(error as Error).message}`);
     return 1;
@@ -161,6 +167,7 @@ async function work(args: string[]): Promise<number> {
   const log = (line: string): void => console.error(line);
   const worker = await runQueueWorker({
     connection: options.redis,
+    blobStores: options.blobRedis,
     engine,
     name: options.queue,
     prefix: options.prefix,

@@ -57,6 +57,8 @@ export function serverOptions(config: WorkerConfig, parts: ServeParts, env: Node
     ...(parts.info === undefined ? {} : { info: parts.info }),
     ...(config.redis === undefined
       ? {}
-      : { jobs: queueJobService(new JobQueue({ connection: config.redis, ...(config.queueName === undefined ? {} : { name: config.queueName }) }), { ownsQueue: true }) }),
+      : {
+          jobs: queueJobService(new JobQueue({ connection: config.redis, name: config.queueName, blobStores: config.blobRedis }), { ownsQueue: true }),
+        }),
   };
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../../src/engine/types.js';
 import { validateJob } from '../../../src/engine/validate.js';
-import { estimateResultBytes, packResult, samplesFromBuffer, samplesToBuffer, unpackResult } from '../../../src/queue/codec.js';
+import { estimateResultBytes, joinPieces, packResult, samplesFromBuffer, samplesToBuffer, unpackResult } from '../../../src/queue/codec.js';
 import { fakeResult } from '../server/fake-engine.js';
 
 const random = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
@@ -13,7 +13,9 @@ describe('queue codec', () => {
     const result = fakeResult(spec, 9, 'f32');
     result.spectrum = random(3 * 7); // odd length: the next array starts after padding
     const packed = packResult(result);
-    for (const buffer of [packed.buffer, Buffer.concat([Buffer.alloc(3), packed.buffer]).subarray(3)]) {
+    const joined = joinPieces(packed.pieces);
+    expect(joined.byteLength).toBe(packed.bytes);
+    for (const buffer of [joined, Buffer.concat([Buffer.alloc(3), joined]).subarray(3)]) {
       const back = unpackResult(packed.scalars, packed.arrays, buffer);
       for (const f of ['filtered', 'spectrum', 'bandPowers', 'waveletPower'] as const) {
         expect(back[f]!.constructor).toBe(result[f]!.constructor);
@@ -23,7 +25,7 @@ describe('queue codec', () => {
       expect(back.timings).toEqual(result.timings);
     }
     expect(packed.arrays.every((a) => a.offset % 8 === 0)).toBe(true);
-    expect(() => unpackResult(packed.scalars, packed.arrays, packed.buffer.subarray(0, 8))).toThrow(/ends at byte/);
+    expect(() => unpackResult(packed.scalars, packed.arrays, joined.subarray(0, 8))).toThrow(/ends at byte/);
   });
 
   it('carries samples bit for bit, and names a size mismatch', () => {
@@ -57,7 +59,9 @@ describe('queue codec', () => {
         if (spec.flags.includes('cycles'))
           result.bandWaves = precision === 'f32' ? random(job.batch * job.bands.length * job.length) : Float64Array.from(random(job.batch * job.bands.length * job.length));
         if (spec.flags.includes('stft')) result.spectrum = precision === 'f32' ? random(job.batch * job.previewBins) : new Float64Array(job.batch * job.previewBins);
-        expect(estimateResultBytes(job, precision)).toBe(packResult(result).buffer.byteLength);
+        const packed = packResult(result);
+        expect(joinPieces(packed.pieces).byteLength).toBe(packed.bytes);
+        expect(estimateResultBytes(job, precision)).toBe(packed.bytes);
       }
   });
 });

@@ -47,8 +47,8 @@ export interface TestRedis {
   dispose(): Promise<void>;
 }
 
-/** Starts a redis-server on a free port; `persistent` turns on the append-only file (in a temporary directory). */
-export async function startRedis(options: { persistent?: boolean } = {}): Promise<TestRedis> {
+/** Starts a redis-server on a free port; `persistent` turns on the append-only file (in a temporary directory); `args` are more redis-server options (`--io-threads 4`). */
+export async function startRedis(options: { persistent?: boolean; args?: readonly string[] } = {}): Promise<TestRedis> {
   const bin = redisServerPath();
   if (bin === undefined) throw new Error(redisSkipReason);
   const port = await freePort();
@@ -57,8 +57,15 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
   let child: ChildProcess | undefined;
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', options.persistent === true ? 'yes' : 'no'];
   if (options.persistent === true) args.push('--appendfsync', 'always');
+  args.push(...(options.args ?? []));
   const start = async (): Promise<void> => {
-    child = spawn(bin, args, { stdio: 'ignore' });
+    const spawned = spawn(bin, args, { stdio: 'ignore' });
+    child = spawned;
+    // A program that ends without dispose() (an uncaught error, process.exit) takes its Redis
+    // with it: an orphaned one would keep every byte it was sent.
+    const orphan = (): void => void spawned.kill('SIGKILL');
+    process.once('exit', orphan);
+    spawned.once('exit', () => process.off('exit', orphan));
     const deadline = Date.now() + 10_000;
     for (;;) {
       try {

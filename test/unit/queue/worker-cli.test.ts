@@ -25,6 +25,9 @@ describe('tscuda worker', () => {
     expect(twice.exitCode).toBe(2);
     expect(twice.stderr.trim().split('\n')).toHaveLength(1);
     expect(twice.stderr).toMatch(/^tscuda worker: --devices: device 0 is listed twice/);
+    const blob = await tscuda('--redis', 'redis://127.0.0.1:6379', '--blob-redis', '10.0.0.6:6379');
+    expect(blob.exitCode).toBe(2);
+    expect(blob.stderr).toMatch(/^tscuda worker: --blob-redis must be a redis:\/\/ or rediss:\/\/ URL/);
   }, 60_000);
 
   it('says in one line that Redis is unreachable, and exits 1', async () => {

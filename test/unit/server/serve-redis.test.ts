@@ -13,6 +13,16 @@ import { BIN, freePort, ROOT, spawnServe } from './serve-process.js';
 import { execa } from 'execa';
 
 describe('tscuda serve --redis: usage and start-up', () => {
+  let usageRedis: TestRedis | undefined;
+  let redisUrlForUsage = 'redis://127.0.0.1:1';
+  beforeAll(async () => {
+    if (redisSkipReason !== undefined) return;
+    usageRedis = await startRedis();
+    redisUrlForUsage = usageRedis.url;
+  });
+  afterAll(async () => {
+    await usageRedis?.dispose();
+  });
   it('an unreachable Redis at start: one line naming it, exit 1; --queue alone: usage, exit 2', async () => {
     const down = await execa('node', [BIN, 'serve', '--workers', '0', '--port', '0', '--redis', 'redis://127.0.0.1:1'], { cwd: ROOT, reject: false, timeout: 30_000 });
     expect(down.exitCode).toBe(1);
@@ -21,6 +31,17 @@ describe('tscuda serve --redis: usage and start-up', () => {
     const usage = await execa('node', [BIN, 'serve', '--queue', 'q'], { cwd: ROOT, reject: false, timeout: 30_000 });
     expect(usage.exitCode).toBe(2);
     expect(usage.stderr).toMatch(/--queue needs --redis/);
+    const blobs = await execa('node', [BIN, 'serve', '--blob-redis', 'redis://127.0.0.1:1'], { cwd: ROOT, reject: false, timeout: 30_000 });
+    expect(blobs.exitCode).toBe(2);
+    expect(blobs.stderr).toMatch(/--blob-redis needs --redis/);
+    // Every blob store is checked at start, as the queue's Redis is.
+    const store = await execa('node', [BIN, 'serve', '--workers', '0', '--port', '0', '--redis', redisUrlForUsage, '--blob-redis', 'redis://127.0.0.1:1'], {
+      cwd: ROOT,
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(store.exitCode).toBe(1);
+    expect(store.stderr).toMatch(/Redis at .*127\.0\.0\.1:1.* is unreachable/);
   }, 60_000);
 });
 
