@@ -8,7 +8,7 @@
  * then on one cuGraphLaunch replays it.
  *
  * A graph holds raw addresses: of the lane's buffers and of the signal layer's scratch, tables,
- * kernels and plans. The caller names them all in `generation` (counters that change whenever any
+ * kernels and plans. The caller names them all in `generation` (a count that changes whenever any
  * of that memory may have gone away) and the job's every parameter in `key`; a new generation
  * retires every graph (destroyed once the stream has passed the work that may still replay them).
  * A capture that fails (an operation a capture cannot hold) runs the work as it is and is not
@@ -94,7 +94,7 @@ export class ComputeGraphs {
   readonly #seen = new Set<string>();
   readonly #failed = new Set<string>();
   #retired: { works: CapturedWork[]; marker: StreamMarker }[] = [];
-  #generation = '';
+  #generation = -1;
   /** Jobs by how their compute went (for stats and tests). */
   readonly counts: Record<ComputeMode, number> = { eager: 0, captured: 0, replayed: 0 };
 
@@ -116,7 +116,7 @@ export class ComputeGraphs {
    * for a job whose parameters are `key` and whose memory is `generation`: replays its graph, or
    * captures one the second time `key` comes, or runs it as it is.
    */
-  run(key: string, generation: string, compute: () => void): ComputeMode {
+  run(key: string, generation: number, compute: () => void): ComputeMode {
     if (this.#retired.length > 0) this.#reap();
     if (generation !== this.#generation) {
       this.#retireAll();

@@ -126,7 +126,8 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   if (graphs && job.stages.length === 0 && !job.wavelet) {
     // No stages (user code may enqueue anything) and no wavelet: the compute replays from a graph
     // once this slot has met the job's shape twice (compute-graphs.ts).
-    const generation = `${buf.generation}:${signalWorkspace.generation(s)}`;
+    // Both counters only grow: their sum changes whenever either does.
+    const generation = buf.generation + signalWorkspace.generation(s);
     progress.stage = 'compute';
     graphs.run(seriesComputeKey(job, rows, slot.index), generation, () =>
       buf.withoutAllocation(() => enqueueSeriesCompute(lane, job, rows, b, progress), 'the compute is captured into a graph'),

@@ -116,11 +116,6 @@ class ContextState {
   readonly kernels: SignalKernels;
   readonly launchers = new Map<string, Launch>();
   readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
-  /**
-   * 1-D basic plans by `type:n:batch`, in front of the plan cache: a job looks its plans up several
-   * times, and the cache's full key (geometry, layout, context id) costs microseconds each time.
-   */
-  readonly plans = new Map<string, FftPlan>();
   constructor(readonly context: Context) {
     this.kernels = loadSignalKernels({ context });
   }
@@ -191,14 +186,7 @@ export class SignalWorkspace {
 
   /** A cached 1-D batched plan of `n`-point transforms. */
   plan<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
-    const state = this.#state(context);
-    const key = `${type}:${n}:${batch}`;
-    const known = state.plans.get(key);
-    if (known && !known.disposed) return known as unknown as FftPlan<T>;
-    const plan = this.plans.get({ shape: [n], type, batch, context });
-    if (state.plans.size >= 256) state.plans.clear(); // a front, not the owner: bounded, refilled from the cache
-    state.plans.set(key, plan as unknown as FftPlan);
-    return plan;
+    return this.plans.basic(context, type, n, batch);
   }
 
   /**

@@ -1,4 +1,5 @@
 /** Plan reuse: planning costs milliseconds, a cache hit a Map lookup. */
+import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import type { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
@@ -13,6 +14,8 @@ import { FftPlan } from './plan.js';
  */
 export class FftPlanCache {
   readonly #plans = new Map<string, FftPlan>();
+  /** 1-D basic plans by context and `type:n:batch`, in front of #plans: their full key (geometry, layout, context id) costs microseconds, and a job asks several times. */
+  readonly #basic = new Map<Context, Map<string, FftPlan>>();
   readonly #ids = new WeakMap<object, number>();
   #nextId = 1;
   hits = 0;
@@ -57,6 +60,22 @@ export class FftPlanCache {
     return plan;
   }
 
+  /** The cached `batch` x `n`-point 1-D plan of `type` in `context` (get() with a basic layout), found without building get()'s key. */
+  basic<T extends FftType>(context: Context, type: T, n: number, batch: number): FftPlan<T> {
+    let byShape = this.#basic.get(context);
+    const key = `${type}:${n}:${batch}`;
+    const known = byShape?.get(key);
+    if (known && !known.disposed && !context.disposed) {
+      this.hits++;
+      return known as unknown as FftPlan<T>;
+    }
+    const plan = this.get({ shape: [n], type, batch, context });
+    if (!byShape) this.#basic.set(context, (byShape = new Map()));
+    if (byShape.size >= 256) byShape.clear(); // a front, not the owner: bounded, refilled from #plans
+    byShape.set(key, plan as unknown as FftPlan);
+    return plan;
+  }
+
   /** True when a live plan for `d` is cached. */
   has(d: FftPlanDescriptor): boolean {
     const p = this.#plans.get(this.key(d));
@@ -72,6 +91,7 @@ export class FftPlanCache {
   clear(): void {
     const plans = [...this.#plans.values()];
     this.#plans.clear();
+    this.#basic.clear();
     if (plans.length > 0) this.generation++;
     let first: unknown;
     for (const p of plans) {

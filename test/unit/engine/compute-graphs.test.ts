@@ -45,7 +45,7 @@ function harness(options: { failCapture?: (key: string) => boolean; maxGraphs?: 
   };
   const stream = fakeStream();
   const graphs = new ComputeGraphs(stream as unknown as Stream, 'lane 0', { capture, mark, maxGraphs: options.maxGraphs });
-  const run = (key: string, generation = 'g1'): string => {
+  const run = (key: string, generation = 1): string => {
     current = key;
     let enqueued = 0;
     const mode = graphs.run(key, generation, () => {
@@ -83,15 +83,15 @@ describe('ComputeGraphs (a lane captures a job shape the second time and replays
     const h = harness();
     h.run('a');
     h.run('a');
-    expect(h.run('a', 'g2')).toBe('eager/1');
+    expect(h.run('a', 2)).toBe('eager/1');
     expect(h.graphs.size).toBe(0);
     expect(h.markers).toHaveLength(1);
     expect(h.log.filter((l) => l.startsWith('dispose'))).toEqual([]);
     // Not yet passed: kept.
-    h.run('a', 'g2');
+    h.run('a', 2);
     expect(h.log.filter((l) => l.startsWith('dispose'))).toEqual([]);
     h.markers[0]!.done = true;
-    expect(h.run('a', 'g2')).toBe('replayed/0');
+    expect(h.run('a', 2)).toBe('replayed/0');
     expect(h.log.filter((l) => l.startsWith('dispose'))).toEqual(['dispose a (lane 0 compute graph 0)']);
     expect(h.markers[0]!.disposed).toBe(true);
   });
@@ -124,8 +124,8 @@ describe('ComputeGraphs (a lane captures a job shape the second time and replays
     const h = harness();
     h.run('a');
     h.run('a');
-    h.run('b', 'g2');
-    h.run('b', 'g2');
+    h.run('b', 2);
+    h.run('b', 2);
     h.graphs.dispose();
     expect(h.log.filter((l) => l.startsWith('dispose')).sort()).toEqual(['dispose a (lane 0 compute graph 0)', 'dispose b (lane 0 compute graph 0)']);
     expect(h.markers.every((m) => m.disposed)).toBe(true);

@@ -160,6 +160,7 @@ function dft(type: string, inverse: boolean, n: number, rows: number, input: Hos
 export class FakePlanCache {
   hits = 0;
   misses = 0;
+  generation = 0;
   readonly #seen = new Set<string>();
   get(d: FftPlanDescriptor): { forward: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void; inverse: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void } {
     const g = fftGeometry(d);
@@ -177,6 +178,10 @@ export class FakePlanCache {
       dft(g.type, direction === 'inverse', g.n[0]!, g.batch, i.host, out.host);
     };
     return { forward: run('forward'), inverse: run('inverse') };
+  }
+  /** FftPlanCache.basic: the 1-D plan of `type`, `n` points, `batch` transforms. */
+  basic(context: unknown, type: FftPlanDescriptor['type'], n: number, batch: number): ReturnType<FakePlanCache['get']> {
+    return this.get({ shape: [n], type, batch, context } as FftPlanDescriptor);
   }
   clear(): void {
     this.#seen.clear();
