@@ -91,13 +91,18 @@ function laneTable(stats: EngineStats): string {
   return formatTable(rows);
 }
 
-/** One row per GPU: its lanes' jobs and rate, its share of its own link's bound (measured alone), GPU busy. */
+/**
+ * One row per GPU: its lanes' jobs and rate, its share of the PCIe bound, GPU busy. The job copies
+ * in and out at once, so a GPU's bound is its both-directions rate; with several GPUs at work it
+ * is the smaller of that (measured alone) and an equal share of what all of them carry at once,
+ * since GPUs behind one switch or socket share the host's side of the link.
+ */
 function deviceTable(stats: EngineStats, links: LinkBounds, names: ReadonlyMap<number, string>): string {
   const rows = [['GPU', 'lanes', 'jobs', 'Gsamples/s', '% of its PCIe bound', 'GPU busy']];
+  const share = links.together.both / Math.max(1, links.perDevice.length);
   for (const d of stats.devices) {
     const link = links.perDevice.find((l) => l.device === d.device);
-    // The job copies in and out at once: its bound is the both-directions rate.
-    const bound = link ? link.both / 4 : 0;
+    const bound = link ? Math.min(link.both, share) / 4 : 0;
     rows.push([
       `${d.device} (${names.get(d.device) ?? '?'})`,
       String(d.lanes),
