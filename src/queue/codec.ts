@@ -8,7 +8,7 @@
  * Pure: no Redis here.
  */
 import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
-import type { JobData, JobResult, JobSpec } from '../engine/types.js';
+import type { JobData, JobOutputArrays, JobResult, JobSpec } from '../engine/types.js';
 import type { NormalizedJob } from '../engine/validate.js';
 
 export { RESULT_ARRAY_FIELDS };
@@ -232,8 +232,9 @@ export function estimateResultBytes(job: NormalizedJob, precision: WireDtype): n
 }
 
 /** Typed views of `buffer` (8-byte aligned, at least `bytes` long) for a job's result arrays: its `into`. */
-export function layoutViews(buffer: Buffer, slots: readonly ResultSlot[]): Partial<Record<ResultArrayField, WireArrayType>> {
+export function layoutViews(buffer: Buffer, slots: readonly ResultSlot[]): JobOutputArrays {
   const out: Partial<Record<ResultArrayField, WireArrayType>> = {};
   for (const s of slots) out[s.field] = new TYPES[s.dtype](buffer.buffer as ArrayBuffer, buffer.byteOffset + s.offset, s.length);
-  return out;
+  // resultLayout gives each field its engine type (never i16): the views are the job's `into`.
+  return out as JobOutputArrays;
 }

@@ -71,7 +71,7 @@ export class WorkerMemory {
     }
     if (layout.bytes === 0) return undefined;
     const buffer = this.#pool.take(layout.bytes);
-    return { into: layoutViews(buffer, layout.slots) as JobOutputArrays, buffer };
+    return { into: layoutViews(buffer, layout.slots), buffer };
   }
 
   /** Hands back memory from take() or outputs() once nothing reads or writes it (other buffers are ignored). */
