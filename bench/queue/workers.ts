@@ -26,8 +26,11 @@ export interface BenchChild {
 /** A running worker process. */
 export type WorkerChild = BenchChild;
 
+/** More node options for every child, space-separated (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the workers and clients). */
+const NODE_ARGS = (process.env.TSCUDA_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+
 async function startChild(script: string, args: readonly string[], name: string): Promise<BenchChild> {
-  const child = execa('node', ['--import', 'tsx', script, ...args], { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit', stdin: 'pipe' });
+  const child = execa('node', [...NODE_ARGS, '--import', 'tsx', script, ...args], { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit', stdin: 'pipe' });
   const completed: string[] = [];
   const waiters: { prefix: string; resolve: (rest: string) => void }[] = [];
   await new Promise<void>((resolve, reject) => {

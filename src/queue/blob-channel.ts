@@ -76,6 +76,10 @@ export class BlobReplyError extends Error {
 
 interface Pending {
   pieces: (string | Uint8Array)[];
+  /** Where a bulk reply goes (memory of exactly its length), instead of fresh memory. */
+  into?: ((bytes: number) => Buffer) | undefined;
+  /** The memory `into` gave, kept so a command sent again after a reconnection reads into the same. */
+  target?: Buffer | undefined;
   /** Handshake commands are the channel's own: their replies decide readiness. */
   internal: boolean;
   resolve(reply: RespReply): void;
@@ -107,7 +111,10 @@ export class BlobChannel {
   constructor(target: ChannelTarget, name: string) {
     this.#target = target;
     this.#name = name;
-    this.#reader = new RespReader((reply) => this.#reply(reply));
+    this.#reader = new RespReader(
+      (reply) => this.#reply(reply),
+      (length) => this.#replyMemory(length),
+    );
     this.#connect();
   }
 
@@ -116,11 +123,15 @@ export class BlobChannel {
     return this.#ready;
   }
 
-  /** Sends a command; resolves with its reply (an error reply rejects with BlobReplyError). */
-  send(args: readonly RespArg[]): Promise<RespReply> {
+  /**
+   * Sends a command; resolves with its reply (an error reply rejects with BlobReplyError). A bulk
+   * reply is read into `into(bytes)` when given (memory of exactly that many bytes), else into
+   * fresh memory.
+   */
+  send(args: readonly RespArg[], into?: (bytes: number) => Buffer): Promise<RespReply> {
     if (this.#closed) return Promise.reject(new QueueUnavailableError(`blob connection ${this.#name} is closed`));
     return new Promise<RespReply>((resolve, reject) => {
-      const pending: Pending = { pieces: encodeCommand(args), internal: false, resolve, reject };
+      const pending: Pending = { pieces: encodeCommand(args), into, internal: false, resolve, reject };
       if (this.#ready) this.#write(pending);
       else this.#waiting.push(pending);
     });
@@ -213,6 +224,15 @@ export class BlobChannel {
     socket.cork();
     for (const piece of p.pieces) socket.write(piece);
     socket.uncork();
+  }
+
+  /** Memory for the bulk reply now arriving: the one its command asked for (the oldest sent), else fresh (undefined). */
+  #replyMemory(length: number): Buffer | undefined {
+    const p = this.#sent[0];
+    if (p?.into === undefined) return undefined;
+    // A reply read again after a reconnection goes into the memory the first read was given.
+    if (p.target === undefined || p.target.byteLength !== length) p.target = p.into(length);
+    return p.target;
   }
 
   #reply(reply: RespReply): void {

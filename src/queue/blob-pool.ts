@@ -27,7 +27,7 @@ function piecesOf(value: Buffer | readonly Uint8Array[]): readonly Uint8Array[] 
 interface Carrier {
   readonly ready: boolean;
   set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void>;
-  get(key: string): Promise<Buffer | null>;
+  get(key: string, into?: (bytes: number) => Buffer): Promise<Buffer | null>;
   close(): void;
 }
 
@@ -39,8 +39,8 @@ function channelCarrier(channel: BlobChannel): Carrier {
     async set(key, value, ttlMs) {
       await channel.send(['SET', key, value, 'PX', String(ttlMs)]);
     },
-    async get(key) {
-      const reply = await channel.send(['GET', key]);
+    async get(key, into) {
+      const reply = await channel.send(['GET', key], into);
       if (reply.kind !== 'bulk') throw new Error(`GET ${key}: unexpected reply ${JSON.stringify(reply)}`);
       return reply.value;
     },
@@ -56,6 +56,7 @@ function ioredisCarrier(client: Redis): Carrier {
     async set(key, value, ttlMs) {
       await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs);
     },
+    // ioredis reads into memory of its own: `into` is not used.
     get: (key) => client.getBuffer(key),
     close: () => client.disconnect(),
   };
@@ -99,12 +100,16 @@ export class BlobPool {
     }
   }
 
-  /** The bytes under `key` (null when there are none), in memory of their own; `expectedBytes` weighs the choice of connection. */
-  async get(key: string, expectedBytes: number): Promise<Buffer | null> {
+  /**
+   * The bytes under `key` (null when there are none), in memory of their own or, where the
+   * connection reads replies itself, in `into(bytes)` (memory of exactly that many bytes, e.g.
+   * pooled); `expectedBytes` weighs the choice of connection.
+   */
+  async get(key: string, expectedBytes: number, into?: (bytes: number) => Buffer): Promise<Buffer | null> {
     const i = this.#pick();
     this.#inFlight[i]! += expectedBytes;
     try {
-      return await this.#carriers[i]!.get(key);
+      return await this.#carriers[i]!.get(key, into);
     } finally {
       this.#inFlight[i]! -= expectedBytes;
     }

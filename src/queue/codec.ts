@@ -8,7 +8,7 @@
  * Pure: no Redis here.
  */
 import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
-import type { JobData, JobResult, JobSpec } from '../engine/types.js';
+import type { JobData, JobOutputArrays, JobResult, JobSpec } from '../engine/types.js';
 import type { NormalizedJob } from '../engine/validate.js';
 
 export { RESULT_ARRAY_FIELDS };
@@ -182,9 +182,42 @@ export function unpackResult(scalars: WireResult['scalars'], arrays: readonly Wi
   return result;
 }
 
+/** Where one result array of a job will lie in its packed result (`resultLayout`). */
+export interface ResultSlot {
+  field: ResultArrayField;
+  dtype: WireDtype;
+  length: number;
+  /** Byte offset in the packed result (a multiple of 8). */
+  offset: number;
+}
+
 /**
- * Bytes of the arrays a job returns, from its validated spec (the lengths `checkInto` checks),
- * at the workers' `precision` (bandPowers is always float64), with the packing's alignment.
+ * The arrays a job returns, from its validated spec (the lengths `checkInto` checks), at the
+ * workers' `precision` (bandPowers is always float64; waves asked for in f16/bf16 are raw 16-bit
+ * bits), laid out as packResult packs them; `bytes` is the packed total.
+ */
+export function resultLayout(job: NormalizedJob, precision: 'f32' | 'f64'): { slots: ResultSlot[]; bytes: number } {
+  const { batch: b, length: n } = job;
+  const nb = job.bands.length;
+  const wave: WireDtype = job.outputDtype ? 'u16' : precision;
+  const lengths: [ResultArrayField, number, WireDtype][] = [];
+  if (job.stft) lengths.push(['filtered', b * n, wave], ['spectrum', b * job.previewBins * (job.framing?.frames ?? 1), precision]);
+  if (job.cycles) lengths.push(['bandPowers', b * nb, 'f64']);
+  if (job.cycles && job.bandWaves) lengths.push(['bandWaves', b * nb * n, wave]);
+  if (job.wavelet) lengths.push(['waveletPower', b * (job.waveletBands ? nb : job.freqs.length) * n, precision]);
+  const slots: ResultSlot[] = [];
+  let bytes = 0;
+  for (const [field, length, dtype] of lengths) {
+    slots.push({ field, dtype, length, offset: bytes });
+    bytes = align(bytes + length * bytesOf(dtype));
+  }
+  return { slots, bytes };
+}
+
+/**
+ * Bytes of the arrays a job returns, from its validated spec, at the workers' `precision`, with
+ * the packing's alignment. The estimate counts waves at the precision's size (an f16/bf16 wave
+ * is smaller: the estimate is an upper bound).
  */
 export function estimateResultBytes(job: NormalizedJob, precision: WireDtype): number {
   const { batch: b, length: n } = job;
@@ -196,4 +229,12 @@ export function estimateResultBytes(job: NormalizedJob, precision: WireDtype): n
   if (job.cycles && job.bandWaves) lengths.push([b * nb * n, size]);
   if (job.wavelet) lengths.push([b * (job.waveletBands ? nb : job.freqs.length) * n, size]);
   return lengths.reduce((sum, [count, bytes]) => align(sum + count * bytes), 0);
+}
+
+/** Typed views of `buffer` (8-byte aligned, at least `bytes` long) for a job's result arrays: its `into`. */
+export function layoutViews(buffer: Buffer, slots: readonly ResultSlot[]): JobOutputArrays {
+  const out: Partial<Record<ResultArrayField, WireArrayType>> = {};
+  for (const s of slots) out[s.field] = new TYPES[s.dtype](buffer.buffer as ArrayBuffer, buffer.byteOffset + s.offset, s.length);
+  // resultLayout gives each field its engine type (never i16): the views are the job's `into`.
+  return out as JobOutputArrays;
 }

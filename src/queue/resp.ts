@@ -39,10 +39,12 @@ const MAX_BULK = 512 * 2 ** 20;
  * Reads replies from the bytes a socket delivers, in any split: `feed(chunk, length)` calls
  * `onReply` once per complete reply. Only flat replies are understood (`+`, `-`, `:`, `$`): the
  * channel sends no command that answers with an array. A bulk reply gets memory of its own, of
- * exactly its size, at offset 0 (so typed views of it are aligned).
+ * exactly its size, at offset 0 (so typed views of it are aligned), or the memory `alloc` gives
+ * (a reused buffer: fresh memory of a MiB costs its page faults and garbage collections).
  */
 export class RespReader {
   readonly #onReply: (reply: RespReply) => void;
+  readonly #alloc: ((length: number) => Buffer | undefined) | undefined;
   /** The header line read so far (latin1: RESP headers are ASCII). */
   #line = '';
   /** The bulk being read, how much of it has arrived, and how many bytes of its trailing CRLF are still to skip. */
@@ -50,8 +52,10 @@ export class RespReader {
   #filled = 0;
   #skip = 0;
 
-  constructor(onReply: (reply: RespReply) => void) {
+  /** `alloc(length)`: memory of exactly `length` bytes for the next bulk reply, or undefined for fresh memory. */
+  constructor(onReply: (reply: RespReply) => void, alloc?: (length: number) => Buffer | undefined) {
     this.#onReply = onReply;
+    this.#alloc = alloc;
   }
 
   /** Forgets a partial reply (the connection it came from was lost). */
@@ -112,7 +116,9 @@ export class RespReader {
         this.#skip = 2;
         this.#onReply({ kind: 'bulk', value: Buffer.alloc(0) });
       } else {
-        this.#bulk = Buffer.allocUnsafeSlow(length);
+        const given = this.#alloc?.(length);
+        if (given !== undefined && given.byteLength !== length) throw new Error(`RESP: alloc gave ${given.byteLength} bytes for a ${length}-byte reply`);
+        this.#bulk = given ?? Buffer.allocUnsafeSlow(length);
         this.#filled = 0;
       }
     } else throw new Error(`RESP: unexpected reply type ${JSON.stringify(text.slice(0, 20))}`);

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
 import { isStickyError } from '../engine/errors.js';
-import type { JobEngineLike, JobResult } from '../engine/types.js';
+import type { JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { packResult, samplesFromBuffer, wireBytes, type WireJob, type WireResult } from './codec.js';
@@ -21,6 +21,7 @@ import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue.js';
 import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
+import { WorkerMemory } from './worker-memory.js';
 
 export type { QueueJobSettled };
 
@@ -103,6 +104,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const counts = { completed: 0, failed: 0, retried: 0 };
   const emitter = new EventEmitter<{ settled: [QueueJobSettled] }>();
   const started = new Map<string, { at: number; waitMs: number }>();
+  const memory = new WorkerMemory(engine);
   let lostError: unknown;
 
   const runJob = async (job: BullJob): Promise<WireResult> => {
@@ -126,34 +128,46 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         `blob stores: the job's client lists ${data.stores ?? 1}, worker ${workerName} lists ${stores.count} (every client and worker must list the same)`,
       );
     const blobs = stores.forJob(job.id!);
-    const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples));
+    // The samples are read into pooled memory, and the engine writes the result there (worker-memory.ts says why).
+    const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples), memory.take);
     void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
     const input = await reading;
     if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
+    let out: ReturnType<WorkerMemory['outputs']>;
     try {
-      const run = await engine.submit({ ...data.params, data: samplesFromBuffer(input, data.dtype, data.samples) }, { wait: true });
+      const spec: JobSpec = { ...data.params, data: samplesFromBuffer(input, data.dtype, data.samples) };
+      out = memory.outputs(spec);
+      const run = await engine.submit(out === undefined ? spec : { ...spec, into: out.into }, { wait: true });
       result = await run.result;
     } catch (error) {
+      memory.release(out?.buffer);
       if (isStickyError(error) || (error instanceof Error && WORKER_FAULTS.has(error.name))) throw new Error(`worker ${workerName}: ${messageOf(error)}`);
       throw new UnrecoverableError(messageOf(error));
+    } finally {
+      // Once the job has settled the engine reads its samples no more.
+      memory.release(input);
     }
-    const packed = packResult(result);
-    const limit = Math.min(maxResultBytes, data.maxResultBytes);
-    if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
     const resultKey = keys.result(job.id!, attempt);
-    // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
-    const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
-    void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
-    await storing;
-    return {
-      v: 1,
-      resultKey,
-      bytes: packed.bytes,
-      arrays: packed.arrays,
-      scalars: packed.scalars,
-      run: { jobId: job.id!, worker: workerName, attempts: attempt, stalls: job.stalledCounter },
-    };
+    try {
+      const packed = packResult(result);
+      const limit = Math.min(maxResultBytes, data.maxResultBytes);
+      if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
+      // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
+      const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
+      void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
+      await storing;
+      return {
+        v: 1,
+        resultKey,
+        bytes: packed.bytes,
+        arrays: packed.arrays,
+        scalars: packed.scalars,
+        run: { jobId: job.id!, worker: workerName, attempts: attempt, stalls: job.stalledCounter },
+      };
+    } finally {
+      memory.release(out?.buffer);
+    }
   };
 
   // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.

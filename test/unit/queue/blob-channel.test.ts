@@ -63,6 +63,13 @@ describe.skipIf(redisSkipReason !== undefined)('blob channel over a real Redis',
       await channel.send(['SET', 'rt:pieces', [whole.subarray(0, 10), new Uint8Array(0), whole.subarray(10, 70_000), whole.subarray(70_000)]]);
       expect((await bulk(channel, 'rt:pieces'))?.equals(whole)).toBe(true);
       expect(await bulk(channel, 'rt:missing')).toBeNull();
+      // A reply read into memory the caller gives (a worker's pool): exactly that memory, asked for only when there is a value.
+      const given: number[] = [];
+      const into = (n: number): Buffer => (given.push(n), Buffer.alloc(n));
+      const read = await channel.send(['GET', 'rt:4096'], into);
+      expect(read.kind === 'bulk' && read.value?.equals(bytes(4096))).toBe(true);
+      expect((await channel.send(['GET', 'rt:missing'], into)).kind).toBe('bulk');
+      expect(given).toEqual([4096]);
       // An error reply rejects its own command only.
       const wrong = channel.send(['INCR', 'rt:pieces']);
       const next = bulk(channel, 'rt:5');

@@ -52,3 +52,28 @@ describe('RESP for the blob channel', () => {
     expect(() => decode(Buffer.from('$-5\r\n'), 16)).toThrow(/bad bulk length/);
   });
 });
+
+describe('RESP reader memory', () => {
+  it('reads a bulk reply into the memory alloc gives, and refuses memory of another size', () => {
+    const bulk = Buffer.from(Array.from({ length: 100 }, (_, i) => i));
+    const stream = Buffer.concat([Buffer.from('$100\r\n'), bulk, Buffer.from('\r\n$-1\r\n')]);
+    const target = Buffer.alloc(100);
+    const replies: RespReply[] = [];
+    const asked: number[] = [];
+    const reader = new RespReader(
+      (r) => replies.push(r),
+      (length) => (asked.push(length), target),
+    );
+    reader.feed(stream.subarray(0, 50));
+    reader.feed(stream.subarray(50));
+    expect(asked).toEqual([100]);
+    expect((replies[0] as { value: Buffer }).value).toBe(target);
+    expect(target.equals(bulk)).toBe(true);
+    expect(replies[1]).toEqual({ kind: 'bulk', value: null });
+    const wrong = new RespReader(
+      () => undefined,
+      () => Buffer.alloc(3),
+    );
+    expect(() => wrong.feed(stream)).toThrow(/alloc gave 3 bytes/);
+  });
+});
