@@ -9,8 +9,8 @@ import type { QueueJobResult, QueueJobStatus, QueueJobView } from './outcome.js'
 
 /** What a worker reports while it runs a job. */
 export interface QueueJobProgress {
-  /** `running`: the job is on the worker's engine; `storing`: its result is being written. */
-  phase: 'running' | 'storing';
+  /** `running`: a worker has taken the job and runs it on its engine (reported once per start). */
+  phase: 'running';
   /** The worker's name. */
   worker: string;
   /** Which start of the job this is (1 the first; more after a retry). */

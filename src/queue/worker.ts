@@ -153,10 +153,10 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       const packed = packResult(result);
       const limit = Math.min(maxResultBytes, data.maxResultBytes);
       if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
-      // The result's arrays go out as they are (no packed copy); the report follows the write, as above.
-      const storing = blobs.set(resultKey, packed.pieces, data.resultTtlMs);
-      void job.updateProgress({ phase: 'storing', worker: workerName, attempt }).catch(() => undefined);
-      await storing;
+      // The result's arrays go out as they are (no packed copy). No progress report here: the
+      // completion follows at once, and every report is one more script on the queue's Redis and
+      // one more event that every client reads.
+      await blobs.set(resultKey, packed.pieces, data.resultTtlMs);
       return {
         v: 1,
         resultKey,
