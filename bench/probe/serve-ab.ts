@@ -35,11 +35,13 @@ const { values } = parseArgs({
     loads: { type: 'string' },
     'client-processes': { type: 'string' },
     prof: { type: 'string' },
+    inject: { type: 'string' },
   },
 });
 
 /** What the server child needs of a tree (its own types differ between trees; only these shapes are used). */
 interface TreeServer {
+  app: { inject(options: { method: string; url: string; headers: Record<string, string>; payload: Buffer }): Promise<{ statusCode: number; body: string }> };
   listen(options: { port: number; host: string }): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -56,14 +58,16 @@ interface ProbeSpec {
   batch?: number;
   previewBins?: number;
   flags: readonly string[];
+  into?: { filtered?: Float32Array };
 }
 
 /**
  * The tree's FakeEngine with its 'stft' answer computed the same way in both trees: the trees'
  * fakeResult differ (the new one reads each sample through a function, about 2x the old one's
  * JavaScript per job), which would show as a server regression. A real engine hands back a fresh
- * array of the data's length (lane-runner.ts: `new Wave(b * n)`) filled from pinned memory, and
- * the preview: here a fresh array plus one memcpy of the data, and a zero preview. Everything
+ * array of the data's length (lane-runner.ts: `into.filtered ?? new Wave(b * n)`: the server's
+ * pooled array when it lends one) filled from pinned memory, and the preview: here the same array
+ * choice plus one memcpy of the data, and a zero preview. Everything
  * else (queue, errors, stats, close) is the tree's own FakeEngine.
  */
 function sameCostEngine(engine: object): object {
@@ -71,7 +75,8 @@ function sameCostEngine(engine: object): object {
   const wrap = (job: ProbeJob, spec: ProbeSpec): ProbeJob =>
     Object.assign(Object.create(job) as ProbeJob, {
       result: job.result.then((r) => {
-        const filtered = new Float32Array(spec.data.length);
+        // As the engine: into the server's array when it lends one (a pooled body buffer), else fresh.
+        const filtered = spec.into?.filtered ?? new Float32Array(spec.data.length);
         filtered.set(spec.data);
         return { ...r, filtered, spectrum: new Float32Array((spec.batch ?? 1) * (spec.previewBins ?? 4)) };
       }),
@@ -91,40 +96,11 @@ function sameCostEngine(engine: object): object {
   });
 }
 
-if (values.serve !== undefined) {
-  // The server child: the tree's createServer, as a `tscuda serve --workers 1` worker builds it.
-  const root = resolve(values.root ?? '.');
-  const server = (await import(pathToFileURL(join(root, 'src/server/index.ts')).href)) as { createServer: CreateServer };
-  const fake = (await import(pathToFileURL(join(root, 'test/unit/server/fake-engine.ts')).href)) as { FakeEngine: FakeEngineClass; fakeBatcher: FakeBatcher };
-  const s = server.createServer({
-    engine: sameCostEngine(new fake.FakeEngine({ maxQueued: 1024 })), // --max-queued 1024, as the bench starts it
-    ownsEngine: true,
-    logger: false,
-    limits: {},
-    batchers: { gradient: () => fake.fakeBatcher((v) => Float32Array.from(v, (x) => 2 * x)) },
-    jobIdPrefix: 'w1-',
-    metricsLabels: { worker: '1' },
-    peersReady: () => false,
-  });
-  await s.listen({ port: Number(values.serve), host: '127.0.0.1' });
-  console.log('ready');
-  process.on('SIGTERM', () => void s.close().then(() => process.exit(0)));
-} else {
-  const here = resolve(import.meta.dirname, '..', '..');
-  const trees = { old: resolve(values.old ?? '/work/main/.base'), new: resolve(values.new ?? here) };
-  const rounds = Number(values.rounds ?? 5);
-  const durationS = Number(values.duration ?? 4);
-  const loads = (values.loads ?? 'throughput,batch').split(',');
-  const clientProcesses = Number(values['client-processes'] ?? 1);
-  const cpus = Number(spawnSync('nproc').stdout?.toString().trim() ?? 1);
-  const pinned = cpus > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
-  if (pinned) spawnSync('taskset', ['-pc', `1-${cpus - 1}`, String(process.pid)]);
-  const port = 19_000 + Math.floor(Math.random() * 500);
-  const base = `http://127.0.0.1:${port}`;
-
+/** The two loads: the throughput row's request (c=16) and the batch row's (c=64), against `base`. */
+function loadRequests(base: string): Record<string, { req: LoadRequest; concurrency: number; answerBytes?: number }> {
   const throughput = asciiSignal(16 * 65536);
   const items = Array.from({ length: 32 }, () => Array.from({ length: 64 }, (_, i) => Math.sin(i * 0.05) + (Math.random() - 0.5) * 0.2));
-  const requests: Record<string, { req: LoadRequest; concurrency: number; answerBytes?: number }> = {
+  return {
     throughput: {
       req: {
         base,
@@ -147,6 +123,77 @@ if (values.serve !== undefined) {
       concurrency: 64,
     },
   };
+}
+
+/** The tree's server as its worker builds it (see the doc comment). */
+async function treeServer(rootDir: string, limits: Record<string, number> = {}): Promise<TreeServer> {
+  const root = resolve(rootDir);
+  const server = (await import(pathToFileURL(join(root, 'src/server/index.ts')).href)) as { createServer: CreateServer };
+  const fake = (await import(pathToFileURL(join(root, 'test/unit/server/fake-engine.ts')).href)) as { FakeEngine: FakeEngineClass; fakeBatcher: FakeBatcher };
+  const s = server.createServer({
+    engine: sameCostEngine(new fake.FakeEngine({ maxQueued: 1024 })), // --max-queued 1024, as the bench starts it
+    ownsEngine: true,
+    logger: false,
+    limits,
+    batchers: { gradient: () => fake.fakeBatcher((v) => Float32Array.from(v, (x) => 2 * x)) },
+    jobIdPrefix: 'w1-',
+    metricsLabels: { worker: '1' },
+    peersReady: () => false,
+  });
+  return s;
+}
+
+if (values.serve !== undefined && values.inject !== undefined) {
+  // In-process mode: requests through fastify's inject (no sockets, no client), `--inject N` of
+  // each load with its clients' concurrency in flight; prints the process CPU ms per request.
+  // Load shedding off: with no socket between them the requests leave the loop no gap, and its
+  // refusals would be measured instead of the requests' own work.
+  const s = await treeServer(values.root ?? '.', { maxEventLoopDelayMs: 0, maxTurnMs: 0 });
+  const n = Number(values.inject);
+  const out: Record<string, number> = {};
+  for (const [load, { req, concurrency }] of Object.entries(loadRequests('http://x'))) {
+    if (!(values.loads ?? 'throughput,batch').split(',').includes(load)) continue;
+    const one = async (): Promise<void> => {
+      const r = await s.app.inject({ method: req.method, url: req.path, headers: req.headers, payload: req.body });
+      if (r.statusCode !== 200) throw new Error(`${load}: ${r.statusCode} ${r.body.slice(0, 200)}`);
+    };
+    const run = async (count: number): Promise<void> => {
+      let left = count;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (left-- > 0) await one();
+        }),
+      );
+    };
+    await run(Math.ceil(n / 4)); // warm-up: the JIT, the body pool
+    const c0 = process.cpuUsage();
+    await run(n);
+    const c = process.cpuUsage(c0);
+    out[load] = (c.user + c.system) / 1000 / n;
+  }
+  console.log(JSON.stringify(out));
+  await s.close();
+  process.exit(0);
+} else if (values.serve !== undefined) {
+  // The server child: the tree's createServer, as a `tscuda serve --workers 1` worker builds it.
+  const s = await treeServer(values.root ?? '.');
+  await s.listen({ port: Number(values.serve), host: '127.0.0.1' });
+  console.log('ready');
+  process.on('SIGTERM', () => void s.close().then(() => process.exit(0)));
+} else {
+  const here = resolve(import.meta.dirname, '..', '..');
+  const trees = { old: resolve(values.old ?? '/work/main/.base'), new: resolve(values.new ?? here) };
+  const rounds = Number(values.rounds ?? 5);
+  const durationS = Number(values.duration ?? 4);
+  const loads = (values.loads ?? 'throughput,batch').split(',');
+  const clientProcesses = Number(values['client-processes'] ?? 1);
+  const cpus = Number(spawnSync('nproc').stdout?.toString().trim() ?? 1);
+  const pinned = cpus > 1 && spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  if (pinned) spawnSync('taskset', ['-pc', `1-${cpus - 1}`, String(process.pid)]);
+  const port = 19_000 + Math.floor(Math.random() * 500);
+  const base = `http://127.0.0.1:${port}`;
+
+  const requests = loadRequests(base);
 
   /** [utime, stime] of a process, ms (clock ticks of 10 ms). */
   const cpuMs = (pid: number): [number, number] => {
