@@ -14,7 +14,7 @@
  * the notes. Each run reports the CPU time per job of every client, worker and Redis (INFO cpu),
  * in the notes and under `cpu` in the JSON: a process near 100% of a core is the limit.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 3] [--blob-stores 3] [--jobs 400] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 3] [--blob-stores 3] [--jobs 2000] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -37,7 +37,7 @@ const { values } = parseArgs({
   options: {
     fake: { type: 'string' },
     sim: { type: 'string' },
-    jobs: { type: 'string', default: '400' },
+    jobs: { type: 'string', default: '2000' },
     window: { type: 'string', default: '64' },
     'overhead-runs': { type: 'string', default: '300' },
     'fault-jobs': { type: 'string', default: '3000' },
@@ -118,8 +118,10 @@ const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunRe
   });
 try {
   // In-process baseline: the same mix straight into one JobEngine.
+  const inProcessSpecs = Array.from({ length: Math.min(JOBS, 32) }, mixJob);
+  await throughput(2 * WINDOW, WINDOW, inProcessSpecs, inProcessRun); // warm, as the queue runs are (runs.ts)
   const before = await cpuSnapshot(info.slice(0, 1), []);
-  const inProcess = rates(await throughput(JOBS, WINDOW, Array.from({ length: Math.min(JOBS, 32) }, mixJob), inProcessRun));
+  const inProcess = rates(await throughput(JOBS, WINDOW, inProcessSpecs, inProcessRun));
   cpu.inProcess = cpuPerJob(before, await cpuSnapshot(info.slice(0, 1), []), JOBS);
   const inProcessLatency = await latencyP50(Number(values['overhead-runs']), inProcessRun);
   const runs: Record<number, RunResult> = {};

@@ -61,6 +61,10 @@ export async function queueRun(o: RunOptions): Promise<RunResult> {
   try {
     for (let i = 0; i < o.workers; i++) workers.push(await o.startWorker(name, i, blobStores));
     await latencyP50(5, run); // warm both sides (plans, buffers, connections)
+    // Then every worker on the mix itself, window-full (plans, pinned buffers, each lane's
+    // compute-graph capture): a worker's first jobs of a shape are slow, and would weigh on a
+    // short timed run the more the more workers share it.
+    await throughput(2 * o.window, o.window, Array.from({ length: 8 }, mixJob), run);
     const share = (n: number): number => Math.ceil(n / o.setup.clients);
     if (o.setup.clients > 1) clients = await startClientProcesses(o.setup.clients, { redisUrl: o.redisUrl, queue: name, jobs: share(o.jobs), window: share(o.window), blobStores });
     const specs = o.setup.clients > 1 ? [] : Array.from({ length: Math.min(o.jobs, 32) }, mixJob);
