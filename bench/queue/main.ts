@@ -14,7 +14,7 @@
  * the notes. Each run reports the CPU time per job of every client, worker and Redis (INFO cpu),
  * in the notes and under `cpu` in the JSON: a process near 100% of a core is the limit.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 3] [--blob-stores 3] [--jobs 2000] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -44,8 +44,8 @@ const { values } = parseArgs({
     'kill-every': { type: 'string', default: '3' },
     'fault-seconds': { type: 'string', default: '20' },
     lanes: { type: 'string', default: '4' },
-    'blob-stores': { type: 'string', default: '3' },
-    clients: { type: 'string', default: '3' },
+    'blob-stores': { type: 'string', default: '6' },
+    clients: { type: 'string', default: '6' },
   },
 });
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
