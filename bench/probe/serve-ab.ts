@@ -9,13 +9,19 @@
  *     FakeEngine answers flags ['stft'] with `filtered` (same length as the data) and `spectrum`
  *     (batch x previewBins), the size of a real job's answer (4 x 16 x (65536 + 256) bytes);
  *   - batch: POST /v1/batch/gradient, JSON {items: 32 x 64 numbers}, binary answers, c=64.
- * The trees alternate each round (old, new, old, new, ...); each load reports 200s per second and
- * the server process's CPU time per answered request (from /proc/PID/stat), the number that does
- * not depend on how the clients share the CPUs. With taskset and 2+ CPUs the server is pinned to
- * CPU 0 and the clients to the others. Medians over the rounds go to stdout.
+ * The trees alternate each round (old first in odd rounds, new first in even ones); each load
+ * reports 200s per second and the server process's CPU time per 200 (from /proc/PID/stat: the
+ * number least moved by how the clients share the CPUs; 429s of load shedding cost CPU too). With
+ * taskset and 2+ CPUs the server is pinned to CPU 0 and the clients to the others. Medians over
+ * the rounds go to stdout.
  *   npx tsx bench/probe/serve-ab.ts [--old /work/main/.base] [--new .] [--rounds 5] [--duration 4]
  *     [--loads throughput,batch] [--client-processes 1] [--prof DIR]
- * --prof DIR: the servers run under `node --cpu-prof --cpu-prof-dir DIR/<old|new>` (one profile per run).
+ * --prof DIR: the servers run under `node --cpu-prof --cpu-prof-dir DIR/<old|new>` (the main
+ * thread's profile and tsx's loader thread's, per run).
+ * One tree in process, no sockets (fastify inject, shedding off; prints CPU ms per request):
+ *   node --import tsx bench/probe/serve-ab.ts --serve 0 --root <tree> --inject 3000 [--loads batch]
+ * (inject hands a 4 MiB body over in one piece and builds a string of each answer: use it for the
+ * batch row, not the throughput row.)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
