@@ -11,7 +11,6 @@ import { checkSampleTypes } from '../engine/validate.js';
 import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, type ResponseFormat } from './codec.js';
 import { HttpError, clip, invalidField, toHttpError } from './errors.js';
 import { SIXTEEN_BIT_DTYPES, headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams, type SampleDtype } from './params.js';
-import type { BodyAllocator } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
@@ -128,34 +127,4 @@ export function handOverBody(state: ServerState, request: FastifyRequest, job: {
   state.pooledBodies.delete(request);
   const release = (): void => state.bodies.release(body);
   job.result.then(release, release);
-}
-
-/**
- * Pooled body memory from the engine's pinned arrays (hostBuffer), in its precision: a job reads a
- * body of that type, and writes its filtered wave, with no host copy. Plain memory when the
- * engine lends none, or can no longer (closed): arrays stay valid memory either way.
- */
-export function pinnedAllocator(engine: JobEngineLike): BodyAllocator | undefined {
-  const lend = engine.hostBuffer?.bind(engine);
-  const giveBack = engine.releaseHostBuffer?.bind(engine);
-  if (!lend || !giveBack) return undefined;
-  const size = engine.precision === 'f32' ? 4 : 8;
-  const lent = new WeakMap<Buffer, Float32Array | Float64Array>();
-  return {
-    allocate(bytes: number): Buffer {
-      let array: Float32Array | Float64Array;
-      try {
-        array = engine.precision === 'f32' ? lend('f32', bytes / size) : lend('f64', bytes / size);
-      } catch {
-        return Buffer.allocUnsafeSlow(bytes);
-      }
-      const buffer = Buffer.from(array.buffer, array.byteOffset, array.byteLength);
-      lent.set(buffer, array);
-      return buffer;
-    },
-    free(buffer: Buffer): void {
-      const array = lent.get(buffer);
-      if (array) giveBack(array);
-    },
-  };
 }

@@ -26,35 +26,8 @@ export interface JsonCounts {
   readonly values: number;
   readonly arrays: number;
   readonly maxDepth: number;
-  /** Characters (or bytes) scanned: `values` is at most this + 1, so a check can often do without it. */
+  /** Characters scanned: `values` is at most this + 1, so a check can often do without it. */
   readonly length: number;
-}
-
-/** Counts `text`'s values, arrays and depth outside strings; throws a 400 as soon as it nests deeper than MAX_JSON_DEPTH. */
-export function scanJson(text: Uint8Array): JsonCounts {
-  let depth = 0;
-  let maxDepth = 0;
-  let commas = 0;
-  let arrays = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-      continue;
-    }
-    if (c === QUOTE) inString = true;
-    else if (c === COMMA) commas++;
-    else if (c === OPEN_SQUARE || c === OPEN_CURLY) {
-      if (c === OPEN_SQUARE) arrays++;
-      if (++depth > maxDepth) {
-        maxDepth = depth;
-        if (depth > MAX_JSON_DEPTH) throw tooDeep();
-      }
-    } else if (c === CLOSE_SQUARE || c === CLOSE_CURLY) depth--;
-  }
-  return { values: commas + 1, arrays, maxDepth, length: text.length };
 }
 
 /** The structural characters of JSON but the commas: what scanJsonText looks for. */
@@ -65,7 +38,7 @@ const SPARSE_AFTER = 1024;
 const SPARSE_SPAN = 64;
 
 /**
- * scanJson over a decoded text, the same counts and the same refusal, faster on the bodies that
+ * scanJson's counts and refusal, found faster on the bodies that
  * come (numbers between a few brackets): arrays and depth from the structural characters alone
  * (a regular expression skips the numbers in native code), and `values`, which costs a look at
  * every character, counted only when read: checkJobCounts reads it only when the text is long
@@ -74,7 +47,7 @@ const SPARSE_SPAN = 64;
  */
 export function scanJsonText(text: string): JsonCounts {
   const structure = sparseStructure(text);
-  if (structure === undefined) return scanChars(text);
+  if (structure === undefined) return scanJson(text);
   return new LazyCounts(text, structure.arrays, structure.maxDepth);
 }
 
@@ -94,7 +67,7 @@ class LazyCounts implements JsonCounts {
   }
 
   get values(): number {
-    return (this.#values ??= scanChars(this.#text).values);
+    return (this.#values ??= scanJson(this.#text).values);
   }
 }
 
@@ -133,8 +106,11 @@ function escaped(text: string, at: number): boolean {
   return (at - 1 - i) % 2 === 1;
 }
 
-/** scanJson's character-by-character pass over a decoded text. */
-function scanChars(text: string): JsonCounts {
+/**
+ * The exact pass: counts `text`'s values, arrays and depth outside strings, character by
+ * character; throws a 400 as soon as it nests deeper than MAX_JSON_DEPTH.
+ */
+export function scanJson(text: string): JsonCounts {
   let depth = 0;
   let maxDepth = 0;
   let commas = 0;

@@ -1,77 +1,14 @@
 /**
- * Reused memory for binary request bodies and results: a multi-megabyte body read into a fresh
- * Buffer each time costs the page faults of new memory and, worse, garbage collections of
- * external memory that stall the event loop. Bodies are read into pooled Buffers instead (by
- * power-of-two size class) and handed back once nothing reads them. With an engine that lends
- * pinned arrays, the pool's memory is pinned: jobs copy it to and from the GPU directly. CUDA-free.
+ * Request bodies read into reused memory (the runtime's BufferPool, by power-of-two size class,
+ * pinned when the engine lends pinned arrays): a multi-megabyte body read into a fresh Buffer each
+ * time costs the page faults of new memory and garbage collections that stall the event loop.
+ * Bodies are handed back once nothing reads them. CUDA-free.
  */
 
-import { sizeClass } from '../../runtime/memory/size-classes.js';
+import { BufferPool } from '../../runtime/memory/buffer-pool.js';
 
-/** Smallest pooled allocation; smaller bodies are pooled at this size. */
-const MIN_CLASS_BYTES = 1 << 16;
-
-/** Where a pool's memory comes from, when not from Buffer.allocUnsafeSlow (e.g. an engine's pinned arrays). */
-export interface BodyAllocator {
-  /** A Buffer of exactly `bytes` (a power of two of at least 64 KiB), 8-byte aligned. */
-  allocate(bytes: number): Buffer;
-  /** Frees a Buffer from allocate() that the pool no longer keeps. */
-  free(buffer: Buffer): void;
-}
-
-/** Buffers kept for reuse, by size class, up to a byte budget. */
-export class BodyPool {
-  readonly #free = new Map<number, Buffer[]>();
-  /** The whole pooled allocation behind each body handed out. */
-  readonly #backing = new WeakMap<Buffer, Buffer>();
-  readonly #maxCachedBytes: number;
-  readonly #allocator: BodyAllocator | undefined;
-  #cachedBytes = 0;
-
-  /**
-   * @param maxCachedBytes bytes of free buffers kept for reuse; more are freed (left to the garbage collector, or the allocator's free()).
-   * @param allocator where the memory comes from; default Buffer.allocUnsafeSlow.
-   */
-  constructor(maxCachedBytes: number, allocator?: BodyAllocator) {
-    if (!Number.isSafeInteger(maxCachedBytes) || maxCachedBytes < 0) throw new RangeError(`maxCachedBytes must be a non-negative integer, got ${String(maxCachedBytes)}`);
-    this.#maxCachedBytes = maxCachedBytes;
-    this.#allocator = allocator;
-  }
-
-  /** Bytes of free buffers kept now. */
-  get cachedBytes(): number {
-    return this.#cachedBytes;
-  }
-
-  /** A Buffer of exactly `bytes` (its own memory, 8-byte aligned, contents unspecified). */
-  take(bytes: number): Buffer {
-    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`body size must be a non-negative integer, got ${String(bytes)}`);
-    const size = Math.max(MIN_CLASS_BYTES, sizeClass(Math.max(1, bytes)));
-    const free = this.#free.get(size);
-    let backing = free?.pop();
-    if (backing) this.#cachedBytes -= size;
-    // allocUnsafeSlow: an ArrayBuffer of its own (offset 0, so any float view is aligned), never the shared pool.
-    else backing = this.#allocator ? this.#allocator.allocate(size) : Buffer.allocUnsafeSlow(size);
-    const body = backing.subarray(0, bytes);
-    this.#backing.set(body, backing);
-    return body;
-  }
-
-  /** Hands back a Buffer from take() (others are ignored); nothing may read or write it afterwards. */
-  release(body: Buffer): void {
-    const backing = this.#backing.get(body);
-    if (!backing) return;
-    this.#backing.delete(body);
-    if (this.#cachedBytes + backing.byteLength > this.#maxCachedBytes) {
-      this.#allocator?.free(backing);
-      return;
-    }
-    const list = this.#free.get(backing.byteLength) ?? [];
-    list.push(backing);
-    this.#free.set(backing.byteLength, list);
-    this.#cachedBytes += backing.byteLength;
-  }
-}
+/** The server's pool of body memory: the runtime's BufferPool (one pool for bodies, results and queue payloads). */
+export { BufferPool as BodyPool, type BufferAllocator as BodyAllocator } from '../../runtime/memory/buffer-pool.js';
 
 /** A body-reading error the server's error handler turns into its 4xx answer. */
 export function bodyError(statusCode: 400 | 408 | 413, code: string, message: string): Error & { statusCode: number; code: string } {
@@ -105,7 +42,7 @@ export interface ReadBodyOptions {
  * body is shorter or longer than announced, a 408 when it has not arrived within `timeoutMs`, and
  * the stream's error if it fails; the pooled Buffer goes back to the pool on every failure.
  */
-export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BodyPool, options: ReadBodyOptions = {}): Promise<Buffer> {
+export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BufferPool, options: ReadBodyOptions = {}): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const announced = contentLength === undefined ? undefined : Number(contentLength);
     const tooLarge = (): Error => bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`);

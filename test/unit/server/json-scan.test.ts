@@ -13,10 +13,10 @@ const TEXTS = [
   '{"s":"é[ü]","v":[1,2]}',
 ];
 
-describe('scanJsonText: scanJson over a decoded text', () => {
+describe('scanJsonText: the counts of the exact pass (scanJson), found faster', () => {
   it('counts what scanJson counts, sparse or dense', () => {
     for (const text of TEXTS) {
-      const exact = scanJson(Buffer.from(text));
+      const exact = scanJson(text);
       const fast = scanJsonText(text);
       expect({ values: fast.values, arrays: fast.arrays, maxDepth: fast.maxDepth }).toEqual({ values: exact.values, arrays: exact.arrays, maxDepth: exact.maxDepth });
     }
@@ -24,7 +24,7 @@ describe('scanJsonText: scanJson over a decoded text', () => {
 
   it('refuses nesting past the limit as scanJson does, sparse or dense', () => {
     for (const text of [`{"signal":${'['.repeat(40)}${']'.repeat(40)}}`, `${'[0],'.repeat(3000)}${'['.repeat(40)}`]) {
-      expect(() => scanJson(Buffer.from(text))).toThrow(/nested deeper/);
+      expect(() => scanJson(text)).toThrow(/nested deeper/);
       expect(() => scanJsonText(text)).toThrow(/nested deeper/);
     }
   });
@@ -44,7 +44,7 @@ describe('scanJsonText: scanJson over a decoded text', () => {
         [100, 10],
         [4, 1],
       ] as const) {
-        const exact = scanJson(Buffer.from(text));
+        const exact = scanJson(text);
         const fast = scanJsonText(text);
         expect(verdict(() => checkJobCounts(fast, maxSamples))).toBe(verdict(() => checkJobCounts(exact, maxSamples)));
         expect(verdict(() => checkBatchCounts(fast, maxItems))).toBe(verdict(() => checkBatchCounts(exact, maxItems)));
