@@ -7,6 +7,7 @@ import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
 import type { DominantCycle, JobData, JobResult } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import { resultArrayClass, resultArrays } from './result-arrays.js';
 
 /** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
 export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
@@ -72,26 +73,11 @@ export function runsAlone(job: NormalizedJob): boolean {
   return job.stages.length > 0 || job.framing !== undefined;
 }
 
-/** The element type of a job's float results at the engine's precision. */
-export type ResultArray = Float32Array | Float64Array;
-
-/** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest. */
+/** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest (result-arrays.ts says which). */
 export function allocateOutputs(job: NormalizedJob, precision: Precision): JobOutputs {
-  const Array_ = precision === 'f64' ? Float64Array : Float32Array;
-  // Waves asked for in f16/bf16 come back as raw bits.
-  const Wave = job.outputDtype ? Uint16Array : Array_;
-  const { batch: b, length: n } = job;
-  const into = job.into;
-  const out: JobOutputs = {};
-  if (job.stft) {
-    out.filtered = into.filtered ?? new Wave(b * n);
-    out.spectrum = into.spectrum ?? new Array_(b * job.previewBins * (job.framing?.frames ?? 1));
-  }
-  if (job.cycles) {
-    out.bandPowers = into.bandPowers ?? new Float64Array(b * job.bands.length);
-    if (job.bandWaves) out.bandWaves = into.bandWaves ?? new Wave(b * job.bands.length * n);
-    out.dominant = new Array<DominantCycle>(b);
-  }
-  if (job.wavelet) out.waveletPower = into.waveletPower ?? new Array_(b * (job.waveletBands ? job.bands.length : job.freqs.length) * n);
-  return out;
+  const out: Record<string, unknown> = {};
+  for (const r of resultArrays(job, precision)) out[r.field] = job.into[r.field] ?? new (resultArrayClass(r.element))(r.length);
+  if (job.cycles) out.dominant = new Array<DominantCycle>(job.batch);
+  // Each field holds the element type resultArrays names for it: JobOutputs' types.
+  return out as JobOutputs;
 }

@@ -11,6 +11,7 @@ import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/w
 import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
 import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import { resultArrayClass, resultArrays } from './result-arrays.js';
 
 export type { ResolvedWindow };
 export { BUILTIN_FLAGS, checkSampleTypes };
@@ -362,28 +363,19 @@ export function jobSamples(job: NormalizedJob): number {
  * produce, of exactly its length and element type (bandPowers: Float64Array). Throws JobValidationError.
  */
 export function checkInto(job: NormalizedJob, precision: Precision): void {
-  const { batch: b, length: n } = job;
-  const nb = job.bands.length;
-  const expected: Record<string, number | undefined> = {
-    filtered: job.stft ? b * n : undefined,
-    spectrum: job.stft ? b * job.previewBins * (job.framing?.frames ?? 1) : undefined,
-    bandPowers: job.cycles ? b * nb : undefined,
-    bandWaves: job.cycles && job.bandWaves ? b * nb * n : undefined,
-    waveletPower: job.wavelet ? b * (job.waveletBands ? nb : job.freqs.length) * n : undefined,
-  };
   if (job.outputFloat !== undefined && job.outputFloat !== precision)
     fail('outputDtype', `${job.outputFloat} is not this engine's precision (${precision}); ask for ${precision}, f16 or bf16`);
+  const expected = resultArrays(job, precision);
   for (const [key, array] of Object.entries(job.into)) {
     if (array === undefined) continue;
-    const length = expected[key];
-    if (length === undefined) fail(`into.${key}`, "this job's flags do not produce it");
-    const wave = key === 'filtered' || key === 'bandWaves';
-    const type = wave && job.outputDtype ? Uint16Array : key === 'bandPowers' || precision === 'f64' ? Float64Array : Float32Array;
+    const want = expected.find((r) => r.field === key);
+    if (want === undefined) return fail(`into.${key}`, "this job's flags do not produce it");
+    const type = resultArrayClass(want.element);
     if (!(array instanceof type))
       fail(
         `into.${key}`,
-        `must be a ${type.name} (${wave && job.outputDtype ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
+        `must be a ${type.name} (${want.element === 'u16' ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
       );
-    if (array.length !== length) fail(`into.${key}`, `holds ${array.length} values, the result has ${length}`);
+    if (array.length !== want.length) fail(`into.${key}`, `holds ${array.length} values, the result has ${want.length}`);
   }
 }

@@ -9,12 +9,13 @@
  */
 import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
 import type { JobData, JobOutputArrays, JobResult, JobSpec } from '../engine/types.js';
+import { resultArrays, type ResultArrayField } from '../engine/result-arrays.js';
 import type { NormalizedJob } from '../engine/validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 export { RESULT_ARRAY_FIELDS };
 
-/** One of RESULT_ARRAY_FIELDS (the engine's one list of result arrays). */
-export type ResultArrayField = (typeof RESULT_ARRAY_FIELDS)[number];
+export type { ResultArrayField };
 
 /**
  * Element type of a packed array, by the array that holds it: f32, f64, i16 (16-bit samples) or
@@ -192,43 +193,18 @@ export interface ResultSlot {
 }
 
 /**
- * The arrays a job returns, from its validated spec (the lengths `checkInto` checks), at the
- * workers' `precision` (bandPowers is always float64; waves asked for in f16/bf16 are raw 16-bit
- * bits), laid out as packResult packs them; `bytes` is the packed total.
+ * Where a job's result arrays (engine/result-arrays.ts) will lie in its packed result at the
+ * workers' `precision`, laid out as packResult packs them; `bytes` is the packed total (what a
+ * worker measures, and so what the client checks at submit).
  */
-export function resultLayout(job: NormalizedJob, precision: 'f32' | 'f64'): { slots: ResultSlot[]; bytes: number } {
-  const { batch: b, length: n } = job;
-  const nb = job.bands.length;
-  const wave: WireDtype = job.outputDtype ? 'u16' : precision;
-  const lengths: [ResultArrayField, number, WireDtype][] = [];
-  if (job.stft) lengths.push(['filtered', b * n, wave], ['spectrum', b * job.previewBins * (job.framing?.frames ?? 1), precision]);
-  if (job.cycles) lengths.push(['bandPowers', b * nb, 'f64']);
-  if (job.cycles && job.bandWaves) lengths.push(['bandWaves', b * nb * n, wave]);
-  if (job.wavelet) lengths.push(['waveletPower', b * (job.waveletBands ? nb : job.freqs.length) * n, precision]);
+export function resultLayout(job: NormalizedJob, precision: Precision): { slots: ResultSlot[]; bytes: number } {
   const slots: ResultSlot[] = [];
   let bytes = 0;
-  for (const [field, length, dtype] of lengths) {
-    slots.push({ field, dtype, length, offset: bytes });
-    bytes = align(bytes + length * bytesOf(dtype));
+  for (const { field, length, element } of resultArrays(job, precision)) {
+    slots.push({ field, dtype: element, length, offset: bytes });
+    bytes = align(bytes + length * bytesOf(element));
   }
   return { slots, bytes };
-}
-
-/**
- * Bytes of the arrays a job returns, from its validated spec, at the workers' `precision`, with
- * the packing's alignment. The estimate counts waves at the precision's size (an f16/bf16 wave
- * is smaller: the estimate is an upper bound).
- */
-export function estimateResultBytes(job: NormalizedJob, precision: WireDtype): number {
-  const { batch: b, length: n } = job;
-  const nb = job.bands.length;
-  const size = bytesOf(precision);
-  const lengths: [number, number][] = [];
-  if (job.stft) lengths.push([b * n, size], [b * job.previewBins * (job.framing?.frames ?? 1), size]);
-  if (job.cycles) lengths.push([b * nb, 8]);
-  if (job.cycles && job.bandWaves) lengths.push([b * nb * n, size]);
-  if (job.wavelet) lengths.push([b * (job.waveletBands ? nb : job.freqs.length) * n, size]);
-  return lengths.reduce((sum, [count, bytes]) => align(sum + count * bytes), 0);
 }
 
 /** Typed views of `buffer` (8-byte aligned, at least `bytes` long) for a job's result arrays: its `into`. */

@@ -10,9 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobValidationError } from '../engine/errors.js';
+import type { Precision } from '../runtime/fft/precision.js';
 import type { JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
-import { dtypeOf, estimateResultBytes, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
+import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
@@ -50,7 +51,7 @@ export interface JobQueueOptions {
   /** Redis key prefix; default 'tscuda'. */
   prefix?: string | undefined;
   /** The workers' arithmetic precision, for the result-size estimate at submit; default 'f32'. */
-  precision?: WireDtype | undefined;
+  precision?: Precision | undefined;
   /** Flags of stages registered on the workers' engines, which jobs may name. */
   stages?: readonly string[] | undefined;
   /** Largest result, bytes: a bigger estimate is refused at submit, a bigger result fails on the worker. Default 64 MiB (at most 512 MiB). */
@@ -116,7 +117,7 @@ export class JobQueue {
   readonly #queueRedis: Redis;
   readonly #watcher: JobWatcher;
   readonly #keys: BlobKeys;
-  readonly #precision: WireDtype;
+  readonly #precision: Precision;
   readonly #stages: ReadonlySet<string>;
   readonly #maxResultBytes: number;
   readonly #maxInputBytes: number;
@@ -200,7 +201,7 @@ export class JobQueue {
     const attempts = integerOption('attempts', options.attempts, this.#attempts, 1, MAX_ATTEMPTS);
     const inputBytes = job.data.byteLength;
     if (inputBytes > this.#maxInputBytes) throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${this.#maxInputBytes}`);
-    const resultBytes = estimateResultBytes(job, this.#precision);
+    const resultBytes = resultLayout(job, this.#precision).bytes;
     if (resultBytes > this.#maxResultBytes) throw new ResultTooLargeError(resultBytes, this.#maxResultBytes, 'estimated at submit');
     const { data, into: _into, signal, ...rest } = spec;
     const params: WireParams = rest;

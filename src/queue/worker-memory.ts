@@ -10,6 +10,7 @@
 import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import type { JobEngineLike, JobOutputArrays, JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
+import type { Precision } from '../runtime/fft/precision.js';
 import { BufferPool } from '../runtime/memory/buffer-pool.js';
 import { layoutViews, resultLayout } from './codec.js';
 
@@ -22,7 +23,7 @@ const ANY_STAGE = { stages: { has: () => true } as unknown as ReadonlySet<string
 /** A worker's pooled memory (see the file's comment). */
 export class WorkerMemory {
   readonly #pool: BufferPool;
-  readonly #precision: 'f32' | 'f64';
+  readonly #precision: Precision;
 
   /** `maxCachedBytes`: free buffers kept for reuse, bytes. */
   constructor(engine: JobEngineLike, maxCachedBytes = DEFAULT_WORKER_POOL_BYTES) {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../../src/engine/types.js';
 import { validateJob } from '../../../src/engine/validate.js';
-import { estimateResultBytes, joinPieces, packResult, samplesFromBuffer, samplesToBuffer, unpackResult } from '../../../src/queue/codec.js';
+import { joinPieces, packResult, resultLayout, samplesFromBuffer, samplesToBuffer, unpackResult } from '../../../src/queue/codec.js';
 import { fakeResult } from '../server/fake-engine.js';
 
 const random = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
@@ -61,7 +61,8 @@ describe('queue codec', () => {
         if (spec.flags.includes('stft')) result.spectrum = precision === 'f32' ? random(job.batch * job.previewBins) : new Float64Array(job.batch * job.previewBins);
         const packed = packResult(result);
         expect(joinPieces(packed.pieces).byteLength).toBe(packed.bytes);
-        expect(estimateResultBytes(job, precision)).toBe(packed.bytes);
+        // What the client checks at submit is what the worker measures.
+        expect(resultLayout(job, precision).bytes).toBe(packed.bytes);
       }
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { allocateOutputs } from '../../../src/engine/lane-runner.js';
 import type { JobEngineLike, JobSpec } from '../../../src/engine/types.js';
 import { validateJob } from '../../../src/engine/validate.js';
-import { estimateResultBytes, layoutViews, packResult, resultLayout } from '../../../src/queue/codec.js';
+import { layoutViews, packResult, resultLayout } from '../../../src/queue/codec.js';
 import { WorkerMemory } from '../../../src/queue/worker-memory.js';
 
 const random = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
@@ -23,7 +23,6 @@ describe('worker memory', () => {
       for (const spec of specs) {
         const job = validateJob(spec, { stages: new Set() });
         const layout = resultLayout(job, precision);
-        expect(layout.bytes).toBeLessThanOrEqual(estimateResultBytes(job, precision));
         const buffer = Buffer.alloc(layout.bytes);
         const outputs = allocateOutputs({ ...job, into: layoutViews(buffer, layout.slots) }, precision);
         const packed = packResult({ id: 1, lane: 0, device: 0, batch: job.batch, length: job.length, fs: job.fs, ...outputs, timings: { queuedMs: 0, runMs: 0, gpuMs: 0 } });
