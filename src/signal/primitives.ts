@@ -243,8 +243,7 @@ export function bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>,
   const nb = Array.isArray(options.bands) ? options.bands.length : 0;
   expectBuffer(output, 'f64', batch * Math.max(1, nb), 'bandPowers output');
   const key = `bands:${fs}:${length}:${JSON.stringify(options.bands)}`;
-  const ranges =
-    ws.tableIfReady(spectrum.context, key, 'i32', options.stream) ?? ws.table(spectrum.context, key, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
+  const ranges = ws.table(spectrum.context, key, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
   ws.kernel(spectrum.context, 'band_powers', p)(perRow(batch * nb, options.stream), spectrum, output, ranges, batch, bins, length, nb);
 }
 

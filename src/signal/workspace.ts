@@ -213,25 +213,10 @@ export class SignalWorkspace {
 
   /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
   window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
-    // A table built on this stream (or long since finished) is returned without building its key's closures.
-    const key = `window:${windowKey(spec)}:${n}`;
-    return (
-      this.tableIfReady(context, key, precision, stream) ??
-      this.table(context, key, precision, stream, () => {
-        const w = getWindow(spec, n);
-        return precision === 'f32' ? Float32Array.from(w) : w;
-      })
-    );
-  }
-
-  /**
-   * The table cached under `key` when `stream` may use it with nothing to wait for (built on
-   * `stream`, or its upload long finished), else undefined (then `table()` builds it or orders the
-   * wait): a hit costs one Map lookup, none of `table()`'s closures.
-   */
-  tableIfReady<T extends 'i32' | 'f64' | 'f32'>(context: Context, key: string, dtype: T, stream: Stream | undefined): DeviceBuffer<T> | undefined {
-    const have = this.#state(context).built.get(`table:${dtype}:${key}`);
-    return have && !have.buffer.disposed && (have.event === undefined || have.stream === stream) ? (have.buffer as DeviceBuffer<T>) : undefined;
+    return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
+      const w = getWindow(spec, n);
+      return precision === 'f32' ? Float32Array.from(w) : w;
+    });
   }
 
   /**
@@ -247,6 +232,10 @@ export class SignalWorkspace {
     stream: Stream | undefined,
     make: () => Int32Array | Float64Array | Float32Array,
   ): DeviceBuffer<T> {
+    const cacheKey = `table:${dtype}:${key}`;
+    // A table built on this stream (or whose upload is long finished) is one Map lookup: no closures, no event.
+    const have = this.#state(context).built.get(cacheKey);
+    if (have && !have.buffer.disposed && (have.event === undefined || have.stream === stream)) return have.buffer as DeviceBuffer<T>;
     let values: Int32Array | Float64Array | Float32Array | undefined;
     const alloc = (): DeviceBuffer<T> => {
       values = make();
@@ -259,7 +248,7 @@ export class SignalWorkspace {
         context.synchronize();
       }
     };
-    return this.built(context, `table:${dtype}:${key}`, stream, alloc, upload);
+    return this.built(context, cacheKey, stream, alloc, upload);
   }
 
   /**
