@@ -14,8 +14,8 @@ import { FftPlan } from './plan.js';
  */
 export class FftPlanCache {
   readonly #plans = new Map<string, FftPlan>();
-  /** 1-D basic plans by context and `type:n:batch`, in front of #plans: their full key (geometry, layout, context id) costs microseconds, and a job asks several times. */
-  readonly #basic = new Map<Context, Map<string, FftPlan>>();
+  /** 1-D basic plans by context (weakly: a disposed context's go with it) and `type:n:batch`, in front of #plans: their full key (geometry, layout, context id) costs microseconds, and a job asks several times. */
+  #basic = new WeakMap<Context, Map<string, FftPlan>>();
   readonly #ids = new WeakMap<object, number>();
   #nextId = 1;
   hits = 0;
@@ -91,7 +91,7 @@ export class FftPlanCache {
   clear(): void {
     const plans = [...this.#plans.values()];
     this.#plans.clear();
-    this.#basic.clear();
+    this.#basic = new WeakMap();
     if (plans.length > 0) this.generation++;
     let first: unknown;
     for (const p of plans) {
