@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { followChildLines } from '../../test/unit/queue/child-lines.js';
 import type { Throughput } from './mix.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -33,22 +34,9 @@ async function startChild(script: string, args: readonly string[], name: string)
   const child = execa('node', [...NODE_ARGS, '--import', 'tsx', script, ...args], { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit', stdin: 'pipe' });
   const completed: string[] = [];
   const waiters: { prefix: string; resolve: (rest: string) => void }[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      rest += chunk.toString();
-      const lines = rest.split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('completed ')) completed.push(line.slice(10));
-        else {
-          const i = waiters.findIndex((w) => line.startsWith(`${w.prefix} `));
-          if (i >= 0) waiters.splice(i, 1)[0]!.resolve(line.slice(line.indexOf(' ') + 1));
-        }
-      }
-    });
-    void child.then((r) => reject(new Error(`${name} exited ${String(r.exitCode)} before it was ready`)));
+  await followChildLines(child, name, completed, (line) => {
+    const i = waiters.findIndex((w) => line.startsWith(`${w.prefix} `));
+    if (i >= 0) waiters.splice(i, 1)[0]!.resolve(line.slice(line.indexOf(' ') + 1));
   });
   const next = (prefix: string): Promise<string> => new Promise((resolve) => waiters.push({ prefix, resolve }));
   const cpuMs = async (): Promise<number> => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { JobQueue, type QueueJobHandle } from '../../../src/queue/index.js';
+import { followChildLines } from './child-lines.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
@@ -29,19 +30,7 @@ async function startWorker(url: string, queue: string, name: string, delayMs: nu
     buffer: false,
   });
   const completed: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      rest += chunk.toString();
-      const lines = rest.split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('completed ')) completed.push(line.slice(10));
-      }
-    });
-    void child.then((r) => reject(new Error(`worker ${name} exited ${String(r.exitCode)} before it was ready: ${String(r.stderr ?? '')}`)));
-  });
+  await followChildLines(child, `worker ${name}`, completed);
   return { child, completed };
 }
 
