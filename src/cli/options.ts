@@ -61,6 +61,12 @@ export function numberOption(name: string, value: string | undefined, allowZero 
   return n;
 }
 
+/** A Redis URL option (redis:// or rediss://), as given. */
+export function redisUrlOption<V extends string | undefined>(name: string, value: V): V {
+  if (value !== undefined && !/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(value.slice(0, 100))}`);
+  return value;
+}
+
 /** One of `choices`. */
 export function choiceOption<T extends string>(name: string, value: string | undefined, choices: readonly T[]): T | undefined {
   if (value === undefined) return undefined;

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
-import { joinNegativeValues } from '../options.js';
+import { joinNegativeValues, redisUrlOption } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
@@ -176,7 +176,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     log: values.log === true,
   };
   if (values.redis !== undefined) {
-    if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis.slice(0, 100))}`);
+    redisUrlOption('redis', values.redis);
     config.redis = values.redis;
   }
   if (values.queue !== undefined) {
@@ -185,9 +185,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   }
   if (values['blob-redis'] !== undefined) {
     if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');
-    for (const url of values['blob-redis'])
-      if (!/^rediss?:\/\/./.test(url)) throw new UsageError(`--blob-redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url.slice(0, 100))}`);
-    config.blobRedis = values['blob-redis'];
+    config.blobRedis = values['blob-redis'].map((url) => redisUrlOption('blob-redis', url));
   }
   const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
   return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };

@@ -9,7 +9,7 @@ import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
-import { intOption, UsageError } from '../options.js';
+import { intOption, redisUrlOption, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 
@@ -66,9 +66,8 @@ export function parseWorkerArgs(args: string[]) {
   });
   if (values.help === true) return { help: true as const };
   if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
-  if (!/^rediss?:\/\/./.test(values.redis)) throw new UsageError(`--redis must be a redis:// or rediss:// URL, got ${JSON.stringify(values.redis)}`);
-  const blobRedis = values['blob-redis'];
-  for (const url of blobRedis ?? []) if (!/^rediss?:\/\/./.test(url)) throw new UsageError(`--blob-redis must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`);
+  redisUrlOption('redis', values.redis);
+  const blobRedis = values['blob-redis']?.map((url) => redisUrlOption('blob-redis', url));
   // The CLI's one spelling of a device list (the placement rule's parser): every GPU by default.
   const devices = deviceSelection({ devices: values.devices });
   const precision = values.precision ?? 'f32';
