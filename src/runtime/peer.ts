@@ -13,7 +13,7 @@
  *   stages it through host memory (correct, slower): the same call works on every machine.
  */
 import { CUmemAccess_flags, CUmemLocationType, CUresult, type CUmemoryPool } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, hot, outValue } from './cuda.js';
+import { check, driverApi, driverError, finishLegacyStream, hot, outValue } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import { DeviceBuffer, type CopyOptions } from './memory/device-buffer.js';
@@ -195,11 +195,10 @@ DeviceBuffer.prototype.copyFromPeer = function <T extends DType>(this: DeviceBuf
     }
   } else {
     this.context.makeCurrent();
-    const status = api.cuMemcpyPeer(dst, this.context.handle, src, source.context.handle, bytes);
+    let status = api.cuMemcpyPeer(dst, this.context.handle, src, source.context.handle, bytes);
+    // Like every stream-less copy: done when it returns (cuMemcpyPeer need not wait for the DMA).
+    if (status === 0) status = finishLegacyStream();
     if (status !== 0) throw driverError(status, 'cuMemcpyPeer', during);
-    this.recordUse(null);
-    if (same) source.recordUse(null);
-    else fenceForeignBuffer(source, this.context, null);
   }
   return this;
 };

@@ -242,11 +242,8 @@ export class SignalWorkspace {
       return DeviceBuffer.alloc(dtype, values.length, { context, label: `signal table ${key.slice(0, 60)}` });
     };
     const upload = (b: DeviceBuffer<T>): void => {
-      if (stream) (b as DeviceBuffer<DType>).write(values as never, { stream });
-      else {
-        (b as DeviceBuffer<DType>).write(values as never);
-        context.synchronize();
-      }
+      // Without a stream, write() returns once the bytes are on the device.
+      (b as DeviceBuffer<DType>).write(values as never, stream ? { stream } : {});
     };
     return this.built(context, cacheKey, stream, alloc, upload);
   }

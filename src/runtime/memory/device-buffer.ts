@@ -1,5 +1,5 @@
 import type { CUstream } from '../../ffi/generated/types.js';
-import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
+import { addressCell, cellAddress, check, driverApi, driverError, finishLegacyStream, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
@@ -25,10 +25,10 @@ export interface DeviceBufferDescriptor extends Placement {
 /** Options of `write`, `read` and `copyFrom`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
 export interface CopyOptions {
   /**
-   * Enqueue on this stream and return at once. Without it the copy is synchronous: host<->device
-   * copies block the thread (and the event loop) until the bytes have moved, after the work
-   * queued on the legacy stream (at ~10–25 GB/s, about 1 ms per 10–25 MB); device-to-device
-   * copies and memset are ordered on the legacy stream and return at once.
+   * Enqueue on this stream and return at once. Without it the copy is synchronous: it blocks the
+   * thread (and the event loop) until the bytes are in place, after the work queued on the legacy
+   * stream (host<->device at ~10–25 GB/s, about 1 ms per 10–25 MB), so work on any stream that
+   * follows sees them.
    */
   stream?: Stream | undefined;
   /** First element of this buffer. */
@@ -201,7 +201,10 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     r.bytes = length * dtypeInfo(this.dtype).bytes;
   }
 
-  /** Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. */
+  /**
+   * Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. Without a
+   * stream the bytes are on the device when it returns (see {@link finishLegacyStream}).
+   */
   write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
     this.checkUsable(options?.stream);
     checkHostSide(source, 'write to', this);
@@ -217,6 +220,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     } else {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyHtoD(dst, src, r.bytes);
+      // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands.
+      if (status === 0 && !isHostBuffer(source)) status = finishLegacyStream();
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
     return this;
@@ -247,7 +252,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     return dst;
   }
 
-  /** Device -> device from `source` (same dtype). */
+  /** Device -> device from `source` (same dtype). Without a stream, done when it returns. */
   copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
     // A buffer of another context (another device): cuMemcpyPeerAsync, in runtime/peer.ts.
     if (source instanceof DeviceBuffer && source.context !== this.context && typeof this.copyFromPeer === 'function') return this.copyFromPeer(source, options);
@@ -273,9 +278,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     } else {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyDtoD(dst, src, r.bytes);
-      // Device-to-device copies do not wait for the host: ordered on the legacy stream.
-      this.recordUse(null);
-      source.recordUse(null);
+      // cuMemcpyDtoD does not wait for the copy: finish it before returning (see finishLegacyStream).
+      if (status === 0) status = finishLegacyStream();
     }
     if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
     return this;
@@ -283,7 +287,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   /**
    * Sets every byte/halfword/word to `value` (8, 16 or 32 bits wide; default: the element size,
-   * and for 8-byte elements only values whose two 32-bit halves are equal, such as 0).
+   * and for 8-byte elements only values whose two 32-bit halves are equal, such as 0). Without a
+   * stream, done when it returns.
    */
   memset(value: number, options: { stream?: Stream | undefined; width?: 8 | 16 | 32 | undefined } = {}): this {
     this.checkUsable(options?.stream);
@@ -296,7 +301,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const s: CUstream | null = options.stream ? options.stream.use() : null;
     if (!options.stream) this.context.makeCurrent();
     const api = driverApi();
-    const status =
+    let status =
       width === 8
         ? s
           ? api.cuMemsetD8Async(this.address, value, n, s)
@@ -308,8 +313,9 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
           : s
             ? api.cuMemsetD32Async(this.address, value, n, s)
             : api.cuMemsetD32(this.address, value, n);
+    if (status === 0 && !s) status = finishLegacyStream();
     if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
-    this.recordUse(options.stream ?? null);
+    if (options.stream) this.recordUse(options.stream);
     return this;
   }
 
@@ -365,3 +371,4 @@ function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuff
 function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
   return byteOffset === 0 && bytes === array.byteLength ? array : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
 }
+

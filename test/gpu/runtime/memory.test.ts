@@ -39,6 +39,39 @@ describe.skipIf(!gpu.available)(`memory${gpu.available ? '' : ` (skipped: ${gpu.
     }
   });
 
+  it('a stream-less write, copy or memset is in place when it returns: work queued next on a non-blocking stream sees it', async () => {
+    // cuMemcpyHtoD from pageable memory returns once staged; DtoD and memset do not wait at all.
+    // 32 MiB leaves the DMA far behind the return unless the library waits for it.
+    const n = 8 << 20;
+    using s = new Stream();
+    using a = DeviceBuffer.alloc('f32', n);
+    using b = DeviceBuffer.alloc('f32', n);
+    using seen = DeviceBuffer.alloc('f32', n);
+    using out = HostBuffer.alloc('f32', n);
+    const firstMismatch = (want: (i: number) => number): number => {
+      for (let i = 0; i < n; i++) if (out.array[i] !== want(i)) return i;
+      return -1;
+    };
+    const check = async (what: string, from: DeviceBuffer<'f32'>, want: (i: number) => number): Promise<void> => {
+      seen.copyFrom(from, { stream: s });
+      poison(out.array);
+      seen.read(out, { stream: s });
+      await s.done();
+      expect(firstMismatch(want), what).toBe(-1);
+    };
+    for (let round = 0; round < 3; round++) {
+      const data = randomF32(n);
+      a.write(data);
+      await check(`write, round ${round}`, a, (i) => data[i]!);
+      b.copyFrom(a);
+      await check(`copyFrom, round ${round}`, b, (i) => data[i]!);
+      const bits = (0x3f000000 + round * 0x10000 + ((Math.random() * 0xffff) | 0)) >>> 0;
+      b.memset(bits);
+      const value = new Float32Array(new Uint32Array([bits]).buffer)[0]!;
+      await check(`memset, round ${round}`, b, () => value);
+    }
+  });
+
   it('copies ranges, views and device-to-device, asynchronously through pinned memory', async () => {
     using s = new Stream();
     const n = 1 << 20;
