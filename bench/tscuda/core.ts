@@ -9,7 +9,7 @@ import type { FftType, Kernel, LaunchConfig } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { pairedWithFloor, firstTime, floorPerIter, floorPerIterAsync, gbps, loopMetric, perIterMetric, perIterMetricAsync, repeated } from './timing.js';
+import { pairedWithFloor, pairedPerIterWithFloor, pairedPerIterWithFloorAsync, firstTime, gbps, loopMetric, repeated } from './timing.js';
 import { rawAllocFree, rawLaunchAwait, rawLaunchLoop, rawLaunchSync, rawSmallCopy } from './floors.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
@@ -102,12 +102,12 @@ function launchSyncRoundtrip(ctx: BenchContext): MeasuredMetric {
   try {
     const k = ctx.kernels.empty;
     const cfg = emptyConfig(s);
-    const pass = perIterMetric(ctx.timing, () => {
+    const body = (): void => {
       k.launch(cfg);
       s.synchronize();
-    });
-    const f = floorPerIter(ctx.timing, 'launch_sync_roundtrip_us', rawLaunchSync(k, s), 'cuLaunchKernel + cuStreamSynchronize', ctx.log);
-    return { pass, floor: f.floor, notes: f.notes };
+    };
+    const f = pairedPerIterWithFloor(ctx.timing, 'launch_sync_roundtrip_us', body, rawLaunchSync(k, s), 'cuLaunchKernel + cuStreamSynchronize', ctx.log);
+    return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s);
   }
@@ -118,12 +118,19 @@ async function awaitCompletion(ctx: BenchContext): Promise<MeasuredMetric> {
   try {
     const k = ctx.kernels.empty;
     const cfg = emptyConfig(s);
-    const pass = await perIterMetricAsync(ctx.timing, () => {
+    const body = (): Promise<void> => {
       k.launch(cfg);
       return s.done();
-    });
-    const f = await floorPerIterAsync(ctx.timing, 'await_completion_us', rawLaunchAwait(k, s), 'cuLaunchKernel, then cuStreamQuery once per setImmediate turn until idle', ctx.log);
-    return { pass, floor: f.floor, notes: ['launch + await stream.done() per iteration', ...f.notes] };
+    };
+    const f = await pairedPerIterWithFloorAsync(
+      ctx.timing,
+      'await_completion_us',
+      body,
+      rawLaunchAwait(k, s),
+      'cuLaunchKernel, then cuStreamQuery once per setImmediate turn until idle',
+      ctx.log,
+    );
+    return { pass: f.pass, floor: f.floor, notes: ['launch + await stream.done() per iteration', ...f.notes] };
   } finally {
     disposeAll(s);
   }
@@ -255,14 +262,14 @@ function smallCopyRoundtrip(ctx: BenchContext): MeasuredMetric {
   try {
     hSrc.array.fill(1);
     const opts = { stream: s };
-    const pass = perIterMetric(ctx.timing, () => {
+    const body = (): void => {
       dev.write(hSrc, opts);
       dev.read(hDst, opts);
       s.synchronize();
-    });
+    };
     const raw = rawSmallCopy(hSrc, hDst, dev, SMALL_BYTES, s);
-    const f = floorPerIter(ctx.timing, 'small_copy_roundtrip_us', raw, 'cuMemcpyHtoDAsync + cuMemcpyDtoHAsync + cuStreamSynchronize', ctx.log);
-    return { pass, floor: f.floor, notes: f.notes };
+    const f = pairedPerIterWithFloor(ctx.timing, 'small_copy_roundtrip_us', body, raw, 'cuMemcpyHtoDAsync + cuMemcpyDtoHAsync + cuStreamSynchronize', ctx.log);
+    return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, hSrc, hDst, dev);
   }

@@ -68,31 +68,6 @@ export function pairedLoopMetric(o: TimingOptions, run: (iters: number) => void,
   return { pass: summarize(ours), floor: summarize(raw) };
 }
 
-export function perIterMetric(o: TimingOptions, body: () => void): PassSummary {
-  for (let i = 0; i < PER_ITER_WARMUP; i++) body();
-  const n = o.reps * PER_ITER_SAMPLES_PER_REP;
-  const xs = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const t0 = nowUs();
-    body();
-    xs[i] = nowUs() - t0;
-  }
-  return summarize(Array.from(xs));
-}
-
-/** per-iter where the iteration awaits (launch + `await stream.done()`). */
-export async function perIterMetricAsync(o: TimingOptions, body: () => Promise<void>): Promise<PassSummary> {
-  for (let i = 0; i < PER_ITER_WARMUP; i++) await body();
-  const n = o.reps * PER_ITER_SAMPLES_PER_REP;
-  const xs = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const t0 = nowUs();
-    await body();
-    xs[i] = nowUs() - t0;
-  }
-  return summarize(Array.from(xs));
-}
-
 export function repeated(o: TimingOptions, warmup: number, one: () => number): PassSummary {
   for (let i = 0; i < warmup; i++) one();
   const xs: number[] = [];
@@ -148,14 +123,54 @@ export function pairedWithFloor(
   return { pass: both.pass, ...f };
 }
 
-/** ffiFloor for per-iteration metrics (each iteration timed on its own). */
-export function floorPerIter(o: TimingOptions, metric: string, body: () => void, calls: string, log: (line: string) => void): FfiFloor {
-  return floorOf(metric, perIterMetric(o, body), calls, log);
+/**
+ * A per-iteration metric and its FFI floor in alternating blocks of PER_ITER_SAMPLES_PER_REP
+ * iterations (ours, floor, then floor, ours, ...), after the warm-up of each: as pairedLoopMetric,
+ * both see the same clocks, queue depths and caches (a ~10 us round trip drifts by more than the
+ * 10% the goal allows between two runs measured one after the other).
+ */
+export function pairedPerIterWithFloor(o: TimingOptions, metric: string, body: () => void, floor: () => void, calls: string, log: (line: string) => void): FfiFloor & { pass: PassSummary } {
+  for (let i = 0; i < PER_ITER_WARMUP; i++) (body(), floor());
+  const ours: number[] = [];
+  const raw: number[] = [];
+  const block = (f: () => void, into: number[]): void => {
+    for (let i = 0; i < PER_ITER_SAMPLES_PER_REP; i++) {
+      const t0 = nowUs();
+      f();
+      into.push(nowUs() - t0);
+    }
+  };
+  for (let r = 0; r < o.reps; r++) {
+    if (r % 2 === 0) (block(body, ours), block(floor, raw));
+    else (block(floor, raw), block(body, ours));
+  }
+  return { pass: summarize(ours), ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log) };
 }
 
-/** ffiFloor for per-iteration metrics that await. */
-export async function floorPerIterAsync(o: TimingOptions, metric: string, body: () => Promise<void>, calls: string, log: (line: string) => void): Promise<FfiFloor> {
-  return floorOf(metric, await perIterMetricAsync(o, body), calls, log);
+/** pairedPerIterWithFloor for iterations that await. */
+export async function pairedPerIterWithFloorAsync(
+  o: TimingOptions,
+  metric: string,
+  body: () => Promise<void>,
+  floor: () => Promise<void>,
+  calls: string,
+  log: (line: string) => void,
+): Promise<FfiFloor & { pass: PassSummary }> {
+  for (let i = 0; i < PER_ITER_WARMUP; i++) (await body(), await floor());
+  const ours: number[] = [];
+  const raw: number[] = [];
+  const block = async (f: () => Promise<void>, into: number[]): Promise<void> => {
+    for (let i = 0; i < PER_ITER_SAMPLES_PER_REP; i++) {
+      const t0 = nowUs();
+      await f();
+      into.push(nowUs() - t0);
+    }
+  };
+  for (let r = 0; r < o.reps; r++) {
+    if (r % 2 === 0) (await block(body, ours), await block(floor, raw));
+    else (await block(floor, raw), await block(body, ours));
+  }
+  return { pass: summarize(ours), ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log) };
 }
 
 function floorOf(metric: string, floor: PassSummary, calls: string, log: (line: string) => void): FfiFloor {
