@@ -129,7 +129,14 @@ export function pairedWithFloor(
  * both see the same clocks, queue depths and caches (a ~10 us round trip drifts by more than the
  * 10% the goal allows between two runs measured one after the other).
  */
-export function pairedPerIterWithFloor(o: TimingOptions, metric: string, body: () => void, floor: () => void, calls: string, log: (line: string) => void): FfiFloor & { pass: PassSummary } {
+export function pairedPerIterWithFloor(
+  o: TimingOptions,
+  metric: string,
+  body: () => void,
+  floor: () => void,
+  calls: string,
+  log: (line: string) => void,
+): FfiFloor & { pass: PassSummary } {
   for (let i = 0; i < PER_ITER_WARMUP; i++) (body(), floor());
   const ours: number[] = [];
   const raw: number[] = [];

@@ -371,4 +371,3 @@ function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuff
 function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
   return byteOffset === 0 && bytes === array.byteLength ? array : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
 }
-
