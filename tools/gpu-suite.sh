@@ -4,6 +4,8 @@
 #                                 on one GPU (skipped by name), the demo, compute-sanitizer
 #   tools/gpu-suite.sh bench   -> npm run bench (C, Python peers, tscuda, engine metrics), and the
 #                                 landed tree's STFT job in the same call when .base/ holds it
+#   tools/gpu-suite.sh one-gpu -> the whole GPU test suite again with only GPU 0 visible (the two-GPU
+#                                 tests skip by name): issue 23's second condition
 #   tools/gpu-suite.sh multi   -> the several-GPU bench and the queue bench (two worker processes)
 #   tools/gpu-suite.sh serve   -> the HTTP load bench against the Python peer
 #   tools/gpu-suite.sh serve-before-after -> the short serve bench on .base/ (landed tree) and on this tree
@@ -27,6 +29,10 @@ case "${1:-tests}" in
     timeout 120 tsx src/cli/main.ts demo --seconds 5 --out "$OUT/demo" 2>&1 | tail -30
     # TSCUDA_SKIP_SANITIZER=1: kernels unchanged since the last clean sanitizer run (saves ~4 min of device time).
     if [ "${TSCUDA_SKIP_SANITIZER:-0}" != 1 ]; then timeout 240 bash bench/sanitizer/run.sh > "$OUT/sanitizer.log" 2>&1; tail -8 "$OUT/sanitizer.log"; fi
+    ;;
+  one-gpu)
+    CUDA_VISIBLE_DEVICES=0 TSCUDA_REQUIRE_GPU=1 vitest run --project gpu > "$OUT/gpu-tests-one-gpu.log" 2>&1
+    summary "$OUT/gpu-tests-one-gpu.log"; grep -aoE "fewer than two GPUs[^)]*|needs two GPUs[^)]*" "$OUT/gpu-tests-one-gpu.log" | sort | uniq -c | head -5
     ;;
   bench)
     TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
