@@ -14,7 +14,10 @@
  * the notes. Each run reports the CPU time per job of every client, worker and Redis (INFO cpu),
  * in the notes and under `cpu` in the JSON: a process near 100% of a core is the limit.
  * redis-server comes from TSCUDA_REDIS_SERVER or PATH.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3]
+ * `--only-overhead` runs only what queue_overhead_p50_ms needs (the in-process latency and the
+ * 1-worker run; `--jobs` still sizes that run's throughput part, which warms the path as in a full
+ * run): a quick look while working on the queue's latency.
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--only-overhead]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -46,8 +49,10 @@ const { values } = parseArgs({
     lanes: { type: 'string', default: '4' },
     'blob-stores': { type: 'string', default: '6' },
     clients: { type: 'string', default: '6' },
+    'only-overhead': { type: 'boolean', default: false },
   },
 });
+const onlyOverhead = values['only-overhead'];
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
 const simNs = values.sim === undefined ? undefined : Number(values.sim);
 const JOBS = Number(values.jobs);
@@ -83,95 +88,8 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
 const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> =>
   startWorkerProcess({ redisUrl: redis.url, queue, name, device, lanes: Number(values.lanes), lockMs, fakeMs, simNs, blobStores });
 
-// Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
-// Redis servers and processes it started go with it (startRedis and execa stop theirs on exit).
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
-process.stdout.on('error', () => process.exit(1));
-const metrics: QueueMetric[] = [];
-const notes: string[] = [];
-const redis = await startRedis();
-// Blob stores: more redis-servers that hold the samples and results (JobQueue's blobStores).
-const storeServers = await Promise.all(Array.from({ length: Number(values['blob-stores']) }, () => startRedis()));
-const blobStores = storeServers.length === 0 ? undefined : storeServers.map((s) => s.url);
-const info = [new Redis(redis.url), ...storeServers.map((s) => new Redis(s.url))];
-const setup: QueueSetup = { clients: Number(values.clients), blobStores };
-// The setup of the runs before --clients and --blob-stores existed, measured beside for comparison.
-const single: QueueSetup = { clients: 1, blobStores: undefined };
-const cpu: Record<string, CpuPerJob> = {};
-const { engine, gpu, devices } = await makeEngine();
-const placement = devices >= 2 ? [0, 1] : [0, 0];
-if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
-notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
-if (simNs !== undefined) notes.push(`--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample); not a GPU measurement`);
-if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
-const inProcessRun = (spec: JobSpec): Promise<unknown> => engine.submit(spec, { wait: true }).then((job) => job.result);
-const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunResult> =>
-  queueRun({
-    redisUrl: redis.url,
-    redisInfo: info.slice(0, 1 + (s.blobStores?.length ?? 0)),
-    setup: s,
-    workers,
-    jobs: JOBS,
-    window: WINDOW,
-    latencyRuns,
-    startWorker: (queue, i, stores) => startWorker(redis, queue, `w${i}`, placement[i]!, 30_000, stores),
-  });
-try {
-  // In-process baseline: the same mix straight into one JobEngine.
-  const inProcessSpecs = Array.from({ length: Math.min(JOBS, 32) }, mixJob);
-  await throughput(2 * WINDOW, WINDOW, inProcessSpecs, inProcessRun); // warm, as the queue runs are (runs.ts)
-  const before = await cpuSnapshot(info.slice(0, 1), []);
-  const inProcess = rates(await throughput(JOBS, WINDOW, inProcessSpecs, inProcessRun));
-  cpu.inProcess = cpuPerJob(before, await cpuSnapshot(info.slice(0, 1), []), JOBS);
-  const inProcessLatency = await latencyP50(Number(values['overhead-runs']), inProcessRun);
-  const runs: Record<number, RunResult> = {};
-  for (const count of [1, 2]) runs[count] = await runWith(setup, count, count === 1 ? Number(values['overhead-runs']) : 0);
-  const overhead = runs[1]!.latencyMs! - inProcessLatency;
-  for (const [count, r] of Object.entries(runs)) {
-    cpu[`${count}w`] = r.cpu;
-    metrics.push({
-      name: `queue_stft_jobs_per_s_${count}w`,
-      unit: 'jobs/s',
-      better: 'higher',
-      tscuda: r.jobsPerS,
-      inProcess: inProcess.jobsPerS,
-      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`, describeCpu(r.cpu)],
-    });
-    metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
-  }
-  if (setup.clients !== single.clients || setup.blobStores !== undefined) {
-    const [one, two] = [await runWith(single, 1), await runWith(single, 2)];
-    cpu['1w-single'] = one.cpu;
-    cpu['2w-single'] = two.cpu;
-    notes.push(
-      `for comparison, ${describeSetup(single)}: 1 worker ${one.jobsPerS.toFixed(0)} jobs/s, 2 workers ${two.jobsPerS.toFixed(0)} jobs/s (speedup ${(two.jobsPerS / one.jobsPerS).toFixed(2)})`,
-      `  1 worker: ${describeCpu(one.cpu)}`,
-      `  2 workers: ${describeCpu(two.cpu)}`,
-    );
-  }
-  const speedup = runs[2]!.jobsPerS / runs[1]!.jobsPerS;
-  metrics.push({
-    name: 'queue_two_worker_speedup',
-    unit: 'x',
-    better: 'higher',
-    tscuda: speedup,
-    inProcess: null,
-    goal: '>= 1.8',
-    met: speedup >= 1.8,
-    notes: ['2-worker jobs/s over 1-worker jobs/s'],
-  });
-  metrics.push({
-    name: 'queue_overhead_p50_ms',
-    unit: 'ms',
-    better: 'lower',
-    tscuda: overhead,
-    inProcess: inProcessLatency,
-    goal: '< 1',
-    met: overhead < 1,
-    notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
-  });
-
-  // The fault run: one of two workers SIGKILLed every few seconds and restarted.
+/** The fault run: one of two workers SIGKILLed every few seconds and restarted; pushes its metrics. */
+async function faultRun(): Promise<void> {
   const name = `fault-${randomUUID()}`;
   const lockMs = 1000;
   const children = [await startWorker(redis, name, 'f0', placement[0]!, lockMs, blobStores), await startWorker(redis, name, 'f1', placement[1]!, lockMs, blobStores)];
@@ -258,6 +176,99 @@ try {
     met: unsettled === 0,
     notes: ['jobs whose result had not settled 5 minutes after the last submit'],
   });
+}
+
+// Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
+// Redis servers and processes it started go with it (startRedis and execa stop theirs on exit).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+process.stdout.on('error', () => process.exit(1));
+const metrics: QueueMetric[] = [];
+const notes: string[] = [];
+const redis = await startRedis();
+// Blob stores: more redis-servers that hold the samples and results (JobQueue's blobStores).
+const storeServers = await Promise.all(Array.from({ length: Number(values['blob-stores']) }, () => startRedis()));
+const blobStores = storeServers.length === 0 ? undefined : storeServers.map((s) => s.url);
+const info = [new Redis(redis.url), ...storeServers.map((s) => new Redis(s.url))];
+const setup: QueueSetup = { clients: Number(values.clients), blobStores };
+// The setup of the runs before --clients and --blob-stores existed, measured beside for comparison.
+const single: QueueSetup = { clients: 1, blobStores: undefined };
+const cpu: Record<string, CpuPerJob> = {};
+const { engine, gpu, devices } = await makeEngine();
+const placement = devices >= 2 ? [0, 1] : [0, 0];
+if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
+notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
+if (simNs !== undefined) notes.push(`--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample); not a GPU measurement`);
+if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
+const inProcessRun = (spec: JobSpec): Promise<unknown> => engine.submit(spec, { wait: true }).then((job) => job.result);
+const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunResult> =>
+  queueRun({
+    redisUrl: redis.url,
+    redisInfo: info.slice(0, 1 + (s.blobStores?.length ?? 0)),
+    setup: s,
+    workers,
+    jobs: JOBS,
+    window: WINDOW,
+    latencyRuns,
+    startWorker: (queue, i, stores) => startWorker(redis, queue, `w${i}`, placement[i]!, 30_000, stores),
+  });
+try {
+  // In-process baseline: the same mix straight into one JobEngine.
+  const inProcessSpecs = Array.from({ length: Math.min(JOBS, 32) }, mixJob);
+  await throughput(2 * WINDOW, WINDOW, inProcessSpecs, inProcessRun); // warm, as the queue runs are (runs.ts)
+  const before = await cpuSnapshot(info.slice(0, 1), []);
+  const inProcess = rates(await throughput(onlyOverhead ? 0 : JOBS, WINDOW, inProcessSpecs, inProcessRun));
+  cpu.inProcess = cpuPerJob(before, await cpuSnapshot(info.slice(0, 1), []), JOBS);
+  const inProcessLatency = await latencyP50(Number(values['overhead-runs']), inProcessRun);
+  const runs: Record<number, RunResult> = {};
+  for (const count of onlyOverhead ? [1] : [1, 2]) runs[count] = await runWith(setup, count, count === 1 ? Number(values['overhead-runs']) : 0);
+  const overhead = runs[1]!.latencyMs! - inProcessLatency;
+  for (const [count, r] of Object.entries(runs)) {
+    cpu[`${count}w`] = r.cpu;
+    metrics.push({
+      name: `queue_stft_jobs_per_s_${count}w`,
+      unit: 'jobs/s',
+      better: 'higher',
+      tscuda: r.jobsPerS,
+      inProcess: inProcess.jobsPerS,
+      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`, describeCpu(r.cpu)],
+    });
+    metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
+  }
+  if (!onlyOverhead && (setup.clients !== single.clients || setup.blobStores !== undefined)) {
+    const [one, two] = [await runWith(single, 1), await runWith(single, 2)];
+    cpu['1w-single'] = one.cpu;
+    cpu['2w-single'] = two.cpu;
+    notes.push(
+      `for comparison, ${describeSetup(single)}: 1 worker ${one.jobsPerS.toFixed(0)} jobs/s, 2 workers ${two.jobsPerS.toFixed(0)} jobs/s (speedup ${(two.jobsPerS / one.jobsPerS).toFixed(2)})`,
+      `  1 worker: ${describeCpu(one.cpu)}`,
+      `  2 workers: ${describeCpu(two.cpu)}`,
+    );
+  }
+  if (runs[2] !== undefined) {
+    const speedup = runs[2].jobsPerS / runs[1]!.jobsPerS;
+    metrics.push({
+      name: 'queue_two_worker_speedup',
+      unit: 'x',
+      better: 'higher',
+      tscuda: speedup,
+      inProcess: null,
+      goal: '>= 1.8',
+      met: speedup >= 1.8,
+      notes: ['2-worker jobs/s over 1-worker jobs/s'],
+    });
+  }
+  metrics.push({
+    name: 'queue_overhead_p50_ms',
+    unit: 'ms',
+    better: 'lower',
+    tscuda: overhead,
+    inProcess: inProcessLatency,
+    goal: '< 1',
+    met: overhead < 1,
+    notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
+  });
+
+  if (!onlyOverhead) await faultRun();
 } finally {
   await engine.close();
   for (const i of info) i.disconnect();
