@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+// private-path: the blob stores' raw command channel, patched to time each command it sends
 import { BlobChannel } from '../../src/queue/blob-channel.js';
 
 /** One traced command. */
