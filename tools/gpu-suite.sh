@@ -24,7 +24,7 @@ case "${1:-tests}" in
     TSCUDA_REQUIRE_GPU=1 vitest run --project gpu > "$OUT/gpu-tests.log" 2>&1
     summary "$OUT/gpu-tests.log"
     CUDA_VISIBLE_DEVICES=0 vitest run --project gpu test/gpu/multi test/gpu/engine/multi-device.test.ts test/gpu/queue > "$OUT/one-gpu.log" 2>&1
-    echo "one GPU (CUDA_VISIBLE_DEVICES=0):"; grep -aE "Test Files|Tests " "$OUT/one-gpu.log"; grep -aoE "fewer than two GPUs[^)]*|needs two GPUs[^)]*" "$OUT/one-gpu.log" | sort | uniq -c | head -5
+    echo "one GPU (CUDA_VISIBLE_DEVICES=0):"; grep -aE "Test Files|Tests " "$OUT/one-gpu.log"; grep -aoE "needs 2 GPUs[^)]*|needs 2[^)]*" "$OUT/one-gpu.log" | sort | uniq -c | head -5
     mkdir -p "$OUT/demo"
     timeout 120 tsx src/cli/main.ts demo --seconds 5 --out "$OUT/demo" 2>&1 | tail -30
     # TSCUDA_SKIP_SANITIZER=1: kernels unchanged since the last clean sanitizer run (saves ~4 min of device time).
@@ -32,7 +32,7 @@ case "${1:-tests}" in
     ;;
   one-gpu)
     CUDA_VISIBLE_DEVICES=0 TSCUDA_REQUIRE_GPU=1 vitest run --project gpu > "$OUT/gpu-tests-one-gpu.log" 2>&1
-    summary "$OUT/gpu-tests-one-gpu.log"; grep -aoE "fewer than two GPUs[^)]*|needs two GPUs[^)]*" "$OUT/gpu-tests-one-gpu.log" | sort | uniq -c | head -5
+    summary "$OUT/gpu-tests-one-gpu.log"; grep -aoE "needs 2 GPUs[^)]*|needs 2[^)]*" "$OUT/gpu-tests-one-gpu.log" | sort | uniq -c | head -5
     ;;
   bench)
     TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
