@@ -132,14 +132,15 @@ function fenceStream(context: Context): Stream {
 }
 
 /** `buffer` (of another context than `copyStream`'s) must not be freed before the work on `copyStream` so far. */
-function fenceForeignBuffer(buffer: DeviceBuffer, copyContext: Context, copyStream: Stream | null): void {
+function fenceForeignBuffer(buffer: DeviceBuffer, copyStream: Stream): void {
   const fence = fenceStream(buffer.context);
+  const copyContext = copyStream.context;
   copyContext.makeCurrent();
   const events = copyContext.completionEvents;
   const event = events.acquire();
   const api = hot();
   try {
-    check(api.eventRecord(event, copyStream === null ? null : copyStream.handle), 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
+    check(api.eventRecord(event, copyStream.handle), 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
     check(api.streamWaitEvent(fence.use(), event, 0), 'cuStreamWaitEvent', `ordering the free of "${buffer.label}" after a peer copy`);
   } finally {
     events.recycle(event);
@@ -191,7 +192,7 @@ DeviceBuffer.prototype.copyFromPeer = function <T extends DType>(this: DeviceBuf
     if (status !== 0) throw driverError(status, 'cuMemcpyPeerAsync', during);
     for (const b of [this, source] as DeviceBuffer[]) {
       if (b.context === stream.context) b.recordUse(stream);
-      else fenceForeignBuffer(b, stream.context, stream);
+      else fenceForeignBuffer(b, stream);
     }
   } else {
     this.context.makeCurrent();
