@@ -233,9 +233,9 @@ export class SignalWorkspace {
     make: () => Int32Array | Float64Array | Float32Array,
   ): DeviceBuffer<T> {
     const cacheKey = `table:${dtype}:${key}`;
-    // A table built on this stream (or whose upload is long finished) is one Map lookup: no closures, no event.
-    const have = this.#state(context).built.get(cacheKey);
-    if (have && !have.buffer.disposed && (have.event === undefined || have.stream === stream)) return have.buffer as DeviceBuffer<T>;
+    // A ready table is one Map lookup, before this method's closures are made.
+    const ready = this.#ready<T>(context, cacheKey, stream);
+    if (ready) return ready;
     let values: Int32Array | Float64Array | Float32Array | undefined;
     const alloc = (): DeviceBuffer<T> => {
       values = make();
@@ -248,12 +248,20 @@ export class SignalWorkspace {
     return this.built(context, cacheKey, stream, alloc, upload);
   }
 
+  /** The buffer built under `key` when `stream` may use it with nothing to wait for (built on `stream`, or its build long finished). */
+  #ready<T extends DType>(context: Context, key: string, stream: Stream | undefined): DeviceBuffer<T> | undefined {
+    const have = this.#state(context).built.get(key);
+    return have && !have.buffer.disposed && (have.event === undefined || have.stream === stream) ? (have.buffer as DeviceBuffer<T>) : undefined;
+  }
+
   /**
    * A table cached under `key` (per context) that the GPU fills: `make` allocates it and `build`
    * enqueues its filling on `stream`, once. Later users on other streams wait for that work
    * (cuStreamWaitEvent on an event recorded after it); on the legacy default stream, the host waits once.
    */
   built<T extends DType>(context: Context, key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
+    const ready = this.#ready<T>(context, key, stream);
+    if (ready) return ready;
     const state = this.#state(context);
     const have = state.built.get(key);
     if (have && !have.buffer.disposed) {
