@@ -28,7 +28,7 @@ import { ServerMetrics } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits, type TscudaServer } from './options.js';
 import { ROUTES } from './routes/index.js';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
-import { BodyPool } from './shedding/body-pool.js';
+import { BufferPool } from '../runtime/memory/buffer-pool.js';
 import { installShedding } from './shedding/index.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
 
@@ -137,7 +137,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       options.metricsLabels,
     ),
     // Binary bodies are read into pooled Buffers (body-pool.ts says why).
-    bodies: new BodyPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined),
+    bodies: new BufferPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined),
     pooledBodies: new WeakMap(),
     failureReasons: new WeakMap(),
     inFlight: new Set(),

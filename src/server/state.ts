@@ -11,7 +11,7 @@ import type { ServerMetrics } from './metrics.js';
 import type { CreateServerOptions, ServerLimits } from './options.js';
 import type { ParamContext } from './params.js';
 import type { AdmissionController } from './shedding/admission.js';
-import type { BodyPool } from './shedding/body-pool.js';
+import type { BufferPool } from '../runtime/memory/buffer-pool.js';
 
 /** A wait that the loss of the GPU context ends at once (a synchronous job, a batch request). */
 export interface InFlight {
@@ -28,7 +28,7 @@ export interface ServerState {
   readonly paramContext: ParamContext;
   readonly metrics: ServerMetrics;
   /** Pooled memory of binary bodies and results. */
-  readonly bodies: BodyPool;
+  readonly bodies: BufferPool;
   /** A request's pooled body, until a job takes it or the response is sent. */
   readonly pooledBodies: WeakMap<FastifyRequest, Buffer>;
   /** Why a request failed, for the failure counter. */

@@ -5,10 +5,7 @@
  * Bodies are handed back once nothing reads them. CUDA-free.
  */
 
-import { BufferPool } from '../../runtime/memory/buffer-pool.js';
-
-/** The server's pool of body memory: the runtime's BufferPool (one pool for bodies, results and queue payloads). */
-export { BufferPool as BodyPool, type BufferAllocator as BodyAllocator } from '../../runtime/memory/buffer-pool.js';
+import type { BufferPool } from '../../runtime/memory/buffer-pool.js';
 
 /** A body-reading error the server's error handler turns into its 4xx answer. */
 export function bodyError(statusCode: 400 | 408 | 413, code: string, message: string): Error & { statusCode: number; code: string } {

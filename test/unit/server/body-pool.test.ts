@@ -1,10 +1,11 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { BodyPool, readPooledBody } from '../../../src/server/shedding/body-pool.js';
+import { BufferPool } from '../../../src/runtime/memory/buffer-pool.js';
+import { readPooledBody } from '../../../src/server/shedding/body-pool.js';
 
-describe('BodyPool: reused request-body memory', () => {
+describe('BufferPool: reused request-body memory', () => {
   it('hands out exact-length, 8-byte aligned Buffers and reuses a released one of the same size class', () => {
-    const pool = new BodyPool(1 << 24);
+    const pool = new BufferPool(1 << 24);
     const a = pool.take(100_000);
     expect(a.byteLength).toBe(100_000);
     expect(a.byteOffset % 8).toBe(0);
@@ -19,20 +20,20 @@ describe('BodyPool: reused request-body memory', () => {
   });
 
   it('keeps at most its byte budget of free buffers, and refuses a bad size', () => {
-    const pool = new BodyPool(1 << 17);
+    const pool = new BufferPool(1 << 17);
     const bodies = [pool.take(1 << 17), pool.take(1 << 17)];
     for (const b of bodies) pool.release(b);
     expect(pool.cachedBytes).toBe(1 << 17);
     expect(() => pool.take(-1)).toThrow(/non-negative integer/);
-    expect(() => new BodyPool(Number.NaN)).toThrow(/maxCachedBytes/);
+    expect(() => new BufferPool(Number.NaN)).toThrow(/maxCachedBytes/);
   });
 });
 
-describe("BodyPool with an allocator (the server passes the engine's pinned arrays)", () => {
+describe("BufferPool with an allocator (the server passes the engine's pinned arrays)", () => {
   it('takes memory from allocate() by size class and gives what it stops keeping to free()', () => {
     const allocated: Buffer[] = [];
     const freed: Buffer[] = [];
-    const pool = new BodyPool(1 << 16, {
+    const pool = new BufferPool(1 << 16, {
       allocate: (bytes) => {
         const b = Buffer.alloc(bytes);
         allocated.push(b);
@@ -64,7 +65,7 @@ describe('readPooledBody', () => {
   const bytes = (n: number, seed: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255));
 
   it('reads chunks into one pooled Buffer of the announced length, or gathers them when none is announced', async () => {
-    const pool = new BodyPool(1 << 24);
+    const pool = new BufferPool(1 << 24);
     const parts = [bytes(70_000, 1), bytes(5, 2), bytes(33_333, 3)];
     const whole = Buffer.concat(parts);
     const announced = await readPooledBody(send(parts), String(whole.byteLength), 1 << 20, pool);
@@ -78,7 +79,7 @@ describe('readPooledBody', () => {
 
   it('takes one pooled buffer for an announced body, once half of it is in, and copies each byte once', async () => {
     const sizes: number[] = [];
-    const pool = new BodyPool(1 << 24, { allocate: (n) => (sizes.push(n), Buffer.alloc(n)), free: () => undefined });
+    const pool = new BufferPool(1 << 24, { allocate: (n) => (sizes.push(n), Buffer.alloc(n)), free: () => undefined });
     const parts = Array.from({ length: 64 }, (_, i) => bytes(65_536, i));
     const whole = Buffer.concat(parts);
     const s = new PassThrough();
@@ -94,7 +95,7 @@ describe('readPooledBody', () => {
   });
 
   it('refuses too large, too long, too short and broken bodies with their status, and returns the buffer to the pool', async () => {
-    const pool = new BodyPool(1 << 24);
+    const pool = new BufferPool(1 << 24);
     await expect(readPooledBody(send([bytes(10, 0)]), '2000', 1000, pool)).rejects.toMatchObject({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' });
     await expect(readPooledBody(send([bytes(600, 0), bytes(600, 1)]), undefined, 1000, pool)).rejects.toMatchObject({ statusCode: 413 });
     await expect(readPooledBody(send([bytes(20, 0)]), '10', 1000, pool)).rejects.toMatchObject({ statusCode: 400, message: /more than the 10 bytes/ });
