@@ -100,6 +100,11 @@ export class SimEngine implements JobEngineLike {
         return job.status;
       },
       result,
+      // The simulated device copies the samples in at start and writes no caller memory.
+      released: result.then(
+        () => undefined,
+        () => undefined,
+      ),
       cancel: () => false,
     };
     return options?.wait === true ? Promise.resolve(handle) : handle;

@@ -308,6 +308,7 @@ export class EngineCore implements JobEngineLike {
       lane.active--;
       lane.alone = false;
       lane.load -= samples;
+      job.markReleased();
       this.#executions--;
       this.#running.delete(job);
       this.#runningLane.delete(job);

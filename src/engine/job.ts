@@ -11,11 +11,13 @@ export class JobRecord implements Job {
   readonly label: string | undefined;
   readonly spec: NormalizedJob;
   readonly result: Promise<JobResult>;
+  readonly released: Promise<void>;
   readonly submittedAt = performance.now();
   startedAt = Number.NaN;
   #status: JobStatus = 'queued';
   #resolve!: (r: JobResult) => void;
   #reject!: (e: unknown) => void;
+  #release!: () => void;
   readonly #cancel: (job: JobRecord) => boolean;
   /** Cleanups run when the job settles (timer, abort listener). */
   readonly #cleanups: (() => void)[] = [];
@@ -31,6 +33,7 @@ export class JobRecord implements Job {
     });
     // A caller that never looks at a failed job must not crash the process with an unhandled rejection.
     this.result.catch(() => {});
+    this.released = new Promise<void>((resolve) => (this.#release = resolve));
   }
 
   get status(): JobStatus {
@@ -52,6 +55,11 @@ export class JobRecord implements Job {
     else this.#cleanups.push(fn);
   }
 
+  /** The engine is done with the job's memory (its lane's run has ended); see Job.released. */
+  markReleased(): void {
+    this.#release();
+  }
+
   markRunning(): void {
     this.#status = 'running';
     this.startedAt = performance.now();
@@ -59,6 +67,7 @@ export class JobRecord implements Job {
 
   resolve(result: JobResult): boolean {
     if (this.settled) return false;
+    if (this.#status !== 'running') this.#release(); // never on a lane: nothing of it is in use
     this.#status = 'ready';
     this.#settle();
     this.#resolve(result);
@@ -67,6 +76,7 @@ export class JobRecord implements Job {
 
   reject(error: unknown, status: 'error' | 'cancelled' = 'error'): boolean {
     if (this.settled) return false;
+    if (this.#status !== 'running') this.#release(); // never on a lane: nothing of it is in use
     this.#status = status;
     this.#settle();
     this.#reject(error);

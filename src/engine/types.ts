@@ -171,6 +171,12 @@ export interface Job {
   readonly status: JobStatus;
   /** Resolves with the result, or rejects with a JobError (or JobCancelledError, or EngineClosedError). */
   readonly result: Promise<JobResult>;
+  /**
+   * Resolves (never rejects) once the engine no longer reads the job's `data` nor writes its `into`
+   * arrays: when `result` settles, or later for a job that timed out while running (its work on
+   * the GPU finishes first). Memory lent to the job may be reused from then on, not before.
+   */
+  readonly released: Promise<void>;
   /** Cancels the job if it is still queued; true when it was. */
   cancel(): boolean;
 }

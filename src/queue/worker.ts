@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
 import { isStickyError } from '../engine/errors.js';
-import type { JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
+import type { Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { packResult, samplesFromBuffer, wireBytes, type WireJob, type WireResult } from './codec.js';
@@ -135,19 +135,22 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
     let out: ReturnType<WorkerMemory['outputs']>;
+    let run: Job | undefined;
     try {
       const spec: JobSpec = { ...data.params, data: samplesFromBuffer(input, data.dtype, data.samples) };
       out = memory.outputs(spec);
-      const run = await engine.submit(out === undefined ? spec : { ...spec, into: out.into }, { wait: true });
+      run = await engine.submit(out === undefined ? spec : { ...spec, into: out.into }, { wait: true });
       result = await run.result;
+      await run.released;
     } catch (error) {
-      memory.release(out?.buffer);
+      // A job that timed out while running is still read and written on its lane: its memory goes
+      // back once the engine is done with it (Job.released), not with the error.
+      const buffer = out?.buffer;
+      void (run?.released ?? Promise.resolve()).then(() => (memory.release(input), memory.release(buffer)));
       if (isStickyError(error) || (error instanceof Error && WORKER_FAULTS.has(error.name))) throw new Error(`worker ${workerName}: ${messageOf(error)}`);
       throw new UnrecoverableError(messageOf(error));
-    } finally {
-      // Once the job has settled the engine reads its samples no more.
-      memory.release(input);
     }
+    memory.release(input);
     const resultKey = keys.result(job.id!, attempt);
     try {
       const packed = packResult(result);

@@ -120,11 +120,11 @@ export function pooledFiltered(state: ServerState, spec: JobSpec, precision: Pre
   return { buffer, array };
 }
 
-/** The job now reads the request's pooled body: it goes back to the pool when the job settles. */
-export function handOverBody(state: ServerState, request: FastifyRequest, job: { result: Promise<unknown> }): void {
+/** The job now reads the request's pooled body: it goes back to the pool once the engine is done with the job's memory (Job.released). */
+export function handOverBody(state: ServerState, request: FastifyRequest, job: { released: Promise<unknown> }): void {
   const body = state.pooledBodies.get(request);
   if (body === undefined) return;
   state.pooledBodies.delete(request);
   const release = (): void => state.bodies.release(body);
-  job.result.then(release, release);
+  void job.released.then(release);
 }

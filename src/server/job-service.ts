@@ -44,7 +44,7 @@ export interface JobService {
   /** Why this service cannot take jobs now (null when it can); a server without an engine is ready when its service is. */
   notReadyReason?(): string | null;
   /** Queues a validated job; throws what engine.submit() throws (the error handler maps it). */
-  submit(spec: JobSpec, hooks: { onSubmitted(job: { result: Promise<unknown> }): void }): Promise<SubmittedJob>;
+  submit(spec: JobSpec, hooks: { onSubmitted(job: { released: Promise<unknown> }): void }): Promise<SubmittedJob>;
   /** The job as GET shows it; undefined when unknown. */
   view(id: string): Promise<JobView | undefined>;
   /** DELETE of the job: cancels a queued one, forgets a finished one; undefined when unknown. */

@@ -44,7 +44,7 @@ function service(queue: JobQueue, options: QueueJobServiceOptions, context: JobS
     async submit(spec, hooks) {
       const handle = await queue.submit(spec, options.submit);
       // The samples are stored in Redis: the request's (pooled) body can go back now.
-      hooks.onSubmitted({ result: Promise.resolve() });
+      hooks.onSubmitted({ released: Promise.resolve() });
       return { id: handle.id, status: 'queued' };
     },
     async view(id) {

@@ -30,10 +30,10 @@ export function syncRoutes(app: FastifyInstance, state: ServerState): void {
         }
         handOverBody(state, request, job);
         if (filtered) {
-          // Back to the pool once the job no longer writes it and the response no longer reads it.
+          // Back to the pool once the engine no longer writes it (after a timeout too: Job.released) and the response no longer reads it.
           const sent = new Promise<void>((resolve) => reply.raw.once('close', resolve));
           const release = (): void => state.bodies.release(filtered.buffer);
-          void Promise.allSettled([job.result, sent]).then(release);
+          void Promise.all([job.released, sent]).then(release);
         }
         job.result.catch(() => undefined);
         // A client that hangs up while its job is still queued frees the queue slot.

@@ -343,9 +343,14 @@ describe('EngineCore: backpressure, cancel, timeout, abort', () => {
     await expect(slow.result).rejects.toThrow(/within 20 ms \(it was running\)/);
     expect(slow.status).toBe('error');
     expect(e.stats().running).toBe(1); // the lane still holds it
+    // Its memory is still in use on the lane: `released` waits for the lane, the queued job's does not.
+    const state = (p: Promise<void>): Promise<string> => Promise.race([p.then(() => 'released'), tick().then(() => 'pending')]);
+    expect(await state(queued.released)).toBe('released');
+    expect(await state(slow.released)).toBe('pending');
     lane.hold = false;
     lane.release();
     await e.idle();
+    expect(await state(slow.released)).toBe('released');
     expect(e.stats()).toMatchObject({ running: 0, errors: 1, jobs: 0 });
     expect(lane.runs).toHaveLength(1);
   });

@@ -28,7 +28,7 @@ class LosingEngine extends FakeEngine {
     const error = Object.assign(new Error('engine "fake" lost its GPU context: CUDA_ERROR_ILLEGAL_ADDRESS', { cause }), { name: 'EngineLostError' });
     const result = Promise.reject(error);
     result.catch(() => undefined);
-    const job: Job = { id: 0, label: spec.label, status: 'error', result, cancel: () => false };
+    const job: Job = { id: 0, label: spec.label, status: 'error', result, released: Promise.resolve(), cancel: () => false };
     setTimeout(() => this.loseContext(), 1);
     return (options ? Promise.resolve(job) : job) as Job & Promise<Job>;
   }

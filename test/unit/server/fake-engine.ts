@@ -124,6 +124,11 @@ export class FakeEngine implements JobEngineLike {
         return status;
       },
       result,
+      // The fake writes its result when it settles: the job's memory is free with it.
+      released: result.then(
+        () => undefined,
+        () => undefined,
+      ),
       cancel() {
         if (status !== 'queued') return false;
         status = 'cancelled';
