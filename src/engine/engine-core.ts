@@ -299,8 +299,7 @@ export class EngineCore implements JobEngineLike {
         ok = job.resolve(jobResult(job, { lane: lane.index, device: lane.runner.device }, outputs, stages, chunks.length, { gpuMs, endedAt }));
       }
     } catch (cause) {
-      const error = new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause);
-      job.reject(error);
+      job.reject(new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause));
       if (isStickyError(cause)) this.#lose(cause);
     } finally {
       const endedAt = performance.now();
