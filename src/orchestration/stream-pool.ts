@@ -205,7 +205,7 @@ export class StreamPool extends Resource {
     const m = this.#byStream.get(stream) ?? this.#guests.get(stream);
     if (m) return m;
     // A look-alike object's handle would reach the driver when the pool records its completion event.
-    if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label}: the stream work is submitted to`);
+    if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label}: the stream work is submitted to`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const guest = newMember(stream, false, 'normal', 'AuxCompute');
     this.#guests.set(stream, guest);

@@ -65,7 +65,8 @@ export class Event extends Resource {
   synchronize(): void {
     this.assertAlive();
     this.context.checkNotLost(`event "${this.label}" synchronize()`);
-    check(driverApi().cuEventSynchronize(this.handle), 'cuEventSynchronize', `event "${this.label}"`);
+    const status = driverApi().cuEventSynchronize(this.handle);
+    if (status !== 0) throw driverError(status, 'cuEventSynchronize', `event "${this.label}"`);
   }
 
   /** Resolves when the event completes, without blocking the event loop. */

@@ -145,7 +145,7 @@ export class GraphExec extends Resource {
   /** Enqueues one replay of the whole graph on `stream` (cuGraphLaunch) and returns at once; await `stream.done()` for it to finish. Throws if either is disposed. */
   launch(stream: Stream): void {
     this.assertAlive();
-    if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} launch(stream)`);
+    if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} launch(stream)`);
     const status = driverApi().cuGraphLaunch(this.handle, stream.use());
     if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
   }

@@ -320,7 +320,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     const stream = config.stream;
     let sh = null;
     if (stream !== undefined) {
-      if (!isLive(stream, Stream)) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
+      if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
       if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       sh = stream.use();
     } else this.context.makeCurrent();
@@ -349,7 +349,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
     try {
       attrs.forEach((a, i) => koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', { id: a.id, pad: new Uint8Array(4), value: a.value }));
-      const stream = config.stream === undefined || isLive(config.stream, Stream) ? config.stream : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
+      const stream =
+        config.stream === undefined || isLive<Stream>(config.stream, 'Stream') ? config.stream : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
       if (stream && stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
       const launchConfig = {

@@ -75,7 +75,9 @@ export class Stream extends Resource {
 
   /** Blocks the thread (and the event loop) until the stream is idle: as long as the work queued on it. Prefer `await done()` in servers. */
   synchronize(): void {
-    check(driverApi().cuStreamSynchronize(this.use()), 'cuStreamSynchronize', `stream "${this.label}"`);
+    // The message is built only on failure (this call sits in every synchronous round trip).
+    const status = driverApi().cuStreamSynchronize(this.use());
+    if (status !== 0) throw driverError(status, 'cuStreamSynchronize', `stream "${this.label}"`);
   }
 
   /**

@@ -188,7 +188,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer')) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
     const stream = requested ?? this.#defaultStream ?? null;
     if (stream) {
-      if (!isLive(stream, Stream)) expectResource(stream, Stream, `${this.label} ${direction} stream`);
+      if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} ${direction} stream`);
       if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
     }
     input.checkUsable(stream ?? undefined);
