@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execaSync } from 'execa';
+// private-path: the generated declaration list, so the stub defines every symbol tscuda may bind
 import { DRIVER_FUNCTIONS, DRIVER_LEGACY_FUNCTIONS } from '../../src/ffi/generated/driver.js';
 
 /** The functions that must give something back for tscuda to set up a context, streams, events and memory. */
