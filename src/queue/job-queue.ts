@@ -29,6 +29,8 @@ import {
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE_NAME,
   DEFAULT_RESULT_TTL_MS,
+  INPUT_ALONGSIDE_MAX_BYTES,
+  INPUT_GIVEN_UP,
   MAX_ATTEMPTS,
   MAX_BLOB_BYTES,
   MAX_PRIORITY,
@@ -214,6 +216,8 @@ export class JobQueue {
     // The first submit pins where the events are read from, so this job's events are not missed.
     await this.#watcher.listen();
     const id = newJobId();
+    const samples = samplesToBuffer(data);
+    const alongside = samples.byteLength <= INPUT_ALONGSIDE_MAX_BYTES;
     const wire: WireJob = {
       v: 1,
       stores: this.#stores.count,
@@ -221,14 +225,15 @@ export class JobQueue {
       dtype: dtypeOf(data),
       samples: data.length,
       inputKey: this.#keys.input(id),
+      ...(alongside ? { inputAlongside: true } : {}),
+      inputTtlMs: this.#inputTtlMs,
       maxResultBytes: this.#maxResultBytes,
       resultTtlMs: this.#resultTtlMs,
     };
     const keepS = Math.ceil(this.#resultTtlMs / 1000);
-    try {
-      // The samples first: a worker that takes the job at once must find them.
-      await this.#stores.forJob(id).set(wire.inputKey, samplesToBuffer(data), this.#inputTtlMs);
-      await this.#queue.add('job', wire, {
+    const blobs = this.#stores.forJob(id);
+    const add = (): Promise<unknown> =>
+      this.#queue.add('job', wire, {
         jobId: id,
         priority,
         attempts,
@@ -236,19 +241,52 @@ export class JobQueue {
         removeOnComplete: { age: keepS },
         removeOnFail: { age: keepS },
       });
-    } catch (error) {
-      void this.#stores
-        .forJob(id)
-        .control.del(wire.inputKey)
-        .catch(() => undefined);
-      throw new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
-    }
+    if (alongside) await this.#addAlongside(id, wire.inputKey, samples, add);
+    else
+      try {
+        // Large samples first: a worker that takes the job at once must find them.
+        await blobs.set(wire.inputKey, samples, this.#inputTtlMs);
+        await add();
+      } catch (error) {
+        void blobs.control.del(wire.inputKey).catch(() => undefined);
+        throw this.#notQueued(error);
+      }
     const handle = this.#handle(id, this.#watcher.mark());
     if (signal !== undefined) {
       if (signal.aborted) void handle.cancel();
       else signal.addEventListener('abort', () => void handle.cancel(), { once: true });
     }
     return handle;
+  }
+
+  /**
+   * Stores small samples and adds their job at once, on two connections (maybe two Redis): one
+   * round trip in a row instead of two. The samples go only where their key is empty (SET NX): a
+   * worker that took the job and waited in vain for them leaves a marker there (worker-input.ts),
+   * and then the job has failed and this submit rejects, so a job runs only if its submit resolves.
+   * Should the add fail, the samples are deleted; should the samples fail, the job is removed (or,
+   * taken meanwhile, failed by its worker once it has waited): nothing is left to hang.
+   */
+  async #addAlongside(id: string, inputKey: string, samples: Buffer, add: () => Promise<unknown>): Promise<void> {
+    const blobs = this.#stores.forJob(id);
+    const [stored, added] = await Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#inputTtlMs), add()]);
+    if (added.status === 'rejected') {
+      if (stored.status === 'fulfilled' && stored.value) void blobs.control.del(inputKey).catch(() => undefined);
+      throw this.#notQueued(added.reason);
+    }
+    if (stored.status === 'rejected') {
+      void this.#queue.remove(id).catch(() => undefined);
+      throw this.#notQueued(stored.reason);
+    }
+    // Taken: by the marker, or by these very samples (sent again after a reconnection; the key may even be gone since the job ran).
+    if (!stored.value && (await blobs.control.strlen(inputKey).catch(() => 0)) === INPUT_GIVEN_UP.length)
+      throw new QueueUnavailableError(
+        `queue ${this.name} at ${this.where}: job ${id} failed: a worker took it and gave up waiting for its samples before they reached Redis (nothing runs it; submit again)`,
+      );
+  }
+
+  #notQueued(error: unknown): QueueUnavailableError {
+    return new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
   }
 
   /** A handle on job `id` (submitted by any client); its `result` settles once the job does. */
