@@ -103,6 +103,9 @@ const SUBMIT_CONNECT_WAIT_MS = 2000;
 /** How long close() waits for BullMQ's connections to close before dropping them, ms. */
 const CLOSE_WAIT_MS = 2000;
 
+/** Microtasks the samples of a job sent alongside its add wait, so that BullMQ writes the add first (#addAlongside). */
+const ADD_HEAD_START_MICROTASKS = 2;
+
 /** A fresh job id: 128 random bits, URL-safe, never all digits (BullMQ refuses integer ids). */
 export function newJobId(): string {
   return `j${randomBytes(16).toString('base64url')}`;
@@ -260,7 +263,7 @@ export class JobQueue {
   }
 
   /**
-   * Stores small samples and adds their job at once, on two connections (maybe two Redis): one
+   * Adds a job and stores its small samples at once, on two connections (maybe two Redis): one
    * round trip in a row instead of two. The samples go only where their key is empty (SET NX): a
    * worker that took the job and waited in vain for them leaves a marker there (worker-input.ts),
    * and then the job has failed and this submit rejects, so a job runs only if its submit resolves.
@@ -269,7 +272,13 @@ export class JobQueue {
    */
   async #addAlongside(id: string, inputKey: string, samples: Buffer, add: () => Promise<unknown>): Promise<void> {
     const blobs = this.#stores.forJob(id);
-    const [stored, added] = await Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#inputTtlMs), add()]);
+    const adding = Promise.allSettled([add()]);
+    // The add first: it starts the longer chain (a worker's wake-up, its moveToActive, then its read
+    // of the samples), and writing 64 KiB of samples costs the client 0.1 ms on a 2-vCPU host.
+    // BullMQ hands the add to its socket a microtask after the call (6.7); the samples follow. The
+    // order is only for speed: a worker that asks before the samples land waits for them.
+    for (let i = 0; i < ADD_HEAD_START_MICROTASKS; i++) await undefined;
+    const [[stored], [added]] = await Promise.all([Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#inputTtlMs)]), adding]);
     if (added.status === 'rejected') {
       if (stored.status === 'fulfilled' && stored.value) void blobs.control.del(inputKey).catch(() => undefined);
       throw this.#notQueued(added.reason);

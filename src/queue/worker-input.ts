@@ -17,8 +17,8 @@ import { INPUT_ARRIVAL_WAIT_MS, INPUT_GIVEN_UP } from './options.js';
 /** Why a job whose samples expired fails. */
 const EXPIRED = 'input: the samples are gone (they expired before a worker took the job: inputTtlMs)';
 
-/** Backoff between reads of samples not landed yet, ms: small first (they are usually a fraction of a ms away). */
-const REREAD_DELAYS_MS = [1, 2, 4, 8, 16, 32, 64, 128, 250];
+/** Backoff between reads of samples not landed yet, ms: none first (they are usually a fraction of a ms away: the read's own round trip). */
+const REREAD_DELAYS_MS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 250];
 
 /** What readInput needs besides the job. */
 export interface InputReader {
@@ -67,7 +67,7 @@ export async function readInput(reader: InputReader, data: WireJob, timestamp: n
   const start = performance.now();
   for (let i = 0; performance.now() - start < waitMs; i++) {
     const delay = Math.min(REREAD_DELAYS_MS[Math.min(i, REREAD_DELAYS_MS.length - 1)]!, waitMs - (performance.now() - start));
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, delay)));
+    await new Promise((resolve) => (delay > 0 ? setTimeout(resolve, delay) : setImmediate(resolve)));
     input = await read();
     if (input === 'marker') throw givenUp(performance.now() - start);
     if (input !== null) return input;
