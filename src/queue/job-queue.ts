@@ -196,6 +196,8 @@ export class JobQueue {
    * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
    * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
    * maxResultBytes), QueueUnavailableError (Redis is not reachable now), RangeError (bad options).
+   * Also QueueUnavailableError when storing or queuing fails midway: the job is then removed, or
+   * failed with the reason, and no worker runs it (a job runs only if this resolved).
    * The samples are sent from `spec.data` itself (no copy): leave it unchanged until this resolves.
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
