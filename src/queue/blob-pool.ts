@@ -27,6 +27,8 @@ function piecesOf(value: Buffer | readonly Uint8Array[]): readonly Uint8Array[] 
 interface Carrier {
   readonly ready: boolean;
   set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void>;
+  /** SET ... NX: true when stored, false when the key already held a value. */
+  setIfAbsent(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<boolean>;
   get(key: string, into?: (bytes: number) => Buffer): Promise<Buffer | null>;
   close(): void;
 }
@@ -38,6 +40,11 @@ function channelCarrier(channel: BlobChannel): Carrier {
     },
     async set(key, value, ttlMs) {
       await channel.send(['SET', key, value, 'PX', String(ttlMs)]);
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      const reply = await channel.send(['SET', key, value, 'PX', String(ttlMs), 'NX']);
+      // OK when stored; a null bulk when the key was there.
+      return reply.kind === 'line';
     },
     async get(key, into) {
       const reply = await channel.send(['GET', key], into);
@@ -55,6 +62,9 @@ function ioredisCarrier(client: Redis): Carrier {
     },
     async set(key, value, ttlMs) {
       await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs);
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      return (await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs, 'NX')) === 'OK';
     },
     // ioredis reads into memory of its own: `into` is not used.
     get: (key) => client.getBuffer(key),
@@ -95,6 +105,22 @@ export class BlobPool {
     this.#inFlight[i]! += bytes;
     try {
       await this.#carriers[i]!.set(key, value, ttlMs);
+    } finally {
+      this.#inFlight[i]! -= bytes;
+    }
+  }
+
+  /**
+   * Stores `value` under `key` for `ttlMs` unless `key` holds a value already (SET NX): true when
+   * stored. Sent again after a reconnection like every command, so a false may also mean that this
+   * very value landed before the connection dropped: callers that must tell look at the key.
+   */
+  async setIfAbsent(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<boolean> {
+    const i = this.#pick();
+    const bytes = piecesOf(value).reduce((sum, p) => sum + p.byteLength, 0);
+    this.#inFlight[i]! += bytes;
+    try {
+      return await this.#carriers[i]!.setIfAbsent(key, value, ttlMs);
     } finally {
       this.#inFlight[i]! -= bytes;
     }

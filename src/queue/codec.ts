@@ -40,6 +40,14 @@ export interface WireJob {
   dtype: WireDtype;
   samples: number;
   inputKey: string;
+  /**
+   * The client sent the samples alongside the job's add rather than before it (small samples, to
+   * save a round trip): a worker may take the job before they land, and then waits a moment for
+   * them (worker-input.ts). Absent: they were stored before the job was added.
+   */
+  inputAlongside?: boolean | undefined;
+  /** How long the samples are kept, ms (absent from older clients). */
+  inputTtlMs?: number | undefined;
   /** The submitter's limit on the result's bytes, and how long the result is kept. */
   maxResultBytes: number;
   resultTtlMs: number;

@@ -31,6 +31,27 @@ export const MAX_PRIORITY = 2_097_151;
 /** Backoff before a retry after a retryable failure, ms (doubling per attempt). */
 export const RETRY_BACKOFF_MS = 500;
 
+/**
+ * Largest samples sent alongside their job's add instead of before it, bytes. Small samples land
+ * long before a worker can ask for them (the add, a worker's wake-up and its moveToActive come
+ * first), so the client's store no longer costs a round trip in a row; larger ones would often
+ * make the worker wait for them, and their round trip is mostly the transfer anyway.
+ */
+export const INPUT_ALONGSIDE_MAX_BYTES = 256 * 1024;
+/**
+ * How long a worker waits for samples sent alongside their job that it finds missing, ms: they
+ * may still be on their way (another connection, maybe another Redis). Past this the client
+ * stopped or lost its blob store mid-submit, and the job fails with that reason.
+ */
+export const INPUT_ARRIVAL_WAIT_MS = 2000;
+/**
+ * What a worker leaves under a job's samples key when it gave up waiting for them (1 byte: never
+ * a whole number of samples). The client stores its samples only where the key is empty (SET NX),
+ * so exactly one of the two wins: samples that land first are run, a marker that lands first makes
+ * the late samples bounce and the client's submit reject, and nothing runs a job whose submit failed.
+ */
+export const INPUT_GIVEN_UP = 'x';
+
 /** A rate limit: at most `max` jobs started per `durationMs`, over every worker of the queue. */
 export interface RateLimit {
   max: number;

@@ -15,11 +15,12 @@ import { isStickyError } from '../engine/errors.js';
 import type { Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { packResult, samplesFromBuffer, wireBytes, type WireJob, type WireResult } from './codec.js';
+import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
 import { createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue.js';
 import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
+import { keepsInputKey, readInput } from './worker-input.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
 import { WorkerMemory } from './worker-memory.js';
 
@@ -129,10 +130,9 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       );
     const blobs = stores.forJob(job.id!);
     // The samples are read into pooled memory, and the engine writes the result there (worker-memory.ts says why).
-    const reading = blobs.get(data.inputKey, wireBytes(data.dtype, data.samples), memory.take);
+    const reading = readInput({ blobs, take: memory.take, release: (b) => memory.release(b) }, data, job.timestamp);
     void job.updateProgress({ phase: 'running', worker: workerName, attempt }).catch(() => undefined);
     const input = await reading;
-    if (input === null) throw new UnrecoverableError('input: the samples are gone (they expired before a worker took the job: inputTtlMs)');
     let result: JobResult;
     let out: ReturnType<WorkerMemory['outputs']>;
     let run: Job | undefined;
@@ -209,7 +209,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     if (job === undefined) return;
     const final = error.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
     settle(job, final ? 'failed' : 'retried', error.message);
-    if (final)
+    // A job whose samples never arrived keeps the marker under their key: late samples must meet it (worker-input.ts).
+    if (final && !keepsInputKey.has(error))
       void stores
         .forJob(job.id!)
         .control.del((job.data as WireJob).inputKey)
