@@ -1,6 +1,7 @@
 /**
  * What tscuda's wrappers add to a driver call, beside the same call made through koffi directly:
- * event record and query, a coordinator edge, launches (empty, 4 arguments) and a stream-ordered alloc+free,
+ * event record and query, a coordinator edge, launches (empty, 4 arguments), a stream-ordered
+ * alloc+free and the copy path (a 4 KiB write, read and their round trip with a synchronize),
  * alternating wrapper and raw loops (ROUNDS each, LOOP calls per loop), medians in µs.
  *
  * Then, for event record and launch (issue 26), where the time above the floor goes: the call
@@ -10,12 +11,16 @@
  * the cumulative cost and what that part added. Parts that are private are re-enacted with the
  * same checks the runtime makes, so a row is what that part costs, not a copy of its code.
  *
+ * On a GPU host the driver's own time and its jitter hide a few ns of JavaScript; over the stub
+ * driver of bench/probe/stub-libcuda.ts (every call returns at once, no GPU needed) what is left
+ * is koffi plus tscuda's own code, resolved to nanoseconds:
  *   tsx bench/probe/ffi-overhead.ts [--rounds 9] [--loop 20000]
+ *   LD_LIBRARY_PATH=$(tsx bench/probe/stub-libcuda.ts) tsx bench/probe/ffi-overhead.ts
  */
 import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
-import { Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
+import { Event, DeviceBuffer, HostBuffer, Stream } from '../../src/runtime/index.js';
 // private-path: the runtime's hot call table and liveness check, re-enacted part by part to cost each
 import { hot } from '../../src/runtime/cuda.js';
 import { isLive } from '../../src/runtime/resource.js'; // private-path: as above
@@ -42,7 +47,14 @@ const b4 = DeviceBuffer.alloc('f32', 64, { label: 'probe k4 b' });
 kernels.k4(cfg, a4, b4, 0, 2.0); // the parameter block now holds these arguments
 const [fn4, params4] = [k4.function, k4.parameterArray];
 const cell = new BigUint64Array(1);
+const h = hot();
 const allocRaw = (d as unknown as Record<string, (...a: unknown[]) => number>).cuMemAllocAsync;
+
+const hostSrc = HostBuffer.alloc('u8', 4096, { label: 'probe copy src' });
+const hostDst = HostBuffer.alloc('u8', 4096, { label: 'probe copy dst' });
+const devCopy = DeviceBuffer.alloc('u8', 4096, { label: 'probe copy dev' });
+const onS1 = { stream: s1 };
+const [dc, hs, hd] = [devCopy.address, hostSrc.address, hostDst.address];
 
 const sync = (): void => {
   s1.synchronize();
@@ -112,6 +124,41 @@ const pairs: [string, Loop, Loop][] = [
     },
   ],
   [
+    'write 4 KiB',
+    (n) => {
+      for (let i = 0; i < n; i++) devCopy.write(hostSrc, onS1);
+    },
+    (n) => {
+      for (let i = 0; i < n; i++) h.memcpyHtoDAsync(dc, hs as never, 4096, h1);
+    },
+  ],
+  [
+    'read 4 KiB',
+    (n) => {
+      for (let i = 0; i < n; i++) devCopy.read(hostDst, onS1);
+    },
+    (n) => {
+      for (let i = 0; i < n; i++) h.memcpyDtoHAsync(hd as never, dc, 4096, h1);
+    },
+  ],
+  [
+    'write + read + synchronize',
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        devCopy.write(hostSrc, onS1);
+        devCopy.read(hostDst, onS1);
+        s1.synchronize();
+      }
+    },
+    (n) => {
+      for (let i = 0; i < n; i++) {
+        h.memcpyHtoDAsync(dc, hs as never, 4096, h1);
+        h.memcpyDtoHAsync(hd as never, dc, 4096, h1);
+        d.cuStreamSynchronize(h1);
+      }
+    },
+  ],
+  [
     'allocator / raw alloc+free',
     (n) => {
       for (let i = 0; i < n; i++) allocator.freeForStream(allocator.allocate('u8', 1 << 20, s1), s1);
@@ -148,7 +195,6 @@ for (const [name, wrapped, raw] of pairs) {
 
 // ---- where the time above the floor goes (issue 26) -------------------------------------
 
-const h = hot();
 const fail = (status: number): never => {
   throw new Error(`CUresult ${status}`);
 };

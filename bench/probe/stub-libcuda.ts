@@ -2,8 +2,8 @@
  * Builds a stub libcuda.so.1 in which every driver function tscuda binds returns CUDA_SUCCESS at
  * once (the few that hand out a count, handle, name or memory fill it in), and prints its folder.
  * With it on LD_LIBRARY_PATH, tscuda runs without a GPU and a call costs koffi plus tscuda's own
- * JavaScript: what bench/probe/js-cost.ts measures. Needs a C compiler (cc).
- *   LD_LIBRARY_PATH=$(tsx bench/probe/stub-libcuda.ts) tsx bench/probe/js-cost.ts
+ * JavaScript: what bench/probe/ffi-overhead.ts then measures. Needs a C compiler (cc).
+ *   LD_LIBRARY_PATH=$(tsx bench/probe/stub-libcuda.ts) tsx bench/probe/ffi-overhead.ts
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +43,11 @@ int cuMemFreeHost(void *p) { free(p); return 0; }
 int cuMemPoolCreate(void **p, void *props) { *p = handle(); return 0; }
 int cuDeviceGetDefaultMemPool(void **p, int d) { *p = handle(); return 0; }
 int cuDeviceGetMemPool(void **p, int d) { *p = handle(); return 0; }
+int cuLibraryLoadData(void **l, const void *c, void *o, void *ov, unsigned n, void *lo, void *lov, unsigned m) { *l = handle(); return 0; }
+int cuLibraryGetKernel(void **k, void *l, const char *name) { *k = handle(); return 0; }
+int cuKernelGetFunction(void **f, void *k) { *f = handle(); return 0; }
+int cuFuncGetAttribute(int *v, int a, void *f) { *v = 1024; return 0; }
+int cuFuncGetParamInfo(void *f, size_t i, size_t *o, size_t *s) { return 801; } /* not supported: no layout check */
 int cuGetErrorName(int e, const char **s) { *s = stub_text; return 0; }
 int cuGetErrorString(int e, const char **s) { *s = stub_text; return 0; }
 `;

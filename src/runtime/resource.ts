@@ -159,7 +159,7 @@ function isResourceType<R extends Resource>(value: unknown, type: { readonly pro
  * (launches, copies, records, FFTs) test this first and call expectResource only when it fails,
  * so the message naming the argument is built only for an error, never per call. Hot paths pass
  * the family name ('Stream'): that brand check costs ~1 ns where `instanceof` costs ~15 ns
- * (bench/probe/js-cost.ts), and for a family no class extends it accepts exactly the same values.
+ * (bench/probe/ffi-overhead.ts over the stub driver), and for a family no class extends it accepts exactly the same values.
  */
 export function isLive<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string): value is R {
   return isResourceType(value, type) && !value.disposed;

@@ -370,7 +370,7 @@ function checkHostSide(x: unknown, what: string, buffer: DeviceBuffer<DType> | u
 
 /**
  * True for a real HostBuffer (a brand check: a plain object with `isHostBuffer: true` is not one).
- * The family brand, not `instanceof`: ~1 ns against ~15 ns per copy (bench/probe/js-cost.ts).
+ * The family brand, not `instanceof`: ~1 ns against ~15 ns per copy (bench/probe/ffi-overhead.ts over the stub driver).
  */
 export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {
   return Resource.isResourceOf(x, 'HostBuffer');
