@@ -26,9 +26,8 @@ function piecesOf(value: Buffer | readonly Uint8Array[]): readonly Uint8Array[] 
 /** What carries values: a BlobChannel, or an ioredis client where the connection needs ioredis. */
 interface Carrier {
   readonly ready: boolean;
-  set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void>;
-  /** SET ... NX: true when stored, false when the key already held a value. */
-  setIfAbsent(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<boolean>;
+  /** SET (with NX when `onlyIfAbsent`): true when stored, false when NX found the key holding a value. */
+  set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number, onlyIfAbsent: boolean): Promise<boolean>;
   get(key: string, into?: (bytes: number) => Buffer): Promise<Buffer | null>;
   close(): void;
 }
@@ -38,12 +37,9 @@ function channelCarrier(channel: BlobChannel): Carrier {
     get ready() {
       return channel.ready;
     },
-    async set(key, value, ttlMs) {
-      await channel.send(['SET', key, value, 'PX', String(ttlMs)]);
-    },
-    async setIfAbsent(key, value, ttlMs) {
-      const reply = await channel.send(['SET', key, value, 'PX', String(ttlMs), 'NX']);
-      // OK when stored; a null bulk when the key was there.
+    async set(key, value, ttlMs, onlyIfAbsent) {
+      const reply = await channel.send(onlyIfAbsent ? ['SET', key, value, 'PX', String(ttlMs), 'NX'] : ['SET', key, value, 'PX', String(ttlMs)]);
+      // OK when stored; a null bulk when NX found the key there.
       return reply.kind === 'line';
     },
     async get(key, into) {
@@ -60,11 +56,9 @@ function ioredisCarrier(client: Redis): Carrier {
     get ready() {
       return client.status === 'ready';
     },
-    async set(key, value, ttlMs) {
-      await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs);
-    },
-    async setIfAbsent(key, value, ttlMs) {
-      return (await client.set(key, value instanceof Buffer ? value : joinPieces(piecesOf(value)), 'PX', ttlMs, 'NX')) === 'OK';
+    async set(key, value, ttlMs, onlyIfAbsent) {
+      const bytes = value instanceof Buffer ? value : joinPieces(piecesOf(value));
+      return (await (onlyIfAbsent ? client.set(key, bytes, 'PX', ttlMs, 'NX') : client.set(key, bytes, 'PX', ttlMs))) === 'OK';
     },
     // ioredis reads into memory of its own: `into` is not used.
     get: (key) => client.getBuffer(key),
@@ -100,14 +94,7 @@ export class BlobPool {
 
   /** Stores `value` (bytes, or pieces sent back to back as one value) under `key` for `ttlMs`. */
   async set(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<void> {
-    const i = this.#pick();
-    const bytes = piecesOf(value).reduce((sum, p) => sum + p.byteLength, 0);
-    this.#inFlight[i]! += bytes;
-    try {
-      await this.#carriers[i]!.set(key, value, ttlMs);
-    } finally {
-      this.#inFlight[i]! -= bytes;
-    }
+    await this.#store(key, value, ttlMs, false);
   }
 
   /**
@@ -115,12 +102,17 @@ export class BlobPool {
    * stored. Sent again after a reconnection like every command, so a false may also mean that this
    * very value landed before the connection dropped: callers that must tell look at the key.
    */
-  async setIfAbsent(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<boolean> {
+  setIfAbsent(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number): Promise<boolean> {
+    return this.#store(key, value, ttlMs, true);
+  }
+
+  /** A SET on the least busy carrier, its bytes counted as under way until it is answered. */
+  async #store(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number, onlyIfAbsent: boolean): Promise<boolean> {
     const i = this.#pick();
     const bytes = piecesOf(value).reduce((sum, p) => sum + p.byteLength, 0);
     this.#inFlight[i]! += bytes;
     try {
-      return await this.#carriers[i]!.setIfAbsent(key, value, ttlMs);
+      return await this.#carriers[i]!.set(key, value, ttlMs, onlyIfAbsent);
     } finally {
       this.#inFlight[i]! -= bytes;
     }
