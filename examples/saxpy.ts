@@ -11,14 +11,17 @@ if (!gpu.ok) {
 
 const n = 1 << 20;
 using stream = new Stream({ priority: 'high', label: 'compute' });
-using host = HostBuffer.alloc('f32', n); // pinned: host.array is a zero-copy Float32Array
+using hostX = HostBuffer.alloc('f32', n); // pinned: .array is a zero-copy Float32Array
+using hostY = HostBuffer.alloc('f32', n);
 using x = DeviceBuffer.alloc('f32', n, { stream });
 using y = DeviceBuffer.alloc('f32', n, { stream });
 
-for (let i = 0; i < n; i++) host.array[i] = i;
-x.write(host, { stream }); // asynchronous: pinned source + stream
-host.array.fill(1);
-y.write(host, { stream });
+for (let i = 0; i < n; i++) hostX.array[i] = i;
+hostY.array.fill(1);
+// Asynchronous (pinned source + stream): the copies read the pinned pages later, so each source
+// stays unchanged until the stream is past its copy.
+x.write(hostX, { stream });
+y.write(hostY, { stream });
 
 using program = new Program({
   source: `
@@ -31,6 +34,6 @@ using program = new Program({
 const saxpy = program.kernel('saxpy', ['i32', 'f32', 'ptr', 'ptr']);
 saxpy.launch({ grid: Math.ceil(n / 256), block: 256, stream }, n, 2.0, x, y);
 
-y.read(host, { stream });
+y.read(hostY, { stream });
 await stream.done(); // the event loop stays free meanwhile
-console.log(`saxpy on ${Device.get(0).name}: y[0..4] = ${Array.from(host.array.subarray(0, 5)).join(' ')}, y[${n - 1}] = ${host.array[n - 1]}`);
+console.log(`saxpy on ${Device.get(0).name}: y[0..4] = ${Array.from(hostY.array.subarray(0, 5)).join(' ')}, y[${n - 1}] = ${hostY.array[n - 1]}`);

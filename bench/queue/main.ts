@@ -17,10 +17,11 @@
  * `--only-overhead` runs only what queue_overhead_p50_ms needs (the in-process latency and the
  * 1-worker run; `--jobs` still sizes that run's throughput part, which warms the path as in a full
  * run): a quick look while working on the queue's latency.
+ * `--concurrency N` sets each worker's jobs held at once (default the worker's: 3 per lane).
  * The 1- and 2-worker runs are measured `--pairs` times (default 3), alternating which goes first;
  * a pair is one run of each, and the pair with the median speedup is reported (every pair in the
  * notes): one pair of 2000-job runs moved between 1.42 and 2.07 from call to call on one host.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--only-overhead]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--only-overhead]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -54,6 +55,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '6' },
     'only-overhead': { type: 'boolean', default: false },
     pairs: { type: 'string', default: '3' },
+    concurrency: { type: 'string' },
   },
 });
 const onlyOverhead = values['only-overhead'];
@@ -90,7 +92,18 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
 }
 
 const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> =>
-  startWorkerProcess({ redisUrl: redis.url, queue, name, device, lanes: Number(values.lanes), lockMs, fakeMs, simNs, blobStores });
+  startWorkerProcess({
+    redisUrl: redis.url,
+    queue,
+    name,
+    device,
+    lanes: Number(values.lanes),
+    lockMs,
+    fakeMs,
+    simNs,
+    blobStores,
+    extra: values.concurrency === undefined ? [] : ['--concurrency', values.concurrency],
+  });
 
 /** The fault run: one of two workers SIGKILLed every few seconds and restarted; pushes its metrics. */
 async function faultRun(): Promise<void> {
@@ -316,6 +329,7 @@ const results = {
     killEveryS: Number(values['kill-every']),
     blobStores: storeServers.length,
     clients: setup.clients,
+    workerConcurrency: values.concurrency === undefined ? 'default (3 per lane)' : Number(values.concurrency),
   },
   metrics,
   notes,
