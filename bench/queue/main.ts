@@ -4,7 +4,8 @@
  * queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
  * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
  * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench;
- * `--sim NS` over SimEngine, a simulated GPU per worker process (NS ns per sample: 3.4 is ~0.9 ms
+ * `--sim NS` over SimEngine, a simulated GPU per worker process (`--sim-poll spin`: its completions
+ * noticed on setImmediate as the real poller notices them; default timers) (NS ns per sample: 3.4 is ~0.9 ms
  * for the mix's job, the H200's in-process rate), to measure the queue's own costs without a GPU.
  * The queue runs submit from `--clients` processes (default 3: a deployment has several fronts,
  * and one Node process moving 2 MiB per job was what the 2-worker run waited on) and keep the
@@ -21,7 +22,7 @@
  * The 1- and 2-worker runs are measured `--pairs` times (default 3), alternating which goes first;
  * a pair is one run of each, and the pair with the median speedup is reported (every pair in the
  * notes): one pair of 2000-job runs moved between 1.42 and 2.07 from call to call on one host.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--only-overhead]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4 [--sim-poll spin]] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--only-overhead]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -56,11 +57,15 @@ const { values } = parseArgs({
     'only-overhead': { type: 'boolean', default: false },
     pairs: { type: 'string', default: '3' },
     concurrency: { type: 'string' },
+    'sim-poll': { type: 'string', default: 'timer' },
   },
 });
 const onlyOverhead = values['only-overhead'];
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
 const simNs = values.sim === undefined ? undefined : Number(values.sim);
+const simPollOption = values['sim-poll'];
+if (simPollOption !== 'timer' && simPollOption !== 'spin') throw new Error(`--sim-poll must be timer or spin, got ${simPollOption}`);
+const simPoll: 'timer' | 'spin' = simPollOption;
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
 const started = performance.now();
@@ -81,7 +86,7 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
   if (simNs !== undefined) {
     const { SimEngine } = await import('./sim-engine.js');
     // Each worker process simulates a GPU of its own, as two GPUs would be.
-    return { engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process' }), gpu: `cpu-sim-${simNs}ns`, devices: 2 };
+    return { engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process', poll: simPoll }), gpu: `cpu-sim-${simNs}ns`, devices: 2 };
   }
   if (fakeMs !== undefined) {
     const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
@@ -102,7 +107,7 @@ const startWorker = (redis: TestRedis, queue: string, name: string, device: numb
     fakeMs,
     simNs,
     blobStores,
-    extra: values.concurrency === undefined ? [] : ['--concurrency', values.concurrency],
+    extra: [...(values.concurrency === undefined ? [] : ['--concurrency', values.concurrency]), ...(simNs === undefined ? [] : ['--sim-poll', simPoll])],
   });
 
 /** The fault run: one of two workers SIGKILLed every few seconds and restarted; pushes its metrics. */
@@ -214,7 +219,10 @@ const { engine, gpu, devices } = await makeEngine();
 const placement = devices >= 2 ? [0, 1] : [0, 0];
 if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
 notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
-if (simNs !== undefined) notes.push(`--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample); not a GPU measurement`);
+if (simNs !== undefined)
+  notes.push(
+    `--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample, completions noticed on ${simPoll === 'spin' ? 'setImmediate as the real poller' : 'timers'}); not a GPU measurement`,
+  );
 if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
 const inProcessRun = (spec: JobSpec): Promise<unknown> => engine.submit(spec, { wait: true }).then((job) => job.result);
 const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunResult> =>
@@ -330,6 +338,7 @@ const results = {
     blobStores: storeServers.length,
     clients: setup.clients,
     workerConcurrency: values.concurrency === undefined ? 'default (3 per lane)' : Number(values.concurrency),
+    simPoll: simNs === undefined ? null : simPoll,
   },
   metrics,
   notes,
