@@ -23,40 +23,31 @@ __global__ void copy_words(const int4* __restrict__ src, int4* __restrict__ dst,
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
 }
 
-struct Mover {
-  const char* name;
-  // Enqueues moving `bytes` in its direction on stream s, part `part` of `parts`.
-  virtual void go(cudaStream_t s, size_t part, size_t parts) = 0;
-  virtual ~Mover() = default;
-};
-
 static size_t g_bytes;
 static int g_sms;
 
-struct Dma : Mover {
+// Moves g_bytes from src to dst, in `parts` chunks (one a stream): by a copy engine
+// (cudaMemcpyAsync of `kind`) when blocksPerSm is 0, else by a kernel of blocksPerSm blocks per SM
+// whose loads or stores cross PCIe (src or dst is mapped pinned host memory).
+struct Mover {
   void *dst, *src;
   cudaMemcpyKind kind;
-  Dma(void* d, void* s, cudaMemcpyKind k) : dst(d), src(s), kind(k) {}
-  void go(cudaStream_t s, size_t part, size_t parts) override {
-    size_t chunk = g_bytes / parts;
-    CHECK(cudaMemcpyAsync((char*)dst + part * chunk, (char*)src + part * chunk, chunk, kind, s));
-  }
-};
-
-struct Sm : Mover {
-  void *dst, *src;
   int blocksPerSm;
-  Sm(void* d, void* s, int b) : dst(d), src(s), blocksPerSm(b) {}
-  void go(cudaStream_t s, size_t part, size_t parts) override {
+  void go(cudaStream_t s, size_t part, size_t parts) const {
     size_t chunk = g_bytes / parts;
-    copy_words<<<g_sms * blocksPerSm / (int)parts, 256, 0, s>>>((const int4*)((char*)src + part * chunk), (int4*)((char*)dst + part * chunk), chunk / 16);
-    CHECK(cudaGetLastError());
+    char *to = (char*)dst + part * chunk, *from = (char*)src + part * chunk;
+    if (blocksPerSm == 0) {
+      CHECK(cudaMemcpyAsync(to, from, chunk, kind, s));
+    } else {
+      copy_words<<<g_sms * blocksPerSm / (int)parts, 256, 0, s>>>((const int4*)from, (int4*)to, chunk / 16);
+      CHECK(cudaGetLastError());
+    }
   }
 };
 
 // GB/s each way (median of reps) with `up` moving host->device and `down` device->host at once,
 // each split over `streams` streams; either may be null (one way only).
-static void measure(const char* label, Mover* up, Mover* down, int streams) {
+static void measure(const char* label, const Mover* up, const Mover* down, int streams) {
   std::vector<cudaStream_t> su(streams), sd(streams);
   for (auto& s : su) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   for (auto& s : sd) CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -113,8 +104,8 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < g_bytes; ++i) ((unsigned char*)hIn)[i] = (unsigned char)(i * 2654435761u >> 13);
   CHECK(cudaMemset(dOut, 0x5a, g_bytes));
 
-  Dma dmaUp(dIn, hIn, cudaMemcpyHostToDevice), dmaDown(hOut, dOut, cudaMemcpyDeviceToHost);
-  Sm smUp1(dIn, hInDev, 1), smDown1(hOutDev, dOut, 1), smUp4(dIn, hInDev, 4), smDown4(hOutDev, dOut, 4);
+  const Mover dmaUp{dIn, hIn, cudaMemcpyHostToDevice, 0}, dmaDown{hOut, dOut, cudaMemcpyDeviceToHost, 0};
+  const Mover smDown1{hOutDev, dOut, cudaMemcpyDefault, 1}, smUp4{dIn, hInDev, cudaMemcpyDefault, 4}, smDown4{hOutDev, dOut, cudaMemcpyDefault, 4};
   measure("one way: H2D copy engine", &dmaUp, nullptr, 1);
   measure("one way: D2H copy engine", nullptr, &dmaDown, 1);
   measure("one way: H2D by SM loads (4 blocks/SM)", &smUp4, nullptr, 1);
