@@ -18,10 +18,17 @@ function countBytes(state: ServerState, request: FastifyRequest): (bytes: number
   };
 }
 
-/** Installs the binary and JSON body readers in place of fastify's. */
+/**
+ * Installs the binary and JSON body readers in place of all of fastify's: any other content type
+ * (text/plain included, which fastify reads by default with neither our size nor our time limit)
+ * gets its 415 before a byte of its body is read.
+ */
 export function installBodyReaders(app: FastifyInstance, state: ServerState): void {
   const { limits } = state;
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/octet-stream', (request, payload, done) => {
+    const refused = contentEncodingError(request);
+    if (refused !== undefined) return done(refused, undefined);
     readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, state.bodies, {
       timeoutMs: limits.bodyTimeoutMs,
       onBytes: countBytes(state, request),
@@ -33,8 +40,9 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
       (error: Error) => done(error, undefined),
     );
   });
-  app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (request, payload, done) => {
+    const refused = contentEncodingError(request);
+    if (refused !== undefined) return done(refused, undefined);
     // Plain (unpooled) memory: JSON text is dropped as soon as it is parsed.
     readPooledBody(payload, request.headers['content-length'], limits.jsonBodyLimitBytes, PLAIN, {
       timeoutMs: limits.bodyTimeoutMs,
@@ -53,6 +61,18 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
       },
       (error: Error) => done(error, undefined),
     );
+  });
+}
+
+/**
+ * Bodies are read as sent: a compressed one (`content-encoding: gzip`) would be taken for samples
+ * or refused as malformed JSON, so any coding but `identity` is refused by name (415, RFC 9110).
+ */
+function contentEncodingError(request: FastifyRequest): HttpError | undefined {
+  const coding = request.headers['content-encoding'];
+  if (coding === undefined || coding.trim() === '' || coding.trim().toLowerCase() === 'identity') return undefined;
+  return new HttpError(415, 'unsupported_media_type', `content-encoding: ${coding.slice(0, 100)} is not accepted; send the body uncompressed`, {
+    field: 'content-encoding',
   });
 }
 

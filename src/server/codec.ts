@@ -91,6 +91,7 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
         const v: unknown = row[i];
         if (typeof v !== 'number') throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
         data[r * n + i] = v;
+        if (!Number.isFinite(data[r * n + i]!)) throw outOfRange(`signal[${r}][${i}]`, v, dtype);
       }
     }
     return { data, rows };
@@ -100,8 +101,14 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
     const v: unknown = signal[i];
     if (typeof v !== 'number') throw invalidField(`signal[${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
     data[i] = v;
+    if (!Number.isFinite(data[i]!)) throw outOfRange(`signal[${i}]`, v, dtype);
   }
   return { data, rows: undefined };
+}
+
+/** A JSON number the samples' type cannot hold (1e39 as f32; 1e400, which JSON.parse reads as Infinity): refused, never stored as Infinity. */
+function outOfRange(field: string, v: number, dtype: Precision): HttpError {
+  return invalidField(field, `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`);
 }
 
 /** The response format a request's `Accept` header asks for. */

@@ -31,24 +31,22 @@ function validationField(error: { instancePath?: string | undefined; params?: Re
   return name === '' ? (context ?? 'body') : name;
 }
 
+/** A body whose content type no reader takes (or that names none). */
+function unsupportedMediaType(request: FastifyRequest): HttpError {
+  const type = request.headers['content-type'];
+  const what = type === undefined ? 'missing' : `${clip(type)} is not accepted`;
+  return new HttpError(415, 'unsupported_media_type', `content-type: ${what}; send application/json or application/octet-stream`, { field: 'content-type' });
+}
+
 /** fastify's own error codes and the answer each gets. */
 const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest, state: ServerState) => HttpError> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) =>
-    new HttpError(
-      415,
-      'unsupported_media_type',
-      `content-type: ${clip(String(request.headers['content-type']))} is not accepted; send application/json or application/octet-stream`,
-      {
-        field: 'content-type',
-      },
-    ),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) => unsupportedMediaType(request),
   FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, state) =>
     new HttpError(413, 'body_too_large', `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${state.limits.bodyLimitBytes} bytes`}`, { field: 'body' }),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
   FST_ERR_CTP_INVALID_JSON_BODY: (e) => new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) => new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
-  FST_ERR_CTP_INVALID_TYPE: (_e, request) =>
-    new HttpError(415, 'unsupported_media_type', `content-type: ${clip(String(request.headers['content-type']))} is not accepted`, { field: 'content-type' }),
+  FST_ERR_CTP_INVALID_TYPE: (_e, request) => unsupportedMediaType(request),
   FST_ERR_BAD_URL: (_e, request) => new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, { field: 'url' }),
   FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, { field: 'url' }),
   FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
@@ -61,7 +59,9 @@ export function answerFor(state: ServerState, error: FastifyError, request: Fast
     const first = error.validation[0]!;
     const field = clip(validationField(first, error.validationContext));
     const unknown = first.params?.additionalProperty !== undefined;
-    return new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : (first.message ?? 'is invalid')}`, { field });
+    // An enum's refusal names the values it takes, as the binary path's headers do.
+    const allowed = Array.isArray(first.params?.allowedValues) ? ` (${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')})` : '';
+    return new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : `${first.message ?? 'is invalid'}${allowed}`}`, { field });
   }
   const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code];
   if (known !== undefined) return known(error, request, state);

@@ -69,8 +69,8 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
   }
   if (endpointFlag !== undefined) {
     const given = spec.flags;
-    // The endpoint's flag comes first; naming it again in `flags` is not an error.
-    spec.flags = Array.isArray(given) ? [endpointFlag, ...given.filter((f: unknown) => f !== endpointFlag)] : given === undefined ? [endpointFlag] : given;
+    // The endpoint's flag goes last, so a refusal's `flags[i]` is the client's own index; naming it again in `flags` is not an error.
+    spec.flags = Array.isArray(given) ? (given.includes(endpointFlag) ? given : [...given, endpointFlag]) : given === undefined ? [endpointFlag] : given;
   } else if (spec.flags === undefined) {
     throw invalidField('flags', `at least one flag is needed (${[...BUILTIN_FLAGS, ...context.extraFlags].join(', ')})`);
   }

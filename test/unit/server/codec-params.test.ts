@@ -83,9 +83,12 @@ describe('parameters', () => {
     }
   });
 
-  it('builds the spec: endpoint flag first, registered stages allowed, stageParams only for them', () => {
+  it('builds the spec: the client flags as given, the endpoint flag after them unless named, registered stages allowed, stageParams only for them', () => {
     const parsed = parseJobParams({ flags: ['cycles', 'supdem'], bands: [[1, 2]], fs: 10, stageParams: { supdem: { k: 1 } } }, 100, context, 'stft');
-    expect(parsed.spec.flags).toEqual(['stft', 'cycles', 'supdem']);
+    expect(parsed.spec.flags).toEqual(['cycles', 'supdem', 'stft']);
+    expect(parseJobParams({ flags: ['cycles', 'stft'], bands: [[1, 2]], fs: 10 }, 100, context, 'stft').spec.flags).toEqual(['cycles', 'stft']);
+    // A refusal names the client's own index (the endpoint's flag is not put before it).
+    expect(() => parseJobParams({ flags: ['bogus'] }, 100, context, 'stft')).toThrow(/flags\[0\]/);
     expect(parsed.timeoutMs).toBe(1000);
     expect(() => parseJobParams({ stageParams: { other: 1 } }, 100, context, 'stft')).toThrow(/stageParams.other/);
     expect(() => parseJobParams({ freqs: [6] }, 100, { ...context }, 'wavelet')).toThrow(/outside \(0, fs\/2/);
