@@ -105,6 +105,8 @@ export class BlobChannel {
   #closed = false;
   #failures = 0;
   #loading = false;
+  /** Why Redis refused the last handshake (a wrong password, a database it does not have), until the connection is dropped. */
+  #refusal: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   readonly #readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
@@ -205,8 +207,11 @@ export class BlobChannel {
 
   #refused(socket: Socket, message: string): void {
     if (socket !== this.#socket) return;
-    // A Redis still loading its data set answers LOADING: ask again shortly; anything else (a wrong password) waits the backoff.
+    // A Redis still loading its data set answers LOADING: ask again shortly; anything else (a wrong
+    // password, a database it does not have) waits the backoff, and fails the commands waiting now
+    // with Redis' words: they would wait for a handshake that may never pass.
     this.#loading = message.startsWith('LOADING');
+    if (!this.#loading) this.#refusal = message;
     socket.destroy();
   }
 
@@ -250,6 +255,9 @@ export class BlobChannel {
     this.#reader.reset();
     this.#waiting = [...this.#sent.filter((p) => !p.internal), ...this.#waiting];
     this.#sent = [];
+    const refusal = this.#refusal;
+    this.#refusal = undefined;
+    if (refusal !== undefined) for (const p of this.#waiting.splice(0)) p.reject(new BlobReplyError(`Redis refused blob connection ${this.#name}: ${refusal}`));
     if (this.#closed) return;
     const delay = this.#loading ? LOADING_RETRY_MS : reconnectDelay(this.#failures++);
     this.#loading = false;

@@ -22,11 +22,15 @@ export function reconnectDelay(times: number): number {
 export function checkConnection(connection: unknown, field = 'connection'): QueueConnection {
   if (typeof connection === 'string') {
     if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${JSON.stringify(connection)}`);
+    let url: URL;
     try {
-      new URL(connection);
+      url = new URL(connection);
     } catch {
       throw new TypeError(`${field}: ${JSON.stringify(connection)} is not a valid URL`);
     }
+    // The path names the database: ioredis would SELECT whatever it says (`/abc` as NaN).
+    if (!/^\/?(\d{1,5})?$/.test(url.pathname))
+      throw new TypeError(`${field}: the path of a Redis URL is a database number (redis://host:port/0), got ${JSON.stringify(url.pathname)}`);
     return connection;
   }
   if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) return connection as RedisOptions;
@@ -55,6 +59,20 @@ export function createRedis(connection: QueueConnection, name: string): Redis {
   // throw it. The owners watch `status` (readiness) instead.
   client.on('error', () => undefined);
   return client;
+}
+
+/** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then. */
+export async function readyWithin(client: Redis, ms: number): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    client.once('ready', done);
+  });
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { JobStatus } from '../engine/types.js';
+import { UnknownQueueJobError } from './errors.js';
 import type { QueueJobResult, QueueJobStatus, QueueJobView } from './outcome.js';
 
 /** What a worker reports while it runs a job. */
@@ -39,6 +40,7 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
   #settled = false;
   #resolve!: (r: QueueJobResult) => void;
   #reject!: (e: unknown) => void;
+  #onSettled: (() => void)[] = [];
   readonly #host: HandleHost;
 
   constructor(id: string, host: HandleHost) {
@@ -96,6 +98,8 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     if (view.status === 'ready' && view.result !== undefined) this.settle({ result: view.result });
     else if ((view.status === 'error' || view.status === 'cancelled') && view.error !== undefined) this.settle({ error: view.error });
     else if (view.status === 'queued' || view.status === 'running') this.setStatus(view.status);
+    // Redis does not hold it (never submitted, removed, or lost with a Redis that kept no data): it will never finish.
+    else if (view.status === 'unknown') this.settle({ error: view.error ?? new UnknownQueueJobError(this.id) });
   }
 
   /** @internal */
@@ -114,11 +118,18 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     this.emit('progress', data as QueueJobProgress);
   }
 
+  /** @internal Runs `fn` once the handle settles (at once if it has). */
+  whenSettled(fn: () => void): void {
+    if (this.#settled) fn();
+    else this.#onSettled.push(fn);
+  }
+
   /** @internal */
   settle(outcome: { result: QueueJobResult } | { error: Error }): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#host.forget();
+    for (const fn of this.#onSettled.splice(0)) fn();
     if ('result' in outcome) {
       this.#status = 'ready';
       this.emit('status', 'ready');

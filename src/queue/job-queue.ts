@@ -16,7 +16,7 @@ import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
+import { checkConnection, createRedis, describeConnection, readyWithin, type QueueConnection } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
 import {
@@ -42,60 +42,8 @@ import {
   type RateLimit,
 } from './options.js';
 import { JobWatcher } from './job-watcher.js';
+import type { JobQueueOptions, QueueCounts, SubmitOptions } from './job-queue-options.js';
 import { readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
-
-/** Options of `new JobQueue(...)`. */
-export interface JobQueueOptions {
-  /** Redis: a URL (`redis://host:6379`) or ioredis options. */
-  connection: QueueConnection;
-  /** Queue name; workers must use the same. Default 'tscuda-jobs'. */
-  name?: string | undefined;
-  /** Redis key prefix; default 'tscuda'. */
-  prefix?: string | undefined;
-  /** The workers' arithmetic precision, for the result-size estimate at submit; default 'f32'. */
-  precision?: Precision | undefined;
-  /** Flags of stages registered on the workers' engines, which jobs may name. */
-  stages?: readonly string[] | undefined;
-  /** Largest result, bytes: a bigger estimate is refused at submit, a bigger result fails on the worker. Default 64 MiB (at most 512 MiB). */
-  maxResultBytes?: number | undefined;
-  /** Largest samples of one job, bytes; default 256 MiB (at most 512 MiB). */
-  maxInputBytes?: number | undefined;
-  /** How long a finished job and its result are kept, ms; default 1 hour (at most 7 days). */
-  resultTtlMs?: number | undefined;
-  /** How long a queued job's samples wait for a worker, ms; default 24 hours (at most 7 days). */
-  inputTtlMs?: number | undefined;
-  /** Tries per job when submit() gives none; default 3. */
-  attempts?: number | undefined;
-  /** A rate limit for the whole queue (every worker), stored in Redis by `ready()`. */
-  rateLimit?: RateLimit | undefined;
-  /** How often pending handles are checked against Redis besides its events (a net for events missed while Redis was away), ms; default 2000. */
-  pollIntervalMs?: number | undefined;
-  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
-  blobConnections?: number | undefined;
-  /**
-   * Redis servers that hold the samples and results (a job's on the one its id picks); default
-   * the queue's own Redis. Every client and worker of the queue must list the same, in the same order.
-   */
-  blobStores?: readonly QueueConnection[] | undefined;
-}
-
-/** Options of `submit()`. */
-export interface SubmitOptions {
-  /** 1 (most urgent) .. 2097151; smaller runs first, equal ones in submit order. Default 1000. */
-  priority?: number | undefined;
-  /** Tries before the job fails (a worker lost mid-job counts as one); default the queue's `attempts`. */
-  attempts?: number | undefined;
-}
-
-/** Jobs in the queue by state (BullMQ's counts). */
-export interface QueueCounts {
-  waiting: number;
-  prioritized: number;
-  delayed: number;
-  active: number;
-  completed: number;
-  failed: number;
-}
 
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;
@@ -174,6 +122,7 @@ export class JobQueue {
 
   /** Resolves once Redis is reachable (waiting through reconnections) and the rate limit is stored. */
   async ready(): Promise<void> {
+    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
     await this.#queue.waitUntilReady();
     if (this.#rateLimit !== undefined) await this.#queue.setGlobalRateLimit(this.#rateLimit.max, this.#rateLimit.durationMs);
   }
@@ -202,6 +151,8 @@ export class JobQueue {
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`submit options must be an object ({ priority, attempts }), got ${options === null ? 'null' : typeof options}`);
     const job = validateJob(spec, { stages: this.#stages });
     if (spec.into !== undefined) throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
     const priority = integerOption('priority', options.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY);
@@ -211,6 +162,12 @@ export class JobQueue {
     const resultBytes = resultLayout(job, this.#precision).bytes;
     if (resultBytes > this.#maxResultBytes) throw new ResultTooLargeError(resultBytes, this.#maxResultBytes, 'estimated at submit');
     const { data, into: _into, signal, ...rest } = spec;
+    if (signal?.aborted === true) {
+      // As the engine does: a job whose signal is already aborted is cancelled, never queued.
+      const handle = this.#handle(newJobId(), undefined);
+      handle.settle({ error: new QueueJobCancelledError(handle.id) });
+      return handle;
+    }
     const params: WireParams = rest;
     try {
       JSON.stringify(params);
@@ -258,8 +215,10 @@ export class JobQueue {
       }
     const handle = this.#handle(id, this.#watcher.mark());
     if (signal !== undefined) {
-      if (signal.aborted) void handle.cancel();
-      else signal.addEventListener('abort', () => void handle.cancel(), { once: true });
+      // The cancel may fail (the job ran meanwhile, the client closed): never an unhandled rejection.
+      const onAbort = (): void => void handle.cancel().catch(() => undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      handle.whenSettled(() => signal.removeEventListener('abort', onAbort));
     }
     return handle;
   }
@@ -321,41 +280,47 @@ export class JobQueue {
 
   /** Job `id` as any client sees it: its status, and its result or error once finished. */
   view(id: string): Promise<QueueJobView> {
-    return readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id);
+    return this.#whenReachable(`reading job ${id}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
-  async cancel(id: string): Promise<boolean> {
-    const job = await BullJob.fromId(this.#queue, id);
-    if (job === undefined) return false;
-    const state = await job.getState();
-    if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
-    // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
-    if ((await this.#queue.remove(id)) !== 1) return false;
-    const store = this.#stores.forJob(id).control;
-    await store.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
-    await store.del((job.data as WireJob).inputKey);
-    this.#watcher.pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
-    return true;
+  cancel(id: string): Promise<boolean> {
+    return this.#whenReachable(`cancelling job ${id}`, async () => {
+      const job = await BullJob.fromId(this.#queue, id);
+      if (job === undefined) return false;
+      const state = await job.getState();
+      if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
+      // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
+      if ((await this.#queue.remove(id)) !== 1) return false;
+      const store = this.#stores.forJob(id).control;
+      await store.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
+      await store.del((job.data as WireJob).inputKey);
+      this.#watcher.pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
+      return true;
+    });
   }
 
   /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
-  async forget(id: string): Promise<boolean> {
-    const job = await BullJob.fromId(this.#queue, id);
-    const store = this.#stores.forJob(id).control;
-    if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
-    const state = await job.getState();
-    if (state !== 'completed' && state !== 'failed') return false;
-    const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
-    await this.#queue.remove(id);
-    if (typeof resultKey === 'string') await store.del(resultKey);
-    return true;
+  forget(id: string): Promise<boolean> {
+    return this.#whenReachable(`forgetting job ${id}`, async () => {
+      const job = await BullJob.fromId(this.#queue, id);
+      const store = this.#stores.forJob(id).control;
+      if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
+      const state = await job.getState();
+      if (state !== 'completed' && state !== 'failed') return false;
+      const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
+      await this.#queue.remove(id);
+      if (typeof resultKey === 'string') await store.del(resultKey);
+      return true;
+    });
   }
 
   /** Jobs by state: the queue's depth is waiting + prioritized + delayed. */
-  async counts(): Promise<QueueCounts> {
-    const c = await this.#queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-    return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+  counts(): Promise<QueueCounts> {
+    return this.#whenReachable('counting jobs', async () => {
+      const c = await this.#queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+      return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+    });
   }
 
   /** Stops listening and closes the connections; pending handles reject with QueueUnavailableError. Jobs already queued stay queued. */
@@ -380,19 +345,17 @@ export class JobQueue {
     if (this.reachable) return true;
     if (this.#closed) return false;
     const deadline = Date.now() + ms;
-    if (this.#queueRedis.status !== 'ready')
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          this.#queueRedis.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        this.#queueRedis.once('ready', done);
-      });
+    await readyWithin(this.#queueRedis, ms);
     await this.#stores.whenReady(Math.max(0, deadline - Date.now()));
     return this.reachable;
   }
+
+  /** Runs `read` once Redis is reachable (waiting as submit() does); a closed client or an unreachable Redis is a QueueUnavailableError naming `what`, not a call that waits for Redis forever. */
+  async #whenReachable<T>(what: string, read: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
+    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now (${what}); retry later`);
+    return read();
+  }
 }
 
-export type { QueueJobResult, QueueJobView };
+export type { JobQueueOptions, QueueCounts, QueueJobResult, QueueJobView, SubmitOptions };

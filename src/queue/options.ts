@@ -79,6 +79,8 @@ export function rateLimitOption(name: string, value: unknown): RateLimit | undef
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null) throw new TypeError(`${name} must be { max, durationMs }, got ${JSON.stringify(value)}`);
   const r = value as Partial<RateLimit>;
+  // Both are required: a missing one would fall back to 0, which BullMQ reads as "no limit".
+  if (r.max === undefined || r.durationMs === undefined) throw new TypeError(`${name} needs both max and durationMs, got ${JSON.stringify(value)}`);
   return { max: integerOption(`${name}.max`, r.max, 0, 1, 1e9), durationMs: integerOption(`${name}.durationMs`, r.durationMs, 0, 1, 86_400_000) };
 }
 

@@ -11,12 +11,13 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { isStickyError } from '../engine/errors.js';
 import type { Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
-import { createRedis, describeConnection, type QueueConnection } from './connection.js';
+import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue.js';
 import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
@@ -83,13 +84,88 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** Starts a worker; it takes jobs at once. Resolves once Redis has answered (it keeps retrying until then). */
+/**
+ * How long close() still waits for BullMQ's own close once no job is held, or once Redis was seen
+ * away, ms; past it the close is cut and the worker's connections dropped. BullMQ 6.7.0's
+ * Worker.close() never settles once Redis went away, not even after Redis is back
+ * (taskforcesh/bullmq#4656: its blocking client is left reconnecting, and the `end` its close
+ * waits for never comes). A little longer than JobQueue's 2000 ms: a worker's close may have a
+ * job's completion in flight.
+ */
+const CLOSE_WAIT_MS = 3000;
+/** How often close() looks whether that wait is due. */
+const CLOSE_POLL_MS = 100;
+
+/**
+ * Waits for `work` (its rejection counts as settled) until `due()` has been true once and
+ * CLOSE_WAIT_MS have passed since; the countdown, once started, runs out whatever `due()` says
+ * later. Resolves whether `work` settled (false: it was cut).
+ */
+async function settlesWithin(work: Promise<unknown>, due: () => boolean): Promise<boolean> {
+  let poll: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const cut = new Promise<false>((resolve) => {
+    const arm = (): void => void (timer === undefined && due() && (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS)));
+    arm();
+    poll = setInterval(arm, CLOSE_POLL_MS);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      cut,
+    ]);
+  } finally {
+    clearInterval(poll);
+    clearTimeout(timer);
+  }
+}
+
+/** BullMQ's Worker, with what its close() would stop last, for a close that was cut. */
+class CuttableWorker extends Worker {
+  /**
+   * Stops renewing the locks of the jobs held and looking for stalled jobs (timers that would keep
+   * the process alive). The jobs held then go back to the queue through BullMQ's stalled-job check
+   * (of any worker) once their locks expire, and are started again up to their attempts.
+   */
+  cut(): void {
+    void this.lockManager.close().catch(() => undefined);
+    void this.pause(true).catch(() => undefined);
+  }
+}
+
+/** Records the clients BullMQ duplicates from `client` (a worker's blocking connection), which a cut close disconnects. */
+function withDuplicates(client: Redis, duplicates: Redis[]): Redis {
+  const duplicate = client.duplicate.bind(client);
+  client.duplicate = (...args: Parameters<Redis['duplicate']>): Redis => {
+    const copy = duplicate(...args);
+    duplicates.push(copy);
+    return copy;
+  };
+  return client;
+}
+
+/**
+ * Starts a worker; it takes jobs at once. Resolves once Redis has answered (it keeps retrying until
+ * then). Every option is checked before anything connects; a rejection leaves nothing running.
+ */
 export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
+  if (typeof options !== 'object' || options === null) throw new TypeError('runQueueWorker options must be an object with a connection and an engine');
+  const connection = checkConnection(options.connection, 'connection');
   const engine = options.engine;
   if (typeof engine?.submit !== 'function') throw new TypeError('engine must be a JobEngine (or a JobEngineLike)');
   const name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
   const prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
-  const workerName = options.workerName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const givenName: unknown = options.workerName;
+  if (givenName !== undefined && (typeof givenName !== 'string' || givenName.length === 0 || givenName.length > 200))
+    throw new TypeError(`workerName must be a string of 1-200 characters, got ${JSON.stringify(givenName)}`);
+  const workerName = givenName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const write: unknown = options.log;
+  if (write !== undefined && typeof write !== 'function')
+    throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${typeof write === 'string' ? JSON.stringify(write) : typeof write}`);
+  const logIntervalMs = integerOption('logIntervalMs', options.logIntervalMs, 10_000, 0, 86_400_000);
   const concurrency = integerOption('concurrency', options.concurrency, Math.max(1, engine.laneCount * 3), 1, 4096);
   const lockDuration = integerOption('lockDurationMs', options.lockDurationMs, 30_000, 100, 3_600_000);
   const stalledInterval = integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100, 3_600_000);
@@ -98,10 +174,44 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
   const keys = new BlobKeys(prefix, name);
   const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
-  const stores = new BlobStores(blobStoresOption(options.blobStores, options.connection), `${prefix}:${name}:worker-blobs`, blobConnections);
-  const queueRedis = createRedis(options.connection, `${prefix}:${name}:worker-queue`);
-  const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
-  queue.on('error', () => undefined);
+  const blobStores = blobStoresOption(options.blobStores, connection);
+
+  // What this call opens, disconnected at once should a step throw before the worker is whole.
+  const opened: { disconnect(): void }[] = [];
+  const duplicates: Redis[] = [];
+  const disconnectAll = (): void => {
+    for (const client of [...opened, ...duplicates]) client.disconnect();
+  };
+  let parts: { stores: BlobStores; queueRedis: Redis; queue: Queue; workerRedis: Redis; worker: CuttableWorker };
+  try {
+    const stores = new BlobStores(blobStores, `${prefix}:${name}:worker-blobs`, blobConnections);
+    opened.push(stores);
+    const queueRedis = createRedis(connection, `${prefix}:${name}:worker-queue`);
+    opened.push(queueRedis);
+    const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
+    queue.on('error', () => undefined);
+    // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
+    const workerRedis = withDuplicates(createRedis(connection, `${prefix}:${name}:worker`), duplicates);
+    opened.push(workerRedis);
+    const worker = new CuttableWorker(name, (job: BullJob) => runJob(job), {
+      connection: workerRedis as unknown as ConnectionOptions,
+      prefix,
+      name: workerName,
+      concurrency,
+      lockDuration,
+      stalledInterval,
+      // Stalls are bounded by the job's own attempts (checked at each start), not by this count.
+      maxStalledCount: MAX_ATTEMPTS,
+      ...(limiter ? { limiter: { max: limiter.max, duration: limiter.durationMs } } : {}),
+      autorun: false,
+    });
+    worker.on('error', () => undefined);
+    parts = { stores, queueRedis, queue, workerRedis, worker };
+  } catch (error) {
+    disconnectAll();
+    throw error;
+  }
+  const { stores, queueRedis, queue, workerRedis, worker } = parts;
   const counts = { completed: 0, failed: 0, retried: 0 };
   const emitter = new EventEmitter<{ settled: [QueueJobSettled] }>();
   const started = new Map<string, { at: number; waitMs: number }>();
@@ -173,21 +283,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     }
   };
 
-  // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
-  const workerRedis = createRedis(options.connection, `${prefix}:${name}:worker`);
-  const worker = new Worker(name, runJob, {
-    connection: workerRedis as unknown as ConnectionOptions,
-    prefix,
-    name: workerName,
-    concurrency,
-    lockDuration,
-    stalledInterval,
-    // Stalls are bounded by the job's own attempts (checked at each start), not by this count.
-    maxStalledCount: MAX_ATTEMPTS,
-    ...(limiter ? { limiter: { max: limiter.max, duration: limiter.durationMs } } : {}),
-    autorun: false,
-  });
-  worker.on('error', () => undefined);
   const log = new WorkerLog(options.log, workerName, name, counts, () => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'));
 
   const settle = (job: BullJob, outcome: QueueJobSettled['outcome'], reason?: string): void => {
@@ -219,34 +314,54 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   worker.on('stalled', (jobId) => log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`));
 
   let closing: Promise<void> | undefined;
+  let done = false;
   let markStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
+  const connected = (): boolean => workerRedis.status === 'ready' && queueRedis.status === 'ready' && stores.ready;
   const close = (): Promise<void> => {
     closing ??= (async () => {
       log.line('stopping: taking no new jobs, finishing the ones held');
-      await worker.close();
+      // BullMQ's close finishes the jobs held first (however long they run, while Redis is up);
+      // once none is held or Redis is away, it has CLOSE_WAIT_MS more, then it is cut: with Redis
+      // away it would never settle (see CLOSE_WAIT_MS). A cut close leaves the jobs still held to
+      // the stalled-job check: their locks are no longer renewed, expire, and the jobs go back to
+      // the queue for another start (at-least-once, as when a worker dies).
+      let away = false;
+      const finished = await settlesWithin(worker.close(), () => (away ||= !connected()) || started.size === 0);
+      const held = started.size;
+      if (!finished) worker.cut();
       log.stop();
-      await queue.close().catch(() => undefined);
-      stores.disconnect();
-      queueRedis.disconnect();
-      workerRedis.disconnect();
-      log.line(`stopped (completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried})`);
+      await settlesWithin(queue.close(), () => true);
+      disconnectAll();
+      const tally = `completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried}`;
+      if (finished) log.line(`stopped (${tally})`);
+      else {
+        const jobs = held > 0 ? `: ${held} job(s) held go back to the queue once their locks expire` : '';
+        log.line(`stopped (${tally}); close cut after ${CLOSE_WAIT_MS} ms (${away ? 'Redis was away' : "BullMQ's close did not finish"})${jobs}`);
+      }
+      done = true;
       markStopped();
     })();
     return closing;
   };
-  engine.lost.catch((error: unknown) => {
-    lostError = error ?? new Error('engine lost');
-    log.line(`the engine lost its GPU context (${messageOf(error)}): the jobs held go back to the queue; this worker stops`);
-    void close();
-  });
 
-  await worker.waitUntilReady();
-  void worker.run().catch((error: unknown) => log.line(`worker loop ended: ${messageOf(error)}`));
-  log.start(integerOption('logIntervalMs', options.logIntervalMs, 10_000, 0, 86_400_000));
-  log.line(
-    `taking jobs from queue ${name} at ${describeConnection(options.connection)} (concurrency ${concurrency}, engine ${engine.label}: ${engine.laneCount} lanes on devices ${engine.devices.join(',')})`,
-  );
+  try {
+    engine.lost.catch((error: unknown) => {
+      lostError = error ?? new Error('engine lost');
+      log.line(`the engine lost its GPU context (${messageOf(error)}): the jobs held go back to the queue; this worker stops`);
+      void close();
+    });
+    // A worker closed meanwhile (its engine lost) may never hear from Redis: that ends the wait too.
+    const ready = await Promise.race([worker.waitUntilReady().then(() => true), stopped.then(() => false)]);
+    if (!ready) throw new Error(`worker ${workerName} stopped before Redis answered: ${lostError === undefined ? 'closed' : messageOf(lostError)}`, { cause: lostError });
+    const taking = `taking jobs from queue ${name} at ${describeConnection(connection)} (concurrency ${concurrency}, engine ${engine.label}: ${engine.laneCount} lanes on devices ${engine.devices.join(',')})`;
+    void worker.run().catch((error: unknown) => log.line(`worker loop ended: ${messageOf(error)}`));
+    log.start(logIntervalMs);
+    log.line(taking);
+  } catch (error) {
+    await close();
+    throw error;
+  }
 
   const running = Object.assign(emitter, {
     name: workerName,
@@ -261,6 +376,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   // Getters, so each read sees the current state (Object.assign would copy their values once).
   return Object.defineProperties(running, {
     lostError: { get: () => lostError, enumerable: true },
-    reachable: { get: () => queueRedis.status === 'ready' && stores.ready, enumerable: true },
+    reachable: { get: () => !done && queueRedis.status === 'ready' && stores.ready, enumerable: true },
   }) as QueueWorker;
 }
