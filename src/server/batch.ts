@@ -78,7 +78,8 @@ export function parseBatchItems<K extends BatchKind>(kind: K, body: unknown, max
       dim = a.length;
       const b = vector(`items[${i}].b`, o.b, dim);
       const t = o.t;
-      if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 1) throw invalidField(`items[${i}].t`, `must be a number in [0, 1], got ${String(t)}`);
+      if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 1)
+        throw invalidField(`items[${i}].t`, `must be a number in [0, 1], got ${typeof t === 'string' ? JSON.stringify(t) : String(t)}`);
       out.push({ a, b, t });
     }
     if (dim !== undefined && dim > maxDim) throw new HttpError(413, 'vector_too_long', `items[${i}]: vectors of ${dim} values, at most ${maxDim}`, { field: `items[${i}]` });

@@ -116,7 +116,16 @@ const ERROR_STATUS: readonly ErrorMapping[] = [
       return new HttpError(400, 'invalid_field', `${field}: ${v.detail}`, { field, cause: e });
     },
   ],
-  [EngineFullError, (e, s) => new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, { retryable: true, retryAfterS: s, cause: e })],
+  // The engine's own message advises library callers ({ wait: true }); an HTTP client gets the count and the retry.
+  [
+    EngineFullError,
+    (e, s) =>
+      new HttpError(429, 'queue_full', `the queue is full (${(e as EngineFullError).maxQueued} jobs are queued); retry after ${s} s`, {
+        retryable: true,
+        retryAfterS: s,
+        cause: e,
+      }),
+  ],
   [BatcherFullError, (e, s) => new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, { retryable: true, retryAfterS: s, cause: e })],
   [EngineClosedError, (e) => shuttingDown(e)],
   [BatcherClosedError, (e) => shuttingDown(e)],
