@@ -48,6 +48,9 @@ import { readOutcome, type QueueJobResult, type QueueJobView } from './outcome.j
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;
 
+/** How often a read looks whether Redis is still reachable while it waits for an answer, ms. */
+const READ_WATCH_MS = 200;
+
 /** How long close() waits for BullMQ's connections to close before dropping them, ms. */
 const CLOSE_WAIT_MS = 2000;
 
@@ -350,11 +353,25 @@ export class JobQueue {
     return this.reachable;
   }
 
-  /** Runs `read` once Redis is reachable (waiting as submit() does); a closed client or an unreachable Redis is a QueueUnavailableError naming `what`, not a call that waits for Redis forever. */
+  /**
+   * Runs `read` once Redis is reachable (waiting as submit() does); a closed client or an
+   * unreachable Redis is a QueueUnavailableError naming `what`, and so is a Redis lost while
+   * `read` runs (its commands would wait for the reconnection): never a call that waits forever.
+   */
   async #whenReachable<T>(what: string, read: () => Promise<T>): Promise<T> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
     if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now (${what}); retry later`);
-    return read();
+    let watch: NodeJS.Timeout | undefined;
+    const lost = new Promise<never>((_, reject) => {
+      watch = setInterval(() => {
+        if (!this.reachable) reject(new QueueUnavailableError(`Redis at ${this.where} went away (${what}); retry later`));
+      }, READ_WATCH_MS);
+    });
+    try {
+      return await Promise.race([read(), lost]);
+    } finally {
+      clearInterval(watch);
+    }
   }
 }
 
