@@ -56,9 +56,18 @@ export function createRedis(connection: QueueConnection, name: string): Redis {
   const options: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: reconnectDelay, connectionName: name, enableReadyCheck: true };
   const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   // ioredis reports each failed reconnection as an 'error' event; without a listener Node would
-  // throw it. The owners watch `status` (readiness) instead.
-  client.on('error', () => undefined);
+  // throw it. The owners watch `status` (readiness) instead, and name the last error when they refuse.
+  client.on('error', (error: Error) => lastErrors.set(client, error));
+  client.on('ready', () => lastErrors.delete(client));
   return client;
+}
+
+const lastErrors = new WeakMap<Redis, Error>();
+
+/** Why `client` (from createRedis) is not ready, as Redis or the socket said it last (`WRONGPASS ...`, `ECONNREFUSED ...`); '' when it said nothing. */
+export function lastRedisError(client: Redis): string {
+  const error = lastErrors.get(client);
+  return error === undefined ? '' : `: ${error.message.slice(0, 200)}`;
 }
 
 /** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then. */

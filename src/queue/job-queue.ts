@@ -16,7 +16,7 @@ import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { checkConnection, createRedis, describeConnection, readyWithin, type QueueConnection } from './connection.js';
+import { checkConnection, createRedis, describeConnection, lastRedisError, readyWithin, type QueueConnection } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
 import {
@@ -177,7 +177,8 @@ export class JobQueue {
     } catch (error) {
       throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
     }
-    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now; nothing was queued (retry later)`);
+    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
+      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)}; nothing was queued (retry later)`);
     // The first submit pins where the events are read from, so this job's events are not missed.
     await this.#watcher.listen();
     const id = newJobId();
@@ -360,7 +361,8 @@ export class JobQueue {
    */
   async #whenReachable<T>(what: string, read: () => Promise<T>): Promise<T> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
-    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS))) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now (${what}); retry later`);
+    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
+      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
     let watch: NodeJS.Timeout | undefined;
     const lost = new Promise<never>((_, reject) => {
       watch = setInterval(() => {

@@ -6,6 +6,7 @@
  * as `/abc` crashed and one Redis does not have hung, `rateLimit: { max }` meant no limit.
  */
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkConnection } from '../../../src/queue/connection.js';
 import { JobQueue, QueueJobCancelledError, QueueUnavailableError, UnknownQueueJobError } from '../../../src/queue/index.js';
@@ -104,6 +105,20 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(QueueUnavailableError);
+  }, 20_000);
+
+  it('a wrong password: submit rejects with what Redis said', async () => {
+    const guarded = await startRedis();
+    const admin = new Redis(guarded.url);
+    await admin.config('SET', 'requirepass', 'right');
+    admin.disconnect();
+    const queue = new JobQueue({ connection: guarded.url.replace('redis://', 'redis://:wrong@'), name: `misuse-${randomUUID()}` });
+    try {
+      await expect(queue.submit(spec())).rejects.toThrow(/not reachable now: .*(WRONGPASS|NOAUTH|invalid)/i);
+    } finally {
+      await queue.close();
+      await guarded.dispose();
+    }
   }, 20_000);
 
   it('submit options that are not an object are a TypeError', async () => {
