@@ -20,7 +20,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installBodyReaders } from './body-readers.js';
 import { toHttpError } from './errors.js';
-import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling } from './error-handler.js';
+import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling, installExpectationAnswer } from './error-handler.js';
 import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import { observeJob } from './job-io.js';
 import { localJobService, type JobServiceContext } from './job-service.js';
@@ -102,6 +102,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     frameworkErrors: (error, request, reply) => frameworkErrors(state)(error, request, reply),
   });
   installConnectAnswer(app.server);
+  installExpectationAnswer(app.server);
   // Its closures read `state` only once requests arrive.
   const jobContext: JobServiceContext = {
     requireEngine: () => requireGpu(state),

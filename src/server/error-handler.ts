@@ -5,7 +5,7 @@
  * 500 whose body names only a correlation id, the error itself logged under that id. Also the
  * answers for no route (404) and for a known path asked with another method (405 with Allow).
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -200,5 +200,15 @@ export function installConnectAnswer(server: { on(event: 'connect', listener: (r
   server.on('connect', (_request, socket) => {
     socket.on('error', () => socket.destroy());
     socket.end(rawErrorResponse(new HttpError(405, 'method_not_allowed', 'CONNECT: this server is not a proxy', { field: 'method' })));
+  });
+}
+
+/** Answers an `Expect` other than 100-continue (Node would send a bare 417 with no body): 417 in the documented shape. */
+export function installExpectationAnswer(server: { on(event: 'checkExpectation', listener: (request: IncomingMessage, response: ServerResponse) => void): unknown }): void {
+  server.on('checkExpectation', (request, response) => {
+    const error = new HttpError(417, 'expectation_failed', `expect: ${clip(String(request.headers.expect))} is not supported (only 100-continue)`, { field: 'expect' });
+    const body = JSON.stringify(error.toJSON());
+    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body);
   });
 }

@@ -29,6 +29,16 @@ describe('content types and codings the server does not read: 415 before the bod
     expect(performance.now() - t0).toBeLessThan(1000);
   });
 
+  it('an Expect header other than 100-continue gets 417 in the documented error shape', async () => {
+    const s = servers.make({ engine: new FakeEngine() });
+    const port = await listen(s);
+    const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/json', 'content-length': 2, expect: 'bogus' }) + '{}');
+    const r = await response(c, 3000);
+    c.socket.destroy();
+    expect(r.status).toBe(417);
+    expect(errorOf(r.body)).toMatchObject({ code: 'expectation_failed', field: 'expect' });
+  });
+
   it('a body with no content type says it is missing', async () => {
     const s = servers.make({ engine: new FakeEngine() });
     const port = await listen(s);
