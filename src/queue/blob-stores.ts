@@ -10,7 +10,7 @@
  */
 import type { BlobPool } from './blob-pool.js';
 import { BlobPool as Pool } from './blob-pool.js';
-import { checkConnection, type QueueConnection } from './connection.js';
+import { checkConnection, nextReady, type QueueConnection } from './connection.js';
 
 /** Most blob stores of a queue. */
 export const MAX_BLOB_STORES = 64;
@@ -64,15 +64,7 @@ export class BlobStores {
       if (pool.ready) continue;
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          clearTimeout(timer);
-          pool.control.off('ready', done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        pool.control.once('ready', done);
-      });
+      await nextReady(pool.control, left);
     }
     return this.ready;
   }

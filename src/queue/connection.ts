@@ -72,8 +72,12 @@ export function lastRedisError(client: Redis): string {
 
 /** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then. */
 export async function readyWithin(client: Redis, ms: number): Promise<void> {
-  if (client.status === 'ready') return;
-  await new Promise<void>((resolve) => {
+  if (client.status !== 'ready') await nextReady(client, ms);
+}
+
+/** Resolves at `client`'s next 'ready' event, or after `ms`. */
+export function nextReady(client: Pick<Redis, 'once' | 'off'>, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
       client.off('ready', done);
@@ -83,6 +87,37 @@ export async function readyWithin(client: Redis, ms: number): Promise<void> {
     client.once('ready', done);
   });
 }
+
+/**
+ * Waits for `work` (a close; its rejection counts as settled) until `due()` has been true once and
+ * `waitMs` have passed since; the countdown, once started, runs out whatever `due()` says later.
+ * Resolves whether `work` settled (false: it was cut). Closes that talk to Redis are bounded so:
+ * with Redis away, BullMQ's would wait for it (a worker's, even after it is back).
+ */
+export async function settlesWithin(work: Promise<unknown>, waitMs: number, due: () => boolean = () => true): Promise<boolean> {
+  let poll: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const cut = new Promise<false>((resolve) => {
+    const arm = (): void => void (timer === undefined && due() && (timer = setTimeout(() => resolve(false), waitMs)));
+    arm();
+    if (timer === undefined) poll = setInterval(arm, SETTLE_POLL_MS);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      cut,
+    ]);
+  } finally {
+    clearInterval(poll);
+    clearTimeout(timer);
+  }
+}
+
+/** How often settlesWithin looks whether its countdown is due. */
+const SETTLE_POLL_MS = 100;
 
 /**
  * Connects once and pings, within `timeoutMs`, without retrying: what a command runs at start so

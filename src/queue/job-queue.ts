@@ -16,7 +16,7 @@ import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { checkConnection, createRedis, describeConnection, lastRedisError, readyWithin, type QueueConnection } from './connection.js';
+import { checkConnection, createRedis, describeConnection, lastRedisError, readyWithin, settlesWithin, type QueueConnection } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
 import {
@@ -43,7 +43,7 @@ import {
 } from './options.js';
 import { JobWatcher } from './job-watcher.js';
 import type { JobQueueOptions, QueueCounts, SubmitOptions } from './job-queue-options.js';
-import { readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
+import { readCounts, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
 
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;
@@ -177,8 +177,7 @@ export class JobQueue {
     } catch (error) {
       throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
     }
-    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
-      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)}; nothing was queued (retry later)`);
+    await this.#requireReachable('nothing was queued');
     // The first submit pins where the events are read from, so this job's events are not missed.
     await this.#watcher.listen();
     const id = newJobId();
@@ -321,10 +320,7 @@ export class JobQueue {
 
   /** Jobs by state: the queue's depth is waiting + prioritized + delayed. */
   counts(): Promise<QueueCounts> {
-    return this.#whenReachable('counting jobs', async () => {
-      const c = await this.#queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-      return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
-    });
+    return this.#whenReachable('counting jobs', () => readCounts(this.#queue));
   }
 
   /** Stops listening and closes the connections; pending handles reject with QueueUnavailableError. Jobs already queued stay queued. */
@@ -333,12 +329,7 @@ export class JobQueue {
     this.#closed = true;
     // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
     const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]),
-      new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS))),
-    ]);
-    clearTimeout(timer);
+    await settlesWithin(Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]), CLOSE_WAIT_MS);
     void this.#queue.disconnect().catch(() => undefined);
     this.#stores.disconnect();
     this.#queueRedis.disconnect();
@@ -354,15 +345,20 @@ export class JobQueue {
     return this.reachable;
   }
 
+  /** Throws QueueUnavailableError naming `what` when this client is closed, or Redis does not become reachable within SUBMIT_CONNECT_WAIT_MS (with what Redis last said). */
+  async #requireReachable(what: string): Promise<void> {
+    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
+    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
+      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
+  }
+
   /**
    * Runs `read` once Redis is reachable (waiting as submit() does); a closed client or an
    * unreachable Redis is a QueueUnavailableError naming `what`, and so is a Redis lost while
    * `read` runs (its commands would wait for the reconnection): never a call that waits forever.
    */
   async #whenReachable<T>(what: string, read: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
-    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
-      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
+    await this.#requireReachable(what);
     let watch: NodeJS.Timeout | undefined;
     const lost = new Promise<never>((_, reject) => {
       watch = setInterval(() => {

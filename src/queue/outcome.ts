@@ -9,6 +9,7 @@ import type { JobResult, JobStatus } from '../engine/types.js';
 import { unpackResult, type QueueRunInfo, type WireResult } from './codec.js';
 import { QueueJobCancelledError, QueueJobError, UnknownQueueJobError } from './errors.js';
 import type { BlobKeys } from './options.js';
+import type { QueueCounts } from './job-queue-options.js';
 
 /** A job's status in the queue: the engine's, and 'unknown' for an id Redis does not hold (never submitted, or dropped after its TTL). */
 export type QueueJobStatus = JobStatus | 'unknown';
@@ -65,4 +66,10 @@ export async function completedView(blobs: BlobPool, id: string, returnvalue: un
   const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
   result.queue = wire.run;
   return { id, status: 'ready', attempts: attempts ?? wire.run.attempts, result };
+}
+
+/** The queue's jobs by state, as BullMQ counts them (a missing state is 0). */
+export async function readCounts(queue: Queue): Promise<QueueCounts> {
+  const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
+  return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
 }

@@ -17,9 +17,10 @@ import type { Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js'
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { BlobStores, blobStoresOption } from './blob-stores.js';
 import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
-import { checkConnection, createRedis, describeConnection, type QueueConnection } from './connection.js';
+import { checkConnection, createRedis, describeConnection, settlesWithin, type QueueConnection } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
-import type { QueueCounts } from './job-queue.js';
+import type { QueueCounts } from './job-queue-options.js';
+import { readCounts } from './outcome.js';
 import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
 import { keepsInputKey, readInput } from './worker-input.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
@@ -93,36 +94,6 @@ function messageOf(error: unknown): string {
  * job's completion in flight.
  */
 const CLOSE_WAIT_MS = 3000;
-/** How often close() looks whether that wait is due. */
-const CLOSE_POLL_MS = 100;
-
-/**
- * Waits for `work` (its rejection counts as settled) until `due()` has been true once and
- * CLOSE_WAIT_MS have passed since; the countdown, once started, runs out whatever `due()` says
- * later. Resolves whether `work` settled (false: it was cut).
- */
-async function settlesWithin(work: Promise<unknown>, due: () => boolean): Promise<boolean> {
-  let poll: NodeJS.Timeout | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const cut = new Promise<false>((resolve) => {
-    const arm = (): void => void (timer === undefined && due() && (timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS)));
-    arm();
-    poll = setInterval(arm, CLOSE_POLL_MS);
-  });
-  try {
-    return await Promise.race([
-      work.then(
-        () => true,
-        () => true,
-      ),
-      cut,
-    ]);
-  } finally {
-    clearInterval(poll);
-    clearTimeout(timer);
-  }
-}
-
 /** BullMQ's Worker, with what its close() would stop last, for a close that was cut. */
 class CuttableWorker extends Worker {
   /**
@@ -176,42 +147,32 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
   const blobStores = blobStoresOption(options.blobStores, connection);
 
-  // What this call opens, disconnected at once should a step throw before the worker is whole.
-  const opened: { disconnect(): void }[] = [];
+  // Every option was checked above: from here on nothing throws before the worker is whole, and a
+  // failed start (below) closes it, so a rejection leaves no connection behind.
+  const stores = new BlobStores(blobStores, `${prefix}:${name}:worker-blobs`, blobConnections);
+  const queueRedis = createRedis(connection, `${prefix}:${name}:worker-queue`);
+  const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
+  queue.on('error', () => undefined);
+  // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it, and
+  // the blocking one BullMQ duplicates from it.
   const duplicates: Redis[] = [];
+  const workerRedis = withDuplicates(createRedis(connection, `${prefix}:${name}:worker`), duplicates);
   const disconnectAll = (): void => {
-    for (const client of [...opened, ...duplicates]) client.disconnect();
+    for (const client of [stores, queueRedis, workerRedis, ...duplicates]) client.disconnect();
   };
-  let parts: { stores: BlobStores; queueRedis: Redis; queue: Queue; workerRedis: Redis; worker: CuttableWorker };
-  try {
-    const stores = new BlobStores(blobStores, `${prefix}:${name}:worker-blobs`, blobConnections);
-    opened.push(stores);
-    const queueRedis = createRedis(connection, `${prefix}:${name}:worker-queue`);
-    opened.push(queueRedis);
-    const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
-    queue.on('error', () => undefined);
-    // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
-    const workerRedis = withDuplicates(createRedis(connection, `${prefix}:${name}:worker`), duplicates);
-    opened.push(workerRedis);
-    const worker = new CuttableWorker(name, (job: BullJob) => runJob(job), {
-      connection: workerRedis as unknown as ConnectionOptions,
-      prefix,
-      name: workerName,
-      concurrency,
-      lockDuration,
-      stalledInterval,
-      // Stalls are bounded by the job's own attempts (checked at each start), not by this count.
-      maxStalledCount: MAX_ATTEMPTS,
-      ...(limiter ? { limiter: { max: limiter.max, duration: limiter.durationMs } } : {}),
-      autorun: false,
-    });
-    worker.on('error', () => undefined);
-    parts = { stores, queueRedis, queue, workerRedis, worker };
-  } catch (error) {
-    disconnectAll();
-    throw error;
-  }
-  const { stores, queueRedis, queue, workerRedis, worker } = parts;
+  const worker = new CuttableWorker(name, (job: BullJob) => runJob(job), {
+    connection: workerRedis as unknown as ConnectionOptions,
+    prefix,
+    name: workerName,
+    concurrency,
+    lockDuration,
+    stalledInterval,
+    // Stalls are bounded by the job's own attempts (checked at each start), not by this count.
+    maxStalledCount: MAX_ATTEMPTS,
+    ...(limiter ? { limiter: { max: limiter.max, duration: limiter.durationMs } } : {}),
+    autorun: false,
+  });
+  worker.on('error', () => undefined);
   const counts = { completed: 0, failed: 0, retried: 0 };
   const emitter = new EventEmitter<{ settled: [QueueJobSettled] }>();
   const started = new Map<string, { at: number; waitMs: number }>();
@@ -327,11 +288,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       // the stalled-job check: their locks are no longer renewed, expire, and the jobs go back to
       // the queue for another start (at-least-once, as when a worker dies).
       let away = false;
-      const finished = await settlesWithin(worker.close(), () => (away ||= !connected()) || started.size === 0);
+      const finished = await settlesWithin(worker.close(), CLOSE_WAIT_MS, () => (away ||= !connected()) || started.size === 0);
       const held = started.size;
       if (!finished) worker.cut();
       log.stop();
-      await settlesWithin(queue.close(), () => true);
+      await settlesWithin(queue.close(), CLOSE_WAIT_MS);
       disconnectAll();
       const tally = `completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried}`;
       if (finished) log.line(`stopped (${tally})`);
@@ -367,10 +328,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     name: workerName,
     counts,
     stopped,
-    async queueCounts(): Promise<QueueCounts> {
-      const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-      return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
-    },
+    queueCounts: (): Promise<QueueCounts> => readCounts(queue),
     close,
   });
   // Getters, so each read sees the current state (Object.assign would copy their values once).

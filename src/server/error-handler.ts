@@ -175,10 +175,17 @@ const CLIENT_ERRORS: Record<string, [status: number, code: string, message: stri
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'the request did not arrive in time', undefined],
 };
 
+/** `error` as the documented JSON and the headers that go with it (the connection closes after it). */
+function errorPayload(error: HttpError): { body: string; headers: Record<string, string | number> } {
+  const body = JSON.stringify(error.toJSON());
+  return { body, headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' } };
+}
+
 /** A complete HTTP/1.1 response carrying `error` as the documented JSON, closing the connection. */
 export function rawErrorResponse(error: HttpError): string {
-  const body = JSON.stringify(error.toJSON());
-  return `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  const { body, headers } = errorPayload(error);
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+  return `HTTP/1.1 ${error.statusCode} ${STATUS_CODES[error.statusCode] ?? ''}\r\n${head.join('')}\r\n${body}`;
 }
 
 /**
@@ -207,8 +214,7 @@ export function installConnectAnswer(server: { on(event: 'connect', listener: (r
 export function installExpectationAnswer(server: { on(event: 'checkExpectation', listener: (request: IncomingMessage, response: ServerResponse) => void): unknown }): void {
   server.on('checkExpectation', (request, response) => {
     const error = new HttpError(417, 'expectation_failed', `expect: ${clip(String(request.headers.expect))} is not supported (only 100-continue)`, { field: 'expect' });
-    const body = JSON.stringify(error.toJSON());
-    response.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    response.end(body);
+    const { body, headers } = errorPayload(error);
+    response.writeHead(error.statusCode, headers).end(body);
   });
 }

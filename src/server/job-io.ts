@@ -47,15 +47,14 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
     delete raw.dtype;
     data = decodeBinarySignal(body, dtype);
   } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    const first = Object.keys(queryStrings(request.query))[0];
-    if (first !== undefined)
-      throw new HttpError(400, 'unknown_field', `${clip(first)}: query parameters are read only with binary bodies; put it in the JSON body`, { field: clip(first) });
-    // Likewise the x-tscuda-* headers: ignoring one would run the job with the default instead.
+    // Query parameters and x-tscuda-* headers are read only with binary bodies: ignoring one would run the job with the default instead.
+    const query = Object.keys(queryStrings(request.query))[0];
     const header = Object.keys(headerParams(request.headers))[0];
-    if (header !== undefined) {
-      const name = `x-tscuda-${header.toLowerCase()}`;
-      throw new HttpError(400, 'unknown_field', `${name}: parameter headers are read only with binary bodies; put ${header} in the JSON body`, { field: name });
-    }
+    const misplaced = query !== undefined ? clip(query) : header !== undefined ? `x-tscuda-${header.toLowerCase()}` : undefined;
+    if (misplaced !== undefined)
+      throw new HttpError(400, 'unknown_field', `${misplaced}: query parameters and x-tscuda-* headers are read only with binary bodies; put it in the JSON body`, {
+        field: misplaced,
+      });
     const { signal, ...rest } = body as Record<string, unknown>;
     raw = rest;
     dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
