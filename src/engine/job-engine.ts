@@ -26,6 +26,19 @@ export const DEFAULT_LANE_DEPTH = 2;
 export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 
 /**
+ * Copy-in/copy-out stream pairs per device: 1, unless TSCUDA_ENGINE_COPY_PAIRS (1..8) says
+ * otherwise. A knob for A/B runs (bench/probe/engine-copy-pairs.sh), not an option: on an H100,
+ * 2 and 4 pairs moved the STFT jobs no more than run-to-run noise (bench/results/logs).
+ */
+function copyPairsFromEnvironment(): number {
+  const text = process.env.TSCUDA_ENGINE_COPY_PAIRS;
+  if (text === undefined || text === '') return 1;
+  const pairs = Number(text);
+  if (!Number.isSafeInteger(pairs) || pairs < 1 || pairs > 8) throw new RangeError(`TSCUDA_ENGINE_COPY_PAIRS must be an integer in 1..8, got ${JSON.stringify(text)}`);
+  return pairs;
+}
+
+/**
  * The job engine: `submit()` a batch of series with flags (stft, cycles, wavelet, registered
  * stages) and get a Job whose `result` settles when its lane's finished event completes.
  *
@@ -60,6 +73,7 @@ export class JobEngine extends EngineCore {
     const computeGraphs = options.computeGraphs ?? process.env.TSCUDA_COMPUTE_GRAPHS !== '0';
     if (typeof computeGraphs !== 'boolean') throw new TypeError(`computeGraphs must be true or false, got ${String(computeGraphs)}`);
     const label = options.label ?? 'engine';
+    const copyPairs = copyPairsFromEnvironment();
     const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth, computeGraphs };
     // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
     const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
@@ -70,12 +84,12 @@ export class JobEngine extends EngineCore {
       const laneIndex = (l: number, d: number): number => l * ordinals.length + d;
       for (const [d, ordinal] of ordinals.entries()) {
         const laneLabels = Array.from({ length: perDevice }, (_, l) => `${label} lane ${laneIndex(l, d)}`);
-        devices.push(deviceStreams(Device.get(ordinal).context, `${label} device ${ordinal}`, laneLabels));
+        devices.push(deviceStreams(Device.get(ordinal).context, `${label} device ${ordinal}`, laneLabels, copyPairs));
       }
       for (let l = 0; l < perDevice; l++)
         for (const [d, ordinal] of ordinals.entries()) {
           const { copies, lanes: streams } = devices[d]!;
-          lanes.push(new GpuLane(Device.get(ordinal).context, laneIndex(l, d), shared, label, copies, streams[l]!));
+          lanes.push(new GpuLane(Device.get(ordinal).context, laneIndex(l, d), shared, label, copies[l % copies.length]!, streams[l]!));
         }
     } catch (e) {
       for (const lane of lanes) lane.dispose();
