@@ -19,10 +19,12 @@
  * 1-worker run; `--jobs` still sizes that run's throughput part, which warms the path as in a full
  * run): a quick look while working on the queue's latency.
  * `--concurrency N` sets each worker's jobs held at once (default the worker's: 3 per lane).
+ * `--pin` puts each worker process on `--pin-cores` physical cores of its own (default 2) and the
+ * bench, its clients and Redis servers on the rest, as separate hosts would keep them (cpu-sets.ts).
  * The 1- and 2-worker runs are measured `--pairs` times (default 3), alternating which goes first;
  * a pair is one run of each, and the pair with the median speedup is reported (every pair in the
  * notes): one pair of 2000-job runs moved between 1.42 and 2.07 from call to call on one host.
- *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4 [--sim-poll spin]] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--only-overhead]
+ *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4 [--sim-poll spin]] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--pin [--pin-cores 2]] [--only-overhead]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
 import { randomUUID } from 'node:crypto';
@@ -36,6 +38,7 @@ import { startRedis, type TestRedis } from '../../test/unit/queue/redis-server.j
 import { yyyymmdd } from '../harness/naming.js';
 import { gpuSlug } from '../report/slug.js';
 import { cpuPerJob, cpuSnapshot, describeCpu, type CpuPerJob } from './cpu.js';
+import { describeCpus, pinProcess, planCpuSets, readTopology, type CpuPlan } from './cpu-sets.js';
 import { latencyP50, mixJob, rates, throughput } from './mix.js';
 import { describeSetup, queueRun, type QueueSetup, type RunResult } from './runs.js';
 import { startWorkerProcess, stopWorkers, type WorkerChild as Child } from './workers.js';
@@ -58,6 +61,8 @@ const { values } = parseArgs({
     pairs: { type: 'string', default: '3' },
     concurrency: { type: 'string' },
     'sim-poll': { type: 'string', default: 'timer' },
+    pin: { type: 'boolean', default: false },
+    'pin-cores': { type: 'string', default: '2' },
   },
 });
 const onlyOverhead = values['only-overhead'];
@@ -96,12 +101,27 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
   return { engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }), gpu: Device.get(0).name, devices: Device.count() };
 }
 
-const startWorker = (redis: TestRedis, queue: string, name: string, device: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> =>
-  startWorkerProcess({
+/** --pin: the CPU sets, and this process (whose children inherit its set) moved onto the rest. */
+function pinPlan(): CpuPlan | undefined {
+  if (!values.pin) return undefined;
+  const topology = readTopology();
+  const plan = topology && planCpuSets(topology, 2, Number(values['pin-cores']));
+  if (plan === undefined) {
+    process.stderr.write(`--pin: this host's CPUs (${topology?.length ?? 'unknown'}) cannot give 2 workers ${values['pin-cores']} cores each and keep as many for the rest\n`);
+    process.exit(2);
+  }
+  pinProcess(process.pid, plan.rest);
+  return plan;
+}
+const cpuPlan = pinPlan();
+
+/** Worker process `index` (0 or 1: its GPU is placement[index], its CPU set cpuPlan.workers[index]). */
+async function startWorker(redis: TestRedis, queue: string, name: string, index: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> {
+  const child = await startWorkerProcess({
     redisUrl: redis.url,
     queue,
     name,
-    device,
+    device: placement[index]!,
     lanes: Number(values.lanes),
     lockMs,
     fakeMs,
@@ -109,12 +129,15 @@ const startWorker = (redis: TestRedis, queue: string, name: string, device: numb
     blobStores,
     extra: [...(values.concurrency === undefined ? [] : ['--concurrency', values.concurrency]), ...(simNs === undefined ? [] : ['--sim-poll', simPoll])],
   });
+  if (cpuPlan !== undefined) pinProcess(child.process.pid!, cpuPlan.workers[index]!);
+  return child;
+}
 
 /** The fault run: one of two workers SIGKILLed every few seconds and restarted; pushes its metrics. */
 async function faultRun(): Promise<void> {
   const name = `fault-${randomUUID()}`;
   const lockMs = 1000;
-  const children = [await startWorker(redis, name, 'f0', placement[0]!, lockMs, blobStores), await startWorker(redis, name, 'f1', placement[1]!, lockMs, blobStores)];
+  const children = [await startWorker(redis, name, 'f0', 0, lockMs, blobStores), await startWorker(redis, name, 'f1', 1, lockMs, blobStores)];
   const all: Child[] = [...children];
   const queue = new JobQueue({ connection: redis.url, name, pollIntervalMs: 500, blobStores });
   const faultJobs = Number(values['fault-jobs']);
@@ -129,7 +152,7 @@ async function faultRun(): Promise<void> {
       children[i]!.process.kill('SIGKILL');
       await children[i]!.process;
       kills++;
-      children[i] = await startWorker(redis, name, `f${i}-${turn}`, placement[i]!, lockMs, blobStores);
+      children[i] = await startWorker(redis, name, `f${i}-${turn}`, i, lockMs, blobStores);
       all.push(children[i]!);
     }
   })();
@@ -219,6 +242,10 @@ const { engine, gpu, devices } = await makeEngine();
 const placement = devices >= 2 ? [0, 1] : [0, 0];
 if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
 notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
+if (cpuPlan !== undefined)
+  notes.push(
+    `--pin: worker processes on CPUs ${cpuPlan.workers.map((w, i) => `${describeCpus(w)} (worker ${i})`).join(' and ')}, ${values['pin-cores']} physical cores each; the bench, its clients and Redis servers on ${describeCpus(cpuPlan.rest)}`,
+  );
 if (simNs !== undefined)
   notes.push(
     `--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample, completions noticed on ${simPoll === 'spin' ? 'setImmediate as the real poller' : 'timers'}); not a GPU measurement`,
@@ -234,7 +261,7 @@ const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunRe
     jobs: JOBS,
     window: WINDOW,
     latencyRuns,
-    startWorker: (queue, i, stores) => startWorker(redis, queue, `w${i}`, placement[i]!, 30_000, stores),
+    startWorker: (queue, i, stores) => startWorker(redis, queue, `w${i}`, i, 30_000, stores),
   });
 try {
   // In-process baseline: the same mix straight into one JobEngine.
