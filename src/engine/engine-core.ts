@@ -5,8 +5,8 @@
  * close() and the lost state after a sticky CUDA error. Lanes are LaneRunners, so unit tests drive
  * it with fake lanes and JobEngine with GPU ones.
  */
-import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
-import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
+import { checkJobFits, planJobChunks } from './capacity.js';
+import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, isStickyError } from './errors.js';
 import { JobRecord } from './job.js';
 import { jobResult } from './job-result.js';
 import { allocateOutputs, runsAlone, type JobProgress, type LaneRunner } from './lane-runner.js';
@@ -22,6 +22,8 @@ export interface EngineCoreOptions {
   precision?: Precision | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
   maxQueued?: number | undefined;
+  /** Host memory one job's result arrays may take (those not given in `into`), else ResultTooLargeError at submit; default 1 GiB. */
+  maxResultBytes?: number | undefined;
   label?: string | undefined;
 }
 
@@ -45,12 +47,16 @@ interface RoomWaiter {
 }
 
 const DEFAULT_MAX_QUEUED = 1024;
+/** Default host memory of one job's result arrays: with the lanes' jobs in flight, what bounds an engine's result memory. */
+export const DEFAULT_MAX_RESULT_BYTES = 2 ** 30;
 
 /** The engine core: everything of JobEngineLike except making lanes. */
 export class EngineCore implements JobEngineLike {
   readonly label: string;
   readonly precision: Precision;
   readonly maxQueued: number;
+  /** Host bytes one job's result arrays may take (EngineCoreOptions.maxResultBytes). */
+  readonly maxResultBytes: number;
   readonly lost: Promise<never>;
   readonly #lanes: LaneSlot[];
   readonly #queue: JobRecord[] = [];
@@ -72,9 +78,12 @@ export class EngineCore implements JobEngineLike {
     if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new RangeError(`maxQueued must be a positive integer, got ${String(maxQueued)}`);
     const precision = options.precision ?? 'f32';
     if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
+    const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) throw new RangeError(`maxResultBytes must be a positive integer, got ${String(maxResultBytes)}`);
     this.label = options.label ?? 'engine';
     this.precision = precision;
     this.maxQueued = maxQueued;
+    this.maxResultBytes = maxResultBytes;
     this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, alone: false, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
     this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
     this.lost.catch(() => {});
@@ -112,19 +121,12 @@ export class EngineCore implements JobEngineLike {
   validate(spec: JobSpec): NormalizedJob {
     const job = validateJob(spec, { stages: this.stageNames() });
     checkInto(job, this.precision);
-    if (job.framing) {
-      const need = Math.ceil(job.framing.nperseg / job.framing.step);
-      const fits = Math.min(...this.#lanes.map((l) => l.runner.maxFrames?.(job) ?? 0));
-      if (!(fits >= need))
-        throw new JobValidationError(
-          'data',
-          `${job.batch} series framed by nperseg = ${job.framing.nperseg} need ${need} frames per chunk, a lane holds ${fits}; submit fewer series per job`,
-        );
-      return job;
-    }
-    const fits = Math.min(...this.#lanes.map((l) => l.runner.maxRows(job)));
-    if (!(fits >= 1))
-      throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series or a framed stft (nperseg)`);
+    checkJobFits(
+      job,
+      this.#lanes.map((l) => l.runner),
+      this.precision,
+      this.maxResultBytes,
+    );
     return job;
   }
 
@@ -386,14 +388,6 @@ export class EngineCore implements JobEngineLike {
 }
 
 const EMPTY: ReadonlySet<string> = new Set();
-
-/** The chunks a job runs in on `runner`: runs of whole series, or (framed stft) runs of whole frames of every series. */
-function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk | undefined }[] {
-  const f = job.framing;
-  if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
-  const maxFrames = runner.maxFrames?.(job) ?? f.frames;
-  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({ start: 0, rows: job.batch, frames }));
-}
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new Error('aborted');

@@ -17,6 +17,27 @@ export class JobValidationError extends Error {
   }
 }
 
+/**
+ * The job's result would exceed `maxResultBytes`: a JobEngine's (estimated at submit, from the
+ * arrays it would allocate), a JobQueue client's (estimated at submit) or a queue worker's
+ * (measured). Nothing ran.
+ */
+export class ResultTooLargeError extends Error {
+  override readonly name: string = 'ResultTooLargeError';
+  /** Bytes the result needs (estimated or measured). */
+  readonly bytes: number;
+  /** The limit it was checked against. */
+  readonly limit: number;
+
+  constructor(bytes: number, limit: number, when: 'estimated at submit' | 'measured by the worker') {
+    super(
+      `result: ${bytes} bytes (${when}) exceed maxResultBytes = ${limit}; ask for fewer results (bandWaves: false, fewer previewBins or freqs) or split the job into smaller batches`,
+    );
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
 /** `submit()` found `maxQueued` jobs already waiting. */
 export class EngineFullError extends Error {
   override readonly name: string = 'EngineFullError';

@@ -27,7 +27,17 @@ export type {
 } from './types.js';
 export { JobEngine, DEFAULT_LANES, DEFAULT_LANE_DEPTH, DEFAULT_LANE_MEMORY_BYTES } from './job-engine.js';
 export { EngineCore, type EngineCoreOptions } from './engine-core.js';
-export { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from './errors.js';
+export {
+  EngineClosedError,
+  EngineFullError,
+  EngineLostError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+  ResultTooLargeError,
+  isStickyError,
+} from './errors.js';
 export { StageRegistry, StageRegistrationError, type Stage, type StageContext, type StagePlacement } from './stages.js';
 export {
   validateJob,

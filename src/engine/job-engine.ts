@@ -96,7 +96,7 @@ export class JobEngine extends EngineCore {
       for (const { pool } of devices) pool.dispose();
       throw e;
     }
-    super({ runners: lanes, precision, ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}), label });
+    super({ runners: lanes, precision, maxQueued: options.maxQueued, maxResultBytes: options.maxResultBytes, label });
     this.#lanes = lanes;
     this.#shared = shared;
     this.#streamPools = devices.map((d) => d.pool);

@@ -251,6 +251,11 @@ export interface JobEngineOptions {
   precision?: Precision | undefined;
   /** Queued jobs beyond which submit() throws EngineFullError; default 1024. */
   maxQueued?: number | undefined;
+  /**
+   * Host memory one job's result arrays may take, those the engine allocates (not the ones given
+   * in `into`); a bigger job is refused at submit with ResultTooLargeError. Default 1 GiB.
+   */
+  maxResultBytes?: number | undefined;
   label?: string | undefined;
   /** Device memory one lane may use for a chunk of a job (bytes); bigger jobs run in chunks of whole series. Default 1 GiB. */
   laneMemoryBytes?: number | undefined;

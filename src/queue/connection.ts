@@ -37,6 +37,15 @@ export function checkConnection(connection: unknown, field = 'connection'): Queu
   throw new TypeError(`${field}: must be a Redis URL (redis://host:port) or ioredis options, got ${connection === null ? 'null' : typeof connection}`);
 }
 
+/** The database a connection names (a URL's path, or ioredis' `db`); 0 when it names none. */
+export function databaseOf(connection: QueueConnection): number {
+  if (typeof connection === 'string') {
+    const path = new URL(connection).pathname;
+    return path.length > 1 ? Number(path.slice(1)) : 0;
+  }
+  return connection.db ?? 0;
+}
+
 /** `connection` for messages: host and port, never a password. */
 export function describeConnection(connection: QueueConnection): string {
   if (typeof connection === 'string') {
@@ -130,16 +139,25 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
   let socketError: Error | undefined;
   client.on('error', (error: Error) => (socketError ??= error));
   let timer: NodeJS.Timeout | undefined;
+  const where = describeConnection(connection);
   try {
-    await Promise.race([
-      client.connect().then(() => client.ping()),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-  } catch (error) {
-    const why = socketError ?? error;
-    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
+    try {
+      await Promise.race([
+        client.connect().then(() => client.ping()),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      const why = socketError ?? error;
+      throw new QueueUnavailableError(`Redis at ${where} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
+    }
+    // ioredis' own SELECT at connect fails without failing connect(): a database Redis does not have would pass.
+    const db = databaseOf(connection);
+    if (db !== 0)
+      await client.select(db).catch((error: unknown) => {
+        throw new QueueUnavailableError(`Redis at ${where} refused database ${db}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      });
   } finally {
     clearTimeout(timer);
     client.disconnect();

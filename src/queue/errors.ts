@@ -12,22 +12,8 @@ export class QueueUnavailableError extends Error {
   }
 }
 
-/** The job's result would exceed `maxResultBytes` (estimated at submit, or measured by the worker). */
-export class ResultTooLargeError extends Error {
-  override readonly name: string = 'ResultTooLargeError';
-  /** Bytes the result needs (estimated or measured). */
-  readonly bytes: number;
-  /** The limit it was checked against. */
-  readonly limit: number;
-
-  constructor(bytes: number, limit: number, when: 'estimated at submit' | 'measured by the worker') {
-    super(
-      `result: ${bytes} bytes (${when}) exceed maxResultBytes = ${limit}; ask for fewer results (bandWaves: false, fewer previewBins or freqs) or split the job into smaller batches`,
-    );
-    this.bytes = bytes;
-    this.limit = limit;
-  }
-}
+/** The job's result would exceed `maxResultBytes`: the engine's class, where the queue's client and worker check it too. */
+export { ResultTooLargeError } from '../engine/errors.js';
 
 /** The job failed on a worker (after its last attempt); `reason` is BullMQ's failedReason. */
 export class QueueJobError extends Error {

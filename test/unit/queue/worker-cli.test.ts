@@ -38,6 +38,21 @@ describe('tscuda worker', () => {
   }, 60_000);
 
   it.skipIf(redisSkipReason !== undefined)(
+    'refuses a database Redis does not have in one line, and exits 1 (it once passed the start check and failed every job)',
+    async () => {
+      const redis = await startRedis();
+      try {
+        const r = await tscuda('--redis', `${redis.url}/99`);
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr.trim().split('\n')).toEqual([`tscuda worker: Redis at ${redis.url}/99 refused database 99: ERR DB index is out of range`]);
+      } finally {
+        await redis.dispose();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(redisSkipReason !== undefined)(
     'without a GPU, says so in one line and exits 1',
     async () => {
       const redis = await startRedis();
