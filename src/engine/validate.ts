@@ -171,7 +171,7 @@ const INTO_FIELDS: ReadonlySet<string> = new Set(RESULT_ARRAY_FIELDS);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
-  if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
   checkKnownFields(spec);
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
@@ -200,7 +200,7 @@ export function validateJobParameters(
   context: ValidationContext,
   dtype: JobDataType = 'f32',
 ): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
-  if (typeof spec !== 'object' || spec === null) return fail('(job)', `a job must be an object, got ${show(spec)}`);
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
   checkKnownFields(spec);
   return parametersOf(spec, samples, context, dtype);
 }

@@ -150,6 +150,7 @@ describe('validateJob', () => {
     refused({ data: data(64), flags: ['stft'], detrend: 'quadratic' }, 'detrend');
     refused({ data: data(64), flags: ['stft'], signal: {} }, 'signal');
     refused(null, '(job)');
+    refused([1], '(job)', /a job must be an object, got an array/);
   });
 });
 
