@@ -1,21 +1,17 @@
 /** What the results file says about where it was measured: GPU, driver, CUDA versions, commit. */
 import { readFileSync, realpathSync } from 'node:fs';
-import { CudaError, CudaUnavailableError, cufft, isLibraryAvailable, runtime } from '../../src/ffi/index.js';
-import { Device, driverVersion } from '../../src/runtime/index.js';
+import { cufft, isLibraryAvailable, runtime } from '../../src/ffi/index.js';
+import { Device, driverVersion, type DeviceAvailability } from '../../src/runtime/index.js';
 import { runProcess } from './processes.js';
 
-export type GpuProbe = { ok: true; count: number } | { ok: false; reason: string };
+export type GpuProbe = DeviceAvailability;
 
-/** Whether a CUDA GPU can be used, and if not, one line saying why. */
+/**
+ * Whether a CUDA GPU can be used, and if not, one line saying why: the runtime's own check, since
+ * Device.count() answers 0 both without a driver and without a device and cannot tell them apart.
+ */
 export function probeGpu(): GpuProbe {
-  try {
-    const count = Device.count();
-    return count > 0 ? { ok: true, count } : { ok: false, reason: 'the NVIDIA driver is installed but no CUDA device is visible' };
-  } catch (e) {
-    if (e instanceof CudaUnavailableError) return { ok: false, reason: 'no NVIDIA driver found (libcuda.so.1 cannot be loaded)' };
-    if (e instanceof CudaError) return { ok: false, reason: e.status === 'CUDA_ERROR_NO_DEVICE' ? 'no CUDA device is visible' : `the CUDA driver cannot be used: ${e.message}` };
-    return { ok: false, reason: `the CUDA driver cannot be used: ${e instanceof Error ? e.message : String(e)}` };
-  }
+  return Device.available();
 }
 
 function cudaVersionString(v: number): string {

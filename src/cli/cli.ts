@@ -38,6 +38,11 @@ export function usage(commands: readonly CliCommand[] = COMMANDS): string {
 
 const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
 
+/** The usage error for a word that is no command (or an option where a command belongs). */
+function unknownCommand(name: string, commands: readonly CliCommand[]): string {
+  return `unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')}`;
+}
+
 /** Runs the CLI with `argv` (without node and the script) and resolves with the exit code. */
 export async function main(argv: readonly string[], commands: readonly CliCommand[] = COMMANDS): Promise<number> {
   const [name, ...args] = argv;
@@ -46,7 +51,10 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     return reportUsageError(undefined, `a command is needed: ${commands.map((c) => c.name).join(', ')}`);
   }
   if (isHelp(name) || name === 'help') {
-    const topic = name === 'help' ? commands.find((c) => c.name === args[0]) : undefined;
+    const topicName = name === 'help' && !isHelp(args[0]) ? args[0] : undefined;
+    const topic = topicName === undefined ? undefined : commands.find((c) => c.name === topicName);
+    // `tscuda help nosuch` is the same mistake as `tscuda nosuch`: general help and exit 0 would hide it.
+    if (topicName !== undefined && !topic) return reportUsageError(undefined, unknownCommand(topicName, commands), args);
     console.log(topic ? topic.usage : usage(commands));
     return 0;
   }
@@ -55,9 +63,7 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     return 0;
   }
   const command = commands.find((c) => c.name === name);
-  if (!command) {
-    return reportUsageError(undefined, `unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')}`, args);
-  }
+  if (!command) return reportUsageError(undefined, unknownCommand(name, commands), args);
   if (args.some(isHelp)) {
     console.log(command.usage);
     return 0;

@@ -4,6 +4,7 @@
  * UsageError whose message names the option; commands print it and exit with status 2.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { nameOption } from '../queue/options.js';
 
 /** A mistake on the command line: exit status 2, the message and the usage text. */
 export class UsageError extends Error {
@@ -64,6 +65,27 @@ export function numberOption(name: string, value: string | undefined, allowZero 
 /** A Redis URL option (redis:// or rediss://), as given. */
 export function redisUrlOption<V extends string | undefined>(name: string, value: V): V {
   if (value !== undefined && !/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(value.slice(0, 100))}`);
+  return value;
+}
+
+/** An output folder option: an empty one would resolve to the working directory, so it is refused. */
+export function folderOption(name: string, value: string | undefined, fallback: string): string {
+  const folder = value ?? fallback;
+  if (folder.trim() === '') throw new UsageError(`--${name} must name a folder`);
+  return folder;
+}
+
+/**
+ * A queue name or key prefix (--queue, --prefix), checked by the queue's own rule (queue/options.ts)
+ * at parse time: the queue would refuse it only after connecting to Redis, without naming the option.
+ */
+export function queueNameOption<V extends string | undefined>(name: 'queue' | 'prefix', value: V): V {
+  if (value === undefined) return value;
+  try {
+    nameOption(`--${name}`, value, value);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   return value;
 }
 

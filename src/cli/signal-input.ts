@@ -51,6 +51,8 @@ export interface SignalInput {
   encoding?: string | undefined;
   /** Where fs came from: 'header', 'option' or 'default'. */
   fsSource: 'header' | 'option' | 'default';
+  /** What was read other than the header says (a truncated WAV), one line each, naming the file. */
+  warnings?: string[] | undefined;
 }
 
 /** Options of `readSignal`. */
@@ -67,6 +69,21 @@ export interface ReadSignalOptions {
   column?: number | string | undefined;
   /** i16 samples (16-bit PCM WAV, raw .i16): the value of one step (default 1/32768, full scale to 1); f16/bf16: a factor (default 1). */
   scale?: number | undefined;
+}
+
+/**
+ * The formats each format-specific option of `readSignal` applies to: any other format ignores it,
+ * so the CLI refuses it there. `what` names those formats for a message.
+ */
+export const FORMAT_SPECIFIC_OPTIONS = {
+  channel: { formats: ['wav'], what: 'WAV input' },
+  column: { formats: ['csv'], what: 'CSV input' },
+  scale: { formats: ['wav', 'i16', 'f16', 'bf16'], what: '16-bit input (16-bit PCM WAV, .i16, .f16, .bf16)' },
+} as const satisfies Record<string, { formats: readonly SignalFormat[]; what: string }>;
+
+/** Why `scale` cannot scale 16-bit samples, or undefined: any finite non-zero number can (a negative one flips the sign). */
+export function scaleProblem(scale: number): string | undefined {
+  return Number.isFinite(scale) && scale !== 0 ? undefined : 'must be a finite non-zero number';
 }
 
 /** The file cannot be read as a signal: the message names the file and what is wrong. */
@@ -121,12 +138,27 @@ const PCM_SCALE: Readonly<Record<string, number>> = { '16': 32768, '24': 8388608
 interface WaveFileLike {
   bitDepth: string;
   fmt: object;
+  data: { chunkSize: number; samples: Uint8Array };
   getSamples(interleaved?: boolean, OutputObject?: Function): Float64Array | Float64Array[];
 }
 
-function wavFmt(wav: WaveFileLike): { numChannels: number; sampleRate: number } {
-  const fmt = wav.fmt as { numChannels?: unknown; sampleRate?: unknown };
-  return { numChannels: Number(fmt.numChannels), sampleRate: Number(fmt.sampleRate) };
+function wavFmt(wav: WaveFileLike): { numChannels: number; sampleRate: number; bitsPerSample: number } {
+  const fmt = wav.fmt as { numChannels?: unknown; sampleRate?: unknown; bitsPerSample?: unknown };
+  return { numChannels: Number(fmt.numChannels), sampleRate: Number(fmt.sampleRate), bitsPerSample: Number(fmt.bitsPerSample) };
+}
+
+/**
+ * The warning for a data chunk that is not what its header says: shorter than it claims (a file cut
+ * off while written), or not whole frames (an odd byte count of 16-bit samples). wavefile reads the
+ * whole frames there are; the user should know the signal is not all the header promised.
+ */
+function wavDataWarning(wav: WaveFileLike, frameBytes: number, name: string): string | undefined {
+  const claimed = wav.data.chunkSize;
+  const held = wav.data.samples.byteLength;
+  const read = held - (held % frameBytes);
+  if (claimed > held) return `${name}: WAV data chunk says ${claimed} bytes, file holds ${held}; reading ${read}`;
+  if (read !== held) return `${name}: WAV data chunk of ${held} bytes is not a whole number of ${frameBytes}-byte frames; reading ${read}`;
+  return undefined;
 }
 
 /** Decodes WAV bytes: integer PCM is scaled to [-1, 1), 8-bit PCM (unsigned) centred first; float stays as is. */
@@ -139,7 +171,7 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     throw new SignalInputError(`${name}: not a readable WAV file: ${(e as Error).message}`);
   }
   const encoding = wav.bitDepth;
-  const { numChannels, sampleRate } = wavFmt(wav);
+  const { numChannels, sampleRate, bitsPerSample } = wavFmt(wav);
   const supported = encoding === '8' || encoding === '32f' || encoding === '64' || encoding in PCM_SCALE;
   if (!supported) throw new SignalInputError(`${name}: WAV sample encoding "${encoding}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`);
   if (!(numChannels >= 1)) throw new SignalInputError(`${name}: WAV header has no channels`);
@@ -147,12 +179,18 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
   const channels: Float64Array[] = Array.isArray(raw) ? raw : [raw];
   const length = channels[0]?.length ?? 0;
   if (length === 0) throw new SignalInputError(`${name}: WAV file has no samples`);
+  const dataWarning = wavDataWarning(wav, numChannels * Math.ceil(bitsPerSample / 8), name);
+  const warnings = dataWarning === undefined ? undefined : [dataWarning];
 
   const mode = options.channel ?? 'mean';
   let fs = sampleRate;
   let fsSource: SignalInput['fsSource'] = 'header';
+  const headerRateUsable = Number.isFinite(sampleRate) && sampleRate > 0;
+  if (!headerRateUsable && options.fs === undefined) throw new SignalInputError(`${name}: WAV header sample rate is ${sampleRate} (give --fs to set one)`);
   if (options.fs !== undefined && options.fs !== sampleRate) {
-    if (!options.fsOverride) throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
+    // A header rate that is no rate cannot disagree: the given fs simply replaces it.
+    if (!options.fsOverride && headerRateUsable)
+      throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
     fs = options.fs;
     fsSource = 'option';
   }
@@ -166,7 +204,7 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     const data = wavChannel16(wav, channels.length, c, length);
     const raw16: Raw16Samples = { dtype: 'i16', data, scale: scaleOption(options.scale, 'i16', name) };
     const channelNote = channels.length === 1 ? 'mono' : `channel ${c} of ${channels.length}`;
-    return withRaw16({ fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource }, raw16);
+    return withRaw16({ fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource, warnings }, raw16);
   }
   let samples: Float64Array;
   let channelNote: string;
@@ -187,11 +225,15 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     channelNote = `channel ${mode} of ${channels.length}`;
   }
   if (encoding === '8') for (let i = 0; i < length; i++) samples[i] = (samples[i]! - 128) / 128;
-  else {
+  else if (encoding === '16') {
+    // The same `scale` as the 16-bit path above, so that a mean of channels honours it too.
+    const scale = scaleOption(options.scale, 'i16', name);
+    for (let i = 0; i < length; i++) samples[i]! *= scale;
+  } else {
     const scale = PCM_SCALE[encoding];
     if (scale !== undefined) for (let i = 0; i < length; i++) samples[i]! /= scale;
   }
-  return { samples, length, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource };
+  return { samples, length, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource, warnings };
 }
 
 /** Channel `c` of 16-bit PCM: wavefile's raw little-endian sample bytes (`data.samples`), de-interleaved, as they are. */
@@ -205,7 +247,8 @@ function wavChannel16(wav: WaveFileLike, channels: number, c: number, length: nu
 
 function scaleOption(scale: number | undefined, dtype: Raw16Samples['dtype'], name: string): number {
   if (scale === undefined) return dtype === 'i16' ? I16_FULL_SCALE : 1;
-  if (!Number.isFinite(scale) || scale === 0) throw new SignalInputError(`${name}: scale must be a finite non-zero number, got ${scale}`);
+  const problem = scaleProblem(scale);
+  if (problem !== undefined) throw new SignalInputError(`${name}: scale ${problem}, got ${scale}`);
   return scale;
 }
 
@@ -331,6 +374,8 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
     if (cell === undefined || cell === '') throw new SignalInputError(`${name}: line ${line} has no value in column ${column}`);
     if (!isNumber(cell)) throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not a number`);
     samples[i] = Number(cell);
+    // 1e999 is spelt like a number but is Infinity: refused as the raw formats refuse non-finite samples.
+    if (!Number.isFinite(samples[i])) throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not finite; samples must be finite`);
   }
   const label = header ? `column "${header[column]}"` : `column ${column}`;
   return { samples, length: samples.length, fs: options.fs ?? 1, format: 'csv', channels: 1, channelNote: label, fsSource: options.fs === undefined ? 'default' : 'option' };

@@ -6,7 +6,7 @@
  */
 import type { CliCommand } from '../command.js';
 import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
-import { intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
+import { folderOption, intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
@@ -48,12 +48,10 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const seconds = numberOption('seconds', values.seconds) ?? 5;
   if (seconds > 3600) throw new UsageError(`--seconds must be at most 3600, got ${seconds}`);
-  const out = values.out ?? 'tscuda-demo';
-  if (out.trim() === '') throw new UsageError('--out must name a folder');
   return {
     seconds,
     lanes: intOption('lanes', values.lanes, 1, 64) ?? 4,
-    out,
+    out: folderOption('out', values.out, 'tscuda-demo'),
     batch: intOption('batch', values.batch, 1, 4096) ?? 64,
     length: intOption('length', values.length, 1024, 1 << 24) ?? 65536,
     devices: deviceSelection(values),

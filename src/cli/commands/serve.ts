@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
-import { joinNegativeValues, redisUrlOption } from '../options.js';
+import { joinNegativeValues, queueNameOption, redisUrlOption, UsageError } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
@@ -64,8 +64,6 @@ requests on open connections get 503 shutting_down), exit 0; 3 when the --drain 
 second signal cut it. A worker that cannot start (port in use, bad --host, engine) exits 1.
 example: tscuda serve --port 8000 --workers 2 --lanes 4
          curl -s localhost:8000/v2/health/ready`;
-
-class UsageError extends Error {}
 
 /** Node timers wait at most 2^31-1 ms (runtime/timeout.ts); every option in ms is bounded by it. */
 const MAX_MS = MAX_TIMEOUT_MS;
@@ -181,7 +179,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   }
   if (values.queue !== undefined) {
     if (config.redis === undefined) throw new UsageError('--queue needs --redis');
-    config.queueName = values.queue;
+    config.queueName = queueNameOption('queue', values.queue);
   }
   if (values['blob-redis'] !== undefined) {
     if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');

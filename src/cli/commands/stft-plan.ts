@@ -5,12 +5,13 @@
  */
 import { basename, extname } from 'node:path';
 import type { Band } from '../../engine/types.js';
+import { MIN_SERIES_LENGTH } from '../../engine/validate.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
 import { deviceSelection } from '../device-option.js';
-import { choiceOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
-import { readSignal, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
+import { choiceOption, folderOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { FORMAT_SPECIFIC_OPTIONS, formatOfPath, readSignal, scaleProblem, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
 
 /** The options of `tscuda stft`, parsed. */
 export interface StftCommandOptions {
@@ -119,7 +120,8 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     true,
   );
   if (values.help) return 'help';
-  if (positionals.length === 0) throw new UsageError('no input file given');
+  // An empty name ("$FILE" unset) is no file either, not a file without an extension.
+  if (positionals.length === 0 || positionals[0]!.trim() === '') throw new UsageError('no input file given');
   if (positionals.length > 1) throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
   const file = positionals[0]!;
   const detrend = choiceOption('detrend', values.detrend, ['none', 'constant', 'linear'] as const) ?? 'none';
@@ -141,7 +143,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     boundary: boundary === 'none' ? null : boundary,
     padded: values['no-padded'] !== true,
     bands: (values.band ?? []).map(parseBand),
-    out: values.out ?? `${stem}-stft`,
+    out: folderOption('out', values.out, `${stem}-stft`),
     format: choiceOption('format', values.format, SIGNAL_FORMATS),
     channel,
     column,
@@ -209,13 +211,22 @@ export interface StftPlan {
 
 /** Reads the input and checks the options against it; throws UsageError or SignalInputError. */
 export function planStft(options: StftCommandOptions): StftPlan {
+  const format = options.format ?? formatOfPath(options.file);
+  refuseIgnoredOptions(options, format);
   let input = readSignal(options.file, {
-    ...(options.format ? { format: options.format } : {}),
+    format,
     ...(options.fs !== undefined ? { fs: options.fs, fsOverride: true } : {}),
     ...(options.channel !== undefined ? { channel: options.channel } : {}),
     ...(options.column !== undefined ? { column: options.column } : {}),
     ...(options.scale !== undefined ? { scale: options.scale } : {}),
   });
+  if (options.scale !== undefined && input.format === 'wav' && input.encoding !== '16') {
+    throw new UsageError(`--scale applies only to ${FORMAT_SPECIFIC_OPTIONS.scale.what}, and ${options.file} is a WAV of encoding ${input.encoding}`);
+  }
+  // Checked here, in the file's terms: the engine would refuse it only after the GPU part started.
+  if (input.length < MIN_SERIES_LENGTH) {
+    throw new SignalInputError(`${options.file}: the signal has ${input.length} sample${input.length === 1 ? '' : 's'}; at least ${MIN_SERIES_LENGTH} are needed`);
+  }
   // --dtype float: the pre-16-bit path, samples widened on the host (the GPU then reads floats).
   if (options.dtype === 'float' && input.raw16) input = { ...input, samples: input.samples, raw16: undefined };
   let geometry: SpectralGeometry;
@@ -281,11 +292,22 @@ export function extendSignal<T extends Float32Array | Float64Array | Int16Array 
   return out;
 }
 
-/** --scale: a finite non-zero number, or undefined. */
+/** --scale by readSignal's own rule (scaleProblem: negative scales flip the sign), or undefined. */
 function scaleOption(v: string | undefined): number | undefined {
-  const x = numberOption('scale', v);
-  if (x !== undefined && (!Number.isFinite(x) || x === 0)) throw new UsageError(`--scale must be a finite non-zero number, got ${v}`);
-  return x;
+  if (v === undefined) return undefined;
+  const problem = scaleProblem(v.trim() === '' ? Number.NaN : Number(v));
+  if (problem !== undefined) throw new UsageError(`--scale ${problem}, got "${v}"`);
+  return Number(v);
+}
+
+/** Refuses --channel, --column or --scale where `format` would ignore it (FORMAT_SPECIFIC_OPTIONS says where each applies). */
+function refuseIgnoredOptions(options: StftCommandOptions, format: SignalFormat): void {
+  for (const option of Object.keys(FORMAT_SPECIFIC_OPTIONS) as (keyof typeof FORMAT_SPECIFIC_OPTIONS)[]) {
+    const { formats, what } = FORMAT_SPECIFIC_OPTIONS[option];
+    if (options[option] !== undefined && !(formats as readonly SignalFormat[]).includes(format)) {
+      throw new UsageError(`--${option} applies only to ${what}, not ${format} input`);
+    }
+  }
 }
 
 /** Frame ranges [start, start + count) of at most `perChunk` frames covering `frames`. */

@@ -34,6 +34,8 @@ export const stftCommand: CliCommand = {
       }
       throw e;
     }
+    // The input was read, but not all as its header said: say so, and go on.
+    for (const warning of plan.input.warnings ?? []) process.stderr.write(`tscuda stft: ${warning}\n`);
     const { runStft } = await import('./stft-run.js');
     return runStft(plan);
   },

@@ -1,6 +1,5 @@
 /** `tscuda worker`: a GPU host's worker of the Redis job queue (see docs/scale-out.md). */
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import type { JobEngineLike } from '../../engine/types.js';
 import { checkRedis, describeConnection } from '../../queue/connection.js';
@@ -9,7 +8,7 @@ import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
-import { intOption, redisUrlOption, UsageError } from '../options.js';
+import { intOption, parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 
@@ -41,11 +40,10 @@ example: tscuda worker --redis redis://10.0.0.5:6379 --devices all --metrics-por
 
 /** The worker's options from its arguments. */
 export function parseWorkerArgs(args: string[]) {
-  const { values } = parseArgs({
+  // The CLI's one parser: `--lanes -1` reaches the option's own check, not node:util's "ambiguous".
+  const { values } = parseCommandLine(
     args,
-    strict: true,
-    allowPositionals: false,
-    options: {
+    {
       redis: { type: 'string' },
       'blob-redis': { type: 'string', multiple: true },
       queue: { type: 'string' },
@@ -63,7 +61,8 @@ export function parseWorkerArgs(args: string[]) {
       name: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    false,
+  );
   if (values.help === true) return { help: true as const };
   if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
   redisUrlOption('redis', values.redis);
@@ -85,8 +84,8 @@ export function parseWorkerArgs(args: string[]) {
     help: false as const,
     redis: values.redis,
     blobRedis,
-    queue: values.queue,
-    prefix: values.prefix,
+    queue: queueNameOption('queue', values.queue),
+    prefix: queueNameOption('prefix', values.prefix),
     devices,
     lanes: intOption('lanes', values.lanes, 1, 256) ?? 4,
     precision: precision as Precision,
@@ -131,9 +130,7 @@ async function work(args: string[]): Promise<number> {
   try {
     options = parseWorkerArgs(args);
   } catch (error) {
-    // One line: the usage text buries the one thing that was wrong.
-    console.error(`tscuda worker: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')} (tscuda worker --help)`);
-    return 2;
+    return reportUsageError('worker', (error as Error).message, args);
   }
   if (options.help) {
     console.log(USAGE);

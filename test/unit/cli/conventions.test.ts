@@ -5,29 +5,10 @@
  * node:util's "ambiguous" message; `tscuda info` says where it looked for each library.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { main } from '../../../src/cli/cli.js';
 import { collectLibraries, formatInfo, collectInfo, searchPlaces } from '../../../src/cli/info.js';
 import { joinNegativeValues } from '../../../src/cli/options.js';
 import { isLibraryAvailable } from '../../../src/ffi/libraries.js';
-
-/** Runs the CLI in this process and collects what it wrote. */
-async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const w = (sink: string[]) => ((chunk: string | Uint8Array) => (sink.push(String(chunk)), true)) as typeof process.stdout.write;
-  vi.spyOn(process.stdout, 'write').mockImplementation(w(out));
-  vi.spyOn(process.stderr, 'write').mockImplementation(w(err));
-  vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));
-  vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(`${a.join(' ')}\n`));
-  try {
-    const code = await main(argv);
-    return { code, out: out.join(''), err: err.join('') };
-  } finally {
-    vi.restoreAllMocks();
-  }
-}
-
-const lines = (s: string): string[] => s.trim().split('\n').filter(Boolean);
+import { outputLines as lines, runCli as run } from './run-cli.js';
 
 afterEach(() => vi.restoreAllMocks());
 
