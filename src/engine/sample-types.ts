@@ -6,6 +6,7 @@ import { Float16ArrayConstructor } from '../runtime/memory/dtype.js';
 import { fail, finite, show } from './field-checks.js';
 import type { JobData, JobDataType, JobHalfType, JobSpec } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import { withArticle } from '../runtime/article.js';
 
 const DATA_TYPES: readonly JobDataType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
 
@@ -45,7 +46,7 @@ export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' 
     dtype = given;
     array = data;
   } else if (own !== undefined) {
-    if (given !== undefined && given !== own) fail('dtype', `is ${show(given)} but data is a ${arrayName(data)} (${own})`);
+    if (given !== undefined && given !== own) fail('dtype', `is ${show(given)} but data is ${withArticle(arrayName(data))} (${own})`);
     dtype = own;
     // A Float16Array (Node 24+) travels as its raw bits.
     array = own === 'f16' ? new Uint16Array((data as ArrayBufferView).buffer, (data as ArrayBufferView).byteOffset, (data as { length: number }).length) : (data as JobData);

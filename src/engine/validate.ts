@@ -12,6 +12,7 @@ import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELD
 import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
+import { withArticle } from '../runtime/article.js';
 
 export type { ResolvedWindow };
 export { BUILTIN_FLAGS, checkSampleTypes };
@@ -374,7 +375,7 @@ export function checkInto(job: NormalizedJob, precision: Precision): void {
     if (!(array instanceof type))
       fail(
         `into.${key}`,
-        `must be a ${type.name} (${want.element === 'u16' ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
+        `must be ${withArticle(type.name)} (${want.element === 'u16' ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
       );
     if (array.length !== want.length) fail(`into.${key}`, `holds ${array.length} values, the result has ${want.length}`);
   }

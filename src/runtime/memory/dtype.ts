@@ -3,6 +3,7 @@
  * --js-float16array) holds real numbers; elsewhere f16 values travel as raw IEEE binary16 bits in a
  * Uint16Array. Declared here because TypeScript's ES2023 lib does not have it.
  */
+import { withArticle } from '../article.js';
 export interface Float16ArrayLike extends ArrayBufferView {
   readonly length: number;
   readonly BYTES_PER_ELEMENT: 2;
@@ -105,7 +106,7 @@ export function hostElements(dtype: DType, array: ArrayBufferView, what: string)
   const info = dtypeInfo(dtype);
   // f16 also takes raw bits in a Uint16Array where the runtime has Float16Array.
   if (!(array instanceof info.array) && !(dtype === 'f16' && array instanceof Uint16Array)) {
-    throw new TypeError(`${what}: a ${dtype} buffer needs a ${info.array.name}, got ${array.constructor.name}`);
+    throw new TypeError(`${what}: a ${dtype} buffer needs ${withArticle(info.array.name)}, got ${array.constructor.name}`);
   }
   return (array as unknown as { length: number }).length / info.components;
 }

@@ -49,7 +49,7 @@ describe('16-bit job data (dtype, scale, outputDtype)', () => {
   it('refuses a Uint16Array without f16/bf16, a dtype that contradicts the array, and unknown dtypes', () => {
     expect(refusal({ data: bits(32), flags: ['stft'] }, 'dtype').message).toMatch(/Uint16Array holds raw 16-bit float bits: name them with dtype 'f16' or 'bf16'/);
     expect(refusal({ data: bits(32), dtype: 'i16', flags: ['stft'] }, 'dtype').message).toMatch(/got "i16"/);
-    expect(refusal({ data: i16(32), dtype: 'f16', flags: ['stft'] }, 'dtype').message).toMatch(/is "f16" but data is a Int16Array \(i16\)/);
+    expect(refusal({ data: i16(32), dtype: 'f16', flags: ['stft'] }, 'dtype').message).toMatch(/is "f16" but data is an Int16Array \(i16\)/);
     expect(refusal({ data: new Float32Array(32), dtype: 'f64', flags: ['stft'] }, 'dtype').message).toMatch(/Float32Array \(f32\)/);
     expect(refusal({ data: i16(32), dtype: 'int16', flags: ['stft'] }, 'dtype').message).toMatch(/must be one of f32, f64, i16, f16, bf16, got "int16"/);
     expect(refusal({ data: new Uint8Array(32), flags: ['stft'] }, 'data').message).toMatch(/Int16Array \(i16\).*got Uint8Array/);
