@@ -18,6 +18,7 @@ import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/su
 import { buildFailure, listenFailure } from '../../server/supervision/start-failure.js';
 import { superviseWorkers, type SupervisorEnd } from '../../server/supervision/supervisor.js';
 import type { CliCommand } from '../command.js';
+import { readyWithin } from '../../server/supervision/start-readiness.js';
 
 const USAGE = `usage: tscuda serve [options]
 Serves the FFT job engine and the small-item batchers over HTTP (see the README, "Serving").
@@ -323,6 +324,7 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
     return EXIT_CODES.failed;
   }
   const guard = guardRequests(server);
+  if (config.redis !== undefined) await readyWithin(() => server.ready);
   const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
   log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
   const signal = await untilSignal((again) => {

@@ -14,6 +14,7 @@ import { guardRequests, type DrainGuard } from './drain.js';
 import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
 import { serverOptions, type ServeParts } from './server-options.js';
 import { buildFailure, listenFailure } from './start-failure.js';
+import { readyWithin } from './start-readiness.js';
 
 /** What a worker entry builds for its process (server-options.ts defines it: serverOptions() maps it). */
 export type WorkerParts = ServeParts;
@@ -189,6 +190,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     return failStart(listenFailure(error, config.host, config.port));
   }
   guard = guardRequests(server);
+  const listening = server;
+  if (config.redis !== undefined) await readyWithin(() => listening.ready);
   send({ tscuda: 'listening', ready: server.ready, reason: server.notReadyReason, address });
   return server;
 }

@@ -62,7 +62,9 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: a front ov
     const port = await freePort();
     const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--queue', name]);
     try {
-      await serve.waitFor(/listening on/);
+      // A healthy start reads as one: the line waits for the queue's Redis to connect (it said "not ready ... reconnecting").
+      const [line] = await serve.waitFor(/listening on[^\n]*/);
+      expect(line).not.toMatch(/not ready/);
       const base = `http://127.0.0.1:${port}`;
       expect(await (await fetch(`${base}/v2/health/ready`)).json()).toEqual({ ready: true });
       const signal = Array.from({ length: 64 }, () => Math.fround(Math.random() - 0.5));
