@@ -43,6 +43,7 @@ describe('EngineCore: maxResultBytes bounds the result memory a job makes the en
   });
 
   it('refuses a maxResultBytes that is not a positive integer', () => {
-    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => new EngineCore({ runners: [new FakeLane()], maxResultBytes: bad })).toThrow(/maxResultBytes must be a positive integer/);
+    for (const bad of [0, -1, 1.5, Number.NaN])
+      expect(() => new EngineCore({ runners: [new FakeLane()], maxResultBytes: bad })).toThrow(/maxResultBytes must be a positive integer/);
   });
 });
