@@ -65,6 +65,7 @@ export function coveredLength(f: Framing): number {
  */
 export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
   const { frameLength, hop } = f;
+  if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
   if (!Number.isSafeInteger(frameLength) || frameLength < 1) throw new RangeError(`planFrameChunks: frameLength must be a positive integer, got ${frameLength}`);
   if (!Number.isSafeInteger(hop) || hop < 1 || hop > frameLength) throw new RangeError(`planFrameChunks: hop must be an integer in [1, frameLength], got ${hop}`);
   const total = frameCount(f);

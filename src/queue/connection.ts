@@ -5,6 +5,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueUnavailableError } from './errors.js';
+import { integerOption } from './options.js';
 
 /** Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) or ioredis options. */
 export type QueueConnection = string | RedisOptions;
@@ -133,6 +134,9 @@ const SETTLE_POLL_MS = 100;
  * an unreachable Redis is one clear line and exit 1 rather than a process that waits forever.
  */
 export async function checkRedis(connection: QueueConnection, timeoutMs = 3000): Promise<void> {
+  // Both checked first: ioredis would throw a bad timeout from a timer later, out of this call's reach.
+  connection = checkConnection(connection);
+  timeoutMs = integerOption('timeoutMs', timeoutMs, 3000, 1, 2 ** 31 - 1);
   const options: RedisOptions = { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, enableOfflineQueue: false };
   const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   // The socket's own error (ECONNREFUSED, ENOTFOUND, auth) says more than the command's rejection.

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { cwtGeometry, morletGeometry, morletShape } from '../../../src/signal/index.js';
+import { planFrameChunks } from '../../../src/engine/index.js';
+
+describe('wavelets far longer than the signal are planned at once (their energy sum once looped for minutes)', () => {
+  it('the closed-form energy of a long wavelet equals the sum over its support', () => {
+    const sigma = 2.5e5; // half support 1.25e6 samples: past the summed range
+    const shape = morletShape(6 / (2 * Math.PI * sigma), 6);
+    expect(shape.half).toBeGreaterThan(1 << 20);
+    let energy = 0;
+    for (let d = -shape.half; d <= shape.half; d++) energy += Math.exp(-(d * d) / (sigma * sigma));
+    const summedNorm = 1 / (Math.sqrt(0.5) * Math.sqrt(energy));
+    expect(Math.abs(shape.norm - summedNorm) / summedNorm).toBeLessThan(1e-10);
+  });
+
+  it('a 1 nHz wavelet at 1 kHz, or 1e11 cycles, plans in milliseconds', () => {
+    const t = performance.now();
+    expect(cwtGeometry(1000, { fs: 1000, freqs: [1e-9] }).paddedLength).toBeGreaterThanOrEqual(1999);
+    expect(cwtGeometry(1000, { fs: 1000, scales: [1e10] }).paddedLength).toBeGreaterThanOrEqual(1999);
+    expect(morletGeometry(1000, { freqs: [0.1], nCycles: 1e11 }).paddedLength).toBeGreaterThanOrEqual(1999);
+    expect(performance.now() - t).toBeLessThan(1000);
+  });
+});
+
+describe('planFrameChunks refuses a length that is not a count of samples (NaN looped forever)', () => {
+  it('NaN, Infinity, negative and fractional lengths', () => {
+    for (const length of [Number.NaN, Number.POSITIVE_INFINITY, -1, 10.5])
+      expect(() => planFrameChunks({ length, frameLength: 4, hop: 2 }, 8)).toThrow(/planFrameChunks: length must be a non-negative integer/);
+  });
+});
