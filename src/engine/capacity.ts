@@ -1,7 +1,8 @@
 /**
- * Whether a job fits an engine, decided before it is queued: its result arrays within the
- * engine's `maxResultBytes` (host memory the engine would allocate), and a chunk of it within
- * every lane's memory; and the chunks it then runs in on a lane. CUDA-free.
+ * An engine's limits and whether a job fits them, decided before it is queued: its queue bound
+ * (`maxQueued`), its result arrays within `maxResultBytes` (host memory the engine would
+ * allocate), and a chunk of it within every lane's memory; and the chunks it then runs in on a
+ * lane. CUDA-free.
  */
 import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
 import { JobValidationError, ResultTooLargeError } from './errors.js';
@@ -9,6 +10,29 @@ import type { LaneRunner } from './lane-runner.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
 import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
+
+/** Default bound of an engine's queue. */
+const DEFAULT_MAX_QUEUED = 1024;
+/** Default host memory of one job's result arrays: with the lanes' jobs in flight, what bounds an engine's result memory. */
+export const DEFAULT_MAX_RESULT_BYTES = 2 ** 30;
+
+/**
+ * The core's options checked, defaults filled in: by the core, and by JobEngine before it makes
+ * any lane (a refusal then leaves no stream or buffer behind).
+ */
+export function coreOptions(options: { maxQueued?: number | undefined; precision?: Precision | undefined; maxResultBytes?: number | undefined }): {
+  maxQueued: number;
+  precision: Precision;
+  maxResultBytes: number;
+} {
+  const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+  if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new RangeError(`maxQueued must be a positive integer, got ${String(maxQueued)}`);
+  const precision = options.precision ?? 'f32';
+  if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
+  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) throw new RangeError(`maxResultBytes must be a positive integer, got ${String(maxResultBytes)}`);
+  return { maxQueued, precision, maxResultBytes };
+}
 
 /** Host bytes of the result arrays the engine would allocate for `job` (those given in `into` are the caller's). */
 export function allocatedResultBytes(job: NormalizedJob, precision: Precision): number {

@@ -5,7 +5,7 @@
  * close() and the lost state after a sticky CUDA error. Lanes are LaneRunners, so unit tests drive
  * it with fake lanes and JobEngine with GPU ones.
  */
-import { checkJobFits, planJobChunks } from './capacity.js';
+import { checkJobFits, coreOptions, planJobChunks } from './capacity.js';
 import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, isStickyError } from './errors.js';
 import { JobRecord } from './job.js';
 import { jobResult } from './job-result.js';
@@ -46,10 +46,6 @@ interface RoomWaiter {
   cleanup: () => void;
 }
 
-const DEFAULT_MAX_QUEUED = 1024;
-/** Default host memory of one job's result arrays: with the lanes' jobs in flight, what bounds an engine's result memory. */
-export const DEFAULT_MAX_RESULT_BYTES = 2 ** 30;
-
 /** The engine core: everything of JobEngineLike except making lanes. */
 export class EngineCore implements JobEngineLike {
   readonly label: string;
@@ -74,12 +70,7 @@ export class EngineCore implements JobEngineLike {
 
   constructor(options: EngineCoreOptions) {
     if (!options || !Array.isArray(options.runners) || options.runners.length === 0) throw new TypeError('an engine needs at least one lane');
-    const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
-    if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new RangeError(`maxQueued must be a positive integer, got ${String(maxQueued)}`);
-    const precision = options.precision ?? 'f32';
-    if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
-    const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) throw new RangeError(`maxResultBytes must be a positive integer, got ${String(maxResultBytes)}`);
+    const { maxQueued, precision, maxResultBytes } = coreOptions(options);
     this.label = options.label ?? 'engine';
     this.precision = precision;
     this.maxQueued = maxQueued;

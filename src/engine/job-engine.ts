@@ -9,6 +9,7 @@ import { resolvePlacement } from '../runtime/defaults.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
 import type { StreamPool } from '../orchestration/stream-pool.js';
 import { deviceStreams, type DeviceStreams } from './device-streams.js';
+import { coreOptions } from './capacity.js';
 import { EngineCore } from './engine-core.js';
 import { GpuLane } from './gpu-lane.js';
 import type { LaneShared, LentType } from './lane-resources.js';
@@ -60,8 +61,8 @@ export class JobEngine extends EngineCore {
 
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
-    const precision = options.precision ?? 'f32';
-    if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
+    // The core's own options first: nothing is made for an engine that its core would refuse.
+    const { precision } = coreOptions(options);
     const perDevice = options.lanes ?? DEFAULT_LANES;
     if (!Number.isSafeInteger(perDevice) || perDevice < 1) throw new RangeError(`lanes must be a positive integer, got ${String(perDevice)}`);
     const laneMemoryBytes = options.laneMemoryBytes ?? DEFAULT_LANE_MEMORY_BYTES;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_RESULT_BYTES, EngineCore } from '../../../src/engine/engine-core.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../../../src/engine/capacity.js';
+import { EngineCore } from '../../../src/engine/engine-core.js';
 import { ResultTooLargeError } from '../../../src/engine/errors.js';
 import { ResultTooLargeError as QueueResultTooLargeError } from '../../../src/queue/errors.js';
 import type { JobSpec } from '../../../src/engine/types.js';
@@ -45,5 +46,14 @@ describe('EngineCore: maxResultBytes bounds the result memory a job makes the en
   it('refuses a maxResultBytes that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, Number.NaN])
       expect(() => new EngineCore({ runners: [new FakeLane()], maxResultBytes: bad })).toThrow(/maxResultBytes must be a positive integer/);
+  });
+});
+
+describe('JobEngine checks its core options before it makes any lane', () => {
+  it('a bad maxQueued or maxResultBytes is named, not hidden behind the driver or device check', async () => {
+    const { JobEngine } = await import('../../../src/engine/job-engine.js');
+    expect(() => new JobEngine({ maxQueued: -1 })).toThrow(/^maxQueued must be a positive integer, got -1$/);
+    expect(() => new JobEngine({ maxResultBytes: Number.NaN })).toThrow(/^maxResultBytes must be a positive integer, got NaN$/);
+    expect(() => new JobEngine({ precision: 'f16' as never })).toThrow(/^precision must be 'f32' or 'f64'/);
   });
 });
