@@ -28,9 +28,14 @@ export class PlacementError extends RangeError {
   override readonly name = 'PlacementError';
 }
 
-function checkOrdinal(value: unknown, field: string, count: number, what: string): number {
+/** `value` as a device ordinal by its shape alone (any machine would refuse it otherwise). */
+function ordinalShape(value: unknown, field: string, what: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
     throw new PlacementError(`${what}: ${field} must be a non-negative integer device ordinal, got ${describe(value)}`);
+  return value;
+}
+
+function checkOrdinal(value: number, field: string, count: number, what: string): number {
   if (value >= count)
     throw new PlacementError(
       `${what}: device ${value} does not exist (${field}; this machine has ${count} CUDA device${count === 1 ? '' : 's'}${count > 0 ? `: 0..${count - 1}` : ''})`,
@@ -48,20 +53,29 @@ export function selectDevices(placement: OrdinalPlacement, count: number, what: 
   const agreeing = given.length === 2 && placement.devices === undefined && placement.device === placement.context;
   if (given.length > 1 && !agreeing)
     throw new PlacementError(`${what}: give one of device, devices and context, not ${given.join(' and ')}${placement.devices === undefined ? ' naming different devices' : ''}`);
-  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible`);
-  if (placement.device !== undefined) return [checkOrdinal(placement.device, 'device', count, what)];
-  if (placement.context !== undefined) return [checkOrdinal(placement.context, 'context device', count, what)];
+  // The placement's own shape first: a mistake in it is named on any machine, with a GPU or without.
   const devices = placement.devices;
-  if (devices === undefined) return fallback === 'all' ? Array.from({ length: count }, (_, i) => i) : [0];
-  if (devices === 'all') return Array.from({ length: count }, (_, i) => i);
-  if (!Array.isArray(devices) || devices.length === 0) throw new TypeError(`${what}: devices must be 'all' or a non-empty array of device ordinals, got ${describe(devices)}`);
-  const seen = new Set<number>();
-  return devices.map((d: unknown, i) => {
-    const ordinal = checkOrdinal(d, `devices[${i}]`, count, what);
-    if (seen.has(ordinal)) throw new PlacementError(`${what}: device ${ordinal} is listed twice in devices`);
-    seen.add(ordinal);
-    return ordinal;
-  });
+  const single =
+    placement.device !== undefined
+      ? ordinalShape(placement.device, 'device', what)
+      : placement.context !== undefined
+        ? ordinalShape(placement.context, 'context device', what)
+        : undefined;
+  let listed: number[] | undefined;
+  if (single === undefined && devices !== undefined && devices !== 'all') {
+    if (!Array.isArray(devices) || devices.length === 0) throw new TypeError(`${what}: devices must be 'all' or a non-empty array of device ordinals, got ${describe(devices)}`);
+    const seen = new Set<number>();
+    listed = devices.map((d: unknown, i) => {
+      const ordinal = ordinalShape(d, `devices[${i}]`, what);
+      if (seen.has(ordinal)) throw new PlacementError(`${what}: device ${ordinal} is listed twice in devices`);
+      seen.add(ordinal);
+      return ordinal;
+    });
+  }
+  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible`);
+  if (single !== undefined) return [checkOrdinal(single, placement.device !== undefined ? 'device' : 'context device', count, what)];
+  if (listed !== undefined) return listed.map((ordinal, i) => checkOrdinal(ordinal, `devices[${i}]`, count, what));
+  return devices === 'all' || fallback === 'all' ? Array.from({ length: count }, (_, i) => i) : [0];
 }
 
 /**

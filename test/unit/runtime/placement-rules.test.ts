@@ -33,6 +33,19 @@ describe('the one placement rule (selectDevices)', () => {
   });
 });
 
+describe('selectDevices names a mistake in the placement before saying the machine has no device', () => {
+  it('on a machine without GPUs, a bad placement is still refused for what it is', () => {
+    expect(() => selectDevices({ device: -1 }, 0, 'x')).toThrow(/device must be a non-negative integer device ordinal, got -1/);
+    expect(() => selectDevices({ device: 1.5 }, 0, 'x')).toThrow(/device must be a non-negative integer device ordinal, got 1.5/);
+    expect(() => selectDevices({ devices: [] }, 0, 'x')).toThrow(/devices must be 'all' or a non-empty array/);
+    expect(() => selectDevices({ devices: 'al' as never }, 0, 'x')).toThrow(/devices must be 'all' or a non-empty array/);
+    expect(() => selectDevices({ devices: [0, 0] }, 0, 'x')).toThrow(/device 0 is listed twice/);
+    // A well-formed placement on such a machine: no device.
+    expect(() => selectDevices({ devices: [0, 1] }, 0, 'x')).toThrow(/no CUDA device is visible/);
+    expect(() => selectDevices({ device: 0 }, 0, 'x')).toThrow(/no CUDA device is visible/);
+  });
+});
+
 describe('parseDeviceList (--devices)', () => {
   it('reads "all" and comma-separated ordinals; refuses anything else naming the flag', () => {
     expect(parseDeviceList('all', '--devices')).toBe('all');
