@@ -118,9 +118,7 @@ export class Batcher<I, O> {
   /** Resolves with this submit's outputs, in its item order, once all its items are done; rejects with BatcherFullError when the batcher holds all it may (see the class comment). */
   submit(items: readonly I[], options?: SubmitOptions): Promise<O[]> {
     if (this.#closed) return Promise.reject(this.#closedError('submit() after close()'));
-    if (!Array.isArray(items)) {
-      return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`));
-    }
+    if (!Array.isArray(items)) return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`));
     if (items.length === 0) return Promise.resolve([]);
     return this.#submit<O[]>(items, undefined, items.length, options);
   }
@@ -205,6 +203,7 @@ export class Batcher<I, O> {
 
   #submit<R>(items: readonly I[] | null, item: I | undefined, count: number, options: SubmitOptions | undefined): Promise<R> {
     const signal = options?.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() signal must be an AbortSignal`));
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const channel = this.#channel;
     const hasRoom = channel.hasRoom;

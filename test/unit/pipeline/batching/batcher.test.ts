@@ -384,6 +384,17 @@ describe('Batcher backpressure', () => {
     expect([...queued, ...waiting].map((t) => t.value())).toEqual([-3, -4, -5, -6, -7, -8, -9, -10, -11]);
   });
 
+  it('rejects a signal that is not an AbortSignal through the promise (it threw from submit())', async () => {
+    const { dispatch } = manual<number, number>();
+    const batcher = new Batcher(dispatch, { maxBatchSize: 1, maxWaitMs: LONG_WAIT, channelSize: 1, maxConcurrentBatches: 1, maxWaiting: 4, label: 's' });
+    let submitted: Promise<unknown> | undefined;
+    expect(() => (submitted = batcher.submitOne(1, { signal: {} as AbortSignal }))).not.toThrow();
+    await expect(submitted).rejects.toThrow(/^Batcher "s": submit\(\) signal must be an AbortSignal$/);
+    await expect(batcher.submit([1], { signal: null as never })).rejects.toThrow(TypeError);
+    expect(batcher.metrics.queued).toBe(0);
+    batcher.dispose();
+  });
+
   it('rejects an aborted waiting submit with the signal reason and leaves the others alone', async () => {
     const { calls, dispatch } = manual<number, number>();
     const batcher = new Batcher(dispatch, {
