@@ -9,6 +9,7 @@ import {
   type InterpolationItem,
   type VectorDispatcherDescriptor,
 } from './batch-dispatchers.js';
+import { resolveBatcherOptions } from './options.js';
 
 /**
  * A Batcher over a GPU dispatcher: items are validated at submit, so a malformed item rejects
@@ -101,6 +102,9 @@ export function slerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBa
 }
 
 function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(options: O, name: string): GradientDispatcherDescriptor {
+  // The Batcher's options are checked before the dispatcher takes a GPU: a mistake in them is
+  // named without a GPU, and with one no dispatcher is left behind.
+  resolveBatcherOptions({ ...options, label: options.label ?? name });
   const out: GradientDispatcherDescriptor = {
     dim: options.dim,
     maxBatchSize: options.autoTune?.maxBatchSize ?? options.maxBatchSize,
