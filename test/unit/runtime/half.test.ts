@@ -43,4 +43,14 @@ describe('f16 and bf16', () => {
     expect(hostElements('bf16', toBf16(values), 'write')).toBe(4);
     expect(() => hostElements('bf16', new Float32Array(2), 'write')).toThrow(/Uint16Array/);
   });
+
+  it('encodes what is not a number as a Float32Array would (NaN), and refuses a host array that holds no 16-bit bits', () => {
+    const f16Nan = f16Bits(Number.NaN);
+    expect(Array.from(toF16Bits([undefined, 'abc', {}] as unknown as number[]))).toEqual([f16Nan, f16Nan, f16Nan]);
+    expect(Array.from(toF16Bits(['1.5'] as unknown as number[]))).toEqual([f16Bits(1.5)]);
+    expect(Array.from(toBf16([undefined] as unknown as number[]))).toEqual([bf16Bits(Number.NaN)]);
+    expect(() => fromF16([0x3c00] as never)).toThrow(/^fromF16: expects a Uint16Array of f16 bits or a Float16Array, got an Array$/);
+    expect(() => fromF16(new Float32Array([1.5]) as never)).toThrow(/got a Float32Array/);
+    expect(() => fromBf16([1] as never)).toThrow(/^fromBf16: expects a Uint16Array of bfloat16 bits, got an Array$/);
+  });
 });
