@@ -26,6 +26,21 @@ export const DEFAULT_LANE_DEPTH = 2;
 /** Default device memory one lane's chunk may use. */
 export const DEFAULT_LANE_MEMORY_BYTES = 1 << 30;
 
+/** Every option of JobEngineOptions (the compiler keeps this list whole). */
+const OPTION_KEYS = {
+  device: true,
+  devices: true,
+  context: true,
+  lanes: true,
+  laneDepth: true,
+  precision: true,
+  maxQueued: true,
+  maxResultBytes: true,
+  label: true,
+  laneMemoryBytes: true,
+  computeGraphs: true,
+} as const satisfies Record<keyof JobEngineOptions, true>;
+
 /**
  * Copy-in/copy-out stream pairs per device: 1, unless TSCUDA_ENGINE_COPY_PAIRS (1..8) says
  * otherwise. A knob for A/B runs (bench/probe/engine-copy-pairs.sh), not an option: on an H100,
@@ -61,6 +76,9 @@ export class JobEngine extends EngineCore {
 
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
+    // A misspelt option (`lane: 8`) would silently mean its default.
+    const unknown = Object.keys(options).filter((key) => !(key in OPTION_KEYS));
+    if (unknown.length > 0) throw new TypeError(`JobEngine: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`);
     // The core's own options first: nothing is made for an engine that its core would refuse.
     const { precision } = coreOptions(options);
     const perDevice = options.lanes ?? DEFAULT_LANES;
