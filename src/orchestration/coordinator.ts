@@ -76,7 +76,12 @@ export class Coordinator extends Resource {
   readonly #nameOf = (id: number): string => this.#ops.get(id)?.name ?? `#${id}`;
 
   constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`Coordinator descriptor must be an object, got ${descriptor === null ? 'null' : typeof descriptor}`);
     super('Coordinator', descriptor.label ?? 'coordinator');
+    // Checked here: a missing pool would fail only at the first add(), reading 'acquire' of null.
+    if (typeof (pool as Partial<StreamPool> | null)?.acquire !== 'function')
+      throw new TypeError(`${this.label}: pool must be a StreamPool, got ${pool === null ? 'null' : typeof pool === 'object' ? 'an object without acquire()' : typeof pool}`);
     this.pool = pool;
     const retain = descriptor.retainSettled ?? DEFAULT_RETAIN;
     if (!Number.isSafeInteger(retain) || retain < 0) throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);

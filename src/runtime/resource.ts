@@ -1,5 +1,6 @@
 /** What every object owning a CUDA resource shares: a label, dispose()/using, a leak safety net. */
 import { processLost } from './lost.js';
+import { withArticle } from './article.js';
 
 interface Held {
   kind: string;
@@ -144,7 +145,7 @@ export function describeValue(value: unknown): string {
 export function expectResource<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string, what: string): R {
   if (!isResourceType(value, type)) {
     const name = typeof type === 'string' ? type : type.name;
-    throw new TypeError(`${what} must be ${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}, got ${describeValue(value)}`);
+    throw new TypeError(`${what} must be ${withArticle(name)}, got ${describeValue(value)}`);
   }
   (value as R).checkAlive();
   return value as R;

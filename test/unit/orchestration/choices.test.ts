@@ -42,6 +42,10 @@ describe('Coordinator: an operation stream outside the pool', () => {
 
   it('refuses a guestStreams that is not a boolean', () => {
     expect(() => new Coordinator(new FakePool() as unknown as StreamPool, { guestStreams: 'yes' as never })).toThrow(/guestStreams must be a boolean/);
+    // A missing pool or descriptor is named at once (it failed at the first add(), reading 'acquire' of null).
+    expect(() => new Coordinator(null as never)).toThrow(/^coordinator: pool must be a StreamPool, got null$/);
+    expect(() => new Coordinator({} as never)).toThrow(/pool must be a StreamPool, got an object without acquire\(\)/);
+    expect(() => new Coordinator(new FakePool() as unknown as StreamPool, null as never)).toThrow(/^Coordinator descriptor must be an object, got null$/);
   });
 });
 
