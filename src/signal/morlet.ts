@@ -15,6 +15,7 @@
  * Scales: `scales` s (in samples, the Gaussian's sigma) with `w0` (default 6) mean
  * f = w0·fs / (2π s) and n_cycles = w0, the usual Morlet (w0 = 6) parametrisation.
  */
+import { checkFs } from './geometry.js';
 
 /** What the CWT takes to pick its wavelets. */
 export interface MorletOptions {
@@ -78,7 +79,7 @@ export function morletShape(cyclesPerSample: number, nCycles: number): { sigma: 
 export function morletGeometry(length: number, options: MorletOptions): MorletGeometry {
   if (!Number.isSafeInteger(length) || length < 1) throw new RangeError(`signal length must be a positive integer, got ${length}`);
   const fs = options.fs ?? 1;
-  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0) throw new RangeError(`fs must be a positive finite number, got ${String(fs)}`);
+  checkFs(fs);
   if ((options.freqs === undefined) === (options.scales === undefined)) throw new TypeError('cwt needs exactly one of freqs or scales');
   let freqs: Float64Array;
   let nCycles: number;

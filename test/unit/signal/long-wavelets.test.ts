@@ -28,3 +28,15 @@ describe('planFrameChunks refuses a length that is not a count of samples (NaN l
       expect(() => planFrameChunks({ length, frameLength: 4, hop: 2 }, 8)).toThrow(/planFrameChunks: length must be a non-negative integer/);
   });
 });
+
+describe('frequency helpers refuse a sampling rate or length that is not one', () => {
+  it('bandBins, rfftFrequencies, fftFrequencies', async () => {
+    const { bandBins, fftFrequencies, rfftFrequencies } = await import('../../../src/signal/geometry.js');
+    expect(() => bandBins([1, 2], Number.NaN, 64)).toThrow(/^fs must be a positive finite number, got NaN/);
+    expect(() => bandBins([1, 2], 100, -5)).toThrow(/band: transform length must be a positive integer, got -5/);
+    expect(() => rfftFrequencies(0, 1)).toThrow(/rfftFrequencies: n must be a positive integer, got 0/);
+    expect(() => fftFrequencies(2.5, 1)).toThrow(/fftFrequencies: n must be a positive integer, got 2.5/);
+    expect(() => rfftFrequencies(8, 0)).toThrow(/fs must be a positive finite number, got 0/);
+    expect(Array.from(rfftFrequencies(4, 8))).toEqual([0, 2, 4]);
+  });
+});
