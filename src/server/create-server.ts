@@ -14,7 +14,6 @@
  * timeout, 503 when the GPU context is lost or the server is closing). close() stops
  * accepting and resolves once every accepted request and job has settled.
  */
-import { constants as bufferConstants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -25,9 +24,9 @@ import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import { observeJob } from './job-io.js';
 import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
-import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits, type TscudaServer } from './options.js';
+import { checkOptions, resolveLimits } from './option-checks.js';
+import { DEFAULT_LIMITS, type CreateServerOptions, type TscudaServer } from './options.js';
 import { ROUTES } from './routes/index.js';
-import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BufferPool } from '../runtime/memory/buffer-pool.js';
 import { installShedding } from './shedding/index.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
@@ -41,10 +40,6 @@ export type { CreateServerOptions, JobAnswer, JobView, LoadSample, RemoteJobs, S
  * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
-/** The largest body a Buffer holds. */
-const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
-/** The largest JSON body: its text must fit one string (V8: 2^29 - 24 characters), with room to spare. */
-const MAX_JSON_BODY_BYTES = 256 * 2 ** 20;
 /** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
 const BODY_POOL_BYTES = 256 * 2 ** 20;
 
@@ -56,39 +51,10 @@ function packageVersion(): string {
   }
 }
 
-/** The limits of `options` over the defaults, checked. */
-function resolveLimits(options: CreateServerOptions): ServerLimits {
-  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...options.limits, jobRetention: { ...DEFAULT_LIMITS.jobRetention, ...options.limits?.jobRetention } };
-  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) {
-    const v = limits[name];
-    if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new RangeError(`limits.${name} must be a finite number of ms >= 0 (0 turns it off), got ${String(v)}`);
-  }
-  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs'] as const) {
-    const v = limits[name];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`limits.${name} must be a positive integer, got ${String(v)}`);
-  }
-  for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) {
-    const v = limits[name];
-    // Node's timers cannot wait longer: a longer one fires at once.
-    if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMEOUT_MS) throw new RangeError(`limits.${name} must be a number of ms in (0, ${MAX_TIMEOUT_MS}], got ${String(v)}`);
-  }
-  // A default above the default ceiling raises the ceiling (`serve --timeout 900000`); both given and crossed is a mistake.
-  if (limits.defaultTimeoutMs > limits.maxTimeoutMs && options.limits?.maxTimeoutMs === undefined) limits.maxTimeoutMs = limits.defaultTimeoutMs;
-  if (limits.defaultTimeoutMs > limits.maxTimeoutMs)
-    throw new RangeError(`limits.defaultTimeoutMs (${limits.defaultTimeoutMs}) must be at most limits.maxTimeoutMs (${limits.maxTimeoutMs})`);
-  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (the largest Buffer), got ${limits.bodyLimitBytes}`);
-  if (limits.jsonBodyLimitBytes > MAX_JSON_BODY_BYTES)
-    throw new RangeError(
-      `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,
-    );
-  // A JSON body never gets more room than a binary one.
-  limits.jsonBodyLimitBytes = Math.min(limits.jsonBodyLimitBytes, limits.bodyLimitBytes);
-  return limits;
-}
-
 /** Builds the server; call `listen()` to serve on a socket, or use `app.inject()`. */
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
-  const limits = resolveLimits(options);
+  checkOptions(options);
+  const limits = resolveLimits(options.limits);
   const engine = options.engine ?? null;
   const app = Fastify({
     logger: options.logger ?? false,
@@ -188,6 +154,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       return state.pending;
     },
     async listen(listenOptions = {}) {
+      // fastify would listen after its close(): a socket that nothing closes, keeping the process alive.
+      if (state.closing !== null) throw new Error('listen() after close(): this server is closing or closed; create a new one to serve again');
       return app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1', backlog: listenOptions.backlog ?? LISTEN_BACKLOG });
     },
     close() {

@@ -163,6 +163,11 @@ export function toHttpError(error: unknown, retryAfterS: number): HttpError {
       cause: error,
     });
   }
+  // No CUDA driver, found where a GPU part is first built on a request (a batcher factory): the
+  // answer of a server without a GPU (state.ts). Matched by name, as cli/gpu-errors.ts does:
+  // the class's module (ffi/errors.ts) loads koffi, which this CUDA-free module must not.
+  if (error instanceof Error && error.name === 'CudaUnavailableError')
+    return new HttpError(503, 'gpu_unavailable', `no CUDA driver: ${error.message}`, { retryable: false, cause: error });
   if (error instanceof Error) {
     for (const [type, answer] of ERROR_STATUS) if (error instanceof type) return answer(error, retryAfterS);
     // An AbortSignal's own reason (a DOMException): the request's wait was aborted.

@@ -22,9 +22,9 @@ export interface JobRecord {
 
 /** Retention of finished jobs. */
 export interface JobRetention {
-  /** Finished jobs kept at most; default 1024. */
+  /** Finished jobs kept at most: a positive integer; default 1024. */
   maxFinished: number;
-  /** How long a finished job is kept, ms; default 300000 (5 min). */
+  /** How long a finished job is kept, ms in (0, 2^31-1] (about 24.8 days); default 300000 (5 min). */
   ttlMs: number;
 }
 

@@ -14,6 +14,12 @@ import type { FailureReason } from './errors.js';
 const SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096];
 
+/**
+ * Every label name of the series below, and `le` (a histogram's buckets): a default label
+ * (createServer's `metricsLabels`) of one of these names would overwrite it in some series.
+ */
+export const SERIES_LABEL_NAMES: readonly string[] = ['endpoint', 'reason', 'state', 'kind', 'dim', 'stat', 'le'];
+
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
   engineStats(): EngineStats | null;

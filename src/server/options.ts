@@ -12,35 +12,40 @@ import type { JobAnswer, JobService, JobServiceContext, JobView, RemoteJobs } fr
 
 export type { JobAnswer, JobView, RemoteJobs };
 
-/** Limits of one server; every one has a default. */
+/**
+ * Limits of one server; every one has a default (a limit left out or undefined takes it).
+ * createServer() refuses an unknown key and a value outside the range each one gives.
+ */
 export interface ServerLimits {
-  /** Largest binary request body (`application/octet-stream`), bytes (413 beyond); default 256 MiB. */
+  /** Largest binary request body (`application/octet-stream`), bytes (413 beyond): a positive integer, at most the largest Buffer; default 256 MiB. */
   bodyLimitBytes: number;
   /**
    * Largest JSON request body, bytes (413 beyond); default 16 MiB. Parsing JSON costs the event loop
    * and the heap many times its size (a number is an object until it is copied into a typed array),
    * so JSON carries small signals; large ones go binary, which is read straight into pooled memory.
-   * Never above `bodyLimitBytes`.
+   * A positive integer, at most 256 MiB; never above `bodyLimitBytes` (it is lowered to it).
    */
   jsonBodyLimitBytes: number;
   /**
    * How long a request body may take to arrive once its headers are read, ms (408 beyond); default
-   * 30000. Bounds a client that trickles its body, or announces more than it sends.
+   * 30000; a positive integer up to 2^31-1. Bounds a client that trickles its body, or announces
+   * more than it sends.
    */
   bodyTimeoutMs: number;
-  /** Most samples (B x N) in one job request (413 beyond); default 2^26. */
+  /** Most samples (B x N) in one job request (413 beyond): a positive integer; default 2^26. */
   maxSamples: number;
   /**
    * POST requests in progress beyond which new ones get 429 on their headers; default 4096. A request
    * counts from its headers (its body still arriving included) until its response is sent or its
-   * connection closes, so this also bounds the request bodies held in memory.
+   * connection closes, so this also bounds the request bodies held in memory. An integer in
+   * 0..2^24; 0 refuses every POST (GETs are still answered).
    */
   maxPending: number;
-  /** `timeout` of a request that gives none, ms; default 30000. */
+  /** `timeout` of a request that gives none, ms in (0, 2^31-1]; default 30000. */
   defaultTimeoutMs: number;
-  /** Largest `timeout` a request may ask for, ms; default 600000. */
+  /** Largest `timeout` a request may ask for, ms in (0, 2^31-1] (the most a Node timer holds); default 600000. */
   maxTimeoutMs: number;
-  /** `Retry-After` of a 429, seconds; default 1. */
+  /** `Retry-After` of a 429 (and of a 503 when the job queue is away), whole seconds (the header's form) in 0..86400; default 1. */
   retryAfterS: number;
   /**
    * Load shedding: while the event loop's mean delay exceeds this many milliseconds with the loop
@@ -63,13 +68,13 @@ export interface ServerLimits {
    * be read. With `maxEventLoopDelayMs` 0 it always applies. 0 turns it off; default 25.
    */
   maxTurnMs: number;
-  /** Finished asynchronous jobs kept, and for how long. */
+  /** Finished asynchronous jobs kept, and for how long (only the keys of JobRetention). */
   jobRetention: JobRetention;
-  /** Items in one batch request (413 beyond); default 4096. */
+  /** Items in one batch request (413 beyond): a positive integer; default 4096. */
   maxBatchItems: number;
-  /** Floats per vector of a batch item (413 beyond); default 65536. */
+  /** Floats per vector of a batch item (413 beyond): a positive integer; default 65536. */
   maxBatchDim: number;
-  /** Distinct vector lengths served per batch kind (each has its own batcher); default 16. */
+  /** Distinct vector lengths served per batch kind (each has its own batcher): a positive integer; default 16. */
   maxBatchDims: number;
 }
 
@@ -99,7 +104,8 @@ export interface CreateServerOptions {
   unavailableReason?: string | undefined;
   /** Batchers of the `/v1/batch/*` endpoints, made per vector length on first use. */
   batchers?: BatchFactories | undefined;
-  limits?: Partial<ServerLimits> | undefined;
+  /** Limits over DEFAULT_LIMITS: any of them, and of `jobRetention` any of its keys (the others keep their defaults). */
+  limits?: (Partial<Omit<ServerLimits, 'jobRetention'>> & { jobRetention?: Partial<JobRetention> | undefined }) | undefined;
   /** fastify's logger option: false (default), true, or a pino-compatible logger. */
   logger?: boolean | FastifyBaseLogger | undefined;
   /** Flags of stages registered on the engine (registerStage names) that requests may ask for. */
@@ -117,7 +123,7 @@ export interface CreateServerOptions {
   exposeProcessInfo?: boolean | undefined;
   /** Extra fields for `GET /v1/info` (devices, versions); keep process internals out of it (see exposeProcessInfo). */
   info?: (() => Record<string, unknown>) | undefined;
-  /** Labels on every metric series (e.g. `{ worker: '2' }`). */
+  /** Labels on every metric series (e.g. `{ worker: '2' }`): Prometheus names (`[a-zA-Z_][a-zA-Z0-9_]*`, not `__...`), none the server's series use (`endpoint`, ...), string values. */
   metricsLabels?: Record<string, string> | undefined;
   /** In a cluster: whether another worker can serve; readiness is then true while one can. */
   peersReady?: (() => boolean) | undefined;

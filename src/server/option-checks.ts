@@ -1,0 +1,161 @@
+/**
+ * The checks of createServer()'s options, all made before anything is built: a bad option is
+ * refused at createServer() with a TypeError or RangeError naming its path (`limits.maxSamples`),
+ * never found later by a request (a limit silently off, a 500, a request never answered).
+ */
+import { constants as bufferConstants } from 'node:buffer';
+import { integerOption } from '../queue/options.js';
+import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
+import { BATCH_KINDS } from './batch.js';
+import { clip } from './errors.js';
+import { SERIES_LABEL_NAMES } from './metrics.js';
+import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './options.js';
+
+/** The largest body a Buffer holds. */
+const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
+/** The largest JSON body: its text must fit one string (V8: 2^29 - 24 characters), with room to spare. */
+const MAX_JSON_BODY_BYTES = 256 * 2 ** 20;
+/** The largest `maxPending`, as `serve --max-pending`: far more sockets than one process can hold. */
+const MAX_PENDING = 2 ** 24;
+/** The longest `Retry-After` advertised: a day. */
+const MAX_RETRY_AFTER_S = 86_400;
+
+/** Options that are callbacks (their declared types are functions). */
+const FUNCTION_OPTIONS = ['jobs', 'info', 'peersReady', 'onLost', 'onLoadSample', 'clusterMetrics'] as const satisfies readonly (keyof CreateServerOptions)[];
+const STRING_OPTIONS = ['unavailableReason', 'jobIdPrefix'] as const satisfies readonly (keyof CreateServerOptions)[];
+const BOOLEAN_OPTIONS = ['ownsEngine', 'exposeProcessInfo'] as const satisfies readonly (keyof CreateServerOptions)[];
+/** The members of JobEngineLike the server calls (the others it only shows in `/v1/info`). */
+const ENGINE_METHODS = ['submit', 'stats', 'close'] as const;
+/** What the server calls of an engine when the engine has them (pinned request bodies). */
+const OPTIONAL_ENGINE_METHODS = ['hostBuffer', 'releaseHostBuffer'] as const;
+/** Prometheus's rule for label names (those starting with `__` are its own). */
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** A value as an error message quotes it: a number as written, a string quoted (cut when long), anything else by its kind. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return clip(JSON.stringify(value));
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null || typeof value !== 'object') return typeof value === 'function' ? 'a function' : String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/** `path.key`, or `path["key"]` when the key is not an identifier (a label name with a space). */
+function member(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${clip(JSON.stringify(key))}]`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The entries of an option object whose keys are those of `defaults` (a typo is refused, naming
+ * the known keys), without those left undefined (they take the default).
+ */
+function givenEntries<T extends object>(path: string, value: unknown, defaults: T): Partial<T> {
+  const known = Object.keys(defaults);
+  if (value === undefined) return {};
+  if (!isRecord(value)) throw new TypeError(`${path} must be an object with some of ${known.join(', ')}, got ${shown(value)}`);
+  for (const key of Object.keys(value)) if (!known.includes(key)) throw new TypeError(`${member(path, key)}: unknown option (known: ${known.join(', ')})`);
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** A limit that is a number of ms where 0 turns it off. */
+function checkMsOrOff(path: string, v: unknown): void {
+  if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new RangeError(`${path} must be a finite number of ms >= 0 (0 turns it off), got ${shown(v)}`);
+}
+
+/** A limit that is a count or a size. */
+function checkPositiveInteger(path: string, v: unknown): void {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`${path} must be a positive integer, got ${shown(v)}`);
+}
+
+/** A limit in ms, bounded as a Node timer: a longer timer fires at once. */
+function checkTimerMs(path: string, v: unknown): void {
+  if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMEOUT_MS) throw new RangeError(`${path} must be a number of ms in (0, ${MAX_TIMEOUT_MS}], got ${shown(v)}`);
+}
+
+/** The limits of createServer's `limits` option over the defaults, checked. */
+export function resolveLimits(given: unknown): ServerLimits {
+  const own = givenEntries('limits', given, DEFAULT_LIMITS);
+  const retention = { ...DEFAULT_LIMITS.jobRetention, ...givenEntries('limits.jobRetention', own.jobRetention, DEFAULT_LIMITS.jobRetention) };
+  const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
+  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
+  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims'] as const)
+    checkPositiveInteger(`limits.${name}`, limits[name]);
+  checkPositiveInteger('limits.jobRetention.maxFinished', retention.maxFinished);
+  for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);
+  checkTimerMs('limits.jobRetention.ttlMs', retention.ttlMs);
+  // 0 is allowed: every POST is refused, while GETs (health, metrics, job status) are answered.
+  integerOption('limits.maxPending', limits.maxPending, 0, 0, MAX_PENDING);
+  // Sent as the Retry-After header, whose value is whole seconds.
+  integerOption('limits.retryAfterS', limits.retryAfterS, 0, 0, MAX_RETRY_AFTER_S);
+  // A default above the default ceiling raises the ceiling (`serve --timeout 900000`); both given and crossed is a mistake.
+  if (limits.defaultTimeoutMs > limits.maxTimeoutMs && own.maxTimeoutMs === undefined) limits.maxTimeoutMs = limits.defaultTimeoutMs;
+  if (limits.defaultTimeoutMs > limits.maxTimeoutMs)
+    throw new RangeError(`limits.defaultTimeoutMs (${limits.defaultTimeoutMs}) must be at most limits.maxTimeoutMs (${limits.maxTimeoutMs})`);
+  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (the largest Buffer), got ${limits.bodyLimitBytes}`);
+  if (limits.jsonBodyLimitBytes > MAX_JSON_BODY_BYTES)
+    throw new RangeError(
+      `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,
+    );
+  // A JSON body never gets more room than a binary one.
+  limits.jsonBodyLimitBytes = Math.min(limits.jsonBodyLimitBytes, limits.bodyLimitBytes);
+  return limits;
+}
+
+/** Checks createServer()'s options other than `limits` (resolveLimits) and `logger` (fastify's own), each against its declared type. */
+export function checkOptions(options: unknown): asserts options is CreateServerOptions {
+  if (!isRecord(options)) throw new TypeError(`createServer options must be an object, got ${shown(options)}`);
+  checkEngine(options.engine);
+  checkBatchers(options.batchers);
+  const flags = options.extraFlags;
+  if (flags !== undefined) {
+    if (!Array.isArray(flags)) throw new TypeError(`extraFlags must be an array of strings (registered stage names), got ${shown(flags)}`);
+    flags.forEach((flag: unknown, i) => {
+      if (typeof flag !== 'string') throw new TypeError(`extraFlags[${i}] must be a string (a registered stage name), got ${shown(flag)}`);
+    });
+  }
+  for (const name of FUNCTION_OPTIONS)
+    if (options[name] !== undefined && typeof options[name] !== 'function') throw new TypeError(`${name} must be a function, got ${shown(options[name])}`);
+  for (const name of STRING_OPTIONS)
+    if (options[name] !== undefined && typeof options[name] !== 'string') throw new TypeError(`${name} must be a string, got ${shown(options[name])}`);
+  for (const name of BOOLEAN_OPTIONS)
+    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${shown(options[name])}`);
+  if (options.metricsLabels !== undefined) checkMetricsLabels(options.metricsLabels);
+  const remote = options.remoteJobs;
+  if (remote !== undefined) {
+    if (!isRecord(remote)) throw new TypeError(`remoteJobs must be an object with get and delete, got ${shown(remote)}`);
+    for (const name of ['get', 'delete']) if (typeof remote[name] !== 'function') throw new TypeError(`remoteJobs.${name} must be a function, got ${shown(remote[name])}`);
+  }
+}
+
+function checkEngine(engine: unknown): void {
+  if (engine === undefined || engine === null) return;
+  if (typeof engine !== 'object') throw new TypeError(`engine must be a JobEngineLike or null, got ${shown(engine)}`);
+  const e = engine as Record<string, unknown>;
+  for (const name of ENGINE_METHODS)
+    if (typeof e[name] !== 'function') throw new TypeError(`engine.${name} must be a function (engine must be a JobEngineLike), got ${shown(e[name])}`);
+  if (typeof (e.lost as { catch?: unknown } | null | undefined)?.catch !== 'function')
+    throw new TypeError(`engine.lost must be a Promise (engine must be a JobEngineLike), got ${shown(e.lost)}`);
+  for (const name of OPTIONAL_ENGINE_METHODS)
+    if (e[name] !== undefined && typeof e[name] !== 'function') throw new TypeError(`engine.${name} must be a function when present, got ${shown(e[name])}`);
+}
+
+function checkBatchers(batchers: unknown): void {
+  const factories = givenEntries('batchers', batchers, Object.fromEntries(BATCH_KINDS.map((kind) => [kind, undefined])));
+  for (const [kind, factory] of Object.entries(factories))
+    if (typeof factory !== 'function') throw new TypeError(`batchers.${kind} must be a function (dim) => batcher, got ${shown(factory)}`);
+}
+
+/** Default labels of every series: Prometheus names, string values, none of the names the server's own series use (one would overwrite the other). */
+function checkMetricsLabels(labels: unknown): void {
+  if (!isRecord(labels)) throw new TypeError(`metricsLabels must be an object of label names to string values, got ${shown(labels)}`);
+  for (const [name, value] of Object.entries(labels)) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__'))
+      throw new TypeError(`${member('metricsLabels', name)}: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)`);
+    if (SERIES_LABEL_NAMES.includes(name))
+      throw new TypeError(`metricsLabels.${name}: the server's own series use this label (${SERIES_LABEL_NAMES.join(', ')}); pick another name`);
+    if (typeof value !== 'string') throw new TypeError(`metricsLabels.${name} must be a string, got ${shown(value)}`);
+  }
+}
