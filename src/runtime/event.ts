@@ -27,6 +27,8 @@ export class Event extends Resource {
   constructor(descriptor: EventDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
       throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+    for (const flag of ['timing', 'blockingSync', 'interprocess'] as const)
+      if (descriptor[flag] !== undefined && typeof descriptor[flag] !== 'boolean') throw new TypeError(`new Event(): ${flag} must be a boolean, got ${typeof descriptor[flag]}`);
     super('Event', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;

@@ -343,6 +343,7 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
   positiveInteger(frames, 'frames');
   const fs = checkFs(options.fs ?? 1);
   const onesided = options.inputOnesided ?? true;
+  if (typeof onesided !== 'boolean') throw new TypeError(`inputOnesided must be a boolean, got ${JSON.stringify(onesided)}`);
   const nDefault = onesided ? 2 * (freqs - 1) : freqs;
   const nperseg = options.nperseg === undefined ? nDefault : positiveInteger(options.nperseg, 'nperseg');
   if (nperseg < 1) throw new RangeError(`nperseg must be a positive integer (from ${freqs} frequency bins), got ${nperseg}`);
@@ -361,6 +362,7 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
     throw new NolaError(`window ${JSON.stringify(options.window ?? 'hann')} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`);
   }
   const boundary = options.boundary ?? true;
+  if (typeof boundary !== 'boolean') throw new TypeError(`boundary must be a boolean (istft), got ${JSON.stringify(boundary)}`);
   const trim = boundary ? Math.floor(nperseg / 2) : 0;
   const full = nperseg + (frames - 1) * step;
   const outputLength = full - 2 * trim;

@@ -232,12 +232,13 @@ function symmetric(name: WindowName, parameter: number | undefined, m: number): 
 export function getWindow(spec: WindowSpec, n: number, options: WindowOptions = {}): Float64Array {
   const { name, parameter } = resolveWindow(spec);
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`window length n must be a non-negative integer, got ${n}`);
+  const sym = options.sym ?? false;
+  if (typeof sym !== 'boolean') throw new TypeError(`getWindow: sym must be a boolean, got ${JSON.stringify(sym)}`);
   if (n <= 1) return new Float64Array(n).fill(1);
   if (name === 'tukey') {
     if (parameter! <= 0) return new Float64Array(n).fill(1);
     if (parameter! >= 1) return getWindow('hann', n, options);
   }
-  const sym = options.sym ?? false;
   const m = sym ? n : n + 1;
   const w = symmetric(name, parameter, m);
   return sym ? w : w.slice(0, n);

@@ -40,3 +40,15 @@ describe('frequency helpers refuse a sampling rate or length that is not one', (
     expect(Array.from(rfftFrequencies(4, 8))).toEqual([0, 2, 4]);
   });
 });
+
+describe('boolean options are booleans (a string "no" read as true)', () => {
+  it('getWindow sym, istftGeometry inputOnesided and boundary', async () => {
+    const { getWindow } = await import('../../../src/signal/window.js');
+    const { istftGeometry } = await import('../../../src/signal/geometry.js');
+    expect(() => getWindow('hann', 8, { sym: 'yes' as never })).toThrow(/^getWindow: sym must be a boolean, got "yes"/);
+    expect(() => getWindow('hann', 1, { sym: 1 as never })).toThrow(/sym must be a boolean/);
+    expect(() => istftGeometry(33, 4, { inputOnesided: 'no' as never })).toThrow(/^inputOnesided must be a boolean, got "no"/);
+    expect(() => istftGeometry(33, 4, { boundary: 'no' as never })).toThrow(/^boundary must be a boolean \(istft\), got "no"/);
+    expect(istftGeometry(33, 4, { boundary: false }).outputLength).toBeGreaterThan(0);
+  });
+});
