@@ -22,12 +22,19 @@ export interface StreamDescriptor extends Placement {
 }
 
 export function resolvePriority(context: Context, priority: StreamPriority | undefined): number {
+  checkPriority(priority);
   const { least, greatest } = context.streamPriorityRange;
   if (priority === undefined || priority === 'low') return least;
   if (priority === 'high') return greatest;
   if (priority === 'normal') return Math.round((least + greatest) / 2);
-  if (typeof priority !== 'number' || !Number.isInteger(priority)) throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${String(priority)}`);
   return priority;
+}
+
+/** A priority's spelling, checked before anything asks the driver for the range (a typo is named on any machine). */
+export function checkPriority(priority: unknown): asserts priority is StreamPriority | undefined {
+  if (priority === undefined || priority === 'low' || priority === 'high' || priority === 'normal') return;
+  if (typeof priority !== 'number' || !Number.isInteger(priority))
+    throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${JSON.stringify(priority) ?? String(priority)}`);
 }
 
 export class Stream extends Resource {
@@ -46,6 +53,7 @@ export class Stream extends Resource {
     super('Stream', descriptor.label);
     if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean')
       throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
+    checkPriority(descriptor.priority);
     this.context = resolveContext(descriptor);
     this.context.makeCurrent();
     this.priority = resolvePriority(this.context, descriptor.priority);
