@@ -6,7 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { JobEngine } from '../../engine/index.js';
+import { DEFAULT_MAX_RESULT_BYTES, JobEngine } from '../../engine/index.js';
 import type { JobResult } from '../../engine/types.js';
 import { resolvePlacement } from '../../runtime/defaults.js';
 import { Device } from '../../runtime/device.js';
@@ -168,7 +168,9 @@ export async function runStft(plan: StftPlan): Promise<number> {
     // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
     const element = o.precision === 'f64' ? 8 : 4; // per sample of the lane's float buffers (16-bit input needs less)
     const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
-    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, label: 'tscuda stft' });
+    // The file is already in memory: its band waves may take a multiple of it (the engine's default bound is 1 GiB).
+    const maxResultBytes = Math.max(DEFAULT_MAX_RESULT_BYTES, element * n * bands.length + 2 ** 20);
+    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, maxResultBytes, label: 'tscuda stft' });
     const result: JobResult = await engine.submit({
       data,
       ...(raw ? { dtype: raw.dtype, scale: raw.scale } : {}),
