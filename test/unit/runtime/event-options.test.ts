@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Event } from '../../../src/runtime/event.js';
+import { Event } from '../../../src/runtime/index.js';
 
 describe('new Event() flags are booleans, checked before any driver call', () => {
   it('timing "yes" (it read as true), blockingSync 1, interprocess "no"', () => {
@@ -11,7 +11,7 @@ describe('new Event() flags are booleans, checked before any driver call', () =>
 
 describe('new Stream() checks its priority before any driver call', () => {
   it('a misspelt priority is named on a machine without a GPU (it read "no NVIDIA driver")', async () => {
-    const { Stream } = await import('../../../src/runtime/stream.js');
+    const { Stream } = await import('../../../src/runtime/index.js');
     expect(() => new Stream({ priority: 'hgih' as never })).toThrow(/^stream priority must be 'high', 'normal', 'low' or an integer, got "hgih"$/);
     expect(() => new Stream({ priority: 1.5 })).toThrow(/got 1.5$/);
   });
