@@ -55,6 +55,24 @@ export function checkChoice<T extends string>(value: unknown, allowed: readonly 
   throw new TypeError(`${what} must be one of ${allowed.join(', ')}; got ${shown}`);
 }
 
+/**
+ * A pool's stream specs, their shape checked (objects; priorities and purposes from the lists
+ * above) before the pool asks the driver for anything: a mistake in them is named on any machine.
+ */
+export function checkStreamSpecs<S extends { priority?: unknown; purpose?: unknown }>(
+  specs: unknown,
+  label: string,
+): { spec: S; priority: PriorityLevel; purpose: StreamPurpose }[] {
+  if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${label}: a StreamPool needs at least one stream`);
+  return specs.map((spec: unknown, i) => {
+    if (typeof spec !== 'object' || spec === null) throw new TypeError(`${label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
+    const s = spec as S;
+    const priority = checkChoice(s.priority ?? 'normal', PRIORITY_LEVELS, `${label}: streams[${i}].priority`);
+    const purpose = checkChoice(s.purpose ?? 'KernelExecution', STREAM_PURPOSES, `${label}: streams[${i}].purpose`);
+    return { spec: s, priority, purpose };
+  });
+}
+
 /** Least outstanding work; ties go to the candidate the round-robin tick points at, then to list order. */
 function leastLoaded(candidates: readonly StreamLoad[], tick: number): number {
   const n = candidates.length;

@@ -9,6 +9,7 @@ import { Stream } from '../runtime/stream.js';
 import {
   assignWorkloads,
   checkChoice,
+  checkStreamSpecs,
   chooseStream,
   POOL_STRATEGIES,
   PRIORITY_LEVELS,
@@ -143,17 +144,14 @@ export class StreamPool extends Resource {
     super('StreamPool', descriptor.label ?? 'stream pool');
     // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
     this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);
-    const borrowed = descriptor.streams?.find((s) => s.stream !== undefined)?.stream;
+    const specs = descriptor.streams ?? DEFAULT_STREAMS;
+    const checked = checkStreamSpecs<StreamSpec>(specs, this.label);
+    const borrowed = specs.find((s) => s.stream !== undefined)?.stream;
     this.context = resolveContext(descriptor, descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined);
     this.profiler = descriptor.profiler;
-    const specs = descriptor.streams ?? DEFAULT_STREAMS;
-    if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${this.label}: a StreamPool needs at least one stream`);
     this.#members = [];
     try {
-      specs.forEach((spec, i) => {
-        if (typeof spec !== 'object' || spec === null) throw new TypeError(`${this.label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
-        const priority = checkChoice(spec.priority ?? 'normal', PRIORITY_LEVELS, `${this.label}: streams[${i}].priority`);
-        const purpose = checkChoice(spec.purpose ?? 'KernelExecution', STREAM_PURPOSES, `${this.label}: streams[${i}].purpose`);
+      checked.forEach(({ spec, priority, purpose }, i) => {
         const given = spec.stream;
         if (given !== undefined) {
           if (!Resource.isResourceOf(given, 'Stream')) expectResource(given, Stream, `${this.label}: streams[${i}].stream`);

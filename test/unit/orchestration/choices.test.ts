@@ -56,4 +56,13 @@ describe('StreamPool options', () => {
       new TypeError('pool: strategy must be one of RoundRobin, LoadBalanced, Priority, Workload; got "Bogus"'),
     );
   });
+
+  it('refuses bad stream specs before any CUDA call (they read as a missing driver without a GPU)', async () => {
+    const { StreamPool } = await import('../../../src/orchestration/index.js');
+    expect(() => new StreamPool({ streams: [], label: 'pool' })).toThrow(/^pool: a StreamPool needs at least one stream$/);
+    expect(() => new StreamPool({ streams: [{ priority: 'hgih' as never }], label: 'pool' })).toThrow(
+      /^pool: streams\[0\]\.priority must be one of high, normal, low; got "hgih"$/,
+    );
+    expect(() => new StreamPool({ streams: [null as never], label: 'pool' })).toThrow(/^pool: streams\[0\] must be an object/);
+  });
 });
