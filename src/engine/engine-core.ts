@@ -55,6 +55,8 @@ export class EngineCore implements JobEngineLike {
   readonly maxResultBytes: number;
   readonly lost: Promise<never>;
   readonly #lanes: LaneSlot[];
+  /** The lanes' runners, in lane order (what a job is checked against at submit). */
+  readonly #runners: readonly LaneRunner[];
   readonly #queue: JobRecord[] = [];
   readonly #running = new Set<JobRecord>();
   readonly #runningLane = new Map<JobRecord, { lane: LaneSlot; progress: JobProgress }>();
@@ -75,6 +77,7 @@ export class EngineCore implements JobEngineLike {
     this.precision = precision;
     this.maxQueued = maxQueued;
     this.maxResultBytes = maxResultBytes;
+    this.#runners = [...options.runners];
     this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, alone: false, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
     this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
     this.lost.catch(() => {});
@@ -112,12 +115,7 @@ export class EngineCore implements JobEngineLike {
   validate(spec: JobSpec): NormalizedJob {
     const job = validateJob(spec, { stages: this.stageNames() });
     checkInto(job, this.precision);
-    checkJobFits(
-      job,
-      this.#lanes.map((l) => l.runner),
-      this.precision,
-      this.maxResultBytes,
-    );
+    checkJobFits(job, this.#runners, this.precision, this.maxResultBytes);
     return job;
   }
 

@@ -77,7 +77,7 @@ export class JobEngine extends EngineCore {
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
     // A misspelt option (`lane: 8`) would silently mean its default.
-    const unknown = Object.keys(options).filter((key) => !(key in OPTION_KEYS));
+    const unknown = Object.keys(options).filter((key) => !Object.hasOwn(OPTION_KEYS, key));
     if (unknown.length > 0) throw new TypeError(`JobEngine: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`);
     // The core's own options first: nothing is made for an engine that its core would refuse.
     const { precision } = coreOptions(options);

@@ -10,7 +10,7 @@
  *   fallback to device 0.
  * - Nothing given: `fallback` says what the API means by default ('first': device 0, 'all').
  */
-import { withArticle } from './article.js';
+import { typeName } from './article.js';
 
 /** A placement with devices named by ordinal (placement.ts turns Devices and Contexts into ordinals). */
 export interface OrdinalPlacement {
@@ -93,6 +93,6 @@ function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `[${v.map((x) => describe(x)).join(', ')}]`;
   if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'object') return withArticle(v.constructor?.name ?? 'object');
+  if (typeof v === 'object') return typeName(v);
   return String(v);
 }

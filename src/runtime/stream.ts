@@ -21,8 +21,8 @@ export interface StreamDescriptor extends Placement {
   label?: string | undefined;
 }
 
+/** A checked priority (checkPriority) as the context's number. */
 export function resolvePriority(context: Context, priority: StreamPriority | undefined): number {
-  checkPriority(priority);
   const { least, greatest } = context.streamPriorityRange;
   if (priority === undefined || priority === 'low') return least;
   if (priority === 'high') return greatest;

@@ -47,14 +47,9 @@ function checkBoundary(b: unknown): Boundary {
   throw new TypeError(`boundary must be 'zeros', 'even', 'odd', 'constant' or null, got ${JSON.stringify(b)}`);
 }
 
-/** A transform length: a positive integer. */
-function checkLength(n: unknown, what: string): void {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw new RangeError(`${what} must be a positive integer, got ${String(n)}`);
-}
-
 /** numpy.fft.rfftfreq(n, 1/fs). */
 export function rfftFrequencies(n: number, fs: number): Float64Array {
-  checkLength(n, 'rfftFrequencies: n');
+  positiveInteger(n, 'rfftFrequencies: n');
   checkFs(fs);
   const out = new Float64Array(Math.floor(n / 2) + 1);
   const val = 1 / (n * (1 / fs));
@@ -64,7 +59,7 @@ export function rfftFrequencies(n: number, fs: number): Float64Array {
 
 /** numpy.fft.fftfreq(n, 1/fs): 0, 1, ..., then the negative frequencies. */
 export function fftFrequencies(n: number, fs: number): Float64Array {
-  checkLength(n, 'fftFrequencies: n');
+  positiveInteger(n, 'fftFrequencies: n');
   checkFs(fs);
   const out = new Float64Array(n);
   const val = 1 / (n * (1 / fs));
@@ -386,7 +381,7 @@ export function bandBins(band: readonly [number, number], fs: number, n: number,
   if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isFinite(lo) || !Number.isFinite(hi))
     throw new RangeError(`${what} edges must be finite numbers, got [${String(lo)}, ${String(hi)}]`);
   checkFs(fs);
-  checkLength(n, `${what}: transform length`);
+  positiveInteger(n, `${what}: transform length`);
   const nyquist = fs / 2;
   const slack = 1e-9 * nyquist;
   if (lo < -slack || hi > nyquist + slack || lo > hi) throw new RangeError(`${what} [${lo}, ${hi}] must satisfy 0 <= lo <= hi <= fs/2 = ${nyquist}`);

@@ -4,7 +4,7 @@
  * float64 value (no double rounding through float32); overflow gives ±Infinity, NaN a quiet NaN.
  */
 import { DTYPES, Float16ArrayConstructor, type Float16ArrayLike, type HostArray } from './dtype.js';
-import { withArticle } from '../article.js';
+import { typeName } from '../article.js';
 
 interface Format {
   /** Exponent bias. */
@@ -98,7 +98,7 @@ export function toF16Bits(values: ArrayLike<number>): Uint16Array {
 /** An f16 host array (Float16Array, or a Uint16Array of raw bits) to float32 numbers. */
 export function fromF16(array: HostArray<'f16'>): Float32Array {
   if (!(array instanceof Uint16Array) && !(Float16ArrayConstructor !== undefined && array instanceof Float16ArrayConstructor))
-    throw new TypeError(`fromF16: expects a Uint16Array of f16 bits or a Float16Array, got ${describeArray(array)}`);
+    throw new TypeError(`fromF16: expects a Uint16Array of f16 bits or a Float16Array, got ${typeName(array)}`);
   if (array instanceof Uint16Array) {
     const out = new Float32Array(array.length);
     for (let i = 0; i < array.length; i++) out[i] = decode(array[i]!, F16);
@@ -116,12 +116,8 @@ export function toBf16(values: ArrayLike<number>): Uint16Array {
 
 /** bfloat16 raw bits to float32 numbers (exact: every bfloat16 is a float32). */
 export function fromBf16(bits: Uint16Array): Float32Array {
-  if (!(bits instanceof Uint16Array)) throw new TypeError(`fromBf16: expects a Uint16Array of bfloat16 bits, got ${describeArray(bits)}`);
+  if (!(bits instanceof Uint16Array)) throw new TypeError(`fromBf16: expects a Uint16Array of bfloat16 bits, got ${typeName(bits)}`);
   const out = new Float32Array(bits.length);
   for (let i = 0; i < bits.length; i++) out[i] = decode(bits[i]!, BF16);
   return out;
-}
-
-function describeArray(value: unknown): string {
-  return value === null ? 'null' : typeof value === 'object' ? withArticle(value.constructor?.name ?? 'object') : typeof value;
 }
