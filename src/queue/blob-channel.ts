@@ -12,7 +12,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsOptions } from 'node:tls';
 import type { RedisOptions } from 'ioredis';
-import { reconnectDelay, type QueueConnection } from './connection.js';
+import { databaseOf, reconnectDelay, type QueueConnection } from './connection.js';
 import { QueueUnavailableError } from './errors.js';
 import { encodeCommand, RespReader, type RespArg, type RespReply } from './resp.js';
 
@@ -53,7 +53,7 @@ export function channelTarget(connection: QueueConnection): ChannelTarget | unde
   if (typeof connection === 'string') {
     const url = new URL(connection);
     if (url.search !== '' || url.hash !== '') return undefined;
-    const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0;
+    const db = databaseOf(connection);
     if (!Number.isSafeInteger(db) || db < 0) return undefined;
     return {
       host: url.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
@@ -66,7 +66,7 @@ export function channelTarget(connection: QueueConnection): ChannelTarget | unde
   }
   const o: RedisOptions = connection;
   if (Object.keys(o).some((key) => !CHANNEL_OPTIONS.has(key))) return undefined;
-  return { host: o.host ?? '127.0.0.1', port: o.port ?? 6379, path: o.path, tls: o.tls, username: o.username, password: o.password, db: o.db ?? 0 };
+  return { host: o.host ?? '127.0.0.1', port: o.port ?? 6379, path: o.path, tls: o.tls, username: o.username, password: o.password, db: databaseOf(o) };
 }
 
 /** An error reply of Redis to a blob command (named as ioredis names its own). */

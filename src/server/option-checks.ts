@@ -16,7 +16,7 @@ const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
 /** The largest JSON body: its text must fit one string (V8: 2^29 - 24 characters), with room to spare. */
 const MAX_JSON_BODY_BYTES = 256 * 2 ** 20;
 /** The largest `maxPending`, as `serve --max-pending`: far more sockets than one process can hold. */
-const MAX_PENDING = 2 ** 24;
+export const MAX_PENDING = 2 ** 24;
 /** The longest `Retry-After` advertised: a day. */
 const MAX_RETRY_AFTER_S = 86_400;
 

@@ -9,6 +9,7 @@ import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
 import { joinNegativeValues, queueNameOption, redisUrlOption, UsageError } from '../options.js';
 import { createServer } from '../../server/create-server.js';
+import { MAX_PENDING } from '../../server/option-checks.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
 import { spreadDevices } from '../../server/supervision/worker-devices.js';
@@ -161,7 +162,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     devices: deviceOption(values.devices),
     lanes: integer('lanes', values.lanes, 4, 1, 256),
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1, 2 ** 24),
-    maxPending: integer('max-pending', values['max-pending'], 4096, 1, 2 ** 24),
+    maxPending: integer('max-pending', values['max-pending'], 4096, 1, MAX_PENDING),
     maxEventLoopDelayMs: milliseconds('max-lag', values['max-lag'], 50, 0),
     maxTurnMs: milliseconds('max-turn', values['max-turn'], 25, 0),
     precision,
