@@ -66,6 +66,13 @@ const { values } = parseArgs({
   },
 });
 const onlyOverhead = values['only-overhead'];
+
+/** How far the client processes' own finishing times spread within a run (the tail, when fewer than all still submit). */
+function describeTail(r: RunResult): string[] {
+  if (r.clientMs === undefined || r.clientMs.length < 2) return [];
+  const s = (ms: number): string => (ms / 1000).toFixed(2);
+  return [`clients finished after ${s(Math.min(...r.clientMs))}-${s(Math.max(...r.clientMs))} s of the run's ${s(r.wallMs)} s`];
+}
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
 const simNs = values.sim === undefined ? undefined : Number(values.sim);
 const simPollOption = values['sim-poll'];
@@ -301,7 +308,11 @@ try {
       better: 'higher',
       tscuda: r.jobsPerS,
       inProcess: inProcess.jobsPerS,
-      notes: [`${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`, describeCpu(r.cpu)],
+      notes: [
+        `${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`,
+        describeCpu(r.cpu),
+        ...describeTail(r),
+      ],
     });
     metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
   }

@@ -24,6 +24,8 @@ export interface Throughput {
   jobs: number;
   samples: number;
   ms: number;
+  /** With client processes: each one's own time from its go to its last result, ms (the tail shows in their spread). */
+  clientMs?: number[] | undefined;
 }
 
 /** Runs `count` jobs of `specs` (in turn) with at most `window` in flight through `run`. */

@@ -40,6 +40,9 @@ export interface RunResult {
   jobsPerS: number;
   gsamplesPerS: number;
   cpu: CpuPerJob;
+  /** With client processes: the run's wall time and each client's own, ms. */
+  wallMs: number;
+  clientMs?: number[] | undefined;
   /** p50 of the small job one at a time, ms, when asked for. */
   latencyMs?: number | undefined;
 }
@@ -72,7 +75,7 @@ export async function queueRun(o: RunOptions): Promise<RunResult> {
     const t = o.setup.clients > 1 ? await runClients(clients) : await throughput(o.jobs, o.window, specs, run);
     const cpu = cpuPerJob(before, await cpuSnapshot(o.redisInfo, workers, clients), t.jobs);
     const latencyMs = (o.latencyRuns ?? 0) > 0 ? await latencyP50(o.latencyRuns!, run) : undefined;
-    return { ...rates(t), cpu, latencyMs };
+    return { ...rates(t), cpu, latencyMs, wallMs: t.ms, clientMs: t.clientMs };
   } finally {
     await queue.close();
     await stopWorkers([...clients, ...workers]);

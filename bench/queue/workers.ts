@@ -97,5 +97,5 @@ export async function runClients(clients: readonly BenchChild[]): Promise<Throug
   const t0 = performance.now();
   for (const c of clients) c.process.stdin!.write('go\n');
   const reports = (await Promise.all(done)).map((line) => line.split(' ').map(Number));
-  return { jobs: reports.reduce((s, r) => s + r[0]!, 0), samples: reports.reduce((s, r) => s + r[1]!, 0), ms: performance.now() - t0 };
+  return { jobs: reports.reduce((s, r) => s + r[0]!, 0), samples: reports.reduce((s, r) => s + r[1]!, 0), ms: performance.now() - t0, clientMs: reports.map((r) => r[2]!) };
 }

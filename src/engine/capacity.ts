@@ -10,6 +10,7 @@ import type { LaneRunner } from './lane-runner.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
 import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 
 /** Default bound of an engine's queue. */
 const DEFAULT_MAX_QUEUED = 1024;
@@ -25,12 +26,10 @@ export function coreOptions(options: { maxQueued?: number | undefined; precision
   precision: Precision;
   maxResultBytes: number;
 } {
-  const maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
-  if (!Number.isSafeInteger(maxQueued) || maxQueued < 1) throw new RangeError(`maxQueued must be a positive integer, got ${String(maxQueued)}`);
+  const maxQueued = positiveInteger(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued');
   const precision = options.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
-  const maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-  if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) throw new RangeError(`maxResultBytes must be a positive integer, got ${String(maxResultBytes)}`);
+  const maxResultBytes = positiveInteger(options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, 'maxResultBytes');
   return { maxQueued, precision, maxResultBytes };
 }
 

@@ -8,6 +8,7 @@
  * gives chunks of whole frames that overlap so that every output sample is computed from all the
  * frames covering it: the stitched output again equals the one-shot output.
  */
+import { positiveInteger } from '../runtime/value-checks.js';
 
 /** A run of whole series: rows [start, start + rows). */
 export interface RowChunk {
@@ -17,8 +18,8 @@ export interface RowChunk {
 
 /** Splits `batch` rows into chunks of at most `maxRows` rows (the last may be smaller). */
 export function planRowChunks(batch: number, maxRows: number): RowChunk[] {
-  if (!Number.isSafeInteger(batch) || batch < 1) throw new RangeError(`planRowChunks: batch must be a positive integer, got ${batch}`);
-  if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new RangeError(`planRowChunks: maxRows must be a positive integer, got ${maxRows}`);
+  positiveInteger(batch, 'planRowChunks: batch');
+  positiveInteger(maxRows, 'planRowChunks: maxRows');
   const chunks: RowChunk[] = [];
   for (let start = 0; start < batch; start += maxRows) chunks.push({ start, rows: Math.min(maxRows, batch - start) });
   return chunks;
@@ -66,7 +67,7 @@ export function coveredLength(f: Framing): number {
 export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
   const { frameLength, hop } = f;
   if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
-  if (!Number.isSafeInteger(frameLength) || frameLength < 1) throw new RangeError(`planFrameChunks: frameLength must be a positive integer, got ${frameLength}`);
+  positiveInteger(frameLength, 'planFrameChunks: frameLength');
   if (!Number.isSafeInteger(hop) || hop < 1 || hop > frameLength) throw new RangeError(`planFrameChunks: hop must be an integer in [1, frameLength], got ${hop}`);
   const total = frameCount(f);
   if (total === 0) throw new RangeError(`planFrameChunks: the series (${f.length} samples) is shorter than one frame (${frameLength})`);

@@ -15,6 +15,7 @@ import { GpuLane } from './gpu-lane.js';
 import type { LaneShared, LentType } from './lane-resources.js';
 import { StageRegistry, type Stage } from './stages.js';
 import type { EngineStats, JobData, JobEngineOptions, JobHalfType } from './types.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 
 /** The element types hostBuffer() lends. */
 const LENT_TYPES: readonly LentType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
@@ -81,8 +82,7 @@ export class JobEngine extends EngineCore {
     if (unknown.length > 0) throw new TypeError(`JobEngine: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`);
     // The core's own options first: nothing is made for an engine that its core would refuse.
     const { precision } = coreOptions(options);
-    const perDevice = options.lanes ?? DEFAULT_LANES;
-    if (!Number.isSafeInteger(perDevice) || perDevice < 1) throw new RangeError(`lanes must be a positive integer, got ${String(perDevice)}`);
+    const perDevice = positiveInteger(options.lanes ?? DEFAULT_LANES, 'lanes');
     const laneMemoryBytes = options.laneMemoryBytes ?? DEFAULT_LANE_MEMORY_BYTES;
     if (!Number.isSafeInteger(laneMemoryBytes) || laneMemoryBytes < 1 << 16)
       throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);

@@ -9,7 +9,8 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, clip, toHttpError } from './errors.js';
+import { clip } from '../runtime/value-checks.js';
+import { HttpError, toHttpError } from './errors.js';
 import type { ServerState } from './state.js';
 
 /** A fastify error, as the handler reads it. */

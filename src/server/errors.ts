@@ -8,6 +8,7 @@ import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTim
 import { parameterOfField } from '../engine/parameters.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
 import { QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
+import { clip, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'TIMEOUT' | 'INVALID' | 'UNAVAILABLE' | 'BACKEND' | 'OTHER';
@@ -72,9 +73,6 @@ export function invalidField(field: string, message: string): HttpError {
   return new HttpError(400, 'invalid_field', `${field}: ${message}`, { field });
 }
 
-/** Longest bad value an error message quotes; longer ones are cut (a 15 KB label is not echoed back). */
-export const MAX_QUOTED_CHARS = 100;
-
 /** Longest error message sent. */
 const MAX_MESSAGE_CHARS = 1000;
 
@@ -83,11 +81,6 @@ export function clipMessage(message: string): string {
   if (message.length <= MAX_QUOTED_CHARS) return message;
   const cut = message.replace(/\S{101,}/g, (run) => clip(run));
   return cut.length <= MAX_MESSAGE_CHARS ? cut : `${cut.slice(0, MAX_MESSAGE_CHARS)}... (cut)`;
-}
-
-/** `value` cut to MAX_QUOTED_CHARS characters, saying how long it was. */
-export function clip(value: string): string {
-  return value.length <= MAX_QUOTED_CHARS ? value : `${value.slice(0, MAX_QUOTED_CHARS)}... (${value.length} characters)`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { constants as bufferConstants } from 'node:buffer';
 import { integerOption } from '../queue/options.js';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BATCH_KINDS } from './batch.js';
-import { clip } from './errors.js';
+import { clip, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
 import { SERIES_LABEL_NAMES } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './options.js';
 
@@ -30,14 +30,6 @@ const ENGINE_METHODS = ['submit', 'stats', 'close'] as const;
 const OPTIONAL_ENGINE_METHODS = ['hostBuffer', 'releaseHostBuffer'] as const;
 /** Prometheus's rule for label names (those starting with `__` are its own). */
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-
-/** A value as an error message quotes it: a number as written, a string quoted (cut when long), anything else by its kind. */
-function shown(value: unknown): string {
-  if (typeof value === 'string') return clip(JSON.stringify(value));
-  if (typeof value === 'bigint') return `${value}n`;
-  if (value === null || typeof value !== 'object') return typeof value === 'function' ? 'a function' : String(value);
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
 
 /** `path.key`, or `path["key"]` when the key is not an identifier (a label name with a space). */
 function member(path: string, key: string): string {
@@ -65,11 +57,6 @@ function checkMsOrOff(path: string, v: unknown): void {
   if (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v)) throw new RangeError(`${path} must be a finite number of ms >= 0 (0 turns it off), got ${shown(v)}`);
 }
 
-/** A limit that is a count or a size. */
-function checkPositiveInteger(path: string, v: unknown): void {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`${path} must be a positive integer, got ${shown(v)}`);
-}
-
 /** A limit in ms, bounded as a Node timer: a longer timer fires at once. */
 function checkTimerMs(path: string, v: unknown): void {
   if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMEOUT_MS) throw new RangeError(`${path} must be a number of ms in (0, ${MAX_TIMEOUT_MS}], got ${shown(v)}`);
@@ -82,8 +69,8 @@ export function resolveLimits(given: unknown): ServerLimits {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
   for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
   for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims'] as const)
-    checkPositiveInteger(`limits.${name}`, limits[name]);
-  checkPositiveInteger('limits.jobRetention.maxFinished', retention.maxFinished);
+    positiveInteger(limits[name], `limits.${name}`);
+  positiveInteger(retention.maxFinished, 'limits.jobRetention.maxFinished');
   for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);
   checkTimerMs('limits.jobRetention.ttlMs', retention.ttlMs);
   // 0 is allowed: every POST is refused, while GETs (health, metrics, job status) are answered.

@@ -10,7 +10,8 @@ import { JobValidationError } from '../engine/errors.js';
 import { BUILTIN_FLAGS, JOB_PARAMETER_NAMES, JOB_PARAMETER_TABLE, parameterDef, type JobParameterName, type ParameterDef } from '../engine/parameters.js';
 import type { BuiltinJobFlag, JobFlag, JobSpec } from '../engine/types.js';
 import { validateJobParameters } from '../engine/validate.js';
-import { HttpError, clip, invalidField, toHttpError } from './errors.js';
+import { clip } from '../runtime/value-checks.js';
+import { HttpError, invalidField, toHttpError } from './errors.js';
 
 export { BUILTIN_FLAGS };
 

@@ -7,7 +7,7 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
-import { positiveInteger } from './geometry.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
 import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 

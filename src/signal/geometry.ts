@@ -3,6 +3,7 @@
  * istft, spectrogram and welch (CUDA-free): defaults, frame counts, extension, padding, the
  * frequency and time axes, and the scale factors. The GPU code only executes what this decides.
  */
+import { positiveInteger } from '../runtime/value-checks.js';
 import { getWindow, type WindowSpec } from './window.js';
 
 /** Boundary extension before framing (scipy: 'zeros' | 'even' | 'odd' | 'constant' | None). */
@@ -25,11 +26,6 @@ export function boundaryCode(b: Boundary): number {
 
 export function detrendCode(d: DetrendType): number {
   return d === false ? DETREND_CODES.none : DETREND_CODES[d];
-}
-
-export function positiveInteger(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new RangeError(`${what} must be a positive integer, got ${String(v)}`);
-  return v;
 }
 
 export function checkFs(fs: unknown): number {

@@ -16,6 +16,7 @@
  * f = w0·fs / (2π s) and n_cycles = w0, the usual Morlet (w0 = 6) parametrisation.
  */
 import { checkFs } from './geometry.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 
 /** What the CWT takes to pick its wavelets. */
 export interface MorletOptions {
@@ -77,7 +78,7 @@ export function morletShape(cyclesPerSample: number, nCycles: number): { sigma: 
 
 /** Resolves and validates the wavelets of a CWT over series of `length` samples. */
 export function morletGeometry(length: number, options: MorletOptions): MorletGeometry {
-  if (!Number.isSafeInteger(length) || length < 1) throw new RangeError(`signal length must be a positive integer, got ${length}`);
+  positiveInteger(length, 'signal length');
   const fs = options.fs ?? 1;
   checkFs(fs);
   if ((options.freqs === undefined) === (options.scales === undefined)) throw new TypeError('cwt needs exactly one of freqs or scales');

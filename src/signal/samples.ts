@@ -7,7 +7,7 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
-import { positiveInteger } from './geometry.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { elementwise, expectBuffer, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
 

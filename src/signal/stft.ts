@@ -8,11 +8,11 @@
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 import {
   boundaryCode,
   detrendCode,
   istftGeometry,
-  positiveInteger,
   psdScale,
   SPECTROGRAM_DEFAULTS,
   spectralFrequencies,

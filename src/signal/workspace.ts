@@ -17,7 +17,7 @@ import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
 import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
-import { positiveInteger } from './geometry.js';
+import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 
 export { COMPLEX_OF, type ComplexOf, type Precision };

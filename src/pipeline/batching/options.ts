@@ -1,5 +1,6 @@
 import { checkTimeoutMs } from '../../runtime/timeout.js';
 import type { AutoTuneOptions } from './auto-tuner.js';
+import { positiveInteger } from '../../runtime/value-checks.js';
 
 /** How a Batcher is made. */
 export interface BatcherDescriptor {
@@ -53,11 +54,9 @@ export interface ResolvedBatcherOptions {
   autoTune: Required<AutoTuneOptions> | null;
 }
 
-function positiveInteger(label: string, name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new RangeError(`Batcher "${label}": ${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
+/** A positive integer option of the Batcher labelled `label`. */
+function positiveOption(label: string, name: string, value: unknown): number {
+  return positiveInteger(value, `Batcher "${label}": ${name}`);
 }
 
 function nonNegativeFinite(label: string, name: string, value: unknown): number {
@@ -77,16 +76,16 @@ function ordered(label: string, lowName: string, low: number, highName: string, 
 export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatcherOptions {
   if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
   const label = options.label ?? 'batcher';
-  const maxBatchSize = positiveInteger(label, 'maxBatchSize', options.maxBatchSize);
+  const maxBatchSize = positiveOption(label, 'maxBatchSize', options.maxBatchSize);
   const maxWaitMs = checkTimeoutMs(options.maxWaitMs, `Batcher "${label}": maxWaitMs`);
-  const channelSize = positiveInteger(label, 'channelSize', options.channelSize);
+  const channelSize = positiveOption(label, 'channelSize', options.channelSize);
   const maxConcurrentBatches =
     options.maxConcurrentBatches === undefined
       ? DEFAULT_MAX_CONCURRENT_BATCHES
       : options.maxConcurrentBatches === Infinity
         ? Infinity
-        : positiveInteger(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
-  const maxWaiting = options.maxWaiting === undefined ? channelSize : options.maxWaiting === 0 ? 0 : positiveInteger(label, 'maxWaiting', options.maxWaiting);
+        : positiveOption(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
+  const maxWaiting = options.maxWaiting === undefined ? channelSize : options.maxWaiting === 0 ? 0 : positiveOption(label, 'maxWaiting', options.maxWaiting);
   let dispatchTimeoutMs: number | null = null;
   if (options.dispatchTimeoutMs !== undefined) {
     dispatchTimeoutMs = checkTimeoutMs(options.dispatchTimeoutMs, `Batcher "${label}": dispatchTimeoutMs`);
@@ -98,8 +97,8 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
     if (targetLatencyMs === 0) {
       throw new RangeError(`Batcher "${label}": autoTune.targetLatencyMs must be > 0, got 0`);
     }
-    const minBatchSize = positiveInteger(label, 'autoTune.minBatchSize', tune.minBatchSize ?? 1);
-    const maxTunedBatch = positiveInteger(label, 'autoTune.maxBatchSize', tune.maxBatchSize ?? maxBatchSize);
+    const minBatchSize = positiveOption(label, 'autoTune.minBatchSize', tune.minBatchSize ?? 1);
+    const maxTunedBatch = positiveOption(label, 'autoTune.maxBatchSize', tune.maxBatchSize ?? maxBatchSize);
     const minWaitMs = checkTimeoutMs(tune.minWaitMs ?? 0, `Batcher "${label}": autoTune.minWaitMs`);
     const maxTunedWait = checkTimeoutMs(tune.maxWaitMs ?? maxWaitMs, `Batcher "${label}": autoTune.maxWaitMs`);
     ordered(label, 'autoTune.minBatchSize', minBatchSize, 'maxBatchSize', maxBatchSize);

@@ -7,6 +7,7 @@ import { Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator, type AsyncOperationId } from '../async-coordinator.js';
 import { HazardTracker } from '../overlap/hazards.js';
+import { positiveInteger } from '../../runtime/value-checks.js';
 
 /** A kernel stage's launch configuration. */
 export interface StageLaunch {
@@ -125,8 +126,7 @@ export class StageManager extends Resource {
 
   constructor(options: StageManagerDescriptor = {}) {
     super('StageManager', options.label);
-    const window = options.statsWindow ?? 1024;
-    if (!Number.isSafeInteger(window) || window < 1) throw new RangeError(`StageManager "${this.label}": statsWindow must be a positive integer, got ${String(window)}`);
+    const window = positiveInteger(options.statsWindow ?? 1024, `StageManager "${this.label}": statsWindow`);
     this.#statsWindow = window;
     this.#ownsCoordinator = options.coordinator === undefined;
     this.coordinator = options.coordinator ?? new AsyncCoordinator({ label: `${this.label} coordinator` });

@@ -4,6 +4,7 @@
  * Uint16Array. Declared here because TypeScript's ES2023 lib does not have it.
  */
 import { withArticle } from '../article.js';
+import { positiveInteger } from '../value-checks.js';
 export interface Float16ArrayLike extends ArrayBufferView {
   readonly length: number;
   readonly BYTES_PER_ELEMENT: 2;
@@ -93,7 +94,7 @@ export function dtypeInfo(dtype: DType): (typeof DTYPES)[DType] {
 
 /** Throws RangeError unless `length` is a positive safe integer. */
 export function checkLength(length: number, what: string): void {
-  if (!Number.isSafeInteger(length) || length <= 0) throw new RangeError(`${what} must be a positive integer, got ${length}`);
+  positiveInteger(length, what);
 }
 
 /** Throws RangeError unless `offset` is a non-negative safe integer. */

@@ -21,6 +21,7 @@ import { guardHandoffs } from './handoff-guard.js';
 import { MetricsLedger } from './metrics-ledger.js';
 import { workerDevice } from './worker-devices.js';
 import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type MetricsSnapshot, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import { positiveInteger } from '../../runtime/value-checks.js';
 
 /** Options of superviseWorkers(). */
 export interface SupervisorOptions {
@@ -99,7 +100,7 @@ export interface Supervisor {
 /** Starts the workers and keeps them running; call from the primary process only. */
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (!cluster.isPrimary) throw new Error('superviseWorkers() runs in the primary process');
-  if (!Number.isInteger(options.workers) || options.workers < 1) throw new RangeError(`workers must be a positive integer, got ${options.workers}`);
+  positiveInteger(options.workers, 'workers');
   const log = options.log ?? (() => undefined);
   const devices = options.devices ?? (Array.isArray(options.config.devices) ? options.config.devices : [0]);
   if (devices.length === 0) throw new RangeError('devices must list at least one device');

@@ -1,0 +1,28 @@
+/**
+ * The one check of "a count or a size": a safe integer of at least 1. Every layer's options and
+ * arguments that must be one (lanes, maxQueued, nperseg, a server limit, a batch size) go through
+ * it, so the rule and the sentence that names a wrong value are decided here once.
+ */
+
+/** Longest bad value an error message quotes; longer ones are cut (a 15 KB label is not echoed back). */
+export const MAX_QUOTED_CHARS = 100;
+
+/** `text` cut to MAX_QUOTED_CHARS characters, saying how long it was. */
+export function clip(text: string): string {
+  return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}... (${text.length} characters)`;
+}
+
+/** A value as an error message shows it: strings quoted (cut past MAX_QUOTED_CHARS), numbers as they print, objects by kind. */
+export function shownValue(value: unknown): string {
+  if (typeof value === 'string') return clip(JSON.stringify(value));
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/** `value` when it is a safe integer >= 1; else a RangeError "`what` must be a positive integer, got …". */
+export function positiveInteger(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer, got ${shownValue(value)}`);
+  return value;
+}
