@@ -30,7 +30,7 @@ export {
   type ComplexToReal,
   type ComplexToComplex,
 } from './fft/precision.js';
-export { FftPlanCache, fft, fftPlans, type FftCallOptions } from './fft/plan-cache.js';
+export { DEFAULT_MAX_FFT_PLANS, FftPlanCache, fft, fftPlans, type FftCallOptions, type FftPlanCacheOptions } from './fft/plan-cache.js';
 export type { FftPlanDescriptor, FftType, FftLayout, FftDirection, FftGeometry, FftInput, FftOutput, FftDtypes } from './fft/geometry.js';
 export { Graph, GraphExec, type CaptureMode } from './graph.js';
 export { PeerAccessUnsupportedError, type PeerAccessOptions } from './peer.js';

@@ -5,27 +5,56 @@ import type { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
 import { describeValue, expectResource } from '../resource.js';
 import type { Stream } from '../stream.js';
+import { positiveInteger } from '../value-checks.js';
 import { fftPlanKey, type FftPlanDescriptor, type FftType } from './geometry.js';
 import { FftPlan } from './plan.js';
 
+/** Plans an FftPlanCache keeps by default; past it, the least recently used plan is freed (CuPy keeps 16, PyTorch up to 4096). */
+export const DEFAULT_MAX_FFT_PLANS = 64;
+
+/** Options of an FftPlanCache. */
+export interface FftPlanCacheOptions {
+  /** Most plans kept (each holds cuFFT's work area in GPU memory); past it the least recently used is freed. Default DEFAULT_MAX_FFT_PLANS. */
+  maxPlans?: number | undefined;
+}
+
+/** A cached plan and when it was last handed out (the cache's own clock). */
+interface Entry {
+  readonly plan: FftPlan;
+  used: number;
+}
+
 /**
  * Reuses plans, keyed by shape, type, batch, layout and context (not by stream or label): one plan
- * serves every stream, each call naming its own. `clear()` (and dispose) disposes every plan it made.
+ * serves every stream, each call naming its own. It keeps at most `maxPlans` plans: a server that
+ * sees many shapes would otherwise hold a cuFFT work area in GPU memory for every shape it ever
+ * saw. A plan past the bound is freed when a new one is planned; plans are used at once, never
+ * held by callers across another get(). `clear()` (and dispose) disposes every plan it made.
  */
 export class FftPlanCache {
-  readonly #plans = new Map<string, FftPlan>();
+  readonly #plans = new Map<string, Entry>();
   /** 1-D basic plans by context (weakly: a disposed context's go with it) and `type:n:batch`, in front of #plans: their full key (geometry, layout, context id) costs microseconds, and a job asks several times. */
-  #basic = new WeakMap<Context, Map<string, FftPlan>>();
+  #basic = new WeakMap<Context, Map<string, Entry>>();
   readonly #ids = new WeakMap<object, number>();
   #nextId = 1;
+  #clock = 0;
+  /** Most plans kept. */
+  readonly maxPlans: number;
   hits = 0;
   misses = 0;
+  /** Plans freed to stay within maxPlans. */
+  evictions = 0;
   /**
-   * Counts the times a plan this cache handed out went away (clear(), or a cached plan found
-   * disposed): work captured into a CUDA graph refers to its plans' device memory, so a graph made
-   * before a change of generation must not be replayed.
+   * Counts the times a plan this cache handed out went away (clear(), eviction, or a cached plan
+   * found disposed): work captured into a CUDA graph refers to its plans' device memory, so a graph
+   * made before a change of generation must not be replayed.
    */
   generation = 0;
+
+  constructor(options: FftPlanCacheOptions = {}) {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`FftPlanCache options must be an object, got ${describeValue(options)}`);
+    this.maxPlans = positiveInteger(options.maxPlans ?? DEFAULT_MAX_FFT_PLANS, 'FftPlanCache maxPlans');
+  }
 
   #id(o: object | undefined): number {
     if (!o) return 0;
@@ -41,23 +70,54 @@ export class FftPlanCache {
 
   /** The cached plan for `d`, planned on the first request. Give each call its stream: `plan.forward(x, y, { stream })`. */
   get<T extends FftType>(d: FftPlanDescriptor<T>): FftPlan<T> {
+    return this.#entry(d).plan as unknown as FftPlan<T>;
+  }
+
+  #entry(d: FftPlanDescriptor): Entry {
     const key = this.key(d);
     const cached = this.#plans.get(key);
-    if (cached && !cached.disposed && !cached.context.disposed) {
+    if (cached && !cached.plan.disposed && !cached.plan.context.disposed) {
       this.hits++;
-      return cached as unknown as FftPlan<T>;
+      cached.used = ++this.#clock;
+      return cached;
     }
     if (cached) {
-      cached.dispose();
+      cached.plan.dispose();
       this.#plans.delete(key);
+      this.#basic = new WeakMap();
       this.generation++;
     }
     this.misses++;
     // Cached plans carry no default stream: a plan shared by many streams is told its stream per call.
     const { stream: _stream, ...shared } = d;
+    // Room first: the new plan's work area may need the memory the evicted one holds.
+    if (this.#plans.size >= this.maxPlans) this.#evictLeastRecent();
     const plan = FftPlan.create({ ...shared, context: resolveContext(d, d.stream) });
-    this.#plans.set(key, plan as unknown as FftPlan);
-    return plan;
+    const entry: Entry = { plan: plan as unknown as FftPlan, used: ++this.#clock };
+    this.#plans.set(key, entry);
+    return entry;
+  }
+
+  /**
+   * Frees the plan handed out longest ago. Its work area goes with cuFFT's free, which waits for
+   * work still using it; the generation changes so graphs captured with it are captured again.
+   */
+  #evictLeastRecent(): void {
+    let oldestKey: string | undefined;
+    let oldest = Infinity;
+    for (const [key, entry] of this.#plans) {
+      if (entry.used < oldest) {
+        oldest = entry.used;
+        oldestKey = key;
+      }
+    }
+    if (oldestKey === undefined) return;
+    const entry = this.#plans.get(oldestKey)!;
+    this.#plans.delete(oldestKey);
+    this.#basic = new WeakMap();
+    this.evictions++;
+    this.generation++;
+    entry.plan.dispose();
   }
 
   /** The cached `batch` x `n`-point 1-D plan of `type` in `context` (get() with a basic layout), found without building get()'s key. */
@@ -65,21 +125,24 @@ export class FftPlanCache {
     let byShape = this.#basic.get(context);
     const key = `${type}:${n}:${batch}`;
     const known = byShape?.get(key);
-    if (known && !known.disposed && !context.disposed) {
+    if (known && !known.plan.disposed && !context.disposed) {
       this.hits++;
-      return known as unknown as FftPlan<T>;
+      known.used = ++this.#clock;
+      return known.plan as unknown as FftPlan<T>;
     }
-    const plan = this.get({ shape: [n], type, batch, context });
+    const entry = this.#entry({ shape: [n], type, batch, context });
+    // #entry may have replaced the front (an eviction): look it up again.
+    byShape = this.#basic.get(context);
     if (!byShape) this.#basic.set(context, (byShape = new Map()));
     if (byShape.size >= 256) byShape.clear(); // a front, not the owner: bounded, refilled from #plans
-    byShape.set(key, plan as unknown as FftPlan);
-    return plan;
+    byShape.set(key, entry);
+    return entry.plan as unknown as FftPlan<T>;
   }
 
   /** True when a live plan for `d` is cached. */
   has(d: FftPlanDescriptor): boolean {
-    const p = this.#plans.get(this.key(d));
-    return !!p && !p.disposed;
+    const entry = this.#plans.get(this.key(d));
+    return !!entry && !entry.plan.disposed;
   }
 
   /** Plans held. */
@@ -89,7 +152,7 @@ export class FftPlanCache {
 
   /** Disposes every cached plan and forgets them (hit/miss counts stay). */
   clear(): void {
-    const plans = [...this.#plans.values()];
+    const plans = [...this.#plans.values()].map((entry) => entry.plan);
     this.#plans.clear();
     this.#basic = new WeakMap();
     if (plans.length > 0) this.generation++;

@@ -386,6 +386,43 @@ describe.skipIf(!gpu.available)(`cuFFT plans${gpu.available ? '' : ` (skipped: $
     expect(cache.misses).toBe(6);
   });
 
+  it('keeps at most maxPlans plans: the least recently used is freed, the generation moves, results stay right', async () => {
+    using s = new Stream({ label: 'bounded cache' });
+    using cache = new FftPlanCache({ maxPlans: 3 });
+    const run = async (n: number): Promise<void> => {
+      const x = randomF64(2 * n);
+      using input = upload('c128', x, s);
+      using output = poisoned('c128', n, s);
+      cache.get({ shape: [n], type: 'Z2Z' }).forward(input, output, { stream: s });
+      expect(relL2(await download(output, s), dft(x, n))).toBeLessThan(DOUBLE);
+    };
+    await run(64);
+    await run(96);
+    await run(128);
+    const first = cache.get({ shape: [64], type: 'Z2Z' });
+    const second = cache.get({ shape: [96], type: 'Z2Z' });
+    expect([cache.size, cache.evictions]).toEqual([3, 0]);
+    const generation = cache.generation;
+    await run(128); // last used, oldest first: 64, 96, 128
+    await run(200); // a fourth shape: the least recently used (64) goes
+    expect([cache.size, cache.evictions]).toEqual([3, 1]);
+    expect(first.disposed).toBe(true);
+    expect(second.disposed).toBe(false);
+    expect(cache.generation).toBeGreaterThan(generation);
+    expect(cache.has({ shape: [64], type: 'Z2Z' })).toBe(false);
+    // The 1-D front (basic) drops evicted plans too, and a plan evicted there is planned again, right.
+    for (const n of [64, 96, 128, 200, 256, 64]) {
+      const x = randomF64(2 * n);
+      using input = upload('c128', x, s);
+      using output = poisoned('c128', n, s);
+      cache.basic(Device.get(0).context, 'Z2Z', n, 1).forward(input, output, { stream: s });
+      expect(relL2(await download(output, s), dft(x, n))).toBeLessThan(DOUBLE);
+    }
+    expect(cache.size).toBe(3);
+    expect(cache.evictions).toBeGreaterThanOrEqual(4);
+    expect(() => new FftPlanCache({ maxPlans: 0 })).toThrow('FftPlanCache maxPlans must be a positive integer, got 0');
+  });
+
   it('one plan runs on several streams at once, each with its own work area, every result right', async () => {
     const n = 1 << 16;
     const batch = 8;
