@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { f16Value } from '../../../src/runtime/memory/half.js';
 import { JobEngine, type JobResult, type JobSpec } from '../../../src/engine/index.js';
+import { DEFAULT_MAX_FFT_PLANS } from '../../../src/runtime/fft/plan-cache.js';
+import { signalWorkspace } from '../../../src/signal/workspace.js';
 import { gpu } from '../gpu-available.js';
 import { BANDS, engineFactory } from './engines.js';
 import { hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
@@ -129,6 +131,33 @@ describe.skipIf(!gpu.available)(`JobEngine compute graphs${skip}`, () => {
     expect(withGraphs.stats().computeGraphs!.replayed).toBe(3);
     expect(without.stats().computeGraphs).toBeUndefined();
   }, 60_000);
+
+  it('more shapes than the plan cache keeps: plans are freed, graphs made with them are captured again, results stay right', async () => {
+    const e = engine({ lanes: 1, laneDepth: 1 });
+    const first: Shape = { batch: 2, n: 1024, passBand: [20, 120], bandWaves: false };
+    for (let i = 0; i < 3; i++) {
+      const { spec, ref } = job(first);
+      expectReference(await e.submit(spec).result, ref, `first shape, job ${i}`);
+    }
+    const before = e.stats().computeGraphs!;
+    expect(before.replayed).toBe(1);
+    const plans = signalWorkspace.plans;
+    const evictions = plans.evictions;
+    // Each length needs a forward and an inverse plan: past DEFAULT_MAX_FFT_PLANS / 2 lengths the cache frees plans.
+    const lengths = Array.from({ length: DEFAULT_MAX_FFT_PLANS / 2 + 4 }, (_, i) => 1040 + 16 * i);
+    for (const n of lengths) {
+      const { spec, ref } = job({ ...first, n });
+      expectReference(await e.submit(spec).result, ref, `length ${n}`);
+    }
+    expect(plans.size).toBeLessThanOrEqual(DEFAULT_MAX_FFT_PLANS);
+    expect(plans.evictions).toBeGreaterThan(evictions);
+    // The first shape's graph refers to freed plans: it must be captured again, never replayed stale.
+    for (let i = 0; i < 3; i++) {
+      const { spec, ref } = job(first);
+      expectReference(await e.submit(spec).result, ref, `first shape again, job ${i}`);
+    }
+    expect(e.stats().computeGraphs!.captured).toBeGreaterThan(before.captured);
+  }, 120_000);
 
   it('computeGraphs must be a boolean', () => {
     expect(() => new JobEngine({ computeGraphs: 'yes' as unknown as boolean })).toThrow(/computeGraphs must be true or false/);
