@@ -143,7 +143,8 @@ export {
   type InputSeries,
   type NarrowOptions,
 } from './samples.js';
-export { SignalWorkspace, signalWorkspace, clearSignalCaches, type Precision } from './workspace.js';
+export { SignalWorkspace, signalWorkspace, clearSignalCaches, type Precision, type SignalWorkspaceOptions } from './workspace.js';
+export { DEFAULT_MAX_TABLE_BYTES, TableCache } from './table-cache.js';
 export {
   stft,
   stftGeometry,

@@ -6,7 +6,6 @@
  * consecutive calls may reuse them).
  */
 import type { Context } from '../runtime/context.js';
-import { Event } from '../runtime/event.js';
 import { FftPlanCache } from '../runtime/fft/plan-cache.js';
 import type { FftPlan } from '../runtime/fft/plan.js';
 import type { FftType } from '../runtime/fft/geometry.js';
@@ -19,6 +18,7 @@ import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.gene
 import { getWindow, windowKey, type WindowSpec } from './window.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
+import { DEFAULT_MAX_TABLE_BYTES, TableCache } from './table-cache.js';
 
 export { COMPLEX_OF, type ComplexOf, type Precision };
 
@@ -115,10 +115,23 @@ export type PrecisionLaunch<B extends KernelBase> = (
 class ContextState {
   readonly kernels: SignalKernels;
   readonly launchers = new Map<string, Launch>();
-  readonly built = new Map<string, { buffer: DeviceBuffer<DType>; stream: Stream | undefined; event: Event | undefined }>();
-  constructor(readonly context: Context) {
+  readonly tables: TableCache;
+  constructor(
+    readonly context: Context,
+    maxTableBytes: number,
+    onTableFreed: () => void,
+  ) {
     this.kernels = loadSignalKernels({ context });
+    this.tables = new TableCache(context, maxTableBytes, onTableFreed);
   }
+}
+
+/** Options of a SignalWorkspace. */
+export interface SignalWorkspaceOptions {
+  /** Bytes of tables (windows, band ranges, wavelet banks) kept per context; default DEFAULT_MAX_TABLE_BYTES (256 MiB). */
+  maxTableBytes?: number | undefined;
+  /** cuFFT plans kept; default DEFAULT_MAX_FFT_PLANS (64). */
+  maxPlans?: number | undefined;
 }
 
 /**
@@ -129,8 +142,10 @@ export class SignalWorkspace {
   readonly #contexts = new Map<Context, ContextState>();
   /** Scratch per stream (or per context for the legacy default stream). */
   readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
-  /** cuFFT plans, keyed without stream. */
-  readonly plans = new FftPlanCache();
+  /** cuFFT plans, keyed without stream, at most `maxPlans` of them. */
+  readonly plans: FftPlanCache;
+  /** Bytes of tables kept per context. */
+  readonly maxTableBytes: number;
   /** Tables, kernels or plans freed (clear(), a table rebuilt, a module reloaded). */
   #freed = 0;
   /** Scratch buffers of a stream (or a context's default stream) freed by growing. */
@@ -143,6 +158,11 @@ export class SignalWorkspace {
    * graph captured under another generation must not be replayed (the engine's compute graphs
    * check it per job).
    */
+  constructor(options: SignalWorkspaceOptions = {}) {
+    this.maxTableBytes = positiveInteger(options.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES, 'SignalWorkspace maxTableBytes');
+    this.plans = new FftPlanCache({ maxPlans: options.maxPlans });
+  }
+
   generation(stream: Stream): number {
     return this.#freed + (this.#scratchFreed.get(stream) ?? 0) + this.plans.generation;
   }
@@ -151,7 +171,7 @@ export class SignalWorkspace {
     let s = this.#contexts.get(context);
     if (!s || s.kernels.module.disposed) {
       if (s) this.#freed++; // its kernels went away with their module
-      s = new ContextState(context);
+      s = new ContextState(context, this.maxTableBytes, () => this.#freed++);
       this.#contexts.set(context, s);
     }
     return s;
@@ -250,41 +270,21 @@ export class SignalWorkspace {
 
   /** The buffer built under `key` when `stream` may use it with nothing to wait for (built on `stream`, or its build long finished). */
   #ready<T extends DType>(context: Context, key: string, stream: Stream | undefined): DeviceBuffer<T> | undefined {
-    const have = this.#state(context).built.get(key);
-    return have && !have.buffer.disposed && (have.event === undefined || have.stream === stream) ? (have.buffer as DeviceBuffer<T>) : undefined;
+    return this.#state(context).tables.ready<T>(key, stream);
   }
 
   /**
    * A table cached under `key` (per context) that the GPU fills: `make` allocates it and `build`
-   * enqueues its filling on `stream`, once. Later users on other streams wait for that work
-   * (cuStreamWaitEvent on an event recorded after it); on the legacy default stream, the host waits once.
+   * enqueues its filling on `stream`, once (see TableCache: later users on other streams wait for
+   * it; tables used longest ago are freed past maxTableBytes).
    */
   built<T extends DType>(context: Context, key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
-    const ready = this.#ready<T>(context, key, stream);
-    if (ready) return ready;
-    const state = this.#state(context);
-    const have = state.built.get(key);
-    if (have && !have.buffer.disposed) {
-      if (have.event && have.stream !== stream) {
-        if (have.event.query()) {
-          // Built long ago: nobody needs to wait any more.
-          have.event.dispose();
-          have.event = undefined;
-        } else if (stream) stream.waitEvent(have.event);
-        else have.event.synchronize();
-      }
-      return have.buffer as DeviceBuffer<T>;
-    }
-    if (have) this.#freed++; // a table disposed from outside is rebuilt at a new address
-    const buffer = make();
-    build(buffer);
-    let event: Event | undefined;
-    if (stream) {
-      event = new Event({ context, label: `built ${key.slice(0, 40)}` });
-      event.record(stream);
-    }
-    state.built.set(key, { buffer: buffer as DeviceBuffer<DType>, stream, event });
-    return buffer;
+    return this.#state(context).tables.built(key, stream, make, build);
+  }
+
+  /** The tables of `context` (bytes held, evictions). */
+  tables(context: Context): TableCache {
+    return this.#state(context).tables;
   }
 
   /**
@@ -337,10 +337,7 @@ export class SignalWorkspace {
     for (const map of this.#scratch.values()) for (const b of map.values()) b.dispose();
     this.#scratch.clear();
     for (const s of this.#contexts.values()) {
-      for (const b of s.built.values()) {
-        b.buffer.dispose();
-        b.event?.dispose();
-      }
+      s.tables.clear();
       s.kernels.module.dispose();
     }
     this.#contexts.clear();
