@@ -99,8 +99,8 @@ export class FftPlanCache {
   }
 
   /**
-   * Frees the plan handed out longest ago. Its work area goes with cuFFT's free, which waits for
-   * work still using it; the generation changes so graphs captured with it are captured again.
+   * Frees the plan handed out longest ago. Its work areas go with it (cuMemFree, which waits for the
+   * work still using them); the generation changes so graphs captured with it are captured again.
    */
   #evictLeastRecent(): void {
     let oldestKey: string | undefined;
