@@ -3,6 +3,7 @@
  * cycle free -> uploading -> processing -> downloading -> free, in step order, and every move
  * out of a stage is tied to the fence (an event) that marks the end of that stage's GPU work.
  */
+import { positiveInteger } from '../../runtime/value-checks.js';
 
 export type SlotState = 'free' | 'uploading' | 'processing' | 'downloading';
 
@@ -31,7 +32,7 @@ export class SlotRing<F> {
   #nextStep = 0;
 
   constructor(count: number, ops: FenceOps<F>) {
-    if (!Number.isInteger(count) || count < 1) throw new RangeError(`a slot ring needs a positive integer number of slots, got ${count}`);
+    positiveInteger(count, 'slots');
     this.#ops = ops;
     // Negative steps make the initial free slots go out in index order.
     this.#slots = Array.from({ length: count }, (_, i) => ({ state: 'free' as SlotState, step: i - count, fence: null, busy: [] }));
