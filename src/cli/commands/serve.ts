@@ -55,6 +55,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       server answers any job id, \`tscuda worker\` processes run the jobs, and
                       a server without a GPU is a front (ready while Redis answers)
   --queue NAME        the job queue's name (default tscuda-jobs; the workers' must match)
+  --prefix P          the job queue's Redis key prefix (default tscuda; the workers' must match)
   --blob-redis URL    a Redis that holds the queue's samples and results (repeat for several;
                       default the --redis one; the workers' must match, in the same order)
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
@@ -137,6 +138,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       drain: { type: 'string' },
       redis: { type: 'string' },
       queue: { type: 'string' },
+      prefix: { type: 'string' },
       'blob-redis': { type: 'string', multiple: true },
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -182,6 +184,10 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   if (values.queue !== undefined) {
     if (config.redis === undefined) throw new UsageError('--queue needs --redis');
     config.queueName = queueNameOption('queue', values.queue);
+  }
+  if (values.prefix !== undefined) {
+    if (config.redis === undefined) throw new UsageError('--prefix needs --redis');
+    config.queuePrefix = queueNameOption('prefix', values.prefix);
   }
   if (values['blob-redis'] !== undefined) {
     if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');

@@ -54,6 +54,8 @@ export interface WorkerConfig {
   redis?: string | undefined;
   /** `--queue NAME`: the queue's name (the workers' must match); default the queue's. */
   queueName?: string | undefined;
+  /** `--prefix P`: the queue's Redis key prefix (the workers' must match); default the queue's. */
+  queuePrefix?: string | undefined;
   /** `--blob-redis URL` (repeated): the Redis servers that hold the queue's samples and results (the workers' must match); default the `redis` one. */
   blobRedis?: string[] | undefined;
 }

@@ -34,6 +34,9 @@ describe('tscuda serve --redis: usage and start-up', () => {
     const blobs = await execa('node', [BIN, 'serve', '--blob-redis', 'redis://127.0.0.1:1'], { cwd: ROOT, reject: false, timeout: 30_000 });
     expect(blobs.exitCode).toBe(2);
     expect(blobs.stderr).toMatch(/--blob-redis needs --redis/);
+    const prefixAlone = await execa('node', [BIN, 'serve', '--prefix', 'p'], { cwd: ROOT, reject: false, timeout: 30_000 });
+    expect(prefixAlone.exitCode).toBe(2);
+    expect(prefixAlone.stderr).toMatch(/--prefix needs --redis/);
     // Every blob store is checked at start, as the queue's Redis is.
     const store = await execa('node', [BIN, 'serve', '--workers', '0', '--port', '0', '--redis', redisUrlForUsage, '--blob-redis', 'redis://127.0.0.1:1'], {
       cwd: ROOT,
@@ -49,9 +52,11 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: a front ov
   let redis: TestRedis;
   let worker: QueueWorker;
   const name = `serve-${randomUUID()}`;
+  const prefix = 'front-test';
   beforeAll(async () => {
     redis = await startRedis();
-    worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name });
+    // A prefix of their own: a front that did not pass --prefix on would put jobs where this worker never looks.
+    worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name, prefix });
   });
   afterAll(async () => {
     await worker?.close();
@@ -60,7 +65,7 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: a front ov
 
   it('is ready while Redis answers and answers jobs run by a queue worker; SIGTERM stops it with exit 0', async () => {
     const port = await freePort();
-    const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--queue', name]);
+    const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--queue', name, '--prefix', prefix]);
     try {
       // A healthy start reads as one: the line waits for the queue's Redis to connect (it said "not ready ... reconnecting").
       const [line] = await serve.waitFor(/listening on[^\n]*/);
