@@ -5,7 +5,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueUnavailableError } from './errors.js';
-import { integerOption } from './options.js';
+import { integerOption } from '../runtime/value-checks.js';
 
 /** Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) or ioredis options. */
 export type QueueConnection = string | RedisOptions;

@@ -36,7 +36,6 @@ import {
   MAX_PRIORITY,
   MAX_TTL_MS,
   RETRY_BACKOFF_MS,
-  integerOption,
   nameOption,
   rateLimitOption,
   type RateLimit,
@@ -44,6 +43,7 @@ import {
 import { JobWatcher } from './job-watcher.js';
 import type { JobQueueOptions, QueueCounts, SubmitOptions } from './job-queue-options.js';
 import { readCounts, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
+import { integerOption } from '../runtime/value-checks.js';
 
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;

@@ -3,6 +3,7 @@
  * that holds memory in Redis (samples, results, how long they stay) has one, so a client that
  * never collects its results cannot fill Redis.
  */
+import { integerOption } from '../runtime/value-checks.js';
 
 /** Default queue name (the Redis keys are `<prefix>:<name>:...`). */
 export const DEFAULT_QUEUE_NAME = 'tscuda-jobs';
@@ -56,14 +57,6 @@ export const INPUT_GIVEN_UP = 'x';
 export interface RateLimit {
   max: number;
   durationMs: number;
-}
-
-/** Checks an integer option; throws RangeError naming it. */
-export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
-    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${typeof value === 'number' ? value : JSON.stringify(value)}`);
-  return value;
 }
 
 /** Checks a queue name or prefix: BullMQ joins keys with ':', so neither may contain one. */

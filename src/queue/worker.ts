@@ -21,7 +21,8 @@ import { checkConnection, createRedis, describeConnection, settlesWithin, type Q
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue-options.js';
 import { readCounts } from './outcome.js';
-import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, integerOption, nameOption, rateLimitOption, type RateLimit } from './options.js';
+import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, nameOption, rateLimitOption, type RateLimit } from './options.js';
+import { integerOption } from '../runtime/value-checks.js';
 import { keepsInputKey, readInput } from './worker-input.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
 import { WorkerMemory } from './worker-memory.js';

@@ -1,7 +1,8 @@
 /**
- * The one check of "a count or a size": a safe integer of at least 1. Every layer's options and
- * arguments that must be one (lanes, maxQueued, nperseg, a server limit, a batch size) go through
- * it, so the rule and the sentence that names a wrong value are decided here once.
+ * The checks of a count or a size: `positiveInteger` (a safe integer of at least 1) and
+ * `integerOption` (a safe integer in a range, with a default). Every layer's options and arguments
+ * that must be one (lanes, maxQueued, nperseg, a server limit, a queue's byte limits) go through
+ * them, so the rules and the sentences that name a wrong value are decided here once.
  */
 
 /** Longest bad value an error message quotes; longer ones are cut (a 15 KB label is not echoed back). */
@@ -24,5 +25,13 @@ export function shownValue(value: unknown): string {
 /** `value` when it is a safe integer >= 1; else a RangeError "`what` must be a positive integer, got …". */
 export function positiveInteger(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer, got ${shownValue(value)}`);
+  return value;
+}
+
+/** `value` when it is a safe integer in [min, max], `fallback` when undefined; else a RangeError naming `name`. */
+export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${typeof value === 'number' ? value : JSON.stringify(value)}`);
   return value;
 }

@@ -4,10 +4,9 @@
  * never found later by a request (a limit silently off, a 500, a request never answered).
  */
 import { constants as bufferConstants } from 'node:buffer';
-import { integerOption } from '../queue/options.js';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BATCH_KINDS } from './batch.js';
-import { clip, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
+import { clip, integerOption, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
 import { SERIES_LABEL_NAMES } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './options.js';
 
