@@ -8,6 +8,7 @@
  */
 import type { Context } from '../runtime/context.js';
 import { Event } from '../runtime/event.js';
+import { leastRecentlyUsed, type Used } from '../runtime/least-recent.js';
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
@@ -21,12 +22,11 @@ export const DEFAULT_MAX_TABLE_BYTES = 256 * 2 ** 20;
  */
 const KEEP_RECENT = 8;
 
-interface Entry {
+interface Entry extends Used {
   readonly buffer: DeviceBuffer<DType>;
   /** The stream its build was enqueued on, and an event after it (until the build is known done). */
   readonly stream: Stream | undefined;
   event: Event | undefined;
-  used: number;
 }
 
 /** One context's tables (see the file's comment). */
@@ -104,14 +104,7 @@ export class TableCache {
   /** Frees tables used longest ago until the rest fit in maxBytes (the last KEEP_RECENT handed out stay). */
   #trim(): void {
     while (this.#bytes > this.maxBytes) {
-      let oldestKey: string | undefined;
-      let oldest = this.#clock - KEEP_RECENT + 1;
-      for (const [key, entry] of this.#entries) {
-        if (entry.used < oldest) {
-          oldest = entry.used;
-          oldestKey = key;
-        }
-      }
+      const oldestKey = leastRecentlyUsed(this.#entries, this.#clock - KEEP_RECENT + 1);
       if (oldestKey === undefined) return;
       const entry = this.#entries.get(oldestKey)!;
       this.#forget(oldestKey, entry);

@@ -5,6 +5,7 @@ import type { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
 import { describeValue, expectResource } from '../resource.js';
 import type { Stream } from '../stream.js';
+import { leastRecentlyUsed, type Used } from '../least-recent.js';
 import { positiveInteger } from '../value-checks.js';
 import { fftPlanKey, type FftPlanDescriptor, type FftType } from './geometry.js';
 import { FftPlan } from './plan.js';
@@ -19,9 +20,8 @@ export interface FftPlanCacheOptions {
 }
 
 /** A cached plan and when it was last handed out (the cache's own clock). */
-interface Entry {
+interface Entry extends Used {
   readonly plan: FftPlan;
-  used: number;
 }
 
 /**
@@ -103,14 +103,7 @@ export class FftPlanCache {
    * work still using them); the generation changes so graphs captured with it are captured again.
    */
   #evictLeastRecent(): void {
-    let oldestKey: string | undefined;
-    let oldest = Infinity;
-    for (const [key, entry] of this.#plans) {
-      if (entry.used < oldest) {
-        oldest = entry.used;
-        oldestKey = key;
-      }
-    }
+    const oldestKey = leastRecentlyUsed(this.#plans);
     if (oldestKey === undefined) return;
     const entry = this.#plans.get(oldestKey)!;
     this.#plans.delete(oldestKey);
