@@ -17,6 +17,9 @@ export interface EventDescriptor extends Placement {
   label?: string | undefined;
 }
 
+/** The descriptor's boolean flags, checked once per event made. */
+const BOOLEAN_FLAGS = ['timing', 'blockingSync', 'interprocess'] as const;
+
 export class Event extends Resource {
   readonly context: Context;
   readonly handle: CUevent;
@@ -27,7 +30,7 @@ export class Event extends Resource {
   constructor(descriptor: EventDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
       throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
-    for (const flag of ['timing', 'blockingSync', 'interprocess'] as const)
+    for (const flag of BOOLEAN_FLAGS)
       if (descriptor[flag] !== undefined && typeof descriptor[flag] !== 'boolean') throw new TypeError(`new Event(): ${flag} must be a boolean, got ${typeof descriptor[flag]}`);
     super('Event', descriptor.label);
     this.context = resolveContext(descriptor);

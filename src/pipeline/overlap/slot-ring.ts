@@ -31,8 +31,9 @@ export class SlotRing<F> {
   readonly #ops: FenceOps<F>;
   #nextStep = 0;
 
-  constructor(count: number, ops: FenceOps<F>) {
-    positiveInteger(count, 'slots');
+  /** `what` names the count in a message (its owner's option). */
+  constructor(count: number, ops: FenceOps<F>, what = 'slots') {
+    positiveInteger(count, what);
     this.#ops = ops;
     // Negative steps make the initial free slots go out in index order.
     this.#slots = Array.from({ length: count }, (_, i) => ({ state: 'free' as SlotState, step: i - count, fence: null, busy: [] }));

@@ -1,13 +1,13 @@
 import type { Context } from '../../runtime/context.js';
 import { resolveContext, type Placement } from '../../runtime/defaults.js';
-import { checkLength, type DType } from '../../runtime/memory/dtype.js';
+import type { DType } from '../../runtime/memory/dtype.js';
 import { type Event, EventPool } from '../../runtime/event.js';
 import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { DisposedError, Resource } from '../../runtime/resource.js';
 import type { Stream } from '../../runtime/stream.js';
 import { SlotRing, type SlotState } from './slot-ring.js';
-import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
 import { checkDType } from '../../runtime/memory/dtype-check.js';
+import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
 
 export type { SlotState } from './slot-ring.js';
 export { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
@@ -73,14 +73,14 @@ export class TripleBuffer<D> extends Resource {
 
   constructor(options: TripleBufferDescriptor<D>) {
     super('TripleBuffer', options.label);
-    // Checked before the driver is asked for anything: a wrong call says what is wrong, with or without a GPU.
-    positiveInteger(options.slots ?? 3, `TripleBuffer "${this.label}": slots`);
+    // The ring (it checks the slot count) and `create` before the driver is asked for anything: a
+    // wrong call says what is wrong, with or without a GPU. Events are released only once slots
+    // are in use, after the pool below exists.
+    this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => this.#events.release(e) }, `TripleBuffer "${this.label}": slots`);
     if (typeof options.create !== 'function')
       throw new TypeError(`TripleBuffer "${this.label}": create must be a function (slot index -> its data), got ${shownValue(options.create)}`);
     this.context = resolveContext(options);
     this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
-    const events = this.#events;
-    this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => events.release(e) });
     this.#destroy = options.destroy;
     const slots: Slot<D>[] = [];
     try {
@@ -96,7 +96,7 @@ export class TripleBuffer<D> extends Resource {
   /** Slots of `length` elements: a StagedBuffer (device buffer and its pinned staging) each. */
   static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string | undefined; slots?: number | undefined } = {}): TripleBuffer<StagedBuffer<T>> {
     checkDType(dtype, 'TripleBuffer.alloc dtype');
-    checkLength(length, 'TripleBuffer.alloc length');
+    positiveInteger(length, 'TripleBuffer.alloc length');
     const label = options.label ?? `TripleBuffer(${dtype}[${length}])`;
     const context = resolveContext(options);
     return new TripleBuffer<StagedBuffer<T>>({

@@ -4,12 +4,13 @@ import { resolveContext } from '../defaults.js';
 import type { Device } from '../device.js';
 import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
 import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
-import { checkLength, dtypeInfo, type DType } from './dtype.js';
+import { dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
 import { MemoryPool } from './memory-pool.js';
 import { describeValue, expectResource, isLive, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { sizeClass } from './size-classes.js';
+import { positiveInteger } from '../value-checks.js';
 
 interface Block {
   readonly address: number;
@@ -85,7 +86,7 @@ export class StreamOrderedAllocator extends Resource {
       ? given
       : expectResource<Stream>(given, 'Stream', `${this.label}: allocate needs the stream that will use the memory; its stream`);
     if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
-    if (!Number.isSafeInteger(length) || length <= 0) checkLength(length, `${this.label}: allocate length`);
+    if (!Number.isSafeInteger(length) || length <= 0) positiveInteger(length, `${this.label}: allocate length`);
     const block = this.#take(sizeClass(length * dtypeInfo(dtype).bytes), stream);
     const buffer = adoptDeviceMemory(dtype, length, block.address, this.context);
     block.buffer = buffer;

@@ -3,11 +3,12 @@ import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
-import { checkLength, type DType, dtypeInfo } from './dtype.js';
+import { type DType, dtypeInfo } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
 import { checkDType } from './dtype-check.js';
 import { checkLabel, describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
+import { positiveInteger } from '../value-checks.js';
 
 /** A device buffer whose rows are `pitchBytes` apart (cuMemAllocPitch), for 2D data. */
 export interface PitchedBuffer<T extends DType> {
@@ -22,8 +23,8 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   checkDType(dtype, 'allocPitched');
   if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`allocPitched takes a descriptor object, got ${describeValue(descriptor)}`);
   checkLabel(descriptor.label, 'allocPitched');
-  checkLength(width, 'pitched width');
-  checkLength(height, 'pitched height');
+  positiveInteger(width, 'pitched width');
+  positiveInteger(height, 'pitched height');
   const bytes = dtypeInfo(dtype).bytes;
   const context = resolveContext(descriptor);
   context.makeCurrent();
@@ -65,8 +66,8 @@ export function copy2D(copy: Copy2D): void {
   for (const buf of [src, dst])
     if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context)
       throw new Error(`copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`);
-  checkLength(widthBytes, 'copy2D widthBytes');
-  checkLength(height, 'copy2D height');
+  positiveInteger(widthBytes, 'copy2D widthBytes');
+  positiveInteger(height, 'copy2D height');
   for (const [side, pitch, buf] of [
     ['source', srcPitchBytes, src],
     ['destination', dstPitchBytes, dst],

@@ -3,7 +3,7 @@ import { addressCell, cellAddress, check, driverApi, driverError, finishLegacySt
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
-import { checkLength, checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
+import { checkOffset, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { forgetFinishedStreams } from './stream-uses.js';
 import { HostBuffer } from './host-buffer.js';
@@ -11,6 +11,7 @@ import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { freeNow, streamOrderedFree, type Allocation } from './allocation.js';
+import { positiveInteger } from '../value-checks.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
 export interface DeviceBufferDescriptor extends Placement {
@@ -77,7 +78,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
     checkDType(dtype, 'DeviceBuffer.alloc');
-    checkLength(length, 'DeviceBuffer length');
+    positiveInteger(length, 'DeviceBuffer length');
     checkDescriptor(descriptor, 'DeviceBuffer.alloc');
     if (descriptor.stream !== undefined) expectResource(descriptor.stream, Stream, 'DeviceBuffer.alloc stream');
     if (descriptor.pool !== undefined) expectResource(descriptor.pool, MemoryPool, 'DeviceBuffer.alloc pool');
@@ -134,7 +135,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     descriptor: Placement & { label?: string | undefined; free?: (() => void) | undefined } = {},
   ): DeviceBuffer<T> {
     checkDType(dtype, 'DeviceBuffer.wrap');
-    checkLength(length, 'DeviceBuffer length');
+    positiveInteger(length, 'DeviceBuffer length');
     checkAddress(address, 'DeviceBuffer.wrap address', false);
     checkDescriptor(descriptor, 'DeviceBuffer.wrap');
     if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes)) throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
@@ -148,7 +149,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   view(offset: number, length = this.length - offset): DeviceBuffer<T> {
     this.checkUsable();
     checkOffset(offset, 'view offset');
-    checkLength(length, 'view length');
+    positiveInteger(length, 'view length');
     if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     const bytes = dtypeInfo(this.dtype).bytes;
     return new DeviceBuffer(
@@ -195,7 +196,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (offset !== 0) checkOffset(offset, `${what} offset`);
     if (sourceOffset !== 0) checkOffset(sourceOffset, `${what} otherOffset`);
     const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
-    if (!(Number.isSafeInteger(length) && length > 0)) checkLength(length, `${what} length`);
+    if (!(Number.isSafeInteger(length) && length > 0)) positiveInteger(length, `${what} length`);
     if (offset + length > this.length) throw new RangeError(`${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     if (sourceOffset + length > otherLength) throw new RangeError(`${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`);
     r.offset = offset;

@@ -4,7 +4,6 @@
  * Uint16Array. Declared here because TypeScript's ES2023 lib does not have it.
  */
 import { withArticle } from '../article.js';
-import { positiveInteger } from '../value-checks.js';
 export interface Float16ArrayLike extends ArrayBufferView {
   readonly length: number;
   readonly BYTES_PER_ELEMENT: 2;
@@ -90,11 +89,6 @@ export function dtypeInfo(dtype: DType): (typeof DTYPES)[DType] {
   const info = DTYPES[dtype];
   if (!info) throw new TypeError(`unknown dtype ${String(dtype)}; expected one of ${Object.keys(DTYPES).join(', ')}`);
   return info;
-}
-
-/** Throws RangeError unless `length` is a positive safe integer. */
-export function checkLength(length: number, what: string): void {
-  positiveInteger(length, what);
 }
 
 /** Throws RangeError unless `offset` is a non-negative safe integer. */

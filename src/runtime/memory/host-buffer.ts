@@ -2,7 +2,7 @@ import koffi from 'koffi';
 import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
-import { checkLength, type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
+import { type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
 import { givePinned, takePinned } from './pinned-cache.js';
@@ -10,6 +10,7 @@ import { forgetFinishedStreams } from './stream-uses.js';
 import { processLost } from '../lost.js';
 import { checkLabel, describeValue, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
+import { positiveInteger } from '../value-checks.js';
 
 /** Streams that enqueued copies from or into a host buffer (`recordUse`): its memory goes back only after them. */
 interface HostUses {
@@ -138,7 +139,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
    */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: HostBufferDescriptor = {}): HostBuffer<T> {
     checkDType(dtype, 'HostBuffer.alloc');
-    checkLength(length, 'HostBuffer length');
+    positiveInteger(length, 'HostBuffer length');
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'HostBuffer.alloc');
     const info = dtypeInfo(dtype);
@@ -165,7 +166,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.register takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'HostBuffer.register');
     const length = hostElements(dtype, array, 'HostBuffer.register');
-    checkLength(length, 'registered array length');
+    positiveInteger(length, 'registered array length');
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);

@@ -3,12 +3,13 @@ import { check, driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
-import { checkLength, type DType, dtypeInfo, type HostArray } from './dtype.js';
+import { type DType, dtypeInfo, type HostArray } from './dtype.js';
 import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
 import { checkLabel, describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { Device } from '../device.js';
+import { positiveInteger } from '../value-checks.js';
 
 /** The cuMemAdvise hints `advise()` sets (or, with `unset: true`, clears): mostly read (pages are duplicated to readers), where pages should preferably live, and which device accesses them (mapped there to avoid faults). */
 export type MemoryAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
@@ -38,7 +39,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
 
   static override alloc<T extends DType>(dtype: T, length: number, descriptor: Placement & { label?: string | undefined } = {}): ManagedBuffer<T> {
     checkDType(dtype, 'ManagedBuffer.alloc');
-    checkLength(length, 'ManagedBuffer length');
+    positiveInteger(length, 'ManagedBuffer length');
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`ManagedBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'ManagedBuffer.alloc');
     const context = resolveContext(descriptor);

@@ -10,8 +10,9 @@ import { resolveContext, type Placement } from '../defaults.js';
 import { Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { DeviceBuffer } from './device-buffer.js';
-import { checkLength, type DType, type HostArray } from './dtype.js';
+import { type DType, type HostArray } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
+import { positiveInteger } from '../value-checks.js';
 
 /** How a StagedBuffer is made. */
 export interface StagedBufferDescriptor extends Placement {
@@ -48,7 +49,7 @@ export class StagedBuffer<T extends DType = DType> extends Resource {
 
   /** Allocates both halves (neither is left behind if the second allocation fails). */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: StagedBufferDescriptor = {}): StagedBuffer<T> {
-    checkLength(length, 'StagedBuffer length');
+    positiveInteger(length, 'StagedBuffer length');
     const context = resolveContext(descriptor);
     const label = descriptor.label;
     const host = HostBuffer.alloc(dtype, length, { context, ...(label === undefined ? {} : { label: `${label} (host)` }) });
