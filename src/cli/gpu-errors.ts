@@ -3,11 +3,12 @@
  * driver refuses), instead of a stack trace. CUDA-free: it only inspects the error's class name
  * and fields, so the command shells can use it before loading any CUDA module.
  */
+import { isCudaUnavailable } from '../runtime/unavailable.js';
 
 /** The line for `e`, or undefined when `e` is not about GPU availability (a real bug: rethrow it). */
 export function gpuUnavailableLine(command: string, e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
-  if (e.name === 'CudaUnavailableError') {
+  if (isCudaUnavailable(e)) {
     return `tscuda ${command}: no NVIDIA driver found (libcuda.so.1); ${command} needs a CUDA GPU and its driver`;
   }
   const { status, call } = e as { status?: unknown; call?: unknown };

@@ -9,6 +9,7 @@ import { parameterOfField } from '../engine/parameters.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
 import { QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
 import { clip, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
+import { isCudaUnavailable, noDriverReason } from '../runtime/unavailable.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
 export type FailureReason = 'REJECTED' | 'CANCELED' | 'TIMEOUT' | 'INVALID' | 'UNAVAILABLE' | 'BACKEND' | 'OTHER';
@@ -157,10 +158,8 @@ export function toHttpError(error: unknown, retryAfterS: number): HttpError {
     });
   }
   // No CUDA driver, found where a GPU part is first built on a request (a batcher factory): the
-  // answer of a server without a GPU (state.ts). Matched by name, as cli/gpu-errors.ts does:
-  // the class's module (ffi/errors.ts) loads koffi, which this CUDA-free module must not.
-  if (error instanceof Error && error.name === 'CudaUnavailableError')
-    return new HttpError(503, 'gpu_unavailable', `no CUDA driver: ${error.message}`, { retryable: false, cause: error });
+  // answer of a server without a GPU (state.ts).
+  if (isCudaUnavailable(error)) return new HttpError(503, 'gpu_unavailable', noDriverReason(error), { retryable: false, cause: error });
   if (error instanceof Error) {
     for (const [type, answer] of ERROR_STATUS) if (error instanceof type) return answer(error, retryAfterS);
     // An AbortSignal's own reason (a DOMException): the request's wait was aborted.

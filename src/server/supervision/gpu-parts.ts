@@ -8,6 +8,7 @@ import type { JobEngineOptions } from '../../engine/types.js';
 import type { BatchFactories } from '../batch.js';
 import type { WorkerConfig } from './protocol.js';
 import type { WorkerParts } from './worker.js';
+import { isCudaUnavailable, noDriverReason } from '../../runtime/unavailable.js';
 
 /** The engine a serve worker builds (a JobEngine: JobEngineLike plus registerStage). */
 export type ServeEngine = import('../../engine/job-engine.js').JobEngine;
@@ -77,10 +78,9 @@ export async function buildPartsOrNone(config: WorkerConfig): Promise<WorkerPart
     if (!availability.ok) return { engine: null, unavailableReason: `no usable CUDA device: ${availability.reason}` };
     return await buildGpuParts(config);
   } catch (error) {
-    const name = error instanceof Error ? error.name : '';
     const status = (error as { status?: unknown } | null)?.status;
     const message = error instanceof Error ? error.message : String(error);
-    if (name === 'CudaUnavailableError') return { engine: null, unavailableReason: `no CUDA driver: ${message}` };
+    if (isCudaUnavailable(error)) return { engine: null, unavailableReason: noDriverReason(error) };
     if (typeof status === 'string' && NO_GPU_STATUSES.has(status)) return { engine: null, unavailableReason: `no usable CUDA device: ${message}` };
     throw error;
   }
