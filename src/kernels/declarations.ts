@@ -192,3 +192,16 @@ export type ScalarArg<T extends DType> = T extends 'i64' | 'u64' ? number | bigi
 
 /** The argument types of a scalar declaration list: 'float a, long long k' → [number, number | bigint]. */
 export type ScalarArgs<S extends string> = string extends S ? (number | bigint)[] : ScalarTuple<SplitList<S>>;
+
+/** The arguments of a generated kernel function: its inputs, params and outputs, then optional launch options `L`. */
+export type KernelCallArgs<I extends string, O extends string, P extends string, L> =
+  [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>] | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, L];
+
+/** A function `elementwise()` or `reduction()` returns: call it to launch; `source()` shows the generated CUDA. */
+export interface GeneratedKernel<A extends unknown[]> {
+  (...args: A): void;
+  /** The kernel's name (a reduction's kernels take it as their prefix). */
+  readonly kernelName: string;
+  /** The CUDA source generated for these dtypes (placeholders by name: `{ T: 'f16' }`). */
+  source(placeholders?: Readonly<Record<string, DType>>): string;
+}

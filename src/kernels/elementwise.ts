@@ -35,9 +35,9 @@ import {
   resolvePlaceholders,
   scalarParamType,
   scalarParameterCode,
-  type BufferArgs,
+  type GeneratedKernel,
+  type KernelCallArgs,
   type Declaration,
-  type ScalarArgs,
 } from './declarations.js';
 import { gridFor, jitKernel } from './jit.js';
 
@@ -66,17 +66,10 @@ export interface ElementwiseLaunchOptions {
 }
 
 /** The arguments of an elementwise function: inputs, params, outputs, then optional options. */
-export type ElementwiseArgs<I extends string, O extends string, P extends string> =
-  [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>] | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ElementwiseLaunchOptions];
+export type ElementwiseArgs<I extends string, O extends string, P extends string> = KernelCallArgs<I, O, P, ElementwiseLaunchOptions>;
 
 /** The function `elementwise()` returns: call it to launch; `source()` shows the generated CUDA. */
-export interface ElementwiseFunction<I extends string, O extends string, P extends string> {
-  (...args: ElementwiseArgs<I, O, P>): void;
-  /** The kernel's name. */
-  readonly kernelName: string;
-  /** The CUDA source generated for these dtypes (placeholders by name: `{ T: 'f16' }`). */
-  source(placeholders?: Readonly<Record<string, DType>>): string;
-}
+export type ElementwiseFunction<I extends string, O extends string, P extends string> = GeneratedKernel<ElementwiseArgs<I, O, P>>;
 
 interface Parsed {
   name: string;

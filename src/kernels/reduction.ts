@@ -40,10 +40,10 @@ import {
   resolvePlaceholders,
   scalarParamType,
   scalarParameterCode,
-  type BufferArgs,
+  type GeneratedKernel,
+  type KernelCallArgs,
   type CTypeName,
   type Declaration,
-  type ScalarArgs,
 } from './declarations.js';
 import { commonPlacement, encodeScalar, splitCall } from './elementwise.js';
 import { jitKernel } from './jit.js';
@@ -79,17 +79,10 @@ export interface ReductionLaunchOptions {
 }
 
 /** The arguments of a reduction function: inputs, params, the output, then optional options. */
-export type ReductionArgs<I extends string, O extends string, P extends string> =
-  [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>] | [...BufferArgs<I>, ...ScalarArgs<P>, ...BufferArgs<O>, ReductionLaunchOptions];
+export type ReductionArgs<I extends string, O extends string, P extends string> = KernelCallArgs<I, O, P, ReductionLaunchOptions>;
 
 /** The function `reduction()` returns: call it to launch; `source()` shows the generated CUDA. */
-export interface ReductionFunction<I extends string, O extends string, P extends string> {
-  (...args: ReductionArgs<I, O, P>): void;
-  /** The kernels' name prefix. */
-  readonly kernelName: string;
-  /** The CUDA source generated for these dtypes (placeholders by name: `{ T: 'f16' }`). */
-  source(placeholders?: Readonly<Record<string, DType>>): string;
-}
+export type ReductionFunction<I extends string, O extends string, P extends string> = GeneratedKernel<ReductionArgs<I, O, P>>;
 
 interface ParsedReduction {
   name: string;
