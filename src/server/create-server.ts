@@ -24,7 +24,7 @@ import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import { observeJob } from './job-io.js';
 import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
-import { checkOptions, resolveLimits } from './option-checks.js';
+import { checkListenOptions, checkOptions, isLoggerInstance, resolveLimits } from './option-checks.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type TscudaServer } from './options.js';
 import { ROUTES } from './routes/index.js';
 import { BufferPool } from '../runtime/memory/buffer-pool.js';
@@ -32,7 +32,7 @@ import { installShedding } from './shedding/index.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
 
 export { DEFAULT_LIMITS };
-export type { CreateServerOptions, JobAnswer, JobView, LoadSample, RemoteJobs, ServerLimits, TscudaServer } from './options.js';
+export type { CreateServerOptions, JobAnswer, JobView, LoadSample, PinoOptions, RemoteJobs, ServerLimits, TscudaServer } from './options.js';
 
 /**
  * The kernel's queue of connections not yet accepted. Node's default is 511: a burst of more
@@ -57,7 +57,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
   const limits = resolveLimits(options.limits);
   const engine = options.engine ?? null;
   const app = Fastify({
-    logger: options.logger ?? false,
+    // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
+    ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     bodyLimit: limits.bodyLimitBytes,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -135,6 +136,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 
   installErrorHandling(app, state);
   const stopShedding = installShedding(app, state);
+  /** The socket being opened by listen(), which close() waits for. */
+  let listening: Promise<string> | null = null;
   installBodyReaders(app, state);
   installAccounting(app, state);
   for (const route of ROUTES) route(app, state);
@@ -156,7 +159,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     async listen(listenOptions = {}) {
       // fastify would listen after its close(): a socket that nothing closes, keeping the process alive.
       if (state.closing !== null) throw new Error('listen() after close(): this server is closing or closed; create a new one to serve again');
-      return app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1', backlog: listenOptions.backlog ?? LISTEN_BACKLOG });
+      checkListenOptions(listenOptions);
+      const attempt = app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1', backlog: listenOptions.backlog ?? LISTEN_BACKLOG });
+      listening = attempt;
+      const address = await attempt;
+      // close() came while the socket was being opened: it waited for this attempt and closes the socket.
+      if (state.closing !== null) throw new Error(`close() was called while listen() was starting: ${address} is closed again; create a new server to serve`);
+      return address;
     },
     close() {
       if (state.closing !== null) return state.closing;
@@ -164,6 +173,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       state.closing = new Promise<void>((resolve) => (done = resolve));
       void (async () => {
         try {
+          // A listen() under way opens its socket after fastify's close() would have looked: wait for it first.
+          await Promise.allSettled([listening]);
           await Promise.allSettled([app.close(), ...state.handlers]);
           while (state.handlers.size > 0) await Promise.allSettled([...state.handlers]);
           if (state.pending > 0) await new Promise<void>((resolve) => (state.onIdle = resolve));

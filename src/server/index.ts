@@ -1,5 +1,5 @@
 /** tscuda/server: the embeddable HTTP server over the job engine and the batchers. */
-export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type ServerLimits, type TscudaServer } from './create-server.js';
+export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type PinoOptions, type ServerLimits, type TscudaServer } from './create-server.js';
 export type { JobAnswer, JobView, RemoteJobs } from './options.js';
 export { localJobService, newJobId, type JobService, type JobServiceContext, type SubmittedJob } from './job-service.js';
 export { queueJobService, queueNotReadyReason, type QueueJobServiceOptions } from './queue-job-service.js';

@@ -79,6 +79,8 @@ export interface JobServiceContext {
 
 /** Random bytes in a job id: 128 bits, so no client can guess another's job. */
 const ID_RANDOM_BYTES = 16;
+/** The length of a job id's random part (base64url of ID_RANDOM_BYTES). */
+export const JOB_ID_RANDOM_CHARS = Math.ceil((ID_RANDOM_BYTES * 4) / 3);
 
 /** A job id: the routing prefix, then 128 random bits (base64url). */
 export function newJobId(prefix: string): string {

@@ -4,11 +4,14 @@
  * never found later by a request (a limit silently off, a 500, a request never answered).
  */
 import { constants as bufferConstants } from 'node:buffer';
+import type { FastifyBaseLogger } from 'fastify';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BATCH_KINDS } from './batch.js';
 import { clip, integerOption, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
 import { SERIES_LABEL_NAMES } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './options.js';
+import { JOB_ID_RANDOM_CHARS } from './job-service.js';
+import { JOB_ID_CHARS, MAX_JOB_ID_LENGTH } from './schemas.js';
 
 /** The largest body a Buffer holds. */
 const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
@@ -22,6 +25,26 @@ const MAX_RETRY_AFTER_S = 86_400;
 /** Options that are callbacks (their declared types are functions). */
 const FUNCTION_OPTIONS = ['jobs', 'info', 'peersReady', 'onLost', 'onLoadSample', 'clusterMetrics'] as const satisfies readonly (keyof CreateServerOptions)[];
 const STRING_OPTIONS = ['unavailableReason', 'jobIdPrefix'] as const satisfies readonly (keyof CreateServerOptions)[];
+/** Every option createServer() takes: a key not here is a typo, refused by name (the Record makes a new option fail to compile until it is listed). */
+const KNOWN_OPTIONS = Object.keys({
+  engine: true,
+  unavailableReason: true,
+  batchers: true,
+  limits: true,
+  logger: true,
+  extraFlags: true,
+  ownsEngine: true,
+  jobIdPrefix: true,
+  jobs: true,
+  exposeProcessInfo: true,
+  info: true,
+  metricsLabels: true,
+  peersReady: true,
+  onLost: true,
+  onLoadSample: true,
+  clusterMetrics: true,
+  remoteJobs: true,
+} satisfies Record<keyof CreateServerOptions, true>);
 const BOOLEAN_OPTIONS = ['ownsEngine', 'exposeProcessInfo'] as const satisfies readonly (keyof CreateServerOptions)[];
 /** The members of JobEngineLike the server calls (the others it only shows in `/v1/info`). */
 const ENGINE_METHODS = ['submit', 'stats', 'close'] as const;
@@ -93,6 +116,8 @@ export function resolveLimits(given: unknown): ServerLimits {
 /** Checks createServer()'s options other than `limits` (resolveLimits) and `logger` (fastify's own), each against its declared type. */
 export function checkOptions(options: unknown): asserts options is CreateServerOptions {
   if (!isRecord(options)) throw new TypeError(`createServer options must be an object, got ${shown(options)}`);
+  for (const key of Object.keys(options))
+    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`${member('createServer options', key)}: unknown option (known: ${KNOWN_OPTIONS.join(', ')})`);
   checkEngine(options.engine);
   checkBatchers(options.batchers);
   const flags = options.extraFlags;
@@ -109,6 +134,8 @@ export function checkOptions(options: unknown): asserts options is CreateServerO
   for (const name of BOOLEAN_OPTIONS)
     if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${shown(options[name])}`);
   if (options.metricsLabels !== undefined) checkMetricsLabels(options.metricsLabels);
+  if (options.jobIdPrefix !== undefined) checkJobIdPrefix(options.jobIdPrefix as string);
+  checkLogger(options.logger);
   const remote = options.remoteJobs;
   if (remote !== undefined) {
     if (!isRecord(remote)) throw new TypeError(`remoteJobs must be an object with get and delete, got ${shown(remote)}`);
@@ -144,4 +171,41 @@ function checkMetricsLabels(labels: unknown): void {
       throw new TypeError(`metricsLabels.${name}: the server's own series use this label (${SERIES_LABEL_NAMES.join(', ')}); pick another name`);
     if (typeof value !== 'string') throw new TypeError(`metricsLabels.${name} must be a string, got ${shown(value)}`);
   }
+}
+
+/** A job id's prefix: ids go into paths and the Location header, and the job routes take only ids of JOB_ID_CHARS up to MAX_JOB_ID_LENGTH. */
+function checkJobIdPrefix(prefix: string): void {
+  if (!new RegExp(`^[${JOB_ID_CHARS}]*$`).test(prefix)) throw new TypeError(`jobIdPrefix may hold only letters, digits, '-' and '_' (job ids go into URLs), got ${shown(prefix)}`);
+  const room = MAX_JOB_ID_LENGTH - JOB_ID_RANDOM_CHARS;
+  if (prefix.length > room) throw new RangeError(`jobIdPrefix must be at most ${room} characters (a job id is at most ${MAX_JOB_ID_LENGTH}), got ${prefix.length}`);
+}
+
+/** The methods that make an object a logger (fastify's own test), not pino's options. */
+const LOGGER_METHODS = ['info', 'error', 'warn', 'debug', 'trace', 'fatal', 'child'] as const;
+
+/** Whether `logger` is a logger of the caller's (fastify's `loggerInstance`) rather than pino's options. */
+export function isLoggerInstance(logger: unknown): logger is FastifyBaseLogger {
+  return isRecord(logger) && LOGGER_METHODS.every((m) => typeof logger[m] === 'function');
+}
+
+/** The logger option: a boolean, pino's options (an object without the logger methods) or a logger; a half logger is a mistake named by its missing method. */
+function checkLogger(logger: unknown): void {
+  if (logger === undefined || typeof logger === 'boolean') return;
+  if (!isRecord(logger)) throw new TypeError(`logger must be a boolean, pino's options or a logger, got ${shown(logger)}`);
+  const present = LOGGER_METHODS.filter((m) => typeof logger[m] === 'function');
+  if (present.length > 0 && present.length < LOGGER_METHODS.length)
+    throw new TypeError(
+      `logger has ${present.join(', ')} but not ${LOGGER_METHODS.filter((m) => !present.includes(m)).join(', ')}: a logger needs all of ${LOGGER_METHODS.join(', ')}`,
+    );
+}
+
+/** The options of listen(): port 0..65535 (0 picks a free one), a host string, a positive backlog; nothing else. */
+export function checkListenOptions(options: unknown): void {
+  const known = ['port', 'host', 'backlog'];
+  if (!isRecord(options)) throw new TypeError(`listen() takes an options object ({ port, host, backlog }), got ${shown(options)}`);
+  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${member('listen options', key)}: unknown option (known: ${known.join(', ')})`);
+  if (options.port !== undefined) integerOption('listen options.port', options.port, 0, 0, 65_535);
+  if (options.host !== undefined && (typeof options.host !== 'string' || options.host === ''))
+    throw new TypeError(`listen options.host must be a host name or address, got ${shown(options.host)}`);
+  if (options.backlog !== undefined) positiveInteger(options.backlog, 'listen options.backlog');
 }

@@ -2,7 +2,7 @@
  * What createServer() takes and returns: its options, its limits (each with a default) and the
  * running server's interface. Types only, and the default limits.
  */
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { JobEngineLike, JobResult } from '../engine/types.js';
 import type { BatchFactories } from './batch.js';
 import type { JobRetention } from './jobs.js';
@@ -96,6 +96,9 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxBatchDims: 16,
 };
 
+/** pino's options, as fastify's `logger` option takes them (`{ level: 'warn' }`). */
+export type PinoOptions = Exclude<FastifyServerOptions['logger'], boolean | undefined>;
+
 /** Options of createServer(). */
 export interface CreateServerOptions {
   /** The job engine; absent or null: no GPU (live 200, ready 503, GPU work 503). */
@@ -106,8 +109,8 @@ export interface CreateServerOptions {
   batchers?: BatchFactories | undefined;
   /** Limits over DEFAULT_LIMITS: any of them, and of `jobRetention` any of its keys (the others keep their defaults). */
   limits?: (Partial<Omit<ServerLimits, 'jobRetention'>> & { jobRetention?: Partial<JobRetention> | undefined }) | undefined;
-  /** fastify's logger option: false (default), true, or a pino-compatible logger. */
-  logger?: boolean | FastifyBaseLogger | undefined;
+  /** Logging: false (default), true (pino at info), pino's options (`{ level: 'warn' }`), or a logger of your own (pino or compatible: info, error, warn, debug, trace, fatal, child). */
+  logger?: boolean | PinoOptions | FastifyBaseLogger | undefined;
   /** Flags of stages registered on the engine (registerStage names) that requests may ask for. */
   extraFlags?: readonly string[] | undefined;
   /** close() also closes the engine; default false (the caller owns it). */

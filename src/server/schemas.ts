@@ -61,9 +61,14 @@ export const BATCH_BODY_SCHEMA = {
   properties: { items: { type: 'array', minItems: 1 }, timeout: { type: 'number', exclusiveMinimum: 0 } },
 } as const;
 
+/** The longest job id the job routes take: its routing prefix (`jobIdPrefix`) and random part together. */
+export const MAX_JOB_ID_LENGTH = 64;
+/** The characters of a job id (URL-safe: ids go into paths and the Location header). */
+export const JOB_ID_CHARS = 'A-Za-z0-9_-';
+
 /** `:id` of the job routes: a routing prefix and a random part (job-service.ts). */
 export const JOB_ID_PARAMS = {
   type: 'object',
-  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
+  properties: { id: { type: 'string', pattern: `^[${JOB_ID_CHARS}]{1,${MAX_JOB_ID_LENGTH}}$` } },
   required: ['id'],
 } as const;

@@ -97,6 +97,24 @@ describe('listen() after close()', () => {
     await expect(closing.listen({ port: 0 })).rejects.toThrow(/listen\(\) after close\(\)/);
     expect(closing.app.server.listening).toBe(false);
   });
+
+  it('close() while listen() is opening its socket: listen rejects, the socket is closed, close resolves after', async () => {
+    const s = createServer();
+    const listening = s.listen({ port: 0 });
+    const closed = s.close();
+    await expect(listening).rejects.toThrow(/close\(\) was called while listen\(\) was starting/);
+    await closed;
+    expect(s.app.server.listening).toBe(false);
+  });
+
+  it('listen options: known keys, a port in 0..65535, a positive backlog', async () => {
+    const s = make();
+    await expect(s.listen({ port: 0, bogus: 1 } as never)).rejects.toThrow('listen options.bogus: unknown option (known: port, host, backlog)');
+    await expect(s.listen({ port: 70_000 })).rejects.toThrow('listen options.port must be an integer in [0, 65535], got 70000');
+    await expect(s.listen({ port: 0, backlog: -5 })).rejects.toThrow('listen options.backlog must be a positive integer, got -5');
+    await expect(s.listen(null as never)).rejects.toThrow(/listen\(\) takes an options object/);
+    expect(s.app.server.listening).toBe(false);
+  });
 });
 
 describe('the options object and the engine', () => {
@@ -194,5 +212,51 @@ describe('batchers', () => {
     expect(untyped({ batchers: { lerp: null } })).toThrow('batchers.lerp must be a function (dim) => batcher, got null');
     expect(untyped({ batchers: { lerpp: () => fakeBatcher(() => new Float32Array(1)) } })).toThrow('batchers.lerpp: unknown option (known: gradient, lerp, slerp)');
     expect(untyped({ batchers: () => undefined })).toThrow('batchers must be an object with some of gradient, lerp, slerp, got a function');
+  });
+});
+
+describe('top-level options', () => {
+  it('a misspelt option is refused by name, with the known ones', () => {
+    expect(untyped({ limit: { maxPending: 0 } })).toThrow(TypeError);
+    expect(untyped({ limit: { maxPending: 0 } })).toThrow(/createServer options\.limit: unknown option \(known: engine, .*limits/);
+    expect(untyped({ ownEngine: true })).toThrow(/options\.ownEngine: unknown option/);
+  });
+
+  it('jobIdPrefix: only URL-safe id characters, short enough that every id it makes can be fetched', async () => {
+    for (const prefix of ['w1.', 'worker 1/', 'é', '€', 'a\nb']) expect(untyped({ jobIdPrefix: prefix })).toThrow(/jobIdPrefix may hold only letters, digits/);
+    expect(untyped({ jobIdPrefix: 'x'.repeat(50) })).toThrow(/jobIdPrefix must be at most 42 characters/);
+    const s = make({ engine: new FakeEngine(), jobIdPrefix: 'x'.repeat(42) });
+    const posted = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } });
+    expect(posted.statusCode).toBe(202);
+    const got = await s.app.inject({ method: 'GET', url: String(posted.headers.location) });
+    expect(got.statusCode).toBe(200);
+  });
+
+  it('logger: a boolean, pino options or a logger instance; anything else is refused', async () => {
+    expect(untyped({ logger: 5 })).toThrow("logger must be a boolean, pino's options or a logger, got 5");
+    expect(untyped({ logger: 'yes' })).toThrow(/logger must be a boolean/);
+    expect(untyped({ logger: { info: () => undefined } })).toThrow(/logger has info but not error, warn, debug, trace, fatal, child/);
+    const lines: string[] = [];
+    const s = make({ engine: new FakeEngine(), logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } as never });
+    await s.app.inject({ method: 'GET', url: '/v1/info' });
+    expect(lines.some((l) => l.includes('/v1/info'))).toBe(true);
+    // A logger of the caller's (pino's shape): fastify 5 wants it as loggerInstance; createServer passes it so.
+    const seen: unknown[] = [];
+    const own = {
+      level: 'info',
+      info: (...args: unknown[]) => void seen.push(args),
+      error: () => undefined,
+      warn: () => undefined,
+      debug: () => undefined,
+      trace: () => undefined,
+      fatal: () => undefined,
+      silent: () => undefined,
+      child(): unknown {
+        return own;
+      },
+    };
+    const t = make({ engine: new FakeEngine(), logger: own as never });
+    await t.app.inject({ method: 'GET', url: '/v1/info' });
+    expect(seen.length).toBeGreaterThan(0);
   });
 });
