@@ -144,20 +144,29 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     routes.set(route.url, entry);
   });
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(state, request, reply, answerFor(state, error, request)));
-  app.setNotFoundHandler((request, reply) => {
+  /** The answer to a path no route has (404), or a method its route lacks (405, with Allow). */
+  const routeMiss = (request: FastifyRequest, reply: FastifyReply): HttpError => {
     const path = request.url.split('?')[0] ?? '';
     for (const { test, methods } of routes.values()) {
       if (!test.test(path)) continue;
       const allow = [...methods].sort().join(', ');
       reply.header('allow', allow);
-      return sendError(
-        state,
-        request,
-        reply,
-        new HttpError(405, 'method_not_allowed', `${request.method} ${clip(path)}: not allowed here (allowed: ${allow})`, { field: 'method' }),
-      );
+      return new HttpError(405, 'method_not_allowed', `${request.method} ${clip(path)}: not allowed here (allowed: ${allow})`, { field: 'method' });
     }
-    return sendError(state, request, reply, new HttpError(404, 'not_found', `${request.method} ${clip(request.url)}: no such route`, { field: 'url' }));
+    return new HttpError(404, 'not_found', `${request.method} ${clip(request.url)}: no such route`, { field: 'url' });
+  };
+  app.setNotFoundHandler((request, reply) => sendError(state, request, reply, routeMiss(request, reply)));
+  // Only POST routes take a body. Any other body is refused on its headers, before it is read: it
+  // would otherwise be read into memory outside maxPending's count, or hold a socket while it trickles.
+  app.addHook('onRequest', async (request, reply) => {
+    const { headers } = request;
+    const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    if (!hasBody || (request.method === 'POST' && !request.is404)) return;
+    const error =
+      request.method === 'POST' || request.is404
+        ? routeMiss(request, reply)
+        : new HttpError(400, 'unexpected_body', `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`, { field: 'body' });
+    return sendError(state, request, reply, error);
   });
 }
 

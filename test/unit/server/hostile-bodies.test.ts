@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeEngine } from './fake-engine.js';
-import { MiB, connect, errorOf, head, listen, peakGrowth, response, serverFactory, until } from './hostile-client.js';
+import { MiB, connect, errorOf, firstResponse, head, listen, peakGrowth, response, serverFactory, until } from './hostile-client.js';
 
 const servers = serverFactory();
 afterEach(() => servers.closeAll());
@@ -213,5 +213,51 @@ describe('limits that cannot work are refused when the server is made', () => {
     expect(refused.statusCode).toBe(413);
     expect(errorOf(refused.json()).field).toBe('items');
     expect(performance.now() - t0).toBeLessThan(1000);
+  });
+});
+
+describe('bodies where no route takes one: refused on their headers, never read, the socket closed', () => {
+  it('DELETE, PUT, GET with a 200 MiB body, and a POST to no route: answered at once, heap flat, even with maxPending 0', async () => {
+    const s = servers.make({ engine: new FakeEngine(), limits: { maxPending: 0 } });
+    const port = await listen(s);
+    const cases: [method: string, path: string, status: number, code: string][] = [
+      ['DELETE', '/v1/jobs/abc', 400, 'unexpected_body'],
+      ['GET', '/v1/info', 400, 'unexpected_body'],
+      ['PUT', '/v1/stft', 405, 'method_not_allowed'],
+      ['POST', '/v1/nowhere', 404, 'not_found'],
+    ];
+    for (const [method, path, status, code] of cases) {
+      const {
+        result: r,
+        heapBytes,
+        ms,
+      } = await peakGrowth(async () => {
+        const c = await connect(port, head(method, path, { 'content-type': 'application/octet-stream', 'content-length': 200 * MiB }));
+        for (let i = 0; i < 8 && firstResponse(c.received()) === undefined; i++) await c.write(Buffer.alloc(MiB));
+        const answer = await response(c, 3000);
+        c.socket.destroy();
+        return answer;
+      });
+      expect(r.status, `${method} ${path}`).toBe(status);
+      expect(errorOf(r.body).code).toBe(code);
+      expect(ms).toBeLessThan(2000);
+      expect(heapBytes).toBeLessThan(32 * MiB);
+    }
+  });
+
+  it('a GET whose body trickles in is answered and its connection closed within a bound', async () => {
+    const s = servers.make({ engine: new FakeEngine() });
+    const port = await listen(s);
+    const c = await connect(port, head('GET', '/v2/health/live', { 'transfer-encoding': 'chunked' }));
+    const trickle = setInterval(() => void c.write('1\r\nx\r\n'), 200);
+    try {
+      const answer = await response(c, 3000);
+      expect(answer.status).toBe(400);
+      const closed = await Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      expect(closed).toBe(true);
+    } finally {
+      clearInterval(trickle);
+      c.socket.destroy();
+    }
   });
 });
