@@ -3,7 +3,7 @@
  * bad item refuses its own request, never a batch of other callers) and handed to a batcher
  * for their kind and vector length, created on first use and kept.
  */
-import { HttpError, invalidField } from './errors.js';
+import { HttpError, invalidField, sampleOutOfRange } from './errors.js';
 
 /** The batch endpoints. */
 export type BatchKind = 'gradient' | 'lerp' | 'slerp';
@@ -44,8 +44,10 @@ function vector(field: string, v: unknown, dim: number | undefined): Float32Arra
   const out = new Float32Array(v.length);
   for (let i = 0; i < v.length; i++) {
     const x: unknown = v[i];
-    if (typeof x !== 'number' || !Number.isFinite(x)) throw invalidField(`${field}[${i}]`, `must be a finite number, got ${x === null ? 'null' : typeof x}`);
+    if (typeof x !== 'number') throw invalidField(`${field}[${i}]`, `must be a number, got ${x === null ? 'null' : typeof x}`);
     out[i] = x;
+    // As /v1/stft's samples: a value f32 cannot hold is refused, not turned into Infinity.
+    if (!Number.isFinite(out[i]!)) throw sampleOutOfRange(`${field}[${i}]`, x, 'f32');
   }
   return out;
 }

@@ -17,7 +17,7 @@
 import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
 import type { JobData, JobHalfType, JobResult } from '../engine/types.js';
 import { bf16Value, f16Value } from '../runtime/memory/half.js';
-import { HttpError, invalidField } from './errors.js';
+import { HttpError, invalidField, sampleOutOfRange } from './errors.js';
 import type { SampleDtype } from './params.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
@@ -91,7 +91,7 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
         const v: unknown = row[i];
         if (typeof v !== 'number') throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
         data[r * n + i] = v;
-        if (!Number.isFinite(data[r * n + i]!)) throw outOfRange(`signal[${r}][${i}]`, v, dtype);
+        if (!Number.isFinite(data[r * n + i]!)) throw sampleOutOfRange(`signal[${r}][${i}]`, v, dtype);
       }
     }
     return { data, rows };
@@ -101,14 +101,9 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
     const v: unknown = signal[i];
     if (typeof v !== 'number') throw invalidField(`signal[${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
     data[i] = v;
-    if (!Number.isFinite(data[i]!)) throw outOfRange(`signal[${i}]`, v, dtype);
+    if (!Number.isFinite(data[i]!)) throw sampleOutOfRange(`signal[${i}]`, v, dtype);
   }
   return { data, rows: undefined };
-}
-
-/** A JSON number the samples' type cannot hold (1e39 as f32; 1e400, which JSON.parse reads as Infinity): refused, never stored as Infinity. */
-function outOfRange(field: string, v: number, dtype: Precision): HttpError {
-  return invalidField(field, `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`);
 }
 
 /** The response format a request's `Accept` header asks for. */

@@ -74,6 +74,11 @@ export function invalidField(field: string, message: string): HttpError {
   return new HttpError(400, 'invalid_field', `${field}: ${message}`, { field });
 }
 
+/** A JSON number the samples' type cannot hold (1e39 as f32; 1e400, which JSON.parse reads as Infinity): refused, never stored as Infinity. */
+export function sampleOutOfRange(field: string, v: number, dtype: 'f32' | 'f64'): HttpError {
+  return invalidField(field, `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`);
+}
+
 /** Longest error message sent. */
 const MAX_MESSAGE_CHARS = 1000;
 

@@ -29,6 +29,19 @@ export function queryStrings(query: unknown): Record<string, string> {
   return out;
 }
 
+/** Every value of each header (a repeated one is seen as such); light-my-request's injected requests have only the joined ones. */
+function distinctHeaders(request: FastifyRequest): Readonly<Record<string, string | string[] | undefined>> {
+  return (request.raw.headersDistinct as typeof request.raw.headersDistinct | undefined) ?? request.headers;
+}
+
+/** A binary request's parameters: its query and its x-tscuda-* headers, each name given once in all. */
+function binaryParamStrings(request: FastifyRequest): Record<string, string> {
+  const fromHeaders = headerParams(distinctHeaders(request));
+  const fromQuery = queryStrings(request.query);
+  for (const name of Object.keys(fromHeaders)) if (name in fromQuery) throw invalidField(name, `is given both in the query and as x-tscuda-${name.toLowerCase()}: give it once`);
+  return { ...fromHeaders, ...fromQuery };
+}
+
 /**
  * The signal and parameters of a job request, from a JSON or a binary body. Both default to the
  * engine's precision (f32 without an engine); a binary body may also hold 16-bit samples (`dtype`
@@ -43,14 +56,14 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
   let data: JobData;
   let dtype: SampleDtype;
   if (Buffer.isBuffer(body)) {
-    raw = paramsFromStrings({ ...headerParams(request.headers), ...queryStrings(request.query) });
+    raw = paramsFromStrings(binaryParamStrings(request));
     dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
     delete raw.dtype;
     data = decodeBinarySignal(body, dtype);
   } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     // Query parameters and x-tscuda-* headers are read only with binary bodies: ignoring one would run the job with the default instead.
     const query = Object.keys(queryStrings(request.query))[0];
-    const header = Object.keys(headerParams(request.headers))[0];
+    const header = Object.keys(headerParams(distinctHeaders(request)))[0];
     const misplaced = query !== undefined ? clip(query) : header !== undefined ? `x-tscuda-${header.toLowerCase()}` : undefined;
     if (misplaced !== undefined)
       throw new HttpError(400, 'unknown_field', `${misplaced}: query parameters and x-tscuda-* headers are read only with binary bodies; put it in the JSON body`, {

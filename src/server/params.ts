@@ -192,13 +192,20 @@ export function paramsFromStrings(strings: Readonly<Record<string, string>>): Ra
   return raw;
 }
 
-/** The `x-tscuda-<param>` headers (lower-case names) as a parameter map; header names are case-insensitive. */
+/**
+ * The `x-tscuda-<param>` headers as a parameter map (lower-case names). Given Node's
+ * `headersDistinct` (every value a header line gave), a parameter sent twice is refused, as in a query.
+ */
 export function headerParams(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const def of JOB_PARAMETER_TABLE) {
     if (!(def.from as readonly string[]).includes('header')) continue;
-    const v = headers[`x-tscuda-${def.name.toLowerCase()}`];
-    if (typeof v === 'string') out[def.name] = v;
+    const name = `x-tscuda-${def.name.toLowerCase()}`;
+    const given = headers[name];
+    if (given === undefined) continue;
+    const values = typeof given === 'string' ? [given] : given;
+    if (values.length !== 1) throw invalidField(name, 'is given more than once');
+    out[def.name] = values[0]!;
   }
   return out;
 }

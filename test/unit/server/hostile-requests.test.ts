@@ -46,7 +46,10 @@ describe('bad input gets its 4xx before anything needs a GPU', () => {
     ['window "bogus"', { url: '/v1/stft', payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7), window: 'bogus' } }, 'window'],
     ['nperseg 4, noverlap 0 on a short signal (NOLA)', { url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], nperseg: 4, noverlap: 0 } }, 'noverlap'],
     ['timeout 1e12 on a batch endpoint', { url: '/v1/batch/gradient', payload: { items: [[1, 2]], timeout: 1e12 } }, 'timeout'],
+    ['a batch value f32 cannot hold (1e39)', { url: '/v1/batch/gradient', payload: { items: [[1e39, 1, 2]] } }, 'items[0][0]'],
+    ['a lerp vector value f32 cannot hold (-1e39)', { url: '/v1/batch/lerp', payload: { items: [{ a: [-1e39, 0], b: [1, 1], t: 0.5 }] } }, 'items[0].a[0]'],
     ['x-tscuda-window: bogus', { url: '/v1/stft', headers: { ...octet, 'x-tscuda-window': 'bogus' }, payload: binary }, 'window'],
+    ['fs both in the query and as x-tscuda-fs', { url: '/v1/stft?fs=3', headers: { ...octet, 'x-tscuda-fs': '2000' }, payload: binary }, 'fs'],
     ['?__proto__=1', { url: '/v1/stft?__proto__=1', headers: octet, payload: binary }, '__proto__'],
     ['a series too short for the engine', { url: '/v1/stft', payload: { signal: [1, 2, 3] } }, 'signal'],
   ];
@@ -93,6 +96,17 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
       c.socket.destroy();
     });
   }
+
+  it('a parameter header given twice is 400 naming it (Node would join the two values)', async () => {
+    const s = servers.make({ engine: new FakeEngine() });
+    const port = await listen(s);
+    const head = `POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/octet-stream\r\nx-tscuda-fs: 2\r\nx-tscuda-fs: 3\r\ncontent-length: ${binary.length}\r\n\r\n`;
+    const c = await connect(port, Buffer.concat([Buffer.from(head, 'latin1'), binary]));
+    const r = await response(c, 3000);
+    c.socket.destroy();
+    expect(r.status).toBe(400);
+    expect(errorOf(r.body)).toMatchObject({ field: 'x-tscuda-fs', message: 'x-tscuda-fs: is given more than once' });
+  });
 
   it('a wrong method on a known path is 405 with Allow', async () => {
     const s = servers.make({ engine: new FakeEngine() });
