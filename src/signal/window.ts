@@ -164,6 +164,27 @@ export function besselI0(x: number): number {
   return sum;
 }
 
+/** Below this, besselI0's series is used as is (I0(700) ~ 1.5e302, still a double). */
+const I0_SERIES_LIMIT = 700;
+
+/**
+ * ln I0(x), for any x: the series' logarithm below I0_SERIES_LIMIT, above it the asymptotic
+ * expansion e^x / sqrt(2 pi x) * sum_k ((2k-1)!!)^2 / (k! (8x)^k), whose terms at x >= 700 fall
+ * below 1e-17 within a few steps.
+ */
+export function logBesselI0(x: number): number {
+  const ax = Math.abs(x);
+  if (ax < I0_SERIES_LIMIT) return Math.log(besselI0(ax));
+  let term = 1;
+  let sum = 1;
+  for (let k = 1; k < 30; k++) {
+    term *= (2 * k - 1) ** 2 / (k * 8 * ax);
+    sum += term;
+    if (term < 1e-17) break;
+  }
+  return ax - 0.5 * (Math.log(2 * Math.PI) + Math.log(ax)) + Math.log(sum);
+}
+
 /** The symmetric window of m points (m >= 2), as scipy's functions compute it before truncation. */
 function symmetric(name: WindowName, parameter: number | undefined, m: number): Float64Array {
   const w = new Float64Array(m);
@@ -206,10 +227,17 @@ function symmetric(name: WindowName, parameter: number | undefined, m: number): 
       return w;
     }
     case 'kaiser': {
-      const beta = parameter!;
+      const beta = Math.abs(parameter!);
       const alpha = (m - 1) / 2;
-      const den = besselI0(beta);
-      for (let i = 0; i < m; i++) w[i] = besselI0(beta * Math.sqrt(1 - ((i - alpha) / alpha) ** 2)) / den;
+      const x = (i: number): number => beta * Math.sqrt(1 - ((i - alpha) / alpha) ** 2);
+      if (beta < I0_SERIES_LIMIT) {
+        const den = besselI0(beta);
+        for (let i = 0; i < m; i++) w[i] = besselI0(x(i)) / den;
+      } else {
+        // I0(beta) overflows a double past ~713 (scipy gives NaN there): the ratio in logarithms.
+        const den = logBesselI0(beta);
+        for (let i = 0; i < m; i++) w[i] = Math.exp(logBesselI0(x(i)) - den);
+      }
       return w;
     }
     case 'gaussian': {

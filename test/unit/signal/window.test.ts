@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { besselI0, getWindow, resolveWindow, UnknownWindowError, WindowParameterError, windowKey, windowSum, type WindowSpec } from '../../../src/signal/window.js';
+import { besselI0, getWindow, logBesselI0, resolveWindow, UnknownWindowError, WindowParameterError, windowKey, windowSum, type WindowSpec } from '../../../src/signal/window.js';
 
 /** Values printed by scipy 1.17 (scipy.signal.get_window); regenerate with the script in the test's history if scipy changes. */
 const SCIPY = JSON.parse(readFileSync(join(import.meta.dirname, 'scipy-constants.json'), 'utf8')) as {
@@ -76,5 +76,24 @@ describe('getWindow formulas', () => {
     expect(() => getWindow(['kaiser', Number.NaN], 8)).toThrow(/finite/);
     expect(() => getWindow('hann', -1)).toThrow(RangeError);
     expect(() => getWindow('hann', 2.5)).toThrow(RangeError);
+  });
+});
+
+describe('kaiser with a large beta (I0 overflows a double past ~713)', () => {
+  it('stays finite and matches scipy computed through i0e (no overflow there) at beta 1000', () => {
+    // scipy.special.i0e(x) * exp(x - beta) / i0e(beta), x = beta * sqrt(1 - ((n - 4) / 4)^2), n = 0..8.
+    const reference = [0, 1.1327e-147, 7.0277e-59, 1.6457e-14, 1, 1.6457e-14, 7.0277e-59, 1.1327e-147, 0];
+    const w = getWindow(['kaiser', 1000], 9, { sym: true });
+    for (let i = 0; i < 9; i++) expect(Math.abs(w[i]! - reference[i]!)).toBeLessThanOrEqual(1e-4 * reference[i]! + 1e-300);
+  });
+
+  it('is continuous across the switch to logarithms, and a centre of 1 with zeros about it at beta 1e308', () => {
+    const below = getWindow(['kaiser', 699.999999], 33, { sym: true });
+    const above = getWindow(['kaiser', 700], 33, { sym: true });
+    for (let i = 0; i < 33; i++) expect(Math.abs(above[i]! - below[i]!)).toBeLessThanOrEqual(1e-6 * below[i]! + 1e-300);
+    const huge = getWindow(['kaiser', 1e308], 9, { sym: true });
+    expect(Array.from(huge)).toEqual([0, 0, 0, 0, 1, 0, 0, 0, 0]);
+    expect(logBesselI0(0)).toBe(0);
+    expect(logBesselI0(710)).toBeCloseTo(Math.log(besselI0(710)), 9);
   });
 });
