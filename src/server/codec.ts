@@ -215,6 +215,23 @@ export function encodeJsonResult(result: JobResult, half?: JobHalfType): Record<
   return body;
 }
 
+/**
+ * Throws 406 when `result` holds more than `maxValues` array values: its JSON text (~20 bytes a
+ * value, written in one piece on the event loop) would stall the server for seconds and can pass
+ * the longest string V8 makes; the binary answer carries the same result as its raw bytes.
+ */
+export function checkJsonResultSize(result: JobResult, maxValues: number): void {
+  let values = 0;
+  for (const field of ARRAY_FIELDS) values += result[field]?.length ?? 0;
+  if (values > maxValues)
+    throw new HttpError(
+      406,
+      'result_too_large_for_json',
+      `the result holds ${values} values, over the ${maxValues} a JSON answer may (limits.maxJsonResultValues): ask for it binary (Accept: application/octet-stream)`,
+      { field: 'accept' },
+    );
+}
+
 /** A binary response: the body and its two describing headers. */
 export interface BinaryResult {
   body: Buffer;

@@ -90,7 +90,7 @@ export function resolveLimits(given: unknown): ServerLimits {
   const retention = { ...DEFAULT_LIMITS.jobRetention, ...givenEntries('limits.jobRetention', own.jobRetention, DEFAULT_LIMITS.jobRetention) };
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
   for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
-  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims'] as const)
+  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims', 'maxJsonResultValues'] as const)
     positiveInteger(limits[name], `limits.${name}`);
   positiveInteger(retention.maxFinished, 'limits.jobRetention.maxFinished');
   for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);

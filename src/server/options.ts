@@ -76,6 +76,12 @@ export interface ServerLimits {
   maxBatchDim: number;
   /** Distinct vector lengths served per batch kind (each has its own batcher): a positive integer; default 16. */
   maxBatchDims: number;
+  /**
+   * Result values a JSON answer may hold (406 beyond, naming `Accept: application/octet-stream`):
+   * JSON text of a result takes ~20 bytes and the event loop's time per value; default 4,194,304
+   * (about 80 MB of text). Binary answers have no such bound.
+   */
+  maxJsonResultValues: number;
 }
 
 /** Default limits. */
@@ -94,6 +100,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxBatchItems: 4096,
   maxBatchDim: 65_536,
   maxBatchDims: 16,
+  maxJsonResultValues: 1 << 22,
 };
 
 /** pino's options, as fastify's `logger` option takes them (`{ level: 'warn' }`). */

@@ -3,7 +3,7 @@
  * only to `state.jobs` (a JobService), so where jobs are kept is replaceable.
  */
 import type { FastifyInstance } from 'fastify';
-import { encodeJsonResult, responseFormat } from '../codec.js';
+import { checkJsonResultSize, encodeJsonResult, responseFormat } from '../codec.js';
 import { HttpError, invalidField } from '../errors.js';
 import { halfOutput, handOverBody, readJob, sendResult } from '../job-io.js';
 import { JOB_ID_PARAMS } from '../schemas.js';
@@ -39,6 +39,7 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
     if (view === undefined) throw unknownJob(request.params.id);
     if (view.result !== undefined) {
       if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), view.result, format);
+      checkJsonResultSize(view.result, state.limits.maxJsonResultValues);
       return reply.send({ id: view.id, status: 'ready', result: encodeJsonResult(view.result) });
     }
     if (view.error !== undefined) return reply.send({ id: view.id, status: view.status, error: view.error });

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { BUILTIN_FLAGS } from '../../engine/parameters.js';
 import type { Job } from '../../engine/types.js';
-import { responseFormat } from '../codec.js';
+import { checkJsonResultSize, responseFormat } from '../codec.js';
 import { halfOutput, handOverBody, observeJob, pooledFiltered, readJob, sendResult } from '../job-io.js';
 import { JOB_BODY_SCHEMA } from '../schemas.js';
 import { requireGpu, track, untilLost, type ServerState } from '../state.js';
@@ -43,6 +43,7 @@ export function syncRoutes(app: FastifyInstance, state: ServerState): void {
         // The engine owns the deadline (spec.timeoutMs): the result rejects with JobTimeoutError in time.
         const result = await untilLost(state, job.result);
         observeJob(state, endpoint, result);
+        if (format === 'json') checkJsonResultSize(result, state.limits.maxJsonResultValues);
         return sendResult(reply, result, format, 200, halfOutput(spec));
       }),
     );

@@ -73,7 +73,9 @@ describe('limits', () => {
 
   it('an unknown limit is refused, naming it and the known ones; undefined takes the default', async () => {
     expect(limits({ maxSample: 10 })).toThrow(TypeError);
-    expect(limits({ maxSample: 10 })).toThrow(/^limits\.maxSample: unknown option \(known: bodyLimitBytes, jsonBodyLimitBytes, .*maxSamples, .*maxBatchDims\)$/);
+    expect(limits({ maxSample: 10 })).toThrow(
+      /^limits\.maxSample: unknown option \(known: bodyLimitBytes, jsonBodyLimitBytes, .*maxSamples, .*maxBatchDims, maxJsonResultValues\)$/,
+    );
     expect(limits({ jobRetention: { ttl: 5 } })).toThrow('limits.jobRetention.ttl: unknown option (known: maxFinished, ttlMs)');
     const s = make({ limits: { maxSamples: undefined } });
     const info = (await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ limits: { maxSamples: number } }>();
@@ -258,5 +260,27 @@ describe('top-level options', () => {
     const t = make({ engine: new FakeEngine(), logger: own as never });
     await t.app.inject({ method: 'GET', url: '/v1/info' });
     expect(seen.length).toBeGreaterThan(0);
+  });
+});
+
+describe('limits.maxJsonResultValues', () => {
+  it('a result over it is 406 naming the binary answer, synchronously and from /v1/jobs; binary still answers', async () => {
+    const s = make({ engine: new FakeEngine(), limits: { maxJsonResultValues: 100 } });
+    const signal = Array.from({ length: 256 }, (_, i) => Math.sin(i));
+    const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal } });
+    expect(json.statusCode).toBe(406);
+    expect(json.json()).toMatchObject({ error: { code: 'result_too_large_for_json', field: 'accept', message: expect.stringMatching(/Accept: application\/octet-stream/) } });
+    const binary = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { accept: 'application/octet-stream' }, payload: { signal } });
+    expect(binary.statusCode).toBe(200);
+    const posted = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal, flags: ['stft'] } });
+    const href = String(posted.headers.location);
+    let got = await s.app.inject({ method: 'GET', url: href });
+    for (let i = 0; i < 50 && got.statusCode === 202; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      got = await s.app.inject({ method: 'GET', url: href });
+    }
+    expect(got.statusCode).toBe(406);
+    expect((await s.app.inject({ method: 'GET', url: href, headers: { accept: 'application/octet-stream' } })).statusCode).toBe(200);
+    expect(limits({ maxJsonResultValues: 0 })).toThrow('limits.maxJsonResultValues must be a positive integer, got 0');
   });
 });
