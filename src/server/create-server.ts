@@ -60,6 +60,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
     ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     bodyLimit: limits.bodyLimitBytes,
+    // Node answers a missing Host with a bare 400; the error handler answers it in the documented shape.
+    http: { requireHostHeader: false },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },

@@ -160,6 +160,8 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
   // would otherwise be read into memory outside maxPending's count, or hold a socket while it trickles.
   app.addHook('onRequest', async (request, reply) => {
     const { headers } = request;
+    if (request.raw.httpVersion === '1.1' && headers.host === undefined)
+      return sendError(state, request, reply, new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }));
     const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
     if (!hasBody || (request.method === 'POST' && !request.is404)) return;
     const error =

@@ -82,6 +82,7 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
     ['a bad URL encoding in a path parameter', 'GET /v1/jobs/%zz HTTP/1.1\r\nhost: x\r\n\r\n', 400, 'url'],
     ['an over-long job id', `GET /v1/jobs/${'a'.repeat(500)} HTTP/1.1\r\nhost: x\r\n\r\n`, 414, 'url'],
     ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', 405, 'method'],
+    ['an HTTP/1.1 request without Host', 'GET /v1/info HTTP/1.1\r\n\r\n', 400, 'host'],
   ];
   for (const [name, request, status, field] of raw) {
     it(`${name}: ${status} as { error: { code, message, retryable } }`, async () => {
