@@ -35,3 +35,11 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
     throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${typeof value === 'number' ? value : JSON.stringify(value)}`);
   return value;
 }
+
+/**
+ * Throws TypeError `<what>.<key>: unknown option (known: …)` for the first key of `options` not in
+ * `known`: a misspelt option (`concurent: false`) would otherwise silently mean its default.
+ */
+export function knownKeys(options: object, known: readonly string[], what: string): void {
+  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${what}.${clip(key)}: unknown option (known: ${known.join(', ')})`);
+}

@@ -7,7 +7,7 @@ import { Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator, type AsyncOperationId } from '../async-coordinator.js';
 import { HazardTracker } from '../overlap/hazards.js';
-import { positiveInteger } from '../../runtime/value-checks.js';
+import { knownKeys, positiveInteger, shownValue } from '../../runtime/value-checks.js';
 
 /** A kernel stage's launch configuration. */
 export interface StageLaunch {
@@ -84,6 +84,9 @@ export interface StageManagerDescriptor {
   label?: string | undefined;
 }
 
+/** Every key of StageManagerDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({ coordinator: true, profiler: true, statsWindow: true, concurrent: true, label: true } satisfies Record<keyof StageManagerDescriptor, true>);
+
 /** @deprecated the name before issue 9; use StageManagerDescriptor. */
 export type StageManagerOptions = StageManagerDescriptor;
 
@@ -125,6 +128,8 @@ export class StageManager extends Resource {
   #gate: Promise<void> | null = null;
 
   constructor(options: StageManagerDescriptor = {}) {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`new StageManager() takes a descriptor object, got ${shownValue(options)}`);
+    knownKeys(options, DESCRIPTOR_KEYS, 'StageManager descriptor');
     super('StageManager', options.label);
     const window = positiveInteger(options.statsWindow ?? 1024, `StageManager "${this.label}": statsWindow`);
     this.#statsWindow = window;
