@@ -15,7 +15,7 @@ import { GpuLane } from './gpu-lane.js';
 import type { LaneShared, LentType } from './lane-resources.js';
 import { StageRegistry, type Stage } from './stages.js';
 import type { EngineStats, JobData, JobEngineOptions, JobHalfType } from './types.js';
-import { positiveInteger } from '../runtime/value-checks.js';
+import { knownKeys, positiveInteger } from '../runtime/value-checks.js';
 
 /** The element types hostBuffer() lends. */
 const LENT_TYPES: readonly LentType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
@@ -78,8 +78,7 @@ export class JobEngine extends EngineCore {
   constructor(options: JobEngineOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new TypeError('JobEngine options must be an object');
     // A misspelt option (`lane: 8`) would silently mean its default.
-    const unknown = Object.keys(options).filter((key) => !Object.hasOwn(OPTION_KEYS, key));
-    if (unknown.length > 0) throw new TypeError(`JobEngine: unknown option ${unknown.map((k) => JSON.stringify(k)).join(', ')} (options: ${Object.keys(OPTION_KEYS).join(', ')})`);
+    knownKeys(options, Object.keys(OPTION_KEYS), 'JobEngine options');
     // The core's own options first: nothing is made for an engine that its core would refuse.
     const { precision } = coreOptions(options);
     const perDevice = positiveInteger(options.lanes ?? DEFAULT_LANES, 'lanes');

@@ -36,10 +36,15 @@ export function integerOption(name: string, value: unknown, fallback: number, mi
   return value;
 }
 
+/** `path.key`, or `path["key"]` when the key is not an identifier (a label name with a space): how messages name an option. */
+export function member(path: string, key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${clip(JSON.stringify(key))}]`;
+}
+
 /**
  * Throws TypeError `<what>.<key>: unknown option (known: …)` for the first key of `options` not in
  * `known`: a misspelt option (`concurent: false`) would otherwise silently mean its default.
  */
 export function knownKeys(options: object, known: readonly string[], what: string): void {
-  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${what}.${clip(key)}: unknown option (known: ${known.join(', ')})`);
+  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${member(what, key)}: unknown option (known: ${known.join(', ')})`);
 }

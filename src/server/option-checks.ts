@@ -7,7 +7,7 @@ import { constants as bufferConstants } from 'node:buffer';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BATCH_KINDS } from './batch.js';
-import { clip, integerOption, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
+import { clip, integerOption, knownKeys, member, positiveInteger, shownValue as shown } from '../runtime/value-checks.js';
 import { SERIES_LABEL_NAMES } from './metrics.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './options.js';
 import { JOB_ID_RANDOM_CHARS } from './job-service.js';
@@ -53,11 +53,6 @@ const OPTIONAL_ENGINE_METHODS = ['hostBuffer', 'releaseHostBuffer'] as const;
 /** Prometheus's rule for label names (those starting with `__` are its own). */
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** `path.key`, or `path["key"]` when the key is not an identifier (a label name with a space). */
-function member(path: string, key: string): string {
-  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${clip(JSON.stringify(key))}]`;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -70,7 +65,7 @@ function givenEntries<T extends object>(path: string, value: unknown, defaults: 
   const known = Object.keys(defaults);
   if (value === undefined) return {};
   if (!isRecord(value)) throw new TypeError(`${path} must be an object with some of ${known.join(', ')}, got ${shown(value)}`);
-  for (const key of Object.keys(value)) if (!known.includes(key)) throw new TypeError(`${member(path, key)}: unknown option (known: ${known.join(', ')})`);
+  knownKeys(value, known, path);
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
@@ -116,8 +111,7 @@ export function resolveLimits(given: unknown): ServerLimits {
 /** Checks createServer()'s options other than `limits` (resolveLimits) and `logger` (fastify's own), each against its declared type. */
 export function checkOptions(options: unknown): asserts options is CreateServerOptions {
   if (!isRecord(options)) throw new TypeError(`createServer options must be an object, got ${shown(options)}`);
-  for (const key of Object.keys(options))
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`${member('createServer options', key)}: unknown option (known: ${KNOWN_OPTIONS.join(', ')})`);
+  knownKeys(options, KNOWN_OPTIONS, 'createServer options');
   checkEngine(options.engine);
   checkBatchers(options.batchers);
   const flags = options.extraFlags;
@@ -203,7 +197,7 @@ function checkLogger(logger: unknown): void {
 export function checkListenOptions(options: unknown): void {
   const known = ['port', 'host', 'backlog'];
   if (!isRecord(options)) throw new TypeError(`listen() takes an options object ({ port, host, backlog }), got ${shown(options)}`);
-  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${member('listen options', key)}: unknown option (known: ${known.join(', ')})`);
+  knownKeys(options, known, 'listen options');
   if (options.port !== undefined) integerOption('listen options.port', options.port, 0, 0, 65_535);
   if (options.host !== undefined && (typeof options.host !== 'string' || options.host === ''))
     throw new TypeError(`listen options.host must be a host name or address, got ${shown(options.host)}`);

@@ -56,6 +56,6 @@ describe('JobEngine checks its core options before it makes any lane', () => {
     expect(() => new JobEngine({ maxResultBytes: Number.NaN })).toThrow(/^maxResultBytes must be a positive integer, got NaN$/);
     expect(() => new JobEngine({ precision: 'f16' as never })).toThrow(/^precision must be 'f32' or 'f64'/);
     // A misspelt option is named (it meant its default: lanes 4).
-    expect(() => new JobEngine({ lane: 8 } as never)).toThrow(/^JobEngine: unknown option "lane" \(options: device, devices, context, lanes, /);
+    expect(() => new JobEngine({ lane: 8 } as never)).toThrow(/^JobEngine options\.lane: unknown option \(known: device, devices, context, lanes, /);
   });
 });
