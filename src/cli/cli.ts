@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands/index.js';
-import { reportUsageError } from './options.js';
+import { parseErrorLine, reportUsageError } from './options.js';
 
 /** The package's version, from its package.json (two levels above src/cli or dist/cli). */
 export function packageVersion(): string {
@@ -51,7 +51,11 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     return reportUsageError(undefined, `a command is needed: ${commands.map((c) => c.name).join(', ')}`);
   }
   if (isHelp(name) || name === 'help') {
-    const topicName = name === 'help' && !isHelp(args[0]) ? args[0] : undefined;
+    // `help -h` is general help; `tscuda --help stft` is `tscuda help stft`.
+    const words = args.filter((a) => !isHelp(a));
+    // A word more is a mistake (a script that meant something else), not help and exit 0.
+    if (words.length > 1) return reportUsageError(undefined, `${name} takes at most one command name, got ${words.length} words: ${words.join(' ')}`, args);
+    const topicName = words[0];
     const topic = topicName === undefined ? undefined : commands.find((c) => c.name === topicName);
     // `tscuda help nosuch` is the same mistake as `tscuda nosuch`: general help and exit 0 would hide it.
     if (topicName !== undefined && !topic) return reportUsageError(undefined, unknownCommand(topicName, commands), args);
@@ -59,6 +63,7 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     return 0;
   }
   if (name === '--version' || name === '-v') {
+    if (args.length > 0) return reportUsageError(undefined, `${name} takes no arguments, got ${args.map((a) => JSON.stringify(a)).join(' ')}`, args);
     console.log(packageVersion());
     return 0;
   }
@@ -75,7 +80,7 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     // own checks throw UsageError: bad usage, not failure.
     const code = (e as { code?: unknown }).code;
     if ((typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) || (e instanceof Error && e.name === 'UsageError')) {
-      return reportUsageError(name, (e as Error).message.replace(/\. To specify a positional argument starting with a '-'.*$/s, ''), args);
+      return reportUsageError(name, parseErrorLine((e as Error).message), args);
     }
     console.error(`tscuda ${name}: ${e instanceof Error ? e.message : String(e)}`);
     if (process.env.TSCUDA_DEBUG && e instanceof Error && e.stack) console.error(e.stack);

@@ -4,6 +4,7 @@
  * UsageError whose message names the option; commands print it and exit with status 2.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { checkConnection } from '../queue/connection.js';
 import { nameOption } from '../queue/options.js';
 
 /** A mistake on the command line: exit status 2, the message and the usage text. */
@@ -33,14 +34,37 @@ export function joinNegativeValues(args: readonly string[], options?: Options): 
   return out;
 }
 
-/** parseArgs with strict checking; its errors become UsageErrors. */
+/**
+ * node:util parseArgs' message as one line: its advice on positionals that start with a dash is
+ * dropped, and its three-line "argument is ambiguous" (an option whose value is missing, followed
+ * by another option: `--lanes --quiet`) says what is wrong in one.
+ */
+export function parseErrorLine(message: string): string {
+  const ambiguous = /^Option '([^']+)' argument is ambiguous\./.exec(message);
+  if (ambiguous !== null) return `Option '${ambiguous[1]}' argument missing (an option follows it; write ${ambiguous[1]}=VALUE for a value that starts with a dash)`;
+  return oneLine(message.replace(/\. To specify a positional argument starting with a '-'.*$/s, ''));
+}
+
+/** `text` on one line: a usage error is one line on stderr, and a JSON message has no newline either. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+/** parseArgs with strict checking; its errors become UsageErrors of one line. */
 export function parseCommandLine<O extends Options>(args: readonly string[], options: O, allowPositionals: boolean) {
   try {
     return parseArgs({ args: joinNegativeValues(args, options), options, allowPositionals, strict: true });
   } catch (e) {
-    const message = (e as Error).message.replace(/\. To specify a positional argument starting with a '-'.*$/s, '');
-    throw new UsageError(message);
+    throw new UsageError(parseErrorLine((e as Error).message));
   }
+}
+
+/** Decimal only (`12`, `-0.5`, `1e3`): Number() alone would take `0x10`, `0b11` and `0o7` too, which no option means. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** `text` as a decimal number (blanks around it allowed), or NaN when it is not one. */
+export function decimalNumber(text: string): number {
+  return DECIMAL.test(text.trim()) ? Number(text) : Number.NaN;
 }
 
 /** A positive integer option (undefined when not given: the caller's default applies). */
@@ -55,16 +79,26 @@ export function intOption(name: string, value: string | undefined, min = 1, max 
 /** A finite number option, strictly positive unless `allowZero`. */
 export function numberOption(name: string, value: string | undefined, allowZero = false): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) {
+  const n = decimalNumber(value);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) {
     throw new UsageError(`--${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got "${value}"`);
   }
   return n;
 }
 
-/** A Redis URL option (redis:// or rediss://), as given. */
+/**
+ * A Redis URL option (redis:// or rediss://), as given, checked by the queue's own rule
+ * (queue/connection.ts) at parse time: a URL that can never connect (`redis://:x`, port 99999,
+ * a database path `/abc`) is bad usage naming the option, not a connection failure later.
+ */
 export function redisUrlOption<V extends string | undefined>(name: string, value: V): V {
-  if (value !== undefined && !/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(value.slice(0, 100))}`);
+  if (value === undefined) return value;
+  if (!/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(value.slice(0, 100))}`);
+  try {
+    checkConnection(value, `--${name}`);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   return value;
 }
 
@@ -100,10 +134,12 @@ export function choiceOption<T extends string>(name: string, value: string | und
  * Reports a usage error the one way every command does: one line on stderr naming the command and
  * pointing at its --help, or, when the arguments asked for `--json`, one JSON object on stdout
  * (`{"ok": false, "error": {"name": "UsageError", "message"}}`) so a script reading JSON always gets
- * JSON. Returns the exit status for bad usage, 2.
+ * JSON. `--json=1` asks for JSON too (and is itself the mistake reported). The message is made one
+ * line either way. Returns the exit status for bad usage, 2.
  */
 export function reportUsageError(command: string | undefined, message: string, args: readonly string[] = []): 2 {
-  if (args.includes('--json')) {
+  message = oneLine(message);
+  if (args.some((a) => a === '--json' || a.startsWith('--json='))) {
     process.stdout.write(`${JSON.stringify({ ok: false, error: { name: 'UsageError', message } })}\n`);
   } else {
     const who = command === undefined ? 'tscuda' : `tscuda ${command}`;

@@ -1,8 +1,9 @@
 /**
  * Reading a signal for `tscuda stft`: WAV (8/16/24/32-bit PCM, 32/64-bit float, through the
  * `wavefile` package, which decodes every PCM depth and both float widths and validates the
- * RIFF chunks), raw little-endian `.f32`/`.f64`, or CSV (one column, or the first numeric
- * one, or one named). Pure and CUDA-free: tested in CI.
+ * RIFF chunks; the encoding is decided from the format tag as scipy does, wav-format.ts), raw
+ * little-endian `.f32`/`.f64`, or CSV (one column, or the first numeric one, or one named).
+ * Samples must be finite in every format. Pure and CUDA-free: tested in CI.
  *
  * Several channels are averaged into one by default (say `channel` to pick one); the result
  * says which in `channelNote`.
@@ -16,6 +17,7 @@ import { extname } from 'node:path';
 import wavefile from 'wavefile';
 import type { Precision } from '../runtime/fft/precision.js';
 import { bf16Value, f16Value } from '../runtime/memory/half.js';
+import { asEncoded, wavDataWarning, wavEncoding, wavFmt, type WaveFileLike } from './wav-format.js';
 
 /** The input formats, chosen by file extension unless given: raw i16/f16/bf16 are little-endian 16-bit samples. */
 export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv' | 'i16' | 'f16' | 'bf16';
@@ -135,32 +137,6 @@ export function readSignal(path: string, options: ReadSignalOptions = {}): Signa
 /** Full-scale divisor of each integer PCM depth, so samples land in [-1, 1). */
 const PCM_SCALE: Readonly<Record<string, number>> = { '16': 32768, '24': 8388608, '32': 2147483648 };
 
-interface WaveFileLike {
-  bitDepth: string;
-  fmt: object;
-  data: { chunkSize: number; samples: Uint8Array };
-  getSamples(interleaved?: boolean, OutputObject?: Function): Float64Array | Float64Array[];
-}
-
-function wavFmt(wav: WaveFileLike): { numChannels: number; sampleRate: number; bitsPerSample: number } {
-  const fmt = wav.fmt as { numChannels?: unknown; sampleRate?: unknown; bitsPerSample?: unknown };
-  return { numChannels: Number(fmt.numChannels), sampleRate: Number(fmt.sampleRate), bitsPerSample: Number(fmt.bitsPerSample) };
-}
-
-/**
- * The warning for a data chunk that is not what its header says: shorter than it claims (a file cut
- * off while written), or not whole frames (an odd byte count of 16-bit samples). wavefile reads the
- * whole frames there are; the user should know the signal is not all the header promised.
- */
-function wavDataWarning(wav: WaveFileLike, frameBytes: number, name: string): string | undefined {
-  const claimed = wav.data.chunkSize;
-  const held = wav.data.samples.byteLength;
-  const read = held - (held % frameBytes);
-  if (claimed > held) return `${name}: WAV data chunk says ${claimed} bytes, file holds ${held}; reading ${read}`;
-  if (read !== held) return `${name}: WAV data chunk of ${held} bytes is not a whole number of ${frameBytes}-byte frames; reading ${read}`;
-  return undefined;
-}
-
 /** Decodes WAV bytes: integer PCM is scaled to [-1, 1), 8-bit PCM (unsigned) centred first; float stays as is. */
 export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
   checkFs(options.fs, name);
@@ -170,13 +146,14 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
   } catch (e) {
     throw new SignalInputError(`${name}: not a readable WAV file: ${(e as Error).message}`);
   }
-  const encoding = wav.bitDepth;
+  // The format tag (an extensible file's SubFormat included) decides, not the bit depth alone (wav-format.ts).
+  const resolved = wavEncoding(wav);
+  if ('unsupported' in resolved) throw new SignalInputError(`${name}: WAV sample encoding "${resolved.unsupported}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`);
+  const { encoding } = resolved;
   const { numChannels, sampleRate, bitsPerSample } = wavFmt(wav);
-  const supported = encoding === '8' || encoding === '32f' || encoding === '64' || encoding in PCM_SCALE;
-  if (!supported) throw new SignalInputError(`${name}: WAV sample encoding "${encoding}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`);
   if (!(numChannels >= 1)) throw new SignalInputError(`${name}: WAV header has no channels`);
   const raw = wav.getSamples(false, Float64Array);
-  const channels: Float64Array[] = Array.isArray(raw) ? raw : [raw];
+  const channels = asEncoded(Array.isArray(raw) ? raw : [raw], wav, encoding);
   const length = channels[0]?.length ?? 0;
   if (length === 0) throw new SignalInputError(`${name}: WAV file has no samples`);
   const dataWarning = wavDataWarning(wav, numChannels * Math.ceil(bitsPerSample / 8), name);
@@ -224,6 +201,8 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     samples = Float64Array.from(channels[mode]!);
     channelNote = `channel ${mode} of ${channels.length}`;
   }
+  // Float samples may be NaN or infinite: refused as raw and CSV input refuses them, before any GPU work.
+  if (encoding === '32f' || encoding === '64') refuseNonFinite(channels.length === 1 ? [0] : mode === 'mean' ? channels.map((_, c) => c) : [mode], channels, name);
   if (encoding === '8') for (let i = 0; i < length; i++) samples[i] = (samples[i]! - 128) / 128;
   else if (encoding === '16') {
     // The same `scale` as the 16-bit path above, so that a mean of channels honours it too.
@@ -234,6 +213,14 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     if (scale !== undefined) for (let i = 0; i < length; i++) samples[i]! /= scale;
   }
   return { samples, length, fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource, warnings };
+}
+
+/** Throws for the first sample of the `used` channels that is not finite, naming it (and its channel where there are several). */
+function refuseNonFinite(used: readonly number[], channels: readonly Float64Array[], name: string): void {
+  for (const c of used) {
+    const bad = channels[c]!.findIndex((v) => !Number.isFinite(v));
+    if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad}${channels.length > 1 ? ` of channel ${c}` : ''} is ${channels[c]![bad]}; samples must be finite`);
+  }
 }
 
 /** Channel `c` of 16-bit PCM: wavefile's raw little-endian sample bytes (`data.samples`), de-interleaved, as they are. */

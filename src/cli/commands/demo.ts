@@ -7,6 +7,7 @@
 import type { CliCommand } from '../command.js';
 import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
 import { folderOption, intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
+import { OutputFolderError, prepareOutputFolder } from '../output-folder.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
@@ -76,6 +77,14 @@ export const demoCommand: CliCommand = {
     if (options.help) {
       process.stdout.write(`${DEMO_USAGE}\n`);
       return 0;
+    }
+    // The folder the pictures go to, made ready before the GPU part: not refused after the timed run.
+    try {
+      prepareOutputFolder('out', options.out);
+    } catch (e) {
+      if (!(e instanceof OutputFolderError)) throw e;
+      process.stderr.write(`tscuda demo: ${e.message}\n`);
+      return 1;
     }
     const { runDemo } = await import('./demo-run.js');
     return runDemo(options);

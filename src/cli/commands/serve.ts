@@ -3,11 +3,10 @@ import { constants as bufferConstants } from 'node:buffer';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
-import { joinNegativeValues, queueNameOption, redisUrlOption, UsageError } from '../options.js';
+import { parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { MAX_PENDING } from '../../server/option-checks.js';
 import { checkRedis } from '../../queue/index.js';
@@ -20,6 +19,7 @@ import { buildFailure, listenFailure } from '../../server/supervision/start-fail
 import { superviseWorkers, type SupervisorEnd } from '../../server/supervision/supervisor.js';
 import type { CliCommand } from '../command.js';
 import { readyWithin } from '../../server/supervision/start-readiness.js';
+import { stopSignals, type StopSignals } from './serve-signals.js';
 
 const USAGE = `usage: tscuda serve [options]
 Serves the FFT job engine and the small-item batchers over HTTP (see the README, "Serving").
@@ -34,6 +34,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       and with --workers 0 one engine spans them all
   --standby N         experimental: spare workers with their engine built (default 0), to
                       replace a worker whose context is lost; each spare holds a CUDA context
+                      (needs --workers >= 1)
   --lanes N           lanes (CUDA streams) per worker's engine (default 4)
   --max-queued N      queued jobs per worker before 429 (default 1024)
   --max-pending N     POSTs in progress per worker (counted from their headers) before 429 (default 4096)
@@ -113,11 +114,10 @@ function deviceOption(v: string | undefined): 'all' | number[] {
 
 /** Parses the options into the workers' configuration and the worker count. */
 export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
-  const { values } = parseArgs({
-    args: joinNegativeValues(args),
-    strict: true,
-    allowPositionals: false,
-    options: {
+  // The CLI's one parser: its messages are one line, and `--workers -1` reaches the option's own check.
+  const { values } = parseCommandLine(
+    args,
+    {
       port: { type: 'string' },
       host: { type: 'string' },
       workers: { type: 'string' },
@@ -143,7 +143,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       log: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
-  });
+    false,
+  );
   if (values.help === true) return { help: true };
   const port = integer('port', values.port, 8000, 0, 65535);
   const precision = values.precision ?? 'f32';
@@ -158,6 +159,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   );
   const jsonLimitMib = integer('json-limit', values['json-limit'], Math.min(16, bodyLimitMib), 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
   if (jsonLimitMib > bodyLimitMib) throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
+  // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
+  if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
   const config: WorkerConfig = {
     port,
     host: values.host ?? '127.0.0.1',
@@ -194,7 +197,10 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     config.blobRedis = values['blob-redis'].map((url) => redisUrlOption('blob-redis', url));
   }
   const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
-  return { help: false, workers, standby: integer('standby', values.standby, 0, 0, MAX_WORKERS), config };
+  const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
+  // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
+  if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
+  return { help: false, workers, standby, config };
 }
 
 /**
@@ -210,26 +216,6 @@ async function machineDeviceCount(): Promise<number> {
     // A driver that fails: each worker meets the same failure and reports it.
     return 0;
   }
-}
-
-/** SIGTERM, SIGINT and SIGHUP (a closed terminal, a reload by habit) all stop gracefully. */
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
-
-/**
- * Resolves with the first stop signal; a second one calls `onSecond` (it cuts the drain) instead
- * of ending the process the default way (a crash, workers left behind).
- */
-function untilSignal(onSecond: (signal: string) => void): Promise<string> {
-  return new Promise((resolve) => {
-    let first: string | null = null;
-    const on = (signal: string): void => {
-      if (first === null) {
-        first = signal;
-        resolve(signal);
-      } else onSecond(signal);
-    };
-    for (const signal of STOP_SIGNALS) process.on(signal, on);
-  });
 }
 
 /** The exit code of a stop, with its one line when the drain was cut. */
@@ -260,14 +246,24 @@ async function serve(args: string[]): Promise<number> {
   try {
     parsed = await parseServeArgs(args);
   } catch (error) {
-    // One line: the 30-line usage buries the one thing that was wrong.
-    console.error(`tscuda serve: ${(error as Error).message.replace(/\s*\n\s*/g, ' ')} (tscuda serve --help)`);
-    return EXIT_CODES.usage;
+    // The one reporter of every command: one line (not the 30-line usage), or JSON with --json.
+    return reportUsageError('serve', (error as Error).message, args);
   }
   if (parsed.help) {
     console.log(USAGE);
     return 0;
   }
+  // Listened for before anything starts, so that no signal finds the process without its handlers.
+  const signals = stopSignals();
+  try {
+    return await serveParsed(parsed, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+/** serve() once the options are good, with the stop signals already caught. */
+async function serveParsed(parsed: { workers: number; standby: number; config: WorkerConfig }, signals: StopSignals): Promise<number> {
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
   if (config.redis !== undefined) {
@@ -280,14 +276,19 @@ async function serve(args: string[]): Promise<number> {
     }
   }
   const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
-  if (workers === 0) return serveInProcess(config, drainMs, log);
+  if (workers === 0) return serveInProcess(config, drainMs, log, signals);
   const entry = workerEntry();
   const devices = spreadDevices(config.devices, config.devices === 'all' ? await machineDeviceCount() : 0);
+  if (signals.received !== null) {
+    log(`${signals.received}: stopped before any worker started`);
+    return EXIT_CODES.drained;
+  }
   const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, devices, log });
-  const signalled = untilSignal((signal) => {
+  signals.onAgain((signal) => {
     log(`${signal} again: cutting the drain`);
     supervisor.cut();
   });
+  const signalled = signals.first;
   let address: string;
   try {
     const first = await Promise.race([supervisor.started, signalled.then(() => null)]);
@@ -313,7 +314,7 @@ function stopped(end: SupervisorEnd, log: (line: string) => void): number {
 }
 
 /** `--workers 0`: one server in this process, the same start-up failures and the same bounded drain. */
-async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void): Promise<number> {
+async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void, signals: StopSignals): Promise<number> {
   let parts;
   try {
     parts = await buildPartsOrNone(config);
@@ -334,10 +335,11 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
   if (config.redis !== undefined) await readyWithin(() => server.ready);
   const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
   log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
-  const signal = await untilSignal((again) => {
+  signals.onAgain((again) => {
     log(`${again} again: cutting the drain`);
     guard.cut(`a second signal (${again})`);
   });
+  const signal = await signals.first;
   log(`${signal}: finishing accepted requests (at most ${drainMs} ms)`);
   const outcome: DrainOutcome = await guard.drain(drainMs);
   return stopCode(outcome.drained, log, `${outcome.cutReason ?? ''}, ${outcome.unfinished} request(s) unfinished`);

@@ -10,7 +10,7 @@ import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
 import { deviceSelection } from '../device-option.js';
-import { choiceOption, folderOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
+import { choiceOption, decimalNumber, folderOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { FORMAT_SPECIFIC_OPTIONS, formatOfPath, readSignal, scaleProblem, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
 
 /** The options of `tscuda stft`, parsed. */
@@ -164,8 +164,8 @@ export function parseWindow(text: string): WindowSpec {
   if (extra !== undefined) throw new UsageError(`--window takes NAME or NAME:PARAMETER, got "${text}"`);
   let spec: WindowSpec = name;
   if (param !== undefined) {
-    const p = Number(param);
-    if (param.trim() === '' || !Number.isFinite(p)) throw new UsageError(`--window ${name}: the parameter must be a number, got "${param}"`);
+    const p = decimalNumber(param);
+    if (!Number.isFinite(p)) throw new UsageError(`--window ${name}: the parameter must be a number, got "${param}"`);
     spec = [name, p];
   }
   try {
@@ -180,8 +180,8 @@ export function parseWindow(text: string): WindowSpec {
 export function parseBand(text: string): Band {
   const m = /^\s*([^:]+):([^:]+)\s*$/.exec(text);
   if (!m) throw new UsageError(`--band takes LO:HI in Hz, got "${text}"`);
-  const lo = Number(m[1]);
-  const hi = Number(m[2]);
+  const lo = decimalNumber(m[1]!);
+  const hi = decimalNumber(m[2]!);
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) throw new UsageError(`--band ${text}: both edges must be numbers`);
   if (lo < 0) throw new UsageError(`--band ${text}: the low edge must be >= 0`);
   if (!(lo < hi)) throw new UsageError(`--band ${text}: the low edge must be below the high edge`);
@@ -295,9 +295,10 @@ export function extendSignal<T extends Float32Array | Float64Array | Int16Array 
 /** --scale by readSignal's own rule (scaleProblem: negative scales flip the sign), or undefined. */
 function scaleOption(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const problem = scaleProblem(v.trim() === '' ? Number.NaN : Number(v));
+  const scale = decimalNumber(v);
+  const problem = scaleProblem(scale);
   if (problem !== undefined) throw new UsageError(`--scale ${problem}, got "${v}"`);
-  return Number(v);
+  return scale;
 }
 
 /** Refuses --channel, --column or --scale where `format` would ignore it (FORMAT_SPECIFIC_OPTIONS says where each applies). */

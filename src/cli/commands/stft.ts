@@ -7,6 +7,7 @@
  */
 import type { CliCommand } from '../command.js';
 import { reportUsageError, UsageError } from '../options.js';
+import { OutputFolderError, prepareOutputFolder } from '../output-folder.js';
 import { SignalInputError } from '../signal-input.js';
 import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
 
@@ -26,9 +27,11 @@ export const stftCommand: CliCommand = {
         return 0;
       }
       plan = planStft(options);
+      // The folder the results go to, made ready before the GPU part (which may take minutes).
+      prepareOutputFolder('out', options.out);
     } catch (e) {
       if (e instanceof UsageError) return reportUsageError('stft', e.message, args);
-      if (e instanceof SignalInputError) {
+      if (e instanceof SignalInputError || e instanceof OutputFolderError) {
         process.stderr.write(`tscuda stft: ${e.message}\n`);
         return 1;
       }

@@ -1,9 +1,6 @@
 /** `tscuda worker`: a GPU host's worker of the Redis job queue (see docs/scale-out.md). */
-import { createServer as createHttpServer, type Server } from 'node:http';
-import { Registry } from 'prom-client';
 import type { JobEngineLike } from '../../engine/types.js';
 import { checkRedis, describeConnection } from '../../queue/connection.js';
-import { registerQueueMetrics } from '../../queue/metrics.js';
 import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import type { CliCommand } from '../command.js';
@@ -11,6 +8,7 @@ import { deviceSelection } from '../device-option.js';
 import { intOption, parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import type { Precision } from '../../runtime/fft/precision.js';
+import { listenMetrics, type WorkerMetrics } from './worker-metrics.js';
 
 const USAGE = `usage: tscuda worker --redis URL [options]
 Takes jobs from the Redis job queue and runs them on this host's GPUs (one JobEngine over
@@ -107,24 +105,6 @@ function untilSignal(): Promise<string> {
   });
 }
 
-/** /metrics and /ready of a worker (ready: Redis reachable and the engine alive). */
-function serveMetrics(worker: QueueWorker, port: number): Promise<Server> {
-  const registry = new Registry();
-  registerQueueMetrics(registry, worker);
-  const server = createHttpServer((request, response) => {
-    if (request.url === '/metrics') {
-      void registry.metrics().then((text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text));
-    } else if (request.url === '/ready') {
-      const reason = worker.lostError !== undefined ? 'the engine lost its GPU context' : worker.reachable ? null : 'Redis is not reachable (reconnecting)';
-      response.writeHead(reason === null ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(reason === null ? { ready: true } : { ready: false, reason }));
-    } else response.writeHead(404).end();
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, () => resolve(server));
-  });
-}
-
 async function work(args: string[]): Promise<number> {
   let options;
   try {
@@ -142,42 +122,33 @@ async function work(args: string[]): Promise<number> {
     console.error(`tscuda worker: ${(error as Error).message}`);
     return 1;
   }
-  let engine: JobEngineLike & { close(): Promise<void> };
+  // Bound before the engine and the worker: a port in use must not leave a worker taking jobs.
+  let metrics: WorkerMetrics | undefined;
   try {
-    // Asked first (as serve does): the placement rule refuses "no device visible" like a missing
-    // ordinal, and the user needs the reason (no driver, no device) in words.
-    const { Device } = await import('../../runtime/device.js');
-    const availability = Device.available();
-    if (!availability.ok) {
-      console.error(`tscuda worker: ${availability.reason}`);
-      return 1;
-    }
-    const { JobEngine } = await import('../../engine/job-engine.js');
-    engine = new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
+    if (options.metricsPort !== undefined) metrics = await listenMetrics(options.metricsPort);
   } catch (error) {
-    const line = gpuUnavailableLine('worker', error);
-    if (line === undefined) throw error;
-    console.error(line);
+    console.error(`tscuda worker: ${(error as Error).message}`);
     return 1;
   }
+  // Whatever fails from here to a running worker closes what was opened: a listening port or an
+  // engine left open would keep the process from exiting.
+  let engine: (JobEngineLike & { close(): Promise<void> }) | number | undefined;
+  let worker;
+  try {
+    engine = await startEngine(options);
+    if (typeof engine === 'number') return engine;
+    worker = await startWorker(options, engine);
+  } finally {
+    if (worker === undefined) {
+      metrics?.close();
+      if (typeof engine === 'object') await engine.close().catch(() => undefined);
+    }
+  }
   const log = (line: string): void => console.error(line);
-  const worker = await runQueueWorker({
-    connection: options.redis,
-    blobStores: options.blobRedis,
-    engine,
-    name: options.queue,
-    prefix: options.prefix,
-    workerName: options.name,
-    concurrency: options.concurrency,
-    maxAttempts: options.maxAttempts,
-    lockDurationMs: options.lockDurationMs,
-    rateLimit: options.rateLimit,
-    maxResultBytes: options.maxResultBytes,
-    logIntervalMs: options.logIntervalMs,
-    log,
-  });
-  const metrics = options.metricsPort === undefined ? undefined : await serveMetrics(worker, options.metricsPort);
-  if (metrics !== undefined) log(`tscuda worker: /metrics and /ready on port ${(metrics.address() as { port: number }).port}`);
+  if (metrics !== undefined) {
+    metrics.attach(worker);
+    log(`tscuda worker: /metrics and /ready on port ${metrics.port}`);
+  }
   const outcome = await Promise.race([untilSignal(), worker.stopped.then(() => 'stopped')]);
   if (outcome !== 'stopped') {
     log(`tscuda worker: ${outcome}: finishing the jobs held (send it again to exit at once)`);
@@ -192,6 +163,47 @@ async function work(args: string[]): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+/** The queue worker over `engine`, taking jobs from the moment it resolves. */
+function startWorker(options: Exclude<ReturnType<typeof parseWorkerArgs>, { help: true }>, engine: JobEngineLike): Promise<QueueWorker> {
+  const log = (line: string): void => console.error(line);
+  return runQueueWorker({
+    connection: options.redis,
+    blobStores: options.blobRedis,
+    engine,
+    name: options.queue,
+    prefix: options.prefix,
+    workerName: options.name,
+    concurrency: options.concurrency,
+    maxAttempts: options.maxAttempts,
+    lockDurationMs: options.lockDurationMs,
+    rateLimit: options.rateLimit,
+    maxResultBytes: options.maxResultBytes,
+    logIntervalMs: options.logIntervalMs,
+    log,
+  });
+}
+
+/** The worker's engine over its devices, or the exit code (1) after one line saying why there is none. */
+async function startEngine(options: { devices: 'all' | number[]; lanes: number; precision: Precision }): Promise<(JobEngineLike & { close(): Promise<void> }) | number> {
+  try {
+    // Asked first (as serve does): the placement rule refuses "no device visible" like a missing
+    // ordinal, and the user needs the reason (no driver, no device) in words.
+    const { Device } = await import('../../runtime/device.js');
+    const availability = Device.available();
+    if (!availability.ok) {
+      console.error(`tscuda worker: ${availability.reason}`);
+      return 1;
+    }
+    const { JobEngine } = await import('../../engine/job-engine.js');
+    return new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
+  } catch (error) {
+    const line = gpuUnavailableLine('worker', error);
+    if (line === undefined) throw error;
+    console.error(line);
+    return 1;
+  }
 }
 
 /** `tscuda worker`. */

@@ -1,4 +1,5 @@
 /** `tscuda worker`: usage errors exit 2, an unreachable Redis is one line and exit 1, no GPU is one line and exit 1. */
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -63,6 +64,26 @@ describe('tscuda worker', () => {
         expect(r.stderr.trim().split('\n')).toHaveLength(1);
         expect(r.stderr).toMatch(/^tscuda worker: (no NVIDIA driver|no CUDA device|CUDA error)/);
       } finally {
+        await redis.dispose();
+      }
+    },
+    60_000,
+  );
+
+  it.skipIf(redisSkipReason !== undefined)(
+    '--metrics-port on a port in use: one line naming it, exit 1, before the engine and the worker start (the process exits)',
+    async () => {
+      const redis = await startRedis();
+      const busy = createServer();
+      await new Promise<void>((resolve) => busy.listen(0, resolve));
+      const port = (busy.address() as { port: number }).port;
+      try {
+        const r = await tscuda('--redis', redis.url, '--metrics-port', String(port));
+        expect(r.timedOut).toBe(false);
+        expect(r.exitCode).toBe(1);
+        expect(r.stderr.trim().split('\n')).toEqual([`tscuda worker: --metrics-port ${port}: the port is in use`]);
+      } finally {
+        busy.close();
         await redis.dispose();
       }
     },
