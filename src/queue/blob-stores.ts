@@ -10,7 +10,7 @@
  */
 import type { BlobPool } from './blob-pool.js';
 import { BlobPool as Pool } from './blob-pool.js';
-import { checkConnection, nextReady, type QueueConnection } from './connection.js';
+import { checkConnection, checkDatabase, nextReady, type QueueConnection } from './connection.js';
 
 /** Most blob stores of a queue. */
 export const MAX_BLOB_STORES = 64;
@@ -37,8 +37,10 @@ export function storeOf(id: string, count: number): number {
 /** One BlobPool per store. */
 export class BlobStores {
   readonly #pools: BlobPool[];
+  readonly #connections: readonly QueueConnection[];
 
   constructor(connections: readonly QueueConnection[], name: string, connectionsPerStore: number) {
+    this.#connections = connections;
     this.#pools = connections.map((c, i) => new Pool(c, connections.length === 1 ? name : `${name}-s${i}`, connectionsPerStore));
   }
 
@@ -57,16 +59,24 @@ export class BlobStores {
     return this.#pools.every((p) => p.ready);
   }
 
-  /** Resolves once every store is ready, or after `ms`. */
-  async whenReady(ms: number): Promise<boolean> {
+  /** Resolves once every store is ready, or after `ms`, or once `signal` aborts (the owner closes). */
+  async whenReady(ms: number, signal?: AbortSignal): Promise<boolean> {
     const deadline = Date.now() + ms;
     for (const pool of this.#pools) {
       if (pool.ready) continue;
       const left = deadline - Date.now();
-      if (left <= 0) return false;
-      await nextReady(pool.control, left);
+      if (left <= 0 || signal?.aborted === true) return false;
+      await nextReady(pool.control, left, signal);
     }
     return this.ready;
+  }
+
+  /**
+   * Rejects with QueueUnavailableError when a store refuses the database its connection names
+   * (checkDatabase); waits for a store that is away. Stores on database 0 are not asked.
+   */
+  async checkDatabases(): Promise<void> {
+    await Promise.all(this.#pools.map((pool, i) => checkDatabase(pool.control, this.#connections[i]!)));
   }
 
   /** Pings every store within `timeoutMs`: true when all answered. */

@@ -141,14 +141,29 @@ export interface PackedResult {
 
 const ZEROS = new Uint8Array(ALIGN);
 
-/** Lays out a result's arrays for the wire (no copy: see PackedResult) and splits off its scalars. */
+/**
+ * Throws a TypeError naming `field` unless `a` is an array type unpackResult reads back for it: a
+ * plain array (or another typed array) would be packed as bytes it is not, and every client would
+ * fail to read the result.
+ */
+function checkResultArray(field: ResultArrayField, a: unknown): asserts a is WireArrayType {
+  const types: readonly (typeof TYPES)[WireDtype][] =
+    field === 'bandPowers' ? [Float64Array] : field === 'filtered' || field === 'bandWaves' ? [Float32Array, Float64Array, Uint16Array] : [Float32Array, Float64Array];
+  if (!types.some((Type) => a instanceof Type)) {
+    const got = ArrayBuffer.isView(a) ? `a ${a.constructor.name}` : Array.isArray(a) ? 'a plain array' : typeof a;
+    throw new TypeError(`result.${field} must be a ${types.map((t) => t.name).join(' or ')}, got ${got}`);
+  }
+}
+
+/** Lays out a result's arrays for the wire (no copy: see PackedResult) and splits off its scalars; a TypeError names an array of the wrong type. */
 export function packResult(result: JobResult): PackedResult {
   const arrays: WireArray[] = [];
   const pieces: Uint8Array[] = [];
   let bytes = 0;
   for (const field of RESULT_ARRAY_FIELDS) {
-    const a = result[field];
+    const a: unknown = result[field];
     if (a === undefined) continue;
+    checkResultArray(field, a);
     if (bytes % ALIGN !== 0) {
       pieces.push(ZEROS.subarray(0, align(bytes) - bytes));
       bytes = align(bytes);

@@ -80,21 +80,27 @@ export function lastRedisError(client: Redis): string {
   return error === undefined ? '' : `: ${error.message.slice(0, 200)}`;
 }
 
-/** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then. */
-export async function readyWithin(client: Redis, ms: number): Promise<void> {
-  if (client.status !== 'ready') await nextReady(client, ms);
+/** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then, or once `signal` aborts. */
+export async function readyWithin(client: Redis, ms: number, signal?: AbortSignal): Promise<void> {
+  if (client.status !== 'ready') await nextReady(client, ms, signal);
 }
 
-/** Resolves at `client`'s next 'ready' event, or after `ms`. */
-export function nextReady(client: Pick<Redis, 'once' | 'off'>, ms: number): Promise<void> {
+/**
+ * Resolves at `client`'s next 'ready' event, or after `ms`, or once `signal` aborts (its owner is
+ * closing the client: a dropped client may never say so with an event, e.g. one that was
+ * reconnecting).
+ */
+export function nextReady(client: Pick<Redis, 'once' | 'off'>, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
       client.off('ready', done);
+      signal?.removeEventListener('abort', done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, signal?.aborted === true ? 0 : ms);
     client.once('ready', done);
+    signal?.addEventListener('abort', done, { once: true });
   });
 }
 
@@ -130,6 +136,20 @@ export async function settlesWithin(work: Promise<unknown>, waitMs: number, due:
 const SETTLE_POLL_MS = 100;
 
 /**
+ * Rejects with QueueUnavailableError when Redis refuses the database `connection` names (a
+ * database it does not have) on `client`, a client of that connection: ioredis' own SELECT at
+ * connect fails without failing the connection, which then works on database 0, silently.
+ */
+export async function checkDatabase(client: Pick<Redis, 'select'>, connection: QueueConnection): Promise<void> {
+  const db = databaseOf(connection);
+  if (db === 0) return;
+  await client.select(db).catch((error: unknown) => {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} refused database ${db}: ${why}`, { cause: error });
+  });
+}
+
+/**
  * Connects once and pings, within `timeoutMs`, without retrying: what a command runs at start so
  * an unreachable Redis is one clear line and exit 1 rather than a process that waits forever.
  */
@@ -156,12 +176,7 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
       const why = socketError ?? error;
       throw new QueueUnavailableError(`Redis at ${where} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
     }
-    // ioredis' own SELECT at connect fails without failing connect(): a database Redis does not have would pass.
-    const db = databaseOf(connection);
-    if (db !== 0)
-      await client.select(db).catch((error: unknown) => {
-        throw new QueueUnavailableError(`Redis at ${where} refused database ${db}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-      });
+    await checkDatabase(client, connection);
   } finally {
     clearTimeout(timer);
     client.disconnect();

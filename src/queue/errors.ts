@@ -1,7 +1,10 @@
 /**
  * The queue's named errors. Like the engine's, they are matched by `name` across processes (a
  * failed job's reason travels through Redis as text), so each message names what went wrong.
+ * A job id in a message is cut (clip): `queue.job(id)` takes any string, and a megabyte one is
+ * not echoed back whole (the `jobId` field keeps it).
  */
+import { clip } from '../runtime/value-checks.js';
 
 /** Redis could not be reached (at start, or while a command needed it): nothing was queued. */
 export class QueueUnavailableError extends Error {
@@ -26,7 +29,7 @@ export class QueueJobError extends Error {
   readonly attempts: number;
 
   constructor(jobId: string, reason: string, attempts: number) {
-    super(`job ${jobId} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`);
+    super(`job ${clip(jobId)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}`);
     this.jobId = jobId;
     this.reason = reason;
     this.attempts = attempts;
@@ -39,7 +42,7 @@ export class UnknownQueueJobError extends Error {
   readonly jobId: string;
 
   constructor(jobId: string, detail = 'never submitted, or finished and dropped after its time-to-live') {
-    super(`job ${jobId}: no such job in the queue (${detail})`);
+    super(`job ${clip(jobId)}: no such job in the queue (${detail})`);
     this.jobId = jobId;
   }
 }
@@ -53,7 +56,7 @@ export class QueueJobCancelledError extends Error {
   readonly jobId: string;
 
   constructor(jobId: string) {
-    super(`job ${jobId} was cancelled before a worker took it`);
+    super(`job ${clip(jobId)} was cancelled before a worker took it`);
     this.jobId = jobId;
   }
 }

@@ -28,8 +28,13 @@ export interface HandleHost {
   forget(): void;
 }
 
-/** A job in the queue; `result` settles once the job has finished on some worker. */
-export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress]; status: [JobStatus] }> {
+/**
+ * A job in the queue; `result` settles once the job has finished on some worker. A `progress` or
+ * `status` listener that throws stops neither the other listeners nor the result: its error goes
+ * to the handle's `error` listeners when it has some, and is dropped otherwise (the events come
+ * from the client's event reader and its reads of Redis, which go on for every other job).
+ */
+export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress]; status: [JobStatus]; error: [unknown] }> {
   /** The queue's id of the job: 128 random bits, usable from any client of the same queue. */
   readonly id: string;
   readonly #result: Promise<QueueJobResult>;
@@ -107,7 +112,7 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     this.lastHeardAt = Date.now();
     if (this.#settled || status === this.#status) return;
     this.#status = status;
-    this.emit('status', status);
+    this.#tell('status', status);
   }
 
   /** @internal A worker's progress report. */
@@ -115,7 +120,22 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     this.lastHeardAt = Date.now();
     if (this.#settled || typeof data !== 'object' || data === null) return;
     this.setStatus('running');
-    this.emit('progress', data as QueueJobProgress);
+    this.#tell('progress', data as QueueJobProgress);
+  }
+
+  /** Calls each listener of `event` on its own (see the class comment); `once` listeners are removed as emit() would. */
+  #tell<E extends 'progress' | 'status'>(event: E, value: E extends 'status' ? JobStatus : QueueJobProgress): void {
+    for (const listener of this.rawListeners(event))
+      try {
+        Reflect.apply(listener, this, [value]);
+      } catch (error) {
+        if (this.listenerCount('error') === 0) continue;
+        try {
+          this.emit('error', error);
+        } catch {
+          // An 'error' listener that throws too: nothing is left to report it to.
+        }
+      }
   }
 
   /** @internal Runs `fn` once the handle settles (at once if it has). */
@@ -124,7 +144,7 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     else this.#onSettled.push(fn);
   }
 
-  /** @internal */
+  /** @internal Settles `result` first, then tells the `status` listeners (whatever they do, the result is settled). */
   settle(outcome: { result: QueueJobResult } | { error: Error }): void {
     if (this.#settled) return;
     this.#settled = true;
@@ -132,12 +152,11 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
     for (const fn of this.#onSettled.splice(0)) fn();
     if ('result' in outcome) {
       this.#status = 'ready';
-      this.emit('status', 'ready');
       this.#resolve(outcome.result);
     } else {
       this.#status = outcome.error.name === 'JobCancelledError' ? 'cancelled' : 'error';
-      this.emit('status', this.#status);
       this.#reject(outcome.error);
     }
+    this.#tell('status', this.#status);
   }
 }

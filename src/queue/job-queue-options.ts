@@ -1,10 +1,30 @@
 /**
  * The option and answer types of JobQueue, the queue's client: what `new JobQueue(...)` and
- * `submit()` take, and what `counts()` answers. Their defaults and limits are in options.ts.
+ * `submit()` take, and what `counts()` answers, and the checks of both options (their defaults
+ * and limits are in options.ts).
  */
 import type { Precision } from '../runtime/fft/precision.js';
-import type { QueueConnection } from './connection.js';
-import type { RateLimit } from './options.js';
+import { integerOption, knownKeys, shownValue } from '../runtime/value-checks.js';
+import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
+import { blobStoresOption } from './blob-stores.js';
+import { checkConnection, type QueueConnection } from './connection.js';
+import {
+  DEFAULT_ATTEMPTS,
+  DEFAULT_INPUT_TTL_MS,
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_PREFIX,
+  DEFAULT_PRIORITY,
+  DEFAULT_QUEUE_NAME,
+  DEFAULT_RESULT_TTL_MS,
+  MAX_ATTEMPTS,
+  MAX_BLOB_BYTES,
+  MAX_PRIORITY,
+  MAX_TTL_MS,
+  nameOption,
+  rateLimitOption,
+  type RateLimit,
+} from './options.js';
 
 /** Options of `new JobQueue(...)`. */
 export interface JobQueueOptions {
@@ -28,7 +48,7 @@ export interface JobQueueOptions {
   inputTtlMs?: number | undefined;
   /** Tries per job when submit() gives none; default 3. */
   attempts?: number | undefined;
-  /** A rate limit for the whole queue (every worker), stored in Redis by `ready()`. */
+  /** A rate limit for the whole queue (every worker), stored in Redis once, by the first `submit()` or `ready()`. */
   rateLimit?: RateLimit | undefined;
   /** How often pending handles are checked against Redis besides its events (a net for events missed while Redis was away), ms; default 2000. */
   pollIntervalMs?: number | undefined;
@@ -57,4 +77,84 @@ export interface QueueCounts {
   active: number;
   completed: number;
   failed: number;
+}
+
+/** Every key of JobQueueOptions, for the refusal of unknown ones (the `satisfies` keeps the list in step with the interface). */
+const QUEUE_OPTION_KEYS = [
+  'connection',
+  'name',
+  'prefix',
+  'precision',
+  'stages',
+  'maxResultBytes',
+  'maxInputBytes',
+  'resultTtlMs',
+  'inputTtlMs',
+  'attempts',
+  'rateLimit',
+  'pollIntervalMs',
+  'blobConnections',
+  'blobStores',
+] as const satisfies readonly (keyof JobQueueOptions)[];
+/** Every key of SubmitOptions. */
+const SUBMIT_OPTION_KEYS = ['priority', 'attempts'] as const satisfies readonly (keyof SubmitOptions)[];
+// A key added to an interface but not to its list fails to compile here.
+const allListed: [Exclude<keyof JobQueueOptions, (typeof QUEUE_OPTION_KEYS)[number]>, Exclude<keyof SubmitOptions, (typeof SUBMIT_OPTION_KEYS)[number]>] extends [never, never]
+  ? true
+  : never = true;
+void allListed;
+
+/** JobQueueOptions checked, with their defaults. */
+export interface ResolvedQueueOptions {
+  connection: QueueConnection;
+  name: string;
+  prefix: string;
+  precision: Precision;
+  stages: ReadonlySet<string>;
+  maxResultBytes: number;
+  maxInputBytes: number;
+  resultTtlMs: number;
+  inputTtlMs: number;
+  attempts: number;
+  rateLimit: RateLimit | undefined;
+  pollIntervalMs: number;
+  blobConnections: number;
+  blobStores: QueueConnection[];
+}
+
+/** Checks `new JobQueue(options)`'s options (a TypeError or RangeError naming the option) and fills in the defaults. */
+export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`JobQueue options must be an object with a connection, got ${shownValue(options)}`);
+  knownKeys(options, QUEUE_OPTION_KEYS, 'JobQueue options');
+  const o = options as JobQueueOptions;
+  const connection = checkConnection(o.connection, 'connection');
+  const precision = o.precision ?? 'f32';
+  if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${shownValue(precision)}`);
+  if (o.stages !== undefined && (!Array.isArray(o.stages) || o.stages.some((s) => typeof s !== 'string'))) throw new TypeError('stages must be an array of stage names');
+  return {
+    connection,
+    name: nameOption('name', o.name, DEFAULT_QUEUE_NAME),
+    prefix: nameOption('prefix', o.prefix, DEFAULT_PREFIX),
+    precision,
+    stages: new Set(o.stages ?? []),
+    maxResultBytes: integerOption('maxResultBytes', o.maxResultBytes, DEFAULT_MAX_RESULT_BYTES, 1, MAX_BLOB_BYTES),
+    maxInputBytes: integerOption('maxInputBytes', o.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 1, MAX_BLOB_BYTES),
+    resultTtlMs: integerOption('resultTtlMs', o.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS),
+    inputTtlMs: integerOption('inputTtlMs', o.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS),
+    attempts: integerOption('attempts', o.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS),
+    rateLimit: rateLimitOption('rateLimit', o.rateLimit),
+    pollIntervalMs: integerOption('pollIntervalMs', o.pollIntervalMs, 2000, 10, 3_600_000),
+    blobConnections: integerOption('blobConnections', o.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS),
+    blobStores: blobStoresOption(o.blobStores, connection),
+  };
+}
+
+/** Checks `submit()`'s options (`attempts` defaults to the queue's): a TypeError or RangeError naming the option. */
+export function resolveSubmitOptions(options: unknown, defaultAttempts: number): { priority: number; attempts: number } {
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new TypeError(`submit options must be an object ({ priority, attempts }), got ${options === null ? 'null' : shownValue(options)}`);
+  knownKeys(options, SUBMIT_OPTION_KEYS, 'submit options');
+  const o = options as SubmitOptions;
+  return { priority: integerOption('priority', o.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY), attempts: integerOption('attempts', o.attempts, defaultAttempts, 1, MAX_ATTEMPTS) };
 }

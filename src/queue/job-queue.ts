@@ -10,40 +10,19 @@ import { randomBytes } from 'node:crypto';
 import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobValidationError } from '../engine/errors.js';
-import type { Precision } from '../runtime/fft/precision.js';
 import type { JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
-import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
-import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { checkConnection, createRedis, describeConnection, lastRedisError, readyWithin, settlesWithin, type QueueConnection } from './connection.js';
+import { BlobStores } from './blob-stores.js';
+import { createRedis, describeConnection, lastRedisError, readyWithin, settlesWithin } from './connection.js';
 import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
 import { QueueJobHandle } from './handle.js';
-import {
-  BlobKeys,
-  DEFAULT_ATTEMPTS,
-  DEFAULT_INPUT_TTL_MS,
-  DEFAULT_MAX_INPUT_BYTES,
-  DEFAULT_MAX_RESULT_BYTES,
-  DEFAULT_PREFIX,
-  DEFAULT_PRIORITY,
-  DEFAULT_QUEUE_NAME,
-  DEFAULT_RESULT_TTL_MS,
-  INPUT_ALONGSIDE_MAX_BYTES,
-  INPUT_GIVEN_UP,
-  MAX_ATTEMPTS,
-  MAX_BLOB_BYTES,
-  MAX_PRIORITY,
-  MAX_TTL_MS,
-  RETRY_BACKOFF_MS,
-  nameOption,
-  rateLimitOption,
-  type RateLimit,
-} from './options.js';
+import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, INPUT_GIVEN_UP, RETRY_BACKOFF_MS } from './options.js';
 import { JobWatcher } from './job-watcher.js';
-import type { JobQueueOptions, QueueCounts, SubmitOptions } from './job-queue-options.js';
+import { resolveQueueOptions, resolveSubmitOptions, type JobQueueOptions, type QueueCounts, type ResolvedQueueOptions, type SubmitOptions } from './job-queue-options.js';
+import { LiveHandles } from './live-handles.js';
 import { readCounts, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
-import { integerOption } from '../runtime/value-checks.js';
+import { clip, shownValue } from '../runtime/value-checks.js';
 
 /** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
 const SUBMIT_CONNECT_WAIT_MS = 2000;
@@ -62,60 +41,50 @@ export function newJobId(): string {
   return `j${randomBytes(16).toString('base64url')}`;
 }
 
+/** Throws a TypeError naming `call` unless `id` is a string: `undefined` or `{}` would otherwise read as a job Redis does not hold. */
+function checkJobId(call: string, id: unknown): void {
+  if (typeof id !== 'string') throw new TypeError(`${call}: a job id must be a string, got ${shownValue(id)}`);
+}
+
 /** The client of a queue of engine jobs over Redis. */
 export class JobQueue {
   /** The queue's name and prefix (workers must use the same). */
   readonly name: string;
   readonly prefix: string;
-  readonly #connection: QueueConnection;
+  /** The options, checked, with their defaults. */
+  readonly #options: ResolvedQueueOptions;
   readonly #stores: BlobStores;
   readonly #queue: Queue;
   readonly #queueRedis: Redis;
   readonly #watcher: JobWatcher;
   readonly #keys: BlobKeys;
-  readonly #precision: Precision;
-  readonly #stages: ReadonlySet<string>;
-  readonly #maxResultBytes: number;
-  readonly #maxInputBytes: number;
-  readonly #resultTtlMs: number;
-  readonly #inputTtlMs: number;
-  readonly #attempts: number;
-  readonly #rateLimit: RateLimit | undefined;
+  readonly #live = new LiveHandles();
+  /** The rate limit's store in Redis, once under way (undefined again after a failure, so the next submit retries). */
+  #rateLimitStored: Promise<void> | undefined;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Aborted by close(): a wait for Redis ends at once (the connections it waits on are being dropped). */
+  readonly #closeSignal = new AbortController();
 
   constructor(options: JobQueueOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError('JobQueue options must be an object with a connection');
-    this.#connection = checkConnection(options.connection, 'connection');
-    this.name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
-    this.prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
-    const precision = options.precision ?? 'f32';
-    if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${JSON.stringify(precision)}`);
-    this.#precision = precision;
-    if (options.stages !== undefined && (!Array.isArray(options.stages) || options.stages.some((s) => typeof s !== 'string')))
-      throw new TypeError('stages must be an array of stage names');
-    this.#stages = new Set(options.stages ?? []);
-    this.#maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, DEFAULT_MAX_RESULT_BYTES, 1, MAX_BLOB_BYTES);
-    this.#maxInputBytes = integerOption('maxInputBytes', options.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 1, MAX_BLOB_BYTES);
-    this.#resultTtlMs = integerOption('resultTtlMs', options.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS);
-    this.#inputTtlMs = integerOption('inputTtlMs', options.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS);
-    this.#attempts = integerOption('attempts', options.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS);
-    const pollIntervalMs = integerOption('pollIntervalMs', options.pollIntervalMs, 2000, 10, 3_600_000);
-    this.#rateLimit = rateLimitOption('rateLimit', options.rateLimit);
+    const o = resolveQueueOptions(options);
+    this.#options = o;
+    this.name = o.name;
+    this.prefix = o.prefix;
     this.#keys = new BlobKeys(this.prefix, this.name);
-    const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
-    this.#stores = new BlobStores(blobStoresOption(options.blobStores, this.#connection), `${this.prefix}:${this.name}:client`, blobConnections);
+    this.#stores = new BlobStores(o.blobStores, `${this.prefix}:${this.name}:client`, o.blobConnections);
     // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
-    this.#queueRedis = createRedis(this.#connection, `${this.prefix}:${this.name}:queue`);
+    this.#queueRedis = createRedis(o.connection, `${this.prefix}:${this.name}:queue`);
     this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
-    const [connection, queue, stores, queueRedis] = [this.#connection, this.#queue, this.#stores, this.#queueRedis];
+    const [connection, queue, stores, queueRedis, pollIntervalMs] = [o.connection, this.#queue, this.#stores, this.#queueRedis, o.pollIntervalMs];
     this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
   }
 
   /** Where Redis is, for messages (no password). */
   get where(): string {
-    return describeConnection(this.#connection);
+    return describeConnection(this.#options.connection);
   }
 
   /** Whether Redis answers now (the connection is up); a readiness probe reads this. */
@@ -127,7 +96,21 @@ export class JobQueue {
   async ready(): Promise<void> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
     await this.#queue.waitUntilReady();
-    if (this.#rateLimit !== undefined) await this.#queue.setGlobalRateLimit(this.#rateLimit.max, this.#rateLimit.durationMs);
+    await this.#storeRateLimit();
+  }
+
+  /** Stores the rate limit in Redis, once (submit() does before its first add: a limit is in force whether or not ready() was awaited). */
+  #storeRateLimit(): Promise<void> {
+    const limit = this.#options.rateLimit;
+    if (limit === undefined) return Promise.resolve();
+    this.#rateLimitStored ??= this.#queue.setGlobalRateLimit(limit.max, limit.durationMs).then(
+      () => undefined,
+      (error: unknown) => {
+        this.#rateLimitStored = undefined;
+        throw error;
+      },
+    );
+    return this.#rateLimitStored;
   }
 
   /** Pings Redis within `timeoutMs`: true when it answered. */
@@ -147,23 +130,22 @@ export class JobQueue {
   /**
    * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
    * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
-   * maxResultBytes), QueueUnavailableError (Redis is not reachable now), RangeError (bad options).
+   * maxResultBytes), QueueUnavailableError (Redis is not reachable now, or the client is closed),
+   * TypeError or RangeError (bad options, naming the option).
    * Also QueueUnavailableError when storing or queuing fails midway: the job is then removed, or
    * failed with the reason, and no worker runs it (a job runs only if this resolved).
    * The samples are sent from `spec.data` itself (no copy): leave it unchanged until this resolves.
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
-    if (typeof options !== 'object' || options === null)
-      throw new TypeError(`submit options must be an object ({ priority, attempts }), got ${options === null ? 'null' : typeof options}`);
-    const job = validateJob(spec, { stages: this.#stages });
+    const o = this.#options;
+    const { priority, attempts } = resolveSubmitOptions(options, o.attempts);
+    const job = validateJob(spec, { stages: o.stages });
     if (spec.into !== undefined) throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
-    const priority = integerOption('priority', options.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY);
-    const attempts = integerOption('attempts', options.attempts, this.#attempts, 1, MAX_ATTEMPTS);
     const inputBytes = job.data.byteLength;
-    if (inputBytes > this.#maxInputBytes) throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${this.#maxInputBytes}`);
-    const resultBytes = resultLayout(job, this.#precision).bytes;
-    if (resultBytes > this.#maxResultBytes) throw new ResultTooLargeError(resultBytes, this.#maxResultBytes, 'estimated at submit');
+    if (inputBytes > o.maxInputBytes) throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${o.maxInputBytes}`);
+    const resultBytes = resultLayout(job, o.precision).bytes;
+    if (resultBytes > o.maxResultBytes) throw new ResultTooLargeError(resultBytes, o.maxResultBytes, 'estimated at submit');
     const { data, into: _into, signal, ...rest } = spec;
     if (signal?.aborted === true) {
       // As the engine does: a job whose signal is already aborted is cancelled, never queued.
@@ -178,6 +160,9 @@ export class JobQueue {
       throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
     }
     await this.#requireReachable('nothing was queued');
+    await this.#storeRateLimit().catch((error: unknown) => {
+      throw this.#notQueued(error);
+    });
     // The first submit pins where the events are read from, so this job's events are not missed.
     await this.#watcher.listen();
     const id = newJobId();
@@ -191,11 +176,11 @@ export class JobQueue {
       samples: data.length,
       inputKey: this.#keys.input(id),
       ...(alongside ? { inputAlongside: true } : {}),
-      inputTtlMs: this.#inputTtlMs,
-      maxResultBytes: this.#maxResultBytes,
-      resultTtlMs: this.#resultTtlMs,
+      inputTtlMs: o.inputTtlMs,
+      maxResultBytes: o.maxResultBytes,
+      resultTtlMs: o.resultTtlMs,
     };
-    const keepS = Math.ceil(this.#resultTtlMs / 1000);
+    const keepS = Math.ceil(o.resultTtlMs / 1000);
     const blobs = this.#stores.forJob(id);
     const add = (): Promise<unknown> =>
       this.#queue.add('job', wire, {
@@ -210,7 +195,7 @@ export class JobQueue {
     else
       try {
         // Large samples first: a worker that takes the job at once must find them.
-        await blobs.set(wire.inputKey, samples, this.#inputTtlMs);
+        await blobs.set(wire.inputKey, samples, o.inputTtlMs);
         await add();
       } catch (error) {
         void blobs.control.del(wire.inputKey).catch(() => undefined);
@@ -242,7 +227,7 @@ export class JobQueue {
     // BullMQ hands the add to its socket a microtask after the call (6.7); the samples follow. The
     // order is only for speed: a worker that asks before the samples land waits for them.
     for (let i = 0; i < ADD_HEAD_START_MICROTASKS; i++) await undefined;
-    const [[stored], [added]] = await Promise.all([Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#inputTtlMs)]), adding]);
+    const [[stored], [added]] = await Promise.all([Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#options.inputTtlMs)]), adding]);
     if (added.status === 'rejected') {
       if (stored.status === 'fulfilled' && stored.value) void blobs.control.del(inputKey).catch(() => undefined);
       throw this.#notQueued(added.reason);
@@ -262,9 +247,13 @@ export class JobQueue {
     return new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
   }
 
-  /** A handle on job `id` (submitted by any client); its `result` settles once the job does. */
+  /**
+   * A handle on job `id` (submitted by any client); its `result` settles once the job does. While
+   * this client holds an unsettled handle on `id` (from submit() or an earlier call), that one.
+   */
   job(id: string): QueueJobHandle {
-    return this.#watcher.pending.get(id) ?? this.#handle(id, undefined);
+    checkJobId('job', id);
+    return this.#live.get(id) ?? this.#handle(id, undefined);
   }
 
   /** A handle on `id`; `mark` (taken right after this client added the job) spares it a look at Redis when it starts watching. */
@@ -278,17 +267,20 @@ export class JobQueue {
       },
       forget: () => this.#watcher.forget(handle),
     });
+    this.#live.add(handle);
     return handle;
   }
 
   /** Job `id` as any client sees it: its status, and its result or error once finished. */
-  view(id: string): Promise<QueueJobView> {
-    return this.#whenReachable(`reading job ${id}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
+  async view(id: string): Promise<QueueJobView> {
+    checkJobId('view', id);
+    return this.#whenReachable(`reading job ${clip(id)}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
-  cancel(id: string): Promise<boolean> {
-    return this.#whenReachable(`cancelling job ${id}`, async () => {
+  async cancel(id: string): Promise<boolean> {
+    checkJobId('cancel', id);
+    return this.#whenReachable(`cancelling job ${clip(id)}`, async () => {
       const job = await BullJob.fromId(this.#queue, id);
       if (job === undefined) return false;
       const state = await job.getState();
@@ -296,16 +288,17 @@ export class JobQueue {
       // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
       if ((await this.#queue.remove(id)) !== 1) return false;
       const store = this.#stores.forJob(id).control;
-      await store.set(this.#keys.cancelled(id), '1', 'PX', this.#resultTtlMs);
+      await store.set(this.#keys.cancelled(id), '1', 'PX', this.#options.resultTtlMs);
       await store.del((job.data as WireJob).inputKey);
-      this.#watcher.pending.get(id)?.settle({ error: new QueueJobCancelledError(id) });
+      this.#live.get(id)?.settle({ error: new QueueJobCancelledError(id) });
       return true;
     });
   }
 
   /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
-  forget(id: string): Promise<boolean> {
-    return this.#whenReachable(`forgetting job ${id}`, async () => {
+  async forget(id: string): Promise<boolean> {
+    checkJobId('forget', id);
+    return this.#whenReachable(`forgetting job ${clip(id)}`, async () => {
       const job = await BullJob.fromId(this.#queue, id);
       const store = this.#stores.forJob(id).control;
       if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
@@ -323,12 +316,21 @@ export class JobQueue {
     return this.#whenReachable('counting jobs', () => readCounts(this.#queue));
   }
 
-  /** Stops listening and closes the connections; pending handles reject with QueueUnavailableError. Jobs already queued stay queued. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Stops listening and closes the connections; pending handles reject with QueueUnavailableError,
+   * and so does a submit still waiting for Redis. Jobs already queued stay queued. Every call
+   * returns the same promise: a second one resolves when the connections are closed too.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
+    this.#closeSignal.abort();
     // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
-    const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${handle.id} finished`);
+    const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${clip(handle.id)} finished`);
     await settlesWithin(Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]), CLOSE_WAIT_MS);
     void this.#queue.disconnect().catch(() => undefined);
     this.#stores.disconnect();
@@ -340,16 +342,19 @@ export class JobQueue {
     if (this.reachable) return true;
     if (this.#closed) return false;
     const deadline = Date.now() + ms;
-    await readyWithin(this.#queueRedis, ms);
-    await this.#stores.whenReady(Math.max(0, deadline - Date.now()));
+    const signal = this.#closeSignal.signal;
+    await readyWithin(this.#queueRedis, ms, signal);
+    await this.#stores.whenReady(Math.max(0, deadline - Date.now()), signal);
     return this.reachable;
   }
 
   /** Throws QueueUnavailableError naming `what` when this client is closed, or Redis does not become reachable within SUBMIT_CONNECT_WAIT_MS (with what Redis last said). */
   async #requireReachable(what: string): Promise<void> {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
-    if (!(await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS)))
-      throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
+    const reachable = await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS);
+    // Closed while it waited: say so, not that Redis is away.
+    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
+    if (!reachable) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
   }
 
   /**

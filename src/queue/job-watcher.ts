@@ -57,11 +57,6 @@ export class JobWatcher {
     this.#host = host;
   }
 
-  /** The handles being watched. */
-  get pending(): ReadonlyMap<string, QueueJobHandle> {
-    return this.#pending;
-  }
-
   /** Starts the listener (once). Await it before adding a job so that the job's events are read. */
   listen(): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);

@@ -4,6 +4,7 @@
  * reachable, and on a worker the jobs by outcome and their waiting time from submit to start.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { clip, shownValue } from '../runtime/value-checks.js';
 import type { JobQueue, QueueCounts } from './job-queue.js';
 import type { QueueWorker } from './worker.js';
 
@@ -13,13 +14,46 @@ export type QueueMetricsSource = JobQueue | QueueWorker;
 /** Waiting-time buckets, seconds: from a millisecond (an idle queue) to ten minutes (a backlog). */
 const WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
+/** The series registered for any source, those only for a worker, and the label names they use themselves (`le`: the histogram's buckets). */
+const METRIC_NAMES = ['tscuda_queue_depth', 'tscuda_queue_reachable'];
+const WORKER_METRIC_NAMES = ['tscuda_queue_jobs_total', 'tscuda_queue_wait_seconds'];
+const OWN_LABELS = ['state', 'outcome', 'le'];
+
+/**
+ * Checks every argument, and that `registry` holds none of the series yet, before anything is
+ * registered: prom-client refuses a bad label only as it registers, which left the series
+ * registered before it behind (and a corrected second call then refused as a duplicate).
+ */
+function checkArguments(registry: unknown, source: unknown, labels: unknown): void {
+  const r = registry as Partial<Registry> | null;
+  if (typeof r !== 'object' || r === null || typeof r.registerMetric !== 'function' || typeof r.getSingleMetric !== 'function')
+    throw new TypeError(`registerQueueMetrics registry must be a prom-client Registry, got ${shownValue(registry)}`);
+  const s = source as Partial<JobQueue & QueueWorker> | null;
+  const isWorker = typeof s?.queueCounts === 'function' && typeof s.on === 'function';
+  if (typeof s !== 'object' || s === null || !(isWorker || typeof s.counts === 'function') || !('reachable' in s))
+    throw new TypeError(`registerQueueMetrics source must be a JobQueue or a QueueWorker, got ${shownValue(source)}`);
+  if (typeof labels !== 'object' || labels === null || Array.isArray(labels))
+    throw new TypeError(`registerQueueMetrics labels must be an object of label names to strings, got ${shownValue(labels)}`);
+  for (const [name, value] of Object.entries(labels)) {
+    const shown = clip(JSON.stringify(name));
+    if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || name.startsWith('__'))
+      throw new TypeError(`registerQueueMetrics labels[${shown}]: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)`);
+    if (OWN_LABELS.includes(name)) throw new TypeError(`registerQueueMetrics labels.${name}: the queue's own series use this label (${OWN_LABELS.join(', ')}); pick another name`);
+    if (typeof value !== 'string') throw new TypeError(`registerQueueMetrics labels.${name} must be a string, got ${shownValue(value)}`);
+  }
+  for (const name of isWorker ? [...METRIC_NAMES, ...WORKER_METRIC_NAMES] : METRIC_NAMES)
+    if (r.getSingleMetric(name) !== undefined) throw new TypeError(`registerQueueMetrics: the registry already holds ${name} (registered twice?)`);
+}
+
 /**
  * Registers on `registry`: `tscuda_queue_depth{state}` (waiting, prioritized, delayed, active),
  * `tscuda_queue_reachable` (1 while Redis answers), and for a worker `tscuda_queue_jobs_total{outcome}`
  * (completed, failed, retried) and `tscuda_queue_wait_seconds` (submit to start). `labels` go on
- * every series (e.g. `{ worker: 'gpu-host-1' }`).
+ * every series (e.g. `{ worker: 'gpu-host-1' }`). Every argument is checked first (a TypeError
+ * naming it): a call that throws registers nothing.
  */
 export function registerQueueMetrics(registry: Registry, source: QueueMetricsSource, labels: Record<string, string> = {}): void {
+  checkArguments(registry, source, labels);
   const names = Object.keys(labels);
   const counts = (): Promise<QueueCounts> => ('queueCounts' in source ? source.queueCounts() : source.counts());
   new Gauge({

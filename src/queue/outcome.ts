@@ -55,17 +55,45 @@ export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys,
   }
 }
 
-/** A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried): reads the result's arrays. */
+/**
+ * A completed job's view from its return value (BullMQ's, or the one its 'completed' event carried):
+ * reads the result's arrays. A return value or stored result that cannot be decoded (another
+ * program's, a corrupt one) is the job's failure, a QueueJobError saying why: read again, it would
+ * fail the same way forever. Rejects only when Redis cannot be read.
+ */
 export async function completedView(blobs: BlobPool, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
-  const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as WireResult | null;
-  if (wire === null || typeof wire !== 'object' || wire.v !== 1)
-    return { id, status: 'error', attempts: attempts ?? 0, error: new QueueJobError(id, 'the worker stored no result of format 1', attempts ?? 0) };
+  let wire: WireResult;
+  try {
+    wire = wireResultOf(returnvalue);
+  } catch (error) {
+    return unreadable(id, attempts ?? 0, error);
+  }
+  const tries = attempts ?? wire.run.attempts;
   const buffer = await blobs.get(wire.resultKey, wire.bytes);
-  if (buffer === null)
-    return { id, status: 'error', attempts: attempts ?? wire.run.attempts, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
-  const result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
+  if (buffer === null) return { id, status: 'error', attempts: tries, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
+  let result: QueueJobResult;
+  try {
+    result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
+  } catch (error) {
+    return unreadable(id, tries, error);
+  }
   result.queue = wire.run;
-  return { id, status: 'ready', attempts: attempts ?? wire.run.attempts, result };
+  return { id, status: 'ready', attempts: tries, result };
+}
+
+/** A return value as a WireResult, or a throw naming what is wrong with it. */
+function wireResultOf(returnvalue: unknown): WireResult {
+  const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as Partial<WireResult> | null;
+  if (wire === null || typeof wire !== 'object' || wire.v !== 1) throw new Error('the worker stored no result of format 1');
+  const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;
+  if (typeof wire.resultKey !== 'string' || !Number.isSafeInteger(wire.bytes) || !Array.isArray(wire.arrays) || !isObject(wire.scalars) || typeof wire.run?.attempts !== 'number')
+    throw new Error('the return value lacks resultKey, bytes, arrays, scalars or run');
+  return wire as WireResult;
+}
+
+function unreadable(id: string, attempts: number, error: unknown): QueueJobView {
+  const why = error instanceof Error ? error.message : String(error);
+  return { id, status: 'error', attempts, error: new QueueJobError(id, `its stored result cannot be read: ${why}`, attempts) };
 }
 
 /** The queue's jobs by state, as BullMQ counts them (a missing state is 0). */

@@ -44,9 +44,16 @@ export class WorkerLog {
     this.#depth = depth;
   }
 
-  /** Writes one line (when a writer was given). */
+  /**
+   * Writes one line (when a writer was given). A writer that throws is ignored: the log is called
+   * from the worker's start, its close and its timers, and a broken log sink must stop none of them.
+   */
   line(text: string): void {
-    this.#write?.(`${new Date().toISOString()} ${this.#prefix} ${text}`);
+    try {
+      this.#write?.(`${new Date().toISOString()} ${this.#prefix} ${text}`);
+    } catch {
+      // See above: the line is lost, the worker goes on.
+    }
   }
 
   /** Records a settled job for the next summary. */

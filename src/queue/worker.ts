@@ -7,60 +7,24 @@
  * holding the job's lock can complete it, so a job is never completed twice, and a result that
  * took more than one start says so (`result.queue.attempts`).
  */
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as BullJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { isStickyError } from '../engine/errors.js';
-import type { Job, JobEngineLike, JobResult, JobSpec } from '../engine/types.js';
-import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
-import { BlobStores, blobStoresOption } from './blob-stores.js';
-import { packResult, samplesFromBuffer, type WireJob, type WireResult } from './codec.js';
-import { checkConnection, createRedis, describeConnection, settlesWithin, type QueueConnection } from './connection.js';
+import type { Job, JobResult, JobSpec } from '../engine/types.js';
+import { BlobStores } from './blob-stores.js';
+import { packResult, samplesFromBuffer, type PackedResult, type WireJob, type WireResult } from './codec.js';
+import { checkDatabase, createRedis, describeConnection, settlesWithin } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue-options.js';
 import { readCounts } from './outcome.js';
-import { BlobKeys, DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, nameOption, rateLimitOption, type RateLimit } from './options.js';
-import { integerOption } from '../runtime/value-checks.js';
+import { BlobKeys, MAX_ATTEMPTS } from './options.js';
 import { keepsInputKey, readInput } from './worker-input.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
 import { WorkerMemory } from './worker-memory.js';
+import { resolveWorkerOptions, type QueueWorkerOptions } from './worker-options.js';
 
-export type { QueueJobSettled };
-
-/** Options of runQueueWorker(). */
-export interface QueueWorkerOptions {
-  /** Redis: a URL or ioredis options. */
-  connection: QueueConnection;
-  /** The engine the jobs run on (the caller owns it: close it after the worker). */
-  engine: JobEngineLike;
-  /** Queue name and key prefix, as the clients'. */
-  name?: string | undefined;
-  prefix?: string | undefined;
-  /** This worker's name in results and logs; default `<host>:<pid>:<random>`. */
-  workerName?: string | undefined;
-  /** Jobs held at once; default 3 per engine lane (the lane holds 2 on the GPU by default, a third is being fetched or stored). */
-  concurrency?: number | undefined;
-  /** Most starts of one job, whatever it asked for (a cap for all jobs this worker takes); default 100. */
-  maxAttempts?: number | undefined;
-  /** How long a job's lock lasts without renewal, ms: a dead worker's job is retried after about this. Default 30000. */
-  lockDurationMs?: number | undefined;
-  /** How often this worker looks for stalled jobs (any worker's), ms; default 30000. */
-  stalledIntervalMs?: number | undefined;
-  /** This worker's own cap on a result's bytes (the job's limit applies too); default 512 MiB. */
-  maxResultBytes?: number | undefined;
-  /** At most `max` jobs started per `durationMs` by this worker (the queue-wide limit is JobQueue's `rateLimit`). */
-  rateLimit?: RateLimit | undefined;
-  /** A line per event worth logging (start, retry, lost context, stop) and a summary every `logIntervalMs`; default none. */
-  log?: ((line: string) => void) | undefined;
-  /** Summary line period, ms; default 10000 (0: none). */
-  logIntervalMs?: number | undefined;
-  /** Connections carrying samples and results, per blob store (each value on the least busy one); default 4. */
-  blobConnections?: number | undefined;
-  /** Redis servers that hold the samples and results, as the clients list them (JobQueue's `blobStores`); default the queue's own Redis. */
-  blobStores?: readonly QueueConnection[] | undefined;
-}
+export type { QueueJobSettled, QueueWorkerOptions };
 
 /** A running worker. */
 export interface QueueWorker extends EventEmitter<{ settled: [QueueJobSettled] }> {
@@ -124,29 +88,10 @@ function withDuplicates(client: Redis, duplicates: Redis[]): Redis {
  * then). Every option is checked before anything connects; a rejection leaves nothing running.
  */
 export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
-  if (typeof options !== 'object' || options === null) throw new TypeError('runQueueWorker options must be an object with a connection and an engine');
-  const connection = checkConnection(options.connection, 'connection');
-  const engine = options.engine;
-  if (typeof engine?.submit !== 'function') throw new TypeError('engine must be a JobEngine (or a JobEngineLike)');
-  const name = nameOption('name', options.name, DEFAULT_QUEUE_NAME);
-  const prefix = nameOption('prefix', options.prefix, DEFAULT_PREFIX);
-  const givenName: unknown = options.workerName;
-  if (givenName !== undefined && (typeof givenName !== 'string' || givenName.length === 0 || givenName.length > 200))
-    throw new TypeError(`workerName must be a string of 1-200 characters, got ${JSON.stringify(givenName)}`);
-  const workerName = givenName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const write: unknown = options.log;
-  if (write !== undefined && typeof write !== 'function')
-    throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${typeof write === 'string' ? JSON.stringify(write) : typeof write}`);
-  const logIntervalMs = integerOption('logIntervalMs', options.logIntervalMs, 10_000, 0, 86_400_000);
-  const concurrency = integerOption('concurrency', options.concurrency, Math.max(1, engine.laneCount * 3), 1, 4096);
-  const lockDuration = integerOption('lockDurationMs', options.lockDurationMs, 30_000, 100, 3_600_000);
-  const stalledInterval = integerOption('stalledIntervalMs', options.stalledIntervalMs, 30_000, 100, 3_600_000);
-  const maxResultBytes = integerOption('maxResultBytes', options.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20);
-  const limiter = rateLimitOption('rateLimit', options.rateLimit);
-  const maxAttempts = integerOption('maxAttempts', options.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS);
+  const o = resolveWorkerOptions(options);
+  const { connection, engine, name, prefix, workerName, concurrency, maxAttempts, maxResultBytes, blobConnections, blobStores } = o;
+  const [lockDuration, stalledInterval, limiter] = [o.lockDurationMs, o.stalledIntervalMs, o.rateLimit];
   const keys = new BlobKeys(prefix, name);
-  const blobConnections = integerOption('blobConnections', options.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS);
-  const blobStores = blobStoresOption(options.blobStores, connection);
 
   // Every option was checked above: from here on nothing throws before the worker is whole, and a
   // failed start (below) closes it, so a rejection leaves no connection behind.
@@ -176,13 +121,15 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   worker.on('error', () => undefined);
   const counts = { completed: 0, failed: 0, retried: 0 };
   const emitter = new EventEmitter<{ settled: [QueueJobSettled] }>();
-  const started = new Map<string, { at: number; waitMs: number }>();
+  /** The jobs held: when each started here, how long it waited in the queue, and when its engine should have settled it (its timeoutMs; Infinity without one). */
+  const started = new Map<string, { at: number; waitMs: number; dueAt: number }>();
   const memory = new WorkerMemory(engine);
   let lostError: unknown;
 
   const runJob = async (job: BullJob): Promise<WireResult> => {
     const attempt = job.attemptsStarted;
-    started.set(job.id!, { at: performance.now(), waitMs: Math.max(0, Date.now() - job.timestamp) });
+    const held = { at: performance.now(), waitMs: Math.max(0, Date.now() - job.timestamp), dueAt: Infinity };
+    started.set(job.id!, held);
     const data = job.data as WireJob;
     if (data === null || typeof data !== 'object' || data.v !== 1)
       throw new UnrecoverableError('job data: not a tscuda job of format 1 (a newer client, or another program on this queue)');
@@ -212,6 +159,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       const spec: JobSpec = { ...data.params, data: samplesFromBuffer(input, data.dtype, data.samples) };
       out = memory.outputs(spec);
       run = await engine.submit(out === undefined ? spec : { ...spec, into: out.into }, { wait: true });
+      // The engine's clock for the job's timeoutMs starts at its submit: past it, close() need not wait for the job (below).
+      if (typeof spec.timeoutMs === 'number') held.dueAt = performance.now() + spec.timeoutMs;
       result = await run.result;
       await run.released;
     } catch (error) {
@@ -225,7 +174,13 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     memory.release(input);
     const resultKey = keys.result(job.id!, attempt);
     try {
-      const packed = packResult(result);
+      let packed: PackedResult;
+      try {
+        packed = packResult(result);
+      } catch (error) {
+        // An engine's result of the wrong shape: stored as it is, no client could read it.
+        throw new UnrecoverableError(`the engine's result cannot be stored: ${messageOf(error)}`);
+      }
       const limit = Math.min(maxResultBytes, data.maxResultBytes);
       if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
       // The result's arrays go out as they are (no packed copy). No progress report here: the
@@ -245,7 +200,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     }
   };
 
-  const log = new WorkerLog(options.log, workerName, name, counts, () => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'));
+  const log = new WorkerLog(o.log, workerName, name, counts, () => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'));
 
   const settle = (job: BullJob, outcome: QueueJobSettled['outcome'], reason?: string): void => {
     const s = started.get(job.id!);
@@ -284,12 +239,16 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     closing ??= (async () => {
       log.line('stopping: taking no new jobs, finishing the ones held');
       // BullMQ's close finishes the jobs held first (however long they run, while Redis is up);
-      // once none is held or Redis is away, it has CLOSE_WAIT_MS more, then it is cut: with Redis
-      // away it would never settle (see CLOSE_WAIT_MS). A cut close leaves the jobs still held to
-      // the stalled-job check: their locks are no longer renewed, expire, and the jobs go back to
-      // the queue for another start (at-least-once, as when a worker dies).
+      // once none is held, or Redis is away, or every job held is past its timeoutMs (an engine
+      // that never settles a job would hold the close forever), it has CLOSE_WAIT_MS more, then it
+      // is cut: with Redis away it would never settle (see CLOSE_WAIT_MS). A cut close leaves the
+      // jobs still held to the stalled-job check: their locks are no longer renewed, expire, and
+      // the jobs go back to the queue for another start (at-least-once, as when a worker dies).
       let away = false;
-      const finished = await settlesWithin(worker.close(), CLOSE_WAIT_MS, () => (away ||= !connected()) || started.size === 0);
+      let overdue = false;
+      const allOverdue = (): boolean => started.size > 0 && [...started.values()].every((s) => performance.now() >= s.dueAt);
+      const due = (): boolean => (away ||= !connected()) || started.size === 0 || (overdue ||= allOverdue());
+      const finished = await settlesWithin(worker.close(), CLOSE_WAIT_MS, due);
       const held = started.size;
       if (!finished) worker.cut();
       log.stop();
@@ -299,7 +258,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       if (finished) log.line(`stopped (${tally})`);
       else {
         const jobs = held > 0 ? `: ${held} job(s) held go back to the queue once their locks expire` : '';
-        log.line(`stopped (${tally}); close cut after ${CLOSE_WAIT_MS} ms (${away ? 'Redis was away' : "BullMQ's close did not finish"})${jobs}`);
+        const why = away ? 'Redis was away' : overdue ? 'the engine had not settled a job past its timeoutMs' : "BullMQ's close did not finish";
+        log.line(`stopped (${tally}); close cut after ${CLOSE_WAIT_MS} ms (${why})${jobs}`);
       }
       done = true;
       markStopped();
@@ -316,9 +276,13 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     // A worker closed meanwhile (its engine lost) may never hear from Redis: that ends the wait too.
     const ready = await Promise.race([worker.waitUntilReady().then(() => true), stopped.then(() => false)]);
     if (!ready) throw new Error(`worker ${workerName} stopped before Redis answered: ${lostError === undefined ? 'closed' : messageOf(lostError)}`, { cause: lostError });
+    // ioredis stays on database 0 when Redis refuses the one named: the worker would take jobs
+    // from a queue no client of that URL uses, and fail them on its blob connections (which do refuse).
+    await checkDatabase(queueRedis, connection);
+    await stores.checkDatabases();
     const taking = `taking jobs from queue ${name} at ${describeConnection(connection)} (concurrency ${concurrency}, engine ${engine.label}: ${engine.laneCount} lanes on devices ${engine.devices.join(',')})`;
     void worker.run().catch((error: unknown) => log.line(`worker loop ended: ${messageOf(error)}`));
-    log.start(logIntervalMs);
+    log.start(o.logIntervalMs);
     log.line(taking);
   } catch (error) {
     await close();

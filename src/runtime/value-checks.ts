@@ -32,7 +32,7 @@ export function positiveInteger(value: unknown, what: string): number {
 export function integerOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
-    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${typeof value === 'number' ? value : JSON.stringify(value)}`);
+    throw new RangeError(`${name} must be an integer in [${min}, ${max}], got ${shownValue(value)}`);
   return value;
 }
 
