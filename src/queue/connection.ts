@@ -5,7 +5,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueUnavailableError } from './errors.js';
-import { integerOption } from '../runtime/value-checks.js';
+import { clip, integerOption } from '../runtime/value-checks.js';
 
 /** Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) or ioredis options. */
 export type QueueConnection = string | RedisOptions;
@@ -22,13 +22,16 @@ export function reconnectDelay(times: number): number {
 /** Checks `connection` and names the problem; throws TypeError on anything that is neither a URL nor an options object. */
 export function checkConnection(connection: unknown, field = 'connection'): QueueConnection {
   if (typeof connection === 'string') {
-    if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${JSON.stringify(connection)}`);
+    // Messages show the URL without its user and password (they end up in logs).
+    const shown = clip(JSON.stringify(connection.replace(/^([a-z]+:\/\/)[^@/]*@/i, '$1***@')));
+    if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${shown}`);
     let url: URL;
     try {
       url = new URL(connection);
     } catch {
-      throw new TypeError(`${field}: ${JSON.stringify(connection)} is not a valid URL`);
+      throw new TypeError(`${field}: ${shown} is not a valid URL`);
     }
+    if (url.port === '0') throw new TypeError(`${field}: ${shown} names port 0, where no Redis listens`);
     // The path names the database: ioredis would SELECT whatever it says (`/abc` as NaN).
     if (!/^\/?(\d{1,5})?$/.test(url.pathname))
       throw new TypeError(`${field}: the path of a Redis URL is a database number (redis://host:port/0), got ${JSON.stringify(url.pathname)}`);

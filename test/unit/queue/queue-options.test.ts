@@ -32,6 +32,12 @@ describe('options refused by name, before anything connects', () => {
     expect(() => new JobQueue([] as never)).toThrow(/^JobQueue options must be an object with a connection, got an array$/);
   }, 5000);
 
+  it('a Redis URL that cannot work is refused without echoing its password', () => {
+    expect(() => new JobQueue({ connection: 'redis://:secret@127.0.0.1:99999' })).toThrow('connection: "redis://***@127.0.0.1:99999" is not a valid URL');
+    expect(() => new JobQueue({ connection: 'http://user:secret@h' })).toThrow('connection: a Redis URL starts with redis:// or rediss://, got "http://***@h"');
+    expect(() => new JobQueue({ connection: 'redis://127.0.0.1:0' })).toThrow('connection: "redis://127.0.0.1:0" names port 0, where no Redis listens');
+  }, 5000);
+
   it('runQueueWorker: an unknown key, a BigInt', async () => {
     const engine = new FakeEngine();
     const start = (extra: Record<string, unknown>): Promise<unknown> => runQueueWorker({ connection: NOWHERE, engine, ...extra } as QueueWorkerOptions);
