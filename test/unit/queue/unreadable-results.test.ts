@@ -14,26 +14,11 @@ import { packResult } from '../../../src/queue/codec.js';
 import { JobQueue, QueueJobError, runQueueWorker } from '../../../src/queue/index.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
+import { settledWithin } from './settled-within.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
 const spec = (): JobSpec => ({ data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1), flags: ['stft'] });
-
-/** What `promise` settled with within `ms`: its value, its error, or 'pending'. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<{ value?: unknown; error?: unknown } | 'pending'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise.then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      ),
-      new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** An engine whose results carry `spectrum` as a plain array of numbers. */
 class PlainArrayEngine extends FakeEngine {

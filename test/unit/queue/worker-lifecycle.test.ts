@@ -13,27 +13,12 @@ import type { Job, JobSpec } from '../../../src/engine/types.js';
 import { JobQueue, QueueUnavailableError, runQueueWorker, type QueueWorker } from '../../../src/queue/index.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
+import { settledWithin } from './settled-within.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
 const spec = (extra: Partial<JobSpec> = {}): JobSpec => ({ data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1), flags: ['stft'], ...extra });
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** What `promise` settled with within `ms`: its value, its error, or 'pending'. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<{ value?: unknown; error?: unknown } | 'pending'> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise.then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      ),
-      new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** An engine whose jobs never settle (a hung device), whatever their timeoutMs. */
 class HangingEngine extends FakeEngine {

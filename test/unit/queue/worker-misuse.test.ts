@@ -8,28 +8,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { JobQueue, runQueueWorker, type QueueWorker, type QueueWorkerOptions } from '../../../src/queue/index.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
+import { settledWithin } from './settled-within.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
 const randomData = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** What `promise` settled with within `ms`: its value, its error, or 'pending'. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<{ value?: unknown; error?: unknown } | 'pending'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms)));
-  try {
-    return await Promise.race([
-      promise.then(
-        (value) => ({ value }),
-        (error: unknown) => ({ error }),
-      ),
-      timeout,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe.skipIf(redisSkipReason !== undefined)('runQueueWorker misused', () => {
   let redis: TestRedis;
