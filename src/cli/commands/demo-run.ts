@@ -120,9 +120,10 @@ export async function runDemo(o: DemoOptions): Promise<number> {
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
   let devices: Device[];
   try {
-    const availability = Device.available();
+    // Every job needs cuFFT: a host without it says so now, not at its first job.
+    const availability = Device.available({ needs: ['cufft'] });
     if (!availability.ok) {
-      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU\n`);
+      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU and cuFFT\n`);
       return 1;
     }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.

@@ -43,9 +43,10 @@ export async function runStft(plan: StftPlan): Promise<number> {
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
   let devices: Device[];
   try {
-    const availability = Device.available();
+    // Every job needs cuFFT: a host without it says so now, not at its first job.
+    const availability = Device.available({ needs: ['cufft'] });
     if (!availability.ok) {
-      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU\n`);
+      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU and cuFFT\n`);
       return 1;
     }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.

@@ -191,7 +191,8 @@ async function startEngine(options: { devices: 'all' | number[]; lanes: number; 
     // Asked first (as serve does): the placement rule refuses "no device visible" like a missing
     // ordinal, and the user needs the reason (no driver, no device) in words.
     const { Device } = await import('../../runtime/device.js');
-    const availability = Device.available();
+    // Every job needs cuFFT: a host without it says so now, not at its first job.
+    const availability = Device.available({ needs: ['cufft'] });
     if (!availability.ok) {
       console.error(`tscuda worker: ${availability.reason}`);
       return 1;
