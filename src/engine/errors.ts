@@ -1,6 +1,7 @@
 /**
  * The job engine's named errors. CUDA-free: the server maps them to HTTP statuses by name.
  */
+import { clip, clipMessage } from '../runtime/value-checks.js';
 
 /** A job description was refused at submit (nothing was queued); `field` names the bad field. */
 export class JobValidationError extends Error {
@@ -11,9 +12,12 @@ export class JobValidationError extends Error {
   readonly detail: string;
 
   constructor(field: string, message: string) {
-    super(`job.${field}: ${message}`);
-    this.field = field;
-    this.detail = message;
+    // A bad value or key may be megabytes long (a request body's): quoted, never echoed whole.
+    const shortField = clip(field);
+    const detail = clipMessage(message);
+    super(`job.${shortField}: ${detail}`);
+    this.field = shortField;
+    this.detail = detail;
   }
 }
 

@@ -3,15 +3,15 @@
  * Shared by validate.ts and sample-types.ts. CUDA-free.
  */
 import { JobValidationError } from './errors.js';
+import { shownValue } from '../runtime/value-checks.js';
 
 /** Throws a JobValidationError naming `field`. */
 export const fail = (field: string, message: string): never => {
   throw new JobValidationError(field, message);
 };
 
-/** A value as an error message shows it (strings quoted; arrays and objects by kind, never dumped). */
-export const show = (v: unknown): string =>
-  typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' && v !== null ? (Array.isArray(v) ? 'an array' : 'an object') : String(v);
+/** A value as an error message shows it: runtime/value-checks.ts's shownValue (strings quoted and clipped; arrays and objects by kind, never dumped). */
+export const show = shownValue;
 
 /** `v` as a finite number, or a JobValidationError naming `field`. */
 export function finite(v: unknown, field: string): number {

@@ -4,6 +4,7 @@
  * never re-check. CUDA-free.
  */
 import { fail, finite, show } from './field-checks.js';
+import { JobValidationError } from './errors.js';
 import { checkSampleTypes } from './sample-types.js';
 import { timeoutMsProblem } from '../runtime/timeout.js';
 import { checkNOLA } from '../signal/geometry.js';
@@ -153,13 +154,21 @@ function checkByTable(spec: Omit<JobSpec, 'data'>): void {
   }
 }
 
+/** The narrowest gaussian window a job takes, in samples. */
+const MIN_GAUSSIAN_STD = 0.1;
+
 /** Resolves a WindowSpec with the signal layer's rules (scipy names and aliases), or throws naming `field`. */
 export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindow {
   if (typeof spec !== 'string' && !Array.isArray(spec)) fail(field, `must be a window name or [name, parameter], got ${show(spec)}`);
   if (Array.isArray(spec) && spec.length === 2 && typeof spec[1] !== 'number') fail(`${field}[1]`, `must be a finite number, got ${show(spec[1])}`);
   try {
-    return resolveWindow(spec as WindowSpec);
+    const resolved = resolveWindow(spec as WindowSpec);
+    // Narrower, the window is zero but for its centre, or zero everywhere at an even length: the spectrum's scaling divides by its sum.
+    if (resolved.name === 'gaussian' && resolved.parameter! < MIN_GAUSSIAN_STD)
+      fail(`${field}[1]`, `a gaussian window's std must be at least ${MIN_GAUSSIAN_STD} samples, got ${resolved.parameter}`);
+    return resolved;
   } catch (e) {
+    if (e instanceof JobValidationError) throw e;
     const at =
       Array.isArray(spec) && spec.length === 2 && /parameter|std|alpha|beta/.test((e as Error).message) && !/takes no parameter|needs its parameter/.test((e as Error).message)
         ? `${field}[1]`
@@ -226,7 +235,8 @@ function parametersOf(
   if (spec.flags.length === 0) fail('flags', `is empty: ask for at least one of ${BUILTIN_FLAGS.join(', ')} or a registered stage`);
   const seen = new Set<string>();
   const stages: string[] = [];
-  spec.flags.forEach((flag, i) => {
+  // Array.from visits holes (as undefined), which forEach and map skip: `[, 'stft']` is refused, not half read.
+  Array.from(spec.flags).forEach((flag, i) => {
     if (typeof flag !== 'string') fail(`flags[${i}]`, `must be a string, got ${show(flag)}`);
     if (seen.has(flag)) fail(`flags[${i}]`, `"${flag}" is given twice`);
     seen.add(flag);
@@ -283,7 +293,7 @@ function parametersOf(
   let bands: Band[] = [];
   if (spec.bands !== undefined) {
     if (!Array.isArray(spec.bands)) fail('bands', `must be an array of [low, high] pairs, got ${show(spec.bands)}`);
-    bands = spec.bands.map((b, i) => band(b, `bands[${i}]`, nyquist));
+    bands = Array.from(spec.bands, (b: unknown, i) => band(b, `bands[${i}]`, nyquist));
   }
   if (cycles && bands.length === 0) fail('bands', 'the cycles flag needs at least one band');
   const waveletBands = spec.waveletBands === undefined ? false : spec.waveletBands;
@@ -293,7 +303,7 @@ function parametersOf(
   let freqs: number[] = [];
   if (spec.freqs !== undefined) {
     if (!Array.isArray(spec.freqs)) fail('freqs', `must be an array of frequencies in Hz, got ${show(spec.freqs)}`);
-    freqs = spec.freqs.map((f, i) => {
+    freqs = Array.from(spec.freqs, (f: unknown, i) => {
       const v = finite(f, `freqs[${i}]`);
       if (!(v > 0) || v > nyquist) fail(`freqs[${i}]`, `${v} Hz is outside (0, fs/2 = ${nyquist}]`);
       return v;
@@ -301,6 +311,12 @@ function parametersOf(
   }
   if (wavelet && freqs.length === 0) fail('freqs', 'the wavelet flag needs at least one frequency');
   const nCycles = spec.nCycles === undefined ? 6 : tableNumber(spec.nCycles, 'nCycles');
+  // A Morlet wavelet's width in samples: infinite (a frequency far below fs) or zero (a tiny nCycles) gives zero or NaN powers.
+  freqs.forEach((f, i) => {
+    const sigma = (nCycles * fs) / (2 * Math.PI * f);
+    if (!Number.isFinite(sigma)) fail(`freqs[${i}]`, `${f} Hz with nCycles = ${nCycles} at fs = ${fs} Hz makes an infinitely wide wavelet`);
+    if (!(sigma * sigma > 0)) fail('nCycles', `${nCycles} cycles make a wavelet of width 0 at ${f} Hz`);
+  });
 
   const bandWaves = spec.bandWaves === undefined ? true : spec.bandWaves;
   if (typeof bandWaves !== 'boolean') fail('bandWaves', `must be true or false, got ${show(bandWaves)}`);

@@ -13,6 +13,31 @@ export function clip(text: string): string {
   return text.length <= MAX_QUOTED_CHARS ? text : `${text.slice(0, MAX_QUOTED_CHARS)}... (${text.length} characters)`;
 }
 
+/** Longest error message clipMessage() lets through. */
+export const MAX_MESSAGE_CHARS = 1000;
+
+/**
+ * `message` with every run of more than MAX_QUOTED_CHARS characters without a space cut by clip(),
+ * and the whole cut past MAX_MESSAGE_CHARS: a bad value is quoted, never echoed whole. One pass
+ * over the text (a regular expression over a 10 MB run overflowed V8's stack).
+ */
+export function clipMessage(message: string): string {
+  if (message.length <= MAX_QUOTED_CHARS) return message;
+  // Spaces and control characters separate runs (enough for messages; a char code test per character).
+  const isSpace = (i: number): boolean => message.charCodeAt(i) <= 32;
+  let out = '';
+  let at = 0;
+  while (at < message.length && out.length <= MAX_MESSAGE_CHARS) {
+    let end = at;
+    const space = isSpace(at);
+    while (end < message.length && isSpace(end) === space) end++;
+    const part = message.slice(at, end);
+    out += space ? part : clip(part);
+    at = end;
+  }
+  return out.length <= MAX_MESSAGE_CHARS && at >= message.length ? out : `${out.slice(0, MAX_MESSAGE_CHARS)}... (cut)`;
+}
+
 /** A value as an error message shows it: strings quoted (cut past MAX_QUOTED_CHARS), numbers as they print, objects by kind. */
 export function shownValue(value: unknown): string {
   if (typeof value === 'string') return clip(JSON.stringify(value));

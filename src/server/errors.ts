@@ -8,7 +8,7 @@ import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTim
 import { parameterOfField } from '../engine/parameters.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
 import { QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
-import { clip, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
+import { clip, clipMessage, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
 import { isCudaUnavailable, noDriverReason } from '../runtime/unavailable.js';
 
 /** Why a request failed, in Triton's vocabulary (`nv_inference_request_failure{reason}`). */
@@ -77,16 +77,6 @@ export function invalidField(field: string, message: string): HttpError {
 /** A JSON number the samples' type cannot hold (1e39 as f32; 1e400, which JSON.parse reads as Infinity): refused, never stored as Infinity. */
 export function sampleOutOfRange(field: string, v: number, dtype: 'f32' | 'f64'): HttpError {
   return invalidField(field, `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`);
-}
-
-/** Longest error message sent. */
-const MAX_MESSAGE_CHARS = 1000;
-
-/** A message with every run of more than MAX_QUOTED_CHARS characters without a space cut (a bad value is quoted, never echoed whole). */
-export function clipMessage(message: string): string {
-  if (message.length <= MAX_QUOTED_CHARS) return message;
-  const cut = message.replace(/\S{101,}/g, (run) => clip(run));
-  return cut.length <= MAX_MESSAGE_CHARS ? cut : `${cut.slice(0, MAX_MESSAGE_CHARS)}... (cut)`;
 }
 
 /**

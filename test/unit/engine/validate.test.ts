@@ -201,3 +201,44 @@ describe('checkInto (caller-provided result arrays)', () => {
     refused({ ...base, bandWaves: 'yes' }, 'bandWaves');
   });
 });
+
+describe('validateJob: values that pass a type check but would give nothing or NaN', () => {
+  it('holes in flags, bands and freqs are refused by index (forEach and map skipped them)', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    refused({ data: data(64), flags: [, 'stft'] }, 'flags[0]', /must be a string, got undefined/);
+    refused({ data: data(64), flags: new Array(3) }, 'flags[0]');
+    // eslint-disable-next-line no-sparse-arrays
+    refused({ data: data(64), flags: ['cycles'], bands: [, [0.1, 0.2]], bandWaves: false }, 'bands[0]');
+    // eslint-disable-next-line no-sparse-arrays
+    refused({ data: data(64), flags: ['wavelet'], freqs: [, 0.2] }, 'freqs[0]');
+  });
+
+  it('a gaussian window narrower than 0.1 samples, a wavelet of width 0 or of infinite width', () => {
+    refused({ data: data(64), flags: ['stft'], window: ['gaussian', 1e-300] }, 'window[1]', /std must be at least 0\.1 samples/);
+    expect(validateJob({ data: data(64), flags: ['stft'], window: ['gaussian', 0.1] }, ctx).window).toEqual({ name: 'gaussian', parameter: 0.1 });
+    refused({ data: data(64), fs: 100, flags: ['wavelet'], freqs: [5], nCycles: 1e-200 }, 'nCycles', /width 0/);
+    refused({ data: data(64), fs: 1e10, flags: ['wavelet'], freqs: [1e-300] }, 'freqs[0]', /infinitely wide/);
+  });
+
+  it('a value megabytes long is quoted, never echoed whole, and refused in linear time', () => {
+    const long = 'x'.repeat(10_000_000);
+    const t0 = performance.now();
+    let error: JobValidationError | undefined;
+    try {
+      validateJob({ data: data(64), flags: [long] }, ctx);
+    } catch (e) {
+      error = e as JobValidationError;
+    }
+    expect(error?.field).toBe('flags[0]');
+    expect(error!.message.length).toBeLessThan(1200);
+    expect(error!.message).toMatch(/\.\.\. \(1000000\d characters\)/);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    let keyError: JobValidationError | undefined;
+    try {
+      validateJob({ data: data(64), flags: ['supdem'], stageParams: { [long]: 1 } }, ctx);
+    } catch (e) {
+      keyError = e as JobValidationError;
+    }
+    expect(keyError?.field.length).toBeLessThan(200);
+  });
+});

@@ -62,6 +62,14 @@ describe('bad input gets its 4xx before anything needs a GPU', () => {
     });
   }
 
+  it('a 10 MB flag name in a JSON body: 400 naming flags[0], the value quoted, not a 500', async () => {
+    const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * 2 ** 20 } });
+    const r = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['x'.repeat(10_000_000)] } });
+    expect(r.statusCode).toBe(400);
+    expect(errorOf(r.json())).toMatchObject({ field: 'flags[0]', message: expect.stringMatching(/characters\)/) });
+    expect(r.body.length).toBeLessThan(1500);
+  });
+
   it('good input without a GPU is still 503', async () => {
     const s = servers.make({ engine: null });
     const r = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7) } });
