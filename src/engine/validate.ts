@@ -183,6 +183,8 @@ const INTO_FIELDS: ReadonlySet<string> = new Set(RESULT_ARRAY_FIELDS);
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
   checkKnownFields(spec);
+  if (typeof (context as Partial<ValidationContext> | null)?.stages?.has !== 'function')
+    throw new TypeError('validateJob needs a context { stages: a Set of registered stage names } (an engine passes its own)');
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
   const types = checkSampleTypes(spec);

@@ -20,6 +20,7 @@ import { bf16Value, f16Value } from '../runtime/memory/half.js';
 import { HttpError, invalidField, sampleOutOfRange } from './errors.js';
 import type { SampleDtype } from './params.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import { clip, shownValue } from '../runtime/value-checks.js';
 
 /** Bytes per sample of each dtype. */
 export const DTYPE_BYTES: Record<SampleDtype, number> = { f32: 4, f64: 8, i16: 2, f16: 2, bf16: 2 };
@@ -115,6 +116,7 @@ export type ResponseFormat = 'json' | 'binary';
  */
 export function responseFormat(accept: string | undefined): ResponseFormat {
   if (accept === undefined || accept === '') return 'json';
+  if (typeof accept !== 'string') throw new TypeError(`responseFormat takes the Accept header's text, got ${shownValue(accept)}`);
   let best: { format: ResponseFormat; q: number } | null = null;
   for (const part of accept.split(',')) {
     const [typeRaw, ...params] = part.split(';');
@@ -122,7 +124,12 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
     let q = 1;
     for (const p of params) {
       const [k, v] = p.split('=');
-      if (k?.trim() === 'q') q = Number(v);
+      // Parameter names are case-insensitive (RFC 9110); a weight is a number in [0, 1].
+      if (k?.trim().toLowerCase() === 'q') q = Number(v?.trim());
+    }
+    if (!(q >= 0 && q <= 1)) {
+      const at = clip(part.trim());
+      throw new HttpError(400, 'bad_accept', `Accept: ${at} has a weight (q) outside [0, 1]`, { field: 'accept' });
     }
     if (!(q > 0)) continue;
     const format: ResponseFormat | null =
@@ -298,11 +305,13 @@ export function parseFieldsHeader(header: string): FieldLayout[] {
   let offset = 0;
   for (const part of header.split(';')) {
     if (part === '') continue;
-    const m = /^(\w+)=(f32|f64|f16|bf16)\[([\d,]*)\]$/.exec(part);
-    if (m === null) throw new Error(`x-tscuda-fields: cannot read ${JSON.stringify(part)}`);
+    // Dimensions are whole numbers, none empty (`[1,,2]`), and the byte count a safe integer.
+    const m = /^(\w+)=(f32|f64|f16|bf16)\[((?:\d+(?:,\d+)*)?)\]$/.exec(part);
+    if (m === null) throw new Error(`x-tscuda-fields: cannot read ${clip(JSON.stringify(part))}`);
     const dtype = m[2] as SampleDtype;
     const shape = m[3] === '' ? [] : m[3]!.split(',').map(Number);
     const bytes = shape.reduce((p, d) => p * d, 1) * DTYPE_BYTES[dtype];
+    if (!Number.isSafeInteger(bytes)) throw new Error(`x-tscuda-fields: ${clip(JSON.stringify(part))} is larger than any body`);
     out.push({ name: m[1]!, dtype, shape, offset, bytes });
     offset += bytes;
   }

@@ -61,6 +61,8 @@ function unknownParameter(key: string): HttpError {
  * own bounds (`timeout` at most `maxTimeoutMs`) and names fields as requests spell them.
  */
 export function parseJobParams(raw: RawParams, length: number, context: ParamContext, endpointFlag?: BuiltinJobFlag): ParsedJob {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalidField('body', `parameters must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`);
   const spec: Record<string, unknown> = {};
   for (const key of Object.keys(raw)) {
     const def = parameterDef(key);

@@ -260,6 +260,7 @@ function symmetric(name: WindowName, parameter: number | undefined, m: number): 
 export function getWindow(spec: WindowSpec, n: number, options: WindowOptions = {}): Float64Array {
   const { name, parameter } = resolveWindow(spec);
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`window length n must be a non-negative integer, got ${n}`);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`getWindow: options must be an object ({ sym }), got ${options === null ? 'null' : typeof options}`);
   const sym = options.sym ?? false;
   if (typeof sym !== 'boolean') throw new TypeError(`getWindow: sym must be a boolean, got ${JSON.stringify(sym)}`);
   if (n <= 1) return new Float64Array(n).fill(1);

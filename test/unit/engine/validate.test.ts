@@ -242,3 +242,9 @@ describe('validateJob: values that pass a type check but would give nothing or N
     expect(keyError?.field.length).toBeLessThan(200);
   });
 });
+
+describe('validateJob: its context', () => {
+  it('a context without stages is a TypeError saying what it needs', () => {
+    expect(() => validateJob({ data: data(64), flags: ['stft'] }, {} as never)).toThrow(/validateJob needs a context \{ stages/);
+  });
+});

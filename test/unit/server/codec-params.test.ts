@@ -232,3 +232,24 @@ describe('one table of job parameters', () => {
     }
   });
 });
+
+describe('helpers given malformed input (found by probing)', () => {
+  it('responseFormat: q is case-insensitive, a weight outside [0, 1] is 400, a non-string is a TypeError', () => {
+    expect(responseFormat('application/octet-stream;Q=0, application/json')).toBe('json');
+    expect(() => responseFormat('application/octet-stream;q=5')).toThrow(/weight \(q\) outside \[0, 1\]/);
+    expect(() => responseFormat(null as never)).toThrow(TypeError);
+  });
+
+  it('parseFieldsHeader: empty dimensions and sizes past 2^53 are refused', () => {
+    expect(() => parseFieldsHeader('a=f32[1,,2]')).toThrow(/cannot read/);
+    expect(() => parseFieldsHeader('a=f32[,]')).toThrow(/cannot read/);
+    expect(() => parseFieldsHeader('a=f32[99999999999999999999]')).toThrow(/larger than any body/);
+    expect(parseFieldsHeader('a=f32[2,3]')[0]).toMatchObject({ shape: [2, 3], bytes: 24 });
+  });
+
+  it('parseJobParams of null or an array: 400 naming the body', () => {
+    const context = { extraFlags: [], maxTimeoutMs: 60_000, defaultTimeoutMs: 1000 };
+    expect(() => parseJobParams(null as never, 64, context)).toThrow(/parameters must be an object, got null/);
+    expect(() => parseJobParams([] as never, 64, context)).toThrow(/got an array/);
+  });
+});

@@ -97,3 +97,10 @@ describe('kaiser with a large beta (I0 overflows a double past ~713)', () => {
     expect(logBesselI0(710)).toBeCloseTo(Math.log(besselI0(710)), 9);
   });
 });
+
+describe('getWindow and windowSum options', () => {
+  it('null options are a TypeError naming them', () => {
+    expect(() => getWindow('hann', 8, null as never)).toThrow('getWindow: options must be an object ({ sym }), got null');
+    expect(() => windowSum('hann', 8, null as never)).toThrow(/options must be an object/);
+  });
+});
