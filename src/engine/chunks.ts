@@ -16,10 +16,22 @@ export interface RowChunk {
   rows: number;
 }
 
-/** Splits `batch` rows into chunks of at most `maxRows` rows (the last may be smaller). */
+/**
+ * Most chunks a plan may hold. Each chunk is one run on a lane, sized to fill the lane: a job
+ * needing more than a million of them holds more data than any machine, so a bigger plan is a
+ * mistake in its arguments (planRowChunks(2^53 - 1, 1) built chunks until the heap ran out).
+ */
+export const MAX_PLANNED_CHUNKS = 1 << 20;
+
+/** Splits `batch` rows into chunks of at most `maxRows` rows (the last may be smaller); at most MAX_PLANNED_CHUNKS of them. */
 export function planRowChunks(batch: number, maxRows: number): RowChunk[] {
   positiveInteger(batch, 'planRowChunks: batch');
   positiveInteger(maxRows, 'planRowChunks: maxRows');
+  const count = Math.ceil(batch / maxRows);
+  if (count > MAX_PLANNED_CHUNKS)
+    throw new RangeError(
+      `planRowChunks: ${batch} rows in chunks of ${maxRows} make ${count} chunks, more than the ${MAX_PLANNED_CHUNKS} a plan may hold; give more rows per chunk`,
+    );
   const chunks: RowChunk[] = [];
   for (let start = 0; start < batch; start += maxRows) chunks.push({ start, rows: Math.min(maxRows, batch - start) });
   return chunks;
@@ -46,14 +58,27 @@ export interface Framing {
   hop: number;
 }
 
-/** Frames that fit in the series: 1 + floor((length - frameLength) / hop). */
+/**
+ * The framing's fields checked (what: the caller, for the message): a hop of 0 made frameCount
+ * Infinity or NaN, a negative one a negative count, and null was read as an object.
+ */
+function checkFraming(f: Framing, what: string): void {
+  if (typeof f !== 'object' || f === null) throw new TypeError(`${what}: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`);
+  if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`${what}: length must be a non-negative integer, got ${f.length}`);
+  positiveInteger(f.frameLength, `${what}: frameLength`);
+  positiveInteger(f.hop, `${what}: hop`);
+}
+
+/** Frames that fit in the series: 1 + floor((length - frameLength) / hop). Throws a RangeError for a length, frameLength or hop that is not a count. */
 export function frameCount(f: Framing): number {
+  checkFraming(f, 'frameCount');
   if (f.length < f.frameLength) return 0;
   return 1 + Math.floor((f.length - f.frameLength) / f.hop);
 }
 
-/** Output samples the frames cover: (frames - 1) * hop + frameLength (a tail shorter than a hop is not covered). */
+/** Output samples the frames cover: (frames - 1) * hop + frameLength (a tail shorter than a hop is not covered). Checks `f` as frameCount() does. */
 export function coveredLength(f: Framing): number {
+  checkFraming(f, 'coveredLength');
   const frames = frameCount(f);
   return frames === 0 ? 0 : (frames - 1) * f.hop + f.frameLength;
 }
@@ -65,6 +90,8 @@ export function coveredLength(f: Framing): number {
  * Concatenating the chunks' owned outputs gives samples [0, coveredLength).
  */
 export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
+  if (typeof f !== 'object' || f === null)
+    throw new TypeError(`planFrameChunks: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`);
   const { frameLength, hop } = f;
   if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
   positiveInteger(frameLength, 'planFrameChunks: frameLength');
@@ -74,6 +101,13 @@ export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
   const overlapFrames = Math.ceil(frameLength / hop) - 1;
   if (!Number.isSafeInteger(maxFrames) || maxFrames < overlapFrames + 1)
     throw new RangeError(`planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`);
+  // Each chunk after the first starts maxFrames - overlapFrames frames after the one before it.
+  // Bounded like planRowChunks: 2e7 frames at one new frame per chunk took 16 s and gigabytes.
+  const count = total <= maxFrames ? 1 : 1 + Math.ceil((total - maxFrames) / (maxFrames - overlapFrames));
+  if (count > MAX_PLANNED_CHUNKS)
+    throw new RangeError(
+      `planFrameChunks: ${total} frames in chunks of ${maxFrames} make ${count} chunks, more than the ${MAX_PLANNED_CHUNKS} a plan may hold; give more frames per chunk`,
+    );
   const covered = coveredLength(f);
   const chunks: FrameChunk[] = [];
   let frameStart = 0;

@@ -1,13 +1,14 @@
 import { checkTimeoutMs } from '../runtime/timeout.js';
 import type { CaptureMode, Graph } from '../runtime/graph.js';
 import type { OperationKind } from '../report/timeline.js';
-import { expectResource, Resource } from '../runtime/resource.js';
+import { describeValue, expectResource, Resource } from '../runtime/resource.js';
+import { knownKeys, shownValue } from '../runtime/value-checks.js';
 import { Stream } from '../runtime/stream.js';
 import { captureOperations } from './capture-operations.js';
 import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
 import { DependencyFailedError, OperationError, OperationForgottenError } from './errors.js';
 import { callSafely } from './host-calls.js';
-import { Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
+import { checkSpecFields, Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
 import { onEveryStream } from './parallel.js';
 import { RingQueue } from './ring-queue.js';
 import { OperationScheduler } from './scheduler.js';
@@ -39,6 +40,9 @@ export interface CoordinatorDescriptor {
 }
 
 const DEFAULT_RETAIN = 4096;
+
+/** Every key of CoordinatorDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({ label: true, retainSettled: true, uniqueNames: true, guestStreams: true } satisfies Record<keyof CoordinatorDescriptor, true>);
 
 /**
  * Operations on a StreamPool's streams with dependencies across streams: the one
@@ -78,6 +82,8 @@ export class Coordinator extends Resource {
   constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
       throw new TypeError(`Coordinator descriptor must be an object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+    // A misspelt option (`retain: 10`) silently meant its default.
+    knownKeys(descriptor, DESCRIPTOR_KEYS, 'Coordinator descriptor');
     super('Coordinator', descriptor.label ?? 'coordinator');
     // Checked here: a missing pool would fail only at the first add(), reading 'acquire' of null.
     if (typeof (pool as Partial<StreamPool> | null)?.acquire !== 'function')
@@ -86,6 +92,8 @@ export class Coordinator extends Resource {
     const retain = descriptor.retainSettled ?? DEFAULT_RETAIN;
     if (!Number.isSafeInteger(retain) || retain < 0) throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
     this.#retain = retain;
+    if (descriptor.uniqueNames !== undefined && typeof descriptor.uniqueNames !== 'boolean')
+      throw new TypeError(`${this.label}: uniqueNames must be a boolean, got ${shownValue(descriptor.uniqueNames)}`);
     this.#uniqueNames = descriptor.uniqueNames ?? true;
     if (descriptor.guestStreams !== undefined && typeof descriptor.guestStreams !== 'boolean')
       throw new TypeError(`${this.label}: guestStreams must be a boolean, got ${typeof descriptor.guestStreams}`);
@@ -152,6 +160,7 @@ export class Coordinator extends Resource {
     if (spec === null || typeof spec !== 'object') throw new TypeError(`${this.label}: an operation must be an object`);
     if (typeof spec.name !== 'string' || spec.name === '') throw new TypeError(`${this.label}: an operation needs a name`);
     if (typeof spec.run !== 'function') throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
+    checkSpecFields(spec, `${this.label}: operation "${spec.name}"`);
     if (spec.timeoutMs !== undefined) checkTimeoutMs(spec.timeoutMs, `${this.label}: operation "${spec.name}": timeoutMs`);
     if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal)) throw new TypeError(`${this.label}: operation "${spec.name}": signal must be an AbortSignal`);
     if (spec.after !== undefined && !Array.isArray(spec.after)) throw new TypeError(`${this.label}: operation "${spec.name}": after must be an array of names or ids`);
@@ -210,6 +219,8 @@ export class Coordinator extends Resource {
    */
   barrier(name = `barrier#${this.#nextId}`): number {
     this.assertAlive();
+    // A number would be filed as a name and then never found: numbers in `after` mean ids.
+    if (typeof name !== 'string' || name === '') throw new TypeError(`${this.label}: barrier() name must be a non-empty string, got ${shownValue(name)}`);
     const existing = this.#byName.get(name);
     if (existing && !existing.isSettled) throw new Error(`${this.label}: an operation named "${name}" is already pending`);
     const op = new Operation(this.#nextId++, { name, kind: 'other', run: () => undefined }, this.pool.streams[0]!, true);
@@ -223,7 +234,14 @@ export class Coordinator extends Resource {
 
   /** Calls `callback` each time a run's operations on `stream` have all settled (with the first failure among them). */
   onStreamComplete(stream: Stream, callback: (error?: Error) => void): void {
-    if (!this.pool.streams.includes(stream)) throw new Error(`${this.label}: stream "${stream.label}" does not belong to ${this.pool.label}`);
+    if (!this.pool.streams.includes(stream)) {
+      // null or a look-alike was "Cannot read properties of null (reading 'label')".
+      if (!Resource.isResourceOf(stream, 'Stream'))
+        throw new TypeError(`${this.label}: onStreamComplete() stream must be a Stream of ${this.pool.label}, got ${describeValue(stream)}`);
+      throw new Error(`${this.label}: stream "${stream.label}" does not belong to ${this.pool.label}`);
+    }
+    // A non-function was accepted here and threw only once the stream's operations settled.
+    if (typeof callback !== 'function') throw new TypeError(`${this.label}: onStreamComplete() callback must be a function, got ${shownValue(callback)}`);
     let list = this.#streamCallbacks.get(stream);
     if (!list) this.#streamCallbacks.set(stream, (list = []));
     list.push(callback);
@@ -262,7 +280,7 @@ export class Coordinator extends Resource {
       if (mine.length === 0) continue;
       void Promise.allSettled(mine.map((op) => op.settled)).then(() => {
         const error = mine.find((op) => op.error)?.error;
-        for (const cb of callbacks) callSafely(cb, error);
+        for (const cb of callbacks) callSafely(cb, error, `${this.label}: onStreamComplete callback of stream "${stream.label}"`);
       });
     }
   }

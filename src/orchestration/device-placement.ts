@@ -29,6 +29,11 @@ export function checkPlacement(placement: unknown, what: string): asserts placem
 
 /** The index (into `loads`) of the device the next piece of work goes to; `tick` counts placements so far. */
 export function chooseDevice(placement: DevicePlacement, loads: readonly DeviceLoad[], tick: number): number {
+  // Exported, so checked: an unknown placement was treated as FreeMemory, and a tick of NaN or
+  // 0.5 crashed reading 'index' of undefined.
+  checkPlacement(placement, 'chooseDevice');
+  if (!Array.isArray(loads)) throw new TypeError(`chooseDevice: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
+  if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`);
   const n = loads.length;
   if (n === 0) throw new RangeError('no devices to choose from');
   const start = ((tick % n) + n) % n;

@@ -13,7 +13,8 @@ import { checkPlacement, chooseDevice, type DevicePlacement } from './device-pla
 import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import { StreamPool, type PoolSubmitOptions, type SettleListener, type StreamMetrics, type StreamSpec } from './stream-pool.js';
-import type { PoolStrategy, PriorityLevel, StreamPurpose, StreamRequest } from './strategy.js';
+import { checkChoice, checkStreamSpecs, POOL_STRATEGIES, type PoolStrategy, type PriorityLevel, type StreamPurpose, type StreamRequest } from './strategy.js';
+import { knownKeys } from '../runtime/value-checks.js';
 import type { CUevent } from '../ffi/generated/types.js';
 
 /** How a DevicePool is made. */
@@ -29,6 +30,16 @@ export interface DevicePoolDescriptor {
   profiler?: Profiler | undefined;
   label?: string | undefined;
 }
+
+/** Every key of DevicePoolDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({
+  devices: true,
+  placement: true,
+  streams: true,
+  strategy: true,
+  profiler: true,
+  label: true,
+} satisfies Record<keyof DevicePoolDescriptor, true>);
 
 /** What the pool measured of one device. */
 export interface DeviceMetrics {
@@ -123,7 +134,7 @@ class SpanningStreamPool extends StreamPool {
 export class DevicePool extends Resource {
   readonly devices: readonly Device[];
   readonly pools: readonly StreamPool[];
-  placement: DevicePlacement;
+  #placement: DevicePlacement;
   readonly #byContext = new Map<unknown, StreamPool>();
   readonly #placements: number[];
   readonly #streams: readonly Stream[];
@@ -132,10 +143,16 @@ export class DevicePool extends Resource {
 
   constructor(descriptor: DevicePoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new DevicePool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    // A misspelt option (`placment`) silently meant its default.
+    knownKeys(descriptor, DESCRIPTOR_KEYS, 'DevicePool descriptor');
     super('DevicePool', descriptor.label ?? 'device pool');
     const placement = descriptor.placement ?? 'LeastLoaded';
     checkPlacement(placement, this.label);
-    this.placement = placement;
+    this.#placement = placement;
+    // Checked before resolvePlacement asks the driver for the devices: each device's StreamPool
+    // checks them too, but only after that, so a typo said "no CUDA device is visible".
+    if (descriptor.strategy !== undefined) checkChoice(descriptor.strategy, POOL_STRATEGIES, `${this.label}: strategy`);
+    if (descriptor.streams !== undefined) checkStreamSpecs(descriptor.streams, this.label);
     // The one placement rule (runtime/defaults.ts resolvePlacement); a pool spans every device by default.
     this.devices = resolvePlacement({ devices: descriptor.devices }, this.label, 'all');
     const pools: StreamPool[] = [];
@@ -160,6 +177,17 @@ export class DevicePool extends Resource {
     this.pools = pools;
     this.#placements = pools.map(() => 0);
     this.#streams = pools.flatMap((p) => p.streams);
+  }
+
+  /** How pickDevice() spreads work: RoundRobin, LeastLoaded or FreeMemory (anything else is a TypeError, as in the descriptor). */
+  get placement(): DevicePlacement {
+    return this.#placement;
+  }
+
+  set placement(value: DevicePlacement) {
+    // A public field took any value, and pickDevice() then treated an unknown one as FreeMemory.
+    checkPlacement(value, this.label);
+    this.#placement = value;
   }
 
   /** Every stream of every device, device by device. */

@@ -4,6 +4,7 @@
  */
 import { OperationTimeoutError } from './errors.js';
 import type { Operation } from './operation.js';
+import { clip } from '../runtime/value-checks.js';
 
 /** `e` as an Error (a thrown string or value wrapped). */
 export function toError(e: unknown): Error {
@@ -15,14 +16,24 @@ export function isThenable(x: unknown): x is PromiseLike<unknown> {
   return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
 }
 
-/** A user callback must not break the bookkeeping it is called from; its error still surfaces. */
-export function callSafely(callback: (error?: Error) => void, error: Error | undefined): void {
+/**
+ * Calls a user callback (onComplete, onStreamComplete) from the bookkeeping. Its error must
+ * neither break the bookkeeping nor crash the process: it was re-thrown in a microtask, an
+ * uncaughtException that ended the process over a logging callback. It is reported instead as a
+ * process warning (code TSCUDA_CALLBACK_FAILED) naming `what` (`coordinator: onComplete of
+ * operation "g"`), visible on stderr and to `process.on('warning')`.
+ */
+export function callSafely(callback: (error?: Error) => void, error: Error | undefined, what: string): void {
   try {
     callback(error);
   } catch (e) {
-    queueMicrotask(() => {
-      throw e;
-    });
+    try {
+      const message = e instanceof Error ? e.message : String(e);
+      const stack = e instanceof Error && typeof e.stack === 'string' ? e.stack : undefined;
+      process.emitWarning(`${what} threw: ${clip(message)}`, { code: 'TSCUDA_CALLBACK_FAILED', ...(stack === undefined ? {} : { detail: stack }) });
+    } catch {
+      // A value whose message or String() throws cannot be described: the callback's failure is still not ours to raise.
+    }
   }
 }
 

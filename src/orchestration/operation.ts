@@ -2,6 +2,7 @@ import type { CUevent } from '../ffi/generated/types.js';
 import type { OperationKind } from '../report/timeline.js';
 import type { Stream } from '../runtime/stream.js';
 import { DependencyFailedError } from './errors.js';
+import { shownValue } from '../runtime/value-checks.js';
 import type { StreamPurpose, WorkloadType } from './strategy.js';
 
 export { DependencyFailedError } from './errors.js';
@@ -34,6 +35,32 @@ export interface OperationSpec {
   signal?: AbortSignal | undefined;
   /** Bracket the work in the pool's profiler (default true). */
   profile?: boolean | undefined;
+}
+
+/** Every OperationKind, for the check of `kind` (the Record makes a new kind fail to compile until listed). */
+export const OPERATION_KINDS = Object.keys({
+  upload: true,
+  download: true,
+  copy: true,
+  kernel: true,
+  fft: true,
+  memset: true,
+  host: true,
+  alloc: true,
+  other: true,
+} satisfies Record<OperationKind, true>);
+
+/**
+ * Checks the fields of a spec the Coordinator only reads later, at add(): an unknown kind was
+ * counted as neither transfer nor launch, a negative `bytes` skewed the pool's peak, and an
+ * onComplete that is not a function threw only once the operation settled, far from the call.
+ * `what` names the operation in the messages.
+ */
+export function checkSpecFields(spec: OperationSpec, what: string): void {
+  if (!OPERATION_KINDS.includes(spec.kind)) throw new TypeError(`${what}: kind must be one of ${OPERATION_KINDS.join(', ')}; got ${shownValue(spec.kind)}`);
+  if (spec.bytes !== undefined && !(typeof spec.bytes === 'number' && Number.isFinite(spec.bytes) && spec.bytes >= 0))
+    throw new RangeError(`${what}: bytes must be a finite number >= 0, got ${shownValue(spec.bytes)}`);
+  if (spec.onComplete !== undefined && typeof spec.onComplete !== 'function') throw new TypeError(`${what}: onComplete must be a function, got ${shownValue(spec.onComplete)}`);
 }
 
 /**

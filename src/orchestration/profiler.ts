@@ -2,7 +2,7 @@ import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
 import { check, driverApi, driverError, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
-import { expectResource, isLive, Resource } from '../runtime/resource.js';
+import { describeValue, expectResource, isLive, Resource } from '../runtime/resource.js';
 import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
@@ -58,12 +58,16 @@ export class Profiler extends Resource {
   #streamOrder = new Map<string, number>();
 
   constructor(descriptor: ProfilerDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Profiler() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('Profiler', descriptor.label ?? 'profiler');
-    this.context = resolveContext(descriptor);
-    this.enabled = descriptor.enabled ?? true;
+    // Checked before the context is resolved: a wrong window said "no CUDA driver" on a machine without one.
     const window = descriptor.window ?? DEFAULT_PROFILER_WINDOW;
     if (window !== Infinity && !(Number.isSafeInteger(window) && window >= 1))
       throw new RangeError(`${this.label}: window must be a positive integer (or Infinity), got ${String(window)}`);
+    if (descriptor.enabled !== undefined && typeof descriptor.enabled !== 'boolean')
+      throw new TypeError(`${this.label}: enabled must be a boolean, got ${describeValue(descriptor.enabled)}`);
+    this.context = resolveContext(descriptor);
+    this.enabled = descriptor.enabled ?? true;
     this.window = window;
   }
 

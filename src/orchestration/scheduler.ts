@@ -85,21 +85,30 @@ export class OperationScheduler {
       return;
     }
     let result: unknown;
+    let thenable: boolean;
     try {
       result = op.spec.run(op.stream);
+      // Inside the try: a `then` getter that throws is the step failing too.
+      thenable = isThenable(result);
     } catch (e) {
       this.fail(op, toError(e));
       return;
     }
-    if (!isThenable(result)) {
+    if (!thenable) {
       this.#workDone(op);
       return;
     }
     if (timeoutMs !== undefined || signal !== undefined) guardHostStep(this.#label, op, timeoutMs, signal, (error) => this.fail(op, error));
-    result.then(
-      () => this.#workDone(op),
-      (e: unknown) => this.fail(op, toError(e)),
-    );
+    try {
+      (result as PromiseLike<unknown>).then(
+        () => this.#workDone(op),
+        (e: unknown) => this.fail(op, toError(e)),
+      );
+    } catch (e) {
+      // A thenable whose then() throws will never call back: the step stayed 'running' and its
+      // dependents 'waiting' forever, and the throw escaped the drain, stranding the ops after it.
+      this.fail(op, toError(e));
+    }
   }
 
   /** The edge path: one cuStreamWaitEvent per dependency on another stream still in flight. */
@@ -159,7 +168,7 @@ export class OperationScheduler {
       op.cancelGuard?.();
       op.resolve();
       this.#record(op);
-      if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined);
+      if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined, `${this.#label}: onComplete of operation "${op.name}"`);
       this.#release(op.waitingForLaunch);
       this.#release(op.waitingForCompletion);
       for (const d of op.dependents) if (!d.isSettled && --d.unfinished === 0 && d.workDone) work.push(d);
@@ -181,7 +190,7 @@ export class OperationScheduler {
       o.cancelGuard?.();
       o.reject(e);
       this.#record(o);
-      if (o.spec.onComplete) callSafely(o.spec.onComplete, e);
+      if (o.spec.onComplete) callSafely(o.spec.onComplete, e, `${this.#label}: onComplete of operation "${o.name}"`);
       for (const d of o.dependents) if (!d.isSettled) work.push([d, o.dependencyFailure(d)]);
       o.dependents.length = 0;
       o.waitingForLaunch.length = 0;

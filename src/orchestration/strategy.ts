@@ -63,7 +63,9 @@ export function checkStreamSpecs<S extends { priority?: unknown; purpose?: unkno
   specs: unknown,
   label: string,
 ): { spec: S; priority: PriorityLevel; purpose: StreamPurpose }[] {
-  if (!Array.isArray(specs) || specs.length === 0) throw new RangeError(`${label}: a StreamPool needs at least one stream`);
+  // A string was told it had no streams: named as what it is.
+  if (!Array.isArray(specs)) throw new TypeError(`${label}: streams must be an array of stream specs { priority?, purpose?, ... }, got ${specs === null ? 'null' : typeof specs}`);
+  if (specs.length === 0) throw new RangeError(`${label}: a StreamPool needs at least one stream`);
   return specs.map((spec: unknown, i) => {
     if (typeof spec !== 'object' || spec === null) throw new TypeError(`${label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
     const s = spec as S;
@@ -97,6 +99,13 @@ function suited(loads: readonly StreamLoad[], workload: WorkloadType): StreamLoa
  * leaves nothing falls back to the candidates before it.
  */
 export function chooseStream(strategy: PoolStrategy, loads: readonly StreamLoad[], request: StreamRequest, tick: number, assignments: WorkloadAssignments = {}): number {
+  // Exported, so checked: an unknown strategy returned undefined, and a bad tick, request or
+  // workload crashed reading 'index' or 'includes' of undefined.
+  checkChoice(strategy, POOL_STRATEGIES, 'chooseStream: strategy');
+  if (!Array.isArray(loads)) throw new TypeError(`chooseStream: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
+  if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`);
+  if (typeof request !== 'object' || request === null)
+    throw new TypeError(`chooseStream: request must be an object { purpose?, workload?, priority? }, got ${request === null ? 'null' : typeof request}`);
   if (loads.length === 0) throw new RangeError('no streams to choose from');
   let candidates = loads;
   if (request.purpose !== undefined) {
@@ -114,7 +123,7 @@ export function chooseStream(strategy: PoolStrategy, loads: readonly StreamLoad[
       return leastLoaded(matching.length ? matching : candidates, tick);
     }
     case 'Workload': {
-      const workload = request.workload ?? 'Mixed';
+      const workload = request.workload === undefined ? 'Mixed' : checkChoice(request.workload, WORKLOAD_TYPES, 'chooseStream: request.workload');
       const assigned = assignments[workload];
       let matching = assigned ? candidates.filter((l) => assigned.includes(l.index)) : [];
       if (!matching.length) matching = suited(candidates, workload);

@@ -4,7 +4,7 @@ import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import type { OperationKind } from '../report/timeline.js';
-import { DisposedError, expectResource, isLive, Resource } from '../runtime/resource.js';
+import { describeValue, DisposedError, expectResource, isLive, Resource } from '../runtime/resource.js';
 import { Stream } from '../runtime/stream.js';
 import {
   assignWorkloads,
@@ -141,6 +141,7 @@ export class StreamPool extends Resource {
   readonly #readyWaiters = new Set<(stream: Stream | null) => void>();
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new StreamPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('StreamPool', descriptor.label ?? 'stream pool');
     // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
     this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);

@@ -9,11 +9,12 @@ import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { Coordinator } from '../orchestration/coordinator.js';
 import type { SettledOperation } from '../orchestration/operation.js';
-import type { Profiler } from '../orchestration/profiler.js';
+import { Profiler } from '../orchestration/profiler.js';
 import { StreamPool } from '../orchestration/stream-pool.js';
 import type { OperationKind } from '../report/timeline.js';
-import { Resource } from '../runtime/resource.js';
-import { Stream, type StreamPriority } from '../runtime/stream.js';
+import { describeValue, expectResource, Resource } from '../runtime/resource.js';
+import { checkPriority, Stream, type StreamPriority } from '../runtime/stream.js';
+import { integerOption, knownKeys } from '../runtime/value-checks.js';
 
 /** Ids the AsyncCoordinator hands out: its Coordinator's operation ids. */
 export type AsyncOperationId = number;
@@ -54,6 +55,48 @@ export interface AsyncCoordinatorDescriptor extends Placement {
   /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */
   retainSettled?: number | undefined;
   label?: string | undefined;
+}
+
+/** Every key of AsyncCoordinatorDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({
+  device: true,
+  context: true,
+  streams: true,
+  priorities: true,
+  profiler: true,
+  retainSettled: true,
+  label: true,
+} satisfies Record<keyof AsyncCoordinatorDescriptor, true>);
+
+/** The keys of `priorities` and of `streams`. */
+const ROLES = Object.keys({ upload: true, compute: true, download: true } satisfies Record<keyof CoordinatorStreams, true>);
+
+/**
+ * The descriptor's options checked before the driver is asked for anything (a wrong one said "no
+ * CUDA driver" without a GPU; with one, a bad retainSettled failed after the streams were made).
+ */
+function checkDescriptor(descriptor: AsyncCoordinatorDescriptor, label: string): void {
+  knownKeys(descriptor, DESCRIPTOR_KEYS, 'AsyncCoordinator descriptor');
+  const { streams, priorities, profiler } = descriptor;
+  if (streams !== undefined) {
+    if (typeof streams !== 'object' || streams === null) throw new TypeError(`${label}: streams must be an object { upload, compute, download }, got ${describeValue(streams)}`);
+    for (const s of [streams.upload, streams.compute, streams.download])
+      if (!(s instanceof Stream)) throw new TypeError(`${label}: streams.upload, .compute and .download must be Streams`);
+  }
+  if (priorities !== undefined) {
+    if (typeof priorities !== 'object' || priorities === null)
+      throw new TypeError(`${label}: priorities must be an object { upload?, compute?, download? }, got ${describeValue(priorities)}`);
+    knownKeys(priorities, ROLES, `${label}: priorities`);
+    for (const role of ROLES) {
+      try {
+        checkPriority(priorities[role as keyof typeof priorities]);
+      } catch (e) {
+        throw new TypeError(`${label}: priorities.${role}: ${(e as Error).message}`);
+      }
+    }
+  }
+  if (profiler !== undefined) expectResource(profiler, Profiler, `${label}: profiler`);
+  integerOption(`${label}: retainSettled`, descriptor.retainSettled, 0, 0, Number.MAX_SAFE_INTEGER);
 }
 
 /** @deprecated the name before issue 9; use AsyncCoordinatorDescriptor. */
@@ -112,12 +155,13 @@ export class AsyncCoordinator extends Resource {
   #lastCompute: AsyncOperationId | undefined;
 
   constructor(descriptor: AsyncCoordinatorDescriptor = {}) {
+    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new AsyncCoordinator() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('AsyncCoordinator', descriptor.label);
+    checkDescriptor(descriptor, this.label);
     this.context = resolveContext(descriptor, descriptor.streams?.compute);
     this.profiler = descriptor.profiler;
     if (descriptor.streams) {
       for (const s of [descriptor.streams.upload, descriptor.streams.compute, descriptor.streams.download]) {
-        if (!(s instanceof Stream)) throw new TypeError(`${this.label}: streams.upload, .compute and .download must be Streams`);
         if (s.context !== this.context) throw new Error(`${this.label}: stream "${s.label}" belongs to another context`);
       }
       this.#streams = { ...descriptor.streams };

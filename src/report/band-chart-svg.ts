@@ -5,6 +5,7 @@
  */
 import { cssColorAt, VIRIDIS } from './colormap.js';
 import { escapeXml, niceStep } from './timeline-svg.js';
+import { checkPixels, MAX_CHART_WIDTH } from './sizes.js';
 
 /** One band: its edges in Hz and a label (default 'lo–hi Hz'). */
 export interface ChartBand {
@@ -28,7 +29,7 @@ export interface BandChartOptions {
   series: readonly ChartSeries[];
   /** Shown on the value axis; with 'fraction' the values are shares of the total, drawn as percent. */
   unit?: string | undefined;
-  /** Pixels (default 900); the height is fixed (420). */
+  /** Pixels (default 900, at least 420 drawn, at most MAX_CHART_WIDTH); the height is fixed (420). */
   width?: number | undefined;
 }
 
@@ -62,7 +63,11 @@ function formatValue(v: number, percent: boolean): string {
 
 /** The chart as SVG text. */
 export function toBandChartSvg(options: BandChartOptions): string {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`toBandChartSvg() takes an options object { bands, series, ... }, got ${options === null ? 'null' : typeof options}`);
   const { bands, series } = options;
+  if (!Array.isArray(bands as unknown)) throw new TypeError(`toBandChartSvg(): bands must be an array, got ${bands === null ? 'null' : typeof bands}`);
+  if (!Array.isArray(series as unknown)) throw new TypeError(`toBandChartSvg(): series must be an array, got ${series === null ? 'null' : typeof series}`);
   if (bands.length === 0) throw new BandChartInputError('bands is empty');
   if (series.length === 0) throw new BandChartInputError('series is empty');
   for (const s of series) {
@@ -75,7 +80,8 @@ export function toBandChartSvg(options: BandChartOptions): string {
     if (!(Number.isFinite(b.low) && Number.isFinite(b.high) && b.low < b.high)) throw new BandChartInputError(`band ${i} [${b.low}, ${b.high}] is not an interval`);
   });
 
-  const width = Math.max(420, Math.round(options.width ?? 900));
+  // NaN or Infinity was written into the SVG as its width.
+  const width = Math.max(420, Math.round(options.width === undefined ? 900 : checkPixels(options.width, 'band chart width', MAX_CHART_WIDTH, false, BandChartInputError)));
   const percent = options.unit === 'fraction';
   const title = options.title ?? 'band power';
   const legendH = series.length > 1 ? 22 : 0;
@@ -87,7 +93,11 @@ export function toBandChartSvg(options: BandChartOptions): string {
 
   const max = Math.max(...series.flatMap((s) => s.values));
   const step = max > 0 ? niceStep(max, 5) : 1;
-  const top = max > 0 ? Math.ceil(max / step - 1e-9) * step : 1;
+  // Steps up to the axis top (a handful: niceStep gives about five).
+  const steps = max > 0 ? Math.ceil(max / step - 1e-9) : 1;
+  // Near the largest doubles the rounded-up top overflows to Infinity, and the tick loop below
+  // never ended: the axis then ends at the largest value itself.
+  const top = Number.isFinite(steps * step) ? steps * step : max;
   const yAt = (v: number): number => plotBottom - (v / top) * plotH;
 
   const colors = series.map((_, i) => (series.length === 1 ? cssColorAt(VIRIDIS, 0.35) : cssColorAt(VIRIDIS, 0.05 + (0.85 * i) / (series.length - 1))));
@@ -108,7 +118,9 @@ export function toBandChartSvg(options: BandChartOptions): string {
     }
   }
   // Value axis: grid lines and tick labels.
-  for (let v = 0; v <= top + step / 2; v += step) {
+  // Bounded by the count of steps (top + step / 2 overflowed near the largest doubles); a tick
+  // past an axis cut short at `max` is left out.
+  for (let k = 0, v = 0; k <= steps && v / top <= 1 + 1e-9; k++, v += step) {
     const y = px(yAt(v));
     parts.push(
       `<line x1="${plotX}" y1="${y}" x2="${plotX + plotW}" y2="${y}" stroke="${GRID}" stroke-width="1"/>`,

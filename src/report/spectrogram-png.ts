@@ -6,6 +6,7 @@
  */
 import { PNG } from 'pngjs';
 import { colormapIndex, VIRIDIS, type Colormap } from './colormap.js';
+import { checkPixels, MAX_IMAGE_SIDE } from './sizes.js';
 
 /** What `spectrogramImage` draws. */
 export interface SpectrogramInput {
@@ -21,10 +22,10 @@ export interface SpectrogramInput {
 }
 
 export interface SpectrogramImageOptions {
-  /** Output size in pixels; default: one pixel per frame and per bin, within [minSize, maxSize]. */
+  /** Output size in pixels, integers up to MAX_IMAGE_SIDE; default: one pixel per frame and per bin, within [minSize, maxSize]. */
   width?: number | undefined;
   height?: number | undefined;
-  /** Bounds of the default size (defaults 256 and 1600 pixels). */
+  /** Bounds of the default size (defaults 256 and 1600 pixels; integers up to MAX_IMAGE_SIDE, minSize <= maxSize). */
   minSize?: number | undefined;
   maxSize?: number | undefined;
   /** Decibels below the peak that still get a colour above the map's bottom (default 80). */
@@ -63,19 +64,33 @@ function sourceRange(i: number, out: number, n: number): [number, number] {
   return [start, Math.min(n, end)];
 }
 
+/** Throws TypeError naming `what` unless `values` is array-like (an object with a numeric length): null read as 'Cannot read properties of null'. */
+export function checkValues(values: unknown, what: string): void {
+  if (typeof values !== 'object' || values === null || typeof (values as { length?: unknown }).length !== 'number')
+    throw new TypeError(`${what} must be an array or a typed array of numbers, got ${values === null ? 'null' : typeof values}`);
+}
+
 /** Renders values to RGBA pixels. */
 export function spectrogramImage(input: SpectrogramInput, options: SpectrogramImageOptions = {}): SpectrogramImage {
+  if (typeof input !== 'object' || input === null)
+    throw new TypeError(`spectrogramImage() input must be an object { values, frequencies, frames }, got ${input === null ? 'null' : typeof input}`);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`spectrogramImage() options must be an object, got ${options === null ? 'null' : typeof options}`);
+  checkValues(input.values, 'spectrogramImage() values');
   const { frequencies: nf, frames: nt } = input;
   if (!(Number.isInteger(nf) && nf >= 1)) throw new SpectrogramInputError(`frequencies must be a positive integer, got ${nf}`);
   if (!(Number.isInteger(nt) && nt >= 1)) throw new SpectrogramInputError(`frames must be a positive integer, got ${nt}`);
   if (input.values.length !== nf * nt) throw new SpectrogramInputError(`values has ${input.values.length} entries, expected frequencies x frames = ${nf} x ${nt} = ${nf * nt}`);
   const range = options.dynamicRangeDb ?? 80;
-  if (!(range > 0)) throw new SpectrogramInputError(`dynamicRangeDb must be positive, got ${range}`);
-  const lo = options.minSize ?? 256;
-  const hi = options.maxSize ?? 1600;
-  const width = Math.round(options.width ?? clampSize(nt, lo, hi));
-  const height = Math.round(options.height ?? clampSize(nf, lo, hi));
-  if (!(width >= 1 && height >= 1)) throw new SpectrogramInputError(`image size must be at least 1 x 1, got ${width} x ${height}`);
+  // Infinity made the floor -Infinity and every level NaN.
+  if (!(range > 0 && range < Infinity)) throw new SpectrogramInputError(`dynamicRangeDb must be a finite number > 0, got ${range}`);
+  // Checked before the pixels are allocated: 60000 x 60000 asked for 14 GB, an infinite width failed inside the typed array.
+  const size = (value: number | undefined, fallback: number, what: string): number =>
+    value === undefined ? fallback : checkPixels(value, `spectrogramImage() ${what}`, MAX_IMAGE_SIDE, true, SpectrogramInputError);
+  const lo = size(options.minSize, 256, 'minSize');
+  const hi = size(options.maxSize, 1600, 'maxSize');
+  if (lo > hi) throw new SpectrogramInputError(`spectrogramImage() minSize (${lo}) must not exceed maxSize (${hi})`);
+  const width = size(options.width, clampSize(nt, lo, hi), 'width');
+  const height = size(options.height, clampSize(nf, lo, hi), 'height');
 
   const frameMajor = input.layout === 'frame-major';
   const factor = input.kind === 'power' ? 10 : 20;

@@ -7,7 +7,8 @@
  * images); `svgToPng` (rasterize.ts) turns the figure into a PNG. Pure: no CUDA, no DOM.
  */
 import { VIRIDIS, type Colormap } from './colormap.js';
-import { encodePng, spectrogramImage, SpectrogramInputError, type SpectrogramInput } from './spectrogram-png.js';
+import { checkValues, encodePng, spectrogramImage, SpectrogramInputError, type SpectrogramInput } from './spectrogram-png.js';
+import { checkPixels, MAX_IMAGE_SIDE } from './sizes.js';
 import { escapeXml, niceStep } from './timeline-svg.js';
 
 /** A frequency to mark on the figure: white ticks at both edges of the map and its label. */
@@ -33,7 +34,7 @@ export interface SpectrogramFigureOptions {
   subtitle?: string | undefined;
   /** Decibels below the peak that the colour scale spans (default 80). */
   dynamicRangeDb?: number | undefined;
-  /** The whole figure in pixels (default 1100 x 560). */
+  /** The whole figure in pixels (default 1100 x 560; at least 320 x 200, at most MAX_IMAGE_SIDE a side). */
   width?: number | undefined;
   height?: number | undefined;
   colormap?: Colormap | undefined;
@@ -57,10 +58,20 @@ const INK = '#111827';
 const MUTED = '#4b5563';
 const px = (v: number): string => (Math.round(v * 100) / 100).toString();
 
-/** Round tick values within [lo, hi], about `count` of them. */
+/** Most ticks ticks() is asked for: an axis of MAX_IMAGE_SIDE pixels has far fewer. */
+export const MAX_TICKS = 1000;
+
+/** Round tick values within [lo, hi], about `count` (at most MAX_TICKS) of them. */
 export function ticks(lo: number, hi: number, count: number): number[] {
+  // A count of 10^9 built 10^9 ticks.
+  if (!(count >= 0 && count <= MAX_TICKS)) throw new RangeError(`ticks() count must be a number from 0 to ${MAX_TICKS}, got ${count}`);
   if (!(hi > lo)) return [lo];
   const step = niceStep(hi - lo, count);
+  // An infinite range has no round ticks (the loop below made none before niceStep's guard).
+  if (!Number.isFinite(step)) return [];
+  // A range a few ulps wide far from 0 (1e300 to its next double) puts lo / step beyond the safe
+  // integers, where k++ stops counting and the loop below never ended: no round tick fits there.
+  if (!Number.isSafeInteger(Math.ceil(lo / step - 1e-9)) || !Number.isSafeInteger(Math.floor(hi / step) + 1)) return [lo];
   const out: number[] = [];
   // By index, not by repeated addition: 0.1 + 0.2 drifts, k * step rounded to the step's decimals does not.
   const decimals = Math.max(0, Math.min(12, -Math.floor(Math.log10(step)) + 1));
@@ -85,12 +96,18 @@ function spacing(values: ArrayLike<number>, what: string): number {
 
 /** The spectrogram figure as SVG text. */
 export function spectrogramSvg(input: SpectrogramFigureInput, options: SpectrogramFigureOptions = {}): SpectrogramFigure {
+  if (typeof input !== 'object' || input === null)
+    throw new TypeError(`spectrogramSvg() input must be an object { values, frequencies, frames, f, t }, got ${input === null ? 'null' : typeof input}`);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`spectrogramSvg() options must be an object, got ${options === null ? 'null' : typeof options}`);
+  checkValues(input.f, 'spectrogramSvg() f');
+  checkValues(input.t, 'spectrogramSvg() t');
   if (input.f.length !== input.frequencies) throw new SpectrogramInputError(`f has ${input.f.length} values for ${input.frequencies} frequencies`);
   if (input.t.length !== input.frames) throw new SpectrogramInputError(`t has ${input.t.length} values for ${input.frames} frames`);
   const df = spacing(input.f, 'f');
   const dt = spacing(input.t, 't');
-  const width = Math.round(options.width ?? 1100);
-  const height = Math.round(options.height ?? 560);
+  // Bounded before the map's pixels are allocated (40000 x 40000 asked for 6 GB).
+  const width = Math.round(options.width === undefined ? 1100 : checkPixels(options.width, 'spectrogramSvg() width', MAX_IMAGE_SIDE, false, SpectrogramInputError));
+  const height = Math.round(options.height === undefined ? 560 : checkPixels(options.height, 'spectrogramSvg() height', MAX_IMAGE_SIDE, false, SpectrogramInputError));
   if (!(width >= 320 && height >= 200)) throw new SpectrogramInputError(`the figure must be at least 320 x 200 pixels, got ${width} x ${height}`);
 
   // Layout: title block on top, tick labels and axis titles left and below, the colour bar right.

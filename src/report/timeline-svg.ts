@@ -2,11 +2,12 @@
  * A standalone SVG picture of a run: one lane per stream, so that whether uploads, compute
  * and downloads overlap is visible at a glance, with no viewer beyond a browser.
  */
+import { checkPixels, MAX_CHART_WIDTH } from './sizes.js';
 import { analyzeTimeline, extent, groupByStream, transferComputeOverlap, type OperationKind, type TimelineRecord } from './timeline.js';
 
 export interface SvgTimelineOptions {
   title?: string | undefined;
-  /** Pixels; the height follows from the number of lanes. */
+  /** Pixels (default 1100, at least 400 drawn, at most MAX_CHART_WIDTH); the height follows from the number of lanes. */
   width?: number | undefined;
 }
 
@@ -48,12 +49,17 @@ function fit(text: string, width: number, fontSize: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-/** A step of 1, 2 or 5 times a power of ten giving about `count` ticks over `span`. */
+/**
+ * A step of 1, 2 or 5 times a power of ten giving about `count` ticks over `span`. Where no such
+ * step is a positive finite double (a span among the smallest subnormals, whose power of ten
+ * underflows to 0, or an overflowing one), the span itself: a step of 0 looped every axis forever.
+ */
 export function niceStep(span: number, count: number): number {
   const raw = span / Math.max(1, count);
   const power = 10 ** Math.floor(Math.log10(raw));
   const m = raw / power;
-  return power * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
+  const step = power * (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10);
+  return step > 0 && Number.isFinite(step) ? step : span;
 }
 
 function decimalsFor(step: number): number {
@@ -140,9 +146,13 @@ function legend(kinds: readonly OperationKind[], withOverlap: boolean, top: numb
   return { parts, bottom: y + 11 };
 }
 
+/** The run as SVG text: one lane per stream, the transfer/compute overlap strip, a time axis. */
 export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTimelineOptions = {}): string {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`toSvgTimeline() options must be an object { title?, width? }, got ${options === null ? 'null' : typeof options}`);
   const title = options.title ?? 'tscuda timeline';
-  const width = Math.max(400, Math.round(options.width ?? 1100));
+  // An infinite width looped building the axis; NaN was written into the SVG.
+  const width = Math.max(400, Math.round(options.width === undefined ? 1100 : checkPixels(options.width, 'toSvgTimeline() width', MAX_CHART_WIDTH, false)));
   if (records.length === 0) return emptySvg(title, width);
 
   const report = analyzeTimeline(records);

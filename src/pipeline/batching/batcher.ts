@@ -10,7 +10,7 @@ import { AutoTuner } from './auto-tuner.js';
 import { SubmitChannel } from './channel.js';
 import { boundedDrain, checkCloseOptions } from './close.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
-import { resolveBatcherOptions, type BatcherDescriptor } from './options.js';
+import { resolveBatcherOptions, submitOptionsError, type BatcherDescriptor } from './options.js';
 import { Batch, BatchInfoRecord, PendingSubmit, type FlushWaiter } from './records.js';
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { BatcherStats } from './stats.js';
@@ -202,8 +202,9 @@ export class Batcher<I, O> {
   }
 
   #submit<R>(items: readonly I[] | null, item: I | undefined, count: number, options: SubmitOptions | undefined): Promise<R> {
+    const bad = options === undefined ? undefined : submitOptionsError(options, this.#label);
+    if (bad !== undefined) return Promise.reject(bad);
     const signal = options?.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() signal must be an AbortSignal`));
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const channel = this.#channel;
     const hasRoom = channel.hasRoom;

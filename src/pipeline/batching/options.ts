@@ -1,6 +1,7 @@
 import { checkTimeoutMs } from '../../runtime/timeout.js';
 import type { AutoTuneOptions } from './auto-tuner.js';
-import { positiveInteger } from '../../runtime/value-checks.js';
+import type { SubmitOptions } from './types.js';
+import { knownKeys, positiveInteger, shownValue } from '../../runtime/value-checks.js';
 
 /** How a Batcher is made. */
 export interface BatcherDescriptor {
@@ -31,6 +32,24 @@ export interface BatcherDescriptor {
   label?: string | undefined;
   autoTune?: AutoTuneOptions | undefined;
 }
+
+/** Every key of BatcherDescriptor (the Record makes a new one fail to compile until listed). */
+export const BATCHER_KEYS: readonly string[] = Object.keys({
+  maxBatchSize: true,
+  maxWaitMs: true,
+  channelSize: true,
+  maxConcurrentBatches: true,
+  maxWaiting: true,
+  dispatchTimeoutMs: true,
+  label: true,
+  autoTune: true,
+} satisfies Record<keyof BatcherDescriptor, true>);
+
+/** Every key of AutoTuneOptions. */
+const AUTO_TUNE_KEYS = Object.keys({ targetLatencyMs: true, minBatchSize: true, maxBatchSize: true, minWaitMs: true, maxWaitMs: true } satisfies Record<
+  keyof AutoTuneOptions,
+  true
+>);
 
 /** @deprecated the name before issue 9; use BatcherDescriptor. */
 export type BatcherOptions = BatcherDescriptor;
@@ -72,10 +91,17 @@ function ordered(label: string, lowName: string, low: number, highName: string, 
   }
 }
 
-/** Checks every field (a RangeError naming the field and value) and fills in defaults. */
-export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatcherOptions {
+/**
+ * Checks every field (a RangeError naming the field and value; a TypeError for an unknown key or
+ * a value of the wrong type) and fills in defaults. `extraKeys`: keys the caller reads itself
+ * (a GPU batcher's dispatcher options), accepted besides the Batcher's.
+ */
+export function resolveBatcherOptions(options: BatcherDescriptor, extraKeys: readonly string[] = []): ResolvedBatcherOptions {
   if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
+  // A label of 123 was kept as a number; a misspelt option (`maxBatch`) silently meant its default.
+  if (options.label !== undefined && typeof options.label !== 'string') throw new TypeError(`Batcher: label must be a string, got ${shownValue(options.label)}`);
   const label = options.label ?? 'batcher';
+  knownKeys(options, extraKeys.length === 0 ? BATCHER_KEYS : [...BATCHER_KEYS, ...extraKeys], `Batcher "${label}" descriptor`);
   const maxBatchSize = positiveOption(label, 'maxBatchSize', options.maxBatchSize);
   const maxWaitMs = checkTimeoutMs(options.maxWaitMs, `Batcher "${label}": maxWaitMs`);
   const channelSize = positiveOption(label, 'channelSize', options.channelSize);
@@ -93,6 +119,9 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
   let autoTune: Required<AutoTuneOptions> | null = null;
   if (options.autoTune !== undefined) {
     const tune = options.autoTune;
+    // null read 'targetLatencyMs' of null; 5 was reported as a missing target.
+    if (typeof tune !== 'object' || tune === null) throw new TypeError(`Batcher "${label}": autoTune must be an object { targetLatencyMs, ... }, got ${shownValue(tune)}`);
+    knownKeys(tune, AUTO_TUNE_KEYS, `Batcher "${label}" descriptor.autoTune`);
     const targetLatencyMs = nonNegativeFinite(label, 'autoTune.targetLatencyMs', tune.targetLatencyMs);
     if (targetLatencyMs === 0) {
       throw new RangeError(`Batcher "${label}": autoTune.targetLatencyMs must be > 0, got 0`);
@@ -114,4 +143,16 @@ export function resolveBatcherOptions(options: BatcherDescriptor): ResolvedBatch
     };
   }
   return { maxBatchSize, maxWaitMs, channelSize, maxConcurrentBatches, maxWaiting, dispatchTimeoutMs, label, autoTune };
+}
+
+/**
+ * The error submit() rejects with for wrong options, or undefined: null and 5 were read as no
+ * options and `wait: 'no'` as waiting. Returned, not thrown: submit() reports through its promise.
+ */
+export function submitOptionsError(options: SubmitOptions, label: string): TypeError | undefined {
+  if (typeof options !== 'object' || options === null)
+    return new TypeError(`Batcher "${label}": submit() options must be an object { wait?, signal? }, got ${shownValue(options)}`);
+  if (options.wait !== undefined && typeof options.wait !== 'boolean') return new TypeError(`Batcher "${label}": submit() wait must be a boolean, got ${shownValue(options.wait)}`);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return new TypeError(`Batcher "${label}": submit() signal must be an AbortSignal`);
+  return undefined;
 }

@@ -1,9 +1,10 @@
 import type { Context } from '../../runtime/context.js';
 import { Device } from '../../runtime/device.js';
 import type { DType, HostArray } from '../../runtime/memory/dtype.js';
-import type { Profiler } from '../../orchestration/profiler.js';
+import { Profiler } from '../../orchestration/profiler.js';
 import { resolveContext } from '../../runtime/defaults.js';
-import { DisposedError, Resource } from '../../runtime/resource.js';
+import { describeValue, DisposedError, expectResource, Resource } from '../../runtime/resource.js';
+import { knownKeys } from '../../runtime/value-checks.js';
 import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator } from '../async-coordinator.js';
 import { StageManager, type StageManagerDescriptor } from '../stages/stage-manager.js';
@@ -49,6 +50,17 @@ export interface ManagedContextDescriptor<C extends DType, T extends DType> {
   label?: string | undefined;
 }
 
+/** Every key of ManagedContextDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({
+  mode: true,
+  device: true,
+  context: true,
+  step: true,
+  profiler: true,
+  slots: true,
+  label: true,
+} satisfies Record<keyof ManagedContextDescriptor<DType, DType>, true>);
+
 /** @deprecated the name before issue 9; use ManagedContextDescriptor. */
 export type ManagedContextOptions<C extends DType, T extends DType> = ManagedContextDescriptor<C, T>;
 
@@ -69,6 +81,9 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   readonly #steps: StepRunner<C, T> | undefined;
 
   constructor(options: ManagedContextDescriptor<C, T> = {}) {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`new ManagedContext() takes a descriptor object, got ${describeValue(options)}`);
+    // A misspelt option (`mdoe: 'triple'`) silently meant its default.
+    knownKeys(options, DESCRIPTOR_KEYS, 'ManagedContext descriptor');
     super('ManagedContext', options.label);
     const mode = options.mode ?? 'sync';
     if (mode !== 'sync' && mode !== 'triple') throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
@@ -76,6 +91,8 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
     const slots = options.slots ?? TRIPLE_MODE_SLOTS;
     if (!Number.isInteger(slots) || slots < 3 || slots > 16)
       throw new RangeError(`ManagedContext "${this.label}": slots must be an integer from 3 to 16, got ${String(options.slots)}`);
+    // Before the context and streams are made: a wrong profiler said "no CUDA driver" without a GPU.
+    if (options.profiler !== undefined) expectResource(options.profiler, Profiler, `ManagedContext "${this.label}": profiler`);
     this.context = resolveContext(options);
     this.device = this.context.device;
     this.profiler = options.profiler;

@@ -3,11 +3,11 @@ import { resolveContext, type Placement } from '../../runtime/defaults.js';
 import type { DType } from '../../runtime/memory/dtype.js';
 import { type Event, EventPool } from '../../runtime/event.js';
 import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
-import { DisposedError, Resource } from '../../runtime/resource.js';
+import { describeValue, DisposedError, Resource } from '../../runtime/resource.js';
 import type { Stream } from '../../runtime/stream.js';
 import { SlotRing, type SlotState } from './slot-ring.js';
 import { checkDType } from '../../runtime/memory/dtype-check.js';
-import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
+import { knownKeys, positiveInteger, shownValue } from '../../runtime/value-checks.js';
 
 export type { SlotState } from './slot-ring.js';
 export { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
@@ -32,6 +32,12 @@ export interface TripleBufferDescriptor<D> extends Placement {
   slots?: number | undefined;
   label?: string | undefined;
 }
+
+/** Every key of TripleBufferDescriptor (the Record makes a new one fail to compile until listed). */
+const DESCRIPTOR_KEYS = Object.keys({ device: true, context: true, create: true, destroy: true, slots: true, label: true } satisfies Record<
+  keyof TripleBufferDescriptor<unknown>,
+  true
+>);
 
 /** @deprecated the name before issue 9; use TripleBufferDescriptor. */
 export type TripleBufferOptions<D> = TripleBufferDescriptor<D>;
@@ -72,6 +78,10 @@ export class TripleBuffer<D> extends Resource {
   readonly #waiters = new Set<(error: Error) => void>();
 
   constructor(options: TripleBufferDescriptor<D>) {
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`new TripleBuffer() takes a descriptor object { create, destroy?, slots?, ... }, got ${describeValue(options)}`);
+    // A misspelt option (`slot: 2`) silently meant its default.
+    knownKeys(options, DESCRIPTOR_KEYS, 'TripleBuffer descriptor');
     super('TripleBuffer', options.label);
     // The ring (it checks the slot count) and `create` before the driver is asked for anything: a
     // wrong call says what is wrong, with or without a GPU. Events are released only once slots
@@ -79,6 +89,9 @@ export class TripleBuffer<D> extends Resource {
     this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => this.#events.release(e) }, `TripleBuffer "${this.label}": slots`);
     if (typeof options.create !== 'function')
       throw new TypeError(`TripleBuffer "${this.label}": create must be a function (slot index -> its data), got ${shownValue(options.create)}`);
+    // A destroy that is not a function threw only at dispose(), after the slots' data was made.
+    if (options.destroy !== undefined && typeof options.destroy !== 'function')
+      throw new TypeError(`TripleBuffer "${this.label}": destroy must be a function (its data -> void), got ${shownValue(options.destroy)}`);
     this.context = resolveContext(options);
     this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
     this.#destroy = options.destroy;

@@ -3,7 +3,7 @@ import type { DType } from '../../runtime/memory/dtype.js';
 import type { Dim3, Kernel, KernelArg } from '../../runtime/kernel.js';
 import { Profiler } from '../../orchestration/profiler.js';
 import { type Interval, totalLength, unionIntervals } from '../../report/timeline.js';
-import { Resource } from '../../runtime/resource.js';
+import { expectResource, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
 import { AsyncCoordinator, type AsyncOperationId } from '../async-coordinator.js';
 import { HazardTracker } from '../overlap/hazards.js';
@@ -132,6 +132,12 @@ export class StageManager extends Resource {
     knownKeys(options, DESCRIPTOR_KEYS, 'StageManager descriptor');
     super('StageManager', options.label);
     const window = positiveInteger(options.statsWindow ?? 1024, `StageManager "${this.label}": statsWindow`);
+    // Before anything is made: a plain object was accepted and failed only at executeIteration()
+    // or stats() ("this.profiler.collect is not a function"), and a non-boolean concurrent was read as truthy.
+    if (options.coordinator !== undefined) expectResource(options.coordinator, AsyncCoordinator, `StageManager "${this.label}": coordinator`);
+    if (options.profiler !== undefined) expectResource(options.profiler, Profiler, `StageManager "${this.label}": profiler`);
+    if (options.concurrent !== undefined && typeof options.concurrent !== 'boolean')
+      throw new TypeError(`StageManager "${this.label}": concurrent must be a boolean, got ${shownValue(options.concurrent)}`);
     this.#statsWindow = window;
     this.#ownsCoordinator = options.coordinator === undefined;
     this.coordinator = options.coordinator ?? new AsyncCoordinator({ label: `${this.label} coordinator` });
