@@ -6,6 +6,7 @@ import type { Profiler } from './profiler.js';
 import type { OperationKind } from '../report/timeline.js';
 import { describeValue, DisposedError, expectResource, isLive, Resource } from '../runtime/resource.js';
 import { Stream } from '../runtime/stream.js';
+import { knownKeys } from '../runtime/value-checks.js';
 import {
   assignWorkloads,
   checkChoice,
@@ -61,7 +62,8 @@ export interface StreamPoolDescriptor extends Placement {
   profiler?: Profiler | undefined;
   label?: string | undefined;
 }
-
+// Every key of StreamPoolDescriptor (the Record makes a new one fail to compile until listed).
+const DESCRIPTOR_KEYS = Object.keys({ device: true, context: true, streams: true, strategy: true, profiler: true, label: true } satisfies Record<keyof StreamPoolDescriptor, true>);
 /** What run() / submit() are told about a piece of work. */
 export interface PoolSubmitOptions {
   bytes?: number | undefined;
@@ -120,11 +122,10 @@ function newMember(stream: Stream, owned: boolean, priority: PriorityLevel, purp
 }
 
 /**
- * Streams with priorities and purposes, handed out by a strategy, with per-stream metrics.
- * Work submitted through run()/submit() is counted and tracked to completion with one event
- * behind it (the context's poller, never a host wait): that is what LoadBalanced balances
- * and what the metrics measure. Work may also be submitted to other streams of the pool's
- * context ("guests"): tracked the same way, never handed out by acquire().
+ * Streams with priorities and purposes, handed out by a strategy, with per-stream metrics. Work submitted through
+ * run()/submit() is counted and tracked to completion with one event behind it (the context's poller, never a host
+ * wait): that is what LoadBalanced balances and what the metrics measure. Work may also be submitted to other streams
+ * of the pool's context ("guests"): tracked the same way, never handed out by acquire().
  */
 export class StreamPool extends Resource {
   readonly context: Context;
@@ -142,6 +143,7 @@ export class StreamPool extends Resource {
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new StreamPool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    knownKeys(descriptor, DESCRIPTOR_KEYS, 'StreamPool descriptor');
     super('StreamPool', descriptor.label ?? 'stream pool');
     // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
     this.#strategy = checkChoice(descriptor.strategy ?? 'RoundRobin', POOL_STRATEGIES, `${this.label}: strategy`);

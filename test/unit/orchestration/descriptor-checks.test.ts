@@ -50,6 +50,12 @@ describe('StreamPool and Profiler', () => {
     expect(() => new Profiler(null as never)).toThrow(new TypeError('new Profiler() takes a descriptor object, got null'));
   });
 
+  it('a misspelt StreamPool option is refused by name before the driver', TIMEOUT, () => {
+    expect(() => new StreamPool({ stratgy: 'Priority' } as never)).toThrow(
+      new TypeError('StreamPool descriptor.stratgy: unknown option (known: device, context, streams, strategy, profiler, label)'),
+    );
+  });
+
   it.each([-1, 0, 1.5, Number.NaN])('Profiler window %p is named before the driver', TIMEOUT, (window) => {
     expect(() => new Profiler({ window, label: 'p' })).toThrow(new RangeError(`p: window must be a positive integer (or Infinity), got ${window}`));
   });
