@@ -46,7 +46,7 @@ describe.skipIf(redisSkipReason !== undefined)('JobQueue.close() raced', () => {
     const closing = queue.close();
     await expect(submitting).rejects.toThrow(/^queue close-\S+ is closed \(nothing was queued\)$/);
     // Without the close cutting its wait, the submit waited SUBMIT_CONNECT_WAIT_MS (2 s).
-    expect(performance.now() - start).toBeLessThan(1000);
+    expect(performance.now() - start).toBeLessThan(1800);
     await closing;
   }, 15_000);
 });
