@@ -34,6 +34,11 @@ export function chooseDevice(placement: DevicePlacement, loads: readonly DeviceL
   checkPlacement(placement, 'chooseDevice');
   if (!Array.isArray(loads)) throw new TypeError(`chooseDevice: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
   if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`);
+  return pickDevice(placement, loads, tick);
+}
+
+/** chooseDevice without its checks, for a caller that made them once (DevicePool: the placement when set): every placement runs it. */
+export function pickDevice(placement: DevicePlacement, loads: readonly DeviceLoad[], tick: number): number {
   const n = loads.length;
   if (n === 0) throw new RangeError('no devices to choose from');
   const start = ((tick % n) + n) % n;

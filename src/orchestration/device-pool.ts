@@ -9,7 +9,7 @@ import { describeValue, Resource } from '../runtime/resource.js';
 import type { Stream } from '../runtime/stream.js';
 import type { OperationKind } from '../report/timeline.js';
 import { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
-import { checkPlacement, chooseDevice, type DevicePlacement } from './device-placement.js';
+import { checkPlacement, pickDevice, type DevicePlacement } from './device-placement.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
 import { StreamPool, type PoolSubmitOptions, type SettleListener, type StreamMetrics, type StreamSpec } from './stream-pool.js';
@@ -220,7 +220,7 @@ export class DevicePool extends Resource {
       outstanding: p.allMetrics().reduce((s, m) => s + m.metrics.outstanding, 0),
       freeBytes: this.placement === 'FreeMemory' ? p.context.memoryInfo().freeBytes : 0,
     }));
-    const i = chooseDevice(this.placement, loads, this.#tick++);
+    const i = pickDevice(this.placement, loads, this.#tick++);
     this.#placements[i]!++;
     return this.devices[i]!;
   }

@@ -106,6 +106,12 @@ export function chooseStream(strategy: PoolStrategy, loads: readonly StreamLoad[
   if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`);
   if (typeof request !== 'object' || request === null)
     throw new TypeError(`chooseStream: request must be an object { purpose?, workload?, priority? }, got ${request === null ? 'null' : typeof request}`);
+  if (request.workload !== undefined) checkChoice(request.workload, WORKLOAD_TYPES, 'chooseStream: request.workload');
+  return pickStream(strategy, loads, request, tick, assignments);
+}
+
+/** chooseStream without its checks, for a caller that made them once (StreamPool: the strategy when set, the request in acquire()): every acquire() runs it. */
+export function pickStream(strategy: PoolStrategy, loads: readonly StreamLoad[], request: StreamRequest, tick: number, assignments: WorkloadAssignments = {}): number {
   if (loads.length === 0) throw new RangeError('no streams to choose from');
   let candidates = loads;
   if (request.purpose !== undefined) {
@@ -123,7 +129,7 @@ export function chooseStream(strategy: PoolStrategy, loads: readonly StreamLoad[
       return leastLoaded(matching.length ? matching : candidates, tick);
     }
     case 'Workload': {
-      const workload = request.workload === undefined ? 'Mixed' : checkChoice(request.workload, WORKLOAD_TYPES, 'chooseStream: request.workload');
+      const workload = request.workload ?? 'Mixed';
       const assigned = assignments[workload];
       let matching = assigned ? candidates.filter((l) => assigned.includes(l.index)) : [];
       if (!matching.length) matching = suited(candidates, workload);

@@ -11,7 +11,7 @@ import {
   assignWorkloads,
   checkChoice,
   checkStreamSpecs,
-  chooseStream,
+  pickStream,
   POOL_STRATEGIES,
   PRIORITY_LEVELS,
   STREAM_PURPOSES,
@@ -230,7 +230,7 @@ export class StreamPool extends Resource {
     if (request.workload !== undefined) checkChoice(request.workload, WORKLOAD_TYPES, `${this.label}: acquire() workload`);
     if (request.priority !== undefined) checkChoice(request.priority, PRIORITY_LEVELS, `${this.label}: acquire() priority`);
     if (this.#members.length === 1) return this.#streams[0]!;
-    const index = chooseStream(this.#strategy, this.#loads(), request, this.#tick++, this.#assignments);
+    const index = pickStream(this.#strategy, this.#loads(), request, this.#tick++, this.#assignments);
     return this.#streams[index]!;
   }
 
