@@ -280,7 +280,7 @@ export class Coordinator extends Resource {
       if (mine.length === 0) continue;
       void Promise.allSettled(mine.map((op) => op.settled)).then(() => {
         const error = mine.find((op) => op.error)?.error;
-        for (const cb of callbacks) callSafely(cb, error, `${this.label}: onStreamComplete callback of stream "${stream.label}"`);
+        for (const cb of callbacks) callSafely(cb, error, this.label, 'onStreamComplete', stream.label);
       });
     }
   }

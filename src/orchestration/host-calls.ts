@@ -20,14 +20,16 @@ export function isThenable(x: unknown): x is PromiseLike<unknown> {
  * Calls a user callback (onComplete, onStreamComplete) from the bookkeeping. Its error must
  * neither break the bookkeeping nor crash the process: it was re-thrown in a microtask, an
  * uncaughtException that ended the process over a logging callback. It is reported instead as a
- * process warning (code TSCUDA_CALLBACK_FAILED) naming `what` (`coordinator: onComplete of
- * operation "g"`), visible on stderr and to `process.on('warning')`.
+ * process warning (code TSCUDA_CALLBACK_FAILED) naming the owner, the callback and its subject
+ * (`coordinator: onComplete of operation "g"`), visible on stderr and to `process.on('warning')`.
  */
-export function callSafely(callback: (error?: Error) => void, error: Error | undefined, what: string): void {
+export function callSafely(callback: (error?: Error) => void, error: Error | undefined, owner: string, callbackName: 'onComplete' | 'onStreamComplete', name: string): void {
   try {
     callback(error);
   } catch (e) {
     try {
+      // The name is put together only here: completions call this once per operation.
+      const what = `${owner}: ${callbackName === 'onComplete' ? `onComplete of operation "${name}"` : `onStreamComplete callback of stream "${name}"`}`;
       const message = e instanceof Error ? e.message : String(e);
       const stack = e instanceof Error && typeof e.stack === 'string' ? e.stack : undefined;
       process.emitWarning(`${what} threw: ${clip(message)}`, { code: 'TSCUDA_CALLBACK_FAILED', ...(stack === undefined ? {} : { detail: stack }) });

@@ -168,7 +168,7 @@ export class OperationScheduler {
       op.cancelGuard?.();
       op.resolve();
       this.#record(op);
-      if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined, `${this.#label}: onComplete of operation "${op.name}"`);
+      if (op.spec.onComplete) callSafely(op.spec.onComplete, undefined, this.#label, 'onComplete', op.name);
       this.#release(op.waitingForLaunch);
       this.#release(op.waitingForCompletion);
       for (const d of op.dependents) if (!d.isSettled && --d.unfinished === 0 && d.workDone) work.push(d);
@@ -190,7 +190,7 @@ export class OperationScheduler {
       o.cancelGuard?.();
       o.reject(e);
       this.#record(o);
-      if (o.spec.onComplete) callSafely(o.spec.onComplete, e, `${this.#label}: onComplete of operation "${o.name}"`);
+      if (o.spec.onComplete) callSafely(o.spec.onComplete, e, this.#label, 'onComplete', o.name);
       for (const d of o.dependents) if (!d.isSettled) work.push([d, o.dependencyFailure(d)]);
       o.dependents.length = 0;
       o.waitingForLaunch.length = 0;
