@@ -158,17 +158,23 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
   app.setNotFoundHandler((request, reply) => sendError(state, request, reply, routeMiss(request, reply)));
   // Only POST routes take a body. Any other body is refused on its headers, before it is read: it
   // would otherwise be read into memory outside maxPending's count, or hold a socket while it trickles.
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback style, not async: every request passes here, and an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     const { headers } = request;
-    if (request.raw.httpVersion === '1.1' && headers.host === undefined)
-      return sendError(state, request, reply, new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }));
+    if (request.raw.httpVersion === '1.1' && headers.host === undefined) {
+      sendError(state, request, reply, new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }));
+      return;
+    }
     const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
-    if (!hasBody || (request.method === 'POST' && !request.is404)) return;
+    if (!hasBody || (request.method === 'POST' && !request.is404)) {
+      done();
+      return;
+    }
     const error =
       request.method === 'POST' || request.is404
         ? routeMiss(request, reply)
         : new HttpError(400, 'unexpected_body', `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`, { field: 'body' });
-    return sendError(state, request, reply, error);
+    sendError(state, request, reply, error);
   });
 }
 
