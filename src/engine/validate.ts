@@ -156,7 +156,6 @@ function checkByTable(spec: Omit<JobSpec, 'data'>): void {
 
 /** The narrowest gaussian window a job takes, in samples. */
 const MIN_GAUSSIAN_STD = 0.1;
-
 /** Resolves a WindowSpec with the signal layer's rules (scipy names and aliases), or throws naming `field`. */
 export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindow {
   if (typeof spec !== 'string' && !Array.isArray(spec)) fail(field, `must be a window name or [name, parameter], got ${show(spec)}`);
@@ -237,19 +236,20 @@ function parametersOf(
   if (spec.flags.length === 0) fail('flags', `is empty: ask for at least one of ${BUILTIN_FLAGS.join(', ')} or a registered stage`);
   const seen = new Set<string>();
   const stages: string[] = [];
-  // Array.from visits holes (as undefined), which forEach and map skip: `[, 'stft']` is refused, not half read.
-  Array.from(spec.flags).forEach((flag, i) => {
+  // An index loop visits holes (as undefined), which forEach and map skip: `[, 'stft']` is refused, not half read.
+  for (let i = 0; i < spec.flags.length; i++) {
+    const flag = spec.flags[i] as string;
     if (typeof flag !== 'string') fail(`flags[${i}]`, `must be a string, got ${show(flag)}`);
     if (seen.has(flag)) fail(`flags[${i}]`, `"${flag}" is given twice`);
     seen.add(flag);
-    if ((BUILTIN_FLAGS as readonly string[]).includes(flag)) return;
+    if ((BUILTIN_FLAGS as readonly string[]).includes(flag)) continue;
     if (!context.stages.has(flag))
       fail(
         `flags[${i}]`,
         `unknown flag "${flag}": not one of ${BUILTIN_FLAGS.join(', ')} nor a registered stage${context.stages.size ? ` (${[...context.stages].join(', ')})` : ''}`,
       );
     stages.push(flag);
-  });
+  }
   const stft = seen.has('stft');
   const cycles = seen.has('cycles');
   const wavelet = seen.has('wavelet');
