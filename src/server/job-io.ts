@@ -63,7 +63,8 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
   } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     // Query parameters and x-tscuda-* headers are read only with binary bodies: ignoring one would run the job with the default instead.
     const query = Object.keys(queryStrings(request.query))[0];
-    const header = Object.keys(headerParams(distinctHeaders(request)))[0];
+    // Only whether one is there: the joined headers do (Node's headersDistinct is built anew on each read).
+    const header = Object.keys(headerParams(request.headers))[0];
     const misplaced = query !== undefined ? clip(query) : header !== undefined ? `x-tscuda-${header.toLowerCase()}` : undefined;
     if (misplaced !== undefined)
       throw new HttpError(400, 'unknown_field', `${misplaced}: query parameters and x-tscuda-* headers are read only with binary bodies; put it in the JSON body`, {
