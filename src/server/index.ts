@@ -23,3 +23,4 @@ export { parseJobParams, paramsFromStrings, headerParams, JOB_PARAMETERS, BUILTI
 export { JobStore, type JobRecord, type JobRetention } from './jobs.js';
 export { ServerMetrics } from './metrics.js';
 export type { LoopSample } from './shedding/admission.js';
+export { defaultWorkerCount, WORKERS_PER_GPU } from './supervision/default-workers.js';

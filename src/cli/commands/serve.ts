@@ -12,6 +12,7 @@ import { MAX_PENDING } from '../../server/option-checks.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
 import { spreadDevices } from '../../server/supervision/worker-devices.js';
+import { defaultWorkerCount } from '../../server/supervision/default-workers.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
 import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
 import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/supervision/protocol.js';
@@ -28,8 +29,9 @@ is lost answers what it accepted with 503 (retryable) and is replaced. Without a
 still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --port N            TCP port (default 8000; 0 picks a free one)
   --host H            address to bind (default 127.0.0.1; 0.0.0.0 for all interfaces)
-  --workers N         worker processes (default 1, at most 4 per CPU and 256); 0 serves in
-                      this process, unsupervised
+  --workers N         worker processes (at most 4 per CPU and 256); 0 serves in this
+                      process, unsupervised. Default: half the CPUs, at most 8 per GPU of
+                      --devices, at least 1 (one process moves about one core's worth of HTTP)
   --devices L         GPUs: "0", "0,1" or "all" (default 0); worker i runs on devices[i % n],
                       and with --workers 0 one engine spans them all
   --standby N         experimental: spare workers with their engine built (default 0), to
@@ -196,7 +198,10 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');
     config.blobRedis = values['blob-redis'].map((url) => redisUrlOption('blob-redis', url));
   }
-  const workers = integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
+  const workers =
+    values.workers === undefined
+      ? defaultWorkerCount(availableParallelism(), config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1))
+      : integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
   const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
   // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
   if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
