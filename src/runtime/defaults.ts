@@ -21,6 +21,8 @@ export interface DeviceClass {
   is(value: unknown): value is Device;
   /** `Device.count()`: how many devices the machine has (0 without a driver). */
   count(): number;
+  /** Why the machine has no device (`Device.available()`'s reason: no driver, too old, none visible), or undefined when it has one. */
+  unavailableReason(): string | undefined;
 }
 
 let deviceClass: DeviceClass | undefined;
@@ -115,15 +117,17 @@ export function resolvePlacement(options: DevicesPlacement | undefined, what: st
     throw new TypeError(`${what}: ${field} must be a Device or an ordinal, got ${describeValue(d)}`);
   };
   const list = o.devices;
+  const count = devices().count();
   const ordinals = selectDevices(
     {
       device: o.device === undefined ? undefined : ordinal(o.device, 'device'),
       context: o.context === undefined ? undefined : expectResource(o.context, Context, `${what}: context`).device.ordinal,
       devices: list === undefined || list === 'all' ? list : Array.isArray(list) ? list.map((d: unknown, i) => ordinal(d, `devices[${i}]`)) : (list as never),
     },
-    devices().count(),
+    count,
     what,
     fallback,
+    count === 0 ? devices().unavailableReason() : undefined,
   );
   return ordinals.map((i) => devices().get(i));
 }

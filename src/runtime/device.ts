@@ -267,7 +267,15 @@ export function driverVersion(): number {
 
 // The runtime's default placement (defaults.ts) reaches Device through this registration: it is
 // imported by the classes Device's factories create, so it cannot import this file.
-registerDeviceClass({ get: (ordinal) => Device.get(ordinal), is: (value): value is Device => value instanceof Device, count: () => Device.count() });
+registerDeviceClass({
+  get: (ordinal) => Device.get(ordinal),
+  is: (value): value is Device => value instanceof Device,
+  count: () => Device.count(),
+  unavailableReason: () => {
+    const availability = Device.available();
+    return availability.ok ? undefined : availability.reason;
+  },
+});
 
 /** The class's instance type under the name types.ts gives it (see there: why). */
 type DeviceInstance = Device;

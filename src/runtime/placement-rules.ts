@@ -45,9 +45,11 @@ function checkOrdinal(value: number, field: string, count: number, what: string)
 
 /**
  * The ordinals a placement selects on a machine with `count` devices, in the order given.
- * `what` names the API in errors ("JobEngine", "tscuda demo --devices").
+ * `what` names the API in errors ("JobEngine", "tscuda demo --devices"). `noDeviceReason` says why
+ * the machine has none when `count` is 0 (no driver, a driver too old): the error names that cause,
+ * which a user can act on, rather than only "no device".
  */
-export function selectDevices(placement: OrdinalPlacement, count: number, what: string, fallback: PlacementFallback = 'first'): number[] {
+export function selectDevices(placement: OrdinalPlacement, count: number, what: string, fallback: PlacementFallback = 'first', noDeviceReason?: string): number[] {
   if (typeof placement !== 'object' || placement === null) throw new TypeError(`${what}: placement must be an object { device?, devices?, context? }, got ${describe(placement)}`);
   const given = (['device', 'devices', 'context'] as const).filter((k) => placement[k] !== undefined);
   const agreeing = given.length === 2 && placement.devices === undefined && placement.device === placement.context;
@@ -72,7 +74,7 @@ export function selectDevices(placement: OrdinalPlacement, count: number, what: 
       return ordinal;
     });
   }
-  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible`);
+  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible${noDeviceReason === undefined ? '' : `: ${noDeviceReason}`}`);
   if (single !== undefined) return [checkOrdinal(single, placement.device !== undefined ? 'device' : 'context device', count, what)];
   if (listed !== undefined) return listed.map((ordinal, i) => checkOrdinal(ordinal, `devices[${i}]`, count, what));
   return devices === 'all' || fallback === 'all' ? Array.from({ length: count }, (_, i) => i) : [0];

@@ -3,6 +3,7 @@
  * bandPower / dominantCycle, which end on the host (they await the stream, never block it).
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { shownValue } from '../runtime/value-checks.js';
 import type { Stream } from '../runtime/stream.js';
 import { finishDominantCycles, type DominantCycle } from './cycles.js';
 import { checkFs, type DetrendType } from './geometry.js';
@@ -21,7 +22,12 @@ export interface DetrendOptions {
 
 /** scipy.signal.detrend(x, type) along each series ('linear' default, as scipy). Enqueue only. */
 export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', options: DetrendOptions = {}): RealBuffer {
-  if (type !== 'constant' && type !== 'linear') throw new TypeError(`detrend type must be 'constant' or 'linear', got ${JSON.stringify(type)}`);
+  if (type !== 'constant' && type !== 'linear') {
+    // The older form put the type in an options object; say so rather than "got an object".
+    const objectForm = typeof type === 'object' && type !== null && 'type' in type;
+    const hint = objectForm ? " (detrend(x, { type }) is the older form: write detrend(x, 'linear', options))" : '';
+    throw new TypeError(`detrend: type (the second argument) must be 'constant' or 'linear', got ${shownValue(type)}${hint}`);
+  }
   const { p, batch, length } = realSeries(x, options.batch, 'detrend');
   const stream = options.stream;
   let out: RealBuffer;

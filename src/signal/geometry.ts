@@ -3,7 +3,7 @@
  * istft, spectrogram and welch (CUDA-free): defaults, frame counts, extension, padding, the
  * frequency and time axes, and the scale factors. The GPU code only executes what this decides.
  */
-import { positiveInteger } from '../runtime/value-checks.js';
+import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import { getWindow, type WindowSpec } from './window.js';
 
 /** Boundary extension before framing (scipy: 'zeros' | 'even' | 'odd' | 'constant' | None). */
@@ -35,7 +35,8 @@ export function checkFs(fs: unknown): number {
 
 export function checkDetrend(d: unknown, what = 'detrend'): DetrendType {
   if (d === false || d === 'constant' || d === 'linear') return d;
-  throw new TypeError(`${what} must be 'constant', 'linear' or false, got ${JSON.stringify(d)}`);
+  // shownValue, not JSON.stringify: a BigInt or a cyclic object must not turn the message itself into a TypeError.
+  throw new TypeError(`${what} must be 'constant', 'linear' or false, got ${shownValue(d)}`);
 }
 
 function checkBoundary(b: unknown): Boundary {
