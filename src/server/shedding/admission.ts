@@ -92,16 +92,16 @@ export class AdmissionController {
     const { targetLagMs } = options;
     if (typeof targetLagMs !== 'number' || !(targetLagMs > 0) || !Number.isFinite(targetLagMs))
       throw new RangeError(`targetLagMs must be a positive number of ms, got ${String(targetLagMs)}`);
-    const fraction = (name: string, value: number | undefined, fallback: number, lowOpen: boolean): number => {
+    const fraction = (name: string, value: number | undefined, fallback: number): number => {
       const v = value ?? fallback;
-      if (typeof v !== 'number' || !(lowOpen ? v > 0 : v >= 0) || !(v <= 1)) throw new RangeError(`${name} must be in ${lowOpen ? '(0' : '[0'}, 1], got ${String(v)}`);
+      if (typeof v !== 'number' || !(v > 0) || !(v <= 1)) throw new RangeError(`${name} must be in (0, 1], got ${String(v)}`);
       return v;
     };
     this.#targetLagMs = targetLagMs;
-    this.#busy = fraction('busyUtilization', options.busyUtilization, 0.8, true);
-    this.#decrease = fraction('decrease', options.decrease, 0.5, true);
-    this.#increase = fraction('increase', options.increase, 0.02, true);
-    this.#minShare = fraction('minShare', options.minShare, 0.02, true);
+    this.#busy = fraction('busyUtilization', options.busyUtilization, 0.8);
+    this.#decrease = fraction('decrease', options.decrease, 0.5);
+    this.#increase = fraction('increase', options.increase, 0.02);
+    this.#minShare = fraction('minShare', options.minShare, 0.02);
   }
 
   /** The share of new work admitted now, minShare..1. */
