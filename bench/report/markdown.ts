@@ -2,7 +2,8 @@
 import { COLUMNS, TEXT_COLUMNS, metricRow } from './table.js';
 import { meetsGoal, type BenchResults } from './types.js';
 
-function cell(s: string): string {
+/** Text made safe for one cell of a Markdown table (escaped pipes and backslashes, no line breaks). */
+export function cell(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 

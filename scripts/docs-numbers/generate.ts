@@ -1,0 +1,79 @@
+/**
+ * `npm run docs:numbers`: every generated block of README.md and docs/ rewritten from the committed
+ * results under bench/results/. The numbers test runs `regenerate` into memory and compares: a
+ * figure that differs from its file, or a verdict the file does not give, fails it.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { headlineTables, hostSections, multiGpuSection, perCallSentence } from './bench-tables.js';
+import { findBlocks, NumbersBlockError, replaceBlocks } from './blocks.js';
+import { QUEUE_DOOR, resultsSection, SERVE_DOOR, throughputSection } from './door-tables.js';
+import { newestPerHost, readResults, type ResultsCatalog } from './results.js';
+
+/** Renders one block from the catalog; `base` is the path from the document to bench/results/. */
+type Generator = (catalog: ResultsCatalog, base: string) => string;
+
+/** Every block a document may hold, by name. */
+export const GENERATORS: Readonly<Record<string, Generator>> = {
+  /** docs/benchmarks.md: the newest whole `npm run bench` run of each GPU, every metric. */
+  'bench-hosts': (c, base) =>
+    hostSections(
+      newestPerHost(c.bench, (d) => d.gpu),
+      base,
+    ),
+  /** The newest several-GPU run and what bounds it. */
+  'bench-multi-gpu': (c, base) => multiGpuSection(c.multiGpu[0], base),
+  /** The per-call goal against koffi's floor: met and missed, from the newest whole run. */
+  'bench-per-call': (c) => perCallSentence(c.bench[0]),
+  /** README.md: a few rows of the newest one- and two-GPU runs, then the per-call sentence. */
+  'readme-performance': (c, base) => `${headlineTables(c.bench[0], c.multiGpu[0], base)}\n\n${perCallSentence(c.bench[0])}`,
+  /** docs/serving.md: tscuda serve against the bare node:http floor. */
+  'serve-throughput': (c, base) => throughputSection(c.serve, SERVE_DOOR, base),
+  /** Every metric of the newest serve run per host. */
+  'serve-results': (c, base) => resultsSection(c.serve, SERVE_DOOR, base),
+  /** docs/scale-out.md: the queue against bare BullMQ. */
+  'queue-throughput': (c, base) => throughputSection(c.queue, QUEUE_DOOR, base),
+  /** Every metric of the newest queue run per host. */
+  'queue-results': (c, base) => resultsSection(c.queue, QUEUE_DOOR, base),
+};
+
+/** README.md and every Markdown file under docs/ (the generated API reference aside), relative to `root`. */
+export function documentFiles(root: string): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(dir)
+      .sort()
+      .flatMap((e) => {
+        const p = join(dir, e);
+        if (statSync(p).isDirectory()) return e === 'api' && dir === join(root, 'docs') ? [] : walk(p);
+        return e.endsWith('.md') ? [p] : [];
+      });
+  return [join(root, 'README.md'), ...walk(join(root, 'docs'))].map((p) => relative(root, p));
+}
+
+/** `text` (the document `file`, relative to the root) with every block regenerated from `catalog`. */
+export function regenerate(text: string, file: string, catalog: ResultsCatalog): string {
+  const base = relative(dirname(file), 'bench/results') || '.';
+  return replaceBlocks(text, file, (name) => {
+    const generator = GENERATORS[name];
+    if (generator === undefined) throw new NumbersBlockError(`${file}: no generator named numbers:${name} (known: ${Object.keys(GENERATORS).join(', ')})`);
+    return generator(catalog, base);
+  });
+}
+
+/** One document as committed and as regenerated. */
+export interface RegeneratedDocument {
+  file: string;
+  committed: string;
+  regenerated: string;
+  /** How many generated blocks it holds. */
+  blocks: number;
+}
+
+/** Every document of the tree at `root`, regenerated in memory from its bench/results/. */
+export function regenerateAll(root: string): RegeneratedDocument[] {
+  const catalog = readResults(join(root, 'bench', 'results'));
+  return documentFiles(root).map((file) => {
+    const committed = readFileSync(join(root, file), 'utf8');
+    return { file, committed, regenerated: regenerate(committed, file, catalog), blocks: findBlocks(committed, file).length };
+  });
+}
