@@ -77,7 +77,7 @@ const TWO_GPU_ROWS: readonly HeadlineRow[] = [
   { metric: 'nccl_allreduce_busbw_gbps', label: 'NCCL all-reduce, bus bandwidth' },
 ];
 
-const HEADLINE_HEADER = ['', 'unit', 'tscuda', 'C', 'koffi floor', 'PyTorch', 'CuPy', 'goal', 'met'] as const;
+const HEADLINE_HEADER = ['what', 'unit', 'tscuda', 'C', 'koffi floor', 'PyTorch', 'CuPy', 'goal', 'met'] as const;
 
 function headlineRows(run: BenchFile, rows: readonly HeadlineRow[]): string[][] {
   return rows.map(({ metric, label }) => {
