@@ -11,7 +11,7 @@
 import type { Redis } from 'ioredis';
 import { BlobChannel, channelTarget } from './blob-channel.js';
 import { joinPieces } from './codec.js';
-import { createRedis, type QueueConnection } from './connection.js';
+import { createRedis, PATIENT, type QueueConnection, type RedisPatience } from './connection.js';
 
 /** Connections of a BlobPool by default. */
 export const DEFAULT_BLOB_CONNECTIONS = 4;
@@ -73,11 +73,12 @@ export class BlobPool {
   /** Bytes of values under way on each carrier (sent or awaited). */
   readonly #inFlight: number[];
 
-  constructor(connection: QueueConnection, name: string, size: number) {
-    this.#control = createRedis(connection, name);
+  /** `patience`: how its ioredis clients wait for Redis (connection.ts); the channels' commands are bounded by their owner. */
+  constructor(connection: QueueConnection, name: string, size: number, patience: RedisPatience = PATIENT) {
+    this.#control = createRedis(connection, name, patience);
     const target = channelTarget(connection);
     this.#carriers = Array.from({ length: size }, (_, i) =>
-      target !== undefined ? channelCarrier(new BlobChannel(target, `${name}-blob${i}`)) : ioredisCarrier(createRedis(connection, `${name}-blob${i}`)),
+      target !== undefined ? channelCarrier(new BlobChannel(target, `${name}-blob${i}`)) : ioredisCarrier(createRedis(connection, `${name}-blob${i}`, patience)),
     );
     this.#inFlight = this.#carriers.map(() => 0);
   }

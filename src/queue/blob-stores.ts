@@ -10,7 +10,7 @@
  */
 import type { BlobPool } from './blob-pool.js';
 import { BlobPool as Pool } from './blob-pool.js';
-import { checkConnection, checkDatabase, nextReady, type QueueConnection } from './connection.js';
+import { checkConnection, checkDatabase, nextReady, PATIENT, type QueueConnection, type RedisPatience } from './connection.js';
 
 /** Most blob stores of a queue. */
 export const MAX_BLOB_STORES = 64;
@@ -39,9 +39,9 @@ export class BlobStores {
   readonly #pools: BlobPool[];
   readonly #connections: readonly QueueConnection[];
 
-  constructor(connections: readonly QueueConnection[], name: string, connectionsPerStore: number) {
+  constructor(connections: readonly QueueConnection[], name: string, connectionsPerStore: number, patience: RedisPatience = PATIENT) {
     this.#connections = connections;
-    this.#pools = connections.map((c, i) => new Pool(c, connections.length === 1 ? name : `${name}-s${i}`, connectionsPerStore));
+    this.#pools = connections.map((c, i) => new Pool(c, connections.length === 1 ? name : `${name}-s${i}`, connectionsPerStore, patience));
   }
 
   /** How many stores. */

@@ -5,7 +5,7 @@
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueUnavailableError } from './errors.js';
-import { clip, integerOption } from '../runtime/value-checks.js';
+import { clip, integerOption, shownValue } from '../runtime/value-checks.js';
 
 /** Where Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) or ioredis options. */
 export type QueueConnection = string | RedisOptions;
@@ -19,17 +19,53 @@ export function reconnectDelay(times: number): number {
   return Math.round(base * (0.75 + Math.random() * 0.25));
 }
 
-/** Checks `connection` and names the problem; throws TypeError on anything that is neither a URL nor an options object. */
+/**
+ * `url` with everything between its scheme and its last `@` (a user and a password, whatever
+ * characters they hold: an unencoded `/` or `@` included) shown as `***`: the one redaction of
+ * every message, log line and usage error that shows a Redis URL.
+ */
+export function redactRedisUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^]*@/i, (_all, scheme: string | undefined) => `${scheme ?? ''}***@`);
+}
+
+/** ioredis options that hold a number of ms, which ioredis hands to a timer (a bad one was an uncaught RangeError from that timer). */
+const MS_OPTIONS = ['connectTimeout', 'commandTimeout', 'socketTimeout', 'blockingTimeout', 'maxLoadingRetryTime'] as const;
+
+/** Checks the ioredis options the queue relies on, naming the first bad one (TypeError or RangeError), before any client is made. */
+function checkRedisOptions(o: RedisOptions, field: string): void {
+  for (const key of MS_OPTIONS) {
+    const v: unknown = o[key];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > 2 ** 31 - 1))
+      throw new RangeError(`${field}.${key} must be an integer of ms in [1, 2147483647], got ${shownValue(v)}`);
+  }
+  const port: unknown = o.port;
+  if (port !== undefined && (typeof port !== 'number' || !Number.isSafeInteger(port) || port < 1 || port > 65535))
+    throw new RangeError(`${field}.port must be an integer in [1, 65535], got ${shownValue(port)}`);
+  const db: unknown = o.db;
+  if (db !== undefined && (typeof db !== 'number' || !Number.isSafeInteger(db) || db < 0 || db > 65535))
+    throw new RangeError(`${field}.db must be a database number in [0, 65535], got ${shownValue(db)}`);
+  for (const key of ['host', 'path', 'username', 'password'] as const) {
+    const v: unknown = o[key];
+    if (v !== undefined && typeof v !== 'string') throw new TypeError(`${field}.${key} must be a string, got ${typeof v}`);
+  }
+  const retry: unknown = o.retryStrategy;
+  if (retry !== undefined && typeof retry !== 'function') throw new TypeError(`${field}.retryStrategy must be a function, got ${shownValue(retry)}`);
+  const keepAlive: unknown = o.keepAlive;
+  if (keepAlive !== undefined && (typeof keepAlive !== 'number' || !Number.isSafeInteger(keepAlive) || keepAlive < 0 || keepAlive > 2 ** 31 - 1))
+    throw new RangeError(`${field}.keepAlive must be an integer of ms >= 0, got ${shownValue(keepAlive)}`);
+}
+
+/** Checks `connection` and names the problem; throws TypeError on anything that is neither a URL nor an options object, RangeError on a bad option. */
 export function checkConnection(connection: unknown, field = 'connection'): QueueConnection {
   if (typeof connection === 'string') {
     // Messages show the URL without its user and password (they end up in logs).
-    const shown = clip(JSON.stringify(connection.replace(/^([a-z]+:\/\/)[^@/]*@/i, '$1***@')));
+    const shown = clip(JSON.stringify(redactRedisUrl(connection)));
     if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${shown}`);
     let url: URL;
     try {
       url = new URL(connection);
     } catch {
-      throw new TypeError(`${field}: ${shown} is not a valid URL`);
+      throw new TypeError(`${field}: ${shown} is not a valid URL (a password with '/', '@' or ':' must be percent-encoded)`);
     }
     if (url.port === '0') throw new TypeError(`${field}: ${shown} names port 0, where no Redis listens`);
     // The path names the database: ioredis would SELECT whatever it says (`/abc` as NaN).
@@ -37,7 +73,10 @@ export function checkConnection(connection: unknown, field = 'connection'): Queu
       throw new TypeError(`${field}: the path of a Redis URL is a database number (redis://host:port/0), got ${JSON.stringify(url.pathname)}`);
     return connection;
   }
-  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) return connection as RedisOptions;
+  if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) {
+    checkRedisOptions(connection as RedisOptions, field);
+    return connection as RedisOptions;
+  }
   throw new TypeError(`${field}: must be a Redis URL (redis://host:port) or ioredis options, got ${connection === null ? 'null' : typeof connection}`);
 }
 
@@ -61,12 +100,23 @@ export function describeConnection(connection: QueueConnection): string {
 }
 
 /**
- * A client that keeps reconnecting with backoff while Redis is away. `maxRetriesPerRequest: null`
- * is what BullMQ's workers need (a command waits for the reconnection instead of failing);
- * callers that must answer at once check `status === 'ready'` first.
+ * How a client waits for Redis. `patient` (a worker's, an event reader's, BullMQ's blocking
+ * connections): `maxRetriesPerRequest: null`, a command waits through reconnections for as long
+ * as Redis is away, which is what BullMQ's workers need. `bounded` (a client's, a front's): a
+ * command is refused at once while the connection is down (no offline queue), rejected when the
+ * connection drops under it, and times out after `commandTimeoutMs` (ioredis' own timer), so
+ * nothing waits on a Redis that stopped answering.
  */
-export function createRedis(connection: QueueConnection, name: string): Redis {
-  const options: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: reconnectDelay, connectionName: name, enableReadyCheck: true };
+export type RedisPatience = { kind: 'patient' } | { kind: 'bounded'; commandTimeoutMs: number };
+
+/** The `patient` kind (see RedisPatience). */
+export const PATIENT: RedisPatience = { kind: 'patient' };
+
+/** A client that keeps reconnecting with backoff while Redis is away; its commands wait as `patience` says. */
+export function createRedis(connection: QueueConnection, name: string, patience: RedisPatience = PATIENT): Redis {
+  const options: RedisOptions = { retryStrategy: reconnectDelay, connectionName: name, enableReadyCheck: true };
+  if (patience.kind === 'patient') options.maxRetriesPerRequest = null;
+  else Object.assign(options, { maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: patience.commandTimeoutMs });
   const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   // ioredis reports each failed reconnection as an 'error' event; without a listener Node would
   // throw it. The owners watch `status` (readiness) instead, and name the last error when they refuse.
@@ -77,10 +127,26 @@ export function createRedis(connection: QueueConnection, name: string): Redis {
 
 const lastErrors = new WeakMap<Redis, Error>();
 
-/** Why `client` (from createRedis) is not ready, as Redis or the socket said it last (`WRONGPASS ...`, `ECONNREFUSED ...`); '' when it said nothing. */
-export function lastRedisError(client: Redis): string {
-  const error = lastErrors.get(client);
-  return error === undefined ? '' : `: ${error.message.slice(0, 200)}`;
+/** Whether Redis' words say it refused the credentials (a wrong password, or none where one is needed). */
+export function isAuthRefusal(message: string): boolean {
+  return /\b(WRONGPASS|NOAUTH)\b|invalid password|invalid username-password/i.test(message);
+}
+
+/**
+ * What went wrong with Redis at `where`, from its own words or the socket's (`WRONGPASS ...`,
+ * `ECONNREFUSED ...`), as the start of a sentence: a refused password is said to be one (never
+ * shown), anything else is "unreachable".
+ */
+export function redisFailure(where: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error ?? '');
+  if (isAuthRefusal(message))
+    return `Redis at ${where} refused the password (${/NOAUTH/i.test(message) ? 'NOAUTH: it needs one and none was given' : 'WRONGPASS: wrong user or password'}); check the URL's credentials`;
+  return `Redis at ${where} is unreachable${message === '' ? '' : `: ${message.slice(0, 200)}`}`;
+}
+
+/** The last error `client` (from createRedis) reported, undefined when it reported none since it was last ready. */
+export function lastRedisError(client: Redis): Error | undefined {
+  return lastErrors.get(client);
 }
 
 /** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then, or once `signal` aborts. */
@@ -88,23 +154,51 @@ export async function readyWithin(client: Redis, ms: number, signal?: AbortSigna
   if (client.status !== 'ready') await nextReady(client, ms, signal);
 }
 
+/** Per client, the one promise of its next 'ready' (one listener however many calls wait). */
+const nextReadyOf = new WeakMap<object, Promise<void>>();
+/** Per signal, the one promise of its abort (one listener however many calls wait). */
+const abortOf = new WeakMap<AbortSignal, Promise<void>>();
+
+/** The shared promise of `client`'s next 'ready' event. */
+function sharedReady(client: Pick<Redis, 'once'>): Promise<void> {
+  let ready = nextReadyOf.get(client);
+  if (ready === undefined) {
+    ready = new Promise<void>((resolve) =>
+      client.once('ready', () => {
+        nextReadyOf.delete(client);
+        resolve();
+      }),
+    );
+    nextReadyOf.set(client, ready);
+  }
+  return ready;
+}
+
+/** The shared promise of `signal`'s abort. */
+function sharedAbort(signal: AbortSignal): Promise<void> {
+  let aborted = abortOf.get(signal);
+  if (aborted === undefined) {
+    aborted = signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    abortOf.set(signal, aborted);
+  }
+  return aborted;
+}
+
 /**
  * Resolves at `client`'s next 'ready' event, or after `ms`, or once `signal` aborts (its owner is
  * closing the client: a dropped client may never say so with an event, e.g. one that was
- * reconnecting).
+ * reconnecting). Every call waiting on one client shares one 'ready' listener, and on one signal
+ * one 'abort' listener: a thousand calls waiting for a reconnection add no listener each.
  */
-export function nextReady(client: Pick<Redis, 'once' | 'off'>, ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      client.off('ready', done);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, signal?.aborted === true ? 0 : ms);
-    client.once('ready', done);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+export async function nextReady(client: Pick<Redis, 'once'>, ms: number, signal?: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waits = [sharedReady(client), new Promise<void>((resolve) => (timer = setTimeout(resolve, signal?.aborted === true ? 0 : ms)))];
+  if (signal !== undefined) waits.push(sharedAbort(signal));
+  try {
+    await Promise.race(waits);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -177,7 +271,7 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
       ]);
     } catch (error) {
       const why = socketError ?? error;
-      throw new QueueUnavailableError(`Redis at ${where} is unreachable: ${why instanceof Error ? why.message : String(why)}`, { cause: why });
+      throw new QueueUnavailableError(redisFailure(where, why), { cause: why });
     }
     await checkDatabase(client, connection);
   } finally {

@@ -60,3 +60,16 @@ export class QueueJobCancelledError extends Error {
     this.jobId = jobId;
   }
 }
+
+/**
+ * The queue holds as many waiting jobs, or as many bytes of waiting samples, as its client admits
+ * (`maxWaitingJobs`, `maxWaitingBytes`), or Redis is out of memory: nothing was queued; retry
+ * once workers have taken some. A front answers 429 `queue_full`.
+ */
+export class QueueFullError extends Error {
+  override readonly name: string = 'QueueFullError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

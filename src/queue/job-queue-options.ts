@@ -10,9 +10,12 @@ import { blobStoresOption } from './blob-stores.js';
 import { checkConnection, type QueueConnection } from './connection.js';
 import {
   DEFAULT_ATTEMPTS,
+  DEFAULT_COMMAND_TIMEOUT_MS,
   DEFAULT_INPUT_TTL_MS,
   DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_WAITING_BYTES,
+  DEFAULT_MAX_WAITING_JOBS,
   DEFAULT_PREFIX,
   DEFAULT_PRIORITY,
   DEFAULT_QUEUE_NAME,
@@ -21,6 +24,7 @@ import {
   MAX_BLOB_BYTES,
   MAX_PRIORITY,
   MAX_TTL_MS,
+  MAX_WAITING_BYTES,
   nameOption,
   rateLimitOption,
   type RateLimit,
@@ -40,12 +44,31 @@ export interface JobQueueOptions {
   stages?: readonly string[] | undefined;
   /** Largest result, bytes: a bigger estimate is refused at submit, a bigger result fails on the worker. Default 64 MiB (at most 512 MiB). */
   maxResultBytes?: number | undefined;
-  /** Largest samples of one job, bytes; default 256 MiB (at most 512 MiB). */
+  /** Largest samples of one job, bytes; default 256 MiB (at most 512 MiB). Larger samples are refused with a JobValidationError naming `data`. */
   maxInputBytes?: number | undefined;
-  /** How long a finished job and its result are kept, ms; default 1 hour (at most 7 days). */
+  /**
+   * How long a finished job's result (its arrays, the bulk of its bytes) is kept, ms; default 1
+   * hour (at most 7 days). The job's own small entry (status, scalars) is dropped by BullMQ past
+   * the same age, but only when a later job of the queue finishes: until then its id still reads
+   * as finished, its result as expired.
+   */
   resultTtlMs?: number | undefined;
-  /** How long a queued job's samples wait for a worker, ms; default 24 hours (at most 7 days). */
+  /**
+   * How long a queued job waits for a worker, ms; default 24 hours (at most 7 days). Its samples
+   * expire then, it stops counting against `maxWaitingJobs`/`maxWaitingBytes`, a worker that takes
+   * it later fails it (expired), and the client's sweep removes it from Redis.
+   */
   inputTtlMs?: number | undefined;
+  /** Jobs waiting for a worker (submitted, not started) this client admits; past it submit throws QueueFullError. Default 100000. */
+  maxWaitingJobs?: number | undefined;
+  /** Bytes of samples waiting in Redis for a worker this client admits; past it submit throws QueueFullError. Default 1 GiB. */
+  maxWaitingBytes?: number | undefined;
+  /**
+   * How long each operation (submit, view, cancel, forget, counts, ready) waits for Redis, ms;
+   * default 5000. Past it the operation fails with QueueUnavailableError and `reachable` is false
+   * until Redis answers again. A submit gets 1 s more per 64 MiB of samples (their transfer).
+   */
+  commandTimeoutMs?: number | undefined;
   /** Tries per job when submit() gives none; default 3. */
   attempts?: number | undefined;
   /** A rate limit for the whole queue (every worker), stored in Redis once, by the first `submit()` or `ready()`. */
@@ -90,6 +113,9 @@ const QUEUE_OPTION_KEYS = [
   'maxInputBytes',
   'resultTtlMs',
   'inputTtlMs',
+  'maxWaitingJobs',
+  'maxWaitingBytes',
+  'commandTimeoutMs',
   'attempts',
   'rateLimit',
   'pollIntervalMs',
@@ -115,6 +141,9 @@ export interface ResolvedQueueOptions {
   maxInputBytes: number;
   resultTtlMs: number;
   inputTtlMs: number;
+  maxWaitingJobs: number;
+  maxWaitingBytes: number;
+  commandTimeoutMs: number;
   attempts: number;
   rateLimit: RateLimit | undefined;
   pollIntervalMs: number;
@@ -142,6 +171,9 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
     maxInputBytes: integerOption('maxInputBytes', o.maxInputBytes, DEFAULT_MAX_INPUT_BYTES, 1, MAX_BLOB_BYTES),
     resultTtlMs: integerOption('resultTtlMs', o.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS),
     inputTtlMs: integerOption('inputTtlMs', o.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS),
+    maxWaitingJobs: integerOption('maxWaitingJobs', o.maxWaitingJobs, DEFAULT_MAX_WAITING_JOBS, 1, 1e9),
+    maxWaitingBytes: integerOption('maxWaitingBytes', o.maxWaitingBytes, DEFAULT_MAX_WAITING_BYTES, 1, MAX_WAITING_BYTES),
+    commandTimeoutMs: integerOption('commandTimeoutMs', o.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 10, 600_000),
     attempts: integerOption('attempts', o.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS),
     rateLimit: rateLimitOption('rateLimit', o.rateLimit),
     pollIntervalMs: integerOption('pollIntervalMs', o.pollIntervalMs, 2000, 10, 3_600_000),

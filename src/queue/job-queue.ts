@@ -6,7 +6,6 @@
  * and queue name answers any id (`view`, `job`, `cancel`): nothing is kept in this process that
  * another one would need.
  */
-import { randomBytes } from 'node:crypto';
 import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobValidationError } from '../engine/errors.js';
@@ -14,21 +13,22 @@ import type { JobSpec } from '../engine/types.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { BlobStores } from './blob-stores.js';
-import { createRedis, describeConnection, lastRedisError, readyWithin, settlesWithin } from './connection.js';
-import { QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
+import { Admission, ledgerKeys } from './admission.js';
+import { createRedis, describeConnection, settlesWithin } from './connection.js';
+import { QueueFullError, QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
+import { checkJobId, isQueueJobId, newJobId } from './job-ids.js';
+import { CONNECT_WAIT_MS, OperationBound } from './operation-bound.js';
+import { startSweep } from './sweep.js';
 import { QueueJobHandle } from './handle.js';
 import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, INPUT_GIVEN_UP, RETRY_BACKOFF_MS } from './options.js';
 import { JobWatcher } from './job-watcher.js';
 import { resolveQueueOptions, resolveSubmitOptions, type JobQueueOptions, type QueueCounts, type ResolvedQueueOptions, type SubmitOptions } from './job-queue-options.js';
 import { LiveHandles } from './live-handles.js';
 import { readCounts, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
-import { clip, shownValue } from '../runtime/value-checks.js';
+import { clip } from '../runtime/value-checks.js';
 
-/** How long submit() waits for Redis when it is not connected (a new client, a reconnection) before refusing, ms. */
-const SUBMIT_CONNECT_WAIT_MS = 2000;
-
-/** How often a read looks whether Redis is still reachable while it waits for an answer, ms. */
-const READ_WATCH_MS = 200;
+/** A submit's bound grows by 1 ms per this many bytes of samples (1 s per 64 MiB): their transfer is not a stall. */
+const TRANSFER_BYTES_PER_MS = (64 * 2 ** 20) / 1000;
 
 /** How long close() waits for BullMQ's connections to close before dropping them, ms. */
 const CLOSE_WAIT_MS = 2000;
@@ -36,15 +36,7 @@ const CLOSE_WAIT_MS = 2000;
 /** Microtasks the samples of a job sent alongside its add wait, so that BullMQ writes the add first (#addAlongside). */
 const ADD_HEAD_START_MICROTASKS = 2;
 
-/** A fresh job id: 128 random bits, URL-safe, never all digits (BullMQ refuses integer ids). */
-export function newJobId(): string {
-  return `j${randomBytes(16).toString('base64url')}`;
-}
-
-/** Throws a TypeError naming `call` unless `id` is a string: `undefined` or `{}` would otherwise read as a job Redis does not hold. */
-function checkJobId(call: string, id: unknown): void {
-  if (typeof id !== 'string') throw new TypeError(`${call}: a job id must be a string, got ${shownValue(id)}`);
-}
+export { newJobId };
 
 /** The client of a queue of engine jobs over Redis. */
 export class JobQueue {
@@ -59,6 +51,9 @@ export class JobQueue {
   readonly #watcher: JobWatcher;
   readonly #keys: BlobKeys;
   readonly #live = new LiveHandles();
+  readonly #admission: Admission;
+  readonly #bound: OperationBound;
+  readonly #stopSweep: () => void;
   /** The rate limit's store in Redis, once under way (undefined again after a failure, so the next submit retries). */
   #rateLimitStored: Promise<void> | undefined;
   #closed = false;
@@ -72,14 +67,27 @@ export class JobQueue {
     this.name = o.name;
     this.prefix = o.prefix;
     this.#keys = new BlobKeys(this.prefix, this.name);
-    this.#stores = new BlobStores(o.blobStores, `${this.prefix}:${this.name}:client`, o.blobConnections);
+    // Bounded clients: a command fails while the connection is down or after commandTimeoutMs, never waits for Redis.
+    const patience = { kind: 'bounded', commandTimeoutMs: o.commandTimeoutMs } as const;
+    this.#stores = new BlobStores(o.blobStores, `${this.prefix}:${this.name}:client`, o.blobConnections, patience);
     // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it.
-    this.#queueRedis = createRedis(o.connection, `${this.prefix}:${this.name}:queue`);
+    this.#queueRedis = createRedis(o.connection, `${this.prefix}:${this.name}:queue`, patience);
+    this.#admission = new Admission(this.#queueRedis, ledgerKeys(this.prefix, this.name));
+    this.#bound = new OperationBound({
+      name: this.name,
+      where: this.where,
+      queueRedis: this.#queueRedis,
+      stores: this.#stores,
+      commandTimeoutMs: o.commandTimeoutMs,
+      closeSignal: this.#closeSignal.signal,
+    });
     this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
     const [connection, queue, stores, queueRedis, pollIntervalMs] = [o.connection, this.#queue, this.#stores, this.#queueRedis, o.pollIntervalMs];
-    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs: SUBMIT_CONNECT_WAIT_MS, view: (id) => this.view(id) });
+    const startWaitMs = Math.min(CONNECT_WAIT_MS, o.commandTimeoutMs);
+    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs, view: (id) => this.view(id) });
+    this.#stopSweep = startSweep(queue, o.inputTtlMs, () => this.reachable);
   }
 
   /** Where Redis is, for messages (no password). */
@@ -87,16 +95,21 @@ export class JobQueue {
     return describeConnection(this.#options.connection);
   }
 
-  /** Whether Redis answers now (the connection is up); a readiness probe reads this. */
+  /**
+   * Whether Redis answers now: the connections are up and the last probe (a PING every half
+   * `commandTimeoutMs`, at most every second) or operation was answered within `commandTimeoutMs`.
+   * A readiness probe reads this.
+   */
   get reachable(): boolean {
-    return !this.#closed && this.#queueRedis.status === 'ready' && this.#stores.ready;
+    return !this.#closed && this.#bound.reachable;
   }
 
-  /** Resolves once Redis is reachable (waiting through reconnections) and the rate limit is stored. */
+  /** Resolves once Redis answers and the rate limit is stored; rejects with QueueUnavailableError when that takes more than `commandTimeoutMs`. */
   async ready(): Promise<void> {
-    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
-    await this.#queue.waitUntilReady();
-    await this.#storeRateLimit();
+    await this.#bound.run('waiting for Redis', async () => {
+      await this.#queue.waitUntilReady();
+      await this.#storeRateLimit();
+    });
   }
 
   /** Stores the rate limit in Redis, once (submit() does before its first add: a limit is in force whether or not ready() was awaited). */
@@ -115,25 +128,19 @@ export class JobQueue {
 
   /** Pings Redis within `timeoutMs`: true when it answered. */
   async ping(timeoutMs = 1000): Promise<boolean> {
-    if (!this.reachable) return false;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const answered = Promise.all([this.#queueRedis.ping().then((r) => r === 'PONG'), this.#stores.ping(timeoutMs)]).then(([queue, stores]) => queue && stores);
-      return await Promise.race([answered, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.reachable && (await this.#bound.probe(timeoutMs));
   }
 
   /**
    * Checks `spec` as the engine would, stores its samples and queues it. Throws at once, queuing
    * nothing: JobValidationError (a bad field), ResultTooLargeError (the estimated result is over
    * maxResultBytes), QueueUnavailableError (Redis is not reachable now, or the client is closed),
+   * QueueFullError (`maxWaitingJobs` or `maxWaitingBytes` reached, or Redis out of memory),
    * TypeError or RangeError (bad options, naming the option).
-   * Also QueueUnavailableError when storing or queuing fails midway: the job is then removed, or
-   * failed with the reason, and no worker runs it (a job runs only if this resolved).
+   * Also QueueUnavailableError when storing or queuing fails midway, or Redis does not answer
+   * within `commandTimeoutMs` (plus 1 s per 64 MiB of samples): the job is then removed, or failed
+   * with the reason, and no worker runs it (a job runs only if this resolved; a job that Redis took
+   * after the bound is withdrawn once it answers, unless a worker took it in that moment).
    * The samples are sent from `spec.data` itself (no copy): leave it unchanged until this resolves.
    */
   async submit(spec: JobSpec, options: SubmitOptions = {}): Promise<QueueJobHandle> {
@@ -159,15 +166,8 @@ export class JobQueue {
     } catch (error) {
       throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
     }
-    await this.#requireReachable('nothing was queued');
-    await this.#storeRateLimit().catch((error: unknown) => {
-      throw this.#notQueued(error);
-    });
-    // The first submit pins where the events are read from, so this job's events are not missed.
-    await this.#watcher.listen();
     const id = newJobId();
     const samples = samplesToBuffer(data);
-    const alongside = samples.byteLength <= INPUT_ALONGSIDE_MAX_BYTES;
     const wire: WireJob = {
       v: 1,
       stores: this.#stores.count,
@@ -175,11 +175,59 @@ export class JobQueue {
       dtype: dtypeOf(data),
       samples: data.length,
       inputKey: this.#keys.input(id),
-      ...(alongside ? { inputAlongside: true } : {}),
+      ...(samples.byteLength <= INPUT_ALONGSIDE_MAX_BYTES ? { inputAlongside: true } : {}),
       inputTtlMs: o.inputTtlMs,
       maxResultBytes: o.maxResultBytes,
       resultTtlMs: o.resultTtlMs,
     };
+    let gaveUp = false;
+    const enqueue = (): Promise<void> => {
+      const work = this.#enqueue(id, wire, samples, priority, attempts);
+      // Redis answered after the bound (it was stopped, or slow): the job is withdrawn, since its submit rejected.
+      work.then(
+        () => void (gaveUp && this.#withdraw(id, wire.inputKey)),
+        () => undefined,
+      );
+      return work;
+    };
+    try {
+      await this.#bound.run('nothing was queued', enqueue, Math.ceil(samples.byteLength / TRANSFER_BYTES_PER_MS));
+    } catch (error) {
+      gaveUp = true;
+      throw error;
+    }
+    const handle = this.#handle(id, this.#watcher.mark());
+    if (signal !== undefined) {
+      // The cancel may fail (the job ran meanwhile, the client closed): never an unhandled rejection.
+      const onAbort = (): void => void handle.cancel().catch(() => undefined);
+      signal.addEventListener('abort', onAbort, { once: true });
+      handle.whenSettled(() => signal.removeEventListener('abort', onAbort));
+    }
+    return handle;
+  }
+
+  /**
+   * Admits job `id` (the ledger of waiting jobs and bytes, admission.ts), stores its samples and
+   * adds it. Throws QueueFullError past a limit, QueueUnavailableError when a step fails (what was
+   * stored is removed).
+   */
+  async #enqueue(id: string, wire: WireJob, samples: Buffer, priority: number, attempts: number): Promise<void> {
+    const o = this.#options;
+    // The first submit pins where the events are read from, so this job's events are not missed.
+    const admitted = await Promise.allSettled([
+      this.#admission.admit(id, samples.byteLength, o.inputTtlMs, o.maxWaitingJobs, o.maxWaitingBytes),
+      this.#storeRateLimit(),
+      this.#watcher.listen(),
+    ]).then(([admit, limit]) => {
+      if (admit.status === 'fulfilled' && admit.value === null && limit.status === 'rejected') void this.#admission.leave(id).catch(() => undefined);
+      if (admit.status === 'rejected') throw this.#notQueued(admit.reason);
+      if (limit.status === 'rejected') throw this.#notQueued(limit.reason);
+      return admit.value;
+    });
+    if (admitted !== null) {
+      const [what, unit] = admitted.limit === 'jobs' ? ['jobs wait', 'maxWaitingJobs'] : ['bytes of samples wait', 'maxWaitingBytes'];
+      throw new QueueFullError(`queue ${this.name} is full: ${admitted.waiting} ${what} for a worker (${unit} = ${admitted.max}); nothing was queued, retry later`);
+    }
     const keepS = Math.ceil(o.resultTtlMs / 1000);
     const blobs = this.#stores.forJob(id);
     const add = (): Promise<unknown> =>
@@ -191,24 +239,31 @@ export class JobQueue {
         removeOnComplete: { age: keepS },
         removeOnFail: { age: keepS },
       });
-    if (alongside) await this.#addAlongside(id, wire.inputKey, samples, add);
-    else
-      try {
-        // Large samples first: a worker that takes the job at once must find them.
-        await blobs.set(wire.inputKey, samples, o.inputTtlMs);
-        await add();
-      } catch (error) {
-        void blobs.control.del(wire.inputKey).catch(() => undefined);
-        throw this.#notQueued(error);
-      }
-    const handle = this.#handle(id, this.#watcher.mark());
-    if (signal !== undefined) {
-      // The cancel may fail (the job ran meanwhile, the client closed): never an unhandled rejection.
-      const onAbort = (): void => void handle.cancel().catch(() => undefined);
-      signal.addEventListener('abort', onAbort, { once: true });
-      handle.whenSettled(() => signal.removeEventListener('abort', onAbort));
+    try {
+      if (wire.inputAlongside === true) await this.#addAlongside(id, wire.inputKey, samples, add);
+      else
+        try {
+          // Large samples first: a worker that takes the job at once must find them.
+          await blobs.set(wire.inputKey, samples, o.inputTtlMs);
+          await add();
+        } catch (error) {
+          void blobs.control.del(wire.inputKey).catch(() => undefined);
+          throw this.#notQueued(error);
+        }
+    } catch (error) {
+      void this.#admission.leave(id).catch(() => undefined);
+      throw error;
     }
-    return handle;
+  }
+
+  /** Removes job `id`, its samples and its ledger entry: a job whose submit rejected after Redis took it (best effort; a worker that took it meanwhile runs it). */
+  #withdraw(id: string, inputKey: string): void {
+    void this.#queue.remove(id).catch(() => undefined);
+    void this.#stores
+      .forJob(id)
+      .control.del(inputKey)
+      .catch(() => undefined);
+    void this.#admission.leave(id).catch(() => undefined);
   }
 
   /**
@@ -243,7 +298,11 @@ export class JobQueue {
       );
   }
 
-  #notQueued(error: unknown): QueueUnavailableError {
+  #notQueued(error: unknown): Error {
+    if (error instanceof QueueFullError || error instanceof QueueUnavailableError) return error;
+    // Redis at its maxmemory with noeviction: full, as past the queue's own limits.
+    if (/^OOM\b/.test((error as Error)?.message ?? ''))
+      return new QueueFullError(`queue ${this.name} at ${this.where}: Redis is out of memory (${(error as Error).message}); nothing was queued, retry later`, { cause: error });
     return new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
   }
 
@@ -271,16 +330,18 @@ export class JobQueue {
     return handle;
   }
 
-  /** Job `id` as any client sees it: its status, and its result or error once finished. */
+  /** Job `id` as any client sees it: its status, and its result or error once finished. An id of a shape submit() never makes is 'unknown' without asking Redis. */
   async view(id: string): Promise<QueueJobView> {
     checkJobId('view', id);
-    return this.#whenReachable(`reading job ${clip(id)}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
+    if (!this.#closed && !isQueueJobId(id)) return { id, status: 'unknown', attempts: 0 };
+    return this.#bound.run(`reading job ${clip(id)}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
   async cancel(id: string): Promise<boolean> {
     checkJobId('cancel', id);
-    return this.#whenReachable(`cancelling job ${clip(id)}`, async () => {
+    if (!this.#closed && !isQueueJobId(id)) return false;
+    return this.#bound.run(`cancelling job ${clip(id)}`, async () => {
       const job = await BullJob.fromId(this.#queue, id);
       if (job === undefined) return false;
       const state = await job.getState();
@@ -289,7 +350,7 @@ export class JobQueue {
       if ((await this.#queue.remove(id)) !== 1) return false;
       const store = this.#stores.forJob(id).control;
       await store.set(this.#keys.cancelled(id), '1', 'PX', this.#options.resultTtlMs);
-      await store.del((job.data as WireJob).inputKey);
+      await Promise.all([store.del((job.data as WireJob).inputKey), this.#admission.leave(id)]);
       this.#live.get(id)?.settle({ error: new QueueJobCancelledError(id) });
       return true;
     });
@@ -298,7 +359,8 @@ export class JobQueue {
   /** Removes a finished job and its result (a DELETE of a finished job): true when there was one. */
   async forget(id: string): Promise<boolean> {
     checkJobId('forget', id);
-    return this.#whenReachable(`forgetting job ${clip(id)}`, async () => {
+    if (!this.#closed && !isQueueJobId(id)) return false;
+    return this.#bound.run(`forgetting job ${clip(id)}`, async () => {
       const job = await BullJob.fromId(this.#queue, id);
       const store = this.#stores.forJob(id).control;
       if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
@@ -313,7 +375,7 @@ export class JobQueue {
 
   /** Jobs by state: the queue's depth is waiting + prioritized + delayed. */
   counts(): Promise<QueueCounts> {
-    return this.#whenReachable('counting jobs', () => readCounts(this.#queue));
+    return this.#bound.run('counting jobs', () => readCounts(this.#queue));
   }
 
   /**
@@ -329,52 +391,14 @@ export class JobQueue {
   async #close(): Promise<void> {
     this.#closed = true;
     this.#closeSignal.abort();
+    this.#bound.close();
+    this.#stopSweep();
     // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
     const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${clip(handle.id)} finished`);
     await settlesWithin(Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]), CLOSE_WAIT_MS);
     void this.#queue.disconnect().catch(() => undefined);
     this.#stores.disconnect();
     this.#queueRedis.disconnect();
-  }
-
-  /** Whether Redis is reachable now or becomes so within `ms` (a new client's first connection, a reconnection under way). */
-  async #reachableWithin(ms: number): Promise<boolean> {
-    if (this.reachable) return true;
-    if (this.#closed) return false;
-    const deadline = Date.now() + ms;
-    const signal = this.#closeSignal.signal;
-    await readyWithin(this.#queueRedis, ms, signal);
-    await this.#stores.whenReady(Math.max(0, deadline - Date.now()), signal);
-    return this.reachable;
-  }
-
-  /** Throws QueueUnavailableError naming `what` when this client is closed, or Redis does not become reachable within SUBMIT_CONNECT_WAIT_MS (with what Redis last said). */
-  async #requireReachable(what: string): Promise<void> {
-    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
-    const reachable = await this.#reachableWithin(SUBMIT_CONNECT_WAIT_MS);
-    // Closed while it waited: say so, not that Redis is away.
-    if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed (${what})`);
-    if (!reachable) throw new QueueUnavailableError(`Redis at ${this.where} is not reachable now${lastRedisError(this.#queueRedis)} (${what}); retry later`);
-  }
-
-  /**
-   * Runs `read` once Redis is reachable (waiting as submit() does); a closed client or an
-   * unreachable Redis is a QueueUnavailableError naming `what`, and so is a Redis lost while
-   * `read` runs (its commands would wait for the reconnection): never a call that waits forever.
-   */
-  async #whenReachable<T>(what: string, read: () => Promise<T>): Promise<T> {
-    await this.#requireReachable(what);
-    let watch: NodeJS.Timeout | undefined;
-    const lost = new Promise<never>((_, reject) => {
-      watch = setInterval(() => {
-        if (!this.reachable) reject(new QueueUnavailableError(`Redis at ${this.where} went away (${what}); retry later`));
-      }, READ_WATCH_MS);
-    });
-    try {
-      return await Promise.race([read(), lost]);
-    } finally {
-      clearInterval(watch);
-    }
   }
 }
 

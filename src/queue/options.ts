@@ -21,6 +21,15 @@ export const DEFAULT_RESULT_TTL_MS = 3_600_000;
 export const DEFAULT_INPUT_TTL_MS = 86_400_000;
 /** Longest time-to-live accepted (7 days). */
 export const MAX_TTL_MS = 7 * 86_400_000;
+/** How long a client's operation (submit, view, cancel, forget, counts, ready) waits for Redis to answer, ms (5 s): then it fails with QueueUnavailableError. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5000;
+/** Jobs waiting for a worker (not yet started) that a client admits, by default; past it submit throws QueueFullError. */
+export const DEFAULT_MAX_WAITING_JOBS = 100_000;
+/** Bytes of samples waiting in Redis for a worker that a client admits, by default (1 GiB); past it submit throws QueueFullError. */
+export const DEFAULT_MAX_WAITING_BYTES = 2 ** 30;
+/** The most bytes of waiting samples a client may admit (1 TiB: far past any Redis' memory). */
+export const MAX_WAITING_BYTES = 2 ** 40;
+
 /** Tries per job by default (a retry follows a worker lost mid-job or a retryable failure). */
 export const DEFAULT_ATTEMPTS = 3;
 /** Most tries a job may ask for. */

@@ -109,6 +109,13 @@ function checkEngine(engine: unknown, needsLaneCount: boolean): asserts engine i
     if (e[name] !== undefined && typeof e[name] !== 'function') throw new TypeError(`engine.${name} must be a function when present, got ${shownValue(e[name])}`);
 }
 
+/** A worker's name (in results and logs), as given or undefined; a TypeError naming `option` otherwise (the CLI's --name checks it by this rule too). */
+export function checkWorkerName(option: string, value: unknown): string | undefined {
+  if (value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 200))
+    throw new TypeError(`${option} must be a string of 1-200 characters, got ${shownValue(value)}`);
+  return value;
+}
+
 /** Checks runQueueWorker()'s options (a TypeError or RangeError naming the option) and fills in the defaults. */
 export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
@@ -118,9 +125,7 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
   const connection = checkConnection(o.connection, 'connection');
   const engine: unknown = o.engine;
   checkEngine(engine, o.concurrency === undefined);
-  const givenName: unknown = o.workerName;
-  if (givenName !== undefined && (typeof givenName !== 'string' || givenName.length === 0 || givenName.length > 200))
-    throw new TypeError(`workerName must be a string of 1-200 characters, got ${shownValue(givenName)}`);
+  const givenName = checkWorkerName('workerName', o.workerName);
   const log: unknown = o.log;
   if (log !== undefined && typeof log !== 'function') throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${shownValue(log)}`);
   return {

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkConnection } from '../../../src/queue/connection.js';
-import { JobQueue, QueueJobCancelledError, QueueUnavailableError, UnknownQueueJobError } from '../../../src/queue/index.js';
+import { JobQueue, newJobId, QueueJobCancelledError, QueueUnavailableError, UnknownQueueJobError } from '../../../src/queue/index.js';
 import type { JobSpec } from '../../../src/engine/index.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
@@ -85,11 +85,11 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
     await redis.stop();
     try {
       // A read that starts as Redis goes away (the client may not have noticed yet) is refused too.
-      await expect(live.view('jx')).rejects.toBeInstanceOf(QueueUnavailableError);
+      await expect(live.view(newJobId())).rejects.toBeInstanceOf(QueueUnavailableError);
       const seen = Date.now();
       while (live.reachable && Date.now() - seen < 5000) await new Promise((r) => setTimeout(r, 20));
       const t0 = Date.now();
-      await expect(live.view('jx')).rejects.toBeInstanceOf(QueueUnavailableError);
+      await expect(live.view(newJobId())).rejects.toBeInstanceOf(QueueUnavailableError);
       await expect(live.counts()).rejects.toBeInstanceOf(QueueUnavailableError);
       expect(Date.now() - t0).toBeLessThan(8000);
     } finally {
@@ -107,16 +107,24 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
     expect(error).toBeInstanceOf(QueueUnavailableError);
   }, 20_000);
 
-  it('a wrong password: submit rejects with what Redis said', async () => {
+  it('a wrong or missing password: submit says the password was refused, never shows it, and does not wait', async () => {
     const guarded = await startRedis();
     const admin = new Redis(guarded.url);
     await admin.config('SET', 'requirepass', 'right');
     admin.disconnect();
-    const queue = new JobQueue({ connection: guarded.url.replace('redis://', 'redis://:wrong@'), name: `misuse-${randomUUID()}` });
+    const wrong = new JobQueue({ connection: guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'), name: `misuse-${randomUUID()}`, commandTimeoutMs: 1000 });
+    const none = new JobQueue({ connection: guarded.url, name: `misuse-${randomUUID()}`, commandTimeoutMs: 1000 });
     try {
-      await expect(queue.submit(spec())).rejects.toThrow(/not reachable now: .*(WRONGPASS|NOAUTH|invalid)/i);
+      const t0 = Date.now();
+      const wrongError = (await wrong.submit(spec()).catch((e: unknown) => e)) as Error;
+      expect(wrongError).toBeInstanceOf(QueueUnavailableError);
+      expect(wrongError.message).toMatch(/refused the password \(WRONGPASS/);
+      expect(wrongError.message).not.toMatch(/s3cr|et@|retry later/);
+      const noneError = (await none.submit(spec()).catch((e: unknown) => e)) as Error;
+      expect(noneError.message).toMatch(/refused the password \(NOAUTH/);
+      expect(Date.now() - t0).toBeLessThan(4000);
     } finally {
-      await queue.close();
+      await Promise.all([wrong.close(), none.close()]);
       await guarded.dispose();
     }
   }, 20_000);
