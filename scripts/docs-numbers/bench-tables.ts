@@ -45,15 +45,32 @@ export function hostSections(runs: readonly BenchFile[], base: string): string {
 /** The several-GPU run: its table and what its notes say bounds two GPUs (the bench's own words and figures). */
 export function multiGpuSection(run: BenchFile | undefined, base: string): string {
   if (run === undefined) return 'Not measured yet on this tree: no `bench/tscuda/multi-gpu.ts` run is committed under bench/results/.';
-  const bound = run.data.metrics
-    .flatMap((m) => (m as MetricResult & { notes?: string[] }).notes ?? [])
-    .filter((n) => n.startsWith('pinned copies of') || n.includes('links share a bottleneck') || n.includes('links do not share'));
+  const bound = run.data.metrics.flatMap(notesOf).filter((n) => n.startsWith('pinned copies of') || n.includes('links share a bottleneck') || n.includes('links do not share'));
   return [
     `${run.data.gpu}: ${runLine(run, base)}`,
     '',
     fullTable(run),
     ...(bound.length > 0 ? ['', "What bounds the job, from the run's notes:", '', ...bound.map((n) => `- ${n}`)] : []),
   ].join('\n');
+}
+
+/** The notes of a metric (what was timed, the bounds measured in the same run), where the results carry them. */
+function notesOf(m: MetricResult): string[] {
+  return (m as MetricResult & { notes?: string[] }).notes ?? [];
+}
+
+/**
+ * Some rows of the newest whole run (e.g. the job engine's), in the bench's own columns, followed by
+ * the notes of those rows that state a bound: the link figures the job is judged against.
+ */
+export function rowsSection(run: BenchFile | undefined, names: readonly string[], base: string): string {
+  const metrics = (run?.data.metrics ?? []).filter((m) => names.includes(m.name));
+  if (run === undefined || metrics.length === 0)
+    return `Not measured yet on this tree: no whole \`npm run bench\` run with ${names.map((n) => `\`${n}\``).join(', ')} is committed.`;
+  // Several rows often share one bound note: each is listed once.
+  const bounds = [...new Set(metrics.flatMap((m) => notesOf(m).filter((n) => /\bbound\b/.test(n))))].map((n) => `- ${n.replace(/^tscuda: /, '')}`);
+  const table = fullTable({ ...run, data: { ...run.data, metrics } });
+  return [`${run.data.gpu}, ${runLine(run, base)}`, '', table, ...(bounds.length > 0 ? ['', ...bounds] : [])].join('\n');
 }
 
 /** A row of the README's table: which metric, under what name. */

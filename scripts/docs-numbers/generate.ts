@@ -5,13 +5,17 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { headlineTables, hostSections, multiGpuSection, perCallSentence } from './bench-tables.js';
+import { headlineTables, hostSections, multiGpuSection, perCallSentence, rowsSection } from './bench-tables.js';
 import { findBlocks, NumbersBlockError, replaceBlocks } from './blocks.js';
+import { demoSection, newestDemo, type DemoRun } from './demo-summary.js';
 import { QUEUE_DOOR, resultsSection, SERVE_DOOR, throughputSection } from './door-tables.js';
 import { newestPerHost, readResults, type ResultsCatalog } from './results.js';
 
+/** What the docs quote: the results files, and the newest demo run. */
+export type DocsCatalog = ResultsCatalog & { demo: DemoRun | undefined };
+
 /** Renders one block from the catalog; `base` is the path from the document to bench/results/. */
-type Generator = (catalog: ResultsCatalog, base: string) => string;
+type Generator = (catalog: DocsCatalog, base: string) => string;
 
 /** Every block a document may hold, by name. */
 export const GENERATORS: Readonly<Record<string, Generator>> = {
@@ -23,10 +27,17 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
     ),
   /** The newest several-GPU run and what bounds it. */
   'bench-multi-gpu': (c, base) => multiGpuSection(c.multiGpu[0], base),
+  /** docs/engine.md: the job engine's f32 and CWT rows of the newest whole run, with the link bound. */
+  'bench-engine-jobs': (c, base) =>
+    rowsSection(c.bench[0], ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s'], base),
+  /** docs/16-bit-samples.md: the 16-bit job's rows of the newest whole run, with the link bound. */
+  'bench-i16-job': (c, base) => rowsSection(c.bench[0], ['stft_job_i16_gsamples_per_s', 'stft_job_i16_bound_fraction'], base),
   /** The per-call goal against koffi's floor: met and missed, from the newest whole run. */
   'bench-per-call': (c) => perCallSentence(c.bench[0]),
   /** README.md: a few rows of the newest one- and two-GPU runs, then the per-call sentence. */
   'readme-performance': (c, base) => `${headlineTables(c.bench[0], c.multiGpu[0], base)}\n\n${perCallSentence(c.bench[0])}`,
+  /** docs/engine.md: the newest committed `tscuda demo` run. */
+  'demo-summary': (c, base) => demoSection(c.demo, base),
   /** docs/serving.md: tscuda serve against the bare node:http floor. */
   'serve-throughput': (c, base) => throughputSection(c.serve, SERVE_DOOR, base),
   /** Every metric of the newest serve run per host. */
@@ -51,7 +62,7 @@ export function documentFiles(root: string): string[] {
 }
 
 /** `text` (the document `file`, relative to the root) with every block regenerated from `catalog`. */
-export function regenerate(text: string, file: string, catalog: ResultsCatalog): string {
+export function regenerate(text: string, file: string, catalog: DocsCatalog): string {
   const base = relative(dirname(file), 'bench/results') || '.';
   return replaceBlocks(text, file, (name) => {
     const generator = GENERATORS[name];
@@ -69,9 +80,15 @@ export interface RegeneratedDocument {
   blocks: number;
 }
 
+/** Everything under `root`/bench/results/ that the docs quote. */
+export function readCatalog(root: string): DocsCatalog {
+  const dir = join(root, 'bench', 'results');
+  return { ...readResults(dir), demo: newestDemo(dir) };
+}
+
 /** Every document of the tree at `root`, regenerated in memory from its bench/results/. */
 export function regenerateAll(root: string): RegeneratedDocument[] {
-  const catalog = readResults(join(root, 'bench', 'results'));
+  const catalog = readCatalog(root);
   return documentFiles(root).map((file) => {
     const committed = readFileSync(join(root, file), 'utf8');
     return { file, committed, regenerated: regenerate(committed, file, catalog), blocks: findBlocks(committed, file).length };
