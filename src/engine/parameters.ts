@@ -57,8 +57,6 @@ export interface ParameterDef {
 }
 
 const ANYWHERE: readonly ParameterSource[] = ['body', 'query', 'header'];
-/** A parameter of the library's JobSpec that requests cannot carry (yet). */
-const ENGINE_ONLY: readonly ParameterSource[] = [];
 
 /** The job parameters. A new parameter is a new row (the server's schema and coercion follow). */
 export const JOB_PARAMETER_TABLE = [
