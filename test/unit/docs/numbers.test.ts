@@ -12,7 +12,7 @@ import type { BenchResults, MetricResult } from '../../../bench/report/types.js'
 import { perCallSentence } from '../../../scripts/docs-numbers/bench-tables.js';
 import { findBlocks, NumbersBlockError, replaceBlocks } from '../../../scripts/docs-numbers/blocks.js';
 import { QUEUE_DOOR, SERVE_DOOR, throughputSection } from '../../../scripts/docs-numbers/door-tables.js';
-import { readCatalog, regenerate, regenerateAll } from '../../../scripts/docs-numbers/generate.js';
+import { GENERATORS, readCatalog, regenerate, regenerateAll } from '../../../scripts/docs-numbers/generate.js';
 import { readResults, type BenchFile, type DoorResults, type ResultsFile } from '../../../scripts/docs-numbers/results.js';
 import { strayFigures } from '../../../scripts/docs-numbers/stray-figures.js';
 
@@ -39,6 +39,11 @@ describe('the committed docs against the committed results', { timeout: 20_000 }
     expect(names('docs/scale-out.md')).toContain('queue-throughput');
     expect(names('docs/several-gpus.md')).toContain('bench-multi-gpu');
     expect(names('docs/orchestration.md')).toContain('bench-multi-gpu');
+  });
+
+  it('use every generator somewhere (none is left to rot)', () => {
+    const used = new Set(documents.flatMap((d) => findBlocks(d.committed, d.file).map((b) => b.name)));
+    expect(Object.keys(GENERATORS).filter((name) => !used.has(name))).toEqual([]);
   });
 
   it('regenerate to exactly what is committed (npm run docs:numbers rewrites a stale one)', () => {
