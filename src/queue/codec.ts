@@ -93,7 +93,12 @@ const TYPES = { f32: Float32Array, f64: Float64Array, i16: Int16Array, u16: Uint
 export function dtypeOf(a: WireArrayType): WireDtype {
   return a instanceof Float64Array ? 'f64' : a instanceof Int16Array ? 'i16' : a instanceof Uint16Array ? 'u16' : 'f32';
 }
-const bytesOf = (dtype: WireDtype): number => TYPES[dtype].BYTES_PER_ELEMENT;
+/** The array class of a stored element type; an unknown one (a newer writer, a corrupted record) is an Error naming it, not a TypeError from deep inside. */
+function arrayClassOf(dtype: WireDtype): (typeof TYPES)[WireDtype] {
+  if (!Object.hasOwn(TYPES, dtype)) throw new Error(`stored array: unknown element type ${JSON.stringify(dtype)}`);
+  return TYPES[dtype];
+}
+const bytesOf = (dtype: WireDtype): number => arrayClassOf(dtype).BYTES_PER_ELEMENT;
 
 /** Bytes of `count` values of `dtype`. */
 export function wireBytes(dtype: WireDtype, count: number): number {
@@ -119,8 +124,7 @@ export function samplesFromBuffer(buffer: Buffer, dtype: WireDtype, samples: num
  */
 function typedView(buffer: Buffer, offset: number, length: number, dtype: WireDtype): WireArrayType {
   const start = buffer.byteOffset + offset;
-  const Type = TYPES[dtype];
-  if (Type === undefined) throw new Error(`stored array: unknown element type ${JSON.stringify(dtype)}`);
+  const Type = arrayClassOf(dtype);
   if (start % Type.BYTES_PER_ELEMENT === 0) return new Type(buffer.buffer as ArrayBuffer, start, length);
   const copy = new ArrayBuffer(length * Type.BYTES_PER_ELEMENT);
   new Uint8Array(copy).set(buffer.subarray(offset, offset + copy.byteLength));
