@@ -8,16 +8,20 @@ import { formatNumber, formatRatio } from '../../bench/report/types.js';
 import { markdownTable, resultsLink } from './bench-tables.js';
 import { doorGpu, newestPerHost, type DoorMetric, type DoorResults, type ResultsFile } from './results.js';
 
-/** One side of a serve floor row (bench/serve/floors.ts): what tscuda or the floor measured. */
+/** One side of a serve floor row (bench/serve/floors.ts `SideMeasure`): what tscuda or the floor measured. */
 interface FloorSide {
   rps?: number | null;
   gpuBusy?: number | null;
+  cpuMsPerRequest?: number | null;
+  eventLoopLagP99Ms?: number | null;
 }
 
-/** A serve floor row (bench/serve/floors.ts): one load, against tscuda serve and the bare node:http floor. */
+/** A serve floor row (bench/serve/floors.ts `FloorRow`): one load, against tscuda serve and the bare node:http floor. */
 interface FloorRow {
   name: string;
   workers?: number;
+  /** tscuda serve ran without --workers: the host's default count. */
+  defaultWorkers?: boolean;
   concurrency?: number;
   tscuda: FloorSide;
   floor: FloorSide;
@@ -25,7 +29,23 @@ interface FloorRow {
   goal?: { value?: number } | null;
 }
 
-type DoorFile = ResultsFile<DoorResults & { floorRows?: FloorRow[]; floors?: FloorRow[] }>;
+/** A goal of the serve bench's floor part (bench/serve/floor-runs.ts `FloorGoal`). */
+interface FloorGoal {
+  goal: string;
+  row: string;
+  tscuda: number | null;
+  floor: number | null;
+  ratio: number | null;
+  met: boolean | null;
+}
+
+/** The serve bench's floor part (bench/serve/floor-runs.ts `FloorPart`), under whichever key the results file keeps it. */
+interface FloorPart {
+  rows?: FloorRow[];
+  goals?: FloorGoal[];
+}
+
+type DoorFile = ResultsFile<DoorResults & { floorRows?: FloorRow[]; floors?: FloorRow[] | FloorPart; floor?: FloorPart; floorPart?: FloorPart }>;
 
 /** Which bench a door's results come from, for the tables' links and the not-measured line. */
 export interface Door {
@@ -43,8 +63,16 @@ export const SERVE_DOOR: Door = { kind: 'serve', command: 'npm run bench:serve',
 /** The queue bench: its metrics carry the in-process engine beside tscuda. */
 export const QUEUE_DOOR: Door = { kind: 'queue', command: 'npx tsx bench/queue/main.ts', peer: { label: 'in-process', value: (m) => m.inProcess } };
 
+function floorPartOf(file: DoorFile): FloorPart {
+  const d = file.data;
+  if (Array.isArray(d.floorRows)) return { rows: d.floorRows };
+  if (Array.isArray(d.floors)) return { rows: d.floors };
+  const part = d.floors ?? d.floorPart ?? d.floor;
+  return typeof part === 'object' && part !== null ? part : {};
+}
+
 function floorRowsOf(file: DoorFile): FloorRow[] {
-  const rows = file.data.floorRows ?? file.data.floors ?? [];
+  const rows = floorPartOf(file).rows ?? [];
   return Array.isArray(rows) ? rows.filter((r) => typeof r?.name === 'string' && typeof r.tscuda === 'object' && typeof r.floor === 'object') : [];
 }
 
@@ -64,32 +92,45 @@ function busyOf(m: DoorMetric): number | null {
   return m.gpuBusy ?? m.gpuBusyFraction ?? null;
 }
 
-/**
- * The door's throughput against its floor, from the newest run that measured floors; a one-line
- * "not measured yet" where no committed run has.
- */
-export function throughputSection(files: readonly DoorFile[], door: Door, base: string): string {
-  const run = files.find(hasFloors);
-  if (run === undefined) {
-    return `Not measured yet on this tree: no committed \`bench/results/${door.kind}-*.json\` carries floors (\`${door.command}\` on a GPU host, then \`npm run docs:numbers\`).`;
-  }
-  const heading = `${doorGpu(run.data)}, ${run.data.date.slice(0, 10)}: ${resultsLink(base, run.file.replace(/\.json$/, '.md'))}.`;
-  const rows = floorRowsOf(run);
-  if (rows.length > 0) {
-    const cells = rows.map((r) => [
-      r.name,
-      r.workers === undefined ? '—' : String(r.workers),
-      r.concurrency === undefined ? '—' : String(r.concurrency),
-      formatNumber(r.tscuda.rps ?? null),
-      formatNumber(r.floor.rps ?? null),
-      formatRatio(ratioOf(r.tscuda.rps, r.floor.rps)),
-      formatNumber(r.tscuda.gpuBusy ?? null),
-      typeof r.goal?.value === 'number' ? `≥ ${r.goal.value}× floor` : '—',
-      verdict(r.met),
-    ]);
-    const header = ['row', 'processes', 'concurrency', 'tscuda req/s', 'floor req/s', 'tscuda / floor', 'GPU busy', 'goal', 'met'];
-    return [heading, '', markdownTable(header, cells, (c) => c >= 1 && c <= 6)].join('\n');
-  }
+/** The serve bench's floor rows (one per load and process count), then its floor goals where it states them. */
+function floorRowsTable(run: DoorFile, rows: readonly FloorRow[]): string {
+  const cells = rows.map((r) => [
+    r.name,
+    r.workers === undefined ? '—' : `${r.workers}${r.defaultWorkers === true ? ' (default)' : ''}`,
+    r.concurrency === undefined ? '—' : String(r.concurrency),
+    formatNumber(r.tscuda.rps ?? null),
+    formatNumber(r.floor.rps ?? null),
+    formatRatio(ratioOf(r.tscuda.rps, r.floor.rps)),
+    formatNumber(r.tscuda.gpuBusy ?? null),
+    formatNumber(r.tscuda.cpuMsPerRequest ?? null),
+    formatNumber(r.floor.cpuMsPerRequest ?? null),
+    formatNumber(r.tscuda.eventLoopLagP99Ms ?? null),
+    typeof r.goal?.value === 'number' ? `≥ ${r.goal.value}× floor` : '—',
+    verdict(r.met),
+  ]);
+  const header = [
+    'row',
+    'processes',
+    'concurrency',
+    'tscuda req/s',
+    'floor req/s',
+    'tscuda / floor',
+    'GPU busy',
+    'tscuda CPU ms/req',
+    'floor CPU ms/req',
+    'event-loop lag p99 ms',
+    'goal',
+    'met',
+  ];
+  const table = markdownTable(header, cells, (c) => c >= 1 && c <= 9);
+  const goals = floorPartOf(run).goals ?? [];
+  if (goals.length === 0) return table;
+  const goalCells = goals.map((g) => [g.goal, g.row, formatNumber(g.tscuda), formatNumber(g.floor), formatRatio(g.ratio), verdict(g.met)]);
+  return [table, '', markdownTable(['goal', 'row', 'tscuda', 'floor', 'tscuda / floor', 'met'], goalCells, (c) => c >= 2 && c <= 4)].join('\n');
+}
+
+/** The metrics that carry a floor beside tscuda (the queue bench's shape). */
+function floorMetricsTable(run: DoorFile): string {
   const cells = run.data.metrics
     .filter((m) => typeof m.floor === 'number')
     .map((m) => [
@@ -103,7 +144,21 @@ export function throughputSection(files: readonly DoorFile[], door: Door, base: 
       verdict(m.met ?? m.pass),
     ]);
   const header = ['metric', 'unit', 'tscuda', 'floor', 'tscuda / floor', 'GPU busy', 'goal', 'met'];
-  return [heading, '', markdownTable(header, cells, (c) => c >= 2 && c <= 5)].join('\n');
+  return markdownTable(header, cells, (c) => c >= 2 && c <= 5);
+}
+
+/**
+ * The door's throughput against its floor, from the newest run that measured floors; a one-line
+ * "not measured yet" where no committed run has.
+ */
+export function throughputSection(files: readonly DoorFile[], door: Door, base: string): string {
+  const run = files.find(hasFloors);
+  if (run === undefined) {
+    return `Not measured yet on this tree: no committed \`bench/results/${door.kind}-*.json\` carries floors (\`${door.command}\` on a GPU host, then \`npm run docs:numbers\`).`;
+  }
+  const heading = `${doorGpu(run.data)}, ${run.data.date.slice(0, 10)}: ${resultsLink(base, run.file.replace(/\.json$/, '.md'))}.`;
+  const rows = floorRowsOf(run);
+  return [heading, '', rows.length > 0 ? floorRowsTable(run, rows) : floorMetricsTable(run)].join('\n');
 }
 
 /** Every metric of the newest run per host, as the bench judged it. */

@@ -102,9 +102,22 @@ describe('the serve and queue throughput sections', () => {
   });
 
   it('serve floor rows: requests per second against the node:http floor, with the process count', () => {
-    const rows = [{ name: 'small bodies', workers: 1, concurrency: 64, tscuda: { rps: 6000, gpuBusy: 0.03 }, floor: { rps: 24000 }, goal: { value: 0.8 }, met: false }];
-    const text = throughputSection([door([], { floorRows: rows })], SERVE_DOOR, '../bench/results');
-    expect(text).toContain('| small bodies | 1 | 64 | 6000 | 24000 | 0.25× | 0.0300 | ≥ 0.8× floor | no |');
+    const rows = [
+      {
+        name: 'small f32',
+        workers: 2,
+        defaultWorkers: true,
+        concurrency: 64,
+        tscuda: { rps: 6000, gpuBusy: 0.03, cpuMsPerRequest: 0.5, eventLoopLagP99Ms: 12 },
+        floor: { rps: 24000, cpuMsPerRequest: 0.12 },
+        goal: { value: 0.8 },
+        met: false,
+      },
+    ];
+    const goals = [{ goal: 'default >= 0.8 x best floor', row: 'small f32', tscuda: 6000, floor: 30000, ratio: 0.2, met: false }];
+    const text = throughputSection([door([], { floors: { rows, goals } })], SERVE_DOOR, '../bench/results');
+    expect(text).toContain('| small f32 | 2 (default) | 64 | 6000 | 24000 | 0.25× | 0.0300 | 0.500 | 0.120 | 12.0 | ≥ 0.8× floor | no |');
+    expect(text).toContain('| default >= 0.8 x best floor | small f32 | 6000 | 30000 | 0.20× | no |');
   });
 });
 
