@@ -5,8 +5,8 @@
  * diagnostics map back to the Markdown file and line. A block opened with ```ts nocheck is prose
  * that looks like code (a signature, a fragment) and is left out.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** One TypeScript block: where it is and its text. */
 export interface Snippet {
@@ -41,16 +41,8 @@ export function extractSnippets(markdown: string, file: string): Snippet[] {
   return out;
 }
 
-/** README.md and every Markdown file under docs/ (the generated API reference aside). */
-export function documentationFiles(root: string): string[] {
-  const walk = (dir: string): string[] =>
-    readdirSync(dir).flatMap((e) => {
-      const p = join(dir, e);
-      if (statSync(p).isDirectory()) return e === 'api' && dir === join(root, 'docs') ? [] : walk(p);
-      return e.endsWith('.md') ? [p] : [];
-    });
-  return [join(root, 'README.md'), ...walk(join(root, 'docs'))].map((p) => relative(root, p));
-}
+/** README.md and every Markdown file under docs/ (the generated API reference aside): the list the numbers check reads too. */
+export { documentFiles as documentationFiles } from '../../../scripts/docs-numbers/generate.js';
 
 /** The entry point each package subpath resolves to in the source tree (`tscuda/engine` -> src/engine/index.ts). */
 export function subpathSources(root: string): Record<string, string> {
