@@ -39,7 +39,7 @@ export function fullTable(run: BenchFile): string {
 /** One section per GPU: the newest whole run of each host, newest host first. */
 export function hostSections(runs: readonly BenchFile[], base: string): string {
   if (runs.length === 0) return 'Not measured yet on this tree: no whole `npm run bench` run is committed under bench/results/.';
-  return runs.map((run) => [`### ${run.data.gpu}`, '', runLine(run, base), '', fullTable(run)].join('\n')).join('\n\n');
+  return runs.map((run) => [`#### ${run.data.gpu}`, '', runLine(run, base), '', fullTable(run)].join('\n')).join('\n\n');
 }
 
 /** The several-GPU run: its table and what its notes say bounds two GPUs (the bench's own words and figures). */
