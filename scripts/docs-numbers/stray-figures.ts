@@ -1,9 +1,9 @@
 /**
  * Measured figures typed by hand: a number with a unit that only measurements carry (µs, GB/s,
- * Gsamples/s, req/s, jobs/s, items/s), a ratio or fraction given to two decimals (1.45x, 0.94 of)
- * or a latency percentile with its figure (p99 56 ms), in the prose of a document (generated
- * blocks, code and comments aside). Goals are round numbers
- * after ≤ or ≥ and stay allowed; defaults and sizes (50 ms, 4 MiB) are not measurements.
+ * Gsamples/s, req/s, jobs/s, items/s), a ratio or fraction given to two decimals (1.45x, 0.94 of),
+ * a percentage to a decimal (97.4%) or a latency percentile with its figure (p99 56 ms), in the
+ * prose of a document (generated blocks, code and comments aside). Goals are round numbers after
+ * ≤ or ≥ and stay allowed; defaults and sizes (50 ms, 4 MiB) are not measurements.
  */
 import { typedProse } from './blocks.js';
 
@@ -22,6 +22,8 @@ const MEASUREMENT = new RegExp(
     String.raw`\d+\.\d{2,}\s?[x×](?!\w)`,
     // a fraction of a bound to two or more decimals: "0.94 of"
     String.raw`\b0\.\d{2,} of\b`,
+    // a percentage to a decimal: 97.4%
+    String.raw`\d+\.\d+\s?%`,
     // a latency percentile with its figure: "p99 56 ms", "p50 of 2.37 ms"
     String.raw`\bp(?:50|90|95|99)(?: of)?\s+\d[\d.,]*(?:[-–]\d[\d.,]*)?\s?(?:ms|s)\b`,
   ].join('|'),
