@@ -60,13 +60,12 @@ function notesOf(m: MetricResult): string[] {
 }
 
 /**
- * Some rows of the newest whole run (e.g. the job engine's), in the bench's own columns, followed by
+ * Some rows of a run (e.g. the job engine's), in the bench's own columns, followed by
  * the notes of those rows that state a bound: the link figures the job is judged against.
  */
 export function rowsSection(run: BenchFile | undefined, names: readonly string[], base: string): string {
   const metrics = (run?.data.metrics ?? []).filter((m) => names.includes(m.name));
-  if (run === undefined || metrics.length === 0)
-    return `Not measured yet on this tree: no whole \`npm run bench\` run with ${names.map((n) => `\`${n}\``).join(', ')} is committed.`;
+  if (run === undefined || metrics.length === 0) return `Not measured yet on this tree: no committed run has ${names.map((n) => `\`${n}\``).join(', ')}.`;
   // Several rows often share one bound note: each is listed once.
   const bounds = [...new Set(metrics.flatMap((m) => notesOf(m).filter((n) => /\bbound\b/.test(n))))].map((n) => `- ${n.replace(/^tscuda: /, '')}`);
   const table = fullTable({ ...run, data: { ...run.data, metrics } });

@@ -32,6 +32,8 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
     rowsSection(c.bench[0], ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s'], base),
   /** docs/16-bit-samples.md: the 16-bit job's rows of the newest whole run, with the link bound. */
   'bench-i16-job': (c, base) => rowsSection(c.bench[0], ['stft_job_i16_gsamples_per_s', 'stft_job_i16_bound_fraction'], base),
+  /** docs/orchestration.md: peer copies and NCCL all-reduce of the newest several-GPU run. */
+  'bench-multi-gpu-collectives': (c, base) => rowsSection(c.multiGpu[0], ['p2p_copy_gbps', 'nccl_allreduce_busbw_gbps'], base),
   /** The per-call goal against koffi's floor: met and missed, from the newest whole run. */
   'bench-per-call': (c) => perCallSentence(c.bench[0]),
   /** README.md: a few rows of the newest one- and two-GPU runs, then the per-call sentence. */

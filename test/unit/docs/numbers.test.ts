@@ -38,7 +38,7 @@ describe('the committed docs against the committed results', { timeout: 20_000 }
     expect(names('docs/serving.md')).toContain('serve-throughput');
     expect(names('docs/scale-out.md')).toContain('queue-throughput');
     expect(names('docs/several-gpus.md')).toContain('bench-multi-gpu');
-    expect(names('docs/orchestration.md')).toContain('bench-multi-gpu');
+    expect(names('docs/orchestration.md')).toContain('bench-multi-gpu-collectives');
   });
 
   it('use every generator somewhere (none is left to rot)', () => {
