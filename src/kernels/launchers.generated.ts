@@ -74,6 +74,324 @@ export function loadBatchKernels(options: KernelModuleOptions = {}): BatchKernel
   };
 }
 
+/** Parameter types of the kernels in src/kernels/filter.cu. */
+export const FILTER_SIGNATURES = {
+  sosfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfiltfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfiltfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  fir_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fir_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fir_state_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fir_state_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fir_forward_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  fir_forward_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  fir_backward_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fir_backward_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  fit_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  fit_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  analytic_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  analytic_spectrum_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  real_to_complex_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  real_to_complex_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+} as const satisfies Record<string, readonly KernelParamType[]>;
+
+/** Typed launchers of src/kernels/filter.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
+export interface FilterKernels {
+  /** The loaded fatbin; dispose() it to unload every kernel below. */
+  readonly module: Module;
+  /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
+  readonly kernels: {
+    readonly sosfilt_f32: Kernel;
+    readonly sosfilt_f64: Kernel;
+    readonly sosfiltfilt_f32: Kernel;
+    readonly sosfiltfilt_f64: Kernel;
+    readonly fir_f32: Kernel;
+    readonly fir_f64: Kernel;
+    readonly fir_state_f32: Kernel;
+    readonly fir_state_f64: Kernel;
+    readonly fir_forward_f32: Kernel;
+    readonly fir_forward_f64: Kernel;
+    readonly fir_backward_f32: Kernel;
+    readonly fir_backward_f64: Kernel;
+    readonly fit_rows_f32: Kernel;
+    readonly fit_rows_f64: Kernel;
+    readonly analytic_spectrum_f32: Kernel;
+    readonly analytic_spectrum_f64: Kernel;
+    readonly real_to_complex_f32: Kernel;
+    readonly real_to_complex_f64: Kernel;
+  };
+  /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
+  sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
+  /** `sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
+  sosfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
+  /** `sosfiltfilt_f32(const float* x, float* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
+  sosfiltfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
+  /** `sosfiltfilt_f64(const double* x, double* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
+  sosfiltfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
+  /** `fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi)` */
+  fir_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, ntaps: number, has_zi: number): void;
+  /** `fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi)` */
+  fir_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, has_zi: number): void;
+  /** `fir_state_f32(const float* x, const double* taps, const float* zi, float* zf, int batch, int length, int ntaps, int has_zi)` */
+  fir_state_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, ntaps: number, has_zi: number): void;
+  /** `fir_state_f64(const double* x, const double* taps, const double* zi, double* zf, int batch, int length, int ntaps, int has_zi)` */
+  fir_state_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, has_zi: number): void;
+  /** `fir_forward_f32(const float* x, double* work, const double* taps, int batch, int length, int ntaps, int edge, int padtype)` */
+  fir_forward_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, edge: number, padtype: number): void;
+  /** `fir_forward_f64(const double* x, double* work, const double* taps, int batch, int length, int ntaps, int edge, int padtype)` */
+  fir_forward_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, edge: number, padtype: number): void;
+  /** `fir_backward_f32(const double* work, float* y, const double* taps, int batch, int length, int ntaps, int edge)` */
+  fir_backward_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, edge: number): void;
+  /** `fir_backward_f64(const double* work, double* y, const double* taps, int batch, int length, int ntaps, int edge)` */
+  fir_backward_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, edge: number): void;
+  /** `fit_rows_f32(const float* x, float* out, int batch, int length, int n)` */
+  fit_rows_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, length: number, n: number): void;
+  /** `fit_rows_f64(const double* x, double* out, int batch, int length, int n)` */
+  fit_rows_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, length: number, n: number): void;
+  /** `analytic_spectrum_f32(const float2* half, float2* full, int batch, int n)` */
+  analytic_spectrum_f32(config: LaunchConfig, half: DeviceBuffer<'c64'>, full: DeviceBuffer<'c64'>, batch: number, n: number): void;
+  /** `analytic_spectrum_f64(const double2* half, double2* full, int batch, int n)` */
+  analytic_spectrum_f64(config: LaunchConfig, half: DeviceBuffer<'c128'>, full: DeviceBuffer<'c128'>, batch: number, n: number): void;
+  /** `real_to_complex_f32(const float* x, float2* out, int batch, int length, int n)` */
+  real_to_complex_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'c64'>, batch: number, length: number, n: number): void;
+  /** `real_to_complex_f64(const double* x, double2* out, int batch, int length, int n)` */
+  real_to_complex_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'c128'>, batch: number, length: number, n: number): void;
+}
+
+/**
+ * Loads kernels/build/filter.fatbin (or `options.path`) into `options.context` (default: device 0's) and binds each kernel once.
+ * A launch checks its argument count, writes the arguments into the kernel's parameter block and allocates nothing.
+ */
+export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKernels {
+  const module = loadKernelModule('filter', options);
+  const kernels = bindKernels(module, FILTER_SIGNATURES);
+  const kernel_sosfilt_f32 = kernels.sosfilt_f32;
+  const kernel_sosfilt_f64 = kernels.sosfilt_f64;
+  const kernel_sosfiltfilt_f32 = kernels.sosfiltfilt_f32;
+  const kernel_sosfiltfilt_f64 = kernels.sosfiltfilt_f64;
+  const kernel_fir_f32 = kernels.fir_f32;
+  const kernel_fir_f64 = kernels.fir_f64;
+  const kernel_fir_state_f32 = kernels.fir_state_f32;
+  const kernel_fir_state_f64 = kernels.fir_state_f64;
+  const kernel_fir_forward_f32 = kernels.fir_forward_f32;
+  const kernel_fir_forward_f64 = kernels.fir_forward_f64;
+  const kernel_fir_backward_f32 = kernels.fir_backward_f32;
+  const kernel_fir_backward_f64 = kernels.fir_backward_f64;
+  const kernel_fit_rows_f32 = kernels.fit_rows_f32;
+  const kernel_fit_rows_f64 = kernels.fit_rows_f64;
+  const kernel_analytic_spectrum_f32 = kernels.analytic_spectrum_f32;
+  const kernel_analytic_spectrum_f64 = kernels.analytic_spectrum_f64;
+  const kernel_real_to_complex_f32 = kernels.real_to_complex_f32;
+  const kernel_real_to_complex_f64 = kernels.real_to_complex_f64;
+  return {
+    module,
+    kernels,
+    sosfilt_f32(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sosfilt_f32', 10, arguments.length);
+      kernel_sosfilt_f32.setArg(0, x);
+      kernel_sosfilt_f32.setArg(1, y);
+      kernel_sosfilt_f32.setArg(2, sos);
+      kernel_sosfilt_f32.setArg(3, zi);
+      kernel_sosfilt_f32.setArg(4, zf);
+      kernel_sosfilt_f32.setArg(5, batch);
+      kernel_sosfilt_f32.setArg(6, length);
+      kernel_sosfilt_f32.setArg(7, sections);
+      kernel_sosfilt_f32.setArg(8, has_zi);
+      kernel_sosfilt_f32.setArg(9, has_zf);
+      kernel_sosfilt_f32.launchPrepared(config);
+    },
+    sosfilt_f64(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sosfilt_f64', 10, arguments.length);
+      kernel_sosfilt_f64.setArg(0, x);
+      kernel_sosfilt_f64.setArg(1, y);
+      kernel_sosfilt_f64.setArg(2, sos);
+      kernel_sosfilt_f64.setArg(3, zi);
+      kernel_sosfilt_f64.setArg(4, zf);
+      kernel_sosfilt_f64.setArg(5, batch);
+      kernel_sosfilt_f64.setArg(6, length);
+      kernel_sosfilt_f64.setArg(7, sections);
+      kernel_sosfilt_f64.setArg(8, has_zi);
+      kernel_sosfilt_f64.setArg(9, has_zf);
+      kernel_sosfilt_f64.launchPrepared(config);
+    },
+    sosfiltfilt_f32(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
+      if (arguments.length !== 11) wrongArity('sosfiltfilt_f32', 10, arguments.length);
+      kernel_sosfiltfilt_f32.setArg(0, x);
+      kernel_sosfiltfilt_f32.setArg(1, y);
+      kernel_sosfiltfilt_f32.setArg(2, work);
+      kernel_sosfiltfilt_f32.setArg(3, sos);
+      kernel_sosfiltfilt_f32.setArg(4, zi);
+      kernel_sosfiltfilt_f32.setArg(5, batch);
+      kernel_sosfiltfilt_f32.setArg(6, length);
+      kernel_sosfiltfilt_f32.setArg(7, sections);
+      kernel_sosfiltfilt_f32.setArg(8, edge);
+      kernel_sosfiltfilt_f32.setArg(9, padtype);
+      kernel_sosfiltfilt_f32.launchPrepared(config);
+    },
+    sosfiltfilt_f64(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
+      if (arguments.length !== 11) wrongArity('sosfiltfilt_f64', 10, arguments.length);
+      kernel_sosfiltfilt_f64.setArg(0, x);
+      kernel_sosfiltfilt_f64.setArg(1, y);
+      kernel_sosfiltfilt_f64.setArg(2, work);
+      kernel_sosfiltfilt_f64.setArg(3, sos);
+      kernel_sosfiltfilt_f64.setArg(4, zi);
+      kernel_sosfiltfilt_f64.setArg(5, batch);
+      kernel_sosfiltfilt_f64.setArg(6, length);
+      kernel_sosfiltfilt_f64.setArg(7, sections);
+      kernel_sosfiltfilt_f64.setArg(8, edge);
+      kernel_sosfiltfilt_f64.setArg(9, padtype);
+      kernel_sosfiltfilt_f64.launchPrepared(config);
+    },
+    fir_f32(config, x, y, taps, zi, batch, length, ntaps, has_zi) {
+      if (arguments.length !== 9) wrongArity('fir_f32', 8, arguments.length);
+      kernel_fir_f32.setArg(0, x);
+      kernel_fir_f32.setArg(1, y);
+      kernel_fir_f32.setArg(2, taps);
+      kernel_fir_f32.setArg(3, zi);
+      kernel_fir_f32.setArg(4, batch);
+      kernel_fir_f32.setArg(5, length);
+      kernel_fir_f32.setArg(6, ntaps);
+      kernel_fir_f32.setArg(7, has_zi);
+      kernel_fir_f32.launchPrepared(config);
+    },
+    fir_f64(config, x, y, taps, zi, batch, length, ntaps, has_zi) {
+      if (arguments.length !== 9) wrongArity('fir_f64', 8, arguments.length);
+      kernel_fir_f64.setArg(0, x);
+      kernel_fir_f64.setArg(1, y);
+      kernel_fir_f64.setArg(2, taps);
+      kernel_fir_f64.setArg(3, zi);
+      kernel_fir_f64.setArg(4, batch);
+      kernel_fir_f64.setArg(5, length);
+      kernel_fir_f64.setArg(6, ntaps);
+      kernel_fir_f64.setArg(7, has_zi);
+      kernel_fir_f64.launchPrepared(config);
+    },
+    fir_state_f32(config, x, taps, zi, zf, batch, length, ntaps, has_zi) {
+      if (arguments.length !== 9) wrongArity('fir_state_f32', 8, arguments.length);
+      kernel_fir_state_f32.setArg(0, x);
+      kernel_fir_state_f32.setArg(1, taps);
+      kernel_fir_state_f32.setArg(2, zi);
+      kernel_fir_state_f32.setArg(3, zf);
+      kernel_fir_state_f32.setArg(4, batch);
+      kernel_fir_state_f32.setArg(5, length);
+      kernel_fir_state_f32.setArg(6, ntaps);
+      kernel_fir_state_f32.setArg(7, has_zi);
+      kernel_fir_state_f32.launchPrepared(config);
+    },
+    fir_state_f64(config, x, taps, zi, zf, batch, length, ntaps, has_zi) {
+      if (arguments.length !== 9) wrongArity('fir_state_f64', 8, arguments.length);
+      kernel_fir_state_f64.setArg(0, x);
+      kernel_fir_state_f64.setArg(1, taps);
+      kernel_fir_state_f64.setArg(2, zi);
+      kernel_fir_state_f64.setArg(3, zf);
+      kernel_fir_state_f64.setArg(4, batch);
+      kernel_fir_state_f64.setArg(5, length);
+      kernel_fir_state_f64.setArg(6, ntaps);
+      kernel_fir_state_f64.setArg(7, has_zi);
+      kernel_fir_state_f64.launchPrepared(config);
+    },
+    fir_forward_f32(config, x, work, taps, batch, length, ntaps, edge, padtype) {
+      if (arguments.length !== 9) wrongArity('fir_forward_f32', 8, arguments.length);
+      kernel_fir_forward_f32.setArg(0, x);
+      kernel_fir_forward_f32.setArg(1, work);
+      kernel_fir_forward_f32.setArg(2, taps);
+      kernel_fir_forward_f32.setArg(3, batch);
+      kernel_fir_forward_f32.setArg(4, length);
+      kernel_fir_forward_f32.setArg(5, ntaps);
+      kernel_fir_forward_f32.setArg(6, edge);
+      kernel_fir_forward_f32.setArg(7, padtype);
+      kernel_fir_forward_f32.launchPrepared(config);
+    },
+    fir_forward_f64(config, x, work, taps, batch, length, ntaps, edge, padtype) {
+      if (arguments.length !== 9) wrongArity('fir_forward_f64', 8, arguments.length);
+      kernel_fir_forward_f64.setArg(0, x);
+      kernel_fir_forward_f64.setArg(1, work);
+      kernel_fir_forward_f64.setArg(2, taps);
+      kernel_fir_forward_f64.setArg(3, batch);
+      kernel_fir_forward_f64.setArg(4, length);
+      kernel_fir_forward_f64.setArg(5, ntaps);
+      kernel_fir_forward_f64.setArg(6, edge);
+      kernel_fir_forward_f64.setArg(7, padtype);
+      kernel_fir_forward_f64.launchPrepared(config);
+    },
+    fir_backward_f32(config, work, y, taps, batch, length, ntaps, edge) {
+      if (arguments.length !== 8) wrongArity('fir_backward_f32', 7, arguments.length);
+      kernel_fir_backward_f32.setArg(0, work);
+      kernel_fir_backward_f32.setArg(1, y);
+      kernel_fir_backward_f32.setArg(2, taps);
+      kernel_fir_backward_f32.setArg(3, batch);
+      kernel_fir_backward_f32.setArg(4, length);
+      kernel_fir_backward_f32.setArg(5, ntaps);
+      kernel_fir_backward_f32.setArg(6, edge);
+      kernel_fir_backward_f32.launchPrepared(config);
+    },
+    fir_backward_f64(config, work, y, taps, batch, length, ntaps, edge) {
+      if (arguments.length !== 8) wrongArity('fir_backward_f64', 7, arguments.length);
+      kernel_fir_backward_f64.setArg(0, work);
+      kernel_fir_backward_f64.setArg(1, y);
+      kernel_fir_backward_f64.setArg(2, taps);
+      kernel_fir_backward_f64.setArg(3, batch);
+      kernel_fir_backward_f64.setArg(4, length);
+      kernel_fir_backward_f64.setArg(5, ntaps);
+      kernel_fir_backward_f64.setArg(6, edge);
+      kernel_fir_backward_f64.launchPrepared(config);
+    },
+    fit_rows_f32(config, x, out, batch, length, n) {
+      if (arguments.length !== 6) wrongArity('fit_rows_f32', 5, arguments.length);
+      kernel_fit_rows_f32.setArg(0, x);
+      kernel_fit_rows_f32.setArg(1, out);
+      kernel_fit_rows_f32.setArg(2, batch);
+      kernel_fit_rows_f32.setArg(3, length);
+      kernel_fit_rows_f32.setArg(4, n);
+      kernel_fit_rows_f32.launchPrepared(config);
+    },
+    fit_rows_f64(config, x, out, batch, length, n) {
+      if (arguments.length !== 6) wrongArity('fit_rows_f64', 5, arguments.length);
+      kernel_fit_rows_f64.setArg(0, x);
+      kernel_fit_rows_f64.setArg(1, out);
+      kernel_fit_rows_f64.setArg(2, batch);
+      kernel_fit_rows_f64.setArg(3, length);
+      kernel_fit_rows_f64.setArg(4, n);
+      kernel_fit_rows_f64.launchPrepared(config);
+    },
+    analytic_spectrum_f32(config, half, full, batch, n) {
+      if (arguments.length !== 5) wrongArity('analytic_spectrum_f32', 4, arguments.length);
+      kernel_analytic_spectrum_f32.setArg(0, half);
+      kernel_analytic_spectrum_f32.setArg(1, full);
+      kernel_analytic_spectrum_f32.setArg(2, batch);
+      kernel_analytic_spectrum_f32.setArg(3, n);
+      kernel_analytic_spectrum_f32.launchPrepared(config);
+    },
+    analytic_spectrum_f64(config, half, full, batch, n) {
+      if (arguments.length !== 5) wrongArity('analytic_spectrum_f64', 4, arguments.length);
+      kernel_analytic_spectrum_f64.setArg(0, half);
+      kernel_analytic_spectrum_f64.setArg(1, full);
+      kernel_analytic_spectrum_f64.setArg(2, batch);
+      kernel_analytic_spectrum_f64.setArg(3, n);
+      kernel_analytic_spectrum_f64.launchPrepared(config);
+    },
+    real_to_complex_f32(config, x, out, batch, length, n) {
+      if (arguments.length !== 6) wrongArity('real_to_complex_f32', 5, arguments.length);
+      kernel_real_to_complex_f32.setArg(0, x);
+      kernel_real_to_complex_f32.setArg(1, out);
+      kernel_real_to_complex_f32.setArg(2, batch);
+      kernel_real_to_complex_f32.setArg(3, length);
+      kernel_real_to_complex_f32.setArg(4, n);
+      kernel_real_to_complex_f32.launchPrepared(config);
+    },
+    real_to_complex_f64(config, x, out, batch, length, n) {
+      if (arguments.length !== 6) wrongArity('real_to_complex_f64', 5, arguments.length);
+      kernel_real_to_complex_f64.setArg(0, x);
+      kernel_real_to_complex_f64.setArg(1, out);
+      kernel_real_to_complex_f64.setArg(2, batch);
+      kernel_real_to_complex_f64.setArg(3, length);
+      kernel_real_to_complex_f64.setArg(4, n);
+      kernel_real_to_complex_f64.launchPrepared(config);
+    },
+  };
+}
+
 /** Parameter types of the kernels in src/kernels/signal.cu. */
 export const SIGNAL_SIGNATURES = {
   frame_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],

@@ -1,0 +1,250 @@
+// GPU filtering kernels for src/signal/ (iir.ts, fir.ts, hilbert.ts): second-order-section IIR
+// filtering (sosfilt, sosfiltfilt), FIR filtering by direct convolution (lfilter and filtfilt with
+// FIR taps) and the analytic signal's spectrum weights (hilbert). Each kernel has a float (_f32)
+// and a double (_f64) variant instantiated from one template; arithmetic and filter state are in
+// double in both (scipy filters float32 input in float64, since its coefficients are float64).
+//
+// Series are row-major (series after series). Coefficient tables are float64: SOS rows
+// [b0, b1, b2, a0 = 1, a1, a2], FIR taps b[0..ntaps). Filter state follows scipy's layouts:
+// sosfilt's zi is (sections, batch, 2), lfilter's zi is (batch, ntaps - 1).
+//
+// The IIR recurrence is sequential along time: one thread runs one series through the whole
+// cascade (direct form II transposed, as scipy's _sosfilt), so a launch is parallel over series.
+
+#include <cuda_runtime.h>
+
+typedef long long flt_i64;
+
+template <typename T> struct FilterComplex;
+template <> struct FilterComplex<float> { typedef float2 type; };
+template <> struct FilterComplex<double> { typedef double2 type; };
+
+__device__ __forceinline__ flt_i64 filter_thread() { return (flt_i64)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ flt_i64 filter_threads() { return (flt_i64)gridDim.x * blockDim.x; }
+
+// The most sections one thread keeps state for (in local memory); iir.ts refuses more.
+#define MAX_SOS_SECTIONS 64
+
+// Padding codes of filtfilt/sosfiltfilt (iir.ts, fir.ts: PADTYPE_CODES): none, odd, even, constant.
+#define PAD_NONE 0
+#define PAD_ODD 1
+#define PAD_EVEN 2
+#define PAD_CONSTANT 3
+
+// Sample i (0 <= i < n + 2 * edge) of series x (n samples) extended by `edge` samples at both ends,
+// as scipy's odd_ext / even_ext / const_ext (edge <= n - 1, checked on the host).
+template <typename T>
+__device__ __forceinline__ double extended(const T* x, flt_i64 n, flt_i64 edge, int padtype, flt_i64 i) {
+  if (i < edge) {
+    if (padtype == PAD_ODD) return 2.0 * (double)x[0] - (double)x[edge - i];
+    if (padtype == PAD_EVEN) return (double)x[edge - i];
+    return (double)x[0];
+  }
+  flt_i64 j = i - edge;
+  if (j < n) return (double)x[j];
+  j -= n;
+  if (padtype == PAD_ODD) return 2.0 * (double)x[n - 1] - (double)x[n - 2 - j];
+  if (padtype == PAD_EVEN) return (double)x[n - 2 - j];
+  return (double)x[n - 1];
+}
+
+// One sample through the cascade of `sections` second-order sections, direct form II transposed,
+// state z[2 * s], z[2 * s + 1] per section.
+__device__ __forceinline__ double cascade(const double* sos, int sections, double* z, double v) {
+  for (int s = 0; s < sections; s++) {
+    const double* c = sos + 6 * s;
+    double y = c[0] * v + z[2 * s];
+    z[2 * s] = c[1] * v - c[4] * y + z[2 * s + 1];
+    z[2 * s + 1] = c[2] * v - c[5] * y;
+    v = y;
+  }
+  return v;
+}
+
+// scipy.signal.sosfilt along each of `batch` series of `length` samples: y may be x (in place).
+// With has_zi, the initial state is zi (sections, batch, 2), else zero; with has_zf, the final
+// state is written to zf (same layout; zf may be zi).
+template <typename T>
+__device__ void sosfilt_impl(const T* x, T* y, const double* sos, const T* zi, T* zf, int batch, int length, int sections, int has_zi, int has_zf) {
+  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
+    double z[2 * MAX_SOS_SECTIONS];
+    for (int s = 0; s < sections; s++) {
+      z[2 * s] = has_zi ? (double)zi[(s * (flt_i64)batch + b) * 2] : 0.0;
+      z[2 * s + 1] = has_zi ? (double)zi[(s * (flt_i64)batch + b) * 2 + 1] : 0.0;
+    }
+    const T* row = x + b * length;
+    T* out = y + b * length;
+    for (flt_i64 t = 0; t < length; t++) out[t] = (T)cascade(sos, sections, z, (double)row[t]);
+    if (has_zf)
+      for (int s = 0; s < sections; s++) {
+        zf[(s * (flt_i64)batch + b) * 2] = (T)z[2 * s];
+        zf[(s * (flt_i64)batch + b) * 2 + 1] = (T)z[2 * s + 1];
+      }
+  }
+}
+
+// scipy.signal.sosfiltfilt (method 'pad'): the series extended by `edge` samples (padtype), filtered
+// forward from the steady state zi * (first extended sample), then backward from zi * (last forward
+// output); the middle `length` samples of the result go to y. `work` holds the forward pass in
+// double, time-major (work[i * batch + b]) so neighbouring threads touch neighbouring addresses.
+// zi is sosfilt_zi(sos), (sections, 2).
+template <typename T>
+__device__ void sosfiltfilt_impl(const T* x, T* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) {
+  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
+  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
+    const T* row = x + b * length;
+    double z[2 * MAX_SOS_SECTIONS];
+    const double x0 = extended(row, length, edge, padtype, 0);
+    for (int s = 0; s < 2 * sections; s++) z[s] = zi[s] * x0;
+    for (flt_i64 i = 0; i < n; i++) work[i * batch + b] = cascade(sos, sections, z, extended(row, length, edge, padtype, i));
+    const double y0 = work[(n - 1) * batch + b];
+    for (int s = 0; s < 2 * sections; s++) z[s] = zi[s] * y0;
+    T* out = y + b * length;
+    for (flt_i64 i = n - 1; i >= edge; i--) {
+      double v = cascade(sos, sections, z, work[i * batch + b]);
+      if (i < edge + length) out[i - edge] = (T)v;
+    }
+  }
+}
+
+// scipy.signal.lfilter(b, [1], x) with FIR taps b: y[t] = sum_k b[k] x[t - k] (+ zi[t] for t < ntaps - 1
+// with has_zi; zi is (batch, ntaps - 1)). One thread per output sample; y must not be x.
+template <typename T>
+__device__ void fir_impl(const T* x, T* y, const double* taps, const T* zi, int batch, int length, int ntaps, int has_zi) {
+  const flt_i64 total = (flt_i64)batch * length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / length;
+    const flt_i64 t = i - b * length;
+    const T* row = x + b * length;
+    const flt_i64 last = t < ntaps - 1 ? t : ntaps - 1;
+    double acc = 0.0;
+    for (flt_i64 k = 0; k <= last; k++) acc += taps[k] * (double)row[t - k];
+    if (has_zi && t < ntaps - 1) acc += (double)zi[b * (ntaps - 1) + t];
+    y[i] = (T)acc;
+  }
+}
+
+// The final state of lfilter with FIR taps (scipy's zf, (batch, ntaps - 1)): zf[i] = sum over
+// j > i of b[j] x[length + i - j], plus zi[length + i] while that index is still inside zi.
+template <typename T>
+__device__ void fir_state_impl(const T* x, const double* taps, const T* zi, T* zf, int batch, int length, int ntaps, int has_zi) {
+  const flt_i64 m = ntaps - 1;
+  const flt_i64 total = (flt_i64)batch * m;
+  for (flt_i64 e = filter_thread(); e < total; e += filter_threads()) {
+    const flt_i64 b = e / m;
+    const flt_i64 i = e - b * m;
+    const T* row = x + b * length;
+    double acc = 0.0;
+    for (flt_i64 j = i + 1; j < ntaps; j++) {
+      const flt_i64 t = length + i - j;
+      if (t >= 0) acc += taps[j] * (double)row[t];
+    }
+    if (has_zi && length + i < m) acc += (double)zi[b * m + length + i];
+    zf[e] = (T)acc;
+  }
+}
+
+// filtfilt's forward pass with FIR taps over the extended series (n = length + 2 edge samples per
+// series, row-major into `work`), started in steady state: samples before the start hold the first
+// extended sample (lfilter_zi(b, 1) * x0 is exactly that state).
+template <typename T>
+__device__ void fir_forward_impl(const T* x, double* work, const double* taps, int batch, int length, int ntaps, int edge, int padtype) {
+  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
+  const flt_i64 total = (flt_i64)batch * n;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / n;
+    const flt_i64 t = i - b * n;
+    const T* row = x + b * length;
+    const double first = extended(row, length, edge, padtype, 0);
+    double acc = 0.0;
+    for (flt_i64 k = 0; k < ntaps; k++) acc += taps[k] * (t >= k ? extended(row, length, edge, padtype, t - k) : first);
+    work[i] = acc;
+  }
+}
+
+// filtfilt's backward pass: the forward output filtered in reverse from its steady state (samples
+// past the end hold the last one); the middle `length` samples go to y.
+template <typename T>
+__device__ void fir_backward_impl(const double* work, T* y, const double* taps, int batch, int length, int ntaps, int edge) {
+  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
+  const flt_i64 total = (flt_i64)batch * length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / length;
+    const flt_i64 t = i - b * length + edge;
+    const double* row = work + b * n;
+    double acc = 0.0;
+    for (flt_i64 k = 0; k < ntaps; k++) acc += taps[k] * row[t + k < n ? t + k : n - 1];
+    y[i] = (T)acc;
+  }
+}
+
+// Copies `batch` series of `length` samples into rows of n (truncated or zero-padded: fft(x, n)'s input).
+template <typename T>
+__device__ void fit_rows_impl(const T* x, T* out, int batch, int length, int n) {
+  const flt_i64 total = (flt_i64)batch * n;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / n;
+    const flt_i64 t = i - b * n;
+    out[i] = t < length ? x[b * length + t] : (T)0;
+  }
+}
+
+// The analytic signal's spectrum from a one-sided spectrum (n/2 + 1 bins per row) into a full one
+// (n bins per row), ready for an unnormalised inverse FFT: bin 0 (and n/2 for an even n) times 1,
+// bins 1 .. ceil(n/2) - 1 times 2, the rest 0; every bin times 1/n.
+template <typename T>
+__device__ void analytic_spectrum_impl(const typename FilterComplex<T>::type* half, typename FilterComplex<T>::type* full, int batch, int n) {
+  const flt_i64 bins = n / 2 + 1;
+  const flt_i64 total = (flt_i64)batch * n;
+  const double inv = 1.0 / (double)n;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / n;
+    const flt_i64 k = i - b * n;
+    typename FilterComplex<T>::type v;
+    if (k >= bins) {
+      v.x = (T)0;
+      v.y = (T)0;
+    } else {
+      const double w = (k == 0 || ((n & 1) == 0 && 2 * k == n)) ? inv : 2.0 * inv;
+      const typename FilterComplex<T>::type h = half[b * bins + k];
+      v.x = (T)(w * (double)h.x);
+      v.y = (T)(w * (double)h.y);
+    }
+    full[i] = v;
+  }
+}
+
+// The analytic signal of series of at most two samples: the signal itself (hilbert's weights are all
+// 1 there), zero-padded or truncated to n, with imaginary part 0.
+template <typename T>
+__device__ void real_to_complex_impl(const T* x, typename FilterComplex<T>::type* out, int batch, int length, int n) {
+  const flt_i64 total = (flt_i64)batch * n;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / n;
+    const flt_i64 t = i - b * n;
+    typename FilterComplex<T>::type v;
+    v.x = t < length ? x[b * length + t] : (T)0;
+    v.y = (T)0;
+    out[i] = v;
+  }
+}
+
+// The exported kernels, one per precision (spelled out: codegen reads these signatures).
+extern "C" __global__ void sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<float>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
+extern "C" __global__ void sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<double>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
+extern "C" __global__ void sosfiltfilt_f32(const float* x, float* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) { sosfiltfilt_impl<float>(x, y, work, sos, zi, batch, length, sections, edge, padtype); }
+extern "C" __global__ void sosfiltfilt_f64(const double* x, double* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) { sosfiltfilt_impl<double>(x, y, work, sos, zi, batch, length, sections, edge, padtype); }
+extern "C" __global__ void fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<float>(x, y, taps, zi, batch, length, ntaps, has_zi); }
+extern "C" __global__ void fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<double>(x, y, taps, zi, batch, length, ntaps, has_zi); }
+extern "C" __global__ void fir_state_f32(const float* x, const double* taps, const float* zi, float* zf, int batch, int length, int ntaps, int has_zi) { fir_state_impl<float>(x, taps, zi, zf, batch, length, ntaps, has_zi); }
+extern "C" __global__ void fir_state_f64(const double* x, const double* taps, const double* zi, double* zf, int batch, int length, int ntaps, int has_zi) { fir_state_impl<double>(x, taps, zi, zf, batch, length, ntaps, has_zi); }
+extern "C" __global__ void fir_forward_f32(const float* x, double* work, const double* taps, int batch, int length, int ntaps, int edge, int padtype) { fir_forward_impl<float>(x, work, taps, batch, length, ntaps, edge, padtype); }
+extern "C" __global__ void fir_forward_f64(const double* x, double* work, const double* taps, int batch, int length, int ntaps, int edge, int padtype) { fir_forward_impl<double>(x, work, taps, batch, length, ntaps, edge, padtype); }
+extern "C" __global__ void fir_backward_f32(const double* work, float* y, const double* taps, int batch, int length, int ntaps, int edge) { fir_backward_impl<float>(work, y, taps, batch, length, ntaps, edge); }
+extern "C" __global__ void fir_backward_f64(const double* work, double* y, const double* taps, int batch, int length, int ntaps, int edge) { fir_backward_impl<double>(work, y, taps, batch, length, ntaps, edge); }
+extern "C" __global__ void fit_rows_f32(const float* x, float* out, int batch, int length, int n) { fit_rows_impl<float>(x, out, batch, length, n); }
+extern "C" __global__ void fit_rows_f64(const double* x, double* out, int batch, int length, int n) { fit_rows_impl<double>(x, out, batch, length, n); }
+extern "C" __global__ void analytic_spectrum_f32(const float2* half, float2* full, int batch, int n) { analytic_spectrum_impl<float>(half, full, batch, n); }
+extern "C" __global__ void analytic_spectrum_f64(const double2* half, double2* full, int batch, int n) { analytic_spectrum_impl<double>(half, full, batch, n); }
+extern "C" __global__ void real_to_complex_f32(const float* x, float2* out, int batch, int length, int n) { real_to_complex_impl<float>(x, out, batch, length, n); }
+extern "C" __global__ void real_to_complex_f64(const double* x, double2* out, int batch, int length, int n) { real_to_complex_impl<double>(x, out, batch, length, n); }

@@ -1,0 +1,84 @@
+/**
+ * IIR filtering with second-order sections on the GPU, batched over series: scipy.signal.sosfilt
+ * (with the filter state zi in and zf out, so a long signal filtered in chunks equals filtering it
+ * at once) and sosfiltfilt (zero phase, scipy's default odd padding). f32 and f64 series; the
+ * arithmetic and the state are float64 in both (as scipy's, whose coefficients are float64).
+ * Enqueue only, on `stream` (default: the legacy default stream of x's context). Every check runs
+ * before any GPU work.
+ */
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { RealBuffer } from './buffers.js';
+import { checkSos, sosfiltfiltPadlen, sosfiltZi, type SosInput } from './filter-design.js';
+import { FilterCoefficientError } from './filter-errors.js';
+import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
+import { resolvePadding, type PadOptions } from './filter-padding.js';
+import { coefficientTable } from './filter-tables.js';
+import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+
+/** The most sections one filter may have: the kernel keeps one thread's state for all of them (filter.cu MAX_SOS_SECTIONS). */
+export const MAX_SOS_SECTIONS = 64;
+
+/** Options of sosfilt. */
+export interface SosfiltOptions extends FilterCallOptions {
+  /** Initial state, scipy's layout (n_sections, batch, 2), same dtype as x; default zeros. Giving it makes sosfilt return { y, zf }. */
+  zi?: RealBuffer | undefined;
+  /** Where the final state goes (same layout; may be zi itself to carry it in place); default a new buffer. Only with zi. */
+  zf?: RealBuffer | undefined;
+}
+
+/** Options of sosfiltfilt: the call options and the padding (padtype 'odd', padlen 3 × taps by default). */
+export interface SosfiltfiltOptions extends FilterCallOptions, PadOptions {}
+
+/** Checks sos for the GPU kernels: scipy's checks, then at most MAX_SOS_SECTIONS sections. */
+function deviceSos(sos: SosInput, what: string): { flat: Float64Array; sections: number } {
+  const checked = checkSos(sos, what);
+  if (checked.sections > MAX_SOS_SECTIONS)
+    throw new FilterCoefficientError(`${what}: ${checked.sections} sections is more than the ${MAX_SOS_SECTIONS} the GPU filter keeps state for`);
+  return checked;
+}
+
+/**
+ * scipy.signal.sosfilt(sos, x, axis=-1, zi): each series through the cascade of second-order
+ * sections. Returns y, or { y, zf } when `zi` is given. y may be x (pass it as `output`).
+ */
+export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions & { zi: RealBuffer }): FilteredWithState;
+export function sosfilt(sos: SosInput, x: RealBuffer, options?: SosfiltOptions): RealBuffer;
+export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions = {}): RealBuffer | FilteredWithState {
+  const { flat, sections } = deviceSos(sos, 'sosfilt');
+  const { p, batch, length } = filterSeries(x, options.batch, 'sosfilt');
+  const stateLength = sections * batch * 2;
+  const zi = options.zi;
+  if (zi !== undefined) expectBuffer(zi, p, stateLength, 'sosfilt zi');
+  if (options.zf !== undefined) {
+    if (zi === undefined) throw new TypeError('sosfilt: zf (where the final state goes) needs zi (the initial state)');
+    expectBuffer(options.zf, p, stateLength, 'sosfilt zf');
+  }
+  const stream = options.stream;
+  const y = filterOutput(x, options, 'sosfilt');
+  const zf = zi === undefined ? undefined : (options.zf ?? (DeviceBuffer.alloc(p, stateLength, outputPlacement(x.context, stream, 'sosfilt zf')) as RealBuffer));
+  const table = coefficientTable(x.context, 'sos', flat, stream);
+  // Without zi the state pointers are never read or written; x stands in for them.
+  ws.filterKernel(x.context, `sosfilt_${p}`)(elementwise(batch, stream), x, y, table, zi ?? x, zf ?? x, batch, length, sections, zi ? 1 : 0, zf ? 1 : 0);
+  return zf === undefined ? y : { y, zf };
+}
+
+/**
+ * scipy.signal.sosfiltfilt(sos, x, axis=-1, padtype='odd', padlen=None): forward-backward
+ * filtering (zero phase, squared magnitude) after extending each series by `padlen` samples at
+ * both ends, each pass started in steady state (sosfilt_zi). SignalLengthError when a series is
+ * not longer than padlen; FilterCoefficientError for a section with a pole at z = 1.
+ */
+export function sosfiltfilt(sos: SosInput, x: RealBuffer, options: SosfiltfiltOptions = {}): RealBuffer {
+  const { flat, sections } = deviceSos(sos, 'sosfiltfilt');
+  const { p, batch, length } = filterSeries(x, options.batch, 'sosfiltfilt');
+  const { edge, code } = resolvePadding(length, options, sosfiltfiltPadlen(sos), 'sosfiltfilt');
+  const zi = Float64Array.from(sosfiltZi(sos).flat());
+  const stream = options.stream;
+  const y = filterOutput(x, options, 'sosfiltfilt');
+  const ctx = x.context;
+  const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * (length + 2 * edge));
+  const table = coefficientTable(ctx, 'sos', flat, stream);
+  const ziTable = coefficientTable(ctx, 'sos-zi', zi, stream);
+  ws.filterKernel(ctx, `sosfiltfilt_${p}`)(elementwise(batch, stream), x, y, work, table, ziTable, batch, length, sections, edge, code);
+  return y;
+}
