@@ -60,6 +60,18 @@
  * await bandPower(x, bands, { fs, relative, detrend, window, batch, stream }) -> Float64Array (B x bands)
  * await dominantCycle(x, { fs, range, detrend, window, batch, stream }) -> DominantCycle[]
  * ```
+ *
+ * ## Filtering (scipy names; design on the CPU, filtering on the GPU; see docs/signal.md#filtering)
+ * ```ts
+ * butter(N, Wn, { btype, fs }) / cheby1(N, rp, Wn, o) / cheby2(N, rs, Wn, o) -> Sos (n x 6)   // output 'sos'
+ * firwin(numtaps, cutoff, { width, window: 'hamming', passZero: true, scale: true, fs }) -> Float64Array
+ * sosfiltZi(sos) -> n x 2
+ * sosfilt(sos, x, { batch, stream, output, zi?, zf? }) -> y | { y, zf }          // zi: (sections, batch, 2)
+ * sosfiltfilt(sos, x, { batch, stream, output, padtype: 'odd', padlen })  -> y
+ * lfilter(b, a, x, { batch, stream, output, zi?, zf? }) -> y | { y, zf }        // FIR: a is one number
+ * filtfilt(b, a, x, { batch, stream, output, padtype: 'odd', padlen })    -> y
+ * hilbert(x, { N, batch, stream, output }) -> ComplexBuffer (batch x N)
+ * ```
  */
 export {
   getWindow,
@@ -164,3 +176,27 @@ export {
   type IstftResult,
 } from './stft.js';
 export { detrend, bandPower, dominantCycle, type DetrendOptions, type BandPowerOptions, type DominantCycleOptions, type SpectrumPrepOptions } from './analysis.js';
+export {
+  butter,
+  cheby1,
+  cheby2,
+  sosfiltZi,
+  checkSos,
+  sosfiltfiltPadlen,
+  MAX_IIR_ORDER,
+  type Sos,
+  type SosInput,
+  type BandType,
+  type CriticalFrequency,
+  type IirDesignOptions,
+} from './filter-design.js';
+export { firwin, kaiserAtten, kaiserBeta, checkTaps, MAX_TAPS, type FirwinOptions } from './firwin.js';
+export { zpk2sos, cplxreal } from './zpk2sos.js';
+export { buttap, cheb1ap, cheb2ap, lp2lpZpk, lp2hpZpk, lp2bpZpk, lp2bsZpk, bilinearZpk, type Zpk } from './zpk.js';
+export type { Complex } from './complex.js';
+export { FilterDesignError, FilterCoefficientError, SignalLengthError } from './filter-errors.js';
+export { PADTYPE_CODES, resolvePadding, type PadType, type PadOptions } from './filter-padding.js';
+export { type FilterCallOptions, type FilteredWithState } from './filter-call.js';
+export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type SosfiltfiltOptions } from './iir.js';
+export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
+export { hilbert, type HilbertOptions } from './hilbert.js';

@@ -14,7 +14,7 @@ import type { LaunchConfig } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
-import { loadSignalKernels, type SignalKernels } from '../kernels/launchers.generated.js';
+import { loadFilterKernels, loadSignalKernels, type FilterKernels, type SignalKernels } from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
@@ -115,6 +115,9 @@ export type PrecisionLaunch<B extends KernelBase> = (
 class ContextState {
   readonly kernels: SignalKernels;
   readonly launchers = new Map<string, Launch>();
+  /** The filtering kernels (filter.cu), loaded on first use: most processes never filter. */
+  filter: FilterKernels | undefined;
+  readonly filterLaunchers = new Map<string, Launch>();
   readonly tables: TableCache;
   constructor(
     readonly context: Context,
@@ -190,6 +193,22 @@ export class SignalWorkspace {
    */
   kernelNamed(context: Context, name: KernelName): Launch {
     return this.#launcher(context, name);
+  }
+
+  /** The launcher of the filter kernel `name` (`sosfilt_f32`, `fir_f64`, ...) in `context`; untyped past the name, like kernelNamed. */
+  filterKernel(context: Context, name: Exclude<keyof FilterKernels, 'module' | 'kernels'>): Launch {
+    const state = this.#state(context);
+    if (!state.filter || state.filter.module.disposed) {
+      state.filter = loadFilterKernels({ context });
+      state.filterLaunchers.clear();
+    }
+    let launch = state.filterLaunchers.get(name);
+    if (!launch) {
+      // The one untyped step, as in #launcher: the name is built from the precision at run time.
+      launch = (state.filter[name] as unknown as Launch).bind(state.filter);
+      state.filterLaunchers.set(name, launch);
+    }
+    return launch;
   }
 
   #launcher(context: Context, name: KernelName): Launch {
@@ -339,6 +358,7 @@ export class SignalWorkspace {
     for (const s of this.#contexts.values()) {
       s.tables.clear();
       s.kernels.module.dispose();
+      s.filter?.module.dispose();
     }
     this.#contexts.clear();
     this.#freed++;
