@@ -22,6 +22,8 @@ import { toHttpError } from './errors.js';
 import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling, installExpectationAnswer } from './error-handler.js';
 import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import { observeJob } from './job-io.js';
+import { fusingEngine } from './fusion/fusing-engine.js';
+import { DEFAULT_FUSION_BOUNDS } from './fusion/job-fuser.js';
 import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
 import { checkListenOptions, checkOptions, isLoggerInstance, resolveLimits } from './option-checks.js';
@@ -55,7 +57,13 @@ function packageVersion(): string {
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   checkOptions(options);
   const limits = resolveLimits(options.limits);
-  const engine = options.engine ?? null;
+  // Small requests of one shape share an engine job (fusion/); its closures read `state` only once jobs are submitted.
+  const engine = fusingEngine(options.engine ?? null, {
+    maxBatchDelayMs: limits.maxBatchDelayMs,
+    maxSamples: Math.min(limits.maxSamples, DEFAULT_FUSION_BOUNDS.maxSamples),
+    memory: { take: (bytes) => state.bodies.take(bytes), release: (buffer) => state.bodies.release(buffer) },
+    onSubmitted: (requests) => state.metrics.fusedJob(requests),
+  });
   const app = Fastify({
     // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
     ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),

@@ -43,6 +43,10 @@ export class ServerMetrics {
   readonly bytesIn: Counter<'endpoint'>;
   readonly bytesOut: Counter<'endpoint'>;
   readonly aborted: Counter<'endpoint'>;
+  /** Engine jobs that fused two or more requests (server/fusion/). */
+  readonly fusedJobs: Counter;
+  /** Requests per engine job submitted from a fusion window (1: a request that found no other). */
+  readonly fusedJobRequests: Histogram;
   readonly #loop: ELDHistogram;
 
   constructor(sources: MetricsSources, defaultLabels: Record<string, string> = {}) {
@@ -115,6 +119,13 @@ export class ServerMetrics {
       registers,
     });
     this.bytesOut = new Counter({ name: 'tscuda_response_bytes_total', help: 'Response body bytes sent.', labelNames: ['endpoint'], registers });
+    this.fusedJobs = new Counter({ name: 'tscuda_fused_jobs_total', help: 'Engine jobs that ran two or more requests fused (maxBatchDelayMs).', registers });
+    this.fusedJobRequests = new Histogram({
+      name: 'tscuda_fused_job_requests',
+      help: 'Requests per engine job submitted from a fusion window (1: a request that found no other within maxBatchDelayMs).',
+      buckets: SIZES,
+      registers,
+    });
     new Gauge({
       name: 'tscuda_gpu_busy_fraction',
       help: "Fraction of wall time the engine's streams had GPU work (from events; mean over lanes).",
@@ -191,6 +202,12 @@ export class ServerMetrics {
         loop.reset();
       },
     });
+  }
+
+  /** Counts an engine job submitted from a fusion window, of `requests` requests. */
+  fusedJob(requests: number): void {
+    this.fusedJobRequests.observe(requests);
+    if (requests > 1) this.fusedJobs.inc();
   }
 
   /** Counts a failure by its Triton reason. */

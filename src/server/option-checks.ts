@@ -84,7 +84,8 @@ export function resolveLimits(given: unknown): ServerLimits {
   const own = givenEntries('limits', given, DEFAULT_LIMITS);
   const retention = { ...DEFAULT_LIMITS.jobRetention, ...givenEntries('limits.jobRetention', own.jobRetention, DEFAULT_LIMITS.jobRetention) };
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
-  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
+  for (const name of ['maxEventLoopDelayMs', 'maxTurnMs', 'maxBatchDelayMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
+  if (limits.maxBatchDelayMs > MAX_TIMEOUT_MS) throw new RangeError(`limits.maxBatchDelayMs must be at most ${MAX_TIMEOUT_MS} ms (a Node timer), got ${limits.maxBatchDelayMs}`);
   for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims', 'maxJsonResultValues'] as const)
     positiveInteger(limits[name], `limits.${name}`);
   positiveInteger(retention.maxFinished, 'limits.jobRetention.maxFinished');

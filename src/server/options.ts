@@ -82,6 +82,13 @@ export interface ServerLimits {
    * (about 80 MB of text). Binary answers have no such bound.
    */
   maxJsonResultValues: number;
+  /**
+   * Fusing small job requests (Triton's dynamic batcher): requests with the same parameters, sample
+   * type and series length that arrive within this many ms of the first go to the engine as one job,
+   * and each is answered with its own rows (server/fusion/). Each is validated alone first; deadlines
+   * and cancellation stay per request. A number of ms in [0, 2^31-1]; 0 turns fusing off; default 1.
+   */
+  maxBatchDelayMs: number;
 }
 
 /** Default limits. */
@@ -101,6 +108,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxBatchDim: 65_536,
   maxBatchDims: 16,
   maxJsonResultValues: 1 << 22,
+  maxBatchDelayMs: 1,
 };
 
 /** pino's options, as fastify's `logger` option takes them (`{ level: 'warn' }`). */

@@ -63,6 +63,9 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
                       default the --redis one; the workers' must match, in the same order)
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
+  --max-batch-delay-ms MS
+                      fuse job requests of one shape arriving within MS of the first into
+                      one GPU job, each answered on its own (default 1, 0 = off)
   --log               log every request (JSON lines on stdout)
   --help              this text
 SIGTERM, SIGINT or SIGHUP stops gracefully: stop accepting, finish what was accepted (new
@@ -137,6 +140,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       'body-timeout': { type: 'string' },
       'batch-size': { type: 'string' },
       'batch-wait': { type: 'string' },
+      'max-batch-delay-ms': { type: 'string' },
       drain: { type: 'string' },
       redis: { type: 'string' },
       queue: { type: 'string' },
@@ -179,6 +183,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     bodyTimeoutMs: milliseconds('body-timeout', values['body-timeout'], 30_000, 1),
     batchMaxSize: integer('batch-size', values['batch-size'], 256, 1, 2 ** 20),
     batchMaxWaitMs: milliseconds('batch-wait', values['batch-wait'], 1, 0),
+    maxBatchDelayMs: milliseconds('max-batch-delay-ms', values['max-batch-delay-ms'], 1, 0),
     drainMs: milliseconds('drain', values.drain, DEFAULT_DRAIN_MS, 0),
     log: values.log === true,
   };

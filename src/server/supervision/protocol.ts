@@ -41,6 +41,8 @@ export interface WorkerConfig {
   bodyLimitBytes?: number | undefined;
   jsonBodyLimitBytes?: number | undefined;
   bodyTimeoutMs?: number | undefined;
+  /** Fusing small job requests: the window in ms (0: off). */
+  maxBatchDelayMs?: number | undefined;
   /** Batch endpoints: items per batch and how long a partial batch waits. */
   batchMaxSize?: number | undefined;
   batchMaxWaitMs?: number | undefined;

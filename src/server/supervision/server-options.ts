@@ -30,6 +30,7 @@ export function serverLimits(config: WorkerConfig): Partial<ServerLimits> {
   if (config.bodyLimitBytes !== undefined) limits.bodyLimitBytes = config.bodyLimitBytes;
   if (config.jsonBodyLimitBytes !== undefined) limits.jsonBodyLimitBytes = config.jsonBodyLimitBytes;
   if (config.bodyTimeoutMs !== undefined) limits.bodyTimeoutMs = config.bodyTimeoutMs;
+  if (config.maxBatchDelayMs !== undefined) limits.maxBatchDelayMs = config.maxBatchDelayMs;
   return limits;
 }
 

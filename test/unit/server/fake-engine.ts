@@ -39,10 +39,18 @@ export interface FakeEngineOptions {
   precision?: 'f32' | 'f64';
   /** A job with this flag loses the context a few ms after submit (the test-only fault stage). */
   faultFlag?: string;
+  /** Every value of series b computed from series b's samples alone (fakeResult's `perSeries`), as the real engine's are: fused and unfused answers then agree. */
+  perSeries?: boolean;
+  /** Called for each job as it runs: an error returned fails the job with it (a failing GPU job). */
+  failJob?: (spec: JobSpec) => Error | undefined;
 }
 
-/** What a fake job computes, so tests can check the HTTP result against it. */
-export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64'): JobResult {
+/**
+ * What a fake job computes, so tests can check the HTTP result against it. `perSeries`: spectrum,
+ * band powers, dominant cycles and wavelet power of series b depend on series b's samples only (by
+ * default they count through the whole job).
+ */
+export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64', perSeries = false): JobResult {
   const batch = spec.batch ?? 1;
   const n = spec.data.length / batch;
   const make = (len: number): Float32Array | Float64Array => (precision === 'f32' ? new Float32Array(len) : new Float64Array(len));
@@ -57,18 +65,21 @@ export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64'):
     }
     const bins = spec.previewBins ?? Math.min(4, Math.floor(n / 2) + 1);
     const spectrum = make(batch * bins);
-    for (let i = 0; i < spectrum.length; i++) spectrum[i] = i;
+    for (let i = 0; i < spectrum.length; i++) spectrum[i] = perSeries ? sampleValue(spec, Math.floor(i / bins) * n) * ((i % bins) + 1) : i;
     result.spectrum = spectrum;
   }
   if (spec.flags.includes('cycles')) {
     const bands = spec.bands?.length ?? 0;
-    result.bandPowers = Float64Array.from({ length: batch * bands }, (_, i) => i + 0.5);
-    result.dominant = Array.from({ length: batch }, (_, b) => ({ frequency: b + 1, period: 1 / (b + 1), amplitude: 2, phase: 0.25 }));
+    result.bandPowers = Float64Array.from({ length: batch * bands }, (_, i) => (perSeries ? sampleValue(spec, Math.floor(i / bands) * n + 1) + (i % bands) : i + 0.5));
+    result.dominant = Array.from({ length: batch }, (_, b) => {
+      const frequency = perSeries ? 1 + Math.abs(sampleValue(spec, b * n + 2)) : b + 1;
+      return { frequency, period: 1 / frequency, amplitude: 2, phase: 0.25 };
+    });
   }
   if (spec.flags.includes('wavelet')) {
     const rows = spec.waveletBands === true ? spec.bands!.length : spec.freqs!.length;
     const p = make(batch * rows * n);
-    for (let i = 0; i < p.length; i++) p[i] = i % 7;
+    for (let i = 0; i < p.length; i++) p[i] = perSeries ? sampleValue(spec, Math.floor(i / (rows * n)) * n + (i % n)) * (Math.floor(i / n) % rows) : i % 7;
     result.waveletPower = p;
   }
   const stages = spec.flags.filter((f) => f !== 'stft' && f !== 'cycles' && f !== 'wavelet');
@@ -143,10 +154,11 @@ export class FakeEngine implements JobEngineLike {
           engine.#running--;
           engine.#jobs++;
           status = 'ready';
-          if (spec.flags.includes('explode')) {
+          const failure = engine.#options.failJob?.(spec);
+          if (spec.flags.includes('explode') || failure !== undefined) {
             status = 'error';
-            reject(new JobError(id, 0, 0, 'explode', new Error('boom')));
-          } else resolve(fakeResult(spec, id, engine.precision));
+            reject(failure ?? new JobError(id, 0, 0, 'explode', new Error('boom')));
+          } else resolve(fakeResult(spec, id, engine.precision, engine.#options.perSeries));
         };
         if ((engine.#options.delayMs ?? 0) > 0) setTimeout(finish, engine.#options.delayMs);
         else queueMicrotask(finish);

@@ -6,7 +6,8 @@ import { FakeEngine, fakeBatcher } from './fake-engine.js';
 
 const servers: TscudaServer[] = [];
 function make(options: Parameters<typeof createServer>[0] = {}): TscudaServer {
-  const s = createServer(options);
+  // These cases count engine submits, one per request, and release a manual engine at once: fusing is off here (fusion*.test.ts has it on).
+  const s = createServer({ ...options, limits: { maxBatchDelayMs: 0, ...options.limits } });
   servers.push(s);
   return s;
 }
@@ -723,7 +724,7 @@ describe('context loss and graceful close', () => {
 
   it('close() settles every accepted request and job before it resolves; later requests get 503', async () => {
     const engine = new FakeEngine({ delayMs: 80 });
-    const s = createServer({ engine, ownsEngine: true });
+    const s = createServer({ engine, ownsEngine: true, limits: { maxBatchDelayMs: 0 } });
     const accepted = Array.from({ length: 4 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
     const job = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } });
     expect(job.statusCode).toBe(202);

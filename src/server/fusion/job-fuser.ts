@@ -1,0 +1,165 @@
+/**
+ * The job fuser (Triton's dynamic batcher for the job engine): small job requests that compute the
+ * same thing on series of the same length, arriving within `maxBatchDelayMs` of the first, go to
+ * the engine as one job, and each is answered on its own with its own rows of the result.
+ *
+ * Each request is validated alone, before it joins a window, so a bad one is refused at submit as
+ * the engine would refuse it and never reaches a window of others. A window is submitted when its
+ * delay runs out or it is full (`maxSamples`, `maxSeries`, `maxResultBytes`, `maxRequests`: every
+ * fused job is bounded); only requests of at most half these bounds join windows, bigger ones go to
+ * the engine as they are. A request with registered stages (one value per job, not per series) or
+ * an AbortSignal goes alone too.
+ *
+ * The pipeline's Batcher is not reused whole: it batches one stream of like items through one
+ * dispatch, where fusing needs a window per key, bounds in samples, series and bytes, and answers
+ * that are jobs (status, cancel while queued, released memory). Its one-timer DeadlineTimer is.
+ * CUDA-free.
+ */
+import { allocatedResultBytes } from '../../engine/capacity.js';
+import { EngineClosedError } from '../../engine/errors.js';
+import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
+import { checkInto, validateJob, type ValidationContext } from '../../engine/validate.js';
+import { DeadlineTimer, TIMER_GRANULARITY_MS } from '../../pipeline/batching/deadline-timer.js';
+import { MAX_TIMEOUT_MS } from '../../runtime/timeout.js';
+import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
+import type { FusionMemory } from './fused-arrays.js';
+import { FusedRequest } from './fused-request.js';
+import { builtinFlagsOnly, fusionKey } from './fusion-key.js';
+import { FusionWindow } from './fusion-window.js';
+
+/** Default bounds of one fused job: 4 Mi samples (16 MiB of f32 in), 16384 series, 256 MiB of results, 1024 requests. */
+export const DEFAULT_FUSION_BOUNDS = { maxSamples: 1 << 22, maxSeries: 1 << 14, maxResultBytes: 256 * 2 ** 20, maxRequests: 1024 } as const;
+
+/** Options of a JobFuser. */
+export interface JobFuserOptions {
+  /** How long the first request of a window waits for others to join it, ms: a finite number > 0. */
+  maxBatchDelayMs: number;
+  /** Samples (B x N) of one fused job at most; default 2^22. */
+  maxSamples?: number | undefined;
+  /** Series of one fused job at most; default 16384. */
+  maxSeries?: number | undefined;
+  /** Bytes of result arrays the engine allocates for one fused job at most; default 256 MiB (the engine refuses more than its `maxResultBytes`, 1 GiB by default). */
+  maxResultBytes?: number | undefined;
+  /** Requests in one fused job at most; default 1024. */
+  maxRequests?: number | undefined;
+  /** Where the stacked samples and result arrays of a fused job are taken from (the server's body pool); default fresh arrays. */
+  memory?: FusionMemory | undefined;
+  /** Called with the number of requests of every job a window submits (1 for a request that waited alone). */
+  onSubmitted?: ((requests: number) => void) | undefined;
+}
+
+/** Registered stages are never fused, so none are known here: a job naming one is not validated by the fuser. */
+const NO_STAGES: ValidationContext = { stages: new Set<string>() };
+
+/** Fuses small job requests of one shape into engine jobs (see the file's comment). */
+export class JobFuser {
+  readonly #engine: JobEngineLike;
+  readonly #delayMs: number;
+  readonly #bounds: { maxSamples: number; maxSeries: number; maxResultBytes: number; maxRequests: number };
+  readonly #memory: FusionMemory | undefined;
+  readonly #onSubmitted: ((requests: number) => void) | undefined;
+  /** Open windows by key, in the order they opened (so also by deadline: one delay for all). */
+  readonly #windows = new Map<string, FusionWindow>();
+  readonly #timer = new DeadlineTimer(() => this.#submitDue());
+  readonly #forget = (window: FusionWindow): void => {
+    if (this.#windows.get(window.key) === window) this.#windows.delete(window.key);
+  };
+  #nextId = 1;
+  #closed = false;
+
+  constructor(engine: JobEngineLike, options: JobFuserOptions) {
+    const delay = options.maxBatchDelayMs as unknown;
+    if (typeof delay !== 'number' || !(delay > 0) || delay > MAX_TIMEOUT_MS)
+      throw new RangeError(`maxBatchDelayMs must be a number of ms in (0, ${MAX_TIMEOUT_MS}] (0 turns fusing off: no fuser), got ${shownValue(delay)}`);
+    this.#engine = engine;
+    this.#delayMs = delay;
+    const bound = (name: keyof typeof DEFAULT_FUSION_BOUNDS): number => positiveInteger(options[name] ?? DEFAULT_FUSION_BOUNDS[name], name);
+    this.#bounds = { maxSamples: bound('maxSamples'), maxSeries: bound('maxSeries'), maxResultBytes: bound('maxResultBytes'), maxRequests: bound('maxRequests') };
+    this.#memory = options.memory;
+    this.#onSubmitted = options.onSubmitted;
+    // A lost context fails every submit: the requests waiting hear it now rather than at their window's end.
+    engine.lost.catch(() => this.submitAll());
+  }
+
+  /** Requests waiting in windows now. */
+  get waiting(): number {
+    let n = 0;
+    for (const window of this.#windows.values()) n += window.requests.length;
+    return n;
+  }
+
+  /**
+   * Validates `spec` alone (throws the engine's JobValidationError at once, as engine.submit() does)
+   * and returns its job: a request waiting for others of its key, or the engine's own job for a
+   * request that goes alone.
+   */
+  submit(spec: JobSpec): Job {
+    if (this.#closed) throw new EngineClosedError(this.#engine.label);
+    // Not an object with flags, registered stages, an AbortSignal: the engine takes it (or refuses it) as it is.
+    const flags = (spec as Partial<JobSpec> | null)?.flags;
+    if (!Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined) return this.#engine.submit(spec);
+    const precision = this.#engine.precision;
+    const job = validateJob(spec, NO_STAGES);
+    checkInto(job, precision);
+    const resultBytes = allocatedResultBytes(job, precision);
+    const b = this.#bounds;
+    if (2 * job.batch > b.maxSeries || 2 * job.data.length > b.maxSamples || 2 * resultBytes > b.maxResultBytes) return this.#engine.submit(spec);
+    const request = new FusedRequest(this.#nextId++, spec, job, resultBytes);
+    const key = fusionKey(job);
+    let window = this.#windows.get(key);
+    if (window !== undefined && !this.#fits(window, request)) {
+      this.#submit(window);
+      window = undefined;
+    }
+    if (window === undefined) {
+      const now = performance.now();
+      window = new FusionWindow(key, now + this.#delayMs, this.#forget);
+      this.#windows.set(key, window);
+      this.#timer.arm(window.deadline, now);
+    }
+    window.add(request);
+    // Full for another request like this one: no reason to wait.
+    if (!this.#fits(window, request)) this.#submit(window);
+    return request;
+  }
+
+  /** Submits every open window now (close, a lost context). */
+  submitAll(): void {
+    this.#timer.clear();
+    for (const window of [...this.#windows.values()]) this.#submit(window);
+  }
+
+  /** Refuses new requests (EngineClosedError) and submits the windows open now. */
+  close(): void {
+    this.#closed = true;
+    this.submitAll();
+  }
+
+  #fits(window: FusionWindow, request: FusedRequest): boolean {
+    const b = this.#bounds;
+    return (
+      window.requests.length < b.maxRequests &&
+      window.rows + request.rows <= b.maxSeries &&
+      window.samples + request.data.length <= b.maxSamples &&
+      window.resultBytes + request.resultBytes <= b.maxResultBytes
+    );
+  }
+
+  #submit(window: FusionWindow): void {
+    this.#forget(window);
+    const requests = window.submit(this.#engine, this.#memory);
+    if (requests > 0) this.#onSubmitted?.(requests);
+  }
+
+  /** The timer's wake-up: submits the windows whose delay has run out, and waits for the next. */
+  #submitDue(): void {
+    const now = performance.now();
+    for (const window of this.#windows.values()) {
+      // Node's timers may wake up to a millisecond early.
+      if (window.deadline > now + TIMER_GRANULARITY_MS) break;
+      this.#submit(window);
+    }
+    const next = this.#windows.values().next();
+    if (next.done !== true) this.#timer.arm(next.value.deadline, now);
+  }
+}
