@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BenchResults, MetricResult } from '../../../bench/report/types.js';
+import { meetsGoal, type BenchResults, type MetricResult } from '../../../bench/report/types.js';
 import { perCallSentence } from '../../../scripts/docs-numbers/bench-tables.js';
 import { findBlocks, NumbersBlockError, replaceBlocks } from '../../../scripts/docs-numbers/blocks.js';
 import { QUEUE_DOOR, SERVE_DOOR, throughputSection } from '../../../scripts/docs-numbers/door-tables.js';
@@ -69,6 +69,14 @@ describe('the committed docs against the committed results', { timeout: 20_000 }
 });
 
 describe('generated verdicts are the results file verdicts', () => {
+  it('the verdicts recomputed for the docs (meetsGoal) agree with the ones each quoted file stores', () => {
+    const catalog = readCatalog(root);
+    const disagree = [...catalog.bench, ...catalog.multiGpu].flatMap((f) =>
+      f.data.metrics.filter((m) => 'met' in m && (m as { met?: boolean | null }).met !== meetsGoal(m)).map((m) => `${f.file}: ${m.name}`),
+    );
+    expect(disagree).toEqual([]);
+  });
+
   it('a per-call ratio that prints as 1.10× but exceeds the 1.1× goal is listed as missed', () => {
     const sentence = perCallSentence(benchRun([metric('launch_empty_us', 3.94, 3.86), metric('launch_4args_us', 4.305, 3.9)]));
     expect(sentence).toContain('met by `launch_empty_us` 1.02×');
