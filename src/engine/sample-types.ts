@@ -7,6 +7,7 @@ import { fail, finite, show } from './field-checks.js';
 import type { JobData, JobDataType, JobHalfType, JobSpec } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import { withArticle } from '../runtime/article.js';
+import { checkFiniteSamples } from './finite-samples.js';
 
 const DATA_TYPES: readonly JobDataType[] = ['f32', 'f64', 'i16', 'f16', 'bf16'];
 
@@ -25,9 +26,10 @@ function arrayDataType(data: unknown): JobDataType | undefined {
  * `data`, `dtype`, `scale` and `outputDtype` of a job: the data array and its sample type agree,
  * the scale is a finite non-zero number given only for 16-bit data (default 1/32768 for i16, 1 for
  * f16/bf16), and outputDtype names a type (f32/f64 are checked against the engine's precision by
- * checkInto). Throws JobValidationError naming the field.
+ * checkInto). With `finite` (validateJob: every way a job comes in), every sample is finite too
+ * (finite-samples.ts). Throws JobValidationError naming the field.
  */
-export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>): {
+export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>, rules: { finite?: boolean } = {}): {
   data: JobData;
   dtype: JobDataType;
   scale: number;
@@ -61,5 +63,6 @@ export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' 
   const out = spec.outputDtype as unknown;
   if (out !== undefined && !(DATA_TYPES as readonly unknown[]).includes(out)) fail('outputDtype', `must be one of f32, f64, f16, bf16, got ${show(out)}`);
   if (out === 'i16') fail('outputDtype', 'i16 is an input type; results come back as f32, f64, f16 or bf16');
+  if (rules.finite === true) checkFiniteSamples(array, dtype);
   return { data: array, dtype, scale, outputDtype: out === 'f16' || out === 'bf16' ? out : undefined, outputFloat: out === 'f32' || out === 'f64' ? out : undefined };
 }

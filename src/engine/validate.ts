@@ -186,7 +186,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     throw new TypeError('validateJob needs a context { stages: a Set of registered stage names } (an engine passes its own)');
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
-  const types = checkSampleTypes(spec);
+  const types = checkSampleTypes(spec, { finite: true });
   return {
     data: types.data,
     dtype: types.dtype,

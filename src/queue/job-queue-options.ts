@@ -84,6 +84,9 @@ export interface JobQueueOptions {
   blobStores?: readonly QueueConnection[] | undefined;
 }
 
+/** The options a queue front (`tscuda serve --redis`) takes as flags: its bounds on Redis. */
+export type QueueFrontLimits = Pick<JobQueueOptions, 'commandTimeoutMs' | 'maxWaitingJobs' | 'maxWaitingBytes' | 'inputTtlMs'>;
+
 /** Options of `submit()`. */
 export interface SubmitOptions {
   /** 1 (most urgent) .. 2097151; smaller runs first, equal ones in submit order. Default 1000. */

@@ -20,7 +20,8 @@ import { checkJobId, isQueueJobId, newJobId } from './job-ids.js';
 import { CONNECT_WAIT_MS, OperationBound } from './operation-bound.js';
 import { startSweep } from './sweep.js';
 import { QueueJobHandle } from './handle.js';
-import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, INPUT_GIVEN_UP, RETRY_BACKOFF_MS } from './options.js';
+import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, RETRY_BACKOFF_MS } from './options.js';
+import { notQueued, storeAndAdd } from './enqueue.js';
 import { JobWatcher } from './job-watcher.js';
 import { resolveQueueOptions, resolveSubmitOptions, type JobQueueOptions, type QueueCounts, type ResolvedQueueOptions, type SubmitOptions } from './job-queue-options.js';
 import { LiveHandles } from './live-handles.js';
@@ -32,9 +33,6 @@ const TRANSFER_BYTES_PER_MS = (64 * 2 ** 20) / 1000;
 
 /** How long close() waits for BullMQ's connections to close before dropping them, ms. */
 const CLOSE_WAIT_MS = 2000;
-
-/** Microtasks the samples of a job sent alongside its add wait, so that BullMQ writes the add first (#addAlongside). */
-const ADD_HEAD_START_MICROTASKS = 2;
 
 export { newJobId };
 
@@ -220,8 +218,8 @@ export class JobQueue {
       this.#watcher.listen(),
     ]).then(([admit, limit]) => {
       if (admit.status === 'fulfilled' && admit.value === null && limit.status === 'rejected') void this.#admission.leave(id).catch(() => undefined);
-      if (admit.status === 'rejected') throw this.#notQueued(admit.reason);
-      if (limit.status === 'rejected') throw this.#notQueued(limit.reason);
+      if (admit.status === 'rejected') throw notQueued(this, admit.reason);
+      if (limit.status === 'rejected') throw notQueued(this, limit.reason);
       return admit.value;
     });
     if (admitted !== null) {
@@ -240,16 +238,7 @@ export class JobQueue {
         removeOnFail: { age: keepS },
       });
     try {
-      if (wire.inputAlongside === true) await this.#addAlongside(id, wire.inputKey, samples, add);
-      else
-        try {
-          // Large samples first: a worker that takes the job at once must find them.
-          await blobs.set(wire.inputKey, samples, o.inputTtlMs);
-          await add();
-        } catch (error) {
-          void blobs.control.del(wire.inputKey).catch(() => undefined);
-          throw this.#notQueued(error);
-        }
+      await storeAndAdd({ name: this.name, where: this.where, queue: this.#queue, blobs, inputTtlMs: o.inputTtlMs }, id, wire, samples, add);
     } catch (error) {
       void this.#admission.leave(id).catch(() => undefined);
       throw error;
@@ -264,46 +253,6 @@ export class JobQueue {
       .control.del(inputKey)
       .catch(() => undefined);
     void this.#admission.leave(id).catch(() => undefined);
-  }
-
-  /**
-   * Adds a job and stores its small samples at once, on two connections (maybe two Redis): one
-   * round trip in a row instead of two. The samples go only where their key is empty (SET NX): a
-   * worker that took the job and waited in vain for them leaves a marker there (worker-input.ts),
-   * and then the job has failed and this submit rejects, so a job runs only if its submit resolves.
-   * Should the add fail, the samples are deleted; should the samples fail, the job is removed (or,
-   * taken meanwhile, failed by its worker once it has waited): nothing is left to hang.
-   */
-  async #addAlongside(id: string, inputKey: string, samples: Buffer, add: () => Promise<unknown>): Promise<void> {
-    const blobs = this.#stores.forJob(id);
-    const adding = Promise.allSettled([add()]);
-    // The add first: it starts the longer chain (a worker's wake-up, its moveToActive, then its read
-    // of the samples), and writing 64 KiB of samples costs the client 0.1 ms on a 2-vCPU host.
-    // BullMQ hands the add to its socket a microtask after the call (6.7); the samples follow. The
-    // order is only for speed: a worker that asks before the samples land waits for them.
-    for (let i = 0; i < ADD_HEAD_START_MICROTASKS; i++) await undefined;
-    const [[stored], [added]] = await Promise.all([Promise.allSettled([blobs.setIfAbsent(inputKey, samples, this.#options.inputTtlMs)]), adding]);
-    if (added.status === 'rejected') {
-      if (stored.status === 'fulfilled' && stored.value) void blobs.control.del(inputKey).catch(() => undefined);
-      throw this.#notQueued(added.reason);
-    }
-    if (stored.status === 'rejected') {
-      void this.#queue.remove(id).catch(() => undefined);
-      throw this.#notQueued(stored.reason);
-    }
-    // Taken: by the marker, or by these very samples (sent again after a reconnection; the key may even be gone since the job ran).
-    if (!stored.value && (await blobs.control.strlen(inputKey).catch(() => 0)) === INPUT_GIVEN_UP.length)
-      throw new QueueUnavailableError(
-        `queue ${this.name} at ${this.where}: job ${id} failed: a worker took it and gave up waiting for its samples before they reached Redis (nothing runs it; submit again)`,
-      );
-  }
-
-  #notQueued(error: unknown): Error {
-    if (error instanceof QueueFullError || error instanceof QueueUnavailableError) return error;
-    // Redis at its maxmemory with noeviction: full, as past the queue's own limits.
-    if (/^OOM\b/.test((error as Error)?.message ?? ''))
-      return new QueueFullError(`queue ${this.name} at ${this.where}: Redis is out of memory (${(error as Error).message}); nothing was queued, retry later`, { cause: error });
-    return new QueueUnavailableError(`queue ${this.name} at ${this.where}: the job could not be queued (${(error as Error).message})`, { cause: error });
   }
 
   /**

@@ -12,6 +12,11 @@ import { blobStoresOption } from './blob-stores.js';
 import { checkConnection, type QueueConnection } from './connection.js';
 import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, nameOption, rateLimitOption, type RateLimit } from './options.js';
 
+/** How long a job's lock lasts without renewal by default, ms. */
+export const DEFAULT_LOCK_DURATION_MS = 30_000;
+/** How often a worker looks for stalled jobs by default, ms (at most the lock's duration). */
+export const DEFAULT_STALLED_INTERVAL_MS = 2000;
+
 /** Options of runQueueWorker(). */
 export interface QueueWorkerOptions {
   /** Redis: a URL or ioredis options. */
@@ -29,7 +34,11 @@ export interface QueueWorkerOptions {
   maxAttempts?: number | undefined;
   /** How long a job's lock lasts without renewal, ms: a dead worker's job is retried after about this. Default 30000. */
   lockDurationMs?: number | undefined;
-  /** How often this worker looks for stalled jobs (any worker's), ms; default 30000. */
+  /**
+   * How often this worker looks for stalled jobs (any worker's: one check per interval runs on
+   * the whole queue), ms; default 2000 (or `lockDurationMs` when shorter). A job whose worker
+   * died is started again within about `lockDurationMs` + 2 intervals.
+   */
   stalledIntervalMs?: number | undefined;
   /** This worker's own cap on a result's bytes (the job's limit applies too); default 512 MiB. */
   maxResultBytes?: number | undefined;
@@ -126,6 +135,7 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
   const engine: unknown = o.engine;
   checkEngine(engine, o.concurrency === undefined);
   const givenName = checkWorkerName('workerName', o.workerName);
+  const lockDurationMs = integerOption('lockDurationMs', o.lockDurationMs, DEFAULT_LOCK_DURATION_MS, 100, 3_600_000);
   const log: unknown = o.log;
   if (log !== undefined && typeof log !== 'function') throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${shownValue(log)}`);
   return {
@@ -137,8 +147,8 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
     // The default is read only when none is given: an engine without laneCount is fine then.
     concurrency: integerOption('concurrency', o.concurrency, o.concurrency === undefined ? Math.max(1, engine.laneCount * 3) : 1, 1, 4096),
     maxAttempts: integerOption('maxAttempts', o.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS),
-    lockDurationMs: integerOption('lockDurationMs', o.lockDurationMs, 30_000, 100, 3_600_000),
-    stalledIntervalMs: integerOption('stalledIntervalMs', o.stalledIntervalMs, 30_000, 100, 3_600_000),
+    lockDurationMs,
+    stalledIntervalMs: integerOption('stalledIntervalMs', o.stalledIntervalMs, Math.min(DEFAULT_STALLED_INTERVAL_MS, lockDurationMs), 100, 3_600_000),
     maxResultBytes: integerOption('maxResultBytes', o.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20),
     rateLimit: rateLimitOption('rateLimit', o.rateLimit),
     log: log as ((line: string) => void) | undefined,

@@ -12,6 +12,7 @@ import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job as 
 import type { Redis } from 'ioredis';
 import { isStickyError } from '../engine/errors.js';
 import type { Job, JobResult, JobSpec } from '../engine/types.js';
+import { Admission, ledgerKeys } from './admission.js';
 import { BlobStores } from './blob-stores.js';
 import { packResult, samplesFromBuffer, type PackedResult, type WireJob, type WireResult } from './codec.js';
 import { checkDatabase, createRedis, describeConnection, settlesWithin } from './connection.js';
@@ -99,6 +100,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   const queueRedis = createRedis(connection, `${prefix}:${name}:worker-queue`);
   const queue = new Queue(name, { connection: queueRedis as unknown as ConnectionOptions, prefix });
   queue.on('error', () => undefined);
+  // A job started here no longer waits: it leaves the clients' admission ledger.
+  const admission = new Admission(queueRedis, ledgerKeys(prefix, name));
   // BullMQ leaves a connection it was given open (it may be shared): close() disconnects it, and
   // the blocking one BullMQ duplicates from it.
   const duplicates: Redis[] = [];
@@ -140,6 +143,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       throw new UnrecoverableError(
         `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
       );
+    void admission.leave(job.id!).catch(() => undefined);
+    // A job that waited past its inputTtlMs has lost its samples (and no longer counts as waiting): it fails with that reason.
+    const waitedMs = Date.now() - job.timestamp;
+    if (attempt === 1 && typeof data.inputTtlMs === 'number' && waitedMs > data.inputTtlMs)
+      throw new UnrecoverableError(`expired: it waited ${Math.round(waitedMs / 1000)} s for a worker, past its inputTtlMs (${data.inputTtlMs} ms)`);
     if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
     // The samples are asked for first and the report after it (not awaited): Redis runs the
     // read before the report's script, so the job's latency does not wait for the report.

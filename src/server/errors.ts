@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from '../engine/errors.js';
 import { parameterOfField } from '../engine/parameters.js';
 import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
-import { QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
+import { QueueFullError, QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
 import { clip, clipMessage, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
 import { isCudaUnavailable, noDriverReason } from '../runtime/unavailable.js';
 
@@ -128,6 +128,7 @@ const ERROR_STATUS: readonly ErrorMapping[] = [
   [BatcherDispatchError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
   // The job queue (serve --redis): Redis away, a result over the submitter's limit, a job's own failure on a worker.
   [QueueUnavailableError, (e, s) => new HttpError(503, 'queue_unavailable', e.message, { retryable: true, retryAfterS: s, cause: e })],
+  [QueueFullError, (e, s) => new HttpError(429, 'queue_full', e.message, { retryable: true, retryAfterS: s, cause: e })],
   [ResultTooLargeError, (e) => new HttpError(413, 'result_too_large', `signal: ${e.message}`, { field: 'signal', cause: e })],
   [QueueJobCancelledError, (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e })],
   [UnknownQueueJobError, (e) => new HttpError(404, 'unknown_job', `id: ${e.message}`, { field: 'id', cause: e })],

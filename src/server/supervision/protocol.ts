@@ -4,6 +4,7 @@
  */
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { Precision } from '../../runtime/fft/precision.js';
+import type { QueueFrontLimits } from '../../queue/job-queue-options.js';
 
 /**
  * Exit codes of `tscuda serve` and of its workers: 0 the drain completed (every accepted request
@@ -60,6 +61,8 @@ export interface WorkerConfig {
   queuePrefix?: string | undefined;
   /** `--blob-redis URL` (repeated): the Redis servers that hold the queue's samples and results (the workers' must match); default the `redis` one. */
   blobRedis?: string[] | undefined;
+  /** `--command-timeout`, `--max-waiting-jobs`, `--max-waiting-mb`, `--input-ttl`: the queue front's bounds on Redis; default the queue's. */
+  queueLimits?: QueueFrontLimits | undefined;
 }
 
 /** The environment variable holding the WorkerConfig. */
