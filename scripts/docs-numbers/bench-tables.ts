@@ -47,7 +47,7 @@ export function multiGpuSection(run: BenchFile | undefined, base: string): strin
   if (run === undefined) return 'Not measured yet on this tree: no `bench/tscuda/multi-gpu.ts` run is committed under bench/results/.';
   const bound = run.data.metrics.flatMap(notesOf).filter((n) => n.startsWith('pinned copies of') || n.includes('links share a bottleneck') || n.includes('links do not share'));
   return [
-    `${run.data.gpu}: ${runLine(run, base)}`,
+    `${run.data.gpu}, ${runLine(run, base)}`,
     '',
     fullTable(run),
     ...(bound.length > 0 ? ['', "What bounds the job, from the run's notes:", '', ...bound.map((n) => `- ${n}`)] : []),
