@@ -1,13 +1,14 @@
 /**
  * How request bodies are read: binary bodies into pooled memory (shedding/body-pool.ts), JSON
  * bodies under their own smaller limit, each bounded in time (408) and counted by the bytes that
- * arrive. A JSON body is scanned once before it is parsed (json-scan.ts), so a body that would
- * cost the heap far more than its size (a million one-sample rows, nesting thousands deep, more
- * numbers than a request may carry) is refused before JSON.parse builds it.
+ * arrive. A JSON body is scanned as its chunks arrive (json-scan.ts), so a body that would cost the
+ * heap and the event loop far more than its size (a million objects, keys or one-sample rows,
+ * nesting thousands deep, more numbers than a request may carry) is refused on the chunk that
+ * shows it, before the rest is read and before JSON.parse builds anything.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
-import { checkBatchCounts, checkJobCounts, scanJsonText, type JsonCounts } from './json-scan.js';
+import { JOB_BOUNDS, JsonScanner, batchBounds, checkBatchCounts, checkJobCounts } from './json-scan.js';
 import { readPooledBody } from './shedding/body-pool.js';
 import type { ServerState } from './state.js';
 
@@ -29,6 +30,7 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
   app.addContentTypeParser('application/octet-stream', (request, payload, done) => {
     const refused = contentEncodingError(request);
     if (refused !== undefined) return done(refused, undefined);
+    state.bodyTrim.touch();
     readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, state.bodies, {
       timeoutMs: limits.bodyTimeoutMs,
       onBytes: countBytes(state, request),
@@ -43,18 +45,22 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const refused = contentEncodingError(request);
     if (refused !== undefined) return done(refused, undefined);
+    const batch = (request.routeOptions.url ?? '').startsWith('/v1/batch/');
+    // Scanned as it arrives: a body its route cannot take is refused on the chunk that shows it.
+    const scanner = new JsonScanner(batch ? batchBounds(limits.maxBatchItems) : JOB_BOUNDS);
     // Plain (unpooled) memory: JSON text is dropped as soon as it is parsed.
     readPooledBody(payload, request.headers['content-length'], limits.jsonBodyLimitBytes, PLAIN, {
       timeoutMs: limits.bodyTimeoutMs,
       onBytes: countBytes(state, request),
+      onChunk: (chunk) => scanner.feed(chunk),
+      tooLarge: () => jsonTooLarge(limits.jsonBodyLimitBytes),
     }).then(
       (text) => {
         try {
-          const batch = (request.routeOptions.url ?? '').startsWith('/v1/batch/');
-          done(
-            null,
-            parseJson(text, (counts) => (batch ? checkBatchCounts(counts, limits.maxBatchItems) : checkJobCounts(counts, limits.maxSamples))),
-          );
+          const counts = scanner.counts();
+          if (batch) checkBatchCounts(counts, limits.maxBatchItems);
+          else checkJobCounts(counts, limits.maxSamples);
+          done(null, parseJson(text));
         } catch (error) {
           done(error as Error, undefined);
         }
@@ -76,22 +82,28 @@ function contentEncodingError(request: FastifyRequest): HttpError | undefined {
   });
 }
 
+/** The 413 of a JSON body over its limit: it names the way large signals go. */
+function jsonTooLarge(limitBytes: number): HttpError {
+  return new HttpError(
+    413,
+    'body_too_large',
+    `body: a JSON body may hold at most ${limitBytes} bytes (limits.jsonBodyLimitBytes, serve --json-limit): send large signals as a binary body (content-type: application/octet-stream, the parameters in the query or x-tscuda-* headers)`,
+    { field: 'body' },
+  );
+}
+
 /** A pool that keeps nothing: JSON bodies are read into fresh memory the garbage collector takes. */
 const PLAIN = {
   take: (bytes: number): Buffer => Buffer.allocUnsafe(bytes),
   release: (): void => undefined,
 } as unknown as Parameters<typeof readPooledBody>[3];
 
-/** Parses a JSON body after scanning it (`check` refuses counts the route cannot take); `__proto__` keys are refused by name. */
-export function parseJson(text: Buffer, check: (counts: JsonCounts) => void): unknown {
+/** Parses a JSON body (scanned as it arrived: json-scan.ts); `__proto__` keys are refused by name. */
+export function parseJson(text: Buffer): unknown {
   if (text.byteLength === 0) throw new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
-  // Decoded first: the scan of the string skips numbers in native code (scanJsonText). Structural
-  // characters are ASCII, which UTF-8 never uses inside a multi-byte character.
-  const json = text.toString('utf8');
-  check(scanJsonText(json));
   let value: unknown;
   try {
-    value = JSON.parse(json);
+    value = JSON.parse(text.toString('utf8'));
   } catch (error) {
     throw new HttpError(400, 'malformed_json', `body: malformed JSON (${(error as Error).message.slice(0, 100)})`, { field: 'body' });
   }

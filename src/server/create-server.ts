@@ -31,6 +31,7 @@ import { DEFAULT_LIMITS, type CreateServerOptions, type TscudaServer } from './o
 import { ROUTES } from './routes/index.js';
 import { BufferPool } from '../runtime/memory/buffer-pool.js';
 import { installShedding } from './shedding/index.js';
+import { IdleTrim } from './shedding/body-pool.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
 
 export { DEFAULT_LIMITS };
@@ -44,6 +45,10 @@ export type { CreateServerOptions, JobAnswer, JobView, LoadSample, PinoOptions, 
 const LISTEN_BACKLOG = 4096;
 /** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
 const BODY_POOL_BYTES = 256 * 2 ** 20;
+/** A body pool untouched this long, ms, is trimmed to BODY_POOL_IDLE_BYTES: a burst's memory goes back within twice this. */
+const BODY_POOL_IDLE_MS = 5000;
+/** Bytes of free body buffers kept once the server is idle. */
+const BODY_POOL_IDLE_BYTES = 32 * 2 ** 20;
 
 function packageVersion(): string {
   try {
@@ -89,6 +94,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     remote: options.remoteJobs,
     observe: (result) => observeJob(state, '/v1/jobs', result),
   };
+  // Binary bodies are read into pooled Buffers (body-pool.ts says why), handed back after a burst.
+  const bodies = new BufferPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined);
   const state: ServerState = {
     options,
     limits,
@@ -114,8 +121,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       },
       options.metricsLabels,
     ),
-    // Binary bodies are read into pooled Buffers (body-pool.ts says why).
-    bodies: new BufferPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined),
+    bodies,
+    bodyTrim: new IdleTrim(bodies, { idleMs: BODY_POOL_IDLE_MS, keepBytes: BODY_POOL_IDLE_BYTES }),
     pooledBodies: new WeakMap(),
     failureReasons: new WeakMap(),
     inFlight: new Set(),
@@ -194,6 +201,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
         } finally {
           stopShedding();
+          state.bodyTrim.stop();
           state.metrics.dispose();
           done();
         }

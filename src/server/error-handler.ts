@@ -97,19 +97,30 @@ function logInternal(state: ServerState, request: FastifyRequest, error: HttpErr
 
 /** How long a refused body may go on arriving after its answer before the connection is cut. */
 const LINGER_MS = 2000;
+/**
+ * How many bytes of a refused body are read and dropped after its answer before the connection is
+ * cut: enough for what a client has in flight when the answer reaches it, far from the hundreds of
+ * megabytes a fast client sends in LINGER_MS over loopback.
+ */
+const LINGER_BYTES = 4 * 2 ** 20;
 
 /**
  * Answers a request whose body has not all arrived (413, 408, a bad body) and closes the
  * connection gracefully: the answer, then our end of the connection (FIN), while what the client
- * still sends is read and dropped for up to LINGER_MS. Closing at once would make the client's
- * kernel answer its further bytes with a reset, which can discard the answer before the client
- * reads it.
+ * still sends is read and dropped for up to LINGER_MS and LINGER_BYTES. Closing at once would make
+ * the client's kernel answer its further bytes with a reset, which can discard the answer before
+ * the client reads it.
  */
 function lingeringClose(state: ServerState, request: FastifyRequest, reply: FastifyReply, socket: Socket, error: HttpError): FastifyReply {
   reply.hijack();
   state.metrics.fail(request.routeOptions.url ?? 'unknown', error.reason);
   socket.write(rawErrorResponse(error));
   socket.end();
+  let dropped = 0;
+  request.raw.on('data', (chunk: Buffer) => {
+    dropped += chunk.byteLength;
+    if (dropped > LINGER_BYTES) socket.destroy();
+  });
   request.raw.resume();
   const timer = setTimeout(() => socket.destroy(), LINGER_MS);
   timer.unref();
@@ -161,6 +172,12 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
   // Callback style, not async: every request passes here, and an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
     const { headers } = request;
+    // Node parses a request line without a version as HTTP/0.9 (and takes any x.y): only 1.x is served.
+    if (request.raw.httpVersionMajor !== 1) {
+      reply.header('connection', 'close');
+      sendError(state, request, reply, versionNotSupported(request.raw.httpVersion));
+      return;
+    }
     if (request.raw.httpVersion === '1.1' && headers.host === undefined) {
       sendError(state, request, reply, new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }));
       return;
@@ -176,6 +193,15 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
         : new HttpError(400, 'unexpected_body', `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`, { field: 'body' });
     sendError(state, request, reply, error);
   });
+}
+
+/**
+ * The answer to a request line of an HTTP version other than 1.x: 400 for HTTP/0.9's bare
+ * `GET /path` (no version at all), 505 for a version this server does not speak (`HTTP/2.0` as text).
+ */
+function versionNotSupported(version: string): HttpError {
+  if (version === '0.9') return new HttpError(400, 'bad_request', 'the request line has no HTTP version (HTTP/0.9 is not supported): send HTTP/1.1', { field: 'version' });
+  return new HttpError(505, 'http_version_not_supported', `HTTP/${clip(version)} is not supported: send HTTP/1.1`, { field: 'version', reason: 'INVALID' });
 }
 
 /** Longest path parameter (a job id) the router matches: fastify's maxParamLength. */

@@ -3,7 +3,6 @@
  * refused at createServer() with a TypeError or RangeError naming its path (`limits.maxSamples`),
  * never found later by a request (a limit silently off, a 500, a request never answered).
  */
-import { constants as bufferConstants } from 'node:buffer';
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_TIMEOUT_MS } from '../runtime/timeout.js';
 import { BATCH_KINDS } from './batch.js';
@@ -13,8 +12,12 @@ import { DEFAULT_LIMITS, type CreateServerOptions, type ServerLimits } from './o
 import { JOB_ID_RANDOM_CHARS } from './job-service.js';
 import { JOB_ID_CHARS, MAX_JOB_ID_LENGTH } from './schemas.js';
 
-/** The largest body a Buffer holds. */
-const MAX_BODY_BYTES = bufferConstants.MAX_LENGTH;
+/**
+ * The largest binary body limit, 2 GiB on every Node line: a body is read into one pooled Buffer
+ * of a power-of-two size class, and 2^31 is the largest class every supported line allocates
+ * (buffer.constants.MAX_LENGTH is 2^32 on Node 20 but 2^53 - 1 on 22+, so it bounds nothing there).
+ */
+export const MAX_BODY_BYTES = 2 ** 31;
 /** The largest JSON body: its text must fit one string (V8: 2^29 - 24 characters), with room to spare. */
 const MAX_JSON_BODY_BYTES = 256 * 2 ** 20;
 /** The largest `maxPending`, as `serve --max-pending`: far more sockets than one process can hold. */
@@ -99,7 +102,7 @@ export function resolveLimits(given: unknown): ServerLimits {
   if (limits.defaultTimeoutMs > limits.maxTimeoutMs && own.maxTimeoutMs === undefined) limits.maxTimeoutMs = limits.defaultTimeoutMs;
   if (limits.defaultTimeoutMs > limits.maxTimeoutMs)
     throw new RangeError(`limits.defaultTimeoutMs (${limits.defaultTimeoutMs}) must be at most limits.maxTimeoutMs (${limits.maxTimeoutMs})`);
-  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (the largest Buffer), got ${limits.bodyLimitBytes}`);
+  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (2 GiB: larger binary bodies do not fit the body pool's largest buffer), got ${limits.bodyLimitBytes}`);
   if (limits.jsonBodyLimitBytes > MAX_JSON_BODY_BYTES)
     throw new RangeError(
       `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,

@@ -17,7 +17,7 @@ export type { JobAnswer, JobView, RemoteJobs };
  * createServer() refuses an unknown key and a value outside the range each one gives.
  */
 export interface ServerLimits {
-  /** Largest binary request body (`application/octet-stream`), bytes (413 beyond): a positive integer, at most the largest Buffer; default 256 MiB. */
+  /** Largest binary request body (`application/octet-stream`), bytes (413 beyond): a positive integer, at most 2 GiB (2^31) on every Node line; default 256 MiB. */
   bodyLimitBytes: number;
   /**
    * Largest JSON request body, bytes (413 beyond); default 16 MiB. Parsing JSON costs the event loop

@@ -11,6 +11,7 @@ import type { ServerMetrics } from './metrics.js';
 import type { CreateServerOptions, ServerLimits } from './options.js';
 import type { ParamContext } from './params.js';
 import type { AdmissionController } from './shedding/admission.js';
+import type { IdleTrim } from './shedding/body-pool.js';
 import type { BufferPool } from '../runtime/memory/buffer-pool.js';
 
 /** A wait that the loss of the GPU context ends at once (a synchronous job, a batch request). */
@@ -29,6 +30,8 @@ export interface ServerState {
   readonly metrics: ServerMetrics;
   /** Pooled memory of binary bodies and results. */
   readonly bodies: BufferPool;
+  /** Trims `bodies` back after a burst; touched by every binary body read. */
+  readonly bodyTrim: IdleTrim;
   /** A request's pooled body, until a job takes it or the response is sent. */
   readonly pooledBodies: WeakMap<FastifyRequest, Buffer>;
   /** Why a request failed, for the failure counter. */

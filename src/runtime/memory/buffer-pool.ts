@@ -55,6 +55,26 @@ export class BufferPool {
     return buffer;
   }
 
+  /**
+   * Frees kept buffers, largest first, until at most `keepBytes` are kept (a server trims its pool
+   * once a burst is over, so memory taken for the burst goes back); returns the bytes freed.
+   */
+  trim(keepBytes: number): number {
+    if (!Number.isSafeInteger(keepBytes) || keepBytes < 0) throw new RangeError(`keepBytes must be a non-negative integer, got ${String(keepBytes)}`);
+    let freed = 0;
+    for (const size of [...this.#free.keys()].sort((a, b) => b - a)) {
+      const list = this.#free.get(size)!;
+      while (this.#cachedBytes > keepBytes && list.length > 0) {
+        const backing = list.pop()!;
+        this.#allocator?.free(backing);
+        this.#cachedBytes -= size;
+        freed += size;
+      }
+      if (list.length === 0) this.#free.delete(size);
+    }
+    return freed;
+  }
+
   /** Hands back a Buffer from take() (others are ignored); nothing may read or write it afterwards. */
   release(buffer: Buffer): void {
     const backing = this.#backing.get(buffer);

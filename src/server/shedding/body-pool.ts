@@ -27,6 +27,10 @@ export interface ReadBodyOptions {
   timeoutMs?: number | undefined;
   /** Told of the bytes received, once, when reading ends (completed or not). */
   onBytes?: ((bytes: number) => void) | undefined;
+  /** Sees each chunk as it arrives, in order (a scan); what it throws refuses the body at once. */
+  onChunk?: ((chunk: Buffer) => void) | undefined;
+  /** The refusal of a body over `limitBytes`; default a 413 naming the limit (FST_ERR_CTP_BODY_TOO_LARGE, as fastify's own). */
+  tooLarge?: (() => Error) | undefined;
 }
 
 /**
@@ -42,7 +46,7 @@ export interface ReadBodyOptions {
 export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BufferPool, options: ReadBodyOptions = {}): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const announced = contentLength === undefined ? undefined : Number(contentLength);
-    const tooLarge = (): Error => bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`);
+    const tooLarge = options.tooLarge ?? ((): Error => bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`));
     if (announced !== undefined && !(/^\d{1,16}$/.test(contentLength!) && Number.isSafeInteger(announced))) {
       stream.resume();
       reject(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `content-length: ${contentLength!.slice(0, 100)} is not a byte count`));
@@ -90,6 +94,15 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
         finish(announced === undefined ? tooLarge() : bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: more than the ${announced} bytes its content-length announced`));
         return;
       }
+      if (options.onChunk !== undefined) {
+        try {
+          options.onChunk(chunk);
+        } catch (error) {
+          received = total;
+          finish(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
+      }
       if (body === undefined && (announced === undefined || 2 * total < announced)) {
         // Kept as they came until half the announced bytes are in: nothing is reserved on a
         // promise, and nothing is copied twice (a buffer doubled as bytes arrived copied a 4 MiB
@@ -127,4 +140,47 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
     // Closed before its end: however the stream ended, the body is incomplete (after 'end' this is a no-op).
     stream.on('close', aborted);
   });
+}
+
+/** Options of IdleTrim. */
+export interface IdleTrimOptions {
+  /** A pool left untouched this long, ms, is trimmed (checked every `idleMs`, so trimmed within twice that). */
+  idleMs: number;
+  /** Bytes of free buffers kept through a trim. */
+  keepBytes: number;
+}
+
+/**
+ * Hands a body pool's memory back after a burst: once no body has been taken for `idleMs`, the
+ * pool keeps at most `keepBytes` of free buffers. Without it a burst of large bodies leaves the
+ * pool's whole budget held for as long as the process lives.
+ */
+export class IdleTrim {
+  readonly #pool: BufferPool;
+  readonly #keepBytes: number;
+  readonly #timer: NodeJS.Timeout;
+  #touched = false;
+
+  constructor(pool: BufferPool, options: IdleTrimOptions) {
+    this.#pool = pool;
+    this.#keepBytes = options.keepBytes;
+    this.#timer = setInterval(() => this.#tick(), options.idleMs);
+    // A timer of housekeeping: it must not keep the process alive.
+    this.#timer.unref();
+  }
+
+  /** Marks the pool as in use (a body is being read): the next check leaves it whole. */
+  touch(): void {
+    this.#touched = true;
+  }
+
+  /** Stops the checks (the server's close()). */
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  #tick(): void {
+    if (!this.#touched && this.#pool.cachedBytes > this.#keepBytes) this.#pool.trim(this.#keepBytes);
+    this.#touched = false;
+  }
 }

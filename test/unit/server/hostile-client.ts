@@ -17,9 +17,9 @@ export interface RawConnection {
   write(data: string | Buffer): Promise<void>;
 }
 
-/** Opens a connection to `port` and writes `first` (if given). */
-export async function connect(port: number, first?: string | Buffer): Promise<RawConnection> {
-  const socket = new Socket();
+/** Opens a connection to `port` and writes `first` (if given); `allowHalfOpen` keeps it writable after the server's FIN. */
+export async function connect(port: number, first?: string | Buffer, options: { allowHalfOpen?: boolean } = {}): Promise<RawConnection> {
+  const socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? false });
   let received = '';
   let reset = false;
   socket.on('data', (d: Buffer) => (received += d.toString('latin1')));

@@ -12,14 +12,22 @@ import {
   batchBounds,
   checkBatchCounts,
   checkJobCounts,
+  JsonScanner,
   scanJson,
-  scanJsonText,
   type JsonCounts,
+  type ScanBounds,
 } from '../../../src/server/json-scan.js';
+
+/** The scan fed one byte at a time, as a body might arrive: a string, an escape or a count cut across chunks. */
+function byteByByte(text: string, bounds?: ScanBounds): JsonCounts {
+  const scanner = new JsonScanner(bounds);
+  for (const byte of Buffer.from(text)) scanner.feed(Uint8Array.of(byte));
+  return scanner.counts();
+}
 
 const SCANS = [
   ['scanJson', scanJson],
-  ['scanJsonText', scanJsonText],
+  ['JsonScanner fed byte by byte', byteByByte],
 ] as const;
 
 function httpErrorOf(action: () => unknown): HttpError {
@@ -70,8 +78,7 @@ describe.each(SCANS)('%s', (_name, scan) => {
     expect(scan(`[${'[{}],'.repeat(40)}0]`).maxDepth).toBe(3);
   });
 
-  // Each bound checked in dense text and in text sparse enough (padding between the values) for
-  // scanJsonText's structural-character pass.
+  // Each bound checked in dense text and in text with padding between the values.
   it.each(['', ' '.repeat(200)])(
     `a job body takes exactly ${MAX_JOB_OBJECTS} objects and ${MAX_JOB_KEYS} keys, and refuses one more of each (413 too_complex_json; padding %j)`,
     (pad) => {
@@ -134,8 +141,8 @@ describe('checkJobCounts: the sample limit on its own', { timeout: 10_000 }, () 
   // A body may carry maxSamples numbers and 65536 more (1024 arrays' worth of parameters).
   it('takes maxSamples + 65536 values and refuses one more (413 too_many_samples naming signal)', () => {
     const maxSamples = 1000;
-    expect(() => checkJobCounts(scanJsonText(numbersOf(maxSamples + 65_536)), maxSamples)).not.toThrow();
-    const error = httpErrorOf(() => checkJobCounts(scanJsonText(numbersOf(maxSamples + 65_537)), maxSamples));
+    expect(() => checkJobCounts(scanJson(numbersOf(maxSamples + 65_536)), maxSamples)).not.toThrow();
+    const error = httpErrorOf(() => checkJobCounts(scanJson(numbersOf(maxSamples + 65_537)), maxSamples));
     expect([error.statusCode, error.code, error.field]).toEqual([413, 'too_many_samples', 'signal']);
     expect(error.message).toBe('body: about 66537 values, more than the 1000 samples a request may carry');
   });
