@@ -8,7 +8,7 @@ import koffi from 'koffi';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
+import { FILTER_SIGNATURES, SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
 import { boundaryCode, detrendCode, type SpectralGeometry } from '../../../../src/signal/geometry.js';
 
 /** The precisions the kernels come in. */
@@ -118,7 +118,7 @@ export function loadEmulatedKernels(): void {
   const lib = koffi.load(emu.so);
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
   kernels = {};
-  for (const [name, params] of Object.entries(SIGNAL_SIGNATURES)) {
+  for (const [name, params] of [...Object.entries(SIGNAL_SIGNATURES), ...Object.entries(FILTER_SIGNATURES)]) {
     kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (...args: unknown[]) => void;
   }
 }

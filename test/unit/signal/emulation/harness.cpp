@@ -1,4 +1,4 @@
-// CPU emulation of src/kernels/signal.cu: compiled with g++ against include/cuda_runtime.h.
+// CPU emulation of src/kernels/signal.cu and filter.cu: compiled with g++ against include/cuda_runtime.h.
 #include <cuda_runtime.h>
 extern "C" {
 uint3 threadIdx = {0, 0, 0}, blockIdx = {0, 0, 0}, blockDim = {1, 1, 1}, gridDim = {1, 1, 1};
@@ -9,3 +9,4 @@ void emu_block(unsigned block, unsigned grid) {
 }
 }
 #include "../../../../src/kernels/signal.cu"
+#include "../../../../src/kernels/filter.cu"
