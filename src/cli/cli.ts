@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliCommand } from './command.js';
 import { COMMANDS } from './commands/index.js';
-import { parseErrorLine, reportUsageError } from './options.js';
+import { parseErrorLine, reportUsageError, unknownOptionLine } from './options.js';
+import { CommandReport, jsonAsked } from './report.js';
 
 /** The package's version, from its package.json (two levels above src/cli or dist/cli). */
 export function packageVersion(): string {
@@ -40,15 +41,17 @@ const isHelp = (a: string | undefined): boolean => a === '-h' || a === '--help';
 
 /** The usage error for a word that is no command (or an option where a command belongs). */
 function unknownCommand(name: string, commands: readonly CliCommand[]): string {
-  return `unknown ${name.startsWith('-') ? 'option' : 'command'} "${name}"; the commands are ${commands.map((c) => c.name).join(', ')}`;
+  return `${name.startsWith('-') ? unknownOptionLine(name) : `unknown command "${name}"`}; the commands are ${commands.map((c) => c.name).join(', ')}`;
 }
 
 /** Runs the CLI with `argv` (without node and the script) and resolves with the exit code. */
 export async function main(argv: readonly string[], commands: readonly CliCommand[] = COMMANDS): Promise<number> {
-  const [name, ...args] = argv;
-  if (name === undefined) {
+  // `tscuda --json <command> ...` is `tscuda <command> ... --json`: JSON is asked for the whole run.
+  const leadingJson = argv[0] === '--json';
+  const [name, ...args] = leadingJson ? [...argv.slice(1), '--json'] : argv;
+  if (name === undefined || (leadingJson && name === '--json')) {
     // No command is a usage error (exit 2): a script that forgot its arguments must not pass.
-    return reportUsageError(undefined, `a command is needed: ${commands.map((c) => c.name).join(', ')}`);
+    return reportUsageError(undefined, `a command is needed: ${commands.map((c) => c.name).join(', ')}`, argv);
   }
   if (isHelp(name) || name === 'help') {
     // `help -h` is general help; `tscuda --help stft` is `tscuda help stft`.
@@ -82,7 +85,7 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     if ((typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) || (e instanceof Error && e.name === 'UsageError')) {
       return reportUsageError(name, parseErrorLine((e as Error).message), args);
     }
-    console.error(`tscuda ${name}: ${e instanceof Error ? e.message : String(e)}`);
+    new CommandReport(name, jsonAsked(args)).fail(e instanceof Error ? e.message : String(e), 1, e instanceof Error ? e.name : 'Error');
     if (process.env.TSCUDA_DEBUG && e instanceof Error && e.stack) console.error(e.stack);
     return 1;
   }

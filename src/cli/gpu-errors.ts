@@ -3,6 +3,7 @@
  * driver refuses), instead of a stack trace. CUDA-free: it only inspects the error's class name
  * and fields, so the command shells can use it before loading any CUDA module.
  */
+import type { OptionalLibrary } from '../runtime/device.js';
 import { isCudaUnavailable } from '../runtime/unavailable.js';
 
 /** The line for `e`, or undefined when `e` is not about GPU availability (a real bug: rethrow it). */
@@ -19,4 +20,22 @@ export function gpuUnavailableLine(command: string, e: unknown): string | undefi
     return `tscuda ${command}: CUDA error: ${e.message}`;
   }
   return undefined;
+}
+
+/**
+ * Why a command cannot run its GPU work on this machine (no driver, a driver too old, no device, a
+ * library in `needs` missing), in one line; undefined when it can. Asked before a command makes
+ * anything (an output folder, a listening port); the runtime is loaded only when this is called.
+ */
+export async function gpuMissingReason(command: string, needs: readonly OptionalLibrary[]): Promise<string | undefined> {
+  try {
+    const { Device } = await import('../runtime/device.js');
+    const availability = Device.available({ needs });
+    return availability.ok ? undefined : availability.reason;
+  } catch (e) {
+    // A driver that fails in a way available() does not word: the same one line as any other command.
+    const line = gpuUnavailableLine(command, e);
+    if (line === undefined) throw e;
+    return line.slice(`tscuda ${command}: `.length);
+  }
 }

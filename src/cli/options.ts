@@ -4,8 +4,9 @@
  * UsageError whose message names the option; commands print it and exit with status 2.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkConnection } from '../queue/connection.js';
+import { checkConnection, redactRedisUrl } from '../queue/connection.js';
 import { nameOption } from '../queue/options.js';
+import { CommandReport, jsonAsked, oneLine } from './report.js';
 
 /** A mistake on the command line: exit status 2, the message and the usage text. */
 export class UsageError extends Error {
@@ -34,20 +35,23 @@ export function joinNegativeValues(args: readonly string[], options?: Options): 
   return out;
 }
 
+/** The CLI's one wording of an option no command knows (node:util words it its own way). */
+export function unknownOptionLine(option: string): string {
+  return `unknown option "${option}"`;
+}
+
 /**
  * node:util parseArgs' message as one line: its advice on positionals that start with a dash is
- * dropped, and its three-line "argument is ambiguous" (an option whose value is missing, followed
- * by another option: `--lanes --quiet`) says what is wrong in one.
+ * dropped, its three-line "argument is ambiguous" (an option whose value is missing, followed
+ * by another option: `--lanes --quiet`) says what is wrong in one, and an unknown option is worded
+ * as everywhere else in the CLI.
  */
 export function parseErrorLine(message: string): string {
   const ambiguous = /^Option '([^']+)' argument is ambiguous\./.exec(message);
   if (ambiguous !== null) return `Option '${ambiguous[1]}' argument missing (an option follows it; write ${ambiguous[1]}=VALUE for a value that starts with a dash)`;
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown !== null) return unknownOptionLine(unknown[1]!);
   return oneLine(message.replace(/\. To specify a positional argument starting with a '-'.*$/s, ''));
-}
-
-/** `text` on one line: a usage error is one line on stderr, and a JSON message has no newline either. */
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ');
 }
 
 /** parseArgs with strict checking; its errors become UsageErrors of one line. */
@@ -93,7 +97,7 @@ export function numberOption(name: string, value: string | undefined, allowZero 
  */
 export function redisUrlOption<V extends string | undefined>(name: string, value: V): V {
   if (value === undefined) return value;
-  if (!/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(value.slice(0, 100))}`);
+  if (!/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(redactRedisUrl(value).slice(0, 100))}`);
   try {
     checkConnection(value, `--${name}`);
   } catch (e) {
@@ -138,12 +142,9 @@ export function choiceOption<T extends string>(name: string, value: string | und
  * line either way. Returns the exit status for bad usage, 2.
  */
 export function reportUsageError(command: string | undefined, message: string, args: readonly string[] = []): 2 {
-  message = oneLine(message);
-  if (args.some((a) => a === '--json' || a.startsWith('--json='))) {
-    process.stdout.write(`${JSON.stringify({ ok: false, error: { name: 'UsageError', message } })}\n`);
-  } else {
-    const who = command === undefined ? 'tscuda' : `tscuda ${command}`;
-    process.stderr.write(`${who}: ${message} (${who} --help)\n`);
-  }
+  const json = jsonAsked(args);
+  const who = command === undefined ? 'tscuda' : `tscuda ${command}`;
+  // The pointer at --help is for a person; a script reading JSON gets the message alone.
+  new CommandReport(command, json).fail(json ? message : `${oneLine(message)} (${who} --help)`, 2, 'UsageError');
   return 2;
 }

@@ -40,6 +40,22 @@ function makeFolders(dir: string): void {
   }
 }
 
+/**
+ * Whether `folder` could be made ready, without making anything: the folder itself if it exists,
+ * else its nearest existing parent, must be a folder this process can write. A command asks this
+ * before its GPU check (a bad --out is named on any machine) and creates the folder only after it.
+ */
+export function checkOutputFolder(option: string, folder: string): void {
+  let at = resolve(folder);
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    if (!statSync(at).isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+    accessSync(at, constants.W_OK | constants.X_OK);
+  } catch (e) {
+    throw new OutputFolderError(`--${option} ${folder}: cannot write there: ${why(e)}`);
+  }
+}
+
 /** Creates `folder` (and its parents) if need be and checks it is a folder this process can write; returns its absolute path. */
 export function prepareOutputFolder(option: string, folder: string): string {
   const dir = resolve(folder);

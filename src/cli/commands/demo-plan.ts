@@ -218,5 +218,7 @@ export interface DemoOptions {
   devices: 'all' | number[];
   /** No progress bar. */
   quiet: boolean;
+  /** The summary as one JSON object on stdout (the tables go to stderr). */
+  json: boolean;
   help: boolean;
 }

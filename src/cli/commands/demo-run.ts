@@ -17,6 +17,7 @@ import { toChromeTrace } from '../../report/chrome-trace.js';
 import { toSvgTimeline } from '../../report/timeline-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { ProgressBar } from '../progress.js';
+import { CommandReport } from '../report.js';
 import { demoBandPowers, demoSpectrogram } from './demo-figures.js';
 import {
   CHIRP_HZ,
@@ -116,27 +117,18 @@ function deviceTable(stats: EngineStats, links: LinkBounds, names: ReadonlyMap<n
 }
 
 /** Runs the demo; resolves with the exit status. */
-export async function runDemo(o: DemoOptions): Promise<number> {
-  const out = (s: string): void => void process.stdout.write(`${s}\n`);
+export async function runDemo(o: DemoOptions, report: CommandReport = new CommandReport('demo', o.json)): Promise<number> {
+  const out = (s: string): void => report.say(s);
   let devices: Device[];
   try {
-    // Every job needs cuFFT: a host without it says so now, not at its first job.
-    const availability = Device.available({ needs: ['cufft'] });
-    if (!availability.ok) {
-      process.stderr.write(`tscuda demo: ${availability.reason}; the demo needs a GPU and cuFFT\n`);
-      return 1;
-    }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
+    // (demo.ts asked whether the GPU and cuFFT are there before making the output folder.)
     devices = resolvePlacement({ devices: o.devices }, '--devices');
   } catch (e) {
-    if (e instanceof PlacementError) {
-      process.stderr.write(`tscuda demo: ${e.message}\n`);
-      return 2;
-    }
+    if (e instanceof PlacementError) return report.fail(e.message, 2, e.name);
     const line = gpuUnavailableLine('demo', e);
     if (line === undefined) throw e;
-    process.stderr.write(`${line}\n`);
-    return 1;
+    return report.fail(line, 1, 'GpuUnavailable');
   }
   const device = devices[0]!;
   const ordinals = devices.map((d) => d.ordinal);
@@ -299,47 +291,33 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const records = jobTimelineRecords(traces);
     writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${allLanes} lanes (last 250 ms; each bar is a job from start to result)` }));
     writeFileSync(join(dir, 'trace.json'), JSON.stringify(toChromeTrace(records, { processName: 'tscuda demo' })));
-    writeFileSync(
-      join(dir, 'summary.json'),
-      JSON.stringify(
-        {
-          device: device.name,
-          devices: devices.map((d) => ({ ordinal: d.ordinal, name: names.get(d.ordinal) })),
-          batch,
-          length: n,
-          lanes,
-          seconds: main.seconds,
-          jobs: main.jobs,
-          gsamplesPerSecond: rate,
-          pcie: { ...pcie, boundGsamples, perDevice: links.perDevice },
-          fractionOfBound: rate / boundGsamples,
-          oneLaneGsamplesPerSecond: oneRate,
-          speedup: rate / oneRate,
-          stats,
-          cycles: matches,
-        },
-        null,
-        2,
-      ),
-    );
+    const summary = {
+      device: device.name,
+      devices: devices.map((d) => ({ ordinal: d.ordinal, name: names.get(d.ordinal) })),
+      batch,
+      length: n,
+      lanes,
+      seconds: main.seconds,
+      jobs: main.jobs,
+      gsamplesPerSecond: rate,
+      pcie: { ...pcie, boundGsamples, perDevice: links.perDevice },
+      fractionOfBound: rate / boundGsamples,
+      oneLaneGsamplesPerSecond: oneRate,
+      speedup: rate / oneRate,
+      stats,
+      cycles: matches,
+    };
+    writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2));
     out('');
     out(`wrote ${dir}/: spectrogram.png (and .svg), band-powers.png (and .svg), timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
-    if (!allFound) {
-      process.stderr.write('tscuda demo: the engine missed a planted cycle (see the table above)\n');
-      return 1;
-    }
+    if (!allFound) return report.fail('the engine missed a planted cycle (see the table above)', 1, 'CycleMissed');
+    report.result({ out: dir, ...summary });
     return 0;
   } catch (e) {
     bar?.abort();
     const line = gpuUnavailableLine('demo', e);
-    if (line !== undefined) {
-      process.stderr.write(`${line}\n`);
-      return 1;
-    }
-    if (e instanceof Error && (e.name === 'JobError' || e.name === 'EngineLostError')) {
-      process.stderr.write(`tscuda demo: ${e.message}\n`);
-      return 1;
-    }
+    if (line !== undefined) return report.fail(line, 1, 'GpuUnavailable');
+    if (e instanceof Error && (e.name === 'JobError' || e.name === 'EngineLostError')) return report.fail(e.message, 1, e.name);
     throw e;
   } finally {
     for (const e of engines) await e.close().catch(() => {});

@@ -6,8 +6,10 @@
  */
 import type { CliCommand } from '../command.js';
 import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
+import { gpuMissingReason } from '../gpu-errors.js';
 import { folderOption, intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
-import { OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { checkOutputFolder, OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { CommandReport } from '../report.js';
 import type { DemoOptions } from './demo-plan.js';
 
 export type { DemoOptions } from './demo-plan.js';
@@ -26,6 +28,7 @@ lanes' timeline (SVG) and a Chrome trace (open in ui.perfetto.dev).
   --length N    samples per series (default 65536)
 ${DEVICE_OPTIONS_USAGE}
   --quiet       no progress bar
+  --json        the summary as one JSON object on stdout (the tables on stderr)
   --help        this text
 example: tscuda demo --seconds 10 --lanes 8 --out /tmp/demo`;
 
@@ -42,6 +45,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
       device: { type: 'string' },
       devices: { type: 'string' },
       quiet: { type: 'boolean' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     true,
@@ -57,6 +61,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
     length: intOption('length', values.length, 1024, 1 << 24) ?? 65536,
     devices: deviceSelection(values),
     quiet: values.quiet === true,
+    json: values.json === true,
     help: values.help === true,
   };
 }
@@ -78,15 +83,19 @@ export const demoCommand: CliCommand = {
       process.stdout.write(`${DEMO_USAGE}\n`);
       return 0;
     }
-    // The folder the pictures go to, made ready before the GPU part: not refused after the timed run.
+    const report = new CommandReport('demo', options.json);
+    // The folder the pictures go to: checked first (a bad --out is named on any machine), made only
+    // once the GPU is known to be there (nothing is left behind without one), before the timed run.
     try {
+      checkOutputFolder('out', options.out);
+      const missing = await gpuMissingReason('demo', ['cufft']);
+      if (missing !== undefined) return report.fail(`${missing}; the demo needs a GPU and cuFFT`, 1, 'GpuUnavailable');
       prepareOutputFolder('out', options.out);
     } catch (e) {
       if (!(e instanceof OutputFolderError)) throw e;
-      process.stderr.write(`tscuda demo: ${e.message}\n`);
-      return 1;
+      return report.fail(e.message, 1, e.name);
     }
     const { runDemo } = await import('./demo-run.js');
-    return runDemo(options);
+    return runDemo(options, report);
   },
 };

@@ -19,8 +19,10 @@ import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/su
 import { buildFailure, listenFailure } from '../../server/supervision/start-failure.js';
 import { superviseWorkers, type SupervisorEnd } from '../../server/supervision/supervisor.js';
 import type { CliCommand } from '../command.js';
+import { CommandReport } from '../report.js';
 import { readyWithin } from '../../server/supervision/start-readiness.js';
 import { stopSignals, type StopSignals } from './serve-signals.js';
+import { QUEUE_FRONT_FLAGS, QUEUE_FRONT_USAGE, queueFrontLimits, redisMemoryWarning } from './serve-queue.js';
 
 const USAGE = `usage: tscuda serve [options]
 Serves the FFT job engine and the small-item batchers over HTTP (see the README, "Serving").
@@ -61,12 +63,14 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --prefix P          the job queue's Redis key prefix (default tscuda; the workers' must match)
   --blob-redis URL    a Redis that holds the queue's samples and results (repeat for several;
                       default the --redis one; the workers' must match, in the same order)
+${QUEUE_FRONT_USAGE}
   --batch-size N      items per batch of the /v1/batch endpoints (default 256)
   --batch-wait MS     how long a partial batch waits (default 1)
   --max-batch-delay-ms MS
                       fuse job requests of one shape arriving within MS of the first into
                       one GPU job, each answered on its own (default 1, 0 = off)
   --log               log every request (JSON lines on stdout)
+  --json              failures, and the address once listening, as JSON objects on stdout
   --help              this text
 SIGTERM, SIGINT or SIGHUP stops gracefully: stop accepting, finish what was accepted (new
 requests on open connections get 503 shutting_down), exit 0; 3 when the --drain bound or a
@@ -118,7 +122,7 @@ function deviceOption(v: string | undefined): 'all' | number[] {
 }
 
 /** Parses the options into the workers' configuration and the worker count. */
-export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; config: WorkerConfig }> {
+export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; json: boolean; config: WorkerConfig }> {
   // The CLI's one parser: its messages are one line, and `--workers -1` reaches the option's own check.
   const { values } = parseCommandLine(
     args,
@@ -146,7 +150,9 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
       queue: { type: 'string' },
       prefix: { type: 'string' },
       'blob-redis': { type: 'string', multiple: true },
+      ...QUEUE_FRONT_FLAGS,
       log: { type: 'boolean' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -203,6 +209,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');
     config.blobRedis = values['blob-redis'].map((url) => redisUrlOption('blob-redis', url));
   }
+  const queueLimits = queueFrontLimits(values, config.redis);
+  if (queueLimits !== undefined) config.queueLimits = queueLimits;
   const workers =
     values.workers === undefined
       ? defaultWorkerCount(availableParallelism(), config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1))
@@ -210,7 +218,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
   // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
   if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
-  return { help: false, workers, standby, config };
+  return { help: false, workers, standby, json: values.json === true, config };
 }
 
 /**
@@ -266,14 +274,14 @@ async function serve(args: string[]): Promise<number> {
   // Listened for before anything starts, so that no signal finds the process without its handlers.
   const signals = stopSignals();
   try {
-    return await serveParsed(parsed, signals);
+    return await serveParsed(parsed, signals, new CommandReport('serve', parsed.json));
   } finally {
     signals.dispose();
   }
 }
 
 /** serve() once the options are good, with the stop signals already caught. */
-async function serveParsed(parsed: { workers: number; standby: number; config: WorkerConfig }, signals: StopSignals): Promise<number> {
+async function serveParsed(parsed: { workers: number; standby: number; config: WorkerConfig }, signals: StopSignals, report: CommandReport): Promise<number> {
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
   if (config.redis !== undefined) {
@@ -281,12 +289,16 @@ async function serveParsed(parsed: { workers: number; standby: number; config: W
     try {
       for (const url of [config.redis, ...(config.blobRedis ?? [])]) await checkRedis(url);
     } catch (error) {
-      console.error(`tscuda serve: ${(error as Error).message}`);
-      return EXIT_CODES.failed;
+      return report.fail((error as Error).message, EXIT_CODES.failed, (error as Error).name);
+    }
+    // Said once at start: a Redis without a memory limit is the one an attacker can fill.
+    for (const url of [config.redis, ...(config.blobRedis ?? [])]) {
+      const warning = await redisMemoryWarning(url);
+      if (warning !== undefined) log(warning);
     }
   }
   const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
-  if (workers === 0) return serveInProcess(config, drainMs, log, signals);
+  if (workers === 0) return serveInProcess(config, drainMs, log, signals, report);
   const entry = workerEntry();
   const devices = spreadDevices(config.devices, config.devices === 'all' ? await machineDeviceCount() : 0);
   if (signals.received !== null) {
@@ -302,35 +314,31 @@ async function serveParsed(parsed: { workers: number; standby: number; config: W
   let address: string;
   try {
     const first = await Promise.race([supervisor.started, signalled.then(() => null)]);
-    if (first === null) return stopped(await supervisor.stop(), log);
+    if (first === null) return stopped(await supervisor.stop(), log, report);
     address = first;
   } catch (error) {
-    console.error(`tscuda serve: ${(error as Error).message}`);
-    return EXIT_CODES.failed;
+    return report.fail((error as Error).message, EXIT_CODES.failed, (error as Error).name);
   }
   log(`${workers} worker(s) on ${address}, ${supervisor.readyWorkers} ready`);
+  report.result({ listening: address, workers, ready: supervisor.readyWorkers });
   const signal = await Promise.race([signalled, supervisor.ended.then(() => null)]);
   if (signal !== null) log(`${signal}: stopping the workers gracefully (at most ${drainMs} ms)`);
-  return stopped(await supervisor.stop(), log);
+  return stopped(await supervisor.stop(), log, report);
 }
 
 /** The exit code of a supervisor's end, with its one line. */
-function stopped(end: SupervisorEnd, log: (line: string) => void): number {
-  if (end.kind === 'failed') {
-    console.error(`tscuda serve: ${end.reason}`);
-    return EXIT_CODES.failed;
-  }
+function stopped(end: SupervisorEnd, log: (line: string) => void, report: CommandReport): number {
+  if (end.kind === 'failed') return report.fail(end.reason, EXIT_CODES.failed, 'ServeError');
   return stopCode(end.drained, log, `${end.cutWorkers} worker(s) had requests unfinished at the bound (or a second signal)`);
 }
 
 /** `--workers 0`: one server in this process, the same start-up failures and the same bounded drain. */
-async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void, signals: StopSignals): Promise<number> {
+async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void, signals: StopSignals, report: CommandReport): Promise<number> {
   let parts;
   try {
     parts = await buildPartsOrNone(config);
   } catch (error) {
-    console.error(`tscuda serve: ${buildFailure(error)}`);
-    return EXIT_CODES.failed;
+    return report.fail(buildFailure(error), EXIT_CODES.failed, 'ServeError');
   }
   const server = createServer(serverOptions(config, parts));
   let address: string;
@@ -338,13 +346,13 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
     address = await server.listen({ port: config.port, host: config.host });
   } catch (error) {
     await server.close();
-    console.error(`tscuda serve: ${listenFailure(error, config.host, config.port)}`);
-    return EXIT_CODES.failed;
+    return report.fail(listenFailure(error, config.host, config.port), EXIT_CODES.failed, 'ServeError');
   }
   const guard = guardRequests(server);
   if (config.redis !== undefined) await readyWithin(() => server.ready);
   const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
   log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
+  report.result({ listening: address, workers: 0, ready: server.ready });
   signals.onAgain((again) => {
     log(`${again} again: cutting the drain`);
     guard.cut(`a second signal (${again})`);

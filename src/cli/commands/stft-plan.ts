@@ -42,6 +42,8 @@ export interface StftCommandOptions {
   /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */
   chunkFrames: number;
   quiet: boolean;
+  /** The summary as one JSON object on stdout (the text lines go to stderr). */
+  json: boolean;
 }
 
 export const STFT_USAGE = `usage: tscuda stft <file> [options]
@@ -82,6 +84,7 @@ Options:
   --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
   --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
   --quiet            no progress bar
+  --json             the summary as one JSON object on stdout (the text lines on stderr)
 example: tscuda stft recording.wav --nperseg 1024 --band 300:3400 --band 50:60 --out speech`;
 
 /** STFT frames per GPU call unless --chunk-frames says otherwise. */
@@ -115,6 +118,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       'save-magnitude': { type: 'boolean' },
       'chunk-frames': { type: 'string' },
       quiet: { type: 'boolean' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     true,
@@ -155,6 +159,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     saveMagnitude: values['save-magnitude'] === true,
     chunkFrames: intOption('chunk-frames', values['chunk-frames'], 1) ?? DEFAULT_CHUNK_FRAMES,
     quiet: values.quiet === true,
+    json: values.json === true,
   };
 }
 

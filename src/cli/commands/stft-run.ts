@@ -20,6 +20,7 @@ import { bandLabel } from '../../report/band-chart-svg.js';
 import { svgToPng } from '../../report/rasterize.js';
 import { spectrogramSvg } from '../../report/spectrogram-svg.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
+import { CommandReport } from '../report.js';
 import { ProgressBar } from '../progress.js';
 import { encodeWavFloat32, raw16Value } from '../signal-input.js';
 import type { DType } from '../../runtime/memory/dtype.js';
@@ -36,34 +37,25 @@ export function bandWavName(lo: number, hi: number): string {
 }
 
 /** Runs the STFT and writes the outputs; resolves with the exit status. */
-export async function runStft(plan: StftPlan): Promise<number> {
+export async function runStft(plan: StftPlan, report: CommandReport = new CommandReport('stft', plan.options.json)): Promise<number> {
   const { options: o, input, geometry: g, bands } = plan;
   const n = input.length;
-  const say = (s: string): void => void process.stdout.write(`${s}\n`);
+  const say = (s: string): void => report.say(s);
   const bar = new ProgressBar({ label: `stft ${o.file}`, total: 4, silent: o.quiet || n < PROGRESS_FROM_SAMPLES });
   let devices: Device[];
   try {
-    // Every job needs cuFFT: a host without it says so now, not at its first job.
-    const availability = Device.available({ needs: ['cufft'] });
-    if (!availability.ok) {
-      process.stderr.write(`tscuda stft: ${availability.reason}; stft needs a GPU and cuFFT\n`);
-      return 1;
-    }
     // The one placement rule: every GPU by default; a device the machine lacks is refused with its count.
+    // (stft.ts asked whether the GPU and cuFFT are there before making the output folder.)
     devices = resolvePlacement({ devices: o.devices }, '--devices');
   } catch (e) {
-    if (e instanceof PlacementError) {
-      process.stderr.write(`tscuda stft: ${e.message}\n`);
-      return 2;
-    }
+    if (e instanceof PlacementError) return report.fail(e.message, 2, e.name);
     const line = gpuUnavailableLine('stft', e);
     if (line === undefined) throw e;
-    process.stderr.write(`${line}\n`);
-    return 1;
+    return report.fail(line, 1, 'GpuUnavailable');
   }
-  if (input.format === 'wav' && input.fsSource === 'option') process.stderr.write(`tscuda stft: --fs ${input.fs} replaces the WAV header's sampling rate\n`);
-  if (input.fsSource === 'default') process.stderr.write('tscuda stft: no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)\n');
-  if (plan.dtypeNote) process.stderr.write(`tscuda stft: ${plan.dtypeNote}\n`);
+  if (input.format === 'wav' && input.fsSource === 'option') report.note(`--fs ${input.fs} replaces the WAV header's sampling rate`);
+  if (input.fsSource === 'default') report.note('no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)');
+  if (plan.dtypeNote) report.note(plan.dtypeNote);
   const raw = input.raw16;
   const dir = resolve(o.out);
   let engine: JobEngine | undefined;
@@ -205,7 +197,7 @@ export async function runStft(plan: StftPlan): Promise<number> {
       const waves = result.bandWaves;
       if (!waves || waves.length !== bands.length * n) throw new Error(`the engine returned ${waves ? waves.length : 'no'} band-wave samples, expected ${bands.length} x ${n}`);
       const rate = Math.max(1, Math.round(input.fs));
-      if (rate !== input.fs) process.stderr.write(`tscuda stft: WAV files need a whole sampling rate: band WAVs are written at ${rate} Hz (fs ${input.fs})\n`);
+      if (rate !== input.fs) report.note(`WAV files need a whole sampling rate: band WAVs are written at ${rate} Hz (fs ${input.fs})`);
       bands.forEach(([lo, hi], j) => {
         const name = bandWavName(lo, hi);
         writeFileSync(join(dir, name), encodeWavFloat32(waves.subarray(j * n, (j + 1) * n), rate));
@@ -255,18 +247,14 @@ export async function runStft(plan: StftPlan): Promise<number> {
     if (devices.length > 1) for (const d of perDevice) say(`  GPU ${d.device} (${d.name}): ${d.chunks} chunks, ${d.frames} frames, ${d.seconds.toFixed(3)} s`);
     if (dominant) say(`dominant cycle: ${dominant.frequency.toPrecision(6)} Hz (period ${dominant.period.toPrecision(4)} s), amplitude ${dominant.amplitude.toPrecision(4)}`);
     say(`wrote ${dir}/: ${[...files, 'summary.json'].join(', ')}`);
+    report.result({ out: dir, ...summary });
     return 0;
   } catch (e) {
     bar.abort();
     const line = gpuUnavailableLine('stft', e);
-    if (line !== undefined) {
-      process.stderr.write(`${line}\n`);
-      return 1;
-    }
-    if (e instanceof Error && (e.name === 'JobError' || e.name === 'JobValidationError' || e.name === 'EngineLostError' || e instanceof RangeError)) {
-      process.stderr.write(`tscuda stft: ${e.message}\n`);
-      return 1;
-    }
+    if (line !== undefined) return report.fail(line, 1, 'GpuUnavailable');
+    if (e instanceof Error && (e.name === 'JobError' || e.name === 'JobValidationError' || e.name === 'EngineLostError' || e instanceof RangeError))
+      return report.fail(e.message, 1, e.name);
     throw e;
   } finally {
     await engine?.close().catch(() => {});

@@ -6,8 +6,10 @@
  * unreadable input 1); the GPU part (stft-run.ts) is loaded only when they are good.
  */
 import type { CliCommand } from '../command.js';
+import { gpuMissingReason } from '../gpu-errors.js';
 import { reportUsageError, UsageError } from '../options.js';
-import { OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { checkOutputFolder, OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { CommandReport, jsonAsked } from '../report.js';
 import { SignalInputError } from '../signal-input.js';
 import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
 
@@ -20,6 +22,7 @@ export const stftCommand: CliCommand = {
   usage: STFT_USAGE,
   async run(args: string[]): Promise<number> {
     let plan: StftPlan;
+    const report = new CommandReport('stft', jsonAsked(args));
     try {
       const options = parseStftOptions(args);
       if (options === 'help') {
@@ -27,19 +30,20 @@ export const stftCommand: CliCommand = {
         return 0;
       }
       plan = planStft(options);
-      // The folder the results go to, made ready before the GPU part (which may take minutes).
+      // The input was read, but not all as its header said: say so, and go on.
+      for (const warning of plan.input.warnings ?? []) report.note(warning);
+      // The folder the results go to: checked now (a bad --out is named on any machine), made only
+      // once the GPU is known to be there (nothing is left behind without one), before the GPU part.
+      checkOutputFolder('out', options.out);
+      const missing = await gpuMissingReason('stft', ['cufft']);
+      if (missing !== undefined) return report.fail(`${missing}; stft needs a GPU and cuFFT`, 1, 'GpuUnavailable');
       prepareOutputFolder('out', options.out);
     } catch (e) {
       if (e instanceof UsageError) return reportUsageError('stft', e.message, args);
-      if (e instanceof SignalInputError || e instanceof OutputFolderError) {
-        process.stderr.write(`tscuda stft: ${e.message}\n`);
-        return 1;
-      }
+      if (e instanceof SignalInputError || e instanceof OutputFolderError) return report.fail(e.message, 1, e.name);
       throw e;
     }
-    // The input was read, but not all as its header said: say so, and go on.
-    for (const warning of plan.input.warnings ?? []) process.stderr.write(`tscuda stft: ${warning}\n`);
     const { runStft } = await import('./stft-run.js');
-    return runStft(plan);
+    return runStft(plan, report);
   },
 };

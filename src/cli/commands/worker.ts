@@ -3,10 +3,12 @@ import type { JobEngineLike } from '../../engine/types.js';
 import { checkRedis, describeConnection } from '../../queue/connection.js';
 import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
+import { checkWorkerName, DEFAULT_LOCK_DURATION_MS } from '../../queue/worker-options.js';
 import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
 import { intOption, parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
+import { CommandReport } from '../report.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { listenMetrics, type WorkerMetrics } from './worker-metrics.js';
 
@@ -26,11 +28,15 @@ by another worker, up to its attempts, then fails with the reason.
   --concurrency N     jobs held at once (default 3 per lane)
   --attempts N        most starts of one job on any worker, whatever it asked (default 100)
   --lock-ms MS        a job's lock; a dead worker's job is retried after about this (default 30000)
+  --stalled-interval-ms MS
+                      how often to look for jobs of dead workers (default 2000, at most
+                      --lock-ms): a killed worker's jobs restart within --lock-ms + 2 of these
   --rate N/MS         this worker starts at most N jobs per MS milliseconds
   --max-result-mb N   largest result stored, MiB (default 512)
   --metrics-port N    serve /metrics (Prometheus) and /ready on this port (default: none)
   --log-interval S    seconds between summary lines on stderr (default 10; 0: none)
   --name NAME         this worker's name in results and logs (default host:pid:random)
+  --json              failures, and the start once taking jobs, as JSON objects on stdout
   --help              this text
 SIGTERM or SIGINT stops gracefully: take nothing new, finish and store the jobs held, exit 0.
 A lost CUDA context: the jobs held go back to the queue, exit 1 (let systemd restart it).
@@ -52,11 +58,13 @@ export function parseWorkerArgs(args: string[]) {
       concurrency: { type: 'string' },
       attempts: { type: 'string' },
       'lock-ms': { type: 'string' },
+      'stalled-interval-ms': { type: 'string' },
       rate: { type: 'string' },
       'max-result-mb': { type: 'string' },
       'metrics-port': { type: 'string' },
       'log-interval': { type: 'string' },
       name: { type: 'string' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     false,
@@ -89,13 +97,24 @@ export function parseWorkerArgs(args: string[]) {
     precision: precision as Precision,
     concurrency: intOption('concurrency', values.concurrency),
     maxAttempts: intOption('attempts', values.attempts),
-    lockDurationMs: intOption('lock-ms', values['lock-ms'], 100, 2 ** 31 - 1) ?? 30_000,
+    lockDurationMs: intOption('lock-ms', values['lock-ms'], 100, 3_600_000) ?? DEFAULT_LOCK_DURATION_MS,
+    stalledIntervalMs: intOption('stalled-interval-ms', values['stalled-interval-ms'], 100, 3_600_000),
     rateLimit,
     maxResultBytes: maxResultMb * 2 ** 20,
     metricsPort,
     logIntervalMs: (intOption('log-interval', values['log-interval'], 0, 86_400) ?? 10) * 1000,
-    name: values.name,
+    name: workerNameOption(values.name),
+    json: values.json === true,
   };
+}
+
+/** --name by the queue's own rule (queue/worker-options.ts), at parse time: bad usage before any Redis or GPU check. */
+function workerNameOption(value: string | undefined): string | undefined {
+  try {
+    return checkWorkerName('--name', value);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 function untilSignal(): Promise<string> {
@@ -116,26 +135,25 @@ async function work(args: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  const report = new CommandReport('worker', options.json);
   try {
     for (const url of [options.redis, ...(options.blobRedis ?? [])]) await checkRedis(url);
   } catch (error) {
-    console.error(`tscuda worker: ${(error as Error).message}`);
-    return 1;
+    return report.fail((error as Error).message, 1, (error as Error).name);
   }
   // Bound before the engine and the worker: a port in use must not leave a worker taking jobs.
   let metrics: WorkerMetrics | undefined;
   try {
     if (options.metricsPort !== undefined) metrics = await listenMetrics(options.metricsPort);
   } catch (error) {
-    console.error(`tscuda worker: ${(error as Error).message}`);
-    return 1;
+    return report.fail((error as Error).message, 1, (error as Error).name);
   }
   // Whatever fails from here to a running worker closes what was opened: a listening port or an
   // engine left open would keep the process from exiting.
   let engine: (JobEngineLike & { close(): Promise<void> }) | number | undefined;
   let worker;
   try {
-    engine = await startEngine(options);
+    engine = await startEngine(options, report);
     if (typeof engine === 'number') return engine;
     worker = await startWorker(options, engine);
   } finally {
@@ -144,6 +162,7 @@ async function work(args: string[]): Promise<number> {
       if (typeof engine === 'object') await engine.close().catch(() => undefined);
     }
   }
+  report.result({ worker: worker.name, queue: options.queue ?? DEFAULT_QUEUE_NAME });
   const log = (line: string): void => console.error(line);
   if (metrics !== undefined) {
     metrics.attach(worker);
@@ -159,8 +178,7 @@ async function work(args: string[]): Promise<number> {
   metrics?.close();
   await engine.close().catch(() => undefined);
   if (worker.lostError !== undefined) {
-    console.error(`tscuda worker: stopped: the engine lost its GPU context (${describeConnection(options.redis)} keeps its jobs for other workers)`);
-    return 1;
+    return report.fail(`stopped: the engine lost its GPU context (${describeConnection(options.redis)} keeps its jobs for other workers)`, 1, 'EngineLostError');
   }
   return 0;
 }
@@ -178,6 +196,7 @@ function startWorker(options: Exclude<ReturnType<typeof parseWorkerArgs>, { help
     concurrency: options.concurrency,
     maxAttempts: options.maxAttempts,
     lockDurationMs: options.lockDurationMs,
+    stalledIntervalMs: options.stalledIntervalMs,
     rateLimit: options.rateLimit,
     maxResultBytes: options.maxResultBytes,
     logIntervalMs: options.logIntervalMs,
@@ -186,24 +205,23 @@ function startWorker(options: Exclude<ReturnType<typeof parseWorkerArgs>, { help
 }
 
 /** The worker's engine over its devices, or the exit code (1) after one line saying why there is none. */
-async function startEngine(options: { devices: 'all' | number[]; lanes: number; precision: Precision }): Promise<(JobEngineLike & { close(): Promise<void> }) | number> {
+async function startEngine(
+  options: { devices: 'all' | number[]; lanes: number; precision: Precision },
+  report: CommandReport,
+): Promise<(JobEngineLike & { close(): Promise<void> }) | number> {
   try {
     // Asked first (as serve does): the placement rule refuses "no device visible" like a missing
     // ordinal, and the user needs the reason (no driver, no device) in words.
     const { Device } = await import('../../runtime/device.js');
     // Every job needs cuFFT: a host without it says so now, not at its first job.
     const availability = Device.available({ needs: ['cufft'] });
-    if (!availability.ok) {
-      console.error(`tscuda worker: ${availability.reason}`);
-      return 1;
-    }
+    if (!availability.ok) return report.fail(availability.reason, 1, 'GpuUnavailable');
     const { JobEngine } = await import('../../engine/job-engine.js');
     return new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
   } catch (error) {
     const line = gpuUnavailableLine('worker', error);
     if (line === undefined) throw error;
-    console.error(line);
-    return 1;
+    return report.fail(line, 1, 'GpuUnavailable');
   }
 }
 

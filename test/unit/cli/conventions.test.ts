@@ -23,13 +23,13 @@ describe('usage errors: one line, exit 2, for every command', () => {
   const cases: [string[], RegExp][] = [
     [['nonsense'], /^tscuda: unknown command "nonsense"/],
     [['--bogus'], /^tscuda: unknown option "--bogus"/],
-    [['info', '--bogus'], /^tscuda info: Unknown option '--bogus' \(tscuda info --help\)$/],
+    [['info', '--bogus'], /^tscuda info: unknown option "--bogus" \(tscuda info --help\)$/],
     [['demo', '--lanes', 'x'], /^tscuda demo: --lanes must be a whole number, got "x" \(tscuda demo --help\)$/],
     [['demo', 'extra'], /^tscuda demo: unexpected argument "extra"/],
     [['stft'], /^tscuda stft: /],
     [['stft', 'a.wav', '--nperseg', 'x'], /^tscuda stft: --nperseg must be a whole number/],
     [['serve', '--port', 'x'], /^tscuda serve: --port must be an integer >= 0, got "x" \(tscuda serve --help\)$/],
-    [['bench', '--bogus'], /^tscuda bench: Unknown option '--bogus' \(tscuda bench --help\)$/],
+    [['bench', '--bogus'], /^tscuda bench: unknown option "--bogus" \(tscuda bench --help\)$/],
     [['bench', '--reps', 'x'], /^tscuda bench: --reps must be a whole number, got "x"/],
     [['bench', '--only', '('], /^tscuda bench: --only: bad pattern \(/],
   ];

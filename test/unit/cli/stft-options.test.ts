@@ -137,7 +137,7 @@ describe('tscuda stft options', () => {
       [['a.wav', '--format', 'mp3'], /--format must be one of wav, f32, f64, csv/],
       [['a.wav', '--precision', 'f16'], /--precision must be one of f32, f64/],
       [['a.wav', '--nperseg'], /--nperseg/],
-      [['a.wav', '--frobnicate'], /Unknown option '--frobnicate'/],
+      [['a.wav', '--frobnicate'], /unknown option "--frobnicate"/],
     ];
     for (const [args, message] of bad) {
       expect(() => parseStftOptions(args), args.join(' ')).toThrow(UsageError);
@@ -216,7 +216,7 @@ describe('tscuda stft plan (reading and checking against the signal)', () => {
 
 describe('tscuda demo options', () => {
   it('has defaults and parses each option', () => {
-    expect(parseDemoOptions([])).toEqual({ seconds: 5, lanes: 4, out: 'tscuda-demo', batch: 64, length: 65536, devices: 'all', quiet: false, help: false });
+    expect(parseDemoOptions([])).toEqual({ seconds: 5, lanes: 4, out: 'tscuda-demo', batch: 64, length: 65536, devices: 'all', quiet: false, json: false, help: false });
     expect(parseDemoOptions(['--seconds', '0.5', '--lanes', '8', '--out', '/tmp/d', '--batch', '16', '--length', '4096', '--device', '1', '--quiet'])).toEqual({
       seconds: 0.5,
       lanes: 8,
@@ -225,6 +225,7 @@ describe('tscuda demo options', () => {
       length: 4096,
       devices: [1],
       quiet: true,
+      json: false,
       help: false,
     });
     expect(parseDemoOptions(['-h']).help).toBe(true);
