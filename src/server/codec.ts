@@ -116,6 +116,9 @@ export type ResponseFormat = 'json' | 'binary';
  */
 export function responseFormat(accept: string | undefined): ResponseFormat {
   if (accept === undefined || accept === '') return 'json';
+  // The two plain spellings clients send on every request, before the general parse.
+  if (accept === 'application/octet-stream') return 'binary';
+  if (accept === 'application/json') return 'json';
   if (typeof accept !== 'string') throw new TypeError(`responseFormat takes the Accept header's text, got ${shownValue(accept)}`);
   let best: { format: ResponseFormat; q: number } | null = null;
   for (const part of accept.split(',')) {

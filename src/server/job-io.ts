@@ -14,6 +14,7 @@ import { HttpError, invalidField, toHttpError } from './errors.js';
 import { SIXTEEN_BIT_DTYPES, headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams, type SampleDtype } from './params.js';
 import type { ServerState } from './state.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import type { BufferPool } from '../runtime/memory/buffer-pool.js';
 
 /** Binary answers of at least this many bytes are written part by part instead of joined. */
 const STREAM_RESULT_BYTES = 1 << 20;
@@ -34,10 +35,19 @@ function distinctHeaders(request: FastifyRequest): Readonly<Record<string, strin
   return (request.raw.headersDistinct as typeof request.raw.headersDistinct | undefined) ?? request.headers;
 }
 
+/** Whether any header line of the request is named x-tscuda-* (read from the raw lines: Node builds headersDistinct anew on each read). */
+function hasTscudaHeader(request: FastifyRequest): boolean {
+  const lines = request.raw.rawHeaders as string[] | undefined;
+  if (lines === undefined) return true;
+  for (let i = 0; i < lines.length; i += 2) if (/^x-tscuda-/i.test(lines[i]!)) return true;
+  return false;
+}
+
 /** A binary request's parameters: its query and its x-tscuda-* headers, each name given once in all. */
 function binaryParamStrings(request: FastifyRequest): Record<string, string> {
-  const fromHeaders = headerParams(distinctHeaders(request));
   const fromQuery = queryStrings(request.query);
+  if (!hasTscudaHeader(request)) return fromQuery;
+  const fromHeaders = headerParams(distinctHeaders(request));
   for (const name of Object.keys(fromHeaders)) if (name in fromQuery) throw invalidField(name, `is given both in the query and as x-tscuda-${name.toLowerCase()}: give it once`);
   return { ...fromHeaders, ...fromQuery };
 }
@@ -107,14 +117,24 @@ export function halfOutput(spec: Pick<JobSpec, 'outputDtype'>): JobHalfType | un
 
 /**
  * Writes a job's result as JSON or binary (a large binary answer part by part, not joined first);
- * `half`: the job's `outputDtype` when it asked for f16/bf16 waves (halfOutput()).
+ * `half`: the job's `outputDtype` when it asked for f16/bf16 waves (halfOutput()). With `pool`, a
+ * smaller answer of several parts is joined in pooled memory, handed back once the response is
+ * done: a fresh Buffer per answer was most of a small request's garbage (external memory, which
+ * brings on full collections).
  */
-export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200, half?: JobHalfType): FastifyReply {
+export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200, half?: JobHalfType, pool?: BufferPool): FastifyReply {
   if (format === 'binary') {
     const b = encodeBinaryResultParts(result, half);
     const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
-    if (b.parts.length > 1 && b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
-    return r.send(b.parts.length === 1 ? b.parts[0]! : Buffer.concat(b.parts, b.byteLength));
+    if (b.parts.length === 1) return r.send(b.parts[0]!);
+    if (b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
+    if (pool === undefined || b.byteLength === 0) return r.send(Buffer.concat(b.parts, b.byteLength));
+    const joined = pool.take(b.byteLength);
+    let at = 0;
+    for (const part of b.parts) at += part.copy(joined, at);
+    // 'close' comes after the last byte was handed to the socket, and when the connection goes first.
+    reply.raw.once('close', () => pool.release(joined));
+    return r.send(joined);
   }
   return reply.code(code).send(encodeJsonResult(result, half));
 }
@@ -129,14 +149,19 @@ export function observeJob(state: ServerState, endpoint: string, result: JobResu
 
 /**
  * A pooled array for the filtered wave of a synchronous stft job (its largest result: the size of
- * its input), so the response's biggest part is not fresh memory each time.
+ * its input), so the response's biggest part is not fresh memory each time: in the engine's
+ * precision, or the bits of 16-bit waves (outputDtype f16/bf16) in a Uint16Array.
  */
-export function pooledFiltered(state: ServerState, spec: JobSpec, precision: Precision): { buffer: Buffer; array: Float32Array | Float64Array } | undefined {
-  // 16-bit waves (outputDtype f16/bf16) come back as their bits, not in the pool's precision.
-  if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined || halfOutput(spec) !== undefined) return undefined;
+export function pooledFiltered(state: ServerState, spec: JobSpec, precision: Precision): { buffer: Buffer; array: Float32Array | Float64Array | Uint16Array } | undefined {
+  if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
   const n = spec.data.length;
-  const buffer = state.bodies.take(n * (precision === 'f32' ? 4 : 8));
-  const array = precision === 'f32' ? new Float32Array(buffer.buffer, buffer.byteOffset, n) : new Float64Array(buffer.buffer, buffer.byteOffset, n);
+  const half = halfOutput(spec) !== undefined;
+  const buffer = state.bodies.take(n * (half ? 2 : precision === 'f32' ? 4 : 8));
+  const array = half
+    ? new Uint16Array(buffer.buffer, buffer.byteOffset, n)
+    : precision === 'f32'
+      ? new Float32Array(buffer.buffer, buffer.byteOffset, n)
+      : new Float64Array(buffer.buffer, buffer.byteOffset, n);
   return { buffer, array };
 }
 

@@ -200,14 +200,17 @@ export function paramsFromStrings(strings: Readonly<Record<string, string>>): Ra
  */
 export function headerParams(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const def of JOB_PARAMETER_TABLE) {
-    if (!(def.from as readonly string[]).includes('header')) continue;
-    const name = `x-tscuda-${def.name.toLowerCase()}`;
+  for (const [name, param] of HEADER_PARAMS) {
     const given = headers[name];
     if (given === undefined) continue;
     const values = typeof given === 'string' ? [given] : given;
     if (values.length !== 1) throw invalidField(name, 'is given more than once');
-    out[def.name] = values[0]!;
+    out[param] = values[0]!;
   }
   return out;
 }
+
+/** Each `x-tscuda-<param>` header name and its parameter, of the parameters a header may carry (named once, not per request). */
+const HEADER_PARAMS: ReadonlyMap<string, string> = new Map(
+  JOB_PARAMETER_TABLE.filter((def) => (def.from as readonly string[]).includes('header')).map((def) => [`x-tscuda-${def.name.toLowerCase()}`, def.name]),
+);

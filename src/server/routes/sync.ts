@@ -44,7 +44,7 @@ export function syncRoutes(app: FastifyInstance, state: ServerState): void {
         const result = await untilLost(state, job.result);
         observeJob(state, endpoint, result);
         if (format === 'json') checkJsonResultSize(result, state.limits.maxJsonResultValues);
-        return sendResult(reply, result, format, 200, halfOutput(spec));
+        return sendResult(reply, result, format, 200, halfOutput(spec), state.bodies);
       }),
     );
   }
