@@ -107,6 +107,8 @@ export class JobQueue {
     await this.#bound.run('waiting for Redis', async () => {
       await this.#queue.waitUntilReady();
       await this.#storeRateLimit();
+      // Answered, not only connected: a stopped Redis keeps its connections.
+      await this.#queueRedis.ping();
     });
   }
 
@@ -290,11 +292,12 @@ export class JobQueue {
   async cancel(id: string): Promise<boolean> {
     checkJobId('cancel', id);
     if (!this.#closed && !isQueueJobId(id)) return false;
-    return this.#bound.run(`cancelling job ${clip(id)}`, async () => {
+    return this.#bound.run(`cancelling job ${clip(id)}`, async (abandoned) => {
       const job = await BullJob.fromId(this.#queue, id);
       if (job === undefined) return false;
       const state = await job.getState();
-      if (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed') return false;
+      // The call already said Redis was unavailable: the job stays as it is.
+      if (abandoned.aborted || (state !== 'waiting' && state !== 'prioritized' && state !== 'delayed')) return false;
       // remove() refuses a job a worker has locked meanwhile (0), so a running job is never cancelled.
       if ((await this.#queue.remove(id)) !== 1) return false;
       const store = this.#stores.forJob(id).control;
@@ -309,12 +312,13 @@ export class JobQueue {
   async forget(id: string): Promise<boolean> {
     checkJobId('forget', id);
     if (!this.#closed && !isQueueJobId(id)) return false;
-    return this.#bound.run(`forgetting job ${clip(id)}`, async () => {
+    return this.#bound.run(`forgetting job ${clip(id)}`, async (abandoned) => {
       const job = await BullJob.fromId(this.#queue, id);
       const store = this.#stores.forJob(id).control;
+      if (abandoned.aborted) return false;
       if (job === undefined) return (await store.del(this.#keys.cancelled(id))) > 0;
       const state = await job.getState();
-      if (state !== 'completed' && state !== 'failed') return false;
+      if (abandoned.aborted || (state !== 'completed' && state !== 'failed')) return false;
       const resultKey = (job.returnvalue as { resultKey?: unknown } | null)?.resultKey;
       await this.#queue.remove(id);
       if (typeof resultKey === 'string') await store.del(resultKey);

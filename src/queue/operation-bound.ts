@@ -73,9 +73,11 @@ export class OperationBound {
 
   /**
    * Runs `op` within `commandTimeoutMs` + `extraMs` (the connection's wait included); see the
-   * file's comment. Every call settles within the bound.
+   * file's comment. Every call settles within the bound. `abandoned` aborts when the call gave up:
+   * an op of several steps checks it before a step that changes something (a cancel must not
+   * happen after its call said Redis was unavailable).
    */
-  async run<T>(what: string, op: () => Promise<T>, extraMs = 0): Promise<T> {
+  async run<T>(what: string, op: (abandoned: AbortSignal) => Promise<T>, extraMs = 0): Promise<T> {
     const closed = this.#t.closeSignal;
     if (closed.aborted) throw this.unavailable(what);
     const boundMs = this.#t.commandTimeoutMs + extraMs;
@@ -85,15 +87,17 @@ export class OperationBound {
     if (!this.connected() && isAuthRefusal(lastRedisError(this.#t.queueRedis)?.message ?? '')) throw this.unavailable(what);
     if (!(await this.#connectedWithin(Math.min(CONNECT_WAIT_MS, boundMs)))) throw this.unavailable(what);
     let timer: NodeJS.Timeout | undefined;
+    const abandoned = new AbortController();
     const silent = new Promise<never>((_, reject) => {
       const left = Math.max(0, boundMs - (performance.now() - start));
       timer = setTimeout(() => {
         this.#liveness.stalled();
+        abandoned.abort();
         reject(this.unavailable(what, boundMs));
       }, left);
     });
     try {
-      return await Promise.race([op(), silent]);
+      return await Promise.race([op(abandoned.signal), silent]);
     } catch (error) {
       if (error instanceof Error && OWN_ERRORS.has(error.name)) throw error;
       if (closed.aborted) throw this.unavailable(what);

@@ -39,6 +39,8 @@ export function freePort(): Promise<number> {
 export interface TestRedis {
   port: number;
   url: string;
+  /** Its process id while it runs (to SIGSTOP it: a Redis that keeps its connections and stops answering). */
+  readonly pid: number | undefined;
   /** Stops it (SIGTERM: with persistence on, Redis writes its append-only file first). */
   stop(): Promise<void>;
   /** Starts it again on the same port and data directory. */
@@ -90,6 +92,9 @@ export async function startRedis(options: { persistent?: boolean; args?: readonl
   return {
     port,
     url,
+    get pid() {
+      return child?.pid;
+    },
     start,
     stop,
     async dispose() {

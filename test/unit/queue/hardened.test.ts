@@ -1,0 +1,204 @@
+/**
+ * The queue's client against a Redis that stops answering, fills up, or is addressed with hostile
+ * ids and options, with one real redis-server for the file: every operation settles within its
+ * bound (commandTimeoutMs) with QueueUnavailableError while Redis is stopped (SIGSTOP) and
+ * `reachable` follows; admission by waiting jobs and bytes; ids that are BullMQ's own key names
+ * are unknown jobs; bad connection options, URLs with passwords, non-finite samples and a killed
+ * worker's jobs (restarted within about its lock).
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateJob } from '../../../src/engine/validate.js';
+import { checkConnection, redactRedisUrl } from '../../../src/queue/connection.js';
+import { JobQueue, newJobId, QueueFullError, QueueUnavailableError, runQueueWorker, UnknownQueueJobError } from '../../../src/queue/index.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { FakeEngine } from '../server/fake-engine.js';
+import { followChildLines } from './child-lines.js';
+import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
+import { settledWithin } from './settled-within.js';
+
+if (redisSkipReason !== undefined) console.log(redisSkipReason);
+
+const BOUND_MS = 300;
+const spec = (n = 64) => ({ data: Float32Array.from({ length: n }, () => Math.random() * 2 - 1), flags: ['stft' as const] });
+
+describe('connection options, URLs and samples refused before any Redis', () => {
+  it('connection options a timer would throw on are refused at construction, naming the option', () => {
+    expect(() => new JobQueue({ connection: { port: 1, connectTimeout: -5 } })).toThrow(/^connection\.connectTimeout must be an integer of ms in \[1, 2147483647\], got -5$/);
+    expect(() => new JobQueue({ connection: { commandTimeout: Number.NaN } })).toThrow(RangeError);
+    expect(() => new JobQueue({ connection: { port: 70000 } })).toThrow(/connection\.port must be an integer in \[1, 65535\]/);
+    expect(() => new JobQueue({ connection: { host: 5 as never } })).toThrow(/connection\.host must be a string/);
+    expect(() => checkConnection({ keepAlive: -1 })).toThrow(/keepAlive/);
+  });
+
+  it('a password with an unencoded / or @ never shows, in the client and in serve', async () => {
+    expect(redactRedisUrl('redis://user:pa/ss@host:6379/0')).toBe('redis://***@host:6379/0');
+    expect(redactRedisUrl('redis://:a@b@host:6379')).toBe('redis://***@host:6379');
+    expect(redactRedisUrl('user:pw@host')).toBe('***@host');
+    for (const url of ['redis://:se/cret@127.0.0.1:6379', 'redis://u:se/cr@et@127.0.0.1:6379', 'redis://:se/cret@']) {
+      const client = (() => {
+        try {
+          checkConnection(url);
+          return '';
+        } catch (e) {
+          return (e as Error).message;
+        }
+      })();
+      const serve = await parseServeArgs(['--redis', url]).then(
+        () => '',
+        (e: Error) => e.message,
+      );
+      for (const message of [client, serve]) expect(message).not.toMatch(/cret|cr@|se\//);
+    }
+  });
+
+  it('non-finite samples are refused the same way by validateJob (the engine) and JobQueue.submit', async () => {
+    const stages = { stages: new Set<string>() };
+    const f64 = Float64Array.from({ length: 64 }, (_, i) => (i === 3 ? Number.NaN : i));
+    expect(() => validateJob({ data: f64, flags: ['stft'] }, stages)).toThrow(/data\[3\]: is NaN: samples must be finite/);
+    const f32 = new Float32Array(64);
+    f32[10] = Number.NEGATIVE_INFINITY;
+    expect(() => validateJob({ data: f32, flags: ['stft'] }, stages)).toThrow(/data\[10\]: is -Infinity/);
+    const f16 = new Uint16Array(64);
+    f16[5] = 0x7e00;
+    expect(() => validateJob({ data: f16, dtype: 'f16', flags: ['stft'] }, stages)).toThrow(/data\[5\]: is a non-finite f16/);
+    const bf16 = new Uint16Array(64);
+    bf16[7] = 0x7f80;
+    expect(() => validateJob({ data: bf16, dtype: 'bf16', flags: ['stft'] }, stages)).toThrow(/data\[7\]: is a non-finite bf16/);
+    // i16 samples are always finite; finite floats pass.
+    expect(() => validateJob({ data: new Int16Array(64).fill(-32768), flags: ['stft'] }, stages)).not.toThrow();
+    const queue = new JobQueue({ connection: 'redis://127.0.0.1:1', name: 'finite' });
+    try {
+      await expect(queue.submit({ data: f64, flags: ['stft'] })).rejects.toMatchObject({ name: 'JobValidationError', message: expect.stringMatching(/data\[3\]: is NaN/) });
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
+describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that stops answering, fills up or is probed', () => {
+  let redis: TestRedis;
+  const open: { close(): Promise<void> }[] = [];
+  const queueOf = (options: Partial<ConstructorParameters<typeof JobQueue>[0]> = {}): JobQueue => {
+    const q = new JobQueue({ connection: redis.url, name: `h-${randomUUID()}`, commandTimeoutMs: BOUND_MS, ...options });
+    open.push(q);
+    return q;
+  };
+  const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 5000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    for (const o of open.reverse()) await o.close().catch(() => undefined);
+    await redis?.dispose();
+  }, 20_000);
+
+  it('a stopped Redis (SIGSTOP): every operation settles within the bound, reachable turns false, and true again after SIGCONT', async () => {
+    const queue = queueOf();
+    await queue.ready();
+    const held = await queue.submit(spec());
+    process.kill(redis.pid!, 'SIGSTOP');
+    try {
+      // The client has not noticed: its connection is up. Each call is refused within the bound.
+      const t0 = performance.now();
+      const calls = [queue.submit(spec()), queue.view(held.id), queue.counts(), queue.cancel(held.id), queue.forget(held.id), queue.ready()];
+      const outcomes = await Promise.all(calls.map((c) => settledWithin(c, BOUND_MS + 1500)));
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ error: expect.any(QueueUnavailableError) });
+      expect(performance.now() - t0).toBeLessThan(BOUND_MS + 1000);
+      expect(queue.reachable).toBe(false);
+      // Refused at once now that Redis was seen silent.
+      const t1 = performance.now();
+      await expect(queue.view(held.id)).rejects.toThrow(/not answering/);
+      expect(performance.now() - t1).toBeLessThan(100);
+      // A client with no traffic sees it too (its probe).
+      const idle = queueOf();
+      expect(idle.reachable).toBe(false);
+    } finally {
+      process.kill(redis.pid!, 'SIGCONT');
+    }
+    await until('the client to see Redis answer again', () => queue.reachable);
+    expect((await queue.view(held.id)).status).toBe('queued');
+  }, 15_000);
+
+  it('more than ten calls waiting for a connection share one waiter (no MaxListenersExceededWarning)', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    const queue = new JobQueue({ connection: 'redis://127.0.0.1:1', name: 'listeners', commandTimeoutMs: BOUND_MS });
+    try {
+      const calls = Array.from({ length: 25 }, () => queue.view(newJobId()));
+      const outcomes = await Promise.all(calls.map((c) => settledWithin(c, 3000)));
+      for (const outcome of outcomes) expect(outcome).toMatchObject({ error: expect.any(QueueUnavailableError) });
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      await queue.close();
+    }
+  });
+
+  it('ids that are BullMQ key names (or not of submit shape) are unknown jobs, never a Redis type error', async () => {
+    const queue = queueOf({ rateLimit: { max: 100, durationMs: 1000 } });
+    // Activity first, so that the queue's own keys exist.
+    const handle = await queue.submit(spec(), { priority: 5 });
+    await handle.cancel();
+    for (const id of ['events', 'id', 'prioritized', 'marker', 'pc', 'meta', 'wait', 'active', 'limiter', 'stalled-check', 'admission:bytes', `${handle.id}:lock`, '']) {
+      expect(await queue.view(id)).toEqual({ id, status: 'unknown', attempts: 0 });
+      expect(await queue.cancel(id)).toBe(false);
+      expect(await queue.forget(id)).toBe(false);
+      await expect(queue.job(id).result).rejects.toBeInstanceOf(UnknownQueueJobError);
+    }
+  });
+
+  it('admits by jobs and by bytes waiting: QueueFullError past either, room again once a worker takes them or they expire', async () => {
+    const byJobs = queueOf({ maxWaitingJobs: 3 });
+    for (let i = 0; i < 3; i++) await byJobs.submit(spec());
+    await expect(byJobs.submit(spec())).rejects.toThrow(QueueFullError);
+    await expect(byJobs.submit(spec())).rejects.toThrow(/3 jobs wait for a worker \(maxWaitingJobs = 3\)/);
+    const worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name: byJobs.name, lockDurationMs: 1000 });
+    open.push(worker);
+    await until('the worker to take them', () => worker.counts.completed === 3);
+    await (
+      await byJobs.submit(spec())
+    ).result;
+
+    // 256 f32 samples are 1 KiB: three fit in 3 KiB, a fourth does not; they expire after inputTtlMs.
+    const byBytes = queueOf({ maxWaitingBytes: 3 * 1024, inputTtlMs: 200 });
+    for (let i = 0; i < 3; i++) await byBytes.submit(spec(256));
+    await expect(byBytes.submit(spec(256))).rejects.toThrow(/3072 bytes of samples wait for a worker \(maxWaitingBytes = 3072\)/);
+    await new Promise((r) => setTimeout(r, 300));
+    await byBytes.submit(spec(256));
+  }, 15_000);
+
+  it('a worker killed mid-job (SIGKILL): the job starts again within its lock plus a few seconds (default stalled-check interval)', async () => {
+    const name = `kill-${randomUUID()}`;
+    const queue = queueOf({ name, commandTimeoutMs: 5000 });
+    const fixture = join(import.meta.dirname, 'fixtures', 'fake-worker.ts');
+    const a = execa('node', ['--import', 'tsx', fixture], {
+      env: { REDIS_URL: redis.url, QUEUE: name, DELAY_MS: '60000', LOCK_MS: '1000', WORKER: 'a' },
+      reject: false,
+      buffer: false,
+    });
+    await followChildLines(a, 'worker a', []);
+    const handle = await queue.submit(spec(), { attempts: 3 });
+    await until('the job to run', async () => (await handle.status()) === 'running');
+    a.kill('SIGKILL');
+    await a;
+    const killedAt = performance.now();
+    // The other worker's own defaults: the stalled check every min(2000 ms, lock).
+    const b = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name, lockDurationMs: 1000 });
+    open.push(b);
+    const result = await handle.result;
+    expect(result.queue).toMatchObject({ worker: b.name, attempts: 2, stalls: 1 });
+    expect(performance.now() - killedAt).toBeLessThan(1000 + 4000);
+  }, 20_000);
+});
