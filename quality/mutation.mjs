@@ -107,7 +107,8 @@ async function runOneModule(name) {
   mkdirSync(workspace, { recursive: true });
   // No tsconfig.json: Stryker would rewrite it through TypeScript's JavaScript API, which TypeScript 7
   // lacks, and vitest needs none (esbuild strips the types).
-  for (const entry of ['src', 'test', 'quality', 'package.json']) {
+  // docs/: tests compare constants with what the documentation says.
+  for (const entry of ['src', 'test', 'docs', 'quality', 'package.json']) {
     cpSync(join(root, entry), join(workspace, entry), { recursive: true, filter: (source) => !source.includes(`${join('test', 'kernels', 'build')}`) });
   }
   symlinkSync(join(root, 'node_modules'), join(workspace, 'node_modules'), 'dir');
@@ -117,6 +118,7 @@ async function runOneModule(name) {
   mkdirSync(reports, { recursive: true });
   process.chdir(workspace);
   process.env.TSCUDA_MUTATION_TESTS = tests.join(',');
+  process.env.TSCUDA_MUTATION_MODULE = module.file;
   const { Stryker } = await import('@stryker-mutator/core');
   const stryker = new Stryker({
     mutate: [module.file],
