@@ -82,7 +82,8 @@ export async function startRedis(options: { persistent?: boolean; args?: readonl
   const stop = async (): Promise<void> => {
     const c = child;
     child = undefined;
-    if (c === undefined || c.exitCode !== null) return;
+    // Ended already (killed by a signal: exitCode stays null, signalCode says which).
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
       c.kill('SIGTERM');

@@ -1,0 +1,51 @@
+/**
+ * `tscuda serve --redis --workers 0` as a process when its Redis is killed for good with requests
+ * in flight: every request is answered within the queue's bound (202 before the loss, 503
+ * queue_unavailable after), and SIGTERM then stops the process (no wait on the lost Redis).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisSkipReason, startRedis, type TestRedis } from '../queue/redis-server.js';
+import { freePort, spawnServe } from './serve-process.js';
+
+if (redisSkipReason !== undefined) console.log(redisSkipReason);
+
+const BOUND_MS = 500;
+
+describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis killed for good', () => {
+  let redis: TestRedis;
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    await redis?.dispose();
+  });
+
+  it('answers every POST in flight within the bound, then exits on SIGTERM', async () => {
+    const port = await freePort();
+    const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--command-timeout', String(BOUND_MS), '--drain', '3000']);
+    try {
+      await serve.waitFor(/listening on/, 30_000);
+      const base = `http://127.0.0.1:${port}`;
+      const body = JSON.stringify({ signal: Array.from({ length: 4096 }, () => Math.random() - 0.5), flags: ['stft'] });
+      const post = async (): Promise<number> => {
+        const answer = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(BOUND_MS + 4000) });
+        await answer.arrayBuffer();
+        return answer.status;
+      };
+      const inFlight = Array.from({ length: 24 }, () => post());
+      process.kill(redis.pid!, 'SIGKILL');
+      const statuses = await Promise.all(inFlight);
+      for (const status of statuses) expect([202, 503]).toContain(status);
+      // Once the loss is seen, a new POST is refused within the bound.
+      expect(await post()).toBe(503);
+      const ready = await fetch(`${base}/v2/health/ready`, { signal: AbortSignal.timeout(BOUND_MS + 4000) });
+      expect(ready.status).toBe(503);
+    } finally {
+      serve.child.kill('SIGTERM');
+    }
+    const t0 = performance.now();
+    const exit = await serve.child;
+    expect(performance.now() - t0).toBeLessThan(6000);
+    expect(exit.exitCode).toBe(0);
+  }, 45_000);
+});
