@@ -3,7 +3,16 @@
 // parseJobParams' own checks alone (the others passing), so none hides behind a later one.
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../../src/server/errors.js';
-import { MAX_NUMBER_CHARS, headerParams, numberFromString, paramsFromStrings, parseJobParams, sampleDtype, type RawParams } from '../../../src/server/params.js';
+import {
+  MAX_NUMBER_CHARS,
+  SIXTEEN_BIT_DTYPES,
+  headerParams,
+  numberFromString,
+  paramsFromStrings,
+  parseJobParams,
+  sampleDtype,
+  type RawParams,
+} from '../../../src/server/params.js';
 
 const context = { extraFlags: ['supdem'], maxTimeoutMs: 10_000, defaultTimeoutMs: 1000 };
 
@@ -24,6 +33,7 @@ describe('numberFromString', { timeout: 5_000 }, () => {
     ['1E3', 1000],
     ['2.5e-1', 0.25],
     ['1e+2', 100],
+    ['1e10', 1e10],
     ['.5', 0.5],
     ['5.', 5],
     ['+5', 5],
@@ -85,6 +95,10 @@ describe('paramsFromStrings spellings', { timeout: 5_000 }, () => {
     expect(paramsFromStrings({ dtype: 'none' })).toEqual({ dtype: 'none' });
   });
 
+  it('a string parameter keeps its text', () => {
+    expect(paramsFromStrings({ label: 'run 7, left' })).toEqual({ label: 'run 7, left' });
+  });
+
   it('flags: trimmed, empty names dropped', () => {
     expect(paramsFromStrings({ flags: ' stft , ,cycles,' })).toEqual({ flags: ['stft', 'cycles'] });
   });
@@ -144,10 +158,24 @@ describe('sampleDtype', { timeout: 5_000 }, () => {
     expect(sampleDtype(name)).toBe(dtype);
   });
 
-  it.each([['F32'], ['toString'], ['hasOwnProperty'], ['f8'], [''], [32], [null]])('%j is refused naming the field', (value) => {
+  it.each([
+    ['F32', '"F32"'],
+    ['toString', '"toString"'],
+    ['hasOwnProperty', '"hasOwnProperty"'],
+    ['', '""'],
+    [32, '32'],
+    [null, 'null'],
+    [['float32'], 'an array'],
+    [{}, 'object'],
+    [true, 'boolean'],
+  ])('%j is refused naming the field and the value', (value, shown) => {
     const error = httpErrorOf(() => sampleDtype(value, 'x-tscuda-dtype'));
     expect(error.field).toBe('x-tscuda-dtype');
-    expect(error.message).toMatch(/^x-tscuda-dtype: must be one of f32, f64, i16, f16, bf16, got /);
+    expect(error.message).toBe(`x-tscuda-dtype: must be one of f32, f64, i16, f16, bf16, got ${shown}`);
+  });
+
+  it('the 16-bit sample types are i16, f16 and bf16', () => {
+    expect(SIXTEEN_BIT_DTYPES).toEqual(['i16', 'f16', 'bf16']);
   });
 });
 
@@ -177,9 +205,14 @@ describe('parseJobParams, each check on its own', { timeout: 5_000 }, () => {
     expect(error.message).toBe(`body: parameters must be an object, got ${what}`);
   });
 
+  it('an unknown name is refused with its name as the field', () => {
+    const error = httpErrorOf(() => parseJobParams({ nfft: 8 } as RawParams, 64, context, 'stft'));
+    expect([error.code, error.field]).toEqual(['unknown_field', 'nfft']);
+  });
+
   it('an undefined value is left out (the default applies), and dtype never reaches the spec', () => {
     const { spec } = parseJobParams({ fs: undefined, dtype: 'f64' }, 64, context, 'stft');
-    expect(spec).toEqual({ flags: ['stft'], timeoutMs: 1000 });
+    expect(spec).toStrictEqual({ flags: ['stft'], timeoutMs: 1000 });
   });
 
   it("the endpoint's flag is added last, once", () => {
@@ -211,6 +244,7 @@ describe('parseJobParams, each check on its own', { timeout: 5_000 }, () => {
     const error = httpErrorOf(() => parseJobParams({ timeout: '99999' }, 64, context, 'stft'));
     expect(error.statusCode).toBe(400);
     expect(error.field).toBe('timeout');
+    expect(error.message).toBe('timeout: must be a finite number > 0 (positive), got "99999"');
   });
 
   it('a bad dtype is refused on its own, naming dtype', () => {
