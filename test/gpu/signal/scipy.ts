@@ -26,7 +26,7 @@ export const scipy = probe();
 /** One reference computation: scipy op, input (float64, complex interleaved when `complex`), its shape, scipy's keyword arguments. */
 export interface ScipyCase {
   id: string;
-  op: 'stft' | 'istft' | 'spectrogram' | 'welch' | 'detrend' | 'get_window';
+  op: 'stft' | 'istft' | 'spectrogram' | 'welch' | 'detrend' | 'get_window' | 'call';
   input?: Float64Array;
   shape: number[];
   complex?: boolean;
