@@ -179,6 +179,25 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     await byBytes.submit(spec(256));
   }, 15_000);
 
+  it('jobs a worker held across a Redis restart (their locks expired meanwhile) run again within seconds of Redis returning', async () => {
+    const persistent = await startRedis({ persistent: true });
+    open.push({ close: () => persistent.dispose() });
+    const name = `restart-${randomUUID()}`;
+    const queue = queueOf({ connection: persistent.url, name, commandTimeoutMs: 2000, pollIntervalMs: 200 });
+    const worker = await runQueueWorker({ connection: persistent.url, engine: new FakeEngine({ delayMs: 300 }), name, lockDurationMs: 500 });
+    open.push(worker);
+    const handles = await Promise.all(Array.from({ length: 6 }, () => queue.submit(spec())));
+    await until('the worker to hold the jobs', async () => (await queue.counts()).active > 0);
+    await persistent.stop();
+    // Longer than the locks: Redis drops them as it loads its data again.
+    await new Promise((r) => setTimeout(r, 1000));
+    await persistent.start();
+    const back = performance.now();
+    const outcomes = await Promise.all(handles.map((h) => settledWithin(h.result, 10_000)));
+    for (const outcome of outcomes) expect(outcome).toHaveProperty('value');
+    expect(performance.now() - back).toBeLessThan(6000);
+  }, 20_000);
+
   it('a worker killed mid-job (SIGKILL): the job starts again within its lock plus a few seconds (default stalled-check interval)', async () => {
     const name = `kill-${randomUUID()}`;
     const queue = queueOf({ name, commandTimeoutMs: 5000 });
