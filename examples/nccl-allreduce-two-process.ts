@@ -5,7 +5,7 @@
 // Communicator.initRank({ id, rank, size, device }). On several machines, a launcher (Slurm,
 // mpirun, a script over ssh) sets the same variables on every host.
 // Run: npx tsx examples/nccl-allreduce-two-process.ts   (needs 2 GPUs and NCCL)
-import { execa } from 'execa';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Device, DeviceBuffer, Stream } from '../src/index.js';
 import { Communicator, generateUniqueId, NcclUniqueId } from '../src/orchestration/index.js';
@@ -28,16 +28,16 @@ if (process.env.RANK === undefined) {
   }
   const id = generateUniqueId();
   const self = fileURLToPath(import.meta.url);
-  const ranks = Array.from({ length: SIZE }, (_, rank) =>
-    execa(process.execPath, [...process.execArgv, self], {
-      env: { TSCUDA_NCCL_ID: id.toBase64(), RANK: String(rank), WORLD_SIZE: String(SIZE), LOCAL_RANK: String(rank) },
-      timeout: 120_000,
-      reject: false,
-    }),
-  );
-  const results = await Promise.all(ranks);
-  for (const r of results) process.stdout.write(`${r.stdout}\n`);
-  const failed = results.filter((r) => r.exitCode !== 0);
+  // One rank: this file again, in a child process with its variables (node:child_process, so the
+  // example needs nothing beyond tscuda); bounded, so a rank that hangs fails the run.
+  const runRank = (rank: number): Promise<{ ok: boolean; stdout: string; stderr: string }> =>
+    new Promise((resolve) => {
+      const env = { ...process.env, TSCUDA_NCCL_ID: id.toBase64(), RANK: String(rank), WORLD_SIZE: String(SIZE), LOCAL_RANK: String(rank) };
+      execFile(process.execPath, [...process.execArgv, self], { env, timeout: 120_000 }, (error, stdout, stderr) => resolve({ ok: error === null, stdout, stderr }));
+    });
+  const results = await Promise.all(Array.from({ length: SIZE }, (_, rank) => runRank(rank)));
+  for (const r of results) process.stdout.write(`${r.stdout.trimEnd()}\n`);
+  const failed = results.filter((r) => !r.ok);
   if (failed.length) {
     for (const r of failed) console.error(r.stderr);
     process.exit(1);
