@@ -87,7 +87,12 @@ export function newJobId(prefix: string): string {
   return `${prefix}${randomBytes(ID_RANDOM_BYTES).toString('base64url')}`;
 }
 
-/** The in-process JobService: the engine runs the job; a bounded JobStore keeps it. */
+/**
+ * The in-process JobService: the engine runs the job; a bounded JobStore keeps it. The engine that
+ * `requireEngine()` gives is the server's fusing one (fusion/fusing-engine.ts) unless
+ * `maxBatchDelayMs` is 0: a record's job is then its request's share of a fused engine job, with
+ * its own status, cancel() and released memory.
+ */
 export function localJobService(context: JobServiceContext): JobService {
   const jobs = new JobStore(context.retention);
   const statusOf = (record: JobRecord): string => (record.finishedAt === undefined && record.job !== null ? record.job.status : record.status);

@@ -83,6 +83,27 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     expect(engine.submitted[0]!.into?.bandPowers).toBeUndefined();
   }, 10_000);
 
+  it('splits every kind of result by series: wavelet power, f16 waves of i16 samples, framed spectra', async () => {
+    const engine = new FakeEngine({ perSeries: true });
+    const f = fuser(engine);
+    const i16 = (rows: number, seed: number): Int16Array => Int16Array.from(series(rows, 16, seed), (v) => Math.round(v * 5000));
+    const groups: JobSpec[][] = [
+      [1, 2].map((rows) => ({ data: series(rows, 16, rows), batch: rows, flags: ['wavelet'], freqs: [0.1, 0.2, 0.3] })),
+      [2, 1].map((rows) => ({ data: i16(rows, rows), batch: rows, flags: ['stft', 'cycles'], bands: BANDS, outputDtype: 'f16' as const })),
+      [1, 3].map((rows) => ({ data: series(rows, 16, rows + 9), batch: rows, flags: ['stft'], nperseg: 8, previewBins: 3 })),
+    ];
+    for (const specs of groups) {
+      const before = engine.submitted.length;
+      const results = await Promise.all(specs.map((s) => f.submit(s).result));
+      expect(engine.submitted.length - before).toBe(1);
+      results.forEach((r, i) => {
+        const own = fakeResult(specs[i]!, 0, 'f32', true);
+        expect(payload(r)).toEqual(payload(own));
+        expect(r.filtered?.constructor).toBe(own.filtered?.constructor);
+      });
+    }
+  }, 10_000);
+
   it('validates each request alone at submit: a bad one throws as the engine would, the others are fused and answered', async () => {
     const engine = new FakeEngine({ perSeries: true });
     const f = fuser(engine);
