@@ -33,6 +33,12 @@ export interface SimEngineOptions {
   laneDepth?: number | undefined;
   /** How completions are noticed: 'timer' (default) or 'spin' (setImmediate while work completes, as the real poller). */
   poll?: 'timer' | 'spin' | undefined;
+  /**
+   * Whether the samples and the filtered wave are copied on the host (default true: a queue
+   * worker's samples are ordinary memory). false as for a server's pooled bodies and answers, which
+   * are the engine's pinned memory: the GPU reads and writes them directly, no host copy.
+   */
+  hostCopies?: boolean | undefined;
   label?: string | undefined;
 }
 
@@ -62,6 +68,7 @@ export class SimEngine implements JobEngineLike {
   readonly #fixedMs: number;
   readonly #slots: number;
   readonly #poll: 'timer' | 'spin';
+  readonly #hostCopies: boolean;
   readonly #waiting: SimJob[] = [];
   /** Jobs on the device, in the order it finishes them. */
   readonly #onDevice: SimJob[] = [];
@@ -79,6 +86,7 @@ export class SimEngine implements JobEngineLike {
     this.laneCount = options.lanes ?? 4;
     this.#slots = this.laneCount * (options.laneDepth ?? 2);
     this.#poll = options.poll ?? 'timer';
+    this.#hostCopies = options.hostCopies ?? true;
     this.label = options.label ?? 'sim';
   }
 
@@ -115,8 +123,8 @@ export class SimEngine implements JobEngineLike {
     while (this.#onDevice.length < this.#slots && this.#waiting.length > 0) {
       const job = this.#waiting.shift()!;
       const data = job.spec.data;
-      if (this.#staging.length < data.length) this.#staging = new Float32Array(data.length);
-      if (data instanceof Float32Array) this.#staging.set(data);
+      if (this.#hostCopies && this.#staging.length < data.length) this.#staging = new Float32Array(data.length);
+      if (this.#hostCopies && data instanceof Float32Array) this.#staging.set(data);
       const now = performance.now();
       job.status = 'running';
       job.startedAt = now;
@@ -148,7 +156,7 @@ export class SimEngine implements JobEngineLike {
     const outputs = allocateOutputs(normalized, 'f32');
     // The copy out: fresh result arrays filled from the staging memory.
     const filtered = outputs.filtered;
-    if (filtered instanceof Float32Array) filtered.set(this.#staging.subarray(0, filtered.length));
+    if (this.#hostCopies && filtered instanceof Float32Array) filtered.set(this.#staging.subarray(0, filtered.length));
     this.#jobs++;
     job.status = 'ready';
     job.resolve({

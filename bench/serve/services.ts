@@ -63,14 +63,22 @@ export async function waitReady(base: string, timeoutMs: number, child?: ChildPr
   return { ready: false, reason };
 }
 
+/** TSCUDA_BENCH_NODE_ARGS: extra node flags for a server (e.g. --cpu-prof; its workers inherit them). */
+function benchNodeArgs(): string[] {
+  return (process.env.TSCUDA_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+}
+
 /** `tscuda serve` as a user runs it (node + tsx on the CLI). */
 export function startTscuda(root: string, port: number, args: string[], verbose: boolean): Service {
   // Checking the bench itself without a GPU: TSCUDA_SERVE_BENCH_WORKER names a worker entry
   // (e.g. test/unit/server/fixtures/fake-worker.ts) run under the fault service's supervisor.
-  if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) return startFaultService(root, port, 1, verbose);
-  // TSCUDA_BENCH_NODE_ARGS: extra node flags for the server (e.g. --cpu-prof; its workers inherit them).
-  const nodeArgs = (process.env.TSCUDA_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
+  // The supervisor is the one tscuda serve runs; --workers is honoured (default 1).
+  if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) {
+    const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+    const delay = option('--max-batch-delay-ms');
+    return startFaultService(root, port, Number(option('--workers') ?? 1), verbose, 0, delay === undefined ? {} : { maxBatchDelayMs: Number(delay) });
+  }
+  const child = spawn(process.execPath, [...benchNodeArgs(), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -123,23 +131,33 @@ export async function startPython(
   return { service, hello };
 }
 
-/** The fault service: supervised workers with the bench-only fault stage. */
-export function startFaultService(root: string, port: number, workers: number, verbose: boolean, standby = 0): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port), String(standby)], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+/** The fault service: supervised workers with the bench-only fault stage (or TSCUDA_SERVE_BENCH_WORKER's entry); `config`: more of the workers' configuration. */
+export function startFaultService(root: string, port: number, workers: number, verbose: boolean, standby = 0, config: Record<string, unknown> = {}): Service {
+  const child = spawn(
+    process.execPath,
+    [...benchNodeArgs(), '--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port), String(standby), JSON.stringify(config)],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   return track('fault', `http://127.0.0.1:${port}`, child, verbose);
 }
 
 /** Reads one gauge from a Prometheus exposition (the first series whose labels contain `labels`). */
 export function gauge(text: string, name: string, labels = ''): number | null {
+  return gauges(text, name, labels)[0] ?? null;
+}
+
+/** Every series of a gauge whose labels contain `labels` (in a cluster, one per worker). */
+export function gauges(text: string, name: string, labels = ''): number[] {
+  const out: number[] = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
     const m = /^([a-z_]+)(\{[^}]*\})? ([-+\d.eE]+|NaN)$/.exec(line);
     if (m === null || m[1] !== name) continue;
     if (labels !== '' && !(m[2] ?? '').includes(labels)) continue;
-    return Number(m[3]);
+    out.push(Number(m[3]));
   }
-  return null;
+  return out;
 }
