@@ -163,7 +163,11 @@ export function throughputSection(files: readonly DoorFile[], door: Door, base: 
 
 /** Every metric of the newest run per host, as the bench judged it. */
 export function resultsSection(files: readonly DoorFile[], door: Door, base: string): string {
-  const runs = newestPerHost(files, doorGpu);
+  // A run of only some parts (the serve bench's floors alone) has no metrics to show here.
+  const runs = newestPerHost(
+    files.filter((f) => f.data.metrics.length > 0),
+    doorGpu,
+  );
   if (runs.length === 0) return `Not measured yet on this tree: no \`bench/results/${door.kind}-*.json\` is committed.`;
   return runs
     .map((run) => {

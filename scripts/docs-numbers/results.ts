@@ -1,8 +1,8 @@
 /**
  * The committed results under bench/results/, read and sorted into what the docs quote: the main
- * bench per host, the several-GPU bench, the serve bench and the queue bench. Only whole runs of
- * the current tree are quoted: partial runs (`--only`), the landed tree's comparison runs and
- * simulated queues stay in the folder for the record but never reach a table.
+ * bench per host, the several-GPU bench, the serve bench and the queue bench. Only whole runs on
+ * a GPU are quoted: partial runs (`--only`), the landed tree's comparison runs and runs over a
+ * simulated or fake engine stay in the folder for the record but never reach a table.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +47,8 @@ export interface DoorResults {
   gpu?: string | undefined;
   /** The serve bench's GPU name. */
   device?: string | undefined;
+  /** The serve bench over a simulated engine (`--sim`) writes 'sim'. */
+  mode?: string | undefined;
   /** The queue bench over a CUDA-free engine. */
   fake?: boolean | undefined;
   sim?: unknown;
@@ -108,8 +110,10 @@ export function readResults(dir: string): ResultsCatalog {
     if (isRecordOnly(file)) continue;
     const data = parse(dir, file);
     if (!hasMetrics(file, data)) continue;
-    if (file.startsWith('serve-')) catalog.serve.push({ file, data: data as DoorResults });
-    else if (file.startsWith('queue-')) {
+    if (file.startsWith('serve-')) {
+      const serve = data as DoorResults;
+      if (serve.mode !== 'sim') catalog.serve.push({ file, data: serve });
+    } else if (file.startsWith('queue-')) {
       const queue = data as DoorResults;
       if (queue.fake !== true && (queue.sim ?? null) === null) catalog.queue.push({ file, data: queue });
     } else if (file.startsWith('multi-gpu-')) catalog.multiGpu.push({ file, data: data as BenchFile['data'] });

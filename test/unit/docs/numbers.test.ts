@@ -176,7 +176,7 @@ describe('figures typed by hand', () => {
 });
 
 describe('the results catalog', () => {
-  it('quotes whole runs only, newest first: partial, landed-tree and simulated runs stay out', () => {
+  it('quotes whole runs only, newest first: partial, landed-tree, fake and simulated runs stay out', () => {
     const dir = join(work, 'results');
     rmSync(dir, { recursive: true, force: true });
     const run = (date: string, only: string | null): string => JSON.stringify({ ...benchRun([]).data, date, settings: { only } });
@@ -187,6 +187,7 @@ describe('the results catalog', () => {
       'test-gpu-20261204.json': run('2026-12-04T00:00:00Z', 'launch'),
       'serve-test-gpu-20261204-landed-0123abc.json': JSON.stringify({ date: '2026-12-04T00:00:00Z', metrics: [] }),
       'queue-test-gpu-20261204.json': JSON.stringify({ date: '2026-12-04T00:00:00Z', fake: true, metrics: [] }),
+      'serve-sim-vm-20261204.json': JSON.stringify({ date: '2026-12-04T00:00:00Z', mode: 'sim', metrics: [] }),
       'probe-x.json': JSON.stringify({ rounds: [] }),
     };
     mkdirSync(dir, { recursive: true });
