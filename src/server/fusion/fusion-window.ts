@@ -5,6 +5,7 @@
  * the job (its rows are computed) but gets no share, and a job still queued with no request left
  * is cancelled. CUDA-free.
  */
+import { JobValidationError, ResultTooLargeError } from '../../engine/errors.js';
 import type { Job, JobEngineLike, JobResult, JobSpec } from '../../engine/types.js';
 import { requestResult, stackSamples, stackedOutputs, type FusionMemory } from './fused-arrays.js';
 import type { FusedRequest, RequestHolder } from './fused-request.js';
@@ -55,12 +56,14 @@ export class FusionWindow implements RequestHolder {
 
   /**
    * Submits the window as one engine job (a lone request: its own spec and arrays, no copy) and
-   * answers each request from its result, or all of them with the same error. Returns the number of
-   * requests the job holds (0 when none was left, or the engine refused the job).
+   * answers each request from its result, or all of them with the same error; `onSubmitted` hears
+   * the number of requests of each engine job submitted. An engine that refuses the stacked job for
+   * its size (ResultTooLargeError, or a JobValidationError: a lane holds fewer frames of more
+   * series) gets each request alone instead, so each has its own verdict.
    */
-  submit(engine: JobEngineLike, memory: FusionMemory | undefined): number {
+  submit(engine: JobEngineLike, memory: FusionMemory | undefined, onSubmitted?: (requests: number) => void): void {
     const requests = this.requests;
-    if (requests.length === 0) return 0;
+    if (requests.length === 0) return;
     const first = requests[0]!;
     const alone = requests.length === 1;
     const samples = alone
@@ -83,9 +86,18 @@ export class FusionWindow implements RequestHolder {
     } catch (error) {
       samples.release();
       outputs.release();
+      if (!alone && (error instanceof ResultTooLargeError || error instanceof JobValidationError)) {
+        for (const r of requests) {
+          const single = new FusionWindow(this.key, this.deadline, () => undefined);
+          single.add(r);
+          single.submit(engine, memory, onSubmitted);
+        }
+        return;
+      }
       for (const r of requests) r.fail(error);
-      return 0;
+      return;
     }
+    onSubmitted?.(requests.length);
     this.#job = job;
     for (const r of requests) r.submitted(job, this);
     const answered = job.result.then(
@@ -99,7 +111,6 @@ export class FusionWindow implements RequestHolder {
       samples.release();
       outputs.release();
     });
-    return requests.length;
   }
 
   /** Each request still waiting gets its rows of `result`, in the order the series were stacked. */

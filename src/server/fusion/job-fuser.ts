@@ -147,8 +147,7 @@ export class JobFuser {
 
   #submit(window: FusionWindow): void {
     this.#forget(window);
-    const requests = window.submit(this.#engine, this.#memory);
-    if (requests > 0) this.#onSubmitted?.(requests);
+    window.submit(this.#engine, this.#memory, this.#onSubmitted);
   }
 
   /** The timer's wake-up: submits the windows whose delay has run out, and waits for the next. */

@@ -139,6 +139,26 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     engine.release();
   }, 10_000);
 
+  it('an engine that refuses the stacked job for its size gets each request alone, each with its own verdict', async () => {
+    /** Refuses jobs of more than one series, as a lane that holds fewer frames of more series does. */
+    class OneSeriesEngine extends FakeEngine {
+      override submit(spec: JobSpec): Job;
+      override submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+      override submit(spec: JobSpec, options?: { wait: true; signal?: AbortSignal }): Job | Promise<Job> {
+        if ((spec.batch ?? 1) > 1) throw new JobValidationError('data', `${spec.batch} series do not fit a lane`);
+        return options === undefined ? super.submit(spec) : super.submit(spec, options);
+      }
+    }
+    const engine = new OneSeriesEngine({ perSeries: true });
+    const counts: number[] = [];
+    const f = fuser(engine, { onSubmitted: (n) => counts.push(n) });
+    const specs = [1, 2, 3].map((seed) => stftCycles(series(1, 16, seed), 1));
+    const results = await Promise.all(specs.map((s) => f.submit(s).result));
+    results.forEach((r, i) => expect(payload(r)).toEqual(alone(specs[i]!)));
+    expect(engine.submitted.map((s) => s.batch)).toEqual([1, 1, 1]);
+    expect(counts).toEqual([1, 1, 1]);
+  }, 10_000);
+
   it('deadlines stay per request: one times out while the fused job waits, the other is answered; its memory waits for the engine', async () => {
     const engine = new FakeEngine({ manual: true, perSeries: true });
     const f = fuser(engine, { maxBatchDelayMs: 1 });
