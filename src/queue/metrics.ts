@@ -11,6 +11,9 @@ import type { QueueWorker } from './worker.js';
 /** What the metrics read: a client's JobQueue (depth, reachability) or a QueueWorker (those and its jobs). */
 export type QueueMetricsSource = JobQueue | QueueWorker;
 
+/** Longest a scrape waits for the queue's depth, ms: past it the depth is left out (a stopped Redis must not hold /metrics). */
+const DEPTH_WAIT_MS = 2000;
+
 /** Waiting-time buckets, seconds: from a millisecond (an idle queue) to ten minutes (a backlog). */
 const WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
@@ -63,11 +66,15 @@ export function registerQueueMetrics(registry: Registry, source: QueueMetricsSou
     registers: [registry],
     async collect() {
       if (!source.reachable) return;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        const c = await counts();
+        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), DEPTH_WAIT_MS)));
+        const c = await Promise.race([counts(), late]);
         for (const state of ['waiting', 'prioritized', 'delayed', 'active'] as const) this.set({ ...labels, state }, c[state]);
       } catch {
-        // Redis went away during the scrape: the depth is left out, reachable says 0.
+        // Redis went away or did not answer during the scrape: the depth is left out, reachable says whether it answers.
+      } finally {
+        clearTimeout(timer);
       }
     },
   });

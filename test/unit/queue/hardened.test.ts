@@ -12,7 +12,8 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateJob } from '../../../src/engine/validate.js';
 import { checkConnection, redactRedisUrl } from '../../../src/queue/connection.js';
-import { JobQueue, newJobId, QueueFullError, QueueUnavailableError, runQueueWorker, UnknownQueueJobError } from '../../../src/queue/index.js';
+import { Registry } from 'prom-client';
+import { JobQueue, newJobId, QueueFullError, QueueUnavailableError, registerQueueMetrics, runQueueWorker, UnknownQueueJobError } from '../../../src/queue/index.js';
 import { parseServeArgs } from '../../../src/cli/commands/serve.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { followChildLines } from './child-lines.js';
@@ -106,6 +107,11 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     const queue = queueOf();
     await queue.ready();
     const held = await queue.submit(spec());
+    // A worker's /metrics (tscuda worker --metrics-port) reads the depth from Redis too.
+    const worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name: `metrics-${randomUUID()}`, lockDurationMs: 1000 });
+    open.push(worker);
+    const registry = new Registry();
+    registerQueueMetrics(registry, worker);
     process.kill(redis.pid!, 'SIGSTOP');
     try {
       // The client has not noticed: its connection is up. Each call is refused within the bound.
@@ -122,6 +128,8 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
       // A client with no traffic sees it too (its probe).
       const idle = queueOf();
       expect(idle.reachable).toBe(false);
+      const scrape = await settledWithin(registry.metrics(), 3000);
+      expect(scrape).toMatchObject({ value: expect.stringMatching(/tscuda_queue_jobs_total/) });
     } finally {
       process.kill(redis.pid!, 'SIGCONT');
     }
