@@ -1,6 +1,7 @@
-// GPU filtering kernels for src/signal/ (iir.ts, fir.ts, hilbert.ts): second-order-section IIR
-// filtering (sosfilt, sosfiltfilt), FIR filtering by direct convolution (lfilter and filtfilt with
-// FIR taps) and the analytic signal's spectrum weights (hilbert). Each kernel has a float (_f32)
+// GPU filtering kernels for src/signal/ (iir.ts, fir.ts, hilbert.ts, convolve.ts): second-order-section
+// IIR filtering (sosfilt, sosfiltfilt), FIR filtering by direct convolution (lfilter and filtfilt with
+// FIR taps), the analytic signal's spectrum weights (hilbert) and convolution (direct, and the
+// padding, spectrum product and slicing around cuFFT for fftconvolve). Each kernel has a float (_f32)
 // and a double (_f64) variant instantiated from one template; arithmetic and filter state are in
 // double in both (scipy filters float32 input in float64, since its coefficients are float64).
 //
@@ -229,6 +230,55 @@ __device__ void real_to_complex_impl(const T* x, typename FilterComplex<T>::type
   }
 }
 
+// scipy.signal.convolve(x, taps) by direct summation, the output window [start, start + out_length)
+// of the full convolution (length + ntaps - 1 samples): full starts at 0, same at (ntaps - 1) / 2,
+// valid at min(length, ntaps) - 1. One thread per output sample.
+template <typename T>
+__device__ void convolve_direct_impl(const T* x, T* y, const double* taps, int batch, int length, int ntaps, int out_length, int start) {
+  const flt_i64 total = (flt_i64)batch * out_length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / out_length;
+    const flt_i64 j = i - b * out_length + start;
+    const T* row = x + b * length;
+    // Taps k with 0 <= j - k < length.
+    const flt_i64 lo = j - length + 1 > 0 ? j - length + 1 : 0;
+    const flt_i64 hi = j < ntaps - 1 ? j : ntaps - 1;
+    double acc = 0.0;
+    for (flt_i64 k = lo; k <= hi; k++) acc += taps[k] * (double)row[j - k];
+    y[i] = (T)acc;
+  }
+}
+
+// The taps (float64) as one real row of n points in precision T, zero-padded: fftconvolve's kernel row.
+template <typename T>
+__device__ void pad_taps_impl(const double* taps, T* out, int ntaps, int n) {
+  for (flt_i64 i = filter_thread(); i < n; i += filter_threads()) out[i] = i < ntaps ? (T)taps[i] : (T)0;
+}
+
+// Each series' one-sided spectrum (bins per row) times the kernel's (one row), times `scale`, in place.
+template <typename T>
+__device__ void spectrum_product_impl(typename FilterComplex<T>::type* spectra, const typename FilterComplex<T>::type* kernel, int batch, int bins, double scale) {
+  const flt_i64 total = (flt_i64)batch * bins;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const typename FilterComplex<T>::type a = spectra[i];
+    const typename FilterComplex<T>::type h = kernel[i % bins];
+    typename FilterComplex<T>::type v;
+    v.x = (T)(scale * ((double)a.x * (double)h.x - (double)a.y * (double)h.y));
+    v.y = (T)(scale * ((double)a.x * (double)h.y + (double)a.y * (double)h.x));
+    spectra[i] = v;
+  }
+}
+
+// The window [start, start + out_length) of each row of n samples: the mode's part of the full convolution.
+template <typename T>
+__device__ void slice_rows_impl(const T* rows, T* out, int batch, int n, int out_length, int start) {
+  const flt_i64 total = (flt_i64)batch * out_length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / out_length;
+    out[i] = rows[b * n + start + (i - b * out_length)];
+  }
+}
+
 // The exported kernels, one per precision (spelled out: codegen reads these signatures).
 extern "C" __global__ void sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<float>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
 extern "C" __global__ void sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<double>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
@@ -248,3 +298,11 @@ extern "C" __global__ void analytic_spectrum_f32(const float2* half, float2* ful
 extern "C" __global__ void analytic_spectrum_f64(const double2* half, double2* full, int batch, int n) { analytic_spectrum_impl<double>(half, full, batch, n); }
 extern "C" __global__ void real_to_complex_f32(const float* x, float2* out, int batch, int length, int n) { real_to_complex_impl<float>(x, out, batch, length, n); }
 extern "C" __global__ void real_to_complex_f64(const double* x, double2* out, int batch, int length, int n) { real_to_complex_impl<double>(x, out, batch, length, n); }
+extern "C" __global__ void convolve_direct_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int out_length, int start) { convolve_direct_impl<float>(x, y, taps, batch, length, ntaps, out_length, start); }
+extern "C" __global__ void convolve_direct_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int out_length, int start) { convolve_direct_impl<double>(x, y, taps, batch, length, ntaps, out_length, start); }
+extern "C" __global__ void pad_taps_f32(const double* taps, float* out, int ntaps, int n) { pad_taps_impl<float>(taps, out, ntaps, n); }
+extern "C" __global__ void pad_taps_f64(const double* taps, double* out, int ntaps, int n) { pad_taps_impl<double>(taps, out, ntaps, n); }
+extern "C" __global__ void spectrum_product_f32(float2* spectra, const float2* kernel, int batch, int bins, double scale) { spectrum_product_impl<float>(spectra, kernel, batch, bins, scale); }
+extern "C" __global__ void spectrum_product_f64(double2* spectra, const double2* kernel, int batch, int bins, double scale) { spectrum_product_impl<double>(spectra, kernel, batch, bins, scale); }
+extern "C" __global__ void slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start) { slice_rows_impl<float>(rows, out, batch, n, out_length, start); }
+extern "C" __global__ void slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start) { slice_rows_impl<double>(rows, out, batch, n, out_length, start); }

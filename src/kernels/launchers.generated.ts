@@ -94,6 +94,14 @@ export const FILTER_SIGNATURES = {
   analytic_spectrum_f64: ['ptr', 'ptr', 'i32', 'i32'],
   real_to_complex_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
   real_to_complex_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  convolve_direct_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  convolve_direct_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  pad_taps_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  pad_taps_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  spectrum_product_f32: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
+  spectrum_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
+  slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/filter.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -120,6 +128,14 @@ export interface FilterKernels {
     readonly analytic_spectrum_f64: Kernel;
     readonly real_to_complex_f32: Kernel;
     readonly real_to_complex_f64: Kernel;
+    readonly convolve_direct_f32: Kernel;
+    readonly convolve_direct_f64: Kernel;
+    readonly pad_taps_f32: Kernel;
+    readonly pad_taps_f64: Kernel;
+    readonly spectrum_product_f32: Kernel;
+    readonly spectrum_product_f64: Kernel;
+    readonly slice_rows_f32: Kernel;
+    readonly slice_rows_f64: Kernel;
   };
   /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
   sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
@@ -157,6 +173,22 @@ export interface FilterKernels {
   real_to_complex_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'c64'>, batch: number, length: number, n: number): void;
   /** `real_to_complex_f64(const double* x, double2* out, int batch, int length, int n)` */
   real_to_complex_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'c128'>, batch: number, length: number, n: number): void;
+  /** `convolve_direct_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int out_length, int start)` */
+  convolve_direct_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, out_length: number, start: number): void;
+  /** `convolve_direct_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int out_length, int start)` */
+  convolve_direct_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, out_length: number, start: number): void;
+  /** `pad_taps_f32(const double* taps, float* out, int ntaps, int n)` */
+  pad_taps_f32(config: LaunchConfig, taps: DeviceBuffer<'f64'>, out: DeviceBuffer<'f32'>, ntaps: number, n: number): void;
+  /** `pad_taps_f64(const double* taps, double* out, int ntaps, int n)` */
+  pad_taps_f64(config: LaunchConfig, taps: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, ntaps: number, n: number): void;
+  /** `spectrum_product_f32(float2* spectra, const float2* kernel, int batch, int bins, double scale)` */
+  spectrum_product_f32(config: LaunchConfig, spectra: DeviceBuffer<'c64'>, kernel: DeviceBuffer<'c64'>, batch: number, bins: number, scale: number): void;
+  /** `spectrum_product_f64(double2* spectra, const double2* kernel, int batch, int bins, double scale)` */
+  spectrum_product_f64(config: LaunchConfig, spectra: DeviceBuffer<'c128'>, kernel: DeviceBuffer<'c128'>, batch: number, bins: number, scale: number): void;
+  /** `slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start)` */
+  slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
+  /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
+  slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
 }
 
 /**
@@ -184,6 +216,14 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_analytic_spectrum_f64 = kernels.analytic_spectrum_f64;
   const kernel_real_to_complex_f32 = kernels.real_to_complex_f32;
   const kernel_real_to_complex_f64 = kernels.real_to_complex_f64;
+  const kernel_convolve_direct_f32 = kernels.convolve_direct_f32;
+  const kernel_convolve_direct_f64 = kernels.convolve_direct_f64;
+  const kernel_pad_taps_f32 = kernels.pad_taps_f32;
+  const kernel_pad_taps_f64 = kernels.pad_taps_f64;
+  const kernel_spectrum_product_f32 = kernels.spectrum_product_f32;
+  const kernel_spectrum_product_f64 = kernels.spectrum_product_f64;
+  const kernel_slice_rows_f32 = kernels.slice_rows_f32;
+  const kernel_slice_rows_f64 = kernels.slice_rows_f64;
   return {
     module,
     kernels,
@@ -388,6 +428,84 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_real_to_complex_f64.setArg(3, length);
       kernel_real_to_complex_f64.setArg(4, n);
       kernel_real_to_complex_f64.launchPrepared(config);
+    },
+    convolve_direct_f32(config, x, y, taps, batch, length, ntaps, out_length, start) {
+      if (arguments.length !== 9) wrongArity('convolve_direct_f32', 8, arguments.length);
+      kernel_convolve_direct_f32.setArg(0, x);
+      kernel_convolve_direct_f32.setArg(1, y);
+      kernel_convolve_direct_f32.setArg(2, taps);
+      kernel_convolve_direct_f32.setArg(3, batch);
+      kernel_convolve_direct_f32.setArg(4, length);
+      kernel_convolve_direct_f32.setArg(5, ntaps);
+      kernel_convolve_direct_f32.setArg(6, out_length);
+      kernel_convolve_direct_f32.setArg(7, start);
+      kernel_convolve_direct_f32.launchPrepared(config);
+    },
+    convolve_direct_f64(config, x, y, taps, batch, length, ntaps, out_length, start) {
+      if (arguments.length !== 9) wrongArity('convolve_direct_f64', 8, arguments.length);
+      kernel_convolve_direct_f64.setArg(0, x);
+      kernel_convolve_direct_f64.setArg(1, y);
+      kernel_convolve_direct_f64.setArg(2, taps);
+      kernel_convolve_direct_f64.setArg(3, batch);
+      kernel_convolve_direct_f64.setArg(4, length);
+      kernel_convolve_direct_f64.setArg(5, ntaps);
+      kernel_convolve_direct_f64.setArg(6, out_length);
+      kernel_convolve_direct_f64.setArg(7, start);
+      kernel_convolve_direct_f64.launchPrepared(config);
+    },
+    pad_taps_f32(config, taps, out, ntaps, n) {
+      if (arguments.length !== 5) wrongArity('pad_taps_f32', 4, arguments.length);
+      kernel_pad_taps_f32.setArg(0, taps);
+      kernel_pad_taps_f32.setArg(1, out);
+      kernel_pad_taps_f32.setArg(2, ntaps);
+      kernel_pad_taps_f32.setArg(3, n);
+      kernel_pad_taps_f32.launchPrepared(config);
+    },
+    pad_taps_f64(config, taps, out, ntaps, n) {
+      if (arguments.length !== 5) wrongArity('pad_taps_f64', 4, arguments.length);
+      kernel_pad_taps_f64.setArg(0, taps);
+      kernel_pad_taps_f64.setArg(1, out);
+      kernel_pad_taps_f64.setArg(2, ntaps);
+      kernel_pad_taps_f64.setArg(3, n);
+      kernel_pad_taps_f64.launchPrepared(config);
+    },
+    spectrum_product_f32(config, spectra, kernel, batch, bins, scale) {
+      if (arguments.length !== 6) wrongArity('spectrum_product_f32', 5, arguments.length);
+      kernel_spectrum_product_f32.setArg(0, spectra);
+      kernel_spectrum_product_f32.setArg(1, kernel);
+      kernel_spectrum_product_f32.setArg(2, batch);
+      kernel_spectrum_product_f32.setArg(3, bins);
+      kernel_spectrum_product_f32.setArg(4, scale);
+      kernel_spectrum_product_f32.launchPrepared(config);
+    },
+    spectrum_product_f64(config, spectra, kernel, batch, bins, scale) {
+      if (arguments.length !== 6) wrongArity('spectrum_product_f64', 5, arguments.length);
+      kernel_spectrum_product_f64.setArg(0, spectra);
+      kernel_spectrum_product_f64.setArg(1, kernel);
+      kernel_spectrum_product_f64.setArg(2, batch);
+      kernel_spectrum_product_f64.setArg(3, bins);
+      kernel_spectrum_product_f64.setArg(4, scale);
+      kernel_spectrum_product_f64.launchPrepared(config);
+    },
+    slice_rows_f32(config, rows, out, batch, n, out_length, start) {
+      if (arguments.length !== 7) wrongArity('slice_rows_f32', 6, arguments.length);
+      kernel_slice_rows_f32.setArg(0, rows);
+      kernel_slice_rows_f32.setArg(1, out);
+      kernel_slice_rows_f32.setArg(2, batch);
+      kernel_slice_rows_f32.setArg(3, n);
+      kernel_slice_rows_f32.setArg(4, out_length);
+      kernel_slice_rows_f32.setArg(5, start);
+      kernel_slice_rows_f32.launchPrepared(config);
+    },
+    slice_rows_f64(config, rows, out, batch, n, out_length, start) {
+      if (arguments.length !== 7) wrongArity('slice_rows_f64', 6, arguments.length);
+      kernel_slice_rows_f64.setArg(0, rows);
+      kernel_slice_rows_f64.setArg(1, out);
+      kernel_slice_rows_f64.setArg(2, batch);
+      kernel_slice_rows_f64.setArg(3, n);
+      kernel_slice_rows_f64.setArg(4, out_length);
+      kernel_slice_rows_f64.setArg(5, start);
+      kernel_slice_rows_f64.launchPrepared(config);
     },
   };
 }

@@ -71,6 +71,8 @@
  * lfilter(b, a, x, { batch, stream, output, zi?, zf? }) -> y | { y, zf }        // FIR: a is one number
  * filtfilt(b, a, x, { batch, stream, output, padtype: 'odd', padlen })    -> y
  * hilbert(x, { N, batch, stream, output }) -> ComplexBuffer (batch x N)
+ * convolve(x, taps, { mode: 'full' | 'same' | 'valid', method: 'auto' | 'direct' | 'fft', batch, stream, output }) -> y
+ * fftconvolve(x, taps, { mode, batch, stream, output }) -> y
  * ```
  */
 export {
@@ -200,3 +202,5 @@ export { type FilterCallOptions, type FilteredWithState } from './filter-call.js
 export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type SosfiltfiltOptions } from './iir.js';
 export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
 export { hilbert, type HilbertOptions } from './hilbert.js';
+export { convolve, fftconvolve, type ConvolveOptions } from './convolve.js';
+export { convolutionWindow, convolutionMethod, DIRECT_CONVOLVE_LIMIT, type ConvolveMode, type ConvolveMethod } from './convolve-geometry.js';

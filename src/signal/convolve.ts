@@ -1,0 +1,73 @@
+/**
+ * Convolution of many series with one kernel on the GPU: scipy.signal.convolve (direct summation
+ * or through the FFT, chosen by size) and fftconvolve, with the modes full, same and valid.
+ * f32 and f64 series; the taps are host numbers (float64). The direct path sums in float64; the
+ * FFT path runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
+ */
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { Stream } from '../runtime/stream.js';
+import type { RealBuffer } from './buffers.js';
+import { convolutionMethod, convolutionWindow, type ConvolveMethod, type ConvolveMode } from './convolve-geometry.js';
+import { filterSeries } from './filter-call.js';
+import { coefficientTable } from './filter-tables.js';
+import { checkTaps } from './firwin.js';
+import { fastLength } from './morlet.js';
+import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+
+/** Options of convolve and fftconvolve. */
+export interface ConvolveOptions {
+  /** 'full' (default: length + taps − 1 samples per series), 'same' (length) or 'valid' (|length − taps| + 1). */
+  mode?: ConvolveMode | undefined;
+  /** convolve only: 'auto' (default: the FFT when series and taps are both longer than DIRECT_CONVOLVE_LIMIT), 'direct' or 'fft'. */
+  method?: ConvolveMethod | undefined;
+  /** Series in x (default 1). */
+  batch?: number | undefined;
+  stream?: Stream | undefined;
+  /** Write here (x's dtype, batch × the mode's length); default a new buffer. Must not be x. */
+  output?: RealBuffer | undefined;
+}
+
+/** scipy.signal.convolve(x, taps, mode, method) for each series of x: batch × the mode's length. */
+export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveOptions = {}): RealBuffer {
+  const h = checkTaps(taps, 'convolve');
+  const { p, batch, length } = filterSeries(x, options.batch, 'convolve');
+  const window = convolutionWindow(length, h.length, options.mode ?? 'full');
+  const method = convolutionMethod(options.method ?? 'auto', length, h.length);
+  const stream = options.stream;
+  const ctx = x.context;
+  const y = convolutionOutput(x, batch * window.outLength, options);
+  const table = coefficientTable(ctx, 'taps', h, stream);
+  if (method === 'direct') {
+    ws.filterKernel(ctx, `convolve_direct_${p}`)(elementwise(batch * window.outLength, stream), x, y, table, batch, length, h.length, window.outLength, window.start);
+    return y;
+  }
+  // The FFT path: both padded to n >= the full length (no wrap-around), one spectrum product, one inverse.
+  const n = fastLength(window.fullLength);
+  const bins = Math.floor(n / 2) + 1;
+  const complex = COMPLEX_OF[p];
+  const rows = ws.scratch(ctx, stream, 'convolve-rows', p, batch * n);
+  const spectra = ws.scratch(ctx, stream, 'convolve-spectra', complex, batch * bins);
+  const kernelRow = ws.scratch(ctx, stream, 'convolve-kernel-row', p, n);
+  const kernelSpectrum = ws.scratch(ctx, stream, 'convolve-kernel-spectrum', complex, bins);
+  ws.filterKernel(ctx, `fit_rows_${p}`)(elementwise(batch * n, stream), x, rows, batch, length, n);
+  ws.filterKernel(ctx, `pad_taps_${p}`)(elementwise(n, stream), table, kernelRow, h.length, n);
+  ws.realForward(ctx, p, n, batch, rows, spectra, stream);
+  ws.realForward(ctx, p, n, 1, kernelRow, kernelSpectrum, stream);
+  ws.filterKernel(ctx, `spectrum_product_${p}`)(elementwise(batch * bins, stream), spectra, kernelSpectrum, batch, bins, 1 / n);
+  ws.realInverse(ctx, p, n, batch, spectra, rows, stream);
+  ws.filterKernel(ctx, `slice_rows_${p}`)(elementwise(batch * window.outLength, stream), rows, y, batch, n, window.outLength, window.start);
+  return y;
+}
+
+/** scipy.signal.fftconvolve(x, taps, mode) for each series of x: convolve through the FFT. */
+export function fftconvolve(x: RealBuffer, taps: ArrayLike<number>, options: Omit<ConvolveOptions, 'method'> = {}): RealBuffer {
+  return convolve(x, taps, { ...options, method: 'fft' });
+}
+
+/** The output: `options.output` checked (x's dtype, `length` elements, not x), or a new buffer where outputs go. */
+function convolutionOutput(x: RealBuffer, length: number, options: ConvolveOptions): RealBuffer {
+  if (options.output === undefined) return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, options.stream, 'convolve output')) as RealBuffer;
+  if (options.output === x) throw new TypeError('convolve: output must not be x (each output sample reads several input samples)');
+  expectBuffer(options.output, x.dtype, length, 'convolve output');
+  return options.output;
+}
