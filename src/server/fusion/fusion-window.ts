@@ -15,7 +15,9 @@ export class FusionWindow implements RequestHolder {
   readonly key: string;
   /** When it is submitted at the latest (performance.now() ms). */
   readonly deadline: number;
+  /** Its requests, in the order their series are stacked. */
   readonly requests: FusedRequest[] = [];
+  /** Series, samples and engine-allocated result bytes of its requests together (what the fuser's bounds limit). */
   rows = 0;
   samples = 0;
   resultBytes = 0;
@@ -38,6 +40,7 @@ export class FusionWindow implements RequestHolder {
     this.resultBytes += request.resultBytes;
   }
 
+  /** A request settled on its own: it leaves a window still gathering; a submitted job still queued with nobody left to answer is cancelled. */
   settledAlone(request: FusedRequest): void {
     if (this.#job === null) {
       // Still gathering: it leaves, and its series never reach the GPU.
