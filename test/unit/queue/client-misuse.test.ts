@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkConnection } from '../../../src/queue/connection.js';
+import { checkConnection, checkRedis } from '../../../src/queue/connection.js';
 import { JobQueue, newJobId, QueueJobCancelledError, QueueUnavailableError, UnknownQueueJobError } from '../../../src/queue/index.js';
 import type { JobSpec } from '../../../src/engine/index.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
@@ -80,7 +80,9 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
     await queue.close();
     for (const call of [() => queue.view('jx'), () => queue.counts(), () => queue.cancel('jx'), () => queue.ready()]) await expect(call()).rejects.toThrow(/is closed/);
 
-    const live = queueOf();
+    // A short bound: the reads below each wait for a reconnection at most this long.
+    const live = new JobQueue({ connection: redis.url, name: `misuse-${randomUUID()}`, commandTimeoutMs: 500 });
+    open.push(live);
     await live.ready();
     await redis.stop();
     try {
@@ -91,7 +93,7 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
       const t0 = Date.now();
       await expect(live.view(newJobId())).rejects.toBeInstanceOf(QueueUnavailableError);
       await expect(live.counts()).rejects.toBeInstanceOf(QueueUnavailableError);
-      expect(Date.now() - t0).toBeLessThan(8000);
+      expect(Date.now() - t0).toBeLessThan(2500);
     } finally {
       await redis.start();
     }
@@ -123,6 +125,9 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
       const noneError = (await none.submit(spec()).catch((e: unknown) => e)) as Error;
       expect(noneError.message).toMatch(/refused the password \(NOAUTH/);
       expect(Date.now() - t0).toBeLessThan(4000);
+      // The start-up check of serve and worker says the same.
+      await expect(checkRedis(guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'), 2000)).rejects.toThrow(/refused the password \(WRONGPASS[^]*$/);
+      await expect(checkRedis(guarded.url, 2000)).rejects.toThrow(/refused the password \(NOAUTH/);
     } finally {
       await Promise.all([wrong.close(), none.close()]);
       await guarded.dispose();

@@ -81,6 +81,22 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
     expect(full.headers['retry-after']).toBeDefined();
   });
 
+  it('a NaN sample is 400 naming it, in a binary body as in JSON (the one rule for non-finite samples)', async () => {
+    const { app } = frontOf();
+    const samples = Float32Array.from(signal());
+    samples[9] = Number.NaN;
+    const binary = await app.inject({
+      method: 'POST',
+      url: '/v1/jobs?dtype=f32&flags=stft',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.from(samples.buffer),
+    });
+    expect(binary.statusCode).toBe(400);
+    expect(binary.json()).toMatchObject({ error: { code: 'invalid_field', message: expect.stringMatching(/\[9\]: is NaN/) } });
+    const json = await app.inject({ method: 'POST', url: '/v1/jobs', headers: { 'content-type': 'application/json' }, payload: '{"signal":[1,2,1e400],"flags":["stft"]}' });
+    expect(json.statusCode).toBe(400);
+  });
+
   it("ids that are BullMQ's own key names are 404, never a 500", async () => {
     const { app } = frontOf();
     expect((await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } })).statusCode).toBe(202);

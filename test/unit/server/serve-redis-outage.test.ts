@@ -1,7 +1,8 @@
 /**
  * `tscuda serve --redis --workers 0` as a process when its Redis is killed for good with requests
  * in flight: every request is answered within the queue's bound (202 before the loss, 503
- * queue_unavailable after), and SIGTERM then stops the process (no wait on the lost Redis).
+ * queue_unavailable after), and SIGTERM then stops the process (no wait on the lost Redis); at
+ * start it says that its Redis has no memory limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSkipReason, startRedis, type TestRedis } from '../queue/redis-server.js';
@@ -25,6 +26,8 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis kill
     const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--command-timeout', String(BOUND_MS), '--drain', '3000']);
     try {
       await serve.waitFor(/listening on/, 30_000);
+      // The test Redis has no memory limit: the front says so at start.
+      expect(serve.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ has no maxmemory: .*noeviction/);
       const base = `http://127.0.0.1:${port}`;
       const body = JSON.stringify({ signal: Array.from({ length: 4096 }, () => Math.random() - 0.5), flags: ['stft'] });
       const post = async (): Promise<number> => {
