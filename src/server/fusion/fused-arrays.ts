@@ -72,8 +72,10 @@ export function stackedOutputs(intos: readonly JobOutputArrays[], memory: Fusion
 
 /**
  * The result of `rows` series from series `start` of a fused job's `result`, as its request sees
- * it: its own batch, its own id, each result array cut to its rows (copied into the request's
- * `into` array where it gave one, else a view of the fused array), its own dominant cycles.
+ * it: its own batch, its own id, each result array cut to its rows and copied (into the request's
+ * `into` array where it gave one, else a new array: a view would keep the whole fused result alive
+ * for as long as any one answer is kept, as `/v1/jobs` keeps finished results), its own dominant
+ * cycles.
  */
 export function requestResult(result: JobResult, start: number, rows: number, into: JobOutputArrays, id: number): JobResult {
   const own: JobResult = { ...result, id, batch: rows };
@@ -85,7 +87,7 @@ export function requestResult(result: JobResult, start: number, rows: number, in
     const perSeries = array.length / result.batch;
     const share = array.subarray(start * perSeries, (start + rows) * perSeries);
     const given = mine[field];
-    if (given === undefined) target[field] = share;
+    if (given === undefined) target[field] = share.slice();
     else {
       (given as Float32Array).set(share as Float32Array);
       target[field] = given;

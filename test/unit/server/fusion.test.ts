@@ -63,6 +63,8 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     results.forEach((r, i) => {
       expect(payload(r)).toEqual(alone(specs[i]!));
       expect(r.id).toBe(jobs[i]!.id);
+      // Its own memory, not a view that would keep the whole fused result alive while this answer is kept.
+      for (const array of [r.filtered!, r.spectrum!, r.bandPowers!]) expect(array.buffer.byteLength).toBe(array.byteLength);
     });
     expect(jobs.map((j) => j.status)).toEqual(['ready', 'ready', 'ready']);
   }, 10_000);
