@@ -196,12 +196,13 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
 }
 
 /**
- * The answer to a request line of an HTTP version other than 1.x: 400 for HTTP/0.9's bare
- * `GET /path` (no version at all), 505 for a version this server does not speak (`HTTP/2.0` as text).
+ * The answer to a request line of an HTTP version other than 1.x: 400 (a client's mistake, never
+ * a 5xx): HTTP/0.9's bare `GET /path` has no version at all, and `HTTP/2.0` as text is not how
+ * HTTP/2 is spoken.
  */
 function versionNotSupported(version: string): HttpError {
-  if (version === '0.9') return new HttpError(400, 'bad_request', 'the request line has no HTTP version (HTTP/0.9 is not supported): send HTTP/1.1', { field: 'version' });
-  return new HttpError(505, 'http_version_not_supported', `HTTP/${clip(version)} is not supported: send HTTP/1.1`, { field: 'version', reason: 'INVALID' });
+  const what = version === '0.9' ? 'the request line has no HTTP version (HTTP/0.9)' : `HTTP/${clip(version)} in a text request line`;
+  return new HttpError(400, 'unsupported_http_version', `${what} is not supported: send HTTP/1.1`, { field: 'version' });
 }
 
 /** Longest path parameter (a job id) the router matches: fastify's maxParamLength. */

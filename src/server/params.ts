@@ -207,6 +207,11 @@ export function headerParams(headers: Readonly<Record<string, string | string[] 
     if (values.length !== 1) throw invalidField(name, 'is given more than once');
     out[param] = values[0]!;
   }
+  // An x-tscuda-* header that names no parameter is a typo, refused as an unknown query parameter is
+  // (silently ignored, `x-tscuda-npersg` would run the job without its framing).
+  for (const name of Object.keys(headers))
+    if (name.startsWith('x-tscuda-') && !HEADER_PARAMS.has(name))
+      throw new HttpError(400, 'unknown_field', `${clip(name)}: not a job parameter (x-tscuda-<parameter>: ${[...HEADER_PARAMS.keys()].join(', ')})`, { field: clip(name) });
   return out;
 }
 

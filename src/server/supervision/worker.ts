@@ -128,7 +128,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     ...entry.serverOptions,
   });
 
-  const leave = (): Promise<never> => {
+  /** Drains and exits; `retiring`: this worker leaves while its peers serve (new connections go to them). */
+  const leave = (retiring = false): Promise<never> => {
     leaving ??= (async (): Promise<never> => {
       // Bounded: a lost context or a client that never finishes its body cannot keep a leaving worker alive.
       const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
@@ -136,7 +137,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
         guard === null
           ? // Not listening (a standby, or still starting): nothing to drain but the engine, within the same bound.
             { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false))]) }
-          : await guard.drain(drainMs);
+          : await guard.drain(drainMs, { acceptQueued: !retiring });
       // The counters of everything this worker answered, for the primary to keep once it is gone.
       const metrics = await server.metrics.registry.getMetricsAsJSON().catch(() => null);
       return sendThenExit(metrics === null ? null : { tscuda: 'final-metrics', metrics }, outcome.drained ? EXIT_CODES.drained : EXIT_CODES.drainCut);
@@ -165,7 +166,7 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     } else if (message.tscuda === 'activate') activate();
     else if (message.tscuda === 'retire' || message.tscuda === 'shutdown') {
       stopStandby();
-      void leave();
+      void leave(message.tscuda === 'retire');
     }
   });
   // The primary coordinates shutdown; a signal sent to the whole process group (Ctrl-C, systemd's

@@ -1,6 +1,6 @@
 /**
- * Request lines of HTTP versions this server does not speak: HTTP/0.9's bare `GET /path` gets 400
- * and `HTTP/2.0` as text gets 505, each in the documented error shape with the connection closed;
+ * Request lines of HTTP versions this server does not speak: HTTP/0.9's bare `GET /path` and
+ * `HTTP/2.0` as text get 400 (input is never a 5xx), in the documented error shape with the connection closed;
  * 1.0 and 1.1 are served. Loopback only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +16,10 @@ afterAll(() => servers.closeAll());
 
 describe('the HTTP version of a request line', () => {
   const cases: [line: string, status: number, code: string][] = [
-    ['GET /v2/health/live\r\n\r\n', 400, 'bad_request'],
-    ['GET /v2/health/live HTTP/0.9\r\n\r\n', 400, 'bad_request'],
-    ['POST /v1/stft\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}', 400, 'bad_request'],
-    ['GET /v2/health/live HTTP/2.0\r\nhost: x\r\n\r\n', 505, 'http_version_not_supported'],
+    ['GET /v2/health/live\r\n\r\n', 400, 'unsupported_http_version'],
+    ['GET /v2/health/live HTTP/0.9\r\n\r\n', 400, 'unsupported_http_version'],
+    ['POST /v1/stft\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}', 400, 'unsupported_http_version'],
+    ['GET /v2/health/live HTTP/2.0\r\nhost: x\r\n\r\n', 400, 'unsupported_http_version'],
     ['GET /v2/health/live HTTP/1.0\r\n\r\n', 200, ''],
     ['GET /v2/health/live HTTP/1.1\r\nhost: x\r\n\r\n', 200, ''],
   ];
