@@ -19,7 +19,7 @@ export interface QueueJobServiceOptions {
 
 /** Why the queue cannot take jobs now, or null when it can. */
 export function queueNotReadyReason(queue: JobQueue): string | null {
-  return queue.reachable ? null : `the job queue's Redis (${queue.where}) is not reachable; reconnecting`;
+  return queue.reachable ? null : `the job queue's Redis (${queue.where}) is not reachable (down, or no answer within its commandTimeoutMs); retrying`;
 }
 
 /**
