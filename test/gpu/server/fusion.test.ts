@@ -77,7 +77,10 @@ describe.skipIf(!gpu.available)(`fused requests over the real engine${gpu.availa
       let worst = 0;
       for (let i = 0; i < want.length; i++) {
         scale = Math.max(scale, Math.abs(want[i]!));
-        worst = Math.max(worst, Math.abs(got[i]! - want[i]!));
+        let d = Math.abs(got[i]! - want[i]!);
+        // A dominant cycle's phase (column 3 of 4) near ±π may come out on the other side: compare it as an angle.
+        if (name === 'dominant' && i % 4 === 3) d = Math.min(d, Math.abs(2 * Math.PI - d));
+        worst = Math.max(worst, d);
       }
       expect(scale, `${what} ${name}: a reference of zeros proves nothing`).toBeGreaterThan(0);
       expect(worst, `${what} ${name}: max |fused - unfused| (scale ${scale})`).toBeLessThanOrEqual(rel * scale);
