@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FILTER_SIGNATURES, SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
 import { boundaryCode, detrendCode, type SpectralGeometry } from '../../../../src/signal/geometry.js';
+import { absentTool, notInstalled, toolFailure } from '../../../setup/tool-probe.js';
 
 /** The precisions the kernels come in. */
 export type P = 'f32' | 'f64';
@@ -18,13 +19,13 @@ export type Arr = Float32Array | Float64Array;
 const HERE = import.meta.dirname;
 
 function build(): { so: string; reason: string } {
-  try {
-    const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
-    const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false });
-    return r.exitCode === 0 ? { so, reason: '' } : { so: '', reason: `g++ failed: ${String(r.stderr).slice(0, 300)}` };
-  } catch (e) {
-    return { so: '', reason: `g++ not runnable: ${(e as Error).message.split('\n')[0]}` };
-  }
+  const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
+  // Bounded, but generously: on a loaded 2-core machine the compile takes tens of seconds.
+  const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false, timeout: 600_000 });
+  if (r.exitCode === 0) return { so, reason: '' };
+  // Only an absent compiler skips; a compiler that failed here is a failure (tool-probe.ts).
+  if (notInstalled(r)) return { so: '', reason: absentTool('g++ is not installed') };
+  throw toolFailure('g++ (building the kernel emulation)', r);
 }
 
 /** The compiled emulation (`so`), or why it could not be built (`reason`). */
