@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobError } from '../../../src/engine/errors.js';
 import { parseServeArgs } from '../../../src/cli/commands/serve.js';
@@ -17,6 +18,14 @@ function serve(maxBatchDelayMs: number, engineOptions: FakeEngineOptions = {}): 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
+
+async function until(what: () => boolean, label: string): Promise<void> {
+  const t0 = performance.now();
+  while (!what()) {
+    if (performance.now() - t0 > 5000) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
 
 /** A window long enough for a burst of injected requests on a loaded machine to land in one. */
 const WINDOW_MS = 100;
@@ -110,6 +119,42 @@ describe('fusing over HTTP (fake engine)', () => {
       expect(res.statusCode).toBe(200);
       expect(Buffer.compare(res.rawPayload, expected[i]!.rawPayload)).toBe(0);
     });
+  }, 15_000);
+
+  it('a client that goes away leaves its fused job queued for the others; when all have gone, the engine job is cancelled', async () => {
+    const { server, engine } = serve(5, { manual: true });
+    const base = await server.listen({ port: 0, host: '127.0.0.1' });
+    const body = Buffer.from(samples(1, 64, 1).buffer);
+    /** A POST over loopback whose client can hang up; resolves with its status, or 0 once it was hung up. */
+    const post = () => {
+      const req = request(new URL('/v1/stft?dtype=f32&batch=1&fs=100', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', 'content-length': body.length },
+      });
+      const status = new Promise<number>((resolve) => {
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', () => resolve(0));
+      });
+      req.end(body);
+      return { status, hangUp: () => req.destroy() };
+    };
+    const [gone, stays] = [post(), post()];
+    await until(() => engine.submitted.length === 1, 'the fused job');
+    expect(engine.submitted[0]!.batch).toBe(2);
+    gone.hangUp();
+    await until(() => engine.queued === 1 && server.pending === 1, 'the hung-up request answered alone');
+    engine.release();
+    expect(await stays.status).toBe(200);
+    expect(await gone.status).toBe(0);
+
+    const both = [post(), post()];
+    await until(() => engine.submitted.length === 2, 'the second fused job');
+    for (const p of both) p.hangUp();
+    await until(() => engine.queued === 0, 'the engine job cancelled with nobody left to answer');
+    expect(engine.stats().jobs).toBe(1);
   }, 15_000);
 
   it('asynchronous jobs fuse too: each id gets its own result', async () => {
