@@ -224,12 +224,13 @@ function parametersOf(
   dtype: JobDataType,
 ): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
   if (samples === 0) fail('data', 'is empty');
+  // Every scalar is checked here by its row of the table, once: below, a scalar given is valid.
   checkByTable(spec);
-  const batch = spec.batch === undefined ? 1 : tableNumber(spec.batch, 'batch');
+  const batch = spec.batch ?? 1;
   if (samples % batch !== 0) fail('batch', `${samples} samples do not split into ${batch} series of equal length`);
   const length = samples / batch;
   if (length < MIN_SERIES_LENGTH) fail('data', `series of ${length} samples are too short (at least ${MIN_SERIES_LENGTH})`);
-  const fs = spec.fs === undefined ? 1 : tableNumber(spec.fs, 'fs');
+  const fs = spec.fs ?? 1;
   const nyquist = fs / 2;
 
   if (!Array.isArray(spec.flags)) fail('flags', `must be an array of flags (${BUILTIN_FLAGS.join(', ')} or a registered stage), got ${show(spec.flags)}`);
@@ -256,18 +257,16 @@ function parametersOf(
   if (dtype !== 'f32' && dtype !== 'f64' && (wavelet || stages.length > 0))
     fail('flags', `${dtype} data takes the stft and cycles flags; ${wavelet ? 'wavelet' : `registered stages (${stages.join(', ')})`} need f32 or f64 data`);
 
-  const detrend = spec.detrend === undefined ? 'linear' : spec.detrend;
-  if (detrend !== 'linear' && detrend !== 'constant' && detrend !== false) fail('detrend', `must be 'linear', 'constant' or false, got ${show(detrend)}`);
+  const detrend = spec.detrend ?? 'linear';
   const window = resolveJobWindow(spec.window === undefined ? 'hann' : spec.window);
 
   const passBand = spec.passBand === undefined ? ([0, nyquist] as Band) : band(spec.passBand, 'passBand', nyquist);
   let framing: JobFraming | undefined;
   if (spec.nperseg !== undefined) {
-    const nperseg = tableNumber(spec.nperseg, 'nperseg');
+    const nperseg = spec.nperseg;
     if (nperseg > length) fail('nperseg', `${nperseg} is greater than the series length N = ${length}`);
     const noverlap = spec.noverlap === undefined ? Math.floor(nperseg / 2) : spec.noverlap;
-    if (typeof noverlap !== 'number' || !Number.isSafeInteger(noverlap) || noverlap < 0 || noverlap >= nperseg)
-      fail('noverlap', `must be an integer in [0, nperseg = ${nperseg}), got ${show(noverlap)}`);
+    if (noverlap >= nperseg) fail('noverlap', `must be an integer in [0, nperseg = ${nperseg}), got ${noverlap}`);
     const others = [...seen].filter((f) => f !== 'stft');
     if (!stft || others.length > 0)
       fail('flags', `a framed job (nperseg) takes only the stft flag${others.length ? `, not ${others.join(', ')}` : ''}; submit those as a separate job`);
@@ -283,7 +282,7 @@ function parametersOf(
     framing = { nperseg, noverlap, step, extension, paddedLength, frames, freqs: Math.floor(nperseg / 2) + 1 };
   } else if (spec.noverlap !== undefined) fail('noverlap', 'needs nperseg (a framed stft)');
   const maxBins = framing ? framing.freqs : Math.floor(length / 2) + 1;
-  const previewBins = spec.previewBins === undefined ? Math.min(256, maxBins) : tableNumber(spec.previewBins, 'previewBins');
+  const previewBins = spec.previewBins ?? Math.min(256, maxBins);
   if (previewBins > maxBins)
     fail(
       'previewBins',
@@ -298,8 +297,7 @@ function parametersOf(
     bands = Array.from(spec.bands, (b: unknown, i) => band(b, `bands[${i}]`, nyquist));
   }
   if (cycles && bands.length === 0) fail('bands', 'the cycles flag needs at least one band');
-  const waveletBands = spec.waveletBands === undefined ? false : spec.waveletBands;
-  if (typeof waveletBands !== 'boolean') fail('waveletBands', `must be true or false, got ${show(waveletBands)}`);
+  const waveletBands = spec.waveletBands ?? false;
   if (waveletBands && bands.length === 0) fail('bands', 'waveletBands needs at least one band');
 
   let freqs: number[] = [];
@@ -312,7 +310,7 @@ function parametersOf(
     });
   }
   if (wavelet && freqs.length === 0) fail('freqs', 'the wavelet flag needs at least one frequency');
-  const nCycles = spec.nCycles === undefined ? 6 : tableNumber(spec.nCycles, 'nCycles');
+  const nCycles = spec.nCycles ?? 6;
   // A Morlet wavelet's width in samples: infinite (a frequency far below fs) or zero (a tiny nCycles) gives zero or NaN powers.
   freqs.forEach((f, i) => {
     const sigma = (nCycles * fs) / (2 * Math.PI * f);
@@ -320,8 +318,7 @@ function parametersOf(
     if (!(sigma * sigma > 0)) fail('nCycles', `${nCycles} cycles make a wavelet of width 0 at ${f} Hz`);
   });
 
-  const bandWaves = spec.bandWaves === undefined ? true : spec.bandWaves;
-  if (typeof bandWaves !== 'boolean') fail('bandWaves', `must be true or false, got ${show(bandWaves)}`);
+  const bandWaves = spec.bandWaves ?? true;
   const into = spec.into ?? {};
   if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
   for (const [key, value] of Object.entries(into)) {
@@ -337,7 +334,7 @@ function parametersOf(
 
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
-    timeoutMs = tableNumber(spec.timeoutMs, 'timeoutMs');
+    timeoutMs = spec.timeoutMs;
     // The library's one timeout rule (runtime/timeout.ts): past 2^31-1 ms a Node timer fires at once.
     const problem = timeoutMsProblem(timeoutMs);
     if (problem !== undefined) fail('timeoutMs', problem);

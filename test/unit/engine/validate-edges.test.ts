@@ -116,6 +116,9 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
       detail: 'a framed job (nperseg) takes only the stft flag, not cycles; submit those as a separate job',
     });
     expect(refusal({ nperseg: 16, flags: ['supdem'] }).detail).toBe('a framed job (nperseg) takes only the stft flag, not supdem; submit those as a separate job');
+    expect(refusal({ nperseg: 16, flags: ['stft', 'wavelet', 'supdem'], freqs: [0.1] }).detail).toBe(
+      'a framed job (nperseg) takes only the stft flag, not wavelet, supdem; submit those as a separate job',
+    );
   });
 
   it('previewBins up to N/2 + 1 (a frame: nperseg/2 + 1); one more is refused', () => {
@@ -163,6 +166,25 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(refusal({ flags: ['wavelet'], freqs: ['0.1' as never] }).field).toBe('freqs[0]');
   });
 
+  it('the NOLA check uses the window with its parameter', () => {
+    // tukey with alpha 0 is a boxcar (NOLA holds without overlap); tukey's default alpha 0.5 is zero at its ends.
+    expect(job({ window: ['tukey', 0], nperseg: 8, noverlap: 0 }).framing?.frames).toBeGreaterThan(0);
+    expect(refusal({ window: 'tukey', nperseg: 8, noverlap: 0 }).field).toBe('noverlap');
+  });
+
+  it('an unknown field is named, with the fields a job takes', () => {
+    expect(refusal({ nfft: 8 } as never)).toEqual({
+      field: 'nfft',
+      detail:
+        'unknown field (known: data, dtype, into, signal, batch, fs, flags, detrend, window, nperseg, noverlap, passBand, previewBins, bands, freqs, nCycles, waveletBands, bandWaves, timeoutMs, label, stageParams, scale, outputDtype)',
+    });
+  });
+
+  it('a Morlet wavelet as wide as a double holds is taken (sigma = nCycles fs / (2 pi f))', () => {
+    // 6 / (2 pi 1e-308) is 9.5e307, finite.
+    expect(job({ flags: ['wavelet'], freqs: [1e-308] }).freqs).toEqual([1e-308]);
+  });
+
   it('a Morlet wavelet of infinite width names the frequency; of width 0 names nCycles', () => {
     expect(refusal({ flags: ['wavelet'], freqs: [1e-320] }).field).toBe('freqs[0]');
     expect(refusal({ flags: ['wavelet'], freqs: [0.1], nCycles: 1e-200 }).field).toBe('nCycles');
@@ -180,6 +202,8 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(validateJob({ data: i16, flags: ['stft', 'cycles'], bands: [[0.1, 0.2]] }, ctx).dtype).toBe('i16');
     expect(() => validateJob({ data: i16, flags: ['wavelet'], freqs: [0.1] }, ctx)).toThrow(/i16 data takes the stft and cycles flags; wavelet need f32 or f64 data/);
     expect(() => validateJob({ data: i16, flags: ['supdem'] }, ctx)).toThrow(/i16 data takes the stft and cycles flags; registered stages \(supdem\) need f32 or f64 data/);
+    const two = { stages: new Set(['a', 'b']) };
+    expect(() => validateJob({ data: i16, flags: ['a', 'b'] }, two)).toThrow(/registered stages \(a, b\) need f32 or f64 data/);
   });
 
   it('into: result arrays only, typed arrays of floats (16-bit bits for waves only)', () => {
@@ -217,7 +241,7 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(refusal({ flags: ['stft', 'nope'] })).toEqual({ field: 'flags[1]', detail: 'unknown flag "nope": not one of stft, cycles, wavelet nor a registered stage (supdem)' });
     expect(() => validateJob({ data: data(64), flags: ['nope'] }, { stages: new Set() })).toThrow(/unknown flag "nope": not one of stft, cycles, wavelet nor a registered stage$/);
     expect(refusal({ flags: [] }).detail).toBe('is empty: ask for at least one of stft, cycles, wavelet or a registered stage');
-    expect(refusal({ flags: 'stft' as never }).field).toBe('flags');
+    expect(refusal({ flags: 'stft' as never })).toEqual({ field: 'flags', detail: 'must be an array of flags (stft, cycles, wavelet or a registered stage), got "stft"' });
   });
 });
 
