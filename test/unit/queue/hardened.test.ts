@@ -15,6 +15,7 @@ import { checkConnection, redactRedisUrl } from '../../../src/queue/connection.j
 import { Registry } from 'prom-client';
 import { JobQueue, newJobId, QueueFullError, QueueUnavailableError, registerQueueMetrics, runQueueWorker, UnknownQueueJobError } from '../../../src/queue/index.js';
 import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseWorkerArgs } from '../../../src/cli/commands/worker.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { followChildLines } from './child-lines.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
@@ -53,6 +54,29 @@ describe('connection options, URLs and samples refused before any Redis', () => 
       );
       for (const message of [client, serve]) expect(message).not.toMatch(/cret|cr@|se\//);
     }
+  });
+
+  it('the flags of the bounds: serve --redis --command-timeout/--max-waiting-*/--input-ttl, worker --stalled-interval-ms', async () => {
+    const parsed = await parseServeArgs([
+      '--redis',
+      'redis://127.0.0.1:6379',
+      '--command-timeout',
+      '700',
+      '--max-waiting-jobs',
+      '5',
+      '--max-waiting-mb',
+      '2',
+      '--input-ttl',
+      '60000',
+    ]);
+    expect(parsed).toMatchObject({ config: { queueLimits: { commandTimeoutMs: 700, maxWaitingJobs: 5, maxWaitingBytes: 2 * 2 ** 20, inputTtlMs: 60_000 } } });
+    await expect(parseServeArgs(['--max-waiting-jobs', '5'])).rejects.toThrow(/--max-waiting-jobs needs --redis/);
+    await expect(parseServeArgs(['--redis', 'redis://127.0.0.1:6379', '--command-timeout', '0'])).rejects.toThrow(/--command-timeout must be between 10 and 600000/);
+    expect(parseWorkerArgs(['--redis', 'redis://127.0.0.1:6379', '--lock-ms', '5000', '--stalled-interval-ms', '500'])).toMatchObject({
+      lockDurationMs: 5000,
+      stalledIntervalMs: 500,
+    });
+    expect(() => parseWorkerArgs(['--redis', 'redis://127.0.0.1:6379', '--stalled-interval-ms', '5'])).toThrow(/--stalled-interval-ms must be between 100/);
   });
 
   it('non-finite samples are refused the same way by validateJob (the engine) and JobQueue.submit', async () => {
