@@ -1,7 +1,9 @@
 /**
  * The queue bench: the same STFT job mix through the Redis queue with 1 and 2 worker processes
- * (one per GPU on a two-GPU host, else both on GPU 0) against the in-process JobEngine; the
- * queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
+ * (one per GPU on a two-GPU host, else both on GPU 0) against the in-process JobEngine and against
+ * the queue's floor, bare BullMQ making the same data moves on the same Redis servers with the
+ * same processes (floor.ts; `--no-floor` skips it): jobs/s and the small job's p50, goals 0.8x and
+ * 1.2x the floor; the queue's added latency on a small job; and a fault run (2 workers, one SIGKILLed every few
  * seconds and restarted, thousands of small jobs: none lost, none completed twice, all settled).
  * `--fake MS` runs it all without a GPU over the FakeEngine (jobs of MS ms), to check the bench;
  * `--sim NS` over SimEngine, a simulated GPU per worker process (`--sim-poll spin`: its completions
@@ -42,6 +44,8 @@ import { describeCpus, pinProcess, planCpuSets, readTopology, type CpuPlan } fro
 import { latencyP50, mixJob, rates, throughput } from './mix.js';
 import { describeSetup, queueRun, type QueueSetup, type RunResult } from './runs.js';
 import { startWorkerProcess, stopWorkers, type WorkerChild as Child } from './workers.js';
+import { queueFloorRun, type FloorRunResult } from './floor-run.js';
+import { faultRun, type QueueMetric } from './fault-run.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values } = parseArgs({
@@ -63,6 +67,7 @@ const { values } = parseArgs({
     'sim-poll': { type: 'string', default: 'timer' },
     pin: { type: 'boolean', default: false },
     'pin-cores': { type: 'string', default: '2' },
+    'no-floor': { type: 'boolean', default: false },
   },
 });
 const onlyOverhead = values['only-overhead'];
@@ -81,18 +86,6 @@ const simPoll: 'timer' | 'spin' = simPollOption;
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
 const started = performance.now();
-
-/** One metric of the results, the queue's value beside the in-process engine's. */
-interface QueueMetric {
-  name: string;
-  unit: string;
-  better: 'higher' | 'lower';
-  tscuda: number | null;
-  inProcess: number | null;
-  goal?: string | undefined;
-  met?: boolean | undefined;
-  notes: string[];
-}
 
 async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devices: number }> {
   if (simNs !== undefined) {
@@ -138,96 +131,6 @@ async function startWorker(redis: TestRedis, queue: string, name: string, index:
   });
   if (cpuPlan !== undefined) pinProcess(child.process.pid!, cpuPlan.workers[index]!);
   return child;
-}
-
-/** The fault run: one of two workers SIGKILLed every few seconds and restarted; pushes its metrics. */
-async function faultRun(): Promise<void> {
-  const name = `fault-${randomUUID()}`;
-  const lockMs = 1000;
-  const children = [await startWorker(redis, name, 'f0', 0, lockMs, blobStores), await startWorker(redis, name, 'f1', 1, lockMs, blobStores)];
-  const all: Child[] = [...children];
-  const queue = new JobQueue({ connection: redis.url, name, pollIntervalMs: 500, blobStores });
-  const faultJobs = Number(values['fault-jobs']);
-  let kills = 0;
-  let stop = false;
-  const killer = (async () => {
-    let turn = 0;
-    while (!stop) {
-      await new Promise((r) => setTimeout(r, Number(values['kill-every']) * 1000));
-      if (stop) break;
-      const i = turn++ % 2;
-      children[i]!.process.kill('SIGKILL');
-      await children[i]!.process;
-      kills++;
-      children[i] = await startWorker(redis, name, `f${i}-${turn}`, i, lockMs, blobStores);
-      all.push(children[i]!);
-    }
-  })();
-  const handles: QueueJobHandle[] = [];
-  const small: JobSpec = { data: Float32Array.from({ length: 1024 }, () => Math.random()), fs: 1000, flags: ['stft'], previewBins: 16 };
-  // Submitted evenly over --fault-seconds, so the kills fall while jobs are queued and running.
-  const pace = (Number(values['fault-seconds']) * 1000) / faultJobs;
-  const t0 = performance.now();
-  for (let i = 0; i < faultJobs; i++) {
-    const wait = t0 + i * pace - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    handles.push(await queue.submit(small, { attempts: 5 }));
-  }
-  const deadline = Date.now() + 5 * 60_000;
-  const outcomes = await Promise.all(
-    handles.map((h) =>
-      Promise.race([
-        h.result.then(
-          (r) => ({ ok: true as const, attempts: r.queue.attempts }),
-          (e: unknown) => ({ ok: false as const, error: String(e) }),
-        ),
-        new Promise<{ ok: null }>((r) => setTimeout(() => r({ ok: null }), Math.max(0, deadline - Date.now()))),
-      ]),
-    ),
-  );
-  stop = true;
-  await killer;
-  await queue.close();
-  await stopWorkers(children);
-  const count = new Map<string, number>();
-  for (const c of all) for (const id of c.completed) count.set(id, (count.get(id) ?? 0) + 1);
-  const twice = [...count.values()].filter((n) => n > 1).length;
-  const lost = outcomes.filter((o) => o.ok !== true).length;
-  const unsettled = outcomes.filter((o) => o.ok === null).length;
-  const retried = outcomes.filter((o) => o.ok === true && o.attempts > 1).length;
-  const failures = outcomes.filter((o): o is { ok: false; error: string } => o.ok === false);
-  metrics.push({
-    name: 'queue_fault_lost_jobs',
-    unit: 'jobs',
-    better: 'lower',
-    tscuda: lost,
-    inProcess: null,
-    goal: '0',
-    met: lost === 0,
-    notes: [
-      `${faultJobs} jobs, ${kills} SIGKILLs (every ${values['kill-every']} s), ${retried} completed as a retry (attempts > 1), ${failures.length} failed${failures[0] ? ` (first: ${failures[0].error})` : ''}`,
-    ],
-  });
-  metrics.push({
-    name: 'queue_fault_completed_twice',
-    unit: 'jobs',
-    better: 'lower',
-    tscuda: twice,
-    inProcess: null,
-    goal: '0',
-    met: twice === 0,
-    notes: ['jobs reported completed by more than one worker process'],
-  });
-  metrics.push({
-    name: 'queue_fault_unsettled',
-    unit: 'jobs',
-    better: 'lower',
-    tscuda: unsettled,
-    inProcess: null,
-    goal: '0',
-    met: unsettled === 0,
-    notes: ['jobs whose result had not settled 5 minutes after the last submit'],
-  });
 }
 
 // Ended by a signal or a closed pipe (| head), the program still exits through process.exit, so the
@@ -300,21 +203,54 @@ try {
         pairs.map((x, i) => `pair ${i + 1}: ${x.one.jobsPerS.toFixed(0)} / ${x.two.jobsPerS.toFixed(0)} jobs/s = ${x.speedup.toFixed(2)}x`).join('; '),
     );
   }
+  // The floor: bare BullMQ with the same setup, processes, jobs and window (floor.ts).
+  const floors: Record<number, FloorRunResult> = {};
+  if (!values['no-floor'])
+    for (const count of Object.keys(runs).map(Number))
+      floors[count] = await queueFloorRun({
+        redisUrl: redis.url,
+        blobStores: setup.blobStores,
+        workers: count,
+        concurrency: Number(values.concurrency ?? 3 * Number(values.lanes)),
+        clients: setup.clients,
+        jobs: onlyOverhead ? 0 : JOBS,
+        window: WINDOW,
+        latencyRuns: count === 1 ? Number(values['overhead-runs']) : 0,
+      });
+  if (!values['no-floor'])
+    notes.push(
+      'floor: bare BullMQ (Queue, a Worker whose processor moves the bytes and returns, QueueEvents) with the same Redis servers, client processes, jobs and window, run after the tscuda runs',
+    );
+  const ratioOf = (a: number | null | undefined, b: number | null | undefined): number | null => (a == null || b == null || b === 0 ? null : Number((a / b).toFixed(3)));
   for (const [count, r] of Object.entries(runs)) {
     cpu[`${count}w`] = r.cpu;
+    const floor = floors[Number(count)];
+    const jobsRatio = ratioOf(r.jobsPerS, floor?.jobsPerS);
     metrics.push({
       name: `queue_stft_jobs_per_s_${count}w`,
       unit: 'jobs/s',
       better: 'higher',
       tscuda: r.jobsPerS,
       inProcess: inProcess.jobsPerS,
+      floor: floor?.jobsPerS ?? null,
+      floorRatio: jobsRatio,
+      ...(onlyOverhead || floor === undefined ? {} : { goal: '>= 0.8 x floor', met: jobsRatio !== null && jobsRatio >= 0.8 }),
       notes: [
         `${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`,
         describeCpu(r.cpu),
         ...describeTail(r),
       ],
     });
-    metrics.push({ name: `queue_stft_gsamples_per_s_${count}w`, unit: 'Gsamples/s', better: 'higher', tscuda: r.gsamplesPerS, inProcess: inProcess.gsamplesPerS, notes: [] });
+    metrics.push({
+      name: `queue_stft_gsamples_per_s_${count}w`,
+      unit: 'Gsamples/s',
+      better: 'higher',
+      tscuda: r.gsamplesPerS,
+      inProcess: inProcess.gsamplesPerS,
+      floor: floor?.gsamplesPerS ?? null,
+      floorRatio: ratioOf(r.gsamplesPerS, floor?.gsamplesPerS),
+      notes: [],
+    });
   }
   if (!onlyOverhead && (setup.clients !== single.clients || setup.blobStores !== undefined)) {
     const [one, two] = [await runWith(single, 1), await runWith(single, 2)];
@@ -339,6 +275,20 @@ try {
       notes: ['2-worker jobs/s over 1-worker jobs/s'],
     });
   }
+  const floorP50 = floors[1]?.latencyMs ?? null;
+  const p50Ratio = ratioOf(first.latencyMs, floorP50);
+  metrics.push({
+    name: 'queue_small_job_p50_ms',
+    unit: 'ms',
+    better: 'lower',
+    tscuda: first.latencyMs ?? null,
+    inProcess: inProcessLatency,
+    floor: floorP50,
+    floorRatio: p50Ratio,
+    goal: '<= 1.2 x floor',
+    ...(p50Ratio === null ? {} : { met: p50Ratio <= 1.2 }),
+    notes: ['one 4 x 4096 job at a time through the queue (1 worker), end to end; the floor: the same moves through bare BullMQ'],
+  });
   metrics.push({
     name: 'queue_overhead_p50_ms',
     unit: 'ms',
@@ -350,7 +300,17 @@ try {
     notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
   });
 
-  if (!onlyOverhead) await faultRun();
+  if (!onlyOverhead)
+    metrics.push(
+      ...(await faultRun({
+        redisUrl: redis.url,
+        blobStores,
+        startWorker: (queue, workerName, index, lockMs) => startWorker(redis, queue, workerName, index, lockMs, blobStores),
+        faultJobs: Number(values['fault-jobs']),
+        killEveryS: Number(values['kill-every']),
+        faultSeconds: Number(values['fault-seconds']),
+      })),
+    );
 } finally {
   await engine.close();
   for (const i of info) i.disconnect();
@@ -390,9 +350,12 @@ const fmt = (v: number | null): string => (v === null ? '—' : Math.abs(v) >= 1
 const md = [
   `# Queue bench: ${gpu}, ${date.toISOString()}`,
   '',
-  '| metric | unit | tscuda (queue) | in-process | goal | met |',
-  '| --- | --- | --- | --- | --- | --- |',
-  ...metrics.map((m) => `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.inProcess)} | ${m.goal ?? ''} | ${m.met === undefined ? '' : m.met ? 'yes' : 'no'} |`),
+  '| metric | unit | tscuda (queue) | floor (bare BullMQ) | tscuda / floor | in-process | goal | met |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ...metrics.map(
+    (m) =>
+      `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.floor ?? null)} | ${fmt(m.floorRatio ?? null)} | ${fmt(m.inProcess)} | ${m.goal ?? ''} | ${m.met === undefined ? '' : m.met ? 'yes' : 'no'} |`,
+  ),
   '',
   ...notes.map((n) => `- ${n}`),
   ...metrics.flatMap((m) => m.notes.map((n) => `- ${m.name}: ${n}`)),

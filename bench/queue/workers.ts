@@ -12,6 +12,7 @@ import type { Throughput } from './mix.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const WORKER = join(import.meta.dirname, 'worker-child.ts');
 const CLIENT = join(import.meta.dirname, 'client-child.ts');
+const FLOOR = join(import.meta.dirname, 'floor-child.ts');
 
 /** A running bench process. */
 export interface BenchChild {
@@ -98,4 +99,25 @@ export async function runClients(clients: readonly BenchChild[]): Promise<Throug
   for (const c of clients) c.process.stdin!.write('go\n');
   const reports = (await Promise.all(done)).map((line) => line.split(' ').map(Number));
   return { jobs: reports.reduce((s, r) => s + r[0]!, 0), samples: reports.reduce((s, r) => s + r[1]!, 0), ms: performance.now() - t0, clientMs: reports.map((r) => r[2]!) };
+}
+
+/** The floor's processes (floor-child.ts): `workers` bare BullMQ workers and `clients` submitting processes, each ready when resolved. */
+export async function startFloorProcesses(o: {
+  redisUrl: string;
+  queue: string;
+  workers: number;
+  concurrency: number;
+  clients: number;
+  jobs: number;
+  window: number;
+  blobStores?: readonly string[] | undefined;
+}): Promise<{ workers: BenchChild[]; clients: BenchChild[] }> {
+  const common = ['--redis', o.redisUrl, '--queue', o.queue, ...(o.blobStores ?? []).flatMap((url) => ['--blob-redis', url])];
+  const workers = await Promise.all(
+    Array.from({ length: o.workers }, (_, i) => startChild(FLOOR, [...common, '--role', 'worker', '--concurrency', String(o.concurrency)], `floor worker ${i}`)),
+  );
+  const clients = await Promise.all(
+    Array.from({ length: o.clients }, (_, i) => startChild(FLOOR, [...common, '--role', 'client', '--jobs', String(o.jobs), '--window', String(o.window)], `floor client ${i}`)),
+  );
+  return { workers, clients };
 }
