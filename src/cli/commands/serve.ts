@@ -7,7 +7,7 @@ import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
 import { deviceSelection } from '../device-option.js';
 import { parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
-import { createServer } from '../../server/create-server.js';
+import { DEFAULT_LIMITS, createServer } from '../../server/create-server.js';
 import { MAX_PENDING } from '../../server/option-checks.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
@@ -50,7 +50,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --timeout MS        timeout of a request that gives none (default 30000, 1..2147483647)
   --body-limit MB     largest request body in MiB (default 256, at most 511: a JSON body is
                       read as one string, and V8's longest string is 512 MiB)
-  --json-limit MB     largest JSON body in MiB (default 16, at most 256 and --body-limit);
+  --json-limit MB     largest JSON body in MiB (default 1, at most 256 and --body-limit);
                       large signals go binary
   --body-timeout MS   how long a body may take to arrive once its headers are in, 408 past
                       it (default 30000)
@@ -169,7 +169,7 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     MAX_BODY_LIMIT_MIB,
     ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
   );
-  const jsonLimitMib = integer('json-limit', values['json-limit'], Math.min(16, bodyLimitMib), 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
+  const jsonLimitMib = integer('json-limit', values['json-limit'], Math.min(DEFAULT_LIMITS.jsonBodyLimitBytes / 2 ** 20, bodyLimitMib), 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
   if (jsonLimitMib > bodyLimitMib) throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
   // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
   if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must name an address (0.0.0.0 for every interface)');

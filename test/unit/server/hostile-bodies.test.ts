@@ -62,7 +62,7 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
   });
 
   it('one-sample rows within the limit (8 MB, 2 million arrays) are refused by a linear scan before JSON.parse builds them', async () => {
-    const s = servers.make({ engine: new FakeEngine() });
+    const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * MiB } });
     const payload = oneSampleRows(8 * MiB);
     const { result: r, heapBytes, ms } = await peakGrowth(() => s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload }));
     expect(r.statusCode).toBe(400);
@@ -85,7 +85,7 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
   });
 
   it('nesting a million levels deep is refused in a scan, not by a stack overflow', async () => {
-    const s = servers.make({ engine: new FakeEngine() });
+    const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * MiB } });
     const payload = `{"signal":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`;
     const t0 = performance.now();
     const r = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload });
