@@ -133,6 +133,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     const attempt = job.attemptsStarted;
     const held = { at: performance.now(), waitMs: Math.max(0, Date.now() - job.timestamp), dueAt: Infinity };
     started.set(job.id!, held);
+    // Taken: it no longer waits, whatever becomes of it (the ledger of admission.ts).
+    void admission.leave(job.id!).catch(() => undefined);
     const data = job.data as WireJob;
     if (data === null || typeof data !== 'object' || data.v !== 1)
       throw new UnrecoverableError('job data: not a tscuda job of format 1 (a newer client, or another program on this queue)');
@@ -143,7 +145,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       throw new UnrecoverableError(
         `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}: its worker stopped mid-job ${job.stalledCounter} time(s) (killed, or its lock expired)`,
       );
-    void admission.leave(job.id!).catch(() => undefined);
     // A job that waited past its inputTtlMs has lost its samples (and no longer counts as waiting): it fails with that reason.
     const waitedMs = Date.now() - job.timestamp;
     if (attempt === 1 && typeof data.inputTtlMs === 'number' && waitedMs > data.inputTtlMs)
