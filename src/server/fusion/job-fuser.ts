@@ -4,7 +4,8 @@
  * the engine as one job, and each is answered on its own with its own rows of the result.
  *
  * Each request is validated alone, before it joins a window, so a bad one is refused at submit as
- * the engine would refuse it and never reaches a window of others. A window is submitted when its
+ * the engine would refuse it and never reaches a window of others (its samples' scan for NaN is the
+ * engine's, on the stack: see validated()). A window is submitted when its
  * delay runs out or it is full (`maxSamples`, `maxSeries`, `maxResultBytes`, `maxRequests`: every
  * fused job is bounded); only requests of at most half these bounds join windows, bigger ones go to
  * the engine as they are. A request with registered stages (one value per job, not per series) or
@@ -18,7 +19,8 @@
 import { allocatedResultBytes } from '../../engine/capacity.js';
 import { EngineClosedError } from '../../engine/errors.js';
 import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
-import { checkInto, validateJob, type ValidationContext } from '../../engine/validate.js';
+import { checkSampleTypes } from '../../engine/sample-types.js';
+import { checkInto, validateJobParameters, type NormalizedJob, type ValidationContext } from '../../engine/validate.js';
 import { DeadlineTimer, TIMER_GRANULARITY_MS } from '../../pipeline/batching/deadline-timer.js';
 import { MAX_TIMEOUT_MS } from '../../runtime/timeout.js';
 import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
@@ -50,6 +52,17 @@ export interface JobFuserOptions {
 
 /** Registered stages are never fused, so none are known here: a job naming one is not validated by the fuser. */
 const NO_STAGES: ValidationContext = { stages: new Set<string>() };
+
+/**
+ * `spec` validated alone as the engine's validateJob does, all but its scan of every sample for
+ * NaN and infinities: the engine makes that scan of the stacked job (a sample costs it once, as
+ * unfused), and a stack it refuses goes back to the engine request by request (FusionWindow), so
+ * a request with a bad sample is refused alone all the same.
+ */
+function validated(spec: JobSpec): NormalizedJob {
+  const samples = checkSampleTypes(spec);
+  return { ...samples, ...validateJobParameters(spec, samples.data.length, NO_STAGES, samples.dtype) };
+}
 
 /** Fuses small job requests of one shape into engine jobs (see the file's comment). */
 export class JobFuser {
@@ -99,7 +112,7 @@ export class JobFuser {
     const flags = (spec as Partial<JobSpec> | null)?.flags;
     if (!Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined) return this.#engine.submit(spec);
     const precision = this.#engine.precision;
-    const job = validateJob(spec, NO_STAGES);
+    const job = validated(spec);
     checkInto(job, precision);
     const resultBytes = allocatedResultBytes(job, precision);
     const b = this.#bounds;

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
 import type { Job, JobResult, JobSpec } from '../../../src/engine/types.js';
 import { fusingEngine } from '../../../src/server/fusion/fusing-engine.js';
+import { validateJob } from '../../../src/engine/validate.js';
 import { FusedRequest } from '../../../src/server/fusion/fused-request.js';
 import { JobFuser } from '../../../src/server/fusion/job-fuser.js';
 import { FakeEngine, fakeResult } from './fake-engine.js';
@@ -118,6 +119,30 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     expect(engine.submitted).toHaveLength(1);
     expect(engine.submitted[0]!.batch).toBe(2);
     results.forEach((r, i) => expect(payload(r)).toEqual(alone(good[i]!)));
+  }, 10_000);
+
+  it('a NaN sample is found by the engine in the stack; each request then goes alone and only the bad one is refused', async () => {
+    /** Checks every job as the real engine does (validateJob: parameters and every sample). */
+    class ValidatingEngine extends FakeEngine {
+      override submit(spec: JobSpec): Job;
+      override submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
+      override submit(spec: JobSpec, options?: { wait: true; signal?: AbortSignal }): Job | Promise<Job> {
+        validateJob(spec, { stages: new Set() });
+        return options === undefined ? super.submit(spec) : super.submit(spec, options);
+      }
+    }
+    const engine = new ValidatingEngine({ perSeries: true });
+    const f = fuser(engine);
+    const bad = series(2, 16, 2);
+    bad[21] = Number.NaN;
+    const specs = [stftCycles(series(1, 16, 1), 1), stftCycles(bad, 2), stftCycles(series(1, 16, 3), 1)];
+    const jobs = specs.map((s) => f.submit(s));
+    const [first, refused, last] = await Promise.allSettled(jobs.map((j) => j.result));
+    expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(JobValidationError);
+    expect((refused as PromiseRejectedResult).reason.message).toMatch(/data\[21\]: is NaN/);
+    expect(payload((first as PromiseFulfilledResult<JobResult>).value)).toEqual(alone(specs[0]!));
+    expect(payload((last as PromiseFulfilledResult<JobResult>).value)).toEqual(alone(specs[2]!));
+    expect(engine.submitted.map((s) => s.batch)).toEqual([1, 1]);
   }, 10_000);
 
   it('a fused job that fails answers each of its requests with the same error', async () => {
