@@ -169,7 +169,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     MAX_BODY_LIMIT_MIB,
     ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
   );
-  const jsonLimitMib = integer('json-limit', values['json-limit'], Math.min(DEFAULT_LIMITS.jsonBodyLimitBytes / 2 ** 20, bodyLimitMib), 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
+  const jsonDefaultMib = Math.min(DEFAULT_LIMITS.jsonBodyLimitBytes / 2 ** 20, bodyLimitMib);
+  const jsonLimitMib = integer('json-limit', values['json-limit'], jsonDefaultMib, 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
   if (jsonLimitMib > bodyLimitMib) throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
   // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
   if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
