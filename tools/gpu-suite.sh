@@ -6,8 +6,11 @@
 #                                 landed tree's STFT job in the same call when .base/ holds it
 #   tools/gpu-suite.sh one-gpu -> the whole GPU test suite again with only GPU 0 visible (the two-GPU
 #                                 tests skip by name): issue 23's second condition
-#   tools/gpu-suite.sh multi   -> the several-GPU bench and the queue bench (two worker processes)
-#   tools/gpu-suite.sh serve   -> the HTTP load bench against the Python peer
+#   tools/gpu-suite.sh multi [--quick] -> the several-GPU bench and the queue bench (two worker
+#                                 processes, against bare BullMQ's floor); about 3 minutes, --quick 2
+#   tools/gpu-suite.sh serve [--quick] [bench options] -> the HTTP load bench: every row against its
+#                                 bare node:http floor (1, 2 and the default workers), fusing off/on,
+#                                 overload, the Python peer, the fault run; about 7 minutes, --quick 3
 #   tools/gpu-suite.sh serve-before-after -> the short serve bench on .base/ (landed tree) and on this tree
 # Logs and artifacts go to $OUT (or ./gpu-out). A redis-server for the queue tests and bench is
 # taken from .gpu-redis/ (Debian's package, extracted; see docs/scale-out.md) when present.
@@ -43,11 +46,16 @@ case "${1:-tests}" in
     fi
     ;;
   multi)
-    TSCUDA_BENCH_OUT="$OUT" timeout 240 tsx bench/tscuda/multi-gpu.ts --results-dir "$OUT/multi" > "$OUT/multi.log" 2>&1; tail -25 "$OUT/multi.log"
-    if [ "${TSCUDA_SKIP_QUEUE_BENCH:-0}" != 1 ]; then TSCUDA_BENCH_OUT="$OUT" timeout 300 tsx bench/queue/main.ts > "$OUT/queue.log" 2>&1; tail -25 "$OUT/queue.log"; fi
+    # --quick: one pair of queue runs, a shorter fault run, fewer jobs.
+    QUEUE_ARGS=(); MULTI_LIMIT=240
+    [ "${2:-}" = --quick ] && QUEUE_ARGS=(--jobs 1000 --pairs 1 --fault-jobs 1500 --fault-seconds 8 --overhead-runs 200) && MULTI_LIMIT=120
+    TSCUDA_BENCH_OUT="$OUT" timeout $MULTI_LIMIT tsx bench/tscuda/multi-gpu.ts --results-dir "$OUT/multi" > "$OUT/multi.log" 2>&1; tail -25 "$OUT/multi.log"
+    if [ "${TSCUDA_SKIP_QUEUE_BENCH:-0}" != 1 ]; then TSCUDA_BENCH_OUT="$OUT" timeout 280 tsx bench/queue/main.ts "${QUEUE_ARGS[@]}" > "$OUT/queue.log" 2>&1; tail -25 "$OUT/queue.log"; fi
     ;;
   serve)
-    TSCUDA_BENCH_OUT="$OUT" timeout 560 tsx bench/serve/main.ts "${@:2}" 2>&1 | tee "$OUT/serve.log" | tail -40
+    TSCUDA_BENCH_OUT="$OUT" timeout 570 tsx bench/serve/main.ts "${@:2}" > "$OUT/serve.log" 2>&1
+    # The headline metrics, the floor rows and their goals, fusing, overload verdicts, notes.
+    grep -aE "^\| |^- |^## |wrote " "$OUT/serve.log" | tail -90
     ;;
   serve-before-after)
     # The serve load bench on the landed tree (.base/) and on this one, same host, same options

@@ -43,7 +43,7 @@ function total(text: string, name: string): number {
 
 async function measure(svc: Service, s: Settings, delayMs: number): Promise<Omit<FusionRow, 'maxBatchDelayMs' | 'workers' | 'concurrency'>> {
   const before = await scrape(svc.base);
-  const r = await closedLoopStep(stftRequest(svc.base, RPS_MIX), CONCURRENCY, s.stepS, s.clientProcesses);
+  const r = await closedLoopStep(stftRequest(svc.base, RPS_MIX), CONCURRENCY, s.floorStepS, s.clientProcesses);
   const after = await scrape(svc.base);
   const jobs = total(after, 'tscuda_fused_job_requests_count') - total(before, 'tscuda_fused_job_requests_count');
   const requests = total(after, 'tscuda_fused_job_requests_sum') - total(before, 'tscuda_fused_job_requests_sum');

@@ -52,6 +52,7 @@ const results: Record<string, unknown> = {
     floorSweep: s.floorSweep,
     defaultWorkers: s.defaultWorkers,
     reps: s.reps,
+    floorStepS: s.floorStepS,
     faultWorkers: s.faultWorkers,
     faultS: s.faultS,
     rpsMix: RPS_MIX,
@@ -87,7 +88,7 @@ if (s.run.floors) {
     floorSweep: s.floorSweep,
     sim: s.sim,
     lanes: 4,
-    stepS: s.stepS,
+    stepS: s.floorStepS,
     reps: s.reps,
     clientProcesses: s.clientProcesses,
     log,
@@ -170,7 +171,7 @@ const md: string[] = [
     : `# tscuda serve under load — ${baseline.device}, ${new Date().toISOString().slice(0, 10)}`,
   '',
   s.sim
-    ? `Loopback, ${clients}, ${s.stepS} s per step, ${s.reps} alternation(s) per row. tscuda serve's workers run the real HTTP path (fastify, body readers, shedding, codec, metrics) over a simulated GPU as fast as an H100 in process (bench/serve/sim-worker.ts): what is measured is the server's cost per request against Node's transport alone.`
+    ? `Loopback, ${clients}, ${s.floorStepS} s per step, ${s.reps} alternation(s) per row. tscuda serve's workers run the real HTTP path (fastify, body readers, shedding, codec, metrics) over a simulated GPU as fast as an H100 in process (bench/serve/sim-worker.ts): what is measured is the server's cost per request against Node's transport alone.`
     : `Loopback, ${s.sweepLoad === 'loop' ? clients : `autocannon (the throughput rows: ${clients})`}, ${s.stepS} s per step; /v1/stft binary bodies of ${RPS_MIX.batch} x ${RPS_MIX.n} f32 (sweep) and ${THROUGHPUT_MIX.batch} x ${THROUGHPUT_MIX.n} (throughput); tscuda serve --workers ${s.workers} --lanes 4 (the throughput row also with --workers ${s.throughputWorkers}); Python peer: aiohttp + ${py.version ?? 'not run'}.`,
   '',
   ...(metrics.length > 0 ? sweepMarkdown(metrics, rows) : []),

@@ -15,6 +15,7 @@ const HELP = `usage: npx tsx bench/serve/main.ts [options]
                       what tscuda serve runs without --workers, is always added)
   --floor-sweep L     more process counts of the floor alone, for the best floor (default 4,8
                       up to the CPUs; --quick: none)
+  --floor-duration S  seconds per step of the floor and fusing rows (default 3; --quick 2)
   --reps N            alternations of tscuda and the floor per row (default 2; --quick 1)
   --fault-workers N   workers in the fault run (default 2)
   --fault-standby N   standby workers in the fault run (default 0: replacement by a new process; standby is experimental)
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     'floor-workers': { type: 'string' },
     'floor-sweep': { type: 'string' },
     reps: { type: 'string' },
+    'floor-duration': { type: 'string' },
     'fault-workers': { type: 'string' },
     'fault-standby': { type: 'string' },
     'fault-duration': { type: 'string' },
@@ -96,6 +98,8 @@ export const settings = {
   /** What tscuda serve runs without --workers here (one GPU, device 0). */
   defaultWorkers: defaultWorkerCount(cpus, 1),
   reps: count('reps', values.reps, quick ? 1 : 2),
+  /** Seconds per step of the floor and fusing rows: many rows, alternated, so shorter than the sweep's. */
+  floorStepS: count('floor-duration', values['floor-duration'], quick ? 2 : 3),
   faultWorkers: count('fault-workers', values['fault-workers'], 2),
   faultStandby: count('fault-standby', values['fault-standby'], 0, 0),
   faultS: count('fault-duration', values['fault-duration'], quick ? 12 : 30),
