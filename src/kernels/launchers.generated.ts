@@ -102,6 +102,12 @@ export const FILTER_SIGNATURES = {
   spectrum_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
   slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_scan_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/filter.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -136,6 +142,12 @@ export interface FilterKernels {
     readonly spectrum_product_f64: Kernel;
     readonly slice_rows_f32: Kernel;
     readonly slice_rows_f64: Kernel;
+    readonly sos_chunk_final_f32: Kernel;
+    readonly sos_chunk_final_f64: Kernel;
+    readonly sos_chunk_scan_f32: Kernel;
+    readonly sos_chunk_scan_f64: Kernel;
+    readonly sos_chunk_apply_f32: Kernel;
+    readonly sos_chunk_apply_f64: Kernel;
   };
   /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
   sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
@@ -189,6 +201,18 @@ export interface FilterKernels {
   slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
   /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
   slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
+  /** `sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
+  sos_chunk_scan_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
+  /** `sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
+  sos_chunk_scan_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
+  /** `sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
 }
 
 /**
@@ -224,6 +248,12 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_spectrum_product_f64 = kernels.spectrum_product_f64;
   const kernel_slice_rows_f32 = kernels.slice_rows_f32;
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
+  const kernel_sos_chunk_final_f32 = kernels.sos_chunk_final_f32;
+  const kernel_sos_chunk_final_f64 = kernels.sos_chunk_final_f64;
+  const kernel_sos_chunk_scan_f32 = kernels.sos_chunk_scan_f32;
+  const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
+  const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
+  const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
   return {
     module,
     kernels,
@@ -506,6 +536,80 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_slice_rows_f64.setArg(4, out_length);
       kernel_slice_rows_f64.setArg(5, start);
       kernel_slice_rows_f64.launchPrepared(config);
+    },
+    sos_chunk_final_f32(config, x, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 8) wrongArity('sos_chunk_final_f32', 7, arguments.length);
+      kernel_sos_chunk_final_f32.setArg(0, x);
+      kernel_sos_chunk_final_f32.setArg(1, sos);
+      kernel_sos_chunk_final_f32.setArg(2, work);
+      kernel_sos_chunk_final_f32.setArg(3, batch);
+      kernel_sos_chunk_final_f32.setArg(4, length);
+      kernel_sos_chunk_final_f32.setArg(5, sections);
+      kernel_sos_chunk_final_f32.setArg(6, chunk);
+      kernel_sos_chunk_final_f32.launchPrepared(config);
+    },
+    sos_chunk_final_f64(config, x, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 8) wrongArity('sos_chunk_final_f64', 7, arguments.length);
+      kernel_sos_chunk_final_f64.setArg(0, x);
+      kernel_sos_chunk_final_f64.setArg(1, sos);
+      kernel_sos_chunk_final_f64.setArg(2, work);
+      kernel_sos_chunk_final_f64.setArg(3, batch);
+      kernel_sos_chunk_final_f64.setArg(4, length);
+      kernel_sos_chunk_final_f64.setArg(5, sections);
+      kernel_sos_chunk_final_f64.setArg(6, chunk);
+      kernel_sos_chunk_final_f64.launchPrepared(config);
+    },
+    sos_chunk_scan_f32(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f32', 10, arguments.length);
+      kernel_sos_chunk_scan_f32.setArg(0, work);
+      kernel_sos_chunk_scan_f32.setArg(1, transitions);
+      kernel_sos_chunk_scan_f32.setArg(2, zi);
+      kernel_sos_chunk_scan_f32.setArg(3, zf);
+      kernel_sos_chunk_scan_f32.setArg(4, batch);
+      kernel_sos_chunk_scan_f32.setArg(5, length);
+      kernel_sos_chunk_scan_f32.setArg(6, sections);
+      kernel_sos_chunk_scan_f32.setArg(7, chunk);
+      kernel_sos_chunk_scan_f32.setArg(8, has_zi);
+      kernel_sos_chunk_scan_f32.setArg(9, has_zf);
+      kernel_sos_chunk_scan_f32.launchPrepared(config);
+    },
+    sos_chunk_scan_f64(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f64', 10, arguments.length);
+      kernel_sos_chunk_scan_f64.setArg(0, work);
+      kernel_sos_chunk_scan_f64.setArg(1, transitions);
+      kernel_sos_chunk_scan_f64.setArg(2, zi);
+      kernel_sos_chunk_scan_f64.setArg(3, zf);
+      kernel_sos_chunk_scan_f64.setArg(4, batch);
+      kernel_sos_chunk_scan_f64.setArg(5, length);
+      kernel_sos_chunk_scan_f64.setArg(6, sections);
+      kernel_sos_chunk_scan_f64.setArg(7, chunk);
+      kernel_sos_chunk_scan_f64.setArg(8, has_zi);
+      kernel_sos_chunk_scan_f64.setArg(9, has_zf);
+      kernel_sos_chunk_scan_f64.launchPrepared(config);
+    },
+    sos_chunk_apply_f32(config, x, y, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f32', 8, arguments.length);
+      kernel_sos_chunk_apply_f32.setArg(0, x);
+      kernel_sos_chunk_apply_f32.setArg(1, y);
+      kernel_sos_chunk_apply_f32.setArg(2, sos);
+      kernel_sos_chunk_apply_f32.setArg(3, work);
+      kernel_sos_chunk_apply_f32.setArg(4, batch);
+      kernel_sos_chunk_apply_f32.setArg(5, length);
+      kernel_sos_chunk_apply_f32.setArg(6, sections);
+      kernel_sos_chunk_apply_f32.setArg(7, chunk);
+      kernel_sos_chunk_apply_f32.launchPrepared(config);
+    },
+    sos_chunk_apply_f64(config, x, y, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f64', 8, arguments.length);
+      kernel_sos_chunk_apply_f64.setArg(0, x);
+      kernel_sos_chunk_apply_f64.setArg(1, y);
+      kernel_sos_chunk_apply_f64.setArg(2, sos);
+      kernel_sos_chunk_apply_f64.setArg(3, work);
+      kernel_sos_chunk_apply_f64.setArg(4, batch);
+      kernel_sos_chunk_apply_f64.setArg(5, length);
+      kernel_sos_chunk_apply_f64.setArg(6, sections);
+      kernel_sos_chunk_apply_f64.setArg(7, chunk);
+      kernel_sos_chunk_apply_f64.launchPrepared(config);
     },
   };
 }

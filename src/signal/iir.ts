@@ -1,5 +1,6 @@
 /**
- * IIR filtering with second-order sections on the GPU, batched over series: scipy.signal.sosfilt
+ * IIR filtering with second-order sections on the GPU, batched over series (and, for long series,
+ * in parallel along time: sos-scan.ts): scipy.signal.sosfilt
  * (with the filter state zi in and zf out, so a long signal filtered in chunks equals filtering it
  * at once) and sosfiltfilt (zero phase, scipy's default odd padding). f32 and f64 series; the
  * arithmetic and the state are float64 in both (as scipy's, whose coefficients are float64).
@@ -13,6 +14,7 @@ import { FilterCoefficientError } from './filter-errors.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientTable } from './filter-tables.js';
+import { cachedScanTransitions, SCAN_CHUNK, usesScan } from './sos-scan.js';
 import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
 
 /** The most sections one filter may have: the kernel keeps one thread's state for all of them (filter.cu MAX_SOS_SECTIONS). */
@@ -56,9 +58,21 @@ export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions = 
   const stream = options.stream;
   const y = filterOutput(x, options, 'sosfilt');
   const zf = zi === undefined ? undefined : (options.zf ?? (DeviceBuffer.alloc(p, stateLength, outputPlacement(x.context, stream, 'sosfilt zf')) as RealBuffer));
-  const table = coefficientTable(x.context, 'sos', flat, stream);
+  const ctx = x.context;
+  const table = coefficientTable(ctx, 'sos', flat, stream);
   // Without zi the state pointers are never read or written; x stands in for them.
-  ws.filterKernel(x.context, `sosfilt_${p}`)(elementwise(batch, stream), x, y, table, zi ?? x, zf ?? x, batch, length, sections, zi ? 1 : 0, zf ? 1 : 0);
+  const [ziArg, zfArg, hasZi, hasZf] = [zi ?? x, zf ?? x, zi ? 1 : 0, zf ? 1 : 0];
+  if (!usesScan(length, sections)) {
+    ws.filterKernel(ctx, `sosfilt_${p}`)(elementwise(batch, stream), x, y, table, ziArg, zfArg, batch, length, sections, hasZi, hasZf);
+    return zf === undefined ? y : { y, zf };
+  }
+  // Long series: every chunk from a zero state, the chunk starts scanned along the series, every chunk again (sos-scan.ts).
+  const chunks = batch * Math.ceil(length / SCAN_CHUNK);
+  const work = ws.scratch(ctx, stream, 'sosfilt-scan', 'f64', chunks * 2 * sections);
+  const transitions = coefficientTable(ctx, 'sos-scan', cachedScanTransitions(flat, sections, length), stream);
+  ws.filterKernel(ctx, `sos_chunk_final_${p}`)(elementwise(chunks, stream), x, table, work, batch, length, sections, SCAN_CHUNK);
+  ws.filterKernel(ctx, `sos_chunk_scan_${p}`)(elementwise(batch, stream), work, transitions, ziArg, zfArg, batch, length, sections, SCAN_CHUNK, hasZi, hasZf);
+  ws.filterKernel(ctx, `sos_chunk_apply_${p}`)(elementwise(chunks, stream), x, y, table, work, batch, length, sections, SCAN_CHUNK);
   return zf === undefined ? y : { y, zf };
 }
 

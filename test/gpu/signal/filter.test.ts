@@ -110,7 +110,7 @@ describe.skipIf(!!skip)(`filtering vs scipy.signal${skip ? ` (skipped: ${skip})`
     it(`sosfilt, sosfiltfilt (${p}): lengths 1, 2, odd and even; every padtype`, async () => {
       const cases: ScipyCase[] = [];
       const ours = new Map<string, DeviceBuffer<P | 'c64' | 'c128'>>();
-      for (const n of [1, 2, 101, 1000]) {
+      for (const n of [1, 2, 101, 1000, 20_001]) {
         const x64 = randomSeries(batch * n);
         const x = upload(p, x64);
         const y = poisoned(p, batch * n) as RealBuffer;
@@ -132,44 +132,49 @@ describe.skipIf(!!skip)(`filtering vs scipy.signal${skip ? ` (skipped: ${skip})`
       for (const [id, buffer] of ours) expect(relativeL2(readAll(buffer), ref.get(id)!.values), id).toBeLessThan(TOL[p]);
     });
 
-    it(`sosfilt (${p}): 7 chunks through zi/zf equal one call and scipy's zi`, async () => {
-      const n = 700;
-      const x64 = randomSeries(batch * n);
-      const zi64 = Float64Array.from({ length: sos.length * batch * 2 }, () => Math.random() - 0.5);
-      const whole = sosfilt(sos, upload(p, x64), { batch, stream, zi: upload(p, zi64) });
-      keep(whole.y);
-      keep(whole.zf);
-      const cuts = [0, 1, 2, 50, 51, 300, 555, 700];
-      let state = upload(p, zi64);
-      const parts: Float64Array[] = [];
-      for (let c = 0; c + 1 < cuts.length; c++) {
-        const len = cuts[c + 1]! - cuts[c]!;
-        const chunk = new Float64Array(batch * len);
-        for (let b = 0; b < batch; b++) chunk.set(x64.subarray(b * n + cuts[c]!, b * n + cuts[c + 1]!), b * len);
-        const r = sosfilt(sos, upload(p, chunk), { batch, stream, zi: state, zf: state }); // the state carried in place
-        await stream!.done();
-        parts.push(readAll(keep(r.y)));
-        state = r.zf;
-      }
-      await stream!.done();
-      const y = readAll(whole.y);
-      const joined = new Float64Array(batch * n);
-      for (let b = 0; b < batch; b++) {
-        let t = 0;
-        parts.forEach((part, c) => {
+    // The long case runs the parallel-in-time path (series of >= 4 x SCAN_CHUNK samples) for the whole
+    // signal and for two of its chunks; the others run sequentially.
+    for (const cuts of [
+      [0, 1, 2, 50, 51, 300, 555, 700],
+      [0, 1, 9000, 9001, 20_000, 25_000, 28_000, 30_000],
+    ])
+      it(`sosfilt (${p}): 7 chunks of ${cuts.at(-1)} samples through zi/zf equal one call and scipy's zi`, async () => {
+        const n = cuts.at(-1)!;
+        const x64 = randomSeries(batch * n);
+        const zi64 = Float64Array.from({ length: sos.length * batch * 2 }, () => Math.random() - 0.5);
+        const whole = sosfilt(sos, upload(p, x64), { batch, stream, zi: upload(p, zi64) });
+        keep(whole.y);
+        keep(whole.zf);
+        let state = upload(p, zi64);
+        const parts: Float64Array[] = [];
+        for (let c = 0; c + 1 < cuts.length; c++) {
           const len = cuts[c + 1]! - cuts[c]!;
-          joined.set(part.subarray(b * len, (b + 1) * len), b * n + t);
-          t += len;
-        });
-      }
-      expect(relativeL2(joined, y)).toBeLessThan(TOL[p]);
-      expect(relativeL2(readAll(state), readAll(whole.zf))).toBeLessThan(TOL[p]);
-      const zi3 = Array.from({ length: sos.length }, (_, s) =>
-        Array.from({ length: batch }, (_, b) => [seen(p, zi64)[(s * batch + b) * 2]!, seen(p, zi64)[(s * batch + b) * 2 + 1]!]),
-      );
-      const ref = await scipyReference([call('zi', 'sosfilt', [sos, '$x'], { zi: zi3 }, seen(p, x64), [batch, n])]);
-      expect(relativeL2(y, ref.get('zi')!.values)).toBeLessThan(TOL[p]);
-    });
+          const chunk = new Float64Array(batch * len);
+          for (let b = 0; b < batch; b++) chunk.set(x64.subarray(b * n + cuts[c]!, b * n + cuts[c + 1]!), b * len);
+          const r = sosfilt(sos, upload(p, chunk), { batch, stream, zi: state, zf: state }); // the state carried in place
+          await stream!.done();
+          parts.push(readAll(keep(r.y)));
+          state = r.zf;
+        }
+        await stream!.done();
+        const y = readAll(whole.y);
+        const joined = new Float64Array(batch * n);
+        for (let b = 0; b < batch; b++) {
+          let t = 0;
+          parts.forEach((part, c) => {
+            const len = cuts[c + 1]! - cuts[c]!;
+            joined.set(part.subarray(b * len, (b + 1) * len), b * n + t);
+            t += len;
+          });
+        }
+        expect(relativeL2(joined, y)).toBeLessThan(TOL[p]);
+        expect(relativeL2(readAll(state), readAll(whole.zf))).toBeLessThan(TOL[p]);
+        const zi3 = Array.from({ length: sos.length }, (_, s) =>
+          Array.from({ length: batch }, (_, b) => [seen(p, zi64)[(s * batch + b) * 2]!, seen(p, zi64)[(s * batch + b) * 2 + 1]!]),
+        );
+        const ref = await scipyReference([call('zi', 'sosfilt', [sos, '$x'], { zi: zi3 }, seen(p, x64), [batch, n])]);
+        expect(relativeL2(y, ref.get('zi')!.values)).toBeLessThan(TOL[p]);
+      });
 
     it(`lfilter and filtfilt with FIR taps (${p}): taps longer than the signal, zi, every padtype`, async () => {
       const taps = firwin(31, [0.15, 0.35], { passZero: false });
