@@ -1,25 +1,36 @@
 /**
  * The package as a consumer gets it: build, `npm pack`, install the tarball into a fresh project
- * (offline: the dependencies are linked from this checkout's node_modules, so npm has nothing to
- * fetch), then type-check a strict consumer with exactOptionalPropertyTypes, import it as ESM,
- * require() it from CommonJS and run `npx tscuda --help`.
+ * with fresh dependencies (resolved by npm as a user's install resolves them, from the npm cache
+ * where it can: never this checkout's node_modules), then type-check every entry point with the
+ * strictest options and no skipLibCheck on the oldest and newest TypeScript the README supports,
+ * import every entry point as ESM and from CommonJS, run a user's `node script.ts` (Node 24+) and
+ * `npx tscuda --help`.
  */
 import { execa } from 'execa';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVERY_ENTRY_TS, SCRIPT_TS, STRICT_TS } from './consumer-sources.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string>; exports: Record<string, unknown> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown> };
 const work = mkdtempSync(join(tmpdir(), 'tscuda-consumer-'));
 const stage = join(work, 'stage');
 const consumer = join(work, 'consumer');
 let packed: string[] = [];
 
-const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
-/** require() of an ES module without a flag: Node 20.19+, 22.12+, 23+. */
-const requireEsm = (major === 20 && minor >= 19) || (major === 22 && minor >= 12) || major >= 23;
+const [major] = process.versions.node.split('.').map(Number) as [number];
+/** Node runs a .ts file as it is (type stripping) with `using` natively from 24. */
+const nodeRunsTypeScript = major >= 24;
+
+/**
+ * The TypeScript range the README states: its oldest (fastify's types need NoInfer, 5.4) and the
+ * newest, this checkout's own compiler. Each is installed fresh into the consumer under an alias.
+ */
+const TYPESCRIPT = { oldest: '5.4.5', newest: (JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version };
+/** Node's types of the oldest supported line: what a consumer on any supported line may use. */
+const NODE_TYPES = '22';
 
 function stagePackage(): void {
   mkdirSync(stage, { recursive: true });
@@ -30,51 +41,22 @@ function stagePackage(): void {
   if (existsSync(join(root, 'kernels', 'build'))) cpSync(join(root, 'kernels', 'build'), join(stage, 'kernels', 'build'), { recursive: true });
 }
 
-const CONSUMER_TS = `
-import { DeviceBuffer, FftPlan, HostBuffer, Program, Stream, elementwise, reduction, toF16, type DType, type Device } from 'tscuda';
-import { cu } from 'tscuda/ffi';
-import { Coordinator, StreamPool } from 'tscuda/orchestration';
-import { stft } from 'tscuda/signal';
-
-// What an application has at hand: values that may be undefined, passed on as they are.
-declare const maybeStream: Stream | undefined;
-declare const maybeDevice: Device | undefined;
-declare const label: string | undefined;
-declare const priority: 'high' | 'normal' | 'low' | undefined;
-
-export function scale(x: DeviceBuffer<'f32'>, host: Float32Array, pinned: HostBuffer<'f32'>): DType {
-  using stream = new Stream({ device: maybeDevice, label, priority });
-  const y = DeviceBuffer.alloc('f32', x.length, { stream: maybeStream, label, device: maybeDevice });
-  y.write(host, { stream: maybeStream });
-  y.write(pinned, { stream: maybeStream, offset: undefined });
-  y.read(host, { stream: maybeStream });
-  y.copyFrom(x, { stream: maybeStream });
-  using pinned2 = HostBuffer.alloc('f32', 4, { device: maybeDevice, label });
-  // Device-rooted factories and peer access, added to Device by the package's side-effect modules.
-  if (maybeDevice) {
-    using s2 = maybeDevice.createStream({ label });
-    using b2 = maybeDevice.alloc('f32', 4, { stream: s2 });
-    const peer: boolean = maybeDevice.canAccessPeer(maybeDevice);
-    void b2;
-    void peer;
-  }
-  const kernel = new Program({ source: 'extern "C" __global__ void k(float* p) {}', name: label }).kernel('k', ['ptr']);
-  kernel.launch({ grid: 1, block: 1, stream: maybeStream, sharedMemBytes: undefined }, y);
-  using plan = FftPlan.create({ shape: [8], type: 'R2C', stream: maybeStream, device: maybeDevice });
-  const axpy = elementwise({ inputs: 'const float x', params: 'float a', outputs: 'float y', operation: 'y = a * x' });
-  axpy(x, 2, y, { stream: maybeStream });
-  // @ts-expect-error a double buffer where float is declared
-  axpy(DeviceBuffer.alloc('f64', 1), 2, y);
-  const sum = reduction({ inputs: 'const float x', output: 'float y', map: 'x', reduce: 'a + b', identity: '0', post: undefined });
-  sum(x, y, { stream: maybeStream });
-  const { Zxx } = stft(x, { fs: 100, nperseg: 16, stream: maybeStream, window: undefined });
-  const pool = new StreamPool({ label, device: maybeDevice });
-  const coordinator = new Coordinator(pool, { label });
-  coordinator.add({ name: 'copy', kind: 'kernel', stream: maybeStream, after: undefined, run: (s) => void y.copyFrom(x, { stream: s }) });
-  void [toF16([1]), cu, stream, pinned2, plan, Zxx];
-  return y.dtype;
-}
-`;
+/** The tsconfig of a strict consumer: every strictness option this package promises to satisfy, and its dependencies' types checked too. */
+const STRICT_TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    lib: ['ES2023', 'ESNext.Disposable'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: ['node'],
+  },
+  files: ['strict.ts', 'every-entry.ts'],
+};
 
 beforeAll(async () => {
   stagePackage();
@@ -85,21 +67,38 @@ beforeAll(async () => {
   const info = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
   packed = info[0]!.files.map((f) => f.path);
   const tarball = join(work, info[0]!.filename);
-  // The consumer: its dependencies linked from this checkout so that the install needs no network.
-  mkdirSync(join(consumer, 'node_modules', '@types'), { recursive: true });
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-  for (const dep of Object.keys(pkg.dependencies)) {
-    const link = join(consumer, 'node_modules', dep);
-    mkdirSync(dirname(link), { recursive: true }); // scoped packages (@fastify/...) live one folder down
-    symlinkSync(join(root, 'node_modules', dep), link);
-  }
-  await execa('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], { cwd: consumer });
-  // After the install, which would prune it as extraneous: Node's types for the type check.
-  mkdirSync(join(consumer, 'node_modules', '@types'), { recursive: true });
-  symlinkSync(join(root, 'node_modules', '@types', 'node'), join(consumer, 'node_modules', '@types', 'node'));
-}, 120_000);
+  // A fresh project: npm resolves the package's dependencies itself (from its cache where it can,
+  // the registry otherwise), as a user's install does; the compilers and Node's types beside them.
+  mkdirSync(consumer, { recursive: true });
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+  await execa(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      tarball,
+      `@types/node@${NODE_TYPES}`,
+      `ts-oldest@npm:typescript@${TYPESCRIPT.oldest}`,
+      `ts-newest@npm:typescript@${TYPESCRIPT.newest}`,
+    ],
+    { cwd: consumer, timeout: 240_000 },
+  );
+  writeFileSync(join(consumer, 'strict.ts'), STRICT_TS);
+  writeFileSync(join(consumer, 'every-entry.ts'), EVERY_ENTRY_TS);
+  writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG));
+}, 300_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The package's entry points as a user imports them: `tscuda`, `tscuda/ffi`, ... */
+function entryPoints(): string[] {
+  return Object.keys(pkg.exports)
+    .filter((s) => s !== './package.json')
+    .map((s) => (s === '.' ? 'tscuda' : `tscuda/${s.slice(2)}`));
+}
 
 describe('the packed package', () => {
   it('ships the build, the CLI, the kernels and the docs, without source maps or TypeScript sources', () => {
@@ -118,35 +117,26 @@ describe('the packed package', () => {
     }
   });
 
-  it('type-checks a strict consumer with exactOptionalPropertyTypes passing { stream: maybeStream }', async () => {
-    writeFileSync(join(consumer, 'index.ts'), CONSUMER_TS);
-    writeFileSync(
-      join(consumer, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2023', 'ESNext.Disposable'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          exactOptionalPropertyTypes: true,
-          noUncheckedIndexedAccess: true,
-          skipLibCheck: false,
-          noEmit: true,
-          types: ['node'],
-        },
-        files: ['index.ts'],
-      }),
-    );
-    const r = await execa(join(root, 'node_modules', '.bin', 'tsc'), ['-p', consumer], { cwd: consumer, reject: false });
-    expect(`${r.stdout}${r.stderr}`).toBe('');
-    expect(r.exitCode).toBe(0);
-  }, 60_000);
+  it.each(Object.entries(TYPESCRIPT))(
+    'type-checks every entry point in a strict consumer (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess, no skipLibCheck) with the %s TypeScript the README supports',
+    async (which, version) => {
+      const tsc = join(consumer, 'node_modules', `ts-${which}`, 'bin', 'tsc');
+      expect((JSON.parse(readFileSync(join(consumer, 'node_modules', `ts-${which}`, 'package.json'), 'utf8')) as { version: string }).version).toBe(version);
+      const r = await execa('node', [tsc, '-p', consumer], { cwd: consumer, reject: false, timeout: 180_000 });
+      expect(`${r.stdout}${r.stderr}`).toBe('');
+      expect(r.exitCode).toBe(0);
+    },
+    200_000,
+  );
+
+  it('the README states the oldest TypeScript this test checks', () => {
+    const [oldestMajor, oldestMinor] = TYPESCRIPT.oldest.split('.');
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`TypeScript ${oldestMajor}.${oldestMinor} or newer`);
+  });
 
   it('imports every subpath as ESM', async () => {
-    const subpaths = Object.keys(pkg.exports)
-      .filter((s) => s !== './package.json')
-      .map((s) => (s === '.' ? 'tscuda' : `tscuda/${s.slice(2)}`));
+    const subpaths = entryPoints();
+    expect(subpaths).toHaveLength(10);
     writeFileSync(
       join(consumer, 'esm.mjs'),
       `${subpaths.map((s, i) => `import * as m${i} from '${s}';`).join('\n')}\nconsole.log([${subpaths.map((_, i) => `Object.keys(m${i}).length`).join(', ')}].join(' '));\n`,
@@ -155,16 +145,22 @@ describe('the packed package', () => {
     for (const n of r.stdout.trim().split(' ')) expect(Number(n)).toBeGreaterThan(0);
   }, 30_000);
 
-  const cjsTitle = "require('tscuda') from CommonJS (Node >= 20.19)";
-  it.runIf(requireEsm)(
-    requireEsm ? cjsTitle : `${cjsTitle} (skipped: Node ${process.versions.node} cannot require() ES modules without a flag)`,
+  it('require()s every subpath from CommonJS (every supported Node line loads an ES module so)', async () => {
+    const subpaths = entryPoints();
+    writeFileSync(join(consumer, 'cjs.cjs'), `const names = ${JSON.stringify(subpaths)};\nconsole.log(names.map((n) => Object.keys(require(n)).length).join(' '));\n`);
+    const r = await execa('node', ['--no-warnings', 'cjs.cjs'], { cwd: consumer });
+    const counts = r.stdout.trim().split(' ').map(Number);
+    expect(counts).toHaveLength(subpaths.length);
+    for (const n of counts) expect(n).toBeGreaterThan(0);
+  }, 30_000);
+
+  const scriptTitle = "runs a user's `node script.ts` against the installed package (type stripping, native `using`)";
+  it.runIf(nodeRunsTypeScript)(
+    nodeRunsTypeScript ? scriptTitle : `${scriptTitle} (skipped: Node ${process.versions.node} runs .ts files only from 24; the README says to use tsx or tsc there)`,
     async () => {
-      writeFileSync(
-        join(consumer, 'cjs.cjs'),
-        "const t = require('tscuda');\nconst ffi = require('tscuda/ffi');\nconsole.log(typeof t.Stream, typeof t.DeviceBuffer, typeof t.elementwise, typeof ffi.cu);\n",
-      );
-      const r = await execa('node', ['--no-warnings', 'cjs.cjs'], { cwd: consumer });
-      expect(r.stdout.trim()).toBe('function function function function');
+      writeFileSync(join(consumer, 'script.ts'), SCRIPT_TS);
+      const r = await execa('node', ['--no-warnings', 'script.ts'], { cwd: consumer, timeout: 30_000 });
+      expect(r.stdout.trim()).toBe('used,disposed function boolean');
     },
     30_000,
   );
@@ -180,5 +176,5 @@ describe('the packed package', () => {
       const r = await execa('node', [join(consumer, 'node_modules', 'tscuda', 'bin', 'tscuda.js'), c, '--help'], { cwd: consumer });
       expect(r.stdout, c).toMatch(new RegExp(`^usage: tscuda ${c}`));
     }
-  }, 30_000);
+  }, 120_000);
 });
