@@ -6,46 +6,12 @@
  */
 import { formatNumber, formatRatio } from '../../bench/report/types.js';
 import { markdownTable, resultsLink } from './bench-tables.js';
+import type { FloorPart } from '../../bench/serve/floor-runs.js';
+import type { FloorRow } from '../../bench/serve/floors.js';
 import { doorGpu, newestPerHost, type DoorMetric, type DoorResults, type ResultsFile } from './results.js';
 
-/** One side of a serve floor row (bench/serve/floors.ts `SideMeasure`): what tscuda or the floor measured. */
-interface FloorSide {
-  rps?: number | null;
-  gpuBusy?: number | null;
-  cpuMsPerRequest?: number | null;
-  eventLoopLagP99Ms?: number | null;
-}
-
-/** A serve floor row (bench/serve/floors.ts `FloorRow`): one load, against tscuda serve and the bare node:http floor. */
-interface FloorRow {
-  name: string;
-  workers?: number;
-  /** tscuda serve ran without --workers: the host's default count. */
-  defaultWorkers?: boolean;
-  concurrency?: number;
-  tscuda: FloorSide;
-  floor: FloorSide;
-  met?: boolean | null;
-  goal?: { value?: number } | null;
-}
-
-/** A goal of the serve bench's floor part (bench/serve/floor-runs.ts `FloorGoal`). */
-interface FloorGoal {
-  goal: string;
-  row: string;
-  tscuda: number | null;
-  floor: number | null;
-  ratio: number | null;
-  met: boolean | null;
-}
-
-/** The serve bench's floor part (bench/serve/floor-runs.ts `FloorPart`), under whichever key the results file keeps it. */
-interface FloorPart {
-  rows?: FloorRow[];
-  goals?: FloorGoal[];
-}
-
-type DoorFile = ResultsFile<DoorResults & { floorRows?: FloorRow[]; floors?: FloorRow[] | FloorPart; floor?: FloorPart; floorPart?: FloorPart }>;
+/** The serve bench keeps its floor part (rows, best floors, goals) under `floors`; null where it was not run. */
+type DoorFile = ResultsFile<DoorResults & { floors?: FloorPart | null }>;
 
 /** Which bench a door's results come from, for the tables' links and the not-measured line. */
 export interface Door {
@@ -63,16 +29,9 @@ export const SERVE_DOOR: Door = { kind: 'serve', command: 'npm run bench:serve',
 /** The queue bench: its metrics carry the in-process engine beside tscuda. */
 export const QUEUE_DOOR: Door = { kind: 'queue', command: 'npx tsx bench/queue/main.ts', peer: { label: 'in-process', value: (m) => m.inProcess } };
 
-function floorPartOf(file: DoorFile): FloorPart {
-  const d = file.data;
-  if (Array.isArray(d.floorRows)) return { rows: d.floorRows };
-  if (Array.isArray(d.floors)) return { rows: d.floors };
-  const part = d.floors ?? d.floorPart ?? d.floor;
-  return typeof part === 'object' && part !== null ? part : {};
-}
-
+/** The serve floor rows of a run, those that carry both sides (a row cut short by an error is left out). */
 function floorRowsOf(file: DoorFile): FloorRow[] {
-  const rows = floorPartOf(file).rows ?? [];
+  const rows = file.data.floors?.rows ?? [];
   return Array.isArray(rows) ? rows.filter((r) => typeof r?.name === 'string' && typeof r.tscuda === 'object' && typeof r.floor === 'object') : [];
 }
 
@@ -96,8 +55,8 @@ function busyOf(m: DoorMetric): number | null {
 function floorRowsTable(run: DoorFile, rows: readonly FloorRow[]): string {
   const cells = rows.map((r) => [
     r.name,
-    r.workers === undefined ? '—' : `${r.workers}${r.defaultWorkers === true ? ' (default)' : ''}`,
-    r.concurrency === undefined ? '—' : String(r.concurrency),
+    `${r.workers}${r.defaultWorkers ? ' (default)' : ''}`,
+    String(r.concurrency),
     formatNumber(r.tscuda.rps ?? null),
     formatNumber(r.floor.rps ?? null),
     formatRatio(ratioOf(r.tscuda.rps, r.floor.rps)),
@@ -105,7 +64,7 @@ function floorRowsTable(run: DoorFile, rows: readonly FloorRow[]): string {
     formatNumber(r.tscuda.cpuMsPerRequest ?? null),
     formatNumber(r.floor.cpuMsPerRequest ?? null),
     formatNumber(r.tscuda.eventLoopLagP99Ms ?? null),
-    typeof r.goal?.value === 'number' ? `≥ ${r.goal.value}× floor` : '—',
+    `≥ ${r.goal.value}× floor`,
     verdict(r.met),
   ]);
   const header = [
@@ -123,7 +82,7 @@ function floorRowsTable(run: DoorFile, rows: readonly FloorRow[]): string {
     'met',
   ];
   const table = markdownTable(header, cells, (c) => c >= 1 && c <= 9);
-  const goals = floorPartOf(run).goals ?? [];
+  const goals = run.data.floors?.goals ?? [];
   if (goals.length === 0) return table;
   const goalCells = goals.map((g) => [g.goal, g.row, formatNumber(g.tscuda), formatNumber(g.floor), formatRatio(g.ratio), verdict(g.met)]);
   return [table, '', markdownTable(['goal', 'row', 'tscuda', 'floor', 'tscuda / floor', 'met'], goalCells, (c) => c >= 2 && c <= 4)].join('\n');
