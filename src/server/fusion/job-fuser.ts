@@ -79,6 +79,7 @@ export class JobFuser {
   };
   #nextId = 1;
   #closed = false;
+  #lost = false;
 
   constructor(engine: JobEngineLike, options: JobFuserOptions) {
     const delay = options.maxBatchDelayMs as unknown;
@@ -90,8 +91,11 @@ export class JobFuser {
     this.#bounds = { maxSamples: bound('maxSamples'), maxSeries: bound('maxSeries'), maxResultBytes: bound('maxResultBytes'), maxRequests: bound('maxRequests') };
     this.#memory = options.memory;
     this.#onSubmitted = options.onSubmitted;
-    // A lost context fails every submit: the requests waiting hear it now rather than at their window's end.
-    engine.lost.catch(() => this.submitAll());
+    // A lost context fails every submit: the requests waiting hear it now rather than at their window's end, later ones at once.
+    engine.lost.catch(() => {
+      this.#lost = true;
+      this.submitAll();
+    });
   }
 
   /** Requests waiting in windows now. */
@@ -108,9 +112,9 @@ export class JobFuser {
    */
   submit(spec: JobSpec): Job {
     if (this.#closed) throw new EngineClosedError(this.#engine.label);
-    // Not an object with flags, registered stages, an AbortSignal: the engine takes it (or refuses it) as it is.
+    // A lost engine, not an object with flags, registered stages, an AbortSignal: the engine takes it (or refuses it) as it is.
     const flags = (spec as Partial<JobSpec> | null)?.flags;
-    if (!Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined) return this.#engine.submit(spec);
+    if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined) return this.#engine.submit(spec);
     const precision = this.#engine.precision;
     const job = validated(spec);
     checkInto(job, precision);

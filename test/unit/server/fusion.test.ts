@@ -357,6 +357,19 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     expect((await job.result).batch).toBe(1);
   }, 10_000);
 
+  it('a lost context submits the open windows at once, and later requests go straight to the engine', async () => {
+    const engine = new FakeEngine();
+    const f = fuser(engine, { maxBatchDelayMs: 1000 });
+    const waiting = f.submit(stftCycles(series(1, 16, 1), 1));
+    engine.loseContext();
+    await until(() => engine.submitted.length === 1, 'the window submitted on the loss');
+    expect(f.waiting).toBe(0);
+    const later = f.submit(stftCycles(series(1, 16, 2), 1));
+    expect(later).not.toBeInstanceOf(FusedRequest);
+    expect(engine.submitted).toHaveLength(2);
+    await Promise.allSettled([waiting.result, later.result]);
+  }, 10_000);
+
   it('refuses a window that is not a positive number of ms, and bounds that are not positive integers', () => {
     const engine = new FakeEngine();
     for (const bad of [-1, Number.NaN, Infinity, 2 ** 31]) expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs must be/);
