@@ -111,6 +111,13 @@ describe('unpackResult guards', { timeout: 5_000 }, () => {
     expect(() => unpackResult(base(), arrays, Buffer.alloc(23))).toThrow(new Error('result: array spectrum ends at byte 24, the stored result has 23'));
   });
 
+  it('returns a view of an array at an aligned offset past the start', () => {
+    const bytes = Buffer.alloc(24);
+    const view = unpackResult(base(), [{ field: 'spectrum', dtype: 'f64', length: 2, offset: 8 }], bytes).spectrum!;
+    bytes.writeDoubleLE(7, 16);
+    expect(view[1]).toBe(7);
+  });
+
   it('returns views of an aligned buffer and copies of a misaligned one', () => {
     const aligned = Buffer.alloc(16);
     const view = unpackResult(base(), [{ field: 'bandPowers', dtype: 'f64', length: 2, offset: 0 }], aligned).bandPowers!;

@@ -78,6 +78,11 @@ describe.each(SCANS)('%s', (_name, scan) => {
     expect(scan(`[${'[{}],'.repeat(40)}0]`).maxDepth).toBe(3);
   });
 
+  it('literals and letters between brackets change no count: they hide no nesting', () => {
+    expect(scan('[true,[false,[null,{"a":nullx}]]]').maxDepth).toBe(4);
+    expect(() => scan(`${'[true,'.repeat(33)}0${']'.repeat(33)}`)).toThrow(/nested deeper than 32 levels/);
+  });
+
   // Each bound checked in dense text and in text with padding between the values.
   it.each(['', ' '.repeat(200)])(
     `a job body takes exactly ${MAX_JOB_OBJECTS} objects and ${MAX_JOB_KEYS} keys, and refuses one more of each (413 too_complex_json; padding %j)`,
