@@ -3,14 +3,15 @@
  * driven as src/signal/iir.ts, fir.ts and hilbert.ts drive it on the GPU, against float64
  * references written here from the definitions: direct form I recurrences for the sections, the
  * convolution sum for FIR taps, scipy's filtfilt recipe (odd extension, steady-state start found
- * by running a constant input to convergence), and the analytic signal of planted cosines.
+ * by running a constant input to convergence), the analytic signal of planted cosines, and the
+ * convolution sum (direct and FFT paths, every mode).
  * Lengths 1 and 2, odd and even, filters longer than the signal, and chunked filtering with zi.
  * Skipped, with the reason, where g++ is missing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { butter, cheby1, firwin, sosfiltfiltPadlen, sosfiltZi, PADTYPE_CODES, type Sos } from '../../../src/signal/index.js';
+import { butter, cheby1, convolutionWindow, fastLength, firwin, sosfiltfiltPadlen, sosfiltZi, PADTYPE_CODES, type Sos } from '../../../src/signal/index.js';
 import { scanTransitions, usesScan, SCAN_CHUNK } from '../../../src/signal/sos-scan.js';
-import { arr, cdftRows, emu, launch, loadEmulatedKernels, rfftRows, typed, type Arr, type P } from './emulation/emulator.js';
+import { arr, cdftRows, emu, irfftRows, launch, loadEmulatedKernels, rfftRows, typed, type Arr, type P } from './emulation/emulator.js';
 
 const TOL: Record<P, number> = { f32: 2e-6, f64: 1e-12 };
 
@@ -249,4 +250,64 @@ describe.skipIf(!!skip)(`filter kernels emulated on the CPU${skip ? ` (skipped: 
     launch('sosfilt_f64', x, y, Float64Array.from(s.flat()), y, y, 1, 40, s.length, 0, 0);
     expect(relErr(y, sosReference(s, x))).toBeLessThan(1e-12);
   });
+});
+
+/** The FFT path rounds in float32 through its transforms, more than the direct sums. */
+const CONVOLVE_TOL: Record<P, number> = { f32: 1e-5, f64: 1e-12 };
+
+/** The full convolution sum of one series with the taps, in float64. */
+function fullConvolution(x: ArrayLike<number>, h: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(x.length + h.length - 1);
+  for (let i = 0; i < x.length; i++) for (let k = 0; k < h.length; k++) out[i + k]! += x[i]! * h[k]!;
+  return out;
+}
+
+describe.skipIf(!!skip)(`convolution kernels emulated on the CPU${skip ? ` (skipped: ${skip})` : ''}`, { timeout: 20_000 }, () => {
+  beforeAll(loadEmulatedKernels);
+  const batch = 2;
+
+  /** What convolve.ts enqueues for the FFT path, with DFTs for cuFFT. */
+  function fftPath(p: P, x: Arr, length: number, taps: Float64Array, start: number, outLength: number): Arr {
+    const n = fastLength(length + taps.length - 1);
+    const bins = Math.floor(n / 2) + 1;
+    const rows = arr(p, batch * n);
+    launch(`fit_rows_${p}`, x, rows, batch, length, n);
+    const kernelRow = arr(p, n);
+    launch(`pad_taps_${p}`, taps, kernelRow, taps.length, n);
+    const spectra = rfftRows(p, rows, batch, n);
+    launch(`spectrum_product_${p}`, spectra, rfftRows(p, kernelRow, 1, n), batch, bins, 1 / n);
+    const back = irfftRows(p, spectra, batch, n);
+    const y = arr(p, batch * outLength);
+    launch(`slice_rows_${p}`, back, y, batch, n, outLength, start);
+    return y;
+  }
+
+  for (const p of ['f32', 'f64'] as const)
+    it(`convolve direct and through the FFT (${p}): every mode, taps longer than the series, one sample`, () => {
+      for (const [length, ntaps] of [
+        [40, 7],
+        [33, 8],
+        [5, 12],
+        [1, 4],
+        [9, 1],
+      ] as const) {
+        const x64 = Float64Array.from({ length: batch * length }, () => Math.random() - 0.5);
+        const taps = Float64Array.from({ length: ntaps }, () => Math.random() - 0.5);
+        const x = typed(p, x64);
+        for (const mode of ['full', 'same', 'valid'] as const) {
+          const { start, outLength } = convolutionWindow(length, ntaps, mode);
+          const direct = arr(p, batch * outLength);
+          launch(`convolve_direct_${p}`, x, direct, taps, batch, length, ntaps, outLength, start);
+          const viaFft = fftPath(p, x, length, taps, start, outLength);
+          for (let b = 0; b < batch; b++) {
+            const ref = fullConvolution(x64.subarray(b * length, (b + 1) * length), taps).subarray(start, start + outLength);
+            const scale = Math.max(...ref.map(Math.abs), 1e-3);
+            for (let j = 0; j < outLength; j++) {
+              expect(Math.abs(direct[b * outLength + j]! - ref[j]!) / scale, `direct ${mode} ${length}x${ntaps}`).toBeLessThan(CONVOLVE_TOL[p]);
+              expect(Math.abs(viaFft[b * outLength + j]! - ref[j]!) / scale, `fft ${mode} ${length}x${ntaps}`).toBeLessThan(CONVOLVE_TOL[p]);
+            }
+          }
+        }
+      }
+    });
 });
