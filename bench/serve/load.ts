@@ -1,13 +1,12 @@
 /**
- * Load generators of the serve bench: autocannon for the concurrency sweep (perf_analyzer's
- * columns), and a closed loop over node:http for the overload and fault runs, which needs per
- * status counts, per status latencies and the connections that ended without a response.
+ * Load generators of the serve bench (autocannon's step is in autocannon-step.ts): closed and open
+ * loops over node:http, in this process or over client processes, with per status counts, per
+ * status latencies and the connections that ended without a response.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent, request } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,19 +31,6 @@ export interface SweepRow {
   gpuBusyFraction: number | null;
 }
 
-interface AutocannonResult {
-  requests: { total: number; average: number };
-  latency: { p50: number; p90: number; p99: number };
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  duration: number;
-  '2xx': number;
-  statusCodeStats?: Record<string, { count: number }>;
-}
-type Autocannon = (options: Record<string, unknown>, callback: (error: Error | null, result: AutocannonResult) => void) => { stop(): void };
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
 /**
  * Random float32 samples whose every byte is printable ASCII (mantissa bytes 0x20-0x7e, top
  * byte 0x3f: values in [0.6, 1.0]): a random signal that autocannon's client threads can carry
@@ -65,56 +51,8 @@ export interface LoadRequest {
   body: Buffer;
 }
 
-/** Runs autocannon for `durationS` at `concurrency` connections (one request in flight each). */
-export function autocannonStep(
-  req: LoadRequest,
-  concurrency: number,
-  durationS: number,
-  clientThreads = 0,
-): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
-  const threaded = clientThreads > 1 && concurrency >= clientThreads && req.body.every((b) => b < 0x80);
-  return new Promise((resolve, reject) => {
-    autocannon(
-      // Several client threads at high concurrency, so the load generator is not the bottleneck.
-      // autocannon's threads get the body as a string (a Buffer does not survive postMessage), so
-      // only bodies of ASCII bytes (see asciiSignal) can use them.
-      threaded
-        ? {
-            url: req.base + req.path,
-            method: req.method,
-            headers: req.headers,
-            body: req.body.toString('latin1'),
-            connections: concurrency,
-            pipelining: 1,
-            duration: durationS,
-            timeout: 30,
-            workers: clientThreads,
-          }
-        : { url: req.base + req.path, method: req.method, headers: req.headers, body: req.body, connections: concurrency, pipelining: 1, duration: durationS, timeout: 30 },
-      (error, r) => {
-        if (error) return reject(error);
-        const requests = r['2xx'] + r.non2xx;
-        resolve({
-          concurrency,
-          durationS: r.duration,
-          requests,
-          // Successful responses per second, as perf_analyzer counts throughput (429s of shedding are not served requests).
-          throughputRps: r['2xx'] / r.duration,
-          p50Ms: r.latency.p50,
-          p90Ms: r.latency.p90,
-          p99Ms: r.latency.p99,
-          errors: r.errors,
-          non2xx: r.non2xx,
-          status5xx: count5xx(Object.entries(r.statusCodeStats ?? {}).map(([code, v]) => [code, v.count])),
-          timeouts: r.timeouts,
-        });
-      },
-    );
-  });
-}
-
 /** Responses with a 5xx status among [status, count] pairs. */
-function count5xx(byStatus: Iterable<[string, number]>): number {
+export function count5xx(byStatus: Iterable<[string, number]>): number {
   let n = 0;
   for (const [code, count] of byStatus) if (code.startsWith('5')) n += count;
   return n;

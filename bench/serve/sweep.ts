@@ -5,7 +5,8 @@
  * against another server (the Python peer) through `step`.
  */
 import { Agent } from 'node:http';
-import { autocannonStep, closedLoopStep, send, type LoadRequest, type SweepRow } from './load.js';
+import { autocannonStep } from './autocannon-step.js';
+import { closedLoopStep, send, type LoadRequest, type SweepRow } from './load.js';
 import { RPS_MIX, THROUGHPUT_MIX, randomSignal, stftRequest } from './mixes.js';
 import { gauge, startTscuda, waitReady } from './services.js';
 import type { Settings } from './settings.js';
