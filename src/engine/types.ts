@@ -279,6 +279,13 @@ export interface JobEngineLike {
   readonly devices: readonly number[];
   /** Rejects when the engine can no longer run work (its CUDA context was lost by a sticky error). */
   readonly lost: Promise<never>;
+  /**
+   * Optional: jobs waiting for a lane now, and the bound past which submit() throws EngineFullError
+   * (JobEngine has both). A layer in front that holds jobs before submitting them (the server's
+   * request fuser) refuses by them at once, as submit() would.
+   */
+  readonly queued?: number;
+  readonly maxQueued?: number;
   /** Validates and queues a job; throws a named error (JobValidationError, EngineFullError, EngineClosedError) at once. */
   submit(spec: JobSpec): Job;
   /** Like submit, but waits for room instead of throwing EngineFullError. */

@@ -40,6 +40,12 @@ class FusingEngine implements JobEngineLike {
   get devices(): readonly number[] {
     return this.#engine.devices;
   }
+  get queued(): number | undefined {
+    return this.#engine.queued;
+  }
+  get maxQueued(): number | undefined {
+    return this.#engine.maxQueued;
+  }
   get lost(): Promise<never> {
     return this.#engine.lost;
   }

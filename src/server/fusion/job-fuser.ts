@@ -17,7 +17,7 @@
  * CUDA-free.
  */
 import { allocatedResultBytes } from '../../engine/capacity.js';
-import { EngineClosedError } from '../../engine/errors.js';
+import { EngineClosedError, EngineFullError } from '../../engine/errors.js';
 import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
 import { checkSampleTypes } from '../../engine/sample-types.js';
 import { checkInto, validateJobParameters, type NormalizedJob, type ValidationContext } from '../../engine/validate.js';
@@ -124,6 +124,9 @@ export class JobFuser {
     const request = new FusedRequest(this.#nextId++, spec, job, resultBytes);
     const key = fusionKey(job);
     let window = this.#windows.get(key);
+    // Each open window is one engine job to come: a request that would open one more than the
+    // engine's queue has room for is refused now (EngineFullError, a 429), as submit() refuses it.
+    if (window === undefined) this.#checkRoom();
     if (window !== undefined && !this.#fits(window, request)) {
       this.#submit(window);
       window = undefined;
@@ -150,6 +153,11 @@ export class JobFuser {
   close(): void {
     this.#closed = true;
     this.submitAll();
+  }
+
+  #checkRoom(): void {
+    const { queued, maxQueued } = this.#engine;
+    if (queued !== undefined && maxQueued !== undefined && queued + this.#windows.size >= maxQueued) throw new EngineFullError(this.#engine.label, maxQueued);
   }
 
   #fits(window: FusionWindow, request: FusedRequest): boolean {

@@ -113,6 +113,10 @@ export class FakeEngine implements JobEngineLike {
     return this.#queue.length;
   }
 
+  get maxQueued(): number {
+    return this.#options.maxQueued ?? 1024;
+  }
+
   submit(spec: JobSpec): Job;
   submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
   submit(spec: JobSpec, options?: { wait: true }): Job | Promise<Job> {

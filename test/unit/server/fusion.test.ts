@@ -155,11 +155,26 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     expect(jobs.map((j) => j.status)).toEqual(['error', 'error', 'error']);
   }, 10_000);
 
-  it('an engine that refuses the fused job (full queue) answers each request with its refusal', async () => {
-    const engine = new FakeEngine({ manual: true, maxQueued: 1 });
+  it('a full engine refuses at submit (EngineFullError, a 429 at the door), as engine.submit() does: no window opens', () => {
+    const engine = new FakeEngine({ manual: true, maxQueued: 2 });
+    const f = fuser(engine);
+    engine.submit({ data: new Float32Array(8), flags: ['stft'] });
+    // One open window is one engine job to come: the first request fits, a second shape would not.
+    f.submit(stftCycles(series(1, 16, 1), 1));
+    expect(f.waiting).toBe(1);
+    expect(() => f.submit(stftCycles(series(1, 32, 2), 1))).toThrow(EngineFullError);
+    // A request of an open window's shape joins it: it takes no more room in the engine's queue.
+    f.submit(stftCycles(series(1, 16, 3), 1));
+    expect(f.waiting).toBe(2);
+    engine.release();
+  });
+
+  it('an engine that fills while a window waits refuses the fused job: each request gets its refusal', async () => {
+    const engine = new FakeEngine({ manual: true, maxQueued: 2 });
     const f = fuser(engine);
     engine.submit({ data: new Float32Array(8), flags: ['stft'] });
     const jobs = [1, 2].map((seed) => f.submit(stftCycles(series(1, 16, seed), 1)));
+    engine.submit({ data: new Float32Array(8), flags: ['stft'] });
     for (const o of await Promise.allSettled(jobs.map((j) => j.result))) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(EngineFullError);
     // Nothing of theirs is left with the engine: their memory is free.
     await Promise.all(jobs.map((j) => j.released));
