@@ -10,7 +10,7 @@
  */
 import type { BlobPool } from './blob-pool.js';
 import { BlobPool as Pool } from './blob-pool.js';
-import { checkConnection, checkDatabase, nextReady, PATIENT, type QueueConnection, type RedisPatience } from './connection.js';
+import { answersWithin, checkConnection, checkDatabase, nextReady, PATIENT, type QueueConnection, type RedisPatience } from './connection.js';
 
 /** Most blob stores of a queue. */
 export const MAX_BLOB_STORES = 64;
@@ -82,15 +82,7 @@ export class BlobStores {
   /** Pings every store within `timeoutMs`: true when all answered. */
   async ping(timeoutMs: number): Promise<boolean> {
     if (!this.ready) return false;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const pings = Promise.all(this.#pools.map((p) => p.control.ping())).then((replies) => replies.every((r) => r === 'PONG'));
-      return await Promise.race([pings, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    return (await Promise.all(this.#pools.map((p) => answersWithin(p.control, timeoutMs)))).every(Boolean);
   }
 
   /** Drops every connection. */

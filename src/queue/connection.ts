@@ -149,6 +149,23 @@ export function lastRedisError(client: Redis): Error | undefined {
   return lastErrors.get(client);
 }
 
+/** Whether `client` answers a PING within `ms`: false when it does not, or fails (never rejects). A stopped Redis keeps its connections, so only an answer says it is there. */
+export async function answersWithin(client: Pick<Redis, 'ping'>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([
+      client.ping().then(
+        (reply) => reply === 'PONG',
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Resolves once `client` is ready (at once if it is), or after `ms` if it is not by then, or once `signal` aborts. */
 export async function readyWithin(client: Redis, ms: number, signal?: AbortSignal): Promise<void> {
   if (client.status !== 'ready') await nextReady(client, ms, signal);

@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { BlobStores } from './blob-stores.js';
-import { isAuthRefusal, lastRedisError, readyWithin, redisFailure } from './connection.js';
+import { answersWithin, isAuthRefusal, lastRedisError, readyWithin, redisFailure } from './connection.js';
 import { QueueUnavailableError } from './errors.js';
 import { Liveness } from './liveness.js';
 
@@ -53,17 +53,8 @@ export class OperationBound {
 
   /** Pings the queue's Redis and every blob store within `timeoutMs`: true when all answered (never rejects). */
   async probe(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const pong = this.#t.queueRedis.ping().then((r) => r === 'PONG');
-      const answered = Promise.all([pong, this.#t.stores.ping(timeoutMs)]).then(([queue, stores]) => queue && stores);
-      answered.catch(() => undefined);
-      return await Promise.race([answered, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
-    } catch {
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
+    const [queue, stores] = await Promise.all([answersWithin(this.#t.queueRedis, timeoutMs), this.#t.stores.ping(timeoutMs)]);
+    return queue && stores;
   }
 
   /** Stops the probes. */

@@ -15,7 +15,7 @@ import type { Job, JobResult, JobSpec } from '../engine/types.js';
 import { Admission, ledgerKeys } from './admission.js';
 import { BlobStores } from './blob-stores.js';
 import { packResult, samplesFromBuffer, type PackedResult, type WireJob, type WireResult } from './codec.js';
-import { checkDatabase, createRedis, describeConnection, settlesWithin } from './connection.js';
+import { answersWithin, checkDatabase, createRedis, describeConnection, settlesWithin } from './connection.js';
 import { ResultTooLargeError } from './errors.js';
 import type { QueueCounts } from './job-queue-options.js';
 import { readCounts } from './outcome.js';
@@ -60,6 +60,8 @@ function messageOf(error: unknown): string {
  * job's completion in flight.
  */
 const CLOSE_WAIT_MS = 3000;
+/** How long a closing worker waits for Redis to answer a PING before it counts Redis as away, ms (and how often it asks). */
+const CLOSE_PROBE_MS = 1000;
 /** BullMQ's Worker, with what its close() would stop last, for a close that was cut. */
 class CuttableWorker extends Worker {
   /**
@@ -255,13 +257,20 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       // the jobs go back to the queue for another start (at-least-once, as when a worker dies).
       let away = false;
       let overdue = false;
+      // A Redis that stopped answering keeps its connections (connected() stays true): a PING
+      // unanswered within CLOSE_PROBE_MS counts as away too.
+      let silent = false;
+      const probe = setInterval(() => void answersWithin(queueRedis, CLOSE_PROBE_MS).then((answered) => (silent ||= !answered)), CLOSE_PROBE_MS);
       const allOverdue = (): boolean => started.size > 0 && [...started.values()].every((s) => performance.now() >= s.dueAt);
-      const due = (): boolean => (away ||= !connected()) || started.size === 0 || (overdue ||= allOverdue());
+      const due = (): boolean => (away ||= !connected() || silent) || started.size === 0 || (overdue ||= allOverdue());
       const finished = await settlesWithin(worker.close(), CLOSE_WAIT_MS, due);
+      clearInterval(probe);
       const held = started.size;
       if (!finished) worker.cut();
       log.stop();
-      await settlesWithin(queue.close(), CLOSE_WAIT_MS);
+      // With Redis away BullMQ's queue close would only wait out the bound: nothing is left to flush.
+      if (away) void queue.close().catch(() => undefined);
+      else await settlesWithin(queue.close(), CLOSE_WAIT_MS);
       disconnectAll();
       const tally = `completed ${counts.completed}, failed ${counts.failed}, retried ${counts.retried}`;
       if (finished) log.line(`stopped (${tally})`);

@@ -127,17 +127,22 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     await redis?.dispose();
   }, 20_000);
 
-  it('a stopped Redis (SIGSTOP): every operation settles within the bound, reachable turns false, and true again after SIGCONT', async () => {
+  it('a stopped Redis (SIGSTOP): every operation settles within the bound, reachable turns false, and true again after SIGCONT; a worker holding a job stops', async () => {
     const queue = queueOf();
     await queue.ready();
     const held = await queue.submit(spec());
-    // A worker's /metrics (tscuda worker --metrics-port) reads the depth from Redis too.
-    const worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name: `metrics-${randomUUID()}`, lockDurationMs: 1000 });
+    // A worker holding a job: its /metrics (tscuda worker --metrics-port) reads the depth from Redis too, and it is stopped.
+    const workerQueue = queueOf();
+    const worker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine({ delayMs: 300 }), name: workerQueue.name, lockDurationMs: 1000 });
     open.push(worker);
     const registry = new Registry();
     registerQueueMetrics(registry, worker);
+    const running = await workerQueue.submit(spec());
+    await until('the worker to hold its job', async () => (await running.status()) === 'running');
     process.kill(redis.pid!, 'SIGSTOP');
     try {
+      const closeStart = performance.now();
+      const closing = settledWithin(worker.close(), 10_000);
       // The client has not noticed: its connection is up. Each call is refused within the bound.
       const t0 = performance.now();
       const calls = [queue.submit(spec()), queue.view(held.id), queue.counts(), queue.cancel(held.id), queue.forget(held.id), queue.ready()];
@@ -154,6 +159,9 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
       expect(idle.reachable).toBe(false);
       const scrape = await settledWithin(registry.metrics(), 3000);
       expect(scrape).toMatchObject({ value: expect.stringMatching(/tscuda_queue_jobs_total/) });
+      // Its job finished here, but its completion cannot reach Redis: the close is cut, not held forever.
+      expect(await closing).toHaveProperty('value');
+      expect(performance.now() - closeStart).toBeLessThan(7000);
     } finally {
       process.kill(redis.pid!, 'SIGCONT');
     }
