@@ -325,7 +325,12 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const stopAll = (): Promise<{ drained: boolean; cutWorkers: number }> => {
     const all = [...slotOf.keys(), ...spares.keys()];
     const exits = all.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
-    for (const w of all) post(w, { tscuda: 'shutdown' });
+    // A worker still starting holds no request, and reads 'shutdown' only once built, which on a
+    // loaded machine can come after the drain's bound (a cut drain, exit 3, for nothing): it is
+    // ended now (its signal handlers come with the server), and its end is no cut.
+    const starting = new Set(all.filter((w) => !served.has(w) && !w.isDead()));
+    for (const w of starting) w.process.kill('SIGTERM');
+    for (const w of all) if (!starting.has(w)) post(w, { tscuda: 'shutdown' });
     const timer = setTimeout(
       () => {
         for (const w of all) if (!w.isDead()) w.process.kill('SIGKILL');
@@ -334,7 +339,7 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     );
     return Promise.all(exits).then(() => {
       clearTimeout(timer);
-      const cutWorkers = all.filter((w) => exitCodes.get(w) !== EXIT_CODES.drained).length;
+      const cutWorkers = all.filter((w) => !starting.has(w) && exitCodes.get(w) !== EXIT_CODES.drained).length;
       return { drained: cutWorkers === 0, cutWorkers };
     });
   };
