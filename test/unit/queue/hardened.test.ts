@@ -199,7 +199,7 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     }
   });
 
-  it('admits by jobs and by bytes waiting: QueueFullError past either, room again once a worker takes them or they expire', async () => {
+  it('admits by jobs and by bytes waiting: QueueFullError past either, room again once a worker takes them or they expire; expired jobs are swept', async () => {
     const byJobs = queueOf({ maxWaitingJobs: 3 });
     for (let i = 0; i < 3; i++) await byJobs.submit(spec());
     await expect(byJobs.submit(spec())).rejects.toThrow(QueueFullError);
@@ -217,6 +217,13 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     await expect(byBytes.submit(spec(256))).rejects.toThrow(/3072 bytes of samples wait for a worker \(maxWaitingBytes = 3072\)/);
     await new Promise((r) => setTimeout(r, 300));
     await byBytes.submit(spec(256));
+    // No worker takes them: past inputTtlMs the client's sweep removes the expired jobs from Redis.
+    const waiting = async (): Promise<number> => {
+      const c = await byBytes.counts();
+      return c.waiting + c.prioritized + c.delayed;
+    };
+    expect(await waiting()).toBe(4);
+    await until('the expired jobs to be swept', async () => (await waiting()) === 0, 4000);
   }, 15_000);
 
   it('jobs a worker held across a Redis restart (their locks expired meanwhile) run again within seconds of Redis returning', async () => {
