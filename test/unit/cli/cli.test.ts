@@ -1,12 +1,23 @@
+/**
+ * The CLI's answers, run in this process through main() (starting the executable costs seconds per
+ * run on a small machine); the executable itself, bin/tscuda.js, is run once here (the failing
+ * `info` without a driver) and from the installed package by the consumer test.
+ */
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { COMMANDS } from '../../../src/cli/commands/index.js';
 import { isLibraryAvailable } from '../../../src/ffi/index.js';
+import { runCli } from './run-cli.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tscuda = (...args: string[]) => execa('node', [join(root, 'bin', 'tscuda.js'), ...args], { reject: false, cwd: root });
+/** `tscuda ...args` in this process, with execa's field names. */
+const tscuda = async (...args: string[]) => {
+  const r = await runCli(...args);
+  return { exitCode: r.code, stdout: r.out, stderr: r.err };
+};
+afterEach(() => vi.restoreAllMocks());
 
 describe('tscuda CLI', { timeout: 60_000 }, () => {
   it('prints usage for -h and --help, exit code 0', async () => {
@@ -57,8 +68,8 @@ describe('tscuda info', { timeout: 60_000 }, () => {
     expect(r.exitCode).toBe(report.ok ? 0 : 1);
     if (!report.ok) expect(report.error?.message).toBeTruthy();
   });
-  it.runIf(!isLibraryAvailable('driver'))('without a driver: exit code 1 and one clear line on stderr, no stack trace', async () => {
-    const r = await tscuda('info');
+  it.runIf(!isLibraryAvailable('driver'))('without a driver: exit code 1 and one clear line on stderr, no stack trace (the executable itself)', async () => {
+    const r = await execa('node', [join(root, 'bin', 'tscuda.js'), 'info'], { reject: false, cwd: root });
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toMatch(/libcuda +missing/);
     expect(r.stderr.trim().split('\n')).toEqual(['tscuda: no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU']);
