@@ -21,6 +21,7 @@ import type { QueueCounts } from './job-queue-options.js';
 import { readCounts } from './outcome.js';
 import { BlobKeys, MAX_ATTEMPTS } from './options.js';
 import { keepsInputKey, readInput } from './worker-input.js';
+import { Liveness } from './liveness.js';
 import { WorkerLog, type QueueJobSettled } from './worker-log.js';
 import { WorkerMemory } from './worker-memory.js';
 import { resolveWorkerOptions, type QueueWorkerOptions } from './worker-options.js';
@@ -36,7 +37,7 @@ export interface QueueWorker extends EventEmitter<{ settled: [QueueJobSettled] }
   readonly stopped: Promise<void>;
   /** The engine's loss, when that stopped the worker. */
   readonly lostError: unknown;
-  /** Whether Redis is reachable now. */
+  /** Whether Redis answers now: the connections are up and a PING (every second) was answered within 2 s. */
   readonly reachable: boolean;
   /** Jobs in the queue by state. */
   queueCounts(): Promise<QueueCounts>;
@@ -60,6 +61,8 @@ function messageOf(error: unknown): string {
  * job's completion in flight.
  */
 const CLOSE_WAIT_MS = 3000;
+/** How long a worker's probe waits for Redis to answer a PING before the worker counts as unreachable (its /ready says so), ms. */
+const PROBE_TIMEOUT_MS = 2000;
 /** How long a closing worker waits for Redis to answer a PING before it counts Redis as away, ms (and how often it asks). */
 const CLOSE_PROBE_MS = 1000;
 /** BullMQ's Worker, with what its close() would stop last, for a close that was cut. */
@@ -246,6 +249,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   let markStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
   const connected = (): boolean => workerRedis.status === 'ready' && queueRedis.status === 'ready' && stores.ready;
+  // Whether Redis answers, not only whether the connections are up (a stopped Redis keeps them): `reachable`, /ready.
+  const liveness = new Liveness({ connected, probe: (ms) => answersWithin(queueRedis, ms) }, PROBE_TIMEOUT_MS);
   const close = (): Promise<void> => {
     closing ??= (async () => {
       log.line('stopping: taking no new jobs, finishing the ones held');
@@ -268,6 +273,7 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       const held = started.size;
       if (!finished) worker.cut();
       log.stop();
+      liveness.close();
       // With Redis away BullMQ's queue close would only wait out the bound: nothing is left to flush.
       if (away) void queue.close().catch(() => undefined);
       else await settlesWithin(queue.close(), CLOSE_WAIT_MS);
@@ -317,6 +323,6 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   // Getters, so each read sees the current state (Object.assign would copy their values once).
   return Object.defineProperties(running, {
     lostError: { get: () => lostError, enumerable: true },
-    reachable: { get: () => !done && queueRedis.status === 'ready' && stores.ready, enumerable: true },
+    reachable: { get: () => !done && queueRedis.status === 'ready' && stores.ready && liveness.answering, enumerable: true },
   }) as QueueWorker;
 }

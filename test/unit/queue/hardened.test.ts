@@ -137,6 +137,8 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     open.push(worker);
     const registry = new Registry();
     registerQueueMetrics(registry, worker);
+    const idleWorker = await runQueueWorker({ connection: redis.url, engine: new FakeEngine(), name: `idle-${randomUUID()}`, lockDurationMs: 1000 });
+    open.push(idleWorker);
     const running = await workerQueue.submit(spec());
     await until('the worker to hold its job', async () => (await running.status()) === 'running');
     process.kill(redis.pid!, 'SIGSTOP');
@@ -159,13 +161,15 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
       expect(idle.reachable).toBe(false);
       const scrape = await settledWithin(registry.metrics(), 3000);
       expect(scrape).toMatchObject({ value: expect.stringMatching(/tscuda_queue_jobs_total/) });
+      // A worker's readiness (tscuda worker's /ready) follows whether Redis answers.
+      await until('the idle worker to see Redis silent', () => !idleWorker.reachable, 4000);
       // Its job finished here, but its completion cannot reach Redis: the close is cut, not held forever.
       expect(await closing).toHaveProperty('value');
       expect(performance.now() - closeStart).toBeLessThan(7000);
     } finally {
       process.kill(redis.pid!, 'SIGCONT');
     }
-    await until('the client to see Redis answer again', () => queue.reachable);
+    await until('the client and the worker to see Redis answer again', () => queue.reachable && idleWorker.reachable);
     expect((await queue.view(held.id)).status).toBe('queued');
   }, 15_000);
 
