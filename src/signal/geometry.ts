@@ -156,10 +156,8 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
   const detrend = checkDetrend(options.detrend === undefined ? defaults.detrend : options.detrend);
   const returnOnesided = options.returnOnesided ?? true;
   if (typeof returnOnesided !== 'boolean') throw new TypeError(`returnOnesided must be a boolean, got ${JSON.stringify(returnOnesided)}`);
+  // nperseg <= length, so an even or odd extension (nperseg/2 samples) always fits in length - 1: scipy's check of it cannot fail here.
   const extension = boundary === null ? 0 : Math.floor(nperseg / 2);
-  if ((boundary === 'even' || boundary === 'odd') && extension > length - 1) {
-    throw new RangeError(`boundary '${boundary}' extends by nperseg/2 = ${extension} samples, which must not exceed the signal length - 1 = ${length - 1}`);
-  }
   let extendedLength = length + 2 * extension;
   const mod = (a: number, m: number): number => ((a % m) + m) % m;
   const padding = padded ? mod(mod(-(extendedLength - nperseg), step), nperseg) : 0;
