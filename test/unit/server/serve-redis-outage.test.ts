@@ -11,6 +11,8 @@ import { freePort, spawnServe } from './serve-process.js';
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
 const BOUND_MS = 500;
+/** Each answer's deadline: the bound and a reconnection's wait, with room for a loaded CI host (unbounded, they waited 110 s and more). */
+const ANSWER_WITHIN_MS = BOUND_MS + 7500;
 
 describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis killed for good', () => {
   let redis: TestRedis;
@@ -25,13 +27,13 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis kill
     const port = await freePort();
     const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--command-timeout', String(BOUND_MS), '--drain', '3000']);
     try {
-      await serve.waitFor(/listening on/, 30_000);
+      await serve.waitFor(/listening on/, 60_000);
       // The test Redis has no memory limit: the front says so at start.
       expect(serve.stderr()).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ has no maxmemory: .*noeviction/);
       const base = `http://127.0.0.1:${port}`;
       const body = JSON.stringify({ signal: Array.from({ length: 4096 }, () => Math.random() - 0.5), flags: ['stft'] });
       const post = async (): Promise<number> => {
-        const answer = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(BOUND_MS + 4000) });
+        const answer = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
         await answer.arrayBuffer();
         return answer.status;
       };
@@ -41,14 +43,14 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis kill
       for (const status of statuses) expect([202, 503]).toContain(status);
       // Once the loss is seen, a new POST is refused within the bound.
       expect(await post()).toBe(503);
-      const ready = await fetch(`${base}/v2/health/ready`, { signal: AbortSignal.timeout(BOUND_MS + 4000) });
+      const ready = await fetch(`${base}/v2/health/ready`, { signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
       expect(ready.status).toBe(503);
     } finally {
       serve.child.kill('SIGTERM');
     }
     const t0 = performance.now();
     const exit = await serve.child;
-    expect(performance.now() - t0).toBeLessThan(6000);
+    expect(performance.now() - t0).toBeLessThan(10_000);
     expect(exit.exitCode).toBe(0);
-  }, 45_000);
+  }, 90_000);
 });
