@@ -51,7 +51,7 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
         app.inject({ method: 'GET', url: `/v1/jobs/${id}` }),
         app.inject({ method: 'DELETE', url: `/v1/jobs/${id}` }),
       ]);
-      expect(performance.now() - t0).toBeLessThan(BOUND_MS + 1000);
+      expect(performance.now() - t0).toBeLessThan(BOUND_MS + 2000);
       for (const answer of answers) {
         expect(answer.statusCode).toBe(503);
         expect(answer.json()).toMatchObject({ error: { code: 'queue_unavailable', retryable: true } });
@@ -64,7 +64,7 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
       const metrics = await app.inject({ method: 'GET', url: '/metrics' });
       expect(metrics.statusCode).toBe(200);
       expect(metrics.body).toMatch(/tscuda_queue_reachable 0/);
-      expect(performance.now() - t1).toBeLessThan(BOUND_MS + 1000);
+      expect(performance.now() - t1).toBeLessThan(BOUND_MS + 2000);
     } finally {
       process.kill(redis.pid!, 'SIGCONT');
     }
