@@ -70,10 +70,14 @@ const SHUTTING_DOWN_JSON = JSON.stringify(SHUTTING_DOWN.toJSON());
  */
 const IDLE_LINGER_MS = 200;
 
-/** A stop of the service accepts connections until none has come for this long, ms (an accept queue empties far faster). */
-const ACCEPT_QUIET_MS = 150;
+/**
+ * A stop of the service accepts connections until none has come for this long, ms (an accept
+ * queue empties far faster), counted in the drain's looks at the loop: on a starved machine,
+ * where the primary hands connections late, the quiet lasts longer in time.
+ */
+const ACCEPT_QUIET_MS = 250;
 /** ... and at most this long after the stop began, ms: clients that go on connecting meet a closed port. */
-const ACCEPT_LINGER_MAX_MS = 2000;
+const ACCEPT_LINGER_MAX_MS = 3000;
 /** How long a connection accepted but not yet read may take to send its request before the server closes, ms. */
 const UNREAD_WAIT_MS = 1000;
 /** How often the drain looks at where it stands, ms. */
@@ -105,7 +109,8 @@ export function guardRequests(server: TscudaServer): DrainGuard {
   /** Connections accepted whose first request has not come yet. */
   const unread = new Set<Socket>();
   let draining = false;
-  let lastConnectionAt = 0;
+  /** A connection came since the drain last looked. */
+  let connected = false;
   let lastSettledAt = 0;
   // Shared listeners, not a closure per request or connection (the request path stays as cheap as it was).
   function settled(this: ServerResponse): void {
@@ -115,7 +120,7 @@ export function guardRequests(server: TscudaServer): DrainGuard {
     unread.delete(this);
   }
   http.on('connection', (socket: Socket) => {
-    lastConnectionAt = performance.now();
+    connected = true;
     unread.add(socket);
     socket.once('close', gone);
   });
@@ -142,7 +147,6 @@ export function guardRequests(server: TscudaServer): DrainGuard {
       if (outcome !== null) return outcome;
       draining = true;
       const t0 = performance.now();
-      lastConnectionAt = Math.max(lastConnectionAt, t0);
       lastSettledAt = Math.max(lastSettledAt, t0);
       for (const response of active) if (!response.headersSent) response.setHeader('connection', 'close');
       let accepting = true;
@@ -186,9 +190,12 @@ export function guardRequests(server: TscudaServer): DrainGuard {
         };
         cutNow = cut;
         const timer = setTimeout(() => cut(`the drain's deadline of ${deadlineMs} ms passed`), deadlineMs);
+        let quietLooks = 0;
         const tick = setInterval(() => {
           const now = performance.now();
-          if (accepting && (now - lastConnectionAt >= ACCEPT_QUIET_MS || now - t0 >= ACCEPT_LINGER_MAX_MS)) stopAccepting();
+          quietLooks = connected ? 0 : quietLooks + 1;
+          connected = false;
+          if (accepting && (quietLooks * DRAIN_TICK_MS >= ACCEPT_QUIET_MS || now - t0 >= ACCEPT_LINGER_MAX_MS)) stopAccepting();
           if (accepting || (unread.size > 0 && now - stoppedAcceptingAt < UNREAD_WAIT_MS)) return;
           if (active.size === 0 && now - lastSettledAt >= IDLE_LINGER_MS) close();
         }, DRAIN_TICK_MS);
