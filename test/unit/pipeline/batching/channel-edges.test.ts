@@ -180,4 +180,103 @@ describe('SubmitChannel bookkeeping through the Batcher', { timeout: 5_000 }, ()
     await tick();
     expect(calls.length).toBe(1);
   });
+
+  it('a cancelled submit in the middle of the queue is skipped when a batch is cut', async () => {
+    const { batcher, calls } = controlled({ maxBatchSize: 10, channelSize: 4, maxConcurrentBatches: 1 });
+    const first = track(batcher.submit([0]));
+    void batcher.flush();
+    const abort = new AbortController();
+    const a = track(batcher.submit([1]));
+    const b = track(batcher.submit([2], { signal: abort.signal }));
+    const c = track(batcher.submit([3]));
+    abort.abort(new Error('skip me'));
+    const flushed = track(batcher.flush());
+    calls[0]!.resolve([0]);
+    await turns();
+    expect(calls.map((call) => call.items)).toEqual([[0], [1, 3]]);
+    expect(flushed.state).toBe('pending');
+    calls[1]!.resolve([10, 30]);
+    await turns();
+    expect([first.state, a.state, (b.state as Error).message, c.state, flushed.state]).toEqual([{ value: [0] }, { value: [10] }, 'skip me', { value: [30] }, { value: undefined }]);
+  });
+
+  it('a cancelled waiter behind an admitted one is never dispatched; the one after it is', async () => {
+    const { batcher, calls } = controlled({ maxBatchSize: 10, channelSize: 2, maxConcurrentBatches: 1, maxWaiting: 3 });
+    const z = track(batcher.submit([0]));
+    void batcher.flush();
+    const queued = [track(batcher.submit([1])), track(batcher.submit([2]))];
+    const abort = new AbortController();
+    const c = track(batcher.submit([3]));
+    const b = track(batcher.submit([4], { signal: abort.signal }));
+    const d = track(batcher.submit([5]));
+    expect(batcher.metrics.waiting).toBe(3);
+    abort.abort(new Error('left'));
+    await turns();
+    expect(batcher.metrics.waiting).toBe(2);
+    calls[0]!.resolve([0]); // [1, 2] go out; 3 and 5 take their places
+    await turns();
+    calls[1]!.resolve([10, 20]);
+    await turns();
+    expect(calls.map((call) => call.items)).toEqual([[0], [1, 2], [3, 5]]);
+    calls[2]!.resolve([30, 50]);
+    await turns();
+    expect([z.state, ...queued.map((q) => q.state), c.state, (b.state as Error).message, d.state]).toEqual([
+      { value: [0] },
+      { value: [10] },
+      { value: [20] },
+      { value: [30] },
+      'left',
+      { value: [50] },
+    ]);
+  });
+
+  it('a failed batch frees no room for a submit it had already fully dispatched', async () => {
+    const { batcher, calls } = controlled({ maxBatchSize: 10, channelSize: 1, maxConcurrentBatches: 1 });
+    const failed = track(batcher.submit([1]));
+    void batcher.flush();
+    calls[0]!.reject(new Error('device lost'));
+    await turns();
+    expect(failed.state).toBeInstanceOf(BatcherDispatchError);
+    const inFlight = track(batcher.submit([2]));
+    void batcher.flush();
+    const queued = track(batcher.submit([3]));
+    const refused = await outcome(batcher.submit([4], { wait: false }));
+    expect(refused).toBeInstanceOf(BatcherFullError);
+    batcher.dispose();
+    await turns();
+    expect([inFlight.state, queued.state].every((state) => state instanceof BatcherClosedError)).toBe(true);
+  });
+
+  it('flush() after a failed split waits for what was submitted after it', async () => {
+    const { batcher, calls } = controlled({ maxBatchSize: 2, channelSize: 4, maxConcurrentBatches: 1 });
+    const split = track(batcher.submit([1, 2, 3]));
+    calls[0]!.reject(new Error('device lost'));
+    await turns();
+    expect(split.state).toBeInstanceOf(BatcherDispatchError);
+    const next = track(batcher.submit([4]));
+    const flushed = track(batcher.flush());
+    await turns();
+    expect(calls.map((call) => call.items)).toEqual([[1, 2], [4]]);
+    expect(flushed.state).toBe('pending');
+    calls[1]!.resolve([40]);
+    await turns();
+    expect([next.state, flushed.state]).toEqual([{ value: [40] }, { value: undefined }]);
+  });
+
+  it('a submit that is exactly one batch is dispatched as its own array, others as a packed copy', async () => {
+    const items = [1, 2, 3];
+    const seen: (readonly number[])[] = [];
+    const identity = new Batcher<number, number>(
+      (batch) => {
+        seen.push(batch);
+        return batch.map((x) => x * 10);
+      },
+      { maxBatchSize: 3, maxWaitMs: LONG_WAIT, channelSize: 4 },
+    );
+    await expect(identity.submit(items)).resolves.toEqual([10, 20, 30]);
+    expect(seen[0]).toBe(items);
+    const parts = [identity.submit([4]), identity.submit([5, 6])];
+    await expect(Promise.all(parts)).resolves.toEqual([[40], [50, 60]]);
+    expect(seen[1]).toEqual([4, 5, 6]);
+  });
 });
