@@ -1,12 +1,17 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { PROCESS_HEAVY_TESTS, quickTests } from './test/setup/process-heavy.js';
 
 // Every project compares typed arrays through one fast tester (see the file for why).
 const setupFiles = ['test/setup/typed-array-equality.ts'];
 
+// `npm test` (TSCUDA_TESTS=quick) leaves out the files that start whole programs as processes;
+// `npm run test:all` (CI) and any run naming a file run them (test/setup/process-heavy.ts).
+const unitExclude = quickTests() ? [...configDefaults.exclude, ...PROCESS_HEAVY_TESTS] : configDefaults.exclude;
+
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], setupFiles, testTimeout: 20_000 } },
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: unitExclude, setupFiles, testTimeout: 20_000 } },
       { test: { name: 'codegen', include: ['test/codegen/**/*.test.ts'], setupFiles, testTimeout: 120_000 } },
       {
         test: {
