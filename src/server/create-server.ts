@@ -221,24 +221,27 @@ function installAccounting(app: FastifyInstance, state: ServerState): void {
     });
     done();
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback style, not async: every answer passes both, and an async hook costs a promise each.
+  app.addHook('onSend', (request, reply, payload, done) => {
     // A worker that lost its context moves its keep-alive clients to a healthy worker.
     if (state.lostError !== null) reply.header('connection', 'close');
     const endpoint = request.routeOptions.url ?? 'unknown';
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
     else if (payload instanceof Readable) metrics.bytesOut.inc({ endpoint }, Number(reply.getHeader('content-length') ?? 0)); // a streamed answer (sendResult sets its length)
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const body = state.pooledBodies.get(request);
     if (body !== undefined) {
       state.pooledBodies.delete(request);
       state.bodies.release(body);
     }
     const endpoint = request.routeOptions.url ?? 'unknown';
-    if (endpoint === '/metrics' || endpoint.startsWith('/v2/health')) return;
-    metrics.requestDuration.observe({ endpoint }, reply.elapsedTime / 1000);
-    if (reply.statusCode < 400) metrics.requestSuccess.inc({ endpoint });
-    else metrics.fail(endpoint, state.failureReasons.get(request) ?? (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'));
+    if (endpoint !== '/metrics' && !endpoint.startsWith('/v2/health')) {
+      metrics.requestDuration.observe({ endpoint }, reply.elapsedTime / 1000);
+      if (reply.statusCode < 400) metrics.requestSuccess.inc({ endpoint });
+      else metrics.fail(endpoint, state.failureReasons.get(request) ?? (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'));
+    }
+    done();
   });
 }

@@ -29,16 +29,13 @@ export function syncRoutes(app: FastifyInstance, state: ServerState): void {
           throw error;
         }
         handOverBody(state, request, job);
-        if (filtered) {
-          // Back to the pool once the engine no longer writes it (after a timeout too: Job.released) and the response no longer reads it.
-          const sent = new Promise<void>((resolve) => reply.raw.once('close', resolve));
-          const release = (): void => state.bodies.release(filtered.buffer);
-          void Promise.all([job.released, sent]).then(release);
-        }
         job.result.catch(() => undefined);
-        // A client that hangs up while its job is still queued frees the queue slot.
+        // One listener per response: a client that hangs up while its job is still queued frees the
+        // queue slot; the pooled wave goes back once the response no longer reads it and the engine
+        // no longer writes it (after a timeout too: Job.released).
         reply.raw.once('close', () => {
           if (!reply.raw.writableFinished) job.cancel();
+          if (filtered) void job.released.then(() => state.bodies.release(filtered.buffer));
         });
         // The engine owns the deadline (spec.timeoutMs): the result rejects with JobTimeoutError in time.
         const result = await untilLost(state, job.result);
