@@ -73,8 +73,13 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
     ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
     bodyLimit: limits.bodyLimitBytes,
-    // Node answers a missing Host with a bare 400; the error handler answers it in the documented shape.
-    http: { requireHostHeader: false },
+    http: {
+      // Node answers a missing Host with a bare 400; the error handler answers it in the documented shape.
+      requireHostHeader: false,
+      // Headers trickled in: 408 once headersTimeoutMs passes, looked for every second at most.
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(limits.headersTimeoutMs / 4))),
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },

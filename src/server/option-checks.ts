@@ -89,10 +89,10 @@ export function resolveLimits(given: unknown): ServerLimits {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
   for (const name of ['maxEventLoopDelayMs', 'maxTurnMs', 'maxBatchDelayMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
   if (limits.maxBatchDelayMs > MAX_TIMEOUT_MS) throw new RangeError(`limits.maxBatchDelayMs must be at most ${MAX_TIMEOUT_MS} ms (a Node timer), got ${limits.maxBatchDelayMs}`);
-  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims', 'maxJsonResultValues'] as const)
+  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'headersTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims', 'maxJsonResultValues'] as const)
     positiveInteger(limits[name], `limits.${name}`);
   positiveInteger(retention.maxFinished, 'limits.jobRetention.maxFinished');
-  for (const name of ['bodyTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);
+  for (const name of ['bodyTimeoutMs', 'headersTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);
   checkTimerMs('limits.jobRetention.ttlMs', retention.ttlMs);
   // 0 is allowed: every POST is refused, while GETs (health, metrics, job status) are answered.
   integerOption('limits.maxPending', limits.maxPending, 0, 0, MAX_PENDING);

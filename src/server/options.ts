@@ -34,6 +34,13 @@ export interface ServerLimits {
    * more than it sends.
    */
   bodyTimeoutMs: number;
+  /**
+   * How long a request's headers may take to arrive once its connection has sent its first byte,
+   * ms (408 beyond, answered within a second of it); default 10000; a positive integer up to
+   * 2^31-1. Bounds a client that trickles its headers (Node's own bound is 60 s, found up to 30 s
+   * late).
+   */
+  headersTimeoutMs: number;
   /** Most samples (B x N) in one job request (413 beyond): a positive integer; default 2^26. */
   maxSamples: number;
   /**
@@ -98,6 +105,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   bodyLimitBytes: 256 * 1024 * 1024,
   jsonBodyLimitBytes: 1024 * 1024,
   bodyTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
   maxSamples: 1 << 26,
   maxPending: 4096,
   defaultTimeoutMs: 30_000,

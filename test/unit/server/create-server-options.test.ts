@@ -74,7 +74,7 @@ describe('limits', () => {
   it('an unknown limit is refused, naming it and the known ones; undefined takes the default', async () => {
     expect(limits({ maxSample: 10 })).toThrow(TypeError);
     expect(limits({ maxSample: 10 })).toThrow(
-      /^limits\.maxSample: unknown option \(known: bodyLimitBytes, jsonBodyLimitBytes, .*maxSamples, .*maxBatchDims, maxJsonResultValues\)$/,
+      /^limits\.maxSample: unknown option \(known: bodyLimitBytes, jsonBodyLimitBytes, .*maxSamples, .*maxBatchDims, maxJsonResultValues, maxBatchDelayMs\)$/,
     );
     expect(limits({ jobRetention: { ttl: 5 } })).toThrow('limits.jobRetention.ttl: unknown option (known: maxFinished, ttlMs)');
     const s = make({ limits: { maxSamples: undefined } });

@@ -16,7 +16,7 @@ import { MiB, connect, firstResponse, head, listen, peakGrowth, serverFactory, u
 
 /** Every request must be answered (or its connection closed) within this, ms: the body timeout below and slack for a loaded runner. */
 const ANSWER_BOUND_MS = 5000;
-/** The body timeout of the server under test, ms: slow bodies get their 408 after it. */
+/** The body and headers timeouts of the server under test, ms: slow bodies and headers get their 408 after it. */
 const BODY_TIMEOUT_MS = 400;
 
 interface Outcome {
@@ -47,7 +47,7 @@ beforeAll(async () => {
     engine: new FakeEngine(),
     batchers: { gradient: () => fakeBatcher(identity), lerp: () => fakeBatcher(lerp) },
     // Load shedding off: every request reaches the checks under test (a 429 would hide them).
-    limits: { bodyLimitBytes: 8 * MiB, jsonBodyLimitBytes: 4 * MiB, bodyTimeoutMs: BODY_TIMEOUT_MS, maxEventLoopDelayMs: 0, maxTurnMs: 0 },
+    limits: { bodyLimitBytes: 8 * MiB, jsonBodyLimitBytes: 4 * MiB, bodyTimeoutMs: BODY_TIMEOUT_MS, headersTimeoutMs: BODY_TIMEOUT_MS, maxEventLoopDelayMs: 0, maxTurnMs: 0 },
   });
   port = await listen(server);
 });
@@ -162,6 +162,13 @@ function socketCases(): [name: string, run: () => Promise<Outcome>][] {
     });
     add('slow body', `${path}: a body announced and never sent (${i})`, head('POST', path, { ...type, 'content-length': 64 }) + '[1,');
   }
+  for (let i = 0; i < 6; i++)
+    add('slow headers', `headers trickled a line at a time (${i})`, 'POST /v1/stft HTTP/1.1\r\nhost: x\r\n', async (write, answered) => {
+      for (let line = 0; !answered(); line++) {
+        await write(`x-line-${line}: ${'a'.repeat(10)}\r\n`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
   const framing: [string, string][] = [
     [
       'content-length and transfer-encoding',
