@@ -32,6 +32,8 @@ export interface FloorPartOptions extends FloorRunOptions {
   /** The simulated engine (--sim): --workers is always given, as the bench's supervisor has no default of its own. */
   sim: boolean;
   lanes: number;
+  /** More tscuda serve options of every row (e.g. load shedding off). */
+  serveArgs: readonly string[];
 }
 
 /** The best floor of a row over every process count measured. */
@@ -67,7 +69,7 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
   let port = options.basePort;
   for (const workers of counts) {
     const isDefault = workers === options.defaultWorkers;
-    const args = [...(isDefault && !options.sim ? [] : ['--workers', String(workers)]), '--lanes', String(options.lanes), '--max-queued', '1024'];
+    const args = [...(isDefault && !options.sim ? [] : ['--workers', String(workers)]), '--lanes', String(options.lanes), '--max-queued', '1024', ...options.serveArgs];
     const tscuda = startTscuda(options.root, port++, args, options.verbose);
     try {
       const ready = await waitReady(tscuda.base, 90_000, tscuda.child);
@@ -147,6 +149,13 @@ export function floorMarkdown(part: FloorPart): string[] {
       (r) =>
         `| ${r.name} | ${r.workers}${r.defaultWorkers ? ' (default)' : ''} | ${r.concurrency} | ${kib(r.bytesIn)} / ${kib(r.bytesOut)} | ${f(r.tscuda.rps)} | ${f(r.floor.rps)} | ${f(r.metrics[0]!.ratio, 3)} | ${r.tscuda.p50Ms} / ${r.floor.p50Ms} | ${r.tscuda.p99Ms} / ${r.floor.p99Ms} | ${f(r.tscuda.cpuMsPerRequest, 3)} / ${f(r.floor.cpuMsPerRequest, 3)} | ${f(r.gbPerSPerCore.tscuda)} / ${f(r.gbPerSPerCore.floor)} | ${f(r.tscuda.eventLoopLagP99Ms, 1)} | ${f(r.tscuda.gpuBusy)} | ${r.met === null ? 'not measured' : r.met ? 'yes' : 'no'} |`,
     ),
+    '',
+    ...part.rows
+      .filter((r) => r.tscuda.non2xx + r.tscuda.errors + r.floor.non2xx + r.floor.errors > 0)
+      .map(
+        (r) =>
+          `- ${r.name}, ${r.workers} workers: tscuda answered ${r.tscuda.non2xx} non-2xx (429: load shedding) and left ${r.tscuda.errors} unanswered; the floor ${r.floor.non2xx} and ${r.floor.errors} (throughput counts 200s only)`,
+      ),
     '',
     `Best floor over process counts: ${part.bestFloors.map((b) => `${b.row} ${b.rps.toFixed(0)} req/s (${b.workers} processes)`).join('; ') || '—'}.`,
     '',

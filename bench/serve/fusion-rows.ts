@@ -67,7 +67,9 @@ export async function runFusionRows(s: Settings, root: string, port: number, not
   const services: Service[] = [];
   try {
     for (const [i, d] of delays.entries())
-      services.push(startTscuda(root, port + i, ['--workers', String(s.workers), '--lanes', '4', '--max-queued', '1024', '--max-batch-delay-ms', String(d)], s.verbose));
+      services.push(
+        startTscuda(root, port + i, ['--workers', String(s.workers), '--lanes', '4', '--max-queued', '1024', '--max-batch-delay-ms', String(d), ...s.floorServeArgs], s.verbose),
+      );
     for (const svc of services) {
       const up = await waitReady(svc.base, 90_000, svc.child);
       if (!up.ready) {

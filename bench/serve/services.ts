@@ -75,8 +75,17 @@ export function startTscuda(root: string, port: number, args: string[], verbose:
   // The supervisor is the one tscuda serve runs; --workers is honoured (default 1).
   if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) {
     const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-    const delay = option('--max-batch-delay-ms');
-    return startFaultService(root, port, Number(option('--workers') ?? 1), verbose, 0, delay === undefined ? {} : { maxBatchDelayMs: Number(delay) });
+    // The options the bench's rows pass, as the workers' configuration.
+    const config: Record<string, number> = {};
+    for (const [flag, key] of [
+      ['--max-batch-delay-ms', 'maxBatchDelayMs'],
+      ['--max-lag', 'maxEventLoopDelayMs'],
+      ['--max-turn', 'maxTurnMs'],
+    ] as const) {
+      const v = option(flag);
+      if (v !== undefined) config[key] = Number(v);
+    }
+    return startFaultService(root, port, Number(option('--workers') ?? 1), verbose, 0, config);
   }
   const child = spawn(process.execPath, [...benchNodeArgs(), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
     cwd: root,

@@ -17,6 +17,9 @@ const HELP = `usage: npx tsx bench/serve/main.ts [options]
                       up to the CPUs; --quick: none)
   --floor-duration S  seconds per step of the floor and fusing rows (default 3; --quick 2)
   --reps N            alternations of tscuda and the floor per row (default 2; --quick 1)
+  --floor-shedding on|off  load shedding (--max-lag, --max-turn) of tscuda in the floor and fusing
+                      rows (default on; --sim: off, as a shared CPU host's own lag would shed
+                      requests the floor answers)
   --fault-workers N   workers in the fault run (default 2)
   --fault-standby N   standby workers in the fault run (default 0: replacement by a new process; standby is experimental)
   --fault-duration S  fault run length (default 30; --quick 12)
@@ -42,6 +45,7 @@ const { values } = parseArgs({
     'floor-sweep': { type: 'string' },
     reps: { type: 'string' },
     'floor-duration': { type: 'string' },
+    'floor-shedding': { type: 'string' },
     'fault-workers': { type: 'string' },
     'fault-standby': { type: 'string' },
     'fault-duration': { type: 'string' },
@@ -84,6 +88,8 @@ const quick = values.quick === true;
 const sim = values.sim === true;
 const cpus = availableParallelism();
 const sweepLoad = values['sweep-load'] ?? 'loop';
+const floorShedding = values['floor-shedding'] ?? (sim ? 'off' : 'on');
+if (floorShedding !== 'on' && floorShedding !== 'off') throw new Error(`--floor-shedding must be on or off, got ${JSON.stringify(floorShedding)}`);
 if (sweepLoad !== 'autocannon' && sweepLoad !== 'loop') throw new Error(`--sweep-load must be autocannon or loop, got ${JSON.stringify(sweepLoad)}`);
 
 /** Everything the bench's parts read from the command line. */
@@ -100,6 +106,8 @@ export const settings = {
   reps: count('reps', values.reps, quick ? 1 : 2),
   /** Seconds per step of the floor and fusing rows: many rows, alternated, so shorter than the sweep's. */
   floorStepS: count('floor-duration', values['floor-duration'], quick ? 2 : 3),
+  /** tscuda serve's options of the floor and fusing rows: load shedding off with --floor-shedding off. */
+  floorServeArgs: floorShedding === 'on' ? [] : ['--max-lag', '0', '--max-turn', '0'],
   faultWorkers: count('fault-workers', values['fault-workers'], 2),
   faultStandby: count('fault-standby', values['fault-standby'], 0, 0),
   faultS: count('fault-duration', values['fault-duration'], quick ? 12 : 30),
