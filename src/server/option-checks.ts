@@ -89,7 +89,17 @@ export function resolveLimits(given: unknown): ServerLimits {
   const limits: ServerLimits = { ...DEFAULT_LIMITS, ...own, jobRetention: retention };
   for (const name of ['maxEventLoopDelayMs', 'maxTurnMs', 'maxBatchDelayMs'] as const) checkMsOrOff(`limits.${name}`, limits[name]);
   if (limits.maxBatchDelayMs > MAX_TIMEOUT_MS) throw new RangeError(`limits.maxBatchDelayMs must be at most ${MAX_TIMEOUT_MS} ms (a Node timer), got ${limits.maxBatchDelayMs}`);
-  for (const name of ['bodyLimitBytes', 'jsonBodyLimitBytes', 'bodyTimeoutMs', 'headersTimeoutMs', 'maxSamples', 'maxBatchItems', 'maxBatchDim', 'maxBatchDims', 'maxJsonResultValues'] as const)
+  for (const name of [
+    'bodyLimitBytes',
+    'jsonBodyLimitBytes',
+    'bodyTimeoutMs',
+    'headersTimeoutMs',
+    'maxSamples',
+    'maxBatchItems',
+    'maxBatchDim',
+    'maxBatchDims',
+    'maxJsonResultValues',
+  ] as const)
     positiveInteger(limits[name], `limits.${name}`);
   positiveInteger(retention.maxFinished, 'limits.jobRetention.maxFinished');
   for (const name of ['bodyTimeoutMs', 'headersTimeoutMs', 'defaultTimeoutMs', 'maxTimeoutMs'] as const) checkTimerMs(`limits.${name}`, limits[name]);
@@ -102,7 +112,10 @@ export function resolveLimits(given: unknown): ServerLimits {
   if (limits.defaultTimeoutMs > limits.maxTimeoutMs && own.maxTimeoutMs === undefined) limits.maxTimeoutMs = limits.defaultTimeoutMs;
   if (limits.defaultTimeoutMs > limits.maxTimeoutMs)
     throw new RangeError(`limits.defaultTimeoutMs (${limits.defaultTimeoutMs}) must be at most limits.maxTimeoutMs (${limits.maxTimeoutMs})`);
-  if (limits.bodyLimitBytes > MAX_BODY_BYTES) throw new RangeError(`limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (2 GiB: larger binary bodies do not fit the body pool's largest buffer), got ${limits.bodyLimitBytes}`);
+  if (limits.bodyLimitBytes > MAX_BODY_BYTES)
+    throw new RangeError(
+      `limits.bodyLimitBytes must be at most ${MAX_BODY_BYTES} (2 GiB: larger binary bodies do not fit the body pool's largest buffer), got ${limits.bodyLimitBytes}`,
+    );
   if (limits.jsonBodyLimitBytes > MAX_JSON_BODY_BYTES)
     throw new RangeError(
       `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,
