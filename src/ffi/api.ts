@@ -1,10 +1,9 @@
 import { bindLibrary, type BindOptions } from './bind.js';
-import { checkedLibrary } from './checked.js';
 import type { CudaLibraryName } from './errors.js';
-import { CUFFT_FUNCTIONS, type CufftCheckedFunctions, type CufftFunctions } from './generated/cufft.js';
-import { DRIVER_FUNCTIONS, DRIVER_LEGACY_FUNCTIONS, type DriverCheckedFunctions, type DriverFunctions, type DriverLegacyFunctions } from './generated/driver.js';
-import { NVRTC_FUNCTIONS, type NvrtcCheckedFunctions, type NvrtcFunctions } from './generated/nvrtc.js';
-import { RUNTIME_FUNCTIONS, type RuntimeCheckedFunctions, type RuntimeFunctions } from './generated/runtime.js';
+import { CUFFT_FUNCTIONS, type CufftFunctions } from './generated/cufft.js';
+import { DRIVER_FUNCTIONS, DRIVER_LEGACY_FUNCTIONS, type DriverFunctions, type DriverLegacyFunctions } from './generated/driver.js';
+import { NVRTC_FUNCTIONS, type NvrtcFunctions } from './generated/nvrtc.js';
+import { RUNTIME_FUNCTIONS, type RuntimeFunctions } from './generated/runtime.js';
 import { loadLibrary } from './libraries.js';
 import type { FunctionDeclaration } from './support.js';
 
@@ -38,16 +37,6 @@ export const cufft = raw<CufftFunctions>('cufft', CUFFT_FUNCTIONS);
 /** NVRTC, the runtime CUDA C++ compiler (libnvrtc), raw: every nvrtc* function returns its nvrtcResult. Loaded on the first call; throws CudaUnavailableError when the library is not found. */
 export const nvrtc = raw<NvrtcFunctions>('nvrtc', NVRTC_FUNCTIONS);
 
-/** Checked driver API: a failed CUresult throws CudaError, out-parameters are returned (`cu().cuStreamCreate(0)` is a CUstream). */
-export const cu = lazy(() => checkedLibrary<DriverCheckedFunctions>('driver', driver(), DRIVER_FUNCTIONS, () => undefined));
-/** Checked runtime API: a failed cudaError_t throws CudaError (with cudaGetErrorString's text), out-parameters are returned. */
-export const cudart = lazy(() =>
-  checkedLibrary<RuntimeCheckedFunctions>('runtime', runtime(), RUNTIME_FUNCTIONS, (code) => runtime().cudaGetErrorString(code as never) ?? undefined),
-);
-/** Checked cuFFT: a failed cufftResult throws CudaError, out-parameters are returned (`cufftChecked().cufftCreate()` is the plan handle). */
-export const cufftChecked = lazy(() => checkedLibrary<CufftCheckedFunctions>('cufft', cufft(), CUFFT_FUNCTIONS, () => undefined));
-/** Checked NVRTC: a failed nvrtcResult throws CudaError (with nvrtcGetErrorString's text), out-parameters are returned. */
-export const nvrtcChecked = lazy(() => checkedLibrary<NvrtcCheckedFunctions>('nvrtc', nvrtc(), NVRTC_FUNCTIONS, (code) => nvrtc().nvrtcGetErrorString(code as never) ?? undefined));
-
 // NCCL (several GPUs): lazy like the others; loading it sets NCCL_NVLS_ENABLE=0 first (see nccl.ts).
-export { nccl, ncclChecked } from './nccl.js';
+// The checked form of each library (cu(), cudart(), ...) is in checked.ts.
+export { nccl } from './nccl.js';

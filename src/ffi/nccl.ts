@@ -1,7 +1,7 @@
 /**
  * NCCL (several GPUs, several processes): the generated nccl.h bindings, loaded lazily from the
- * system or the NCCL pip wheel (ffi/libraries.ts), their checked form through the one checked-call
- * path (checked.ts), and NCCL's statuses as NcclError, a CudaError. The safe layer above
+ * system or the NCCL pip wheel (ffi/libraries.ts), and NCCL's statuses as NcclError, a CudaError
+ * (built by the one checked-call layer, checked.ts, which also holds `ncclChecked()`). The safe layer above
  * (communicators, unique ids, groups) lives in src/runtime/nccl/, beside cuFFT's in runtime/fft/.
  *
  * NVLink multicast (NVLS) stays off in every process that loads NCCL: `NCCL_NVLS_ENABLE=0` is set
@@ -11,9 +11,8 @@
  */
 import { isMainThread } from 'node:worker_threads';
 import { bindLibrary } from './bind.js';
-import { checkedLibrary } from './checked.js';
 import { CudaError, statusDescription, statusName } from './errors.js';
-import { NCCL_FUNCTIONS, type NcclCheckedFunctions, type NcclFunctions } from './generated/nccl.js';
+import { NCCL_FUNCTIONS, type NcclFunctions } from './generated/nccl.js';
 import { loadLibrary } from './libraries.js';
 
 /** What NCCL_NVLS_ENABLE is forced to in this process before NCCL initialises. */
@@ -77,26 +76,4 @@ export function ncclLastError(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The NcclError of a failed status, with NCCL's last-error message. */
-export function ncclError(code: number, call: string, during?: string): NcclError {
-  return new NcclError(code, call, { lastError: ncclLastError(), during });
-}
-
-/** Throws the NcclError of a failed status; one comparison when it succeeded. */
-export function checkNccl(code: number, call: string, during?: string): void {
-  if (code !== 0) throw ncclError(code, call, during);
-}
-
-let checked: NcclCheckedFunctions | undefined;
-/** nccl.h, checked: a failed ncclResult_t throws NcclError (with ncclGetLastError's message); out-parameters are returned. */
-export function ncclChecked(): NcclCheckedFunctions {
-  return (checked ??= checkedLibrary<NcclCheckedFunctions>(
-    'nccl',
-    nccl(),
-    NCCL_FUNCTIONS,
-    (code) => statusDescription('nccl', code),
-    (code, call) => ncclError(code, call),
-  ));
 }

@@ -5,7 +5,8 @@
  */
 import type { CUevent } from '../ffi/generated/types.js';
 import type { Context } from '../runtime/context.js';
-import { check, driverApi } from '../runtime/cuda.js';
+import { checkStatus } from '../ffi/checked.js';
+import { driverApi } from '../runtime/cuda.js';
 import { Graph, type CaptureMode } from '../runtime/graph.js';
 import type { Stream } from '../runtime/stream.js';
 import { isThenable } from './host-calls.js';
@@ -39,10 +40,10 @@ export function captureOperations(label: string, context: Context, ops: readonly
   const api = driverApi();
   const record = (stream: Stream): CUevent => {
     const e = taken[next++]!;
-    check(api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${label}: capture on stream "${stream.label}"`);
+    checkStatus('driver', api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${label}: capture on stream "${stream.label}"`);
     return e;
   };
-  const waitOn = (stream: Stream, e: CUevent): void => check(api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${label}: capture on stream "${stream.label}"`);
+  const waitOn = (stream: Stream, e: CUevent): void => checkStatus('driver', api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${label}: capture on stream "${stream.label}"`);
   try {
     return Graph.capture(
       origin,

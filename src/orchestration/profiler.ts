@@ -1,5 +1,6 @@
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, hot, outValue } from '../runtime/cuda.js';
+import { checkStatus, statusError } from '../ffi/checked.js';
+import { driverApi, hot, outValue } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
 import { describeValue, expectResource, isLive, Resource } from '../runtime/resource.js';
@@ -92,7 +93,7 @@ export class Profiler extends Resource {
 
   #record(event: CUevent, stream: Stream): void {
     const status = hot().eventRecord(event, stream.use());
-    if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label} on stream "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `${this.label} on stream "${stream.label}"`);
   }
 
   /** Records a start event on `stream`; returns the token end() takes (-1 when disabled). */
@@ -183,7 +184,7 @@ export class Profiler extends Resource {
     if (!origin) return [];
     const ms: [number | null] = [0];
     const since = (e: CUevent): number => {
-      check(driverApi().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
+      checkStatus('driver', driverApi().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
       return outValue(ms, 'cuEventElapsedTime');
     };
     return brackets

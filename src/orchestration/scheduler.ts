@@ -5,7 +5,8 @@
  * transitively, what depends on them. The Coordinator keeps the records, names and retention.
  */
 import { CUresult } from '../ffi/generated/types.js';
-import { driverError, hot } from '../runtime/cuda.js';
+import { statusError } from '../ffi/checked.js';
+import { hot } from '../runtime/cuda.js';
 import type { Stream } from '../runtime/stream.js';
 import { abortError, callSafely, guardHostStep, isThenable, toError } from './host-calls.js';
 import type { Operation } from './operation.js';
@@ -121,7 +122,7 @@ export class OperationScheduler {
         const event = d.event;
         if (event === undefined || d.stream === op.stream) continue;
         const status = hot().streamWaitEvent(sh, event, 0);
-        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`);
+        if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`);
       }
       op.state = 'enqueued';
       const listener: SettleListener = (error) => {
@@ -216,7 +217,7 @@ export class OperationScheduler {
       const status = query(event);
       if (status === 0) this.#workDone(op);
       else if (status === CUresult.CUDA_ERROR_NOT_READY) notReady.add(op.stream);
-      else this.fail(op, driverError(status, 'cuEventQuery', `"${op.name}" on stream "${op.stream.label}"`));
+      else this.fail(op, statusError('driver', status, 'cuEventQuery', `"${op.name}" on stream "${op.stream.label}"`));
     }
   }
 

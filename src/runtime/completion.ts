@@ -1,5 +1,6 @@
+import { statusError } from '../ffi/checked.js';
 import { CUresult, type CUevent } from '../ffi/generated/types.js';
-import { driverError, hot } from './cuda.js';
+import { hot } from './cuda.js';
 import type { Context } from './types.js';
 
 /** How long the poller spins on setImmediate without seeing progress before it backs off to timers. */
@@ -86,7 +87,7 @@ export class CompletionPoller {
         return true;
       }
       if (status !== CUresult.CUDA_ERROR_NOT_READY) {
-        const error = driverError(status, 'cuEventQuery', 'completion of work', this.context);
+        const error = statusError('driver', status, 'cuEventQuery', 'completion of work', this.context);
         reject(error);
         if (error.sticky) this.failAll(error);
         return true;
@@ -119,7 +120,7 @@ export class CompletionPoller {
           w.recycle?.(w.event);
           w.resolve();
         } else {
-          const error = driverError(status, 'cuEventQuery', 'completion of work', this.context);
+          const error = statusError('driver', status, 'cuEventQuery', 'completion of work', this.context);
           w.reject(error);
           if (error.sticky) {
             this.failAll(error);

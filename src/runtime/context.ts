@@ -1,6 +1,7 @@
+import { checkStatus, setCallContextSource } from '../ffi/checked.js';
 import type { CudaError } from '../ffi/index.js';
 import type { CUcontext } from '../ffi/generated/types.js';
-import { check, driverApi, outValue, setCurrentContextSource } from './cuda.js';
+import { driverApi, outValue } from './cuda.js';
 import { CompletionPoller } from './completion.js';
 import type { Device } from './types.js';
 import { ContextLostError } from './lost.js';
@@ -9,7 +10,8 @@ import { DisposedError, Resource } from './resource.js';
 
 let current: Context | null = null;
 
-setCurrentContextSource(() => current);
+// Every failed driver call names the context current on this thread, and a sticky one fails it.
+setCallContextSource(() => current);
 
 /** A CUDA context (the device's primary one). Owns the completion poller of all its streams. */
 export class Context extends Resource {
@@ -43,7 +45,7 @@ export class Context extends Resource {
   /** Retains the device's primary context (one cuDevicePrimaryCtxRetain, released by dispose()) and makes it current. Each call is a new retain and a new wrapper: prefer `device.context`, which caches one. */
   static retainPrimary(device: Device): Context {
     const h: [CUcontext | null] = [null];
-    check(driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
+    checkStatus('driver', driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
     const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
     ctx.makeCurrent();
     return ctx;
@@ -62,7 +64,7 @@ export class Context extends Resource {
     if (current === this && this.#sticky === undefined) return;
     this.assertAlive();
     if (this.#sticky) throw new ContextLostError(this.#sticky, this.label);
-    check(driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
+    checkStatus('driver', driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
     current = this;
   }
 
@@ -88,7 +90,7 @@ export class Context extends Resource {
   /** Blocks the calling thread (and the event loop) until all work in the context has finished: as long as the longest queued work. Prefer `await stream.done()`. */
   synchronize(): void {
     this.makeCurrent();
-    check(driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
+    checkStatus('driver', driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
   }
 
   /** Numerically lower is higher priority: `greatest` is the highest priority (e.g. -5), `least` the lowest (0). */
@@ -97,7 +99,7 @@ export class Context extends Resource {
     this.makeCurrent();
     const least: [number | null] = [0];
     const greatest: [number | null] = [0];
-    check(driverApi().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
+    checkStatus('driver', driverApi().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
     this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
     return this.#priorityRange;
   }
@@ -107,14 +109,14 @@ export class Context extends Resource {
     this.makeCurrent();
     const free: [number | bigint | null] = [0];
     const total: [number | bigint | null] = [0];
-    check(driverApi().cuMemGetInfo(free, total), 'cuMemGetInfo');
+    checkStatus('driver', driverApi().cuMemGetInfo(free, total), 'cuMemGetInfo');
     return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
   }
 
   protected releaseNative(): void {
     this.completion.failAll(new DisposedError(`${this.label} was disposed while work was pending`));
     if (current === this) current = null;
-    check(driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
+    checkStatus('driver', driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
   }
 }
 

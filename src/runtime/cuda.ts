@@ -1,50 +1,22 @@
-import { type CudaError, driver, driverOutPointers, statusError } from '../ffi/index.js';
+import { driver, driverOutPointers } from '../ffi/api.js';
+import { checkStatus } from '../ffi/checked.js';
 import type { DriverFunctions } from '../ffi/generated/driver.js';
 import type { CUmemoryPool, CUresult, CUstream } from '../ffi/generated/types.js';
-import { noteSticky, RESTART_HINT } from './lost.js';
 
-/** The raw driver API the runtime calls (status codes, not exceptions; `tscuda/ffi`'s `cu()` is the checked form); bound on first use. */
+/**
+ * The raw driver API the runtime calls, bound on first use: status codes, each checked by the
+ * runtime with `checkStatus` / `statusError` (src/ffi/checked.ts) so a message names what the call
+ * was doing without costing anything when it succeeds.
+ */
 export function driverApi(): DriverFunctions {
   return driver();
 }
 
-/** What driverError needs of the context a call ran in (Context, without importing it). */
-export interface ErrorOwner {
-  readonly label: string;
-  fail(error: CudaError): void;
-}
-
-let currentOwner: () => ErrorOwner | null = () => null;
-/** The Context module says which context is current, so an error names the context it happened in. */
-export function setCurrentContextSource(source: () => ErrorOwner | null): void {
-  currentOwner = source;
-}
-
-/**
- * The CudaError of a failed driver call (through ffi's one status path), naming the context it ran
- * in: `owner` when the caller knows it (the completion poller queries events of its own context,
- * whichever is current), else the current one. A sticky error fails that context only.
- */
-export function driverError(status: number, call: string, during?: string, owner?: ErrorOwner): CudaError {
-  const context = owner ?? currentOwner();
-  const error = statusError('driver', status, call, context ? (during === undefined ? context.label : `${during}; ${context.label}`) : during);
-  if (error.sticky) {
-    error.message += ` — ${RESTART_HINT}`;
-    noteSticky(error);
-    context?.fail(error);
-  }
-  return error;
-}
-
-/** Throws a CudaError for a failed CUresult. Cheap on success: one comparison. */
-export function check(status: number, call: string, during?: string): void {
-  if (status !== 0) throw driverError(status, call, during);
-}
-
 let initialized = false;
+/** cuInit(0), once per process. */
 export function initDriver(): void {
   if (initialized) return;
-  check(driverApi().cuInit(0), 'cuInit');
+  checkStatus('driver', driverApi().cuInit(0), 'cuInit');
   initialized = true;
 }
 

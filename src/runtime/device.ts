@@ -1,8 +1,9 @@
+import { checkStatus } from '../ffi/checked.js';
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
 import { CUDA_MAJOR, MINIMUM_DRIVER } from '../ffi/cuda-version.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { libraryStatus } from '../ffi/libraries.js';
-import { check, driverApi, initDriver, outValue } from './cuda.js';
+import { driverApi, initDriver, outValue } from './cuda.js';
 import { Context } from './context.js';
 import { registerDeviceClass } from './defaults.js';
 import { Event, type EventDescriptor } from './event.js';
@@ -107,7 +108,7 @@ export class Device {
     const count = probeCount();
     if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
     const h: [number | null] = [0];
-    check(driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
+    checkStatus('driver', driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
     const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
     devices.set(ordinal, device);
     return device;
@@ -121,13 +122,13 @@ export class Device {
   /** The raw value of any CUdevice_attribute for this device (booleans come back as 0 or 1); throws CudaError when the driver rejects the attribute. */
   attribute(attribute: CUdevice_attribute): number {
     const v: [number | null] = [0];
-    check(driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
+    checkStatus('driver', driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
     return outValue(v, 'cuDeviceGetAttribute');
   }
 
   get name(): string {
     const buf = Buffer.alloc(256);
-    check(driverApi().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
+    checkStatus('driver', driverApi().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -143,13 +144,13 @@ export class Device {
 
   get totalMemoryBytes(): number {
     const v: [number | bigint | null] = [0];
-    check(driverApi().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
+    checkStatus('driver', driverApi().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
     return Number(outValue(v, 'cuDeviceTotalMem'));
   }
 
   get pciBusId(): string {
     const buf = Buffer.alloc(64);
-    check(driverApi().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
+    checkStatus('driver', driverApi().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -233,7 +234,7 @@ export class Device {
 function probeCount(): number {
   initDriver();
   const n: [number | null] = [0];
-  check(driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
+  checkStatus('driver', driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
   return outValue(n, 'cuDeviceGetCount');
 }
 
@@ -261,7 +262,7 @@ function availabilityReason(e: unknown): string {
 export function driverVersion(): number {
   initDriver();
   const v: [number | null] = [0];
-  check(driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
+  checkStatus('driver', driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
   return outValue(v, 'cuDriverGetVersion');
 }
 

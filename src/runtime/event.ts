@@ -1,5 +1,6 @@
+import { checkStatus, statusError } from '../ffi/checked.js';
 import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, outValue, hot } from './cuda.js';
+import { driverApi, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
@@ -52,7 +53,7 @@ export class Event extends Resource {
       throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
     stream.use();
     const status = hot().eventRecord(this.handle, stream.handle);
-    if (status !== 0) throw driverError(status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
     this.#recordedOn = stream.handle ?? 0;
     return this;
   }
@@ -63,7 +64,7 @@ export class Event extends Resource {
     const status = hot().eventQuery(this.handle);
     if (status === 0) return true;
     if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
-    throw driverError(status, 'cuEventQuery', `event "${this.label}"`);
+    throw statusError('driver', status, 'cuEventQuery', `event "${this.label}"`);
   }
 
   /** Blocks the thread (and the event loop) until the event completes: as long as the work before it. Prefer `await done()`. */
@@ -71,7 +72,7 @@ export class Event extends Resource {
     this.assertAlive();
     this.context.checkNotLost(`event "${this.label}" synchronize()`);
     const status = driverApi().cuEventSynchronize(this.handle);
-    if (status !== 0) throw driverError(status, 'cuEventSynchronize', `event "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuEventSynchronize', `event "${this.label}"`);
   }
 
   /** Resolves when the event completes, without blocking the event loop. */
@@ -86,7 +87,8 @@ export class Event extends Resource {
     expectResource(start, Event, `event "${this.label}" elapsedSince(start)`);
     if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
     const ms: [number | null] = [0];
-    check(driverApi().cuEventElapsedTime(ms, start.handle, this.handle), 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
+    const status = driverApi().cuEventElapsedTime(ms, start.handle, this.handle);
+    if (status !== 0) throw statusError('driver', status, 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
     return outValue(ms, 'cuEventElapsedTime');
   }
 
@@ -98,7 +100,7 @@ export class Event extends Resource {
   protected releaseNative(): void {
     // A done() still pending on this event settles now (rejected): the poller must never query a destroyed handle.
     this.context.completion.cancel(this.handle, new DisposedError(`Event "${this.label}" was disposed while done() was pending`));
-    check(driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
+    checkStatus('driver', driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
   }
 }
 

@@ -1,6 +1,7 @@
+import { checkStatus, statusError } from '../ffi/checked.js';
 import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
 import koffi from 'koffi';
-import { check, driverApi, driverError } from './cuda.js';
+import { driverApi } from './cuda.js';
 import type { Context } from './context.js';
 import { Kernel, type KernelArg } from './kernel.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
@@ -40,7 +41,7 @@ export class Graph extends Resource {
       throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
     if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
     const sh = stream.use();
-    check(driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    checkStatus('driver', driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
     const cell: [CUgraph | null] = [null];
     let failure: unknown;
     try {
@@ -53,7 +54,7 @@ export class Graph extends Resource {
       if (cell[0]) driverApi().cuGraphDestroy(cell[0]);
       throw failure;
     }
-    if (status !== 0) throw driverError(status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
     return new Graph(cell[0]!, stream.context, options.label);
   }
 
@@ -61,11 +62,11 @@ export class Graph extends Resource {
   nodes(): CUgraphNode[] {
     this.assertAlive();
     const count: [number | bigint | null] = [0];
-    check(driverApi().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
+    checkStatus('driver', driverApi().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
     const n = Number(count[0]);
     if (n === 0) return [];
     const nodes = new BigUint64Array(n);
-    check(driverApi().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
+    checkStatus('driver', driverApi().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
     return Array.from(nodes, (h) => h as CUgraphNode);
   }
 
@@ -80,10 +81,10 @@ export class Graph extends Resource {
     const params: { func?: unknown } = {};
     const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
     return this.nodes().filter((node) => {
-      check(driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
+      checkStatus('driver', driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
       if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
       if (wanted === undefined) return true;
-      check(driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+      checkStatus('driver', driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
       return handleAddress(params.func) === wanted;
     });
   }
@@ -94,7 +95,7 @@ export class Graph extends Resource {
     checkLabel(options?.label, `${this.label} instantiate`);
     this.context.makeCurrent();
     const cell: [CUgraphExec | null] = [null];
-    check(driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
+    checkStatus('driver', driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
     instantiating = true;
     try {
       return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
@@ -105,7 +106,7 @@ export class Graph extends Resource {
 
   protected releaseNative(): void {
     nodeSets.delete(this);
-    check(driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
+    checkStatus('driver', driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
   }
 }
 
@@ -147,7 +148,7 @@ export class GraphExec extends Resource {
     this.assertAlive();
     if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} launch(stream)`);
     const status = driverApi().cuGraphLaunch(this.handle, stream.use());
-    if (status !== 0) throw driverError(status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
   }
 
   /**
@@ -167,11 +168,11 @@ export class GraphExec extends Resource {
     if (address === undefined || !nodeSetOf(graph).has(address))
       throw new TypeError(`${this.label} setKernelArgs: node must be a node of graph "${graph.label}" (from its kernelNodes()), got ${describeNode(node, address)}`);
     const type: [number | null] = [0];
-    check(driverApi().cuGraphNodeGetType(address as never, type as never), 'cuGraphNodeGetType', this.label);
+    checkStatus('driver', driverApi().cuGraphNodeGetType(address as never, type as never), 'cuGraphNodeGetType', this.label);
     if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
       throw new TypeError(`${this.label} setKernelArgs: node ${describeNode(node, address)} of graph "${graph.label}" is not a kernel launch (use kernelNodes())`);
     const params: Record<string, unknown> = {};
-    check(driverApi().cuGraphKernelNodeGetParams(address as never, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    checkStatus('driver', driverApi().cuGraphKernelNodeGetParams(address as never, params as never), 'cuGraphKernelNodeGetParams', this.label);
     // Another kernel's parameter block may be shorter than what the node's kernel reads: the driver would read past it.
     if (handleAddress(params.func) !== handleAddress(kernel.function))
       throw new TypeError(
@@ -180,11 +181,12 @@ export class GraphExec extends Resource {
     kernel.setArgs(...args);
     params.kernelParams = kernel.parameterArray;
     params.extra = null;
-    check(driverApi().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never), 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+    const status = driverApi().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never);
+    if (status !== 0) throw statusError('driver', status, 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
   }
 
   protected releaseNative(): void {
-    check(driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
+    checkStatus('driver', driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
   }
 }
 

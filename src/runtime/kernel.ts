@@ -1,6 +1,7 @@
+import { checkStatus, statusError } from '../ffi/checked.js';
 import koffi from 'koffi';
 import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, outValue, hot } from './cuda.js';
+import { driverApi, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { checkAddress, PARAM_BYTES, paramLayout, writeAddress, writeScalar, type KernelParamType } from './kernel-args.js';
 import { DeviceBuffer } from './memory/device-buffer.js';
@@ -115,9 +116,9 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     paramLayout(params, name);
     module.context.makeCurrent();
     const k: [CUkernel | null] = [null];
-    check(driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
+    checkStatus('driver', driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
     const f: [CUfunction | null] = [null];
-    check(driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
+    checkStatus('driver', driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
     return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
   }
 
@@ -143,7 +144,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   #attribute(attr: number): number {
     const v: [number | null] = [0];
-    check(driverApi().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
+    checkStatus('driver', driverApi().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
     return outValue(v, 'cuFuncGetAttribute');
   }
 
@@ -170,7 +171,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
       );
     this.context.makeCurrent();
-    check(driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+    checkStatus('driver', driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
     this.#dynamicSharedLimit = bytes;
   }
 
@@ -188,7 +189,12 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
       throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
     const v: [number | null] = [0];
-    check(driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes), 'cuOccupancyMaxActiveBlocksPerMultiprocessor', this.name);
+    checkStatus(
+      'driver',
+      driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes),
+      'cuOccupancyMaxActiveBlocksPerMultiprocessor',
+      this.name,
+    );
     return outValue(v, 'occupancy');
   }
 
@@ -201,7 +207,12 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
     const grid: [number | null] = [0];
     const block: [number | null] = [0];
-    check(driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit), 'cuOccupancyMaxPotentialBlockSize', this.name);
+    checkStatus(
+      'driver',
+      driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit),
+      'cuOccupancyMaxPotentialBlockSize',
+      this.name,
+    );
     return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
   }
 
@@ -325,7 +336,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       sh = stream.use();
     } else this.context.makeCurrent();
     const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
-    if (status !== 0) throw driverError(status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
+    if (status !== 0) throw statusError('driver', status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
     this.#recordUses(stream ?? null);
   }
 
@@ -365,7 +376,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         attrs: attrPtr,
         numAttrs: attrs.length,
       };
-      check(driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null), 'cuLaunchKernelEx', `kernel "${this.name}"`);
+      const status = driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null);
+      if (status !== 0) throw statusError('driver', status, 'cuLaunchKernelEx', `kernel "${this.name}"`);
       this.#recordUses(stream ?? null);
     } finally {
       if (attrPtr !== null) koffi.free(attrPtr);

@@ -1,6 +1,7 @@
+import { checkStatus } from '../ffi/checked.js';
 import { readFileSync } from 'node:fs';
 import type { CUlibrary } from '../ffi/generated/types.js';
-import { check, driverApi, initDriver, outValue } from './cuda.js';
+import { driverApi, initDriver, outValue } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
@@ -63,7 +64,7 @@ export class Module extends Resource {
     context.makeCurrent();
     const label = descriptor.label ?? path ?? 'module';
     const cell: [CUlibrary | null] = [null];
-    check(driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0), 'cuLibraryLoadData', `loading "${label}"`);
+    checkStatus('driver', driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0), 'cuLibraryLoadData', `loading "${label}"`);
     return new Module(outValue(cell, 'cuLibraryLoadData'), context, label);
   }
 
@@ -88,20 +89,20 @@ export class Module extends Resource {
   kernelNames(): string[] {
     this.assertAlive();
     const count: [number | null] = [0];
-    check(driverApi().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
+    checkStatus('driver', driverApi().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
     const n = outValue(count, 'cuLibraryGetKernelCount');
     const handles = new BigUint64Array(n);
-    check(driverApi().cuLibraryEnumerateKernels(handles, n, this.handle), 'cuLibraryEnumerateKernels');
+    checkStatus('driver', driverApi().cuLibraryEnumerateKernels(handles, n, this.handle), 'cuLibraryEnumerateKernels');
     return Array.from(handles, (h) => {
       const name: [string | null] = [null];
-      check(driverApi().cuKernelGetName(name as never, h as never), 'cuKernelGetName');
+      checkStatus('driver', driverApi().cuKernelGetName(name as never, h as never), 'cuKernelGetName');
       return String(name[0]);
     });
   }
 
   protected releaseNative(): void {
     for (const k of this.#kernels.values()) k.dispose();
-    check(driverApi().cuLibraryUnload(this.handle), 'cuLibraryUnload', this.label);
+    checkStatus('driver', driverApi().cuLibraryUnload(this.handle), 'cuLibraryUnload', this.label);
   }
 }
 

@@ -12,8 +12,9 @@
  *   With peer access enabled the copy goes over NVLink/PCIe directly; without it, the driver
  *   stages it through host memory (correct, slower): the same call works on every machine.
  */
+import { checkStatus, statusError } from '../ffi/checked.js';
 import { CUmemAccess_flags, CUmemLocationType, CUresult, type CUmemoryPool } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, finishLegacyStream, hot, outValue } from './cuda.js';
+import { driverApi, finishLegacyStream, hot, outValue } from './cuda.js';
 import type { Context } from './context.js';
 import { Device } from './device.js';
 import { DeviceBuffer, type CopyOptions } from './memory/device-buffer.js';
@@ -69,14 +70,14 @@ Device.prototype.canAccessPeer = function (this: Device, other: Device | number)
   const peer = toDevice(other, 'canAccessPeer(other)');
   if (peer === this) return false;
   const cell: [number | null] = [0];
-  check(driverApi().cuDeviceCanAccessPeer(cell, this.handle, peer.handle), 'cuDeviceCanAccessPeer', `device ${this.ordinal} -> ${peer.ordinal}`);
+  checkStatus('driver', driverApi().cuDeviceCanAccessPeer(cell, this.handle, peer.handle), 'cuDeviceCanAccessPeer', `device ${this.ordinal} -> ${peer.ordinal}`);
   return outValue(cell, 'cuDeviceCanAccessPeer') === 1;
 };
 
 /** cuMemPoolSetAccess: `device` may read and write what `pool` allocates. */
 function openPool(pool: CUmemoryPool, device: Device, during: string): void {
   const desc = { location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.handle }, flags: CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
-  check(driverApi().cuMemPoolSetAccess(pool, desc as never, 1), 'cuMemPoolSetAccess', during);
+  checkStatus('driver', driverApi().cuMemPoolSetAccess(pool, desc as never, 1), 'cuMemPoolSetAccess', during);
 }
 
 Device.prototype.enablePeerAccess = function (this: Device, other: Device | number, options: PeerAccessOptions = {}): void {
@@ -96,12 +97,12 @@ Device.prototype.enablePeerAccess = function (this: Device, other: Device | numb
   const peerContext = peer.context;
   this.context.makeCurrent();
   const status = driverApi().cuCtxEnablePeerAccess(peerContext.handle, 0);
-  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) throw driverError(status, 'cuCtxEnablePeerAccess', during);
+  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) throw statusError('driver', status, 'cuCtxEnablePeerAccess', during);
   const api = driverApi();
   const cell: [CUmemoryPool | null] = [null];
-  check(api.cuDeviceGetDefaultMemPool(cell, peer.handle), 'cuDeviceGetDefaultMemPool', during);
+  checkStatus('driver', api.cuDeviceGetDefaultMemPool(cell, peer.handle), 'cuDeviceGetDefaultMemPool', during);
   const handles = new Set<CUmemoryPool>([outValue(cell, 'cuDeviceGetDefaultMemPool')]);
-  check(api.cuDeviceGetMemPool(cell, peer.handle), 'cuDeviceGetMemPool', during);
+  checkStatus('driver', api.cuDeviceGetMemPool(cell, peer.handle), 'cuDeviceGetMemPool', during);
   handles.add(outValue(cell, 'cuDeviceGetMemPool'));
   for (const p of pools) handles.add(p.handle);
   for (const h of handles) openPool(h, this, during);
@@ -113,7 +114,7 @@ Device.prototype.disablePeerAccess = function (this: Device, other: Device | num
   this.context.makeCurrent();
   const status = driverApi().cuCtxDisablePeerAccess(peer.context.handle);
   if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-    throw driverError(status, 'cuCtxDisablePeerAccess', `device ${this.ordinal} -> device ${peer.ordinal}`);
+    throw statusError('driver', status, 'cuCtxDisablePeerAccess', `device ${this.ordinal} -> device ${peer.ordinal}`);
 };
 
 /**
@@ -140,8 +141,8 @@ function fenceForeignBuffer(buffer: DeviceBuffer, copyStream: Stream): void {
   const event = events.acquire();
   const api = hot();
   try {
-    check(api.eventRecord(event, copyStream.handle), 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
-    check(api.streamWaitEvent(fence.use(), event, 0), 'cuStreamWaitEvent', `ordering the free of "${buffer.label}" after a peer copy`);
+    checkStatus('driver', api.eventRecord(event, copyStream.handle), 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
+    checkStatus('driver', api.streamWaitEvent(fence.use(), event, 0), 'cuStreamWaitEvent', `ordering the free of "${buffer.label}" after a peer copy`);
   } finally {
     events.recycle(event);
   }
@@ -189,7 +190,7 @@ DeviceBuffer.prototype.copyFromPeer = function <T extends DType>(this: DeviceBuf
   const api = driverApi();
   if (stream) {
     const status = api.cuMemcpyPeerAsync(dst, this.context.handle, src, source.context.handle, bytes, stream.use());
-    if (status !== 0) throw driverError(status, 'cuMemcpyPeerAsync', during);
+    if (status !== 0) throw statusError('driver', status, 'cuMemcpyPeerAsync', during);
     for (const b of [this, source] as DeviceBuffer[]) {
       if (b.context === stream.context) b.recordUse(stream);
       else fenceForeignBuffer(b, stream);
@@ -199,7 +200,7 @@ DeviceBuffer.prototype.copyFromPeer = function <T extends DType>(this: DeviceBuf
     let status = api.cuMemcpyPeer(dst, this.context.handle, src, source.context.handle, bytes);
     // Like every stream-less copy: done when it returns (cuMemcpyPeer need not wait for the DMA).
     if (status === 0) status = finishLegacyStream();
-    if (status !== 0) throw driverError(status, 'cuMemcpyPeer', during);
+    if (status !== 0) throw statusError('driver', status, 'cuMemcpyPeer', during);
   }
   return this;
 };

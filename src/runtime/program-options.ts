@@ -4,7 +4,8 @@
  * the flags, and the NVRTC version and architectures that take part in every cache key. Pure but
  * for the two NVRTC queries, so most of it is unit-tested without a GPU.
  */
-import { checkStatus, nvrtc } from '../ffi/index.js';
+import { checkStatus } from '../ffi/checked.js';
+import { nvrtc } from '../ffi/index.js';
 import { Device } from './device.js';
 import type { ProgramImageKind } from './program-cache.js';
 import { describeValue } from './resource.js';
@@ -38,16 +39,13 @@ export interface CompileOptions {
   cache?: boolean | undefined;
 }
 
-/** Throws the nvrtc library's CudaError for a failed status. */
-export const checkNvrtc = (status: number, call: string, during: string): void => checkStatus('nvrtc', status, call, during);
-
 let version: string | undefined;
 /** The NVRTC version, 'major.minor' (e.g. '13.0'); part of every cache key. */
 export function nvrtcVersion(): string {
   if (version !== undefined) return version;
   const major: [number | null] = [0];
   const minor: [number | null] = [0];
-  checkNvrtc(nvrtc().nvrtcVersion(major, minor), 'nvrtcVersion', 'reading the NVRTC version');
+  checkStatus('nvrtc', nvrtc().nvrtcVersion(major, minor), 'nvrtcVersion', 'reading the NVRTC version');
   return (version = `${major[0]}.${minor[0]}`);
 }
 

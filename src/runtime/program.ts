@@ -3,6 +3,7 @@
  * itself, synchronous or on a worker thread, through the memory and disk cache). What a compile
  * is told lives in program-options.ts, what it produces in compiled-program.ts.
  */
+import { checkStatus } from '../ffi/checked.js';
 import { nvrtc, statusName } from '../ffi/index.js';
 import type { nvrtcProgram } from '../ffi/generated/types.js';
 import { CompiledProgram, CompileError } from './compiled-program.js';
@@ -13,17 +14,7 @@ import type { Module } from './module.js';
 import { Resource, describeValue } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
 import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry, type ProgramImageKind } from './program-cache.js';
-import {
-  checkCompileOptions,
-  checkNvrtc as check,
-  compileFlags,
-  defaultArch,
-  nvrtcSupportedArchs,
-  nvrtcVersion,
-  parseArch,
-  type CompileOptions,
-  type ProgramDescriptor,
-} from './program-options.js';
+import { checkCompileOptions, compileFlags, defaultArch, nvrtcSupportedArchs, nvrtcVersion, parseArch, type CompileOptions, type ProgramDescriptor } from './program-options.js';
 
 export type { ProgramImageKind };
 export { CompiledProgram, CompileError } from './compiled-program.js';
@@ -177,7 +168,8 @@ export class Program extends Resource {
     const includeNames = Object.keys(this.headers);
     const headerSources = includeNames.map((n) => this.headers[n]!);
     const during = `program "${this.label}"`;
-    check(
+    checkStatus(
+      'nvrtc',
       api.nvrtcCreateProgram(cell, this.source, this.name, includeNames.length, includeNames.length ? headerSources : null, includeNames.length ? includeNames : null),
       'nvrtcCreateProgram',
       during,
@@ -185,7 +177,7 @@ export class Program extends Resource {
     const prog = cell[0];
     if (prog === null || prog === undefined) throw new Error(`nvrtcCreateProgram returned no program for ${during}`);
     try {
-      for (const n of plan.names) check(api.nvrtcAddNameExpression(prog, n), 'nvrtcAddNameExpression', `${during}, name expression ${n}`);
+      for (const n of plan.names) checkStatus('nvrtc', api.nvrtcAddNameExpression(prog, n), 'nvrtcAddNameExpression', `${during}, name expression ${n}`);
     } catch (e) {
       api.nvrtcDestroyProgram([prog]);
       throw e;
@@ -218,18 +210,18 @@ export class Program extends Resource {
       }
       const size: [number | bigint | null] = [0];
       const sizeCall = kind === 'cubin' ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize';
-      check(kind === 'cubin' ? api.nvrtcGetCUBINSize(prog, size) : api.nvrtcGetPTXSize(prog, size), sizeCall, during);
+      checkStatus('nvrtc', kind === 'cubin' ? api.nvrtcGetCUBINSize(prog, size) : api.nvrtcGetPTXSize(prog, size), sizeCall, during);
       const bytes = Number(size[0] ?? 0);
       if (!(bytes > 0)) throw new Error(`${sizeCall} reported an empty ${kind} for ${during} (${flags[0]})`);
       const image = new Uint8Array(bytes);
-      check(kind === 'cubin' ? api.nvrtcGetCUBIN(prog, image) : api.nvrtcGetPTX(prog, image), kind === 'cubin' ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX', during);
+      checkStatus('nvrtc', kind === 'cubin' ? api.nvrtcGetCUBIN(prog, image) : api.nvrtcGetPTX(prog, image), kind === 'cubin' ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX', during);
       const loweredNames: Record<string, string> = {};
       for (const n of names) {
         // The binding declares lowered_name as an in/out `const char **`: koffi passes the one-element
         // array as the pointer cell and, after the call, decodes the C string NVRTC stored there into
         // it (copied before nvrtcDestroyProgram frees it). No local binding is needed.
         const out: [string | null] = [null];
-        check(api.nvrtcGetLoweredName(prog, n, out), 'nvrtcGetLoweredName', `${during}, name expression ${n}`);
+        checkStatus('nvrtc', api.nvrtcGetLoweredName(prog, n, out), 'nvrtcGetLoweredName', `${during}, name expression ${n}`);
         if (typeof out[0] !== 'string' || out[0] === '') throw new Error(`nvrtcGetLoweredName gave no name for ${n} in ${during}`);
         loweredNames[n] = out[0];
       }

@@ -1,12 +1,13 @@
+import { checkStatus } from '../ffi/checked.js';
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { check, driverApi, outValue } from './cuda.js';
+import { driverApi, outValue } from './cuda.js';
 import type { Context } from './types.js';
 
 /** Creates one event handle in `context` (no object around it): the runtime's own bookkeeping uses these. */
 export function createRawEvent(context: Context, flags: number, label: string): CUevent {
   context.makeCurrent();
   const h: [CUevent | null] = [null];
-  check(driverApi().cuEventCreate(h, flags), 'cuEventCreate', label);
+  checkStatus('driver', driverApi().cuEventCreate(h, flags), 'cuEventCreate', label);
   return outValue(h, 'cuEventCreate');
 }
 

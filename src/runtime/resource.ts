@@ -1,5 +1,5 @@
 /** What every object owning a CUDA resource shares: a label, dispose()/using, a leak safety net. */
-import { processLost } from './lost.js';
+import { processLost } from '../ffi/sticky.js';
 import { withArticle } from './article.js';
 
 interface Held {

@@ -1,5 +1,6 @@
+import { checkStatus, statusError } from '../ffi/checked.js';
 import { CUresult, CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
-import { check, driverApi, driverError, outValue, hot } from './cuda.js';
+import { driverApi, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
@@ -59,7 +60,7 @@ export class Stream extends Resource {
     this.priority = resolvePriority(this.context, descriptor.priority);
     const flags = descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
     const h: [CUstream | null] = [null];
-    check(driverApi().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
+    checkStatus('driver', driverApi().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
     this.handle = outValue(h, 'cuStreamCreateWithPriority');
     this.#owned = true;
     const handle = this.handle;
@@ -78,14 +79,14 @@ export class Stream extends Resource {
     const status = hot().streamQuery(this.use());
     if (status === 0) return true;
     if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
-    throw driverError(status, 'cuStreamQuery', `stream "${this.label}"`);
+    throw statusError('driver', status, 'cuStreamQuery', `stream "${this.label}"`);
   }
 
   /** Blocks the thread (and the event loop) until the stream is idle: as long as the work queued on it. Prefer `await done()` in servers. */
   synchronize(): void {
     // The message is built only on failure (this call sits in every synchronous round trip).
     const status = driverApi().cuStreamSynchronize(this.use());
-    if (status !== 0) throw driverError(status, 'cuStreamSynchronize', `stream "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuStreamSynchronize', `stream "${this.label}"`);
   }
 
   /**
@@ -140,7 +141,7 @@ export class Stream extends Resource {
     const status = hot().eventRecord(event, handle);
     if (status !== 0) {
       events.recycle(event);
-      throw driverError(status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
+      throw statusError('driver', status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
     }
     return event;
   }
@@ -164,7 +165,7 @@ export class Stream extends Resource {
   waitEvent(event: Event): void {
     if (!isLive<Event>(event, 'Event')) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
     const status = hot().streamWaitEvent(this.use(), event.handle, 0);
-    if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
   /** Records `event` here and returns it. */
@@ -190,7 +191,7 @@ export class Stream extends Resource {
       this.#retired = event;
       retiredEvents.register(this, { pool, event });
     } else pool.recycle(event);
-    check(driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
+    checkStatus('driver', driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
   }
 }
 

@@ -7,8 +7,8 @@
  * large multi-dimensional plans); keep plans, or take them from an FftPlanCache. Executions only
  * enqueue.
  */
+import { checkStatus, statusError } from '../../ffi/checked.js';
 import { cufft } from '../../ffi/index.js';
-import { checkStatus } from '../../ffi/status.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
@@ -232,7 +232,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
         status = api.cufftExecZ2D(h, i, o);
         break;
     }
-    if (status !== 0) checkStatus('cufft', status, call, `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`);
+    if (status !== 0) throw statusError('cufft', status, call, `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`);
     input.recordUse(stream);
     output.recordUse(stream);
   }

@@ -1,8 +1,9 @@
+import { checkStatus, statusError } from '../../ffi/checked.js';
 import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import type { Device } from '../device.js';
-import { addressCell, cellAddress, check, driverApi, driverError, hot } from '../cuda.js';
+import { addressCell, cellAddress, driverApi, hot } from '../cuda.js';
 import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
 import { dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
@@ -111,7 +112,7 @@ export class StreamOrderedAllocator extends Resource {
         if (after === undefined) continue;
         // The only ordering the reuse needs: B's later work after A's work up to (at least) the free.
         const status = hot().streamWaitEvent(stream.use(), after, 0);
-        if (status !== 0) throw driverError(status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`);
+        if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`);
         this.stats.hits++;
         this.stats.crossStreamReuses++;
         this.stats.bytesCached -= classBytes;
@@ -120,7 +121,7 @@ export class StreamOrderedAllocator extends Resource {
     }
     this.stats.misses++;
     const status = hot().memAllocFromPoolAsync(addressCell, classBytes, this.pool.handle, stream.use());
-    if (status !== 0) throw driverError(status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
     return { address: cellAddress(), classBytes, buffer: undefined };
   }
 
@@ -128,7 +129,7 @@ export class StreamOrderedAllocator extends Resource {
   #recordOn(stream: Stream): CUevent {
     const event = (this.#orderEvent ??= createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} order event`));
     const status = hot().eventRecord(event, stream.use());
-    if (status !== 0) throw driverError(status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
+    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
     return event;
   }
 
@@ -186,7 +187,7 @@ export class StreamOrderedAllocator extends Resource {
 
   #release(list: readonly Block[], stream: CUstream | null): void {
     for (const block of list) {
-      check(driverApi().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
+      checkStatus('driver', driverApi().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
       this.stats.bytesCached -= block.classBytes;
     }
   }
@@ -202,7 +203,7 @@ export class StreamOrderedAllocator extends Resource {
       this.context.synchronize();
       for (const block of this.#inUse.values()) {
         block.buffer?.dispose();
-        check(driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
+        checkStatus('driver', driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
       }
       this.#inUse.clear();
       this.context.synchronize();

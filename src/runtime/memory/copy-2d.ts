@@ -1,5 +1,6 @@
+import { checkStatus } from '../../ffi/checked.js';
 import { CUmemorytype } from '../../ffi/generated/types.js';
-import { check, driverApi, outValue, toAddress } from '../cuda.js';
+import { driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
@@ -30,10 +31,10 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   context.makeCurrent();
   const ptr: [number | bigint | null] = [0];
   const pitch: [number | bigint | null] = [0];
-  check(driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
+  checkStatus('driver', driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
   const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
   const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));
-  const free = (): void => check(driverApi().cuMemFree(address), 'cuMemFree');
+  const free = (): void => checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree');
   const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, { context, label: descriptor.label ?? 'pitched', free });
   return { buffer, pitchBytes, width, height };
 }
@@ -105,10 +106,10 @@ export function copy2D(copy: Copy2D): void {
       throw new RangeError(`copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`);
   }
   if (copy.stream) {
-    check(driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
+    checkStatus('driver', driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
     for (const buf of [src, dst]) buf.recordUse(copy.stream);
   } else {
     (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
-    check(driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');
+    checkStatus('driver', driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');
   }
 }

@@ -1,5 +1,6 @@
+import { statusError } from '../../ffi/checked.js';
 import type { CUstream } from '../../ffi/generated/types.js';
-import { addressCell, cellAddress, check, driverApi, driverError, finishLegacyStream, hot } from '../cuda.js';
+import { addressCell, cellAddress, driverApi, finishLegacyStream, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
@@ -105,7 +106,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       call = 'cuMemAlloc';
       status = hot().memAlloc(addressCell, bytes);
     }
-    if (status !== 0) throw driverError(status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
+    if (status !== 0) throw statusError('driver', status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
     const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
       return new DeviceBuffer(dtype, length, address, context, label, { free: () => freeNow(address, context), stream: undefined, usedOn: undefined });
@@ -229,7 +230,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands.
       if (status === 0 && !pinned) status = finishLegacyStream();
     }
-    if (status !== 0) throw driverError(status, stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
     return this;
   }
 
@@ -255,7 +256,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
     }
-    if (status !== 0) throw driverError(status, stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
     return dst;
   }
 
@@ -288,7 +289,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       // cuMemcpyDtoD does not wait for the copy: finish it before returning (see finishLegacyStream).
       if (status === 0) status = finishLegacyStream();
     }
-    if (status !== 0) throw driverError(status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
     return this;
   }
 
@@ -321,7 +322,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
             ? api.cuMemsetD32Async(this.address, value, n, s)
             : api.cuMemsetD32(this.address, value, n);
     if (status === 0 && !s) status = finishLegacyStream();
-    if (status !== 0) throw driverError(status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
+    if (status !== 0) throw statusError('driver', status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
     if (options.stream) this.recordUse(options.stream);
     return this;
   }

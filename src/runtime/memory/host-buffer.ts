@@ -1,5 +1,6 @@
+import { checkStatus } from '../../ffi/checked.js';
 import koffi from 'koffi';
-import { check, driverApi, outValue, toAddress } from '../cuda.js';
+import { driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
@@ -7,7 +8,7 @@ import { checkDType } from './dtype-check.js';
 import { HostPages } from './host-pages.js';
 import { givePinned, takePinned } from './pinned-cache.js';
 import { forgetFinishedStreams } from './stream-uses.js';
-import { processLost } from '../lost.js';
+import { processLost } from '../../ffi/sticky.js';
 import { checkLabel, describeValue, Resource } from '../resource.js';
 import type { Stream } from '../stream.js';
 import { positiveInteger } from '../value-checks.js';
@@ -112,7 +113,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const uses = this.#uses;
     if (registered) {
       this.#pages = undefined;
-      this.track(() => afterUses(uses, context, () => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label)));
+      this.track(() => afterUses(uses, context, () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label)));
     } else {
       // Back to the pinned cache (pinned-cache.ts), not cuMemFreeHost: that waits for the device, and this may run from the garbage collector.
       const bytes = this.byteLength;
@@ -150,7 +151,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     let address = takePinned(context, bytes, flags);
     if (address === undefined) {
       const cell: [bigint | null] = [null];
-      check(driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
+      checkStatus('driver', driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
       address = toAddress(outValue(cell, 'cuMemHostAlloc'));
     }
     return new HostBuffer(dtype, length, address, undefined, context, false, !!descriptor.mapped, descriptor.label, flags);
@@ -170,7 +171,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);
-    check(driverApi().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);
+    checkStatus('driver', driverApi().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);
     const address = toAddress(koffi.address(array) as bigint | number);
     const buffer = new HostBuffer(dtype, length, address, array, context, true, !!descriptor.mapped, descriptor.label);
     return buffer;
@@ -192,7 +193,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     this.checkUsable();
     if (!this.#mapped) throw new Error(`host buffer "${this.label}" is not mapped; allocate it with mapped: true`);
     const cell: [number | bigint | null] = [0];
-    check(driverApi().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
+    checkStatus('driver', driverApi().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
     return toAddress(outValue(cell, 'cuMemHostGetDevicePointer'));
   }
 
@@ -210,6 +211,6 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const address = this.address;
     const label = this.label;
     const pages = this.#pages;
-    afterUses(this.#uses, this.context, pages ? () => pages.drop() : () => check(driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label));
+    afterUses(this.#uses, this.context, pages ? () => pages.drop() : () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label));
   }
 }

@@ -11,7 +11,7 @@
  * keep their pages until they are collected.
  */
 import koffi from 'koffi';
-import { processLost } from '../lost.js';
+import { processLost } from '../../ffi/sticky.js';
 
 /** Arrays collected: each drops its hold on the pages it views (a failure is a process warning, never swallowed). */
 const arrays = new FinalizationRegistry<HostPages>((pages) => {

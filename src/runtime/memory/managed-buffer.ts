@@ -1,5 +1,6 @@
+import { checkStatus, statusError } from '../../ffi/checked.js';
 import { CUmemAttach_flags, CUmemLocationType, CUmem_advise, type CUmemLocation } from '../../ffi/generated/types.js';
-import { check, driverApi, outValue, toAddress } from '../cuda.js';
+import { driverApi, outValue, toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
@@ -46,9 +47,9 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
     const cell: [number | bigint | null] = [0];
-    check(driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
+    checkStatus('driver', driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
     const address = toAddress(outValue(cell, 'cuMemAllocManaged'));
-    const pages = new HostPages(address, bytes, () => check(driverApi().cuMemFree(address), 'cuMemFree'));
+    const pages = new HostPages(address, bytes, () => checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree'));
     return new ManagedBuffer(dtype, length, address, context, descriptor.label, pages);
   }
 
@@ -72,7 +73,8 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     expectResource(stream, Stream, `prefetch of "${this.label}" stream`);
     this.checkUsable(stream);
     checkTarget(target, `prefetch of "${this.label}"`);
-    check(driverApi().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use()), 'cuMemPrefetchAsync', `"${this.label}"`);
+    const status = driverApi().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use());
+    if (status !== 0) throw statusError('driver', status, 'cuMemPrefetchAsync', `"${this.label}"`);
     return this;
   }
 
@@ -84,7 +86,8 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     checkTarget(target, `advise on "${this.label}"`);
     const code = ADVICE[advice][options?.unset ? 1 : 0];
     this.context.makeCurrent();
-    check(driverApi().cuMemAdvise(this.address, this.byteLength, code as never, location(target)), 'cuMemAdvise', `${advice} on "${this.label}"`);
+    const status = driverApi().cuMemAdvise(this.address, this.byteLength, code as never, location(target));
+    if (status !== 0) throw statusError('driver', status, 'cuMemAdvise', `${advice} on "${this.label}"`);
     return this;
   }
 }

@@ -1,5 +1,6 @@
+import { checkStatus } from '../../ffi/checked.js';
 import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
-import { check, driverApi, outValue } from '../cuda.js';
+import { driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { isDevice, resolveContext } from '../defaults.js';
 import type { Device } from '../types.js';
@@ -59,7 +60,7 @@ export class MemoryPool extends Resource {
       maxSize: descriptor.maxSize ?? 0,
       usage: 0,
     };
-    check(driverApi().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
+    checkStatus('driver', driverApi().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
     this.handle = outValue(cell, 'cuMemPoolCreate');
     this.#owned = true;
     const h = this.handle;
@@ -70,7 +71,7 @@ export class MemoryPool extends Resource {
   #get(attr: number): number {
     this.context.makeCurrent();
     const v = new BigUint64Array(1);
-    check(driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
+    checkStatus('driver', driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
     return Number(v[0]);
   }
 
@@ -84,7 +85,7 @@ export class MemoryPool extends Resource {
     checkBytes(bytes, `MemoryPool "${this.label}" releaseThreshold`, true);
     this.context.makeCurrent();
     const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(bytes)]);
-    check(driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
+    checkStatus('driver', driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
   }
 
   /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
@@ -92,7 +93,7 @@ export class MemoryPool extends Resource {
     this.assertAlive();
     checkBytes(keepBytes, `MemoryPool "${this.label}" trim(keepBytes)`);
     this.context.makeCurrent();
-    check(driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
+    checkStatus('driver', driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
   }
 
   /** The pool's reserved and used bytes, current and peak (four cuMemPoolGetAttribute calls); throws DisposedError once disposed. */
@@ -109,6 +110,6 @@ export class MemoryPool extends Resource {
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
-    check(driverApi().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
+    checkStatus('driver', driverApi().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
   }
 }

@@ -4,8 +4,9 @@
  * The safe form of NCCL's API, as FftPlan is cuFFT's: the collectives are the communicator's own
  * methods (orchestration re-exports the class; it coordinates work across devices around it).
  */
+import { checkStatus, statusError } from '../../ffi/checked.js';
 import type { ncclComm_t, ncclUniqueId } from '../../ffi/generated/types.js';
-import { checkNccl, disableNvlinkMulticast, nccl, ncclError, NcclError } from '../../ffi/nccl.js';
+import { disableNvlinkMulticast, nccl, NcclError } from '../../ffi/nccl.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { Device } from '../device.js';
@@ -103,7 +104,7 @@ export class Communicator extends Resource {
     this.track(() => {
       const status = nccl().ncclCommDestroy(handle);
       restoreCurrentContext();
-      checkNccl(status, 'ncclCommDestroy', name);
+      checkStatus('nccl', status, 'ncclCommDestroy', name);
     });
   }
 
@@ -123,7 +124,7 @@ export class Communicator extends Resource {
     const cells: (ncclComm_t | null)[] = resolved.map(() => null);
     const status = nccl().ncclCommInitAll(cells, resolved.length, Int32Array.from(ordinals));
     restoreCurrentContext();
-    if (status !== 0) throw ncclError(status, 'ncclCommInitAll', `devices ${ordinals.join(', ')}`);
+    if (status !== 0) throw statusError('nccl', status, 'ncclCommInitAll', `devices ${ordinals.join(', ')}`);
     return cells.map((h, i) => new Communicator(h!, i, resolved.length, resolved[i]!, options.label === undefined ? undefined : `${options.label}[${i}]`));
   }
 
@@ -146,7 +147,7 @@ export class Communicator extends Resource {
     const cell: [ncclComm_t | null] = [null];
     const status = nccl().ncclCommInitRank(cell, size, id.toStruct() as unknown as ncclUniqueId, rank);
     restoreCurrentContext();
-    if (status !== 0) throw ncclError(status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
+    if (status !== 0) throw statusError('nccl', status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
     return new Communicator(cell[0]!, rank, size, device, descriptor.label);
   }
 
@@ -158,7 +159,7 @@ export class Communicator extends Resource {
   /** NCCL's version code (22809 for 2.28.9). */
   static version(): number {
     const v: [number | null] = [0];
-    checkNccl(nccl().ncclGetVersion(v), 'ncclGetVersion');
+    checkStatus('nccl', nccl().ncclGetVersion(v), 'ncclGetVersion');
     return v[0]!;
   }
 
@@ -167,11 +168,11 @@ export class Communicator extends Resource {
     live(this, 'describe');
     const api = nccl();
     const c: [number | null] = [0];
-    checkNccl(api.ncclCommCount(this.handle, c), 'ncclCommCount');
+    checkStatus('nccl', api.ncclCommCount(this.handle, c), 'ncclCommCount');
     const d: [number | null] = [0];
-    checkNccl(api.ncclCommCuDevice(this.handle, d), 'ncclCommCuDevice');
+    checkStatus('nccl', api.ncclCommCuDevice(this.handle, d), 'ncclCommCuDevice');
     const r: [number | null] = [0];
-    checkNccl(api.ncclCommUserRank(this.handle, r), 'ncclCommUserRank');
+    checkStatus('nccl', api.ncclCommUserRank(this.handle, r), 'ncclCommUserRank');
     return { count: c[0]!, cudaDevice: d[0]!, rank: r[0]! };
   }
 
@@ -179,9 +180,9 @@ export class Communicator extends Resource {
   asyncError(): NcclError | undefined {
     live(this, 'asyncError');
     const cell: [number | null] = [0];
-    checkNccl(nccl().ncclCommGetAsyncError(this.handle, cell as never), 'ncclCommGetAsyncError');
+    checkStatus('nccl', nccl().ncclCommGetAsyncError(this.handle, cell as never), 'ncclCommGetAsyncError');
     const code = cell[0] ?? 0;
-    return code === 0 || code === 7 ? undefined : ncclError(code, 'ncclCommGetAsyncError', this.label);
+    return code === 0 || code === 7 ? undefined : statusError('nccl', code, 'ncclCommGetAsyncError', this.label);
   }
 
   /** Sum (or `op`) of every rank's `send`, into every rank's `recv` (in place when they are the same buffer). */
@@ -296,7 +297,7 @@ export class Communicator extends Resource {
     restoreCurrentContext();
     this.#aborted = true;
     this.dispose();
-    if (status !== 0) throw ncclError(status, 'ncclCommAbort', this.label);
+    if (status !== 0) throw statusError('nccl', status, 'ncclCommAbort', this.label);
   }
 
   #aborted = false;
@@ -335,7 +336,7 @@ export class Communicator extends Resource {
     const status = invoke(sh);
     // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.
     if (!inGroup()) restoreCurrentContext();
-    if (status !== 0) throw ncclError(status, call, `${this.label}, stream "${stream.label}"`);
+    if (status !== 0) throw statusError('nccl', status, call, `${this.label}, stream "${stream.label}"`);
     for (const b of buffers) b.recordUse(stream);
     return completion(stream);
   }
@@ -345,6 +346,6 @@ export class Communicator extends Resource {
     if (this.#aborted) return;
     const status = nccl().ncclCommDestroy(this.handle);
     restoreCurrentContext();
-    checkNccl(status, 'ncclCommDestroy', this.label);
+    checkStatus('nccl', status, 'ncclCommDestroy', this.label);
   }
 }

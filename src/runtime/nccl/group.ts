@@ -2,8 +2,9 @@
  * ncclGroupStart/End as tscuda sees them: collectives enqueued inside a group are launched only
  * at the outermost ncclGroupEnd, so their completion is recorded then, not when they were called.
  */
-import { checkNccl, nccl, ncclError } from '../../ffi/nccl.js';
-import { check, driverApi } from '../cuda.js';
+import { checkStatus, statusError } from '../../ffi/checked.js';
+import { nccl } from '../../ffi/nccl.js';
+import { driverApi } from '../cuda.js';
 import { Context } from '../context.js';
 import type { Stream } from '../stream.js';
 
@@ -26,7 +27,8 @@ const ignore = (): void => {};
  */
 export function restoreCurrentContext(): void {
   const current = Context.current;
-  if (current && !current.disposed && !current.stickyError) check(driverApi().cuCtxSetCurrent(current.handle), 'cuCtxSetCurrent', 'restoring the context after an NCCL call');
+  if (current && !current.disposed && !current.stickyError)
+    checkStatus('driver', driverApi().cuCtxSetCurrent(current.handle), 'cuCtxSetCurrent', 'restoring the context after an NCCL call');
 }
 
 /** Whether a group is open (collectives are then launched at its end). */
@@ -64,7 +66,7 @@ export function completion(stream: Stream): Promise<void> {
  */
 export function group(enqueue: () => void): Promise<void> {
   const nccl_ = nccl();
-  checkNccl(nccl_.ncclGroupStart(), 'ncclGroupStart');
+  checkStatus('nccl', nccl_.ncclGroupStart(), 'ncclGroupStart');
   const mine: Pending[] = [];
   open.push(mine);
   let failure: unknown;
@@ -84,7 +86,7 @@ export function group(enqueue: () => void): Promise<void> {
   // Every ncclGroupStart has its ncclGroupEnd; NCCL launches at the outermost one only.
   const status = nccl_.ncclGroupEnd();
   if (outer === undefined) restoreCurrentContext();
-  const endError = status !== 0 ? ncclError(status, 'ncclGroupEnd') : undefined;
+  const endError = status !== 0 ? statusError('nccl', status, 'ncclGroupEnd') : undefined;
   if (outer !== undefined && endError === undefined) outer.push(...mine);
   else settle(mine, endError);
   const all = Promise.all(mine.map((p) => p.promise)).then(ignore);

@@ -1,5 +1,5 @@
 /** NCCL's 128-byte unique id (ncclUniqueId): made once by one rank, handed to every other rank (as base64), passed by value to ncclCommInitRank. */
-import { ncclChecked } from '../../ffi/nccl.js';
+import { ncclChecked } from '../../ffi/checked.js';
 import { NcclUniqueIdError } from './errors.js';
 
 /** NCCL_UNIQUE_ID_BYTES. */

@@ -1,7 +1,8 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkNccl, nccl } from '../../../src/ffi/nccl.js';
+import { checkStatus } from '../../../src/ffi/checked.js';
+import { nccl } from '../../../src/ffi/nccl.js';
 import { Communicator } from '../../../src/runtime/nccl/communicator.js';
 import { NcclDTypeError, NcclError, NcclOpError, NcclRangeError } from '../../../src/runtime/nccl/errors.js';
 import { inGroup } from '../../../src/runtime/nccl/group.js';
@@ -151,7 +152,7 @@ describe.skipIf(!ncclReady.ok)(titled('NCCL with one rank per communicator (in p
     let error: unknown;
     try {
       stream.use();
-      checkNccl(nccl().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle), 'ncclAllReduce');
+      checkStatus('nccl', nccl().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle), 'ncclAllReduce');
     } catch (e) {
       error = e;
     }

@@ -4,10 +4,9 @@
  * throws it from checked.ts, not from a copy of that wrapper.
  */
 import { describe, expect, it } from 'vitest';
-import { checkedLibrary } from '../../../src/ffi/checked.js';
+import { checkedLibrary, checkStatus, statusError } from '../../../src/ffi/checked.js';
 import { CudaError } from '../../../src/ffi/errors.js';
-import { NcclError, ncclError } from '../../../src/ffi/nccl.js';
-import { statusError } from '../../../src/ffi/status.js';
+import { NcclError } from '../../../src/ffi/nccl.js';
 import type { FunctionDeclaration } from '../../../src/ffi/support.js';
 import { Communicator } from '../../../src/runtime/nccl/communicator.js';
 
@@ -33,7 +32,9 @@ describe('NcclError', () => {
     const e = statusError('nccl', 2, 'ncclCommInitAll', 'devices 0, 1');
     expect(e).toBeInstanceOf(NcclError);
     expect(e.status).toBe('ncclSystemError');
-    expect(ncclError(4, 'ncclSend')).toBeInstanceOf(NcclError);
+    expect(e.message).toBe('ncclCommInitAll failed: ncclSystemError (2): a call to the system failed (socket, memory, file descriptors, ...) [devices 0, 1]');
+    expect(() => checkStatus('nccl', 4, 'ncclSend')).toThrow(NcclError);
+    expect(() => checkStatus('nccl', 0, 'ncclSend')).not.toThrow();
   });
 
   it('is thrown by the checked form built by checked.ts, out-parameters returned', () => {
@@ -57,13 +58,7 @@ describe('NcclError', () => {
       },
       ncclGetErrorString: (): string => 'not checked',
     };
-    const api = checkedLibrary<{ ncclCommCount(comm: unknown): number; ncclGetErrorString(r: number): string }>(
-      'nccl',
-      raw,
-      declarations,
-      () => undefined,
-      (code, call) => ncclError(code, call),
-    );
+    const api = checkedLibrary<{ ncclCommCount(comm: unknown): number; ncclGetErrorString(r: number): string }>('nccl', raw, declarations);
     expect(api.ncclCommCount(null)).toBe(7);
     expect(api.ncclGetErrorString(0)).toBe('not checked');
     status = 4;

@@ -47,7 +47,7 @@ vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({
 }));
 
 const { Device, Stream, Event, FftPlan, ContextLostError } = await import('../../../src/runtime/index.js');
-const { processLost } = await import('../../../src/runtime/lost.js');
+const { processLost } = await import('../../../src/ffi/sticky.js');
 
 /** The error `fn` throws. */
 function thrown(fn: () => unknown): CudaError {

@@ -2,7 +2,8 @@
  * The completion poller with two contexts in one thread, without a GPU: cuEventQuery is replaced
  * by a table of event statuses the test changes, so what is checked is the scheduling (each
  * context's poller settles its own waiters whatever the other holds; an error or a sticky
- * error settles instead of polling forever; long waits keep polling on timers).
+ * error settles instead of polling forever; long waits keep polling on timers). Errors are built by
+ * ffi's checked-call layer, given the poller's own context.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
@@ -20,11 +21,6 @@ vi.mock('../../../src/runtime/cuda.js', () => ({
       return status.get(name) ?? CUresult.CUDA_ERROR_INVALID_HANDLE;
     },
   }),
-  driverError: (code: number, call: string, during: string, owner: { fail(e: CudaError): void }) => {
-    const error = new CudaError('driver', code, call, { during });
-    if (error.sticky) owner.fail(error);
-    return error;
-  },
 }));
 
 const { CompletionPoller } = await import('../../../src/runtime/completion.js');
@@ -105,7 +101,8 @@ describe('completion pollers of two contexts', () => {
     const bWait = b.poller.track(2, ev('b-wait'));
     const bFault = b.poller.track(3, ev('b-fault'));
     status.set('b-fault', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS);
-    await expect(bFault).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS', sticky: true });
+    // Named after the poller's own context, whichever is current.
+    await expect(bFault).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS', sticky: true, during: 'completion of work; device 1' });
     await expect(bWait).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });
     // New waits on the lost context fail at once.
     await expect(b.poller.track(4, ev('b-wait'))).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });

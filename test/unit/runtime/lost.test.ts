@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult } from '../../../src/ffi/generated/types.js';
-import { ContextLostError, noteSticky, processLost } from '../../../src/runtime/lost.js';
+import { noteSticky, processLost } from '../../../src/ffi/sticky.js';
+import { ContextLostError } from '../../../src/runtime/lost.js';
 import { Resource } from '../../../src/runtime/resource.js';
 
 class Failing extends Resource {
