@@ -1,7 +1,9 @@
 // GPU filtering kernels for src/signal/ (iir.ts, fir.ts, hilbert.ts, convolve.ts): second-order-section
 // IIR filtering (sosfilt, sosfiltfilt), FIR filtering by direct convolution (lfilter and filtfilt with
 // FIR taps), the analytic signal's spectrum weights (hilbert) and convolution (direct, and the
-// padding, spectrum product and slicing around cuFFT for fftconvolve). Each kernel has a float (_f32)
+// padding, spectrum product and slicing around cuFFT for fftconvolve; overlap-add for oaconvolve),
+// resampling (upfirdn's polyphase sum, resample's spectrum) and cross spectra (csd, coherence).
+// Each kernel has a float (_f32)
 // and a double (_f64) variant instantiated from one template; arithmetic and filter state are in
 // double in both (scipy filters float32 input in float64, since its coefficients are float64).
 //
@@ -351,6 +353,158 @@ __device__ void slice_rows_impl(const T* rows, T* out, int batch, int n, int out
   }
 }
 
+// scipy.signal.upfirdn(h, x, up, down) with zero ('constant', cval 0) extension: each series
+// upsampled by `up` (up - 1 zeros after each sample), filtered by the taps, every `down`-th sample
+// kept. Output samples [start, start + out_length) of the full result; one thread per output sample,
+// summing only the taps that meet a non-zero upsampled sample (polyphase).
+template <typename T>
+__device__ void upfirdn_impl(const T* x, T* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) {
+  const flt_i64 total = (flt_i64)batch * out_length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / out_length;
+    const flt_i64 j = (start + (i - b * out_length)) * (flt_i64)down;
+    const T* row = x + b * length;
+    // Taps k with k = j (mod up), 0 <= k <= j and (j - k) / up < length.
+    const flt_i64 first = j - (flt_i64)(length - 1) * up;
+    flt_i64 k = first > 0 ? first : j % up;
+    const flt_i64 last = j < ntaps - 1 ? j : ntaps - 1;
+    double acc = 0.0;
+    for (; k <= last; k += up) acc += taps[k] * (double)row[(j - k) / up];
+    y[i] = (T)acc;
+  }
+}
+
+// scipy.signal.resample's spectrum (real input): the first min(num, nx) // 2 + 1 bins of each
+// series' half spectrum (in_bins per row) kept, the rest zero, an even N's Nyquist bin times
+// `nyquist_factor` (2 when downsampling, 1/2 when upsampling), all times `scale` (1 / nx: numpy's
+// irfft normalisation times num / nx). The imaginary parts the inverse real FFT ignores (DC, an
+// even num's Nyquist) are zeroed so cuFFT's C2R sees a Hermitian row.
+template <typename T>
+__device__ void resample_spectrum_impl(const typename FilterComplex<T>::type* in, typename FilterComplex<T>::type* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) {
+  const flt_i64 total = (flt_i64)batch * out_bins;
+  const flt_i64 kept = n / 2 + 1;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / out_bins;
+    const flt_i64 k = i - b * out_bins;
+    double re = 0.0, im = 0.0;
+    if (k < kept) {
+      const typename FilterComplex<T>::type v = in[b * in_bins + k];
+      const double f = ((n & 1) == 0 && 2 * k == n) ? nyquist_factor * scale : scale;
+      re = f * (double)v.x;
+      im = f * (double)v.y;
+    }
+    if (k == 0 || ((num & 1) == 0 && 2 * k == num)) im = 0.0;
+    typename FilterComplex<T>::type v;
+    v.x = (T)re;
+    v.y = (T)im;
+    out[i] = v;
+  }
+}
+
+// Overlap-add, step 1: block q of series b (samples [q * step, q * step + step)) as one row of nfft
+// samples, zero-padded, ready for one batched real FFT of every block.
+template <typename T>
+__device__ void oa_blocks_impl(const T* x, T* rows, int batch, int length, int blocks, int step, int nfft) {
+  const flt_i64 total = (flt_i64)batch * blocks * nfft;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 row = i / nfft;
+    const flt_i64 t = i - row * nfft;
+    const flt_i64 b = row / blocks;
+    const flt_i64 at = (row - b * blocks) * step + t;
+    rows[i] = t < step && at < length ? x[b * length + at] : (T)0;
+  }
+}
+
+// Overlap-add, step 2: sample start + j of each series' full convolution is the sum of the filtered
+// blocks q that cover it (q * step <= m < q * step + nfft).
+template <typename T>
+__device__ void oa_sum_impl(const T* rows, T* y, int batch, int blocks, int step, int nfft, int out_length, int start) {
+  const flt_i64 total = (flt_i64)batch * out_length;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / out_length;
+    const flt_i64 m = start + (i - b * out_length);
+    flt_i64 q = m - nfft + 1 > 0 ? (m - nfft + step) / step : 0;
+    const flt_i64 last = m / step < blocks - 1 ? m / step : blocks - 1;
+    double acc = 0.0;
+    for (; q <= last; q++) acc += (double)rows[(b * blocks + q) * nfft + (m - q * step)];
+    y[i] = (T)acc;
+  }
+}
+
+// Whether bin k of an n-point one-sided spectrum is its own mirror (DC, an even n's Nyquist): not doubled.
+__device__ __forceinline__ bool cross_self_mirrored(flt_i64 k, flt_i64 n) { return k == 0 || ((n & 1) == 0 && 2 * k == n); }
+
+// conj(X_k) * Y_k of frame f of series b, scaled and (one-sided, not DC/Nyquist) doubled, from the
+// frame-major half spectra (half_bins per frame); bins past the half are the conjugate mirror.
+template <typename T>
+__device__ __forceinline__ void cross_bin(const typename FilterComplex<T>::type* X, const typename FilterComplex<T>::type* Y, flt_i64 b, flt_i64 f, flt_i64 k, int frames, int half_bins, int nfft, int onesided, double scale, double* re, double* im) {
+  const flt_i64 src = k < half_bins ? k : nfft - k;
+  const double sign = k < half_bins ? 1.0 : -1.0;
+  const typename FilterComplex<T>::type x = X[(b * frames + f) * half_bins + src];
+  const typename FilterComplex<T>::type y = Y[(b * frames + f) * half_bins + src];
+  const double xr = (double)x.x, xi = sign * (double)x.y, yr = (double)y.x, yi = sign * (double)y.y;
+  const double factor = onesided && !cross_self_mirrored(k, nfft) ? 2.0 * scale : scale;
+  *re = factor * (xr * yr + xi * yi);
+  *im = factor * (xr * yi - xi * yr);
+}
+
+// scipy.signal.csd, average 'mean': out[b * freqs + k] = the mean over frames of conj(X) * Y.
+template <typename T>
+__device__ void csd_mean_impl(const typename FilterComplex<T>::type* X, const typename FilterComplex<T>::type* Y, typename FilterComplex<T>::type* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) {
+  const flt_i64 total = (flt_i64)batch * freqs;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / freqs;
+    const flt_i64 k = i - b * freqs;
+    double sr = 0.0, si = 0.0;
+    for (int f = 0; f < frames; f++) {
+      double re, im;
+      cross_bin<T>(X, Y, b, f, k, frames, half_bins, nfft, onesided, scale, &re, &im);
+      sr += re;
+      si += im;
+    }
+    typename FilterComplex<T>::type v;
+    v.x = (T)(sr / frames);
+    v.y = (T)(si / frames);
+    out[i] = v;
+  }
+}
+
+// scipy.signal.csd, average 'median', step 1: every frame's cross spectrum as rows of frames values,
+// real parts (rows 0 .. total - 1) then imaginary parts (rows total .. 2 total - 1), for median_rows.
+template <typename T>
+__device__ void csd_parts_impl(const typename FilterComplex<T>::type* X, const typename FilterComplex<T>::type* Y, T* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) {
+  const flt_i64 total = (flt_i64)batch * freqs;
+  for (flt_i64 i = filter_thread(); i < total * frames; i += filter_threads()) {
+    const flt_i64 row = i / frames;
+    const flt_i64 f = i - row * frames;
+    const flt_i64 b = row / freqs;
+    double re, im;
+    cross_bin<T>(X, Y, b, f, row - b * freqs, frames, half_bins, nfft, onesided, scale, &re, &im);
+    parts[i] = (T)re;
+    parts[total * frames + i] = (T)im;
+  }
+}
+
+// Step 2: the medians of the real parts (first `total` values) and of the imaginary parts as complex values.
+template <typename T>
+__device__ void join_parts_impl(const T* medians, typename FilterComplex<T>::type* out, int total) {
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    typename FilterComplex<T>::type v;
+    v.x = medians[i];
+    v.y = medians[total + i];
+    out[i] = v;
+  }
+}
+
+// scipy.signal.coherence: |Pxy|^2 / (Pxx * Pyy), in double.
+template <typename T>
+__device__ void coherence_impl(const typename FilterComplex<T>::type* pxy, const T* pxx, const T* pyy, T* out, int total) {
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const double re = (double)pxy[i].x, im = (double)pxy[i].y;
+    out[i] = (T)((re * re + im * im) / ((double)pxx[i] * (double)pyy[i]));
+  }
+}
+
 // The exported kernels, one per precision (spelled out: codegen reads these signatures).
 extern "C" __global__ void sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<float>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
 extern "C" __global__ void sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<double>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
@@ -384,3 +538,19 @@ extern "C" __global__ void sos_chunk_scan_f32(double* work, const double* transi
 extern "C" __global__ void sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<double>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
 extern "C" __global__ void sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<float>(x, y, sos, work, batch, length, sections, chunk); }
 extern "C" __global__ void sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<double>(x, y, sos, work, batch, length, sections, chunk); }
+extern "C" __global__ void upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<float>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
+extern "C" __global__ void upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<double>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
+extern "C" __global__ void resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<float>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
+extern "C" __global__ void resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<double>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
+extern "C" __global__ void oa_blocks_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft) { oa_blocks_impl<float>(x, rows, batch, length, blocks, step, nfft); }
+extern "C" __global__ void oa_blocks_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft) { oa_blocks_impl<double>(x, rows, batch, length, blocks, step, nfft); }
+extern "C" __global__ void oa_sum_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int out_length, int start) { oa_sum_impl<float>(rows, y, batch, blocks, step, nfft, out_length, start); }
+extern "C" __global__ void oa_sum_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int out_length, int start) { oa_sum_impl<double>(rows, y, batch, blocks, step, nfft, out_length, start); }
+extern "C" __global__ void csd_mean_f32(const float2* X, const float2* Y, float2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_mean_impl<float>(X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale); }
+extern "C" __global__ void csd_mean_f64(const double2* X, const double2* Y, double2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_mean_impl<double>(X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale); }
+extern "C" __global__ void csd_parts_f32(const float2* X, const float2* Y, float* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_parts_impl<float>(X, Y, parts, batch, frames, half_bins, freqs, nfft, onesided, scale); }
+extern "C" __global__ void csd_parts_f64(const double2* X, const double2* Y, double* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_parts_impl<double>(X, Y, parts, batch, frames, half_bins, freqs, nfft, onesided, scale); }
+extern "C" __global__ void join_parts_f32(const float* medians, float2* out, int total) { join_parts_impl<float>(medians, out, total); }
+extern "C" __global__ void join_parts_f64(const double* medians, double2* out, int total) { join_parts_impl<double>(medians, out, total); }
+extern "C" __global__ void coherence_f32(const float2* pxy, const float* pxx, const float* pyy, float* out, int total) { coherence_impl<float>(pxy, pxx, pyy, out, total); }
+extern "C" __global__ void coherence_f64(const double2* pxy, const double* pxx, const double* pyy, double* out, int total) { coherence_impl<double>(pxy, pxx, pyy, out, total); }

@@ -108,6 +108,22 @@ export const FILTER_SIGNATURES = {
   sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
+  resample_spectrum_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
+  oa_blocks_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  oa_blocks_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  oa_sum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  oa_sum_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  csd_mean_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  csd_mean_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  csd_parts_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  csd_parts_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  join_parts_f32: ['ptr', 'ptr', 'i32'],
+  join_parts_f64: ['ptr', 'ptr', 'i32'],
+  coherence_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32'],
+  coherence_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/filter.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -148,6 +164,22 @@ export interface FilterKernels {
     readonly sos_chunk_scan_f64: Kernel;
     readonly sos_chunk_apply_f32: Kernel;
     readonly sos_chunk_apply_f64: Kernel;
+    readonly upfirdn_f32: Kernel;
+    readonly upfirdn_f64: Kernel;
+    readonly resample_spectrum_f32: Kernel;
+    readonly resample_spectrum_f64: Kernel;
+    readonly oa_blocks_f32: Kernel;
+    readonly oa_blocks_f64: Kernel;
+    readonly oa_sum_f32: Kernel;
+    readonly oa_sum_f64: Kernel;
+    readonly csd_mean_f32: Kernel;
+    readonly csd_mean_f64: Kernel;
+    readonly csd_parts_f32: Kernel;
+    readonly csd_parts_f64: Kernel;
+    readonly join_parts_f32: Kernel;
+    readonly join_parts_f64: Kernel;
+    readonly coherence_f32: Kernel;
+    readonly coherence_f64: Kernel;
   };
   /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
   sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
@@ -213,6 +245,38 @@ export interface FilterKernels {
   sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
   /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
   sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
+  upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
+  /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
+  upfirdn_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
+  /** `resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
+  resample_spectrum_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, in_bins: number, out_bins: number, n: number, num: number, nyquist_factor: number, scale: number): void;
+  /** `resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
+  resample_spectrum_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, in_bins: number, out_bins: number, n: number, num: number, nyquist_factor: number, scale: number): void;
+  /** `oa_blocks_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft)` */
+  oa_blocks_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, rows: DeviceBuffer<'f32'>, batch: number, length: number, blocks: number, step: number, nfft: number): void;
+  /** `oa_blocks_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft)` */
+  oa_blocks_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, rows: DeviceBuffer<'f64'>, batch: number, length: number, blocks: number, step: number, nfft: number): void;
+  /** `oa_sum_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int out_length, int start)` */
+  oa_sum_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, batch: number, blocks: number, step: number, nfft: number, out_length: number, start: number): void;
+  /** `oa_sum_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int out_length, int start)` */
+  oa_sum_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, blocks: number, step: number, nfft: number, out_length: number, start: number): void;
+  /** `csd_mean_f32(const float2* X, const float2* Y, float2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
+  csd_mean_f32(config: LaunchConfig, X: DeviceBuffer<'c64'>, Y: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, frames: number, half_bins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `csd_mean_f64(const double2* X, const double2* Y, double2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
+  csd_mean_f64(config: LaunchConfig, X: DeviceBuffer<'c128'>, Y: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, frames: number, half_bins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `csd_parts_f32(const float2* X, const float2* Y, float* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
+  csd_parts_f32(config: LaunchConfig, X: DeviceBuffer<'c64'>, Y: DeviceBuffer<'c64'>, parts: DeviceBuffer<'f32'>, batch: number, frames: number, half_bins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `csd_parts_f64(const double2* X, const double2* Y, double* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
+  csd_parts_f64(config: LaunchConfig, X: DeviceBuffer<'c128'>, Y: DeviceBuffer<'c128'>, parts: DeviceBuffer<'f64'>, batch: number, frames: number, half_bins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
+  /** `join_parts_f32(const float* medians, float2* out, int total)` */
+  join_parts_f32(config: LaunchConfig, medians: DeviceBuffer<'f32'>, out: DeviceBuffer<'c64'>, total: number): void;
+  /** `join_parts_f64(const double* medians, double2* out, int total)` */
+  join_parts_f64(config: LaunchConfig, medians: DeviceBuffer<'f64'>, out: DeviceBuffer<'c128'>, total: number): void;
+  /** `coherence_f32(const float2* pxy, const float* pxx, const float* pyy, float* out, int total)` */
+  coherence_f32(config: LaunchConfig, pxy: DeviceBuffer<'c64'>, pxx: DeviceBuffer<'f32'>, pyy: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, total: number): void;
+  /** `coherence_f64(const double2* pxy, const double* pxx, const double* pyy, double* out, int total)` */
+  coherence_f64(config: LaunchConfig, pxy: DeviceBuffer<'c128'>, pxx: DeviceBuffer<'f64'>, pyy: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, total: number): void;
 }
 
 /**
@@ -254,6 +318,22 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
   const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
   const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
+  const kernel_upfirdn_f32 = kernels.upfirdn_f32;
+  const kernel_upfirdn_f64 = kernels.upfirdn_f64;
+  const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
+  const kernel_resample_spectrum_f64 = kernels.resample_spectrum_f64;
+  const kernel_oa_blocks_f32 = kernels.oa_blocks_f32;
+  const kernel_oa_blocks_f64 = kernels.oa_blocks_f64;
+  const kernel_oa_sum_f32 = kernels.oa_sum_f32;
+  const kernel_oa_sum_f64 = kernels.oa_sum_f64;
+  const kernel_csd_mean_f32 = kernels.csd_mean_f32;
+  const kernel_csd_mean_f64 = kernels.csd_mean_f64;
+  const kernel_csd_parts_f32 = kernels.csd_parts_f32;
+  const kernel_csd_parts_f64 = kernels.csd_parts_f64;
+  const kernel_join_parts_f32 = kernels.join_parts_f32;
+  const kernel_join_parts_f64 = kernels.join_parts_f64;
+  const kernel_coherence_f32 = kernels.coherence_f32;
+  const kernel_coherence_f64 = kernels.coherence_f64;
   return {
     module,
     kernels,
@@ -610,6 +690,194 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_sos_chunk_apply_f64.setArg(6, sections);
       kernel_sos_chunk_apply_f64.setArg(7, chunk);
       kernel_sos_chunk_apply_f64.launchPrepared(config);
+    },
+    upfirdn_f32(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
+      if (arguments.length !== 11) wrongArity('upfirdn_f32', 10, arguments.length);
+      kernel_upfirdn_f32.setArg(0, x);
+      kernel_upfirdn_f32.setArg(1, y);
+      kernel_upfirdn_f32.setArg(2, taps);
+      kernel_upfirdn_f32.setArg(3, batch);
+      kernel_upfirdn_f32.setArg(4, length);
+      kernel_upfirdn_f32.setArg(5, ntaps);
+      kernel_upfirdn_f32.setArg(6, up);
+      kernel_upfirdn_f32.setArg(7, down);
+      kernel_upfirdn_f32.setArg(8, out_length);
+      kernel_upfirdn_f32.setArg(9, start);
+      kernel_upfirdn_f32.launchPrepared(config);
+    },
+    upfirdn_f64(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
+      if (arguments.length !== 11) wrongArity('upfirdn_f64', 10, arguments.length);
+      kernel_upfirdn_f64.setArg(0, x);
+      kernel_upfirdn_f64.setArg(1, y);
+      kernel_upfirdn_f64.setArg(2, taps);
+      kernel_upfirdn_f64.setArg(3, batch);
+      kernel_upfirdn_f64.setArg(4, length);
+      kernel_upfirdn_f64.setArg(5, ntaps);
+      kernel_upfirdn_f64.setArg(6, up);
+      kernel_upfirdn_f64.setArg(7, down);
+      kernel_upfirdn_f64.setArg(8, out_length);
+      kernel_upfirdn_f64.setArg(9, start);
+      kernel_upfirdn_f64.launchPrepared(config);
+    },
+    resample_spectrum_f32(config, in_, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale) {
+      if (arguments.length !== 10) wrongArity('resample_spectrum_f32', 9, arguments.length);
+      kernel_resample_spectrum_f32.setArg(0, in_);
+      kernel_resample_spectrum_f32.setArg(1, out);
+      kernel_resample_spectrum_f32.setArg(2, batch);
+      kernel_resample_spectrum_f32.setArg(3, in_bins);
+      kernel_resample_spectrum_f32.setArg(4, out_bins);
+      kernel_resample_spectrum_f32.setArg(5, n);
+      kernel_resample_spectrum_f32.setArg(6, num);
+      kernel_resample_spectrum_f32.setArg(7, nyquist_factor);
+      kernel_resample_spectrum_f32.setArg(8, scale);
+      kernel_resample_spectrum_f32.launchPrepared(config);
+    },
+    resample_spectrum_f64(config, in_, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale) {
+      if (arguments.length !== 10) wrongArity('resample_spectrum_f64', 9, arguments.length);
+      kernel_resample_spectrum_f64.setArg(0, in_);
+      kernel_resample_spectrum_f64.setArg(1, out);
+      kernel_resample_spectrum_f64.setArg(2, batch);
+      kernel_resample_spectrum_f64.setArg(3, in_bins);
+      kernel_resample_spectrum_f64.setArg(4, out_bins);
+      kernel_resample_spectrum_f64.setArg(5, n);
+      kernel_resample_spectrum_f64.setArg(6, num);
+      kernel_resample_spectrum_f64.setArg(7, nyquist_factor);
+      kernel_resample_spectrum_f64.setArg(8, scale);
+      kernel_resample_spectrum_f64.launchPrepared(config);
+    },
+    oa_blocks_f32(config, x, rows, batch, length, blocks, step, nfft) {
+      if (arguments.length !== 8) wrongArity('oa_blocks_f32', 7, arguments.length);
+      kernel_oa_blocks_f32.setArg(0, x);
+      kernel_oa_blocks_f32.setArg(1, rows);
+      kernel_oa_blocks_f32.setArg(2, batch);
+      kernel_oa_blocks_f32.setArg(3, length);
+      kernel_oa_blocks_f32.setArg(4, blocks);
+      kernel_oa_blocks_f32.setArg(5, step);
+      kernel_oa_blocks_f32.setArg(6, nfft);
+      kernel_oa_blocks_f32.launchPrepared(config);
+    },
+    oa_blocks_f64(config, x, rows, batch, length, blocks, step, nfft) {
+      if (arguments.length !== 8) wrongArity('oa_blocks_f64', 7, arguments.length);
+      kernel_oa_blocks_f64.setArg(0, x);
+      kernel_oa_blocks_f64.setArg(1, rows);
+      kernel_oa_blocks_f64.setArg(2, batch);
+      kernel_oa_blocks_f64.setArg(3, length);
+      kernel_oa_blocks_f64.setArg(4, blocks);
+      kernel_oa_blocks_f64.setArg(5, step);
+      kernel_oa_blocks_f64.setArg(6, nfft);
+      kernel_oa_blocks_f64.launchPrepared(config);
+    },
+    oa_sum_f32(config, rows, y, batch, blocks, step, nfft, out_length, start) {
+      if (arguments.length !== 9) wrongArity('oa_sum_f32', 8, arguments.length);
+      kernel_oa_sum_f32.setArg(0, rows);
+      kernel_oa_sum_f32.setArg(1, y);
+      kernel_oa_sum_f32.setArg(2, batch);
+      kernel_oa_sum_f32.setArg(3, blocks);
+      kernel_oa_sum_f32.setArg(4, step);
+      kernel_oa_sum_f32.setArg(5, nfft);
+      kernel_oa_sum_f32.setArg(6, out_length);
+      kernel_oa_sum_f32.setArg(7, start);
+      kernel_oa_sum_f32.launchPrepared(config);
+    },
+    oa_sum_f64(config, rows, y, batch, blocks, step, nfft, out_length, start) {
+      if (arguments.length !== 9) wrongArity('oa_sum_f64', 8, arguments.length);
+      kernel_oa_sum_f64.setArg(0, rows);
+      kernel_oa_sum_f64.setArg(1, y);
+      kernel_oa_sum_f64.setArg(2, batch);
+      kernel_oa_sum_f64.setArg(3, blocks);
+      kernel_oa_sum_f64.setArg(4, step);
+      kernel_oa_sum_f64.setArg(5, nfft);
+      kernel_oa_sum_f64.setArg(6, out_length);
+      kernel_oa_sum_f64.setArg(7, start);
+      kernel_oa_sum_f64.launchPrepared(config);
+    },
+    csd_mean_f32(config, X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 11) wrongArity('csd_mean_f32', 10, arguments.length);
+      kernel_csd_mean_f32.setArg(0, X);
+      kernel_csd_mean_f32.setArg(1, Y);
+      kernel_csd_mean_f32.setArg(2, out);
+      kernel_csd_mean_f32.setArg(3, batch);
+      kernel_csd_mean_f32.setArg(4, frames);
+      kernel_csd_mean_f32.setArg(5, half_bins);
+      kernel_csd_mean_f32.setArg(6, freqs);
+      kernel_csd_mean_f32.setArg(7, nfft);
+      kernel_csd_mean_f32.setArg(8, onesided);
+      kernel_csd_mean_f32.setArg(9, scale);
+      kernel_csd_mean_f32.launchPrepared(config);
+    },
+    csd_mean_f64(config, X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 11) wrongArity('csd_mean_f64', 10, arguments.length);
+      kernel_csd_mean_f64.setArg(0, X);
+      kernel_csd_mean_f64.setArg(1, Y);
+      kernel_csd_mean_f64.setArg(2, out);
+      kernel_csd_mean_f64.setArg(3, batch);
+      kernel_csd_mean_f64.setArg(4, frames);
+      kernel_csd_mean_f64.setArg(5, half_bins);
+      kernel_csd_mean_f64.setArg(6, freqs);
+      kernel_csd_mean_f64.setArg(7, nfft);
+      kernel_csd_mean_f64.setArg(8, onesided);
+      kernel_csd_mean_f64.setArg(9, scale);
+      kernel_csd_mean_f64.launchPrepared(config);
+    },
+    csd_parts_f32(config, X, Y, parts, batch, frames, half_bins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 11) wrongArity('csd_parts_f32', 10, arguments.length);
+      kernel_csd_parts_f32.setArg(0, X);
+      kernel_csd_parts_f32.setArg(1, Y);
+      kernel_csd_parts_f32.setArg(2, parts);
+      kernel_csd_parts_f32.setArg(3, batch);
+      kernel_csd_parts_f32.setArg(4, frames);
+      kernel_csd_parts_f32.setArg(5, half_bins);
+      kernel_csd_parts_f32.setArg(6, freqs);
+      kernel_csd_parts_f32.setArg(7, nfft);
+      kernel_csd_parts_f32.setArg(8, onesided);
+      kernel_csd_parts_f32.setArg(9, scale);
+      kernel_csd_parts_f32.launchPrepared(config);
+    },
+    csd_parts_f64(config, X, Y, parts, batch, frames, half_bins, freqs, nfft, onesided, scale) {
+      if (arguments.length !== 11) wrongArity('csd_parts_f64', 10, arguments.length);
+      kernel_csd_parts_f64.setArg(0, X);
+      kernel_csd_parts_f64.setArg(1, Y);
+      kernel_csd_parts_f64.setArg(2, parts);
+      kernel_csd_parts_f64.setArg(3, batch);
+      kernel_csd_parts_f64.setArg(4, frames);
+      kernel_csd_parts_f64.setArg(5, half_bins);
+      kernel_csd_parts_f64.setArg(6, freqs);
+      kernel_csd_parts_f64.setArg(7, nfft);
+      kernel_csd_parts_f64.setArg(8, onesided);
+      kernel_csd_parts_f64.setArg(9, scale);
+      kernel_csd_parts_f64.launchPrepared(config);
+    },
+    join_parts_f32(config, medians, out, total) {
+      if (arguments.length !== 4) wrongArity('join_parts_f32', 3, arguments.length);
+      kernel_join_parts_f32.setArg(0, medians);
+      kernel_join_parts_f32.setArg(1, out);
+      kernel_join_parts_f32.setArg(2, total);
+      kernel_join_parts_f32.launchPrepared(config);
+    },
+    join_parts_f64(config, medians, out, total) {
+      if (arguments.length !== 4) wrongArity('join_parts_f64', 3, arguments.length);
+      kernel_join_parts_f64.setArg(0, medians);
+      kernel_join_parts_f64.setArg(1, out);
+      kernel_join_parts_f64.setArg(2, total);
+      kernel_join_parts_f64.launchPrepared(config);
+    },
+    coherence_f32(config, pxy, pxx, pyy, out, total) {
+      if (arguments.length !== 6) wrongArity('coherence_f32', 5, arguments.length);
+      kernel_coherence_f32.setArg(0, pxy);
+      kernel_coherence_f32.setArg(1, pxx);
+      kernel_coherence_f32.setArg(2, pyy);
+      kernel_coherence_f32.setArg(3, out);
+      kernel_coherence_f32.setArg(4, total);
+      kernel_coherence_f32.launchPrepared(config);
+    },
+    coherence_f64(config, pxy, pxx, pyy, out, total) {
+      if (arguments.length !== 6) wrongArity('coherence_f64', 5, arguments.length);
+      kernel_coherence_f64.setArg(0, pxy);
+      kernel_coherence_f64.setArg(1, pxx);
+      kernel_coherence_f64.setArg(2, pyy);
+      kernel_coherence_f64.setArg(3, out);
+      kernel_coherence_f64.setArg(4, total);
+      kernel_coherence_f64.launchPrepared(config);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The output window of a convolution for scipy's modes, and the choice between direct summation
- * and the FFT. Pure: no CUDA.
+ * and the FFT by scipy's cost model (signal._signaltools._conv_ops and _fftconv_faster, with the
+ * weights scipy fitted for 1-D floating-point input). Pure: no CUDA.
  */
 import { shownValue } from '../runtime/value-checks.js';
 
@@ -8,9 +9,6 @@ import { shownValue } from '../runtime/value-checks.js';
 export type ConvolveMode = 'full' | 'same' | 'valid';
 /** How convolve computes: by direct summation, through the FFT, or chosen by size ('auto'). */
 export type ConvolveMethod = 'auto' | 'direct' | 'fft';
-
-/** Above this many samples in both the series and the taps, 'auto' takes the FFT (the direct work per output grows with the shorter of the two). */
-export const DIRECT_CONVOLVE_LIMIT = 64;
 
 /**
  * Where the mode's output lies in the full convolution of `length` samples with `ntaps` taps
@@ -27,9 +25,47 @@ export function convolutionWindow(length: number, ntaps: number, mode: ConvolveM
   throw new TypeError(`convolve: mode must be 'full', 'same' or 'valid', got ${shownValue(mode)}`);
 }
 
-/** The method 'auto' resolves to for a series of `length` samples and `ntaps` taps; other methods checked and returned. */
-export function convolutionMethod(method: ConvolveMethod, length: number, ntaps: number): 'direct' | 'fft' {
+/**
+ * The method 'auto' resolves to for series of `length` samples and `ntaps` taps in `mode`, as
+ * scipy.signal.choose_conv_method picks it for 1-D floating-point input (each series on its own);
+ * other methods checked and returned.
+ */
+export function convolutionMethod(method: ConvolveMethod, length: number, ntaps: number, mode: ConvolveMode = 'full'): 'direct' | 'fft' {
   if (method === 'direct' || method === 'fft') return method;
   if (method !== 'auto') throw new TypeError(`convolve: method must be 'auto', 'direct' or 'fft', got ${shownValue(method)}`);
-  return Math.min(length, ntaps) > DIRECT_CONVOLVE_LIMIT ? 'fft' : 'direct';
+  return fftConvolutionFaster(length, ntaps, mode) ? 'fft' : 'direct';
+}
+
+/** scipy's fitted weights (fft, direct, offset) per mode for 1-D input; 'same' has a second set for taps longer than the series. */
+const WEIGHTS = {
+  valid: [1.89095737e-9, 2.1364985e-10, -1e-3],
+  full: [1.764907e-9, 2.1414831e-10, -1e-3],
+  same: [3.2646654e-9, 2.8478277e-10, -1e-3],
+  sameLongTaps: [3.21635404e-9, 1.1773253e-8, -1e-5],
+} as const;
+
+/**
+ * scipy's _conv_ops for 1-D: the multiplications of the direct method in `mode`, and 3 N ln N for
+ * the three FFTs of the full length N (the series `x` of `length` samples, `ntaps` taps `h`).
+ */
+export function convolutionOps(length: number, ntaps: number, mode: ConvolveMode): { fftOps: number; directOps: number } {
+  const [s1, s2] = [length, ntaps];
+  let directOps: number;
+  if (mode === 'full') directOps = s1 * s2;
+  else if (mode === 'valid') directOps = s2 >= s1 ? (s2 - s1 + 1) * s1 : (s1 - s2 + 1) * s2;
+  else directOps = s1 < s2 ? s1 * s2 : s1 * s2 - Math.floor(s2 / 2) * Math.floor((s2 + 1) / 2);
+  const n = s1 + s2 - 1;
+  return { fftOps: 3 * n * Math.log(n), directOps };
+}
+
+/**
+ * scipy's _fftconv_faster(x, h, mode) for 1-D x and h: whether the FFT is predicted faster. In
+ * 'valid' mode scipy swaps the inputs first when the taps are the longer (convolution commutes),
+ * so the model sees the longer one as x.
+ */
+export function fftConvolutionFaster(length: number, ntaps: number, mode: ConvolveMode): boolean {
+  const [x, h] = mode === 'valid' && ntaps > length ? [ntaps, length] : [length, ntaps];
+  const { fftOps, directOps } = convolutionOps(x, h, mode);
+  const [fft, direct, offset] = mode === 'same' && h > x ? WEIGHTS.sameLongTaps : WEIGHTS[mode];
+  return fft * fftOps < direct * directOps + offset;
 }

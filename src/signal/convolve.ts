@@ -1,6 +1,6 @@
 /**
  * Convolution of many series with one kernel on the GPU: scipy.signal.convolve (direct summation
- * or through the FFT, chosen by size) and fftconvolve, with the modes full, same and valid.
+ * or through the FFT, chosen by scipy's cost model) and fftconvolve, with the modes full, same and valid.
  * f32 and f64 series; the taps are host numbers (float64). The direct path sums in float64; the
  * FFT path runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
  */
@@ -18,7 +18,7 @@ import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace
 export interface ConvolveOptions {
   /** 'full' (default: length + taps − 1 samples per series), 'same' (length) or 'valid' (|length − taps| + 1). */
   mode?: ConvolveMode | undefined;
-  /** convolve only: 'auto' (default: the FFT when series and taps are both longer than DIRECT_CONVOLVE_LIMIT), 'direct' or 'fft'. */
+  /** convolve only: 'auto' (default: as scipy's choose_conv_method predicts faster for one series, see convolutionMethod), 'direct' or 'fft'. */
   method?: ConvolveMethod | undefined;
   /** Series in x (default 1). */
   batch?: number | undefined;
@@ -32,7 +32,7 @@ export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: Convol
   const h = checkTaps(taps, 'convolve');
   const { p, batch, length } = filterSeries(x, options.batch, 'convolve');
   const window = convolutionWindow(length, h.length, options.mode ?? 'full');
-  const method = convolutionMethod(options.method ?? 'auto', length, h.length);
+  const method = convolutionMethod(options.method ?? 'auto', length, h.length, options.mode ?? 'full');
   const stream = options.stream;
   const ctx = x.context;
   const y = convolutionOutput(x, batch * window.outLength, options);

@@ -73,6 +73,16 @@
  * hilbert(x, { N, batch, stream, output }) -> ComplexBuffer (batch x N)
  * convolve(x, taps, { mode: 'full' | 'same' | 'valid', method: 'auto' | 'direct' | 'fft', batch, stream, output }) -> y
  * fftconvolve(x, taps, { mode, batch, stream, output }) -> y
+ * oaconvolve(x, taps, { mode, batch, stream, output }) -> y                    // overlap-add
+ * correlate(x, taps, { mode, method, batch, stream, output }) -> y
+ * firwin2(numtaps, freq, gain, { nfreqs, window: 'hamming', antisymmetric, fs }) -> Float64Array
+ * upfirdn(h, x, up, down, { batch, stream, output }) -> y (batch x upfirdnLength)
+ * resamplePoly(x, up, down, { window: ['kaiser', 5], batch, stream, output }) -> y (batch x ceil(n up / down))
+ * decimate(x, q, { n, ftype: 'iir' | 'fir', zeroPhase: true, batch, stream, output }) -> y (batch x ceil(n / q))
+ * resample(x, num, { batch, stream, output }) -> y (batch x num)              // Fourier method
+ * periodogram(x, { fs, window: 'boxcar', nfft, detrend, scaling, batch, stream }) -> { f, Pxx, geometry }
+ * csd(x, y, { ...welch's options }) -> { f, Pxy (complex, B x freqs), geometry }
+ * coherence(x, y, { fs, window, nperseg, noverlap, nfft, detrend }) -> { f, Cxy, geometry }
  * ```
  */
 export {
@@ -203,4 +213,13 @@ export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type Sosfi
 export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
 export { hilbert, type HilbertOptions } from './hilbert.js';
 export { convolve, fftconvolve, type ConvolveOptions } from './convolve.js';
-export { convolutionWindow, convolutionMethod, DIRECT_CONVOLVE_LIMIT, type ConvolveMode, type ConvolveMethod } from './convolve-geometry.js';
+export { correlate } from './correlate.js';
+export { oaconvolve, overlapAddBlocks, lambertWm1, type OaconvolveOptions } from './oaconvolve.js';
+export { firwin2, MAX_FIRWIN2_TERMS, type Firwin2Options } from './firwin2.js';
+export { upfirdn, upfirdnLength, type UpfirdnOptions, type UpfirdnWindow } from './upfirdn.js';
+export { resamplePoly, resamplePolyPlan, resamplePolyLength, RESAMPLE_POLY_WINDOW, type ResamplePolyOptions } from './resample-poly.js';
+export { decimate, decimateLength, type DecimateOptions } from './decimate.js';
+export { resample, nyquistFactor, type ResampleOptions } from './resample.js';
+export { periodogram, type PeriodogramOptions } from './periodogram.js';
+export { csd, coherence, type CsdOptions, type CsdResult, type CoherenceOptions, type CoherenceResult } from './cross-spectra.js';
+export { convolutionWindow, convolutionMethod, convolutionOps, fftConvolutionFaster, type ConvolveMode, type ConvolveMethod } from './convolve-geometry.js';

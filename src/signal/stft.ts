@@ -56,15 +56,15 @@ function allocOr<T extends DType>(
 
 /**
  * Enqueues framing + FFT of every frame: returns the scratch holding B x frames half spectra
- * (nfft/2+1 bins each, unscaled).
+ * (nfft/2+1 bins each, unscaled), the workspace scratch named `purpose` (csd keeps two at once).
  */
-function framesSpectra(x: SignalInput, input: InputSeries, g: SpectralGeometry, stream: Stream | undefined): ComplexBuffer {
+export function framesSpectra(x: SignalInput, input: InputSeries, g: SpectralGeometry, stream: Stream | undefined, purpose = 'stft-half'): ComplexBuffer {
   const { p, batch } = input;
   const ctx = x.context;
   const rows = batch * g.frames;
   if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
   const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
-  const half = ws.scratch(ctx, stream, 'stft-half', COMPLEX_OF[p], rows * g.halfBins);
+  const half = ws.scratch(ctx, stream, purpose, COMPLEX_OF[p], rows * g.halfBins);
   const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
   const config = perRow(rows, stream);
   const code = [boundaryCode(g.boundary), detrendCode(g.detrend)] as const;

@@ -1,0 +1,86 @@
+/**
+ * scipy.signal.upfirdn on the GPU, batched over series: upsample by an integer factor (zeros
+ * between samples), apply FIR taps, downsample by an integer factor, in one polyphase kernel that
+ * sums only the taps meeting non-zero samples. The signal is extended with zeros (scipy's default
+ * mode 'constant', cval 0). f32 and f64 series; float64 arithmetic. Enqueue only; every check runs
+ * before GPU work.
+ */
+import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { Stream } from '../runtime/stream.js';
+import { positiveInteger } from '../runtime/value-checks.js';
+import type { RealBuffer } from './buffers.js';
+import { filterSeries } from './filter-call.js';
+import { SignalLengthError } from './filter-errors.js';
+import { coefficientTable } from './filter-tables.js';
+import { checkTaps } from './firwin.js';
+import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+
+/** Options of upfirdn. */
+export interface UpfirdnOptions {
+  /** Series in x (default 1). */
+  batch?: number | undefined;
+  stream?: Stream | undefined;
+  /** Write here (x's dtype, batch × upfirdnLength(...)); default a new buffer. Must not be x. */
+  output?: RealBuffer | undefined;
+}
+
+/** scipy's upfirdn output length: ceil(((length − 1)·up + ntaps) / down). */
+export function upfirdnLength(ntaps: number, length: number, up: number, down: number): number {
+  return Math.floor(((length - 1) * up + ntaps - 1) / down) + 1;
+}
+
+/** The up and down factors, checked as positive integers (scipy raises for others too). */
+export function rateFactors(up: unknown, down: unknown, what: string): { up: number; down: number } {
+  return { up: positiveInteger(up, `${what}: up`), down: positiveInteger(down, `${what}: down`) };
+}
+
+/** What resample_poly, decimate and upfirdn enqueue: samples [start, start + outLength) of each series' upfirdn output, into y. */
+export interface UpfirdnWindow {
+  taps: Float64Array;
+  up: number;
+  down: number;
+  start: number;
+  outLength: number;
+}
+
+/** Enqueues the polyphase kernel for `window` over the series of x (checked by the caller) into y. */
+export function enqueueUpfirdn(x: RealBuffer, y: RealBuffer, window: UpfirdnWindow, batch: number, length: number, stream: Stream | undefined): void {
+  const p = x.dtype;
+  const table = coefficientTable(x.context, 'taps', window.taps, stream);
+  ws.filterKernel(x.context, `upfirdn_${p}`)(
+    elementwise(batch * window.outLength, stream),
+    x,
+    y,
+    table,
+    batch,
+    length,
+    window.taps.length,
+    window.up,
+    window.down,
+    window.outLength,
+    window.start,
+  );
+}
+
+/** The output buffer of a resampling call (`length` samples in all, at most 2^31 − 1): `output` checked (x's dtype, not x) or a new one where outputs go. */
+export function resampledOutput(x: RealBuffer, length: number, output: RealBuffer | undefined, stream: Stream | undefined, what: string): RealBuffer {
+  if (length > 2 ** 31 - 1) throw new SignalLengthError(`${what}: ${length} output samples exceeds 2^31 − 1 per call`);
+  if (output === undefined) return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, stream, `${what} output`)) as RealBuffer;
+  if (output === x) throw new TypeError(`${what}: output must not be x (each output sample reads several input samples)`);
+  expectBuffer(output, x.dtype, length, `${what} output`);
+  return output;
+}
+
+/**
+ * scipy.signal.upfirdn(h, x, up, down) for each series of x: batch × upfirdnLength(h.length,
+ * length, up, down) samples.
+ */
+export function upfirdn(h: ArrayLike<number>, x: RealBuffer, up = 1, down = 1, options: UpfirdnOptions = {}): RealBuffer {
+  const taps = checkTaps(h, 'upfirdn');
+  const factors = rateFactors(up, down, 'upfirdn');
+  const { batch, length } = filterSeries(x, options.batch, 'upfirdn');
+  const outLength = upfirdnLength(taps.length, length, factors.up, factors.down);
+  const y = resampledOutput(x, batch * outLength, options.output, options.stream, 'upfirdn');
+  enqueueUpfirdn(x, y, { taps, ...factors, start: 0, outLength }, batch, length, options.stream);
+  return y;
+}
