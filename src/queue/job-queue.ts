@@ -242,18 +242,27 @@ export class JobQueue {
     try {
       await storeAndAdd({ name: this.name, where: this.where, queue: this.#queue, blobs, inputTtlMs: o.inputTtlMs }, id, wire, samples, add);
     } catch (error) {
-      void this.#admission.leave(id).catch(() => undefined);
+      // A command refused by its timeout may still run once Redis answers (a stopped Redis reads
+      // its socket later): the removal follows it on the same connection, so no job outlives a
+      // submit that rejected.
+      // (The samples are storeAndAdd's: a marker a worker left there must stay.)
+      this.#withdraw(id, undefined);
       throw error;
     }
   }
 
-  /** Removes job `id`, its samples and its ledger entry: a job whose submit rejected after Redis took it (best effort; a worker that took it meanwhile runs it). */
-  #withdraw(id: string, inputKey: string): void {
+  /**
+   * Removes job `id` and its ledger entry, and its samples under `inputKey` when given: a job whose
+   * submit rejected but that Redis may still take (best effort; a worker that took it in that
+   * moment runs it).
+   */
+  #withdraw(id: string, inputKey: string | undefined): void {
     void this.#queue.remove(id).catch(() => undefined);
-    void this.#stores
-      .forJob(id)
-      .control.del(inputKey)
-      .catch(() => undefined);
+    if (inputKey !== undefined)
+      void this.#stores
+        .forJob(id)
+        .control.del(inputKey)
+        .catch(() => undefined);
     void this.#admission.leave(id).catch(() => undefined);
   }
 

@@ -172,6 +172,12 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
     }
     await until('the client and the worker to see Redis answer again', () => queue.reachable && idleWorker.reachable);
     expect((await queue.view(held.id)).status).toBe('queued');
+    // The submit refused during the stop left nothing behind once Redis read its commands: only the job queued before waits.
+    const waiting = async (): Promise<number> => {
+      const c = await queue.counts();
+      return c.waiting + c.prioritized;
+    };
+    await until('the late job to be withdrawn', async () => (await waiting()) === 1, 3000);
   }, 15_000);
 
   it('more than ten calls waiting for a connection share one waiter (no MaxListenersExceededWarning)', async () => {
