@@ -220,7 +220,11 @@ export class JobQueue {
       this.#watcher.listen(),
     ]).then(([admit, limit]) => {
       if (admit.status === 'fulfilled' && admit.value === null && limit.status === 'rejected') void this.#admission.leave(id).catch(() => undefined);
-      if (admit.status === 'rejected') throw notQueued(this, admit.reason);
+      if (admit.status === 'rejected') {
+        // Refused by its timeout, the admission may still run once Redis reads it: its entry must not hold a place for inputTtlMs.
+        void this.#admission.leave(id).catch(() => undefined);
+        throw notQueued(this, admit.reason);
+      }
       if (limit.status === 'rejected') throw notQueued(this, limit.reason);
       return admit.value;
     });

@@ -12,7 +12,9 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateJob } from '../../../src/engine/validate.js';
 import { checkConnection, redactRedisUrl } from '../../../src/queue/connection.js';
+import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
+import { ledgerKeys } from '../../../src/queue/admission.js';
 import { JobQueue, newJobId, QueueFullError, QueueUnavailableError, registerQueueMetrics, runQueueWorker, UnknownQueueJobError } from '../../../src/queue/index.js';
 import { parseServeArgs } from '../../../src/cli/commands/serve.js';
 import { parseWorkerArgs } from '../../../src/cli/commands/worker.js';
@@ -178,6 +180,14 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a Redis that 
       return c.waiting + c.prioritized;
     };
     await until('the late job to be withdrawn', async () => (await waiting()) === 1, 3000);
+    // Nor does its admission hold a place: the ledger counts the one job waiting (64 f32 samples).
+    const keys = ledgerKeys('tscuda', queue.name);
+    const peek = new Redis(redis.url);
+    try {
+      await until('the ledger to count only the waiting job', async () => (await peek.zcard(keys.expiries)) === 1 && (await peek.get(keys.total)) === '256', 3000);
+    } finally {
+      peek.disconnect();
+    }
   }, 15_000);
 
   it('more than ten calls waiting for a connection share one waiter (no MaxListenersExceededWarning)', async () => {
