@@ -1,7 +1,9 @@
 /**
- * Redis connections of the queue: one way to name a server (a URL or ioredis options), clients
- * that retry with a capped backoff for as long as Redis is away (a worker or a front outlives a
- * Redis restart), and a one-shot check that fails fast at start-up instead.
+ * Redis connections of the queue: one way to name a server (a URL or ioredis options, checked,
+ * shown without credentials), clients that reconnect with a capped backoff for as long as Redis is
+ * away (a worker or a front outlives a Redis restart) and whose commands either wait for it (a
+ * worker's) or fail within a bound (a client's), one wording of why Redis is unavailable, and a
+ * one-shot check that fails fast at start-up instead.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueUnavailableError } from './errors.js';
