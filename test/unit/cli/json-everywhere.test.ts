@@ -45,6 +45,14 @@ describe('--json everywhere', { timeout: 20_000 }, () => {
   });
 });
 
+describe('--json on failures after the usage checks', { timeout: 20_000 }, () => {
+  it('worker: Redis unreachable at start is one JSON object, exit 1', async () => {
+    const r = await runCli('worker', '--json', '--redis', 'redis://127.0.0.1:1');
+    expect(r.code).toBe(1);
+    expect(jsonAnswer(r.out)).toMatchObject({ ok: false, error: { message: expect.stringMatching(/unreachable/) as string } });
+  });
+});
+
 describe('one wording for an unknown option', { timeout: 20_000 }, () => {
   it('with and without a command', async () => {
     expect((await runCli('--bogus')).err).toMatch(/^tscuda: unknown option "--bogus"; the commands are /);
