@@ -14,6 +14,8 @@ import type { DType } from './memory/dtype.js';
 import { HostBuffer, type HostBufferDescriptor } from './memory/host-buffer.js';
 import { Module, type ModuleDescriptor } from './module.js';
 import { Stream, type StreamDescriptor } from './stream.js';
+import { canAccessPeer, disablePeerAccess, enablePeerAccess, type PeerAccessOptions } from './peer.js';
+import { describeValue } from './resource.js';
 
 /** A device's compute capability: 9.0 (`{ major: 9, minor: 0 }`) for an H100; `Device.arch` spells it `sm_90`. */
 export interface ComputeCapability {
@@ -224,10 +226,38 @@ export class Device {
     return Module.load({ ...descriptor, device: this });
   }
 
+  // Peer access (runtime/peer.ts does the driver calls, on devices resolved here).
+
+  /** Whether this device can access `other`'s memory directly (cuDeviceCanAccessPeer); false for itself. */
+  canAccessPeer(other: Device | number): boolean {
+    return canAccessPeer(this, peerDevice(other, 'canAccessPeer(other)'));
+  }
+
+  /**
+   * Lets this device access `other`'s memory: cuCtxEnablePeerAccess (idempotent) and
+   * cuMemPoolSetAccess(read-write for this device) on `other`'s default and current pools and
+   * `options.pools`. Throws PeerAccessUnsupportedError where canAccessPeer is false; a no-op for itself.
+   */
+  enablePeerAccess(other: Device | number, options: PeerAccessOptions = {}): void {
+    enablePeerAccess(this, peerDevice(other, 'enablePeerAccess(other)'), options);
+  }
+
+  /** Undoes cuCtxEnablePeerAccess (pools keep their access). Idempotent. */
+  disablePeerAccess(other: Device | number): void {
+    disablePeerAccess(this, peerDevice(other, 'disablePeerAccess(other)'));
+  }
+
   /** `Device(0: NVIDIA H100 80GB HBM3)`: the ordinal and name, for logs (queries the driver for the name). */
   toString(): string {
     return `Device(${this.ordinal}: ${this.name})`;
   }
+}
+
+/** The other device of a peer-access call: a Device, or the ordinal of one. */
+function peerDevice(other: Device | number, what: string): Device {
+  if (typeof other === 'number') return Device.get(other);
+  if (!(other instanceof Device)) throw new TypeError(`${what} must be a Device or an ordinal, got ${describeValue(other)}`);
+  return other;
 }
 
 /** cuDeviceGetCount after cuInit; throws what they throw (count() and available() each decide what that means). */

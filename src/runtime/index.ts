@@ -1,10 +1,10 @@
-import './peer.js';
 export { Device, driverVersion, type DeviceAvailability, type OptionalLibrary, type DeviceProperties, type ComputeCapability } from './device.js';
 export { Context } from './context.js';
 export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
 export { Event, EventPool, type EventDescriptor } from './event.js';
 export { CompletionPoller } from './completion.js';
-export { DeviceBuffer, type DeviceBufferDescriptor, type CopyOptions } from './memory/device-buffer.js';
+export { DeviceBuffer, type DeviceBufferDescriptor } from './memory/device-buffer.js';
+export type { CopyOptions } from './memory/copy-options.js';
 export { HostBuffer, type HostBufferDescriptor } from './memory/host-buffer.js';
 export { MemoryPool, type MemoryPoolDescriptor, type MemoryPoolUsage } from './memory/memory-pool.js';
 export { Module, type ModuleDescriptor } from './module.js';

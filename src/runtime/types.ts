@@ -3,9 +3,10 @@
  *
  * A Device owns its Context and creates Streams; a Context names its Device; a Stream records
  * Events and an Event is recorded on a Stream; a Module makes Kernels and a Kernel names its
- * Module. Naming each other's class through `import type` would be an import cycle (the layer
- * check counts type-only imports too, tools/layers.ts), so the lower file names the type here
- * instead. Each interface is empty in this file and completed by the class's own file with
+ * Module; a DeviceBuffer copies from another device's buffer through memory/peer-copy.ts, which
+ * takes DeviceBuffers. Naming each other's class through `import type` would be an import cycle
+ * (the layer check counts type-only imports too, tools/layers.ts), so the lower file names the
+ * type here instead. Each interface is empty in this file and completed by the class's own file with
  * `declare module './types.js' { interface Device extends DeviceClass {} }`: the interface then
  * IS the class's instance type (assignable both ways), no cast, no runtime code.
  */
@@ -18,3 +19,5 @@ export interface Context {}
 export interface Stream {}
 /** A `Module` (src/runtime/module.ts completes this interface). */
 export interface Module {}
+/** A `DeviceBuffer` of any dtype (src/runtime/memory/device-buffer.ts completes this interface). */
+export interface DeviceBuffer {}

@@ -12,6 +12,8 @@ import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { freeNow, streamOrderedFree, type Allocation } from './allocation.js';
+import type { CopyOptions } from './copy-options.js';
+import { copyFromPeer } from './peer-copy.js';
 import { positiveInteger } from '../value-checks.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
@@ -22,23 +24,6 @@ export interface DeviceBufferDescriptor extends Placement {
   pool?: MemoryPool | undefined;
   /** A name for errors, leak warnings and timelines. */
   label?: string | undefined;
-}
-
-/** Options of `write`, `read` and `copyFrom`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
-export interface CopyOptions {
-  /**
-   * Enqueue on this stream and return at once. Without it the copy is synchronous: it blocks the
-   * thread (and the event loop) until the bytes are in place, after the work queued on the legacy
-   * stream (host<->device at ~10–25 GB/s, about 1 ms per 10–25 MB), so work on any stream that
-   * follows sees them.
-   */
-  stream?: Stream | undefined;
-  /** First element of this buffer. */
-  offset?: number | undefined;
-  /** First element of the other side (the host array or buffer read into or written from, or the source buffer). */
-  otherOffset?: number | undefined;
-  /** Elements to copy; default: all that fit. */
-  length?: number | undefined;
 }
 
 type HostSide<T extends DType> = HostArray<T> | HostBuffer<T>;
@@ -262,8 +247,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   /** Device -> device from `source` (same dtype). Without a stream, done when it returns. */
   copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
-    // A buffer of another context (another device): cuMemcpyPeerAsync, in runtime/peer.ts.
-    if (source instanceof DeviceBuffer && source.context !== this.context && typeof this.copyFromPeer === 'function') return this.copyFromPeer(source, options);
+    // A buffer of another context (another device): cuMemcpyPeerAsync (memory/peer-copy.ts).
+    if (source instanceof DeviceBuffer && source.context !== this.context) return this.copyFromPeer(source, options);
     this.checkUsable(options?.stream);
     if (!isLive<DeviceBuffer>(source, 'DeviceBuffer')) expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
     source.checkUsable(options.stream);
@@ -290,6 +275,16 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       if (status === 0) status = finishLegacyStream();
     }
     if (status !== 0) throw statusError('driver', status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
+    return this;
+  }
+
+  /**
+   * Device -> device from a buffer of any context (same dtype) through cuMemcpyPeerAsync, on
+   * `stream` (a stream of either buffer's device), or synchronously without one. Direct when
+   * peer access is enabled (`device.enablePeerAccess()`), staged through the host by the driver otherwise.
+   */
+  copyFromPeer(source: DeviceBuffer<T>, options: CopyOptions = {}): this {
+    copyFromPeer(this, source, options);
     return this;
   }
 
@@ -387,4 +382,10 @@ function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuff
 /** A pageable TypedArray passed in place (koffi hands its memory to the call). */
 function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
   return byteOffset === 0 && bytes === array.byteLength ? array : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
+}
+
+/** The class's instance type under the name types.ts gives it (see there: why). */
+type DeviceBufferInstance = DeviceBuffer;
+declare module '../types.js' {
+  interface DeviceBuffer extends DeviceBufferInstance {}
 }

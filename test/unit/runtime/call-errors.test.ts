@@ -1,50 +1,16 @@
 /**
  * The errors the runtime's objects throw when the library says no, with no GPU: the raw driver and
- * cuFFT are replaced by fakes that answer success (filling out-parameters) except for the calls a
- * test makes fail. What is checked is the whole message, class and fields a user sees (the call,
- * the status, what it was doing, the context it ran in) and what a sticky status does to the
- * context and the process. Sticky state is process-wide, so the sticky case runs last.
+ * cuFFT are replaced by fakes (fake-driver.ts) that answer success, filling out-parameters, except
+ * for the calls a test makes fail. What is checked is the whole message, class and fields a user
+ * sees (the call, the status, what it was doing, the context it ran in) and what a sticky status
+ * does to the context and the process. Sticky state is process-wide, so the sticky case runs last.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult, cufftResult } from '../../../src/ffi/generated/types.js';
+import { failures } from './fake-driver.js';
 
-/** Calls made to fail: name -> status. */
-const failures = new Map<string, number>();
-let nextHandle = 1;
-
-/** Success for every call, with a fresh handle (or 1) in each out-parameter cell, unless the test set a failure. */
-function fakeLibrary(outValues: Readonly<Record<string, readonly unknown[]>>): object {
-  return new Proxy(
-    {},
-    {
-      get:
-        (_, name: string) =>
-        (...args: unknown[]): number => {
-          const failure = failures.get(name);
-          if (failure !== undefined) return failure;
-          const values = outValues[name];
-          let cell = 0;
-          for (const arg of args) {
-            if (!Array.isArray(arg)) continue;
-            arg[0] = values?.[cell] ?? { handle: nextHandle++ };
-            cell++;
-          }
-          return 0;
-        },
-    },
-  );
-}
-
-const driver = fakeLibrary({ cuDeviceGetCount: [1], cuDeviceGet: [0], cuCtxGetStreamPriorityRange: [0, -5], cuEventElapsedTime: [1.5] });
-const cufft = fakeLibrary({ cufftCreate: [7] });
-
-vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({
-  ...(await importOriginal<object>()),
-  driver: () => driver,
-  driverOutPointers: () => driver,
-  cufft: () => cufft,
-}));
+vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({ ...(await importOriginal<object>()), ...(await import('./fake-driver.js')).fakeApi() }));
 
 const { Device, Stream, Event, FftPlan, ContextLostError } = await import('../../../src/runtime/index.js');
 const { processLost } = await import('../../../src/ffi/sticky.js');
