@@ -34,6 +34,7 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
     readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, state.bodies, {
       timeoutMs: limits.bodyTimeoutMs,
       onBytes: countBytes(state, request),
+      onChunk: (chunk) => holdBody(state, request, chunk.byteLength),
     }).then(
       (body) => {
         state.pooledBodies.set(request, body);
@@ -52,7 +53,10 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
     readPooledBody(payload, request.headers['content-length'], limits.jsonBodyLimitBytes, PLAIN, {
       timeoutMs: limits.bodyTimeoutMs,
       onBytes: countBytes(state, request),
-      onChunk: (chunk) => scanner.feed(chunk),
+      onChunk: (chunk) => {
+        holdBody(state, request, chunk.byteLength);
+        scanner.feed(chunk);
+      },
       tooLarge: () => jsonTooLarge(limits.jsonBodyLimitBytes),
     }).then(
       (text) => {
@@ -68,6 +72,18 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
       (error: Error) => done(error, undefined),
     );
   });
+}
+
+/** Counts `bytes` more of `request`'s body against the bodies' bound (shedding/body-budget.ts), or refuses the body: 429, retryable. */
+function holdBody(state: ServerState, request: FastifyRequest, bytes: number): void {
+  const budget = state.bodyBudget;
+  if (budget.take(request.raw, bytes)) return;
+  throw new HttpError(
+    429,
+    'bodies_full',
+    `body: the server holds ${budget.heldBytes} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`,
+    { field: 'body', retryable: true, retryAfterS: state.limits.retryAfterS },
+  );
 }
 
 /**

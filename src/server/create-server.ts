@@ -32,6 +32,7 @@ import { ROUTES } from './routes/index.js';
 import { BufferPool } from '../runtime/memory/buffer-pool.js';
 import { installShedding } from './shedding/index.js';
 import { IdleTrim } from './shedding/body-pool.js';
+import { BodyBudget } from './shedding/body-budget.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
 
 export { DEFAULT_LIMITS };
@@ -128,6 +129,7 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     ),
     bodies,
     bodyTrim: new IdleTrim(bodies, { idleMs: BODY_POOL_IDLE_MS, keepBytes: BODY_POOL_IDLE_BYTES }),
+    bodyBudget: new BodyBudget(limits.maxBodyBytesInFlight),
     pooledBodies: new WeakMap(),
     failureReasons: new WeakMap(),
     inFlight: new Set(),
@@ -220,8 +222,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
 function installAccounting(app: FastifyInstance, state: ServerState): void {
   const { metrics } = state;
   app.addHook('onRequest', (request, reply, done) => {
-    // A connection that closes before its response is sent: counted, whatever the stage.
+    // A connection that closes before its response is sent: counted, whatever the stage. Closed
+    // either way, the request's body no longer counts against the bodies' bound.
     reply.raw.once('close', () => {
+      state.bodyBudget.release(request.raw);
       if (!reply.raw.writableFinished) metrics.aborted.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
     });
     done();

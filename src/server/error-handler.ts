@@ -223,7 +223,9 @@ const CLIENT_ERRORS: Record<string, [status: number, code: string, message: stri
 /** `error` as the documented JSON and the headers that go with it (the connection closes after it). */
 function errorPayload(error: HttpError): { body: string; headers: Record<string, string | number> } {
   const body = JSON.stringify(error.toJSON());
-  return { body, headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' } };
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' };
+  if (error.retryAfterS !== undefined) headers['retry-after'] = error.retryAfterS;
+  return { body, headers };
 }
 
 /** A complete HTTP/1.1 response carrying `error` as the documented JSON, closing the connection. */

@@ -94,6 +94,7 @@ export function resolveLimits(given: unknown): ServerLimits {
     'jsonBodyLimitBytes',
     'bodyTimeoutMs',
     'headersTimeoutMs',
+    'maxBodyBytesInFlight',
     'maxSamples',
     'maxBatchItems',
     'maxBatchDim',
@@ -120,8 +121,9 @@ export function resolveLimits(given: unknown): ServerLimits {
     throw new RangeError(
       `limits.jsonBodyLimitBytes must be at most ${MAX_JSON_BODY_BYTES} (JSON text must fit a string; send large signals binary), got ${limits.jsonBodyLimitBytes}`,
     );
-  // A JSON body never gets more room than a binary one.
+  // A JSON body never gets more room than a binary one, and one body of either always fits the bodies' bound.
   limits.jsonBodyLimitBytes = Math.min(limits.jsonBodyLimitBytes, limits.bodyLimitBytes);
+  limits.maxBodyBytesInFlight = Math.max(limits.maxBodyBytesInFlight, limits.bodyLimitBytes);
   return limits;
 }
 

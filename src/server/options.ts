@@ -35,6 +35,12 @@ export interface ServerLimits {
    */
   bodyTimeoutMs: number;
   /**
+   * Bytes of request bodies the server holds at once, all requests together, from their first byte
+   * until their response is done (429 `bodies_full`, retryable, for the body whose chunk would pass
+   * it); default 1 GiB. A positive integer; never below `bodyLimitBytes` (it is raised to it).
+   */
+  maxBodyBytesInFlight: number;
+  /**
    * How long a request's headers may take to arrive once its connection has sent its first byte,
    * ms (408 beyond, answered within a second of it); default 10000; a positive integer up to
    * 2^31-1. Bounds a client that trickles its headers (Node's own bound is 60 s, found up to 30 s
@@ -105,6 +111,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
   bodyLimitBytes: 256 * 1024 * 1024,
   jsonBodyLimitBytes: 1024 * 1024,
   bodyTimeoutMs: 30_000,
+  maxBodyBytesInFlight: 2 ** 30,
   headersTimeoutMs: 10_000,
   maxSamples: 1 << 26,
   maxPending: 4096,

@@ -12,6 +12,7 @@ import type { CreateServerOptions, ServerLimits } from './options.js';
 import type { ParamContext } from './params.js';
 import type { AdmissionController } from './shedding/admission.js';
 import type { IdleTrim } from './shedding/body-pool.js';
+import type { BodyBudget } from './shedding/body-budget.js';
 import type { BufferPool } from '../runtime/memory/buffer-pool.js';
 
 /** A wait that the loss of the GPU context ends at once (a synchronous job, a batch request). */
@@ -32,6 +33,8 @@ export interface ServerState {
   readonly bodies: BufferPool;
   /** Trims `bodies` back after a burst; touched by every binary body read. */
   readonly bodyTrim: IdleTrim;
+  /** Bytes of request bodies held at once (limits.maxBodyBytesInFlight), by request. */
+  readonly bodyBudget: BodyBudget;
   /** A request's pooled body, until a job takes it or the response is sent. */
   readonly pooledBodies: WeakMap<FastifyRequest, Buffer>;
   /** Why a request failed, for the failure counter. */

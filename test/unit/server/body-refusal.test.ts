@@ -5,11 +5,11 @@
  * Loopback only.
  */
 import type { Socket } from 'node:net';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BufferPool } from '../../../src/runtime/memory/buffer-pool.js';
 import { IdleTrim } from '../../../src/server/shedding/body-pool.js';
 import { FakeEngine } from './fake-engine.js';
-import { MiB, connect, errorOf, firstResponse, head, listen, serverFactory, until } from './hostile-client.js';
+import { MiB, connect, errorOf, firstResponse, head, listen, response, serverFactory, until } from './hostile-client.js';
 
 const servers = serverFactory();
 afterAll(() => servers.closeAll());
@@ -41,6 +41,52 @@ describe('a chunked binary body over the limit', () => {
     expect(performance.now() - t0).toBeLessThan(3000);
     c.socket.destroy();
   }, 10_000);
+});
+
+describe('the bytes of bodies held at once, all requests together', () => {
+  it('a chunk that would pass maxBodyBytesInFlight refuses its body (429 bodies_full, retryable); the others complete, and every byte is handed back', async () => {
+    const s = servers.make({ engine: new FakeEngine(), limits: { bodyLimitBytes: 4 * MiB, maxBodyBytesInFlight: 8 * MiB } });
+    const port = await listen(s);
+    const headers = { 'content-type': 'application/octet-stream', accept: 'application/octet-stream', 'content-length': 4 * MiB };
+    const open = (): ReturnType<typeof connect> => connect(port, head('POST', '/v1/stft', headers));
+    const send = async (c: Awaited<ReturnType<typeof connect>>, bytes: number): Promise<void> => {
+      for (let at = 0; at < bytes; at += 256 * 1024) await c.write(Buffer.alloc(256 * 1024));
+    };
+    const [a, b, c] = await Promise.all([open(), open(), open()]);
+    onTestFinished(() => [a, b, c].forEach((x) => x.socket.destroy()));
+    await send(a, 3 * MiB);
+    await send(b, 3 * MiB);
+    // 6 MiB held: the third body passes the 8 MiB bound on its way.
+    await send(c, 3 * MiB);
+    const refused = await response(c, 3000);
+    expect(refused.status).toBe(429);
+    expect(errorOf(refused.body)).toMatchObject({ code: 'bodies_full', field: 'body', retryable: true });
+    expect(refused.headers).toMatch(/^retry-after: 1$/im);
+    await c.closed;
+    // Its bytes handed back: the other two complete.
+    await send(a, MiB);
+    await send(b, MiB);
+    expect((await response(a, 3000)).status).toBe(200);
+    expect((await response(b, 3000)).status).toBe(200);
+    a.socket.destroy();
+    b.socket.destroy();
+    await Promise.all([a.closed, b.closed]);
+    // Nothing left counted: two whole bodies fit again, twice over.
+    for (let round = 0; round < 2; round++) {
+      const pair = await Promise.all([open(), open()]);
+      onTestFinished(() => pair.forEach((x) => x.socket.destroy()));
+      await Promise.all(pair.map((p) => send(p, 4 * MiB)));
+      for (const p of pair) expect((await response(p, 3000)).status).toBe(200);
+      for (const p of pair) p.socket.destroy();
+      await Promise.all(pair.map((p) => p.closed));
+    }
+  }, 20_000);
+
+  it('the bound is never below one whole body', () => {
+    const s = servers.make({ limits: { bodyLimitBytes: 64 * MiB, maxBodyBytesInFlight: MiB } });
+    expect(s.app.initialConfig.bodyLimit).toBe(64 * MiB);
+    expect(() => servers.make({ limits: { maxBodyBytesInFlight: 0 } })).toThrow(/limits\.maxBodyBytesInFlight/);
+  });
 });
 
 describe('the body pool after a burst', () => {
