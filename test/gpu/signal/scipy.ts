@@ -7,6 +7,8 @@ import { execa, execaSync } from 'execa';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
+import type { DType } from '../../../src/runtime/memory/dtype.js';
 import { absentTool, notInstalled, toolFailure } from '../../setup/tool-probe.js';
 
 const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'scipy_signal_reference.py');
@@ -63,7 +65,8 @@ export async function scipyReference(cases: readonly ScipyCase[]): Promise<Map<s
         return { id: c.id, op: c.op, input, shape: c.shape, complex: c.complex ?? false, params: c.params };
       }),
     };
-    const r = await execa('python3', [SCRIPT, JSON.stringify(request)], { timeout: 300_000 });
+    // The request goes through stdin: as an argument, a few hundred cases passed the kernel's argument limit (E2BIG).
+    const r = await execa('python3', [SCRIPT, '-'], { input: JSON.stringify(request), timeout: 300_000 });
     const parsed = JSON.parse(String(r.stdout)) as { results: Record<string, { shape: number[]; complex: boolean }> };
     const out = new Map<string, ScipyResult>();
     for (const c of cases) {
@@ -118,4 +121,19 @@ export function wrappingPhaseSeries(batch: number, segments: number, nperseg: nu
     for (let t = 0; t < n; t++) x[b * n + t] = 0.01 * (Math.random() - 0.5) + (t % nperseg === offset ? 1 + 0.5 * Math.random() : 0);
   }
   return x;
+}
+
+/** The values as a device buffer of precision `p` (f32 rounds them). */
+export function deviceSeries(p: 'f32' | 'f64', values: Float64Array): DeviceBuffer<'f32'> | DeviceBuffer<'f64'> {
+  return p === 'f32' ? DeviceBuffer.from('f32', Float32Array.from(values)) : DeviceBuffer.from('f64', values);
+}
+
+/** The values as the device holds them in precision `p`, widened back to float64 for scipy. */
+export function asHeld(p: 'f32' | 'f64', values: Float64Array): Float64Array {
+  return p === 'f32' ? Float64Array.from(Float32Array.from(values)) : values;
+}
+
+/** A device buffer's values as float64 (complex interleaved re, im); read after the stream is done. */
+export function hostValues(buffer: DeviceBuffer<DType>): Float64Array {
+  return Float64Array.from(buffer.read() as ArrayLike<number>);
 }
