@@ -78,7 +78,9 @@ export function requireGpu(state: ServerState): JobEngineLike {
   if (reason !== null || state.engine === null) {
     const retryable = state.closing !== null || state.lostError !== null;
     const why = reason ?? state.options.unavailableReason ?? 'this server has no GPU engine (a front of a job queue: only /v1/jobs runs here)';
-    throw new HttpError(503, state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable', why, {
+    // Checked first, the request is valid: said so, lest a 503 for input like `kaiser,-8` read as a refusal of it.
+    const message = retryable ? why : `the request is valid, but no GPU can run it here: ${why}`;
+    throw new HttpError(503, state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable', message, {
       retryable,
       ...(retryable ? { retryAfterS: 1 } : {}),
     });

@@ -63,6 +63,7 @@ describe('window parameters scipy accepts', () => {
         expect(query.statusCode, `?window=${spec.join(',')}`).toBe(200);
         const none = await without.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal, window: spec } });
         expect([none.statusCode, errorOf(none.json()).code]).toEqual([503, 'gpu_unavailable']);
+        expect(errorOf(none.json()).message).toMatch(/^the request is valid, but no GPU can run it here: no CUDA driver/);
       }
       for (const bad of [['kaiser', null], ['kaiser'], ['tukey', 'x'], ['gaussian', -1], ['hann', 2]]) {
         const r = await without.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal, window: bad } });
