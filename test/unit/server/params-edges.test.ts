@@ -184,7 +184,10 @@ describe('headerParams', { timeout: 5_000 }, () => {
     expect(headerParams({ 'x-tscuda-passband': '1,2', 'x-tscuda-ncycles': ['5'], 'x-tscuda-fs': undefined, 'content-type': 'x' })).toEqual({ passBand: '1,2', nCycles: '5' });
     // Node gives header names in lower case: any other x-tscuda-* name is not a parameter.
     const error = httpErrorOf(() => headerParams({ 'x-tscuda-passBand': '1,2' }));
-    expect([error.statusCode, error.code]).toEqual([400, 'unknown_field']);
+    expect([error.statusCode, error.code, error.field]).toEqual([400, 'unknown_field', 'x-tscuda-passBand']);
+    expect(error.message).toBe(
+      'x-tscuda-passBand: not a job parameter (x-tscuda-<parameter>: x-tscuda-dtype, x-tscuda-batch, x-tscuda-fs, x-tscuda-flags, x-tscuda-detrend, x-tscuda-window, x-tscuda-nperseg, x-tscuda-noverlap, x-tscuda-passband, x-tscuda-previewbins, x-tscuda-bands, x-tscuda-freqs, x-tscuda-ncycles, x-tscuda-waveletbands, x-tscuda-bandwaves, x-tscuda-timeout, x-tscuda-label, x-tscuda-stageparams, x-tscuda-scale, x-tscuda-outputdtype)',
+    );
   });
 
   it('refuses a parameter header given more than once (or as no line at all), naming the header', () => {
