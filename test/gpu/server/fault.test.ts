@@ -56,15 +56,16 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
       if (standby > 0) await expect.poll(() => err, { timeout: 60_000 }).toMatch(/on standby/);
 
       const data = randomF32(4 * 4096);
-      const send = (flags: string): Promise<{ status: number; code?: string; retryable?: boolean }> =>
+      const send = (flags: string): Promise<{ status: number; code?: string; retryable?: boolean; message?: string }> =>
         fetch(`${base}/v1/stft?batch=4&fs=1000&flags=${flags}`, {
           method: 'POST',
           headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
           body: Buffer.from(data.buffer),
         }).then(async (r) => {
           if (r.status === 200) return (await r.arrayBuffer(), { status: 200 });
-          const b = (await r.json()) as { error: { code: string; retryable: boolean } };
-          return { status: r.status, code: b.error.code, retryable: b.error.retryable };
+          const b = (await r.json()) as { error: { code: string; retryable: boolean; message: string } };
+          // The message too: an unexpected answer's cause is then in the failure report.
+          return { status: r.status, code: b.error.code, retryable: b.error.retryable, message: b.error.message };
         });
       const load = Array.from({ length: 120 }, (_, i) => send(i === 30 ? 'stft,fault' : 'stft'));
       const faultAt = performance.now();
