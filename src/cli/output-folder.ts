@@ -6,6 +6,8 @@
  */
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { gpuMissingReason } from './gpu-errors.js';
+import type { CommandReport } from './report.js';
 
 /** The output folder cannot be used: the message names the option and the path, and says why. */
 export class OutputFolderError extends Error {
@@ -67,4 +69,18 @@ export function prepareOutputFolder(option: string, folder: string): string {
     throw new OutputFolderError(`--${option} ${folder}: cannot write there: ${why(e)}`);
   }
   return dir;
+}
+
+/**
+ * The one order of a command that writes files after GPU work (`demo`, `stft`): `--out` checked (a
+ * bad one is named on any machine), the GPU and cuFFT asked for, then the folder made (nothing is
+ * left behind without a GPU), all before minutes of GPU time. Resolves with the exit code of a
+ * failure reported through `report`, or undefined to go on; a bad folder throws OutputFolderError.
+ */
+export async function outputFolderForGpuWork(report: CommandReport, folder: string, whoNeeds: string): Promise<number | undefined> {
+  checkOutputFolder('out', folder);
+  const missing = await gpuMissingReason(report.command ?? 'tscuda', ['cufft']);
+  if (missing !== undefined) return report.fail(`${missing}; ${whoNeeds} a GPU and cuFFT`, 1, 'GpuUnavailable');
+  prepareOutputFolder('out', folder);
+  return undefined;
 }

@@ -6,9 +6,8 @@
  */
 import type { CliCommand } from '../command.js';
 import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
-import { gpuMissingReason } from '../gpu-errors.js';
 import { folderOption, intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
-import { checkOutputFolder, OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { OutputFolderError, outputFolderForGpuWork } from '../output-folder.js';
 import { CommandReport } from '../report.js';
 import type { DemoOptions } from './demo-plan.js';
 
@@ -84,13 +83,10 @@ export const demoCommand: CliCommand = {
       return 0;
     }
     const report = new CommandReport('demo', options.json);
-    // The folder the pictures go to: checked first (a bad --out is named on any machine), made only
-    // once the GPU is known to be there (nothing is left behind without one), before the timed run.
+    // The folder the pictures go to, and the GPU, before the timed run (output-folder.ts says the order).
     try {
-      checkOutputFolder('out', options.out);
-      const missing = await gpuMissingReason('demo', ['cufft']);
-      if (missing !== undefined) return report.fail(`${missing}; the demo needs a GPU and cuFFT`, 1, 'GpuUnavailable');
-      prepareOutputFolder('out', options.out);
+      const failed = await outputFolderForGpuWork(report, options.out, 'the demo needs');
+      if (failed !== undefined) return failed;
     } catch (e) {
       if (!(e instanceof OutputFolderError)) throw e;
       return report.fail(e.message, 1, e.name);

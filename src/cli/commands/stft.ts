@@ -6,9 +6,8 @@
  * unreadable input 1); the GPU part (stft-run.ts) is loaded only when they are good.
  */
 import type { CliCommand } from '../command.js';
-import { gpuMissingReason } from '../gpu-errors.js';
 import { reportUsageError, UsageError } from '../options.js';
-import { checkOutputFolder, OutputFolderError, prepareOutputFolder } from '../output-folder.js';
+import { OutputFolderError, outputFolderForGpuWork } from '../output-folder.js';
 import { CommandReport, jsonAsked } from '../report.js';
 import { SignalInputError } from '../signal-input.js';
 import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
@@ -32,12 +31,9 @@ export const stftCommand: CliCommand = {
       plan = planStft(options);
       // The input was read, but not all as its header said: say so, and go on.
       for (const warning of plan.input.warnings ?? []) report.note(warning);
-      // The folder the results go to: checked now (a bad --out is named on any machine), made only
-      // once the GPU is known to be there (nothing is left behind without one), before the GPU part.
-      checkOutputFolder('out', options.out);
-      const missing = await gpuMissingReason('stft', ['cufft']);
-      if (missing !== undefined) return report.fail(`${missing}; stft needs a GPU and cuFFT`, 1, 'GpuUnavailable');
-      prepareOutputFolder('out', options.out);
+      // The folder the results go to, and the GPU, before the GPU part (output-folder.ts says the order).
+      const failed = await outputFolderForGpuWork(report, options.out, 'stft needs');
+      if (failed !== undefined) return failed;
     } catch (e) {
       if (e instanceof UsageError) return reportUsageError('stft', e.message, args);
       if (e instanceof SignalInputError || e instanceof OutputFolderError) return report.fail(e.message, 1, e.name);
