@@ -1,7 +1,7 @@
 /**
  * Before and after of the serve bench's floor rows: several result files of each tree (runs
  * alternated between them on one host), each row's median over them.
- *   npx tsx bench/serve/compare.ts --before a.json,b.json --after c.json,d.json --out bench/results/serve-sim-<host>-<date> [--title T]
+ *   npx tsx bench/serve/compare.ts --before a.json,b.json --after c.json,d.json --out bench/results/serve-sim-<host>-<date> [--title T] [--note N ...]
  * Writes <out>.json (both trees' rows and the after run's full results) and <out>.md. Throughput
  * ratios move with a shared host's load; CPU per request (the server's process tree, per answered
  * request) against the floor's is the steadier figure, and is given beside them.
@@ -10,7 +10,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { FloorRow } from './floors.js';
 
-const { values } = parseArgs({ options: { before: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, title: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { before: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, title: { type: 'string' }, note: { type: 'string', multiple: true } },
+});
 if (values.before === undefined || values.after === undefined || values.out === undefined) throw new Error('compare: --before, --after and --out are required');
 
 interface Results {
@@ -67,9 +69,10 @@ const md = [
       `| ${r.row} | ${r.workers} | ${f(r.before.rpsRatio)} | ${f(r.after.rpsRatio)} | ${f(r.before.tscudaCpuMs)} | ${f(r.after.tscudaCpuMs)} | ${f(r.before.floorCpuMs)} / ${f(r.after.floorCpuMs)} | ${f(r.before.cpuRatio, 2)} | ${f(r.after.cpuRatio, 2)} |`,
   ),
   '',
+  ...(values.note ?? []).map((n) => `- ${n}`),
   ...[...new Set([...before, ...after].flatMap((r) => r.notes))].map((n) => `- ${n}`),
   '',
 ];
-writeFileSync(`${values.out}.json`, JSON.stringify({ date: after[0]?.date, host, rows, before, after }, null, 2) + '\n');
+writeFileSync(`${values.out}.json`, JSON.stringify({ date: after[0]?.date, host, notes: values.note ?? [], rows, before, after }, null, 2) + '\n');
 writeFileSync(`${values.out}.md`, md.join('\n'));
 console.log(md.join('\n'));
