@@ -44,7 +44,9 @@ describe('COLA and NOLA against scipy', { timeout: 5_000 }, () => {
     expect(checkNOLA(Float64Array.of(1, 0, 1, 1, 0.5), 5, 2)).toBe(true);
     // Squares, not values: sums of squares 1.25, 0.25 (tol 0.2 passes, 0.3 does not).
     expect(checkNOLA(Float64Array.of(1, 0.5, 0.5, 1), 4, 2, 0.2)).toBe(true);
-    expect(checkNOLA(Float64Array.of(0.5, 1, 1, 0.5, 1), 5, 2, 1.3)).toBe(false);
+    // check_NOLA([0.5, 1, 1, 0.5, 1], 5, 2): sums of squares 0.5, 2, 1 (the tail 0.5, 1 added to the first two).
+    expect(checkNOLA(Float64Array.of(0.5, 1, 1, 0.5, 1), 5, 2, 0.8)).toBe(false);
+    expect(checkNOLA(Float64Array.of(0.5, 1, 1, 0.5, 1), 5, 2, 0.4)).toBe(true);
   });
 
   it('check_NOLA needs the smallest sum of squares strictly above the tolerance', () => {
