@@ -3,7 +3,7 @@
  * queue (429s come fast, accepted requests meet their timeout, the worker's memory stays bounded,
  * read from its /v1/info), then 512 closed-loop clients as a stress.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../harness/stats.js';
 import type { LoadSample } from '../../src/server/index.js';
@@ -135,6 +135,7 @@ export async function runOverload(o: OverloadOptions): Promise<{ overload: Overl
     const after = await memory();
     overload = { ...report, before, after, timeoutMs, ratePerS, capacityRps, shedding: sheddingSummary(svc.lines, traceFrom) };
     const traceDir = process.env.TSCUDA_BENCH_OUT;
+    if (traceDir !== undefined) mkdirSync(traceDir, { recursive: true });
     if (traceDir !== undefined) writeFileSync(join(traceDir, 'overload-trace.log'), svc.lines.map((l) => `${(l.at - traceFrom).toFixed(0)} ${l.text}`).join('\n') + '\n');
     o.log(
       `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.rss.toFixed(0)} -> ${after?.rss.toFixed(0)} MiB`,
