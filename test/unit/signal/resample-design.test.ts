@@ -19,6 +19,7 @@ import {
   resamplePolyPlan,
   upfirdnLength,
 } from '../../../src/signal/index.js';
+import { upfirdnReference } from './emulation/references.js';
 
 describe('firwin2', { timeout: 5_000 }, () => {
   it("scipy's documented example: firwin2(150, [0, 0.5, 1], [1, 1, 0]), taps 72..77", () => {
@@ -109,15 +110,6 @@ describe('overlap-add blocking', { timeout: 5_000 }, () => {
     expect(blocks.step).toBe(blocks.nfft - 100);
   });
 });
-
-/** The full upfirdn of x (zeros inserted, taps applied, every down-th sample), in float64 by its definition. */
-function upfirdnReference(h: ArrayLike<number>, x: ArrayLike<number>, up: number, down: number): Float64Array {
-  const upsampled = new Float64Array((x.length - 1) * up + 1);
-  for (let i = 0; i < x.length; i++) upsampled[i * up] = x[i]!;
-  const full = new Float64Array(upsampled.length + h.length - 1);
-  for (let i = 0; i < upsampled.length; i++) for (let k = 0; k < h.length; k++) full[i + k]! += upsampled[i]! * h[k]!;
-  return full.filter((_, i) => i % down === 0);
-}
 
 describe('resample_poly, decimate and resample sizes', { timeout: 5_000 }, () => {
   it("lengths as scipy's: upfirdn ceil(((n - 1) up + taps) / down), resample_poly ceil(n up / down), decimate ceil(n / q)", () => {

@@ -9,19 +9,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { convolutionWindow, overlapAddBlocks, resamplePolyPlan, upfirdnLength } from '../../../src/signal/index.js';
 import { arr, emu, irfftRows, launch, loadEmulatedKernels, rfftRows, typed, type Arr, type P } from './emulation/emulator.js';
+import { upfirdnReference } from './emulation/references.js';
 
 const TOL: Record<P, number> = { f32: 2e-6, f64: 1e-12 };
 const FFT_TOL: Record<P, number> = { f32: 1e-5, f64: 1e-11 };
 const skip = emu.so ? '' : emu.reason;
-
-/** upfirdn by its definition, in float64: zeros inserted, the convolution sum, every down-th sample. */
-function upfirdnReference(h: ArrayLike<number>, x: ArrayLike<number>, up: number, down: number): Float64Array {
-  const upsampled = new Float64Array((x.length - 1) * up + 1);
-  for (let i = 0; i < x.length; i++) upsampled[i * up] = x[i]!;
-  const full = new Float64Array(upsampled.length + h.length - 1);
-  for (let i = 0; i < upsampled.length; i++) for (let k = 0; k < h.length; k++) full[i + k]! += upsampled[i]! * h[k]!;
-  return full.filter((_, i) => i % down === 0);
-}
 
 function maxError(a: ArrayLike<number>, b: ArrayLike<number>): number {
   expect(a.length).toBe(b.length);

@@ -11,52 +11,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { spectralGeometry, WELCH_DEFAULTS, type SpectralGeometry } from '../../../src/signal/geometry.js';
 import { arr, emu, framesSpectra, launch, loadEmulatedKernels, typed, type P } from './emulation/emulator.js';
+import { crossSegments, median, medianBiasReference as bias } from './emulation/references.js';
 
 const skip = emu.so ? '' : emu.reason;
 const TOL: Record<P, number> = { f32: 1e-5, f64: 1e-11 };
-
-/** One segment's nfft-point spectrum, by its definition (mean removed, windowed, zero-padded DFT). */
-function segmentSpectrum(x: ArrayLike<number>, start: number, g: SpectralGeometry): { re: Float64Array; im: Float64Array } {
-  const seg = Float64Array.from({ length: g.nperseg }, (_, t) => x[start + t]!);
-  const mean = seg.reduce((a, b) => a + b, 0) / g.nperseg;
-  const w = seg.map((v, t) => (v - mean) * g.window[t]!);
-  const re = new Float64Array(g.nfft);
-  const im = new Float64Array(g.nfft);
-  for (let k = 0; k < g.nfft; k++)
-    for (let t = 0; t < g.nperseg; t++) {
-      const a = (-2 * Math.PI * k * t) / g.nfft;
-      re[k]! += w[t]! * Math.cos(a);
-      im[k]! += w[t]! * Math.sin(a);
-    }
-  return { re, im };
-}
-
-/** scipy's csd of one pair: per segment and bin, conj(X)·Y scaled (and doubled one-sided). [frames][freqs] of [re, im]. */
-function crossSegments(x: ArrayLike<number>, y: ArrayLike<number>, g: SpectralGeometry): [number, number][][] {
-  const scale = 1 / (g.fs * g.window.reduce((a, v) => a + v * v, 0));
-  return Array.from({ length: g.frames }, (_, f) => {
-    const X = segmentSpectrum(x, f * g.step, g);
-    const Y = segmentSpectrum(y, f * g.step, g);
-    return Array.from({ length: g.freqs }, (_, k): [number, number] => {
-      const doubled = g.onesided && k > 0 && !(g.nfft % 2 === 0 && 2 * k === g.nfft) ? 2 : 1;
-      const s = scale * doubled;
-      return [s * (X.re[k]! * Y.re[k]! + X.im[k]! * Y.im[k]!), s * (X.re[k]! * Y.im[k]! - X.im[k]! * Y.re[k]!)];
-    });
-  });
-}
-
-function median(values: number[]): number {
-  const v = [...values].sort((a, b) => a - b);
-  const m = v.length >> 1;
-  return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
-}
-
-/** scipy's _median_bias(n), written from its series: 1 + Σ_{i=1}^{(n−1)/2} 1/(2i+1) − 1/(2i). */
-function bias(n: number): number {
-  let b = 1;
-  for (let i = 1; i <= (n - 1) >> 1; i++) b += 1 / (2 * i + 1) - 1 / (2 * i);
-  return b;
-}
 
 describe.skipIf(!!skip)(`cross-spectral kernels emulated on the CPU${skip ? ` (skipped: ${skip})` : ''}`, { timeout: 20_000 }, () => {
   beforeAll(loadEmulatedKernels);

@@ -3,46 +3,17 @@
  * CUDA), loaded through koffi, with float64 DFTs in place of cuFFT: the CUDA-free tests drive the
  * kernels through it the way src/signal drives them on the GPU.
  */
-import { execaSync } from 'execa';
 import koffi from 'koffi';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { FILTER_SIGNATURES, SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
 import { boundaryCode, detrendCode, type SpectralGeometry } from '../../../../src/signal/geometry.js';
-import { absentTool, notInstalled, toolFailure } from '../../../setup/tool-probe.js';
+import { emu } from './build.js';
+
+export { emu };
 
 /** The precisions the kernels come in. */
 export type P = 'f32' | 'f64';
 /** A host array of precision P. */
 export type Arr = Float32Array | Float64Array;
-const HERE = import.meta.dirname;
-
-/** The sources the emulation compiles: its build is reused while none of them changes. */
-const SOURCES = [join(HERE, 'harness.cpp'), join(HERE, '../../../../src/kernels/signal.cu'), join(HERE, '../../../../src/kernels/filter.cu'), join(HERE, 'include/cuda_runtime.h'), join(HERE, 'include/cuda_fp16.h'), join(HERE, 'include/cuda_bf16.h')];
-
-function build(): { so: string; reason: string } {
-  // One build per content of the sources, shared by every test file (and run) that loads it.
-  const hash = createHash('sha256');
-  for (const source of SOURCES) hash.update(readFileSync(source));
-  const cached = join(tmpdir(), `tscuda-emu-${hash.digest('hex').slice(0, 16)}.so`);
-  if (existsSync(cached)) return { so: cached, reason: '' };
-  const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
-  // Bounded, but generously: on a loaded 2-core machine the compile takes tens of seconds.
-  const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false, timeout: 600_000 });
-  if (r.exitCode === 0) {
-    // rename is atomic: a file built at the same time by another worker is replaced whole.
-    renameSync(so, cached);
-    return { so: cached, reason: '' };
-  }
-  // Only an absent compiler skips; a compiler that failed here is a failure (tool-probe.ts).
-  if (notInstalled(r)) return { so: '', reason: absentTool('g++ is not installed') };
-  throw toolFailure('g++ (building the kernel emulation)', r);
-}
-
-/** The compiled emulation (`so`), or why it could not be built (`reason`). */
-export const emu = build();
 
 const C_TYPES: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int', i64: 'int64_t' };
 let kernels: Record<string, (...args: unknown[]) => void> = {};

@@ -4,32 +4,13 @@
  * float64 DFT (with the real plan geometry and buffer checks), and the signal kernels are
  * src/kernels/signal.cu compiled by g++ (see include/cuda_runtime.h), run once per emulated block.
  */
-import { execaSync } from 'execa';
 import koffi from 'koffi';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { emu } from './build.js';
 import { checkFftBuffers, fftGeometry, type FftPlanDescriptor } from '../../../../src/runtime/fft/geometry.js';
 
-const HERE = import.meta.dirname;
-
-let built: { so: string; reason: string } | undefined;
-
-/** The CPU-compiled kernels, built once per process. */
+/** The CPU-compiled kernels (emulator.ts's build, shared by every emulation test file): `so` empty and `reason` set where g++ is missing. */
 export function emulatedKernels(): { so: string; reason: string } {
-  built ??= buildEmulatedKernels();
-  return built;
-}
-
-/** Compiles the kernels for the CPU; `so` is empty (and `reason` says why) where g++ is missing or fails. */
-export function buildEmulatedKernels(): { so: string; reason: string } {
-  try {
-    const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
-    const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false });
-    return r.exitCode === 0 ? { so, reason: '' } : { so: '', reason: `g++ failed: ${String(r.stderr).slice(0, 300)}` };
-  } catch (e) {
-    return { so: '', reason: `g++ not runnable: ${(e as Error).message.split('\n')[0]}` };
-  }
+  return emu;
 }
 
 type Host = Float32Array | Float64Array | Int32Array | Uint8Array;
