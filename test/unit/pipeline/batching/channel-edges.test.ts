@@ -279,4 +279,18 @@ describe('SubmitChannel bookkeeping through the Batcher', { timeout: 5_000 }, ()
     await expect(Promise.all(parts)).resolves.toEqual([[40], [50, 60]]);
     expect(seen[1]).toEqual([4, 5, 6]);
   });
+
+  it('a waiter admitted into a full channel goes out at once, without waiting for the batch timer', async () => {
+    const { batcher, calls } = controlled({ maxBatchSize: 2, channelSize: 1, maxConcurrentBatches: 1 });
+    const split = track(batcher.submit([1, 2, 3]));
+    const waiter = track(batcher.submit([4]));
+    expect(batcher.metrics.waiting).toBe(1);
+    calls[0]!.reject(new Error('device lost')); // the rest of the split is dropped: room for the waiter
+    await turns();
+    expect(split.state).toBeInstanceOf(BatcherDispatchError);
+    expect(calls.map((call) => call.items)).toEqual([[1, 2], [4]]);
+    calls[1]!.resolve([40]);
+    await turns();
+    expect(waiter.state).toEqual({ value: [40] });
+  });
 });
