@@ -301,6 +301,7 @@ describe('each refusal names its field and says what is wrong', { timeout: 10_00
     expect(refusal({ nCycles: Number.POSITIVE_INFINITY }).detail).toBe('must be a finite number > 0 (positive), got Infinity');
     expect(refusal({ waveletBands: 1 as never })).toEqual({ field: 'waveletBands', detail: 'must be true or false, got 1' });
     expect(refusal({ detrend: 'none' as never })).toEqual({ field: 'detrend', detail: 'must be one of "linear", "constant", false, got "none"' });
+    expect(job({ label: 'x'.repeat(200) }).label).toHaveLength(200);
     expect(refusal({ label: 'x'.repeat(201) })).toEqual({ field: 'label', detail: 'must be a string of at most 200 characters, got 201 characters' });
     expect(refusal({ label: 5 as never }).detail).toBe('must be a string of at most 200 characters, got 5');
   });
