@@ -5,7 +5,7 @@
  * floor with the same process count, the default >= 0.8 of the best floor, event-loop lag p99
  * <= 10 ms at c=64.
  */
-import { floorOnly, floorRows, FLOOR_GOAL, type FloorRow, type FloorRowSpec, type FloorRunOptions } from './floors.js';
+import { floorOnly, floorRows, ratioOf, FLOOR_GOAL, type FloorRow, type FloorRowSpec, type FloorRunOptions } from './floors.js';
 import { RPS_MIX, THROUGHPUT_MIX } from './mixes.js';
 import { startTscuda, waitReady } from './services.js';
 
@@ -99,7 +99,6 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
         notes.push(`floor alone with ${workers} processes: ${(error as Error).message}`);
       }
     }
-  const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Number((a / b).toFixed(3)));
   const goals: FloorGoal[] = [];
   for (const r of rows)
     goals.push({
@@ -107,12 +106,12 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
       row: `${r.name}, ${r.workers} workers`,
       tscuda: r.tscuda.rps,
       floor: r.floor.rps,
-      ratio: ratio(r.tscuda.rps, r.floor.rps),
+      ratio: ratioOf(r.tscuda.rps, r.floor.rps),
       met: r.met,
     });
   for (const r of rows.filter((x) => x.defaultWorkers)) {
     const b = best.get(r.name);
-    const q = ratio(r.tscuda.rps, b?.rps ?? null);
+    const q = ratioOf(r.tscuda.rps, b?.rps ?? null);
     goals.push({
       goal: `default tscuda serve (${r.workers} workers) >= ${FLOOR_GOAL} x the best floor over process counts${b === undefined ? '' : ` (${b.workers} processes)`}`,
       row: r.name,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { closedLoopStep, send, type LoadRequest } from './load.js';
 import { stftRequest, type JobMix, type WireTypes } from './mixes.js';
 import { treeCpuMs } from './process-cpu.js';
-import { gauges, waitReady, type Service } from './services.js';
+import { gauges, scrape, waitReady, type Service } from './services.js';
 
 /** One row's load: a mix, how its samples travel, the clients. */
 export interface FloorRowSpec {
@@ -107,14 +107,6 @@ export function startFloor(root: string, port: number, workers: number, answers:
   };
 }
 
-async function scrape(base: string): Promise<string> {
-  try {
-    return await (await fetch(`${base}/metrics`)).text();
-  } catch {
-    return '';
-  }
-}
-
 interface Step {
   rps: number;
   p50Ms: number;
@@ -164,7 +156,8 @@ function best(steps: Step[]): SideMeasure {
   };
 }
 
-const ratioOf = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Number((a / b).toFixed(3)));
+/** a / b to three places, null when either is unknown or b is 0. */
+export const ratioOf = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Number((a / b).toFixed(3)));
 const gbPerS = (bytes: number, cpuMs: number | null): number | null => (cpuMs === null || cpuMs === 0 ? null : Number((bytes / cpuMs / 1e6).toFixed(3)));
 
 /**

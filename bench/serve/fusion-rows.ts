@@ -6,7 +6,7 @@
 import { DEFAULT_LIMITS } from '../../src/server/index.js';
 import { closedLoopStep } from './load.js';
 import { RPS_MIX, stftRequest } from './mixes.js';
-import { gauges, startTscuda, waitReady, type Service } from './services.js';
+import { gauges, scrape, startTscuda, waitReady, type Service } from './services.js';
 import type { Settings } from './settings.js';
 
 /** One fusing row. */
@@ -27,14 +27,6 @@ export interface FusionRow {
 export const FUSING_AVAILABLE = 'maxBatchDelayMs' in DEFAULT_LIMITS;
 
 const CONCURRENCY = 64;
-
-async function scrape(base: string): Promise<string> {
-  try {
-    return await (await fetch(`${base}/metrics`)).text();
-  } catch {
-    return '';
-  }
-}
 
 /** Sum over workers of a series (a histogram's _count or _sum, a counter). */
 function total(text: string, name: string): number {

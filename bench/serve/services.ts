@@ -153,6 +153,15 @@ export function startFaultService(root: string, port: number, workers: number, v
   return track('fault', `http://127.0.0.1:${port}`, child, verbose);
 }
 
+/** A server's /metrics text ('' when it does not answer); a scrape also starts tscuda's next event-loop window. */
+export async function scrape(base: string): Promise<string> {
+  try {
+    return await (await fetch(`${base}/metrics`)).text();
+  } catch {
+    return '';
+  }
+}
+
 /** Reads one gauge from a Prometheus exposition (the first series whose labels contain `labels`). */
 export function gauge(text: string, name: string, labels = ''): number | null {
   return gauges(text, name, labels)[0] ?? null;

@@ -8,7 +8,7 @@ import { Agent } from 'node:http';
 import { autocannonStep } from './autocannon-step.js';
 import { closedLoopStep, send, type LoadRequest, type SweepRow } from './load.js';
 import { RPS_MIX, THROUGHPUT_MIX, randomSignal, stftRequest } from './mixes.js';
-import { gauge, startTscuda, waitReady } from './services.js';
+import { gauge, scrape, startTscuda, waitReady } from './services.js';
 import type { Settings } from './settings.js';
 
 /** autocannon threads at concurrency 64 and above, so one client thread is not the bottleneck. */
@@ -16,14 +16,6 @@ const CLIENT_THREADS = 4;
 /** Items per request of the batch endpoint's row, and their length. */
 export const BATCH_ITEMS = 32;
 export const BATCH_DIM = 64;
-
-async function scrape(base: string): Promise<string> {
-  try {
-    return await (await fetch(`${base}/metrics`)).text();
-  } catch {
-    return '';
-  }
-}
 
 /**
  * One load step against a server, with the server's own event-loop lag and GPU busy fraction
