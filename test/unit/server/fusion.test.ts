@@ -327,6 +327,25 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     await Promise.all([...jobs, fifth, big].map((j) => j.result));
   }, 10_000);
 
+  it('a request of more than maxRequestSamples goes alone (stacking it would only add copies); one at the bound joins', async () => {
+    const engine = new FakeEngine({ manual: true });
+    const f = fuser(engine, { maxBatchDelayMs: 1000, maxRequestSamples: 32 });
+    const atBound = f.submit(stftCycles(series(2, 16, 1), 2));
+    expect(atBound).toBeInstanceOf(FusedRequest);
+    const over = f.submit(stftCycles(series(3, 16, 2), 3));
+    expect(over).not.toBeInstanceOf(FusedRequest);
+    expect(engine.submitted).toHaveLength(1);
+    expect(engine.submitted[0]!.batch).toBe(3);
+    // The default lets 4 x 4096 samples join and sends 16 x 65536 alone.
+    const byDefault = fuser(engine, { maxBatchDelayMs: 1000 });
+    expect(byDefault.submit(stftCycles(series(4, 4096, 3), 4))).toBeInstanceOf(FusedRequest);
+    expect(byDefault.submit(stftCycles(series(16, 65536, 4), 16))).not.toBeInstanceOf(FusedRequest);
+    f.close();
+    byDefault.close();
+    engine.release();
+    await Promise.all([atBound, over].map((j) => j.result));
+  }, 10_000);
+
   it('registered stages and AbortSignals go to the engine as they are', () => {
     const engine = new FakeEngine({ manual: true });
     const f = fuser(engine);
@@ -389,6 +408,7 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     const engine = new FakeEngine();
     for (const bad of [-1, Number.NaN, Infinity, 2 ** 31]) expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs must be/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxSamples: 0 })).toThrow(/maxSamples/);
+    expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxRequestSamples: 1.5 })).toThrow(/maxRequestSamples/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxSeries: 1.5 })).toThrow(/maxSeries/);
   });
 
