@@ -5,7 +5,10 @@
  * framed and transformed by stft.ts's framing (one batched FFT each); the averages are one kernel.
  * x and y must have the same dtype, series count and length (scipy would zero-pad or broadcast).
  */
+import type { Context } from '../runtime/context.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import type { DType } from '../runtime/memory/dtype.js';
+import type { Stream } from '../runtime/stream.js';
 import { shownValue } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { psdScale, spectralFrequencies, spectralGeometry, WELCH_DEFAULTS, type SpectralGeometry } from './geometry.js';
@@ -48,6 +51,13 @@ function pairSeries(x: SignalInput, y: SignalInput, options: SampleOptions & { b
   return [a, b];
 }
 
+/** The output: `given` checked (dtype, `length` elements), or a new buffer where outputs go. */
+function spectrumOutput(given: DeviceBuffer<DType> | undefined, dtype: DType, length: number, context: Context, stream: Stream | undefined, what: string): DeviceBuffer<DType> {
+  if (given === undefined) return DeviceBuffer.alloc(dtype, length, outputPlacement(context, stream, `${what} output`));
+  expectBuffer(given, dtype, length, `${what} output`);
+  return given;
+}
+
 /**
  * scipy.signal.csd(x, y, fs, window='hann', nperseg, noverlap, nfft, detrend='constant',
  * return_onesided=True, scaling='density', average='mean') for each pair of series: { f, Pxy, geometry }.
@@ -63,11 +73,7 @@ export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): C
   const ctx = x.context;
   const total = batch * g.freqs;
   const complex = COMPLEX_OF[p];
-  let Pxy: ComplexBuffer;
-  if (options.output !== undefined) {
-    expectBuffer(options.output, complex, total, 'csd output');
-    Pxy = options.output;
-  } else Pxy = DeviceBuffer.alloc(complex, total, outputPlacement(ctx, stream, 'csd output')) as ComplexBuffer;
+  const Pxy = spectrumOutput(options.output, complex, total, ctx, stream, 'csd') as ComplexBuffer;
   const X = framesSpectra(x, inX, g, stream);
   const Y = framesSpectra(y, inY, g, stream, 'csd-y-half');
   const shape = [batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale] as const;
@@ -97,11 +103,7 @@ export function coherence(x: SignalInput, y: SignalInput, options: CoherenceOpti
   const stream = options.stream;
   const ctx = x.context;
   const total = batch * g.freqs;
-  let Cxy: RealBuffer;
-  if (options.output !== undefined) {
-    expectBuffer(options.output, p, total, 'coherence output');
-    Cxy = options.output;
-  } else Cxy = DeviceBuffer.alloc(p, total, outputPlacement(ctx, stream, 'coherence output')) as RealBuffer;
+  const Cxy = spectrumOutput(options.output, p, total, ctx, stream, 'coherence') as RealBuffer;
   const X = framesSpectra(x, inX, g, stream);
   const Y = framesSpectra(y, inY, g, stream, 'csd-y-half');
   const Pxx = ws.scratch(ctx, stream, 'coherence-pxx', p, total);

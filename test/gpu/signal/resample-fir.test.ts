@@ -4,26 +4,16 @@
  * series, taps longer than the series); oaconvolve in every mode (its overlap-add blocks and its
  * fallback to one FFT). Relative L2: f64 1e-12 (design, direct), 1e-10 (FFT); f32 2e-6 / 1e-5.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
-import { Stream } from '../../../src/runtime/stream.js';
-import { clearSignalCaches, convolutionWindow, correlate, firwin2, oaconvolve, overlapAddBlocks, type RealBuffer } from '../../../src/signal/index.js';
+import { convolutionWindow, correlate, firwin2, oaconvolve, overlapAddBlocks, type RealBuffer } from '../../../src/signal/index.js';
 import { gpu } from '../gpu-available.js';
-import { asHeld, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
+import { asHeld, gpuTestScope, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
 
 const skip = !gpu.available ? gpu.reason : !scipy.ok ? scipy.reason : '';
 
 describe.skipIf(!!skip)(`firwin2, correlate, oaconvolve vs scipy.signal${skip ? ` (skipped: ${skip})` : ` (scipy ${scipy.version})`}`, { timeout: 60_000 }, () => {
-  const stream = skip ? undefined : new Stream({ label: 'resample-fir test' });
-  const made: DeviceBuffer<'f32' | 'f64'>[] = [];
-  afterAll(async () => {
-    if (skip) return;
-    await stream!.done();
-    for (const b of made) if (!b.disposed) b.dispose();
-    clearSignalCaches();
-    stream!.dispose();
-  });
-  const keep = <T extends DeviceBuffer<'f32' | 'f64'>>(b: T): T => (made.push(b), b);
+  const { stream, keep } = gpuTestScope('resample-fir test', skip);
 
   it('firwin2 designs the taps scipy designs', async () => {
     const designs = [

@@ -5,26 +5,16 @@
  * lengths: the Nyquist bin joined and split); fresh random inputs, NaN-poisoned outputs.
  * Relative L2: f64 1e-12 (direct sums), 1e-10 (IIR, FFT); f32 2e-6 / 1e-5.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
-import { Stream } from '../../../src/runtime/stream.js';
-import { clearSignalCaches, decimate, decimateLength, resample, resamplePoly, resamplePolyLength, upfirdn, upfirdnLength, type RealBuffer } from '../../../src/signal/index.js';
+import { decimate, decimateLength, resample, resamplePoly, resamplePolyLength, upfirdn, upfirdnLength, type RealBuffer } from '../../../src/signal/index.js';
 import { gpu } from '../gpu-available.js';
-import { asHeld, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
+import { asHeld, gpuTestScope, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
 
 const skip = !gpu.available ? gpu.reason : !scipy.ok ? scipy.reason : '';
 
 describe.skipIf(!!skip)(`resampling vs scipy.signal${skip ? ` (skipped: ${skip})` : ` (scipy ${scipy.version})`}`, { timeout: 60_000 }, () => {
-  const stream = skip ? undefined : new Stream({ label: 'resample test' });
-  const made: DeviceBuffer<'f32' | 'f64'>[] = [];
-  afterAll(async () => {
-    if (skip) return;
-    await stream!.done();
-    for (const b of made) if (!b.disposed) b.dispose();
-    clearSignalCaches();
-    stream!.dispose();
-  });
-  const keep = <T extends DeviceBuffer<'f32' | 'f64'>>(b: T): T => (made.push(b), b);
+  const { stream, keep } = gpuTestScope('resample test', skip);
   const poisoned = (p: 'f32' | 'f64', n: number): RealBuffer => keep(deviceSeries(p, new Float64Array(n).fill(Number.NaN)));
   const batch = 3;
 

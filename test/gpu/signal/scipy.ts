@@ -7,7 +7,10 @@ import { execa, execaSync } from 'execa';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
+import { Stream } from '../../../src/runtime/stream.js';
+import { clearSignalCaches } from '../../../src/signal/index.js';
 import type { DType } from '../../../src/runtime/memory/dtype.js';
 import { absentTool, notInstalled, toolFailure } from '../../setup/tool-probe.js';
 
@@ -136,4 +139,22 @@ export function asHeld(p: 'f32' | 'f64', values: Float64Array): Float64Array {
 /** A device buffer's values as float64 (complex interleaved re, im); read after the stream is done. */
 export function hostValues(buffer: DeviceBuffer<DType>): Float64Array {
   return Float64Array.from(buffer.read() as ArrayLike<number>);
+}
+
+/**
+ * The stream of one describe block of GPU comparisons and the buffers its tests make, all released
+ * after its tests (with the signal caches); nothing is created where `skip` says why not to. Call
+ * inside the describe block.
+ */
+export function gpuTestScope(label: string, skip: string): { stream: Stream | undefined; keep: <T extends DeviceBuffer<DType>>(buffer: T) => T } {
+  const stream = skip ? undefined : new Stream({ label });
+  const made: DeviceBuffer<DType>[] = [];
+  afterAll(async () => {
+    if (!stream) return;
+    await stream.done();
+    for (const b of made) if (!b.disposed) b.dispose();
+    clearSignalCaches();
+    stream.dispose();
+  });
+  return { stream, keep: (buffer) => (made.push(buffer), buffer) };
 }

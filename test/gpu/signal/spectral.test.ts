@@ -4,26 +4,16 @@
  * two-sided; csd by mean and median, one- and two-sided, odd nfft, linear detrend; coherence of
  * partly related series. y goes to scipy as an argument list. Relative L2: f64 1e-10, f32 1e-5.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
-import { Stream } from '../../../src/runtime/stream.js';
-import { clearSignalCaches, coherence, csd, periodogram } from '../../../src/signal/index.js';
+import { coherence, csd, periodogram } from '../../../src/signal/index.js';
 import { gpu } from '../gpu-available.js';
-import { asHeld, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
+import { asHeld, gpuTestScope, deviceSeries, hostValues, randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
 
 const skip = !gpu.available ? gpu.reason : !scipy.ok ? scipy.reason : '';
 
 describe.skipIf(!!skip)(`cross spectra vs scipy.signal${skip ? ` (skipped: ${skip})` : ` (scipy ${scipy.version})`}`, { timeout: 60_000 }, () => {
-  const stream = skip ? undefined : new Stream({ label: 'spectral test' });
-  const made: DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>[] = [];
-  afterAll(async () => {
-    if (skip) return;
-    await stream!.done();
-    for (const b of made) if (!b.disposed) b.dispose();
-    clearSignalCaches();
-    stream!.dispose();
-  });
-  const keep = <T extends DeviceBuffer<'f32' | 'f64' | 'c64' | 'c128'>>(b: T): T => (made.push(b), b);
+  const { stream, keep } = gpuTestScope('spectral test', skip);
   const batch = 3;
 
   for (const p of ['f32', 'f64'] as const)
