@@ -29,7 +29,10 @@ function arrayDataType(data: unknown): JobDataType | undefined {
  * checkInto). With `finite` (validateJob: every way a job comes in), every sample is finite too
  * (finite-samples.ts). Throws JobValidationError naming the field.
  */
-export function checkSampleTypes(spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>, rules: { finite?: boolean } = {}): {
+export function checkSampleTypes(
+  spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>,
+  rules: { finite?: boolean } = {},
+): {
   data: JobData;
   dtype: JobDataType;
   scale: number;

@@ -43,7 +43,8 @@ export function captureOperations(label: string, context: Context, ops: readonly
     checkStatus('driver', api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${label}: capture on stream "${stream.label}"`);
     return e;
   };
-  const waitOn = (stream: Stream, e: CUevent): void => checkStatus('driver', api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${label}: capture on stream "${stream.label}"`);
+  const waitOn = (stream: Stream, e: CUevent): void =>
+    checkStatus('driver', api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${label}: capture on stream "${stream.label}"`);
   try {
     return Graph.capture(
       origin,

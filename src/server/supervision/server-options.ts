@@ -59,7 +59,10 @@ export function serverOptions(config: WorkerConfig, parts: ServeParts, env: Node
     ...(config.redis === undefined
       ? {}
       : {
-          jobs: queueJobService(new JobQueue({ connection: config.redis, name: config.queueName, prefix: config.queuePrefix, blobStores: config.blobRedis, ...config.queueLimits }), { ownsQueue: true }),
+          jobs: queueJobService(
+            new JobQueue({ connection: config.redis, name: config.queueName, prefix: config.queuePrefix, blobStores: config.blobRedis, ...config.queueLimits }),
+            { ownsQueue: true },
+          ),
         }),
   };
 }

@@ -50,14 +50,11 @@ describe('the sync route in pooled memory', () => {
     const post = (seed: number): Promise<Buffer> =>
       new Promise((resolve, reject) => {
         const samples = Float32Array.from({ length: 4 * 512 }, (_, i) => seed + i / 4096);
-        const r = request(
-          { host: address.hostname, port: address.port, path: '/v1/stft?batch=4&previewBins=8', method: 'POST', headers: BINARY, agent },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`status ${res.statusCode}`))));
-          },
-        );
+        const r = request({ host: address.hostname, port: address.port, path: '/v1/stft?batch=4&previewBins=8', method: 'POST', headers: BINARY, agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`status ${res.statusCode}`))));
+        });
         r.on('error', reject);
         r.end(Buffer.from(samples.buffer));
       });
