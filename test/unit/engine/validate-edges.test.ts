@@ -332,6 +332,7 @@ describe('each refusal names its field and says what is wrong', { timeout: 10_00
 
   it('a job that is not an object, and a context without stages, are named', () => {
     expect(() => validateJob(null as never, ctx)).toThrow(expect.objectContaining({ field: '(job)', detail: 'a job must be an object, got null' }));
+    expect(() => validateJob('job' as never, ctx)).toThrow(expect.objectContaining({ field: '(job)', detail: 'a job must be an object, got "job"' }));
     expect(() => validateJobParameters(null as never, 64, ctx)).toThrow(expect.objectContaining({ detail: 'a job must be an object, got null' }));
     expect(() => validateJobParameters([] as never, 64, ctx)).toThrow(expect.objectContaining({ detail: 'a job must be an object, got an array' }));
     expect(() => validateJob({ data: data(64), flags: ['stft'] }, null as never)).toThrow(
