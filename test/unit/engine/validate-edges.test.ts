@@ -231,6 +231,7 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(refusal({ batch: 0 }).detail).toBe('must be an integer >= 1 (positive), got 0');
     expect(refusal({ fs: 0 }).detail).toBe('must be a finite number > 0 (positive), got 0');
     expect(refusal({ nperseg: 1 }).detail).toBe('must be an integer >= 2, got 1');
+    expect(refusal({ nperseg: 16, noverlap: -1 }).detail).toBe('must be an integer >= 0, got -1');
     expect(refusal({ nCycles: -1 }).detail).toBe('must be a finite number > 0 (positive), got -1');
     expect(refusal({ previewBins: 'x' as never }).detail).toBe('must be an integer >= 1 (positive), got "x"');
     expect(refusal({ scale: Number.NaN }).field).toBe('scale');
