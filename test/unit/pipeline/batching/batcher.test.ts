@@ -189,15 +189,18 @@ describe('Batcher flushing', () => {
         dispatchedAt.push(performance.now());
         return dispatch(items, info);
       },
-      { ...base, maxBatchSize: 100, maxWaitMs: 30 },
+      // Long enough that a loaded 2-core machine's timer jitter (70 ms seen) cannot blur the two deadlines.
+      { ...base, maxBatchSize: 100, maxWaitMs: 300 },
     );
     const start = performance.now();
     const first = batcher.submitOne(1);
-    await sleep(20);
+    await sleep(150);
+    const secondAt = performance.now();
     const second = batcher.submitOne(2);
     await expect(Promise.all([first, second])).resolves.toEqual([10, 20]);
     expect(dispatchedAt).toHaveLength(1); // one batch holding both
-    expect((dispatchedAt[0] ?? 0) - start).toBeLessThan(45); // the newest item's deadline would be ~50
+    // The oldest item's deadline is start + 300; the newest item's would be secondAt + 300 (>= start + 450).
+    expect((dispatchedAt[0] ?? 0) - start).toBeLessThan(secondAt - start + 300 - 100);
     await batcher.close();
   });
 
