@@ -78,12 +78,15 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
 function holdBody(state: ServerState, request: FastifyRequest, bytes: number): void {
   const budget = state.bodyBudget;
   if (budget.take(request.raw, bytes)) return;
-  throw new HttpError(
-    429,
-    'bodies_full',
-    `body: the server holds ${budget.heldBytes} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`,
-    { field: 'body', retryable: true, retryAfterS: state.limits.retryAfterS },
-  );
+  // The refused body is dropped now: its bytes stop counting at once, not when its connection closes
+  // (a moment later, after other bodies' chunks may have been refused for them).
+  const held = budget.heldBytes;
+  budget.release(request.raw);
+  throw new HttpError(429, 'bodies_full', `body: the server holds ${held} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`, {
+    field: 'body',
+    retryable: true,
+    retryAfterS: state.limits.retryAfterS,
+  });
 }
 
 /**
