@@ -8,6 +8,7 @@
 import type { Context } from '../runtime/context.js';
 import { BufferCache } from '../runtime/memory/buffer-cache.js';
 import { ComputeGraphs, type ComputeMode } from './compute-graphs.js';
+import { isStickyError } from './errors.js';
 import { Stream } from '../runtime/stream.js';
 import { signalWorkspace } from '../signal/workspace.js';
 import { framedBytesPerFrame, runFramedChunk } from './framed-flow.js';
@@ -104,6 +105,11 @@ export class GpuLane implements LaneRunner {
       // slot's buffers are reused by the next job.
       const { copyIn, copyOut } = this.#lane.copies;
       await Promise.all([this.stream, copyIn, copyOut].map((st) => st.done().catch(() => {})));
+      // A failure met while the context was breaking (cuFFT's own status after another lane's
+      // illegal address, which is no CUDA status and not sticky) is the context's loss: the sticky
+      // error its streams report by now is the job's cause, so the job and the engine fail as lost.
+      const sticky = this.context.stickyError;
+      if (sticky !== undefined && !isStickyError(e)) throw sticky;
       throw e;
     } finally {
       this.#slots.give(slot);
