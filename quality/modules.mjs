@@ -55,6 +55,16 @@ export const MUTATION_MODULES = [
     tests: ['test/unit/server/admission.test.ts', 'test/unit/server/admission-edges.test.ts'],
   },
   {
+    name: 'fuser',
+    file: 'src/server/fusion/job-fuser.ts',
+    tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],
+  },
+  {
+    name: 'fusion-key',
+    file: 'src/server/fusion/fusion-key.ts',
+    tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],
+  },
+  {
     name: 'protocol',
     file: 'src/server/supervision/protocol.ts',
     tests: ['test/unit/server/protocol-edges.test.ts'],
