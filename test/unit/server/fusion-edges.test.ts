@@ -4,7 +4,10 @@
  * rules give, worked out by hand from the request sizes: never read back from the fuser itself.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { JobSpec } from '../../../src/engine/types.js';
+import { allocatedResultBytes } from '../../../src/engine/capacity.js';
+import { EngineFullError } from '../../../src/engine/errors.js';
+import type { JobEngineLike, JobSpec } from '../../../src/engine/types.js';
+import { validateJob } from '../../../src/engine/validate.js';
 import { FusedRequest } from '../../../src/server/fusion/fused-request.js';
 import { JobFuser } from '../../../src/server/fusion/job-fuser.js';
 import { MAX_TIMEOUT_MS } from '../../../src/runtime/timeout.js';
@@ -69,6 +72,50 @@ describe('JobFuser bounds at their edges', () => {
     f.submit(stft(2, 16, 3)); // 5 > 4: the window of 3 goes first
     expect(engine.submitted.map((s) => s.batch)).toEqual([3]);
     expect(f.waiting).toBe(1);
+    engine.release();
+  });
+
+  it('maxBatchDelayMs must be a number: a numeric string is refused', () => {
+    expect(() => new JobFuser(new FakeEngine(), { maxBatchDelayMs: '5' as unknown as number })).toThrow(/maxBatchDelayMs must be a number/);
+  });
+
+  it('maxResultBytes: a request of exactly half joins, a window fills at it and the next request starts another', () => {
+    const engine = new FakeEngine({ manual: true });
+    // What the engine allocates for one request's results (engine/capacity.ts), the unit of this bound.
+    const unit = allocatedResultBytes(validateJob(stft(1, 16, 0), { stages: new Set() }), 'f32');
+    const f = fuser(engine, { maxResultBytes: 2 * unit });
+    f.submit(stft(1, 16, 1));
+    f.submit(stft(1, 16, 2)); // 2 units: full, submitted at once
+    expect(engine.submitted.map((s) => s.batch)).toEqual([2]);
+    f.submit(stft(1, 16, 3));
+    expect(f.waiting).toBe(1);
+    const small = fuser(engine, { maxResultBytes: 2 * unit - 1 });
+    expect(small.submit(stft(1, 16, 4))).not.toBeInstanceOf(FusedRequest); // more than half
+    engine.release();
+  });
+
+  it('an engine that does not tell its queue (no queued/maxQueued) is never refused by the fuser', async () => {
+    const engine = new FakeEngine({ manual: true, maxQueued: 1 });
+    engine.submit(stft(1, 8, 0)); // its queue is full, but the fuser cannot know
+    const quiet: JobEngineLike = {
+      label: 'quiet',
+      precision: 'f32',
+      laneCount: 1,
+      devices: [0],
+      lost: engine.lost,
+      submit: engine.submit.bind(engine) as JobEngineLike['submit'],
+      stats: () => engine.stats(),
+      close: () => engine.close(),
+    };
+    const f = new JobFuser(quiet, { maxBatchDelayMs: 1000 });
+    fusers.push(f);
+    const requests = [f.submit(stft(1, 16, 1)), f.submit(stft(1, 32, 2))];
+    for (const r of requests) expect(r).toBeInstanceOf(FusedRequest);
+    expect(f.waiting).toBe(2);
+    // Their windows meet the full queue only when submitted: the engine's own refusal answers them then.
+    f.close();
+    const outcomes = await Promise.allSettled(requests.map((r) => r.result));
+    for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(EngineFullError);
     engine.release();
   });
 
