@@ -145,13 +145,14 @@ describe('JobFuser bounds at their edges', () => {
 describe('JobFuser timer across windows', () => {
   it('a second window, opened later with another key, is submitted at its own deadline after the first', async () => {
     const engine = new FakeEngine();
-    const f = fuser(engine, { maxBatchDelayMs: 30 });
+    const f = fuser(engine, { maxBatchDelayMs: 100 });
     const first = f.submit(stft(1, 16, 1));
-    await new Promise((r) => setTimeout(r, 15));
+    await new Promise((r) => setTimeout(r, 50));
     const second = f.submit(stft(1, 32, 2));
     const t0 = performance.now();
     await first.result;
-    // The first window's deadline came; the second's is ~15 ms later and must still come.
+    // The first window's deadline came and only its own: the second's is ~50 ms later and must still come.
+    expect(engine.submitted.map((s) => s.data.length)).toEqual([16]);
     await second.result;
     expect(performance.now() - t0).toBeLessThan(2000);
     expect(engine.submitted.map((s) => s.data.length)).toEqual([16, 32]);
@@ -165,7 +166,10 @@ describe('the fusion key, field by field', () => {
     const framed = (seed: number, extra: Partial<JobSpec>): JobSpec => stft(1, 64, seed, { nperseg: 16, ...extra });
     const pairs: [Partial<JobSpec>, Partial<JobSpec>][] = [
       [{ window: ['kaiser', 5] }, { window: ['kaiser', 8] }],
-      [{ nperseg: 16 }, { nperseg: 32 }],
+      [
+        { nperseg: 16, noverlap: 4 },
+        { nperseg: 32, noverlap: 4 },
+      ],
       [{ noverlap: 4 }, { noverlap: 8 }],
       [{ outputDtype: 'f32' }, {}],
     ];
