@@ -11,7 +11,15 @@ const unitExclude = quickTests() ? [...configDefaults.exclude, ...PROCESS_HEAVY_
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: unitExclude, setupFiles, testTimeout: 20_000 } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          exclude: unitExclude,
+          setupFiles,
+          testTimeout: 20_000,
+        },
+      },
       { test: { name: 'codegen', include: ['test/codegen/**/*.test.ts'], setupFiles, testTimeout: 120_000 } },
       {
         test: {

@@ -50,7 +50,9 @@ export async function runBench(argv: readonly string[]): Promise<number> {
   }
   const specs = selectMetrics(opts.only);
   if (specs.length === 0) {
-    process.stderr.write(`tscuda bench: no metric matches --only ${opts.onlySource ?? ''}; the metrics are:\n  ${METRIC_NAMES.join('\n  ')}\n`);
+    process.stderr.write(
+      `tscuda bench: no metric matches --only ${opts.onlySource ?? ''}; the metrics are:\n  ${METRIC_NAMES.join('\n  ')}\n`,
+    );
     return 2;
   }
   const gpu = probeGpu();
@@ -87,7 +89,9 @@ export async function runBench(argv: readonly string[]): Promise<number> {
   const context = device.context;
   const env = describeEnvironment(device);
   const commit = await commitOf(ROOT);
-  progress.info(`${env.gpu} (${env.arch}), driver ${env.driver}, CUDA ${env.cuda}, commit ${commit}; reps ${opts.reps}, iters ${opts.iters}; ${specs.length} metric(s)`);
+  progress.info(
+    `${env.gpu} (${env.arch}), driver ${env.driver}, CUDA ${env.cuda}, commit ${commit}; reps ${opts.reps}, iters ${opts.iters}; ${specs.length} metric(s)`,
+  );
   let kernels: BenchKernels | undefined;
   let kernelsError = '';
   try {
@@ -132,7 +136,13 @@ export async function runBench(argv: readonly string[]): Promise<number> {
       for (let i = 0; i < 1 + extraPasses; i++) progress.skip();
     }
   } else {
-    peers.c = { peer: 'c', status: 'skipped', reason: opts.native ? 'no selected metric has a C baseline' : '--no-native', passes: [], errors: {} };
+    peers.c = {
+      peer: 'c',
+      status: 'skipped',
+      reason: opts.native ? 'no selected metric has a C baseline' : '--no-native',
+      passes: [],
+      errors: {},
+    };
   }
 
   if (nativeBinary) {
@@ -166,7 +176,13 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     }
   } else {
     for (const peer of PYTHON_PEERS)
-      peers[peer.peer] = { peer: peer.peer, status: 'skipped', reason: opts.peers ? 'no selected metric has peers' : '--no-peers', passes: [], errors: {} };
+      peers[peer.peer] = {
+        peer: peer.peer,
+        status: 'skipped',
+        reason: opts.peers ? 'no selected metric has peers' : '--no-peers',
+        passes: [],
+        errors: {},
+      };
   }
   for (const backend of wantEnginePeers ? ENGINE_PEER_BACKENDS : []) {
     progress.phase(`peer ${backend.title}`);

@@ -24,6 +24,8 @@ if (tsx) {
 } else if (existsSync(built)) {
   await import(pathToFileURL(built).href);
 } else {
-  console.error('tscuda: neither dist/cli/main.js nor tsx with src/cli/main.ts was found; run `npm run build` (or `npm install` in a checkout)');
+  console.error(
+    'tscuda: neither dist/cli/main.js nor tsx with src/cli/main.ts was found; run `npm run build` (or `npm install` in a checkout)',
+  );
   process.exitCode = 1;
 }

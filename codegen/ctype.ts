@@ -29,7 +29,11 @@ export function parseCType(input: string): CType {
   const fn = /^(.*?)\s*\(\s*\*\s*(const\s*)?\)\s*\((.*)\)$/.exec(s);
   if (fn) {
     const params = splitTopLevel(fn[3]!).filter((p) => p !== 'void');
-    return { kind: 'pointer', isConst: false, to: { kind: 'function', result: parseCType(fn[1]!), params: params.map(parseCType) } };
+    return {
+      kind: 'pointer',
+      isConst: false,
+      to: { kind: 'function', result: parseCType(fn[1]!), params: params.map(parseCType) },
+    };
   }
   const arr = /^(.*?)\s*\[(\d+)\]((?:\[\d+\])*)$/.exec(s);
   if (arr) {

@@ -97,10 +97,18 @@ export function emitFunction(u: TypeUniverse, fn: SnapshotFunction): EmittedFunc
   const params = fn.params.map((p, i) => `${safeIdent(p.name)}: ${tsParam(u, p, dirs[i]!)}`);
   const result = tsResult(u, fn);
   const signature = `${fn.name}(${params.join(', ')}): ${result}`;
-  const isStatus = STATUS_TYPES.includes(parseCType(fn.result).kind === 'name' ? (parseCType(fn.result) as { name: string }).name : '');
-  const ins = fn.params.map((p, i) => (dirs[i] === 1 ? undefined : `${safeIdent(p.name)}: ${tsParam(u, p, dirs[i]!)}`)).filter((x): x is string => !!x);
+  const isStatus = STATUS_TYPES.includes(
+    parseCType(fn.result).kind === 'name' ? (parseCType(fn.result) as { name: string }).name : '',
+  );
+  const ins = fn.params
+    .map((p, i) => (dirs[i] === 1 ? undefined : `${safeIdent(p.name)}: ${tsParam(u, p, dirs[i]!)}`))
+    .filter((x): x is string => !!x);
   const outs = fn.params
-    .map((p, i) => (dirs[i] === 1 ? { name: p.name, type: tsValue(u, (u.resolve(parseCType(p.type)) as Extract<CType, { kind: 'pointer' }>).to) } : undefined))
+    .map((p, i) =>
+      dirs[i] === 1
+        ? { name: p.name, type: tsValue(u, (u.resolve(parseCType(p.type)) as Extract<CType, { kind: 'pointer' }>).to) }
+        : undefined,
+    )
     .filter((x): x is { name: string; type: string } => !!x);
   let checkedResult: string;
   if (!isStatus) checkedResult = result;
@@ -108,7 +116,9 @@ export function emitFunction(u: TypeUniverse, fn: SnapshotFunction): EmittedFunc
   else if (outs.length === 1) checkedResult = outs[0]!.type;
   else checkedResult = `{ ${outs.map((o) => `${JSON.stringify(o.name)}: ${o.type};`).join(' ')} }`;
   const checkedSignature = `${fn.name}(${ins.join(', ')}): ${checkedResult}`;
-  const declParams = fn.params.map((p, i) => `[${JSON.stringify(p.name)}, ${JSON.stringify(koffiSpec(u, parseCType(p.type)))}, ${dirs[i]}]`);
+  const declParams = fn.params.map(
+    (p, i) => `[${JSON.stringify(p.name)}, ${JSON.stringify(koffiSpec(u, parseCType(p.type)))}, ${dirs[i]}]`,
+  );
   const resultSpec = koffiSpec(u, parseCType(fn.result));
   const declaration = `[${JSON.stringify(fn.name)}, ${JSON.stringify(fn.symbol)}, ${JSON.stringify(resultSpec)}, [${declParams.join(', ')}]${fn.perThreadSymbol ? `, ${JSON.stringify(fn.perThreadSymbol)}` : ''}]`;
   return { signature, checkedSignature, declaration, deprecated: !!fn.deprecated, doc: docText(fn.doc) };

@@ -128,7 +128,9 @@ export function koffiField(u: TypeUniverse, t: CType, fieldName: string, nested?
     const of = u.resolve(r.of);
     if (of.kind === 'name' && of.name === 'char') {
       // Opaque byte blocks (CUuuid bytes, padding, ncclUniqueId's `internal`) read as bytes, never as C strings cut at a NUL.
-      return /bytes|reserved|pad|internal/i.test(fieldName) ? `koffi.array('uint8', ${r.length}, 'Typed')` : `koffi.array('char', ${r.length}, 'String')`;
+      return /bytes|reserved|pad|internal/i.test(fieldName)
+        ? `koffi.array('uint8', ${r.length}, 'Typed')`
+        : `koffi.array('char', ${r.length}, 'String')`;
     }
     return `koffi.array(${koffiField(u, r.of, fieldName)}, ${r.length})`;
   }
@@ -144,7 +146,9 @@ export function koffiField(u: TypeUniverse, t: CType, fieldName: string, nested?
 
 export function koffiRecordExpr(u: TypeUniverse, rec: SnapshotRecord, anonymous: boolean): string {
   const fn = rec.kind === 'union' ? 'koffi.union' : 'koffi.struct';
-  const members = rec.fields.map((f, i) => `${JSON.stringify(f.name || `__anon${i}`)}: ${koffiField(u, parseCType(f.type), f.name, f.record)}`);
+  const members = rec.fields.map(
+    (f, i) => `${JSON.stringify(f.name || `__anon${i}`)}: ${koffiField(u, parseCType(f.type), f.name, f.record)}`,
+  );
   return `${fn}(${anonymous ? '' : `${JSON.stringify(rec.tag)}, `}{ ${members.join(', ')} })`;
 }
 
@@ -183,6 +187,7 @@ export function recordOrder(u: TypeUniverse): SnapshotRecord[] {
     done.add(rec.tag);
     out.push(rec);
   };
-  for (const rec of [...u.records.values()].sort((a, b) => a.tag.localeCompare(b.tag))) if (rec.complete) visit(rec, new Set());
+  for (const rec of [...u.records.values()].sort((a, b) => a.tag.localeCompare(b.tag)))
+    if (rec.complete) visit(rec, new Set());
   return out;
 }

@@ -2,7 +2,14 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { type AstNode, docOf, hasDeprecatedAttr, locateTopLevel } from './clang-ast.js';
-import type { Snapshot, SnapshotEnum, SnapshotField, SnapshotFunction, SnapshotRecord, SnapshotTypedef } from './snapshot.js';
+import type {
+  Snapshot,
+  SnapshotEnum,
+  SnapshotField,
+  SnapshotFunction,
+  SnapshotRecord,
+  SnapshotTypedef,
+} from './snapshot.js';
 
 export interface LibrarySource {
   library: Snapshot['library'];
@@ -27,7 +34,9 @@ export const LIBRARY_SOURCES: LibrarySource[] = [
 
 /** Where CUDA headers live: the toolkit, then `.headers/` (cufft.h and nvrtc.h copied from the GPU host; never committed). */
 export function headerSearchPath(root: string): string[] {
-  const toolkit = [process.env.TSCUDA_CUDA_PATH, process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'include'));
+  const toolkit = [process.env.TSCUDA_CUDA_PATH, process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
+    .filter((p): p is string => !!p)
+    .map((p) => join(p, 'include'));
   return [join(root, '.headers'), ...toolkit].filter((p) => existsSync(p));
 }
 
@@ -50,13 +59,29 @@ export async function findClang(): Promise<string | undefined> {
 }
 
 async function parse(clang: string, headerPath: string, includeDirs: string[], defines: string[]): Promise<AstNode> {
-  const args = ['-x', 'c', '-fsyntax-only', '-fparse-all-comments', '-Xclang', '-ast-dump=json', ...defines.map((d) => `-D${d}`), ...includeDirs.map((d) => `-I${d}`), '-'];
+  const args = [
+    '-x',
+    'c',
+    '-fsyntax-only',
+    '-fparse-all-comments',
+    '-Xclang',
+    '-ast-dump=json',
+    ...defines.map((d) => `-D${d}`),
+    ...includeDirs.map((d) => `-I${d}`),
+    '-',
+  ];
   const { stdout } = await execa(clang, args, { input: `#include "${headerPath}"\n`, maxBuffer: 1 << 30 });
   return JSON.parse(stdout) as AstNode;
 }
 
 /** `#define cuMemAlloc cuMemAlloc_v2`: the public name of each versioned symbol. */
-async function functionMacros(clang: string, headerPath: string, includeDirs: string[], defines: string[], prefix: string): Promise<Map<string, string>> {
+async function functionMacros(
+  clang: string,
+  headerPath: string,
+  includeDirs: string[],
+  defines: string[],
+  prefix: string,
+): Promise<Map<string, string>> {
   const args = ['-x', 'c', '-E', '-dM', ...defines.map((d) => `-D${d}`), ...includeDirs.map((d) => `-I${d}`), '-'];
   const { stdout } = await execa(clang, args, { input: `#include "${headerPath}"\n`, maxBuffer: 1 << 28 });
   const raw = new Map<string, string>();
@@ -82,7 +107,11 @@ const ANON = /\((?:unnamed|anonymous)(?: (struct|union|enum))? at ([^):]+):(\d+)
 
 /** Anonymous records are named by where they are declared, so type strings can refer to them. */
 export function normalizeType(qualType: string): string {
-  return qualType.replace(ANON, (_m, _k: string, file: string, line: string, col: string) => `__anon_${basename(file).replace(/\W/g, '_')}_${line}_${col}`);
+  return qualType.replace(
+    ANON,
+    (_m, _k: string, file: string, line: string, col: string) =>
+      `__anon_${basename(file).replace(/\W/g, '_')}_${line}_${col}`,
+  );
 }
 
 function anonTag(file: string | undefined, line: number | undefined, col: number | undefined): string {
@@ -112,7 +141,12 @@ function record(node: AstNode, tag: string, file: string | undefined): SnapshotR
       fields.push(field);
     }
   }
-  const out: SnapshotRecord = { tag, kind: node.tagUsed === 'union' ? 'union' : 'struct', complete: !!node.completeDefinition, fields };
+  const out: SnapshotRecord = {
+    tag,
+    kind: node.tagUsed === 'union' ? 'union' : 'struct',
+    complete: !!node.completeDefinition,
+    fields,
+  };
   if (hasDeprecatedAttr(node)) out.deprecated = true;
   return out;
 }
@@ -162,14 +196,25 @@ function describeFunction(node: AstNode, name: string): SnapshotFunction {
   return fn;
 }
 
-export async function extract(clang: string, root: string, source: LibrarySource, cudaVersion: string): Promise<Snapshot> {
+export async function extract(
+  clang: string,
+  root: string,
+  source: LibrarySource,
+  cudaVersion: string,
+): Promise<Snapshot> {
   const headerPath = findHeader(root, source.header);
   if (!headerPath) throw new Error(`${source.header} not found in ${headerSearchPath(root).join(', ')}`);
   const includeDirs = [...new Set([dirname(headerPath), ...headerSearchPath(root)])];
   const ast = await parse(clang, headerPath, includeDirs, []);
   const perThreadAst = await parse(clang, headerPath, includeDirs, ['CUDA_API_PER_THREAD_DEFAULT_STREAM']);
   const macros = await functionMacros(clang, headerPath, includeDirs, [], source.prefix);
-  const perThreadMacros = await functionMacros(clang, headerPath, includeDirs, ['CUDA_API_PER_THREAD_DEFAULT_STREAM'], source.prefix);
+  const perThreadMacros = await functionMacros(
+    clang,
+    headerPath,
+    includeDirs,
+    ['CUDA_API_PER_THREAD_DEFAULT_STREAM'],
+    source.prefix,
+  );
   const publicName = new Map<string, string>();
   for (const [name, symbol] of macros) publicName.set(symbol, name);
 
@@ -244,5 +289,13 @@ export async function extract(clang: string, root: string, source: LibrarySource
     }
     lastAnonymous = undefined;
   }
-  return { library: source.library, header: source.header, cudaVersion, functions: snapshotFunctions, enums, records, typedefs };
+  return {
+    library: source.library,
+    header: source.header,
+    cudaVersion,
+    functions: snapshotFunctions,
+    enums,
+    records,
+    typedefs,
+  };
 }

@@ -12,7 +12,11 @@ export const SNAPSHOT_DIR = join(root, 'codegen', 'snapshots');
 export const GENERATED_DIR = join(root, 'src', 'ffi', 'generated');
 
 export async function readSnapshots(): Promise<Snapshot[]> {
-  return Promise.all(LIBRARY_SOURCES.map(async (s) => JSON.parse(await readFile(join(SNAPSHOT_DIR, `${s.library}.json`), 'utf8')) as Snapshot));
+  return Promise.all(
+    LIBRARY_SOURCES.map(
+      async (s) => JSON.parse(await readFile(join(SNAPSHOT_DIR, `${s.library}.json`), 'utf8')) as Snapshot,
+    ),
+  );
 }
 
 export function snapshotText(snap: Snapshot): string {
@@ -25,7 +29,9 @@ async function main(): Promise<void> {
     const clang = await findClang();
     for (const source of LIBRARY_SOURCES) {
       if (!clang) {
-        console.log(`extract: clang not found (apt-get install clang-19); keeping the committed snapshot of ${source.header}`);
+        console.log(
+          `extract: clang not found (apt-get install clang-19); keeping the committed snapshot of ${source.header}`,
+        );
         continue;
       }
       if (!findHeader(root, source.header)) {
@@ -42,7 +48,9 @@ async function main(): Promise<void> {
   files.set('../../kernels/launchers.generated.ts', launchers.text);
   const testLaunchers = emitLaunchers(join(root, 'test', 'kernels'), TEST_LAUNCHERS);
   files.set('../../../test/kernels/launchers.generated.ts', testLaunchers.text);
-  console.log(`launchers: ${launchers.kernels} product kernels in ${launchers.files} files, ${testLaunchers.kernels} test kernels in ${testLaunchers.files}`);
+  console.log(
+    `launchers: ${launchers.kernels} product kernels in ${launchers.files} files, ${testLaunchers.kernels} test kernels in ${testLaunchers.files}`,
+  );
   let differences = 0;
   for (const [name, text] of files) {
     const path = join(GENERATED_DIR, name);
@@ -50,7 +58,9 @@ async function main(): Promise<void> {
       const committed = await readFile(path, 'utf8').catch(() => '');
       if (committed !== text) {
         differences++;
-        console.error(`codegen:check: ${join('src/ffi/generated', name)} differs from what the snapshots and kernels emit`);
+        console.error(
+          `codegen:check: ${join('src/ffi/generated', name)} differs from what the snapshots and kernels emit`,
+        );
       }
     } else {
       await mkdir(GENERATED_DIR, { recursive: true });

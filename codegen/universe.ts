@@ -63,7 +63,9 @@ export class TypeUniverse {
 
   recordOf(t: CType): SnapshotRecord | undefined {
     const r = this.resolve(t);
-    return r.kind === 'name' && (r.tagKind === 'struct' || r.tagKind === 'union' || r.name.startsWith('__anon_')) ? this.records.get(r.name) : undefined;
+    return r.kind === 'name' && (r.tagKind === 'struct' || r.tagKind === 'union' || r.name.startsWith('__anon_'))
+      ? this.records.get(r.name)
+      : undefined;
   }
 
   /** `typedef struct CUstream_st *CUstream`: the opaque tag a handle type points at. */

@@ -25,7 +25,9 @@ const server = createServer((req, res) => {
   if (req.method !== 'POST' || req.url !== '/lerp') return void res.writeHead(404).end();
   body(req)
     .then((text) => lerp.submitOne(JSON.parse(text) as InterpolationItem))
-    .then((result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.from(result))))
+    .then((result) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.from(result))),
+    )
     .catch((e: unknown) => res.writeHead(400).end(String(e)));
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -41,6 +43,8 @@ const answers = await Promise.all(
 );
 const correct = answers.every((v, i) => v.length === 4 && v.every((x) => x === i + 5));
 const { batches } = lerp.metrics;
-console.log(`200 requests: ${correct ? 'all correct' : 'WRONG'}; ${batches} GPU batch(es), ${(200 / batches).toFixed(1)} requests per batch`);
+console.log(
+  `200 requests: ${correct ? 'all correct' : 'WRONG'}; ${batches} GPU batch(es), ${(200 / batches).toFixed(1)} requests per batch`,
+);
 server.close();
 await lerp.close();

@@ -26,7 +26,9 @@ const size = comms.length;
 const expected = (size * (size + 1)) / 2;
 const results = buffers.map((b) => b.read() as Float32Array);
 const ok = results.every((a) => a.every((v) => v === expected));
-console.log(`allReduce over ${size} GPU(s) (NCCL ${Communicator.version()}): every element = ${results[0]![0]} (expected ${expected}): ${ok ? 'correct' : 'WRONG'}`);
+console.log(
+  `allReduce over ${size} GPU(s) (NCCL ${Communicator.version()}): every element = ${results[0]![0]} (expected ${expected}): ${ok ? 'correct' : 'WRONG'}`,
+);
 
 for (const b of buffers) b.dispose();
 for (const c of comms) c.dispose();

@@ -32,8 +32,16 @@ if (process.env.RANK === undefined) {
   // example needs nothing beyond tscuda); bounded, so a rank that hangs fails the run.
   const runRank = (rank: number): Promise<{ ok: boolean; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const env = { ...process.env, TSCUDA_NCCL_ID: id.toBase64(), RANK: String(rank), WORLD_SIZE: String(SIZE), LOCAL_RANK: String(rank) };
-      execFile(process.execPath, [...process.execArgv, self], { env, timeout: 120_000 }, (error, stdout, stderr) => resolve({ ok: error === null, stdout, stderr }));
+      const env = {
+        ...process.env,
+        TSCUDA_NCCL_ID: id.toBase64(),
+        RANK: String(rank),
+        WORLD_SIZE: String(SIZE),
+        LOCAL_RANK: String(rank),
+      };
+      execFile(process.execPath, [...process.execArgv, self], { env, timeout: 120_000 }, (error, stdout, stderr) =>
+        resolve({ ok: error === null, stdout, stderr }),
+      );
     });
   const results = await Promise.all(Array.from({ length: SIZE }, (_, rank) => runRank(rank)));
   for (const r of results) process.stdout.write(`${r.stdout.trimEnd()}\n`);
@@ -53,7 +61,9 @@ if (process.env.RANK === undefined) {
   const out = data.read() as Float32Array;
   const expected = (size * (size + 1)) / 2;
   const ok = out.every((v) => v === expected);
-  console.log(`rank ${rank} of ${size} on ${Device.get(device).name}: allReduce sum = ${out[0]} (expected ${expected}): ${ok ? 'correct' : 'WRONG'}`);
+  console.log(
+    `rank ${rank} of ${size} on ${Device.get(device).name}: allReduce sum = ${out[0]} (expected ${expected}): ${ok ? 'correct' : 'WRONG'}`,
+  );
   comm.dispose();
   if (!ok) process.exitCode = 1;
 }

@@ -31,4 +31,6 @@ using norms = DeviceBuffer.alloc('f32', rows, { stream });
 l2norm(x, norms, { stream });
 const out = norms.read(new Float32Array(rows), { stream });
 await stream.done();
-console.log(`norms: ${Array.from(out, (v) => v.toFixed(1)).join(' ')} (expected ${[1, 2, 3].map((v) => (v * Math.sqrt(k)).toFixed(1)).join(' ')})`);
+console.log(
+  `norms: ${Array.from(out, (v) => v.toFixed(1)).join(' ')} (expected ${[1, 2, 3].map((v) => (v * Math.sqrt(k)).toFixed(1)).join(' ')})`,
+);

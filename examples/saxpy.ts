@@ -36,4 +36,6 @@ saxpy.launch({ grid: Math.ceil(n / 256), block: 256, stream }, n, 2.0, x, y);
 
 y.read(hostY, { stream });
 await stream.done(); // the event loop stays free meanwhile
-console.log(`saxpy on ${Device.get(0).name}: y[0..4] = ${Array.from(hostY.array.subarray(0, 5)).join(' ')}, y[${n - 1}] = ${hostY.array[n - 1]}`);
+console.log(
+  `saxpy on ${Device.get(0).name}: y[0..4] = ${Array.from(hostY.array.subarray(0, 5)).join(' ')}, y[${n - 1}] = ${hostY.array[n - 1]}`,
+);

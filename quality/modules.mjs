@@ -16,13 +16,21 @@ export const MUTATION_MODULES = [
   {
     name: 'parameters',
     file: 'src/engine/parameters.ts',
-    tests: ['test/unit/engine/parameters-edges.test.ts', 'test/unit/server/codec-params.test.ts', 'test/unit/engine/validate.test.ts'],
+    tests: [
+      'test/unit/engine/parameters-edges.test.ts',
+      'test/unit/server/codec-params.test.ts',
+      'test/unit/engine/validate.test.ts',
+    ],
     liftAsConst: true,
   },
   {
     name: 'validate',
     file: 'src/engine/validate.ts',
-    tests: ['test/unit/engine/validate.test.ts', 'test/unit/engine/validate-edges.test.ts', 'test/unit/engine/sample-types.test.ts'],
+    tests: [
+      'test/unit/engine/validate.test.ts',
+      'test/unit/engine/validate-edges.test.ts',
+      'test/unit/engine/sample-types.test.ts',
+    ],
   },
   {
     name: 'params',
@@ -47,7 +55,11 @@ export const MUTATION_MODULES = [
   {
     name: 'channel',
     file: 'src/pipeline/batching/channel.ts',
-    tests: ['test/unit/pipeline/batching/batcher.test.ts', 'test/unit/pipeline/batching/bounded.test.ts', 'test/unit/pipeline/batching/channel-edges.test.ts'],
+    tests: [
+      'test/unit/pipeline/batching/batcher.test.ts',
+      'test/unit/pipeline/batching/bounded.test.ts',
+      'test/unit/pipeline/batching/channel-edges.test.ts',
+    ],
   },
   {
     name: 'admission',

@@ -33,7 +33,9 @@ const { values, positionals } = parseArgs({
 });
 
 if (values.help) {
-  console.log(`usage: npm run test:mutation -- [${MUTATION_MODULES.map((m) => m.name).join('|')} ...] [--minutes N] [--incremental]`);
+  console.log(
+    `usage: npm run test:mutation -- [${MUTATION_MODULES.map((m) => m.name).join('|')} ...] [--minutes N] [--incremental]`,
+  );
   process.exit(0);
 }
 
@@ -43,10 +45,12 @@ else await runAll();
 /** The parent: each selected module in a niced child process with a deadline, then the summary. */
 async function runAll() {
   const unknown = positionals.filter((name) => !MUTATION_MODULES.some((m) => m.name === name));
-  if (unknown.length > 0) fail(`unknown module ${unknown.join(', ')}: one of ${MUTATION_MODULES.map((m) => m.name).join(', ')}`);
+  if (unknown.length > 0)
+    fail(`unknown module ${unknown.join(', ')}: one of ${MUTATION_MODULES.map((m) => m.name).join(', ')}`);
   const minutes = Number(values.minutes);
   if (!(minutes > 0)) fail(`--minutes must be a positive number, got ${values.minutes}`);
-  const selected = positionals.length > 0 ? MUTATION_MODULES.filter((m) => positionals.includes(m.name)) : MUTATION_MODULES;
+  const selected =
+    positionals.length > 0 ? MUTATION_MODULES.filter((m) => positionals.includes(m.name)) : MUTATION_MODULES;
   const summary = existsSync(summaryPath) ? JSON.parse(readFileSync(summaryPath, 'utf8')) : { modules: {} };
   let failed = false;
   for (const module of selected) {
@@ -54,18 +58,25 @@ async function runAll() {
     const status = await runChild(module, minutes * 60_000);
     const reportPath = join(workRoot, 'reports', `${module.name}.json`);
     if (status !== 0 || !existsSync(reportPath)) {
-      console.error(`mutation: ${module.name} ${status === 'timeout' ? `ran past ${minutes} min and was ended` : `failed (exit ${status})`}`);
+      console.error(
+        `mutation: ${module.name} ${status === 'timeout' ? `ran past ${minutes} min and was ended` : `failed (exit ${status})`}`,
+      );
       failed = true;
       continue;
     }
     const entry = summarize(module, JSON.parse(readFileSync(reportPath, 'utf8')), Date.now() - started);
     summary.modules[module.name] = entry;
-    console.log(`mutation: ${module.name} ${(entry.score * 100).toFixed(1)}% (${entry.detected} detected, ${entry.undetected} undetected, ${entry.seconds} s)`);
+    console.log(
+      `mutation: ${module.name} ${(entry.score * 100).toFixed(1)}% (${entry.detected} detected, ${entry.undetected} undetected, ${entry.seconds} s)`,
+    );
     if (entry.score < GOAL) failed = true;
   }
   summary.goal = GOAL;
-  summary.score = 'detected / (detected + undetected): detected = killed + timeout, undetected = survived + no coverage';
-  summary.stryker = JSON.parse(readFileSync(join(root, 'node_modules', '@stryker-mutator', 'core', 'package.json'), 'utf8')).version;
+  summary.score =
+    'detected / (detected + undetected): detected = killed + timeout, undetected = survived + no coverage';
+  summary.stryker = JSON.parse(
+    readFileSync(join(root, 'node_modules', '@stryker-mutator', 'core', 'package.json'), 'utf8'),
+  ).version;
   writeFileSync(summaryPath, JSON.stringify(summary, null, 2) + '\n');
   console.log(`mutation: summary in ${relative(root, summaryPath)}`);
   process.exit(failed ? 1 : 0);
@@ -73,9 +84,18 @@ async function runAll() {
 
 /** One module's run as a child at the lowest priority; 'timeout' when it outlived its deadline. */
 function runChild(module, deadlineMs) {
-  const args = [fileURLToPath(import.meta.url), '--one-module', module.name, ...(values.incremental ? ['--incremental'] : [])];
+  const args = [
+    fileURLToPath(import.meta.url),
+    '--one-module',
+    module.name,
+    ...(values.incremental ? ['--incremental'] : []),
+  ];
   return new Promise((resolve) => {
-    const child = spawn('nice', ['-n', '19', process.execPath, ...args], { cwd: root, stdio: 'inherit', detached: true });
+    const child = spawn('nice', ['-n', '19', process.execPath, ...args], {
+      cwd: root,
+      stdio: 'inherit',
+      detached: true,
+    });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -99,7 +119,8 @@ async function runOneModule(name) {
   const module = MUTATION_MODULES.find((m) => m.name === name);
   if (module === undefined) fail(`unknown module ${name}`);
   const tests = module.tests.filter((file) => existsSync(join(root, file)));
-  for (const missing of module.tests.filter((file) => !tests.includes(file))) console.warn(`mutation: ${name}: ${missing} does not exist, left out`);
+  for (const missing of module.tests.filter((file) => !tests.includes(file)))
+    console.warn(`mutation: ${name}: ${missing} does not exist, left out`);
   if (tests.length === 0) fail(`${name}: none of its test files exists`);
 
   const workspace = join(workRoot, `workspace-${name}`);
@@ -109,7 +130,10 @@ async function runOneModule(name) {
   // lacks, and vitest needs none (esbuild strips the types).
   // docs/: tests compare constants with what the documentation says.
   for (const entry of ['src', 'test', 'docs', 'quality', 'package.json']) {
-    cpSync(join(root, entry), join(workspace, entry), { recursive: true, filter: (source) => !source.includes(`${join('test', 'kernels', 'build')}`) });
+    cpSync(join(root, entry), join(workspace, entry), {
+      recursive: true,
+      filter: (source) => !source.includes(`${join('test', 'kernels', 'build')}`),
+    });
   }
   symlinkSync(join(root, 'node_modules'), join(workspace, 'node_modules'), 'dir');
   if (module.liftAsConst) liftAsConst(join(workspace, module.file));
@@ -171,7 +195,13 @@ function summarize(module, report, elapsedMs) {
     seconds: Math.round(elapsedMs / 1000),
     survivors: mutants
       .filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
-      .map((m) => ({ line: m.location.start.line, column: m.location.start.column, mutator: m.mutatorName, replacement: m.replacement ?? '', status: m.status }))
+      .map((m) => ({
+        line: m.location.start.line,
+        column: m.location.start.column,
+        mutator: m.mutatorName,
+        replacement: m.replacement ?? '',
+        status: m.status,
+      }))
       .sort((a, b) => a.line - b.line || a.column - b.column),
   };
 }

@@ -3,8 +3,13 @@
 import { defineConfig } from 'vitest/config';
 
 const include = (process.env.TSCUDA_MUTATION_TESTS ?? '').split(',').filter((file) => file !== '');
-if (include.length === 0) throw new Error('TSCUDA_MUTATION_TESTS names no test file: run this configuration through npm run test:mutation');
+if (include.length === 0)
+  throw new Error('TSCUDA_MUTATION_TESTS names no test file: run this configuration through npm run test:mutation');
 
 export default defineConfig({
-  test: { include: [...include, 'quality/module-loads.test.mjs'], setupFiles: ['test/setup/typed-array-equality.ts'], testTimeout: 20_000 },
+  test: {
+    include: [...include, 'quality/module-loads.test.mjs'],
+    setupFiles: ['test/setup/typed-array-equality.ts'],
+    testTimeout: 20_000,
+  },
 });

@@ -12,16 +12,25 @@ const problems = [];
 const sources = readdirSync(join(root, 'src', 'kernels')).filter((f) => f.endsWith('.cu'));
 for (const file of sources) {
   const fatbin = join(root, 'kernels', 'build', file.replace(/\.cu$/, '.fatbin'));
-  if (!existsSync(fatbin) || statSync(fatbin).size === 0) problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is missing (built from src/kernels/${file})`);
+  if (!existsSync(fatbin) || statSync(fatbin).size === 0)
+    problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is missing (built from src/kernels/${file})`);
   else if (statSync(fatbin).mtimeMs < statSync(join(root, 'src', 'kernels', file)).mtimeMs)
     problems.push(`kernels/build/${file.replace(/\.cu$/, '.fatbin')} is older than src/kernels/${file}`);
 }
-for (const built of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']) if (!existsSync(join(root, built))) problems.push(`${built} is missing`);
+for (const built of ['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js'])
+  if (!existsSync(join(root, built))) problems.push(`${built} is missing`);
 // package.json's "files" leaves the maps out, so no shipped file may point at one.
-const walk = (dir) => (existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : []);
+const walk = (dir) =>
+  existsSync(dir)
+    ? readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+      )
+    : [];
 for (const file of walk(join(root, 'dist')).filter((f) => /\.(js|d\.ts)$/.test(f))) {
   if (/\/\/# sourceMappingURL=/.test(readFileSync(file, 'utf8'))) {
-    problems.push(`${file.slice(root.length + 1)} ends with a sourceMappingURL comment, but maps are not shipped (tsconfig.build.json: sourceMap false)`);
+    problems.push(
+      `${file.slice(root.length + 1)} ends with a sourceMappingURL comment, but maps are not shipped (tsconfig.build.json: sourceMap false)`,
+    );
     break;
   }
 }

@@ -46,7 +46,8 @@ for (let t = 0; t < frames; t++) {
     segment[2 * i + 1] = 0;
   }
   fft.transform(spectrum, segment);
-  for (let k = 0; k < freqs; k++) magnitude[k * frames + t] = Math.hypot(spectrum[2 * k]!, spectrum[2 * k + 1]!) / scale;
+  for (let k = 0; k < freqs; k++)
+    magnitude[k * frames + t] = Math.hypot(spectrum[2 * k]!, spectrum[2 * k + 1]!) / scale;
 }
 const f = Float64Array.from({ length: freqs }, (_, k) => (k * DEMO_FS) / nperseg);
 const t = Float64Array.from({ length: frames }, (_, i) => (i * hop) / DEMO_FS);
@@ -72,14 +73,25 @@ for (let s = 0; s < batch; s++) {
     let sum = 0;
     for (let k = 1; k <= n / 2; k++) {
       const hz = (k * DEMO_FS) / n;
-      if (hz >= p.band[0] && hz <= p.band[1]) sum += ((k === n / 2 ? 1 : 2) * (X[2 * k]! ** 2 + X[2 * k + 1]! ** 2)) / (n * n);
+      if (hz >= p.band[0] && hz <= p.band[1])
+        sum += ((k === n / 2 ? 1 : 2) * (X[2 * k]! ** 2 + X[2 * k + 1]! ** 2)) / (n * n);
     }
     powers[s * planted.length + j] = sum;
   });
 }
 
 mkdirSync(out, { recursive: true });
-const spectrogram = demoSpectrogram({ magnitude, f, t, length: n, nperseg, noverlap, planted, series: 0, device: 'drawn on the CPU by scripts/docs-figures.ts' });
+const spectrogram = demoSpectrogram({
+  magnitude,
+  f,
+  t,
+  length: n,
+  nperseg,
+  noverlap,
+  planted,
+  series: 0,
+  device: 'drawn on the CPU by scripts/docs-figures.ts',
+});
 writeFileSync(join(out, 'spectrogram.png'), spectrogram.png);
 const bands = demoBandPowers(powers, batch, planted);
 writeFileSync(join(out, 'band-powers.png'), bands.png);

@@ -13,7 +13,9 @@ const root = join(import.meta.dirname, '..');
 const check = process.argv.includes('--check');
 const unknown = process.argv.slice(2).filter((a) => a !== '--check');
 if (unknown.length > 0) {
-  console.error(`docs:numbers: unknown argument ${JSON.stringify(unknown[0])} (usage: npm run docs:numbers [-- --check])`);
+  console.error(
+    `docs:numbers: unknown argument ${JSON.stringify(unknown[0])} (usage: npm run docs:numbers [-- --check])`,
+  );
   process.exit(2);
 }
 
@@ -25,9 +27,12 @@ try {
     console.log(`${check ? 'stale' : 'rewrote'} ${d.file}`);
   }
   const stray = documents.flatMap((d) => strayFigures(d.committed, d.file));
-  for (const s of stray) console.log(`${s.file}:${s.line}: measured figure typed by hand: ${s.figure} (quote it from a generated block)`);
+  for (const s of stray)
+    console.log(`${s.file}:${s.line}: measured figure typed by hand: ${s.figure} (quote it from a generated block)`);
   const blocks = documents.reduce((n, d) => n + d.blocks, 0);
-  console.log(`${blocks} generated blocks in ${documents.length} documents; ${stale.length} ${check ? 'stale' : 'rewritten'}; ${stray.length} figures typed by hand`);
+  console.log(
+    `${blocks} generated blocks in ${documents.length} documents; ${stale.length} ${check ? 'stale' : 'rewritten'}; ${stray.length} figures typed by hand`,
+  );
   process.exit(stray.length > 0 || (check && stale.length > 0) ? 1 : 0);
 } catch (e) {
   console.error(`docs:numbers: ${(e as Error).message}`);

@@ -17,7 +17,10 @@ const entry = join(tooling, 'node_modules', 'typedoc', 'dist', 'index.js');
 if (!existsSync(entry)) {
   console.log('docs: installing typedoc and TypeScript 6 into scripts/docs/ (once)');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  execFileSync(npm, [existsSync(join(tooling, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: tooling, stdio: 'inherit' });
+  execFileSync(npm, [existsSync(join(tooling, 'package-lock.json')) ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+    cwd: tooling,
+    stdio: 'inherit',
+  });
 }
 const { Application, LogLevel } = await import(pathToFileURL(entry).href);
 process.chdir(root);
@@ -30,5 +33,7 @@ if (!project) {
 app.validate(project);
 await app.generateDocs(project, app.options.getValue('out'));
 const warnings = app.logger.warningCount;
-console.log(`docs: wrote ${app.options.getValue('out')}${warnings ? ` (${warnings} warning(s): undocumented exports and broken links are listed above)` : ''}`);
+console.log(
+  `docs: wrote ${app.options.getValue('out')}${warnings ? ` (${warnings} warning(s): undocumented exports and broken links are listed above)` : ''}`,
+);
 process.exitCode = app.logger.errorCount > 0 ? 1 : 0;

@@ -43,7 +43,12 @@ export type * from './runtime/index.js';
 export { CudaError, CudaUnavailableError } from './ffi/errors.js';
 // Scripting without whole kernels (CuPy's ElementwiseKernel / ReductionKernel).
 export { elementwise, reduction } from './kernels/index.js';
-export type { ElementwiseDescriptor, ElementwiseFunction, ReductionDescriptor, ReductionFunction } from './kernels/index.js';
+export type {
+  ElementwiseDescriptor,
+  ElementwiseFunction,
+  ReductionDescriptor,
+  ReductionFunction,
+} from './kernels/index.js';
 // Orchestration across streams.
 export { StreamPool, Coordinator, Profiler, DevicePool } from './orchestration/index.js';
 export type {
@@ -61,5 +66,14 @@ export type {
 export { TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
 export type { BatcherDescriptor, BatchDispatch, ManagedContextDescriptor } from './pipeline/index.js';
 // The FFT job engine and the errors its submit() and jobs raise (a program that submits catches these).
-export { JobEngine, JobValidationError, JobError, JobCancelledError, JobTimeoutError, EngineFullError, EngineClosedError, EngineLostError } from './engine/index.js';
+export {
+  JobEngine,
+  JobValidationError,
+  JobError,
+  JobCancelledError,
+  JobTimeoutError,
+  EngineFullError,
+  EngineClosedError,
+  EngineLostError,
+} from './engine/index.js';
 export type { JobSpec, JobResult, Job, JobStatus, JobEngineOptions, EngineStats } from './engine/index.js';

@@ -53,7 +53,10 @@ export function importsOf(source: string): ImportRef[] {
     const spec = m[1] ?? m[2] ?? m[3] ?? m[4];
     if (!spec || !spec.startsWith('.')) continue;
     const head = m[0].trimStart();
-    const typeOnly = m[4] !== undefined || /^(import|export)\s+type\b/.test(head) || /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
+    const typeOnly =
+      m[4] !== undefined ||
+      /^(import|export)\s+type\b/.test(head) ||
+      /^import\s*\{\s*(type\s+[\w$]+\s*(as\s+[\w$]+\s*)?,?\s*)+\}\s*from/.test(head);
     if (m[2] !== undefined) {
       // `import('x').Name` outside an await is a type (`options: import('./s.js').Stream`), not a load.
       const after = code.slice(m.index! + m[0].length);
@@ -97,7 +100,10 @@ export function checkLayers(root: string): LayerViolation[] {
   const violations: LayerViolation[] = [];
   const name = (f: string): string => relative(root, f);
   for (const file of files) {
-    const refs = importsOf(readFileSync(file, 'utf8')).map((r) => ({ target: resolveImport(file, r.spec), typeOnly: r.typeOnly }));
+    const refs = importsOf(readFileSync(file, 'utf8')).map((r) => ({
+      target: resolveImport(file, r.spec),
+      typeOnly: r.typeOnly,
+    }));
     const targets = refs.map((r) => r.target);
     // Every import is an edge of the cycle check, type-only ones included (see the file's head).
     graph.set(
@@ -105,24 +111,41 @@ export function checkLayers(root: string): LayerViolation[] {
       refs.filter((r) => r.target.startsWith(src + '/') && r.target.endsWith('.ts')).map((r) => r.target),
     );
     const layer = layerOf(root, file);
-    if (layer !== '(root)' && !(layer in LAYERS)) violations.push({ rule: 'unknown-folder', message: `${name(file)}: src/${layer}/ is not a layer of docs/design.md` });
+    if (layer !== '(root)' && !(layer in LAYERS))
+      violations.push({
+        rule: 'unknown-folder',
+        message: `${name(file)}: src/${layer}/ is not a layer of docs/design.md`,
+      });
     for (const target of targets) {
       if (!target.startsWith(src + '/')) {
-        violations.push({ rule: 'outside-src', message: `${name(file)} imports ${name(target)}: shipped code never imports tests, benchmarks or examples` });
+        violations.push({
+          rule: 'outside-src',
+          message: `${name(file)} imports ${name(target)}: shipped code never imports tests, benchmarks or examples`,
+        });
         continue;
       }
       const to = layerOf(root, target);
       if (layer === '(root)' || to === layer || (to === '(root)' && layer === '(root)')) continue;
       if (to === '(root)') {
-        violations.push({ rule: 'layer', message: `${name(file)} imports ${name(target)}: layers never import the package root` });
+        violations.push({
+          rule: 'layer',
+          message: `${name(file)} imports ${name(target)}: layers never import the package root`,
+        });
         continue;
       }
       const allowed = LAYERS[layer] ?? [];
       if (!allowed.includes(to))
-        violations.push({ rule: 'layer', message: `${name(file)} (${layer}) imports ${name(target)} (${to}): ${layer} may import only ${allowed.join(', ') || 'itself'}` });
+        violations.push({
+          rule: 'layer',
+          message: `${name(file)} (${layer}) imports ${name(target)} (${to}): ${layer} may import only ${allowed.join(', ') || 'itself'}`,
+        });
     }
   }
-  for (const cycle of cycles(graph)) violations.push({ rule: 'cycle', message: `files that import each other in a cycle: ${cycle.map(name).join(', ')}` });
+  for (const cycle of cycles(graph))
+    violations.push({
+      rule: 'cycle',
+      message: `files that import each other in a cycle: ${cycle.map(name).join(', ')}`,
+    });
   return violations;
 }
 
@@ -180,7 +203,8 @@ export function checkFileLengths(root: string, limit = MAX_LINES): LayerViolatio
     if (isGenerated(rel)) continue;
     const text = readFileSync(file, 'utf8');
     const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-    if (lines > limit) out.push({ rule: 'length', message: `${rel} has ${lines} lines (at most ${limit}): split it by concept` });
+    if (lines > limit)
+      out.push({ rule: 'length', message: `${rel} has ${lines} lines (at most ${limit}): split it by concept` });
   }
   return out;
 }
@@ -259,7 +283,8 @@ export function checkDeviceLoaded(root: string): LayerViolation[] {
   for (const start of roots) {
     const seen = new Set<string>([start]);
     const stack = [start];
-    while (stack.length > 0) for (const next of loads.get(stack.pop()!) ?? []) if (!seen.has(next)) (seen.add(next), stack.push(next));
+    while (stack.length > 0)
+      for (const next of loads.get(stack.pop()!) ?? []) if (!seen.has(next)) (seen.add(next), stack.push(next));
     if (seen.has(defaults) && !seen.has(device))
       out.push({
         rule: 'device-load',

@@ -74,7 +74,17 @@ export function parseArgs(argv: readonly string[]): BenchOptions {
     if (missing) throw new UsageError(`${missing[1]} needs a value`);
     throw new UsageError(message);
   }
-  const o: BenchOptions = { only: null, onlySource: null, json: false, reps: DEFAULT_REPS, iters: DEFAULT_ITERS, rounds: DEFAULT_ROUNDS, peers: true, native: true, help: false };
+  const o: BenchOptions = {
+    only: null,
+    onlySource: null,
+    json: false,
+    reps: DEFAULT_REPS,
+    iters: DEFAULT_ITERS,
+    rounds: DEFAULT_ROUNDS,
+    peers: true,
+    native: true,
+    help: false,
+  };
   const only = values.only as string | undefined;
   if (only !== undefined) {
     if (only === '') throw new UsageError('--only needs a pattern');

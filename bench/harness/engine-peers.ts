@@ -20,16 +20,28 @@ export const ENGINE_PEER_BACKENDS: readonly { peer: Extract<PeerName, 'cupy' | '
 ];
 
 /** Runs the engine peer as `backend`; a missing Python or library is an absent peer. */
-export async function runEnginePeer(root: string, backend: Extract<PeerName, 'cupy' | 'torch'>, o: ChildRunOptions): Promise<PeerOutcome> {
+export async function runEnginePeer(
+  root: string,
+  backend: Extract<PeerName, 'cupy' | 'torch'>,
+  o: ChildRunOptions,
+): Promise<PeerOutcome> {
   const script = join(root, 'bench', 'peers', ENGINE_PEER_FILE);
-  if (!existsSync(script)) return { peer: backend, status: 'failed', reason: `bench/peers/${ENGINE_PEER_FILE} not found`, passes: [], errors: {} };
+  if (!existsSync(script))
+    return {
+      peer: backend,
+      status: 'failed',
+      reason: `bench/peers/${ENGINE_PEER_FILE} not found`,
+      passes: [],
+      errors: {},
+    };
   const python = pythonExecutable();
   const r = await runProcess(python, [script, '--backend', backend, ...protocolArgs(o)], {
     timeoutMs: o.timeoutMs,
     onStderrLine: o.onStderrLine,
     env: { PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
   });
-  if (r.code === 'ENOENT') return { peer: backend, status: 'absent', reason: `${python} not found`, passes: [], errors: {} };
+  if (r.code === 'ENOENT')
+    return { peer: backend, status: 'absent', reason: `${python} not found`, passes: [], errors: {} };
   return peerOutcome(backend, r);
 }
 
@@ -38,7 +50,11 @@ export async function runEnginePeer(root: string, backend: Extract<PeerName, 'cu
  * one more pass; only one ok -> that one (the other's failure is kept as an error of the engine
  * metrics, or of '(main program)'); neither -> the main program's, unless it was only skipped.
  */
-export function foldEnginePeer(main: PeerOutcome | undefined, engine: PeerOutcome, metrics: readonly string[]): PeerOutcome {
+export function foldEnginePeer(
+  main: PeerOutcome | undefined,
+  engine: PeerOutcome,
+  metrics: readonly string[],
+): PeerOutcome {
   const why = `${engine.status}${engine.reason ? `: ${engine.reason.split('\n')[0]}` : ''}`;
   if (!main || main.status === 'skipped') return engine;
   if (main.status === 'ok' && engine.status === 'ok') return addPass(main, engine);
@@ -48,7 +64,13 @@ export function foldEnginePeer(main: PeerOutcome | undefined, engine: PeerOutcom
     return { ...main, errors };
   }
   if (engine.status === 'ok') {
-    return { ...engine, errors: { ...engine.errors, '(main program)': `${main.status}${main.reason ? `: ${main.reason.split('\n')[0]}` : ''}` } };
+    return {
+      ...engine,
+      errors: {
+        ...engine.errors,
+        '(main program)': `${main.status}${main.reason ? `: ${main.reason.split('\n')[0]}` : ''}`,
+      },
+    };
   }
   return main;
 }

@@ -74,7 +74,11 @@ function round(v: number, digits = 6): number {
  * One row per selected metric, in catalogue order: each peer's value (null where absent,
  * failed or not run), tscuda's, spreads, ratio, verdict and notes.
  */
-export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record<PeerName, PeerOutcome>>, tscuda: Readonly<Record<string, TscudaMetricRun>>): MetricRecord[] {
+export function mergeMetrics(
+  specs: readonly MetricSpec[],
+  peers: Partial<Record<PeerName, PeerOutcome>>,
+  tscuda: Readonly<Record<string, TscudaMetricRun>>,
+): MetricRecord[] {
   const rows = specs.map((spec): MetricRecord => {
     const values: Partial<Record<PeerName, Measurement | null>> = {};
     for (const p of PEERS) values[p] = peerMeasurement(peers[p], spec.name);
@@ -88,7 +92,10 @@ export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record
     for (const p of PEERS) notes.push(...peerNotes(peers[p], spec.name, values[p] !== null && values[p] !== undefined));
     if (spec.goalNote) notes.push(`goal: ${spec.goalNote}`);
     const c = values.c ?? null;
-    const floor = run && run.notMeasured === undefined && run.floorPasses && run.floorPasses.length > 0 ? combinePasses(run.floorPasses) : null;
+    const floor =
+      run && run.notMeasured === undefined && run.floorPasses && run.floorPasses.length > 0
+        ? combinePasses(run.floorPasses)
+        : null;
     const row: MetricRecord = {
       name: spec.name,
       unit: spec.unit,
@@ -129,7 +136,9 @@ export function mergeMetrics(specs: readonly MetricSpec[], peers: Partial<Record
   const awaitRow = rows.find((r) => r.name === 'await_completion_us');
   const syncC = peerMeasurement(peers.c, 'launch_sync_roundtrip_us');
   if (awaitRow && awaitRow.tscuda !== null && syncC !== null && syncC.value > 0) {
-    awaitRow.notes.push(`ratio to C's launch + cuStreamSynchronize (launch_sync_roundtrip_us, ${round(syncC.value, 4)} us): ${(awaitRow.tscuda / syncC.value).toFixed(2)}×`);
+    awaitRow.notes.push(
+      `ratio to C's launch + cuStreamSynchronize (launch_sync_roundtrip_us, ${round(syncC.value, 4)} us): ${(awaitRow.tscuda / syncC.value).toFixed(2)}×`,
+    );
   }
   return rows;
 }

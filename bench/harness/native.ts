@@ -15,7 +15,9 @@ export function findNvcc(): string | undefined {
       .split(':')
       .filter(Boolean)
       .map((d) => join(d, 'nvcc')),
-    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin', 'nvcc')),
+    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
+      .filter((p): p is string => !!p)
+      .map((p) => join(p, 'bin', 'nvcc')),
   ];
   return candidates.find((c) => existsSync(c));
 }
@@ -25,7 +27,8 @@ export function nvccArgs(source: string, output: string, arch: string): string[]
   return ['-O2', `-arch=${arch}`, '-o', output, source, '-lcuda', '-lcufft'];
 }
 
-export type BuildResult = { ok: true; binary: string; cached: boolean; seconds: number } | { ok: false; reason: string };
+export type BuildResult =
+  { ok: true; binary: string; cached: boolean; seconds: number } | { ok: false; reason: string };
 
 /** Compiles once per (source, arch, nvcc): later runs reuse the binary in the temp folder. */
 export async function buildNative(root: string, arch: string, log: (line: string) => void): Promise<BuildResult> {
@@ -44,7 +47,10 @@ export async function buildNative(root: string, arch: string, log: (line: string
   const r = await runProcess(nvcc, args, { timeoutMs: 240_000, onStderrLine: (l) => log(`  nvcc: ${l}`) });
   if (r.exitCode !== 0 || !existsSync(partial)) {
     rmSync(partial, { force: true });
-    return { ok: false, reason: `nvcc failed (${r.failure ?? `status ${String(r.exitCode)}`})${r.stderr ? `:\n${tail(r.stderr, 15)}` : ''}` };
+    return {
+      ok: false,
+      reason: `nvcc failed (${r.failure ?? `status ${String(r.exitCode)}`})${r.stderr ? `:\n${tail(r.stderr, 15)}` : ''}`,
+    };
   }
   renameSync(partial, binary);
   return { ok: true, binary, cached: false, seconds: r.wallS };

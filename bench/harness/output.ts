@@ -8,7 +8,12 @@ import type { BenchRun } from './merge.js';
 import { PEERS, type PeerName } from './peers.js';
 import { resultsPaths, type ResultsPaths } from './naming.js';
 
-const PEER_TITLES: Record<PeerName, string> = { c: 'C (driver API)', cupy: 'CuPy', torch: 'PyTorch', cudaPython: 'cuda-python' };
+const PEER_TITLES: Record<PeerName, string> = {
+  c: 'C (driver API)',
+  cupy: 'CuPy',
+  torch: 'PyTorch',
+  cudaPython: 'cuda-python',
+};
 
 function firstLine(s: string | undefined): string {
   return (s ?? '').split('\n')[0] ?? '';
@@ -29,7 +34,10 @@ export function textSummary(run: BenchRun): string {
   const missing = run.metrics.filter((m) => m.tscuda === null);
   if (missing.length > 0) {
     lines.push('', 'not measured for tscuda:');
-    for (const m of missing) lines.push(`  ${m.name}: ${m.notes.find((n) => n.startsWith('tscuda: not measured'))?.replace(/^tscuda: not measured: /, '') ?? 'no value'}`);
+    for (const m of missing)
+      lines.push(
+        `  ${m.name}: ${m.notes.find((n) => n.startsWith('tscuda: not measured'))?.replace(/^tscuda: not measured: /, '') ?? 'no value'}`,
+      );
   }
   return lines.join('\n') + '\n';
 }

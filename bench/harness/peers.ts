@@ -128,28 +128,47 @@ export function tail(text: string, lines = 12): string {
 }
 
 /** Folds a finished process into an outcome: exit status, stdout, stderr and whether it timed out. */
-export function peerOutcome(peer: PeerName, run: { exitCode: number | undefined; stdout: string; stderr: string; timedOut?: boolean; failure?: string }): PeerOutcome {
+export function peerOutcome(
+  peer: PeerName,
+  run: { exitCode: number | undefined; stdout: string; stderr: string; timedOut?: boolean; failure?: string },
+): PeerOutcome {
   const stderrTail = tail(run.stderr);
   if (run.failure !== undefined) {
-    return { peer, status: 'failed', reason: `${run.failure}${stderrTail ? `\n${stderrTail}` : ''}`, passes: [], errors: {} };
+    return {
+      peer,
+      status: 'failed',
+      reason: `${run.failure}${stderrTail ? `\n${stderrTail}` : ''}`,
+      passes: [],
+      errors: {},
+    };
   }
   let line: PeerLine;
   try {
     line = findPeerLine(run.stdout, peer);
   } catch (e) {
-    const why = run.timedOut ? 'timed out' : run.exitCode !== 0 ? `exited with status ${String(run.exitCode)}` : (e as Error).message;
+    const why = run.timedOut
+      ? 'timed out'
+      : run.exitCode !== 0
+        ? `exited with status ${String(run.exitCode)}`
+        : (e as Error).message;
     return { peer, status: 'failed', reason: `${why}${stderrTail ? `\n${stderrTail}` : ''}`, passes: [], errors: {} };
   }
-  if (!line.available) return { peer, status: 'absent', reason: line.reason ?? 'not available', passes: [], errors: {} };
+  if (!line.available)
+    return { peer, status: 'absent', reason: line.reason ?? 'not available', passes: [], errors: {} };
   const out: PeerOutcome = { peer, status: 'ok', passes: [line.metrics], errors: line.errors };
   if (line.version !== undefined) out.version = line.version;
-  if (run.exitCode !== 0) out.errors = { ...out.errors, '(exit)': `exited with status ${String(run.exitCode)} after printing its line` };
+  if (run.exitCode !== 0)
+    out.errors = { ...out.errors, '(exit)': `exited with status ${String(run.exitCode)} after printing its line` };
   return out;
 }
 
 /** Adds a later pass of the same program (the native baseline's second, interleaved pass). */
 export function addPass(outcome: PeerOutcome, next: PeerOutcome): PeerOutcome {
   if (outcome.status !== 'ok') return next.status === 'ok' ? next : outcome;
-  if (next.status !== 'ok') return { ...outcome, errors: { ...outcome.errors, '(pass)': `a later pass ${next.status}: ${next.reason ?? ''}`.trim() } };
+  if (next.status !== 'ok')
+    return {
+      ...outcome,
+      errors: { ...outcome.errors, '(pass)': `a later pass ${next.status}: ${next.reason ?? ''}`.trim() },
+    };
   return { ...outcome, passes: [...outcome.passes, ...next.passes], errors: { ...outcome.errors, ...next.errors } };
 }

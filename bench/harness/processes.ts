@@ -45,7 +45,11 @@ export async function runProcess(file: string, args: readonly string[], options:
   const code = (r as { code?: unknown }).code;
   if (typeof code === 'string') out.code = code;
   if (r.failed && r.exitCode === undefined) {
-    out.failure = r.timedOut ? `timed out after ${Number((options.timeoutMs / 1000).toPrecision(3))} s` : r.signal ? `killed by ${r.signal}` : (r.shortMessage ?? 'could not run');
+    out.failure = r.timedOut
+      ? `timed out after ${Number((options.timeoutMs / 1000).toPrecision(3))} s`
+      : r.signal
+        ? `killed by ${r.signal}`
+        : (r.shortMessage ?? 'could not run');
   }
   return out;
 }

@@ -9,15 +9,21 @@ export function pythonExecutable(): string {
   return process.env.TSCUDA_BENCH_PYTHON || 'python3';
 }
 
-export async function runPythonPeer(root: string, peer: (typeof PYTHON_PEERS)[number], o: ChildRunOptions): Promise<PeerOutcome> {
+export async function runPythonPeer(
+  root: string,
+  peer: (typeof PYTHON_PEERS)[number],
+  o: ChildRunOptions,
+): Promise<PeerOutcome> {
   const script = join(root, 'bench', 'peers', peer.file);
-  if (!existsSync(script)) return { peer: peer.peer, status: 'failed', reason: `bench/peers/${peer.file} not found`, passes: [], errors: {} };
+  if (!existsSync(script))
+    return { peer: peer.peer, status: 'failed', reason: `bench/peers/${peer.file} not found`, passes: [], errors: {} };
   const python = pythonExecutable();
   const r = await runProcess(python, [script, ...protocolArgs(o)], {
     timeoutMs: o.timeoutMs,
     onStderrLine: o.onStderrLine,
     env: { PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
   });
-  if (r.code === 'ENOENT') return { peer: peer.peer, status: 'absent', reason: `${python} not found`, passes: [], errors: {} };
+  if (r.code === 'ENOENT')
+    return { peer: peer.peer, status: 'absent', reason: `${python} not found`, passes: [], errors: {} };
   return peerOutcome(peer.peer as PeerName, r);
 }

@@ -44,7 +44,12 @@ export function combinePasses(passes: readonly PassSummary[]): Measurement | nul
   const value = quantile(medians, 0.5);
   const within = Math.max(...usable.map((p) => (Number.isFinite(p.spread) ? Math.abs(p.spread * p.median) / 2 : 0)));
   const between = (medians[medians.length - 1]! - medians[0]!) / 2;
-  return { value, spread: Math.max(within, between), samples: usable.reduce((n, p) => n + p.samples, 0), passes: usable.length };
+  return {
+    value,
+    spread: Math.max(within, between),
+    samples: usable.reduce((n, p) => n + p.samples, 0),
+    passes: usable.length,
+  };
 }
 
 /** p-th quantile (0..1) of unsorted values. */

@@ -9,7 +9,9 @@
 import { parseArgs } from 'node:util';
 import { Batcher, BatcherFullError, type BatcherDescriptor } from '../../src/pipeline/index.js';
 
-const { values } = parseArgs({ options: { submits: { type: 'string' }, batch: { type: 'string' }, channel: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { submits: { type: 'string' }, batch: { type: 'string' }, channel: { type: 'string' } },
+});
 const SUBMITS = Number(values.submits ?? 100_000);
 const BATCH = Number(values.batch ?? 4);
 const CHANNEL = Number(values.channel ?? 1024);
@@ -72,14 +74,27 @@ async function probe(setting: string, extra: Partial<BatcherDescriptor>): Promis
   };
   batcher.dispose(); // rejects everything it held with BatcherClosedError
   await settle();
-  if (refused + closed !== SUBMITS) throw new Error(`${setting}: ${SUBMITS - refused - closed} submits did not settle after dispose()`);
+  if (refused + closed !== SUBMITS)
+    throw new Error(`${setting}: ${SUBMITS - refused - closed} submits did not settle after dispose()`);
   return row;
 }
 
-const rows = [await probe('defaults', {}), await probe('unbounded (maxConcurrentBatches: Infinity, maxWaiting: 65536)', { maxConcurrentBatches: Infinity, maxWaiting: 65536 })];
-console.log(`Batcher with a dispatch that never settles: ${SUBMITS} submitOne() calls, maxBatchSize ${BATCH}, maxWaitMs 1, channelSize ${CHANNEL} (node ${process.version})`);
-console.log('| setting | refused (BatcherFullError) | batches in flight | items in flight | queued | waiting | heap growth |');
+const rows = [
+  await probe('defaults', {}),
+  await probe('unbounded (maxConcurrentBatches: Infinity, maxWaiting: 65536)', {
+    maxConcurrentBatches: Infinity,
+    maxWaiting: 65536,
+  }),
+];
+console.log(
+  `Batcher with a dispatch that never settles: ${SUBMITS} submitOne() calls, maxBatchSize ${BATCH}, maxWaitMs 1, channelSize ${CHANNEL} (node ${process.version})`,
+);
+console.log(
+  '| setting | refused (BatcherFullError) | batches in flight | items in flight | queued | waiting | heap growth |',
+);
 console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const r of rows) {
-  console.log(`| ${r.setting} | ${r.refused} | ${r.inFlightBatches} | ${r.inFlightItems} | ${r.queued} | ${r.waiting} | ${r.heapGrowthMiB.toFixed(1)} MiB |`);
+  console.log(
+    `| ${r.setting} | ${r.refused} | ${r.inFlightBatches} | ${r.inFlightItems} | ${r.queued} | ${r.waiting} | ${r.heapGrowthMiB.toFixed(1)} MiB |`,
+  );
 }

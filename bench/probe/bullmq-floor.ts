@@ -19,7 +19,9 @@ import { Redis } from 'ioredis';
 import { startRedis } from '../../test/unit/queue/redis-server.js';
 import { percentile } from '../harness/stats.js';
 
-const { values } = parseArgs({ options: { jobs: { type: 'string', default: '300' }, worker: { type: 'string', multiple: true } } });
+const { values } = parseArgs({
+  options: { jobs: { type: 'string', default: '300' }, worker: { type: 'string', multiple: true } },
+});
 const PAYLOAD_BYTES = 4 * 4096 * 4;
 
 if (values.worker !== undefined) {
@@ -41,8 +43,13 @@ if (values.worker !== undefined) {
 } else {
   const redis = await startRedis();
   const name = `floor-${randomUUID()}`;
-  const child = execa('node', ['--import', 'tsx', import.meta.filename, '--worker', redis.url, '--worker', name], { reject: false, stderr: 'inherit' });
-  await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => String(d).includes('ready') && resolve()));
+  const child = execa('node', ['--import', 'tsx', import.meta.filename, '--worker', redis.url, '--worker', name], {
+    reject: false,
+    stderr: 'inherit',
+  });
+  await new Promise<void>((resolve) =>
+    child.stdout!.on('data', (d: Buffer) => String(d).includes('ready') && resolve()),
+  );
   const queue = new Queue(name, { connection: new Redis(redis.url) });
   const events = new QueueEvents(name, { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
   await events.waitUntilReady();
@@ -56,12 +63,19 @@ if (values.worker !== undefined) {
     const done = new Promise<void>((resolve) => waiting.set(id, resolve));
     if (variant === 'payload') {
       const key = `in:${id}`;
-      await Promise.all([blobs.set(key, payload, 'PX', 60_000), queue.add('j', { key }, { jobId: id, priority: 1000, removeOnComplete: true })]);
+      await Promise.all([
+        blobs.set(key, payload, 'PX', 60_000),
+        queue.add('j', { key }, { jobId: id, priority: 1000, removeOnComplete: true }),
+      ]);
       await done;
       const out = await blobs.getBuffer(`${key}:out`);
       if (out?.length !== PAYLOAD_BYTES) throw new Error('bullmq-floor: the result did not come back');
     } else {
-      await queue.add('j', {}, { jobId: id, removeOnComplete: true, ...(variant === 'prioritized' ? { priority: 1000 } : {}) });
+      await queue.add(
+        'j',
+        {},
+        { jobId: id, removeOnComplete: true, ...(variant === 'prioritized' ? { priority: 1000 } : {}) },
+      );
       await done;
     }
     waiting.delete(id);
@@ -71,7 +85,9 @@ if (values.worker !== undefined) {
     for (let i = 0; i < 30; i++) await one(variant);
     const ms: number[] = [];
     for (let i = 0; i < Number(values.jobs); i++) ms.push(await one(variant));
-    console.log(`bullmq floor ${variant.padEnd(12)} p50 ${percentile(ms, 0.5).toFixed(3)} ms  p90 ${percentile(ms, 0.9).toFixed(3)} ms  (${ms.length} jobs one at a time)`);
+    console.log(
+      `bullmq floor ${variant.padEnd(12)} p50 ${percentile(ms, 0.5).toFixed(3)} ms  p90 ${percentile(ms, 0.9).toFixed(3)} ms  (${ms.length} jobs one at a time)`,
+    );
   }
   child.kill('SIGTERM');
   await child;

@@ -13,7 +13,18 @@
 import { percentile } from '../harness/stats.js';
 import { writeFileSync } from 'node:fs';
 import { Device, DeviceBuffer, HostBuffer, Event, Stream } from '../../src/runtime/index.js';
-import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../../src/signal/index.js';
+import {
+  bandMask,
+  bandPowers,
+  detrendWindow,
+  dominantCycleDevice,
+  halfBins,
+  irfft,
+  rfft,
+  spectrumMagnitude,
+  type ComplexBuffer,
+  type RealBuffer,
+} from '../../src/signal/index.js';
 import { JobEngine } from '../../src/engine/index.js';
 import { BANDS, FS, jobData, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from '../tscuda/engine.js';
 
@@ -65,11 +76,36 @@ type Step = (s: Set, stream: Stream) => void;
 const series = (_: Set, stream: Stream) => ({ batch: B, length: N, stream });
 const STEPS: [string, Step][] = [
   ['h2d', (s, st) => s.x.write(s.hostIn, { stream: st })],
-  ['detrend_window', (s, st) => detrendWindow(s.x as RealBuffer, s.xw as RealBuffer, { ...series(s, st), detrend: 'linear', window: 'hann' })],
+  [
+    'detrend_window',
+    (s, st) =>
+      detrendWindow(s.x as RealBuffer, s.xw as RealBuffer, { ...series(s, st), detrend: 'linear', window: 'hann' }),
+  ],
   ['rfft', (s, st) => rfft(s.xw as RealBuffer, s.spec as ComplexBuffer, series(s, st))],
-  ['band_mask', (s, st) => bandMask(s.spec as ComplexBuffer, { ...series(s, st), fs: FS, band: PASS_BAND, output: s.masked as ComplexBuffer, scale: 1 / N })],
-  ['irfft', (s, st) => irfft(s.masked as ComplexBuffer, s.filtered as RealBuffer, { ...series(s, st), normalize: false })],
-  ['magnitude', (s, st) => spectrumMagnitude(s.spec as ComplexBuffer, s.preview as RealBuffer, { ...series(s, st), bins: PREVIEW_BINS, scale: 1 / N })],
+  [
+    'band_mask',
+    (s, st) =>
+      bandMask(s.spec as ComplexBuffer, {
+        ...series(s, st),
+        fs: FS,
+        band: PASS_BAND,
+        output: s.masked as ComplexBuffer,
+        scale: 1 / N,
+      }),
+  ],
+  [
+    'irfft',
+    (s, st) => irfft(s.masked as ComplexBuffer, s.filtered as RealBuffer, { ...series(s, st), normalize: false }),
+  ],
+  [
+    'magnitude',
+    (s, st) =>
+      spectrumMagnitude(s.spec as ComplexBuffer, s.preview as RealBuffer, {
+        ...series(s, st),
+        bins: PREVIEW_BINS,
+        scale: 1 / N,
+      }),
+  ],
   ['band_powers', (s, st) => bandPowers(s.spec as ComplexBuffer, s.powers, { ...series(s, st), fs: FS, bands: BANDS })],
   ['dominant', (s, st) => dominantCycleDevice(s.spec as ComplexBuffer, s.dominant, { ...series(s, st), fs: FS })],
   ['d2h_filtered', (s, st) => s.filtered.read(s.hostOut, { stream: st })],
@@ -99,7 +135,9 @@ function perStage(set: Set): Record<string, number> {
     });
     events.at(-1)!.synchronize();
     if (r === 0) continue;
-    STEPS.forEach(([name], i) => (times[name] ??= []).push(1000 * Event.elapsedMs(i === 0 ? start : events[i - 1]!, events[i]!)));
+    STEPS.forEach(([name], i) =>
+      (times[name] ??= []).push(1000 * Event.elapsedMs(i === 0 ? start : events[i - 1]!, events[i]!)),
+    );
   }
   const out: Record<string, number> = {};
   for (const [name, xs] of Object.entries(times)) out[`${name}_us`] = +median(xs).toFixed(1);
@@ -176,7 +214,12 @@ function pipelined(sets: Set[], computeStreams: number, jobs: number): number {
   return +median(rates).toFixed(3);
 }
 
-async function engineLoop(lanes: number, depth: number, ms: number, laneDepth?: number): Promise<{ gsamples: number; busy: string }> {
+async function engineLoop(
+  lanes: number,
+  depth: number,
+  ms: number,
+  laneDepth?: number,
+): Promise<{ gsamples: number; busy: string }> {
   const engine = new JobEngine({ lanes, laneDepth, precision: 'f32', maxQueued: 8 * lanes * depth, label: 'probe' });
   try {
     const base = jobData(B, N, 11);
@@ -185,7 +228,11 @@ async function engineLoop(lanes: number, depth: number, ms: number, laneDepth?: 
       data.set(base);
       return {
         ...stftSpec(data),
-        into: { filtered: engine.hostBuffer('f32', SAMPLES), spectrum: engine.hostBuffer('f32', B * PREVIEW_BINS), bandPowers: engine.hostBuffer('f64', B * BANDS.length) },
+        into: {
+          filtered: engine.hostBuffer('f32', SAMPLES),
+          spectrum: engine.hostBuffer('f32', B * PREVIEW_BINS),
+          bandPowers: engine.hostBuffer('f64', B * BANDS.length),
+        },
       };
     });
     const run = async (duration: number): Promise<number> => {
@@ -234,7 +281,12 @@ if (engineOnly >= 0) {
 if (skipKernels) {
   // --engine-loops: only the engine's closed loops below.
   for (const [lanes, inFlight, laneDepth] of ENGINE_LOOPS)
-    report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(lanes, inFlight, 1500, laneDepth);
+    report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(
+      lanes,
+      inFlight,
+      1500,
+      laneDepth,
+    );
   console.log(JSON.stringify(report, null, 1));
   process.exit(0);
 }
@@ -256,7 +308,13 @@ report.pipelined_8_sets_2_compute = pipelined(sets, 2, 40);
 report.pipelined_3_sets_1_compute = pipelined(sets.slice(0, 3), 1, 40);
 console.log(JSON.stringify(report));
 for (const [lanes, inFlight, laneDepth] of ENGINE_LOOPS)
-  report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(lanes, inFlight, 1500, laneDepth);
+  report[`engine_${lanes}_lanes_${inFlight}_in_flight_depth_${laneDepth}`] = await engineLoop(
+    lanes,
+    inFlight,
+    1500,
+    laneDepth,
+  );
 console.log(JSON.stringify(report, null, 1));
-if (process.argv[2] && !process.argv[2].startsWith('-')) writeFileSync(process.argv[2], JSON.stringify(report, null, 1));
+if (process.argv[2] && !process.argv[2].startsWith('-'))
+  writeFileSync(process.argv[2], JSON.stringify(report, null, 1));
 process.exit(0);

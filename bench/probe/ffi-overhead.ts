@@ -265,7 +265,17 @@ const recordParts: [string, Loop][] = [
 const MAX = 1 << 30;
 const dimsOk = (d: number | readonly number[]): boolean => {
   const [x, y, z] = typeof d === 'number' ? [d, 1, 1] : [d[0]!, d[1] ?? 1, d[2] ?? 1];
-  return Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0 && x <= MAX && y <= 1024 && z <= 64;
+  return (
+    Number.isInteger(x) &&
+    Number.isInteger(y) &&
+    Number.isInteger(z) &&
+    x > 0 &&
+    y > 0 &&
+    z > 0 &&
+    x <= MAX &&
+    y <= 1024 &&
+    z <= 64
+  );
 };
 const configOk = (c: typeof cfg): boolean => {
   if (typeof c !== 'object' || c === null || !dimsOk(c.block) || c.block > 1024 || !dimsOk(c.grid)) return false;

@@ -27,7 +27,9 @@ const cases: [string, () => Buffer][] = [
     },
   ],
 ];
-console.log(`filling 1 MiB from 64 KiB reads; MALLOC_MMAP_THRESHOLD_=${process.env.MALLOC_MMAP_THRESHOLD_ ?? '(glibc default)'}`);
+console.log(
+  `filling 1 MiB from 64 KiB reads; MALLOC_MMAP_THRESHOLD_=${process.env.MALLOC_MMAP_THRESHOLD_ ?? '(glibc default)'}`,
+);
 for (const [name, next] of cases) {
   for (let i = 0; i < 200; i++) fill(next());
   const t0 = performance.now();

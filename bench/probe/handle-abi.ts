@@ -40,6 +40,7 @@ const cases: Record<string, () => void> = {
 const results = new Map<string, number[]>(Object.keys(cases).map((k) => [k, []]));
 for (const body of Object.values(cases)) time(body); // warm-up
 for (let r = 0; r < ROUNDS; r++) for (const [name, body] of Object.entries(cases)) results.get(name)!.push(time(body));
-for (const [name, xs] of results) console.log(`${name}: ${percentile(xs, 0.5).toFixed(3)} us (min ${Math.min(...xs).toFixed(3)})`);
+for (const [name, xs] of results)
+  console.log(`${name}: ${percentile(xs, 0.5).toFixed(3)} us (min ${Math.min(...xs).toFixed(3)})`);
 event.dispose();
 stream.dispose();

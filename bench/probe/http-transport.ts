@@ -21,7 +21,9 @@ const port = 8731;
 const base = `http://127.0.0.1:${port}`;
 
 if (role !== 'client') {
-  const engine = process.argv.includes('--gpu') ? new (await import('../../src/engine/index.js')).JobEngine({ lanes: 4, label: 'probe' }) : new FakeEngine({ precision: 'f32' });
+  const engine = process.argv.includes('--gpu')
+    ? new (await import('../../src/engine/index.js')).JobEngine({ lanes: 4, label: 'probe' })
+    : new FakeEngine({ precision: 'f32' });
   const server = createServer({ engine, limits: { maxEventLoopDelayMs: 0 } });
   await server.listen({ port });
   if (role === 'server') {
@@ -40,7 +42,12 @@ const req: LoadRequest = {
   body: Buffer.from(data.buffer),
 };
 const processesArg = process.argv.indexOf('--processes');
-const row = await closedLoopStep(req, concurrency, seconds, processesArg > 0 ? Number(process.argv[processesArg + 1]) : 1);
+const row = await closedLoopStep(
+  req,
+  concurrency,
+  seconds,
+  processesArg > 0 ? Number(process.argv[processesArg + 1]) : 1,
+);
 const metrics = await (await fetch(`${base}/metrics`)).text();
 const mean = (name: string): string => {
   const sum = metrics.match(new RegExp(`^${name}_sum\\{endpoint="/v1/stft"\\} (\\S+)`, 'm'))?.[1];

@@ -27,20 +27,35 @@ const VARIANTS: Record<string, (spec: JobSpec) => JobSpec> = {
   full: (s) => s,
   'no-cycles': (s) => ({ ...s, flags: ['stft'], into: { ...s.into, bandPowers: undefined } }),
   'no-detrend': (s) => ({ ...s, detrend: false }),
-  bare: (s) => ({ ...s, flags: ['stft'], detrend: false, window: 'boxcar', into: { ...s.into, bandPowers: undefined } }),
+  bare: (s) => ({
+    ...s,
+    flags: ['stft'],
+    detrend: false,
+    window: 'boxcar',
+    into: { ...s.into, bandPowers: undefined },
+  }),
 };
 const names = values.only ? values.only.split(',') : Object.keys(VARIANTS);
 const device = Device.get(0);
 const { h2d, d2h, both } = measureLinks([device], 256 * 2 ** 20).perDevice[0]!;
 const bound16 = Math.min(h2d, d2h) / 2;
-console.log(`link: H2D ${h2d.toFixed(1)} GB/s, D2H ${d2h.toFixed(1)} GB/s, both at once ${both.toFixed(1)} GB/s each way; 16-bit bound ${bound16.toFixed(2)} Gsamples/s`);
+console.log(
+  `link: H2D ${h2d.toFixed(1)} GB/s, D2H ${d2h.toFixed(1)} GB/s, both at once ${both.toFixed(1)} GB/s each way; 16-bit bound ${bound16.toFixed(2)} Gsamples/s`,
+);
 const counts = quantizeI16(jobData(STFT_B, STFT_N, 11));
 const results: Record<string, number[]> = {};
 for (let round = 1; round <= Number(values.rounds); round++) {
   for (const name of names) {
     const variant = VARIANTS[name];
     if (!variant) throw new RangeError(`unknown variant ${name}; known: ${Object.keys(VARIANTS).join(', ')}`);
-    const engine = new JobEngine({ device, lanes: LANES, laneDepth: LANE_DEPTH, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: `probe ${name}` });
+    const engine = new JobEngine({
+      device,
+      lanes: LANES,
+      laneDepth: LANE_DEPTH,
+      precision: 'f32',
+      maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE,
+      label: `probe ${name}`,
+    });
     try {
       const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => variant(pinnedI16Spec(engine, counts)));
       await engine.submit(specs[0]!).result;
@@ -49,7 +64,9 @@ for (let round = 1; round <= Number(values.rounds); round++) {
       (results[name] ??= []).push(median);
       const stats = engine.stats();
       const avg = stats.avgJobMs;
-      console.log(`round ${round} ${name.padEnd(11)} ${median.toFixed(2)} Gsamples/s = ${(median / bound16).toFixed(3)} of the bound; avg ${avg.toFixed(2)} ms per job`);
+      console.log(
+        `round ${round} ${name.padEnd(11)} ${median.toFixed(2)} Gsamples/s = ${(median / bound16).toFixed(3)} of the bound; avg ${avg.toFixed(2)} ms per job`,
+      );
     } finally {
       await engine.close();
     }

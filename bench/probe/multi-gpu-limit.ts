@@ -21,7 +21,16 @@ import { measureLinks } from '../../src/cli/commands/link-bound.js'; // private-
 import { JobEngine, type JobSpec } from '../../src/engine/index.js';
 import { Device } from '../../src/runtime/index.js';
 import { summarize } from '../harness/stats.js';
-import { closedLoop, IN_FLIGHT_PER_LANE, jobData, LANE_DEPTH, LANES, pinnedStftSpec, STFT_B, STFT_N } from '../tscuda/engine.js';
+import {
+  closedLoop,
+  IN_FLIGHT_PER_LANE,
+  jobData,
+  LANE_DEPTH,
+  LANES,
+  pinnedStftSpec,
+  STFT_B,
+  STFT_N,
+} from '../tscuda/engine.js';
 import { pinnedI16Spec, quantizeI16 } from '../tscuda/engine-i16.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -66,7 +75,9 @@ async function runEngine(devices: number[], mode: Mode, lanes = LANES): Promise<
   try {
     const base = jobData(STFT_B, STFT_N, 11);
     const counts = mode === 'i16' ? quantizeI16(base) : undefined;
-    const specs: JobSpec[] = Array.from({ length: lanes * devices.length * IN_FLIGHT_PER_LANE }, () => (counts ? pinnedI16Spec(engine, counts) : pinnedStftSpec(engine, base)));
+    const specs: JobSpec[] = Array.from({ length: lanes * devices.length * IN_FLIGHT_PER_LANE }, () =>
+      counts ? pinnedI16Spec(engine, counts) : pinnedStftSpec(engine, base),
+    );
     await Promise.all(specs.map((s) => engine.submit(s).result));
     let elu0 = performance.eventLoopUtilization();
     let cpu0 = process.cpuUsage();
@@ -86,7 +97,9 @@ async function runEngine(devices: number[], mode: Mode, lanes = LANES): Promise<
       }
     });
     const s = engine.stats();
-    const perDevice = s.devices.map((d) => `GPU ${d.device}: ${d.jobs} jobs, busy ${(100 * d.gpuBusyFraction).toFixed(0)}%`).join('; ');
+    const perDevice = s.devices
+      .map((d) => `GPU ${d.device}: ${d.jobs} jobs, busy ${(100 * d.gpuBusyFraction).toFixed(0)}%`)
+      .join('; ');
     return {
       devices,
       mode,
@@ -105,13 +118,21 @@ async function runEngine(devices: number[], mode: Mode, lanes = LANES): Promise<
 }
 
 if (values.child !== undefined) {
-  const run = await runEngine(values.child.split(',').map(Number), values.mode as Mode, values.lanes ? Number(values.lanes) : LANES);
+  const run = await runEngine(
+    values.child.split(',').map(Number),
+    values.mode as Mode,
+    values.lanes ? Number(values.lanes) : LANES,
+  );
   process.stdout.write(`${JSON.stringify(run)}\n`);
   process.exit(0);
 }
 
 const log = (what: string, value: unknown): void => void process.stdout.write(`${what}: ${JSON.stringify(value)}\n`);
-const report: Record<string, unknown> = { date: new Date().toISOString(), gpus: Device.count(), name: Device.get(0).name };
+const report: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  gpus: Device.count(),
+  name: Device.get(0).name,
+};
 const two = Device.count() >= 2;
 const links = measureLinks(two ? [Device.get(0), Device.get(1)] : [Device.get(0)], 256 * 2 ** 20);
 report.links = links;
@@ -136,16 +157,28 @@ for (const lanes of [8, 12]) record(await runEngine([0], 'i16', lanes));
 report.engine = runs;
 
 if (two) {
-  const child = (device: number, mode: Mode) => execa('tsx', [SELF, '--child', String(device), '--mode', mode, '--windows', String(WINDOWS)], { reject: false, timeout: 120_000 });
+  const child = (device: number, mode: Mode) =>
+    execa('tsx', [SELF, '--child', String(device), '--mode', mode, '--windows', String(WINDOWS)], {
+      reject: false,
+      timeout: 120_000,
+    });
   const processes: Record<string, unknown> = {};
   for (const mode of ['f32', 'i16'] as const) {
     const both = await Promise.all([child(0, mode), child(1, mode)]);
-    const parsed = both.map((p) => (p.exitCode === 0 ? (JSON.parse(p.stdout.trim().split('\n').pop()!) as EngineRun) : { error: p.stderr.slice(-2000) }));
+    const parsed = both.map((p) =>
+      p.exitCode === 0
+        ? (JSON.parse(p.stdout.trim().split('\n').pop()!) as EngineRun)
+        : { error: p.stderr.slice(-2000) },
+    );
     const sum = parsed.reduce((a, p) => a + ('gsamplesPerSecond' in p ? p.gsamplesPerSecond : 0), 0);
     processes[mode] = { sum, each: parsed };
     log(`two processes ${mode}`, {
       sum: sum.toFixed(2),
-      each: parsed.map((p) => ('gsamplesPerSecond' in p ? `${p.gsamplesPerSecond.toFixed(2)} (elu ${p.eventLoopUtilization.toFixed(2)}, ${p.stats})` : p.error)),
+      each: parsed.map((p) =>
+        'gsamplesPerSecond' in p
+          ? `${p.gsamplesPerSecond.toFixed(2)} (elu ${p.eventLoopUtilization.toFixed(2)}, ${p.stats})`
+          : p.error,
+      ),
     });
   }
   report.twoProcesses = processes;

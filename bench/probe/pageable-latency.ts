@@ -41,11 +41,20 @@ lentIn.set(data);
 const variants: Record<string, JobSpec> = {
   plain: base,
   plain_into: { ...base, into: { filtered: new Float32Array(B * N) } },
-  lent: { ...base, data: lentIn, into: { filtered: engine.hostBuffer('f32', B * N), spectrum: engine.hostBuffer('f32', B * 256) } },
+  lent: {
+    ...base,
+    data: lentIn,
+    into: { filtered: engine.hostBuffer('f32', B * N), spectrum: engine.hostBuffer('f32', B * 256) },
+  },
 };
 for (const [name, spec] of Object.entries(variants)) {
   await engine.submit(spec).result; // warm
-  const t: { wall: number[]; run: number[]; gpu: number[]; queued: number[] } = { wall: [], run: [], gpu: [], queued: [] };
+  const t: { wall: number[]; run: number[]; gpu: number[]; queued: number[] } = {
+    wall: [],
+    run: [],
+    gpu: [],
+    queued: [],
+  };
   for (let i = 0; i < 30; i++) {
     const t0 = performance.now();
     const r = await engine.submit(spec).result;

@@ -10,7 +10,9 @@ import { runBalancedPipeline } from '../tscuda/balanced.js';
 import { Profiler } from '../../src/orchestration/index.js';
 import type { TimelineRecord } from '../../src/index.js';
 
-const { values } = parseArgs({ options: { runs: { type: 'string' }, slots: { type: 'string' }, mib: { type: 'string' }, steps: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string' }, slots: { type: 'string' }, mib: { type: 'string' }, steps: { type: 'string' } },
+});
 const runs = Number(values.runs ?? 3);
 const slots = Number(values.slots ?? 4);
 const bytesPerStep = Number(values.mib ?? 16) * 2 ** 20;
@@ -62,7 +64,8 @@ for (let r = 0; r < runs; r++) {
     }
     if (cur.download && prev?.download) iter.push(cur.download.endMs - prev.download.endMs);
   }
-  const big = (xs: number[]): string => `${xs.filter((x) => x > 0.05).length}/${xs.length} over 0.05 ms, sum ${fmt(xs.reduce((a, b) => a + Math.max(0, b), 0))} ms`;
+  const big = (xs: number[]): string =>
+    `${xs.filter((x) => x > 0.05).length}/${xs.length} over 0.05 ms, sum ${fmt(xs.reduce((a, b) => a + Math.max(0, b), 0))} ms`;
   console.log(
     `run ${r} slots ${slots}: efficiency ${fmt(result.overlapEfficiency)}, host iteration ${fmt(result.msPerIteration)} ms, GPU iteration median ${fmt(med(iter))} ms; ` +
       `calibrated upload ${fmt(result.perStageMs.upload)} compute ${fmt(result.perStageMs.compute)} download ${fmt(result.perStageMs.download)}`,

@@ -53,7 +53,14 @@ const WINDOW = Number(values.window);
 
 function spec(kind: string): JobSpec {
   if (kind === 'small')
-    return { data: Float32Array.from({ length: 4 * 4096 }, () => Math.random() * 2 - 1), batch: 4, fs: 1000, flags: ['stft'], passBand: [20, 200], previewBins: 64 };
+    return {
+      data: Float32Array.from({ length: 4 * 4096 }, () => Math.random() * 2 - 1),
+      batch: 4,
+      fs: 1000,
+      flags: ['stft'],
+      passBand: [20, 200],
+      previewBins: 64,
+    };
   const data = Float32Array.from({ length: 16 * 16384 }, () => Math.random() * 2 - 1);
   return { data, batch: 16, fs: 48_000, flags: ['stft'], passBand: [100, 8000], previewBins: 64 };
 }
@@ -62,7 +69,8 @@ function spec(kind: string): JobSpec {
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const text = await redis.info('commandstats');
   const out = new Map<string, { calls: number; usec: number }>();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm))
+    out.set(m[1]!, { calls: Number(m[2]), usec: Number(m[3]) });
   return out;
 }
 
@@ -82,7 +90,9 @@ const redisArgs = values['redis-args'].split(' ').filter((a) => a !== '');
 const redis = await startRedis({ args: redisArgs });
 const admin = new Redis(redis.url);
 // Blob stores: more redis-servers for the samples and results (the queue's keeps its own keys).
-const storeServers = await Promise.all(Array.from({ length: Number(values['blob-stores']) }, () => startRedis({ args: redisArgs })));
+const storeServers = await Promise.all(
+  Array.from({ length: Number(values['blob-stores']) }, () => startRedis({ args: redisArgs })),
+);
 const blobStores = storeServers.length === 0 ? undefined : storeServers.map((s) => s.url);
 const admins = [admin, ...storeServers.map((s) => new Redis(s.url))];
 const name = `costs-${randomUUID()}`;
@@ -120,13 +130,22 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = cpuPerJob(before, await cpuSnapshot(admins, children), JOBS);
   const stats1 = await commandStats(admin);
-  console.log(`${values.kind} jobs, ${values.workers} worker process(es) over SimEngine ${simNs} ns/sample, ${WINDOW} in flight: ${(JOBS / seconds).toFixed(0)} jobs/s`);
+  console.log(
+    `${values.kind} jobs, ${values.workers} worker process(es) over SimEngine ${simNs} ns/sample, ${WINDOW} in flight: ${(JOBS / seconds).toFixed(0)} jobs/s`,
+  );
   console.log(describeCpu(cpu));
   // 2. Redis' time by command.
-  const rows = [...stats1].map(([cmd, s]) => ({ cmd, calls: (s.calls - (stats0.get(cmd)?.calls ?? 0)) / JOBS, usec: (s.usec - (stats0.get(cmd)?.usec ?? 0)) / JOBS }));
+  const rows = [...stats1].map(([cmd, s]) => ({
+    cmd,
+    calls: (s.calls - (stats0.get(cmd)?.calls ?? 0)) / JOBS,
+    usec: (s.usec - (stats0.get(cmd)?.usec ?? 0)) / JOBS,
+  }));
   rows.sort((a, b) => b.usec - a.usec);
-  console.log("Redis per job (INFO commandstats; a script's own commands are counted in it and again under their names):");
-  for (const r of rows.filter((r) => r.calls > 0.001)) console.log(`  ${r.cmd.padEnd(16)} ${r.calls.toFixed(2).padStart(6)} calls ${r.usec.toFixed(1).padStart(8)} µs`);
+  console.log(
+    "Redis per job (INFO commandstats; a script's own commands are counted in it and again under their names):",
+  );
+  for (const r of rows.filter((r) => r.calls > 0.001))
+    console.log(`  ${r.cmd.padEnd(16)} ${r.calls.toFixed(2).padStart(6)} calls ${r.usec.toFixed(1).padStart(8)} µs`);
   // Latency of one job at a time, against the same engine in this process.
   const latencyRuns = Number(values.latency);
   if (latencyRuns > 0) {
@@ -145,7 +164,9 @@ try {
     const local = await p50(() => engine.submit(small, { wait: true }).then((j) => j.result));
     const queued = await p50(() => run(small));
     await engine.close();
-    console.log(`small job one at a time: p50 ${queued.toFixed(3)} ms through the queue, ${local.toFixed(3)} ms in process: overhead ${(queued - local).toFixed(3)} ms`);
+    console.log(
+      `small job one at a time: p50 ${queued.toFixed(3)} ms through the queue, ${local.toFixed(3)} ms in process: overhead ${(queued - local).toFixed(3)} ms`,
+    );
   }
   // 3. Commands per job by connection.
   const monitored = Number(values.monitor);
@@ -167,7 +188,9 @@ try {
     const span = performance.now() - t;
     await new Promise((r) => setTimeout(r, 200));
     monitor.disconnect();
-    console.log(`commands per job over ${monitored} small jobs one at a time (${(span / monitored).toFixed(2)} ms each under MONITOR), by connection:`);
+    console.log(
+      `commands per job over ${monitored} small jobs one at a time (${(span / monitored).toFixed(2)} ms each under MONITOR), by connection:`,
+    );
     for (const [key, n] of [...counts].sort()) console.log(`  ${key.padEnd(48)} ${(n / monitored).toFixed(2)}`);
   }
   if (values.timeline !== undefined) {
@@ -180,7 +203,9 @@ try {
     monitor.on('monitor', (time: string, args: string[], source: string) => {
       const t = Number(time) * 1000;
       first ??= t;
-      const who = source.endsWith('lua') ? '  (script)' : (names.get(source.replace(/^\S+ /, '')) ?? source).replace(/^.*:/, '');
+      const who = source.endsWith('lua')
+        ? '  (script)'
+        : (names.get(source.replace(/^\S+ /, '')) ?? source).replace(/^.*:/, '');
       const shown = args.slice(0, 3).map((a) => (a.length > 40 ? `${a.slice(0, 37)}...` : a));
       lines.push(`${(t - first).toFixed(3).padStart(9)} ms  ${who.padEnd(12)} ${shown.join(' ')}`);
     });
@@ -190,7 +215,9 @@ try {
     const took = performance.now() - t0;
     await new Promise((r) => setTimeout(r, 100));
     monitor.disconnect();
-    console.log(`one ${values.timeline} job alone: ${took.toFixed(2)} ms end to end (under MONITOR); the commands Redis received:`);
+    console.log(
+      `one ${values.timeline} job alone: ${took.toFixed(2)} ms end to end (under MONITOR); the commands Redis received:`,
+    );
     for (const line of lines) console.log(line);
   }
 } finally {

@@ -54,14 +54,23 @@ const args = [
 ];
 for (const url of blobStores ?? []) args.push('--blob-redis', url);
 if (values.concurrency !== undefined) args.push('--concurrency', values.concurrency);
-const child = execa('node', args, { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit', stdin: 'pipe', env: { TSCUDA_TRACE_DIR: dir } });
+const child = execa('node', args, {
+  cwd: ROOT,
+  reject: false,
+  buffer: false,
+  stderr: 'inherit',
+  stdin: 'pipe',
+  env: { TSCUDA_TRACE_DIR: dir },
+});
 await followChildLines(child, 'worker', [], () => undefined);
 const queue = new JobQueue({ connection: redis.url, name, blobStores });
 const spec = smallJob();
 for (let i = 0; i < 30; i++) await (await queue.submit(spec)).result;
 const windows: [number, number][] = [];
 const workerCpu = async (): Promise<number> => {
-  const line = new Promise<string>((resolve) => child.stdout!.on('data', (d: Buffer) => /^cpu .*$/m.test(String(d)) && resolve(/^cpu .*$/m.exec(String(d))![0])));
+  const line = new Promise<string>((resolve) =>
+    child.stdout!.on('data', (d: Buffer) => /^cpu .*$/m.test(String(d)) && resolve(/^cpu .*$/m.exec(String(d))![0])),
+  );
   child.kill('SIGUSR2');
   const [, user, system] = (await line).trim().split(' ').map(Number);
   return (user! + system!) / 1000;
@@ -99,7 +108,9 @@ const rows = new Map<string, { sent: number[]; replied: number[]; order: number[
 const total: number[] = [];
 for (const [t0, t1] of windows) {
   total.push(t1 - t0);
-  const inside = events.filter((e) => (e.sent >= t0 && e.sent <= t1) || (e.replied >= t0 && e.replied <= t1)).sort((a, b) => a.sent - b.sent);
+  const inside = events
+    .filter((e) => (e.sent >= t0 && e.sent <= t1) || (e.replied >= t0 && e.replied <= t1))
+    .sort((a, b) => a.sent - b.sent);
   const seen = new Map<string, number>();
   inside.forEach((e, order) => {
     const base = `${who(e)} ${e.conn} ${e.cmd}${e.cmd === 'evalsha' ? ` ${e.arg}` : ''}`;
@@ -115,11 +126,21 @@ for (const [t0, t1] of windows) {
   });
 }
 const jobs = windows.length;
-console.log(`${jobs} small jobs one at a time, --sim ${values.sim}, ${stores.length} blob stores: p50 ${percentile(total, 0.5).toFixed(3)} ms end to end`);
+console.log(
+  `${jobs} small jobs one at a time, --sim ${values.sim}, ${stores.length} blob stores: p50 ${percentile(total, 0.5).toFixed(3)} ms end to end`,
+);
 console.log('   sent  replied  (median ms from submit start)  in % of jobs   command');
 const table = [...rows]
   .filter(([, r]) => r.sent.length >= jobs * 0.3)
-  .map(([key, r]) => ({ key, sent: percentile(r.sent, 0.5), replied: percentile(r.replied, 0.5), share: r.sent.length / jobs }));
+  .map(([key, r]) => ({
+    key,
+    sent: percentile(r.sent, 0.5),
+    replied: percentile(r.replied, 0.5),
+    share: r.sent.length / jobs,
+  }));
 table.sort((a, b) => a.sent - b.sent);
-for (const r of table) console.log(`${r.sent.toFixed(3).padStart(7)}  ${r.replied.toFixed(3).padStart(7)}  ${(r.share * 100).toFixed(0).padStart(4)}%  ${r.key}`);
+for (const r of table)
+  console.log(
+    `${r.sent.toFixed(3).padStart(7)}  ${r.replied.toFixed(3).padStart(7)}  ${(r.share * 100).toFixed(0).padStart(4)}%  ${r.key}`,
+  );
 process.exit(0);

@@ -47,7 +47,14 @@ const { values } = parseArgs({
 
 /** What the server child needs of a tree (its own types differ between trees; only these shapes are used). */
 interface TreeServer {
-  app: { inject(options: { method: string; url: string; headers: Record<string, string>; payload: Buffer }): Promise<{ statusCode: number; body: string }> };
+  app: {
+    inject(options: {
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      payload: Buffer;
+    }): Promise<{ statusCode: number; body: string }>;
+  };
   listen(options: { port: number; host: string }): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -77,7 +84,9 @@ interface ProbeSpec {
  * else (queue, errors, stats, close) is the tree's own FakeEngine.
  */
 function sameCostEngine(engine: object): object {
-  const submit = (Reflect.get(engine, 'submit') as (spec: ProbeSpec, options?: unknown) => ProbeJob | Promise<ProbeJob>).bind(engine);
+  const submit = (
+    Reflect.get(engine, 'submit') as (spec: ProbeSpec, options?: unknown) => ProbeJob | Promise<ProbeJob>
+  ).bind(engine);
   const wrap = (job: ProbeJob, spec: ProbeSpec): ProbeJob =>
     Object.assign(Object.create(job) as ProbeJob, {
       result: job.result.then((r) => {
@@ -105,7 +114,9 @@ function sameCostEngine(engine: object): object {
 /** The two loads: the throughput row's request (c=16) and the batch row's (c=64), against `base`. */
 function loadRequests(base: string): Record<string, { req: LoadRequest; concurrency: number; answerBytes?: number }> {
   const throughput = asciiSignal(16 * 65536);
-  const items = Array.from({ length: 32 }, () => Array.from({ length: 64 }, (_, i) => Math.sin(i * 0.05) + (Math.random() - 0.5) * 0.2));
+  const items = Array.from({ length: 32 }, () =>
+    Array.from({ length: 64 }, (_, i) => Math.sin(i * 0.05) + (Math.random() - 0.5) * 0.2),
+  );
   return {
     throughput: {
       req: {
@@ -134,8 +145,13 @@ function loadRequests(base: string): Record<string, { req: LoadRequest; concurre
 /** The tree's server as its worker builds it (see the doc comment). */
 async function treeServer(rootDir: string, limits: Record<string, number> = {}): Promise<TreeServer> {
   const root = resolve(rootDir);
-  const server = (await import(pathToFileURL(join(root, 'src/server/index.ts')).href)) as { createServer: CreateServer };
-  const fake = (await import(pathToFileURL(join(root, 'test/unit/server/fake-engine.ts')).href)) as { FakeEngine: FakeEngineClass; fakeBatcher: FakeBatcher };
+  const server = (await import(pathToFileURL(join(root, 'src/server/index.ts')).href)) as {
+    createServer: CreateServer;
+  };
+  const fake = (await import(pathToFileURL(join(root, 'test/unit/server/fake-engine.ts')).href)) as {
+    FakeEngine: FakeEngineClass;
+    fakeBatcher: FakeBatcher;
+  };
   const s = server.createServer({
     engine: sameCostEngine(new fake.FakeEngine({ maxQueued: 1024 })), // --max-queued 1024, as the bench starts it
     ownsEngine: true,
@@ -208,7 +224,16 @@ if (values.serve !== undefined && values.inject !== undefined) {
   };
   const start = async (tree: 'old' | 'new', round: number): Promise<ChildProcess> => {
     const prof = values.prof === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(resolve(values.prof), tree)];
-    const args = [...prof, '--import', 'tsx', join(import.meta.dirname, 'serve-ab.ts'), '--serve', String(port), '--root', trees[tree]];
+    const args = [
+      ...prof,
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'serve-ab.ts'),
+      '--serve',
+      String(port),
+      '--root',
+      trees[tree],
+    ];
     const child = pinned
       ? spawn('taskset', ['-c', '0', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
       : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -224,7 +249,9 @@ if (values.serve !== undefined && values.inject !== undefined) {
       child.kill('SIGTERM');
     });
   const loop = (req: LoadRequest, c: number, s: number): Promise<LoopReport> =>
-    clientProcesses > 1 ? closedLoopProcesses(req, c, s, clientProcesses) : closedLoop(req, c, s, { warmPath: '/v2/health/live' });
+    clientProcesses > 1
+      ? closedLoopProcesses(req, c, s, clientProcesses)
+      : closedLoop(req, c, s, { warmPath: '/v2/health/live' });
 
   interface Row {
     tree: 'old' | 'new';
@@ -246,7 +273,8 @@ if (values.serve !== undefined && values.inject !== undefined) {
         if (answerBytes !== undefined) {
           const r = await fetch(base + req.path, { method: 'POST', headers: req.headers, body: req.body });
           const got = (await r.arrayBuffer()).byteLength;
-          if (r.status !== 200 || got !== answerBytes) throw new Error(`${tree} ${load}: status ${r.status}, ${got} bytes (expected 200, ${answerBytes})`);
+          if (r.status !== 200 || got !== answerBytes)
+            throw new Error(`${tree} ${load}: status ${r.status}, ${got} bytes (expected 200, ${answerBytes})`);
         }
         await loop(req, concurrency, 1); // warm-up: the JIT, the body pool
         const cpu0 = cpuMs(child.pid!);
@@ -256,7 +284,9 @@ if (values.serve !== undefined && values.inject !== undefined) {
         const cpu = user + cpu1[1] - cpu0[1];
         const ok = r.byStatus['200'] ?? 0;
         const seconds = r.elapsedS ?? durationS;
-        const other = Object.entries(r.byStatus).reduce((a, [k, v]) => a + (k === '200' ? 0 : v), 0) + Object.values(r.unanswered).reduce((a, b) => a + b, 0);
+        const other =
+          Object.entries(r.byStatus).reduce((a, [k, v]) => a + (k === '200' ? 0 : v), 0) +
+          Object.values(r.unanswered).reduce((a, b) => a + b, 0);
         rows.push({
           tree,
           load,
@@ -276,7 +306,11 @@ if (values.serve !== undefined && values.inject !== undefined) {
   }
   const median = (xs: number[]): number => {
     const s = [...xs].sort((a, b) => a - b);
-    return s.length === 0 ? Number.NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    return s.length === 0
+      ? Number.NaN
+      : s.length % 2 === 1
+        ? s[(s.length - 1) / 2]!
+        : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
   };
   const lines = [
     `# serve A/B on CPU: ${trees.old} (old) vs ${trees.new} (new); ${rounds} rounds x ${durationS} s, ${cpus} CPUs, server ${pinned ? 'pinned to CPU 0' : 'not pinned'}, ${clientProcesses} client process(es)`,

@@ -66,7 +66,15 @@ if (values.serve !== undefined) {
   };
 
   const start = async (setting: Setting): Promise<ChildProcess> => {
-    const args = ['--import', 'tsx', join(import.meta.dirname, 'shedding.ts'), '--serve', String(port), '--setting', setting];
+    const args = [
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'shedding.ts'),
+      '--serve',
+      String(port),
+      '--setting',
+      setting,
+    ];
     const child = pinned
       ? spawn('taskset', ['-c', '0', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
       : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -117,7 +125,9 @@ if (values.serve !== undefined) {
       rows.push(row(setting, `open loop, ${openRate}/s`, r, r.elapsedS ?? durationS));
       await stop(server);
       const mine = rows.slice(-concurrencies.length - 1);
-      console.error(`round ${round}, shedding ${setting}: ${mine.map((x) => `${x.load} ${x.okPerS.toFixed(0)} ok/s, ${x.refused} refused`).join('; ')}`);
+      console.error(
+        `round ${round}, shedding ${setting}: ${mine.map((x) => `${x.load} ${x.okPerS.toFixed(0)} ok/s, ${x.refused} refused`).join('; ')}`,
+      );
     }
   }
   /** Median over the rounds of a column (NaN, a latency with no such answer, left out). */
@@ -126,7 +136,8 @@ if (values.serve !== undefined) {
   const table = loads.flatMap((load) =>
     settings.map((setting) => {
       const mine = rows.filter((r) => r.load === load && r.setting === setting);
-      const m = (k: 'okPerS' | 'okP50Ms' | 'okP99Ms' | 'refused' | 'refusedP99Ms'): number => median(mine.map((r) => r[k]));
+      const m = (k: 'okPerS' | 'okP50Ms' | 'okP99Ms' | 'refused' | 'refusedP99Ms'): number =>
+        median(mine.map((r) => r[k]));
       return {
         load,
         setting,
@@ -147,11 +158,19 @@ if (values.serve !== undefined) {
     '',
     '| load | shedding | 200/s | 200 p50 ms | 200 p99 ms | 429s | 429 p99 ms | unanswered |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...table.map((t) => `| ${t.load} | ${t.setting} | ${f(t.okPerS)} | ${f(t.okP50Ms)} | ${f(t.okP99Ms)} | ${f(t.refused)} | ${f(t.refusedP99Ms)} | ${t.unanswered} |`),
+    ...table.map(
+      (t) =>
+        `| ${t.load} | ${t.setting} | ${f(t.okPerS)} | ${f(t.okP50Ms)} | ${f(t.okP99Ms)} | ${f(t.refused)} | ${f(t.refusedP99Ms)} | ${t.unanswered} |`,
+    ),
     '',
   ].join('\n');
   console.log(md);
-  const stem = join(import.meta.dirname, '..', 'results', `probe-shedding-${hostname().replace(/[^a-zA-Z0-9-]/g, '-')}-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`);
+  const stem = join(
+    import.meta.dirname,
+    '..',
+    'results',
+    `probe-shedding-${hostname().replace(/[^a-zA-Z0-9-]/g, '-')}-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`,
+  );
   writeFileSync(`${stem}.md`, md);
   writeFileSync(`${stem}.json`, JSON.stringify({ rounds: rows, medians: table }, null, 2));
 }

@@ -83,7 +83,9 @@ for (let round = 1; round <= ROUNDS; round++) {
     const seconds = await run(v);
     const gsamples = (JOBS * SAMPLES) / seconds / 1e9;
     results[v].push(gsamples);
-    console.log(`round ${round} ${v.padEnd(8)} ${gsamples.toFixed(2)} Gsamples/s (2 B each way), ${((seconds / JOBS) * 1e6).toFixed(1)} µs a job`);
+    console.log(
+      `round ${round} ${v.padEnd(8)} ${gsamples.toFixed(2)} Gsamples/s (2 B each way), ${((seconds / JOBS) * 1e6).toFixed(1)} µs a job`,
+    );
   }
 }
 console.log(JSON.stringify({ jobs: JOBS, streams: STREAMS, smallBytes: SMALL, results }));

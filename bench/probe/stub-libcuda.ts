@@ -61,6 +61,9 @@ for (const [, symbol, , , perThread] of [...DRIVER_FUNCTIONS, ...DRIVER_LEGACY_F
 const rest = [...symbols].filter((s) => !filled.has(s)).map((s) => `int ${s}() { return 0; }`);
 const dir = join(tmpdir(), 'tscuda-stub-libcuda');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'stub.c'), ['#include <stdint.h>', '#include <stdlib.h>', '#include <string.h>', FILLED, ...rest, ''].join('\n'));
+writeFileSync(
+  join(dir, 'stub.c'),
+  ['#include <stdint.h>', '#include <stdlib.h>', '#include <string.h>', FILLED, ...rest, ''].join('\n'),
+);
 execaSync('cc', ['-O2', '-shared', '-fPIC', '-w', '-o', join(dir, 'libcuda.so.1'), join(dir, 'stub.c')]);
 console.log(dir);

@@ -32,17 +32,29 @@ export function mark(name: string, arg = ''): void {
 const scriptNames = new Map<string, string>();
 
 type Cmd = { name: string; args: unknown[]; promise: Promise<unknown> };
-const proto = Redis.prototype as unknown as { sendCommand(c: Cmd, s?: unknown): unknown; options: { connectionName?: string }; scriptsSet?: Record<string, { sha: string }> };
+const proto = Redis.prototype as unknown as {
+  sendCommand(c: Cmd, s?: unknown): unknown;
+  options: { connectionName?: string };
+  scriptsSet?: Record<string, { sha: string }>;
+};
 const originalSend = proto.sendCommand;
 proto.sendCommand = function (this: typeof proto, command: Cmd, stream?: unknown) {
   const sent = now();
   const result = originalSend.call(this, command, stream);
   let arg = String(command.args[0] ?? '');
   if (command.name === 'evalsha') {
-    if (!scriptNames.has(arg)) for (const [name, s] of Object.entries(this.scriptsSet ?? {})) scriptNames.set(s.sha, name);
+    if (!scriptNames.has(arg))
+      for (const [name, s] of Object.entries(this.scriptsSet ?? {})) scriptNames.set(s.sha, name);
     arg = scriptNames.get(arg) ?? arg;
   }
-  const ev: TraceEvent = { pid: process.pid, conn: String(this.options.connectionName ?? '?').replace(/^.*:/, ''), cmd: command.name, arg: arg.slice(-40), sent, replied: NaN };
+  const ev: TraceEvent = {
+    pid: process.pid,
+    conn: String(this.options.connectionName ?? '?').replace(/^.*:/, ''),
+    cmd: command.name,
+    arg: arg.slice(-40),
+    sent,
+    replied: NaN,
+  };
   events.push(ev);
   command.promise.then(
     (reply) => {
@@ -56,7 +68,14 @@ proto.sendCommand = function (this: typeof proto, command: Cmd, stream?: unknown
 const channelProto = BlobChannel.prototype as unknown as { send(args: unknown[], into?: unknown): Promise<unknown> };
 const originalChannelSend = channelProto.send;
 channelProto.send = function (this: unknown, args: unknown[], into?: unknown) {
-  const ev: TraceEvent = { pid: process.pid, conn: 'blob', cmd: String(args[0]), arg: String(args[1]).slice(-40), sent: now(), replied: NaN };
+  const ev: TraceEvent = {
+    pid: process.pid,
+    conn: 'blob',
+    cmd: String(args[0]),
+    arg: String(args[1]).slice(-40),
+    sent: now(),
+    replied: NaN,
+  };
   events.push(ev);
   const p = originalChannelSend.call(this, args, into);
   p.then(
@@ -68,5 +87,6 @@ channelProto.send = function (this: unknown, args: unknown[], into?: unknown) {
 
 process.on('exit', () => {
   const dir = process.env.TSCUDA_TRACE_DIR;
-  if (dir !== undefined) writeFileSync(join(dir, `trace-${process.pid}.jsonl`), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  if (dir !== undefined)
+    writeFileSync(join(dir, `trace-${process.pid}.jsonl`), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
 });

@@ -20,9 +20,19 @@ const { values } = parseArgs({
     'blob-redis': { type: 'string', multiple: true },
   },
 });
-if (values.redis === undefined || values.queue === undefined || values.jobs === undefined || values.window === undefined)
+if (
+  values.redis === undefined ||
+  values.queue === undefined ||
+  values.jobs === undefined ||
+  values.window === undefined
+)
   throw new Error('client-child: --redis, --queue, --jobs and --window are required');
-const queue = new JobQueue({ connection: values.redis, name: values.queue, maxResultBytes: 512 * 2 ** 20, blobStores: values['blob-redis'] });
+const queue = new JobQueue({
+  connection: values.redis,
+  name: values.queue,
+  maxResultBytes: 512 * 2 ** 20,
+  blobStores: values['blob-redis'],
+});
 const run = async (spec: JobSpec): Promise<unknown> => (await queue.submit(spec)).result;
 const specs = Array.from({ length: 16 }, mixJob);
 for (let i = 0; i < 4; i++) await run(specs[i]!);
@@ -34,6 +44,8 @@ process.on('SIGTERM', () => void queue.close().then(() => process.exit(0)));
 const lines = createInterface({ input: process.stdin });
 lines.on('line', (line) => {
   if (line !== 'go') return;
-  void throughput(Number(values.jobs), Number(values.window), specs, run).then((t) => process.stdout.write(`done ${t.jobs} ${t.samples} ${t.ms}\n`));
+  void throughput(Number(values.jobs), Number(values.window), specs, run).then((t) =>
+    process.stdout.write(`done ${t.jobs} ${t.samples} ${t.ms}\n`),
+  );
 });
 process.stdout.write('ready\n');

@@ -39,8 +39,16 @@ export function ownCpuMs(): number {
 }
 
 /** A snapshot of every process's CPU time; the clients are this process when no client processes are given. */
-export async function cpuSnapshot(redis: readonly Redis[], workers: readonly CpuReporter[], clients: readonly CpuReporter[] = []): Promise<CpuSnapshot> {
-  const [r, w, c] = await Promise.all([Promise.all(redis.map(redisCpuMs)), Promise.all(workers.map((x) => x.cpuMs())), Promise.all(clients.map((x) => x.cpuMs()))]);
+export async function cpuSnapshot(
+  redis: readonly Redis[],
+  workers: readonly CpuReporter[],
+  clients: readonly CpuReporter[] = [],
+): Promise<CpuSnapshot> {
+  const [r, w, c] = await Promise.all([
+    Promise.all(redis.map(redisCpuMs)),
+    Promise.all(workers.map((x) => x.cpuMs())),
+    Promise.all(clients.map((x) => x.cpuMs())),
+  ]);
   return { clients: clients.length === 0 ? [ownCpuMs()] : c, workers: w, redis: r, at: performance.now() };
 }
 
@@ -104,8 +112,12 @@ export function describeCpu(c: CpuPerJob): string {
   const f = (v: number): string => v.toFixed(3);
   const b = (v: number): string => `${Math.round(v * 100)}%`;
   const group = (label: string, ms: number[], busy: number[]): string =>
-    ms.length === 0 ? '' : `${label}${ms.length > 1 ? 's' : ''} ${ms.map(f).join(' + ')} ms (${busy.map(b).join(', ')})`;
-  const threads = c.redisMs.some((v, i) => Math.abs(v - c.redisMainMs[i]!) > 0.001) ? `; main threads ${c.redisMainMs.map(f).join(' + ')} ms` : '';
+    ms.length === 0
+      ? ''
+      : `${label}${ms.length > 1 ? 's' : ''} ${ms.map(f).join(' + ')} ms (${busy.map(b).join(', ')})`;
+  const threads = c.redisMs.some((v, i) => Math.abs(v - c.redisMainMs[i]!) > 0.001)
+    ? `; main threads ${c.redisMainMs.map(f).join(' + ')} ms`
+    : '';
   const redis = `Redis ${c.redisMs.map(f).join(' + ')} ms (${c.redisBusy.map(b).join(', ')}${threads})${c.redisMs.length > 1 ? ' [queue + blob stores]' : ''}`;
   const top = busiest(c);
   return `CPU per job: ${[group('client', c.clientMs, c.clientBusy), group('worker', c.workerMs, c.workerBusy), redis].filter((s) => s !== '').join(', ')}; ${c.jobs} jobs in ${(c.wallMs / 1000).toFixed(2)} s; busiest: ${top.name} (${f(top.ms)} ms per job)`;

@@ -58,7 +58,12 @@ export async function faultRun(o: FaultRunOptions): Promise<QueueMetric[]> {
     }
   })();
   const handles: QueueJobHandle[] = [];
-  const small: JobSpec = { data: Float32Array.from({ length: 1024 }, () => Math.random()), fs: 1000, flags: ['stft'], previewBins: 16 };
+  const small: JobSpec = {
+    data: Float32Array.from({ length: 1024 }, () => Math.random()),
+    fs: 1000,
+    flags: ['stft'],
+    previewBins: 16,
+  };
   // Submitted evenly over --fault-seconds, so the kills fall while jobs are queued and running.
   const pace = (o.faultSeconds * 1000) / faultJobs;
   const t0 = performance.now();

@@ -37,7 +37,9 @@ if (values.role === 'worker') {
   createInterface({ input: process.stdin }).on('line', (line) => {
     if (line !== 'go') return;
     const jobs = Number(values.jobs);
-    void floorThroughput(client, FLOOR_MIX, jobs, Number(values.window)).then((ms) => process.stdout.write(`done ${jobs} ${(jobs * FLOOR_MIX.sampleBytes) / 4} ${ms}\n`));
+    void floorThroughput(client, FLOOR_MIX, jobs, Number(values.window)).then((ms) =>
+      process.stdout.write(`done ${jobs} ${(jobs * FLOOR_MIX.sampleBytes) / 4} ${ms}\n`),
+    );
   });
 }
 process.stdout.write('ready\n');

@@ -33,11 +33,18 @@ interface FloorJobData {
 
 /** The blob stores of a run: the queue's Redis when none are given. */
 function storesFor(redisUrl: string, blobStores: readonly string[]): Redis[] {
-  return (blobStores.length === 0 ? [redisUrl] : blobStores).map((url) => new Redis(url, { maxRetriesPerRequest: null }));
+  return (blobStores.length === 0 ? [redisUrl] : blobStores).map(
+    (url) => new Redis(url, { maxRetriesPerRequest: null }),
+  );
 }
 
 /** A floor worker: BullMQ's Worker with `concurrency` jobs at once, each moving the job's bytes and returning at once. */
-export async function floorWorker(redisUrl: string, queue: string, blobStores: readonly string[], concurrency: number): Promise<{ close(): Promise<void> }> {
+export async function floorWorker(
+  redisUrl: string,
+  queue: string,
+  blobStores: readonly string[],
+  concurrency: number,
+): Promise<{ close(): Promise<void> }> {
   const stores = storesFor(redisUrl, blobStores);
   const results = new Map<number, Buffer>();
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
@@ -74,19 +81,28 @@ export interface FloorClient {
 }
 
 /** A floor client on `queue` (its Queue, a QueueEvents listener for completions, the blob stores). */
-export async function floorClient(redisUrl: string, queue: string, blobStores: readonly string[]): Promise<FloorClient> {
+export async function floorClient(
+  redisUrl: string,
+  queue: string,
+  blobStores: readonly string[],
+): Promise<FloorClient> {
   const stores = storesFor(redisUrl, blobStores);
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const eventsConnection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const q = new Queue(queue, { connection: connection as unknown as ConnectionOptions });
   const events = new QueueEvents(queue, { connection: eventsConnection as unknown as ConnectionOptions });
   await events.waitUntilReady();
-  const pending = new Map<string, { resolve: (v: { store: number; resultKey: string }) => void; reject: (e: Error) => void }>();
+  const pending = new Map<
+    string,
+    { resolve: (v: { store: number; resultKey: string }) => void; reject: (e: Error) => void }
+  >();
   events.on('completed', ({ jobId, returnvalue }) => {
     const p = pending.get(jobId);
     if (p === undefined) return;
     pending.delete(jobId);
-    p.resolve((typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as { store: number; resultKey: string });
+    p.resolve(
+      (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as { store: number; resultKey: string },
+    );
   });
   events.on('failed', ({ jobId, failedReason }) => {
     const p = pending.get(jobId);
@@ -106,11 +122,18 @@ export async function floorClient(redisUrl: string, queue: string, blobStores: r
       if (bytes === undefined) samples.set(shape.sampleBytes, (bytes = Buffer.alloc(shape.sampleBytes, 2)));
       const inputKey = `floor:${queue}:${id}`;
       await redis.set(inputKey, bytes, 'PX', TTL_MS);
-      const done = new Promise<{ store: number; resultKey: string }>((resolve, reject) => pending.set(id, { resolve, reject }));
-      await q.add('job', { store, inputKey, resultBytes: shape.resultBytes } satisfies FloorJobData, { jobId: id, removeOnComplete: { age: 60 }, removeOnFail: { age: 60 } });
+      const done = new Promise<{ store: number; resultKey: string }>((resolve, reject) =>
+        pending.set(id, { resolve, reject }),
+      );
+      await q.add('job', { store, inputKey, resultBytes: shape.resultBytes } satisfies FloorJobData, {
+        jobId: id,
+        removeOnComplete: { age: 60 },
+        removeOnFail: { age: 60 },
+      });
       const { resultKey } = await done;
       const result = await redis.getBuffer(resultKey);
-      if (result === null || result.byteLength !== shape.resultBytes) throw new Error(`floor job ${id}: result of ${result?.byteLength ?? 0} bytes`);
+      if (result === null || result.byteLength !== shape.resultBytes)
+        throw new Error(`floor job ${id}: result of ${result?.byteLength ?? 0} bytes`);
       await redis.del(resultKey);
     },
     async close() {
@@ -124,7 +147,12 @@ export async function floorClient(redisUrl: string, queue: string, blobStores: r
 }
 
 /** Runs `count` jobs of `shape` with `window` in flight; ms. */
-export async function floorThroughput(client: FloorClient, shape: FloorJobShape, count: number, window: number): Promise<number> {
+export async function floorThroughput(
+  client: FloorClient,
+  shape: FloorJobShape,
+  count: number,
+  window: number,
+): Promise<number> {
   let started = 0;
   const t0 = performance.now();
   await Promise.all(

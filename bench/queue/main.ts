@@ -76,12 +76,15 @@ const onlyOverhead = values['only-overhead'];
 function describeTail(r: RunResult): string[] {
   if (r.clientMs === undefined || r.clientMs.length < 2) return [];
   const s = (ms: number): string => (ms / 1000).toFixed(2);
-  return [`clients finished after ${s(Math.min(...r.clientMs))}-${s(Math.max(...r.clientMs))} s of the run's ${s(r.wallMs)} s`];
+  return [
+    `clients finished after ${s(Math.min(...r.clientMs))}-${s(Math.max(...r.clientMs))} s of the run's ${s(r.wallMs)} s`,
+  ];
 }
 const fakeMs = values.fake === undefined ? undefined : Number(values.fake);
 const simNs = values.sim === undefined ? undefined : Number(values.sim);
 const simPollOption = values['sim-poll'];
-if (simPollOption !== 'timer' && simPollOption !== 'spin') throw new Error(`--sim-poll must be timer or spin, got ${simPollOption}`);
+if (simPollOption !== 'timer' && simPollOption !== 'spin')
+  throw new Error(`--sim-poll must be timer or spin, got ${simPollOption}`);
 const simPoll: 'timer' | 'spin' = simPollOption;
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
@@ -91,14 +94,25 @@ async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devic
   if (simNs !== undefined) {
     const { SimEngine } = await import('./sim-engine.js');
     // Each worker process simulates a GPU of its own, as two GPUs would be.
-    return { engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process', poll: simPoll }), gpu: `cpu-sim-${simNs}ns`, devices: 2 };
+    return {
+      engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process', poll: simPoll }),
+      gpu: `cpu-sim-${simNs}ns`,
+      devices: 2,
+    };
   }
   if (fakeMs !== undefined) {
     const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
     return { engine: new FakeEngine({ delayMs: fakeMs, maxQueued: 1 << 20 }), gpu: `cpu-fake-${fakeMs}ms`, devices: 1 };
   }
-  const [{ JobEngine }, { Device }] = await Promise.all([import('../../src/engine/index.js'), import('../../src/runtime/index.js')]);
-  return { engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }), gpu: Device.get(0).name, devices: Device.count() };
+  const [{ JobEngine }, { Device }] = await Promise.all([
+    import('../../src/engine/index.js'),
+    import('../../src/runtime/index.js'),
+  ]);
+  return {
+    engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }),
+    gpu: Device.get(0).name,
+    devices: Device.count(),
+  };
 }
 
 /** --pin: the CPU sets, and this process (whose children inherit its set) moved onto the rest. */
@@ -107,7 +121,9 @@ function pinPlan(): CpuPlan | undefined {
   const topology = readTopology();
   const plan = topology && planCpuSets(topology, 2, Number(values['pin-cores']));
   if (plan === undefined) {
-    process.stderr.write(`--pin: this host's CPUs (${topology?.length ?? 'unknown'}) cannot give 2 workers ${values['pin-cores']} cores each and keep as many for the rest\n`);
+    process.stderr.write(
+      `--pin: this host's CPUs (${topology?.length ?? 'unknown'}) cannot give 2 workers ${values['pin-cores']} cores each and keep as many for the rest\n`,
+    );
     process.exit(2);
   }
   pinProcess(process.pid, plan.rest);
@@ -116,7 +132,14 @@ function pinPlan(): CpuPlan | undefined {
 const cpuPlan = pinPlan();
 
 /** Worker process `index` (0 or 1: its GPU is placement[index], its CPU set cpuPlan.workers[index]). */
-async function startWorker(redis: TestRedis, queue: string, name: string, index: number, lockMs: number, blobStores: string[] | undefined): Promise<Child> {
+async function startWorker(
+  redis: TestRedis,
+  queue: string,
+  name: string,
+  index: number,
+  lockMs: number,
+  blobStores: string[] | undefined,
+): Promise<Child> {
   const child = await startWorkerProcess({
     redisUrl: redis.url,
     queue,
@@ -127,7 +150,10 @@ async function startWorker(redis: TestRedis, queue: string, name: string, index:
     fakeMs,
     simNs,
     blobStores,
-    extra: [...(values.concurrency === undefined ? [] : ['--concurrency', values.concurrency]), ...(simNs === undefined ? [] : ['--sim-poll', simPoll])],
+    extra: [
+      ...(values.concurrency === undefined ? [] : ['--concurrency', values.concurrency]),
+      ...(simNs === undefined ? [] : ['--sim-poll', simPoll]),
+    ],
   });
   if (cpuPlan !== undefined) pinProcess(child.process.pid!, cpuPlan.workers[index]!);
   return child;
@@ -150,7 +176,10 @@ const single: QueueSetup = { clients: 1, blobStores: undefined };
 const cpu: Record<string, CpuPerJob> = {};
 const { engine, gpu, devices } = await makeEngine();
 const placement = devices >= 2 ? [0, 1] : [0, 0];
-if (devices < 2) notes.push('one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)');
+if (devices < 2)
+  notes.push(
+    'one GPU: the two worker processes share GPU 0 (the speedup is then of the queue path, not of a second GPU)',
+  );
 notes.push(`queue runs: ${describeSetup(setup)} (--clients, --blob-stores)`);
 if (cpuPlan !== undefined)
   notes.push(
@@ -160,7 +189,10 @@ if (simNs !== undefined)
   notes.push(
     `--sim ${simNs}: CUDA-free SimEngine, a simulated GPU per process (${simNs} ns per sample, completions noticed on ${simPoll === 'spin' ? 'setImmediate as the real poller' : 'timers'}); not a GPU measurement`,
   );
-if (fakeMs !== undefined) notes.push(`--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`);
+if (fakeMs !== undefined)
+  notes.push(
+    `--fake ${fakeMs}: CUDA-free FakeEngine (each job ${fakeMs} ms), to check the bench; not a GPU measurement`,
+  );
 const inProcessRun = (spec: JobSpec): Promise<unknown> => engine.submit(spec, { wait: true }).then((job) => job.result);
 const runWith = (s: QueueSetup, workers: number, latencyRuns = 0): Promise<RunResult> =>
   queueRun({
@@ -200,7 +232,12 @@ try {
     runs[2] = median.two;
     notes.push(
       `1- and 2-worker runs in ${pairs.length} alternated pair(s), the pair of median speedup reported: ` +
-        pairs.map((x, i) => `pair ${i + 1}: ${x.one.jobsPerS.toFixed(0)} / ${x.two.jobsPerS.toFixed(0)} jobs/s = ${x.speedup.toFixed(2)}x`).join('; '),
+        pairs
+          .map(
+            (x, i) =>
+              `pair ${i + 1}: ${x.one.jobsPerS.toFixed(0)} / ${x.two.jobsPerS.toFixed(0)} jobs/s = ${x.speedup.toFixed(2)}x`,
+          )
+          .join('; '),
     );
   }
   // The floor: bare BullMQ with the same setup, processes, jobs and window (floor.ts).
@@ -221,7 +258,8 @@ try {
     notes.push(
       'floor: bare BullMQ (Queue, a Worker whose processor moves the bytes and returns, QueueEvents) with the same Redis servers, client processes, jobs and window, run after the tscuda runs',
     );
-  const ratioOf = (a: number | null | undefined, b: number | null | undefined): number | null => (a == null || b == null || b === 0 ? null : Number((a / b).toFixed(3)));
+  const ratioOf = (a: number | null | undefined, b: number | null | undefined): number | null =>
+    a == null || b == null || b === 0 ? null : Number((a / b).toFixed(3));
   for (const [count, r] of Object.entries(runs)) {
     cpu[`${count}w`] = r.cpu;
     const floor = floors[Number(count)];
@@ -234,7 +272,9 @@ try {
       inProcess: inProcess.jobsPerS,
       floor: floor?.jobsPerS ?? null,
       floorRatio: jobsRatio,
-      ...(onlyOverhead || floor === undefined ? {} : { goal: '>= 0.8 x floor', met: jobsRatio !== null && jobsRatio >= 0.8 }),
+      ...(onlyOverhead || floor === undefined
+        ? {}
+        : { goal: '>= 0.8 x floor', met: jobsRatio !== null && jobsRatio >= 0.8 }),
       notes: [
         `${count} worker process(es) on GPU(s) ${placement.slice(0, Number(count)).join(',')}; ${JOBS} jobs of 16 x 16384 f32, ${WINDOW} in flight`,
         describeCpu(r.cpu),
@@ -287,7 +327,9 @@ try {
     floorRatio: p50Ratio,
     goal: '<= 1.2 x floor',
     ...(p50Ratio === null ? {} : { met: p50Ratio <= 1.2 }),
-    notes: ['one 4 x 4096 job at a time through the queue (1 worker), end to end; the floor: the same moves through bare BullMQ'],
+    notes: [
+      'one 4 x 4096 job at a time through the queue (1 worker), end to end; the floor: the same moves through bare BullMQ',
+    ],
   });
   metrics.push({
     name: 'queue_overhead_p50_ms',
@@ -297,7 +339,9 @@ try {
     inProcess: inProcessLatency,
     goal: '< 1',
     met: overhead < 1,
-    notes: ['one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)'],
+    notes: [
+      'one 4 x 4096 job at a time: p50 end-to-end through the queue (1 worker) minus the in-process p50 (inProcess column)',
+    ],
   });
 
   if (!onlyOverhead)
@@ -305,7 +349,8 @@ try {
       ...(await faultRun({
         redisUrl: redis.url,
         blobStores,
-        startWorker: (queue, workerName, index, lockMs) => startWorker(redis, queue, workerName, index, lockMs, blobStores),
+        startWorker: (queue, workerName, index, lockMs) =>
+          startWorker(redis, queue, workerName, index, lockMs, blobStores),
         faultJobs: Number(values['fault-jobs']),
         killEveryS: Number(values['kill-every']),
         faultSeconds: Number(values['fault-seconds']),

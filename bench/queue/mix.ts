@@ -29,7 +29,12 @@ export interface Throughput {
 }
 
 /** Runs `count` jobs of `specs` (in turn) with at most `window` in flight through `run`. */
-export async function throughput(count: number, window: number, specs: readonly JobSpec[], run: (spec: JobSpec) => Promise<unknown>): Promise<Throughput> {
+export async function throughput(
+  count: number,
+  window: number,
+  specs: readonly JobSpec[],
+  run: (spec: JobSpec) => Promise<unknown>,
+): Promise<Throughput> {
   let next = 0;
   let samples = 0;
   const t0 = performance.now();

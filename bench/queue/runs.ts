@@ -69,7 +69,14 @@ export async function queueRun(o: RunOptions): Promise<RunResult> {
     // short timed run the more the more workers share it.
     await throughput(2 * o.window, o.window, Array.from({ length: 8 }, mixJob), run);
     const share = (n: number): number => Math.ceil(n / o.setup.clients);
-    if (o.setup.clients > 1) clients = await startClientProcesses(o.setup.clients, { redisUrl: o.redisUrl, queue: name, jobs: share(o.jobs), window: share(o.window), blobStores });
+    if (o.setup.clients > 1)
+      clients = await startClientProcesses(o.setup.clients, {
+        redisUrl: o.redisUrl,
+        queue: name,
+        jobs: share(o.jobs),
+        window: share(o.window),
+        blobStores,
+      });
     const specs = o.setup.clients > 1 ? [] : Array.from({ length: Math.min(o.jobs, 32) }, mixJob);
     const before = await cpuSnapshot(o.redisInfo, workers, clients);
     const t = o.setup.clients > 1 ? await runClients(clients) : await throughput(o.jobs, o.window, specs, run);

@@ -98,7 +98,17 @@ export class SimEngine implements JobEngineLike {
     let resolve!: (r: JobResult) => void;
     let reject!: (e: unknown) => void;
     const result = new Promise<JobResult>((res, rej) => ((resolve = res), (reject = rej)));
-    const job: SimJob = { id: this.#nextId++, spec, normalized, status: 'queued', submittedAt: performance.now(), startedAt: 0, doneAt: 0, resolve, reject };
+    const job: SimJob = {
+      id: this.#nextId++,
+      spec,
+      normalized,
+      status: 'queued',
+      submittedAt: performance.now(),
+      startedAt: 0,
+      doneAt: 0,
+      resolve,
+      reject,
+    };
     this.#waiting.push(job);
     this.#fill();
     const handle: Job = {
@@ -167,7 +177,11 @@ export class SimEngine implements JobEngineLike {
       length: normalized.length,
       fs: normalized.fs,
       ...outputs,
-      timings: { queuedMs: job.startedAt - job.submittedAt, runMs: now - job.startedAt, gpuMs: job.doneAt - job.startedAt },
+      timings: {
+        queuedMs: job.startedAt - job.submittedAt,
+        runMs: now - job.startedAt,
+        gpuMs: job.doneAt - job.startedAt,
+      },
     });
   }
 

@@ -27,20 +27,26 @@ const { values } = parseArgs({
     'blob-redis': { type: 'string', multiple: true },
   },
 });
-if (values.redis === undefined || values.queue === undefined || values.name === undefined) throw new Error('worker-child: --redis, --queue and --name are required');
+if (values.redis === undefined || values.queue === undefined || values.name === undefined)
+  throw new Error('worker-child: --redis, --queue and --name are required');
 
 let engine: JobEngineLike;
 if (values.sim !== undefined) {
   const { SimEngine } = await import('./sim-engine.js');
   const poll = values['sim-poll'];
-  if (poll !== 'timer' && poll !== 'spin') throw new Error(`worker-child: --sim-poll must be timer or spin, got ${poll}`);
+  if (poll !== 'timer' && poll !== 'spin')
+    throw new Error(`worker-child: --sim-poll must be timer or spin, got ${poll}`);
   engine = new SimEngine({ nsPerSample: Number(values.sim), lanes: Number(values.lanes), label: values.name, poll });
 } else if (values.fake !== undefined) {
   const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
   engine = new FakeEngine({ delayMs: Number(values.fake), maxQueued: 1 << 20 });
 } else {
   const { JobEngine } = await import('../../src/engine/index.js');
-  engine = new JobEngine({ devices: values.devices.split(',').map(Number), lanes: Number(values.lanes), label: values.name });
+  engine = new JobEngine({
+    devices: values.devices.split(',').map(Number),
+    lanes: Number(values.lanes),
+    label: values.name,
+  });
 }
 const lockMs = Number(values['lock-ms']);
 const concurrency = values.concurrency === undefined ? undefined : Number(values.concurrency);

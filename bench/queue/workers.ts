@@ -32,7 +32,13 @@ export type WorkerChild = BenchChild;
 const NODE_ARGS = (process.env.TSCUDA_BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 async function startChild(script: string, args: readonly string[], name: string): Promise<BenchChild> {
-  const child = execa('node', [...NODE_ARGS, '--import', 'tsx', script, ...args], { cwd: ROOT, reject: false, buffer: false, stderr: 'inherit', stdin: 'pipe' });
+  const child = execa('node', [...NODE_ARGS, '--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    reject: false,
+    buffer: false,
+    stderr: 'inherit',
+    stdin: 'pipe',
+  });
   const completed: string[] = [];
   const waiters: { prefix: string; resolve: (rest: string) => void }[] = [];
   await followChildLines(child, name, completed, (line) => {
@@ -69,7 +75,15 @@ export interface WorkerChildOptions {
 /** Starts a worker process; resolves once it takes jobs. */
 export function startWorkerProcess(o: WorkerChildOptions): Promise<WorkerChild> {
   const args = ['--redis', o.redisUrl, '--queue', o.queue, '--name', o.name];
-  args.push('--devices', String(o.device), '--lanes', String(o.lanes), '--lock-ms', String(o.lockMs), ...(o.extra ?? []));
+  args.push(
+    '--devices',
+    String(o.device),
+    '--lanes',
+    String(o.lanes),
+    '--lock-ms',
+    String(o.lockMs),
+    ...(o.extra ?? []),
+  );
   if (o.fakeMs !== undefined) args.push('--fake', String(o.fakeMs));
   if (o.simNs !== undefined) args.push('--sim', String(o.simNs));
   for (const url of o.blobStores ?? []) args.push('--blob-redis', url);
@@ -98,7 +112,12 @@ export async function runClients(clients: readonly BenchChild[]): Promise<Throug
   const t0 = performance.now();
   for (const c of clients) c.process.stdin!.write('go\n');
   const reports = (await Promise.all(done)).map((line) => line.split(' ').map(Number));
-  return { jobs: reports.reduce((s, r) => s + r[0]!, 0), samples: reports.reduce((s, r) => s + r[1]!, 0), ms: performance.now() - t0, clientMs: reports.map((r) => r[2]!) };
+  return {
+    jobs: reports.reduce((s, r) => s + r[0]!, 0),
+    samples: reports.reduce((s, r) => s + r[1]!, 0),
+    ms: performance.now() - t0,
+    clientMs: reports.map((r) => r[2]!),
+  };
 }
 
 /** The floor's processes (floor-child.ts): `workers` bare BullMQ workers and `clients` submitting processes, each ready when resolved. */
@@ -112,12 +131,26 @@ export async function startFloorProcesses(o: {
   window: number;
   blobStores?: readonly string[] | undefined;
 }): Promise<{ workers: BenchChild[]; clients: BenchChild[] }> {
-  const common = ['--redis', o.redisUrl, '--queue', o.queue, ...(o.blobStores ?? []).flatMap((url) => ['--blob-redis', url])];
+  const common = [
+    '--redis',
+    o.redisUrl,
+    '--queue',
+    o.queue,
+    ...(o.blobStores ?? []).flatMap((url) => ['--blob-redis', url]),
+  ];
   const workers = await Promise.all(
-    Array.from({ length: o.workers }, (_, i) => startChild(FLOOR, [...common, '--role', 'worker', '--concurrency', String(o.concurrency)], `floor worker ${i}`)),
+    Array.from({ length: o.workers }, (_, i) =>
+      startChild(FLOOR, [...common, '--role', 'worker', '--concurrency', String(o.concurrency)], `floor worker ${i}`),
+    ),
   );
   const clients = await Promise.all(
-    Array.from({ length: o.clients }, (_, i) => startChild(FLOOR, [...common, '--role', 'client', '--jobs', String(o.jobs), '--window', String(o.window)], `floor client ${i}`)),
+    Array.from({ length: o.clients }, (_, i) =>
+      startChild(
+        FLOOR,
+        [...common, '--role', 'client', '--jobs', String(o.jobs), '--window', String(o.window)],
+        `floor client ${i}`,
+      ),
+    ),
   );
   return { workers, clients };
 }

@@ -3,7 +3,18 @@
  * native baseline and which goals are missed. Absolute goals have no ratio to draw and are
  * listed as text below the bars.
  */
-import { describeGoal, floorRatio, formatNumber, formatRatio, goalMark, isRatioGoal, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
+import {
+  describeGoal,
+  floorRatio,
+  formatNumber,
+  formatRatio,
+  goalMark,
+  isRatioGoal,
+  meetsGoal,
+  ratio,
+  type BenchResults,
+  type MetricResult,
+} from './types.js';
 import { escapeXml, niceStep } from '../../src/report/timeline-svg.js'; // private-path: the report layer's SVG helpers (report/ has no entry point), drawing, not measuring
 
 /** Goals drawn as bars: ratios to C, and (issue 26) per-call ratios to koffi's floor. */
@@ -40,19 +51,27 @@ function legendParts(y: number): string[] {
   const parts: string[] = [];
   let x = PAD;
   const item = (mark: string, label: string): void => {
-    parts.push(mark.replace(/\$X/g, String(x)), `<text x="${x + 18}" y="${y + 9.5}" font-size="11" fill="#374151">${label}</text>`);
+    parts.push(
+      mark.replace(/\$X/g, String(x)),
+      `<text x="${x + 18}" y="${y + 9.5}" font-size="11" fill="#374151">${label}</text>`,
+    );
     x += 18 + textWidth(label, 11) + 18;
   };
   item(`<rect x="$X" y="${y}" width="12" height="11" rx="2" fill="${GREEN}"/>`, 'goal met');
   item(`<rect x="$X" y="${y}" width="12" height="11" rx="2" fill="${RED}"/>`, 'goal missed');
   item(`<line x1="${x + 6}" y1="${y - 2}" x2="${x + 6}" y2="${y + 13}" stroke="${INK}" stroke-width="2.5"/>`, 'goal');
-  item(`<line x1="${x + 6}" y1="${y - 2}" x2="${x + 6}" y2="${y + 13}" stroke="${INK}" stroke-width="1" stroke-dasharray="3 2"/>`, 'parity with C (1.0×)');
+  item(
+    `<line x1="${x + 6}" y1="${y - 2}" x2="${x + 6}" y2="${y + 13}" stroke="${INK}" stroke-width="1" stroke-dasharray="3 2"/>`,
+    'parity with C (1.0×)',
+  );
   return parts;
 }
 
 function absoluteRows(metrics: readonly MetricResult[], top: number): { parts: string[]; bottom: number } {
   if (metrics.length === 0) return { parts: [], bottom: top };
-  const parts = [`<text x="${PAD}" y="${top + 14}" font-size="13" font-weight="600" fill="${INK}">Absolute goals</text>`];
+  const parts = [
+    `<text x="${PAD}" y="${top + 14}" font-size="13" font-weight="600" fill="${INK}">Absolute goals</text>`,
+  ];
   const nameW = Math.max(...metrics.map((m) => textWidth(m.name, 12)));
   const valueX = PAD + 20 + nameW + 110;
   let y = top + 24;
@@ -87,7 +106,9 @@ export function toRatioChartSvg(results: BenchResults): string {
   const parts: string[] = [];
   let y = top;
   if (ratioMetrics.length === 0) {
-    parts.push(`<text x="${WIDTH / 2}" y="${y + 16}" font-size="13" fill="#6b7280" text-anchor="middle">no ratio goals</text>`);
+    parts.push(
+      `<text x="${WIDTH / 2}" y="${y + 16}" font-size="13" fill="#6b7280" text-anchor="middle">no ratio goals</text>`,
+    );
     y += ROW_H;
   }
   const bars: string[] = [];
@@ -95,10 +116,15 @@ export function toRatioChartSvg(results: BenchResults): string {
     const r = barRatio(m);
     const met = meetsGoal(m);
     const mid = y + ROW_H / 2;
-    if (i % 2 === 0) backgrounds.push(`<rect x="${PAD}" y="${y}" width="${WIDTH - 2 * PAD}" height="${ROW_H}" fill="#f3f4f6"/>`);
-    parts.push(`<text x="${labelW - 10}" y="${mid + 4}" font-size="12" fill="${INK}" text-anchor="end">${escapeXml(m.name)}</text>`);
+    if (i % 2 === 0)
+      backgrounds.push(`<rect x="${PAD}" y="${y}" width="${WIDTH - 2 * PAD}" height="${ROW_H}" fill="#f3f4f6"/>`);
+    parts.push(
+      `<text x="${labelW - 10}" y="${mid + 4}" font-size="12" fill="${INK}" text-anchor="end">${escapeXml(m.name)}</text>`,
+    );
     if (r === null) {
-      bars.push(`<text x="${plotX + 6}" y="${mid + 4}" font-size="11" font-style="italic" fill="#6b7280">not measured</text>`);
+      bars.push(
+        `<text x="${plotX + 6}" y="${mid + 4}" font-size="11" font-style="italic" fill="#6b7280">not measured</text>`,
+      );
     } else {
       const end = xAt(r);
       const color = met === true ? GREEN : RED;
@@ -108,7 +134,9 @@ export function toRatioChartSvg(results: BenchResults): string {
       if (r > max) {
         // The axis was capped: a break in the bar says it goes on.
         for (const dx of [-14, -9]) {
-          bars.push(`<line x1="${px(end + dx)}" y1="${mid + BAR_H / 2 + 1}" x2="${px(end + dx + 5)}" y2="${mid - BAR_H / 2 - 1}" stroke="#ffffff" stroke-width="2"/>`);
+          bars.push(
+            `<line x1="${px(end + dx)}" y1="${mid + BAR_H / 2 + 1}" x2="${px(end + dx + 5)}" y2="${mid - BAR_H / 2 - 1}" stroke="#ffffff" stroke-width="2"/>`,
+          );
         }
       }
     }
@@ -139,13 +167,17 @@ export function toRatioChartSvg(results: BenchResults): string {
       );
     }
     const one = px(xAt(1));
-    bars.push(`<line x1="${one}" y1="${top - 6}" x2="${one}" y2="${axisY}" stroke="${INK}" stroke-width="1" stroke-dasharray="3 2"/>`);
+    bars.push(
+      `<line x1="${one}" y1="${top - 6}" x2="${one}" y2="${axisY}" stroke="${INK}" stroke-width="1" stroke-dasharray="3 2"/>`,
+    );
     y = axisY + 30;
   }
 
   const abs = absoluteRows(absMetrics, y + 6);
   const height = abs.bottom + PAD;
-  const meta = [results.gpu, `driver ${results.driver}`, `CUDA ${results.cuda}`, results.commit, results.date].join(' · ');
+  const meta = [results.gpu, `driver ${results.driver}`, `CUDA ${results.cuda}`, results.commit, results.date].join(
+    ' · ',
+  );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="${FONT}">`,
     `<rect x="0" y="0" width="${WIDTH}" height="${height}" fill="#ffffff"/>`,

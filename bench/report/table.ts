@@ -1,8 +1,31 @@
 /** The results as a fixed-width text table, for terminals and logs. */
-import { describeGoal, floorRatio, formatNumber, formatRatio, goalMark, meetsGoal, ratio, type BenchResults, type MetricResult } from './types.js';
+import {
+  describeGoal,
+  floorRatio,
+  formatNumber,
+  formatRatio,
+  goalMark,
+  meetsGoal,
+  ratio,
+  type BenchResults,
+  type MetricResult,
+} from './types.js';
 
 /** 'floor': the same driver call through koffi with no tscuda code (per-call metrics), and tscuda's ratio to it. */
-export const COLUMNS = ['metric', 'unit', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'floor', 'tscuda', 'tscuda/C', 'tscuda/floor', 'goal', 'met'] as const;
+export const COLUMNS = [
+  'metric',
+  'unit',
+  'C',
+  'CuPy',
+  'PyTorch',
+  'cuda-python',
+  'floor',
+  'tscuda',
+  'tscuda/C',
+  'tscuda/floor',
+  'goal',
+  'met',
+] as const;
 
 /** Which columns hold text (left-aligned); the rest are numbers (right-aligned). */
 export const TEXT_COLUMNS: ReadonlySet<number> = new Set([0, 1, 10]);

@@ -78,7 +78,13 @@ export function peerRatio(m: MetricResult): number | null {
 export function meetsGoal(m: MetricResult): boolean | null {
   const g = m.goal;
   if (g === null) return null;
-  const v = isRatioGoal(g) ? ratio(m) : g.kind === 'peers-min' ? peerRatio(m) : g.kind === 'floor-max' ? floorRatio(m) : m.tscuda;
+  const v = isRatioGoal(g)
+    ? ratio(m)
+    : g.kind === 'peers-min'
+      ? peerRatio(m)
+      : g.kind === 'floor-max'
+        ? floorRatio(m)
+        : m.tscuda;
   if (!usable(v)) return null;
   return g.kind === 'ratio-max' || g.kind === 'abs-max' || g.kind === 'floor-max' ? v <= g.value : v >= g.value;
 }

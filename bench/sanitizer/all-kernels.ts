@@ -15,7 +15,10 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 /** Launch counts by kernel name, from a wrapper around Kernel's three launch paths. */
 const launched = new Map<string, number>();
-const proto = Kernel.prototype as unknown as Record<'launch' | 'launchPrepared' | 'launchEx', (this: Kernel, ...a: unknown[]) => void>;
+const proto = Kernel.prototype as unknown as Record<
+  'launch' | 'launchPrepared' | 'launchEx',
+  (this: Kernel, ...a: unknown[]) => void
+>;
 for (const method of ['launch', 'launchPrepared', 'launchEx'] as const) {
   const original = proto[method];
   proto[method] = function (this: Kernel, ...args: unknown[]): void {
@@ -51,9 +54,32 @@ for (const file of readdirSync(join(ROOT, 'src', 'kernels')).filter((f) => f.end
 if (typeof launchers.loadBatchKernels === 'function' && existsSync(join(ROOT, 'kernels', 'build', 'batch.fatbin'))) {
   const k = (
     launchers.loadBatchKernels as () => {
-      gradient_f32(c: object, x: DeviceBuffer<'f32'>, g: DeviceBuffer<'f32'>, dim: number, count: number, h: number): void;
-      lerp_f32(c: object, a: DeviceBuffer<'f32'>, b: DeviceBuffer<'f32'>, t: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, dim: number, count: number): void;
-      slerp_f32(c: object, a: DeviceBuffer<'f32'>, b: DeviceBuffer<'f32'>, t: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, dim: number, count: number): void;
+      gradient_f32(
+        c: object,
+        x: DeviceBuffer<'f32'>,
+        g: DeviceBuffer<'f32'>,
+        dim: number,
+        count: number,
+        h: number,
+      ): void;
+      lerp_f32(
+        c: object,
+        a: DeviceBuffer<'f32'>,
+        b: DeviceBuffer<'f32'>,
+        t: DeviceBuffer<'f32'>,
+        out: DeviceBuffer<'f32'>,
+        dim: number,
+        count: number,
+      ): void;
+      slerp_f32(
+        c: object,
+        a: DeviceBuffer<'f32'>,
+        b: DeviceBuffer<'f32'>,
+        t: DeviceBuffer<'f32'>,
+        out: DeviceBuffer<'f32'>,
+        dim: number,
+        count: number,
+      ): void;
     }
   )();
   const dim = 7;
@@ -84,7 +110,10 @@ if (typeof launchers.loadBatchKernels === 'function' && existsSync(join(ROOT, 'k
 }
 
 // signal.cu, through the signal layer (each operation picks valid launch shapes).
-if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(join(ROOT, 'src', 'signal', 'index.ts'))) {
+if (
+  existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) &&
+  existsSync(join(ROOT, 'src', 'signal', 'index.ts'))
+) {
   const signal = (await import('../../src/signal/index.js')) as unknown as Record<string, (...a: unknown[]) => unknown>;
   const call = (name: string, ...args: unknown[]): unknown => {
     const f = signal[name];
@@ -103,38 +132,41 @@ if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(jo
       call('detrend', x, 'constant', { batch, stream });
       await stream.done();
     });
-    await step(`signal ${p}: detrendWindow, rfft, bandMask, irfft, magnitude, band powers, dominant cycle`, async () => {
-      const y = DeviceBuffer.alloc(p, batch * length, { stream });
-      call('detrendWindow', x, y, { ...series, detrend: 'linear', window: 'hann' });
-      const bins = Math.floor(length / 2) + 1;
-      const spectrum = DeviceBuffer.alloc(p === 'f32' ? 'c64' : 'c128', batch * bins, { stream });
-      call('rfft', y, spectrum, series);
-      const mag = DeviceBuffer.alloc(p, batch * bins, { stream });
-      call('spectrumMagnitude', spectrum, mag, { ...series, bins });
-      const powers = DeviceBuffer.alloc('f64', batch * 2, { stream });
-      call('bandPowers', spectrum, powers, {
-        ...series,
-        fs,
-        bands: [
-          [1, 10],
-          [10, 40],
-        ],
-      });
-      const dominant = DeviceBuffer.alloc('f64', batch * 4, { stream });
-      call('dominantCycleDevice', spectrum, dominant, { ...series, fs });
-      const bands = DeviceBuffer.alloc(spectrum.dtype, 2 * spectrum.length, { stream });
-      call('bandMaskMany', spectrum, bands, {
-        ...series,
-        fs,
-        bands: [
-          [1, 10],
-          [10, 40],
-        ],
-      });
-      call('bandMask', spectrum, { ...series, fs, band: [2, 30] });
-      call('irfft', spectrum, y, series);
-      await stream.done();
-    });
+    await step(
+      `signal ${p}: detrendWindow, rfft, bandMask, irfft, magnitude, band powers, dominant cycle`,
+      async () => {
+        const y = DeviceBuffer.alloc(p, batch * length, { stream });
+        call('detrendWindow', x, y, { ...series, detrend: 'linear', window: 'hann' });
+        const bins = Math.floor(length / 2) + 1;
+        const spectrum = DeviceBuffer.alloc(p === 'f32' ? 'c64' : 'c128', batch * bins, { stream });
+        call('rfft', y, spectrum, series);
+        const mag = DeviceBuffer.alloc(p, batch * bins, { stream });
+        call('spectrumMagnitude', spectrum, mag, { ...series, bins });
+        const powers = DeviceBuffer.alloc('f64', batch * 2, { stream });
+        call('bandPowers', spectrum, powers, {
+          ...series,
+          fs,
+          bands: [
+            [1, 10],
+            [10, 40],
+          ],
+        });
+        const dominant = DeviceBuffer.alloc('f64', batch * 4, { stream });
+        call('dominantCycleDevice', spectrum, dominant, { ...series, fs });
+        const bands = DeviceBuffer.alloc(spectrum.dtype, 2 * spectrum.length, { stream });
+        call('bandMaskMany', spectrum, bands, {
+          ...series,
+          fs,
+          bands: [
+            [1, 10],
+            [10, 40],
+          ],
+        });
+        call('bandMask', spectrum, { ...series, fs, band: [2, 30] });
+        call('irfft', spectrum, y, series);
+        await stream.done();
+      },
+    );
     await step(`signal ${p}: stft, istft, spectrogram, welch`, async () => {
       const options = { fs, nperseg: 64, noverlap: 48, batch, stream };
       const z = call('stft', x, options) as { Zxx: DeviceBuffer; t: Float64Array };
@@ -149,7 +181,11 @@ if (existsSync(join(ROOT, 'kernels', 'build', 'signal.fatbin')) && existsSync(jo
     await step(`signal ${p}: 16-bit input (detrendWindow, stft) and narrow`, async () => {
       const counts = Int16Array.from(random(batch * length), (v) => Math.round(v * 8000));
       const bits = Uint16Array.from(random(batch * length), (v) => 0x3c00 + (Math.round(Math.abs(v) * 100) & 0x3ff));
-      const inputs = [DeviceBuffer.from('i16', counts, { stream }), DeviceBuffer.from('f16', bits, { stream }), DeviceBuffer.from('bf16', bits, { stream })];
+      const inputs = [
+        DeviceBuffer.from('i16', counts, { stream }),
+        DeviceBuffer.from('f16', bits, { stream }),
+        DeviceBuffer.from('bf16', bits, { stream }),
+      ];
       const y = DeviceBuffer.alloc(p, batch * length, { stream });
       for (const x16 of inputs) {
         call('detrendWindow', x16, y, { ...series, detrend: 'linear', window: 'hann' });

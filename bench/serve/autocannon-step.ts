@@ -12,7 +12,10 @@ interface AutocannonResult {
   '2xx': number;
   statusCodeStats?: Record<string, { count: number }>;
 }
-type Autocannon = (options: Record<string, unknown>, callback: (error: Error | null, result: AutocannonResult) => void) => { stop(): void };
+type Autocannon = (
+  options: Record<string, unknown>,
+  callback: (error: Error | null, result: AutocannonResult) => void,
+) => { stop(): void };
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** Runs autocannon for `durationS` at `concurrency` connections (one request in flight each). */
@@ -40,7 +43,16 @@ export function autocannonStep(
             timeout: 30,
             workers: clientThreads,
           }
-        : { url: req.base + req.path, method: req.method, headers: req.headers, body: req.body, connections: concurrency, pipelining: 1, duration: durationS, timeout: 30 },
+        : {
+            url: req.base + req.path,
+            method: req.method,
+            headers: req.headers,
+            body: req.body,
+            connections: concurrency,
+            pipelining: 1,
+            duration: durationS,
+            timeout: 30,
+          },
       (error, r) => {
         if (error) return reject(error);
         const requests = r['2xx'] + r.non2xx;

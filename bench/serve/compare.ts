@@ -11,9 +11,16 @@ import { parseArgs } from 'node:util';
 import type { FloorRow } from './floors.js';
 
 const { values } = parseArgs({
-  options: { before: { type: 'string' }, after: { type: 'string' }, out: { type: 'string' }, title: { type: 'string' }, note: { type: 'string', multiple: true } },
+  options: {
+    before: { type: 'string' },
+    after: { type: 'string' },
+    out: { type: 'string' },
+    title: { type: 'string' },
+    note: { type: 'string', multiple: true },
+  },
 });
-if (values.before === undefined || values.after === undefined || values.out === undefined) throw new Error('compare: --before, --after and --out are required');
+if (values.before === undefined || values.after === undefined || values.out === undefined)
+  throw new Error('compare: --before, --after and --out are required');
 
 interface Results {
   date: string;
@@ -26,7 +33,8 @@ const read = (list: string): Results[] => list.split(',').map((f) => JSON.parse(
 const before = read(values.before);
 const after = read(values.after);
 
-const median = (xs: number[]): number | null => (xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!);
+const median = (xs: number[]): number | null =>
+  xs.length === 0 ? null : [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const key = (r: FloorRow): string => `${r.name}|${r.workers}`;
 
 /** A row's medians over one tree's runs. */
@@ -41,20 +49,32 @@ interface Summary {
 }
 function summarize(runs: Results[], k: string): Summary {
   const rows = runs.flatMap((r) => r.floors?.rows ?? []).filter((r) => key(r) === k);
-  const nums = (f: (r: FloorRow) => number | null): number[] => rows.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
+  const nums = (f: (r: FloorRow) => number | null): number[] =>
+    rows.map(f).filter((v): v is number => v !== null && Number.isFinite(v));
   return {
     runs: rows.length,
     rpsRatio: median(nums((r) => (r.floor.rps > 0 ? r.tscuda.rps / r.floor.rps : null))),
     tscudaCpuMs: median(nums((r) => r.tscuda.cpuMsPerRequest)),
     floorCpuMs: median(nums((r) => r.floor.cpuMsPerRequest)),
-    cpuRatio: median(nums((r) => (r.tscuda.cpuMsPerRequest !== null && r.floor.cpuMsPerRequest ? r.tscuda.cpuMsPerRequest / r.floor.cpuMsPerRequest : null))),
+    cpuRatio: median(
+      nums((r) =>
+        r.tscuda.cpuMsPerRequest !== null && r.floor.cpuMsPerRequest
+          ? r.tscuda.cpuMsPerRequest / r.floor.cpuMsPerRequest
+          : null,
+      ),
+    ),
     tscudaRps: median(nums((r) => r.tscuda.rps)),
     floorRps: median(nums((r) => r.floor.rps)),
   };
 }
 
 const keys = [...new Set(after.flatMap((r) => (r.floors?.rows ?? []).map(key)))];
-const rows = keys.map((k) => ({ row: k.split('|')[0]!, workers: Number(k.split('|')[1]), before: summarize(before, k), after: summarize(after, k) }));
+const rows = keys.map((k) => ({
+  row: k.split('|')[0]!,
+  workers: Number(k.split('|')[1]),
+  before: summarize(before, k),
+  after: summarize(after, k),
+}));
 const f = (v: number | null, digits = 3): string => (v === null ? '—' : v.toFixed(digits));
 const host = after[0]?.host;
 const md = [
@@ -73,6 +93,9 @@ const md = [
   ...[...new Set([...before, ...after].flatMap((r) => r.notes))].map((n) => `- ${n}`),
   '',
 ];
-writeFileSync(`${values.out}.json`, JSON.stringify({ date: after[0]?.date, host, notes: values.note ?? [], rows, before, after }, null, 2) + '\n');
+writeFileSync(
+  `${values.out}.json`,
+  JSON.stringify({ date: after[0]?.date, host, notes: values.note ?? [], rows, before, after }, null, 2) + '\n',
+);
 writeFileSync(`${values.out}.md`, md.join('\n'));
 console.log(md.join('\n'));

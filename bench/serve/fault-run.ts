@@ -74,7 +74,8 @@ export async function runFault(o: FaultOptions): Promise<FaultOutcome> {
       });
     const finalReady = await waitReady(svc.base, 10_000, svc.child);
     const exit = await svc.stop();
-    unanswered = Object.values(report.unanswered).reduce((a, b) => a + b, 0) + injected.filter((f) => f.status === 0).length;
+    unanswered =
+      Object.values(report.unanswered).reduce((a, b) => a + b, 0) + injected.filter((f) => f.status === 0).length;
 
     const measured = recoveries.filter((r): r is number => r !== null);
     recoveryS = measured.length === recoveries.length && measured.length > 0 ? Math.max(...measured) : null;
@@ -93,7 +94,8 @@ export async function runFault(o: FaultOptions): Promise<FaultOutcome> {
     o.log(
       `fault run: ${injected.length} faults, ${lostLines.length} contexts lost, recoveries ${JSON.stringify(recoveries.map((r) => r?.toFixed(2)))} s, responses ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}`,
     );
-    if (recoveryS === null) o.notes.push('fault run: a fault without a matching loss and replacement in the supervisor log');
+    if (recoveryS === null)
+      o.notes.push('fault run: a fault without a matching loss and replacement in the supervisor log');
   } else {
     o.notes.push('fault service did not become ready');
     await svc.stop();

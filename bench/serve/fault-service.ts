@@ -15,7 +15,9 @@ const supervisor = superviseWorkers({
   standby,
   // TSCUDA_SERVE_BENCH_WORKER: another worker entry (the fake-engine one, to check the bench without a GPU).
   // The fault test's worker (test-only: a stage that faults on demand), shared with test/gpu/server.
-  workerEntry: process.env.TSCUDA_SERVE_BENCH_WORKER ?? join(import.meta.dirname, '..', '..', 'test', 'gpu', 'server', 'fixtures', 'fault-worker.ts'),
+  workerEntry:
+    process.env.TSCUDA_SERVE_BENCH_WORKER ??
+    join(import.meta.dirname, '..', '..', 'test', 'gpu', 'server', 'fixtures', 'fault-worker.ts'),
   config: { port, host: '127.0.0.1', lanes: 4, maxQueued: 256, ...extra },
   log: (line) => console.error(`[supervisor] ${line}`),
 });

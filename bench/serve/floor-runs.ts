@@ -5,7 +5,15 @@
  * floor with the same process count, the default >= 0.8 of the best floor, event-loop lag p99
  * <= 10 ms at c=64.
  */
-import { floorOnly, floorRows, ratioOf, FLOOR_GOAL, type FloorRow, type FloorRowSpec, type FloorRunOptions } from './floors.js';
+import {
+  floorOnly,
+  floorRows,
+  ratioOf,
+  FLOOR_GOAL,
+  type FloorRow,
+  type FloorRowSpec,
+  type FloorRunOptions,
+} from './floors.js';
 import { RPS_MIX, THROUGHPUT_MIX } from './mixes.js';
 import { startTscuda, waitReady } from './services.js';
 
@@ -69,7 +77,14 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
   let port = options.basePort;
   for (const workers of counts) {
     const isDefault = workers === options.defaultWorkers;
-    const args = [...(isDefault && !options.sim ? [] : ['--workers', String(workers)]), '--lanes', String(options.lanes), '--max-queued', '1024', ...options.serveArgs];
+    const args = [
+      ...(isDefault && !options.sim ? [] : ['--workers', String(workers)]),
+      '--lanes',
+      String(options.lanes),
+      '--max-queued',
+      '1024',
+      ...options.serveArgs,
+    ];
     const tscuda = startTscuda(options.root, port++, args, options.verbose);
     try {
       const ready = await waitReady(tscuda.base, 90_000, tscuda.child);
@@ -85,7 +100,9 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
     }
   }
   const best = new Map<string, BestFloor>();
-  for (const r of rows) if (r.floor.rps > (best.get(r.name)?.rps ?? 0)) best.set(r.name, { row: r.name, workers: r.workers, rps: r.floor.rps });
+  for (const r of rows)
+    if (r.floor.rps > (best.get(r.name)?.rps ?? 0))
+      best.set(r.name, { row: r.name, workers: r.workers, rps: r.floor.rps });
   const answered = new Map(rows.map((r) => [r.name, r.bytesOut]));
   // The floor alone at more process counts, for the rows in f32 (its i16 rows move fewer bytes of the same kind).
   for (const workers of options.floorSweep.filter((w) => !counts.includes(w)))
@@ -135,8 +152,10 @@ export async function runFloorPart(options: FloorPartOptions): Promise<FloorPart
 
 /** The floor part as Markdown: the rows, what bounds the floor, the goals. */
 export function floorMarkdown(part: FloorPart): string[] {
-  const f = (v: number | null, digits = 2): string => (v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits));
-  const kib = (b: number): string => (b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`);
+  const f = (v: number | null, digits = 2): string =>
+    v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits);
+  const kib = (b: number): string =>
+    b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(2)} MiB` : `${(b / 1024).toFixed(1)} KiB`;
   return [
     '## Against the HTTP floor',
     '',
@@ -160,7 +179,10 @@ export function floorMarkdown(part: FloorPart): string[] {
     '',
     '| goal | row | tscuda | floor | ratio | met |',
     '| --- | --- | ---: | ---: | ---: | --- |',
-    ...part.goals.map((g) => `| ${g.goal} | ${g.row} | ${f(g.tscuda)} | ${f(g.floor)} | ${f(g.ratio, 3)} | ${g.met === null ? 'not measured' : g.met ? 'yes' : 'no'} |`),
+    ...part.goals.map(
+      (g) =>
+        `| ${g.goal} | ${g.row} | ${f(g.tscuda)} | ${f(g.floor)} | ${f(g.ratio, 3)} | ${g.met === null ? 'not measured' : g.met ? 'yes' : 'no'} |`,
+    ),
     '',
   ];
 }

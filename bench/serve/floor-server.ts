@@ -17,7 +17,8 @@ const port = Number(process.argv[2]);
 const workers = Number(process.argv[3] ?? 1);
 const answerSizes = JSON.parse(process.argv[4] ?? '{}') as Record<string, number>;
 for (const [name, v] of [['port', port], ['workers', workers], ...Object.entries(answerSizes)] as const)
-  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`floor-server: ${name} must be an integer >= 0, got ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(v) || v < 0)
+    throw new Error(`floor-server: ${name} must be an integer >= 0, got ${JSON.stringify(v)}`);
 
 if (cluster.isPrimary && workers > 1) {
   for (let i = 0; i < workers; i++) cluster.fork();

@@ -85,10 +85,21 @@ export const FLOOR_GOAL = 0.8;
 
 /** The bare node:http floor with `workers` processes answering `answers` (request path -> answer bytes). */
 export function startFloor(root: string, port: number, workers: number, answers: Record<string, number>): Service {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'bench/serve/floor-server.ts'), String(port), String(workers), JSON.stringify(answers)], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(root, 'bench/serve/floor-server.ts'),
+      String(port),
+      String(workers),
+      JSON.stringify(answers),
+    ],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.stderr.resume();
   return {
@@ -119,7 +130,13 @@ interface Step {
 }
 
 /** One closed-loop step against `service`, with its process tree's CPU and (tscuda) its workers' metrics around it. */
-async function measure(service: Service, req: LoadRequest, concurrency: number, options: FloorRunOptions, isTscuda: boolean): Promise<Step> {
+async function measure(
+  service: Service,
+  req: LoadRequest,
+  concurrency: number,
+  options: FloorRunOptions,
+  isTscuda: boolean,
+): Promise<Step> {
   if (isTscuda) await scrape(service.base); // resets the workers' event-loop windows
   const pid = service.child.pid ?? -1;
   const cpuBefore = treeCpuMs(pid);
@@ -133,7 +150,8 @@ async function measure(service: Service, req: LoadRequest, concurrency: number, 
     rps: r.throughputRps,
     p50Ms: r.p50Ms,
     p99Ms: r.p99Ms,
-    cpuMsPerRequest: cpuBefore === null || cpuAfter === null || answered === 0 ? null : (cpuAfter - cpuBefore) / answered,
+    cpuMsPerRequest:
+      cpuBefore === null || cpuAfter === null || answered === 0 ? null : (cpuAfter - cpuBefore) / answered,
     lag: lags.length === 0 ? null : Math.max(...lags) * 1000,
     busy: busy.length === 0 ? null : busy.reduce((a, b) => a + b, 0) / busy.length,
     errors: r.errors,
@@ -157,8 +175,10 @@ function best(steps: Step[]): SideMeasure {
 }
 
 /** a / b to three places, null when either is unknown or b is 0. */
-export const ratioOf = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Number((a / b).toFixed(3)));
-const gbPerS = (bytes: number, cpuMs: number | null): number | null => (cpuMs === null || cpuMs === 0 ? null : Number((bytes / cpuMs / 1e6).toFixed(3)));
+export const ratioOf = (a: number | null, b: number | null): number | null =>
+  a === null || b === null || b === 0 ? null : Number((a / b).toFixed(3));
+const gbPerS = (bytes: number, cpuMs: number | null): number | null =>
+  cpuMs === null || cpuMs === 0 ? null : Number((bytes / cpuMs / 1e6).toFixed(3));
 
 /**
  * The floor rows of one process count: `tscuda` (already started and ready, `workers` processes)
@@ -178,7 +198,10 @@ export async function floorRows(
   const bytesOut: number[] = [];
   for (const req of requests) {
     const smoke = await send(req, new Agent(), '', true);
-    if (smoke.status !== 200) throw new Error(`tscuda smoke request ${req.path}: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`);
+    if (smoke.status !== 200)
+      throw new Error(
+        `tscuda smoke request ${req.path}: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`,
+      );
     answers[req.path] = smoke.body.byteLength;
     bytesOut.push(smoke.body.byteLength);
   }
@@ -216,8 +239,22 @@ export async function floorRows(
         floor: fs,
         metrics: [
           { name: 'rps', unit: 'req/s', better: 'higher', tscuda: ts.rps, floor: fs.rps, ratio: rpsRatio },
-          { name: 'p50_ms', unit: 'ms', better: 'lower', tscuda: ts.p50Ms, floor: fs.p50Ms, ratio: ratioOf(ts.p50Ms, fs.p50Ms) },
-          { name: 'p99_ms', unit: 'ms', better: 'lower', tscuda: ts.p99Ms, floor: fs.p99Ms, ratio: ratioOf(ts.p99Ms, fs.p99Ms) },
+          {
+            name: 'p50_ms',
+            unit: 'ms',
+            better: 'lower',
+            tscuda: ts.p50Ms,
+            floor: fs.p50Ms,
+            ratio: ratioOf(ts.p50Ms, fs.p50Ms),
+          },
+          {
+            name: 'p99_ms',
+            unit: 'ms',
+            better: 'lower',
+            tscuda: ts.p99Ms,
+            floor: fs.p99Ms,
+            ratio: ratioOf(ts.p99Ms, fs.p99Ms),
+          },
           {
             name: 'cpu_ms_per_request',
             unit: 'server CPU ms',
@@ -251,7 +288,13 @@ export async function floorRows(
 }
 
 /** Floor-only throughput at `workers` processes for `spec` (the best floor over process counts), req/s. */
-export async function floorOnly(workers: number, floorPort: number, spec: FloorRowSpec, answerBytes: number, options: FloorRunOptions): Promise<number> {
+export async function floorOnly(
+  workers: number,
+  floorPort: number,
+  spec: FloorRowSpec,
+  answerBytes: number,
+  options: FloorRunOptions,
+): Promise<number> {
   const req = stftRequest(`http://127.0.0.1:${floorPort}`, spec.mix, '', spec.wire);
   const floor = startFloor(options.root, floorPort, workers, { [req.path]: answerBytes });
   try {
@@ -259,7 +302,8 @@ export async function floorOnly(workers: number, floorPort: number, spec: FloorR
     if (!up.ready) throw new Error(`the HTTP floor (${workers} processes) did not start: ${up.reason}`);
     await closedLoopStep(req, spec.concurrency, 1, options.clientProcesses);
     const steps: number[] = [];
-    for (let rep = 0; rep < options.reps; rep++) steps.push((await closedLoopStep(req, spec.concurrency, options.stepS, options.clientProcesses)).throughputRps);
+    for (let rep = 0; rep < options.reps; rep++)
+      steps.push((await closedLoopStep(req, spec.concurrency, options.stepS, options.clientProcesses)).throughputRps);
     const rps = Math.max(...steps);
     options.log(`floor alone, ${workers} processes, ${spec.name}: ${rps.toFixed(0)} req/s`);
     return rps;

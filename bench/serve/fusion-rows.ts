@@ -33,7 +33,11 @@ function total(text: string, name: string): number {
   return gauges(text, name).reduce((a, b) => a + b, 0);
 }
 
-async function measure(svc: Service, s: Settings, delayMs: number): Promise<Omit<FusionRow, 'maxBatchDelayMs' | 'workers' | 'concurrency'>> {
+async function measure(
+  svc: Service,
+  s: Settings,
+  delayMs: number,
+): Promise<Omit<FusionRow, 'maxBatchDelayMs' | 'workers' | 'concurrency'>> {
   const before = await scrape(svc.base);
   const r = await closedLoopStep(stftRequest(svc.base, RPS_MIX), CONCURRENCY, s.floorStepS, s.clientProcesses);
   const after = await scrape(svc.base);
@@ -50,7 +54,13 @@ async function measure(svc: Service, s: Settings, delayMs: number): Promise<Omit
 }
 
 /** The fusing rows (null when this tree does not fuse: the rows are wired and wait for it). */
-export async function runFusionRows(s: Settings, root: string, port: number, notes: string[], log: (l: string) => void): Promise<FusionRow[] | null> {
+export async function runFusionRows(
+  s: Settings,
+  root: string,
+  port: number,
+  notes: string[],
+  log: (l: string) => void,
+): Promise<FusionRow[] | null> {
   if (!FUSING_AVAILABLE) {
     notes.push('fusing rows not run: this tree has no maxBatchDelayMs (request fusing)');
     return null;
@@ -60,7 +70,22 @@ export async function runFusionRows(s: Settings, root: string, port: number, not
   try {
     for (const [i, d] of delays.entries())
       services.push(
-        startTscuda(root, port + i, ['--workers', String(s.workers), '--lanes', '4', '--max-queued', '1024', '--max-batch-delay-ms', String(d), ...s.floorServeArgs], s.verbose),
+        startTscuda(
+          root,
+          port + i,
+          [
+            '--workers',
+            String(s.workers),
+            '--lanes',
+            '4',
+            '--max-queued',
+            '1024',
+            '--max-batch-delay-ms',
+            String(d),
+            ...s.floorServeArgs,
+          ],
+          s.verbose,
+        ),
       );
     for (const svc of services) {
       const up = await waitReady(svc.base, 90_000, svc.child);
@@ -74,7 +99,8 @@ export async function runFusionRows(s: Settings, root: string, port: number, not
     for (let rep = 0; rep < s.reps; rep++)
       for (const [i, d] of delays.entries()) {
         const m = await measure(services[i]!, s, d);
-        if (best[i] === null || m.rps > best[i]!.rps) best[i] = { maxBatchDelayMs: d, workers: s.workers, concurrency: CONCURRENCY, ...m };
+        if (best[i] === null || m.rps > best[i]!.rps)
+          best[i] = { maxBatchDelayMs: d, workers: s.workers, concurrency: CONCURRENCY, ...m };
       }
     const rows = best.filter((r): r is FusionRow => r !== null);
     for (const r of rows)
@@ -97,7 +123,8 @@ export function fusionMarkdown(rows: readonly FusionRow[]): string[] {
     '| --max-batch-delay-ms | workers | req/s | p50 ms | p99 ms | GPU submissions per request | fused jobs |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
-      (r) => `| ${r.maxBatchDelayMs} | ${r.workers} | ${r.rps.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${r.submissionsPerRequest?.toFixed(3) ?? '—'} | ${r.fusedJobs ?? '—'} |`,
+      (r) =>
+        `| ${r.maxBatchDelayMs} | ${r.workers} | ${r.rps.toFixed(0)} | ${r.p50Ms} | ${r.p99Ms} | ${r.submissionsPerRequest?.toFixed(3) ?? '—'} | ${r.fusedJobs ?? '—'} |`,
     ),
     '',
   ];

@@ -23,11 +23,19 @@ interface ChildConfig {
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ChildConfig;
-const req: LoadRequest = { base: config.base, path: config.path, method: config.method, headers: config.headers, body: readFileSync(config.bodyFile) };
+const req: LoadRequest = {
+  base: config.base,
+  path: config.path,
+  method: config.method,
+  headers: config.headers,
+  body: readFileSync(config.bodyFile),
+};
 // One GET per client first, so every child has compiled its code paths before the clock starts.
 const agent = new Agent({ keepAlive: true });
 await Promise.all(
-  Array.from({ length: config.concurrency ?? config.connections ?? 1 }, () => send({ ...req, method: 'GET', path: '/v2/health/live', body: Buffer.alloc(0), headers: {} }, agent)),
+  Array.from({ length: config.concurrency ?? config.connections ?? 1 }, () =>
+    send({ ...req, method: 'GET', path: '/v2/health/live', body: Buffer.alloc(0), headers: {} }, agent),
+  ),
 );
 agent.destroy();
 process.stdout.write('ready\n');
@@ -36,8 +44,15 @@ await new Promise<void>((resolve) => {
 });
 const report =
   config.ratePerS !== undefined
-    ? await openLoop(req, config.ratePerS, config.durationS, { connections: config.connections ?? 256, keepSamples: true, warmPath: '/v2/health/live' })
-    : await closedLoop(req, config.concurrency ?? 1, config.durationS, { keepSamples: true, warmPath: '/v2/health/live' });
+    ? await openLoop(req, config.ratePerS, config.durationS, {
+        connections: config.connections ?? 256,
+        keepSamples: true,
+        warmPath: '/v2/health/live',
+      })
+    : await closedLoop(req, config.concurrency ?? 1, config.durationS, {
+        keepSamples: true,
+        warmPath: '/v2/health/live',
+      });
 // Exit once the report is written: stdout to a pipe is asynchronous, and exiting at once cut a
 // large report short.
 process.stdout.write(JSON.stringify(report), () => process.exit(0));

@@ -65,7 +65,10 @@ export async function closedLoopStep(
   durationS: number,
   processes = 1,
 ): Promise<Omit<SweepRow, 'server' | 'eventLoopLagP99Ms' | 'gpuBusyFraction'>> {
-  const r = processes > 1 ? await closedLoopProcesses(req, concurrency, durationS, processes) : await closedLoop(req, concurrency, durationS);
+  const r =
+    processes > 1
+      ? await closedLoopProcesses(req, concurrency, durationS, processes)
+      : await closedLoop(req, concurrency, durationS);
   const seconds = r.elapsedS ?? durationS;
   const ok = r.byStatus['200'] ?? 0;
   const answered = Object.values(r.byStatus).reduce((a, b) => a + b, 0);
@@ -91,28 +94,59 @@ export async function closedLoopStep(
  * about 280 requests/s of 4 MiB each way (measured against a bare node:http server on the H100
  * host), so one process would bound the throughput rows instead of the server.
  */
-export async function closedLoopProcesses(req: LoadRequest, concurrency: number, durationS: number, processes: number): Promise<LoopReport> {
+export async function closedLoopProcesses(
+  req: LoadRequest,
+  concurrency: number,
+  durationS: number,
+  processes: number,
+): Promise<LoopReport> {
   return loopProcesses(req, { concurrency }, durationS, processes);
 }
 
 /** openLoop split over `processes` client processes, each starting requests at its share of `ratePerS` over its share of `connections`. */
-export async function openLoopProcesses(req: LoadRequest, ratePerS: number, connections: number, durationS: number, processes: number): Promise<LoopReport> {
+export async function openLoopProcesses(
+  req: LoadRequest,
+  ratePerS: number,
+  connections: number,
+  durationS: number,
+  processes: number,
+): Promise<LoopReport> {
   return loopProcesses(req, { ratePerS, connections }, durationS, processes);
 }
 
 /** How each client process loads: closed (its clients) or open (its rate over its connections). */
 type LoopShape = { concurrency: number } | { ratePerS: number; connections: number };
 
-async function loopProcesses(req: LoadRequest, shape: LoopShape, durationS: number, processes: number): Promise<LoopReport> {
+async function loopProcesses(
+  req: LoadRequest,
+  shape: LoopShape,
+  durationS: number,
+  processes: number,
+): Promise<LoopReport> {
   const dir = mkdtempSync(join(tmpdir(), 'tscuda-load-'));
   const bodyFile = join(dir, 'body');
   writeFileSync(bodyFile, req.body);
   const children = Array.from({ length: processes }, (_, i) => {
     const share = (n: number): number => Math.floor(n / processes) + (i < n % processes ? 1 : 0);
-    const load = 'concurrency' in shape ? { concurrency: share(shape.concurrency) } : { ratePerS: shape.ratePerS / processes, connections: share(shape.connections) };
-    const config = JSON.stringify({ base: req.base, path: req.path, method: req.method, headers: req.headers, bodyFile, durationS, ...load });
+    const load =
+      'concurrency' in shape
+        ? { concurrency: share(shape.concurrency) }
+        : { ratePerS: shape.ratePerS / processes, connections: share(shape.connections) };
+    const config = JSON.stringify({
+      base: req.base,
+      path: req.path,
+      method: req.method,
+      headers: req.headers,
+      bodyFile,
+      durationS,
+      ...load,
+    });
     // The child is TypeScript: tsx's loader, named here so it works from any parent (the bench under tsx, a vitest worker).
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./load-child.ts', import.meta.url)), config], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(new URL('./load-child.ts', import.meta.url)), config],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.setEncoding('utf8');
     const ready = new Promise<void>((resolve, reject) => {
@@ -146,7 +180,14 @@ async function loopProcesses(req: LoadRequest, shape: LoopShape, durationS: numb
 
 /** One report of several loops: counts added, percentiles over all their samples. */
 export function mergeLoopReports(reports: readonly LoopReport[]): LoopReport {
-  const merged: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
+  const merged: LoopReport = {
+    sent: 0,
+    byStatus: {},
+    unanswered: {},
+    latencyMs: {},
+    firstRequestMs: NO_LATENCY,
+    nonRetryable503: 0,
+  };
   const samples = new Map<string, number[]>();
   const firsts: number[] = [];
   for (const r of reports) {
@@ -223,14 +264,24 @@ function percentile(sorted: number[], q: number): number {
 
 function spread(values: number[]): LatencySpread {
   values.sort((a, b) => a - b);
-  return { p50: percentile(values, 0.5), p90: percentile(values, 0.9), p99: percentile(values, 0.99), max: values[values.length - 1] ?? 0 };
+  return {
+    p50: percentile(values, 0.5),
+    p90: percentile(values, 0.9),
+    p99: percentile(values, 0.99),
+    max: values[values.length - 1] ?? 0,
+  };
 }
 
 /**
  * One request over `agent`; resolves with the status (0 when no response came) and the body: of a
  * 2xx answer only with `keepBody` (the load loops drop it).
  */
-export function send(req: LoadRequest, agent: Agent, extraPath = '', keepBody = false): Promise<{ status: number; body: Buffer; error?: string }> {
+export function send(
+  req: LoadRequest,
+  agent: Agent,
+  extraPath = '',
+  keepBody = false,
+): Promise<{ status: number; body: Buffer; error?: string }> {
   return new Promise((resolve) => {
     const url = new URL(req.base + req.path + extraPath);
     const r = request(
@@ -250,18 +301,31 @@ export function send(req: LoadRequest, agent: Agent, extraPath = '', keepBody = 
         res.on('data', (c: Buffer) => {
           if (keep) chunks.push(c);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: keep ? Buffer.concat(chunks) : Buffer.alloc(0) }));
-        res.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: keep ? Buffer.concat(chunks) : Buffer.alloc(0) }),
+        );
+        res.on('error', (e: NodeJS.ErrnoException) =>
+          resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }),
+        );
       },
     );
-    r.on('error', (e: NodeJS.ErrnoException) => resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }));
+    r.on('error', (e: NodeJS.ErrnoException) =>
+      resolve({ status: 0, body: Buffer.alloc(0), error: e.code ?? e.message }),
+    );
     r.end(req.body);
   });
 }
 
 /** Counts and latencies of a loop's requests, by status; builds its LoopReport. */
 class LoopRecorder {
-  readonly report: LoopReport = { sent: 0, byStatus: {}, unanswered: {}, latencyMs: {}, firstRequestMs: NO_LATENCY, nonRetryable503: 0 };
+  readonly report: LoopReport = {
+    sent: 0,
+    byStatus: {},
+    unanswered: {},
+    latencyMs: {},
+    firstRequestMs: NO_LATENCY,
+    nonRetryable503: 0,
+  };
   readonly #latencies = new Map<string, number[]>();
   readonly #firsts: number[] = [];
 
@@ -279,7 +343,8 @@ class LoopRecorder {
     }
     if (r.status === 503) {
       try {
-        if ((JSON.parse(r.body.toString()) as { error?: { retryable?: boolean } }).error?.retryable !== true) report.nonRetryable503++;
+        if ((JSON.parse(r.body.toString()) as { error?: { retryable?: boolean } }).error?.retryable !== true)
+          report.nonRetryable503++;
       } catch {
         report.nonRetryable503++;
       }
@@ -300,7 +365,11 @@ class LoopRecorder {
 
 /** Opens `connections` keep-alive connections on `agent` (one GET of `path` each, all at once) before a clock starts. */
 async function openConnections(req: LoadRequest, agent: Agent, connections: number, path: string): Promise<void> {
-  await Promise.all(Array.from({ length: connections }, () => send({ ...req, method: 'GET', path, body: Buffer.alloc(0), headers: {} }, agent)));
+  await Promise.all(
+    Array.from({ length: connections }, () =>
+      send({ ...req, method: 'GET', path, body: Buffer.alloc(0), headers: {} }, agent),
+    ),
+  );
 }
 
 /**
@@ -332,7 +401,8 @@ export async function closedLoop(
       const r = await send(req, agent);
       recorder.record(r, start, first);
       first = false;
-      if ((r.status === 429 || r.status === 503 || r.status === 0) && (options.backoffMs ?? 0) > 0) await new Promise((res) => setTimeout(res, options.backoffMs));
+      if ((r.status === 429 || r.status === 503 || r.status === 0) && (options.backoffMs ?? 0) > 0)
+        await new Promise((res) => setTimeout(res, options.backoffMs));
     }
   };
   await Promise.all(Array.from({ length: concurrency }, client));
@@ -375,7 +445,9 @@ export async function openLoop(
       inFlight.add(p);
     }
     // The next start is due in 1/rate s; a timer of 1 ms (or the next turn) keeps the schedule.
-    await new Promise((res) => setTimeout(res, Math.max(0, Math.min(1, t0 + (started / ratePerS) * 1000 - performance.now()))));
+    await new Promise((res) =>
+      setTimeout(res, Math.max(0, Math.min(1, t0 + (started / ratePerS) * 1000 - performance.now()))),
+    );
   }
   await Promise.all(inFlight);
   agent.destroy();

@@ -65,7 +65,10 @@ const results: Record<string, unknown> = {
 };
 
 // ---- 1. in process, 2. the sweep --------------------------------------------------------------
-let baseline: { gsamplesPerS: number | null; device: string; reason?: string } = { gsamplesPerS: null, device: s.sim ? 'simulated engine' : 'unknown' };
+let baseline: { gsamplesPerS: number | null; device: string; reason?: string } = {
+  gsamplesPerS: null,
+  device: s.sim ? 'simulated engine' : 'unknown',
+};
 if (!s.sim) {
   log('in-process engine baseline');
   baseline = await inProcess(s);
@@ -73,7 +76,18 @@ if (!s.sim) {
   else log(`in process: ${baseline.gsamplesPerS.toFixed(3)} Gsamples/s on ${baseline.device}`);
 }
 results.inProcess = baseline;
-const noSweep: SweepPart = { ready: false, rows: [], rps64: null, p99At64: null, gsamplesPerS: null, batchItemsPerS: null, lost: 0, fiveXX: 0, serveExit: null, metricsSample: [] };
+const noSweep: SweepPart = {
+  ready: false,
+  rows: [],
+  rps64: null,
+  p99At64: null,
+  gsamplesPerS: null,
+  batchItemsPerS: null,
+  lost: 0,
+  fiveXX: 0,
+  serveExit: null,
+  metricsSample: [],
+};
 const sweep = s.run.sweep ? await runSweep(s, ROOT, PORT, notes, log) : noSweep;
 const rows: SweepRow[] = [...sweep.rows];
 results.tscudaMetricsSample = sweep.metricsSample;
@@ -81,7 +95,9 @@ results.tscudaMetricsSample = sweep.metricsSample;
 // ---- 3. floors, 4. fusing -------------------------------------------------------------------
 let floors: FloorPart | null = null;
 if (s.run.floors) {
-  log(`floor rows at ${[...new Set([...s.floorWorkers, s.defaultWorkers])].join(', ')} processes (default here: ${s.defaultWorkers})`);
+  log(
+    `floor rows at ${[...new Set([...s.floorWorkers, s.defaultWorkers])].join(', ')} processes (default here: ${s.defaultWorkers})`,
+  );
   floors = await runFloorPart({
     root: ROOT,
     basePort: PORT + 10,
@@ -113,7 +129,8 @@ const overloadOptions = {
   log,
   notes,
 };
-const { overload, stress } = s.run.overload && sweep.ready ? await runOverload(overloadOptions) : { overload: null, stress: null };
+const { overload, stress } =
+  s.run.overload && sweep.ready ? await runOverload(overloadOptions) : { overload: null, stress: null };
 
 // ---- 6. Python peer -------------------------------------------------------------------------
 const py: PythonPart = { rps64: null, p99At64: null, gsamplesPerS: null, version: null };
@@ -126,7 +143,8 @@ if (s.run.python) {
     py.version = `${hello.backend} ${hello.version}`;
     const req = stftRequest(service.base, RPS_MIX);
     const smoke = await send(req, new Agent(), '', true);
-    if (smoke.status !== 200) notes.push(`Python smoke request: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`);
+    if (smoke.status !== 200)
+      notes.push(`Python smoke request: status ${smoke.status} ${smoke.body.toString().slice(0, 200)}`);
     await autocannonStep(req, 8, 1);
     for (const c of s.sweep) {
       const row = await step(s, 'python', req, c, false, s.sweepLoad, log);
@@ -136,7 +154,15 @@ if (s.run.python) {
         py.p99At64 = row.p99Ms;
       }
     }
-    const tp = await step(s, 'python-throughput', stftRequest(service.base, THROUGHPUT_MIX), s.throughputConcurrency, false, 'loop', log);
+    const tp = await step(
+      s,
+      'python-throughput',
+      stftRequest(service.base, THROUGHPUT_MIX),
+      s.throughputConcurrency,
+      false,
+      'loop',
+      log,
+    );
     rows.push(tp);
     py.gsamplesPerS = (tp.throughputRps * THROUGHPUT_MIX.batch * THROUGHPUT_MIX.n) / 1e9;
   }
@@ -146,11 +172,23 @@ if (s.run.python) {
 // ---- 7. fault run ---------------------------------------------------------------------------
 const faultOutcome =
   s.run.fault && sweep.ready
-    ? await runFault({ root: ROOT, port: PORT + 3, workers: s.faultWorkers, standby: s.faultStandby, durationS: s.faultS, quick: s.quick, verbose: s.verbose, log, notes })
+    ? await runFault({
+        root: ROOT,
+        port: PORT + 3,
+        workers: s.faultWorkers,
+        standby: s.faultStandby,
+        durationS: s.faultS,
+        quick: s.quick,
+        verbose: s.verbose,
+        log,
+        notes,
+      })
     : { fault: null, unanswered: null, recoveryS: null };
 
 // ---- results --------------------------------------------------------------------------------
-const metrics = s.run.sweep ? headlineMetrics(s, sweep, py, floors?.rows ?? [], baseline.gsamplesPerS, faultOutcome) : [];
+const metrics = s.run.sweep
+  ? headlineMetrics(s, sweep, py, floors?.rows ?? [], baseline.gsamplesPerS, faultOutcome)
+  : [];
 Object.assign(results, {
   device: baseline.device,
   python: py.version,

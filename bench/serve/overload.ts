@@ -52,7 +52,9 @@ export type OverloadReport = LoopReport & {
 
 /** Sums up the `load-trace` lines a worker wrote after `from` (performance.now()). */
 function sheddingSummary(lines: readonly { at: number; text: string }[], from: number): SheddingSummary | null {
-  const samples = lines.filter((l) => l.at >= from && l.text.startsWith('load-trace ')).map((l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as LoadSample);
+  const samples = lines
+    .filter((l) => l.at >= from && l.text.startsWith('load-trace '))
+    .map((l) => JSON.parse(l.text.slice(l.text.indexOf('{'))) as LoadSample);
   if (samples.length === 0) return null;
   const median = (xs: number[]): number => percentile(xs, 0.5);
   return {
@@ -83,8 +85,13 @@ export interface OverloadOptions {
 }
 
 /** The overload run and the stress after it (null: not run, or the server did not start). */
-export async function runOverload(o: OverloadOptions): Promise<{ overload: OverloadReport | null; stress: (LoopReport & { concurrency: number }) | null }> {
-  const lagArgs = [...(o.maxLag === undefined ? [] : ['--max-lag', o.maxLag]), ...(o.maxTurn === undefined ? [] : ['--max-turn', o.maxTurn])];
+export async function runOverload(
+  o: OverloadOptions,
+): Promise<{ overload: OverloadReport | null; stress: (LoopReport & { concurrency: number }) | null }> {
+  const lagArgs = [
+    ...(o.maxLag === undefined ? [] : ['--max-lag', o.maxLag]),
+    ...(o.maxTurn === undefined ? [] : ['--max-turn', o.maxTurn]),
+  ];
   let overload: OverloadReport | null = null;
   /** The same server under 512 closed-loop clients (each resends at once): a stress, reported beside the goal. */
   let stress: (LoopReport & { concurrency: number }) | null = null;
@@ -97,7 +104,19 @@ export async function runOverload(o: OverloadOptions): Promise<{ overload: Overl
   const svc = startTscuda(
     o.root,
     port,
-    ['--workers', '1', '--lanes', '4', '--max-queued', '64', '--max-pending', String(OVERLOAD_MAX_PENDING), '--timeout', String(timeoutMs), ...lagArgs],
+    [
+      '--workers',
+      '1',
+      '--lanes',
+      '4',
+      '--max-queued',
+      '64',
+      '--max-pending',
+      String(OVERLOAD_MAX_PENDING),
+      '--timeout',
+      String(timeoutMs),
+      ...lagArgs,
+    ],
     o.verbose,
   );
   delete process.env.TSCUDA_SERVE_LOAD_TRACE;
@@ -105,7 +124,11 @@ export async function runOverload(o: OverloadOptions): Promise<{ overload: Overl
   if ((await waitReady(svc.base, 90_000, svc.child)).ready) {
     const memory = async (): Promise<WorkerMemory | null> => {
       try {
-        const info = (await (await fetch(`${svc.base}/v1/info`)).json()) as { rssBytes?: unknown; heapUsedBytes?: unknown; externalBytes?: unknown };
+        const info = (await (await fetch(`${svc.base}/v1/info`)).json()) as {
+          rssBytes?: unknown;
+          heapUsedBytes?: unknown;
+          externalBytes?: unknown;
+        };
         const { rssBytes, heapUsedBytes, externalBytes } = info;
         // Without the process details /v1/info has no memory figures: not measured, never NaN.
         if (typeof rssBytes !== 'number' || typeof heapUsedBytes !== 'number' || typeof externalBytes !== 'number') {
@@ -125,24 +148,58 @@ export async function runOverload(o: OverloadOptions): Promise<{ overload: Overl
     // cannot make the overload it is tested with smaller.
     const sweepBest = Math.max(1, o.sweepBest);
     const probeS = 2;
-    const probe = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), 4 * sweepBest, OVERLOAD_CONNECTIONS, probeS, OVERLOAD_CLIENT_PROCESSES);
+    const probe = await openLoopProcesses(
+      stftRequest(svc.base, RPS_MIX),
+      4 * sweepBest,
+      OVERLOAD_CONNECTIONS,
+      probeS,
+      OVERLOAD_CLIENT_PROCESSES,
+    );
     const capacityRps = Math.max(sweepBest, (probe.byStatus['200'] ?? 0) / (probe.elapsedS ?? probeS));
-    o.log(`overload capacity probe at ${(4 * sweepBest).toFixed(0)} req/s: ${JSON.stringify(probe.byStatus)} -> ${capacityRps.toFixed(0)} req/s`);
+    o.log(
+      `overload capacity probe at ${(4 * sweepBest).toFixed(0)} req/s: ${JSON.stringify(probe.byStatus)} -> ${capacityRps.toFixed(0)} req/s`,
+    );
     await new Promise((r) => setTimeout(r, 1000)); // the probe's backlog drains
     const ratePerS = 2 * capacityRps;
     const traceFrom = performance.now();
-    const report = await openLoopProcesses(stftRequest(svc.base, RPS_MIX), ratePerS, OVERLOAD_CONNECTIONS, o.quick ? 4 : 8, OVERLOAD_CLIENT_PROCESSES);
+    const report = await openLoopProcesses(
+      stftRequest(svc.base, RPS_MIX),
+      ratePerS,
+      OVERLOAD_CONNECTIONS,
+      o.quick ? 4 : 8,
+      OVERLOAD_CLIENT_PROCESSES,
+    );
     const after = await memory();
-    overload = { ...report, before, after, timeoutMs, ratePerS, capacityRps, shedding: sheddingSummary(svc.lines, traceFrom) };
+    overload = {
+      ...report,
+      before,
+      after,
+      timeoutMs,
+      ratePerS,
+      capacityRps,
+      shedding: sheddingSummary(svc.lines, traceFrom),
+    };
     const traceDir = process.env.TSCUDA_BENCH_OUT;
     if (traceDir !== undefined) mkdirSync(traceDir, { recursive: true });
-    if (traceDir !== undefined) writeFileSync(join(traceDir, 'overload-trace.log'), svc.lines.map((l) => `${(l.at - traceFrom).toFixed(0)} ${l.text}`).join('\n') + '\n');
+    if (traceDir !== undefined)
+      writeFileSync(
+        join(traceDir, 'overload-trace.log'),
+        svc.lines.map((l) => `${(l.at - traceFrom).toFixed(0)} ${l.text}`).join('\n') + '\n',
+      );
     o.log(
       `overload (open loop, ${ratePerS.toFixed(0)} req/s): ${JSON.stringify(report.byStatus)}, unanswered ${JSON.stringify(report.unanswered)}, RSS ${before?.rss.toFixed(0)} -> ${after?.rss.toFixed(0)} MiB`,
     );
     const concurrency = 512;
-    stress = { ...(await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, o.quick ? 4 : 8, { backoffMs: 5, warmPath: '/v2/health/live' })), concurrency };
-    o.log(`stress (${concurrency} closed-loop clients): ${JSON.stringify(stress.byStatus)}, unanswered ${JSON.stringify(stress.unanswered)}`);
+    stress = {
+      ...(await closedLoop(stftRequest(svc.base, RPS_MIX), concurrency, o.quick ? 4 : 8, {
+        backoffMs: 5,
+        warmPath: '/v2/health/live',
+      })),
+      concurrency,
+    };
+    o.log(
+      `stress (${concurrency} closed-loop clients): ${JSON.stringify(stress.byStatus)}, unanswered ${JSON.stringify(stress.unanswered)}`,
+    );
   } else o.notes.push('overload server did not become ready');
   await svc.stop();
 
@@ -150,10 +207,16 @@ export async function runOverload(o: OverloadOptions): Promise<{ overload: Overl
 }
 
 /** The overload part as Markdown, with its verdicts. */
-export function overloadMarkdown(overload: OverloadReport, stress: (LoopReport & { concurrency: number }) | null, o: Pick<OverloadOptions, 'maxLag' | 'maxTurn'>): string[] {
-  const fmt = (v: number | null, digits = 2): string => (v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits));
+export function overloadMarkdown(
+  overload: OverloadReport,
+  stress: (LoopReport & { concurrency: number }) | null,
+  o: Pick<OverloadOptions, 'maxLag' | 'maxTurn'>,
+): string[] {
+  const fmt = (v: number | null, digits = 2): string =>
+    v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits);
   const rounded = (_k: string, v: unknown): unknown => (typeof v === 'number' ? Number(v.toFixed(1)) : v);
-  const rssGrowthMb = overload.before !== null && overload.after !== null ? overload.after.rss - overload.before.rss : null;
+  const rssGrowthMb =
+    overload.before !== null && overload.after !== null ? overload.after.rss - overload.before.rss : null;
   const overloadVerdict = {
     rejectedFast: (overload.byStatus['429'] ?? 0) > 0 && (overload.latencyMs['429']?.p99 ?? Infinity) <= 100,
     acceptedInTime: (overload.latencyMs['200']?.p99 ?? Infinity) <= overload.timeoutMs,

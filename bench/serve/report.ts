@@ -34,11 +34,20 @@ export interface FaultFigures {
   recoveryS: number | null;
 }
 
-const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : a / b);
+const ratio = (a: number | null, b: number | null): number | null =>
+  a === null || b === null || b === 0 ? null : a / b;
 
 /** The headline metrics. */
-export function headlineMetrics(s: Settings, sweep: SweepPart, py: PythonPart, floors: readonly FloorRow[], inProcessGs: number | null, fault: FaultFigures): Metric[] {
-  const floorOf = (name: string, workers: number): FloorRow | undefined => floors.find((r) => r.name === name && r.workers === workers);
+export function headlineMetrics(
+  s: Settings,
+  sweep: SweepPart,
+  py: PythonPart,
+  floors: readonly FloorRow[],
+  inProcessGs: number | null,
+  fault: FaultFigures,
+): Metric[] {
+  const floorOf = (name: string, workers: number): FloorRow | undefined =>
+    floors.find((r) => r.name === name && r.workers === workers);
   const small = floorOf('small f32', s.workers);
   const large = floorOf('16x65536 f32', s.throughputWorkers);
   return [
@@ -108,7 +117,8 @@ export function headlineMetrics(s: Settings, sweep: SweepPart, py: PythonPart, f
   ];
 }
 
-const fmt = (v: number | null, digits = 2): string => (v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits));
+const fmt = (v: number | null, digits = 2): string =>
+  v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(digits);
 
 /** The headline metrics and the sweep as Markdown. */
 export function sweepMarkdown(metrics: readonly Metric[], rows: readonly SweepRow[]): string[] {
@@ -116,7 +126,8 @@ export function sweepMarkdown(metrics: readonly Metric[], rows: readonly SweepRo
     '| metric | unit | tscuda | Python peer | HTTP floor | goal | met |',
     '| --- | --- | ---: | ---: | ---: | --- | --- |',
     ...metrics.map(
-      (m) => `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.python)} | ${fmt(m.floor)} | ${m.goal} | ${m.pass === null ? 'not measured' : m.pass ? 'yes' : 'no'} |`,
+      (m) =>
+        `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.python)} | ${fmt(m.floor)} | ${m.goal} | ${m.pass === null ? 'not measured' : m.pass ? 'yes' : 'no'} |`,
     ),
     '',
     '## Sweep (perf_analyzer columns)',

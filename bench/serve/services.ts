@@ -43,11 +43,16 @@ function track(name: string, base: string, child: ChildProcess, verbose: boolean
 }
 
 /** Polls /v2/health/ready until 200; the last body when it never is within `timeoutMs`. */
-export async function waitReady(base: string, timeoutMs: number, child?: ChildProcess): Promise<{ ready: boolean; reason: string }> {
+export async function waitReady(
+  base: string,
+  timeoutMs: number,
+  child?: ChildProcess,
+): Promise<{ ready: boolean; reason: string }> {
   const t0 = performance.now();
   let reason = 'no answer';
   while (performance.now() - t0 < timeoutMs) {
-    if (child !== undefined && child.exitCode !== null) return { ready: false, reason: `the process exited with code ${child.exitCode}` };
+    if (child !== undefined && child.exitCode !== null)
+      return { ready: false, reason: `the process exited with code ${child.exitCode}` };
     try {
       const r = await fetch(`${base}/v2/health/ready`);
       const text = await r.text();
@@ -74,7 +79,8 @@ export function startTscuda(root: string, port: number, args: string[], verbose:
   // (e.g. test/unit/server/fixtures/fake-worker.ts) run under the fault service's supervisor.
   // The supervisor is the one tscuda serve runs; --workers is honoured (default 1).
   if (process.env.TSCUDA_SERVE_BENCH_WORKER !== undefined) {
-    const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+    const option = (name: string): string | undefined =>
+      args.includes(name) ? args[args.indexOf(name) + 1] : undefined;
     // The options the bench's rows pass, as the workers' configuration.
     const config: Record<string, number> = {};
     for (const [flag, key] of [
@@ -87,10 +93,14 @@ export function startTscuda(root: string, port: number, args: string[], verbose:
     }
     return startFaultService(root, port, Number(option('--workers') ?? 1), verbose, 0, config);
   }
-  const child = spawn(process.execPath, [...benchNodeArgs(), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...benchNodeArgs(), '--import', 'tsx', join(root, 'src/cli/main.ts'), 'serve', '--port', String(port), ...args],
+    {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   return track('tscuda', `http://127.0.0.1:${port}`, child, verbose);
 }
 
@@ -107,44 +117,62 @@ export async function startPython(
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
   });
   const service = track('python', `http://127.0.0.1:${port}`, child, verbose);
-  const hello = await new Promise<{ ready: boolean; reason?: string; backend?: string; version?: string }>((resolve) => {
-    let out = '';
-    const timer = setTimeout(() => resolve({ ready: false, reason: 'no ready line within 120 s' }), 120_000);
-    child.once('error', (e) => (clearTimeout(timer), resolve({ ready: false, reason: `${python}: ${e.message}` })));
-    child.once(
-      'exit',
-      (code) => (
-        clearTimeout(timer),
-        resolve({
-          ready: false,
-          reason: `exited with code ${code}: ${service.lines
-            .slice(-3)
-            .map((l) => l.text)
-            .join(' / ')}`,
-        })
-      ),
-    );
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line !== undefined) {
-        clearTimeout(timer);
-        try {
-          resolve(JSON.parse(line) as { ready: boolean });
-        } catch {
-          resolve({ ready: false, reason: line });
+  const hello = await new Promise<{ ready: boolean; reason?: string; backend?: string; version?: string }>(
+    (resolve) => {
+      let out = '';
+      const timer = setTimeout(() => resolve({ ready: false, reason: 'no ready line within 120 s' }), 120_000);
+      child.once('error', (e) => (clearTimeout(timer), resolve({ ready: false, reason: `${python}: ${e.message}` })));
+      child.once(
+        'exit',
+        (code) => (
+          clearTimeout(timer),
+          resolve({
+            ready: false,
+            reason: `exited with code ${code}: ${service.lines
+              .slice(-3)
+              .map((l) => l.text)
+              .join(' / ')}`,
+          })
+        ),
+      );
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const line = out.split('\n')[0];
+        if (out.includes('\n') && line !== undefined) {
+          clearTimeout(timer);
+          try {
+            resolve(JSON.parse(line) as { ready: boolean });
+          } catch {
+            resolve({ ready: false, reason: line });
+          }
         }
-      }
-    });
-  });
+      });
+    },
+  );
   return { service, hello };
 }
 
 /** The fault service: supervised workers with the bench-only fault stage (or TSCUDA_SERVE_BENCH_WORKER's entry); `config`: more of the workers' configuration. */
-export function startFaultService(root: string, port: number, workers: number, verbose: boolean, standby = 0, config: Record<string, unknown> = {}): Service {
+export function startFaultService(
+  root: string,
+  port: number,
+  workers: number,
+  verbose: boolean,
+  standby = 0,
+  config: Record<string, unknown> = {},
+): Service {
   const child = spawn(
     process.execPath,
-    [...benchNodeArgs(), '--import', 'tsx', join(root, 'bench/serve/fault-service.ts'), String(workers), String(port), String(standby), JSON.stringify(config)],
+    [
+      ...benchNodeArgs(),
+      '--import',
+      'tsx',
+      join(root, 'bench/serve/fault-service.ts'),
+      String(workers),
+      String(port),
+      String(standby),
+      JSON.stringify(config),
+    ],
     {
       cwd: root,
       stdio: ['ignore', 'ignore', 'pipe'],

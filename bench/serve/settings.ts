@@ -75,7 +75,8 @@ if (values.help === true) {
 function count(name: string, v: string | undefined, fallback: number, min = 1): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -89,8 +90,10 @@ const sim = values.sim === true;
 const cpus = availableParallelism();
 const sweepLoad = values['sweep-load'] ?? 'loop';
 const floorShedding = values['floor-shedding'] ?? (sim ? 'off' : 'on');
-if (floorShedding !== 'on' && floorShedding !== 'off') throw new Error(`--floor-shedding must be on or off, got ${JSON.stringify(floorShedding)}`);
-if (sweepLoad !== 'autocannon' && sweepLoad !== 'loop') throw new Error(`--sweep-load must be autocannon or loop, got ${JSON.stringify(sweepLoad)}`);
+if (floorShedding !== 'on' && floorShedding !== 'off')
+  throw new Error(`--floor-shedding must be on or off, got ${JSON.stringify(floorShedding)}`);
+if (sweepLoad !== 'autocannon' && sweepLoad !== 'loop')
+  throw new Error(`--sweep-load must be autocannon or loop, got ${JSON.stringify(sweepLoad)}`);
 
 /** Everything the bench's parts read from the command line. */
 export const settings = {

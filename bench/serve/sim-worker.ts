@@ -12,5 +12,13 @@ import { runWorker } from '../../src/server/supervision/worker.js'; // private-p
 import { SimEngine } from '../queue/sim-engine.js';
 
 await runWorker({
-  build: async (config) => ({ engine: new SimEngine({ nsPerSample: 0.085, fixedUs: 20, lanes: config.lanes ?? 4, label: 'sim', hostCopies: false }) }),
+  build: async (config) => ({
+    engine: new SimEngine({
+      nsPerSample: 0.085,
+      fixedUs: 20,
+      lanes: config.lanes ?? 4,
+      label: 'sim',
+      hostCopies: false,
+    }),
+  }),
 });

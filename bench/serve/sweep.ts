@@ -40,7 +40,12 @@ export async function step(
   const metrics = isTscuda ? await scrape(req.base) : '';
   const lag = isTscuda ? gauge(metrics, 'tscuda_event_loop_delay_seconds', 'stat="p99"') : null;
   const busy = isTscuda ? gauge(metrics, 'tscuda_gpu_busy_fraction') : null;
-  const row: SweepRow = { server: name, ...r, eventLoopLagP99Ms: lag === null ? null : lag * 1000, gpuBusyFraction: busy };
+  const row: SweepRow = {
+    server: name,
+    ...r,
+    eventLoopLagP99Ms: lag === null ? null : lag * 1000,
+    gpuBusyFraction: busy,
+  };
   log(
     `${name} c=${concurrency} (${load}): ${row.throughputRps.toFixed(0)} req/s, p50 ${row.p50Ms} ms, p90 ${row.p90Ms} ms, p99 ${row.p99Ms} ms, errors ${row.errors}, non-2xx ${row.non2xx}`,
   );
@@ -48,14 +53,23 @@ export async function step(
 }
 
 /** The engine alone in process on the throughput mix, Gsamples/s (null without a GPU, and why). */
-export async function inProcess(s: Settings): Promise<{ gsamplesPerS: number | null; device: string; reason?: string }> {
+export async function inProcess(
+  s: Settings,
+): Promise<{ gsamplesPerS: number | null; device: string; reason?: string }> {
   try {
     const { JobEngine } = await import('../../src/engine/index.js');
     const { Device } = await import('../../src/runtime/index.js');
     const engine = new JobEngine({ lanes: 4, label: 'bench-inprocess' });
     const mix = THROUGHPUT_MIX;
     const data = randomSignal(mix.batch * mix.n);
-    const spec = { data, batch: mix.batch, fs: mix.fs, flags: ['stft'] as const, passBand: mix.passBand, previewBins: mix.previewBins };
+    const spec = {
+      data,
+      batch: mix.batch,
+      fs: mix.fs,
+      flags: ['stft'] as const,
+      passBand: mix.passBand,
+      previewBins: mix.previewBins,
+    };
     await engine.submit({ ...spec, flags: ['stft'] }).result; // warm-up: plans, buffers
     let samples = 0;
     const t0 = performance.now();
@@ -92,9 +106,31 @@ export interface SweepPart {
 }
 
 /** Runs the sweep part against `tscuda serve` on `port` (and `port + 4` for the throughput workers). */
-export async function runSweep(s: Settings, root: string, port: number, notes: string[], log: (l: string) => void): Promise<SweepPart> {
-  const out: SweepPart = { ready: false, rows: [], rps64: null, p99At64: null, gsamplesPerS: null, batchItemsPerS: null, lost: 0, fiveXX: 0, serveExit: null, metricsSample: [] };
-  const tscuda = startTscuda(root, port, ['--workers', String(s.workers), '--lanes', '4', '--max-queued', '1024'], s.verbose);
+export async function runSweep(
+  s: Settings,
+  root: string,
+  port: number,
+  notes: string[],
+  log: (l: string) => void,
+): Promise<SweepPart> {
+  const out: SweepPart = {
+    ready: false,
+    rows: [],
+    rps64: null,
+    p99At64: null,
+    gsamplesPerS: null,
+    batchItemsPerS: null,
+    lost: 0,
+    fiveXX: 0,
+    serveExit: null,
+    metricsSample: [],
+  };
+  const tscuda = startTscuda(
+    root,
+    port,
+    ['--workers', String(s.workers), '--lanes', '4', '--max-queued', '1024'],
+    s.verbose,
+  );
   const ready = await waitReady(tscuda.base, 90_000, tscuda.child);
   if (!ready.ready) {
     notes.push(`tscuda serve not ready: ${ready.reason}`);
@@ -144,17 +180,32 @@ export async function runSweep(s: Settings, root: string, port: number, notes: s
   if (br.non2xx > 0) notes.push(`batch endpoint: ${br.non2xx} non-2xx responses`);
   const metricsText = await scrape(tscuda.base);
   out.fiveXX = out.rows.reduce((a, r) => a + r.status5xx, 0);
-  out.metricsSample = metricsText.split('\n').filter((l) => l.startsWith('tscuda_request_failure_total') || l.startsWith('tscuda_request_success_total'));
+  out.metricsSample = metricsText
+    .split('\n')
+    .filter((l) => l.startsWith('tscuda_request_failure_total') || l.startsWith('tscuda_request_success_total'));
   out.serveExit = await tscuda.stop();
   log(`tscuda serve stopped with exit code ${out.serveExit}`);
   if (s.throughputWorkers !== s.workers) {
-    const svc = startTscuda(root, port + 4, ['--workers', String(s.throughputWorkers), '--lanes', '4', '--max-queued', '1024'], s.verbose);
+    const svc = startTscuda(
+      root,
+      port + 4,
+      ['--workers', String(s.throughputWorkers), '--lanes', '4', '--max-queued', '1024'],
+      s.verbose,
+    );
     const up = await waitReady(svc.base, 90_000, svc.child);
     if (!up.ready) notes.push(`tscuda serve --workers ${s.throughputWorkers} not ready: ${up.reason}`);
     else {
       const treq = stftRequest(svc.base, THROUGHPUT_MIX);
       await closedLoopStep(treq, s.throughputConcurrency, 1, s.clientProcesses); // warm-up: every worker's plans and pools
-      const row = await step(s, `tscuda-throughput (${s.throughputWorkers} workers)`, treq, s.throughputConcurrency, true, 'loop', log);
+      const row = await step(
+        s,
+        `tscuda-throughput (${s.throughputWorkers} workers)`,
+        treq,
+        s.throughputConcurrency,
+        true,
+        'loop',
+        log,
+      );
       out.rows.push(row);
       out.gsamplesPerS = mixGs(row.throughputRps);
       out.lost += row.errors + row.timeouts;

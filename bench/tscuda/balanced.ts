@@ -66,9 +66,12 @@ const CALIBRATION_REPS = 7;
 
 export async function runBalancedPipeline(options: BalancedPipelineOptions): Promise<BalancedPipelineResult> {
   const { steps, bytesPerStep, mode } = options;
-  if (!Number.isInteger(steps) || steps < 1) throw new RangeError(`runBalancedPipeline: steps must be a positive integer, got ${steps}`);
-  if (!Number.isInteger(bytesPerStep) || bytesPerStep < 4) throw new RangeError(`runBalancedPipeline: bytesPerStep must be an integer >= 4, got ${bytesPerStep}`);
-  if (mode !== 'sequential' && mode !== 'triple') throw new TypeError(`runBalancedPipeline: mode must be 'sequential' or 'triple', got ${String(mode)}`);
+  if (!Number.isInteger(steps) || steps < 1)
+    throw new RangeError(`runBalancedPipeline: steps must be a positive integer, got ${steps}`);
+  if (!Number.isInteger(bytesPerStep) || bytesPerStep < 4)
+    throw new RangeError(`runBalancedPipeline: bytesPerStep must be an integer >= 4, got ${bytesPerStep}`);
+  if (mode !== 'sequential' && mode !== 'triple')
+    throw new TypeError(`runBalancedPipeline: mode must be 'sequential' or 'triple', got ${String(mode)}`);
   const device = typeof options.device === 'object' ? options.device : Device.get(options.device ?? 0);
   const context = device.context;
   const length = Math.ceil(bytesPerStep / 4);
@@ -76,7 +79,9 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
   try {
     const { together: perStageMs, oneWay: oneWayStageMs } = await calibrateCopies(device, length);
     const spinNs = BigInt(Math.round(((perStageMs.upload + perStageMs.download) / 2) * 1e6));
-    perStageMs.compute = await timeStage(device, CALIBRATION_REPS, (s) => kernels.spin_ns({ grid: 1, block: 1, stream: s }, spinNs));
+    perStageMs.compute = await timeStage(device, CALIBRATION_REPS, (s) =>
+      kernels.spin_ns({ grid: 1, block: 1, stream: s }, spinNs),
+    );
     oneWayStageMs.compute = perStageMs.compute;
     using managed = new ManagedContext<'f32', 'f32'>({
       mode: mode === 'triple' ? 'triple' : 'sync',
@@ -98,7 +103,9 @@ export async function runBalancedPipeline(options: BalancedPipelineOptions): Pro
     const run = async (n: number): Promise<void> => {
       resultAt = [];
       // All settle before any error is thrown, so nothing is in flight when the context is disposed.
-      const results = await Promise.allSettled(Array.from({ length: n }, () => managed.tripleBufferedStep(leaveAsIs, noteResult)));
+      const results = await Promise.allSettled(
+        Array.from({ length: n }, () => managed.tripleBufferedStep(leaveAsIs, noteResult)),
+      );
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
     };
@@ -146,11 +153,19 @@ async function calibrateCopies(device: Device, length: number): Promise<{ oneWay
     (stream) => input.write(hostIn, { stream }),
     (stream) => output.read(hostOut, { stream }),
   );
-  return { oneWay: { upload, compute: 0, download }, together: { upload: together[0], compute: 0, download: together[1] } };
+  return {
+    oneWay: { upload, compute: 0, download },
+    together: { upload: together[0], compute: 0, download: together[1] },
+  };
 }
 
 /** Medians over `reps` runs (after one warm-up) of `a` and `b` enqueued at once on two streams that start together, each timed by its own events. */
-async function timeTogether(device: Device, reps: number, a: (stream: Stream) => void, b: (stream: Stream) => void): Promise<[number, number]> {
+async function timeTogether(
+  device: Device,
+  reps: number,
+  a: (stream: Stream) => void,
+  b: (stream: Stream) => void,
+): Promise<[number, number]> {
   const context = device.context;
   using sa = new Stream({ context, label: 'balanced calibration a' });
   using sb = new Stream({ context, label: 'balanced calibration b' });

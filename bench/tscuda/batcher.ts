@@ -46,7 +46,8 @@ export async function runBatcherOnce(cfg: BatcherBenchConfig): Promise<BatcherRu
       const start = performance.now();
       const out = await batcher.submit(request);
       const ms = performance.now() - start;
-      if (out.length !== request.length) throw new Error(`batcher returned ${out.length} outputs for ${request.length} items`);
+      if (out.length !== request.length)
+        throw new Error(`batcher returned ${out.length} outputs for ${request.length} items`);
       if (count === latencies.length) {
         const grown = new Float64Array(latencies.length * 2);
         grown.set(latencies);
@@ -60,7 +61,12 @@ export async function runBatcherOnce(cfg: BatcherBenchConfig): Promise<BatcherRu
   const elapsedS = (performance.now() - t0) / 1000;
   await batcher.close();
   const m = batcher.metrics;
-  return { itemsPerSecond: items / elapsedS, latenciesMs: latencies.subarray(0, count), batches: m.batches, fillRate: m.fillRate };
+  return {
+    itemsPerSecond: items / elapsedS,
+    latenciesMs: latencies.subarray(0, count),
+    batches: m.batches,
+    fillRate: m.fillRate,
+  };
 }
 
 export const BATCHER_BENCHMARK: TscudaBenchmark = {
@@ -84,7 +90,10 @@ export const BATCHER_BENCHMARK: TscudaBenchmark = {
     const how = `${cfg.clients} concurrent submitters of ${cfg.itemsPerSubmit}-item requests, maxBatchSize ${cfg.maxBatchSize}, maxWaitMs ${cfg.maxWaitMs}, trivial dispatch; ${reps} x ${cfg.durationMs} ms; mean batch fill ${(fill * 100).toFixed(0)}%`;
     return {
       batcher_items_per_s: { pass: summarize(rates), notes: [how, singleNote] },
-      batcher_p99_ms: { pass: summarize(p99s), notes: ['p99 of submit-to-resolve latency per request, median over repetitions'] },
+      batcher_p99_ms: {
+        pass: summarize(p99s),
+        notes: ['p99 of submit-to-resolve latency per request, median over repetitions'],
+      },
     };
   },
 };

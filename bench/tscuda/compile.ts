@@ -32,7 +32,8 @@ export const COMPILE_BENCHMARK: TscudaBenchmark = {
   names: ['compile_event_loop_lag_p99_ms'],
   run: async (ctx) => {
     let salt = Math.floor(Math.random() * 1e6);
-    const probeProgram = (kernels: number): Program => new Program({ source: heavySource(kernels, salt++), name: 'lag-probe.cu', label: 'compile lag probe' });
+    const probeProgram = (kernels: number): Program =>
+      new Program({ source: heavySource(kernels, salt++), name: 'lag-probe.cu', label: 'compile lag probe' });
     const compileSync = (kernels: number): number => {
       using program = probeProgram(kernels);
       const t0 = performance.now();

@@ -32,8 +32,20 @@ export function coordinatorEdge(ctx: BenchContext): MeasuredMetric {
       s1.synchronize();
       s2.synchronize();
     };
-    const f = pairedWithFloor(ctx.timing, 'coordinator_edge_us', run, floor, sync, 'cuEventRecord + cuStreamWaitEvent', ctx.log);
-    return { pass: f.pass, floor: f.floor, notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to', ...f.notes] };
+    const f = pairedWithFloor(
+      ctx.timing,
+      'coordinator_edge_us',
+      run,
+      floor,
+      sync,
+      'cuEventRecord + cuStreamWaitEvent',
+      ctx.log,
+    );
+    return {
+      pass: f.pass,
+      floor: f.floor,
+      notes: ['Event.record(s1) + s2.waitEvent(event): the two calls a Coordinator edge lowers to', ...f.notes],
+    };
   } finally {
     disposeAll(s1, s2, ev);
   }

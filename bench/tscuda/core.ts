@@ -9,7 +9,15 @@ import type { FftType, Kernel, LaunchConfig } from '../../src/runtime/index.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { coordinatorEdge } from './coordinator.js';
 import { graphReplay } from './graph.js';
-import { pairedWithFloor, pairedPerIterWithFloor, pairedPerIterWithFloorAsync, firstTime, gbps, loopMetric, repeated } from './timing.js';
+import {
+  pairedWithFloor,
+  pairedPerIterWithFloor,
+  pairedPerIterWithFloorAsync,
+  firstTime,
+  gbps,
+  loopMetric,
+  repeated,
+} from './timing.js';
 import { rawAllocFree, rawLaunchAwait, rawLaunchLoop, rawLaunchSync, rawSmallCopy } from './floors.js';
 import { disposeAll, single, type BenchContext, type MeasuredMetric, type TscudaBenchmark } from './types.js';
 
@@ -39,7 +47,15 @@ function launchLoop(
   floor: (n: number) => void,
 ): MeasuredMetric {
   const paired = (run: (n: number) => void): ReturnType<typeof pairedWithFloor> =>
-    pairedWithFloor(ctx.timing, metric, run, floor, sync, "cuLaunchKernel (the kernel's parameter block as last written)", ctx.log);
+    pairedWithFloor(
+      ctx.timing,
+      metric,
+      run,
+      floor,
+      sync,
+      "cuLaunchKernel (the kernel's parameter block as last written)",
+      ctx.log,
+    );
   if (typed === null) {
     const f = paired(generic);
     return { pass: f.pass, floor: f.floor, notes: [`${genericCall} (${ctx.kernels.typedNote})`, ...f.notes] };
@@ -68,7 +84,15 @@ function launchEmpty(ctx: BenchContext): MeasuredMetric {
     const generic = (n: number): void => {
       for (let i = 0; i < n; i++) k.launch(cfg);
     };
-    return launchLoop(ctx, 'launch_empty_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config)', rawLaunchLoop(k, s));
+    return launchLoop(
+      ctx,
+      'launch_empty_us',
+      typed,
+      generic,
+      () => s.synchronize(),
+      'Kernel.launch(config)',
+      rawLaunchLoop(k, s),
+    );
   } finally {
     disposeAll(s);
   }
@@ -91,7 +115,15 @@ function launch4Args(ctx: BenchContext): MeasuredMetric {
     const generic = (n: number): void => {
       for (let i = 0; i < n; i++) k.launch(cfg, a, b, 0, 2.0);
     };
-    return launchLoop(ctx, 'launch_4args_us', typed, generic, () => s.synchronize(), 'Kernel.launch(config, a, b, 0, 2)', rawLaunchLoop(k, s));
+    return launchLoop(
+      ctx,
+      'launch_4args_us',
+      typed,
+      generic,
+      () => s.synchronize(),
+      'Kernel.launch(config, a, b, 0, 2)',
+      rawLaunchLoop(k, s),
+    );
   } finally {
     disposeAll(s, a, b);
   }
@@ -106,7 +138,14 @@ function launchSyncRoundtrip(ctx: BenchContext): MeasuredMetric {
       k.launch(cfg);
       s.synchronize();
     };
-    const f = pairedPerIterWithFloor(ctx.timing, 'launch_sync_roundtrip_us', body, rawLaunchSync(k, s), 'cuLaunchKernel + cuStreamSynchronize', ctx.log);
+    const f = pairedPerIterWithFloor(
+      ctx.timing,
+      'launch_sync_roundtrip_us',
+      body,
+      rawLaunchSync(k, s),
+      'cuLaunchKernel + cuStreamSynchronize',
+      ctx.log,
+    );
     return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s);
@@ -148,7 +187,15 @@ function eventRecord(ctx: BenchContext): MeasuredMetric {
     const floor = (n: number): void => {
       for (let i = 0; i < n; i++) record(eh, sh);
     };
-    const f = pairedWithFloor(ctx.timing, 'event_record_us', run, floor, () => s.synchronize(), 'cuEventRecord', ctx.log);
+    const f = pairedWithFloor(
+      ctx.timing,
+      'event_record_us',
+      run,
+      floor,
+      () => s.synchronize(),
+      'cuEventRecord',
+      ctx.log,
+    );
     return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, ev);
@@ -248,7 +295,10 @@ function h2dPageable(ctx: BenchContext): MeasuredMetric {
       context.synchronize();
       return BIG_BYTES / 1e9 / ((performance.now() - t0) / 1e3);
     };
-    return { pass: repeated(ctx.timing, 1, one), notes: ['DeviceBuffer.write(Float32Array) without a stream (cuMemcpyHtoD)'] };
+    return {
+      pass: repeated(ctx.timing, 1, one),
+      notes: ['DeviceBuffer.write(Float32Array) without a stream (cuMemcpyHtoD)'],
+    };
   } finally {
     disposeAll(dev);
   }
@@ -268,7 +318,14 @@ function smallCopyRoundtrip(ctx: BenchContext): MeasuredMetric {
       s.synchronize();
     };
     const raw = rawSmallCopy(hSrc, hDst, dev, SMALL_BYTES, s);
-    const f = pairedPerIterWithFloor(ctx.timing, 'small_copy_roundtrip_us', body, raw, 'cuMemcpyHtoDAsync + cuMemcpyDtoHAsync + cuStreamSynchronize', ctx.log);
+    const f = pairedPerIterWithFloor(
+      ctx.timing,
+      'small_copy_roundtrip_us',
+      body,
+      raw,
+      'cuMemcpyHtoDAsync + cuMemcpyDtoHAsync + cuStreamSynchronize',
+      ctx.log,
+    );
     return { pass: f.pass, floor: f.floor, notes: f.notes };
   } finally {
     disposeAll(s, hSrc, hDst, dev);
@@ -331,9 +388,18 @@ function fft(ctx: BenchContext, type: Extract<FftType, 'C2C' | 'Z2Z'>): Measured
   const t1 = new Event({ timing: true, label: 'bench fft t1' });
   let plan: FftPlan | undefined;
   try {
-    plan = FftPlan.create({ shape: [FFT_N], type, batch: FFT_BATCH, stream: s, label: `bench ${type} ${FFT_N}x${FFT_BATCH}` });
+    plan = FftPlan.create({
+      shape: [FFT_N],
+      type,
+      batch: FFT_BATCH,
+      stream: s,
+      label: `bench ${type} ${FFT_N}x${FFT_BATCH}`,
+    });
     const fillCfg: LaunchConfig = { grid: 1024, block: 256, stream: s };
-    const fill = type === 'C2C' ? () => ctx.kernels.fillF32.launch(fillCfg, data, 0.01, reals) : () => ctx.kernels.fillF64.launch(fillCfg, data, 0.01, reals);
+    const fill =
+      type === 'C2C'
+        ? () => ctx.kernels.fillF32.launch(fillCfg, data, 0.01, reals)
+        : () => ctx.kernels.fillF64.launch(fillCfg, data, 0.01, reals);
     const p = plan;
     const one = (): number => {
       fill();
@@ -345,7 +411,9 @@ function fft(ctx: BenchContext, type: Extract<FftType, 'C2C' | 'Z2Z'>): Measured
     };
     return {
       pass: repeated(ctx.timing, 3, one),
-      notes: ['FftPlan.create({ shape: [4096], batch: 8192 }).forward(data), in place; refilled with a constant (bench.cu: a pattern) before each run'],
+      notes: [
+        'FftPlan.create({ shape: [4096], batch: 8192 }).forward(data), in place; refilled with a constant (bench.cu: a pattern) before each run',
+      ],
     };
   } finally {
     disposeAll(s, data, t0, t1, plan);

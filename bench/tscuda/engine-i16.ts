@@ -58,22 +58,31 @@ export function quantizeI16(x: Float32Array, into?: Int16Array): Int16Array {
 /** The first and last rows against float64 references of the dequantized samples; throws NotMeasured when off. */
 function checkI16(result: JobResult, counts: Int16Array): string {
   const filtered = result.filtered;
-  if (!(filtered instanceof Uint16Array) || !result.bandPowers) throw new NotMeasured('the i16 job returned no f16 filtered wave or no band powers');
+  if (!(filtered instanceof Uint16Array) || !result.bandPowers)
+    throw new NotMeasured('the i16 job returned no f16 filtered wave or no band powers');
   const n = STFT_N;
   let worstFiltered = 0;
   let worstBands = 0;
   for (const row of [0, STFT_B - 1]) {
     const x = Float64Array.from(counts.subarray(row * n, (row + 1) * n), (q) => q * I16_SCALE);
-    worstFiltered = Math.max(worstFiltered, relativeL2(fromF16(filtered.subarray(row * n, (row + 1) * n)), referenceFiltered(x, FS, PASS_BAND)));
+    worstFiltered = Math.max(
+      worstFiltered,
+      relativeL2(fromF16(filtered.subarray(row * n, (row + 1) * n)), referenceFiltered(x, FS, PASS_BAND)),
+    );
     const ref = referenceCycles(x, FS, BANDS);
-    worstBands = Math.max(worstBands, relativeL2(result.bandPowers.subarray(row * BANDS.length, (row + 1) * BANDS.length), ref.bandPowers));
+    worstBands = Math.max(
+      worstBands,
+      relativeL2(result.bandPowers.subarray(row * BANDS.length, (row + 1) * BANDS.length), ref.bandPowers),
+    );
   }
   if (!(worstFiltered <= F16_FILTERED_TOLERANCE))
     throw new NotMeasured(
       `wrong result: the f16 filtered wave differs from the float64 reference by ${worstFiltered.toExponential(2)} (relative L2; tolerance ${F16_FILTERED_TOLERANCE})`,
     );
   if (!(worstBands <= BAND_POWER_TOLERANCE))
-    throw new NotMeasured(`wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`);
+    throw new NotMeasured(
+      `wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`,
+    );
   return `first job vs float64 CPU reference of the quantized samples (rows 0 and ${STFT_B - 1}): f16 filtered wave relative L2 ${worstFiltered.toExponential(2)}, band powers ${worstBands.toExponential(2)}`;
 }
 
@@ -81,7 +90,11 @@ function checkI16(result: JobResult, counts: Int16Array): string {
 export function pinnedI16Spec(engine: JobEngine, counts: Int16Array): JobSpec {
   const data = engine.hostBuffer('i16', STFT_B * STFT_N);
   data.set(counts);
-  const into = { filtered: engine.hostBuffer('f16', STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
+  const into = {
+    filtered: engine.hostBuffer('f16', STFT_B * STFT_N),
+    spectrum: lend(engine, STFT_B * PREVIEW_BINS),
+    bandPowers: lend(engine, STFT_B * BANDS.length, 'f64'),
+  };
   return { ...stftSpec(new Float32Array(0)), data, batch: STFT_B, scale: I16_SCALE, outputDtype: 'f16', into };
 }
 
@@ -114,7 +127,13 @@ export const ENGINE_I16_BENCHMARK: TscudaBenchmark = {
         const shape = `${LANES} lanes of depth ${LANE_DEPTH}, ${LANES * IN_FLIGHT_PER_LANE} jobs in flight of ${STFT_B} x ${STFT_N} i16 samples (scale 2^-7), flags stft + cycles (${BANDS.length} bands, bandWaves false), filtered wave back as f16 (outputDtype), ${windows} windows of ${WINDOW_MS} ms (src/engine)`;
         out.stft_job_i16_gsamples_per_s = {
           pass: summarize(rates),
-          notes: [`input and results in engine-lent pinned arrays; ${shape}`, check, bound, statsNote(engine), graphsNote(engine)],
+          notes: [
+            `input and results in engine-lent pinned arrays; ${shape}`,
+            check,
+            bound,
+            statsNote(engine),
+            graphsNote(engine),
+          ],
         };
         out.stft_job_i16_bound_fraction = { pass: summarize(rates.map((r) => r / bound16)), notes: [bound] };
       } finally {

@@ -41,7 +41,10 @@ export function detrendRow(x: ArrayLike<number>, kind: 'linear' | 'constant' | f
 }
 
 /** The full complex spectrum (interleaved re, im) of the detrended, Hann-windowed row. */
-export function windowedSpectrum(x: ArrayLike<number>, detrend: 'linear' | 'constant' | false = 'linear'): { spectrum: Float64Array; windowSum: number } {
+export function windowedSpectrum(
+  x: ArrayLike<number>,
+  detrend: 'linear' | 'constant' | false = 'linear',
+): { spectrum: Float64Array; windowSum: number } {
   const n = x.length;
   const xd = detrendRow(x, detrend);
   const w = hannPeriodic(n);
@@ -107,7 +110,14 @@ export function referenceCycles(
   }
   const re = spectrum[2 * bestK]!;
   const im = spectrum[2 * bestK + 1]!;
-  return { bandPowers, dominant: { frequency: (bestK * fs) / n, amplitude: (2 * Math.hypot(re, im)) / windowSum, phase: Math.atan2(im, re) } };
+  return {
+    bandPowers,
+    dominant: {
+      frequency: (bestK * fs) / n,
+      amplitude: (2 * Math.hypot(re, im)) / windowSum,
+      phase: Math.atan2(im, re),
+    },
+  };
 }
 
 /** ||a - b|| / ||b|| over all entries. */

@@ -21,7 +21,13 @@ import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
 import { DEFAULT_LANE_DEPTH, JobEngine } from '../../src/engine/index.js';
 import { lagPass } from './pipeline.js';
-import { NotMeasured, type BenchContext, type MeasuredMetric, type TscudaBenchmark, type UnmeasuredMetric } from './types.js';
+import {
+  NotMeasured,
+  type BenchContext,
+  type MeasuredMetric,
+  type TscudaBenchmark,
+  type UnmeasuredMetric,
+} from './types.js';
 
 // ---- the jobs: keep equal to bench/peers/stft_job_peer.py ---------------------------------
 export const STFT_B = 64;
@@ -52,7 +58,8 @@ function intFromEnv(name: string, fallback: number, max: number): number {
   const value = process.env[name];
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1 || n > max) throw new RangeError(`${name} must be an integer in 1..${max}, got ${value}`);
+  if (!Number.isSafeInteger(n) || n < 1 || n > max)
+    throw new RangeError(`${name} must be an integer in 1..${max}, got ${value}`);
   return n;
 }
 
@@ -129,7 +136,18 @@ export function stftSpec(data: Float32Array): JobSpec {
 }
 
 export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
-  return { data, batch: data.length / CWT_N, fs: FS, flags: ['wavelet'], detrend: false, window: 'boxcar', freqs, nCycles: CWT_CYCLES, bands: CWT_BANDS, waveletBands: true };
+  return {
+    data,
+    batch: data.length / CWT_N,
+    fs: FS,
+    flags: ['wavelet'],
+    detrend: false,
+    window: 'boxcar',
+    freqs,
+    nCycles: CWT_CYCLES,
+    bands: CWT_BANDS,
+    waveletBands: true,
+  };
 }
 
 /** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
@@ -143,7 +161,11 @@ export function lend(engine: JobEngine, length: number, dtype: Precision = 'f32'
 export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
   const data = lend(engine, STFT_B * STFT_N);
   data.set(base);
-  const into = { filtered: lend(engine, STFT_B * STFT_N), spectrum: lend(engine, STFT_B * PREVIEW_BINS), bandPowers: lend(engine, STFT_B * BANDS.length, 'f64') };
+  const into = {
+    filtered: lend(engine, STFT_B * STFT_N),
+    spectrum: lend(engine, STFT_B * PREVIEW_BINS),
+    bandPowers: lend(engine, STFT_B * BANDS.length, 'f64'),
+  };
   return { ...stftSpec(data), into };
 }
 
@@ -153,7 +175,13 @@ export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
  * 256 MiB). `boundGsamples` is the f32 job's one-way bound min(H2D, D2H) / 4 B (issue 11's
  * definition); `bothGsamples` the bound of its traffic, both directions at once, / 4 B.
  */
-export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; both: number; boundGsamples: number; bothGsamples: number } {
+export function measurePcie(ctx: BenchContext): {
+  h2d: number;
+  d2h: number;
+  both: number;
+  boundGsamples: number;
+  bothGsamples: number;
+} {
   const { h2d, d2h, both } = measureLinks([ctx.context.device], PCIE_BYTES).perDevice[0]!;
   return { h2d, d2h, both, boundGsamples: Math.min(h2d, d2h) / 4, bothGsamples: both / 4 };
 }
@@ -163,7 +191,12 @@ export function measurePcie(ctx: BenchContext): { h2d: number; d2h: number; both
  * previous job settled, for `windows` + 1 windows of WINDOW_MS (the first is a warm-up).
  * Returns input Gsamples/s per timed window.
  */
-export async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], windows: number, onTimed?: (phase: 'start' | 'end') => void): Promise<number[]> {
+export async function closedLoop(
+  engine: JobEngine,
+  specs: readonly JobSpec[],
+  windows: number,
+  onTimed?: (phase: 'start' | 'end') => void,
+): Promise<number[]> {
   const rates: number[] = [];
   for (let w = 0; w <= windows; w++) {
     if (w === 1) onTimed?.('start');
@@ -187,24 +220,37 @@ export async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], w
 
 /** Compares the first rows of a finished STFT job with the float64 references; throws NotMeasured when off. */
 export function checkStft(result: JobResult, data: Float32Array): string {
-  if (!result.filtered || !result.bandPowers) throw new NotMeasured('the stft + cycles job returned no filtered wave or no band powers');
+  if (!result.filtered || !result.bandPowers)
+    throw new NotMeasured('the stft + cycles job returned no filtered wave or no band powers');
   const n = STFT_N;
   let worstFiltered = 0;
   let worstBands = 0;
   for (const row of [0, STFT_B - 1]) {
     const x = data.subarray(row * n, (row + 1) * n);
-    worstFiltered = Math.max(worstFiltered, relativeL2(result.filtered.subarray(row * n, (row + 1) * n), referenceFiltered(x, FS, PASS_BAND)));
+    worstFiltered = Math.max(
+      worstFiltered,
+      relativeL2(result.filtered.subarray(row * n, (row + 1) * n), referenceFiltered(x, FS, PASS_BAND)),
+    );
     const ref = referenceCycles(x, FS, BANDS);
-    worstBands = Math.max(worstBands, relativeL2(result.bandPowers.subarray(row * BANDS.length, (row + 1) * BANDS.length), ref.bandPowers));
+    worstBands = Math.max(
+      worstBands,
+      relativeL2(result.bandPowers.subarray(row * BANDS.length, (row + 1) * BANDS.length), ref.bandPowers),
+    );
     const dom = result.dominant?.[row];
     if (dom && Math.abs(dom.frequency - ref.dominant.frequency) > 1e-9 * FS) {
-      throw new NotMeasured(`wrong result: row ${row}'s dominant cycle is at ${dom.frequency} Hz, the reference's at ${ref.dominant.frequency} Hz`);
+      throw new NotMeasured(
+        `wrong result: row ${row}'s dominant cycle is at ${dom.frequency} Hz, the reference's at ${ref.dominant.frequency} Hz`,
+      );
     }
   }
   if (!(worstFiltered <= FILTERED_TOLERANCE))
-    throw new NotMeasured(`wrong result: the filtered wave differs from the float64 reference by ${worstFiltered.toExponential(2)} (relative L2; tolerance ${FILTERED_TOLERANCE})`);
+    throw new NotMeasured(
+      `wrong result: the filtered wave differs from the float64 reference by ${worstFiltered.toExponential(2)} (relative L2; tolerance ${FILTERED_TOLERANCE})`,
+    );
   if (!(worstBands <= BAND_POWER_TOLERANCE))
-    throw new NotMeasured(`wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`);
+    throw new NotMeasured(
+      `wrong result: band powers differ from the float64 reference by ${worstBands.toExponential(2)} (relative L2; tolerance ${BAND_POWER_TOLERANCE})`,
+    );
   return `first job vs float64 CPU reference (rows 0 and ${STFT_B - 1}): filtered wave relative L2 ${worstFiltered.toExponential(2)}, band powers ${worstBands.toExponential(2)}`;
 }
 
@@ -219,14 +265,24 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
   const p = result.waveletPower;
   const nb = CWT_BANDS.length;
   const expected = CWT_B * nb * CWT_N;
-  if (!p || p.length !== expected) throw new NotMeasured(`the wavelet job returned ${p ? p.length : 'no'} values, expected B x bands x N = ${expected}`);
+  if (!p || p.length !== expected)
+    throw new NotMeasured(
+      `the wavelet job returned ${p ? p.length : 'no'} values, expected B x bands x N = ${expected}`,
+    );
   for (let i = 0; i < p.length; i++) {
     const v = p[i]!;
     if (!(v >= 0) || !Number.isFinite(v)) throw new NotMeasured(`wrong result: wavelet power ${i} is ${v}`);
   }
   let worst = 0;
   for (const row of [0, CWT_B - 1]) {
-    const ref = referenceCwtBandPower(data.subarray(row * CWT_N, (row + 1) * CWT_N), FS, freqs, CWT_CYCLES, CWT_BANDS, CWT_CHECK_SAMPLES);
+    const ref = referenceCwtBandPower(
+      data.subarray(row * CWT_N, (row + 1) * CWT_N),
+      FS,
+      freqs,
+      CWT_CYCLES,
+      CWT_BANDS,
+      CWT_CHECK_SAMPLES,
+    );
     const got = new Float64Array(ref.length);
     for (let q = 0; q < nb; q++) {
       CWT_CHECK_SAMPLES.forEach((t, s) => (got[q * CWT_CHECK_SAMPLES.length + s] = p[(row * nb + q) * CWT_N + t]!));
@@ -243,12 +299,16 @@ function checkCwt(result: JobResult, data: Float32Array, freqs: readonly number[
 /** How the engine's lanes ran the jobs' compute (captured into CUDA graphs and replayed, or call by call). */
 export function graphsNote(engine: JobEngine): string {
   const c = engine.stats().computeGraphs;
-  return c ? `compute graphs: ${c.replayed} jobs replayed, ${c.captured} captured, ${c.eager} run call by call` : 'compute graphs off';
+  return c
+    ? `compute graphs: ${c.replayed} jobs replayed, ${c.captured} captured, ${c.eager} run call by call`
+    : 'compute graphs off';
 }
 
 export function statsNote(engine: JobEngine): string {
   const s = engine.stats();
-  const lanes = s.lanes.map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`).join('; ');
+  const lanes = s.lanes
+    .map((l) => `lane ${l.lane}: ${l.jobs} jobs, busy ${(100 * l.gpuBusyFraction).toFixed(0)}%`)
+    .join('; ');
   return `engine.stats(): ${s.jobs} jobs, avg ${s.avgJobMs.toFixed(2)} ms, p99 ${s.p99JobMs.toFixed(2)} ms per job; ${lanes}`;
 }
 
@@ -276,7 +336,14 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
   // One job's series, copied into every in-flight input (generating each would take seconds).
   const base = jobData(STFT_B, STFT_N, 11);
   await part(out, ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'engine_event_loop_lag_p99_ms'], async () => {
-    const engine = new JobEngine({ device: ctx.device, lanes: LANES, laneDepth: LANE_DEPTH, precision: 'f32', maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE, label: 'bench stft' });
+    const engine = new JobEngine({
+      device: ctx.device,
+      lanes: LANES,
+      laneDepth: LANE_DEPTH,
+      precision: 'f32',
+      maxQueued: 4 * LANES * IN_FLIGHT_PER_LANE,
+      label: 'bench stft',
+    });
     try {
       const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, () => pinnedStftSpec(engine, base));
       const check = checkStft(await engine.submit(specs[0]!).result, base);
@@ -292,12 +359,21 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
         `with both directions at once (the job's traffic) ${pcie.both.toFixed(1)} GB/s each way: ${pcie.bothGsamples.toFixed(2)} Gsamples/s, of which the job reached ${(median / pcie.bothGsamples).toFixed(2)}`;
       out.stft_job_gsamples_per_s = {
         pass: summarize(rates),
-        notes: [`input and results in engine-lent pinned arrays (JobSpec.into); ${shape}`, check, bound, statsNote(engine), graphsNote(engine)],
+        notes: [
+          `input and results in engine-lent pinned arrays (JobSpec.into); ${shape}`,
+          check,
+          bound,
+          statsNote(engine),
+          graphsNote(engine),
+        ],
       };
       out.stft_job_pcie_fraction = { pass: summarize(rates.map((r) => r / pcie.boundGsamples)), notes: [bound] };
       out.engine_event_loop_lag_p99_ms =
         lags.length > 0
-          ? { pass: lagPass(lags), notes: [`a 1 ms timer during the timed windows of stft_job_gsamples_per_s; ${lags.length} ticks`] }
+          ? {
+              pass: lagPass(lags),
+              notes: [`a 1 ms timer during the timed windows of stft_job_gsamples_per_s; ${lags.length} ticks`],
+            }
           : { notMeasured: 'no timer ticks recorded' };
     } finally {
       await engine.close();
@@ -316,14 +392,21 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
     try {
       // Preallocated plain result arrays (JobSpec.into), as the peers preallocate their numpy outputs.
       const specs = Array.from({ length: LANES * IN_FLIGHT_PER_LANE }, (): JobSpec => {
-        const into = { filtered: new Float32Array(STFT_B * STFT_N), spectrum: new Float32Array(STFT_B * PREVIEW_BINS), bandPowers: new Float64Array(STFT_B * BANDS.length) };
+        const into = {
+          filtered: new Float32Array(STFT_B * STFT_N),
+          spectrum: new Float32Array(STFT_B * PREVIEW_BINS),
+          bandPowers: new Float64Array(STFT_B * BANDS.length),
+        };
         return { ...stftSpec(Float32Array.from(base)), into };
       });
       const check = checkStft(await plain.submit(specs[0]!).result, base);
       const rates = await closedLoop(plain, specs, windows);
       out.stft_job_pageable_gsamples_per_s = {
         pass: summarize(rates),
-        notes: [`plain Float32Arrays in, preallocated plain result arrays out (JobSpec.into; the engine stages both through its lanes' pinned buffers); ${shape}`, check],
+        notes: [
+          `plain Float32Arrays in, preallocated plain result arrays out (JobSpec.into; the engine stages both through its lanes' pinned buffers); ${shape}`,
+          check,
+        ],
       };
     } finally {
       await plain.close();
@@ -334,7 +417,13 @@ async function stftMetrics(ctx: BenchContext, out: Results): Promise<void> {
 async function cwtMetric(ctx: BenchContext): Promise<MeasuredMetric> {
   const windows = Math.max(3, Math.min(ctx.timing.reps, MAX_WINDOWS));
   const freqs = cwtFrequencies();
-  const engine = new JobEngine({ device: ctx.device, lanes: LANES, precision: 'f32', maxQueued: 4 * LANES, label: 'bench cwt' });
+  const engine = new JobEngine({
+    device: ctx.device,
+    lanes: LANES,
+    precision: 'f32',
+    maxQueued: 4 * LANES,
+    label: 'bench cwt',
+  });
   try {
     const base = jobData(CWT_B, CWT_N, 13);
     const specs = Array.from({ length: LANES }, (): JobSpec => {
@@ -352,7 +441,13 @@ async function cwtMetric(ctx: BenchContext): Promise<MeasuredMetric> {
 }
 
 export const ENGINE_BENCHMARK: TscudaBenchmark = {
-  names: ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s', 'engine_event_loop_lag_p99_ms'],
+  names: [
+    'stft_job_gsamples_per_s',
+    'stft_job_pcie_fraction',
+    'stft_job_pageable_gsamples_per_s',
+    'cwt_job_gsamples_per_s',
+    'engine_event_loop_lag_p99_ms',
+  ],
   run: async (ctx) => {
     const out: Results = {};
     await stftMetrics(ctx, out);

@@ -57,7 +57,13 @@ export function rawLaunchAwait(k: Kernel, s: Stream): () => Promise<void> {
 }
 
 /** cuMemcpyHtoDAsync + cuMemcpyDtoHAsync of `bytes` between pinned memory and the device, then cuStreamSynchronize. */
-export function rawSmallCopy(src: HostBuffer<'u8'>, dst: HostBuffer<'u8'>, dev: DeviceBuffer<'u8'>, bytes: number, s: Stream): () => void {
+export function rawSmallCopy(
+  src: HostBuffer<'u8'>,
+  dst: HostBuffer<'u8'>,
+  dev: DeviceBuffer<'u8'>,
+  bytes: number,
+  s: Stream,
+): () => void {
   const { memcpyHtoDAsync, memcpyDtoHAsync } = hot();
   const sync = driverApi().cuStreamSynchronize;
   const [d, hs, hd, sh] = [dev.address, src.address, dst.address, s.handle];

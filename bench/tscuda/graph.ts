@@ -33,7 +33,12 @@ export async function graphReplay(ctx: BenchContext): Promise<MeasuredMetric> {
     one();
     const xs: number[] = [];
     for (let r = 0; r < ctx.timing.reps; r++) xs.push(one());
-    return { pass: summarize(xs), notes: [`${GRAPH_KERNELS} empty kernels captured with Graph.capture (src/runtime/graph.ts), ${GRAPH_LAUNCHES} launches per sample`] };
+    return {
+      pass: summarize(xs),
+      notes: [
+        `${GRAPH_KERNELS} empty kernels captured with Graph.capture (src/runtime/graph.ts), ${GRAPH_LAUNCHES} launches per sample`,
+      ],
+    };
   } finally {
     disposeAll(s, graph, exec);
   }

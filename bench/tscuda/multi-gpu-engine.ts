@@ -18,7 +18,19 @@ import { measureLinks, type LinkBounds } from '../../src/cli/commands/link-bound
 import { JobEngine } from '../../src/engine/index.js';
 import { Device } from '../../src/runtime/index.js';
 import { summarize, type PassSummary } from '../harness/stats.js';
-import { checkStft, closedLoop, graphsNote, IN_FLIGHT_PER_LANE, jobData, LANE_DEPTH, LANES, pinnedStftSpec, STFT_B, STFT_N, WINDOW_MS } from './engine.js';
+import {
+  checkStft,
+  closedLoop,
+  graphsNote,
+  IN_FLIGHT_PER_LANE,
+  jobData,
+  LANE_DEPTH,
+  LANES,
+  pinnedStftSpec,
+  STFT_B,
+  STFT_N,
+  WINDOW_MS,
+} from './engine.js';
 
 /** Timed windows per engine (after one warm-up window), as the one-GPU metric's maximum. */
 const WINDOWS = 8;
@@ -39,7 +51,10 @@ export interface MultiGpuStft {
 }
 
 /** Runs the job mix on `devices` (their lanes all together) and returns the rates per window and a note of the engine's stats. */
-async function run(devices: readonly number[], base: Float32Array): Promise<{ rates: number[]; check: string; stats: string }> {
+async function run(
+  devices: readonly number[],
+  base: Float32Array,
+): Promise<{ rates: number[]; check: string; stats: string }> {
   const lanes = LANES * devices.length;
   const engine = new JobEngine({
     devices,
@@ -57,7 +72,10 @@ async function run(devices: readonly number[], base: Float32Array): Promise<{ ra
     const rates = await closedLoop(engine, specs, WINDOWS);
     const s = engine.stats();
     const perDevice = s.devices
-      .map((d) => `GPU ${d.device}: ${d.jobs} jobs, ${(d.samplesPerSecond / 1e9).toFixed(2)} Gsamples/s, busy ${(100 * d.gpuBusyFraction).toFixed(0)}%`)
+      .map(
+        (d) =>
+          `GPU ${d.device}: ${d.jobs} jobs, ${(d.samplesPerSecond / 1e9).toFixed(2)} Gsamples/s, busy ${(100 * d.gpuBusyFraction).toFixed(0)}%`,
+      )
       .join('; ');
     return {
       rates,
@@ -81,12 +99,17 @@ export async function measureStftMultiGpu(): Promise<MultiGpuStft> {
   const one = await run([0], base);
   const two = await run([0, 1], base);
   const linkScaling = links.together.both / links.perDevice.reduce((sum, l) => sum + l.both, 0);
-  const oneWayScaling = Math.min(links.together.h2d, links.together.d2h) / links.perDevice.reduce((sum, l) => sum + Math.min(l.h2d, l.d2h), 0);
+  const oneWayScaling =
+    Math.min(links.together.h2d, links.together.d2h) /
+    links.perDevice.reduce((sum, l) => sum + Math.min(l.h2d, l.d2h), 0);
   const shape = `${LANES} lanes per GPU of depth ${LANE_DEPTH}, ${IN_FLIGHT_PER_LANE} jobs in flight per lane of ${STFT_B} x ${STFT_N} float32 samples, flags stft + cycles, engine-lent pinned arrays, ${WINDOWS} windows of ${WINDOW_MS} ms (the job of stft_job_gsamples_per_s)`;
   const linkNote =
     `pinned copies of 256 MiB, this run: ` +
     links.perDevice
-      .map((l) => `GPU ${l.device} alone H2D ${l.h2d.toFixed(1)} GB/s, D2H ${l.d2h.toFixed(1)} GB/s, both directions at once ${l.both.toFixed(1)} GB/s each way`)
+      .map(
+        (l) =>
+          `GPU ${l.device} alone H2D ${l.h2d.toFixed(1)} GB/s, D2H ${l.d2h.toFixed(1)} GB/s, both directions at once ${l.both.toFixed(1)} GB/s each way`,
+      )
       .join('; ') +
     `; both GPUs at once H2D ${links.together.h2d.toFixed(1)} GB/s, D2H ${links.together.d2h.toFixed(1)} GB/s, both directions ${links.together.both.toFixed(1)} GB/s each way` +
     ` -> bound ${boundTwo.toFixed(2)} Gsamples/s (one GPU: ${boundOne.toFixed(2)}); one direction at a time it would be ${oneWayTwo.toFixed(2)}, a rate the job's traffic (both ways at once) cannot reach`;

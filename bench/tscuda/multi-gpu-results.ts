@@ -14,7 +14,10 @@ import { toRatioChartSvg } from '../report/chart.js';
 import { meetsGoal, ratio, type Goal } from '../report/types.js';
 
 /** One side's value: its median and relative spread (p90 - p10) / median, or why it was not measured. */
-export type Side = { median: number; spread: number; samples: number | readonly number[]; note?: string | undefined } | { notMeasured: string } | undefined;
+export type Side =
+  | { median: number; spread: number; samples: number | readonly number[]; note?: string | undefined }
+  | { notMeasured: string }
+  | undefined;
 
 const value = (s: Side): number | null => (s && 'median' in s && Number.isFinite(s.median) ? s.median : null);
 
@@ -49,15 +52,22 @@ export function metricRecord(spec: {
     torch: value(spec.torch),
     cudaPython: null,
     goal: spec.goal,
-    spread: { ...(spread(spec.tscuda) !== undefined ? { tscuda: spread(spec.tscuda)! } : {}), ...(spread(spec.c) !== undefined ? { c: spread(spec.c)! } : {}) },
+    spread: {
+      ...(spread(spec.tscuda) !== undefined ? { tscuda: spread(spec.tscuda)! } : {}),
+      ...(spread(spec.c) !== undefined ? { c: spread(spec.c)! } : {}),
+    },
   };
-  const samples = (s: Side): number | undefined => (s && 'median' in s ? (typeof s.samples === 'number' ? s.samples : s.samples.length) : undefined);
+  const samples = (s: Side): number | undefined =>
+    s && 'median' in s ? (typeof s.samples === 'number' ? s.samples : s.samples.length) : undefined;
   return {
     ...base,
     ratio: ratio(base),
     met: meetsGoal(base),
     goalSource: 'issue',
-    samples: { ...(samples(spec.tscuda) !== undefined ? { tscuda: samples(spec.tscuda)! } : {}), ...(samples(spec.c) !== undefined ? { c: samples(spec.c)! } : {}) },
+    samples: {
+      ...(samples(spec.tscuda) !== undefined ? { tscuda: samples(spec.tscuda)! } : {}),
+      ...(samples(spec.c) !== undefined ? { c: samples(spec.c)! } : {}),
+    },
     notes,
   };
 }
@@ -73,7 +83,10 @@ export function writeMultiGpuRun(run: BenchRun, dir: string, date: Date): string
 }
 
 /** The peers as the main bench lists them: C and PyTorch ran (or why not); CuPy and cuda-python have no several-GPU part. */
-export function peerStatuses(c: Side, torch: { version?: string | undefined; reason?: string | undefined }): Record<PeerName, PeerStatus> {
+export function peerStatuses(
+  c: Side,
+  torch: { version?: string | undefined; reason?: string | undefined },
+): Record<PeerName, PeerStatus> {
   const none: PeerStatus = { status: 'skipped', reason: 'no several-GPU part' };
   return {
     c:
@@ -81,7 +94,10 @@ export function peerStatuses(c: Side, torch: { version?: string | undefined; rea
         ? { status: 'ok', version: 'cuMemcpyPeerAsync loop built with nvcc in this run' }
         : { status: 'failed', reason: c && 'notMeasured' in c ? c.notMeasured : 'not run' },
     cupy: none,
-    torch: torch.reason === undefined ? { status: 'ok', ...(torch.version ? { version: torch.version } : {}) } : { status: 'absent', reason: torch.reason },
+    torch:
+      torch.reason === undefined
+        ? { status: 'ok', ...(torch.version ? { version: torch.version } : {}) }
+        : { status: 'absent', reason: torch.reason },
     cudaPython: none,
   };
 }

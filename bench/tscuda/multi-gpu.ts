@@ -80,7 +80,12 @@ async function timeOnStream(stream: Stream, iters: number, enqueue: () => void):
 
 async function rankMain(rank: number): Promise<void> {
   const size = Number(process.env.TSCUDA_BENCH_NCCL_SIZE);
-  const comm = Communicator.initRank({ id: NcclUniqueId.fromBase64(process.env.TSCUDA_BENCH_NCCL_ID!), rank, size, device: rank });
+  const comm = Communicator.initRank({
+    id: NcclUniqueId.fromBase64(process.env.TSCUDA_BENCH_NCCL_ID!),
+    rank,
+    size,
+    device: rank,
+  });
   using stream = new Stream({ device: rank, label: `allreduce rank ${rank}` });
   const n = BYTES / 4;
   using x = DeviceBuffer.from(
@@ -110,10 +115,15 @@ async function topology(): Promise<string[]> {
     ['nvlink', '-s'],
   ]) {
     const r = await execa('nvidia-smi', args, { reject: false, timeout: 30_000 });
-    lines.push(`$ nvidia-smi ${args.join(' ')}`, (r.exitCode === 0 ? r.stdout : `(failed: ${r.stderr || r.message})`).trimEnd());
+    lines.push(
+      `$ nvidia-smi ${args.join(' ')}`,
+      (r.exitCode === 0 ? r.stdout : `(failed: ${r.stderr || r.message})`).trimEnd(),
+    );
   }
   const count = Device.count();
-  for (let a = 0; a < count; a++) for (let b = 0; b < count; b++) if (a !== b) lines.push(`cuDeviceCanAccessPeer(${a} -> ${b}) = ${Device.get(a).canAccessPeer(b) ? 1 : 0}`);
+  for (let a = 0; a < count; a++)
+    for (let b = 0; b < count; b++)
+      if (a !== b) lines.push(`cuDeviceCanAccessPeer(${a} -> ${b}) = ${Device.get(a).canAccessPeer(b) ? 1 : 0}`);
   return lines;
 }
 
@@ -163,9 +173,15 @@ async function cPeerCopy(): Promise<Metric> {
   writeFileSync(join(dir, 'p2p.c'), C_SOURCE);
   const built = await execa(nvcc, ['-O2', '-o', join(dir, 'p2p'), join(dir, 'p2p.c'), '-lcuda'], { reject: false });
   if (built.exitCode !== 0) return { notMeasured: `nvcc failed: ${built.stderr.slice(-400)}` };
-  const run = await execa(join(dir, 'p2p'), [String(BYTES), String(REPS), String(ITERS)], { reject: false, timeout: 120_000 });
+  const run = await execa(join(dir, 'p2p'), [String(BYTES), String(REPS), String(ITERS)], {
+    reject: false,
+    timeout: 120_000,
+  });
   if (run.exitCode !== 0) return { notMeasured: `C baseline failed: ${run.stderr.slice(-400)}` };
-  return summarize((JSON.parse(run.stdout) as { samples: number[] }).samples, 'C: cuMemcpyPeerAsync loop, same size and stream setup');
+  return summarize(
+    (JSON.parse(run.stdout) as { samples: number[] }).samples,
+    'C: cuMemcpyPeerAsync loop, same size and stream setup',
+  );
 }
 
 async function tscudaPeerCopy(): Promise<Metric> {
@@ -189,26 +205,56 @@ async function tscudaAllReduce(): Promise<Metric> {
   const id = generateUniqueId();
   const size = 2;
   const ranks = Array.from({ length: size }, (_, rank) =>
-    execa(process.execPath, [...process.execArgv, SELF, '--bytes', String(BYTES), '--reps', String(REPS), '--iters', String(ITERS)], {
-      env: { TSCUDA_BENCH_NCCL_RANK: String(rank), TSCUDA_BENCH_NCCL_SIZE: String(size), TSCUDA_BENCH_NCCL_ID: id.toBase64() },
-      reject: false,
-      timeout: 180_000,
-    }),
+    execa(
+      process.execPath,
+      [...process.execArgv, SELF, '--bytes', String(BYTES), '--reps', String(REPS), '--iters', String(ITERS)],
+      {
+        env: {
+          TSCUDA_BENCH_NCCL_RANK: String(rank),
+          TSCUDA_BENCH_NCCL_SIZE: String(size),
+          TSCUDA_BENCH_NCCL_ID: id.toBase64(),
+        },
+        reject: false,
+        timeout: 180_000,
+      },
+    ),
   );
   const results = await Promise.all(ranks);
   const failed = results.find((r) => r.exitCode !== 0);
   if (failed) return { notMeasured: `a rank failed: ${failed.stderr.slice(-400)}` };
-  return summarize((JSON.parse(results[0]!.stdout.trim().split('\n').pop()!) as { samples: number[] }).samples, 'two processes, Communicator.initRank, f32 max in place');
+  return summarize(
+    (JSON.parse(results[0]!.stdout.trim().split('\n').pop()!) as { samples: number[] }).samples,
+    'two processes, Communicator.initRank, f32 max in place',
+  );
 }
 
 async function torchPeer(): Promise<{ metrics?: Record<string, Metric>; reason?: string; version?: string }> {
-  const r = await execa(opts.python as string, [join(ROOT, 'bench/peers/nccl_peer.py'), '--bytes', String(BYTES), '--reps', String(REPS), '--iters', String(ITERS)], {
-    reject: false,
-    timeout: 240_000,
-  });
+  const r = await execa(
+    opts.python as string,
+    [
+      join(ROOT, 'bench/peers/nccl_peer.py'),
+      '--bytes',
+      String(BYTES),
+      '--reps',
+      String(REPS),
+      '--iters',
+      String(ITERS),
+    ],
+    {
+      reject: false,
+      timeout: 240_000,
+    },
+  );
   try {
-    const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as { available: boolean; reason?: string; version?: string; metrics?: Record<string, Metric> };
-    return line.available ? { metrics: line.metrics!, ...(line.version ? { version: line.version } : {}) } : { reason: line.reason ?? 'unavailable' };
+    const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      available: boolean;
+      reason?: string;
+      version?: string;
+      metrics?: Record<string, Metric>;
+    };
+    return line.available
+      ? { metrics: line.metrics!, ...(line.version ? { version: line.version } : {}) }
+      : { reason: line.reason ?? 'unavailable' };
   } catch {
     return { reason: `nccl_peer.py printed no result (exit ${r.exitCode}): ${r.stderr.slice(-300)}` };
   }
@@ -221,7 +267,15 @@ async function main(): Promise<void> {
   for (const l of lines) console.log(l);
   const count = Device.count();
   const machine = Device.get(0).name;
-  const out: Record<string, unknown> = { machine, devices: count, bytes: BYTES, reps: REPS, iters: ITERS, ncclNvlsEnable: process.env.NCCL_NVLS_ENABLE, topology: lines };
+  const out: Record<string, unknown> = {
+    machine,
+    devices: count,
+    bytes: BYTES,
+    reps: REPS,
+    iters: ITERS,
+    ncclNvlsEnable: process.env.NCCL_NVLS_ENABLE,
+    topology: lines,
+  };
   let metrics: Record<string, Metric>;
   let stft: MultiGpuStft | { notMeasured: string };
   let torch: Awaited<ReturnType<typeof torchPeer>> = { reason: 'not run' };
@@ -233,7 +287,9 @@ async function main(): Promise<void> {
   } else {
     try {
       stft = await measureStftMultiGpu();
-      console.log(`stft job: one GPU ${stft.one.median.toFixed(2)}, two GPUs ${stft.two.median.toFixed(2)} Gsamples/s (bound ${stft.boundTwo.toFixed(2)})`);
+      console.log(
+        `stft job: one GPU ${stft.one.median.toFixed(2)}, two GPUs ${stft.two.median.toFixed(2)} Gsamples/s (bound ${stft.boundTwo.toFixed(2)})`,
+      );
     } catch (e) {
       stft = { notMeasured: `failed: ${e instanceof Error ? e.message : String(e)}` };
     }
@@ -246,13 +302,16 @@ async function main(): Promise<void> {
       metrics.torch_nccl_allreduce_busbw_gbps = torch.metrics.nccl_allreduce_busbw_gbps!;
       metrics.torch_p2p_copy_gbps = torch.metrics.p2p_copy_gbps!;
     } else out.torchReason = torch.reason;
-    const ratio = (a: Metric | undefined, b: Metric | undefined): number | undefined => (median(a) && median(b) ? median(a)! / median(b)! : undefined);
+    const ratio = (a: Metric | undefined, b: Metric | undefined): number | undefined =>
+      median(a) && median(b) ? median(a)! / median(b)! : undefined;
     out.ratios = {
       p2p_copy_vs_c: ratio(p2p, c),
       nccl_allreduce_busbw_vs_torch: ratio(allReduce, metrics.torch_nccl_allreduce_busbw_gbps),
     };
     for (const [name, m] of Object.entries(metrics))
-      console.log(`${name}: ${'median' in m ? `${m.median.toFixed(1)} GB/s (spread ${(m.spread * 100).toFixed(1)}%)` : `not measured: ${m.notMeasured}`}`);
+      console.log(
+        `${name}: ${'median' in m ? `${m.median.toFixed(1)} GB/s (spread ${(m.spread * 100).toFixed(1)}%)` : `not measured: ${m.notMeasured}`}`,
+      );
     console.log(`ratios: ${JSON.stringify(out.ratios)}`);
   }
   out.metrics = metrics;
@@ -262,22 +321,32 @@ async function main(): Promise<void> {
   // The main bench's shape: one record per metric, tscuda beside C and PyTorch, goals judged.
   const env = describeEnvironment(Device.get(0));
   const stftNotes = 'notMeasured' in stft ? [] : stft.notes;
-  const stftSide = (pick: (s: MultiGpuStft) => { median: number; spread: number; samples: number }) => ('notMeasured' in stft ? stft : pick(stft));
+  const stftSide = (pick: (s: MultiGpuStft) => { median: number; spread: number; samples: number }) =>
+    'notMeasured' in stft ? stft : pick(stft);
   const records = [
     metricRecord({
       name: 'stft_job_multi_gpu_gsamples_per_s',
       unit: 'Gsamples/s',
       goal: 'notMeasured' in stft ? null : { kind: 'abs-min', value: 0.8 * stft.boundTwo },
       tscuda: stftSide((s) => s.two),
-      notes: [...stftNotes, 'goal: 0.8 of the two-GPU copy bound measured in this run (pinned H2D and D2H on both GPUs at once)'],
+      notes: [
+        ...stftNotes,
+        'goal: 0.8 of the two-GPU copy bound measured in this run (pinned H2D and D2H on both GPUs at once)',
+      ],
     }),
     metricRecord({
       name: 'stft_job_multi_gpu_speedup',
       unit: 'x',
       goal: 'notMeasured' in stft || stft.linkScaling < 0.9 ? null : { kind: 'abs-min', value: 1.9 },
-      tscuda: stftSide((s) => ({ median: s.two.median / s.one.median, spread: s.two.spread + s.one.spread, samples: s.two.samples })),
+      tscuda: stftSide((s) => ({
+        median: s.two.median / s.one.median,
+        spread: s.two.spread + s.one.spread,
+        samples: s.two.samples,
+      })),
       notes: [
-        'notMeasured' in stft ? 'two GPUs over one' : `two GPUs over one: ${stft.two.median.toFixed(2)} / ${stft.one.median.toFixed(2)} Gsamples/s, same job mix, same run`,
+        'notMeasured' in stft
+          ? 'two GPUs over one'
+          : `two GPUs over one: ${stft.two.median.toFixed(2)} / ${stft.one.median.toFixed(2)} Gsamples/s, same job mix, same run`,
         'goal: 1.9 where the two links do not share a bottleneck (both directions on both GPUs at once >= 90% of the sum of each GPU alone); none where they do (the pcie fraction is the goal there)',
       ],
     }),
@@ -297,7 +366,9 @@ async function main(): Promise<void> {
       tscuda: metrics.p2p_copy_gbps,
       c: metrics.c_p2p_copy_gbps,
       torch: metrics.torch_p2p_copy_gbps,
-      notes: [`${BYTES} bytes device 0 -> 1, copyFromPeer (cuMemcpyPeerAsync) with peer access where the driver allows it, ${ITERS} copies per repetition`],
+      notes: [
+        `${BYTES} bytes device 0 -> 1, copyFromPeer (cuMemcpyPeerAsync) with peer access where the driver allows it, ${ITERS} copies per repetition`,
+      ],
     }),
     metricRecord({
       name: 'nccl_allreduce_busbw_gbps',
@@ -305,7 +376,9 @@ async function main(): Promise<void> {
       goal: { kind: 'peers-min', value: 0.95 },
       tscuda: metrics.nccl_allreduce_busbw_gbps,
       torch: metrics.torch_nccl_allreduce_busbw_gbps,
-      notes: [`${BYTES} bytes f32, one process per GPU (Communicator.initRank), bus bandwidth 2 (n - 1) / n x bytes / time; goal: >= 0.95x torch.distributed.all_reduce`],
+      notes: [
+        `${BYTES} bytes f32, one process per GPU (Communicator.initRank), bus bandwidth 2 (n - 1) / n x bytes / time; goal: >= 0.95x torch.distributed.all_reduce`,
+      ],
     }),
   ];
   const run: BenchRun = {
@@ -316,16 +389,27 @@ async function main(): Promise<void> {
     date: date.toISOString(),
     metrics: records,
     versions: env.versions,
-    peers: peerStatuses(metrics.c_p2p_copy_gbps, torch.metrics ? { version: torch.version } : { reason: torch.reason ?? 'not run' }),
+    peers: peerStatuses(
+      metrics.c_p2p_copy_gbps,
+      torch.metrics ? { version: torch.version } : { reason: torch.reason ?? 'not run' },
+    ),
     tscuda: { status: 'ok' },
     settings: { reps: REPS, iters: ITERS, rounds: 1, only: null },
     durationS: (performance.now() - started) / 1000,
   };
   const written = writeMultiGpuRun(run, opts['results-dir'] as string, date);
   for (const r of records)
-    console.log(`${r.name}: ${r.tscuda === null ? 'not measured' : r.tscuda.toPrecision(4)} ${r.unit}${r.met === null ? '' : r.met ? ' (goal met)' : ' (goal NOT met)'}`);
+    console.log(
+      `${r.name}: ${r.tscuda === null ? 'not measured' : r.tscuda.toPrecision(4)} ${r.unit}${r.met === null ? '' : r.met ? ' (goal met)' : ' (goal NOT met)'}`,
+    );
   console.log(`wrote ${written} (.md, .svg beside it) in ${run.durationS.toFixed(0)} s`);
-  console.log(JSON.stringify({ machine, devices: count, metrics: Object.fromEntries(Object.entries(metrics).map(([k, m]) => [k, 'median' in m ? m.median : m])) }));
+  console.log(
+    JSON.stringify({
+      machine,
+      devices: count,
+      metrics: Object.fromEntries(Object.entries(metrics).map(([k, m]) => [k, 'median' in m ? m.median : m])),
+    }),
+  );
 }
 
 const rankEnv = process.env.TSCUDA_BENCH_NCCL_RANK;

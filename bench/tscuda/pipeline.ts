@@ -82,7 +82,9 @@ export const PIPELINE_BENCHMARK: TscudaBenchmark = {
     }
     out.event_loop_lag_p99_ms = {
       pass: lagPass(lags),
-      notes: [`during the timed steps of ${runs} triple-buffered runBalancedPipeline runs (setup excluded); ${lags.length} ticks of a 1 ms timer`],
+      notes: [
+        `during the timed steps of ${runs} triple-buffered runBalancedPipeline runs (setup excluded); ${lags.length} ticks of a 1 ms timer`,
+      ],
     };
     return out;
   },

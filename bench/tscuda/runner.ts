@@ -10,7 +10,14 @@ import { PIPELINE_BENCHMARK } from './pipeline.js';
 import { NotMeasured, type BenchContext, type TscudaBenchmark } from './types.js';
 
 /** Every tscuda benchmark, in the catalogue's order. */
-export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [...CORE_BENCHMARKS, PIPELINE_BENCHMARK, BATCHER_BENCHMARK, COMPILE_BENCHMARK, ENGINE_BENCHMARK, ENGINE_I16_BENCHMARK];
+export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [
+  ...CORE_BENCHMARKS,
+  PIPELINE_BENCHMARK,
+  BATCHER_BENCHMARK,
+  COMPILE_BENCHMARK,
+  ENGINE_BENCHMARK,
+  ENGINE_I16_BENCHMARK,
+];
 
 /** Every metric name some benchmark produces (the harness checks it covers the catalogue). */
 export function producedMetricNames(): string[] {
@@ -39,7 +46,11 @@ function fmt(v: number): string {
  * metrics not measured with the reason and the pass goes on. After a sticky CUDA error the
  * context is unusable: the rest of the pass is marked with that error instead of run.
  */
-export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string>, results: Record<string, TscudaMetricRun>): Promise<void> {
+export async function runTscudaPass(
+  ctx: BenchContext,
+  names: ReadonlySet<string>,
+  results: Record<string, TscudaMetricRun>,
+): Promise<void> {
   for (const bench of TSCUDA_BENCHMARKS) {
     const wanted = bench.names.filter((n) => names.has(n));
     if (wanted.length === 0) continue;
@@ -70,8 +81,12 @@ export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string
           addNotes(r, [`an earlier pass: ${r.notMeasured}`]);
           delete r.notMeasured;
         }
-        const floor = m.floor ? `  floor ${m.floor.median.toFixed(4)} (${(m.pass.median / m.floor.median).toFixed(2)}x)` : '';
-        ctx.log(`[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}${floor}  (${seconds} s)`);
+        const floor = m.floor
+          ? `  floor ${m.floor.median.toFixed(4)} (${(m.pass.median / m.floor.median).toFixed(2)}x)`
+          : '';
+        ctx.log(
+          `[tscuda] ${n.padEnd(30)} ${fmt(m.pass.median)}  spread ${m.pass.spread.toFixed(3)}  n=${m.pass.samples}${floor}  (${seconds} s)`,
+        );
       }
     } catch (e) {
       const reason = e instanceof NotMeasured ? e.message : `failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -82,7 +97,8 @@ export async function runTscudaPass(ctx: BenchContext, names: ReadonlySet<string
         else addNotes(r, [`a later pass ${reason}`]);
         ctx.log(`[tscuda] ${n.padEnd(30)} ${e instanceof NotMeasured ? 'NOT MEASURED' : 'FAILED'}: ${reason}`);
       }
-      if (!(e instanceof NotMeasured) && e instanceof Error && e.stack && !(e instanceof CudaError && e.sticky)) ctx.log(e.stack.split('\n').slice(1, 6).join('\n'));
+      if (!(e instanceof NotMeasured) && e instanceof Error && e.stack && !(e instanceof CudaError && e.sticky))
+        ctx.log(e.stack.split('\n').slice(1, 6).join('\n'));
     }
   }
 }

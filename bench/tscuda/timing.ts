@@ -44,7 +44,12 @@ export function loopMetric(o: TimingOptions, run: (iters: number) => void, sync:
  * moved between two loops measured one after the other (a per-call cost of 0.2 us drifts by
  * more than the 10% the goal allows between back-to-back loops).
  */
-export function pairedLoopMetric(o: TimingOptions, run: (iters: number) => void, floor: (iters: number) => void, sync: () => void): { pass: PassSummary; floor: PassSummary } {
+export function pairedLoopMetric(
+  o: TimingOptions,
+  run: (iters: number) => void,
+  floor: (iters: number) => void,
+  sync: () => void,
+): { pass: PassSummary; floor: PassSummary } {
   const iters = o.iters;
   const one = (body: (iters: number) => void): number => {
     const t0 = nowUs();
@@ -75,7 +80,11 @@ export function repeated(o: TimingOptions, warmup: number, one: () => number): P
   return summarize(xs);
 }
 
-export async function repeatedAsync(o: TimingOptions, warmup: number, one: () => Promise<number>): Promise<PassSummary> {
+export async function repeatedAsync(
+  o: TimingOptions,
+  warmup: number,
+  one: () => Promise<number>,
+): Promise<PassSummary> {
   for (let i = 0; i < warmup; i++) await one();
   const xs: number[] = [];
   for (let r = 0; r < o.reps; r++) xs.push(await one());
@@ -151,7 +160,10 @@ export function pairedPerIterWithFloor(
     if (r % 2 === 0) (block(body, ours), block(floor, raw));
     else (block(floor, raw), block(body, ours));
   }
-  return { pass: summarize(ours), ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log) };
+  return {
+    pass: summarize(ours),
+    ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log),
+  };
 }
 
 /** pairedPerIterWithFloor for iterations that await. */
@@ -177,11 +189,18 @@ export async function pairedPerIterWithFloorAsync(
     if (r % 2 === 0) (await block(body, ours), await block(floor, raw));
     else (await block(floor, raw), await block(body, ours));
   }
-  return { pass: summarize(ours), ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log) };
+  return {
+    pass: summarize(ours),
+    ...floorOf(metric, summarize(raw), `${calls} (in blocks alternating with tscuda's)`, log),
+  };
 }
 
 function floorOf(metric: string, floor: PassSummary, calls: string, log: (line: string) => void): FfiFloor {
-  log(`[tscuda] ${`${metric} FFI floor`.padEnd(30)} ${floor.median.toFixed(4).padStart(12)}  spread ${floor.spread.toFixed(3)}`);
-  const notes = firstTime(`${metric} ffi floor`) ? [`FFI floor: ${calls} called through koffi directly (no tscuda code), in the same passes`] : [];
+  log(
+    `[tscuda] ${`${metric} FFI floor`.padEnd(30)} ${floor.median.toFixed(4).padStart(12)}  spread ${floor.spread.toFixed(3)}`,
+  );
+  const notes = firstTime(`${metric} ffi floor`)
+    ? [`FFI floor: ${calls} called through koffi directly (no tscuda code), in the same passes`]
+    : [];
   return { floor, notes };
 }

@@ -50,6 +50,9 @@ export function disposeAll(...resources: ({ dispose(): void } | undefined | null
 }
 
 /** A single-metric benchmark. */
-export function single(name: string, run: (ctx: BenchContext) => Promise<MeasuredMetric> | MeasuredMetric): TscudaBenchmark {
+export function single(
+  name: string,
+  run: (ctx: BenchContext) => Promise<MeasuredMetric> | MeasuredMetric,
+): TscudaBenchmark {
   return { names: [name], run: async (ctx) => ({ [name]: await run(ctx) }) };
 }

@@ -11,13 +11,22 @@ const TARGETS = [
   { sources: join(root, 'test', 'kernels'), build: join(root, 'test', 'kernels', 'build') },
 ];
 /** sm_80 and sm_90 machine code, plus compute_90 PTX so newer GPUs can JIT it. */
-const ARCH_FLAGS = ['-gencode', 'arch=compute_80,code=sm_80', '-gencode', 'arch=compute_90,code=sm_90', '-gencode', 'arch=compute_90,code=compute_90'];
+const ARCH_FLAGS = [
+  '-gencode',
+  'arch=compute_80,code=sm_80',
+  '-gencode',
+  'arch=compute_90,code=sm_90',
+  '-gencode',
+  'arch=compute_90,code=compute_90',
+];
 
 /** nvcc on PATH, else in CUDA_HOME/bin, CUDA_PATH/bin or /usr/local/cuda/bin. */
 export function findNvcc(): string | undefined {
   const candidates = [
     ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'nvcc')),
-    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin', 'nvcc')),
+    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
+      .filter((p): p is string => !!p)
+      .map((p) => join(p, 'bin', 'nvcc')),
   ];
   return candidates.find((c) => existsSync(c));
 }
@@ -25,7 +34,9 @@ export function findNvcc(): string | undefined {
 async function main(): Promise<number> {
   const nvcc = findNvcc();
   if (!nvcc) {
-    console.log('build:kernels: nvcc not found (PATH, CUDA_HOME, /usr/local/cuda); skipping. The npm package ships prebuilt fatbins.');
+    console.log(
+      'build:kernels: nvcc not found (PATH, CUDA_HOME, /usr/local/cuda); skipping. The npm package ships prebuilt fatbins.',
+    );
     return 0;
   }
   for (const { sources, build } of TARGETS) {

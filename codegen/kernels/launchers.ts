@@ -66,7 +66,10 @@ const SCALARS: Record<string, ParamMapping> = {
 
 /** The whole C-type table, for tests and docs: each C spelling (pointer or scalar) and what a launcher takes for it. */
 export const C_TYPE_TABLE: readonly { c: string; mapping: ParamMapping }[] = [
-  ...Object.entries(POINTEES).map(([c, dtype]) => ({ c: `${c}*`, mapping: { param: 'ptr' as const, ts: `DeviceBuffer<'${dtype}'>` } })),
+  ...Object.entries(POINTEES).map(([c, dtype]) => ({
+    c: `${c}*`,
+    mapping: { param: 'ptr' as const, ts: `DeviceBuffer<'${dtype}'>` },
+  })),
   { c: 'void*', mapping: { param: 'ptr', ts: 'DeviceBuffer<DType>' } },
   ...Object.entries(SCALARS).map(([c, mapping]) => ({ c, mapping })),
 ];
@@ -147,7 +150,11 @@ export interface LauncherTarget {
 }
 
 /** The product kernels: src/kernels/*.cu -> src/kernels/launchers.generated.ts. */
-export const PRODUCT_LAUNCHERS: LauncherTarget = { sourceLabel: 'src/kernels', runtime: '../runtime/', load: './load.js' };
+export const PRODUCT_LAUNCHERS: LauncherTarget = {
+  sourceLabel: 'src/kernels',
+  runtime: '../runtime/',
+  load: './load.js',
+};
 /** The test-only kernels: test/kernels/*.cu -> test/kernels/launchers.generated.ts, built into test/kernels/build. */
 export const TEST_LAUNCHERS: LauncherTarget = {
   sourceLabel: 'test/kernels',
@@ -157,7 +164,10 @@ export const TEST_LAUNCHERS: LauncherTarget = {
 };
 
 /** The TypeScript module of typed launchers for every .cu file of `kernelsDir`. */
-export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODUCT_LAUNCHERS): { text: string; kernels: number; files: number } {
+export function emitLaunchers(
+  kernelsDir: string,
+  target: LauncherTarget = PRODUCT_LAUNCHERS,
+): { text: string; kernels: number; files: number } {
   const files = readdirSync(kernelsDir)
     .filter((f) => f.endsWith('.cu'))
     .sort();
@@ -180,20 +190,29 @@ export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODU
     const sigs = parseKernels(readFileSync(join(kernelsDir, file), 'utf8'));
     const seen = new Set<string>();
     for (const k of sigs) {
-      if (RESERVED_KERNEL_NAMES.has(k.name)) throw new Error(`kernels/${file}: kernel ${k.name} clashes with the launcher object's own "${k.name}" property; rename it`);
+      if (RESERVED_KERNEL_NAMES.has(k.name))
+        throw new Error(
+          `kernels/${file}: kernel ${k.name} clashes with the launcher object's own "${k.name}" property; rename it`,
+        );
       if (seen.has(k.name)) throw new Error(`kernels/${file}: kernel ${k.name} is declared twice`);
       seen.add(k.name);
     }
     kernels += sigs.length;
-    const table = sigs.map((k) => `  ${k.name}: [${k.params.map((p) => `'${p.mapping.param}'`).join(', ')}],`).join('\n');
+    const table = sigs
+      .map((k) => `  ${k.name}: [${k.params.map((p) => `'${p.mapping.param}'`).join(', ')}],`)
+      .join('\n');
     parts.push(`/** Parameter types of the kernels in ${target.sourceLabel}/${file}. */`);
-    parts.push(`export const ${stem.toUpperCase()}_SIGNATURES = {\n${table}\n} as const satisfies Record<string, readonly KernelParamType[]>;`);
+    parts.push(
+      `export const ${stem.toUpperCase()}_SIGNATURES = {\n${table}\n} as const satisfies Record<string, readonly KernelParamType[]>;`,
+    );
     parts.push('');
     const methods = sigs.map((k) => {
       const args = k.params.map((p) => `${tsParamName(p.name)}: ${p.mapping.ts}`);
       return `  /** \`${k.declaration}\` */\n  ${k.name}(config: LaunchConfig${args.map((a) => `, ${a}`).join('')}): void;`;
     });
-    parts.push(`/** Typed launchers of ${target.sourceLabel}/${file}: C pointer and scalar types become buffer dtypes, numbers and bigints. */`);
+    parts.push(
+      `/** Typed launchers of ${target.sourceLabel}/${file}: C pointer and scalar types become buffer dtypes, numbers and bigints. */`,
+    );
     const kernelFields = sigs.map((k) => `    readonly ${k.name}: Kernel;`).join('\n');
     parts.push(
       `export interface ${id}Kernels {\n  /** The loaded fatbin; dispose() it to unload every kernel below. */\n  readonly module: Module;\n` +
@@ -201,7 +220,10 @@ export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODU
     );
     parts.push('');
     const handle = (name: string): string => `kernel_${name}`;
-    const handles = [`  const kernels = bindKernels(module, ${stem.toUpperCase()}_SIGNATURES);`, ...sigs.map((k) => `  const ${handle(k.name)} = kernels.${k.name};`)];
+    const handles = [
+      `  const kernels = bindKernels(module, ${stem.toUpperCase()}_SIGNATURES);`,
+      ...sigs.map((k) => `  const ${handle(k.name)} = kernels.${k.name};`),
+    ];
     const impls = sigs.map((k) => {
       const h = handle(k.name);
       const ps = k.params.map((p) => tsParamName(p.name));
@@ -224,7 +246,8 @@ export function emitLaunchers(kernelsDir: string, target: LauncherTarget = PRODU
   }
   const project = new Project({ useInMemoryFileSystem: true });
   // DType is only needed where some kernel takes a void*.
-  if (!parts.slice(header).some((line) => line.includes('DeviceBuffer<DType>'))) parts.splice(parts.indexOf(dtypeImport), 1);
+  if (!parts.slice(header).some((line) => line.includes('DeviceBuffer<DType>')))
+    parts.splice(parts.indexOf(dtypeImport), 1);
   const sf = project.createSourceFile('launchers.generated.ts', parts.join('\n'));
   sf.formatText({ indentSize: 2, convertTabsToSpaces: true });
   return { text: sf.getFullText(), kernels, files: files.length };

@@ -5,11 +5,23 @@
  */
 import { goalSummary, cell } from '../../bench/report/markdown.js';
 import { COLUMNS, TEXT_COLUMNS, metricRow } from '../../bench/report/table.js';
-import { describeGoal, floorRatio, formatNumber, formatRatio, goalMark, meetsGoal, type MetricResult } from '../../bench/report/types.js';
+import {
+  describeGoal,
+  floorRatio,
+  formatNumber,
+  formatRatio,
+  goalMark,
+  meetsGoal,
+  type MetricResult,
+} from '../../bench/report/types.js';
 import type { BenchFile } from './results.js';
 
 /** A Markdown table from a header and rows of cells; `right` says which columns hold numbers. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], right: (column: number) => boolean): string {
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  right: (column: number) => boolean,
+): string {
   const line = (cells: readonly string[]): string => `| ${cells.map(cell).join(' | ')} |`;
   const align = header.map((_, c) => (right(c) ? '---:' : ':---'));
   return [line(header), `| ${align.join(' | ')} |`, ...rows.map(line)].join('\n');
@@ -33,19 +45,32 @@ export function runLine(run: BenchFile, base: string): string {
 
 /** Every metric of one run, in the bench's own columns (bench/report/table.ts). */
 export function fullTable(run: BenchFile): string {
-  return markdownTable(COLUMNS, run.data.metrics.map(metricRow), (c) => !TEXT_COLUMNS.has(c) && c !== COLUMNS.length - 1);
+  return markdownTable(
+    COLUMNS,
+    run.data.metrics.map(metricRow),
+    (c) => !TEXT_COLUMNS.has(c) && c !== COLUMNS.length - 1,
+  );
 }
 
 /** One section per GPU: the newest whole run of each host, newest host first. */
 export function hostSections(runs: readonly BenchFile[], base: string): string {
-  if (runs.length === 0) return 'Not measured yet on this tree: no whole `npm run bench` run is committed under bench/results/.';
-  return runs.map((run) => [`#### ${run.data.gpu}`, '', runLine(run, base), '', fullTable(run)].join('\n')).join('\n\n');
+  if (runs.length === 0)
+    return 'Not measured yet on this tree: no whole `npm run bench` run is committed under bench/results/.';
+  return runs
+    .map((run) => [`#### ${run.data.gpu}`, '', runLine(run, base), '', fullTable(run)].join('\n'))
+    .join('\n\n');
 }
 
 /** The several-GPU run: its table and what its notes say bounds two GPUs (the bench's own words and figures). */
 export function multiGpuSection(run: BenchFile | undefined, base: string): string {
-  if (run === undefined) return 'Not measured yet on this tree: no `bench/tscuda/multi-gpu.ts` run is committed under bench/results/.';
-  const bound = run.data.metrics.flatMap(notesOf).filter((n) => n.startsWith('pinned copies of') || n.includes('links share a bottleneck') || n.includes('links do not share'));
+  if (run === undefined)
+    return 'Not measured yet on this tree: no `bench/tscuda/multi-gpu.ts` run is committed under bench/results/.';
+  const bound = run.data.metrics
+    .flatMap(notesOf)
+    .filter(
+      (n) =>
+        n.startsWith('pinned copies of') || n.includes('links share a bottleneck') || n.includes('links do not share'),
+    );
   return [
     `${run.data.gpu}, ${runLine(run, base)}`,
     '',
@@ -65,11 +90,16 @@ function notesOf(m: MetricResult): string[] {
  */
 export function rowsSection(run: BenchFile | undefined, names: readonly string[], base: string): string {
   const metrics = (run?.data.metrics ?? []).filter((m) => names.includes(m.name));
-  if (run === undefined || metrics.length === 0) return `Not measured yet on this tree: no committed run has ${names.map((n) => `\`${n}\``).join(', ')}.`;
+  if (run === undefined || metrics.length === 0)
+    return `Not measured yet on this tree: no committed run has ${names.map((n) => `\`${n}\``).join(', ')}.`;
   // Several rows often share one bound note: each is listed once.
-  const bounds = [...new Set(metrics.flatMap((m) => notesOf(m).filter((n) => /\bbound\b/.test(n))))].map((n) => `- ${n.replace(/^tscuda: /, '')}`);
+  const bounds = [...new Set(metrics.flatMap((m) => notesOf(m).filter((n) => /\bbound\b/.test(n))))].map(
+    (n) => `- ${n.replace(/^tscuda: /, '')}`,
+  );
   const table = fullTable({ ...run, data: { ...run.data, metrics } });
-  return [`${run.data.gpu}, ${runLine(run, base)}`, '', table, ...(bounds.length > 0 ? ['', ...bounds] : [])].join('\n');
+  return [`${run.data.gpu}, ${runLine(run, base)}`, '', table, ...(bounds.length > 0 ? ['', ...bounds] : [])].join(
+    '\n',
+  );
 }
 
 /** A row of the README's table: which metric, under what name. */
@@ -122,7 +152,12 @@ export function headlineTables(oneGpu: BenchFile | undefined, twoGpus: BenchFile
     [twoGpus, TWO_GPU_ROWS],
   ] as const) {
     if (run === undefined) continue;
-    parts.push(`${run.data.gpu}, ${runLine(run, base)}`, '', markdownTable(HEADLINE_HEADER, headlineRows(run, rows), numeric), '');
+    parts.push(
+      `${run.data.gpu}, ${runLine(run, base)}`,
+      '',
+      markdownTable(HEADLINE_HEADER, headlineRows(run, rows), numeric),
+      '',
+    );
   }
   return parts.length === 0 ? 'Not measured yet on this tree.' : parts.join('\n').trimEnd();
 }
@@ -138,7 +173,8 @@ function joinList(items: readonly string[]): string {
 export function perCallSentence(run: BenchFile | undefined): string {
   const perCall = (run?.data.metrics ?? []).filter((m) => m.goal?.kind === 'floor-max');
   const goal = perCall[0]?.goal;
-  if (run === undefined || goal === undefined || goal === null) return "The per-call goal against koffi's floor is not measured yet on this tree.";
+  if (run === undefined || goal === undefined || goal === null)
+    return "The per-call goal against koffi's floor is not measured yet on this tree.";
   const named = (m: MetricResult): string => `\`${m.name}\` ${formatRatio(floorRatio(m))}`;
   const met = perCall.filter((m) => meetsGoal(m) === true).map(named);
   const missed = perCall.filter((m) => meetsGoal(m) === false).map(named);

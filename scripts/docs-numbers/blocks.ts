@@ -35,19 +35,25 @@ export function findBlocks(text: string, file: string): NumbersBlock[] {
     const line = raw.trimEnd();
     const opening = OPEN.exec(line);
     if (opening !== null) {
-      if (open !== null) throw new NumbersBlockError(`${file}:${i + 1}: numbers:${opening[1]} opens inside numbers:${open.name} (line ${open.line}), which is not closed`);
+      if (open !== null)
+        throw new NumbersBlockError(
+          `${file}:${i + 1}: numbers:${opening[1]} opens inside numbers:${open.name} (line ${open.line}), which is not closed`,
+        );
       open = { name: opening[1] ?? '', line: i + 1, body: [] };
     } else if (line === CLOSE) {
       if (open === null) throw new NumbersBlockError(`${file}:${i + 1}: ${CLOSE} closes no block`);
       blocks.push({ name: open.name, body: open.body.join('\n'), line: open.line });
       open = null;
     } else if (line.startsWith('<!-- numbers')) {
-      throw new NumbersBlockError(`${file}:${i + 1}: malformed marker ${JSON.stringify(line)} (expected <!-- numbers:name --> with a lower-case name)`);
+      throw new NumbersBlockError(
+        `${file}:${i + 1}: malformed marker ${JSON.stringify(line)} (expected <!-- numbers:name --> with a lower-case name)`,
+      );
     } else if (open !== null) {
       open.body.push(raw);
     }
   }
-  if (open !== null) throw new NumbersBlockError(`${file}:${open.line}: numbers:${open.name} is never closed with ${CLOSE}`);
+  if (open !== null)
+    throw new NumbersBlockError(`${file}:${open.line}: numbers:${open.name} is never closed with ${CLOSE}`);
   return blocks;
 }
 

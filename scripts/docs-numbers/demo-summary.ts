@@ -43,7 +43,11 @@ export function newestDemo(dir: string): DemoRun | undefined {
   } catch (e) {
     throw new ResultsFileError(`bench/results/${folder}/summary.json: not readable JSON (${(e as Error).message})`);
   }
-  if (!Array.isArray(summary.devices) || typeof summary.gsamplesPerSecond !== 'number' || !Array.isArray(summary.cycles)) {
+  if (
+    !Array.isArray(summary.devices) ||
+    typeof summary.gsamplesPerSecond !== 'number' ||
+    !Array.isArray(summary.cycles)
+  ) {
     throw new ResultsFileError(`bench/results/${folder}/summary.json: no devices, gsamplesPerSecond or cycles`);
   }
   return { folder, summary };
@@ -53,7 +57,9 @@ export function newestDemo(dir: string): DemoRun | undefined {
 export function demoSection(run: DemoRun | undefined, base: string): string {
   if (run === undefined) return 'Not measured yet on this tree: no `bench/results/demo-*/summary.json` is committed.';
   const s = run.summary;
-  const gpus = [...new Set(s.devices.map((d) => d.name))].map((name) => `${s.devices.filter((d) => d.name === name).length} x ${name}`).join(', ');
+  const gpus = [...new Set(s.devices.map((d) => d.name))]
+    .map((name) => `${s.devices.filter((d) => d.name === name).length} x ${name}`)
+    .join(', ');
   const found = s.cycles.reduce((n, c) => n + c.found, 0);
   const series = s.cycles.reduce((n, c) => n + c.series, 0);
   const rows = [
@@ -65,5 +71,9 @@ export function demoSection(run: DemoRun | undefined, base: string): string {
     ['speedup over one lane', formatNumber(s.speedup)],
     ['planted cycles found', `${found} of ${series}`],
   ];
-  return [`[${run.folder}/summary.json](${base}/${run.folder}/summary.json):`, '', markdownTable(['what', 'demo'], rows, (c) => c === 1)].join('\n');
+  return [
+    `[${run.folder}/summary.json](${base}/${run.folder}/summary.json):`,
+    '',
+    markdownTable(['what', 'demo'], rows, (c) => c === 1),
+  ].join('\n');
 }

@@ -24,15 +24,25 @@ export interface Door {
 }
 
 /** The serve bench: its metrics carry the Python peer beside tscuda. */
-export const SERVE_DOOR: Door = { kind: 'serve', command: 'npm run bench:serve', peer: { label: 'Python peer', value: (m) => m.python } };
+export const SERVE_DOOR: Door = {
+  kind: 'serve',
+  command: 'npm run bench:serve',
+  peer: { label: 'Python peer', value: (m) => m.python },
+};
 
 /** The queue bench: its metrics carry the in-process engine beside tscuda. */
-export const QUEUE_DOOR: Door = { kind: 'queue', command: 'npx tsx bench/queue/main.ts', peer: { label: 'in-process', value: (m) => m.inProcess } };
+export const QUEUE_DOOR: Door = {
+  kind: 'queue',
+  command: 'npx tsx bench/queue/main.ts',
+  peer: { label: 'in-process', value: (m) => m.inProcess },
+};
 
 /** The serve floor rows of a run, those that carry both sides (a row cut short by an error is left out). */
 function floorRowsOf(file: DoorFile): FloorRow[] {
   const rows = file.data.floors?.rows ?? [];
-  return Array.isArray(rows) ? rows.filter((r) => typeof r?.name === 'string' && typeof r.tscuda === 'object' && typeof r.floor === 'object') : [];
+  return Array.isArray(rows)
+    ? rows.filter((r) => typeof r?.name === 'string' && typeof r.tscuda === 'object' && typeof r.floor === 'object')
+    : [];
 }
 
 function hasFloors(file: DoorFile): boolean {
@@ -84,8 +94,19 @@ function floorRowsTable(run: DoorFile, rows: readonly FloorRow[]): string {
   const table = markdownTable(header, cells, (c) => c >= 1 && c <= 9);
   const goals = run.data.floors?.goals ?? [];
   if (goals.length === 0) return table;
-  const goalCells = goals.map((g) => [g.goal, g.row, formatNumber(g.tscuda), formatNumber(g.floor), formatRatio(g.ratio), verdict(g.met)]);
-  return [table, '', markdownTable(['goal', 'row', 'tscuda', 'floor', 'tscuda / floor', 'met'], goalCells, (c) => c >= 2 && c <= 4)].join('\n');
+  const goalCells = goals.map((g) => [
+    g.goal,
+    g.row,
+    formatNumber(g.tscuda),
+    formatNumber(g.floor),
+    formatRatio(g.ratio),
+    verdict(g.met),
+  ]);
+  return [
+    table,
+    '',
+    markdownTable(['goal', 'row', 'tscuda', 'floor', 'tscuda / floor', 'met'], goalCells, (c) => c >= 2 && c <= 4),
+  ].join('\n');
 }
 
 /** The metrics that carry a floor beside tscuda (the queue bench's shape). */

@@ -29,15 +29,27 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
   'bench-multi-gpu': (c, base) => multiGpuSection(c.multiGpu[0], base),
   /** docs/engine.md: the job engine's f32 and CWT rows of the newest whole run, with the link bound. */
   'bench-engine-jobs': (c, base) =>
-    rowsSection(c.bench[0], ['stft_job_gsamples_per_s', 'stft_job_pcie_fraction', 'stft_job_pageable_gsamples_per_s', 'cwt_job_gsamples_per_s'], base),
+    rowsSection(
+      c.bench[0],
+      [
+        'stft_job_gsamples_per_s',
+        'stft_job_pcie_fraction',
+        'stft_job_pageable_gsamples_per_s',
+        'cwt_job_gsamples_per_s',
+      ],
+      base,
+    ),
   /** docs/16-bit-samples.md: the 16-bit job's rows of the newest whole run, with the link bound. */
-  'bench-i16-job': (c, base) => rowsSection(c.bench[0], ['stft_job_i16_gsamples_per_s', 'stft_job_i16_bound_fraction'], base),
+  'bench-i16-job': (c, base) =>
+    rowsSection(c.bench[0], ['stft_job_i16_gsamples_per_s', 'stft_job_i16_bound_fraction'], base),
   /** docs/orchestration.md: peer copies and NCCL all-reduce of the newest several-GPU run. */
-  'bench-multi-gpu-collectives': (c, base) => rowsSection(c.multiGpu[0], ['p2p_copy_gbps', 'nccl_allreduce_busbw_gbps'], base),
+  'bench-multi-gpu-collectives': (c, base) =>
+    rowsSection(c.multiGpu[0], ['p2p_copy_gbps', 'nccl_allreduce_busbw_gbps'], base),
   /** The per-call goal against koffi's floor: met and missed, from the newest whole run. */
   'bench-per-call': (c) => perCallSentence(c.bench[0]),
   /** README.md: a few rows of the newest one- and two-GPU runs, then the per-call sentence. */
-  'readme-performance': (c, base) => `${headlineTables(c.bench[0], c.multiGpu[0], base)}\n\n${perCallSentence(c.bench[0])}`,
+  'readme-performance': (c, base) =>
+    `${headlineTables(c.bench[0], c.multiGpu[0], base)}\n\n${perCallSentence(c.bench[0])}`,
   /** docs/engine.md: the newest committed `tscuda demo` run. */
   'demo-summary': (c, base) => demoSection(c.demo, base),
   /** docs/serving.md: tscuda serve against the bare node:http floor. */
@@ -68,7 +80,10 @@ export function regenerate(text: string, file: string, catalog: DocsCatalog): st
   const base = relative(dirname(file), 'bench/results') || '.';
   return replaceBlocks(text, file, (name) => {
     const generator = GENERATORS[name];
-    if (generator === undefined) throw new NumbersBlockError(`${file}: no generator named numbers:${name} (known: ${Object.keys(GENERATORS).join(', ')})`);
+    if (generator === undefined)
+      throw new NumbersBlockError(
+        `${file}: no generator named numbers:${name} (known: ${Object.keys(GENERATORS).join(', ')})`,
+      );
     return generator(catalog, base);
   });
 }
@@ -93,6 +108,11 @@ export function regenerateAll(root: string): RegeneratedDocument[] {
   const catalog = readCatalog(root);
   return documentFiles(root).map((file) => {
     const committed = readFileSync(join(root, file), 'utf8');
-    return { file, committed, regenerated: regenerate(committed, file, catalog), blocks: findBlocks(committed, file).length };
+    return {
+      file,
+      committed,
+      regenerated: regenerate(committed, file, catalog),
+      blocks: findBlocks(committed, file).length,
+    };
   });
 }

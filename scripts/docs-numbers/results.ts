@@ -89,10 +89,12 @@ function hasMetrics(file: string, data: unknown): data is { date: string; metric
   if (typeof data !== 'object' || data === null || !('metrics' in data)) return false;
   const d = data as { date?: unknown; metrics?: unknown };
   if (!Array.isArray(d.metrics)) return false;
-  if (typeof d.date !== 'string' || Number.isNaN(Date.parse(d.date))) throw new ResultsFileError(`bench/results/${file}: "date" is not a date (${JSON.stringify(d.date)})`);
+  if (typeof d.date !== 'string' || Number.isNaN(Date.parse(d.date)))
+    throw new ResultsFileError(`bench/results/${file}: "date" is not a date (${JSON.stringify(d.date)})`);
   for (const [i, m] of d.metrics.entries()) {
     const metric = m as Partial<MetricResult> | null;
-    if (typeof metric?.name !== 'string' || typeof metric.unit !== 'string') throw new ResultsFileError(`bench/results/${file}: metrics[${i}] has no name or unit`);
+    if (typeof metric?.name !== 'string' || typeof metric.unit !== 'string')
+      throw new ResultsFileError(`bench/results/${file}: metrics[${i}] has no name or unit`);
   }
   return true;
 }
@@ -127,7 +129,10 @@ export function readResults(dir: string): ResultsCatalog {
 }
 
 /** The newest file of each GPU, in the order of their newest runs; `gpuOf` names a file's GPU. */
-export function newestPerHost<T extends { date: string }>(files: readonly ResultsFile<T>[], gpuOf: (data: T) => string): ResultsFile<T>[] {
+export function newestPerHost<T extends { date: string }>(
+  files: readonly ResultsFile<T>[],
+  gpuOf: (data: T) => string,
+): ResultsFile<T>[] {
   const seen = new Set<string>();
   return files.filter((f) => {
     const gpu = gpuOf(f.data);

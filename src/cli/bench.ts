@@ -25,11 +25,16 @@ function isRunBench(x: unknown): x is RunBench {
 function runUnderTsx(root: string, args: readonly string[]): Promise<number> {
   const tsx = join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
   if (!existsSync(tsx)) {
-    console.error('tscuda bench: the harness is TypeScript and needs tsx: run `npm install` in the tscuda checkout, then `npm run bench`');
+    console.error(
+      'tscuda bench: the harness is TypeScript and needs tsx: run `npm install` in the tscuda checkout, then `npm run bench`',
+    );
     return Promise.resolve(1);
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [tsx, join(root, 'bench', 'main.ts'), ...args], { stdio: 'inherit', cwd: root });
+    const child = spawn(process.execPath, [tsx, join(root, 'bench', 'main.ts'), ...args], {
+      stdio: 'inherit',
+      cwd: root,
+    });
     child.on('error', (e) => {
       console.error(`tscuda bench: could not start the harness: ${e.message}`);
       resolve(1);
@@ -74,7 +79,9 @@ async function runBenchHarness(rawArgs: string[]): Promise<number> {
   const root = packageRoot();
   const entry = join(root, 'bench', 'run.ts');
   if (!existsSync(entry)) {
-    console.error('tscuda bench: the benchmark harness (bench/) ships with the source repository, not the npm package: clone tscuda, `npm install`, then `npm run bench`');
+    console.error(
+      'tscuda bench: the benchmark harness (bench/) ships with the source repository, not the npm package: clone tscuda, `npm install`, then `npm run bench`',
+    );
     return 1;
   }
   let mod: unknown;

@@ -57,16 +57,27 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     // `help -h` is general help; `tscuda --help stft` is `tscuda help stft`.
     const words = args.filter((a) => !isHelp(a));
     // A word more is a mistake (a script that meant something else), not help and exit 0.
-    if (words.length > 1) return reportUsageError(undefined, `${name} takes at most one command name, got ${words.length} words: ${words.join(' ')}`, args);
+    if (words.length > 1)
+      return reportUsageError(
+        undefined,
+        `${name} takes at most one command name, got ${words.length} words: ${words.join(' ')}`,
+        args,
+      );
     const topicName = words[0];
     const topic = topicName === undefined ? undefined : commands.find((c) => c.name === topicName);
     // `tscuda help nosuch` is the same mistake as `tscuda nosuch`: general help and exit 0 would hide it.
-    if (topicName !== undefined && !topic) return reportUsageError(undefined, unknownCommand(topicName, commands), args);
+    if (topicName !== undefined && !topic)
+      return reportUsageError(undefined, unknownCommand(topicName, commands), args);
     console.log(topic ? topic.usage : usage(commands));
     return 0;
   }
   if (name === '--version' || name === '-v') {
-    if (args.length > 0) return reportUsageError(undefined, `${name} takes no arguments, got ${args.map((a) => JSON.stringify(a)).join(' ')}`, args);
+    if (args.length > 0)
+      return reportUsageError(
+        undefined,
+        `${name} takes no arguments, got ${args.map((a) => JSON.stringify(a)).join(' ')}`,
+        args,
+      );
     console.log(packageVersion());
     return 0;
   }
@@ -82,10 +93,17 @@ export async function main(argv: readonly string[], commands: readonly CliComman
     // node:util parseArgs rejects unknown or malformed options with these codes, and the commands'
     // own checks throw UsageError: bad usage, not failure.
     const code = (e as { code?: unknown }).code;
-    if ((typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) || (e instanceof Error && e.name === 'UsageError')) {
+    if (
+      (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS')) ||
+      (e instanceof Error && e.name === 'UsageError')
+    ) {
       return reportUsageError(name, parseErrorLine((e as Error).message), args);
     }
-    new CommandReport(name, jsonAsked(args)).fail(e instanceof Error ? e.message : String(e), 1, e instanceof Error ? e.name : 'Error');
+    new CommandReport(name, jsonAsked(args)).fail(
+      e instanceof Error ? e.message : String(e),
+      1,
+      e instanceof Error ? e.name : 'Error',
+    );
     if (process.env.TSCUDA_DEBUG && e instanceof Error && e.stack) console.error(e.stack);
     return 1;
   }

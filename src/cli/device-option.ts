@@ -15,8 +15,12 @@ export const DEVICE_OPTIONS_USAGE = `  --devices L   GPUs to use: "all" (default
   --device I    one GPU (the same as --devices I)`;
 
 /** `--devices` and `--device` as one selection ('all' when neither is given); UsageError for both, or a bad spelling. */
-export function deviceSelection(values: { device?: string | undefined; devices?: string | undefined }): DeviceSelection {
-  if (values.device !== undefined && values.devices !== undefined) throw new UsageError('give --device or --devices, not both');
+export function deviceSelection(values: {
+  device?: string | undefined;
+  devices?: string | undefined;
+}): DeviceSelection {
+  if (values.device !== undefined && values.devices !== undefined)
+    throw new UsageError('give --device or --devices, not both');
   if (values.device !== undefined) return [intOption('device', values.device, 0, 1023)!];
   if (values.devices === undefined) return 'all';
   try {

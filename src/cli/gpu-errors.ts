@@ -14,9 +14,12 @@ export function gpuUnavailableLine(command: string, e: unknown): string | undefi
   }
   const { status, call } = e as { status?: unknown; call?: unknown };
   if (e.name === 'CudaError' || (typeof status === 'string' && typeof call === 'string')) {
-    if (status === 'CUDA_ERROR_NO_DEVICE') return `tscuda ${command}: no CUDA device is visible (check CUDA_VISIBLE_DEVICES and the driver)`;
-    if (status === 'CUDA_ERROR_INVALID_DEVICE') return `tscuda ${command}: that GPU ordinal does not exist: ${e.message}`;
-    if (status === 'CUDA_ERROR_OUT_OF_MEMORY') return `tscuda ${command}: the GPU ran out of memory: ${e.message} (try smaller --batch or fewer --lanes)`;
+    if (status === 'CUDA_ERROR_NO_DEVICE')
+      return `tscuda ${command}: no CUDA device is visible (check CUDA_VISIBLE_DEVICES and the driver)`;
+    if (status === 'CUDA_ERROR_INVALID_DEVICE')
+      return `tscuda ${command}: that GPU ordinal does not exist: ${e.message}`;
+    if (status === 'CUDA_ERROR_OUT_OF_MEMORY')
+      return `tscuda ${command}: the GPU ran out of memory: ${e.message} (try smaller --batch or fewer --lanes)`;
     return `tscuda ${command}: CUDA error: ${e.message}`;
   }
   return undefined;
@@ -27,7 +30,10 @@ export function gpuUnavailableLine(command: string, e: unknown): string | undefi
  * library in `needs` missing), in one line; undefined when it can. Asked before a command makes
  * anything (an output folder, a listening port); the runtime is loaded only when this is called.
  */
-export async function gpuMissingReason(command: string, needs: readonly OptionalLibrary[]): Promise<string | undefined> {
+export async function gpuMissingReason(
+  command: string,
+  needs: readonly OptionalLibrary[],
+): Promise<string | undefined> {
   try {
     const { Device } = await import('../runtime/device.js');
     const availability = Device.available({ needs });

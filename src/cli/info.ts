@@ -8,7 +8,14 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { cufft, nccl, nvrtc, runtime } from '../ffi/index.js';
-import { LIBRARY_NAMES, libraryFiles, libraryStatus, searchFolders, type LibraryName, type LibraryStatus } from '../ffi/libraries.js';
+import {
+  LIBRARY_NAMES,
+  libraryFiles,
+  libraryStatus,
+  searchFolders,
+  type LibraryName,
+  type LibraryStatus,
+} from '../ffi/libraries.js';
 import { Device, driverVersion } from '../runtime/device.js';
 import type { DeviceProperties } from '../runtime/device.js';
 import type { CliCommand } from './command.js';
@@ -27,17 +34,29 @@ export interface SearchPlace {
 }
 
 /** One library as `info` reports it: the search result, the version the library itself reports, and every place it looked. */
-export type LibraryReport = LibraryStatus & { readonly version: string | null; readonly searchPaths: readonly SearchPlace[] };
+export type LibraryReport = LibraryStatus & {
+  readonly version: string | null;
+  readonly searchPaths: readonly SearchPlace[];
+};
 
 const ROOT_VARIABLES = ['TSCUDA_CUDA_PATH', 'CUDA_HOME', 'CUDA_PATH'] as const;
 
 /** The places the search for `library` tries, in order, each with its origin (the environment variable that named it, if any). */
-export function searchPlaces(library: LibraryName, env: Readonly<Record<string, string | undefined>> = process.env): SearchPlace[] {
+export function searchPlaces(
+  library: LibraryName,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SearchPlace[] {
   const files = libraryFiles(library);
   return searchFolders(library).map((folder): SearchPlace => {
     if (folder === undefined) return { folder: 'ld.so', from: 'system loader', exists: true };
     const root = ROOT_VARIABLES.find((v) => env[v] && (folder === env[v] || folder.startsWith(`${env[v]}/`)));
-    const from = root ?? (folder.startsWith('/usr/local/cuda') ? '/usr/local/cuda*' : env.CONDA_PREFIX && folder === join(env.CONDA_PREFIX, 'lib') ? 'CONDA_PREFIX' : 'pip wheel');
+    const from =
+      root ??
+      (folder.startsWith('/usr/local/cuda')
+        ? '/usr/local/cuda*'
+        : env.CONDA_PREFIX && folder === join(env.CONDA_PREFIX, 'lib')
+          ? 'CONDA_PREFIX'
+          : 'pip wheel');
     return { folder, from, exists: existsSync(folder), file: files.find((f) => existsSync(join(folder, f))) };
   });
 }
@@ -93,13 +112,23 @@ const VERSION_READERS: Record<LibraryName, () => string | null> = {
 export function collectLibraries(): LibraryReport[] {
   return LIBRARY_NAMES.map((name) => {
     const status = libraryStatus(name);
-    return { ...status, version: status.found ? attempt(VERSION_READERS[name]) : null, searchPaths: searchPlaces(name) };
+    return {
+      ...status,
+      version: status.found ? attempt(VERSION_READERS[name]) : null,
+      searchPaths: searchPlaces(name),
+    };
   });
 }
 
 function describeError(e: unknown): { name: string; message: string; status?: string | undefined } {
-  if (e instanceof CudaUnavailableError) return { name: e.name, message: 'no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU' };
-  if (e instanceof CudaError) return { name: e.name, status: e.status, message: e.status === 'CUDA_ERROR_NO_DEVICE' ? 'no CUDA device is visible' : e.message };
+  if (e instanceof CudaUnavailableError)
+    return { name: e.name, message: 'no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU' };
+  if (e instanceof CudaError)
+    return {
+      name: e.name,
+      status: e.status,
+      message: e.status === 'CUDA_ERROR_NO_DEVICE' ? 'no CUDA device is visible' : e.message,
+    };
   return { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) };
 }
 
@@ -119,9 +148,14 @@ export function collectInfo(): InfoReport {
   try {
     // Device.get() rather than all(): without a driver all() is [] (count() is 0), and the error saying why is the point here.
     const first = Device.get(0);
-    report.devices = [first, ...Device.all().slice(1)].map((d) => ({ ordinal: d.ordinal, ...d.properties, copyEngines: d.properties.asyncEngineCount }));
+    report.devices = [first, ...Device.all().slice(1)].map((d) => ({
+      ordinal: d.ordinal,
+      ...d.properties,
+      copyEngines: d.properties.asyncEngineCount,
+    }));
   } catch (e) {
-    if (e instanceof RangeError) report.error = { name: 'NoDevice', message: 'the NVIDIA driver is installed but no CUDA device is visible' };
+    if (e instanceof RangeError)
+      report.error = { name: 'NoDevice', message: 'the NVIDIA driver is installed but no CUDA device is visible' };
     else report.error = describeError(e);
   }
   report.ok = report.error === undefined;
@@ -136,7 +170,9 @@ function originLabel(p: SearchPlace, env: Readonly<Record<string, string | undef
 /** The places searched, one line each, with what was there: how a user sees that CUDA_HOME was read. */
 function formatPlaces(l: LibraryReport, env: Readonly<Record<string, string | undefined>>): string[] {
   const unset = ROOT_VARIABLES.filter((v) => !env[v]);
-  const lines = [`            looked for ${libraryFiles(l.name).join(', ')} in${unset.length > 0 ? ` (${unset.join(', ')}: unset)` : ''}:`];
+  const lines = [
+    `            looked for ${libraryFiles(l.name).join(', ')} in${unset.length > 0 ? ` (${unset.join(', ')}: unset)` : ''}:`,
+  ];
   const width = Math.max(...l.searchPaths.map((p) => originLabel(p, env).length));
   for (const p of l.searchPaths) {
     const what =
@@ -151,8 +187,12 @@ function formatPlaces(l: LibraryReport, env: Readonly<Record<string, string | un
 function formatLibrary(l: LibraryReport, env: Readonly<Record<string, string | undefined>>): string[] {
   const label = { driver: 'libcuda', runtime: 'libcudart', cufft: 'cuFFT', nvrtc: 'NVRTC', nccl: 'NCCL' }[l.name];
   if (l.found) {
-    const place = l.searchPaths.find((p) => p.file !== undefined && l.path === join(p.folder, p.file)) ?? l.searchPaths.find((p) => p.folder === dirname(l.path));
-    return [`  ${label.padEnd(9)} ${(l.version ?? '').padEnd(6)} ${l.path}  (${place ? originLabel(place, env) : 'system loader'})`];
+    const place =
+      l.searchPaths.find((p) => p.file !== undefined && l.path === join(p.folder, p.file)) ??
+      l.searchPaths.find((p) => p.folder === dirname(l.path));
+    return [
+      `  ${label.padEnd(9)} ${(l.version ?? '').padEnd(6)} ${l.path}  (${place ? originLabel(place, env) : 'system loader'})`,
+    ];
   }
   return [`  ${label.padEnd(9)} ${'missing'.padEnd(6)} ${l.hint}`, ...formatPlaces(l, env)];
 }

@@ -27,7 +27,13 @@ export function joinNegativeValues(args: readonly string[], options?: Options): 
     const a = args[i]!;
     const next = args[i + 1];
     const name = a.startsWith('--') ? a.slice(2) : undefined;
-    if (name !== undefined && !name.includes('=') && (options === undefined || options[name]?.type === 'string') && next !== undefined && /^-\d|^-\.\d/.test(next)) {
+    if (
+      name !== undefined &&
+      !name.includes('=') &&
+      (options === undefined || options[name]?.type === 'string') &&
+      next !== undefined &&
+      /^-\d|^-\.\d/.test(next)
+    ) {
       out.push(`${a}=${next}`);
       i++;
     } else out.push(a);
@@ -48,7 +54,8 @@ export function unknownOptionLine(option: string): string {
  */
 export function parseErrorLine(message: string): string {
   const ambiguous = /^Option '([^']+)' argument is ambiguous\./.exec(message);
-  if (ambiguous !== null) return `Option '${ambiguous[1]}' argument missing (an option follows it; write ${ambiguous[1]}=VALUE for a value that starts with a dash)`;
+  if (ambiguous !== null)
+    return `Option '${ambiguous[1]}' argument missing (an option follows it; write ${ambiguous[1]}=VALUE for a value that starts with a dash)`;
   const unknown = /^Unknown option '([^']+)'/.exec(message);
   if (unknown !== null) return unknownOptionLine(unknown[1]!);
   return oneLine(message.replace(/\. To specify a positional argument starting with a '-'.*$/s, ''));
@@ -72,7 +79,12 @@ export function decimalNumber(text: string): number {
 }
 
 /** A positive integer option (undefined when not given: the caller's default applies). */
-export function intOption(name: string, value: string | undefined, min = 1, max = Number.MAX_SAFE_INTEGER): number | undefined {
+export function intOption(
+  name: string,
+  value: string | undefined,
+  min = 1,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value.trim())) throw new UsageError(`--${name} must be a whole number, got "${value}"`);
   const n = Number(value);
@@ -97,7 +109,10 @@ export function numberOption(name: string, value: string | undefined, allowZero 
  */
 export function redisUrlOption<V extends string | undefined>(name: string, value: V): V {
   if (value === undefined) return value;
-  if (!/^rediss?:\/\/./.test(value)) throw new UsageError(`--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(redactRedisUrl(value).slice(0, 100))}`);
+  if (!/^rediss?:\/\/./.test(value))
+    throw new UsageError(
+      `--${name} must be a redis:// or rediss:// URL, got ${JSON.stringify(redactRedisUrl(value).slice(0, 100))}`,
+    );
   try {
     checkConnection(value, `--${name}`);
   } catch (e) {
@@ -128,9 +143,14 @@ export function queueNameOption<V extends string | undefined>(name: 'queue' | 'p
 }
 
 /** One of `choices`. */
-export function choiceOption<T extends string>(name: string, value: string | undefined, choices: readonly T[]): T | undefined {
+export function choiceOption<T extends string>(
+  name: string,
+  value: string | undefined,
+  choices: readonly T[],
+): T | undefined {
   if (value === undefined) return undefined;
-  if (!(choices as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${value}"`);
+  if (!(choices as readonly string[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${value}"`);
   return value as T;
 }
 

@@ -37,7 +37,8 @@ function makeFolders(dir: string): void {
       mkdirSync(folder);
     } catch (e) {
       // Made meanwhile by someone else is as good as made here.
-      if ((e as { code?: unknown }).code !== 'EEXIST' || !statSync(folder, { throwIfNoEntry: false })?.isDirectory()) throw e;
+      if ((e as { code?: unknown }).code !== 'EEXIST' || !statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+        throw e;
     }
   }
 }
@@ -77,7 +78,11 @@ export function prepareOutputFolder(option: string, folder: string): string {
  * left behind without a GPU), all before minutes of GPU time. Resolves with the exit code of a
  * failure reported through `report`, or undefined to go on; a bad folder throws OutputFolderError.
  */
-export async function outputFolderForGpuWork(report: CommandReport, folder: string, whoNeeds: string): Promise<number | undefined> {
+export async function outputFolderForGpuWork(
+  report: CommandReport,
+  folder: string,
+  whoNeeds: string,
+): Promise<number | undefined> {
   checkOutputFolder('out', folder);
   const missing = await gpuMissingReason(report.command ?? 'tscuda', ['cufft']);
   if (missing !== undefined) return report.fail(`${missing}; ${whoNeeds} a GPU and cuFFT`, 1, 'GpuUnavailable');

@@ -100,11 +100,14 @@ export function formatOfPath(path: string): SignalFormat {
   if (ext === 'f32' || ext === 'f64' || ext === 'csv' || ext === 'i16' || ext === 'f16' || ext === 'bf16') return ext;
   if (ext === 's16') return 'i16';
   if (ext === 'txt' || ext === 'tsv') return 'csv';
-  throw new SignalInputError(`${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64, .i16, .f16, .bf16 or .csv (or pass --format)`);
+  throw new SignalInputError(
+    `${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64, .i16, .f16, .bf16 or .csv (or pass --format)`,
+  );
 }
 
 function checkFs(fs: number | undefined, what: string): void {
-  if (fs !== undefined && !(Number.isFinite(fs) && fs > 0)) throw new SignalInputError(`${what}: fs must be a positive number, got ${fs}`);
+  if (fs !== undefined && !(Number.isFinite(fs) && fs > 0))
+    throw new SignalInputError(`${what}: fs must be a positive number, got ${fs}`);
 }
 
 /** Reads and decodes `path`. */
@@ -115,7 +118,14 @@ export function readSignal(path: string, options: ReadSignalOptions = {}): Signa
     bytes = readFileSync(path);
   } catch (e) {
     const code = (e as { code?: string | undefined }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (e as Error).message;
     throw new SignalInputError(`${path}: cannot read: ${why}`);
   }
   const bytesView = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -148,7 +158,10 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
   }
   // The format tag (an extensible file's SubFormat included) decides, not the bit depth alone (wav-format.ts).
   const resolved = wavEncoding(wav);
-  if ('unsupported' in resolved) throw new SignalInputError(`${name}: WAV sample encoding "${resolved.unsupported}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`);
+  if ('unsupported' in resolved)
+    throw new SignalInputError(
+      `${name}: WAV sample encoding "${resolved.unsupported}" is not supported (8/16/24/32-bit PCM, 32/64-bit float)`,
+    );
   const { encoding } = resolved;
   const { numChannels, sampleRate, bitsPerSample } = wavFmt(wav);
   if (!(numChannels >= 1)) throw new SignalInputError(`${name}: WAV header has no channels`);
@@ -163,11 +176,14 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
   let fs = sampleRate;
   let fsSource: SignalInput['fsSource'] = 'header';
   const headerRateUsable = Number.isFinite(sampleRate) && sampleRate > 0;
-  if (!headerRateUsable && options.fs === undefined) throw new SignalInputError(`${name}: WAV header sample rate is ${sampleRate} (give --fs to set one)`);
+  if (!headerRateUsable && options.fs === undefined)
+    throw new SignalInputError(`${name}: WAV header sample rate is ${sampleRate} (give --fs to set one)`);
   if (options.fs !== undefined && options.fs !== sampleRate) {
     // A header rate that is no rate cannot disagree: the given fs simply replaces it.
     if (!options.fsOverride && headerRateUsable)
-      throw new SignalInputError(`${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`);
+      throw new SignalInputError(
+        `${name}: --fs ${options.fs} disagrees with the WAV header's ${sampleRate} Hz (leave --fs out to use the header)`,
+      );
     fs = options.fs;
     fsSource = 'option';
   }
@@ -176,17 +192,23 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     const c = typeof mode === 'number' ? mode : 0;
     if (!Number.isInteger(c) || c < 0 || c >= channels.length)
       throw new SignalInputError(
-        channels.length === 1 ? `${name}: channel ${c} asked for, but the file is mono` : `${name}: channel ${c} does not exist; the file has channels 0..${channels.length - 1}`,
+        channels.length === 1
+          ? `${name}: channel ${c} asked for, but the file is mono`
+          : `${name}: channel ${c} does not exist; the file has channels 0..${channels.length - 1}`,
       );
     const data = wavChannel16(wav, channels.length, c, length);
     const raw16: Raw16Samples = { dtype: 'i16', data, scale: scaleOption(options.scale, 'i16', name) };
     const channelNote = channels.length === 1 ? 'mono' : `channel ${c} of ${channels.length}`;
-    return withRaw16({ fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource, warnings }, raw16);
+    return withRaw16(
+      { fs, format: 'wav', channels: channels.length, channelNote, encoding, fsSource, warnings },
+      raw16,
+    );
   }
   let samples: Float64Array;
   let channelNote: string;
   if (channels.length === 1) {
-    if (typeof mode === 'number' && mode !== 0) throw new SignalInputError(`${name}: channel ${mode} asked for, but the file is mono`);
+    if (typeof mode === 'number' && mode !== 0)
+      throw new SignalInputError(`${name}: channel ${mode} asked for, but the file is mono`);
     samples = Float64Array.from(channels[0]!);
     channelNote = 'mono';
   } else if (mode === 'mean') {
@@ -196,13 +218,16 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
     channelNote = `mean of ${channels.length} channels`;
   } else {
     if (!Number.isInteger(mode) || mode < 0 || mode >= channels.length) {
-      throw new SignalInputError(`${name}: channel ${mode} does not exist; the file has channels 0..${channels.length - 1}`);
+      throw new SignalInputError(
+        `${name}: channel ${mode} does not exist; the file has channels 0..${channels.length - 1}`,
+      );
     }
     samples = Float64Array.from(channels[mode]!);
     channelNote = `channel ${mode} of ${channels.length}`;
   }
   // Float samples may be NaN or infinite: refused as raw and CSV input refuses them, before any GPU work.
-  if (encoding === '32f' || encoding === '64') refuseNonFinite(channels.length === 1 ? [0] : mode === 'mean' ? channels.map((_, c) => c) : [mode], channels, name);
+  if (encoding === '32f' || encoding === '64')
+    refuseNonFinite(channels.length === 1 ? [0] : mode === 'mean' ? channels.map((_, c) => c) : [mode], channels, name);
   if (encoding === '8') for (let i = 0; i < length; i++) samples[i] = (samples[i]! - 128) / 128;
   else if (encoding === '16') {
     // The same `scale` as the 16-bit path above, so that a mean of channels honours it too.
@@ -219,7 +244,10 @@ export function decodeWav(bytes: Uint8Array, options: ReadSignalOptions = {}, na
 function refuseNonFinite(used: readonly number[], channels: readonly Float64Array[], name: string): void {
   for (const c of used) {
     const bad = channels[c]!.findIndex((v) => !Number.isFinite(v));
-    if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad}${channels.length > 1 ? ` of channel ${c}` : ''} is ${channels[c]![bad]}; samples must be finite`);
+    if (bad >= 0)
+      throw new SignalInputError(
+        `${name}: sample ${bad}${channels.length > 1 ? ` of channel ${c}` : ''} is ${channels[c]![bad]}; samples must be finite`,
+      );
   }
 }
 
@@ -263,37 +291,76 @@ function withRaw16(rest: Omit<SignalInput, 'samples' | 'length' | 'raw16'>, raw1
 }
 
 /** Decodes raw little-endian 16-bit samples (i16, or f16/bf16 bits); non-finite f16/bf16 values are refused. */
-export function decodeRaw16(bytes: Uint8Array, format: 'i16' | 'f16' | 'bf16', options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+export function decodeRaw16(
+  bytes: Uint8Array,
+  format: 'i16' | 'f16' | 'bf16',
+  options: ReadSignalOptions = {},
+  name = 'input',
+): SignalInput {
   checkFs(options.fs, name);
   if (bytes.byteLength === 0) throw new SignalInputError(`${name}: the file is empty`);
-  if (bytes.byteLength % 2 !== 0) throw new SignalInputError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (2 bytes each)`);
+  if (bytes.byteLength % 2 !== 0)
+    throw new SignalInputError(
+      `${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (2 bytes each)`,
+    );
   // A copy (the file's bytes may not be 2-byte aligned), not a widening: 2 bytes per sample stay 2.
   const copy = bytes.slice();
-  const data = format === 'i16' ? new Int16Array(copy.buffer, 0, copy.byteLength / 2) : new Uint16Array(copy.buffer, 0, copy.byteLength / 2);
+  const data =
+    format === 'i16'
+      ? new Int16Array(copy.buffer, 0, copy.byteLength / 2)
+      : new Uint16Array(copy.buffer, 0, copy.byteLength / 2);
   if (format !== 'i16') {
     const exponent = format === 'f16' ? 0x7c00 : 0x7f80;
     const bad = data.findIndex((b) => (b & exponent) === exponent);
-    if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad} is not finite (${format} bits 0x${data[bad]!.toString(16)}); samples must be finite`);
+    if (bad >= 0)
+      throw new SignalInputError(
+        `${name}: sample ${bad} is not finite (${format} bits 0x${data[bad]!.toString(16)}); samples must be finite`,
+      );
   }
   const raw16: Raw16Samples = { dtype: format, data, scale: scaleOption(options.scale, format, name) };
-  return withRaw16({ fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' }, raw16);
+  return withRaw16(
+    {
+      fs: options.fs ?? 1,
+      format,
+      channels: 1,
+      channelNote: 'mono',
+      fsSource: options.fs === undefined ? 'default' : 'option',
+    },
+    raw16,
+  );
 }
 
 /** Decodes raw little-endian float32 or float64 samples. */
-export function decodeRaw(bytes: Uint8Array, format: Precision, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
+export function decodeRaw(
+  bytes: Uint8Array,
+  format: Precision,
+  options: ReadSignalOptions = {},
+  name = 'input',
+): SignalInput {
   checkFs(options.fs, name);
   const size = format === 'f32' ? 4 : 8;
   if (bytes.byteLength === 0) throw new SignalInputError(`${name}: the file is empty`);
   if (bytes.byteLength % size !== 0) {
-    throw new SignalInputError(`${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (${size} bytes each)`);
+    throw new SignalInputError(
+      `${name}: ${bytes.byteLength} bytes is not a whole number of ${format} samples (${size} bytes each)`,
+    );
   }
   const n = bytes.byteLength / size;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const samples = new Float64Array(n);
-  for (let i = 0; i < n; i++) samples[i] = format === 'f32' ? view.getFloat32(4 * i, true) : view.getFloat64(8 * i, true);
+  for (let i = 0; i < n; i++)
+    samples[i] = format === 'f32' ? view.getFloat32(4 * i, true) : view.getFloat64(8 * i, true);
   const bad = samples.findIndex((v) => !Number.isFinite(v));
   if (bad >= 0) throw new SignalInputError(`${name}: sample ${bad} is ${samples[bad]}; samples must be finite`);
-  return { samples, length: n, fs: options.fs ?? 1, format, channels: 1, channelNote: 'mono', fsSource: options.fs === undefined ? 'default' : 'option' };
+  return {
+    samples,
+    length: n,
+    fs: options.fs ?? 1,
+    format,
+    channels: 1,
+    channelNote: 'mono',
+    fsSource: options.fs === undefined ? 'default' : 'option',
+  };
 }
 
 function splitRow(line: string, delimiter: string): string[] {
@@ -341,14 +408,22 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
 
   let column: number;
   if (typeof options.column === 'string') {
-    if (!header) throw new SignalInputError(`${name}: column "${options.column}" asked for by name, but the file has no header row`);
+    if (!header)
+      throw new SignalInputError(
+        `${name}: column "${options.column}" asked for by name, but the file has no header row`,
+      );
     column = header.indexOf(options.column);
-    if (column < 0) throw new SignalInputError(`${name}: no column named "${options.column}"; the columns are ${header.map((h) => `"${h}"`).join(', ')}`);
+    if (column < 0)
+      throw new SignalInputError(
+        `${name}: no column named "${options.column}"; the columns are ${header.map((h) => `"${h}"`).join(', ')}`,
+      );
   } else if (typeof options.column === 'number') {
     column = options.column;
     const width = split(data[0]!.text).length;
     if (!Number.isInteger(column) || column < 0 || column >= width)
-      throw new SignalInputError(`${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`);
+      throw new SignalInputError(
+        `${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`,
+      );
   } else {
     column = split(data[0]!.text).findIndex(isNumber);
     if (column < 0) throw new SignalInputError(`${name}: line ${data[0]!.line} has no numeric column`);
@@ -358,19 +433,33 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
   for (let i = 0; i < data.length; i++) {
     const { line, text: rowText } = data[i]!;
     const cell = split(rowText)[column];
-    if (cell === undefined || cell === '') throw new SignalInputError(`${name}: line ${line} has no value in column ${column}`);
-    if (!isNumber(cell)) throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not a number`);
+    if (cell === undefined || cell === '')
+      throw new SignalInputError(`${name}: line ${line} has no value in column ${column}`);
+    if (!isNumber(cell))
+      throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not a number`);
     samples[i] = Number(cell);
     // 1e999 is spelt like a number but is Infinity: refused as the raw formats refuse non-finite samples.
-    if (!Number.isFinite(samples[i])) throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not finite; samples must be finite`);
+    if (!Number.isFinite(samples[i]))
+      throw new SignalInputError(
+        `${name}: line ${line}, column ${column}: "${cell}" is not finite; samples must be finite`,
+      );
   }
   const label = header ? `column "${header[column]}"` : `column ${column}`;
-  return { samples, length: samples.length, fs: options.fs ?? 1, format: 'csv', channels: 1, channelNote: label, fsSource: options.fs === undefined ? 'default' : 'option' };
+  return {
+    samples,
+    length: samples.length,
+    fs: options.fs ?? 1,
+    format: 'csv',
+    channels: 1,
+    channelNote: label,
+    fsSource: options.fs === undefined ? 'default' : 'option',
+  };
 }
 
 /** 32-bit float WAV bytes of one channel (what `tscuda stft` writes: no clipping, no quantisation). */
 export function encodeWavFloat32(samples: ArrayLike<number>, fs: number): Uint8Array {
-  if (!(Number.isInteger(fs) && fs > 0)) throw new SignalInputError(`a WAV file needs a positive whole sampling rate, got ${fs}`);
+  if (!(Number.isInteger(fs) && fs > 0))
+    throw new SignalInputError(`a WAV file needs a positive whole sampling rate, got ${fs}`);
   const wav = new wavefile.WaveFile();
   wav.fromScratch(1, fs, '32f', Float64Array.from(samples));
   return wav.toBuffer();

@@ -30,12 +30,22 @@ const EXTENSIBLE = 0xfffe;
 const SUBFORMAT_TAIL = [0x00100000, 0xaa000080, 0x719b3800] as const;
 
 /** A format tag's name for a message. */
-const FORMAT_NAMES: Readonly<Record<number, string>> = { 2: 'ADPCM', 6: 'A-law', 7: 'mu-law', 0x11: 'IMA ADPCM', 0x55: 'MP3' };
+const FORMAT_NAMES: Readonly<Record<number, string>> = {
+  2: 'ADPCM',
+  6: 'A-law',
+  7: 'mu-law',
+  0x11: 'IMA ADPCM',
+  0x55: 'MP3',
+};
 
 /** The fmt chunk's numbers wavefile read. */
 export function wavFmt(wav: WaveFileLike): { numChannels: number; sampleRate: number; bitsPerSample: number } {
   const fmt = wav.fmt as { numChannels?: unknown; sampleRate?: unknown; bitsPerSample?: unknown };
-  return { numChannels: Number(fmt.numChannels), sampleRate: Number(fmt.sampleRate), bitsPerSample: Number(fmt.bitsPerSample) };
+  return {
+    numChannels: Number(fmt.numChannels),
+    sampleRate: Number(fmt.sampleRate),
+    bitsPerSample: Number(fmt.bitsPerSample),
+  };
 }
 
 /** The real format tag: the fmt chunk's, or for WAVE_FORMAT_EXTENSIBLE the one its SubFormat GUID carries (undefined when it carries none scipy knows). */
@@ -45,7 +55,8 @@ export function wavFormatTag(wav: WaveFileLike): number | undefined {
   if (tag !== EXTENSIBLE) return tag;
   const guid = Array.isArray(fmt.subformat) ? (fmt.subformat as unknown[]).map(Number) : [];
   // The first two bytes are the tag; the next two are zero in every standard SubFormat.
-  if (guid.length !== 4 || guid[0]! >>> 16 !== 0 || SUBFORMAT_TAIL.some((word, i) => guid[i + 1] !== word)) return undefined;
+  if (guid.length !== 4 || guid[0]! >>> 16 !== 0 || SUBFORMAT_TAIL.some((word, i) => guid[i + 1] !== word))
+    return undefined;
   return guid[0]!;
 }
 
@@ -57,7 +68,8 @@ export function wavFormatTag(wav: WaveFileLike): number | undefined {
 export function wavEncoding(wav: WaveFileLike): { encoding: WavEncoding } | { unsupported: string } {
   const tag = wavFormatTag(wav);
   const bits = wavFmt(wav).bitsPerSample;
-  if (tag === PCM && (bits === 8 || bits === 16 || bits === 24 || bits === 32)) return { encoding: String(bits) as WavEncoding };
+  if (tag === PCM && (bits === 8 || bits === 16 || bits === 24 || bits === 32))
+    return { encoding: String(bits) as WavEncoding };
   if (tag === IEEE_FLOAT && (bits === 32 || bits === 64)) return { encoding: bits === 32 ? '32f' : '64' };
   if (tag === PCM) return { unsupported: `${bits}-bit PCM` };
   if (tag === IEEE_FLOAT) return { unsupported: `${bits}-bit float` };
@@ -75,7 +87,8 @@ export function wavDataWarning(wav: WaveFileLike, frameBytes: number, name: stri
   const held = wav.data.samples.byteLength;
   const read = held - (held % frameBytes);
   if (claimed > held) return `${name}: WAV data chunk says ${claimed} bytes, file holds ${held}; reading ${read}`;
-  if (read !== held) return `${name}: WAV data chunk of ${held} bytes is not a whole number of ${frameBytes}-byte frames; reading ${read}`;
+  if (read !== held)
+    return `${name}: WAV data chunk of ${held} bytes is not a whole number of ${frameBytes}-byte frames; reading ${read}`;
   return undefined;
 }
 

@@ -21,14 +21,19 @@ export const DEFAULT_MAX_RESULT_BYTES = 2 ** 30;
  * The core's options checked, defaults filled in: by the core, and by JobEngine before it makes
  * any lane (a refusal then leaves no stream or buffer behind).
  */
-export function coreOptions(options: { maxQueued?: number | undefined; precision?: Precision | undefined; maxResultBytes?: number | undefined }): {
+export function coreOptions(options: {
+  maxQueued?: number | undefined;
+  precision?: Precision | undefined;
+  maxResultBytes?: number | undefined;
+}): {
   maxQueued: number;
   precision: Precision;
   maxResultBytes: number;
 } {
   const maxQueued = positiveInteger(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued');
   const precision = options.precision ?? 'f32';
-  if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
+  if (precision !== 'f32' && precision !== 'f64')
+    throw new TypeError(`precision must be 'f32' or 'f64', got ${String(precision)}`);
   const maxResultBytes = positiveInteger(options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, 'maxResultBytes');
   return { maxQueued, precision, maxResultBytes };
 }
@@ -36,12 +41,18 @@ export function coreOptions(options: { maxQueued?: number | undefined; precision
 /** Host bytes of the result arrays the engine would allocate for `job` (those given in `into` are the caller's). */
 export function allocatedResultBytes(job: NormalizedJob, precision: Precision): number {
   let bytes = 0;
-  for (const { field, length, element } of resultArrays(job, precision)) if (job.into[field] === undefined) bytes += length * resultArrayClass(element).BYTES_PER_ELEMENT;
+  for (const { field, length, element } of resultArrays(job, precision))
+    if (job.into[field] === undefined) bytes += length * resultArrayClass(element).BYTES_PER_ELEMENT;
   return bytes;
 }
 
 /** Throws ResultTooLargeError or JobValidationError (`data`) when `job` does not fit an engine of `runners`. */
-export function checkJobFits(job: NormalizedJob, runners: readonly LaneRunner[], precision: Precision, maxResultBytes: number): void {
+export function checkJobFits(
+  job: NormalizedJob,
+  runners: readonly LaneRunner[],
+  precision: Precision,
+  maxResultBytes: number,
+): void {
   const resultBytes = allocatedResultBytes(job, precision);
   if (resultBytes > maxResultBytes) throw new ResultTooLargeError(resultBytes, maxResultBytes, 'estimated at submit');
   if (job.framing) {
@@ -56,13 +67,23 @@ export function checkJobFits(job: NormalizedJob, runners: readonly LaneRunner[],
   }
   const fits = Math.min(...runners.map((r) => r.maxRows(job)));
   if (!(fits >= 1))
-    throw new JobValidationError('data', `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series or a framed stft (nperseg)`);
+    throw new JobValidationError(
+      'data',
+      `a series of ${job.length} samples does not fit in a lane with these flags; use shorter series or a framed stft (nperseg)`,
+    );
 }
 
 /** The chunks a job runs in on `runner`: runs of whole series, or (framed stft) runs of whole frames of every series. */
-export function planJobChunks(job: NormalizedJob, runner: LaneRunner): { start: number; rows: number; frames?: FrameChunk | undefined }[] {
+export function planJobChunks(
+  job: NormalizedJob,
+  runner: LaneRunner,
+): { start: number; rows: number; frames?: FrameChunk | undefined }[] {
   const f = job.framing;
   if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
   const maxFrames = runner.maxFrames?.(job) ?? f.frames;
-  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({ start: 0, rows: job.batch, frames }));
+  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({
+    start: 0,
+    rows: job.batch,
+    frames,
+  }));
 }

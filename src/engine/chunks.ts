@@ -63,8 +63,12 @@ export interface Framing {
  * Infinity or NaN, a negative one a negative count, and null was read as an object.
  */
 function checkFraming(f: Framing, what: string): void {
-  if (typeof f !== 'object' || f === null) throw new TypeError(`${what}: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`);
-  if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`${what}: length must be a non-negative integer, got ${f.length}`);
+  if (typeof f !== 'object' || f === null)
+    throw new TypeError(
+      `${what}: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`,
+    );
+  if (!Number.isSafeInteger(f.length) || f.length < 0)
+    throw new RangeError(`${what}: length must be a non-negative integer, got ${f.length}`);
   positiveInteger(f.frameLength, `${what}: frameLength`);
   positiveInteger(f.hop, `${what}: hop`);
 }
@@ -91,16 +95,25 @@ export function coveredLength(f: Framing): number {
  */
 export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
   if (typeof f !== 'object' || f === null)
-    throw new TypeError(`planFrameChunks: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`);
+    throw new TypeError(
+      `planFrameChunks: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`,
+    );
   const { frameLength, hop } = f;
-  if (!Number.isSafeInteger(f.length) || f.length < 0) throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
+  if (!Number.isSafeInteger(f.length) || f.length < 0)
+    throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
   positiveInteger(frameLength, 'planFrameChunks: frameLength');
-  if (!Number.isSafeInteger(hop) || hop < 1 || hop > frameLength) throw new RangeError(`planFrameChunks: hop must be an integer in [1, frameLength], got ${hop}`);
+  if (!Number.isSafeInteger(hop) || hop < 1 || hop > frameLength)
+    throw new RangeError(`planFrameChunks: hop must be an integer in [1, frameLength], got ${hop}`);
   const total = frameCount(f);
-  if (total === 0) throw new RangeError(`planFrameChunks: the series (${f.length} samples) is shorter than one frame (${frameLength})`);
+  if (total === 0)
+    throw new RangeError(
+      `planFrameChunks: the series (${f.length} samples) is shorter than one frame (${frameLength})`,
+    );
   const overlapFrames = Math.ceil(frameLength / hop) - 1;
   if (!Number.isSafeInteger(maxFrames) || maxFrames < overlapFrames + 1)
-    throw new RangeError(`planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`);
+    throw new RangeError(
+      `planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`,
+    );
   // Each chunk after the first starts maxFrames - overlapFrames frames after the one before it.
   // Bounded like planRowChunks: 2e7 frames at one new frame per chunk took 16 s and gigabytes.
   const count = total <= maxFrames ? 1 : 1 + Math.ceil((total - maxFrames) / (maxFrames - overlapFrames));

@@ -27,10 +27,15 @@ export function rawArray(host: HostBuffer<DType>): HostSide {
  * The pinned buffer behind `array` when the engine lent it (hostBuffer()) holding `dtype` (the
  * engine's precision, or a job's 16-bit type), and the element offset of `array` in it.
  */
-export function lentView(shared: LaneShared, array: HostSide, dtype: DType): { host: HostBuffer<LentType>; offset: number } | undefined {
+export function lentView(
+  shared: LaneShared,
+  array: HostSide,
+  dtype: DType,
+): { host: HostBuffer<LentType>; offset: number } | undefined {
   const host = shared.lent.get(array.buffer);
   // The array's own element size too: a float64 view of float32 pinned memory is not that memory's layout.
-  if (!host || host.disposed || host.dtype !== dtype || array.BYTES_PER_ELEMENT !== dtypeInfo(dtype).bytes) return undefined;
+  if (!host || host.disposed || host.dtype !== dtype || array.BYTES_PER_ELEMENT !== dtypeInfo(dtype).bytes)
+    return undefined;
   return { host, offset: array.byteOffset / array.BYTES_PER_ELEMENT };
 }
 
@@ -57,7 +62,10 @@ export class CopyBack {
   fetch(src: DeviceBuffer<DType>, target: HostSide, targetOffset: number, length: number, purpose: string): void {
     const copyOut = this.#lane.copies.copyOut;
     const direct = lentView(this.#lane.shared, target, src.dtype);
-    if (direct) this.#copies.push(() => src.read(direct.host, { stream: copyOut, otherOffset: direct.offset + targetOffset, length }));
+    if (direct)
+      this.#copies.push(() =>
+        src.read(direct.host, { stream: copyOut, otherOffset: direct.offset + targetOffset, length }),
+      );
     else {
       const pin = this.#lane.buffers.host(purpose, src.dtype, length, this.#slot);
       this.#copies.push(() => src.read(pin, { stream: copyOut, length }));
@@ -72,7 +80,15 @@ export class CopyBack {
    * array, else through the slot's staging `purpose`, reordered on the host. Positional: no layout
    * object per job.
    */
-  fetchBandMajor(src: DeviceBuffer<DType>, target: HostSide, nb: number, rows: number, n: number, rowStart: number, purpose: string): void {
+  fetchBandMajor(
+    src: DeviceBuffer<DType>,
+    target: HostSide,
+    nb: number,
+    rows: number,
+    n: number,
+    rowStart: number,
+    purpose: string,
+  ): void {
     const copyOut = this.#lane.copies.copyOut;
     const total = nb * rows * n;
     const direct = lentView(this.#lane.shared, target, src.dtype);
@@ -80,14 +96,21 @@ export class CopyBack {
       this.#copies.push(() => {
         for (let q = 0; q < nb; q++)
           for (let r = 0; r < rows; r++)
-            src.read(direct.host, { stream: copyOut, offset: (q * rows + r) * n, otherOffset: direct.offset + ((rowStart + r) * nb + q) * n, length: n });
+            src.read(direct.host, {
+              stream: copyOut,
+              offset: (q * rows + r) * n,
+              otherOffset: direct.offset + ((rowStart + r) * nb + q) * n,
+              length: n,
+            });
       });
     } else {
       const pin = this.#lane.buffers.host(purpose, src.dtype, total, this.#slot);
       this.#copies.push(() => src.read(pin, { stream: copyOut, length: total }));
       this.#after.push(() => {
         const from = rawArray(pin) as typeof target;
-        for (let q = 0; q < nb; q++) for (let r = 0; r < rows; r++) target.set(from.subarray((q * rows + r) * n, (q * rows + r + 1) * n), ((rowStart + r) * nb + q) * n);
+        for (let q = 0; q < nb; q++)
+          for (let r = 0; r < rows; r++)
+            target.set(from.subarray((q * rows + r) * n, (q * rows + r + 1) * n), ((rowStart + r) * nb + q) * n);
       });
     }
     this.bytes += total * dtypeInfo(src.dtype).bytes;

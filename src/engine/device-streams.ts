@@ -24,7 +24,12 @@ export interface DeviceStreams {
  * track an event per job beside the lane's own slot events, on a path that runs thousands of
  * times a second.
  */
-export function deviceStreams(context: Context, name: string, laneLabels: readonly string[], copyPairs = 1): DeviceStreams {
+export function deviceStreams(
+  context: Context,
+  name: string,
+  laneLabels: readonly string[],
+  copyPairs = 1,
+): DeviceStreams {
   const pairs = Array.from({ length: copyPairs }, (_, i) => (copyPairs === 1 ? '' : ` ${i}`));
   const pool = new StreamPool({
     context,

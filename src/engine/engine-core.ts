@@ -6,7 +6,15 @@
  * it with fake lanes and JobEngine with GPU ones.
  */
 import { checkJobFits, coreOptions, planJobChunks } from './capacity.js';
-import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, isStickyError } from './errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  EngineLostError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  isStickyError,
+} from './errors.js';
 import { JobRecord } from './job.js';
 import { jobResult } from './job-result.js';
 import { allocateOutputs, runsAlone, type JobProgress, type LaneRunner } from './lane-runner.js';
@@ -71,14 +79,22 @@ export class EngineCore implements JobEngineLike {
   #rejectLost!: (e: unknown) => void;
 
   constructor(options: EngineCoreOptions) {
-    if (!options || !Array.isArray(options.runners) || options.runners.length === 0) throw new TypeError('an engine needs at least one lane');
+    if (!options || !Array.isArray(options.runners) || options.runners.length === 0)
+      throw new TypeError('an engine needs at least one lane');
     const { maxQueued, precision, maxResultBytes } = coreOptions(options);
     this.label = options.label ?? 'engine';
     this.precision = precision;
     this.maxQueued = maxQueued;
     this.maxResultBytes = maxResultBytes;
     this.#runners = [...options.runners];
-    this.#lanes = options.runners.map((runner, index) => ({ index, runner, active: 0, alone: false, load: 0, stats: new LaneStatsRecorder(index, runner.device) }));
+    this.#lanes = options.runners.map((runner, index) => ({
+      index,
+      runner,
+      active: 0,
+      alone: false,
+      load: 0,
+      stats: new LaneStatsRecorder(index, runner.device),
+    }));
     this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
     this.lost.catch(() => {});
   }
@@ -133,7 +149,10 @@ export class EngineCore implements JobEngineLike {
 
   submit(spec: JobSpec): Job;
   submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal | undefined }): Promise<Job>;
-  submit(spec: JobSpec, options?: { wait?: boolean | undefined; signal?: AbortSignal | undefined }): Job | Promise<Job> {
+  submit(
+    spec: JobSpec,
+    options?: { wait?: boolean | undefined; signal?: AbortSignal | undefined },
+  ): Job | Promise<Job> {
     if (options?.wait) return this.#submitWaiting(spec, options.signal);
     this.#checkOpen();
     const job = this.validate(spec);
@@ -279,22 +298,45 @@ export class EngineCore implements JobEngineLike {
       for (const c of chunks) {
         if (job.settled) break; // timed out or the engine was lost: stop here
         const n = spec.length;
-        const data = chunks.length === 1 || c.frames ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
-        const outcome = await lane.runner.run({ jobId: job.id, job: spec, rowStart: c.start, rows: c.rows, data, outputs, progress, ...(c.frames ? { frames: c.frames } : {}) });
+        const data =
+          chunks.length === 1 || c.frames ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
+        const outcome = await lane.runner.run({
+          jobId: job.id,
+          job: spec,
+          rowStart: c.start,
+          rows: c.rows,
+          data,
+          outputs,
+          progress,
+          ...(c.frames ? { frames: c.frames } : {}),
+        });
         gpuMs += outcome.gpuMs;
         bytesMoved += outcome.bytesMoved;
         for (const [name, value] of Object.entries(outcome.stages)) (stages[name] ??= []).push(value);
       }
       if (!job.settled) {
         const endedAt = performance.now();
-        ok = job.resolve(jobResult(job, { lane: lane.index, device: lane.runner.device }, outputs, stages, chunks.length, { gpuMs, endedAt }));
+        ok = job.resolve(
+          jobResult(job, { lane: lane.index, device: lane.runner.device }, outputs, stages, chunks.length, {
+            gpuMs,
+            endedAt,
+          }),
+        );
       }
     } catch (cause) {
       job.reject(new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause));
       if (isStickyError(cause)) this.#lose(cause);
     } finally {
       const endedAt = performance.now();
-      lane.stats.record({ ok, runMs: endedAt - job.startedAt, gpuMs, samples, bytesMoved, startedAt: job.startedAt, endedAt });
+      lane.stats.record({
+        ok,
+        runMs: endedAt - job.startedAt,
+        gpuMs,
+        samples,
+        bytesMoved,
+        startedAt: job.startedAt,
+        endedAt,
+      });
       lane.active--;
       lane.alone = false;
       lane.load -= samples;
@@ -318,7 +360,8 @@ export class EngineCore implements JobEngineLike {
     this.#lostError = cause;
     this.#rejectLost(cause);
     for (const job of this.#queue.splice(0)) job.reject(new JobError(job.id, -1, -1, 'queued', cause));
-    for (const [job, { lane, progress }] of this.#runningLane) job.reject(new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause));
+    for (const [job, { lane, progress }] of this.#runningLane)
+      job.reject(new JobError(job.id, lane.index, lane.runner.device, progress.stage, cause));
     for (const w of this.#waiters.splice(0)) {
       w.cleanup();
       w.reject(new EngineLostError(this.label, cause));

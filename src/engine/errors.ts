@@ -48,7 +48,9 @@ export class EngineFullError extends Error {
   readonly maxQueued: number;
 
   constructor(engine: string, maxQueued: number) {
-    super(`engine "${engine}" is full: ${maxQueued} jobs are queued (maxQueued); retry later or submit with { wait: true }`);
+    super(
+      `engine "${engine}" is full: ${maxQueued} jobs are queued (maxQueued); retry later or submit with { wait: true }`,
+    );
     this.maxQueued = maxQueued;
   }
 }
@@ -67,7 +69,9 @@ export class EngineLostError extends Error {
   override readonly name: string = 'EngineLostError';
 
   constructor(engine: string, cause: unknown) {
-    super(`engine "${engine}" lost its GPU context: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`engine "${engine}" lost its GPU context: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -111,7 +115,10 @@ export class JobError extends Error {
   readonly stage: string;
 
   constructor(jobId: number, lane: number, device: number, stage: string, cause: unknown) {
-    super(`job ${jobId} failed on lane ${lane} (device ${device}) in stage "${stage}": ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(
+      `job ${jobId} failed on lane ${lane} (device ${device}) in stage "${stage}": ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
     this.jobId = jobId;
     this.lane = lane;
     this.device = device;

@@ -29,6 +29,9 @@ export function firstNonFinite(data: JobData, dtype: JobDataType): number {
 export function checkFiniteSamples(data: JobData, dtype: JobDataType): void {
   const at = firstNonFinite(data, dtype);
   if (at < 0) return;
-  const value = data instanceof Float32Array || data instanceof Float64Array ? String(data[at]) : `a non-finite ${dtype} (bits 0x${data[at]!.toString(16)})`;
+  const value =
+    data instanceof Float32Array || data instanceof Float64Array
+      ? String(data[at])
+      : `a non-finite ${dtype} (bits 0x${data[at]!.toString(16)})`;
   fail(`data[${at}]`, `is ${value}: samples must be finite (NaN and infinities are refused however the job comes in)`);
 }

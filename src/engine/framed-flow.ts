@@ -24,11 +24,19 @@ import type { Precision } from '../runtime/fft/precision.js';
 export function framedBytesPerFrame(job: NormalizedJob, real: Precision): number {
   const f = job.framing!;
   const nfft = f.nperseg;
-  return (real === 'f32' ? 4 : 8) * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins) + (job.outputDtype ? 2 * f.step : 0);
+  return (
+    (real === 'f32' ? 4 : 8) * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins) +
+    (job.outputDtype ? 2 * f.step : 0)
+  );
 }
 
 /** Runs the frames `fc` of a framed-stft job on `lane` in `slot`; resolves once its samples are in `chunk.outputs`. */
-export async function runFramedChunk(lane: LaneResources, chunk: LaneChunk, fc: FrameChunk, slot: LaneSlot): Promise<LaneChunkOutcome> {
+export async function runFramedChunk(
+  lane: LaneResources,
+  chunk: LaneChunk,
+  fc: FrameChunk,
+  slot: LaneSlot,
+): Promise<LaneChunkOutcome> {
   const { job, outputs, progress } = chunk;
   const f = job.framing!;
   const s = lane.stream;
@@ -80,7 +88,12 @@ export async function runFramedChunk(lane: LaneResources, chunk: LaneChunk, fc: 
   // |Zxx| of the first P frequency rows of every series: per series those rows are P*M contiguous
   // values, so each series is read as one "spectrum" of F*M bins (an F*M-point half spectrum).
   const preview = buf.device('preview', real, batch * P * M) as DeviceBuffer<DType>;
-  spectrumMagnitude(zxx as ComplexBuffer, preview as RealBuffer, { batch, length: 2 * (F * M - 1), bins: P * M, stream: s });
+  spectrumMagnitude(zxx as ComplexBuffer, preview as RealBuffer, {
+    batch,
+    length: 2 * (F * M - 1),
+    bins: P * M,
+    stream: s,
+  });
 
   progress.stage = 'mask';
   const [k0, k1] = bandBins(job.passBand, job.fs, f.nperseg, 'passBand');
@@ -130,8 +143,14 @@ export async function runFramedChunk(lane: LaneResources, chunk: LaneChunk, fc: 
   const ps = pHost.array as Float32Array | Float64Array;
   const total = f.frames;
   for (let b = 0; b < batch; b++) {
-    if (t1 > t0 && outputs.filtered) outputs.filtered.set(ys.subarray(b * len + t0 + f.extension - fc.inputStart, b * len + t1 + f.extension - fc.inputStart) as never, b * n + t0);
-    if (outputs.spectrum) for (let k = 0; k < P; k++) outputs.spectrum.set(ps.subarray((b * P + k) * M, (b * P + k + 1) * M), (b * P + k) * total + fc.frameStart);
+    if (t1 > t0 && outputs.filtered)
+      outputs.filtered.set(
+        ys.subarray(b * len + t0 + f.extension - fc.inputStart, b * len + t1 + f.extension - fc.inputStart) as never,
+        b * n + t0,
+      );
+    if (outputs.spectrum)
+      for (let k = 0; k < P; k++)
+        outputs.spectrum.set(ps.subarray((b * P + k) * M, (b * P + k + 1) * M), (b * P + k) * total + fc.frameStart);
   }
   return { gpuMs, bytesMoved, stages: {} };
 }

@@ -37,7 +37,14 @@ export class GpuLane implements LaneRunner {
    * lane's compute stream, which stays the caller's (JobEngine takes it from its device's
    * StreamPool); without it the lane makes its own.
    */
-  constructor(context: Context, index: number, shared: LaneShared, label: string, copies: CopyStreams, stream?: Stream) {
+  constructor(
+    context: Context,
+    index: number,
+    shared: LaneShared,
+    label: string,
+    copies: CopyStreams,
+    stream?: Stream,
+  ) {
     this.index = index;
     this.depth = shared.laneDepth;
     this.context = context;
@@ -89,7 +96,10 @@ export class GpuLane implements LaneRunner {
 
   maxFrames(job: NormalizedJob): number {
     if (!job.framing) return 0;
-    return Math.min(job.framing.frames, Math.floor(this.#lane.shared.laneMemoryBytes / (job.batch * this.bytesPerFrame(job))));
+    return Math.min(
+      job.framing.frames,
+      Math.floor(this.#lane.shared.laneMemoryBytes / (job.batch * this.bytesPerFrame(job))),
+    );
   }
 
   maxRows(job: NormalizedJob): number {
@@ -119,16 +129,24 @@ export class GpuLane implements LaneRunner {
   #run(chunk: LaneChunk, slot: LaneSlot): Promise<LaneChunkOutcome> {
     const sticky = this.context.stickyError;
     if (sticky) throw sticky;
-    return chunk.frames ? runFramedChunk(this.#lane, chunk, chunk.frames, slot) : runSeriesChunk(this.#lane, chunk, slot);
+    return chunk.frames
+      ? runFramedChunk(this.#lane, chunk, chunk.frames, slot)
+      : runSeriesChunk(this.#lane, chunk, slot);
   }
 
   dispose(): void {
     let first: unknown;
     // The signal layer caches scratch per stream: let it go before the stream does (when it offers to).
-    const releaseScratch = (): void => (signalWorkspace as { releaseStream?(stream: Stream): void }).releaseStream?.(this.stream);
+    const releaseScratch = (): void =>
+      (signalWorkspace as { releaseStream?(stream: Stream): void }).releaseStream?.(this.stream);
     const events = this.#slots.events();
     // Graphs first: they hold addresses of the buffers and scratch freed after them.
-    const steps = [() => this.#lane.graphs?.dispose(), () => this.#lane.buffers.dispose(), releaseScratch, ...events.map((ev) => () => ev.dispose())];
+    const steps = [
+      () => this.#lane.graphs?.dispose(),
+      () => this.#lane.buffers.dispose(),
+      releaseScratch,
+      ...events.map((ev) => () => ev.dispose()),
+    ];
     if (this.#ownsStream) steps.push(() => this.stream.dispose());
     for (const fn of steps) {
       try {

@@ -62,9 +62,25 @@ export {
   type ParameterSource,
   type ParameterType,
 } from './parameters.js';
-export { allocateOutputs, runsAlone, type JobOutputs, type JobProgress, type LaneChunk, type LaneChunkOutcome, type LaneRunner } from './lane-runner.js';
+export {
+  allocateOutputs,
+  runsAlone,
+  type JobOutputs,
+  type JobProgress,
+  type LaneChunk,
+  type LaneChunkOutcome,
+  type LaneRunner,
+} from './lane-runner.js';
 export { DEFAULT_MAX_RESULT_BYTES } from './capacity.js';
-export { planRowChunks, planFrameChunks, frameCount, coveredLength, type RowChunk, type FrameChunk, type Framing } from './chunks.js';
+export {
+  planRowChunks,
+  planFrameChunks,
+  frameCount,
+  coveredLength,
+  type RowChunk,
+  type FrameChunk,
+  type Framing,
+} from './chunks.js';
 export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
 export { GpuLane } from './gpu-lane.js';
 export type { CopyStreams, LaneShared, LentType } from './lane-resources.js';

@@ -51,7 +51,8 @@ function copyPairsFromEnvironment(): number {
   const text = process.env.TSCUDA_ENGINE_COPY_PAIRS;
   if (text === undefined || text === '') return 1;
   const pairs = Number(text);
-  if (!Number.isSafeInteger(pairs) || pairs < 1 || pairs > 8) throw new RangeError(`TSCUDA_ENGINE_COPY_PAIRS must be an integer in 1..8, got ${JSON.stringify(text)}`);
+  if (!Number.isSafeInteger(pairs) || pairs < 1 || pairs > 8)
+    throw new RangeError(`TSCUDA_ENGINE_COPY_PAIRS must be an integer in 1..8, got ${JSON.stringify(text)}`);
   return pairs;
 }
 
@@ -86,13 +87,22 @@ export class JobEngine extends EngineCore {
     if (!Number.isSafeInteger(laneMemoryBytes) || laneMemoryBytes < 1 << 16)
       throw new RangeError(`laneMemoryBytes must be an integer of at least 64 KiB, got ${String(laneMemoryBytes)}`);
     const laneDepth = options.laneDepth ?? DEFAULT_LANE_DEPTH;
-    if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8) throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
+    if (!Number.isSafeInteger(laneDepth) || laneDepth < 1 || laneDepth > 8)
+      throw new RangeError(`laneDepth must be an integer in 1..8, got ${String(laneDepth)}`);
     // TSCUDA_COMPUTE_GRAPHS=0 turns them off for every engine of the process that does not say (A/B runs of a server or a bench).
     const computeGraphs = options.computeGraphs ?? process.env.TSCUDA_COMPUTE_GRAPHS !== '0';
-    if (typeof computeGraphs !== 'boolean') throw new TypeError(`computeGraphs must be true or false, got ${String(computeGraphs)}`);
+    if (typeof computeGraphs !== 'boolean')
+      throw new TypeError(`computeGraphs must be true or false, got ${String(computeGraphs)}`);
     const label = options.label ?? 'engine';
     const copyPairs = copyPairsFromEnvironment();
-    const shared = { precision, stages: new StageRegistry(), lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(), laneMemoryBytes, laneDepth, computeGraphs };
+    const shared = {
+      precision,
+      stages: new StageRegistry(),
+      lent: new Map<ArrayBufferLike, HostBuffer<LentType>>(),
+      laneMemoryBytes,
+      laneDepth,
+      computeGraphs,
+    };
     // The one placement rule (runtime/defaults.ts resolvePlacement): device | devices | context.
     const ordinals = resolvePlacement(options, `JobEngine "${label}"`).map((d) => d.ordinal);
     const lanes: GpuLane[] = [];
@@ -107,7 +117,16 @@ export class JobEngine extends EngineCore {
       for (let l = 0; l < perDevice; l++)
         for (const [d, ordinal] of ordinals.entries()) {
           const { copies, lanes: streams } = devices[d]!;
-          lanes.push(new GpuLane(Device.get(ordinal).context, laneIndex(l, d), shared, label, copies[l % copies.length]!, streams[l]!));
+          lanes.push(
+            new GpuLane(
+              Device.get(ordinal).context,
+              laneIndex(l, d),
+              shared,
+              label,
+              copies[l % copies.length]!,
+              streams[l]!,
+            ),
+          );
         }
     } catch (e) {
       for (const lane of lanes) lane.dispose();
@@ -161,12 +180,19 @@ export class JobEngine extends EngineCore {
   hostBuffer(dtype: JobHalfType, length: number): Uint16Array;
   hostBuffer(dtype: LentType, length: number): JobData {
     if (this.closed) throw new Error(`engine "${this.label}" is closed: no more host buffers`);
-    if (!LENT_TYPES.includes(dtype)) throw new TypeError(`hostBuffer dtype must be one of ${LENT_TYPES.join(', ')}, got ${String(dtype)}`);
-    const host = HostBuffer.alloc(dtype, length, { device: this.#firstDevice, portable: this.devices.length > 1, label: `${this.label} lent ${dtype} x${length}` });
+    if (!LENT_TYPES.includes(dtype))
+      throw new TypeError(`hostBuffer dtype must be one of ${LENT_TYPES.join(', ')}, got ${String(dtype)}`);
+    const host = HostBuffer.alloc(dtype, length, {
+      device: this.#firstDevice,
+      portable: this.devices.length > 1,
+      label: `${this.label} lent ${dtype} x${length}`,
+    });
     const array = host.array as ArrayBufferView & { length: number };
     this.#shared.lent.set(array.buffer, host);
     // f16 where the runtime has Float16Array: the same memory as raw bits (the lent map is keyed by the ArrayBuffer).
-    return array instanceof Uint16Array || dtype !== 'f16' ? (array as JobData) : new Uint16Array(array.buffer, array.byteOffset, array.length);
+    return array instanceof Uint16Array || dtype !== 'f16'
+      ? (array as JobData)
+      : new Uint16Array(array.buffer, array.byteOffset, array.length);
   }
 
   /** Frees an array lent by hostBuffer() (no job reading it may be pending); true when it was one. */

@@ -10,7 +10,10 @@ import type { Precision } from '../runtime/fft/precision.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
 
 /** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
-export type JobOutputs = Pick<JobResult, 'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'>;
+export type JobOutputs = Pick<
+  JobResult,
+  'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'
+>;
 
 /** Where a lane is in a job, so a failure names its stage. */
 export interface JobProgress {
@@ -76,7 +79,8 @@ export function runsAlone(job: NormalizedJob): boolean {
 /** The result arrays `job` asks for: its `into` arrays, fresh ones for the rest (result-arrays.ts says which). */
 export function allocateOutputs(job: NormalizedJob, precision: Precision): JobOutputs {
   const out: Record<string, unknown> = {};
-  for (const r of resultArrays(job, precision)) out[r.field] = job.into[r.field] ?? new (resultArrayClass(r.element))(r.length);
+  for (const r of resultArrays(job, precision))
+    out[r.field] = job.into[r.field] ?? new (resultArrayClass(r.element))(r.length);
   if (job.cycles) out.dominant = new Array<DominantCycle>(job.batch);
   // Each field holds the element type resultArrays names for it: JobOutputs' types.
   return out as JobOutputs;

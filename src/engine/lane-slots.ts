@@ -47,7 +47,13 @@ export class LaneSlots {
           created.push(ev);
           return ev;
         };
-        this.#all.push({ index: i, start: event('start', true), loaded: event('loaded', false), computed: event('computed', false), finished: event('finished', true) });
+        this.#all.push({
+          index: i,
+          start: event('start', true),
+          loaded: event('loaded', false),
+          computed: event('computed', false),
+          finished: event('finished', true),
+        });
       }
     } catch (e) {
       for (const ev of created) ev.dispose();
@@ -70,7 +76,9 @@ export class LaneSlots {
     const depth = this.#all.length;
     const taken = depth - this.#free.length;
     if (taken === depth || (taken > 0 && runsAlone(chunk.job)))
-      throw new Error(`lane ${this.#lane}: a chunk arrived with ${taken} of its ${depth} places taken (the engine core schedules lanes)`);
+      throw new Error(
+        `lane ${this.#lane}: a chunk arrived with ${taken} of its ${depth} places taken (the engine core schedules lanes)`,
+      );
     return this.#free.pop()!;
   }
 

@@ -27,7 +27,8 @@ export const RESULT_ARRAY_FIELDS = ['filtered', 'spectrum', 'bandPowers', 'bandW
  * - `window`: a window name or `[name, parameter]` (strings: `hann` or `kaiser,8.6`);
  * - `object`: a JSON object (strings: JSON).
  */
-export type ParameterType = 'number' | 'integer' | 'boolean' | 'enum' | 'string' | 'band' | 'bands' | 'numbers' | 'flags' | 'window' | 'object';
+export type ParameterType =
+  'number' | 'integer' | 'boolean' | 'enum' | 'string' | 'band' | 'bands' | 'numbers' | 'flags' | 'window' | 'object';
 
 /** Where a request may carry a parameter: the JSON body, the query string, an `x-tscuda-<name>` header. */
 export type ParameterSource = 'body' | 'query' | 'header';
@@ -69,20 +70,129 @@ export const JOB_PARAMETER_TABLE = [
     help: 'element type of the samples (a binary body: how its bytes are read, i16/f16/bf16 included; JSON: the precision its numbers are stored in, f32 or f64)',
     from: ANYWHERE,
   },
-  { name: 'batch', field: 'batch', type: 'integer', min: 1, default: '1 (a 2-D JSON signal: its rows)', help: 'B, the number of series', from: ANYWHERE },
-  { name: 'fs', field: 'fs', type: 'number', min: 0, exclusiveMin: true, default: '1', help: 'sampling frequency in Hz', from: ANYWHERE },
-  { name: 'flags', field: 'flags', type: 'flags', default: "the endpoint's flag", help: 'what to compute: stft, cycles, wavelet or a registered stage', from: ANYWHERE },
-  { name: 'detrend', field: 'detrend', type: 'enum', values: ['linear', 'constant', false], default: 'linear', help: 'detrend before the window', from: ANYWHERE },
-  { name: 'window', field: 'window', type: 'window', default: 'hann', help: 'window before the forward FFT (scipy names)', from: ANYWHERE },
-  { name: 'nperseg', field: 'nperseg', type: 'integer', min: 2, default: 'none (one frame per series)', help: 'framed stft: samples per frame', from: ANYWHERE },
-  { name: 'noverlap', field: 'noverlap', type: 'integer', min: 0, default: 'nperseg / 2', help: 'framed stft: samples shared by consecutive frames', from: ANYWHERE },
-  { name: 'passBand', field: 'passBand', type: 'band', default: '[0, fs/2]', help: 'stft: the band kept before the inverse FFT', from: ANYWHERE },
-  { name: 'previewBins', field: 'previewBins', type: 'integer', min: 1, default: 'min(256, N/2+1)', help: 'stft: spectrum bins returned per series', from: ANYWHERE },
-  { name: 'bands', field: 'bands', type: 'bands', default: 'none', help: 'cycles and wavelet band reduction: the bands in Hz', from: ANYWHERE },
-  { name: 'freqs', field: 'freqs', type: 'numbers', min: 0, exclusiveMin: true, default: 'none', help: 'wavelet: Morlet centre frequencies in Hz', from: ANYWHERE },
-  { name: 'nCycles', field: 'nCycles', type: 'number', min: 0, exclusiveMin: true, default: '6', help: 'wavelet: cycles per Morlet wavelet', from: ANYWHERE },
-  { name: 'waveletBands', field: 'waveletBands', type: 'boolean', default: 'false', help: 'wavelet: reduce the power to bands on the GPU', from: ANYWHERE },
-  { name: 'bandWaves', field: 'bandWaves', type: 'boolean', default: 'true', help: 'cycles: also return the band-limited waves', from: ANYWHERE },
+  {
+    name: 'batch',
+    field: 'batch',
+    type: 'integer',
+    min: 1,
+    default: '1 (a 2-D JSON signal: its rows)',
+    help: 'B, the number of series',
+    from: ANYWHERE,
+  },
+  {
+    name: 'fs',
+    field: 'fs',
+    type: 'number',
+    min: 0,
+    exclusiveMin: true,
+    default: '1',
+    help: 'sampling frequency in Hz',
+    from: ANYWHERE,
+  },
+  {
+    name: 'flags',
+    field: 'flags',
+    type: 'flags',
+    default: "the endpoint's flag",
+    help: 'what to compute: stft, cycles, wavelet or a registered stage',
+    from: ANYWHERE,
+  },
+  {
+    name: 'detrend',
+    field: 'detrend',
+    type: 'enum',
+    values: ['linear', 'constant', false],
+    default: 'linear',
+    help: 'detrend before the window',
+    from: ANYWHERE,
+  },
+  {
+    name: 'window',
+    field: 'window',
+    type: 'window',
+    default: 'hann',
+    help: 'window before the forward FFT (scipy names)',
+    from: ANYWHERE,
+  },
+  {
+    name: 'nperseg',
+    field: 'nperseg',
+    type: 'integer',
+    min: 2,
+    default: 'none (one frame per series)',
+    help: 'framed stft: samples per frame',
+    from: ANYWHERE,
+  },
+  {
+    name: 'noverlap',
+    field: 'noverlap',
+    type: 'integer',
+    min: 0,
+    default: 'nperseg / 2',
+    help: 'framed stft: samples shared by consecutive frames',
+    from: ANYWHERE,
+  },
+  {
+    name: 'passBand',
+    field: 'passBand',
+    type: 'band',
+    default: '[0, fs/2]',
+    help: 'stft: the band kept before the inverse FFT',
+    from: ANYWHERE,
+  },
+  {
+    name: 'previewBins',
+    field: 'previewBins',
+    type: 'integer',
+    min: 1,
+    default: 'min(256, N/2+1)',
+    help: 'stft: spectrum bins returned per series',
+    from: ANYWHERE,
+  },
+  {
+    name: 'bands',
+    field: 'bands',
+    type: 'bands',
+    default: 'none',
+    help: 'cycles and wavelet band reduction: the bands in Hz',
+    from: ANYWHERE,
+  },
+  {
+    name: 'freqs',
+    field: 'freqs',
+    type: 'numbers',
+    min: 0,
+    exclusiveMin: true,
+    default: 'none',
+    help: 'wavelet: Morlet centre frequencies in Hz',
+    from: ANYWHERE,
+  },
+  {
+    name: 'nCycles',
+    field: 'nCycles',
+    type: 'number',
+    min: 0,
+    exclusiveMin: true,
+    default: '6',
+    help: 'wavelet: cycles per Morlet wavelet',
+    from: ANYWHERE,
+  },
+  {
+    name: 'waveletBands',
+    field: 'waveletBands',
+    type: 'boolean',
+    default: 'false',
+    help: 'wavelet: reduce the power to bands on the GPU',
+    from: ANYWHERE,
+  },
+  {
+    name: 'bandWaves',
+    field: 'bandWaves',
+    type: 'boolean',
+    default: 'true',
+    help: 'cycles: also return the band-limited waves',
+    from: ANYWHERE,
+  },
   {
     name: 'timeout',
     field: 'timeoutMs',
@@ -93,8 +203,23 @@ export const JOB_PARAMETER_TABLE = [
     help: 'ms after submit before the job fails with a timeout (at most the server maxTimeoutMs)',
     from: ANYWHERE,
   },
-  { name: 'label', field: 'label', type: 'string', maxLength: 200, default: 'none', help: 'a name for logs and errors', from: ANYWHERE },
-  { name: 'stageParams', field: 'stageParams', type: 'object', default: '{}', help: 'parameters of registered stages, by stage name', from: ANYWHERE },
+  {
+    name: 'label',
+    field: 'label',
+    type: 'string',
+    maxLength: 200,
+    default: 'none',
+    help: 'a name for logs and errors',
+    from: ANYWHERE,
+  },
+  {
+    name: 'stageParams',
+    field: 'stageParams',
+    type: 'object',
+    default: '{}',
+    help: 'parameters of registered stages, by stage name',
+    from: ANYWHERE,
+  },
   {
     name: 'scale',
     field: 'scale',
@@ -131,7 +256,9 @@ export function parameterOfField(field: string): ParameterDef | undefined {
 }
 
 const BY_NAME = new Map<string, ParameterDef>(JOB_PARAMETER_TABLE.map((p) => [p.name, p]));
-const BY_FIELD = new Map<string, ParameterDef>(JOB_PARAMETER_TABLE.filter((p) => p.field !== null).map((p) => [p.field!, p]));
+const BY_FIELD = new Map<string, ParameterDef>(
+  JOB_PARAMETER_TABLE.filter((p) => p.field !== null).map((p) => [p.field!, p]),
+);
 
 /**
  * JobSpec fields that are not table rows: the samples and their element type (checked together by

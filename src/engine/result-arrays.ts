@@ -48,11 +48,14 @@ export function resultArrays(job: ResultShapeOf, precision: Precision): ResultAr
   }
   if (job.cycles) out.push({ field: 'bandPowers', length: b * nb, element: 'f64' });
   if (job.cycles && job.bandWaves) out.push({ field: 'bandWaves', length: b * nb * n, element: wave });
-  if (job.wavelet) out.push({ field: 'waveletPower', length: b * (job.waveletBands ? nb : job.freqs.length) * n, element: precision });
+  if (job.wavelet)
+    out.push({ field: 'waveletPower', length: b * (job.waveletBands ? nb : job.freqs.length) * n, element: precision });
   return out;
 }
 
 /** The typed-array class of a result element type. */
-export function resultArrayClass(element: ResultElement): Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor {
+export function resultArrayClass(
+  element: ResultElement,
+): Float32ArrayConstructor | Float64ArrayConstructor | Uint16ArrayConstructor {
   return element === 'u16' ? Uint16Array : element === 'f64' ? Float64Array : Float32Array;
 }

@@ -7,7 +7,18 @@
  */
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import { bandMask, bandPowers, detrendWindow, dominantCycleDevice, halfBins, irfft, rfft, spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
+import {
+  bandMask,
+  bandPowers,
+  detrendWindow,
+  dominantCycleDevice,
+  halfBins,
+  irfft,
+  rfft,
+  spectrumMagnitude,
+  type ComplexBuffer,
+  type RealBuffer,
+} from '../signal/primitives.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
 import { windowKey } from '../signal/window.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
@@ -38,7 +49,13 @@ export interface SeriesStageHooks {
 }
 
 /** Takes every device buffer a chunk of `rows` series of `job` uses in `slot` (allocating now, when the cache has none big enough). */
-export function seriesBuffers(lane: LaneResources, job: NormalizedJob, rows: number, slot: number, inverse: boolean): SeriesBuffers {
+export function seriesBuffers(
+  lane: LaneResources,
+  job: NormalizedJob,
+  rows: number,
+  slot: number,
+  inverse: boolean,
+): SeriesBuffers {
   const buf = lane.buffers;
   const { real, complex } = lane;
   const n = job.length;
@@ -73,11 +90,26 @@ export function seriesBuffers(lane: LaneResources, job: NormalizedJob, rows: num
     dominant = buf.device('dominant', 'f64', rows * 4, own);
     if (job.bandWaves) {
       bandSpectra = buf.device('band spectra', complex, nb * rows * k);
-      bandWaves = (half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)) as RealBuffer;
+      bandWaves = (
+        half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)
+      ) as RealBuffer;
       if (half) bandWaves16 = buf.device('band waves 16-bit', half, nb * total, own);
     }
   }
-  return { x, windowed, spectrum, masked, filtered, filtered16, preview, powers, dominant, bandSpectra, bandWaves, bandWaves16 };
+  return {
+    x,
+    windowed,
+    spectrum,
+    masked,
+    filtered,
+    filtered16,
+    preview,
+    powers,
+    dominant,
+    bandSpectra,
+    bandWaves,
+    bandWaves16,
+  };
 }
 
 /**
@@ -86,7 +118,14 @@ export function seriesBuffers(lane: LaneResources, job: NormalizedJob, rows: num
  * after the inverse], magnitude preview, 16-bit rounding, band powers, dominant cycle, band
  * waves. Only enqueues: every buffer comes from `b`.
  */
-export function enqueueSeriesCompute(lane: LaneResources, job: NormalizedJob, rows: number, b: SeriesBuffers, progress: JobProgress, hooks?: SeriesStageHooks): void {
+export function enqueueSeriesCompute(
+  lane: LaneResources,
+  job: NormalizedJob,
+  rows: number,
+  b: SeriesBuffers,
+  progress: JobProgress,
+  hooks?: SeriesStageHooks,
+): void {
   const s = lane.stream;
   const n = job.length;
   const k = halfBins(n);
@@ -95,7 +134,13 @@ export function enqueueSeriesCompute(lane: LaneResources, job: NormalizedJob, ro
   const series = { batch: rows, length: n, stream: s };
   const window = windowSpec(job);
   progress.stage = 'detrend';
-  detrendWindow(b.x as SignalInput, b.windowed, sixteenBit(job) ? { ...series, detrend: job.detrend, window, scale: job.scale } : { ...series, detrend: job.detrend, window });
+  detrendWindow(
+    b.x as SignalInput,
+    b.windowed,
+    sixteenBit(job)
+      ? { ...series, detrend: job.detrend, window, scale: job.scale }
+      : { ...series, detrend: job.detrend, window },
+  );
   progress.stage = 'fft';
   rfft(b.windowed, b.spectrum, series);
   hooks?.afterFft();
@@ -116,7 +161,13 @@ export function enqueueSeriesCompute(lane: LaneResources, job: NormalizedJob, ro
     if (b.bandSpectra && b.bandWaves) {
       // One masked copy of the spectrum per band ([band][row][bin]), then one batched inverse of them all.
       for (let q = 0; q < nb; q++)
-        bandMask(b.spectrum, { ...series, fs: job.fs, band: job.bands[q]!, output: b.bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer, scale: 1 / n });
+        bandMask(b.spectrum, {
+          ...series,
+          fs: job.fs,
+          band: job.bands[q]!,
+          output: b.bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer,
+          scale: 1 / n,
+        });
       irfft(b.bandSpectra as ComplexBuffer, b.bandWaves, { batch: nb * rows, length: n, stream: s, normalize: false });
       if (b.bandWaves16) narrow(b.bandWaves, b.bandWaves16 as DeviceBuffer<'f16'>, { length: nb * total, stream: s });
     }

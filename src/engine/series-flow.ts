@@ -130,7 +130,10 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
     const generation = buf.generation + signalWorkspace.generation(s);
     progress.stage = 'compute';
     graphs.run(seriesComputeKey(job, rows, slot.index), generation, () =>
-      buf.withoutAllocation(() => enqueueSeriesCompute(lane, job, rows, b, progress), 'the compute is captured into a graph'),
+      buf.withoutAllocation(
+        () => enqueueSeriesCompute(lane, job, rows, b, progress),
+        'the compute is captured into a graph',
+      ),
     );
   } else {
     const stageCtx = (name: string, output: RealBuffer | undefined): StageContext => ({
@@ -162,7 +165,10 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
         pending.push({ name, value });
       }
     };
-    enqueueSeriesCompute(lane, job, rows, b, progress, { afterFft: () => runStages('fft', undefined), afterInverse: (filtered) => runStages('inverse', filtered) });
+    enqueueSeriesCompute(lane, job, rows, b, progress, {
+      afterFft: () => runStages('fft', undefined),
+      afterInverse: (filtered) => runStages('inverse', filtered),
+    });
   }
 
   // Copies back, enqueued on the copy-out stream once the compute is all enqueued.
@@ -170,7 +176,13 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   progress.stage = 'd2h';
   if (job.stft && b.filtered && b.preview) {
     back.fetch(b.filtered16 ?? (b.filtered as DeviceBuffer<DType>), outputs.filtered!, rowStart * n, total, 'filtered');
-    back.fetch(b.preview as DeviceBuffer<DType>, outputs.spectrum!, rowStart * job.previewBins, rows * job.previewBins, 'preview');
+    back.fetch(
+      b.preview as DeviceBuffer<DType>,
+      outputs.spectrum!,
+      rowStart * job.previewBins,
+      rows * job.previewBins,
+      'preview',
+    );
   }
   if (job.cycles && b.powers && b.dominant) {
     back.fetch(b.powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
@@ -181,7 +193,12 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
       () => dominant.read(dominantHost, { stream: copyOut, length: rows * 4 }),
       rows * 4 * 8,
       () => {
-        const cycles = finishDominantCycles(dominantHost.array.subarray(0, rows * 4), { batch: rows, length: n, fs: job.fs, windowSum: windowGain });
+        const cycles = finishDominantCycles(dominantHost.array.subarray(0, rows * 4), {
+          batch: rows,
+          length: n,
+          fs: job.fs,
+          windowSum: windowGain,
+        });
         for (let r = 0; r < rows; r++) outputs.dominant![rowStart + r] = cycles[r]!;
       },
     );
@@ -196,7 +213,13 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
     const power = buf.device('wavelet power', real, rows * waveletRows * n, { slot: slot.index }) as RealBuffer;
     runWavelet(b.x as RealBuffer, power, job, rows, s);
     progress.stage = 'd2h';
-    back.fetch(power as DeviceBuffer<DType>, outputs.waveletPower!, rowStart * waveletRows * n, rows * waveletRows * n, 'wavelet power');
+    back.fetch(
+      power as DeviceBuffer<DType>,
+      outputs.waveletPower!,
+      rowStart * waveletRows * n,
+      rows * waveletRows * n,
+      'wavelet power',
+    );
   }
 
   progress.stage = 'd2h';

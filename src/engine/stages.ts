@@ -64,12 +64,17 @@ export class StageRegistry {
 
   /** Adds a stage that jobs can then name. Throws StageRegistrationError for a name that is not identifier-like (letters, digits, `_`, `.`, `-`), is a built-in flag or is already registered, or for a stage without `run` or with `after` other than 'fft' or 'inverse'. */
   register(name: string, stage: Stage): void {
-    if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name)) throw new StageRegistrationError(`stage name must be an identifier-like string, got ${JSON.stringify(name)}`);
-    if ((BUILTIN_FLAGS as readonly string[]).includes(name)) throw new StageRegistrationError(`"${name}" is a built-in flag; pick another stage name`);
+    if (typeof name !== 'string' || !/^[A-Za-z_][\w.-]*$/.test(name))
+      throw new StageRegistrationError(`stage name must be an identifier-like string, got ${JSON.stringify(name)}`);
+    if ((BUILTIN_FLAGS as readonly string[]).includes(name))
+      throw new StageRegistrationError(`"${name}" is a built-in flag; pick another stage name`);
     if (this.#stages.has(name)) throw new StageRegistrationError(`a stage "${name}" is already registered`);
-    if (typeof stage !== 'object' || stage === null || typeof stage.run !== 'function') throw new StageRegistrationError(`stage "${name}" needs a run(ctx) function`);
+    if (typeof stage !== 'object' || stage === null || typeof stage.run !== 'function')
+      throw new StageRegistrationError(`stage "${name}" needs a run(ctx) function`);
     if (stage.after !== 'fft' && stage.after !== 'inverse')
-      throw new StageRegistrationError(`stage "${name}".after must be 'fft' or 'inverse', got ${JSON.stringify(stage.after)}`);
+      throw new StageRegistrationError(
+        `stage "${name}".after must be 'fft' or 'inverse', got ${JSON.stringify(stage.after)}`,
+      );
     this.#stages.set(name, stage);
     this.#names.add(name);
   }

@@ -138,7 +138,17 @@ export function engineStats(lanes: readonly LaneStatsRecorder[], queued: number,
   }
   const devices: DeviceStats[] = [...byDevice].map(([device, own]) => {
     const { jobs, errors, avgJobMs, p99JobMs, samplesPerSecond, bytesMoved, gpuBusyFraction } = aggregate(own);
-    return { device, lanes: own.length, jobs, errors, avgJobMs, p99JobMs, samplesPerSecond, bytesMoved, gpuBusyFraction };
+    return {
+      device,
+      lanes: own.length,
+      jobs,
+      errors,
+      avgJobMs,
+      p99JobMs,
+      samplesPerSecond,
+      bytesMoved,
+      gpuBusyFraction,
+    };
   });
   return { lanes: lanes.map((l) => l.snapshot()), devices, queued, running, ...aggregate(lanes) };
 }

@@ -9,7 +9,14 @@ import { checkSampleTypes } from './sample-types.js';
 import { timeoutMsProblem } from '../runtime/timeout.js';
 import { checkNOLA } from '../signal/geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
-import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, JOB_SPEC_FIELDS, RESULT_ARRAY_FIELDS, parameterOfField, type ParameterDef } from './parameters.js';
+import {
+  BUILTIN_FLAGS,
+  JOB_PARAMETER_TABLE,
+  JOB_SPEC_FIELDS,
+  RESULT_ARRAY_FIELDS,
+  parameterOfField,
+  type ParameterDef,
+} from './parameters.js';
 import type { Band, JobData, JobDataType, JobFlag, JobHalfType, JobOutputArrays, JobSpec } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
@@ -92,7 +99,9 @@ function rangeText(field: string): string {
   const parts: string[] = [];
   if (def?.min !== undefined) parts.push(def.exclusiveMin === true ? `> ${def.min}` : `>= ${def.min}`);
   if (def?.max !== undefined) parts.push(`<= ${def.max}`);
-  const positive = def?.min !== undefined && ((def.exclusiveMin === true && def.min === 0) || (def.type === 'integer' && def.min === 1));
+  const positive =
+    def?.min !== undefined &&
+    ((def.exclusiveMin === true && def.min === 0) || (def.type === 'integer' && def.min === 1));
   return parts.length === 0 ? '' : ` ${parts.join(' and ')}${positive ? ' (positive)' : ''}`;
 }
 
@@ -101,7 +110,8 @@ function tableNumber(v: unknown, field: string): number {
   const def = parameterOfField(field);
   const integer = def?.type === 'integer';
   const what = integer ? 'an integer' : 'a finite number';
-  if (typeof v !== 'number' || !(integer ? Number.isSafeInteger(v) : Number.isFinite(v))) return fail(field, `must be ${what}${rangeText(field)}, got ${show(v)}`);
+  if (typeof v !== 'number' || !(integer ? Number.isSafeInteger(v) : Number.isFinite(v)))
+    return fail(field, `must be ${what}${rangeText(field)}, got ${show(v)}`);
   const low = def?.min !== undefined && (def.exclusiveMin === true ? !(v > def.min) : v < def.min);
   if (low || (def?.max !== undefined && v > def.max)) fail(field, `must be ${what}${rangeText(field)}, got ${v}`);
   return v;
@@ -139,7 +149,11 @@ function checkByTable(spec: Omit<JobSpec, 'data'>): void {
         if (typeof v !== 'boolean') fail(def.field, `must be true or false, got ${show(v)}`);
         break;
       case 'enum':
-        if (!(d.values ?? []).includes(v as string | boolean)) fail(def.field, `must be one of ${(d.values ?? []).map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}`);
+        if (!(d.values ?? []).includes(v as string | boolean))
+          fail(
+            def.field,
+            `must be one of ${(d.values ?? []).map((x) => JSON.stringify(x)).join(', ')}, got ${show(v)}`,
+          );
         break;
       case 'string':
         if (typeof v !== 'string' || v.length > (d.maxLength ?? Infinity))
@@ -158,18 +172,26 @@ function checkByTable(spec: Omit<JobSpec, 'data'>): void {
 const MIN_GAUSSIAN_STD = 0.1;
 /** Resolves a WindowSpec with the signal layer's rules (scipy names and aliases), or throws naming `field`. */
 export function resolveJobWindow(spec: unknown, field = 'window'): ResolvedWindow {
-  if (typeof spec !== 'string' && !Array.isArray(spec)) fail(field, `must be a window name or [name, parameter], got ${show(spec)}`);
-  if (Array.isArray(spec) && spec.length === 2 && typeof spec[1] !== 'number') fail(`${field}[1]`, `must be a finite number, got ${show(spec[1])}`);
+  if (typeof spec !== 'string' && !Array.isArray(spec))
+    fail(field, `must be a window name or [name, parameter], got ${show(spec)}`);
+  if (Array.isArray(spec) && spec.length === 2 && typeof spec[1] !== 'number')
+    fail(`${field}[1]`, `must be a finite number, got ${show(spec[1])}`);
   try {
     const resolved = resolveWindow(spec as WindowSpec);
     // Narrower, the window is zero but for its centre, or zero everywhere at an even length: the spectrum's scaling divides by its sum.
     if (resolved.name === 'gaussian' && resolved.parameter! < MIN_GAUSSIAN_STD)
-      fail(`${field}[1]`, `a gaussian window's std must be at least ${MIN_GAUSSIAN_STD} samples, got ${resolved.parameter}`);
+      fail(
+        `${field}[1]`,
+        `a gaussian window's std must be at least ${MIN_GAUSSIAN_STD} samples, got ${resolved.parameter}`,
+      );
     return resolved;
   } catch (e) {
     if (e instanceof JobValidationError) throw e;
     const at =
-      Array.isArray(spec) && spec.length === 2 && /parameter|std|alpha|beta/.test((e as Error).message) && !/takes no parameter|needs its parameter/.test((e as Error).message)
+      Array.isArray(spec) &&
+      spec.length === 2 &&
+      /parameter|std|alpha|beta/.test((e as Error).message) &&
+      !/takes no parameter|needs its parameter/.test((e as Error).message)
         ? `${field}[1]`
         : field;
     return fail(at, (e as Error).message);
@@ -180,10 +202,13 @@ const INTO_FIELDS: ReadonlySet<string> = new Set(RESULT_ARRAY_FIELDS);
 
 /** Validates `spec` and fills in its defaults; throws JobValidationError naming the first bad field. */
 export function validateJob(spec: JobSpec, context: ValidationContext): NormalizedJob {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
+    return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
   checkKnownFields(spec);
   if (typeof (context as Partial<ValidationContext> | null)?.stages?.has !== 'function')
-    throw new TypeError('validateJob needs a context { stages: a Set of registered stage names } (an engine passes its own)');
+    throw new TypeError(
+      'validateJob needs a context { stages: a Set of registered stage names } (an engine passes its own)',
+    );
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
   const types = checkSampleTypes(spec, { finite: true });
@@ -198,7 +223,8 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
 }
 
 function checkKnownFields(spec: object): void {
-  for (const key of Object.keys(spec)) if (!JOB_SPEC_FIELDS.has(key)) fail(key, `unknown field (known: ${[...JOB_SPEC_FIELDS].join(', ')})`);
+  for (const key of Object.keys(spec))
+    if (!JOB_SPEC_FIELDS.has(key)) fail(key, `unknown field (known: ${[...JOB_SPEC_FIELDS].join(', ')})`);
 }
 
 /**
@@ -211,7 +237,8 @@ export function validateJobParameters(
   context: ValidationContext,
   dtype: JobDataType = 'f32',
 ): Omit<NormalizedJob, 'data' | 'dtype' | 'scale' | 'outputDtype' | 'outputFloat'> {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
+    return fail('(job)', `a job must be an object, got ${Array.isArray(spec) ? 'an array' : show(spec)}`);
   checkKnownFields(spec);
   return parametersOf(spec, samples, context, dtype);
 }
@@ -229,12 +256,18 @@ function parametersOf(
   const batch = spec.batch ?? 1;
   if (samples % batch !== 0) fail('batch', `${samples} samples do not split into ${batch} series of equal length`);
   const length = samples / batch;
-  if (length < MIN_SERIES_LENGTH) fail('data', `series of ${length} samples are too short (at least ${MIN_SERIES_LENGTH})`);
+  if (length < MIN_SERIES_LENGTH)
+    fail('data', `series of ${length} samples are too short (at least ${MIN_SERIES_LENGTH})`);
   const fs = spec.fs ?? 1;
   const nyquist = fs / 2;
 
-  if (!Array.isArray(spec.flags)) fail('flags', `must be an array of flags (${BUILTIN_FLAGS.join(', ')} or a registered stage), got ${show(spec.flags)}`);
-  if (spec.flags.length === 0) fail('flags', `is empty: ask for at least one of ${BUILTIN_FLAGS.join(', ')} or a registered stage`);
+  if (!Array.isArray(spec.flags))
+    fail(
+      'flags',
+      `must be an array of flags (${BUILTIN_FLAGS.join(', ')} or a registered stage), got ${show(spec.flags)}`,
+    );
+  if (spec.flags.length === 0)
+    fail('flags', `is empty: ask for at least one of ${BUILTIN_FLAGS.join(', ')} or a registered stage`);
   const seen = new Set<string>();
   const stages: string[] = [];
   // An index loop visits holes (as undefined), which forEach and map skip: `[, 'stft']` is refused, not half read.
@@ -255,7 +288,10 @@ function parametersOf(
   const cycles = seen.has('cycles');
   const wavelet = seen.has('wavelet');
   if (dtype !== 'f32' && dtype !== 'f64' && (wavelet || stages.length > 0))
-    fail('flags', `${dtype} data takes the stft and cycles flags; ${wavelet ? 'wavelet' : `registered stages (${stages.join(', ')})`} need f32 or f64 data`);
+    fail(
+      'flags',
+      `${dtype} data takes the stft and cycles flags; ${wavelet ? 'wavelet' : `registered stages (${stages.join(', ')})`} need f32 or f64 data`,
+    );
 
   const detrend = spec.detrend ?? 'linear';
   const window = resolveJobWindow(spec.window === undefined ? 'hann' : spec.window);
@@ -269,10 +305,16 @@ function parametersOf(
     if (noverlap >= nperseg) fail('noverlap', `must be an integer in [0, nperseg = ${nperseg}), got ${noverlap}`);
     const others = [...seen].filter((f) => f !== 'stft');
     if (!stft || others.length > 0)
-      fail('flags', `a framed job (nperseg) takes only the stft flag${others.length ? `, not ${others.join(', ')}` : ''}; submit those as a separate job`);
+      fail(
+        'flags',
+        `a framed job (nperseg) takes only the stft flag${others.length ? `, not ${others.join(', ')}` : ''}; submit those as a separate job`,
+      );
     const windowSpec: WindowSpec = window.parameter === undefined ? window.name : [window.name, window.parameter];
     if (!checkNOLA(windowSpec, nperseg, noverlap))
-      fail('noverlap', `window ${JSON.stringify(windowSpec)} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`);
+      fail(
+        'noverlap',
+        `window ${JSON.stringify(windowSpec)} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`,
+      );
     const step = nperseg - noverlap;
     const extension = Math.floor(nperseg / 2);
     const extended = length + 2 * extension;
@@ -314,23 +356,35 @@ function parametersOf(
   // A Morlet wavelet's width in samples: infinite (a frequency far below fs) or zero (a tiny nCycles) gives zero or NaN powers.
   freqs.forEach((f, i) => {
     const sigma = (nCycles * fs) / (2 * Math.PI * f);
-    if (!Number.isFinite(sigma)) fail(`freqs[${i}]`, `${f} Hz with nCycles = ${nCycles} at fs = ${fs} Hz makes an infinitely wide wavelet`);
+    if (!Number.isFinite(sigma))
+      fail(`freqs[${i}]`, `${f} Hz with nCycles = ${nCycles} at fs = ${fs} Hz makes an infinitely wide wavelet`);
     if (!(sigma * sigma > 0)) fail('nCycles', `${nCycles} cycles make a wavelet of width 0 at ${f} Hz`);
   });
 
   const bandWaves = spec.bandWaves ?? true;
   const into = spec.into ?? {};
-  if (typeof into !== 'object' || into === null || Array.isArray(into)) fail('into', `must be an object of result arrays, got ${show(into)}`);
+  if (typeof into !== 'object' || into === null || Array.isArray(into))
+    fail('into', `must be an object of result arrays, got ${show(into)}`);
   for (const [key, value] of Object.entries(into)) {
     if (!INTO_FIELDS.has(key)) fail(`into.${key}`, `is not a result array (known: ${[...INTO_FIELDS].join(', ')})`);
     const wave = key === 'filtered' || key === 'bandWaves';
-    if (value !== undefined && !(value instanceof Float32Array) && !(value instanceof Float64Array) && !(wave && value instanceof Uint16Array))
-      fail(`into.${key}`, `must be a Float32Array or Float64Array${wave ? ' (a Uint16Array with outputDtype f16/bf16)' : ''}, got ${show(value)}`);
+    if (
+      value !== undefined &&
+      !(value instanceof Float32Array) &&
+      !(value instanceof Float64Array) &&
+      !(wave && value instanceof Uint16Array)
+    )
+      fail(
+        `into.${key}`,
+        `must be a Float32Array or Float64Array${wave ? ' (a Uint16Array with outputDtype f16/bf16)' : ''}, got ${show(value)}`,
+      );
   }
 
   const stageParams = spec.stageParams ?? {};
-  if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams)) fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
-  for (const key of Object.keys(stageParams)) if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
+  if (typeof stageParams !== 'object' || stageParams === null || Array.isArray(stageParams))
+    fail('stageParams', `must be an object keyed by stage name, got ${show(stageParams)}`);
+  for (const key of Object.keys(stageParams))
+    if (!context.stages.has(key)) fail(`stageParams.${key}`, `no stage "${key}" is registered`);
 
   let timeoutMs: number | undefined;
   if (spec.timeoutMs !== undefined) {
@@ -380,7 +434,10 @@ export function jobSamples(job: NormalizedJob): number {
  */
 export function checkInto(job: NormalizedJob, precision: Precision): void {
   if (job.outputFloat !== undefined && job.outputFloat !== precision)
-    fail('outputDtype', `${job.outputFloat} is not this engine's precision (${precision}); ask for ${precision}, f16 or bf16`);
+    fail(
+      'outputDtype',
+      `${job.outputFloat} is not this engine's precision (${precision}); ask for ${precision}, f16 or bf16`,
+    );
   const expected = resultArrays(job, precision);
   for (const [key, array] of Object.entries(job.into)) {
     if (array === undefined) continue;
@@ -392,6 +449,7 @@ export function checkInto(job: NormalizedJob, precision: Precision): void {
         `into.${key}`,
         `must be ${withArticle(type.name)} (${want.element === 'u16' ? `outputDtype ${job.outputDtype} bits` : `engine precision ${precision}`}), got ${array.constructor.name}`,
       );
-    if (array.length !== want.length) fail(`into.${key}`, `holds ${array.length} values, the result has ${want.length}`);
+    if (array.length !== want.length)
+      fail(`into.${key}`, `holds ${array.length} values, the result has ${want.length}`);
   }
 }

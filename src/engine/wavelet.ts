@@ -9,7 +9,13 @@ import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
 function options(job: NormalizedJob): CwtOptions {
-  return { fs: job.fs, freqs: job.freqs, nCycles: job.nCycles, output: 'power', ...(job.waveletBands ? { bands: job.bands } : {}) };
+  return {
+    fs: job.fs,
+    freqs: job.freqs,
+    nCycles: job.nCycles,
+    output: 'power',
+    ...(job.waveletBands ? { bands: job.bands } : {}),
+  };
 }
 
 /** The CWT geometry of a job (padded length, frequencies), as the signal layer computes it. */
@@ -39,6 +45,12 @@ export function waveletScratchPerRow(job: NormalizedJob, precision: Precision): 
 }
 
 /** Enqueues the CWT power of `input` (rows x N) into `output` (rows x (freqs or bands) x N) on `stream`. */
-export function runWavelet(input: RealBuffer, output: RealBuffer, job: NormalizedJob, rows: number, stream: Stream): void {
+export function runWavelet(
+  input: RealBuffer,
+  output: RealBuffer,
+  job: NormalizedJob,
+  rows: number,
+  stream: Stream,
+): void {
   cwt(input, { ...options(job), batch: rows, stream, into: output });
 }

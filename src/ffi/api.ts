@@ -1,7 +1,12 @@
 import { bindLibrary, type BindOptions } from './bind.js';
 import type { CudaLibraryName } from './errors.js';
 import { CUFFT_FUNCTIONS, type CufftFunctions } from './generated/cufft.js';
-import { DRIVER_FUNCTIONS, DRIVER_LEGACY_FUNCTIONS, type DriverFunctions, type DriverLegacyFunctions } from './generated/driver.js';
+import {
+  DRIVER_FUNCTIONS,
+  DRIVER_LEGACY_FUNCTIONS,
+  type DriverFunctions,
+  type DriverLegacyFunctions,
+} from './generated/driver.js';
 import { NVRTC_FUNCTIONS, type NvrtcFunctions } from './generated/nvrtc.js';
 import { RUNTIME_FUNCTIONS, type RuntimeFunctions } from './generated/runtime.js';
 import { loadLibrary } from './libraries.js';
@@ -12,7 +17,11 @@ function lazy<T>(make: () => T): () => T {
   return () => (value ??= make());
 }
 
-function raw<T extends object>(library: CudaLibraryName, declarations: readonly FunctionDeclaration[], options: BindOptions = {}): () => T {
+function raw<T extends object>(
+  library: CudaLibraryName,
+  declarations: readonly FunctionDeclaration[],
+  options: BindOptions = {},
+): () => T {
   return lazy(() => bindLibrary<T>(loadLibrary(library), declarations, options));
 }
 
@@ -25,7 +34,11 @@ export const driverPerThread = raw<DriverFunctions>('driver', DRIVER_FUNCTIONS, 
  * one-element TypedArray where the header has `T *` out, for hot paths (an allocation per call).
  * Its functions are typed `(...args: never[]) => CUresult`: callers state the signature they use.
  */
-export const driverOutPointers = raw<Record<keyof DriverFunctions, (...args: never[]) => number>>('driver', DRIVER_FUNCTIONS, { outParamsAsPointers: true });
+export const driverOutPointers = raw<Record<keyof DriverFunctions, (...args: never[]) => number>>(
+  'driver',
+  DRIVER_FUNCTIONS,
+  { outParamsAsPointers: true },
+);
 /** Pre-versioning driver ABI entry points, for completeness only. */
 export const driverLegacy = raw<DriverLegacyFunctions>('driver', DRIVER_LEGACY_FUNCTIONS);
 /** The CUDA runtime API (libcudart, 13 or 12), raw: every cuda* function returns its cudaError_t. Loaded on the first call; throws CudaUnavailableError when the library is not found. */

@@ -14,7 +14,11 @@ export interface BindOptions {
   outParamsAsPointers?: boolean | undefined;
 }
 
-function koffiParam(type: string, direction: number, outParamsAsPointers: boolean): string | ReturnType<typeof koffi.out> {
+function koffiParam(
+  type: string,
+  direction: number,
+  outParamsAsPointers: boolean,
+): string | ReturnType<typeof koffi.out> {
   if (outParamsAsPointers) return type;
   if (direction === 1) return koffi.out(type);
   if (direction === 2) return koffi.inout(type);
@@ -26,7 +30,11 @@ function koffiParam(type: string, direction: number, outParamsAsPointers: boolea
  * access (so one symbol missing from an older driver fails only where it is used) and then
  * replaces its getter with the koffi function itself: calls go straight to koffi, no wrapper.
  */
-export function bindLibrary<T extends object>(lib: LibraryHandle, declarations: readonly FunctionDeclaration[], options: BindOptions = {}): T {
+export function bindLibrary<T extends object>(
+  lib: LibraryHandle,
+  declarations: readonly FunctionDeclaration[],
+  options: BindOptions = {},
+): T {
   registerKoffiTypes();
   const api = {} as Record<string, unknown>;
   for (const [name, symbol, result, params, perThreadSymbol] of declarations) {

@@ -53,13 +53,29 @@ function libraryDescription(library: CudaLibraryName, status: number): string | 
  * restart hint, becomes the process's first sticky error and fails that context.
  */
 export function statusError(library: 'nccl', status: number, call: string, during?: string): NcclError;
-export function statusError(library: CudaLibraryName, status: number, call: string, during?: string, context?: CallContext | null): CudaError;
-export function statusError(library: CudaLibraryName, status: number, call: string, during?: string, context?: CallContext | null): CudaError {
+export function statusError(
+  library: CudaLibraryName,
+  status: number,
+  call: string,
+  during?: string,
+  context?: CallContext | null,
+): CudaError;
+export function statusError(
+  library: CudaLibraryName,
+  status: number,
+  call: string,
+  during?: string,
+  context?: CallContext | null,
+): CudaError {
   if (library === 'nccl') return new NcclError(status, call, { lastError: ncclLastError(), during });
-  if (library !== 'driver' && library !== 'runtime') return new CudaError(library, status, call, { during, description: libraryDescription(library, status) });
+  if (library !== 'driver' && library !== 'runtime')
+    return new CudaError(library, status, call, { during, description: libraryDescription(library, status) });
   const owner = context === undefined ? currentContext() : context;
   const where = owner ? (during === undefined ? owner.label : `${during}; ${owner.label}`) : during;
-  const error = new CudaError(library, status, call, { during: where, description: libraryDescription(library, status) });
+  const error = new CudaError(library, status, call, {
+    during: where,
+    description: libraryDescription(library, status),
+  });
   if (error.sticky) {
     error.message += ` — ${RESTART_HINT}`;
     noteSticky(error);
@@ -86,14 +102,20 @@ const STATUS_TYPES = new Set(['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcRe
  * out-parameters (none: undefined; one: the value; several: an object by parameter name). Each
  * function is wrapped on first use. For code that is not on a hot path: a call allocates its cells.
  */
-export function checkedLibrary<T extends object>(library: CudaLibraryName, raw: object, declarations: readonly FunctionDeclaration[]): T {
+export function checkedLibrary<T extends object>(
+  library: CudaLibraryName,
+  raw: object,
+  declarations: readonly FunctionDeclaration[],
+): T {
   const api = {} as Record<string, unknown>;
   const fns = raw as Raw;
   for (const [name, , result, params] of declarations) {
     const returnsStatus = STATUS_TYPES.has(result);
     const outs = params.map(([, , d], i) => (d === 1 ? i : -1)).filter((i) => i >= 0);
     const outNames = outs.map((i) => params[i]![0]);
-    const outIsStruct = outs.map((i) => /^[A-Za-z_]\w* \*$/.test(params[i]![1]) && !/^(u?int\d+|float|double|char|bool) \*$/.test(params[i]![1]));
+    const outIsStruct = outs.map(
+      (i) => /^[A-Za-z_]\w* \*$/.test(params[i]![1]) && !/^(u?int\d+|float|double|char|bool) \*$/.test(params[i]![1]),
+    );
     const arity = params.length;
     Object.defineProperty(api, name, {
       enumerable: true,

@@ -1,4 +1,13 @@
-import { CUresult, CUresult_DESCRIPTIONS, cudaError_t, cudaError_t_DESCRIPTIONS, cufftResult, cufftResult_DESCRIPTIONS, ncclResult_t, nvrtcResult } from './generated/types.js';
+import {
+  CUresult,
+  CUresult_DESCRIPTIONS,
+  cudaError_t,
+  cudaError_t_DESCRIPTIONS,
+  cufftResult,
+  cufftResult_DESCRIPTIONS,
+  ncclResult_t,
+  nvrtcResult,
+} from './generated/types.js';
 
 /** A library whose status codes CudaError decodes: libcuda ('driver', CUresult), libcudart ('runtime', cudaError_t), cuFFT (cufftResult), NVRTC (nvrtcResult) or NCCL (ncclResult_t, thrown as NcclError). */
 export type CudaLibraryName = 'driver' | 'runtime' | 'cufft' | 'nvrtc' | 'nccl';
@@ -14,7 +23,13 @@ const NCCL_DESCRIPTIONS: Readonly<Record<number, string>> = {
   7: 'the operation is still in progress (non-blocking communicator)',
 };
 
-const ENUMS: Record<CudaLibraryName, Readonly<Record<string, number>>> = { driver: CUresult, runtime: cudaError_t, cufft: cufftResult, nvrtc: nvrtcResult, nccl: ncclResult_t };
+const ENUMS: Record<CudaLibraryName, Readonly<Record<string, number>>> = {
+  driver: CUresult,
+  runtime: cudaError_t,
+  cufft: cufftResult,
+  nvrtc: nvrtcResult,
+  nccl: ncclResult_t,
+};
 const DESCRIPTIONS: Partial<Record<CudaLibraryName, Readonly<Record<number, string>>>> = {
   driver: CUresult_DESCRIPTIONS,
   runtime: cudaError_t_DESCRIPTIONS,
@@ -96,7 +111,9 @@ export class CudaError extends Error {
   constructor(library: CudaLibraryName, code: number, call: string, context: CudaErrorContext = {}) {
     const status = statusName(library, code);
     const description = context.description ?? DESCRIPTIONS[library]?.[code] ?? '';
-    super(`${call} failed: ${status} (${code})${description ? `: ${description}` : ''}${context.during ? ` [${context.during}]` : ''}`);
+    super(
+      `${call} failed: ${status} (${code})${description ? `: ${description}` : ''}${context.during ? ` [${context.during}]` : ''}`,
+    );
     this.library = library;
     this.code = code;
     this.status = status;
@@ -116,6 +133,8 @@ export class CudaUnavailableError extends Error {
     readonly hint: string,
     readonly lastError?: string,
   ) {
-    super(`${library} library not found (searched: ${searched.join(', ')}). ${hint}${lastError ? ` Last error: ${lastError}` : ''}`);
+    super(
+      `${library} library not found (searched: ${searched.join(', ')}). ${hint}${lastError ? ` Last error: ${lastError}` : ''}`,
+    );
   }
 }

@@ -32,13 +32,18 @@ export function hasThreadedMemcpy(): boolean {
  * the copy is done; where libc cannot be loaded it copies in place and resolves at once.
  */
 export function memcpyAsync(target: Uint8Array, source: Uint8Array): Promise<void> {
-  if (target.byteLength !== source.byteLength) return Promise.reject(new RangeError(`memcpyAsync: target holds ${target.byteLength} bytes, source ${source.byteLength}`));
+  if (target.byteLength !== source.byteLength)
+    return Promise.reject(
+      new RangeError(`memcpyAsync: target holds ${target.byteLength} bytes, source ${source.byteLength}`),
+    );
   const fn = libcMemcpy();
   if (!fn) {
     target.set(source);
     return Promise.resolve();
   }
   return new Promise<void>((resolve, reject) => {
-    fn.async(target, source, source.byteLength, (error: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()));
+    fn.async(target, source, source.byteLength, (error: unknown) =>
+      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(),
+    );
   });
 }

@@ -2,7 +2,15 @@ import koffi, { type LibraryHandle } from 'koffi';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
-import { CUDA_MAJOR, CUDA_PREVIOUS_MAJOR, CUFFT_MAJOR, CUFFT_PREVIOUS_MAJOR, PIP_PREVIOUS_WHEEL_FOLDER, PIP_SUFFIX, PIP_WHEEL_FOLDER } from './cuda-version.js';
+import {
+  CUDA_MAJOR,
+  CUDA_PREVIOUS_MAJOR,
+  CUFFT_MAJOR,
+  CUFFT_PREVIOUS_MAJOR,
+  PIP_PREVIOUS_WHEEL_FOLDER,
+  PIP_SUFFIX,
+  PIP_WHEEL_FOLDER,
+} from './cuda-version.js';
 import { CudaUnavailableError, type CudaLibraryName } from './errors.js';
 
 /** Every shared library tscuda looks for: the four it binds, and NCCL for several GPUs. */
@@ -24,7 +32,11 @@ interface LibrarySpec {
 const WHEEL_LIB = `${PIP_WHEEL_FOLDER}/lib`;
 const PREVIOUS_WHEEL_LIB = `${PIP_PREVIOUS_WHEEL_FOLDER}/lib`;
 const SPECS: Record<LibraryName, LibrarySpec> = {
-  driver: { files: ['libcuda.so.1', 'libcuda.so'], wheels: [], hint: 'Install the NVIDIA driver (it provides libcuda.so.1); tscuda needs no toolkit or compiler.' },
+  driver: {
+    files: ['libcuda.so.1', 'libcuda.so'],
+    wheels: [],
+    hint: 'Install the NVIDIA driver (it provides libcuda.so.1); tscuda needs no toolkit or compiler.',
+  },
   runtime: {
     files: [`libcudart.so.${CUDA_MAJOR}`, `libcudart.so.${CUDA_PREVIOUS_MAJOR}`, 'libcudart.so'],
     wheels: [WHEEL_LIB, 'nvidia/cuda_runtime/lib', PREVIOUS_WHEEL_LIB],
@@ -81,25 +93,43 @@ export function sitePackagesFolders(search: SearchEnvironment = processEnvironme
   const { env, home } = search;
   const out = new Set<string>();
   for (const p of (env.PYTHONPATH ?? '').split(':').filter(Boolean)) out.add(p);
-  const prefixes = [env.VIRTUAL_ENV, env.CONDA_PREFIX, env.PYTHONUSERBASE ?? join(home, '.local'), '/usr/local', '/usr'].filter((p): p is string => !!p);
+  const prefixes = [
+    env.VIRTUAL_ENV,
+    env.CONDA_PREFIX,
+    env.PYTHONUSERBASE ?? join(home, '.local'),
+    '/usr/local',
+    '/usr',
+  ].filter((p): p is string => !!p);
   for (const prefix of prefixes) {
     const lib = join(prefix, 'lib');
-    for (const py of childFolders(lib, /^python3(\.\d+)?t?$/)) for (const sp of ['site-packages', 'dist-packages']) out.add(join(lib, py, sp));
+    for (const py of childFolders(lib, /^python3(\.\d+)?t?$/))
+      for (const sp of ['site-packages', 'dist-packages']) out.add(join(lib, py, sp));
   }
   return [...out].filter((d) => existsSync(d));
 }
 
 /** Folders tried in order; `undefined` stands for the system loader (ld.so's own search). */
-export function searchFolders(library: LibraryName, search: SearchEnvironment = processEnvironment()): (string | undefined)[] {
+export function searchFolders(
+  library: LibraryName,
+  search: SearchEnvironment = processEnvironment(),
+): (string | undefined)[] {
   const { env } = search;
   const roots = [env.TSCUDA_CUDA_PATH, env.CUDA_HOME, env.CUDA_PATH].filter((p): p is string => !!p);
   const folders: (string | undefined)[] = [];
-  for (const r of roots) folders.push(r, join(r, 'lib64'), join(r, 'lib'), join(r, 'targets', 'x86_64-linux', 'lib'), join(r, 'targets', 'sbsa-linux', 'lib'));
+  for (const r of roots)
+    folders.push(
+      r,
+      join(r, 'lib64'),
+      join(r, 'lib'),
+      join(r, 'targets', 'x86_64-linux', 'lib'),
+      join(r, 'targets', 'sbsa-linux', 'lib'),
+    );
   folders.push(undefined);
   for (const e of childFolders('/usr/local', /^cuda(-[\d.]+)?$/)) folders.push(join('/usr/local', e, 'lib64'));
   // conda's CUDA packages (cuda-cudart, libcufft, nccl) install into the env's own lib folder.
   if (env.CONDA_PREFIX) folders.push(join(env.CONDA_PREFIX, 'lib'));
-  for (const sp of sitePackagesFolders(search)) for (const w of SPECS[library].wheels) if (existsSync(join(sp, w))) folders.push(join(sp, w));
+  for (const sp of sitePackagesFolders(search))
+    for (const w of SPECS[library].wheels) if (existsSync(join(sp, w))) folders.push(join(sp, w));
   return [...new Set(folders)];
 }
 
@@ -158,7 +188,13 @@ export function isLibraryAvailable(library: LibraryName): boolean {
 /** The outcome of looking for one library: its path when it loads, else where it was looked for and how to get it. */
 export type LibraryStatus =
   | { readonly name: LibraryName; readonly found: true; readonly path: string }
-  | { readonly name: LibraryName; readonly found: false; readonly searched: readonly string[]; readonly hint: string; readonly error?: string | undefined };
+  | {
+      readonly name: LibraryName;
+      readonly found: false;
+      readonly searched: readonly string[];
+      readonly hint: string;
+      readonly error?: string | undefined;
+    };
 
 /** Looks for `library` (loading it) and says where it is, or where it was looked for. Never throws. */
 export function libraryStatus(library: LibraryName): LibraryStatus {
@@ -166,7 +202,14 @@ export function libraryStatus(library: LibraryName): LibraryStatus {
     loadLibrary(library);
     return { name: library, found: true, path: loaded.get(library)!.path };
   } catch (e) {
-    if (e instanceof CudaUnavailableError) return { name: library, found: false, searched: e.searched, hint: e.hint, ...(e.lastError ? { error: e.lastError } : {}) };
+    if (e instanceof CudaUnavailableError)
+      return {
+        name: library,
+        found: false,
+        searched: e.searched,
+        hint: e.hint,
+        ...(e.lastError ? { error: e.lastError } : {}),
+      };
     return { name: library, found: false, searched: [], hint: SPECS[library]?.hint ?? '', error: (e as Error).message };
   }
 }

@@ -52,10 +52,17 @@ export class NcclError extends CudaError {
   /** ncclGetLastError's message (what NCCL logged as the cause), when it had one. */
   readonly lastError: string | undefined;
 
-  constructor(code: number, call: string, detail: { lastError?: string | undefined; during?: string | undefined } = {}) {
+  constructor(
+    code: number,
+    call: string,
+    detail: { lastError?: string | undefined; during?: string | undefined } = {},
+  ) {
     const last = detail.lastError?.trim() || undefined;
     const meaning = statusDescription('nccl', code);
-    super('nccl', code, call, { during: detail.during, description: last ? `${meaning ? `${meaning} — ` : ''}NCCL: ${last}` : meaning });
+    super('nccl', code, call, {
+      during: detail.during,
+      description: last ? `${meaning ? `${meaning} — ` : ''}NCCL: ${last}` : meaning,
+    });
     this.lastError = last;
   }
 }

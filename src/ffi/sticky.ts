@@ -10,7 +10,8 @@ import type { CudaError } from './errors.js';
 let first: CudaError | undefined;
 
 /** What a sticky error's message adds: the user must restart the process. */
-export const RESTART_HINT = 'the CUDA context is lost for good (a sticky error): the driver refuses all further work in this process; restart the process';
+export const RESTART_HINT =
+  'the CUDA context is lost for good (a sticky error): the driver refuses all further work in this process; restart the process';
 
 /** Remembers the first sticky error of the process (later ones are echoes of it). */
 export function noteSticky(error: CudaError): void {

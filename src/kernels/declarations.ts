@@ -76,11 +76,32 @@ export class DeclarationError extends TypeError {
 const IDENT = /^[A-Za-z_]\w*$/;
 const PLACEHOLDER = /^[A-Z]\w*$/;
 /** Names the generated code uses itself (reduction() reserves a and b too). */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['i', 'n', 'int', 'float', 'double', 'const', 'unsigned', 'long', 'short', 'char', 'signed', 'void', 'return']);
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([
+  'i',
+  'n',
+  'int',
+  'float',
+  'double',
+  'const',
+  'unsigned',
+  'long',
+  'short',
+  'char',
+  'signed',
+  'void',
+  'return',
+]);
 
 /** Parses 'const float x, T y' into declarations. `what` names the list in errors ('inputs', 'params', ...). */
-export function parseDeclarations(list: string, what: string, reserved: ReadonlySet<string> = RESERVED_NAMES): Declaration[] {
-  if (typeof list !== 'string') throw new DeclarationError(`${what} must be a string of C declarations such as 'const float x, const float y', got ${typeof list}`);
+export function parseDeclarations(
+  list: string,
+  what: string,
+  reserved: ReadonlySet<string> = RESERVED_NAMES,
+): Declaration[] {
+  if (typeof list !== 'string')
+    throw new DeclarationError(
+      `${what} must be a string of C declarations such as 'const float x, const float y', got ${typeof list}`,
+    );
   if (list.trim() === '') return [];
   return list.split(',').map((part) => {
     const words = part.trim().split(/\s+/).filter(Boolean);
@@ -88,9 +109,14 @@ export function parseDeclarations(list: string, what: string, reserved: Readonly
     const rest = words.filter((w) => w !== 'const');
     const name = rest.pop();
     const type = rest.join(' ');
-    if (!name || !IDENT.test(name) || type === '') throw new DeclarationError(`${what}: cannot read ${JSON.stringify(part.trim())} as '<type> <name>' (e.g. 'const float x')`);
+    if (!name || !IDENT.test(name) || type === '')
+      throw new DeclarationError(
+        `${what}: cannot read ${JSON.stringify(part.trim())} as '<type> <name>' (e.g. 'const float x')`,
+      );
     if (name.startsWith('_') || reserved.has(name))
-      throw new DeclarationError(`${what}: the name ${JSON.stringify(name)} is reserved; the generated code uses ${[...reserved].join(', ')} and names starting with _`);
+      throw new DeclarationError(
+        `${what}: the name ${JSON.stringify(name)} is reserved; the generated code uses ${[...reserved].join(', ')} and names starting with _`,
+      );
     if (type in C_TYPES) return { name, type, dtype: C_TYPES[type as CTypeName], isConst };
     if (PLACEHOLDER.test(type)) return { name, type, dtype: undefined, isConst };
     throw new DeclarationError(
@@ -118,7 +144,9 @@ export function scalarParamType(dtype: DType, name: string): KernelParamType {
       return 'u16';
     case 'c64':
     case 'c128':
-      throw new DeclarationError(`params: ${name} is ${dtype}; complex values can be buffers but not scalar parameters`);
+      throw new DeclarationError(
+        `params: ${name} is ${dtype}; complex values can be buffers but not scalar parameters`,
+      );
     default:
       return dtype;
   }
@@ -128,7 +156,11 @@ export function scalarParamType(dtype: DType, name: string): KernelParamType {
  * Resolves each placeholder type from the buffers given for it: every buffer declared `T` must
  * have the same dtype, and that dtype is T for the scalars declared `T` too.
  */
-export function resolvePlaceholders(declarations: readonly Declaration[], buffers: readonly (DeviceBuffer<DType> | undefined)[], kernel: string): Map<string, DType> {
+export function resolvePlaceholders(
+  declarations: readonly Declaration[],
+  buffers: readonly (DeviceBuffer<DType> | undefined)[],
+  kernel: string,
+): Map<string, DType> {
   const types = new Map<string, DType>();
   declarations.forEach((d, i) => {
     const b = buffers[i];
@@ -136,13 +168,20 @@ export function resolvePlaceholders(declarations: readonly Declaration[], buffer
     if (d.dtype === undefined) {
       const known = types.get(d.type);
       if (known !== undefined && known !== b.dtype)
-        throw new TypeError(`${kernel}: ${d.name} is ${d.type}, which is ${known} from an earlier argument, but got a ${b.dtype} buffer`);
+        throw new TypeError(
+          `${kernel}: ${d.name} is ${d.type}, which is ${known} from an earlier argument, but got a ${b.dtype} buffer`,
+        );
       types.set(d.type, b.dtype);
-    } else if (d.dtype !== b.dtype) throw new TypeError(`${kernel}: ${d.name} is declared ${d.type} (${d.dtype}) but got a ${b.dtype} buffer "${b.label}"`);
+    } else if (d.dtype !== b.dtype)
+      throw new TypeError(
+        `${kernel}: ${d.name} is declared ${d.type} (${d.dtype}) but got a ${b.dtype} buffer "${b.label}"`,
+      );
   });
   for (const d of declarations) {
     if (d.dtype === undefined && !types.has(d.type))
-      throw new TypeError(`${kernel}: the type ${d.type} of ${d.name} is not fixed by any buffer argument; declare it with a C type`);
+      throw new TypeError(
+        `${kernel}: the type ${d.type} of ${d.name} is not fixed by any buffer argument; declare it with a C type`,
+      );
   }
   return types;
 }
@@ -158,14 +197,23 @@ export function prelude(dtypes: Iterable<DType>, placeholders: ReadonlyMap<strin
   const lines: string[] = [];
   if (used.has('f16')) lines.push('#include <cuda_fp16.h>');
   if (used.has('bf16')) lines.push('#include <cuda_bf16.h>');
-  for (const [name, dtype] of [...placeholders].sort(([a], [b]) => a.localeCompare(b))) lines.push(`typedef ${DTYPE_C_NAMES[dtype]} ${name};`);
+  for (const [name, dtype] of [...placeholders].sort(([a], [b]) => a.localeCompare(b)))
+    lines.push(`typedef ${DTYPE_C_NAMES[dtype]} ${name};`);
   return lines.join('\n');
 }
 
 /** The C declaration of a scalar parameter in the kernel signature, and the line that turns its bits back into a value. */
 export function scalarParameterCode(d: Declaration, dtype: DType): { signature: string; unpack: string } {
-  if (dtype === 'f16') return { signature: `unsigned short _bits_${d.name}`, unpack: `  const __half ${d.name} = __ushort_as_half(_bits_${d.name});\n` };
-  if (dtype === 'bf16') return { signature: `unsigned short _bits_${d.name}`, unpack: `  const __nv_bfloat16 ${d.name} = __ushort_as_bfloat16(_bits_${d.name});\n` };
+  if (dtype === 'f16')
+    return {
+      signature: `unsigned short _bits_${d.name}`,
+      unpack: `  const __half ${d.name} = __ushort_as_half(_bits_${d.name});\n`,
+    };
+  if (dtype === 'bf16')
+    return {
+      signature: `unsigned short _bits_${d.name}`,
+      unpack: `  const __nv_bfloat16 ${d.name} = __ushort_as_bfloat16(_bits_${d.name});\n`,
+    };
   return { signature: `const ${DTYPE_C_NAMES[dtype]} ${d.name}`, unpack: '' };
 }
 
@@ -173,16 +221,26 @@ export function scalarParameterCode(d: Declaration, dtype: DType): { signature: 
 
 type Space = ' ' | '\n' | '\t';
 type Trim<S extends string> = S extends `${Space}${infer R}` ? Trim<R> : S extends `${infer R}${Space}` ? Trim<R> : S;
-type SplitList<S extends string> = Trim<S> extends '' ? [] : S extends `${infer A},${infer B}` ? [Trim<A>, ...SplitList<B>] : [Trim<S>];
+type SplitList<S extends string> =
+  Trim<S> extends '' ? [] : S extends `${infer A},${infer B}` ? [Trim<A>, ...SplitList<B>] : [Trim<S>];
 type LastWord<S extends string> = S extends `${string} ${infer R}` ? LastWord<R> : S;
-type StripConst<S extends string> = S extends `const ${infer R}` ? StripConst<Trim<R>> : S extends `${infer R} const` ? Trim<R> : S;
+type StripConst<S extends string> = S extends `const ${infer R}`
+  ? StripConst<Trim<R>>
+  : S extends `${infer R} const`
+    ? Trim<R>
+    : S;
 type TypePart<D extends string> = D extends `${infer T} ${LastWord<D>}` ? StripConst<Trim<T>> : never;
 
 /** The dtype of a declaration like 'const float x' ('f32'); DType for a placeholder type (T). */
-export type DeclaredDType<D extends string> = TypePart<D> extends infer T ? (T extends CTypeName ? (typeof C_TYPES)[T] : DType) : DType;
+export type DeclaredDType<D extends string> =
+  TypePart<D> extends infer T ? (T extends CTypeName ? (typeof C_TYPES)[T] : DType) : DType;
 
-type BufferTuple<L> = L extends [infer H extends string, ...infer R] ? [DeviceBuffer<DeclaredDType<H>>, ...BufferTuple<R>] : [];
-type ScalarTuple<L> = L extends [infer H extends string, ...infer R] ? [ScalarArg<DeclaredDType<H>>, ...ScalarTuple<R>] : [];
+type BufferTuple<L> = L extends [infer H extends string, ...infer R]
+  ? [DeviceBuffer<DeclaredDType<H>>, ...BufferTuple<R>]
+  : [];
+type ScalarTuple<L> = L extends [infer H extends string, ...infer R]
+  ? [ScalarArg<DeclaredDType<H>>, ...ScalarTuple<R>]
+  : [];
 
 /** The argument types of a buffer declaration list: 'const float x, T y' → [DeviceBuffer<'f32'>, DeviceBuffer<DType>]. */
 export type BufferArgs<S extends string> = string extends S ? DeviceBuffer<DType>[] : BufferTuple<SplitList<S>>;

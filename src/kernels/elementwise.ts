@@ -66,10 +66,17 @@ export interface ElementwiseLaunchOptions {
 }
 
 /** The arguments of an elementwise function: inputs, params, outputs, then optional options. */
-export type ElementwiseArgs<I extends string, O extends string, P extends string> = KernelCallArgs<I, O, P, ElementwiseLaunchOptions>;
+export type ElementwiseArgs<I extends string, O extends string, P extends string> = KernelCallArgs<
+  I,
+  O,
+  P,
+  ElementwiseLaunchOptions
+>;
 
 /** The function `elementwise()` returns: call it to launch; `source()` shows the generated CUDA. */
-export type ElementwiseFunction<I extends string, O extends string, P extends string> = GeneratedKernel<ElementwiseArgs<I, O, P>>;
+export type ElementwiseFunction<I extends string, O extends string, P extends string> = GeneratedKernel<
+  ElementwiseArgs<I, O, P>
+>;
 
 interface Parsed {
   name: string;
@@ -85,13 +92,17 @@ const C_IDENT = /^[A-Za-z_]\w*$/;
 /** Validates and parses a descriptor (no GPU needed). */
 export function parseElementwise(d: ElementwiseDescriptor<string, string, string>): Parsed {
   const name = d.name ?? 'elementwise';
-  if (!C_IDENT.test(name)) throw new DeclarationError(`elementwise name must be a C identifier, got ${JSON.stringify(name)}`);
-  if (typeof d.operation !== 'string' || d.operation.trim() === '') throw new DeclarationError(`elementwise ${name}: operation must be C++ code such as 'z = a * x + y'`);
+  if (!C_IDENT.test(name))
+    throw new DeclarationError(`elementwise name must be a C identifier, got ${JSON.stringify(name)}`);
+  if (typeof d.operation !== 'string' || d.operation.trim() === '')
+    throw new DeclarationError(`elementwise ${name}: operation must be C++ code such as 'z = a * x + y'`);
   const inputs = parseDeclarations(d.inputs, `elementwise ${name} inputs`);
   const outputs = parseDeclarations(d.outputs, `elementwise ${name} outputs`);
   const params = parseDeclarations(d.params ?? '', `elementwise ${name} params`);
-  if (outputs.length === 0) throw new DeclarationError(`elementwise ${name}: outputs must declare at least one buffer, e.g. 'float z'`);
-  for (const o of outputs) if (o.isConst) throw new DeclarationError(`elementwise ${name}: output ${o.name} cannot be const`);
+  if (outputs.length === 0)
+    throw new DeclarationError(`elementwise ${name}: outputs must declare at least one buffer, e.g. 'float z'`);
+  for (const o of outputs)
+    if (o.isConst) throw new DeclarationError(`elementwise ${name}: output ${o.name} cannot be const`);
   checkUniqueNames([inputs, params, outputs]);
   for (const p of params) if (p.dtype !== undefined) scalarParamType(p.dtype, p.name);
   return { name, inputs, outputs, params, operation: d.operation, preamble: d.preamble ?? '' };
@@ -103,7 +114,8 @@ export function elementwiseSource(p: Parsed, placeholders: ReadonlyMap<string, D
   const dtypes = all.map((d) => dtypeIn(d, placeholders));
   let unpack = '';
   const signature: string[] = [];
-  for (const d of p.inputs) signature.push(`const ${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}* __restrict__ _in_${d.name}`);
+  for (const d of p.inputs)
+    signature.push(`const ${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}* __restrict__ _in_${d.name}`);
   for (const d of p.params) {
     const code = scalarParameterCode(d, dtypeIn(d, placeholders));
     signature.push(code.signature);
@@ -111,8 +123,15 @@ export function elementwiseSource(p: Parsed, placeholders: ReadonlyMap<string, D
   }
   for (const d of p.outputs) signature.push(`${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}* _out_${d.name}`);
   signature.push('const long long n');
-  const loads = p.inputs.map((d) => `    ${d.isConst ? 'const ' : ''}${DTYPE_C_NAMES[dtypeIn(d, placeholders)]} ${d.name} = _in_${d.name}[i];\n`).join('');
-  const refs = p.outputs.map((d) => `    ${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}& ${d.name} = _out_${d.name}[i];\n`).join('');
+  const loads = p.inputs
+    .map(
+      (d) =>
+        `    ${d.isConst ? 'const ' : ''}${DTYPE_C_NAMES[dtypeIn(d, placeholders)]} ${d.name} = _in_${d.name}[i];\n`,
+    )
+    .join('');
+  const refs = p.outputs
+    .map((d) => `    ${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}& ${d.name} = _out_${d.name}[i];\n`)
+    .join('');
   return `${prelude(dtypes, placeholders)}
 ${p.preamble}
 extern "C" __global__ void ${p.name}(${signature.join(', ')}) {
@@ -139,7 +158,10 @@ export function encodeScalar(value: unknown, dtype: DType, what: string): number
     if (typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value))) return value;
     throw new TypeError(`${what}: expected an integer or bigint for ${dtype}, got ${String(value)}`);
   }
-  if (typeof value !== 'number') throw new TypeError(`${what}: expected a number for ${dtype}, got ${typeof value === 'object' ? 'a buffer' : String(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(
+      `${what}: expected a number for ${dtype}, got ${typeof value === 'object' ? 'a buffer' : String(value)}`,
+    );
   if (dtype === 'f16') return f16Bits(value);
   if (dtype === 'bf16') return bf16Bits(value);
   return value;
@@ -162,11 +184,17 @@ export function splitCall(
   const hasOptions = args.length === count + 1 && typeof last === 'object' && last !== null && !isBuffer(last);
   if (args.length !== count && !hasOptions) {
     const names = [...buffersBefore, ...scalars, ...buffersAfter].map((d) => d.name).join(', ');
-    throw new TypeError(`${kernel} takes ${count} argument(s) (${names}) and optional launch options, got ${args.length}`);
+    throw new TypeError(
+      `${kernel} takes ${count} argument(s) (${names}) and optional launch options, got ${args.length}`,
+    );
   }
   const options = (hasOptions ? last : {}) as ElementwiseLaunchOptions;
   const buffers: DeviceBuffer<DType>[] = [];
-  const order = [...buffersBefore.map((d) => ['buffer', d] as const), ...scalars.map((d) => ['scalar', d] as const), ...buffersAfter.map((d) => ['buffer', d] as const)];
+  const order = [
+    ...buffersBefore.map((d) => ['buffer', d] as const),
+    ...scalars.map((d) => ['scalar', d] as const),
+    ...buffersAfter.map((d) => ['buffer', d] as const),
+  ];
   const scalarValues: unknown[] = [];
   order.forEach(([kind, d], i) => {
     const a = args[i];
@@ -182,13 +210,19 @@ export function splitCall(
 }
 
 /** Common context and length of the buffers of a call. */
-export function commonPlacement(kernel: string, buffers: readonly DeviceBuffer<DType>[], stream: Stream | undefined): Context {
+export function commonPlacement(
+  kernel: string,
+  buffers: readonly DeviceBuffer<DType>[],
+  stream: Stream | undefined,
+): Context {
   const context = buffers[0]!.context;
   for (const b of buffers) {
     if (b.disposed) throw new TypeError(`${kernel}: buffer "${b.label}" was disposed`);
-    if (b.context !== context) throw new TypeError(`${kernel}: buffers "${buffers[0]!.label}" and "${b.label}" belong to different contexts`);
+    if (b.context !== context)
+      throw new TypeError(`${kernel}: buffers "${buffers[0]!.label}" and "${b.label}" belong to different contexts`);
   }
-  if (stream && stream.context !== context) throw new TypeError(`${kernel}: stream "${stream.label}" belongs to another context than the buffers`);
+  if (stream && stream.context !== context)
+    throw new TypeError(`${kernel}: stream "${stream.label}" belongs to another context than the buffers`);
   return context;
 }
 
@@ -196,7 +230,9 @@ export function commonPlacement(kernel: string, buffers: readonly DeviceBuffer<D
  * Makes an elementwise kernel from C declarations and one operation (see the module comment). The
  * returned function type-checks its arguments against the declarations.
  */
-export function elementwise<const I extends string, const O extends string, const P extends string = ''>(descriptor: ElementwiseDescriptor<I, O, P>): ElementwiseFunction<I, O, P> {
+export function elementwise<const I extends string, const O extends string, const P extends string = ''>(
+  descriptor: ElementwiseDescriptor<I, O, P>,
+): ElementwiseFunction<I, O, P> {
   const parsed = parseElementwise(descriptor);
   const { name } = parsed;
   const bufferDecls = [...parsed.inputs, ...parsed.outputs];
@@ -208,12 +244,22 @@ export function elementwise<const I extends string, const O extends string, cons
     const n = call.buffers[0]!.length;
     call.buffers.forEach((b, i) => {
       if (b.length !== n)
-        throw new RangeError(`${name}: ${bufferDecls[i]!.name} has ${b.length} elements but ${bufferDecls[0]!.name} has ${n}; elementwise buffers must have the same length`);
+        throw new RangeError(
+          `${name}: ${bufferDecls[i]!.name} has ${b.length} elements but ${bufferDecls[0]!.name} has ${n}; elementwise buffers must have the same length`,
+        );
     });
-    const kernel = jitKernel(context, elementwiseSource(parsed, placeholders), `${name}.cu`, name, elementwiseParams(parsed, placeholders));
+    const kernel = jitKernel(
+      context,
+      elementwiseSource(parsed, placeholders),
+      `${name}.cu`,
+      name,
+      elementwiseParams(parsed, placeholders),
+    );
     const inputs = call.buffers.slice(0, parsed.inputs.length);
     const outputs = call.buffers.slice(parsed.inputs.length);
-    const scalars = parsed.params.map((d, i) => encodeScalar(call.scalars[i], dtypeIn(d, placeholders), `${name}: ${d.name}`));
+    const scalars = parsed.params.map((d, i) =>
+      encodeScalar(call.scalars[i], dtypeIn(d, placeholders), `${name}: ${d.name}`),
+    );
     const kernelArgs: KernelArg[] = [...inputs, ...scalars, ...outputs, n];
     const block = call.options.block ?? 256;
     kernel.launch({ grid: gridFor(context, n, block), block, ...(stream ? { stream } : {}) }, ...kernelArgs);
@@ -221,7 +267,8 @@ export function elementwise<const I extends string, const O extends string, cons
   const fn = launch as unknown as ElementwiseFunction<I, O, P>;
   Object.defineProperty(fn, 'kernelName', { value: name });
   Object.defineProperty(fn, 'source', {
-    value: (placeholders: Readonly<Record<string, DType>> = {}): string => elementwiseSource(parsed, new Map(Object.entries(placeholders))),
+    value: (placeholders: Readonly<Record<string, DType>> = {}): string =>
+      elementwiseSource(parsed, new Map(Object.entries(placeholders))),
   });
   return fn;
 }

@@ -10,7 +10,13 @@ import { Program } from '../runtime/program.js';
 const kernels = new Map<Context, Map<string, Kernel>>();
 
 /** The kernel `kernelName` of `source`, compiled for `context`'s device on first use and kept. Synchronous (NVRTC) on the first call per process. */
-export function jitKernel(context: Context, source: string, fileName: string, kernelName: string, params: readonly KernelParamType[]): Kernel {
+export function jitKernel(
+  context: Context,
+  source: string,
+  fileName: string,
+  kernelName: string,
+  params: readonly KernelParamType[],
+): Kernel {
   let perContext = kernels.get(context);
   if (!perContext) kernels.set(context, (perContext = new Map()));
   const key = `${kernelName}(${params.join(',')})\n${source}`;

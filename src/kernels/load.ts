@@ -30,20 +30,33 @@ function packageRoot(): string {
  * `<name>.cu` is compiled at first use with NVRTC instead (cached on disk like every Program), so
  * `npm test` and `npm start` need no separate build step. Throws with the fix when neither exists.
  */
-export function loadKernelModule(name: string, options: KernelModuleOptions, buildDir = join(packageRoot(), 'kernels', 'build')): Module {
+export function loadKernelModule(
+  name: string,
+  options: KernelModuleOptions,
+  buildDir = join(packageRoot(), 'kernels', 'build'),
+): Module {
   const path = options.path ?? join(buildDir, `${name}.fatbin`);
   const placement = options.context ? { context: options.context } : {};
   if (existsSync(path)) return Module.load({ path, label: `${name}.fatbin`, ...placement });
   const source = options.path === undefined ? kernelSourceFor(name, buildDir) : undefined;
-  if (source === undefined) throw new Error(`${path} is missing: run \`npm run build:kernels\` (needs nvcc) or install the published package, which ships it`);
+  if (source === undefined)
+    throw new Error(
+      `${path} is missing: run \`npm run build:kernels\` (needs nvcc) or install the published package, which ships it`,
+    );
   const context = options.context ?? resolveContext(undefined);
-  const program = new Program({ source: nvrtcSource(readFileSync(source, 'utf8')), name: `${name}.cu`, label: `${name}.cu (NVRTC, no fatbin built)` });
+  const program = new Program({
+    source: nvrtcSource(readFileSync(source, 'utf8')),
+    name: `${name}.cu`,
+    label: `${name}.cu (NVRTC, no fatbin built)`,
+  });
   return program.compile({ device: context.device, options: ['-std=c++17'] }).load(context);
 }
 
 /** Where the `.cu` of a kernel module lives: beside its build folder (test/kernels), or the package's src/kernels. */
 export function kernelSourceFor(name: string, buildDir: string): string | undefined {
-  return [join(dirname(buildDir), `${name}.cu`), join(packageRoot(), 'src', 'kernels', `${name}.cu`)].find((p) => existsSync(p));
+  return [join(dirname(buildDir), `${name}.cu`), join(packageRoot(), 'src', 'kernels', `${name}.cu`)].find((p) =>
+    existsSync(p),
+  );
 }
 
 /** A kernel source as NVRTC takes it: NVRTC has the vector types built in and no host headers, so `#include <cuda_runtime.h>` goes. */
@@ -58,7 +71,10 @@ export function wrongArity(kernel: string, params: number, argumentsWithConfig: 
 }
 
 /** Binds every kernel of a signature table once; if one fails (a stale fatbin, say), the module is unloaded and the error rethrown. */
-export function bindKernels<S extends Record<string, readonly KernelParamType[]>>(module: Module, signatures: S): { readonly [K in keyof S]: Kernel } {
+export function bindKernels<S extends Record<string, readonly KernelParamType[]>>(
+  module: Module,
+  signatures: S,
+): { readonly [K in keyof S]: Kernel } {
   const out: Record<string, Kernel> = {};
   try {
     for (const name of Object.keys(signatures)) out[name] = module.kernel(name, signatures[name]!);

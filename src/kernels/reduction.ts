@@ -79,10 +79,17 @@ export interface ReductionLaunchOptions {
 }
 
 /** The arguments of a reduction function: inputs, params, the output, then optional options. */
-export type ReductionArgs<I extends string, O extends string, P extends string> = KernelCallArgs<I, O, P, ReductionLaunchOptions>;
+export type ReductionArgs<I extends string, O extends string, P extends string> = KernelCallArgs<
+  I,
+  O,
+  P,
+  ReductionLaunchOptions
+>;
 
 /** The function `reduction()` returns: call it to launch; `source()` shows the generated CUDA. */
-export type ReductionFunction<I extends string, O extends string, P extends string> = GeneratedKernel<ReductionArgs<I, O, P>>;
+export type ReductionFunction<I extends string, O extends string, P extends string> = GeneratedKernel<
+  ReductionArgs<I, O, P>
+>;
 
 interface ParsedReduction {
   name: string;
@@ -108,15 +115,19 @@ const RESERVED = new Set([...RESERVED_NAMES, 'a', 'b', 'k', 'row']);
 /** Validates and parses a descriptor (no GPU needed). */
 export function parseReduction(d: ReductionDescriptor<string, string, string>): ParsedReduction {
   const name = d.name ?? 'reduction';
-  if (!C_IDENT.test(name)) throw new DeclarationError(`reduction name must be a C identifier, got ${JSON.stringify(name)}`);
+  if (!C_IDENT.test(name))
+    throw new DeclarationError(`reduction name must be a C identifier, got ${JSON.stringify(name)}`);
   for (const field of ['map', 'reduce', 'identity'] as const) {
-    if (typeof d[field] !== 'string' || d[field].trim() === '') throw new DeclarationError(`reduction ${name}: ${field} must be a C++ expression`);
+    if (typeof d[field] !== 'string' || d[field].trim() === '')
+      throw new DeclarationError(`reduction ${name}: ${field} must be a C++ expression`);
   }
   const inputs = parseDeclarations(d.inputs, `reduction ${name} inputs`, RESERVED);
   const outputs = parseDeclarations(d.output, `reduction ${name} output`, RESERVED);
   const params = parseDeclarations(d.params ?? '', `reduction ${name} params`, RESERVED);
-  if (inputs.length === 0) throw new DeclarationError(`reduction ${name}: inputs must declare at least one buffer, e.g. 'const float x'`);
-  if (outputs.length !== 1) throw new DeclarationError(`reduction ${name}: output must declare exactly one buffer, e.g. 'float y'`);
+  if (inputs.length === 0)
+    throw new DeclarationError(`reduction ${name}: inputs must declare at least one buffer, e.g. 'const float x'`);
+  if (outputs.length !== 1)
+    throw new DeclarationError(`reduction ${name}: output must declare exactly one buffer, e.g. 'float y'`);
   if (outputs[0]!.isConst) throw new DeclarationError(`reduction ${name}: output ${outputs[0]!.name} cannot be const`);
   checkUniqueNames([inputs, params, outputs]);
   for (const p of params) if (p.dtype !== undefined) scalarParamType(p.dtype, p.name);
@@ -124,13 +135,27 @@ export function parseReduction(d: ReductionDescriptor<string, string, string>): 
   if (accumulator !== undefined && !(accumulator in C_TYPES) && !/^[A-Z]\w*$/.test(accumulator)) {
     throw new DeclarationError(`reduction ${name}: unknown accumulator type ${JSON.stringify(accumulator)}`);
   }
-  return { name, inputs, output: outputs[0]!, params, map: d.map, reduce: d.reduce, identity: d.identity, post: d.post ?? 'y = a', accumulator, preamble: d.preamble ?? '' };
+  return {
+    name,
+    inputs,
+    output: outputs[0]!,
+    params,
+    map: d.map,
+    reduce: d.reduce,
+    identity: d.identity,
+    post: d.post ?? 'y = a',
+    accumulator,
+    preamble: d.preamble ?? '',
+  };
 }
 
 function accumulatorType(p: ParsedReduction, placeholders: ReadonlyMap<string, DType>): string {
   if (p.accumulator !== undefined) {
     const dtype = C_TYPES[p.accumulator as CTypeName] ?? placeholders.get(p.accumulator);
-    if (dtype === undefined) throw new TypeError(`reduction ${p.name}: the accumulator type ${p.accumulator} is not fixed by any buffer argument`);
+    if (dtype === undefined)
+      throw new TypeError(
+        `reduction ${p.name}: the accumulator type ${p.accumulator} is not fixed by any buffer argument`,
+      );
     return DTYPE_C_NAMES[dtype];
   }
   const out = dtypeIn(p.output, placeholders);
@@ -151,7 +176,12 @@ export function reductionSource(p: ParsedReduction, placeholders: ReadonlyMap<st
     unpack += code.unpack;
   }
   const inputSig = p.inputs.map((d) => `const ${DTYPE_C_NAMES[dtypeIn(d, placeholders)]}* __restrict__ _in_${d.name}`);
-  const loads = p.inputs.map((d) => `      ${d.isConst ? 'const ' : ''}${DTYPE_C_NAMES[dtypeIn(d, placeholders)]} ${d.name} = _in_${d.name}[row * k + i];\n`).join('');
+  const loads = p.inputs
+    .map(
+      (d) =>
+        `      ${d.isConst ? 'const ' : ''}${DTYPE_C_NAMES[dtypeIn(d, placeholders)]} ${d.name} = _in_${d.name}[row * k + i];\n`,
+    )
+    .join('');
   const postBody = `    ${outC}& ${out.name} = _out_${out.name}[row];\n    ${p.post.trim().replace(/;?$/, ';')}\n`;
   const sig = (parts: string[]): string => parts.filter(Boolean).join(', ');
   return `${prelude(dtypes, placeholders)}
@@ -208,21 +238,46 @@ export function reductionGeometry(rows: number, k: number, multiprocessors: numb
 }
 
 /** The kernel parameter types of the two kernels. */
-export function reductionParams(p: ParsedReduction, placeholders: ReadonlyMap<string, DType>): { partial: KernelParamType[]; final: KernelParamType[] } {
+export function reductionParams(
+  p: ParsedReduction,
+  placeholders: ReadonlyMap<string, DType>,
+): { partial: KernelParamType[]; final: KernelParamType[] } {
   const scalars = p.params.map((d) => scalarParamType(dtypeIn(d, placeholders), d.name));
-  return { partial: [...p.inputs.map((): KernelParamType => 'ptr'), ...scalars, 'ptr', 'ptr', 'i64', 'i32'], final: ['ptr', ...scalars, 'ptr', 'i32'] };
+  return {
+    partial: [...p.inputs.map((): KernelParamType => 'ptr'), ...scalars, 'ptr', 'ptr', 'i64', 'i32'],
+    final: ['ptr', ...scalars, 'ptr', 'i32'],
+  };
 }
 
 function accumulatorBytes(cType: string): number {
   const dtype = C_TYPES[cType as CTypeName];
-  return dtype === undefined ? 8 : { f16: 2, bf16: 2, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, f32: 4, i64: 8, u64: 8, f64: 8, c64: 8, c128: 16 }[dtype];
+  return dtype === undefined
+    ? 8
+    : {
+        f16: 2,
+        bf16: 2,
+        i8: 1,
+        u8: 1,
+        i16: 2,
+        u16: 2,
+        i32: 4,
+        u32: 4,
+        f32: 4,
+        i64: 8,
+        u64: 8,
+        f64: 8,
+        c64: 8,
+        c128: 16,
+      }[dtype];
 }
 
 /**
  * Makes a reduction kernel from C declarations and map/reduce/identity expressions (see the module
  * comment). The returned function type-checks its arguments against the declarations.
  */
-export function reduction<const I extends string, const O extends string, const P extends string = ''>(descriptor: ReductionDescriptor<I, O, P>): ReductionFunction<I, O, P> {
+export function reduction<const I extends string, const O extends string, const P extends string = ''>(
+  descriptor: ReductionDescriptor<I, O, P>,
+): ReductionFunction<I, O, P> {
   const parsed = parseReduction(descriptor);
   const { name } = parsed;
   const bufferDecls = [...parsed.inputs, parsed.output];
@@ -235,16 +290,25 @@ export function reduction<const I extends string, const O extends string, const 
     const output = call.buffers[parsed.inputs.length]!;
     const total = inputs[0]!.length;
     for (const [i, b] of inputs.entries())
-      if (b.length !== total) throw new RangeError(`${name}: input ${parsed.inputs[i]!.name} has ${b.length} elements but ${parsed.inputs[0]!.name} has ${total}`);
+      if (b.length !== total)
+        throw new RangeError(
+          `${name}: input ${parsed.inputs[i]!.name} has ${b.length} elements but ${parsed.inputs[0]!.name} has ${total}`,
+        );
     const rows = output.length;
-    if (total % rows !== 0) throw new RangeError(`${name}: the inputs' ${total} elements do not split into the output's ${rows} rows`);
+    if (total % rows !== 0)
+      throw new RangeError(`${name}: the inputs' ${total} elements do not split into the output's ${rows} rows`);
     const maxRows = context.device.properties.maxGridDim[1]!;
-    if (rows > maxRows) throw new RangeError(`${name}: ${rows} output rows exceed the ${maxRows} a launch can reduce at once; split the output`);
+    if (rows > maxRows)
+      throw new RangeError(
+        `${name}: ${rows} output rows exceed the ${maxRows} a launch can reduce at once; split the output`,
+      );
     const k = total / rows;
     const source = reductionSource(parsed, placeholders);
     const types = reductionParams(parsed, placeholders);
     const partialKernel = jitKernel(context, source, `${name}.cu`, `${name}_partial`, types.partial);
-    const scalars = parsed.params.map((d, i) => encodeScalar(call.scalars[i], dtypeIn(d, placeholders), `${name}: ${d.name}`));
+    const scalars = parsed.params.map((d, i) =>
+      encodeScalar(call.scalars[i], dtypeIn(d, placeholders), `${name}: ${d.name}`),
+    );
     const { chunks } = reductionGeometry(rows, k, context.device.properties.multiprocessorCount);
     const on = stream ? { stream } : {};
     if (chunks === 1) {
@@ -268,7 +332,8 @@ export function reduction<const I extends string, const O extends string, const 
   const fn = launch as unknown as ReductionFunction<I, O, P>;
   Object.defineProperty(fn, 'kernelName', { value: name });
   Object.defineProperty(fn, 'source', {
-    value: (placeholders: Readonly<Record<string, DType>> = {}): string => reductionSource(parsed, new Map(Object.entries(placeholders))),
+    value: (placeholders: Readonly<Record<string, DType>> = {}): string =>
+      reductionSource(parsed, new Map(Object.entries(placeholders))),
   });
   return fn;
 }

@@ -16,7 +16,12 @@ import type { Operation } from './operation.js';
  * Captures `ops` (pending, in a valid order; nothing is marked) into a Graph. Host steps cannot
  * be captured; neither can a dependency on work outside `ops` that has not completed.
  */
-export function captureOperations(label: string, context: Context, ops: readonly Operation[], options: { mode?: CaptureMode | undefined; label?: string | undefined }): Graph {
+export function captureOperations(
+  label: string,
+  context: Context,
+  ops: readonly Operation[],
+  options: { mode?: CaptureMode | undefined; label?: string | undefined },
+): Graph {
   if (ops.length === 0) throw new Error(`${label}: no pending operations to capture`);
   const inCapture = new Set(ops);
   const depsOf = new Map<Operation, Operation[]>();
@@ -26,7 +31,9 @@ export function captureOperations(label: string, context: Context, ops: readonly
     for (const d of op.after) {
       if (inCapture.has(d)) deps.push(d);
       else if (d.state !== 'completed' && d.state !== 'captured')
-        throw new Error(`${label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`);
+        throw new Error(
+          `${label}: "${op.name}" depends on "${d.name}", which is ${d.state}: capture once it has completed`,
+        );
     }
     depsOf.set(op, deps);
   }
@@ -40,11 +47,21 @@ export function captureOperations(label: string, context: Context, ops: readonly
   const api = driverApi();
   const record = (stream: Stream): CUevent => {
     const e = taken[next++]!;
-    checkStatus('driver', api.cuEventRecord(e, stream.use()), 'cuEventRecord', `${label}: capture on stream "${stream.label}"`);
+    checkStatus(
+      'driver',
+      api.cuEventRecord(e, stream.use()),
+      'cuEventRecord',
+      `${label}: capture on stream "${stream.label}"`,
+    );
     return e;
   };
   const waitOn = (stream: Stream, e: CUevent): void =>
-    checkStatus('driver', api.cuStreamWaitEvent(stream.use(), e, 0), 'cuStreamWaitEvent', `${label}: capture on stream "${stream.label}"`);
+    checkStatus(
+      'driver',
+      api.cuStreamWaitEvent(stream.use(), e, 0),
+      'cuStreamWaitEvent',
+      `${label}: capture on stream "${stream.label}"`,
+    );
   try {
     return Graph.capture(
       origin,
@@ -57,7 +74,10 @@ export function captureOperations(label: string, context: Context, ops: readonly
         try {
           for (const op of ops) {
             for (const d of depsOf.get(op)!) if (d.stream !== op.stream) waitOn(op.stream, recorded.get(d)!);
-            if (!op.barrier && isThenable(op.spec.run(op.stream))) throw new TypeError(`${label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`);
+            if (!op.barrier && isThenable(op.spec.run(op.stream)))
+              throw new TypeError(
+                `${label}: "${op.name}" returned a promise; GPU operations must enqueue synchronously`,
+              );
             recorded.set(op, record(op.stream));
           }
         } catch (e) {

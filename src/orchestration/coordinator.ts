@@ -8,7 +8,13 @@ import { captureOperations } from './capture-operations.js';
 import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
 import { DependencyFailedError, OperationError, OperationForgottenError } from './errors.js';
 import { callSafely } from './host-calls.js';
-import { checkSpecFields, Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
+import {
+  checkSpecFields,
+  Operation,
+  type OperationSpec,
+  type OperationState,
+  type SettledOperation,
+} from './operation.js';
 import { onEveryStream } from './parallel.js';
 import { RingQueue } from './ring-queue.js';
 import { OperationScheduler } from './scheduler.js';
@@ -42,7 +48,12 @@ export interface CoordinatorDescriptor {
 const DEFAULT_RETAIN = 4096;
 
 /** Every key of CoordinatorDescriptor (the Record makes a new one fail to compile until listed). */
-const DESCRIPTOR_KEYS = Object.keys({ label: true, retainSettled: true, uniqueNames: true, guestStreams: true } satisfies Record<keyof CoordinatorDescriptor, true>);
+const DESCRIPTOR_KEYS = Object.keys({
+  label: true,
+  retainSettled: true,
+  uniqueNames: true,
+  guestStreams: true,
+} satisfies Record<keyof CoordinatorDescriptor, true>);
 
 /**
  * Operations on a StreamPool's streams with dependencies across streams: the one
@@ -81,16 +92,21 @@ export class Coordinator extends Resource {
 
   constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
-      throw new TypeError(`Coordinator descriptor must be an object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+      throw new TypeError(
+        `Coordinator descriptor must be an object, got ${descriptor === null ? 'null' : typeof descriptor}`,
+      );
     // A misspelt option (`retain: 10`) silently meant its default.
     knownKeys(descriptor, DESCRIPTOR_KEYS, 'Coordinator descriptor');
     super('Coordinator', descriptor.label ?? 'coordinator');
     // Checked here: a missing pool would fail only at the first add(), reading 'acquire' of null.
     if (typeof (pool as Partial<StreamPool> | null)?.acquire !== 'function')
-      throw new TypeError(`${this.label}: pool must be a StreamPool, got ${pool === null ? 'null' : typeof pool === 'object' ? 'an object without acquire()' : typeof pool}`);
+      throw new TypeError(
+        `${this.label}: pool must be a StreamPool, got ${pool === null ? 'null' : typeof pool === 'object' ? 'an object without acquire()' : typeof pool}`,
+      );
     this.pool = pool;
     const retain = descriptor.retainSettled ?? DEFAULT_RETAIN;
-    if (!Number.isSafeInteger(retain) || retain < 0) throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
+    if (!Number.isSafeInteger(retain) || retain < 0)
+      throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
     this.#retain = retain;
     if (descriptor.uniqueNames !== undefined && typeof descriptor.uniqueNames !== 'boolean')
       throw new TypeError(`${this.label}: uniqueNames must be a boolean, got ${shownValue(descriptor.uniqueNames)}`);
@@ -108,7 +124,10 @@ export class Coordinator extends Resource {
 
   #get(ref: string | number): Operation {
     const op = this.#find(ref);
-    if (op === undefined) throw new OperationForgottenError(`${this.label}: operation ${ref} settled long ago and its outcome is no longer retained`);
+    if (op === undefined)
+      throw new OperationForgottenError(
+        `${this.label}: operation ${ref} settled long ago and its outcome is no longer retained`,
+      );
     return op;
   }
 
@@ -120,7 +139,8 @@ export class Coordinator extends Resource {
     if (typeof ref === 'number') {
       const op = this.#ops.get(ref);
       if (op) return op;
-      if (!Number.isSafeInteger(ref) || ref < 1 || ref >= this.#nextId) throw new RangeError(`${this.label}: no operation ${String(ref)}`);
+      if (!Number.isSafeInteger(ref) || ref < 1 || ref >= this.#nextId)
+        throw new RangeError(`${this.label}: no operation ${String(ref)}`);
       return this.#log.stub(ref);
     }
     const op = this.#byName.get(ref);
@@ -147,7 +167,10 @@ export class Coordinator extends Resource {
     const failed = op.after.find((d) => d.state === 'failed');
     if (failed) {
       this.#nextId--; // nothing was added: the id is not spent
-      throw new DependencyFailedError(op.name, failed.name, failed.error!, { operationId: op.id, dependencyId: failed.id });
+      throw new DependencyFailedError(op.name, failed.name, failed.error!, {
+        operationId: op.id,
+        dependencyId: failed.id,
+      });
     }
     this.#register(op);
     this.#launch([op]);
@@ -158,30 +181,45 @@ export class Coordinator extends Resource {
   #make(spec: OperationSpec): Operation {
     this.assertAlive();
     if (spec === null || typeof spec !== 'object') throw new TypeError(`${this.label}: an operation must be an object`);
-    if (typeof spec.name !== 'string' || spec.name === '') throw new TypeError(`${this.label}: an operation needs a name`);
-    if (typeof spec.run !== 'function') throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
+    if (typeof spec.name !== 'string' || spec.name === '')
+      throw new TypeError(`${this.label}: an operation needs a name`);
+    if (typeof spec.run !== 'function')
+      throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
     checkSpecFields(spec, `${this.label}: operation "${spec.name}"`);
-    if (spec.timeoutMs !== undefined) checkTimeoutMs(spec.timeoutMs, `${this.label}: operation "${spec.name}": timeoutMs`);
-    if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal)) throw new TypeError(`${this.label}: operation "${spec.name}": signal must be an AbortSignal`);
-    if (spec.after !== undefined && !Array.isArray(spec.after)) throw new TypeError(`${this.label}: operation "${spec.name}": after must be an array of names or ids`);
+    if (spec.timeoutMs !== undefined)
+      checkTimeoutMs(spec.timeoutMs, `${this.label}: operation "${spec.name}": timeoutMs`);
+    if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal))
+      throw new TypeError(`${this.label}: operation "${spec.name}": signal must be an AbortSignal`);
+    if (spec.after !== undefined && !Array.isArray(spec.after))
+      throw new TypeError(`${this.label}: operation "${spec.name}": after must be an array of names or ids`);
     const existing = this.#uniqueNames ? this.#byName.get(spec.name) : undefined;
-    if (existing && !existing.isSettled) throw new Error(`${this.label}: an operation named "${spec.name}" is already pending`);
+    if (existing && !existing.isSettled)
+      throw new Error(`${this.label}: an operation named "${spec.name}" is already pending`);
     const after: Operation[] = [];
     for (const ref of spec.after ?? []) {
       const d = this.#find(ref);
-      if (d === undefined) throw new OperationForgottenError(`${this.label}: operation "${spec.name}" depends on operation ${ref}, whose outcome is no longer retained`);
+      if (d === undefined)
+        throw new OperationForgottenError(
+          `${this.label}: operation "${spec.name}" depends on operation ${ref}, whose outcome is no longer retained`,
+        );
       if (d.state !== 'completed' && d.state !== 'captured' && !after.includes(d)) after.push(d);
     }
     let stream = spec.stream;
     if (stream === undefined) {
-      const request: { purpose?: OperationSpec['purpose'] | undefined; workload?: OperationSpec['workload'] | undefined } = {};
+      const request: {
+        purpose?: OperationSpec['purpose'] | undefined;
+        workload?: OperationSpec['workload'] | undefined;
+      } = {};
       if (spec.purpose !== undefined) request.purpose = spec.purpose;
       if (spec.workload !== undefined) request.workload = spec.workload;
       stream = this.pool.acquire(request);
     } else if (!this.pool.has(stream)) {
       // A look-alike object's handle would reach the driver; a stream outside the pool escapes its strategy and barriers.
       expectResource(stream, Stream, `${this.label}: operation "${spec.name}": stream`);
-      if (stream.context !== this.pool.context) throw new Error(`${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`);
+      if (stream.context !== this.pool.context)
+        throw new Error(
+          `${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`,
+        );
       if (!this.#guestStreams)
         throw new Error(
           `${this.label}: stream "${stream.label}" of "${spec.name}" is not one of ${this.pool.label}'s streams (${this.pool.streams.map((s) => s.label).join(', ')}); use one of them, or make the coordinator with guestStreams: true`,
@@ -206,7 +244,10 @@ export class Coordinator extends Resource {
   addDependency(dependency: string | number, dependent: string | number): void {
     this.assertAlive();
     const to = this.#get(dependent);
-    if (to.state !== 'pending') throw new Error(`${this.label}: "${to.name}" has already started (${to.state}); add its dependencies before run()`);
+    if (to.state !== 'pending')
+      throw new Error(
+        `${this.label}: "${to.name}" has already started (${to.state}); add its dependencies before run()`,
+      );
     const from = this.#get(dependency);
     if (this.#ops.get(from.id) === from) addEdge(this.#deps, from.id, to.id, this.#nameOf);
     if (from.state !== 'completed' && from.state !== 'captured' && !to.after.includes(from)) to.after.push(from);
@@ -220,10 +261,17 @@ export class Coordinator extends Resource {
   barrier(name = `barrier#${this.#nextId}`): number {
     this.assertAlive();
     // A number would be filed as a name and then never found: numbers in `after` mean ids.
-    if (typeof name !== 'string' || name === '') throw new TypeError(`${this.label}: barrier() name must be a non-empty string, got ${shownValue(name)}`);
+    if (typeof name !== 'string' || name === '')
+      throw new TypeError(`${this.label}: barrier() name must be a non-empty string, got ${shownValue(name)}`);
     const existing = this.#byName.get(name);
-    if (existing && !existing.isSettled) throw new Error(`${this.label}: an operation named "${name}" is already pending`);
-    const op = new Operation(this.#nextId++, { name, kind: 'other', run: () => undefined }, this.pool.streams[0]!, true);
+    if (existing && !existing.isSettled)
+      throw new Error(`${this.label}: an operation named "${name}" is already pending`);
+    const op = new Operation(
+      this.#nextId++,
+      { name, kind: 'other', run: () => undefined },
+      this.pool.streams[0]!,
+      true,
+    );
     for (const o of this.#ops.values()) if (!o.isSettled) op.after.push(o);
     this.#ops.set(op.id, op);
     this.#byName.set(op.name, op);
@@ -237,11 +285,14 @@ export class Coordinator extends Resource {
     if (!this.pool.streams.includes(stream)) {
       // null or a look-alike was "Cannot read properties of null (reading 'label')".
       if (!Resource.isResourceOf(stream, 'Stream'))
-        throw new TypeError(`${this.label}: onStreamComplete() stream must be a Stream of ${this.pool.label}, got ${describeValue(stream)}`);
+        throw new TypeError(
+          `${this.label}: onStreamComplete() stream must be a Stream of ${this.pool.label}, got ${describeValue(stream)}`,
+        );
       throw new Error(`${this.label}: stream "${stream.label}" does not belong to ${this.pool.label}`);
     }
     // A non-function was accepted here and threw only once the stream's operations settled.
-    if (typeof callback !== 'function') throw new TypeError(`${this.label}: onStreamComplete() callback must be a function, got ${shownValue(callback)}`);
+    if (typeof callback !== 'function')
+      throw new TypeError(`${this.label}: onStreamComplete() callback must be a function, got ${shownValue(callback)}`);
     let list = this.#streamCallbacks.get(stream);
     if (!list) this.#streamCallbacks.set(stream, (list = []));
     list.push(callback);
@@ -264,7 +315,9 @@ export class Coordinator extends Resource {
     if (ops.length === 0) return;
     this.#launch(ops);
     await Promise.allSettled(ops.map((op) => op.settled));
-    const failed = ops.find((op) => op.state === 'failed' && !(op.error instanceof DependencyFailedError)) ?? ops.find((op) => op.state === 'failed');
+    const failed =
+      ops.find((op) => op.state === 'failed' && !(op.error instanceof DependencyFailedError)) ??
+      ops.find((op) => op.state === 'failed');
     if (failed) throw failed.error!;
   }
 
@@ -358,7 +411,11 @@ export class Coordinator extends Resource {
     const open: Operation[] = [];
     for (const op of this.#ops.values()) if (!op.isSettled) open.push(op);
     open.sort((a, b) => a.id - b.id);
-    for (const op of open) this.#scheduler.fail(op, new OperationError(`${this.label} was disposed before operation ${op.id} ("${op.name}") settled`, op.id));
+    for (const op of open)
+      this.#scheduler.fail(
+        op,
+        new OperationError(`${this.label} was disposed before operation ${op.id} ("${op.name}") settled`, op.id),
+      );
     this.#scheduler.abandon();
   }
 
@@ -367,7 +424,10 @@ export class Coordinator extends Resource {
    * resolves with the results when all of that work has completed. If some calls throw, the
    * others' work still completes first; then it rejects with the first error.
    */
-  executeParallel<T>(fn: (stream: Stream, index: number) => T, options: { kind?: OperationKind | undefined; name?: string | undefined } = {}): Promise<T[]> {
+  executeParallel<T>(
+    fn: (stream: Stream, index: number) => T,
+    options: { kind?: OperationKind | undefined; name?: string | undefined } = {},
+  ): Promise<T[]> {
     try {
       this.assertAlive();
     } catch (e) {

@@ -37,7 +37,12 @@ function findPath(deps: ReadonlyMap<number, ReadonlySet<number>>, start: number,
  * Adds "`dependent` runs after `dependency`", refusing an edge that would close a cycle
  * with a CycleError naming it (by the names `name` gives).
  */
-export function addEdge(deps: Map<number, Set<number>>, dependency: number, dependent: number, name: (id: number) => string): void {
+export function addEdge(
+  deps: Map<number, Set<number>>,
+  dependency: number,
+  dependent: number,
+  name: (id: number) => string,
+): void {
   if (dependency === dependent) throw new CycleError([name(dependent), name(dependent)]);
   // A cycle appears if `dependency` already (transitively) depends on `dependent`.
   const path = findPath(deps, dependency, dependent);
@@ -100,7 +105,11 @@ class IdHeap {
  * order where the graph allows it). Dependencies outside `ids` are ignored (already run).
  * Throws a CycleError if what remains cannot be ordered.
  */
-export function topologicalOrder(ids: readonly number[], deps: ReadonlyMap<number, ReadonlySet<number>>, name: (id: number) => string = (id) => `#${id}`): number[] {
+export function topologicalOrder(
+  ids: readonly number[],
+  deps: ReadonlyMap<number, ReadonlySet<number>>,
+  name: (id: number) => string = (id) => `#${id}`,
+): number[] {
   const indegree = new Map<number, number>();
   const dependents = new Map<number, number[]>();
   for (const id of ids) indegree.set(id, 0);

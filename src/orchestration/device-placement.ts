@@ -23,7 +23,9 @@ export interface DeviceLoad {
 /** Throws a TypeError naming the placements unless `placement` is one. */
 export function checkPlacement(placement: unknown, what: string): asserts placement is DevicePlacement {
   if (typeof placement !== 'string' || !(DEVICE_PLACEMENTS as readonly string[]).includes(placement)) {
-    throw new TypeError(`${what}: unknown placement ${JSON.stringify(placement)}; expected one of ${DEVICE_PLACEMENTS.join(', ')}`);
+    throw new TypeError(
+      `${what}: unknown placement ${JSON.stringify(placement)}; expected one of ${DEVICE_PLACEMENTS.join(', ')}`,
+    );
   }
 }
 
@@ -32,8 +34,10 @@ export function chooseDevice(placement: DevicePlacement, loads: readonly DeviceL
   // Exported, so checked: an unknown placement was treated as FreeMemory, and a tick of NaN or
   // 0.5 crashed reading 'index' of undefined.
   checkPlacement(placement, 'chooseDevice');
-  if (!Array.isArray(loads)) throw new TypeError(`chooseDevice: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
-  if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`);
+  if (!Array.isArray(loads))
+    throw new TypeError(`chooseDevice: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
+  if (!Number.isSafeInteger(tick) || tick < 0)
+    throw new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`);
   return pickDevice(placement, loads, tick);
 }
 
@@ -48,7 +52,8 @@ export function pickDevice(placement: DevicePlacement, loads: readonly DeviceLoa
     const c = loads[(start + k) % n]!;
     if (placement === 'LeastLoaded') {
       if (c.outstanding < best.outstanding) best = c;
-    } else if (c.freeBytes > best.freeBytes || (c.freeBytes === best.freeBytes && c.outstanding < best.outstanding)) best = c;
+    } else if (c.freeBytes > best.freeBytes || (c.freeBytes === best.freeBytes && c.outstanding < best.outstanding))
+      best = c;
   }
   return best.index;
 }
@@ -57,6 +62,10 @@ export function pickDevice(placement: DevicePlacement, loads: readonly DeviceLoa
  * Resolves a `devices` option to ordinals by the one placement rule (runtime/placement-rules.ts
  * selectDevices): 'all' (or nothing) is every device; numbers are checked against `count`.
  */
-export function resolveDeviceList(devices: 'all' | readonly number[] | undefined, count: number, what: string): number[] {
+export function resolveDeviceList(
+  devices: 'all' | readonly number[] | undefined,
+  count: number,
+  what: string,
+): number[] {
   return selectDevices({ devices }, count, what, 'all');
 }

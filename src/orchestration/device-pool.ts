@@ -12,8 +12,22 @@ import { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
 import { checkPlacement, pickDevice, type DevicePlacement } from './device-placement.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
-import { StreamPool, type PoolSubmitOptions, type SettleListener, type StreamMetrics, type StreamSpec } from './stream-pool.js';
-import { checkChoice, checkStreamSpecs, POOL_STRATEGIES, type PoolStrategy, type PriorityLevel, type StreamPurpose, type StreamRequest } from './strategy.js';
+import {
+  StreamPool,
+  type PoolSubmitOptions,
+  type SettleListener,
+  type StreamMetrics,
+  type StreamSpec,
+} from './stream-pool.js';
+import {
+  checkChoice,
+  checkStreamSpecs,
+  POOL_STRATEGIES,
+  type PoolStrategy,
+  type PriorityLevel,
+  type StreamPurpose,
+  type StreamRequest,
+} from './strategy.js';
 import { knownKeys } from '../runtime/value-checks.js';
 import type { CUevent } from '../ffi/generated/types.js';
 
@@ -142,7 +156,8 @@ export class DevicePool extends Resource {
   #spanning: SpanningStreamPool | undefined;
 
   constructor(descriptor: DevicePoolDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new DevicePool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new DevicePool() takes a descriptor object, got ${describeValue(descriptor)}`);
     // A misspelt option (`placment`) silently meant its default.
     knownKeys(descriptor, DESCRIPTOR_KEYS, 'DevicePool descriptor');
     super('DevicePool', descriptor.label ?? 'device pool');
@@ -162,7 +177,12 @@ export class DevicePool extends Resource {
           device,
           label: `${this.label}/device ${device.ordinal}`,
           ...(descriptor.streams
-            ? { streams: descriptor.streams.map((s) => ({ ...(s.priority ? { priority: s.priority } : {}), ...(s.purpose ? { purpose: s.purpose } : {}) })) }
+            ? {
+                streams: descriptor.streams.map((s) => ({
+                  ...(s.priority ? { priority: s.priority } : {}),
+                  ...(s.purpose ? { purpose: s.purpose } : {}),
+                })),
+              }
             : {}),
           ...(descriptor.strategy ? { strategy: descriptor.strategy } : {}),
           ...(descriptor.profiler ? { profiler: descriptor.profiler } : {}),
@@ -200,7 +220,10 @@ export class DevicePool extends Resource {
     this.assertAlive();
     const ordinal = device instanceof Device ? device.ordinal : device;
     const i = this.devices.findIndex((d) => d.ordinal === ordinal);
-    if (i < 0) throw new RangeError(`${this.label}: device ${String(ordinal)} is not one of its devices (${this.devices.map((d) => d.ordinal).join(', ')})`);
+    if (i < 0)
+      throw new RangeError(
+        `${this.label}: device ${String(ordinal)} is not one of its devices (${this.devices.map((d) => d.ordinal).join(', ')})`,
+      );
     return this.pools[i]!;
   }
 

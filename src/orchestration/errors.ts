@@ -23,9 +23,18 @@ export class DependencyFailedError extends OperationError {
   /** The failure that started the chain. */
   readonly root: Error;
 
-  constructor(operation: string, dependency: string, cause: Error, ids: { operationId?: number | undefined; dependencyId?: number | undefined } = {}) {
+  constructor(
+    operation: string,
+    dependency: string,
+    cause: Error,
+    ids: { operationId?: number | undefined; dependencyId?: number | undefined } = {},
+  ) {
     const root = cause instanceof DependencyFailedError ? cause.root : cause;
-    super(`"${operation}" did not run: its dependency "${dependency}" failed${cause === root ? '' : ` (because of: ${root.message})`}`, ids.operationId ?? -1, { cause });
+    super(
+      `"${operation}" did not run: its dependency "${dependency}" failed${cause === root ? '' : ` (because of: ${root.message})`}`,
+      ids.operationId ?? -1,
+      { cause },
+    );
     this.dependencyId = ids.dependencyId ?? -1;
     this.root = root;
   }

@@ -23,7 +23,13 @@ export function isThenable(x: unknown): x is PromiseLike<unknown> {
  * process warning (code TSCUDA_CALLBACK_FAILED) naming the owner, the callback and its subject
  * (`coordinator: onComplete of operation "g"`), visible on stderr and to `process.on('warning')`.
  */
-export function callSafely(callback: (error?: Error) => void, error: Error | undefined, owner: string, callbackName: 'onComplete' | 'onStreamComplete', name: string): void {
+export function callSafely(
+  callback: (error?: Error) => void,
+  error: Error | undefined,
+  owner: string,
+  callbackName: 'onComplete' | 'onStreamComplete',
+  name: string,
+): void {
   try {
     callback(error);
   } catch (e) {
@@ -32,7 +38,10 @@ export function callSafely(callback: (error?: Error) => void, error: Error | und
       const what = `${owner}: ${callbackName === 'onComplete' ? `onComplete of operation "${name}"` : `onStreamComplete callback of stream "${name}"`}`;
       const message = e instanceof Error ? e.message : String(e);
       const stack = e instanceof Error && typeof e.stack === 'string' ? e.stack : undefined;
-      process.emitWarning(`${what} threw: ${clip(message)}`, { code: 'TSCUDA_CALLBACK_FAILED', ...(stack === undefined ? {} : { detail: stack }) });
+      process.emitWarning(`${what} threw: ${clip(message)}`, {
+        code: 'TSCUDA_CALLBACK_FAILED',
+        ...(stack === undefined ? {} : { detail: stack }),
+      });
     } catch {
       // A value whose message or String() throws cannot be described: the callback's failure is still not ours to raise.
     }
@@ -44,15 +53,34 @@ export function abortError(label: string, op: Operation, signal: AbortSignal): E
   const reason: unknown = signal.reason;
   return reason instanceof Error
     ? reason
-    : new OperationTimeoutError(`${label}: host step "${op.name}" was aborted${reason === undefined ? '' : `: ${String(reason)}`}`, op.id, { cause: reason });
+    : new OperationTimeoutError(
+        `${label}: host step "${op.name}" was aborted${reason === undefined ? '' : `: ${String(reason)}`}`,
+        op.id,
+        { cause: reason },
+      );
 }
 
 /** Bounds a host step in flight: its timeout or its signal calls `fail` (its promise is then ignored); `op.cancelGuard` undoes both. */
-export function guardHostStep(label: string, op: Operation, timeoutMs: number | undefined, signal: AbortSignal | undefined, fail: (error: Error) => void): void {
+export function guardHostStep(
+  label: string,
+  op: Operation,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+  fail: (error: Error) => void,
+): void {
   const timer =
     timeoutMs === undefined
       ? undefined
-      : setTimeout(() => fail(new OperationTimeoutError(`${label}: host step "${op.name}" did not settle within ${timeoutMs} ms`, op.id)), timeoutMs);
+      : setTimeout(
+          () =>
+            fail(
+              new OperationTimeoutError(
+                `${label}: host step "${op.name}" did not settle within ${timeoutMs} ms`,
+                op.id,
+              ),
+            ),
+          timeoutMs,
+        );
   const onAbort = signal === undefined ? undefined : (): void => fail(abortError(label, op, signal));
   if (onAbort) signal!.addEventListener('abort', onAbort, { once: true });
   op.cancelGuard = () => {

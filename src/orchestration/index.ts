@@ -1,4 +1,11 @@
-export { StreamPool, type StreamPoolDescriptor, type StreamMetrics, type StreamSpec, type PoolSubmitOptions, type SettleListener } from './stream-pool.js';
+export {
+  StreamPool,
+  type StreamPoolDescriptor,
+  type StreamMetrics,
+  type StreamSpec,
+  type PoolSubmitOptions,
+  type SettleListener,
+} from './stream-pool.js';
 export {
   chooseStream,
   recommendStrategy,
@@ -13,14 +20,30 @@ export {
   type StreamLoad,
 } from './strategy.js';
 export { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
-export { type OperationSpec, type OperationState, type SettledOperation, type CompletedOperation } from './operation.js';
+export {
+  type OperationSpec,
+  type OperationState,
+  type SettledOperation,
+  type CompletedOperation,
+} from './operation.js';
 export { OperationError, DependencyFailedError, OperationTimeoutError, OperationForgottenError } from './errors.js';
 export { CycleError, addEdge, topologicalOrder } from './dag.js';
-export { StreamOrderedAllocator, type AllocatorStats, type StreamOrderedAllocatorDescriptor } from '../runtime/memory/allocator.js';
+export {
+  StreamOrderedAllocator,
+  type AllocatorStats,
+  type StreamOrderedAllocatorDescriptor,
+} from '../runtime/memory/allocator.js';
 export { sizeClass, MIN_CLASS_BYTES } from '../runtime/memory/size-classes.js';
 export { Profiler, type ProfileToken, type ProfilerDescriptor } from './profiler.js';
 export type { TimelineRecord, RunReport, OperationKind, StreamReport } from '../report/timeline.js';
 export { DevicePool, type DevicePoolDescriptor, type DeviceMetrics, type DeviceStreamRequest } from './device-pool.js';
-export { chooseDevice, checkPlacement, resolveDeviceList, DEVICE_PLACEMENTS, type DevicePlacement, type DeviceLoad } from './device-placement.js';
+export {
+  chooseDevice,
+  checkPlacement,
+  resolveDeviceList,
+  DEVICE_PLACEMENTS,
+  type DevicePlacement,
+  type DeviceLoad,
+} from './device-placement.js';
 // NCCL's safe layer (communicators and their collectives, unique ids, groups) lives in runtime/nccl, beside cuFFT's; orchestration, which coordinates work across devices, keeps exporting it.
 export * from '../runtime/nccl/index.js';

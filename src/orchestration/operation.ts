@@ -57,10 +57,12 @@ export const OPERATION_KINDS = Object.keys({
  * `what` names the operation in the messages.
  */
 export function checkSpecFields(spec: OperationSpec, what: string): void {
-  if (!OPERATION_KINDS.includes(spec.kind)) throw new TypeError(`${what}: kind must be one of ${OPERATION_KINDS.join(', ')}; got ${shownValue(spec.kind)}`);
+  if (!OPERATION_KINDS.includes(spec.kind))
+    throw new TypeError(`${what}: kind must be one of ${OPERATION_KINDS.join(', ')}; got ${shownValue(spec.kind)}`);
   if (spec.bytes !== undefined && !(typeof spec.bytes === 'number' && Number.isFinite(spec.bytes) && spec.bytes >= 0))
     throw new RangeError(`${what}: bytes must be a finite number >= 0, got ${shownValue(spec.bytes)}`);
-  if (spec.onComplete !== undefined && typeof spec.onComplete !== 'function') throw new TypeError(`${what}: onComplete must be a function, got ${shownValue(spec.onComplete)}`);
+  if (spec.onComplete !== undefined && typeof spec.onComplete !== 'function')
+    throw new TypeError(`${what}: onComplete must be a function, got ${shownValue(spec.onComplete)}`);
 }
 
 /**
@@ -155,6 +157,9 @@ export class Operation {
 
   /** The failure a dependent of this (failed) operation gets. */
   dependencyFailure(dependent: Operation): DependencyFailedError {
-    return new DependencyFailedError(dependent.name, this.name, this.error!, { operationId: dependent.id, dependencyId: this.id });
+    return new DependencyFailedError(dependent.name, this.name, this.error!, {
+      operationId: dependent.id,
+      dependencyId: this.id,
+    });
   }
 }

@@ -8,7 +8,13 @@ import { createRawEvent } from '../runtime/raw-event-pool.js';
 import type { Stream } from '../runtime/stream.js';
 import { toChromeTrace, type ChromeTrace } from '../report/chrome-trace.js';
 import { toSvgTimeline } from '../report/timeline-svg.js';
-import { analyzeTimeline, type OperationKind, type RunReport, type StreamReport, type TimelineRecord } from '../report/timeline.js';
+import {
+  analyzeTimeline,
+  type OperationKind,
+  type RunReport,
+  type StreamReport,
+  type TimelineRecord,
+} from '../report/timeline.js';
 
 interface Bracket {
   stream: Stream;
@@ -59,7 +65,8 @@ export class Profiler extends Resource {
   #streamOrder = new Map<string, number>();
 
   constructor(descriptor: ProfilerDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new Profiler() takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new Profiler() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('Profiler', descriptor.label ?? 'profiler');
     // Checked before the context is resolved: a wrong window said "no CUDA driver" on a machine without one.
     const window = descriptor.window ?? DEFAULT_PROFILER_WINDOW;
@@ -101,7 +108,10 @@ export class Profiler extends Resource {
     if (!this.enabled) return -1;
     this.assertAlive();
     if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `${this.label} begin(stream)`);
-    if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
+    if (stream.context !== this.context)
+      throw new Error(
+        `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
+      );
     if (!this.#origin) {
       this.#origin = this.#event();
       this.#record(this.#origin, stream);
@@ -178,7 +188,9 @@ export class Profiler extends Resource {
   async collect(): Promise<TimelineRecord[]> {
     this.assertAlive();
     const brackets = this.#brackets;
-    const pending = brackets.filter((b) => b.end).map((b) => this.context.completion.track(b.stream.handle ?? 0, b.end!));
+    const pending = brackets
+      .filter((b) => b.end)
+      .map((b) => this.context.completion.track(b.stream.handle ?? 0, b.end!));
     await Promise.all(pending);
     const origin = this.#origin;
     if (!origin) return [];

@@ -99,7 +99,8 @@ export class OperationScheduler {
       this.#workDone(op);
       return;
     }
-    if (timeoutMs !== undefined || signal !== undefined) guardHostStep(this.#label, op, timeoutMs, signal, (error) => this.fail(op, error));
+    if (timeoutMs !== undefined || signal !== undefined)
+      guardHostStep(this.#label, op, timeoutMs, signal, (error) => this.fail(op, error));
     try {
       (result as PromiseLike<unknown>).then(
         () => this.#workDone(op),
@@ -122,7 +123,13 @@ export class OperationScheduler {
         const event = d.event;
         if (event === undefined || d.stream === op.stream) continue;
         const status = hot().streamWaitEvent(sh, event, 0);
-        if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`);
+        if (status !== 0)
+          throw statusError(
+            'driver',
+            status,
+            'cuStreamWaitEvent',
+            `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`,
+          );
       }
       op.state = 'enqueued';
       const listener: SettleListener = (error) => {
@@ -136,7 +143,11 @@ export class OperationScheduler {
             op.stream,
             spec.kind,
             spec.run,
-            { name: op.name, ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }), ...(spec.profile === false ? { profile: false } : {}) },
+            {
+              name: op.name,
+              ...(spec.bytes === undefined ? {} : { bytes: spec.bytes }),
+              ...(spec.profile === false ? { profile: false } : {}),
+            },
             listener,
           );
       // Finished already (settled inline): nothing is left to wait on.

@@ -23,7 +23,11 @@ export class SettledLog {
   report(op: Operation): void {
     if (this.#unreported.length >= MAX_UNREPORTED) this.#unreported.shift();
     const kind = op.spec.kind;
-    this.#unreported.push(op.error ? { id: op.id, name: op.name, kind, status: 'failed', error: op.error } : { id: op.id, name: op.name, kind, status: 'completed' });
+    this.#unreported.push(
+      op.error
+        ? { id: op.id, name: op.name, kind, status: 'failed', error: op.error }
+        : { id: op.id, name: op.name, kind, status: 'completed' },
+    );
   }
 
   /** Everything reported since the last call, oldest first. */
@@ -48,7 +52,11 @@ export class SettledLog {
   stub(id: number): Operation | undefined {
     const error = this.#forgottenFailures.get(id);
     if (error === undefined && id <= this.#unknownBelow) return undefined;
-    const stub = new Operation(id, { name: `#${id}`, kind: 'other', run: () => undefined }, undefined as unknown as Stream);
+    const stub = new Operation(
+      id,
+      { name: `#${id}`, kind: 'other', run: () => undefined },
+      undefined as unknown as Stream,
+    );
     if (error === undefined) {
       stub.state = 'completed';
       stub.resolve();

@@ -38,7 +38,13 @@ export const WORKLOAD_PURPOSES: Readonly<Record<WorkloadType, readonly StreamPur
 /** Every PoolStrategy, in the order messages list them. */
 export const POOL_STRATEGIES: readonly PoolStrategy[] = ['RoundRobin', 'LoadBalanced', 'Priority', 'Workload'];
 /** Every StreamPurpose. */
-export const STREAM_PURPOSES: readonly StreamPurpose[] = ['ConfigUpload', 'KernelExecution', 'TelemetryDownload', 'P2PTransfer', 'AuxCompute'];
+export const STREAM_PURPOSES: readonly StreamPurpose[] = [
+  'ConfigUpload',
+  'KernelExecution',
+  'TelemetryDownload',
+  'P2PTransfer',
+  'AuxCompute',
+];
 /** Every WorkloadType. */
 export const WORKLOAD_TYPES: readonly WorkloadType[] = ['Compute', 'Memory', 'Mixed', 'Coordination'];
 /** Every PriorityLevel. */
@@ -51,7 +57,12 @@ export const PRIORITY_LEVELS: readonly PriorityLevel[] = ['high', 'normal', 'low
  */
 export function checkChoice<T extends string>(value: unknown, allowed: readonly T[], what: string): T {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
-  const shown = typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value) : value === null ? 'null' : typeof value;
+  const shown =
+    typeof value === 'string'
+      ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)
+      : value === null
+        ? 'null'
+        : typeof value;
   throw new TypeError(`${what} must be one of ${allowed.join(', ')}; got ${shown}`);
 }
 
@@ -64,10 +75,14 @@ export function checkStreamSpecs<S extends { priority?: unknown; purpose?: unkno
   label: string,
 ): { spec: S; priority: PriorityLevel; purpose: StreamPurpose }[] {
   // A string was told it had no streams: named as what it is.
-  if (!Array.isArray(specs)) throw new TypeError(`${label}: streams must be an array of stream specs { priority?, purpose?, ... }, got ${specs === null ? 'null' : typeof specs}`);
+  if (!Array.isArray(specs))
+    throw new TypeError(
+      `${label}: streams must be an array of stream specs { priority?, purpose?, ... }, got ${specs === null ? 'null' : typeof specs}`,
+    );
   if (specs.length === 0) throw new RangeError(`${label}: a StreamPool needs at least one stream`);
   return specs.map((spec: unknown, i) => {
-    if (typeof spec !== 'object' || spec === null) throw new TypeError(`${label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
+    if (typeof spec !== 'object' || spec === null)
+      throw new TypeError(`${label}: streams[${i}] must be an object { priority?, purpose?, stream?, label? }`);
     const s = spec as S;
     const priority = checkChoice(s.priority ?? 'normal', PRIORITY_LEVELS, `${label}: streams[${i}].priority`);
     const purpose = checkChoice(s.purpose ?? 'KernelExecution', STREAM_PURPOSES, `${label}: streams[${i}].purpose`);
@@ -98,20 +113,36 @@ function suited(loads: readonly StreamLoad[], workload: WorkloadType): StreamLoa
  * assigned to the workload (or whose purpose suits it), least loaded first. A filter that
  * leaves nothing falls back to the candidates before it.
  */
-export function chooseStream(strategy: PoolStrategy, loads: readonly StreamLoad[], request: StreamRequest, tick: number, assignments: WorkloadAssignments = {}): number {
+export function chooseStream(
+  strategy: PoolStrategy,
+  loads: readonly StreamLoad[],
+  request: StreamRequest,
+  tick: number,
+  assignments: WorkloadAssignments = {},
+): number {
   // Exported, so checked: an unknown strategy returned undefined, and a bad tick, request or
   // workload crashed reading 'index' or 'includes' of undefined.
   checkChoice(strategy, POOL_STRATEGIES, 'chooseStream: strategy');
-  if (!Array.isArray(loads)) throw new TypeError(`chooseStream: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
-  if (!Number.isSafeInteger(tick) || tick < 0) throw new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`);
+  if (!Array.isArray(loads))
+    throw new TypeError(`chooseStream: loads must be an array, got ${loads === null ? 'null' : typeof loads}`);
+  if (!Number.isSafeInteger(tick) || tick < 0)
+    throw new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`);
   if (typeof request !== 'object' || request === null)
-    throw new TypeError(`chooseStream: request must be an object { purpose?, workload?, priority? }, got ${request === null ? 'null' : typeof request}`);
+    throw new TypeError(
+      `chooseStream: request must be an object { purpose?, workload?, priority? }, got ${request === null ? 'null' : typeof request}`,
+    );
   if (request.workload !== undefined) checkChoice(request.workload, WORKLOAD_TYPES, 'chooseStream: request.workload');
   return pickStream(strategy, loads, request, tick, assignments);
 }
 
 /** chooseStream without its checks, for a caller that made them once (StreamPool: the strategy when set, the request in acquire()): every acquire() runs it. */
-export function pickStream(strategy: PoolStrategy, loads: readonly StreamLoad[], request: StreamRequest, tick: number, assignments: WorkloadAssignments = {}): number {
+export function pickStream(
+  strategy: PoolStrategy,
+  loads: readonly StreamLoad[],
+  request: StreamRequest,
+  tick: number,
+  assignments: WorkloadAssignments = {},
+): number {
   if (loads.length === 0) throw new RangeError('no streams to choose from');
   let candidates = loads;
   if (request.purpose !== undefined) {
@@ -143,7 +174,10 @@ export function pickStream(strategy: PoolStrategy, loads: readonly StreamLoad[],
  * differ by more than 2x -> Workload (keep slow kinds off the fast kinds' streams); outstanding
  * work uneven across streams (max > 2 x mean + 1) -> LoadBalanced; otherwise RoundRobin.
  */
-export function recommendStrategy(averages: ReadonlyMap<WorkloadType, number>, loads: readonly StreamLoad[]): PoolStrategy {
+export function recommendStrategy(
+  averages: ReadonlyMap<WorkloadType, number>,
+  loads: readonly StreamLoad[],
+): PoolStrategy {
   const times = [...averages.values()].filter((t) => t > 0);
   if (times.length >= 2 && Math.max(...times) > 2 * Math.min(...times)) return 'Workload';
   const outstanding = loads.map((l) => l.outstanding);
@@ -159,8 +193,13 @@ export function recommendStrategy(averages: ReadonlyMap<WorkloadType, number>, l
  * none. So short work is not queued behind long work on a shared stream. Nothing else is
  * assigned (those workloads keep the purpose rule). Deterministic: ties by workload name.
  */
-export function assignWorkloads(averages: ReadonlyMap<WorkloadType, number>, loads: readonly StreamLoad[]): WorkloadAssignments {
-  const recorded = [...averages.entries()].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+export function assignWorkloads(
+  averages: ReadonlyMap<WorkloadType, number>,
+  loads: readonly StreamLoad[],
+): WorkloadAssignments {
+  const recorded = [...averages.entries()]
+    .filter(([, t]) => t > 0)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   if (recorded.length < 2) return {};
   const [slowest, slowTime] = recorded[0]!;
   const fastTime = recorded[recorded.length - 1]![1];

@@ -63,7 +63,14 @@ export interface StreamPoolDescriptor extends Placement {
   label?: string | undefined;
 }
 // Every key of StreamPoolDescriptor (the Record makes a new one fail to compile until listed).
-const DESCRIPTOR_KEYS = Object.keys({ device: true, context: true, streams: true, strategy: true, profiler: true, label: true } satisfies Record<keyof StreamPoolDescriptor, true>);
+const DESCRIPTOR_KEYS = Object.keys({
+  device: true,
+  context: true,
+  streams: true,
+  strategy: true,
+  profiler: true,
+  label: true,
+} satisfies Record<keyof StreamPoolDescriptor, true>);
 /** What run() / submit() are told about a piece of work. */
 export interface PoolSubmitOptions {
   bytes?: number | undefined;
@@ -142,7 +149,8 @@ export class StreamPool extends Resource {
   readonly #readyWaiters = new Set<(stream: Stream | null) => void>();
 
   constructor(descriptor: StreamPoolDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new StreamPool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new StreamPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     knownKeys(descriptor, DESCRIPTOR_KEYS, 'StreamPool descriptor');
     super('StreamPool', descriptor.label ?? 'stream pool');
     // Checked before anything is made: an unknown strategy chose no stream (acquire() returned undefined).
@@ -150,19 +158,27 @@ export class StreamPool extends Resource {
     const specs = descriptor.streams ?? DEFAULT_STREAMS;
     const checked = checkStreamSpecs<StreamSpec>(specs, this.label);
     const borrowed = specs.find((s) => s.stream !== undefined)?.stream;
-    this.context = resolveContext(descriptor, descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined);
+    this.context = resolveContext(
+      descriptor,
+      descriptor.context === undefined && descriptor.device === undefined ? borrowed : undefined,
+    );
     this.profiler = descriptor.profiler;
     this.#members = [];
     try {
       checked.forEach(({ spec, priority, purpose }, i) => {
         const given = spec.stream;
         if (given !== undefined) {
-          if (!Resource.isResourceOf(given, 'Stream')) expectResource(given, Stream, `${this.label}: streams[${i}].stream`);
-          if (given.disposed) throw new DisposedError(`${this.label}: streams[${i}].stream "${given.label}" was disposed`);
-          if (given.context !== this.context) throw new Error(`${this.label}: streams[${i}].stream "${given.label}" belongs to another context`);
+          if (!Resource.isResourceOf(given, 'Stream'))
+            expectResource(given, Stream, `${this.label}: streams[${i}].stream`);
+          if (given.disposed)
+            throw new DisposedError(`${this.label}: streams[${i}].stream "${given.label}" was disposed`);
+          if (given.context !== this.context)
+            throw new Error(`${this.label}: streams[${i}].stream "${given.label}" belongs to another context`);
           if (this.#byStream.has(given)) return;
         }
-        const stream = given ?? new Stream({ context: this.context, priority, label: spec.label ?? `${this.label}/${purpose}#${i}` });
+        const stream =
+          given ??
+          new Stream({ context: this.context, priority, label: spec.label ?? `${this.label}/${purpose}#${i}` });
         const m = newMember(stream, given === undefined, priority, purpose);
         this.#members.push(m);
         this.#byStream.set(stream, m);
@@ -206,8 +222,10 @@ export class StreamPool extends Resource {
     const m = this.#byStream.get(stream) ?? this.#guests.get(stream);
     if (m) return m;
     // A look-alike object's handle would reach the driver when the pool records its completion event.
-    if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label}: the stream work is submitted to`);
-    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    if (!isLive<Stream>(stream, 'Stream'))
+      expectResource(stream, Stream, `${this.label}: the stream work is submitted to`);
+    if (stream.context !== this.context)
+      throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const guest = newMember(stream, false, 'normal', 'AuxCompute');
     this.#guests.set(stream, guest);
     return guest;
@@ -219,16 +237,25 @@ export class StreamPool extends Resource {
   }
 
   #loads(): StreamLoad[] {
-    return this.#members.map((m, index) => ({ index, outstanding: m.outstanding, priority: m.priority, purpose: m.purpose }));
+    return this.#members.map((m, index) => ({
+      index,
+      outstanding: m.outstanding,
+      priority: m.priority,
+      purpose: m.purpose,
+    }));
   }
 
   /** A stream for the next piece of work, as the strategy picks it. */
   acquire(request: StreamRequest = {}): Stream {
     this.assertAlive();
-    if (typeof request !== 'object' || request === null) throw new TypeError(`${this.label}: acquire() takes a request object { purpose?, workload?, priority? }`);
-    if (request.purpose !== undefined) checkChoice(request.purpose, STREAM_PURPOSES, `${this.label}: acquire() purpose`);
-    if (request.workload !== undefined) checkChoice(request.workload, WORKLOAD_TYPES, `${this.label}: acquire() workload`);
-    if (request.priority !== undefined) checkChoice(request.priority, PRIORITY_LEVELS, `${this.label}: acquire() priority`);
+    if (typeof request !== 'object' || request === null)
+      throw new TypeError(`${this.label}: acquire() takes a request object { purpose?, workload?, priority? }`);
+    if (request.purpose !== undefined)
+      checkChoice(request.purpose, STREAM_PURPOSES, `${this.label}: acquire() purpose`);
+    if (request.workload !== undefined)
+      checkChoice(request.workload, WORKLOAD_TYPES, `${this.label}: acquire() workload`);
+    if (request.priority !== undefined)
+      checkChoice(request.priority, PRIORITY_LEVELS, `${this.label}: acquire() priority`);
     if (this.#members.length === 1) return this.#streams[0]!;
     const index = pickStream(this.#strategy, this.#loads(), request, this.#tick++, this.#assignments);
     return this.#streams[index]!;
@@ -251,13 +278,21 @@ export class StreamPool extends Resource {
    * other streams can wait on it. The pool recycles the event once the work has completed, right
    * before calling `listener`: the event must not be used after that.
    */
-  submit(stream: Stream, kind: OperationKind, enqueue: (stream: Stream) => unknown, options: PoolSubmitOptions | undefined, listener: SettleListener): CUevent | undefined {
+  submit(
+    stream: Stream,
+    kind: OperationKind,
+    enqueue: (stream: Stream) => unknown,
+    options: PoolSubmitOptions | undefined,
+    listener: SettleListener,
+  ): CUevent | undefined {
     const m = this.#memberOrGuest(stream);
     const result = this.#enqueue(m, kind, () => enqueue(stream), options);
     if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
       (result as PromiseLike<unknown>).then(undefined, () => undefined);
       // Work enqueued after an await would escape the event recorded below.
-      throw new TypeError(`${this.label}: work submitted to stream "${stream.label}" returned a promise; enqueue synchronously`);
+      throw new TypeError(
+        `${this.label}: work submitted to stream "${stream.label}" returned a promise; enqueue synchronously`,
+      );
     }
     return this.#track(m, kind, options?.bytes ?? 0, listener);
   }
@@ -314,12 +349,18 @@ export class StreamPool extends Resource {
   /** metrics() for every member stream, with its label, purpose and priority, in the order the members were added. */
   allMetrics(): { stream: string; purpose: StreamPurpose; priority: PriorityLevel; metrics: StreamMetrics }[] {
     this.assertAlive();
-    return this.#members.map((m) => ({ stream: m.stream.label, purpose: m.purpose, priority: m.priority, metrics: this.metrics(m.stream) }));
+    return this.#members.map((m) => ({
+      stream: m.stream.label,
+      purpose: m.purpose,
+      priority: m.priority,
+      metrics: this.metrics(m.stream),
+    }));
   }
 
   /** Adds to the workload's record the time one piece of it took (as the caller measured it). */
   recordCompletion(workload: WorkloadType, ms: number): void {
-    if (!(ms >= 0) || !Number.isFinite(ms)) throw new RangeError(`completion time must be a finite number of ms >= 0, got ${ms}`);
+    if (!(ms >= 0) || !Number.isFinite(ms))
+      throw new RangeError(`completion time must be a finite number of ms >= 0, got ${ms}`);
     const t = this.#workloadTimes.get(workload);
     if (t) {
       t.total += ms;

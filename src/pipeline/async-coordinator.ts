@@ -49,7 +49,13 @@ export interface AsyncCoordinatorDescriptor extends Placement {
    * all three serializes every operation (a synchronous pipeline with the same API).
    */
   streams?: CoordinatorStreams | undefined;
-  priorities?: { upload?: StreamPriority | undefined; compute?: StreamPriority | undefined; download?: StreamPriority | undefined } | undefined;
+  priorities?:
+    | {
+        upload?: StreamPriority | undefined;
+        compute?: StreamPriority | undefined;
+        download?: StreamPriority | undefined;
+      }
+    | undefined;
   /** Brackets every operation, so its timeline shows what overlapped. */
   profiler?: Profiler | undefined;
   /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */
@@ -69,7 +75,10 @@ const DESCRIPTOR_KEYS = Object.keys({
 } satisfies Record<keyof AsyncCoordinatorDescriptor, true>);
 
 /** The keys of `priorities` and of `streams`. */
-const ROLES = Object.keys({ upload: true, compute: true, download: true } satisfies Record<keyof CoordinatorStreams, true>);
+const ROLES = Object.keys({ upload: true, compute: true, download: true } satisfies Record<
+  keyof CoordinatorStreams,
+  true
+>);
 
 /**
  * The descriptor's options checked before the driver is asked for anything (a wrong one said "no
@@ -79,13 +88,19 @@ function checkDescriptor(descriptor: AsyncCoordinatorDescriptor, label: string):
   knownKeys(descriptor, DESCRIPTOR_KEYS, 'AsyncCoordinator descriptor');
   const { streams, priorities, profiler } = descriptor;
   if (streams !== undefined) {
-    if (typeof streams !== 'object' || streams === null) throw new TypeError(`${label}: streams must be an object { upload, compute, download }, got ${describeValue(streams)}`);
+    if (typeof streams !== 'object' || streams === null)
+      throw new TypeError(
+        `${label}: streams must be an object { upload, compute, download }, got ${describeValue(streams)}`,
+      );
     for (const s of [streams.upload, streams.compute, streams.download])
-      if (!(s instanceof Stream)) throw new TypeError(`${label}: streams.upload, .compute and .download must be Streams`);
+      if (!(s instanceof Stream))
+        throw new TypeError(`${label}: streams.upload, .compute and .download must be Streams`);
   }
   if (priorities !== undefined) {
     if (typeof priorities !== 'object' || priorities === null)
-      throw new TypeError(`${label}: priorities must be an object { upload?, compute?, download? }, got ${describeValue(priorities)}`);
+      throw new TypeError(
+        `${label}: priorities must be an object { upload?, compute?, download? }, got ${describeValue(priorities)}`,
+      );
     knownKeys(priorities, ROLES, `${label}: priorities`);
     for (const role of ROLES) {
       try {
@@ -129,7 +144,9 @@ const ASYNC_KIND: Partial<Record<OperationKind, AsyncOperationKind>> = { upload:
 
 function toAsync(s: SettledOperation): SettledAsyncOperation {
   const kind = ASYNC_KIND[s.kind] ?? 'compute';
-  return s.error === undefined ? { id: s.id, kind, name: s.name, status: s.status } : { id: s.id, kind, name: s.name, status: s.status, error: s.error };
+  return s.error === undefined
+    ? { id: s.id, kind, name: s.name, status: s.status }
+    : { id: s.id, kind, name: s.name, status: s.status, error: s.error };
 }
 
 /**
@@ -155,25 +172,35 @@ export class AsyncCoordinator extends Resource {
   #lastCompute: AsyncOperationId | undefined;
 
   constructor(descriptor: AsyncCoordinatorDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new AsyncCoordinator() takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new AsyncCoordinator() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('AsyncCoordinator', descriptor.label);
     checkDescriptor(descriptor, this.label);
     this.context = resolveContext(descriptor, descriptor.streams?.compute);
     this.profiler = descriptor.profiler;
     if (descriptor.streams) {
       for (const s of [descriptor.streams.upload, descriptor.streams.compute, descriptor.streams.download]) {
-        if (s.context !== this.context) throw new Error(`${this.label}: stream "${s.label}" belongs to another context`);
+        if (s.context !== this.context)
+          throw new Error(`${this.label}: stream "${s.label}" belongs to another context`);
       }
       this.#streams = { ...descriptor.streams };
     } else {
       const p = descriptor.priorities ?? {};
       const make = (purpose: string, priority: StreamPriority | undefined): Stream => {
-        const s = new Stream({ context: this.context, priority: priority ?? 'normal', label: `${this.label} ${purpose}` });
+        const s = new Stream({
+          context: this.context,
+          priority: priority ?? 'normal',
+          label: `${this.label} ${purpose}`,
+        });
         this.#owned.push(s);
         return s;
       };
       try {
-        this.#streams = { upload: make('upload', p.upload), compute: make('compute', p.compute), download: make('download', p.download) };
+        this.#streams = {
+          upload: make('upload', p.upload),
+          compute: make('compute', p.compute),
+          download: make('download', p.download),
+        };
       } catch (e) {
         for (const s of this.#owned) s.dispose();
         throw e;
@@ -223,7 +250,11 @@ export class AsyncCoordinator extends Resource {
   }
 
   /** Host -> device on the upload stream. The host buffer must not change until the operation completes. */
-  queueUpload<T extends DType>(host: HostBuffer<T>, buffer: DeviceBuffer<T>, options: TransferOptions = {}): AsyncOperationId {
+  queueUpload<T extends DType>(
+    host: HostBuffer<T>,
+    buffer: DeviceBuffer<T>,
+    options: TransferOptions = {},
+  ): AsyncOperationId {
     const stream = this.#streams.upload;
     const length = options.length ?? host.length;
     return this.#queue(
@@ -238,21 +269,28 @@ export class AsyncCoordinator extends Resource {
   }
 
   /** Runs a registered computation (by name) or `fn` on the compute stream, after `deps`. */
-  queueCompute(nameOrFn: string | ComputeFn, deps: readonly AsyncOperationId[] = [], options: ComputeOptions = {}): AsyncOperationId {
+  queueCompute(
+    nameOrFn: string | ComputeFn,
+    deps: readonly AsyncOperationId[] = [],
+    options: ComputeOptions = {},
+  ): AsyncOperationId {
     let fn: ComputeFn;
     let name: string;
     if (typeof nameOrFn === 'string') {
       const registered = this.#computes.get(nameOrFn);
-      if (registered === undefined) throw new Error(`${this.label}: no compute registered as "${nameOrFn}" (registerCompute(name, fn) first)`);
+      if (registered === undefined)
+        throw new Error(`${this.label}: no compute registered as "${nameOrFn}" (registerCompute(name, fn) first)`);
       fn = registered;
       name = options.name ?? nameOrFn;
     } else if (typeof nameOrFn === 'function') {
       fn = nameOrFn;
       name = options.name ?? (nameOrFn.name || 'compute');
-    } else throw new TypeError(`${this.label}: queueCompute needs a registered name or a function, got ${typeof nameOrFn}`);
+    } else
+      throw new TypeError(`${this.label}: queueCompute needs a registered name or a function, got ${typeof nameOrFn}`);
     const stream = options.stream ?? this.#streams.compute;
     if (!(stream instanceof Stream)) throw new TypeError(`${this.label}: options.stream must be a Stream`);
-    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    if (stream.context !== this.context)
+      throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     const id = this.#queue('compute', name, stream, deps, () => fn(stream), undefined, options.profile ?? true);
     this.#lastCompute = id;
     return id;
@@ -262,7 +300,11 @@ export class AsyncCoordinator extends Resource {
    * Device -> host on the download stream. Without `deps` it waits for the latest queued
    * compute operation (upload -> compute -> download); read the host buffer once it completes.
    */
-  queueDownload<T extends DType>(buffer: DeviceBuffer<T>, host: HostBuffer<T>, options: TransferOptions = {}): AsyncOperationId {
+  queueDownload<T extends DType>(
+    buffer: DeviceBuffer<T>,
+    host: HostBuffer<T>,
+    options: TransferOptions = {},
+  ): AsyncOperationId {
     const stream = this.#streams.download;
     const length = options.length ?? host.length;
     const deps = options.deps ?? (this.#lastCompute === undefined ? [] : [this.#lastCompute]);
@@ -347,7 +389,8 @@ export class AsyncCoordinator extends Resource {
 
   /** Ids are numbers the coordinator issued: anything else is a RangeError naming it. */
   #checkId(id: AsyncOperationId): AsyncOperationId {
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1) throw new RangeError(`${this.label}: there is no operation ${String(id)}`);
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1)
+      throw new RangeError(`${this.label}: there is no operation ${String(id)}`);
     return id;
   }
 

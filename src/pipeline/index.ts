@@ -1,4 +1,10 @@
-export { TripleBuffer, type TripleBufferSlot, type TripleBufferDescriptor, type TripleBufferOptions, type SlotState } from './overlap/triple-buffer.js';
+export {
+  TripleBuffer,
+  type TripleBufferSlot,
+  type TripleBufferDescriptor,
+  type TripleBufferOptions,
+  type SlotState,
+} from './overlap/triple-buffer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from '../runtime/memory/staged-buffer.js';
 export {
   AsyncCoordinator,

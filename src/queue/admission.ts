@@ -56,7 +56,12 @@ return release(ARGV[1])
 
 /** A client with the ledger's scripts defined (ioredis sends them by hash, loading them once). */
 interface LedgerClient {
-  tscudaAdmit(expiries: string, sizes: string, total: string, ...argv: (string | number)[]): Promise<[number, number, number]>;
+  tscudaAdmit(
+    expiries: string,
+    sizes: string,
+    total: string,
+    ...argv: (string | number)[]
+  ): Promise<[number, number, number]>;
   tscudaLeave(expiries: string, sizes: string, total: string, id: string): Promise<number>;
 }
 
@@ -70,7 +75,8 @@ function withScripts(client: Redis): LedgerClient {
 }
 
 /** Why a job was not admitted, or null when it was (and is now in the ledger). */
-export type Refusal = { limit: 'jobs'; waiting: number; max: number } | { limit: 'bytes'; waiting: number; max: number } | null;
+export type Refusal =
+  { limit: 'jobs'; waiting: number; max: number } | { limit: 'bytes'; waiting: number; max: number } | null;
 
 /** The ledger of one queue on one Redis client. */
 export class Admission {
@@ -86,7 +92,17 @@ export class Admission {
   async admit(id: string, bytes: number, ttlMs: number, maxJobs: number, maxBytes: number): Promise<Refusal> {
     const { expiries, sizes, total } = this.#keys;
     const now = Date.now();
-    const [verdict, jobs, waitingBytes] = await this.#client.tscudaAdmit(expiries, sizes, total, now, id, bytes, now + ttlMs, maxJobs, maxBytes);
+    const [verdict, jobs, waitingBytes] = await this.#client.tscudaAdmit(
+      expiries,
+      sizes,
+      total,
+      now,
+      id,
+      bytes,
+      now + ttlMs,
+      maxJobs,
+      maxBytes,
+    );
     if (verdict === 1) return { limit: 'jobs', waiting: jobs, max: maxJobs };
     if (verdict === 2) return { limit: 'bytes', waiting: waitingBytes, max: maxBytes };
     return null;

@@ -66,7 +66,15 @@ export function channelTarget(connection: QueueConnection): ChannelTarget | unde
   }
   const o: RedisOptions = connection;
   if (Object.keys(o).some((key) => !CHANNEL_OPTIONS.has(key))) return undefined;
-  return { host: o.host ?? '127.0.0.1', port: o.port ?? 6379, path: o.path, tls: o.tls, username: o.username, password: o.password, db: databaseOf(o) };
+  return {
+    host: o.host ?? '127.0.0.1',
+    port: o.port ?? 6379,
+    path: o.path,
+    tls: o.tls,
+    username: o.username,
+    password: o.password,
+    db: databaseOf(o),
+  };
 }
 
 /** An error reply of Redis to a blob command (named as ioredis names its own). */
@@ -166,7 +174,11 @@ export class BlobChannel {
       // TLS sockets do not take `onread`: their chunks come as 'data' events.
       socket = tlsConnect({ ...t.tls, host: t.host, port: t.port, ...(t.path ? { path: t.path } : {}) });
       socket.on('data', (chunk: Buffer) => this.#feed(chunk, chunk.length));
-    } else socket = t.path !== undefined ? netConnect({ path: t.path, onread }) : netConnect({ host: t.host, port: t.port, onread });
+    } else
+      socket =
+        t.path !== undefined
+          ? netConnect({ path: t.path, onread })
+          : netConnect({ host: t.host, port: t.port, onread });
     this.#socket = socket;
     socket.setNoDelay(true);
     socket.on('error', () => undefined);
@@ -187,7 +199,8 @@ export class BlobChannel {
   #handshake(socket: Socket): void {
     const t = this.#target;
     const steps: string[][] = [];
-    if (t.password !== undefined) steps.push(t.username !== undefined ? ['AUTH', t.username, t.password] : ['AUTH', t.password]);
+    if (t.password !== undefined)
+      steps.push(t.username !== undefined ? ['AUTH', t.username, t.password] : ['AUTH', t.password]);
     if (t.db !== 0) steps.push(['SELECT', String(t.db)]);
     steps.push(['CLIENT', 'SETNAME', this.#name], ['PING']);
     steps.forEach((args, i) => {
@@ -243,7 +256,8 @@ export class BlobChannel {
   #reply(reply: RespReply): void {
     const p = this.#sent.shift();
     if (p === undefined) return;
-    if (reply.kind === 'error' && !p.internal) p.reject(new BlobReplyError(`${reply.message} (blob connection ${this.#name})`));
+    if (reply.kind === 'error' && !p.internal)
+      p.reject(new BlobReplyError(`${reply.message} (blob connection ${this.#name})`));
     else p.resolve(reply);
   }
 
@@ -257,7 +271,9 @@ export class BlobChannel {
     this.#sent = [];
     const refusal = this.#refusal;
     this.#refusal = undefined;
-    if (refusal !== undefined) for (const p of this.#waiting.splice(0)) p.reject(new BlobReplyError(`Redis refused blob connection ${this.#name}: ${refusal}`));
+    if (refusal !== undefined)
+      for (const p of this.#waiting.splice(0))
+        p.reject(new BlobReplyError(`Redis refused blob connection ${this.#name}: ${refusal}`));
     if (this.#closed) return;
     const delay = this.#loading ? LOADING_RETRY_MS : reconnectDelay(this.#failures++);
     this.#loading = false;

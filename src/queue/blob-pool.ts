@@ -38,7 +38,9 @@ function channelCarrier(channel: BlobChannel): Carrier {
       return channel.ready;
     },
     async set(key, value, ttlMs, onlyIfAbsent) {
-      const reply = await channel.send(onlyIfAbsent ? ['SET', key, value, 'PX', String(ttlMs), 'NX'] : ['SET', key, value, 'PX', String(ttlMs)]);
+      const reply = await channel.send(
+        onlyIfAbsent ? ['SET', key, value, 'PX', String(ttlMs), 'NX'] : ['SET', key, value, 'PX', String(ttlMs)],
+      );
       // OK when stored; a null bulk when NX found the key there.
       return reply.kind === 'line';
     },
@@ -58,7 +60,10 @@ function ioredisCarrier(client: Redis): Carrier {
     },
     async set(key, value, ttlMs, onlyIfAbsent) {
       const bytes = value instanceof Buffer ? value : joinPieces(piecesOf(value));
-      return (await (onlyIfAbsent ? client.set(key, bytes, 'PX', ttlMs, 'NX') : client.set(key, bytes, 'PX', ttlMs))) === 'OK';
+      return (
+        (await (onlyIfAbsent ? client.set(key, bytes, 'PX', ttlMs, 'NX') : client.set(key, bytes, 'PX', ttlMs))) ===
+        'OK'
+      );
     },
     // ioredis reads into memory of its own: `into` is not used.
     get: (key) => client.getBuffer(key),
@@ -78,7 +83,9 @@ export class BlobPool {
     this.#control = createRedis(connection, name, patience);
     const target = channelTarget(connection);
     this.#carriers = Array.from({ length: size }, (_, i) =>
-      target !== undefined ? channelCarrier(new BlobChannel(target, `${name}-blob${i}`)) : ioredisCarrier(createRedis(connection, `${name}-blob${i}`, patience)),
+      target !== undefined
+        ? channelCarrier(new BlobChannel(target, `${name}-blob${i}`))
+        : ioredisCarrier(createRedis(connection, `${name}-blob${i}`, patience)),
     );
     this.#inFlight = this.#carriers.map(() => 0);
   }
@@ -108,7 +115,12 @@ export class BlobPool {
   }
 
   /** A SET on the least busy carrier, its bytes counted as under way until it is answered. */
-  async #store(key: string, value: Buffer | readonly Uint8Array[], ttlMs: number, onlyIfAbsent: boolean): Promise<boolean> {
+  async #store(
+    key: string,
+    value: Buffer | readonly Uint8Array[],
+    ttlMs: number,
+    onlyIfAbsent: boolean,
+  ): Promise<boolean> {
     const i = this.#pick();
     const bytes = piecesOf(value).reduce((sum, p) => sum + p.byteLength, 0);
     this.#inFlight[i]! += bytes;

@@ -10,7 +10,15 @@
  */
 import type { BlobPool } from './blob-pool.js';
 import { BlobPool as Pool } from './blob-pool.js';
-import { answersWithin, checkConnection, checkDatabase, nextReady, PATIENT, type QueueConnection, type RedisPatience } from './connection.js';
+import {
+  answersWithin,
+  checkConnection,
+  checkDatabase,
+  nextReady,
+  PATIENT,
+  type QueueConnection,
+  type RedisPatience,
+} from './connection.js';
 
 /** Most blob stores of a queue. */
 export const MAX_BLOB_STORES = 64;
@@ -19,7 +27,9 @@ export const MAX_BLOB_STORES = 64;
 export function blobStoresOption(value: unknown, own: QueueConnection): QueueConnection[] {
   if (value === undefined) return [own];
   if (!Array.isArray(value) || value.length === 0 || value.length > MAX_BLOB_STORES)
-    throw new TypeError(`blobStores must be a list of 1 to ${MAX_BLOB_STORES} Redis connections, got ${Array.isArray(value) ? `${value.length}` : typeof value}`);
+    throw new TypeError(
+      `blobStores must be a list of 1 to ${MAX_BLOB_STORES} Redis connections, got ${Array.isArray(value) ? `${value.length}` : typeof value}`,
+    );
   return value.map((c, i) => checkConnection(c, `blobStores[${i}]`));
 }
 
@@ -39,9 +49,16 @@ export class BlobStores {
   readonly #pools: BlobPool[];
   readonly #connections: readonly QueueConnection[];
 
-  constructor(connections: readonly QueueConnection[], name: string, connectionsPerStore: number, patience: RedisPatience = PATIENT) {
+  constructor(
+    connections: readonly QueueConnection[],
+    name: string,
+    connectionsPerStore: number,
+    patience: RedisPatience = PATIENT,
+  ) {
     this.#connections = connections;
-    this.#pools = connections.map((c, i) => new Pool(c, connections.length === 1 ? name : `${name}-s${i}`, connectionsPerStore, patience));
+    this.#pools = connections.map(
+      (c, i) => new Pool(c, connections.length === 1 ? name : `${name}-s${i}`, connectionsPerStore, patience),
+    );
   }
 
   /** How many stores. */

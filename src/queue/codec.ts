@@ -113,7 +113,10 @@ export function samplesToBuffer(data: JobData): Buffer {
 /** Samples back from their bytes (a view when aligned, else a copy); throws naming the mismatch. */
 export function samplesFromBuffer(buffer: Buffer, dtype: WireDtype, samples: number): JobData {
   const size = bytesOf(dtype);
-  if (buffer.byteLength !== samples * size) throw new Error(`input: ${buffer.byteLength} bytes stored, expected ${samples} ${dtype} samples (${samples * size} bytes)`);
+  if (buffer.byteLength !== samples * size)
+    throw new Error(
+      `input: ${buffer.byteLength} bytes stored, expected ${samples} ${dtype} samples (${samples * size} bytes)`,
+    );
   return typedView(buffer, 0, samples, dtype);
 }
 
@@ -152,7 +155,11 @@ const ZEROS = new Uint8Array(ALIGN);
  */
 function checkResultArray(field: ResultArrayField, a: unknown): asserts a is WireArrayType {
   const types: readonly (typeof TYPES)[WireDtype][] =
-    field === 'bandPowers' ? [Float64Array] : field === 'filtered' || field === 'bandWaves' ? [Float32Array, Float64Array, Uint16Array] : [Float32Array, Float64Array];
+    field === 'bandPowers'
+      ? [Float64Array]
+      : field === 'filtered' || field === 'bandWaves'
+        ? [Float32Array, Float64Array, Uint16Array]
+        : [Float32Array, Float64Array];
   if (!types.some((Type) => a instanceof Type)) {
     const got = ArrayBuffer.isView(a) ? `a ${a.constructor.name}` : Array.isArray(a) ? 'a plain array' : typeof a;
     throw new TypeError(`result.${field} must be a ${types.map((t) => t.name).join(' or ')}, got ${got}`);
@@ -182,7 +189,8 @@ export function packResult(result: JobResult): PackedResult {
     bytes = align(bytes);
   }
   const scalars: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(result)) if (!(RESULT_ARRAY_FIELDS as readonly string[]).includes(key) && value !== undefined) scalars[key] = value;
+  for (const [key, value] of Object.entries(result))
+    if (!(RESULT_ARRAY_FIELDS as readonly string[]).includes(key) && value !== undefined) scalars[key] = value;
   return { pieces, bytes, arrays, scalars: scalars as WireResult['scalars'] };
 }
 
@@ -197,7 +205,8 @@ export function unpackResult(scalars: WireResult['scalars'], arrays: readonly Wi
   for (const w of arrays) {
     const size = bytesOf(w.dtype);
     const end = w.offset + w.length * size;
-    if (end > buffer.byteLength) throw new Error(`result: array ${w.field} ends at byte ${end}, the stored result has ${buffer.byteLength}`);
+    if (end > buffer.byteLength)
+      throw new Error(`result: array ${w.field} ends at byte ${end}, the stored result has ${buffer.byteLength}`);
     const array = typedView(buffer, w.offset, w.length, w.dtype);
     if (w.field === 'bandPowers') {
       if (!(array instanceof Float64Array)) throw new Error('result: bandPowers must be f64');
@@ -237,7 +246,8 @@ export function resultLayout(job: NormalizedJob, precision: Precision): { slots:
 /** Typed views of `buffer` (8-byte aligned, at least `bytes` long) for a job's result arrays: its `into`. */
 export function layoutViews(buffer: Buffer, slots: readonly ResultSlot[]): JobOutputArrays {
   const out: Partial<Record<ResultArrayField, WireArrayType>> = {};
-  for (const s of slots) out[s.field] = new TYPES[s.dtype](buffer.buffer as ArrayBuffer, buffer.byteOffset + s.offset, s.length);
+  for (const s of slots)
+    out[s.field] = new TYPES[s.dtype](buffer.buffer as ArrayBuffer, buffer.byteOffset + s.offset, s.length);
   // resultLayout gives each field its engine type (never i16): the views are the job's `into`.
   return out as JobOutputArrays;
 }

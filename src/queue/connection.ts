@@ -31,7 +31,13 @@ export function redactRedisUrl(url: string): string {
 }
 
 /** ioredis options that hold a number of ms, which ioredis hands to a timer (a bad one was an uncaught RangeError from that timer). */
-const MS_OPTIONS = ['connectTimeout', 'commandTimeout', 'socketTimeout', 'blockingTimeout', 'maxLoadingRetryTime'] as const;
+const MS_OPTIONS = [
+  'connectTimeout',
+  'commandTimeout',
+  'socketTimeout',
+  'blockingTimeout',
+  'maxLoadingRetryTime',
+] as const;
 
 /** Checks the ioredis options the queue relies on, naming the first bad one (TypeError or RangeError), before any client is made. */
 function checkRedisOptions(o: RedisOptions, field: string): void {
@@ -48,12 +54,17 @@ function checkRedisOptions(o: RedisOptions, field: string): void {
     throw new RangeError(`${field}.db must be a database number in [0, 65535], got ${shownValue(db)}`);
   for (const key of ['host', 'path', 'username', 'password'] as const) {
     const v: unknown = o[key];
-    if (v !== undefined && typeof v !== 'string') throw new TypeError(`${field}.${key} must be a string, got ${typeof v}`);
+    if (v !== undefined && typeof v !== 'string')
+      throw new TypeError(`${field}.${key} must be a string, got ${typeof v}`);
   }
   const retry: unknown = o.retryStrategy;
-  if (retry !== undefined && typeof retry !== 'function') throw new TypeError(`${field}.retryStrategy must be a function, got ${shownValue(retry)}`);
+  if (retry !== undefined && typeof retry !== 'function')
+    throw new TypeError(`${field}.retryStrategy must be a function, got ${shownValue(retry)}`);
   const keepAlive: unknown = o.keepAlive;
-  if (keepAlive !== undefined && (typeof keepAlive !== 'number' || !Number.isSafeInteger(keepAlive) || keepAlive < 0 || keepAlive > 2 ** 31 - 1))
+  if (
+    keepAlive !== undefined &&
+    (typeof keepAlive !== 'number' || !Number.isSafeInteger(keepAlive) || keepAlive < 0 || keepAlive > 2 ** 31 - 1)
+  )
     throw new RangeError(`${field}.keepAlive must be an integer of ms >= 0, got ${shownValue(keepAlive)}`);
 }
 
@@ -62,24 +73,31 @@ export function checkConnection(connection: unknown, field = 'connection'): Queu
   if (typeof connection === 'string') {
     // Messages show the URL without its user and password (they end up in logs).
     const shown = clip(JSON.stringify(redactRedisUrl(connection)));
-    if (!/^rediss?:\/\//.test(connection)) throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${shown}`);
+    if (!/^rediss?:\/\//.test(connection))
+      throw new TypeError(`${field}: a Redis URL starts with redis:// or rediss://, got ${shown}`);
     let url: URL;
     try {
       url = new URL(connection);
     } catch {
-      throw new TypeError(`${field}: ${shown} is not a valid URL (a password with '/', '@' or ':' must be percent-encoded)`);
+      throw new TypeError(
+        `${field}: ${shown} is not a valid URL (a password with '/', '@' or ':' must be percent-encoded)`,
+      );
     }
     if (url.port === '0') throw new TypeError(`${field}: ${shown} names port 0, where no Redis listens`);
     // The path names the database: ioredis would SELECT whatever it says (`/abc` as NaN).
     if (!/^\/?(\d{1,5})?$/.test(url.pathname))
-      throw new TypeError(`${field}: the path of a Redis URL is a database number (redis://host:port/0), got ${JSON.stringify(url.pathname)}`);
+      throw new TypeError(
+        `${field}: the path of a Redis URL is a database number (redis://host:port/0), got ${JSON.stringify(url.pathname)}`,
+      );
     return connection;
   }
   if (typeof connection === 'object' && connection !== null && !Array.isArray(connection)) {
     checkRedisOptions(connection as RedisOptions, field);
     return connection as RedisOptions;
   }
-  throw new TypeError(`${field}: must be a Redis URL (redis://host:port) or ioredis options, got ${connection === null ? 'null' : typeof connection}`);
+  throw new TypeError(
+    `${field}: must be a Redis URL (redis://host:port) or ioredis options, got ${connection === null ? 'null' : typeof connection}`,
+  );
 }
 
 /** The database a connection names (a URL's path, or ioredis' `db`); 0 when it names none. */
@@ -118,8 +136,14 @@ export const PATIENT: RedisPatience = { kind: 'patient' };
 export function createRedis(connection: QueueConnection, name: string, patience: RedisPatience = PATIENT): Redis {
   const options: RedisOptions = { retryStrategy: reconnectDelay, connectionName: name, enableReadyCheck: true };
   if (patience.kind === 'patient') options.maxRetriesPerRequest = null;
-  else Object.assign(options, { maxRetriesPerRequest: 0, enableOfflineQueue: false, commandTimeout: patience.commandTimeoutMs });
-  const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  else
+    Object.assign(options, {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      commandTimeout: patience.commandTimeoutMs,
+    });
+  const client =
+    typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   // ioredis reports each failed reconnection as an 'error' event; without a listener Node would
   // throw it. The owners watch `status` (readiness) instead, and name the last error when they refuse.
   client.on('error', (error: Error) => lastErrors.set(client, error));
@@ -197,7 +221,9 @@ function sharedReady(client: Pick<Redis, 'once'>): Promise<void> {
 function sharedAbort(signal: AbortSignal): Promise<void> {
   let aborted = abortOf.get(signal);
   if (aborted === undefined) {
-    aborted = signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    aborted = signal.aborted
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     abortOf.set(signal, aborted);
   }
   return aborted;
@@ -211,7 +237,10 @@ function sharedAbort(signal: AbortSignal): Promise<void> {
  */
 export async function nextReady(client: Pick<Redis, 'once'>, ms: number, signal?: AbortSignal): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const waits = [sharedReady(client), new Promise<void>((resolve) => (timer = setTimeout(resolve, signal?.aborted === true ? 0 : ms)))];
+  const waits = [
+    sharedReady(client),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, signal?.aborted === true ? 0 : ms))),
+  ];
   if (signal !== undefined) waits.push(sharedAbort(signal));
   try {
     await Promise.race(waits);
@@ -226,7 +255,11 @@ export async function nextReady(client: Pick<Redis, 'once'>, ms: number, signal?
  * Resolves whether `work` settled (false: it was cut). Closes that talk to Redis are bounded so:
  * with Redis away, BullMQ's would wait for it (a worker's, even after it is back).
  */
-export async function settlesWithin(work: Promise<unknown>, waitMs: number, due: () => boolean = () => true): Promise<boolean> {
+export async function settlesWithin(
+  work: Promise<unknown>,
+  waitMs: number,
+  due: () => boolean = () => true,
+): Promise<boolean> {
   let poll: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   const cut = new Promise<false>((resolve) => {
@@ -261,7 +294,9 @@ export async function checkDatabase(client: Pick<Redis, 'select'>, connection: Q
   if (db === 0) return;
   await client.select(db).catch((error: unknown) => {
     const why = error instanceof Error ? error.message : String(error);
-    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} refused database ${db}: ${why}`, { cause: error });
+    throw new QueueUnavailableError(`Redis at ${describeConnection(connection)} refused database ${db}: ${why}`, {
+      cause: error,
+    });
   });
 }
 
@@ -273,8 +308,15 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
   // Both checked first: ioredis would throw a bad timeout from a timer later, out of this call's reach.
   connection = checkConnection(connection);
   timeoutMs = integerOption('timeoutMs', timeoutMs, 3000, 1, 2 ** 31 - 1);
-  const options: RedisOptions = { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, enableOfflineQueue: false };
-  const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  const options: RedisOptions = {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    enableOfflineQueue: false,
+  };
+  const client =
+    typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   // The socket's own error (ECONNREFUSED, ENOTFOUND, auth) says more than the command's rejection.
   let socketError: Error | undefined;
   client.on('error', (error: Error) => (socketError ??= error));

@@ -27,12 +27,24 @@ export function notQueued(target: { name: string; where: string }, error: unknow
   const message = error instanceof Error ? error.message : String(error);
   // Redis at its maxmemory with noeviction: full, as past the queue's own limits.
   if (/^OOM\b/.test(message))
-    return new QueueFullError(`queue ${target.name} at ${target.where}: Redis is out of memory (${message}); nothing was queued, retry later`, { cause: error });
-  return new QueueUnavailableError(`queue ${target.name} at ${target.where}: the job could not be queued (${message})`, { cause: error });
+    return new QueueFullError(
+      `queue ${target.name} at ${target.where}: Redis is out of memory (${message}); nothing was queued, retry later`,
+      { cause: error },
+    );
+  return new QueueUnavailableError(
+    `queue ${target.name} at ${target.where}: the job could not be queued (${message})`,
+    { cause: error },
+  );
 }
 
 /** Stores job `id`'s samples and adds it (`add`), alongside or before as `wire.inputAlongside` says; rejects with notQueued's error, having undone what it did. */
-export async function storeAndAdd(t: EnqueueTarget, id: string, wire: WireJob, samples: Buffer, add: () => Promise<unknown>): Promise<void> {
+export async function storeAndAdd(
+  t: EnqueueTarget,
+  id: string,
+  wire: WireJob,
+  samples: Buffer,
+  add: () => Promise<unknown>,
+): Promise<void> {
   if (wire.inputAlongside === true) return addAlongside(t, id, wire.inputKey, samples, add);
   try {
     await t.blobs.set(wire.inputKey, samples, t.inputTtlMs);
@@ -51,7 +63,13 @@ export async function storeAndAdd(t: EnqueueTarget, id: string, wire: WireJob, s
  * Should the add fail, the samples are deleted; should the samples fail, the job is removed (or,
  * taken meanwhile, failed by its worker once it has waited): nothing is left to hang.
  */
-async function addAlongside(t: EnqueueTarget, id: string, inputKey: string, samples: Buffer, add: () => Promise<unknown>): Promise<void> {
+async function addAlongside(
+  t: EnqueueTarget,
+  id: string,
+  inputKey: string,
+  samples: Buffer,
+  add: () => Promise<unknown>,
+): Promise<void> {
   const blobs = t.blobs;
   const adding = Promise.allSettled([add()]);
   // The add first: it starts the longer chain (a worker's wake-up, its moveToActive, then its read
@@ -59,7 +77,10 @@ async function addAlongside(t: EnqueueTarget, id: string, inputKey: string, samp
   // BullMQ hands the add to its socket a microtask after the call (6.7); the samples follow. The
   // order is only for speed: a worker that asks before the samples land waits for them.
   for (let i = 0; i < ADD_HEAD_START_MICROTASKS; i++) await undefined;
-  const [[stored], [added]] = await Promise.all([Promise.allSettled([blobs.setIfAbsent(inputKey, samples, t.inputTtlMs)]), adding]);
+  const [[stored], [added]] = await Promise.all([
+    Promise.allSettled([blobs.setIfAbsent(inputKey, samples, t.inputTtlMs)]),
+    adding,
+  ]);
   if (added.status === 'rejected') {
     if (stored.status === 'fulfilled' && stored.value) void blobs.control.del(inputKey).catch(() => undefined);
     throw notQueued(t, added.reason);

@@ -34,7 +34,11 @@ export interface HandleHost {
  * to the handle's `error` listeners when it has some, and is dropped otherwise (the events come
  * from the client's event reader and its reads of Redis, which go on for every other job).
  */
-export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress]; status: [JobStatus]; error: [unknown] }> {
+export class QueueJobHandle extends EventEmitter<{
+  progress: [QueueJobProgress];
+  status: [JobStatus];
+  error: [unknown];
+}> {
   /** The queue's id of the job: 128 random bits, usable from any client of the same queue. */
   readonly id: string;
   readonly #result: Promise<QueueJobResult>;
@@ -101,7 +105,8 @@ export class QueueJobHandle extends EventEmitter<{ progress: [QueueJobProgress];
   update(view: QueueJobView): void {
     this.lastHeardAt = Date.now();
     if (view.status === 'ready' && view.result !== undefined) this.settle({ result: view.result });
-    else if ((view.status === 'error' || view.status === 'cancelled') && view.error !== undefined) this.settle({ error: view.error });
+    else if ((view.status === 'error' || view.status === 'cancelled') && view.error !== undefined)
+      this.settle({ error: view.error });
     else if (view.status === 'queued' || view.status === 'running') this.setStatus(view.status);
     // Redis does not hold it (never submitted, removed, or lost with a Redis that kept no data): it will never finish.
     else if (view.status === 'unknown') this.settle({ error: view.error ?? new UnknownQueueJobError(this.id) });

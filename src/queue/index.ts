@@ -11,7 +11,14 @@ export { QueueJobHandle, type QueueJobProgress } from './handle.js';
 export { runQueueWorker, type QueueJobSettled, type QueueWorker, type QueueWorkerOptions } from './worker.js';
 export { registerQueueMetrics, type QueueMetricsSource } from './metrics.js';
 export { checkRedis, describeConnection, type QueueConnection } from './connection.js';
-export { QueueFullError, QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from './errors.js';
+export {
+  QueueFullError,
+  QueueJobCancelledError,
+  QueueJobError,
+  QueueUnavailableError,
+  ResultTooLargeError,
+  UnknownQueueJobError,
+} from './errors.js';
 export type { QueueJobResult, QueueJobStatus, QueueJobView } from './outcome.js';
 export type { QueueRunInfo } from './codec.js';
 export {

@@ -85,7 +85,10 @@ export interface JobQueueOptions {
 }
 
 /** The options a queue front (`tscuda serve --redis`) takes as flags: its bounds on Redis. */
-export type QueueFrontLimits = Pick<JobQueueOptions, 'commandTimeoutMs' | 'maxWaitingJobs' | 'maxWaitingBytes' | 'inputTtlMs'>;
+export type QueueFrontLimits = Pick<
+  JobQueueOptions,
+  'commandTimeoutMs' | 'maxWaitingJobs' | 'maxWaitingBytes' | 'inputTtlMs'
+>;
 
 /** Options of `submit()`. */
 export interface SubmitOptions {
@@ -128,7 +131,10 @@ const QUEUE_OPTION_KEYS = [
 /** Every key of SubmitOptions. */
 const SUBMIT_OPTION_KEYS = ['priority', 'attempts'] as const satisfies readonly (keyof SubmitOptions)[];
 // A key added to an interface but not to its list fails to compile here.
-const allListed: [Exclude<keyof JobQueueOptions, (typeof QUEUE_OPTION_KEYS)[number]>, Exclude<keyof SubmitOptions, (typeof SUBMIT_OPTION_KEYS)[number]>] extends [never, never]
+const allListed: [
+  Exclude<keyof JobQueueOptions, (typeof QUEUE_OPTION_KEYS)[number]>,
+  Exclude<keyof SubmitOptions, (typeof SUBMIT_OPTION_KEYS)[number]>,
+] extends [never, never]
   ? true
   : never = true;
 void allListed;
@@ -162,8 +168,10 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
   const o = options as JobQueueOptions;
   const connection = checkConnection(o.connection, 'connection');
   const precision = o.precision ?? 'f32';
-  if (precision !== 'f32' && precision !== 'f64') throw new TypeError(`precision must be 'f32' or 'f64', got ${shownValue(precision)}`);
-  if (o.stages !== undefined && (!Array.isArray(o.stages) || o.stages.some((s) => typeof s !== 'string'))) throw new TypeError('stages must be an array of stage names');
+  if (precision !== 'f32' && precision !== 'f64')
+    throw new TypeError(`precision must be 'f32' or 'f64', got ${shownValue(precision)}`);
+  if (o.stages !== undefined && (!Array.isArray(o.stages) || o.stages.some((s) => typeof s !== 'string')))
+    throw new TypeError('stages must be an array of stage names');
   return {
     connection,
     name: nameOption('name', o.name, DEFAULT_QUEUE_NAME),
@@ -175,21 +183,41 @@ export function resolveQueueOptions(options: unknown): ResolvedQueueOptions {
     resultTtlMs: integerOption('resultTtlMs', o.resultTtlMs, DEFAULT_RESULT_TTL_MS, 1, MAX_TTL_MS),
     inputTtlMs: integerOption('inputTtlMs', o.inputTtlMs, DEFAULT_INPUT_TTL_MS, 1, MAX_TTL_MS),
     maxWaitingJobs: integerOption('maxWaitingJobs', o.maxWaitingJobs, DEFAULT_MAX_WAITING_JOBS, 1, 1e9),
-    maxWaitingBytes: integerOption('maxWaitingBytes', o.maxWaitingBytes, DEFAULT_MAX_WAITING_BYTES, 1, MAX_WAITING_BYTES),
+    maxWaitingBytes: integerOption(
+      'maxWaitingBytes',
+      o.maxWaitingBytes,
+      DEFAULT_MAX_WAITING_BYTES,
+      1,
+      MAX_WAITING_BYTES,
+    ),
     commandTimeoutMs: integerOption('commandTimeoutMs', o.commandTimeoutMs, DEFAULT_COMMAND_TIMEOUT_MS, 10, 600_000),
     attempts: integerOption('attempts', o.attempts, DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS),
     rateLimit: rateLimitOption('rateLimit', o.rateLimit),
     pollIntervalMs: integerOption('pollIntervalMs', o.pollIntervalMs, 2000, 10, 3_600_000),
-    blobConnections: integerOption('blobConnections', o.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS),
+    blobConnections: integerOption(
+      'blobConnections',
+      o.blobConnections,
+      DEFAULT_BLOB_CONNECTIONS,
+      1,
+      MAX_BLOB_CONNECTIONS,
+    ),
     blobStores: blobStoresOption(o.blobStores, connection),
   };
 }
 
 /** Checks `submit()`'s options (`attempts` defaults to the queue's): a TypeError or RangeError naming the option. */
-export function resolveSubmitOptions(options: unknown, defaultAttempts: number): { priority: number; attempts: number } {
+export function resolveSubmitOptions(
+  options: unknown,
+  defaultAttempts: number,
+): { priority: number; attempts: number } {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new TypeError(`submit options must be an object ({ priority, attempts }), got ${options === null ? 'null' : shownValue(options)}`);
+    throw new TypeError(
+      `submit options must be an object ({ priority, attempts }), got ${options === null ? 'null' : shownValue(options)}`,
+    );
   knownKeys(options, SUBMIT_OPTION_KEYS, 'submit options');
   const o = options as SubmitOptions;
-  return { priority: integerOption('priority', o.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY), attempts: integerOption('attempts', o.attempts, defaultAttempts, 1, MAX_ATTEMPTS) };
+  return {
+    priority: integerOption('priority', o.priority, DEFAULT_PRIORITY, 1, MAX_PRIORITY),
+    attempts: integerOption('attempts', o.attempts, defaultAttempts, 1, MAX_ATTEMPTS),
+  };
 }

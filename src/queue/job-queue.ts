@@ -23,7 +23,14 @@ import { QueueJobHandle } from './handle.js';
 import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, RETRY_BACKOFF_MS } from './options.js';
 import { notQueued, storeAndAdd } from './enqueue.js';
 import { JobWatcher } from './job-watcher.js';
-import { resolveQueueOptions, resolveSubmitOptions, type JobQueueOptions, type QueueCounts, type ResolvedQueueOptions, type SubmitOptions } from './job-queue-options.js';
+import {
+  resolveQueueOptions,
+  resolveSubmitOptions,
+  type JobQueueOptions,
+  type QueueCounts,
+  type ResolvedQueueOptions,
+  type SubmitOptions,
+} from './job-queue-options.js';
 import { LiveHandles } from './live-handles.js';
 import { readCounts, readOutcome, type QueueJobResult, type QueueJobView } from './outcome.js';
 import { clip } from '../runtime/value-checks.js';
@@ -79,12 +86,31 @@ export class JobQueue {
       commandTimeoutMs: o.commandTimeoutMs,
       closeSignal: this.#closeSignal.signal,
     });
-    this.#queue = new Queue(this.name, { connection: this.#queueRedis as unknown as ConnectionOptions, prefix: this.prefix });
+    this.#queue = new Queue(this.name, {
+      connection: this.#queueRedis as unknown as ConnectionOptions,
+      prefix: this.prefix,
+    });
     this.#queue.on('error', () => undefined);
     const { name, prefix } = this;
-    const [connection, queue, stores, queueRedis, pollIntervalMs] = [o.connection, this.#queue, this.#stores, this.#queueRedis, o.pollIntervalMs];
+    const [connection, queue, stores, queueRedis, pollIntervalMs] = [
+      o.connection,
+      this.#queue,
+      this.#stores,
+      this.#queueRedis,
+      o.pollIntervalMs,
+    ];
     const startWaitMs = Math.min(CONNECT_WAIT_MS, o.commandTimeoutMs);
-    this.#watcher = new JobWatcher({ name, prefix, connection, queue, queueRedis, stores, pollIntervalMs, startWaitMs, view: (id) => this.view(id) });
+    this.#watcher = new JobWatcher({
+      name,
+      prefix,
+      connection,
+      queue,
+      queueRedis,
+      stores,
+      pollIntervalMs,
+      startWaitMs,
+      view: (id) => this.view(id),
+    });
     this.#stopSweep = startSweep(queue, o.inputTtlMs, () => this.reachable);
   }
 
@@ -148,11 +174,14 @@ export class JobQueue {
     const o = this.#options;
     const { priority, attempts } = resolveSubmitOptions(options, o.attempts);
     const job = validateJob(spec, { stages: o.stages });
-    if (spec.into !== undefined) throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
+    if (spec.into !== undefined)
+      throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
     const inputBytes = job.data.byteLength;
-    if (inputBytes > o.maxInputBytes) throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${o.maxInputBytes}`);
+    if (inputBytes > o.maxInputBytes)
+      throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${o.maxInputBytes}`);
     const resultBytes = resultLayout(job, o.precision).bytes;
-    if (resultBytes > o.maxResultBytes) throw new ResultTooLargeError(resultBytes, o.maxResultBytes, 'estimated at submit');
+    if (resultBytes > o.maxResultBytes)
+      throw new ResultTooLargeError(resultBytes, o.maxResultBytes, 'estimated at submit');
     const { data, into: _into, signal, ...rest } = spec;
     if (signal?.aborted === true) {
       // As the engine does: a job whose signal is already aborted is cancelled, never queued.
@@ -219,7 +248,8 @@ export class JobQueue {
       this.#storeRateLimit(),
       this.#watcher.listen(),
     ]).then(([admit, limit]) => {
-      if (admit.status === 'fulfilled' && admit.value === null && limit.status === 'rejected') void this.#admission.leave(id).catch(() => undefined);
+      if (admit.status === 'fulfilled' && admit.value === null && limit.status === 'rejected')
+        void this.#admission.leave(id).catch(() => undefined);
       if (admit.status === 'rejected') {
         // Refused by its timeout, the admission may still run once Redis reads it: its entry must not hold a place for inputTtlMs.
         void this.#admission.leave(id).catch(() => undefined);
@@ -229,8 +259,11 @@ export class JobQueue {
       return admit.value;
     });
     if (admitted !== null) {
-      const [what, unit] = admitted.limit === 'jobs' ? ['jobs wait', 'maxWaitingJobs'] : ['bytes of samples wait', 'maxWaitingBytes'];
-      throw new QueueFullError(`queue ${this.name} is full: ${admitted.waiting} ${what} for a worker (${unit} = ${admitted.max}); nothing was queued, retry later`);
+      const [what, unit] =
+        admitted.limit === 'jobs' ? ['jobs wait', 'maxWaitingJobs'] : ['bytes of samples wait', 'maxWaitingBytes'];
+      throw new QueueFullError(
+        `queue ${this.name} is full: ${admitted.waiting} ${what} for a worker (${unit} = ${admitted.max}); nothing was queued, retry later`,
+      );
     }
     const keepS = Math.ceil(o.resultTtlMs / 1000);
     const blobs = this.#stores.forJob(id);
@@ -244,7 +277,13 @@ export class JobQueue {
         removeOnFail: { age: keepS },
       });
     try {
-      await storeAndAdd({ name: this.name, where: this.where, queue: this.#queue, blobs, inputTtlMs: o.inputTtlMs }, id, wire, samples, add);
+      await storeAndAdd(
+        { name: this.name, where: this.where, queue: this.#queue, blobs, inputTtlMs: o.inputTtlMs },
+        id,
+        wire,
+        samples,
+        add,
+      );
     } catch (error) {
       // A command refused by its timeout may still run once Redis answers (a stopped Redis reads
       // its socket later): the removal follows it on the same connection, so no job outlives a
@@ -298,7 +337,9 @@ export class JobQueue {
   async view(id: string): Promise<QueueJobView> {
     checkJobId('view', id);
     if (!this.#closed && !isQueueJobId(id)) return { id, status: 'unknown', attempts: 0 };
-    return this.#bound.run(`reading job ${clip(id)}`, () => readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id));
+    return this.#bound.run(`reading job ${clip(id)}`, () =>
+      readOutcome(this.#queue, this.#stores.forJob(id), this.#keys, id),
+    );
   }
 
   /** Cancels job `id` if no worker has taken it: true when it was cancelled (its result then rejects with a JobCancelledError). */
@@ -360,8 +401,12 @@ export class JobQueue {
     this.#bound.close();
     this.#stopSweep();
     // Bounded: with Redis away, BullMQ's close would wait for it; nothing is left to flush.
-    const unavailable = (handle: QueueJobHandle): Error => new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${clip(handle.id)} finished`);
-    await settlesWithin(Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]), CLOSE_WAIT_MS);
+    const unavailable = (handle: QueueJobHandle): Error =>
+      new QueueUnavailableError(`queue ${this.name}: the client was closed before job ${clip(handle.id)} finished`);
+    await settlesWithin(
+      Promise.allSettled([this.#watcher.close(unavailable, CLOSE_WAIT_MS), this.#queue.close()]),
+      CLOSE_WAIT_MS,
+    );
     void this.#queue.disconnect().catch(() => undefined);
     this.#stores.disconnect();
     this.#queueRedis.disconnect();

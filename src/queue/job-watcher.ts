@@ -107,7 +107,10 @@ export class JobWatcher {
     for (const handle of [...this.#pending.values()]) handle.settle({ error: error(handle) });
     this.#pending.clear();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([this.#events?.close()]), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    await Promise.race([
+      Promise.allSettled([this.#events?.close()]),
+      new Promise((resolve) => (timer = setTimeout(resolve, waitMs))),
+    ]);
     clearTimeout(timer);
     this.#eventsRedis?.disconnect();
   }
@@ -173,7 +176,8 @@ export class JobWatcher {
     const interval = this.#host.pollIntervalMs;
     this.#poller = setInterval(() => {
       const now = Date.now();
-      for (const handle of this.#pending.values()) if (now - handle.lastHeardAt >= interval) void this.refresh(handle.id);
+      for (const handle of this.#pending.values())
+        if (now - handle.lastHeardAt >= interval) void this.refresh(handle.id);
     }, interval);
     this.#poller.unref();
   }

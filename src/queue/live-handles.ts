@@ -11,7 +11,9 @@ import type { QueueJobHandle } from './handle.js';
 export class LiveHandles {
   readonly #byId = new Map<string, WeakRef<QueueJobHandle>>();
   /** Drops the entry of a handle collected before it settled (its holder let it go unread). */
-  readonly #collected = new FinalizationRegistry<{ id: string; ref: WeakRef<QueueJobHandle> }>(({ id, ref }) => this.#drop(id, ref));
+  readonly #collected = new FinalizationRegistry<{ id: string; ref: WeakRef<QueueJobHandle> }>(({ id, ref }) =>
+    this.#drop(id, ref),
+  );
 
   /** The unsettled handle on `id`, if this client holds one. */
   get(id: string): QueueJobHandle | undefined {

@@ -29,23 +29,37 @@ const OWN_LABELS = ['state', 'outcome', 'le'];
  */
 function checkArguments(registry: unknown, source: unknown, labels: unknown): void {
   const r = registry as Partial<Registry> | null;
-  if (typeof r !== 'object' || r === null || typeof r.registerMetric !== 'function' || typeof r.getSingleMetric !== 'function')
+  if (
+    typeof r !== 'object' ||
+    r === null ||
+    typeof r.registerMetric !== 'function' ||
+    typeof r.getSingleMetric !== 'function'
+  )
     throw new TypeError(`registerQueueMetrics registry must be a prom-client Registry, got ${shownValue(registry)}`);
   const s = source as Partial<JobQueue & QueueWorker> | null;
   const isWorker = typeof s?.queueCounts === 'function' && typeof s.on === 'function';
   if (typeof s !== 'object' || s === null || !(isWorker || typeof s.counts === 'function') || !('reachable' in s))
     throw new TypeError(`registerQueueMetrics source must be a JobQueue or a QueueWorker, got ${shownValue(source)}`);
   if (typeof labels !== 'object' || labels === null || Array.isArray(labels))
-    throw new TypeError(`registerQueueMetrics labels must be an object of label names to strings, got ${shownValue(labels)}`);
+    throw new TypeError(
+      `registerQueueMetrics labels must be an object of label names to strings, got ${shownValue(labels)}`,
+    );
   for (const [name, value] of Object.entries(labels)) {
     const shown = clip(JSON.stringify(name));
     if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) || name.startsWith('__'))
-      throw new TypeError(`registerQueueMetrics labels[${shown}]: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)`);
-    if (OWN_LABELS.includes(name)) throw new TypeError(`registerQueueMetrics labels.${name}: the queue's own series use this label (${OWN_LABELS.join(', ')}); pick another name`);
-    if (typeof value !== 'string') throw new TypeError(`registerQueueMetrics labels.${name} must be a string, got ${shownValue(value)}`);
+      throw new TypeError(
+        `registerQueueMetrics labels[${shown}]: not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)`,
+      );
+    if (OWN_LABELS.includes(name))
+      throw new TypeError(
+        `registerQueueMetrics labels.${name}: the queue's own series use this label (${OWN_LABELS.join(', ')}); pick another name`,
+      );
+    if (typeof value !== 'string')
+      throw new TypeError(`registerQueueMetrics labels.${name} must be a string, got ${shownValue(value)}`);
   }
   for (const name of isWorker ? [...METRIC_NAMES, ...WORKER_METRIC_NAMES] : METRIC_NAMES)
-    if (r.getSingleMetric(name) !== undefined) throw new TypeError(`registerQueueMetrics: the registry already holds ${name} (registered twice?)`);
+    if (r.getSingleMetric(name) !== undefined)
+      throw new TypeError(`registerQueueMetrics: the registry already holds ${name} (registered twice?)`);
 }
 
 /**
@@ -55,7 +69,11 @@ function checkArguments(registry: unknown, source: unknown, labels: unknown): vo
  * every series (e.g. `{ worker: 'gpu-host-1' }`). Every argument is checked first (a TypeError
  * naming it): a call that throws registers nothing.
  */
-export function registerQueueMetrics(registry: Registry, source: QueueMetricsSource, labels: Record<string, string> = {}): void {
+export function registerQueueMetrics(
+  registry: Registry,
+  source: QueueMetricsSource,
+  labels: Record<string, string> = {},
+): void {
   checkArguments(registry, source, labels);
   const names = Object.keys(labels);
   const counts = (): Promise<QueueCounts> => ('queueCounts' in source ? source.queueCounts() : source.counts());
@@ -68,9 +86,12 @@ export function registerQueueMetrics(registry: Registry, source: QueueMetricsSou
       if (!source.reachable) return;
       let timer: NodeJS.Timeout | undefined;
       try {
-        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), DEPTH_WAIT_MS)));
+        const late = new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error('no answer')), DEPTH_WAIT_MS)),
+        );
         const c = await Promise.race([counts(), late]);
-        for (const state of ['waiting', 'prioritized', 'delayed', 'active'] as const) this.set({ ...labels, state }, c[state]);
+        for (const state of ['waiting', 'prioritized', 'delayed', 'active'] as const)
+          this.set({ ...labels, state }, c[state]);
       } catch {
         // Redis went away or did not answer during the scrape: the depth is left out, reachable says whether it answers.
       } finally {

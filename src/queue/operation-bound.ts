@@ -17,7 +17,14 @@ import { Liveness } from './liveness.js';
 export const CONNECT_WAIT_MS = 2000;
 
 /** Names of the errors an operation passes on as they are; any other error of Redis or of a connection is a QueueUnavailableError. */
-const OWN_ERRORS = new Set(['QueueUnavailableError', 'QueueFullError', 'JobCancelledError', 'UnknownQueueJobError', 'JobValidationError', 'ResultTooLargeError']);
+const OWN_ERRORS = new Set([
+  'QueueUnavailableError',
+  'QueueFullError',
+  'JobCancelledError',
+  'UnknownQueueJobError',
+  'JobValidationError',
+  'ResultTooLargeError',
+]);
 
 /** What the bound watches. */
 export interface BoundTarget {
@@ -38,7 +45,10 @@ export class OperationBound {
 
   constructor(target: BoundTarget) {
     this.#t = target;
-    this.#liveness = new Liveness({ connected: () => this.connected(), probe: (ms) => this.probe(ms) }, target.commandTimeoutMs);
+    this.#liveness = new Liveness(
+      { connected: () => this.connected(), probe: (ms) => this.probe(ms) },
+      target.commandTimeoutMs,
+    );
   }
 
   /** Whether the client is open, its connections are up and Redis answers. */
@@ -53,7 +63,10 @@ export class OperationBound {
 
   /** Pings the queue's Redis and every blob store within `timeoutMs`: true when all answered (never rejects). */
   async probe(timeoutMs: number): Promise<boolean> {
-    const [queue, stores] = await Promise.all([answersWithin(this.#t.queueRedis, timeoutMs), this.#t.stores.ping(timeoutMs)]);
+    const [queue, stores] = await Promise.all([
+      answersWithin(this.#t.queueRedis, timeoutMs),
+      this.#t.stores.ping(timeoutMs),
+    ]);
     return queue && stores;
   }
 
@@ -75,7 +88,8 @@ export class OperationBound {
     const start = performance.now();
     // Silent, or refusing the password: waiting for the connection would not change the answer.
     if (!this.#liveness.answering && this.connected()) throw this.unavailable(what);
-    if (!this.connected() && isAuthRefusal(lastRedisError(this.#t.queueRedis)?.message ?? '')) throw this.unavailable(what);
+    if (!this.connected() && isAuthRefusal(lastRedisError(this.#t.queueRedis)?.message ?? ''))
+      throw this.unavailable(what);
     if (!(await this.#connectedWithin(Math.min(CONNECT_WAIT_MS, boundMs)))) throw this.unavailable(what);
     let timer: NodeJS.Timeout | undefined;
     const abandoned = new AbortController();
@@ -93,7 +107,9 @@ export class OperationBound {
       if (error instanceof Error && OWN_ERRORS.has(error.name)) throw error;
       if (closed.aborted) throw this.unavailable(what);
       const message = error instanceof Error ? error.message : String(error);
-      throw new QueueUnavailableError(`Redis at ${this.#t.where} failed (${what}): ${message}; retry later`, { cause: error });
+      throw new QueueUnavailableError(`Redis at ${this.#t.where} failed (${what}): ${message}; retry later`, {
+        cause: error,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -103,12 +119,19 @@ export class OperationBound {
   unavailable(what: string, silentMs?: number): QueueUnavailableError {
     const t = this.#t;
     if (t.closeSignal.aborted) return new QueueUnavailableError(`queue ${t.name} is closed (${what})`);
-    if (silentMs !== undefined) return new QueueUnavailableError(`Redis at ${t.where} did not answer within ${silentMs} ms (commandTimeoutMs; ${what}); retry later`);
+    if (silentMs !== undefined)
+      return new QueueUnavailableError(
+        `Redis at ${t.where} did not answer within ${silentMs} ms (commandTimeoutMs; ${what}); retry later`,
+      );
     const last = lastRedisError(t.queueRedis);
     // A refused password is said to be one, without the retry advice: retrying will not help.
-    if (last !== undefined && isAuthRefusal(last.message)) return new QueueUnavailableError(`${redisFailure(t.where, last)} (${what})`, { cause: last });
-    if (!this.connected()) return new QueueUnavailableError(`${redisFailure(t.where, last)} (${what}); retry later`, { cause: last });
-    return new QueueUnavailableError(`Redis at ${t.where} is not answering (no answer within ${t.commandTimeoutMs} ms to a probe or an operation; ${what}); retry later`);
+    if (last !== undefined && isAuthRefusal(last.message))
+      return new QueueUnavailableError(`${redisFailure(t.where, last)} (${what})`, { cause: last });
+    if (!this.connected())
+      return new QueueUnavailableError(`${redisFailure(t.where, last)} (${what}); retry later`, { cause: last });
+    return new QueueUnavailableError(
+      `Redis at ${t.where} is not answering (no answer within ${t.commandTimeoutMs} ms to a probe or an operation; ${what}); retry later`,
+    );
   }
 
   /** Whether the connections are up now or come up within `ms` (a new client's first connection, a reconnection under way). */

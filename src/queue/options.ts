@@ -72,20 +72,28 @@ export interface RateLimit {
 export function nameOption(name: string, value: unknown, fallback: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !/^[A-Za-z0-9_.{}-]{1,100}$/.test(value))
-    throw new TypeError(`${name} must be 1-100 characters of letters, digits, _ . - { } (no ':'), got ${shownValue(value)}`);
+    throw new TypeError(
+      `${name} must be 1-100 characters of letters, digits, _ . - { } (no ':'), got ${shownValue(value)}`,
+    );
   return value;
 }
 
 /** Checks a rate limit option. */
 export function rateLimitOption(name: string, value: unknown): RateLimit | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError(`${name} must be { max, durationMs }, got ${shownValue(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new TypeError(`${name} must be { max, durationMs }, got ${shownValue(value)}`);
   knownKeys(value, ['max', 'durationMs'], name);
   const r = value as Partial<RateLimit>;
   // Both are required: a missing one would fall back to 0, which BullMQ reads as "no limit".
   if (r.max === undefined || r.durationMs === undefined)
-    throw new TypeError(`${name} needs both max and durationMs, got { max: ${shownValue(r.max)}, durationMs: ${shownValue(r.durationMs)} }`);
-  return { max: integerOption(`${name}.max`, r.max, 0, 1, 1e9), durationMs: integerOption(`${name}.durationMs`, r.durationMs, 0, 1, 86_400_000) };
+    throw new TypeError(
+      `${name} needs both max and durationMs, got { max: ${shownValue(r.max)}, durationMs: ${shownValue(r.durationMs)} }`,
+    );
+  return {
+    max: integerOption(`${name}.max`, r.max, 0, 1, 1e9),
+    durationMs: integerOption(`${name}.durationMs`, r.durationMs, 0, 1, 86_400_000),
+  };
 }
 
 /** The Redis keys of a queue's blobs, beside BullMQ's own keys of the same queue. */

@@ -36,7 +36,8 @@ export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys,
   const state = await queue.getJobState(id);
   const job = state === 'unknown' ? undefined : await BullJob.fromId(queue, id);
   if (job === undefined) {
-    if ((await blobs.control.exists(keys.cancelled(id))) === 1) return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
+    if ((await blobs.control.exists(keys.cancelled(id))) === 1)
+      return { id, status: 'cancelled', attempts: 0, error: new QueueJobCancelledError(id) };
     return { id, status: 'unknown', attempts: 0 };
   }
   const attempts = job.attemptsStarted ?? 0;
@@ -46,7 +47,12 @@ export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys,
     case 'completed':
       return completedView(blobs, id, job.returnvalue, attempts);
     case 'failed':
-      return { id, status: 'error', attempts, error: new QueueJobError(id, job.failedReason || 'no reason given', attempts) };
+      return {
+        id,
+        status: 'error',
+        attempts,
+        error: new QueueJobError(id, job.failedReason || 'no reason given', attempts),
+      };
     case 'unknown':
       return { id, status: 'unknown', attempts };
     default:
@@ -61,7 +67,12 @@ export async function readOutcome(queue: Queue, blobs: BlobPool, keys: BlobKeys,
  * program's, a corrupt one) is the job's failure, a QueueJobError saying why: read again, it would
  * fail the same way forever. Rejects only when Redis cannot be read.
  */
-export async function completedView(blobs: BlobPool, id: string, returnvalue: unknown, attempts?: number): Promise<QueueJobView> {
+export async function completedView(
+  blobs: BlobPool,
+  id: string,
+  returnvalue: unknown,
+  attempts?: number,
+): Promise<QueueJobView> {
   let wire: WireResult;
   try {
     wire = wireResultOf(returnvalue);
@@ -70,7 +81,13 @@ export async function completedView(blobs: BlobPool, id: string, returnvalue: un
   }
   const tries = attempts ?? wire.run.attempts;
   const buffer = await blobs.get(wire.resultKey, wire.bytes);
-  if (buffer === null) return { id, status: 'error', attempts: tries, error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)') };
+  if (buffer === null)
+    return {
+      id,
+      status: 'error',
+      attempts: tries,
+      error: new UnknownQueueJobError(id, 'its result expired after its time-to-live (resultTtlMs)'),
+    };
   let result: QueueJobResult;
   try {
     result = unpackResult(wire.scalars, wire.arrays, buffer) as QueueJobResult;
@@ -84,20 +101,39 @@ export async function completedView(blobs: BlobPool, id: string, returnvalue: un
 /** A return value as a WireResult, or a throw naming what is wrong with it. */
 function wireResultOf(returnvalue: unknown): WireResult {
   const wire = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as Partial<WireResult> | null;
-  if (wire === null || typeof wire !== 'object' || wire.v !== 1) throw new Error('the worker stored no result of format 1');
+  if (wire === null || typeof wire !== 'object' || wire.v !== 1)
+    throw new Error('the worker stored no result of format 1');
   const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;
-  if (typeof wire.resultKey !== 'string' || !Number.isSafeInteger(wire.bytes) || !Array.isArray(wire.arrays) || !isObject(wire.scalars) || typeof wire.run?.attempts !== 'number')
+  if (
+    typeof wire.resultKey !== 'string' ||
+    !Number.isSafeInteger(wire.bytes) ||
+    !Array.isArray(wire.arrays) ||
+    !isObject(wire.scalars) ||
+    typeof wire.run?.attempts !== 'number'
+  )
     throw new Error('the return value lacks resultKey, bytes, arrays, scalars or run');
   return wire as WireResult;
 }
 
 function unreadable(id: string, attempts: number, error: unknown): QueueJobView {
   const why = error instanceof Error ? error.message : String(error);
-  return { id, status: 'error', attempts, error: new QueueJobError(id, `its stored result cannot be read: ${why}`, attempts) };
+  return {
+    id,
+    status: 'error',
+    attempts,
+    error: new QueueJobError(id, `its stored result cannot be read: ${why}`, attempts),
+  };
 }
 
 /** The queue's jobs by state, as BullMQ counts them (a missing state is 0). */
 export async function readCounts(queue: Queue): Promise<QueueCounts> {
   const c = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active', 'completed', 'failed');
-  return { waiting: c.waiting ?? 0, prioritized: c.prioritized ?? 0, delayed: c.delayed ?? 0, active: c.active ?? 0, completed: c.completed ?? 0, failed: c.failed ?? 0 };
+  return {
+    waiting: c.waiting ?? 0,
+    prioritized: c.prioritized ?? 0,
+    delayed: c.delayed ?? 0,
+    active: c.active ?? 0,
+    completed: c.completed ?? 0,
+    failed: c.failed ?? 0,
+  };
 }

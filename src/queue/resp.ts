@@ -10,7 +10,8 @@
  */
 
 /** A reply: a status or integer line, a bulk string (null when the key is missing), or an error. */
-export type RespReply = { kind: 'line'; text: string } | { kind: 'bulk'; value: Buffer | null } | { kind: 'error'; message: string };
+export type RespReply =
+  { kind: 'line'; text: string } | { kind: 'bulk'; value: Buffer | null } | { kind: 'error'; message: string };
 
 /** A command argument: text, bytes, or bytes in several pieces sent back to back as one argument. */
 export type RespArg = string | Uint8Array | readonly Uint8Array[];
@@ -93,7 +94,8 @@ export class RespReader {
       const newline = bytes.indexOf(10, i);
       if (newline === -1) {
         this.#line += bytes.toString('latin1', i, length);
-        if (this.#line.length > 64 * 1024) throw new Error('RESP: a reply header line over 64 KiB (not a Redis server?)');
+        if (this.#line.length > 64 * 1024)
+          throw new Error('RESP: a reply header line over 64 KiB (not a Redis server?)');
         return;
       }
       const line = this.#line + bytes.toString('latin1', i, newline);
@@ -110,14 +112,16 @@ export class RespReader {
     else if (type === '-') this.#onReply({ kind: 'error', message: rest });
     else if (type === '$') {
       const length = Number(rest);
-      if (!Number.isSafeInteger(length) || length < -1 || length > MAX_BULK) throw new Error(`RESP: bad bulk length ${JSON.stringify(rest)}`);
+      if (!Number.isSafeInteger(length) || length < -1 || length > MAX_BULK)
+        throw new Error(`RESP: bad bulk length ${JSON.stringify(rest)}`);
       if (length === -1) this.#onReply({ kind: 'bulk', value: null });
       else if (length === 0) {
         this.#skip = 2;
         this.#onReply({ kind: 'bulk', value: Buffer.alloc(0) });
       } else {
         const given = this.#alloc?.(length);
-        if (given !== undefined && given.byteLength !== length) throw new Error(`RESP: alloc gave ${given.byteLength} bytes for a ${length}-byte reply`);
+        if (given !== undefined && given.byteLength !== length)
+          throw new Error(`RESP: alloc gave ${given.byteLength} bytes for a ${length}-byte reply`);
         this.#bulk = given ?? Buffer.allocUnsafeSlow(length);
         this.#filled = 0;
       }

@@ -42,7 +42,8 @@ function givenUp(waitedMs: number): Error {
   return error;
 }
 
-const isMarker = (buffer: Buffer): boolean => buffer.byteLength === INPUT_GIVEN_UP.length && buffer.toString('latin1') === INPUT_GIVEN_UP;
+const isMarker = (buffer: Buffer): boolean =>
+  buffer.byteLength === INPUT_GIVEN_UP.length && buffer.toString('latin1') === INPUT_GIVEN_UP;
 
 /**
  * The samples of `data` (job `timestamp`: when its client added it, Date.now() of that host), in
@@ -66,7 +67,10 @@ export async function readInput(reader: InputReader, data: WireJob, timestamp: n
   const waitMs = young ? (reader.waitMs ?? INPUT_ARRIVAL_WAIT_MS) : 0;
   const start = performance.now();
   for (let i = 0; performance.now() - start < waitMs; i++) {
-    const delay = Math.min(REREAD_DELAYS_MS[Math.min(i, REREAD_DELAYS_MS.length - 1)]!, waitMs - (performance.now() - start));
+    const delay = Math.min(
+      REREAD_DELAYS_MS[Math.min(i, REREAD_DELAYS_MS.length - 1)]!,
+      waitMs - (performance.now() - start),
+    );
     await new Promise((resolve) => (delay > 0 ? setTimeout(resolve, delay) : setImmediate(resolve)));
     input = await read();
     if (input === 'marker') throw givenUp(performance.now() - start);

@@ -60,7 +60,8 @@ export class WorkerLog {
   observe(event: QueueJobSettled): void {
     if (this.#write === undefined) return;
     if (this.#waits.length < MAX_SAMPLES) this.#waits.push(event.waitMs);
-    if (event.outcome !== 'completed') this.line(`job ${event.jobId} ${event.outcome} on attempt ${event.attempt}: ${event.reason ?? ''}`);
+    if (event.outcome !== 'completed')
+      this.line(`job ${event.jobId} ${event.outcome} on attempt ${event.attempt}: ${event.reason ?? ''}`);
   }
 
   /** Starts the summary timer (0: none). */
@@ -76,7 +77,11 @@ export class WorkerLog {
 
   async #summary(): Promise<void> {
     const c = this.#counts;
-    const delta = { completed: c.completed - this.#last.completed, failed: c.failed - this.#last.failed, retried: c.retried - this.#last.retried };
+    const delta = {
+      completed: c.completed - this.#last.completed,
+      failed: c.failed - this.#last.failed,
+      retried: c.retried - this.#last.retried,
+    };
     this.#last = { ...c };
     const waits = Float64Array.from(this.#waits);
     this.#waits = [];
@@ -87,7 +92,10 @@ export class WorkerLog {
     } catch {
       // Redis away: the line says so.
     }
-    const wait = waits.length > 0 ? `wait p50 ${percentileOf(waits, 50).toFixed(1)} ms p99 ${percentileOf(waits, 99).toFixed(1)} ms` : 'no jobs';
+    const wait =
+      waits.length > 0
+        ? `wait p50 ${percentileOf(waits, 50).toFixed(1)} ms p99 ${percentileOf(waits, 99).toFixed(1)} ms`
+        : 'no jobs';
     this.line(`+${delta.completed} completed, +${delta.failed} failed, +${delta.retried} retried; ${wait}; ${depth}`);
   }
 }

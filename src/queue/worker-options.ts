@@ -10,7 +10,14 @@ import { integerOption, knownKeys, shownValue } from '../runtime/value-checks.js
 import { DEFAULT_BLOB_CONNECTIONS, MAX_BLOB_CONNECTIONS } from './blob-pool.js';
 import { blobStoresOption } from './blob-stores.js';
 import { checkConnection, type QueueConnection } from './connection.js';
-import { DEFAULT_PREFIX, DEFAULT_QUEUE_NAME, MAX_ATTEMPTS, nameOption, rateLimitOption, type RateLimit } from './options.js';
+import {
+  DEFAULT_PREFIX,
+  DEFAULT_QUEUE_NAME,
+  MAX_ATTEMPTS,
+  nameOption,
+  rateLimitOption,
+  type RateLimit,
+} from './options.js';
 
 /** How long a job's lock lasts without renewal by default, ms. */
 export const DEFAULT_LOCK_DURATION_MS = 30_000;
@@ -73,7 +80,8 @@ const WORKER_OPTION_KEYS = [
   'blobStores',
 ] as const satisfies readonly (keyof QueueWorkerOptions)[];
 // A key added to the interface but not to the list fails to compile here.
-const allListed: Exclude<keyof QueueWorkerOptions, (typeof WORKER_OPTION_KEYS)[number]> extends never ? true : never = true;
+const allListed: Exclude<keyof QueueWorkerOptions, (typeof WORKER_OPTION_KEYS)[number]> extends never ? true : never =
+  true;
 void allListed;
 
 /** QueueWorkerOptions checked, with their defaults. */
@@ -102,20 +110,29 @@ export interface ResolvedWorkerOptions {
  */
 function checkEngine(engine: unknown, needsLaneCount: boolean): asserts engine is JobEngineLike {
   const kind = '(engine must be a JobEngine or a JobEngineLike)';
-  if (typeof engine !== 'object' || engine === null) throw new TypeError(`engine must be a JobEngine or a JobEngineLike, got ${shownValue(engine)}`);
+  if (typeof engine !== 'object' || engine === null)
+    throw new TypeError(`engine must be a JobEngine or a JobEngineLike, got ${shownValue(engine)}`);
   const e = engine as Record<string, unknown>;
-  if (typeof e.submit !== 'function') throw new TypeError(`engine.submit must be a function ${kind}, got ${shownValue(e.submit)}`);
-  if (typeof (e.lost as { catch?: unknown } | null | undefined)?.catch !== 'function') throw new TypeError(`engine.lost must be a Promise ${kind}, got ${shownValue(e.lost)}`);
+  if (typeof e.submit !== 'function')
+    throw new TypeError(`engine.submit must be a function ${kind}, got ${shownValue(e.submit)}`);
+  if (typeof (e.lost as { catch?: unknown } | null | undefined)?.catch !== 'function')
+    throw new TypeError(`engine.lost must be a Promise ${kind}, got ${shownValue(e.lost)}`);
   // The layout of the results the engine writes in the worker's memory follows its precision.
-  if (e.precision !== 'f32' && e.precision !== 'f64') throw new TypeError(`engine.precision must be 'f32' or 'f64' ${kind}, got ${shownValue(e.precision)}`);
+  if (e.precision !== 'f32' && e.precision !== 'f64')
+    throw new TypeError(`engine.precision must be 'f32' or 'f64' ${kind}, got ${shownValue(e.precision)}`);
   if (needsLaneCount && (typeof e.laneCount !== 'number' || !Number.isSafeInteger(e.laneCount) || e.laneCount < 1))
-    throw new TypeError(`engine.laneCount must be a positive integer ${kind} (or give concurrency), got ${shownValue(e.laneCount)}`);
+    throw new TypeError(
+      `engine.laneCount must be a positive integer ${kind} (or give concurrency), got ${shownValue(e.laneCount)}`,
+    );
   // Named in the worker's first log line.
-  if (typeof e.label !== 'string') throw new TypeError(`engine.label must be a string ${kind}, got ${shownValue(e.label)}`);
-  if (!Array.isArray(e.devices)) throw new TypeError(`engine.devices must be an array of device ordinals ${kind}, got ${shownValue(e.devices)}`);
+  if (typeof e.label !== 'string')
+    throw new TypeError(`engine.label must be a string ${kind}, got ${shownValue(e.label)}`);
+  if (!Array.isArray(e.devices))
+    throw new TypeError(`engine.devices must be an array of device ordinals ${kind}, got ${shownValue(e.devices)}`);
   // Optional: the worker's memory comes from the engine's pinned arrays when it lends them (both, or neither is used).
   for (const name of ['hostBuffer', 'releaseHostBuffer'])
-    if (e[name] !== undefined && typeof e[name] !== 'function') throw new TypeError(`engine.${name} must be a function when present, got ${shownValue(e[name])}`);
+    if (e[name] !== undefined && typeof e[name] !== 'function')
+      throw new TypeError(`engine.${name} must be a function when present, got ${shownValue(e[name])}`);
 }
 
 /** A worker's name (in results and logs), as given or undefined; a TypeError naming `option` otherwise (the CLI's --name checks it by this rule too). */
@@ -128,7 +145,9 @@ export function checkWorkerName(option: string, value: unknown): string | undefi
 /** Checks runQueueWorker()'s options (a TypeError or RangeError naming the option) and fills in the defaults. */
 export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new TypeError(`runQueueWorker options must be an object with a connection and an engine, got ${shownValue(options)}`);
+    throw new TypeError(
+      `runQueueWorker options must be an object with a connection and an engine, got ${shownValue(options)}`,
+    );
   knownKeys(options, WORKER_OPTION_KEYS, 'runQueueWorker options');
   const o = options as QueueWorkerOptions;
   const connection = checkConnection(o.connection, 'connection');
@@ -137,7 +156,8 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
   const givenName = checkWorkerName('workerName', o.workerName);
   const lockDurationMs = integerOption('lockDurationMs', o.lockDurationMs, DEFAULT_LOCK_DURATION_MS, 100, 3_600_000);
   const log: unknown = o.log;
-  if (log !== undefined && typeof log !== 'function') throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${shownValue(log)}`);
+  if (log !== undefined && typeof log !== 'function')
+    throw new TypeError(`log must be a function that takes a line (e.g. console.log), got ${shownValue(log)}`);
   return {
     connection,
     engine,
@@ -145,15 +165,33 @@ export function resolveWorkerOptions(options: unknown): ResolvedWorkerOptions {
     prefix: nameOption('prefix', o.prefix, DEFAULT_PREFIX),
     workerName: givenName ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     // The default is read only when none is given: an engine without laneCount is fine then.
-    concurrency: integerOption('concurrency', o.concurrency, o.concurrency === undefined ? Math.max(1, engine.laneCount * 3) : 1, 1, 4096),
+    concurrency: integerOption(
+      'concurrency',
+      o.concurrency,
+      o.concurrency === undefined ? Math.max(1, engine.laneCount * 3) : 1,
+      1,
+      4096,
+    ),
     maxAttempts: integerOption('maxAttempts', o.maxAttempts, MAX_ATTEMPTS, 1, MAX_ATTEMPTS),
     lockDurationMs,
-    stalledIntervalMs: integerOption('stalledIntervalMs', o.stalledIntervalMs, Math.min(DEFAULT_STALLED_INTERVAL_MS, lockDurationMs), 100, 3_600_000),
+    stalledIntervalMs: integerOption(
+      'stalledIntervalMs',
+      o.stalledIntervalMs,
+      Math.min(DEFAULT_STALLED_INTERVAL_MS, lockDurationMs),
+      100,
+      3_600_000,
+    ),
     maxResultBytes: integerOption('maxResultBytes', o.maxResultBytes, 512 * 2 ** 20, 1, 512 * 2 ** 20),
     rateLimit: rateLimitOption('rateLimit', o.rateLimit),
     log: log as ((line: string) => void) | undefined,
     logIntervalMs: integerOption('logIntervalMs', o.logIntervalMs, 10_000, 0, 86_400_000),
-    blobConnections: integerOption('blobConnections', o.blobConnections, DEFAULT_BLOB_CONNECTIONS, 1, MAX_BLOB_CONNECTIONS),
+    blobConnections: integerOption(
+      'blobConnections',
+      o.blobConnections,
+      DEFAULT_BLOB_CONNECTIONS,
+      1,
+      MAX_BLOB_CONNECTIONS,
+    ),
     blobStores: blobStoresOption(o.blobStores, connection),
   };
 }

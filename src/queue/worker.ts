@@ -95,7 +95,18 @@ function withDuplicates(client: Redis, duplicates: Redis[]): Redis {
  */
 export async function runQueueWorker(options: QueueWorkerOptions): Promise<QueueWorker> {
   const o = resolveWorkerOptions(options);
-  const { connection, engine, name, prefix, workerName, concurrency, maxAttempts, maxResultBytes, blobConnections, blobStores } = o;
+  const {
+    connection,
+    engine,
+    name,
+    prefix,
+    workerName,
+    concurrency,
+    maxAttempts,
+    maxResultBytes,
+    blobConnections,
+    blobStores,
+  } = o;
   const [lockDuration, stalledInterval, limiter] = [o.lockDurationMs, o.stalledIntervalMs, o.rateLimit];
   const keys = new BlobKeys(prefix, name);
 
@@ -142,7 +153,9 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     void admission.leave(job.id!).catch(() => undefined);
     const data = job.data as WireJob;
     if (data === null || typeof data !== 'object' || data.v !== 1)
-      throw new UnrecoverableError('job data: not a tscuda job of format 1 (a newer client, or another program on this queue)');
+      throw new UnrecoverableError(
+        'job data: not a tscuda job of format 1 (a newer client, or another program on this queue)',
+      );
     const attempts = Math.min(job.opts.attempts ?? 1, maxAttempts);
     // A start past the job's attempts follows runs whose worker died (stalls do not count as
     // BullMQ attempts): give up with the reason instead of starting it once more.
@@ -153,8 +166,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     // A job that waited past its inputTtlMs has lost its samples (and no longer counts as waiting): it fails with that reason.
     const waitedMs = Date.now() - job.timestamp;
     if (attempt === 1 && typeof data.inputTtlMs === 'number' && waitedMs > data.inputTtlMs)
-      throw new UnrecoverableError(`expired: it waited ${Math.round(waitedMs / 1000)} s for a worker, past its inputTtlMs (${data.inputTtlMs} ms)`);
-    if (lostError !== undefined) throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
+      throw new UnrecoverableError(
+        `expired: it waited ${Math.round(waitedMs / 1000)} s for a worker, past its inputTtlMs (${data.inputTtlMs} ms)`,
+      );
+    if (lostError !== undefined)
+      throw new Error(`worker ${workerName}: its engine lost its GPU context; another worker retries the job`);
     // The samples are asked for first and the report after it (not awaited): Redis runs the
     // read before the report's script, so the job's latency does not wait for the report.
     if ((data.stores ?? 1) !== stores.count)
@@ -182,7 +198,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       // back once the engine is done with it (Job.released), not with the error.
       const buffer = out?.buffer;
       void (run?.released ?? Promise.resolve()).then(() => (memory.release(input), memory.release(buffer)));
-      if (isStickyError(error) || (error instanceof Error && WORKER_FAULTS.has(error.name))) throw new Error(`worker ${workerName}: ${messageOf(error)}`);
+      if (isStickyError(error) || (error instanceof Error && WORKER_FAULTS.has(error.name)))
+        throw new Error(`worker ${workerName}: ${messageOf(error)}`);
       throw new UnrecoverableError(messageOf(error));
     }
     memory.release(input);
@@ -196,7 +213,8 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         throw new UnrecoverableError(`the engine's result cannot be stored: ${messageOf(error)}`);
       }
       const limit = Math.min(maxResultBytes, data.maxResultBytes);
-      if (packed.bytes > limit) throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
+      if (packed.bytes > limit)
+        throw new UnrecoverableError(messageOf(new ResultTooLargeError(packed.bytes, limit, 'measured by the worker')));
       // The result's arrays go out as they are (no packed copy). No progress report here: the
       // completion follows at once, and every report is one more script on the queue's Redis and
       // one more event that every client reads.
@@ -214,13 +232,22 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
     }
   };
 
-  const log = new WorkerLog(o.log, workerName, name, counts, () => queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'));
+  const log = new WorkerLog(o.log, workerName, name, counts, () =>
+    queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
+  );
 
   const settle = (job: BullJob, outcome: QueueJobSettled['outcome'], reason?: string): void => {
     const s = started.get(job.id!);
     started.delete(job.id!);
     counts[outcome]++;
-    const event: QueueJobSettled = { jobId: job.id!, outcome, waitMs: s?.waitMs ?? 0, runMs: s ? performance.now() - s.at : 0, attempt: job.attemptsStarted, reason };
+    const event: QueueJobSettled = {
+      jobId: job.id!,
+      outcome,
+      waitMs: s?.waitMs ?? 0,
+      runMs: s ? performance.now() - s.at : 0,
+      attempt: job.attemptsStarted,
+      reason,
+    };
     log.observe(event);
     emitter.emit('settled', event);
   };
@@ -242,7 +269,9 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
         .control.del((job.data as WireJob).inputKey)
         .catch(() => undefined);
   });
-  worker.on('stalled', (jobId) => log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`));
+  worker.on('stalled', (jobId) =>
+    log.line(`job ${jobId} stalled (its worker stopped renewing its lock): back in the queue for another start`),
+  );
 
   let closing: Promise<void> | undefined;
   let done = false;
@@ -265,8 +294,12 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       // A Redis that stopped answering keeps its connections (connected() stays true): a PING
       // unanswered within CLOSE_PROBE_MS counts as away too.
       let silent = false;
-      const probe = setInterval(() => void answersWithin(queueRedis, CLOSE_PROBE_MS).then((answered) => (silent ||= !answered)), CLOSE_PROBE_MS);
-      const allOverdue = (): boolean => started.size > 0 && [...started.values()].every((s) => performance.now() >= s.dueAt);
+      const probe = setInterval(
+        () => void answersWithin(queueRedis, CLOSE_PROBE_MS).then((answered) => (silent ||= !answered)),
+        CLOSE_PROBE_MS,
+      );
+      const allOverdue = (): boolean =>
+        started.size > 0 && [...started.values()].every((s) => performance.now() >= s.dueAt);
       const due = (): boolean => (away ||= !connected() || silent) || started.size === 0 || (overdue ||= allOverdue());
       const finished = await settlesWithin(worker.close(), CLOSE_WAIT_MS, due);
       clearInterval(probe);
@@ -282,7 +315,11 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
       if (finished) log.line(`stopped (${tally})`);
       else {
         const jobs = held > 0 ? `: ${held} job(s) held go back to the queue once their locks expire` : '';
-        const why = away ? 'Redis was away' : overdue ? 'the engine had not settled a job past its timeoutMs' : "BullMQ's close did not finish";
+        const why = away
+          ? 'Redis was away'
+          : overdue
+            ? 'the engine had not settled a job past its timeoutMs'
+            : "BullMQ's close did not finish";
         log.line(`stopped (${tally}); close cut after ${CLOSE_WAIT_MS} ms (${why})${jobs}`);
       }
       done = true;
@@ -294,12 +331,18 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   try {
     engine.lost.catch((error: unknown) => {
       lostError = error ?? new Error('engine lost');
-      log.line(`the engine lost its GPU context (${messageOf(error)}): the jobs held go back to the queue; this worker stops`);
+      log.line(
+        `the engine lost its GPU context (${messageOf(error)}): the jobs held go back to the queue; this worker stops`,
+      );
       void close();
     });
     // A worker closed meanwhile (its engine lost) may never hear from Redis: that ends the wait too.
     const ready = await Promise.race([worker.waitUntilReady().then(() => true), stopped.then(() => false)]);
-    if (!ready) throw new Error(`worker ${workerName} stopped before Redis answered: ${lostError === undefined ? 'closed' : messageOf(lostError)}`, { cause: lostError });
+    if (!ready)
+      throw new Error(
+        `worker ${workerName} stopped before Redis answered: ${lostError === undefined ? 'closed' : messageOf(lostError)}`,
+        { cause: lostError },
+      );
     // ioredis stays on database 0 when Redis refuses the one named: the worker would take jobs
     // from a queue no client of that URL uses, and fail them on its blob connections (which do refuse).
     await checkDatabase(queueRedis, connection);
@@ -323,6 +366,9 @@ export async function runQueueWorker(options: QueueWorkerOptions): Promise<Queue
   // Getters, so each read sees the current state (Object.assign would copy their values once).
   return Object.defineProperties(running, {
     lostError: { get: () => lostError, enumerable: true },
-    reachable: { get: () => !done && queueRedis.status === 'ready' && stores.ready && liveness.answering, enumerable: true },
+    reachable: {
+      get: () => !done && queueRedis.status === 'ready' && stores.ready && liveness.answering,
+      enumerable: true,
+    },
   }) as QueueWorker;
 }

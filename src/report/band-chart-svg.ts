@@ -64,24 +64,38 @@ function formatValue(v: number, percent: boolean): string {
 /** The chart as SVG text. */
 export function toBandChartSvg(options: BandChartOptions): string {
   if (typeof options !== 'object' || options === null)
-    throw new TypeError(`toBandChartSvg() takes an options object { bands, series, ... }, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `toBandChartSvg() takes an options object { bands, series, ... }, got ${options === null ? 'null' : typeof options}`,
+    );
   const { bands, series } = options;
-  if (!Array.isArray(bands as unknown)) throw new TypeError(`toBandChartSvg(): bands must be an array, got ${bands === null ? 'null' : typeof bands}`);
-  if (!Array.isArray(series as unknown)) throw new TypeError(`toBandChartSvg(): series must be an array, got ${series === null ? 'null' : typeof series}`);
+  if (!Array.isArray(bands as unknown))
+    throw new TypeError(`toBandChartSvg(): bands must be an array, got ${bands === null ? 'null' : typeof bands}`);
+  if (!Array.isArray(series as unknown))
+    throw new TypeError(`toBandChartSvg(): series must be an array, got ${series === null ? 'null' : typeof series}`);
   if (bands.length === 0) throw new BandChartInputError('bands is empty');
   if (series.length === 0) throw new BandChartInputError('series is empty');
   for (const s of series) {
-    if (s.values.length !== bands.length) throw new BandChartInputError(`series "${s.name}" has ${s.values.length} values for ${bands.length} bands`);
+    if (s.values.length !== bands.length)
+      throw new BandChartInputError(`series "${s.name}" has ${s.values.length} values for ${bands.length} bands`);
     s.values.forEach((v, i) => {
-      if (!Number.isFinite(v) || v < 0) throw new BandChartInputError(`series "${s.name}" value ${i} is ${v}; values must be finite and >= 0`);
+      if (!Number.isFinite(v) || v < 0)
+        throw new BandChartInputError(`series "${s.name}" value ${i} is ${v}; values must be finite and >= 0`);
     });
   }
   bands.forEach((b, i) => {
-    if (!(Number.isFinite(b.low) && Number.isFinite(b.high) && b.low < b.high)) throw new BandChartInputError(`band ${i} [${b.low}, ${b.high}] is not an interval`);
+    if (!(Number.isFinite(b.low) && Number.isFinite(b.high) && b.low < b.high))
+      throw new BandChartInputError(`band ${i} [${b.low}, ${b.high}] is not an interval`);
   });
 
   // NaN or Infinity was written into the SVG as its width.
-  const width = Math.max(420, Math.round(options.width === undefined ? 900 : checkPixels(options.width, 'band chart width', MAX_CHART_WIDTH, false, BandChartInputError)));
+  const width = Math.max(
+    420,
+    Math.round(
+      options.width === undefined
+        ? 900
+        : checkPixels(options.width, 'band chart width', MAX_CHART_WIDTH, false, BandChartInputError),
+    ),
+  );
   const percent = options.unit === 'fraction';
   const title = options.title ?? 'band power';
   const legendH = series.length > 1 ? 22 : 0;
@@ -100,7 +114,9 @@ export function toBandChartSvg(options: BandChartOptions): string {
   const top = Number.isFinite(steps * step) ? steps * step : max;
   const yAt = (v: number): number => plotBottom - (v / top) * plotH;
 
-  const colors = series.map((_, i) => (series.length === 1 ? cssColorAt(VIRIDIS, 0.35) : cssColorAt(VIRIDIS, 0.05 + (0.85 * i) / (series.length - 1))));
+  const colors = series.map((_, i) =>
+    series.length === 1 ? cssColorAt(VIRIDIS, 0.35) : cssColorAt(VIRIDIS, 0.05 + (0.85 * i) / (series.length - 1)),
+  );
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${HEIGHT}" viewBox="0 0 ${width} ${HEIGHT}" font-family="${FONT}">`,
     `<rect width="${width}" height="${HEIGHT}" fill="#ffffff"/>`,
@@ -152,10 +168,14 @@ export function toBandChartSvg(options: BandChartOptions): string {
     });
     if (series.length === 1) {
       const v = series[0]!.values[b]!;
-      parts.push(`<text x="${px(gx + groupW / 2)}" y="${px(yAt(v) - 4)}" font-size="10" fill="${INK}" text-anchor="middle">${escapeXml(formatValue(v, percent))}</text>`);
+      parts.push(
+        `<text x="${px(gx + groupW / 2)}" y="${px(yAt(v) - 4)}" font-size="10" fill="${INK}" text-anchor="middle">${escapeXml(formatValue(v, percent))}</text>`,
+      );
     }
     const label = band.label ?? bandLabel(band.low, band.high);
-    parts.push(`<text x="${px(gx + groupW / 2)}" y="${plotBottom + 16}" font-size="11" fill="#374151" text-anchor="middle">${escapeXml(label)}</text>`);
+    parts.push(
+      `<text x="${px(gx + groupW / 2)}" y="${plotBottom + 16}" font-size="11" fill="#374151" text-anchor="middle">${escapeXml(label)}</text>`,
+    );
   });
   parts.push(
     `<line x1="${plotX}" y1="${plotBottom}" x2="${plotX + plotW}" y2="${plotBottom}" stroke="${INK}" stroke-width="1"/>`,

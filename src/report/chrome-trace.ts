@@ -26,7 +26,13 @@ export interface CompleteEvent {
   /** Microseconds, on the records' clock. */
   ts: number;
   dur: number;
-  args: { kind: OperationKind; stream: string; bytes?: number | undefined; id?: number | undefined; gbPerSecond?: number | undefined };
+  args: {
+    kind: OperationKind;
+    stream: string;
+    bytes?: number | undefined;
+    id?: number | undefined;
+    gbPerSecond?: number | undefined;
+  };
 }
 
 export type TraceEvent = MetadataEvent | CompleteEvent;
@@ -55,7 +61,9 @@ function argsOf(r: TimelineRecord): CompleteEvent['args'] {
 }
 
 export function toChromeTrace(records: readonly TimelineRecord[], options: ChromeTraceOptions = {}): ChromeTrace {
-  const traceEvents: TraceEvent[] = [{ ph: 'M', name: 'process_name', pid: PID, tid: 0, args: { name: options.processName ?? 'tscuda' } }];
+  const traceEvents: TraceEvent[] = [
+    { ph: 'M', name: 'process_name', pid: PID, tid: 0, args: { name: options.processName ?? 'tscuda' } },
+  ];
   let tid = 0;
   for (const [stream, own] of groupByStream(records)) {
     tid++;

@@ -27,7 +27,12 @@ export function svgToPng(svg: string, options: RasterOptions = {}): Buffer {
   const resvg = new Resvg(svg, {
     background: options.background ?? '#ffffff',
     fitTo: options.width === undefined ? { mode: 'original' } : { mode: 'width', value: Math.round(options.width) },
-    font: { fontFiles: FONT_FILES, loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
+    font: {
+      fontFiles: FONT_FILES,
+      loadSystemFonts: true,
+      defaultFontFamily: 'DejaVu Sans',
+      sansSerifFamily: 'DejaVu Sans',
+    },
   });
   return resvg.render().asPng();
 }

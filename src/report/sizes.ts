@@ -15,12 +15,25 @@ export const MAX_IMAGE_SIDE = 16_384;
  * `value` when it is a finite number in (0, max] (an integer when `integer`); else throws
  * `error` (the module's input error, or RangeError) with a message naming `what` and the bound.
  */
-export function checkPixels(value: unknown, what: string, max: number, integer: boolean, error: new (message: string) => Error = RangeError): number {
-  const ok = typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= max && (!integer || Number.isInteger(value));
+export function checkPixels(
+  value: unknown,
+  what: string,
+  max: number,
+  integer: boolean,
+  error: new (message: string) => Error = RangeError,
+): number {
+  const ok =
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    value > 0 &&
+    value <= max &&
+    (!integer || Number.isInteger(value));
   if (!ok) {
     // Numbers as they print; anything else by its type (report/ cannot import runtime's shownValue).
     const shown = typeof value === 'number' ? String(value) : value === null ? 'null' : typeof value;
-    throw new error(`${what} must be ${integer ? 'an integer from 1' : 'a number above 0'} to ${max} pixels, got ${shown}`);
+    throw new error(
+      `${what} must be ${integer ? 'an integer from 1' : 'a number above 0'} to ${max} pixels, got ${shown}`,
+    );
   }
   return value;
 }

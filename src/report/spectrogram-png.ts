@@ -67,25 +67,40 @@ function sourceRange(i: number, out: number, n: number): [number, number] {
 /** Throws TypeError naming `what` unless `values` is array-like (an object with a numeric length): null read as 'Cannot read properties of null'. */
 export function checkValues(values: unknown, what: string): void {
   if (typeof values !== 'object' || values === null || typeof (values as { length?: unknown }).length !== 'number')
-    throw new TypeError(`${what} must be an array or a typed array of numbers, got ${values === null ? 'null' : typeof values}`);
+    throw new TypeError(
+      `${what} must be an array or a typed array of numbers, got ${values === null ? 'null' : typeof values}`,
+    );
 }
 
 /** Renders values to RGBA pixels. */
 export function spectrogramImage(input: SpectrogramInput, options: SpectrogramImageOptions = {}): SpectrogramImage {
   if (typeof input !== 'object' || input === null)
-    throw new TypeError(`spectrogramImage() input must be an object { values, frequencies, frames }, got ${input === null ? 'null' : typeof input}`);
-  if (typeof options !== 'object' || options === null) throw new TypeError(`spectrogramImage() options must be an object, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `spectrogramImage() input must be an object { values, frequencies, frames }, got ${input === null ? 'null' : typeof input}`,
+    );
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(
+      `spectrogramImage() options must be an object, got ${options === null ? 'null' : typeof options}`,
+    );
   checkValues(input.values, 'spectrogramImage() values');
   const { frequencies: nf, frames: nt } = input;
-  if (!(Number.isInteger(nf) && nf >= 1)) throw new SpectrogramInputError(`frequencies must be a positive integer, got ${nf}`);
-  if (!(Number.isInteger(nt) && nt >= 1)) throw new SpectrogramInputError(`frames must be a positive integer, got ${nt}`);
-  if (input.values.length !== nf * nt) throw new SpectrogramInputError(`values has ${input.values.length} entries, expected frequencies x frames = ${nf} x ${nt} = ${nf * nt}`);
+  if (!(Number.isInteger(nf) && nf >= 1))
+    throw new SpectrogramInputError(`frequencies must be a positive integer, got ${nf}`);
+  if (!(Number.isInteger(nt) && nt >= 1))
+    throw new SpectrogramInputError(`frames must be a positive integer, got ${nt}`);
+  if (input.values.length !== nf * nt)
+    throw new SpectrogramInputError(
+      `values has ${input.values.length} entries, expected frequencies x frames = ${nf} x ${nt} = ${nf * nt}`,
+    );
   const range = options.dynamicRangeDb ?? 80;
   // Infinity made the floor -Infinity and every level NaN.
-  if (!(range > 0 && range < Infinity)) throw new SpectrogramInputError(`dynamicRangeDb must be a finite number > 0, got ${range}`);
+  if (!(range > 0 && range < Infinity))
+    throw new SpectrogramInputError(`dynamicRangeDb must be a finite number > 0, got ${range}`);
   // Checked before the pixels are allocated: 60000 x 60000 asked for 14 GB, an infinite width failed inside the typed array.
   const size = (value: number | undefined, fallback: number, what: string): number =>
-    value === undefined ? fallback : checkPixels(value, `spectrogramImage() ${what}`, MAX_IMAGE_SIDE, true, SpectrogramInputError);
+    value === undefined
+      ? fallback
+      : checkPixels(value, `spectrogramImage() ${what}`, MAX_IMAGE_SIDE, true, SpectrogramInputError);
   const lo = size(options.minSize, 256, 'minSize');
   const hi = size(options.maxSize, 1600, 'maxSize');
   if (lo > hi) throw new SpectrogramInputError(`spectrogramImage() minSize (${lo}) must not exceed maxSize (${hi})`);
@@ -139,7 +154,16 @@ export function encodePng(image: { width: number; height: number; rgba: Uint8Arr
 }
 
 /** spectrogramImage then encodePng: the PNG bytes and the dB range they show. */
-export function spectrogramPng(input: SpectrogramInput, options: SpectrogramImageOptions = {}): { png: Buffer; width: number; height: number; peakDb: number; floorDb: number } {
+export function spectrogramPng(
+  input: SpectrogramInput,
+  options: SpectrogramImageOptions = {},
+): { png: Buffer; width: number; height: number; peakDb: number; floorDb: number } {
   const image = spectrogramImage(input, options);
-  return { png: encodePng(image), width: image.width, height: image.height, peakDb: image.peakDb, floorDb: image.floorDb };
+  return {
+    png: encodePng(image),
+    width: image.width,
+    height: image.height,
+    peakDb: image.peakDb,
+    floorDb: image.floorDb,
+  };
 }

@@ -7,7 +7,13 @@
  * images); `svgToPng` (rasterize.ts) turns the figure into a PNG. Pure: no CUDA, no DOM.
  */
 import { VIRIDIS, type Colormap } from './colormap.js';
-import { checkValues, encodePng, spectrogramImage, SpectrogramInputError, type SpectrogramInput } from './spectrogram-png.js';
+import {
+  checkValues,
+  encodePng,
+  spectrogramImage,
+  SpectrogramInputError,
+  type SpectrogramInput,
+} from './spectrogram-png.js';
 import { checkPixels, MAX_IMAGE_SIDE } from './sizes.js';
 import { escapeXml, niceStep } from './timeline-svg.js';
 
@@ -64,18 +70,21 @@ export const MAX_TICKS = 1000;
 /** Round tick values within [lo, hi], about `count` (at most MAX_TICKS) of them. */
 export function ticks(lo: number, hi: number, count: number): number[] {
   // A count of 10^9 built 10^9 ticks.
-  if (!(count >= 0 && count <= MAX_TICKS)) throw new RangeError(`ticks() count must be a number from 0 to ${MAX_TICKS}, got ${count}`);
+  if (!(count >= 0 && count <= MAX_TICKS))
+    throw new RangeError(`ticks() count must be a number from 0 to ${MAX_TICKS}, got ${count}`);
   if (!(hi > lo)) return [lo];
   const step = niceStep(hi - lo, count);
   // An infinite range has no round ticks (the loop below made none before niceStep's guard).
   if (!Number.isFinite(step)) return [];
   // A range a few ulps wide far from 0 (1e300 to its next double) puts lo / step beyond the safe
   // integers, where k++ stops counting and the loop below never ended: no round tick fits there.
-  if (!Number.isSafeInteger(Math.ceil(lo / step - 1e-9)) || !Number.isSafeInteger(Math.floor(hi / step) + 1)) return [lo];
+  if (!Number.isSafeInteger(Math.ceil(lo / step - 1e-9)) || !Number.isSafeInteger(Math.floor(hi / step) + 1))
+    return [lo];
   const out: number[] = [];
   // By index, not by repeated addition: 0.1 + 0.2 drifts, k * step rounded to the step's decimals does not.
   const decimals = Math.max(0, Math.min(12, -Math.floor(Math.log10(step)) + 1));
-  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++) out.push(Number((k * step).toFixed(decimals)) || 0);
+  for (let k = Math.ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k++)
+    out.push(Number((k * step).toFixed(decimals)) || 0);
   return out;
 }
 
@@ -87,7 +96,9 @@ export function tickLabel(v: number, step: number): string {
 
 /** The spacing of an evenly spaced axis (1 for a single value, so a one-frame map still has a width). */
 function spacing(values: ArrayLike<number>, what: string): number {
-  for (let i = 0; i < values.length; i++) if (!Number.isFinite(values[i]!)) throw new SpectrogramInputError(`${what}[${i}] is ${values[i]}; axes must be finite`);
+  for (let i = 0; i < values.length; i++)
+    if (!Number.isFinite(values[i]!))
+      throw new SpectrogramInputError(`${what}[${i}] is ${values[i]}; axes must be finite`);
   if (values.length < 2) return 1;
   const d = (values[values.length - 1]! - values[0]!) / (values.length - 1);
   if (!(d > 0)) throw new SpectrogramInputError(`${what} must be ascending`);
@@ -95,20 +106,39 @@ function spacing(values: ArrayLike<number>, what: string): number {
 }
 
 /** The spectrogram figure as SVG text. */
-export function spectrogramSvg(input: SpectrogramFigureInput, options: SpectrogramFigureOptions = {}): SpectrogramFigure {
+export function spectrogramSvg(
+  input: SpectrogramFigureInput,
+  options: SpectrogramFigureOptions = {},
+): SpectrogramFigure {
   if (typeof input !== 'object' || input === null)
-    throw new TypeError(`spectrogramSvg() input must be an object { values, frequencies, frames, f, t }, got ${input === null ? 'null' : typeof input}`);
-  if (typeof options !== 'object' || options === null) throw new TypeError(`spectrogramSvg() options must be an object, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `spectrogramSvg() input must be an object { values, frequencies, frames, f, t }, got ${input === null ? 'null' : typeof input}`,
+    );
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(
+      `spectrogramSvg() options must be an object, got ${options === null ? 'null' : typeof options}`,
+    );
   checkValues(input.f, 'spectrogramSvg() f');
   checkValues(input.t, 'spectrogramSvg() t');
-  if (input.f.length !== input.frequencies) throw new SpectrogramInputError(`f has ${input.f.length} values for ${input.frequencies} frequencies`);
-  if (input.t.length !== input.frames) throw new SpectrogramInputError(`t has ${input.t.length} values for ${input.frames} frames`);
+  if (input.f.length !== input.frequencies)
+    throw new SpectrogramInputError(`f has ${input.f.length} values for ${input.frequencies} frequencies`);
+  if (input.t.length !== input.frames)
+    throw new SpectrogramInputError(`t has ${input.t.length} values for ${input.frames} frames`);
   const df = spacing(input.f, 'f');
   const dt = spacing(input.t, 't');
   // Bounded before the map's pixels are allocated (40000 x 40000 asked for 6 GB).
-  const width = Math.round(options.width === undefined ? 1100 : checkPixels(options.width, 'spectrogramSvg() width', MAX_IMAGE_SIDE, false, SpectrogramInputError));
-  const height = Math.round(options.height === undefined ? 560 : checkPixels(options.height, 'spectrogramSvg() height', MAX_IMAGE_SIDE, false, SpectrogramInputError));
-  if (!(width >= 320 && height >= 200)) throw new SpectrogramInputError(`the figure must be at least 320 x 200 pixels, got ${width} x ${height}`);
+  const width = Math.round(
+    options.width === undefined
+      ? 1100
+      : checkPixels(options.width, 'spectrogramSvg() width', MAX_IMAGE_SIDE, false, SpectrogramInputError),
+  );
+  const height = Math.round(
+    options.height === undefined
+      ? 560
+      : checkPixels(options.height, 'spectrogramSvg() height', MAX_IMAGE_SIDE, false, SpectrogramInputError),
+  );
+  if (!(width >= 320 && height >= 200))
+    throw new SpectrogramInputError(`the figure must be at least 320 x 200 pixels, got ${width} x ${height}`);
 
   // Layout: title block on top, tick labels and axis titles left and below, the colour bar right.
   const top = options.subtitle ? 64 : 44;
@@ -117,7 +147,12 @@ export function spectrogramSvg(input: SpectrogramFigureInput, options: Spectrogr
   const right = 112;
   const plotW = width - left - right;
   const plotH = height - top - bottom;
-  const image = spectrogramImage(input, { width: plotW, height: plotH, dynamicRangeDb: options.dynamicRangeDb, colormap: options.colormap });
+  const image = spectrogramImage(input, {
+    width: plotW,
+    height: plotH,
+    dynamicRangeDb: options.dynamicRangeDb,
+    colormap: options.colormap,
+  });
   const map = `data:image/png;base64,${encodePng(image).toString('base64')}`;
 
   // Cell edges, as pcolormesh with shading='nearest' puts them: halfway between the centres.
@@ -135,7 +170,9 @@ export function spectrogramSvg(input: SpectrogramFigureInput, options: Spectrogr
     `<text class="title" x="${px(left + plotW / 2)}" y="24" font-size="16" font-weight="600" fill="${INK}" text-anchor="middle">${escapeXml(options.title ?? 'spectrogram')}</text>`,
   ];
   if (options.subtitle) {
-    parts.push(`<text class="subtitle" x="${px(left + plotW / 2)}" y="44" font-size="12" fill="${MUTED}" text-anchor="middle">${escapeXml(options.subtitle)}</text>`);
+    parts.push(
+      `<text class="subtitle" x="${px(left + plotW / 2)}" y="44" font-size="12" fill="${MUTED}" text-anchor="middle">${escapeXml(options.subtitle)}</text>`,
+    );
   }
   parts.push(
     `<image class="map" x="${left}" y="${top}" width="${plotW}" height="${plotH}" preserveAspectRatio="none" image-rendering="optimizeSpeed" href="${map}"/>`,
@@ -153,7 +190,10 @@ export function spectrogramSvg(input: SpectrogramFigureInput, options: Spectrogr
       `<text class="tick" x="${x}" y="${top + plotH + 19}" font-size="11" fill="${INK}" text-anchor="middle">${tickLabel(v, timeStep)}</text>`,
     );
   }
-  parts.push(`<text class="axis-title" x="${px(left + plotW / 2)}" y="${height - 12}" font-size="13" fill="${INK}" text-anchor="middle">time (s)</text>`, '</g>');
+  parts.push(
+    `<text class="axis-title" x="${px(left + plotW / 2)}" y="${height - 12}" font-size="13" fill="${INK}" text-anchor="middle">time (s)</text>`,
+    '</g>',
+  );
 
   // Frequency axis.
   const freqTicks = ticks(f0, f1, Math.max(3, Math.floor(plotH / 60)));
@@ -167,11 +207,16 @@ export function spectrogramSvg(input: SpectrogramFigureInput, options: Spectrogr
     );
   }
   const midY = px(top + plotH / 2);
-  parts.push(`<text class="axis-title" x="18" y="${midY}" font-size="13" fill="${INK}" text-anchor="middle" transform="rotate(-90 18 ${midY})">frequency (Hz)</text>`, '</g>');
+  parts.push(
+    `<text class="axis-title" x="18" y="${midY}" font-size="13" fill="${INK}" text-anchor="middle" transform="rotate(-90 18 ${midY})">frequency (Hz)</text>`,
+    '</g>',
+  );
 
   // Marked frequencies: white ticks at the map's edges, the label on a dark box near its right end;
   // labels of close frequencies step left instead of covering each other.
-  const markers = (options.markers ?? []).filter((m) => Number.isFinite(m.frequency) && m.frequency >= fLow && m.frequency <= f1);
+  const markers = (options.markers ?? []).filter(
+    (m) => Number.isFinite(m.frequency) && m.frequency >= fLow && m.frequency <= f1,
+  );
   if (markers.length > 0) {
     parts.push('<g class="markers">');
     const placed: { x: number; y: number; w: number }[] = [];

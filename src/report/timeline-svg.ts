@@ -3,7 +3,14 @@
  * and downloads overlap is visible at a glance, with no viewer beyond a browser.
  */
 import { checkPixels, MAX_CHART_WIDTH } from './sizes.js';
-import { analyzeTimeline, extent, groupByStream, transferComputeOverlap, type OperationKind, type TimelineRecord } from './timeline.js';
+import {
+  analyzeTimeline,
+  extent,
+  groupByStream,
+  transferComputeOverlap,
+  type OperationKind,
+  type TimelineRecord,
+} from './timeline.js';
 
 export interface SvgTimelineOptions {
   title?: string | undefined;
@@ -24,7 +31,17 @@ export const KIND_COLORS: Readonly<Record<OperationKind, string>> = {
   other: '#475569',
 };
 
-const KIND_ORDER: readonly OperationKind[] = ['upload', 'kernel', 'fft', 'memset', 'download', 'copy', 'host', 'alloc', 'other'];
+const KIND_ORDER: readonly OperationKind[] = [
+  'upload',
+  'kernel',
+  'fft',
+  'memset',
+  'download',
+  'copy',
+  'host',
+  'alloc',
+  'other',
+];
 const OVERLAP_COLOR = '#111827';
 const FONT = 'system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif';
 const PAD = 16;
@@ -34,7 +51,12 @@ const LANE_PAD = 4;
 const STRIP_H = 8;
 
 export function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 }
 
 /** Rough advance width of sans-serif text, erring wide; enough to lay out labels without a font engine. */
@@ -125,7 +147,12 @@ function emptySvg(title: string, width: number): string {
 }
 
 /** Legend items laid out left to right, wrapping; returns the elements and the y below them. */
-function legend(kinds: readonly OperationKind[], withOverlap: boolean, top: number, width: number): { parts: string[]; bottom: number } {
+function legend(
+  kinds: readonly OperationKind[],
+  withOverlap: boolean,
+  top: number,
+  width: number,
+): { parts: string[]; bottom: number } {
   const items: [label: string, color: string, height: number][] = kinds.map((k) => [k, KIND_COLORS[k], 11]);
   if (withOverlap) items.push(['transfer ∩ compute', OVERLAP_COLOR, STRIP_H]);
   const parts: string[] = [];
@@ -149,10 +176,17 @@ function legend(kinds: readonly OperationKind[], withOverlap: boolean, top: numb
 /** The run as SVG text: one lane per stream, the transfer/compute overlap strip, a time axis. */
 export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTimelineOptions = {}): string {
   if (typeof options !== 'object' || options === null)
-    throw new TypeError(`toSvgTimeline() options must be an object { title?, width? }, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `toSvgTimeline() options must be an object { title?, width? }, got ${options === null ? 'null' : typeof options}`,
+    );
   const title = options.title ?? 'tscuda timeline';
   // An infinite width looped building the axis; NaN was written into the SVG.
-  const width = Math.max(400, Math.round(options.width === undefined ? 1100 : checkPixels(options.width, 'toSvgTimeline() width', MAX_CHART_WIDTH, false)));
+  const width = Math.max(
+    400,
+    Math.round(
+      options.width === undefined ? 1100 : checkPixels(options.width, 'toSvgTimeline() width', MAX_CHART_WIDTH, false),
+    ),
+  );
   if (records.length === 0) return emptySvg(title, width);
 
   const report = analyzeTimeline(records);
@@ -191,9 +225,13 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
       const w = Math.max(1, xAt(r.endMs) - x);
       const by = y + LANE_PAD + (rowOf.get(r) ?? 0) * ROW_H + (ROW_H - BAR_H) / 2;
       const edge = w >= 4 ? ' stroke="#ffffff" stroke-width="0.75"' : '';
-      body.push(`<rect x="${px(x)}" y="${by}" width="${px(w)}" height="${BAR_H}" rx="${w >= 4 ? 2 : 0}" fill="${KIND_COLORS[r.kind]}"${edge}><title>${tooltip(r)}</title></rect>`);
+      body.push(
+        `<rect x="${px(x)}" y="${by}" width="${px(w)}" height="${BAR_H}" rx="${w >= 4 ? 2 : 0}" fill="${KIND_COLORS[r.kind]}"${edge}><title>${tooltip(r)}</title></rect>`,
+      );
       if (textWidth(r.name, 10) + 8 < w) {
-        body.push(`<text x="${px(x + w / 2)}" y="${by + BAR_H / 2 + 3.5}" font-size="10" fill="#ffffff" text-anchor="middle" pointer-events="none">${escapeXml(r.name)}</text>`);
+        body.push(
+          `<text x="${px(x + w / 2)}" y="${by + BAR_H / 2 + 3.5}" font-size="10" fill="#ffffff" text-anchor="middle" pointer-events="none">${escapeXml(r.name)}</text>`,
+        );
       }
     }
     y += laneH + 2;
@@ -201,10 +239,14 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
 
   if (overlap.length > 0) {
     y += 4;
-    labels.push(`<text x="${labelW - 10}" y="${y + STRIP_H - 0.5}" font-size="10" font-style="italic" fill="#4b5563" text-anchor="end">overlap</text>`);
+    labels.push(
+      `<text x="${labelW - 10}" y="${y + STRIP_H - 0.5}" font-size="10" font-style="italic" fill="#4b5563" text-anchor="end">overlap</text>`,
+    );
     for (const [s, e] of overlap) {
       const x = xAt(s);
-      body.push(`<rect x="${px(x)}" y="${y}" width="${px(Math.max(1, xAt(e) - x))}" height="${STRIP_H}" fill="${OVERLAP_COLOR}"/>`);
+      body.push(
+        `<rect x="${px(x)}" y="${y}" width="${px(Math.max(1, xAt(e) - x))}" height="${STRIP_H}" fill="${OVERLAP_COLOR}"/>`,
+      );
     }
     y += STRIP_H;
   }
@@ -212,7 +254,9 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
   const axisY = y + 8;
   const step = niceStep(domain, Math.max(2, Math.floor(plotW / 90)));
   const decimals = decimalsFor(step);
-  const axis: string[] = [`<line x1="${plotX}" y1="${axisY}" x2="${px(plotX + plotW)}" y2="${axisY}" stroke="#9ca3af"/>`];
+  const axis: string[] = [
+    `<line x1="${plotX}" y1="${axisY}" x2="${px(plotX + plotW)}" y2="${axisY}" stroke="#9ca3af"/>`,
+  ];
   const grid: string[] = [];
   for (let i = 0; i * step <= domain * (1 + 1e-9); i++) {
     const x = px(plotX + ((i * step) / domain) * plotW);
@@ -223,13 +267,17 @@ export function toSvgTimeline(records: readonly TimelineRecord[], options: SvgTi
     );
   }
   // Clear of the 0 label, which is centred on the axis start.
-  axis.push(`<text x="${labelW - 24}" y="${axisY + 18}" font-size="11" fill="#4b5563" text-anchor="end">time (ms)</text>`);
+  axis.push(
+    `<text x="${labelW - 24}" y="${axisY + 18}" font-size="11" fill="#4b5563" text-anchor="end">time (ms)</text>`,
+  );
 
   const summary =
     `span ${formatMs(report.spanMs)} ms · ${report.operations} operations on ${lanes.size} stream${lanes.size === 1 ? '' : 's'}` +
     ` · busy ${formatMs(report.busyMs)} ms` +
     // Without transfers (a timeline of whole jobs, say) an overlap share would read as a bad 0 %.
-    (report.transfers > 0 ? ` · transfer time overlapped by compute ${report.transferComputeOverlapPercent.toFixed(1)}%` : '');
+    (report.transfers > 0
+      ? ` · transfer time overlapped by compute ${report.transferComputeOverlapPercent.toFixed(1)}%`
+      : '');
   const height = axisY + 30;
   return [
     ...header(width, height),

@@ -136,7 +136,9 @@ export function groupByStream(records: readonly TimelineRecord[]): Map<string, T
     if (r.streamOrder !== undefined) g.order = Math.min(g.order, r.streamOrder);
     g.records.push(r);
   });
-  const ordered = [...groups.entries()].sort(([, a], [, b]) => (a.order === b.order ? a.first - b.first : a.order < b.order ? -1 : 1));
+  const ordered = [...groups.entries()].sort(([, a], [, b]) =>
+    a.order === b.order ? a.first - b.first : a.order < b.order ? -1 : 1,
+  );
   return new Map(ordered.map(([stream, g]) => [stream, g.records]));
 }
 

@@ -11,6 +11,7 @@ export function withArticle(name: string): string {
 /** A value's type as a message names it: `null`, `an Array`, `a Float32Array`, or its typeof. */
 export function typeName(value: unknown): string {
   if (value === null) return 'null';
-  if (typeof value === 'object') return withArticle((value as { constructor?: { name?: string } }).constructor?.name ?? 'object');
+  if (typeof value === 'object')
+    return withArticle((value as { constructor?: { name?: string } }).constructor?.name ?? 'object');
   return typeof value;
 }

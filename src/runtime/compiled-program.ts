@@ -23,10 +23,20 @@ export class CompileError extends CudaError {
   /** The flags the compile was given, architecture first. */
   readonly options: readonly string[];
 
-  constructor(programName: string, log: string, status: string = 'NVRTC_ERROR_COMPILATION', options: readonly string[] = []) {
-    super('nvrtc', nvrtcResult[status as keyof typeof nvrtcResult] ?? nvrtcResult.NVRTC_ERROR_COMPILATION, 'nvrtcCompileProgram', {
-      description: `NVRTC could not compile ${programName}${options.length ? ` (${options.join(' ')})` : ''}:\n${log}`,
-    });
+  constructor(
+    programName: string,
+    log: string,
+    status: string = 'NVRTC_ERROR_COMPILATION',
+    options: readonly string[] = [],
+  ) {
+    super(
+      'nvrtc',
+      nvrtcResult[status as keyof typeof nvrtcResult] ?? nvrtcResult.NVRTC_ERROR_COMPILATION,
+      'nvrtcCompileProgram',
+      {
+        description: `NVRTC could not compile ${programName}${options.length ? ` (${options.join(' ')})` : ''}:\n${log}`,
+      },
+    );
     this.programName = programName;
     this.log = log;
     this.options = options;
@@ -65,10 +75,13 @@ export class CompiledProgram {
 
   /** The lowered (mangled) name of a name expression given at compile time, for `module.kernel(...)`. */
   lowered(nameExpression: string): string {
-    if (typeof nameExpression !== 'string') throw new TypeError(`lowered(nameExpression) takes a string, got ${describeValue(nameExpression)}`);
+    if (typeof nameExpression !== 'string')
+      throw new TypeError(`lowered(nameExpression) takes a string, got ${describeValue(nameExpression)}`);
     const name = this.loweredNames.get(nameExpression);
     if (name === undefined)
-      throw new Error(`"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`);
+      throw new Error(
+        `"${nameExpression}" was not among the name expressions compiled into ${this.label} (${[...this.loweredNames.keys()].join(', ') || 'none'})`,
+      );
     return name;
   }
 }

@@ -55,7 +55,13 @@ export class CompletionPoller {
   }
 
   /** track() without the Promise: calls `resolve` once `event` (recorded on `stream`) completes, or `reject` with the error that broke the context (at once if it is already lost), and hands the event to `recycle` either way. May settle synchronously when nothing else is pending. */
-  enqueue(stream: bigint | number, event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle?: (event: CUevent) => void): void {
+  enqueue(
+    stream: bigint | number,
+    event: CUevent,
+    resolve: () => void,
+    reject: (error: Error) => void,
+    recycle?: (event: CUevent) => void,
+  ): void {
     const sticky = this.context.stickyError;
     if (sticky) {
       recycle?.(event);
@@ -76,7 +82,12 @@ export class CompletionPoller {
     }
   }
 
-  #settledInline(event: CUevent, resolve: () => void, reject: (error: Error) => void, recycle: ((event: CUevent) => void) | undefined): boolean {
+  #settledInline(
+    event: CUevent,
+    resolve: () => void,
+    reject: (error: Error) => void,
+    recycle: ((event: CUevent) => void) | undefined,
+  ): boolean {
     const query = hot().eventQuery;
     const deadline = performance.now() + INLINE_SPIN_MS;
     for (;;) {

@@ -45,7 +45,12 @@ export class Context extends Resource {
   /** Retains the device's primary context (one cuDevicePrimaryCtxRetain, released by dispose()) and makes it current. Each call is a new retain and a new wrapper: prefer `device.context`, which caches one. */
   static retainPrimary(device: Device): Context {
     const h: [CUcontext | null] = [null];
-    checkStatus('driver', driverApi().cuDevicePrimaryCtxRetain(h, device.handle), 'cuDevicePrimaryCtxRetain', `device ${device.ordinal}`);
+    checkStatus(
+      'driver',
+      driverApi().cuDevicePrimaryCtxRetain(h, device.handle),
+      'cuDevicePrimaryCtxRetain',
+      `device ${device.ordinal}`,
+    );
     const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
     ctx.makeCurrent();
     return ctx;

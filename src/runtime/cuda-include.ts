@@ -30,8 +30,16 @@ export function cudaIncludeDirectory(): string | null {
       .map((d) => join(d, '..')),
   ].filter((p): p is string => !!p);
   const candidates = [
-    ...roots.flatMap((r) => [join(r, 'include'), join(r, 'targets', 'x86_64-linux', 'include'), join(r, 'targets', 'sbsa-linux', 'include')]),
-    ...sitePackagesFolders().flatMap((sp) => [PIP_WHEEL_FOLDER, 'nvidia/cuda_runtime', 'nvidia/cuda_nvrtc', PIP_PREVIOUS_WHEEL_FOLDER].map((w) => join(sp, w, 'include'))),
+    ...roots.flatMap((r) => [
+      join(r, 'include'),
+      join(r, 'targets', 'x86_64-linux', 'include'),
+      join(r, 'targets', 'sbsa-linux', 'include'),
+    ]),
+    ...sitePackagesFolders().flatMap((sp) =>
+      [PIP_WHEEL_FOLDER, 'nvidia/cuda_runtime', 'nvidia/cuda_nvrtc', PIP_PREVIOUS_WHEEL_FOLDER].map((w) =>
+        join(sp, w, 'include'),
+      ),
+    ),
   ];
   return (includeDir = candidates.find((d) => existsSync(join(d, 'cuda_fp16.h'))) ?? null);
 }
@@ -45,7 +53,11 @@ export function includesToolkitHeader(source: string): boolean {
  * NVRTC flags plus `--include-path=<toolkit include>` when one of `sources` includes a toolkit
  * header, no include path was given, and the folder is found; otherwise the flags as they are.
  */
-export function withToolkitInclude(flags: readonly string[], sources: readonly string[], directory: () => string | null = cudaIncludeDirectory): string[] {
+export function withToolkitInclude(
+  flags: readonly string[],
+  sources: readonly string[],
+  directory: () => string | null = cudaIncludeDirectory,
+): string[] {
   if (!sources.some(includesToolkitHeader) || flags.some((f) => /^(-I|--include-path)/.test(f))) return [...flags];
   const dir = directory();
   return dir === null ? [...flags] : [...flags, `--include-path=${dir}`];

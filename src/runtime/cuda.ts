@@ -49,7 +49,12 @@ export interface HotFunctions {
   /** cuMemAllocAsync writing the address into `dptr[0]` (out-parameter bound as a pointer: see addressCell). */
   memAllocAsync: (dptr: BigUint64Array, bytesize: number, hStream: CUstream | null) => CUresult;
   /** cuMemAllocFromPoolAsync writing the address into `dptr[0]`. */
-  memAllocFromPoolAsync: (dptr: BigUint64Array, bytesize: number, pool: CUmemoryPool, hStream: CUstream | null) => CUresult;
+  memAllocFromPoolAsync: (
+    dptr: BigUint64Array,
+    bytesize: number,
+    pool: CUmemoryPool,
+    hStream: CUstream | null,
+  ) => CUresult;
   /** cuMemAlloc writing the address into `dptr[0]`. */
   memAlloc: (dptr: BigUint64Array, bytesize: number) => CUresult;
   memFreeAsync: DriverFunctions['cuMemFreeAsync'];

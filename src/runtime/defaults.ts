@@ -34,7 +34,9 @@ export function registerDeviceClass(c: DeviceClass): void {
 
 function devices(): DeviceClass {
   if (deviceClass === undefined)
-    throw new Error('tscuda: src/runtime/device.ts was never loaded, so no device can be resolved; import tscuda through an entry point (tscuda, tscuda/runtime, ...)');
+    throw new Error(
+      'tscuda: src/runtime/device.ts was never loaded, so no device can be resolved; import tscuda through an entry point (tscuda, tscuda/runtime, ...)',
+    );
   return deviceClass;
 }
 
@@ -72,7 +74,9 @@ export function resolveContext(options: Placement | undefined, owner?: { readonl
       (options.device !== undefined || options.context !== undefined) &&
       resolveContext({ device: options.device, context: options.context }).device !== owner.context.device
     )
-      throw new PlacementError(`placement: the device given is not the device of ${owner.context.label}, where the stream or pool given lives; give one of them`);
+      throw new PlacementError(
+        `placement: the device given is not the device of ${owner.context.label}, where the stream or pool given lives; give one of them`,
+      );
     return owner.context;
   }
   if (options !== undefined && (typeof options !== 'object' || options === null))
@@ -83,7 +87,9 @@ export function resolveContext(options: Placement | undefined, owner?: { readonl
     const device: unknown = options.device;
     const ordinal = isDevice(device) ? device.ordinal : device;
     if (ordinal !== undefined && ordinal !== context.device.ordinal)
-      throw new PlacementError(`placement: device ${describeValue(ordinal)} and context (${context.label}) name different devices; give one of them`);
+      throw new PlacementError(
+        `placement: device ${describeValue(ordinal)} and context (${context.label}) name different devices; give one of them`,
+      );
     return context;
   }
   const device = options?.device;
@@ -107,9 +113,15 @@ export interface DevicesPlacement extends Placement {
  * nothing given means device 0 (`fallback: 'first'`) or every device (`fallback: 'all'`).
  * `what` names the caller in errors.
  */
-export function resolvePlacement(options: DevicesPlacement | undefined, what: string, fallback: PlacementFallback = 'first'): Device[] {
+export function resolvePlacement(
+  options: DevicesPlacement | undefined,
+  what: string,
+  fallback: PlacementFallback = 'first',
+): Device[] {
   if (options !== undefined && (typeof options !== 'object' || options === null))
-    throw new TypeError(`${what}: placement options must be an object { device?, devices?, context? }, got ${describeValue(options)}`);
+    throw new TypeError(
+      `${what}: placement options must be an object { device?, devices?, context? }, got ${describeValue(options)}`,
+    );
   const o = options ?? {};
   const ordinal = (d: unknown, field: string): number => {
     if (isDevice(d)) return d.ordinal;
@@ -121,8 +133,14 @@ export function resolvePlacement(options: DevicesPlacement | undefined, what: st
   const ordinals = selectDevices(
     {
       device: o.device === undefined ? undefined : ordinal(o.device, 'device'),
-      context: o.context === undefined ? undefined : expectResource(o.context, Context, `${what}: context`).device.ordinal,
-      devices: list === undefined || list === 'all' ? list : Array.isArray(list) ? list.map((d: unknown, i) => ordinal(d, `devices[${i}]`)) : (list as never),
+      context:
+        o.context === undefined ? undefined : expectResource(o.context, Context, `${what}: context`).device.ordinal,
+      devices:
+        list === undefined || list === 'all'
+          ? list
+          : Array.isArray(list)
+            ? list.map((d: unknown, i) => ordinal(d, `devices[${i}]`))
+            : (list as never),
     },
     count,
     what,

@@ -74,7 +74,8 @@ export class Device {
     try {
       return probeCount();
     } catch (e) {
-      if (e instanceof CudaUnavailableError || (e instanceof CudaError && e.status === 'CUDA_ERROR_NO_DEVICE')) return 0;
+      if (e instanceof CudaUnavailableError || (e instanceof CudaError && e.status === 'CUDA_ERROR_NO_DEVICE'))
+        return 0;
       throw e;
     }
   }
@@ -94,10 +95,19 @@ export class Device {
     } catch (e) {
       return { ok: false, reason: availabilityReason(e) };
     }
-    if (count === 0) return { ok: false, reason: 'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)' };
+    if (count === 0)
+      return {
+        ok: false,
+        reason:
+          'the NVIDIA driver sees no CUDA device (in a container, run it with --gpus all and the NVIDIA Container Toolkit)',
+      };
     for (const library of options.needs ?? []) {
       const status = libraryStatus(library);
-      if (!status.found) return { ok: false, reason: `${LIBRARY_LABELS[library]} was not found: ${status.hint} (tscuda info lists where it looked)` };
+      if (!status.found)
+        return {
+          ok: false,
+          reason: `${LIBRARY_LABELS[library]} was not found: ${status.hint} (tscuda info lists where it looked)`,
+        };
     }
     return { ok: true, count };
   }
@@ -106,9 +116,11 @@ export class Device {
   static get(ordinal = 0): Device {
     const cached = devices.get(ordinal);
     if (cached) return cached;
-    if (!Number.isInteger(ordinal) || ordinal < 0) throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
+    if (!Number.isInteger(ordinal) || ordinal < 0)
+      throw new RangeError(`device ordinal must be a non-negative integer, got ${ordinal}`);
     const count = probeCount();
-    if (ordinal >= count) throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
+    if (ordinal >= count)
+      throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
     const h: [number | null] = [0];
     checkStatus('driver', driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
     const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
@@ -124,7 +136,12 @@ export class Device {
   /** The raw value of any CUdevice_attribute for this device (booleans come back as 0 or 1); throws CudaError when the driver rejects the attribute. */
   attribute(attribute: CUdevice_attribute): number {
     const v: [number | null] = [0];
-    checkStatus('driver', driverApi().cuDeviceGetAttribute(v, attribute, this.handle), 'cuDeviceGetAttribute', `device ${this.ordinal}`);
+    checkStatus(
+      'driver',
+      driverApi().cuDeviceGetAttribute(v, attribute, this.handle),
+      'cuDeviceGetAttribute',
+      `device ${this.ordinal}`,
+    );
     return outValue(v, 'cuDeviceGetAttribute');
   }
 
@@ -135,7 +152,10 @@ export class Device {
   }
 
   get computeCapability(): ComputeCapability {
-    return { major: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR), minor: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) };
+    return {
+      major: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+      minor: this.attribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+    };
   }
 
   /** `sm_90` for an H100: the architecture NVRTC and fatbins are chosen by. */
@@ -174,8 +194,16 @@ export class Device {
       concurrentKernels: a(A.CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS) === 1,
       warpSize: a(A.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
       maxThreadsPerBlock: a(A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
-      maxBlockDim: [a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X), a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y), a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)],
-      maxGridDim: [a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X), a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y), a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)],
+      maxBlockDim: [
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z),
+      ],
+      maxGridDim: [
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X),
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y),
+        a(A.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z),
+      ],
       maxSharedMemoryPerBlockBytes: a(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
       maxSharedMemoryPerBlockOptinBytes: a(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
       unifiedAddressing: a(A.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING) === 1,
@@ -207,12 +235,20 @@ export class Device {
   }
 
   /** Device memory of `length` elements on this device (stream-ordered when `stream` is given). */
-  alloc<T extends DType>(dtype: T, length: number, descriptor: Omit<DeviceBufferDescriptor, 'device' | 'context'> = {}): DeviceBuffer<T> {
+  alloc<T extends DType>(
+    dtype: T,
+    length: number,
+    descriptor: Omit<DeviceBufferDescriptor, 'device' | 'context'> = {},
+  ): DeviceBuffer<T> {
     return DeviceBuffer.alloc(dtype, length, { ...descriptor, device: this });
   }
 
   /** Pinned host memory registered with this device's context. */
-  allocHost<T extends DType>(dtype: T, length: number, descriptor: Omit<HostBufferDescriptor, 'device' | 'context'> = {}): HostBuffer<T> {
+  allocHost<T extends DType>(
+    dtype: T,
+    length: number,
+    descriptor: Omit<HostBufferDescriptor, 'device' | 'context'> = {},
+  ): HostBuffer<T> {
     return HostBuffer.alloc(dtype, length, { ...descriptor, device: this });
   }
 
@@ -256,7 +292,8 @@ export class Device {
 /** The other device of a peer-access call: a Device, or the ordinal of one. */
 function peerDevice(other: Device | number, what: string): Device {
   if (typeof other === 'number') return Device.get(other);
-  if (!(other instanceof Device)) throw new TypeError(`${what} must be a Device or an ordinal, got ${describeValue(other)}`);
+  if (!(other instanceof Device))
+    throw new TypeError(`${what} must be a Device or an ordinal, got ${describeValue(other)}`);
   return other;
 }
 
@@ -271,7 +308,11 @@ function probeCount(): number {
 /** A library beyond the driver that `Device.available({ needs })` can check for. */
 export type OptionalLibrary = 'nvrtc' | 'cufft' | 'nccl';
 
-const LIBRARY_LABELS: Record<OptionalLibrary, string> = { nvrtc: 'NVRTC (libnvrtc, for kernels compiled at run time)', cufft: 'cuFFT (libcufft)', nccl: 'NCCL (libnccl)' };
+const LIBRARY_LABELS: Record<OptionalLibrary, string> = {
+  nvrtc: 'NVRTC (libnvrtc, for kernels compiled at run time)',
+  cufft: 'cuFFT (libcufft)',
+  nccl: 'NCCL (libnccl)',
+};
 
 /** The result of `Device.available()`. */
 export type DeviceAvailability = { ok: true; count: number } | { ok: false; reason: string };
@@ -280,7 +321,8 @@ function availabilityReason(e: unknown): string {
   if (e instanceof CudaUnavailableError)
     return `no NVIDIA driver: ${e.library === 'driver' ? 'libcuda.so.1' : e.library} was not found (install the NVIDIA driver; in a container, run it with --gpus all and the NVIDIA Container Toolkit)`;
   if (e instanceof CudaError) {
-    if (e.status === 'CUDA_ERROR_NO_DEVICE') return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
+    if (e.status === 'CUDA_ERROR_NO_DEVICE')
+      return 'the NVIDIA driver found no CUDA-capable device (check nvidia-smi; in a container, --gpus all)';
     if (e.status === 'CUDA_ERROR_INSUFFICIENT_DRIVER' || e.status === 'CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE')
       return `the NVIDIA driver is too old for CUDA ${CUDA_MAJOR} (${e.status}): install driver ${MINIMUM_DRIVER} or newer`;
     return `CUDA initialisation failed: ${e.message}`;

@@ -30,13 +30,17 @@ export class Event extends Resource {
 
   constructor(descriptor: EventDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
-      throw new TypeError(`new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+      throw new TypeError(
+        `new Event() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`,
+      );
     for (const flag of BOOLEAN_FLAGS)
-      if (descriptor[flag] !== undefined && typeof descriptor[flag] !== 'boolean') throw new TypeError(`new Event(): ${flag} must be a boolean, got ${typeof descriptor[flag]}`);
+      if (descriptor[flag] !== undefined && typeof descriptor[flag] !== 'boolean')
+        throw new TypeError(`new Event(): ${flag} must be a boolean, got ${typeof descriptor[flag]}`);
     super('Event', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
-    if (descriptor.interprocess && this.timing) throw new TypeError(`event "${this.label}": interprocess events cannot record timing`);
+    if (descriptor.interprocess && this.timing)
+      throw new TypeError(`event "${this.label}": interprocess events cannot record timing`);
     let flags = this.timing ? 0 : CUevent_flags.CU_EVENT_DISABLE_TIMING;
     if (descriptor.blockingSync) flags |= CUevent_flags.CU_EVENT_BLOCKING_SYNC;
     if (descriptor.interprocess) flags |= CUevent_flags.CU_EVENT_INTERPROCESS;
@@ -48,12 +52,16 @@ export class Event extends Resource {
   /** Records the event at the current end of `stream` (cuEventRecord): it completes when the work queued before it does. Returns `this` for chaining; throws if `stream` belongs to another context or either is disposed. */
   record(stream: Stream): this {
     this.assertAlive();
-    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
+    if (!isLive<Stream>(stream, 'Stream'))
+      expectResource<Stream>(stream, 'Stream', `event "${this.label}" record(stream)`);
     if (stream.context !== this.context)
-      throw new Error(`event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`);
+      throw new Error(
+        `event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`,
+      );
     stream.use();
     const status = hot().eventRecord(this.handle, stream.handle);
-    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
+    if (status !== 0)
+      throw statusError('driver', status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
     this.#recordedOn = stream.handle ?? 0;
     return this;
   }
@@ -77,7 +85,8 @@ export class Event extends Resource {
 
   /** Resolves when the event completes, without blocking the event loop. */
   done(): Promise<void> {
-    if (this.disposed) return Promise.reject(new DisposedError(`Event "${this.label}" was disposed and cannot be used`));
+    if (this.disposed)
+      return Promise.reject(new DisposedError(`Event "${this.label}" was disposed and cannot be used`));
     return this.context.completion.track(this.#recordedOn ?? this.handle, this.handle);
   }
 
@@ -85,7 +94,8 @@ export class Event extends Resource {
   elapsedSince(start: Event): number {
     this.assertAlive();
     expectResource(start, Event, `event "${this.label}" elapsedSince(start)`);
-    if (!this.timing || !start.timing) throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
+    if (!this.timing || !start.timing)
+      throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
     const ms: [number | null] = [0];
     const status = driverApi().cuEventElapsedTime(ms, start.handle, this.handle);
     if (status !== 0) throw statusError('driver', status, 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
@@ -99,7 +109,10 @@ export class Event extends Resource {
 
   protected releaseNative(): void {
     // A done() still pending on this event settles now (rejected): the poller must never query a destroyed handle.
-    this.context.completion.cancel(this.handle, new DisposedError(`Event "${this.label}" was disposed while done() was pending`));
+    this.context.completion.cancel(
+      this.handle,
+      new DisposedError(`Event "${this.label}" was disposed while done() was pending`),
+    );
     checkStatus('driver', driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
   }
 }
@@ -111,7 +124,9 @@ export class EventPool extends Resource {
   readonly #free: Event[] = [];
   readonly #all = new Set<Event>();
 
-  constructor(descriptor: { context?: Context | undefined; timing?: boolean | undefined; label?: string | undefined } = {}) {
+  constructor(
+    descriptor: { context?: Context | undefined; timing?: boolean | undefined; label?: string | undefined } = {},
+  ) {
     super('EventPool', descriptor.label);
     this.context = resolveContext(descriptor);
     this.timing = descriptor.timing ?? false;
@@ -129,7 +144,8 @@ export class EventPool extends Resource {
 
   /** Returns an event taken with acquire() for reuse. Throws if it is not from this pool; does nothing once the pool is disposed. */
   release(event: Event): void {
-    if (!(event instanceof Event)) throw new TypeError(`EventPool "${this.label}" release(event) must be given an Event, got ${typeof event}`);
+    if (!(event instanceof Event))
+      throw new TypeError(`EventPool "${this.label}" release(event) must be given an Event, got ${typeof event}`);
     if (!this.#all.has(event)) throw new Error(`event "${event.label}" does not belong to pool "${this.label}"`);
     if (this.disposed) return;
     this.#free.push(event);

@@ -1,5 +1,11 @@
 import { checkStatus, statusError } from '../ffi/checked.js';
-import { CUgraphNodeType, CUstreamCaptureMode, type CUgraph, type CUgraphExec, type CUgraphNode } from '../ffi/generated/types.js';
+import {
+  CUgraphNodeType,
+  CUstreamCaptureMode,
+  type CUgraph,
+  type CUgraphExec,
+  type CUgraphNode,
+} from '../ffi/generated/types.js';
 import koffi from 'koffi';
 import { driverApi } from './cuda.js';
 import type { Context } from './context.js';
@@ -31,17 +37,31 @@ export class Graph extends Resource {
    * Records what `enqueue` submits to `stream` (and to streams that wait on it) into a graph,
    * without running it. If `enqueue` throws, the capture is ended and discarded.
    */
-  static capture(stream: Stream, enqueue: () => void, options: { mode?: CaptureMode | undefined; label?: string | undefined } = {}): Graph {
+  static capture(
+    stream: Stream,
+    enqueue: () => void,
+    options: { mode?: CaptureMode | undefined; label?: string | undefined } = {},
+  ): Graph {
     expectResource(stream, Stream, 'Graph.capture stream');
-    if (typeof enqueue !== 'function') throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
-    if (typeof options !== 'object' || options === null) throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
+    if (typeof enqueue !== 'function')
+      throw new TypeError(`Graph.capture: enqueue must be a function, got ${describeValue(enqueue)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`Graph.capture options must be an object, got ${describeValue(options)}`);
     checkLabel(options.label, 'Graph.capture');
     const modeName = options.mode ?? 'threadLocal';
     if (typeof modeName !== 'string' || !Object.hasOwn(MODES, modeName))
-      throw new TypeError(`Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`);
-    if (stream.handle === null) throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
+      throw new TypeError(
+        `Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`,
+      );
+    if (stream.handle === null)
+      throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
     const sh = stream.use();
-    checkStatus('driver', driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never), 'cuStreamBeginCapture', `stream "${stream.label}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never),
+      'cuStreamBeginCapture',
+      `stream "${stream.label}"`,
+    );
     const cell: [CUgraph | null] = [null];
     let failure: unknown;
     try {
@@ -62,11 +82,21 @@ export class Graph extends Resource {
   nodes(): CUgraphNode[] {
     this.assertAlive();
     const count: [number | bigint | null] = [0];
-    checkStatus('driver', driverApi().cuGraphGetNodes(this.handle, null as never, count), 'cuGraphGetNodes', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuGraphGetNodes(this.handle, null as never, count),
+      'cuGraphGetNodes',
+      this.label,
+    );
     const n = Number(count[0]);
     if (n === 0) return [];
     const nodes = new BigUint64Array(n);
-    checkStatus('driver', driverApi().cuGraphGetNodes(this.handle, nodes as never, count), 'cuGraphGetNodes', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuGraphGetNodes(this.handle, nodes as never, count),
+      'cuGraphGetNodes',
+      this.label,
+    );
     return Array.from(nodes, (h) => h as CUgraphNode);
   }
 
@@ -84,7 +114,12 @@ export class Graph extends Resource {
       checkStatus('driver', driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
       if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
       if (wanted === undefined) return true;
-      checkStatus('driver', driverApi().cuGraphKernelNodeGetParams(node, params as never), 'cuGraphKernelNodeGetParams', this.label);
+      checkStatus(
+        'driver',
+        driverApi().cuGraphKernelNodeGetParams(node, params as never),
+        'cuGraphKernelNodeGetParams',
+        this.label,
+      );
       return handleAddress(params.func) === wanted;
     });
   }
@@ -163,16 +198,33 @@ export class GraphExec extends Resource {
     this.assertAlive();
     expectResource(kernel, Kernel, `${this.label} setKernelArgs kernel`);
     const graph = this.graph;
-    if (graph.disposed) throw new DisposedError(`${this.label} setKernelArgs: its graph "${graph.label}" was disposed, so its node handles are no longer valid`);
+    if (graph.disposed)
+      throw new DisposedError(
+        `${this.label} setKernelArgs: its graph "${graph.label}" was disposed, so its node handles are no longer valid`,
+      );
     const address = nodeAddress(node);
     if (address === undefined || !nodeSetOf(graph).has(address))
-      throw new TypeError(`${this.label} setKernelArgs: node must be a node of graph "${graph.label}" (from its kernelNodes()), got ${describeNode(node, address)}`);
+      throw new TypeError(
+        `${this.label} setKernelArgs: node must be a node of graph "${graph.label}" (from its kernelNodes()), got ${describeNode(node, address)}`,
+      );
     const type: [number | null] = [0];
-    checkStatus('driver', driverApi().cuGraphNodeGetType(address as never, type as never), 'cuGraphNodeGetType', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuGraphNodeGetType(address as never, type as never),
+      'cuGraphNodeGetType',
+      this.label,
+    );
     if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
-      throw new TypeError(`${this.label} setKernelArgs: node ${describeNode(node, address)} of graph "${graph.label}" is not a kernel launch (use kernelNodes())`);
+      throw new TypeError(
+        `${this.label} setKernelArgs: node ${describeNode(node, address)} of graph "${graph.label}" is not a kernel launch (use kernelNodes())`,
+      );
     const params: Record<string, unknown> = {};
-    checkStatus('driver', driverApi().cuGraphKernelNodeGetParams(address as never, params as never), 'cuGraphKernelNodeGetParams', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuGraphKernelNodeGetParams(address as never, params as never),
+      'cuGraphKernelNodeGetParams',
+      this.label,
+    );
     // Another kernel's parameter block may be shorter than what the node's kernel reads: the driver would read past it.
     if (handleAddress(params.func) !== handleAddress(kernel.function))
       throw new TypeError(
@@ -182,7 +234,8 @@ export class GraphExec extends Resource {
     params.kernelParams = kernel.parameterArray;
     params.extra = null;
     const status = driverApi().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never);
-    if (status !== 0) throw statusError('driver', status, 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+    if (status !== 0)
+      throw statusError('driver', status, 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
   }
 
   protected releaseNative(): void {

@@ -9,7 +9,19 @@
 export type KernelParamType = 'ptr' | 'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'i64' | 'u64' | 'f32' | 'f64';
 
 /** Bytes of each parameter type (its alignment too). */
-export const PARAM_BYTES: Readonly<Record<KernelParamType, number>> = Object.freeze({ ptr: 8, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, i64: 8, u64: 8, f32: 4, f64: 8 });
+export const PARAM_BYTES: Readonly<Record<KernelParamType, number>> = Object.freeze({
+  ptr: 8,
+  i8: 1,
+  u8: 1,
+  i16: 2,
+  u16: 2,
+  i32: 4,
+  u32: 4,
+  i64: 8,
+  u64: 8,
+  f32: 4,
+  f64: 8,
+});
 
 /** True for the names above, as own keys (`'toString'` is not a parameter type). */
 export function isKernelParamType(p: unknown): p is KernelParamType {
@@ -18,12 +30,17 @@ export function isKernelParamType(p: unknown): p is KernelParamType {
 
 /** The offset of each parameter (C layout: each aligned to its size) and the block's total size. */
 export function paramLayout(params: readonly unknown[], kernel: string): { offsets: Int32Array; size: number } {
-  if (!Array.isArray(params)) throw new TypeError(`kernel "${kernel}": params must be an array of parameter types (${Object.keys(PARAM_BYTES).join(', ')})`);
+  if (!Array.isArray(params))
+    throw new TypeError(
+      `kernel "${kernel}": params must be an array of parameter types (${Object.keys(PARAM_BYTES).join(', ')})`,
+    );
   const offsets = new Int32Array(params.length);
   let size = 0;
   params.forEach((p, i) => {
     if (!isKernelParamType(p))
-      throw new TypeError(`kernel "${kernel}": unknown parameter type ${JSON.stringify(p) ?? String(p)} at ${i}; expected one of ${Object.keys(PARAM_BYTES).join(', ')}`);
+      throw new TypeError(
+        `kernel "${kernel}": unknown parameter type ${JSON.stringify(p) ?? String(p)} at ${i}; expected one of ${Object.keys(PARAM_BYTES).join(', ')}`,
+      );
     const bytes = PARAM_BYTES[p];
     size = Math.ceil(size / bytes) * bytes;
     offsets[i] = size;
@@ -50,7 +67,9 @@ function show(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'object')
-    return value === null ? 'null' : `an object (${(value as { constructor?: { name?: string | undefined } | undefined }).constructor?.name ?? 'Object'})`;
+    return value === null
+      ? 'null'
+      : `an object (${(value as { constructor?: { name?: string | undefined } | undefined }).constructor?.name ?? 'Object'})`;
   return String(value);
 }
 
@@ -58,13 +77,20 @@ function show(value: unknown): string {
  * Writes scalar `value` of `type` at `offset` of `view` (little-endian), after checking it: `where`
  * names the argument in messages (`kernel "saxpy" argument 0 (i32)`).
  */
-export function writeScalar(view: DataView, offset: number, type: Exclude<KernelParamType, 'ptr'>, value: unknown, where: string): void {
+export function writeScalar(
+  view: DataView,
+  offset: number,
+  type: Exclude<KernelParamType, 'ptr'>,
+  value: unknown,
+  where: string,
+): void {
   switch (type) {
     case 'f32':
     case 'f64': {
       if (typeof value !== 'number') throw new TypeError(`${where}: expected a number, got ${show(value)}`);
       if (type === 'f32') {
-        if (Number.isFinite(value) && Math.abs(value) > F32_MAX) throw new RangeError(`${where}: ${value} is outside the f32 range (±${F32_MAX}); it would become Infinity`);
+        if (Number.isFinite(value) && Math.abs(value) > F32_MAX)
+          throw new RangeError(`${where}: ${value} is outside the f32 range (±${F32_MAX}); it would become Infinity`);
         view.setFloat32(offset, value, true);
       } else view.setFloat64(offset, value, true);
       return;
@@ -75,8 +101,10 @@ export function writeScalar(view: DataView, offset: number, type: Exclude<Kernel
       if (typeof value === 'bigint') v = value;
       else if (typeof value === 'number') {
         if (!Number.isInteger(value)) throw new RangeError(`${where}: ${show(value)} is not an integer`);
-        if (!Number.isSafeInteger(value)) throw new RangeError(`${where}: ${value} is beyond 2^53 and has lost precision as a number; pass a bigint`);
-        if (type === 'u64' && value < 0) throw new RangeError(`${where}: ${value} is negative; u64 holds 0..${U64_MAX}`);
+        if (!Number.isSafeInteger(value))
+          throw new RangeError(`${where}: ${value} is beyond 2^53 and has lost precision as a number; pass a bigint`);
+        if (type === 'u64' && value < 0)
+          throw new RangeError(`${where}: ${value} is negative; u64 holds 0..${U64_MAX}`);
         if (value >= 0) {
           view.setUint32(offset, value % TWO32, true);
           view.setUint32(offset + 4, Math.floor(value / TWO32), true);
@@ -85,7 +113,8 @@ export function writeScalar(view: DataView, offset: number, type: Exclude<Kernel
         v = BigInt(value);
       } else throw new TypeError(`${where}: expected an integer or a bigint, got ${show(value)}`);
       if (type === 'i64') {
-        if (v < I64_MIN || v > I64_MAX) throw new RangeError(`${where}: ${v}n is outside the i64 range ${I64_MIN}..${I64_MAX}`);
+        if (v < I64_MIN || v > I64_MAX)
+          throw new RangeError(`${where}: ${v}n is outside the i64 range ${I64_MIN}..${I64_MAX}`);
         view.setBigInt64(offset, v, true);
       } else {
         if (v < 0n || v > U64_MAX) throw new RangeError(`${where}: ${v}n is outside the u64 range 0..${U64_MAX}`);
@@ -96,9 +125,11 @@ export function writeScalar(view: DataView, offset: number, type: Exclude<Kernel
     default: {
       const range = INT_RANGE[type];
       if (range === undefined) throw new TypeError(`${where}: unknown parameter type ${String(type)}`);
-      if (typeof value !== 'number') throw new TypeError(`${where}: expected an integer (a number), got ${show(value)}`);
+      if (typeof value !== 'number')
+        throw new TypeError(`${where}: expected an integer (a number), got ${show(value)}`);
       if (!Number.isInteger(value)) throw new RangeError(`${where}: ${show(value)} is not an integer`);
-      if (value < range[0] || value > range[1]) throw new RangeError(`${where}: ${value} is outside the ${type} range ${range[0]}..${range[1]}`);
+      if (value < range[0] || value > range[1])
+        throw new RangeError(`${where}: ${value} is outside the ${type} range ${range[0]}..${range[1]}`);
       switch (type) {
         case 'i8':
           view.setInt8(offset, value);
@@ -128,8 +159,10 @@ export function writeScalar(view: DataView, offset: number, type: Exclude<Kernel
  * DeviceBuffer.wrap): a non-negative safe integer; `allowZero` admits the null pointer.
  */
 export function checkAddress(value: unknown, where: string, allowZero: boolean): number {
-  if (typeof value !== 'number') throw new TypeError(`${where}: expected a device address (a number), got ${show(value)}`);
-  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${where}: ${show(value)} is not a device address (a non-negative integer below 2^53)`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${where}: expected a device address (a number), got ${show(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${where}: ${show(value)} is not a device address (a non-negative integer below 2^53)`);
   if (value === 0 && !allowZero) throw new RangeError(`${where}: address 0 is the null pointer`);
   return value;
 }

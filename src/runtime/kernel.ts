@@ -1,9 +1,21 @@
 import { checkStatus, statusError } from '../ffi/checked.js';
 import koffi from 'koffi';
-import { CUfunction_attribute as FA, CUlaunchAttributeID, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
+import {
+  CUfunction_attribute as FA,
+  CUlaunchAttributeID,
+  type CUfunction,
+  type CUkernel,
+} from '../ffi/generated/types.js';
 import { driverApi, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
-import { checkAddress, PARAM_BYTES, paramLayout, writeAddress, writeScalar, type KernelParamType } from './kernel-args.js';
+import {
+  checkAddress,
+  PARAM_BYTES,
+  paramLayout,
+  writeAddress,
+  writeScalar,
+  type KernelParamType,
+} from './kernel-args.js';
 import { DeviceBuffer } from './memory/device-buffer.js';
 import type { DType } from './memory/dtype.js';
 import type { Module } from './types.js';
@@ -18,13 +30,19 @@ export type Dim3 = number | readonly [number, number?, number?];
 export type KernelArg = DeviceBuffer<DType> | number | bigint;
 
 /** What a launch takes for one parameter type: a buffer (or raw device address) for 'ptr', a number, or a number or bigint for 64-bit integers. */
-export type KernelArgFor<P extends KernelParamType> = P extends 'ptr' ? DeviceBuffer<DType> | number : P extends 'i64' | 'u64' ? number | bigint : number;
+export type KernelArgFor<P extends KernelParamType> = P extends 'ptr'
+  ? DeviceBuffer<DType> | number
+  : P extends 'i64' | 'u64'
+    ? number | bigint
+    : number;
 
 /**
  * The argument tuple of a parameter list: `KernelArgs<['i32', 'f32', 'ptr']>` is
  * `[number, number, DeviceBuffer | number]`, so swapped arguments are a tsc error.
  */
-export type KernelArgs<P extends readonly KernelParamType[]> = { -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never };
+export type KernelArgs<P extends readonly KernelParamType[]> = {
+  -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never;
+};
 
 /** How a launch runs: `grid` in blocks, `block` in threads per block (at most the kernel's maxThreadsPerBlock in total), `sharedMemBytes` of dynamic shared memory (default 0; above 48 KiB needs setMaxDynamicSharedMemory()), and the stream. */
 export interface LaunchConfig {
@@ -116,9 +134,19 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     paramLayout(params, name);
     module.context.makeCurrent();
     const k: [CUkernel | null] = [null];
-    checkStatus('driver', driverApi().cuLibraryGetKernel(k, module.handle, name), 'cuLibraryGetKernel', `kernel "${name}" in "${module.label}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuLibraryGetKernel(k, module.handle, name),
+      'cuLibraryGetKernel',
+      `kernel "${name}" in "${module.label}"`,
+    );
     const f: [CUfunction | null] = [null];
-    checkStatus('driver', driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')), 'cuKernelGetFunction', `kernel "${name}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')),
+      'cuKernelGetFunction',
+      `kernel "${name}"`,
+    );
     return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
   }
 
@@ -129,22 +157,34 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     for (let i = 0; i <= this.params.length; i++) {
       const status = driverApi().cuFuncGetParamInfo(this.function, i, offset, size);
       if (i === this.params.length) {
-        if (status === 0) throw new TypeError(`kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`);
+        if (status === 0)
+          throw new TypeError(
+            `kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`,
+          );
         return;
       }
       if (status !== 0) {
         if (i === 0 && this.params.length > 0) return; // driver without parameter introspection
-        throw new TypeError(`kernel "${this.name}" takes ${i} parameter(s), not ${this.params.length}: (${this.params.join(', ')})`);
+        throw new TypeError(
+          `kernel "${this.name}" takes ${i} parameter(s), not ${this.params.length}: (${this.params.join(', ')})`,
+        );
       }
       if (Number(size[0]) !== PARAM_BYTES[this.params[i]!] || Number(offset[0]) !== this.#offsets[i]) {
-        throw new TypeError(`kernel "${this.name}" parameter ${i} is ${Number(size[0])} bytes at offset ${Number(offset[0])}, but was declared ${this.params[i]}`);
+        throw new TypeError(
+          `kernel "${this.name}" parameter ${i} is ${Number(size[0])} bytes at offset ${Number(offset[0])}, but was declared ${this.params[i]}`,
+        );
       }
     }
   }
 
   #attribute(attr: number): number {
     const v: [number | null] = [0];
-    checkStatus('driver', driverApi().cuFuncGetAttribute(v, attr as never, this.function), 'cuFuncGetAttribute', `kernel "${this.name}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuFuncGetAttribute(v, attr as never, this.function),
+      'cuFuncGetAttribute',
+      `kernel "${this.name}"`,
+    );
     return outValue(v, 'cuFuncGetAttribute');
   }
 
@@ -171,23 +211,34 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
       );
     this.context.makeCurrent();
-    checkStatus('driver', driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes), 'cuFuncSetAttribute', this.name);
+    checkStatus(
+      'driver',
+      driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+      'cuFuncSetAttribute',
+      this.name,
+    );
     this.#dynamicSharedLimit = bytes;
   }
 
   /** Throws DisposedError naming this kernel, and its module when that is why. */
   #alive(): void {
     if (this.disposed)
-      throw new DisposedError(`Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`);
+      throw new DisposedError(
+        `Kernel "${this.name}" was disposed${this.module.disposed ? ` (its module "${this.module.label}" was disposed)` : ''} and cannot be used`,
+      );
   }
 
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
     this.#alive();
     if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads)
-      throw new RangeError(`kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`);
+      throw new RangeError(
+        `kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`,
+      );
     if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
-      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+      throw new RangeError(
+        `kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`,
+      );
     const v: [number | null] = [0];
     checkStatus(
       'driver',
@@ -202,14 +253,25 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
     this.#alive();
     if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
-      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`);
+      throw new RangeError(
+        `kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`,
+      );
     if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0)
-      throw new RangeError(`kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`);
+      throw new RangeError(
+        `kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`,
+      );
     const grid: [number | null] = [0];
     const block: [number | null] = [0];
     checkStatus(
       'driver',
-      driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, this.function, null, dynamicSharedBytes, blockSizeLimit),
+      driverApi().cuOccupancyMaxPotentialBlockSize(
+        grid,
+        block,
+        this.function,
+        null,
+        dynamicSharedBytes,
+        blockSizeLimit,
+      ),
       'cuOccupancyMaxPotentialBlockSize',
       this.name,
     );
@@ -218,7 +280,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 
   #writeArgs(args: readonly KernelArg[]): void {
     if (!Array.isArray(args)) throw new TypeError(`kernel "${this.name}": arguments must be an array`);
-    if (args.length !== this.params.length) throw new TypeError(`kernel "${this.name}" takes ${this.params.length} argument(s) (${this.params.join(', ')}), got ${args.length}`);
+    if (args.length !== this.params.length)
+      throw new TypeError(
+        `kernel "${this.name}" takes ${this.params.length} argument(s) (${this.params.join(', ')}), got ${args.length}`,
+      );
     for (let i = 0; i < args.length; i++) this.setArg(i, args[i]!);
   }
 
@@ -242,15 +307,21 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     let addr: number;
     if (a instanceof DeviceBuffer) {
       // Made with Object.create(DeviceBuffer.prototype): no private brand, no real address behind it.
-      if (!Resource.isResource(a)) throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
+      if (!Resource.isResource(a))
+        throw new TypeError(
+          `kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`,
+        );
       try {
         a.checkUsable();
       } catch (e) {
-        if (e instanceof DisposedError) throw new DisposedError(`kernel "${this.name}" argument ${index}: ${e.message}`);
+        if (e instanceof DisposedError)
+          throw new DisposedError(`kernel "${this.name}" argument ${index}: ${e.message}`);
         throw e;
       }
       if (a.context !== this.context)
-        throw new TypeError(`kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`);
+        throw new TypeError(
+          `kernel "${this.name}" argument ${index}: buffer "${a.label}" belongs to ${a.context.label}, the kernel to ${this.context.label}`,
+        );
       addr = a.address;
       this.#bufferArgs[index] = a;
     } else if (typeof a === 'number') {
@@ -258,7 +329,9 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       addr = checkAddress(a, this.#argNames[index]!, true);
       this.#bufferArgs[index] = undefined;
     } else {
-      throw new TypeError(`kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`);
+      throw new TypeError(
+        `kernel "${this.name}" argument ${index} (ptr): expected a DeviceBuffer or a device address, got ${describeValue(a)}`,
+      );
     }
     writeAddress(this.#view, off, addr);
   }
@@ -274,12 +347,19 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       y = d[1] ?? 1;
       z = d[2] ?? 1;
     } else {
-      throw new TypeError(`kernel "${this.name}": ${what} must be a number or an array of 1 to 3 numbers, got ${describeValue(d)}`);
+      throw new TypeError(
+        `kernel "${this.name}": ${what} must be a number or an array of 1 to 3 numbers, got ${describeValue(d)}`,
+      );
     }
     if (!(Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0)) {
-      throw new RangeError(`kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`);
+      throw new RangeError(
+        `kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`,
+      );
     }
-    if (x > max[0]! || y > max[1]! || z > max[2]!) throw new RangeError(`kernel "${this.name}": ${what} (${x}, ${y}, ${z}) exceeds the device limit (${max.join(', ')})`);
+    if (x > max[0]! || y > max[1]! || z > max[2]!)
+      throw new RangeError(
+        `kernel "${this.name}": ${what} (${x}, ${y}, ${z}) exceeds the device limit (${max.join(', ')})`,
+      );
     dims[0] = x;
     dims[1] = y;
     dims[2] = z;
@@ -288,17 +368,27 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
     this.#alive();
     if (typeof config !== 'object' || config === null)
-      throw new TypeError(`kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`);
+      throw new TypeError(
+        `kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`,
+      );
     this.#dims(config.block, 'block', this.#limits.maxBlock);
     bx = dims[0]!;
     by = dims[1]!;
     bz = dims[2]!;
-    if (bx * by * bz > this.#limits.maxThreads) throw new RangeError(`kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`);
+    if (bx * by * bz > this.#limits.maxThreads)
+      throw new RangeError(
+        `kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`,
+      );
     this.#dims(config.grid, 'grid', this.#limits.maxGrid);
     const shared = config.sharedMemBytes ?? 0;
     if (typeof shared !== 'number' || !Number.isInteger(shared) || shared < 0 || shared > this.#dynamicSharedLimit) {
-      const more = shared > this.#dynamicSharedLimit && shared <= this.#limits.maxShared ? `; call setMaxDynamicSharedMemory(${shared}) first` : '';
-      throw new RangeError(`kernel "${this.name}": dynamic shared memory ${String(shared)} is outside 0..${this.#dynamicSharedLimit} bytes${more}`);
+      const more =
+        shared > this.#dynamicSharedLimit && shared <= this.#limits.maxShared
+          ? `; call setMaxDynamicSharedMemory(${shared}) first`
+          : '';
+      throw new RangeError(
+        `kernel "${this.name}": dynamic shared memory ${String(shared)} is outside 0..${this.#dynamicSharedLimit} bytes${more}`,
+      );
     }
     if (args) this.#writeArgs(args);
   }
@@ -332,11 +422,30 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     let sh = null;
     if (stream !== undefined) {
       if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
-      if (stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+      if (stream.context !== this.context)
+        throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       sh = stream.use();
     } else this.context.makeCurrent();
-    const status = hot().launchKernel(this.function, dims[0]!, dims[1]!, dims[2]!, bx, by, bz, config.sharedMemBytes ?? 0, sh, this.#paramArray, null);
-    if (status !== 0) throw statusError('driver', status, 'cuLaunchKernel', `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`);
+    const status = hot().launchKernel(
+      this.function,
+      dims[0]!,
+      dims[1]!,
+      dims[2]!,
+      bx,
+      by,
+      bz,
+      config.sharedMemBytes ?? 0,
+      sh,
+      this.#paramArray,
+      null,
+    );
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        'cuLaunchKernel',
+        `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`,
+      );
     this.#recordUses(stream ?? null);
   }
 
@@ -350,19 +459,35 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   launchEx(config: ExtendedLaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
     const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
-    const attrs: { id: number; value: { clusterDim?: { x: number; y: number; z: number } | undefined; cooperative?: number | undefined } }[] = [];
+    const attrs: {
+      id: number;
+      value: { clusterDim?: { x: number; y: number; z: number } | undefined; cooperative?: number | undefined };
+    }[] = [];
     if (config.cluster !== undefined) {
       this.#dims(config.cluster, 'cluster', [8, 8, 8]);
-      attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } } });
+      attrs.push({
+        id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } },
+      });
     }
-    if (config.cooperative) attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value: { cooperative: 1 } });
+    if (config.cooperative)
+      attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value: { cooperative: 1 } });
     const attrSize = koffi.sizeof('CUlaunchAttribute_st');
     const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
     try {
-      attrs.forEach((a, i) => koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', { id: a.id, pad: new Uint8Array(4), value: a.value }));
+      attrs.forEach((a, i) =>
+        koffi.encode(attrPtr!, i * attrSize, 'CUlaunchAttribute_st', {
+          id: a.id,
+          pad: new Uint8Array(4),
+          value: a.value,
+        }),
+      );
       const stream =
-        config.stream === undefined || isLive<Stream>(config.stream, 'Stream') ? config.stream : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
-      if (stream && stream.context !== this.context) throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+        config.stream === undefined || isLive<Stream>(config.stream, 'Stream')
+          ? config.stream
+          : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
+      if (stream && stream.context !== this.context)
+        throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
       const launchConfig = {
         gridDimX: gx,

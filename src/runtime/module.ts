@@ -37,14 +37,21 @@ export class Module extends Resource {
 
   /** Reads and loads a cubin, fatbin or PTX image (the kind is sniffed from its first bytes) on the calling thread; throws TypeError for an image of no known kind or a bad descriptor, CudaError when the driver refuses it (e.g. no code for this GPU). */
   static load(descriptor: ModuleDescriptor): Module {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Module.load takes a descriptor object { path } or { data }, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(
+        `Module.load takes a descriptor object { path } or { data }, got ${describeValue(descriptor)}`,
+      );
     initDriver();
     const { path, data } = descriptor;
-    if ((path === undefined) === (data === undefined)) throw new TypeError('Module.load needs exactly one of `path` or `data`');
-    if (path !== undefined && typeof path !== 'string') throw new TypeError(`Module.load path must be a string, got ${describeValue(path)}`);
+    if ((path === undefined) === (data === undefined))
+      throw new TypeError('Module.load needs exactly one of `path` or `data`');
+    if (path !== undefined && typeof path !== 'string')
+      throw new TypeError(`Module.load path must be a string, got ${describeValue(path)}`);
     checkLabel(descriptor.label, 'Module.load');
     if (data !== undefined && typeof data !== 'string' && !(data instanceof Uint8Array))
-      throw new TypeError(`Module.load data must be a Uint8Array (cubin, fatbin) or a string (PTX), got ${describeValue(data)}`);
+      throw new TypeError(
+        `Module.load data must be a Uint8Array (cubin, fatbin) or a string (PTX), got ${describeValue(data)}`,
+      );
     let image: Uint8Array;
     if (path !== undefined) {
       try {
@@ -57,14 +64,21 @@ export class Module extends Resource {
     const kind = imageKind(image);
     if (kind === undefined) {
       const head = Array.from(image.subarray(0, 4), (b) => b.toString(16).padStart(2, '0')).join(' ');
-      throw new TypeError(`module image ${descriptor.label ?? path ?? '(data)'} is not a cubin (ELF), fatbin or PTX: it starts with bytes ${head}`);
+      throw new TypeError(
+        `module image ${descriptor.label ?? path ?? '(data)'} is not a cubin (ELF), fatbin or PTX: it starts with bytes ${head}`,
+      );
     }
     if (kind === 'ptx' && image[image.byteLength - 1] !== 0) image = Buffer.concat([image, Buffer.from([0])]);
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const label = descriptor.label ?? path ?? 'module';
     const cell: [CUlibrary | null] = [null];
-    checkStatus('driver', driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0), 'cuLibraryLoadData', `loading "${label}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0),
+      'cuLibraryLoadData',
+      `loading "${label}"`,
+    );
     return new Module(outValue(cell, 'cuLibraryLoadData'), context, label);
   }
 
@@ -74,8 +88,10 @@ export class Module extends Resource {
    */
   kernel<const P extends readonly KernelParamType[]>(name: string, params: P): Kernel<P> {
     this.assertAlive();
-    if (typeof name !== 'string' || name === '' || name.includes('\0')) throw new TypeError(`kernel name must be a non-empty string, got ${describeValue(name)}`);
-    if (!Array.isArray(params)) throw new TypeError(`kernel "${name}": params must be an array of parameter types ('ptr', 'i32', 'f32', ...)`);
+    if (typeof name !== 'string' || name === '' || name.includes('\0'))
+      throw new TypeError(`kernel name must be a non-empty string, got ${describeValue(name)}`);
+    if (!Array.isArray(params))
+      throw new TypeError(`kernel "${name}": params must be an array of parameter types ('ptr', 'i32', 'f32', ...)`);
     const key = `${name}(${params.join(',')})`;
     let k = this.#kernels.get(key) as Kernel<P> | undefined;
     if (!k || k.disposed) {

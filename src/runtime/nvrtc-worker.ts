@@ -46,7 +46,10 @@ function compileWorker(): Worker {
   if (worker) return worker;
   const status = libraryStatus('nvrtc');
   if (!status.found) throw new Error('NVRTC is not loaded: compile synchronously once, or check `tscuda info`');
-  const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { koffi: createRequire(import.meta.url).resolve('koffi'), library: status.path } });
+  const w = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { koffi: createRequire(import.meta.url).resolve('koffi'), library: status.path },
+  });
   w.unref();
   w.on('message', (m: { id: number; status?: number | undefined; error?: string | undefined }) => {
     const p = pending.get(m.id);

@@ -32,13 +32,21 @@ export class PeerAccessUnsupportedError extends Error {
 export function canAccessPeer(device: Device, peer: Device): boolean {
   if (peer === device) return false;
   const cell: [number | null] = [0];
-  checkStatus('driver', driverApi().cuDeviceCanAccessPeer(cell, device.handle, peer.handle), 'cuDeviceCanAccessPeer', `device ${device.ordinal} -> ${peer.ordinal}`);
+  checkStatus(
+    'driver',
+    driverApi().cuDeviceCanAccessPeer(cell, device.handle, peer.handle),
+    'cuDeviceCanAccessPeer',
+    `device ${device.ordinal} -> ${peer.ordinal}`,
+  );
   return outValue(cell, 'cuDeviceCanAccessPeer') === 1;
 }
 
 /** cuMemPoolSetAccess: `device` may read and write what `pool` allocates. */
 function openPool(pool: CUmemoryPool, device: Device, during: string): void {
-  const desc = { location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.handle }, flags: CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+  const desc = {
+    location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.handle },
+    flags: CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+  };
   checkStatus('driver', driverApi().cuMemPoolSetAccess(pool, desc as never, 1), 'cuMemPoolSetAccess', during);
 }
 
@@ -57,14 +65,16 @@ export function enablePeerAccess(device: Device, peer: Device, options: PeerAcce
   const pools = options.pools ?? [];
   for (const [i, p] of pools.entries()) {
     expectResource(p, MemoryPool, `enablePeerAccess pools[${i}]`);
-    if (p.device !== peer) throw new Error(`enablePeerAccess(${peer.ordinal}): pool "${p.label}" belongs to device ${p.device.ordinal}`);
+    if (p.device !== peer)
+      throw new Error(`enablePeerAccess(${peer.ordinal}): pool "${p.label}" belongs to device ${p.device.ordinal}`);
   }
   const during = `device ${device.ordinal} -> device ${peer.ordinal}`;
   const peerContext = peer.context;
   device.context.makeCurrent();
   const api = driverApi();
   const status = api.cuCtxEnablePeerAccess(peerContext.handle, 0);
-  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) throw statusError('driver', status, 'cuCtxEnablePeerAccess', during);
+  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    throw statusError('driver', status, 'cuCtxEnablePeerAccess', during);
   const cell: [CUmemoryPool | null] = [null];
   checkStatus('driver', api.cuDeviceGetDefaultMemPool(cell, peer.handle), 'cuDeviceGetDefaultMemPool', during);
   const handles = new Set<CUmemoryPool>([outValue(cell, 'cuDeviceGetDefaultMemPool')]);

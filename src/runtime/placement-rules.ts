@@ -49,12 +49,23 @@ function checkOrdinal(value: number, field: string, count: number, what: string)
  * the machine has none when `count` is 0 (no driver, a driver too old): the error names that cause,
  * which a user can act on, rather than only "no device".
  */
-export function selectDevices(placement: OrdinalPlacement, count: number, what: string, fallback: PlacementFallback = 'first', noDeviceReason?: string): number[] {
-  if (typeof placement !== 'object' || placement === null) throw new TypeError(`${what}: placement must be an object { device?, devices?, context? }, got ${describe(placement)}`);
+export function selectDevices(
+  placement: OrdinalPlacement,
+  count: number,
+  what: string,
+  fallback: PlacementFallback = 'first',
+  noDeviceReason?: string,
+): number[] {
+  if (typeof placement !== 'object' || placement === null)
+    throw new TypeError(
+      `${what}: placement must be an object { device?, devices?, context? }, got ${describe(placement)}`,
+    );
   const given = (['device', 'devices', 'context'] as const).filter((k) => placement[k] !== undefined);
   const agreeing = given.length === 2 && placement.devices === undefined && placement.device === placement.context;
   if (given.length > 1 && !agreeing)
-    throw new PlacementError(`${what}: give one of device, devices and context, not ${given.join(' and ')}${placement.devices === undefined ? ' naming different devices' : ''}`);
+    throw new PlacementError(
+      `${what}: give one of device, devices and context, not ${given.join(' and ')}${placement.devices === undefined ? ' naming different devices' : ''}`,
+    );
   // The placement's own shape first: a mistake in it is named on any machine, with a GPU or without.
   const devices = placement.devices;
   const single =
@@ -65,7 +76,10 @@ export function selectDevices(placement: OrdinalPlacement, count: number, what: 
         : undefined;
   let listed: number[] | undefined;
   if (single === undefined && devices !== undefined && devices !== 'all') {
-    if (!Array.isArray(devices) || devices.length === 0) throw new TypeError(`${what}: devices must be 'all' or a non-empty array of device ordinals, got ${describe(devices)}`);
+    if (!Array.isArray(devices) || devices.length === 0)
+      throw new TypeError(
+        `${what}: devices must be 'all' or a non-empty array of device ordinals, got ${describe(devices)}`,
+      );
     const seen = new Set<number>();
     listed = devices.map((d: unknown, i) => {
       const ordinal = ordinalShape(d, `devices[${i}]`, what);
@@ -74,8 +88,12 @@ export function selectDevices(placement: OrdinalPlacement, count: number, what: 
       return ordinal;
     });
   }
-  if (count < 1) throw new PlacementError(`${what}: no CUDA device is visible${noDeviceReason === undefined ? '' : `: ${noDeviceReason}`}`);
-  if (single !== undefined) return [checkOrdinal(single, placement.device !== undefined ? 'device' : 'context device', count, what)];
+  if (count < 1)
+    throw new PlacementError(
+      `${what}: no CUDA device is visible${noDeviceReason === undefined ? '' : `: ${noDeviceReason}`}`,
+    );
+  if (single !== undefined)
+    return [checkOrdinal(single, placement.device !== undefined ? 'device' : 'context device', count, what)];
   if (listed !== undefined) return listed.map((ordinal, i) => checkOrdinal(ordinal, `devices[${i}]`, count, what));
   return devices === 'all' || fallback === 'all' ? Array.from({ length: count }, (_, i) => i) : [0];
 }
@@ -87,7 +105,8 @@ export function selectDevices(placement: OrdinalPlacement, count: number, what: 
 export function parseDeviceList(text: string, flag: string): 'all' | number[] {
   const t = text.trim();
   if (t === 'all') return 'all';
-  if (!/^\d+(\s*,\s*\d+)*$/.test(t)) throw new PlacementError(`${flag} must be "all" or device ordinals like 0,1; got ${JSON.stringify(text)}`);
+  if (!/^\d+(\s*,\s*\d+)*$/.test(t))
+    throw new PlacementError(`${flag} must be "all" or device ordinals like 0,1; got ${JSON.stringify(text)}`);
   return t.split(',').map((s) => Number(s.trim()));
 }
 

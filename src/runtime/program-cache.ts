@@ -8,7 +8,17 @@
  * entries go first.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,7 +41,17 @@ export function programCacheKey(p: CacheKeyParts): string {
     .sort()
     .map((k) => [k, p.headers[k]!]);
   return createHash('sha256')
-    .update(JSON.stringify({ v: 1, source: p.source, name: p.name, headers, flags: p.flags, names: p.nameExpressions, nvrtc: p.nvrtcVersion }))
+    .update(
+      JSON.stringify({
+        v: 1,
+        source: p.source,
+        name: p.name,
+        headers,
+        flags: p.flags,
+        names: p.nameExpressions,
+        nvrtc: p.nvrtcVersion,
+      }),
+    )
     .digest('hex');
 }
 
@@ -137,28 +157,53 @@ const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).d
  * malformed, of the wrong size or hash, or lacking a lowered name asked for, is no entry: the
  * caller compiles again and overwrites it.
  */
-export function readCacheEntry(dir: string, key: string, nameExpressions: readonly string[] = []): ProgramCacheEntry | undefined {
+export function readCacheEntry(
+  dir: string,
+  key: string,
+  nameExpressions: readonly string[] = [],
+): ProgramCacheEntry | undefined {
   try {
     if (!/^[0-9a-f]{64}$/.test(key) || !trustedCacheDirectory(dir)) return undefined;
     const secret = cacheSecret(dir);
     if (!secret) return undefined;
     const meta = JSON.parse(readFileSync(join(dir, `${key}.json`), 'utf8')) as Partial<Sidecar>;
-    if (meta.format !== 2 || (meta.kind !== 'cubin' && meta.kind !== 'ptx') || typeof meta.log !== 'string' || typeof meta.sha256 !== 'string') return undefined;
-    if (typeof meta.bytes !== 'number' || typeof meta.mac !== 'string' || meta.mac !== mac(secret, key, meta.kind, meta.bytes, meta.sha256)) return undefined;
+    if (
+      meta.format !== 2 ||
+      (meta.kind !== 'cubin' && meta.kind !== 'ptx') ||
+      typeof meta.log !== 'string' ||
+      typeof meta.sha256 !== 'string'
+    )
+      return undefined;
+    if (
+      typeof meta.bytes !== 'number' ||
+      typeof meta.mac !== 'string' ||
+      meta.mac !== mac(secret, key, meta.kind, meta.bytes, meta.sha256)
+    )
+      return undefined;
     const names = meta.loweredNames;
     if (typeof names !== 'object' || names === null) return undefined;
     for (const n of nameExpressions) if (typeof names[n] !== 'string' || names[n] === '') return undefined;
     const image = readFileSync(join(dir, `${key}.bin`));
     if (image.byteLength === 0 || image.byteLength !== meta.bytes || sha256(image) !== meta.sha256) return undefined;
     touch(join(dir, `${key}.json`));
-    return { image: new Uint8Array(image.buffer, image.byteOffset, image.byteLength), kind: meta.kind, log: meta.log, loweredNames: { ...names } };
+    return {
+      image: new Uint8Array(image.buffer, image.byteOffset, image.byteLength),
+      kind: meta.kind,
+      log: meta.log,
+      loweredNames: { ...names },
+    };
   } catch {
     return undefined;
   }
 }
 
 /** Writes an entry atomically (temporary file + rename, image before sidecar). Failing to write only costs a recompile. */
-export function writeCacheEntry(dir: string, key: string, entry: ProgramCacheEntry, maxBytes = cacheMaxBytes()): boolean {
+export function writeCacheEntry(
+  dir: string,
+  key: string,
+  entry: ProgramCacheEntry,
+  maxBytes = cacheMaxBytes(),
+): boolean {
   const tmp = join(dir, `.${key}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     if (!/^[0-9a-f]{64}$/.test(key) || !trustedCacheDirectory(dir)) return false;
@@ -166,7 +211,15 @@ export function writeCacheEntry(dir: string, key: string, entry: ProgramCacheEnt
     if (!secret) return false;
     const hash = sha256(entry.image);
     const bytes = entry.image.byteLength;
-    const sidecar: Sidecar = { format: 2, kind: entry.kind, bytes, sha256: hash, mac: mac(secret, key, entry.kind, bytes, hash), log: entry.log, loweredNames: entry.loweredNames };
+    const sidecar: Sidecar = {
+      format: 2,
+      kind: entry.kind,
+      bytes,
+      sha256: hash,
+      mac: mac(secret, key, entry.kind, bytes, hash),
+      log: entry.log,
+      loweredNames: entry.loweredNames,
+    };
     writeFileSync(tmp, entry.image, { mode: 0o600 });
     renameSync(tmp, join(dir, `${key}.bin`));
     writeFileSync(tmp, JSON.stringify(sidecar), { mode: 0o600 });

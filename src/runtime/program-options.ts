@@ -80,19 +80,25 @@ export function defaultArch(deviceArch: string, supportedArchs: readonly number[
   const { number } = parseArch(deviceArch);
   if (supportedArchs.length === 0 || supportedArchs.includes(number)) return `sm_${number}`;
   const below = supportedArchs.filter((a) => a <= number);
-  if (below.length === 0) throw new RangeError(`NVRTC supports ${supportedArchs.map((a) => `sm_${a}`).join(', ')}, none of which runs on this ${deviceArch} device`);
+  if (below.length === 0)
+    throw new RangeError(
+      `NVRTC supports ${supportedArchs.map((a) => `sm_${a}`).join(', ')}, none of which runs on this ${deviceArch} device`,
+    );
   return `compute_${Math.max(...below)}`;
 }
 
 /** The NVRTC flags of a compile: the architecture first, then the caller's options (which must not set it again). */
 export function compileFlags(arch: string, options: readonly string[] = []): string[] {
-  if (typeof arch !== 'string') throw new TypeError(`arch must be a string like 'sm_90' or 'compute_90', got ${describeValue(arch)}`);
+  if (typeof arch !== 'string')
+    throw new TypeError(`arch must be a string like 'sm_90' or 'compute_90', got ${describeValue(arch)}`);
   parseArch(arch);
-  if (!Array.isArray(options)) throw new TypeError(`compile options must be an array of NVRTC flags, got ${describeValue(options)}`);
+  if (!Array.isArray(options))
+    throw new TypeError(`compile options must be an array of NVRTC flags, got ${describeValue(options)}`);
   for (const o of options) {
     if (typeof o !== 'string') throw new TypeError(`NVRTC options must be strings, got ${String(o)}`);
     if (o.includes('\0')) throw new TypeError(`NVRTC option ${JSON.stringify(o)} contains a NUL character`);
-    if (/^(-arch|--gpu-architecture)(=|$)/.test(o)) throw new TypeError(`give the architecture as compile({ arch }), not as the option ${JSON.stringify(o)}`);
+    if (/^(-arch|--gpu-architecture)(=|$)/.test(o))
+      throw new TypeError(`give the architecture as compile({ arch }), not as the option ${JSON.stringify(o)}`);
   }
   return [`--gpu-architecture=${arch}`, ...options];
 }
@@ -102,12 +108,17 @@ export function compileFlags(arch: string, options: readonly string[] = []): str
  * Device; `options` and `nameExpressions` arrays of strings; `cache` a boolean.
  */
 export function checkCompileOptions(options: unknown): asserts options is CompileOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`compile options must be an object, got ${describeValue(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`compile options must be an object, got ${describeValue(options)}`);
   const o = options as Record<string, unknown>;
-  if (o.arch !== undefined && typeof o.arch !== 'string') throw new TypeError(`compile arch must be a string like 'sm_90', got ${describeValue(o.arch)}`);
-  if (o.device !== undefined && !(o.device instanceof Device)) throw new TypeError(`compile device must be a Device, got ${describeValue(o.device)}`);
-  if (o.options !== undefined && !Array.isArray(o.options)) throw new TypeError(`compile options.options must be an array of NVRTC flags, got ${describeValue(o.options)}`);
+  if (o.arch !== undefined && typeof o.arch !== 'string')
+    throw new TypeError(`compile arch must be a string like 'sm_90', got ${describeValue(o.arch)}`);
+  if (o.device !== undefined && !(o.device instanceof Device))
+    throw new TypeError(`compile device must be a Device, got ${describeValue(o.device)}`);
+  if (o.options !== undefined && !Array.isArray(o.options))
+    throw new TypeError(`compile options.options must be an array of NVRTC flags, got ${describeValue(o.options)}`);
   if (o.nameExpressions !== undefined && !Array.isArray(o.nameExpressions))
     throw new TypeError(`compile nameExpressions must be an array of strings, got ${describeValue(o.nameExpressions)}`);
-  if (o.cache !== undefined && typeof o.cache !== 'boolean') throw new TypeError(`compile cache must be a boolean, got ${describeValue(o.cache)}`);
+  if (o.cache !== undefined && typeof o.cache !== 'boolean')
+    throw new TypeError(`compile cache must be a boolean, got ${describeValue(o.cache)}`);
 }

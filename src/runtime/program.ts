@@ -13,12 +13,39 @@ import { withToolkitInclude } from './cuda-include.js';
 import type { Module } from './module.js';
 import { Resource, describeValue } from './resource.js';
 import { compileOnWorker } from './nvrtc-worker.js';
-import { cacheDirectory, memoryCache, programCacheKey, readCacheEntry, remember, writeCacheEntry, type ProgramCacheEntry, type ProgramImageKind } from './program-cache.js';
-import { checkCompileOptions, compileFlags, defaultArch, nvrtcSupportedArchs, nvrtcVersion, parseArch, type CompileOptions, type ProgramDescriptor } from './program-options.js';
+import {
+  cacheDirectory,
+  memoryCache,
+  programCacheKey,
+  readCacheEntry,
+  remember,
+  writeCacheEntry,
+  type ProgramCacheEntry,
+  type ProgramImageKind,
+} from './program-cache.js';
+import {
+  checkCompileOptions,
+  compileFlags,
+  defaultArch,
+  nvrtcSupportedArchs,
+  nvrtcVersion,
+  parseArch,
+  type CompileOptions,
+  type ProgramDescriptor,
+} from './program-options.js';
 
 export type { ProgramImageKind };
 export { CompiledProgram, CompileError } from './compiled-program.js';
-export { checkCompileOptions, compileFlags, defaultArch, nvrtcSupportedArchs, nvrtcVersion, parseArch, type CompileOptions, type ProgramDescriptor } from './program-options.js';
+export {
+  checkCompileOptions,
+  compileFlags,
+  defaultArch,
+  nvrtcSupportedArchs,
+  nvrtcVersion,
+  parseArch,
+  type CompileOptions,
+  type ProgramDescriptor,
+} from './program-options.js';
 
 /** A compile's resolved options (Program#plan). */
 interface CompilePlan {
@@ -47,15 +74,18 @@ export class Program extends Resource {
   readonly #modules = new Map<string, Module>();
 
   constructor(descriptor: ProgramDescriptor) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Program takes a descriptor { source, name?, headers? }, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`Program takes a descriptor { source, name?, headers? }, got ${describeValue(descriptor)}`);
     if (descriptor.name !== undefined && (typeof descriptor.name !== 'string' || descriptor.name === ''))
       throw new TypeError(`Program name must be a non-empty string, got ${describeValue(descriptor.name)}`);
     super('Program', descriptor.label ?? descriptor.name ?? 'program.cu');
-    if (typeof descriptor.source !== 'string' || descriptor.source.trim() === '') throw new TypeError('Program needs CUDA source text');
+    if (typeof descriptor.source !== 'string' || descriptor.source.trim() === '')
+      throw new TypeError('Program needs CUDA source text');
     const headers = descriptor.headers ?? {};
     if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
       throw new TypeError(`Program headers must be an object { 'name.cuh': 'source' }, got ${describeValue(headers)}`);
-    for (const [k, v] of Object.entries(headers)) if (typeof v !== 'string') throw new TypeError(`header "${k}" must be source text, got ${typeof v}`);
+    for (const [k, v] of Object.entries(headers))
+      if (typeof v !== 'string') throw new TypeError(`header "${k}" must be source text, got ${typeof v}`);
     this.source = descriptor.source;
     this.name = descriptor.name ?? 'program.cu';
     this.headers = { ...headers };
@@ -136,10 +166,22 @@ export class Program extends Resource {
     const device = options.device;
     const arch = options.arch ?? defaultArch((device ?? defaultDevice()).arch, nvrtcSupportedArchs());
     const { kind } = parseArch(arch);
-    const flags = withToolkitInclude(compileFlags(arch, options.options), [this.source, ...Object.values(this.headers)]);
+    const flags = withToolkitInclude(compileFlags(arch, options.options), [
+      this.source,
+      ...Object.values(this.headers),
+    ]);
     const names = [...(options.nameExpressions ?? [])];
-    for (const n of names) if (typeof n !== 'string' || n.trim() === '') throw new TypeError(`name expressions must be non-empty strings, got ${JSON.stringify(n)}`);
-    const key = programCacheKey({ source: this.source, name: this.name, headers: this.headers, flags, nameExpressions: names, nvrtcVersion: nvrtcVersion() });
+    for (const n of names)
+      if (typeof n !== 'string' || n.trim() === '')
+        throw new TypeError(`name expressions must be non-empty strings, got ${JSON.stringify(n)}`);
+    const key = programCacheKey({
+      source: this.source,
+      name: this.name,
+      headers: this.headers,
+      flags,
+      nameExpressions: names,
+      nvrtcVersion: nvrtcVersion(),
+    });
     const make = (e: ProgramCacheEntry, fromCache: boolean): CompiledProgram =>
       new CompiledProgram(e.image, e.kind, e.log, e.loweredNames, fromCache, this.label, arch, key, device);
     const useCache = options.cache ?? true;
@@ -170,14 +212,27 @@ export class Program extends Resource {
     const during = `program "${this.label}"`;
     checkStatus(
       'nvrtc',
-      api.nvrtcCreateProgram(cell, this.source, this.name, includeNames.length, includeNames.length ? headerSources : null, includeNames.length ? includeNames : null),
+      api.nvrtcCreateProgram(
+        cell,
+        this.source,
+        this.name,
+        includeNames.length,
+        includeNames.length ? headerSources : null,
+        includeNames.length ? includeNames : null,
+      ),
       'nvrtcCreateProgram',
       during,
     );
     const prog = cell[0];
     if (prog === null || prog === undefined) throw new Error(`nvrtcCreateProgram returned no program for ${during}`);
     try {
-      for (const n of plan.names) checkStatus('nvrtc', api.nvrtcAddNameExpression(prog, n), 'nvrtcAddNameExpression', `${during}, name expression ${n}`);
+      for (const n of plan.names)
+        checkStatus(
+          'nvrtc',
+          api.nvrtcAddNameExpression(prog, n),
+          'nvrtcAddNameExpression',
+          `${during}, name expression ${n}`,
+        );
     } catch (e) {
       api.nvrtcDestroyProgram([prog]);
       throw e;
@@ -206,23 +261,44 @@ export class Program extends Resource {
       const log = this.#log(prog);
       if (status !== 0) {
         const name = statusName('nvrtc', status);
-        throw new CompileError(this.name, log || `(NVRTC gave no log: ${String(api.nvrtcGetErrorString(status as never))})`, name, flags);
+        throw new CompileError(
+          this.name,
+          log || `(NVRTC gave no log: ${String(api.nvrtcGetErrorString(status as never))})`,
+          name,
+          flags,
+        );
       }
       const size: [number | bigint | null] = [0];
       const sizeCall = kind === 'cubin' ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize';
-      checkStatus('nvrtc', kind === 'cubin' ? api.nvrtcGetCUBINSize(prog, size) : api.nvrtcGetPTXSize(prog, size), sizeCall, during);
+      checkStatus(
+        'nvrtc',
+        kind === 'cubin' ? api.nvrtcGetCUBINSize(prog, size) : api.nvrtcGetPTXSize(prog, size),
+        sizeCall,
+        during,
+      );
       const bytes = Number(size[0] ?? 0);
       if (!(bytes > 0)) throw new Error(`${sizeCall} reported an empty ${kind} for ${during} (${flags[0]})`);
       const image = new Uint8Array(bytes);
-      checkStatus('nvrtc', kind === 'cubin' ? api.nvrtcGetCUBIN(prog, image) : api.nvrtcGetPTX(prog, image), kind === 'cubin' ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX', during);
+      checkStatus(
+        'nvrtc',
+        kind === 'cubin' ? api.nvrtcGetCUBIN(prog, image) : api.nvrtcGetPTX(prog, image),
+        kind === 'cubin' ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX',
+        during,
+      );
       const loweredNames: Record<string, string> = {};
       for (const n of names) {
         // The binding declares lowered_name as an in/out `const char **`: koffi passes the one-element
         // array as the pointer cell and, after the call, decodes the C string NVRTC stored there into
         // it (copied before nvrtcDestroyProgram frees it). No local binding is needed.
         const out: [string | null] = [null];
-        checkStatus('nvrtc', api.nvrtcGetLoweredName(prog, n, out), 'nvrtcGetLoweredName', `${during}, name expression ${n}`);
-        if (typeof out[0] !== 'string' || out[0] === '') throw new Error(`nvrtcGetLoweredName gave no name for ${n} in ${during}`);
+        checkStatus(
+          'nvrtc',
+          api.nvrtcGetLoweredName(prog, n, out),
+          'nvrtcGetLoweredName',
+          `${during}, name expression ${n}`,
+        );
+        if (typeof out[0] !== 'string' || out[0] === '')
+          throw new Error(`nvrtcGetLoweredName gave no name for ${n} in ${during}`);
         loweredNames[n] = out[0];
       }
       return { image, kind, log, loweredNames };

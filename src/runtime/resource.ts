@@ -21,7 +21,10 @@ const registry = new FinalizationRegistry<Held>((held) => {
   } catch (e) {
     if (processLost()) return;
     // Never thrown (this runs from the garbage collector), never swallowed: a process warning says what failed.
-    process.emitWarning(`tscuda: releasing ${name} after garbage collection failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
+    process.emitWarning(
+      `tscuda: releasing ${name} after garbage collection failed: ${e instanceof Error ? e.message : String(e)}`,
+      { code: 'TSCUDA_RELEASE_FAILED' },
+    );
   }
 });
 
@@ -51,7 +54,8 @@ export abstract class Resource {
    * checks accept it as ('DeviceBuffer'; default: `kind`).
    */
   protected constructor(kind: string, label: string | undefined, family: string = kind) {
-    if (label !== undefined && typeof label !== 'string') throw new TypeError(`${kind} label must be a string, got ${typeof label}`);
+    if (label !== undefined && typeof label !== 'string')
+      throw new TypeError(`${kind} label must be a string, got ${typeof label}`);
     this.#kind = kind;
     this.#family = family;
     this.#label = label;
@@ -126,7 +130,8 @@ export abstract class Resource {
 
 /** Throws TypeError unless `label` is a string or undefined; called before anything is allocated. */
 export function checkLabel(label: unknown, what: string): void {
-  if (label !== undefined && typeof label !== 'string') throw new TypeError(`${what} label must be a string, got ${label === null ? 'null' : typeof label}`);
+  if (label !== undefined && typeof label !== 'string')
+    throw new TypeError(`${what} label must be a string, got ${label === null ? 'null' : typeof label}`);
 }
 
 /** How an argument that is not the expected tscuda object is described: 'null', 'a plain Object', 'number'. */
@@ -142,7 +147,11 @@ export function describeValue(value: unknown): string {
  * importing the class would make an import cycle: 'Stream', 'Event'), for arguments: a plain
  * object shaped like one (`{ handle: 1n }`) is a TypeError, a disposed one a DisposedError.
  */
-export function expectResource<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string, what: string): R {
+export function expectResource<R extends Resource>(
+  value: unknown,
+  type: { readonly prototype: R; readonly name: string } | string,
+  what: string,
+): R {
   if (!isResourceType(value, type)) {
     const name = typeof type === 'string' ? type : type.name;
     throw new TypeError(`${what} must be ${withArticle(name)}, got ${describeValue(value)}`);
@@ -151,8 +160,13 @@ export function expectResource<R extends Resource>(value: unknown, type: { reado
   return value as R;
 }
 
-function isResourceType<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string): value is R {
-  return typeof type === 'string' ? Resource.isResourceOf(value, type) : value instanceof (type as unknown as abstract new () => R) && Resource.isResource(value);
+function isResourceType<R extends Resource>(
+  value: unknown,
+  type: { readonly prototype: R; readonly name: string } | string,
+): value is R {
+  return typeof type === 'string'
+    ? Resource.isResourceOf(value, type)
+    : value instanceof (type as unknown as abstract new () => R) && Resource.isResource(value);
 }
 
 /**
@@ -162,6 +176,9 @@ function isResourceType<R extends Resource>(value: unknown, type: { readonly pro
  * the family name ('Stream'): that brand check costs ~1 ns where `instanceof` costs ~15 ns
  * (bench/probe/ffi-overhead.ts over the stub driver), and for a family no class extends it accepts exactly the same values.
  */
-export function isLive<R extends Resource>(value: unknown, type: { readonly prototype: R; readonly name: string } | string): value is R {
+export function isLive<R extends Resource>(
+  value: unknown,
+  type: { readonly prototype: R; readonly name: string } | string,
+): value is R {
   return isResourceType(value, type) && !value.disposed;
 }

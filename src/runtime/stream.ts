@@ -8,7 +8,9 @@ import type { RawEventPool } from './raw-event-pool.js';
 import { expectResource, isLive, Resource } from './resource.js';
 
 /** The event recorded when a stream is disposed goes back to its pool once the Stream object is collected (frees may wait on it until then). */
-const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) => pool.recycle(event));
+const retiredEvents = new FinalizationRegistry<{ pool: RawEventPool; event: CUevent }>(({ pool, event }) =>
+  pool.recycle(event),
+);
 
 /** A stream's priority: 'high' is the context's greatest priority, 'low' (the default) its least, 'normal' halfway; an integer is passed to the driver as is (lower numbers run first). */
 export type StreamPriority = 'high' | 'normal' | 'low' | number;
@@ -35,7 +37,9 @@ export function resolvePriority(context: Context, priority: StreamPriority | und
 export function checkPriority(priority: unknown): asserts priority is StreamPriority | undefined {
   if (priority === undefined || priority === 'low' || priority === 'high' || priority === 'normal') return;
   if (typeof priority !== 'number' || !Number.isInteger(priority))
-    throw new TypeError(`stream priority must be 'high', 'normal', 'low' or an integer, got ${JSON.stringify(priority) ?? String(priority)}`);
+    throw new TypeError(
+      `stream priority must be 'high', 'normal', 'low' or an integer, got ${JSON.stringify(priority) ?? String(priority)}`,
+    );
 }
 
 export class Stream extends Resource {
@@ -50,7 +54,9 @@ export class Stream extends Resource {
   /** Creates a stream (cuStreamCreateWithPriority: microseconds, does not block on the device). */
   constructor(descriptor: StreamDescriptor = {}) {
     if (typeof descriptor !== 'object' || descriptor === null)
-      throw new TypeError(`new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`);
+      throw new TypeError(
+        `new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`,
+      );
     super('Stream', descriptor.label);
     if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean')
       throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
@@ -58,9 +64,15 @@ export class Stream extends Resource {
     this.context = resolveContext(descriptor);
     this.context.makeCurrent();
     this.priority = resolvePriority(this.context, descriptor.priority);
-    const flags = descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
+    const flags =
+      descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
     const h: [CUstream | null] = [null];
-    checkStatus('driver', driverApi().cuStreamCreateWithPriority(h, flags, this.priority), 'cuStreamCreateWithPriority', `stream "${this.label}"`);
+    checkStatus(
+      'driver',
+      driverApi().cuStreamCreateWithPriority(h, flags, this.priority),
+      'cuStreamCreateWithPriority',
+      `stream "${this.label}"`,
+    );
     this.handle = outValue(h, 'cuStreamCreateWithPriority');
     this.#owned = true;
     const handle = this.handle;
@@ -154,7 +166,9 @@ export class Stream extends Resource {
   onComplete(callback: (error?: Error) => void): void {
     this.assertAlive();
     if (typeof callback !== 'function')
-      throw new TypeError(`stream "${this.label}" onComplete(callback): callback must be a function, got ${callback === null ? 'null' : typeof callback}`);
+      throw new TypeError(
+        `stream "${this.label}" onComplete(callback): callback must be a function, got ${callback === null ? 'null' : typeof callback}`,
+      );
     this.done().then(
       () => callback(),
       (e: Error) => callback(e),
@@ -163,14 +177,20 @@ export class Stream extends Resource {
 
   /** Later work on this stream waits for `event` (recorded on any stream), without blocking the host. */
   waitEvent(event: Event): void {
-    if (!isLive<Event>(event, 'Event')) expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
+    if (!isLive<Event>(event, 'Event'))
+      expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
     const status = hot().streamWaitEvent(this.use(), event.handle, 0);
-    if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
+    if (status !== 0)
+      throw statusError('driver', status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
   }
 
   /** Records `event` here and returns it. */
   record(event: Event): Event {
-    return (isLive<Event>(event, 'Event') ? event : expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`)).record(this);
+    return (
+      isLive<Event>(event, 'Event')
+        ? event
+        : expectResource<Event>(event, 'Event', `stream "${this.label}" record(event)`)
+    ).record(this);
   }
 
   /**

@@ -49,7 +49,8 @@ export function shownValue(value: unknown): string {
 
 /** `value` when it is a safe integer >= 1; else a RangeError "`what` must be a positive integer, got …". */
 export function positiveInteger(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RangeError(`${what} must be a positive integer, got ${shownValue(value)}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new RangeError(`${what} must be a positive integer, got ${shownValue(value)}`);
   return value;
 }
 
@@ -71,5 +72,6 @@ export function member(path: string, key: string): string {
  * `known`: a misspelt option (`concurent: false`) would otherwise silently mean its default.
  */
 export function knownKeys(options: object, known: readonly string[], what: string): void {
-  for (const key of Object.keys(options)) if (!known.includes(key)) throw new TypeError(`${member(what, key)}: unknown option (known: ${known.join(', ')})`);
+  for (const key of Object.keys(options))
+    if (!known.includes(key)) throw new TypeError(`${member(what, key)}: unknown option (known: ${known.join(', ')})`);
 }

@@ -82,11 +82,16 @@ function holdBody(state: ServerState, request: FastifyRequest, bytes: number): v
   // (a moment later, after other bodies' chunks may have been refused for them).
   const held = budget.heldBytes;
   budget.release(request.raw);
-  throw new HttpError(429, 'bodies_full', `body: the server holds ${held} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`, {
-    field: 'body',
-    retryable: true,
-    retryAfterS: state.limits.retryAfterS,
-  });
+  throw new HttpError(
+    429,
+    'bodies_full',
+    `body: the server holds ${held} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`,
+    {
+      field: 'body',
+      retryable: true,
+      retryAfterS: state.limits.retryAfterS,
+    },
+  );
 }
 
 /**
@@ -96,9 +101,14 @@ function holdBody(state: ServerState, request: FastifyRequest, bytes: number): v
 function contentEncodingError(request: FastifyRequest): HttpError | undefined {
   const coding = request.headers['content-encoding'];
   if (coding === undefined || coding.trim() === '' || coding.trim().toLowerCase() === 'identity') return undefined;
-  return new HttpError(415, 'unsupported_media_type', `content-encoding: ${coding.slice(0, 100)} is not accepted; send the body uncompressed`, {
-    field: 'content-encoding',
-  });
+  return new HttpError(
+    415,
+    'unsupported_media_type',
+    `content-encoding: ${coding.slice(0, 100)} is not accepted; send the body uncompressed`,
+    {
+      field: 'content-encoding',
+    },
+  );
 }
 
 /** The 413 of a JSON body over its limit: it names the way large signals go. */
@@ -119,16 +129,20 @@ const PLAIN = {
 
 /** Parses a JSON body (scanned as it arrived: json-scan.ts); `__proto__` keys are refused by name. */
 export function parseJson(text: Buffer): unknown {
-  if (text.byteLength === 0) throw new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
+  if (text.byteLength === 0)
+    throw new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' });
   let value: unknown;
   try {
     value = JSON.parse(text.toString('utf8'));
   } catch (error) {
-    throw new HttpError(400, 'malformed_json', `body: malformed JSON (${(error as Error).message.slice(0, 100)})`, { field: 'body' });
+    throw new HttpError(400, 'malformed_json', `body: malformed JSON (${(error as Error).message.slice(0, 100)})`, {
+      field: 'body',
+    });
   }
   if (text.includes('"__proto__"')) {
     const path = protoKey(value, '');
-    if (path !== undefined) throw new HttpError(400, 'forbidden_field', `${path}: the key __proto__ is not allowed`, { field: path });
+    if (path !== undefined)
+      throw new HttpError(400, 'forbidden_field', `${path}: the key __proto__ is not allowed`, { field: path });
   }
   return value;
 }

@@ -55,7 +55,10 @@ export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): JobData {
   const size = DTYPE_BYTES[dtype];
   if (body.byteLength === 0) throw invalidField('body', 'is empty: expected samples');
   if (body.byteLength % size !== 0) {
-    throw invalidField('body', `${body.byteLength} bytes is not a multiple of the ${dtype} element size (${size} bytes)`);
+    throw invalidField(
+      'body',
+      `${body.byteLength} bytes is not a multiple of the ${dtype} element size (${size} bytes)`,
+    );
   }
   const n = body.byteLength / size;
   if (body.byteOffset % size === 0) return view(dtype, body.buffer, body.byteOffset, n);
@@ -70,11 +73,22 @@ export function decodeBinarySignal(body: Buffer, dtype: SampleDtype): JobData {
  * Every row's length is checked before anything is allocated, and the total against
  * `maxSamples` (413): a huge first row over many short ones allocates nothing.
  */
-export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples = Number.MAX_SAFE_INTEGER): { data: Float32Array | Float64Array; rows: number | undefined } {
-  if (!Array.isArray(signal)) throw invalidField('signal', `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`);
+export function decodeJsonSignal(
+  signal: unknown,
+  dtype: Precision,
+  maxSamples = Number.MAX_SAFE_INTEGER,
+): { data: Float32Array | Float64Array; rows: number | undefined } {
+  if (!Array.isArray(signal))
+    throw invalidField(
+      'signal',
+      `must be an array of numbers (or of rows of numbers), got ${signal === null ? 'null' : typeof signal}`,
+    );
   if (signal.length === 0) throw invalidField('signal', 'is empty');
   const make = (n: number): Float32Array | Float64Array => {
-    if (n > maxSamples) throw new HttpError(413, 'too_many_samples', `signal: ${n} samples, at most ${maxSamples} per request`, { field: 'signal' });
+    if (n > maxSamples)
+      throw new HttpError(413, 'too_many_samples', `signal: ${n} samples, at most ${maxSamples} per request`, {
+        field: 'signal',
+      });
     return dtype === 'f32' ? new Float32Array(n) : new Float64Array(n);
   };
   if (Array.isArray(signal[0])) {
@@ -83,14 +97,19 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
     for (let r = 1; r < rows; r++) {
       const row: unknown = signal[r];
       if (!Array.isArray(row)) throw invalidField(`signal[${r}]`, 'must be an array of numbers like the first row');
-      if (row.length !== n) throw invalidField(`signal[${r}]`, `has ${row.length} samples, the first row ${n}: rows must have equal length`);
+      if (row.length !== n)
+        throw invalidField(
+          `signal[${r}]`,
+          `has ${row.length} samples, the first row ${n}: rows must have equal length`,
+        );
     }
     const data = make(rows * n);
     for (let r = 0; r < rows; r++) {
       const row = signal[r] as unknown[];
       for (let i = 0; i < n; i++) {
         const v: unknown = row[i];
-        if (typeof v !== 'number') throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
+        if (typeof v !== 'number')
+          throw invalidField(`signal[${r}][${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
         data[r * n + i] = v;
         if (!Number.isFinite(data[r * n + i]!)) throw sampleOutOfRange(`signal[${r}][${i}]`, v, dtype);
       }
@@ -100,7 +119,8 @@ export function decodeJsonSignal(signal: unknown, dtype: Precision, maxSamples =
   const data = make(signal.length);
   for (let i = 0; i < signal.length; i++) {
     const v: unknown = signal[i];
-    if (typeof v !== 'number') throw invalidField(`signal[${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
+    if (typeof v !== 'number')
+      throw invalidField(`signal[${i}]`, `must be a number, got ${v === null ? 'null' : typeof v}`);
     data[i] = v;
     if (!Number.isFinite(data[i]!)) throw sampleOutOfRange(`signal[${i}]`, v, dtype);
   }
@@ -119,7 +139,8 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
   // The two plain spellings clients send on every request, before the general parse.
   if (accept === 'application/octet-stream') return 'binary';
   if (accept === 'application/json') return 'json';
-  if (typeof accept !== 'string') throw new TypeError(`responseFormat takes the Accept header's text, got ${shownValue(accept)}`);
+  if (typeof accept !== 'string')
+    throw new TypeError(`responseFormat takes the Accept header's text, got ${shownValue(accept)}`);
   let best: { format: ResponseFormat; q: number } | null = null;
   for (const part of accept.split(',')) {
     const [typeRaw, ...params] = part.split(';');
@@ -136,10 +157,20 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
     }
     if (!(q > 0)) continue;
     const format: ResponseFormat | null =
-      type === 'application/octet-stream' ? 'binary' : type === 'application/json' || type === '*/*' || type === 'application/*' ? 'json' : null;
+      type === 'application/octet-stream'
+        ? 'binary'
+        : type === 'application/json' || type === '*/*' || type === 'application/*'
+          ? 'json'
+          : null;
     if (format !== null && (best === null || q > best.q)) best = { format, q };
   }
-  if (best === null) throw new HttpError(406, 'not_acceptable', `Accept: ${accept} lists neither application/json nor application/octet-stream`, { field: 'accept' });
+  if (best === null)
+    throw new HttpError(
+      406,
+      'not_acceptable',
+      `Accept: ${accept} lists neither application/json nor application/octet-stream`,
+      { field: 'accept' },
+    );
   return best.format;
 }
 
@@ -149,7 +180,8 @@ export function responseFormat(accept: string | undefined): ResponseFormat {
  */
 function dtypeOf(a: Float32Array | Float64Array | Uint16Array, half: JobHalfType | undefined): SampleDtype {
   if (a instanceof Uint16Array) {
-    if (half === undefined) throw new TypeError('a 16-bit result array needs the outputDtype (f16 or bf16) its job asked for');
+    if (half === undefined)
+      throw new TypeError('a 16-bit result array needs the outputDtype (f16 or bf16) its job asked for');
     return half;
   }
   return a instanceof Float32Array ? 'f32' : 'f64';
@@ -173,7 +205,8 @@ export function shapeOf(result: JobResult, field: ArrayField): number[] {
     case 'spectrum': {
       // Framed stft: a spectrogram, B x previewBins x frames.
       const frames = result.frames;
-      if (frames !== undefined && frames > 0 && b > 0 && total % (b * frames) === 0) return [b, total / (b * frames), frames];
+      if (frames !== undefined && frames > 0 && b > 0 && total % (b * frames) === 0)
+        return [b, total / (b * frames), frames];
       return b > 0 && total % b === 0 ? [b, total / b] : [total];
     }
     case 'bandWaves':
@@ -288,7 +321,10 @@ export function encodeBinaryResultParts(result: JobResult, half?: JobHalfType): 
     delete meta.dominant;
   }
   // Header values must be Latin-1 without control characters: escape the rest as JSON does.
-  const metaText = JSON.stringify(meta).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const metaText = JSON.stringify(meta).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return { parts, byteLength: parts.reduce((n, p) => n + p.byteLength, 0), fields: fields.join(';'), meta: metaText };
 }
 
@@ -314,7 +350,8 @@ export function parseFieldsHeader(header: string): FieldLayout[] {
     const dtype = m[2] as SampleDtype;
     const shape = m[3] === '' ? [] : m[3]!.split(',').map(Number);
     const bytes = shape.reduce((p, d) => p * d, 1) * DTYPE_BYTES[dtype];
-    if (!Number.isSafeInteger(bytes)) throw new Error(`x-tscuda-fields: ${clip(JSON.stringify(part))} is larger than any body`);
+    if (!Number.isSafeInteger(bytes))
+      throw new Error(`x-tscuda-fields: ${clip(JSON.stringify(part))} is larger than any body`);
     out.push({ name: m[1]!, dtype, shape, offset, bytes });
     offset += bytes;
   }

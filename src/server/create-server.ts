@@ -19,7 +19,14 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { installBodyReaders } from './body-readers.js';
 import { toHttpError } from './errors.js';
-import { MAX_PARAM_CHARS, clientErrorHandler, frameworkErrors, installConnectAnswer, installErrorHandling, installExpectationAnswer } from './error-handler.js';
+import {
+  MAX_PARAM_CHARS,
+  clientErrorHandler,
+  frameworkErrors,
+  installConnectAnswer,
+  installErrorHandling,
+  installExpectationAnswer,
+} from './error-handler.js';
 import { pinnedAllocator } from '../engine/pinned-allocator.js';
 import { observeJob } from './job-io.js';
 import { fusingEngine } from './fusion/fusing-engine.js';
@@ -36,7 +43,16 @@ import { BodyBudget } from './shedding/body-budget.js';
 import { notReadyReason, requireGpu, type ServerState } from './state.js';
 
 export { DEFAULT_LIMITS };
-export type { CreateServerOptions, JobAnswer, JobView, LoadSample, PinoOptions, RemoteJobs, ServerLimits, TscudaServer } from './options.js';
+export type {
+  CreateServerOptions,
+  JobAnswer,
+  JobView,
+  LoadSample,
+  PinoOptions,
+  RemoteJobs,
+  ServerLimits,
+  TscudaServer,
+} from './options.js';
 
 /**
  * The kernel's queue of connections not yet accepted. Node's default is 511: a burst of more
@@ -53,7 +69,8 @@ const BODY_POOL_IDLE_BYTES = 32 * 2 ** 20;
 
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }
@@ -106,7 +123,11 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     options,
     limits,
     engine,
-    paramContext: { extraFlags: options.extraFlags ?? [], maxTimeoutMs: limits.maxTimeoutMs, defaultTimeoutMs: limits.defaultTimeoutMs },
+    paramContext: {
+      extraFlags: options.extraFlags ?? [],
+      maxTimeoutMs: limits.maxTimeoutMs,
+      defaultTimeoutMs: limits.defaultTimeoutMs,
+    },
     metrics: new ServerMetrics(
       {
         engineStats: () => {
@@ -120,7 +141,14 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
         batcherStats: () =>
           [...state.batchers.values()].map((b) => {
             const m = b.submitter.metrics;
-            return { kind: b.kind, dim: b.dim, batches: m?.batches ?? 0, items: m?.items ?? 0, fillRate: m?.fillRate ?? 0, queued: m?.queued ?? 0 };
+            return {
+              kind: b.kind,
+              dim: b.dim,
+              batches: m?.batches ?? 0,
+              items: m?.items ?? 0,
+              fillRate: m?.fillRate ?? 0,
+              queued: m?.queued ?? 0,
+            };
           }),
         ready: () => notReadyReason(state) === null,
         admissionShare: () => state.admission?.share ?? 1,
@@ -151,7 +179,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     engine.lost.catch((error: unknown) => {
       if (state.lostError !== null) return;
       state.lostError = error ?? new Error('context lost');
-      const answer = toHttpError(Object.assign(new Error(String((error as Error | undefined)?.message ?? error)), { sticky: true }), limits.retryAfterS);
+      const answer = toHttpError(
+        Object.assign(new Error(String((error as Error | undefined)?.message ?? error)), { sticky: true }),
+        limits.retryAfterS,
+      );
       for (const f of [...state.inFlight]) f.reject(answer);
       state.jobs.failAll(answer);
       options.onLost?.(error);
@@ -182,13 +213,21 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     },
     async listen(listenOptions = {}) {
       // fastify would listen after its close(): a socket that nothing closes, keeping the process alive.
-      if (state.closing !== null) throw new Error('listen() after close(): this server is closing or closed; create a new one to serve again');
+      if (state.closing !== null)
+        throw new Error('listen() after close(): this server is closing or closed; create a new one to serve again');
       checkListenOptions(listenOptions);
-      const attempt = app.listen({ port: listenOptions.port ?? 8000, host: listenOptions.host ?? '127.0.0.1', backlog: listenOptions.backlog ?? LISTEN_BACKLOG });
+      const attempt = app.listen({
+        port: listenOptions.port ?? 8000,
+        host: listenOptions.host ?? '127.0.0.1',
+        backlog: listenOptions.backlog ?? LISTEN_BACKLOG,
+      });
       listening = attempt;
       const address = await attempt;
       // close() came while the socket was being opened: it waited for this attempt and closes the socket.
-      if (state.closing !== null) throw new Error(`close() was called while listen() was starting: ${address} is closed again; create a new server to serve`);
+      if (state.closing !== null)
+        throw new Error(
+          `close() was called while listen() was starting: ${address} is closed again; create a new server to serve`,
+        );
       return address;
     },
     close() {
@@ -235,8 +274,10 @@ function installAccounting(app: FastifyInstance, state: ServerState): void {
     // A worker that lost its context moves its keep-alive clients to a healthy worker.
     if (state.lostError !== null) reply.header('connection', 'close');
     const endpoint = request.routeOptions.url ?? 'unknown';
-    if (typeof payload === 'string' || Buffer.isBuffer(payload)) metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
-    else if (payload instanceof Readable) metrics.bytesOut.inc({ endpoint }, Number(reply.getHeader('content-length') ?? 0)); // a streamed answer (sendResult sets its length)
+    if (typeof payload === 'string' || Buffer.isBuffer(payload))
+      metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
+    else if (payload instanceof Readable)
+      metrics.bytesOut.inc({ endpoint }, Number(reply.getHeader('content-length') ?? 0)); // a streamed answer (sendResult sets its length)
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -249,7 +290,12 @@ function installAccounting(app: FastifyInstance, state: ServerState): void {
     if (endpoint !== '/metrics' && !endpoint.startsWith('/v2/health')) {
       metrics.requestDuration.observe({ endpoint }, reply.elapsedTime / 1000);
       if (reply.statusCode < 400) metrics.requestSuccess.inc({ endpoint });
-      else metrics.fail(endpoint, state.failureReasons.get(request) ?? (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'));
+      else
+        metrics.fail(
+          endpoint,
+          state.failureReasons.get(request) ??
+            (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'),
+        );
     }
     done();
   });

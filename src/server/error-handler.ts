@@ -17,11 +17,20 @@ import type { ServerState } from './state.js';
 interface FastifyError extends Error {
   statusCode?: number | undefined;
   code?: string | undefined;
-  validation?: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined; message?: string | undefined }[] | undefined;
+  validation?:
+    | {
+        instancePath?: string | undefined;
+        params?: Record<string, unknown> | undefined;
+        message?: string | undefined;
+      }[]
+    | undefined;
   validationContext?: string | undefined;
 }
 
-function validationField(error: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined }, context: string | undefined): string {
+function validationField(
+  error: { instancePath?: string | undefined; params?: Record<string, unknown> | undefined },
+  context: string | undefined,
+): string {
   const path = (error.instancePath ?? '')
     .split('/')
     .filter((p) => p !== '')
@@ -36,22 +45,42 @@ function validationField(error: { instancePath?: string | undefined; params?: Re
 function unsupportedMediaType(request: FastifyRequest): HttpError {
   const type = request.headers['content-type'];
   const what = type === undefined ? 'missing' : `${clip(type)} is not accepted`;
-  return new HttpError(415, 'unsupported_media_type', `content-type: ${what}; send application/json or application/octet-stream`, { field: 'content-type' });
+  return new HttpError(
+    415,
+    'unsupported_media_type',
+    `content-type: ${what}; send application/json or application/octet-stream`,
+    { field: 'content-type' },
+  );
 }
 
 /** fastify's own error codes and the answer each gets. */
-const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest, state: ServerState) => HttpError> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) => unsupportedMediaType(request),
-  FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, state) =>
-    new HttpError(413, 'body_too_large', `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${state.limits.bodyLimitBytes} bytes`}`, { field: 'body' }),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
-  FST_ERR_CTP_INVALID_JSON_BODY: (e) => new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) => new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
-  FST_ERR_CTP_INVALID_TYPE: (_e, request) => unsupportedMediaType(request),
-  FST_ERR_BAD_URL: (_e, request) => new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, { field: 'url' }),
-  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, { field: 'url' }),
-  FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
-};
+const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest, state: ServerState) => HttpError> =
+  {
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) => unsupportedMediaType(request),
+    FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, state) =>
+      new HttpError(
+        413,
+        'body_too_large',
+        `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${state.limits.bodyLimitBytes} bytes`}`,
+        { field: 'body' },
+      ),
+    FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+      new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
+    FST_ERR_CTP_INVALID_JSON_BODY: (e) =>
+      new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) =>
+      new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
+    FST_ERR_CTP_INVALID_TYPE: (_e, request) => unsupportedMediaType(request),
+    FST_ERR_BAD_URL: (_e, request) =>
+      new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, {
+        field: 'url',
+      }),
+    FST_ERR_MAX_PARAM_LENGTH: () =>
+      new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, {
+        field: 'url',
+      }),
+    FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
+  };
 
 /** The answer to `error` for `request`. */
 export function answerFor(state: ServerState, error: FastifyError, request: FastifyRequest): HttpError {
@@ -61,24 +90,44 @@ export function answerFor(state: ServerState, error: FastifyError, request: Fast
     const field = clip(validationField(first, error.validationContext));
     const unknown = first.params?.additionalProperty !== undefined;
     // An enum's refusal names the values it takes, as the binary path's headers do.
-    const allowed = Array.isArray(first.params?.allowedValues) ? ` (${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')})` : '';
-    return new HttpError(400, unknown ? 'unknown_field' : 'invalid_field', `${field}: ${unknown ? 'unknown parameter' : `${first.message ?? 'is invalid'}${allowed}`}`, { field });
+    const allowed = Array.isArray(first.params?.allowedValues)
+      ? ` (${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')})`
+      : '';
+    return new HttpError(
+      400,
+      unknown ? 'unknown_field' : 'invalid_field',
+      `${field}: ${unknown ? 'unknown parameter' : `${first.message ?? 'is invalid'}${allowed}`}`,
+      { field },
+    );
   }
   const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code];
   if (known !== undefined) return known(error, request, state);
-  if (error instanceof SyntaxError) return new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(error.message)})`, { field: 'body' });
+  if (error instanceof SyntaxError)
+    return new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(error.message)})`, { field: 'body' });
   // A fastify or Node refusal of the request itself (4xx with an FST_ code): its status, our shape.
-  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 && typeof error.code === 'string' && error.code.startsWith('FST_'))
+  if (
+    typeof error.statusCode === 'number' &&
+    error.statusCode >= 400 &&
+    error.statusCode < 500 &&
+    typeof error.code === 'string' &&
+    error.code.startsWith('FST_')
+  )
     return new HttpError(error.statusCode, error.code.replace(/^FST_ERR_/, '').toLowerCase(), clip(error.message));
   return toHttpError(error, state.limits.retryAfterS);
 }
 
 /** Sends `error` as the documented `{ error: {...} }` body. */
-export function sendError(state: ServerState, request: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply {
+export function sendError(
+  state: ServerState,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: HttpError,
+): FastifyReply {
   state.failureReasons.set(request, error.reason);
   if (error.correlationId !== undefined) logInternal(state, request, error);
   const socket = request.raw.socket as Socket | null;
-  if (!request.raw.complete && socket !== null && typeof socket.end === 'function' && !reply.sent) return lingeringClose(state, request, reply, socket, error);
+  if (!request.raw.complete && socket !== null && typeof socket.end === 'function' && !reply.sent)
+    return lingeringClose(state, request, reply, socket, error);
   if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
   if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
   return reply.code(error.statusCode).type('application/json').send(error.toJSON());
@@ -92,7 +141,9 @@ function logInternal(state: ServerState, request: FastifyRequest, error: HttpErr
     return;
   }
   const cause = error.cause instanceof Error ? (error.cause.stack ?? error.cause.message) : String(error.cause);
-  process.stderr.write(`tscuda server: internal error ${error.correlationId} on ${request.method} ${clip(request.url)}: ${cause}\n`);
+  process.stderr.write(
+    `tscuda server: internal error ${error.correlationId} on ${request.method} ${clip(request.url)}: ${cause}\n`,
+  );
 }
 
 /** How long a refused body may go on arriving after its answer before the connection is cut. */
@@ -111,7 +162,13 @@ const LINGER_BYTES = 4 * 2 ** 20;
  * the client's kernel answer its further bytes with a reset, which can discard the answer before
  * the client reads it.
  */
-function lingeringClose(state: ServerState, request: FastifyRequest, reply: FastifyReply, socket: Socket, error: HttpError): FastifyReply {
+function lingeringClose(
+  state: ServerState,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  socket: Socket,
+  error: HttpError,
+): FastifyReply {
   reply.hijack();
   state.metrics.fail(request.routeOptions.url ?? 'unknown', error.reason);
   socket.write(rawErrorResponse(error));
@@ -138,7 +195,9 @@ function pathPattern(url: string): RegExp {
 }
 
 /** fastify's `frameworkErrors`: errors of the router (a bad URL, an over-long parameter) through the one error handler. */
-export function frameworkErrors(state: ServerState): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+export function frameworkErrors(
+  state: ServerState,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
     sendError(state, request, reply, answerFor(state, error, request));
   };
@@ -154,7 +213,9 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     for (const m of methods) if (m !== 'HEAD') entry.methods.add(m);
     routes.set(route.url, entry);
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(state, request, reply, answerFor(state, error, request)));
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    sendError(state, request, reply, answerFor(state, error, request)),
+  );
   /** The answer to a path no route has (404), or a method its route lacks (405, with Allow). */
   const routeMiss = (request: FastifyRequest, reply: FastifyReply): HttpError => {
     const path = request.url.split('?')[0] ?? '';
@@ -162,7 +223,12 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
       if (!test.test(path)) continue;
       const allow = [...methods].sort().join(', ');
       reply.header('allow', allow);
-      return new HttpError(405, 'method_not_allowed', `${request.method} ${clip(path)}: not allowed here (allowed: ${allow})`, { field: 'method' });
+      return new HttpError(
+        405,
+        'method_not_allowed',
+        `${request.method} ${clip(path)}: not allowed here (allowed: ${allow})`,
+        { field: 'method' },
+      );
     }
     return new HttpError(404, 'not_found', `${request.method} ${clip(request.url)}: no such route`, { field: 'url' });
   };
@@ -179,10 +245,17 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
       return;
     }
     if (request.raw.httpVersion === '1.1' && headers.host === undefined) {
-      sendError(state, request, reply, new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }));
+      sendError(
+        state,
+        request,
+        reply,
+        new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }),
+      );
       return;
     }
-    const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    const hasBody =
+      headers['transfer-encoding'] !== undefined ||
+      (headers['content-length'] !== undefined && headers['content-length'] !== '0');
     if (!hasBody || (request.method === 'POST' && !request.is404)) {
       done();
       return;
@@ -190,7 +263,12 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     const error =
       request.method === 'POST' || request.is404
         ? routeMiss(request, reply)
-        : new HttpError(400, 'unexpected_body', `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`, { field: 'body' });
+        : new HttpError(
+            400,
+            'unexpected_body',
+            `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`,
+            { field: 'body' },
+          );
     sendError(state, request, reply, error);
   });
 }
@@ -201,8 +279,13 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
  * HTTP/2 is spoken.
  */
 function versionNotSupported(version: string): HttpError {
-  const what = version === '0.9' ? 'the request line has no HTTP version (HTTP/0.9)' : `HTTP/${clip(version)} in a text request line`;
-  return new HttpError(400, 'unsupported_http_version', `${what} is not supported: send HTTP/1.1`, { field: 'version' });
+  const what =
+    version === '0.9'
+      ? 'the request line has no HTTP version (HTTP/0.9)'
+      : `HTTP/${clip(version)} in a text request line`;
+  return new HttpError(400, 'unsupported_http_version', `${what} is not supported: send HTTP/1.1`, {
+    field: 'version',
+  });
 }
 
 /** Longest path parameter (a job id) the router matches: fastify's maxParamLength. */
@@ -212,7 +295,12 @@ export const MAX_PARAM_CHARS = 100;
 const CLIENT_ERRORS: Record<string, [status: number, code: string, message: string, field: string | undefined]> = {
   HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'headers: larger than the limit', 'headers'],
   HPE_INVALID_CONTENT_LENGTH: [400, 'invalid_content_length', 'content-length: not a byte count', 'content-length'],
-  HPE_UNEXPECTED_CONTENT_LENGTH: [400, 'invalid_content_length', 'content-length: not allowed with transfer-encoding: chunked', 'content-length'],
+  HPE_UNEXPECTED_CONTENT_LENGTH: [
+    400,
+    'invalid_content_length',
+    'content-length: not allowed with transfer-encoding: chunked',
+    'content-length',
+  ],
   HPE_INVALID_CHUNK_SIZE: [400, 'bad_framing', 'body: malformed chunked framing', 'transfer-encoding'],
   HPE_INVALID_TRANSFER_ENCODING: [400, 'bad_framing', 'transfer-encoding: not understood', 'transfer-encoding'],
   HPE_INVALID_METHOD: [400, 'bad_request', 'method: not an HTTP method', 'method'],
@@ -223,7 +311,11 @@ const CLIENT_ERRORS: Record<string, [status: number, code: string, message: stri
 /** `error` as the documented JSON and the headers that go with it (the connection closes after it). */
 function errorPayload(error: HttpError): { body: string; headers: Record<string, string | number> } {
   const body = JSON.stringify(error.toJSON());
-  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' };
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  };
   if (error.retryAfterS !== undefined) headers['retry-after'] = error.retryAfterS;
   return { body, headers };
 }
@@ -245,22 +337,40 @@ export function clientErrorHandler(error: Error & { code?: string | undefined },
     socket.destroy();
     return;
   }
-  const [status, code, message, field] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'bad_request', 'the request could not be parsed', undefined];
+  const [status, code, message, field] = CLIENT_ERRORS[error.code ?? ''] ?? [
+    400,
+    'bad_request',
+    'the request could not be parsed',
+    undefined,
+  ];
   socket.end(rawErrorResponse(new HttpError(status, code, message, { field })));
 }
 
 /** Answers a CONNECT (Node would close it unanswered): 405, this server is no proxy. */
-export function installConnectAnswer(server: { on(event: 'connect', listener: (request: IncomingMessage, socket: Duplex) => void): unknown }): void {
+export function installConnectAnswer(server: {
+  on(event: 'connect', listener: (request: IncomingMessage, socket: Duplex) => void): unknown;
+}): void {
   server.on('connect', (_request, socket) => {
     socket.on('error', () => socket.destroy());
-    socket.end(rawErrorResponse(new HttpError(405, 'method_not_allowed', 'CONNECT: this server is not a proxy', { field: 'method' })));
+    socket.end(
+      rawErrorResponse(
+        new HttpError(405, 'method_not_allowed', 'CONNECT: this server is not a proxy', { field: 'method' }),
+      ),
+    );
   });
 }
 
 /** Answers an `Expect` other than 100-continue (Node would send a bare 417 with no body): 417 in the documented shape. */
-export function installExpectationAnswer(server: { on(event: 'checkExpectation', listener: (request: IncomingMessage, response: ServerResponse) => void): unknown }): void {
+export function installExpectationAnswer(server: {
+  on(event: 'checkExpectation', listener: (request: IncomingMessage, response: ServerResponse) => void): unknown;
+}): void {
   server.on('checkExpectation', (request, response) => {
-    const error = new HttpError(417, 'expectation_failed', `expect: ${clip(String(request.headers.expect))} is not supported (only 100-continue)`, { field: 'expect' });
+    const error = new HttpError(
+      417,
+      'expectation_failed',
+      `expect: ${clip(String(request.headers.expect))} is not supported (only 100-continue)`,
+      { field: 'expect' },
+    );
     const { body, headers } = errorPayload(error);
     response.writeHead(error.statusCode, headers).end(body);
   });

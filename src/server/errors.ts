@@ -4,10 +4,30 @@
  * CUDA-free: the engine's and the batchers' errors are matched by class (their CUDA-free errors modules).
  */
 import { randomUUID } from 'node:crypto';
-import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError, isStickyError } from '../engine/errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+  isStickyError,
+} from '../engine/errors.js';
 import { parameterOfField } from '../engine/parameters.js';
-import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from '../pipeline/batching/errors.js';
-import { QueueFullError, QueueJobCancelledError, QueueJobError, QueueUnavailableError, ResultTooLargeError, UnknownQueueJobError } from '../queue/errors.js';
+import {
+  BatcherClosedError,
+  BatcherDispatchError,
+  BatcherFullError,
+  BatcherTimeoutError,
+} from '../pipeline/batching/errors.js';
+import {
+  QueueFullError,
+  QueueJobCancelledError,
+  QueueJobError,
+  QueueUnavailableError,
+  ResultTooLargeError,
+  UnknownQueueJobError,
+} from '../queue/errors.js';
 import { clip, clipMessage, MAX_QUOTED_CHARS } from '../runtime/value-checks.js';
 import { isCudaUnavailable, noDriverReason } from '../runtime/unavailable.js';
 
@@ -53,7 +73,16 @@ export class HttpError extends Error {
     this.retryAfterS = options.retryAfterS;
     this.correlationId = options.correlationId;
     this.reason =
-      options.reason ?? (statusCode === 429 ? 'REJECTED' : statusCode === 504 ? 'TIMEOUT' : statusCode < 500 ? 'INVALID' : statusCode === 503 ? 'UNAVAILABLE' : 'BACKEND');
+      options.reason ??
+      (statusCode === 429
+        ? 'REJECTED'
+        : statusCode === 504
+          ? 'TIMEOUT'
+          : statusCode < 500
+            ? 'INVALID'
+            : statusCode === 503
+              ? 'UNAVAILABLE'
+              : 'BACKEND');
   }
 
   /** The JSON body of the error response. */
@@ -76,7 +105,10 @@ export function invalidField(field: string, message: string): HttpError {
 
 /** A JSON number the samples' type cannot hold (1e39 as f32; 1e400, which JSON.parse reads as Infinity): refused, never stored as Infinity. */
 export function sampleOutOfRange(field: string, v: number, dtype: 'f32' | 'f64'): HttpError {
-  return invalidField(field, `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`);
+  return invalidField(
+    field,
+    `${v} is outside the range of ${dtype} samples (finite, magnitude at most ${dtype === 'f32' ? '3.4e38' : '1.8e308'})`,
+  );
 }
 
 /**
@@ -109,34 +141,75 @@ const ERROR_STATUS: readonly ErrorMapping[] = [
   [
     EngineFullError,
     (e, s) =>
-      new HttpError(429, 'queue_full', `the queue is full (${(e as EngineFullError).maxQueued} jobs are queued); retry after ${s} s`, {
+      new HttpError(
+        429,
+        'queue_full',
+        `the queue is full (${(e as EngineFullError).maxQueued} jobs are queued); retry after ${s} s`,
+        {
+          retryable: true,
+          retryAfterS: s,
+          cause: e,
+        },
+      ),
+  ],
+  [
+    BatcherFullError,
+    (e, s) =>
+      new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, {
         retryable: true,
         retryAfterS: s,
         cause: e,
       }),
   ],
-  [BatcherFullError, (e, s) => new HttpError(429, 'queue_full', `the queue is full (${e.message}); retry after ${s} s`, { retryable: true, retryAfterS: s, cause: e })],
   [EngineClosedError, (e) => shuttingDown(e)],
   [BatcherClosedError, (e) => shuttingDown(e)],
-  [JobCancelledError, (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e })],
+  [
+    JobCancelledError,
+    (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e }),
+  ],
   [
     JobTimeoutError,
-    (e) => new HttpError(504, 'timeout', `the job did not finish within its timeout of ${(e as JobTimeoutError).timeoutMs} ms (${e.message})`, { field: 'timeout', cause: e }),
+    (e) =>
+      new HttpError(
+        504,
+        'timeout',
+        `the job did not finish within its timeout of ${(e as JobTimeoutError).timeoutMs} ms (${e.message})`,
+        { field: 'timeout', cause: e },
+      ),
   ],
-  [BatcherTimeoutError, (e) => new HttpError(504, 'timeout', `the items were not computed in time (${e.message})`, { cause: e })],
+  [
+    BatcherTimeoutError,
+    (e) => new HttpError(504, 'timeout', `the items were not computed in time (${e.message})`, { cause: e }),
+  ],
   [JobError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
   [BatcherDispatchError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
   // The job queue (serve --redis): Redis away, a result over the submitter's limit, a job's own failure on a worker.
-  [QueueUnavailableError, (e, s) => new HttpError(503, 'queue_unavailable', e.message, { retryable: true, retryAfterS: s, cause: e })],
-  [QueueFullError, (e, s) => new HttpError(429, 'queue_full', e.message, { retryable: true, retryAfterS: s, cause: e })],
-  [ResultTooLargeError, (e) => new HttpError(413, 'result_too_large', `signal: ${e.message}`, { field: 'signal', cause: e })],
-  [QueueJobCancelledError, (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e })],
+  [
+    QueueUnavailableError,
+    (e, s) => new HttpError(503, 'queue_unavailable', e.message, { retryable: true, retryAfterS: s, cause: e }),
+  ],
+  [
+    QueueFullError,
+    (e, s) => new HttpError(429, 'queue_full', e.message, { retryable: true, retryAfterS: s, cause: e }),
+  ],
+  [
+    ResultTooLargeError,
+    (e) => new HttpError(413, 'result_too_large', `signal: ${e.message}`, { field: 'signal', cause: e }),
+  ],
+  [
+    QueueJobCancelledError,
+    (e) => new HttpError(499, 'cancelled', `the job was cancelled (${e.message})`, { reason: 'CANCELED', cause: e }),
+  ],
   [UnknownQueueJobError, (e) => new HttpError(404, 'unknown_job', `id: ${e.message}`, { field: 'id', cause: e })],
   [QueueJobError, (e) => new HttpError(500, 'job_failed', e.message, { reason: 'BACKEND', cause: e })],
 ];
 
 function shuttingDown(e: Error): HttpError {
-  return new HttpError(503, 'shutting_down', `the server is shutting down (${e.message})`, { retryable: true, retryAfterS: 1, cause: e });
+  return new HttpError(503, 'shutting_down', `the server is shutting down (${e.message})`, {
+    retryable: true,
+    retryAfterS: 1,
+    cause: e,
+  });
 }
 
 /**
@@ -147,15 +220,21 @@ function shuttingDown(e: Error): HttpError {
 export function toHttpError(error: unknown, retryAfterS: number): HttpError {
   if (error instanceof HttpError) return error;
   if (isContextLoss(error)) {
-    return new HttpError(503, 'gpu_lost', `the GPU context of this worker was lost (${messageOf(error)}); retry: a replacement worker takes over`, {
-      retryable: true,
-      retryAfterS: 1,
-      cause: error,
-    });
+    return new HttpError(
+      503,
+      'gpu_lost',
+      `the GPU context of this worker was lost (${messageOf(error)}); retry: a replacement worker takes over`,
+      {
+        retryable: true,
+        retryAfterS: 1,
+        cause: error,
+      },
+    );
   }
   // No CUDA driver, found where a GPU part is first built on a request (a batcher factory): the
   // answer of a server without a GPU (state.ts).
-  if (isCudaUnavailable(error)) return new HttpError(503, 'gpu_unavailable', noDriverReason(error), { retryable: false, cause: error });
+  if (isCudaUnavailable(error))
+    return new HttpError(503, 'gpu_unavailable', noDriverReason(error), { retryable: false, cause: error });
   if (error instanceof Error) {
     for (const [type, answer] of ERROR_STATUS) if (error instanceof type) return answer(error, retryAfterS);
     // An AbortSignal's own reason (a DOMException): the request's wait was aborted.
@@ -168,7 +247,11 @@ export function toHttpError(error: unknown, retryAfterS: number): HttpError {
 /** A 500 for an unexpected error: a correlation id in the message and in `correlationId`, nothing of the error itself. */
 export function internalError(error: unknown): HttpError {
   const id = randomUUID();
-  return new HttpError(500, 'internal', `internal error (correlation id ${id}); the server logged it`, { reason: 'OTHER', cause: error, correlationId: id });
+  return new HttpError(500, 'internal', `internal error (correlation id ${id}); the server logged it`, {
+    reason: 'OTHER',
+    cause: error,
+    correlationId: id,
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -1,12 +1,34 @@
 /** tscuda/server: the embeddable HTTP server over the job engine and the batchers. */
-export { createServer, DEFAULT_LIMITS, type CreateServerOptions, type LoadSample, type PinoOptions, type ServerLimits, type TscudaServer } from './create-server.js';
+export {
+  createServer,
+  DEFAULT_LIMITS,
+  type CreateServerOptions,
+  type LoadSample,
+  type PinoOptions,
+  type ServerLimits,
+  type TscudaServer,
+} from './create-server.js';
 export type { JobAnswer, JobView, RemoteJobs } from './options.js';
-export { localJobService, newJobId, type JobService, type JobServiceContext, type SubmittedJob } from './job-service.js';
+export {
+  localJobService,
+  newJobId,
+  type JobService,
+  type JobServiceContext,
+  type SubmittedJob,
+} from './job-service.js';
 export { queueJobService, queueNotReadyReason, type QueueJobServiceOptions } from './queue-job-service.js';
 export { ROUTES, type RouteModule } from './routes/index.js';
 export type { ServerState } from './state.js';
 export { HttpError, toHttpError, internalError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';
-export { BATCH_KINDS, parseBatchItems, type BatchFactories, type BatchItems, type BatchKind, type BatchSubmitter, type InterpolationInput } from './batch.js';
+export {
+  BATCH_KINDS,
+  parseBatchItems,
+  type BatchFactories,
+  type BatchItems,
+  type BatchKind,
+  type BatchSubmitter,
+  type InterpolationInput,
+} from './batch.js';
 export {
   decodeBinarySignal,
   decodeJsonSignal,
@@ -19,7 +41,15 @@ export {
   type FieldLayout,
   type ResponseFormat,
 } from './codec.js';
-export { parseJobParams, paramsFromStrings, headerParams, JOB_PARAMETERS, BUILTIN_FLAGS, type RawParams, type SampleDtype } from './params.js';
+export {
+  parseJobParams,
+  paramsFromStrings,
+  headerParams,
+  JOB_PARAMETERS,
+  BUILTIN_FLAGS,
+  type RawParams,
+  type SampleDtype,
+} from './params.js';
 export { JobStore, type JobRecord, type JobRetention } from './jobs.js';
 export { ServerMetrics } from './metrics.js';
 export type { LoopSample } from './shedding/admission.js';

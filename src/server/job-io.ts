@@ -8,10 +8,24 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { JobValidationError } from '../engine/errors.js';
 import type { BuiltinJobFlag, Job, JobData, JobEngineLike, JobHalfType, JobResult, JobSpec } from '../engine/types.js';
 import { checkSampleTypes } from '../engine/validate.js';
-import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResultParts, encodeJsonResult, type ResponseFormat } from './codec.js';
+import {
+  decodeBinarySignal,
+  decodeJsonSignal,
+  encodeBinaryResultParts,
+  encodeJsonResult,
+  type ResponseFormat,
+} from './codec.js';
 import { clip } from '../runtime/value-checks.js';
 import { HttpError, invalidField, toHttpError } from './errors.js';
-import { SIXTEEN_BIT_DTYPES, headerParams, paramsFromStrings, parseJobParams, sampleDtype, type RawParams, type SampleDtype } from './params.js';
+import {
+  SIXTEEN_BIT_DTYPES,
+  headerParams,
+  paramsFromStrings,
+  parseJobParams,
+  sampleDtype,
+  type RawParams,
+  type SampleDtype,
+} from './params.js';
 import type { ServerState } from './state.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import type { BufferPool } from '../runtime/memory/buffer-pool.js';
@@ -48,7 +62,9 @@ function binaryParamStrings(request: FastifyRequest): Record<string, string> {
   const fromQuery = queryStrings(request.query);
   if (!hasTscudaHeader(request)) return fromQuery;
   const fromHeaders = headerParams(distinctHeaders(request));
-  for (const name of Object.keys(fromHeaders)) if (name in fromQuery) throw invalidField(name, `is given both in the query and as x-tscuda-${name.toLowerCase()}: give it once`);
+  for (const name of Object.keys(fromHeaders))
+    if (name in fromQuery)
+      throw invalidField(name, `is given both in the query and as x-tscuda-${name.toLowerCase()}: give it once`);
   return { ...fromHeaders, ...fromQuery };
 }
 
@@ -59,7 +75,11 @@ function binaryParamStrings(request: FastifyRequest): Record<string, string> {
  * `scale`). The engine's rules check every parameter here, so bad input is refused as such even
  * when no GPU could run it.
  */
-export function readJob(state: ServerState, request: FastifyRequest, endpointFlag: BuiltinJobFlag | undefined): JobSpec {
+export function readJob(
+  state: ServerState,
+  request: FastifyRequest,
+  endpointFlag: BuiltinJobFlag | undefined,
+): JobSpec {
   const precision = state.engine?.precision ?? 'f32';
   const body: unknown = request.body;
   let raw: RawParams;
@@ -75,29 +95,49 @@ export function readJob(state: ServerState, request: FastifyRequest, endpointFla
     const query = Object.keys(queryStrings(request.query))[0];
     // Only whether one is there: the joined headers do (Node's headersDistinct is built anew on each read).
     const header = Object.keys(headerParams(request.headers))[0];
-    const misplaced = query !== undefined ? clip(query) : header !== undefined ? `x-tscuda-${header.toLowerCase()}` : undefined;
+    const misplaced =
+      query !== undefined ? clip(query) : header !== undefined ? `x-tscuda-${header.toLowerCase()}` : undefined;
     if (misplaced !== undefined)
-      throw new HttpError(400, 'unknown_field', `${misplaced}: query parameters and x-tscuda-* headers are read only with binary bodies; put it in the JSON body`, {
-        field: misplaced,
-      });
+      throw new HttpError(
+        400,
+        'unknown_field',
+        `${misplaced}: query parameters and x-tscuda-* headers are read only with binary bodies; put it in the JSON body`,
+        {
+          field: misplaced,
+        },
+      );
     const { signal, ...rest } = body as Record<string, unknown>;
     raw = rest;
     dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
     // JSON numbers are floats: 16-bit samples would be rounded or wrapped on the way in, silently.
     if (SIXTEEN_BIT_DTYPES.includes(dtype))
-      throw invalidField('dtype', `${dtype} samples travel in binary bodies (application/octet-stream); a JSON signal is numbers, stored as f32 or f64`);
+      throw invalidField(
+        'dtype',
+        `${dtype} samples travel in binary bodies (application/octet-stream); a JSON signal is numbers, stored as f32 or f64`,
+      );
     delete raw.dtype;
     const decoded = decodeJsonSignal(signal, dtype as Precision, state.limits.maxSamples);
     data = decoded.data;
     if (decoded.rows !== undefined) {
-      if (raw.batch !== undefined && raw.batch !== decoded.rows) throw invalidField('batch', `is ${clip(String(raw.batch))} but the signal has ${decoded.rows} rows`);
+      if (raw.batch !== undefined && raw.batch !== decoded.rows)
+        throw invalidField('batch', `is ${clip(String(raw.batch))} but the signal has ${decoded.rows} rows`);
       raw.batch = decoded.rows;
     }
   } else {
-    throw new HttpError(415, 'unsupported_media_type', 'body: expected a JSON object (application/json) or samples (application/octet-stream)', { field: 'content-type' });
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      'body: expected a JSON object (application/json) or samples (application/octet-stream)',
+      { field: 'content-type' },
+    );
   }
   if (data.length > state.limits.maxSamples)
-    throw new HttpError(413, 'too_many_samples', `signal: ${data.length} samples, at most ${state.limits.maxSamples} per request`, { field: 'signal' });
+    throw new HttpError(
+      413,
+      'too_many_samples',
+      `signal: ${data.length} samples, at most ${state.limits.maxSamples} per request`,
+      { field: 'signal' },
+    );
   const parsed = parseJobParams(raw, data.length, state.paramContext, endpointFlag);
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
@@ -122,12 +162,24 @@ export function halfOutput(spec: Pick<JobSpec, 'outputDtype'>): JobHalfType | un
  * done: a fresh Buffer per answer was most of a small request's garbage (external memory, which
  * brings on full collections).
  */
-export function sendResult(reply: FastifyReply, result: JobResult, format: ResponseFormat, code = 200, half?: JobHalfType, pool?: BufferPool): FastifyReply {
+export function sendResult(
+  reply: FastifyReply,
+  result: JobResult,
+  format: ResponseFormat,
+  code = 200,
+  half?: JobHalfType,
+  pool?: BufferPool,
+): FastifyReply {
   if (format === 'binary') {
     const b = encodeBinaryResultParts(result, half);
-    const r = reply.code(code).type('application/octet-stream').header('x-tscuda-fields', b.fields).header('x-tscuda-result', b.meta);
+    const r = reply
+      .code(code)
+      .type('application/octet-stream')
+      .header('x-tscuda-fields', b.fields)
+      .header('x-tscuda-result', b.meta);
     if (b.parts.length === 1) return r.send(b.parts[0]!);
-    if (b.byteLength >= STREAM_RESULT_BYTES) return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
+    if (b.byteLength >= STREAM_RESULT_BYTES)
+      return r.header('content-length', String(b.byteLength)).send(Readable.from(b.parts));
     if (pool === undefined || b.byteLength === 0) return r.send(Buffer.concat(b.parts, b.byteLength));
     const joined = pool.take(b.byteLength);
     let at = 0;
@@ -152,7 +204,11 @@ export function observeJob(state: ServerState, endpoint: string, result: JobResu
  * its input), so the response's biggest part is not fresh memory each time: in the engine's
  * precision, or the bits of 16-bit waves (outputDtype f16/bf16) in a Uint16Array.
  */
-export function pooledFiltered(state: ServerState, spec: JobSpec, precision: Precision): { buffer: Buffer; array: Float32Array | Float64Array | Uint16Array } | undefined {
+export function pooledFiltered(
+  state: ServerState,
+  spec: JobSpec,
+  precision: Precision,
+): { buffer: Buffer; array: Float32Array | Float64Array | Uint16Array } | undefined {
   if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
   const n = spec.data.length;
   const half = halfOutput(spec) !== undefined;

@@ -95,7 +95,8 @@ export function newJobId(prefix: string): string {
  */
 export function localJobService(context: JobServiceContext): JobService {
   const jobs = new JobStore(context.retention);
-  const statusOf = (record: JobRecord): string => (record.finishedAt === undefined && record.job !== null ? record.job.status : record.status);
+  const statusOf = (record: JobRecord): string =>
+    record.finishedAt === undefined && record.job !== null ? record.job.status : record.status;
 
   const localView = (id: string): JobView | undefined => {
     const record = jobs.get(id);
@@ -114,12 +115,22 @@ export function localJobService(context: JobServiceContext): JobService {
       return { statusCode: 200, body: { id: record.id, status: record.status, deleted: true } };
     }
     if (record.job !== null && record.job.cancel()) {
-      jobs.finish(record, { error: new HttpError(499, 'cancelled', 'cancelled by DELETE', { reason: 'CANCELED' }), status: 'cancelled' });
+      jobs.finish(record, {
+        error: new HttpError(499, 'cancelled', 'cancelled by DELETE', { reason: 'CANCELED' }),
+        status: 'cancelled',
+      });
       return { statusCode: 200, body: { id: record.id, status: 'cancelled', deleted: false } };
     }
     return {
       statusCode: 409,
-      body: { ...new HttpError(409, 'job_running', `id: job ${record.id} is running and cannot be cancelled; it finishes on its own`, { field: 'id' }).toJSON() },
+      body: {
+        ...new HttpError(
+          409,
+          'job_running',
+          `id: job ${record.id} is running and cannot be cancelled; it finishes on its own`,
+          { field: 'id' },
+        ).toJSON(),
+      },
     };
   };
 

@@ -64,7 +64,10 @@ export class JobStore {
   }
 
   /** Marks a record finished (ready, error or cancelled) and applies the retention. */
-  finish(record: JobRecord, outcome: { result: JobResult } | { error: HttpError; status: 'error' | 'cancelled' }): void {
+  finish(
+    record: JobRecord,
+    outcome: { result: JobResult } | { error: HttpError; status: 'error' | 'cancelled' },
+  ): void {
     if (record.finishedAt !== undefined) return;
     record.finishedAt = this.#now();
     if ('result' in outcome) {

@@ -48,15 +48,31 @@ export interface ScanBounds {
 }
 
 /** The bounds of a job body: rows of a 2-D signal hold at least MIN_SERIES_LENGTH samples. */
-export const JOB_BOUNDS: ScanBounds = { objects: MAX_JOB_OBJECTS, keys: MAX_JOB_KEYS, arrays: Number.POSITIVE_INFINITY, valuesPerArray: MIN_SERIES_LENGTH };
+export const JOB_BOUNDS: ScanBounds = {
+  objects: MAX_JOB_OBJECTS,
+  keys: MAX_JOB_KEYS,
+  arrays: Number.POSITIVE_INFINITY,
+  valuesPerArray: MIN_SERIES_LENGTH,
+};
 
 /** The bounds of a batch body of at most `maxItems` items: an item is an array, or an object of at most two arrays and three keys (lerp, slerp). */
 export function batchBounds(maxItems: number): ScanBounds {
-  return { objects: maxItems + 16, keys: 3 * maxItems + 16, arrays: 2 * maxItems + 2, tooManyArrays: (arrays) => tooManyItems(arrays, maxItems), valuesPerArray: 0 };
+  return {
+    objects: maxItems + 16,
+    keys: 3 * maxItems + 16,
+    arrays: 2 * maxItems + 2,
+    tooManyArrays: (arrays) => tooManyItems(arrays, maxItems),
+    valuesPerArray: 0,
+  };
 }
 
 /** No bound but the depth: the counts alone. */
-const UNBOUNDED: ScanBounds = { objects: Number.POSITIVE_INFINITY, keys: Number.POSITIVE_INFINITY, arrays: Number.POSITIVE_INFINITY, valuesPerArray: 0 };
+const UNBOUNDED: ScanBounds = {
+  objects: Number.POSITIVE_INFINITY,
+  keys: Number.POSITIVE_INFINITY,
+  arrays: Number.POSITIVE_INFINITY,
+  valuesPerArray: 0,
+};
 
 /** What a scan counted. */
 export interface JsonCounts {
@@ -123,7 +139,8 @@ export class JsonScanner {
         if (c === OPEN_SQUARE) {
           const arrays = ++this.#arrays;
           if (arrays > bounds.arrays) throw bounds.tooManyArrays?.(arrays) ?? tooMany('arrays', arrays, bounds.arrays);
-          if (perArray > 0 && arrays > ARRAY_ALLOWANCE && arrays > ARRAY_ALLOWANCE + (this.#commas + 1) / perArray) throw shortArrays(arrays, this.#commas + 1, perArray);
+          if (perArray > 0 && arrays > ARRAY_ALLOWANCE && arrays > ARRAY_ALLOWANCE + (this.#commas + 1) / perArray)
+            throw shortArrays(arrays, this.#commas + 1, perArray);
         } else if (++this.#objects > bounds.objects) throw tooMany('objects', this.#objects, bounds.objects);
         if (++this.#depth > this.#maxDepth) {
           this.#maxDepth = this.#depth;
@@ -137,7 +154,14 @@ export class JsonScanner {
 
   /** The counts so far (all of them once the last chunk is fed). */
   counts(): JsonCounts {
-    return { values: this.#commas + 1, arrays: this.#arrays, objects: this.#objects, keys: this.#keys, maxDepth: this.#maxDepth, length: this.#length };
+    return {
+      values: this.#commas + 1,
+      arrays: this.#arrays,
+      objects: this.#objects,
+      keys: this.#keys,
+      maxDepth: this.#maxDepth,
+      length: this.#length,
+    };
   }
 }
 
@@ -160,7 +184,12 @@ function tooMany(what: string, count: number, bound: number): HttpError {
 
 /** A 400 for more arrays than their values can fill as rows of `perArray` samples. */
 function shortArrays(arrays: number, values: number, perArray: number): HttpError {
-  return new HttpError(400, 'invalid_field', `signal: ${arrays} arrays for ${values} values: rows of a 2-D signal need at least ${perArray} samples each`, { field: 'signal' });
+  return new HttpError(
+    400,
+    'invalid_field',
+    `signal: ${arrays} arrays for ${values} values: rows of a 2-D signal need at least ${perArray} samples each`,
+    { field: 'signal' },
+  );
 }
 
 function tooDeep(): HttpError {
@@ -168,7 +197,9 @@ function tooDeep(): HttpError {
 }
 
 function tooManyItems(arrays: number, maxItems: number): HttpError {
-  return new HttpError(413, 'too_many_items', `items: about ${arrays} arrays, more than ${maxItems} items can hold`, { field: 'items' });
+  return new HttpError(413, 'too_many_items', `items: about ${arrays} arrays, more than ${maxItems} items can hold`, {
+    field: 'items',
+  });
 }
 
 /** A job body's counts: at most `maxSamples` numbers (and room for parameters), and no more arrays than its values can fill as rows of MIN_SERIES_LENGTH samples. */
@@ -176,8 +207,14 @@ export function checkJobCounts(counts: JsonCounts, maxSamples: number): void {
   const { arrays, values } = counts;
   const maxValues = maxSamples + ARRAY_ALLOWANCE * 64;
   if (values > maxValues)
-    throw new HttpError(413, 'too_many_samples', `body: about ${values} values, more than the ${maxSamples} samples a request may carry`, { field: 'signal' });
-  if (arrays > ARRAY_ALLOWANCE && arrays > ARRAY_ALLOWANCE + values / MIN_SERIES_LENGTH) throw shortArrays(arrays, values, MIN_SERIES_LENGTH);
+    throw new HttpError(
+      413,
+      'too_many_samples',
+      `body: about ${values} values, more than the ${maxSamples} samples a request may carry`,
+      { field: 'signal' },
+    );
+  if (arrays > ARRAY_ALLOWANCE && arrays > ARRAY_ALLOWANCE + values / MIN_SERIES_LENGTH)
+    throw shortArrays(arrays, values, MIN_SERIES_LENGTH);
 }
 
 /** A batch body's counts: at most two arrays per item (lerp and slerp items carry two vectors). */

@@ -11,7 +11,9 @@ import type { EngineStats } from '../engine/types.js';
 import type { FailureReason } from './errors.js';
 
 /** Latency buckets in seconds: 100 us to 60 s. */
-const SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const SECONDS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
 const SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096];
 
 /**
@@ -118,8 +120,17 @@ export class ServerMetrics {
       labelNames: ['endpoint'],
       registers,
     });
-    this.bytesOut = new Counter({ name: 'tscuda_response_bytes_total', help: 'Response body bytes sent.', labelNames: ['endpoint'], registers });
-    this.fusedJobs = new Counter({ name: 'tscuda_fused_jobs_total', help: 'Engine jobs that ran two or more requests fused (maxBatchDelayMs).', registers });
+    this.bytesOut = new Counter({
+      name: 'tscuda_response_bytes_total',
+      help: 'Response body bytes sent.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.fusedJobs = new Counter({
+      name: 'tscuda_fused_jobs_total',
+      help: 'Engine jobs that ran two or more requests fused (maxBatchDelayMs).',
+      registers,
+    });
     this.fusedJobRequests = new Histogram({
       name: 'tscuda_fused_job_requests',
       help: 'Requests per engine job submitted from a fusion window (1: a request that found no other within maxBatchDelayMs).',
@@ -197,7 +208,8 @@ export class ServerMetrics {
       labelNames: ['stat'],
       registers,
       collect() {
-        for (const p of [50, 90, 99]) this.set({ stat: `p${p}` }, Number.isFinite(loop.percentile(p)) ? loop.percentile(p) / 1e9 : 0);
+        for (const p of [50, 90, 99])
+          this.set({ stat: `p${p}` }, Number.isFinite(loop.percentile(p)) ? loop.percentile(p) / 1e9 : 0);
         this.set({ stat: 'max' }, Number.isFinite(loop.max) ? loop.max / 1e9 : 0);
         loop.reset();
       },

@@ -140,7 +140,8 @@ export interface CreateServerOptions {
   /** Batchers of the `/v1/batch/*` endpoints, made per vector length on first use. */
   batchers?: BatchFactories | undefined;
   /** Limits over DEFAULT_LIMITS: any of them, and of `jobRetention` any of its keys (the others keep their defaults). */
-  limits?: (Partial<Omit<ServerLimits, 'jobRetention'>> & { jobRetention?: Partial<JobRetention> | undefined }) | undefined;
+  limits?:
+    (Partial<Omit<ServerLimits, 'jobRetention'>> & { jobRetention?: Partial<JobRetention> | undefined }) | undefined;
   /** Logging: false (default), true (pino at info), pino's options (`{ level: 'warn' }`), or a logger of your own (pino or compatible: info, error, warn, debug, trace, fatal, child). */
   logger?: boolean | PinoOptions | FastifyBaseLogger | undefined;
   /** Flags of stages registered on the engine (registerStage names) that requests may ask for. */
@@ -204,7 +205,11 @@ export interface TscudaServer {
    * Starts listening; resolves with the address. Port 0 picks a free port. `backlog` is the
    * kernel's queue of connections not yet accepted (default 4096, capped by net.core.somaxconn).
    */
-  listen(options?: { port?: number | undefined; host?: string | undefined; backlog?: number | undefined }): Promise<string>;
+  listen(options?: {
+    port?: number | undefined;
+    host?: string | undefined;
+    backlog?: number | undefined;
+  }): Promise<string>;
   /** Stops accepting, finishes every accepted request and job, then frees the batchers (and the engine when owned). */
   close(): Promise<void>;
 }

@@ -7,7 +7,14 @@
  * no fastify.
  */
 import { JobValidationError } from '../engine/errors.js';
-import { BUILTIN_FLAGS, JOB_PARAMETER_NAMES, JOB_PARAMETER_TABLE, parameterDef, type JobParameterName, type ParameterDef } from '../engine/parameters.js';
+import {
+  BUILTIN_FLAGS,
+  JOB_PARAMETER_NAMES,
+  JOB_PARAMETER_TABLE,
+  parameterDef,
+  type JobParameterName,
+  type ParameterDef,
+} from '../engine/parameters.js';
 import type { BuiltinJobFlag, JobFlag, JobSpec } from '../engine/types.js';
 import { validateJobParameters } from '../engine/validate.js';
 import { clip } from '../runtime/value-checks.js';
@@ -51,7 +58,12 @@ export interface ParsedJob {
 }
 
 function unknownParameter(key: string): HttpError {
-  return new HttpError(400, 'unknown_field', `${clip(key)}: unknown parameter (known: signal, ${JOB_PARAMETERS.join(', ')})`, { field: clip(key) });
+  return new HttpError(
+    400,
+    'unknown_field',
+    `${clip(key)}: unknown parameter (known: signal, ${JOB_PARAMETERS.join(', ')})`,
+    { field: clip(key) },
+  );
 }
 
 /**
@@ -60,9 +72,17 @@ function unknownParameter(key: string): HttpError {
  * The engine's validation (validateJobParameters) decides what is valid; this adds the server's
  * own bounds (`timeout` at most `maxTimeoutMs`) and names fields as requests spell them.
  */
-export function parseJobParams(raw: RawParams, length: number, context: ParamContext, endpointFlag?: BuiltinJobFlag): ParsedJob {
+export function parseJobParams(
+  raw: RawParams,
+  length: number,
+  context: ParamContext,
+  endpointFlag?: BuiltinJobFlag,
+): ParsedJob {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw invalidField('body', `parameters must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`);
+    throw invalidField(
+      'body',
+      `parameters must be an object, got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`,
+    );
   const spec: Record<string, unknown> = {};
   for (const key of Object.keys(raw)) {
     const def = parameterDef(key);
@@ -73,9 +93,18 @@ export function parseJobParams(raw: RawParams, length: number, context: ParamCon
   if (endpointFlag !== undefined) {
     const given = spec.flags;
     // The endpoint's flag goes last, so a refusal's `flags[i]` is the client's own index; naming it again in `flags` is not an error.
-    spec.flags = Array.isArray(given) ? (given.includes(endpointFlag) ? given : [...given, endpointFlag]) : given === undefined ? [endpointFlag] : given;
+    spec.flags = Array.isArray(given)
+      ? given.includes(endpointFlag)
+        ? given
+        : [...given, endpointFlag]
+      : given === undefined
+        ? [endpointFlag]
+        : given;
   } else if (spec.flags === undefined) {
-    throw invalidField('flags', `at least one flag is needed (${[...BUILTIN_FLAGS, ...context.extraFlags].join(', ')})`);
+    throw invalidField(
+      'flags',
+      `at least one flag is needed (${[...BUILTIN_FLAGS, ...context.extraFlags].join(', ')})`,
+    );
   }
   if (spec.timeoutMs === undefined) spec.timeoutMs = context.defaultTimeoutMs;
   else if (typeof spec.timeoutMs === 'number' && spec.timeoutMs > context.maxTimeoutMs)
@@ -100,7 +129,13 @@ function describe(v: unknown): string {
 }
 
 /** The long spellings of the dtypes (numpy's names). */
-const DTYPE_ALIASES: Readonly<Record<string, SampleDtype>> = { float32: 'f32', float64: 'f64', int16: 'i16', float16: 'f16', bfloat16: 'bf16' };
+const DTYPE_ALIASES: Readonly<Record<string, SampleDtype>> = {
+  float32: 'f32',
+  float64: 'f64',
+  int16: 'i16',
+  float16: 'f16',
+  bfloat16: 'bf16',
+};
 
 /** Checks a dtype parameter: f32, f64, i16, f16 or bf16 (or numpy's float32, ..., bfloat16). */
 export function sampleDtype(v: unknown, field = 'dtype'): SampleDtype {
@@ -121,9 +156,14 @@ const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** A number from a query or header string, bounded in length and parsed in linear time. */
 export function numberFromString(field: string, s: string): number {
-  if (s.length > MAX_NUMBER_CHARS + 8) throw invalidField(field, `must be a finite number of at most ${MAX_NUMBER_CHARS} characters, got ${s.length} characters`);
+  if (s.length > MAX_NUMBER_CHARS + 8)
+    throw invalidField(
+      field,
+      `must be a finite number of at most ${MAX_NUMBER_CHARS} characters, got ${s.length} characters`,
+    );
   const t = s.trim();
-  if (t.length > MAX_NUMBER_CHARS || !DECIMAL.test(t)) throw invalidField(field, `must be a finite number, got ${JSON.stringify(clip(s))}`);
+  if (t.length > MAX_NUMBER_CHARS || !DECIMAL.test(t))
+    throw invalidField(field, `must be a finite number, got ${JSON.stringify(clip(s))}`);
   return Number(t);
 }
 
@@ -148,17 +188,20 @@ const FROM_STRING: Record<ParameterDef['type'], (name: string, value: string, de
   number: (name, value) => numberFromString(name, value),
   integer: (name, value) => numberFromString(name, value),
   boolean: (name, value) => {
-    if (value !== 'true' && value !== 'false' && value !== '1' && value !== '0') throw invalidField(name, `must be true or false, got ${JSON.stringify(clip(value))}`);
+    if (value !== 'true' && value !== 'false' && value !== '1' && value !== '0')
+      throw invalidField(name, `must be true or false, got ${JSON.stringify(clip(value))}`);
     return value === 'true' || value === '1';
   },
-  enum: (_name, value, def) => (def.values?.includes(false) === true && (value === 'false' || value === 'none') ? false : value),
+  enum: (_name, value, def) =>
+    def.values?.includes(false) === true && (value === 'false' || value === 'none') ? false : value,
   string: (_name, value) => value,
   band: (name, value) => jsonOr(name, value, (s) => numberList(name, s)),
   bands: (name, value) =>
     jsonOr(name, value, (s) =>
       s.split(',').map((pair, i) => {
         const parts = pair.split(':');
-        if (parts.length !== 2) throw invalidField(`${name}[${i}]`, `must be low:high, got ${JSON.stringify(clip(pair))}`);
+        if (parts.length !== 2)
+          throw invalidField(`${name}[${i}]`, `must be low:high, got ${JSON.stringify(clip(pair))}`);
         return [numberFromString(`${name}[${i}][0]`, parts[0]!), numberFromString(`${name}[${i}][1]`, parts[1]!)];
       }),
     ),
@@ -211,11 +254,19 @@ export function headerParams(headers: Readonly<Record<string, string | string[] 
   // (silently ignored, `x-tscuda-npersg` would run the job without its framing).
   for (const name of Object.keys(headers))
     if (name.startsWith('x-tscuda-') && !HEADER_PARAMS.has(name))
-      throw new HttpError(400, 'unknown_field', `${clip(name)}: not a job parameter (x-tscuda-<parameter>: ${[...HEADER_PARAMS.keys()].join(', ')})`, { field: clip(name) });
+      throw new HttpError(
+        400,
+        'unknown_field',
+        `${clip(name)}: not a job parameter (x-tscuda-<parameter>: ${[...HEADER_PARAMS.keys()].join(', ')})`,
+        { field: clip(name) },
+      );
   return out;
 }
 
 /** Each `x-tscuda-<param>` header name and its parameter, of the parameters a header may carry (named once, not per request). */
 const HEADER_PARAMS: ReadonlyMap<string, string> = new Map(
-  JOB_PARAMETER_TABLE.filter((def) => (def.from as readonly string[]).includes('header')).map((def) => [`x-tscuda-${def.name.toLowerCase()}`, def.name]),
+  JOB_PARAMETER_TABLE.filter((def) => (def.from as readonly string[]).includes('header')).map((def) => [
+    `x-tscuda-${def.name.toLowerCase()}`,
+    def.name,
+  ]),
 );

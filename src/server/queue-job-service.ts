@@ -19,14 +19,19 @@ export interface QueueJobServiceOptions {
 
 /** Why the queue cannot take jobs now, or null when it can. */
 export function queueNotReadyReason(queue: JobQueue): string | null {
-  return queue.reachable ? null : `the job queue's Redis (${queue.where}) is not reachable (down, or no answer within its commandTimeoutMs); retrying`;
+  return queue.reachable
+    ? null
+    : `the job queue's Redis (${queue.where}) is not reachable (down, or no answer within its commandTimeoutMs); retrying`;
 }
 
 /**
  * A JobService over `queue` for `createServer({ jobs: queueJobService(queue) })`. The caller owns
  * the queue (close it after the server).
  */
-export function queueJobService(queue: JobQueue, options: QueueJobServiceOptions = {}): (context: JobServiceContext) => JobService {
+export function queueJobService(
+  queue: JobQueue,
+  options: QueueJobServiceOptions = {},
+): (context: JobServiceContext) => JobService {
   return (context) => {
     // Queue depth, waiting time and outcomes on the server's /metrics.
     if (context.registry !== undefined) registerQueueMetrics(context.registry, queue);
@@ -54,7 +59,8 @@ function service(queue: JobQueue, options: QueueJobServiceOptions, context: JobS
         const { queue: _run, ...result } = view.result;
         return { id: view.id, status: 'ready', result };
       }
-      if (view.error !== undefined) return { id: view.id, status: view.status, error: toHttpError(view.error, context.retryAfterS).toJSON().error };
+      if (view.error !== undefined)
+        return { id: view.id, status: view.status, error: toHttpError(view.error, context.retryAfterS).toJSON().error };
       return { id: view.id, status: view.status };
     },
     async delete(id) {
@@ -64,7 +70,14 @@ function service(queue: JobQueue, options: QueueJobServiceOptions, context: JobS
       if (view.status === 'queued' || view.status === 'running')
         return {
           statusCode: 409,
-          body: { ...new HttpError(409, 'job_running', `id: job ${id} is running and cannot be cancelled; it finishes on its own`, { field: 'id' }).toJSON() },
+          body: {
+            ...new HttpError(
+              409,
+              'job_running',
+              `id: job ${id} is running and cannot be cancelled; it finishes on its own`,
+              { field: 'id' },
+            ).toJSON(),
+          },
         };
       await queue.forget(id);
       return { statusCode: 200, body: { id, status: view.status, deleted: true } };

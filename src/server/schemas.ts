@@ -49,7 +49,12 @@ export const JOB_BODY_SCHEMA = {
   properties: {
     // Elements are checked while they are copied into a typed array (faster than the validator on long signals).
     signal: { type: 'array', minItems: 1 },
-    ...Object.fromEntries(JOB_PARAMETER_TABLE.filter((p) => (p.from as readonly string[]).includes('body')).map((p) => [p.name, schemaOf(p)])),
+    ...Object.fromEntries(
+      JOB_PARAMETER_TABLE.filter((p) => (p.from as readonly string[]).includes('body')).map((p) => [
+        p.name,
+        schemaOf(p),
+      ]),
+    ),
   },
 } as const;
 

@@ -66,7 +66,8 @@ export function notReadyReason(state: ServerState): string | null {
   const jobs = state.jobs.notReadyReason?.() ?? null;
   if (jobs !== null) return jobs;
   // A front of a job queue (no engine here) is ready while its queue is: the workers hold the GPUs.
-  if (state.engine === null) return state.jobs.gpuHere ? (state.options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)') : null;
+  if (state.engine === null)
+    return state.jobs.gpuHere ? (state.options.unavailableReason ?? 'no GPU engine (no CUDA device or driver)') : null;
   if (state.lostError !== null)
     return `the GPU context was lost (${state.lostError instanceof Error ? state.lostError.message : String(state.lostError)}); this worker is being replaced`;
   return null;
@@ -77,13 +78,21 @@ export function requireGpu(state: ServerState): JobEngineLike {
   const reason = notReadyReason(state);
   if (reason !== null || state.engine === null) {
     const retryable = state.closing !== null || state.lostError !== null;
-    const why = reason ?? state.options.unavailableReason ?? 'this server has no GPU engine (a front of a job queue: only /v1/jobs runs here)';
+    const why =
+      reason ??
+      state.options.unavailableReason ??
+      'this server has no GPU engine (a front of a job queue: only /v1/jobs runs here)';
     // Checked first, the request is valid: said so, lest a 503 for input like `kaiser,-8` read as a refusal of it.
     const message = retryable ? why : `the request is valid, but no GPU can run it here: ${why}`;
-    throw new HttpError(503, state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable', message, {
-      retryable,
-      ...(retryable ? { retryAfterS: 1 } : {}),
-    });
+    throw new HttpError(
+      503,
+      state.lostError !== null ? 'gpu_lost' : state.closing !== null ? 'shutting_down' : 'gpu_unavailable',
+      message,
+      {
+        retryable,
+        ...(retryable ? { retryAfterS: 1 } : {}),
+      },
+    );
   }
   return state.engine;
 }

@@ -21,12 +21,18 @@ export interface DetrendOptions {
 }
 
 /** scipy.signal.detrend(x, type) along each series ('linear' default, as scipy). Enqueue only. */
-export function detrend(x: RealBuffer, type: 'constant' | 'linear' = 'linear', options: DetrendOptions = {}): RealBuffer {
+export function detrend(
+  x: RealBuffer,
+  type: 'constant' | 'linear' = 'linear',
+  options: DetrendOptions = {},
+): RealBuffer {
   if (type !== 'constant' && type !== 'linear') {
     // The older form put the type in an options object; say so rather than "got an object".
     const objectForm = typeof type === 'object' && type !== null && 'type' in type;
     const hint = objectForm ? " (detrend(x, { type }) is the older form: write detrend(x, 'linear', options))" : '';
-    throw new TypeError(`detrend: type (the second argument) must be 'constant' or 'linear', got ${shownValue(type)}${hint}`);
+    throw new TypeError(
+      `detrend: type (the second argument) must be 'constant' or 'linear', got ${shownValue(type)}${hint}`,
+    );
   }
   const { p, batch, length } = realSeries(x, options.batch, 'detrend');
   const stream = options.stream;
@@ -51,7 +57,11 @@ export interface SpectrumPrepOptions {
 }
 
 /** Enqueues detrend/window (when asked) and the real FFT of each series into the stream's scratch. */
-function spectrumOf(x: RealBuffer, options: SpectrumPrepOptions, what: string): { spectrum: DeviceBuffer<'c64' | 'c128'>; batch: number; length: number } {
+function spectrumOf(
+  x: RealBuffer,
+  options: SpectrumPrepOptions,
+  what: string,
+): { spectrum: DeviceBuffer<'c64' | 'c128'>; batch: number; length: number } {
   const { p, batch, length } = realSeries(x, options.batch, what);
   const stream = options.stream;
   const ctx = x.context;
@@ -85,7 +95,11 @@ export interface BandPowerOptions extends SpectrumPrepOptions {
  * Nyquist), so all bins together give mean(x^2) and a bin-centred cosine of amplitude A gives A^2/2.
  * `relative` divides by that total.
  */
-export async function bandPower(x: RealBuffer, bands: readonly (readonly [number, number])[], options: BandPowerOptions = {}): Promise<Float64Array> {
+export async function bandPower(
+  x: RealBuffer,
+  bands: readonly (readonly [number, number])[],
+  options: BandPowerOptions = {},
+): Promise<Float64Array> {
   const fs = checkFs(options.fs ?? 1);
   if (!Array.isArray(bands) || bands.length === 0) throw new RangeError('bands must be a non-empty array of [lo, hi]');
   const all: (readonly [number, number])[] = options.relative ? [...bands, [0, fs / 2]] : [...bands];
@@ -120,8 +134,19 @@ export async function dominantCycle(x: RealBuffer, options: DominantCycleOptions
   const { spectrum, batch, length } = spectrumOf(x, options, 'dominantCycle');
   const stream = options.stream;
   using out = DeviceBuffer.alloc('f64', 4 * batch, outputPlacement(x.context, stream, 'dominantCycle output'));
-  dominantCycleDevice(spectrum as DeviceBuffer<'c64'>, out, { batch, length, fs, stream, ...(options.range ? { range: options.range } : {}) });
+  dominantCycleDevice(spectrum as DeviceBuffer<'c64'>, out, {
+    batch,
+    length,
+    fs,
+    stream,
+    ...(options.range ? { range: options.range } : {}),
+  });
   const rows = await readBack(out, stream);
   const window = options.window ?? null;
-  return finishDominantCycles(rows, { batch, length, fs, windowSum: window === null ? length : windowSum(window, length) });
+  return finishDominantCycles(rows, {
+    batch,
+    length,
+    fs,
+    windowSum: window === null ? length : windowSum(window, length),
+  });
 }

@@ -14,7 +14,11 @@ export type ConvolveMethod = 'auto' | 'direct' | 'fft';
  * Where the mode's output lies in the full convolution of `length` samples with `ntaps` taps
  * (length + ntaps − 1 samples): `start` and `outLength`, as scipy's _centered picks them.
  */
-export function convolutionWindow(length: number, ntaps: number, mode: ConvolveMode): { start: number; outLength: number; fullLength: number } {
+export function convolutionWindow(
+  length: number,
+  ntaps: number,
+  mode: ConvolveMode,
+): { start: number; outLength: number; fullLength: number } {
   const fullLength = length + ntaps - 1;
   if (mode === 'full') return { start: 0, outLength: fullLength, fullLength };
   if (mode === 'same') return { start: Math.floor((fullLength - length) / 2), outLength: length, fullLength };
@@ -30,9 +34,15 @@ export function convolutionWindow(length: number, ntaps: number, mode: ConvolveM
  * scipy.signal.choose_conv_method picks it for 1-D floating-point input (each series on its own);
  * other methods checked and returned.
  */
-export function convolutionMethod(method: ConvolveMethod, length: number, ntaps: number, mode: ConvolveMode = 'full'): 'direct' | 'fft' {
+export function convolutionMethod(
+  method: ConvolveMethod,
+  length: number,
+  ntaps: number,
+  mode: ConvolveMode = 'full',
+): 'direct' | 'fft' {
   if (method === 'direct' || method === 'fft') return method;
-  if (method !== 'auto') throw new TypeError(`convolve: method must be 'auto', 'direct' or 'fft', got ${shownValue(method)}`);
+  if (method !== 'auto')
+    throw new TypeError(`convolve: method must be 'auto', 'direct' or 'fft', got ${shownValue(method)}`);
   return fftConvolutionFaster(length, ntaps, mode) ? 'fft' : 'direct';
 }
 
@@ -48,7 +58,11 @@ const WEIGHTS = {
  * scipy's _conv_ops for 1-D: the multiplications of the direct method in `mode`, and 3 N ln N for
  * the three FFTs of the full length N (the series `x` of `length` samples, `ntaps` taps `h`).
  */
-export function convolutionOps(length: number, ntaps: number, mode: ConvolveMode): { fftOps: number; directOps: number } {
+export function convolutionOps(
+  length: number,
+  ntaps: number,
+  mode: ConvolveMode,
+): { fftOps: number; directOps: number } {
   const [s1, s2] = [length, ntaps];
   let directOps: number;
   if (mode === 'full') directOps = s1 * s2;

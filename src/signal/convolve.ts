@@ -38,7 +38,17 @@ export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: Convol
   const y = convolutionOutput(x, batch * window.outLength, options);
   const table = coefficientTable(ctx, 'taps', h, stream);
   if (method === 'direct') {
-    ws.filterKernel(ctx, `convolve_direct_${p}`)(elementwise(batch * window.outLength, stream), x, y, table, batch, length, h.length, window.outLength, window.start);
+    ws.filterKernel(ctx, `convolve_direct_${p}`)(
+      elementwise(batch * window.outLength, stream),
+      x,
+      y,
+      table,
+      batch,
+      length,
+      h.length,
+      window.outLength,
+      window.start,
+    );
     return y;
   }
   // The FFT path: both padded to n >= the full length (no wrap-around), one spectrum product, one inverse.
@@ -53,21 +63,46 @@ export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: Convol
   ws.filterKernel(ctx, `pad_taps_${p}`)(elementwise(n, stream), table, kernelRow, h.length, n);
   ws.realForward(ctx, p, n, batch, rows, spectra, stream);
   ws.realForward(ctx, p, n, 1, kernelRow, kernelSpectrum, stream);
-  ws.filterKernel(ctx, `spectrum_product_${p}`)(elementwise(batch * bins, stream), spectra, kernelSpectrum, batch, bins, 1 / n);
+  ws.filterKernel(ctx, `spectrum_product_${p}`)(
+    elementwise(batch * bins, stream),
+    spectra,
+    kernelSpectrum,
+    batch,
+    bins,
+    1 / n,
+  );
   ws.realInverse(ctx, p, n, batch, spectra, rows, stream);
-  ws.filterKernel(ctx, `slice_rows_${p}`)(elementwise(batch * window.outLength, stream), rows, y, batch, n, window.outLength, window.start);
+  ws.filterKernel(ctx, `slice_rows_${p}`)(
+    elementwise(batch * window.outLength, stream),
+    rows,
+    y,
+    batch,
+    n,
+    window.outLength,
+    window.start,
+  );
   return y;
 }
 
 /** scipy.signal.fftconvolve(x, taps, mode) for each series of x: convolve through the FFT. */
-export function fftconvolve(x: RealBuffer, taps: ArrayLike<number>, options: Omit<ConvolveOptions, 'method'> = {}): RealBuffer {
+export function fftconvolve(
+  x: RealBuffer,
+  taps: ArrayLike<number>,
+  options: Omit<ConvolveOptions, 'method'> = {},
+): RealBuffer {
   return convolve(x, taps, { ...options, method: 'fft' });
 }
 
 /** The output: `options.output` checked (x's dtype, `length` elements, not x), or a new buffer where outputs go. */
 function convolutionOutput(x: RealBuffer, length: number, options: ConvolveOptions): RealBuffer {
-  if (options.output === undefined) return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, options.stream, 'convolve output')) as RealBuffer;
-  if (options.output === x) throw new TypeError('convolve: output must not be x (each output sample reads several input samples)');
+  if (options.output === undefined)
+    return DeviceBuffer.alloc(
+      x.dtype,
+      length,
+      outputPlacement(x.context, options.stream, 'convolve output'),
+    ) as RealBuffer;
+  if (options.output === x)
+    throw new TypeError('convolve: output must not be x (each output sample reads several input samples)');
   expectBuffer(options.output, x.dtype, length, 'convolve output');
   return options.output;
 }

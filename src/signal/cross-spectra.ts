@@ -42,17 +42,32 @@ export interface CoherenceResult {
 }
 
 /** The two inputs read alike: same precision, series count and length. */
-function pairSeries(x: SignalInput, y: SignalInput, options: SampleOptions & { batch?: number | undefined }, what: string): [InputSeries, InputSeries] {
+function pairSeries(
+  x: SignalInput,
+  y: SignalInput,
+  options: SampleOptions & { batch?: number | undefined },
+  what: string,
+): [InputSeries, InputSeries] {
   const a = inputSeries(x, options, `${what} x`);
   const b = inputSeries(y, options, `${what} y`);
   if (a.p !== b.p) throw new TypeError(`${what}: x runs in ${a.p} and y in ${b.p}; give both the same precision`);
-  if (a.length !== b.length) throw new RangeError(`${what}: x has ${a.length} samples per series and y ${b.length}; series of different lengths are not supported`);
+  if (a.length !== b.length)
+    throw new RangeError(
+      `${what}: x has ${a.length} samples per series and y ${b.length}; series of different lengths are not supported`,
+    );
   if (x.context !== y.context) throw new TypeError(`${what}: x and y must live in the same context`);
   return [a, b];
 }
 
 /** The output: `given` checked (dtype, `length` elements), or a new buffer where outputs go. */
-function spectrumOutput(given: DeviceBuffer<DType> | undefined, dtype: DType, length: number, context: Context, stream: Stream | undefined, what: string): DeviceBuffer<DType> {
+function spectrumOutput(
+  given: DeviceBuffer<DType> | undefined,
+  dtype: DType,
+  length: number,
+  context: Context,
+  stream: Stream | undefined,
+  what: string,
+): DeviceBuffer<DType> {
   if (given === undefined) return DeviceBuffer.alloc(dtype, length, outputPlacement(context, stream, `${what} output`));
   expectBuffer(given, dtype, length, `${what} output`);
   return given;
@@ -64,7 +79,8 @@ function spectrumOutput(given: DeviceBuffer<DType> | undefined, dtype: DType, le
  */
 export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): CsdResult {
   const average = options.average ?? 'mean';
-  if (average !== 'mean' && average !== 'median') throw new TypeError(`csd: average must be 'mean' or 'median', got ${shownValue(options.average)}`);
+  if (average !== 'mean' && average !== 'median')
+    throw new TypeError(`csd: average must be 'mean' or 'median', got ${shownValue(options.average)}`);
   const [inX, inY] = pairSeries(x, y, options, 'csd');
   const { p, batch } = inX;
   const g = spectralGeometry(inX.length, options, WELCH_DEFAULTS);
@@ -84,7 +100,14 @@ export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): C
     const parts = ws.scratch(ctx, stream, 'csd-parts', p, 2 * total * g.frames);
     const medians = ws.scratch(ctx, stream, 'csd-medians', p, 2 * total);
     ws.filterKernel(ctx, `csd_parts_${p}`)(elementwise(total * g.frames, stream), X, Y, parts, ...shape);
-    ws.kernel(ctx, 'median_rows', p)(elementwise(2 * total, stream), parts, medians, 2 * total, g.frames, 1 / medianBias(g.frames));
+    ws.kernel(ctx, 'median_rows', p)(
+      elementwise(2 * total, stream),
+      parts,
+      medians,
+      2 * total,
+      g.frames,
+      1 / medianBias(g.frames),
+    );
     ws.filterKernel(ctx, `join_parts_${p}`)(elementwise(total, stream), medians, Pxy, total);
   }
   return { f: spectralFrequencies(g), Pxy, geometry: g };

@@ -9,7 +9,15 @@ import type { Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import {
+  COMPLEX_OF,
+  elementwise,
+  expectBuffer,
+  outputPlacement,
+  precisionOf,
+  signalWorkspace as ws,
+  type Precision,
+} from './workspace.js';
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */
@@ -30,7 +38,8 @@ const geometries = new Map<string, MorletGeometry>();
 const GEOMETRY_CACHE = 64;
 
 function cachedMorlet(length: number, o: CwtOptions): MorletGeometry {
-  const list = (v: readonly number[] | Float64Array | undefined): string => (v === undefined ? '-' : Array.prototype.join.call(v, ','));
+  const list = (v: readonly number[] | Float64Array | undefined): string =>
+    v === undefined ? '-' : Array.prototype.join.call(v, ',');
   const key = `${length}|${o.fs ?? 1}|${o.nCycles ?? '-'}|${o.w0 ?? '-'}|${list(o.freqs)}|${list(o.scales)}`;
   let g = geometries.get(key);
   if (!g) {
@@ -43,10 +52,12 @@ function cachedMorlet(length: number, o: CwtOptions): MorletGeometry {
 
 /** The geometry a cwt call will use (pure: sizes and wavelets), e.g. to size `into`. Cached by its parameters. */
 export function cwtGeometry(length: number, options: CwtOptions): MorletGeometry & { rows: number } {
-  if (options.wavelet !== undefined && options.wavelet !== 'morlet') throw new TypeError(`wavelet must be 'morlet', got ${JSON.stringify(options.wavelet)}`);
+  if (options.wavelet !== undefined && options.wavelet !== 'morlet')
+    throw new TypeError(`wavelet must be 'morlet', got ${JSON.stringify(options.wavelet)}`);
   const g = cachedMorlet(length, options);
   const output = options.output ?? 'power';
-  if (output !== 'complex' && output !== 'power') throw new TypeError(`output must be 'complex' or 'power', got ${JSON.stringify(output)}`);
+  if (output !== 'complex' && output !== 'power')
+    throw new TypeError(`output must be 'complex' or 'power', got ${JSON.stringify(output)}`);
   if (options.bands !== undefined && output !== 'power') throw new TypeError("bands need output: 'power'");
   const rows = options.bands !== undefined ? options.bands.length : g.freqs.length;
   return { ...g, rows };
@@ -57,7 +68,8 @@ function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: St
   const ctx = x.context;
   const L = g.paddedLength;
   const nf = g.freqs.length;
-  const make = (): DeviceBuffer<'c64' | 'c128'> => DeviceBuffer.alloc(COMPLEX_OF[p], nf * L, { context: ctx, label: `morlet table ${nf}x${L} (${p})` });
+  const make = (): DeviceBuffer<'c64' | 'c128'> =>
+    DeviceBuffer.alloc(COMPLEX_OF[p], nf * L, { context: ctx, label: `morlet table ${nf}x${L} (${p})` });
   const build = (buffer: DeviceBuffer<'c64' | 'c128'>): void => {
     const params = ws.table(ctx, `${g.key}:params`, 'f64', stream, () => g.params);
     ws.kernel(ctx, 'morlet_table', p)(elementwise(nf * L, stream), buffer, params, nf, L);
@@ -75,7 +87,8 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   const p = precisionOf(x, 'cwt input');
   if (x.dtype !== p) throw new TypeError(`cwt input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
   const batch = positiveInteger(options.batch ?? 1, 'batch');
-  if (x.length % batch !== 0) throw new RangeError(`cwt input of ${x.length} samples does not split into ${batch} series`);
+  if (x.length % batch !== 0)
+    throw new RangeError(`cwt input of ${x.length} samples does not split into ${batch} series`);
   const n = x.length / batch;
   const g = cwtGeometry(n, options);
   const stream = options.stream;
@@ -85,7 +98,8 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   const output = options.output ?? 'power';
   const outDtype = output === 'complex' ? COMPLEX_OF[p] : p;
   const outLength = batch * g.rows * n;
-  if (batch * nf * L > 2 ** 31 - 1) throw new RangeError(`cwt work of ${batch} x ${nf} x ${L} exceeds 2^31 - 1 elements; split the batch`);
+  if (batch * nf * L > 2 ** 31 - 1)
+    throw new RangeError(`cwt work of ${batch} x ${nf} x ${L} exceeds 2^31 - 1 elements; split the batch`);
   let out: DeviceBuffer<Precision | 'c64' | 'c128'>;
   if (options.into) {
     expectBuffer(options.into, outDtype, outLength, 'cwt into');
@@ -99,8 +113,26 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   ws.realForward(ctx, p, L, batch, padded, half, stream);
   ws.kernel(ctx, 'cwt_multiply', p)(elementwise(batch * nf * L, stream), half, table, work, batch, nf, L);
   ws.complexInPlace(ctx, p, L, batch * nf, work, 'inverse', stream);
-  if (output === 'complex') ws.kernel(ctx, 'cwt_complex', p)(elementwise(batch * nf * n, stream), work, out as ComplexBuffer, batch * nf, n, L, 1 / L);
-  else if (options.bands === undefined) ws.kernel(ctx, 'cwt_power', p)(elementwise(batch * nf * n, stream), work, out as RealBuffer, batch * nf, n, L, 1 / (L * L));
+  if (output === 'complex')
+    ws.kernel(ctx, 'cwt_complex', p)(
+      elementwise(batch * nf * n, stream),
+      work,
+      out as ComplexBuffer,
+      batch * nf,
+      n,
+      L,
+      1 / L,
+    );
+  else if (options.bands === undefined)
+    ws.kernel(ctx, 'cwt_power', p)(
+      elementwise(batch * nf * n, stream),
+      work,
+      out as RealBuffer,
+      batch * nf,
+      n,
+      L,
+      1 / (L * L),
+    );
   else {
     const key = `${g.key}:bands:${JSON.stringify(options.bands)}`;
     const bands = options.bands;
@@ -109,7 +141,19 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
     const offsetsTable = ws.table(ctx, `${key}:offsets`, 'i32', stream, () => members().offsets);
     const membersTable = ws.table(ctx, `${key}:members`, 'i32', stream, () => members().members);
     const nb = options.bands.length;
-    ws.kernel(ctx, 'cwt_band_power', p)(elementwise(batch * nb * n, stream), work, out as RealBuffer, offsetsTable, membersTable, batch, nf, nb, n, L, 1 / (L * L));
+    ws.kernel(ctx, 'cwt_band_power', p)(
+      elementwise(batch * nb * n, stream),
+      work,
+      out as RealBuffer,
+      offsetsTable,
+      membersTable,
+      batch,
+      nf,
+      nb,
+      n,
+      L,
+      1 / (L * L),
+    );
   }
   return out as ComplexBuffer | RealBuffer;
 }

@@ -36,7 +36,8 @@ export function finishDominantCycles(rows: Float64Array, options: FinishDominant
   const { batch, length } = options;
   const fs = options.fs ?? 1;
   const gain = options.windowSum ?? length;
-  if (rows.length < 4 * batch) throw new RangeError(`dominant rows hold ${rows.length} values; 4 per series x ${batch} are needed`);
+  if (rows.length < 4 * batch)
+    throw new RangeError(`dominant rows hold ${rows.length} values; 4 per series x ${batch} are needed`);
   const out: DominantCycle[] = [];
   for (let b = 0; b < batch; b++) {
     const k = rows[4 * b]!;

@@ -44,16 +44,20 @@ export function decimateLength(length: number, q: number): number {
 export function decimate(x: RealBuffer, q: number, options: DecimateOptions = {}): RealBuffer {
   positiveInteger(q, 'decimate: q');
   const ftype = options.ftype ?? 'iir';
-  if (ftype !== 'iir' && ftype !== 'fir') throw new TypeError(`decimate: ftype must be 'iir' or 'fir', got ${shownValue(ftype)}`);
+  if (ftype !== 'iir' && ftype !== 'fir')
+    throw new TypeError(`decimate: ftype must be 'iir' or 'fir', got ${shownValue(ftype)}`);
   const zeroPhase = options.zeroPhase ?? true;
-  if (typeof zeroPhase !== 'boolean') throw new TypeError(`decimate: zeroPhase must be a boolean, got ${shownValue(zeroPhase)}`);
+  if (typeof zeroPhase !== 'boolean')
+    throw new TypeError(`decimate: zeroPhase must be a boolean, got ${shownValue(zeroPhase)}`);
   const n = options.n === undefined ? (ftype === 'iir' ? 8 : 20 * q) : positiveInteger(options.n, 'decimate: n');
   const { p, batch, length } = filterSeries(x, options.batch, 'decimate');
   const outLength = decimateLength(length, q);
   const stream = options.stream;
   if (ftype === 'fir') {
     const taps = firwin(n + 1, 1 / q, { window: 'hamming' });
-    const plan: UpfirdnWindow = zeroPhase ? resamplePolyPlan(length, 1, q, taps) : { taps, up: 1, down: q, start: 0, outLength };
+    const plan: UpfirdnWindow = zeroPhase
+      ? resamplePolyPlan(length, 1, q, taps)
+      : { taps, up: 1, down: q, start: 0, outLength };
     const y = resampledOutput(x, batch * outLength, options.output, stream, 'decimate');
     enqueueUpfirdn(x, y, plan, batch, length, stream);
     return y;

@@ -29,7 +29,11 @@ export function filterOutput(x: RealBuffer, options: FilterCallOptions, what: st
     expectBuffer(options.output, x.dtype, x.length, `${what} output`);
     return options.output;
   }
-  return DeviceBuffer.alloc(x.dtype, x.length, outputPlacement(x.context, options.stream, `${what} output`)) as RealBuffer;
+  return DeviceBuffer.alloc(
+    x.dtype,
+    x.length,
+    outputPlacement(x.context, options.stream, `${what} output`),
+  ) as RealBuffer;
 }
 
 /** The series of x, refusing an empty one (scipy filters nothing there; a zero-length launch is a mistake here). */

@@ -15,7 +15,23 @@ export type Sos = number[][];
 /** Second-order sections as the filtering functions take them (any nested array-likes of 6 numbers). */
 export type SosInput = ArrayLike<ArrayLike<number>>;
 /** The band types and scipy's spellings of them. */
-export type BandType = 'lowpass' | 'highpass' | 'bandpass' | 'bandstop' | 'low' | 'high' | 'lp' | 'hp' | 'l' | 'h' | 'band' | 'bp' | 'pass' | 'bs' | 'stop' | 'bands';
+export type BandType =
+  | 'lowpass'
+  | 'highpass'
+  | 'bandpass'
+  | 'bandstop'
+  | 'low'
+  | 'high'
+  | 'lp'
+  | 'hp'
+  | 'l'
+  | 'h'
+  | 'band'
+  | 'bp'
+  | 'pass'
+  | 'bs'
+  | 'stop'
+  | 'bands';
 /** The critical frequency (low/high-pass) or the two band edges (band-pass/stop), in units of `fs`. */
 export type CriticalFrequency = number | readonly [number, number];
 
@@ -55,37 +71,57 @@ export interface IirDesignOptions {
 type Prototype = { kind: 'butter' } | { kind: 'cheby1'; rp: number } | { kind: 'cheby2'; rs: number };
 
 function positiveFinite(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new FilterDesignError(`${what} must be a positive finite number, got ${shownValue(value)}`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new FilterDesignError(`${what} must be a positive finite number, got ${shownValue(value)}`);
   return value;
 }
 
 /** scipy's iirfilter(..., output='sos') for a digital filter. */
-function iirSos(what: string, order: number, wn: CriticalFrequency, prototype: Prototype, options: IirDesignOptions): Sos {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: options must be an object, got ${shownValue(options)}`);
+function iirSos(
+  what: string,
+  order: number,
+  wn: CriticalFrequency,
+  prototype: Prototype,
+  options: IirDesignOptions,
+): Sos {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`${what}: options must be an object, got ${shownValue(options)}`);
   if (!Number.isSafeInteger(order) || order < 1 || order > MAX_IIR_ORDER)
-    throw new FilterDesignError(`${what}: order N must be an integer in [1, ${MAX_IIR_ORDER}], got ${shownValue(order)}`);
+    throw new FilterDesignError(
+      `${what}: order N must be an integer in [1, ${MAX_IIR_ORDER}], got ${shownValue(order)}`,
+    );
   const output = options.output ?? 'sos';
-  if (output !== 'sos') throw new FilterDesignError(`${what}: output must be 'sos' (second-order sections), got ${shownValue(output)}`);
+  if (output !== 'sos')
+    throw new FilterDesignError(`${what}: output must be 'sos' (second-order sections), got ${shownValue(output)}`);
   const btypeName = options.btype ?? 'lowpass';
   const btype = Object.hasOwn(BAND_TYPES, btypeName) ? BAND_TYPES[btypeName] : undefined;
-  if (!btype) throw new FilterDesignError(`${what}: btype must be one of ${Object.keys(BAND_TYPES).join(', ')}, got ${shownValue(btypeName)}`);
+  if (!btype)
+    throw new FilterDesignError(
+      `${what}: btype must be one of ${Object.keys(BAND_TYPES).join(', ')}, got ${shownValue(btypeName)}`,
+    );
   const fs = options.fs === undefined ? undefined : positiveFinite(options.fs, `${what}: fs`);
   const edges = typeof wn === 'number' ? [wn] : Array.isArray(wn) ? [...(wn as readonly number[])] : undefined;
   if (!edges || edges.some((v) => typeof v !== 'number' || !Number.isFinite(v)))
     throw new FilterDesignError(`${what}: Wn must be a finite number or a pair of them, got ${shownValue(wn)}`);
   const banded = btype === 'bandpass' || btype === 'bandstop';
-  if (banded && edges.length !== 2) throw new FilterDesignError(`${what}: a ${btype} filter needs Wn = [low, high], got ${edges.length} value(s)`);
-  if (!banded && edges.length !== 1) throw new FilterDesignError(`${what}: a ${btype} filter needs one critical frequency Wn, got ${edges.length}`);
+  if (banded && edges.length !== 2)
+    throw new FilterDesignError(`${what}: a ${btype} filter needs Wn = [low, high], got ${edges.length} value(s)`);
+  if (!banded && edges.length !== 1)
+    throw new FilterDesignError(`${what}: a ${btype} filter needs one critical frequency Wn, got ${edges.length}`);
   const nyquist = fs === undefined ? 1 : fs / 2;
   const scaled = edges.map((v) => v / nyquist);
   if (scaled.some((v) => v <= 0 || v >= 1)) {
     const range = fs === undefined ? '0 < Wn < 1' : `0 < Wn < fs/2 (fs=${fs} -> fs/2=${fs / 2})`;
-    throw new FilterDesignError(`${what}: digital filter critical frequencies must be ${range}, got ${edges.join(', ')}`);
+    throw new FilterDesignError(
+      `${what}: digital filter critical frequencies must be ${range}, got ${edges.join(', ')}`,
+    );
   }
-  if (banded && !(scaled[0]! < scaled[1]!)) throw new FilterDesignError(`${what}: Wn[0] must be less than Wn[1], got ${edges.join(', ')}`);
+  if (banded && !(scaled[0]! < scaled[1]!))
+    throw new FilterDesignError(`${what}: Wn[0] must be less than Wn[1], got ${edges.join(', ')}`);
   let f: Zpk;
   if (prototype.kind === 'butter') f = buttap(order);
-  else if (prototype.kind === 'cheby1') f = cheb1ap(order, positiveFinite(prototype.rp, `${what}: rp (passband ripple, dB)`));
+  else if (prototype.kind === 'cheby1')
+    f = cheb1ap(order, positiveFinite(prototype.rp, `${what}: rp (passband ripple, dB)`));
   else f = cheb2ap(order, positiveFinite(prototype.rs, `${what}: rs (stopband attenuation, dB)`));
   // Pre-warp for the bilinear transform at fs = 2 (Wn is normalised to Nyquist = 1 by now).
   const warped = scaled.map((v) => 4 * Math.tan((Math.PI * v) / 2));
@@ -120,9 +156,12 @@ export function cheby2(N: number, rs: number, Wn: CriticalFrequency, options: Ii
  */
 export function checkSos(sos: SosInput, what: string): { flat: Float64Array; sections: number } {
   if (sos === null || typeof sos !== 'object' || typeof sos.length !== 'number')
-    throw new FilterCoefficientError(`${what}: sos must be an array of sections [b0, b1, b2, a0, a1, a2], got ${shownValue(sos)}`);
+    throw new FilterCoefficientError(
+      `${what}: sos must be an array of sections [b0, b1, b2, a0, a1, a2], got ${shownValue(sos)}`,
+    );
   const sections = sos.length;
-  if (sections === 0) throw new FilterCoefficientError(`${what}: sos is empty (it must have shape (n_sections, 6) with n_sections >= 1)`);
+  if (sections === 0)
+    throw new FilterCoefficientError(`${what}: sos is empty (it must have shape (n_sections, 6) with n_sections >= 1)`);
   const flat = new Float64Array(sections * 6);
   for (let s = 0; s < sections; s++) {
     const row = sos[s];
@@ -132,10 +171,12 @@ export function checkSos(sos: SosInput, what: string): { flat: Float64Array; sec
       );
     for (let c = 0; c < 6; c++) {
       const v = row[c];
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new FilterCoefficientError(`${what}: sos[${s}][${c}] must be a finite number, got ${shownValue(v)}`);
+      if (typeof v !== 'number' || !Number.isFinite(v))
+        throw new FilterCoefficientError(`${what}: sos[${s}][${c}] must be a finite number, got ${shownValue(v)}`);
       flat[s * 6 + c] = v;
     }
-    if (flat[s * 6 + 3] !== 1) throw new FilterCoefficientError(`${what}: sos[:, 3] should be all ones; sos[${s}][3] is ${flat[s * 6 + 3]}`);
+    if (flat[s * 6 + 3] !== 1)
+      throw new FilterCoefficientError(`${what}: sos[:, 3] should be all ones; sos[${s}][3] is ${flat[s * 6 + 3]}`);
   }
   return { flat, sections };
 }
@@ -152,7 +193,10 @@ export function sosfiltZi(sos: SosInput): Sos {
   for (let s = 0; s < sections; s++) {
     const [b0, b1, b2, , a1, a2] = flat.subarray(s * 6, s * 6 + 6) as unknown as number[];
     const aSum = 1 + a1! + a2!;
-    if (aSum === 0) throw new FilterCoefficientError(`sosfilt_zi: section ${s} has a pole at z = 1 (1 + a1 + a2 = 0): no steady state exists`);
+    if (aSum === 0)
+      throw new FilterCoefficientError(
+        `sosfilt_zi: section ${s} has a pole at z = 1 (1 + a1 + a2 = 0): no steady state exists`,
+      );
     // lfilter_zi for one section: (I - companion(a)^T) zi = b[1:] - a[1:] b0, solved in closed form.
     const r0 = b1! - a1! * b0!;
     const r1 = b2! - a2! * b0!;

@@ -24,13 +24,24 @@ export interface PadOptions {
  * The extension `edge` (samples at each end) and its kernel code for a series of `length`
  * samples; SignalLengthError when the series is not longer than the pad (scipy raises there too).
  */
-export function resolvePadding(length: number, options: PadOptions, defaultPadlen: number, what: string): { edge: number; code: number } {
+export function resolvePadding(
+  length: number,
+  options: PadOptions,
+  defaultPadlen: number,
+  what: string,
+): { edge: number; code: number } {
   const padtype = options.padtype === undefined ? 'odd' : options.padtype;
   if (padtype !== null && padtype !== 'odd' && padtype !== 'even' && padtype !== 'constant')
     throw new TypeError(`${what}: padtype must be 'odd', 'even', 'constant' or null, got ${shownValue(padtype)}`);
-  if (options.padlen !== undefined && (typeof options.padlen !== 'number' || !Number.isSafeInteger(options.padlen) || options.padlen < 0))
+  if (
+    options.padlen !== undefined &&
+    (typeof options.padlen !== 'number' || !Number.isSafeInteger(options.padlen) || options.padlen < 0)
+  )
     throw new RangeError(`${what}: padlen must be a non-negative integer, got ${shownValue(options.padlen)}`);
   const edge = padtype === null ? 0 : (options.padlen ?? defaultPadlen);
-  if (length <= edge) throw new SignalLengthError(`${what}: the length of the input vector x (${length}) must be greater than padlen, which is ${edge}`);
+  if (length <= edge)
+    throw new SignalLengthError(
+      `${what}: the length of the input vector x (${length}) must be greater than padlen, which is ${edge}`,
+    );
   return { edge, code: padtype === null || edge === 0 ? PADTYPE_CODES.none : PADTYPE_CODES[padtype] };
 }

@@ -10,7 +10,12 @@ import type { Stream } from '../runtime/stream.js';
 import { signalWorkspace } from './workspace.js';
 
 /** The device table of `values` (float64) under `kind` (what they are: 'sos', 'taps', 'sos-zi'). */
-export function coefficientTable(context: Context, kind: string, values: Float64Array, stream: Stream | undefined): DeviceBuffer<'f64'> {
+export function coefficientTable(
+  context: Context,
+  kind: string,
+  values: Float64Array,
+  stream: Stream | undefined,
+): DeviceBuffer<'f64'> {
   const digest = createHash('sha256')
     .update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength))
     .digest('base64url');

@@ -35,7 +35,8 @@ function firTaps(b: ArrayLike<number>, a: number | ArrayLike<number>, what: stri
       `${what}: only FIR filters are filtered here: a must be one number (got ${shownValue(a)}${denominator && typeof denominator === 'object' ? ` of length ${String(denominator.length)}` : ''}); filter IIR designs as second-order sections with sosfilt`,
     );
   const a0 = denominator[0];
-  if (typeof a0 !== 'number' || !Number.isFinite(a0) || a0 === 0) throw new FilterCoefficientError(`${what}: a[0] must be a finite non-zero number, got ${shownValue(a0)}`);
+  if (typeof a0 !== 'number' || !Number.isFinite(a0) || a0 === 0)
+    throw new FilterCoefficientError(`${what}: a[0] must be a finite non-zero number, got ${shownValue(a0)}`);
   if (a0 !== 1) for (let i = 0; i < taps.length; i++) taps[i]! /= a0;
   return taps;
 }
@@ -44,12 +45,28 @@ function firTaps(b: ArrayLike<number>, a: number | ArrayLike<number>, what: stri
  * scipy.signal.lfilter(b, a, x, axis=-1, zi) for FIR taps b (a is one number): y[t] = Σ b[k]·x[t−k] / a.
  * Returns y, or { y, zf } when `zi` is given. y must not be x.
  */
-export function lfilter(b: ArrayLike<number>, a: number | ArrayLike<number>, x: RealBuffer, options: LfilterOptions & { zi: RealBuffer }): FilteredWithState;
-export function lfilter(b: ArrayLike<number>, a: number | ArrayLike<number>, x: RealBuffer, options?: LfilterOptions): RealBuffer;
-export function lfilter(b: ArrayLike<number>, a: number | ArrayLike<number>, x: RealBuffer, options: LfilterOptions = {}): RealBuffer | FilteredWithState {
+export function lfilter(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
+  x: RealBuffer,
+  options: LfilterOptions & { zi: RealBuffer },
+): FilteredWithState;
+export function lfilter(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
+  x: RealBuffer,
+  options?: LfilterOptions,
+): RealBuffer;
+export function lfilter(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
+  x: RealBuffer,
+  options: LfilterOptions = {},
+): RealBuffer | FilteredWithState {
   const taps = firTaps(b, a, 'lfilter');
   const { p, batch, length } = filterSeries(x, options.batch, 'lfilter');
-  if (options.output === x) throw new TypeError('lfilter: output must not be x (each output sample reads earlier input samples)');
+  if (options.output === x)
+    throw new TypeError('lfilter: output must not be x (each output sample reads earlier input samples)');
   const ntaps = taps.length;
   const zi = options.zi;
   if (zi !== undefined) {
@@ -58,17 +75,40 @@ export function lfilter(b: ArrayLike<number>, a: number | ArrayLike<number>, x: 
   }
   if (options.zf !== undefined) {
     if (zi === undefined) throw new TypeError('lfilter: zf (where the final state goes) needs zi (the initial state)');
-    if (options.zf === zi) throw new TypeError('lfilter: zf must not be zi (the final state is computed from it); alternate two buffers');
+    if (options.zf === zi)
+      throw new TypeError('lfilter: zf must not be zi (the final state is computed from it); alternate two buffers');
     expectBuffer(options.zf, p, batch * (ntaps - 1), 'lfilter zf');
   }
   const stream = options.stream;
   const y = filterOutput(x, options, 'lfilter');
   const ctx = x.context;
   const table = coefficientTable(ctx, 'taps', taps, stream);
-  ws.filterKernel(ctx, `fir_${p}`)(elementwise(batch * length, stream), x, y, table, zi ?? x, batch, length, ntaps, zi ? 1 : 0);
+  ws.filterKernel(ctx, `fir_${p}`)(
+    elementwise(batch * length, stream),
+    x,
+    y,
+    table,
+    zi ?? x,
+    batch,
+    length,
+    ntaps,
+    zi ? 1 : 0,
+  );
   if (zi === undefined) return y;
-  const zf = options.zf ?? (DeviceBuffer.alloc(p, batch * (ntaps - 1), outputPlacement(ctx, stream, 'lfilter zf')) as RealBuffer);
-  ws.filterKernel(ctx, `fir_state_${p}`)(elementwise(batch * (ntaps - 1), stream), x, table, zi, zf, batch, length, ntaps, 1);
+  const zf =
+    options.zf ??
+    (DeviceBuffer.alloc(p, batch * (ntaps - 1), outputPlacement(ctx, stream, 'lfilter zf')) as RealBuffer);
+  ws.filterKernel(ctx, `fir_state_${p}`)(
+    elementwise(batch * (ntaps - 1), stream),
+    x,
+    table,
+    zi,
+    zf,
+    batch,
+    length,
+    ntaps,
+    1,
+  );
   return { y, zf };
 }
 
@@ -78,7 +118,12 @@ export function lfilter(b: ArrayLike<number>, a: number | ArrayLike<number>, x: 
  * forward and backward from steady state, the middle kept. SignalLengthError when a series is
  * not longer than padlen. y may be x.
  */
-export function filtfilt(b: ArrayLike<number>, a: number | ArrayLike<number>, x: RealBuffer, options: FiltfiltOptions = {}): RealBuffer {
+export function filtfilt(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
+  x: RealBuffer,
+  options: FiltfiltOptions = {},
+): RealBuffer {
   const taps = firTaps(b, a, 'filtfilt');
   const { p, batch, length } = filterSeries(x, options.batch, 'filtfilt');
   const { edge, code } = resolvePadding(length, options, 3 * taps.length, 'filtfilt');
@@ -88,7 +133,26 @@ export function filtfilt(b: ArrayLike<number>, a: number | ArrayLike<number>, x:
   const extended = length + 2 * edge;
   const work = ws.scratch(ctx, stream, 'filtfilt', 'f64', batch * extended);
   const table = coefficientTable(ctx, 'taps', taps, stream);
-  ws.filterKernel(ctx, `fir_forward_${p}`)(elementwise(batch * extended, stream), x, work, table, batch, length, taps.length, edge, code);
-  ws.filterKernel(ctx, `fir_backward_${p}`)(elementwise(batch * length, stream), work, y, table, batch, length, taps.length, edge);
+  ws.filterKernel(ctx, `fir_forward_${p}`)(
+    elementwise(batch * extended, stream),
+    x,
+    work,
+    table,
+    batch,
+    length,
+    taps.length,
+    edge,
+    code,
+  );
+  ws.filterKernel(ctx, `fir_backward_${p}`)(
+    elementwise(batch * length, stream),
+    work,
+    y,
+    table,
+    batch,
+    length,
+    taps.length,
+    edge,
+  );
   return y;
 }

@@ -49,20 +49,29 @@ function sinc(x: number): number {
  * edges), each in (0, fs/2).
  */
 export function firwin(numtaps: number, cutoff: number | readonly number[], options: FirwinOptions = {}): Float64Array {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`firwin: options must be an object, got ${shownValue(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`firwin: options must be an object, got ${shownValue(options)}`);
   if (!Number.isSafeInteger(numtaps) || numtaps < 1 || numtaps > MAX_TAPS)
     throw new FilterDesignError(`firwin: numtaps must be an integer in [1, ${MAX_TAPS}], got ${shownValue(numtaps)}`);
   const fs = options.fs ?? 2;
-  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0) throw new FilterDesignError(`firwin: fs must be a positive finite number, got ${shownValue(fs)}`);
+  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0)
+    throw new FilterDesignError(`firwin: fs must be a positive finite number, got ${shownValue(fs)}`);
   const nyq = 0.5 * fs;
-  const edges = typeof cutoff === 'number' ? [cutoff] : Array.isArray(cutoff) ? [...(cutoff as readonly number[])] : undefined;
+  const edges =
+    typeof cutoff === 'number' ? [cutoff] : Array.isArray(cutoff) ? [...(cutoff as readonly number[])] : undefined;
   if (!edges || edges.some((v) => typeof v !== 'number' || !Number.isFinite(v)))
-    throw new FilterDesignError(`firwin: cutoff must be a finite number or an array of them, got ${shownValue(cutoff)}`);
+    throw new FilterDesignError(
+      `firwin: cutoff must be a finite number or an array of them, got ${shownValue(cutoff)}`,
+    );
   if (edges.length === 0) throw new FilterDesignError('firwin: at least one cutoff frequency must be given');
   const c = edges.map((v) => v / nyq);
   if (c.some((v) => v <= 0 || v >= 1))
-    throw new FilterDesignError(`firwin: invalid cutoff frequency ${edges.join(', ')}: frequencies must be greater than 0 and less than fs/2 (${nyq})`);
-  for (let i = 1; i < c.length; i++) if (c[i]! <= c[i - 1]!) throw new FilterDesignError(`firwin: cutoff frequencies must be strictly increasing, got ${edges.join(', ')}`);
+    throw new FilterDesignError(
+      `firwin: invalid cutoff frequency ${edges.join(', ')}: frequencies must be greater than 0 and less than fs/2 (${nyq})`,
+    );
+  for (let i = 1; i < c.length; i++)
+    if (c[i]! <= c[i - 1]!)
+      throw new FilterDesignError(`firwin: cutoff frequencies must be strictly increasing, got ${edges.join(', ')}`);
   let window: WindowSpec = options.window ?? 'hamming';
   if (options.width !== undefined) {
     if (typeof options.width !== 'number' || !Number.isFinite(options.width) || options.width <= 0)
@@ -71,7 +80,10 @@ export function firwin(numtaps: number, cutoff: number | readonly number[], opti
   }
   const passZero = resolvePassZero(options.passZero ?? true, c.length);
   const passNyquist = (c.length % 2 === 1) !== passZero;
-  if (passNyquist && numtaps % 2 === 0) throw new FilterDesignError('firwin: a filter with an even number of coefficients must have zero response at the Nyquist frequency');
+  if (passNyquist && numtaps % 2 === 0)
+    throw new FilterDesignError(
+      'firwin: a filter with an even number of coefficients must have zero response at the Nyquist frequency',
+    );
   const bands = [...(passZero ? [0] : []), ...c, ...(passNyquist ? [1] : [])];
   const alpha = 0.5 * (numtaps - 1);
   const h = new Float64Array(numtaps);
@@ -101,9 +113,15 @@ function resolvePassZero(passZero: NonNullable<FirwinOptions['passZero']>, cutof
   if (typeof passZero === 'boolean') return passZero;
   const single = passZero === 'lowpass' || passZero === 'highpass';
   if (passZero !== 'lowpass' && passZero !== 'highpass' && passZero !== 'bandpass' && passZero !== 'bandstop')
-    throw new FilterDesignError(`firwin: passZero must be true, false, 'bandpass', 'lowpass', 'highpass' or 'bandstop', got ${shownValue(passZero)}`);
-  if (single && cutoffs !== 1) throw new FilterDesignError(`firwin: cutoff must have one element when passZero is '${passZero}', got ${cutoffs}`);
-  if (!single && cutoffs < 2) throw new FilterDesignError(`firwin: cutoff must have at least two elements when passZero is '${passZero}', got ${cutoffs}`);
+    throw new FilterDesignError(
+      `firwin: passZero must be true, false, 'bandpass', 'lowpass', 'highpass' or 'bandstop', got ${shownValue(passZero)}`,
+    );
+  if (single && cutoffs !== 1)
+    throw new FilterDesignError(`firwin: cutoff must have one element when passZero is '${passZero}', got ${cutoffs}`);
+  if (!single && cutoffs < 2)
+    throw new FilterDesignError(
+      `firwin: cutoff must have at least two elements when passZero is '${passZero}', got ${cutoffs}`,
+    );
   return passZero === 'lowpass' || passZero === 'bandstop';
 }
 
@@ -116,7 +134,8 @@ export function checkTaps(taps: ArrayLike<number>, what: string): Float64Array {
   const out = new Float64Array(taps.length);
   for (let i = 0; i < taps.length; i++) {
     const v = taps[i];
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new FilterCoefficientError(`${what}: b[${i}] must be a finite number, got ${shownValue(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new FilterCoefficientError(`${what}: b[${i}] must be a finite number, got ${shownValue(v)}`);
     out[i] = v;
   }
   return out;

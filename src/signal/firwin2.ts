@@ -44,7 +44,8 @@ function numbers(values: readonly number[] | ArrayLike<number>, what: string): n
     throw new FilterDesignError(`firwin2: ${what} must be an array of numbers, got ${shownValue(values)}`);
   const out = Array.from(values as ArrayLike<number>);
   out.forEach((v, i) => {
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw new FilterDesignError(`firwin2: ${what}[${i}] must be a finite number, got ${shownValue(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      throw new FilterDesignError(`firwin2: ${what}[${i}] must be a finite number, got ${shownValue(v)}`);
   });
   return out;
 }
@@ -54,33 +55,53 @@ function numbers(values: readonly number[] | ArrayLike<number>, what: string): n
  * of `numtaps` taps whose gain at the frequencies `freq` (from 0 to fs/2, non-decreasing, a value
  * repeated at most twice for a step) is `gain`.
  */
-export function firwin2(numtaps: number, freq: ArrayLike<number>, gain: ArrayLike<number>, options: Firwin2Options = {}): Float64Array {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`firwin2: options must be an object, got ${shownValue(options)}`);
+export function firwin2(
+  numtaps: number,
+  freq: ArrayLike<number>,
+  gain: ArrayLike<number>,
+  options: Firwin2Options = {},
+): Float64Array {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`firwin2: options must be an object, got ${shownValue(options)}`);
   if (!Number.isSafeInteger(numtaps) || numtaps < 1 || numtaps > MAX_TAPS)
     throw new FilterDesignError(`firwin2: numtaps must be an integer in [1, ${MAX_TAPS}], got ${shownValue(numtaps)}`);
   const fs = options.fs ?? 2;
-  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0) throw new FilterDesignError(`firwin2: fs must be a positive finite number, got ${shownValue(fs)}`);
+  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0)
+    throw new FilterDesignError(`firwin2: fs must be a positive finite number, got ${shownValue(fs)}`);
   const nyq = 0.5 * fs;
   const f = numbers(freq, 'freq');
   const g = numbers(gain, 'gain');
-  if (f.length !== g.length) throw new FilterDesignError(`firwin2: freq and gain must be of same length (${f.length} and ${g.length})`);
+  if (f.length !== g.length)
+    throw new FilterDesignError(`firwin2: freq and gain must be of same length (${f.length} and ${g.length})`);
   if (f.length < 2) throw new FilterDesignError('firwin2: freq must hold at least 0 and fs/2');
   const nfreqs = options.nfreqs ?? 1 + 2 ** Math.ceil(Math.log2(numtaps));
-  if (!Number.isSafeInteger(nfreqs) || nfreqs < 2) throw new FilterDesignError(`firwin2: nfreqs must be an integer of at least 2, got ${shownValue(nfreqs)}`);
-  if (numtaps >= nfreqs) throw new FilterDesignError(`firwin2: ntaps must be less than nfreqs, but firwin2 was called with ntaps=${numtaps} and nfreqs=${nfreqs}`);
-  if (numtaps * nfreqs > MAX_FIRWIN2_TERMS) throw new FilterDesignError(`firwin2: numtaps × nfreqs (${numtaps * nfreqs}) is more than ${MAX_FIRWIN2_TERMS}`);
-  if (f[0] !== 0 || f[f.length - 1] !== nyq) throw new FilterDesignError(`firwin2: freq must start with 0 and end with fs/2 (${nyq})`);
-  for (let k = 1; k < f.length; k++) if (f[k]! < f[k - 1]!) throw new FilterDesignError('firwin2: the values in freq must be nondecreasing');
-  for (let k = 2; k < f.length; k++) if (f[k] === f[k - 2]) throw new FilterDesignError('firwin2: a value in freq must not occur more than twice');
+  if (!Number.isSafeInteger(nfreqs) || nfreqs < 2)
+    throw new FilterDesignError(`firwin2: nfreqs must be an integer of at least 2, got ${shownValue(nfreqs)}`);
+  if (numtaps >= nfreqs)
+    throw new FilterDesignError(
+      `firwin2: ntaps must be less than nfreqs, but firwin2 was called with ntaps=${numtaps} and nfreqs=${nfreqs}`,
+    );
+  if (numtaps * nfreqs > MAX_FIRWIN2_TERMS)
+    throw new FilterDesignError(`firwin2: numtaps × nfreqs (${numtaps * nfreqs}) is more than ${MAX_FIRWIN2_TERMS}`);
+  if (f[0] !== 0 || f[f.length - 1] !== nyq)
+    throw new FilterDesignError(`firwin2: freq must start with 0 and end with fs/2 (${nyq})`);
+  for (let k = 1; k < f.length; k++)
+    if (f[k]! < f[k - 1]!) throw new FilterDesignError('firwin2: the values in freq must be nondecreasing');
+  for (let k = 2; k < f.length; k++)
+    if (f[k] === f[k - 2]) throw new FilterDesignError('firwin2: a value in freq must not occur more than twice');
   if (f[1] === 0) throw new FilterDesignError('firwin2: value 0 must not be repeated in freq');
   if (f[f.length - 2] === nyq) throw new FilterDesignError('firwin2: value fs/2 must not be repeated in freq');
   const antisymmetric = options.antisymmetric ?? false;
-  if (typeof antisymmetric !== 'boolean') throw new FilterDesignError(`firwin2: antisymmetric must be a boolean, got ${shownValue(antisymmetric)}`);
+  if (typeof antisymmetric !== 'boolean')
+    throw new FilterDesignError(`firwin2: antisymmetric must be a boolean, got ${shownValue(antisymmetric)}`);
   const ftype = antisymmetric ? (numtaps % 2 === 0 ? 4 : 3) : numtaps % 2 === 0 ? 2 : 1;
   const [g0, gEnd] = [g[0]!, g[g.length - 1]!];
-  if (ftype === 2 && gEnd !== 0) throw new FilterDesignError('firwin2: a Type II filter must have zero gain at the Nyquist frequency');
-  if (ftype === 3 && (g0 !== 0 || gEnd !== 0)) throw new FilterDesignError('firwin2: a Type III filter must have zero gain at zero and Nyquist frequencies');
-  if (ftype === 4 && g0 !== 0) throw new FilterDesignError('firwin2: a Type IV filter must have zero gain at zero frequency');
+  if (ftype === 2 && gEnd !== 0)
+    throw new FilterDesignError('firwin2: a Type II filter must have zero gain at the Nyquist frequency');
+  if (ftype === 3 && (g0 !== 0 || gEnd !== 0))
+    throw new FilterDesignError('firwin2: a Type III filter must have zero gain at zero and Nyquist frequencies');
+  if (ftype === 4 && g0 !== 0)
+    throw new FilterDesignError('firwin2: a Type IV filter must have zero gain at zero frequency');
   // A repeated frequency (a step) is moved apart by eps·nyq on each side so interpolation sees two points.
   const eps = 2 ** -52 * nyq;
   for (let k = 0; k < f.length - 1; k++)
@@ -89,7 +110,10 @@ export function firwin2(numtaps: number, freq: ArrayLike<number>, gain: ArrayLik
       f[k + 1] = f[k + 1]! + eps;
     }
   for (let k = 1; k < f.length; k++)
-    if (f[k]! <= f[k - 1]!) throw new FilterDesignError(`firwin2: freq cannot contain numbers that are too close (within eps * (fs/2): ${eps}) to a repeated value`);
+    if (f[k]! <= f[k - 1]!)
+      throw new FilterDesignError(
+        `firwin2: freq cannot contain numbers that are too close (within eps * (fs/2): ${eps}) to a repeated value`,
+      );
   // fx2[k] = interp(x_k)·e^{−iπ(numtaps−1)/2·x_k/nyq} (times i for types III, IV) on x_k = k·nyq/(nfreqs − 1).
   const step = nyq / (nfreqs - 1);
   const re = new Float64Array(nfreqs);

@@ -16,7 +16,13 @@ export type StftScaling = 'spectrum' | 'psd';
 export type PsdScaling = 'density' | 'spectrum';
 
 /** Codes the signal kernels take for a boundary. */
-export const BOUNDARY_CODES: Readonly<Record<'none' | 'zeros' | 'even' | 'odd' | 'constant', number>> = { none: 0, zeros: 1, even: 2, odd: 3, constant: 4 };
+export const BOUNDARY_CODES: Readonly<Record<'none' | 'zeros' | 'even' | 'odd' | 'constant', number>> = {
+  none: 0,
+  zeros: 1,
+  even: 2,
+  odd: 3,
+  constant: 4,
+};
 /** Codes the signal kernels take for a detrend type. */
 export const DETREND_CODES = { none: 0, constant: 1, linear: 2 } as const;
 
@@ -29,7 +35,8 @@ export function detrendCode(d: DetrendType): number {
 }
 
 export function checkFs(fs: unknown): number {
-  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0) throw new RangeError(`fs must be a positive finite number, got ${String(fs)}`);
+  if (typeof fs !== 'number' || !Number.isFinite(fs) || fs <= 0)
+    throw new RangeError(`fs must be a positive finite number, got ${String(fs)}`);
   return fs;
 }
 
@@ -127,7 +134,11 @@ export interface SpectralDefaults {
  * and welch differ). A default nperseg (256) is clamped to the input length as scipy does (it warns);
  * an explicit nperseg larger than the input is a RangeError here.
  */
-export function spectralGeometry(length: number, options: SpectralOptions, defaults: SpectralDefaults): SpectralGeometry {
+export function spectralGeometry(
+  length: number,
+  options: SpectralOptions,
+  defaults: SpectralDefaults,
+): SpectralGeometry {
   positiveInteger(length, 'signal length');
   const fs = checkFs(options.fs ?? 1);
   const windowSpec = options.window ?? defaults.window;
@@ -146,7 +157,8 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
   if (options.noverlap === undefined) noverlap = Math.floor(nperseg / (defaults.noverlapDivisor ?? 2));
   else {
     noverlap = options.noverlap;
-    if (!Number.isSafeInteger(noverlap) || noverlap < 0) throw new RangeError(`noverlap must be a non-negative integer, got ${String(options.noverlap)}`);
+    if (!Number.isSafeInteger(noverlap) || noverlap < 0)
+      throw new RangeError(`noverlap must be a non-negative integer, got ${String(options.noverlap)}`);
     if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
   }
   const step = nperseg - noverlap;
@@ -155,7 +167,8 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
   if (typeof padded !== 'boolean') throw new TypeError(`padded must be a boolean, got ${JSON.stringify(padded)}`);
   const detrend = checkDetrend(options.detrend === undefined ? defaults.detrend : options.detrend);
   const returnOnesided = options.returnOnesided ?? true;
-  if (typeof returnOnesided !== 'boolean') throw new TypeError(`returnOnesided must be a boolean, got ${JSON.stringify(returnOnesided)}`);
+  if (typeof returnOnesided !== 'boolean')
+    throw new TypeError(`returnOnesided must be a boolean, got ${JSON.stringify(returnOnesided)}`);
   // nperseg <= length, so an even or odd extension (nperseg/2 samples) always fits in length - 1: scipy's check of it cannot fail here.
   const extension = boundary === null ? 0 : Math.floor(nperseg / 2);
   let extendedLength = length + 2 * extension;
@@ -163,7 +176,10 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
   const padding = padded ? mod(mod(-(extendedLength - nperseg), step), nperseg) : 0;
   extendedLength += padding;
   const frames = Math.floor((extendedLength - noverlap) / step);
-  if (frames < 1) throw new RangeError(`no complete segment: ${extendedLength} samples after extension and padding, nperseg = ${nperseg}`);
+  if (frames < 1)
+    throw new RangeError(
+      `no complete segment: ${extendedLength} samples after extension and padding, nperseg = ${nperseg}`,
+    );
   const window = getWindow(windowSpec, nperseg);
   let windowSum = 0;
   let windowSquareSum = 0;
@@ -198,7 +214,13 @@ export function spectralGeometry(length: number, options: SpectralOptions, defau
 /** stft's defaults: hann, no detrend, zeros boundary, padded. */
 export const STFT_DEFAULTS = { window: 'hann', detrend: false, boundary: 'zeros', padded: true } as const;
 /** spectrogram's defaults: tukey(0.25), constant detrend, nperseg/8 overlap, no boundary, not padded. */
-export const SPECTROGRAM_DEFAULTS = { window: ['tukey', 0.25] as const, detrend: 'constant', boundary: null, padded: false, noverlapDivisor: 8 } as const;
+export const SPECTROGRAM_DEFAULTS = {
+  window: ['tukey', 0.25] as const,
+  detrend: 'constant',
+  boundary: null,
+  padded: false,
+  noverlapDivisor: 8,
+} as const;
 /** welch's defaults: hann, constant detrend, half overlap, no boundary, not padded. */
 export const WELCH_DEFAULTS = { window: 'hann', detrend: 'constant', boundary: null, padded: false } as const;
 
@@ -260,7 +282,8 @@ function windowArray(window: WindowSpec | Float64Array, nperseg: number): Float6
 }
 
 function checkOverlap(nperseg: number, noverlap: number): void {
-  if (!Number.isSafeInteger(noverlap) || noverlap < 0) throw new RangeError(`noverlap must be a non-negative integer, got ${noverlap}`);
+  if (!Number.isSafeInteger(noverlap) || noverlap < 0)
+    throw new RangeError(`noverlap must be a non-negative integer, got ${noverlap}`);
   if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
 }
 
@@ -333,36 +356,59 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
   positiveInteger(frames, 'frames');
   const fs = checkFs(options.fs ?? 1);
   const onesided = options.inputOnesided ?? true;
-  if (typeof onesided !== 'boolean') throw new TypeError(`inputOnesided must be a boolean, got ${JSON.stringify(onesided)}`);
+  if (typeof onesided !== 'boolean')
+    throw new TypeError(`inputOnesided must be a boolean, got ${JSON.stringify(onesided)}`);
   const nDefault = onesided ? 2 * (freqs - 1) : freqs;
   const nperseg = options.nperseg === undefined ? nDefault : positiveInteger(options.nperseg, 'nperseg');
-  if (nperseg < 1) throw new RangeError(`nperseg must be a positive integer (from ${freqs} frequency bins), got ${nperseg}`);
+  if (nperseg < 1)
+    throw new RangeError(`nperseg must be a positive integer (from ${freqs} frequency bins), got ${nperseg}`);
   let nfft: number;
   if (options.nfft === undefined) nfft = onesided && nperseg === nDefault + 1 ? nperseg : nDefault;
   else {
     nfft = positiveInteger(options.nfft, 'nfft');
     if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} must be greater than or equal to nperseg = ${nperseg}`);
   }
-  if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} (from ${freqs} frequency bins) is less than nperseg = ${nperseg}; give nfft`);
+  if (nfft < nperseg)
+    throw new RangeError(`nfft = ${nfft} (from ${freqs} frequency bins) is less than nperseg = ${nperseg}; give nfft`);
   const noverlap = options.noverlap ?? Math.floor(nperseg / 2);
   checkOverlap(nperseg, noverlap);
   const step = nperseg - noverlap;
   const window = getWindow(options.window ?? 'hann', nperseg);
   if (!checkNOLA(window, nperseg, noverlap)) {
-    throw new NolaError(`window ${JSON.stringify(options.window ?? 'hann')} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`);
+    throw new NolaError(
+      `window ${JSON.stringify(options.window ?? 'hann')} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`,
+    );
   }
   const boundary = options.boundary ?? true;
-  if (typeof boundary !== 'boolean') throw new TypeError(`boundary must be a boolean (istft), got ${JSON.stringify(boundary)}`);
+  if (typeof boundary !== 'boolean')
+    throw new TypeError(`boundary must be a boolean (istft), got ${JSON.stringify(boundary)}`);
   const trim = boundary ? Math.floor(nperseg / 2) : 0;
   const full = nperseg + (frames - 1) * step;
   const outputLength = full - 2 * trim;
-  if (outputLength < 1) throw new RangeError(`istft of ${frames} frames of ${nperseg} samples leaves no output after removing the boundary`);
+  if (outputLength < 1)
+    throw new RangeError(
+      `istft of ${frames} frames of ${nperseg} samples leaves no output after removing the boundary`,
+    );
   const scaling = options.scaling ?? 'spectrum';
   let gain: number;
   if (scaling === 'spectrum') gain = window.reduce((a, b) => a + b, 0);
   else if (scaling === 'psd') gain = Math.sqrt(fs * window.reduce((a, b) => a + b * b, 0));
   else throw new TypeError(`scaling must be 'spectrum' or 'psd', got ${JSON.stringify(scaling)}`);
-  return { fs, freqs, frames, nperseg, noverlap, step, nfft, onesided, boundary, trim, outputLength, window, frameGain: gain / nfft };
+  return {
+    fs,
+    freqs,
+    frames,
+    nperseg,
+    noverlap,
+    step,
+    nfft,
+    onesided,
+    boundary,
+    trim,
+    outputLength,
+    window,
+    frameGain: gain / nfft,
+  };
 }
 
 /**
@@ -371,7 +417,8 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
  * Empty bands give k0 > k1. Throws RangeError for bands outside [0, fs/2] or lo > hi.
  */
 export function bandBins(band: readonly [number, number], fs: number, n: number, what = 'band'): [number, number] {
-  if (!Array.isArray(band) || band.length !== 2) throw new TypeError(`${what} must be [lo, hi], got ${JSON.stringify(band)}`);
+  if (!Array.isArray(band) || band.length !== 2)
+    throw new TypeError(`${what} must be [lo, hi], got ${JSON.stringify(band)}`);
   const [lo, hi] = band;
   if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isFinite(lo) || !Number.isFinite(hi))
     throw new RangeError(`${what} edges must be finite numbers, got [${String(lo)}, ${String(hi)}]`);
@@ -379,7 +426,8 @@ export function bandBins(band: readonly [number, number], fs: number, n: number,
   positiveInteger(n, `${what}: transform length`);
   const nyquist = fs / 2;
   const slack = 1e-9 * nyquist;
-  if (lo < -slack || hi > nyquist + slack || lo > hi) throw new RangeError(`${what} [${lo}, ${hi}] must satisfy 0 <= lo <= hi <= fs/2 = ${nyquist}`);
+  if (lo < -slack || hi > nyquist + slack || lo > hi)
+    throw new RangeError(`${what} [${lo}, ${hi}] must satisfy 0 <= lo <= hi <= fs/2 = ${nyquist}`);
   const half = Math.floor(n / 2);
   const k0 = Math.max(0, Math.ceil((lo * n) / fs - 1e-9));
   const k1 = Math.min(half, Math.floor((hi * n) / fs + 1e-9));

@@ -35,7 +35,9 @@ export interface SosfiltfiltOptions extends FilterCallOptions, PadOptions {}
 function deviceSos(sos: SosInput, what: string): { flat: Float64Array; sections: number } {
   const checked = checkSos(sos, what);
   if (checked.sections > MAX_SOS_SECTIONS)
-    throw new FilterCoefficientError(`${what}: ${checked.sections} sections is more than the ${MAX_SOS_SECTIONS} the GPU filter keeps state for`);
+    throw new FilterCoefficientError(
+      `${what}: ${checked.sections} sections is more than the ${MAX_SOS_SECTIONS} the GPU filter keeps state for`,
+    );
   return checked;
 }
 
@@ -57,22 +59,69 @@ export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions = 
   }
   const stream = options.stream;
   const y = filterOutput(x, options, 'sosfilt');
-  const zf = zi === undefined ? undefined : (options.zf ?? (DeviceBuffer.alloc(p, stateLength, outputPlacement(x.context, stream, 'sosfilt zf')) as RealBuffer));
+  const zf =
+    zi === undefined
+      ? undefined
+      : (options.zf ??
+        (DeviceBuffer.alloc(p, stateLength, outputPlacement(x.context, stream, 'sosfilt zf')) as RealBuffer));
   const ctx = x.context;
   const table = coefficientTable(ctx, 'sos', flat, stream);
   // Without zi the state pointers are never read or written; x stands in for them.
   const [ziArg, zfArg, hasZi, hasZf] = [zi ?? x, zf ?? x, zi ? 1 : 0, zf ? 1 : 0];
   if (!usesScan(length, sections)) {
-    ws.filterKernel(ctx, `sosfilt_${p}`)(elementwise(batch, stream), x, y, table, ziArg, zfArg, batch, length, sections, hasZi, hasZf);
+    ws.filterKernel(ctx, `sosfilt_${p}`)(
+      elementwise(batch, stream),
+      x,
+      y,
+      table,
+      ziArg,
+      zfArg,
+      batch,
+      length,
+      sections,
+      hasZi,
+      hasZf,
+    );
     return zf === undefined ? y : { y, zf };
   }
   // Long series: every chunk from a zero state, the chunk starts scanned along the series, every chunk again (sos-scan.ts).
   const chunks = batch * Math.ceil(length / SCAN_CHUNK);
   const work = ws.scratch(ctx, stream, 'sosfilt-scan', 'f64', chunks * 2 * sections);
   const transitions = coefficientTable(ctx, 'sos-scan', cachedScanTransitions(flat, sections, length), stream);
-  ws.filterKernel(ctx, `sos_chunk_final_${p}`)(elementwise(chunks, stream), x, table, work, batch, length, sections, SCAN_CHUNK);
-  ws.filterKernel(ctx, `sos_chunk_scan_${p}`)(elementwise(batch, stream), work, transitions, ziArg, zfArg, batch, length, sections, SCAN_CHUNK, hasZi, hasZf);
-  ws.filterKernel(ctx, `sos_chunk_apply_${p}`)(elementwise(chunks, stream), x, y, table, work, batch, length, sections, SCAN_CHUNK);
+  ws.filterKernel(ctx, `sos_chunk_final_${p}`)(
+    elementwise(chunks, stream),
+    x,
+    table,
+    work,
+    batch,
+    length,
+    sections,
+    SCAN_CHUNK,
+  );
+  ws.filterKernel(ctx, `sos_chunk_scan_${p}`)(
+    elementwise(batch, stream),
+    work,
+    transitions,
+    ziArg,
+    zfArg,
+    batch,
+    length,
+    sections,
+    SCAN_CHUNK,
+    hasZi,
+    hasZf,
+  );
+  ws.filterKernel(ctx, `sos_chunk_apply_${p}`)(
+    elementwise(chunks, stream),
+    x,
+    y,
+    table,
+    work,
+    batch,
+    length,
+    sections,
+    SCAN_CHUNK,
+  );
   return zf === undefined ? y : { y, zf };
 }
 
@@ -93,6 +142,18 @@ export function sosfiltfilt(sos: SosInput, x: RealBuffer, options: SosfiltfiltOp
   const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * (length + 2 * edge));
   const table = coefficientTable(ctx, 'sos', flat, stream);
   const ziTable = coefficientTable(ctx, 'sos-zi', zi, stream);
-  ws.filterKernel(ctx, `sosfiltfilt_${p}`)(elementwise(batch, stream), x, y, work, table, ziTable, batch, length, sections, edge, code);
+  ws.filterKernel(ctx, `sosfiltfilt_${p}`)(
+    elementwise(batch, stream),
+    x,
+    y,
+    work,
+    table,
+    ziTable,
+    batch,
+    length,
+    sections,
+    edge,
+    code,
+  );
   return y;
 }

@@ -126,8 +126,23 @@ export {
   type InverseOptions,
   type InverseGeometry,
 } from './geometry.js';
-export { finishDominantCycles, bandRanges, bandPowersReference, type DominantCycle, type FinishDominantOptions } from './cycles.js';
-export { morletGeometry, morletWavelet, morletShape, cwtReference, fastLength, bandMembers, type MorletOptions, type MorletGeometry } from './morlet.js';
+export {
+  finishDominantCycles,
+  bandRanges,
+  bandPowersReference,
+  type DominantCycle,
+  type FinishDominantOptions,
+} from './cycles.js';
+export {
+  morletGeometry,
+  morletWavelet,
+  morletShape,
+  cwtReference,
+  fastLength,
+  bandMembers,
+  type MorletOptions,
+  type MorletGeometry,
+} from './morlet.js';
 export {
   detrendWindow,
   rfft,
@@ -167,7 +182,13 @@ export {
   type InputSeries,
   type NarrowOptions,
 } from './samples.js';
-export { SignalWorkspace, signalWorkspace, clearSignalCaches, type Precision, type SignalWorkspaceOptions } from './workspace.js';
+export {
+  SignalWorkspace,
+  signalWorkspace,
+  clearSignalCaches,
+  type Precision,
+  type SignalWorkspaceOptions,
+} from './workspace.js';
 export { DEFAULT_MAX_TABLE_BYTES, TableCache } from './table-cache.js';
 export {
   stft,
@@ -187,7 +208,15 @@ export {
   type IstftOptions,
   type IstftResult,
 } from './stft.js';
-export { detrend, bandPower, dominantCycle, type DetrendOptions, type BandPowerOptions, type DominantCycleOptions, type SpectrumPrepOptions } from './analysis.js';
+export {
+  detrend,
+  bandPower,
+  dominantCycle,
+  type DetrendOptions,
+  type BandPowerOptions,
+  type DominantCycleOptions,
+  type SpectrumPrepOptions,
+} from './analysis.js';
 export {
   butter,
   cheby1,
@@ -217,9 +246,29 @@ export { correlate } from './correlate.js';
 export { oaconvolve, overlapAddBlocks, lambertWm1, type OaconvolveOptions } from './oaconvolve.js';
 export { firwin2, MAX_FIRWIN2_TERMS, type Firwin2Options } from './firwin2.js';
 export { upfirdn, upfirdnLength, type UpfirdnOptions, type UpfirdnWindow } from './upfirdn.js';
-export { resamplePoly, resamplePolyPlan, resamplePolyLength, RESAMPLE_POLY_WINDOW, type ResamplePolyOptions } from './resample-poly.js';
+export {
+  resamplePoly,
+  resamplePolyPlan,
+  resamplePolyLength,
+  RESAMPLE_POLY_WINDOW,
+  type ResamplePolyOptions,
+} from './resample-poly.js';
 export { decimate, decimateLength, type DecimateOptions } from './decimate.js';
 export { resample, nyquistFactor, type ResampleOptions } from './resample.js';
 export { periodogram, type PeriodogramOptions } from './periodogram.js';
-export { csd, coherence, type CsdOptions, type CsdResult, type CoherenceOptions, type CoherenceResult } from './cross-spectra.js';
-export { convolutionWindow, convolutionMethod, convolutionOps, fftConvolutionFaster, type ConvolveMode, type ConvolveMethod } from './convolve-geometry.js';
+export {
+  csd,
+  coherence,
+  type CsdOptions,
+  type CsdResult,
+  type CoherenceOptions,
+  type CoherenceResult,
+} from './cross-spectra.js';
+export {
+  convolutionWindow,
+  convolutionMethod,
+  convolutionOps,
+  fftConvolutionFaster,
+  type ConvolveMode,
+  type ConvolveMethod,
+} from './convolve-geometry.js';

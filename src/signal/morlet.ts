@@ -81,7 +81,8 @@ export function morletGeometry(length: number, options: MorletOptions): MorletGe
   positiveInteger(length, 'signal length');
   const fs = options.fs ?? 1;
   checkFs(fs);
-  if ((options.freqs === undefined) === (options.scales === undefined)) throw new TypeError('cwt needs exactly one of freqs or scales');
+  if ((options.freqs === undefined) === (options.scales === undefined))
+    throw new TypeError('cwt needs exactly one of freqs or scales');
   let freqs: Float64Array;
   let nCycles: number;
   if (options.freqs !== undefined) {
@@ -99,10 +100,12 @@ export function morletGeometry(length: number, options: MorletOptions): MorletGe
     freqs = scales.map((s) => (w0 * fs) / (2 * Math.PI * s));
     nCycles = w0;
   }
-  if (!(Number.isFinite(nCycles) && nCycles > 0)) throw new RangeError(`nCycles must be a positive number, got ${nCycles}`);
+  if (!(Number.isFinite(nCycles) && nCycles > 0))
+    throw new RangeError(`nCycles must be a positive number, got ${nCycles}`);
   if (freqs.length === 0) throw new RangeError('cwt needs at least one frequency (or scale)');
   freqs.forEach((f, i) => {
-    if (!(Number.isFinite(f) && f > 0 && f <= fs / 2)) throw new RangeError(`freqs[${i}] = ${f} must lie in (0, fs/2 = ${fs / 2}]`);
+    if (!(Number.isFinite(f) && f > 0 && f <= fs / 2))
+      throw new RangeError(`freqs[${i}] = ${f} must lie in (0, fs/2 = ${fs / 2}]`);
   });
   const params = new Float64Array(4 * freqs.length);
   let maxHalf = 0;
@@ -158,12 +161,21 @@ export function cwtReference(x: ArrayLike<number>, geometry: MorletGeometry): Fl
 }
 
 /** CSR membership of frequencies in bands [lo, hi] (inclusive): offsets (bands + 1) and frequency indices. */
-export function bandMembers(freqs: Float64Array, bands: readonly (readonly [number, number])[]): { offsets: Int32Array; members: Int32Array } {
+export function bandMembers(
+  freqs: Float64Array,
+  bands: readonly (readonly [number, number])[],
+): { offsets: Int32Array; members: Int32Array } {
   if (!Array.isArray(bands) || bands.length === 0) throw new RangeError('bands must be a non-empty array of [lo, hi]');
   const offsets = new Int32Array(bands.length + 1);
   const members: number[] = [];
   bands.forEach((band, q) => {
-    if (!Array.isArray(band) || band.length !== 2 || !(band[0] <= band[1]) || !Number.isFinite(band[0]) || !Number.isFinite(band[1])) {
+    if (
+      !Array.isArray(band) ||
+      band.length !== 2 ||
+      !(band[0] <= band[1]) ||
+      !Number.isFinite(band[0]) ||
+      !Number.isFinite(band[1])
+    ) {
       throw new RangeError(`bands[${q}] must be [lo, hi] with lo <= hi, got ${JSON.stringify(band)}`);
     }
     freqs.forEach((f, j) => {

@@ -72,7 +72,8 @@ export function oaconvolve(x: RealBuffer, taps: ArrayLike<number>, options: Oaco
   const bins = Math.floor(nfft / 2) + 1;
   const stream = options.stream;
   const ctx = x.context;
-  if (batch * blocks * nfft > 2 ** 31 - 1) throw new RangeError(`oaconvolve: ${batch} series × ${blocks} blocks × ${nfft} points exceeds 2^31 − 1 per call`);
+  if (batch * blocks * nfft > 2 ** 31 - 1)
+    throw new RangeError(`oaconvolve: ${batch} series × ${blocks} blocks × ${nfft} points exceeds 2^31 − 1 per call`);
   const y = resampledOutput(x, batch * window.outLength, options.output, stream, 'oaconvolve');
   const complex = COMPLEX_OF[p];
   const rows = ws.scratch(ctx, stream, 'oaconvolve-rows', p, batch * blocks * nfft);
@@ -80,12 +81,38 @@ export function oaconvolve(x: RealBuffer, taps: ArrayLike<number>, options: Oaco
   const kernelRow = ws.scratch(ctx, stream, 'oaconvolve-kernel-row', p, nfft);
   const kernelSpectrum = ws.scratch(ctx, stream, 'oaconvolve-kernel-spectrum', complex, bins);
   const table = coefficientTable(ctx, 'taps', h, stream);
-  ws.filterKernel(ctx, `oa_blocks_${p}`)(elementwise(batch * blocks * nfft, stream), x, rows, batch, length, blocks, step, nfft);
+  ws.filterKernel(ctx, `oa_blocks_${p}`)(
+    elementwise(batch * blocks * nfft, stream),
+    x,
+    rows,
+    batch,
+    length,
+    blocks,
+    step,
+    nfft,
+  );
   ws.filterKernel(ctx, `pad_taps_${p}`)(elementwise(nfft, stream), table, kernelRow, h.length, nfft);
   ws.realForward(ctx, p, nfft, batch * blocks, rows, spectra, stream);
   ws.realForward(ctx, p, nfft, 1, kernelRow, kernelSpectrum, stream);
-  ws.filterKernel(ctx, `spectrum_product_${p}`)(elementwise(batch * blocks * bins, stream), spectra, kernelSpectrum, batch * blocks, bins, 1 / nfft);
+  ws.filterKernel(ctx, `spectrum_product_${p}`)(
+    elementwise(batch * blocks * bins, stream),
+    spectra,
+    kernelSpectrum,
+    batch * blocks,
+    bins,
+    1 / nfft,
+  );
   ws.realInverse(ctx, p, nfft, batch * blocks, spectra, rows, stream);
-  ws.filterKernel(ctx, `oa_sum_${p}`)(elementwise(batch * window.outLength, stream), rows, y, batch, blocks, step, nfft, window.outLength, window.start);
+  ws.filterKernel(ctx, `oa_sum_${p}`)(
+    elementwise(batch * window.outLength, stream),
+    rows,
+    y,
+    batch,
+    blocks,
+    step,
+    nfft,
+    window.outLength,
+    window.start,
+  );
   return y;
 }

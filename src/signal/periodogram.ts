@@ -21,12 +21,33 @@ export function periodogram(x: SignalInput, options: PeriodogramOptions = {}): W
   const input = inputSeries(x, options, 'periodogram');
   const { length, batch } = input;
   const nfft = options.nfft === undefined ? undefined : positiveInteger(options.nfft, 'periodogram: nfft');
-  const common = { ...options, window: options.window ?? 'boxcar', detrend: options.detrend ?? 'constant', noverlap: 0 } as const;
+  const common = {
+    ...options,
+    window: options.window ?? 'boxcar',
+    detrend: options.detrend ?? 'constant',
+    noverlap: 0,
+  } as const;
   if (nfft === undefined || nfft >= length) return welch(x, { ...common, nperseg: length, nfft });
   // nfft < length: scipy keeps the first nfft samples of each series, then one segment of nfft.
-  if (input.sample) throw new TypeError(`periodogram: an nfft (${nfft}) shorter than the series (${length}) truncates them, which needs f32/f64 input, not ${input.sample}`);
+  if (input.sample)
+    throw new TypeError(
+      `periodogram: an nfft (${nfft}) shorter than the series (${length}) truncates them, which needs f32/f64 input, not ${input.sample}`,
+    );
   const real = x as RealBuffer;
-  const truncated = ws.scratch(real.context, options.stream, 'periodogram-truncated', input.p, batch * nfft) as RealBuffer;
-  ws.filterKernel(real.context, `fit_rows_${input.p}`)(elementwise(batch * nfft, options.stream), real, truncated, batch, length, nfft);
+  const truncated = ws.scratch(
+    real.context,
+    options.stream,
+    'periodogram-truncated',
+    input.p,
+    batch * nfft,
+  ) as RealBuffer;
+  ws.filterKernel(real.context, `fit_rows_${input.p}`)(
+    elementwise(batch * nfft, options.stream),
+    real,
+    truncated,
+    batch,
+    length,
+    nfft,
+  );
   return welch(truncated, { ...common, nperseg: nfft, nfft: undefined });
 }

@@ -11,7 +11,16 @@ import { positiveInteger } from '../runtime/value-checks.js';
 import { bandBins, checkDetrend, checkFs, detrendCode, type DetrendType } from './geometry.js';
 import type { WindowSpec } from './window.js';
 import { isSampleDType, sampleScale, type SampleDType, type SignalInput } from './samples.js';
-import { COMPLEX_OF, elementwise, expectBuffer, onStream, perRow, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import {
+  COMPLEX_OF,
+  elementwise,
+  expectBuffer,
+  onStream,
+  perRow,
+  precisionOf,
+  signalWorkspace as ws,
+  type Precision,
+} from './workspace.js';
 
 export type { RealBuffer, ComplexBuffer };
 
@@ -34,19 +43,22 @@ function shape(o: SeriesOptions): { batch: number; length: number } {
   if (typeof o !== 'object' || o === null) throw new TypeError('options { batch, length } are required');
   const batch = positiveInteger(o.batch, 'batch');
   const length = positiveInteger(o.length, 'length');
-  if (batch * length > 2 ** 31 - 1) throw new RangeError(`batch x length = ${batch * length} exceeds 2^31 - 1 samples per call`);
+  if (batch * length > 2 ** 31 - 1)
+    throw new RangeError(`batch x length = ${batch * length} exceeds 2^31 - 1 samples per call`);
   return { batch, length };
 }
 
 function realPrecision(buffer: RealBuffer, what: string): Precision {
   const p = precisionOf(buffer, what);
-  if (buffer.dtype !== p) throw new TypeError(`${what} "${buffer.label}" must be a real buffer (f32 or f64), not ${buffer.dtype}`);
+  if (buffer.dtype !== p)
+    throw new TypeError(`${what} "${buffer.label}" must be a real buffer (f32 or f64), not ${buffer.dtype}`);
   return p;
 }
 
 function complexPrecision(buffer: ComplexBuffer, what: string): Precision {
   const p = precisionOf(buffer, what);
-  if (buffer.dtype !== COMPLEX_OF[p]) throw new TypeError(`${what} "${buffer.label}" must be a complex buffer (c64 or c128), not ${buffer.dtype}`);
+  if (buffer.dtype !== COMPLEX_OF[p])
+    throw new TypeError(`${what} "${buffer.label}" must be a complex buffer (c64 or c128), not ${buffer.dtype}`);
   return p;
 }
 
@@ -92,7 +104,8 @@ export function detrendWindow(input: SignalInput, output: RealBuffer, options: D
   const detrend = checkDetrend(options.detrend, 'detrendWindow detrend');
   const stream = options.stream;
   const ctx = input.context;
-  const window = options.window === null || options.window === undefined ? null : ws.window(ctx, options.window, length, p, stream);
+  const window =
+    options.window === null || options.window === undefined ? null : ws.window(ctx, options.window, length, p, stream);
   const code = detrendCode(detrend);
   let stats: DeviceBuffer<'f64'> | null = null;
   if (code !== 0) {
@@ -101,13 +114,26 @@ export function detrendWindow(input: SignalInput, output: RealBuffer, options: D
     // Chunks of 4096 samples: enough blocks to fill the GPU when a few long series are detrended.
     const chunk = 4096;
     const blocks = batch * Math.ceil(length / chunk);
-    if (sample) ws.kernelNamed(ctx, `series_stats_${sample}`)(perRow(blocks, stream), input, stats, length, batch, chunk, scale);
+    if (sample)
+      ws.kernelNamed(ctx, `series_stats_${sample}`)(perRow(blocks, stream), input, stats, length, batch, chunk, scale);
     else ws.kernel(ctx, 'series_stats', p)(perRow(blocks, stream), real, stats, length, batch, chunk);
   }
   // Unused pointers still need a live buffer of the right context: pass the output for 16-bit input, else the input.
   const config = perRow(batch * Math.ceil(length / DETREND_TILE), stream);
   if (sample)
-    ws.kernelNamed(ctx, `detrend_window_${sample}_${p}`)(config, input, output, stats ?? output, window ?? output, length, batch, code, window ? 1 : 0, DETREND_TILE, scale);
+    ws.kernelNamed(ctx, `detrend_window_${sample}_${p}`)(
+      config,
+      input,
+      output,
+      stats ?? output,
+      window ?? output,
+      length,
+      batch,
+      code,
+      window ? 1 : 0,
+      DETREND_TILE,
+      scale,
+    );
   else
     ws.kernel(ctx, 'detrend_window', p)(
       config,
@@ -149,7 +175,8 @@ export function irfft(spectrum: ComplexBuffer, output: RealBuffer, options: Irff
   expectBuffer(output, p, batch * length, 'irfft output');
   const stream = options.stream;
   ws.realInverse(spectrum.context, p, length, batch, spectrum, output, stream);
-  if (options.normalize ?? true) ws.kernel(spectrum.context, 'scale', p)(elementwise(batch * length, stream), output, batch, length, 1 / length);
+  if (options.normalize ?? true)
+    ws.kernel(spectrum.context, 'scale', p)(elementwise(batch * length, stream), output, batch, length, 1 / length);
 }
 
 export interface BandMaskOptions extends SeriesOptions {
@@ -174,7 +201,16 @@ export function bandMask(spectrum: ComplexBuffer, options: BandMaskOptions): Com
   const [k0, k1] = bandBins(options.band, checkFs(options.fs ?? 1), length, 'band');
   const scale = options.scale ?? 1;
   if (!Number.isFinite(scale)) throw new RangeError(`bandMask scale must be finite, got ${scale}`);
-  ws.kernel(spectrum.context, 'band_mask', p)(elementwise(batch * bins, options.stream), spectrum, output, batch, bins, k0, k1, scale);
+  ws.kernel(spectrum.context, 'band_mask', p)(
+    elementwise(batch * bins, options.stream),
+    spectrum,
+    output,
+    batch,
+    bins,
+    k0,
+    k1,
+    scale,
+  );
   return output;
 }
 
@@ -200,8 +236,23 @@ export function bandMaskMany(spectrum: ComplexBuffer, output: ComplexBuffer, opt
   expectBuffer(output, COMPLEX_OF[p], batch * Math.max(1, nb) * bins, 'bandMaskMany output');
   const scale = options.scale ?? 1;
   if (!Number.isFinite(scale)) throw new RangeError(`bandMaskMany scale must be finite, got ${scale}`);
-  const ranges = ws.table(spectrum.context, `bands:${fs}:${length}:${JSON.stringify(options.bands)}`, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
-  ws.kernel(spectrum.context, 'band_mask_many', p)(elementwise(batch * nb * bins, options.stream), spectrum, output, ranges, batch, bins, nb, scale);
+  const ranges = ws.table(
+    spectrum.context,
+    `bands:${fs}:${length}:${JSON.stringify(options.bands)}`,
+    'i32',
+    options.stream,
+    () => bandRanges(options.bands, fs, length),
+  );
+  ws.kernel(spectrum.context, 'band_mask_many', p)(
+    elementwise(batch * nb * bins, options.stream),
+    spectrum,
+    output,
+    ranges,
+    batch,
+    bins,
+    nb,
+    scale,
+  );
 }
 
 export interface MagnitudeOptions extends SeriesOptions {
@@ -217,10 +268,19 @@ export function spectrumMagnitude(spectrum: ComplexBuffer, output: RealBuffer, o
   const p = complexPrecision(spectrum, 'spectrumMagnitude spectrum');
   const rowBins = halfBins(length);
   const bins = positiveInteger(options.bins, 'bins');
-  if (bins > rowBins) throw new RangeError(`bins = ${bins} exceeds the ${rowBins} bins of an ${length}-point real spectrum`);
+  if (bins > rowBins)
+    throw new RangeError(`bins = ${bins} exceeds the ${rowBins} bins of an ${length}-point real spectrum`);
   expectBuffer(spectrum, COMPLEX_OF[p], batch * rowBins, 'spectrumMagnitude spectrum');
   expectBuffer(output, p, batch * bins, 'spectrumMagnitude output');
-  ws.kernel(spectrum.context, 'magnitude', p)(elementwise(batch * bins, options.stream), spectrum, output, batch, rowBins, bins, options.scale ?? 1);
+  ws.kernel(spectrum.context, 'magnitude', p)(
+    elementwise(batch * bins, options.stream),
+    spectrum,
+    output,
+    batch,
+    rowBins,
+    bins,
+    options.scale ?? 1,
+  );
 }
 
 export interface BandPowersOptions extends SeriesOptions {
@@ -245,7 +305,16 @@ export function bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>,
   expectBuffer(output, 'f64', batch * Math.max(1, nb), 'bandPowers output');
   const key = `bands:${fs}:${length}:${JSON.stringify(options.bands)}`;
   const ranges = ws.table(spectrum.context, key, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
-  ws.kernel(spectrum.context, 'band_powers', p)(perRow(batch * nb, options.stream), spectrum, output, ranges, batch, bins, length, nb);
+  ws.kernel(spectrum.context, 'band_powers', p)(
+    perRow(batch * nb, options.stream),
+    spectrum,
+    output,
+    ranges,
+    batch,
+    bins,
+    length,
+    nb,
+  );
 }
 
 export interface DominantOptions extends SeriesOptions {
@@ -265,7 +334,11 @@ export function dominantBins(length: number, fs: number, range?: readonly [numbe
  * -1 when the range holds none). Ties go to the lowest bin. Finish on the host with
  * finishDominantCycles.
  */
-export function dominantCycleDevice(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>, options: DominantOptions): void {
+export function dominantCycleDevice(
+  spectrum: ComplexBuffer,
+  output: DeviceBuffer<'f64'>,
+  options: DominantOptions,
+): void {
   const { batch, length } = shape(options);
   const p = complexPrecision(spectrum, 'dominantCycleDevice spectrum');
   const bins = halfBins(length);
@@ -276,6 +349,27 @@ export function dominantCycleDevice(spectrum: ComplexBuffer, output: DeviceBuffe
   const chunks = k1 >= k0 ? Math.ceil((k1 - k0 + 1) / DOMINANT_CHUNK) : 0;
   const stream = options.stream;
   const partial = ws.scratch(spectrum.context, stream, 'dominant-partials', 'f64', 2 * batch * Math.max(1, chunks));
-  if (chunks > 0) ws.kernel(spectrum.context, 'dominant_chunks', p)(perRow(batch * chunks, stream), spectrum, partial, batch, bins, k0, k1, DOMINANT_CHUNK, chunks);
-  ws.kernel(spectrum.context, 'dominant', p)(perRow(batch, stream), spectrum, partial, output, batch, bins, k0, k1, chunks);
+  if (chunks > 0)
+    ws.kernel(spectrum.context, 'dominant_chunks', p)(
+      perRow(batch * chunks, stream),
+      spectrum,
+      partial,
+      batch,
+      bins,
+      k0,
+      k1,
+      DOMINANT_CHUNK,
+      chunks,
+    );
+  ws.kernel(spectrum.context, 'dominant', p)(
+    perRow(batch, stream),
+    spectrum,
+    partial,
+    output,
+    batch,
+    bins,
+    k0,
+    k1,
+    chunks,
+  );
 }

@@ -51,7 +51,12 @@ function isWindowSpec(window: WindowSpec | ArrayLike<number>): window is WindowS
  * samples sit at the filter's centre), and the output window of upfirdn's result kept. When
  * up = down after reduction the plan copies (the one tap [1]), as scipy returns a copy.
  */
-export function resamplePolyPlan(length: number, up: number, down: number, window: WindowSpec | ArrayLike<number> = RESAMPLE_POLY_WINDOW): UpfirdnWindow {
+export function resamplePolyPlan(
+  length: number,
+  up: number,
+  down: number,
+  window: WindowSpec | ArrayLike<number> = RESAMPLE_POLY_WINDOW,
+): UpfirdnWindow {
   const g = gcd(up, down);
   [up, down] = [up / g, down / g];
   if (up === 1 && down === 1) return { taps: Float64Array.of(1), up, down, start: 0, outLength: length };
@@ -83,8 +88,11 @@ export function resamplePolyPlan(length: number, up: number, down: number, windo
 export function resamplePoly(x: RealBuffer, up: number, down: number, options: ResamplePolyOptions = {}): RealBuffer {
   const factors = rateFactors(up, down, 'resamplePoly');
   if (options.padtype !== undefined && options.padtype !== 'constant')
-    throw new TypeError(`resamplePoly: padtype ${shownValue(options.padtype)} is not supported; only 'constant' (zeros) is`);
-  if (options.cval !== undefined && options.cval !== 0) throw new TypeError(`resamplePoly: cval must be 0 (the only constant supported), got ${shownValue(options.cval)}`);
+    throw new TypeError(
+      `resamplePoly: padtype ${shownValue(options.padtype)} is not supported; only 'constant' (zeros) is`,
+    );
+  if (options.cval !== undefined && options.cval !== 0)
+    throw new TypeError(`resamplePoly: cval must be 0 (the only constant supported), got ${shownValue(options.cval)}`);
   const window = options.window ?? RESAMPLE_POLY_WINDOW;
   if (window === null || (typeof window !== 'string' && typeof window !== 'object'))
     throw new TypeError(`resamplePoly: window must be a window spec or an array of taps, got ${shownValue(window)}`);

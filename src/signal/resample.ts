@@ -37,7 +37,9 @@ export function resample(x: RealBuffer, num: number, options: ResampleOptions = 
   positiveInteger(num, 'resample: num');
   for (const [name, value] of Object.entries(options as Record<string, unknown>))
     if ((name === 'window' || name === 't' || name === 'domain') && value !== undefined)
-      throw new TypeError(`resample: scipy's ${name} argument is not supported (got ${shownValue(value)}); leave it out`);
+      throw new TypeError(
+        `resample: scipy's ${name} argument is not supported (got ${shownValue(value)}); leave it out`,
+      );
   const { p, batch, length } = filterSeries(x, options.batch, 'resample');
   const stream = options.stream;
   const y = resampledOutput(x, batch * num, options.output, stream, 'resample');

@@ -47,7 +47,8 @@ export function isSampleDType(dtype: unknown): dtype is SampleDType {
 /** The scale 16-bit samples of `dtype` are read with: `scale` checked (finite, non-zero), or the default (1/32768 for i16, else 1). */
 export function sampleScale(dtype: SampleDType, scale: unknown, what = 'scale'): number {
   if (scale === undefined) return dtype === 'i16' ? DEFAULT_I16_SCALE : 1;
-  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale === 0) throw new RangeError(`${what} must be a finite non-zero number, got ${String(scale)}`);
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || scale === 0)
+    throw new RangeError(`${what} must be a finite non-zero number, got ${String(scale)}`);
   return scale;
 }
 
@@ -65,21 +66,38 @@ export interface InputSeries {
  * not ask otherwise), 16-bit ones in `options.precision` (default f32) with their scale.
  * TypeError/RangeError naming `what` otherwise.
  */
-export function inputSeries(x: SignalInput, options: SampleOptions & { batch?: number | undefined }, what: string): InputSeries {
+export function inputSeries(
+  x: SignalInput,
+  options: SampleOptions & { batch?: number | undefined },
+  what: string,
+): InputSeries {
   if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
   const b = positiveInteger(options.batch ?? 1, 'batch');
   if (x.length % b !== 0) throw new RangeError(`${what} input of ${x.length} samples does not split into ${b} series`);
   const dtype = x.dtype as DType;
   if (isSampleDType(dtype)) {
     const p = options.precision ?? 'f32';
-    if (p !== 'f32' && p !== 'f64') throw new TypeError(`${what} precision must be 'f32' or 'f64', got ${JSON.stringify(p)}`);
-    return { p, sample: dtype, scale: sampleScale(dtype, options.scale, `${what} scale`), batch: b, length: x.length / b };
+    if (p !== 'f32' && p !== 'f64')
+      throw new TypeError(`${what} precision must be 'f32' or 'f64', got ${JSON.stringify(p)}`);
+    return {
+      p,
+      sample: dtype,
+      scale: sampleScale(dtype, options.scale, `${what} scale`),
+      batch: b,
+      length: x.length / b,
+    };
   }
   const p = precisionOf(x as DeviceBuffer<DType>, `${what} input`);
-  if (dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32, f64) or 16-bit samples (i16, f16, bf16), not ${dtype}`);
-  if (options.scale !== undefined) throw new TypeError(`${what} scale applies to 16-bit input only; "${x.label}" holds ${dtype}`);
+  if (dtype !== p)
+    throw new TypeError(
+      `${what} input "${x.label}" must be real (f32, f64) or 16-bit samples (i16, f16, bf16), not ${dtype}`,
+    );
+  if (options.scale !== undefined)
+    throw new TypeError(`${what} scale applies to 16-bit input only; "${x.label}" holds ${dtype}`);
   if (options.precision !== undefined && options.precision !== p)
-    throw new TypeError(`${what} precision ${JSON.stringify(options.precision)} differs from the input's ${dtype}: f32/f64 input runs in its own precision`);
+    throw new TypeError(
+      `${what} precision ${JSON.stringify(options.precision)} differs from the input's ${dtype}: f32/f64 input runs in its own precision`,
+    );
   return { p, sample: undefined, scale: 1, batch: b, length: x.length / b };
 }
 
@@ -94,13 +112,20 @@ export interface NarrowOptions {
  * Rounds f32/f64 values to f16 or bf16 on the GPU (round to nearest even; beyond the f16 range
  * ±Infinity): `output[i] = round(input[i])`. The last kernel before a 16-bit copy back.
  */
-export function narrow(input: RealBuffer, output: DeviceBuffer<'f16'> | DeviceBuffer<'bf16'>, options: NarrowOptions = {}): void {
+export function narrow(
+  input: RealBuffer,
+  output: DeviceBuffer<'f16'> | DeviceBuffer<'bf16'>,
+  options: NarrowOptions = {},
+): void {
   if (!(input instanceof DeviceBuffer)) throw new TypeError('narrow input must be a DeviceBuffer');
   const p = precisionOf(input, 'narrow input');
-  if (input.dtype !== p) throw new TypeError(`narrow input "${input.label}" must be real (f32 or f64), not ${input.dtype}`);
+  if (input.dtype !== p)
+    throw new TypeError(`narrow input "${input.label}" must be real (f32 or f64), not ${input.dtype}`);
   const out: unknown = output;
   if (!(out instanceof DeviceBuffer) || (out.dtype !== 'f16' && out.dtype !== 'bf16'))
-    throw new TypeError(`narrow output must be an f16 or bf16 DeviceBuffer${out instanceof DeviceBuffer ? `, not ${out.dtype}` : ''}`);
+    throw new TypeError(
+      `narrow output must be an f16 or bf16 DeviceBuffer${out instanceof DeviceBuffer ? `, not ${out.dtype}` : ''}`,
+    );
   const n = options.length === undefined ? input.length : positiveInteger(options.length, 'narrow length');
   if (n > 2 ** 31 - 1) throw new RangeError(`narrow of ${n} values exceeds 2^31 - 1 per call`);
   expectBuffer(input, p, n, 'narrow input');

@@ -29,7 +29,15 @@ import {
   type StftScaling,
 } from './geometry.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, perRow, precisionOf, signalWorkspace as ws } from './workspace.js';
+import {
+  COMPLEX_OF,
+  elementwise,
+  expectBuffer,
+  outputPlacement,
+  perRow,
+  precisionOf,
+  signalWorkspace as ws,
+} from './workspace.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
 
 /** Where and how many: every high-level call takes these. */
@@ -58,11 +66,18 @@ function allocOr<T extends DType>(
  * Enqueues framing + FFT of every frame: returns the scratch holding B x frames half spectra
  * (nfft/2+1 bins each, unscaled), the workspace scratch named `purpose` (csd keeps two at once).
  */
-export function framesSpectra(x: SignalInput, input: InputSeries, g: SpectralGeometry, stream: Stream | undefined, purpose = 'stft-half'): ComplexBuffer {
+export function framesSpectra(
+  x: SignalInput,
+  input: InputSeries,
+  g: SpectralGeometry,
+  stream: Stream | undefined,
+  purpose = 'stft-half',
+): ComplexBuffer {
   const { p, batch } = input;
   const ctx = x.context;
   const rows = batch * g.frames;
-  if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
+  if (rows * g.nfft > 2 ** 31 - 1)
+    throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
   const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
   const half = ws.scratch(ctx, stream, purpose, COMPLEX_OF[p], rows * g.halfBins);
   const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
@@ -70,8 +85,36 @@ export function framesSpectra(x: SignalInput, input: InputSeries, g: SpectralGeo
   const code = [boundaryCode(g.boundary), detrendCode(g.detrend)] as const;
   // 16-bit samples are converted (times their scale) as the framing kernel reads them.
   if (input.sample)
-    ws.kernelNamed(ctx, `frame_${input.sample}_${p}`)(config, x, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, ...code, input.scale);
-  else ws.kernel(ctx, 'frame', p)(config, x as RealBuffer, frames, window, g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, ...code);
+    ws.kernelNamed(ctx, `frame_${input.sample}_${p}`)(
+      config,
+      x,
+      frames,
+      window,
+      g.length,
+      batch,
+      g.nperseg,
+      g.nfft,
+      g.step,
+      g.frames,
+      g.extension,
+      ...code,
+      input.scale,
+    );
+  else
+    ws.kernel(ctx, 'frame', p)(
+      config,
+      x as RealBuffer,
+      frames,
+      window,
+      g.length,
+      batch,
+      g.nperseg,
+      g.nfft,
+      g.step,
+      g.frames,
+      g.extension,
+      ...code,
+    );
   ws.realForward(ctx, p, g.nfft, rows, frames, half, stream);
   return half as ComplexBuffer;
 }
@@ -112,7 +155,17 @@ export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
   const total = batch * g.freqs * g.frames;
   const Zxx = allocOr(options.output, COMPLEX_OF[p], total, x, stream, 'stft');
   const half = framesSpectra(x, input, g, stream);
-  ws.kernel(x.context, 'arrange_stft', p)(elementwise(total, stream), half, Zxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, scale);
+  ws.kernel(x.context, 'arrange_stft', p)(
+    elementwise(total, stream),
+    half,
+    Zxx,
+    batch,
+    g.frames,
+    g.halfBins,
+    g.freqs,
+    g.nfft,
+    scale,
+  );
   return { f: spectralFrequencies(g), t: spectralTimes(g), Zxx: Zxx as ComplexBuffer, geometry: g };
 }
 
@@ -140,12 +193,20 @@ export interface SpectrogramResult<S extends RealBuffer | ComplexBuffer = RealBu
 const SPECTROGRAM_MODE_CODES = { magnitude: 1, angle: 2, phase: 3 } as const;
 
 /** scipy.signal.spectrogram over `batch` series, in any of its modes (see SpectrogramMode). */
-export function spectrogram(x: SignalInput, options: SpectrogramOptions & { mode: 'complex' }): SpectrogramResult<ComplexBuffer>;
+export function spectrogram(
+  x: SignalInput,
+  options: SpectrogramOptions & { mode: 'complex' },
+): SpectrogramResult<ComplexBuffer>;
 export function spectrogram(x: SignalInput, options?: SpectrogramOptions): SpectrogramResult<RealBuffer>;
-export function spectrogram(x: SignalInput, options: SpectrogramOptions = {}): SpectrogramResult<RealBuffer | ComplexBuffer> {
+export function spectrogram(
+  x: SignalInput,
+  options: SpectrogramOptions = {},
+): SpectrogramResult<RealBuffer | ComplexBuffer> {
   const mode = options.mode ?? 'psd';
   if (mode !== 'psd' && mode !== 'complex' && !Object.hasOwn(SPECTROGRAM_MODE_CODES, mode))
-    throw new TypeError(`spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`);
+    throw new TypeError(
+      `spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`,
+    );
   const input = inputSeries(x, options, 'spectrogram');
   const { p, batch, length } = input;
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
@@ -155,9 +216,32 @@ export function spectrogram(x: SignalInput, options: SpectrogramOptions = {}): S
   const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
   const half = framesSpectra(x, input, g, stream);
   const launch = elementwise(total, stream);
-  if (mode === 'psd') ws.kernel(x.context, 'arrange_psd', p)(launch, half, Sxx as RealBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+  if (mode === 'psd')
+    ws.kernel(x.context, 'arrange_psd', p)(
+      launch,
+      half,
+      Sxx as RealBuffer,
+      batch,
+      g.frames,
+      g.halfBins,
+      g.freqs,
+      g.nfft,
+      g.onesided ? 1 : 0,
+      scale,
+    );
   // The other modes are scipy's STFT of the frames: the square root of the psd scale, nothing doubled.
-  else if (mode === 'complex') ws.kernel(x.context, 'arrange_stft', p)(launch, half, Sxx as ComplexBuffer, batch, g.frames, g.halfBins, g.freqs, g.nfft, Math.sqrt(scale));
+  else if (mode === 'complex')
+    ws.kernel(x.context, 'arrange_stft', p)(
+      launch,
+      half,
+      Sxx as ComplexBuffer,
+      batch,
+      g.frames,
+      g.halfBins,
+      g.freqs,
+      g.nfft,
+      Math.sqrt(scale),
+    );
   else
     ws.kernel(x.context, 'spectrogram_mode', p)(
       // 'phase' unwraps along frequency: one thread per (series, frame) column; the others one per element.
@@ -201,7 +285,8 @@ export function medianBias(n: number): number {
 /** scipy.signal.welch over `batch` series, averaging the segments' periodograms by mean (default) or median. */
 export function welch(x: SignalInput, options: WelchOptions = {}): WelchResult {
   const average = options.average ?? 'mean';
-  if (average !== 'mean' && average !== 'median') throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
+  if (average !== 'mean' && average !== 'median')
+    throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
   const input = inputSeries(x, options, 'welch');
   const { p, batch, length } = input;
   const g = spectralGeometry(length, options, WELCH_DEFAULTS);
@@ -211,12 +296,41 @@ export function welch(x: SignalInput, options: WelchOptions = {}): WelchResult {
   const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
   const half = framesSpectra(x, input, g, stream);
   if (average === 'mean') {
-    ws.kernel(x.context, 'welch_mean', p)(elementwise(total, stream), half, Pxx, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
+    ws.kernel(x.context, 'welch_mean', p)(
+      elementwise(total, stream),
+      half,
+      Pxx,
+      batch,
+      g.frames,
+      g.halfBins,
+      g.freqs,
+      g.nfft,
+      g.onesided ? 1 : 0,
+      scale,
+    );
   } else {
     // Every segment's periodogram (freq-major: each bin's frames contiguous), then the median of each bin's row.
     const periodograms = ws.scratch(x.context, stream, 'welch-periodograms', p, total * g.frames);
-    ws.kernel(x.context, 'arrange_psd', p)(elementwise(total * g.frames, stream), half, periodograms, batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale);
-    ws.kernel(x.context, 'median_rows', p)(elementwise(total, stream), periodograms, Pxx, total, g.frames, 1 / medianBias(g.frames));
+    ws.kernel(x.context, 'arrange_psd', p)(
+      elementwise(total * g.frames, stream),
+      half,
+      periodograms,
+      batch,
+      g.frames,
+      g.halfBins,
+      g.freqs,
+      g.nfft,
+      g.onesided ? 1 : 0,
+      scale,
+    );
+    ws.kernel(x.context, 'median_rows', p)(
+      elementwise(total, stream),
+      periodograms,
+      Pxx,
+      total,
+      g.frames,
+      1 / medianBias(g.frames),
+    );
   }
   return { f: spectralFrequencies(g), Pxx: Pxx as RealBuffer, geometry: g };
 }
@@ -248,20 +362,33 @@ export { istftGeometry };
 export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
   if (!(Zxx instanceof DeviceBuffer)) throw new TypeError('istft Zxx must be a DeviceBuffer');
   const p = precisionOf(Zxx, 'istft Zxx');
-  if (Zxx.dtype !== COMPLEX_OF[p]) throw new TypeError(`istft Zxx "${Zxx.label}" must be complex (c64 or c128), not ${Zxx.dtype}`);
+  if (Zxx.dtype !== COMPLEX_OF[p])
+    throw new TypeError(`istft Zxx "${Zxx.label}" must be complex (c64 or c128), not ${Zxx.dtype}`);
   const batch = positiveInteger(options.batch ?? 1, 'batch');
   const frames = positiveInteger(options.frames, 'frames');
-  if (Zxx.length % (batch * frames) !== 0) throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
+  if (Zxx.length % (batch * frames) !== 0)
+    throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
   const freqs = Zxx.length / (batch * frames);
   const g = istftGeometry(freqs, frames, options);
   const stream = options.stream;
   const ctx = Zxx.context;
   const rowBins = g.onesided ? Math.floor(g.nfft / 2) + 1 : g.nfft;
   const rows = batch * frames;
-  if (rows * g.nfft > 2 ** 31 - 1) throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
+  if (rows * g.nfft > 2 ** 31 - 1)
+    throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
   const out = allocOr(options.output, p, batch * g.outputLength, Zxx, stream, 'istft');
   const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
-  ws.kernel(ctx, 'arrange_istft', p)(elementwise(rows * rowBins, stream), Zxx, spectra, batch, frames, freqs, rowBins, g.nfft, g.onesided ? 1 : 0);
+  ws.kernel(ctx, 'arrange_istft', p)(
+    elementwise(rows * rowBins, stream),
+    Zxx,
+    spectra,
+    batch,
+    frames,
+    freqs,
+    rowBins,
+    g.nfft,
+    g.onesided ? 1 : 0,
+  );
   const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p, stream);
   let framesBuffer: DeviceBuffer<DType>;
   let frameStride: number;

@@ -67,7 +67,12 @@ export class TableCache {
    * Later users on other streams wait for that work (cuStreamWaitEvent on an event recorded after
    * it); on the legacy default stream, the host waits once.
    */
-  built<T extends DType>(key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
+  built<T extends DType>(
+    key: string,
+    stream: Stream | undefined,
+    make: () => DeviceBuffer<T>,
+    build: (buffer: DeviceBuffer<T>) => void,
+  ): DeviceBuffer<T> {
     const ready = this.ready<T>(key, stream);
     if (ready) return ready;
     const have = this.#entries.get(key);

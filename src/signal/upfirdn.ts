@@ -44,7 +44,14 @@ export interface UpfirdnWindow {
 }
 
 /** Enqueues the polyphase kernel for `window` over the series of x (checked by the caller) into y. */
-export function enqueueUpfirdn(x: RealBuffer, y: RealBuffer, window: UpfirdnWindow, batch: number, length: number, stream: Stream | undefined): void {
+export function enqueueUpfirdn(
+  x: RealBuffer,
+  y: RealBuffer,
+  window: UpfirdnWindow,
+  batch: number,
+  length: number,
+  stream: Stream | undefined,
+): void {
   const p = x.dtype;
   const table = coefficientTable(x.context, 'taps', window.taps, stream);
   ws.filterKernel(x.context, `upfirdn_${p}`)(
@@ -63,10 +70,18 @@ export function enqueueUpfirdn(x: RealBuffer, y: RealBuffer, window: UpfirdnWind
 }
 
 /** The output buffer of a resampling call (`length` samples in all, at most 2^31 − 1): `output` checked (x's dtype, not x) or a new one where outputs go. */
-export function resampledOutput(x: RealBuffer, length: number, output: RealBuffer | undefined, stream: Stream | undefined, what: string): RealBuffer {
+export function resampledOutput(
+  x: RealBuffer,
+  length: number,
+  output: RealBuffer | undefined,
+  stream: Stream | undefined,
+  what: string,
+): RealBuffer {
   if (length > 2 ** 31 - 1) throw new SignalLengthError(`${what}: ${length} output samples exceeds 2^31 − 1 per call`);
-  if (output === undefined) return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, stream, `${what} output`)) as RealBuffer;
-  if (output === x) throw new TypeError(`${what}: output must not be x (each output sample reads several input samples)`);
+  if (output === undefined)
+    return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, stream, `${what} output`)) as RealBuffer;
+  if (output === x)
+    throw new TypeError(`${what}: output must not be x (each output sample reads several input samples)`);
   expectBuffer(output, x.dtype, length, `${what} output`);
   return output;
 }
@@ -75,7 +90,13 @@ export function resampledOutput(x: RealBuffer, length: number, output: RealBuffe
  * scipy.signal.upfirdn(h, x, up, down) for each series of x: batch × upfirdnLength(h.length,
  * length, up, down) samples.
  */
-export function upfirdn(h: ArrayLike<number>, x: RealBuffer, up = 1, down = 1, options: UpfirdnOptions = {}): RealBuffer {
+export function upfirdn(
+  h: ArrayLike<number>,
+  x: RealBuffer,
+  up = 1,
+  down = 1,
+  options: UpfirdnOptions = {},
+): RealBuffer {
   const taps = checkTaps(h, 'upfirdn');
   const factors = rateFactors(up, down, 'upfirdn');
   const { batch, length } = filterSeries(x, options.batch, 'upfirdn');

@@ -13,7 +13,9 @@ export type WindowSpec = string | readonly [name: string, parameter: number];
 export class UnknownWindowError extends TypeError {
   override name = 'UnknownWindowError';
   constructor(readonly window: string) {
-    super(`window "${window}" is unknown; expected one of ${WINDOW_NAMES.join(', ')} (or an alias such as 'han', 'box', 'ksr')`);
+    super(
+      `window "${window}" is unknown; expected one of ${WINDOW_NAMES.join(', ')} (or an alias such as 'han', 'box', 'ksr')`,
+    );
   }
 }
 
@@ -111,23 +113,35 @@ export function resolveWindow(spec: WindowSpec): ResolvedWindow {
   let parameter: number | undefined;
   if (typeof spec === 'string') rawName = spec;
   else if (Array.isArray(spec)) {
-    if (spec.length !== 2) throw new WindowParameterError(`window spec must be a name or [name, parameter], got an array of ${spec.length} items`);
+    if (spec.length !== 2)
+      throw new WindowParameterError(
+        `window spec must be a name or [name, parameter], got an array of ${spec.length} items`,
+      );
     rawName = spec[0];
     parameter = spec[1] as number;
     if (typeof parameter !== 'number' || !Number.isFinite(parameter))
-      throw new WindowParameterError(`window "${String(rawName)}" parameter must be a finite number, got ${String(parameter)}`);
-  } else throw new WindowParameterError(`window must be a name or [name, parameter], got ${spec === null ? 'null' : typeof spec}`);
-  if (typeof rawName !== 'string') throw new WindowParameterError(`window name must be a string, got ${typeof rawName}`);
+      throw new WindowParameterError(
+        `window "${String(rawName)}" parameter must be a finite number, got ${String(parameter)}`,
+      );
+  } else
+    throw new WindowParameterError(
+      `window must be a name or [name, parameter], got ${spec === null ? 'null' : typeof spec}`,
+    );
+  if (typeof rawName !== 'string')
+    throw new WindowParameterError(`window name must be a string, got ${typeof rawName}`);
   const key = rawName.toLowerCase();
   const name = Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
   if (!name) throw new UnknownWindowError(rawName);
   if (parameter === undefined && NEEDS_PARAMETER.has(name)) {
-    throw new WindowParameterError(`the '${name}' window needs its parameter (${name === 'kaiser' ? 'beta' : 'std'}): pass ['${name}', value]`);
+    throw new WindowParameterError(
+      `the '${name}' window needs its parameter (${name === 'kaiser' ? 'beta' : 'std'}): pass ['${name}', value]`,
+    );
   }
   if (parameter !== undefined && !NEEDS_PARAMETER.has(name) && name !== 'tukey') {
     throw new WindowParameterError(`the '${name}' window takes no parameter, got [${name}, ${parameter}]`);
   }
-  if (name === 'gaussian' && parameter !== undefined && !(parameter > 0)) throw new WindowParameterError(`gaussian window std must be > 0, got ${parameter}`);
+  if (name === 'gaussian' && parameter !== undefined && !(parameter > 0))
+    throw new WindowParameterError(`gaussian window std must be > 0, got ${parameter}`);
   if (name === 'tukey' && parameter === undefined) parameter = 0.5;
   return { name, parameter };
 }
@@ -259,8 +273,12 @@ function symmetric(name: WindowName, parameter: number | undefined, m: number): 
  */
 export function getWindow(spec: WindowSpec, n: number, options: WindowOptions = {}): Float64Array {
   const { name, parameter } = resolveWindow(spec);
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`window length n must be a non-negative integer, got ${n}`);
-  if (typeof options !== 'object' || options === null) throw new TypeError(`getWindow: options must be an object ({ sym }), got ${options === null ? 'null' : typeof options}`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new RangeError(`window length n must be a non-negative integer, got ${n}`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(
+      `getWindow: options must be an object ({ sym }), got ${options === null ? 'null' : typeof options}`,
+    );
   const sym = options.sym ?? false;
   if (typeof sym !== 'boolean') throw new TypeError(`getWindow: sym must be a boolean, got ${JSON.stringify(sym)}`);
   if (n <= 1) return new Float64Array(n).fill(1);

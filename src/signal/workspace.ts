@@ -9,12 +9,24 @@ import type { Context } from '../runtime/context.js';
 import { FftPlanCache } from '../runtime/fft/plan-cache.js';
 import type { FftPlan } from '../runtime/fft/plan.js';
 import type { FftType } from '../runtime/fft/geometry.js';
-import { COMPLEX_OF, complexToRealType, complexType, realToComplexType, type ComplexOf, type Precision } from '../runtime/fft/precision.js';
+import {
+  COMPLEX_OF,
+  complexToRealType,
+  complexType,
+  realToComplexType,
+  type ComplexOf,
+  type Precision,
+} from '../runtime/fft/precision.js';
 import type { LaunchConfig } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
-import { loadFilterKernels, loadSignalKernels, type FilterKernels, type SignalKernels } from '../kernels/launchers.generated.js';
+import {
+  loadFilterKernels,
+  loadSignalKernels,
+  type FilterKernels,
+  type SignalKernels,
+} from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
@@ -41,7 +53,8 @@ export function expectBuffer(buffer: DeviceBuffer<DType>, dtype: DType, length: 
   if (!(buffer instanceof DeviceBuffer)) throw new TypeError(`${what} must be a DeviceBuffer`);
   buffer.checkAlive();
   if (buffer.dtype !== dtype) throw new TypeError(`${what} "${buffer.label}" must hold ${dtype}, not ${buffer.dtype}`);
-  if (buffer.length < length) throw new RangeError(`${what} "${buffer.label}" holds ${buffer.length} ${dtype} elements; ${length} are needed`);
+  if (buffer.length < length)
+    throw new RangeError(`${what} "${buffer.label}" holds ${buffer.length} ${dtype} elements; ${length} are needed`);
 }
 
 /** An untyped view of a generated launcher (arguments are checked by the kernel's parameter block). */
@@ -64,7 +77,11 @@ export function onStream(stream: Stream | undefined): { stream?: Stream } {
 }
 
 /** Where an operation's output buffer is allocated: stream-ordered on `stream`, else in `context` (see onStream). */
-export function outputPlacement(context: Context, stream: Stream | undefined, label: string): { stream: Stream; label: string } | { context: Context; label: string } {
+export function outputPlacement(
+  context: Context,
+  stream: Stream | undefined,
+  label: string,
+): { stream: Stream; label: string } | { context: Context; label: string } {
   return stream ? { stream, label } : { context, label };
 }
 
@@ -75,7 +92,11 @@ export function elementwise(total: number, stream: Stream | undefined): LaunchCo
 }
 
 /** A real (f32/f64) input of `batch` series: its precision, the batch and the series length; TypeError/RangeError naming `what` otherwise. */
-export function realSeries(x: RealBuffer, batch: number | undefined, what: string): { p: Precision; batch: number; length: number } {
+export function realSeries(
+  x: RealBuffer,
+  batch: number | undefined,
+  what: string,
+): { p: Precision; batch: number; length: number } {
   if (!(x instanceof DeviceBuffer)) throw new TypeError(`${what} input must be a DeviceBuffer`);
   const p = precisionOf(x, `${what} input`);
   if (x.dtype !== p) throw new TypeError(`${what} input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
@@ -95,11 +116,17 @@ type KernelBase = keyof SignalKernels & `${string}_f32` extends `${infer B}_f32`
 type KernelName = Exclude<keyof SignalKernels, 'module' | 'kernels'> & string;
 
 /** The parameters (after the launch config) of the generated launcher `N`. */
-type Params<N extends keyof SignalKernels> = SignalKernels[N] extends (config: LaunchConfig, ...args: infer A) => void ? A : never;
+type Params<N extends keyof SignalKernels> = SignalKernels[N] extends (config: LaunchConfig, ...args: infer A) => void
+  ? A
+  : never;
 /** One parameter that may come from either precision's variant: a buffer of either dtype, or the scalar both take. */
-type Either<X, Y> = [X, Y] extends [DeviceBuffer<infer T1>, DeviceBuffer<infer T2>] ? DeviceBuffer<T1 | T2> | DeviceBuffer<T1> | DeviceBuffer<T2> : X | Y;
+type Either<X, Y> = [X, Y] extends [DeviceBuffer<infer T1>, DeviceBuffer<infer T2>]
+  ? DeviceBuffer<T1 | T2> | DeviceBuffer<T1> | DeviceBuffer<T2>
+  : X | Y;
 /** Two variants' parameter lists, position by position (a homomorphic map over A keeps it a tuple). */
-type Zip<A extends readonly unknown[], C extends readonly unknown[]> = { [K in keyof A]: Either<A[K], K extends keyof C ? C[K] : never> };
+type Zip<A extends readonly unknown[], C extends readonly unknown[]> = {
+  [K in keyof A]: Either<A[K], K extends keyof C ? C[K] : never>;
+};
 
 /**
  * The launcher of signal kernel `B` at a precision chosen at run time: the generated parameter
@@ -162,7 +189,10 @@ export class SignalWorkspace {
    * check it per job).
    */
   constructor(options: SignalWorkspaceOptions = {}) {
-    this.maxTableBytes = positiveInteger(options.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES, 'SignalWorkspace maxTableBytes');
+    this.maxTableBytes = positiveInteger(
+      options.maxTableBytes ?? DEFAULT_MAX_TABLE_BYTES,
+      'SignalWorkspace maxTableBytes',
+    );
     this.plans = new FftPlanCache({ maxPlans: options.maxPlans });
   }
 
@@ -233,12 +263,32 @@ export class SignalWorkspace {
    * realToComplexType) from `input` (real) into `output` (one-sided complex), on `stream`. The
    * plan checks both buffers' dtypes and sizes against its type.
    */
-  realForward(context: Context, p: Precision, n: number, batch: number, input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, stream: Stream | undefined): void {
-    this.plan(context, realToComplexType(p), n, batch).forward(input as DeviceBuffer<Precision>, output as DeviceBuffer<ComplexOf<Precision>>, { stream });
+  realForward(
+    context: Context,
+    p: Precision,
+    n: number,
+    batch: number,
+    input: DeviceBuffer<DType>,
+    output: DeviceBuffer<DType>,
+    stream: Stream | undefined,
+  ): void {
+    this.plan(context, realToComplexType(p), n, batch).forward(
+      input as DeviceBuffer<Precision>,
+      output as DeviceBuffer<ComplexOf<Precision>>,
+      { stream },
+    );
   }
 
   /** `batch` in-place complex transforms of `n` points over precision `p`'s complex type (C2C or Z2Z), `direction` forward or inverse (unnormalised). */
-  complexInPlace(context: Context, p: Precision, n: number, batch: number, buffer: DeviceBuffer<DType>, direction: 'forward' | 'inverse', stream: Stream | undefined): void {
+  complexInPlace(
+    context: Context,
+    p: Precision,
+    n: number,
+    batch: number,
+    buffer: DeviceBuffer<DType>,
+    direction: 'forward' | 'inverse',
+    stream: Stream | undefined,
+  ): void {
     const data = buffer as DeviceBuffer<ComplexOf<Precision>>;
     const plan = this.plan(context, complexType(p), n, batch);
     if (direction === 'forward') plan.forward(data, data, { stream });
@@ -246,12 +296,30 @@ export class SignalWorkspace {
   }
 
   /** The inverse of realForward: one-sided complex `input` back to `n` real points each (C2R or Z2D; unnormalised, and cuFFT overwrites `input`). */
-  realInverse(context: Context, p: Precision, n: number, batch: number, input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, stream: Stream | undefined): void {
-    this.plan(context, complexToRealType(p), n, batch).inverse(input as DeviceBuffer<ComplexOf<Precision>>, output as DeviceBuffer<Precision>, { stream });
+  realInverse(
+    context: Context,
+    p: Precision,
+    n: number,
+    batch: number,
+    input: DeviceBuffer<DType>,
+    output: DeviceBuffer<DType>,
+    stream: Stream | undefined,
+  ): void {
+    this.plan(context, complexToRealType(p), n, batch).inverse(
+      input as DeviceBuffer<ComplexOf<Precision>>,
+      output as DeviceBuffer<Precision>,
+      { stream },
+    );
   }
 
   /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
-  window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream | undefined): DeviceBuffer<Precision> {
+  window(
+    context: Context,
+    spec: WindowSpec,
+    n: number,
+    precision: Precision,
+    stream: Stream | undefined,
+  ): DeviceBuffer<Precision> {
     return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
       const w = getWindow(spec, n);
       return precision === 'f32' ? Float32Array.from(w) : w;
@@ -297,7 +365,13 @@ export class SignalWorkspace {
    * enqueues its filling on `stream`, once (see TableCache: later users on other streams wait for
    * it; tables used longest ago are freed past maxTableBytes).
    */
-  built<T extends DType>(context: Context, key: string, stream: Stream | undefined, make: () => DeviceBuffer<T>, build: (buffer: DeviceBuffer<T>) => void): DeviceBuffer<T> {
+  built<T extends DType>(
+    context: Context,
+    key: string,
+    stream: Stream | undefined,
+    make: () => DeviceBuffer<T>,
+    build: (buffer: DeviceBuffer<T>) => void,
+  ): DeviceBuffer<T> {
     return this.#state(context).tables.built(key, stream, make, build);
   }
 
@@ -311,7 +385,13 @@ export class SignalWorkspace {
    * default stream), one per `purpose`: grown when too small (cuMemFree of the old one, which waits
    * for the work using it; not stream-ordered, since a stream-ordered free needs its stream alive).
    */
-  scratch<T extends DType>(context: Context, stream: Stream | undefined, purpose: string, dtype: T, length: number): DeviceBuffer<T> {
+  scratch<T extends DType>(
+    context: Context,
+    stream: Stream | undefined,
+    purpose: string,
+    dtype: T,
+    length: number,
+  ): DeviceBuffer<T> {
     const owner = stream ?? context;
     let map = this.#scratch.get(owner);
     const key = `${purpose}:${dtype}`;

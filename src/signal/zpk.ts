@@ -4,7 +4,22 @@
  * lp2bp_zpk, lp2bs_zpk) and the bilinear transform (bilinear_zpk). Pure float64, the same
  * operations in the same order as scipy 1.18, so the results agree within rounding.
  */
-import { cabs, cadd, cconj, cdiv, cmul, cneg, cprod, cscale, csinh, csqrt, csub, cx, expi, type Complex } from './complex.js';
+import {
+  cabs,
+  cadd,
+  cconj,
+  cdiv,
+  cmul,
+  cneg,
+  cprod,
+  cscale,
+  csinh,
+  csqrt,
+  csub,
+  cx,
+  expi,
+  type Complex,
+} from './complex.js';
 
 /** A filter as zeros, poles and a real gain. */
 export interface Zpk {

@@ -31,7 +31,8 @@ export function cplxreal(values: readonly Complex[]): { complex: Complex[]; real
   const rest = z.filter((v) => !isRealValue(v));
   const upper = rest.filter((v) => v.im > 0);
   const lower = rest.filter((v) => v.im < 0);
-  if (upper.length !== lower.length) throw new FilterCoefficientError('zeros or poles hold a complex value without its conjugate');
+  if (upper.length !== lower.length)
+    throw new FilterCoefficientError('zeros or poles hold a complex value without its conjugate');
   // Within each run of (nearly) equal real parts, order by |imaginary part| on both halves.
   let start = 0;
   for (let i = 1; i <= upper.length; i++) {
@@ -45,7 +46,8 @@ export function cplxreal(values: readonly Complex[]): { complex: Complex[]; real
     start = i;
   }
   for (let i = 0; i < upper.length; i++)
-    if (cabs(csub(upper[i]!, cconj(lower[i]!))) > TOL * cabs(lower[i]!)) throw new FilterCoefficientError('zeros or poles hold a complex value without its conjugate');
+    if (cabs(csub(upper[i]!, cconj(lower[i]!))) > TOL * cabs(lower[i]!))
+      throw new FilterCoefficientError('zeros or poles hold a complex value without its conjugate');
   const complex = upper.map((u, i) => cx((u.re + lower[i]!.re) / 2, (u.im - lower[i]!.im) / 2));
   return { complex, real };
 }

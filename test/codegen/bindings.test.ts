@@ -13,7 +13,8 @@ describe('emission', () => {
   it('reproduces the committed TypeScript from the committed snapshots', async () => {
     const { files } = emit(await readSnapshots());
     expect(files.size).toBe(6);
-    for (const [name, text] of files) expect(text, `src/ffi/generated/${name}`).toBe(await readFile(join(GENERATED_DIR, name), 'utf8'));
+    for (const [name, text] of files)
+      expect(text, `src/ffi/generated/${name}`).toBe(await readFile(join(GENERATED_DIR, name), 'utf8'));
   });
 
   it('binds the whole headers: every function of each library', async () => {
@@ -29,7 +30,8 @@ describe('emission', () => {
   });
 
   it('generates from the headers of the one CUDA release src/ffi/cuda-version.ts names', async () => {
-    for (const snap of await readSnapshots()) expect(snap.cudaVersion, `codegen/snapshots/${snap.library}.json`).toBe(CUDA_TOOLKIT_VERSION);
+    for (const snap of await readSnapshots())
+      expect(snap.cudaVersion, `codegen/snapshots/${snap.library}.json`).toBe(CUDA_TOOLKIT_VERSION);
   });
 
   it('binds driver functions to the versioned symbols the header macros select', async () => {

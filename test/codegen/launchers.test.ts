@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Project } from 'ts-morph';
 import { describe, expect, it } from 'vitest';
-import { C_TYPE_TABLE, emitLaunchers, mapParam, parseKernels, PRODUCT_LAUNCHERS, TEST_LAUNCHERS } from '../../codegen/kernels/launchers.js';
+import {
+  C_TYPE_TABLE,
+  emitLaunchers,
+  mapParam,
+  parseKernels,
+  PRODUCT_LAUNCHERS,
+  TEST_LAUNCHERS,
+} from '../../codegen/kernels/launchers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -68,7 +75,9 @@ describe('typed kernel launchers', () => {
   it('names the kernel and the parameter of an unknown type', () => {
     expect(() => mapParam('struct Foo* f', 'weird')).toThrow(/kernel weird: no launcher type for parameter f/);
     expect(() => mapParam('half h', 'k2')).toThrow(/kernel k2: no launcher type for parameter h of type half/);
-    expect(() => parseKernels('extern "C" __global__ void bad(float* ok, bool flag) {}')).toThrow(/kernel bad: .*parameter flag/);
+    expect(() => parseKernels('extern "C" __global__ void bad(float* ok, bool flag) {}')).toThrow(
+      /kernel bad: .*parameter flag/,
+    );
     expect(() => mapParam('float*', 'anon')).toThrow(/kernel anon/);
   });
 
@@ -99,7 +108,9 @@ describe('typed kernel launchers', () => {
       expect(() => emitLaunchers(dir)).toThrow(/kernel module clashes/);
       writeFileSync(join(dir, 'x.cu'), 'extern "C" __global__ void copy_in(float* in, const float* config, int n) {}');
       const { text } = emitLaunchers(dir);
-      expect(text).toContain("copy_in(config: LaunchConfig, in_: DeviceBuffer<'f32'>, config_: DeviceBuffer<'f32'>, n: number): void;");
+      expect(text).toContain(
+        "copy_in(config: LaunchConfig, in_: DeviceBuffer<'f32'>, config_: DeviceBuffer<'f32'>, n: number): void;",
+      );
       expect(text).toContain('export function loadXKernels(');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -32,7 +32,9 @@ export function expectSameValues(actual: ArrayBufferView, expected: ArrayBufferV
       differing++;
     }
   }
-  expect.fail(`${what}: ${differing} of ${av.length / bytesPer} elements differ; the first at [${first}]: got ${String(x[first])}, expected ${String(y[first])}`);
+  expect.fail(
+    `${what}: ${differing} of ${av.length / bytesPer} elements differ; the first at [${first}]: got ${String(x[first])}, expected ${String(y[first])}`,
+  );
 }
 
 /**

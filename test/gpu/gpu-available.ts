@@ -6,7 +6,8 @@ function probe(): { available: boolean; reason: string } {
     const n = Device.count();
     return n > 0 ? { available: true, reason: '' } : { available: false, reason: 'no CUDA device' };
   } catch (e) {
-    if (e instanceof CudaUnavailableError) return { available: false, reason: 'no CUDA driver (libcuda.so.1 not found)' };
+    if (e instanceof CudaUnavailableError)
+      return { available: false, reason: 'no CUDA driver (libcuda.so.1 not found)' };
     return { available: false, reason: `CUDA driver unusable: ${(e as Error).message}` };
   }
 }
@@ -18,4 +19,7 @@ const probed = probe();
  * one-line reason its tests print when skipped. `npm run test:gpu` (TSCUDA_REQUIRE_GPU=1) without
  * a GPU stops in test/gpu/announce.ts with that reason before any test file loads.
  */
-export const gpu: { readonly available: boolean; readonly ok: boolean; readonly reason: string } = { ...probed, ok: probed.available };
+export const gpu: { readonly available: boolean; readonly ok: boolean; readonly reason: string } = {
+  ...probed,
+  ok: probed.available,
+};

@@ -21,7 +21,8 @@ export function notInstalled(run: ToolRun): boolean {
 
 /** The skip reason for an absent tool; a thrown Error instead where TSCUDA_REQUIRE_TOOLS=1 says it must be there. */
 export function absentTool(reason: string): string {
-  if (process.env.TSCUDA_REQUIRE_TOOLS === '1') throw new Error(`${reason}; TSCUDA_REQUIRE_TOOLS=1 says it must be present (CI installs it)`);
+  if (process.env.TSCUDA_REQUIRE_TOOLS === '1')
+    throw new Error(`${reason}; TSCUDA_REQUIRE_TOOLS=1 says it must be present (CI installs it)`);
   return reason;
 }
 

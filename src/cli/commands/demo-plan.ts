@@ -40,7 +40,14 @@ export function plantedCycles(n: number, fs = DEMO_FS): PlantedCycle[] {
     const bin = Math.max(1, Math.round((near * n) / fs));
     const frequency = (bin * fs) / n;
     const band: Band = [frequency * 0.8, Math.min(fs / 2, frequency * 1.25)];
-    return { bin, frequency, period: 1 / frequency, amplitude: DOMINANT_AMPLITUDE, backgroundAmplitude: BACKGROUND_AMPLITUDE, band };
+    return {
+      bin,
+      frequency,
+      period: 1 / frequency,
+      amplitude: DOMINANT_AMPLITUDE,
+      backgroundAmplitude: BACKGROUND_AMPLITUDE,
+      band,
+    };
   });
 }
 
@@ -67,10 +74,15 @@ function generator(seed: number): () => number {
  * planted cycle (the series' dominant one at DOMINANT_AMPLITUDE, the others at
  * BACKGROUND_AMPLITUDE) + Gaussian noise. Written into `into` when given (an engine-lent array).
  */
-export function synthesizeDemo(batch: number, n: number, options: { fs?: number | undefined; seed?: number | undefined; into?: Float32Array | undefined } = {}): Float32Array {
+export function synthesizeDemo(
+  batch: number,
+  n: number,
+  options: { fs?: number | undefined; seed?: number | undefined; into?: Float32Array | undefined } = {},
+): Float32Array {
   const fs = options.fs ?? DEMO_FS;
   const out = options.into ?? new Float32Array(batch * n);
-  if (out.length !== batch * n) throw new RangeError(`synthesizeDemo: the output holds ${out.length} samples, expected ${batch} x ${n}`);
+  if (out.length !== batch * n)
+    throw new RangeError(`synthesizeDemo: the output holds ${out.length} samples, expected ${batch} x ${n}`);
   const planted = plantedCycles(n, fs);
   const duration = n / fs;
   // The deterministic part of each series depends only on its dominant cycle: one wave per cycle.
@@ -79,7 +91,10 @@ export function synthesizeDemo(batch: number, n: number, options: { fs?: number 
     const [f0, f1] = CHIRP_HZ;
     for (let i = 0; i < n; i++) {
       const t = i / fs;
-      let v = DC + TREND_PER_SECOND * t + CHIRP_AMPLITUDE * Math.sin(2 * Math.PI * (f0 * t + ((f1 - f0) * t * t) / (2 * duration)));
+      let v =
+        DC +
+        TREND_PER_SECOND * t +
+        CHIRP_AMPLITUDE * Math.sin(2 * Math.PI * (f0 * t + ((f1 - f0) * t * t) / (2 * duration)));
       planted.forEach((c, k) => {
         v += (k === d ? c.amplitude : c.backgroundAmplitude) * Math.cos((2 * Math.PI * c.bin * i) / n + 0.3 * (k + 1));
       });
@@ -123,7 +138,12 @@ function median(xs: number[]): number {
 }
 
 /** Compares the engine's dominant cycle of each series with the one planted there. */
-export function matchCycles(dominant: readonly DominantCycle[], planted: readonly PlantedCycle[], n: number, fs = DEMO_FS): CycleMatch[] {
+export function matchCycles(
+  dominant: readonly DominantCycle[],
+  planted: readonly PlantedCycle[],
+  n: number,
+  fs = DEMO_FS,
+): CycleMatch[] {
   const binWidth = fs / n;
   return planted.map((p, k) => {
     const mine = dominant.filter((_, s) => dominantIndexOf(s, planted.length) === k);

@@ -47,7 +47,12 @@ interface LoopOutcome {
  * Closed loop: each input is resubmitted as soon as its previous job settled, until `seconds`
  * have passed; `onJob` sees each finished job.
  */
-async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], seconds: number, onJob?: (trace: JobTrace, result: JobResult) => void): Promise<LoopOutcome> {
+async function closedLoop(
+  engine: JobEngine,
+  specs: readonly JobSpec[],
+  seconds: number,
+  onJob?: (trace: JobTrace, result: JobResult) => void,
+): Promise<LoopOutcome> {
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
   let jobs = 0;
@@ -60,7 +65,18 @@ async function closedLoop(engine: JobEngine, specs: readonly JobSpec[], seconds:
         const r = await job.result;
         jobs++;
         samples += spec.data.length;
-        onJob?.({ id: r.id, lane: r.lane, submittedMs, queuedMs: r.timings.queuedMs, runMs: r.timings.runMs, gpuMs: r.timings.gpuMs, samples: spec.data.length }, r);
+        onJob?.(
+          {
+            id: r.id,
+            lane: r.lane,
+            submittedMs,
+            queuedMs: r.timings.queuedMs,
+            runMs: r.timings.runMs,
+            gpuMs: r.timings.gpuMs,
+            samples: spec.data.length,
+          },
+          r,
+        );
       }
     }),
   );
@@ -117,7 +133,10 @@ function deviceTable(stats: EngineStats, links: LinkBounds, names: ReadonlyMap<n
 }
 
 /** Runs the demo; resolves with the exit status. */
-export async function runDemo(o: DemoOptions, report: CommandReport = new CommandReport('demo', o.json)): Promise<number> {
+export async function runDemo(
+  o: DemoOptions,
+  report: CommandReport = new CommandReport('demo', o.json),
+): Promise<number> {
   const out = (s: string): void => report.say(s);
   let devices: Device[];
   try {
@@ -181,7 +200,9 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
     const boundGsamples = pcie.both / 4;
     if (devices.length > 1)
       for (const l of links.perDevice)
-        out(`PCIe GPU ${l.device} alone (pinned, measured now): H2D ${fmt(l.h2d)} GB/s, D2H ${fmt(l.d2h)} GB/s, both at once ${fmt(l.both)} GB/s each way`);
+        out(
+          `PCIe GPU ${l.device} alone (pinned, measured now): H2D ${fmt(l.h2d)} GB/s, D2H ${fmt(l.d2h)} GB/s, both at once ${fmt(l.both)} GB/s each way`,
+        );
     out(
       `PCIe (pinned, measured now${devices.length > 1 ? `, all ${devices.length} GPUs at once` : ''}): H2D ${fmt(pcie.h2d)} GB/s, D2H ${fmt(pcie.d2h)} GB/s, both at once ${fmt(pcie.both)} GB/s each way -> bound ${fmt(boundGsamples)} Gsamples/s (4 B per sample each way)`,
     );
@@ -201,7 +222,13 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
 
     // `lanes` lanes on each GPU; each job goes to the least-loaded lane of any of them.
     const allLanes = lanes * devices.length;
-    const engine = new JobEngine({ devices: ordinals, lanes, precision: 'f32', maxQueued: 4 * allLanes * JOBS_PER_LANE, label: 'demo' });
+    const engine = new JobEngine({
+      devices: ordinals,
+      lanes,
+      precision: 'f32',
+      maxQueued: 4 * allLanes * JOBS_PER_LANE,
+      label: 'demo',
+    });
     engines.push(engine);
     const specs = Array.from({ length: allLanes * JOBS_PER_LANE }, () => spec(engine));
     await Promise.all(specs.slice(0, allLanes).map((s) => engine.submit(s).result)); // warm every lane
@@ -277,7 +304,17 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
       const z = r.Zxx.read();
       const mag = new Float32Array(z.length / 2);
       for (let i = 0; i < mag.length; i++) mag[i] = Math.hypot(z[2 * i]!, z[2 * i + 1]!);
-      const picture = demoSpectrogram({ magnitude: mag, f: r.f, t: r.t, length: n, nperseg, noverlap: (3 * nperseg) / 4, planted, series: 0, device: device.name });
+      const picture = demoSpectrogram({
+        magnitude: mag,
+        f: r.f,
+        t: r.t,
+        length: n,
+        nperseg,
+        noverlap: (3 * nperseg) / 4,
+        planted,
+        series: 0,
+        device: device.name,
+      });
       writeFileSync(join(dir, 'spectrogram.png'), picture.png);
       writeFileSync(join(dir, 'spectrogram.svg'), picture.svg);
       r.Zxx.dispose();
@@ -289,7 +326,12 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
     writeFileSync(join(dir, 'band-powers.svg'), bandPicture.svg);
     writeFileSync(join(dir, 'band-powers.png'), bandPicture.png);
     const records = jobTimelineRecords(traces);
-    writeFileSync(join(dir, 'timeline.svg'), toSvgTimeline(records, { title: `tscuda demo: jobs on ${allLanes} lanes (last 250 ms; each bar is a job from start to result)` }));
+    writeFileSync(
+      join(dir, 'timeline.svg'),
+      toSvgTimeline(records, {
+        title: `tscuda demo: jobs on ${allLanes} lanes (last 250 ms; each bar is a job from start to result)`,
+      }),
+    );
     writeFileSync(join(dir, 'trace.json'), JSON.stringify(toChromeTrace(records, { processName: 'tscuda demo' })));
     const summary = {
       device: device.name,
@@ -309,7 +351,9 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
     };
     writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2));
     out('');
-    out(`wrote ${dir}/: spectrogram.png (and .svg), band-powers.png (and .svg), timeline.svg, trace.json (ui.perfetto.dev), summary.json`);
+    out(
+      `wrote ${dir}/: spectrogram.png (and .svg), band-powers.png (and .svg), timeline.svg, trace.json (ui.perfetto.dev), summary.json`,
+    );
     if (!allFound) return report.fail('the engine missed a planted cycle (see the table above)', 1, 'CycleMissed');
     report.result({ out: dir, ...summary });
     return 0;
@@ -317,7 +361,8 @@ export async function runDemo(o: DemoOptions, report: CommandReport = new Comman
     bar?.abort();
     const line = gpuUnavailableLine('demo', e);
     if (line !== undefined) return report.fail(line, 1, 'GpuUnavailable');
-    if (e instanceof Error && (e.name === 'JobError' || e.name === 'EngineLostError')) return report.fail(e.message, 1, e.name);
+    if (e instanceof Error && (e.name === 'JobError' || e.name === 'EngineLostError'))
+      return report.fail(e.message, 1, e.name);
     throw e;
   } finally {
     for (const e of engines) await e.close().catch(() => {});

@@ -7,4 +7,11 @@ import { stftCommand } from './stft.js';
 import { workerCommand } from './worker.js';
 
 /** Every command of the CLI, in the order `tscuda --help` lists them. Each command file adds itself here. */
-export const COMMANDS: readonly CliCommand[] = [infoCommand, demoCommand, stftCommand, benchCommand, serveCommand, workerCommand];
+export const COMMANDS: readonly CliCommand[] = [
+  infoCommand,
+  demoCommand,
+  stftCommand,
+  benchCommand,
+  serveCommand,
+  workerCommand,
+];

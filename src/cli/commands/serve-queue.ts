@@ -4,7 +4,13 @@
  */
 import { Redis } from 'ioredis';
 import { describeConnection, type QueueConnection } from '../../queue/connection.js';
-import { DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_INPUT_TTL_MS, DEFAULT_MAX_WAITING_BYTES, DEFAULT_MAX_WAITING_JOBS, MAX_TTL_MS } from '../../queue/options.js';
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  DEFAULT_INPUT_TTL_MS,
+  DEFAULT_MAX_WAITING_BYTES,
+  DEFAULT_MAX_WAITING_JOBS,
+  MAX_TTL_MS,
+} from '../../queue/options.js';
 import type { QueueFrontLimits } from '../../queue/job-queue-options.js';
 import { intOption, UsageError } from '../options.js';
 
@@ -29,8 +35,13 @@ export const QUEUE_FRONT_FLAGS = {
 } as const;
 
 /** The queue front's flags as JobQueue options (undefined for the defaults); each needs --redis. */
-export function queueFrontLimits(values: Partial<Record<keyof typeof QUEUE_FRONT_FLAGS, string>>, redis: string | undefined): QueueFrontLimits | undefined {
-  const given = (Object.keys(QUEUE_FRONT_FLAGS) as (keyof typeof QUEUE_FRONT_FLAGS)[]).filter((name) => values[name] !== undefined);
+export function queueFrontLimits(
+  values: Partial<Record<keyof typeof QUEUE_FRONT_FLAGS, string>>,
+  redis: string | undefined,
+): QueueFrontLimits | undefined {
+  const given = (Object.keys(QUEUE_FRONT_FLAGS) as (keyof typeof QUEUE_FRONT_FLAGS)[]).filter(
+    (name) => values[name] !== undefined,
+  );
   if (given.length === 0) return undefined;
   if (redis === undefined) throw new UsageError(`--${given[0]} needs --redis`);
   const waitingMb = intOption('max-waiting-mb', values['max-waiting-mb'], 1, 2 ** 20);
@@ -48,8 +59,16 @@ export function queueFrontLimits(values: Partial<Record<keyof typeof QUEUE_FRONT
  * Redis does not say (CONFIG refused by an ACL, a managed Redis).
  */
 export async function redisMemoryWarning(connection: QueueConnection, timeoutMs = 2000): Promise<string | undefined> {
-  const options = { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, commandTimeout: timeoutMs, enableOfflineQueue: false };
-  const client = typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
+  const options = {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    enableOfflineQueue: false,
+  };
+  const client =
+    typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -57,8 +76,10 @@ export async function redisMemoryWarning(connection: QueueConnection, timeoutMs 
     const [, policy] = (await client.config('GET', 'maxmemory-policy')) as [string, string];
     const where = describeConnection(connection);
     const advice = 'set maxmemory and maxmemory-policy noeviction (docs/scale-out.md, "Redis memory")';
-    if (maxmemory === '0') return `Redis at ${where} has no maxmemory: queued samples can fill the host's memory; ${advice}`;
-    if (policy !== 'noeviction') return `Redis at ${where} evicts keys (maxmemory-policy ${policy}): queued jobs can be dropped; ${advice}`;
+    if (maxmemory === '0')
+      return `Redis at ${where} has no maxmemory: queued samples can fill the host's memory; ${advice}`;
+    if (policy !== 'noeviction')
+      return `Redis at ${where} evicts keys (maxmemory-policy ${policy}): queued jobs can be dropped; ${advice}`;
     return undefined;
   } catch {
     return undefined;

@@ -92,7 +92,8 @@ export const MAX_BODY_LIMIT_MIB = Math.floor(bufferConstants.MAX_STRING_LENGTH /
 
 function integer(name: string, v: string | undefined, fallback: number, min: number, max: number, why = ''): number {
   if (v === undefined) return fallback;
-  if (!/^\d{1,16}$/.test(v) || Number(v) < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v.slice(0, 40))}`);
+  if (!/^\d{1,16}$/.test(v) || Number(v) < min)
+    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v.slice(0, 40))}`);
   if (Number(v) > max) throw new UsageError(`--${name} must be at most ${max}${why}, got ${v}`);
   return Number(v);
 }
@@ -122,7 +123,9 @@ function deviceOption(v: string | undefined): 'all' | number[] {
 }
 
 /** Parses the options into the workers' configuration and the worker count. */
-export async function parseServeArgs(args: string[]): Promise<{ help: true } | { help: false; workers: number; standby: number; json: boolean; config: WorkerConfig }> {
+export async function parseServeArgs(
+  args: string[],
+): Promise<{ help: true } | { help: false; workers: number; standby: number; json: boolean; config: WorkerConfig }> {
   // The CLI's one parser: its messages are one line, and `--workers -1` reaches the option's own check.
   const { values } = parseCommandLine(
     args,
@@ -160,7 +163,8 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   if (values.help === true) return { help: true };
   const port = integer('port', values.port, 8000, 0, 65535);
   const precision = values.precision ?? 'f32';
-  if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
+  if (precision !== 'f32' && precision !== 'f64')
+    throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
   const bodyLimitMib = integer(
     'body-limit',
     values['body-limit'],
@@ -170,10 +174,19 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
     ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
   );
   const jsonDefaultMib = Math.min(DEFAULT_LIMITS.jsonBodyLimitBytes / 2 ** 20, bodyLimitMib);
-  const jsonLimitMib = integer('json-limit', values['json-limit'], jsonDefaultMib, 1, MAX_JSON_LIMIT_MIB, ' (MiB; send large signals binary)');
-  if (jsonLimitMib > bodyLimitMib) throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
+  const jsonLimitMib = integer(
+    'json-limit',
+    values['json-limit'],
+    jsonDefaultMib,
+    1,
+    MAX_JSON_LIMIT_MIB,
+    ' (MiB; send large signals binary)',
+  );
+  if (jsonLimitMib > bodyLimitMib)
+    throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
   // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
-  if (values.host !== undefined && values.host.trim() === '') throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
+  if (values.host !== undefined && values.host.trim() === '')
+    throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
   const config: WorkerConfig = {
     port,
     host: values.host ?? '127.0.0.1',
@@ -214,8 +227,18 @@ export async function parseServeArgs(args: string[]): Promise<{ help: true } | {
   if (queueLimits !== undefined) config.queueLimits = queueLimits;
   const workers =
     values.workers === undefined
-      ? defaultWorkerCount(availableParallelism(), config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1))
-      : integer('workers', values.workers, 1, 0, MAX_WORKERS, ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`);
+      ? defaultWorkerCount(
+          availableParallelism(),
+          config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1),
+        )
+      : integer(
+          'workers',
+          values.workers,
+          1,
+          0,
+          MAX_WORKERS,
+          ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`,
+        );
   const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
   // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
   if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
@@ -256,7 +279,8 @@ function workerEntry(): string {
  * themselves, resolved from here so that it works from any working directory.
  */
 function workerExecArgv(entry: string): string[] | undefined {
-  if (!entry.endsWith('.ts') || process.execArgv.some((a) => /(^|[\\/=])tsx([\\/]|$)/.test(a) || a === 'tsx')) return undefined;
+  if (!entry.endsWith('.ts') || process.execArgv.some((a) => /(^|[\\/=])tsx([\\/]|$)/.test(a) || a === 'tsx'))
+    return undefined;
   return [...process.execArgv, '--import', import.meta.resolve('tsx')];
 }
 
@@ -282,7 +306,11 @@ async function serve(args: string[]): Promise<number> {
 }
 
 /** serve() once the options are good, with the stop signals already caught. */
-async function serveParsed(parsed: { workers: number; standby: number; config: WorkerConfig }, signals: StopSignals, report: CommandReport): Promise<number> {
+async function serveParsed(
+  parsed: { workers: number; standby: number; config: WorkerConfig },
+  signals: StopSignals,
+  report: CommandReport,
+): Promise<number> {
   const { workers, config } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
   if (config.redis !== undefined) {
@@ -306,7 +334,15 @@ async function serveParsed(parsed: { workers: number; standby: number; config: W
     log(`${signals.received}: stopped before any worker started`);
     return EXIT_CODES.drained;
   }
-  const supervisor = superviseWorkers({ workers, standby: parsed.standby, workerEntry: entry, execArgv: workerExecArgv(entry), config, devices, log });
+  const supervisor = superviseWorkers({
+    workers,
+    standby: parsed.standby,
+    workerEntry: entry,
+    execArgv: workerExecArgv(entry),
+    config,
+    devices,
+    log,
+  });
   signals.onAgain((signal) => {
     log(`${signal} again: cutting the drain`);
     supervisor.cut();
@@ -330,11 +366,21 @@ async function serveParsed(parsed: { workers: number; standby: number; config: W
 /** The exit code of a supervisor's end, with its one line. */
 function stopped(end: SupervisorEnd, log: (line: string) => void, report: CommandReport): number {
   if (end.kind === 'failed') return report.fail(end.reason, EXIT_CODES.failed, 'ServeError');
-  return stopCode(end.drained, log, `${end.cutWorkers} worker(s) had requests unfinished at the bound (or a second signal)`);
+  return stopCode(
+    end.drained,
+    log,
+    `${end.cutWorkers} worker(s) had requests unfinished at the bound (or a second signal)`,
+  );
 }
 
 /** `--workers 0`: one server in this process, the same start-up failures and the same bounded drain. */
-async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line: string) => void, signals: StopSignals, report: CommandReport): Promise<number> {
+async function serveInProcess(
+  config: WorkerConfig,
+  drainMs: number,
+  log: (line: string) => void,
+  signals: StopSignals,
+  report: CommandReport,
+): Promise<number> {
   let parts;
   try {
     parts = await buildPartsOrNone(config);
@@ -351,8 +397,13 @@ async function serveInProcess(config: WorkerConfig, drainMs: number, log: (line:
   }
   const guard = guardRequests(server);
   if (config.redis !== undefined) await readyWithin(() => server.ready);
-  const devices = parts.engine === null ? '' : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
-  log(`listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`);
+  const devices =
+    parts.engine === null
+      ? ''
+      : `, device${parts.engine.devices.length === 1 ? '' : 's'} ${parts.engine.devices.join(',')}`;
+  log(
+    `listening on ${address} (in this process${devices}${server.ready ? '' : `; not ready: ${server.notReadyReason}`})`,
+  );
   report.result({ listening: address, workers: 0, ready: server.ready });
   signals.onAgain((again) => {
     log(`${again} again: cutting the drain`);

@@ -10,8 +10,25 @@ import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
 import { deviceSelection } from '../device-option.js';
-import { choiceOption, decimalNumber, folderOption, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
-import { FORMAT_SPECIFIC_OPTIONS, formatOfPath, readSignal, scaleProblem, SIGNAL_FORMATS, SignalInputError, type SignalFormat, type SignalInput } from '../signal-input.js';
+import {
+  choiceOption,
+  decimalNumber,
+  folderOption,
+  intOption,
+  numberOption,
+  parseCommandLine,
+  UsageError,
+} from '../options.js';
+import {
+  FORMAT_SPECIFIC_OPTIONS,
+  formatOfPath,
+  readSignal,
+  scaleProblem,
+  SIGNAL_FORMATS,
+  SignalInputError,
+  type SignalFormat,
+  type SignalInput,
+} from '../signal-input.js';
 
 /** The options of `tscuda stft`, parsed. */
 export interface StftCommandOptions {
@@ -126,12 +143,16 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
   if (values.help) return 'help';
   // An empty name ("$FILE" unset) is no file either, not a file without an extension.
   if (positionals.length === 0 || positionals[0]!.trim() === '') throw new UsageError('no input file given');
-  if (positionals.length > 1) throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
+  if (positionals.length > 1)
+    throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
   const file = positionals[0]!;
   const detrend = choiceOption('detrend', values.detrend, ['none', 'constant', 'linear'] as const) ?? 'none';
-  const boundary = choiceOption('boundary', values.boundary, ['zeros', 'even', 'odd', 'constant', 'none'] as const) ?? STFT_DEFAULTS.boundary;
+  const boundary =
+    choiceOption('boundary', values.boundary, ['zeros', 'even', 'odd', 'constant', 'none'] as const) ??
+    STFT_DEFAULTS.boundary;
   let channel: number | 'mean' | undefined;
-  if (values.channel !== undefined) channel = values.channel === 'mean' ? 'mean' : intOption('channel', values.channel, 0, 65535);
+  if (values.channel !== undefined)
+    channel = values.channel === 'mean' ? 'mean' : intOption('channel', values.channel, 0, 65535);
   let column: number | string | undefined;
   if (values.column !== undefined) column = /^\d+$/.test(values.column) ? Number(values.column) : values.column;
   const stem = basename(file, extname(file)) || 'signal';
@@ -226,11 +247,15 @@ export function planStft(options: StftCommandOptions): StftPlan {
     ...(options.scale !== undefined ? { scale: options.scale } : {}),
   });
   if (options.scale !== undefined && input.format === 'wav' && input.encoding !== '16') {
-    throw new UsageError(`--scale applies only to ${FORMAT_SPECIFIC_OPTIONS.scale.what}, and ${options.file} is a WAV of encoding ${input.encoding}`);
+    throw new UsageError(
+      `--scale applies only to ${FORMAT_SPECIFIC_OPTIONS.scale.what}, and ${options.file} is a WAV of encoding ${input.encoding}`,
+    );
   }
   // Checked here, in the file's terms: the engine would refuse it only after the GPU part started.
   if (input.length < MIN_SERIES_LENGTH) {
-    throw new SignalInputError(`${options.file}: the signal has ${input.length} sample${input.length === 1 ? '' : 's'}; at least ${MIN_SERIES_LENGTH} are needed`);
+    throw new SignalInputError(
+      `${options.file}: the signal has ${input.length} sample${input.length === 1 ? '' : 's'}; at least ${MIN_SERIES_LENGTH} are needed`,
+    );
   }
   // --dtype float: the pre-16-bit path, samples widened on the host (the GPU then reads floats).
   if (options.dtype === 'float' && input.raw16) input = { ...input, samples: input.samples, raw16: undefined };
@@ -256,7 +281,9 @@ export function planStft(options: StftCommandOptions): StftPlan {
   const nyquist = input.fs / 2;
   for (const [lo, hi] of options.bands) {
     if (hi > nyquist)
-      throw new UsageError(`--band ${lo}:${hi}: the high edge is above fs/2 = ${nyquist} Hz (fs ${input.fs} Hz${input.fsSource === 'default' ? ', the default: give --fs' : ''})`);
+      throw new UsageError(
+        `--band ${lo}:${hi}: the high edge is above fs/2 = ${nyquist} Hz (fs ${input.fs} Hz${input.fsSource === 'default' ? ', the default: give --fs' : ''})`,
+      );
   }
   const userBands = options.bands.length > 0;
   let dtypeNote: string | undefined;
@@ -273,7 +300,10 @@ export function planStft(options: StftCommandOptions): StftPlan {
  * `boundary` says (scipy's zero_ext, even_ext, odd_ext, const_ext), then zero-padded at the end
  * to whole segments (`padded`). Frame i is samples [i step, i step + nperseg) of the result.
  */
-export function extendSignal<T extends Float32Array | Float64Array | Int16Array | Uint16Array>(x: T, g: Pick<SpectralGeometry, 'extension' | 'boundary' | 'padding'>): T {
+export function extendSignal<T extends Float32Array | Float64Array | Int16Array | Uint16Array>(
+  x: T,
+  g: Pick<SpectralGeometry, 'extension' | 'boundary' | 'padding'>,
+): T {
   const n = x.length;
   const e = g.extension;
   const out = new (x.constructor as new (length: number) => T)(n + 2 * e + g.padding);

@@ -37,7 +37,10 @@ export function bandWavName(lo: number, hi: number): string {
 }
 
 /** Runs the STFT and writes the outputs; resolves with the exit status. */
-export async function runStft(plan: StftPlan, report: CommandReport = new CommandReport('stft', plan.options.json)): Promise<number> {
+export async function runStft(
+  plan: StftPlan,
+  report: CommandReport = new CommandReport('stft', plan.options.json),
+): Promise<number> {
   const { options: o, input, geometry: g, bands } = plan;
   const n = input.length;
   const say = (s: string): void => report.say(s);
@@ -53,8 +56,10 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     if (line === undefined) throw e;
     return report.fail(line, 1, 'GpuUnavailable');
   }
-  if (input.format === 'wav' && input.fsSource === 'option') report.note(`--fs ${input.fs} replaces the WAV header's sampling rate`);
-  if (input.fsSource === 'default') report.note('no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)');
+  if (input.format === 'wav' && input.fsSource === 'option')
+    report.note(`--fs ${input.fs} replaces the WAV header's sampling rate`);
+  if (input.fsSource === 'default')
+    report.note('no --fs given for a raw/CSV signal: fs = 1 (frequencies in cycles per sample)');
   if (plan.dtypeNote) report.note(plan.dtypeNote);
   const raw = input.raw16;
   const dir = resolve(o.out);
@@ -65,7 +70,11 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
   const perDevice = devices.map((d) => ({ device: d.ordinal, name: d.name, chunks: 0, frames: 0, seconds: 0 }));
   try {
     // 16-bit samples go to the GPU as they are (2 bytes each) and are converted by the first kernel; others as floats.
-    const data = raw ? raw.data : o.precision === 'f64' ? Float64Array.from(input.samples) : Float32Array.from(input.samples);
+    const data = raw
+      ? raw.data
+      : o.precision === 'f64'
+        ? Float64Array.from(input.samples)
+        : Float32Array.from(input.samples);
     const sixteen = raw ? { scale: raw.scale, precision: o.precision } : {};
     // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is
     // scipy's stft without boundary or padding over exactly its frames, so the chunks put
@@ -80,8 +89,14 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     let finished = 0;
     // Each GPU takes the next chunk once its last one is back: the split balances itself over GPUs of different speeds or links.
     const spectrogramOn = async (stream: Stream, mine: (typeof perDevice)[number]): Promise<void> => {
-      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, (most - 1) * g.step + g.nperseg, { stream, label: 'stft input chunk' }) as SignalInput;
-      const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, { stream, label: 'stft Zxx chunk' }) as ComplexBuffer;
+      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, (most - 1) * g.step + g.nperseg, {
+        stream,
+        label: 'stft input chunk',
+      }) as SignalInput;
+      const zxx = DeviceBuffer.alloc(o.precision === 'f64' ? 'c128' : 'c64', freqs * most, {
+        stream,
+        label: 'stft Zxx chunk',
+      }) as ComplexBuffer;
       const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
       try {
         for (let c = next++; c < chunks.length; c = next++) {
@@ -160,10 +175,21 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     bar.update(2.5, 'band powers');
     // The whole signal is one series: give the lane room for it (input, spectrum, band waves), 1 GiB at least.
     const element = o.precision === 'f64' ? 8 : 4; // per sample of the lane's float buffers (16-bit input needs less)
-    const laneMemoryBytes = Math.max(2 ** 30, Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))));
+    const laneMemoryBytes = Math.max(
+      2 ** 30,
+      Math.ceil(1.5 * element * n * (4 + (plan.userBands ? 2 * bands.length : 0))),
+    );
     // The file is already in memory: its band waves may take a multiple of it (the engine's default bound is 1 GiB).
     const maxResultBytes = Math.max(DEFAULT_MAX_RESULT_BYTES, element * n * bands.length + 2 ** 20);
-    engine = new JobEngine({ device, lanes: 1, precision: o.precision, maxQueued: 4, laneMemoryBytes, maxResultBytes, label: 'tscuda stft' });
+    engine = new JobEngine({
+      device,
+      lanes: 1,
+      precision: o.precision,
+      maxQueued: 4,
+      laneMemoryBytes,
+      maxResultBytes,
+      label: 'tscuda stft',
+    });
     const result: JobResult = await engine.submit({
       data,
       ...(raw ? { dtype: raw.dtype, scale: raw.scale } : {}),
@@ -182,22 +208,48 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     else for (let i = 0; i < n; i++) total += input.samples[i]! * input.samples[i]!;
     total /= n;
     const powers = result.bandPowers ?? new Float64Array(bands.length);
-    const rows = bands.map(([lo, hi], j) => ({ band: bandLabel(lo, hi), lowHz: lo, highHz: hi, power: powers[j]!, relative: total > 0 ? powers[j]! / total : 0 }));
+    const rows = bands.map(([lo, hi], j) => ({
+      band: bandLabel(lo, hi),
+      lowHz: lo,
+      highHz: hi,
+      power: powers[j]!,
+      relative: total > 0 ? powers[j]! / total : 0,
+    }));
     const dominant = result.dominant?.[0];
 
     bar.update(3, 'writing');
-    const csv = ['band,low_hz,high_hz,power,relative_power', ...rows.map((b) => `"${b.band}",${b.lowHz},${b.highHz},${b.power},${b.relative}`)].join('\n') + '\n';
+    const csv =
+      [
+        'band,low_hz,high_hz,power,relative_power',
+        ...rows.map((b) => `"${b.band}",${b.lowHz},${b.highHz},${b.power},${b.relative}`),
+      ].join('\n') + '\n';
     writeFileSync(join(dir, 'bands.csv'), csv);
     writeFileSync(
       join(dir, 'bands.json'),
-      JSON.stringify({ file: o.file, fs: input.fs, samples: n, channels: input.channelNote, totalPower: total, bands: rows, dominant: dominant ?? null }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          file: o.file,
+          fs: input.fs,
+          samples: n,
+          channels: input.channelNote,
+          totalPower: total,
+          bands: rows,
+          dominant: dominant ?? null,
+        },
+        null,
+        2,
+      ) + '\n',
     );
     files.push('bands.csv', 'bands.json');
     if (plan.userBands) {
       const waves = result.bandWaves;
-      if (!waves || waves.length !== bands.length * n) throw new Error(`the engine returned ${waves ? waves.length : 'no'} band-wave samples, expected ${bands.length} x ${n}`);
+      if (!waves || waves.length !== bands.length * n)
+        throw new Error(
+          `the engine returned ${waves ? waves.length : 'no'} band-wave samples, expected ${bands.length} x ${n}`,
+        );
       const rate = Math.max(1, Math.round(input.fs));
-      if (rate !== input.fs) report.note(`WAV files need a whole sampling rate: band WAVs are written at ${rate} Hz (fs ${input.fs})`);
+      if (rate !== input.fs)
+        report.note(`WAV files need a whole sampling rate: band WAVs are written at ${rate} Hz (fs ${input.fs})`);
       bands.forEach(([lo, hi], j) => {
         const name = bandWavName(lo, hi);
         writeFileSync(join(dir, name), encodeWavFloat32(waves.subarray(j * n, (j + 1) * n), rate));
@@ -239,13 +291,23 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     writeFileSync(join(dir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     bar.finish(`${files.length + 1} files`);
 
-    say(`${o.file}: ${n} samples at ${input.fs} Hz (${input.format}${input.encoding ? ` ${input.encoding}` : ''}, ${input.channelNote})`);
+    say(
+      `${o.file}: ${n} samples at ${input.fs} Hz (${input.format}${input.encoding ? ` ${input.encoding}` : ''}, ${input.channelNote})`,
+    );
     say(
       `stft: nperseg ${g.nperseg}, noverlap ${g.noverlap}, nfft ${g.nfft}, window ${Array.isArray(g.windowSpec) ? g.windowSpec.join(':') : String(g.windowSpec)}, ${r.f.length} frequencies x ${r.t.length} frames`,
     );
-    for (const b of rows) say(`  ${b.band.padEnd(24)} power ${b.power.toPrecision(4).padStart(11)}  ${(100 * b.relative).toFixed(2).padStart(6)}%`);
-    if (devices.length > 1) for (const d of perDevice) say(`  GPU ${d.device} (${d.name}): ${d.chunks} chunks, ${d.frames} frames, ${d.seconds.toFixed(3)} s`);
-    if (dominant) say(`dominant cycle: ${dominant.frequency.toPrecision(6)} Hz (period ${dominant.period.toPrecision(4)} s), amplitude ${dominant.amplitude.toPrecision(4)}`);
+    for (const b of rows)
+      say(
+        `  ${b.band.padEnd(24)} power ${b.power.toPrecision(4).padStart(11)}  ${(100 * b.relative).toFixed(2).padStart(6)}%`,
+      );
+    if (devices.length > 1)
+      for (const d of perDevice)
+        say(`  GPU ${d.device} (${d.name}): ${d.chunks} chunks, ${d.frames} frames, ${d.seconds.toFixed(3)} s`);
+    if (dominant)
+      say(
+        `dominant cycle: ${dominant.frequency.toPrecision(6)} Hz (period ${dominant.period.toPrecision(4)} s), amplitude ${dominant.amplitude.toPrecision(4)}`,
+      );
     say(`wrote ${dir}/: ${[...files, 'summary.json'].join(', ')}`);
     report.result({ out: dir, ...summary });
     return 0;
@@ -253,7 +315,13 @@ export async function runStft(plan: StftPlan, report: CommandReport = new Comman
     bar.abort();
     const line = gpuUnavailableLine('stft', e);
     if (line !== undefined) return report.fail(line, 1, 'GpuUnavailable');
-    if (e instanceof Error && (e.name === 'JobError' || e.name === 'JobValidationError' || e.name === 'EngineLostError' || e instanceof RangeError))
+    if (
+      e instanceof Error &&
+      (e.name === 'JobError' ||
+        e.name === 'JobValidationError' ||
+        e.name === 'EngineLostError' ||
+        e instanceof RangeError)
+    )
       return report.fail(e.message, 1, e.name);
     throw e;
   } finally {

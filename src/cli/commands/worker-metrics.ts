@@ -36,12 +36,23 @@ export function listenMetrics(port: number): Promise<WorkerMetrics> {
       // Every scrape is answered: a collector that fails is a 500, never a request left open (or an unhandled rejection).
       registry.metrics().then(
         (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics failed: ${(error as Error)?.message ?? String(error)}\n`),
+        (error: unknown) =>
+          response
+            .writeHead(500, { 'content-type': 'text/plain' })
+            .end(`metrics failed: ${(error as Error)?.message ?? String(error)}\n`),
       );
     } else if (request.url === '/ready') {
       const reason =
-        worker === undefined ? 'starting' : worker.lostError !== undefined ? 'the engine lost its GPU context' : worker.reachable ? null : 'Redis is not reachable (reconnecting)';
-      response.writeHead(reason === null ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(reason === null ? { ready: true } : { ready: false, reason }));
+        worker === undefined
+          ? 'starting'
+          : worker.lostError !== undefined
+            ? 'the engine lost its GPU context'
+            : worker.reachable
+              ? null
+              : 'Redis is not reachable (reconnecting)';
+      response
+        .writeHead(reason === null ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify(reason === null ? { ready: true } : { ready: false, reason }));
     } else response.writeHead(404).end();
   });
   return new Promise((resolve, reject) => {

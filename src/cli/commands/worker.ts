@@ -6,7 +6,14 @@ import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import { checkWorkerName, DEFAULT_LOCK_DURATION_MS } from '../../queue/worker-options.js';
 import type { CliCommand } from '../command.js';
 import { deviceSelection } from '../device-option.js';
-import { intOption, parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
+import {
+  intOption,
+  parseCommandLine,
+  queueNameOption,
+  redisUrlOption,
+  reportUsageError,
+  UsageError,
+} from '../options.js';
 import { gpuUnavailableLine } from '../gpu-errors.js';
 import { CommandReport } from '../report.js';
 import type { Precision } from '../../runtime/fft/precision.js';
@@ -76,11 +83,13 @@ export function parseWorkerArgs(args: string[]) {
   // The CLI's one spelling of a device list (the placement rule's parser): every GPU by default.
   const devices = deviceSelection({ devices: values.devices });
   const precision = values.precision ?? 'f32';
-  if (precision !== 'f32' && precision !== 'f64') throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
+  if (precision !== 'f32' && precision !== 'f64')
+    throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
   let rateLimit: { max: number; durationMs: number } | undefined;
   if (values.rate !== undefined) {
     const m = /^(\d+)\/(\d+)$/.exec(values.rate);
-    if (m === null || Number(m[1]) < 1 || Number(m[2]) < 1) throw new UsageError(`--rate must be N/MS (e.g. 100/1000), got ${JSON.stringify(values.rate)}`);
+    if (m === null || Number(m[1]) < 1 || Number(m[2]) < 1)
+      throw new UsageError(`--rate must be N/MS (e.g. 100/1000), got ${JSON.stringify(values.rate)}`);
     rateLimit = { max: Number(m[1]), durationMs: Number(m[2]) };
   }
   const metricsPort = intOption('metrics-port', values['metrics-port'], 0, 65535);
@@ -178,13 +187,20 @@ async function work(args: string[]): Promise<number> {
   metrics?.close();
   await engine.close().catch(() => undefined);
   if (worker.lostError !== undefined) {
-    return report.fail(`stopped: the engine lost its GPU context (${describeConnection(options.redis)} keeps its jobs for other workers)`, 1, 'EngineLostError');
+    return report.fail(
+      `stopped: the engine lost its GPU context (${describeConnection(options.redis)} keeps its jobs for other workers)`,
+      1,
+      'EngineLostError',
+    );
   }
   return 0;
 }
 
 /** The queue worker over `engine`, taking jobs from the moment it resolves. */
-function startWorker(options: Exclude<ReturnType<typeof parseWorkerArgs>, { help: true }>, engine: JobEngineLike): Promise<QueueWorker> {
+function startWorker(
+  options: Exclude<ReturnType<typeof parseWorkerArgs>, { help: true }>,
+  engine: JobEngineLike,
+): Promise<QueueWorker> {
   const log = (line: string): void => console.error(line);
   return runQueueWorker({
     connection: options.redis,
@@ -217,7 +233,12 @@ async function startEngine(
     const availability = Device.available({ needs: ['cufft'] });
     if (!availability.ok) return report.fail(availability.reason, 1, 'GpuUnavailable');
     const { JobEngine } = await import('../../engine/job-engine.js');
-    return new JobEngine({ devices: options.devices, lanes: options.lanes, precision: options.precision, label: 'worker' });
+    return new JobEngine({
+      devices: options.devices,
+      lanes: options.lanes,
+      precision: options.precision,
+      label: 'worker',
+    });
   } catch (error) {
     const line = gpuUnavailableLine('worker', error);
     if (line === undefined) throw error;

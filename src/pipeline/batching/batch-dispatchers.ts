@@ -69,13 +69,20 @@ interface KernelSpec<I> {
   validate(item: I): void;
   /** Writes the inputs of `items` into `packed` (n = items.length). */
   pack(items: readonly I[], packed: Float32Array): void;
-  launch(kernels: BatchKernels, stream: Stream, input: DeviceBuffer<'f32'>, output: DeviceBuffer<'f32'>, n: number): void;
+  launch(
+    kernels: BatchKernels,
+    stream: Stream,
+    input: DeviceBuffer<'f32'>,
+    output: DeviceBuffer<'f32'>,
+    n: number,
+  ): void;
 }
 
 const BLOCK = 256;
 
 function checkVector(v: ArrayLike<number>, dim: number, what: string): void {
-  if (v === null || typeof v !== 'object' || typeof v.length !== 'number') throw new TypeError(`${what} must be an array of ${dim} numbers`);
+  if (v === null || typeof v !== 'object' || typeof v.length !== 'number')
+    throw new TypeError(`${what} must be an array of ${dim} numbers`);
   if (v.length !== dim) throw new TypeError(`${what} has ${v.length} values, expected ${dim}`);
 }
 
@@ -95,10 +102,13 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
   constructor(spec: KernelSpec<I>, options: VectorDispatcherDescriptor) {
     super('BatchDispatcher', options.label ?? `${spec.name}[${options.dim}]`);
     const { dim, maxBatchSize } = options;
-    if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`${spec.name} dispatcher: dim must be a positive integer, got ${dim}`);
-    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1) throw new RangeError(`${spec.name} dispatcher: maxBatchSize must be a positive integer, got ${maxBatchSize}`);
+    if (!Number.isInteger(dim) || dim < 1)
+      throw new RangeError(`${spec.name} dispatcher: dim must be a positive integer, got ${dim}`);
+    if (!Number.isInteger(maxBatchSize) || maxBatchSize < 1)
+      throw new RangeError(`${spec.name} dispatcher: maxBatchSize must be a positive integer, got ${maxBatchSize}`);
     const depth = options.depth ?? 2;
-    if (!Number.isInteger(depth) || depth < 1) throw new RangeError(`${spec.name} dispatcher: depth must be a positive integer, got ${depth}`);
+    if (!Number.isInteger(depth) || depth < 1)
+      throw new RangeError(`${spec.name} dispatcher: depth must be a positive integer, got ${depth}`);
     this.dim = dim;
     this.depth = depth;
     this.#spec = spec;
@@ -139,7 +149,8 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
       const outputs = this.dim * n;
       output.download(stream, { length: outputs });
       await stream.done();
-      if (this.disposed) throw new DisposedError(`${this.label}: dispatcher was disposed while batch #${info.batchId} ran`);
+      if (this.disposed)
+        throw new DisposedError(`${this.label}: dispatcher was disposed while batch #${info.batchId} ran`);
       // One copy out of the staging per batch; each submitter gets a view of it.
       const out = output.array.slice(0, outputs);
       const results = new Array<Float32Array>(n);
@@ -149,7 +160,10 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
       // Work already enqueued may still read the staging: the next batch must not refill it before that ends.
       if (!this.disposed) await this.stream.done().catch(() => undefined);
       if (e instanceof DisposedError) throw e;
-      throw new Error(`${this.label}: batch #${info.batchId} of ${n} vectors failed: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw new Error(
+        `${this.label}: batch #${info.batchId} of ${n} vectors failed: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
     } finally {
       this.#release(set);
     }
@@ -185,7 +199,8 @@ class VectorDispatcher<I> extends Resource implements GpuBatchDispatcher<I, Floa
    */
   protected releaseNative(): void {
     // A batch waiting for staging has not touched the GPU: fail it rather than leave it pending.
-    for (const w of this.#waiting.splice(0)) w.reject(new DisposedError(`${this.label}: dispatcher was disposed while the batch waited for staging`));
+    for (const w of this.#waiting.splice(0))
+      w.reject(new DisposedError(`${this.label}: dispatcher was disposed while the batch waited for staging`));
     (this.#staging as BufferCache | undefined)?.dispose();
     this.#free.length = 0;
     (this.stream as Stream | undefined)?.dispose();
@@ -198,10 +213,13 @@ function grid(threads: number): number {
 }
 
 /** grad[i] = central finite differences of the batch objective (see kernels/batch.cu) at vector i. */
-export function createGradientDispatcher(options: GradientDispatcherDescriptor): GpuBatchDispatcher<ArrayLike<number>, Float32Array> {
+export function createGradientDispatcher(
+  options: GradientDispatcherDescriptor,
+): GpuBatchDispatcher<ArrayLike<number>, Float32Array> {
   const { dim } = options;
   const h = options.h ?? 5e-3;
-  if (!(Number.isFinite(h) && h > 0)) throw new RangeError(`gradient dispatcher: h must be a positive number, got ${h}`);
+  if (!(Number.isFinite(h) && h > 0))
+    throw new RangeError(`gradient dispatcher: h must be a positive number, got ${h}`);
   return new VectorDispatcher<ArrayLike<number>>(
     {
       name: 'gradient',
@@ -210,13 +228,17 @@ export function createGradientDispatcher(options: GradientDispatcherDescriptor):
       pack: (items, packed) => {
         for (let i = 0; i < items.length; i++) packed.set(items[i]!, i * dim);
       },
-      launch: (k, stream, input, output, n) => k.gradient_f32({ grid: grid(n * dim), block: BLOCK, stream }, input, output, dim, n, h),
+      launch: (k, stream, input, output, n) =>
+        k.gradient_f32({ grid: grid(n * dim), block: BLOCK, stream }, input, output, dim, n, h),
     },
     options,
   );
 }
 
-function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+function interpolation(
+  name: 'lerp' | 'slerp',
+  options: VectorDispatcherDescriptor,
+): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   const { dim } = options;
   return new VectorDispatcher<InterpolationItem>(
     {
@@ -227,7 +249,8 @@ function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherDescript
         if (item === null || typeof item !== 'object') throw new TypeError(`${name} input must be { a, b, t }`);
         checkVector(item.a, dim, `${name} input a`);
         checkVector(item.b, dim, `${name} input b`);
-        if (typeof item.t !== 'number' || !Number.isFinite(item.t)) throw new TypeError(`${name} input t must be a finite number, got ${String(item.t)}`);
+        if (typeof item.t !== 'number' || !Number.isFinite(item.t))
+          throw new TypeError(`${name} input t must be a finite number, got ${String(item.t)}`);
       },
       pack: (items, packed) => {
         const n = items.length;
@@ -251,11 +274,15 @@ function interpolation(name: 'lerp' | 'slerp', options: VectorDispatcherDescript
 }
 
 /** out = a + t (b - a), per vector. */
-export function createLerpDispatcher(options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+export function createLerpDispatcher(
+  options: VectorDispatcherDescriptor,
+): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   return interpolation('lerp', options);
 }
 
 /** Spherical interpolation along the arc from a to b, per vector (lerp when they are almost parallel). */
-export function createSlerpDispatcher(options: VectorDispatcherDescriptor): GpuBatchDispatcher<InterpolationItem, Float32Array> {
+export function createSlerpDispatcher(
+  options: VectorDispatcherDescriptor,
+): GpuBatchDispatcher<InterpolationItem, Float32Array> {
   return interpolation('slerp', options);
 }

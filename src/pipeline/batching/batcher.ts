@@ -112,13 +112,21 @@ export class Batcher<I, O> {
 
   get metrics(): BatcherMetrics {
     const c = this.#channel;
-    return this.#stats.snapshot({ queued: c.queuedItems, inFlight: this.#inFlightItems, inFlightBatches: this.#inFlightBatches, waiting: c.waitingSubmits });
+    return this.#stats.snapshot({
+      queued: c.queuedItems,
+      inFlight: this.#inFlightItems,
+      inFlightBatches: this.#inFlightBatches,
+      waiting: c.waitingSubmits,
+    });
   }
 
   /** Resolves with this submit's outputs, in its item order, once all its items are done; rejects with BatcherFullError when the batcher holds all it may (see the class comment). */
   submit(items: readonly I[], options?: SubmitOptions): Promise<O[]> {
     if (this.#closed) return Promise.reject(this.#closedError('submit() after close()'));
-    if (!Array.isArray(items)) return Promise.reject(new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`));
+    if (!Array.isArray(items))
+      return Promise.reject(
+        new TypeError(`Batcher "${this.#label}": submit() expects an array of items, got ${typeof items}`),
+      );
     if (items.length === 0) return Promise.resolve([]);
     return this.#submit<O[]>(items, undefined, items.length, options);
   }
@@ -201,18 +209,32 @@ export class Batcher<I, O> {
     this.#resolveFlushWaiters();
   }
 
-  #submit<R>(items: readonly I[] | null, item: I | undefined, count: number, options: SubmitOptions | undefined): Promise<R> {
+  #submit<R>(
+    items: readonly I[] | null,
+    item: I | undefined,
+    count: number,
+    options: SubmitOptions | undefined,
+  ): Promise<R> {
     const bad = options === undefined ? undefined : submitOptionsError(options, this.#label);
     if (bad !== undefined) return Promise.reject(bad);
     const signal = options?.signal;
     if (signal?.aborted === true) return Promise.reject(signal.reason);
     const channel = this.#channel;
     const hasRoom = channel.hasRoom;
-    if (!hasRoom && (options?.wait === false || channel.waitingSubmits >= channel.maxWaiting)) return Promise.reject(this.#full(options?.wait === false));
+    if (!hasRoom && (options?.wait === false || channel.waitingSubmits >= channel.maxWaiting))
+      return Promise.reject(this.#full(options?.wait === false));
     const now = performance.now();
     if (this.#stats.firstSubmitAt < 0) this.#stats.firstSubmitAt = now;
     const promise = new Promise<R>(captureResolvers);
-    const request = new PendingSubmit<I, O>(items, item, count, now, capturedResolve as (value: unknown) => void, capturedReject as (reason: unknown) => void, signal);
+    const request = new PendingSubmit<I, O>(
+      items,
+      item,
+      count,
+      now,
+      capturedResolve as (value: unknown) => void,
+      capturedReject as (reason: unknown) => void,
+      signal,
+    );
     if (signal !== undefined) {
       request.onAbort = () => this.#abort(request);
       signal.addEventListener('abort', request.onAbort, { once: true });
@@ -229,7 +251,11 @@ export class Batcher<I, O> {
   /** The refusal of a submit beyond what the batcher holds, naming each bound. */
   #full(noWait: boolean): BatcherFullError {
     this.#stats.refused++;
-    return this.#channel.refusal(this.#label, `${this.#inFlightBatches} batches in flight (maxConcurrentBatches ${this.#maxConcurrentBatches})`, noWait);
+    return this.#channel.refusal(
+      this.#label,
+      `${this.#inFlightBatches} batches in flight (maxConcurrentBatches ${this.#maxConcurrentBatches})`,
+      noWait,
+    );
   }
 
   #abort(request: PendingSubmit<I, O>): void {
@@ -284,8 +310,15 @@ export class Batcher<I, O> {
   #dispatchBatch(size: number, now: number): void {
     const channel = this.#channel;
     const first = channel.head();
-    if (first === undefined) throw new Error(`Batcher "${this.#label}": internal error, queue empty with ${size} items counted`);
-    const batch = new Batch<I, O>(this.#nextBatchId++, size, this.#maxBatchSize, channel.dispatchedSeq, first.submittedAt);
+    if (first === undefined)
+      throw new Error(`Batcher "${this.#label}": internal error, queue empty with ${size} items counted`);
+    const batch = new Batch<I, O>(
+      this.#nextBatchId++,
+      size,
+      this.#maxBatchSize,
+      channel.dispatchedSeq,
+      first.submittedAt,
+    );
     const items = channel.take(batch, size, now, this.#stats.waits);
     this.#inFlight.push(batch);
     this.#inFlightBatches++;
@@ -309,7 +342,10 @@ export class Batcher<I, O> {
     if (timeoutMs !== null) {
       batch.timer = setTimeout(() => {
         batch.timer = null;
-        const error = new BatcherTimeoutError(`Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`, batch.id);
+        const error = new BatcherTimeoutError(
+          `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`,
+          batch.id,
+        );
         info.abort(error);
         this.#fail(batch, error, false);
       }, timeoutMs);
@@ -337,7 +373,11 @@ export class Batcher<I, O> {
   #fail(batch: Batch<I, O>, cause: unknown, wrap: boolean): void {
     if (batch.settled) return;
     const error = wrap
-      ? new BatcherDispatchError(`Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) failed: ${describeError(cause)}`, batch.id, { cause })
+      ? new BatcherDispatchError(
+          `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) failed: ${describeError(cause)}`,
+          batch.id,
+          { cause },
+        )
       : cause;
     this.#stats.failedBatches++;
     for (const request of batch.requests) {
@@ -371,7 +411,11 @@ export class Batcher<I, O> {
   #tune(batch: Batch<I, O>, now: number): void {
     const tuner = this.#tuner;
     if (tuner === null) return;
-    const next = tuner.next({ maxBatchSize: this.#maxBatchSize, maxWaitMs: this.#maxWaitMs }, now - batch.oldestSubmittedAt, batch.size >= batch.capacity);
+    const next = tuner.next(
+      { maxBatchSize: this.#maxBatchSize, maxWaitMs: this.#maxWaitMs },
+      now - batch.oldestSubmittedAt,
+      batch.size >= batch.capacity,
+    );
     if (next === null) return;
     this.#maxBatchSize = next.maxBatchSize;
     this.#maxWaitMs = next.maxWaitMs;
@@ -381,7 +425,11 @@ export class Batcher<I, O> {
     if (this.#flushWaiters.length === 0) return;
     const oldest = this.#inFlight.peek();
     const settledBefore = oldest === undefined ? this.#channel.dispatchedSeq : oldest.startSeq;
-    for (let waiter = this.#flushWaiters.peek(); waiter !== undefined && waiter.target <= settledBefore; waiter = this.#flushWaiters.peek()) {
+    for (
+      let waiter = this.#flushWaiters.peek();
+      waiter !== undefined && waiter.target <= settledBefore;
+      waiter = this.#flushWaiters.peek()
+    ) {
       this.#flushWaiters.shift();
       waiter.resolve();
     }

@@ -4,16 +4,22 @@ import type { CloseOptions } from './types.js';
 
 /** Checks close()'s options; throws TypeError/RangeError naming the field. */
 export function checkCloseOptions(options: CloseOptions, label: string): void {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`Batcher "${label}": close() options must be an object { timeoutMs?, signal? }`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`Batcher "${label}": close() options must be an object { timeoutMs?, signal? }`);
   if (options.timeoutMs !== undefined) checkTimeoutMs(options.timeoutMs, `Batcher "${label}": close() timeoutMs`);
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new TypeError(`Batcher "${label}": close() signal must be an AbortSignal`);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new TypeError(`Batcher "${label}": close() signal must be an AbortSignal`);
 }
 
 /**
  * Resolves when `drained` does, or when `timeoutMs` passes or `signal` aborts first, after
  * calling `giveUp(why)` (which settles whatever is left). Without either bound it is `drained`.
  */
-export function boundedDrain(drained: Promise<void>, options: CloseOptions, giveUp: (why: string) => void): Promise<void> {
+export function boundedDrain(
+  drained: Promise<void>,
+  options: CloseOptions,
+  giveUp: (why: string) => void,
+): Promise<void> {
   const { timeoutMs, signal } = options;
   if (timeoutMs === undefined && signal === undefined) return drained;
   return new Promise<void>((resolve) => {
@@ -24,7 +30,11 @@ export function boundedDrain(drained: Promise<void>, options: CloseOptions, give
       resolve();
     };
     const onBound = (): void => {
-      giveUp(timeoutMs === undefined || signal?.aborted === true ? 'close() was aborted' : `close() gave up after ${timeoutMs} ms`);
+      giveUp(
+        timeoutMs === undefined || signal?.aborted === true
+          ? 'close() was aborted'
+          : `close() gave up after ${timeoutMs} ms`,
+      );
       finish();
     };
     if (signal?.aborted === true) {

@@ -21,10 +21,14 @@ export class GpuBatcher<I, O> {
   readonly dispatcher: GpuBatchDispatcher<I, O>;
 
   constructor(dispatcher: GpuBatchDispatcher<I, O>, options: BatcherDescriptor) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`new GpuBatcher() takes Batcher options, got ${options === null ? 'null' : typeof options}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`new GpuBatcher() takes Batcher options, got ${options === null ? 'null' : typeof options}`);
     this.dispatcher = dispatcher;
     // No more batches in flight than staging sets: a slow GPU then backs up into submit().
-    this.batcher = new Batcher<I, O>(dispatcher.dispatch, { ...options, maxConcurrentBatches: options.maxConcurrentBatches ?? dispatcher.depth });
+    this.batcher = new Batcher<I, O>(dispatcher.dispatch, {
+      ...options,
+      maxConcurrentBatches: options.maxConcurrentBatches ?? dispatcher.depth,
+    });
   }
 
   /** Batcher.submit() after validating every item with the dispatcher: a malformed item rejects this submit (with the dispatcher's TypeError) before any of its items is queued. */
@@ -88,36 +92,57 @@ export class GpuBatcher<I, O> {
 type DispatcherSide = Omit<VectorDispatcherDescriptor, 'maxBatchSize' | 'label'>;
 
 /** Gradients of float32 vectors of `dim`, batched: `await g.submit([x1, x2])` -> [grad1, grad2]. */
-export function gradientBatcher(options: BatcherDescriptor & DispatcherSide & Pick<GradientDispatcherDescriptor, 'h'>): GpuBatcher<ArrayLike<number>, Float32Array> {
-  return new GpuBatcher(createGradientDispatcher(dispatcherOptions(options, 'gradient', GRADIENT_KEYS)), batcherPart(options));
+export function gradientBatcher(
+  options: BatcherDescriptor & DispatcherSide & Pick<GradientDispatcherDescriptor, 'h'>,
+): GpuBatcher<ArrayLike<number>, Float32Array> {
+  return new GpuBatcher(
+    createGradientDispatcher(dispatcherOptions(options, 'gradient', GRADIENT_KEYS)),
+    batcherPart(options),
+  );
 }
 
 /** lerp of float32 vector pairs, batched: `await l.submitOne({ a, b, t })`. */
 export function lerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
-  return new GpuBatcher(createLerpDispatcher(dispatcherOptions(options, 'lerp', DISPATCHER_KEYS)), batcherPart(options));
+  return new GpuBatcher(
+    createLerpDispatcher(dispatcherOptions(options, 'lerp', DISPATCHER_KEYS)),
+    batcherPart(options),
+  );
 }
 
 /** slerp of float32 vector pairs, batched. */
 export function slerpBatcher(options: BatcherDescriptor & DispatcherSide): GpuBatcher<InterpolationItem, Float32Array> {
-  return new GpuBatcher(createSlerpDispatcher(dispatcherOptions(options, 'slerp', DISPATCHER_KEYS)), batcherPart(options));
+  return new GpuBatcher(
+    createSlerpDispatcher(dispatcherOptions(options, 'slerp', DISPATCHER_KEYS)),
+    batcherPart(options),
+  );
 }
 
 /** The keys a vector batcher reads for its dispatcher, besides the Batcher's (the Record makes a new one fail to compile until listed). */
-const DISPATCHER_KEYS = Object.keys({ dim: true, depth: true, device: true, context: true } satisfies Record<keyof DispatcherSide, true>);
+const DISPATCHER_KEYS = Object.keys({ dim: true, depth: true, device: true, context: true } satisfies Record<
+  keyof DispatcherSide,
+  true
+>);
 /** The gradient batcher's: those and the finite-difference step. */
 const GRADIENT_KEYS = [...DISPATCHER_KEYS, 'h'];
 
 /** The Batcher's own options among a GPU batcher's (the Batcher refuses keys it does not know). */
 function batcherPart(options: BatcherDescriptor): BatcherDescriptor {
   const out: Record<string, unknown> = {};
-  for (const key of BATCHER_KEYS) if (Object.hasOwn(options, key)) out[key] = (options as unknown as Record<string, unknown>)[key];
+  for (const key of BATCHER_KEYS)
+    if (Object.hasOwn(options, key)) out[key] = (options as unknown as Record<string, unknown>)[key];
   return out as unknown as BatcherDescriptor;
 }
 
-function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(options: O, name: string, keys: readonly string[]): GradientDispatcherDescriptor {
+function dispatcherOptions<O extends BatcherDescriptor & DispatcherSide>(
+  options: O,
+  name: string,
+  keys: readonly string[],
+): GradientDispatcherDescriptor {
   // null read 'label' of null: named here, with the call.
   if (typeof options !== 'object' || options === null)
-    throw new TypeError(`${name}Batcher() takes an options object { dim, maxBatchSize, maxWaitMs, channelSize, ... }, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(
+      `${name}Batcher() takes an options object { dim, maxBatchSize, maxWaitMs, channelSize, ... }, got ${options === null ? 'null' : typeof options}`,
+    );
   // The Batcher's options (and unknown keys) are checked before the dispatcher takes a GPU: a
   // mistake in them is named without a GPU, and with one no dispatcher is left behind.
   resolveBatcherOptions({ ...options, label: options.label ?? name }, keys);

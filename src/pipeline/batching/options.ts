@@ -46,10 +46,13 @@ export const BATCHER_KEYS: readonly string[] = Object.keys({
 } satisfies Record<keyof BatcherDescriptor, true>);
 
 /** Every key of AutoTuneOptions. */
-const AUTO_TUNE_KEYS = Object.keys({ targetLatencyMs: true, minBatchSize: true, maxBatchSize: true, minWaitMs: true, maxWaitMs: true } satisfies Record<
-  keyof AutoTuneOptions,
-  true
->);
+const AUTO_TUNE_KEYS = Object.keys({
+  targetLatencyMs: true,
+  minBatchSize: true,
+  maxBatchSize: true,
+  minWaitMs: true,
+  maxWaitMs: true,
+} satisfies Record<keyof AutoTuneOptions, true>);
 
 /** @deprecated the name before issue 9; use BatcherDescriptor. */
 export type BatcherOptions = BatcherDescriptor;
@@ -96,12 +99,21 @@ function ordered(label: string, lowName: string, low: number, highName: string, 
  * a value of the wrong type) and fills in defaults. `extraKeys`: keys the caller reads itself
  * (a GPU batcher's dispatcher options), accepted besides the Batcher's.
  */
-export function resolveBatcherOptions(options: BatcherDescriptor, extraKeys: readonly string[] = []): ResolvedBatcherOptions {
-  if (options === null || typeof options !== 'object') throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
+export function resolveBatcherOptions(
+  options: BatcherDescriptor,
+  extraKeys: readonly string[] = [],
+): ResolvedBatcherOptions {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError(`Batcher: options must be an object, got ${String(options)}`);
   // A label of 123 was kept as a number; a misspelt option (`maxBatch`) silently meant its default.
-  if (options.label !== undefined && typeof options.label !== 'string') throw new TypeError(`Batcher: label must be a string, got ${shownValue(options.label)}`);
+  if (options.label !== undefined && typeof options.label !== 'string')
+    throw new TypeError(`Batcher: label must be a string, got ${shownValue(options.label)}`);
   const label = options.label ?? 'batcher';
-  knownKeys(options, extraKeys.length === 0 ? BATCHER_KEYS : [...BATCHER_KEYS, ...extraKeys], `Batcher "${label}" descriptor`);
+  knownKeys(
+    options,
+    extraKeys.length === 0 ? BATCHER_KEYS : [...BATCHER_KEYS, ...extraKeys],
+    `Batcher "${label}" descriptor`,
+  );
   const maxBatchSize = positiveOption(label, 'maxBatchSize', options.maxBatchSize);
   const maxWaitMs = checkTimeoutMs(options.maxWaitMs, `Batcher "${label}": maxWaitMs`);
   const channelSize = positiveOption(label, 'channelSize', options.channelSize);
@@ -111,7 +123,12 @@ export function resolveBatcherOptions(options: BatcherDescriptor, extraKeys: rea
       : options.maxConcurrentBatches === Infinity
         ? Infinity
         : positiveOption(label, 'maxConcurrentBatches', options.maxConcurrentBatches);
-  const maxWaiting = options.maxWaiting === undefined ? channelSize : options.maxWaiting === 0 ? 0 : positiveOption(label, 'maxWaiting', options.maxWaiting);
+  const maxWaiting =
+    options.maxWaiting === undefined
+      ? channelSize
+      : options.maxWaiting === 0
+        ? 0
+        : positiveOption(label, 'maxWaiting', options.maxWaiting);
   let dispatchTimeoutMs: number | null = null;
   if (options.dispatchTimeoutMs !== undefined) {
     dispatchTimeoutMs = checkTimeoutMs(options.dispatchTimeoutMs, `Batcher "${label}": dispatchTimeoutMs`);
@@ -120,7 +137,10 @@ export function resolveBatcherOptions(options: BatcherDescriptor, extraKeys: rea
   if (options.autoTune !== undefined) {
     const tune = options.autoTune;
     // null read 'targetLatencyMs' of null; 5 was reported as a missing target.
-    if (typeof tune !== 'object' || tune === null) throw new TypeError(`Batcher "${label}": autoTune must be an object { targetLatencyMs, ... }, got ${shownValue(tune)}`);
+    if (typeof tune !== 'object' || tune === null)
+      throw new TypeError(
+        `Batcher "${label}": autoTune must be an object { targetLatencyMs, ... }, got ${shownValue(tune)}`,
+      );
     knownKeys(tune, AUTO_TUNE_KEYS, `Batcher "${label}" descriptor.autoTune`);
     const targetLatencyMs = nonNegativeFinite(label, 'autoTune.targetLatencyMs', tune.targetLatencyMs);
     if (targetLatencyMs === 0) {
@@ -151,8 +171,12 @@ export function resolveBatcherOptions(options: BatcherDescriptor, extraKeys: rea
  */
 export function submitOptionsError(options: SubmitOptions, label: string): TypeError | undefined {
   if (typeof options !== 'object' || options === null)
-    return new TypeError(`Batcher "${label}": submit() options must be an object { wait?, signal? }, got ${shownValue(options)}`);
-  if (options.wait !== undefined && typeof options.wait !== 'boolean') return new TypeError(`Batcher "${label}": submit() wait must be a boolean, got ${shownValue(options.wait)}`);
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) return new TypeError(`Batcher "${label}": submit() signal must be an AbortSignal`);
+    return new TypeError(
+      `Batcher "${label}": submit() options must be an object { wait?, signal? }, got ${shownValue(options)}`,
+    );
+  if (options.wait !== undefined && typeof options.wait !== 'boolean')
+    return new TypeError(`Batcher "${label}": submit() wait must be a boolean, got ${shownValue(options.wait)}`);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    return new TypeError(`Batcher "${label}": submit() signal must be an AbortSignal`);
   return undefined;
 }

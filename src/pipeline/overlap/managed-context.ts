@@ -14,7 +14,8 @@ import { type StagedBuffer, TripleBuffer } from './triple-buffer.js';
 export type { ConfigSource, StepDefinition, StepIO, TelemetryReader } from './step-runner.js';
 
 /** What a stream is for; the seeds' names. */
-export type ManagedStreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
+export type ManagedStreamPurpose =
+  'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
 
 /** 'sync': one stream, each step alone. 'triple': dedicated streams, three steps overlap (upload, compute, download), over `slots` slots (default TRIPLE_MODE_SLOTS, four). */
 export type ManagedMode = 'sync' | 'triple';
@@ -81,18 +82,23 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   readonly #steps: StepRunner<C, T> | undefined;
 
   constructor(options: ManagedContextDescriptor<C, T> = {}) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`new ManagedContext() takes a descriptor object, got ${describeValue(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`new ManagedContext() takes a descriptor object, got ${describeValue(options)}`);
     // A misspelt option (`mdoe: 'triple'`) silently meant its default.
     knownKeys(options, DESCRIPTOR_KEYS, 'ManagedContext descriptor');
     super('ManagedContext', options.label);
     const mode = options.mode ?? 'sync';
-    if (mode !== 'sync' && mode !== 'triple') throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
+    if (mode !== 'sync' && mode !== 'triple')
+      throw new TypeError(`ManagedContext "${this.label}": mode must be 'sync' or 'triple', got ${String(mode)}`);
     this.mode = mode;
     const slots = options.slots ?? TRIPLE_MODE_SLOTS;
     if (!Number.isInteger(slots) || slots < 3 || slots > 16)
-      throw new RangeError(`ManagedContext "${this.label}": slots must be an integer from 3 to 16, got ${String(options.slots)}`);
+      throw new RangeError(
+        `ManagedContext "${this.label}": slots must be an integer from 3 to 16, got ${String(options.slots)}`,
+      );
     // Before the context and streams are made: a wrong profiler said "no CUDA driver" without a GPU.
-    if (options.profiler !== undefined) expectResource(options.profiler, Profiler, `ManagedContext "${this.label}": profiler`);
+    if (options.profiler !== undefined)
+      expectResource(options.profiler, Profiler, `ManagedContext "${this.label}": profiler`);
     this.context = resolveContext(options);
     this.device = this.context.device;
     this.profiler = options.profiler;
@@ -117,8 +123,16 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
         ['TelemetryDownload', stream('download')],
       ]);
     }
-    const streams = { upload: this.getStream('ConfigUpload'), compute: this.getStream('KernelExecution'), download: this.getStream('TelemetryDownload') };
-    this.coordinator = new AsyncCoordinator({ streams, label: `${this.label} coordinator`, ...(this.profiler ? { profiler: this.profiler } : {}) });
+    const streams = {
+      upload: this.getStream('ConfigUpload'),
+      compute: this.getStream('KernelExecution'),
+      download: this.getStream('TelemetryDownload'),
+    };
+    this.coordinator = new AsyncCoordinator({
+      streams,
+      label: `${this.label} coordinator`,
+      ...(this.profiler ? { profiler: this.profiler } : {}),
+    });
     if (options.step) {
       this.#steps = new StepRunner<C, T>({
         context: this.context,
@@ -141,8 +155,13 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
     this.assertAlive();
     let s = this.#streams.get(purpose);
     if (s === undefined) {
-      if (purpose !== 'P2PTransfer' && purpose !== 'AuxCompute') throw new TypeError(`ManagedContext "${this.label}": unknown stream purpose ${String(purpose)}`);
-      s = new Stream({ context: this.context, priority: purpose === 'AuxCompute' ? 'low' : 'normal', label: `${this.label} ${purpose === 'AuxCompute' ? 'aux' : 'p2p'}` });
+      if (purpose !== 'P2PTransfer' && purpose !== 'AuxCompute')
+        throw new TypeError(`ManagedContext "${this.label}": unknown stream purpose ${String(purpose)}`);
+      s = new Stream({
+        context: this.context,
+        priority: purpose === 'AuxCompute' ? 'low' : 'normal',
+        label: `${this.label} ${purpose === 'AuxCompute' ? 'aux' : 'p2p'}`,
+      });
       this.#owned.push(s);
       this.#streams.set(purpose, s);
     }
@@ -150,7 +169,11 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   }
 
   /** `TripleBuffer.alloc` in this context: three slots of `length` elements of `dtype`, each a StagedBuffer (device memory and its pinned staging). The caller owns it and disposes it; the context does not. */
-  createTripleBuffer<D extends DType>(dtype: D, length: number, options: { label?: string | undefined } = {}): TripleBuffer<StagedBuffer<D>> {
+  createTripleBuffer<D extends DType>(
+    dtype: D,
+    length: number,
+    options: { label?: string | undefined } = {},
+  ): TripleBuffer<StagedBuffer<D>> {
     this.assertAlive();
     return TripleBuffer.alloc(dtype, length, { context: this.context, ...options });
   }
@@ -170,8 +193,12 @@ export class ManagedContext<C extends DType = DType, T extends DType = DType> ex
   tripleBufferedStep(config: ConfigSource<C>): Promise<HostArray<T>>;
   tripleBufferedStep<R>(config: ConfigSource<C>, read: TelemetryReader<T, R>): Promise<R>;
   tripleBufferedStep<R>(config: ConfigSource<C>, read?: TelemetryReader<T, R>): Promise<R | HostArray<T>> {
-    if (this.disposed) return Promise.reject(new DisposedError(`ManagedContext "${this.label}" was disposed and cannot be used`));
-    if (!this.#steps) return Promise.reject(new Error(`ManagedContext "${this.label}" has no step definition: pass { step } to its constructor`));
+    if (this.disposed)
+      return Promise.reject(new DisposedError(`ManagedContext "${this.label}" was disposed and cannot be used`));
+    if (!this.#steps)
+      return Promise.reject(
+        new Error(`ManagedContext "${this.label}" has no step definition: pass { step } to its constructor`),
+      );
     return this.#steps.step<R | HostArray<T>>(config, read ?? copyOut);
   }
 

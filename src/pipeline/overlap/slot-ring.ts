@@ -23,7 +23,10 @@ interface SlotRecord<F> {
   busy: F[];
 }
 
-const PREVIOUS: Record<'processing' | 'downloading', SlotState> = { processing: 'uploading', downloading: 'processing' };
+const PREVIOUS: Record<'processing' | 'downloading', SlotState> = {
+  processing: 'uploading',
+  downloading: 'processing',
+};
 
 /** The CUDA-free state machine of TripleBuffer's slots (free -> uploading -> processing -> downloading), fenced by F. */
 export class SlotRing<F> {
@@ -36,7 +39,12 @@ export class SlotRing<F> {
     positiveInteger(count, what);
     this.#ops = ops;
     // Negative steps make the initial free slots go out in index order.
-    this.#slots = Array.from({ length: count }, (_, i) => ({ state: 'free' as SlotState, step: i - count, fence: null, busy: [] }));
+    this.#slots = Array.from({ length: count }, (_, i) => ({
+      state: 'free' as SlotState,
+      step: i - count,
+      fence: null,
+      busy: [],
+    }));
   }
 
   get count(): number {
@@ -134,7 +142,9 @@ export class SlotRing<F> {
   release(index: number): void {
     const s = this.#slot(index);
     if (s.state !== 'downloading' || s.fence === null)
-      throw new Error(`slot ${index} is ${s.state}${s.fence === null ? ' (uncommitted)' : ''}: only a committed download can be released`);
+      throw new Error(
+        `slot ${index} is ${s.state}${s.fence === null ? ' (uncommitted)' : ''}: only a committed download can be released`,
+      );
     if (!this.#ops.isDone(s.fence)) throw new Error(`slot ${index}: its download has not completed yet`);
     this.#free(s);
   }

@@ -57,7 +57,14 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
   #inFlight = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
 
-  constructor(options: { context: Context; definition: StepDefinition<C, T>; streams: CoordinatorStreams; slots: number; profiler?: Profiler | undefined; label: string }) {
+  constructor(options: {
+    context: Context;
+    definition: StepDefinition<C, T>;
+    streams: CoordinatorStreams;
+    slots: number;
+    profiler?: Profiler | undefined;
+    label: string;
+  }) {
     super('StepRunner', options.label);
     const { context, definition, label } = options;
     this.#definition = definition;
@@ -71,7 +78,13 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
       create: (i) => {
         const staged = StagedBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config` });
         try {
-          return { config: staged, telemetry: StagedBuffer.alloc(telemetry.dtype, telemetry.length, { context, label: `${label}/${i} telemetry` }) };
+          return {
+            config: staged,
+            telemetry: StagedBuffer.alloc(telemetry.dtype, telemetry.length, {
+              context,
+              label: `${label}/${i} telemetry`,
+            }),
+          };
         } catch (e) {
           staged.dispose();
           throw e;
@@ -168,21 +181,33 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
     else {
       const target = staging as unknown as Copyable;
       const source = config as unknown as Copyable;
-      if (source.length !== target.length) throw new RangeError(`${this.label}: step ${step} config has ${source.length} values, expected ${target.length}`);
+      if (source.length !== target.length)
+        throw new RangeError(
+          `${this.label}: step ${step} config has ${source.length} values, expected ${target.length}`,
+        );
       target.set(source);
     }
     this.#bracket(upload, 'upload', step, () => data.config.upload(upload), data.config.byteLength);
     this.#slots.commit(slot, upload);
     this.#expect(this.#slots.processSlot(compute), slot, 'processing');
-    this.#bracket(compute, 'kernel', step, () => this.#definition.compute({ config: data.config.device, telemetry: data.telemetry.device, stream: compute, step }));
+    this.#bracket(compute, 'kernel', step, () =>
+      this.#definition.compute({ config: data.config.device, telemetry: data.telemetry.device, stream: compute, step }),
+    );
     this.#slots.commit(slot, compute);
     this.#expect(this.#slots.downloadSlot(download), slot, 'downloading');
     this.#bracket(download, 'download', step, () => data.telemetry.download(download), data.telemetry.byteLength);
     this.#slots.commit(slot, download);
   }
 
-  #bracket(stream: Stream, kind: 'upload' | 'kernel' | 'download', step: number, enqueue: () => void, bytes?: number): void {
-    if (this.#profiler) this.#profiler.wrap(stream, kind, `${kind === 'kernel' ? 'compute' : kind} #${step}`, enqueue, bytes);
+  #bracket(
+    stream: Stream,
+    kind: 'upload' | 'kernel' | 'download',
+    step: number,
+    enqueue: () => void,
+    bytes?: number,
+  ): void {
+    if (this.#profiler)
+      this.#profiler.wrap(stream, kind, `${kind === 'kernel' ? 'compute' : kind} #${step}`, enqueue, bytes);
     else enqueue();
   }
 

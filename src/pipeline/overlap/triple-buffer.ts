@@ -34,10 +34,14 @@ export interface TripleBufferDescriptor<D> extends Placement {
 }
 
 /** Every key of TripleBufferDescriptor (the Record makes a new one fail to compile until listed). */
-const DESCRIPTOR_KEYS = Object.keys({ device: true, context: true, create: true, destroy: true, slots: true, label: true } satisfies Record<
-  keyof TripleBufferDescriptor<unknown>,
-  true
->);
+const DESCRIPTOR_KEYS = Object.keys({
+  device: true,
+  context: true,
+  create: true,
+  destroy: true,
+  slots: true,
+  label: true,
+} satisfies Record<keyof TripleBufferDescriptor<unknown>, true>);
 
 /** @deprecated the name before issue 9; use TripleBufferDescriptor. */
 export type TripleBufferOptions<D> = TripleBufferDescriptor<D>;
@@ -79,19 +83,29 @@ export class TripleBuffer<D> extends Resource {
 
   constructor(options: TripleBufferDescriptor<D>) {
     if (typeof options !== 'object' || options === null)
-      throw new TypeError(`new TripleBuffer() takes a descriptor object { create, destroy?, slots?, ... }, got ${describeValue(options)}`);
+      throw new TypeError(
+        `new TripleBuffer() takes a descriptor object { create, destroy?, slots?, ... }, got ${describeValue(options)}`,
+      );
     // A misspelt option (`slot: 2`) silently meant its default.
     knownKeys(options, DESCRIPTOR_KEYS, 'TripleBuffer descriptor');
     super('TripleBuffer', options.label);
     // The ring (it checks the slot count) and `create` before the driver is asked for anything: a
     // wrong call says what is wrong, with or without a GPU. Events are released only once slots
     // are in use, after the pool below exists.
-    this.#ring = new SlotRing<Event>(options.slots ?? 3, { isDone: (e) => e.query(), release: (e) => this.#events.release(e) }, `TripleBuffer "${this.label}": slots`);
+    this.#ring = new SlotRing<Event>(
+      options.slots ?? 3,
+      { isDone: (e) => e.query(), release: (e) => this.#events.release(e) },
+      `TripleBuffer "${this.label}": slots`,
+    );
     if (typeof options.create !== 'function')
-      throw new TypeError(`TripleBuffer "${this.label}": create must be a function (slot index -> its data), got ${shownValue(options.create)}`);
+      throw new TypeError(
+        `TripleBuffer "${this.label}": create must be a function (slot index -> its data), got ${shownValue(options.create)}`,
+      );
     // A destroy that is not a function threw only at dispose(), after the slots' data was made.
     if (options.destroy !== undefined && typeof options.destroy !== 'function')
-      throw new TypeError(`TripleBuffer "${this.label}": destroy must be a function (its data -> void), got ${shownValue(options.destroy)}`);
+      throw new TypeError(
+        `TripleBuffer "${this.label}": destroy must be a function (its data -> void), got ${shownValue(options.destroy)}`,
+      );
     this.context = resolveContext(options);
     this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
     this.#destroy = options.destroy;
@@ -107,7 +121,11 @@ export class TripleBuffer<D> extends Resource {
   }
 
   /** Slots of `length` elements: a StagedBuffer (device buffer and its pinned staging) each. */
-  static alloc<T extends DType>(dtype: T, length: number, options: Placement & { label?: string | undefined; slots?: number | undefined } = {}): TripleBuffer<StagedBuffer<T>> {
+  static alloc<T extends DType>(
+    dtype: T,
+    length: number,
+    options: Placement & { label?: string | undefined; slots?: number | undefined } = {},
+  ): TripleBuffer<StagedBuffer<T>> {
     checkDType(dtype, 'TripleBuffer.alloc dtype');
     positiveInteger(length, 'TripleBuffer.alloc length');
     const label = options.label ?? `TripleBuffer(${dtype}[${length}])`;
@@ -168,7 +186,10 @@ export class TripleBuffer<D> extends Resource {
     this.assertAlive();
     const index = this.#own(slot);
     const fence = this.#ring.fence(index);
-    if (fence === null) return Promise.reject(new Error(`${this.label}: slot ${index} (${slot.state}) has no committed stage to wait for`));
+    if (fence === null)
+      return Promise.reject(
+        new Error(`${this.label}: slot ${index} (${slot.state}) has no committed stage to wait for`),
+      );
     return new Promise<void>((resolve, reject) => {
       const waiters = this.#waiters;
       const settle = (error: Error | undefined): void => {
@@ -223,7 +244,9 @@ export class TripleBuffer<D> extends Resource {
   }
 
   protected releaseNative(): void {
-    const disposed = new DisposedError(`TripleBuffer "${this.label}" was disposed while a slot's completion was awaited`);
+    const disposed = new DisposedError(
+      `TripleBuffer "${this.label}" was disposed while a slot's completion was awaited`,
+    );
     for (const abort of [...this.#waiters]) abort(disposed);
     this.#ring.clear();
     for (const s of this.slots) this.#destroy?.(s.data);

@@ -85,7 +85,13 @@ export interface StageManagerDescriptor {
 }
 
 /** Every key of StageManagerDescriptor (the Record makes a new one fail to compile until listed). */
-const DESCRIPTOR_KEYS = Object.keys({ coordinator: true, profiler: true, statsWindow: true, concurrent: true, label: true } satisfies Record<keyof StageManagerDescriptor, true>);
+const DESCRIPTOR_KEYS = Object.keys({
+  coordinator: true,
+  profiler: true,
+  statsWindow: true,
+  concurrent: true,
+  label: true,
+} satisfies Record<keyof StageManagerDescriptor, true>);
 
 /** @deprecated the name before issue 9; use StageManagerDescriptor. */
 export type StageManagerOptions = StageManagerDescriptor;
@@ -128,21 +134,28 @@ export class StageManager extends Resource {
   #gate: Promise<void> | null = null;
 
   constructor(options: StageManagerDescriptor = {}) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`new StageManager() takes a descriptor object, got ${shownValue(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`new StageManager() takes a descriptor object, got ${shownValue(options)}`);
     knownKeys(options, DESCRIPTOR_KEYS, 'StageManager descriptor');
     super('StageManager', options.label);
     const window = positiveInteger(options.statsWindow ?? 1024, `StageManager "${this.label}": statsWindow`);
     // Before anything is made: a plain object was accepted and failed only at executeIteration()
     // or stats() ("this.profiler.collect is not a function"), and a non-boolean concurrent was read as truthy.
-    if (options.coordinator !== undefined) expectResource(options.coordinator, AsyncCoordinator, `StageManager "${this.label}": coordinator`);
-    if (options.profiler !== undefined) expectResource(options.profiler, Profiler, `StageManager "${this.label}": profiler`);
+    if (options.coordinator !== undefined)
+      expectResource(options.coordinator, AsyncCoordinator, `StageManager "${this.label}": coordinator`);
+    if (options.profiler !== undefined)
+      expectResource(options.profiler, Profiler, `StageManager "${this.label}": profiler`);
     if (options.concurrent !== undefined && typeof options.concurrent !== 'boolean')
-      throw new TypeError(`StageManager "${this.label}": concurrent must be a boolean, got ${shownValue(options.concurrent)}`);
+      throw new TypeError(
+        `StageManager "${this.label}": concurrent must be a boolean, got ${shownValue(options.concurrent)}`,
+      );
     this.#statsWindow = window;
     this.#ownsCoordinator = options.coordinator === undefined;
     this.coordinator = options.coordinator ?? new AsyncCoordinator({ label: `${this.label} coordinator` });
     this.#ownsProfiler = options.profiler === undefined;
-    this.profiler = options.profiler ?? new Profiler({ context: this.coordinator.context, label: `${this.label} profiler`, window: PROFILER_WINDOW });
+    this.profiler =
+      options.profiler ??
+      new Profiler({ context: this.coordinator.context, label: `${this.label} profiler`, window: PROFILER_WINDOW });
     this.#concurrent = options.concurrent ?? true;
   }
 
@@ -156,15 +169,18 @@ export class StageManager extends Resource {
   /** The buffer addBuffer() registered under `index`; throws RangeError for an index never returned by it. */
   buffer(index: number): DeviceBuffer<DType> {
     const b = this.#buffers[index];
-    if (b === undefined) throw new RangeError(`${this.label}: there is no buffer ${index} (${this.#buffers.length} added)`);
+    if (b === undefined)
+      throw new RangeError(`${this.label}: there is no buffer ${index} (${this.#buffers.length} added)`);
     return b;
   }
 
   /** Adds a stage and returns its index; by default stages run in the order added. */
   addStage(stage: PipelineStage): number {
     this.assertAlive();
-    if ((stage.kernel === undefined) === (stage.run === undefined)) throw new TypeError(`${this.label}: stage "${stage.name}" needs exactly one of kernel or run`);
-    if (stage.kernel !== undefined && stage.launch === undefined) throw new TypeError(`${this.label}: stage "${stage.name}" has a kernel but no launch configuration`);
+    if ((stage.kernel === undefined) === (stage.run === undefined))
+      throw new TypeError(`${this.label}: stage "${stage.name}" needs exactly one of kernel or run`);
+    if (stage.kernel !== undefined && stage.launch === undefined)
+      throw new TypeError(`${this.label}: stage "${stage.name}" has a kernel but no launch configuration`);
     const inputs = [...(stage.inputs ?? [])];
     const outputs = [...(stage.outputs ?? [])];
     for (const b of [...inputs, ...outputs]) this.buffer(b);
@@ -179,7 +195,9 @@ export class StageManager extends Resource {
 
   /** The stages executeIteration() runs, in this order (a stage may appear more than once). */
   setOrder(order: readonly number[]): void {
-    for (const i of order) if (this.#stages[i] === undefined) throw new RangeError(`${this.label}: there is no stage ${i} (${this.#stages.length} added)`);
+    for (const i of order)
+      if (this.#stages[i] === undefined)
+        throw new RangeError(`${this.label}: there is no stage ${i} (${this.#stages.length} added)`);
     this.#order = [...order];
   }
 
@@ -241,13 +259,22 @@ export class StageManager extends Resource {
   #enqueue(record: StageRecord, iteration: number, tokens: number[]): AsyncOperationId {
     const { stage, inputs, outputs } = record;
     const stream = this.#streamOf(record);
-    const io: StageIO = { inputs: inputs.map((b) => this.buffer(b)), outputs: outputs.map((b) => this.buffer(b)), iteration, stream };
+    const io: StageIO = {
+      inputs: inputs.map((b) => this.buffer(b)),
+      outputs: outputs.map((b) => this.buffer(b)),
+      iteration,
+      stream,
+    };
     const name = `${stage.name} #${iteration}`;
     const run = (s: Stream): void => {
       const token = this.profiler.begin(s, 'kernel', name);
       try {
         if (stage.run) stage.run(io);
-        else stage.kernel!.launch({ ...stage.launch!, stream: s }, ...(stage.args ? stage.args(io) : [...io.inputs, ...io.outputs]));
+        else
+          stage.kernel!.launch(
+            { ...stage.launch!, stream: s },
+            ...(stage.args ? stage.args(io) : [...io.inputs, ...io.outputs]),
+          );
       } finally {
         this.profiler.end(token);
         if (token >= 0) tokens.push(token);
@@ -261,7 +288,11 @@ export class StageManager extends Resource {
 
   #streamOf(record: StageRecord): Stream {
     if (!this.#concurrent) return this.coordinator.computeStream;
-    record.stream ??= new Stream({ context: this.coordinator.context, priority: 'normal', label: `${this.label} ${record.stage.name}` });
+    record.stream ??= new Stream({
+      context: this.coordinator.context,
+      priority: 'normal',
+      label: `${this.label} ${record.stage.name}`,
+    });
     return record.stream;
   }
 

@@ -72,12 +72,48 @@ export interface FftTypeInfo {
 
 /** cuFFT's type code and the element types of each plan type. */
 export const FFT_TYPES: Readonly<Record<FftType, FftTypeInfo>> = {
-  C2C: { code: cufftType.CUFFT_C2C, forward: { input: 'c64', output: 'c64' }, inverse: { input: 'c64', output: 'c64' }, halfInput: false, halfOutput: false },
-  Z2Z: { code: cufftType.CUFFT_Z2Z, forward: { input: 'c128', output: 'c128' }, inverse: { input: 'c128', output: 'c128' }, halfInput: false, halfOutput: false },
-  R2C: { code: cufftType.CUFFT_R2C, forward: { input: 'f32', output: 'c64' }, inverse: undefined, halfInput: false, halfOutput: true },
-  D2Z: { code: cufftType.CUFFT_D2Z, forward: { input: 'f64', output: 'c128' }, inverse: undefined, halfInput: false, halfOutput: true },
-  C2R: { code: cufftType.CUFFT_C2R, forward: undefined, inverse: { input: 'c64', output: 'f32' }, halfInput: true, halfOutput: false },
-  Z2D: { code: cufftType.CUFFT_Z2D, forward: undefined, inverse: { input: 'c128', output: 'f64' }, halfInput: true, halfOutput: false },
+  C2C: {
+    code: cufftType.CUFFT_C2C,
+    forward: { input: 'c64', output: 'c64' },
+    inverse: { input: 'c64', output: 'c64' },
+    halfInput: false,
+    halfOutput: false,
+  },
+  Z2Z: {
+    code: cufftType.CUFFT_Z2Z,
+    forward: { input: 'c128', output: 'c128' },
+    inverse: { input: 'c128', output: 'c128' },
+    halfInput: false,
+    halfOutput: false,
+  },
+  R2C: {
+    code: cufftType.CUFFT_R2C,
+    forward: { input: 'f32', output: 'c64' },
+    inverse: undefined,
+    halfInput: false,
+    halfOutput: true,
+  },
+  D2Z: {
+    code: cufftType.CUFFT_D2Z,
+    forward: { input: 'f64', output: 'c128' },
+    inverse: undefined,
+    halfInput: false,
+    halfOutput: true,
+  },
+  C2R: {
+    code: cufftType.CUFFT_C2R,
+    forward: undefined,
+    inverse: { input: 'c64', output: 'f32' },
+    halfInput: true,
+    halfOutput: false,
+  },
+  Z2D: {
+    code: cufftType.CUFFT_Z2D,
+    forward: undefined,
+    inverse: { input: 'c128', output: 'f64' },
+    halfInput: true,
+    halfOutput: false,
+  },
 };
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -111,12 +147,19 @@ export interface FftGeometry {
 const product = (xs: readonly number[]): number => xs.reduce((a, b) => a * b, 1);
 
 function positiveInt(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > INT32_MAX) throw new RangeError(`FFT ${what} must be a positive 32-bit integer, got ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > INT32_MAX)
+    throw new RangeError(`FFT ${what} must be a positive 32-bit integer, got ${String(v)}`);
   return v;
 }
 
 /** Last element touched + 1, for one side of the layout. */
-function sideExtent(logical: readonly number[], embed: readonly number[], stride: number, dist: number, batch: number): number {
+function sideExtent(
+  logical: readonly number[],
+  embed: readonly number[],
+  stride: number,
+  dist: number,
+  batch: number,
+): number {
   let last = 0;
   let pitch = 1;
   for (let k = logical.length - 1; k >= 0; k--) {
@@ -130,21 +173,33 @@ function sideExtent(logical: readonly number[], embed: readonly number[], stride
 export function fftGeometry(d: FftPlanDescriptor): FftGeometry {
   if (typeof d !== 'object' || d === null) throw new TypeError('FftPlan needs a descriptor { shape, type }');
   const t = FFT_TYPES[d.type];
-  if (!t || !Object.hasOwn(FFT_TYPES, d.type)) throw new TypeError(`FFT type must be one of ${Object.keys(FFT_TYPES).join(', ')}, got ${String(d.type)}`);
-  if (!Array.isArray(d.shape) || d.shape.length < 1 || d.shape.length > 3) throw new RangeError(`FFT shape must have 1 to 3 dimensions, got ${JSON.stringify(d.shape)}`);
+  if (!t || !Object.hasOwn(FFT_TYPES, d.type))
+    throw new TypeError(`FFT type must be one of ${Object.keys(FFT_TYPES).join(', ')}, got ${String(d.type)}`);
+  if (!Array.isArray(d.shape) || d.shape.length < 1 || d.shape.length > 3)
+    throw new RangeError(`FFT shape must have 1 to 3 dimensions, got ${JSON.stringify(d.shape)}`);
   const n = d.shape.map((x, i) => positiveInt(x, `shape[${i}]`));
   const batch = d.batch === undefined ? 1 : positiveInt(d.batch, 'batch');
   const rank = n.length;
   const half = n.map((x, i) => (i === rank - 1 ? Math.floor(x / 2) + 1 : x));
   const inLogical = t.halfInput ? half : n;
   const outLogical = t.halfOutput ? half : n;
-  const advanced = d.inembed !== undefined || d.onembed !== undefined || d.istride !== undefined || d.ostride !== undefined || d.idist !== undefined || d.odist !== undefined;
+  const advanced =
+    d.inembed !== undefined ||
+    d.onembed !== undefined ||
+    d.istride !== undefined ||
+    d.ostride !== undefined ||
+    d.idist !== undefined ||
+    d.odist !== undefined;
   const embed = (v: readonly number[] | undefined, logical: readonly number[], what: string): number[] => {
     if (v === undefined) return [...logical];
-    if (!Array.isArray(v) || v.length !== rank) throw new RangeError(`FFT ${what} must have one size per dimension (${rank}), got ${JSON.stringify(v)}`);
+    if (!Array.isArray(v) || v.length !== rank)
+      throw new RangeError(`FFT ${what} must have one size per dimension (${rank}), got ${JSON.stringify(v)}`);
     return v.map((x, i) => {
       positiveInt(x, `${what}[${i}]`);
-      if (x < logical[i]!) throw new RangeError(`FFT ${what}[${i}] = ${x} is smaller than the ${logical[i]} elements the transform has in that dimension`);
+      if (x < logical[i]!)
+        throw new RangeError(
+          `FFT ${what}[${i}] = ${x} is smaller than the ${logical[i]} elements the transform has in that dimension`,
+        );
       return x;
     });
   };
@@ -155,8 +210,10 @@ export function fftGeometry(d: FftPlanDescriptor): FftGeometry {
   const idist = d.idist === undefined ? istride * product(inembed) : positiveInt(d.idist, 'idist');
   const odist = d.odist === undefined ? ostride * product(onembed) : positiveInt(d.odist, 'odist');
   if (advanced) {
-    if (idist > INT32_MAX) throw new RangeError(`FFT idist ${idist} exceeds a 32-bit integer: give idist explicitly or a smaller layout`);
-    if (odist > INT32_MAX) throw new RangeError(`FFT odist ${odist} exceeds a 32-bit integer: give odist explicitly or a smaller layout`);
+    if (idist > INT32_MAX)
+      throw new RangeError(`FFT idist ${idist} exceeds a 32-bit integer: give idist explicitly or a smaller layout`);
+    if (odist > INT32_MAX)
+      throw new RangeError(`FFT odist ${odist} exceeds a 32-bit integer: give odist explicitly or a smaller layout`);
   }
   const inputElements = sideExtent(inLogical, inembed, istride, idist, batch);
   const outputElements = sideExtent(outLogical, onembed, ostride, odist, batch);
@@ -168,7 +225,23 @@ export function fftGeometry(d: FftPlanDescriptor): FftGeometry {
     inPlaceInputElements = t.halfInput ? complex : padded;
     inPlaceOutputElements = t.halfOutput ? complex : padded;
   }
-  return { type: d.type, rank, n, batch, advanced, inembed, istride, idist, onembed, ostride, odist, inputElements, outputElements, inPlaceInputElements, inPlaceOutputElements };
+  return {
+    type: d.type,
+    rank,
+    n,
+    batch,
+    advanced,
+    inembed,
+    istride,
+    idist,
+    onembed,
+    ostride,
+    odist,
+    inputElements,
+    outputElements,
+    inPlaceInputElements,
+    inPlaceOutputElements,
+  };
 }
 
 /** What the buffer checks need of a buffer: DeviceBuffer has all of it. */
@@ -184,7 +257,13 @@ export interface FftBufferLike {
  * the direction exists, element types match, the buffers hold what the plan reads and writes, and
  * out-of-place buffers do not partly overlap. Throws TypeError or RangeError.
  */
-export function checkFftBuffers(g: FftGeometry, direction: FftDirection, input: FftBufferLike, output: FftBufferLike, planLabel = `${g.type} plan`): void {
+export function checkFftBuffers(
+  g: FftGeometry,
+  direction: FftDirection,
+  input: FftBufferLike,
+  output: FftBufferLike,
+  planLabel = `${g.type} plan`,
+): void {
   const t = FFT_TYPES[g.type];
   const io = t[direction];
   if (!io) {
@@ -199,14 +278,24 @@ export function checkFftBuffers(g: FftGeometry, direction: FftDirection, input: 
       `${planLabel}: ${g.type} turns ${io.input} into ${io.output}, so ${direction}() needs an output buffer of ${io.output} (in place: a ${io.output} buffer wrapping the same memory)`,
     );
   }
-  if (input.dtype !== io.input) throw new TypeError(`${planLabel}: ${direction} input "${input.label}" must hold ${io.input}, not ${input.dtype}`);
-  if (output.dtype !== io.output) throw new TypeError(`${planLabel}: ${direction} output "${output.label}" must hold ${io.output}, not ${output.dtype}`);
+  if (input.dtype !== io.input)
+    throw new TypeError(`${planLabel}: ${direction} input "${input.label}" must hold ${io.input}, not ${input.dtype}`);
+  if (output.dtype !== io.output)
+    throw new TypeError(
+      `${planLabel}: ${direction} output "${output.label}" must hold ${io.output}, not ${output.dtype}`,
+    );
   const inPlace = input.address === output.address;
   const needIn = inPlace ? g.inPlaceInputElements : g.inputElements;
   const needOut = inPlace ? g.inPlaceOutputElements : g.outputElements;
   const how = inPlace && needIn !== g.inputElements ? ' in place (padded real rows)' : '';
-  if (input.length < needIn) throw new RangeError(`${planLabel}: input "${input.label}" holds ${input.length} ${input.dtype} elements, the plan reads ${needIn}${how}`);
-  if (output.length < needOut) throw new RangeError(`${planLabel}: output "${output.label}" holds ${output.length} ${output.dtype} elements, the plan writes ${needOut}${how}`);
+  if (input.length < needIn)
+    throw new RangeError(
+      `${planLabel}: input "${input.label}" holds ${input.length} ${input.dtype} elements, the plan reads ${needIn}${how}`,
+    );
+  if (output.length < needOut)
+    throw new RangeError(
+      `${planLabel}: output "${output.label}" holds ${output.length} ${output.dtype} elements, the plan writes ${needOut}${how}`,
+    );
   if (!inPlace) {
     const inEnd = input.address + needIn * dtypeInfo(input.dtype).bytes;
     const outEnd = output.address + needOut * dtypeInfo(output.dtype).bytes;

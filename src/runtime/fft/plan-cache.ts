@@ -52,7 +52,8 @@ export class FftPlanCache {
   generation = 0;
 
   constructor(options: FftPlanCacheOptions = {}) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`FftPlanCache options must be an object, got ${describeValue(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`FftPlanCache options must be an object, got ${describeValue(options)}`);
     this.maxPlans = positiveInteger(options.maxPlans ?? DEFAULT_MAX_FFT_PLANS, 'FftPlanCache maxPlans');
   }
 
@@ -186,12 +187,15 @@ export interface FftCallOptions {
  */
 export function fft<B extends DeviceBuffer<'c64'> | DeviceBuffer<'c128'>>(x: B, options: FftCallOptions = {}): B {
   expectResource<DeviceBuffer>(x, 'DeviceBuffer', 'fft() input');
-  if (typeof options !== 'object' || options === null) throw new TypeError(`fft() options must be an object, got ${describeValue(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`fft() options must be an object, got ${describeValue(options)}`);
   const dtype: DType = x.dtype;
-  if (dtype !== 'c64' && dtype !== 'c128') throw new TypeError(`fft() needs a c64 or c128 buffer, got "${x.label}" of ${dtype}`);
+  if (dtype !== 'c64' && dtype !== 'c128')
+    throw new TypeError(`fft() needs a c64 or c128 buffer, got "${x.label}" of ${dtype}`);
   const type: FftType = dtype === 'c64' ? 'C2C' : 'Z2Z';
   const batch = options.batch ?? 1;
-  if (!Number.isInteger(batch) || batch < 1 || x.length % batch !== 0) throw new RangeError(`fft(): ${x.length} elements do not split into ${batch} transforms`);
+  if (!Number.isInteger(batch) || batch < 1 || x.length % batch !== 0)
+    throw new RangeError(`fft(): ${x.length} elements do not split into ${batch} transforms`);
   const plan = fftPlans.get({ shape: [x.length / batch], type, batch, context: x.context });
   const out = (options.output ?? x) as DeviceBuffer<'c64'>;
   const exec = { stream: options.stream };

@@ -63,7 +63,14 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   /** One work area per stream (null key: the legacy default stream), freed with the plan. */
   readonly #workAreas = new Map<Stream | null, DeviceBuffer<'u8'>>();
 
-  private constructor(g: FftGeometry, handle: number, workAreaBytes: number, context: Context, label: string | undefined, stream: Stream | undefined) {
+  private constructor(
+    g: FftGeometry,
+    handle: number,
+    workAreaBytes: number,
+    context: Context,
+    label: string | undefined,
+    stream: Stream | undefined,
+  ) {
     super('FftPlan', label ?? `FftPlan ${describePlan(g)}`);
     this.handle = handle;
     this.type = g.type as T;
@@ -97,12 +104,30 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
       if (g.advanced) {
         checkStatus(
           'cufft',
-          api.cufftMakePlanMany(handle, g.rank, n, Int32Array.from(g.inembed), g.istride, g.idist, Int32Array.from(g.onembed), g.ostride, g.odist, code, g.batch, size),
+          api.cufftMakePlanMany(
+            handle,
+            g.rank,
+            n,
+            Int32Array.from(g.inembed),
+            g.istride,
+            g.idist,
+            Int32Array.from(g.onembed),
+            g.ostride,
+            g.odist,
+            code,
+            g.batch,
+            size,
+          ),
           'cufftMakePlanMany',
           during,
         );
       } else {
-        checkStatus('cufft', api.cufftMakePlanMany(handle, g.rank, n, null, 1, 0, null, 1, 0, code, g.batch, size), 'cufftMakePlanMany', during);
+        checkStatus(
+          'cufft',
+          api.cufftMakePlanMany(handle, g.rank, n, null, 1, 0, null, 1, 0, code, g.batch, size),
+          'cufftMakePlanMany',
+          during,
+        );
       }
       plan = new FftPlan<T>(g, handle, Number(size[0]), context, d.label, d.stream);
     } catch (e) {
@@ -132,7 +157,10 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     this.assertAlive();
     if (stream) {
       expectResource(stream, Stream, `${this.label} setStream(stream)`);
-      if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
+      if (stream.context !== this.context)
+        throw new Error(
+          `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
+        );
     }
     this.#defaultStream = stream ?? undefined;
   }
@@ -141,7 +169,11 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
    * Forward transform (e^(-2πi…)) from `input` into `output`; in place when `output` is omitted
    * (C2C, Z2Z). Enqueued on `options.stream`: await `stream.done()` before reading the result.
    */
-  forward(input: DeviceBuffer<FftInput<T, 'forward'>>, output?: DeviceBuffer<FftOutput<T, 'forward'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'forward'>> {
+  forward(
+    input: DeviceBuffer<FftInput<T, 'forward'>>,
+    output?: DeviceBuffer<FftOutput<T, 'forward'>>,
+    options?: FftExecOptions,
+  ): DeviceBuffer<FftOutput<T, 'forward'>> {
     checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
     this.#exec(input as DeviceBuffer<DType>, out, 'forward', options?.stream);
@@ -152,7 +184,11 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
    * Inverse transform (e^(+2πi…)), not normalized: the result is N times the signal. In place when
    * `output` is omitted (C2C, Z2Z). C2R and Z2D may overwrite their input.
    */
-  inverse(input: DeviceBuffer<FftInput<T, 'inverse'>>, output?: DeviceBuffer<FftOutput<T, 'inverse'>>, options?: FftExecOptions): DeviceBuffer<FftOutput<T, 'inverse'>> {
+  inverse(
+    input: DeviceBuffer<FftInput<T, 'inverse'>>,
+    output?: DeviceBuffer<FftOutput<T, 'inverse'>>,
+    options?: FftExecOptions,
+  ): DeviceBuffer<FftOutput<T, 'inverse'>> {
     checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
     this.#exec(input as DeviceBuffer<DType>, out, 'inverse', options?.stream);
@@ -174,7 +210,10 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
         }
       }
       // Allocated synchronously (not stream-ordered): the area lives as long as the plan and is used from its stream only.
-      area = DeviceBuffer.alloc('u8', this.workAreaBytes, { context: this.context, label: `${this.label} work area${stream ? ` (${stream.label})` : ''}` });
+      area = DeviceBuffer.alloc('u8', this.workAreaBytes, {
+        context: this.context,
+        label: `${this.label} work area${stream ? ` (${stream.label})` : ''}`,
+      });
       this.#workAreas.set(stream, area);
     }
     checkStatus('cufft', api.cufftSetStream(this.handle, stream ? stream.use() : null), 'cufftSetStream', where);
@@ -182,19 +221,35 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     this.#boundStream = stream;
   }
 
-  #exec(input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, direction: FftDirection, requested: Stream | undefined): void {
+  #exec(
+    input: DeviceBuffer<DType>,
+    output: DeviceBuffer<DType>,
+    direction: FftDirection,
+    requested: Stream | undefined,
+  ): void {
     this.assertAlive();
-    if (!isLive<DeviceBuffer>(input, 'DeviceBuffer')) expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
-    if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer')) expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
+    if (!isLive<DeviceBuffer>(input, 'DeviceBuffer'))
+      expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
+    if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer'))
+      expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
     const stream = requested ?? this.#defaultStream ?? null;
     if (stream) {
       if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} ${direction} stream`);
-      if (stream.context !== this.context) throw new Error(`${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`);
+      if (stream.context !== this.context)
+        throw new Error(
+          `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
+        );
     }
     input.checkUsable(stream ?? undefined);
     if (output !== input) output.checkUsable(stream ?? undefined);
-    if (input.context !== this.context) throw new Error(`${this.label}: input "${input.label}" belongs to ${input.context.label}, the plan to ${this.context.label}`);
-    if (output.context !== this.context) throw new Error(`${this.label}: output "${output.label}" belongs to ${output.context.label}, the plan to ${this.context.label}`);
+    if (input.context !== this.context)
+      throw new Error(
+        `${this.label}: input "${input.label}" belongs to ${input.context.label}, the plan to ${this.context.label}`,
+      );
+    if (output.context !== this.context)
+      throw new Error(
+        `${this.label}: output "${output.label}" belongs to ${output.context.label}, the plan to ${this.context.label}`,
+      );
     checkFftBuffers(this.geometry, direction, input, output, this.label);
     if (stream) stream.use();
     else this.context.makeCurrent();
@@ -232,7 +287,13 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
         status = api.cufftExecZ2D(h, i, o);
         break;
     }
-    if (status !== 0) throw statusError('cufft', status, call, `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`);
+    if (status !== 0)
+      throw statusError(
+        'cufft',
+        status,
+        call,
+        `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`,
+      );
     input.recordUse(stream);
     output.recordUse(stream);
   }

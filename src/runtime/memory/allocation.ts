@@ -52,9 +52,19 @@ export function streamOrderedFree(address: number, allocation: Allocation, conte
       } else {
         event = context.completionEvents.acquire();
         recycled = true;
-        checkStatus('driver', api.eventRecord(event, other === null ? null : other.handle), 'cuEventRecord', 'ordering a free after its last use');
+        checkStatus(
+          'driver',
+          api.eventRecord(event, other === null ? null : other.handle),
+          'cuEventRecord',
+          'ordering a free after its last use',
+        );
       }
-      checkStatus('driver', api.streamWaitEvent(target, event, 0), 'cuStreamWaitEvent', 'ordering a free after its last use');
+      checkStatus(
+        'driver',
+        api.streamWaitEvent(target, event, 0),
+        'cuStreamWaitEvent',
+        'ordering a free after its last use',
+      );
       if (recycled) context.completionEvents.recycle(event);
     }
     checkStatus('driver', api.memFreeAsync(address, target), 'cuMemFreeAsync');

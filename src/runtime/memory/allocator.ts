@@ -69,9 +69,17 @@ export class StreamOrderedAllocator extends Resource {
   constructor(descriptor: StreamOrderedAllocatorDescriptor = {}) {
     super('StreamOrderedAllocator', descriptor.label ?? 'stream-ordered allocator');
     this.#ownsPool = descriptor.pool === undefined;
-    if (descriptor.pool !== undefined && descriptor.device !== undefined && resolveContext({ device: descriptor.device }) !== descriptor.pool.context)
-      throw new Error(`${this.label}: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, not to device ${String(descriptor.device)}`);
-    this.pool = descriptor.pool ?? new MemoryPool({ device: descriptor.device, releaseThreshold: Infinity, label: `${this.label} pool` });
+    if (
+      descriptor.pool !== undefined &&
+      descriptor.device !== undefined &&
+      resolveContext({ device: descriptor.device }) !== descriptor.pool.context
+    )
+      throw new Error(
+        `${this.label}: pool "${descriptor.pool.label}" belongs to ${descriptor.pool.context.label}, not to device ${String(descriptor.device)}`,
+      );
+    this.pool =
+      descriptor.pool ??
+      new MemoryPool({ device: descriptor.device, releaseThreshold: Infinity, label: `${this.label} pool` });
     this.context = this.pool.context;
   }
 
@@ -85,8 +93,13 @@ export class StreamOrderedAllocator extends Resource {
     const given: unknown = typeof a === 'number' ? b : c;
     const stream = isLive<Stream>(given, 'Stream')
       ? given
-      : expectResource<Stream>(given, 'Stream', `${this.label}: allocate needs the stream that will use the memory; its stream`);
-    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+      : expectResource<Stream>(
+          given,
+          'Stream',
+          `${this.label}: allocate needs the stream that will use the memory; its stream`,
+        );
+    if (stream.context !== this.context)
+      throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     if (!Number.isSafeInteger(length) || length <= 0) positiveInteger(length, `${this.label}: allocate length`);
     const block = this.#take(sizeClass(length * dtypeInfo(dtype).bytes), stream);
     const buffer = adoptDeviceMemory(dtype, length, block.address, this.context);
@@ -112,7 +125,13 @@ export class StreamOrderedAllocator extends Resource {
         if (after === undefined) continue;
         // The only ordering the reuse needs: B's later work after A's work up to (at least) the free.
         const status = hot().streamWaitEvent(stream.use(), after, 0);
-        if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`);
+        if (status !== 0)
+          throw statusError(
+            'driver',
+            status,
+            'cuStreamWaitEvent',
+            `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`,
+          );
         this.stats.hits++;
         this.stats.crossStreamReuses++;
         this.stats.bytesCached -= classBytes;
@@ -121,15 +140,26 @@ export class StreamOrderedAllocator extends Resource {
     }
     this.stats.misses++;
     const status = hot().memAllocFromPoolAsync(addressCell, classBytes, this.pool.handle, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuMemAllocFromPoolAsync', `${this.label}: ${classBytes} bytes on "${stream.label}"`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        'cuMemAllocFromPoolAsync',
+        `${this.label}: ${classBytes} bytes on "${stream.label}"`,
+      );
     return { address: cellAddress(), classBytes, buffer: undefined };
   }
 
   /** The order event recorded now at the end of `stream`. */
   #recordOn(stream: Stream): CUevent {
-    const event = (this.#orderEvent ??= createRawEvent(this.context, CUevent_flags.CU_EVENT_DISABLE_TIMING, `${this.label} order event`));
+    const event = (this.#orderEvent ??= createRawEvent(
+      this.context,
+      CUevent_flags.CU_EVENT_DISABLE_TIMING,
+      `${this.label} order event`,
+    ));
     const status = hot().eventRecord(event, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
+    if (status !== 0)
+      throw statusError('driver', status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
     return event;
   }
 
@@ -140,9 +170,12 @@ export class StreamOrderedAllocator extends Resource {
   freeForStream(buffer: DeviceBuffer<DType>, stream: Stream): void {
     this.assertAlive();
     const block = typeof buffer === 'object' && buffer !== null ? this.#inUse.get(buffer.address) : undefined;
-    if (block?.buffer !== buffer) throw new Error(`${this.label}: ${describeValue(buffer)} was not allocated here, or was freed already`);
-    if (!isLive<Stream>(stream, 'Stream')) expectResource<Stream>(stream, 'Stream', `${this.label}: freeForStream stream`);
-    if (stream.context !== this.context) throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
+    if (block?.buffer !== buffer)
+      throw new Error(`${this.label}: ${describeValue(buffer)} was not allocated here, or was freed already`);
+    if (!isLive<Stream>(stream, 'Stream'))
+      expectResource<Stream>(stream, 'Stream', `${this.label}: freeForStream stream`);
+    if (stream.context !== this.context)
+      throw new Error(`${this.label}: stream "${stream.label}" belongs to another context`);
     this.#inUse.delete(block.address);
     block.buffer = undefined;
     buffer.dispose();
@@ -179,7 +212,8 @@ export class StreamOrderedAllocator extends Resource {
     }
     if (orphans) {
       this.context.synchronize();
-      for (const byStream of this.#free.values()) for (const [stream, list] of byStream) if (stream.disposed) this.#release(list, null);
+      for (const byStream of this.#free.values())
+        for (const [stream, list] of byStream) if (stream.disposed) this.#release(list, null);
     }
     this.#free.clear();
     this.pool.trim(keepBytes);
@@ -203,7 +237,12 @@ export class StreamOrderedAllocator extends Resource {
       this.context.synchronize();
       for (const block of this.#inUse.values()) {
         block.buffer?.dispose();
-        checkStatus('driver', driverApi().cuMemFreeAsync(block.address, null), 'cuMemFreeAsync', `${this.label}: dispose`);
+        checkStatus(
+          'driver',
+          driverApi().cuMemFreeAsync(block.address, null),
+          'cuMemFreeAsync',
+          `${this.label}: dispose`,
+        );
       }
       this.#inUse.clear();
       this.context.synchronize();

@@ -60,8 +60,13 @@ export class BufferCache extends Resource {
     super('BufferCache', descriptor.label);
     const growth = descriptor.growth ?? DEFAULT_BUFFER_GROWTH;
     if (typeof growth !== 'number' || !(growth >= 1) || !Number.isFinite(growth))
-      throw new RangeError(`BufferCache "${this.label}": growth must be a finite number of at least 1, got ${String(growth)}`);
-    const stream = descriptor.stream === undefined ? undefined : expectResource(descriptor.stream, Stream, `BufferCache "${this.label}" stream`);
+      throw new RangeError(
+        `BufferCache "${this.label}": growth must be a finite number of at least 1, got ${String(growth)}`,
+      );
+    const stream =
+      descriptor.stream === undefined
+        ? undefined
+        : expectResource(descriptor.stream, Stream, `BufferCache "${this.label}" stream`);
     // The stream's context, where `device` / `context` name no other (resolveContext refuses a mismatch).
     this.context = resolveContext(descriptor, stream);
     this.#stream = stream;
@@ -89,7 +94,10 @@ export class BufferCache extends Resource {
     const key = slot === undefined ? `${purpose}:${dtype}` : `${purpose}:${dtype}:slot ${slot}`;
     let b = this.#device.get(key) as DeviceBuffer<T> | undefined;
     if (!b || b.length < length) {
-      if (this.#allocationRefused !== undefined) throw new Error(`BufferCache "${this.label}": device buffer "${purpose}" would be allocated while ${this.#allocationRefused}`);
+      if (this.#allocationRefused !== undefined)
+        throw new Error(
+          `BufferCache "${this.label}": device buffer "${purpose}" would be allocated while ${this.#allocationRefused}`,
+        );
       const size = b ? this.#grown(b.length, length) : length;
       if (b) {
         this.#deviceBytes -= b.byteLength;
@@ -99,7 +107,10 @@ export class BufferCache extends Resource {
       const label = `${this.label} ${purpose}${slot === undefined ? '' : ` slot ${slot}`}`;
       if (slot === undefined) {
         const stream = this.#stream;
-        if (stream === undefined) throw new TypeError(`BufferCache "${this.label}": device buffer "${purpose}" needs a slot (the cache has no stream)`);
+        if (stream === undefined)
+          throw new TypeError(
+            `BufferCache "${this.label}": device buffer "${purpose}" needs a slot (the cache has no stream)`,
+          );
         b = DeviceBuffer.alloc(dtype, size, { stream, label });
       } else b = DeviceBuffer.alloc(dtype, size, { context: this.context, label });
       this.#deviceBytes += b.byteLength;

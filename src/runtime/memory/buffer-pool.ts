@@ -32,7 +32,8 @@ export class BufferPool {
    * @param allocator where the memory comes from; default Buffer.allocUnsafeSlow.
    */
   constructor(maxCachedBytes: number, allocator?: BufferAllocator) {
-    if (!Number.isSafeInteger(maxCachedBytes) || maxCachedBytes < 0) throw new RangeError(`maxCachedBytes must be a non-negative integer, got ${String(maxCachedBytes)}`);
+    if (!Number.isSafeInteger(maxCachedBytes) || maxCachedBytes < 0)
+      throw new RangeError(`maxCachedBytes must be a non-negative integer, got ${String(maxCachedBytes)}`);
     this.#maxCachedBytes = maxCachedBytes;
     this.#allocator = allocator;
   }
@@ -44,7 +45,8 @@ export class BufferPool {
 
   /** A Buffer of exactly `bytes` (its own memory, 8-byte aligned, contents unspecified). */
   take(bytes: number): Buffer {
-    if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`buffer size must be a non-negative integer, got ${String(bytes)}`);
+    if (!Number.isSafeInteger(bytes) || bytes < 0)
+      throw new RangeError(`buffer size must be a non-negative integer, got ${String(bytes)}`);
     const size = Math.max(MIN_CLASS_BYTES, sizeClass(Math.max(1, bytes)));
     let backing = this.#free.get(size)?.pop();
     if (backing) this.#cachedBytes -= size;
@@ -60,7 +62,8 @@ export class BufferPool {
    * once a burst is over, so memory taken for the burst goes back); returns the bytes freed.
    */
   trim(keepBytes: number): number {
-    if (!Number.isSafeInteger(keepBytes) || keepBytes < 0) throw new RangeError(`keepBytes must be a non-negative integer, got ${String(keepBytes)}`);
+    if (!Number.isSafeInteger(keepBytes) || keepBytes < 0)
+      throw new RangeError(`keepBytes must be a non-negative integer, got ${String(keepBytes)}`);
     let freed = 0;
     for (const size of [...this.#free.keys()].sort((a, b) => b - a)) {
       const list = this.#free.get(size)!;

@@ -20,9 +20,15 @@ export interface PitchedBuffer<T extends DType> {
 }
 
 /** Allocates `height` rows of `width` elements, each row aligned (cuMemAllocPitch; may synchronize the device, like cuMemAlloc). */
-export function allocPitched<T extends DType>(dtype: T, width: number, height: number, descriptor: Placement & { label?: string | undefined } = {}): PitchedBuffer<T> {
+export function allocPitched<T extends DType>(
+  dtype: T,
+  width: number,
+  height: number,
+  descriptor: Placement & { label?: string | undefined } = {},
+): PitchedBuffer<T> {
   checkDType(dtype, 'allocPitched');
-  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`allocPitched takes a descriptor object, got ${describeValue(descriptor)}`);
+  if (typeof descriptor !== 'object' || descriptor === null)
+    throw new TypeError(`allocPitched takes a descriptor object, got ${describeValue(descriptor)}`);
   checkLabel(descriptor.label, 'allocPitched');
   positiveInteger(width, 'pitched width');
   positiveInteger(height, 'pitched height');
@@ -31,11 +37,20 @@ export function allocPitched<T extends DType>(dtype: T, width: number, height: n
   context.makeCurrent();
   const ptr: [number | bigint | null] = [0];
   const pitch: [number | bigint | null] = [0];
-  checkStatus('driver', driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))), 'cuMemAllocPitch', descriptor.label);
+  checkStatus(
+    'driver',
+    driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))),
+    'cuMemAllocPitch',
+    descriptor.label,
+  );
   const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
   const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));
   const free = (): void => checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree');
-  const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, { context, label: descriptor.label ?? 'pitched', free });
+  const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, {
+    context,
+    label: descriptor.label ?? 'pitched',
+    free,
+  });
   return { buffer, pitchBytes, width, height };
 }
 
@@ -53,7 +68,8 @@ export interface Copy2D {
 
 /** Copies a `widthBytes` × `height` rectangle between pitched host or device memory (cuMemcpy2D). */
 export function copy2D(copy: Copy2D): void {
-  if (typeof copy !== 'object' || copy === null) throw new TypeError(`copy2D takes a descriptor object, got ${describeValue(copy)}`);
+  if (typeof copy !== 'object' || copy === null)
+    throw new TypeError(`copy2D takes a descriptor object, got ${describeValue(copy)}`);
   const { src, dst, srcPitchBytes, dstPitchBytes, widthBytes, height } = copy;
   for (const [side, buf] of [
     ['src', src],
@@ -66,19 +82,25 @@ export function copy2D(copy: Copy2D): void {
   if (copy.stream !== undefined) expectResource(copy.stream, Stream, 'copy2D stream');
   for (const buf of [src, dst])
     if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context)
-      throw new Error(`copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`);
+      throw new Error(
+        `copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`,
+      );
   positiveInteger(widthBytes, 'copy2D widthBytes');
   positiveInteger(height, 'copy2D height');
   for (const [side, pitch, buf] of [
     ['source', srcPitchBytes, src],
     ['destination', dstPitchBytes, dst],
   ] as const) {
-    if (!Number.isInteger(pitch) || pitch < widthBytes) throw new RangeError(`copy2D: ${side} pitch ${pitch} is smaller than the row width ${widthBytes}`);
+    if (!Number.isInteger(pitch) || pitch < widthBytes)
+      throw new RangeError(`copy2D: ${side} pitch ${pitch} is smaller than the row width ${widthBytes}`);
     const needed = pitch * (height - 1) + widthBytes;
-    if (needed > buf.byteLength) throw new RangeError(`copy2D: ${side} "${buf.label}" holds ${buf.byteLength} bytes, the copy needs ${needed}`);
+    if (needed > buf.byteLength)
+      throw new RangeError(`copy2D: ${side} "${buf.label}" holds ${buf.byteLength} bytes, the copy needs ${needed}`);
   }
   const side = (b: DeviceBuffer<DType> | HostBuffer<DType>): { type: number; host: number; device: number } =>
-    b instanceof HostBuffer ? { type: CUmemorytype.CU_MEMORYTYPE_HOST, host: b.address, device: 0 } : { type: CUmemorytype.CU_MEMORYTYPE_DEVICE, host: 0, device: b.address };
+    b instanceof HostBuffer
+      ? { type: CUmemorytype.CU_MEMORYTYPE_HOST, host: b.address, device: 0 }
+      : { type: CUmemorytype.CU_MEMORYTYPE_DEVICE, host: 0, device: b.address };
   const s = side(src);
   const d = side(dst);
   const params = {
@@ -103,7 +125,9 @@ export function copy2D(copy: Copy2D): void {
     const srcEnd = s.device + srcPitchBytes * (height - 1) + widthBytes;
     const dstEnd = d.device + dstPitchBytes * (height - 1) + widthBytes;
     if (s.device < dstEnd && d.device < srcEnd)
-      throw new RangeError(`copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`);
+      throw new RangeError(
+        `copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`,
+      );
   }
   if (copy.stream) {
     checkStatus('driver', driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');

@@ -45,7 +45,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   /** Bytes per element, kept so copies need no dtype lookup per call. */
   readonly #elementBytes: number;
 
-  protected constructor(dtype: T, length: number, address: number, context: Context, label: string | undefined, allocation: Allocation, parent?: DeviceBuffer<T>) {
+  protected constructor(
+    dtype: T,
+    length: number,
+    address: number,
+    context: Context,
+    label: string | undefined,
+    allocation: Allocation,
+    parent?: DeviceBuffer<T>,
+  ) {
     super(parent ? 'DeviceBuffer view' : 'DeviceBuffer', label, 'DeviceBuffer');
     this.dtype = dtype;
     this.length = length;
@@ -91,10 +99,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       call = 'cuMemAlloc';
       status = hot().memAlloc(addressCell, bytes);
     }
-    if (status !== 0) throw statusError('driver', status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
+    if (status !== 0)
+      throw statusError('driver', status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
     const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
-      return new DeviceBuffer(dtype, length, address, context, label, { free: () => freeNow(address, context), stream: undefined, usedOn: undefined });
+      return new DeviceBuffer(dtype, length, address, context, label, {
+        free: () => freeNow(address, context),
+        stream: undefined,
+        usedOn: undefined,
+      });
     const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
     allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);
@@ -124,10 +137,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     positiveInteger(length, 'DeviceBuffer length');
     checkAddress(address, 'DeviceBuffer.wrap address', false);
     checkDescriptor(descriptor, 'DeviceBuffer.wrap');
-    if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes)) throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
+    if (!Number.isSafeInteger(address + length * dtypeInfo(dtype).bytes))
+      throw new RangeError(`DeviceBuffer.wrap: ${length} ${dtype} elements at ${address} run past 2^53`);
     if (descriptor.free !== undefined && typeof descriptor.free !== 'function')
       throw new TypeError(`DeviceBuffer.wrap free must be a function, got ${describeValue(descriptor.free)}`);
-    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, { free: descriptor.free, stream: undefined, usedOn: undefined });
+    return new DeviceBuffer(dtype, length, address, resolveContext(descriptor), descriptor.label, {
+      free: descriptor.free,
+      stream: undefined,
+      usedOn: undefined,
+    });
   }
 
   /** A sub-range sharing this buffer's memory. */
@@ -136,7 +154,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.checkUsable();
     checkOffset(offset, 'view offset');
     positiveInteger(length, 'view length');
-    if (offset + length > this.length) throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
+    if (offset + length > this.length)
+      throw new RangeError(`view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
     const bytes = dtypeInfo(this.dtype).bytes;
     return new DeviceBuffer(
       this.dtype,
@@ -158,7 +177,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const root = this.parent ?? this;
     const a = root.#allocation;
     if (a.stream === undefined || a.stream === stream) return;
-    if (stream !== null && !isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
+    if (stream !== null && !isLive<Stream>(stream, 'Stream'))
+      expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
     const used = (a.usedOn ??= new Set());
     if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
     used.add(stream);
@@ -167,24 +187,37 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
   checkUsable(stream?: Stream): void {
     this.assertAlive();
-    if (this.parent?.disposed) throw new DisposedError(`DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`);
+    if (this.parent?.disposed)
+      throw new DisposedError(
+        `DeviceBuffer view "${this.label}" cannot be used: its buffer "${this.parent.label}" was disposed`,
+      );
     if (stream !== undefined) {
       if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `stream for "${this.label}"`);
-      if (stream.context !== this.context) throw new Error(`buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`);
+      if (stream.context !== this.context)
+        throw new Error(
+          `buffer "${this.label}" belongs to ${this.context.label}, not to ${stream.context.label} of stream "${stream.label}"`,
+        );
     }
   }
 
   /** Validates a copy range into the module's scratch `r` (copies stay allocation-free). */
   #range(options: CopyOptions, otherLength: number, what: string): void {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
     const offset = options.offset ?? 0;
     const sourceOffset = options.otherOffset ?? 0;
     if (offset !== 0) checkOffset(offset, `${what} offset`);
     if (sourceOffset !== 0) checkOffset(sourceOffset, `${what} otherOffset`);
     const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
     if (!(Number.isSafeInteger(length) && length > 0)) positiveInteger(length, `${what} length`);
-    if (offset + length > this.length) throw new RangeError(`${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`);
-    if (sourceOffset + length > otherLength) throw new RangeError(`${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`);
+    if (offset + length > this.length)
+      throw new RangeError(
+        `${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`,
+      );
+    if (sourceOffset + length > otherLength)
+      throw new RangeError(
+        `${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`,
+      );
     r.offset = offset;
     r.sourceOffset = sourceOffset;
     r.length = length;
@@ -200,7 +233,11 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const pinned = isHostBuffer(source);
     if (!pinned) checkHostSide(source, 'write to', this);
     const bytes = this.#elementBytes;
-    this.#range(options, pinned ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'), 'write');
+    this.#range(
+      options,
+      pinned ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'),
+      'write',
+    );
     const dst = this.address + r.offset * bytes;
     const src = pinned ? source.address + r.sourceOffset * bytes : hostPointer(source, r.sourceOffset * bytes, r.bytes);
     let status: number;
@@ -215,7 +252,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands.
       if (status === 0 && !pinned) status = finishLegacyStream();
     }
-    if (status !== 0) throw statusError('driver', status, stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD', `write of ${r.bytes} bytes to "${this.label}"`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD',
+        `write of ${r.bytes} bytes to "${this.label}"`,
+      );
     return this;
   }
 
@@ -228,9 +271,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (target !== undefined && !pinned) checkHostSide(target, 'read from', this);
     const bytes = this.#elementBytes;
     const dst = (target ?? newHostArray(this.dtype, this.length)) as Target;
-    this.#range(options, pinned ? checkSameDtype(this, target).length : hostElements(this.dtype, dst as ArrayBufferView, 'read'), 'read');
+    this.#range(
+      options,
+      pinned ? checkSameDtype(this, target).length : hostElements(this.dtype, dst as ArrayBufferView, 'read'),
+      'read',
+    );
     const src = this.address + r.offset * bytes;
-    const hostPtr = pinned ? target.address + r.sourceOffset * bytes : hostPointer(dst as ArrayBufferView, r.sourceOffset * bytes, r.bytes);
+    const hostPtr = pinned
+      ? target.address + r.sourceOffset * bytes
+      : hostPointer(dst as ArrayBufferView, r.sourceOffset * bytes, r.bytes);
     let status: number;
     const stream = options.stream;
     if (stream) {
@@ -241,7 +290,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       this.context.makeCurrent();
       status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
     }
-    if (status !== 0) throw statusError('driver', status, stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH', `read of ${r.bytes} bytes from "${this.label}"`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH',
+        `read of ${r.bytes} bytes from "${this.label}"`,
+      );
     return dst;
   }
 
@@ -250,9 +305,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     // A buffer of another context (another device): cuMemcpyPeerAsync (memory/peer-copy.ts).
     if (source instanceof DeviceBuffer && source.context !== this.context) return this.copyFromPeer(source, options);
     this.checkUsable(options?.stream);
-    if (!isLive<DeviceBuffer>(source, 'DeviceBuffer')) expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
+    if (!isLive<DeviceBuffer>(source, 'DeviceBuffer'))
+      expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
     source.checkUsable(options.stream);
-    if (source.dtype !== this.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`);
+    if (source.dtype !== this.dtype)
+      throw new TypeError(
+        `copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`,
+      );
     const info = dtypeInfo(this.dtype);
     this.#range(options, source.length, 'copy');
     const dst = this.address + r.offset * info.bytes;
@@ -274,7 +333,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       // cuMemcpyDtoD does not wait for the copy: finish it before returning (see finishLegacyStream).
       if (status === 0) status = finishLegacyStream();
     }
-    if (status !== 0) throw statusError('driver', status, options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD', `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD',
+        `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`,
+      );
     return this;
   }
 
@@ -297,9 +362,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     this.checkUsable(options?.stream);
     const bytes = dtypeInfo(this.dtype).bytes;
     const width = options.width ?? (bytes === 1 ? 8 : bytes === 2 ? 16 : 32);
-    if (width !== 8 && width !== 16 && width !== 32) throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
-    if (!Number.isInteger(value) || value < 0 || value >= 2 ** width) throw new RangeError(`memset value ${value} does not fit in ${width} bits`);
-    if ((this.byteLength * 8) % width !== 0) throw new RangeError(`"${this.label}" (${this.byteLength} bytes) is not a whole number of ${width}-bit words`);
+    if (width !== 8 && width !== 16 && width !== 32)
+      throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
+    if (!Number.isInteger(value) || value < 0 || value >= 2 ** width)
+      throw new RangeError(`memset value ${value} does not fit in ${width} bits`);
+    if ((this.byteLength * 8) % width !== 0)
+      throw new RangeError(`"${this.label}" (${this.byteLength} bytes) is not a whole number of ${width}-bit words`);
     const n = (this.byteLength * 8) / width;
     const s: CUstream | null = options.stream ? options.stream.use() : null;
     if (!options.stream) this.context.makeCurrent();
@@ -317,7 +385,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
             ? api.cuMemsetD32Async(this.address, value, n, s)
             : api.cuMemsetD32(this.address, value, n);
     if (status === 0 && !s) status = finishLegacyStream();
-    if (status !== 0) throw statusError('driver', status, width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32', `memset of "${this.label}"`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32',
+        `memset of "${this.label}"`,
+      );
     if (options.stream) this.recordUse(options.stream);
     return this;
   }
@@ -328,7 +402,11 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
 
   static {
     adopt = <T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> =>
-      new DeviceBuffer(dtype, length, address, context, undefined, { free: undefined, stream: undefined, usedOn: undefined });
+      new DeviceBuffer(dtype, length, address, context, undefined, {
+        free: undefined,
+        stream: undefined,
+        usedOn: undefined,
+      });
   }
 }
 
@@ -337,7 +415,12 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
  * has validated (`dtype` known, `length` a positive integer, the range inside its block). It is
  * wrap() without the argument checks, which cost as much as the allocation itself.
  */
-export function adoptDeviceMemory<T extends DType>(dtype: T, length: number, address: number, context: Context): DeviceBuffer<T> {
+export function adoptDeviceMemory<T extends DType>(
+  dtype: T,
+  length: number,
+  address: number,
+  context: Context,
+): DeviceBuffer<T> {
   return adopt(dtype, length, address, context);
 }
 
@@ -353,7 +436,8 @@ const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
 
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
 function checkDescriptor(descriptor: unknown, what: string): void {
-  if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
+  if (typeof descriptor !== 'object' || descriptor === null)
+    throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
   checkLabel((descriptor as { label?: unknown }).label, what);
 }
 
@@ -362,7 +446,9 @@ function checkDescriptor(descriptor: unknown, what: string): void {
 function checkHostSide(x: unknown, what: string, buffer: DeviceBuffer<DType> | undefined): void {
   if (isHostBuffer(x)) return;
   if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return;
-  throw new TypeError(`${what}${buffer ? ` "${buffer.label}"` : ''}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`);
+  throw new TypeError(
+    `${what}${buffer ? ` "${buffer.label}"` : ''}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`,
+  );
 }
 
 /**
@@ -375,13 +461,16 @@ export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {
 
 function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuffer<DType>): HostBuffer<T> {
   host.checkUsable();
-  if (host.dtype !== device.dtype) throw new TypeError(`"${device.label}" holds ${device.dtype} but host buffer "${host.label}" holds ${host.dtype}`);
+  if (host.dtype !== device.dtype)
+    throw new TypeError(`"${device.label}" holds ${device.dtype} but host buffer "${host.label}" holds ${host.dtype}`);
   return host as HostBuffer<T>;
 }
 
 /** A pageable TypedArray passed in place (koffi hands its memory to the call). */
 function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
-  return byteOffset === 0 && bytes === array.byteLength ? array : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
+  return byteOffset === 0 && bytes === array.byteLength
+    ? array
+    : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
 }
 
 /** The class's instance type under the name types.ts gives it (see there: why). */

@@ -12,5 +12,7 @@ export function isDType(name: unknown): name is DType {
 /** Throws TypeError naming `what` and the valid dtypes unless `name` is one. */
 export function checkDType(name: unknown, what: string): asserts name is DType {
   if (!isDType(name))
-    throw new TypeError(`${what}: unknown dtype ${typeof name === 'string' ? JSON.stringify(name) : String(name)}; expected one of ${Object.keys(DTYPES).join(', ')}`);
+    throw new TypeError(
+      `${what}: unknown dtype ${typeof name === 'string' ? JSON.stringify(name) : String(name)}; expected one of ${Object.keys(DTYPES).join(', ')}`,
+    );
 }

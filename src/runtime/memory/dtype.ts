@@ -28,7 +28,9 @@ interface Float16ArrayConstructorLike {
 }
 
 /** `Float16Array` when this JavaScript runtime has it, else undefined. */
-export const Float16ArrayConstructor: Float16ArrayConstructorLike | undefined = (globalThis as { Float16Array?: Float16ArrayConstructorLike | undefined }).Float16Array;
+export const Float16ArrayConstructor: Float16ArrayConstructorLike | undefined = (
+  globalThis as { Float16Array?: Float16ArrayConstructorLike | undefined }
+).Float16Array;
 
 /**
  * Element types of buffers, each with its size and the TypedArray that holds it on the host.
@@ -93,7 +95,8 @@ export function dtypeInfo(dtype: DType): (typeof DTYPES)[DType] {
 
 /** Throws RangeError unless `offset` is a non-negative safe integer. */
 export function checkOffset(offset: number, what: string): void {
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`${what} must be a non-negative integer, got ${offset}`);
+  if (!Number.isSafeInteger(offset) || offset < 0)
+    throw new RangeError(`${what} must be a non-negative integer, got ${offset}`);
 }
 
 /** Checks that a host array holds elements of `dtype` and returns how many elements it holds. */
@@ -101,7 +104,9 @@ export function hostElements(dtype: DType, array: ArrayBufferView, what: string)
   const info = dtypeInfo(dtype);
   // f16 also takes raw bits in a Uint16Array where the runtime has Float16Array.
   if (!(array instanceof info.array) && !(dtype === 'f16' && array instanceof Uint16Array)) {
-    throw new TypeError(`${what}: a ${dtype} buffer needs ${withArticle(info.array.name)}, got ${array.constructor.name}`);
+    throw new TypeError(
+      `${what}: a ${dtype} buffer needs ${withArticle(info.array.name)}, got ${array.constructor.name}`,
+    );
   }
   return (array as unknown as { length: number }).length / info.components;
 }

@@ -97,7 +97,10 @@ export function toF16Bits(values: ArrayLike<number>): Uint16Array {
 
 /** An f16 host array (Float16Array, or a Uint16Array of raw bits) to float32 numbers. */
 export function fromF16(array: HostArray<'f16'>): Float32Array {
-  if (!(array instanceof Uint16Array) && !(Float16ArrayConstructor !== undefined && array instanceof Float16ArrayConstructor))
+  if (
+    !(array instanceof Uint16Array) &&
+    !(Float16ArrayConstructor !== undefined && array instanceof Float16ArrayConstructor)
+  )
     throw new TypeError(`fromF16: expects a Uint16Array of f16 bits or a Float16Array, got ${typeName(array)}`);
   if (array instanceof Uint16Array) {
     const out = new Float32Array(array.length);
@@ -116,7 +119,8 @@ export function toBf16(values: ArrayLike<number>): Uint16Array {
 
 /** bfloat16 raw bits to float32 numbers (exact: every bfloat16 is a float32). */
 export function fromBf16(bits: Uint16Array): Float32Array {
-  if (!(bits instanceof Uint16Array)) throw new TypeError(`fromBf16: expects a Uint16Array of bfloat16 bits, got ${typeName(bits)}`);
+  if (!(bits instanceof Uint16Array))
+    throw new TypeError(`fromBf16: expects a Uint16Array of bfloat16 bits, got ${typeName(bits)}`);
   const out = new Float32Array(bits.length);
   for (let i = 0; i < bits.length; i++) out[i] = decode(bits[i]!, BF16);
   return out;

@@ -42,7 +42,10 @@ function afterUses(uses: HostUses, context: Context, release: () => void): void 
       run();
     } catch (e) {
       if (!processLost())
-        process.emitWarning(`tscuda: releasing host memory after its last copy failed: ${e instanceof Error ? e.message : String(e)}`, { code: 'TSCUDA_RELEASE_FAILED' });
+        process.emitWarning(
+          `tscuda: releasing host memory after its last copy failed: ${e instanceof Error ? e.message : String(e)}`,
+          { code: 'TSCUDA_RELEASE_FAILED' },
+        );
     }
   });
 }
@@ -113,7 +116,11 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const uses = this.#uses;
     if (registered) {
       this.#pages = undefined;
-      this.track(() => afterUses(uses, context, () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label)));
+      this.track(() =>
+        afterUses(uses, context, () =>
+          checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label),
+        ),
+      );
     } else {
       // Back to the pinned cache (pinned-cache.ts), not cuMemFreeHost: that waits for the device, and this may run from the garbage collector.
       const bytes = this.byteLength;
@@ -141,37 +148,67 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   static alloc<T extends DType>(dtype: T, length: number, descriptor: HostBufferDescriptor = {}): HostBuffer<T> {
     checkDType(dtype, 'HostBuffer.alloc');
     positiveInteger(length, 'HostBuffer length');
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`HostBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'HostBuffer.alloc');
     const info = dtypeInfo(dtype);
     const bytes = length * info.bytes;
     const context = resolveContext(descriptor);
     context.makeCurrent();
-    const flags = (descriptor.portable ? PORTABLE : 0) | (descriptor.mapped ? DEVICEMAP : 0) | (descriptor.writeCombined ? WRITECOMBINED : 0);
+    const flags =
+      (descriptor.portable ? PORTABLE : 0) |
+      (descriptor.mapped ? DEVICEMAP : 0) |
+      (descriptor.writeCombined ? WRITECOMBINED : 0);
     let address = takePinned(context, bytes, flags);
     if (address === undefined) {
       const cell: [bigint | null] = [null];
-      checkStatus('driver', driverApi().cuMemHostAlloc(cell, bytes, flags), 'cuMemHostAlloc', `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`);
+      checkStatus(
+        'driver',
+        driverApi().cuMemHostAlloc(cell, bytes, flags),
+        'cuMemHostAlloc',
+        `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`,
+      );
       address = toAddress(outValue(cell, 'cuMemHostAlloc'));
     }
-    return new HostBuffer(dtype, length, address, undefined, context, false, !!descriptor.mapped, descriptor.label, flags);
+    return new HostBuffer(
+      dtype,
+      length,
+      address,
+      undefined,
+      context,
+      false,
+      !!descriptor.mapped,
+      descriptor.label,
+      flags,
+    );
   }
 
   /**
    * Pins memory the caller already has (cuMemHostRegister), so copies from it run at pinned speed.
    * The array must stay reachable while registered; dispose() unregisters it.
    */
-  static register<T extends DType>(dtype: T, array: HostArray<T>, descriptor: Omit<HostBufferDescriptor, 'writeCombined'> = {}): HostBuffer<T> {
+  static register<T extends DType>(
+    dtype: T,
+    array: HostArray<T>,
+    descriptor: Omit<HostBufferDescriptor, 'writeCombined'> = {},
+  ): HostBuffer<T> {
     checkDType(dtype, 'HostBuffer.register');
-    if (!ArrayBuffer.isView(array) || array instanceof DataView) throw new TypeError(`HostBuffer.register: expected a TypedArray, got ${describeValue(array)}`);
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`HostBuffer.register takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (!ArrayBuffer.isView(array) || array instanceof DataView)
+      throw new TypeError(`HostBuffer.register: expected a TypedArray, got ${describeValue(array)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`HostBuffer.register takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'HostBuffer.register');
     const length = hostElements(dtype, array, 'HostBuffer.register');
     positiveInteger(length, 'registered array length');
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);
-    checkStatus('driver', driverApi().cuMemHostRegister(array, array.byteLength, flags), 'cuMemHostRegister', descriptor.label);
+    checkStatus(
+      'driver',
+      driverApi().cuMemHostRegister(array, array.byteLength, flags),
+      'cuMemHostRegister',
+      descriptor.label,
+    );
     const address = toAddress(koffi.address(array) as bigint | number);
     const buffer = new HostBuffer(dtype, length, address, array, context, true, !!descriptor.mapped, descriptor.label);
     return buffer;
@@ -211,6 +248,12 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const address = this.address;
     const label = this.label;
     const pages = this.#pages;
-    afterUses(this.#uses, this.context, pages ? () => pages.drop() : () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label));
+    afterUses(
+      this.#uses,
+      this.context,
+      pages
+        ? () => pages.drop()
+        : () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label),
+    );
   }
 }

@@ -24,7 +24,11 @@ function bytesOf(a: HostArray, offset: number, length: number): Uint8Array {
  */
 export function copyHostArray(target: HostArray, source: HostArray, targetOffset = 0): Promise<void> {
   if (!Number.isSafeInteger(targetOffset) || targetOffset < 0 || targetOffset + source.length > target.length)
-    return Promise.reject(new RangeError(`copyHostArray: ${source.length} elements at ${targetOffset} overrun a target of ${target.length}`));
+    return Promise.reject(
+      new RangeError(
+        `copyHostArray: ${source.length} elements at ${targetOffset} overrun a target of ${target.length}`,
+      ),
+    );
   const bytes = source.byteLength;
   if (bytes < IN_PLACE_BYTES || target.constructor !== source.constructor) {
     target.set(source, targetOffset);

@@ -19,9 +19,12 @@ const arrays = new FinalizationRegistry<HostPages>((pages) => {
     pages.drop();
   } catch (e) {
     if (!processLost())
-      process.emitWarning(`tscuda: releasing host memory after its last array was collected failed: ${e instanceof Error ? e.message : String(e)}`, {
-        code: 'TSCUDA_RELEASE_FAILED',
-      });
+      process.emitWarning(
+        `tscuda: releasing host memory after its last array was collected failed: ${e instanceof Error ? e.message : String(e)}`,
+        {
+          code: 'TSCUDA_RELEASE_FAILED',
+        },
+      );
   }
 });
 

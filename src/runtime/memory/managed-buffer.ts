@@ -16,12 +16,17 @@ import { positiveInteger } from '../value-checks.js';
 export type MemoryAdvice = 'readMostly' | 'preferredLocation' | 'accessedBy';
 const ADVICE: Record<MemoryAdvice, [set: number, unset: number]> = {
   readMostly: [CUmem_advise.CU_MEM_ADVISE_SET_READ_MOSTLY, CUmem_advise.CU_MEM_ADVISE_UNSET_READ_MOSTLY],
-  preferredLocation: [CUmem_advise.CU_MEM_ADVISE_SET_PREFERRED_LOCATION, CUmem_advise.CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION],
+  preferredLocation: [
+    CUmem_advise.CU_MEM_ADVISE_SET_PREFERRED_LOCATION,
+    CUmem_advise.CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION,
+  ],
   accessedBy: [CUmem_advise.CU_MEM_ADVISE_SET_ACCESSED_BY, CUmem_advise.CU_MEM_ADVISE_UNSET_ACCESSED_BY],
 };
 
 function location(target: Device | 'host'): CUmemLocation {
-  return target === 'host' ? { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_HOST, id: 0 } : { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: target.handle };
+  return target === 'host'
+    ? { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_HOST, id: 0 }
+    : { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: target.handle };
 }
 
 /**
@@ -33,23 +38,42 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   #array: HostArray<T> | undefined;
   readonly #pages: HostPages;
 
-  private constructor(dtype: T, length: number, address: number, context: Context, label: string | undefined, pages: HostPages) {
+  private constructor(
+    dtype: T,
+    length: number,
+    address: number,
+    context: Context,
+    label: string | undefined,
+    pages: HostPages,
+  ) {
     super(dtype, length, address, context, label, { free: () => pages.drop(), stream: undefined, usedOn: undefined });
     this.#pages = pages;
   }
 
-  static override alloc<T extends DType>(dtype: T, length: number, descriptor: Placement & { label?: string | undefined } = {}): ManagedBuffer<T> {
+  static override alloc<T extends DType>(
+    dtype: T,
+    length: number,
+    descriptor: Placement & { label?: string | undefined } = {},
+  ): ManagedBuffer<T> {
     checkDType(dtype, 'ManagedBuffer.alloc');
     positiveInteger(length, 'ManagedBuffer length');
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`ManagedBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`ManagedBuffer.alloc takes a descriptor object, got ${describeValue(descriptor)}`);
     checkLabel(descriptor.label, 'ManagedBuffer.alloc');
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
     const cell: [number | bigint | null] = [0];
-    checkStatus('driver', driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), 'cuMemAllocManaged', descriptor.label);
+    checkStatus(
+      'driver',
+      driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL),
+      'cuMemAllocManaged',
+      descriptor.label,
+    );
     const address = toAddress(outValue(cell, 'cuMemAllocManaged'));
-    const pages = new HostPages(address, bytes, () => checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree'));
+    const pages = new HostPages(address, bytes, () =>
+      checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree'),
+    );
     return new ManagedBuffer(dtype, length, address, context, descriptor.label, pages);
   }
 
@@ -82,7 +106,9 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
   advise(advice: MemoryAdvice, target: Device | 'host', options: { unset?: boolean | undefined } = {}): this {
     this.checkUsable();
     if (typeof advice !== 'string' || !Object.hasOwn(ADVICE, advice))
-      throw new TypeError(`advise on "${this.label}": unknown advice ${JSON.stringify(advice) ?? String(advice)}; expected one of ${Object.keys(ADVICE).join(', ')}`);
+      throw new TypeError(
+        `advise on "${this.label}": unknown advice ${JSON.stringify(advice) ?? String(advice)}; expected one of ${Object.keys(ADVICE).join(', ')}`,
+      );
     checkTarget(target, `advise on "${this.label}"`);
     const code = ADVICE[advice][options?.unset ? 1 : 0];
     this.context.makeCurrent();
@@ -93,5 +119,6 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
 }
 
 function checkTarget(target: unknown, what: string): void {
-  if (target !== 'host' && !(target instanceof Device)) throw new TypeError(`${what}: the target must be a Device or 'host', got ${describeValue(target)}`);
+  if (target !== 'host' && !(target instanceof Device))
+    throw new TypeError(`${what}: the target must be a Device or 'host', got ${describeValue(target)}`);
 }

@@ -1,5 +1,10 @@
 import { checkStatus } from '../../ffi/checked.js';
-import { CUmemAllocationType, CUmemLocationType, CUmemPool_attribute as Attr, type CUmemoryPool } from '../../ffi/generated/types.js';
+import {
+  CUmemAllocationType,
+  CUmemLocationType,
+  CUmemPool_attribute as Attr,
+  type CUmemoryPool,
+} from '../../ffi/generated/types.js';
 import { driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { isDevice, resolveContext } from '../defaults.js';
@@ -10,7 +15,9 @@ import { describeValue, Resource } from '../resource.js';
 function checkBytes(bytes: unknown, what: string, infinity = false): void {
   if (infinity && bytes === Infinity) return;
   if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0)
-    throw new RangeError(`${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`);
+    throw new RangeError(
+      `${what} must be a non-negative integer number of bytes${infinity ? ' (or Infinity)' : ''}, got ${String(bytes)}`,
+    );
 }
 
 /** Options of `new MemoryPool()`: the device whose memory it holds (default device 0), how much it keeps and may grow to, and a label. */
@@ -41,12 +48,14 @@ export class MemoryPool extends Resource {
 
   /** Creates a pool (cuMemPoolCreate: well under a millisecond; reserves nothing until the first allocation). */
   constructor(descriptor: MemoryPoolDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`new MemoryPool() takes a descriptor object, got ${describeValue(descriptor)}`);
     super('MemoryPool', descriptor.label);
     if (descriptor.device !== undefined && typeof descriptor.device !== 'number' && !isDevice(descriptor.device))
       throw new TypeError(`MemoryPool device must be a Device or an ordinal, got ${describeValue(descriptor.device)}`);
     if (descriptor.maxSize !== undefined) checkBytes(descriptor.maxSize, 'MemoryPool maxSize');
-    if (descriptor.releaseThreshold !== undefined) checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
+    if (descriptor.releaseThreshold !== undefined)
+      checkBytes(descriptor.releaseThreshold, 'MemoryPool releaseThreshold', true);
     // The one placement rule (defaults.ts), not a hard-wired device 0: an ordinal the machine lacks is refused.
     this.context = resolveContext({ device: descriptor.device });
     this.device = this.context.device;
@@ -71,7 +80,12 @@ export class MemoryPool extends Resource {
   #get(attr: number): number {
     this.context.makeCurrent();
     const v = new BigUint64Array(1);
-    checkStatus('driver', driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v), 'cuMemPoolGetAttribute', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v),
+      'cuMemPoolGetAttribute',
+      this.label,
+    );
     return Number(v[0]);
   }
 
@@ -85,7 +99,12 @@ export class MemoryPool extends Resource {
     checkBytes(bytes, `MemoryPool "${this.label}" releaseThreshold`, true);
     this.context.makeCurrent();
     const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(bytes)]);
-    checkStatus('driver', driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v), 'cuMemPoolSetAttribute', this.label);
+    checkStatus(
+      'driver',
+      driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v),
+      'cuMemPoolSetAttribute',
+      this.label,
+    );
   }
 
   /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */

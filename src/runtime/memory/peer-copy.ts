@@ -38,9 +38,16 @@ function fenceForeignBuffer(buffer: DeviceBuffer, copyStream: Stream): void {
   const api = hot();
   try {
     let status = api.eventRecord(event, copyStream.handle);
-    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
+    if (status !== 0)
+      throw statusError('driver', status, 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
     status = api.streamWaitEvent(fence.use(), event, 0);
-    if (status !== 0) throw statusError('driver', status, 'cuStreamWaitEvent', `ordering the free of "${buffer.label}" after a peer copy`);
+    if (status !== 0)
+      throw statusError(
+        'driver',
+        status,
+        'cuStreamWaitEvent',
+        `ordering the free of "${buffer.label}" after a peer copy`,
+      );
   } finally {
     events.recycle(event);
   }
@@ -56,14 +63,20 @@ export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options
   target.checkUsable();
   expectResource<DeviceBuffer>(source, 'DeviceBuffer', `peer copy to "${target.label}" source`);
   source.checkUsable();
-  if (typeof options !== 'object' || options === null) throw new TypeError(`peer copy options must be an object, got ${describeValue(options)}`);
-  if (source.dtype !== target.dtype) throw new TypeError(`copy from "${source.label}" (${source.dtype}) to "${target.label}" (${target.dtype}): element types differ`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`peer copy options must be an object, got ${describeValue(options)}`);
+  if (source.dtype !== target.dtype)
+    throw new TypeError(
+      `copy from "${source.label}" (${source.dtype}) to "${target.label}" (${target.dtype}): element types differ`,
+    );
   const stream = options.stream;
   if (stream !== undefined) {
     expectResource(stream, Stream, `peer copy to "${target.label}" stream`);
     stream.checkAlive();
     if (stream.context !== target.context && stream.context !== source.context) {
-      throw new Error(`peer copy "${source.label}" -> "${target.label}": stream "${stream.label}" belongs to ${stream.context.label}, neither buffer's device`);
+      throw new Error(
+        `peer copy "${source.label}" -> "${target.label}": stream "${stream.label}" belongs to ${stream.context.label}, neither buffer's device`,
+      );
     }
   }
   const bytesPer = dtypeInfo(target.dtype).bytes;
@@ -73,13 +86,20 @@ export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options
     [offset, 'offset'],
     [sourceOffset, 'otherOffset'],
   ] as const) {
-    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`peer copy ${name} must be a non-negative integer, got ${String(v)}`);
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new RangeError(`peer copy ${name} must be a non-negative integer, got ${String(v)}`);
   }
   const length = options.length ?? Math.min(target.length - offset, source.length - sourceOffset);
-  if (!Number.isSafeInteger(length) || length <= 0) throw new RangeError(`peer copy length must be a positive integer, got ${String(length)}`);
-  if (offset + length > target.length) throw new RangeError(`peer copy: [${offset}, ${offset + length}) is outside "${target.label}" (${target.length} elements)`);
+  if (!Number.isSafeInteger(length) || length <= 0)
+    throw new RangeError(`peer copy length must be a positive integer, got ${String(length)}`);
+  if (offset + length > target.length)
+    throw new RangeError(
+      `peer copy: [${offset}, ${offset + length}) is outside "${target.label}" (${target.length} elements)`,
+    );
   if (sourceOffset + length > source.length)
-    throw new RangeError(`peer copy: [${sourceOffset}, ${sourceOffset + length}) is outside "${source.label}" (${source.length} elements)`);
+    throw new RangeError(
+      `peer copy: [${sourceOffset}, ${sourceOffset + length}) is outside "${source.label}" (${source.length} elements)`,
+    );
   const bytes = length * bytesPer;
   const dst = target.address + offset * bytesPer;
   const src = source.address + sourceOffset * bytesPer;

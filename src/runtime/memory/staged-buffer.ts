@@ -38,7 +38,14 @@ export class StagedBuffer<T extends DType = DType> extends Resource {
   readonly host: HostBuffer<T>;
   readonly device: DeviceBuffer<T>;
 
-  private constructor(dtype: T, length: number, context: Context, host: HostBuffer<T>, device: DeviceBuffer<T>, label: string | undefined) {
+  private constructor(
+    dtype: T,
+    length: number,
+    context: Context,
+    host: HostBuffer<T>,
+    device: DeviceBuffer<T>,
+    label: string | undefined,
+  ) {
     super('StagedBuffer', label);
     this.dtype = dtype;
     this.length = length;
@@ -52,7 +59,10 @@ export class StagedBuffer<T extends DType = DType> extends Resource {
     positiveInteger(length, 'StagedBuffer length');
     const context = resolveContext(descriptor);
     const label = descriptor.label;
-    const host = HostBuffer.alloc(dtype, length, { context, ...(label === undefined ? {} : { label: `${label} (host)` }) });
+    const host = HostBuffer.alloc(dtype, length, {
+      context,
+      ...(label === undefined ? {} : { label: `${label} (host)` }),
+    });
     let device: DeviceBuffer<T>;
     try {
       device = DeviceBuffer.alloc(dtype, length, { context, ...(label === undefined ? {} : { label }) });

@@ -114,18 +114,30 @@ export class Communicator extends Resource {
    */
   static initAll(devices: readonly (Device | number)[], options: { label?: string | undefined } = {}): Communicator[] {
     if (!Array.isArray(devices) || devices.length === 0)
-      throw new NcclRangeError(`Communicator.initAll needs a non-empty array of devices, got ${Array.isArray(devices) ? 'an empty array' : describeValue(devices)}`);
+      throw new NcclRangeError(
+        `Communicator.initAll needs a non-empty array of devices, got ${Array.isArray(devices) ? 'an empty array' : describeValue(devices)}`,
+      );
     const resolved = devices.map((d, i) => resolveDevice(d, `Communicator.initAll devices[${i}]`));
     const ordinals = resolved.map((d) => d.ordinal);
     const dup = ordinals.find((o, i) => ordinals.indexOf(o) !== i);
-    if (dup !== undefined) throw new NcclRangeError(`Communicator.initAll: device ${dup} is listed twice; NCCL keeps one rank per GPU`);
+    if (dup !== undefined)
+      throw new NcclRangeError(`Communicator.initAll: device ${dup} is listed twice; NCCL keeps one rank per GPU`);
     disableNvlinkMulticast();
     for (const d of resolved) void d.context; // retain each primary context first: NCCL's runtime calls then use the same ones
     const cells: (ncclComm_t | null)[] = resolved.map(() => null);
     const status = nccl().ncclCommInitAll(cells, resolved.length, Int32Array.from(ordinals));
     restoreCurrentContext();
     if (status !== 0) throw statusError('nccl', status, 'ncclCommInitAll', `devices ${ordinals.join(', ')}`);
-    return cells.map((h, i) => new Communicator(h!, i, resolved.length, resolved[i]!, options.label === undefined ? undefined : `${options.label}[${i}]`));
+    return cells.map(
+      (h, i) =>
+        new Communicator(
+          h!,
+          i,
+          resolved.length,
+          resolved[i]!,
+          options.label === undefined ? undefined : `${options.label}[${i}]`,
+        ),
+    );
   }
 
   /**
@@ -134,10 +146,13 @@ export class Communicator extends Resource {
    * together. In one process, ranks of the same clique must be initialised inside `group()`.
    */
   static initRank(descriptor: InitRankDescriptor): Communicator {
-    if (typeof descriptor !== 'object' || descriptor === null) throw new TypeError(`Communicator.initRank takes { id, rank, size, device }, got ${describeValue(descriptor)}`);
+    if (typeof descriptor !== 'object' || descriptor === null)
+      throw new TypeError(`Communicator.initRank takes { id, rank, size, device }, got ${describeValue(descriptor)}`);
     const { id } = descriptor;
     if (!(id instanceof NcclUniqueId))
-      throw new TypeError(`Communicator.initRank id must be an NcclUniqueId (NcclUniqueId.fromBase64 on the other ranks), got ${describeValue(id)}`);
+      throw new TypeError(
+        `Communicator.initRank id must be an NcclUniqueId (NcclUniqueId.fromBase64 on the other ranks), got ${describeValue(id)}`,
+      );
     const size = checkInteger(descriptor.size, 1, 2 ** 31 - 1, 'Communicator.initRank size');
     const rank = checkInteger(descriptor.rank, 0, size - 1, 'Communicator.initRank rank');
     const device = resolveDevice(descriptor.device, 'Communicator.initRank');
@@ -147,7 +162,8 @@ export class Communicator extends Resource {
     const cell: [ncclComm_t | null] = [null];
     const status = nccl().ncclCommInitRank(cell, size, id.toStruct() as unknown as ncclUniqueId, rank);
     restoreCurrentContext();
-    if (status !== 0) throw statusError('nccl', status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
+    if (status !== 0)
+      throw statusError('nccl', status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
     return new Communicator(cell[0]!, rank, size, device, descriptor.label);
   }
 
@@ -198,7 +214,15 @@ export class Communicator extends Resource {
     const count = this.#count(options.count, send.length, what);
     this.#fits(recv, count, 'recv', what);
     return this.#enqueue('ncclAllReduce', stream, [send, recv], (sh) =>
-      nccl().ncclAllReduce(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, t.op, this.handle, sh),
+      nccl().ncclAllReduce(
+        toPointer(send.address),
+        toPointer(recv.address),
+        count * t.scale,
+        t.datatype,
+        t.op,
+        this.handle,
+        sh,
+      ),
     );
   }
 
@@ -209,14 +233,23 @@ export class Communicator extends Resource {
     const stream = this.#stream(options, what);
     const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
     const source = this.rank === root ? send : null;
-    if (this.rank === root && !send) throw new TypeError(`${what}: rank ${root} is the root and must give a send buffer`);
+    if (this.rank === root && !send)
+      throw new TypeError(`${what}: rank ${root} is the root and must give a send buffer`);
     const t = ncclMoveType(recv?.dtype, what);
     this.#buffers(stream, what, source ?? recv, recv);
     const count = this.#count(options.count, (source ?? recv).length, what);
     this.#fits(recv, count, 'recv', what);
     const src = source ?? recv;
     return this.#enqueue('ncclBroadcast', stream, source ? [source, recv] : [recv], (sh) =>
-      nccl().ncclBroadcast(toPointer(src.address), toPointer(recv.address), count * t.scale, t.datatype, root, this.handle, sh),
+      nccl().ncclBroadcast(
+        toPointer(src.address),
+        toPointer(recv.address),
+        count * t.scale,
+        t.datatype,
+        root,
+        this.handle,
+        sh,
+      ),
     );
   }
 
@@ -228,12 +261,22 @@ export class Communicator extends Resource {
     const root = checkInteger(options.root, 0, this.size - 1, `${what} root`);
     const t = ncclReduceType(send?.dtype, options.op ?? 'sum', what);
     const target = this.rank === root ? recv : null;
-    if (this.rank === root && !recv) throw new TypeError(`${what}: rank ${root} is the root and must give a recv buffer`);
+    if (this.rank === root && !recv)
+      throw new TypeError(`${what}: rank ${root} is the root and must give a recv buffer`);
     this.#buffers(stream, what, send, target ?? send);
     const count = this.#count(options.count, send.length, what);
     if (target) this.#fits(target, count, 'recv', what);
     return this.#enqueue('ncclReduce', stream, target ? [send, target] : [send], (sh) =>
-      nccl().ncclReduce(toPointer(send.address), target ? toPointer(target.address) : null, count * t.scale, t.datatype, t.op, root, this.handle, sh),
+      nccl().ncclReduce(
+        toPointer(send.address),
+        target ? toPointer(target.address) : null,
+        count * t.scale,
+        t.datatype,
+        t.op,
+        root,
+        this.handle,
+        sh,
+      ),
     );
   }
 
@@ -247,7 +290,14 @@ export class Communicator extends Resource {
     const count = this.#count(options.count, send.length, what);
     this.#fits(recv, count * this.size, 'recv', what);
     return this.#enqueue('ncclAllGather', stream, [send, recv], (sh) =>
-      nccl().ncclAllGather(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, this.handle, sh),
+      nccl().ncclAllGather(
+        toPointer(send.address),
+        toPointer(recv.address),
+        count * t.scale,
+        t.datatype,
+        this.handle,
+        sh,
+      ),
     );
   }
 
@@ -261,7 +311,15 @@ export class Communicator extends Resource {
     const count = this.#count(options.count, recv.length, what);
     this.#fits(send, count * this.size, 'send', what);
     return this.#enqueue('ncclReduceScatter', stream, [send, recv], (sh) =>
-      nccl().ncclReduceScatter(toPointer(send.address), toPointer(recv.address), count * t.scale, t.datatype, t.op, this.handle, sh),
+      nccl().ncclReduceScatter(
+        toPointer(send.address),
+        toPointer(recv.address),
+        count * t.scale,
+        t.datatype,
+        t.op,
+        this.handle,
+        sh,
+      ),
     );
   }
 
@@ -274,7 +332,9 @@ export class Communicator extends Resource {
     const t = ncclMoveType(buffer?.dtype, what);
     this.#buffers(stream, what, buffer);
     const count = this.#count(options.count, buffer.length, what);
-    return this.#enqueue('ncclSend', stream, [buffer], (sh) => nccl().ncclSend(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh));
+    return this.#enqueue('ncclSend', stream, [buffer], (sh) =>
+      nccl().ncclSend(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
+    );
   }
 
   /** Receives `count` elements (default the buffer's length) from `peer` into `buffer`. */
@@ -286,7 +346,9 @@ export class Communicator extends Resource {
     const t = ncclMoveType(buffer?.dtype, what);
     this.#buffers(stream, what, buffer);
     const count = this.#count(options.count, buffer.length, what);
-    return this.#enqueue('ncclRecv', stream, [buffer], (sh) => nccl().ncclRecv(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh));
+    return this.#enqueue('ncclRecv', stream, [buffer], (sh) =>
+      nccl().ncclRecv(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
+    );
   }
 
   /** Aborts in-flight operations and frees the communicator (ncclCommAbort): the way out after a peer failed. */
@@ -304,11 +366,18 @@ export class Communicator extends Resource {
 
   #stream(options: CollectiveOptions | PeerOptions, what: string): Stream {
     this.assertAlive();
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${what}: options { stream, ... } are required, got ${describeValue(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`${what}: options { stream, ... } are required, got ${describeValue(options)}`);
     const stream = options.stream;
-    if (!(stream instanceof Stream)) throw new TypeError(`${what}: options.stream must be a Stream of device ${this.device.ordinal}, got ${describeValue(stream)}`);
+    if (!(stream instanceof Stream))
+      throw new TypeError(
+        `${what}: options.stream must be a Stream of device ${this.device.ordinal}, got ${describeValue(stream)}`,
+      );
     stream.checkAlive();
-    if (stream.context !== this.context) throw new Error(`${what}: stream "${stream.label}" belongs to ${stream.context.label}, not to device ${this.device.ordinal} of this rank`);
+    if (stream.context !== this.context)
+      throw new Error(
+        `${what}: stream "${stream.label}" belongs to ${stream.context.label}, not to device ${this.device.ordinal} of this rank`,
+      );
     return stream;
   }
 
@@ -316,9 +385,11 @@ export class Communicator extends Resource {
     const first = buffers[0]!;
     for (const [i, b] of buffers.entries()) {
       // A brand check, not a shape check: an object with a checkUsable() and an address is not device memory.
-      if (!(b instanceof DeviceBuffer)) throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
+      if (!(b instanceof DeviceBuffer))
+        throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
       b.checkUsable(stream);
-      if (i > 0 && b.dtype !== first.dtype) throw new TypeError(`${what}: "${first.label}" holds ${first.dtype} but "${b.label}" holds ${b.dtype}`);
+      if (i > 0 && b.dtype !== first.dtype)
+        throw new TypeError(`${what}: "${first.label}" holds ${first.dtype} but "${b.label}" holds ${b.dtype}`);
     }
   }
 
@@ -328,10 +399,18 @@ export class Communicator extends Resource {
   }
 
   #fits(buffer: DeviceBuffer, elements: number, name: string, what: string): void {
-    if (buffer.length < elements) throw new NcclRangeError(`${what}: ${name} buffer "${buffer.label}" holds ${buffer.length} elements, the collective needs ${elements}`);
+    if (buffer.length < elements)
+      throw new NcclRangeError(
+        `${what}: ${name} buffer "${buffer.label}" holds ${buffer.length} elements, the collective needs ${elements}`,
+      );
   }
 
-  #enqueue(call: string, stream: Stream, buffers: readonly DeviceBuffer[], invoke: (stream: Stream['handle']) => number): Promise<void> {
+  #enqueue(
+    call: string,
+    stream: Stream,
+    buffers: readonly DeviceBuffer[],
+    invoke: (stream: Stream['handle']) => number,
+  ): Promise<void> {
     const sh = stream.use();
     const status = invoke(sh);
     // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.

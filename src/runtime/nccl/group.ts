@@ -28,7 +28,12 @@ const ignore = (): void => {};
 export function restoreCurrentContext(): void {
   const current = Context.current;
   if (current && !current.disposed && !current.stickyError)
-    checkStatus('driver', driverApi().cuCtxSetCurrent(current.handle), 'cuCtxSetCurrent', 'restoring the context after an NCCL call');
+    checkStatus(
+      'driver',
+      driverApi().cuCtxSetCurrent(current.handle),
+      'cuCtxSetCurrent',
+      'restoring the context after an NCCL call',
+    );
 }
 
 /** Whether a group is open (collectives are then launched at its end). */
@@ -75,7 +80,9 @@ export function group(enqueue: () => void): Promise<void> {
     const result: unknown = enqueue();
     if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
       (result as PromiseLike<unknown>).then(undefined, ignore);
-      throw new TypeError('Communicator.group: the callback returned a promise; enqueue collectives synchronously (collectives awaited inside a group would never launch)');
+      throw new TypeError(
+        'Communicator.group: the callback returned a promise; enqueue collectives synchronously (collectives awaited inside a group would never launch)',
+      );
     }
   } catch (e) {
     failure = e;

@@ -1,5 +1,20 @@
-export { Communicator, type CollectiveOptions, type ReduceOptions, type RootOptions, type PeerOptions, type InitRankDescriptor } from './communicator.js';
+export {
+  Communicator,
+  type CollectiveOptions,
+  type ReduceOptions,
+  type RootOptions,
+  type PeerOptions,
+  type InitRankDescriptor,
+} from './communicator.js';
 export { NcclUniqueId, generateUniqueId, NCCL_UNIQUE_ID_BYTES } from './unique-id.js';
-export { ncclMoveType, ncclReduceType, ncclOp, isReduceOp, NCCL_REDUCE_OPS, type NcclReduceOp, type NcclElementType } from './types.js';
+export {
+  ncclMoveType,
+  ncclReduceType,
+  ncclOp,
+  isReduceOp,
+  NCCL_REDUCE_OPS,
+  type NcclReduceOp,
+  type NcclElementType,
+} from './types.js';
 export { NcclError, NcclDTypeError, NcclOpError, NcclRangeError, NcclUniqueIdError } from './errors.js';
 export { inGroup } from './group.js';

@@ -55,13 +55,17 @@ export function isReduceOp(op: unknown): op is NcclReduceOp {
 /** NCCL's operator for a reduction name; NcclOpError for anything else. */
 export function ncclOp(op: unknown, what: string): ncclRedOp_t {
   if (!isReduceOp(op))
-    throw new NcclOpError(`${what}: unknown reduction ${typeof op === 'string' ? JSON.stringify(op) : String(op)}; expected one of ${NCCL_REDUCE_OPS.join(', ')}`);
+    throw new NcclOpError(
+      `${what}: unknown reduction ${typeof op === 'string' ? JSON.stringify(op) : String(op)}; expected one of ${NCCL_REDUCE_OPS.join(', ')}`,
+    );
   return OPS[op];
 }
 
 function checkKnownDType(dtype: unknown, what: string): asserts dtype is DType {
   if (typeof dtype !== 'string' || !Object.hasOwn(DTYPES, dtype))
-    throw new NcclDTypeError(`${what}: unknown dtype ${String(dtype)}; expected one of ${Object.keys(DTYPES).join(', ')}`);
+    throw new NcclDTypeError(
+      `${what}: unknown dtype ${String(dtype)}; expected one of ${Object.keys(DTYPES).join(', ')}`,
+    );
 }
 
 /**
@@ -82,7 +86,11 @@ export function ncclMoveType(dtype: unknown, what: string): NcclElementType {
  * prod/max/min of complex numbers, and any reduction of i16/u16 (NCCL has no 16-bit integer
  * type), are NcclDTypeError, never a silent reinterpretation.
  */
-export function ncclReduceType(dtype: unknown, op: unknown, what: string): NcclElementType & { readonly op: ncclRedOp_t } {
+export function ncclReduceType(
+  dtype: unknown,
+  op: unknown,
+  what: string,
+): NcclElementType & { readonly op: ncclRedOp_t } {
   const redOp = ncclOp(op, what);
   checkKnownDType(dtype, what);
   const native = NATIVE[dtype];
@@ -90,7 +98,11 @@ export function ncclReduceType(dtype: unknown, op: unknown, what: string): NcclE
   const complex = COMPLEX[dtype];
   if (complex !== undefined) {
     if (op === 'sum' || op === 'avg') return { datatype: complex, scale: 2, op: redOp };
-    throw new NcclDTypeError(`${what}: ${String(op)} of complex ${dtype} values has no component-wise meaning; NCCL reduces ${dtype} only with sum or avg`);
+    throw new NcclDTypeError(
+      `${what}: ${String(op)} of complex ${dtype} values has no component-wise meaning; NCCL reduces ${dtype} only with sum or avg`,
+    );
   }
-  throw new NcclDTypeError(`${what}: NCCL cannot reduce ${dtype} (it has no 16-bit integer type); use i32, f16 or bf16, or move the data with broadcast/allGather/send`);
+  throw new NcclDTypeError(
+    `${what}: NCCL cannot reduce ${dtype} (it has no 16-bit integer type); use i32, f16 or bf16, or move the data with broadcast/allGather/send`,
+  );
 }

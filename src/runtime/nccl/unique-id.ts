@@ -23,18 +23,30 @@ export class NcclUniqueId {
   /** From the 128 bytes NCCL produced (copied). */
   static fromBytes(bytes: Uint8Array): NcclUniqueId {
     if (!(bytes instanceof Uint8Array))
-      throw new NcclUniqueIdError(`an NCCL unique id is a Uint8Array of ${NCCL_UNIQUE_ID_BYTES} bytes, got ${bytes === null ? 'null' : typeof bytes}`);
-    if (bytes.length !== NCCL_UNIQUE_ID_BYTES) throw new NcclUniqueIdError(`an NCCL unique id is ${NCCL_UNIQUE_ID_BYTES} bytes, got ${bytes.length}`);
+      throw new NcclUniqueIdError(
+        `an NCCL unique id is a Uint8Array of ${NCCL_UNIQUE_ID_BYTES} bytes, got ${bytes === null ? 'null' : typeof bytes}`,
+      );
+    if (bytes.length !== NCCL_UNIQUE_ID_BYTES)
+      throw new NcclUniqueIdError(`an NCCL unique id is ${NCCL_UNIQUE_ID_BYTES} bytes, got ${bytes.length}`);
     return new NcclUniqueId(new Uint8Array(bytes));
   }
 
   /** From `toBase64()`'s text: exactly 128 bytes of standard base64, or NcclUniqueIdError. */
   static fromBase64(text: string): NcclUniqueId {
-    if (typeof text !== 'string') throw new NcclUniqueIdError(`an NCCL unique id in base64 must be a string, got ${text === null ? 'null' : typeof text}`);
+    if (typeof text !== 'string')
+      throw new NcclUniqueIdError(
+        `an NCCL unique id in base64 must be a string, got ${text === null ? 'null' : typeof text}`,
+      );
     const trimmed = text.trim();
-    if (!BASE64.test(trimmed) || trimmed.length % 4 !== 0) throw new NcclUniqueIdError(`not base64: ${JSON.stringify(trimmed.slice(0, 24))}${trimmed.length > 24 ? '...' : ''}`);
+    if (!BASE64.test(trimmed) || trimmed.length % 4 !== 0)
+      throw new NcclUniqueIdError(
+        `not base64: ${JSON.stringify(trimmed.slice(0, 24))}${trimmed.length > 24 ? '...' : ''}`,
+      );
     const bytes = Buffer.from(trimmed, 'base64');
-    if (bytes.length !== NCCL_UNIQUE_ID_BYTES) throw new NcclUniqueIdError(`an NCCL unique id is ${NCCL_UNIQUE_ID_BYTES} bytes, the base64 text holds ${bytes.length}`);
+    if (bytes.length !== NCCL_UNIQUE_ID_BYTES)
+      throw new NcclUniqueIdError(
+        `an NCCL unique id is ${NCCL_UNIQUE_ID_BYTES} bytes, the base64 text holds ${bytes.length}`,
+      );
     return new NcclUniqueId(new Uint8Array(bytes));
   }
 

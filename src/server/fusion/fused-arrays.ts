@@ -20,7 +20,11 @@ export interface BorrowedArray<T> {
   release(): void;
 }
 
-type ArrayClass<T> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T; new (length: number): T; readonly BYTES_PER_ELEMENT: number };
+type ArrayClass<T> = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): T;
+  new (length: number): T;
+  readonly BYTES_PER_ELEMENT: number;
+};
 
 /** An array of `like`'s class and `length` values, over pooled memory when a pool is given. */
 function borrow<T extends JobData>(like: T, length: number, memory: FusionMemory | undefined): BorrowedArray<T> {
@@ -49,7 +53,10 @@ export function stackSamples(parts: readonly JobData[], memory: FusionMemory | u
  * request's share is then copied into its own array. Fields some request left out are allocated
  * by the engine as usual.
  */
-export function stackedOutputs(intos: readonly JobOutputArrays[], memory: FusionMemory | undefined): { into: JobOutputArrays; release(): void } {
+export function stackedOutputs(
+  intos: readonly JobOutputArrays[],
+  memory: FusionMemory | undefined,
+): { into: JobOutputArrays; release(): void } {
   const into: Record<string, JobData> = {};
   const borrowed: BorrowedArray<JobData>[] = [];
   for (const field of RESULT_ARRAY_FIELDS) {
@@ -77,7 +84,13 @@ export function stackedOutputs(intos: readonly JobOutputArrays[], memory: Fusion
  * for as long as any one answer is kept, as `/v1/jobs` keeps finished results), its own dominant
  * cycles.
  */
-export function requestResult(result: JobResult, start: number, rows: number, into: JobOutputArrays, id: number): JobResult {
+export function requestResult(
+  result: JobResult,
+  start: number,
+  rows: number,
+  into: JobOutputArrays,
+  id: number,
+): JobResult {
   const own: JobResult = { ...result, id, batch: rows };
   const target = own as unknown as Record<string, JobData | undefined>;
   const mine = into as Record<string, JobData | undefined>;

@@ -103,7 +103,10 @@ export class FusedRequest implements Job {
   #timedOut(timeoutMs: number): void {
     this.#timer = undefined;
     if (this.settled) return;
-    this.#alone('error', new JobTimeoutError(this.id, timeoutMs, this.#status === 'submitted' && this.#engineJob!.status === 'running'));
+    this.#alone(
+      'error',
+      new JobTimeoutError(this.id, timeoutMs, this.#status === 'submitted' && this.#engineJob!.status === 'running'),
+    );
   }
 
   /** Settles without the fused job (timeout, cancel) and tells its holder, which drops it. */

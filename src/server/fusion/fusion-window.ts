@@ -82,7 +82,15 @@ export class FusionWindow implements RequestHolder {
           memory,
         );
     // The first request's parameters are every request's (one key); deadlines and cancellation stay per request.
-    const spec: JobSpec = { ...first.spec, data: samples.array, dtype: first.dtype, batch: this.rows, into: outputs.into, timeoutMs: undefined, signal: undefined };
+    const spec: JobSpec = {
+      ...first.spec,
+      data: samples.array,
+      dtype: first.dtype,
+      batch: this.rows,
+      into: outputs.into,
+      timeoutMs: undefined,
+      signal: undefined,
+    };
     let job: Job;
     try {
       job = engine.submit(spec);
@@ -123,7 +131,8 @@ export class FusionWindow implements RequestHolder {
       if (!r.settled) {
         let own: JobResult;
         try {
-          own = this.requests.length === 1 ? { ...result, id: r.id } : requestResult(result, start, r.rows, r.into, r.id);
+          own =
+            this.requests.length === 1 ? { ...result, id: r.id } : requestResult(result, start, r.rows, r.into, r.id);
         } catch (error) {
           // A result not shaped as its flags say: this request fails, the others still get theirs.
           r.fail(error);

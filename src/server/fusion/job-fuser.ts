@@ -36,7 +36,13 @@ import { FusionWindow } from './fusion-window.js';
  * Default bounds of one fused job: 4 Mi samples (16 MiB of f32 in), 16384 series, 256 MiB of
  * results, 1024 requests; and of a request that may join one: 256 Ki samples (1 MiB of f32).
  */
-export const DEFAULT_FUSION_BOUNDS = { maxSamples: 1 << 22, maxSeries: 1 << 14, maxResultBytes: 256 * 2 ** 20, maxRequests: 1024, maxRequestSamples: 1 << 18 } as const;
+export const DEFAULT_FUSION_BOUNDS = {
+  maxSamples: 1 << 22,
+  maxSeries: 1 << 14,
+  maxResultBytes: 256 * 2 ** 20,
+  maxRequests: 1024,
+  maxRequestSamples: 1 << 18,
+} as const;
 
 /** Options of a JobFuser. */
 export interface JobFuserOptions {
@@ -76,7 +82,13 @@ function validated(spec: JobSpec): NormalizedJob {
 export class JobFuser {
   readonly #engine: JobEngineLike;
   readonly #delayMs: number;
-  readonly #bounds: { maxSamples: number; maxSeries: number; maxResultBytes: number; maxRequests: number; maxRequestSamples: number };
+  readonly #bounds: {
+    maxSamples: number;
+    maxSeries: number;
+    maxResultBytes: number;
+    maxRequests: number;
+    maxRequestSamples: number;
+  };
   readonly #memory: FusionMemory | undefined;
   readonly #onSubmitted: ((requests: number) => void) | undefined;
   /** Open windows by key, in the order they opened (so also by deadline: one delay for all). */
@@ -92,10 +104,13 @@ export class JobFuser {
   constructor(engine: JobEngineLike, options: JobFuserOptions) {
     const delay = options.maxBatchDelayMs as unknown;
     if (typeof delay !== 'number' || !(delay > 0) || delay > MAX_TIMEOUT_MS)
-      throw new RangeError(`maxBatchDelayMs must be a number of ms in (0, ${MAX_TIMEOUT_MS}] (0 turns fusing off: no fuser), got ${shownValue(delay)}`);
+      throw new RangeError(
+        `maxBatchDelayMs must be a number of ms in (0, ${MAX_TIMEOUT_MS}] (0 turns fusing off: no fuser), got ${shownValue(delay)}`,
+      );
     this.#engine = engine;
     this.#delayMs = delay;
-    const bound = (name: keyof typeof DEFAULT_FUSION_BOUNDS): number => positiveInteger(options[name] ?? DEFAULT_FUSION_BOUNDS[name], name);
+    const bound = (name: keyof typeof DEFAULT_FUSION_BOUNDS): number =>
+      positiveInteger(options[name] ?? DEFAULT_FUSION_BOUNDS[name], name);
     this.#bounds = {
       maxSamples: bound('maxSamples'),
       maxSeries: bound('maxSeries'),
@@ -128,7 +143,8 @@ export class JobFuser {
     if (this.#closed) throw new EngineClosedError(this.#engine.label);
     // A lost engine, not an object with flags, registered stages, an AbortSignal: the engine takes it (or refuses it) as it is.
     const flags = (spec as Partial<JobSpec> | null)?.flags;
-    if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined) return this.#engine.submit(spec);
+    if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined)
+      return this.#engine.submit(spec);
     const precision = this.#engine.precision;
     const job = validated(spec);
     checkInto(job, precision);
@@ -172,7 +188,8 @@ export class JobFuser {
 
   #checkRoom(): void {
     const { queued, maxQueued } = this.#engine;
-    if (queued !== undefined && maxQueued !== undefined && queued + this.#windows.size >= maxQueued) throw new EngineFullError(this.#engine.label, maxQueued);
+    if (queued !== undefined && maxQueued !== undefined && queued + this.#windows.size >= maxQueued)
+      throw new EngineFullError(this.#engine.label, maxQueued);
   }
 
   #fits(window: FusionWindow, request: FusedRequest): boolean {

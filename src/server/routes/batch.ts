@@ -15,7 +15,10 @@ function batcherFor<K extends BatchKind>(state: ServerState, kind: K, dim: numbe
   if (factory === undefined) throw new HttpError(503, 'batcher_unavailable', `this server has no ${kind} batcher`);
   const sameKind = [...state.batchers.values()].filter((b) => b.kind === kind).length;
   if (sameKind >= state.limits.maxBatchDims)
-    throw invalidField('items', `vectors of ${dim} values would need a new ${kind} batcher; this server serves at most ${state.limits.maxBatchDims} vector lengths per kind`);
+    throw invalidField(
+      'items',
+      `vectors of ${dim} values would need a new ${kind} batcher; this server serves at most ${state.limits.maxBatchDims} vector lengths per kind`,
+    );
   const submitter = factory(dim);
   state.batchers.set(key, { kind, dim, submitter: submitter as BatchSubmitter<unknown> });
   return submitter;
@@ -25,9 +28,14 @@ function batcherFor<K extends BatchKind>(state: ServerState, kind: K, dim: numbe
 function requireJson(request: FastifyRequest): void {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json')
-    throw new HttpError(415, 'unsupported_media_type', `content-type: batch requests are JSON (application/json), got ${JSON.stringify(type.slice(0, 100))}`, {
-      field: 'content-type',
-    });
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `content-type: batch requests are JSON (application/json), got ${JSON.stringify(type.slice(0, 100))}`,
+      {
+        field: 'content-type',
+      },
+    );
 }
 
 /** Registers the batch routes. */
@@ -45,25 +53,41 @@ export function batchRoutes(app: FastifyInstance, state: ServerState): void {
     app.post(endpoint, { schema: { body: BATCH_BODY_SCHEMA }, onRequest }, (request, reply) =>
       track(state, async () => {
         const format = responseFormat(request.headers.accept);
-        const { items, dim } = parseBatchItems(kind, request.body, state.limits.maxBatchItems, state.limits.maxBatchDim);
+        const { items, dim } = parseBatchItems(
+          kind,
+          request.body,
+          state.limits.maxBatchItems,
+          state.limits.maxBatchDim,
+        );
         // Bad input first, even with no GPU.
         const timeoutMs = (request.body as { timeout?: number | undefined }).timeout ?? state.limits.defaultTimeoutMs;
-        if (timeoutMs > state.limits.maxTimeoutMs) throw invalidField('timeout', `must be at most ${state.limits.maxTimeoutMs} ms, got ${timeoutMs}`);
-        if (state.options.batchers?.[kind] === undefined || state.closing !== null || state.lostError !== null) requireGpu(state);
+        if (timeoutMs > state.limits.maxTimeoutMs)
+          throw invalidField('timeout', `must be at most ${state.limits.maxTimeoutMs} ms, got ${timeoutMs}`);
+        if (state.options.batchers?.[kind] === undefined || state.closing !== null || state.lostError !== null)
+          requireGpu(state);
         const batcher = batcherFor(state, kind, dim);
         const abort = new AbortController();
         // A batch request is not an engine job: its deadline is kept here, and aborts its wait in the batcher.
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<never>((_, reject) => {
           timer = setTimeout(() => {
-            const error = new HttpError(504, 'timeout', `the items were not computed within the timeout of ${timeoutMs} ms`, { field: 'timeout' });
+            const error = new HttpError(
+              504,
+              'timeout',
+              `the items were not computed within the timeout of ${timeoutMs} ms`,
+              { field: 'timeout' },
+            );
             abort.abort(error);
             reject(error);
           }, timeoutMs);
         });
         let outputs: Float32Array[];
         try {
-          outputs = await untilLost(state, Promise.race([batcher.submit(items, { wait: false, signal: abort.signal }), deadline]), (error) => abort.abort(error));
+          outputs = await untilLost(
+            state,
+            Promise.race([batcher.submit(items, { wait: false, signal: abort.signal }), deadline]),
+            (error) => abort.abort(error),
+          );
         } finally {
           clearTimeout(timer);
           deadline.catch(() => undefined);
@@ -72,7 +96,10 @@ export function batchRoutes(app: FastifyInstance, state: ServerState): void {
         if (format === 'binary') {
           const packed = new Float32Array(outputs.length * dim);
           outputs.forEach((o, i) => packed.set(o, i * dim));
-          return reply.type('application/octet-stream').header('x-tscuda-fields', `outputs=f32[${outputs.length},${dim}]`).send(Buffer.from(packed.buffer));
+          return reply
+            .type('application/octet-stream')
+            .header('x-tscuda-fields', `outputs=f32[${outputs.length},${dim}]`)
+            .send(Buffer.from(packed.buffer));
         }
         return reply.send({ outputs: outputs.map((o) => Array.from(o)) });
       }),

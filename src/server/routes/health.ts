@@ -8,7 +8,8 @@ export function healthRoutes(app: FastifyInstance, state: ServerState): void {
   app.get('/v2/health/ready', async (_request, reply) => {
     const reason = notReadyReason(state);
     if (reason === null) return { ready: true };
-    if (state.closing === null && state.lostError !== null && state.options.peersReady?.() === true) return { ready: true, note: 'this worker is leaving; another serves' };
+    if (state.closing === null && state.lostError !== null && state.options.peersReady?.() === true)
+      return { ready: true, note: 'this worker is leaving; another serves' };
     return reply.code(503).send({ ready: false, reason });
   });
 }

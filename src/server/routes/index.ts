@@ -15,4 +15,11 @@ import { syncRoutes } from './sync.js';
 export type RouteModule = (app: FastifyInstance, state: ServerState) => void;
 
 /** The server's routes, in registration order. */
-export const ROUTES: readonly RouteModule[] = [syncRoutes, jobRoutes, batchRoutes, healthRoutes, metricsRoutes, infoRoutes];
+export const ROUTES: readonly RouteModule[] = [
+  syncRoutes,
+  jobRoutes,
+  batchRoutes,
+  healthRoutes,
+  metricsRoutes,
+  infoRoutes,
+];

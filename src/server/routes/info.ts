@@ -19,13 +19,23 @@ export function infoRoutes(app: FastifyInstance, state: ServerState): void {
   app.get('/v1/info', async () => {
     const { engine, options } = state;
     const process_ =
-      options.exposeProcessInfo === true ? { node: process.versions.node, pid: process.pid, uptimeS: (Date.now() - state.startedAt) / 1000, ...memoryFigures() } : {};
+      options.exposeProcessInfo === true
+        ? {
+            node: process.versions.node,
+            pid: process.pid,
+            uptimeS: (Date.now() - state.startedAt) / 1000,
+            ...memoryFigures(),
+          }
+        : {};
     return {
       name: 'tscuda',
       version: state.version,
       ready: notReadyReason(state) === null,
       reason: notReadyReason(state),
-      engine: engine === null ? null : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },
+      engine:
+        engine === null
+          ? null
+          : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },
       flags: [...BUILTIN_FLAGS, ...state.paramContext.extraFlags],
       batch: BATCH_KINDS.filter((k) => options.batchers?.[k] !== undefined),
       limits: state.limits,

@@ -13,16 +13,24 @@ import { JOB_BODY } from './sync.js';
 /** Registers the asynchronous job routes. */
 export function jobRoutes(app: FastifyInstance, state: ServerState): void {
   const unknownJob = (id: string): HttpError =>
-    new HttpError(404, 'unknown_job', `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${state.limits.jobRetention.ttlMs} ms ago and no longer kept)`, {
-      field: 'id',
-    });
+    new HttpError(
+      404,
+      'unknown_job',
+      `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${state.limits.jobRetention.ttlMs} ms ago and no longer kept)`,
+      {
+        field: 'id',
+      },
+    );
 
   app.post('/v1/jobs', { schema: { body: JOB_BODY } }, (request, reply) =>
     track(state, async () => {
       const spec = readJob(state, request, undefined);
       // A stored result does not say which 16-bit type its waves' bits are (nor does one another worker holds).
       if (halfOutput(spec) !== undefined)
-        throw invalidField('outputDtype', `${spec.outputDtype} waves are returned by the synchronous endpoints (/v1/stft, /v1/cycles, /v1/wavelet); /v1/jobs returns f32 or f64`);
+        throw invalidField(
+          'outputDtype',
+          `${spec.outputDtype} waves are returned by the synchronous endpoints (/v1/stft, /v1/cycles, /v1/wavelet); /v1/jobs returns f32 or f64`,
+        );
       // A queue's workers run the job elsewhere: this server needs no GPU for it.
       if (state.jobs.gpuHere) requireGpu(state);
       const { id, status } = await state.jobs.submit(spec, { onSubmitted: (job) => handOverBody(state, request, job) });
@@ -46,10 +54,14 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
     return reply.code(202).send({ id: view.id, status: view.status });
   });
 
-  app.delete<{ Params: { id: string } }>('/v1/jobs/:id', { schema: { params: JOB_ID_PARAMS } }, async (request, reply) => {
-    const answer = await state.jobs.delete(request.params.id);
-    if (answer === undefined) throw unknownJob(request.params.id);
-    if (answer.statusCode >= 400) state.failureReasons.set(request, 'INVALID');
-    return reply.code(answer.statusCode).send(answer.body);
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/jobs/:id',
+    { schema: { params: JOB_ID_PARAMS } },
+    async (request, reply) => {
+      const answer = await state.jobs.delete(request.params.id);
+      if (answer === undefined) throw unknownJob(request.params.id);
+      if (answer.statusCode >= 400) state.failureReasons.set(request, 'INVALID');
+      return reply.code(answer.statusCode).send(answer.body);
+    },
+  );
 }

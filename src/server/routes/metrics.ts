@@ -5,7 +5,10 @@ import type { ServerState } from '../state.js';
 /** Registers the metrics route. */
 export function metricsRoutes(app: FastifyInstance, state: ServerState): void {
   app.get<{ Querystring: { scope?: string | undefined } }>('/metrics', async (request, reply) => {
-    const all = request.query.scope === 'worker' || state.options.clusterMetrics === undefined ? undefined : await state.options.clusterMetrics();
+    const all =
+      request.query.scope === 'worker' || state.options.clusterMetrics === undefined
+        ? undefined
+        : await state.options.clusterMetrics();
     return reply.type(state.metrics.contentType).send(all ?? (await state.metrics.expose()));
   });
 }

@@ -8,7 +8,9 @@ import { JOB_BODY_SCHEMA } from '../schemas.js';
 import { requireGpu, track, untilLost, type ServerState } from '../state.js';
 
 /** A job body: JSON (validated by the schema) or binary samples. */
-export const JOB_BODY = { content: { 'application/json': { schema: JOB_BODY_SCHEMA }, 'application/octet-stream': { schema: {} } } };
+export const JOB_BODY = {
+  content: { 'application/json': { schema: JOB_BODY_SCHEMA }, 'application/octet-stream': { schema: {} } },
+};
 
 /** Registers the synchronous job routes. */
 export function syncRoutes(app: FastifyInstance, state: ServerState): void {

@@ -94,7 +94,8 @@ export class AdmissionController {
       throw new RangeError(`targetLagMs must be a positive number of ms, got ${String(targetLagMs)}`);
     const fraction = (name: string, value: number | undefined, fallback: number): number => {
       const v = value ?? fallback;
-      if (typeof v !== 'number' || !(v > 0) || !(v <= 1)) throw new RangeError(`${name} must be in (0, 1], got ${String(v)}`);
+      if (typeof v !== 'number' || !(v > 0) || !(v <= 1))
+        throw new RangeError(`${name} must be in (0, 1], got ${String(v)}`);
       return v;
     };
     this.#targetLagMs = targetLagMs;
@@ -129,11 +130,14 @@ export class AdmissionController {
 
   /** Adjusts the share from one interval's look at the loop. */
   update(sample: LoopSample): void {
-    const late = sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.arrivals >= FLOOD_ARRIVALS;
+    const late =
+      sample.lagMs > this.#targetLagMs && sample.utilization >= this.#busy && sample.arrivals >= FLOOD_ARRIVALS;
     this.#lateInARow = late ? this.#lateInARow + 1 : 0;
     const inLongTurns = sample.refusedInLongTurns ?? 0;
     // Shedding starts on the second late look in a row, or at once on one far behind.
-    const shed = late && (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs);
+    const shed =
+      late &&
+      (this.#share < 1 || this.#lateInARow >= LATE_LOOKS_TO_START || sample.lagMs > FAR_BEHIND * this.#targetLagMs);
     if (shed || inLongTurns > 0) this.#pressure = PRESSURE_HOLD_LOOKS;
     else if (this.#pressure > 0) this.#pressure--;
     if (sample.utilization < IDLE_ENOUGH) {

@@ -13,7 +13,8 @@ export class BodyBudget {
   #heldBytes = 0;
 
   constructor(limitBytes: number) {
-    if (!Number.isSafeInteger(limitBytes) || limitBytes <= 0) throw new RangeError(`limitBytes must be a positive integer, got ${String(limitBytes)}`);
+    if (!Number.isSafeInteger(limitBytes) || limitBytes <= 0)
+      throw new RangeError(`limitBytes must be a positive integer, got ${String(limitBytes)}`);
     this.#limitBytes = limitBytes;
   }
 

@@ -8,7 +8,11 @@
 import type { BufferPool } from '../../runtime/memory/buffer-pool.js';
 
 /** A body-reading error the server's error handler turns into its 4xx answer. */
-export function bodyError(statusCode: 400 | 408 | 413, code: string, message: string): Error & { statusCode: number; code: string } {
+export function bodyError(
+  statusCode: 400 | 408 | 413,
+  code: string,
+  message: string,
+): Error & { statusCode: number; code: string } {
   return Object.assign(new Error(message), { statusCode, code });
 }
 
@@ -43,13 +47,28 @@ export interface ReadBodyOptions {
  * body is shorter or longer than announced, a 408 when it has not arrived within `timeoutMs`, and
  * the stream's error if it fails; the pooled Buffer goes back to the pool on every failure.
  */
-export function readPooledBody(stream: BodyStream, contentLength: string | undefined, limitBytes: number, pool: BufferPool, options: ReadBodyOptions = {}): Promise<Buffer> {
+export function readPooledBody(
+  stream: BodyStream,
+  contentLength: string | undefined,
+  limitBytes: number,
+  pool: BufferPool,
+  options: ReadBodyOptions = {},
+): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const announced = contentLength === undefined ? undefined : Number(contentLength);
-    const tooLarge = options.tooLarge ?? ((): Error => bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`));
+    const tooLarge =
+      options.tooLarge ??
+      ((): Error =>
+        bodyError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', `Request body is too large (limit ${limitBytes} bytes)`));
     if (announced !== undefined && !(/^\d{1,16}$/.test(contentLength!) && Number.isSafeInteger(announced))) {
       stream.resume();
-      reject(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `content-length: ${contentLength!.slice(0, 100)} is not a byte count`));
+      reject(
+        bodyError(
+          400,
+          'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+          `content-length: ${contentLength!.slice(0, 100)} is not a byte count`,
+        ),
+      );
       return;
     }
     if (announced !== undefined && announced > limitBytes) {
@@ -91,7 +110,15 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
       if (settled) return;
       const total = received + chunk.byteLength;
       if (total > (announced ?? limitBytes)) {
-        finish(announced === undefined ? tooLarge() : bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: more than the ${announced} bytes its content-length announced`));
+        finish(
+          announced === undefined
+            ? tooLarge()
+            : bodyError(
+                400,
+                'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+                `body: more than the ${announced} bytes its content-length announced`,
+              ),
+        );
         return;
       }
       if (options.onChunk !== undefined) {
@@ -124,7 +151,14 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
     });
     stream.on('end', () => {
       if (announced !== undefined) {
-        if (received !== announced) finish(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', `body: ${received} bytes, its content-length announced ${announced}`));
+        if (received !== announced)
+          finish(
+            bodyError(
+              400,
+              'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+              `body: ${received} bytes, its content-length announced ${announced}`,
+            ),
+          );
         else if (body === undefined) finish(undefined, pool.take(0));
         else finish(undefined, body);
         return;
@@ -135,7 +169,14 @@ export function readPooledBody(stream: BodyStream, contentLength: string | undef
       finish(undefined, whole);
     });
     stream.on('error', (error: Error) => finish(error));
-    const aborted = (): void => finish(bodyError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH', 'body: the client aborted the request before sending all of it'));
+    const aborted = (): void =>
+      finish(
+        bodyError(
+          400,
+          'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+          'body: the client aborted the request before sending all of it',
+        ),
+      );
     stream.on('aborted', aborted);
     // Closed before its end: however the stream ended, the body is incomplete (after 'end' this is a no-op).
     stream.on('close', aborted);

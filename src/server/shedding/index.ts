@@ -30,7 +30,8 @@ export function installShedding(app: FastifyInstance, state: ServerState): () =>
   const turnBudget = limits.maxTurnMs > 0 ? new TurnBudget(limits.maxTurnMs) : null;
   const floodTurn = turnLimit(limits, true);
   const quietTurn = turnLimit(limits, false);
-  const admission = limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
+  const admission =
+    limits.maxEventLoopDelayMs > 0 ? new AdmissionController({ targetLagMs: limits.maxEventLoopDelayMs }) : null;
   state.admission = admission;
   let stop = (): void => undefined;
   if (admission !== null) {
@@ -62,7 +63,10 @@ export function installShedding(app: FastifyInstance, state: ServerState): () =>
         try {
           options.onLoadSample({ ...sample, share: admission.share, ...counts, pending: state.pending });
         } catch (error) {
-          process.emitWarning(`createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`, { code: 'TSCUDA_LOAD_SAMPLE_FAILED' });
+          process.emitWarning(
+            `createServer onLoadSample threw: ${error instanceof Error ? error.message : String(error)}`,
+            { code: 'TSCUDA_LOAD_SAMPLE_FAILED' },
+          );
         }
       }
     }, LOAD_SAMPLE_INTERVAL_MS);

@@ -44,10 +44,15 @@ export class Refusals {
     return this.#get(
       FULL,
       () =>
-        new HttpError(429, 'too_many_requests', `${l.maxPending} requests in progress (the limit); retry after ${l.retryAfterS} s`, {
-          retryable: true,
-          retryAfterS: l.retryAfterS,
-        }),
+        new HttpError(
+          429,
+          'too_many_requests',
+          `${l.maxPending} requests in progress (the limit); retry after ${l.retryAfterS} s`,
+          {
+            retryable: true,
+            retryAfterS: l.retryAfterS,
+          },
+        ),
     );
   }
 
@@ -91,6 +96,10 @@ export class Refusals {
 export function refuse(state: ServerState, request: FastifyRequest, reply: FastifyReply, r: Refusal): void {
   state.failureReasons.set(request, r.error.reason);
   reply.hijack();
-  reply.raw.writeHead(429, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(r.json), 'retry-after': String(state.limits.retryAfterS) });
+  reply.raw.writeHead(429, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(r.json),
+    'retry-after': String(state.limits.retryAfterS),
+  });
   reply.raw.end(r.json);
 }

@@ -57,7 +57,8 @@ export class TurnBudget {
 
   /** `budgetMs`: how long a turn may run before its further new requests are refused; > 0. */
   constructor(budgetMs: number, clock: TurnClock = REAL_CLOCK) {
-    if (typeof budgetMs !== 'number' || !(budgetMs > 0) || !Number.isFinite(budgetMs)) throw new RangeError(`budgetMs must be a positive number of ms, got ${String(budgetMs)}`);
+    if (typeof budgetMs !== 'number' || !(budgetMs > 0) || !Number.isFinite(budgetMs))
+      throw new RangeError(`budgetMs must be a positive number of ms, got ${String(budgetMs)}`);
     this.budgetMs = budgetMs;
     this.#clock = clock;
   }
@@ -102,7 +103,10 @@ export interface TurnLimit {
  * turns run long now and then is served, while a flood's first long turn is cut (and its refusals
  * start the shedding).
  */
-export function turnLimit(limits: { maxTurnMs: number; maxEventLoopDelayMs: number }, underPressure: boolean): TurnLimit {
+export function turnLimit(
+  limits: { maxTurnMs: number; maxEventLoopDelayMs: number },
+  underPressure: boolean,
+): TurnLimit {
   return limits.maxEventLoopDelayMs === 0 || underPressure
     ? { ms: limits.maxTurnMs, arrivals: TURN_FLOOD_ARRIVALS }
     : { ms: Math.max(limits.maxTurnMs, limits.maxEventLoopDelayMs), arrivals: FIRST_FLOOD_ARRIVALS };

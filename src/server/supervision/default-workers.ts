@@ -21,6 +21,7 @@ export function defaultWorkerCount(cpus: number, gpus: number): number {
     ['cpus', cpus],
     ['gpus', gpus],
   ] as const)
-    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`defaultWorkerCount: ${name} must be an integer >= 0, got ${String(v)}`);
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new RangeError(`defaultWorkerCount: ${name} must be an integer >= 0, got ${String(v)}`);
   return Math.max(1, Math.min(Math.floor(cpus / 2), WORKERS_PER_GPU * Math.max(1, gpus)));
 }

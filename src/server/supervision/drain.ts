@@ -60,7 +60,12 @@ export interface DrainGuard {
   cut(reason: string): void;
 }
 
-const SHUTTING_DOWN = new HttpError(503, 'shutting_down', 'the server is shutting down; retry (another instance, or this one once restarted)', { retryable: true, retryAfterS: 1 });
+const SHUTTING_DOWN = new HttpError(
+  503,
+  'shutting_down',
+  'the server is shutting down; retry (another instance, or this one once restarted)',
+  { retryable: true, retryAfterS: 1 },
+);
 const SHUTTING_DOWN_JSON = JSON.stringify(SHUTTING_DOWN.toJSON());
 
 /**
@@ -195,7 +200,8 @@ export function guardRequests(server: TscudaServer): DrainGuard {
           const now = performance.now();
           quietLooks = connected ? 0 : quietLooks + 1;
           connected = false;
-          if (accepting && (quietLooks * DRAIN_TICK_MS >= ACCEPT_QUIET_MS || now - t0 >= ACCEPT_LINGER_MAX_MS)) stopAccepting();
+          if (accepting && (quietLooks * DRAIN_TICK_MS >= ACCEPT_QUIET_MS || now - t0 >= ACCEPT_LINGER_MAX_MS))
+            stopAccepting();
           if (accepting || (unread.size > 0 && now - stoppedAcceptingAt < UNREAD_WAIT_MS)) return;
           if (active.size === 0 && now - lastSettledAt >= IDLE_LINGER_MS) close();
         }, DRAIN_TICK_MS);

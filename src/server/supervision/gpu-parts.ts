@@ -29,10 +29,20 @@ export async function buildGpuParts(config: WorkerConfig): Promise<WorkerParts &
   if (config.precision !== undefined) options.precision = config.precision;
   const engine = new JobEngine(options);
   try {
-    const [{ gradientBatcher, lerpBatcher, slerpBatcher }, { Device }] = await Promise.all([import('../../pipeline/batching/gpu-batcher.js'), import('../../runtime/device.js')]);
+    const [{ gradientBatcher, lerpBatcher, slerpBatcher }, { Device }] = await Promise.all([
+      import('../../pipeline/batching/gpu-batcher.js'),
+      import('../../runtime/device.js'),
+    ]);
     // The batchers' small vectors gain nothing from a second GPU: they run on the engine's first device.
     const context = Device.get(engine.devices[0]!).context;
-    const common = (dim: number, label: string) => ({ dim, label, context, maxBatchSize: config.batchMaxSize ?? 256, maxWaitMs: config.batchMaxWaitMs ?? 1, channelSize: 4096 });
+    const common = (dim: number, label: string) => ({
+      dim,
+      label,
+      context,
+      maxBatchSize: config.batchMaxSize ?? 256,
+      maxWaitMs: config.batchMaxWaitMs ?? 1,
+      channelSize: 4096,
+    });
     const batchers: BatchFactories = {
       gradient: (dim) => gradientBatcher(common(dim, 'gradient')),
       lerp: (dim) => lerpBatcher(common(dim, 'lerp')),
@@ -56,12 +66,20 @@ function deviceInfo(engine: ServeEngine, properties: ReadonlyMap<number, object>
   }
   return engine.devices.map((ordinal) => {
     const s = stats.find((d) => d.device === ordinal);
-    return { ordinal, ...properties.get(ordinal), ...(s === undefined ? {} : { lanes: s.lanes, jobs: s.jobs, errors: s.errors }) };
+    return {
+      ordinal,
+      ...properties.get(ordinal),
+      ...(s === undefined ? {} : { lanes: s.lanes, jobs: s.jobs, errors: s.errors }),
+    };
   });
 }
 
 /** Driver answers that mean "this machine has no GPU for us", as opposed to a fault of this configuration. */
-const NO_GPU_STATUSES: ReadonlySet<string> = new Set(['CUDA_ERROR_NO_DEVICE', 'CUDA_ERROR_INSUFFICIENT_DRIVER', 'CUDA_ERROR_SYSTEM_DRIVER_MISMATCH']);
+const NO_GPU_STATUSES: ReadonlySet<string> = new Set([
+  'CUDA_ERROR_NO_DEVICE',
+  'CUDA_ERROR_INSUFFICIENT_DRIVER',
+  'CUDA_ERROR_SYSTEM_DRIVER_MISMATCH',
+]);
 
 /**
  * buildGpuParts, or a process without an engine when this machine has no GPU to give (no CUDA
@@ -81,7 +99,8 @@ export async function buildPartsOrNone(config: WorkerConfig): Promise<WorkerPart
     const status = (error as { status?: unknown } | null)?.status;
     const message = error instanceof Error ? error.message : String(error);
     if (isCudaUnavailable(error)) return { engine: null, unavailableReason: noDriverReason(error) };
-    if (typeof status === 'string' && NO_GPU_STATUSES.has(status)) return { engine: null, unavailableReason: `no usable CUDA device: ${message}` };
+    if (typeof status === 'string' && NO_GPU_STATUSES.has(status))
+      return { engine: null, unavailableReason: `no usable CUDA device: ${message}` };
     throw error;
   }
 }

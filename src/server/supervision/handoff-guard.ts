@@ -18,7 +18,11 @@ import { Socket } from 'node:net';
 const ORPHAN_READ_MS = 2000;
 
 const ORPHAN_BODY = JSON.stringify({
-  error: { code: 'worker_lost', message: 'the worker process this connection was handed to exited before reading it; retry', retryable: true },
+  error: {
+    code: 'worker_lost',
+    message: 'the worker process this connection was handed to exited before reading it; retry',
+    retryable: true,
+  },
 });
 const ORPHAN_RESPONSE =
   `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(ORPHAN_BODY)}\r\n` +
@@ -59,7 +63,10 @@ function answerOrphan(handle: unknown): void {
  * took. Calls `onOrphans(n)` when there were any. Install right after cluster.fork().
  */
 export function guardHandoffs(worker: Worker, onOrphans?: (count: number) => void): void {
-  const child = worker.process as unknown as { send: (...args: unknown[]) => boolean; on(event: 'internalMessage', listener: (m: unknown) => void): void };
+  const child = worker.process as unknown as {
+    send: (...args: unknown[]) => boolean;
+    on(event: 'internalMessage', listener: (m: unknown) => void): void;
+  };
   const unacked = new Map<number, unknown>();
   const send = child.send;
   child.send = function guardedSend(this: unknown, ...args: unknown[]): boolean {
@@ -68,7 +75,10 @@ export function guardHandoffs(worker: Worker, onOrphans?: (count: number) => voi
     return send.apply(this, args);
   };
   child.on('internalMessage', (m: unknown) => {
-    const ack = typeof m === 'object' && m !== null && (m as { cmd?: unknown }).cmd === 'NODE_CLUSTER' ? (m as { ack?: unknown }).ack : undefined;
+    const ack =
+      typeof m === 'object' && m !== null && (m as { cmd?: unknown }).cmd === 'NODE_CLUSTER'
+        ? (m as { ack?: unknown }).ack
+        : undefined;
     if (typeof ack === 'number') unacked.delete(ack);
   });
   worker.once('exit', () => {

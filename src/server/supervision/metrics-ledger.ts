@@ -29,7 +29,10 @@ function monotonic(snapshot: MetricsSnapshot): MetricsSnapshot {
 
 /** The snapshot with every series labelled by `slot`. */
 function relabel(snapshot: MetricsSnapshot, slot: number): MetricsSnapshot {
-  return snapshot.map((m) => ({ ...m, values: m.values.map((v) => ({ ...v, labels: { ...v.labels, [SLOT_LABEL]: String(slot) } })) }));
+  return snapshot.map((m) => ({
+    ...m,
+    values: m.values.map((v) => ({ ...v, labels: { ...v.labels, [SLOT_LABEL]: String(slot) } })),
+  }));
 }
 
 /** Keeps each worker's last snapshot and the slots' retired counters; aggregates them on demand. */
@@ -45,7 +48,10 @@ export class MetricsLedger<W extends object> {
    * through answer()), records what arrives within COLLECT_TIMEOUT_MS, and resolves with the
    * service's text (a worker that did not answer in time counts with its last snapshot).
    */
-  async collect(workers: readonly (readonly [W, number])[], ask: (worker: W, requestId: number) => void): Promise<string> {
+  async collect(
+    workers: readonly (readonly [W, number])[],
+    ask: (worker: W, requestId: number) => void,
+  ): Promise<string> {
     await Promise.all(
       workers.map(
         ([worker, slot]) =>
@@ -88,7 +94,12 @@ export class MetricsLedger<W extends object> {
     const before = this.retired.get(entry.slot);
     const kept = monotonic(entry.snapshot);
     // Summed now, so a slot keeps one set of series however many workers it has had.
-    this.retired.set(entry.slot, before === undefined ? kept : await AggregatorRegistry.aggregate<PrometheusContentType>([before, kept]).getMetricsAsJSON());
+    this.retired.set(
+      entry.slot,
+      before === undefined
+        ? kept
+        : await AggregatorRegistry.aggregate<PrometheusContentType>([before, kept]).getMetricsAsJSON(),
+    );
   }
 
   /** The Prometheus text of the service: the live workers' last snapshots and the retired counters, summed per series. */

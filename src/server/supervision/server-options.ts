@@ -45,7 +45,11 @@ export const PROCESS_INFO_ENV = 'TSCUDA_SERVE_PROCESS_INFO';
  * server owns and closes it). A supervised worker adds what belongs to the cluster (job id
  * prefix, metrics labels, peers, remote jobs) on top.
  */
-export function serverOptions(config: WorkerConfig, parts: ServeParts, env: NodeJS.ProcessEnv = process.env): CreateServerOptions {
+export function serverOptions(
+  config: WorkerConfig,
+  parts: ServeParts,
+  env: NodeJS.ProcessEnv = process.env,
+): CreateServerOptions {
   return {
     engine: parts.engine,
     ownsEngine: true,
@@ -60,7 +64,13 @@ export function serverOptions(config: WorkerConfig, parts: ServeParts, env: Node
       ? {}
       : {
           jobs: queueJobService(
-            new JobQueue({ connection: config.redis, name: config.queueName, prefix: config.queuePrefix, blobStores: config.blobRedis, ...config.queueLimits }),
+            new JobQueue({
+              connection: config.redis,
+              name: config.queueName,
+              prefix: config.queuePrefix,
+              blobStores: config.blobRedis,
+              ...config.queueLimits,
+            }),
             { ownsQueue: true },
           ),
         }),

@@ -17,7 +17,12 @@ const LISTEN_REASONS: Readonly<Record<string, string>> = {
 export function listenFailure(error: unknown, host: string, port: number): string {
   const code = (error as { code?: unknown } | null)?.code;
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const reason = typeof code === 'string' ? `${LISTEN_REASONS[code] ?? (error as Error).message} (${code})` : error instanceof Error ? error.message : String(error);
+  const reason =
+    typeof code === 'string'
+      ? `${LISTEN_REASONS[code] ?? (error as Error).message} (${code})`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return `cannot listen on ${where}: ${reason}`;
 }
 

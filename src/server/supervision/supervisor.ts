@@ -20,7 +20,16 @@ import cluster, { type Worker } from 'node:cluster';
 import { guardHandoffs } from './handoff-guard.js';
 import { MetricsLedger } from './metrics-ledger.js';
 import { workerDevice } from './worker-devices.js';
-import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type MetricsSnapshot, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import {
+  CONFIG_ENV,
+  DEFAULT_DRAIN_MS,
+  EXIT_CODES,
+  isProtocolMessage,
+  type MetricsSnapshot,
+  type PrimaryMessage,
+  type WorkerConfig,
+  type WorkerMessage,
+} from './protocol.js';
 import { positiveInteger } from '../../runtime/value-checks.js';
 
 /** Options of superviseWorkers(). */
@@ -106,7 +115,11 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (devices.length === 0) throw new RangeError('devices must list at least one device');
   const maxStartFailures = options.maxStartFailures ?? 3;
   const drainMs = options.config.drainMs ?? DEFAULT_DRAIN_MS;
-  cluster.setupPrimary({ exec: options.workerEntry, execArgv: options.execArgv ?? process.execArgv, serialization: 'advanced' });
+  cluster.setupPrimary({
+    exec: options.workerEntry,
+    execArgv: options.execArgv ?? process.execArgv,
+    serialization: 'advanced',
+  });
   const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
     index,
     device: workerDevice(devices, index),
@@ -158,10 +171,15 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   const spawn = (device: number, standby: boolean): Worker => {
     const config: WorkerConfig = { ...options.config, devices: [device], ...(standby ? { standby: true } : {}) };
     const worker = cluster.fork({ [CONFIG_ENV]: JSON.stringify(config) });
-    guardHandoffs(worker, (n) => log(`worker ${worker.id} exited holding ${n} connection(s) it had not read: answered 503 worker_lost`));
+    guardHandoffs(worker, (n) =>
+      log(`worker ${worker.id} exited holding ${n} connection(s) it had not read: answered 503 worker_lost`),
+    );
     worker.on('message', (m: unknown) => onMessage(worker, m));
     // Its counters are kept once it has exited and its channel is drained (its final report may come after 'exit').
-    const gone = Promise.all([new Promise((r) => worker.once('disconnect', r)), new Promise((r) => worker.once('exit', r))]);
+    const gone = Promise.all([
+      new Promise((r) => worker.once('disconnect', r)),
+      new Promise((r) => worker.once('exit', r)),
+    ]);
     void gone.then(() => ledger.retire(worker));
     worker.on('exit', (code, signal) => {
       exitCodes.set(worker, code);
@@ -222,11 +240,13 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     else if (message.tscuda === 'job-query') {
       // A job id of another worker: ask its owner, or answer "unknown" when it is gone.
       const owner = cluster.workers?.[message.target];
-      if (owner === undefined || !owner.isConnected()) post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
+      if (owner === undefined || !owner.isConnected())
+        post(worker, { tscuda: 'job-answer', requestId: message.requestId, answer: null });
       else post(owner, { ...message, replyTo: worker.id });
     } else if (message.tscuda === 'job-answer') {
       const asker = message.replyTo === undefined ? undefined : cluster.workers?.[message.replyTo];
-      if (asker !== undefined) post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
+      if (asker !== undefined)
+        post(asker, { tscuda: 'job-answer', requestId: message.requestId, answer: message.answer });
     } else if (message.tscuda === 'standby-ready') {
       const spare = spares.get(worker);
       if (stopping !== null) post(worker, { tscuda: 'shutdown' });
@@ -244,7 +264,9 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
         slot.startFailures = 0;
         slot.ready = message.ready;
         address ??= message.address;
-        log(`worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`);
+        log(
+          `worker ${worker.id} (pid ${worker.process.pid}, device ${slot.device}) listening on ${message.address}${message.ready ? '' : `, not ready: ${message.reason}`}`,
+        );
         // The replacement serves: the workers it replaces may go.
         for (const old of slot.leaving) post(old, { tscuda: 'retire' });
         if (++startedCount === slots.length) resolveStarted(address);
@@ -272,7 +294,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
 
   /** Why `worker` exited before it served, in one line. */
   const startReason = (worker: Worker, code: number | null, signal: string | null): string =>
-    startReasons.get(worker) ?? `a worker exited before it listened (${signal ?? `code ${code}`}); run with --workers 0 to see its error`;
+    startReasons.get(worker) ??
+    `a worker exited before it listened (${signal ?? `code ${code}`}); run with --workers 0 to see its error`;
 
   const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
     if (spares.has(worker)) {
@@ -306,7 +329,11 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
       slot.startFailures++;
       const reason = startReason(worker, code, signal);
       if (startedCount < slots.length || slot.startFailures >= maxStartFailures) {
-        void fail(startedCount < slots.length ? reason : `a replacement worker failed to start ${slot.startFailures} times: ${reason}`);
+        void fail(
+          startedCount < slots.length
+            ? reason
+            : `a replacement worker failed to start ${slot.startFailures} times: ${reason}`,
+        );
         return;
       }
       log(`worker ${worker.id} could not start (${reason}); trying again`);
@@ -314,7 +341,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     // A crash after serving: replace it, backing off while it keeps dying soon after it starts.
     slot.quickExits = Date.now() - slot.startedAt < 2000 || !served.has(worker) ? slot.quickExits + 1 : 0;
     const delay = Math.min(10_000, slot.quickExits === 0 ? 0 : 250 * 2 ** (slot.quickExits - 1));
-    if (served.has(worker)) log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
+    if (served.has(worker))
+      log(`worker ${worker.id} exited (code ${code ?? signal}); replacing it${delay > 0 ? ` in ${delay} ms` : ''}`);
     replacements++;
     setTimeout(() => {
       if (stopping === null && slot.worker === null) fill(slot);
@@ -324,7 +352,9 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
   /** Stops every worker and waits for their exits; kills those still there `killGraceMs` after their drain's bound. */
   const stopAll = (): Promise<{ drained: boolean; cutWorkers: number }> => {
     const all = [...slotOf.keys(), ...spares.keys()];
-    const exits = all.map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
+    const exits = all.map(
+      (w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))),
+    );
     // A worker still starting holds no request, and reads 'shutdown' only once built, which on a
     // loaded machine can come after the drain's bound (a cut drain, exit 3, for nothing): it is
     // ended now (its signal handlers come with the server), and its end is no cut.
@@ -371,7 +401,8 @@ export function superviseWorkers(options: SupervisorOptions): Supervisor {
     stop() {
       if (stopping !== null) return stopping;
       stopping = stopAll().then(({ drained, cutWorkers }) => {
-        const end: SupervisorEnd = failure === null ? { kind: 'stopped', drained, cutWorkers } : { kind: 'failed', reason: failure };
+        const end: SupervisorEnd =
+          failure === null ? { kind: 'stopped', drained, cutWorkers } : { kind: 'failed', reason: failure };
         rejectStarted(new Error('the service was stopped before it started'));
         resolveEnded(end);
         return end;

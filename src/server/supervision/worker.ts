@@ -9,9 +9,24 @@
  * it completed (EXIT_CODES).
  */
 import cluster from 'node:cluster';
-import { createServer, type CreateServerOptions, type JobAnswer, type JobView, type LoadSample, type TscudaServer } from '../create-server.js';
+import {
+  createServer,
+  type CreateServerOptions,
+  type JobAnswer,
+  type JobView,
+  type LoadSample,
+  type TscudaServer,
+} from '../create-server.js';
 import { guardRequests, type DrainGuard } from './drain.js';
-import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage, type PrimaryMessage, type WorkerConfig, type WorkerMessage } from './protocol.js';
+import {
+  CONFIG_ENV,
+  DEFAULT_DRAIN_MS,
+  EXIT_CODES,
+  isProtocolMessage,
+  type PrimaryMessage,
+  type WorkerConfig,
+  type WorkerMessage,
+} from './protocol.js';
 import { serverOptions, type ServeParts } from './server-options.js';
 import { buildFailure, listenFailure } from './start-failure.js';
 import { readyWithin } from './start-readiness.js';
@@ -78,7 +93,8 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
   const ask = (op: 'get' | 'delete', id: string): Promise<unknown> => {
     const m = /^w(\d+)-/.exec(id);
     const target = m === null ? NaN : Number(m[1]);
-    if (!Number.isInteger(target) || target === workerId || process.send === undefined) return Promise.resolve(undefined);
+    if (!Number.isInteger(target) || target === workerId || process.send === undefined)
+      return Promise.resolve(undefined);
     const requestId = nextQuery++;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
@@ -124,7 +140,12 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     },
     onLost: (error) => send({ tscuda: 'lost', reason: error instanceof Error ? error.message : String(error) }),
     // TSCUDA_SERVE_LOAD_TRACE=1: one JSON line per look of load shedding at the loop, on stderr (the serve bench keeps them).
-    ...(process.env.TSCUDA_SERVE_LOAD_TRACE === '1' ? { onLoadSample: (sample: LoadSample) => process.stderr.write(`load-trace ${workerId} ${JSON.stringify(sample)}\n`) } : {}),
+    ...(process.env.TSCUDA_SERVE_LOAD_TRACE === '1'
+      ? {
+          onLoadSample: (sample: LoadSample) =>
+            process.stderr.write(`load-trace ${workerId} ${JSON.stringify(sample)}\n`),
+        }
+      : {}),
     ...entry.serverOptions,
   });
 
@@ -136,11 +157,19 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
       const outcome =
         guard === null
           ? // Not listening (a standby, or still starting): nothing to drain but the engine, within the same bound.
-            { drained: await Promise.race([server.close().then(() => true), new Promise<boolean>((r) => setTimeout(r, drainMs, false))]) }
+            {
+              drained: await Promise.race([
+                server.close().then(() => true),
+                new Promise<boolean>((r) => setTimeout(r, drainMs, false)),
+              ]),
+            }
           : await guard.drain(drainMs, { acceptQueued: !retiring });
       // The counters of everything this worker answered, for the primary to keep once it is gone.
       const metrics = await server.metrics.registry.getMetricsAsJSON().catch(() => null);
-      return sendThenExit(metrics === null ? null : { tscuda: 'final-metrics', metrics }, outcome.drained ? EXIT_CODES.drained : EXIT_CODES.drainCut);
+      return sendThenExit(
+        metrics === null ? null : { tscuda: 'final-metrics', metrics },
+        outcome.drained ? EXIT_CODES.drained : EXIT_CODES.drainCut,
+      );
     })();
     return leaving;
   };
@@ -151,7 +180,12 @@ export async function runWorker(entry: WorkerEntry): Promise<TscudaServer> {
     if (message.tscuda === 'peers') peersReady = message.ready;
     else if (message.tscuda === 'job-query') {
       const answer = message.op === 'get' ? server.jobView(message.id) : server.deleteJob(message.id);
-      send({ tscuda: 'job-answer', requestId: message.requestId, ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }), answer: answer ?? null });
+      send({
+        tscuda: 'job-answer',
+        requestId: message.requestId,
+        ...(message.replyTo === undefined ? {} : { replyTo: message.replyTo }),
+        answer: answer ?? null,
+      });
     } else if (message.tscuda === 'job-answer') queries.get(message.requestId)?.(message.answer);
     else if (message.tscuda === 'metrics-answer') metricsQueries.get(message.requestId)?.(message.text);
     else if (message.tscuda === 'metrics-collect') {

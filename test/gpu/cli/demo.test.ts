@@ -17,7 +17,12 @@ interface Summary {
   pcie: { h2d: number; d2h: number; boundGsamples: number };
   stats: { jobs: number; lanes: { jobs: number }[]; devices: { device: number; jobs: number }[] };
   devices: { ordinal: number; name: string }[];
-  cycles: { series: number; found: number; planted: { frequency: number; amplitude: number }; medianAmplitude: number }[];
+  cycles: {
+    series: number;
+    found: number;
+    planted: { frequency: number; amplitude: number };
+    medianAmplitude: number;
+  }[];
 }
 
 describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
@@ -26,7 +31,11 @@ describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: $
 
   it('runs end to end in a child process: table, planted cycles found, every file written', async () => {
     const out = join(dir, 'demo');
-    const r = await execa('node', [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--seconds', '1', '--lanes', '4', '--out', out], { cwd: ROOT, reject: false, timeout: 180_000 });
+    const r = await execa(
+      'node',
+      [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--seconds', '1', '--lanes', '4', '--out', out],
+      { cwd: ROOT, reject: false, timeout: 180_000 },
+    );
     console.log(r.stdout);
     if (r.exitCode !== 0) console.log(r.stderr);
     expect(r.exitCode).toBe(0);
@@ -60,7 +69,8 @@ describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: $
     expect(PNG.sync.read(readFileSync(join(out, 'band-powers.png'))).width).toBe(900);
     // Not a flat picture: the chirp and the tones stand out of the noise.
     const colors = new Set<number>();
-    for (let i = 0; i < png.data.length; i += 4 * 97) colors.add((png.data[i]! << 16) | (png.data[i + 1]! << 8) | png.data[i + 2]!);
+    for (let i = 0; i < png.data.length; i += 4 * 97)
+      colors.add((png.data[i]! << 16) | (png.data[i + 1]! << 8) | png.data[i + 2]!);
     expect(colors.size).toBeGreaterThan(20);
     for (const svg of ['band-powers.svg', 'timeline.svg']) {
       const text = readFileSync(join(out, svg), 'utf8');
@@ -73,11 +83,15 @@ describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: $
 
   it('refuses a GPU the machine lacks with status 2 and one line naming how many it has (no fallback to GPU 0)', async () => {
     const count = Device.count();
-    const r = await execa('node', [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--devices', `0,${count}`, '--out', join(dir, 'missing')], {
-      cwd: ROOT,
-      reject: false,
-      timeout: 60_000,
-    });
+    const r = await execa(
+      'node',
+      [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--devices', `0,${count}`, '--out', join(dir, 'missing')],
+      {
+        cwd: ROOT,
+        reject: false,
+        timeout: 60_000,
+      },
+    );
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       `tscuda demo: --devices: device ${count} does not exist (devices[1]; this machine has ${count} CUDA device${count === 1 ? '' : 's'}: 0..${count - 1})`,
@@ -85,11 +99,15 @@ describe.skipIf(!gpu.available)(`tscuda demo${gpu.available ? '' : ` (skipped: $
   }, 60_000);
 
   it('fails with one line and status 1 when no device is visible', async () => {
-    const r = await execa('node', [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--seconds', '0.2', '--out', join(dir, 'none')], {
-      cwd: ROOT,
-      reject: false,
-      env: { CUDA_VISIBLE_DEVICES: '' },
-    });
+    const r = await execa(
+      'node',
+      [join(ROOT, 'bin', 'tscuda.js'), 'demo', '--seconds', '0.2', '--out', join(dir, 'none')],
+      {
+        cwd: ROOT,
+        reject: false,
+        env: { CUDA_VISIBLE_DEVICES: '' },
+      },
+    );
     expect(r.exitCode).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });

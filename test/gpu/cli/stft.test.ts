@@ -66,7 +66,8 @@ function bandReferences(x: Float64Array, band: [number, number]): { power: numbe
     const m = k <= n / 2 ? k : n - k;
     const f = (m * FS) / n;
     const inside = f >= band[0] && f <= band[1];
-    if (inside && k <= n / 2) power += ((k === 0 || k === n / 2 ? 1 : 2) * (spec[2 * k]! ** 2 + spec[2 * k + 1]! ** 2)) / (n * n);
+    if (inside && k <= n / 2)
+      power += ((k === 0 || k === n / 2 ? 1 : 2) * (spec[2 * k]! ** 2 + spec[2 * k + 1]! ** 2)) / (n * n);
     if (!inside) spec[2 * k] = spec[2 * k + 1] = 0;
   }
   const back = fft.createComplexArray() as number[];
@@ -85,7 +86,10 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
     const phase = Math.random() * 2 * Math.PI;
     for (let i = 0; i < N; i++) {
       const t = i / FS;
-      const common = 0.3 * Math.sin(2 * Math.PI * 440 * t + phase) + 0.2 * Math.cos(2 * Math.PI * 1234 * t) + 0.1 * Math.sin(2 * Math.PI * (100 * t + 400 * t * t));
+      const common =
+        0.3 * Math.sin(2 * Math.PI * 440 * t + phase) +
+        0.2 * Math.cos(2 * Math.PI * 1234 * t) +
+        0.1 * Math.sin(2 * Math.PI * (100 * t + 400 * t * t));
       left.push(Math.round((common + 0.05 * (Math.random() * 2 - 1)) * 8388607 * 0.8));
       right.push(Math.round((common + 0.05 * (Math.random() * 2 - 1)) * 8388607 * 0.8));
     }
@@ -158,7 +162,9 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
     const figure = readFileSync(join(out, 'spectrogram.svg'), 'utf8');
     for (const title of ['time (s)', 'frequency (Hz)', '|Zxx| (dB)']) expect(figure).toContain(`>${title}</text>`);
 
-    const bands = JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as { bands: { lowHz: number; highHz: number; power: number; relative: number }[] };
+    const bands = JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as {
+      bands: { lowHz: number; highHz: number; power: number; relative: number }[];
+    };
     const csv = readFileSync(join(out, 'bands.csv'), 'utf8').trim().split('\n');
     expect(csv).toHaveLength(BANDS.length + 1);
     BANDS.forEach((band, j) => {
@@ -184,7 +190,10 @@ describe.skipIf(!gpu.available)(`tscuda stft${gpu.available ? '' : ` (skipped: $
     );
     const file = join(dir, 'short.wav');
     writeFileSync(file, w.toBuffer());
-    const r = await execa('node', [join(ROOT, 'bin', 'tscuda.js'), 'stft', file, '--band', '100:5000'], { cwd: ROOT, reject: false });
+    const r = await execa('node', [join(ROOT, 'bin', 'tscuda.js'), 'stft', file, '--band', '100:5000'], {
+      cwd: ROOT,
+      reject: false,
+    });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/^tscuda stft: --band 100:5000: the high edge is above fs\/2 = 4000 Hz/);
   });

@@ -51,57 +51,70 @@ function referenceMagnitude(x: Float64Array): Float64Array {
   return values;
 }
 
-describe.skipIf(!gpu.available)(`tscuda stft with 16-bit samples${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tscuda-stft16-gpu-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+describe.skipIf(!gpu.available)(
+  `tscuda stft with 16-bit samples${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`,
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tscuda-stft16-gpu-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('a 16-bit WAV goes to the GPU as i16 and matches the widened path and a float64 reference', async () => {
-    const phase = Math.random() * 2 * Math.PI;
-    const q = Array.from({ length: N }, (_, i) =>
-      Math.round((0.4 * Math.sin((2 * Math.PI * 440 * i) / FS + phase) + 0.2 * Math.cos((2 * Math.PI * 1234 * i) / FS) + 0.05 * (Math.random() * 2 - 1)) * 32767),
-    );
-    const w = new wavefile.WaveFile();
-    w.fromScratch(1, FS, '16', q);
-    const file = join(dir, 'pcm16.wav');
-    writeFileSync(file, w.toBuffer());
-    const run = async (
-      out: string,
-      extra: string[],
-    ): Promise<{ mag: Float32Array; summary: { samplesToGpu: string }; bands: { bands: { power: number }[] }; wave: Float64Array }> => {
-      const args = [
-        join(ROOT, 'bin', 'tscuda.js'),
-        'stft',
-        file,
-        '--nperseg',
-        String(NPERSEG),
-        '--band',
-        '300:600',
-        '--chunk-frames',
-        '16',
-        '--save-magnitude',
-        '--quiet',
-        '--out',
-        out,
-        ...extra,
-      ];
-      const r = await execa('node', args, { cwd: ROOT, reject: false, timeout: 120_000 });
-      if (r.exitCode !== 0) console.log(r.stderr);
-      expect(r.exitCode).toBe(0);
-      return {
-        mag: new Float32Array(new Uint8Array(readFileSync(join(out, 'stft-magnitude.f32'))).buffer),
-        summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { samplesToGpu: string },
-        bands: JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as { bands: { power: number }[] },
-        wave: readSignal(join(out, 'band-300-600Hz.wav')).samples,
+    it('a 16-bit WAV goes to the GPU as i16 and matches the widened path and a float64 reference', async () => {
+      const phase = Math.random() * 2 * Math.PI;
+      const q = Array.from({ length: N }, (_, i) =>
+        Math.round(
+          (0.4 * Math.sin((2 * Math.PI * 440 * i) / FS + phase) +
+            0.2 * Math.cos((2 * Math.PI * 1234 * i) / FS) +
+            0.05 * (Math.random() * 2 - 1)) *
+            32767,
+        ),
+      );
+      const w = new wavefile.WaveFile();
+      w.fromScratch(1, FS, '16', q);
+      const file = join(dir, 'pcm16.wav');
+      writeFileSync(file, w.toBuffer());
+      const run = async (
+        out: string,
+        extra: string[],
+      ): Promise<{
+        mag: Float32Array;
+        summary: { samplesToGpu: string };
+        bands: { bands: { power: number }[] };
+        wave: Float64Array;
+      }> => {
+        const args = [
+          join(ROOT, 'bin', 'tscuda.js'),
+          'stft',
+          file,
+          '--nperseg',
+          String(NPERSEG),
+          '--band',
+          '300:600',
+          '--chunk-frames',
+          '16',
+          '--save-magnitude',
+          '--quiet',
+          '--out',
+          out,
+          ...extra,
+        ];
+        const r = await execa('node', args, { cwd: ROOT, reject: false, timeout: 120_000 });
+        if (r.exitCode !== 0) console.log(r.stderr);
+        expect(r.exitCode).toBe(0);
+        return {
+          mag: new Float32Array(new Uint8Array(readFileSync(join(out, 'stft-magnitude.f32'))).buffer),
+          summary: JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as { samplesToGpu: string },
+          bands: JSON.parse(readFileSync(join(out, 'bands.json'), 'utf8')) as { bands: { power: number }[] },
+          wave: readSignal(join(out, 'band-300-600Hz.wav')).samples,
+        };
       };
-    };
-    const i16 = await run(join(dir, 'i16'), []);
-    const wide = await run(join(dir, 'float'), ['--dtype', 'float']);
-    expect(i16.summary.samplesToGpu).toBe(`i16 (scale ${1 / 32768})`);
-    expect(wide.summary.samplesToGpu).toBe('f32');
-    const values = Float64Array.from(q, (v) => v / 32768);
-    expect(relL2(i16.mag, referenceMagnitude(values))).toBeLessThan(1e-5);
-    expect(relL2(i16.mag, wide.mag)).toBeLessThan(1e-6);
-    expect(Math.abs(i16.bands.bands[0]!.power / wide.bands.bands[0]!.power - 1)).toBeLessThan(1e-5);
-    expect(relL2(i16.wave, wide.wave)).toBeLessThan(1e-5);
-  });
-});
+      const i16 = await run(join(dir, 'i16'), []);
+      const wide = await run(join(dir, 'float'), ['--dtype', 'float']);
+      expect(i16.summary.samplesToGpu).toBe(`i16 (scale ${1 / 32768})`);
+      expect(wide.summary.samplesToGpu).toBe('f32');
+      const values = Float64Array.from(q, (v) => v / 32768);
+      expect(relL2(i16.mag, referenceMagnitude(values))).toBeLessThan(1e-5);
+      expect(relL2(i16.mag, wide.mag)).toBeLessThan(1e-6);
+      expect(Math.abs(i16.bands.bands[0]!.power / wide.bands.bands[0]!.power - 1)).toBeLessThan(1e-5);
+      expect(relL2(i16.wave, wide.wave)).toBeLessThan(1e-5);
+    });
+  },
+);

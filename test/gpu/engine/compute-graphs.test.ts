@@ -51,19 +51,43 @@ function job(s: Shape): { spec: JobSpec; ref: ReferenceRow[] } {
     ...(s.bandWaves ? { bandWaves: new Float32Array(s.batch * BANDS.length * s.n).fill(Number.NaN) } : {}),
   };
   return {
-    spec: { data, batch: s.batch, fs: 500, flags: ['stft', 'cycles'], passBand: s.passBand, bands: BANDS, bandWaves: s.bandWaves, previewBins, into },
+    spec: {
+      data,
+      batch: s.batch,
+      fs: 500,
+      flags: ['stft', 'cycles'],
+      passBand: s.passBand,
+      bands: BANDS,
+      bandWaves: s.bandWaves,
+      previewBins,
+      into,
+    },
     ref: reference(data, s, previewBins),
   };
 }
 
-function expectReference(r: JobResult, ref: ReferenceRow[], what: string, wave: (a: ArrayLike<number>) => ArrayLike<number> = (a) => a, waveTol = 5e-5): void {
+function expectReference(
+  r: JobResult,
+  ref: ReferenceRow[],
+  what: string,
+  wave: (a: ArrayLike<number>) => ArrayLike<number> = (a) => a,
+  waveTol = 5e-5,
+): void {
   const n = r.length;
   for (let b = 0; b < ref.length; b++) {
     const e = ref[b]!;
     expect(relL2(rows(wave(r.filtered!), n, b, 1), e.filtered), `${what} filtered row ${b}`).toBeLessThan(waveTol);
-    expect(relL2(rows(r.spectrum!, e.spectrum.length, b, 1), e.spectrum), `${what} spectrum row ${b}`).toBeLessThan(5e-5);
-    expect(relL2(rows(r.bandPowers!, BANDS.length, b, 1), e.bandPowers), `${what} band powers row ${b}`).toBeLessThan(5e-5);
-    if (r.bandWaves) expect(relL2(rows(wave(r.bandWaves), BANDS.length * n, b, 1), e.bandWaves), `${what} band waves row ${b}`).toBeLessThan(waveTol);
+    expect(relL2(rows(r.spectrum!, e.spectrum.length, b, 1), e.spectrum), `${what} spectrum row ${b}`).toBeLessThan(
+      5e-5,
+    );
+    expect(relL2(rows(r.bandPowers!, BANDS.length, b, 1), e.bandPowers), `${what} band powers row ${b}`).toBeLessThan(
+      5e-5,
+    );
+    if (r.bandWaves)
+      expect(
+        relL2(rows(wave(r.bandWaves), BANDS.length * n, b, 1), e.bandWaves),
+        `${what} band waves row ${b}`,
+      ).toBeLessThan(waveTol);
     expect(r.dominant![b]!.bin, `${what} dominant bin row ${b}`).toBe(e.dominant.bin);
   }
 }
@@ -118,14 +142,26 @@ describe.skipIf(!gpu.available)(`JobEngine compute graphs${skip}`, () => {
       const x = testSeries(batch, n, 50 + i, Float64Array);
       const data = Int16Array.from(x, (v) => Math.max(-32768, Math.min(32767, Math.round(v / scale))));
       const values = Float64Array.from(data, (q) => q * scale);
-      const spec: JobSpec = { data, batch, scale, fs: 500, flags: ['stft', 'cycles'], passBand: [20, 120], bands: BANDS, bandWaves: true, previewBins: 64, outputDtype: 'f16' };
+      const spec: JobSpec = {
+        data,
+        batch,
+        scale,
+        fs: 500,
+        flags: ['stft', 'cycles'],
+        passBand: [20, 120],
+        bands: BANDS,
+        bandWaves: true,
+        previewBins: 64,
+        outputDtype: 'f16',
+      };
       const [a, b] = await Promise.all([withGraphs.submit(spec).result, without.submit(spec).result]);
       const ref = reference(values, { batch, n, passBand: [20, 120], bandWaves: true }, 64);
       const decode = (bits: ArrayLike<number>): Float64Array => Float64Array.from(Array.from(bits, f16Value));
       expectReference(a, ref, `i16 job ${i} with graphs`, decode, 1e-3);
       expectReference(b, ref, `i16 job ${i} without graphs`, decode, 1e-3);
       let differ = 0;
-      for (let t = 0; t < a.filtered!.length; t++) if (Math.abs((a.filtered![t] as number) - (b.filtered![t] as number)) > 1) differ++;
+      for (let t = 0; t < a.filtered!.length; t++)
+        if (Math.abs((a.filtered![t] as number) - (b.filtered![t] as number)) > 1) differ++;
       expect(differ, `job ${i}: f16 filtered values more than one unit apart with and without graphs`).toBe(0);
     }
     expect(withGraphs.stats().computeGraphs!.replayed).toBe(3);
@@ -160,6 +196,8 @@ describe.skipIf(!gpu.available)(`JobEngine compute graphs${skip}`, () => {
   }, 120_000);
 
   it('computeGraphs must be a boolean', () => {
-    expect(() => new JobEngine({ computeGraphs: 'yes' as unknown as boolean })).toThrow(/computeGraphs must be true or false/);
+    expect(() => new JobEngine({ computeGraphs: 'yes' as unknown as boolean })).toThrow(
+      /computeGraphs must be true or false/,
+    );
   });
 });

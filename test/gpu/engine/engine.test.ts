@@ -20,11 +20,28 @@ import {
   type RealBuffer,
 } from '../../../src/signal/primitives.js';
 import { getWindow } from '../../../src/signal/window.js';
-import { EngineClosedError, EngineFullError, JobCancelledError, JobEngine, JobError, JobValidationError, type JobResult, type JobSpec } from '../../../src/engine/index.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  JobCancelledError,
+  JobEngine,
+  JobError,
+  JobValidationError,
+  type JobResult,
+  type JobSpec,
+} from '../../../src/engine/index.js';
 import { loadBasicKernels } from '../../kernels/launchers.generated.js';
 import { gpu } from '../gpu-available.js';
 import { BANDS, engineFactory } from './engines.js';
-import { framedReference, hannPeriodic, referenceRow, relL2, rows, testSeries, type ReferenceRow } from './reference.js';
+import {
+  framedReference,
+  hannPeriodic,
+  referenceRow,
+  relL2,
+  rows,
+  testSeries,
+  type ReferenceRow,
+} from './reference.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
 const engine = engineFactory('test');
@@ -59,14 +76,22 @@ function expectMatches(r: JobResult, ref: ReferenceRow[], tol: number, what: str
     const e = ref[b]!;
     if (r.filtered) expect(relL2(rows(r.filtered, n, b, 1), e.filtered), `${what} filtered row ${b}`).toBeLessThan(tol);
     if (r.spectrum) expect(relL2(rows(r.spectrum, p, b, 1), e.spectrum), `${what} spectrum row ${b}`).toBeLessThan(tol);
-    if (r.bandPowers) expect(relL2(rows(r.bandPowers, nb, b, 1), e.bandPowers), `${what} band powers row ${b}`).toBeLessThan(tol);
-    if (r.bandWaves) expect(relL2(rows(r.bandWaves, nb * n, b, 1), e.bandWaves), `${what} band waves row ${b}`).toBeLessThan(tol);
+    if (r.bandPowers)
+      expect(relL2(rows(r.bandPowers, nb, b, 1), e.bandPowers), `${what} band powers row ${b}`).toBeLessThan(tol);
+    if (r.bandWaves)
+      expect(relL2(rows(r.bandWaves, nb * n, b, 1), e.bandWaves), `${what} band waves row ${b}`).toBeLessThan(tol);
     if (r.dominant) {
       const d = r.dominant[b]!;
       expect(d.bin, `${what} dominant bin row ${b}`).toBe(e.dominant.bin);
       expect(d.frequency).toBeCloseTo(e.dominant.frequency, 9);
-      expect(Math.abs(d.amplitude - e.dominant.amplitude) / e.dominant.amplitude, `${what} dominant amplitude row ${b}`).toBeLessThan(tol * 10);
-      expect(Math.abs(Math.atan2(Math.sin(d.phase - e.dominant.phase), Math.cos(d.phase - e.dominant.phase))), `${what} dominant phase row ${b}`).toBeLessThan(tol * 100);
+      expect(
+        Math.abs(d.amplitude - e.dominant.amplitude) / e.dominant.amplitude,
+        `${what} dominant amplitude row ${b}`,
+      ).toBeLessThan(tol * 10);
+      expect(
+        Math.abs(Math.atan2(Math.sin(d.phase - e.dominant.phase), Math.cos(d.phase - e.dominant.phase))),
+        `${what} dominant phase row ${b}`,
+      ).toBeLessThan(tol * 100);
     }
   }
 }
@@ -122,12 +147,21 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     const n = 2048;
     const batch = 4;
     const fs = 1000;
-    const spec = { data: testSeries(batch, n, 100) as Float32Array, batch, fs, flags: ['stft', 'cycles'], passBand: [50, 300] as const, bands: BANDS, previewBins: 100 };
+    const spec = {
+      data: testSeries(batch, n, 100) as Float32Array,
+      batch,
+      fs,
+      flags: ['stft', 'cycles'],
+      passBand: [50, 300] as const,
+      bands: BANDS,
+      previewBins: 100,
+    };
     const r = await engine({ lanes: 2 }).submit(spec).result;
     using s = new Stream({ label: 'one by one' });
     const k = halfBins(n);
     const series = { batch, length: n, stream: s };
-    const alloc = <T extends DType>(dtype: T, len: number): DeviceBuffer<T> => DeviceBuffer.alloc(dtype, len, { stream: s });
+    const alloc = <T extends DType>(dtype: T, len: number): DeviceBuffer<T> =>
+      DeviceBuffer.alloc(dtype, len, { stream: s });
     using x = alloc('f32', batch * n).write(spec.data, { stream: s });
     using xw = alloc('f32', batch * n);
     using X = alloc('c64', batch * k);
@@ -156,11 +190,20 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect(relL2(r.filtered!, y.read())).toBeLessThan(1e-6);
     expect(relL2(r.spectrum!, preview.read())).toBeLessThan(1e-6);
     expect(relL2(r.bandPowers!, powers.read())).toBeLessThan(1e-6);
-    const cycles = finishDominantCycles(dom.read(), { batch, length: n, fs, windowSum: getWindow('hann', n).reduce((a, b) => a + b, 0) });
+    const cycles = finishDominantCycles(dom.read(), {
+      batch,
+      length: n,
+      fs,
+      windowSum: getWindow('hann', n).reduce((a, b) => a + b, 0),
+    });
     expect(r.dominant!.map((d) => d.bin)).toEqual(cycles.map((c) => c.bin));
     for (let b = 0; b < batch; b++) {
       expect(r.dominant![b]!.amplitude).toBeCloseTo(cycles[b]!.amplitude, 4);
-      for (let q = 0; q < BANDS.length; q++) expect(relL2(rows(r.bandWaves!, n, b * BANDS.length + q, 1), rows(waves[q]!, n, b, 1)), `band ${q} row ${b}`).toBeLessThan(1e-6);
+      for (let q = 0; q < BANDS.length; q++)
+        expect(
+          relL2(rows(r.bandWaves!, n, b * BANDS.length + q, 1), rows(waves[q]!, n, b, 1)),
+          `band ${q} row ${b}`,
+        ).toBeLessThan(1e-6);
     }
   });
 
@@ -262,11 +305,16 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     const kernels = loadBasicKernels();
     const e = engine({ lanes: 4 });
     try {
-      e.registerStage('spin', { after: 'fft', run: (ctx) => kernels.spin_ns({ grid: 1, block: 1, stream: ctx.stream }, 200_000_000n) });
+      e.registerStage('spin', {
+        after: 'fft',
+        run: (ctx) => kernels.spin_ns({ grid: 1, block: 1, stream: ctx.stream }, 200_000_000n),
+      });
       const data = testSeries(1, 1024, 20) as Float32Array;
       await e.submit({ data, flags: ['stft'] }).result; // warm plans and tables
       const t0 = performance.now();
-      const results = await Promise.all(Array.from({ length: 4 }, () => e.submit({ data, flags: ['stft', 'spin'] }).result));
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () => e.submit({ data, flags: ['stft', 'spin'] }).result),
+      );
       const wall = performance.now() - t0;
       for (const r of results) expect(r.timings.gpuMs).toBeGreaterThan(190);
       expect(new Set(results.map((r) => r.lane)).size).toBe(4);
@@ -367,7 +415,8 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect(chunkRows).toBeGreaterThanOrEqual(2);
     expect(chunkRows).toBeLessThan(batch);
     const [one, chunked] = await Promise.all([big.submit(spec).result, small.submit(spec).result]);
-    for (const field of ['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower'] as const) expect(relL2(chunked[field]!, one[field]!), field).toBeLessThan(1e-6);
+    for (const field of ['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower'] as const)
+      expect(relL2(chunked[field]!, one[field]!), field).toBeLessThan(1e-6);
     expect(chunked.dominant!.map((d) => d.bin)).toEqual(one.dominant!.map((d) => d.bin));
     expectMatches(chunked, referenceOf(spec), 5e-5, 'chunked');
   });
@@ -384,7 +433,18 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
       [201, 150, ['kaiser', 6], 'constant'],
       [64, 0, 'boxcar', false],
     ] as const) {
-      const spec = { data, batch, fs: 1000, flags: ['stft'], nperseg, noverlap, window, detrend, passBand: [40, 160] as const, previewBins: 20 };
+      const spec = {
+        data,
+        batch,
+        fs: 1000,
+        flags: ['stft'],
+        nperseg,
+        noverlap,
+        window,
+        detrend,
+        passBand: [40, 160] as const,
+        previewBins: 20,
+      };
       const r = await e.submit(spec).result;
       for (let b = 0; b < batch; b++) {
         const ref = framedReference(data.subarray(b * n, (b + 1) * n), {
@@ -397,8 +457,14 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
           previewBins: 20,
         });
         expect(r.frames).toBe(ref.frames);
-        expect(relL2(rows(r.filtered!, n, b, 1), ref.filtered), `filtered ${nperseg}/${noverlap} row ${b}`).toBeLessThan(1e-10);
-        expect(relL2(rows(r.spectrum!, 20 * ref.frames, b, 1), ref.spectrum), `spectrum ${nperseg}/${noverlap} row ${b}`).toBeLessThan(1e-10);
+        expect(
+          relL2(rows(r.filtered!, n, b, 1), ref.filtered),
+          `filtered ${nperseg}/${noverlap} row ${b}`,
+        ).toBeLessThan(1e-10);
+        expect(
+          relL2(rows(r.spectrum!, 20 * ref.frames, b, 1), ref.spectrum),
+          `spectrum ${nperseg}/${noverlap} row ${b}`,
+        ).toBeLessThan(1e-10);
       }
     }
   });
@@ -407,7 +473,16 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     const n = 200_000;
     const batch = 2;
     const data = testSeries(batch, n, 5000) as Float32Array;
-    const spec = { data, batch, fs: 48_000, flags: ['stft'], nperseg: 256, noverlap: 192, passBand: [500, 3000] as const, previewBins: 32 };
+    const spec = {
+      data,
+      batch,
+      fs: 48_000,
+      flags: ['stft'],
+      nperseg: 256,
+      noverlap: 192,
+      passBand: [500, 3000] as const,
+      previewBins: 32,
+    };
     const big = engine({ lanes: 1 });
     const small = engine({ lanes: 2, laneMemoryBytes: 1 << 19 });
     const frames = big.chunkFrames(spec);
@@ -523,7 +598,9 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     expect((error as JobError).message).toMatch(/stage bug/);
     expect((await good.result).filtered).toHaveLength(1024);
     // The lane that failed is healthy: later jobs on every lane run.
-    const after = await Promise.all([0, 1, 2, 3].map(() => e.submit({ data, batch: 2, flags: ['cycles'], bands: [[0, 0.2]] }).result));
+    const after = await Promise.all(
+      [0, 1, 2, 3].map(() => e.submit({ data, batch: 2, flags: ['cycles'], bands: [[0, 0.2]] }).result),
+    );
     expect(new Set(after.map((r) => r.lane)).size).toBe(2);
   });
 
@@ -531,7 +608,10 @@ describe.skipIf(!gpu.available)(`JobEngine on the GPU${skip}`, () => {
     const kernels = loadBasicKernels();
     const e = engine({ lanes: 1 });
     try {
-      e.registerStage('slow', { after: 'fft', run: (ctx) => kernels.spin_ns({ grid: 1, block: 1, stream: ctx.stream }, 300_000_000n) });
+      e.registerStage('slow', {
+        after: 'fft',
+        run: (ctx) => kernels.spin_ns({ grid: 1, block: 1, stream: ctx.stream }, 300_000_000n),
+      });
       const data = testSeries(2, 2048, 40) as Float32Array;
       const slow = e.submit({ data, batch: 2, flags: ['stft', 'slow'], timeoutMs: 50 });
       const cancelled = e.submit({ data, batch: 2, flags: ['stft'] });

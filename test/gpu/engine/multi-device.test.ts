@@ -76,7 +76,11 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
   it("64 concurrent jobs of mixed sizes: results equal the one-GPU engine's, both devices work, stats() per device and lane add up", async () => {
     const specs = mixedJobs();
     const single = engine({ device: 0, lanes: 2, label: 'one GPU' });
-    const reference = await within(Promise.all(specs.map((s) => single.submit(s).result)), 60_000, '64 jobs on one GPU');
+    const reference = await within(
+      Promise.all(specs.map((s) => single.submit(s).result)),
+      60_000,
+      '64 jobs on one GPU',
+    );
     const multi = engine({ devices: 'all', lanes: 2, label: 'all GPUs' });
     expect(multi.devices).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(multi.laneCount).toBe(2 * count);
@@ -112,12 +116,29 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
   it('a long framed series (nperseg) chunked on every device equals the one-GPU result', async () => {
     const n = 1 << 21;
     const data = testSeries(2, n, 1000) as Float32Array;
-    const spec: JobSpec = { data, batch: 2, fs: 48_000, flags: ['stft'], nperseg: 1024, noverlap: 768, passBand: [100, 4000], previewBins: 64 };
+    const spec: JobSpec = {
+      data,
+      batch: 2,
+      fs: 48_000,
+      flags: ['stft'],
+      nperseg: 1024,
+      noverlap: 768,
+      passBand: [100, 4000],
+      previewBins: 64,
+    };
     const small = { laneMemoryBytes: 8 << 20 }; // several chunks per job
-    const one = await within(engine({ device: 0, lanes: 1, label: 'framed one', ...small }).submit(spec).result, 60_000, 'framed on one GPU');
+    const one = await within(
+      engine({ device: 0, lanes: 1, label: 'framed one', ...small }).submit(spec).result,
+      60_000,
+      'framed on one GPU',
+    );
     const multi = engine({ devices: 'all', lanes: 1, label: 'framed all', ...small });
     // Two at once, so each device runs one.
-    const both = await within(Promise.all([multi.submit(spec).result, multi.submit(spec).result]), 60_000, 'framed on every GPU');
+    const both = await within(
+      Promise.all([multi.submit(spec).result, multi.submit(spec).result]),
+      60_000,
+      'framed on every GPU',
+    );
     expect(new Set(both.map((r) => r.device)).size).toBe(Math.min(2, count));
     for (const r of both) expect(relativeDifference(r, one)).toBeLessThan(1e-5);
     expect(one.frames).toBeGreaterThan(8000);
@@ -132,7 +153,13 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
         run(ctx) {
           // A kernel of the lane's own device: a module is loaded per context.
           const out = ctx.output as DeviceBuffer<'f32'>;
-          kernels[ctx.device]!.scale_f32({ grid: 64, block: 256, stream: ctx.stream }, out, out, -2, ctx.batch * ctx.length);
+          kernels[ctx.device]!.scale_f32(
+            { grid: 64, block: 256, stream: ctx.stream },
+            out,
+            out,
+            -2,
+            ctx.batch * ctx.length,
+          );
           const host = HostBuffer.alloc('f32', 1, { device: ctx.device });
           (ctx.output as DeviceBuffer<'f32'>).read(host, { stream: ctx.stream, length: 1 });
           return ctx.stream.done().then(() => {
@@ -144,7 +171,13 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
       });
       const data = testSeries(2, 4096, 30) as Float32Array;
       const plain = await e.submit({ data, batch: 2, flags: ['stft'] }).result;
-      const staged = await within(Promise.all(Array.from({ length: 4 * count }, () => e.submit({ data, batch: 2, flags: ['stft', 'scaled'] }).result)), 30_000, 'staged jobs');
+      const staged = await within(
+        Promise.all(
+          Array.from({ length: 4 * count }, () => e.submit({ data, batch: 2, flags: ['stft', 'scaled'] }).result),
+        ),
+        30_000,
+        'staged jobs',
+      );
       expect(new Set(staged.map((r) => r.device)).size).toBe(count);
       for (const r of staged) {
         const s = r.stages!.scaled as { device: number; first: number };
@@ -159,7 +192,11 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
   }, 120_000);
 
   it('a sticky error on one device loses the whole engine: every pending job on every device rejects fast (child process)', async () => {
-    const child = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/engine/fixtures/engine-sticky-two-devices.ts')], { cwd: ROOT, timeout: 90_000, reject: false });
+    const child = await execa(
+      'node',
+      ['--import', 'tsx', join(ROOT, 'test/gpu/engine/fixtures/engine-sticky-two-devices.ts')],
+      { cwd: ROOT, timeout: 90_000, reject: false },
+    );
     expect(child.exitCode, child.stderr).toBe(0);
     const r = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
       outcomes: { device: number | undefined; name?: string; status?: string; sticky?: boolean; resolved?: boolean }[];
@@ -169,7 +206,9 @@ describe.skipIf(!two.ok)(title('JobEngine across two GPUs'), () => {
       closed: string;
       device0Context: string;
     };
-    console.log(`sticky error on device 1: ${r.outcomes.length} jobs rejected by ${r.lastMs.toFixed(0)} ms; device 0's context afterwards: ${r.device0Context}`);
+    console.log(
+      `sticky error on device 1: ${r.outcomes.length} jobs rejected by ${r.lastMs.toFixed(0)} ms; device 0's context afterwards: ${r.device0Context}`,
+    );
     expect(r.outcomes).toHaveLength(12);
     for (const o of r.outcomes) {
       expect(o.resolved, 'no job may finish').toBeUndefined();

@@ -142,7 +142,12 @@ export function referenceRow(x: ArrayLike<number>, o: ReferenceOptions): Referen
     }
   }
   const wsum = o.window.reduce((a, b) => a + b, 0);
-  const dominant = { bin, frequency: (bin * o.fs) / n, amplitude: (weight(bin) * Math.sqrt(best)) / wsum, phase: Math.atan2(X[2 * bin + 1]!, X[2 * bin]!) };
+  const dominant = {
+    bin,
+    frequency: (bin * o.fs) / n,
+    amplitude: (weight(bin) * Math.sqrt(best)) / wsum,
+    phase: Math.atan2(X[2 * bin + 1]!, X[2 * bin]!),
+  };
   let energy = 0;
   for (let k = 0; k < K; k++) energy += X[2 * k]! ** 2 + X[2 * k + 1]! ** 2;
   return { filtered, spectrum, bandPowers, bandWaves, dominant, energy };
@@ -170,14 +175,24 @@ export function rows(a: ArrayLike<number>, per: number, start: number, count: nu
 }
 
 /** Random series with content in every band: noise, a trend, DC, and a strong bin-centred cosine at `bin`. */
-export function testSeries(batch: number, n: number, bin: number, Array_: Float32ArrayConstructor | Float64ArrayConstructor = Float32Array): Float32Array | Float64Array {
+export function testSeries(
+  batch: number,
+  n: number,
+  bin: number,
+  Array_: Float32ArrayConstructor | Float64ArrayConstructor = Float32Array,
+): Float32Array | Float64Array {
   const out = new Array_(batch * n);
   for (let b = 0; b < batch; b++) {
     const phase = Math.random() * 2 * Math.PI - Math.PI;
     const amp = 2 + Math.random();
     const trend = Math.random() - 0.5;
     const dc = Math.random() * 4 - 2;
-    for (let t = 0; t < n; t++) out[b * n + t] = dc + (trend * t) / n + amp * Math.cos((2 * Math.PI * (bin + b) * t) / n + phase) + 0.3 * (Math.random() * 2 - 1);
+    for (let t = 0; t < n; t++)
+      out[b * n + t] =
+        dc +
+        (trend * t) / n +
+        amp * Math.cos((2 * Math.PI * (bin + b) * t) / n + phase) +
+        0.3 * (Math.random() * 2 - 1);
   }
   return out;
 }
@@ -197,7 +212,10 @@ export interface FramedOptions {
  * the pass band -> scipy.signal.istft(...)[:N], in float64 by direct DFT, and |Zxx| of the first
  * previewBins frequencies (previewBins x frames).
  */
-export function framedReference(x: ArrayLike<number>, o: FramedOptions): { filtered: Float64Array; spectrum: Float64Array; frames: number } {
+export function framedReference(
+  x: ArrayLike<number>,
+  o: FramedOptions,
+): { filtered: Float64Array; spectrum: Float64Array; frames: number } {
   const n = x.length;
   const { nperseg, noverlap } = o;
   const step = nperseg - noverlap;

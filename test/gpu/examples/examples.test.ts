@@ -12,7 +12,11 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 /** Runs one example as a user would (`npx tsx examples/<name>.ts`), in its own process. */
 async function run(name: string, ...args: string[]): Promise<string> {
-  const r = await execa('node', [TSX, join(ROOT, 'examples', `${name}.ts`), ...args], { cwd: ROOT, reject: false, timeout: 90_000 });
+  const r = await execa('node', [TSX, join(ROOT, 'examples', `${name}.ts`), ...args], {
+    cwd: ROOT,
+    reject: false,
+    timeout: 90_000,
+  });
   if (r.exitCode !== 0) throw new Error(`examples/${name}.ts exited ${r.exitCode}:\n${r.stdout}\n${r.stderr}`);
   console.log(`examples/${name}.ts:\n${r.stdout}`);
   return r.stdout.trim();
@@ -32,7 +36,8 @@ describe.skipIf(!gpu.available)(`examples${gpu.available ? '' : ` (skipped: ${gp
     const svg = join(out, 'diamond.svg');
     const text = await run('coordinator-dag', svg);
     expect(text).toMatch(/^d = 2x \+ 3x: correct; 5 operations settled$/m);
-    for (const name of ['upload', 'left', 'right', 'join', 'download']) expect(text).toMatch(new RegExp(`^  ${name} +on `, 'm'));
+    for (const name of ['upload', 'left', 'right', 'join', 'download'])
+      expect(text).toMatch(new RegExp(`^  ${name} +on `, 'm'));
     expect(existsSync(svg)).toBe(true);
     expect(readFileSync(svg, 'utf8')).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
   });

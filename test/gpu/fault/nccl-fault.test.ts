@@ -11,13 +11,19 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers.js';
 import { ncclReady, titled } from '../multi/multi-available.js';
 
-type Outcome = { case: string; ok?: boolean; threw?: boolean; name?: string; message?: string } & Record<string, unknown>;
+type Outcome = { case: string; ok?: boolean; threw?: boolean; name?: string; message?: string } & Record<
+  string,
+  unknown
+>;
 type Expect = { error: string; message: RegExp } | ((o: Outcome) => void);
 
 const CASES: Record<string, Expect> = {
   'disposed-communicator': { error: 'DisposedError', message: /Communicator "fault comm\[0\]" was disposed/ },
   'aborted-communicator': { error: 'DisposedError', message: /Communicator "fault comm\[0\]" was disposed/ },
-  'fake-receiver': { error: 'TypeError', message: /Communicator allReduce: the receiver must be a Communicator, got a plain Object/ },
+  'fake-receiver': {
+    error: 'TypeError',
+    message: /Communicator allReduce: the receiver must be a Communicator, got a plain Object/,
+  },
   'fake-buffer': { error: 'TypeError', message: /allReduce: expected a DeviceBuffer, got a plain Object/ },
   'disposed-buffer': { error: 'DisposedError', message: /DeviceBuffer "gone" was disposed/ },
   'disposed-stream': { error: 'DisposedError', message: /Stream "gone" was disposed/ },
@@ -28,8 +34,14 @@ const CASES: Record<string, Expect> = {
   },
 };
 
-async function runCase(name: string): Promise<{ outcome: Outcome; exitCode: number | undefined; signal: string | undefined; stderr: string }> {
-  const r = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/fixtures/nccl-fault-cases.ts'), name], { cwd: ROOT, timeout: 90_000, reject: false });
+async function runCase(
+  name: string,
+): Promise<{ outcome: Outcome; exitCode: number | undefined; signal: string | undefined; stderr: string }> {
+  const r = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/fixtures/nccl-fault-cases.ts'), name], {
+    cwd: ROOT,
+    timeout: 90_000,
+    reject: false,
+  });
   const line = r.stdout.trim().split('\n').pop() ?? '';
   let outcome: Outcome;
   try {

@@ -94,7 +94,9 @@ describe.skipIf(!twoGpus.ok)(titled('two contexts in one thread: placement and c
 
   it('interleaved work on both devices, awaited in a mixed order, all settles with exact data on each', async () => {
     const n = 1 << 20;
-    const streams = [0, 1].flatMap((d) => [0, 1].map((i) => new Stream({ device: d, label: `device ${d} stream ${i}` })));
+    const streams = [0, 1].flatMap((d) =>
+      [0, 1].map((i) => new Stream({ device: d, label: `device ${d} stream ${i}` })),
+    );
     try {
       const hosts = streams.map(() => randomF32(n));
       const outs = streams.map(() => new Float32Array(n).fill(Number.NaN));
@@ -109,7 +111,11 @@ describe.skipIf(!twoGpus.ok)(titled('two contexts in one thread: placement and c
         }
       }
       for (const [i, s] of streams.entries()) buffers[i]!.read(outs[i]!, { stream: s });
-      await within(Promise.all([...waits, ...streams.map((s) => s.done())]), 20_000, `${waits.length} completions across two devices`);
+      await within(
+        Promise.all([...waits, ...streams.map((s) => s.done())]),
+        20_000,
+        `${waits.length} completions across two devices`,
+      );
       for (const [i, s] of streams.entries()) expectSameValues(outs[i]!, hosts[i]!, s.label);
       for (const b of buffers) b.dispose();
     } finally {

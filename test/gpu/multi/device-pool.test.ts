@@ -10,7 +10,10 @@ import { titled, twoGpus } from './multi-available.js';
 
 describe.skipIf(!gpu.ok)(titled('DevicePool over the devices present', gpu), () => {
   it('makes one StreamPool per device and places work by each placement', async () => {
-    using pool = new DevicePool({ placement: 'RoundRobin', streams: [{ purpose: 'KernelExecution' }, { purpose: 'P2PTransfer' }] });
+    using pool = new DevicePool({
+      placement: 'RoundRobin',
+      streams: [{ purpose: 'KernelExecution' }, { purpose: 'P2PTransfer' }],
+    });
     const count = Device.count();
     expect(pool.devices.map((d) => d.ordinal)).toEqual(Array.from({ length: count }, (_, i) => i));
     expect(pool.pools).toHaveLength(count);
@@ -33,7 +36,8 @@ describe.skipIf(!gpu.ok)(titled('DevicePool over the devices present', gpu), () 
       buffers.push(b);
     }
     await within(Promise.all(pool.streams.map((s) => s.done())), 10_000, `the uploads on ${count} device(s)`);
-    for (const [i, b] of buffers.entries()) expectSameValues(b.read(), host, `buffer ${i} on device ${b.context.device.ordinal}`);
+    for (const [i, b] of buffers.entries())
+      expectSameValues(b.read(), host, `buffer ${i} on device ${b.context.device.ordinal}`);
     const metrics = pool.metrics();
     expect(metrics.reduce((s, m) => s + m.operations, 0)).toBe(4 * count);
     expect(metrics.reduce((s, m) => s + m.transfers, 0)).toBe(4 * count);
@@ -56,7 +60,13 @@ describe.skipIf(!gpu.ok)(titled('DevicePool over the devices present', gpu), () 
     const s0 = pool.pool(d).streams[0]!;
     const s1 = pool.pool(d).streams[1]!;
     coordinator.add({ name: 'upload', kind: 'upload', stream: s0, run: (s) => void a.write(host, { stream: s }) });
-    coordinator.add({ name: 'copy', kind: 'copy', stream: s1, after: ['upload'], run: (s) => void b.copyFrom(a, { stream: s }) });
+    coordinator.add({
+      name: 'copy',
+      kind: 'copy',
+      stream: s1,
+      after: ['upload'],
+      run: (s) => void b.copyFrom(a, { stream: s }),
+    });
     coordinator.add({ name: 'read', kind: 'host', after: ['copy'], run: () => void b.read(out) });
     await within(coordinator.run(), 10_000, 'the DAG on one device');
     expectSameValues(out, host, 'upload, copy, read');
@@ -96,8 +106,20 @@ describe.skipIf(!twoGpus.ok)(titled('DevicePool across two GPUs', twoGpus), () =
         for (let i = 0; i < 10; i++) on0.copyFrom(staging, { stream: s });
       },
     });
-    coordinator.add({ name: 'to 1', kind: 'copy', stream: s1, after: ['upload on 0'], run: (s) => void on1.copyFromPeer(on0, { stream: s }) });
-    coordinator.add({ name: 'back to 0', kind: 'copy', stream: s0b, after: ['to 1'], run: (s) => void back.copyFromPeer(on1, { stream: s }) });
+    coordinator.add({
+      name: 'to 1',
+      kind: 'copy',
+      stream: s1,
+      after: ['upload on 0'],
+      run: (s) => void on1.copyFromPeer(on0, { stream: s }),
+    });
+    coordinator.add({
+      name: 'back to 0',
+      kind: 'copy',
+      stream: s0b,
+      after: ['to 1'],
+      run: (s) => void back.copyFromPeer(on1, { stream: s }),
+    });
     await within(coordinator.run(), 20_000, 'the DAG across two devices');
     expectSameValues(back.read(), host, 'device 0 -> 1 -> 0');
     const metrics = pool.metrics();

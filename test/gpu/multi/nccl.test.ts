@@ -53,7 +53,10 @@ describe.skipIf(!ncclReady.ok)(titled('NCCL with one rank per communicator (in p
     for (const [dtype, host] of cases) {
       using send = DeviceBuffer.from(dtype, host as never, { device: 0 });
       for (const op of ['sum', 'prod', 'max', 'min', 'avg'] as const) {
-        const out = host.constructor === Int32Array ? new Int32Array(n).fill(-7) : poison(new (host.constructor as Float32ArrayConstructor)(n));
+        const out =
+          host.constructor === Int32Array
+            ? new Int32Array(n).fill(-7)
+            : poison(new (host.constructor as Float32ArrayConstructor)(n));
         using recv = DeviceBuffer.from(dtype, out as never, { device: 0 });
         const done = comm.allReduce(send, recv, { op, stream });
         expect(done).toBeInstanceOf(Promise);
@@ -152,7 +155,11 @@ describe.skipIf(!ncclReady.ok)(titled('NCCL with one rank per communicator (in p
     let error: unknown;
     try {
       stream.use();
-      checkStatus('nccl', nccl().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle), 'ncclAllReduce');
+      checkStatus(
+        'nccl',
+        nccl().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle),
+        'ncclAllReduce',
+      );
     } catch (e) {
       error = e;
     }
@@ -183,17 +190,26 @@ describe.skipIf(!(ncclReady.ok && twoGpus.ok))(titled('NCCL across GPUs', ncclRe
       const max = new Float64Array(n).fill(-Infinity);
       for (const x of inputs) for (let i = 0; i < n; i++) ((sum[i]! += x[i]!), (max[i] = Math.max(max[i]!, x[i]!)));
       const recvs = devices.map((device) => DeviceBuffer.from('f64', poison(new Float64Array(n * size)), { device }));
-      await Communicator.group(() => comms.forEach((c, r) => c.allReduce(sends[r]!, recvs[r]!, { op: 'sum', stream: streams[r]! })));
+      await Communicator.group(() =>
+        comms.forEach((c, r) => c.allReduce(sends[r]!, recvs[r]!, { op: 'sum', stream: streams[r]! })),
+      );
       for (const r of recvs) {
         const got = (r.read() as Float64Array).subarray(0, n);
         for (let i = 0; i < n; i++) expect(Math.abs(got[i]! - sum[i]!)).toBeLessThan(1e-12 * size);
       }
-      await Communicator.group(() => comms.forEach((c, r) => c.allReduce(sends[r]!, recvs[r]!, { op: 'max', stream: streams[r]! })));
+      await Communicator.group(() =>
+        comms.forEach((c, r) => c.allReduce(sends[r]!, recvs[r]!, { op: 'max', stream: streams[r]! })),
+      );
       for (const r of recvs) expect(Array.from((r.read() as Float64Array).subarray(0, n))).toEqual(Array.from(max));
       const root = size - 1;
-      await Communicator.group(() => comms.forEach((c, r) => c.broadcast(sends[r]!, recvs[r]!, { root, stream: streams[r]!, count: n })));
-      for (const r of recvs) expect(Array.from((r.read() as Float64Array).subarray(0, n))).toEqual(Array.from(inputs[root]!));
-      await Communicator.group(() => comms.forEach((c, r) => c.allGather(sends[r]!, recvs[r]!, { stream: streams[r]! })));
+      await Communicator.group(() =>
+        comms.forEach((c, r) => c.broadcast(sends[r]!, recvs[r]!, { root, stream: streams[r]!, count: n })),
+      );
+      for (const r of recvs)
+        expect(Array.from((r.read() as Float64Array).subarray(0, n))).toEqual(Array.from(inputs[root]!));
+      await Communicator.group(() =>
+        comms.forEach((c, r) => c.allGather(sends[r]!, recvs[r]!, { stream: streams[r]! })),
+      );
       const gathered = new Float64Array(n * size);
       inputs.forEach((x, r) => gathered.set(x, r * n));
       for (const r of recvs) expect(Array.from(r.read() as Float64Array)).toEqual(Array.from(gathered));
@@ -204,7 +220,11 @@ describe.skipIf(!(ncclReady.ok && twoGpus.ok))(titled('NCCL across GPUs', ncclRe
           c.recv(recvs[r]!, { peer: (r + size - 1) % size, stream: streams[r]!, count: n });
         }),
       );
-      recvs.forEach((b, r) => expect(Array.from((b.read() as Float64Array).subarray(0, n))).toEqual(Array.from(inputs[(r + size - 1) % size]!)));
+      recvs.forEach((b, r) =>
+        expect(Array.from((b.read() as Float64Array).subarray(0, n))).toEqual(
+          Array.from(inputs[(r + size - 1) % size]!),
+        ),
+      );
       for (const b of [...sends, ...recvs]) b.dispose();
     } finally {
       for (const c of comms) c.dispose();
@@ -227,7 +247,12 @@ describe.skipIf(!(ncclReady.ok && twoGpus.ok))(titled('NCCL across GPUs', ncclRe
     const ranks = [0, 1].map((rank) =>
       execa('node', ['--import', 'tsx', fixture], {
         cwd: ROOT,
-        env: { TSCUDA_NCCL_ID: id.toBase64(), TSCUDA_NCCL_RANK: String(rank), TSCUDA_NCCL_SIZE: '2', TSCUDA_NCCL_SEED: String(seed) },
+        env: {
+          TSCUDA_NCCL_ID: id.toBase64(),
+          TSCUDA_NCCL_RANK: String(rank),
+          TSCUDA_NCCL_SIZE: '2',
+          TSCUDA_NCCL_SEED: String(seed),
+        },
         timeout: 120_000,
         reject: false,
       }),
@@ -235,10 +260,15 @@ describe.skipIf(!(ncclReady.ok && twoGpus.ok))(titled('NCCL across GPUs', ncclRe
     const results = await Promise.all(ranks);
     for (const r of results) {
       if (r.exitCode !== 0) throw new Error(`rank exited ${r.exitCode}:\n${r.stdout}\n${r.stderr}`);
-      const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as { rank: number; nvls: string; errors: Record<string, number | null> };
+      const line = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+        rank: number;
+        nvls: string;
+        errors: Record<string, number | null>;
+      };
       expect(line.nvls).toBe('0');
       // A NaN in the output is worst = Infinity, which JSON prints as null.
-      for (const [name, err] of Object.entries(line.errors)) expect(err ?? Infinity, `rank ${line.rank} ${name}`).toBeLessThan(1e-12);
+      for (const [name, err] of Object.entries(line.errors))
+        expect(err ?? Infinity, `rank ${line.rank} ${name}`).toBeLessThan(1e-12);
       console.log(`two-process NCCL rank ${line.rank}: ${JSON.stringify(line.errors)}`);
     }
   }, 180_000);

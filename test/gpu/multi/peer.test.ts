@@ -62,7 +62,9 @@ describe.skipIf(!gpu.ok)(titled('peer access and peer copies on one device', gpu
     for (let i = 0; i < copies; i++) dst.copyFromPeer(src, { stream });
     await within(stream.done(), 10_000, `${copies} copies of 32 MiB`);
     const ms = performance.now() - t0;
-    console.log(`${copies} same-device peer copies of 32 MiB: ${ms.toFixed(2)} ms (${((copies * 4 * n) / ms / 1e6).toFixed(0)} GB/s with the host's wait)`);
+    console.log(
+      `${copies} same-device peer copies of 32 MiB: ${ms.toFixed(2)} ms (${((copies * 4 * n) / ms / 1e6).toFixed(0)} GB/s with the host's wait)`,
+    );
     // 512 MiB at even 50 GB/s (a fortieth of an H100's HBM) is 11 ms; the bound leaves room for a loaded host.
     expect(ms).toBeLessThan(500);
     expectSameValues(dst.read(), host, 'same-device peer copy');
@@ -79,7 +81,9 @@ describe.skipIf(!twoGpus.ok)(titled('peer access and copies between two GPUs', t
       driverApi().cuDeviceGetP2PAttribute(c, a as never, s.handle, d.handle);
       return c[0]!;
     };
-    console.log(`peer access: 0->1 ${p01}, 1->0 ${p10}; P2P attributes 0->1: performance rank ${attr(1, d0, d1)}, native atomics ${attr(3, d0, d1)}`);
+    console.log(
+      `peer access: 0->1 ${p01}, 1->0 ${p10}; P2P attributes 0->1: performance rank ${attr(1, d0, d1)}, native atomics ${attr(3, d0, d1)}`,
+    );
     for (const [a, b, ok] of [
       [d0, d1, p01],
       [d1, d0, p10],

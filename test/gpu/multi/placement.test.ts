@@ -31,7 +31,9 @@ describe.skipIf(!gpu.ok)(titled('the placement rule on the devices present', gpu
     expect(() => new JobEngine({ devices: [0, 0] })).toThrow(/device 0 is listed twice/);
     expect(() => new DevicePool({ devices: [0, 0] })).toThrow(/listed twice/);
     expect(() => new JobEngine({ device: 0, devices: [0] })).toThrow(/give one of device, devices and context/);
-    expect(resolvePlacement({ devices: 'all' }, 'x').map((d) => d.ordinal)).toEqual(Array.from({ length: Device.count() }, (_, i) => i));
+    expect(resolvePlacement({ devices: 'all' }, 'x').map((d) => d.ordinal)).toEqual(
+      Array.from({ length: Device.count() }, (_, i) => i),
+    );
     expect(resolvePlacement(undefined, 'x').map((d) => d.ordinal)).toEqual([0]);
     expect(resolvePlacement({ context: Device.get(0).context }, 'x')).toEqual([Device.get(0)]);
     using s = new Stream({ device: 0, context: Device.get(0).context }); // the same device twice: agreed

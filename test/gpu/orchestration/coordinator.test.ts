@@ -4,7 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { HostBuffer } from '../../../src/runtime/memory/host-buffer.js';
 import { loadBasicKernels, type BasicKernels } from '../../kernels/launchers.generated.js';
-import { Coordinator, CycleError, DependencyFailedError, StreamOrderedAllocator, StreamPool } from '../../../src/orchestration/index.js';
+import {
+  Coordinator,
+  CycleError,
+  DependencyFailedError,
+  StreamOrderedAllocator,
+  StreamPool,
+} from '../../../src/orchestration/index.js';
 import { Profiler } from '../../../src/orchestration/profiler.js';
 import { gpu } from '../gpu-available.js';
 import { randomF32 } from '../helpers.js';
@@ -17,7 +23,12 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
 
   const fourStreams = (profiler?: Profiler): StreamPool =>
     new StreamPool({
-      streams: [{ purpose: 'ConfigUpload' }, { purpose: 'KernelExecution' }, { purpose: 'KernelExecution' }, { purpose: 'TelemetryDownload' }],
+      streams: [
+        { purpose: 'ConfigUpload' },
+        { purpose: 'KernelExecution' },
+        { purpose: 'KernelExecution' },
+        { purpose: 'TelemetryDownload' },
+      ],
       ...(profiler ? { profiler } : {}),
       label: 'diamond',
     });
@@ -37,7 +48,13 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     const d = DeviceBuffer.alloc('f32', n);
     const coord = new Coordinator(pool);
     const cfg = (s: typeof up) => ({ grid: 512, block: 256, stream: s! });
-    coord.add({ name: 'upload', kind: 'upload', stream: up!, bytes: n * 4, run: (s) => void x.write(host, { stream: s }) });
+    coord.add({
+      name: 'upload',
+      kind: 'upload',
+      stream: up!,
+      bytes: n * 4,
+      run: (s) => void x.write(host, { stream: s }),
+    });
     coord.add({
       name: 'left',
       kind: 'kernel',
@@ -58,8 +75,21 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
         k.scale_f32(cfg(s), c, x, 3, n);
       },
     });
-    coord.add({ name: 'join', kind: 'kernel', stream: down!, after: ['left', 'right'], run: (s) => k.add_f32(cfg(s), d, b, c, n) });
-    coord.add({ name: 'download', kind: 'download', stream: down!, bytes: n * 4, after: ['join'], run: (s) => void d.read(out, { stream: s }) });
+    coord.add({
+      name: 'join',
+      kind: 'kernel',
+      stream: down!,
+      after: ['left', 'right'],
+      run: (s) => k.add_f32(cfg(s), d, b, c, n),
+    });
+    coord.add({
+      name: 'download',
+      kind: 'download',
+      stream: down!,
+      bytes: n * 4,
+      after: ['join'],
+      run: (s) => void d.read(out, { stream: s }),
+    });
     await coord.run();
     for (let i = 0; i < n; i += 997) expect(out.array[i]).toBeCloseTo(5 * host.array[i]!, 5);
     const done = coord.poll().map((p) => p.name);
@@ -74,7 +104,8 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
     expect(trace.traceEvents.length).toBeGreaterThanOrEqual(records.length);
     const svg = await profiler.svg('diamond DAG over four streams');
     expect(svg).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
-    if (process.env.TSCUDA_ARTIFACTS_DIR) writeFileSync(join(process.env.TSCUDA_ARTIFACTS_DIR, 'diamond-timeline.svg'), svg);
+    if (process.env.TSCUDA_ARTIFACTS_DIR)
+      writeFileSync(join(process.env.TSCUDA_ARTIFACTS_DIR, 'diamond-timeline.svg'), svg);
     const m = pool.metrics(left!);
     expect(m.operations).toBe(1);
     expect(m.kernelLaunches).toBe(1);
@@ -145,7 +176,8 @@ describe.skipIf(!gpu.available)(`orchestration${gpu.available ? '' : ` (skipped:
 
   it('waitForAnyReady times out while every stream is busy, then returns the first idle stream', async () => {
     const pool = fourStreams();
-    for (const s of pool.streams) pool.run(s, 'kernel', () => k.spin_ns({ grid: 1, block: 1, stream: s }, 300_000_000n));
+    for (const s of pool.streams)
+      pool.run(s, 'kernel', () => k.spin_ns({ grid: 1, block: 1, stream: s }, 300_000_000n));
     expect(pool.hasReadyStreams()).toBe(false);
     const t0 = performance.now();
     expect(await pool.waitForAnyReady({ timeoutMs: 50 })).toBeNull();

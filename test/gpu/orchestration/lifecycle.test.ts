@@ -27,7 +27,11 @@ describe.skipIf(!gpu.available)(`orchestration lifecycle${gpu.available ? '' : `
     using mine = new Stream({ label: 'borrowed' });
     using guest = new Stream({ label: 'guest' });
     const pool = new StreamPool({
-      streams: [{ stream: mine, purpose: 'KernelExecution' }, { stream: mine }, { purpose: 'AuxCompute', label: 'aux named' }],
+      streams: [
+        { stream: mine, purpose: 'KernelExecution' },
+        { stream: mine },
+        { purpose: 'AuxCompute', label: 'aux named' },
+      ],
       label: 'lifecycle pool',
     });
     expect(pool.streams).toHaveLength(2); // the same stream listed twice is one member
@@ -56,7 +60,9 @@ describe.skipIf(!gpu.available)(`orchestration lifecycle${gpu.available ? '' : `
     pool.dispose();
     expect(mine.disposed).toBe(false);
     await mine.done();
-    expect(() => new StreamPool({ streams: [{ stream: guest }], label: 'x' }).waitForAnyReady({ timeoutMs: 2 ** 31 })).toThrow(RangeError);
+    expect(() =>
+      new StreamPool({ streams: [{ stream: guest }], label: 'x' }).waitForAnyReady({ timeoutMs: 2 ** 31 }),
+    ).toThrow(RangeError);
   });
 
   it('Coordinator: a host step past its timeout fails its dependents while independent GPU work completes; dispose settles the rest', async () => {
@@ -67,18 +73,47 @@ describe.skipIf(!gpu.available)(`orchestration lifecycle${gpu.available ? '' : `
     const x = randomF32(n);
     buf.write(x);
     const coord = new Coordinator(pool, { label: 'timeouts' });
-    coord.add({ name: 'gpu', kind: 'kernel', stream: s0, run: (s) => k.scale_f32({ grid: 16, block: 256, stream: s }, buf, buf, 2, n) });
-    coord.add({ name: 'stuck host', kind: 'host', after: ['gpu'], timeoutMs: 30, run: () => new Promise<void>(() => undefined) });
-    coord.add({ name: 'after host', kind: 'kernel', stream: s1, after: ['stuck host'], run: (s) => k.scale_f32({ grid: 16, block: 256, stream: s }, buf, buf, 100, n) });
+    coord.add({
+      name: 'gpu',
+      kind: 'kernel',
+      stream: s0,
+      run: (s) => k.scale_f32({ grid: 16, block: 256, stream: s }, buf, buf, 2, n),
+    });
+    coord.add({
+      name: 'stuck host',
+      kind: 'host',
+      after: ['gpu'],
+      timeoutMs: 30,
+      run: () => new Promise<void>(() => undefined),
+    });
+    coord.add({
+      name: 'after host',
+      kind: 'kernel',
+      stream: s1,
+      after: ['stuck host'],
+      run: (s) => k.scale_f32({ grid: 16, block: 256, stream: s }, buf, buf, 100, n),
+    });
     coord.add({ name: 'free', kind: 'kernel', stream: s1, run: (s) => k.empty({ grid: 1, block: 1, stream: s }) });
     await expect(coord.run()).rejects.toBeInstanceOf(OperationTimeoutError);
     await expect(coord.wait('after host')).rejects.toBeInstanceOf(DependencyFailedError);
     await expect(coord.wait('free')).resolves.toBeUndefined();
     const got = buf.read();
-    for (let i = 0; i < n; i++) if (got[i] !== 2 * x[i]!) throw new Error(`element ${i}: ${got[i]} (the dependent of the timed-out step ran?)`);
+    for (let i = 0; i < n; i++)
+      if (got[i] !== 2 * x[i]!) throw new Error(`element ${i}: ${got[i]} (the dependent of the timed-out step ran?)`);
 
-    coord.add({ name: 'long', kind: 'kernel', stream: s0, run: (s) => k.spin_ns({ grid: 1, block: 1, stream: s }, 30_000_000n) });
-    coord.add({ name: 'behind', kind: 'kernel', stream: s1, after: ['long'], run: (s) => k.empty({ grid: 1, block: 1, stream: s }) });
+    coord.add({
+      name: 'long',
+      kind: 'kernel',
+      stream: s0,
+      run: (s) => k.spin_ns({ grid: 1, block: 1, stream: s }, 30_000_000n),
+    });
+    coord.add({
+      name: 'behind',
+      kind: 'kernel',
+      stream: s1,
+      after: ['long'],
+      run: (s) => k.empty({ grid: 1, block: 1, stream: s }),
+    });
     const running = coord.run();
     coord.dispose();
     await expect(running).rejects.toBeInstanceOf(OperationError);
@@ -90,7 +125,8 @@ describe.skipIf(!gpu.available)(`orchestration lifecycle${gpu.available ? '' : `
   it('Profiler: a bounded window keeps the latest operations; Profiler and allocator are Resources', async () => {
     using stream = new Stream({ label: 'window' });
     const profiler = new Profiler({ label: 'window', window: 8 });
-    for (let i = 0; i < 50; i++) profiler.wrap(stream, 'kernel', `op${i}`, () => k.empty({ grid: 1, block: 1, stream }));
+    for (let i = 0; i < 50; i++)
+      profiler.wrap(stream, 'kernel', `op${i}`, () => k.empty({ grid: 1, block: 1, stream }));
     expect(profiler.operationCount).toBeLessThanOrEqual(8);
     const records = await profiler.collect();
     expect(records.at(-1)!.name).toBe('op49');

@@ -21,7 +21,10 @@ function gradientReference(v: ArrayLike<number>, h: number): Float64Array {
 
 function analyticGradient(v: ArrayLike<number>): Float64Array {
   const dim = v.length;
-  return Float64Array.from({ length: dim }, (_, k) => Math.cos(v[k]!) * v[(k + 1) % dim]! + Math.sin(v[(k - 1 + dim) % dim]!));
+  return Float64Array.from(
+    { length: dim },
+    (_, k) => Math.cos(v[k]!) * v[(k + 1) % dim]! + Math.sin(v[(k - 1 + dim) % dim]!),
+  );
 }
 
 function slerpReference(a: ArrayLike<number>, b: ArrayLike<number>, t: number): Float64Array {
@@ -34,7 +37,8 @@ function slerpReference(a: ArrayLike<number>, b: ArrayLike<number>, t: number): 
     nb += b[j]! * b[j]!;
   }
   const omega = Math.acos(Math.min(1, Math.max(-1, dot / (Math.sqrt(na) * Math.sqrt(nb)))));
-  const [wa, wb] = omega < 1e-4 ? [1 - t, t] : [Math.sin((1 - t) * omega) / Math.sin(omega), Math.sin(t * omega) / Math.sin(omega)];
+  const [wa, wb] =
+    omega < 1e-4 ? [1 - t, t] : [Math.sin((1 - t) * omega) / Math.sin(omega), Math.sin(t * omega) / Math.sin(omega)];
   return Float64Array.from({ length: a.length }, (_, j) => wa * a[j]! + wb * b[j]!);
 }
 
@@ -149,7 +153,9 @@ describe.skipIf(!gpu.available)(`Batcher GPU dispatchers${gpu.available ? '' : `
     // Identical endpoints: the arc has length zero and every t gives the endpoint back.
     const same = randomF32(dim);
     const [atSame] = await slerp.submit([{ a: same, b: same, t: 0.3 }]);
-    console.log(`lerp: ${lerpItems} items, max error ${worstLerp.toExponential(2)}; slerp: ${slerpItems} items, max error ${worstSlerp.toExponential(2)}`);
+    console.log(
+      `lerp: ${lerpItems} items, max error ${worstLerp.toExponential(2)}; slerp: ${slerpItems} items, max error ${worstSlerp.toExponential(2)}`,
+    );
     expect(worstLerp).toBeLessThan(1e-6);
     expect(worstSlerp).toBeLessThan(1e-4);
     expect(maxAbsError(atSame!, same)).toBeLessThan(1e-5);

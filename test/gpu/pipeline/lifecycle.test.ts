@@ -23,7 +23,9 @@ import { poison, randomF32 } from '../helpers.js';
 /** Settles within `ms` or fails the test: "nothing waits forever" made checkable. */
 async function settlesWithin<T>(promises: Promise<T>[], ms: number): Promise<PromiseSettledResult<T>[]> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([Promise.allSettled(promises), timeout]);
   } finally {
@@ -53,7 +55,8 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
     const got = staged.array;
     for (let i = 0; i < n; i++) {
       const want = -3 * x[i]!;
-      if (Math.abs(got[i]! - want) > 1e-5 * Math.max(1, Math.abs(want))) throw new Error(`element ${i}: got ${got[i]}, want ${want}`);
+      if (Math.abs(got[i]! - want) > 1e-5 * Math.max(1, Math.abs(want)))
+        throw new Error(`element ${i}: got ${got[i]}, want ${want}`);
     }
     // A partial download touches only its prefix.
     poison(staged.array);
@@ -77,8 +80,15 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
     const x = randomF32(n);
     host.array.set(x);
     const up = c.queueUpload(host.host, host.device);
-    const onSide = c.queueCompute((s) => k.scale_f32({ grid: 64, block: 256, stream: s }, y, host.device, 4, n), [up], { stream: side, name: 'side' });
-    const back = c.queueCompute((s) => k.scale_f32({ grid: 64, block: 256, stream: s }, host.device, y, 0.5, n), [onSide], { name: 'back' });
+    const onSide = c.queueCompute((s) => k.scale_f32({ grid: 64, block: 256, stream: s }, y, host.device, 4, n), [up], {
+      stream: side,
+      name: 'side',
+    });
+    const back = c.queueCompute(
+      (s) => k.scale_f32({ grid: 64, block: 256, stream: s }, host.device, y, 0.5, n),
+      [onSide],
+      { name: 'back' },
+    );
     poison(host.array);
     const down = c.queueDownload(host.device, host.host);
     // Busy-wait without awaiting: only poll()'s own query of the GPU can see completions.
@@ -86,7 +96,8 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
     const deadline = performance.now() + 5000;
     while (seen.length < 4 && performance.now() < deadline) for (const s of c.poll()) seen.push(s.id);
     expect(seen).toEqual([up, onSide, back, down]);
-    for (let i = 0; i < n; i++) if (host.array[i] !== 2 * x[i]!) throw new Error(`element ${i}: got ${host.array[i]}, want ${2 * x[i]!}`);
+    for (let i = 0; i < n; i++)
+      if (host.array[i] !== 2 * x[i]!) throw new Error(`element ${i}: got ${host.array[i]}, want ${2 * x[i]!}`);
     expect(c.pool.has(side)).toBe(false); // a guest: tracked, not handed out
   });
 
@@ -146,7 +157,9 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
       if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(Error);
     }
     // At least the steps still waiting for a slot were refused by the disposal.
-    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof DisposedError).length).toBeGreaterThan(0);
+    expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof DisposedError).length).toBeGreaterThan(
+      0,
+    );
     await expect(ctx.tripleBufferedStep(randomF32(n))).rejects.toBeInstanceOf(DisposedError);
     await expect(ctx.done()).rejects.toBeInstanceOf(DisposedError);
     ctx.context.synchronize();
@@ -159,7 +172,8 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
       step: {
         config: { dtype: 'f32', length: n },
         telemetry: { dtype: 'f32', length: n },
-        compute: ({ config, telemetry, stream }) => k.scale_f32({ grid: 16, block: 256, stream }, telemetry, config, 3, n),
+        compute: ({ config, telemetry, stream }) =>
+          k.scale_f32({ grid: 16, block: 256, stream }, telemetry, config, 3, n),
       },
     });
     const x = randomF32(n);
@@ -191,7 +205,9 @@ describe.skipIf(!gpu.available)(`pipeline lifecycle${gpu.available ? '' : ` (ski
     const d = createLerpDispatcher({ dim, maxBatchSize: 4, depth: 1, label: 'lerp dispose' });
     const item = { a: Array.from(randomF32(dim)), b: Array.from(randomF32(dim)), t: 0.25 };
     const first = Promise.resolve(d.dispatch([item], { batchId: 1, label: 'x', signal: new AbortController().signal }));
-    const second = Promise.resolve(d.dispatch([item], { batchId: 2, label: 'x', signal: new AbortController().signal }));
+    const second = Promise.resolve(
+      d.dispatch([item], { batchId: 2, label: 'x', signal: new AbortController().signal }),
+    );
     d.stream.synchronize(); // the first batch's copies are done before its staging is freed
     d.dispose();
     const [a, b] = await settlesWithin([first, second], 5000);

@@ -24,13 +24,21 @@ describe.skipIf(!gpu.available)(`StageManager memory${gpu.available ? '' : ` (sk
     sm.addStage({
       name: 'fill',
       outputs: [b],
-      run: ({ stream, outputs, iteration }) => k.fill_f32({ grid: 1, block: n, stream }, outputs[0] as DeviceBuffer<'f32'>, iteration, n),
+      run: ({ stream, outputs, iteration }) =>
+        k.fill_f32({ grid: 1, block: n, stream }, outputs[0] as DeviceBuffer<'f32'>, iteration, n),
     });
     sm.addStage({
       name: 'scale',
       inputs: [b],
       outputs: [b],
-      run: ({ stream, outputs }) => k.scale_f32({ grid: 1, block: n, stream }, outputs[0] as DeviceBuffer<'f32'>, outputs[0] as DeviceBuffer<'f32'>, 2, n),
+      run: ({ stream, outputs }) =>
+        k.scale_f32(
+          { grid: 1, block: n, stream },
+          outputs[0] as DeviceBuffer<'f32'>,
+          outputs[0] as DeviceBuffer<'f32'>,
+          2,
+          n,
+        ),
     });
     const iterations = 3000;
     const stagesPer = 2;

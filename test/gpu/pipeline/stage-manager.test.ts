@@ -29,7 +29,13 @@ describe.skipIf(!gpu.available)(`StageManager${gpu.available ? '' : ` (skipped: 
       outputs: [ba],
       run: ({ stream, inputs, outputs }) => {
         k.spin_ns({ grid: 1, block: 1, stream }, SPIN_NS);
-        k.scale_f32({ grid: 64, block: 256, stream }, outputs[0] as DeviceBuffer<'f32'>, inputs[0] as DeviceBuffer<'f32'>, 2, n);
+        k.scale_f32(
+          { grid: 64, block: 256, stream },
+          outputs[0] as DeviceBuffer<'f32'>,
+          inputs[0] as DeviceBuffer<'f32'>,
+          2,
+          n,
+        );
       },
     });
     const triple = sm.addStage({
@@ -38,7 +44,13 @@ describe.skipIf(!gpu.available)(`StageManager${gpu.available ? '' : ` (skipped: 
       outputs: [bb],
       run: ({ stream, inputs, outputs }) => {
         k.spin_ns({ grid: 1, block: 1, stream }, SPIN_NS);
-        k.scale_f32({ grid: 64, block: 256, stream }, outputs[0] as DeviceBuffer<'f32'>, inputs[0] as DeviceBuffer<'f32'>, 3, n);
+        k.scale_f32(
+          { grid: 64, block: 256, stream },
+          outputs[0] as DeviceBuffer<'f32'>,
+          inputs[0] as DeviceBuffer<'f32'>,
+          3,
+          n,
+        );
       },
     });
     const sum = sm.addStage({

@@ -23,7 +23,8 @@ const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
 
 /** A job mix: whole-series stft + cycles, framed stft, wavelet, over fresh random series. */
 function specs(): JobSpec[] {
-  const series = (b: number, n: number): Float32Array => Float32Array.from({ length: b * n }, (_, i) => Math.sin((2 * Math.PI * 13 * (i % n)) / n) + (Math.random() - 0.5));
+  const series = (b: number, n: number): Float32Array =>
+    Float32Array.from({ length: b * n }, (_, i) => Math.sin((2 * Math.PI * 13 * (i % n)) / n) + (Math.random() - 0.5));
   const out: JobSpec[] = [];
   for (let i = 0; i < 6; i++) {
     out.push({
@@ -39,8 +40,24 @@ function specs(): JobSpec[] {
       previewBins: 64,
       label: `sc${i}`,
     });
-    out.push({ data: series(2, 8192), batch: 2, fs: 1000, flags: ['stft'], nperseg: 256, passBand: [10, 300], previewBins: 32, label: `framed${i}` });
-    out.push({ data: series(2, 2048), batch: 2, fs: 500, flags: ['wavelet'], freqs: [5, 10, 20, 40], label: `wav${i}` });
+    out.push({
+      data: series(2, 8192),
+      batch: 2,
+      fs: 1000,
+      flags: ['stft'],
+      nperseg: 256,
+      passBand: [10, 300],
+      previewBins: 32,
+      label: `framed${i}`,
+    });
+    out.push({
+      data: series(2, 2048),
+      batch: 2,
+      fs: 500,
+      flags: ['wavelet'],
+      freqs: [5, 10, 20, 40],
+      label: `wav${i}`,
+    });
   }
   return out;
 }

@@ -46,7 +46,9 @@ describe.skipIf(!gpu.available)(`BufferCache${gpu.available ? '' : ` (skipped: $
       host.array.set(data[slot]!);
       cache.device('input', 'f32', n, { slot }).write(host, { stream, length: n });
     }
-    expect(cache.device('input', 'f32', n, { slot: 0 }).address).not.toBe(cache.device('input', 'f32', n, { slot: 1 }).address);
+    expect(cache.device('input', 'f32', n, { slot: 0 }).address).not.toBe(
+      cache.device('input', 'f32', n, { slot: 1 }).address,
+    );
     expect(cache.host('input', 'f32', n, 0)).not.toBe(cache.host('input', 'f32', n, 1));
     for (const slot of [0, 1]) {
       const out = cache.host('output', 'f32', n, slot);
@@ -54,7 +56,8 @@ describe.skipIf(!gpu.available)(`BufferCache${gpu.available ? '' : ` (skipped: $
       cache.device('input', 'f32', n, { slot }).read(out, { stream, length: n });
     }
     await stream.done();
-    for (const slot of [0, 1]) expectSameValues(cache.host('output', 'f32', n, slot).array.subarray(0, n), data[slot]!, `slot ${slot}`);
+    for (const slot of [0, 1])
+      expectSameValues(cache.host('output', 'f32', n, slot).array.subarray(0, n), data[slot]!, `slot ${slot}`);
     expect(cache.hostBytes).toBe(4 * 4 * n);
     expect(cache.deviceBytes).toBe(2 * 4 * n);
   });

@@ -126,7 +126,8 @@ function relL2(actual: ArrayLike<number>, expected: ArrayLike<number>): number {
   return Math.sqrt(num / den);
 }
 
-const scaled = (x: ArrayLike<number>, k: number): Float64Array => Float64Array.from(x as ArrayLike<number>, (v) => v * k);
+const scaled = (x: ArrayLike<number>, k: number): Float64Array =>
+  Float64Array.from(x as ArrayLike<number>, (v) => v * k);
 /** float64 values as float32 would hold them, back in float64: the exact input of a single-precision transform. */
 const asF32 = (x: Float64Array): Float64Array => Float64Array.from(Float32Array.from(x));
 
@@ -295,15 +296,28 @@ describe.skipIf(!gpu.available)(`cuFFT plans${gpu.available ? '' : ` (skipped: $
     const x = randomF64(2 * n * batch); // signal b is x[b*n .. (b+1)*n)
     // Element j of signal b sits at j*batch + b.
     const interleaved = new Float64Array(x.length);
-    for (let b = 0; b < batch; b++) for (let j = 0; j < n; j++) interleaved.set(x.subarray(2 * (b * n + j), 2 * (b * n + j) + 2), 2 * (j * batch + b));
-    using plan = FftPlan.create({ shape: [n], type: 'Z2Z', batch, istride: batch, idist: 1, ostride: batch, odist: 1, stream: s });
+    for (let b = 0; b < batch; b++)
+      for (let j = 0; j < n; j++)
+        interleaved.set(x.subarray(2 * (b * n + j), 2 * (b * n + j) + 2), 2 * (j * batch + b));
+    using plan = FftPlan.create({
+      shape: [n],
+      type: 'Z2Z',
+      batch,
+      istride: batch,
+      idist: 1,
+      ostride: batch,
+      odist: 1,
+      stream: s,
+    });
     expect([plan.inputElements, plan.outputElements]).toEqual([n * batch, n * batch]);
     using dx = upload('c128', interleaved, s);
     using out = poisoned('c128', n * batch, s);
     plan.forward(dx, out);
     const got = await download(out, s);
     const regrouped = new Float64Array(x.length);
-    for (let b = 0; b < batch; b++) for (let j = 0; j < n; j++) regrouped.set(got.subarray(2 * (j * batch + b), 2 * (j * batch + b) + 2), 2 * (b * n + j));
+    for (let b = 0; b < batch; b++)
+      for (let j = 0; j < n; j++)
+        regrouped.set(got.subarray(2 * (j * batch + b), 2 * (j * batch + b) + 2), 2 * (b * n + j));
     expect(relL2(regrouped, batchedDft(x, n, batch))).toBeLessThan(DOUBLE);
   });
 
@@ -486,6 +500,7 @@ describe.skipIf(!gpu.available)(`cuFFT plans${gpu.available ? '' : ` (skipped: $
 
   it('plans of every type can be created and disposed repeatedly', () => {
     const types: FftType[] = ['C2C', 'R2C', 'C2R', 'Z2Z', 'D2Z', 'Z2D'];
-    for (let i = 0; i < 20; i++) for (const type of types) FftPlan.create({ shape: [64, 64], type, batch: 2 }).dispose();
+    for (let i = 0; i < 20; i++)
+      for (const type of types) FftPlan.create({ shape: [64, 64], type, batch: 2 }).dispose();
   });
 });

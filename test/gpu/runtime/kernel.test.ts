@@ -34,7 +34,9 @@ describe.skipIf(!gpu.available)(`modules and kernels${gpu.available ? '' : ` (sk
     const gone = DeviceBuffer.alloc('f32', 4, { label: 'gone' });
     gone.dispose();
     expect(() => k.launch({ grid: 1, block: 32 }, 4, 1, gone, x)).toThrow(/"gone" was disposed/);
-    expect(() => k.launch({ grid: 1, block: 32 }, 4, 1, undefined as never, x)).toThrow(/DeviceBuffer or a device address/);
+    expect(() => k.launch({ grid: 1, block: 32 }, 4, 1, undefined as never, x)).toThrow(
+      /DeviceBuffer or a device address/,
+    );
   });
 
   it('reports attributes and occupancy', () => {

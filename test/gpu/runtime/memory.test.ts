@@ -17,8 +17,10 @@ describe.skipIf(!gpu.available)(`memory${gpu.available ? '' : ` (skipped: ${gpu.
     mod = loadBasicModule();
   });
   const scale = {
-    launch: (...a: Parameters<Kernel['launch']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launch(...a),
-    launchEx: (...a: Parameters<Kernel['launchEx']>): void => (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launchEx(...a),
+    launch: (...a: Parameters<Kernel['launch']>): void =>
+      (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launch(...a),
+    launchEx: (...a: Parameters<Kernel['launchEx']>): void =>
+      (mod.kernel('scale_f32', ['ptr', 'ptr', 'f32', 'i32']) as Kernel).launchEx(...a),
   };
 
   it('round-trips every dtype synchronously', () => {
@@ -188,12 +190,28 @@ describe.skipIf(!gpu.available)(`memory${gpu.available ? '' : ` (skipped: ${gpu.
     expect(p.pitchBytes).toBeGreaterThanOrEqual(w * 4);
     using host = HostBuffer.alloc('f32', w * h);
     host.array.set(randomF32(w * h));
-    copy2D({ src: host, srcPitchBytes: w * 4, dst: p.buffer, dstPitchBytes: p.pitchBytes, widthBytes: w * 4, height: h });
+    copy2D({
+      src: host,
+      srcPitchBytes: w * 4,
+      dst: p.buffer,
+      dstPitchBytes: p.pitchBytes,
+      widthBytes: w * 4,
+      height: h,
+    });
     using back = HostBuffer.alloc('f32', w * h);
     poison(back.array);
-    copy2D({ src: p.buffer, srcPitchBytes: p.pitchBytes, dst: back, dstPitchBytes: w * 4, widthBytes: w * 4, height: h });
+    copy2D({
+      src: p.buffer,
+      srcPitchBytes: p.pitchBytes,
+      dst: back,
+      dstPitchBytes: w * 4,
+      widthBytes: w * 4,
+      height: h,
+    });
     expect(back.array).toEqual(host.array);
-    expect(() => copy2D({ src: host, srcPitchBytes: 4, dst: p.buffer, dstPitchBytes: p.pitchBytes, widthBytes: w * 4, height: h })).toThrow(/pitch/);
+    expect(() =>
+      copy2D({ src: host, srcPitchBytes: 4, dst: p.buffer, dstPitchBytes: p.pitchBytes, widthBytes: w * 4, height: h }),
+    ).toThrow(/pitch/);
     p.buffer.dispose();
   });
 });

@@ -32,7 +32,8 @@ __global__ void scale(T* out, const T* in, T factor, int n) {
 }
 `;
 
-const saxpyProgram = (extra = ''): Program => new Program({ source: SAXPY + extra, name: 'saxpy.cu', headers: { 'axpy.cuh': HEADER } });
+const saxpyProgram = (extra = ''): Program =>
+  new Program({ source: SAXPY + extra, name: 'saxpy.cu', headers: { 'axpy.cuh': HEADER } });
 
 /** A nonzero factor, so a kernel that did nothing cannot pass. */
 const factor = (): number => (Math.random() < 0.5 ? -1 : 1) * (0.5 + 2 * Math.random());
@@ -51,7 +52,9 @@ async function runSaxpy(module: Module, n = 100_003): Promise<number> {
   using s = new Stream();
   using dx = DeviceBuffer.alloc('f32', n).write(x, { stream: s });
   using dy = DeviceBuffer.alloc('f32', n + tail).write(y, { stream: s });
-  module.kernel('saxpy', ['i32', 'f32', 'ptr', 'ptr']).launch({ grid: Math.ceil(n / 256), block: 256, stream: s }, n, a, dx, dy);
+  module
+    .kernel('saxpy', ['i32', 'f32', 'ptr', 'ptr'])
+    .launch({ grid: Math.ceil(n / 256), block: 256, stream: s }, n, a, dx, dy);
   await s.done();
   const got = dy.read();
   let worst = 0;
@@ -104,7 +107,10 @@ describe.skipIf(!gpu.available)(`NVRTC programs${gpu.available ? '' : ` (skipped
   });
 
   it('lowers template instantiations given as name expressions', async () => {
-    const compiled = new Program({ source: TEMPLATE, name: 'scale.cu' }).compile({ nameExpressions: ['scale<float>', 'scale<double>'], cache: false });
+    const compiled = new Program({ source: TEMPLATE, name: 'scale.cu' }).compile({
+      nameExpressions: ['scale<float>', 'scale<double>'],
+      cache: false,
+    });
     const f32Name = compiled.lowered('scale<float>');
     const f64Name = compiled.lowered('scale<double>');
     expect(f32Name).toMatch(/^_Z/);
@@ -121,13 +127,17 @@ describe.skipIf(!gpu.available)(`NVRTC programs${gpu.available ? '' : ` (skipped
     const k64 = factor();
     using in64 = DeviceBuffer.alloc('f64', n).write(x64, { stream: s });
     using out64 = DeviceBuffer.alloc('f64', n).memset(0xffffffff, { width: 32, stream: s });
-    module.kernel(f64Name, ['ptr', 'ptr', 'f64', 'i32']).launch({ grid: Math.ceil(n / 128), block: 128, stream: s }, out64, in64, k64, n);
+    module
+      .kernel(f64Name, ['ptr', 'ptr', 'f64', 'i32'])
+      .launch({ grid: Math.ceil(n / 128), block: 128, stream: s }, out64, in64, k64, n);
 
     const x32 = randomF32(n);
     const k32 = Math.fround(factor());
     using in32 = DeviceBuffer.alloc('f32', n).write(x32, { stream: s });
     using out32 = DeviceBuffer.alloc('f32', n).memset(0xffffffff, { width: 32, stream: s });
-    module.kernel(f32Name, ['ptr', 'ptr', 'f32', 'i32']).launch({ grid: Math.ceil(n / 128), block: 128, stream: s }, out32, in32, k32, n);
+    module
+      .kernel(f32Name, ['ptr', 'ptr', 'f32', 'i32'])
+      .launch({ grid: Math.ceil(n / 128), block: 128, stream: s }, out32, in32, k32, n);
 
     await s.done();
     // One IEEE multiplication each: bit-exact on both sides.
@@ -136,7 +146,10 @@ describe.skipIf(!gpu.available)(`NVRTC programs${gpu.available ? '' : ` (skipped
   });
 
   it("throws CompileError carrying NVRTC's whole log", () => {
-    const bad = new Program({ source: 'extern "C" __global__ void k(float* p) {\n  p[0] = undefined_identifier_xyz;\n}\n', name: 'bad.cu' });
+    const bad = new Program({
+      source: 'extern "C" __global__ void k(float* p) {\n  p[0] = undefined_identifier_xyz;\n}\n',
+      name: 'bad.cu',
+    });
     let error: unknown;
     try {
       bad.compile({ cache: false });
@@ -233,7 +246,10 @@ describe.skipIf(!gpu.available)(`NVRTC programs${gpu.available ? '' : ` (skipped
   });
 
   it('compileAsync() rejects with CompileError, and hits the cache without a thread hop', async () => {
-    const bad = new Program({ source: 'extern "C" __global__ void k(float* p) { p[0] = nope_' + String(Math.random()).slice(2) + '; }', name: 'bad-async.cu' });
+    const bad = new Program({
+      source: 'extern "C" __global__ void k(float* p) { p[0] = nope_' + String(Math.random()).slice(2) + '; }',
+      name: 'bad-async.cu',
+    });
     await expect(bad.compileAsync({ cache: false })).rejects.toBeInstanceOf(CompileError);
     const p = saxpyProgram(`// async ${Math.random()}\n`);
     const first = await p.compileAsync();

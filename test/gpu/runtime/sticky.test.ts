@@ -6,7 +6,10 @@ import { ROOT } from '../helpers.js';
 
 describe.skipIf(!gpu.available)(`sticky errors${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
   it('an out-of-bounds kernel rejects every pending done() with CUDA_ERROR_ILLEGAL_ADDRESS, fast, and nothing hangs', async () => {
-    const { stdout } = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/fixtures/sticky-error.ts')], { cwd: ROOT, timeout: 60_000 });
+    const { stdout } = await execa('node', ['--import', 'tsx', join(ROOT, 'test/gpu/fixtures/sticky-error.ts')], {
+      cwd: ROOT,
+      timeout: 60_000,
+    });
     const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
       errors: { name?: string; sticky?: boolean; isCudaError?: boolean; resolved?: boolean }[];
       firstMs: number;
@@ -15,7 +18,8 @@ describe.skipIf(!gpu.available)(`sticky errors${gpu.available ? '' : ` (skipped:
     };
     const rejected = result.errors.filter((e) => !e.resolved);
     expect(rejected.length).toBe(4);
-    for (const e of rejected) expect(e).toEqual({ name: 'CUDA_ERROR_ILLEGAL_ADDRESS', sticky: true, isCudaError: true });
+    for (const e of rejected)
+      expect(e).toEqual({ name: 'CUDA_ERROR_ILLEGAL_ADDRESS', sticky: true, isCudaError: true });
     expect(result.later).toBe('CUDA_ERROR_ILLEGAL_ADDRESS');
     // 2-second kernels were pending on other streams: they fail with the fault instead of being waited out.
     expect(result.lastMs).toBeLessThan(1000);

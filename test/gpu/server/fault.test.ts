@@ -40,7 +40,10 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
     it(`${workers} worker(s), ${standby} standby: the faulting worker answers 503 retryable and is replaced; ready again within 5 s`, async () => {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      const child = execa('node', ['--import', 'tsx', SUPERVISE, String(workers), FAULT_WORKER, String(port)], { cwd: ROOT, reject: false });
+      const child = execa('node', ['--import', 'tsx', SUPERVISE, String(workers), FAULT_WORKER, String(port)], {
+        cwd: ROOT,
+        reject: false,
+      });
       children.push(child);
       let err = '';
       child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -93,7 +96,9 @@ describe.skipIf(!gpu.available)(`GPU fault supervision${gpu.available ? '' : ` (
         }
         await new Promise((r) => setTimeout(r, 25));
       }
-      console.log(`fault with ${workers} worker(s) + ${standby} standby: ${counts.ok} ok, ${counts.retryable503} 503 retryable; ready again after ${readyMs.toFixed(0)} ms`);
+      console.log(
+        `fault with ${workers} worker(s) + ${standby} standby: ${counts.ok} ok, ${counts.retryable503} 503 retryable; ready again after ${readyMs.toFixed(0)} ms`,
+      );
       expect(readyMs).toBeLessThan(5000);
       await expect.poll(async () => (await send('stft')).status, { timeout: 5000 }).toBe(200);
       expect(err).toMatch(/lost its GPU context/);

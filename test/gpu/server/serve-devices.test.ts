@@ -80,7 +80,9 @@ describe.skipIf(!twoGpus.ok)(titled('tscuda serve over two GPUs', twoGpus), () =
 
   it('--workers 2 --devices 0,1: worker i runs on device i, each engine on its one device', async () => {
     const s = await serve(['--workers', '2', '--devices', '0,1', '--lanes', '1'], /worker\(s\) on /);
-    const listening = [...s.stderr().matchAll(/worker \d+ \(pid \d+, device (\d+)\) listening on /g)].map((m) => Number(m[1]));
+    const listening = [...s.stderr().matchAll(/worker \d+ \(pid \d+, device (\d+)\) listening on /g)].map((m) =>
+      Number(m[1]),
+    );
     expect(listening.sort(), s.stderr()).toEqual([0, 1]);
     // Connections are handed round robin: a few fresh ones (no keep-alive) reach both workers.
     const seen = new Set<string>();

@@ -28,68 +28,89 @@ function series(batch: number, n: number, fs: number): Int16Array {
   for (let b = 0; b < batch; b++) {
     const f = 10 + 7 * b + Math.random() * 5;
     const phase = Math.random() * 2 * Math.PI;
-    for (let i = 0; i < n; i++) out[b * n + i] = Math.round(20_000 * Math.cos((2 * Math.PI * f * i) / fs + phase) + (Math.random() * 2 - 1) * 6_000);
+    for (let i = 0; i < n; i++)
+      out[b * n + i] = Math.round(
+        20_000 * Math.cos((2 * Math.PI * f * i) / fs + phase) + (Math.random() * 2 - 1) * 6_000,
+      );
   }
   return out;
 }
 
-describe.skipIf(!gpu.available)(`16-bit bodies over the real engine${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`, () => {
-  let server: TscudaServer;
-  let base: string;
+describe.skipIf(!gpu.available)(
+  `16-bit bodies over the real engine${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`,
+  () => {
+    let server: TscudaServer;
+    let base: string;
 
-  beforeAll(async () => {
-    const { buildGpuParts } = await import('../../../src/server/supervision/gpu-parts.js');
-    const { serverOptions } = await import('../../../src/server/supervision/server-options.js');
-    const { createServer } = await import('../../../src/server/create-server.js');
-    const config = { port: 0, host: '127.0.0.1', lanes: 2 };
-    server = createServer(serverOptions(config, await buildGpuParts(config)));
-    base = await server.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-
-  const batch = 3;
-  const n = 4096;
-  const fs = 1000;
-  const query = `batch=${batch}&fs=${fs}&passBand=5,100&previewBins=64&bands=1:20,20:60,60:200`;
-
-  async function post(url: string, body: ArrayBufferView): Promise<{ filtered: number[]; spectrum: number[]; bandPowers: number[]; dtypes: Record<string, string> }> {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) });
-    const text = await res.text();
-    expect(res.status, text).toBe(200);
-    return JSON.parse(text) as { filtered: number[]; spectrum: number[]; bandPowers: number[]; dtypes: Record<string, string> };
-  }
-
-  it('an i16 body with scale equals the same samples as f32 (times scale) within 1e-4 relative', async () => {
-    const samples = series(batch, n, fs);
-    const scale = (1 + Math.random()) / 32768;
-    const asF32 = Float32Array.from(samples, (v) => v * scale);
-    const i16 = await post(`${base}/v1/stft?dtype=i16&scale=${scale}&flags=cycles&${query}`, samples);
-    const f32 = await post(`${base}/v1/stft?dtype=f32&flags=cycles&${query}`, asF32);
-    expect(i16.dtypes).toMatchObject({ filtered: 'f32', spectrum: 'f32' });
-    expectRelClose(i16.filtered.flat(), f32.filtered.flat(), 1e-4, 'filtered');
-    expectRelClose(i16.spectrum.flat(), f32.spectrum.flat(), 1e-4, 'spectrum');
-    expectRelClose(i16.bandPowers.flat(), f32.bandPowers.flat(), 1e-4, 'bandPowers');
-  });
-
-  it('outputDtype=f16: the filtered wave comes back as f16 bits (x-tscuda-fields), equal to the f32 wave within f16 rounding', async () => {
-    const { parseFieldsHeader } = await import('../../../src/server/codec.js');
-    const { f16Value } = await import('../../../src/runtime/memory/half.js');
-    const samples = series(batch, n, fs);
-    const res = await fetch(`${base}/v1/stft?dtype=i16&outputDtype=f16&${query}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
-      body: Buffer.from(samples.buffer),
+    beforeAll(async () => {
+      const { buildGpuParts } = await import('../../../src/server/supervision/gpu-parts.js');
+      const { serverOptions } = await import('../../../src/server/supervision/server-options.js');
+      const { createServer } = await import('../../../src/server/create-server.js');
+      const config = { port: 0, host: '127.0.0.1', lanes: 2 };
+      server = createServer(serverOptions(config, await buildGpuParts(config)));
+      base = await server.listen({ port: 0, host: '127.0.0.1' });
     });
-    expect(res.status, res.headers.get('content-type') ?? '').toBe(200);
-    const fields = parseFieldsHeader(res.headers.get('x-tscuda-fields')!);
-    const filtered = fields.find((f) => f.name === 'filtered')!;
-    expect(filtered).toMatchObject({ dtype: 'f16', shape: [batch, n], bytes: batch * n * 2 });
-    const body = new Uint8Array(await res.arrayBuffer());
-    const halves = Array.from(new Uint16Array(body.slice(filtered.offset, filtered.offset + filtered.bytes).buffer), f16Value);
-    const f32 = await post(`${base}/v1/stft?dtype=i16&${query}`, samples);
-    // f16 keeps 11 significant bits: 2^-11 relative, with room for values near the wave's largest.
-    expectRelClose(halves, f32.filtered.flat(), 2e-3, 'filtered (f16)');
-  });
-});
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    const batch = 3;
+    const n = 4096;
+    const fs = 1000;
+    const query = `batch=${batch}&fs=${fs}&passBand=5,100&previewBins=64&bands=1:20,20:60,60:200`;
+
+    async function post(
+      url: string,
+      body: ArrayBufferView,
+    ): Promise<{ filtered: number[]; spectrum: number[]; bandPowers: number[]; dtypes: Record<string, string> }> {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream' },
+        body: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+      });
+      const text = await res.text();
+      expect(res.status, text).toBe(200);
+      return JSON.parse(text) as {
+        filtered: number[];
+        spectrum: number[];
+        bandPowers: number[];
+        dtypes: Record<string, string>;
+      };
+    }
+
+    it('an i16 body with scale equals the same samples as f32 (times scale) within 1e-4 relative', async () => {
+      const samples = series(batch, n, fs);
+      const scale = (1 + Math.random()) / 32768;
+      const asF32 = Float32Array.from(samples, (v) => v * scale);
+      const i16 = await post(`${base}/v1/stft?dtype=i16&scale=${scale}&flags=cycles&${query}`, samples);
+      const f32 = await post(`${base}/v1/stft?dtype=f32&flags=cycles&${query}`, asF32);
+      expect(i16.dtypes).toMatchObject({ filtered: 'f32', spectrum: 'f32' });
+      expectRelClose(i16.filtered.flat(), f32.filtered.flat(), 1e-4, 'filtered');
+      expectRelClose(i16.spectrum.flat(), f32.spectrum.flat(), 1e-4, 'spectrum');
+      expectRelClose(i16.bandPowers.flat(), f32.bandPowers.flat(), 1e-4, 'bandPowers');
+    });
+
+    it('outputDtype=f16: the filtered wave comes back as f16 bits (x-tscuda-fields), equal to the f32 wave within f16 rounding', async () => {
+      const { parseFieldsHeader } = await import('../../../src/server/codec.js');
+      const { f16Value } = await import('../../../src/runtime/memory/half.js');
+      const samples = series(batch, n, fs);
+      const res = await fetch(`${base}/v1/stft?dtype=i16&outputDtype=f16&${query}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
+        body: Buffer.from(samples.buffer),
+      });
+      expect(res.status, res.headers.get('content-type') ?? '').toBe(200);
+      const fields = parseFieldsHeader(res.headers.get('x-tscuda-fields')!);
+      const filtered = fields.find((f) => f.name === 'filtered')!;
+      expect(filtered).toMatchObject({ dtype: 'f16', shape: [batch, n], bytes: batch * n * 2 });
+      const body = new Uint8Array(await res.arrayBuffer());
+      const halves = Array.from(
+        new Uint16Array(body.slice(filtered.offset, filtered.offset + filtered.bytes).buffer),
+        f16Value,
+      );
+      const f32 = await post(`${base}/v1/stft?dtype=i16&${query}`, samples);
+      // f16 keeps 11 significant bits: 2^-11 relative, with room for values near the wave's largest.
+      expectRelClose(halves, f32.filtered.flat(), 2e-3, 'filtered (f16)');
+    });
+  },
+);

@@ -11,13 +11,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { bf16Bits, bf16Value, f16Bits, f16Value } from '../../../src/runtime/memory/half.js';
 import { Stream } from '../../../src/runtime/stream.js';
-import { clearSignalCaches, detrendWindow, getWindow, narrow, spectrogram, stft, welch, type SampleDType } from '../../../src/signal/index.js';
+import {
+  clearSignalCaches,
+  detrendWindow,
+  getWindow,
+  narrow,
+  spectrogram,
+  stft,
+  welch,
+  type SampleDType,
+} from '../../../src/signal/index.js';
 import { gpu } from '../gpu-available.js';
 
 const skip = gpu.available ? '' : ` (skipped: ${gpu.reason})`;
 
 /** Fresh random series (a trend, DC, a cosine, noise) quantized to `dtype`: the bits and the values they stand for (times `scale`). */
-function quantized(dtype: SampleDType, n: number, scale: number): { bits: Int16Array | Uint16Array; values: Float64Array } {
+function quantized(
+  dtype: SampleDType,
+  n: number,
+  scale: number,
+): { bits: Int16Array | Uint16Array; values: Float64Array } {
   const values = new Float64Array(n);
   const bits = dtype === 'i16' ? new Int16Array(n) : new Uint16Array(n);
   const phase = Math.random() * 2 * Math.PI;
@@ -39,9 +52,14 @@ function quantized(dtype: SampleDType, n: number, scale: number): { bits: Int16A
   return { bits, values };
 }
 
-function upload16(dtype: SampleDType, bits: Int16Array | Uint16Array): DeviceBuffer<'i16'> | DeviceBuffer<'f16'> | DeviceBuffer<'bf16'> {
+function upload16(
+  dtype: SampleDType,
+  bits: Int16Array | Uint16Array,
+): DeviceBuffer<'i16'> | DeviceBuffer<'f16'> | DeviceBuffer<'bf16'> {
   if (dtype === 'i16') return DeviceBuffer.from('i16', bits as Int16Array);
-  return dtype === 'f16' ? DeviceBuffer.from('f16', bits as Uint16Array) : DeviceBuffer.from('bf16', bits as Uint16Array);
+  return dtype === 'f16'
+    ? DeviceBuffer.from('f16', bits as Uint16Array)
+    : DeviceBuffer.from('bf16', bits as Uint16Array);
 }
 
 function poisoned<T extends 'f32' | 'c64'>(dtype: T, length: number): DeviceBuffer<T> {
@@ -99,8 +117,10 @@ const CASES: readonly { dtype: SampleDType; scale: number | undefined }[] = [
   { dtype: 'f16', scale: undefined },
   { dtype: 'bf16', scale: 0.25 },
 ];
-const effectiveScale = (c: { dtype: SampleDType; scale: number | undefined }): number => c.scale ?? (c.dtype === 'i16' ? 1 / 32768 : 1);
-const scaleOption = (c: { scale: number | undefined }): { scale?: number } => (c.scale === undefined ? {} : { scale: c.scale });
+const effectiveScale = (c: { dtype: SampleDType; scale: number | undefined }): number =>
+  c.scale ?? (c.dtype === 'i16' ? 1 / 32768 : 1);
+const scaleOption = (c: { scale: number | undefined }): { scale?: number } =>
+  c.scale === undefined ? {} : { scale: c.scale };
 
 describe.skipIf(!gpu.available)(`16-bit samples in the signal layer${skip}`, () => {
   afterAll(() => clearSignalCaches());
@@ -165,7 +185,9 @@ describe.skipIf(!gpu.available)(`16-bit samples in the signal layer${skip}`, () 
     a.Zxx.dispose();
     b.Zxx.dispose();
     expect(() => stft(x64, { nperseg: 32, scale: 2 })).toThrow(/stft scale applies to 16-bit input only/);
-    expect(() => stft(x64, { nperseg: 32, precision: 'f32' })).toThrow(/stft precision "f32" differs from the input's f64/);
+    expect(() => stft(x64, { nperseg: 32, precision: 'f32' })).toThrow(
+      /stft precision "f32" differs from the input's f64/,
+    );
     expect(() => stft(x16, { nperseg: 32, scale: 0 })).toThrow(/stft scale must be a finite non-zero number, got 0/);
   });
 
@@ -173,8 +195,24 @@ describe.skipIf(!gpu.available)(`16-bit samples in the signal layer${skip}`, () 
     const n = 100_000;
     const x = new Float32Array(n);
     // Magnitudes across the f16 range (subnormals to beyond 65504) and the bf16 range, both signs, and exact ties.
-    for (let i = 0; i < n; i++) x[i] = (Math.random() < 0.5 ? -1 : 1) * 2 ** (Math.random() * 46 - 28) * (1 + Math.random());
-    x.set([0, -0, 65504, 65519.99, 65520, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 2 ** -24, 2 ** -25, 3 * 2 ** -25, 1e30, -1e30, 1 + 2 ** -8, 1 + 3 * 2 ** -8]);
+    for (let i = 0; i < n; i++)
+      x[i] = (Math.random() < 0.5 ? -1 : 1) * 2 ** (Math.random() * 46 - 28) * (1 + Math.random());
+    x.set([
+      0,
+      -0,
+      65504,
+      65519.99,
+      65520,
+      1 + 2 ** -11,
+      1 + 3 * 2 ** -11,
+      2 ** -24,
+      2 ** -25,
+      3 * 2 ** -25,
+      1e30,
+      -1e30,
+      1 + 2 ** -8,
+      1 + 3 * 2 ** -8,
+    ]);
     using s = new Stream({ label: 'narrow' });
     using src = DeviceBuffer.from('f32', x);
     using h = DeviceBuffer.alloc('f16', n);

@@ -19,11 +19,15 @@ const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'scipy_signal_referen
 function probe(): { ok: boolean; reason: string; version: string } {
   // Bounded, but generously: importing scipy on a loaded machine took over the 60 s once allowed,
   // and the tests then skipped silently. Only an absent python3 or scipy skips (tool-probe.ts).
-  const r = execaSync('python3', ['-c', 'import numpy, scipy.signal; print(scipy.__version__)'], { reject: false, timeout: 600_000 });
+  const r = execaSync('python3', ['-c', 'import numpy, scipy.signal; print(scipy.__version__)'], {
+    reject: false,
+    timeout: 600_000,
+  });
   if (r.exitCode === 0) return { ok: true, reason: '', version: String(r.stdout).trim() };
   if (notInstalled(r)) return { ok: false, reason: absentTool('python3 is not installed'), version: '' };
   const last = String(r.stderr).trim().split('\n').pop() ?? '';
-  if (r.exitCode === 1 && /ModuleNotFoundError|ImportError/.test(last)) return { ok: false, reason: absentTool(`python3 cannot import scipy/numpy: ${last}`), version: '' };
+  if (r.exitCode === 1 && /ModuleNotFoundError|ImportError/.test(last))
+    return { ok: false, reason: absentTool(`python3 cannot import scipy/numpy: ${last}`), version: '' };
   throw toolFailure('python3 (importing scipy)', r);
 }
 
@@ -121,7 +125,8 @@ export function wrappingPhaseSeries(batch: number, segments: number, nperseg: nu
   const x = new Float64Array(batch * n);
   for (let b = 0; b < batch; b++) {
     const offset = Math.round(b % 2 === 0 ? nperseg / 3 : nperseg / 6);
-    for (let t = 0; t < n; t++) x[b * n + t] = 0.01 * (Math.random() - 0.5) + (t % nperseg === offset ? 1 + 0.5 * Math.random() : 0);
+    for (let t = 0; t < n; t++)
+      x[b * n + t] = 0.01 * (Math.random() - 0.5) + (t % nperseg === offset ? 1 + 0.5 * Math.random() : 0);
   }
   return x;
 }
@@ -146,7 +151,10 @@ export function hostValues(buffer: DeviceBuffer<DType>): Float64Array {
  * after its tests (with the signal caches); nothing is created where `skip` says why not to. Call
  * inside the describe block.
  */
-export function gpuTestScope(label: string, skip: string): { stream: Stream | undefined; keep: <T extends DeviceBuffer<DType>>(buffer: T) => T } {
+export function gpuTestScope(
+  label: string,
+  skip: string,
+): { stream: Stream | undefined; keep: <T extends DeviceBuffer<DType>>(buffer: T) => T } {
   const stream = skip ? undefined : new Stream({ label });
   const made: DeviceBuffer<DType>[] = [];
   afterAll(async () => {

@@ -45,6 +45,8 @@ describe.skipIf(!gpu.available)(`signal tables within their byte bound${skip}`, 
     } finally {
       ws.clear();
     }
-    expect(() => new SignalWorkspace({ maxTableBytes: -1 })).toThrow('SignalWorkspace maxTableBytes must be a positive integer, got -1');
+    expect(() => new SignalWorkspace({ maxTableBytes: -1 })).toThrow(
+      'SignalWorkspace maxTableBytes must be a positive integer, got -1',
+    );
   }, 60_000);
 });

@@ -31,8 +31,13 @@ export default function watchdogReport(): () => void {
     const stuck = readWatchdogReport(file);
     rmSync(dir, { recursive: true, force: true });
     if (stuck.length === 0) return;
-    const lines = stuck.map((s) => `  FAIL ${s.name}: blocked for ${s.seconds} s (limit ${s.limitMs} ms); the watchdog ended its file's process`);
-    console.log(`\n[tscuda watchdog] ${stuck.length} test(s) timed out with the test thread blocked:\n${lines.join('\n')}`);
+    const lines = stuck.map(
+      (s) =>
+        `  FAIL ${s.name}: blocked for ${s.seconds} s (limit ${s.limitMs} ms); the watchdog ended its file's process`,
+    );
+    console.log(
+      `\n[tscuda watchdog] ${stuck.length} test(s) timed out with the test thread blocked:\n${lines.join('\n')}`,
+    );
     process.exitCode = 1;
   };
 }

@@ -12,7 +12,8 @@ import { startWatchdog, watchdogMarginMs } from './watchdog.js';
 const watchdog = startWatchdog();
 const margin = watchdogMarginMs();
 // vitest's worker state holds the resolved config (its defaults: testTimeout 5 s, hookTimeout 10 s).
-const config = (globalThis as { __vitest_worker__?: { config?: { testTimeout?: number; hookTimeout?: number } } }).__vitest_worker__?.config;
+const config = (globalThis as { __vitest_worker__?: { config?: { testTimeout?: number; hookTimeout?: number } } })
+  .__vitest_worker__?.config;
 const testTimeout = config?.testTimeout || 5_000;
 const hookTimeout = config?.hookTimeout || 10_000;
 // Hooks may be given long timeouts of their own (a describe's { timeout } too), which the
@@ -23,7 +24,11 @@ const hooksLimit = Math.max(testTimeout, hookTimeout, Number.isFinite(hooksFloor
 /** "file > describe > test", as vitest's report names it. */
 function fullName(context: TestContext): string {
   const parts: string[] = [];
-  for (let s: { name: string; suite?: unknown } | undefined = context.task; s !== undefined; s = s.suite as { name: string; suite?: unknown } | undefined)
+  for (
+    let s: { name: string; suite?: unknown } | undefined = context.task;
+    s !== undefined;
+    s = s.suite as { name: string; suite?: unknown } | undefined
+  )
     if (s.name) parts.unshift(s.name);
   return `${context.task.file?.name ?? '?'} > ${parts.join(' > ')}`;
 }

@@ -45,7 +45,9 @@ export function startWatchdog(): Watchdog {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
   worker.unref();
   // A watchdog that died would leave the suite unguarded without a word: say so at once.
-  worker.on('error', (e: Error) => process.stderr.write(`[tscuda watchdog] the watchdog thread failed, tests are NOT guarded: ${e.message}\n`));
+  worker.on('error', (e: Error) =>
+    process.stderr.write(`[tscuda watchdog] the watchdog thread failed, tests are NOT guarded: ${e.message}\n`),
+  );
   return {
     arm: (name, limitMs) => worker.postMessage({ name, limitMs }),
     disarm: () => worker.postMessage({ name: '', limitMs: 0 }),
@@ -56,6 +58,7 @@ export function startWatchdog(): Watchdog {
 export function watchdogMarginMs(): number {
   const raw = process.env.TSCUDA_WATCHDOG_MARGIN_MS;
   const ms = raw === undefined ? 15_000 : Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`TSCUDA_WATCHDOG_MARGIN_MS must be a number of ms >= 0, got ${raw}`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new RangeError(`TSCUDA_WATCHDOG_MARGIN_MS must be a number of ms >= 0, got ${raw}`);
   return ms;
 }

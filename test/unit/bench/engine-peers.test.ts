@@ -17,28 +17,57 @@ describe('engine peers', () => {
   const names = ['stft_job_gsamples_per_s', 'cwt_job_gsamples_per_s'];
 
   it("adds the engine peer's metrics to the peer's own run as another pass", () => {
-    const folded = foldEnginePeer(ok('cupy', { fft_c2c_4096x8192_ms: 1.2 }), ok('cupy', { stft_job_gsamples_per_s: 5 }), names);
+    const folded = foldEnginePeer(
+      ok('cupy', { fft_c2c_4096x8192_ms: 1.2 }),
+      ok('cupy', { stft_job_gsamples_per_s: 5 }),
+      names,
+    );
     expect(folded.status).toBe('ok');
     expect(folded.passes).toHaveLength(2);
     expect(folded.passes[1]!.stft_job_gsamples_per_s!.median).toBe(5);
   });
 
   it('takes the engine peer alone when the main program was skipped, and keeps either failure', () => {
-    const skipped: PeerOutcome = { peer: 'torch', status: 'skipped', reason: 'no selected metric has peers', passes: [], errors: {} };
+    const skipped: PeerOutcome = {
+      peer: 'torch',
+      status: 'skipped',
+      reason: 'no selected metric has peers',
+      passes: [],
+      errors: {},
+    };
     expect(foldEnginePeer(skipped, ok('torch', { stft_job_gsamples_per_s: 3 }), names).status).toBe('ok');
-    const absent: PeerOutcome = { peer: 'torch', status: 'absent', reason: 'ModuleNotFoundError: torch', passes: [], errors: {} };
+    const absent: PeerOutcome = {
+      peer: 'torch',
+      status: 'absent',
+      reason: 'ModuleNotFoundError: torch',
+      passes: [],
+      errors: {},
+    };
     const kept = foldEnginePeer(ok('torch', { launch_empty_us: 5 }), absent, names);
     expect(kept.status).toBe('ok');
     expect(kept.errors.stft_job_gsamples_per_s).toMatch(/stft_job_peer\.py absent: ModuleNotFoundError/);
-    const failedMain: PeerOutcome = { peer: 'torch', status: 'failed', reason: 'crashed\nstack', passes: [], errors: {} };
-    expect(foldEnginePeer(failedMain, ok('torch', { stft_job_gsamples_per_s: 3 }), names).errors['(main program)']).toBe('failed: crashed');
+    const failedMain: PeerOutcome = {
+      peer: 'torch',
+      status: 'failed',
+      reason: 'crashed\nstack',
+      passes: [],
+      errors: {},
+    };
+    expect(
+      foldEnginePeer(failedMain, ok('torch', { stft_job_gsamples_per_s: 3 }), names).errors['(main program)'],
+    ).toBe('failed: crashed');
     expect(foldEnginePeer(failedMain, absent, names)).toBe(failedMain);
     expect(foldEnginePeer(undefined, absent, names)).toBe(absent);
   });
 });
 
 describe('the peers-min goal', () => {
-  const row = (tscuda: number | null, cupy: number | null, torch: number | null, better: 'higher' | 'lower' = 'higher'): MetricResult => ({
+  const row = (
+    tscuda: number | null,
+    cupy: number | null,
+    torch: number | null,
+    better: 'higher' | 'lower' = 'higher',
+  ): MetricResult => ({
     name: 'stft_job_gsamples_per_s',
     unit: 'Gsamples/s',
     better,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { BATCHER_BENCH, exactNamesPattern, METRIC_NAMES, METRICS, selectMetrics } from '../../../bench/harness/metrics.js';
+import {
+  BATCHER_BENCH,
+  exactNamesPattern,
+  METRIC_NAMES,
+  METRICS,
+  selectMetrics,
+} from '../../../bench/harness/metrics.js';
 import { producedMetricNames } from '../../../bench/tscuda/runner.js';
 
 /** Issue 6's fixed metric names, in its order. */
@@ -116,7 +122,11 @@ describe('metric catalogue', () => {
   });
 
   it('selects with an unanchored pattern and hands children exact names', () => {
-    expect(selectMetrics(/launch_/).map((m) => m.name)).toEqual(['launch_empty_us', 'launch_4args_us', 'launch_sync_roundtrip_us']);
+    expect(selectMetrics(/launch_/).map((m) => m.name)).toEqual([
+      'launch_empty_us',
+      'launch_4args_us',
+      'launch_sync_roundtrip_us',
+    ]);
     expect(selectMetrics(null)).toHaveLength(ISSUE_NAMES.length);
     const pattern = exactNamesPattern(['launch_empty_us', 'event_query_us']);
     expect(pattern).toBe('^(launch_empty_us|event_query_us)$');

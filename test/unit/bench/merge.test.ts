@@ -27,20 +27,28 @@ describe('peer protocol', () => {
   });
 
   it('moves a malformed metric to errors instead of dropping the line', () => {
-    const p = parsePeerLine(line({ peer: 'c', available: true, metrics: { a: { median: 'x' }, b: { median: 1, spread: 0, samples: 3 } } }));
+    const p = parsePeerLine(
+      line({ peer: 'c', available: true, metrics: { a: { median: 'x' }, b: { median: 1, spread: 0, samples: 3 } } }),
+    );
     expect(Object.keys(p.metrics)).toEqual(['b']);
     expect(p.errors.a).toMatch(/median/);
   });
 
   it('finds the last protocol line among stray output', () => {
-    const stdout = ['loading...', '{"not":"a peer"}', line({ peer: 'torch', available: true, metrics: {} }), ''].join('\n');
+    const stdout = ['loading...', '{"not":"a peer"}', line({ peer: 'torch', available: true, metrics: {} }), ''].join(
+      '\n',
+    );
     expect(findPeerLine(stdout, 'torch').peer).toBe('torch');
     expect(() => findPeerLine(stdout, 'cupy')).toThrow(/torch/);
     expect(() => findPeerLine('nothing here', 'c')).toThrow(/no JSON line/);
   });
 
   it('reports available:false as absent, with the reason', () => {
-    const o = peerOutcome('cupy', { exitCode: 0, stdout: line({ peer: 'cupy', available: false, reason: "No module named 'cupy'" }), stderr: '' });
+    const o = peerOutcome('cupy', {
+      exitCode: 0,
+      stdout: line({ peer: 'cupy', available: false, reason: "No module named 'cupy'" }),
+      stderr: '',
+    });
     expect(o.status).toBe('absent');
     expect(o.reason).toBe("No module named 'cupy'");
   });
@@ -52,13 +60,21 @@ describe('peer protocol', () => {
     expect(o.reason).toMatch(/exited with status 139/);
     expect(o.reason).toMatch(/Segmentation fault/);
     expect(o.reason).not.toMatch(/line 3\n/);
-    expect(peerOutcome('torch', { exitCode: undefined, stdout: '', stderr: '', timedOut: true }).reason).toMatch(/timed out/);
-    expect(peerOutcome('torch', { exitCode: undefined, stdout: '', stderr: 'x', failure: 'killed by SIGKILL' }).reason).toMatch(/SIGKILL/);
+    expect(peerOutcome('torch', { exitCode: undefined, stdout: '', stderr: '', timedOut: true }).reason).toMatch(
+      /timed out/,
+    );
+    expect(
+      peerOutcome('torch', { exitCode: undefined, stdout: '', stderr: 'x', failure: 'killed by SIGKILL' }).reason,
+    ).toMatch(/SIGKILL/);
   });
 
   it('keeps both passes of the native program', () => {
-    const a = ok(line({ peer: 'c', available: true, metrics: { launch_empty_us: { median: 3, spread: 0.02, samples: 15 } } }));
-    const b = ok(line({ peer: 'c', available: true, metrics: { launch_empty_us: { median: 3.2, spread: 0.02, samples: 15 } } }));
+    const a = ok(
+      line({ peer: 'c', available: true, metrics: { launch_empty_us: { median: 3, spread: 0.02, samples: 15 } } }),
+    );
+    const b = ok(
+      line({ peer: 'c', available: true, metrics: { launch_empty_us: { median: 3.2, spread: 0.02, samples: 15 } } }),
+    );
     const both = addPass(a, b);
     expect(both.passes).toHaveLength(2);
     const failed = addPass(a, peerOutcome('c', { exitCode: 1, stdout: '', stderr: 'boom' }));
@@ -74,7 +90,11 @@ describe('statistics', () => {
     expect(quantile([10, 20, 30, 40, 50], 0.1)).toBeCloseTo(14);
     expect(quantile([7], 0.9)).toBe(7);
     expect(Number.isNaN(quantile([], 0.5))).toBe(true);
-    expect(summarize([5, 1, 3])).toEqual({ median: 3, spread: (quantile([1, 3, 5], 0.9) - quantile([1, 3, 5], 0.1)) / 3, samples: 3 });
+    expect(summarize([5, 1, 3])).toEqual({
+      median: 3,
+      spread: (quantile([1, 3, 5], 0.9) - quantile([1, 3, 5], 0.1)) / 3,
+      samples: 3,
+    });
   });
 
   it('combines passes: median of medians, ± the larger of in-pass and between-pass spread', () => {
@@ -92,7 +112,14 @@ describe('statistics', () => {
 });
 
 describe('merging into report rows', () => {
-  const specs = ['launch_empty_us', 'launch_sync_roundtrip_us', 'await_completion_us', 'h2d_pinned_gbps', 'graph_replay_per_kernel_us', 'batcher_items_per_s'].map(metricSpec);
+  const specs = [
+    'launch_empty_us',
+    'launch_sync_roundtrip_us',
+    'await_completion_us',
+    'h2d_pinned_gbps',
+    'graph_replay_per_kernel_us',
+    'batcher_items_per_s',
+  ].map(metricSpec);
   const cPass1 = line({
     peer: 'c',
     available: true,
@@ -105,10 +132,18 @@ describe('merging into report rows', () => {
       graph_replay_per_kernel_us: { median: 1.0, spread: 0.05, samples: 15 },
     },
   });
-  const cPass2 = line({ peer: 'c', available: true, metrics: { launch_empty_us: { median: 3.2, spread: 0.02, samples: 15 } } });
+  const cPass2 = line({
+    peer: 'c',
+    available: true,
+    metrics: { launch_empty_us: { median: 3.2, spread: 0.02, samples: 15 } },
+  });
   const peers = {
     c: addPass(ok(cPass1), ok(cPass2)),
-    cupy: peerOutcome('cupy', { exitCode: 0, stdout: line({ peer: 'cupy', available: false, reason: 'no cupy' }), stderr: '' }),
+    cupy: peerOutcome('cupy', {
+      exitCode: 0,
+      stdout: line({ peer: 'cupy', available: false, reason: 'no cupy' }),
+      stderr: '',
+    }),
     torch: peerOutcome('torch', {
       exitCode: 0,
       stdout: line({
@@ -135,7 +170,11 @@ describe('merging into report rows', () => {
     },
     await_completion_us: { passes: [{ median: 9, spread: 0.1, samples: 3000 }], notes: ['launch + await'] },
     h2d_pinned_gbps: { passes: [{ median: 54, spread: 0.01, samples: 15 }], notes: [] },
-    graph_replay_per_kernel_us: { passes: [], notes: [], notMeasured: 'src/runtime/graph.ts is not in this checkout yet' },
+    graph_replay_per_kernel_us: {
+      passes: [],
+      notes: [],
+      notMeasured: 'src/runtime/graph.ts is not in this checkout yet',
+    },
     batcher_items_per_s: { passes: [{ median: 3e6, spread: 0.05, samples: 5 }], notes: [] },
   };
   const rows = mergeMetrics(specs, peers, tscuda);

@@ -15,7 +15,14 @@ describe('several-GPU bench results (main bench shape)', () => {
       c: { median: 391, spread: 0, samples: 3 },
       notes: ['n'],
     });
-    expect(p2p).toMatchObject({ tscuda: 390, c: 391, cupy: null, torch: null, met: true, samples: { tscuda: 3, c: 3 } });
+    expect(p2p).toMatchObject({
+      tscuda: 390,
+      c: 391,
+      cupy: null,
+      torch: null,
+      met: true,
+      samples: { tscuda: 3, c: 3 },
+    });
     expect(p2p.ratio).toBeCloseTo(390 / 391, 12);
     const nccl = metricRecord({
       name: 'nccl_allreduce_busbw_gbps',
@@ -26,7 +33,13 @@ describe('several-GPU bench results (main bench shape)', () => {
       notes: [],
     });
     expect(nccl).toMatchObject({ torch: 300, met: false });
-    const stft = metricRecord({ name: 'stft_job_multi_gpu_speedup', unit: 'x', goal: null, tscuda: { notMeasured: 'needs 2 GPUs, this machine has 1' }, notes: [] });
+    const stft = metricRecord({
+      name: 'stft_job_multi_gpu_speedup',
+      unit: 'x',
+      goal: null,
+      tscuda: { notMeasured: 'needs 2 GPUs, this machine has 1' },
+      notes: [],
+    });
     expect(stft).toMatchObject({ tscuda: null, met: null, ratio: null });
     expect(stft.notes).toContain('tscuda: not measured: needs 2 GPUs, this machine has 1');
   });

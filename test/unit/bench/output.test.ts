@@ -12,13 +12,17 @@ import { peerOutcome } from '../../../bench/harness/peers.js';
 
 describe('results file naming', () => {
   it('is <gpu-slug>-<yyyymmdd> in UTC', () => {
-    expect(resultsBaseName('NVIDIA H100 80GB HBM3', new Date('2026-11-22T23:30:00Z'))).toBe('nvidia-h100-80gb-hbm3-20261122');
+    expect(resultsBaseName('NVIDIA H100 80GB HBM3', new Date('2026-11-22T23:30:00Z'))).toBe(
+      'nvidia-h100-80gb-hbm3-20261122',
+    );
     expect(yyyymmdd(new Date('2027-01-05T00:00:00Z'))).toBe('20270105');
     expect(resultsBaseName('', new Date('2026-03-01T12:00:00Z'))).toBe('unknown-gpu-20260301');
   });
 
   it('marks --only runs partial so they never overwrite a full run', () => {
-    expect(resultsBaseName('NVIDIA H100 PCIe', new Date('2026-11-22T10:00:00Z'), true)).toBe('nvidia-h100-pcie-20261122-partial');
+    expect(resultsBaseName('NVIDIA H100 PCIe', new Date('2026-11-22T10:00:00Z'), true)).toBe(
+      'nvidia-h100-pcie-20261122-partial',
+    );
   });
 
   it('puts .json, .md and .svg side by side', () => {
@@ -34,13 +38,32 @@ describe('results file naming', () => {
 describe('command-line flags', () => {
   it('has bench.cu defaults', () => {
     const o = parseArgs([]);
-    expect(o).toMatchObject({ only: null, json: false, reps: DEFAULT_REPS, iters: DEFAULT_ITERS, rounds: DEFAULT_ROUNDS, peers: true, native: true });
+    expect(o).toMatchObject({
+      only: null,
+      json: false,
+      reps: DEFAULT_REPS,
+      iters: DEFAULT_ITERS,
+      rounds: DEFAULT_ROUNDS,
+      peers: true,
+      native: true,
+    });
     expect(DEFAULT_REPS).toBe(15);
     expect(DEFAULT_ITERS).toBe(20000);
   });
 
   it('parses every flag, with a value after a space or an =', () => {
-    const o = parseArgs(['--only', 'launch|event', '--json', '--reps', '5', '--iters=1000', '--rounds', '2', '--no-peers', '--no-native']);
+    const o = parseArgs([
+      '--only',
+      'launch|event',
+      '--json',
+      '--reps',
+      '5',
+      '--iters=1000',
+      '--rounds',
+      '2',
+      '--no-peers',
+      '--no-native',
+    ]);
     expect(o.only?.test('event_query_us')).toBe(true);
     expect(o.onlySource).toBe('launch|event');
     expect(o).toMatchObject({ json: true, reps: 5, iters: 1000, rounds: 2, peers: false, native: false });
@@ -59,10 +82,19 @@ function sampleRun(): BenchRun {
   const peers = {
     c: peerOutcome('c', {
       exitCode: 0,
-      stdout: JSON.stringify({ peer: 'c', available: true, version: 'driver 13.0', metrics: { launch_empty_us: { median: 3, spread: 0.02, samples: 15 } } }),
+      stdout: JSON.stringify({
+        peer: 'c',
+        available: true,
+        version: 'driver 13.0',
+        metrics: { launch_empty_us: { median: 3, spread: 0.02, samples: 15 } },
+      }),
       stderr: '',
     }),
-    cupy: peerOutcome('cupy', { exitCode: 0, stdout: JSON.stringify({ peer: 'cupy', available: false, reason: "No module named 'cupy'" }), stderr: '' }),
+    cupy: peerOutcome('cupy', {
+      exitCode: 0,
+      stdout: JSON.stringify({ peer: 'cupy', available: false, reason: "No module named 'cupy'" }),
+      stderr: '',
+    }),
   };
   const metrics = mergeMetrics(METRICS, peers, {
     launch_empty_us: { passes: [{ median: 3.2, spread: 0.03, samples: 15 }], notes: [] },
@@ -112,12 +144,17 @@ describe('outputs', () => {
     const json = JSON.parse(readFileSync(files.json, 'utf8')) as BenchRun;
     expect(json.metrics).toHaveLength(METRICS.length);
     const first = json.metrics[0]!;
-    for (const key of ['name', 'unit', 'better', 'tscuda', 'c', 'cupy', 'torch', 'cudaPython', 'goal']) expect(first).toHaveProperty(key);
+    for (const key of ['name', 'unit', 'better', 'tscuda', 'c', 'cupy', 'torch', 'cudaPython', 'goal'])
+      expect(first).toHaveProperty(key);
     expect(first.cupy).toBeNull();
     expect(json.gpu).toBe(run.gpu);
     expect(readFileSync(files.md, 'utf8')).toContain('## Notes');
     expect(readFileSync(files.svg, 'utf8')).toMatch(/^<svg/);
-    expect(readdirSync(join(out, 'nested')).sort()).toEqual(['nvidia-h100-80gb-hbm3-20261122.json', 'nvidia-h100-80gb-hbm3-20261122.md', 'nvidia-h100-80gb-hbm3-20261122.svg']);
+    expect(readdirSync(join(out, 'nested')).sort()).toEqual([
+      'nvidia-h100-80gb-hbm3-20261122.json',
+      'nvidia-h100-80gb-hbm3-20261122.md',
+      'nvidia-h100-80gb-hbm3-20261122.svg',
+    ]);
   });
 
   it('puts peers, settings and notes in the markdown', () => {

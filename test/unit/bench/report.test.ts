@@ -3,7 +3,15 @@ import { toRatioChartSvg } from '../../../bench/report/chart.js';
 import { goalSummary, toMarkdown } from '../../../bench/report/markdown.js';
 import { gpuSlug } from '../../../bench/report/slug.js';
 import { formatTable } from '../../../bench/report/table.js';
-import { describeGoal, formatNumber, meetsGoal, ratio, type BenchResults, type Goal, type MetricResult } from '../../../bench/report/types.js';
+import {
+  describeGoal,
+  formatNumber,
+  meetsGoal,
+  ratio,
+  type BenchResults,
+  type Goal,
+  type MetricResult,
+} from '../../../bench/report/types.js';
 
 /** Balanced tags and escaped text: Node has no DOMParser to do it. */
 function assertWellFormedXml(xml: string): void {
@@ -21,7 +29,13 @@ function assertWellFormedXml(xml: string): void {
   expect(stack).toEqual([]);
 }
 
-function metric(name: string, tscuda: number | null, c: number | null, goal: Goal | null, extra: Partial<MetricResult> = {}): MetricResult {
+function metric(
+  name: string,
+  tscuda: number | null,
+  c: number | null,
+  goal: Goal | null,
+  extra: Partial<MetricResult> = {},
+): MetricResult {
   return { name, unit: 'µs', better: 'lower', tscuda, c, cupy: null, torch: null, cudaPython: null, goal, ...extra };
 }
 
@@ -32,7 +46,13 @@ const results: BenchResults = {
   commit: 'dfbd958',
   date: '2025-01-01',
   metrics: [
-    metric('empty launch', 3.3, 3.0, { kind: 'ratio-max', value: 1.1 }, { cupy: 5.2, torch: 6.8, cudaPython: 4.1, spread: { tscuda: 0.04 } }),
+    metric(
+      'empty launch',
+      3.3,
+      3.0,
+      { kind: 'ratio-max', value: 1.1 },
+      { cupy: 5.2, torch: 6.8, cudaPython: 4.1, spread: { tscuda: 0.04 } },
+    ),
     metric('4-arg launch', 3.9, 3.4, { kind: 'ratio-max', value: 1.1 }),
     metric('event record', 0.43, 0.3, { kind: 'floor-max', value: 1.1 }, { floor: 0.4 }),
     metric('event query', 0.13, 0.1, { kind: 'floor-max', value: 1.1 }, { floor: 0.1 }),
@@ -104,7 +124,19 @@ describe('formatTable', () => {
 
   it('has a header, a rule and a row per metric', () => {
     expect(lines).toHaveLength(2 + results.metrics.length);
-    for (const h of ['metric', 'C', 'CuPy', 'PyTorch', 'cuda-python', 'floor', 'tscuda', 'tscuda/C', 'tscuda/floor', 'goal']) expect(lines[0]).toContain(h);
+    for (const h of [
+      'metric',
+      'C',
+      'CuPy',
+      'PyTorch',
+      'cuda-python',
+      'floor',
+      'tscuda',
+      'tscuda/C',
+      'tscuda/floor',
+      'goal',
+    ])
+      expect(lines[0]).toContain(h);
     results.metrics.forEach((m, i) => expect(lines[i + 2]?.startsWith(m.name)).toBe(true));
   });
 
@@ -166,7 +198,10 @@ describe('toRatioChartSvg', () => {
     expect(svg).not.toContain('no goal<');
   });
   it('caps the axis for an outlier and still renders with no ratio goals', () => {
-    const outlier = toRatioChartSvg({ ...results, metrics: [metric('slow', 30, 1, { kind: 'ratio-max', value: 1.1 })] });
+    const outlier = toRatioChartSvg({
+      ...results,
+      metrics: [metric('slow', 30, 1, { kind: 'ratio-max', value: 1.1 })],
+    });
     assertWellFormedXml(outlier);
     expect(outlier).toContain('30.00×');
     const none = toRatioChartSvg({ ...results, metrics: [] });

@@ -15,11 +15,20 @@ const ROOT = new URL('../../../', import.meta.url).pathname;
 function post(base: string, path: string, body: Buffer): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base + path);
-    const r = request({ host: url.hostname, port: url.port, path, method: 'POST', headers: { 'content-length': String(body.byteLength) } }, (res) => {
-      let bytes = 0;
-      res.on('data', (c: Buffer) => (bytes += c.byteLength));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
-    });
+    const r = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { 'content-length': String(body.byteLength) },
+      },
+      (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => (bytes += c.byteLength));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes }));
+      },
+    );
     r.on('error', reject);
     r.end(body);
   });

@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedLoop, closedLoopProcesses, mergeLoopReports, openLoop, type LoadRequest, type LoopReport } from '../../../bench/serve/load.js';
+import {
+  closedLoop,
+  closedLoopProcesses,
+  mergeLoopReports,
+  openLoop,
+  type LoadRequest,
+  type LoopReport,
+} from '../../../bench/serve/load.js';
 
 // A server that answers every third POST 429 and the rest 200 after `delayMs`, and counts bodies.
 let server: Server;
@@ -29,7 +36,13 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const request = (): LoadRequest => ({ base, path: '/x', method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(1000, 7) });
+const request = (): LoadRequest => ({
+  base,
+  path: '/x',
+  method: 'POST',
+  headers: { 'content-type': 'application/octet-stream' },
+  body: Buffer.alloc(1000, 7),
+});
 
 function answered(r: LoopReport): number {
   return Object.values(r.byStatus).reduce((a, b) => a + b, 0);
@@ -80,7 +93,12 @@ describe('serve bench load generators', () => {
       firstSamples: [],
     };
     const m = mergeLoopReports([a, b]);
-    expect(m).toMatchObject({ sent: 5, byStatus: { '200': 4, '429': 1 }, unanswered: { ECONNRESET: 1 }, nonRetryable503: 1 });
+    expect(m).toMatchObject({
+      sent: 5,
+      byStatus: { '200': 4, '429': 1 },
+      unanswered: { ECONNRESET: 1 },
+      nonRetryable503: 1,
+    });
     expect(m.latencyMs['200']).toEqual({ p50: 3, p90: 100, p99: 100, max: 100 });
     expect(m.latencyMs['429']!.max).toBe(5);
     expect(m.firstRequestMs.max).toBe(9);

@@ -31,7 +31,9 @@ describe('tscuda CLI', { timeout: 60_000 }, () => {
   it('prints the package version for --version', async () => {
     const r = await tscuda('--version');
     expect(r.exitCode).toBe(0);
-    expect(r.stdout.trim()).toBe((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(r.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
   it('rejects an unknown command on stderr with exit code 2', async () => {
     const r = await tscuda('nonsense');
@@ -58,24 +60,34 @@ describe('tscuda CLI', { timeout: 60_000 }, () => {
 describe('tscuda info', { timeout: 60_000 }, () => {
   it('lists every library, found with its path or missing with a hint', async () => {
     const r = await tscuda('info');
-    for (const label of ['libcuda', 'libcudart', 'cuFFT', 'NVRTC', 'NCCL']) expect(r.stdout).toMatch(new RegExp(`^  ${label} +(missing|\\S* +/)`, 'm'));
+    for (const label of ['libcuda', 'libcudart', 'cuFFT', 'NVRTC', 'NCCL'])
+      expect(r.stdout).toMatch(new RegExp(`^  ${label} +(missing|\\S* +/)`, 'm'));
   });
   it('prints JSON with --json in every case, errors included', async () => {
     const r = await tscuda('info', '--json');
-    const report = JSON.parse(r.stdout) as { ok: boolean; libraries: { name: string; found: boolean; path?: string }[]; error?: { message: string } };
+    const report = JSON.parse(r.stdout) as {
+      ok: boolean;
+      libraries: { name: string; found: boolean; path?: string }[];
+      error?: { message: string };
+    };
     expect(report.libraries.map((l) => l.name)).toEqual(['driver', 'runtime', 'cufft', 'nvrtc', 'nccl']);
     for (const l of report.libraries) if (l.found) expect(l.path).toMatch(/^\/|\.so/);
     expect(r.exitCode).toBe(report.ok ? 0 : 1);
     if (!report.ok) expect(report.error?.message).toBeTruthy();
   });
-  it.runIf(!isLibraryAvailable('driver'))('without a driver: exit code 1 and one clear line on stderr, no stack trace (the executable itself)', async () => {
-    const r = await execa('node', [join(root, 'bin', 'tscuda.js'), 'info'], { reject: false, cwd: root });
-    expect(r.exitCode).toBe(1);
-    expect(r.stdout).toMatch(/libcuda +missing/);
-    expect(r.stderr.trim().split('\n')).toEqual(['tscuda: no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU']);
-    const json = await tscuda('info', '--json');
-    expect(json.exitCode).toBe(1);
-    expect(json.stderr).toBe('');
-    expect((JSON.parse(json.stdout) as { error: { name: string } }).error.name).toBe('CudaUnavailableError');
-  });
+  it.runIf(!isLibraryAvailable('driver'))(
+    'without a driver: exit code 1 and one clear line on stderr, no stack trace (the executable itself)',
+    async () => {
+      const r = await execa('node', [join(root, 'bin', 'tscuda.js'), 'info'], { reject: false, cwd: root });
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toMatch(/libcuda +missing/);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        'tscuda: no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU',
+      ]);
+      const json = await tscuda('info', '--json');
+      expect(json.exitCode).toBe(1);
+      expect(json.stderr).toBe('');
+      expect((JSON.parse(json.stdout) as { error: { name: string } }).error.name).toBe('CudaUnavailableError');
+    },
+  );
 });

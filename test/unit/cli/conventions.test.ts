@@ -16,7 +16,9 @@ describe('usage errors: one line, exit 2, for every command', () => {
   it('no arguments at all is a usage error (exit 2, one line naming the commands), not success', async () => {
     const r = await run();
     expect(r.code).toBe(2);
-    expect(lines(r.err)).toEqual(['tscuda: a command is needed: info, demo, stft, bench, serve, worker (tscuda --help)']);
+    expect(lines(r.err)).toEqual([
+      'tscuda: a command is needed: info, demo, stft, bench, serve, worker (tscuda --help)',
+    ]);
     expect(r.out).toBe('');
   });
 
@@ -59,7 +61,9 @@ describe('usage errors: one line, exit 2, for every command', () => {
   });
 
   it('joins only numbers: a missing value before another option stays an error', () => {
-    expect(joinNegativeValues(['--lanes', '-1', '--quiet'], { lanes: { type: 'string' }, quiet: { type: 'boolean' } })).toEqual(['--lanes=-1', '--quiet']);
+    expect(
+      joinNegativeValues(['--lanes', '-1', '--quiet'], { lanes: { type: 'string' }, quiet: { type: 'boolean' } }),
+    ).toEqual(['--lanes=-1', '--quiet']);
     expect(joinNegativeValues(['--out', '--json'], { out: { type: 'string' } })).toEqual(['--out', '--json']);
     expect(joinNegativeValues(['--quiet', '-1'], { quiet: { type: 'boolean' } })).toEqual(['--quiet', '-1']);
     expect(joinNegativeValues(['--fs', '-.5'])).toEqual(['--fs=-.5']);
@@ -93,10 +97,17 @@ describe('tscuda info: where it looked', () => {
   it('honours CUDA_HOME and shows it: its folders come first, labelled with the variable', () => {
     process.env.CUDA_HOME = '/nonexistent/cuda-home-for-test';
     const places = searchPlaces('cufft');
-    expect(places[0]).toEqual({ folder: '/nonexistent/cuda-home-for-test', from: 'CUDA_HOME', exists: false, file: undefined });
+    expect(places[0]).toEqual({
+      folder: '/nonexistent/cuda-home-for-test',
+      from: 'CUDA_HOME',
+      exists: false,
+      file: undefined,
+    });
     expect(places.map((p) => p.folder)).toContain('/nonexistent/cuda-home-for-test/lib64');
     expect(places.some((p) => p.from === 'system loader')).toBe(true);
-    expect(places.findIndex((p) => p.from === 'CUDA_HOME')).toBeLessThan(places.findIndex((p) => p.from === 'system loader'));
+    expect(places.findIndex((p) => p.from === 'CUDA_HOME')).toBeLessThan(
+      places.findIndex((p) => p.from === 'system loader'),
+    );
   });
 
   it('lists every place searched for a missing library, and the origin of a found one', () => {
@@ -106,15 +117,23 @@ describe('tscuda info: where it looked', () => {
     for (const l of collectLibraries()) expect(l.searchPaths.length).toBeGreaterThan(0);
     if (missing.length > 0) {
       expect(text).toMatch(/looked for lib\S+\.so[\S]*, .* in/);
-      expect(text).toContain('CUDA_HOME=/nonexistent/cuda-home-for-test  /nonexistent/cuda-home-for-test/lib64  no such folder');
+      expect(text).toContain(
+        'CUDA_HOME=/nonexistent/cuda-home-for-test  /nonexistent/cuda-home-for-test/lib64  no such folder',
+      );
       expect(text).toMatch(/system loader +the system loader \(LD_LIBRARY_PATH=/);
     }
-    for (const l of collectLibraries()) if (l.found) expect(text).toMatch(new RegExp(`${l.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}  \\(`));
+    for (const l of collectLibraries())
+      if (l.found) expect(text).toMatch(new RegExp(`${l.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}  \\(`));
   });
 
-  it.runIf(!isLibraryAvailable('driver'))('without a driver the one error line says the driver is missing (not "no device visible")', async () => {
-    const r = await run('info');
-    expect(r.code).toBe(1);
-    expect(lines(r.err)).toEqual(['tscuda: no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU']);
-  });
+  it.runIf(!isLibraryAvailable('driver'))(
+    'without a driver the one error line says the driver is missing (not "no device visible")',
+    async () => {
+      const r = await run('info');
+      expect(r.code).toBe(1);
+      expect(lines(r.err)).toEqual([
+        'tscuda: no NVIDIA driver found (libcuda.so.1); install the NVIDIA driver to use a GPU',
+      ]);
+    },
+  );
 });

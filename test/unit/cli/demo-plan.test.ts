@@ -1,6 +1,15 @@
 import FFT from 'fft.js';
 import { describe, expect, it } from 'vitest';
-import { DEMO_FS, dominantIndexOf, formatTable, jobTimelineRecords, matchCycles, plantedCycles, synthesizeDemo, type JobTrace } from '../../../src/cli/commands/demo-plan.js';
+import {
+  DEMO_FS,
+  dominantIndexOf,
+  formatTable,
+  jobTimelineRecords,
+  matchCycles,
+  plantedCycles,
+  synthesizeDemo,
+  type JobTrace,
+} from '../../../src/cli/commands/demo-plan.js';
 import type { DominantCycle } from '../../../src/engine/types.js';
 
 /** |X_k|^2 of the linearly detrended, Hann-windowed row (the engine's flow), float64. */
@@ -16,7 +25,10 @@ function powerSpectrum(row: ArrayLike<number>): Float64Array {
     num += row[i]! * (i - tMean);
     den += (i - tMean) ** 2;
   }
-  const x = Array.from({ length: n }, (_, i) => (row[i]! - mean - (num / den) * (i - tMean)) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / n)));
+  const x = Array.from(
+    { length: n },
+    (_, i) => (row[i]! - mean - (num / den) * (i - tMean)) * (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / n)),
+  );
   const f = new FFT(n);
   const out = f.createComplexArray() as number[];
   f.realTransform(out, x);
@@ -57,17 +69,26 @@ describe('demo signal', () => {
     const b = synthesizeDemo(2, 1024, { into: new Float32Array(2048) });
     expect(Buffer.from(a.buffer).equals(Buffer.from(b.buffer))).toBe(true);
     expect(a.subarray(0, 1024)).not.toEqual(a.subarray(1024));
-    expect(() => synthesizeDemo(2, 1024, { into: new Float32Array(10) })).toThrow(/holds 10 samples, expected 2 x 1024/);
+    expect(() => synthesizeDemo(2, 1024, { into: new Float32Array(10) })).toThrow(
+      /holds 10 samples, expected 2 x 1024/,
+    );
   });
 });
 
 describe('cycle matching', () => {
   const n = 65536;
   const planted = plantedCycles(n);
-  const cycle = (frequency: number, amplitude = 2): DominantCycle => ({ frequency, period: 1 / frequency, amplitude, phase: 0 });
+  const cycle = (frequency: number, amplitude = 2): DominantCycle => ({
+    frequency,
+    period: 1 / frequency,
+    amplitude,
+    phase: 0,
+  });
 
   it('counts the series whose dominant bin is the planted one', () => {
-    const dominant = Array.from({ length: 8 }, (_, s) => cycle(planted[dominantIndexOf(s, 4)]!.frequency, 1.9 + s / 100));
+    const dominant = Array.from({ length: 8 }, (_, s) =>
+      cycle(planted[dominantIndexOf(s, 4)]!.frequency, 1.9 + s / 100),
+    );
     dominant[5] = cycle(planted[1]!.frequency + 3 * (DEMO_FS / n)); // three bins off
     const m = matchCycles(dominant, planted, n);
     expect(m.map((r) => [r.series, r.found])).toEqual([
@@ -83,7 +104,15 @@ describe('cycle matching', () => {
 
 describe('job timeline and tables', () => {
   it('keeps the last window of jobs, one row per lane, starting at 0', () => {
-    const jobs: JobTrace[] = Array.from({ length: 100 }, (_, i) => ({ id: i, lane: i % 4, submittedMs: 1000 + i * 10, queuedMs: 1, runMs: 20, gpuMs: 15, samples: 4_194_304 }));
+    const jobs: JobTrace[] = Array.from({ length: 100 }, (_, i) => ({
+      id: i,
+      lane: i % 4,
+      submittedMs: 1000 + i * 10,
+      queuedMs: 1,
+      runMs: 20,
+      gpuMs: 15,
+      samples: 4_194_304,
+    }));
     const r = jobTimelineRecords(jobs, 100);
     const last = 1000 + 99 * 10 + 21;
     expect(r.length).toBe(jobs.filter((j) => j.submittedMs + 21 >= last - 100).length);

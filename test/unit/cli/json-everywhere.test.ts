@@ -26,7 +26,10 @@ describe('--json everywhere', { timeout: 20_000 }, () => {
     const r = await runCli('--json');
     expect(r.code).toBe(2);
     expect(r.err).toBe('');
-    expect(jsonAnswer(r.out)).toEqual({ ok: false, error: { name: 'UsageError', message: expect.stringMatching(/^a command is needed: info, demo/) as string } });
+    expect(jsonAnswer(r.out)).toEqual({
+      ok: false,
+      error: { name: 'UsageError', message: expect.stringMatching(/^a command is needed: info, demo/) as string },
+    });
   });
 
   it("before a command it is that command's --json", async () => {
@@ -40,7 +43,10 @@ describe('--json everywhere', { timeout: 20_000 }, () => {
       const r = await runCli(name, '--json', '--bogus');
       expect(r.code, name).toBe(2);
       expect(r.err, name).toBe('');
-      expect(jsonAnswer(r.out), name).toEqual({ ok: false, error: { name: 'UsageError', message: 'unknown option "--bogus"' } });
+      expect(jsonAnswer(r.out), name).toEqual({
+        ok: false,
+        error: { name: 'UsageError', message: 'unknown option "--bogus"' },
+      });
     }
   });
 });
@@ -49,14 +55,20 @@ describe('--json on failures after the usage checks', { timeout: 20_000 }, () =>
   it('worker: Redis unreachable at start is one JSON object, exit 1', async () => {
     const r = await runCli('worker', '--json', '--redis', 'redis://127.0.0.1:1');
     expect(r.code).toBe(1);
-    expect(jsonAnswer(r.out)).toMatchObject({ ok: false, error: { message: expect.stringMatching(/unreachable/) as string } });
+    expect(jsonAnswer(r.out)).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(/unreachable/) as string },
+    });
   });
 });
 
 describe('one wording for an unknown option', { timeout: 20_000 }, () => {
   it('with and without a command', async () => {
     expect((await runCli('--bogus')).err).toMatch(/^tscuda: unknown option "--bogus"; the commands are /);
-    for (const { name } of COMMANDS) expect((await runCli(name, '--bogus')).err, name).toBe(`tscuda ${name}: unknown option "--bogus" (tscuda ${name} --help)\n`);
+    for (const { name } of COMMANDS)
+      expect((await runCli(name, '--bogus')).err, name).toBe(
+        `tscuda ${name}: unknown option "--bogus" (tscuda ${name} --help)\n`,
+      );
   });
 });
 
@@ -70,31 +82,38 @@ describe('usage errors before any GPU or Redis check', { timeout: 20_000 }, () =
 });
 
 const gpu = Device.available({ needs: ['cufft'] });
-describe.skipIf(gpu.ok)(`demo and stft without a GPU${gpu.ok ? ' (skipped: this machine has a GPU and cuFFT)' : ''}`, { timeout: 20_000 }, () => {
-  it('make no --out folder, and say why in one line (exit 1)', async () => {
-    const out = join(scratch, 'demo-out');
-    const r = await runCli('demo', '--out', out);
-    expect(r.code).toBe(1);
-    expect(outputLines(r.err)).toEqual([expect.stringMatching(/^tscuda demo: .*; the demo needs a GPU and cuFFT$/)]);
-    expect(existsSync(out)).toBe(false);
-  });
+describe.skipIf(gpu.ok)(
+  `demo and stft without a GPU${gpu.ok ? ' (skipped: this machine has a GPU and cuFFT)' : ''}`,
+  { timeout: 20_000 },
+  () => {
+    it('make no --out folder, and say why in one line (exit 1)', async () => {
+      const out = join(scratch, 'demo-out');
+      const r = await runCli('demo', '--out', out);
+      expect(r.code).toBe(1);
+      expect(outputLines(r.err)).toEqual([expect.stringMatching(/^tscuda demo: .*; the demo needs a GPU and cuFFT$/)]);
+      expect(existsSync(out)).toBe(false);
+    });
 
-  it('under --json the failure is one JSON object', async () => {
-    const out = join(scratch, 'demo-json');
-    const r = await runCli('demo', '--json', '--out', out);
-    expect(r.code).toBe(1);
-    expect(r.err).toBe('');
-    expect(jsonAnswer(r.out)).toMatchObject({ ok: false, error: { name: 'GpuUnavailable', message: expect.stringMatching(/the demo needs a GPU and cuFFT$/) as string } });
-    expect(existsSync(out)).toBe(false);
-  });
+    it('under --json the failure is one JSON object', async () => {
+      const out = join(scratch, 'demo-json');
+      const r = await runCli('demo', '--json', '--out', out);
+      expect(r.code).toBe(1);
+      expect(r.err).toBe('');
+      expect(jsonAnswer(r.out)).toMatchObject({
+        ok: false,
+        error: { name: 'GpuUnavailable', message: expect.stringMatching(/the demo needs a GPU and cuFFT$/) as string },
+      });
+      expect(existsSync(out)).toBe(false);
+    });
 
-  it('stft reads its input, then makes no --out folder without a GPU', async () => {
-    const input = join(scratch, 'signal.csv');
-    writeFileSync(input, Array.from({ length: 256 }, (_, i) => Math.sin(i / 5).toFixed(6)).join('\n'));
-    const out = join(scratch, 'stft-out');
-    const r = await runCli('stft', input, '--out', out);
-    expect(r.code).toBe(1);
-    expect(outputLines(r.err)).toEqual([expect.stringMatching(/^tscuda stft: .*; stft needs a GPU and cuFFT$/)]);
-    expect(existsSync(out)).toBe(false);
-  });
-});
+    it('stft reads its input, then makes no --out folder without a GPU', async () => {
+      const input = join(scratch, 'signal.csv');
+      writeFileSync(input, Array.from({ length: 256 }, (_, i) => Math.sin(i / 5).toFixed(6)).join('\n'));
+      const out = join(scratch, 'stft-out');
+      const r = await runCli('stft', input, '--out', out);
+      expect(r.code).toBe(1);
+      expect(outputLines(r.err)).toEqual([expect.stringMatching(/^tscuda stft: .*; stft needs a GPU and cuFFT$/)]);
+      expect(existsSync(out)).toBe(false);
+    });
+  },
+);

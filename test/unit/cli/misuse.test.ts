@@ -45,13 +45,16 @@ describe('bench: why no GPU', () => {
     expect(probeGpu()).toEqual(Device.available());
   });
 
-  it.runIf(!isLibraryAvailable('driver'))('without a driver it says the driver is missing, not that it sees no device', () => {
-    const probe = probeGpu();
-    expect(probe.ok).toBe(false);
-    const reason = probe.ok ? '' : probe.reason;
-    expect(reason).toMatch(/^no NVIDIA driver/);
-    expect(reason).not.toMatch(/installed/);
-  });
+  it.runIf(!isLibraryAvailable('driver'))(
+    'without a driver it says the driver is missing, not that it sees no device',
+    () => {
+      const probe = probeGpu();
+      expect(probe.ok).toBe(false);
+      const reason = probe.ok ? '' : probe.reason;
+      expect(reason).toMatch(/^no NVIDIA driver/);
+      expect(reason).not.toMatch(/installed/);
+    },
+  );
 });
 
 describe('stft: bad input files exit 1 naming the file', () => {
@@ -68,7 +71,9 @@ describe('stft: bad input files exit 1 naming the file', () => {
 
   it('a CSV value that overflows to Infinity, with its line', () => {
     expect(() => parseCsv('v\n1\n1e999\n', {}, 'x.csv')).toThrow(SignalInputError);
-    expect(() => parseCsv('v\n1\n1e999\n', {}, 'x.csv')).toThrow(/^x\.csv: line 3, column 0: "1e999" is not finite; samples must be finite$/);
+    expect(() => parseCsv('v\n1\n1e999\n', {}, 'x.csv')).toThrow(
+      /^x\.csv: line 3, column 0: "1e999" is not finite; samples must be finite$/,
+    );
     expect(() => parseCsv('-1e400\n', {}, 'x.csv')).toThrow(/line 1/);
   });
 
@@ -77,7 +82,9 @@ describe('stft: bad input files exit 1 naming the file', () => {
     expect(() => planStft(options([path]))).toThrow(SignalInputError);
     const r = await runCli('stft', path);
     expect(r.code).toBe(1);
-    expect(outputLines(r.err)).toEqual([`tscuda stft: ${path}: the signal has 3 samples; at least ${MIN_SERIES_LENGTH} are needed`]);
+    expect(outputLines(r.err)).toEqual([
+      `tscuda stft: ${path}: the signal has 3 samples; at least ${MIN_SERIES_LENGTH} are needed`,
+    ]);
     expect(() => planStft(options([file('one.csv', '7\n')]))).toThrow(/the signal has 1 sample; at least/);
   });
 });
@@ -104,7 +111,9 @@ describe('stft: a WAV that is not what its header says is read, with one warning
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     view.setUint32(40, 15, true);
     view.setUint32(4, bytes.byteLength - 8, true);
-    expect(decodeWav(bytes, {}, 'odd.wav').warnings).toEqual(['odd.wav: WAV data chunk of 15 bytes is not a whole number of 2-byte frames; reading 14']);
+    expect(decodeWav(bytes, {}, 'odd.wav').warnings).toEqual([
+      'odd.wav: WAV data chunk of 15 bytes is not a whole number of 2-byte frames; reading 14',
+    ]);
   });
 
   it('a whole file has no warning', () => {
@@ -121,7 +130,9 @@ describe('stft: a WAV that is not what its header says is read, with one warning
       ).slice(0, 44 + 600),
     );
     const r = await runCli('stft', path, '--quiet', '--out', join(dir, 'cut-stft'));
-    expect(outputLines(r.err)[0]).toBe(`tscuda stft: ${path}: WAV data chunk says 1024 bytes, file holds 600; reading 600`);
+    expect(outputLines(r.err)[0]).toBe(
+      `tscuda stft: ${path}: WAV data chunk says 1024 bytes, file holds 600; reading 600`,
+    );
   });
 });
 
@@ -144,7 +155,9 @@ describe('stft: options refused at parse or plan time (exit 2)', () => {
     expect(options(['a.i16', '--scale', '0.5']).scale).toBe(0.5);
     for (const bad of ['0', 'abc', '', 'Infinity']) {
       expect(() => parseStftOptions(['a.i16', '--scale', bad]), bad).toThrow(UsageError);
-      expect(() => parseStftOptions(['a.i16', '--scale', bad]), bad).toThrow(`--scale must be a finite non-zero number, got "${bad}"`);
+      expect(() => parseStftOptions(['a.i16', '--scale', bad]), bad).toThrow(
+        `--scale must be a finite non-zero number, got "${bad}"`,
+      );
     }
   });
 
@@ -161,8 +174,14 @@ describe('stft: options refused at parse or plan time (exit 2)', () => {
       ),
     );
     const refused: [string[], string][] = [
-      [[f32, '--scale', '2'], '--scale applies only to 16-bit input (16-bit PCM WAV, .i16, .f16, .bf16), not f32 input'],
-      [[csv, '--scale', '2'], '--scale applies only to 16-bit input (16-bit PCM WAV, .i16, .f16, .bf16), not csv input'],
+      [
+        [f32, '--scale', '2'],
+        '--scale applies only to 16-bit input (16-bit PCM WAV, .i16, .f16, .bf16), not f32 input',
+      ],
+      [
+        [csv, '--scale', '2'],
+        '--scale applies only to 16-bit input (16-bit PCM WAV, .i16, .f16, .bf16), not csv input',
+      ],
       [[f32, '--channel', '0'], '--channel applies only to WAV input, not f32 input'],
       [[i16, '--channel', '0'], '--channel applies only to WAV input, not i16 input'],
       [[f32, '--column', '0'], '--column applies only to CSV input, not f32 input'],
@@ -183,7 +202,9 @@ describe('stft: options refused at parse or plan time (exit 2)', () => {
       '24',
       Array.from({ length: 64 }, (_, i) => i),
     );
-    expect(() => planStft(options([file('x24.wav', wav24.toBuffer()), '--scale', '2']))).toThrow(/--scale applies only to 16-bit input .*is a WAV of encoding 24/);
+    expect(() => planStft(options([file('x24.wav', wav24.toBuffer()), '--scale', '2']))).toThrow(
+      /--scale applies only to 16-bit input .*is a WAV of encoding 24/,
+    );
     // Where they apply, they are taken.
     expect(planStft(options([i16, '--scale', '2'])).input.raw16?.scale).toBe(2);
     expect(planStft(options([wav, '--channel', '0'])).input.channelNote).toBe('mono');
@@ -207,12 +228,17 @@ describe('worker and serve: option mistakes at parse time (exit 2)', () => {
     const r = await runCli('worker', ...redis, '--lanes', '-1');
     expect(r.code).toBe(2);
     expect(r.err).not.toMatch(/ambiguous/);
-    expect(outputLines(r.err)).toEqual(['tscuda worker: --lanes must be a whole number, got "-1" (tscuda worker --help)']);
+    expect(outputLines(r.err)).toEqual([
+      'tscuda worker: --lanes must be a whole number, got "-1" (tscuda worker --help)',
+    ]);
   });
 
   it("--queue and --prefix by the queue's own name rule, before connecting to Redis", async () => {
     expect(() => parseWorkerArgs([...redis, '--queue', ''])).toThrow(UsageError);
-    expect(parseWorkerArgs([...redis, '--queue', 'jobs', '--prefix', '{tscuda}'])).toMatchObject({ queue: 'jobs', prefix: '{tscuda}' });
+    expect(parseWorkerArgs([...redis, '--queue', 'jobs', '--prefix', '{tscuda}'])).toMatchObject({
+      queue: 'jobs',
+      prefix: '{tscuda}',
+    });
     for (const [command, option, value] of [
       ['worker', 'queue', ''],
       ['worker', 'prefix', 'a:b'],
@@ -222,7 +248,11 @@ describe('worker and serve: option mistakes at parse time (exit 2)', () => {
       const r = await runCli(command, ...redis, `--${option}`, value);
       expect(r.code, `${command} --${option}`).toBe(2);
       expect(outputLines(r.err)).toHaveLength(1);
-      expect(outputLines(r.err)[0]).toMatch(new RegExp(`^tscuda ${command}: --${option} must be 1-100 characters .*, got "${value}" \\(tscuda ${command} --help\\)$`));
+      expect(outputLines(r.err)[0]).toMatch(
+        new RegExp(
+          `^tscuda ${command}: --${option} must be 1-100 characters .*, got "${value}" \\(tscuda ${command} --help\\)$`,
+        ),
+      );
     }
   });
 });

@@ -28,24 +28,37 @@ describe.skipIf(skipReason !== undefined)('a driver without cuFFT', () => {
   let stub: string;
   let redis: TestRedis;
   beforeAll(async () => {
-    stub = (await execa('npx', ['tsx', join(root, 'bench', 'probe', 'stub-libcuda.ts')], { cwd: root })).stdout.trim().split('\n').at(-1)!;
+    stub = (await execa('npx', ['tsx', join(root, 'bench', 'probe', 'stub-libcuda.ts')], { cwd: root })).stdout
+      .trim()
+      .split('\n')
+      .at(-1)!;
     redis = await startRedis();
   }, 60_000);
   afterAll(async () => {
     await redis?.dispose();
   });
 
-  const run = (args: string[]) => execa('node', [join(root, 'bin', 'tscuda.js'), ...args], { reject: false, cwd: root, env: { LD_LIBRARY_PATH: stub }, timeout: 30_000 });
+  const run = (args: string[]) =>
+    execa('node', [join(root, 'bin', 'tscuda.js'), ...args], {
+      reject: false,
+      cwd: root,
+      env: { LD_LIBRARY_PATH: stub },
+      timeout: 30_000,
+    });
 
   it('tscuda worker: one line naming cuFFT, exit 1, no job taken', async () => {
     const r = await run(['worker', '--redis', redis.url, '--metrics-port', '0']);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tscuda worker: cuFFT \(libcufft\) was not found: /)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^tscuda worker: cuFFT \(libcufft\) was not found: /),
+    ]);
   }, 40_000);
 
   it('tscuda demo: one line naming cuFFT, exit 1', async () => {
     const r = await run(['demo', '--seconds', '0.2', '--out', join(root, 'node_modules', '.tscuda-no-cufft-demo')]);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tscuda demo: cuFFT \(libcufft\) was not found: .*the demo needs a GPU and cuFFT$/)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^tscuda demo: cuFFT \(libcufft\) was not found: .*the demo needs a GPU and cuFFT$/),
+    ]);
   }, 40_000);
 });

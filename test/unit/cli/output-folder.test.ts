@@ -27,12 +27,16 @@ describe('prepareOutputFolder', { timeout: 20_000 }, () => {
 
   it('refuses a file in the way, naming the option and the path', () => {
     expect(() => prepareOutputFolder('out', aFile)).toThrow(OutputFolderError);
-    expect(() => prepareOutputFolder('out', aFile)).toThrow(`--out ${aFile}: cannot write there: a file is in the way (not a folder)`);
+    expect(() => prepareOutputFolder('out', aFile)).toThrow(
+      `--out ${aFile}: cannot write there: a file is in the way (not a folder)`,
+    );
     expect(() => prepareOutputFolder('out', join(aFile, 'sub'))).toThrow(/cannot write there: a file is in the way/);
   });
 
   it.runIf(existsSync('/proc/self'))("returns at once under /proc (node's recursive mkdir spins forever there)", () => {
-    expect(() => prepareOutputFolder('out', '/proc/tscuda-no-such/x')).toThrow(/^--out \/proc\/tscuda-no-such\/x: cannot write there/);
+    expect(() => prepareOutputFolder('out', '/proc/tscuda-no-such/x')).toThrow(
+      /^--out \/proc\/tscuda-no-such\/x: cannot write there/,
+    );
   });
 });
 
@@ -40,7 +44,9 @@ describe('the commands check --out before the GPU part', { timeout: 20_000 }, ()
   it('demo: one line naming --out, exit 1, and no GPU line before it', async () => {
     const r = await runCli('demo', '--out', join(aFile, 'pictures'));
     expect(r.code).toBe(1);
-    expect(outputLines(r.err)).toEqual([`tscuda demo: --out ${join(aFile, 'pictures')}: cannot write there: a file is in the way (not a folder)`]);
+    expect(outputLines(r.err)).toEqual([
+      `tscuda demo: --out ${join(aFile, 'pictures')}: cannot write there: a file is in the way (not a folder)`,
+    ]);
   });
 
   it('stft: the input is read first (its errors come first), then --out', async () => {
@@ -48,7 +54,9 @@ describe('the commands check --out before the GPU part', { timeout: 20_000 }, ()
     writeFileSync(signal, new Uint8Array(new Float32Array(64).fill(1).buffer));
     const r = await runCli('stft', signal, '--out', aFile);
     expect(r.code).toBe(1);
-    expect(outputLines(r.err)).toEqual([`tscuda stft: --out ${aFile}: cannot write there: a file is in the way (not a folder)`]);
+    expect(outputLines(r.err)).toEqual([
+      `tscuda stft: --out ${aFile}: cannot write there: a file is in the way (not a folder)`,
+    ]);
     const missing = await runCli('stft', join(dir, 'nosuch.f32'), '--out', aFile);
     expect(outputLines(missing.err)).toEqual([`tscuda stft: ${join(dir, 'nosuch.f32')}: cannot read: no such file`]);
   });

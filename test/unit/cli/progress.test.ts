@@ -59,8 +59,14 @@ describe('progress bar', () => {
 describe('GPU unavailability lines', () => {
   it('says what is missing in one line, and leaves other errors alone', () => {
     const noDriver = Object.assign(new Error('cuda library not found'), { name: 'CudaUnavailableError' });
-    expect(gpuUnavailableLine('demo', noDriver)).toBe('tscuda demo: no NVIDIA driver found (libcuda.so.1); demo needs a CUDA GPU and its driver');
-    const noDevice = Object.assign(new Error('cuInit failed'), { name: 'CudaError', status: 'CUDA_ERROR_NO_DEVICE', call: 'cuInit' });
+    expect(gpuUnavailableLine('demo', noDriver)).toBe(
+      'tscuda demo: no NVIDIA driver found (libcuda.so.1); demo needs a CUDA GPU and its driver',
+    );
+    const noDevice = Object.assign(new Error('cuInit failed'), {
+      name: 'CudaError',
+      status: 'CUDA_ERROR_NO_DEVICE',
+      call: 'cuInit',
+    });
     expect(gpuUnavailableLine('stft', noDevice)).toMatch(/^tscuda stft: no CUDA device is visible/);
     expect(gpuUnavailableLine('stft', new TypeError('bug'))).toBeUndefined();
     expect(gpuUnavailableLine('stft', 'not an error')).toBeUndefined();

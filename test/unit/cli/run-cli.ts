@@ -12,7 +12,8 @@ export interface CliRun {
 export async function runCli(...argv: string[]): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
-  const w = (sink: string[]) => ((chunk: string | Uint8Array) => (sink.push(String(chunk)), true)) as typeof process.stdout.write;
+  const w = (sink: string[]) =>
+    ((chunk: string | Uint8Array) => (sink.push(String(chunk)), true)) as typeof process.stdout.write;
   vi.spyOn(process.stdout, 'write').mockImplementation(w(out));
   vi.spyOn(process.stderr, 'write').mockImplementation(w(err));
   vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(`${a.join(' ')}\n`));

@@ -11,7 +11,12 @@ const forks: { sigint: number; sigterm: number; sighup: number; options: Supervi
 
 vi.mock('../../../src/server/supervision/supervisor.js', () => ({
   superviseWorkers(options: SupervisorOptions): Supervisor {
-    forks.push({ sigint: process.listenerCount('SIGINT'), sigterm: process.listenerCount('SIGTERM'), sighup: process.listenerCount('SIGHUP'), options });
+    forks.push({
+      sigint: process.listenerCount('SIGINT'),
+      sigterm: process.listenerCount('SIGTERM'),
+      sighup: process.listenerCount('SIGHUP'),
+      options,
+    });
     // A signal arriving while the workers are forked.
     process.emit('SIGINT');
     const end: SupervisorEnd = { kind: 'stopped', drained: true, cutWorkers: 0 };
@@ -32,12 +37,20 @@ afterEach(() => vi.restoreAllMocks());
 
 describe('serve: stop signals', { timeout: 20_000 }, () => {
   it('are listened for before the workers are forked; one then stops it gracefully (exit 0)', async () => {
-    const before = { sigint: process.listenerCount('SIGINT'), sigterm: process.listenerCount('SIGTERM'), sighup: process.listenerCount('SIGHUP') };
+    const before = {
+      sigint: process.listenerCount('SIGINT'),
+      sigterm: process.listenerCount('SIGTERM'),
+      sighup: process.listenerCount('SIGHUP'),
+    };
     const lines: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: unknown) => void lines.push(String(line)));
     const code = await serveCommand.run(['--workers', '1', '--port', '0']);
     expect(forks).toHaveLength(1);
-    expect(forks[0]).toMatchObject({ sigint: before.sigint + 1, sigterm: before.sigterm + 1, sighup: before.sighup + 1 });
+    expect(forks[0]).toMatchObject({
+      sigint: before.sigint + 1,
+      sigterm: before.sigterm + 1,
+      sighup: before.sighup + 1,
+    });
     expect(code).toBe(0);
     // The handlers go when serve returns: nothing is left listening in the process.
     expect(process.listenerCount('SIGINT')).toBe(before.sigint);

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import wavefile from 'wavefile';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeRaw16, decodeWav, formatOfPath, raw16Value, readSignal, SignalInputError } from '../../../src/cli/signal-input.js';
+import {
+  decodeRaw16,
+  decodeWav,
+  formatOfPath,
+  raw16Value,
+  readSignal,
+  SignalInputError,
+} from '../../../src/cli/signal-input.js';
 import { planStft, parseStftOptions, type StftCommandOptions } from '../../../src/cli/commands/stft-plan.js';
 import { bf16Bits, f16Bits } from '../../../src/runtime/memory/half.js';
 
@@ -42,7 +49,9 @@ describe('16-bit input stays 16-bit (issue 26)', () => {
     const mean = decodeWav(wav(2, 44100, '16', [l, r]));
     expect(mean.raw16).toBeUndefined();
     expect(mean.samples[7]).toBeCloseTo((l[7]! + r[7]!) / 2 / 32768, 12);
-    expect(() => decodeWav(wav(2, 8000, '16', [l, r]), { channel: 2 })).toThrow(/channel 2 does not exist; the file has channels 0..1/);
+    expect(() => decodeWav(wav(2, 8000, '16', [l, r]), { channel: 2 })).toThrow(
+      /channel 2 does not exist; the file has channels 0..1/,
+    );
     expect(() => decodeWav(wav(1, 8000, '16', l), { channel: 1 })).toThrow(/channel 1 asked for, but the file is mono/);
   });
 

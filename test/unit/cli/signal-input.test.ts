@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import wavefile from 'wavefile';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeRaw, decodeWav, encodeWavFloat32, formatOfPath, parseCsv, readSignal, SignalInputError } from '../../../src/cli/signal-input.js';
+import {
+  decodeRaw,
+  decodeWav,
+  encodeWavFloat32,
+  formatOfPath,
+  parseCsv,
+  readSignal,
+  SignalInputError,
+} from '../../../src/cli/signal-input.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tscuda-signal-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -116,9 +124,13 @@ describe('raw input', () => {
   });
 
   it('refuses a partial sample, an empty file and non-finite values', () => {
-    expect(() => decodeRaw(new Uint8Array(6), 'f32', {}, 'a.f32')).toThrow(/a\.f32: 6 bytes is not a whole number of f32 samples/);
+    expect(() => decodeRaw(new Uint8Array(6), 'f32', {}, 'a.f32')).toThrow(
+      /a\.f32: 6 bytes is not a whole number of f32 samples/,
+    );
     expect(() => decodeRaw(new Uint8Array(0), 'f64', {}, 'a.f64')).toThrow(/empty/);
-    expect(() => decodeRaw(new Uint8Array(new Float32Array([1, Number.NaN]).buffer), 'f32', {}, 'a.f32')).toThrow(/sample 1 is NaN/);
+    expect(() => decodeRaw(new Uint8Array(new Float32Array([1, Number.NaN]).buffer), 'f32', {}, 'a.f32')).toThrow(
+      /sample 1 is NaN/,
+    );
     expect(() => decodeRaw(new Uint8Array(4), 'f32', { fs: -1 }, 'a.f32')).toThrow(/fs must be a positive number/);
   });
 });
@@ -151,7 +163,9 @@ describe('CSV input', () => {
     expect(() => parseCsv('', {}, 'x.csv')).toThrow(/no data rows/);
     expect(() => parseCsv('a,b\n', {}, 'x.csv')).toThrow(/header row but no data rows/);
     expect(() => parseCsv('a,b\nx,y\n', {}, 'x.csv')).toThrow(/has no numeric column/);
-    expect(() => parseCsv('a,b\n1,2\n', { column: 'c' }, 'x.csv')).toThrow(/no column named "c"; the columns are "a", "b"/);
+    expect(() => parseCsv('a,b\n1,2\n', { column: 'c' }, 'x.csv')).toThrow(
+      /no column named "c"; the columns are "a", "b"/,
+    );
     expect(() => parseCsv('1,2\n', { column: 'c' }, 'x.csv')).toThrow(/no header row/);
     expect(() => parseCsv('1,2\n', { column: 5 }, 'x.csv')).toThrow(/column 5 does not exist/);
   });

@@ -185,9 +185,15 @@ describe('tscuda stft plan (reading and checking against the signal)', () => {
 
   it('checks options against the signal: band above fs/2, nperseg too long, overlap too large', () => {
     expect(() => planStft(options([wavPath, '--band', '100:4001']))).toThrow(/above fs\/2 = 4000 Hz/);
-    expect(() => planStft(options([wavPath, '--nperseg', '5000']))).toThrow(/nperseg = 5000 is greater than the signal length 4000/);
-    expect(() => planStft(options([wavPath, '--noverlap', '256']))).toThrow(/noverlap = 256 must be less than nperseg = 256/);
-    expect(() => planStft(options([wavPath, '--nfft', '128']))).toThrow(/nfft = 128 must be greater than or equal to nperseg = 256/);
+    expect(() => planStft(options([wavPath, '--nperseg', '5000']))).toThrow(
+      /nperseg = 5000 is greater than the signal length 4000/,
+    );
+    expect(() => planStft(options([wavPath, '--noverlap', '256']))).toThrow(
+      /noverlap = 256 must be less than nperseg = 256/,
+    );
+    expect(() => planStft(options([wavPath, '--nfft', '128']))).toThrow(
+      /nfft = 128 must be greater than or equal to nperseg = 256/,
+    );
     const raw = join(dir, 'x.f32');
     writeFileSync(raw, new Uint8Array(new Float32Array(1000).fill(1).buffer));
     expect(() => planStft(options([raw, '--band', '1:2']))).toThrow(/fs 1 Hz, the default: give --fs/);
@@ -216,8 +222,34 @@ describe('tscuda stft plan (reading and checking against the signal)', () => {
 
 describe('tscuda demo options', () => {
   it('has defaults and parses each option', () => {
-    expect(parseDemoOptions([])).toEqual({ seconds: 5, lanes: 4, out: 'tscuda-demo', batch: 64, length: 65536, devices: 'all', quiet: false, json: false, help: false });
-    expect(parseDemoOptions(['--seconds', '0.5', '--lanes', '8', '--out', '/tmp/d', '--batch', '16', '--length', '4096', '--device', '1', '--quiet'])).toEqual({
+    expect(parseDemoOptions([])).toEqual({
+      seconds: 5,
+      lanes: 4,
+      out: 'tscuda-demo',
+      batch: 64,
+      length: 65536,
+      devices: 'all',
+      quiet: false,
+      json: false,
+      help: false,
+    });
+    expect(
+      parseDemoOptions([
+        '--seconds',
+        '0.5',
+        '--lanes',
+        '8',
+        '--out',
+        '/tmp/d',
+        '--batch',
+        '16',
+        '--length',
+        '4096',
+        '--device',
+        '1',
+        '--quiet',
+      ]),
+    ).toEqual({
       seconds: 0.5,
       lanes: 8,
       out: '/tmp/d',
@@ -240,7 +272,9 @@ describe('tscuda demo options', () => {
     expect(() => parseDemoOptions(['--length', '100'])).toThrow(/--length must be between 1024/);
     expect(() => parseDemoOptions(['extra'])).toThrow(/unexpected argument "extra"/);
     expect(() => parseDemoOptions(['--out', ' '])).toThrow(/--out must name a folder/);
-    expect(() => parseDemoOptions(['--devices', '0,x'])).toThrow(/--devices must be "all" or device ordinals like 0,1; got "0,x"/);
+    expect(() => parseDemoOptions(['--devices', '0,x'])).toThrow(
+      /--devices must be "all" or device ordinals like 0,1; got "0,x"/,
+    );
     expect(() => parseDemoOptions(['--device', '0', '--devices', '1'])).toThrow(/give --device or --devices, not both/);
   });
 });
@@ -256,7 +290,9 @@ describe('stft framing helpers', () => {
     expect(ext('odd')).toEqual([-1, 0, 1, 2, 3, 4, 5, 6, 7]);
     expect(ext('constant')).toEqual([1, 1, 1, 2, 3, 4, 5, 5, 5]);
     expect(ext(null, 3)).toEqual([1, 2, 3, 4, 5, 0, 0, 0]);
-    expect(extendSignal(Float32Array.from(x), { extension: 1, boundary: 'even', padding: 0 })).toBeInstanceOf(Float32Array);
+    expect(extendSignal(Float32Array.from(x), { extension: 1, boundary: 'even', padding: 0 })).toBeInstanceOf(
+      Float32Array,
+    );
   });
 
   it('splits frames into chunks', () => {

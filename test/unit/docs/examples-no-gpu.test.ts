@@ -17,11 +17,18 @@ describe.runIf(!isLibraryAvailable('driver'))('examples without a GPU', { timeou
   it('there are examples to run', () => expect(examples.length).toBeGreaterThanOrEqual(9));
   for (const file of examples) {
     it(`${file}: one line naming what is missing, exit code non-zero, no stack trace`, async () => {
-      const r = await execa('node', [TSX, join(root, 'examples', file)], { cwd: root, reject: false, timeout: 60_000, env: { TSCUDA_DEBUG: '' } });
+      const r = await execa('node', [TSX, join(root, 'examples', file)], {
+        cwd: root,
+        reject: false,
+        timeout: 60_000,
+        env: { TSCUDA_DEBUG: '' },
+      });
       expect(r.exitCode, r.stderr).not.toBe(0);
       const lines = r.stderr.trim().split('\n');
       expect(lines, r.stderr).toHaveLength(1);
-      expect(lines[0]).toMatch(new RegExp(`^${file.replace(/\.ts$/, '')}: no NVIDIA driver: libcuda\\.so\\.1 was not found`));
+      expect(lines[0]).toMatch(
+        new RegExp(`^${file.replace(/\.ts$/, '')}: no NVIDIA driver: libcuda\\.so\\.1 was not found`),
+      );
       expect(r.stderr + r.stdout).not.toMatch(/^\s+at /m);
     });
   }

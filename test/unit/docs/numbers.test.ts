@@ -13,7 +13,12 @@ import { perCallSentence } from '../../../scripts/docs-numbers/bench-tables.js';
 import { findBlocks, NumbersBlockError, replaceBlocks } from '../../../scripts/docs-numbers/blocks.js';
 import { QUEUE_DOOR, SERVE_DOOR, throughputSection } from '../../../scripts/docs-numbers/door-tables.js';
 import { GENERATORS, readCatalog, regenerate, regenerateAll } from '../../../scripts/docs-numbers/generate.js';
-import { readResults, type BenchFile, type DoorResults, type ResultsFile } from '../../../scripts/docs-numbers/results.js';
+import {
+  readResults,
+  type BenchFile,
+  type DoorResults,
+  type ResultsFile,
+} from '../../../scripts/docs-numbers/results.js';
 import { strayFigures } from '../../../scripts/docs-numbers/stray-figures.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -22,19 +27,40 @@ const work = mkdtempSync(join(tmpdir(), 'tscuda-numbers-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function metric(name: string, tscuda: number, floor: number, goal = 1.1): MetricResult {
-  return { name, unit: 'us', better: 'lower', tscuda, c: null, floor, cupy: null, torch: null, cudaPython: null, goal: { kind: 'floor-max', value: goal } };
+  return {
+    name,
+    unit: 'us',
+    better: 'lower',
+    tscuda,
+    c: null,
+    floor,
+    cupy: null,
+    torch: null,
+    cudaPython: null,
+    goal: { kind: 'floor-max', value: goal },
+  };
 }
 
 function benchRun(metrics: MetricResult[]): BenchFile {
-  const data: BenchResults = { gpu: 'Test GPU', driver: '580', cuda: '13.0', commit: 'abcdef0123', date: '2026-12-01T00:00:00.000Z', metrics };
+  const data: BenchResults = {
+    gpu: 'Test GPU',
+    driver: '580',
+    cuda: '13.0',
+    commit: 'abcdef0123',
+    date: '2026-12-01T00:00:00.000Z',
+    metrics,
+  };
   return { file: 'test-gpu-20261201.json', data };
 }
 
 describe('the committed docs against the committed results', { timeout: 20_000 }, () => {
   it('hold the generated blocks: the README, the bench guide, serving, scale-out, several GPUs, orchestration', () => {
-    const names = (file: string): string[] => findBlocks(documents.find((d) => d.file === file)?.committed ?? '', file).map((b) => b.name);
+    const names = (file: string): string[] =>
+      findBlocks(documents.find((d) => d.file === file)?.committed ?? '', file).map((b) => b.name);
     expect(names('README.md')).toContain('readme-performance');
-    expect(names('docs/benchmarks.md')).toEqual(expect.arrayContaining(['bench-hosts', 'bench-multi-gpu', 'bench-per-call', 'serve-results', 'queue-results']));
+    expect(names('docs/benchmarks.md')).toEqual(
+      expect.arrayContaining(['bench-hosts', 'bench-multi-gpu', 'bench-per-call', 'serve-results', 'queue-results']),
+    );
     expect(names('docs/serving.md')).toContain('serve-throughput');
     expect(names('docs/scale-out.md')).toContain('queue-throughput');
     expect(names('docs/several-gpus.md')).toContain('bench-multi-gpu');
@@ -52,7 +78,9 @@ describe('the committed docs against the committed results', { timeout: 20_000 }
   });
 
   it('type no measured figure by hand outside a generated block', () => {
-    const stray = documents.flatMap((d) => strayFigures(d.committed, d.file)).map((s) => `${s.file}:${s.line}: ${s.figure}`);
+    const stray = documents
+      .flatMap((d) => strayFigures(d.committed, d.file))
+      .map((s) => `${s.file}:${s.line}: ${s.figure}`);
     expect(stray).toEqual([]);
   });
 
@@ -72,13 +100,17 @@ describe('generated verdicts are the results file verdicts', () => {
   it('the verdicts recomputed for the docs (meetsGoal) agree with the ones each quoted file stores', () => {
     const catalog = readCatalog(root);
     const disagree = [...catalog.bench, ...catalog.multiGpu].flatMap((f) =>
-      f.data.metrics.filter((m) => 'met' in m && (m as { met?: boolean | null }).met !== meetsGoal(m)).map((m) => `${f.file}: ${m.name}`),
+      f.data.metrics
+        .filter((m) => 'met' in m && (m as { met?: boolean | null }).met !== meetsGoal(m))
+        .map((m) => `${f.file}: ${m.name}`),
     );
     expect(disagree).toEqual([]);
   });
 
   it('a per-call ratio that prints as 1.10× but exceeds the 1.1× goal is listed as missed', () => {
-    const sentence = perCallSentence(benchRun([metric('launch_empty_us', 3.94, 3.86), metric('launch_4args_us', 4.305, 3.9)]));
+    const sentence = perCallSentence(
+      benchRun([metric('launch_empty_us', 3.94, 3.86), metric('launch_4args_us', 4.305, 3.9)]),
+    );
     expect(sentence).toContain('met by `launch_empty_us` 1.02×');
     expect(sentence).toContain('missed by `launch_4args_us` 1.10×');
     expect(sentence.indexOf('launch_4args_us')).toBeGreaterThan(sentence.indexOf('missed'));
@@ -97,14 +129,30 @@ describe('the serve and queue throughput sections', () => {
   });
 
   it('without a run that measured floors, one line: not measured yet on this tree', () => {
-    const text = throughputSection([door([{ name: 'serve_stft_rps', unit: 'req/s', tscuda: 2000, python: 600 }])], SERVE_DOOR, '../bench/results');
+    const text = throughputSection(
+      [door([{ name: 'serve_stft_rps', unit: 'req/s', tscuda: 2000, python: 600 }])],
+      SERVE_DOOR,
+      '../bench/results',
+    );
     expect(text).toMatch(/^Not measured yet on this tree: .*serve-\*\.json.*npm run docs:numbers/);
     expect(text.split('\n')).toHaveLength(1);
   });
 
   it('metrics with a floor: tscuda, floor, their ratio and GPU busy per row', () => {
     const text = throughputSection(
-      [door([{ name: 'queue_jobs_per_s_1w', unit: 'jobs/s', tscuda: 800, floor: 1000, gpuBusy: 0.25, goal: '>= 0.8x floor', met: true }])],
+      [
+        door([
+          {
+            name: 'queue_jobs_per_s_1w',
+            unit: 'jobs/s',
+            tscuda: 800,
+            floor: 1000,
+            gpuBusy: 0.25,
+            goal: '>= 0.8x floor',
+            met: true,
+          },
+        ]),
+      ],
       QUEUE_DOOR,
       '../bench/results',
     );
@@ -125,9 +173,13 @@ describe('the serve and queue throughput sections', () => {
         met: false,
       },
     ];
-    const goals = [{ goal: 'default >= 0.8 x best floor', row: 'small f32', tscuda: 6000, floor: 30000, ratio: 0.2, met: false }];
+    const goals = [
+      { goal: 'default >= 0.8 x best floor', row: 'small f32', tscuda: 6000, floor: 30000, ratio: 0.2, met: false },
+    ];
     const text = throughputSection([door([], { floors: { rows, goals } })], SERVE_DOOR, '../bench/results');
-    expect(text).toContain('| small f32 | 2 (default) | 64 | 6000 | 24000 | 0.25× | 0.0300 | 0.500 | 0.120 | 12.0 | ≥ 0.8× floor | no |');
+    expect(text).toContain(
+      '| small f32 | 2 (default) | 64 | 6000 | 24000 | 0.25× | 0.0300 | 0.500 | 0.120 | 12.0 | ≥ 0.8× floor | no |',
+    );
     expect(text).toContain('| default >= 0.8 x best floor | small f32 | 6000 | 30000 | 0.20× | no |');
   });
 });
@@ -136,7 +188,9 @@ describe('markers', () => {
   const doc = 'intro 1.0\n<!-- numbers:x -->\nold 16.6 Gsamples/s\n<!-- /numbers -->\noutro\n';
 
   it('rewrite only the text between them', () => {
-    expect(replaceBlocks(doc, 'd.md', () => 'new')).toBe('intro 1.0\n<!-- numbers:x -->\nnew\n<!-- /numbers -->\noutro\n');
+    expect(replaceBlocks(doc, 'd.md', () => 'new')).toBe(
+      'intro 1.0\n<!-- numbers:x -->\nnew\n<!-- /numbers -->\noutro\n',
+    );
   });
 
   it('refuse a block never closed, a close without an open, a nested open and a malformed name', () => {
@@ -147,16 +201,32 @@ describe('markers', () => {
   });
 
   it('an unknown generator is refused with the known names', () => {
-    expect(() => regenerate('<!-- numbers:nope -->\n<!-- /numbers -->\n', 'docs/x.md', { bench: [], multiGpu: [], serve: [], queue: [], demo: undefined })).toThrow(
-      /no generator named numbers:nope \(known: bench-hosts/,
-    );
+    expect(() =>
+      regenerate('<!-- numbers:nope -->\n<!-- /numbers -->\n', 'docs/x.md', {
+        bench: [],
+        multiGpu: [],
+        serve: [],
+        queue: [],
+        demo: undefined,
+      }),
+    ).toThrow(/no generator named numbers:nope \(known: bench-hosts/);
   });
 });
 
 describe('figures typed by hand', () => {
   it('are found in prose: units of measurement, ratios and fractions to two decimals', () => {
-    const text = 'The job ran at 16.6 Gsamples/s, 1.45x one GPU and 0.94 of the bound; 391 GB/s; 0.249 µs; 700-970 jobs/s; p99 56 ms; 97.4% of it.\n';
-    expect(strayFigures(text, 'd.md').map((s) => s.figure)).toEqual(['16.6 Gsamples/s', '1.45x', '0.94 of', '391 GB/s', '0.249 µs', '700-970 jobs/s', 'p99 56 ms', '97.4%']);
+    const text =
+      'The job ran at 16.6 Gsamples/s, 1.45x one GPU and 0.94 of the bound; 391 GB/s; 0.249 µs; 700-970 jobs/s; p99 56 ms; 97.4% of it.\n';
+    expect(strayFigures(text, 'd.md').map((s) => s.figure)).toEqual([
+      '16.6 Gsamples/s',
+      '1.45x',
+      '0.94 of',
+      '391 GB/s',
+      '0.249 µs',
+      '700-970 jobs/s',
+      'p99 56 ms',
+      '97.4%',
+    ]);
   });
 
   it('are allowed as goals, in code, in comments and in generated blocks', () => {
@@ -179,7 +249,8 @@ describe('the results catalog', () => {
   it('quotes whole runs only, newest first: partial, landed-tree, fake and simulated runs stay out', () => {
     const dir = join(work, 'results');
     rmSync(dir, { recursive: true, force: true });
-    const run = (date: string, only: string | null): string => JSON.stringify({ ...benchRun([]).data, date, settings: { only } });
+    const run = (date: string, only: string | null): string =>
+      JSON.stringify({ ...benchRun([]).data, date, settings: { only } });
     const files: Record<string, string> = {
       'test-gpu-20261201.json': run('2026-12-01T00:00:00Z', null),
       'test-gpu-20261202.json': run('2026-12-02T00:00:00Z', null),

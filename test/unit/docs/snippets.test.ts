@@ -9,7 +9,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { documentationFiles, extractSnippets, importedModules, mapDiagnostics, subpathSources, writeSnippetProject, type Snippet } from './snippets.js';
+import {
+  documentationFiles,
+  extractSnippets,
+  importedModules,
+  mapDiagnostics,
+  subpathSources,
+  writeSnippetProject,
+  type Snippet,
+} from './snippets.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const work = mkdtempSync(join(tmpdir(), 'tscuda-snippets-'));
@@ -20,7 +28,11 @@ const snippets = files.flatMap((f) => extractSnippets(readFileSync(join(root, f)
 const sources = subpathSources(root);
 
 // A block that must fail, checked in the same tsc run: proof that a wrong export is caught and placed.
-const PROBE: Snippet = { file: 'probe.md', line: 10, code: "import { Device } from 'tscuda';\nimport { NoSuchExport } from 'tscuda/engine';\nvoid Device;\nvoid NoSuchExport;" };
+const PROBE: Snippet = {
+  file: 'probe.md',
+  line: 10,
+  code: "import { Device } from 'tscuda';\nimport { NoSuchExport } from 'tscuda/engine';\nvoid Device;\nvoid NoSuchExport;",
+};
 
 describe('documentation snippets', () => {
   it('README.md and the guides have TypeScript blocks to check', () => {
@@ -38,17 +50,24 @@ describe('documentation snippets', () => {
     expect(bad).toEqual([]);
   });
 
-  it('type-check strictly against the source entry points; errors name the Markdown file and line', { timeout: 180_000 }, async () => {
-    const all = [...snippets, PROBE];
-    writeSnippetProject(root, work, all, sources);
-    const tsc = join(root, 'node_modules', '.bin', 'tsc');
-    const r = await execa(tsc, ['-p', join(work, 'tsconfig.json'), '--pretty', 'false'], { reject: false, cwd: work });
-    const errors = mapDiagnostics(`${r.stdout}\n${r.stderr}`, all);
-    const probe = errors.filter((e) => e.where.startsWith('probe.md'));
-    expect(probe.map((e) => e.where)).toEqual(['probe.md:11:10']);
-    expect(probe[0]!.message).toMatch(/TS2305: Module '"tscuda\/engine"' has no exported member 'NoSuchExport'/);
-    expect(errors.filter((e) => !e.where.startsWith('probe.md')).map((e) => `${e.where} ${e.message}`)).toEqual([]);
-  });
+  it(
+    'type-check strictly against the source entry points; errors name the Markdown file and line',
+    { timeout: 180_000 },
+    async () => {
+      const all = [...snippets, PROBE];
+      writeSnippetProject(root, work, all, sources);
+      const tsc = join(root, 'node_modules', '.bin', 'tsc');
+      const r = await execa(tsc, ['-p', join(work, 'tsconfig.json'), '--pretty', 'false'], {
+        reject: false,
+        cwd: work,
+      });
+      const errors = mapDiagnostics(`${r.stdout}\n${r.stderr}`, all);
+      const probe = errors.filter((e) => e.where.startsWith('probe.md'));
+      expect(probe.map((e) => e.where)).toEqual(['probe.md:11:10']);
+      expect(probe[0]!.message).toMatch(/TS2305: Module '"tscuda\/engine"' has no exported member 'NoSuchExport'/);
+      expect(errors.filter((e) => !e.where.startsWith('probe.md')).map((e) => `${e.where} ${e.message}`)).toEqual([]);
+    },
+  );
 });
 
 describe('the API reference', () => {
@@ -59,7 +78,8 @@ describe('the API reference', () => {
       .filter(([, file]) => !entries.has(file))
       .map(([name]) => name);
     expect(missing).toEqual([]);
-    for (const p of typedoc.entryPoints) if (!p.startsWith('src/queue/')) expect(existsSync(join(root, p)), p).toBe(true);
+    for (const p of typedoc.entryPoints)
+      if (!p.startsWith('src/queue/')) expect(existsSync(join(root, p)), p).toBe(true);
   });
 
   it('the README names every entry point', () => {

@@ -60,7 +60,12 @@ export function subpathSources(root: string): Record<string, string> {
  * Writes the snippets into `dir` as snippet-<i>.ts with a strict tsconfig whose paths resolve the
  * package's subpaths to `sources`; returns how to map tsc's output back.
  */
-export function writeSnippetProject(root: string, dir: string, snippets: readonly Snippet[], sources: Record<string, string>): void {
+export function writeSnippetProject(
+  root: string,
+  dir: string,
+  snippets: readonly Snippet[],
+  sources: Record<string, string>,
+): void {
   snippets.forEach((s, i) => writeFileSync(join(dir, `snippet-${i}.ts`), `${s.code}\nexport {};\n`));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   const paths = Object.fromEntries(Object.entries(sources).map(([name, file]) => [name, [file]]));

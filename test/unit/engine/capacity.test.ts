@@ -13,7 +13,13 @@ describe('EngineCore: maxResultBytes bounds the result memory a job makes the en
     const lane = new FakeLane();
     const e = new EngineCore({ runners: [lane], label: 'test' });
     // 4 MiB of samples, 2000 frequencies: B x freqs x N float32 = 1024 * 2000 * 1024 * 4 bytes.
-    const spec: JobSpec = { data: rand(1024 * 1024), batch: 1024, fs: 1000, flags: ['wavelet'], freqs: Array.from({ length: 2000 }, (_, i) => 1 + i * 0.2) };
+    const spec: JobSpec = {
+      data: rand(1024 * 1024),
+      batch: 1024,
+      fs: 1000,
+      flags: ['wavelet'],
+      freqs: Array.from({ length: 2000 }, (_, i) => 1 + i * 0.2),
+    };
     let caught: unknown;
     try {
       e.submit(spec);
@@ -23,7 +29,9 @@ describe('EngineCore: maxResultBytes bounds the result memory a job makes the en
     expect(caught).toBeInstanceOf(ResultTooLargeError);
     expect((caught as ResultTooLargeError).bytes).toBe(1024 * 2000 * 1024 * 4);
     expect((caught as ResultTooLargeError).limit).toBe(DEFAULT_MAX_RESULT_BYTES);
-    expect((caught as Error).message).toMatch(/^result: 8388608000 bytes \(estimated at submit\) exceed maxResultBytes = 1073741824; ask for fewer results/);
+    expect((caught as Error).message).toMatch(
+      /^result: 8388608000 bytes \(estimated at submit\) exceed maxResultBytes = 1073741824; ask for fewer results/,
+    );
     expect(e.stats()).toMatchObject({ queued: 0, running: 0 });
     expect(lane.runs).toHaveLength(0);
     // One class, whichever entry point a user catches it from.
@@ -45,7 +53,9 @@ describe('EngineCore: maxResultBytes bounds the result memory a job makes the en
 
   it('refuses a maxResultBytes that is not a positive integer', () => {
     for (const bad of [0, -1, 1.5, Number.NaN])
-      expect(() => new EngineCore({ runners: [new FakeLane()], maxResultBytes: bad })).toThrow(/maxResultBytes must be a positive integer/);
+      expect(() => new EngineCore({ runners: [new FakeLane()], maxResultBytes: bad })).toThrow(
+        /maxResultBytes must be a positive integer/,
+      );
   });
 });
 
@@ -53,9 +63,13 @@ describe('JobEngine checks its core options before it makes any lane', () => {
   it('a bad maxQueued or maxResultBytes is named, not hidden behind the driver or device check', async () => {
     const { JobEngine } = await import('../../../src/engine/job-engine.js');
     expect(() => new JobEngine({ maxQueued: -1 })).toThrow(/^maxQueued must be a positive integer, got -1$/);
-    expect(() => new JobEngine({ maxResultBytes: Number.NaN })).toThrow(/^maxResultBytes must be a positive integer, got NaN$/);
+    expect(() => new JobEngine({ maxResultBytes: Number.NaN })).toThrow(
+      /^maxResultBytes must be a positive integer, got NaN$/,
+    );
     expect(() => new JobEngine({ precision: 'f16' as never })).toThrow(/^precision must be 'f32' or 'f64'/);
     // A misspelt option is named (it meant its default: lanes 4).
-    expect(() => new JobEngine({ lane: 8 } as never)).toThrow(/^JobEngine options\.lane: unknown option \(known: device, devices, context, lanes, /);
+    expect(() => new JobEngine({ lane: 8 } as never)).toThrow(
+      /^JobEngine options\.lane: unknown option \(known: device, devices, context, lanes, /,
+    );
   });
 });

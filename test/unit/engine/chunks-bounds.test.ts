@@ -3,7 +3,13 @@
  * until the heap ran out) and framings that are not counts (a hop of 0 gave Infinity or NaN).
  */
 import { describe, expect, it } from 'vitest';
-import { coveredLength, frameCount, MAX_PLANNED_CHUNKS, planFrameChunks, planRowChunks } from '../../../src/engine/chunks.js';
+import {
+  coveredLength,
+  frameCount,
+  MAX_PLANNED_CHUNKS,
+  planFrameChunks,
+  planRowChunks,
+} from '../../../src/engine/chunks.js';
 
 const TIMEOUT = { timeout: 5_000 };
 
@@ -49,19 +55,29 @@ describe('planFrameChunks is bounded', () => {
   });
 
   it('a null framing is a TypeError naming the call', TIMEOUT, () => {
-    expect(() => planFrameChunks(null as never, 4)).toThrow(new TypeError('planFrameChunks: the framing must be an object { length, frameLength, hop }, got null'));
+    expect(() => planFrameChunks(null as never, 4)).toThrow(
+      new TypeError('planFrameChunks: the framing must be an object { length, frameLength, hop }, got null'),
+    );
   });
 });
 
 describe('frameCount and coveredLength check the framing', () => {
   it.each([0, -1, Number.NaN, 0.5])('a hop of %p', TIMEOUT, (hop) => {
-    expect(() => frameCount({ length: 10, frameLength: 2, hop })).toThrow(new RangeError(`frameCount: hop must be a positive integer, got ${hop}`));
-    expect(() => coveredLength({ length: 10, frameLength: 2, hop })).toThrow(new RangeError(`coveredLength: hop must be a positive integer, got ${hop}`));
+    expect(() => frameCount({ length: 10, frameLength: 2, hop })).toThrow(
+      new RangeError(`frameCount: hop must be a positive integer, got ${hop}`),
+    );
+    expect(() => coveredLength({ length: 10, frameLength: 2, hop })).toThrow(
+      new RangeError(`coveredLength: hop must be a positive integer, got ${hop}`),
+    );
   });
 
   it('a length or frameLength that is not a count', TIMEOUT, () => {
-    expect(() => frameCount({ length: Number.NaN, frameLength: 2, hop: 1 })).toThrow(new RangeError('frameCount: length must be a non-negative integer, got NaN'));
-    expect(() => frameCount({ length: 10, frameLength: 0, hop: 1 })).toThrow(new RangeError('frameCount: frameLength must be a positive integer, got 0'));
+    expect(() => frameCount({ length: Number.NaN, frameLength: 2, hop: 1 })).toThrow(
+      new RangeError('frameCount: length must be a non-negative integer, got NaN'),
+    );
+    expect(() => frameCount({ length: 10, frameLength: 0, hop: 1 })).toThrow(
+      new RangeError('frameCount: frameLength must be a positive integer, got 0'),
+    );
     expect(() => frameCount(null as never)).toThrow(TypeError);
   });
 

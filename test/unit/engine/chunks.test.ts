@@ -2,11 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { coveredLength, frameCount, planFrameChunks, planRowChunks, type Framing } from '../../../src/engine/chunks.js';
 
 /** Overlap-add of windowed, "processed" frames normalized by the window envelope: a stand-in for STFT -> mask -> ISTFT. */
-function olaFrames(x: Float64Array, f: Framing, frameStart: number, frames: number, inputStart: number): { num: Float64Array; den: Float64Array } {
+function olaFrames(
+  x: Float64Array,
+  f: Framing,
+  frameStart: number,
+  frames: number,
+  inputStart: number,
+): { num: Float64Array; den: Float64Array } {
   const span = (frames - 1) * f.hop + f.frameLength;
   const num = new Float64Array(span);
   const den = new Float64Array(span);
-  const w = Float64Array.from({ length: f.frameLength }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / f.frameLength));
+  const w = Float64Array.from(
+    { length: f.frameLength },
+    (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / f.frameLength),
+  );
   for (let k = 0; k < frames; k++) {
     const off = (frameStart + k) * f.hop - inputStart;
     for (let i = 0; i < f.frameLength; i++) {

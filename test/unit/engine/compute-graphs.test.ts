@@ -44,7 +44,11 @@ function harness(options: { failCapture?: (key: string) => boolean; maxGraphs?: 
     };
   };
   const stream = fakeStream();
-  const graphs = new ComputeGraphs(stream as unknown as Stream, 'lane 0', { capture, mark, maxGraphs: options.maxGraphs });
+  const graphs = new ComputeGraphs(stream as unknown as Stream, 'lane 0', {
+    capture,
+    mark,
+    maxGraphs: options.maxGraphs,
+  });
   const run = (key: string, generation = 1): string => {
     current = key;
     let enqueued = 0;
@@ -127,7 +131,10 @@ describe('ComputeGraphs (a lane captures a job shape the second time and replays
     h.run('b', 2);
     h.run('b', 2);
     h.graphs.dispose();
-    expect(h.log.filter((l) => l.startsWith('dispose')).sort()).toEqual(['dispose a (lane 0 compute graph 0)', 'dispose b (lane 0 compute graph 0)']);
+    expect(h.log.filter((l) => l.startsWith('dispose')).sort()).toEqual([
+      'dispose a (lane 0 compute graph 0)',
+      'dispose b (lane 0 compute graph 0)',
+    ]);
     expect(h.markers.every((m) => m.disposed)).toBe(true);
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { EngineCore } from '../../../src/engine/engine-core.js';
-import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  EngineLostError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+} from '../../../src/engine/errors.js';
 import type { JobSpec } from '../../../src/engine/types.js';
 import { FakeLane, FakeStickyError, tick } from './fake-lane.js';
 
@@ -66,12 +74,21 @@ describe('EngineCore: submit, state machine, results', () => {
   it('writes into caller-provided arrays (into) and leaves out band waves when asked', async () => {
     const e = engine([new FakeLane()]);
     const filtered = new Float32Array(64);
-    const r = await e.submit({ data: rand(64), batch: 2, flags: ['stft', 'cycles'], bands: [[0, 0.1]], bandWaves: false, into: { filtered } }).result;
+    const r = await e.submit({
+      data: rand(64),
+      batch: 2,
+      flags: ['stft', 'cycles'],
+      bands: [[0, 0.1]],
+      bandWaves: false,
+      into: { filtered },
+    }).result;
     expect(r.filtered).toBe(filtered);
     expect(filtered.some((v) => v !== 0)).toBe(true);
     expect(r.bandWaves).toBeUndefined();
     expect(r.bandPowers).toHaveLength(2);
-    expect(() => e.submit({ data: rand(64), batch: 2, flags: ['stft'], into: { filtered: new Float64Array(64) } })).toThrow(/into.filtered/);
+    expect(() =>
+      e.submit({ data: rand(64), batch: 2, flags: ['stft'], into: { filtered: new Float64Array(64) } }),
+    ).toThrow(/into.filtered/);
   });
 
   it('refuses a bad job at submit and queues nothing', () => {
@@ -90,9 +107,19 @@ describe('EngineCore: submit, state machine, results', () => {
 
   it('a job bigger than the lane capacity runs in row chunks whose stitched results equal the one-shot ones', async () => {
     const data = rand(7 * 50);
-    const oneShot = await engine([new FakeLane()]).submit({ data, batch: 7, flags: ['stft', 'cycles', 'supdem'], bands: [[0, 0.2]] }).result;
+    const oneShot = await engine([new FakeLane()]).submit({
+      data,
+      batch: 7,
+      flags: ['stft', 'cycles', 'supdem'],
+      bands: [[0, 0.2]],
+    }).result;
     const small = new FakeLane(0, 2 * 50 + 10); // 2 rows per chunk
-    const chunked = await engine([small]).submit({ data, batch: 7, flags: ['stft', 'cycles', 'supdem'], bands: [[0, 0.2]] }).result;
+    const chunked = await engine([small]).submit({
+      data,
+      batch: 7,
+      flags: ['stft', 'cycles', 'supdem'],
+      bands: [[0, 0.2]],
+    }).result;
     expect(small.runs.map(([, start, rows]) => [start, rows])).toEqual([
       [0, 2],
       [2, 2],
@@ -129,8 +156,12 @@ describe('EngineCore: framed stft (nperseg) streams one long series in chunks of
         const chunked = await engine([lane]).submit(spec).result;
         expect(lane.runs.length).toBeGreaterThan(1);
         let worst = 0;
-        for (let i = 0; i < one.filtered!.length; i++) worst = Math.max(worst, Math.abs(chunked.filtered![i]! - one.filtered![i]!));
-        expect(worst, `N ${n}, nperseg ${nperseg}, noverlap ${noverlap}, ${framesPerChunk} frames per chunk`).toBeLessThan(1e-5);
+        for (let i = 0; i < one.filtered!.length; i++)
+          worst = Math.max(worst, Math.abs(chunked.filtered![i]! - one.filtered![i]!));
+        expect(
+          worst,
+          `N ${n}, nperseg ${nperseg}, noverlap ${noverlap}, ${framesPerChunk} frames per chunk`,
+        ).toBeLessThan(1e-5);
         expect(chunked.spectrum).toEqual(one.spectrum);
         expect(chunked.frames).toBe(one.frames);
       }
@@ -139,7 +170,9 @@ describe('EngineCore: framed stft (nperseg) streams one long series in chunks of
 
   it('refuses a framed job when a lane cannot hold the frames covering one sample', () => {
     const e = engine([new FakeLane(0, 2 * 64 * 1)]);
-    expect(() => e.submit({ data: rand(2000), batch: 2, flags: ['stft'], nperseg: 64, window: 'boxcar' })).toThrow(/need 2 frames per chunk, a lane holds 1/);
+    expect(() => e.submit({ data: rand(2000), batch: 2, flags: ['stft'], nperseg: 64, window: 'boxcar' })).toThrow(
+      /need 2 frames per chunk, a lane holds 1/,
+    );
   });
 });
 
@@ -344,7 +377,8 @@ describe('EngineCore: backpressure, cancel, timeout, abort', () => {
     expect(slow.status).toBe('error');
     expect(e.stats().running).toBe(1); // the lane still holds it
     // Its memory is still in use on the lane: `released` waits for the lane, the queued job's does not.
-    const state = (p: Promise<void>): Promise<string> => Promise.race([p.then(() => 'released'), tick().then(() => 'pending')]);
+    const state = (p: Promise<void>): Promise<string> =>
+      Promise.race([p.then(() => 'released'), tick().then(() => 'pending')]);
     expect(await state(queued.released)).toBe('released');
     expect(await state(slow.released)).toBe('pending');
     lane.hold = false;
@@ -367,7 +401,15 @@ describe('EngineCore: errors', () => {
     const b = e.submit(spec());
     const error = await b.result.catch((x: unknown) => x);
     expect(error).toBeInstanceOf(JobError);
-    expect(error).toMatchObject({ jobId: b.id, lane: 1, device: 3, stage: 'fft', cause, status: 'CUFFT_EXEC_FAILED', sticky: false });
+    expect(error).toMatchObject({
+      jobId: b.id,
+      lane: 1,
+      device: 3,
+      stage: 'fft',
+      cause,
+      status: 'CUFFT_EXEC_FAILED',
+      sticky: false,
+    });
     expect(b.status).toBe('error');
     const c = e.submit(spec());
     await c.result;

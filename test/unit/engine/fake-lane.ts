@@ -42,7 +42,9 @@ export class FakeLane implements LaneRunner {
   }
 
   maxFrames(job: NormalizedJob): number {
-    return job.framing ? Math.min(job.framing.frames, Math.floor(this.capacity / (job.batch * job.framing.nperseg))) : 0;
+    return job.framing
+      ? Math.min(job.framing.frames, Math.floor(this.capacity / (job.batch * job.framing.nperseg)))
+      : 0;
   }
 
   /** Framed chunks: a CPU overlap-add of "processed" frames over the zero-extended series, owned samples only. */
@@ -51,9 +53,13 @@ export class FakeLane implements LaneRunner {
     const f = job.framing!;
     const c = chunk.frames!;
     const n = job.length;
-    const w = Float64Array.from({ length: f.nperseg }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / f.nperseg));
+    const w = Float64Array.from(
+      { length: f.nperseg },
+      (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * (i + 0.5)) / f.nperseg),
+    );
     for (let b = 0; b < job.batch; b++) {
-      const at = (p: number): number => (p - f.extension >= 0 && p - f.extension < n ? chunk.data[b * n + p - f.extension]! : 0);
+      const at = (p: number): number =>
+        p - f.extension >= 0 && p - f.extension < n ? chunk.data[b * n + p - f.extension]! : 0;
       const num = new Float64Array(c.inputLength);
       const den = new Float64Array(c.inputLength);
       for (let k = 0; k < c.frames; k++) {
@@ -63,11 +69,14 @@ export class FakeLane implements LaneRunner {
           num[p - c.inputStart] = num[p - c.inputStart]! + w[i]! * w[i]! * (at(p) * 1.5 + frame * 0.01);
           den[p - c.inputStart] = den[p - c.inputStart]! + w[i]! * w[i]!;
         }
-        if (outputs.spectrum) for (let q = 0; q < job.previewBins; q++) outputs.spectrum[(b * job.previewBins + q) * f.frames + frame] = frame * 1000 + q;
+        if (outputs.spectrum)
+          for (let q = 0; q < job.previewBins; q++)
+            outputs.spectrum[(b * job.previewBins + q) * f.frames + frame] = frame * 1000 + q;
       }
       for (let p = c.outputStart; p < c.outputStart + c.outputLength; p++) {
         const t = p - f.extension;
-        if (t >= 0 && t < n && outputs.filtered) outputs.filtered[b * n + t] = num[p - c.inputStart]! / den[p - c.inputStart]!;
+        if (t >= 0 && t < n && outputs.filtered)
+          outputs.filtered[b * n + t] = num[p - c.inputStart]! / den[p - c.inputStart]!;
       }
     }
   }
@@ -104,8 +113,10 @@ export class FakeLane implements LaneRunner {
           if (outputs.filtered) outputs.filtered[row * n + i] = 2 * v;
         }
         if (outputs.spectrum) outputs.spectrum.fill(row, row * job.previewBins, (row + 1) * job.previewBins);
-        if (outputs.bandPowers) for (let b = 0; b < job.bands.length; b++) outputs.bandPowers[row * job.bands.length + b] = sum * (b + 1);
-        if (outputs.dominant) outputs.dominant[row] = { frequency: data[r * n]!, period: 1 / data[r * n]!, amplitude: 1, phase: 0 };
+        if (outputs.bandPowers)
+          for (let b = 0; b < job.bands.length; b++) outputs.bandPowers[row * job.bands.length + b] = sum * (b + 1);
+        if (outputs.dominant)
+          outputs.dominant[row] = { frequency: data[r * n]!, period: 1 / data[r * n]!, amplitude: 1, phase: 0 };
       }
       const stages: Record<string, unknown> = {};
       for (const s of job.stages) stages[s] = { rows, rowStart };

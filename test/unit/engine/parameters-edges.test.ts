@@ -152,12 +152,17 @@ describe('the job parameter table', { timeout: 10_000 }, () => {
   });
 
   it('lets every parameter come as an x-tscuda-<lower-case name> header', () => {
-    for (const name of DOCUMENTED) expect(headerParams({ [`x-tscuda-${name.toLowerCase()}`]: 'v' }), name).toEqual({ [name]: 'v' });
+    for (const name of DOCUMENTED)
+      expect(headerParams({ [`x-tscuda-${name.toLowerCase()}`]: 'v' }), name).toEqual({ [name]: 'v' });
   });
 
   it('maps wire names to JobSpec fields (timeout fills timeoutMs; dtype is transport only)', () => {
     const fields = Object.fromEntries(DOCUMENTED.map((name) => [name, parameterDef(name)?.field]));
-    expect(fields).toEqual({ ...Object.fromEntries(DOCUMENTED.map((name) => [name, name])), dtype: null, timeout: 'timeoutMs' });
+    expect(fields).toEqual({
+      ...Object.fromEntries(DOCUMENTED.map((name) => [name, name])),
+      dtype: null,
+      timeout: 'timeoutMs',
+    });
     expect(parameterOfField('timeoutMs')?.name).toBe('timeout');
     expect(parameterOfField('timeout')).toBeUndefined();
     expect(parameterOfField('dtype')).toBeUndefined();
@@ -169,7 +174,16 @@ describe('the job parameter table', { timeout: 10_000 }, () => {
   it('lists the result arrays in their binary order and every JobSpec field validateJob takes', () => {
     expect(RESULT_ARRAY_FIELDS).toEqual(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
     expect(ENGINE_ONLY_FIELDS).toEqual(['data', 'dtype', 'into', 'signal']);
-    expect([...JOB_SPEC_FIELDS].sort()).toEqual([...DOCUMENTED.filter((n) => n !== 'timeout' && n !== 'dtype'), 'timeoutMs', 'data', 'dtype', 'into', 'signal'].sort());
+    expect([...JOB_SPEC_FIELDS].sort()).toEqual(
+      [
+        ...DOCUMENTED.filter((n) => n !== 'timeout' && n !== 'dtype'),
+        'timeoutMs',
+        'data',
+        'dtype',
+        'into',
+        'signal',
+      ].sort(),
+    );
   });
 });
 

@@ -9,7 +9,10 @@ describe('StageRegistry', () => {
     r.register('post.v2', { after: 'inverse', run: () => 2 });
     expect([...r.names()]).toEqual(['supdem', 'post.v2']);
     expect(r.get('supdem')?.after).toBe('fft');
-    const job = validateJob({ data: new Float32Array(64).fill(1), flags: ['post.v2', 'stft', 'supdem'], stageParams: { supdem: 3 } }, { stages: r.names() });
+    const job = validateJob(
+      { data: new Float32Array(64).fill(1), flags: ['post.v2', 'stft', 'supdem'], stageParams: { supdem: 3 } },
+      { stages: r.names() },
+    );
     expect(job.stages).toEqual(['post.v2', 'supdem']);
     expect(job.stageParams).toEqual({ supdem: 3 });
   });

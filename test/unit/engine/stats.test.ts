@@ -33,7 +33,13 @@ describe('engine statistics', () => {
     expect(s.samplesPerSecond).toBeCloseTo(400 / 0.02, 6);
     expect(s.gpuBusyFraction).toBeCloseTo(20 / 40, 10);
     expect(s.lanes).toHaveLength(2);
-    expect(engineStats([new LaneStatsRecorder(0, 0)], 0, 0)).toMatchObject({ jobs: 0, samplesPerSecond: 0, gpuBusyFraction: 0, avgJobMs: 0, p99JobMs: 0 });
+    expect(engineStats([new LaneStatsRecorder(0, 0)], 0, 0)).toMatchObject({
+      jobs: 0,
+      samplesPerSecond: 0,
+      gpuBusyFraction: 0,
+      avgJobMs: 0,
+      p99JobMs: 0,
+    });
   });
 
   it('per device: its lanes summed and spanned alone, in the order devices first appear among the lanes', () => {

@@ -65,8 +65,18 @@ describe('validateJob', () => {
       },
       ctx,
     );
-    expect(job).toMatchObject({ stft: true, cycles: true, wavelet: true, stages: ['supdem'], window: { name: 'kaiser', parameter: 8.6 }, length: 100 });
-    expect(validateJob({ data: data(64), flags: ['stft'], window: 'tukey' }, ctx).window).toEqual({ name: 'tukey', parameter: 0.5 });
+    expect(job).toMatchObject({
+      stft: true,
+      cycles: true,
+      wavelet: true,
+      stages: ['supdem'],
+      window: { name: 'kaiser', parameter: 8.6 },
+      length: 100,
+    });
+    expect(validateJob({ data: data(64), flags: ['stft'], window: 'tukey' }, ctx).window).toEqual({
+      name: 'tukey',
+      parameter: 0.5,
+    });
   });
 
   it('refuses bad data and batch', () => {
@@ -90,7 +100,11 @@ describe('validateJob', () => {
     refused({ data: data(64), flags: ['stft'], timeoutMs: Number.NaN }, 'timeoutMs');
     refused({ data: data(64), flags: ['stft'], timeoutMs: 0 }, 'timeoutMs');
     // Past 2^31-1 ms a Node timer fires at once: "almost never" would have meant "now".
-    refused({ data: data(64), flags: ['stft'], timeoutMs: 1e12 }, 'timeoutMs', /0\.\.2147483647 ms \(the most a Node timer holds\), got 1000000000000/);
+    refused(
+      { data: data(64), flags: ['stft'], timeoutMs: 1e12 },
+      'timeoutMs',
+      /0\.\.2147483647 ms \(the most a Node timer holds\), got 1000000000000/,
+    );
     refused({ data: data(64), flags: ['stft'], timeoutMs: 2 ** 31 }, 'timeoutMs', /got 2147483648/);
   });
 
@@ -104,7 +118,10 @@ describe('validateJob', () => {
 
   it('refuses unknown windows and bad window parameters', () => {
     refused({ data: data(64), flags: ['stft'], window: 'hanningg' }, 'window', /window "hanningg" is unknown/);
-    expect(validateJob({ data: data(64), flags: ['stft'], window: 'han' }, ctx).window).toEqual({ name: 'hann', parameter: undefined });
+    expect(validateJob({ data: data(64), flags: ['stft'], window: 'han' }, ctx).window).toEqual({
+      name: 'hann',
+      parameter: undefined,
+    });
     refused({ data: data(64), flags: ['stft'], window: 'kaiser' }, 'window', /needs its parameter/);
     refused({ data: data(64), flags: ['stft'], window: ['hann', 3] }, 'window', /takes no parameter/);
     refused({ data: data(64), flags: ['stft'], window: ['gaussian', -1] }, 'window[1]', /std/);
@@ -158,9 +175,19 @@ describe('validateJob: framed stft (nperseg)', () => {
   it("computes scipy's framing (boundary zeros, padded)", () => {
     const job = validateJob({ data: data(1000), flags: ['stft'], nperseg: 64 }, ctx);
     // extended 1000 + 64, padded to a whole number of 32-sample steps: 1088; frames (1088 - 32) / 32 = 33
-    expect(job.framing).toEqual({ nperseg: 64, noverlap: 32, step: 32, extension: 32, paddedLength: 1088, frames: 33, freqs: 33 });
+    expect(job.framing).toEqual({
+      nperseg: 64,
+      noverlap: 32,
+      step: 32,
+      extension: 32,
+      paddedLength: 1088,
+      frames: 33,
+      freqs: 33,
+    });
     expect(job.previewBins).toBe(33);
-    expect(validateJob({ data: data(100), flags: ['stft'], nperseg: 15, noverlap: 5, window: 'boxcar' }, ctx).framing).toMatchObject({
+    expect(
+      validateJob({ data: data(100), flags: ['stft'], nperseg: 15, noverlap: 5, window: 'boxcar' }, ctx).framing,
+    ).toMatchObject({
       step: 10,
       extension: 7,
       paddedLength: 115,
@@ -175,7 +202,11 @@ describe('validateJob: framed stft (nperseg)', () => {
     refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: -1 }, 'noverlap');
     refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: 0 }, 'noverlap', /NOLA/); // periodic hann: w[0] = 0
     refused({ data: data(64), flags: ['stft'], noverlap: 4 }, 'noverlap', /needs nperseg/);
-    refused({ data: data(64), flags: ['stft', 'cycles'], bands: [[0, 0.1]], nperseg: 16 }, 'flags', /only the stft flag, not cycles/);
+    refused(
+      { data: data(64), flags: ['stft', 'cycles'], bands: [[0, 0.1]], nperseg: 16 },
+      'flags',
+      /only the stft flag, not cycles/,
+    );
     refused({ data: data(64), flags: ['stft'], nperseg: 16, previewBins: 10 }, 'previewBins', /nperseg\/2\+1/);
   });
 });
@@ -186,15 +217,24 @@ describe('checkInto (caller-provided result arrays)', () => {
     checkInto(validateJob({ ...base, ...extra, into } as JobSpec, ctx), precision);
 
   it('accepts arrays of the exact length and type', () => {
-    check({ filtered: new Float32Array(64), spectrum: new Float32Array(10), bandPowers: new Float64Array(2), bandWaves: new Float32Array(64) });
+    check({
+      filtered: new Float32Array(64),
+      spectrum: new Float32Array(10),
+      bandPowers: new Float64Array(2),
+      bandWaves: new Float32Array(64),
+    });
     check({ filtered: new Float64Array(64) }, 'f64');
   });
 
   it('refuses a wrong length, a wrong type, a field the flags do not produce, an unknown field', () => {
-    expect(() => check({ filtered: new Float32Array(63) })).toThrow(/into.filtered: holds 63 values, the result has 64/);
+    expect(() => check({ filtered: new Float32Array(63) })).toThrow(
+      /into.filtered: holds 63 values, the result has 64/,
+    );
     expect(() => check({ filtered: new Float32Array(64) }, 'f64')).toThrow(/into.filtered: must be a Float64Array/);
     expect(() => check({ bandPowers: new Float32Array(2) })).toThrow(/into.bandPowers: must be a Float64Array/);
-    expect(() => check({ waveletPower: new Float32Array(64) })).toThrow(/into.waveletPower: this job's flags do not produce it/);
+    expect(() => check({ waveletPower: new Float32Array(64) })).toThrow(
+      /into.waveletPower: this job's flags do not produce it/,
+    );
     expect(() => check({ bandWaves: new Float32Array(64) }, 'f32', { bandWaves: false })).toThrow(/into.bandWaves/);
     expect(() => check({ other: new Float32Array(1) })).toThrow(/into.other/);
     expect(() => check({ filtered: [1, 2] })).toThrow(/into.filtered: must be a Float32Array or Float64Array/);
@@ -214,8 +254,15 @@ describe('validateJob: values that pass a type check but would give nothing or N
   });
 
   it('a gaussian window narrower than 0.1 samples, a wavelet of width 0 or of infinite width', () => {
-    refused({ data: data(64), flags: ['stft'], window: ['gaussian', 1e-300] }, 'window[1]', /std must be at least 0\.1 samples/);
-    expect(validateJob({ data: data(64), flags: ['stft'], window: ['gaussian', 0.1] }, ctx).window).toEqual({ name: 'gaussian', parameter: 0.1 });
+    refused(
+      { data: data(64), flags: ['stft'], window: ['gaussian', 1e-300] },
+      'window[1]',
+      /std must be at least 0\.1 samples/,
+    );
+    expect(validateJob({ data: data(64), flags: ['stft'], window: ['gaussian', 0.1] }, ctx).window).toEqual({
+      name: 'gaussian',
+      parameter: 0.1,
+    });
     refused({ data: data(64), fs: 100, flags: ['wavelet'], freqs: [5], nCycles: 1e-200 }, 'nCycles', /width 0/);
     refused({ data: data(64), fs: 1e10, flags: ['wavelet'], freqs: [1e-300] }, 'freqs[0]', /infinitely wide/);
   });
@@ -245,6 +292,8 @@ describe('validateJob: values that pass a type check but would give nothing or N
 
 describe('validateJob: its context', () => {
   it('a context without stages is a TypeError saying what it needs', () => {
-    expect(() => validateJob({ data: data(64), flags: ['stft'] }, {} as never)).toThrow(/validateJob needs a context \{ stages/);
+    expect(() => validateJob({ data: data(64), flags: ['stft'] }, {} as never)).toThrow(
+      /validateJob needs a context \{ stages/,
+    );
   });
 });

@@ -6,7 +6,13 @@
  * Sticky state is process-wide: this file has its own process.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkedLibrary, checkStatus, setCallContextSource, statusError, type CallContext } from '../../../src/ffi/checked.js';
+import {
+  checkedLibrary,
+  checkStatus,
+  setCallContextSource,
+  statusError,
+  type CallContext,
+} from '../../../src/ffi/checked.js';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult, cufftResult } from '../../../src/ffi/generated/types.js';
 import { processLost, RESTART_HINT } from '../../../src/ffi/sticky.js';
@@ -31,7 +37,9 @@ afterEach(() => makeCurrent(null));
 /** A one-function driver whose status the test sets, with one out-parameter. */
 function fakeDriver(): { api: { cuCtxGetDevice(): number }; setStatus(s: number): void } {
   let status = 0;
-  const declarations: readonly FunctionDeclaration[] = [['cuCtxGetDevice', 'cuCtxGetDevice', 'CUresult', [['device', 'int32 *', 1]]]];
+  const declarations: readonly FunctionDeclaration[] = [
+    ['cuCtxGetDevice', 'cuCtxGetDevice', 'CUresult', [['device', 'int32 *', 1]]],
+  ];
   const raw = {
     cuCtxGetDevice: (out: [number | null]): number => {
       out[0] = 3;
@@ -46,14 +54,28 @@ describe('statusError, the one way from a status to an error', () => {
     makeCurrent(fakeContext('device 2 primary context'));
     const e = statusError('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuMemAlloc', 'allocating 64 bytes');
     expect(e.during).toBe('allocating 64 bytes; device 2 primary context');
-    expect(e.message).toBe(`cuMemAlloc failed: CUDA_ERROR_INVALID_VALUE (1): ${e.description} [allocating 64 bytes; device 2 primary context]`);
-    expect(statusError('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuMemGetInfo').during).toBe('device 2 primary context');
+    expect(e.message).toBe(
+      `cuMemAlloc failed: CUDA_ERROR_INVALID_VALUE (1): ${e.description} [allocating 64 bytes; device 2 primary context]`,
+    );
+    expect(statusError('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuMemGetInfo').during).toBe(
+      'device 2 primary context',
+    );
   });
 
   it('uses the context it is given over the current one (the completion poller queries its own context)', () => {
     makeCurrent(fakeContext('device 0 primary context'));
-    expect(statusError('driver', CUresult.CUDA_ERROR_INVALID_HANDLE, 'cuEventQuery', 'completion of work', fakeContext('device 1')).during).toBe('completion of work; device 1');
-    expect(statusError('driver', CUresult.CUDA_ERROR_INVALID_HANDLE, 'cuEventQuery', 'completion of work', null).during).toBe('completion of work');
+    expect(
+      statusError(
+        'driver',
+        CUresult.CUDA_ERROR_INVALID_HANDLE,
+        'cuEventQuery',
+        'completion of work',
+        fakeContext('device 1'),
+      ).during,
+    ).toBe('completion of work; device 1');
+    expect(
+      statusError('driver', CUresult.CUDA_ERROR_INVALID_HANDLE, 'cuEventQuery', 'completion of work', null).during,
+    ).toBe('completion of work');
   });
 
   it('leaves cuFFT, NVRTC and NCCL errors as they were: no context in them', () => {
@@ -69,7 +91,9 @@ describe('statusError, the one way from a status to an error', () => {
     asked = 0;
     for (let i = 0; i < 1000; i++) checkStatus('driver', 0, 'cuEventRecord', 'hot path');
     expect(asked).toBe(0);
-    expect(() => checkStatus('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuEventRecord', 'hot path')).toThrow(/\[hot path; device 0 primary context\]$/);
+    expect(() => checkStatus('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuEventRecord', 'hot path')).toThrow(
+      /\[hot path; device 0 primary context\]$/,
+    );
     expect(asked).toBe(1);
   });
 });
@@ -87,7 +111,9 @@ describe('a checked library (cu() and the others) throws what statusError builds
       thrown = e;
     }
     expect(thrown).toBeInstanceOf(CudaError);
-    expect((thrown as CudaError).message).toBe(statusError('driver', CUresult.CUDA_ERROR_INVALID_CONTEXT, 'cuCtxGetDevice').message);
+    expect((thrown as CudaError).message).toBe(
+      statusError('driver', CUresult.CUDA_ERROR_INVALID_CONTEXT, 'cuCtxGetDevice').message,
+    );
     expect((thrown as CudaError).during).toBe('device 0 primary context');
   });
 

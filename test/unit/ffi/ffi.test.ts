@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CudaError, cudart, isLibraryAvailable, loadLibrary, missingSymbols, runtime, statusName } from '../../../src/ffi/index.js';
+import {
+  CudaError,
+  cudart,
+  isLibraryAvailable,
+  loadLibrary,
+  missingSymbols,
+  runtime,
+  statusName,
+} from '../../../src/ffi/index.js';
 import { RUNTIME_FUNCTIONS } from '../../../src/ffi/generated/runtime.js';
 import { cudaError_t, CUresult } from '../../../src/ffi/generated/types.js';
 
@@ -15,7 +23,9 @@ describe('status codes', () => {
     expect(statusName('driver', 123456)).toBe('UNKNOWN_123456');
   });
   it('builds CudaError with code, name, description, call and context, marking sticky errors', () => {
-    const e = new CudaError('driver', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 'cuStreamSynchronize', { during: 'stream "upload"' });
+    const e = new CudaError('driver', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 'cuStreamSynchronize', {
+      during: 'stream "upload"',
+    });
     expect(e.status).toBe('CUDA_ERROR_ILLEGAL_ADDRESS');
     expect(e.sticky).toBe(true);
     expect(e.description).toMatch(/invalid memory address/);
@@ -32,7 +42,9 @@ describe.runIf(hasRuntime)('libcudart on this machine', () => {
   it.runIf(!hasDriver)('maps cudaGetDeviceCount without a driver to cudaErrorInsufficientDriver', () => {
     const count: [number | null] = [null];
     expect(runtime().cudaGetDeviceCount(count)).toBe(cudaError_t.cudaErrorInsufficientDriver);
-    expect(() => cudart().cudaGetDeviceCount()).toThrowError(expect.objectContaining({ status: 'cudaErrorInsufficientDriver', call: 'cudaGetDeviceCount' }) as Error);
+    expect(() => cudart().cudaGetDeviceCount()).toThrowError(
+      expect.objectContaining({ status: 'cudaErrorInsufficientDriver', call: 'cudaGetDeviceCount' }) as Error,
+    );
   });
   it('returns out-parameters from checked calls', () => {
     expect(cudart().cudaRuntimeGetVersion()).toBeGreaterThanOrEqual(12000);

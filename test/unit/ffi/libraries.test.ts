@@ -3,7 +3,12 @@ import { CUDA_MAJOR, PIP_WHEEL_FOLDER } from '../../../src/ffi/cuda-version.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { libraryStatus, searchFolders, sitePackagesFolders, type SearchEnvironment } from '../../../src/ffi/libraries.js';
+import {
+  libraryStatus,
+  searchFolders,
+  sitePackagesFolders,
+  type SearchEnvironment,
+} from '../../../src/ffi/libraries.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tscuda-libs-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -46,7 +51,9 @@ describe('library search', () => {
   it('puts CUDA paths from the environment before the system loader, and lists site-packages that exist only', () => {
     const folders = searchFolders('runtime', env({ TSCUDA_CUDA_PATH: '/opt/mycuda' }));
     expect(folders.indexOf('/opt/mycuda/lib64')).toBeLessThan(folders.indexOf(undefined));
-    expect(sitePackagesFolders(env({ VIRTUAL_ENV: join(root, 'absent') }))).not.toContain(join(root, 'absent', 'lib', 'python3.12', 'site-packages'));
+    expect(sitePackagesFolders(env({ VIRTUAL_ENV: join(root, 'absent') }))).not.toContain(
+      join(root, 'absent', 'lib', 'python3.12', 'site-packages'),
+    );
   });
   it('reports a missing library with where it looked and how to get it, without throwing', () => {
     const status = libraryStatus('nccl');

@@ -32,7 +32,9 @@ describe('NcclError', () => {
     const e = statusError('nccl', 2, 'ncclCommInitAll', 'devices 0, 1');
     expect(e).toBeInstanceOf(NcclError);
     expect(e.status).toBe('ncclSystemError');
-    expect(e.message).toBe('ncclCommInitAll failed: ncclSystemError (2): a call to the system failed (socket, memory, file descriptors, ...) [devices 0, 1]');
+    expect(e.message).toBe(
+      'ncclCommInitAll failed: ncclSystemError (2): a call to the system failed (socket, memory, file descriptors, ...) [devices 0, 1]',
+    );
     expect(() => checkStatus('nccl', 4, 'ncclSend')).toThrow(NcclError);
     expect(() => checkStatus('nccl', 0, 'ncclSend')).not.toThrow();
   });
@@ -58,7 +60,11 @@ describe('NcclError', () => {
       },
       ncclGetErrorString: (): string => 'not checked',
     };
-    const api = checkedLibrary<{ ncclCommCount(comm: unknown): number; ncclGetErrorString(r: number): string }>('nccl', raw, declarations);
+    const api = checkedLibrary<{ ncclCommCount(comm: unknown): number; ncclGetErrorString(r: number): string }>(
+      'nccl',
+      raw,
+      declarations,
+    );
     expect(api.ncclCommCount(null)).toBe(7);
     expect(api.ncclGetErrorString(0)).toBe('not checked');
     status = 4;
@@ -69,12 +75,22 @@ describe('NcclError', () => {
 
 describe('Communicator methods check their receiver before NCCL sees a handle', () => {
   const fake = { handle: 1n, rank: 0, size: 1, label: 'fake' };
-  it.each(['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'send', 'recv', 'describe', 'asyncError', 'abort'] as const)(
-    '%s on a plain object is a TypeError',
-    (method) => {
-      const fn = Communicator.prototype[method] as (...args: unknown[]) => unknown;
-      expect(() => fn.call(fake, {}, {}, {})).toThrow(TypeError);
-      expect(() => fn.call(fake, {}, {}, {})).toThrow(new RegExp(`Communicator ${method}: the receiver must be a Communicator, got a plain Object`));
-    },
-  );
+  it.each([
+    'allReduce',
+    'broadcast',
+    'reduce',
+    'allGather',
+    'reduceScatter',
+    'send',
+    'recv',
+    'describe',
+    'asyncError',
+    'abort',
+  ] as const)('%s on a plain object is a TypeError', (method) => {
+    const fn = Communicator.prototype[method] as (...args: unknown[]) => unknown;
+    expect(() => fn.call(fake, {}, {}, {})).toThrow(TypeError);
+    expect(() => fn.call(fake, {}, {}, {})).toThrow(
+      new RegExp(`Communicator ${method}: the receiver must be a Communicator, got a plain Object`),
+    );
+  });
 });

@@ -3,9 +3,28 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { DeclarationError, parseDeclarations, type BufferArgs, type DeclaredDType, type ScalarArgs } from '../../../src/kernels/declarations.js';
-import { elementwise, elementwiseParams, elementwiseSource, parseElementwise, type ElementwiseArgs } from '../../../src/kernels/elementwise.js';
-import { parseReduction, reduction, reductionGeometry, reductionParams, reductionSource, MAX_CHUNKS } from '../../../src/kernels/reduction.js';
+import {
+  DeclarationError,
+  parseDeclarations,
+  type BufferArgs,
+  type DeclaredDType,
+  type ScalarArgs,
+} from '../../../src/kernels/declarations.js';
+import {
+  elementwise,
+  elementwiseParams,
+  elementwiseSource,
+  parseElementwise,
+  type ElementwiseArgs,
+} from '../../../src/kernels/elementwise.js';
+import {
+  parseReduction,
+  reduction,
+  reductionGeometry,
+  reductionParams,
+  reductionSource,
+  MAX_CHUNKS,
+} from '../../../src/kernels/reduction.js';
 import type { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import type { DType } from '../../../src/runtime/memory/dtype.js';
 
@@ -16,7 +35,11 @@ describe('C declarations', () => {
       { name: 'k', type: 'unsigned long long', dtype: 'u64', isConst: false },
       { name: 'y', type: 'T', dtype: undefined, isConst: false },
     ]);
-    expect(parseDeclarations('__half h, __nv_bfloat16 b, float2 c', 'x').map((d) => d.dtype)).toEqual(['f16', 'bf16', 'c64']);
+    expect(parseDeclarations('__half h, __nv_bfloat16 b, float2 c', 'x').map((d) => d.dtype)).toEqual([
+      'f16',
+      'bf16',
+      'c64',
+    ]);
     expect(parseDeclarations('  ', 'params')).toEqual([]);
   });
   it('rejects unknown types, missing names, reserved and duplicate names, naming the list', () => {
@@ -24,18 +47,28 @@ describe('C declarations', () => {
     expect(() => parseDeclarations('float', 'inputs')).toThrow(DeclarationError);
     expect(() => parseDeclarations('float i', 'outputs')).toThrow(/outputs: the name "i" is reserved/);
     expect(() => parseDeclarations('float _x', 'outputs')).toThrow(/reserved/);
-    expect(() => parseElementwise({ inputs: 'float x', outputs: 'float x', operation: 'x = 1' })).toThrow(/x is declared twice/);
-    expect(() => parseElementwise({ inputs: 'float x', outputs: 'const float z', operation: 'z = x' })).toThrow(/output z cannot be const/);
-    expect(() => parseElementwise({ inputs: 'float x', outputs: 'float z', params: 'float2 c', operation: 'z = x' })).toThrow(/complex/);
+    expect(() => parseElementwise({ inputs: 'float x', outputs: 'float x', operation: 'x = 1' })).toThrow(
+      /x is declared twice/,
+    );
+    expect(() => parseElementwise({ inputs: 'float x', outputs: 'const float z', operation: 'z = x' })).toThrow(
+      /output z cannot be const/,
+    );
+    expect(() =>
+      parseElementwise({ inputs: 'float x', outputs: 'float z', params: 'float2 c', operation: 'z = x' }),
+    ).toThrow(/complex/);
     expect(() => parseElementwise({ inputs: 'float x', outputs: 'float z', operation: ' ' })).toThrow(/operation/);
-    expect(() => parseElementwise({ inputs: 'float x', outputs: 'float z', operation: 'z = x', name: 'bad-name' })).toThrow(/C identifier/);
+    expect(() =>
+      parseElementwise({ inputs: 'float x', outputs: 'float z', operation: 'z = x', name: 'bad-name' }),
+    ).toThrow(/C identifier/);
   });
   it('types arguments from the declaration strings', () => {
     expectTypeOf<DeclaredDType<'const float x'>>().toEqualTypeOf<'f32'>();
     expectTypeOf<DeclaredDType<'unsigned long long k'>>().toEqualTypeOf<'u64'>();
     expectTypeOf<DeclaredDType<'__half h'>>().toEqualTypeOf<'f16'>();
     expectTypeOf<DeclaredDType<'T y'>>().toEqualTypeOf<DType>();
-    expectTypeOf<BufferArgs<'const float x, const double y'>>().toEqualTypeOf<[DeviceBuffer<'f32'>, DeviceBuffer<'f64'>]>();
+    expectTypeOf<BufferArgs<'const float x, const double y'>>().toEqualTypeOf<
+      [DeviceBuffer<'f32'>, DeviceBuffer<'f64'>]
+    >();
     expectTypeOf<ScalarArgs<'float a, long long k'>>().toEqualTypeOf<[number, number | bigint]>();
     expectTypeOf<ScalarArgs<''>>().toEqualTypeOf<[]>();
     expectTypeOf<ElementwiseArgs<'const float x, const float y', 'float z', 'float a'>>().toEqualTypeOf<
@@ -50,7 +83,13 @@ describe('C declarations', () => {
     >();
   });
   it('makes swapped or mistyped arguments a tsc error', () => {
-    const saxpy = elementwise({ name: 'saxpy', inputs: 'const float x, const float y', params: 'float a', outputs: 'float z', operation: 'z = a * x + y' });
+    const saxpy = elementwise({
+      name: 'saxpy',
+      inputs: 'const float x, const float y',
+      params: 'float a',
+      outputs: 'float z',
+      operation: 'z = a * x + y',
+    });
     const sum = reduction({ inputs: 'const double x', output: 'double y', map: 'x', reduce: 'a + b', identity: '0' });
     expect(saxpy.kernelName).toBe('saxpy');
     // Never called: these lines only have to (not) type-check.
@@ -72,7 +111,13 @@ describe('C declarations', () => {
 });
 
 describe('elementwise code generation', () => {
-  const saxpy = parseElementwise({ name: 'saxpy', inputs: 'const T x, const T y', params: 'T a, long long k', outputs: 'T z', operation: 'z = a * x + y' });
+  const saxpy = parseElementwise({
+    name: 'saxpy',
+    inputs: 'const T x, const T y',
+    params: 'T a, long long k',
+    outputs: 'T z',
+    operation: 'z = a * x + y',
+  });
   it('generates a grid-stride kernel with inputs as values and outputs as references', () => {
     const src = elementwiseSource(saxpy, new Map([['T', 'f32']]));
     expect(src).toContain('typedef float T;');
@@ -97,25 +142,59 @@ describe('elementwise code generation', () => {
 });
 
 describe('reduction code generation', () => {
-  const l2 = parseReduction({ name: 'l2', inputs: 'const T x', output: 'T y', params: 'float s', map: 'x * x', reduce: 'a + b', identity: '0', post: 'y = sqrt(a) * s' });
+  const l2 = parseReduction({
+    name: 'l2',
+    inputs: 'const T x',
+    output: 'T y',
+    params: 'float s',
+    map: 'x * x',
+    reduce: 'a + b',
+    identity: '0',
+    post: 'y = sqrt(a) * s',
+  });
   it('accumulates in the output type, or float for f16/bf16, or the accumulator given', () => {
     expect(reductionSource(l2, new Map([['T', 'f64']]))).toContain('typedef double _acc_t;');
     expect(reductionSource(l2, new Map([['T', 'f16']]))).toContain('typedef float _acc_t;');
     expect(reductionSource(l2, new Map([['T', 'bf16']]))).toContain('typedef float _acc_t;');
-    const wide = parseReduction({ inputs: 'const int x', output: 'int y', accumulator: 'long long', map: 'x', reduce: 'a + b', identity: '0' });
+    const wide = parseReduction({
+      inputs: 'const int x',
+      output: 'int y',
+      accumulator: 'long long',
+      map: 'x',
+      reduce: 'a + b',
+      identity: '0',
+    });
     expect(reductionSource(wide, new Map())).toContain('typedef long long _acc_t;');
-    expect(() => parseReduction({ inputs: 'const int x', output: 'int y', accumulator: 'long  double', map: 'x', reduce: 'a + b', identity: '0' })).toThrow(/accumulator/);
+    expect(() =>
+      parseReduction({
+        inputs: 'const int x',
+        output: 'int y',
+        accumulator: 'long  double',
+        map: 'x',
+        reduce: 'a + b',
+        identity: '0',
+      }),
+    ).toThrow(/accumulator/);
   });
   it('has a partial and a final kernel with post applied once per row', () => {
     const src = reductionSource(l2, new Map([['T', 'f32']]));
     expect(src).toContain(
       'extern "C" __global__ void l2_partial(const float* __restrict__ _in_x, const float s, float* _out_y, _acc_t* _partial, const long long k, const int _final)',
     );
-    expect(src).toContain('extern "C" __global__ void l2_final(const _acc_t* __restrict__ _partial, const float s, float* _out_y, const int _chunks)');
+    expect(src).toContain(
+      'extern "C" __global__ void l2_final(const _acc_t* __restrict__ _partial, const float s, float* _out_y, const int _chunks)',
+    );
     expect(src.match(/y = sqrt\(a\) \* s;/g)).toHaveLength(2);
-    expect(reductionParams(l2, new Map([['T', 'f32']]))).toEqual({ partial: ['ptr', 'f32', 'ptr', 'ptr', 'i64', 'i32'], final: ['ptr', 'f32', 'ptr', 'i32'] });
-    expect(() => parseReduction({ inputs: 'const float x', output: 'float y, float z', map: 'x', reduce: 'a + b', identity: '0' })).toThrow(/exactly one/);
-    expect(() => parseReduction({ inputs: 'const float a', output: 'float y', map: 'a', reduce: 'a + b', identity: '0' })).toThrow(/reserved/);
+    expect(reductionParams(l2, new Map([['T', 'f32']]))).toEqual({
+      partial: ['ptr', 'f32', 'ptr', 'ptr', 'i64', 'i32'],
+      final: ['ptr', 'f32', 'ptr', 'i32'],
+    });
+    expect(() =>
+      parseReduction({ inputs: 'const float x', output: 'float y, float z', map: 'x', reduce: 'a + b', identity: '0' }),
+    ).toThrow(/exactly one/);
+    expect(() =>
+      parseReduction({ inputs: 'const float a', output: 'float y', map: 'a', reduce: 'a + b', identity: '0' }),
+    ).toThrow(/reserved/);
   });
   it('splits rows into chunks to fill the device, one pass for small rows', () => {
     expect(reductionGeometry(1, 1000, 132).chunks).toBe(1);
@@ -129,7 +208,9 @@ describe('reduction code generation', () => {
 function findNvcc(): string | undefined {
   const dirs = [
     ...(process.env.PATH ?? '').split(':'),
-    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda'].filter((p): p is string => !!p).map((p) => join(p, 'bin')),
+    ...[process.env.CUDA_HOME, process.env.CUDA_PATH, '/usr/local/cuda']
+      .filter((p): p is string => !!p)
+      .map((p) => join(p, 'bin')),
   ];
   return dirs.map((d) => join(d, 'nvcc')).find((p) => existsSync(p));
 }
@@ -139,8 +220,21 @@ describe.runIf(nvcc)('generated sources compile with nvcc (f16, bf16, f64, u8)',
   const dir = mkdtempSync(join(tmpdir(), 'tscuda-ew-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   it('elementwise and reduction, f16/bf16 included', async () => {
-    const ew = parseElementwise({ name: 'axpby', inputs: 'const T x, const T y', params: 'T a, T b2', outputs: 'T z', operation: 'z = a * x + b2 * y' });
-    const r = parseReduction({ name: 'sumsq', inputs: 'const T x', output: 'T y', map: 'x * x', reduce: 'a + b', identity: '0' });
+    const ew = parseElementwise({
+      name: 'axpby',
+      inputs: 'const T x, const T y',
+      params: 'T a, T b2',
+      outputs: 'T z',
+      operation: 'z = a * x + b2 * y',
+    });
+    const r = parseReduction({
+      name: 'sumsq',
+      inputs: 'const T x',
+      output: 'T y',
+      map: 'x * x',
+      reduce: 'a + b',
+      identity: '0',
+    });
     const sources: string[] = [];
     for (const t of ['f16', 'bf16', 'f64', 'u8'] as const) {
       sources.push(elementwiseSource(ew, new Map([['T', t]])), reductionSource(r, new Map([['T', t]])));

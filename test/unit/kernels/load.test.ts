@@ -6,7 +6,9 @@ const root = join(import.meta.dirname, '..', '..', '..');
 
 describe('kernel modules without a built fatbin', () => {
   it('find their source beside the build folder (test kernels) or in src/kernels (product kernels)', () => {
-    expect(kernelSourceFor('basic', join(root, 'test', 'kernels', 'build'))).toBe(join(root, 'test', 'kernels', 'basic.cu'));
+    expect(kernelSourceFor('basic', join(root, 'test', 'kernels', 'build'))).toBe(
+      join(root, 'test', 'kernels', 'basic.cu'),
+    );
     expect(kernelSourceFor('signal', join(root, 'kernels', 'build'))).toBe(join(root, 'src', 'kernels', 'signal.cu'));
     expect(kernelSourceFor('batch', join(root, 'kernels', 'build'))).toBe(join(root, 'src', 'kernels', 'batch.cu'));
     expect(kernelSourceFor('no_such_module', join(root, 'kernels', 'build'))).toBeUndefined();

@@ -6,7 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import '../../../src/runtime/device.js'; // registers the Device class placements resolve with (tools/layers.ts: device-load)
 import { Coordinator, MAX_UNREPORTED } from '../../../src/orchestration/coordinator.js';
-import { DependencyFailedError, OperationError, OperationForgottenError, OperationTimeoutError } from '../../../src/orchestration/errors.js';
+import {
+  DependencyFailedError,
+  OperationError,
+  OperationForgottenError,
+  OperationTimeoutError,
+} from '../../../src/orchestration/errors.js';
 import type { OperationSpec } from '../../../src/orchestration/operation.js';
 import { AsyncDependencyError, AsyncOperationError } from '../../../src/pipeline/errors.js';
 import { DisposedError } from '../../../src/runtime/resource.js';
@@ -26,11 +31,24 @@ function outcome(p: Promise<void>): { state: () => 'pending' | 'resolved' | 'rej
 }
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
-const gpu = (name: string, after: number[] = [], extra: Partial<OperationSpec> = {}): OperationSpec => ({ name, kind: 'kernel', after, run: () => undefined, ...extra });
+const gpu = (name: string, after: number[] = [], extra: Partial<OperationSpec> = {}): OperationSpec => ({
+  name,
+  kind: 'kernel',
+  after,
+  run: () => undefined,
+  ...extra,
+});
 
 function front(retainSettled?: number): { pool: FakePool; c: Coordinator } {
   const pool = new FakePool();
-  return { pool, c: new Coordinator(pool.asPool(), { label: 'front', uniqueNames: false, ...(retainSettled === undefined ? {} : { retainSettled }) }) };
+  return {
+    pool,
+    c: new Coordinator(pool.asPool(), {
+      label: 'front',
+      uniqueNames: false,
+      ...(retainSettled === undefined ? {} : { retainSettled }),
+    }),
+  };
 }
 
 describe('Coordinator as the one dependency engine', () => {
@@ -82,7 +100,14 @@ describe('Coordinator as the one dependency engine', () => {
     pool.complete('up1', cause);
     for (const n of ['up2', 'c2', 'd2']) pool.complete(n);
     await tick();
-    expect(waits.map((w) => w.state())).toEqual(['rejected', 'resolved', 'rejected', 'resolved', 'rejected', 'resolved']);
+    expect(waits.map((w) => w.state())).toEqual([
+      'rejected',
+      'resolved',
+      'rejected',
+      'resolved',
+      'rejected',
+      'resolved',
+    ]);
     expect(waits[0]!.error()).toBe(cause);
     const c1Error = waits[2]!.error() as DependencyFailedError;
     expect(c1Error).toBeInstanceOf(DependencyFailedError);
@@ -246,25 +271,39 @@ describe('Coordinator: nothing waits forever (issue 10)', () => {
 
   it('a host step that settles in time clears its timer', async () => {
     const { c } = front();
-    const h = c.start({ name: 'quick', kind: 'host', run: () => new Promise<void>((r) => setTimeout(r, 5)), timeoutMs: 10_000 });
+    const h = c.start({
+      name: 'quick',
+      kind: 'host',
+      run: () => new Promise<void>((r) => setTimeout(r, 5)),
+      timeoutMs: 10_000,
+    });
     await expect(c.wait(h)).resolves.toBeUndefined();
   });
 
   it('an AbortSignal fails a host step (before it starts or while it runs)', async () => {
     const { c } = front();
     const controller = new AbortController();
-    const h = c.start({ name: 'abortable', kind: 'host', run: () => new Promise<void>(() => undefined), signal: controller.signal });
+    const h = c.start({
+      name: 'abortable',
+      kind: 'host',
+      run: () => new Promise<void>(() => undefined),
+      signal: controller.signal,
+    });
     controller.abort(new Error('client went away'));
     await expect(c.wait(h)).rejects.toThrow('client went away');
     // Aborted before it started: start() throws, as for any failure of its own start.
-    expect(() => c.start({ name: 'already', kind: 'host', run: () => undefined, signal: AbortSignal.abort('no') })).toThrow(OperationTimeoutError);
+    expect(() =>
+      c.start({ name: 'already', kind: 'host', run: () => undefined, signal: AbortSignal.abort('no') }),
+    ).toThrow(OperationTimeoutError);
   });
 
   it('refuses timeouts a Node timer cannot hold and signals that are not AbortSignals', () => {
     const { c } = front();
     expect(() => c.start({ name: 't', kind: 'host', run: () => undefined, timeoutMs: 2 ** 31 })).toThrow(/timeoutMs/);
     expect(() => c.start({ name: 't', kind: 'host', run: () => undefined, timeoutMs: Number.NaN })).toThrow(RangeError);
-    expect(() => c.start({ name: 't', kind: 'host', run: () => undefined, signal: {} as AbortSignal })).toThrow(TypeError);
+    expect(() => c.start({ name: 't', kind: 'host', run: () => undefined, signal: {} as AbortSignal })).toThrow(
+      TypeError,
+    );
   });
 
   it('dispose() settles every unsettled operation; later work throws DisposedError', async () => {

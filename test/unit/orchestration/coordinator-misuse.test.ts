@@ -17,7 +17,12 @@ function setup(descriptor: object = {}): { pool: FakePool; coord: Coordinator } 
   return { pool, coord: new Coordinator(pool.asPool(), descriptor) };
 }
 
-const gpu = (name: string, extra: Partial<OperationSpec> = {}): OperationSpec => ({ name, kind: 'kernel', run: () => undefined, ...extra });
+const gpu = (name: string, extra: Partial<OperationSpec> = {}): OperationSpec => ({
+  name,
+  kind: 'kernel',
+  run: () => undefined,
+  ...extra,
+});
 /** A host step's result whose then() throws: it will never call back. */
 const badThenable = (): Promise<void> =>
   ({
@@ -115,7 +120,9 @@ describe('a callback that throws is reported, not re-thrown', () => {
     await done;
     await new Promise((r) => setImmediate(r));
     expect(warn).toHaveBeenCalledTimes(1);
-    expect(warn.mock.calls[0]![0]).toBe('coordinator: onStreamComplete callback of stream "s0" threw: onStreamComplete threw');
+    expect(warn.mock.calls[0]![0]).toBe(
+      'coordinator: onStreamComplete callback of stream "s0" threw: onStreamComplete threw',
+    );
   });
 
   it('no uncaughtException reaches the process', TIMEOUT, async () => {
@@ -145,9 +152,15 @@ describe('a callback that throws is reported, not re-thrown', () => {
 describe('wrong arguments are refused at the call', () => {
   it('callbacks that are not functions', TIMEOUT, () => {
     const { pool, coord } = setup();
-    expect(() => coord.add(gpu('oc', { onComplete: 5 as never }))).toThrow(new TypeError('coordinator: operation "oc": onComplete must be a function, got 5'));
-    expect(() => coord.onStreamComplete(pool.streams[0]!, 'x' as never)).toThrow(new TypeError('coordinator: onStreamComplete() callback must be a function, got "x"'));
-    expect(() => coord.onStreamComplete(null as never, () => undefined)).toThrow(new TypeError('coordinator: onStreamComplete() stream must be a Stream of fake pool, got null'));
+    expect(() => coord.add(gpu('oc', { onComplete: 5 as never }))).toThrow(
+      new TypeError('coordinator: operation "oc": onComplete must be a function, got 5'),
+    );
+    expect(() => coord.onStreamComplete(pool.streams[0]!, 'x' as never)).toThrow(
+      new TypeError('coordinator: onStreamComplete() callback must be a function, got "x"'),
+    );
+    expect(() => coord.onStreamComplete(null as never, () => undefined)).toThrow(
+      new TypeError('coordinator: onStreamComplete() stream must be a Stream of fake pool, got null'),
+    );
     expect(() => coord.onStreamComplete({ label: 'fake' } as unknown as Stream, () => undefined)).toThrow(TypeError);
     expect(coord.pendingIds()).toEqual([]);
   });
@@ -157,19 +170,28 @@ describe('wrong arguments are refused at the call', () => {
     expect(() => coord.add(gpu('k', { kind: 'bogus' as never }))).toThrow(
       /^coordinator: operation "k": kind must be one of upload, download, copy, kernel, fft, memset, host, alloc, other; got "bogus"$/,
     );
-    for (const bytes of [-5, Number.NaN, Infinity, '4' as never]) expect(() => coord.add(gpu('b', { bytes })), String(bytes)).toThrow(RangeError);
+    for (const bytes of [-5, Number.NaN, Infinity, '4' as never])
+      expect(() => coord.add(gpu('b', { bytes })), String(bytes)).toThrow(RangeError);
     expect(coord.add(gpu('ok', { bytes: 0 }))).toBe(1);
   });
 
   it('a barrier name that is not a non-empty string', TIMEOUT, () => {
     const { coord } = setup();
-    expect(() => coord.barrier(123 as never)).toThrow(new TypeError('coordinator: barrier() name must be a non-empty string, got 123'));
+    expect(() => coord.barrier(123 as never)).toThrow(
+      new TypeError('coordinator: barrier() name must be a non-empty string, got 123'),
+    );
     expect(() => coord.barrier('')).toThrow(TypeError);
   });
 
   it('descriptor: unknown keys and a uniqueNames that is not a boolean', TIMEOUT, () => {
-    expect(() => setup({ retain: 5 })).toThrow(new TypeError('Coordinator descriptor.retain: unknown option (known: label, retainSettled, uniqueNames, guestStreams)'));
-    expect(() => setup({ uniqueNames: 'no' })).toThrow(new TypeError('coordinator: uniqueNames must be a boolean, got "no"'));
+    expect(() => setup({ retain: 5 })).toThrow(
+      new TypeError(
+        'Coordinator descriptor.retain: unknown option (known: label, retainSettled, uniqueNames, guestStreams)',
+      ),
+    );
+    expect(() => setup({ uniqueNames: 'no' })).toThrow(
+      new TypeError('coordinator: uniqueNames must be a boolean, got "no"'),
+    );
     expect(() => setup({ uniqueNames: false, guestStreams: true, retainSettled: 3, label: 'c' })).not.toThrow();
   });
 });

@@ -11,7 +11,13 @@ function setup(): { pool: FakePool; coord: Coordinator } {
   return { pool, coord: new Coordinator(pool as unknown as StreamPool) };
 }
 
-const gpu = (name: string, after: string[] = [], extra: Partial<OperationSpec> = {}): OperationSpec => ({ name, kind: 'kernel', after, run: () => undefined, ...extra });
+const gpu = (name: string, after: string[] = [], extra: Partial<OperationSpec> = {}): OperationSpec => ({
+  name,
+  kind: 'kernel',
+  after,
+  run: () => undefined,
+  ...extra,
+});
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('Coordinator scheduling', () => {
@@ -183,7 +189,8 @@ describe('Coordinator scheduling', () => {
     const { pool, coord } = setup();
     const n = 20_000;
     coord.add({ name: 'op0', kind: 'host', run: () => undefined });
-    for (let i = 1; i < n; i++) coord.add({ name: `op${i}`, kind: i % 2 ? 'kernel' : 'host', after: [`op${i - 1}`], run: () => undefined });
+    for (let i = 1; i < n; i++)
+      coord.add({ name: `op${i}`, kind: i % 2 ? 'kernel' : 'host', after: [`op${i - 1}`], run: () => undefined });
     const done = coord.run();
     for (let guard = 0; pool.inFlight.length && guard < n; guard++) pool.completeAll();
     await done;

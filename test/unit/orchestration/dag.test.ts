@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { addEdge, CycleError, topologicalOrder } from '../../../src/orchestration/dag.js';
 import { MIN_CLASS_BYTES, sizeClass } from '../../../src/runtime/memory/size-classes.js';
-import { assignWorkloads, chooseStream, recommendStrategy, type StreamLoad } from '../../../src/orchestration/strategy.js';
+import {
+  assignWorkloads,
+  chooseStream,
+  recommendStrategy,
+  type StreamLoad,
+} from '../../../src/orchestration/strategy.js';
 
 const letters = (id: number): string => String.fromCharCode(96 + id); // 1 -> a
 

@@ -21,8 +21,16 @@ describe('DevicePool names a bad option before looking for devices', () => {
   });
 
   it.each([
-    ['an unknown priority', [{ priority: 'urgent' }], 'device pool: streams[0].priority must be one of high, normal, low; got "urgent"'],
-    ['an unknown purpose', [{ purpose: 'x' }], 'device pool: streams[0].purpose must be one of ConfigUpload, KernelExecution, TelemetryDownload, P2PTransfer, AuxCompute; got "x"'],
+    [
+      'an unknown priority',
+      [{ priority: 'urgent' }],
+      'device pool: streams[0].priority must be one of high, normal, low; got "urgent"',
+    ],
+    [
+      'an unknown purpose',
+      [{ purpose: 'x' }],
+      'device pool: streams[0].purpose must be one of ConfigUpload, KernelExecution, TelemetryDownload, P2PTransfer, AuxCompute; got "x"',
+    ],
     ['a null entry', [null], 'device pool: streams[0] must be an object { priority?, purpose?, stream?, label? }'],
     ['a string', 'x', 'device pool: streams must be an array of stream specs { priority?, purpose?, ... }, got string'],
     ['no streams', [], 'device pool: a StreamPool needs at least one stream'],
@@ -32,7 +40,9 @@ describe('DevicePool names a bad option before looking for devices', () => {
 
   it('an unknown key, with the known ones', TIMEOUT, () => {
     expect(() => new DevicePool({ placment: 'RoundRobin' } as never)).toThrow(
-      new TypeError('DevicePool descriptor.placment: unknown option (known: devices, placement, streams, strategy, profiler, label)'),
+      new TypeError(
+        'DevicePool descriptor.placment: unknown option (known: devices, placement, streams, strategy, profiler, label)',
+      ),
     );
   });
 
@@ -40,28 +50,40 @@ describe('DevicePool names a bad option before looking for devices', () => {
     const setter = Object.getOwnPropertyDescriptor(DevicePool.prototype, 'placement')?.set;
     expect(setter).toBeTypeOf('function');
     // The check comes before the field is written, so it runs on a stand-in for the pool.
-    expect(() => setter!.call({ label: 'pool' }, 'Bogus')).toThrow(new TypeError('pool: unknown placement "Bogus"; expected one of RoundRobin, LeastLoaded, FreeMemory'));
+    expect(() => setter!.call({ label: 'pool' }, 'Bogus')).toThrow(
+      new TypeError('pool: unknown placement "Bogus"; expected one of RoundRobin, LeastLoaded, FreeMemory'),
+    );
   });
 });
 
 describe('StreamPool and Profiler', () => {
   it('a null descriptor is a TypeError naming the call', TIMEOUT, () => {
-    expect(() => new StreamPool(null as never)).toThrow(new TypeError('new StreamPool() takes a descriptor object, got null'));
-    expect(() => new Profiler(null as never)).toThrow(new TypeError('new Profiler() takes a descriptor object, got null'));
+    expect(() => new StreamPool(null as never)).toThrow(
+      new TypeError('new StreamPool() takes a descriptor object, got null'),
+    );
+    expect(() => new Profiler(null as never)).toThrow(
+      new TypeError('new Profiler() takes a descriptor object, got null'),
+    );
   });
 
   it('a misspelt StreamPool option is refused by name before the driver', TIMEOUT, () => {
     expect(() => new StreamPool({ stratgy: 'Priority' } as never)).toThrow(
-      new TypeError('StreamPool descriptor.stratgy: unknown option (known: device, context, streams, strategy, profiler, label)'),
+      new TypeError(
+        'StreamPool descriptor.stratgy: unknown option (known: device, context, streams, strategy, profiler, label)',
+      ),
     );
   });
 
   it.each([-1, 0, 1.5, Number.NaN])('Profiler window %p is named before the driver', TIMEOUT, (window) => {
-    expect(() => new Profiler({ window, label: 'p' })).toThrow(new RangeError(`p: window must be a positive integer (or Infinity), got ${window}`));
+    expect(() => new Profiler({ window, label: 'p' })).toThrow(
+      new RangeError(`p: window must be a positive integer (or Infinity), got ${window}`),
+    );
   });
 
   it('Profiler enabled must be a boolean', TIMEOUT, () => {
-    expect(() => new Profiler({ enabled: 'yes' as never, label: 'p' })).toThrow(new TypeError('p: enabled must be a boolean, got string'));
+    expect(() => new Profiler({ enabled: 'yes' as never, label: 'p' })).toThrow(
+      new TypeError('p: enabled must be a boolean, got string'),
+    );
   });
 });
 
@@ -76,17 +98,25 @@ describe('the exported choosers check their arguments', () => {
   ];
 
   it.each([Number.NaN, 0.5, Infinity, -1])('chooseDevice tick %p', TIMEOUT, (tick) => {
-    expect(() => chooseDevice('RoundRobin', devices, tick)).toThrow(new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`));
+    expect(() => chooseDevice('RoundRobin', devices, tick)).toThrow(
+      new RangeError(`chooseDevice: tick must be an integer >= 0, got ${tick}`),
+    );
   });
 
   it('chooseDevice: an unknown placement, loads that are not an array', TIMEOUT, () => {
-    expect(() => chooseDevice('Bogus' as never, devices, 0)).toThrow(new TypeError('chooseDevice: unknown placement "Bogus"; expected one of RoundRobin, LeastLoaded, FreeMemory'));
-    expect(() => chooseDevice('RoundRobin', null as never, 0)).toThrow(new TypeError('chooseDevice: loads must be an array, got null'));
+    expect(() => chooseDevice('Bogus' as never, devices, 0)).toThrow(
+      new TypeError('chooseDevice: unknown placement "Bogus"; expected one of RoundRobin, LeastLoaded, FreeMemory'),
+    );
+    expect(() => chooseDevice('RoundRobin', null as never, 0)).toThrow(
+      new TypeError('chooseDevice: loads must be an array, got null'),
+    );
     expect(chooseDevice('LeastLoaded', devices, 1)).toBe(0);
   });
 
   it.each([Number.NaN, 0.5, -1])('chooseStream tick %p', TIMEOUT, (tick) => {
-    expect(() => chooseStream('LoadBalanced', streams, {}, tick)).toThrow(new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`));
+    expect(() => chooseStream('LoadBalanced', streams, {}, tick)).toThrow(
+      new RangeError(`chooseStream: tick must be an integer >= 0, got ${tick}`),
+    );
   });
 
   it('chooseStream: an unknown strategy or workload, a null request', TIMEOUT, () => {

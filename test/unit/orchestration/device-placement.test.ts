@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { checkPlacement, chooseDevice, resolveDeviceList, type DeviceLoad } from '../../../src/orchestration/device-placement.js';
+import {
+  checkPlacement,
+  chooseDevice,
+  resolveDeviceList,
+  type DeviceLoad,
+} from '../../../src/orchestration/device-placement.js';
 
 const loads = (outstanding: number[], free: number[] = outstanding.map(() => 0)): DeviceLoad[] =>
   outstanding.map((o, index) => ({ index, outstanding: o, freeBytes: free[index]! }));
@@ -23,12 +28,15 @@ describe('device placement', () => {
   });
 
   it('works for one device and rejects none', () => {
-    for (const p of ['RoundRobin', 'LeastLoaded', 'FreeMemory'] as const) expect(chooseDevice(p, loads([4]), 17)).toBe(0);
+    for (const p of ['RoundRobin', 'LeastLoaded', 'FreeMemory'] as const)
+      expect(chooseDevice(p, loads([4]), 17)).toBe(0);
     expect(() => chooseDevice('RoundRobin', [], 0)).toThrow(RangeError);
   });
 
   it('checks placement names and device lists', () => {
-    expect(() => checkPlacement('Random', 'pool')).toThrow(/pool: unknown placement "Random"; expected one of RoundRobin, LeastLoaded, FreeMemory/);
+    expect(() => checkPlacement('Random', 'pool')).toThrow(
+      /pool: unknown placement "Random"; expected one of RoundRobin, LeastLoaded, FreeMemory/,
+    );
     expect(resolveDeviceList('all', 3, 'p')).toEqual([0, 1, 2]);
     expect(resolveDeviceList(undefined, 1, 'p')).toEqual([0]);
     expect(resolveDeviceList([1, 0], 2, 'p')).toEqual([1, 0]);

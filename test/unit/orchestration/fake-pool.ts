@@ -30,7 +30,13 @@ export class FakePool {
     return this.streams[this.#tick++ % this.streams.length]!;
   }
 
-  submit(stream: Stream, _kind: string, enqueue: (s: Stream) => unknown, options: { name?: string } | undefined, listener: SettleListener): undefined {
+  submit(
+    stream: Stream,
+    _kind: string,
+    enqueue: (s: Stream) => unknown,
+    options: { name?: string } | undefined,
+    listener: SettleListener,
+  ): undefined {
     enqueue(stream);
     const name = options?.name ?? '?';
     this.log.push(`enqueue ${name}`);

@@ -87,7 +87,24 @@ describe('allocator size classes', () => {
       while (c < bytes) c *= 2;
       return c;
     };
-    const sizes = [255, 511, 512, 513, 4095, 2 ** 29 - 1, 2 ** 29, 2 ** 29 + 1, 2 ** 30 - 1, 2 ** 30, 2 ** 30 + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 3 * 2 ** 33, 2 ** 40 + 7];
+    const sizes = [
+      255,
+      511,
+      512,
+      513,
+      4095,
+      2 ** 29 - 1,
+      2 ** 29,
+      2 ** 29 + 1,
+      2 ** 30 - 1,
+      2 ** 30,
+      2 ** 30 + 1,
+      2 ** 31 - 1,
+      2 ** 31,
+      2 ** 31 + 1,
+      3 * 2 ** 33,
+      2 ** 40 + 7,
+    ];
     for (let i = 0; i < 200; i++) sizes.push(1 + Math.floor(Math.random() * 2 ** (1 + Math.floor(Math.random() * 44))));
     for (const bytes of sizes) expect(sizeClass(bytes), `sizeClass(${bytes})`).toBe(reference(bytes));
     expect(() => sizeClass(1.5)).toThrow(/positive integer/);

@@ -7,14 +7,27 @@
  * `npx tscuda --help`.
  */
 import { execa } from 'execa';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERY_ENTRY_TS, SCRIPT_TS, STRICT_TS } from './consumer-sources.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  version: string;
+  exports: Record<string, unknown>;
+};
 const work = mkdtempSync(join(tmpdir(), 'tscuda-consumer-'));
 const stage = join(work, 'stage');
 const consumer = join(work, 'consumer');
@@ -28,17 +41,25 @@ const nodeRunsTypeScript = major >= 24;
  * The TypeScript range the README states: its oldest (fastify's types need NoInfer, 5.4) and the
  * newest, this checkout's own compiler. Each is installed fresh into the consumer under an alias.
  */
-const TYPESCRIPT = { oldest: '5.4.5', newest: (JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version };
+const TYPESCRIPT = {
+  oldest: '5.4.5',
+  newest: (
+    JSON.parse(readFileSync(join(root, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }
+  ).version,
+};
 /** Node's types of the oldest supported line: what a consumer on any supported line may use. */
 const NODE_TYPES = '22';
 
 function stagePackage(): void {
   mkdirSync(stage, { recursive: true });
-  for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) if (existsSync(join(root, f))) copyFileSync(join(root, f), join(stage, f));
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'])
+    if (existsSync(join(root, f))) copyFileSync(join(root, f), join(stage, f));
   cpSync(join(root, 'bin'), join(stage, 'bin'), { recursive: true });
   mkdirSync(join(stage, 'src', 'kernels'), { recursive: true });
-  for (const f of readdirSync(join(root, 'src', 'kernels')).filter((f) => f.endsWith('.cu'))) copyFileSync(join(root, 'src', 'kernels', f), join(stage, 'src', 'kernels', f));
-  if (existsSync(join(root, 'kernels', 'build'))) cpSync(join(root, 'kernels', 'build'), join(stage, 'kernels', 'build'), { recursive: true });
+  for (const f of readdirSync(join(root, 'src', 'kernels')).filter((f) => f.endsWith('.cu')))
+    copyFileSync(join(root, 'src', 'kernels', f), join(stage, 'src', 'kernels', f));
+  if (existsSync(join(root, 'kernels', 'build')))
+    cpSync(join(root, 'kernels', 'build'), join(stage, 'kernels', 'build'), { recursive: true });
 }
 
 /** The tsconfig of a strict consumer: every strictness option this package promises to satisfy, and its dependencies' types checked too. */
@@ -61,8 +82,13 @@ const STRICT_TSCONFIG = {
 beforeAll(async () => {
   stagePackage();
   // Build with this checkout's compiler into the staged package (the checkout's own dist/ is untouched).
-  const build = await execa(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')], { cwd: root, reject: false });
-  if (!existsSync(join(stage, 'dist', 'index.js'))) throw new Error(`the build produced no dist/index.js:\n${build.stdout}\n${build.stderr}`);
+  const build = await execa(
+    join(root, 'node_modules', '.bin', 'tsc'),
+    ['-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')],
+    { cwd: root, reject: false },
+  );
+  if (!existsSync(join(stage, 'dist', 'index.js')))
+    throw new Error(`the build produced no dist/index.js:\n${build.stdout}\n${build.stderr}`);
   const pack = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: stage });
   const info = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
   packed = info[0]!.files.map((f) => f.path);
@@ -70,7 +96,10 @@ beforeAll(async () => {
   // A fresh project: npm resolves the package's dependencies itself (from its cache where it can,
   // the registry otherwise), as a user's install does; the compilers and Node's types beside them.
   mkdirSync(consumer, { recursive: true });
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }),
+  );
   await execa(
     'npm',
     [
@@ -102,14 +131,30 @@ function entryPoints(): string[] {
 
 describe('the packed package', () => {
   it('ships the build, the CLI, the kernels and the docs, without source maps or TypeScript sources', () => {
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/tscuda.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']) expect(packed).toContain(f);
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'bin/tscuda.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/main.js',
+    ])
+      expect(packed).toContain(f);
     expect(packed.filter((f) => f.endsWith('.map'))).toEqual([]);
     // ...and nothing shipped points at a map that is not there.
-    const dangling = packed.filter((f) => /\.(js|d\.ts)$/.test(f) && f.startsWith('dist/') && readFileSync(join(stage, f), 'utf8').includes('//# sourceMappingURL='));
+    const dangling = packed.filter(
+      (f) =>
+        /\.(js|d\.ts)$/.test(f) &&
+        f.startsWith('dist/') &&
+        readFileSync(join(stage, f), 'utf8').includes('//# sourceMappingURL='),
+    );
     expect(dangling).toEqual([]);
     expect(packed.filter((f) => f.startsWith('src/') && !f.endsWith('.cu'))).toEqual([]);
     if (existsSync(join(root, 'kernels', 'build'))) {
-      for (const f of readdirSync(join(root, 'kernels', 'build')).filter((f) => f.endsWith('.fatbin'))) expect(packed).toContain(`kernels/build/${f}`);
+      for (const f of readdirSync(join(root, 'kernels', 'build')).filter((f) => f.endsWith('.fatbin')))
+        expect(packed).toContain(`kernels/build/${f}`);
     }
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (typeof target === 'string') continue;
@@ -121,7 +166,13 @@ describe('the packed package', () => {
     'type-checks every entry point in a strict consumer (strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess, no skipLibCheck) with the %s TypeScript the README supports',
     async (which, version) => {
       const tsc = join(consumer, 'node_modules', `ts-${which}`, 'bin', 'tsc');
-      expect((JSON.parse(readFileSync(join(consumer, 'node_modules', `ts-${which}`, 'package.json'), 'utf8')) as { version: string }).version).toBe(version);
+      expect(
+        (
+          JSON.parse(readFileSync(join(consumer, 'node_modules', `ts-${which}`, 'package.json'), 'utf8')) as {
+            version: string;
+          }
+        ).version,
+      ).toBe(version);
       const r = await execa('node', [tsc, '-p', consumer], { cwd: consumer, reject: false, timeout: 180_000 });
       expect(`${r.stdout}${r.stderr}`).toBe('');
       expect(r.exitCode).toBe(0);
@@ -131,7 +182,9 @@ describe('the packed package', () => {
 
   it('the README states the oldest TypeScript this test checks', () => {
     const [oldestMajor, oldestMinor] = TYPESCRIPT.oldest.split('.');
-    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`TypeScript ${oldestMajor}.${oldestMinor} or newer`);
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(
+      `TypeScript ${oldestMajor}.${oldestMinor} or newer`,
+    );
   });
 
   it('imports every subpath as ESM', async () => {
@@ -147,7 +200,10 @@ describe('the packed package', () => {
 
   it('require()s every subpath from CommonJS (every supported Node line loads an ES module so)', async () => {
     const subpaths = entryPoints();
-    writeFileSync(join(consumer, 'cjs.cjs'), `const names = ${JSON.stringify(subpaths)};\nconsole.log(names.map((n) => Object.keys(require(n)).length).join(' '));\n`);
+    writeFileSync(
+      join(consumer, 'cjs.cjs'),
+      `const names = ${JSON.stringify(subpaths)};\nconsole.log(names.map((n) => Object.keys(require(n)).length).join(' '));\n`,
+    );
     const r = await execa('node', ['--no-warnings', 'cjs.cjs'], { cwd: consumer });
     const counts = r.stdout.trim().split(' ').map(Number);
     expect(counts).toHaveLength(subpaths.length);
@@ -156,7 +212,9 @@ describe('the packed package', () => {
 
   const scriptTitle = "runs a user's `node script.ts` against the installed package (type stripping, native `using`)";
   it.runIf(nodeRunsTypeScript)(
-    nodeRunsTypeScript ? scriptTitle : `${scriptTitle} (skipped: Node ${process.versions.node} runs .ts files only from 24; the README says to use tsx or tsc there)`,
+    nodeRunsTypeScript
+      ? scriptTitle
+      : `${scriptTitle} (skipped: Node ${process.versions.node} runs .ts files only from 24; the README says to use tsx or tsc there)`,
     async () => {
       writeFileSync(join(consumer, 'script.ts'), SCRIPT_TS);
       const r = await execa('node', ['--no-warnings', 'script.ts'], { cwd: consumer, timeout: 30_000 });
@@ -173,7 +231,9 @@ describe('the packed package', () => {
     const commands = [...help.stdout.matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]!);
     expect(commands).toContain('info');
     for (const c of commands) {
-      const r = await execa('node', [join(consumer, 'node_modules', 'tscuda', 'bin', 'tscuda.js'), c, '--help'], { cwd: consumer });
+      const r = await execa('node', [join(consumer, 'node_modules', 'tscuda', 'bin', 'tscuda.js'), c, '--help'], {
+        cwd: consumer,
+      });
       expect(r.stdout, c).toMatch(new RegExp(`^usage: tscuda ${c}`));
     }
   }, 120_000);

@@ -9,7 +9,9 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { de
 
 /** The files of examples/, subfolders included. */
 function exampleFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? exampleFiles(join(dir, e.name)) : /\.(ts|mjs|js)$/.test(e.name) ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? exampleFiles(join(dir, e.name)) : /\.(ts|mjs|js)$/.test(e.name) ? [join(dir, e.name)] : [],
+  );
 }
 
 /** The package a bare specifier names (`@scope/name/sub` -> `@scope/name`). */
@@ -26,11 +28,14 @@ describe('examples', { timeout: 10_000 }, () => {
     const foreign: string[] = [];
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/(?:^|\n)\s*import\s[^'"]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+      for (const m of text.matchAll(
+        /(?:^|\n)\s*import\s[^'"]*?from\s+['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+      )) {
         const specifier = (m[1] ?? m[2])!;
         if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier)) continue;
         const name = packageOf(specifier);
-        if (name !== 'tscuda' && !(name in pkg.dependencies)) foreign.push(`${file.slice(root.length + 1)}: ${specifier}`);
+        if (name !== 'tscuda' && !(name in pkg.dependencies))
+          foreign.push(`${file.slice(root.length + 1)}: ${specifier}`);
       }
     }
     expect(foreign).toEqual([]);

@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string }; overrides?: unknown; allowScripts?: Record<string, boolean> };
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  overrides?: unknown;
+  allowScripts?: Record<string, boolean>;
+};
 const npmMajor = Number((await execa('npm', ['--version'], { cwd: root })).stdout.split('.')[0]);
 
 describe('a quiet install', { timeout: 60_000 }, () => {

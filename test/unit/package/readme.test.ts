@@ -16,7 +16,10 @@ function sourceFiles(dir: string): string[] {
 
 describe('README', () => {
   it("shows examples/saxpy.ts verbatim as its example (importing from 'tscuda')", () => {
-    const example = readFileSync(join(root, 'examples', 'saxpy.ts'), 'utf8').replace("from '../src/index.js'", "from 'tscuda'");
+    const example = readFileSync(join(root, 'examples', 'saxpy.ts'), 'utf8').replace(
+      "from '../src/index.js'",
+      "from 'tscuda'",
+    );
     const block = /`examples\/saxpy\.ts`:\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toBe(example);
   });
@@ -25,7 +28,10 @@ describe('README', () => {
     const warningCodes = new Set<string>(); // process.emitWarning codes, not variables
     for (const file of [...sourceFiles(join(root, 'src')), ...sourceFiles(join(root, 'bin'))]) {
       const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/process\.env\.([A-Z_][A-Z0-9_]*)|process\.env\[['"]([A-Z_][A-Z0-9_]*)['"]\]|\b(TSCUDA_[A-Z0-9_]+)\b/g)) names.add(m[1] ?? m[2] ?? m[3]!);
+      for (const m of text.matchAll(
+        /process\.env\.([A-Z_][A-Z0-9_]*)|process\.env\[['"]([A-Z_][A-Z0-9_]*)['"]\]|\b(TSCUDA_[A-Z0-9_]+)\b/g,
+      ))
+        names.add(m[1] ?? m[2] ?? m[3]!);
       // env.X through a parameter (the library search takes its environment as an argument)
       for (const m of text.matchAll(/\benv\.([A-Z_][A-Z0-9_]*)/g)) names.add(m[1]!);
       for (const m of text.matchAll(/code: ['"](TSCUDA_[A-Z0-9_]+)['"]/g)) warningCodes.add(m[1]!);
@@ -35,7 +41,16 @@ describe('README', () => {
   });
   it('fits on a page and has what a first reader looks for: install, requirements per feature, an example, the entry points, the guides, the tests', () => {
     expect(readme.split('\n').length).toBeLessThanOrEqual(280);
-    for (const heading of ['## Install', '## Requirements', '## Example', '## Entry points', '## Command line', '## Guides', '## Tests']) expect(readme).toContain(heading);
+    for (const heading of [
+      '## Install',
+      '## Requirements',
+      '## Example',
+      '## Entry points',
+      '## Command line',
+      '## Guides',
+      '## Tests',
+    ])
+      expect(readme).toContain(heading);
     // Said as it is: not published yet; the ways that work today come first.
     expect(readme).toMatch(/not on the npm registry yet/);
     expect(readme.indexOf('npm pack')).toBeLessThan(readme.indexOf('npm install tscuda'));
@@ -51,7 +66,8 @@ describe('README', () => {
   });
   it('says what works without a GPU: tscuda info, tscuda serve (health and 400s), the docs pictures', () => {
     const noGpu = /\*\*No GPU\?\*\*([\s\S]*?)\n\n/.exec(readme)?.[1] ?? '';
-    for (const phrase of ['tscuda info', 'tscuda serve', '/v2/health/live', '400', 'scripts/docs-figures.ts']) expect(noGpu).toContain(phrase);
+    for (const phrase of ['tscuda info', 'tscuda serve', '/v2/health/live', '400', 'scripts/docs-figures.ts'])
+      expect(noGpu).toContain(phrase);
   });
   it('states the Node lines package.json supports and the TypeScript range the consumer test checks', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
@@ -61,7 +77,9 @@ describe('README', () => {
   });
   it('links only to files that exist (guides written elsewhere are listed in OTHERS_GUIDES until they land)', () => {
     const OTHERS_GUIDES = ['docs/several-gpus.md', 'docs/scale-out.md', 'docs/16-bit-samples.md'];
-    const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^https?:/.test(l));
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+      .map((m) => m[1]!)
+      .filter((l) => !/^https?:/.test(l));
     const missing = links.filter((l) => !existsSync(join(root, l)) && !OTHERS_GUIDES.includes(l));
     expect(missing).toEqual([]);
   });

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { PROCESS_HEAVY_TESTS, quickTests } from '../../setup/process-heavy.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 
 describe('test scopes', { timeout: 10_000 }, () => {
   it('every process-heavy file named exists (a renamed file would otherwise be left out of npm test unnoticed)', () => {

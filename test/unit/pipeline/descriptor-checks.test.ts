@@ -4,16 +4,39 @@
  * driver" instead), and a null descriptor is a TypeError naming the call, not a read of null.
  */
 import { describe, expect, it } from 'vitest';
-import { AsyncCoordinator, gradientBatcher, lerpBatcher, ManagedContext, StageManager, TripleBuffer } from '../../../src/pipeline/index.js';
+import {
+  AsyncCoordinator,
+  gradientBatcher,
+  lerpBatcher,
+  ManagedContext,
+  StageManager,
+  TripleBuffer,
+} from '../../../src/pipeline/index.js';
 
 const TIMEOUT = { timeout: 5_000 };
 
 describe('a null descriptor names the call', () => {
   it.each([
-    ['AsyncCoordinator', () => new AsyncCoordinator(null as never), 'new AsyncCoordinator() takes a descriptor object, got null'],
-    ['TripleBuffer', () => new TripleBuffer(null as never), 'new TripleBuffer() takes a descriptor object { create, destroy?, slots?, ... }, got null'],
-    ['ManagedContext', () => new ManagedContext(null as never), 'new ManagedContext() takes a descriptor object, got null'],
-    ['gradientBatcher', () => gradientBatcher(null as never), 'gradientBatcher() takes an options object { dim, maxBatchSize, maxWaitMs, channelSize, ... }, got null'],
+    [
+      'AsyncCoordinator',
+      () => new AsyncCoordinator(null as never),
+      'new AsyncCoordinator() takes a descriptor object, got null',
+    ],
+    [
+      'TripleBuffer',
+      () => new TripleBuffer(null as never),
+      'new TripleBuffer() takes a descriptor object { create, destroy?, slots?, ... }, got null',
+    ],
+    [
+      'ManagedContext',
+      () => new ManagedContext(null as never),
+      'new ManagedContext() takes a descriptor object, got null',
+    ],
+    [
+      'gradientBatcher',
+      () => gradientBatcher(null as never),
+      'gradientBatcher() takes an options object { dim, maxBatchSize, maxWaitMs, channelSize, ... }, got null',
+    ],
   ])('%s', TIMEOUT, (_, make, message) => {
     expect(make).toThrow(new TypeError(message));
   });
@@ -22,19 +45,25 @@ describe('a null descriptor names the call', () => {
 describe('unknown keys are refused with the known ones', () => {
   it('AsyncCoordinator', TIMEOUT, () => {
     expect(() => new AsyncCoordinator({ priority: 'high' } as never)).toThrow(
-      new TypeError('AsyncCoordinator descriptor.priority: unknown option (known: device, context, streams, priorities, profiler, retainSettled, label)'),
+      new TypeError(
+        'AsyncCoordinator descriptor.priority: unknown option (known: device, context, streams, priorities, profiler, retainSettled, label)',
+      ),
     );
   });
 
   it('TripleBuffer', TIMEOUT, () => {
     expect(() => new TripleBuffer({ create: () => 1, slot: 3 } as never)).toThrow(
-      new TypeError('TripleBuffer descriptor.slot: unknown option (known: device, context, create, destroy, slots, label)'),
+      new TypeError(
+        'TripleBuffer descriptor.slot: unknown option (known: device, context, create, destroy, slots, label)',
+      ),
     );
   });
 
   it('ManagedContext', TIMEOUT, () => {
     expect(() => new ManagedContext({ mdoe: 'triple' } as never)).toThrow(
-      new TypeError('ManagedContext descriptor.mdoe: unknown option (known: mode, device, context, step, profiler, slots, label)'),
+      new TypeError(
+        'ManagedContext descriptor.mdoe: unknown option (known: mode, device, context, step, profiler, slots, label)',
+      ),
     );
   });
 
@@ -44,17 +73,25 @@ describe('unknown keys are refused with the known ones', () => {
         'Batcher "lerp" descriptor.dimension: unknown option (known: maxBatchSize, maxWaitMs, channelSize, maxConcurrentBatches, maxWaiting, dispatchTimeoutMs, label, autoTune, dim, depth, device, context)',
       ),
     );
-    expect(() => gradientBatcher({ dim: 3, h: 0.1, step: 1, maxBatchSize: 4, maxWaitMs: 1, channelSize: 4 } as never)).toThrow(
-      /descriptor\.step: unknown option \(known: .*, h\)$/,
-    );
+    expect(() =>
+      gradientBatcher({ dim: 3, h: 0.1, step: 1, maxBatchSize: 4, maxWaitMs: 1, channelSize: 4 } as never),
+    ).toThrow(/descriptor\.step: unknown option \(known: .*, h\)$/);
   });
 });
 
 describe('AsyncCoordinator names a bad option before the driver', () => {
   it.each([
-    ['priorities.upload', { priorities: { upload: 'urgent' } }, `a: priorities.upload: stream priority must be 'high', 'normal', 'low' or an integer, got "urgent"`],
+    [
+      'priorities.upload',
+      { priorities: { upload: 'urgent' } },
+      `a: priorities.upload: stream priority must be 'high', 'normal', 'low' or an integer, got "urgent"`,
+    ],
     ['priorities', { priorities: 5 }, 'a: priorities must be an object { upload?, compute?, download? }, got number'],
-    ['a priorities key', { priorities: { uplaod: 'high' } }, 'a: priorities.uplaod: unknown option (known: upload, compute, download)'],
+    [
+      'a priorities key',
+      { priorities: { uplaod: 'high' } },
+      'a: priorities.uplaod: unknown option (known: upload, compute, download)',
+    ],
     ['profiler', { profiler: {} }, 'a: profiler must be a Profiler, got a plain Object'],
     ['streams', { streams: 5 }, 'a: streams must be an object { upload, compute, download }, got number'],
   ])('%s', TIMEOUT, (_, descriptor, message) => {
@@ -62,7 +99,9 @@ describe('AsyncCoordinator names a bad option before the driver', () => {
   });
 
   it('retainSettled (it failed only after the streams were made)', TIMEOUT, () => {
-    expect(() => new AsyncCoordinator({ retainSettled: -1, label: 'a' })).toThrow(new RangeError('a: retainSettled must be an integer in [0, 9007199254740991], got -1'));
+    expect(() => new AsyncCoordinator({ retainSettled: -1, label: 'a' })).toThrow(
+      new RangeError('a: retainSettled must be an integer in [0, 9007199254740991], got -1'),
+    );
   });
 });
 
@@ -74,11 +113,17 @@ describe('TripleBuffer, ManagedContext and StageManager fields', () => {
   });
 
   it('a ManagedContext profiler that is not a Profiler', TIMEOUT, () => {
-    expect(() => new ManagedContext({ profiler: 5 as never, label: 'm' })).toThrow(new TypeError('ManagedContext "m": profiler must be a Profiler, got number'));
+    expect(() => new ManagedContext({ profiler: 5 as never, label: 'm' })).toThrow(
+      new TypeError('ManagedContext "m": profiler must be a Profiler, got number'),
+    );
   });
 
   it.each([
-    ['coordinator', { coordinator: {} }, 'StageManager "s": coordinator must be an AsyncCoordinator, got a plain Object'],
+    [
+      'coordinator',
+      { coordinator: {} },
+      'StageManager "s": coordinator must be an AsyncCoordinator, got a plain Object',
+    ],
     ['coordinator', { coordinator: 5 }, 'StageManager "s": coordinator must be an AsyncCoordinator, got number'],
     ['profiler', { profiler: {} }, 'StageManager "s": profiler must be a Profiler, got a plain Object'],
     ['concurrent', { concurrent: 'no' }, 'StageManager "s": concurrent must be a boolean, got "no"'],

@@ -26,10 +26,20 @@ const bulk = async (channel: BlobChannel, key: string): Promise<Buffer | null> =
 
 describe('channelTarget', () => {
   it('serves plain, TLS and Unix-socket connections with credentials and a database, and leaves the rest to ioredis', () => {
-    expect(channelTarget('redis://u%40x:p%3As@10.0.0.5:6380/3')).toEqual({ host: '10.0.0.5', port: 6380, username: 'u@x', password: 'p:s', db: 3 });
+    expect(channelTarget('redis://u%40x:p%3As@10.0.0.5:6380/3')).toEqual({
+      host: '10.0.0.5',
+      port: 6380,
+      username: 'u@x',
+      password: 'p:s',
+      db: 3,
+    });
     expect(channelTarget('rediss://h')).toMatchObject({ host: 'h', port: 6379, tls: {}, db: 0 });
     expect(channelTarget('redis://[::1]:7000')).toMatchObject({ host: '::1', port: 7000 });
-    expect(channelTarget({ path: '/run/redis.sock', password: 'x', maxRetriesPerRequest: null })).toMatchObject({ path: '/run/redis.sock', password: 'x', db: 0 });
+    expect(channelTarget({ path: '/run/redis.sock', password: 'x', maxRetriesPerRequest: null })).toMatchObject({
+      path: '/run/redis.sock',
+      password: 'x',
+      db: 0,
+    });
     expect(channelTarget('redis://h:6379?family=6')).toBeUndefined();
     expect(channelTarget({ host: 'h', keyPrefix: 'p:' })).toBeUndefined();
     expect(channelTarget({ sentinels: [{ host: 'h', port: 26379 }], name: 'm' })).toBeUndefined();
@@ -60,7 +70,11 @@ describe.skipIf(redisSkipReason !== undefined)('blob channel over a real Redis',
       const back = await Promise.all(sizes.map((n) => bulk(channel, `rt:${n}`)));
       back.forEach((b, i) => expect(b?.equals(bytes(sizes[i]!))).toBe(true));
       const whole = bytes(100_003);
-      await channel.send(['SET', 'rt:pieces', [whole.subarray(0, 10), new Uint8Array(0), whole.subarray(10, 70_000), whole.subarray(70_000)]]);
+      await channel.send([
+        'SET',
+        'rt:pieces',
+        [whole.subarray(0, 10), new Uint8Array(0), whole.subarray(10, 70_000), whole.subarray(70_000)],
+      ]);
       expect((await bulk(channel, 'rt:pieces'))?.equals(whole)).toBe(true);
       expect(await bulk(channel, 'rt:missing')).toBeNull();
       // A reply read into memory the caller gives (a worker's pool): exactly that memory, asked for only when there is a value.

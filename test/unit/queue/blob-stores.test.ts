@@ -61,7 +61,9 @@ describe.skipIf(redisSkipReason !== undefined)('blob stores over real Redis serv
       // The worker holds 6 at a time (2 lanes x 3): release them as they come.
       const releasing = setInterval(() => engine.release(), 20);
       const results = await Promise.all(handles.map((h) => h.result)).finally(() => clearInterval(releasing));
-      results.forEach((r, i) => expect(Array.from(r.filtered!)).toEqual(Array.from(inputs[i]!, (v) => Math.fround(v * 2))));
+      results.forEach((r, i) =>
+        expect(Array.from(r.filtered!)).toEqual(Array.from(inputs[i]!, (v) => Math.fround(v * 2))),
+      );
       // Another client finds the results on their stores; nothing of theirs is in the queue's Redis.
       const other = new JobQueue({ connection: queueRedis.url, name, blobStores });
       open.push(other);
@@ -96,11 +98,17 @@ describe.skipIf(redisSkipReason !== undefined)('blob stores over real Redis serv
   });
 
   it('is not reachable while a store is away', async () => {
-    const queue = new JobQueue({ connection: queueRedis.url, name: `bs-${randomUUID()}`, blobStores: [stores[0]!.url, 'redis://127.0.0.1:1'] });
+    const queue = new JobQueue({
+      connection: queueRedis.url,
+      name: `bs-${randomUUID()}`,
+      blobStores: [stores[0]!.url, 'redis://127.0.0.1:1'],
+    });
     open.push(queue);
     await new Promise((r) => setTimeout(r, 200));
     expect(queue.reachable).toBe(false);
     expect(await queue.ping(200)).toBe(false);
-    await expect(queue.submit({ data: randomData(64), flags: ['stft'] })).rejects.toMatchObject({ name: 'QueueUnavailableError' });
+    await expect(queue.submit({ data: randomData(64), flags: ['stft'] })).rejects.toMatchObject({
+      name: 'QueueUnavailableError',
+    });
   });
 });

@@ -9,7 +9,12 @@ import type { ResultPromise } from 'execa';
  * Follows `child`'s stdout: job ids of `completed` lines go into `completed`, other lines to
  * `onLine`; resolves at `ready`, rejects if the child exits before it.
  */
-export function followChildLines(child: ResultPromise, name: string, completed: string[], onLine?: (line: string) => void): Promise<void> {
+export function followChildLines(
+  child: ResultPromise,
+  name: string,
+  completed: string[],
+  onLine?: (line: string) => void,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let rest = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -22,6 +27,10 @@ export function followChildLines(child: ResultPromise, name: string, completed: 
         else onLine?.(line);
       }
     });
-    void child.then((r) => reject(new Error(`${name} exited ${String(r.exitCode)} before it was ready${r.stderr ? `: ${String(r.stderr)}` : ''}`)));
+    void child.then((r) =>
+      reject(
+        new Error(`${name} exited ${String(r.exitCode)} before it was ready${r.stderr ? `: ${String(r.stderr)}` : ''}`),
+      ),
+    );
   });
 }

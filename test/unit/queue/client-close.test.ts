@@ -11,7 +11,10 @@ import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
-const spec = (): { data: Float32Array; flags: string[] } => ({ data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1), flags: ['stft'] });
+const spec = (): { data: Float32Array; flags: string[] } => ({
+  data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1),
+  flags: ['stft'],
+});
 
 describe.skipIf(redisSkipReason !== undefined)('JobQueue.close() raced', () => {
   let redis: TestRedis;

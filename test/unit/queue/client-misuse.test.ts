@@ -9,13 +9,23 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkConnection, checkRedis } from '../../../src/queue/connection.js';
-import { JobQueue, newJobId, QueueJobCancelledError, QueueUnavailableError, UnknownQueueJobError } from '../../../src/queue/index.js';
+import {
+  JobQueue,
+  newJobId,
+  QueueJobCancelledError,
+  QueueUnavailableError,
+  UnknownQueueJobError,
+} from '../../../src/queue/index.js';
 import type { JobSpec } from '../../../src/engine/index.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
-const spec = (): JobSpec => ({ data: Float32Array.from({ length: 256 }, () => Math.random() * 2 - 1), fs: 100, flags: ['stft'] });
+const spec = (): JobSpec => ({
+  data: Float32Array.from({ length: 256 }, () => Math.random() * 2 - 1),
+  fs: 100,
+  flags: ['stft'],
+});
 
 describe('options refused by name, without a Redis', () => {
   it('a Redis URL whose path is not a database number', () => {
@@ -25,7 +35,9 @@ describe('options refused by name, without a Redis', () => {
   });
 
   it('a rate limit without its duration (it would mean no limit)', () => {
-    expect(() => new JobQueue({ connection: 'redis://127.0.0.1:1', rateLimit: { max: 1 } as never })).toThrow(/rateLimit needs both max and durationMs/);
+    expect(() => new JobQueue({ connection: 'redis://127.0.0.1:1', rateLimit: { max: 1 } as never })).toThrow(
+      /rateLimit needs both max and durationMs/,
+    );
   });
 });
 
@@ -78,7 +90,8 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
     const queue = queueOf();
     await queue.ready();
     await queue.close();
-    for (const call of [() => queue.view('jx'), () => queue.counts(), () => queue.cancel('jx'), () => queue.ready()]) await expect(call()).rejects.toThrow(/is closed/);
+    for (const call of [() => queue.view('jx'), () => queue.counts(), () => queue.cancel('jx'), () => queue.ready()])
+      await expect(call()).rejects.toThrow(/is closed/);
 
     // A short bound: the reads below each wait for a reconnection at most this long.
     const live = new JobQueue({ connection: redis.url, name: `misuse-${randomUUID()}`, commandTimeoutMs: 500 });
@@ -114,7 +127,11 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
     const admin = new Redis(guarded.url);
     await admin.config('SET', 'requirepass', 'right');
     admin.disconnect();
-    const wrong = new JobQueue({ connection: guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'), name: `misuse-${randomUUID()}`, commandTimeoutMs: 1000 });
+    const wrong = new JobQueue({
+      connection: guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'),
+      name: `misuse-${randomUUID()}`,
+      commandTimeoutMs: 1000,
+    });
     const none = new JobQueue({ connection: guarded.url, name: `misuse-${randomUUID()}`, commandTimeoutMs: 1000 });
     try {
       const t0 = Date.now();
@@ -126,7 +143,9 @@ describe.skipIf(redisSkipReason !== undefined)('the client against a real Redis'
       expect(noneError.message).toMatch(/refused the password \(NOAUTH/);
       expect(Date.now() - t0).toBeLessThan(4000);
       // The start-up check of serve and worker says the same.
-      await expect(checkRedis(guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'), 2000)).rejects.toThrow(/refused the password \(WRONGPASS[^]*$/);
+      await expect(checkRedis(guarded.url.replace('redis://', 'redis://:s3cr%2Fet@'), 2000)).rejects.toThrow(
+        /refused the password \(WRONGPASS[^]*$/,
+      );
       await expect(checkRedis(guarded.url, 2000)).rejects.toThrow(/refused the password \(NOAUTH/);
     } finally {
       await Promise.all([wrong.close(), none.close()]);

@@ -18,7 +18,15 @@ import {
   type WireDtype,
 } from '../../../src/queue/codec.js';
 
-const base = (): JobResult => ({ id: 7, lane: 1, device: 0, batch: 1, length: 8, fs: 2, timings: { queuedMs: 1, runMs: 2, gpuMs: 3 } });
+const base = (): JobResult => ({
+  id: 7,
+  lane: 1,
+  device: 0,
+  batch: 1,
+  length: 8,
+  fs: 2,
+  timings: { queuedMs: 1, runMs: 2, gpuMs: 3 },
+});
 
 describe('packResult layout', { timeout: 5_000 }, () => {
   it('pads between arrays and after the last one to 8 bytes, with zeros', () => {
@@ -58,14 +66,34 @@ describe('packResult layout', { timeout: 5_000 }, () => {
   });
 
   it('keeps as scalars exactly the defined fields that are not arrays', () => {
-    const packed = packResult({ ...base(), spectrum: Float32Array.of(1, 2), dominant: undefined, frames: 3, stages: { s: 1 } });
+    const packed = packResult({
+      ...base(),
+      spectrum: Float32Array.of(1, 2),
+      dominant: undefined,
+      frames: 3,
+      stages: { s: 1 },
+    });
     expect(packed.scalars).toEqual({ ...base(), frames: 3, stages: { s: 1 } });
-    expect(Object.keys(packed.scalars).sort()).toEqual(['batch', 'device', 'frames', 'fs', 'id', 'lane', 'length', 'stages', 'timings']);
+    expect(Object.keys(packed.scalars).sort()).toEqual([
+      'batch',
+      'device',
+      'frames',
+      'fs',
+      'id',
+      'lane',
+      'length',
+      'stages',
+      'timings',
+    ]);
   });
 
   it.each([
     ['bandPowers', Float32Array.of(1), 'result.bandPowers must be a Float64Array, got a Float32Array'],
-    ['filtered', Int16Array.of(1), 'result.filtered must be a Float32Array or Float64Array or Uint16Array, got a Int16Array'],
+    [
+      'filtered',
+      Int16Array.of(1),
+      'result.filtered must be a Float32Array or Float64Array or Uint16Array, got a Int16Array',
+    ],
     ['bandWaves', [1, 2], 'result.bandWaves must be a Float32Array or Float64Array or Uint16Array, got a plain array'],
     ['spectrum', Uint16Array.of(1), 'result.spectrum must be a Float32Array or Float64Array, got a Uint16Array'],
     ['waveletPower', 3, 'result.waveletPower must be a Float32Array or Float64Array, got number'],
@@ -100,15 +128,21 @@ describe('unpackResult guards', { timeout: 5_000 }, () => {
   });
 
   it('names an unknown stored element type (a newer writer, a corrupted record) instead of failing inside', () => {
-    expect(() => unpackResult(base(), one('spectrum', 'x8' as WireDtype), bytes)).toThrow(new Error('stored array: unknown element type "x8"'));
-    expect(() => unpackResult(base(), one('spectrum', 'constructor' as WireDtype), bytes)).toThrow(/unknown element type "constructor"/);
+    expect(() => unpackResult(base(), one('spectrum', 'x8' as WireDtype), bytes)).toThrow(
+      new Error('stored array: unknown element type "x8"'),
+    );
+    expect(() => unpackResult(base(), one('spectrum', 'constructor' as WireDtype), bytes)).toThrow(
+      /unknown element type "constructor"/,
+    );
     expect(() => samplesFromBuffer(bytes, 'toString' as WireDtype, 8)).toThrow(/unknown element type "toString"/);
   });
 
   it('reads an array that ends exactly at the end of the buffer; one byte short is refused', () => {
     const arrays: WireArray[] = [{ field: 'spectrum', dtype: 'f64', length: 2, offset: 8 }];
     expect(unpackResult(base(), arrays, Buffer.alloc(24)).spectrum).toEqual(new Float64Array(2));
-    expect(() => unpackResult(base(), arrays, Buffer.alloc(23))).toThrow(new Error('result: array spectrum ends at byte 24, the stored result has 23'));
+    expect(() => unpackResult(base(), arrays, Buffer.alloc(23))).toThrow(
+      new Error('result: array spectrum ends at byte 24, the stored result has 23'),
+    );
   });
 
   it('returns a view of an array at an aligned offset past the start', () => {
@@ -120,12 +154,20 @@ describe('unpackResult guards', { timeout: 5_000 }, () => {
 
   it('returns views of an aligned buffer and copies of a misaligned one', () => {
     const aligned = Buffer.alloc(16);
-    const view = unpackResult(base(), [{ field: 'bandPowers', dtype: 'f64', length: 2, offset: 0 }], aligned).bandPowers!;
+    const view = unpackResult(
+      base(),
+      [{ field: 'bandPowers', dtype: 'f64', length: 2, offset: 0 }],
+      aligned,
+    ).bandPowers!;
     aligned.writeDoubleLE(6, 8);
     expect(view[1]).toBe(6);
     const misaligned = Buffer.alloc(17).subarray(1);
     misaligned.writeDoubleLE(5, 8);
-    const copy = unpackResult(base(), [{ field: 'bandPowers', dtype: 'f64', length: 2, offset: 0 }], misaligned).bandPowers!;
+    const copy = unpackResult(
+      base(),
+      [{ field: 'bandPowers', dtype: 'f64', length: 2, offset: 0 }],
+      misaligned,
+    ).bandPowers!;
     expect(copy[1]).toBe(5);
     misaligned.writeDoubleLE(6, 8);
     expect(copy[1]).toBe(5);
@@ -134,7 +176,12 @@ describe('unpackResult guards', { timeout: 5_000 }, () => {
 
 describe('samples and sizes', { timeout: 5_000 }, () => {
   it('dtypeOf and wireBytes name each element type and its size', () => {
-    expect([new Float32Array(1), new Float64Array(1), new Int16Array(1), new Uint16Array(1)].map(dtypeOf)).toEqual(['f32', 'f64', 'i16', 'u16']);
+    expect([new Float32Array(1), new Float64Array(1), new Int16Array(1), new Uint16Array(1)].map(dtypeOf)).toEqual([
+      'f32',
+      'f64',
+      'i16',
+      'u16',
+    ]);
     expect((['f32', 'f64', 'i16', 'u16'] as const).map((d) => wireBytes(d, 3))).toEqual([12, 24, 6, 6]);
     expect(wireBytes('x8' as WireDtype, 3)).toBe(0);
   });
@@ -150,13 +197,18 @@ describe('samples and sizes', { timeout: 5_000 }, () => {
   it('samplesFromBuffer reads 16-bit samples and names a size mismatch by bytes', () => {
     const bytes = Buffer.from(Int16Array.of(-3, 4).buffer);
     expect(samplesFromBuffer(bytes, 'i16', 2)).toEqual(Int16Array.of(-3, 4));
-    expect(() => samplesFromBuffer(bytes, 'i16', 3)).toThrow(new Error('input: 4 bytes stored, expected 3 i16 samples (6 bytes)'));
+    expect(() => samplesFromBuffer(bytes, 'i16', 3)).toThrow(
+      new Error('input: 4 bytes stored, expected 3 i16 samples (6 bytes)'),
+    );
   });
 });
 
 describe('resultLayout and layoutViews', { timeout: 5_000 }, () => {
   it('lays out a job as packResult packs its result, each slot on 8 bytes', () => {
-    const job = validateJob({ data: new Float32Array(2 * 9), batch: 2, flags: ['stft', 'cycles'], bands: [[0.1, 0.2]], previewBins: 3 }, { stages: new Set() });
+    const job = validateJob(
+      { data: new Float32Array(2 * 9), batch: 2, flags: ['stft', 'cycles'], bands: [[0.1, 0.2]], previewBins: 3 },
+      { stages: new Set() },
+    );
     const { slots, bytes } = resultLayout(job, 'f32');
     // filtered 18 f32 (72 B), spectrum 6 f32 (24 B), bandPowers 2 f64 (16 B), bandWaves 18 f32 (72 B).
     expect(slots).toEqual([
@@ -166,7 +218,10 @@ describe('resultLayout and layoutViews', { timeout: 5_000 }, () => {
       { field: 'bandWaves', dtype: 'f32', length: 18, offset: 112 },
     ]);
     expect(bytes).toBe(184);
-    const odd = resultLayout(validateJob({ data: new Float32Array(5), flags: ['stft'], previewBins: 1 }, { stages: new Set() }), 'f32');
+    const odd = resultLayout(
+      validateJob({ data: new Float32Array(5), flags: ['stft'], previewBins: 1 }, { stages: new Set() }),
+      'f32',
+    );
     expect(odd).toEqual({
       slots: [
         { field: 'filtered', dtype: 'f32', length: 5, offset: 0 },

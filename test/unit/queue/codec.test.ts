@@ -2,14 +2,29 @@
 import { describe, expect, it } from 'vitest';
 import type { JobSpec } from '../../../src/engine/types.js';
 import { validateJob } from '../../../src/engine/validate.js';
-import { joinPieces, packResult, resultLayout, samplesFromBuffer, samplesToBuffer, unpackResult } from '../../../src/queue/codec.js';
+import {
+  joinPieces,
+  packResult,
+  resultLayout,
+  samplesFromBuffer,
+  samplesToBuffer,
+  unpackResult,
+} from '../../../src/queue/codec.js';
 import { fakeResult } from '../server/fake-engine.js';
 
 const random = (n: number): Float32Array => Float32Array.from({ length: n }, () => Math.random() * 2 - 1);
 
 describe('queue codec', () => {
   it('packs and unpacks every result array exactly, from an aligned or a misaligned buffer', () => {
-    const spec: JobSpec = { data: random(3 * 100), batch: 3, fs: 50, flags: ['stft', 'cycles', 'wavelet'], bands: [[1, 5]], freqs: [2, 3], previewBins: 7 };
+    const spec: JobSpec = {
+      data: random(3 * 100),
+      batch: 3,
+      fs: 50,
+      flags: ['stft', 'cycles', 'wavelet'],
+      bands: [[1, 5]],
+      freqs: [2, 3],
+      previewBins: 7,
+    };
     const result = fakeResult(spec, 9, 'f32');
     result.spectrum = random(3 * 7); // odd length: the next array starts after padding
     const packed = packResult(result);
@@ -57,8 +72,13 @@ describe('queue codec', () => {
         const job = validateJob(spec, { stages: new Set() });
         const result = fakeResult(spec, 1, precision);
         if (spec.flags.includes('cycles'))
-          result.bandWaves = precision === 'f32' ? random(job.batch * job.bands.length * job.length) : Float64Array.from(random(job.batch * job.bands.length * job.length));
-        if (spec.flags.includes('stft')) result.spectrum = precision === 'f32' ? random(job.batch * job.previewBins) : new Float64Array(job.batch * job.previewBins);
+          result.bandWaves =
+            precision === 'f32'
+              ? random(job.batch * job.bands.length * job.length)
+              : Float64Array.from(random(job.batch * job.bands.length * job.length));
+        if (spec.flags.includes('stft'))
+          result.spectrum =
+            precision === 'f32' ? random(job.batch * job.previewBins) : new Float64Array(job.batch * job.previewBins);
         const packed = packResult(result);
         expect(joinPieces(packed.pieces).byteLength).toBe(packed.bytes);
         // What the client checks at submit is what the worker measures.

@@ -23,7 +23,13 @@ interface WorkerProcess {
 }
 
 /** Starts a worker process; resolves once it takes jobs. */
-async function startWorker(url: string, queue: string, name: string, delayMs: number, lockMs = 500): Promise<WorkerProcess> {
+async function startWorker(
+  url: string,
+  queue: string,
+  name: string,
+  delayMs: number,
+  lockMs = 500,
+): Promise<WorkerProcess> {
   const child = execa('node', ['--import', 'tsx', FIXTURE], {
     env: { REDIS_URL: url, QUEUE: queue, DELAY_MS: String(delayMs), LOCK_MS: String(lockMs), WORKER: name },
     reject: false,
@@ -119,13 +125,20 @@ describe.skipIf(redisSkipReason !== undefined)('queue faults with worker process
     const handle = await queue.submit({ data: randomData(64), flags: ['stft'] }, { attempts: 2 });
     for (const w of ['a', 'b']) {
       const p = await worker(url, name, w, 60_000);
-      await until(`worker ${w} to run the job`, async () => (await queue.view(handle.id)).attempts === (w === 'a' ? 1 : 2) && (await handle.status()) === 'running');
+      await until(
+        `worker ${w} to run the job`,
+        async () =>
+          (await queue.view(handle.id)).attempts === (w === 'a' ? 1 : 2) && (await handle.status()) === 'running',
+      );
       p.child.kill('SIGKILL');
       await p.child;
     }
     await worker(url, name, 'c', 0);
     const error = await handle.result.catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: 'QueueJobError', reason: expect.stringMatching(/gave up after 2 attempts: its worker stopped mid-job 2 time/) });
+    expect(error).toMatchObject({
+      name: 'QueueJobError',
+      reason: expect.stringMatching(/gave up after 2 attempts: its worker stopped mid-job 2 time/),
+    });
   }, 30_000);
 
   it('Redis stopped and restarted (append-only file): every job accepted before the outage completes', async () => {
@@ -135,7 +148,8 @@ describe.skipIf(redisSkipReason !== undefined)('queue faults with worker process
     const queue = new JobQueue({ connection: persistent.url, name, pollIntervalMs: 200 });
     closers.push(queue);
     const handles: QueueJobHandle[] = [];
-    for (let i = 0; i < 30; i++) handles.push(await queue.submit({ data: randomData(64), flags: ['stft'], label: String(i) }));
+    for (let i = 0; i < 30; i++)
+      handles.push(await queue.submit({ data: randomData(64), flags: ['stft'], label: String(i) }));
     const a = await worker(persistent.url, name, 'a', 100);
     await until('a few jobs to complete', () => a.completed.length >= 4);
     await persistent.stop();

@@ -12,7 +12,10 @@ import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
-const spec = (): { data: Float32Array; flags: string[] } => ({ data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1), flags: ['stft'] });
+const spec = (): { data: Float32Array; flags: string[] } => ({
+  data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1),
+  flags: ['stft'],
+});
 
 /** `promise`'s outcome within `ms`: 'resolved', 'rejected' or 'pending'. */
 async function outcomeWithin(promise: Promise<unknown>, ms: number): Promise<'resolved' | 'rejected' | 'pending'> {

@@ -120,11 +120,17 @@ describe.skipIf(redisSkipReason !== undefined)('samples sent alongside their job
     expect(Date.now() - started).toBeGreaterThanOrEqual(INPUT_ARRIVAL_WAIT_MS - 50);
     expect(settled[0]).toMatchObject({ outcome: 'failed', reason: expect.stringMatching(/samples never arrived/) });
     const { key, id } = submitted();
-    expect(await queue.view(id)).toMatchObject({ status: 'error', error: { name: 'QueueJobError', reason: expect.stringMatching(/never arrived/) } });
+    expect(await queue.view(id)).toMatchObject({
+      status: 'error',
+      error: { name: 'QueueJobError', reason: expect.stringMatching(/never arrived/) },
+    });
     expect(outcome).toBeUndefined();
     // The samples land now, too late: they are not stored, the marker stays, and the submit says so.
     release();
-    await expect(submitting).rejects.toMatchObject({ name: 'QueueUnavailableError', message: expect.stringMatching(/gave up waiting for its samples/) });
+    await expect(submitting).rejects.toMatchObject({
+      name: 'QueueUnavailableError',
+      message: expect.stringMatching(/gave up waiting for its samples/),
+    });
     expect(await peek.get(key)).toBe('x');
     expect(await peek.pttl(key)).toBeGreaterThan(0);
     expect(worker.counts.completed).toBe(0);
@@ -133,10 +139,14 @@ describe.skipIf(redisSkipReason !== undefined)('samples sent alongside their job
   it('a SET that fails rejects the submit and removes the job (Redis out of memory: QueueFullError)', async () => {
     const queue = queueOf();
     gate = { fail: 'OOM command not allowed when used memory > maxmemory' };
-    await expect(queue.submit({ data: randomData(256), flags: ['stft'] })).rejects.toMatchObject({ name: 'QueueFullError', message: expect.stringMatching(/out of memory.*OOM/) });
+    await expect(queue.submit({ data: randomData(256), flags: ['stft'] })).rejects.toMatchObject({
+      name: 'QueueFullError',
+      message: expect.stringMatching(/out of memory.*OOM/),
+    });
     const { id } = submitted();
     let view = await queue.view(id);
-    for (let i = 0; i < 100 && view.status !== 'unknown'; i++) view = await new Promise((r) => setTimeout(r, 10)).then(() => queue.view(id));
+    for (let i = 0; i < 100 && view.status !== 'unknown'; i++)
+      view = await new Promise((r) => setTimeout(r, 10)).then(() => queue.view(id));
     expect(view.status).toBe('unknown');
     expect(await queue.counts()).toMatchObject({ waiting: 0, prioritized: 0, active: 0 });
   });

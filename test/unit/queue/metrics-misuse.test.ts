@@ -21,10 +21,17 @@ const names = (registry: Registry): string[] => registry.getMetricsAsArray().map
 describe('registerQueueMetrics misused', () => {
   it('a refused label registers nothing, and the corrected call then works', async () => {
     const registry = new Registry();
-    expect(() => registerQueueMetrics(registry, workerLike(), { le: 'gpu-1' })).toThrow(/^registerQueueMetrics labels\.le: the queue's own series use this label/);
+    expect(() => registerQueueMetrics(registry, workerLike(), { le: 'gpu-1' })).toThrow(
+      /^registerQueueMetrics labels\.le: the queue's own series use this label/,
+    );
     expect(names(registry)).toEqual([]);
     registerQueueMetrics(registry, workerLike(), { host: 'gpu-1' });
-    expect(names(registry)).toEqual(['tscuda_queue_depth', 'tscuda_queue_reachable', 'tscuda_queue_jobs_total', 'tscuda_queue_wait_seconds']);
+    expect(names(registry)).toEqual([
+      'tscuda_queue_depth',
+      'tscuda_queue_reachable',
+      'tscuda_queue_jobs_total',
+      'tscuda_queue_wait_seconds',
+    ]);
     expect(await registry.metrics()).toContain('tscuda_queue_depth{host="gpu-1",state="waiting"} 1');
   }, 5000);
 
@@ -47,9 +54,15 @@ describe('registerQueueMetrics misused', () => {
 
   it('refuses a source or a registry of the wrong kind, and a second registration, naming them', () => {
     const registry = new Registry();
-    expect(() => registerQueueMetrics(registry, null as never)).toThrow(new TypeError('registerQueueMetrics source must be a JobQueue or a QueueWorker, got null'));
-    expect(() => registerQueueMetrics(registry, {} as never)).toThrow(/source must be a JobQueue or a QueueWorker, got an object/);
-    expect(() => registerQueueMetrics({} as never, workerLike())).toThrow(/registry must be a prom-client Registry, got an object/);
+    expect(() => registerQueueMetrics(registry, null as never)).toThrow(
+      new TypeError('registerQueueMetrics source must be a JobQueue or a QueueWorker, got null'),
+    );
+    expect(() => registerQueueMetrics(registry, {} as never)).toThrow(
+      /source must be a JobQueue or a QueueWorker, got an object/,
+    );
+    expect(() => registerQueueMetrics({} as never, workerLike())).toThrow(
+      /registry must be a prom-client Registry, got an object/,
+    );
     expect(names(registry)).toEqual([]);
     registerQueueMetrics(registry, workerLike());
     expect(() => registerQueueMetrics(registry, workerLike())).toThrow(/the registry already holds tscuda_queue_depth/);

@@ -8,7 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, JobSpec } from '../../../src/engine/types.js';
-import { JobQueue, QueueJobError, registerQueueMetrics, ResultTooLargeError, runQueueWorker, type QueueWorker } from '../../../src/queue/index.js';
+import {
+  JobQueue,
+  QueueJobError,
+  registerQueueMetrics,
+  ResultTooLargeError,
+  runQueueWorker,
+  type QueueWorker,
+} from '../../../src/queue/index.js';
 import { FakeEngine, fakeResult } from '../server/fake-engine.js';
 import { redisSkipReason, startRedis, type TestRedis } from './redis-server.js';
 
@@ -23,12 +30,23 @@ const randomData = (n: number, type: 'f32' | 'f64' = 'f32'): Float32Array | Floa
 /** An engine whose job with the flag `lose` loses the context, as a sticky CUDA error would. */
 class LosingEngine extends FakeEngine {
   override submit(spec: JobSpec, options?: { wait: true }): Job & Promise<Job> {
-    if (!spec.flags.includes('lose')) return (options ? super.submit(spec, options) : super.submit(spec)) as Job & Promise<Job>;
+    if (!spec.flags.includes('lose'))
+      return (options ? super.submit(spec, options) : super.submit(spec)) as Job & Promise<Job>;
     const cause = Object.assign(new Error('CUDA_ERROR_ILLEGAL_ADDRESS'), { sticky: true });
-    const error = Object.assign(new Error('engine "fake" lost its GPU context: CUDA_ERROR_ILLEGAL_ADDRESS', { cause }), { name: 'EngineLostError' });
+    const error = Object.assign(
+      new Error('engine "fake" lost its GPU context: CUDA_ERROR_ILLEGAL_ADDRESS', { cause }),
+      { name: 'EngineLostError' },
+    );
     const result = Promise.reject(error);
     result.catch(() => undefined);
-    const job: Job = { id: 0, label: spec.label, status: 'error', result, released: Promise.resolve(), cancel: () => false };
+    const job: Job = {
+      id: 0,
+      label: spec.label,
+      status: 'error',
+      result,
+      released: Promise.resolve(),
+      cancel: () => false,
+    };
     setTimeout(() => this.loseContext(), 1);
     return (options ? Promise.resolve(job) : job) as Job & Promise<Job>;
   }
@@ -42,8 +60,19 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
     open.push(q);
     return q;
   };
-  const workerOf = async (queue: JobQueue, engine: FakeEngine, extra: Partial<Parameters<typeof runQueueWorker>[0]> = {}): Promise<QueueWorker> => {
-    const w = await runQueueWorker({ connection: redis.url, engine, name: queue.name, lockDurationMs: 1000, stalledIntervalMs: 1000, ...extra });
+  const workerOf = async (
+    queue: JobQueue,
+    engine: FakeEngine,
+    extra: Partial<Parameters<typeof runQueueWorker>[0]> = {},
+  ): Promise<QueueWorker> => {
+    const w = await runQueueWorker({
+      connection: redis.url,
+      engine,
+      name: queue.name,
+      lockDurationMs: 1000,
+      stalledIntervalMs: 1000,
+      ...extra,
+    });
     open.push(w);
     return w;
   };
@@ -84,7 +113,9 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
         expect(Array.from(result[field]!)).toEqual(Array.from(expected[field]!));
       }
       // filtered is 2 x the random input: exact only if the samples crossed Redis bit for bit.
-      expect(Array.from(result.filtered!)).toEqual(Array.from(spec.data, (v) => (precision === 'f32' ? Math.fround(v * 2) : v * 2)));
+      expect(Array.from(result.filtered!)).toEqual(
+        Array.from(spec.data, (v) => (precision === 'f32' ? Math.fround(v * 2) : v * 2)),
+      );
       expect(result.dominant).toEqual(expected.dominant);
       expect(result).toMatchObject({ batch: 3, length: 64, fs: 100, timings: expected.timings });
       expect(result.queue).toEqual({ jobId: handle.id, worker: `w-${precision}`, attempts: 1, stalls: 0 });
@@ -99,13 +130,36 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
     const queue = queueOf();
     const engine = new FakeEngine();
     const data = randomData(256);
-    await expect(queue.submit({ data, flags: [] })).rejects.toMatchObject({ name: 'JobValidationError', field: 'flags' });
-    await expect(queue.submit({ data, flags: ['stft'], nperseg: 512 })).rejects.toMatchObject({ name: 'JobValidationError', field: 'nperseg' });
-    await expect(queue.submit({ data, flags: ['reject-me'] })).rejects.toMatchObject({ name: 'JobValidationError', field: 'flags[0]' });
-    await expect(queue.submit({ data, flags: ['cycles'] })).rejects.toMatchObject({ name: 'JobValidationError', field: 'bands' });
-    await expect(queue.submit({ data, flags: ['stft'], into: { filtered: new Float32Array(256) } })).rejects.toMatchObject({ field: 'into' });
-    await expect(queue.submit({ data, flags: ['stft'] }, { priority: 0 })).rejects.toThrow(/priority must be an integer/);
-    expect(await queue.counts()).toEqual({ waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0, failed: 0 });
+    await expect(queue.submit({ data, flags: [] })).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'flags',
+    });
+    await expect(queue.submit({ data, flags: ['stft'], nperseg: 512 })).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'nperseg',
+    });
+    await expect(queue.submit({ data, flags: ['reject-me'] })).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'flags[0]',
+    });
+    await expect(queue.submit({ data, flags: ['cycles'] })).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'bands',
+    });
+    await expect(
+      queue.submit({ data, flags: ['stft'], into: { filtered: new Float32Array(256) } }),
+    ).rejects.toMatchObject({ field: 'into' });
+    await expect(queue.submit({ data, flags: ['stft'] }, { priority: 0 })).rejects.toThrow(
+      /priority must be an integer/,
+    );
+    expect(await queue.counts()).toEqual({
+      waiting: 0,
+      prioritized: 0,
+      delayed: 0,
+      active: 0,
+      completed: 0,
+      failed: 0,
+    });
     await workerOf(queue, engine);
     await new Promise((r) => setTimeout(r, 100));
     expect(engine.submitted).toHaveLength(0);
@@ -163,7 +217,8 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
     const queue = queueOf();
     const order = [5, 1, 3, 2, 4];
     const handles = [];
-    for (const p of order) handles.push(await queue.submit({ data: randomData(64), flags: ['stft'], label: `p${p}` }, { priority: p }));
+    for (const p of order)
+      handles.push(await queue.submit({ data: randomData(64), flags: ['stft'], label: `p${p}` }, { priority: p }));
     const engine = new FakeEngine();
     await workerOf(queue, engine, { concurrency: 1 });
     await Promise.all(handles.map((h) => h.result));
@@ -225,6 +280,8 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
     open.push(queue);
     expect(queue.reachable).toBe(false);
     expect(await queue.ping(200)).toBe(false);
-    await expect(queue.submit({ data: randomData(64), flags: ['stft'] })).rejects.toMatchObject({ name: 'QueueUnavailableError' });
+    await expect(queue.submit({ data: randomData(64), flags: ['stft'] })).rejects.toMatchObject({
+      name: 'QueueUnavailableError',
+    });
   });
 });

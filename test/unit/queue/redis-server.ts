@@ -21,7 +21,9 @@ export function redisServerPath(): string | undefined {
 
 /** Why the queue tests skip here, or undefined when a redis-server can be started. */
 export const redisSkipReason: string | undefined =
-  redisServerPath() === undefined ? `no redis-server binary (set TSCUDA_REDIS_SERVER or install redis-server; .ci/run does): queue tests skipped` : undefined;
+  redisServerPath() === undefined
+    ? `no redis-server binary (set TSCUDA_REDIS_SERVER or install redis-server; .ci/run does): queue tests skipped`
+    : undefined;
 
 /** A free loopback TCP port. */
 export function freePort(): Promise<number> {
@@ -57,7 +59,18 @@ export async function startRedis(options: { persistent?: boolean; args?: readonl
   const dir = mkdtempSync(join(tmpdir(), 'tscuda-redis-'));
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir, '--appendonly', options.persistent === true ? 'yes' : 'no'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    '--appendonly',
+    options.persistent === true ? 'yes' : 'no',
+  ];
   if (options.persistent === true) args.push('--appendfsync', 'always');
   args.push(...(options.args ?? []));
   const start = async (): Promise<void> => {

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeCommand, RespReader, type RespReply } from '../../../src/queue/resp.js';
 
-const joined = (pieces: (string | Uint8Array)[]): Buffer => Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+const joined = (pieces: (string | Uint8Array)[]): Buffer =>
+  Buffer.concat(pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 
 /** Feeds `bytes` to a reader in chunks of `size` (through a reused buffer, as a socket's onread does) and returns the replies. */
 function decode(bytes: Buffer, size: number): RespReply[] {
@@ -24,13 +25,25 @@ describe('RESP for the blob channel', () => {
     const parts = [new Uint8Array([9, 8]), new Uint8Array(0), new Uint8Array([7])];
     const pieces = encodeCommand(['SET', 'k€y', value, 'PX', '1000']);
     expect(pieces).toContain(value);
-    expect(joined(pieces)).toEqual(Buffer.concat([Buffer.from('*5\r\n$3\r\nSET\r\n$5\r\nk€y\r\n$4\r\n'), value, Buffer.from('\r\n$2\r\nPX\r\n$4\r\n1000\r\n')]));
-    expect(joined(encodeCommand(['SET', 'k', parts]))).toEqual(Buffer.from('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\n\x09\x08\x07\r\n', 'latin1'));
+    expect(joined(pieces)).toEqual(
+      Buffer.concat([
+        Buffer.from('*5\r\n$3\r\nSET\r\n$5\r\nk€y\r\n$4\r\n'),
+        value,
+        Buffer.from('\r\n$2\r\nPX\r\n$4\r\n1000\r\n'),
+      ]),
+    );
+    expect(joined(encodeCommand(['SET', 'k', parts]))).toEqual(
+      Buffer.from('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\n\x09\x08\x07\r\n', 'latin1'),
+    );
   });
 
   it('decodes status, error, integer, null and bulk replies split at every byte, each bulk in memory of its own', () => {
     const bulk = Buffer.from(Array.from({ length: 300 }, (_, i) => i % 251));
-    const stream = Buffer.concat([Buffer.from('+OK\r\n-ERR wrong\r\n:42\r\n$-1\r\n$0\r\n\r\n$300\r\n'), bulk, Buffer.from('\r\n+PONG\r\n')]);
+    const stream = Buffer.concat([
+      Buffer.from('+OK\r\n-ERR wrong\r\n:42\r\n$-1\r\n$0\r\n\r\n$300\r\n'),
+      bulk,
+      Buffer.from('\r\n+PONG\r\n'),
+    ]);
     for (const size of [1, 2, 3, 7, 64, 4096]) {
       const replies = decode(stream, size);
       expect(replies.map((r) => r.kind)).toEqual(['line', 'error', 'line', 'bulk', 'bulk', 'bulk', 'line']);

@@ -25,17 +25,38 @@ class PlainArrayEngine extends FakeEngine {
   override submit(spec: JobSpec, options?: { wait: true }): Job & Promise<Job> {
     const job = super.submit(spec);
     const result = job.result.then((r) => ({ ...r, spectrum: Array.from(r.spectrum!) as never }));
-    const plain: Job = { id: job.id, label: job.label, status: job.status, result, released: job.released, cancel: () => job.cancel() };
+    const plain: Job = {
+      id: job.id,
+      label: job.label,
+      status: job.status,
+      result,
+      released: job.released,
+      cancel: () => job.cancel(),
+    };
     return (options ? Promise.resolve(plain) : plain) as Job & Promise<Job>;
   }
 }
 
 describe('packResult refuses arrays it could not pack', () => {
   it('names the field and what it got', () => {
-    const base = { id: 1, lane: 0, device: 0, batch: 1, length: 4, fs: 1, timings: { queuedMs: 0, runMs: 0, gpuMs: 0 } };
-    expect(() => packResult({ ...base, spectrum: [1, 2] as never })).toThrow(/^result\.spectrum must be a Float32Array or Float64Array, got a plain array$/);
-    expect(() => packResult({ ...base, bandPowers: new Float32Array(2) as never })).toThrow(/^result\.bandPowers must be a Float64Array, got a Float32Array$/);
-    expect(() => packResult({ ...base, filtered: new Int16Array(2) as never })).toThrow(/result\.filtered must be a Float32Array or Float64Array or Uint16Array/);
+    const base = {
+      id: 1,
+      lane: 0,
+      device: 0,
+      batch: 1,
+      length: 4,
+      fs: 1,
+      timings: { queuedMs: 0, runMs: 0, gpuMs: 0 },
+    };
+    expect(() => packResult({ ...base, spectrum: [1, 2] as never })).toThrow(
+      /^result\.spectrum must be a Float32Array or Float64Array, got a plain array$/,
+    );
+    expect(() => packResult({ ...base, bandPowers: new Float32Array(2) as never })).toThrow(
+      /^result\.bandPowers must be a Float64Array, got a Float32Array$/,
+    );
+    expect(() => packResult({ ...base, filtered: new Int16Array(2) as never })).toThrow(
+      /result\.filtered must be a Float32Array or Float64Array or Uint16Array/,
+    );
     expect(packResult({ ...base, filtered: new Uint16Array(4), spectrum: new Float64Array(2) }).bytes).toBe(24);
   }, 5000);
 });
@@ -65,7 +86,9 @@ describe.skipIf(redisSkipReason !== undefined)('unreadable results against a rea
     expect(outcome).toHaveProperty('error');
     const error = (outcome as { error: QueueJobError }).error;
     expect(error).toBeInstanceOf(QueueJobError);
-    expect(error.reason).toMatch(/the engine's result cannot be stored: TypeError: result\.spectrum must be a Float32Array or Float64Array, got a plain array/);
+    expect(error.reason).toMatch(
+      /the engine's result cannot be stored: TypeError: result\.spectrum must be a Float32Array or Float64Array, got a plain array/,
+    );
     expect(worker.counts).toEqual({ completed: 0, failed: 1, retried: 0 });
   }, 20_000);
 
@@ -83,7 +106,14 @@ describe.skipIf(redisSkipReason !== undefined)('unreadable results against a rea
         const resultKey = `tscuda:${name}:blob:out:${job.id}:1`;
         await store.set(resultKey, Buffer.alloc(8), 'PX', 60_000);
         const run = { jobId: job.id, worker: 'raw', attempts: 1, stalls: 0 };
-        return { v: 1, resultKey, bytes: 8, arrays: [{ field: 'spectrum', dtype: 'f32', length: 100, offset: 0 }], scalars: {}, run };
+        return {
+          v: 1,
+          resultKey,
+          bytes: 8,
+          arrays: [{ field: 'spectrum', dtype: 'f32', length: 100, offset: 0 }],
+          scalars: {},
+          run,
+        };
       },
       { connection: bullRedis as unknown as ConnectionOptions, prefix: 'tscuda' },
     );
@@ -93,7 +123,9 @@ describe.skipIf(redisSkipReason !== undefined)('unreadable results against a rea
     expect(outcome).toHaveProperty('error');
     const error = (outcome as { error: QueueJobError }).error;
     expect(error).toBeInstanceOf(QueueJobError);
-    expect(error.reason).toMatch(/^its stored result cannot be read: result: array spectrum ends at byte 400, the stored result has 8$/);
+    expect(error.reason).toMatch(
+      /^its stored result cannot be read: result: array spectrum ends at byte 400, the stored result has 8$/,
+    );
     const view = await queue.view(handle.id);
     expect(view.status).toBe('error');
     expect(view.error).toBeInstanceOf(QueueJobError);

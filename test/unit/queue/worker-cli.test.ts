@@ -7,7 +7,8 @@ import { freePort, redisSkipReason, startRedis } from './redis-server.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts');
-const tscuda = (...args: string[]) => execa('node', ['--import', 'tsx', MAIN, 'worker', ...args], { cwd: ROOT, reject: false, timeout: 30_000 });
+const tscuda = (...args: string[]) =>
+  execa('node', ['--import', 'tsx', MAIN, 'worker', ...args], { cwd: ROOT, reject: false, timeout: 30_000 });
 
 describe('tscuda worker', () => {
   it('prints its usage, and refuses bad options with exit 2', async () => {
@@ -35,7 +36,9 @@ describe('tscuda worker', () => {
     const port = await freePort();
     const r = await tscuda('--redis', `redis://127.0.0.1:${port}`);
     expect(r.exitCode).toBe(1);
-    expect(r.stderr.trim().split('\n')).toEqual([`tscuda worker: Redis at redis://127.0.0.1:${port} is unreachable: connect ECONNREFUSED 127.0.0.1:${port}`]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `tscuda worker: Redis at redis://127.0.0.1:${port} is unreachable: connect ECONNREFUSED 127.0.0.1:${port}`,
+    ]);
   }, 60_000);
 
   it.skipIf(redisSkipReason !== undefined)(
@@ -45,7 +48,9 @@ describe('tscuda worker', () => {
       try {
         const r = await tscuda('--redis', `${redis.url}/99`);
         expect(r.exitCode).toBe(1);
-        expect(r.stderr.trim().split('\n')).toEqual([`tscuda worker: Redis at ${redis.url}/99 refused database 99: ERR DB index is out of range`]);
+        expect(r.stderr.trim().split('\n')).toEqual([
+          `tscuda worker: Redis at ${redis.url}/99 refused database 99: ERR DB index is out of range`,
+        ]);
       } finally {
         await redis.dispose();
       }

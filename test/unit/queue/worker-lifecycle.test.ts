@@ -17,14 +17,25 @@ import { settledWithin } from './settled-within.js';
 
 if (redisSkipReason !== undefined) console.log(redisSkipReason);
 
-const spec = (extra: Partial<JobSpec> = {}): JobSpec => ({ data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1), flags: ['stft'], ...extra });
+const spec = (extra: Partial<JobSpec> = {}): JobSpec => ({
+  data: Float32Array.from({ length: 64 }, () => Math.random() * 2 - 1),
+  flags: ['stft'],
+  ...extra,
+});
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** An engine whose jobs never settle (a hung device), whatever their timeoutMs. */
 class HangingEngine extends FakeEngine {
   override submit(spec: JobSpec, options?: { wait: true }): Job & Promise<Job> {
     const never = new Promise<never>(() => undefined);
-    const job: Job = { id: 1, label: spec.label, status: 'running', result: never, released: never, cancel: () => false };
+    const job: Job = {
+      id: 1,
+      label: spec.label,
+      status: 'running',
+      result: never,
+      released: never,
+      cancel: () => false,
+    };
     return (options ? Promise.resolve(job) : job) as Job & Promise<Job>;
   }
 }
@@ -36,7 +47,8 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker start and close',
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
   /** Connections to Redis whose name mentions queue `name` (every connection of the queue's clients and workers is named so). */
-  const connectionsOf = async (name: string): Promise<number> => ((await admin.client('LIST')) as string).split('\n').filter((line) => line.includes(name)).length;
+  const connectionsOf = async (name: string): Promise<number> =>
+    ((await admin.client('LIST')) as string).split('\n').filter((line) => line.includes(name)).length;
   /** A client of a fresh queue. */
   const queueOf = (): JobQueue => {
     const queue = new JobQueue({ connection: redis.url, name: `life-${randomUUID()}` });
@@ -65,7 +77,13 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker start and close',
       calls++;
       throw new Error('log sink broken');
     };
-    const worker = await runQueueWorker({ connection: redis.url, name: queue.name, engine: new FakeEngine(), log, logIntervalMs: 50 });
+    const worker = await runQueueWorker({
+      connection: redis.url,
+      name: queue.name,
+      engine: new FakeEngine(),
+      log,
+      logIntervalMs: 50,
+    });
     const handle = await queue.submit(spec());
     expect((await handle.result).queue.worker).toBe(worker.name);
     // The summary timer's lines throw too.
@@ -99,14 +117,22 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker start and close',
     ['no submit', without('submit'), {}, /^engine\.submit must be a function/],
     ['no precision', without('precision'), {}, /^engine\.precision must be 'f32' or 'f64'/],
     ['no devices', without('devices'), {}, /^engine\.devices must be an array/],
-    ['a hostBuffer that is not a function', () => ({ ...fake(), hostBuffer: 1 }), {}, /^engine\.hostBuffer must be a function/],
+    [
+      'a hostBuffer that is not a function',
+      () => ({ ...fake(), hostBuffer: 1 }),
+      {},
+      /^engine\.hostBuffer must be a function/,
+    ],
   ];
 
   it.each(engineCases)(
     'an engine with %s: refused naming the member before anything connects',
     async (_label, engine, extra, message) => {
       const name = `life-${randomUUID()}`;
-      const outcome = await settledWithin(runQueueWorker({ connection: redis.url, name, engine: engine() as never, ...extra }), 5000);
+      const outcome = await settledWithin(
+        runQueueWorker({ connection: redis.url, name, engine: engine() as never, ...extra }),
+        5000,
+      );
       expect(outcome).not.toBe('pending');
       if (message === undefined) {
         expect(outcome).toHaveProperty('value');
@@ -124,7 +150,10 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker start and close',
 
   it('a database Redis does not have: the start rejects with QueueUnavailableError, and no worker takes jobs', async () => {
     const queue = queueOf();
-    const outcome = await settledWithin(runQueueWorker({ connection: `${redis.url}/99`, name: queue.name, engine: new FakeEngine() }), 5000);
+    const outcome = await settledWithin(
+      runQueueWorker({ connection: `${redis.url}/99`, name: queue.name, engine: new FakeEngine() }),
+      5000,
+    );
     if (outcome !== 'pending' && outcome.error === undefined) open.push(outcome.value as QueueWorker);
     expect(outcome).toHaveProperty('error');
     expect((outcome as { error: unknown }).error).toBeInstanceOf(QueueUnavailableError);
@@ -140,21 +169,35 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker start and close',
   it('close() is cut a while after a job held outlives its timeoutMs on an engine that never settles it', async () => {
     const queue = queueOf();
     const lines: string[] = [];
-    const worker = await runQueueWorker({ connection: redis.url, name: queue.name, engine: new HangingEngine(), log: (l) => lines.push(l), lockDurationMs: 1000 });
+    const worker = await runQueueWorker({
+      connection: redis.url,
+      name: queue.name,
+      engine: new HangingEngine(),
+      log: (l) => lines.push(l),
+      lockDurationMs: 1000,
+    });
     open.push(worker);
     const handle = await queue.submit(spec({ timeoutMs: 200 }));
     const deadline = Date.now() + 5000;
     while ((await handle.status()) !== 'running' && Date.now() < deadline) await sleep(25);
     const start = performance.now();
-    expect(await settledWithin(Promise.all([worker.close(), worker.stopped]), 10_000)).toEqual({ value: [undefined, undefined] });
+    expect(await settledWithin(Promise.all([worker.close(), worker.stopped]), 10_000)).toEqual({
+      value: [undefined, undefined],
+    });
     // timeoutMs, then the close's 3 s bound.
     expect(performance.now() - start).toBeLessThan(6000);
-    expect(lines.at(-1)).toMatch(/close cut after \d+ ms \(the engine had not settled a job past its timeoutMs\): 1 job\(s\) held/);
+    expect(lines.at(-1)).toMatch(
+      /close cut after \d+ ms \(the engine had not settled a job past its timeoutMs\): 1 job\(s\) held/,
+    );
   }, 20_000);
 
   it('close() still finishes a job held that runs within its time (no timeoutMs)', async () => {
     const queue = queueOf();
-    const worker = await runQueueWorker({ connection: redis.url, name: queue.name, engine: new FakeEngine({ delayMs: 1500 }) });
+    const worker = await runQueueWorker({
+      connection: redis.url,
+      name: queue.name,
+      engine: new FakeEngine({ delayMs: 1500 }),
+    });
     const handle = await queue.submit(spec());
     const deadline = Date.now() + 5000;
     while ((await handle.status()) !== 'running' && Date.now() < deadline) await sleep(25);

@@ -10,12 +10,20 @@ const random = (n: number): Float32Array => Float32Array.from({ length: n }, () 
 
 const specs: JobSpec[] = [
   { data: random(4 * 64), batch: 4, flags: ['stft'], previewBins: 5 },
-  { data: random(3 * 64), batch: 3, flags: ['stft', 'cycles', 'wavelet'], bands: [[0.01, 0.1]], freqs: [0.05, 0.2, 0.3], previewBins: 7 },
+  {
+    data: random(3 * 64),
+    batch: 3,
+    flags: ['stft', 'cycles', 'wavelet'],
+    bands: [[0.01, 0.1]],
+    freqs: [0.05, 0.2, 0.3],
+    previewBins: 7,
+  },
   { data: random(2 * 64), batch: 2, flags: ['stft', 'cycles'], bands: [[0.01, 0.1]], outputDtype: 'f16' },
 ];
 
 /** An engine as the worker sees it (only what WorkerMemory reads). */
-const engineOf = (precision: 'f32' | 'f64', extra: Partial<JobEngineLike> = {}): JobEngineLike => ({ precision, ...extra }) as JobEngineLike;
+const engineOf = (precision: 'f32' | 'f64', extra: Partial<JobEngineLike> = {}): JobEngineLike =>
+  ({ precision, ...extra }) as JobEngineLike;
 
 describe('worker memory', () => {
   it('lays a result out as packResult packs it: the engine writes into it, and the packed pieces are that memory, in order', () => {
@@ -25,11 +33,23 @@ describe('worker memory', () => {
         const layout = resultLayout(job, precision);
         const buffer = Buffer.alloc(layout.bytes);
         const outputs = allocateOutputs({ ...job, into: layoutViews(buffer, layout.slots) }, precision);
-        const packed = packResult({ id: 1, lane: 0, device: 0, batch: job.batch, length: job.length, fs: job.fs, ...outputs, timings: { queuedMs: 0, runMs: 0, gpuMs: 0 } });
+        const packed = packResult({
+          id: 1,
+          lane: 0,
+          device: 0,
+          batch: job.batch,
+          length: job.length,
+          fs: job.fs,
+          ...outputs,
+          timings: { queuedMs: 0, runMs: 0, gpuMs: 0 },
+        });
         expect(packed.bytes).toBe(layout.bytes);
-        expect(packed.arrays.map((a) => [a.field, a.offset, a.length, a.dtype])).toEqual(layout.slots.map((s) => [s.field, s.offset, s.length, s.dtype]));
+        expect(packed.arrays.map((a) => [a.field, a.offset, a.length, a.dtype])).toEqual(
+          layout.slots.map((s) => [s.field, s.offset, s.length, s.dtype]),
+        );
         // Every array piece is a view of the pooled memory at its offset: nothing is copied to send it.
-        for (const piece of packed.pieces.filter((p) => p.byteLength > 0 && p.buffer === buffer.buffer)) expect(piece.byteOffset % 8).toBe(0);
+        for (const piece of packed.pieces.filter((p) => p.byteLength > 0 && p.buffer === buffer.buffer))
+          expect(piece.byteOffset % 8).toBe(0);
         expect(packed.pieces.filter((p) => p.buffer === buffer.buffer)).toHaveLength(layout.slots.length);
       }
   });

@@ -29,13 +29,38 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker misused', () => {
     await redis?.dispose();
   });
 
-  type Case = [label: string, options: (url: string, name: string) => unknown, error: ErrorConstructor | RangeErrorConstructor, message: RegExp];
+  type Case = [
+    label: string,
+    options: (url: string, name: string) => unknown,
+    error: ErrorConstructor | RangeErrorConstructor,
+    message: RegExp,
+  ];
   const cases: Case[] = [
-    ['log that is not a function', (url, name) => ({ connection: url, name, engine: new FakeEngine(), log: 'console' }), TypeError, /\blog\b/],
-    ['negative logIntervalMs', (url, name) => ({ connection: url, name, engine: new FakeEngine(), logIntervalMs: -1 }), RangeError, /logIntervalMs/],
+    [
+      'log that is not a function',
+      (url, name) => ({ connection: url, name, engine: new FakeEngine(), log: 'console' }),
+      TypeError,
+      /\blog\b/,
+    ],
+    [
+      'negative logIntervalMs',
+      (url, name) => ({ connection: url, name, engine: new FakeEngine(), logIntervalMs: -1 }),
+      RangeError,
+      /logIntervalMs/,
+    ],
     ['no connection', (_url, name) => ({ name, engine: new FakeEngine() }), TypeError, /connection/],
-    ['an http:// connection', (_url, name) => ({ connection: 'http://x', name, engine: new FakeEngine() }), TypeError, /connection/],
-    ['a port number as connection', (_url, name) => ({ connection: 6379, name, engine: new FakeEngine() }), TypeError, /connection/],
+    [
+      'an http:// connection',
+      (_url, name) => ({ connection: 'http://x', name, engine: new FakeEngine() }),
+      TypeError,
+      /connection/,
+    ],
+    [
+      'a port number as connection',
+      (_url, name) => ({ connection: 6379, name, engine: new FakeEngine() }),
+      TypeError,
+      /connection/,
+    ],
     ['no options', () => undefined, TypeError, /options/],
   ];
 
@@ -69,7 +94,13 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker misused', () => {
       const queue = new JobQueue({ connection: own.url, name });
       open.push(queue);
       const lines: string[] = [];
-      const worker = await runQueueWorker({ connection: own.url, name, engine: new FakeEngine({ delayMs: 3000 }), log: (l) => lines.push(l), lockDurationMs: 1000 });
+      const worker = await runQueueWorker({
+        connection: own.url,
+        name,
+        engine: new FakeEngine({ delayMs: 3000 }),
+        log: (l) => lines.push(l),
+        lockDurationMs: 1000,
+      });
       const handle = await queue.submit({ data: randomData(64), flags: ['stft'] });
       const deadline = Date.now() + 5000;
       while ((await handle.status()) !== 'running' && Date.now() < deadline) await sleep(25);
@@ -79,7 +110,9 @@ describe.skipIf(redisSkipReason !== undefined)('runQueueWorker misused', () => {
       const outcome = await settledWithin(Promise.all([closing, worker.stopped]), 8000);
       expect(outcome).toEqual({ value: [undefined, undefined] });
       expect(performance.now() - start).toBeLessThan(8000);
-      expect(lines.at(-1)).toMatch(/stopped .*close cut after \d+ ms \(Redis was away\): 1 job\(s\) held go back to the queue/);
+      expect(lines.at(-1)).toMatch(
+        /stopped .*close cut after \d+ ms \(Redis was away\): 1 job\(s\) held go back to the queue/,
+      );
       expect(worker.reachable).toBe(false);
     } finally {
       await own.dispose();

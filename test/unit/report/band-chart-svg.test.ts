@@ -57,7 +57,11 @@ describe('band power chart', () => {
   it('labels bands with their edges and bars with their values, as percent for shares', () => {
     expect(bandLabel(0.5, 12.25)).toBe('0.5–12.3 Hz');
     expect(bandLabel(0, 4)).toBe('0–4 Hz');
-    const svg = toBandChartSvg({ bands: bands.slice(0, 2), series: [{ name: 'share', values: [0.25, 0.75] }], unit: 'fraction' });
+    const svg = toBandChartSvg({
+      bands: bands.slice(0, 2),
+      series: [{ name: 'share', values: [0.25, 0.75] }],
+      unit: 'fraction',
+    });
     assertWellFormedXml(svg);
     expect(svg).toContain('>25%<');
     expect(svg).toContain('>75%<');
@@ -74,8 +78,14 @@ describe('band power chart', () => {
   it('refuses bad input, naming it', () => {
     expect(() => toBandChartSvg({ bands: [], series: [{ name: 'a', values: [] }] })).toThrow(BandChartInputError);
     expect(() => toBandChartSvg({ bands, series: [] })).toThrow(/series is empty/);
-    expect(() => toBandChartSvg({ bands, series: [{ name: 'a', values: [1] }] })).toThrow(/series "a" has 1 values for 3 bands/);
-    expect(() => toBandChartSvg({ bands: bands.slice(0, 1), series: [{ name: 'a', values: [Number.NaN] }] })).toThrow(/value 0 is NaN/);
-    expect(() => toBandChartSvg({ bands: [{ low: 5, high: 5 }], series: [{ name: 'a', values: [1] }] })).toThrow(/band 0 \[5, 5\] is not an interval/);
+    expect(() => toBandChartSvg({ bands, series: [{ name: 'a', values: [1] }] })).toThrow(
+      /series "a" has 1 values for 3 bands/,
+    );
+    expect(() => toBandChartSvg({ bands: bands.slice(0, 1), series: [{ name: 'a', values: [Number.NaN] }] })).toThrow(
+      /value 0 is NaN/,
+    );
+    expect(() => toBandChartSvg({ bands: [{ low: 5, high: 5 }], series: [{ name: 'a', values: [1] }] })).toThrow(
+      /band 0 \[5, 5\] is not an interval/,
+    );
   });
 });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { toChromeTrace, type CompleteEvent, type MetadataEvent } from '../../../src/report/chrome-trace.js';
 import { escapeXml, niceStep, toSvgTimeline } from '../../../src/report/timeline-svg.js';
-import { analyzeTimeline, intersectIntervals, transferComputeOverlap, unionIntervals, type TimelineRecord } from '../../../src/report/timeline.js';
+import {
+  analyzeTimeline,
+  intersectIntervals,
+  transferComputeOverlap,
+  unionIntervals,
+  type TimelineRecord,
+} from '../../../src/report/timeline.js';
 
 /**
  * Node has no DOMParser, so well-formedness is checked by hand: balanced tags, quoted
@@ -28,7 +34,13 @@ function attr(element: string, name: string): number {
   return Number(m?.[1]);
 }
 
-const rec = (stream: string, kind: TimelineRecord['kind'], startMs: number, endMs: number, bytes?: number): TimelineRecord => ({
+const rec = (
+  stream: string,
+  kind: TimelineRecord['kind'],
+  startMs: number,
+  endMs: number,
+  bytes?: number,
+): TimelineRecord => ({
   stream,
   kind,
   name: `${kind}@${startMs}`,
@@ -58,7 +70,16 @@ function tripleBuffered(chunks: number): TimelineRecord[] {
     const step = (kind: TimelineRecord['kind'], eng: keyof typeof engine, ms: number): void => {
       const start = Math.max(free[s] ?? 0, engine[eng]);
       free[s] = engine[eng] = start + ms;
-      out.push({ stream: `stream ${s}`, streamOrder: s, kind, name: `${kind} ${c}`, startMs: start, endMs: start + ms, bytes: 1 << 20, id: c });
+      out.push({
+        stream: `stream ${s}`,
+        streamOrder: s,
+        kind,
+        name: `${kind} ${c}`,
+        startMs: start,
+        endMs: start + ms,
+        bytes: 1 << 20,
+        id: c,
+      });
     };
     step('upload', 'h2d', 1);
     step('kernel', 'sm', 0.6);
@@ -119,7 +140,17 @@ describe('analyzeTimeline', () => {
     ]);
     expect(r.streams.map((s) => s.stream)).toEqual(['s1', 's2', 's3']);
     const [s1, s2, s3] = r.streams;
-    expect(s1).toEqual({ stream: 's1', operations: 2, kernels: 1, transfers: 1, bytesTransferred: 100, busyMs: 6, firstMs: 0, lastMs: 6, utilization: 6 / 9 });
+    expect(s1).toEqual({
+      stream: 's1',
+      operations: 2,
+      kernels: 1,
+      transfers: 1,
+      bytesTransferred: 100,
+      busyMs: 6,
+      firstMs: 0,
+      lastMs: 6,
+      utilization: 6 / 9,
+    });
     expect(s2).toMatchObject({ busyMs: 5, bytesTransferred: 50, firstMs: 2, lastMs: 8 });
     expect(s3).toMatchObject({ busyMs: 3, kernels: 0, transfers: 1, bytesTransferred: 10, utilization: 3 / 9 });
   });
@@ -176,7 +207,9 @@ describe('analyzeTimeline', () => {
 
 describe('toChromeTrace', () => {
   it('has one X event per record with times in microseconds', () => {
-    const trace = JSON.parse(JSON.stringify(toChromeTrace(known, { processName: 'run 1' }))) as ReturnType<typeof toChromeTrace>;
+    const trace = JSON.parse(JSON.stringify(toChromeTrace(known, { processName: 'run 1' }))) as ReturnType<
+      typeof toChromeTrace
+    >;
     expect(trace.displayTimeUnit).toBe('ms');
     const xs = trace.traceEvents.filter((e): e is CompleteEvent => e.ph === 'X');
     expect(xs).toHaveLength(known.length);

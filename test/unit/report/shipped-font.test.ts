@@ -6,7 +6,9 @@ import { SHIPPED_FONT, svgToPng } from '../../../src/report/rasterize.js';
 describe('figures carry their own font', () => {
   it('DejaVu Sans ships with the package (a GPU server may have no fonts: its PNGs would have no lettering)', () => {
     expect(existsSync(SHIPPED_FONT)).toBe(true);
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { files: string[] };
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      files: string[];
+    };
     expect(pkg.files).toContain('fonts');
   });
 

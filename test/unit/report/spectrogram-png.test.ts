@@ -1,7 +1,12 @@
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { colorAt, colormapIndex, cssColorAt, GREYS, VIRIDIS } from '../../../src/report/colormap.js';
-import { encodePng, spectrogramImage, SpectrogramInputError, spectrogramPng } from '../../../src/report/spectrogram-png.js';
+import {
+  encodePng,
+  spectrogramImage,
+  SpectrogramInputError,
+  spectrogramPng,
+} from '../../../src/report/spectrogram-png.js';
 
 function pixel(png: PNG, x: number, y: number): [number, number, number, number] {
   const i = 4 * (y * png.width + x);
@@ -29,7 +34,8 @@ describe('viridis', () => {
   });
 
   it('gets brighter from end to end (a perceptual map is monotone in lightness)', () => {
-    const luma = (i: number): number => 0.2126 * VIRIDIS.table[3 * i]! + 0.7152 * VIRIDIS.table[3 * i + 1]! + 0.0722 * VIRIDIS.table[3 * i + 2]!;
+    const luma = (i: number): number =>
+      0.2126 * VIRIDIS.table[3 * i]! + 0.7152 * VIRIDIS.table[3 * i + 1]! + 0.0722 * VIRIDIS.table[3 * i + 2]!;
     // Monotone in perceived lightness (CAM02-UCS); with byte rounding and a simple luma, in steps of 8 entries.
     for (let i = 8; i < 256; i += 8) expect(luma(i), `entry ${i}`).toBeGreaterThan(luma(i - 8));
   });
@@ -58,9 +64,15 @@ describe('spectrogram PNG', () => {
     const frameMajor = new Float64Array(12);
     for (let f = 0; f < 3; f++) for (let t = 0; t < 4; t++) frameMajor[t * 3 + f] = values[f * 4 + t]!;
     const a = spectrogramImage({ values, frequencies: 3, frames: 4 }, { width: 4, height: 3 });
-    const b = spectrogramImage({ values: frameMajor, frequencies: 3, frames: 4, layout: 'frame-major' }, { width: 4, height: 3 });
+    const b = spectrogramImage(
+      { values: frameMajor, frequencies: 3, frames: 4, layout: 'frame-major' },
+      { width: 4, height: 3 },
+    );
     expect(Buffer.from(b.rgba).equals(Buffer.from(a.rgba))).toBe(true);
-    const power = spectrogramImage({ values: values.map((v) => v * v), frequencies: 3, frames: 4, kind: 'power' }, { width: 4, height: 3 });
+    const power = spectrogramImage(
+      { values: values.map((v) => v * v), frequencies: 3, frames: 4, kind: 'power' },
+      { width: 4, height: 3 },
+    );
     expect(power.peakDb).toBeCloseTo(0, 12);
     expect(Buffer.from(power.rgba).equals(Buffer.from(a.rgba))).toBe(true);
   });
@@ -69,7 +81,10 @@ describe('spectrogram PNG', () => {
     const n = 1000;
     const wide = new Float32Array(n).fill(1e-6);
     wide[617] = 1; // one loud frame of 1000
-    const img = spectrogramImage({ values: wide, frequencies: 1, frames: n }, { width: 10, height: 2, colormap: GREYS });
+    const img = spectrogramImage(
+      { values: wide, frequencies: 1, frames: n },
+      { width: 10, height: 2, colormap: GREYS },
+    );
     const row = Array.from({ length: 10 }, (_, x) => img.rgba[4 * x]!);
     expect(row[6]).toBe(255);
     expect(row.filter((v) => v === 255)).toHaveLength(1);
@@ -83,10 +98,18 @@ describe('spectrogram PNG', () => {
   });
 
   it('refuses inconsistent input, naming the field', () => {
-    expect(() => spectrogramImage({ values: new Float32Array(5), frequencies: 2, frames: 3 })).toThrow(SpectrogramInputError);
-    expect(() => spectrogramImage({ values: new Float32Array(5), frequencies: 2, frames: 3 })).toThrow(/values has 5 entries, expected frequencies x frames = 2 x 3 = 6/);
-    expect(() => spectrogramImage({ values: new Float32Array(0), frequencies: 0, frames: 3 })).toThrow(/frequencies must be a positive integer/);
-    expect(() => spectrogramImage({ values: new Float32Array(6), frequencies: 2, frames: 3 }, { dynamicRangeDb: 0 })).toThrow(/dynamicRangeDb/);
+    expect(() => spectrogramImage({ values: new Float32Array(5), frequencies: 2, frames: 3 })).toThrow(
+      SpectrogramInputError,
+    );
+    expect(() => spectrogramImage({ values: new Float32Array(5), frequencies: 2, frames: 3 })).toThrow(
+      /values has 5 entries, expected frequencies x frames = 2 x 3 = 6/,
+    );
+    expect(() => spectrogramImage({ values: new Float32Array(0), frequencies: 0, frames: 3 })).toThrow(
+      /frequencies must be a positive integer/,
+    );
+    expect(() =>
+      spectrogramImage({ values: new Float32Array(6), frequencies: 2, frames: 3 }, { dynamicRangeDb: 0 }),
+    ).toThrow(/dynamicRangeDb/);
   });
 
   it('encodes any RGBA picture as a PNG that decodes to the same bytes', () => {

@@ -15,13 +15,25 @@ import { spectrogramSvg, ticks } from '../../../src/report/spectrogram-svg.js';
 const f = Array.from({ length: 11 }, (_, i) => 5 * i);
 const t = Array.from({ length: 21 }, (_, i) => 0.1 * i);
 const values = new Float32Array(f.length * t.length);
-for (let r = 0; r < f.length; r++) for (let c = 0; c < t.length; c++) values[r * t.length + c] = f[r] === 25 ? 1 : 1e-4 * (1 + Math.random());
+for (let r = 0; r < f.length; r++)
+  for (let c = 0; c < t.length; c++) values[r * t.length + c] = f[r] === 25 ? 1 : 1e-4 * (1 + Math.random());
 const input = { values, frequencies: f.length, frames: t.length, f, t };
-const options = { title: 'test tone', subtitle: 'fs 100 Hz, nperseg 20', dynamicRangeDb: 60, markers: [{ frequency: 25, label: 'the tone' }] };
+const options = {
+  title: 'test tone',
+  subtitle: 'fs 100 Hz, nperseg 20',
+  dynamicRangeDb: 60,
+  markers: [{ frequency: 25, label: 'the tone' }],
+};
 
-const texts = (svg: string, cls: string): string[] => [...svg.matchAll(new RegExp(`<text class="${cls}"[^>]*>([^<]*)</text>`, 'g'))].map((m) => m[1]!);
+const texts = (svg: string, cls: string): string[] =>
+  [...svg.matchAll(new RegExp(`<text class="${cls}"[^>]*>([^<]*)</text>`, 'g'))].map((m) => m[1]!);
 const pixel = (png: PNG, x: number, y: number): number[] =>
-  Array.from(png.data.subarray(4 * (Math.round(y) * png.width + Math.round(x)), 4 * (Math.round(y) * png.width + Math.round(x)) + 3));
+  Array.from(
+    png.data.subarray(
+      4 * (Math.round(y) * png.width + Math.round(x)),
+      4 * (Math.round(y) * png.width + Math.round(x)) + 3,
+    ),
+  );
 
 describe('spectrogramSvg', () => {
   const fig = spectrogramSvg(input, options);
@@ -48,7 +60,9 @@ describe('spectrogramSvg', () => {
 
   it('marks the given frequencies with their labels', () => {
     expect(texts(fig.svg, 'marker')).toEqual(['the tone']);
-    expect(texts(spectrogramSvg(input, { markers: [{ frequency: 900, label: 'off the axis' }] }).svg, 'marker')).toEqual([]);
+    expect(
+      texts(spectrogramSvg(input, { markers: [{ frequency: 900, label: 'off the axis' }] }).svg, 'marker'),
+    ).toEqual([]);
   });
 
   it('rasterizes to a PNG of the figure size whose bright row sits at the 25 Hz tick', () => {
@@ -91,11 +105,22 @@ describe("the demo's pictures", () => {
     const magnitude = Float32Array.from({ length: freqs * frames }, () => Math.random());
     const fAxis = Array.from({ length: freqs }, (_, k) => (k * DEMO_FS) / 256);
     const tAxis = Array.from({ length: frames }, (_, i) => (i * 128) / DEMO_FS);
-    const picture = demoSpectrogram({ magnitude, f: fAxis, t: tAxis, length: n, nperseg: 256, noverlap: 128, planted, series: 1 });
+    const picture = demoSpectrogram({
+      magnitude,
+      f: fAxis,
+      t: tAxis,
+      length: n,
+      nperseg: 256,
+      noverlap: 128,
+      planted,
+      series: 1,
+    });
     const labels = texts(picture.svg, 'marker');
     expect(labels).toHaveLength(planted.length);
     expect(labels.filter((l) => l.endsWith('dominant here'))).toEqual([labels[1]]);
-    expect(texts(picture.svg, 'subtitle')[0]).toMatch(/^4096 samples at 1000 Hz; Hann window, nperseg 256, noverlap 128/);
+    expect(texts(picture.svg, 'subtitle')[0]).toMatch(
+      /^4096 samples at 1000 Hz; Hann window, nperseg 256, noverlap 128/,
+    );
     expect(PNG.sync.read(picture.png).width).toBe(1200);
 
     const powers = Float64Array.from({ length: 8 * planted.length }, () => Math.random());

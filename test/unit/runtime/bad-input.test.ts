@@ -9,7 +9,13 @@ import koffi from 'koffi';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult } from '../../../src/ffi/generated/types.js';
 import { describe, expect, it } from 'vitest';
-import { checkAddress, isKernelParamType, paramLayout, writeScalar, type KernelParamType } from '../../../src/runtime/kernel-args.js';
+import {
+  checkAddress,
+  isKernelParamType,
+  paramLayout,
+  writeScalar,
+  type KernelParamType,
+} from '../../../src/runtime/kernel-args.js';
 import { checkDType, isDType } from '../../../src/runtime/memory/dtype-check.js';
 import { HostPages } from '../../../src/runtime/memory/host-pages.js';
 import { checkCompileOptions, compileFlags, parseArch } from '../../../src/runtime/program.js';
@@ -23,7 +29,8 @@ type Row = [name: string, call: () => unknown, error: ErrorClass, message: RegEx
 
 /** A mocked parameter block: the DataView a Kernel writes its arguments through. */
 const block = new DataView(new ArrayBuffer(64));
-const arg = (type: Exclude<KernelParamType, 'ptr'>, value: unknown) => () => writeScalar(block, 8, type, value, `kernel "k" argument 3 (${type})`);
+const arg = (type: Exclude<KernelParamType, 'ptr'>, value: unknown) => () =>
+  writeScalar(block, 8, type, value, `kernel "k" argument 3 (${type})`);
 
 /** A stand-in resource (the real ones need a GPU): the brand checks are Resource's own. */
 class Thing extends Resource {
@@ -71,7 +78,12 @@ const scalarRows: Row[] = [
   ['i16 object', arg('i16', { value: 1 }), TypeError, /got an object/],
   ['i32 boolean', arg('i32', true), TypeError, /got true/],
   // 64-bit integers
-  ['u64 2^64', arg('u64', 2n ** 64n), RangeError, /18446744073709551616n is outside the u64 range 0\.\.18446744073709551615/],
+  [
+    'u64 2^64',
+    arg('u64', 2n ** 64n),
+    RangeError,
+    /18446744073709551616n is outside the u64 range 0\.\.18446744073709551615/,
+  ],
   ['u64 -1n', arg('u64', -1n), RangeError, /-1n is outside the u64 range/],
   ['u64 -1', arg('u64', -1), RangeError, /-1 is negative; u64 holds/],
   ['i64 2^63', arg('i64', 2n ** 63n), RangeError, /9223372036854775808n is outside the i64 range/],
@@ -92,29 +104,84 @@ const scalarRows: Row[] = [
 ];
 
 const layoutRows: Row[] = [
-  ['param type toString', () => paramLayout(['toString'], 'k'), TypeError, /kernel "k": unknown parameter type "toString" at 0/],
-  ['param type __proto__', () => paramLayout(['i32', '__proto__'], 'k'), TypeError, /unknown parameter type "__proto__" at 1/],
-  ['param type float', () => paramLayout(['float'], 'k'), TypeError, /unknown parameter type "float".*expected one of ptr/],
+  [
+    'param type toString',
+    () => paramLayout(['toString'], 'k'),
+    TypeError,
+    /kernel "k": unknown parameter type "toString" at 0/,
+  ],
+  [
+    'param type __proto__',
+    () => paramLayout(['i32', '__proto__'], 'k'),
+    TypeError,
+    /unknown parameter type "__proto__" at 1/,
+  ],
+  [
+    'param type float',
+    () => paramLayout(['float'], 'k'),
+    TypeError,
+    /unknown parameter type "float".*expected one of ptr/,
+  ],
   ['param type number', () => paramLayout([4], 'k'), TypeError, /unknown parameter type 4 at 0/],
   ['param type undefined', () => paramLayout([undefined], 'k'), TypeError, /unknown parameter type/],
   ['params not an array', () => paramLayout('i32,f32' as never, 'k'), TypeError, /params must be an array/],
 ];
 
 const addressRows: Row[] = [
-  ['address NaN', () => checkAddress(Number.NaN, 'DeviceBuffer.wrap address', false), RangeError, /wrap address: NaN is not a device address/],
-  ['address negative', () => checkAddress(-4096, 'DeviceBuffer.wrap address', false), RangeError, /-4096 is not a device address/],
-  ['address fraction', () => checkAddress(4096.5, 'DeviceBuffer.wrap address', false), RangeError, /4096\.5 is not a device address/],
+  [
+    'address NaN',
+    () => checkAddress(Number.NaN, 'DeviceBuffer.wrap address', false),
+    RangeError,
+    /wrap address: NaN is not a device address/,
+  ],
+  [
+    'address negative',
+    () => checkAddress(-4096, 'DeviceBuffer.wrap address', false),
+    RangeError,
+    /-4096 is not a device address/,
+  ],
+  [
+    'address fraction',
+    () => checkAddress(4096.5, 'DeviceBuffer.wrap address', false),
+    RangeError,
+    /4096\.5 is not a device address/,
+  ],
   ['address 2^53', () => checkAddress(2 ** 53, 'DeviceBuffer.wrap address', false), RangeError, /not a device address/],
-  ['address Infinity', () => checkAddress(Infinity, 'DeviceBuffer.wrap address', false), RangeError, /Infinity is not a device address/],
+  [
+    'address Infinity',
+    () => checkAddress(Infinity, 'DeviceBuffer.wrap address', false),
+    RangeError,
+    /Infinity is not a device address/,
+  ],
   ['address 0', () => checkAddress(0, 'DeviceBuffer.wrap address', false), RangeError, /address 0 is the null pointer/],
-  ['address bigint', () => checkAddress(4096n, 'DeviceBuffer.wrap address', false), TypeError, /expected a device address \(a number\), got 4096n/],
+  [
+    'address bigint',
+    () => checkAddress(4096n, 'DeviceBuffer.wrap address', false),
+    TypeError,
+    /expected a device address \(a number\), got 4096n/,
+  ],
   ['address string', () => checkAddress('0x1000', 'DeviceBuffer.wrap address', false), TypeError, /got "0x1000"/],
-  ['ptr address object', () => checkAddress({ address: 5 }, 'kernel "k" argument 0 (ptr)', true), TypeError, /argument 0 \(ptr\): expected a device address/],
-  ['ptr address -1', () => checkAddress(-1, 'kernel "k" argument 0 (ptr)', true), RangeError, /-1 is not a device address/],
+  [
+    'ptr address object',
+    () => checkAddress({ address: 5 }, 'kernel "k" argument 0 (ptr)', true),
+    TypeError,
+    /argument 0 \(ptr\): expected a device address/,
+  ],
+  [
+    'ptr address -1',
+    () => checkAddress(-1, 'kernel "k" argument 0 (ptr)', true),
+    RangeError,
+    /-1 is not a device address/,
+  ],
 ];
 
 const dtypeRows: Row[] = [
-  ['dtype toString', () => checkDType('toString', 'DeviceBuffer.alloc'), TypeError, /DeviceBuffer\.alloc: unknown dtype "toString"; expected one of f32/],
+  [
+    'dtype toString',
+    () => checkDType('toString', 'DeviceBuffer.alloc'),
+    TypeError,
+    /DeviceBuffer\.alloc: unknown dtype "toString"; expected one of f32/,
+  ],
   ['dtype __proto__', () => checkDType('__proto__', 'HostBuffer.alloc'), TypeError, /unknown dtype "__proto__"/],
   ['dtype constructor', () => checkDType('constructor', 'x'), TypeError, /unknown dtype "constructor"/],
   ['dtype hasOwnProperty', () => checkDType('hasOwnProperty', 'x'), TypeError, /unknown dtype "hasOwnProperty"/],
@@ -131,28 +198,78 @@ const compileRows: Row[] = [
   ['arch sm90', () => parseArch('sm90'), TypeError, /arch must look like/],
   ['arch compute', () => parseArch('compute_'), TypeError, /arch must look like/],
   ['arch number', () => compileFlags(90 as never), TypeError, /arch must be a string like 'sm_90'/],
-  ['flags not array', () => compileFlags('sm_90', '-O3' as never), TypeError, /compile options must be an array of NVRTC flags/],
+  [
+    'flags not array',
+    () => compileFlags('sm_90', '-O3' as never),
+    TypeError,
+    /compile options must be an array of NVRTC flags/,
+  ],
   ['flag number', () => compileFlags('sm_90', [3] as never), TypeError, /NVRTC options must be strings, got 3/],
   ['flag NUL', () => compileFlags('sm_90', ['-DX=1\0']), TypeError, /contains a NUL character/],
-  ['flag -arch', () => compileFlags('sm_90', ['-arch=sm_80']), TypeError, /give the architecture as compile\(\{ arch \}\)/],
-  ['flag --gpu-architecture', () => compileFlags('sm_90', ['--gpu-architecture=sm_80']), TypeError, /not as the option/],
+  [
+    'flag -arch',
+    () => compileFlags('sm_90', ['-arch=sm_80']),
+    TypeError,
+    /give the architecture as compile\(\{ arch \}\)/,
+  ],
+  [
+    'flag --gpu-architecture',
+    () => compileFlags('sm_90', ['--gpu-architecture=sm_80']),
+    TypeError,
+    /not as the option/,
+  ],
   ['options null', () => checkCompileOptions(null), TypeError, /compile options must be an object, got null/],
   ['options string', () => checkCompileOptions('sm_90'), TypeError, /compile options must be an object, got string/],
   ['options arch number', () => checkCompileOptions({ arch: 90 }), TypeError, /compile arch must be a string/],
-  ['options device number', () => checkCompileOptions({ device: 0 }), TypeError, /compile device must be a Device, got number/],
-  ['options device plain', () => checkCompileOptions({ device: { ordinal: 0, handle: 0 } }), TypeError, /compile device must be a Device, got a plain Object/],
-  ['options.options string', () => checkCompileOptions({ options: '-O3' }), TypeError, /options\.options must be an array/],
-  ['nameExpressions string', () => checkCompileOptions({ nameExpressions: 'k<float>' }), TypeError, /nameExpressions must be an array/],
+  [
+    'options device number',
+    () => checkCompileOptions({ device: 0 }),
+    TypeError,
+    /compile device must be a Device, got number/,
+  ],
+  [
+    'options device plain',
+    () => checkCompileOptions({ device: { ordinal: 0, handle: 0 } }),
+    TypeError,
+    /compile device must be a Device, got a plain Object/,
+  ],
+  [
+    'options.options string',
+    () => checkCompileOptions({ options: '-O3' }),
+    TypeError,
+    /options\.options must be an array/,
+  ],
+  [
+    'nameExpressions string',
+    () => checkCompileOptions({ nameExpressions: 'k<float>' }),
+    TypeError,
+    /nameExpressions must be an array/,
+  ],
   ['cache string', () => checkCompileOptions({ cache: 'no' }), TypeError, /compile cache must be a boolean/],
 ];
 
 const fftRows: Row[] = [
   ['fft null', () => fftGeometry(null as never), TypeError, /FftPlan needs a descriptor/],
-  ['fft type toString', () => fftGeometry({ shape: [8], type: 'toString' as never }), TypeError, /FFT type must be one of/],
-  ['fft type R2R', () => fftGeometry({ shape: [8], type: 'R2R' as never }), TypeError, /FFT type must be one of .*got R2R/],
+  [
+    'fft type toString',
+    () => fftGeometry({ shape: [8], type: 'toString' as never }),
+    TypeError,
+    /FFT type must be one of/,
+  ],
+  [
+    'fft type R2R',
+    () => fftGeometry({ shape: [8], type: 'R2R' as never }),
+    TypeError,
+    /FFT type must be one of .*got R2R/,
+  ],
   ['fft shape empty', () => fftGeometry({ shape: [], type: 'C2C' }), RangeError, /1 to 3 dimensions/],
   ['fft shape 4-D', () => fftGeometry({ shape: [2, 2, 2, 2], type: 'C2C' }), RangeError, /1 to 3 dimensions/],
-  ['fft shape 0', () => fftGeometry({ shape: [0], type: 'C2C' }), RangeError, /shape\[0\] must be a positive 32-bit integer/],
+  [
+    'fft shape 0',
+    () => fftGeometry({ shape: [0], type: 'C2C' }),
+    RangeError,
+    /shape\[0\] must be a positive 32-bit integer/,
+  ],
   ['fft shape fraction', () => fftGeometry({ shape: [8.5], type: 'C2C' }), RangeError, /shape\[0\]/],
   ['fft shape 2^31', () => fftGeometry({ shape: [2 ** 31], type: 'C2C' }), RangeError, /32-bit/],
   ['fft batch 0', () => fftGeometry({ shape: [8], type: 'C2C', batch: 0 }), RangeError, /batch must be a positive/],
@@ -160,7 +277,12 @@ const fftRows: Row[] = [
 ];
 
 const imageRows: Row[] = [
-  ['image text', () => expectImage(new TextEncoder().encode('hello world')), TypeError, /not a cubin \(ELF\), fatbin or PTX: it starts with bytes 68 65 6c 6c/],
+  [
+    'image text',
+    () => expectImage(new TextEncoder().encode('hello world')),
+    TypeError,
+    /not a cubin \(ELF\), fatbin or PTX: it starts with bytes 68 65 6c 6c/,
+  ],
   ['image zeros', () => expectImage(new Uint8Array(64)), TypeError, /starts with bytes 00 00 00 00/],
   ['image JSON', () => expectImage(new TextEncoder().encode('{"version": 1}')), TypeError, /not a cubin/],
   ['image PTX without target', () => expectImage(new TextEncoder().encode('.version 8.0\n')), TypeError, /not a cubin/],
@@ -176,15 +298,50 @@ function expectImage(image: Uint8Array): void {
 }
 
 const brandRows: Row[] = [
-  ['plain object for a resource', () => expectResource({ handle: 1n, label: 'fake', disposed: false }, Thing, 'stream'), TypeError, /stream must be a Thing, got a plain Object/],
+  [
+    'plain object for a resource',
+    () => expectResource({ handle: 1n, label: 'fake', disposed: false }, Thing, 'stream'),
+    TypeError,
+    /stream must be a Thing, got a plain Object/,
+  ],
   ['null for a resource', () => expectResource(null, Thing, 'stream'), TypeError, /stream must be a Thing, got null/],
   ['number for a resource', () => expectResource(5, Thing, 'event'), TypeError, /event must be a Thing, got number/],
-  ['undefined for a resource', () => expectResource(undefined, 'Thing', 'event'), TypeError, /event must be a Thing, got undefined/],
-  ['wrong family', () => expectResource(new Other(), 'Thing', 'buffer'), TypeError, /buffer must be a Thing, got Other "Other#\d+"/],
-  ['object with a forged kind', () => expectResource({ kind: 'Thing', disposed: false }, 'Thing', 'x'), TypeError, /must be a Thing, got a plain Object/],
-  ['prototype-forged object', () => expectResource(Object.create(Thing.prototype), 'Thing', 'x'), TypeError, /must be a Thing/],
-  ['disposed resource by class', () => expectResource(disposedThing, Thing, 'stream'), DisposedError, /Thing "gone" was disposed and cannot be used/],
-  ['disposed resource by family', () => expectResource(disposedThing, 'Thing', 'stream'), DisposedError, /Thing "gone" was disposed/],
+  [
+    'undefined for a resource',
+    () => expectResource(undefined, 'Thing', 'event'),
+    TypeError,
+    /event must be a Thing, got undefined/,
+  ],
+  [
+    'wrong family',
+    () => expectResource(new Other(), 'Thing', 'buffer'),
+    TypeError,
+    /buffer must be a Thing, got Other "Other#\d+"/,
+  ],
+  [
+    'object with a forged kind',
+    () => expectResource({ kind: 'Thing', disposed: false }, 'Thing', 'x'),
+    TypeError,
+    /must be a Thing, got a plain Object/,
+  ],
+  [
+    'prototype-forged object',
+    () => expectResource(Object.create(Thing.prototype), 'Thing', 'x'),
+    TypeError,
+    /must be a Thing/,
+  ],
+  [
+    'disposed resource by class',
+    () => expectResource(disposedThing, Thing, 'stream'),
+    DisposedError,
+    /Thing "gone" was disposed and cannot be used/,
+  ],
+  [
+    'disposed resource by family',
+    () => expectResource(disposedThing, 'Thing', 'stream'),
+    DisposedError,
+    /Thing "gone" was disposed/,
+  ],
   ['label not a string', () => new Thing(42 as never), TypeError, /Thing label must be a string, got number/],
 ];
 
@@ -199,11 +356,26 @@ const timeoutRows: Row[] = [
   ['timeout -1', () => checkTimeoutMs(-1, 'timeoutMs'), RangeError, /got -1/],
   ['timeout NaN', () => checkTimeoutMs(Number.NaN, 'timeoutMs'), RangeError, /got NaN/],
   ['timeout Infinity not allowed', () => checkTimeoutMs(Infinity, 'timeoutMs'), RangeError, /got Infinity/],
-  ['timeout string', () => checkTimeoutMs('100', 'timeoutMs'), TypeError, /must be a number of milliseconds, got string/],
+  [
+    'timeout string',
+    () => checkTimeoutMs('100', 'timeoutMs'),
+    TypeError,
+    /must be a number of milliseconds, got string/,
+  ],
   ['timeout bigint', () => checkTimeoutMs(100n, 'timeoutMs'), TypeError, /got bigint/],
 ];
 
-const rows: Row[] = [...timeoutRows, ...scalarRows, ...layoutRows, ...addressRows, ...dtypeRows, ...compileRows, ...fftRows, ...imageRows, ...brandRows];
+const rows: Row[] = [
+  ...timeoutRows,
+  ...scalarRows,
+  ...layoutRows,
+  ...addressRows,
+  ...dtypeRows,
+  ...compileRows,
+  ...fftRows,
+  ...imageRows,
+  ...brandRows,
+];
 
 describe('bad input to pure runtime validation', () => {
   it('has a row per case (the GPU half holds the rest)', () => {
@@ -258,7 +430,13 @@ describe('what the same checks accept', () => {
   it('recognizes cubins, fatbins and PTX', () => {
     expect(imageKind(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2]))).toBe('cubin');
     expect(imageKind(new Uint8Array([0x50, 0xed, 0x55, 0xba, 1]))).toBe('fatbin');
-    expect(imageKind(new TextEncoder().encode('//\n// Generated by NVIDIA NVVM Compiler\n//\n\n.version 8.5\n.target sm_90\n.address_size 64\n'))).toBe('ptx');
+    expect(
+      imageKind(
+        new TextEncoder().encode(
+          '//\n// Generated by NVIDIA NVVM Compiler\n//\n\n.version 8.5\n.target sm_90\n.address_size 64\n',
+        ),
+      ),
+    ).toBe('ptx');
   });
 });
 

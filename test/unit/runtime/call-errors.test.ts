@@ -10,7 +10,10 @@ import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult, cufftResult } from '../../../src/ffi/generated/types.js';
 import { failures } from './fake-driver.js';
 
-vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({ ...(await importOriginal<object>()), ...(await import('./fake-driver.js')).fakeApi() }));
+vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({
+  ...(await importOriginal<object>()),
+  ...(await import('./fake-driver.js')).fakeApi(),
+}));
 
 const { Device, Stream, Event, FftPlan, ContextLostError } = await import('../../../src/runtime/index.js');
 const { processLost } = await import('../../../src/ffi/sticky.js');
@@ -38,9 +41,17 @@ describe('errors of runtime calls (fake driver and cuFFT)', () => {
     failures.clear();
     expect(e).toBeInstanceOf(CudaError);
     expect(e.name).toBe('CudaError');
-    expect(e).toMatchObject({ library: 'driver', code: 400, status: 'CUDA_ERROR_INVALID_HANDLE', call: 'cuStreamSynchronize', sticky: false });
+    expect(e).toMatchObject({
+      library: 'driver',
+      code: 400,
+      status: 'CUDA_ERROR_INVALID_HANDLE',
+      call: 'cuStreamSynchronize',
+      sticky: false,
+    });
     expect(e.during).toBe(`stream "s"; ${CONTEXT}`);
-    expect(e.message).toBe(`cuStreamSynchronize failed: CUDA_ERROR_INVALID_HANDLE (400): ${e.description} [stream "s"; ${CONTEXT}]`);
+    expect(e.message).toBe(
+      `cuStreamSynchronize failed: CUDA_ERROR_INVALID_HANDLE (400): ${e.description} [stream "s"; ${CONTEXT}]`,
+    );
     expect(e.description).toMatch(/handle/);
   });
 
@@ -49,14 +60,18 @@ describe('errors of runtime calls (fake driver and cuFFT)', () => {
     const e = thrown(() => device.context.memoryInfo());
     failures.clear();
     expect(e.during).toBe(CONTEXT);
-    expect(e.message).toMatch(new RegExp(`^cuMemGetInfo failed: CUDA_ERROR_INVALID_VALUE \\(1\\): .+ \\[${CONTEXT}\\]$`));
+    expect(e.message).toMatch(
+      new RegExp(`^cuMemGetInfo failed: CUDA_ERROR_INVALID_VALUE \\(1\\): .+ \\[${CONTEXT}\\]$`),
+    );
   });
 
   it('the hot paths build the same message (event record, elapsed time)', () => {
     const start = new Event({ device, label: 'a', timing: true });
     const end = new Event({ device, label: 'b', timing: true });
     failures.set('cuEventRecord', CUresult.CUDA_ERROR_INVALID_VALUE);
-    expect(thrown(() => end.record(stream)).message).toMatch(/^cuEventRecord failed: CUDA_ERROR_INVALID_VALUE \(1\): .+ \[event "b" on stream "s"; device 0 primary context\]$/);
+    expect(thrown(() => end.record(stream)).message).toMatch(
+      /^cuEventRecord failed: CUDA_ERROR_INVALID_VALUE \(1\): .+ \[event "b" on stream "s"; device 0 primary context\]$/,
+    );
     failures.clear();
     failures.set('cuEventElapsedTime', CUresult.CUDA_ERROR_NOT_READY);
     expect(thrown(() => end.elapsedSince(start)).during).toBe(`"a" -> "b"; ${CONTEXT}`);
@@ -69,7 +84,12 @@ describe('errors of runtime calls (fake driver and cuFFT)', () => {
     const e = thrown(() => FftPlan.create({ type: 'R2C', shape: [64], batch: 2, device, label: 'p' }));
     failures.clear();
     expect(e).toBeInstanceOf(CudaError);
-    expect(e).toMatchObject({ library: 'cufft', status: 'CUFFT_INVALID_SIZE', call: 'cufftMakePlanMany', sticky: false });
+    expect(e).toMatchObject({
+      library: 'cufft',
+      status: 'CUFFT_INVALID_SIZE',
+      call: 'cufftMakePlanMany',
+      sticky: false,
+    });
     expect(e.message).toMatch(/^cufftMakePlanMany failed: CUFFT_INVALID_SIZE \(\d+\)(: .+)? \[planning "p" .+\]$/);
     expect(e.message).not.toContain(CONTEXT);
   });

@@ -94,7 +94,11 @@ describe('completion pollers of two contexts', () => {
   it("an error status rejects that waiter (never NOT_READY forever); a sticky one rejects every waiter of its context (the other context's poller learns of it from its own queries)", async () => {
     const a = fakeContext('device 0');
     const b = fakeContext('device 1');
-    status.set('bad', CUresult.CUDA_ERROR_INVALID_HANDLE).set('a-ok', NOT_READY).set('b-wait', NOT_READY).set('b-fault', NOT_READY);
+    status
+      .set('bad', CUresult.CUDA_ERROR_INVALID_HANDLE)
+      .set('a-ok', NOT_READY)
+      .set('b-wait', NOT_READY)
+      .set('b-fault', NOT_READY);
     const bad = b.poller.track(1, ev('bad'));
     await expect(bad).rejects.toMatchObject({ status: 'CUDA_ERROR_INVALID_HANDLE' });
     const aOk = a.poller.track(1, ev('a-ok'));
@@ -102,7 +106,11 @@ describe('completion pollers of two contexts', () => {
     const bFault = b.poller.track(3, ev('b-fault'));
     status.set('b-fault', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS);
     // Named after the poller's own context, whichever is current.
-    await expect(bFault).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS', sticky: true, during: 'completion of work; device 1' });
+    await expect(bFault).rejects.toMatchObject({
+      status: 'CUDA_ERROR_ILLEGAL_ADDRESS',
+      sticky: true,
+      during: 'completion of work; device 1',
+    });
     await expect(bWait).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });
     // New waits on the lost context fail at once.
     await expect(b.poller.track(4, ev('b-wait'))).rejects.toMatchObject({ status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });

@@ -13,8 +13,14 @@ describe("NVRTC and the toolkit's device headers", () => {
   it('adds the include folder once, only when a source needs it and none was given', () => {
     const dir = (): string => '/opt/cuda/include';
     const flags = ['--gpu-architecture=sm_90', '-std=c++17'];
-    expect(withToolkitInclude(flags, ['#include <cuda_fp16.h>'], dir)).toEqual([...flags, '--include-path=/opt/cuda/include']);
-    expect(withToolkitInclude(flags, ['plain', '#include <cuda_bf16.h>'], dir)).toEqual([...flags, '--include-path=/opt/cuda/include']);
+    expect(withToolkitInclude(flags, ['#include <cuda_fp16.h>'], dir)).toEqual([
+      ...flags,
+      '--include-path=/opt/cuda/include',
+    ]);
+    expect(withToolkitInclude(flags, ['plain', '#include <cuda_bf16.h>'], dir)).toEqual([
+      ...flags,
+      '--include-path=/opt/cuda/include',
+    ]);
     expect(withToolkitInclude(flags, ['plain'], dir)).toEqual(flags);
     expect(withToolkitInclude([...flags, '-I/mine'], ['#include <cuda_fp16.h>'], dir)).toEqual([...flags, '-I/mine']);
     expect(withToolkitInclude(flags, ['#include <cuda_fp16.h>'], () => null)).toEqual(flags);

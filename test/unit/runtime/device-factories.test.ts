@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { Device } from '../../../src/runtime/device.js';
 
 describe('Device factories', () => {
-  it.each(['createStream', 'createEvent', 'alloc', 'allocHost', 'createFftPlan', 'loadModule'])('%s is a method of the class from device.ts alone', (name) => {
-    expect(Object.getOwnPropertyNames(Device.prototype)).toContain(name);
-    expect(typeof (Device.prototype as unknown as Record<string, unknown>)[name]).toBe('function');
-  });
+  it.each(['createStream', 'createEvent', 'alloc', 'allocHost', 'createFftPlan', 'loadModule'])(
+    '%s is a method of the class from device.ts alone',
+    (name) => {
+      expect(Object.getOwnPropertyNames(Device.prototype)).toContain(name);
+      expect(typeof (Device.prototype as unknown as Record<string, unknown>)[name]).toBe('function');
+    },
+  );
 });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { DTYPES, hostElements } from '../../../src/runtime/memory/dtype.js';
-import { bf16Bits, bf16Value, f16Bits, f16Value, fromBf16, fromF16, toBf16, toF16, toF16Bits } from '../../../src/runtime/memory/half.js';
+import {
+  bf16Bits,
+  bf16Value,
+  f16Bits,
+  f16Value,
+  fromBf16,
+  fromF16,
+  toBf16,
+  toF16,
+  toF16Bits,
+} from '../../../src/runtime/memory/half.js';
 
 describe('f16 and bf16', () => {
   it('round-trips every finite f16 and bf16 bit pattern', () => {
@@ -49,7 +59,9 @@ describe('f16 and bf16', () => {
     expect(Array.from(toF16Bits([undefined, 'abc', {}] as unknown as number[]))).toEqual([f16Nan, f16Nan, f16Nan]);
     expect(Array.from(toF16Bits(['1.5'] as unknown as number[]))).toEqual([f16Bits(1.5)]);
     expect(Array.from(toBf16([undefined] as unknown as number[]))).toEqual([bf16Bits(Number.NaN)]);
-    expect(() => fromF16([0x3c00] as never)).toThrow(/^fromF16: expects a Uint16Array of f16 bits or a Float16Array, got an Array$/);
+    expect(() => fromF16([0x3c00] as never)).toThrow(
+      /^fromF16: expects a Uint16Array of f16 bits or a Float16Array, got an Array$/,
+    );
     expect(() => fromF16(new Float32Array([1.5]) as never)).toThrow(/got a Float32Array/);
     expect(() => fromBf16([1] as never)).toThrow(/^fromBf16: expects a Uint16Array of bfloat16 bits, got an Array$/);
   });

@@ -41,6 +41,8 @@ describe('after a sticky error', () => {
     expect(e.status).toBe('CUDA_ERROR_ILLEGAL_ADDRESS');
     expect(e.sticky).toBe(true);
     expect(e.cause).toBe(fault);
-    expect(e.message).toMatch(/stream "s" done\(\): refused, the CUDA context is lost .* restart the process\. The first error was: cuEventQuery failed/);
+    expect(e.message).toMatch(
+      /stream "s" done\(\): refused, the CUDA context is lost .* restart the process\. The first error was: cuEventQuery failed/,
+    );
   });
 });

@@ -6,7 +6,13 @@ import { DTYPES, type DType } from '../../../src/runtime/memory/dtype.js';
 
 describe('NCCL reduction operators', () => {
   it('maps every name onto the header value', () => {
-    expect(NCCL_REDUCE_OPS.map((op) => ncclOp(op, 't'))).toEqual([ncclRedOp_t.ncclSum, ncclRedOp_t.ncclProd, ncclRedOp_t.ncclMax, ncclRedOp_t.ncclMin, ncclRedOp_t.ncclAvg]);
+    expect(NCCL_REDUCE_OPS.map((op) => ncclOp(op, 't'))).toEqual([
+      ncclRedOp_t.ncclSum,
+      ncclRedOp_t.ncclProd,
+      ncclRedOp_t.ncclMax,
+      ncclRedOp_t.ncclMin,
+      ncclRedOp_t.ncclAvg,
+    ]);
   });
 
   it('rejects unknown operators by name, before NCCL sees them', () => {
@@ -14,7 +20,9 @@ describe('NCCL reduction operators', () => {
       expect(isReduceOp(bad)).toBe(false);
       expect(() => ncclOp(bad, 'comm allReduce')).toThrow(NcclOpError);
     }
-    expect(() => ncclOp('mean', 'comm allReduce')).toThrow(/comm allReduce: unknown reduction "mean"; expected one of sum, prod, max, min, avg/);
+    expect(() => ncclOp('mean', 'comm allReduce')).toThrow(
+      /comm allReduce: unknown reduction "mean"; expected one of sum, prod, max, min, avg/,
+    );
   });
 });
 
@@ -33,13 +41,24 @@ describe('NCCL element types', () => {
   ];
 
   it('reduces the native dtypes as themselves with every operator', () => {
-    for (const [dtype, datatype] of native) for (const op of NCCL_REDUCE_OPS) expect(ncclReduceType(dtype, op, 't')).toEqual({ datatype, scale: 1, op: ncclOp(op, 't') });
+    for (const [dtype, datatype] of native)
+      for (const op of NCCL_REDUCE_OPS)
+        expect(ncclReduceType(dtype, op, 't')).toEqual({ datatype, scale: 1, op: ncclOp(op, 't') });
   });
 
   it('reduces complex dtypes component-wise, for sum and avg only', () => {
-    expect(ncclReduceType('c64', 'sum', 't')).toEqual({ datatype: ncclDataType_t.ncclFloat32, scale: 2, op: ncclRedOp_t.ncclSum });
-    expect(ncclReduceType('c128', 'avg', 't')).toEqual({ datatype: ncclDataType_t.ncclFloat64, scale: 2, op: ncclRedOp_t.ncclAvg });
-    for (const op of ['prod', 'max', 'min']) expect(() => ncclReduceType('c64', op, 'rank 0 allReduce')).toThrow(NcclDTypeError);
+    expect(ncclReduceType('c64', 'sum', 't')).toEqual({
+      datatype: ncclDataType_t.ncclFloat32,
+      scale: 2,
+      op: ncclRedOp_t.ncclSum,
+    });
+    expect(ncclReduceType('c128', 'avg', 't')).toEqual({
+      datatype: ncclDataType_t.ncclFloat64,
+      scale: 2,
+      op: ncclRedOp_t.ncclAvg,
+    });
+    for (const op of ['prod', 'max', 'min'])
+      expect(() => ncclReduceType('c64', op, 'rank 0 allReduce')).toThrow(NcclDTypeError);
     expect(() => ncclReduceType('c64', 'max', 'rank 0 allReduce')).toThrow(/rank 0 allReduce: max of complex c64/);
   });
 
@@ -56,7 +75,8 @@ describe('NCCL element types', () => {
 
   it('moves every dtype exactly: natively, else as bytes', () => {
     for (const [dtype, datatype] of native) expect(ncclMoveType(dtype, 't')).toEqual({ datatype, scale: 1 });
-    for (const dtype of ['i16', 'u16', 'c64', 'c128'] as const) expect(ncclMoveType(dtype, 't')).toEqual({ datatype: ncclDataType_t.ncclUint8, scale: DTYPES[dtype].bytes });
+    for (const dtype of ['i16', 'u16', 'c64', 'c128'] as const)
+      expect(ncclMoveType(dtype, 't')).toEqual({ datatype: ncclDataType_t.ncclUint8, scale: DTYPES[dtype].bytes });
     // every dtype tscuda has is covered
     for (const dtype of Object.keys(DTYPES)) expect(() => ncclMoveType(dtype, 't')).not.toThrow();
   });

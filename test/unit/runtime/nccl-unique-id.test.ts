@@ -80,13 +80,17 @@ describe('NCCL library and errors', () => {
     expect(ncclStatusName(99)).toBe('ncclUnknownResult_99');
     const e = new NcclError(6, 'ncclAllReduce', { lastError: 'peer 1 closed the connection', during: 'rank 0' });
     expect(e.status).toBe('ncclRemoteError');
-    expect(e.message).toMatch(/ncclAllReduce failed: ncclRemoteError \(6\).*NCCL: peer 1 closed the connection \[rank 0\]/);
+    expect(e.message).toMatch(
+      /ncclAllReduce failed: ncclRemoteError \(6\).*NCCL: peer 1 closed the connection \[rank 0\]/,
+    );
   });
 
   it('loads lazily: without NCCL the error names where it looked; with it NCCL_NVLS_ENABLE=0 is set first', () => {
     if (!isLibraryAvailable('nccl')) {
       expect(() => nccl()).toThrow(CudaUnavailableError);
-      expect(() => nccl()).toThrow(new RegExp(`nccl library not found \\(searched: .*libnccl\\.so\\.2.*nvidia-nccl-${PIP_SUFFIX}`));
+      expect(() => nccl()).toThrow(
+        new RegExp(`nccl library not found \\(searched: .*libnccl\\.so\\.2.*nvidia-nccl-${PIP_SUFFIX}`),
+      );
       return;
     }
     const saved = process.env.NCCL_NVLS_ENABLE;

@@ -11,7 +11,10 @@ import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
 import { calls, outValues } from './fake-driver.js';
 
-vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({ ...(await importOriginal<object>()), ...(await import('./fake-driver.js')).fakeApi() }));
+vi.mock('../../../src/ffi/api.js', async (importOriginal) => ({
+  ...(await importOriginal<object>()),
+  ...(await import('./fake-driver.js')).fakeApi(),
+}));
 
 beforeEach(() => {
   calls.length = 0;
@@ -19,7 +22,8 @@ beforeEach(() => {
 
 describe('peer access, methods of Device', () => {
   it('are own methods of the class', () => {
-    for (const name of ['canAccessPeer', 'enablePeerAccess', 'disablePeerAccess'] as const) expect(Object.hasOwn(Device.prototype, name)).toBe(true);
+    for (const name of ['canAccessPeer', 'enablePeerAccess', 'disablePeerAccess'] as const)
+      expect(Object.hasOwn(Device.prototype, name)).toBe(true);
     expect(Object.hasOwn(DeviceBuffer.prototype, 'copyFromPeer')).toBe(true);
   });
 
@@ -28,7 +32,9 @@ describe('peer access, methods of Device', () => {
     expect(d0.canAccessPeer(d0)).toBe(false);
     expect(d0.canAccessPeer(0)).toBe(false);
     expect(calls).not.toContain('cuDeviceCanAccessPeer');
-    expect(() => d0.canAccessPeer('1' as never)).toThrow(/canAccessPeer\(other\) must be a Device or an ordinal, got string/);
+    expect(() => d0.canAccessPeer('1' as never)).toThrow(
+      /canAccessPeer\(other\) must be a Device or an ordinal, got string/,
+    );
     expect(() => d0.enablePeerAccess(d0)).not.toThrow();
     expect(() => d0.disablePeerAccess(0)).not.toThrow();
   });
@@ -37,7 +43,9 @@ describe('peer access, methods of Device', () => {
     const [d0, d1] = [Device.get(0), Device.get(1)];
     outValues.cuDeviceCanAccessPeer = [0];
     expect(d0.canAccessPeer(1)).toBe(false);
-    expect(() => d0.enablePeerAccess(d1)).toThrow(expect.objectContaining({ name: 'PeerAccessUnsupportedError' }) as Error);
+    expect(() => d0.enablePeerAccess(d1)).toThrow(
+      expect.objectContaining({ name: 'PeerAccessUnsupportedError' }) as Error,
+    );
     outValues.cuDeviceCanAccessPeer = [1];
     expect(d0.canAccessPeer(d1)).toBe(true);
     calls.length = 0;

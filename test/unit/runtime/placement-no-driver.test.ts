@@ -15,8 +15,13 @@ describe('PlacementError when the machine has no device', { timeout: 10_000 }, (
   });
 
   const availability = Device.available();
-  it.skipIf(availability.ok)(`resolvePlacement names what Device.available() says${availability.ok ? ' (skipped: this machine has a GPU)' : ''}`, () => {
-    const reason = availability.ok ? '' : availability.reason;
-    expect(() => resolvePlacement({ devices: 'all' }, 'JobEngine', 'first')).toThrow(new PlacementError(`JobEngine: no CUDA device is visible: ${reason}`));
-  });
+  it.skipIf(availability.ok)(
+    `resolvePlacement names what Device.available() says${availability.ok ? ' (skipped: this machine has a GPU)' : ''}`,
+    () => {
+      const reason = availability.ok ? '' : availability.reason;
+      expect(() => resolvePlacement({ devices: 'all' }, 'JobEngine', 'first')).toThrow(
+        new PlacementError(`JobEngine: no CUDA device is visible: ${reason}`),
+      );
+    },
+  );
 });

@@ -5,7 +5,15 @@ import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { compileFlags, CompileError, defaultArch, parseArch } from '../../../src/runtime/program.js';
-import { cacheDirectory, evictCache, programCacheKey, type ProgramCacheEntry, readCacheEntry, trustedCacheDirectory, writeCacheEntry } from '../../../src/runtime/program-cache.js';
+import {
+  cacheDirectory,
+  evictCache,
+  programCacheKey,
+  type ProgramCacheEntry,
+  readCacheEntry,
+  trustedCacheDirectory,
+  writeCacheEntry,
+} from '../../../src/runtime/program-cache.js';
 
 describe('architectures and flags', () => {
   it('parses sm_XY to cubin and compute_XY to PTX', () => {
@@ -29,7 +37,14 @@ describe('architectures and flags', () => {
 });
 
 describe('programCacheKey', () => {
-  const base = { source: 'x', name: 'a.cu', headers: { 'a.h': '1', 'b.h': '2' }, flags: ['--gpu-architecture=sm_90'], nameExpressions: ['k<float>'], nvrtcVersion: '13.0' };
+  const base = {
+    source: 'x',
+    name: 'a.cu',
+    headers: { 'a.h': '1', 'b.h': '2' },
+    flags: ['--gpu-architecture=sm_90'],
+    nameExpressions: ['k<float>'],
+    nvrtcVersion: '13.0',
+  };
   it('is a sha256 that ignores header order', () => {
     const k = programCacheKey(base);
     expect(k).toMatch(/^[0-9a-f]{64}$/);

@@ -14,7 +14,9 @@ describe('checkTimeoutMs / timeoutMsProblem', () => {
   it('refuses negative, non-finite and too-long delays with a RangeError naming the option', () => {
     for (const ms of [-1, -0.001, Number.NaN, Infinity, -Infinity, MAX_TIMEOUT_MS + 1, 2 ** 53, 1e21]) {
       expect(() => checkTimeoutMs(ms, 'thing: timeoutMs')).toThrow(RangeError);
-      expect(() => checkTimeoutMs(ms, 'thing: timeoutMs')).toThrow(`thing: timeoutMs must be 0..2147483647 ms (the most a Node timer holds), got ${ms}`);
+      expect(() => checkTimeoutMs(ms, 'thing: timeoutMs')).toThrow(
+        `thing: timeoutMs must be 0..2147483647 ms (the most a Node timer holds), got ${ms}`,
+      );
     }
   });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { clip, clipMessage, knownKeys, MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS, positiveInteger, shownValue } from '../../../src/runtime/value-checks.js';
+import {
+  clip,
+  clipMessage,
+  knownKeys,
+  MAX_MESSAGE_CHARS,
+  MAX_QUOTED_CHARS,
+  positiveInteger,
+  shownValue,
+} from '../../../src/runtime/value-checks.js';
 
 describe('positiveInteger: the one check of a count or a size', () => {
   it('returns a safe integer >= 1 as it is', () => {
@@ -58,7 +66,11 @@ describe('clipMessage', () => {
 describe('knownKeys', () => {
   it('names the first unknown key and the known ones; a key that is no identifier in brackets', () => {
     expect(() => knownKeys({ a: 1, b: 2 }, ['a', 'b'], 'options')).not.toThrow();
-    expect(() => knownKeys({ a: 1, c: 2 }, ['a', 'b'], 'options')).toThrow(new TypeError('options.c: unknown option (known: a, b)'));
-    expect(() => knownKeys({ 'x y': 1 }, ['a'], 'options')).toThrow(new TypeError('options["x y"]: unknown option (known: a)'));
+    expect(() => knownKeys({ a: 1, c: 2 }, ['a', 'b'], 'options')).toThrow(
+      new TypeError('options.c: unknown option (known: a, b)'),
+    );
+    expect(() => knownKeys({ 'x y': 1 }, ['a'], 'options')).toThrow(
+      new TypeError('options["x y"]: unknown option (known: a)'),
+    );
   });
 });

@@ -108,11 +108,17 @@ describe('AdmissionController options, each on its own', { timeout: 5_000 }, () 
 
   it.each(names)('%s: 1 is allowed, 0 and above 1 are refused, naming the option', (name) => {
     expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: 1 })).not.toThrow();
-    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: 0 })).toThrow(new RangeError(`${name} must be in (0, 1], got 0`));
-    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: 1.01 })).toThrow(new RangeError(`${name} must be in (0, 1], got 1.01`));
+    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: 0 })).toThrow(
+      new RangeError(`${name} must be in (0, 1], got 0`),
+    );
+    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: 1.01 })).toThrow(
+      new RangeError(`${name} must be in (0, 1], got 1.01`),
+    );
   });
 
   it.each(names)('%s: a number written as a string is refused', (name) => {
-    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: '0.5' as unknown as number })).toThrow(new RangeError(`${name} must be in (0, 1], got 0.5`));
+    expect(() => new AdmissionController({ targetLagMs: TARGET, [name]: '0.5' as unknown as number })).toThrow(
+      new RangeError(`${name} must be in (0, 1], got 0.5`),
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('content types and codings the server does not read: 415 before the bod
     const s = servers.make({ engine: new FakeEngine() });
     const port = await listen(s);
     const t0 = performance.now();
-    const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'text/plain', 'content-length': 1000 }) + 'x');
+    const c = await connect(
+      port,
+      head('POST', '/v1/stft', { 'content-type': 'text/plain', 'content-length': 1000 }) + 'x',
+    );
     const r = await response(c, 3000);
     c.socket.destroy();
     expect(r.status).toBe(415);
@@ -32,7 +35,10 @@ describe('content types and codings the server does not read: 415 before the bod
   it('an Expect header other than 100-continue gets 417 in the documented error shape', async () => {
     const s = servers.make({ engine: new FakeEngine() });
     const port = await listen(s);
-    const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/json', 'content-length': 2, expect: 'bogus' }) + '{}');
+    const c = await connect(
+      port,
+      head('POST', '/v1/stft', { 'content-type': 'application/json', 'content-length': 2, expect: 'bogus' }) + '{}',
+    );
     const r = await response(c, 3000);
     c.socket.destroy();
     expect(r.status).toBe(417);
@@ -59,7 +65,9 @@ describe('content types and codings the server does not read: 415 before the bod
       payload: gzipSync(samples),
     });
     expect(binary.statusCode).toBe(415);
-    expect(binary.json<{ error: { field: string; message: string } }>().error).toMatchObject({ field: 'content-encoding' });
+    expect(binary.json<{ error: { field: string; message: string } }>().error).toMatchObject({
+      field: 'content-encoding',
+    });
     const json = await s.app.inject({
       method: 'POST',
       url: '/v1/stft',
@@ -82,15 +90,27 @@ describe('content types and codings the server does not read: 415 before the bod
 describe('JSON samples the samples type cannot hold: 400 naming the element', () => {
   it('1e39 on an f32 server, 1e400 (JSON.parse reads Infinity) on any; f64 holds 1e39', async () => {
     const f32 = servers.make({ engine: new FakeEngine({ precision: 'f32' }) });
-    const big = await f32.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [1, 2, 1e39, ...signal(29)] } });
+    const big = await f32.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: [1, 2, 1e39, ...signal(29)] },
+    });
     expect(big.statusCode).toBe(400);
     const error = big.json<{ error: { field: string; message: string } }>().error;
     expect(error.field).toBe('signal[2]');
     expect(error.message).toContain('1e+39');
-    const rows = await f32.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [signal(16), [...signal(15), -1e39]] } });
+    const rows = await f32.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: [signal(16), [...signal(15), -1e39]] },
+    });
     expect(rows.json<{ error: { field: string } }>().error.field).toBe('signal[1][15]');
     const f64 = servers.make({ engine: new FakeEngine({ precision: 'f64' }) });
-    const held = await f64.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [1, 2, 1e39, ...signal(29)] } });
+    const held = await f64.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: [1, 2, 1e39, ...signal(29)] },
+    });
     expect(held.statusCode).toBe(200);
     const infinite = await f64.app.inject({
       method: 'POST',
@@ -106,7 +126,12 @@ describe('JSON samples the samples type cannot hold: 400 naming the element', ()
 describe('parameters where the body type does not read them: refused, never ignored', () => {
   it('an x-tscuda-* parameter header on a JSON body is 400 naming the header', async () => {
     const s = servers.make({ engine: new FakeEngine() });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'x-tscuda-fs': '100' }, payload: { signal: signal(32) } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'x-tscuda-fs': '100' },
+      payload: { signal: signal(32) },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json<{ error: { field: string; message: string } }>().error).toMatchObject({ field: 'x-tscuda-fs' });
     // The same header with a binary body is the way to send fs.
@@ -124,14 +149,22 @@ describe('parameters where the body type does not read them: refused, never igno
 describe('refusals name what the client sent', () => {
   it("a bad flag on a synchronous endpoint is named by the client's own index", async () => {
     const s = servers.make({ engine: new FakeEngine() });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(32), flags: ['bogus'] } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: signal(32), flags: ['bogus'] },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json<{ error: { field: string } }>().error.field).toBe('flags[0]');
   });
 
   it('an enum field lists the values it takes', async () => {
     const s = servers.make({ engine: new FakeEngine() });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(32), detrend: 'cubic' } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: signal(32), detrend: 'cubic' },
+    });
     expect(res.statusCode).toBe(400);
     const error = res.json<{ error: { field: string; message: string } }>().error;
     expect(error.field).toBe('detrend');

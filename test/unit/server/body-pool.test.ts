@@ -62,7 +62,8 @@ describe('readPooledBody', () => {
     });
     return s;
   };
-  const bytes = (n: number, seed: number): Buffer => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255));
+  const bytes = (n: number, seed: number): Buffer =>
+    Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255));
 
   it('reads chunks into one pooled Buffer of the announced length, or gathers them when none is announced', async () => {
     const pool = new BufferPool(1 << 24);
@@ -96,11 +97,25 @@ describe('readPooledBody', () => {
 
   it('refuses too large, too long, too short and broken bodies with their status, and returns the buffer to the pool', async () => {
     const pool = new BufferPool(1 << 24);
-    await expect(readPooledBody(send([bytes(10, 0)]), '2000', 1000, pool)).rejects.toMatchObject({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' });
-    await expect(readPooledBody(send([bytes(600, 0), bytes(600, 1)]), undefined, 1000, pool)).rejects.toMatchObject({ statusCode: 413 });
-    await expect(readPooledBody(send([bytes(20, 0)]), '10', 1000, pool)).rejects.toMatchObject({ statusCode: 400, message: /more than the 10 bytes/ });
-    await expect(readPooledBody(send([bytes(5, 0)]), '10', 1000, pool)).rejects.toMatchObject({ statusCode: 400, message: /5 bytes, its content-length announced 10/ });
-    await expect(readPooledBody(send([]), 'ten', 1000, pool)).rejects.toMatchObject({ statusCode: 400, message: /not a byte count/ });
+    await expect(readPooledBody(send([bytes(10, 0)]), '2000', 1000, pool)).rejects.toMatchObject({
+      statusCode: 413,
+      code: 'FST_ERR_CTP_BODY_TOO_LARGE',
+    });
+    await expect(readPooledBody(send([bytes(600, 0), bytes(600, 1)]), undefined, 1000, pool)).rejects.toMatchObject({
+      statusCode: 413,
+    });
+    await expect(readPooledBody(send([bytes(20, 0)]), '10', 1000, pool)).rejects.toMatchObject({
+      statusCode: 400,
+      message: /more than the 10 bytes/,
+    });
+    await expect(readPooledBody(send([bytes(5, 0)]), '10', 1000, pool)).rejects.toMatchObject({
+      statusCode: 400,
+      message: /5 bytes, its content-length announced 10/,
+    });
+    await expect(readPooledBody(send([]), 'ten', 1000, pool)).rejects.toMatchObject({
+      statusCode: 400,
+      message: /not a byte count/,
+    });
     const broken = send([bytes(5, 0)], false);
     const reading = readPooledBody(broken, '10', 1000, pool);
     setTimeout(() => broken.destroy(new Error('socket reset')), 5);

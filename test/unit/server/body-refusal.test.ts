@@ -9,7 +9,17 @@ import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BufferPool } from '../../../src/runtime/memory/buffer-pool.js';
 import { IdleTrim } from '../../../src/server/shedding/body-pool.js';
 import { FakeEngine } from './fake-engine.js';
-import { MiB, connect, errorOf, firstResponse, head, listen, response, serverFactory, until } from './hostile-client.js';
+import {
+  MiB,
+  connect,
+  errorOf,
+  firstResponse,
+  head,
+  listen,
+  response,
+  serverFactory,
+  until,
+} from './hostile-client.js';
 
 const servers = serverFactory();
 afterAll(() => servers.closeAll());
@@ -21,8 +31,16 @@ describe('a chunked binary body over the limit', () => {
     const serverSockets: Socket[] = [];
     s.app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
     // Half-open allowed: the client goes on sending after the server's FIN, as a flood does (a Node client would stop there).
-    const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }), { allowHalfOpen: true });
-    const chunk = Buffer.concat([Buffer.from(`${(256 * 1024).toString(16)}\r\n`), Buffer.alloc(256 * 1024), Buffer.from('\r\n')]);
+    const c = await connect(
+      port,
+      head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }),
+      { allowHalfOpen: true },
+    );
+    const chunk = Buffer.concat([
+      Buffer.from(`${(256 * 1024).toString(16)}\r\n`),
+      Buffer.alloc(256 * 1024),
+      Buffer.from('\r\n'),
+    ]);
     // As fast as the socket takes it, for at most 3 s.
     const t0 = performance.now();
     let answeredAfter = -1;
@@ -45,9 +63,16 @@ describe('a chunked binary body over the limit', () => {
 
 describe('the bytes of bodies held at once, all requests together', () => {
   it('a chunk that would pass maxBodyBytesInFlight refuses its body (429 bodies_full, retryable); the others complete, and every byte is handed back', async () => {
-    const s = servers.make({ engine: new FakeEngine(), limits: { bodyLimitBytes: 4 * MiB, maxBodyBytesInFlight: 8 * MiB } });
+    const s = servers.make({
+      engine: new FakeEngine(),
+      limits: { bodyLimitBytes: 4 * MiB, maxBodyBytesInFlight: 8 * MiB },
+    });
     const port = await listen(s);
-    const headers = { 'content-type': 'application/octet-stream', accept: 'application/octet-stream', 'content-length': 4 * MiB };
+    const headers = {
+      'content-type': 'application/octet-stream',
+      accept: 'application/octet-stream',
+      'content-length': 4 * MiB,
+    };
     const open = (): ReturnType<typeof connect> => connect(port, head('POST', '/v1/stft', headers));
     const send = async (c: Awaited<ReturnType<typeof connect>>, bytes: number): Promise<void> => {
       for (let at = 0; at < bytes; at += 256 * 1024) await c.write(Buffer.alloc(256 * 1024));
@@ -115,7 +140,10 @@ describe('the body pool after a burst', () => {
 
   it('BufferPool.trim frees through the allocator and refuses a bad bound', () => {
     const freed: number[] = [];
-    const pool = new BufferPool(64 * MiB, { allocate: (bytes) => Buffer.alloc(bytes), free: (buffer) => freed.push(buffer.byteLength) });
+    const pool = new BufferPool(64 * MiB, {
+      allocate: (bytes) => Buffer.alloc(bytes),
+      free: (buffer) => freed.push(buffer.byteLength),
+    });
     for (const b of [pool.take(MiB), pool.take(4 * MiB)]) pool.release(b);
     expect(pool.trim(MiB)).toBe(4 * MiB);
     expect(freed).toEqual([4 * MiB]);
@@ -128,7 +156,9 @@ describe('the body limit is one fixed bound on every Node line', () => {
     expect(() => servers.make({ limits: { bodyLimitBytes: 2 ** 31 } })).not.toThrow();
     for (const limit of [2 ** 31 + 1, 2 ** 32, 99_999_999_999, Number.MAX_SAFE_INTEGER])
       expect(() => servers.make({ limits: { bodyLimitBytes: limit } }), String(limit)).toThrow(
-        new RangeError(`limits.bodyLimitBytes must be at most 2147483648 (2 GiB: larger binary bodies do not fit the body pool's largest buffer), got ${limit}`),
+        new RangeError(
+          `limits.bodyLimitBytes must be at most 2147483648 (2 GiB: larger binary bodies do not fit the body pool's largest buffer), got ${limit}`,
+        ),
       );
   });
 });

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { decodeBinarySignal, decodeJsonSignal, encodeBinaryResult, parseFieldsHeader, responseFormat } from '../../../src/server/codec.js';
+import {
+  decodeBinarySignal,
+  decodeJsonSignal,
+  encodeBinaryResult,
+  parseFieldsHeader,
+  responseFormat,
+} from '../../../src/server/codec.js';
 import { HttpError, toHttpError } from '../../../src/server/errors.js';
-import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+} from '../../../src/engine/errors.js';
 import { BatcherClosedError, BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 import { JobStore, type JobRecord } from '../../../src/server/jobs.js';
 import { JOB_PARAMETERS, headerParams, paramsFromStrings, parseJobParams } from '../../../src/server/params.js';
@@ -44,7 +57,10 @@ describe('parameters', () => {
   });
 
   it('framed stft parameters: nperseg within the series, noverlap below nperseg; a framed spectrum is B x bins x frames', () => {
-    expect(parseJobParams(paramsFromStrings({ nperseg: '256', noverlap: '128', bandWaves: 'false' }), 2048, context, 'stft').spec).toMatchObject({
+    expect(
+      parseJobParams(paramsFromStrings({ nperseg: '256', noverlap: '128', bandWaves: 'false' }), 2048, context, 'stft')
+        .spec,
+    ).toMatchObject({
       nperseg: 256,
       noverlap: 128,
       bandWaves: false,
@@ -84,9 +100,16 @@ describe('parameters', () => {
   });
 
   it('builds the spec: the client flags as given, the endpoint flag after them unless named, registered stages allowed, stageParams only for them', () => {
-    const parsed = parseJobParams({ flags: ['cycles', 'supdem'], bands: [[1, 2]], fs: 10, stageParams: { supdem: { k: 1 } } }, 100, context, 'stft');
+    const parsed = parseJobParams(
+      { flags: ['cycles', 'supdem'], bands: [[1, 2]], fs: 10, stageParams: { supdem: { k: 1 } } },
+      100,
+      context,
+      'stft',
+    );
     expect(parsed.spec.flags).toEqual(['cycles', 'supdem', 'stft']);
-    expect(parseJobParams({ flags: ['cycles', 'stft'], bands: [[1, 2]], fs: 10 }, 100, context, 'stft').spec.flags).toEqual(['cycles', 'stft']);
+    expect(
+      parseJobParams({ flags: ['cycles', 'stft'], bands: [[1, 2]], fs: 10 }, 100, context, 'stft').spec.flags,
+    ).toEqual(['cycles', 'stft']);
     // A refusal names the client's own index (the endpoint's flag is not put before it).
     expect(() => parseJobParams({ flags: ['bogus'] }, 100, context, 'stft')).toThrow(/flags\[0\]/);
     expect(parsed.timeoutMs).toBe(1000);
@@ -148,7 +171,13 @@ describe('codecs', () => {
       ['dominant', 'f64', [2, 4]],
     ]);
     const dom = fields[2]!;
-    expect(Array.from(new Float64Array(b.body.buffer.slice(b.body.byteOffset + dom.offset, b.body.byteOffset + dom.offset + dom.bytes)))).toEqual([1, 1, 2, 3, 4, 0.25, 5, 6]);
+    expect(
+      Array.from(
+        new Float64Array(
+          b.body.buffer.slice(b.body.byteOffset + dom.offset, b.body.byteOffset + dom.offset + dom.bytes),
+        ),
+      ),
+    ).toEqual([1, 1, 2, 3, 4, 0.25, 5, 6]);
     expect(JSON.parse(b.meta)).not.toHaveProperty('dominant');
     const withStage = encodeBinaryResult({ ...result, stages: { note: 'héllo ☃\n' } });
     expect(withStage.meta).toMatch(/^[\x20-\x7e]*$/);
@@ -158,22 +187,49 @@ describe('codecs', () => {
 
 describe('errors and retention', () => {
   it('maps engine and batcher errors by class; an unexpected error (a bug) is a 500 with a correlation id, never a 400', () => {
-    expect(toHttpError(new EngineFullError('e', 4), 3)).toMatchObject({ statusCode: 429, retryAfterS: 3, retryable: true });
+    expect(toHttpError(new EngineFullError('e', 4), 3)).toMatchObject({
+      statusCode: 429,
+      retryAfterS: 3,
+      retryable: true,
+    });
     expect(toHttpError(new BatcherFullError('full'), 3)).toMatchObject({ statusCode: 429, retryable: true });
-    expect(toHttpError(new JobTimeoutError(1, 50, false), 1)).toMatchObject({ statusCode: 504, code: 'timeout', field: 'timeout' });
+    expect(toHttpError(new JobTimeoutError(1, 50, false), 1)).toMatchObject({
+      statusCode: 504,
+      code: 'timeout',
+      field: 'timeout',
+    });
     expect(toHttpError(new EngineClosedError('e'), 1)).toMatchObject({ statusCode: 503, retryable: true });
     expect(toHttpError(new BatcherClosedError('closed'), 1)).toMatchObject({ statusCode: 503, code: 'shutting_down' });
     expect(toHttpError(new JobCancelledError(1), 1)).toMatchObject({ statusCode: 499, code: 'cancelled' });
-    expect(toHttpError(new JobError(1, 0, 0, 'fft', Object.assign(new Error('x'), { sticky: true })), 1)).toMatchObject({ statusCode: 503, code: 'gpu_lost', retryable: true });
-    expect(toHttpError(new JobError(1, 0, 0, 'fft', new Error('x')), 1)).toMatchObject({ statusCode: 500, code: 'job_failed' });
+    expect(toHttpError(new JobError(1, 0, 0, 'fft', Object.assign(new Error('x'), { sticky: true })), 1)).toMatchObject(
+      { statusCode: 503, code: 'gpu_lost', retryable: true },
+    );
+    expect(toHttpError(new JobError(1, 0, 0, 'fft', new Error('x')), 1)).toMatchObject({
+      statusCode: 500,
+      code: 'job_failed',
+    });
     // JobSpec fields are named as requests spell them.
-    expect(toHttpError(new JobValidationError('bands[0]', 'bad'), 1)).toMatchObject({ statusCode: 400, field: 'bands[0]', message: 'bands[0]: bad' });
-    expect(toHttpError(new JobValidationError('timeoutMs', 'bad'), 1)).toMatchObject({ statusCode: 400, field: 'timeout' });
-    expect(toHttpError(new JobValidationError('data', 'is empty'), 1)).toMatchObject({ statusCode: 400, field: 'signal' });
+    expect(toHttpError(new JobValidationError('bands[0]', 'bad'), 1)).toMatchObject({
+      statusCode: 400,
+      field: 'bands[0]',
+      message: 'bands[0]: bad',
+    });
+    expect(toHttpError(new JobValidationError('timeoutMs', 'bad'), 1)).toMatchObject({
+      statusCode: 400,
+      field: 'timeout',
+    });
+    expect(toHttpError(new JobValidationError('data', 'is empty'), 1)).toMatchObject({
+      statusCode: 400,
+      field: 'signal',
+    });
     // Names are not matched: an error merely called like an engine error is unexpected.
     const impostor = Object.assign(new Error('EngineFullError'), { name: 'EngineFullError' });
     expect(toHttpError(impostor, 1)).toMatchObject({ statusCode: 500, code: 'internal' });
-    for (const bug of [new TypeError('cannot read properties of undefined (reading "x")'), new RangeError('Invalid array length'), 'a string']) {
+    for (const bug of [
+      new TypeError('cannot read properties of undefined (reading "x")'),
+      new RangeError('Invalid array length'),
+      'a string',
+    ]) {
       const answer = toHttpError(bug, 1);
       expect(answer).toMatchObject({ statusCode: 500, code: 'internal' });
       expect(answer.correlationId).toMatch(/^[0-9a-f-]{36}$/);
@@ -185,7 +241,16 @@ describe('errors and retention', () => {
   it('finished jobs leave after their TTL', () => {
     let now = 0;
     const store = new JobStore({ maxFinished: 10, ttlMs: 100 }, () => now);
-    const record: JobRecord = { id: 'a', job: null, submittedAt: 0, status: 'queued', finishedAt: undefined, result: undefined, error: undefined, settled: Promise.resolve() };
+    const record: JobRecord = {
+      id: 'a',
+      job: null,
+      submittedAt: 0,
+      status: 'queued',
+      finishedAt: undefined,
+      result: undefined,
+      error: undefined,
+      settled: Promise.resolve(),
+    };
     store.add(record);
     store.finish(record, { error: new HttpError(500, 'x', 'x'), status: 'error' });
     now = 50;
@@ -215,7 +280,8 @@ describe('one table of job parameters', () => {
       expect(properties[def.name], def.name).toBeDefined();
       if (def.type === 'number' || def.type === 'integer') {
         expect(properties[def.name]!.type).toBe(def.type);
-        if (def.min !== undefined) expect(properties[def.name]![def.exclusiveMin === true ? 'exclusiveMinimum' : 'minimum']).toBe(def.min);
+        if (def.min !== undefined)
+          expect(properties[def.name]![def.exclusiveMin === true ? 'exclusiveMinimum' : 'minimum']).toBe(def.min);
       }
       const text = def.type === 'enum' ? String(def.values![0]) : sample[def.type]!;
       expect(Object.keys(paramsFromStrings({ [def.name]: text })), def.name).toEqual([def.name]);

@@ -5,7 +5,15 @@
  * and a context loss on demand.
  */
 import type { Job, JobEngineLike, JobResult, JobSpec, JobStatus, EngineStats } from '../../../src/engine/types.js';
-import { EngineClosedError, EngineFullError, EngineLostError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  EngineLostError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+} from '../../../src/engine/errors.js';
 import { BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 import { bf16Bits, bf16Value, f16Bits, f16Value } from '../../../src/runtime/memory/half.js';
 
@@ -53,11 +61,21 @@ export interface FakeEngineOptions {
 export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64', perSeries = false): JobResult {
   const batch = spec.batch ?? 1;
   const n = spec.data.length / batch;
-  const make = (len: number): Float32Array | Float64Array => (precision === 'f32' ? new Float32Array(len) : new Float64Array(len));
-  const result: JobResult = { id, lane: id % 2, device: 0, batch, length: n, fs: spec.fs ?? 1, timings: { queuedMs: 1, runMs: 2, gpuMs: 1.5 } };
+  const make = (len: number): Float32Array | Float64Array =>
+    precision === 'f32' ? new Float32Array(len) : new Float64Array(len);
+  const result: JobResult = {
+    id,
+    lane: id % 2,
+    device: 0,
+    batch,
+    length: n,
+    fs: spec.fs ?? 1,
+    timings: { queuedMs: 1, runMs: 2, gpuMs: 1.5 },
+  };
   if (spec.flags.includes('stft')) {
     const half = spec.outputDtype === 'f16' ? f16Bits : spec.outputDtype === 'bf16' ? bf16Bits : undefined;
-    if (half !== undefined) result.filtered = Uint16Array.from({ length: spec.data.length }, (_, i) => half(sampleValue(spec, i) * 2));
+    if (half !== undefined)
+      result.filtered = Uint16Array.from({ length: spec.data.length }, (_, i) => half(sampleValue(spec, i) * 2));
     else {
       const filtered = make(spec.data.length);
       for (let i = 0; i < filtered.length; i++) filtered[i] = sampleValue(spec, i) * 2;
@@ -65,12 +83,15 @@ export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64', 
     }
     const bins = spec.previewBins ?? Math.min(4, Math.floor(n / 2) + 1);
     const spectrum = make(batch * bins);
-    for (let i = 0; i < spectrum.length; i++) spectrum[i] = perSeries ? sampleValue(spec, Math.floor(i / bins) * n) * ((i % bins) + 1) : i;
+    for (let i = 0; i < spectrum.length; i++)
+      spectrum[i] = perSeries ? sampleValue(spec, Math.floor(i / bins) * n) * ((i % bins) + 1) : i;
     result.spectrum = spectrum;
   }
   if (spec.flags.includes('cycles')) {
     const bands = spec.bands?.length ?? 0;
-    result.bandPowers = Float64Array.from({ length: batch * bands }, (_, i) => (perSeries ? sampleValue(spec, Math.floor(i / bands) * n + 1) + (i % bands) : i + 0.5));
+    result.bandPowers = Float64Array.from({ length: batch * bands }, (_, i) =>
+      perSeries ? sampleValue(spec, Math.floor(i / bands) * n + 1) + (i % bands) : i + 0.5,
+    );
     result.dominant = Array.from({ length: batch }, (_, b) => {
       const frequency = perSeries ? 1 + Math.abs(sampleValue(spec, b * n + 2)) : b + 1;
       return { frequency, period: 1 / frequency, amplitude: 2, phase: 0.25 };
@@ -79,7 +100,10 @@ export function fakeResult(spec: JobSpec, id: number, precision: 'f32' | 'f64', 
   if (spec.flags.includes('wavelet')) {
     const rows = spec.waveletBands === true ? spec.bands!.length : spec.freqs!.length;
     const p = make(batch * rows * n);
-    for (let i = 0; i < p.length; i++) p[i] = perSeries ? sampleValue(spec, Math.floor(i / (rows * n)) * n + (i % n)) * (Math.floor(i / n) % rows) : i % 7;
+    for (let i = 0; i < p.length; i++)
+      p[i] = perSeries
+        ? sampleValue(spec, Math.floor(i / (rows * n)) * n + (i % n)) * (Math.floor(i / n) % rows)
+        : i % 7;
     result.waveletPower = p;
   }
   const stages = spec.flags.filter((f) => f !== 'stft' && f !== 'cycles' && f !== 'wavelet');
@@ -122,9 +146,11 @@ export class FakeEngine implements JobEngineLike {
   submit(spec: JobSpec, options?: { wait: true }): Job | Promise<Job> {
     if (this.#closed) throw new EngineClosedError('fake');
     if (spec.flags.includes('reject-me')) throw new JobValidationError('flags[0]', 'refused by the engine');
-    if (this.#queue.length >= (this.#options.maxQueued ?? 1024)) throw new EngineFullError('fake', this.#options.maxQueued ?? 1024);
+    if (this.#queue.length >= (this.#options.maxQueued ?? 1024))
+      throw new EngineFullError('fake', this.#options.maxQueued ?? 1024);
     this.submitted.push(spec);
-    if (this.#options.faultFlag !== undefined && spec.flags.includes(this.#options.faultFlag)) setTimeout(() => this.loseContext(), 5);
+    if (this.#options.faultFlag !== undefined && spec.flags.includes(this.#options.faultFlag))
+      setTimeout(() => this.loseContext(), 5);
     const id = this.#nextId++;
     let status: JobStatus = 'queued';
     let resolve!: (r: JobResult) => void;
@@ -198,7 +224,10 @@ export class FakeEngine implements JobEngineLike {
 
   /** Loses the context: pending jobs reject with a sticky error and `lost` rejects. */
   loseContext(): void {
-    const error = new NamedError('CudaError', 'CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered', { sticky: true, status: 'CUDA_ERROR_ILLEGAL_ADDRESS' });
+    const error = new NamedError('CudaError', 'CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered', {
+      sticky: true,
+      status: 'CUDA_ERROR_ILLEGAL_ADDRESS',
+    });
     for (const job of this.#queue.splice(0)) job.fail(new EngineLostError('fake', error));
     this.#lose(new EngineLostError('fake', error));
   }

@@ -35,7 +35,8 @@ afterEach(() => fusers.splice(0).forEach((f) => f.close()));
 describe('JobFuser bounds at their edges', () => {
   it('maxBatchDelayMs: 0, NaN and past MAX_TIMEOUT_MS are refused; MAX_TIMEOUT_MS itself and a fraction are taken', () => {
     const engine = new FakeEngine();
-    for (const bad of [0, -1, Number.NaN, MAX_TIMEOUT_MS + 1]) expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs/);
+    for (const bad of [0, -1, Number.NaN, MAX_TIMEOUT_MS + 1])
+      expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: MAX_TIMEOUT_MS }).close()).not.toThrow();
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 0.5 }).close()).not.toThrow();
   });
@@ -76,7 +77,9 @@ describe('JobFuser bounds at their edges', () => {
   });
 
   it('maxBatchDelayMs must be a number: a numeric string is refused', () => {
-    expect(() => new JobFuser(new FakeEngine(), { maxBatchDelayMs: '5' as unknown as number })).toThrow(/maxBatchDelayMs must be a number/);
+    expect(() => new JobFuser(new FakeEngine(), { maxBatchDelayMs: '5' as unknown as number })).toThrow(
+      /maxBatchDelayMs must be a number/,
+    );
   });
 
   it('maxResultBytes: a request of exactly half joins, a window fills at it and the next request starts another', () => {

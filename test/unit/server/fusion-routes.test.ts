@@ -9,7 +9,10 @@ import { FakeEngine, type FakeEngineOptions } from './fake-engine.js';
 
 const servers: TscudaServer[] = [];
 /** A server over a fake engine whose values of each series come from that series alone; `maxBatchDelayMs` 0: unfused. */
-function serve(maxBatchDelayMs: number, engineOptions: FakeEngineOptions = {}): { server: TscudaServer; engine: FakeEngine } {
+function serve(
+  maxBatchDelayMs: number,
+  engineOptions: FakeEngineOptions = {},
+): { server: TscudaServer; engine: FakeEngine } {
   const engine = new FakeEngine({ perSeries: true, ...engineOptions });
   const server = createServer({ engine, limits: { maxBatchDelayMs } });
   servers.push(server);
@@ -69,7 +72,10 @@ describe('fusing over HTTP (fake engine)', () => {
     const fused = serve(WINDOW_MS);
     const plain = serve(0);
     const rows = [1, 2, 3, 1, 2, 3, 1, 2];
-    const [a, b] = await Promise.all([Promise.all(rows.map((r, i) => binaryStft(fused.server, r, i))), Promise.all(rows.map((r, i) => binaryStft(plain.server, r, i)))]);
+    const [a, b] = await Promise.all([
+      Promise.all(rows.map((r, i) => binaryStft(fused.server, r, i))),
+      Promise.all(rows.map((r, i) => binaryStft(plain.server, r, i))),
+    ]);
     expect(plain.engine.submitted).toHaveLength(rows.length);
     expect(fused.engine.submitted.length).toBeLessThan(rows.length);
     expect(fused.engine.submitted.reduce((sum, s) => sum + (s.batch ?? 1), 0)).toBe(rows.reduce((x, y) => x + y));
@@ -83,7 +89,13 @@ describe('fusing over HTTP (fake engine)', () => {
   it('one bad request among good ones is refused alone; the good ones are fused and answered as unfused', async () => {
     const fused = serve(WINDOW_MS);
     const plain = serve(0);
-    const send = (server: TscudaServer) => Promise.all([jsonCycles(server, 1, 1), jsonCycles(server, 2, 2), jsonCycles(server, 1, 3, [[1, 90]]), jsonCycles(server, 1, 4)]);
+    const send = (server: TscudaServer) =>
+      Promise.all([
+        jsonCycles(server, 1, 1),
+        jsonCycles(server, 2, 2),
+        jsonCycles(server, 1, 3, [[1, 90]]),
+        jsonCycles(server, 1, 4),
+      ]);
     const [a, b] = await Promise.all([send(fused.server), send(plain.server)]);
     expect(a[2]!.statusCode).toBe(400);
     expect(a[2]!.json<{ error: { field: string } }>().error.field).toMatch(/^bands/);
@@ -96,13 +108,22 @@ describe('fusing over HTTP (fake engine)', () => {
   }, 15_000);
 
   it('a fused job that fails answers each of its requests with the same error', async () => {
-    const { server } = serve(WINDOW_MS, { failJob: (spec) => ((spec.batch ?? 1) > 1 ? new JobError(7, 0, 0, 'fft', new Error('device fault')) : undefined) });
+    const { server } = serve(WINDOW_MS, {
+      failJob: (spec) => ((spec.batch ?? 1) > 1 ? new JobError(7, 0, 0, 'fft', new Error('device fault')) : undefined),
+    });
     const answers = await Promise.all([1, 2, 3].map((seed) => binaryStft(server, 1, seed)));
-    const errors = answers.map((res) => ({ status: res.statusCode, error: res.json<{ error: { code: string; message: string } }>().error }));
+    const errors = answers.map((res) => ({
+      status: res.statusCode,
+      error: res.json<{ error: { code: string; message: string } }>().error,
+    }));
     expect(errors[0]).toMatchObject({ status: 500, error: { code: 'job_failed' } });
     expect(errors[0]!.error.message).toContain('device fault');
     for (const e of errors.slice(1))
-      expect({ status: e.status, code: e.error.code, message: e.error.message }).toEqual({ status: 500, code: 'job_failed', message: errors[0]!.error.message });
+      expect({ status: e.status, code: e.error.code, message: e.error.message }).toEqual({
+        status: 500,
+        code: 'job_failed',
+        message: errors[0]!.error.message,
+      });
   }, 15_000);
 
   it('deadlines stay per request: the short one gets 504 while the others wait for the fused job and get their rows', async () => {
@@ -114,7 +135,10 @@ describe('fusing over HTTP (fake engine)', () => {
     expect(timedOut.statusCode).toBe(504);
     expect(timedOut.json<{ error: { code: string } }>().error.code).toBe('timeout');
     fused.engine.release();
-    const [answers, expected] = await Promise.all([Promise.all(patient), Promise.all([binaryStft(plain.server, 2, 2), binaryStft(plain.server, 1, 3)])]);
+    const [answers, expected] = await Promise.all([
+      Promise.all(patient),
+      Promise.all([binaryStft(plain.server, 2, 2), binaryStft(plain.server, 1, 3)]),
+    ]);
     answers.forEach((res, i) => {
       expect(res.statusCode).toBe(200);
       expect(Buffer.compare(res.rawPayload, expected[i]!.rawPayload)).toBe(0);
@@ -161,13 +185,27 @@ describe('fusing over HTTP (fake engine)', () => {
     const fused = serve(WINDOW_MS);
     const plain = serve(0);
     const post = (server: TscudaServer, seed: number) =>
-      server.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: Array.from(samples(1, 32, seed)), flags: ['stft'], fs: 100 } });
-    const ids = (await Promise.all([post(fused.server, 1), post(fused.server, 2)])).map((r) => r.json<{ id: string }>().id);
-    const plainIds = (await Promise.all([post(plain.server, 1), post(plain.server, 2)])).map((r) => r.json<{ id: string }>().id);
-    const view = async (server: TscudaServer, id: string): Promise<{ status: string; result?: Record<string, unknown> }> => {
+      server.app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        payload: { signal: Array.from(samples(1, 32, seed)), flags: ['stft'], fs: 100 },
+      });
+    const ids = (await Promise.all([post(fused.server, 1), post(fused.server, 2)])).map(
+      (r) => r.json<{ id: string }>().id,
+    );
+    const plainIds = (await Promise.all([post(plain.server, 1), post(plain.server, 2)])).map(
+      (r) => r.json<{ id: string }>().id,
+    );
+    const view = async (
+      server: TscudaServer,
+      id: string,
+    ): Promise<{ status: string; result?: Record<string, unknown> }> => {
       const t0 = performance.now();
       for (;;) {
-        const body = (await server.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).json<{ status: string; result?: Record<string, unknown> }>();
+        const body = (await server.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).json<{
+          status: string;
+          result?: Record<string, unknown>;
+        }>();
         if (body.status !== 'queued' && body.status !== 'running') return body;
         if (performance.now() - t0 > 5000) throw new Error(`job ${id} still ${body.status}`);
         await new Promise((r) => setTimeout(r, 5));
@@ -193,7 +231,9 @@ describe('fusing over HTTP (fake engine)', () => {
 
   it('maxBatchDelayMs: the limit and the serve flag (default 1, 0 off), checked', () => {
     expect(() => createServer({ limits: { maxBatchDelayMs: -1 } })).toThrow(/limits\.maxBatchDelayMs/);
-    expect(() => createServer({ limits: { maxBatchDelayMs: 2 ** 31 } })).toThrow(/limits\.maxBatchDelayMs must be at most/);
+    expect(() => createServer({ limits: { maxBatchDelayMs: 2 ** 31 } })).toThrow(
+      /limits\.maxBatchDelayMs must be at most/,
+    );
     return (async () => {
       const parsed = async (args: string[]): Promise<number | undefined> => {
         const r = await parseServeArgs(args);

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { EngineClosedError, EngineFullError, JobCancelledError, JobError, JobTimeoutError, JobValidationError } from '../../../src/engine/errors.js';
+import {
+  EngineClosedError,
+  EngineFullError,
+  JobCancelledError,
+  JobError,
+  JobTimeoutError,
+  JobValidationError,
+} from '../../../src/engine/errors.js';
 import type { Job, JobResult, JobSpec } from '../../../src/engine/types.js';
 import { fusingEngine } from '../../../src/server/fusion/fusing-engine.js';
 import { validateJob } from '../../../src/engine/validate.js';
@@ -65,7 +72,8 @@ describe('JobFuser: requests of one shape as one engine job', () => {
       expect(payload(r)).toEqual(alone(specs[i]!));
       expect(r.id).toBe(jobs[i]!.id);
       // Its own memory, not a view that would keep the whole fused result alive while this answer is kept.
-      for (const array of [r.filtered!, r.spectrum!, r.bandPowers!]) expect(array.buffer.byteLength).toBe(array.byteLength);
+      for (const array of [r.filtered!, r.spectrum!, r.bandPowers!])
+        expect(array.buffer.byteLength).toBe(array.byteLength);
     });
     expect(jobs.map((j) => j.status)).toEqual(['ready', 'ready', 'ready']);
   }, 10_000);
@@ -73,7 +81,9 @@ describe('JobFuser: requests of one shape as one engine job', () => {
   it('writes each request its share into its own `into` arrays', async () => {
     const engine = new FakeEngine({ perSeries: true });
     const f = fuser(engine);
-    const a = stftCycles(series(2, 8, 4), 2, { into: { filtered: new Float32Array(16), bandPowers: new Float64Array(4) } });
+    const a = stftCycles(series(2, 8, 4), 2, {
+      into: { filtered: new Float32Array(16), bandPowers: new Float64Array(4) },
+    });
     const b = stftCycles(series(1, 8, 5), 1, { into: { filtered: new Float32Array(8) } });
     const [ra, rb] = await Promise.all([f.submit(a).result, f.submit(b).result]);
     expect(ra.filtered).toBe(a.into!.filtered);
@@ -89,11 +99,24 @@ describe('JobFuser: requests of one shape as one engine job', () => {
   it('splits every kind of result by series: wavelet power, f16 waves of i16 samples, framed spectra', async () => {
     const engine = new FakeEngine({ perSeries: true });
     const f = fuser(engine);
-    const i16 = (rows: number, seed: number): Int16Array => Int16Array.from(series(rows, 16, seed), (v) => Math.round(v * 5000));
+    const i16 = (rows: number, seed: number): Int16Array =>
+      Int16Array.from(series(rows, 16, seed), (v) => Math.round(v * 5000));
     const groups: JobSpec[][] = [
       [1, 2].map((rows) => ({ data: series(rows, 16, rows), batch: rows, flags: ['wavelet'], freqs: [0.1, 0.2, 0.3] })),
-      [2, 1].map((rows) => ({ data: i16(rows, rows), batch: rows, flags: ['stft', 'cycles'], bands: BANDS, outputDtype: 'f16' as const })),
-      [1, 3].map((rows) => ({ data: series(rows, 16, rows + 9), batch: rows, flags: ['stft'], nperseg: 8, previewBins: 3 })),
+      [2, 1].map((rows) => ({
+        data: i16(rows, rows),
+        batch: rows,
+        flags: ['stft', 'cycles'],
+        bands: BANDS,
+        outputDtype: 'f16' as const,
+      })),
+      [1, 3].map((rows) => ({
+        data: series(rows, 16, rows + 9),
+        batch: rows,
+        flags: ['stft'],
+        nperseg: 8,
+        previewBins: 3,
+      })),
     ];
     for (const specs of groups) {
       const before = engine.submitted.length;
@@ -175,7 +198,8 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     engine.submit({ data: new Float32Array(8), flags: ['stft'] });
     const jobs = [1, 2].map((seed) => f.submit(stftCycles(series(1, 16, seed), 1)));
     engine.submit({ data: new Float32Array(8), flags: ['stft'] });
-    for (const o of await Promise.allSettled(jobs.map((j) => j.result))) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(EngineFullError);
+    for (const o of await Promise.allSettled(jobs.map((j) => j.result)))
+      expect((o as PromiseRejectedResult).reason).toBeInstanceOf(EngineFullError);
     // Nothing of theirs is left with the engine: their memory is free.
     await Promise.all(jobs.map((j) => j.released));
     engine.release();
@@ -372,7 +396,9 @@ describe('JobFuser: requests of one shape as one engine job', () => {
       },
     };
     const f = fuser(engine, { memory });
-    const specs = [1, 2].map((seed) => stftCycles(series(1, 16, seed), 1, { into: { filtered: new Float32Array(16) } }));
+    const specs = [1, 2].map((seed) =>
+      stftCycles(series(1, 16, seed), 1, { into: { filtered: new Float32Array(16) } }),
+    );
     const jobs = specs.map((s) => f.submit(s));
     const results = await Promise.all(jobs.map((j) => j.result));
     results.forEach((r, i) => expect(payload(r)).toEqual(alone({ ...specs[i]!, into: undefined })));
@@ -406,7 +432,8 @@ describe('JobFuser: requests of one shape as one engine job', () => {
 
   it('refuses a window that is not a positive number of ms, and bounds that are not positive integers', () => {
     const engine = new FakeEngine();
-    for (const bad of [-1, Number.NaN, Infinity, 2 ** 31]) expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs must be/);
+    for (const bad of [-1, Number.NaN, Infinity, 2 ** 31])
+      expect(() => new JobFuser(engine, { maxBatchDelayMs: bad })).toThrow(/maxBatchDelayMs must be/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxSamples: 0 })).toThrow(/maxSamples/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxRequestSamples: 1.5 })).toThrow(/maxRequestSamples/);
     expect(() => new JobFuser(engine, { maxBatchDelayMs: 1, maxSeries: 1.5 })).toThrow(/maxSeries/);
@@ -417,7 +444,13 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     expect(fusingEngine(engine, { maxBatchDelayMs: 0 })).toBe(engine);
     expect(fusingEngine(null, { maxBatchDelayMs: 1 })).toBeNull();
     const fused = fusingEngine(engine, { maxBatchDelayMs: 2 });
-    expect([fused.label, fused.precision, fused.laneCount, fused.devices, fused.lost]).toEqual([engine.label, engine.precision, engine.laneCount, engine.devices, engine.lost]);
+    expect([fused.label, fused.precision, fused.laneCount, fused.devices, fused.lost]).toEqual([
+      engine.label,
+      engine.precision,
+      engine.laneCount,
+      engine.devices,
+      engine.lost,
+    ]);
     expect((fused as { hostBuffer?: unknown }).hostBuffer).toBeUndefined();
     expect(fused.stats()).toEqual(engine.stats());
     const jobs: Job[] = [1, 2].map((seed) => fused.submit(stftCycles(series(1, 16, seed), 1)));

@@ -5,7 +5,18 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeEngine } from './fake-engine.js';
-import { MiB, connect, errorOf, firstResponse, head, listen, peakGrowth, response, serverFactory, until } from './hostile-client.js';
+import {
+  MiB,
+  connect,
+  errorOf,
+  firstResponse,
+  head,
+  listen,
+  peakGrowth,
+  response,
+  serverFactory,
+  until,
+} from './hostile-client.js';
 
 const servers = serverFactory();
 afterEach(() => servers.closeAll());
@@ -25,7 +36,11 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
       heapBytes,
       ms,
     } = await peakGrowth(async () => {
-      const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/json', 'content-length': 100 * MiB }) + '{"signal":[[0],');
+      const c = await connect(
+        port,
+        head('POST', '/v1/stft', { 'content-type': 'application/json', 'content-length': 100 * MiB }) +
+          '{"signal":[[0],',
+      );
       const answer = await response(c, 3000);
       c.socket.destroy();
       return answer;
@@ -45,7 +60,10 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
       heapBytes,
       ms,
     } = await peakGrowth(async () => {
-      const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }));
+      const c = await connect(
+        port,
+        head('POST', '/v1/stft', { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }),
+      );
       for (let at = 0; at < body.length && firstStatus(c.received()) === undefined; at += MiB) {
         const part = body.subarray(at, at + MiB);
         await c.write(`${part.length.toString(16)}\r\n`);
@@ -64,7 +82,13 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
   it('one-sample rows within the limit (8 MB, 2 million arrays) are refused by a linear scan before JSON.parse builds them', async () => {
     const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * MiB } });
     const payload = oneSampleRows(8 * MiB);
-    const { result: r, heapBytes, ms } = await peakGrowth(() => s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload }));
+    const {
+      result: r,
+      heapBytes,
+      ms,
+    } = await peakGrowth(() =>
+      s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload }),
+    );
     expect(r.statusCode).toBe(400);
     expect(errorOf(r.json()).field).toBe('signal');
     expect(ms).toBeLessThan(1500);
@@ -76,7 +100,13 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
     const s = servers.make({ engine: new FakeEngine() });
     const first = Array.from({ length: 200_000 }, (_, i) => (i % 10) / 10);
     const payload = `{"signal":[[${first.join(',')}]${',[0]'.repeat(3999)}]}`;
-    const { result: r, bufferBytes, ms } = await peakGrowth(() => s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload }));
+    const {
+      result: r,
+      bufferBytes,
+      ms,
+    } = await peakGrowth(() =>
+      s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload }),
+    );
     expect(r.statusCode).toBe(400);
     expect(errorOf(r.json()).field).toBe('signal[1]');
     expect(ms).toBeLessThan(2000);
@@ -88,7 +118,12 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
     const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * MiB } });
     const payload = `{"signal":${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`;
     const t0 = performance.now();
-    const r = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     // 333 ms measured on a quiet host; a loaded 2-core CI runner gets room, a parse that recursed or went quadratic still fails.
     expect(performance.now() - t0).toBeLessThan(1000);
     expect(r.statusCode).toBe(400);
@@ -97,8 +132,16 @@ describe('JSON bodies: their own smaller limit, counted before they are parsed',
 
   it('a __proto__ key is refused as a forbidden field, not as malformed JSON; nothing is polluted', async () => {
     const s = servers.make({ engine: new FakeEngine() });
-    for (const payload of ['{"signal":[1,2,3,4,5,6,7,8],"__proto__":{"polluted":1}}', '{"signal":[1,2,3,4,5,6,7,8],"stageParams":{"__proto__":{"polluted":1}}}']) {
-      const r = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload });
+    for (const payload of [
+      '{"signal":[1,2,3,4,5,6,7,8],"__proto__":{"polluted":1}}',
+      '{"signal":[1,2,3,4,5,6,7,8],"stageParams":{"__proto__":{"polluted":1}}}',
+    ]) {
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/v1/stft',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
       expect(r.statusCode).toBe(400);
       expect(errorOf(r.json())).toMatchObject({ code: 'forbidden_field', field: expect.stringContaining('__proto__') });
     }
@@ -118,7 +161,13 @@ describe('binary bodies: memory follows the bytes received, not the length annou
     const port = await listen(s);
     const { bufferBytes } = await peakGrowth(async () => {
       const conns = await Promise.all(
-        Array.from({ length: 8 }, () => connect(port, head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'content-length': 268_435_455 }) + 'abcdefgh')),
+        Array.from({ length: 8 }, () =>
+          connect(
+            port,
+            head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'content-length': 268_435_455 }) +
+              'abcdefgh',
+          ),
+        ),
       );
       await until(() => s.pending === 8, 'eight admitted requests');
       await new Promise((r) => setTimeout(r, 50));
@@ -134,7 +183,10 @@ describe('binary bodies: memory follows the bytes received, not the length annou
     const port = await listen(s);
     const chunk = Buffer.alloc(256 * 1024, 7);
     const client = async (): Promise<{ status: number; sentWhenAnswered: number }> => {
-      const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }));
+      const c = await connect(
+        port,
+        head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }),
+      );
       let sent = 0;
       // Up to 4x the limit, slowly after the limit: the 413 must come while this is still sending.
       while (sent < 4 * MiB && firstStatus(c.received()) === undefined && !c.reset()) {
@@ -162,7 +214,10 @@ describe('bodies bounded in time: 408', () => {
       const s = servers.make({ engine: new FakeEngine(), limits: { bodyTimeoutMs: 300 } });
       const port = await listen(s);
       const t0 = performance.now();
-      const c = await connect(port, head('POST', '/v1/stft', { 'content-type': type, 'content-length': 1000 }) + '{"signal":[1,2');
+      const c = await connect(
+        port,
+        head('POST', '/v1/stft', { 'content-type': type, 'content-length': 1000 }) + '{"signal":[1,2',
+      );
       const r = await response(c, 3000);
       expect(r.status).toBe(408);
       expect(errorOf(r.body).code).toBe('request_timeout');
@@ -175,7 +230,10 @@ describe('bodies bounded in time: 408', () => {
   it('a body trickled one byte every 50 ms gets 408 at the bound, and its place is freed', async () => {
     const s = servers.make({ engine: new FakeEngine(), limits: { bodyTimeoutMs: 300 } });
     const port = await listen(s);
-    const c = await connect(port, head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'content-length': 4096 }));
+    const c = await connect(
+      port,
+      head('POST', '/v1/stft', { 'content-type': 'application/octet-stream', 'content-length': 4096 }),
+    );
     const trickle = setInterval(() => void c.write('x'), 50);
     try {
       const r = await response(c, 3000);
@@ -191,25 +249,41 @@ describe('bodies bounded in time: 408', () => {
 describe('limits that cannot work are refused when the server is made', () => {
   it('a body limit past the largest Buffer, a JSON limit past what a string holds', async () => {
     const { createServer } = await import('../../../src/server/index.js');
-    expect(() => createServer({ limits: { bodyLimitBytes: 99_999_999_999 } })).toThrow(/limits\.bodyLimitBytes must be at most/);
-    expect(() => createServer({ limits: { bodyLimitBytes: 1024 * MiB, jsonBodyLimitBytes: 600 * MiB } })).toThrow(/limits\.jsonBodyLimitBytes must be at most/);
+    expect(() => createServer({ limits: { bodyLimitBytes: 99_999_999_999 } })).toThrow(
+      /limits\.bodyLimitBytes must be at most/,
+    );
+    expect(() => createServer({ limits: { bodyLimitBytes: 1024 * MiB, jsonBodyLimitBytes: 600 * MiB } })).toThrow(
+      /limits\.jsonBodyLimitBytes must be at most/,
+    );
     expect(() => createServer({ limits: { bodyTimeoutMs: 0 } })).toThrow(/limits\.bodyTimeoutMs/);
     // Node's timers fire at once past 2^31 - 1 ms.
-    expect(() => createServer({ limits: { maxTimeoutMs: 2 ** 53 } })).toThrow(/limits\.maxTimeoutMs must be a number of ms in \(0, 2147483647\]/);
+    expect(() => createServer({ limits: { maxTimeoutMs: 2 ** 53 } })).toThrow(
+      /limits\.maxTimeoutMs must be a number of ms in \(0, 2147483647\]/,
+    );
     expect(() => createServer({ limits: { defaultTimeoutMs: 5000, maxTimeoutMs: 1000 } })).toThrow(/defaultTimeoutMs/);
   });
 
   it('batch bodies: many one-value vectors are fine, more arrays than items can hold are refused before parsing', async () => {
     const { fakeBatcher } = await import('./fake-engine.js');
-    const lerp = (item: { a: ArrayLike<number>; b: ArrayLike<number>; t: number }): Float32Array => Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
-    const s = servers.make({ engine: new FakeEngine(), batchers: { lerp: () => fakeBatcher(lerp) }, limits: { maxBatchItems: 4096 } });
+    const lerp = (item: { a: ArrayLike<number>; b: ArrayLike<number>; t: number }): Float32Array =>
+      Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+    const s = servers.make({
+      engine: new FakeEngine(),
+      batchers: { lerp: () => fakeBatcher(lerp) },
+      limits: { maxBatchItems: 4096 },
+    });
     const items = Array.from({ length: 4000 }, (_, i) => ({ a: [i], b: [i + 1], t: 0.5 }));
     const ok = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items } });
     expect(ok.statusCode).toBe(200);
     expect(ok.json<{ outputs: number[][] }>().outputs[10]).toEqual([10.5]);
     const flood = `{"items":[${'[0],'.repeat(100_000)}[0]]}`;
     const t0 = performance.now();
-    const refused = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', headers: { 'content-type': 'application/json' }, payload: flood });
+    const refused = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/lerp',
+      headers: { 'content-type': 'application/json' },
+      payload: flood,
+    });
     expect(refused.statusCode).toBe(413);
     expect(errorOf(refused.json()).field).toBe('items');
     expect(performance.now() - t0).toBeLessThan(1000);
@@ -232,7 +306,10 @@ describe('bodies where no route takes one: refused on their headers, never read,
         heapBytes,
         ms,
       } = await peakGrowth(async () => {
-        const c = await connect(port, head(method, path, { 'content-type': 'application/octet-stream', 'content-length': 200 * MiB }));
+        const c = await connect(
+          port,
+          head(method, path, { 'content-type': 'application/octet-stream', 'content-length': 200 * MiB }),
+        );
         for (let i = 0; i < 8 && firstResponse(c.received()) === undefined; i++) await c.write(Buffer.alloc(MiB));
         const answer = await response(c, 3000);
         c.socket.destroy();
@@ -253,7 +330,10 @@ describe('bodies where no route takes one: refused on their headers, never read,
     try {
       const answer = await response(c, 3000);
       expect(answer.status).toBe(400);
-      const closed = await Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      const closed = await Promise.race([
+        c.closed.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 5000)),
+      ]);
       expect(closed).toBe(true);
     } finally {
       clearInterval(trickle);

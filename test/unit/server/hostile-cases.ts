@@ -117,12 +117,30 @@ export function prototypeCases(): InjectCase[] {
     `{"__proto__":{"signal":[1,2,3,4,5,6,7,8]}}`,
   ];
   for (const [i, payload] of bodies.entries()) {
-    const url = payload.startsWith('{"items"') ? (payload.includes('"a"') ? '/v1/batch/lerp' : '/v1/batch/gradient') : ['/v1/stft', '/v1/jobs', '/v1/cycles'][i % 3]!;
-    cases.push({ category: 'prototype key', name: `${url} ${payload.slice(0, 60)}`, method: 'POST', url, headers: JSON_TYPE, payload });
+    const url = payload.startsWith('{"items"')
+      ? payload.includes('"a"')
+        ? '/v1/batch/lerp'
+        : '/v1/batch/gradient'
+      : ['/v1/stft', '/v1/jobs', '/v1/cycles'][i % 3]!;
+    cases.push({
+      category: 'prototype key',
+      name: `${url} ${payload.slice(0, 60)}`,
+      method: 'POST',
+      url,
+      headers: JSON_TYPE,
+      payload,
+    });
   }
   for (const key of ['__proto__', 'constructor', 'prototype', 'hasOwnProperty', 'toString'])
     for (const url of ['/v1/stft', '/v1/jobs']) {
-      cases.push({ category: 'prototype key', name: `${url} ?${key}=1`, method: 'POST', url: `${url}?${key}=1`, headers: OCTET, payload: BINARY });
+      cases.push({
+        category: 'prototype key',
+        name: `${url} ?${key}=1`,
+        method: 'POST',
+        url: `${url}?${key}=1`,
+        headers: OCTET,
+        payload: BINARY,
+      });
       cases.push({
         category: 'prototype key',
         name: `${url} x-tscuda-${key}: 1`,
@@ -133,6 +151,13 @@ export function prototypeCases(): InjectCase[] {
       });
     }
   for (const id of ['__proto__', 'constructor', 'prototype', '..', '%2e%2e', 'toString'])
-    for (const method of ['GET', 'DELETE'] as const) cases.push({ category: 'prototype key', name: `${method} /v1/jobs/${id}`, method, url: `/v1/jobs/${id}`, headers: {} });
+    for (const method of ['GET', 'DELETE'] as const)
+      cases.push({
+        category: 'prototype key',
+        name: `${method} /v1/jobs/${id}`,
+        method,
+        url: `/v1/jobs/${id}`,
+        headers: {},
+      });
   return cases;
 }

@@ -18,7 +18,11 @@ export interface RawConnection {
 }
 
 /** Opens a connection to `port` and writes `first` (if given); `allowHalfOpen` keeps it writable after the server's FIN. */
-export async function connect(port: number, first?: string | Buffer, options: { allowHalfOpen?: boolean } = {}): Promise<RawConnection> {
+export async function connect(
+  port: number,
+  first?: string | Buffer,
+  options: { allowHalfOpen?: boolean } = {},
+): Promise<RawConnection> {
   const socket = new Socket({ allowHalfOpen: options.allowHalfOpen ?? false });
   let received = '';
   let reset = false;
@@ -64,10 +68,16 @@ export function firstResponse(text: string): { status: number; headers: string; 
 }
 
 /** Waits for a complete first response on `c`. */
-export async function response(c: RawConnection, ms = 5000): Promise<{ status: number; headers: string; body: unknown }> {
+export async function response(
+  c: RawConnection,
+  ms = 5000,
+): Promise<{ status: number; headers: string; body: unknown }> {
   await until(() => firstResponse(c.received()) !== undefined || c.reset(), 'a response', ms);
   const r = firstResponse(c.received());
-  if (r === undefined) throw new Error(`the connection was reset without a response (received ${JSON.stringify(c.received().slice(0, 200))})`);
+  if (r === undefined)
+    throw new Error(
+      `the connection was reset without a response (received ${JSON.stringify(c.received().slice(0, 200))})`,
+    );
   return r;
 }
 
@@ -80,12 +90,16 @@ export function head(method: string, path: string, headers: Record<string, strin
 
 /** Asserts the documented error shape `{ error: { code, message, retryable, field? } }` and returns the error. */
 export function errorOf(body: unknown): { code: string; message: string; field?: string; retryable: boolean } {
-  expect(body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String), retryable: expect.any(Boolean) } });
+  expect(body).toMatchObject({
+    error: { code: expect.any(String), message: expect.any(String), retryable: expect.any(Boolean) },
+  });
   return (body as { error: { code: string; message: string; field?: string; retryable: boolean } }).error;
 }
 
 /** Peak growth of heap and array-buffer memory while `work` runs (sampled every 5 ms), bytes. */
-export async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T; heapBytes: number; bufferBytes: number; ms: number }> {
+export async function peakGrowth<T>(
+  work: () => Promise<T>,
+): Promise<{ result: T; heapBytes: number; bufferBytes: number; ms: number }> {
   const base = process.memoryUsage();
   let heap = 0;
   let buffers = 0;
@@ -106,7 +120,10 @@ export async function peakGrowth<T>(work: () => Promise<T>): Promise<{ result: T
 }
 
 /** Servers made by a test file, closed after each test. */
-export function serverFactory(): { make(options?: Parameters<typeof createServer>[0]): TscudaServer; closeAll(): Promise<void> } {
+export function serverFactory(): {
+  make(options?: Parameters<typeof createServer>[0]): TscudaServer;
+  closeAll(): Promise<void>;
+} {
   const servers: TscudaServer[] = [];
   return {
     make(options = {}) {

@@ -37,18 +37,38 @@ const HOSTILE: [name: string, path: string, body: () => Buffer][] = [
   ['5 million {} in signal', '/v1/stft', () => repeated('{"signal":[', '{},', '{}', ']}', 15 * MiB)],
   ['5 million {} in items', '/v1/batch/gradient', () => repeated('{"items":[', '{},', '{}', ']}', 15 * MiB)],
   // The same key over and over: JSON.parse still reads each one.
-  ['1.4 million stageParams keys', '/v1/stft', () => repeated('{"signal":[1,2,3,4,5,6,7,8],"stageParams":{', '"k0000":0,', '"k0000":0', '}}', 15 * MiB)],
-  ['1.6 million bands', '/v1/cycles', () => repeated('{"signal":[1,2,3,4,5,6,7,8],"fs":100,"bands":[', '[1,2],', '[1,2]', ']}', 15 * MiB)],
+  [
+    '1.4 million stageParams keys',
+    '/v1/stft',
+    () => repeated('{"signal":[1,2,3,4,5,6,7,8],"stageParams":{', '"k0000":0,', '"k0000":0', '}}', 15 * MiB),
+  ],
+  [
+    '1.6 million bands',
+    '/v1/cycles',
+    () => repeated('{"signal":[1,2,3,4,5,6,7,8],"fs":100,"bands":[', '[1,2],', '[1,2]', ']}', 15 * MiB),
+  ],
 ];
 
 /** POSTs `body` over a socket of its own; resolves with the status and the JSON answer. */
 function post(path: string, body: Buffer): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (d: Buffer) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown }),
+        );
+      },
+    );
     req.setTimeout(10_000, () => req.destroy(new Error(`${path}: no answer within 10 s`)));
     req.on('error', reject);
     req.end(body);
@@ -75,7 +95,12 @@ describe('JSON that would parse for seconds is refused before JSON.parse', () =>
     async (_name, path, make) => {
       const payload = make();
       const t0 = performance.now();
-      const r = await server.app.inject({ method: 'POST', url: path, headers: { 'content-type': 'application/json' }, payload });
+      const r = await server.app.inject({
+        method: 'POST',
+        url: path,
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
       const ms = performance.now() - t0;
       expect([400, 413]).toContain(r.statusCode);
       const error = errorOf(r.json());
@@ -126,7 +151,11 @@ describe('JSON that would parse for seconds is refused before JSON.parse', () =>
       payload: repeated('{"signal":[', '0.5,', '0.5', ']}', 2 * MiB),
     });
     expect(r.statusCode).toBe(413);
-    expect(errorOf(r.json())).toMatchObject({ code: 'body_too_large', field: 'body', message: expect.stringMatching(/application\/octet-stream/) });
+    expect(errorOf(r.json())).toMatchObject({
+      code: 'body_too_large',
+      field: 'body',
+      message: expect.stringMatching(/application\/octet-stream/),
+    });
   });
 
   it('bodies that are not floods pass: a 2-D signal of 4-sample rows, 64 bands, a stage with many parameters', async () => {
@@ -134,7 +163,11 @@ describe('JSON that would parse for seconds is refused before JSON.parse', () =>
     const r = await server.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: rows } });
     expect(r.statusCode).toBe(200);
     const bands = Array.from({ length: 64 }, (_, i) => [i / 2, i / 2 + 0.5]);
-    const c = await server.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: Array.from({ length: 256 }, (_, i) => Math.sin(i)), fs: 100, bands } });
+    const c = await server.app.inject({
+      method: 'POST',
+      url: '/v1/cycles',
+      payload: { signal: Array.from({ length: 256 }, (_, i) => Math.sin(i)), fs: 100, bands },
+    });
     expect(c.statusCode).toBe(200);
   });
 });

@@ -25,11 +25,21 @@ describe('numbers in query and header values: bounded and linear', () => {
   for (const [name, request, field] of cases) {
     it(`${name} is refused in well under a millisecond of parsing`, async () => {
       const s = servers.make({ engine: new FakeEngine() });
-      await s.app.inject({ method: 'POST', url: request.url, headers: { ...octet, ...request.headers }, payload: binary }); // warm up
+      await s.app.inject({
+        method: 'POST',
+        url: request.url,
+        headers: { ...octet, ...request.headers },
+        payload: binary,
+      }); // warm up
       const t0 = performance.now();
       const rounds = 20;
       for (let i = 0; i < rounds; i++) {
-        const r = await s.app.inject({ method: 'POST', url: request.url, headers: { ...octet, ...request.headers }, payload: binary });
+        const r = await s.app.inject({
+          method: 'POST',
+          url: request.url,
+          headers: { ...octet, ...request.headers },
+          payload: binary,
+        });
         expect(r.statusCode).toBe(400);
         const error = errorOf(r.json());
         expect(error.field).toBe(field);
@@ -43,20 +53,53 @@ describe('numbers in query and header values: bounded and linear', () => {
 
 describe('bad input gets its 4xx before anything needs a GPU', () => {
   const cases: [string, { url: string; headers?: Record<string, string>; payload: unknown }, string][] = [
-    ['window "bogus"', { url: '/v1/stft', payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7), window: 'bogus' } }, 'window'],
-    ['nperseg 4, noverlap 0 on a short signal (NOLA)', { url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], nperseg: 4, noverlap: 0 } }, 'noverlap'],
-    ['timeout 1e12 on a batch endpoint', { url: '/v1/batch/gradient', payload: { items: [[1, 2]], timeout: 1e12 } }, 'timeout'],
-    ['a batch value f32 cannot hold (1e39)', { url: '/v1/batch/gradient', payload: { items: [[1e39, 1, 2]] } }, 'items[0][0]'],
-    ['a lerp vector value f32 cannot hold (-1e39)', { url: '/v1/batch/lerp', payload: { items: [{ a: [-1e39, 0], b: [1, 1], t: 0.5 }] } }, 'items[0].a[0]'],
-    ['x-tscuda-window: bogus', { url: '/v1/stft', headers: { ...octet, 'x-tscuda-window': 'bogus' }, payload: binary }, 'window'],
-    ['fs both in the query and as x-tscuda-fs', { url: '/v1/stft?fs=3', headers: { ...octet, 'x-tscuda-fs': '2000' }, payload: binary }, 'fs'],
+    [
+      'window "bogus"',
+      { url: '/v1/stft', payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7), window: 'bogus' } },
+      'window',
+    ],
+    [
+      'nperseg 4, noverlap 0 on a short signal (NOLA)',
+      { url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], nperseg: 4, noverlap: 0 } },
+      'noverlap',
+    ],
+    [
+      'timeout 1e12 on a batch endpoint',
+      { url: '/v1/batch/gradient', payload: { items: [[1, 2]], timeout: 1e12 } },
+      'timeout',
+    ],
+    [
+      'a batch value f32 cannot hold (1e39)',
+      { url: '/v1/batch/gradient', payload: { items: [[1e39, 1, 2]] } },
+      'items[0][0]',
+    ],
+    [
+      'a lerp vector value f32 cannot hold (-1e39)',
+      { url: '/v1/batch/lerp', payload: { items: [{ a: [-1e39, 0], b: [1, 1], t: 0.5 }] } },
+      'items[0].a[0]',
+    ],
+    [
+      'x-tscuda-window: bogus',
+      { url: '/v1/stft', headers: { ...octet, 'x-tscuda-window': 'bogus' }, payload: binary },
+      'window',
+    ],
+    [
+      'fs both in the query and as x-tscuda-fs',
+      { url: '/v1/stft?fs=3', headers: { ...octet, 'x-tscuda-fs': '2000' }, payload: binary },
+      'fs',
+    ],
     ['?__proto__=1', { url: '/v1/stft?__proto__=1', headers: octet, payload: binary }, '__proto__'],
     ['a series too short for the engine', { url: '/v1/stft', payload: { signal: [1, 2, 3] } }, 'signal'],
   ];
   for (const [name, request, field] of cases) {
     it(`${name}: 400 naming ${field}, with no engine at all`, async () => {
       const s = servers.make({ engine: null, unavailableReason: 'no CUDA driver' });
-      const r = await s.app.inject({ method: 'POST', url: request.url, headers: request.headers ?? {}, payload: request.payload as string });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: request.url,
+        headers: request.headers ?? {},
+        payload: request.payload as string,
+      });
       expect(r.statusCode).toBe(400);
       expect(errorOf(r.json()).field).toBe(field);
     });
@@ -64,7 +107,11 @@ describe('bad input gets its 4xx before anything needs a GPU', () => {
 
   it('a 10 MB flag name in a JSON body: 400 naming flags[0], the value quoted, not a 500', async () => {
     const s = servers.make({ engine: new FakeEngine(), limits: { jsonBodyLimitBytes: 16 * 2 ** 20 } });
-    const r = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['x'.repeat(10_000_000)] } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['x'.repeat(10_000_000)] },
+    });
     expect(r.statusCode).toBe(400);
     expect(errorOf(r.json())).toMatchObject({ field: 'flags[0]', message: expect.stringMatching(/characters\)/) });
     expect(r.body.length).toBeLessThan(1500);
@@ -72,21 +119,35 @@ describe('bad input gets its 4xx before anything needs a GPU', () => {
 
   it('good input without a GPU is still 503', async () => {
     const s = servers.make({ engine: null });
-    const r = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7) } });
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: Array.from({ length: 64 }, (_, i) => i % 7) },
+    });
     expect(r.statusCode).toBe(503);
   });
 });
 
 describe("Node's and fastify's refusals in the documented error shape", () => {
   const raw: [string, string, number, string | undefined][] = [
-    ['a bad Content-Length', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: abc\r\n\r\n', 400, 'content-length'],
+    [
+      'a bad Content-Length',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: abc\r\n\r\n',
+      400,
+      'content-length',
+    ],
     [
       'bad chunked framing',
       'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
       400,
       'transfer-encoding',
     ],
-    ['headers over the limit', `GET /v1/info HTTP/1.1\r\nhost: x\r\nx-long: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers'],
+    [
+      'headers over the limit',
+      `GET /v1/info HTTP/1.1\r\nhost: x\r\nx-long: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'headers',
+    ],
     ['a bad URL encoding in a path parameter', 'GET /v1/jobs/%zz HTTP/1.1\r\nhost: x\r\n\r\n', 400, 'url'],
     ['an over-long job id', `GET /v1/jobs/${'a'.repeat(500)} HTTP/1.1\r\nhost: x\r\n\r\n`, 414, 'url'],
     ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', 405, 'method'],
@@ -134,9 +195,17 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
   });
 
   it('a batch request that is not JSON is 415', async () => {
-    const s = servers.make({ engine: new FakeEngine(), batchers: { gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v)) } });
+    const s = servers.make({
+      engine: new FakeEngine(),
+      batchers: { gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v)) },
+    });
     for (const type of ['application/octet-stream', 'text/plain']) {
-      const r = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', headers: { 'content-type': type }, payload: '{"items":[[1,2]]}' });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/v1/batch/gradient',
+        headers: { 'content-type': type },
+        payload: '{"items":[[1,2]]}',
+      });
       expect(r.statusCode, type).toBe(415);
       expect(errorOf(r.json()).field).toBe('content-type');
     }
@@ -154,7 +223,12 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
       { url: `/v1/stft?${long}=1`, headers: octet, payload: binary },
     ];
     for (const r of requests) {
-      const res = await s.app.inject({ method: 'POST', url: r.url, headers: r.headers ?? {}, payload: r.payload as unknown as string });
+      const res = await s.app.inject({
+        method: 'POST',
+        url: r.url,
+        headers: r.headers ?? {},
+        payload: r.payload as unknown as string,
+      });
       expect(res.statusCode).toBe(400);
       expect(res.body.length, res.body.slice(0, 200)).toBeLessThan(600);
     }
@@ -185,7 +259,9 @@ describe("Node's and fastify's refusals in the documented error shape", () => {
     };
     const s = servers.make({ engine });
     const lines: string[] = [];
-    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    const spy = vi
+      .spyOn(process.stderr, 'write')
+      .mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
     try {
       const r = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8] } });
       expect(r.statusCode).toBe(500);
@@ -201,7 +277,10 @@ describe('metrics count what arrived', () => {
   it('request bytes are the bytes received, not the length announced; a request cut off is counted as aborted', async () => {
     const s = servers.make({ engine: new FakeEngine() });
     const port = await listen(s);
-    const c = await connect(port, head('POST', '/v1/stft', { ...octet, 'content-length': 1_000_000 }) + 'x'.repeat(1000));
+    const c = await connect(
+      port,
+      head('POST', '/v1/stft', { ...octet, 'content-length': 1_000_000 }) + 'x'.repeat(1000),
+    );
     await until(() => s.pending === 1, 'the admitted request');
     await new Promise((r) => setTimeout(r, 50));
     c.socket.destroy();
@@ -228,8 +307,11 @@ describe('metrics count what arrived', () => {
 describe('exposure', () => {
   it('/v1/info shows process details only when asked to', async () => {
     const hidden = await servers.make({ engine: new FakeEngine() }).app.inject({ method: 'GET', url: '/v1/info' });
-    for (const key of ['pid', 'node', 'rssBytes', 'heapUsedBytes', 'uptimeS']) expect(hidden.json()).not.toHaveProperty(key);
-    const shown = await servers.make({ engine: new FakeEngine(), exposeProcessInfo: true }).app.inject({ method: 'GET', url: '/v1/info' });
+    for (const key of ['pid', 'node', 'rssBytes', 'heapUsedBytes', 'uptimeS'])
+      expect(hidden.json()).not.toHaveProperty(key);
+    const shown = await servers
+      .make({ engine: new FakeEngine(), exposeProcessInfo: true })
+      .app.inject({ method: 'GET', url: '/v1/info' });
     expect(shown.json()).toMatchObject({ pid: process.pid, node: process.versions.node });
   });
 
@@ -237,12 +319,17 @@ describe('exposure', () => {
     const s = servers.make({ engine: new FakeEngine(), jobIdPrefix: 'w3-' });
     const ids = new Set<string>();
     for (let i = 0; i < 20; i++) {
-      const r = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } });
+      const r = await s.app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] },
+      });
       const id = r.json<{ id: string }>().id;
       expect(id).toMatch(/^w3-[A-Za-z0-9_-]{22}$/);
       ids.add(id);
     }
     expect(ids.size).toBe(20);
-    for (const guess of ['w3-1', 'w3-2', 'w3-20']) expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${guess}` })).statusCode).toBe(404);
+    for (const guess of ['w3-1', 'w3-2', 'w3-20'])
+      expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${guess}` })).statusCode).toBe(404);
   });
 });

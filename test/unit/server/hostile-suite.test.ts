@@ -42,12 +42,20 @@ beforeAll(async () => {
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onUncaught);
   const identity = (v: Float32Array): Float32Array => v;
-  const lerp = (item: { a: ArrayLike<number>; b: ArrayLike<number>; t: number }): Float32Array => Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+  const lerp = (item: { a: ArrayLike<number>; b: ArrayLike<number>; t: number }): Float32Array =>
+    Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
   server = servers.make({
     engine: new FakeEngine(),
     batchers: { gradient: () => fakeBatcher(identity), lerp: () => fakeBatcher(lerp) },
     // Load shedding off: every request reaches the checks under test (a 429 would hide them).
-    limits: { bodyLimitBytes: 8 * MiB, jsonBodyLimitBytes: 4 * MiB, bodyTimeoutMs: BODY_TIMEOUT_MS, headersTimeoutMs: BODY_TIMEOUT_MS, maxEventLoopDelayMs: 0, maxTurnMs: 0 },
+    limits: {
+      bodyLimitBytes: 8 * MiB,
+      jsonBodyLimitBytes: 4 * MiB,
+      bodyTimeoutMs: BODY_TIMEOUT_MS,
+      headersTimeoutMs: BODY_TIMEOUT_MS,
+      maxEventLoopDelayMs: 0,
+      maxTurnMs: 0,
+    },
   });
   port = await listen(server);
 });
@@ -64,7 +72,15 @@ async function injectCase(c: InjectCase): Promise<Outcome> {
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ANSWER_BOUND_MS)));
-  const r = await Promise.race([server.app.inject({ method: c.method, url: c.url, headers: c.headers, ...(c.payload === undefined ? {} : { payload: c.payload }) }), bound]);
+  const r = await Promise.race([
+    server.app.inject({
+      method: c.method,
+      url: c.url,
+      headers: c.headers,
+      ...(c.payload === undefined ? {} : { payload: c.payload }),
+    }),
+    bound,
+  ]);
   clearTimeout(timer);
   const ms = performance.now() - t0;
   if (r === undefined) return { category: c.category, name: c.name, status: 0, ms, unanswered: true };
@@ -100,7 +116,11 @@ async function rawCase(
 }
 
 /** Each case of `cases` through `send`, `concurrency` at a time; the outcomes recorded. */
-async function runAll<T>(cases: readonly T[], concurrency: number, send: (c: T) => Promise<Outcome>): Promise<Outcome[]> {
+async function runAll<T>(
+  cases: readonly T[],
+  concurrency: number,
+  send: (c: T) => Promise<Outcome>,
+): Promise<Outcome[]> {
   const done: Outcome[] = [];
   let next = 0;
   await Promise.all(
@@ -113,7 +133,8 @@ async function runAll<T>(cases: readonly T[], concurrency: number, send: (c: T) 
 }
 
 /** Chunked framing of `data`. */
-const chunk = (data: Buffer | string): Buffer => Buffer.concat([Buffer.from(`${Buffer.byteLength(data).toString(16)}\r\n`), Buffer.from(data), Buffer.from('\r\n')]);
+const chunk = (data: Buffer | string): Buffer =>
+  Buffer.concat([Buffer.from(`${Buffer.byteLength(data).toString(16)}\r\n`), Buffer.from(data), Buffer.from('\r\n')]);
 
 /** A JSON flood of about `bytes`: `prefix`, `unit` repeated, `suffix`. */
 const flood = (prefix: string, unit: string, suffix: string, bytes: number): Buffer =>
@@ -127,12 +148,25 @@ function socketCases(): [name: string, run: () => Promise<Outcome>][] {
   const add = (category: string, name: string, first: string | Buffer, then?: Parameters<typeof rawCase>[3]): void =>
     void cases.push([name, () => rawCase(category, name, first, then)]);
   for (const path of ['/v1/stft', '/v1/jobs', '/v1/batch/gradient']) {
-    add('huge body', `${path}: content-length 2^40 announced`, head('POST', path, { ...json, 'content-length': 2 ** 40 }));
-    add('huge body', `${path}: content-length 9 PB announced`, head('POST', path, { ...octet, 'content-length': '9999999999999999' }));
-    add('huge body', `${path}: chunked binary past the limit`, head('POST', path, { ...octet, 'transfer-encoding': 'chunked' }), async (write, answered) => {
-      const piece = chunk(Buffer.alloc(256 * 1024));
-      for (let i = 0; i < 64 && !answered(); i++) await write(piece);
-    });
+    add(
+      'huge body',
+      `${path}: content-length 2^40 announced`,
+      head('POST', path, { ...json, 'content-length': 2 ** 40 }),
+    );
+    add(
+      'huge body',
+      `${path}: content-length 9 PB announced`,
+      head('POST', path, { ...octet, 'content-length': '9999999999999999' }),
+    );
+    add(
+      'huge body',
+      `${path}: chunked binary past the limit`,
+      head('POST', path, { ...octet, 'transfer-encoding': 'chunked' }),
+      async (write, answered) => {
+        const piece = chunk(Buffer.alloc(256 * 1024));
+        for (let i = 0; i < 64 && !answered(); i++) await write(piece);
+      },
+    );
     for (const [shape, prefix, unit] of [
       ['objects', '{"signal":[', '{},'],
       ['keys', '{"signal":[1,2,3,4,5,6,7,8],"stageParams":{', '"k":0,'],
@@ -141,53 +175,93 @@ function socketCases(): [name: string, run: () => Promise<Outcome>][] {
       ['nesting', '{"signal":', '['],
     ] as const) {
       const body = flood(prefix, unit, '[0]]}', 3 * MiB);
-      add('huge body', `${path}: 3 MiB JSON flood of ${shape}`, head('POST', path, { ...json, 'content-length': body.length }), async (write, answered) => {
-        for (let at = 0; at < body.length && !answered(); at += 256 * 1024) await write(body.subarray(at, at + 256 * 1024));
-      });
+      add(
+        'huge body',
+        `${path}: 3 MiB JSON flood of ${shape}`,
+        head('POST', path, { ...json, 'content-length': body.length }),
+        async (write, answered) => {
+          for (let at = 0; at < body.length && !answered(); at += 256 * 1024)
+            await write(body.subarray(at, at + 256 * 1024));
+        },
+      );
     }
-    add('huge body', `${path}: JSON past its limit, chunked`, head('POST', path, { ...json, 'transfer-encoding': 'chunked' }), async (write, answered) => {
-      const piece = chunk(Buffer.alloc(256 * 1024, '1,'));
-      await write(chunk('{"signal":['));
-      for (let i = 0; i < 24 && !answered(); i++) await write(piece);
-    });
+    add(
+      'huge body',
+      `${path}: JSON past its limit, chunked`,
+      head('POST', path, { ...json, 'transfer-encoding': 'chunked' }),
+      async (write, answered) => {
+        const piece = chunk(Buffer.alloc(256 * 1024, '1,'));
+        await write(chunk('{"signal":['));
+        for (let i = 0; i < 24 && !answered(); i++) await write(piece);
+      },
+    );
   }
   for (let i = 0; i < 12; i++) {
     const path = ['/v1/stft', '/v1/jobs', '/v1/batch/gradient'][i % 3]!;
     const type = i % 2 === 0 ? octet : json;
-    add('slow body', `${path}: a body trickled a byte at a time (${i})`, head('POST', path, { ...type, 'content-length': 1000 }), async (write, answered) => {
-      while (!answered()) {
-        await write('1');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    });
-    add('slow body', `${path}: a body announced and never sent (${i})`, head('POST', path, { ...type, 'content-length': 64 }) + '[1,');
+    add(
+      'slow body',
+      `${path}: a body trickled a byte at a time (${i})`,
+      head('POST', path, { ...type, 'content-length': 1000 }),
+      async (write, answered) => {
+        while (!answered()) {
+          await write('1');
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+    );
+    add(
+      'slow body',
+      `${path}: a body announced and never sent (${i})`,
+      head('POST', path, { ...type, 'content-length': 64 }) + '[1,',
+    );
   }
   for (let i = 0; i < 6; i++)
-    add('slow headers', `headers trickled a line at a time (${i})`, 'POST /v1/stft HTTP/1.1\r\nhost: x\r\n', async (write, answered) => {
-      for (let line = 0; !answered(); line++) {
-        await write(`x-line-${line}: ${'a'.repeat(10)}\r\n`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    });
+    add(
+      'slow headers',
+      `headers trickled a line at a time (${i})`,
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\n',
+      async (write, answered) => {
+        for (let line = 0; !answered(); line++) {
+          await write(`x-line-${line}: ${'a'.repeat(10)}\r\n`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+    );
   const framing: [string, string][] = [
     [
       'content-length and transfer-encoding',
       'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n',
     ],
-    ['two content-lengths', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\n{}'],
-    ['content-length -1', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: -1\r\n\r\n'],
-    ['a bad chunk size', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
+    [
+      'two content-lengths',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\n{}',
+    ],
+    [
+      'content-length -1',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: -1\r\n\r\n',
+    ],
+    [
+      'a bad chunk size',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    ],
     ['an HTTP/0.9 request line', 'GET /v2/health/live\r\n\r\n'],
     ['HTTP/2.0 in a text request line', 'GET /v2/health/live HTTP/2.0\r\nhost: x\r\n\r\n'],
     ['no Host on HTTP/1.1', 'GET /v2/health/live HTTP/1.1\r\n\r\n'],
     ['a method that is not one', 'FOO@ / HTTP/1.1\r\nhost: x\r\n\r\n'],
     ['headers past 16 KiB', `GET /v2/health/live HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`],
     ['a NUL in the path', 'GET /v1/jobs/\u0000 HTTP/1.1\r\nhost: x\r\n\r\n'],
-    ['gzip content-encoding', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: 2\r\n\r\n{}'],
+    [
+      'gzip content-encoding',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ncontent-length: 2\r\n\r\n{}',
+    ],
     ['text/plain body', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\n{}'],
     ['a body on GET', 'GET /v1/info HTTP/1.1\r\nhost: x\r\ncontent-length: 4\r\n\r\nabcd'],
     ['CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n'],
-    ['Expect: 999-nothing', 'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 999-nothing\r\ncontent-length: 2\r\n\r\n{}'],
+    [
+      'Expect: 999-nothing',
+      'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nexpect: 999-nothing\r\ncontent-length: 2\r\n\r\n{}',
+    ],
     ['a percent-encoding that is not', 'GET /v1/jobs/%zz HTTP/1.1\r\nhost: x\r\n\r\n'],
     ['an id of 10,000 characters', `GET /v1/jobs/${'a'.repeat(10_000)} HTTP/1.1\r\nhost: x\r\n\r\n`],
   ];
@@ -209,9 +283,13 @@ describe('the hostile-input suite', () => {
     expect(outcomes.filter((o) => o.unanswered).map((o) => o.name)).toEqual([]);
     expect(outcomes.filter((o) => o.status >= 500).map((o) => `${o.status} ${o.name}`)).toEqual([]);
     // Bad input gets a 4xx, never a success; a connection may also be closed at once (slow-loris bounds, framing Node refuses).
-    expect(outcomes.filter((o) => o.status !== 0 && (o.status < 400 || o.status >= 500)).map((o) => `${o.status} ${o.name}`)).toEqual([]);
+    expect(
+      outcomes.filter((o) => o.status !== 0 && (o.status < 400 || o.status >= 500)).map((o) => `${o.status} ${o.name}`),
+    ).toEqual([]);
     // A bad parameter's 400 names the field at fault.
-    const unnamed = outcomes.filter((o) => o.category === 'bad parameter' && o.field === undefined).map((o) => `${o.status} ${o.name}`);
+    const unnamed = outcomes
+      .filter((o) => o.category === 'bad parameter' && o.field === undefined)
+      .map((o) => `${o.status} ${o.name}`);
     expect(unnamed).toEqual([]);
     // The bodies in flight at once (8 at most, each refused by its limit or its scan) and their parse state: far under what they announced.
     expect(heapBytes).toBeLessThan(256 * MiB);
@@ -227,7 +305,8 @@ describe('the hostile-input suite', () => {
 function writeSummary(): void {
   const target = process.env.TSCUDA_HOSTILE_SUMMARY;
   if (target === undefined || target === '' || outcomes.length === 0) return;
-  const path = target === '1' ? join(import.meta.dirname, '..', '..', '..', 'bench', 'results', 'hostile-summary.json') : target;
+  const path =
+    target === '1' ? join(import.meta.dirname, '..', '..', '..', 'bench', 'results', 'hostile-summary.json') : target;
   const byCategory: Record<string, { requests: number; statuses: Record<string, number>; maxMs: number }> = {};
   for (const o of outcomes) {
     const c = (byCategory[o.category] ??= { requests: 0, statuses: {}, maxMs: 0 });

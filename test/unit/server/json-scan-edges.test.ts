@@ -50,7 +50,14 @@ describe.each(SCANS)('%s', (_name, scan) => {
     const text = '{"a\\"[{,:": "x]}\\\\", "b" :\n[1, 2, {"c"\t: [3]}], "d": "e:"}';
     expect(JSON.parse(text)).toBeTypeOf('object');
     const counts = scan(text);
-    expect({ values: counts.values, arrays: counts.arrays, objects: counts.objects, keys: counts.keys, maxDepth: counts.maxDepth, length: counts.length }).toEqual({
+    expect({
+      values: counts.values,
+      arrays: counts.arrays,
+      objects: counts.objects,
+      keys: counts.keys,
+      maxDepth: counts.maxDepth,
+      length: counts.length,
+    }).toEqual({
       values: 5,
       arrays: 2,
       objects: 2,
@@ -71,7 +78,12 @@ describe.each(SCANS)('%s', (_name, scan) => {
     const deepest = `${'[{"a":'.repeat(16)}0${'}]'.repeat(16)}`;
     expect(scan(deepest).maxDepth).toBe(32);
     const error = httpErrorOf(() => scan(`[${deepest}]`));
-    expect([error.statusCode, error.code, error.field, error.message]).toEqual([400, 'too_deep', 'body', 'body: nested deeper than 32 levels']);
+    expect([error.statusCode, error.code, error.field, error.message]).toEqual([
+      400,
+      'too_deep',
+      'body',
+      'body: nested deeper than 32 levels',
+    ]);
   });
 
   it('depth falls on each closing bracket and brace: siblings do not add up', () => {
@@ -91,27 +103,41 @@ describe.each(SCANS)('%s', (_name, scan) => {
       const objects = (n: number): string => `[${Array.from({ length: n }, () => '{}').join(`,${pad}`)}]`;
       expect(scan(objects(1024), JOB_BOUNDS).objects).toBe(1024);
       const tooManyObjects = httpErrorOf(() => scan(objects(1025), JOB_BOUNDS));
-      expect([tooManyObjects.statusCode, tooManyObjects.code, tooManyObjects.field]).toEqual([413, 'too_complex_json', 'body']);
+      expect([tooManyObjects.statusCode, tooManyObjects.code, tooManyObjects.field]).toEqual([
+        413,
+        'too_complex_json',
+        'body',
+      ]);
       expect(tooManyObjects.message).toMatch(/^body: more than 1024 JSON objects \(at least 1025\)/);
       const keys = (n: number): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(`,${pad}`)}}`;
       expect(scan(keys(4096), JOB_BOUNDS).keys).toBe(4096);
-      expect(httpErrorOf(() => scan(keys(4097), JOB_BOUNDS)).message).toMatch(/^body: more than 4096 JSON keys \(at least 4097\)/);
+      expect(httpErrorOf(() => scan(keys(4097), JOB_BOUNDS)).message).toMatch(
+        /^body: more than 4096 JSON keys \(at least 4097\)/,
+      );
     },
   );
 
-  it.each(['', ' '.repeat(200)])('a batch of 10 items takes 22 arrays, 26 objects and 46 keys, and refuses one more of each (padding %j)', (pad) => {
-    const bounds = batchBounds(10);
-    const arrays = (n: number): string => `{"items":[${Array.from({ length: n - 1 }, () => '[1]').join(`,${pad}`)}]}`;
-    expect(scan(arrays(22), bounds).arrays).toBe(22);
-    const items = httpErrorOf(() => scan(arrays(23), bounds));
-    expect([items.statusCode, items.code, items.field, items.message]).toEqual([413, 'too_many_items', 'items', 'items: about 23 arrays, more than 10 items can hold']);
-    const objects = (n: number): string => `[${Array.from({ length: n }, () => '{}').join(`,${pad}`)}]`;
-    expect(scan(objects(26), bounds).objects).toBe(26);
-    expect(httpErrorOf(() => scan(objects(27), bounds)).message).toMatch(/more than 26 JSON objects/);
-    const keys = (n: number): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(`,${pad}`)}}`;
-    expect(scan(keys(46), bounds).keys).toBe(46);
-    expect(httpErrorOf(() => scan(keys(47), bounds)).message).toMatch(/more than 46 JSON keys/);
-  });
+  it.each(['', ' '.repeat(200)])(
+    'a batch of 10 items takes 22 arrays, 26 objects and 46 keys, and refuses one more of each (padding %j)',
+    (pad) => {
+      const bounds = batchBounds(10);
+      const arrays = (n: number): string => `{"items":[${Array.from({ length: n - 1 }, () => '[1]').join(`,${pad}`)}]}`;
+      expect(scan(arrays(22), bounds).arrays).toBe(22);
+      const items = httpErrorOf(() => scan(arrays(23), bounds));
+      expect([items.statusCode, items.code, items.field, items.message]).toEqual([
+        413,
+        'too_many_items',
+        'items',
+        'items: about 23 arrays, more than 10 items can hold',
+      ]);
+      const objects = (n: number): string => `[${Array.from({ length: n }, () => '{}').join(`,${pad}`)}]`;
+      expect(scan(objects(26), bounds).objects).toBe(26);
+      expect(httpErrorOf(() => scan(objects(27), bounds)).message).toMatch(/more than 26 JSON objects/);
+      const keys = (n: number): string => `{${Array.from({ length: n }, (_, i) => `"k${i}":0`).join(`,${pad}`)}}`;
+      expect(scan(keys(46), bounds).keys).toBe(46);
+      expect(httpErrorOf(() => scan(keys(47), bounds)).message).toMatch(/more than 46 JSON keys/);
+    },
+  );
 
   it.each(['', ' '.repeat(200)])('without bounds, counts past every job bound are only counted (padding %j)', (pad) => {
     const text = `[${Array.from({ length: 2000 }, (_, i) => `{"k${i}":[0]}`).join(`,${pad}`)}]`;
@@ -126,7 +152,9 @@ describe('the array allowance: 1024 arrays free, each one beyond needs 4 values'
     expect(() => checkJobCounts(scanJson(rowsOf(1364)), 1 << 20)).not.toThrow();
     const error = httpErrorOf(() => checkJobCounts(scanJson(rowsOf(1365)), 1 << 20));
     expect([error.statusCode, error.code, error.field]).toEqual([400, 'invalid_field', 'signal']);
-    expect(error.message).toBe('signal: 1366 arrays for 1365 values: rows of a 2-D signal need at least 4 samples each');
+    expect(error.message).toBe(
+      'signal: 1366 arrays for 1365 values: rows of a 2-D signal need at least 4 samples each',
+    );
   });
 
   it('up to 1024 arrays need no values at all', () => {
@@ -139,7 +167,9 @@ describe('the array allowance: 1024 arrays free, each one beyond needs 4 values'
     const error = httpErrorOf(() => scanJson(`${rowsOf(1365)}`, JOB_BOUNDS));
     expect([error.statusCode, error.field]).toEqual([400, 'signal']);
     // Refused at the 1365th row's bracket: 1366 arrays (the outer one too) for 1365 values so far.
-    expect(error.message).toBe('signal: 1366 arrays for 1365 values: rows of a 2-D signal need at least 4 samples each');
+    expect(error.message).toBe(
+      'signal: 1366 arrays for 1365 values: rows of a 2-D signal need at least 4 samples each',
+    );
   });
 });
 
@@ -161,9 +191,21 @@ describe('checkJobCounts: the sample limit on its own', { timeout: 10_000 }, () 
 
 describe('checkBatchCounts on its own', { timeout: 5_000 }, () => {
   it('takes two arrays per item and two more, refuses one more (413 too_many_items naming items)', () => {
-    const counts = (arrays: number): JsonCounts => ({ values: arrays, arrays, objects: 1, keys: 1, maxDepth: 3, length: 4 * arrays });
+    const counts = (arrays: number): JsonCounts => ({
+      values: arrays,
+      arrays,
+      objects: 1,
+      keys: 1,
+      maxDepth: 3,
+      length: 4 * arrays,
+    });
     expect(() => checkBatchCounts(counts(22), 10)).not.toThrow();
     const error = httpErrorOf(() => checkBatchCounts(counts(23), 10));
-    expect([error.statusCode, error.code, error.field, error.message]).toEqual([413, 'too_many_items', 'items', 'items: about 23 arrays, more than 10 items can hold']);
+    expect([error.statusCode, error.code, error.field, error.message]).toEqual([
+      413,
+      'too_many_items',
+      'items',
+      'items: about 23 arrays, more than 10 items can hold',
+    ]);
   });
 });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { JOB_BOUNDS, JsonScanner, batchBounds, checkBatchCounts, checkJobCounts, scanJson, type JsonCounts, type ScanBounds } from '../../../src/server/json-scan.js';
+import {
+  JOB_BOUNDS,
+  JsonScanner,
+  batchBounds,
+  checkBatchCounts,
+  checkJobCounts,
+  scanJson,
+  type JsonCounts,
+  type ScanBounds,
+} from '../../../src/server/json-scan.js';
 
 /** Texts with strings (escaped quotes and backslashes, brackets inside, multi-byte characters), sparse and dense structure, bad JSON: the scan runs before the parse. */
 const TEXTS = [
@@ -39,7 +48,9 @@ describe('JsonScanner: the same counts and refusals however the body is cut into
     for (const text of TEXTS)
       for (const size of [1, 2, 3, 7, 64, 1000])
         for (const bounds of [undefined, JOB_BOUNDS, batchBounds(10)])
-          expect(chunked(text, size, bounds), `${text.slice(0, 40)} in ${size}-byte chunks`).toEqual(whole(text, bounds));
+          expect(chunked(text, size, bounds), `${text.slice(0, 40)} in ${size}-byte chunks`).toEqual(
+            whole(text, bounds),
+          );
   });
 
   it('an escaped quote cut from its backslash by a chunk boundary still stays in the string', () => {
@@ -85,8 +96,12 @@ describe('JsonScanner: the same counts and refusals however the body is cut into
       ] as const) {
         const exact = scanJson(text);
         const pieces = chunked(text, 3) as JsonCounts;
-        expect(verdict(() => checkJobCounts(pieces, maxSamples))).toBe(verdict(() => checkJobCounts(exact, maxSamples)));
-        expect(verdict(() => checkBatchCounts(pieces, maxItems))).toBe(verdict(() => checkBatchCounts(exact, maxItems)));
+        expect(verdict(() => checkJobCounts(pieces, maxSamples))).toBe(
+          verdict(() => checkJobCounts(exact, maxSamples)),
+        );
+        expect(verdict(() => checkBatchCounts(pieces, maxItems))).toBe(
+          verdict(() => checkBatchCounts(exact, maxItems)),
+        );
       }
   });
 });

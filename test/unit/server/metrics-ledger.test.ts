@@ -8,7 +8,10 @@ import type { MetricsSnapshot } from '../../../src/server/supervision/protocol.j
 function workerRegistry(id: number, counted: number, gauge: number, observed: number[]): Promise<MetricsSnapshot> {
   const registry = new Registry();
   registry.setDefaultLabels({ worker: String(id) });
-  new Counter({ name: 'requests_total', help: 'h', labelNames: ['endpoint'], registers: [registry] }).inc({ endpoint: '/a' }, counted);
+  new Counter({ name: 'requests_total', help: 'h', labelNames: ['endpoint'], registers: [registry] }).inc(
+    { endpoint: '/a' },
+    counted,
+  );
   new Gauge({ name: 'pending', help: 'h', registers: [registry] }).set(gauge);
   const h = new Histogram({ name: 'seconds', help: 'h', buckets: [1, 10], registers: [registry] });
   for (const v of observed) h.observe(v);

@@ -45,21 +45,40 @@ describe('numberFromString', { timeout: 5_000 }, () => {
     expect(numberFromString('fs', text)).toBe(value);
   });
 
-  it.each(['', ' ', '.', '+', '-', 'e3', '1e', '1e+', '1.2.3', '0x10', '0b1', 'Infinity', 'NaN', '1_000', '1,5', '5 5', '++5', '1e3x', 'x1'])(
-    'refuses %j, naming the field',
-    (text) => {
-      const error = httpErrorOf(() => numberFromString('fs', text));
-      expect(error.statusCode).toBe(400);
-      expect(error.field).toBe('fs');
-      expect(error.message).toBe(`fs: must be a finite number, got ${JSON.stringify(text)}`);
-    },
-  );
+  it.each([
+    '',
+    ' ',
+    '.',
+    '+',
+    '-',
+    'e3',
+    '1e',
+    '1e+',
+    '1.2.3',
+    '0x10',
+    '0b1',
+    'Infinity',
+    'NaN',
+    '1_000',
+    '1,5',
+    '5 5',
+    '++5',
+    '1e3x',
+    'x1',
+  ])('refuses %j, naming the field', (text) => {
+    const error = httpErrorOf(() => numberFromString('fs', text));
+    expect(error.statusCode).toBe(400);
+    expect(error.field).toBe('fs');
+    expect(error.message).toBe(`fs: must be a finite number, got ${JSON.stringify(text)}`);
+  });
 
   it(`takes a number of exactly ${MAX_NUMBER_CHARS} characters and refuses one more`, () => {
     expect(MAX_NUMBER_CHARS).toBe(32);
     const longest = '1'.repeat(32);
     expect(numberFromString('fs', longest)).toBe(Number(longest));
-    expect(httpErrorOf(() => numberFromString('fs', `${longest}1`)).message).toBe(`fs: must be a finite number, got "${longest}1"`);
+    expect(httpErrorOf(() => numberFromString('fs', `${longest}1`)).message).toBe(
+      `fs: must be a finite number, got "${longest}1"`,
+    );
   });
 
   it('allows 8 characters of surrounding space before refusing on length alone', () => {
@@ -118,8 +137,12 @@ describe('paramsFromStrings spellings', { timeout: 5_000 }, () => {
     expect(paramsFromStrings({ freqs: '+1,2.' })).toEqual({ freqs: [1, 2] });
     const bad = httpErrorOf(() => paramsFromStrings({ bands: '[[1,2]' }));
     expect(bad.message).toBe('bands: is not valid JSON: "[[1,2]"');
-    expect(httpErrorOf(() => paramsFromStrings({ stageParams: '{' })).message).toBe('stageParams: is not valid JSON: "{"');
-    expect(httpErrorOf(() => paramsFromStrings({ stageParams: 'k=1' })).message).toBe('stageParams: must be a JSON object');
+    expect(httpErrorOf(() => paramsFromStrings({ stageParams: '{' })).message).toBe(
+      'stageParams: is not valid JSON: "{"',
+    );
+    expect(httpErrorOf(() => paramsFromStrings({ stageParams: 'k=1' })).message).toBe(
+      'stageParams: must be a JSON object',
+    );
   });
 
   it('bands: each pair low:high; a pair without exactly one colon is refused by index', () => {
@@ -129,7 +152,9 @@ describe('paramsFromStrings spellings', { timeout: 5_000 }, () => {
         [3, 4],
       ],
     });
-    expect(httpErrorOf(() => paramsFromStrings({ bands: '1:2,1:2:3' })).message).toBe('bands[1]: must be low:high, got "1:2:3"');
+    expect(httpErrorOf(() => paramsFromStrings({ bands: '1:2,1:2:3' })).message).toBe(
+      'bands[1]: must be low:high, got "1:2:3"',
+    );
     expect(httpErrorOf(() => paramsFromStrings({ bands: '1:x' })).field).toBe('bands[0][1]');
     expect(httpErrorOf(() => paramsFromStrings({ bands: 'x:1' })).field).toBe('bands[0][0]');
   });
@@ -181,7 +206,14 @@ describe('sampleDtype', { timeout: 5_000 }, () => {
 
 describe('headerParams', { timeout: 5_000 }, () => {
   it('reads x-tscuda-<lower-case name> headers, given once as a string or as one header line', () => {
-    expect(headerParams({ 'x-tscuda-passband': '1,2', 'x-tscuda-ncycles': ['5'], 'x-tscuda-fs': undefined, 'content-type': 'x' })).toEqual({ passBand: '1,2', nCycles: '5' });
+    expect(
+      headerParams({
+        'x-tscuda-passband': '1,2',
+        'x-tscuda-ncycles': ['5'],
+        'x-tscuda-fs': undefined,
+        'content-type': 'x',
+      }),
+    ).toEqual({ passBand: '1,2', nCycles: '5' });
     // Node gives header names in lower case: any other x-tscuda-* name is not a parameter.
     const error = httpErrorOf(() => headerParams({ 'x-tscuda-passBand': '1,2' }));
     expect([error.statusCode, error.code, error.field]).toEqual([400, 'unknown_field', 'x-tscuda-passBand']);
@@ -239,7 +271,10 @@ describe('parseJobParams, each check on its own', { timeout: 5_000 }, () => {
 
   it('timeout: the default when absent, the maximum itself accepted, one more refused as timeout', () => {
     expect(parseJobParams({}, 64, context, 'stft').timeoutMs).toBe(1000);
-    expect(parseJobParams({ timeout: 10_000 }, 64, context, 'stft')).toMatchObject({ timeoutMs: 10_000, spec: { timeoutMs: 10_000 } });
+    expect(parseJobParams({ timeout: 10_000 }, 64, context, 'stft')).toMatchObject({
+      timeoutMs: 10_000,
+      spec: { timeoutMs: 10_000 },
+    });
     const error = httpErrorOf(() => parseJobParams({ timeout: 10_001 }, 64, context, 'stft'));
     expect(error.field).toBe('timeout');
     expect(error.message).toBe('timeout: must be at most 10000 ms, got 10001');
@@ -258,7 +293,9 @@ describe('parseJobParams, each check on its own', { timeout: 5_000 }, () => {
   });
 
   it('the engine validates with the registered stages as its context', () => {
-    expect(parseJobParams({ stageParams: { supdem: { k: 1 } } }, 64, context, 'stft').spec.stageParams).toEqual({ supdem: { k: 1 } });
+    expect(parseJobParams({ stageParams: { supdem: { k: 1 } } }, 64, context, 'stft').spec.stageParams).toEqual({
+      supdem: { k: 1 },
+    });
     expect(httpErrorOf(() => parseJobParams({ flags: ['other'] }, 64, context, 'stft')).field).toBe('flags[0]');
   });
 });

@@ -3,13 +3,20 @@
 // guard on every shape that crosses node:cluster IPC.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_ENV, DEFAULT_DRAIN_MS, EXIT_CODES, isProtocolMessage } from '../../../src/server/supervision/protocol.js';
+import {
+  CONFIG_ENV,
+  DEFAULT_DRAIN_MS,
+  EXIT_CODES,
+  isProtocolMessage,
+} from '../../../src/server/supervision/protocol.js';
 
 const doc = (name: string): string => readFileSync(new URL(`../../../docs/${name}`, import.meta.url), 'utf8');
 
 describe('supervision protocol', { timeout: 5_000 }, () => {
   it('exits with the codes the lifecycle table of docs/serving.md lists', () => {
-    const table = Object.fromEntries([...doc('serving.md').matchAll(/^\| (\d) \| ([^|]+) \|$/gm)].map((m) => [m[2]!.trim(), Number(m[1])]));
+    const table = Object.fromEntries(
+      [...doc('serving.md').matchAll(/^\| (\d) \| ([^|]+) \|$/gm)].map((m) => [m[2]!.trim(), Number(m[1])]),
+    );
     expect(table).toEqual({
       'stopped; the drain completed (every accepted request answered)': EXIT_CODES.drained,
       'a worker could not start (one line says why)': EXIT_CODES.failed,
@@ -30,9 +37,24 @@ describe('supervision protocol', { timeout: 5_000 }, () => {
   });
 
   it('recognizes an object with a string tscuda tag, and nothing else', () => {
-    for (const message of [{ tscuda: 'retire' }, { tscuda: 'job-query', requestId: 1, op: 'get', id: 'w1-a', target: 1 }, { tscuda: '' }, Object.assign([], { tscuda: 'x' })])
+    for (const message of [
+      { tscuda: 'retire' },
+      { tscuda: 'job-query', requestId: 1, op: 'get', id: 'w1-a', target: 1 },
+      { tscuda: '' },
+      Object.assign([], { tscuda: 'x' }),
+    ])
       expect(isProtocolMessage(message), JSON.stringify(message)).toBe(true);
-    for (const message of [null, undefined, 'retire', 7, { tscuda: 1 }, { tscuda: null }, { type: 'retire' }, {}, () => undefined])
+    for (const message of [
+      null,
+      undefined,
+      'retire',
+      7,
+      { tscuda: 1 },
+      { tscuda: null },
+      { type: 'retire' },
+      {},
+      () => undefined,
+    ])
       expect(isProtocolMessage(message), String(message)).toBe(false);
   });
 });

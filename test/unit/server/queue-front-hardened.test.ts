@@ -22,9 +22,18 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
   const servers: ReturnType<typeof createServer>[] = [];
   const queues: JobQueue[] = [];
   const frontOf = (options: Partial<ConstructorParameters<typeof JobQueue>[0]> = {}) => {
-    const queue = new JobQueue({ connection: redis.url, name: `front-${randomUUID()}`, commandTimeoutMs: 3000, ...options });
+    const queue = new JobQueue({
+      connection: redis.url,
+      name: `front-${randomUUID()}`,
+      commandTimeoutMs: 3000,
+      ...options,
+    });
     queues.push(queue);
-    const server = createServer({ engine: null, jobs: queueJobService(queue), unavailableReason: 'no GPU here (a front)' });
+    const server = createServer({
+      engine: null,
+      jobs: queueJobService(queue),
+      unavailableReason: 'no GPU here (a front)',
+    });
     servers.push(server);
     return { app: server.app, queue };
   };
@@ -41,7 +50,11 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
     const { app, queue } = frontOf({ commandTimeoutMs: BOUND_MS });
     await queue.ready();
     expect((await app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(200);
-    const posted = await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } });
+    const posted = await app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { signal: signal(), flags: ['stft'] },
+    });
     expect(posted.statusCode).toBe(202);
     const { id } = posted.json() as { id: string };
     process.kill(redis.pid!, 'SIGSTOP');
@@ -75,10 +88,16 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
 
   it('past the waiting jobs it admits, a POST is 429 queue_full (retryable, Retry-After)', async () => {
     const { app } = frontOf({ maxWaitingJobs: 2 });
-    for (let i = 0; i < 2; i++) expect((await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } })).statusCode).toBe(202);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } }))
+          .statusCode,
+      ).toBe(202);
     const full = await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } });
     expect(full.statusCode).toBe(429);
-    expect(full.json()).toMatchObject({ error: { code: 'queue_full', retryable: true, message: expect.stringMatching(/maxWaitingJobs = 2/) } });
+    expect(full.json()).toMatchObject({
+      error: { code: 'queue_full', retryable: true, message: expect.stringMatching(/maxWaitingJobs = 2/) },
+    });
     expect(full.headers['retry-after']).toBeDefined();
   });
 
@@ -93,14 +112,24 @@ describe.skipIf(redisSkipReason !== undefined)('the queue front against a stoppe
       payload: Buffer.from(samples.buffer),
     });
     expect(binary.statusCode).toBe(400);
-    expect(binary.json()).toMatchObject({ error: { code: 'invalid_field', message: expect.stringMatching(/\[9\]: is NaN/) } });
-    const json = await app.inject({ method: 'POST', url: '/v1/jobs', headers: { 'content-type': 'application/json' }, payload: '{"signal":[1,2,1e400],"flags":["stft"]}' });
+    expect(binary.json()).toMatchObject({
+      error: { code: 'invalid_field', message: expect.stringMatching(/\[9\]: is NaN/) },
+    });
+    const json = await app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"signal":[1,2,1e400],"flags":["stft"]}',
+    });
     expect(json.statusCode).toBe(400);
   });
 
   it("ids that are BullMQ's own key names are 404, never a 500", async () => {
     const { app } = frontOf();
-    expect((await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } })).statusCode).toBe(202);
+    expect(
+      (await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(), flags: ['stft'] } }))
+        .statusCode,
+    ).toBe(202);
     for (const id of ['events', 'id', 'prioritized', 'marker', 'pc', 'meta', 'wait', 'active']) {
       for (const method of ['GET', 'DELETE'] as const) {
         const answer = await app.inject({ method, url: `/v1/jobs/${id}` });

@@ -15,7 +15,11 @@ import { FakeEngine } from './fake-engine.js';
 const fronts: ReturnType<typeof createServer>[] = [];
 /** A front as `tscuda serve --redis --workers 0` on a machine without a GPU: no engine, jobs through the queue. */
 const front = async (queue: JobQueue) => {
-  const server = createServer({ engine: null, jobs: queueJobService(queue), unavailableReason: 'no GPU here (a front)' });
+  const server = createServer({
+    engine: null,
+    jobs: queueJobService(queue),
+    unavailableReason: 'no GPU here (a front)',
+  });
   fronts.push(server);
   return server.app;
 };
@@ -56,11 +60,20 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
     const posted = await a.inject({ method: 'POST', url: '/v1/jobs', payload: { signal, fs: 100, flags: ['stft'] } });
     expect(posted.statusCode).toBe(202);
     const body = posted.json() as { id: string; status: string; href: string };
-    expect(body).toEqual({ id: expect.stringMatching(/^j[A-Za-z0-9_-]{22}$/), status: 'queued', href: `/v1/jobs/${body.id}` });
+    expect(body).toEqual({
+      id: expect.stringMatching(/^j[A-Za-z0-9_-]{22}$/),
+      status: 'queued',
+      href: `/v1/jobs/${body.id}`,
+    });
     expect(posted.headers.location).toBe(body.href);
     const got = await poll(b, body.id);
     expect(got.statusCode).toBe(200);
-    const view = got.json() as { id: string; status: string; error?: unknown; result: { filtered: number[]; shapes: Record<string, number[]> } };
+    const view = got.json() as {
+      id: string;
+      status: string;
+      error?: unknown;
+      result: { filtered: number[]; shapes: Record<string, number[]> };
+    };
     expect(view).toMatchObject({ status: 'ready' });
     expect(view.result.filtered).toEqual(signal.map((v) => Math.fround(v * 2)));
     expect(view.result.shapes.filtered).toEqual([1, 128]);
@@ -69,7 +82,13 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
     const layout = parseFieldsHeader(String(binary.headers['x-tscuda-fields']));
     const filtered = layout.find((f) => f.name === 'filtered')!;
     const raw = binary.rawPayload;
-    expect(Array.from(new Float32Array(raw.buffer.slice(raw.byteOffset + filtered.offset, raw.byteOffset + filtered.offset + filtered.bytes)))).toEqual(view.result.filtered);
+    expect(
+      Array.from(
+        new Float32Array(
+          raw.buffer.slice(raw.byteOffset + filtered.offset, raw.byteOffset + filtered.offset + filtered.bytes),
+        ),
+      ),
+    ).toEqual(view.result.filtered);
     const deleted = await a.inject({ method: 'DELETE', url: `/v1/jobs/${body.id}` });
     expect(deleted.json()).toEqual({ id: body.id, status: 'ready', deleted: true });
     expect((await b.inject({ method: 'GET', url: `/v1/jobs/${body.id}` })).statusCode).toBe(404);
@@ -77,7 +96,9 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
 
   it('refuses a bad job with 400 naming the field, before anything is queued', async () => {
     const before = await queueA.counts();
-    const r = await (await front(queueA)).inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['cycles'] } });
+    const r = await (
+      await front(queueA)
+    ).inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['cycles'] } });
     expect(r.statusCode).toBe(400);
     expect(r.json()).toMatchObject({ error: { code: 'invalid_field', field: 'bands', retryable: false } });
     expect(await queueA.counts()).toEqual(before);
@@ -87,8 +108,17 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
     const idle = new JobQueue({ connection: redis.url, name: `idle-${randomUUID()}` });
     try {
       const app = await front(idle);
-      const posted = (await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } })).json() as { id: string };
-      expect((await app.inject({ method: 'GET', url: `/v1/jobs/${posted.id}` })).json()).toEqual({ id: posted.id, status: 'queued' });
+      const posted = (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/jobs',
+          payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] },
+        })
+      ).json() as { id: string };
+      expect((await app.inject({ method: 'GET', url: `/v1/jobs/${posted.id}` })).json()).toEqual({
+        id: posted.id,
+        status: 'queued',
+      });
       const del = await app.inject({ method: 'DELETE', url: `/v1/jobs/${posted.id}` });
       expect(del.json()).toEqual({ id: posted.id, status: 'cancelled', deleted: false });
       const after = await app.inject({ method: 'GET', url: `/v1/jobs/${posted.id}` });
@@ -112,7 +142,11 @@ describe.skipIf(redisSkipReason !== undefined)('job routes over the queue', () =
       const ready = await app.inject({ method: 'GET', url: '/v2/health/ready' });
       expect(ready.statusCode).toBe(503);
       expect(ready.json()).toMatchObject({ ready: false, reason: expect.stringMatching(/not reachable/) });
-      const posted = await app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] } });
+      const posted = await app.inject({
+        method: 'POST',
+        url: '/v1/jobs',
+        payload: { signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] },
+      });
       expect(posted.statusCode).toBe(503);
       expect(posted.headers['retry-after']).toBe('1');
       expect(posted.json()).toMatchObject({ error: { code: 'queue_unavailable', retryable: true } });

@@ -37,7 +37,12 @@ describe('the sync route in pooled memory', () => {
     expect(into!.length).toBe(samples.length);
     const filtered = parseFieldsHeader(String(res.headers['x-tscuda-fields'])).find((f) => f.name === 'filtered')!;
     expect(filtered.dtype).toBe('f16');
-    const bits = new Uint16Array(res.rawPayload.buffer.slice(res.rawPayload.byteOffset + filtered.offset, res.rawPayload.byteOffset + filtered.offset + filtered.bytes));
+    const bits = new Uint16Array(
+      res.rawPayload.buffer.slice(
+        res.rawPayload.byteOffset + filtered.offset,
+        res.rawPayload.byteOffset + filtered.offset + filtered.bytes,
+      ),
+    );
     expect(Array.from(bits)).toEqual(Array.from(samples, (v) => f16Bits(v * 2)));
   }, 10_000);
 
@@ -50,11 +55,23 @@ describe('the sync route in pooled memory', () => {
     const post = (seed: number): Promise<Buffer> =>
       new Promise((resolve, reject) => {
         const samples = Float32Array.from({ length: 4 * 512 }, (_, i) => seed + i / 4096);
-        const r = request({ host: address.hostname, port: address.port, path: '/v1/stft?batch=4&previewBins=8', method: 'POST', headers: BINARY, agent }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`status ${res.statusCode}`))));
-        });
+        const r = request(
+          {
+            host: address.hostname,
+            port: address.port,
+            path: '/v1/stft?batch=4&previewBins=8',
+            method: 'POST',
+            headers: BINARY,
+            agent,
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`status ${res.statusCode}`)),
+            );
+          },
+        );
         r.on('error', reject);
         r.end(Buffer.from(samples.buffer));
       });

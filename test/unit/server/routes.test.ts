@@ -28,7 +28,8 @@ function signal(n: number): number[] {
   return Array.from({ length: n }, (_, i) => Math.sin(i * 0.3) + i * 0.01);
 }
 
-const lerp = (item: InterpolationInput): Float32Array => Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+const lerp = (item: InterpolationInput): Float32Array =>
+  Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
 const batchers = {
   gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v, (x) => 2 * x)),
   lerp: () => fakeBatcher(lerp),
@@ -40,9 +41,20 @@ describe('synchronous job routes', () => {
     const engine = new FakeEngine();
     const s = make({ engine });
     const x = signal(64);
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: x, fs: 100, previewBins: 5 } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: x, fs: 100, previewBins: 5 },
+    });
     expect(res.statusCode).toBe(200);
-    const body = res.json<{ filtered: number[]; spectrum: number[]; shapes: Record<string, number[]>; fs: number; batch: number; length: number }>();
+    const body = res.json<{
+      filtered: number[];
+      spectrum: number[];
+      shapes: Record<string, number[]>;
+      fs: number;
+      batch: number;
+      length: number;
+    }>();
     expect(body.fs).toBe(100);
     expect(body.shapes.filtered).toEqual([1, 64]);
     expect(body.shapes.spectrum).toEqual([1, 5]);
@@ -54,7 +66,11 @@ describe('synchronous job routes', () => {
   it('a 2-D JSON signal sets the batch', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: [signal(16), signal(16), signal(16)] } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: [signal(16), signal(16), signal(16)] },
+    });
     expect(res.statusCode).toBe(200);
     expect(engine.submitted[0]!.batch).toBe(3);
     expect(res.json<{ shapes: { filtered: number[] } }>().shapes.filtered).toEqual([3, 16]);
@@ -94,7 +110,9 @@ describe('synchronous job routes', () => {
     expect(fields.map((f) => f.name)).toEqual(['filtered', 'spectrum']);
     expect(fields[0]!.shape).toEqual([2, 32]);
     const raw = res.rawPayload;
-    const filtered = new Float32Array(raw.buffer.slice(raw.byteOffset + fields[0]!.offset, raw.byteOffset + fields[0]!.offset + fields[0]!.bytes));
+    const filtered = new Float32Array(
+      raw.buffer.slice(raw.byteOffset + fields[0]!.offset, raw.byteOffset + fields[0]!.offset + fields[0]!.bytes),
+    );
     expect(Array.from(filtered)).toEqual(Array.from(data, (v) => v * 2));
     const meta = JSON.parse(String(res.headers['x-tscuda-result'])) as { batch: number; fs: number; timings: unknown };
     expect(meta).toMatchObject({ batch: 2, fs: 1000 });
@@ -116,7 +134,12 @@ describe('synchronous job routes', () => {
     const engine = new FakeEngine({ precision: 'f64' });
     const s = make({ engine });
     const samples = Float64Array.from({ length: 8 }, () => Math.random() - 0.5);
-    const bin = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.from(samples.buffer) });
+    const bin = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.from(samples.buffer),
+    });
     expect(bin.statusCode).toBe(200);
     const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from(samples) } });
     expect(json.statusCode).toBe(200);
@@ -142,7 +165,11 @@ describe('synchronous job routes', () => {
       },
     });
     expect(res.statusCode).toBe(200);
-    const body = res.json<{ bandPowers: number[]; dominant: { frequency: number }[]; shapes: Record<string, number[]> }>();
+    const body = res.json<{
+      bandPowers: number[];
+      dominant: { frequency: number }[];
+      shapes: Record<string, number[]>;
+    }>();
     expect(body.shapes.bandPowers).toEqual([2, 2]);
     expect(body.dominant).toHaveLength(2);
     const bin = await s.app.inject({
@@ -159,10 +186,18 @@ describe('synchronous job routes', () => {
   it('POST /v1/wavelet needs freqs and returns power B x freqs x N', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
-    const missing = await s.app.inject({ method: 'POST', url: '/v1/wavelet', payload: { signal: signal(32), fs: 100 } });
+    const missing = await s.app.inject({
+      method: 'POST',
+      url: '/v1/wavelet',
+      payload: { signal: signal(32), fs: 100 },
+    });
     expect(missing.statusCode).toBe(400);
     expect(missing.json<{ error: { field: string } }>().error.field).toBe('freqs');
-    const res = await s.app.inject({ method: 'POST', url: '/v1/wavelet', payload: { signal: signal(32), fs: 100, freqs: [5, 10, 20] } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/wavelet',
+      payload: { signal: signal(32), fs: 100, freqs: [5, 10, 20] },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json<{ shapes: Record<string, number[]> }>().shapes.waveletPower).toEqual([1, 3, 32]);
   });
@@ -211,7 +246,12 @@ describe('validation: 4xx naming the field', () => {
       const s = make({ engine: new FakeEngine() });
       const res =
         typeof payload === 'string'
-          ? await s.app.inject({ method: 'POST', url: `/v1/stft?fs=${payload}`, headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(64) })
+          ? await s.app.inject({
+              method: 'POST',
+              url: `/v1/stft?fs=${payload}`,
+              headers: { 'content-type': 'application/octet-stream' },
+              payload: Buffer.alloc(64),
+            })
           : await s.app.inject({ method: 'POST', url: '/v1/stft', payload });
       expect(res.statusCode).toBe(status);
       const error = res.json<{ error: { field: string; code: string; message: string } }>().error;
@@ -222,40 +262,91 @@ describe('validation: 4xx naming the field', () => {
 
   it('malformed JSON, wrong content type, a length not a multiple of the element size, unknown query parameters', async () => {
     const s = make({ engine: new FakeEngine() });
-    const bad = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' });
+    const bad = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"signal": [1, 2,',
+    });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json<{ error: { code: string; field: string } }>().error).toMatchObject({ code: 'malformed_json', field: 'body' });
-    const ct = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'image/png' }, payload: Buffer.alloc(8) });
+    expect(bad.json<{ error: { code: string; field: string } }>().error).toMatchObject({
+      code: 'malformed_json',
+      field: 'body',
+    });
+    const ct = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'image/png' },
+      payload: Buffer.alloc(8),
+    });
     expect(ct.statusCode).toBe(415);
     expect(ct.json<{ error: { field: string } }>().error.field).toBe('content-type');
-    const odd = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=f32', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(10) });
+    const odd = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=f32',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(10),
+    });
     expect(odd.statusCode).toBe(400);
     expect(odd.json<{ error: { field: string; message: string } }>().error).toMatchObject({ field: 'body' });
     expect(odd.json<{ error: { message: string } }>().error.message).toContain('multiple of the f32 element size');
-    const unknownQuery = await s.app.inject({ method: 'POST', url: '/v1/stft?speed=11', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(16) });
+    const unknownQuery = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?speed=11',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(16),
+    });
     expect(unknownQuery.statusCode).toBe(400);
     expect(unknownQuery.json<{ error: { field: string } }>().error.field).toBe('speed');
-    const dtype = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=int8', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(16) });
+    const dtype = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=int8',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(16),
+    });
     expect(dtype.json<{ error: { field: string } }>().error.field).toBe('dtype');
-    const notAcceptable = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { accept: 'text/html' }, payload: { signal: signal(8) } });
+    const notAcceptable = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { accept: 'text/html' },
+      payload: { signal: signal(8) },
+    });
     expect(notAcceptable.statusCode).toBe(406);
   });
 
   it('an engine JobValidationError is a 400 with its field; a failed job is a 500', async () => {
     const s = make({ engine: new FakeEngine(), extraFlags: ['reject-me', 'explode'] });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['reject-me'] } });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { signal: signal(8), flags: ['reject-me'] },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json<{ error: { field: string } }>().error.field).toBe('flags[0]');
-    const boom = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), flags: ['explode'] } });
+    const boom = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: signal(8), flags: ['explode'] },
+    });
     expect(boom.statusCode).toBe(500);
     expect(boom.json<{ error: { code: string } }>().error.code).toBe('job_failed');
   });
 
   it('413 for a body over the limit and for too many samples; 404 JSON for unknown routes', async () => {
     const s = make({ engine: new FakeEngine(), limits: { bodyLimitBytes: 1024, maxSamples: 100 } });
-    const big = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(4096) });
+    const big = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(4096),
+    });
     expect(big.statusCode).toBe(413);
-    const many = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(404) });
+    const many = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(404),
+    });
     expect(many.statusCode).toBe(413);
     expect(many.json<{ error: { field: string } }>().error.field).toBe('signal');
     const nf = await s.app.inject({ method: 'GET', url: '/v1/nothing' });
@@ -288,9 +379,17 @@ describe('queue limits, timeouts, cancellation', () => {
     await waitFor(() => engine.submitted.length === 1, 'the first job');
     const second = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(second.statusCode).toBe(429);
-    expect(second.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'too_many_requests', retryable: true });
+    expect(second.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({
+      code: 'too_many_requests',
+      retryable: true,
+    });
     // Refused on its headers, before its body is read: even a body that would be a 400 gets the 429.
-    const unread = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' });
+    const unread = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"signal": [1, 2,',
+    });
     expect(unread.statusCode).toBe(429);
     expect(unread.headers['retry-after']).toBe('1');
     // Health and metrics still answer while full.
@@ -298,14 +397,33 @@ describe('queue limits, timeouts, cancellation', () => {
     engine.release();
     expect((await first).statusCode).toBe(200);
     // Room again: the same malformed body now gets its 400.
-    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{"signal": [1, 2,' })).statusCode).toBe(400);
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/v1/stft',
+          headers: { 'content-type': 'application/json' },
+          payload: '{"signal": [1, 2,',
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 
   it('onLoadSample sees every look at the loop; a throwing callback becomes a warning, not a crash', async () => {
-    const samples: { lagMs: number; utilization: number; arrivals: number; share: number; admitted: number; refused: number; pending: number }[] = [];
+    const samples: {
+      lagMs: number;
+      utilization: number;
+      arrivals: number;
+      share: number;
+      admitted: number;
+      refused: number;
+      pending: number;
+    }[] = [];
     const warnings: string[] = [];
     // Captured instead of printed: a passing npm test prints no warning.
-    const emitWarning = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => void warnings.push(typeof w === 'string' ? w : w.message));
+    const emitWarning = vi
+      .spyOn(process, 'emitWarning')
+      .mockImplementation((w: string | Error) => void warnings.push(typeof w === 'string' ? w : w.message));
     try {
       const s = make({
         engine: new FakeEngine(),
@@ -315,8 +433,13 @@ describe('queue limits, timeouts, cancellation', () => {
         },
       });
       await s.app.ready();
-      expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } })).statusCode).toBe(200);
-      await waitFor(() => samples.some((x) => x.arrivals === 1 && x.admitted === 1) && warnings.length > 0, 'a look that saw the request, and the warning');
+      expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } })).statusCode).toBe(
+        200,
+      );
+      await waitFor(
+        () => samples.some((x) => x.arrivals === 1 && x.admitted === 1) && warnings.length > 0,
+        'a look that saw the request, and the warning',
+      );
       expect(samples.at(-1)).toMatchObject({ share: 1, refused: 0 });
       expect(warnings[0]).toMatch(/onLoadSample threw: tracing bug/);
       expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
@@ -330,9 +453,12 @@ describe('queue limits, timeouts, cancellation', () => {
     const s = make({ engine, limits: { maxPending: 2 } });
     const base = await s.listen({ port: 0, host: '127.0.0.1' });
     const { port } = new URL(base);
-    const head = (bytes: number): string => `POST /v1/stft HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/octet-stream\r\ncontent-length: ${bytes}\r\n\r\n`;
+    const head = (bytes: number): string =>
+      `POST /v1/stft HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/octet-stream\r\ncontent-length: ${bytes}\r\n\r\n`;
     /** A raw connection: sends `bytes`, collects what comes back. */
-    const connect = async (bytes: string | Buffer): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> => {
+    const connect = async (
+      bytes: string | Buffer,
+    ): Promise<{ socket: Socket; received: () => string; closed: Promise<void> }> => {
       const socket = new Socket();
       let received = '';
       socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
@@ -377,8 +503,12 @@ describe('queue limits, timeouts, cancellation', () => {
   });
 
   it('load-shedding limits must be finite numbers of ms >= 0, named in the error', () => {
-    expect(() => createServer({ limits: { maxTurnMs: -1 } })).toThrow(/limits\.maxTurnMs must be a finite number of ms >= 0 \(0 turns it off\), got -1/);
-    expect(() => createServer({ limits: { maxEventLoopDelayMs: Number.NaN } })).toThrow(/limits\.maxEventLoopDelayMs must be a finite number of ms >= 0/);
+    expect(() => createServer({ limits: { maxTurnMs: -1 } })).toThrow(
+      /limits\.maxTurnMs must be a finite number of ms >= 0 \(0 turns it off\), got -1/,
+    );
+    expect(() => createServer({ limits: { maxEventLoopDelayMs: Number.NaN } })).toThrow(
+      /limits\.maxEventLoopDelayMs must be a finite number of ms >= 0/,
+    );
     expect(() => createServer({ limits: { maxTurnMs: Number.POSITIVE_INFINITY } })).toThrow(/got Infinity/);
   });
 
@@ -408,7 +538,8 @@ describe('queue limits, timeouts, cancellation', () => {
           return client;
         }),
       );
-      const connections = (): Promise<number> => new Promise((resolve, reject) => s.app.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+      const connections = (): Promise<number> =>
+        new Promise((resolve, reject) => s.app.server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
       const t0 = performance.now();
       while ((await connections()) < requests) {
         if (performance.now() - t0 > 10_000) throw new Error(`timed out waiting for ${requests} accepted connections`);
@@ -466,7 +597,8 @@ describe('queue limits, timeouts, cancellation', () => {
     // new jobs are refused. (A request sent before a block reaches the server after it.)
     const arrived: Promise<{ statusCode: number }>[] = [];
     for (let i = 0; i < 3; i++) {
-      for (let k = 0; k < 16; k++) arrived.push(s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
+      for (let k = 0; k < 16; k++)
+        arrived.push(s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
       await holdLoop(300);
     }
     await holdLoop(300);
@@ -478,14 +610,21 @@ describe('queue limits, timeouts, cancellation', () => {
     expect(error.message).toMatch(/event loop runs behind \(limit 100 ms\), so it takes \d+ % of new work/);
     expect(error.retryable).toBe(true);
     const shareOf = async (): Promise<number> =>
-      Number(/^tscuda_admission_share(?:\{[^}]*\})? ([\d.]+)$/m.exec((await s.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]);
+      Number(
+        /^tscuda_admission_share(?:\{[^}]*\})? ([\d.]+)$/m.exec(
+          (await s.app.inject({ method: 'GET', url: '/metrics' })).body,
+        )?.[1],
+      );
     expect(await shareOf()).toBeLessThan(1);
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
     // The flood's first requests were taken (each answered below), then shedding began. Each arrived
     // request is either refused at once or, once its body is read, a job in the (held) engine.
     let refusedSoFar = 0;
     for (const a of arrived) void a.then((r) => (refusedSoFar += r.statusCode === 429 ? 1 : 0));
-    await waitFor(() => refusedSoFar + engine.submitted.length - 1 === arrived.length, 'every flood request refused or submitted');
+    await waitFor(
+      () => refusedSoFar + engine.submitted.length - 1 === arrived.length,
+      'every flood request refused or submitted',
+    );
     const taken = engine.submitted.length;
     expect(taken).toBeGreaterThan(16);
     expect(taken).toBeLessThan(49);
@@ -528,7 +667,11 @@ describe('asynchronous jobs', () => {
   it('POST /v1/jobs -> 202, GET until ready (JSON and binary), DELETE forgets it', async () => {
     const engine = new FakeEngine({ manual: true });
     const s = make({ engine, jobIdPrefix: 'w1-' });
-    const post = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft', 'cycles'], bands: [[0.1, 0.3]] } });
+    const post = await s.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { signal: signal(16), flags: ['stft', 'cycles'], bands: [[0.1, 0.3]] },
+    });
     expect(post.statusCode).toBe(202);
     const { id } = post.json<{ id: string }>();
     // The worker's routing prefix, then 128 random bits: no client guesses another's job.
@@ -542,7 +685,11 @@ describe('asynchronous jobs', () => {
     const ready = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` });
     expect(ready.statusCode).toBe(200);
     expect(ready.json<{ status: string; result: { filtered: number[] } }>().result.filtered).toHaveLength(16);
-    const bin = await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}`, headers: { accept: 'application/octet-stream' } });
+    const bin = await s.app.inject({
+      method: 'GET',
+      url: `/v1/jobs/${id}`,
+      headers: { accept: 'application/octet-stream' },
+    });
     expect(bin.headers['x-tscuda-fields']).toContain('filtered=f32[1,16]');
     const del = await s.app.inject({ method: 'DELETE', url: `/v1/jobs/${id}` });
     expect(del.json<{ deleted: boolean }>().deleted).toBe(true);
@@ -554,7 +701,9 @@ describe('asynchronous jobs', () => {
     const s = make({ engine });
     const noFlags = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16) } });
     expect(noFlags.json<{ error: { field: string } }>().error.field).toBe('flags');
-    const { id } = (await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft'] } })).json<{ id: string }>();
+    const { id } = (
+      await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(16), flags: ['stft'] } })
+    ).json<{ id: string }>();
     const del = await s.app.inject({ method: 'DELETE', url: `/v1/jobs/${id}` });
     expect(del.json<{ status: string }>().status).toBe('cancelled');
     expect(engine.queued).toBe(0);
@@ -566,9 +715,16 @@ describe('asynchronous jobs', () => {
   it('keeps at most maxFinished finished jobs', async () => {
     const s = make({ engine: new FakeEngine(), limits: { jobRetention: { maxFinished: 2, ttlMs: 60_000 } } });
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })).json<{ id: string }>().id);
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        (
+          await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })
+        ).json<{ id: string }>().id,
+      );
     await new Promise((r) => setTimeout(r, 10));
-    const codes = await Promise.all(ids.map(async (id) => (await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).statusCode));
+    const codes = await Promise.all(
+      ids.map(async (id) => (await s.app.inject({ method: 'GET', url: `/v1/jobs/${id}` })).statusCode),
+    );
     expect(codes).toEqual([404, 404, 200, 200]);
   });
 });
@@ -598,14 +754,27 @@ describe('batch endpoints', () => {
       payload: { items: [{ a: [0, 0], b: [2, 4], t: 0.5 }] },
     });
     expect(l.headers['x-tscuda-fields']).toBe('outputs=f32[1,2]');
-    expect(Array.from(new Float32Array(l.rawPayload.buffer.slice(l.rawPayload.byteOffset, l.rawPayload.byteOffset + 8)))).toEqual([1, 2]);
-    const sl = await s.app.inject({ method: 'POST', url: '/v1/batch/slerp', payload: { items: [{ a: [1, 0], b: [0, 1], t: 0 }] } });
+    expect(
+      Array.from(new Float32Array(l.rawPayload.buffer.slice(l.rawPayload.byteOffset, l.rawPayload.byteOffset + 8))),
+    ).toEqual([1, 2]);
+    const sl = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/slerp',
+      payload: { items: [{ a: [1, 0], b: [0, 1], t: 0 }] },
+    });
     expect(sl.json<{ outputs: number[][] }>().outputs).toEqual([[1, 0]]);
   });
 
   it('bad items name their field; a full batcher is 429; no batcher is 503', async () => {
-    const s = make({ engine: new FakeEngine(), batchers: { ...batchers, gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v), 0) } });
-    const t = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 2 }] } });
+    const s = make({
+      engine: new FakeEngine(),
+      batchers: { ...batchers, gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v), 0) },
+    });
+    const t = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/lerp',
+      payload: { items: [{ a: [0], b: [1], t: 2 }] },
+    });
     expect(t.json<{ error: { field: string } }>().error.field).toBe('items[0].t');
     const dim = await s.app.inject({
       method: 'POST',
@@ -618,13 +787,19 @@ describe('batch endpoints', () => {
       },
     });
     expect(dim.json<{ error: { field: string } }>().error.field).toBe('items[1].a');
-    const extra = await s.app.inject({ method: 'POST', url: '/v1/batch/lerp', payload: { items: [{ a: [0], b: [1], t: 0.5, s: 1 }] } });
+    const extra = await s.app.inject({
+      method: 'POST',
+      url: '/v1/batch/lerp',
+      payload: { items: [{ a: [0], b: [1], t: 0.5, s: 1 }] },
+    });
     expect(extra.json<{ error: { field: string } }>().error.field).toBe('items[0].s');
     const full = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } });
     expect(full.statusCode).toBe(429);
     expect(full.headers['retry-after']).toBe('1');
     const none = make({ engine: new FakeEngine() });
-    expect((await none.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode).toBe(503);
+    expect(
+      (await none.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode,
+    ).toBe(503);
   });
 });
 
@@ -633,7 +808,11 @@ describe('health, info, metrics', () => {
     const s = make({ engine: new FakeEngine(), batchers });
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/live' })).statusCode).toBe(200);
     expect((await s.app.inject({ method: 'GET', url: '/v2/health/ready' })).statusCode).toBe(200);
-    const info = (await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ engine: { lanes: number }; batch: string[]; version: string }>();
+    const info = (await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{
+      engine: { lanes: number };
+      batch: string[];
+      version: string;
+    }>();
     expect(info.engine.lanes).toBe(2);
     expect(info.batch).toEqual(['gradient', 'lerp', 'slerp']);
     expect(info.version).toMatch(/^\d+\.\d+/);
@@ -677,20 +856,44 @@ describe('without a GPU', () => {
     const ready = await s.app.inject({ method: 'GET', url: '/v2/health/ready' });
     expect(ready.statusCode).toBe(503);
     expect(ready.json<{ reason: string }>().reason).toContain('libcuda');
-    expect((await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ engine: null; ready: boolean }>()).toMatchObject({ engine: null, ready: false });
+    expect(
+      (await s.app.inject({ method: 'GET', url: '/v1/info' })).json<{ engine: null; ready: boolean }>(),
+    ).toMatchObject({ engine: null, ready: false });
     expect((await s.app.inject({ method: 'GET', url: '/metrics' })).body).toContain('tscuda_ready 0');
-    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { 'content-type': 'application/json' }, payload: '{' })).statusCode).toBe(400);
-    expect((await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), nope: 1 } })).statusCode).toBe(400);
-    const nanFs = await s.app.inject({ method: 'POST', url: '/v1/stft?fs=NaN', headers: { 'content-type': 'application/octet-stream' }, payload: Buffer.alloc(32) });
+    expect(
+      (
+        await s.app.inject({
+          method: 'POST',
+          url: '/v1/stft',
+          headers: { 'content-type': 'application/json' },
+          payload: '{',
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8), nope: 1 } })).statusCode,
+    ).toBe(400);
+    const nanFs = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?fs=NaN',
+      headers: { 'content-type': 'application/octet-stream' },
+      payload: Buffer.alloc(32),
+    });
     expect(nanFs.json<{ error: { field: string } }>().error.field).toBe('fs');
-    const band = await s.app.inject({ method: 'POST', url: '/v1/cycles', payload: { signal: signal(8), fs: 2, bands: [[0.5, 3]] } });
+    const band = await s.app.inject({
+      method: 'POST',
+      url: '/v1/cycles',
+      payload: { signal: signal(8), fs: 2, bands: [[0.5, 3]] },
+    });
     expect(band.json<{ error: { field: string } }>().error.field).toBe('bands[0][1]');
     const item = await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1, null]] } });
     expect(item.json<{ error: { field: string } }>().error.field).toBe('items[0][1]');
     const work = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(work.statusCode).toBe(503);
     expect(work.json<{ error: { code: string } }>().error.code).toBe('gpu_unavailable');
-    expect((await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode).toBe(503);
+    expect(
+      (await s.app.inject({ method: 'POST', url: '/v1/batch/gradient', payload: { items: [[1]] } })).statusCode,
+    ).toBe(503);
   });
 });
 
@@ -700,17 +903,29 @@ describe('context loss and graceful close', () => {
     let lost = 0;
     let peers = false;
     const s = make({ engine, onLost: () => lost++, peersReady: () => peers });
-    const accepted = Array.from({ length: 5 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
-    const job = (await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })).json<{ id: string }>();
+    const accepted = Array.from({ length: 5 }, () =>
+      s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
+    );
+    const job = (
+      await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } })
+    ).json<{ id: string }>();
     await new Promise((r) => setTimeout(r, 10));
     engine.loseContext();
     for (const r of await Promise.all(accepted)) {
       expect(r.statusCode).toBe(503);
-      expect(r.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'gpu_lost', retryable: true });
+      expect(r.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({
+        code: 'gpu_lost',
+        retryable: true,
+      });
       expect(r.headers.connection).toBe('close');
     }
     expect(lost).toBe(1);
-    expect((await s.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}` })).json<{ status: string; error: { code: string } }>()).toMatchObject({
+    expect(
+      (await s.app.inject({ method: 'GET', url: `/v1/jobs/${job.id}` })).json<{
+        status: string;
+        error: { code: string };
+      }>(),
+    ).toMatchObject({
       status: 'error',
       error: { code: 'gpu_lost' },
     });
@@ -725,8 +940,14 @@ describe('context loss and graceful close', () => {
   it('close() settles every accepted request and job before it resolves; later requests get 503', async () => {
     const engine = new FakeEngine({ delayMs: 80 });
     const s = createServer({ engine, ownsEngine: true, limits: { maxBatchDelayMs: 0 } });
-    const accepted = Array.from({ length: 4 }, () => s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }));
-    const job = await s.app.inject({ method: 'POST', url: '/v1/jobs', payload: { signal: signal(8), flags: ['stft'] } });
+    const accepted = Array.from({ length: 4 }, () =>
+      s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } }),
+    );
+    const job = await s.app.inject({
+      method: 'POST',
+      url: '/v1/jobs',
+      payload: { signal: signal(8), flags: ['stft'] },
+    });
     expect(job.statusCode).toBe(202);
     await waitFor(() => engine.submitted.length === 5, 'every accepted job in the engine');
     const t0 = performance.now();
@@ -734,7 +955,10 @@ describe('context loss and graceful close', () => {
     const late = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: signal(8) } });
     expect(late.statusCode).toBe(503);
     // In the documented shape, not fastify's own 503.
-    expect(late.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({ code: 'shutting_down', retryable: true });
+    expect(late.json<{ error: { code: string; retryable: boolean } }>().error).toMatchObject({
+      code: 'shutting_down',
+      retryable: true,
+    });
     await closed;
     expect(performance.now() - t0).toBeGreaterThan(40);
     // Every accepted job (4 synchronous, 1 asynchronous) ran to its end before close() resolved.

@@ -21,8 +21,25 @@ async function freePort(): Promise<number> {
 
 describe('tscuda serve', () => {
   it('parses its options', async () => {
-    const p = await parseServeArgs(['--port', '9000', '--workers', '3', '--devices', '0,1', '--lanes', '2', '--max-queued', '8', '--precision', 'f64']);
-    expect(p).toMatchObject({ help: false, workers: 3, config: { port: 9000, devices: [0, 1], lanes: 2, maxQueued: 8, precision: 'f64' } });
+    const p = await parseServeArgs([
+      '--port',
+      '9000',
+      '--workers',
+      '3',
+      '--devices',
+      '0,1',
+      '--lanes',
+      '2',
+      '--max-queued',
+      '8',
+      '--precision',
+      'f64',
+    ]);
+    expect(p).toMatchObject({
+      help: false,
+      workers: 3,
+      config: { port: 9000, devices: [0, 1], lanes: 2, maxQueued: 8, precision: 'f64' },
+    });
     await expect(parseServeArgs(['--lanes', '0'])).rejects.toThrow(/--lanes/);
     await expect(parseServeArgs(['--bogus'])).rejects.toThrow();
   });
@@ -36,10 +53,22 @@ describe('tscuda serve', () => {
   }, 30_000);
 
   const launches = [
-    { how: 'node --import tsx src/cli/main.ts serve --workers 0', args: ['--import', 'tsx', MAIN, 'serve', '--workers', '0'], cwd: ROOT },
-    { how: 'node --import tsx src/cli/main.ts serve --workers 1', args: ['--import', 'tsx', MAIN, 'serve', '--workers', '1'], cwd: ROOT },
+    {
+      how: 'node --import tsx src/cli/main.ts serve --workers 0',
+      args: ['--import', 'tsx', MAIN, 'serve', '--workers', '0'],
+      cwd: ROOT,
+    },
+    {
+      how: 'node --import tsx src/cli/main.ts serve --workers 1',
+      args: ['--import', 'tsx', MAIN, 'serve', '--workers', '1'],
+      cwd: ROOT,
+    },
     // What a user types in a checkout: bin/tscuda.js registers tsx in the primary only, so its worker processes must get it too.
-    { how: 'bin/tscuda.js serve --workers 1, from another folder', args: [join(ROOT, 'bin', 'tscuda.js'), 'serve', '--workers', '1'], cwd: tmpdir() },
+    {
+      how: 'bin/tscuda.js serve --workers 1, from another folder',
+      args: [join(ROOT, 'bin', 'tscuda.js'), 'serve', '--workers', '1'],
+      cwd: tmpdir(),
+    },
   ];
   for (const launch of launches) {
     it(`${launch.how}: live answers, SIGTERM exits 0`, async () => {

@@ -52,7 +52,8 @@ describe('tscuda serve: a worker killed with SIGKILL', () => {
     for (const a of answers) expect('status' in a ? a.status : a.error).not.toBe('TIMEOUT');
     const lost = answers.filter((a) => 'status' in a && a.status === 503);
     expect(lost.length, JSON.stringify(answers)).toBeGreaterThanOrEqual(1);
-    for (const a of lost) if ('text' in a) expect(JSON.parse(a.text)).toMatchObject({ error: { code: 'worker_lost', retryable: true } });
+    for (const a of lost)
+      if ('text' in a) expect(JSON.parse(a.text)).toMatchObject({ error: { code: 'worker_lost', retryable: true } });
     await s.waitFor(/holding 1 connection\(s\) it had not read/, 10_000);
     s.child.kill('SIGTERM');
     expect((await s.child).exitCode, s.stderr()).toBe(0);
@@ -73,7 +74,9 @@ describe('tscuda serve: a worker killed with SIGKILL', () => {
     const after = await metrics(s.base);
     expect(total(after, 'tscuda_request_success_total')).toBeGreaterThanOrEqual(before);
     // Series are labelled by slot (the place a replacement takes over), not by an ever-growing worker id.
-    expect(new Set([...after.matchAll(/tscuda_request_success_total\{[^}]*worker="(\d+)"/g)].map((m) => m[1]))).toEqual(new Set(['0', '1']));
+    expect(new Set([...after.matchAll(/tscuda_request_success_total\{[^}]*worker="(\d+)"/g)].map((m) => m[1]))).toEqual(
+      new Set(['0', '1']),
+    );
     for (let i = 0; i < 4; i++) await call(s.base, '/v1/info');
     expect(total(await metrics(s.base), 'tscuda_request_success_total')).toBeGreaterThanOrEqual(before + 4);
     s.child.kill('SIGTERM');

@@ -39,7 +39,9 @@ describe('serve --devices', () => {
     await expect(parseServeArgs(['--devices', '-1'])).rejects.toThrow(/--devices/);
     await expect(parseServeArgs(['--devices', ''])).rejects.toThrow(/--devices/);
     await expect(parseServeArgs(['--devices', '1,0,1'])).rejects.toThrow(/--devices: device 1 is listed twice/);
-    await expect(parseServeArgs(['--devices', '0,99999999999999999999'])).rejects.toThrow(/--devices: ordinal 100000000000000000000 is above 1023/);
+    await expect(parseServeArgs(['--devices', '0,99999999999999999999'])).rejects.toThrow(
+      /--devices: ordinal 100000000000000000000 is above 1023/,
+    );
   });
 
   it('workers spread round robin: worker i on devices[i % n]', () => {
@@ -53,7 +55,11 @@ describe('serve --devices', () => {
   });
 
   it('a repeated device is bad usage: one line, exit 2, before anything starts', async () => {
-    const r = await execa('node', ['--import', 'tsx', MAIN, 'serve', '--workers', '0', '--devices', '0,0'], { cwd: ROOT, reject: false, timeout: 30_000 });
+    const r = await execa('node', ['--import', 'tsx', MAIN, 'serve', '--workers', '0', '--devices', '0,0'], {
+      cwd: ROOT,
+      reject: false,
+      timeout: 30_000,
+    });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/--devices: device 0 is listed twice/);
@@ -74,16 +80,22 @@ describe('serve limits', () => {
 
   it('refuses a JSON limit above 256 MiB or above --body-limit, and a body timeout of 0', async () => {
     await expect(parseServeArgs(['--json-limit', '257'])).rejects.toThrow(/--json-limit must be at most 256/);
-    await expect(parseServeArgs(['--json-limit', '32', '--body-limit', '16'])).rejects.toThrow(/--json-limit must be at most --body-limit \(16 MiB\)/);
+    await expect(parseServeArgs(['--json-limit', '32', '--body-limit', '16'])).rejects.toThrow(
+      /--json-limit must be at most --body-limit \(16 MiB\)/,
+    );
     await expect(parseServeArgs(['--json-limit', '0'])).rejects.toThrow(/--json-limit must be an integer >= 1/);
     await expect(parseServeArgs(['--body-timeout', '0'])).rejects.toThrow(/--body-timeout must be an integer >= 1/);
   });
 
   it('--timeout is 1..2^31-1 ms (the most a Node timer holds)', async () => {
     expect((await config(['--timeout', '2147483647'])).defaultTimeoutMs).toBe(2 ** 31 - 1);
-    await expect(parseServeArgs(['--timeout', '2147483648'])).rejects.toThrow(/--timeout must be at most 2147483647 \(the most a Node timer holds\)/);
+    await expect(parseServeArgs(['--timeout', '2147483648'])).rejects.toThrow(
+      /--timeout must be at most 2147483647 \(the most a Node timer holds\)/,
+    );
     await expect(parseServeArgs(['--timeout', '0'])).rejects.toThrow(/--timeout must be an integer >= 1/);
-    await expect(parseServeArgs(['--body-timeout', '99999999999'])).rejects.toThrow(/--body-timeout must be at most 2147483647/);
+    await expect(parseServeArgs(['--body-timeout', '99999999999'])).rejects.toThrow(
+      /--body-timeout must be at most 2147483647/,
+    );
   });
 });
 
@@ -114,14 +126,35 @@ describe('serverOptions(config)', () => {
   });
 
   it('the server built from the parsed flags runs with them (/v1/info limits), owns its engine, and shows the parts info', async () => {
-    const c = await config(['--json-limit', '3', '--body-limit', '19', '--body-timeout', '2300', '--timeout', '1700', '--max-pending', '7', '--log']);
+    const c = await config([
+      '--json-limit',
+      '3',
+      '--body-limit',
+      '19',
+      '--body-timeout',
+      '2300',
+      '--timeout',
+      '1700',
+      '--max-pending',
+      '7',
+      '--log',
+    ]);
     const engine = new FakeEngine();
     const options = serverOptions(c, { engine, info: () => ({ devices: [{ ordinal: 0 }] }) });
     expect(options).toMatchObject({ engine, ownsEngine: true, logger: true });
     const server = createServer({ ...options, logger: false });
     try {
-      const info = (await server.app.inject({ method: 'GET', url: '/v1/info' })).json() as { limits: Record<string, number>; devices: unknown };
-      expect(info.limits).toMatchObject({ jsonBodyLimitBytes: 3 * 2 ** 20, bodyLimitBytes: 19 * 2 ** 20, bodyTimeoutMs: 2300, defaultTimeoutMs: 1700, maxPending: 7 });
+      const info = (await server.app.inject({ method: 'GET', url: '/v1/info' })).json() as {
+        limits: Record<string, number>;
+        devices: unknown;
+      };
+      expect(info.limits).toMatchObject({
+        jsonBodyLimitBytes: 3 * 2 ** 20,
+        bodyLimitBytes: 19 * 2 ** 20,
+        bodyTimeoutMs: 2300,
+        defaultTimeoutMs: 1700,
+        maxPending: 7,
+      });
       expect(info.devices).toEqual([{ ordinal: 0 }]);
     } finally {
       await server.close();
@@ -144,11 +177,18 @@ describe('serverOptions(config)', () => {
 
 describe('a serve process on a machine without a GPU', () => {
   // On a GPU host this would build a real engine: the GPU suite covers that (test/gpu/server).
-  it.skipIf(Device.count() > 0)('builds no engine and says why, for any --devices (the placement rule refusing "no device visible" is not a failed start)', async () => {
-    for (const devices of [[0], [0, 1], 'all'] as const) {
-      const parts = await buildPartsOrNone({ port: 0, host: '127.0.0.1', devices: devices === 'all' ? devices : [...devices] });
-      expect(parts.engine).toBeNull();
-      expect(parts.unavailableReason).toMatch(/^no usable CUDA device: /);
-    }
-  });
+  it.skipIf(Device.count() > 0)(
+    'builds no engine and says why, for any --devices (the placement rule refusing "no device visible" is not a failed start)',
+    async () => {
+      for (const devices of [[0], [0, 1], 'all'] as const) {
+        const parts = await buildPartsOrNone({
+          port: 0,
+          host: '127.0.0.1',
+          devices: devices === 'all' ? devices : [...devices],
+        });
+        expect(parts.engine).toBeNull();
+        expect(parts.unavailableReason).toMatch(/^no usable CUDA device: /);
+      }
+    },
+  );
 });

@@ -34,7 +34,12 @@ export interface ServeProcess {
 export function spawnServe(args: string[]): ServeProcess {
   // No forced SIGKILL 5 s after a kill(): the tests measure how the server ends by itself.
   // Process details in /v1/info (workerPids() reads the pids there; off by default).
-  const child = execa('node', [BIN, 'serve', ...args], { cwd: ROOT, reject: false, forceKillAfterDelay: false, env: { [PROCESS_INFO_ENV]: '1' } });
+  const child = execa('node', [BIN, 'serve', ...args], {
+    cwd: ROOT,
+    reject: false,
+    forceKillAfterDelay: false,
+    env: { [PROCESS_INFO_ENV]: '1' },
+  });
   let err = '';
   const waiters = new Set<() => void>();
   child.stderr.on('data', (d: Buffer) => {
@@ -78,16 +83,32 @@ export function call(
   base: string,
   path: string,
   options: { method?: string; body?: string; agent?: Agent | false; timeoutMs?: number } = {},
-): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string; reused: boolean } | { error: string; reused: boolean }> {
+): Promise<
+  | { status: number; headers: Record<string, string | string[] | undefined>; text: string; reused: boolean }
+  | { error: string; reused: boolean }
+> {
   return new Promise((resolve) => {
     const url = new URL(base + path);
-    const r = request({ host: url.hostname, port: url.port, path: url.pathname, method: options.method ?? 'GET', agent: options.agent ?? false }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, reused: r.reusedSocket }));
-      res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, reused: r.reusedSocket }));
-    });
-    r.setTimeout(options.timeoutMs ?? 20_000, () => r.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    const r = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: options.method ?? 'GET',
+        agent: options.agent ?? false,
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, reused: r.reusedSocket }),
+        );
+        res.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, reused: r.reusedSocket }));
+      },
+    );
+    r.setTimeout(options.timeoutMs ?? 20_000, () =>
+      r.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })),
+    );
     r.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message, reused: r.reusedSocket }));
     if (options.body !== undefined) r.setHeader('content-type', 'application/json');
     r.end(options.body);

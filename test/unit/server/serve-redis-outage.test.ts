@@ -25,7 +25,18 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis kill
 
   it('answers every POST in flight within the bound, then exits on SIGTERM', async () => {
     const port = await freePort();
-    const serve = spawnServe(['--workers', '0', '--port', String(port), '--redis', redis.url, '--command-timeout', String(BOUND_MS), '--drain', '3000']);
+    const serve = spawnServe([
+      '--workers',
+      '0',
+      '--port',
+      String(port),
+      '--redis',
+      redis.url,
+      '--command-timeout',
+      String(BOUND_MS),
+      '--drain',
+      '3000',
+    ]);
     try {
       await serve.waitFor(/listening on/, 60_000);
       // The test Redis has no memory limit: the front says so at start.
@@ -33,7 +44,12 @@ describe.skipIf(redisSkipReason !== undefined)('tscuda serve --redis: Redis kill
       const base = `http://127.0.0.1:${port}`;
       const body = JSON.stringify({ signal: Array.from({ length: 4096 }, () => Math.random() - 0.5), flags: ['stft'] });
       const post = async (): Promise<number> => {
-        const answer = await fetch(`${base}/v1/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+        const answer = await fetch(`${base}/v1/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+        });
         await answer.arrayBuffer();
         return answer.status;
       };

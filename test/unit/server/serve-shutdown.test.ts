@@ -38,7 +38,9 @@ async function neverFinishingBody(port: number): Promise<Socket> {
   sockets.push(socket);
   socket.on('error', () => undefined);
   await new Promise<void>((resolve) => socket.once('connect', resolve));
-  socket.write('POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"signal":');
+  socket.write(
+    'POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"signal":',
+  );
   await new Promise((r) => setTimeout(r, 300));
   return socket;
 }
@@ -59,7 +61,14 @@ describe('tscuda serve stopping', () => {
     const clients = 24;
     const agents = Array.from({ length: clients }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
     let signalled = false;
-    const outcomes: { status?: number; code?: string; connection?: string; error?: string; reused: boolean; afterSignal: boolean }[] = [];
+    const outcomes: {
+      status?: number;
+      code?: string;
+      connection?: string;
+      error?: string;
+      reused: boolean;
+      afterSignal: boolean;
+    }[] = [];
     // One request whose body arrives slowly, accepted before the signal: it must get its answer.
     const slow = new Promise<string>((resolve) => {
       const socket = connect(s.port, '127.0.0.1');
@@ -69,7 +78,9 @@ describe('tscuda serve stopping', () => {
       socket.on('close', () => resolve(text));
       socket.on('error', () => undefined);
       const body = JSON.stringify({ signal: [1, 2, 3, 4, 5, 6, 7, 8] });
-      socket.write(`POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`);
+      socket.write(
+        `POST /v1/stft HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: ${body.length}\r\n\r\n`,
+      );
       let i = 0;
       const drip = setInterval(() => {
         socket.write(body[i++]!);
@@ -79,14 +90,25 @@ describe('tscuda serve stopping', () => {
     const loop = async (agent: Agent): Promise<void> => {
       for (;;) {
         const afterSignal = signalled;
-        const r = await call(s.base, '/v1/stft', { method: 'POST', body: '{"signal":[1,2,3,4,5,6,7,8]}', agent, timeoutMs: 15_000 });
+        const r = await call(s.base, '/v1/stft', {
+          method: 'POST',
+          body: '{"signal":[1,2,3,4,5,6,7,8]}',
+          agent,
+          timeoutMs: 15_000,
+        });
         if ('error' in r) {
           outcomes.push({ error: r.error, reused: r.reused, afterSignal });
           if (afterSignal && !r.reused) return; // the server no longer accepts connections: this client is done
           continue;
         }
         const code = r.status === 503 ? (JSON.parse(r.text) as { error: { code: string } }).error.code : undefined;
-        outcomes.push({ status: r.status, ...(code === undefined ? {} : { code }), connection: String(r.headers.connection), reused: r.reused, afterSignal });
+        outcomes.push({
+          status: r.status,
+          ...(code === undefined ? {} : { code }),
+          connection: String(r.headers.connection),
+          reused: r.reused,
+          afterSignal,
+        });
       }
     };
     const loops = agents.map((a) => loop(a));
@@ -117,9 +139,19 @@ describe('tscuda serve stopping', () => {
     const send = async (): Promise<boolean> => {
       const beforeSignal = !signalled;
       // agent: false: a new connection for each request, as clients behind a load balancer open them.
-      const r = await call(s.base, '/v1/stft', { method: 'POST', body: '{"signal":[1,2,3,4,5,6,7,8]}', agent: false, timeoutMs: 15_000 });
+      const r = await call(s.base, '/v1/stft', {
+        method: 'POST',
+        body: '{"signal":[1,2,3,4,5,6,7,8]}',
+        agent: false,
+        timeoutMs: 15_000,
+      });
       if ('error' in r) outcomes.push({ error: r.error, beforeSignal });
-      else outcomes.push({ status: r.status, code: (JSON.parse(r.text) as { error?: { code: string } }).error?.code ?? '', beforeSignal });
+      else
+        outcomes.push({
+          status: r.status,
+          code: (JSON.parse(r.text) as { error?: { code: string } }).error?.code ?? '',
+          beforeSignal,
+        });
       return 'error' in r || r.status === 503;
     };
     const loop = async (): Promise<void> => {
@@ -141,7 +173,10 @@ describe('tscuda serve stopping', () => {
     const unanswered = before.filter((o) => o.error !== undefined);
     expect(unanswered, JSON.stringify(unanswered.slice(0, 5))).toEqual([]);
     // No GPU here: answered 503, gpu_unavailable (accepted before the stop) or shutting_down (after it).
-    for (const o of before) expect([o.status, o.code]).toSatisfy(([status, code]: [number, string]) => status === 503 && ['gpu_unavailable', 'shutting_down'].includes(code));
+    for (const o of before)
+      expect([o.status, o.code]).toSatisfy(
+        ([status, code]: [number, string]) => status === 503 && ['gpu_unavailable', 'shutting_down'].includes(code),
+      );
   }, 90_000);
 
   for (const workers of [0, 1]) {

@@ -30,7 +30,10 @@ async function takenPort(): Promise<number> {
 }
 
 /** Runs `tscuda serve <args>` to its end; the stopwatch starts at the spawn. */
-async function runToEnd(args: string[], boundMs: number): Promise<{ exitCode: number | undefined; stderr: string; ms: number }> {
+async function runToEnd(
+  args: string[],
+  boundMs: number,
+): Promise<{ exitCode: number | undefined; stderr: string; ms: number }> {
   const t0 = performance.now();
   const serve = spawnServe(args);
   running.push(serve);
@@ -63,10 +66,16 @@ describe('tscuda serve start-up failures', () => {
 
   it('an engine that cannot be built: the supervisor fails once with its reason (no respawn loop)', async () => {
     const t0 = performance.now();
-    const child = execa('node', ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), '2', join(FIXTURES, 'failing-worker.ts'), '0'], { cwd: ROOT, reject: false, timeout: 60_000 });
+    const child = execa(
+      'node',
+      ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), '2', join(FIXTURES, 'failing-worker.ts'), '0'],
+      { cwd: ROOT, reject: false, timeout: 60_000 },
+    );
     const result = await child;
     expect(result.exitCode, result.stderr).toBe(1);
-    expect(result.stdout).toContain('"failed":"the GPU engine could not be built: device 99: invalid device ordinal (test)"');
+    expect(result.stdout).toContain(
+      '"failed":"the GPU engine could not be built: device 99: invalid device ordinal (test)"',
+    );
     // Failed once: no replacement was started for it.
     expect(result.stderr).not.toMatch(/replacing it|trying again/);
     expect(performance.now() - t0).toBeLessThan(60_000);
@@ -76,14 +85,20 @@ describe('tscuda serve start-up failures', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tscuda-startfail-'));
     const mark = join(dir, 'fail');
     try {
-      const child = execa('node', ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), '1', join(FIXTURES, 'failing-worker.ts'), '0'], {
-        cwd: ROOT,
-        reject: false,
-        timeout: 90_000,
-        env: { TSCUDA_TEST_FAIL_IF: mark, TSCUDA_SERVE_PROCESS_INFO: '1' },
-      });
+      const child = execa(
+        'node',
+        ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), '1', join(FIXTURES, 'failing-worker.ts'), '0'],
+        {
+          cwd: ROOT,
+          reject: false,
+          timeout: 90_000,
+          env: { TSCUDA_TEST_FAIL_IF: mark, TSCUDA_SERVE_PROCESS_INFO: '1' },
+        },
+      );
       let out = '';
-      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('"started"') && resolve())));
+      await new Promise<void>((resolve) =>
+        child.stdout!.on('data', (d: Buffer) => ((out += d.toString()), out.includes('"started"') && resolve())),
+      );
       const { port } = JSON.parse(lines(out)[0]!) as { port: number };
       const [pid] = await workerPids(`http://127.0.0.1:${port}`, 1);
       // From now on a worker of this service cannot start; the one that serves dies.
@@ -91,7 +106,9 @@ describe('tscuda serve start-up failures', () => {
       process.kill(pid!, 'SIGKILL');
       const result = await child;
       expect(result.exitCode, result.stderr).toBe(1);
-      expect(result.stdout).toMatch(/"failed":"a replacement worker failed to start 3 times: the GPU engine could not be built/);
+      expect(result.stdout).toMatch(
+        /"failed":"a replacement worker failed to start 3 times: the GPU engine could not be built/,
+      );
       expect((result.stderr.match(/could not start/g) ?? []).length).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -44,7 +44,12 @@ describe('16-bit request bodies', () => {
     const s = make({ engine });
     const samples = randomI16(2 * 64);
     const scale = 0.001 + Math.random() / 1000;
-    const res = await s.app.inject({ method: 'POST', url: `/v1/stft?dtype=i16&batch=2&scale=${scale}`, headers: BINARY, payload: bytes(samples) });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: `/v1/stft?dtype=i16&batch=2&scale=${scale}`,
+      headers: BINARY,
+      payload: bytes(samples),
+    });
     expect(res.statusCode, res.body).toBe(200);
     const spec = engine.submitted[0]!;
     expect(spec.data).toBeInstanceOf(Int16Array);
@@ -60,7 +65,12 @@ describe('16-bit request bodies', () => {
     const s = make({ engine });
     const samples = randomI16(64);
     for (const dtype of ['i16', 'int16']) {
-      const res = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { ...BINARY, 'x-tscuda-dtype': dtype }, payload: bytes(samples) });
+      const res = await s.app.inject({
+        method: 'POST',
+        url: '/v1/stft',
+        headers: { ...BINARY, 'x-tscuda-dtype': dtype },
+        payload: bytes(samples),
+      });
       expect(res.statusCode, res.body).toBe(200);
     }
     for (const spec of engine.submitted) {
@@ -78,7 +88,12 @@ describe('16-bit request bodies', () => {
       { dtype: 'bf16', bits: randomHalf(64, bf16Bits) },
     ] as const;
     for (const c of cases) {
-      const res = await s.app.inject({ method: 'POST', url: `/v1/stft?dtype=${c.dtype}`, headers: BINARY, payload: bytes(c.bits) });
+      const res = await s.app.inject({
+        method: 'POST',
+        url: `/v1/stft?dtype=${c.dtype}`,
+        headers: BINARY,
+        payload: bytes(c.bits),
+      });
       expect(res.statusCode, res.body).toBe(200);
       const spec = engine.submitted.at(-1)!;
       expect(spec.data).toBeInstanceOf(Uint16Array);
@@ -100,7 +115,12 @@ describe('16-bit request bodies', () => {
     const engine = new FakeEngine();
     const s = make({ engine });
     for (const dtype of ['i16', 'f16', 'bf16']) {
-      const res = await s.app.inject({ method: 'POST', url: `/v1/stft?dtype=${dtype}`, headers: BINARY, payload: Buffer.alloc(129, 7) });
+      const res = await s.app.inject({
+        method: 'POST',
+        url: `/v1/stft?dtype=${dtype}`,
+        headers: BINARY,
+        payload: Buffer.alloc(129, 7),
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json<{ error: { field: string; message: string } }>().error).toMatchObject({ field: 'body' });
       expect(res.body).toMatch(new RegExp(`129 bytes is not a multiple of the ${dtype} element size \\(2 bytes\\)`));
@@ -111,18 +131,37 @@ describe('16-bit request bodies', () => {
   it('refused with 400 naming the field: a JSON body with a 16-bit dtype, scale on f32 samples, an unknown dtype, outputDtype i16', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
-    const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from(randomI16(64)), dtype: 'i16' } });
+    const json = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: Array.from(randomI16(64)), dtype: 'i16' },
+    });
     expect(json.statusCode).toBe(400);
     expect(json.json<{ error: { field: string; message: string } }>().error.field).toBe('dtype');
     expect(json.body).toMatch(/binary bodies/);
     const f32 = new Float32Array(64).map(() => Math.random());
-    const scaled = await s.app.inject({ method: 'POST', url: '/v1/stft?scale=2', headers: BINARY, payload: bytes(f32) });
+    const scaled = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?scale=2',
+      headers: BINARY,
+      payload: bytes(f32),
+    });
     expect(scaled.statusCode).toBe(400);
     expect(scaled.json<{ error: { field: string } }>().error.field).toBe('scale');
-    const unknown = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=u8', headers: BINARY, payload: bytes(f32) });
+    const unknown = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=u8',
+      headers: BINARY,
+      payload: bytes(f32),
+    });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.body).toMatch(/dtype/);
-    const outI16 = await s.app.inject({ method: 'POST', url: '/v1/stft?dtype=i16&outputDtype=i16', headers: BINARY, payload: bytes(randomI16(64)) });
+    const outI16 = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=i16&outputDtype=i16',
+      headers: BINARY,
+      payload: bytes(randomI16(64)),
+    });
     expect(outI16.statusCode).toBe(400);
     expect(outI16.json<{ error: { field: string } }>().error.field).toBe('outputDtype');
     expect(engine.submitted).toHaveLength(0);
@@ -156,22 +195,38 @@ describe('16-bit result waves (outputDtype)', () => {
     const engine = new FakeEngine();
     const s = make({ engine });
     const samples = new Float32Array(32).map(() => Math.random() * 2 - 1);
-    const res = await s.app.inject({ method: 'POST', url: '/v1/stft', headers: { ...BINARY, 'x-tscuda-outputdtype': 'bf16' }, payload: bytes(samples) });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      headers: { ...BINARY, 'x-tscuda-outputdtype': 'bf16' },
+      payload: bytes(samples),
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json<{ filtered: number[]; dtypes: Record<string, string> }>();
     expect(body.dtypes).toMatchObject({ filtered: 'bf16', spectrum: 'f32' });
     expect(body.filtered.flat()).toEqual(Array.from(samples, (v) => bf16Value(bf16Bits(v * 2))));
     expect(engine.submitted[0]!.outputDtype).toBe('bf16');
     // f16 likewise, from a JSON body (its samples are f32; the waves come back 16-bit).
-    const json = await s.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal: Array.from(samples), outputDtype: 'f16' } });
+    const json = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft',
+      payload: { signal: Array.from(samples), outputDtype: 'f16' },
+    });
     expect(json.statusCode, json.body).toBe(200);
-    expect(json.json<{ filtered: number[] }>().filtered.flat()).toEqual(Array.from(samples, (v) => f16Value(f16Bits(v * 2))));
+    expect(json.json<{ filtered: number[] }>().filtered.flat()).toEqual(
+      Array.from(samples, (v) => f16Value(f16Bits(v * 2))),
+    );
   });
 
   it('/v1/jobs refuses 16-bit waves (a stored result does not say their type): 400 naming outputDtype', async () => {
     const engine = new FakeEngine();
     const s = make({ engine });
-    const res = await s.app.inject({ method: 'POST', url: '/v1/jobs?flags=stft&outputDtype=f16', headers: BINARY, payload: bytes(randomI16(64)) });
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/jobs?flags=stft&outputDtype=f16',
+      headers: BINARY,
+      payload: bytes(randomI16(64)),
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json<{ error: { field: string } }>().error.field).toBe('outputDtype');
     expect(engine.submitted).toHaveLength(0);

@@ -13,7 +13,10 @@ describe('supervisor: a stop while a worker is starting', () => {
   it('ends the starting worker at once: drained, well within the 10 s drain bound', async () => {
     const r = await execa(process.execPath, ['--import', 'tsx', fixture], { reject: false, timeout: 60_000 });
     expect(r.exitCode, r.stderr).toBe(0);
-    const { end, ms } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { end: { kind: string; drained: boolean; cutWorkers: number }; ms: number };
+    const { end, ms } = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      end: { kind: string; drained: boolean; cutWorkers: number };
+      ms: number;
+    };
     expect(end).toEqual({ kind: 'stopped', drained: true, cutWorkers: 0 });
     // Before: the stop waited out the drain bound and the kill grace (15 s), then counted a cut worker.
     expect(ms).toBeLessThan(5000);

@@ -27,13 +27,28 @@ afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
 
-async function startService(workers: number, standby = 0): Promise<{ child: ResultPromise; base: string; stderr: () => string }> {
+async function startService(
+  workers: number,
+  standby = 0,
+): Promise<{ child: ResultPromise; base: string; stderr: () => string }> {
   const port = await freePort();
-  const child = execa('node', ['--import', 'tsx', join(FIXTURES, 'supervise.ts'), String(workers), join(FIXTURES, 'fake-worker.ts'), String(port), String(standby)], {
-    reject: false,
-    buffer: true,
-    all: false,
-  });
+  const child = execa(
+    'node',
+    [
+      '--import',
+      'tsx',
+      join(FIXTURES, 'supervise.ts'),
+      String(workers),
+      join(FIXTURES, 'fake-worker.ts'),
+      String(port),
+      String(standby),
+    ],
+    {
+      reject: false,
+      buffer: true,
+      all: false,
+    },
+  );
   children.push(child);
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -51,7 +66,10 @@ async function startService(workers: number, standby = 0): Promise<{ child: Resu
   return { child, base: `http://127.0.0.1:${port}`, stderr: () => err };
 }
 
-async function stft(base: string, flags: string[] = []): Promise<{ status: number; body: { error?: { code: string; retryable: boolean } } }> {
+async function stft(
+  base: string,
+  flags: string[] = [],
+): Promise<{ status: number; body: { error?: { code: string; retryable: boolean } } }> {
   const res = await fetch(`${base}/v1/stft`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -76,15 +94,29 @@ async function readyWithin(base: string, ms: number): Promise<number> {
 }
 
 /** One request on a new connection (the primary spreads connections, not requests, over workers). */
-function fresh(base: string, method: string, path: string, body?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+function fresh(
+  base: string,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base + path);
     const r = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method, agent: false, headers: body === undefined ? {} : { 'content-type': 'application/json' } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method,
+        agent: false,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      },
       (res) => {
         let text = '';
         res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }),
+        );
       },
     );
     r.on('error', reject);
@@ -97,7 +129,12 @@ describe('supervised workers (fake engines, no GPU)', () => {
     const { child, base, stderr } = await startService(2);
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const post = await fresh(base, 'POST', '/v1/jobs', JSON.stringify({ signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] }));
+      const post = await fresh(
+        base,
+        'POST',
+        '/v1/jobs',
+        JSON.stringify({ signal: [1, 2, 3, 4, 5, 6, 7, 8], flags: ['stft'] }),
+      );
       expect(post.status).toBe(202);
       ids.push(post.json.id as string);
     }
@@ -112,7 +149,9 @@ describe('supervised workers (fake engines, no GPU)', () => {
     }
     // /metrics answers for every worker, each series labelled with its worker.
     const metrics = await (await fetch(`${base}/metrics`)).text();
-    const workersSeen = new Set([...metrics.matchAll(/tscuda_request_success_total\{[^}]*worker="(\d+)"/g)].map((m) => m[1]));
+    const workersSeen = new Set(
+      [...metrics.matchAll(/tscuda_request_success_total\{[^}]*worker="(\d+)"/g)].map((m) => m[1]),
+    );
     expect(workersSeen.size).toBe(2);
     const del = await fresh(base, 'DELETE', `/v1/jobs/${ids[0]}`);
     expect(del.json.deleted).toBe(true);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { TURN_FLOOD_ARRIVALS, TurnBudget, FIRST_FLOOD_ARRIVALS, turnLimit, type TurnClock } from '../../../src/server/shedding/turn-budget.js';
+import {
+  TURN_FLOOD_ARRIVALS,
+  TurnBudget,
+  FIRST_FLOOD_ARRIVALS,
+  turnLimit,
+  type TurnClock,
+} from '../../../src/server/shedding/turn-budget.js';
 
 /** A clock the test moves by hand, with the end-of-turn callbacks it was given kept until endTurn(). */
 function manualClock(): TurnClock & { t: number; endTurn(): void; scheduled(): number } {
@@ -94,8 +100,14 @@ describe('TurnBudget', () => {
 
 describe('turnLimit', () => {
   it('is maxTurnMs past 16 arrivals under a flood (or with adaptive admission off), and before one the larger of it and maxEventLoopDelayMs past 64', () => {
-    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, true)).toEqual({ ms: 25, arrivals: TURN_FLOOD_ARRIVALS });
-    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, false)).toEqual({ ms: 50, arrivals: FIRST_FLOOD_ARRIVALS });
+    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, true)).toEqual({
+      ms: 25,
+      arrivals: TURN_FLOOD_ARRIVALS,
+    });
+    expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 50 }, false)).toEqual({
+      ms: 50,
+      arrivals: FIRST_FLOOD_ARRIVALS,
+    });
     expect(turnLimit({ maxTurnMs: 80, maxEventLoopDelayMs: 50 }, false)).toEqual({ ms: 80, arrivals: 64 });
     expect(turnLimit({ maxTurnMs: 25, maxEventLoopDelayMs: 0 }, false)).toEqual({ ms: 25, arrivals: 16 });
   });

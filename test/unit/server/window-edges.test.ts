@@ -13,7 +13,10 @@ import { errorOf, serverFactory } from './hostile-client.js';
 const SCIPY: [spec: ['kaiser' | 'tukey', number], values: number[]][] = [
   [
     ['kaiser', -2.5],
-    [0.3039662294153687, 0.5500822043553749, 0.7791669747707872, 0.9414073245278662, 1.0, 0.9414073245278662, 0.7791669747707872, 0.5500822043553749],
+    [
+      0.3039662294153687, 0.5500822043553749, 0.7791669747707872, 0.9414073245278662, 1.0, 0.9414073245278662,
+      0.7791669747707872, 0.5500822043553749,
+    ],
   ],
   [
     ['tukey', 1.5],
@@ -42,7 +45,8 @@ describe('window parameters scipy accepts', () => {
 
   it('the engine validates them as windows', () => {
     const context = { stages: new Set<string>() };
-    for (const [spec] of SCIPY) expect(() => validateJob({ data: new Float32Array(64), flags: ['stft'], window: spec }, context)).not.toThrow();
+    for (const [spec] of SCIPY)
+      expect(() => validateJob({ data: new Float32Array(64), flags: ['stft'], window: spec }, context)).not.toThrow();
   });
 
   const servers = serverFactory();
@@ -52,7 +56,11 @@ describe('window parameters scipy accepts', () => {
     const signal = Array.from({ length: 256 }, (_, i) => Math.sin(i / 5));
     try {
       for (const [spec] of SCIPY) {
-        const json = await withEngine.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal, window: spec } });
+        const json = await withEngine.app.inject({
+          method: 'POST',
+          url: '/v1/stft',
+          payload: { signal, window: spec },
+        });
         expect(json.statusCode, JSON.stringify(spec)).toBe(200);
         const query = await withEngine.app.inject({
           method: 'POST',
@@ -63,7 +71,9 @@ describe('window parameters scipy accepts', () => {
         expect(query.statusCode, `?window=${spec.join(',')}`).toBe(200);
         const none = await without.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal, window: spec } });
         expect([none.statusCode, errorOf(none.json()).code]).toEqual([503, 'gpu_unavailable']);
-        expect(errorOf(none.json()).message).toMatch(/^the request is valid, but no GPU can run it here: no CUDA driver/);
+        expect(errorOf(none.json()).message).toMatch(
+          /^the request is valid, but no GPU can run it here: no CUDA driver/,
+        );
       }
       for (const bad of [['kaiser', null], ['kaiser'], ['tukey', 'x'], ['gaussian', -1], ['hann', 2]]) {
         const r = await without.app.inject({ method: 'POST', url: '/v1/stft', payload: { signal, window: bad } });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { bandPowersReference, bandRanges, finishDominantCycles } from '../../../src/signal/cycles.js';
-import { bandMembers, cwtReference, fastLength, morletGeometry, morletShape, morletWavelet } from '../../../src/signal/morlet.js';
+import {
+  bandMembers,
+  cwtReference,
+  fastLength,
+  morletGeometry,
+  morletShape,
+  morletWavelet,
+} from '../../../src/signal/morlet.js';
 import { getWindow, windowSum } from '../../../src/signal/window.js';
 
 /** One-sided DFT (interleaved re, im; N/2+1 bins) by direct summation in float64. */
@@ -23,7 +30,12 @@ function rdft(x: ArrayLike<number>): Float64Array {
 }
 
 function rows(spectrum: Float64Array, k: number): Float64Array {
-  return Float64Array.from([k, spectrum[2 * k]!, spectrum[2 * k + 1]!, spectrum[2 * k]! ** 2 + spectrum[2 * k + 1]! ** 2]);
+  return Float64Array.from([
+    k,
+    spectrum[2 * k]!,
+    spectrum[2 * k + 1]!,
+    spectrum[2 * k]! ** 2 + spectrum[2 * k + 1]! ** 2,
+  ]);
 }
 
 describe('dominant cycle finishing', () => {
@@ -42,7 +54,12 @@ describe('dominant cycle finishing', () => {
       expect(c!.phase).toBeCloseTo(phi, 12);
       const w = getWindow('hann', n);
       const xw = x.map((v, t) => v * w[t]!);
-      const [cw] = finishDominantCycles(rows(rdft(xw), k0), { batch: 1, length: n, fs, windowSum: windowSum('hann', n) });
+      const [cw] = finishDominantCycles(rows(rdft(xw), k0), {
+        batch: 1,
+        length: n,
+        fs,
+        windowSum: windowSum('hann', n),
+      });
       expect(cw!.amplitude).toBeCloseTo(A, 12);
       expect(cw!.phase).toBeCloseTo(phi, 12);
     }

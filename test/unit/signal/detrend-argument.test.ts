@@ -14,11 +14,15 @@ describe('detrend(x, type)', { timeout: 10_000 }, () => {
   });
 
   it('names `type` for any other value, a BigInt included', () => {
-    expect(() => detrend({} as never, 5n as never)).toThrow(new TypeError("detrend: type (the second argument) must be 'constant' or 'linear', got 5n"));
+    expect(() => detrend({} as never, 5n as never)).toThrow(
+      new TypeError("detrend: type (the second argument) must be 'constant' or 'linear', got 5n"),
+    );
     expect(() => detrend({} as never, 'quadratic' as never)).toThrow(/got "quadratic"$/);
   });
 
   it("stft's detrend option quotes a BigInt instead of failing to serialise it", () => {
-    expect(() => stftGeometry(64, { fs: 1, nperseg: 16, detrend: 1n as never })).toThrow(/detrend must be 'constant', 'linear' or false, got 1n/);
+    expect(() => stftGeometry(64, { fs: 1, nperseg: 16, detrend: 1n as never })).toThrow(
+      /detrend must be 'constant', 'linear' or false, got 1n/,
+    );
   });
 });

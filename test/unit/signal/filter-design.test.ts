@@ -25,8 +25,14 @@ import {
 function sosMagnitude(sos: Sos, w: number): number {
   let mag = 1;
   for (const [b0, b1, b2, a0, a1, a2] of sos) {
-    const num = Math.hypot(b0! + b1! * Math.cos(w) + b2! * Math.cos(2 * w), -(b1! * Math.sin(w) + b2! * Math.sin(2 * w)));
-    const den = Math.hypot(a0! + a1! * Math.cos(w) + a2! * Math.cos(2 * w), -(a1! * Math.sin(w) + a2! * Math.sin(2 * w)));
+    const num = Math.hypot(
+      b0! + b1! * Math.cos(w) + b2! * Math.cos(2 * w),
+      -(b1! * Math.sin(w) + b2! * Math.sin(2 * w)),
+    );
+    const den = Math.hypot(
+      a0! + a1! * Math.cos(w) + a2! * Math.cos(2 * w),
+      -(a1! * Math.sin(w) + a2! * Math.sin(2 * w)),
+    );
     mag *= num / den;
   }
   return mag;
@@ -101,7 +107,14 @@ describe('filter design vs scipy examples and closed forms', { timeout: 5_000 },
     for (const wn of [0.5, 0.1, 0.73]) {
       const k = Math.tan((Math.PI * wn) / 2);
       const d = 1 + Math.SQRT2 * k + k * k;
-      const expected = [(k * k) / d, (2 * k * k) / d, (k * k) / d, 1, (2 * (k * k - 1)) / d, (1 - Math.SQRT2 * k + k * k) / d];
+      const expected = [
+        (k * k) / d,
+        (2 * k * k) / d,
+        (k * k) / d,
+        1,
+        (2 * (k * k - 1)) / d,
+        (1 - Math.SQRT2 * k + k * k) / d,
+      ];
       const [row] = butter(2, wn);
       row!.forEach((v, j) => expect(v).toBeCloseTo(expected[j]!, 14));
     }
@@ -111,29 +124,41 @@ describe('filter design vs scipy examples and closed forms', { timeout: 5_000 },
   for (const btype of ['lowpass', 'highpass', 'bandpass', 'bandstop'] as const)
     for (const n of [1, 4, 7]) {
       const wn = btype.startsWith('band') ? [0.2, 0.45] : [0.3];
-      designs.push({ name: 'butter', n, wn, btype, param: 0 }, { name: 'cheby1', n, wn, btype, param: 0.5 }, { name: 'cheby2', n, wn, btype, param: 40 });
+      designs.push(
+        { name: 'butter', n, wn, btype, param: 0 },
+        { name: 'cheby1', n, wn, btype, param: 0.5 },
+        { name: 'cheby2', n, wn, btype, param: 40 },
+      );
     }
 
-  it.each(designs)('$name N=$n $btype: |H| follows the family’s closed form, poles inside the unit circle', ({ name, n, wn, btype, param }) => {
-    const fs = 500;
-    const inHz = wn.map((v) => (v * fs) / 2);
-    const o = { btype, fs };
-    const arg = inHz.length === 1 ? inHz[0]! : ([inHz[0]!, inHz[1]!] as [number, number]);
-    const sos = name === 'butter' ? butter(n, arg, o) : name === 'cheby1' ? cheby1(n, param, arg, o) : cheby2(n, param, arg, o);
-    expect(sos.length).toBe(Math.ceil((btype.startsWith('band') ? 2 * n : n) / 2));
-    for (const w of GRID) {
-      const expected = FAMILY[name](n, Math.abs(prototypeFrequency(btype, wn, w)), param);
-      expect(Math.abs(sosMagnitude(sos, w) - expected)).toBeLessThan(1e-9);
-    }
-    for (const [, , , , a1, a2] of sos) {
-      // Both roots of z² + a1 z + a2 inside the unit circle (Jury: |a2| < 1, |a1| < 1 + a2).
-      expect(Math.abs(a2!)).toBeLessThan(1);
-      expect(Math.abs(a1!)).toBeLessThan(1 + a2!);
-    }
-  });
+  it.each(designs)(
+    '$name N=$n $btype: |H| follows the family’s closed form, poles inside the unit circle',
+    ({ name, n, wn, btype, param }) => {
+      const fs = 500;
+      const inHz = wn.map((v) => (v * fs) / 2);
+      const o = { btype, fs };
+      const arg = inHz.length === 1 ? inHz[0]! : ([inHz[0]!, inHz[1]!] as [number, number]);
+      const sos =
+        name === 'butter' ? butter(n, arg, o) : name === 'cheby1' ? cheby1(n, param, arg, o) : cheby2(n, param, arg, o);
+      expect(sos.length).toBe(Math.ceil((btype.startsWith('band') ? 2 * n : n) / 2));
+      for (const w of GRID) {
+        const expected = FAMILY[name](n, Math.abs(prototypeFrequency(btype, wn, w)), param);
+        expect(Math.abs(sosMagnitude(sos, w) - expected)).toBeLessThan(1e-9);
+      }
+      for (const [, , , , a1, a2] of sos) {
+        // Both roots of z² + a1 z + a2 inside the unit circle (Jury: |a2| < 1, |a1| < 1 + a2).
+        expect(Math.abs(a2!)).toBeLessThan(1);
+        expect(Math.abs(a1!)).toBeLessThan(1 + a2!);
+      }
+    },
+  );
 
   it('sosfiltZi starts each section in steady state: a constant input gives a constant output from the first sample', () => {
-    for (const sos of [butter(4, 0.2), cheby1(5, 1, [0.1, 0.3], { btype: 'bandpass' }), cheby2(3, 30, 0.4, { btype: 'highpass' })]) {
+    for (const sos of [
+      butter(4, 0.2),
+      cheby1(5, 1, [0.1, 0.3], { btype: 'bandpass' }),
+      cheby2(3, 30, 0.4, { btype: 'highpass' }),
+    ]) {
       const zi = sosfiltZi(sos);
       let dcGain = 1;
       for (const [b0, b1, b2, , a1, a2] of sos) dcGain *= (b0! + b1! + b2!) / (1 + a1! + a2!);

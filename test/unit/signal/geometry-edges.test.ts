@@ -84,43 +84,79 @@ describe('frame times and lengths against scipy', { timeout: 5_000 }, () => {
 
 describe('argument checks, each named', { timeout: 5_000 }, () => {
   it('spectralGeometry: length, nperseg, nfft, noverlap, boundary, padded, returnOnesided', () => {
-    expect(() => spectralGeometry(0, {}, STFT_DEFAULTS)).toThrow(new RangeError('signal length must be a positive integer, got 0'));
-    expect(() => spectralGeometry(64, { nperseg: 0 }, STFT_DEFAULTS)).toThrow(new RangeError('nperseg must be a positive integer, got 0'));
-    expect(() => spectralGeometry(64, { nperseg: 16, nfft: 0 }, STFT_DEFAULTS)).toThrow(new RangeError('nfft must be a positive integer, got 0'));
+    expect(() => spectralGeometry(0, {}, STFT_DEFAULTS)).toThrow(
+      new RangeError('signal length must be a positive integer, got 0'),
+    );
+    expect(() => spectralGeometry(64, { nperseg: 0 }, STFT_DEFAULTS)).toThrow(
+      new RangeError('nperseg must be a positive integer, got 0'),
+    );
+    expect(() => spectralGeometry(64, { nperseg: 16, nfft: 0 }, STFT_DEFAULTS)).toThrow(
+      new RangeError('nfft must be a positive integer, got 0'),
+    );
     expect(spectralGeometry(64, { nperseg: 16, nfft: 16 }, STFT_DEFAULTS).nfft).toBe(16);
-    expect(() => spectralGeometry(64, { nperseg: 16, nfft: 15 }, STFT_DEFAULTS)).toThrow(new RangeError('nfft = 15 must be greater than or equal to nperseg = 16'));
+    expect(() => spectralGeometry(64, { nperseg: 16, nfft: 15 }, STFT_DEFAULTS)).toThrow(
+      new RangeError('nfft = 15 must be greater than or equal to nperseg = 16'),
+    );
     expect(spectralGeometry(64, { nperseg: 16, noverlap: 0, window: 'boxcar' }, STFT_DEFAULTS).step).toBe(16);
-    expect(() => spectralGeometry(64, { nperseg: 16, noverlap: -1 }, STFT_DEFAULTS)).toThrow(new RangeError('noverlap must be a non-negative integer, got -1'));
-    expect(() => spectralGeometry(64, { nperseg: 16, noverlap: 2.5 }, STFT_DEFAULTS)).toThrow(new RangeError('noverlap must be a non-negative integer, got 2.5'));
+    expect(() => spectralGeometry(64, { nperseg: 16, noverlap: -1 }, STFT_DEFAULTS)).toThrow(
+      new RangeError('noverlap must be a non-negative integer, got -1'),
+    );
+    expect(() => spectralGeometry(64, { nperseg: 16, noverlap: 2.5 }, STFT_DEFAULTS)).toThrow(
+      new RangeError('noverlap must be a non-negative integer, got 2.5'),
+    );
     expect(() => spectralGeometry(64, { boundary: 'wrap' as never }, STFT_DEFAULTS)).toThrow(
       new TypeError(`boundary must be 'zeros', 'even', 'odd', 'constant' or null, got "wrap"`),
     );
     expect(spectralGeometry(64, { nperseg: 16, boundary: 'constant' }, STFT_DEFAULTS).boundary).toBe('constant');
-    expect(() => spectralGeometry(64, { padded: 1 as never }, STFT_DEFAULTS)).toThrow(new TypeError('padded must be a boolean, got 1'));
-    expect(() => spectralGeometry(64, { returnOnesided: 'no' as never }, STFT_DEFAULTS)).toThrow(new TypeError('returnOnesided must be a boolean, got "no"'));
+    expect(() => spectralGeometry(64, { padded: 1 as never }, STFT_DEFAULTS)).toThrow(
+      new TypeError('padded must be a boolean, got 1'),
+    );
+    expect(() => spectralGeometry(64, { returnOnesided: 'no' as never }, STFT_DEFAULTS)).toThrow(
+      new TypeError('returnOnesided must be a boolean, got "no"'),
+    );
   });
 
   it('checkDetrend takes each of its values; the axes name their n', () => {
     expect(['constant', 'linear', false].map((d) => checkDetrend(d))).toEqual(['constant', 'linear', false]);
     expect(() => rfftFrequencies(0, 1)).toThrow(new RangeError('rfftFrequencies: n must be a positive integer, got 0'));
-    expect(() => fftFrequencies(2.5, 1)).toThrow(new RangeError('fftFrequencies: n must be a positive integer, got 2.5'));
-    expect(() => checkNOLA(Float64Array.of(1), 0, 0)).toThrow(new RangeError('nperseg must be a positive integer, got 0'));
-    expect(() => bandBins([0, 1], 8, 0, 'passBand')).toThrow(new RangeError('passBand: transform length must be a positive integer, got 0'));
+    expect(() => fftFrequencies(2.5, 1)).toThrow(
+      new RangeError('fftFrequencies: n must be a positive integer, got 2.5'),
+    );
+    expect(() => checkNOLA(Float64Array.of(1), 0, 0)).toThrow(
+      new RangeError('nperseg must be a positive integer, got 0'),
+    );
+    expect(() => bandBins([0, 1], 8, 0, 'passBand')).toThrow(
+      new RangeError('passBand: transform length must be a positive integer, got 0'),
+    );
   });
 
   it('istftGeometry: bins, frames, nperseg, nfft, onesided, boundary, and what leaves no output', () => {
     expect(() => istftGeometry(0, 7)).toThrow(new RangeError('frequency bins must be a positive integer, got 0'));
     expect(() => istftGeometry(5, 0)).toThrow(new RangeError('frames must be a positive integer, got 0'));
-    expect(() => istftGeometry(5, 7, { nperseg: 0 })).toThrow(new RangeError('nperseg must be a positive integer, got 0'));
-    expect(() => istftGeometry(1, 3)).toThrow(new RangeError('nperseg must be a positive integer (from 1 frequency bins), got 0'));
+    expect(() => istftGeometry(5, 7, { nperseg: 0 })).toThrow(
+      new RangeError('nperseg must be a positive integer, got 0'),
+    );
+    expect(() => istftGeometry(1, 3)).toThrow(
+      new RangeError('nperseg must be a positive integer (from 1 frequency bins), got 0'),
+    );
     expect(istftGeometry(5, 7, { nperseg: 1, noverlap: 0, boundary: false }).outputLength).toBe(7);
     expect(() => istftGeometry(5, 7, { nfft: 0 })).toThrow(new RangeError('nfft must be a positive integer, got 0'));
     expect(istftGeometry(5, 7, { nperseg: 8, nfft: 8 }).nfft).toBe(8);
-    expect(() => istftGeometry(5, 7, { nperseg: 8, nfft: 7 })).toThrow(new RangeError('nfft = 7 must be greater than or equal to nperseg = 8'));
-    expect(() => istftGeometry(5, 7, { inputOnesided: false, nperseg: 6 })).toThrow(new RangeError('nfft = 5 (from 5 frequency bins) is less than nperseg = 6; give nfft'));
-    expect(() => istftGeometry(5, 7, { inputOnesided: 1 as never })).toThrow(new TypeError('inputOnesided must be a boolean, got 1'));
-    expect(() => istftGeometry(5, 7, { boundary: 'yes' as never })).toThrow(new TypeError('boundary must be a boolean (istft), got "yes"'));
-    expect(() => istftGeometry(5, 1)).toThrow(new RangeError('istft of 1 frames of 8 samples leaves no output after removing the boundary'));
+    expect(() => istftGeometry(5, 7, { nperseg: 8, nfft: 7 })).toThrow(
+      new RangeError('nfft = 7 must be greater than or equal to nperseg = 8'),
+    );
+    expect(() => istftGeometry(5, 7, { inputOnesided: false, nperseg: 6 })).toThrow(
+      new RangeError('nfft = 5 (from 5 frequency bins) is less than nperseg = 6; give nfft'),
+    );
+    expect(() => istftGeometry(5, 7, { inputOnesided: 1 as never })).toThrow(
+      new TypeError('inputOnesided must be a boolean, got 1'),
+    );
+    expect(() => istftGeometry(5, 7, { boundary: 'yes' as never })).toThrow(
+      new TypeError('boundary must be a boolean (istft), got "yes"'),
+    );
+    expect(() => istftGeometry(5, 1)).toThrow(
+      new RangeError('istft of 1 frames of 8 samples leaves no output after removing the boundary'),
+    );
     expect(istftGeometry(5, 1, { nperseg: 9 }).outputLength).toBe(1);
   });
 
@@ -138,8 +174,12 @@ describe('argument checks, each named', { timeout: 5_000 }, () => {
     }
     expect(error).toBeInstanceOf(RangeError);
     expect((error as Error).name).toBe('NolaError');
-    expect((error as Error).message).toBe('window "hann" with nperseg = 8 and noverlap = 0 violates NOLA: the STFT cannot be inverted');
-    expect(() => istftGeometry(5, 7, { noverlap: 0, window: 'bartlett' })).toThrow(/^window "bartlett" with nperseg = 8/);
+    expect((error as Error).message).toBe(
+      'window "hann" with nperseg = 8 and noverlap = 0 violates NOLA: the STFT cannot be inverted',
+    );
+    expect(() => istftGeometry(5, 7, { noverlap: 0, window: 'bartlett' })).toThrow(
+      /^window "bartlett" with nperseg = 8/,
+    );
   });
 });
 
@@ -178,14 +218,18 @@ describe('bandBins edges (bins at k fs / n)', { timeout: 5_000 }, () => {
     expect(bandBins([-(1e-9 * 4), 1], 8, 8)).toEqual([0, 1]);
     expect(() => bandBins([0, 4 + 1e-8], 8, 8)).toThrow(RangeError);
     expect(bandBins([-1e-12, 1], 8, 8)).toEqual([0, 1]);
-    expect(() => bandBins([0, 4.001], 8, 8)).toThrow(new RangeError('band [0, 4.001] must satisfy 0 <= lo <= hi <= fs/2 = 4'));
+    expect(() => bandBins([0, 4.001], 8, 8)).toThrow(
+      new RangeError('band [0, 4.001] must satisfy 0 <= lo <= hi <= fs/2 = 4'),
+    );
     expect(() => bandBins([-0.001, 1], 8, 8, 'bands[2]')).toThrow(/^bands\[2\] \[-0.001, 1\] must satisfy/);
     expect(() => bandBins([3, 2], 8, 8)).toThrow(RangeError);
   });
 
   it('refuses bands that are not pairs of finite numbers, naming them', () => {
     expect(() => bandBins([1] as never, 8, 8)).toThrow(new TypeError('band must be [lo, hi], got [1]'));
-    expect(() => bandBins([1, Number.NaN], 8, 8, 'passBand')).toThrow(new RangeError('passBand edges must be finite numbers, got [1, NaN]'));
+    expect(() => bandBins([1, Number.NaN], 8, 8, 'passBand')).toThrow(
+      new RangeError('passBand edges must be finite numbers, got [1, NaN]'),
+    );
     expect(() => bandBins(['1', 2] as never, 8, 8)).toThrow(RangeError);
   });
 });
@@ -198,15 +242,24 @@ describe('codes, checks and scales', { timeout: 5_000 }, () => {
 
   it('fs must be a positive finite number; detrend one of its three values', () => {
     expect(checkFs(Number.MIN_VALUE)).toBe(Number.MIN_VALUE);
-    for (const fs of [0, -1, Infinity, Number.NaN, '1']) expect(() => checkFs(fs), String(fs)).toThrow(/^fs must be a positive finite number, got /);
-    expect(() => checkDetrend('none', 'opts.detrend')).toThrow(new TypeError(`opts.detrend must be 'constant', 'linear' or false, got "none"`));
+    for (const fs of [0, -1, Infinity, Number.NaN, '1'])
+      expect(() => checkFs(fs), String(fs)).toThrow(/^fs must be a positive finite number, got /);
+    expect(() => checkDetrend('none', 'opts.detrend')).toThrow(
+      new TypeError(`opts.detrend must be 'constant', 'linear' or false, got "none"`),
+    );
     expect(checkDetrend(false)).toBe(false);
   });
 
   it('names an unknown scaling', () => {
     const g = spectralGeometry(64, { nperseg: 16 }, STFT_DEFAULTS);
-    expect(() => stftScale(g, 'density' as never)).toThrow(new TypeError(`scaling must be 'spectrum' or 'psd', got "density"`));
-    expect(() => psdScale(g, 'psd' as never)).toThrow(new TypeError(`scaling must be 'density' or 'spectrum', got "psd"`));
-    expect(() => istftGeometry(5, 7, { scaling: 'x' as never })).toThrow(new TypeError(`scaling must be 'spectrum' or 'psd', got "x"`));
+    expect(() => stftScale(g, 'density' as never)).toThrow(
+      new TypeError(`scaling must be 'spectrum' or 'psd', got "density"`),
+    );
+    expect(() => psdScale(g, 'psd' as never)).toThrow(
+      new TypeError(`scaling must be 'density' or 'spectrum', got "psd"`),
+    );
+    expect(() => istftGeometry(5, 7, { scaling: 'x' as never })).toThrow(
+      new TypeError(`scaling must be 'spectrum' or 'psd', got "x"`),
+    );
   });
 });

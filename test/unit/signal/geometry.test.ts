@@ -23,7 +23,15 @@ import type { WindowSpec } from '../../../src/signal/window.js';
 
 interface ScipyCase {
   N: number;
-  kw: { nperseg?: number; noverlap?: number; nfft?: number; boundary?: string | null; padded?: boolean; return_onesided?: boolean; fs?: number };
+  kw: {
+    nperseg?: number;
+    noverlap?: number;
+    nfft?: number;
+    boundary?: string | null;
+    padded?: boolean;
+    return_onesided?: boolean;
+    fs?: number;
+  };
   f: number[];
   t: number[];
   shape: number[];
@@ -49,7 +57,8 @@ function options(kw: ScipyCase['kw']): SpectralOptions {
 
 function expectClose(a: ArrayLike<number>, b: readonly number[]): void {
   expect(a.length).toBe(b.length);
-  for (let i = 0; i < b.length; i++) expect(Math.abs(a[i]! - b[i]!)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(b[i]!)));
+  for (let i = 0; i < b.length; i++)
+    expect(Math.abs(a[i]! - b[i]!)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(b[i]!)));
 }
 
 describe('STFT geometry matches scipy', () => {
@@ -72,7 +81,15 @@ describe('STFT geometry matches scipy', () => {
 
   it('derives defaults as scipy does', () => {
     const g = spectralGeometry(1000, {}, STFT_DEFAULTS);
-    expect([g.nperseg, g.noverlap, g.nfft, g.step, g.extension, g.boundary, g.detrend]).toEqual([256, 128, 256, 128, 128, 'zeros', false]);
+    expect([g.nperseg, g.noverlap, g.nfft, g.step, g.extension, g.boundary, g.detrend]).toEqual([
+      256,
+      128,
+      256,
+      128,
+      128,
+      'zeros',
+      false,
+    ]);
     // padded: 1000 + 256 = 1256 -> nadd = (-(1256-256) % 128) % 256 = 24
     expect([g.padding, g.extendedLength, g.frames]).toEqual([24, 1280, 9]);
     const s = spectralGeometry(100, {}, SPECTROGRAM_DEFAULTS);

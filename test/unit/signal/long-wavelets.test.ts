@@ -25,7 +25,9 @@ describe('wavelets far longer than the signal are planned at once (their energy 
 describe('planFrameChunks refuses a length that is not a count of samples (NaN looped forever)', () => {
   it('NaN, Infinity, negative and fractional lengths', () => {
     for (const length of [Number.NaN, Number.POSITIVE_INFINITY, -1, 10.5])
-      expect(() => planFrameChunks({ length, frameLength: 4, hop: 2 }, 8)).toThrow(/planFrameChunks: length must be a non-negative integer/);
+      expect(() => planFrameChunks({ length, frameLength: 4, hop: 2 }, 8)).toThrow(
+        /planFrameChunks: length must be a non-negative integer/,
+      );
   });
 });
 
@@ -47,8 +49,12 @@ describe('boolean options are booleans (a string "no" read as true)', () => {
     const { istftGeometry } = await import('../../../src/signal/geometry.js');
     expect(() => getWindow('hann', 8, { sym: 'yes' as never })).toThrow(/^getWindow: sym must be a boolean, got "yes"/);
     expect(() => getWindow('hann', 1, { sym: 1 as never })).toThrow(/sym must be a boolean/);
-    expect(() => istftGeometry(33, 4, { inputOnesided: 'no' as never })).toThrow(/^inputOnesided must be a boolean, got "no"/);
-    expect(() => istftGeometry(33, 4, { boundary: 'no' as never })).toThrow(/^boundary must be a boolean \(istft\), got "no"/);
+    expect(() => istftGeometry(33, 4, { inputOnesided: 'no' as never })).toThrow(
+      /^inputOnesided must be a boolean, got "no"/,
+    );
+    expect(() => istftGeometry(33, 4, { boundary: 'no' as never })).toThrow(
+      /^boundary must be a boolean \(istft\), got "no"/,
+    );
     expect(istftGeometry(33, 4, { boundary: false }).outputLength).toBeGreaterThan(0);
   });
 });

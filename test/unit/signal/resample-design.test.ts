@@ -148,7 +148,8 @@ describe('resample_poly, decimate and resample sizes', { timeout: 5_000 }, () =>
       expect(y.length).toBe(Math.ceil((n * up) / down));
       // Away from the ends (where zeros come in), y[i] = sin(2π f i down / up).
       const edge = Math.ceil((40 * Math.max(up, down)) / down);
-      for (let i = edge; i < y.length - edge; i++) expect(Math.abs(y[i]! - Math.sin((2 * Math.PI * f * i * down) / up))).toBeLessThan(5e-3);
+      for (let i = edge; i < y.length - edge; i++)
+        expect(Math.abs(y[i]! - Math.sin((2 * Math.PI * f * i * down) / up))).toBeLessThan(5e-3);
     }
   });
 });

@@ -31,10 +31,13 @@ describe('16-bit sample helpers', () => {
   it('reference values of the two float formats (what narrow and the tests compare against)', () => {
     // 1, -2, the largest finite, the smallest subnormal; a value f16 keeps and bf16 rounds.
     expect([f16Bits(1), f16Bits(-2), f16Bits(65504), f16Bits(2 ** -24)]).toEqual([0x3c00, 0xc000, 0x7bff, 0x0001]);
-    expect([bf16Bits(1), bf16Bits(-2), bf16Bits(3.140625), bf16Bits(1 + 2 ** -9)]).toEqual([0x3f80, 0xc000, 0x4049, 0x3f80]);
+    expect([bf16Bits(1), bf16Bits(-2), bf16Bits(3.140625), bf16Bits(1 + 2 ** -9)]).toEqual([
+      0x3f80, 0xc000, 0x4049, 0x3f80,
+    ]);
     expect(f16Value(0x3555)).toBeCloseTo(0.333251953125, 12);
     expect(bf16Value(0x3eab)).toBe(0.333984375);
     // An i16 sample times the default scale is exact in float32: the 16-bit path and the f32 path read the same value.
-    for (const q of [-32768, -12345, -1, 0, 1, 777, 32767]) expect(Math.fround(q * DEFAULT_I16_SCALE)).toBe(q * DEFAULT_I16_SCALE);
+    for (const q of [-32768, -12345, -1, 0, 1, 777, 32767])
+      expect(Math.fround(q * DEFAULT_I16_SCALE)).toBe(q * DEFAULT_I16_SCALE);
   });
 });

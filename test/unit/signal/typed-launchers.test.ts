@@ -11,7 +11,14 @@ import type { Precision } from '../../../src/runtime/fft/precision.js';
 import type { SignalWorkspace } from '../../../src/signal/workspace.js';
 
 /** Never called: only type-checked. */
-function launches(ws: SignalWorkspace, ctx: Context, p: Precision, cfg: LaunchConfig, real: DeviceBuffer<'f32'> | DeviceBuffer<'f64'>, complex: DeviceBuffer<'c64'>): void {
+function launches(
+  ws: SignalWorkspace,
+  ctx: Context,
+  p: Precision,
+  cfg: LaunchConfig,
+  real: DeviceBuffer<'f32'> | DeviceBuffer<'f64'>,
+  complex: DeviceBuffer<'c64'>,
+): void {
   const scale = ws.kernel(ctx, 'scale', p);
   scale(cfg, real, 4, 8, 0.5);
   // @ts-expect-error a missing argument

@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { besselI0, getWindow, logBesselI0, resolveWindow, UnknownWindowError, WindowParameterError, windowKey, windowSum, type WindowSpec } from '../../../src/signal/window.js';
+import {
+  besselI0,
+  getWindow,
+  logBesselI0,
+  resolveWindow,
+  UnknownWindowError,
+  WindowParameterError,
+  windowKey,
+  windowSum,
+  type WindowSpec,
+} from '../../../src/signal/window.js';
 
 /** Values printed by scipy 1.17 (scipy.signal.get_window); regenerate with the script in the test's history if scipy changes. */
 const SCIPY = JSON.parse(readFileSync(join(import.meta.dirname, 'scipy-constants.json'), 'utf8')) as {
@@ -18,7 +28,8 @@ describe('getWindow matches scipy.signal.get_window', () => {
     it(`${JSON.stringify(c.spec)} n=${c.n} ${c.sym ? 'symmetric' : 'periodic'}`, () => {
       const w = getWindow(specOf(c.spec), c.n, { sym: c.sym });
       expect(w.length).toBe(c.w.length);
-      for (let i = 0; i < c.n; i++) expect(Math.abs(w[i]! - c.w[i]!)).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(c.w[i]!)));
+      for (let i = 0; i < c.n; i++)
+        expect(Math.abs(w[i]! - c.w[i]!)).toBeLessThanOrEqual(1e-14 * Math.max(1, Math.abs(c.w[i]!)));
     });
   }
 });
@@ -33,7 +44,18 @@ describe('getWindow formulas', () => {
   });
 
   it('symmetric windows are symmetric; periodic ones are the symmetric window of n+1 without its last point', () => {
-    for (const spec of ['hamming', 'blackman', 'nuttall', 'flattop', 'bartlett', 'triang', 'cosine', ['tukey', 0.4], ['kaiser', 5], ['gaussian', 3]] as WindowSpec[]) {
+    for (const spec of [
+      'hamming',
+      'blackman',
+      'nuttall',
+      'flattop',
+      'bartlett',
+      'triang',
+      'cosine',
+      ['tukey', 0.4],
+      ['kaiser', 5],
+      ['gaussian', 3],
+    ] as WindowSpec[]) {
       for (const n of [9, 10]) {
         const s = getWindow(spec, n, { sym: true });
         for (let i = 0; i < n; i++) expect(s[i]).toBeCloseTo(s[n - 1 - i]!, 13);
@@ -84,7 +106,8 @@ describe('kaiser with a large beta (I0 overflows a double past ~713)', () => {
     // scipy.special.i0e(x) * exp(x - beta) / i0e(beta), x = beta * sqrt(1 - ((n - 4) / 4)^2), n = 0..8.
     const reference = [0, 1.1327e-147, 7.0277e-59, 1.6457e-14, 1, 1.6457e-14, 7.0277e-59, 1.1327e-147, 0];
     const w = getWindow(['kaiser', 1000], 9, { sym: true });
-    for (let i = 0; i < 9; i++) expect(Math.abs(w[i]! - reference[i]!)).toBeLessThanOrEqual(1e-4 * reference[i]! + 1e-300);
+    for (let i = 0; i < 9; i++)
+      expect(Math.abs(w[i]! - reference[i]!)).toBeLessThanOrEqual(1e-4 * reference[i]! + 1e-300);
   });
 
   it('is continuous across the switch to logarithms, and a centre of 1 with zeros about it at beta 1e308', () => {
@@ -100,7 +123,9 @@ describe('kaiser with a large beta (I0 overflows a double past ~713)', () => {
 
 describe('getWindow and windowSum options', () => {
   it('null options are a TypeError naming them', () => {
-    expect(() => getWindow('hann', 8, null as never)).toThrow('getWindow: options must be an object ({ sym }), got null');
+    expect(() => getWindow('hann', 8, null as never)).toThrow(
+      'getWindow: options must be an object ({ sym }), got null',
+    );
     expect(() => windowSum('hann', 8, null as never)).toThrow(/options must be an object/);
   });
 });

@@ -2,7 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkAll, checkBenchImports, checkDeviceLoaded, checkFileLengths, checkLayers, importsOf, MAX_LINES } from '../../../tools/layers.js';
+import {
+  checkAll,
+  checkBenchImports,
+  checkDeviceLoaded,
+  checkFileLengths,
+  checkLayers,
+  importsOf,
+  MAX_LINES,
+} from '../../../tools/layers.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -75,7 +83,8 @@ describe('the layer rule of docs/design.md', () => {
         'src/runtime/types.ts': 'export interface Device {}',
         'src/runtime/device.ts':
           "import { Context } from './context.js';\nexport class Device { context = new Context(this); }\ntype I = Device;\ndeclare module './types.js' {\n  interface Device extends I {}\n}",
-        'src/runtime/context.ts': "import type { Device } from './types.js';\nexport class Context { constructor(readonly device: Device) {} }",
+        'src/runtime/context.ts':
+          "import type { Device } from './types.js';\nexport class Context { constructor(readonly device: Device) {} }",
       });
       expect(checkLayers(base)).toEqual([]);
     });
@@ -91,7 +100,9 @@ describe('the layer rule of docs/design.md', () => {
       });
       const v = checkFileLengths(base);
       expect(v.map((x) => x.rule)).toEqual(['length']);
-      expect(v[0]!.message).toBe(`src/runtime/long.ts has ${MAX_LINES + 1} lines (at most ${MAX_LINES}): split it by concept`);
+      expect(v[0]!.message).toBe(
+        `src/runtime/long.ts has ${MAX_LINES + 1} lines (at most ${MAX_LINES}): split it by concept`,
+      );
     });
 
     it('a benchmark importing a private module without saying why', () => {
@@ -99,7 +110,8 @@ describe('the layer rule of docs/design.md', () => {
         'src/runtime/index.ts': "export { Stream } from './stream.js';",
         'src/runtime/stream.ts': 'export class Stream {}',
         'src/index.ts': "export * from './runtime/index.js';",
-        'bench/ok.ts': "import { Stream } from '../src/runtime/index.js';\nimport * as root from '../src/index.js';\nexport const s = [Stream, root];",
+        'bench/ok.ts':
+          "import { Stream } from '../src/runtime/index.js';\nimport * as root from '../src/index.js';\nexport const s = [Stream, root];",
         'bench/marked.ts':
           "import { Stream } from '../src/runtime/stream.js'; // private-path: the class alone\n// private-path: a dynamic import, marked on the line above\nconst m = await import('../src/runtime/stream.js');\nexport const s = [Stream, m];",
         'bench/deep.ts': "import {\n  Stream,\n} from '../src/runtime/stream.js';\nexport const s = Stream;",
@@ -116,8 +128,10 @@ describe('the layer rule of docs/design.md', () => {
         'src/runtime/stream.ts': "import { d } from './defaults.js';\nexport class Stream { d = d; }",
         'src/runtime/device.ts': "import { Stream } from './stream.js';\nexport class Device { s = Stream; }",
         'src/runtime/index.ts': "export * from './device.js';\nexport * from './stream.js';",
-        'test/gpu/only-stream.test.ts': "import { Stream } from '../../src/runtime/stream.js';\nexport const s = Stream;",
-        'test/gpu/with-device.test.ts': "import { Stream } from '../../src/runtime/stream.js';\nimport '../../src/runtime/device.js';\nexport const s = Stream;",
+        'test/gpu/only-stream.test.ts':
+          "import { Stream } from '../../src/runtime/stream.js';\nexport const s = Stream;",
+        'test/gpu/with-device.test.ts':
+          "import { Stream } from '../../src/runtime/stream.js';\nimport '../../src/runtime/device.js';\nexport const s = Stream;",
         'test/gpu/types-only.test.ts':
           "import type { Stream } from '../../src/runtime/stream.js';\nexport let t: import('../../src/runtime/stream.js').Stream | undefined;\nexport type T = Stream;",
         'bench/lazy.ts': "export const load = async () => (await import('../src/runtime/stream.js')).Stream;",

@@ -9,7 +9,9 @@ describe('tool probes', { timeout: 10_000 }, () => {
     vi.stubEnv('TSCUDA_REQUIRE_TOOLS', '');
     expect(absentTool('g++ is not installed')).toBe('g++ is not installed');
     vi.stubEnv('TSCUDA_REQUIRE_TOOLS', '1');
-    expect(() => absentTool('g++ is not installed')).toThrow(/^g\+\+ is not installed; TSCUDA_REQUIRE_TOOLS=1 says it must be present/);
+    expect(() => absentTool('g++ is not installed')).toThrow(
+      /^g\+\+ is not installed; TSCUDA_REQUIRE_TOOLS=1 says it must be present/,
+    );
   });
 
   it('only spawn ENOENT counts as absent; a timeout or a kill is a failure that says so', () => {
@@ -19,6 +21,8 @@ describe('tool probes', { timeout: 10_000 }, () => {
       'python3 (importing scipy) timed out; the tool is installed, so its tests fail rather than skip',
     );
     expect(toolFailure('g++', { signal: 'SIGKILL' }).message).toMatch(/^g\+\+ was killed \(SIGKILL\)/);
-    expect(toolFailure('g++', { exitCode: 1, stderr: 'harness.cpp:1: error' }).message).toMatch(/^g\+\+ exited 1: harness\.cpp:1: error;/);
+    expect(toolFailure('g++', { exitCode: 1, stderr: 'harness.cpp:1: error' }).message).toMatch(
+      /^g\+\+ exited 1: harness\.cpp:1: error;/,
+    );
   });
 });

@@ -15,7 +15,13 @@ const CONFIG = join(ROOT, 'test/unit/tools/fixtures/watchdog/vitest.config.ts');
 describe('GPU test watchdog', () => {
   it('ends a file whose test thread is blocked, names the test, and the run reaches its summary', async () => {
     // The outer vitest's own variables would make the inner run think it is a worker.
-    const env: Record<string, string | undefined> = { ...process.env, TSCUDA_WATCHDOG_MARGIN_MS: '1000', TSCUDA_WATCHDOG_HOOKS_MS: '1000', NO_COLOR: '1', FORCE_COLOR: '0' };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      TSCUDA_WATCHDOG_MARGIN_MS: '1000',
+      TSCUDA_WATCHDOG_HOOKS_MS: '1000',
+      NO_COLOR: '1',
+      FORCE_COLOR: '0',
+    };
     for (const key of Object.keys(env)) if (key.startsWith('VITEST')) delete env[key];
     const started = performance.now();
     const r = await execa(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', CONFIG], {
@@ -33,7 +39,9 @@ describe('GPU test watchdog', () => {
     expect(seconds, out.slice(-3000)).toBeLessThan(45);
     expect(r.exitCode, out.slice(-3000)).toBe(1);
     expect(out).toContain('[tscuda watchdog] TIMED OUT: "hang.fixture.ts > blocked > waits synchronously for 60 s"');
-    expect(out).toMatch(/FAIL hang\.fixture\.ts > blocked > waits synchronously for 60 s: blocked for [\d.]+ s \(limit 2000 ms\)/);
+    expect(out).toMatch(
+      /FAIL hang\.fixture\.ts > blocked > waits synchronously for 60 s: blocked for [\d.]+ s \(limit 2000 ms\)/,
+    );
     // The next file ran, and the summary was printed.
     expect(out).toMatch(/✓ ok\.fixture\.ts/);
     expect(out).toMatch(/Test Files .*\(3\)/);

@@ -16,13 +16,17 @@ describe('Batcher descriptor', () => {
 
   it('an unknown autoTune key', TIMEOUT, () => {
     expect(() => new Batcher(identity, { ...base, autoTune: { targetLatencyMs: 5, minBatch: 2 } as never })).toThrow(
-      new TypeError('Batcher "batcher" descriptor.autoTune.minBatch: unknown option (known: targetLatencyMs, minBatchSize, maxBatchSize, minWaitMs, maxWaitMs)'),
+      new TypeError(
+        'Batcher "batcher" descriptor.autoTune.minBatch: unknown option (known: targetLatencyMs, minBatchSize, maxBatchSize, minWaitMs, maxWaitMs)',
+      ),
     );
   });
 
   it.each([123, null])('a label of %p', TIMEOUT, (label) => {
     expect(() => new Batcher(identity, { ...base, label: label as never })).toThrow(TypeError);
-    expect(() => new Batcher(identity, { ...base, label: label as never })).toThrow(`Batcher: label must be a string, got ${label}`);
+    expect(() => new Batcher(identity, { ...base, label: label as never })).toThrow(
+      `Batcher: label must be a string, got ${label}`,
+    );
   });
 
   it.each(['maxBatch', 'timeoutMs'])('an unknown key %s', TIMEOUT, (key) => {

@@ -114,11 +114,20 @@ describe('Batcher options', () => {
     [{ maxWaitMs: 2 ** 31 }, /maxWaitMs must be 0\.\.2147483647 ms .*got 2147483648/],
     [{ maxWaitMs: Number.NaN }, /maxWaitMs must be 0\.\.2147483647 ms .*got NaN/],
     [{ dispatchTimeoutMs: 2 ** 31 }, /dispatchTimeoutMs must be 0\.\.2147483647 ms .*got 2147483648/],
-    [{ autoTune: { targetLatencyMs: 5, maxWaitMs: 1e12 } }, /autoTune\.maxWaitMs must be 0\.\.2147483647 ms .*got 1000000000000/],
+    [
+      { autoTune: { targetLatencyMs: 5, maxWaitMs: 1e12 } },
+      /autoTune\.maxWaitMs must be 0\.\.2147483647 ms .*got 1000000000000/,
+    ],
     [{ maxConcurrentBatches: 0 }, /maxConcurrentBatches must be a positive integer, got 0/],
     [{ autoTune: { targetLatencyMs: 0 } }, /autoTune\.targetLatencyMs must be > 0/],
-    [{ autoTune: { targetLatencyMs: 5, minBatchSize: 8 } }, /autoTune\.minBatchSize \(8\) must not exceed maxBatchSize \(4\)/],
-    [{ autoTune: { targetLatencyMs: 5, maxBatchSize: 2 } }, /maxBatchSize \(4\) must not exceed autoTune\.maxBatchSize \(2\)/],
+    [
+      { autoTune: { targetLatencyMs: 5, minBatchSize: 8 } },
+      /autoTune\.minBatchSize \(8\) must not exceed maxBatchSize \(4\)/,
+    ],
+    [
+      { autoTune: { targetLatencyMs: 5, maxBatchSize: 2 } },
+      /maxBatchSize \(4\) must not exceed autoTune\.maxBatchSize \(2\)/,
+    ],
   ] as [Partial<BatcherOptions>, RegExp][])('rejects %o', (bad, message) => {
     expect(() => new Batcher(recorder().dispatch, { ...base, label: 'v', ...bad })).toThrow(RangeError);
     expect(() => new Batcher(recorder().dispatch, { ...base, label: 'v', ...bad })).toThrow(message);
@@ -249,7 +258,12 @@ describe('Batcher routing', () => {
     const { calls, dispatch } = manual<{ caller: number; index: number }, string>();
     const maxBatchSize = 16;
     // Every batch in flight at once (asked for explicitly: the default bounds them), so completion order is free.
-    const batcher = new Batcher(dispatch, { maxBatchSize, maxWaitMs: LONG_WAIT, channelSize: 10_000, maxConcurrentBatches: Infinity });
+    const batcher = new Batcher(dispatch, {
+      maxBatchSize,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 10_000,
+      maxConcurrentBatches: Infinity,
+    });
 
     const submitted: { caller: number; index: number }[] = [];
     const expected: string[][] = [];
@@ -389,7 +403,14 @@ describe('Batcher backpressure', () => {
 
   it('rejects a signal that is not an AbortSignal through the promise (it threw from submit())', async () => {
     const { dispatch } = manual<number, number>();
-    const batcher = new Batcher(dispatch, { maxBatchSize: 1, maxWaitMs: LONG_WAIT, channelSize: 1, maxConcurrentBatches: 1, maxWaiting: 4, label: 's' });
+    const batcher = new Batcher(dispatch, {
+      maxBatchSize: 1,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 1,
+      maxConcurrentBatches: 1,
+      maxWaiting: 4,
+      label: 's',
+    });
     let submitted: Promise<unknown> | undefined;
     expect(() => (submitted = batcher.submitOne(1, { signal: {} as AbortSignal }))).not.toThrow();
     await expect(submitted).rejects.toThrow(/^Batcher "s": submit\(\) signal must be an AbortSignal$/);
@@ -589,9 +610,12 @@ describe('Batcher errors', () => {
   });
 
   it('rejects the whole batch when dispatch returns something other than an array', async () => {
-    const notArray = ((): Promise<readonly number[]> => Promise.resolve(7 as unknown as readonly number[])) as BatchDispatch<number, number>;
+    const notArray = ((): Promise<readonly number[]> =>
+      Promise.resolve(7 as unknown as readonly number[])) as BatchDispatch<number, number>;
     const batcher = new Batcher<number, number>(notArray, { ...base, maxBatchSize: 1 });
-    await expect(batcher.submitOne(1)).rejects.toThrow(/batch #1 dispatch returned number instead of an array for 1 items/);
+    await expect(batcher.submitOne(1)).rejects.toThrow(
+      /batch #1 dispatch returned number instead of an array for 1 items/,
+    );
     await batcher.close();
   });
 });
@@ -659,7 +683,9 @@ describe('Batcher auto-tuner', () => {
     expect(firstSmaller).toBeGreaterThan(0);
     expect(seen.slice(0, firstSmaller).every((s) => s.maxBatchSize === 8)).toBe(true);
     expect(seen[firstSmaller]?.maxWaitMs).toBe(0); // the wait was already at its minimum
-    expect(seen.slice(1, firstSmaller).every((s, i) => s.maxWaitMs < (seen[i]?.maxWaitMs ?? 0) || s.maxWaitMs === 0)).toBe(true);
+    expect(
+      seen.slice(1, firstSmaller).every((s, i) => s.maxWaitMs < (seen[i]?.maxWaitMs ?? 0) || s.maxWaitMs === 0),
+    ).toBe(true);
     await batcher.close();
   });
 
@@ -702,7 +728,13 @@ describe('Batcher auto-tuner', () => {
 describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
   it('bounds the submits waiting for room: beyond maxWaiting, BatcherFullError', async () => {
     const { calls, dispatch } = manual<number, number>();
-    const batcher = new Batcher(dispatch, { maxBatchSize: 1, maxWaitMs: LONG_WAIT, channelSize: 1, maxConcurrentBatches: 1, maxWaiting: 2 });
+    const batcher = new Batcher(dispatch, {
+      maxBatchSize: 1,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 1,
+      maxConcurrentBatches: 1,
+      maxWaiting: 2,
+    });
     const first = track(batcher.submitOne(1)); // in flight
     const queued = track(batcher.submitOne(2)); // fills the channel
     const waiting = [track(batcher.submitOne(3)), track(batcher.submitOne(4))];
@@ -719,7 +751,13 @@ describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
 
   it('maxWaiting 0 never queues a waiter', async () => {
     const { calls, dispatch } = manual<number, number>();
-    const batcher = new Batcher(dispatch, { maxBatchSize: 1, maxWaitMs: LONG_WAIT, channelSize: 1, maxConcurrentBatches: 1, maxWaiting: 0 });
+    const batcher = new Batcher(dispatch, {
+      maxBatchSize: 1,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 1,
+      maxConcurrentBatches: 1,
+      maxWaiting: 0,
+    });
     void batcher.submitOne(1);
     void batcher.submitOne(2);
     await expect(batcher.submitOne(3)).rejects.toThrow(BatcherFullError);
@@ -752,7 +790,12 @@ describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
   });
 
   it('a dispatch that settles in time clears its timer (no timeout later)', async () => {
-    const batcher = new Batcher<number, number>(async (items) => items, { maxBatchSize: 2, maxWaitMs: 0, channelSize: 4, dispatchTimeoutMs: 10_000 });
+    const batcher = new Batcher<number, number>(async (items) => items, {
+      maxBatchSize: 2,
+      maxWaitMs: 0,
+      channelSize: 4,
+      dispatchTimeoutMs: 10_000,
+    });
     await expect(batcher.submit([1, 2])).resolves.toEqual([1, 2]);
     await batcher.close();
   });
@@ -785,7 +828,11 @@ describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
 
   it('close({ signal }) gives up when the signal aborts; a drain that finishes first just resolves', async () => {
     const controller = new AbortController();
-    const hanging = new Batcher<number, number>(() => new Promise<readonly number[]>(() => undefined), { maxBatchSize: 1, maxWaitMs: 0, channelSize: 1 });
+    const hanging = new Batcher<number, number>(() => new Promise<readonly number[]>(() => undefined), {
+      maxBatchSize: 1,
+      maxWaitMs: 0,
+      channelSize: 1,
+    });
     const lost = track(hanging.submitOne(1));
     const closing = hanging.close({ signal: controller.signal });
     controller.abort();
@@ -822,8 +869,12 @@ describe('Batcher: nothing waits forever, bounded memory (issue 10)', () => {
   it('refuses bad bounds, naming the field', async () => {
     const base = { maxBatchSize: 1, maxWaitMs: 0, channelSize: 1 };
     expect(() => new Batcher((x: readonly number[]) => x, { ...base, maxWaiting: -1 })).toThrow(/maxWaiting/);
-    expect(() => new Batcher((x: readonly number[]) => x, { ...base, dispatchTimeoutMs: 2 ** 31 })).toThrow(/dispatchTimeoutMs/);
-    expect(() => new Batcher((x: readonly number[]) => x, { ...base, dispatchTimeoutMs: Number.NaN })).toThrow(/dispatchTimeoutMs/);
+    expect(() => new Batcher((x: readonly number[]) => x, { ...base, dispatchTimeoutMs: 2 ** 31 })).toThrow(
+      /dispatchTimeoutMs/,
+    );
+    expect(() => new Batcher((x: readonly number[]) => x, { ...base, dispatchTimeoutMs: Number.NaN })).toThrow(
+      /dispatchTimeoutMs/,
+    );
     const b = new Batcher((x: readonly number[]) => x, base);
     await expect(b.close({ timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
     await expect(b.close({ signal: {} as AbortSignal })).rejects.toThrow(TypeError);

@@ -4,7 +4,11 @@
  * channelSize waiting; every submit beyond is refused with BatcherFullError at once.
  */
 import { describe, expect, it } from 'vitest';
-import { Batcher, BatcherFullError, DEFAULT_MAX_CONCURRENT_BATCHES } from '../../../../src/pipeline/batching/batcher.js';
+import {
+  Batcher,
+  BatcherFullError,
+  DEFAULT_MAX_CONCURRENT_BATCHES,
+} from '../../../../src/pipeline/batching/batcher.js';
 import { BatcherFullError as FromIndex } from '../../../../src/pipeline/index.js';
 
 const never = (): Promise<readonly number[]> => new Promise(() => undefined);
@@ -33,7 +37,12 @@ describe('Batcher: bounded by default', () => {
   it('holds at most 16 batches in flight, channelSize queued and channelSize waiting; refuses the rest with BatcherFullError', async () => {
     expect(DEFAULT_MAX_CONCURRENT_BATCHES).toBe(16);
     expect(FromIndex).toBe(BatcherFullError);
-    const batcher = new Batcher<number, number>(never, { maxBatchSize: 4, maxWaitMs: LONG_WAIT, channelSize: 32, label: 'b' });
+    const batcher = new Batcher<number, number>(never, {
+      maxBatchSize: 4,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 32,
+      label: 'b',
+    });
     expect(batcher.maxConcurrentBatches).toBe(16);
     const n = 10_000;
     const { refused, other } = await flood(batcher, n);
@@ -52,7 +61,12 @@ describe('Batcher: bounded by default', () => {
   });
 
   it('is unbounded in flight only when asked for with Infinity', async () => {
-    const batcher = new Batcher<number, number>(never, { maxBatchSize: 4, maxWaitMs: LONG_WAIT, channelSize: 32, maxConcurrentBatches: Infinity });
+    const batcher = new Batcher<number, number>(never, {
+      maxBatchSize: 4,
+      maxWaitMs: LONG_WAIT,
+      channelSize: 32,
+      maxConcurrentBatches: Infinity,
+    });
     const { refused } = await flood(batcher, 4000);
     expect(refused).toBe(0);
     expect(batcher.metrics.inFlightBatches).toBe(1000);
@@ -61,13 +75,16 @@ describe('Batcher: bounded by default', () => {
 
   it('settling batches makes room again: waiting submits go in, new ones are accepted', async () => {
     const resolvers: (() => void)[] = [];
-    const batcher = new Batcher<number, number>((items) => new Promise((resolve) => resolvers.push(() => resolve(items.map((x) => x * 2)))), {
-      maxBatchSize: 2,
-      maxWaitMs: 5,
-      channelSize: 2,
-      maxConcurrentBatches: 1,
-      maxWaiting: 1,
-    });
+    const batcher = new Batcher<number, number>(
+      (items) => new Promise((resolve) => resolvers.push(() => resolve(items.map((x) => x * 2)))),
+      {
+        maxBatchSize: 2,
+        maxWaitMs: 5,
+        channelSize: 2,
+        maxConcurrentBatches: 1,
+        maxWaiting: 1,
+      },
+    );
     const accepted = [1, 2, 3, 4, 5].map((x) => batcher.submitOne(x)); // [1, 2] in flight, 3 and 4 queued, 5 waiting
     expect(batcher.metrics).toMatchObject({ inFlightBatches: 1, queued: 2, waiting: 1 });
     await expect(batcher.submitOne(6)).rejects.toBeInstanceOf(BatcherFullError);

@@ -16,7 +16,12 @@ interface Call {
 }
 
 /** A batcher whose dispatches wait for the test: each call is recorded with its settle functions. */
-function controlled(options: { maxBatchSize: number; channelSize: number; maxWaiting?: number; maxConcurrentBatches?: number }): {
+function controlled(options: {
+  maxBatchSize: number;
+  channelSize: number;
+  maxWaiting?: number;
+  maxConcurrentBatches?: number;
+}): {
   batcher: Batcher<number, number>;
   calls: Call[];
 } {
@@ -174,7 +179,8 @@ describe('SubmitChannel bookkeeping through the Batcher', { timeout: 5_000 }, ()
     const submits = [batcher.submitOne(1), batcher.submitOne(2), batcher.submitOne(3)].map(track);
     await batcher.close({ timeoutMs: 5 });
     await turns();
-    for (const p of submits) expect((p.state as Error).message).toMatch(/close\(\) gave up after 5 ms; this submit had not settled/);
+    for (const p of submits)
+      expect((p.state as Error).message).toMatch(/close\(\) gave up after 5 ms; this submit had not settled/);
     expect(batcher.metrics.queued).toBe(0);
     calls[0]!.resolve([10]);
     await tick();
@@ -197,7 +203,13 @@ describe('SubmitChannel bookkeeping through the Batcher', { timeout: 5_000 }, ()
     expect(flushed.state).toBe('pending');
     calls[1]!.resolve([10, 30]);
     await turns();
-    expect([first.state, a.state, (b.state as Error).message, c.state, flushed.state]).toEqual([{ value: [0] }, { value: [10] }, 'skip me', { value: [30] }, { value: undefined }]);
+    expect([first.state, a.state, (b.state as Error).message, c.state, flushed.state]).toEqual([
+      { value: [0] },
+      { value: [10] },
+      'skip me',
+      { value: [30] },
+      { value: undefined },
+    ]);
   });
 
   it('a cancelled waiter behind an admitted one is never dispatched; the one after it is', async () => {

@@ -7,6 +7,8 @@ describe('ManagedContext options', () => {
     for (const slots of [0, 2, 17, 3.5, Number.NaN]) {
       expect(() => new ManagedContext({ mode: 'triple', slots, label: 'opts' }), `slots ${slots}`).toThrow(RangeError);
     }
-    expect(() => new ManagedContext({ mode: 'triple', slots: 2, label: 'opts' })).toThrow(/slots must be an integer from 3 to 16, got 2/);
+    expect(() => new ManagedContext({ mode: 'triple', slots: 2, label: 'opts' })).toThrow(
+      /slots must be an integer from 3 to 16, got 2/,
+    );
   });
 });

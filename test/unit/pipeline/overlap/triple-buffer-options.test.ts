@@ -8,7 +8,9 @@ import { TripleBuffer } from '../../../../src/pipeline/index.js';
 
 describe('TripleBuffer refuses wrong arguments before touching the driver', () => {
   it('an unknown dtype', () => {
-    expect(() => TripleBuffer.alloc('f33' as 'f32', 16)).toThrow(/TripleBuffer.alloc dtype: unknown dtype "f33"; expected one of/);
+    expect(() => TripleBuffer.alloc('f33' as 'f32', 16)).toThrow(
+      /TripleBuffer.alloc dtype: unknown dtype "f33"; expected one of/,
+    );
   });
 
   it.each([0, -1, 1.5, Number.NaN])('a length of %p', (length) => {
@@ -17,7 +19,9 @@ describe('TripleBuffer refuses wrong arguments before touching the driver', () =
   });
 
   it.each([0, 2.5, -3])('slots of %p', (slots) => {
-    expect(() => new TripleBuffer({ slots, create: () => 1, label: 'ring' })).toThrow(`TripleBuffer "ring": slots must be a positive integer, got ${slots}`);
+    expect(() => new TripleBuffer({ slots, create: () => 1, label: 'ring' })).toThrow(
+      `TripleBuffer "ring": slots must be a positive integer, got ${slots}`,
+    );
   });
 
   it('a create that is not a function', () => {

@@ -19,6 +19,8 @@ describe('StageManager refuses a wrong descriptor before touching the driver', (
   });
 
   it('a statsWindow that is not a positive integer', () => {
-    expect(() => new StageManager({ statsWindow: 0, label: 's' })).toThrow('StageManager "s": statsWindow must be a positive integer, got 0');
+    expect(() => new StageManager({ statsWindow: 0, label: 's' })).toThrow(
+      'StageManager "s": statsWindow must be a positive integer, got 0',
+    );
   });
 });

@@ -28,7 +28,9 @@ describe('fftGeometry: validation', () => {
     expect(() => fftGeometry(d as never)).toThrow(message);
   });
   it('rejects unknown types with the list of known ones', () => {
-    expect(() => fftGeometry({ shape: [8], type: 'X2Y' as never })).toThrow(/one of C2C, Z2Z, R2C, D2Z, C2R, Z2D, got X2Y/);
+    expect(() => fftGeometry({ shape: [8], type: 'X2Y' as never })).toThrow(
+      /one of C2C, Z2Z, R2C, D2Z, C2R, Z2D, got X2Y/,
+    );
     expect(() => fftGeometry({ shape: [8], type: 'toString' as never })).toThrow(TypeError);
   });
 });
@@ -92,16 +94,26 @@ describe('checkFftBuffers', () => {
     expect(() => checkFftBuffers(c2c, 'inverse', a, buf('c64', 600, 0x2000_0000))).not.toThrow();
   });
   it('names the element type a plan needs', () => {
-    expect(() => checkFftBuffers(c2c, 'forward', buf('c128', 512), buf('c128', 512))).toThrow(/input "c128\[512\]" must hold c64, not c128/);
+    expect(() => checkFftBuffers(c2c, 'forward', buf('c128', 512), buf('c128', 512))).toThrow(
+      /input "c128\[512\]" must hold c64, not c128/,
+    );
     const d2z = fftGeometry({ shape: [64], type: 'D2Z' });
-    expect(() => checkFftBuffers(d2z, 'forward', buf('f32', 64, 0x1000), buf('c128', 33, 0x9000))).toThrow(/must hold f64, not f32/);
-    expect(() => checkFftBuffers(d2z, 'forward', buf('f64', 64, 0x1000), buf('c64', 33, 0x9000))).toThrow(/output .* must hold c128, not c64/);
+    expect(() => checkFftBuffers(d2z, 'forward', buf('f32', 64, 0x1000), buf('c128', 33, 0x9000))).toThrow(
+      /must hold f64, not f32/,
+    );
+    expect(() => checkFftBuffers(d2z, 'forward', buf('f64', 64, 0x1000), buf('c64', 33, 0x9000))).toThrow(
+      /output .* must hold c128, not c64/,
+    );
   });
   it('refuses the direction a real plan does not have', () => {
     const r2c = fftGeometry({ shape: [64], type: 'R2C' });
-    expect(() => checkFftBuffers(r2c, 'inverse', buf('c64', 33), buf('f32', 64, 0x9000))).toThrow(/R2C plan only transforms forward.*C2R/);
+    expect(() => checkFftBuffers(r2c, 'inverse', buf('c64', 33), buf('f32', 64, 0x9000))).toThrow(
+      /R2C plan only transforms forward.*C2R/,
+    );
     const z2d = fftGeometry({ shape: [64], type: 'Z2D' });
-    expect(() => checkFftBuffers(z2d, 'forward', buf('c128', 33), buf('f64', 64, 0x9000))).toThrow(/Z2D plan only transforms inverse.*D2Z/);
+    expect(() => checkFftBuffers(z2d, 'forward', buf('c128', 33), buf('f64', 64, 0x9000))).toThrow(
+      /Z2D plan only transforms inverse.*D2Z/,
+    );
   });
   it('asks for an output buffer when a real transform is called in place on one buffer', () => {
     const r2c = fftGeometry({ shape: [64], type: 'R2C' });
@@ -110,17 +122,27 @@ describe('checkFftBuffers', () => {
   });
   it('checks sizes against what the plan reads and writes', () => {
     const g = fftGeometry({ shape: [100], type: 'C2C', batch: 4 });
-    expect(() => checkFftBuffers(g, 'forward', buf('c64', 399, 0x1000), buf('c64', 400, 0x100000))).toThrow(/holds 399 c64 elements, the plan reads 400/);
-    expect(() => checkFftBuffers(g, 'forward', buf('c64', 400, 0x1000), buf('c64', 100, 0x100000))).toThrow(/holds 100 c64 elements, the plan writes 400/);
+    expect(() => checkFftBuffers(g, 'forward', buf('c64', 399, 0x1000), buf('c64', 400, 0x100000))).toThrow(
+      /holds 399 c64 elements, the plan reads 400/,
+    );
+    expect(() => checkFftBuffers(g, 'forward', buf('c64', 400, 0x1000), buf('c64', 100, 0x100000))).toThrow(
+      /holds 100 c64 elements, the plan writes 400/,
+    );
     // in place real: same address, padded rows
     const r2c = fftGeometry({ shape: [64], type: 'R2C' });
-    expect(() => checkFftBuffers(r2c, 'forward', buf('f32', 64, 0x1000), buf('c64', 33, 0x1000))).toThrow(/reads 66 in place/);
+    expect(() => checkFftBuffers(r2c, 'forward', buf('f32', 64, 0x1000), buf('c64', 33, 0x1000))).toThrow(
+      /reads 66 in place/,
+    );
     expect(() => checkFftBuffers(r2c, 'forward', buf('f32', 66, 0x1000), buf('c64', 33, 0x1000))).not.toThrow();
   });
   it('refuses partly overlapping input and output', () => {
     const g = fftGeometry({ shape: [100], type: 'C2C' });
-    expect(() => checkFftBuffers(g, 'forward', buf('c64', 100, 0x1000), buf('c64', 100, 0x1000 + 8 * 50))).toThrow(/overlap/);
-    expect(() => checkFftBuffers(g, 'forward', buf('c64', 100, 0x1000), buf('c64', 100, 0x1000 + 8 * 100))).not.toThrow();
+    expect(() => checkFftBuffers(g, 'forward', buf('c64', 100, 0x1000), buf('c64', 100, 0x1000 + 8 * 50))).toThrow(
+      /overlap/,
+    );
+    expect(() =>
+      checkFftBuffers(g, 'forward', buf('c64', 100, 0x1000), buf('c64', 100, 0x1000 + 8 * 100)),
+    ).not.toThrow();
   });
 });
 
@@ -146,6 +168,8 @@ describe('fftPlanKey', () => {
     expect(fftPlanKey({ ...base, stream: someStream }, 1)).toBe(k);
   });
   it('resolves defaults, so spelling them out hits the same plan', () => {
-    expect(fftPlanKey({ ...base, batch: 2, istride: 1 }, 1)).toBe(fftPlanKey({ ...base, batch: 2, istride: 1, idist: 512, inembed: [512] }, 1));
+    expect(fftPlanKey({ ...base, batch: 2, istride: 1 }, 1)).toBe(
+      fftPlanKey({ ...base, batch: 2, istride: 1, idist: 512, inembed: [512] }, 1),
+    );
   });
 });

@@ -31,7 +31,11 @@ function build(): { so: string; reason: string } {
   if (existsSync(cached)) return { so: cached, reason: '' };
   const so = join(mkdtempSync(join(tmpdir(), 'tscuda-emu-')), 'signal_emu.so');
   // Bounded, but generously: on a loaded 2-core machine the compile takes tens of seconds.
-  const r = execaSync('g++', ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')], { reject: false, timeout: 600_000 });
+  const r = execaSync(
+    'g++',
+    ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')],
+    { reject: false, timeout: 600_000 },
+  );
   if (r.exitCode === 0) {
     // rename is atomic: a file built at the same time by another worker is replaced whole.
     renameSync(so, cached);

@@ -15,7 +15,14 @@ export type P = 'f32' | 'f64';
 /** A host array of precision P. */
 export type Arr = Float32Array | Float64Array;
 
-const C_TYPES: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int', i64: 'int64_t' };
+const C_TYPES: Record<string, string> = {
+  ptr: 'void *',
+  i32: 'int',
+  f64: 'double',
+  f32: 'float',
+  u32: 'unsigned int',
+  i64: 'int64_t',
+};
 let kernels: Record<string, (...args: unknown[]) => void> = {};
 let setBlock: (block: number, grid: number) => void = () => {};
 
@@ -94,7 +101,21 @@ export function irfftRows(p: P, s: Arr, rows: number, n: number): Arr {
 export function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry): Arr {
   const rows = batch * g.frames;
   const frames = arr(p, rows * g.nfft);
-  launch(`frame_${p}`, x, frames, typed(p, g.window), g.length, batch, g.nperseg, g.nfft, g.step, g.frames, g.extension, boundaryCode(g.boundary), detrendCode(g.detrend));
+  launch(
+    `frame_${p}`,
+    x,
+    frames,
+    typed(p, g.window),
+    g.length,
+    batch,
+    g.nperseg,
+    g.nfft,
+    g.step,
+    g.frames,
+    g.extension,
+    boundaryCode(g.boundary),
+    detrendCode(g.detrend),
+  );
   return rfftRows(p, frames, rows, g.nfft);
 }
 
@@ -104,6 +125,8 @@ export function loadEmulatedKernels(): void {
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
   kernels = {};
   for (const [name, params] of [...Object.entries(SIGNAL_SIGNATURES), ...Object.entries(FILTER_SIGNATURES)]) {
-    kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (...args: unknown[]) => void;
+    kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (
+      ...args: unknown[]
+    ) => void;
   }
 }

@@ -143,7 +143,10 @@ export class FakePlanCache {
   misses = 0;
   generation = 0;
   readonly #seen = new Set<string>();
-  get(d: FftPlanDescriptor): { forward: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void; inverse: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void } {
+  get(d: FftPlanDescriptor): {
+    forward: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void;
+    inverse: (i: FakeDeviceBuffer, o?: FakeDeviceBuffer) => void;
+  } {
     const g = fftGeometry(d);
     const key = JSON.stringify([g.type, g.n, g.batch]);
     if (this.#seen.has(key)) this.hits++;
@@ -176,17 +179,22 @@ export function fakeSignalKernels(so: string, signatures: Record<string, readonl
   const C: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int' };
   const out: Record<string, unknown> = { module: { disposed: false, dispose() {} }, kernels: {} };
   for (const [name, params] of Object.entries(signatures)) {
-    const fn = lib.func(`void ${name}(${params.map((t, i) => `${C[t]} a${i}`).join(', ')})`) as (...a: unknown[]) => void;
+    const fn = lib.func(`void ${name}(${params.map((t, i) => `${C[t]} a${i}`).join(', ')})`) as (
+      ...a: unknown[]
+    ) => void;
     out[name] = (config: { grid: number }, ...args: unknown[]) => {
-      if (args.length !== params.length) throw new TypeError(`${name}: ${args.length} arguments, expected ${params.length}`);
+      if (args.length !== params.length)
+        throw new TypeError(`${name}: ${args.length} arguments, expected ${params.length}`);
       const native = args.map((a, i) => {
         if (params[i] === 'ptr') {
           if (!(a instanceof FakeDeviceBuffer)) throw new TypeError(`${name} argument ${i} must be a buffer`);
           a.checkAlive();
           return a.host;
         }
-        if (typeof a !== 'number' || !Number.isFinite(a)) throw new TypeError(`${name} argument ${i} must be a finite number, got ${String(a)}`);
-        if (params[i] === 'i32' && !Number.isInteger(a)) throw new TypeError(`${name} argument ${i} must be an integer, got ${a}`);
+        if (typeof a !== 'number' || !Number.isFinite(a))
+          throw new TypeError(`${name} argument ${i} must be a finite number, got ${String(a)}`);
+        if (params[i] === 'i32' && !Number.isInteger(a))
+          throw new TypeError(`${name} argument ${i} must be an integer, got ${a}`);
         return a;
       });
       // Fewer emulated blocks than the real grid (each is one thread): the grid-stride loops cover the rest.

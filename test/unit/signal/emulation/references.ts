@@ -16,7 +16,11 @@ export function upfirdnReference(h: ArrayLike<number>, x: ArrayLike<number>, up:
 }
 
 /** One segment's nfft-point spectrum by its definition (mean removed, windowed, zero-padded DFT). */
-export function segmentSpectrum(x: ArrayLike<number>, start: number, g: SpectralGeometry): { re: Float64Array; im: Float64Array } {
+export function segmentSpectrum(
+  x: ArrayLike<number>,
+  start: number,
+  g: SpectralGeometry,
+): { re: Float64Array; im: Float64Array } {
   const seg = Float64Array.from({ length: g.nperseg }, (_, t) => x[start + t]!);
   const mean = seg.reduce((a, b) => a + b, 0) / g.nperseg;
   const w = seg.map((v, t) => (v - mean) * g.window[t]!);
@@ -48,7 +52,10 @@ export function crossSegments(x: ArrayLike<number>, y: ArrayLike<number>, g: Spe
 /** The mean over segments of crossSegments: [freqs] of [re, im]. */
 export function csdMeanReference(x: ArrayLike<number>, y: ArrayLike<number>, g: SpectralGeometry): [number, number][] {
   const segs = crossSegments(x, y, g);
-  return Array.from({ length: g.freqs }, (_, k) => [0, 1].map((part) => segs.reduce((a, s) => a + s[k]![part]!, 0) / g.frames) as [number, number]);
+  return Array.from(
+    { length: g.freqs },
+    (_, k) => [0, 1].map((part) => segs.reduce((a, s) => a + s[k]![part]!, 0) / g.frames) as [number, number],
+  );
 }
 
 /** The median (the mean of the middle two for an even count). */
