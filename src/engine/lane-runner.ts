@@ -5,15 +5,12 @@
  */
 import type { FrameChunk } from './chunks.js';
 import type { NormalizedJob } from './validate.js';
-import type { DominantCycle, JobData, JobResult } from './types.js';
+import type { DominantCycle, JobData, JobOutputArrays, JobResult } from './types.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
 
 /** Result arrays of a whole job (the array fields of JobResult), allocated by the core; a lane writes the rows of its chunk. */
-export type JobOutputs = Pick<
-  JobResult,
-  'filtered' | 'spectrum' | 'bandPowers' | 'bandWaves' | 'dominant' | 'waveletPower'
->;
+export type JobOutputs = JobOutputArrays & Pick<JobResult, 'dominant'>;
 
 /** Where a lane is in a job, so a failure names its stage. */
 export interface JobProgress {

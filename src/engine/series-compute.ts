@@ -1,12 +1,15 @@
 /**
- * The compute of a whole-series chunk on its lane's stream, apart from its buffers and copies:
- * `seriesBuffers` takes every device buffer the chunk uses from the lane's cache (allocating
- * there, before anything is enqueued), `enqueueSeriesCompute` enqueues the kernels and FFTs and
- * nothing else (no allocation, no host copy), so the lane can capture it into a CUDA graph and
- * replay it (compute-graphs.ts). `seriesComputeKey` names everything that changes what it enqueues.
+ * The compute of a whole-series chunk on its lane's stream, apart from its buffers (the list of
+ * series-buffers.ts, allocated before anything is enqueued) and copies: `enqueueSeriesCompute`
+ * enqueues the kernels and FFTs and nothing else (no allocation of the lane's, no host copy), so
+ * the lane can capture it into a CUDA graph and replay it (compute-graphs.ts) where every flag of
+ * the job allows it. `seriesComputeKey` names everything that changes what it enqueues.
  */
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { DType } from '../runtime/memory/dtype.js';
+import { decimate } from '../signal/decimate.js';
+import { filtfilt, lfilter } from '../signal/fir.js';
+import { envelope } from '../signal/hilbert.js';
+import { sosfilt, sosfiltfilt } from '../signal/iir.js';
 import {
   bandMask,
   bandPowers,
@@ -21,26 +24,13 @@ import {
 } from '../signal/primitives.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
 import { windowKey } from '../signal/window.js';
+import type { Stream } from '../runtime/stream.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { JobProgress } from './lane-runner.js';
-import type { NormalizedJob } from './validate.js';
-
-/** The device buffers of one whole-series chunk: the slot's (input, what is copied back) and the lane's intermediates. */
-export interface SeriesBuffers {
-  readonly x: DeviceBuffer<DType>;
-  readonly windowed: RealBuffer;
-  readonly spectrum: ComplexBuffer;
-  readonly masked?: ComplexBuffer | undefined;
-  readonly filtered?: RealBuffer | undefined;
-  /** The filtered wave rounded to the job's outputDtype (what is copied back then). */
-  readonly filtered16?: DeviceBuffer<DType> | undefined;
-  readonly preview?: RealBuffer | undefined;
-  readonly powers?: DeviceBuffer<'f64'> | undefined;
-  readonly dominant?: DeviceBuffer<'f64'> | undefined;
-  readonly bandSpectra?: DeviceBuffer<DType> | undefined;
-  readonly bandWaves?: RealBuffer | undefined;
-  readonly bandWaves16?: DeviceBuffer<DType> | undefined;
-}
+import type { NormalizedFilter, NormalizedJob } from './normalized-job.js';
+import type { SeriesBuffers } from './series-buffers.js';
+import { JOB_FLAGS } from './job-schema.js';
+import { runWavelet } from './wavelet.js';
 
 /** Where the compute calls back for registered stages (none when the chunk is captured). */
 export interface SeriesStageHooks {
@@ -48,75 +38,12 @@ export interface SeriesStageHooks {
   afterInverse(filtered: RealBuffer): void;
 }
 
-/** Takes every device buffer a chunk of `rows` series of `job` uses in `slot` (allocating now, when the cache has none big enough). */
-export function seriesBuffers(
-  lane: LaneResources,
-  job: NormalizedJob,
-  rows: number,
-  slot: number,
-  inverse: boolean,
-): SeriesBuffers {
-  const buf = lane.buffers;
-  const { real, complex } = lane;
-  const n = job.length;
-  const k = halfBins(n);
-  const nb = job.bands.length;
-  const total = rows * n;
-  const own = { slot };
-  const half = job.outputDtype;
-  const x = buf.device('input', sixteenBit(job) ? job.dtype : real, total, own);
-  const windowed = buf.device('windowed', real, total) as RealBuffer;
-  const spectrum = buf.device('spectrum', complex, rows * k) as ComplexBuffer;
-  let masked: ComplexBuffer | undefined;
-  let filtered: RealBuffer | undefined;
-  let filtered16: DeviceBuffer<DType> | undefined;
-  let preview: RealBuffer | undefined;
-  if (inverse) {
-    masked = buf.device('masked', complex, rows * k) as ComplexBuffer;
-    // Fetched as it is (a slot's), or rounded to 16 bits first (then only the rounded copy is the slot's).
-    filtered = (half ? buf.device('filtered', real, total) : buf.device('filtered', real, total, own)) as RealBuffer;
-    if (job.stft) {
-      preview = buf.device('preview', real, rows * job.previewBins, own) as RealBuffer;
-      if (half) filtered16 = buf.device('filtered 16-bit', half, total, own);
-    }
-  }
-  let powers: DeviceBuffer<'f64'> | undefined;
-  let dominant: DeviceBuffer<'f64'> | undefined;
-  let bandSpectra: DeviceBuffer<DType> | undefined;
-  let bandWaves: RealBuffer | undefined;
-  let bandWaves16: DeviceBuffer<DType> | undefined;
-  if (job.cycles) {
-    powers = buf.device('powers', 'f64', rows * nb, own);
-    dominant = buf.device('dominant', 'f64', rows * 4, own);
-    if (job.bandWaves) {
-      bandSpectra = buf.device('band spectra', complex, nb * rows * k);
-      bandWaves = (
-        half ? buf.device('band waves', real, nb * total) : buf.device('band waves', real, nb * total, own)
-      ) as RealBuffer;
-      if (half) bandWaves16 = buf.device('band waves 16-bit', half, nb * total, own);
-    }
-  }
-  return {
-    x,
-    windowed,
-    spectrum,
-    masked,
-    filtered,
-    filtered16,
-    preview,
-    powers,
-    dominant,
-    bandSpectra,
-    bandWaves,
-    bandWaves16,
-  };
-}
-
 /**
- * Enqueues the chunk's compute on the lane's stream, in order: detrend + window (16-bit samples
- * converted there), forward FFT, [stages after the FFT], pass-band mask + inverse FFT, [stages
- * after the inverse], magnitude preview, 16-bit rounding, band powers, dominant cycle, band
- * waves. Only enqueues: every buffer comes from `b`.
+ * Enqueues the chunk's compute on the lane's stream, in order: the filter (when the job has one;
+ * everything after reads its output), detrend + window (16-bit samples converted there), forward
+ * FFT, [stages after the FFT], pass-band mask + inverse FFT, [stages after the inverse],
+ * magnitude preview, 16-bit rounding, band powers, dominant cycle, band waves, wavelet power,
+ * envelope, decimation. Only enqueues: every buffer of the lane's comes from `b`.
  */
 export function enqueueSeriesCompute(
   lane: LaneResources,
@@ -133,9 +60,21 @@ export function enqueueSeriesCompute(
   const total = rows * n;
   const series = { batch: rows, length: n, stream: s };
   const window = windowSpec(job);
+  let input = b.x as SignalInput;
+  if (job.filter && b.prefiltered) {
+    progress.stage = 'filter';
+    // Filters take f32/f64 samples only (validation refuses them for 16-bit data): x is of the lane's precision.
+    input = applyFilter(
+      job.filter,
+      (b.x as RealBuffer).view(0, total) as RealBuffer,
+      b.prefiltered.view(0, total) as RealBuffer,
+      rows,
+      s,
+    );
+  }
   progress.stage = 'detrend';
   detrendWindow(
-    b.x as SignalInput,
+    input,
     b.windowed,
     sixteenBit(job)
       ? { ...series, detrend: job.detrend, window, scale: job.scale }
@@ -168,16 +107,45 @@ export function enqueueSeriesCompute(
           output: b.bandSpectra.view(q * rows * k, rows * k) as ComplexBuffer,
           scale: 1 / n,
         });
-      irfft(b.bandSpectra as ComplexBuffer, b.bandWaves, { batch: nb * rows, length: n, stream: s, normalize: false });
+      irfft(b.bandSpectra, b.bandWaves, { batch: nb * rows, length: n, stream: s, normalize: false });
       if (b.bandWaves16) narrow(b.bandWaves, b.bandWaves16 as DeviceBuffer<'f16'>, { length: nb * total, stream: s });
     }
   }
+  // The flags below read the series as given (or filtered), of the lane's precision (f32/f64 data only).
+  const filteredSeries = (input as RealBuffer).view(0, total) as RealBuffer;
+  if (b.waveletPower) {
+    progress.stage = 'wavelet';
+    runWavelet(filteredSeries, b.waveletPower, job, rows, s);
+  }
+  if (b.envelope) {
+    progress.stage = 'envelope';
+    envelope(filteredSeries, { batch: rows, stream: s, output: b.envelope.view(0, total) as RealBuffer });
+  }
+  if (b.decimated) {
+    progress.stage = 'decimate';
+    const q = job.q!;
+    decimate(filteredSeries, q, {
+      ftype: 'fir',
+      zeroPhase: true,
+      batch: rows,
+      stream: s,
+      output: b.decimated.view(0, rows * Math.ceil(n / q)) as RealBuffer,
+    });
+  }
+}
+
+/** Enqueues the job's filter of `x` (rows series) into `y` on `stream`: sosfilt / lfilter from a zero state, or sosfiltfilt / filtfilt. */
+function applyFilter(filter: NormalizedFilter, x: RealBuffer, y: RealBuffer, rows: number, stream: Stream): RealBuffer {
+  const call = { batch: rows, stream, output: y };
+  if (filter.kind === 'sos') return filter.zeroPhase ? sosfiltfilt(filter.sos, x, call) : sosfilt(filter.sos, x, call);
+  return filter.zeroPhase ? filtfilt(filter.taps, 1, x, call) : lfilter(filter.taps, 1, x, call);
 }
 
 /**
  * Everything that changes what enqueueSeriesCompute enqueues for a chunk in `slot` (the buffers
  * are the slot's and the lane's, named by the caller's generation): two chunks with equal keys
- * enqueue the same calls with the same arguments.
+ * enqueue the same calls with the same arguments. Only for jobs the lane captures (capturable):
+ * no registered stage, no filter, and only flags whose row is capturable.
  */
 export function seriesComputeKey(job: NormalizedJob, rows: number, slot: number): string {
   const bands = job.cycles ? job.bands.map((band) => `${band[0]}-${band[1]}`).join(',') : '';
@@ -185,4 +153,9 @@ export function seriesComputeKey(job: NormalizedJob, rows: number, slot: number)
     `${slot}|${rows}|${job.length}|${job.dtype}|${job.scale}|${job.detrend}|${windowKey(windowSpec(job))}|${job.fs}|` +
     `${job.stft}|${job.passBand[0]}-${job.passBand[1]}|${job.previewBins}|${job.outputDtype}|${job.cycles}|${job.bandWaves}|${bands}`
   );
+}
+
+/** Whether a lane may capture `job`'s compute into a CUDA graph: no registered stage (user code), no filter, and every flag's row capturable. */
+export function capturable(job: NormalizedJob): boolean {
+  return job.stages.length === 0 && job.filter === undefined && JOB_FLAGS.every((f) => f.capturable || !job[f.name]);
 }

@@ -19,24 +19,19 @@ import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js'
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
 import type { StageContext } from './stages.js';
-import { enqueueSeriesCompute, seriesBuffers, seriesComputeKey } from './series-compute.js';
+import { capturable, enqueueSeriesCompute, seriesComputeKey } from './series-compute.js';
+import { fetchedBuffers, seriesBuffers, seriesBytesPerRow as bytesPerRow, type BufferNeeds } from './series-buffers.js';
 import type { NormalizedJob } from './validate.js';
-import { runWavelet, waveletGeometry, waveletScratchPerRow } from './wavelet.js';
+import { waveletGeometry } from './wavelet.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
-/** Device bytes one series of `job` needs on a lane of precision `real` (every buffer the flow uses, per row). */
+/**
+ * Device bytes one series of `job` needs on a lane of precision `real`: the buffer list's
+ * (series-buffers.ts), the inverse counted whenever the job has stages (a stage placed after it
+ * needs it; the lane's registry is not consulted for an estimate).
+ */
 export function seriesBytesPerRow(job: NormalizedJob, real: Precision): number {
-  const n = job.length;
-  const k = halfBins(n);
-  const nb = job.bands.length;
-  let elements = 2 * n + 2 * k; // input, windowed, spectrum
-  if (job.stft || job.stages.length > 0) elements += 2 * k + n + job.previewBins; // masked, filtered, preview
-  if (job.cycles && job.bandWaves) elements += nb * (2 * k + n); // band spectra and waves
-  let bytes = elements * (real === 'f32' ? 4 : 8) + (job.cycles ? 8 * (nb + 4) : 0);
-  // Waves rounded to 16 bits before the copy back: their own (slot) buffers of 2 bytes per sample.
-  if (job.outputDtype) bytes += 2 * n * (1 + (job.cycles && job.bandWaves ? nb : 0));
-  if (job.wavelet) bytes += waveletScratchPerRow(job, real);
-  return bytes;
+  return bytesPerRow(job, { inverse: job.stft || job.stages.length > 0, precision: real });
 }
 
 const sumCache = new Map<string, number>();
@@ -69,6 +64,10 @@ function warmPlans(lane: LaneResources, job: NormalizedJob, rows: number): void 
   signalWorkspace.plan(ctx, forward, n, rows);
   if (needsInverse(lane, job)) signalWorkspace.plan(ctx, inverse, n, rows);
   if (job.cycles && job.bandWaves) signalWorkspace.plan(ctx, inverse, n, job.bands.length * rows);
+  if (job.envelope) {
+    // hilbert's transforms: the forward one is the stft's, the inverse a complex one of N points.
+    signalWorkspace.plan(ctx, complex, n, rows);
+  }
   if (job.wavelet) {
     const g = waveletGeometry(job);
     signalWorkspace.plan(ctx, forward, g.paddedLength, rows);
@@ -113,7 +112,8 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   if (stickyNow) throw stickyNow;
   // Every device buffer first (allocating here when the cache has none big enough), so the
   // compute below only enqueues and can be captured into a graph.
-  const b = seriesBuffers(lane, job, rows, slot.index, needsInverse(lane, job));
+  const needs: BufferNeeds = { inverse: needsInverse(lane, job), precision: real };
+  const b = seriesBuffers(lane, job, rows, slot.index, needs);
   slot.start.record(copyIn);
   if (lent) b.x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
   else b.x.write(pin!, { stream: copyIn, length: total });
@@ -123,9 +123,10 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
 
   const pending: { name: string; value: unknown }[] = [];
   const graphs = lane.graphs;
-  if (graphs && job.stages.length === 0 && !job.wavelet) {
-    // No stages (user code may enqueue anything) and no wavelet: the compute replays from a graph
-    // once this slot has met the job's shape twice (compute-graphs.ts).
+  if (graphs && capturable(job)) {
+    // No stages (user code may enqueue anything), no filter and no flag that allocates on the way
+    // (the wavelet, the envelope, the decimation): the compute replays from a graph once this slot
+    // has met the job's shape twice (compute-graphs.ts).
     // Both counters only grow: their sum changes whenever either does.
     const generation = buf.generation + signalWorkspace.generation(s);
     progress.stage = 'compute';
@@ -148,7 +149,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
       fs: job.fs,
       bins: k,
       // Registered stages and the wavelet take f32/f64 data only (validation refuses them for 16-bit samples).
-      input: b.x as RealBuffer,
+      input: (b.prefiltered ?? b.x) as RealBuffer,
       windowed: b.windowed,
       spectrum: b.spectrum,
       output,
@@ -171,21 +172,18 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
     });
   }
 
-  // Copies back, enqueued on the copy-out stream once the compute is all enqueued.
+  // Copies back, enqueued on the copy-out stream once the compute is all enqueued: every buffer
+  // the list marks as an output of this job, then the dominant cycles (finished on the host).
   const back = new CopyBack(lane, slot.index);
   progress.stage = 'd2h';
-  if (job.stft && b.filtered && b.preview) {
-    back.fetch(b.filtered16 ?? (b.filtered as DeviceBuffer<DType>), outputs.filtered!, rowStart * n, total, 'filtered');
-    back.fetch(
-      b.preview as DeviceBuffer<DType>,
-      outputs.spectrum!,
-      rowStart * job.previewBins,
-      rows * job.previewBins,
-      'preview',
-    );
+  for (const { row, buffer, perSeries } of fetchedBuffers(job, b, needs)) {
+    const target = outputs[row.output];
+    if (target === undefined) continue;
+    // [row of the result][series][t] on the device (a band's waves together) -> [series][row][t] in the result.
+    if (row.rowMajor) back.fetchBandMajor(buffer, target, perSeries / n, rows, n, rowStart, row.purpose);
+    else back.fetch(buffer, target, rowStart * perSeries, rows * perSeries, row.purpose);
   }
-  if (job.cycles && b.powers && b.dominant) {
-    back.fetch(b.powers, outputs.bandPowers!, rowStart * nb, rows * nb, 'powers');
+  if (b.dominant) {
     const dominant = b.dominant;
     const dominantHost = buf.host('dominant', 'f64', rows * 4, slot.index);
     const windowGain = windowSum(job);
@@ -201,24 +199,6 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
         });
         for (let r = 0; r < rows; r++) outputs.dominant![rowStart + r] = cycles[r]!;
       },
-    );
-    // [band][row][t] on the device -> [row][band][t] in the result.
-    const waves = b.bandWaves16 ?? (b.bandWaves as DeviceBuffer<DType> | undefined);
-    if (waves && outputs.bandWaves) back.fetchBandMajor(waves, outputs.bandWaves, nb, rows, n, rowStart, 'band waves');
-  }
-
-  if (job.wavelet) {
-    progress.stage = 'wavelet';
-    const waveletRows = job.waveletBands ? nb : job.freqs.length;
-    const power = buf.device('wavelet power', real, rows * waveletRows * n, { slot: slot.index }) as RealBuffer;
-    runWavelet(b.x as RealBuffer, power, job, rows, s);
-    progress.stage = 'd2h';
-    back.fetch(
-      power as DeviceBuffer<DType>,
-      outputs.waveletPower!,
-      rowStart * waveletRows * n,
-      rows * waveletRows * n,
-      'wavelet power',
     );
   }
 

@@ -5,9 +5,10 @@
 import type { Device } from '../runtime/device.js';
 import type { Context } from '../runtime/context.js';
 import type { Precision } from '../runtime/fft/precision.js';
+import type { JOB_FLAGS, JOB_OUTPUTS, JOB_PARAMETER_TABLE } from './job-schema.js';
 
-/** The built-in job flags; user-registered stages are named by the string given to `registerStage`. */
-export type BuiltinJobFlag = 'stft' | 'cycles' | 'wavelet';
+/** The built-in job flags (the names of job-schema.ts's flag rows); user-registered stages are named by the string given to `registerStage`. */
+export type BuiltinJobFlag = (typeof JOB_FLAGS)[number]['name'];
 
 /** A job flag: a built-in one or the name of a registered stage. */
 export type JobFlag = BuiltinJobFlag | (string & {});
@@ -30,8 +31,70 @@ export type JobData = Float32Array | Float64Array | Int16Array | Uint16Array;
 /** A result wave: the engine's precision, or raw f16/bf16 bits when `outputDtype` asks for 16 bits. */
 export type WaveArray = Float32Array | Float64Array | Uint16Array;
 
-/** One job: a batch of B series of N samples each, and what to compute on them. */
-export interface JobSpec {
+/**
+ * A filter applied to each series on the GPU before anything else (the FFT, the envelope, the
+ * decimation), from a zero initial state as scipy.signal.sosfilt and lfilter start by default, or
+ * forward and backward (`zeroPhase`, scipy's sosfiltfilt / filtfilt with their default padding):
+ * - `{ sos }`: second-order sections, rows [b0, b1, b2, 1, a1, a2] (scipy's `output='sos'`);
+ * - `{ taps }`: FIR taps (scipy's lfilter(taps, 1, x));
+ * - `{ btype, cutoff, order?, design?, rp?, rs? }`: designed on the CPU as scipy.signal.butter /
+ *   cheby1 / cheby2(order, ..., cutoff, btype, output='sos', fs=the job's fs) design it; cutoff in
+ *   Hz (a [low, high] pair for bandpass and bandstop); order 4, design 'butter', rp 1 dB, rs 40 dB by default.
+ */
+export type JobFilter = (
+  | { readonly sos: readonly (readonly number[])[] }
+  | { readonly taps: readonly number[] }
+  | {
+      readonly btype: FilterBandType;
+      readonly cutoff: number | readonly [low: number, high: number];
+      readonly order?: number | undefined;
+      readonly design?: FilterDesign | undefined;
+      readonly rp?: number | undefined;
+      readonly rs?: number | undefined;
+    }
+) & { readonly zeroPhase?: boolean | undefined };
+
+/** The band types a designed job filter takes. */
+export type FilterBandType = 'lowpass' | 'highpass' | 'bandpass' | 'bandstop';
+
+/** The IIR designs a job filter takes (scipy.signal's functions of those names). */
+export type FilterDesign = 'butter' | 'cheby1' | 'cheby2';
+
+/** One row of the job parameter table. */
+type ParameterRow = (typeof JOB_PARAMETER_TABLE)[number];
+
+/** The value type of a parameter row, by its `type` (and `values` for an enum). */
+export type ParameterValue<R extends { readonly type: string }> = R extends { readonly type: 'number' | 'integer' }
+  ? number
+  : R extends { readonly type: 'boolean' }
+    ? boolean
+    : R extends { readonly type: 'enum'; readonly values: readonly (infer V)[] }
+      ? V
+      : R extends { readonly type: 'string' }
+        ? string
+        : R extends { readonly type: 'band' }
+          ? Band
+          : R extends { readonly type: 'bands' }
+            ? readonly Band[]
+            : R extends { readonly type: 'numbers' }
+              ? readonly number[]
+              : R extends { readonly type: 'flags' }
+                ? readonly JobFlag[]
+                : R extends { readonly type: 'window' }
+                  ? WindowSpec
+                  : R extends { readonly type: 'object' }
+                    ? Readonly<Record<string, unknown>>
+                    : R extends { readonly type: 'filter' }
+                      ? JobFilter
+                      : never;
+
+/** The JobSpec fields of the parameter table's rows (job-schema.ts), each of its row's value type; `help` of each row says what it means. */
+export type JobParameters = {
+  [R in ParameterRow as R['field'] extends string ? R['field'] : never]?: ParameterValue<R> | undefined;
+};
+
+/** One job: a batch of B series of N samples each, what to compute on them (`flags`) and the parameters of job-schema.ts's table. */
+export interface JobSpec extends JobParameters {
   /**
    * B x N samples, row-major (series after series): plain typed arrays or arrays lent by
    * `engine.hostBuffer()`. 16-bit samples cross to the GPU in 2 bytes and are converted there: an
@@ -41,77 +104,32 @@ export interface JobSpec {
   /**
    * The type of `data`'s samples: needed for a Uint16Array ('f16' or 'bf16'); otherwise it must
    * match the array (Int16Array 'i16', Float32Array 'f32', Float64Array 'f64'). 16-bit input takes
-   * the flags stft and cycles (framed or not), not wavelet nor registered stages.
+   * the flags whose row allows it (stft and cycles), and no filter.
    */
   dtype?: JobDataType | undefined;
-  /** 16-bit input: each sample is multiplied by this on the GPU (default 1/32768 for i16, 1 for f16/bf16). */
-  scale?: number | undefined;
-  /**
-   * The element type of the waves returned (`filtered`, `bandWaves`): the engine's precision
-   * (default), or 'f16'/'bf16', computed in the engine's precision and rounded on the GPU before
-   * the copy back (2 bytes per sample over the bus; results are raw bits in a Uint16Array).
-   */
-  outputDtype?: JobDataType | undefined;
-  /** B, the number of series; N = data.length / batch. Default 1. */
-  batch?: number | undefined;
-  /** Sampling frequency in Hz. Default 1. */
-  fs?: number | undefined;
-  /** What to compute, in this order of the seed's flow; at least one. */
+  /** What to compute, in this order of the seed's flow; at least one (built-in flags or registered stages). */
   flags: readonly JobFlag[];
-  /** Detrend before the window: 'linear' (default), 'constant' or false. */
-  detrend?: 'constant' | 'linear' | false | undefined;
-  /** Window applied before the forward FFT (default 'hann'). */
-  window?: WindowSpec | undefined;
-  /**
-   * `stft` as a framed STFT (scipy.signal.stft -> mask -> istft, boundary 'zeros', padded): frames of
-   * `nperseg` samples (2 <= nperseg <= N), each detrended (`detrend`) and windowed, masked to
-   * `passBand`, overlap-added back (NOLA must hold). Series longer than a lane holds then stream
-   * through it in chunks of whole frames, with the result of one pass. Only with the `stft` flag.
-   * Without it, each series is one frame (the whole-series FFT of the seed).
-   */
-  nperseg?: number | undefined;
-  /** Framed `stft`: samples shared by consecutive frames (default nperseg / 2, floored). */
-  noverlap?: number | undefined;
-  /** `stft`: the pass band kept by the mask before the inverse FFT (default: everything up to fs/2). */
-  passBand?: Band | undefined;
-  /** `stft`: magnitude-spectrum bins returned per series as a preview (default 256, at most N/2+1). */
-  previewBins?: number | undefined;
-  /** `cycles` and `wavelet` band reduction: the bands. */
-  bands?: readonly Band[] | undefined;
-  /** `wavelet`: the Morlet centre frequencies in Hz. */
-  freqs?: readonly number[] | undefined;
-  /** `wavelet`: cycles per Morlet wavelet (default 6). */
-  nCycles?: number | undefined;
-  /** `wavelet`: reduce the power to `bands` on the GPU before the copy back (default false: power per frequency). */
-  waveletBands?: boolean | undefined;
-  /** `cycles`: also return the band-limited wave of each band (default true; false saves bands x N per series of copy back). */
-  bandWaves?: boolean | undefined;
   /**
    * Arrays to write results into instead of fresh ones, each of exactly its field's length and of
    * the engine's precision (bandPowers: Float64Array). Arrays lent by `engine.hostBuffer()` are
    * filled by the GPU copy itself, with no host copy: the zero-copy output path.
    */
   into?: JobOutputArrays | undefined;
-  /** Parameters handed to registered stages, by stage name. */
-  stageParams?: Readonly<Record<string, unknown>> | undefined;
-  /** A name for logs and errors. */
-  label?: string | undefined;
-  /** Reject with a timeout error when the job has not finished this many ms after submit. */
-  timeoutMs?: number | undefined;
   /** Cancels the job while it is queued (a running job finishes). */
   signal?: AbortSignal | undefined;
 }
 
-/** Caller-provided result arrays (`JobSpec.into`). */
-export interface JobOutputArrays {
-  /** A Uint16Array when `outputDtype` is 'f16' or 'bf16'. */
-  filtered?: WaveArray | undefined;
-  spectrum?: Float32Array | Float64Array | undefined;
-  bandPowers?: Float64Array | undefined;
-  /** A Uint16Array when `outputDtype` is 'f16' or 'bf16'. */
-  bandWaves?: WaveArray | undefined;
-  waveletPower?: Float32Array | Float64Array | undefined;
-}
+/** The typed array of a result row's element type: a wave may be raw 16-bit bits (`outputDtype`), float64 rows are Float64Array. */
+export type OutputArray<E extends string> = E extends 'wave'
+  ? WaveArray
+  : E extends 'f64'
+    ? Float64Array
+    : Float32Array | Float64Array;
+
+/** Caller-provided result arrays (`JobSpec.into`), and the arrays of a JobResult: one optional field per result row of job-schema.ts. */
+export type JobOutputArrays = {
+  [R in (typeof JOB_OUTPUTS)[number] as R['field']]?: OutputArray<R['element']> | undefined;
+};
 
 /** The dominant cycle of one series. */
 export interface DominantCycle {
@@ -127,8 +145,8 @@ export interface DominantCycle {
   bin?: number | undefined;
 }
 
-/** What a finished job returns; a field is present when its flag was asked for. */
-export interface JobResult {
+/** What a finished job returns; an array field (JobOutputArrays) is present when its flag was asked for. */
+export interface JobResult extends JobOutputArrays {
   id: number;
   /** The lane (and its device) that ran it. */
   lane: number;
@@ -137,22 +155,8 @@ export interface JobResult {
   /** N, samples per series. */
   length: number;
   fs: number;
-  /** `stft`: the band-passed wave, B x N (raw f16/bf16 bits in a Uint16Array when `outputDtype` asked for them). */
-  filtered?: WaveArray | undefined;
-  /**
-   * `stft`: |X| / N of the first `previewBins` bins per series, B x previewBins; framed (`nperseg`):
-   * |Zxx| (scipy's stft, scaling 'spectrum') of the first previewBins frequencies of every frame,
-   * B x previewBins x frames (a spectrogram).
-   */
-  spectrum?: Float32Array | Float64Array | undefined;
-  /** `cycles`: power in each band per series, B x bands (Parseval: sum over bins of |X|^2 / N^2 scaled one-sided). */
-  bandPowers?: Float64Array | undefined;
-  /** `cycles`: the band-limited wave of each band, B x bands x N (raw f16/bf16 bits in a Uint16Array when `outputDtype` asked for them). */
-  bandWaves?: WaveArray | undefined;
   /** `cycles`: the dominant cycle of each series. */
   dominant?: DominantCycle[] | undefined;
-  /** `wavelet`: Morlet power, B x freqs x N, or B x bands x N when `waveletBands`. */
-  waveletPower?: Float32Array | Float64Array | undefined;
   /** What registered stages returned, by stage name (a chunked job: one value per chunk, in order). */
   stages?: Record<string, unknown> | undefined;
   /** Framed `stft` (`nperseg`): STFT frames per series. */

@@ -7,7 +7,7 @@
  * every array), no JSON number arrays, and a job's status can be read without pulling its data.
  * Pure: no Redis here.
  */
-import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
+import { outputDef, RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
 import type { JobData, JobOutputArrays, JobResult, JobSpec } from '../engine/types.js';
 import { resultArrays, type ResultArrayField } from '../engine/result-arrays.js';
 import type { NormalizedJob } from '../engine/validate.js';
@@ -154,16 +154,21 @@ const ZEROS = new Uint8Array(ALIGN);
  * fail to read the result.
  */
 function checkResultArray(field: ResultArrayField, a: unknown): asserts a is WireArrayType {
-  const types: readonly (typeof TYPES)[WireDtype][] =
-    field === 'bandPowers'
-      ? [Float64Array]
-      : field === 'filtered' || field === 'bandWaves'
-        ? [Float32Array, Float64Array, Uint16Array]
-        : [Float32Array, Float64Array];
+  const types = allowedTypes(field);
   if (!types.some((Type) => a instanceof Type)) {
     const got = ArrayBuffer.isView(a) ? `a ${a.constructor.name}` : Array.isArray(a) ? 'a plain array' : typeof a;
     throw new TypeError(`result.${field} must be a ${types.map((t) => t.name).join(' or ')}, got ${got}`);
   }
+}
+
+/** The array types a result field may hold, by its row's element type (job-schema.ts): float64 rows, waves (16-bit bits too), or the engine's precision. */
+function allowedTypes(field: ResultArrayField): readonly (typeof TYPES)[WireDtype][] {
+  const element = outputDef(field)?.element;
+  return element === 'f64'
+    ? [Float64Array]
+    : element === 'wave'
+      ? [Float32Array, Float64Array, Uint16Array]
+      : [Float32Array, Float64Array];
 }
 
 /** Lays out a result's arrays for the wire (no copy: see PackedResult) and splits off its scalars; a TypeError names an array of the wrong type. */
@@ -208,13 +213,16 @@ export function unpackResult(scalars: WireResult['scalars'], arrays: readonly Wi
     if (end > buffer.byteLength)
       throw new Error(`result: array ${w.field} ends at byte ${end}, the stored result has ${buffer.byteLength}`);
     const array = typedView(buffer, w.offset, w.length, w.dtype);
-    if (w.field === 'bandPowers') {
-      if (!(array instanceof Float64Array)) throw new Error('result: bandPowers must be f64');
-      result.bandPowers = array;
-    } else if (array instanceof Int16Array) throw new Error(`result: ${w.field} cannot be i16`);
-    else if (w.field === 'filtered' || w.field === 'bandWaves') result[w.field] = array;
-    else if (array instanceof Uint16Array) throw new Error(`result: ${w.field} cannot be 16-bit`);
-    else result[w.field] = array;
+    const row = outputDef(w.field);
+    if (row === undefined) throw new Error(`result: unknown array ${JSON.stringify(w.field)}`);
+    if (!allowedTypes(w.field).some((Type) => array instanceof Type))
+      throw new Error(
+        row.element === 'f64'
+          ? `result: ${w.field} must be f64`
+          : `result: ${w.field} cannot be ${w.dtype === 'u16' ? '16-bit' : w.dtype}`,
+      );
+    // The array's type is one its row allows (checked above): JobOutputArrays' type of that field.
+    (result as unknown as Record<string, unknown>)[w.field] = array;
   }
   return result;
 }

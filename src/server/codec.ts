@@ -14,7 +14,7 @@
  * (frequency, period, amplitude, phase per series), and the other fields (id, lane, device,
  * batch, length, fs, timings, stage outputs) as JSON in the `x-tscuda-result` header.
  */
-import { RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
+import { outputDef, RESULT_ARRAY_FIELDS } from '../engine/parameters.js';
 import type { JobData, JobHalfType, JobResult } from '../engine/types.js';
 import { bf16Value, f16Value } from '../runtime/memory/half.js';
 import { HttpError, invalidField, sampleOutOfRange } from './errors.js';
@@ -194,28 +194,28 @@ function numbers(a: Float32Array | Float64Array | Uint16Array, dtype: SampleDtyp
   return Array.from(a);
 }
 
-/** The shape of each array field of a result: B x ... from the result's own sizes. */
+/** The shape of each array field of a result: B x ... from the result's own sizes, by its row's layout (job-schema.ts). */
 export function shapeOf(result: JobResult, field: ArrayField): number[] {
   const a = result[field];
   const b = result.batch;
   const total = a === undefined ? 0 : a.length;
-  switch (field) {
-    case 'filtered':
+  const perRow = b > 0 && total % b === 0 ? [b, total / b] : [total];
+  switch (outputDef(field)?.layout) {
+    case 'series':
       return [b, result.length];
     case 'spectrum': {
       // Framed stft: a spectrogram, B x previewBins x frames.
       const frames = result.frames;
       if (frames !== undefined && frames > 0 && b > 0 && total % (b * frames) === 0)
         return [b, total / (b * frames), frames];
-      return b > 0 && total % b === 0 ? [b, total / b] : [total];
+      return perRow;
     }
-    case 'bandWaves':
-    case 'waveletPower': {
+    case 'rows': {
       const per = b * result.length;
       return per > 0 && total % per === 0 ? [b, total / per, result.length] : [total];
     }
     default:
-      return b > 0 && total % b === 0 ? [b, total / b] : [total];
+      return perRow;
   }
 }
 

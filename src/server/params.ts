@@ -219,6 +219,10 @@ const FROM_STRING: Record<ParameterDef['type'], (name: string, value: string, de
     jsonOr(name, value, () => {
       throw invalidField(name, 'must be a JSON object');
     }),
+  filter: (name, value) =>
+    jsonOr(name, value, () => {
+      throw invalidField(name, 'must be a JSON object: {"sos": ...}, {"taps": ...} or {"btype": ..., "cutoff": ...}');
+    }),
 };
 
 /**

@@ -37,6 +37,8 @@ function schemaOf(def: ParameterDef): Record<string, unknown> {
     case 'window':
       return { anyOf: [{ type: 'string' }, { type: 'array', minItems: 2, maxItems: 2 }] };
     case 'object':
+    case 'filter':
+      // A filter's forms and fields are checked by the engine (engine/job-filter.ts), which names the field at fault.
       return { type: 'object' };
   }
 }

@@ -8,7 +8,7 @@ import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
-import { filterSeries } from './filter-call.js';
+import { filterOutput, filterSeries, type FilterCallOptions } from './filter-call.js';
 import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
 
 /** Options of hilbert. */
@@ -49,4 +49,21 @@ export function hilbert(x: RealBuffer, options: HilbertOptions = {}): ComplexBuf
   ws.filterKernel(ctx, `analytic_spectrum_${p}`)(elementwise(batch * n, stream), half, out, batch, n);
   ws.complexInPlace(ctx, p, n, batch, out, 'inverse', stream);
   return out;
+}
+
+/**
+ * np.abs(scipy.signal.hilbert(x)) for each series: the analytic envelope, batch × length reals of
+ * x's precision. The analytic signal lives in the signal layer's scratch of the stream; y may be x
+ * (the modulus is written after the transform has read x).
+ */
+export function envelope(x: RealBuffer, options: FilterCallOptions = {}): RealBuffer {
+  const { p, batch, length } = filterSeries(x, options.batch, 'envelope');
+  const y = filterOutput(x, options, 'envelope');
+  const stream = options.stream;
+  const total = batch * length;
+  const analytic = ws.scratch(x.context, stream, 'envelope-analytic', COMPLEX_OF[p], total) as ComplexBuffer;
+  hilbert(x, { batch, stream, output: analytic });
+  // |z| of every element: the magnitude kernel over one row of all the batch's samples.
+  ws.kernel(x.context, 'magnitude', p)(elementwise(total, stream), analytic, y, 1, total, total, 1);
+  return y;
 }

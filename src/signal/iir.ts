@@ -9,7 +9,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { RealBuffer } from './buffers.js';
-import { checkSos, sosfiltfiltPadlen, sosfiltZi, type SosInput } from './filter-design.js';
+import { checkSos, MAX_SOS_SECTIONS, sosfiltfiltPadlen, sosfiltZi, type SosInput } from './filter-design.js';
 import { FilterCoefficientError } from './filter-errors.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
@@ -17,8 +17,7 @@ import { coefficientTable } from './filter-tables.js';
 import { cachedScanTransitions, SCAN_CHUNK, usesScan } from './sos-scan.js';
 import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
 
-/** The most sections one filter may have: the kernel keeps one thread's state for all of them (filter.cu MAX_SOS_SECTIONS). */
-export const MAX_SOS_SECTIONS = 64;
+export { MAX_SOS_SECTIONS };
 
 /** Options of sosfilt. */
 export interface SosfiltOptions extends FilterCallOptions {

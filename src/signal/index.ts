@@ -71,6 +71,7 @@
  * lfilter(b, a, x, { batch, stream, output, zi?, zf? }) -> y | { y, zf }        // FIR: a is one number
  * filtfilt(b, a, x, { batch, stream, output, padtype: 'odd', padlen })    -> y
  * hilbert(x, { N, batch, stream, output }) -> ComplexBuffer (batch x N)
+ * envelope(x, { batch, stream, output }) -> RealBuffer: |hilbert(x)|
  * convolve(x, taps, { mode: 'full' | 'same' | 'valid', method: 'auto' | 'direct' | 'fft', batch, stream, output }) -> y
  * fftconvolve(x, taps, { mode, batch, stream, output }) -> y
  * oaconvolve(x, taps, { mode, batch, stream, output }) -> y                    // overlap-add
@@ -240,7 +241,7 @@ export { PADTYPE_CODES, resolvePadding, type PadType, type PadOptions } from './
 export { type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type SosfiltfiltOptions } from './iir.js';
 export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
-export { hilbert, type HilbertOptions } from './hilbert.js';
+export { envelope, hilbert, type HilbertOptions } from './hilbert.js';
 export { convolve, fftconvolve, type ConvolveOptions } from './convolve.js';
 export { correlate } from './correlate.js';
 export { oaconvolve, overlapAddBlocks, lambertWm1, type OaconvolveOptions } from './oaconvolve.js';

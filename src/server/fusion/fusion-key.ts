@@ -3,7 +3,7 @@
  * series length are all equal run the same GPU work on every series, so their series can be
  * stacked into one batch and the result cut back along the batch axis. CUDA-free.
  */
-import { BUILTIN_FLAGS } from '../../engine/parameters.js';
+import { BUILTIN_FLAGS, JOB_PARAMETER_TABLE, type ParameterDef } from '../../engine/parameters.js';
 import type { JobFlag } from '../../engine/types.js';
 import type { NormalizedJob } from '../../engine/validate.js';
 
@@ -17,31 +17,30 @@ export function builtinFlagsOnly(flags: readonly JobFlag[]): boolean {
 }
 
 /**
+ * The normalized fields of the job parameters that change what each series computes (every row of
+ * the job schema but those marked `perSeries: false`: the batch, the label, the deadline), read
+ * from the table so a new parameter keys fused jobs without a change here.
+ */
+const PER_SERIES_FIELDS: readonly string[] = (JOB_PARAMETER_TABLE as readonly ParameterDef[])
+  .filter((row) => row.field !== null && row.perSeries !== false)
+  .map((row) => row.field!);
+
+/**
  * The key of a validated job: two jobs with the same key compute the same thing on each of their
  * series (flags, sample type and scale, output type, series length, fs and every parameter of the
  * flags, defaults filled in), so their series may run as one batch. What differs between requests
  * of one key is only the data, the batch, the result arrays (`into`), the label and the deadline.
  */
 export function fusionKey(job: NormalizedJob): string {
-  return JSON.stringify([
-    job.flags,
+  const fields = job as unknown as Readonly<Record<string, unknown>>;
+  const parts: unknown[] = [
     job.dtype,
-    job.scale,
-    job.outputDtype ?? null,
     job.outputFloat ?? null,
     job.length,
-    job.fs,
-    job.detrend,
-    job.window.name,
-    job.window.parameter ?? null,
+    // nperseg and noverlap are normalized into the framing.
     job.framing?.nperseg ?? null,
     job.framing?.noverlap ?? null,
-    job.passBand,
-    job.previewBins,
-    job.bands,
-    job.freqs,
-    job.nCycles,
-    job.waveletBands,
-    job.bandWaves,
-  ]);
+  ];
+  for (const field of PER_SERIES_FIELDS) parts.push(fields[field] ?? null);
+  return JSON.stringify(parts);
 }

@@ -40,6 +40,8 @@ const DOCUMENTED = [
   'stageParams',
   'scale',
   'outputDtype',
+  'filter',
+  'q',
 ];
 
 const NUMBER = { type: 'number' };
@@ -66,6 +68,8 @@ const SCHEMAS: Record<string, unknown> = {
   stageParams: { type: 'object' },
   scale: { type: 'number' },
   outputDtype: { enum: ['f16', 'bf16', 'f32', 'f64'] },
+  filter: { type: 'object' },
+  q: { type: 'integer', minimum: 2 },
 };
 
 const ctx = { stages: new Set<string>() };
@@ -125,6 +129,8 @@ describe('the job parameter table', { timeout: 10_000 }, () => {
       stageParams: '{"a":1}',
       scale: '0.5',
       outputDtype: 'f16',
+      filter: '{"taps":[0.5,0.5]}',
+      q: '4',
     };
     expect(Object.keys(strings)).toEqual(DOCUMENTED);
     expect(paramsFromStrings(strings)).toEqual({
@@ -148,6 +154,8 @@ describe('the job parameter table', { timeout: 10_000 }, () => {
       stageParams: { a: 1 },
       scale: 0.5,
       outputDtype: 'f16',
+      filter: { taps: [0.5, 0.5] },
+      q: 4,
     });
   });
 
@@ -172,7 +180,15 @@ describe('the job parameter table', { timeout: 10_000 }, () => {
   });
 
   it('lists the result arrays in their binary order and every JobSpec field validateJob takes', () => {
-    expect(RESULT_ARRAY_FIELDS).toEqual(['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower']);
+    expect(RESULT_ARRAY_FIELDS).toEqual([
+      'filtered',
+      'spectrum',
+      'bandPowers',
+      'bandWaves',
+      'waveletPower',
+      'envelope',
+      'decimated',
+    ]);
     expect(ENGINE_ONLY_FIELDS).toEqual(['data', 'dtype', 'into', 'signal']);
     expect([...JOB_SPEC_FIELDS].sort()).toEqual(
       [

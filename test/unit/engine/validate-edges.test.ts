@@ -249,7 +249,7 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(refusal({ nfft: 8 } as never)).toEqual({
       field: 'nfft',
       detail:
-        'unknown field (known: data, dtype, into, signal, batch, fs, flags, detrend, window, nperseg, noverlap, passBand, previewBins, bands, freqs, nCycles, waveletBands, bandWaves, timeoutMs, label, stageParams, scale, outputDtype)',
+        'unknown field (known: data, dtype, into, signal, batch, fs, flags, detrend, window, nperseg, noverlap, passBand, previewBins, bands, freqs, nCycles, waveletBands, bandWaves, timeoutMs, label, stageParams, scale, outputDtype, filter, q)',
     });
   });
 
@@ -327,17 +327,18 @@ describe('validateJob at each limit, each check on its own', { timeout: 10_000 }
     expect(refusal({ flags: ['stft', 'stft'] })).toEqual({ field: 'flags[1]', detail: '"stft" is given twice' });
     expect(refusal({ flags: ['stft', 'nope'] })).toEqual({
       field: 'flags[1]',
-      detail: 'unknown flag "nope": not one of stft, cycles, wavelet nor a registered stage (supdem)',
+      detail:
+        'unknown flag "nope": not one of stft, cycles, wavelet, envelope, decimate nor a registered stage (supdem)',
     });
     expect(() => validateJob({ data: data(64), flags: ['nope'] }, { stages: new Set() })).toThrow(
-      /unknown flag "nope": not one of stft, cycles, wavelet nor a registered stage$/,
+      /unknown flag "nope": not one of stft, cycles, wavelet, envelope, decimate nor a registered stage$/,
     );
     expect(refusal({ flags: [] }).detail).toBe(
-      'is empty: ask for at least one of stft, cycles, wavelet or a registered stage',
+      'is empty: ask for at least one of stft, cycles, wavelet, envelope, decimate or a registered stage',
     );
     expect(refusal({ flags: 'stft' as never })).toEqual({
       field: 'flags',
-      detail: 'must be an array of flags (stft, cycles, wavelet or a registered stage), got "stft"',
+      detail: 'must be an array of flags (stft, cycles, wavelet, envelope, decimate or a registered stage), got "stft"',
     });
   });
 });
@@ -457,7 +458,8 @@ describe('each refusal names its field and says what is wrong', { timeout: 10_00
     });
     expect(refusal({ into: { extra: new Float32Array(1) } as never })).toEqual({
       field: 'into.extra',
-      detail: 'is not a result array (known: filtered, spectrum, bandPowers, bandWaves, waveletPower)',
+      detail:
+        'is not a result array (known: filtered, spectrum, bandPowers, bandWaves, waveletPower, envelope, decimated)',
     });
     expect(refusal({ into: { filtered: new Int16Array(64) as never } }).detail).toMatch(
       /^must be a Float32Array or Float64Array \(a Uint16Array with outputDtype f16\/bf16\), got /,

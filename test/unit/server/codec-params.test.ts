@@ -275,6 +275,7 @@ describe('one table of job parameters', () => {
       flags: 'stft',
       window: 'hann',
       object: '{}',
+      filter: '{"taps":[1]}',
     };
     for (const def of JOB_PARAMETER_TABLE as readonly ParameterDef[]) {
       expect(properties[def.name], def.name).toBeDefined();

@@ -52,6 +52,20 @@ export function badValues(def: ParameterDef): unknown[] {
       return [...wrongShapes, 'bogus', ['kaiser'], ['kaiser', 'x'], ['gaussian', -1], ['hann', 1], 42];
     case 'object':
       return ['x', 42, [1], { nostage: {} }];
+    case 'filter':
+      return [
+        'x',
+        42,
+        [1],
+        {},
+        { sos: [] },
+        { taps: [] },
+        { taps: [1, 'x'] },
+        { sos: [[1, 0, 0, 1, -2.5, 1.5]] },
+        { btype: 'lowpass', cutoff: 1000 },
+        { btype: 'bandpass', cutoff: 0.1 },
+        { sos: [[1, 0, 0, 1, 0, 0]], taps: [1] },
+      ];
   }
 }
 

@@ -218,7 +218,7 @@ describe('headerParams', { timeout: 5_000 }, () => {
     const error = httpErrorOf(() => headerParams({ 'x-tscuda-passBand': '1,2' }));
     expect([error.statusCode, error.code, error.field]).toEqual([400, 'unknown_field', 'x-tscuda-passBand']);
     expect(error.message).toBe(
-      'x-tscuda-passBand: not a job parameter (x-tscuda-<parameter>: x-tscuda-dtype, x-tscuda-batch, x-tscuda-fs, x-tscuda-flags, x-tscuda-detrend, x-tscuda-window, x-tscuda-nperseg, x-tscuda-noverlap, x-tscuda-passband, x-tscuda-previewbins, x-tscuda-bands, x-tscuda-freqs, x-tscuda-ncycles, x-tscuda-waveletbands, x-tscuda-bandwaves, x-tscuda-timeout, x-tscuda-label, x-tscuda-stageparams, x-tscuda-scale, x-tscuda-outputdtype)',
+      'x-tscuda-passBand: not a job parameter (x-tscuda-<parameter>: x-tscuda-dtype, x-tscuda-batch, x-tscuda-fs, x-tscuda-flags, x-tscuda-detrend, x-tscuda-window, x-tscuda-nperseg, x-tscuda-noverlap, x-tscuda-passband, x-tscuda-previewbins, x-tscuda-bands, x-tscuda-freqs, x-tscuda-ncycles, x-tscuda-waveletbands, x-tscuda-bandwaves, x-tscuda-timeout, x-tscuda-label, x-tscuda-stageparams, x-tscuda-scale, x-tscuda-outputdtype, x-tscuda-filter, x-tscuda-q)',
     );
   });
 
@@ -265,7 +265,9 @@ describe('parseJobParams, each check on its own', { timeout: 5_000 }, () => {
   it('without an endpoint, flags are needed; the message lists the registered stages', () => {
     const error = httpErrorOf(() => parseJobParams({ fs: 2 }, 64, context));
     expect(error.field).toBe('flags');
-    expect(error.message).toBe('flags: at least one flag is needed (stft, cycles, wavelet, supdem)');
+    expect(error.message).toBe(
+      'flags: at least one flag is needed (stft, cycles, wavelet, envelope, decimate, supdem)',
+    );
     expect(parseJobParams({ flags: ['supdem'] }, 64, context).spec.flags).toEqual(['supdem']);
   });
 
