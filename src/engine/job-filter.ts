@@ -20,6 +20,7 @@ import {
   type Sos,
 } from '../signal/filter-design.js';
 import { MAX_TAPS } from '../signal/firwin.js';
+import { FilterDesignError } from '../signal/filter-errors.js';
 
 /** The band types a designed filter takes. */
 export const FILTER_BAND_TYPES: readonly FilterBandType[] = ['lowpass', 'highpass', 'bandpass', 'bandstop'];
@@ -144,12 +145,18 @@ function designed(s: Readonly<Record<string, unknown>>, fs: number): Sos {
   if (sos === undefined) {
     const options = { btype, fs };
     const n = order as number;
-    sos =
-      design === 'butter'
-        ? butter(n, cutoff, options)
-        : design === 'cheby1'
-          ? cheby1(n, rp!, cutoff, options)
-          : cheby2(n, rs!, cutoff, options);
+    try {
+      sos =
+        design === 'butter'
+          ? butter(n, cutoff, options)
+          : design === 'cheby1'
+            ? cheby1(n, rp!, cutoff, options)
+            : cheby2(n, rs!, cutoff, options);
+    } catch (e) {
+      // Every parameter is checked above; what the design itself refuses is named as the filter's.
+      if (e instanceof FilterDesignError) fail('filter', e.message);
+      throw e;
+    }
     // A design in floating point can still put a pole at or past the circle (very high orders, edges near 0 or fs/2).
     for (const row of sos) checkStable(row[4]!, row[5]!, 'filter.order');
     if (designCache.size > 256) designCache.clear();

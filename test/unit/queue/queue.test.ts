@@ -146,6 +146,20 @@ describe.skipIf(redisSkipReason !== undefined)('queue over a real Redis', () => 
       name: 'JobValidationError',
       field: 'bands',
     });
+    // A filter, an envelope and a decimation are checked by the same validation as the engine's and the server's.
+    await expect(
+      queue.submit({ data, fs: 100, flags: ['stft'], filter: { btype: 'lowpass', cutoff: 60 } }),
+    ).rejects.toMatchObject({ name: 'JobValidationError', field: 'filter.cutoff' });
+    await expect(
+      queue.submit({ data, flags: ['stft'], filter: { sos: [[1, 0, 0, 1, 0, 1.5]] } }),
+    ).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'filter.sos[0]',
+    });
+    await expect(queue.submit({ data, flags: ['decimate'] })).rejects.toMatchObject({
+      name: 'JobValidationError',
+      field: 'q',
+    });
     await expect(
       queue.submit({ data, flags: ['stft'], into: { filtered: new Float32Array(256) } }),
     ).rejects.toMatchObject({ field: 'into' });
