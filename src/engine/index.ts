@@ -1,7 +1,7 @@
 /**
  * `tscuda/engine`: the FFT job engine (seed 000's GpuEngine). `new JobEngine(options)`, `submit`
- * jobs with flags (stft, cycles, wavelet, registered stages), await `job.result`, read `stats()`,
- * `close()` to drain. The CUDA-free parts (validation, errors, core, chunk planning, statistics)
+ * jobs with flags (stft, cycles, wavelet, envelope, decimate, registered stages; a `filter`
+ * before them all), await `job.result`, read `stats()`, `close()` to drain. The CUDA-free parts (validation, errors, core, chunk planning, statistics)
  * are exported too, for servers and tests that do not load CUDA.
  */
 export type {
@@ -17,6 +17,12 @@ export type {
   JobDataType,
   JobHalfType,
   JobOutputArrays,
+  JobFilter,
+  JobParameters,
+  FilterBandType,
+  FilterDesign,
+  OutputArray,
+  ParameterValue,
   WaveArray,
   JobResult,
   JobSpec,
@@ -48,20 +54,42 @@ export {
   BUILTIN_FLAGS,
   MIN_SERIES_LENGTH,
   type NormalizedJob,
+  type NormalizedFilter,
+  type NormalizedParameters,
+  type JobFraming,
   type ValidationContext,
   type ResolvedWindow,
 } from './validate.js';
 export {
+  JOB_FLAGS,
+  JOB_OUTPUTS,
   JOB_PARAMETER_TABLE,
   JOB_PARAMETER_NAMES,
   RESULT_ARRAY_FIELDS,
+  flagDef,
+  outputDef,
   parameterDef,
   parameterOfField,
+  type FlagDef,
   type JobParameterName,
+  type NormalForm,
+  type OutputDef,
+  type OutputElement,
+  type OutputLayout,
   type ParameterDef,
   type ParameterSource,
   type ParameterType,
+  type ResultArrayField,
+  type ResultShapeOf,
 } from './parameters.js';
+export type { JobFlagSet } from './normalized-job.js';
+export {
+  FILTER_BAND_TYPES,
+  FILTER_DESIGNS,
+  DEFAULT_FILTER_ORDER,
+  DEFAULT_RIPPLE_DB,
+  DEFAULT_ATTENUATION_DB,
+} from './job-filter.js';
 export {
   allocateOutputs,
   runsAlone,
