@@ -5,7 +5,6 @@
  */
 import { basename, extname } from 'node:path';
 import type { Band } from '../../engine/types.js';
-import { MIN_SERIES_LENGTH } from '../../engine/validate.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
@@ -19,21 +18,11 @@ import {
   parseCommandLine,
   UsageError,
 } from '../options.js';
-import {
-  FORMAT_SPECIFIC_OPTIONS,
-  formatOfPath,
-  readSignal,
-  scaleProblem,
-  SIGNAL_FORMATS,
-  SignalInputError,
-  type SignalFormat,
-  type SignalInput,
-} from '../signal-input.js';
+import type { SignalInput } from '../signal-input.js';
+import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
 
 /** The options of `tscuda stft`, parsed. */
-export interface StftCommandOptions {
-  file: string;
-  fs: number | undefined;
+export interface StftCommandOptions extends SignalFileOptions {
   nperseg: number | undefined;
   noverlap: number | undefined;
   nfft: number | undefined;
@@ -44,17 +33,12 @@ export interface StftCommandOptions {
   padded: boolean;
   bands: Band[];
   out: string;
-  format: SignalFormat | undefined;
-  channel: number | 'mean' | undefined;
-  column: number | string | undefined;
   dbRange: number;
   precision: Precision;
   /** The GPUs the spectrogram's chunks spread over (--devices / --device): every one, or these ordinals. */
   devices: 'all' | number[];
   /** 'auto': 16-bit input (16-bit PCM WAV, .i16/.f16/.bf16) goes to the GPU in 16 bits; 'float': widened on the host first. */
   dtype: 'auto' | 'float';
-  /** i16 input: the value of one step (default 1/32768); f16/bf16: a factor (default 1). */
-  scale: number | undefined;
   saveMagnitude: boolean;
   /** STFT frames per GPU call: bounds device memory on long signals and paces the progress bar. */
   chunkFrames: number;
@@ -112,7 +96,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
   const { values, positionals } = parseCommandLine(
     args,
     {
-      fs: { type: 'string' },
+      ...SIGNAL_FILE_OPTIONS,
       nperseg: { type: 'string' },
       noverlap: { type: 'string' },
       nfft: { type: 'string' },
@@ -123,13 +107,9 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       'no-padded': { type: 'boolean' },
       band: { type: 'string', multiple: true },
       out: { type: 'string' },
-      format: { type: 'string' },
-      channel: { type: 'string' },
-      column: { type: 'string' },
       'db-range': { type: 'string' },
       precision: { type: 'string' },
       dtype: { type: 'string' },
-      scale: { type: 'string' },
       device: { type: 'string' },
       devices: { type: 'string' },
       'save-magnitude': { type: 'boolean' },
@@ -150,15 +130,10 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
   const boundary =
     choiceOption('boundary', values.boundary, ['zeros', 'even', 'odd', 'constant', 'none'] as const) ??
     STFT_DEFAULTS.boundary;
-  let channel: number | 'mean' | undefined;
-  if (values.channel !== undefined)
-    channel = values.channel === 'mean' ? 'mean' : intOption('channel', values.channel, 0, 65535);
-  let column: number | string | undefined;
-  if (values.column !== undefined) column = /^\d+$/.test(values.column) ? Number(values.column) : values.column;
+  const input = signalFileOptions(file, values);
   const stem = basename(file, extname(file)) || 'signal';
   return {
-    file,
-    fs: numberOption('fs', values.fs),
+    ...input,
     nperseg: intOption('nperseg', values.nperseg, 1),
     noverlap: intOption('noverlap', values.noverlap, 0),
     nfft: intOption('nfft', values.nfft, 1),
@@ -169,14 +144,10 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     padded: values['no-padded'] !== true,
     bands: (values.band ?? []).map(parseBand),
     out: folderOption('out', values.out, `${stem}-stft`),
-    format: choiceOption('format', values.format, SIGNAL_FORMATS),
-    channel,
-    column,
     dbRange: numberOption('db-range', values['db-range']) ?? 80,
     precision: choiceOption('precision', values.precision, ['f32', 'f64'] as const) ?? 'f32',
     devices: deviceSelection(values),
     dtype: choiceOption('dtype', values.dtype, ['auto', 'float'] as const) ?? 'auto',
-    scale: scaleOption(values.scale),
     saveMagnitude: values['save-magnitude'] === true,
     chunkFrames: intOption('chunk-frames', values['chunk-frames'], 1) ?? DEFAULT_CHUNK_FRAMES,
     quiet: values.quiet === true,
@@ -237,26 +208,7 @@ export interface StftPlan {
 
 /** Reads the input and checks the options against it; throws UsageError or SignalInputError. */
 export function planStft(options: StftCommandOptions): StftPlan {
-  const format = options.format ?? formatOfPath(options.file);
-  refuseIgnoredOptions(options, format);
-  let input = readSignal(options.file, {
-    format,
-    ...(options.fs !== undefined ? { fs: options.fs, fsOverride: true } : {}),
-    ...(options.channel !== undefined ? { channel: options.channel } : {}),
-    ...(options.column !== undefined ? { column: options.column } : {}),
-    ...(options.scale !== undefined ? { scale: options.scale } : {}),
-  });
-  if (options.scale !== undefined && input.format === 'wav' && input.encoding !== '16') {
-    throw new UsageError(
-      `--scale applies only to ${FORMAT_SPECIFIC_OPTIONS.scale.what}, and ${options.file} is a WAV of encoding ${input.encoding}`,
-    );
-  }
-  // Checked here, in the file's terms: the engine would refuse it only after the GPU part started.
-  if (input.length < MIN_SERIES_LENGTH) {
-    throw new SignalInputError(
-      `${options.file}: the signal has ${input.length} sample${input.length === 1 ? '' : 's'}; at least ${MIN_SERIES_LENGTH} are needed`,
-    );
-  }
+  let input = readSignalFile(options);
   // --dtype float: the pre-16-bit path, samples widened on the host (the GPU then reads floats).
   if (options.dtype === 'float' && input.raw16) input = { ...input, samples: input.samples, raw16: undefined };
   let geometry: SpectralGeometry;
@@ -325,25 +277,6 @@ export function extendSignal<T extends Float32Array | Float64Array | Int16Array 
     }
   }
   return out;
-}
-
-/** --scale by readSignal's own rule (scaleProblem: negative scales flip the sign), or undefined. */
-function scaleOption(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const scale = decimalNumber(v);
-  const problem = scaleProblem(scale);
-  if (problem !== undefined) throw new UsageError(`--scale ${problem}, got "${v}"`);
-  return scale;
-}
-
-/** Refuses --channel, --column or --scale where `format` would ignore it (FORMAT_SPECIFIC_OPTIONS says where each applies). */
-function refuseIgnoredOptions(options: StftCommandOptions, format: SignalFormat): void {
-  for (const option of Object.keys(FORMAT_SPECIFIC_OPTIONS) as (keyof typeof FORMAT_SPECIFIC_OPTIONS)[]) {
-    const { formats, what } = FORMAT_SPECIFIC_OPTIONS[option];
-    if (options[option] !== undefined && !(formats as readonly SignalFormat[]).includes(format)) {
-      throw new UsageError(`--${option} applies only to ${what}, not ${format} input`);
-    }
-  }
 }
 
 /** Frame ranges [start, start + count) of at most `perChunk` frames covering `frames`. */
