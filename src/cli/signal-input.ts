@@ -456,11 +456,23 @@ export function parseCsv(text: string, options: ReadSignalOptions = {}, name = '
   };
 }
 
-/** 32-bit float WAV bytes of one channel (what `tscuda stft` writes: no clipping, no quantisation). */
-export function encodeWavFloat32(samples: ArrayLike<number>, fs: number): Uint8Array {
+/**
+ * 32-bit float WAV bytes (no clipping, no quantisation): of one channel (what `tscuda stft`
+ * writes), or of several given as one array per channel, all of one length (`tscuda filter`).
+ */
+export function encodeWavFloat32(samples: ArrayLike<number> | readonly ArrayLike<number>[], fs: number): Uint8Array {
   if (!(Number.isInteger(fs) && fs > 0))
     throw new SignalInputError(`a WAV file needs a positive whole sampling rate, got ${fs}`);
+  const channels =
+    Array.isArray(samples) && typeof samples[0] === 'object'
+      ? (samples as readonly ArrayLike<number>[])
+      : [samples as ArrayLike<number>];
   const wav = new wavefile.WaveFile();
-  wav.fromScratch(1, fs, '32f', Float64Array.from(samples));
+  wav.fromScratch(
+    channels.length,
+    fs,
+    '32f',
+    channels.length === 1 ? Float64Array.from(channels[0]!) : channels.map((c) => Float64Array.from(c)),
+  );
   return wav.toBuffer();
 }

@@ -2,6 +2,7 @@ import { benchCommand } from '../bench.js';
 import type { CliCommand } from '../command.js';
 import { infoCommand } from '../info.js';
 import { demoCommand } from './demo.js';
+import { filterCommand } from './filter.js';
 import { serveCommand } from './serve.js';
 import { stftCommand } from './stft.js';
 import { workerCommand } from './worker.js';
@@ -11,6 +12,7 @@ export const COMMANDS: readonly CliCommand[] = [
   infoCommand,
   demoCommand,
   stftCommand,
+  filterCommand,
   benchCommand,
   serveCommand,
   workerCommand,

@@ -17,7 +17,7 @@ describe('usage errors: one line, exit 2, for every command', () => {
     const r = await run();
     expect(r.code).toBe(2);
     expect(lines(r.err)).toEqual([
-      'tscuda: a command is needed: info, demo, stft, bench, serve, worker (tscuda --help)',
+      'tscuda: a command is needed: info, demo, stft, filter, bench, serve, worker (tscuda --help)',
     ]);
     expect(r.out).toBe('');
   });
@@ -30,6 +30,8 @@ describe('usage errors: one line, exit 2, for every command', () => {
     [['demo', 'extra'], /^tscuda demo: unexpected argument "extra"/],
     [['stft'], /^tscuda stft: /],
     [['stft', 'a.wav', '--nperseg', 'x'], /^tscuda stft: --nperseg must be a whole number/],
+    [['filter'], /^tscuda filter: no input file given \(tscuda filter --help\)$/],
+    [['filter', 'a.wav', '--order', 'x', '--lowpass', '5'], /^tscuda filter: --order must be a whole number/],
     [['serve', '--port', 'x'], /^tscuda serve: --port must be an integer >= 0, got "x" \(tscuda serve --help\)$/],
     [['bench', '--bogus'], /^tscuda bench: unknown option "--bogus" \(tscuda bench --help\)$/],
     [['bench', '--reps', 'x'], /^tscuda bench: --reps must be a whole number, got "x"/],
