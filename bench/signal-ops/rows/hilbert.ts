@@ -1,0 +1,65 @@
+/**
+ * Row `hilbert` (issue 41): scipy.signal.hilbert of 16 × 1M float32 series, the analytic signal
+ * (complex64 out). tscuda: `hilbert(x, { batch, output })` (one batched R2C, the one-sided weights
+ * into a full complex spectrum, one batched C2C inverse in place). Checked over the whole of the
+ * first and last series against the analytic signal computed in float64 with fft.js.
+ */
+import FFT from 'fft.js';
+import { DeviceBuffer } from '../../../src/runtime/index.js';
+import { hilbert } from '../../../src/signal/index.js';
+import { relativeL2 } from '../../tscuda/engine-reference.js';
+import type { SignalOpRow } from '../row.js';
+import { timeMetric } from '../specs.js';
+
+/** scipy.signal.hilbert of one series in float64 (its length a power of two, as fft.js needs): interleaved re, im. */
+export function analyticReference(x: ArrayLike<number>): Float64Array {
+  const n = x.length;
+  const fft = new FFT(n);
+  const spectrum = fft.createComplexArray() as number[];
+  fft.realTransform(spectrum, Array.from(x));
+  fft.completeSpectrum(spectrum);
+  // scipy's weights: 1 at DC (and at N/2 for even N), 2 for the positive frequencies, 0 for the negative ones.
+  for (let k = 1; k < n; k++) {
+    const w = k < n / 2 ? 2 : k === n / 2 ? 1 : 0;
+    spectrum[2 * k] = spectrum[2 * k]! * w;
+    spectrum[2 * k + 1] = spectrum[2 * k + 1]! * w;
+  }
+  const z = fft.createComplexArray() as number[];
+  fft.inverseTransform(z, spectrum); // fft.js's inverse divides by n, as numpy's ifft
+  return Float64Array.from(z);
+}
+
+export const HILBERT_ROW: SignalOpRow = {
+  id: 'hilbert',
+  job: 'hilbert(x) of 16 x 1M float32 series; 16 x 1M complex64 out (the analytic signal)',
+  metrics: { time: timeMetric('hilbert') },
+  bound: {
+    hbm: false,
+    why: 'every implementation goes through a forward and an inverse 1M-point FFT, several passes over HBM each: the compulsory bytes’ fraction is reported, not held to 0.8',
+  },
+  peerTolerance: 1e-4,
+  prepare(input) {
+    const { batch, length, stream } = input;
+    const output = DeviceBuffer.alloc('c64', batch * length, { stream, label: 'bench signal hilbert out' });
+    return {
+      run: () => void hilbert(input.x, { batch, stream, output }),
+      output,
+      outputShape: [batch, length],
+      check(z) {
+        let worst = 0;
+        for (const s of [0, batch - 1]) {
+          const want = analyticReference(input.host.subarray(s * length, (s + 1) * length));
+          worst = Math.max(worst, relativeL2(z.subarray(2 * s * length, 2 * (s + 1) * length), want));
+        }
+        return {
+          error: worst,
+          tolerance: 1e-5,
+          what: `series 0 and ${batch - 1} whole, against the analytic signal computed in float64 (fft.js)`,
+        };
+      },
+      traffic: { read: 4 * batch * length, written: 8 * batch * length },
+      peerJob: {},
+      dispose: () => output.dispose(),
+    };
+  },
+};
