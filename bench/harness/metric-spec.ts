@@ -27,4 +27,3 @@ export interface MetricSpec {
    */
   interleave: boolean;
 }
-

@@ -165,7 +165,7 @@ def run_row(backend, row, x, reference, args):
     med, label, err, xs = results[0]
     others = [f"{l}: {m:.3f} ms" for m, l, _, _ in results[1:]] + failures
     note = (f"{label}; checked against {reference.what}: relative L2 {err:.2e} (tolerance {reference.tolerance:g}); "
-            f"median of {len(xs)} calls after {WARMUP} warm-up, CUDA events")
+            f"median of {len(xs)} calls after {WARMUP} warm-up, {backend.get('timing', 'CUDA events')}")
     if notes:
         note += "; " + "; ".join(notes)
     if others:

@@ -43,7 +43,8 @@ export function signalOpsDataDir(): string {
 export function writeDataFile(name: string, bytes: ArrayBufferView, once = false): string {
   if (!/^[\w.-]+$/.test(name)) throw new Error(`signal-ops data file name ${JSON.stringify(name)} is not [\\w.-]+`);
   const path = join(signalOpsDataDir(), name);
-  if (!(once && existsSync(path))) writeFileSync(path, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  if (!(once && existsSync(path)))
+    writeFileSync(path, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   return name;
 }
 

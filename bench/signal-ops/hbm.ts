@@ -32,7 +32,9 @@ export function measuredHbmGBps(log: (line: string) => void): number {
       if (i > 0) rates.push((2 * COPY_BYTES) / 1e9 / (Event.elapsedMs(t0, t1) / 1e3));
     }
     measured = summarize(rates).median;
-    log(`[tscuda] HBM: a ${COPY_BYTES / 2 ** 30} GiB device-to-device copy moves ${measured.toFixed(0)} GB/s read + written`);
+    log(
+      `[tscuda] HBM: a ${COPY_BYTES / 2 ** 30} GiB device-to-device copy moves ${measured.toFixed(0)} GB/s read + written`,
+    );
     return measured;
   } finally {
     stream.synchronize();

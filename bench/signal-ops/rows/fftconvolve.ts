@@ -8,7 +8,7 @@ import { DeviceBuffer } from '../../../src/runtime/index.js';
 import { fftconvolve, firwin } from '../../../src/signal/index.js';
 import { relativeL2 } from '../../tscuda/engine-reference.js';
 import { checkPositions, uniformSource } from '../input.js';
-import type { SignalOpRow } from '../row.js';
+import type { RowCheck, SignalOpRow } from '../row.js';
 import { timeMetric } from '../specs.js';
 
 /** The FIR: firwin(4097, 0.1), a low-pass at a tenth of Nyquist (scipy's defaults: hamming, scaled). */
@@ -16,6 +16,34 @@ export const FFTCONVOLVE_TAPS = 4097;
 export const FFTCONVOLVE_CUTOFF = 0.1;
 /** Outputs checked per series (the first and last 48 of the full output among them: the partial overlaps). */
 const CHECKED = 384;
+
+/** tscuda's full-mode output `y` (batch × (length + taps − 1)) against direct float64 sums at sampled outputs of the first and last series. */
+export function fftconvolveCheck(
+  host: Float32Array,
+  taps: ArrayLike<number>,
+  y: Float32Array,
+  batch: number,
+  length: number,
+): RowCheck {
+  const outLength = length + taps.length - 1;
+  const uniform = uniformSource(7);
+  const got: number[] = [];
+  const want: number[] = [];
+  for (const s of [0, batch - 1]) {
+    const x = host.subarray(s * length, (s + 1) * length);
+    for (const k of checkPositions(outLength, CHECKED, 48, uniform)) {
+      let sum = 0;
+      for (let j = Math.max(0, k - length + 1); j <= Math.min(k, taps.length - 1); j++) sum += taps[j]! * x[k - j]!;
+      want.push(sum);
+      got.push(y[s * outLength + k]!);
+    }
+  }
+  return {
+    error: relativeL2(got, want),
+    tolerance: 1e-4,
+    what: `series 0 and ${batch - 1}, ${CHECKED} outputs each (both ends among them), against direct float64 sums`,
+  };
+}
 
 export const FFTCONVOLVE_ROW: SignalOpRow = {
   id: 'fftconvolve',
@@ -35,25 +63,7 @@ export const FFTCONVOLVE_ROW: SignalOpRow = {
       run: () => void fftconvolve(input.x, taps, { batch, stream, output }),
       output,
       outputShape: [batch, outLength],
-      check(y) {
-        const uniform = uniformSource(7);
-        const got: number[] = [];
-        const want: number[] = [];
-        for (const s of [0, batch - 1]) {
-          const x = input.host.subarray(s * length, (s + 1) * length);
-          for (const k of checkPositions(outLength, CHECKED, 48, uniform)) {
-            let sum = 0;
-            for (let j = Math.max(0, k - length + 1); j <= Math.min(k, taps.length - 1); j++) sum += taps[j]! * x[k - j]!;
-            want.push(sum);
-            got.push(y[s * outLength + k]!);
-          }
-        }
-        return {
-          error: relativeL2(got, want),
-          tolerance: 1e-4,
-          what: `series 0 and ${batch - 1}, ${CHECKED} outputs each (both ends among them), against direct float64 sums`,
-        };
-      },
+      check: (y) => fftconvolveCheck(input.host, taps, y, batch, length),
       traffic: { read: 4 * batch * length + 8 * taps.length, written: 4 * batch * outLength },
       peerJob: { taps: Array.from(taps), mode: 'full' },
       dispose: () => output.dispose(),

@@ -8,7 +8,7 @@ import FFT from 'fft.js';
 import { DeviceBuffer } from '../../../src/runtime/index.js';
 import { hilbert } from '../../../src/signal/index.js';
 import { relativeL2 } from '../../tscuda/engine-reference.js';
-import type { SignalOpRow } from '../row.js';
+import type { RowCheck, SignalOpRow } from '../row.js';
 import { timeMetric } from '../specs.js';
 
 /** scipy.signal.hilbert of one series in float64 (its length a power of two, as fft.js needs): interleaved re, im. */
@@ -29,6 +29,20 @@ export function analyticReference(x: ArrayLike<number>): Float64Array {
   return Float64Array.from(z);
 }
 
+/** tscuda's output `z` (batch × length complex64, interleaved) against analyticReference over the whole of the first and last series. */
+export function hilbertCheck(host: Float32Array, z: Float32Array, batch: number, length: number): RowCheck {
+  let worst = 0;
+  for (const s of [0, batch - 1]) {
+    const want = analyticReference(host.subarray(s * length, (s + 1) * length));
+    worst = Math.max(worst, relativeL2(z.subarray(2 * s * length, 2 * (s + 1) * length), want));
+  }
+  return {
+    error: worst,
+    tolerance: 1e-5,
+    what: `series 0 and ${batch - 1} whole, against the analytic signal computed in float64 (fft.js)`,
+  };
+}
+
 export const HILBERT_ROW: SignalOpRow = {
   id: 'hilbert',
   job: 'hilbert(x) of 16 x 1M float32 series; 16 x 1M complex64 out (the analytic signal)',
@@ -45,18 +59,7 @@ export const HILBERT_ROW: SignalOpRow = {
       run: () => void hilbert(input.x, { batch, stream, output }),
       output,
       outputShape: [batch, length],
-      check(z) {
-        let worst = 0;
-        for (const s of [0, batch - 1]) {
-          const want = analyticReference(input.host.subarray(s * length, (s + 1) * length));
-          worst = Math.max(worst, relativeL2(z.subarray(2 * s * length, 2 * (s + 1) * length), want));
-        }
-        return {
-          error: worst,
-          tolerance: 1e-5,
-          what: `series 0 and ${batch - 1} whole, against the analytic signal computed in float64 (fft.js)`,
-        };
-      },
+      check: (z) => hilbertCheck(input.host, z, batch, length),
       traffic: { read: 4 * batch * length, written: 8 * batch * length },
       peerJob: {},
       dispose: () => output.dispose(),

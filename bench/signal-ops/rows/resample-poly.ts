@@ -5,15 +5,48 @@
  * direct float64 sums of upfirdn's definition at sampled outputs of the first and last series.
  */
 import { DeviceBuffer } from '../../../src/runtime/index.js';
-import { resamplePoly, resamplePolyPlan } from '../../../src/signal/index.js';
+import { resamplePoly, resamplePolyPlan, type UpfirdnWindow } from '../../../src/signal/index.js';
 import { relativeL2 } from '../../tscuda/engine-reference.js';
 import { checkPositions, uniformSource } from '../input.js';
-import type { SignalOpRow } from '../row.js';
+import type { RowCheck, SignalOpRow } from '../row.js';
 import { fractionMetric, timeMetric } from '../specs.js';
 
 export const RESAMPLE_UP = 3;
 export const RESAMPLE_DOWN = 7;
 const CHECKED = 512;
+
+/** tscuda's output `y` (batch × plan.outLength) against upfirdn's definition summed in float64 at sampled outputs of the first and last series. */
+export function resamplePolyCheck(
+  host: Float32Array,
+  plan: UpfirdnWindow,
+  y: Float32Array,
+  batch: number,
+  length: number,
+): RowCheck {
+  const { taps, up, down, start, outLength } = plan;
+  const uniform = uniformSource(11);
+  const got: number[] = [];
+  const want: number[] = [];
+  for (const s of [0, batch - 1]) {
+    const x = host.subarray(s * length, (s + 1) * length);
+    for (const k of checkPositions(outLength, CHECKED, 32, uniform)) {
+      // upfirdn: the signal upsampled by zeros, filtered, every down-th sample; output k is upfirdn's start + k.
+      const m = (start + k) * down;
+      let sum = 0;
+      for (let j = 0; j < taps.length; j++) {
+        const t = m - j;
+        if (t >= 0 && t % up === 0 && t / up < length) sum += taps[j]! * x[t / up]!;
+      }
+      want.push(sum);
+      got.push(y[s * outLength + k]!);
+    }
+  }
+  return {
+    error: relativeL2(got, want),
+    tolerance: 1e-6,
+    what: `series 0 and ${batch - 1}, ${CHECKED} outputs each (both ends among them), against upfirdn's definition summed in float64`,
+  };
+}
 
 export const RESAMPLE_POLY_ROW: SignalOpRow = {
   id: 'resample_poly',
@@ -33,31 +66,7 @@ export const RESAMPLE_POLY_ROW: SignalOpRow = {
       run: () => void resamplePoly(input.x, RESAMPLE_UP, RESAMPLE_DOWN, { batch, stream, output }),
       output,
       outputShape: [batch, outLength],
-      check(y) {
-        const uniform = uniformSource(11);
-        const { taps, up, down, start } = plan;
-        const got: number[] = [];
-        const want: number[] = [];
-        for (const s of [0, batch - 1]) {
-          const x = input.host.subarray(s * length, (s + 1) * length);
-          for (const k of checkPositions(outLength, CHECKED, 32, uniform)) {
-            // upfirdn: the signal upsampled by zeros, filtered, every down-th sample; output k is upfirdn's start + k.
-            const m = (start + k) * down;
-            let sum = 0;
-            for (let j = 0; j < taps.length; j++) {
-              const t = m - j;
-              if (t >= 0 && t % up === 0 && t / up < length) sum += taps[j]! * x[t / up]!;
-            }
-            want.push(sum);
-            got.push(y[s * outLength + k]!);
-          }
-        }
-        return {
-          error: relativeL2(got, want),
-          tolerance: 1e-6,
-          what: `series 0 and ${batch - 1}, ${CHECKED} outputs each (both ends among them), against upfirdn's definition summed in float64`,
-        };
-      },
+      check: (y) => resamplePolyCheck(input.host, plan, y, batch, length),
       traffic: { read: 4 * batch * length, written: 4 * batch * outLength },
       peerJob: { up: RESAMPLE_UP, down: RESAMPLE_DOWN, window: ['kaiser', 5.0], outLength },
       dispose: () => output.dispose(),

@@ -153,7 +153,9 @@ describe('signal-ops rows in the catalogue and the results', () => {
     expect(by.signal_sosfilt_ms!.met).toBe(true);
     expect(by.signal_hilbert_ms!.met).toBe(false);
     expect(by.signal_fftconvolve_ms!.met).toBeNull();
-    expect(by.signal_fftconvolve_ms!.notes.join('\n')).toContain('CuPy: failed: RuntimeError: scipy fftconvolve: differs');
+    expect(by.signal_fftconvolve_ms!.notes.join('\n')).toContain(
+      'CuPy: failed: RuntimeError: scipy fftconvolve: differs',
+    );
     expect(by.signal_sosfilt_ms!.notes).toContain('CuPy: cupyx.scipy.signal.sosfilt');
     expect(by.signal_sosfilt_ms!.notes).toContain('PyTorch: failed: signal_ops_peer.py absent: no torch');
   });
