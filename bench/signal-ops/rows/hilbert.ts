@@ -4,30 +4,12 @@
  * into a full complex spectrum, one batched C2C inverse in place). Checked over the whole of the
  * first and last series against the analytic signal computed in float64 with fft.js.
  */
-import FFT from 'fft.js';
 import { DeviceBuffer } from '../../../src/runtime/index.js';
 import { hilbert } from '../../../src/signal/index.js';
 import { relativeL2 } from '../../tscuda/engine-reference.js';
+import { analyticReference } from '../references.js';
 import type { RowCheck, SignalOpRow } from '../row.js';
 import { timeMetric } from '../specs.js';
-
-/** scipy.signal.hilbert of one series in float64 (its length a power of two, as fft.js needs): interleaved re, im. */
-export function analyticReference(x: ArrayLike<number>): Float64Array {
-  const n = x.length;
-  const fft = new FFT(n);
-  const spectrum = fft.createComplexArray() as number[];
-  fft.realTransform(spectrum, Array.from(x));
-  fft.completeSpectrum(spectrum);
-  // scipy's weights: 1 at DC (and at N/2 for even N), 2 for the positive frequencies, 0 for the negative ones.
-  for (let k = 1; k < n; k++) {
-    const w = k < n / 2 ? 2 : k === n / 2 ? 1 : 0;
-    spectrum[2 * k] = spectrum[2 * k]! * w;
-    spectrum[2 * k + 1] = spectrum[2 * k + 1]! * w;
-  }
-  const z = fft.createComplexArray() as number[];
-  fft.inverseTransform(z, spectrum); // fft.js's inverse divides by n, as numpy's ifft
-  return Float64Array.from(z);
-}
 
 /** tscuda's output `z` (batch × length complex64, interleaved) against analyticReference over the whole of the first and last series. */
 export function hilbertCheck(host: Float32Array, z: Float32Array, batch: number, length: number): RowCheck {

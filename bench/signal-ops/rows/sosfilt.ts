@@ -9,28 +9,12 @@
 import { DeviceBuffer } from '../../../src/runtime/index.js';
 import { butter, sosfilt } from '../../../src/signal/index.js';
 import { relativeL2 } from '../../tscuda/engine-reference.js';
+import { sosfiltReference } from '../references.js';
 import type { RowCheck, SignalOpRow } from '../row.js';
 import { timeMetric } from '../specs.js';
 
 export const SOSFILT_ORDER = 8;
 export const SOSFILT_BAND: readonly [number, number] = [0.1, 0.25];
-
-/** scipy.signal.sosfilt of one series in float64 (transposed direct form II per section, zero initial state). */
-export function sosfiltReference(sos: readonly (readonly number[])[], x: ArrayLike<number>): Float64Array {
-  const y = Float64Array.from(x as ArrayLike<number>);
-  for (const [b0, b1, b2, , a1, a2] of sos) {
-    let z1 = 0;
-    let z2 = 0;
-    for (let i = 0; i < y.length; i++) {
-      const v = y[i]!;
-      const out = b0! * v + z1;
-      z1 = b1! * v - a1! * out + z2;
-      z2 = b2! * v - a2! * out;
-      y[i] = out;
-    }
-  }
-  return y;
-}
 
 /** tscuda's output `y` (batch × length) against sosfiltReference over the whole of the first and last series. */
 export function sosfiltCheck(

@@ -22,9 +22,9 @@ import {
 } from '../../../bench/signal-ops/data.js';
 import { signalOpsInput } from '../../../bench/signal-ops/input.js';
 import { FFTCONVOLVE_CUTOFF, FFTCONVOLVE_TAPS, fftconvolveCheck } from '../../../bench/signal-ops/rows/fftconvolve.js';
-import { analyticReference } from '../../../bench/signal-ops/rows/hilbert.js';
 import { RESAMPLE_DOWN, RESAMPLE_UP, resamplePolyCheck } from '../../../bench/signal-ops/rows/resample-poly.js';
-import { SOSFILT_BAND, SOSFILT_ORDER, sosfiltReference } from '../../../bench/signal-ops/rows/sosfilt.js';
+import { analyticReference, sosfiltReference } from '../../../bench/signal-ops/references.js';
+import { SOSFILT_BAND, SOSFILT_ORDER } from '../../../bench/signal-ops/rows/sosfilt.js';
 import { butter, firwin, resamplePolyPlan } from '../../../src/signal/index.js';
 import { scipy } from '../../gpu/signal/scipy.js';
 

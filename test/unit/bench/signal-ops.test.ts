@@ -12,9 +12,8 @@ import { hbmBound, hbmNote } from '../../../bench/signal-ops/bound.js';
 import { checkPositions, signalOpsInput, uniformSource } from '../../../bench/signal-ops/input.js';
 import { SIGNAL_OPS_PEER_FILE } from '../../../bench/signal-ops/peers.js';
 import { rowMetricNames } from '../../../bench/signal-ops/row.js';
-import { analyticReference } from '../../../bench/signal-ops/rows/hilbert.js';
 import { SIGNAL_OP_ROWS } from '../../../bench/signal-ops/rows/index.js';
-import { sosfiltReference } from '../../../bench/signal-ops/rows/sosfilt.js';
+import { analyticReference, sosfiltReference } from '../../../bench/signal-ops/references.js';
 
 describe('signal-ops HBM bound', () => {
   it('is the compulsory bytes over the time, against the measured bandwidth', () => {
