@@ -13,12 +13,15 @@ end where that passes the row's check (TF32 off: it would cut float32 products t
 """
 
 CHUNK = 256
-#: samples of the prefix torchaudio's lfilter is timed on before a whole call is tried
-PROJECTION_SAMPLES = 65536
+#: samples of the prefix torchaudio's lfilter is timed on before a whole call is tried (without its
+#: compiled extension it loops over samples in Python: a longer prefix would take seconds itself)
+PROJECTION_SAMPLES = 4096
 PROJECTION_LIMIT_S = 5.0
 
 
-def backend(np, Skip):
+def backend(np, Skip, device="cuda"):
+    """The backend on GPU 0; `device="cpu"` runs the same code on the CPU, timed by the wall clock
+    (test/unit/bench/signal-ops-peer.test.ts checks the torch rows that way where torch is installed)."""
     import time
 
     import torch
@@ -26,11 +29,12 @@ def backend(np, Skip):
 
     import signal_ops_design as design
 
-    if not torch.cuda.is_available():
+    on_gpu = device == "cuda"
+    if on_gpu and not torch.cuda.is_available():
         raise RuntimeError("torch.cuda.is_available() is False")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    dev = torch.device("cuda", 0)
+    dev = torch.device("cuda", 0) if on_gpu else torch.device("cpu")
     try:
         import torchaudio
         import torchaudio.functional as TAF
@@ -38,19 +42,36 @@ def backend(np, Skip):
         audio = f"torchaudio {torchaudio.__version__}"
     except Exception as e:  # noqa: BLE001 - torchaudio is optional
         TAF, audio = None, f"torchaudio not importable ({type(e).__name__}: {e})"
-    version = f"torch {torch.__version__}, CUDA {torch.version.cuda}, {audio}, {torch.cuda.get_device_name(0)}"
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    where = torch.cuda.get_device_name(0) if on_gpu else "CPU"
+    version = f"torch {torch.__version__}, CUDA {torch.version.cuda}, {audio}, {where}"
 
-    def timer(fn):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end)
+    if on_gpu:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
-    def release():
-        torch.cuda.synchronize()
-        torch.cuda.empty_cache()
+        def timer(fn):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            return start.elapsed_time(end)
+
+        def synchronize():
+            torch.cuda.synchronize()
+
+        def release():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+    else:
+        def timer(fn):
+            t0 = time.perf_counter()
+            fn()
+            return (time.perf_counter() - t0) * 1e3
+
+        def synchronize():
+            pass
+
+        def release():
+            pass
 
     def fftconvolve(x, p, row):
         if p["mode"] != "full":
@@ -148,10 +169,10 @@ def backend(np, Skip):
                 # Its recurrence may be a loop over samples: time a prefix before committing to whole calls.
                 prefix = x[:, :PROJECTION_SAMPLES].contiguous()
                 cascade(prefix)
-                torch.cuda.synchronize()
+                synchronize()
                 t0 = time.perf_counter()
                 cascade(prefix)
-                torch.cuda.synchronize()
+                synchronize()
                 projected.append((time.perf_counter() - t0) * x.shape[1] / prefix.shape[1])
             if projected[0] > PROJECTION_LIMIT_S:
                 raise Skip(f"about {projected[0]:.1f} s a call (projected from {PROJECTION_SAMPLES} samples)")
@@ -160,9 +181,13 @@ def backend(np, Skip):
         return run
 
     def resample_poly(x, p, row):
-        up, down = p["up"], p["down"]
-        b, n = x.shape
+        import math
+
         import scipy.signal as ss
+
+        g = math.gcd(p["up"], p["down"])  # scipy reduces the rates before designing
+        up, down = p["up"] // g, p["down"] // g
+        b, n = x.shape
 
         max_rate = max(up, down)
         h = ss.firwin(2 * 10 * max_rate + 1, 1.0 / max_rate, window=tuple(p["window"]))
@@ -196,6 +221,7 @@ def backend(np, Skip):
     return {
         "title": "PyTorch",
         "version": version,
+        "timing": "CUDA events" if on_gpu else "wall clock (CPU)",
         "timer": timer,
         "release": release,
         "to_device": lambda a: torch.from_numpy(a).to(dev),

@@ -6,7 +6,7 @@
  * chunked state-space cascade against scipy). Skipped, with the reason, where python3 with scipy is
  * missing.
  */
-import { execa } from 'execa';
+import { execa, execaSync } from 'execa';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,12 +50,20 @@ function manifest(id: string, fields: Partial<RowManifest>): RowManifest {
   };
 }
 
+/** python3 with torch: the PyTorch peer's rows then run on the CPU too (torch is on GPU hosts, seldom elsewhere). */
+const torch = ((): { ok: boolean; reason: string } => {
+  if (!scipy.ok) return { ok: false, reason: scipy.reason };
+  const r = execaSync('python3', ['-c', 'import torch'], { reject: false, timeout: 120_000 });
+  return r.exitCode === 0 ? { ok: true, reason: '' } : { ok: false, reason: 'python3 has no torch' };
+})();
+
 async function runPeer(...extra: string[]): Promise<PeerOutcome> {
   const r = await execa('python3', [FIXTURE, '--data', signalOpsDataDir(), '--reps', '3', ...extra], {
     reject: false,
     timeout: 120_000,
   });
-  return peerOutcome('cupy', { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) });
+  const peer = extra.includes('--torch') ? 'torch' : 'cupy';
+  return peerOutcome(peer, { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) });
 }
 
 describe.skipIf(!scipy.ok)(`signal-ops peer program${scipy.ok ? '' : ` (skipped: ${scipy.reason})`}`, () => {
@@ -77,6 +85,13 @@ describe.skipIf(!scipy.ok)(`signal-ops peer program${scipy.ok ? '' : ` (skipped:
     // A row whose tscuda side failed: no output, so the peer is checked against scipy on the CPU.
     const taps = Array.from(firwin(65, 0.1));
     writeManifest(manifest('fftconvolve', { outputShape: [BATCH, LENGTH + 64], params: { taps, mode: 'full' } }));
+    const resampled = Math.ceil((LENGTH * 3) / 7);
+    writeManifest(
+      manifest('resample_poly', {
+        outputShape: [BATCH, resampled],
+        params: { up: 3, down: 7, window: ['kaiser', 5], outLength: resampled },
+      }),
+    );
   });
   afterAll(() => removeSignalOpsData());
 
@@ -85,7 +100,12 @@ describe.skipIf(!scipy.ok)(`signal-ops peer program${scipy.ok ? '' : ` (skipped:
     expect(out.status, out.reason).toBe('ok');
     expect(Object.keys(out.errors)).toEqual([]);
     const m = out.passes[0]!;
-    expect(Object.keys(m).sort()).toEqual(['signal_fftconvolve_ms', 'signal_hilbert_ms', 'signal_sosfilt_ms']);
+    expect(Object.keys(m).sort()).toEqual([
+      'signal_fftconvolve_ms',
+      'signal_hilbert_ms',
+      'signal_resample_poly_ms',
+      'signal_sosfilt_ms',
+    ]);
     expect(m.signal_sosfilt_ms!.samples).toBe(3);
     expect(m.signal_sosfilt_ms!.median).toBeGreaterThan(0);
     expect(m.signal_sosfilt_ms!.note).toMatch(
@@ -98,6 +118,26 @@ describe.skipIf(!scipy.ok)(`signal-ops peer program${scipy.ok ? '' : ` (skipped:
     expect(m.signal_fftconvolve_ms!.note).toContain('scipy on the CPU in float64, first and last series');
     expect(m.signal_fftconvolve_ms!.note).toContain('a CPU stand-in');
   }, 150_000);
+
+  it.skipIf(!torch.ok)(
+    `runs the PyTorch peer's own rows on the CPU, each equal to tscuda's output or scipy's${torch.ok ? '' : ` (skipped: ${torch.reason})`}`,
+    async () => {
+      const out = await runPeer('--torch');
+      expect(out.status, out.reason).toBe('ok');
+      expect(Object.keys(out.errors)).toEqual([]);
+      const m = out.passes[0]!;
+      expect(Object.keys(m).sort()).toEqual([
+        'signal_fftconvolve_ms',
+        'signal_hilbert_ms',
+        'signal_resample_poly_ms',
+        'signal_sosfilt_ms',
+      ]);
+      expect(m.signal_fftconvolve_ms!.note).toContain('torch has no fftconvolve');
+      expect(m.signal_resample_poly_ms!.note).toContain('polyphase conv1d');
+      expect(m.signal_sosfilt_ms!.note).toContain('state-space');
+    },
+    150_000,
+  );
 
   it('refuses a peer that computes another filter, and runs only the rows --only names', async () => {
     const out = await runPeer('--wrong', 'sosfilt', '--only', '^(signal_sosfilt_ms)$');
