@@ -16,7 +16,7 @@ CHUNK = 256
 #: samples of the prefix torchaudio's lfilter is timed on before a whole call is tried (without its
 #: compiled extension it loops over samples in Python: a longer prefix would take seconds itself)
 PROJECTION_SAMPLES = 4096
-PROJECTION_LIMIT_S = 2.0  # a whole call projected longer is not timed: its warm-up and reps alone would take a minute
+PROJECTION_LIMIT_S = 2.0  # a whole call projected longer is not timed: its warm-up and reps alone would take tens of seconds
 
 
 def backend(np, Skip, device="cuda"):
