@@ -15,11 +15,13 @@
 export const MUTATION_MODULES = [
   {
     name: 'parameters',
-    file: 'src/engine/parameters.ts',
+    file: 'src/engine/job-schema.ts',
     tests: [
       'test/unit/engine/parameters-edges.test.ts',
       'test/unit/server/codec-params.test.ts',
       'test/unit/engine/validate.test.ts',
+      'test/unit/engine/job-schema.test.ts',
+      'test/unit/engine/job-filter.test.ts',
     ],
     liftAsConst: true,
   },
@@ -31,6 +33,25 @@ export const MUTATION_MODULES = [
       'test/unit/engine/validate-edges.test.ts',
       'test/unit/engine/sample-types.test.ts',
     ],
+  },
+  {
+    name: 'table-checks',
+    file: 'src/engine/table-checks.ts',
+    tests: ['test/unit/engine/parameters-edges.test.ts', 'test/unit/engine/validate-edges.test.ts'],
+  },
+  {
+    name: 'flag-checks',
+    file: 'src/engine/flag-checks.ts',
+    tests: [
+      'test/unit/engine/validate-edges.test.ts',
+      'test/unit/engine/job-filter.test.ts',
+      'test/unit/engine/job-schema.test.ts',
+    ],
+  },
+  {
+    name: 'job-filter',
+    file: 'src/engine/job-filter.ts',
+    tests: ['test/unit/engine/job-filter.test.ts'],
   },
   {
     name: 'params',
