@@ -53,6 +53,11 @@ export const MUTATION_MODULES = [
     file: 'src/engine/job-filter.ts',
     tests: ['test/unit/engine/job-filter.test.ts'],
   },
+  ...['framing-checks', 'into-checks', 'window-checks'].map((name) => ({
+    name,
+    file: `src/engine/${name}.ts`,
+    tests: ['test/unit/engine/validate.test.ts', 'test/unit/engine/validate-edges.test.ts'],
+  })),
   {
     name: 'params',
     file: 'src/server/params.ts',
