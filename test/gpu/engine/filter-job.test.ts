@@ -84,8 +84,12 @@ describe.skipIf(reason !== '')(
             decimated: poisoned(p, batch * Math.ceil(n / q)),
           },
         };
-        // Lane memory for a few series per chunk: the job runs in several chunks, each series from its own zero state.
-        const result = await engine({ precision: p, lanes: 1, laneMemoryBytes: 3 * 100_000 }).submit(spec).result;
+        // Lane memory for three series per chunk: the job runs in chunks, each series from its own zero state.
+        const perRow = Math.ceil((1 << 30) / engine({ precision: p, lanes: 1 }).chunkRows(spec));
+        const small = engine({ precision: p, lanes: 1, laneMemoryBytes: Math.max(1 << 16, Math.floor(3.5 * perRow)) });
+        expect(small.chunkRows(spec)).toBeGreaterThanOrEqual(2);
+        expect(small.chunkRows(spec)).toBeLessThan(batch);
+        const result = await small.submit(spec).result;
         const window = hannPeriodic(n);
         for (let b = 0; b < batch; b++) {
           const ref = referenceRow(y.subarray(b * n, (b + 1) * n), {
