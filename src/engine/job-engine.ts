@@ -57,8 +57,8 @@ function copyPairsFromEnvironment(): number {
 }
 
 /**
- * The job engine: `submit()` a batch of series with flags (stft, cycles, wavelet, registered
- * stages) and get a Job whose `result` settles when its lane's finished event completes.
+ * The job engine: `submit()` a batch of series with flags (stft, cycles, wavelet, envelope,
+ * decimate, registered stages; a `filter` first) and get a Job whose `result` settles when its lane's finished event completes.
  *
  * ```ts
  * const engine = new JobEngine({ lanes: 4 });

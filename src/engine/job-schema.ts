@@ -153,7 +153,7 @@ export const JOB_PARAMETER_TABLE = [
     field: 'flags',
     type: 'flags',
     default: "the endpoint's flag",
-    help: 'what to compute: stft, cycles, wavelet or a registered stage',
+    help: 'what to compute: stft, cycles, wavelet, envelope, decimate or a registered stage',
     from: ANYWHERE,
   },
   {
