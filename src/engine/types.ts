@@ -266,8 +266,9 @@ export interface JobEngineOptions {
   /**
    * Replay a repeated job shape's GPU work from a CUDA graph (default true): the second time a
    * lane's place meets the same whole-series job (same length, batch, flags and parameters; no
-   * registered stage, no wavelet), its kernels and FFTs are captured, and every later such job
-   * launches them with one call instead of a dozen, which halves the host's work per job. Results
+   * registered stage, no filter, only flags whose row is capturable: not wavelet, envelope or
+   * decimate), its kernels and FFTs are captured, and every later such job launches them with one
+   * call instead of a dozen, which halves the host's work per job. Results
    * are the same bits either way; `false` runs every job call by call. Without this option, the
    * environment variable TSCUDA_COMPUTE_GRAPHS=0 turns them off (for A/B runs of a server or bench).
    */
