@@ -111,20 +111,21 @@ export function enqueueSeriesCompute(
       if (b.bandWaves16) narrow(b.bandWaves, b.bandWaves16 as DeviceBuffer<'f16'>, { length: nb * total, stream: s });
     }
   }
-  // The flags below read the series as given (or filtered), of the lane's precision (f32/f64 data only).
-  const filteredSeries = (input as RealBuffer).view(0, total) as RealBuffer;
+  // The flags below read the series as given (or filtered), of the lane's precision (their rows
+  // take f32/f64 data only), exactly rows x N of it (a cached buffer may be longer).
+  const filteredSeries = (): RealBuffer => (input as RealBuffer).view(0, total) as RealBuffer;
   if (b.waveletPower) {
     progress.stage = 'wavelet';
-    runWavelet(filteredSeries, b.waveletPower, job, rows, s);
+    runWavelet(filteredSeries(), b.waveletPower, job, rows, s);
   }
   if (b.envelope) {
     progress.stage = 'envelope';
-    envelope(filteredSeries, { batch: rows, stream: s, output: b.envelope.view(0, total) as RealBuffer });
+    envelope(filteredSeries(), { batch: rows, stream: s, output: b.envelope.view(0, total) as RealBuffer });
   }
   if (b.decimated) {
     progress.stage = 'decimate';
     const q = job.q!;
-    decimate(filteredSeries, q, {
+    decimate(filteredSeries(), q, {
       ftype: 'fir',
       zeroPhase: true,
       batch: rows,
