@@ -1,12 +1,12 @@
 /**
  * The whole-series job flow of a lane: a chunk of whole series, in stream order H2D (on the
- * device's copy-in stream), detrend + window, forward FFT, stages placed after the FFT, pass-band
- * mask + inverse FFT (filtered wave, magnitude preview), stages placed after the inverse, band
- * powers / band waves / dominant cycle, CWT power (on the lane's stream), D2H (on the copy-out
- * stream), the finished event. The job is done when that event completes (Event.done(): the
+ * device's copy-in stream), the compute on the lane's stream (series-compute.ts: the job's
+ * filter, detrend + window, forward FFT, stages placed after the FFT, pass-band mask + inverse
+ * FFT, stages placed after the inverse, band powers / band waves / dominant cycle, CWT power,
+ * envelope, decimation), D2H of every output of the buffer list (series-buffers.ts, on the
+ * copy-out stream), the finished event. The job is done when that event completes (Event.done(): the
  * context's completion poller; the event loop never blocks).
  */
-import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { copyHostArray } from '../runtime/memory/host-copy.js';
 import { complexToRealType, complexType, realToComplexType } from '../runtime/fft/precision.js';
@@ -83,10 +83,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   const n = job.length;
   const k = halfBins(n);
   const real = lane.real;
-  const complex = lane.complex;
-  const nb = job.bands.length;
   const total = rows * n;
-  const series = { batch: rows, length: n, stream: s };
   const buf = lane.buffers;
   let bytesMoved = 0;
 
