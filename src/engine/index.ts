@@ -89,6 +89,7 @@ export {
   DEFAULT_FILTER_ORDER,
   DEFAULT_RIPPLE_DB,
   DEFAULT_ATTENUATION_DB,
+  MAX_JOB_TAPS,
 } from './job-filter.js';
 export {
   allocateOutputs,

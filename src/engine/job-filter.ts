@@ -5,7 +5,7 @@
  * `filter.cutoff`). Checked as scipy checks them (shape, sos[:, 3] all ones), and beyond scipy:
  * every value finite, every pole strictly inside the unit circle (an unstable filter's output
  * grows without bound, and no float32 or float64 holds it), at most MAX_SOS_SECTIONS sections
- * (the GPU kernel's state) and, with zeroPhase, series longer than scipy's padding. CUDA-free.
+ * (the GPU kernel's state), at most MAX_JOB_TAPS taps and, with zeroPhase, series longer than scipy's padding. CUDA-free.
  */
 import { fail, finite, show } from './field-checks.js';
 import type { NormalizedFilter } from './normalized-job.js';
@@ -19,7 +19,6 @@ import {
   sosfiltfiltPadlen,
   type Sos,
 } from '../signal/filter-design.js';
-import { MAX_TAPS } from '../signal/firwin.js';
 import { FilterDesignError } from '../signal/filter-errors.js';
 
 /** The band types a designed filter takes. */
@@ -32,6 +31,12 @@ export const DEFAULT_FILTER_ORDER = 4;
 export const DEFAULT_RIPPLE_DB = 1;
 /** cheby2's stopband attenuation (dB) when none is given. */
 export const DEFAULT_ATTENUATION_DB = 40;
+/**
+ * The most FIR taps a job's filter takes. The lanes filter directly, one thread per output sample
+ * reading every tap: the bound keeps a request's GPU time in proportion to its samples (longer
+ * filters belong to `fftconvolve` of tscuda/signal).
+ */
+export const MAX_JOB_TAPS = 4096;
 
 const FORMS = ['sos', 'taps', 'btype'] as const;
 const KEYS: Readonly<Record<(typeof FORMS)[number], readonly string[]>> = {
@@ -83,7 +88,8 @@ export function normalizeFilter(given: unknown, fs: number, length: number): Nor
 function checkTaps(taps: unknown): number[] {
   if (!Array.isArray(taps)) return fail('filter.taps', `must be an array of numbers, got ${show(taps)}`);
   if (taps.length === 0) fail('filter.taps', 'is empty: a FIR filter needs at least one tap');
-  if (taps.length > MAX_TAPS) fail('filter.taps', `${taps.length} taps is more than ${MAX_TAPS}`);
+  if (taps.length > MAX_JOB_TAPS)
+    fail('filter.taps', `${taps.length} taps is more than the ${MAX_JOB_TAPS} a job filters directly`);
   return Array.from(taps as unknown[], (v, i) => finite(v, `filter.taps[${i}]`));
 }
 

@@ -74,6 +74,7 @@ describe('filter: each refusal names its field', { timeout: 10_000 }, () => {
     [{ filter: { taps: [1], zeroPhase: 'yes' } }, 'filter.zeroPhase', /true or false/],
     [{ filter: { taps: [] } }, 'filter.taps', /is empty/],
     [{ filter: { taps: 'x' } }, 'filter.taps', /must be an array of numbers/],
+    [{ filter: { taps: new Array(4097).fill(0.1) } }, 'filter.taps', /4097 taps is more than the 4096/],
     [{ filter: { taps: [1, Number.NaN] } }, 'filter.taps[1]', /finite/],
     [{ filter: { sos: [] } }, 'filter.sos', /is empty/],
     [{ filter: { sos: [[1, 0, 0, 1, 0]] } }, 'filter.sos[0]', /6 numbers/],
@@ -100,6 +101,13 @@ describe('filter: each refusal names its field', { timeout: 10_000 }, () => {
     const r = refusal(extra as Partial<JobSpec>);
     expect(r.field).toBe(field);
     expect(r.detail).toMatch(detail);
+  });
+
+  it('takes up to 4096 taps and 64 sections', () => {
+    expect(job({ filter: { taps: new Array(4096).fill(1 / 4096) } }, 5000).filter).toMatchObject({ kind: 'fir' });
+    expect(job({ filter: { sos: Array.from({ length: 64 }, () => [1, 0, 0, 1, 0, 0]) } }).filter).toMatchObject({
+      kind: 'sos',
+    });
   });
 
   it('zeroPhase needs series longer than scipy padding (3 x taps; sosfiltfilt padlen)', () => {
