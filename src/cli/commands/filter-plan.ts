@@ -12,8 +12,9 @@ import { choiceOption, decimalNumber, intOption, numberOption, parseCommandLine,
 import { SignalInputError, type SignalInput } from '../signal-input.js';
 import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
 
-/** The band types the command designs, and the designs (scipy.signal's functions of those names). */
+/** The band types the command designs (--band, --lowpass, --highpass). */
 export type FilterKind = 'bandpass' | 'lowpass' | 'highpass';
+/** The designs it takes (--design: scipy.signal's functions of those names). */
 export type FilterDesignName = 'butter' | 'cheby1' | 'cheby2';
 
 /** The options of `tscuda filter`, parsed. */
@@ -38,6 +39,7 @@ export interface FilterCommandOptions extends SignalFileOptions {
 /** A filter's order when --order is not given (the engine's default too). */
 export const DEFAULT_ORDER = 4;
 
+/** `tscuda filter --help`. */
 export const FILTER_USAGE = `usage: tscuda filter <file> --band LOW HIGH | --lowpass F | --highpass F [options]
 Filters a signal on the GPU with an IIR filter designed as scipy.signal designs it (output='sos') and
 writes it as a 32-bit float WAV of the same sampling rate and channels. <file> is read as tscuda stft
