@@ -7,7 +7,7 @@
 import { basename, extname } from 'node:path';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { butter, cheby1, cheby2, MAX_SOS_SECTIONS, sosfiltfiltPadlen, type Sos } from '../../signal/filter-design.js';
-import { deviceSelection, DEVICE_OPTIONS_USAGE, type DeviceSelection } from '../device-option.js';
+import { deviceSelection, type DeviceSelection } from '../device-option.js';
 import { choiceOption, decimalNumber, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { SignalInputError, type SignalInput } from '../signal-input.js';
 import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
@@ -63,7 +63,8 @@ Options:
   --column N|NAME    CSV column by 0-based index or header name
   --scale X          i16 samples: the value of one step (default 1/32768); f16/bf16: a factor (default 1)
   --precision P      f32 (default) or f64 samples on the GPU (the filter's arithmetic is float64 in both)
-${DEVICE_OPTIONS_USAGE}
+  --devices L        GPUs the channels spread over: "all" (default) or ordinals like 0,1
+  --device I         one GPU (the same as --devices I)
   --json             the summary as one JSON object on stdout (the text lines on stderr)
 example: tscuda filter speech.wav --band 300 3400 --order 6 --zero-phase --out telephone.wav`;
 
