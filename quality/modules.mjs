@@ -37,7 +37,12 @@ export const MUTATION_MODULES = [
   {
     name: 'table-checks',
     file: 'src/engine/table-checks.ts',
-    tests: ['test/unit/engine/parameters-edges.test.ts', 'test/unit/engine/validate-edges.test.ts'],
+    tests: [
+      'test/unit/engine/table-checks.test.ts',
+      'test/unit/engine/parameters-edges.test.ts',
+      'test/unit/engine/validate.test.ts',
+      'test/unit/engine/validate-edges.test.ts',
+    ],
   },
   {
     name: 'flag-checks',

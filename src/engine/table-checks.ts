@@ -5,30 +5,29 @@
  * and normalized by its row alone. CUDA-free.
  */
 import { fail, show } from './field-checks.js';
-import { JOB_PARAMETER_TABLE, parameterOfField, type ParameterDef } from './parameters.js';
+import { JOB_PARAMETER_TABLE, type ParameterDef } from './parameters.js';
 import type { NormalizedDefaults, NormalizedOptionals } from './normalized-job.js';
 import type { JobSpec } from './types.js';
 
-/** The range of a number or integer parameter of the table, in words. */
-function rangeText(def: ParameterDef | undefined): string {
+/** The range of a number or integer row, in words (` >= 1 (positive)`, ` > 0 and <= 8`), or nothing without bounds. */
+export function rangeText(def: ParameterDef): string {
   const parts: string[] = [];
-  if (def?.min !== undefined) parts.push(def.exclusiveMin === true ? `> ${def.min}` : `>= ${def.min}`);
-  if (def?.max !== undefined) parts.push(`<= ${def.max}`);
+  if (def.min !== undefined) parts.push(def.exclusiveMin === true ? `> ${def.min}` : `>= ${def.min}`);
+  if (def.max !== undefined) parts.push(`<= ${def.max}`);
   const positive =
-    def?.min !== undefined &&
+    def.min !== undefined &&
     ((def.exclusiveMin === true && def.min === 0) || (def.type === 'integer' && def.min === 1));
   return parts.length === 0 ? '' : ` ${parts.join(' and ')}${positive ? ' (positive)' : ''}`;
 }
 
-/** A number or integer parameter checked against its row of the table (type, min, max). */
-export function tableNumber(v: unknown, field: string): number {
-  const def = parameterOfField(field);
-  const integer = def?.type === 'integer';
+/** A value of a number or integer row checked against it (type, min, max), refused naming `field`. */
+export function tableNumber(v: unknown, def: ParameterDef, field: string): number {
+  const integer = def.type === 'integer';
   const what = integer ? 'an integer' : 'a finite number';
   if (typeof v !== 'number' || !(integer ? Number.isSafeInteger(v) : Number.isFinite(v)))
     return fail(field, `must be ${what}${rangeText(def)}, got ${show(v)}`);
-  const low = def?.min !== undefined && (def.exclusiveMin === true ? !(v > def.min) : v < def.min);
-  if (low || (def?.max !== undefined && v > def.max)) fail(field, `must be ${what}${rangeText(def)}, got ${v}`);
+  const low = def.min !== undefined && (def.exclusiveMin === true ? !(v > def.min) : v < def.min);
+  if (low || (def.max !== undefined && v > def.max)) fail(field, `must be ${what}${rangeText(def)}, got ${v}`);
   return v;
 }
 
@@ -46,7 +45,7 @@ export function checkByTable(spec: Omit<JobSpec, 'data'>): void {
     switch (d.type) {
       case 'number':
       case 'integer':
-        tableNumber(v, def.field);
+        tableNumber(v, d, def.field);
         break;
       case 'boolean':
         if (typeof v !== 'boolean') fail(def.field, `must be true or false, got ${show(v)}`);

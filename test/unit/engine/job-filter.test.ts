@@ -110,6 +110,78 @@ describe('filter: each refusal names its field', { timeout: 10_000 }, () => {
     });
   });
 
+  it('refuses poles on the unit circle at each edge of the stability triangle, takes them just inside', () => {
+    // |a2| = 1 (poles on the circle), |a1| = 1 + a2 (a pole at z = -1 or 1), and just inside each.
+    expect(refusal({ filter: { sos: [[1, 0, 0, 1, 0, 1]] } }).field).toBe('filter.sos[0]');
+    expect(refusal({ filter: { sos: [[1, 0, 0, 1, 0, -1]] } }).field).toBe('filter.sos[0]');
+    expect(refusal({ filter: { sos: [[1, 0, 0, 1, 1.5, 0.5]] } }).field).toBe('filter.sos[0]');
+    expect(refusal({ filter: { sos: [[1, 0, 0, 1, -1.5, 0.5]] } }).field).toBe('filter.sos[0]');
+    for (const [a1, a2] of [
+      [0, 0.999],
+      [0, -0.999],
+      [1.499, 0.5],
+      [-1.499, 0.5],
+    ])
+      expect(job({ filter: { sos: [[1, 0, 0, 1, a1!, a2!]] } }).filter?.kind).toBe('sos');
+  });
+
+  it('bounds a design by the order and by the sections it makes, each at its edge', () => {
+    expect(job({ filter: { btype: 'lowpass', cutoff: 100, order: 1 } }).filter?.kind).toBe('sos');
+    // A low-pass of order N has ceil(N / 2) sections, a band-pass N: 128 and 64 make 64.
+    expect(job({ filter: { btype: 'lowpass', cutoff: 100, order: 128 } }).filter).toMatchObject({ kind: 'sos' });
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 100, order: 129 } }).detail).toMatch(
+      /order 129 makes 65 sections/,
+    );
+    expect(refusal({ filter: { btype: 'bandpass', cutoff: [50, 150], order: 65 } }).detail).toMatch(
+      /makes 65 sections/,
+    );
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 100, order: 1000 } }).detail).toMatch(/makes 500 sections/);
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 100, order: 1001 } }).detail).toMatch(
+      /integer in \[1, 1000\]/,
+    );
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 100, order: '4' as never } }).field).toBe('filter.order');
+  });
+
+  it('takes rp and rs only for their design, positive and finite', () => {
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 10, design: 'cheby2', rp: 1 } })).toEqual({
+      field: 'filter.rp',
+      detail: "is cheby1's passband ripple; a cheby2 design takes none",
+    });
+    expect(refusal({ filter: { btype: 'lowpass', cutoff: 10, rs: 40 } })).toEqual({
+      field: 'filter.rs',
+      detail: "is cheby2's stopband attenuation; a butter design takes none",
+    });
+    for (const rp of ['1', Infinity, Number.NaN])
+      expect(refusal({ filter: { btype: 'lowpass', cutoff: 10, design: 'cheby1', rp: rp as never } }).field).toBe(
+        'filter.rp',
+      );
+    expect(job({ filter: { btype: 'lowpass', cutoff: 100, design: 'cheby2', rs: 60 } }).filter).toMatchObject({
+      sos: cheby2(4, 60, 100, { btype: 'lowpass', fs: 1000 }),
+    });
+  });
+
+  it('takes a cutoff pair only for band filters, strictly increasing, inside (0, fs/2)', () => {
+    expect(refusal({ filter: { btype: 'bandpass', cutoff: [10, 20, 30] as never } }).detail).toMatch(
+      /\[low, high\] pair/,
+    );
+    expect(refusal({ filter: { btype: 'bandstop', cutoff: 'x' as never } }).detail).toMatch(/\[low, high\] pair/);
+    expect(refusal({ filter: { btype: 'bandpass', cutoff: [20, 20] } }).detail).toMatch(/must be below the high edge/);
+    expect(refusal({ filter: { btype: 'bandpass', cutoff: [20, 500] } }).field).toBe('filter.cutoff[1]');
+    expect(refusal({ filter: { btype: 'highpass', cutoff: Number.NaN } }).field).toBe('filter.cutoff');
+    expect(refusal({ filter: { btype: 'highpass', cutoff: 0 } }).detail).toMatch(/0 Hz is outside/);
+    expect(job({ filter: { btype: 'highpass', cutoff: 499.9 } }).filter?.kind).toBe('sos');
+  });
+
+  it('filters from a zero state at any length; only zeroPhase needs the padding', () => {
+    expect(job({ filter: { taps: [1, 1, 1] } }, 9).filter).toEqual({ kind: 'fir', taps: [1, 1, 1], zeroPhase: false });
+    expect(job({ filter: { taps: [1, 1, 1], zeroPhase: false } }, 4).filter?.zeroPhase).toBe(false);
+    const sos = butter(4, 100, { fs: 1000 });
+    expect(job({ filter: { sos } }, 8).filter?.zeroPhase).toBe(false);
+    expect(refusal({ filter: { taps: [1, 1, 1], zeroPhase: true } }, 9).detail).toBe(
+      'series of 9 samples must be longer than the padding, 3 x 3 taps',
+    );
+  });
+
   it('zeroPhase needs series longer than scipy padding (3 x taps; sosfiltfilt padlen)', () => {
     expect(refusal({ filter: { taps: [1, 1, 1], zeroPhase: true } }, 9).field).toBe('filter.zeroPhase');
     expect(job({ filter: { taps: [1, 1, 1], zeroPhase: true } }, 10).filter).toBeDefined();
