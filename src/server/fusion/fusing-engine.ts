@@ -1,7 +1,7 @@
 /**
  * The server's hook for fusing: an engine that is the server's engine with a JobFuser in front of
- * its submit(). Every route that submits jobs (the synchronous `/v1/stft`, `/v1/cycles`,
- * `/v1/wavelet` and the in-process `/v1/jobs`) goes through it with no change of its own; the
+ * its submit(). Every route that submits jobs (the synchronous `/v1/<flag>` of each built-in
+ * flag and the in-process `/v1/jobs`) goes through it with no change of its own; the
  * rest (statistics, pinned host memory, the lost context, close) is the engine's. CUDA-free.
  */
 import type { EngineStats, Job, JobEngineLike, JobSpec } from '../../engine/types.js';

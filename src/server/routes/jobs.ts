@@ -8,7 +8,11 @@ import { HttpError, invalidField } from '../errors.js';
 import { halfOutput, handOverBody, readJob, sendResult } from '../job-io.js';
 import { JOB_ID_PARAMS } from '../schemas.js';
 import { requireGpu, track, type ServerState } from '../state.js';
+import { BUILTIN_FLAGS } from '../../engine/parameters.js';
 import { JOB_BODY } from './sync.js';
+
+/** The synchronous endpoints, one per built-in flag (routes/sync.ts), as a message lists them. */
+const SYNC_ENDPOINTS = BUILTIN_FLAGS.map((flag) => `/v1/${flag}`).join(', ');
 
 /** Registers the asynchronous job routes. */
 export function jobRoutes(app: FastifyInstance, state: ServerState): void {
@@ -29,7 +33,7 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
       if (halfOutput(spec) !== undefined)
         throw invalidField(
           'outputDtype',
-          `${spec.outputDtype} waves are returned by the synchronous endpoints (/v1/stft, /v1/cycles, /v1/wavelet); /v1/jobs returns f32 or f64`,
+          `${spec.outputDtype} waves are returned by the synchronous endpoints (${SYNC_ENDPOINTS}); /v1/jobs returns f32 or f64`,
         );
       // A queue's workers run the job elsewhere: this server needs no GPU for it.
       if (state.jobs.gpuHere) requireGpu(state);
