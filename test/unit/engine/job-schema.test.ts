@@ -130,3 +130,173 @@ describe('the types derived from the rows', () => {
     expectTypeOf<NormalizedJob['label']>().toEqualTypeOf<string | undefined>();
   });
 });
+
+describe('what each row says, by its behaviour', { timeout: 30_000 }, () => {
+  const ctx = { stages: new Set<string>() };
+  const samples = (n: number): Float32Array => Float32Array.from({ length: n }, (_, i) => Math.cos(i / 4) + 0.1 * i);
+  const flagJob = (flag: string, extra: Partial<JobSpec> = {}): JobSpec => ({
+    data: samples(256),
+    batch: 2,
+    fs: 100,
+    flags: [flag],
+    bands: [[5, 20]],
+    freqs: [10],
+    ...(flag === 'decimate' ? { q: 3 } : {}),
+    ...extra,
+  });
+  const verdict = async (spec: JobSpec): Promise<string> => {
+    const { validateJob } = await import('../../../src/engine/validate.js');
+    try {
+      validateJob(spec, ctx);
+      return 'accepted';
+    } catch (e) {
+      return (e as { field: string }).field;
+    }
+  };
+
+  it('sixteenBit: 16-bit samples go to stft and cycles only', async () => {
+    const i16 = Int16Array.from({ length: 256 }, (_, i) => (i * 37) % 2000);
+    const verdicts = await Promise.all(
+      ['stft', 'cycles', 'wavelet', 'envelope', 'decimate'].map((flag) => verdict(flagJob(flag, { data: i16 }))),
+    );
+    expect(verdicts).toEqual(['accepted', 'accepted', 'flags', 'flags', 'flags']);
+  });
+
+  it('framed: a framed job (nperseg) takes stft alone', async () => {
+    const verdicts = await Promise.all(
+      ['cycles', 'wavelet', 'envelope', 'decimate'].map((flag) =>
+        verdict(flagJob(flag, { flags: ['stft', flag], nperseg: 32 })),
+      ),
+    );
+    expect(verdicts).toEqual(['flags', 'flags', 'flags', 'flags']);
+    expect(await verdict(flagJob('stft', { nperseg: 32 }))).toBe('accepted');
+  });
+
+  it('capturable: only stft and cycles jobs without a filter or stages replay from a graph', async () => {
+    const { capturable } = await import('../../../src/engine/series-compute.js');
+    const { validateJob } = await import('../../../src/engine/validate.js');
+    const of = (spec: JobSpec, stages = new Set<string>()): boolean => capturable(validateJob(spec, { stages }));
+    expect(['stft', 'cycles', 'wavelet', 'envelope', 'decimate'].map((flag) => of(flagJob(flag)))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      false,
+    ]);
+    expect(of(flagJob('stft', { flags: ['stft', 'cycles'] }))).toBe(true);
+    expect(of(flagJob('stft', { filter: { taps: [0.5, 0.5] } }))).toBe(false);
+    expect(of(flagJob('stft', { flags: ['stft', 'mine'] }), new Set(['mine']))).toBe(false);
+  });
+
+  it('outputs: each result array of its flag, of its size per series, in the binary order', async () => {
+    const { validateJob } = await import('../../../src/engine/validate.js');
+    const { resultArrays } = await import('../../../src/engine/result-arrays.js');
+    const all = validateJob(
+      {
+        data: samples(200),
+        batch: 2,
+        fs: 100,
+        flags: ['decimate', 'envelope', 'wavelet', 'cycles', 'stft'],
+        bands: [
+          [5, 20],
+          [20, 40],
+        ],
+        freqs: [10, 20, 30],
+        q: 3,
+        previewBins: 10,
+      },
+      ctx,
+    );
+    expect(resultArrays(all, 'f64').map(({ field, length, element }) => [field, length, element])).toEqual([
+      ['filtered', 200, 'f64'],
+      ['spectrum', 20, 'f64'],
+      ['bandPowers', 4, 'f64'],
+      ['bandWaves', 400, 'f64'],
+      ['waveletPower', 600, 'f64'],
+      ['envelope', 200, 'f64'],
+      ['decimated', 2 * 34, 'f64'],
+    ]);
+    const half = validateJob(
+      {
+        data: samples(200),
+        batch: 2,
+        flags: ['stft', 'cycles', 'wavelet'],
+        bands: [[0.1, 0.2]],
+        freqs: [0.1],
+        waveletBands: true,
+        bandWaves: false,
+        outputDtype: 'f16',
+      },
+      ctx,
+    );
+    expect(resultArrays(half, 'f32').map(({ field, length, element }) => [field, length, element])).toEqual([
+      ['filtered', 200, 'u16'],
+      ['spectrum', 2 * 51, 'f32'],
+      ['bandPowers', 2, 'f64'],
+      ['waveletPower', 200, 'f32'],
+    ]);
+    const framed = validateJob({ data: samples(200), batch: 2, flags: ['stft'], nperseg: 16, previewBins: 4 }, ctx);
+    expect(resultArrays(framed, 'f32').find((r) => r.field === 'spectrum')?.length).toBe(
+      2 * 4 * framed.framing!.frames,
+    );
+  });
+
+  it('layouts: the shape each result array has on the wire', async () => {
+    const { shapeOf } = await import('../../../src/server/codec.js');
+    const result = {
+      id: 1,
+      lane: 0,
+      device: 0,
+      batch: 2,
+      length: 100,
+      fs: 1,
+      timings: { queuedMs: 0, runMs: 0, gpuMs: 0 },
+      filtered: new Float32Array(200),
+      spectrum: new Float32Array(2 * 7 * 5),
+      frames: 5,
+      bandPowers: new Float64Array(6),
+      bandWaves: new Float32Array(600),
+      waveletPower: new Float32Array(400),
+      envelope: new Float32Array(200),
+      decimated: new Float32Array(2 * 34),
+    } as JobResult;
+    const shapes = Object.fromEntries(
+      (['filtered', 'spectrum', 'bandPowers', 'bandWaves', 'waveletPower', 'envelope', 'decimated'] as const).map(
+        (f) => [f, shapeOf(result, f)],
+      ),
+    );
+    expect(shapes).toEqual({
+      filtered: [2, 100],
+      spectrum: [2, 7, 5],
+      bandPowers: [2, 3],
+      bandWaves: [2, 3, 100],
+      waveletPower: [2, 2, 100],
+      envelope: [2, 100],
+      decimated: [2, 34],
+    });
+  });
+
+  it('perSeries: false rows (batch, label, timeout) do not key fused jobs; the others do', async () => {
+    const { validateJob } = await import('../../../src/engine/validate.js');
+    const { fusionKey } = await import('../../../src/server/fusion/fusion-key.js');
+    // Series of 256 samples each, however many.
+    const key = (extra: Partial<JobSpec>): string =>
+      fusionKey(validateJob({ data: samples(256 * (extra.batch ?? 1)), flags: ['stft'], ...extra }, ctx));
+    const base = key({ batch: 1 });
+    expect(key({ batch: 2, label: 'x', timeoutMs: 5 })).toBe(base);
+    for (const extra of [{ fs: 2 }, { detrend: false }, { filter: { taps: [1, 1] } }, { previewBins: 3 }] as const)
+      expect(key(extra), JSON.stringify(extra)).not.toBe(base);
+  });
+});
+
+describe('the rows document themselves', () => {
+  it('every flag and output row says what it is', async () => {
+    const { JOB_FLAGS, JOB_OUTPUTS } = await import('../../../src/engine/job-schema.js');
+    for (const row of [...JOB_FLAGS, ...JOB_OUTPUTS]) {
+      const name = 'name' in row ? row.name : row.field;
+      expect(row.help.length, name).toBeGreaterThan(10);
+    }
+    // Each output names a flag of the table.
+    expect(JOB_OUTPUTS.every((o) => JOB_FLAGS.some((f) => f.name === o.flag))).toBe(true);
+  });
+});
