@@ -32,6 +32,7 @@ export const MUTATION_MODULES = [
       'test/unit/engine/validate.test.ts',
       'test/unit/engine/validate-edges.test.ts',
       'test/unit/engine/sample-types.test.ts',
+      'test/unit/engine/job-filter.test.ts',
     ],
   },
   {
@@ -61,7 +62,12 @@ export const MUTATION_MODULES = [
   ...['framing-checks', 'into-checks', 'window-checks'].map((name) => ({
     name,
     file: `src/engine/${name}.ts`,
-    tests: ['test/unit/engine/validate.test.ts', 'test/unit/engine/validate-edges.test.ts'],
+    tests: [
+      'test/unit/engine/validate.test.ts',
+      'test/unit/engine/validate-edges.test.ts',
+      'test/unit/engine/job-filter.test.ts',
+      'test/unit/engine/job-schema.test.ts',
+    ],
   })),
   {
     name: 'params',
