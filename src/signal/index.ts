@@ -105,14 +105,10 @@ export {
   spectralTimes,
   stftScale,
   psdScale,
-  istftGeometry,
-  checkCOLA,
-  checkNOLA,
   bandBins,
   rfftFrequencies,
   fftFrequencies,
   isDoubledBin,
-  NolaError,
   STFT_DEFAULTS,
   SPECTROGRAM_DEFAULTS,
   WELCH_DEFAULTS,
@@ -123,9 +119,15 @@ export {
   type SpectralOptions,
   type SpectralGeometry,
   type SpectralDefaults,
+} from './geometry.js';
+export {
+  istftGeometry,
+  checkCOLA,
+  checkNOLA,
+  NolaError,
   type InverseOptions,
   type InverseGeometry,
-} from './geometry.js';
+} from './inverse-geometry.js';
 export {
   finishDominantCycles,
   bandRanges,
@@ -193,21 +195,16 @@ export { DEFAULT_MAX_TABLE_BYTES, TableCache } from './table-cache.js';
 export {
   stft,
   stftGeometry,
-  istft,
   spectrogram,
-  welch,
-  medianBias,
   type SpectrogramMode,
   type CallOptions,
   type StftOptions,
   type StftResult,
   type SpectrogramOptions,
   type SpectrogramResult,
-  type WelchOptions,
-  type WelchResult,
-  type IstftOptions,
-  type IstftResult,
 } from './stft.js';
+export { welch, medianBias, type WelchOptions, type WelchResult } from './welch.js';
+export { istft, type IstftOptions, type IstftResult } from './istft.js';
 export {
   detrend,
   bandPower,
