@@ -16,7 +16,8 @@ import { psdScale, spectralFrequencies, spectralGeometry, WELCH_DEFAULTS, type S
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
 import { framesSpectra } from './stft.js';
 import { medianBias, type WelchOptions } from './welch.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of csd: welch's (scaling, average, segmenting, 16-bit sample options), the output complex. */
 export interface CsdOptions extends Omit<WelchOptions, 'output'> {

@@ -9,15 +9,8 @@ import type { Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import {
-  COMPLEX_OF,
-  elementwise,
-  expectBuffer,
-  outputPlacement,
-  precisionOf,
-  signalWorkspace as ws,
-  type Precision,
-} from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws, type Precision } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement, precisionOf } from './launch.js';
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */

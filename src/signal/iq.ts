@@ -18,7 +18,8 @@ import {
   type SampleOptions,
   type SignalInput,
 } from './samples.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** The most values one conversion or planes kernel takes (their counts are 32-bit). */
 const MAX_VALUES = 2 ** 31 - 1;
@@ -218,4 +219,34 @@ export function realThroughComplex(
 export function isComplexInput(x: unknown, options: { iq?: boolean | undefined } = {}): x is ComplexInput {
   if (!(x instanceof DeviceBuffer)) return false;
   return x.dtype === 'c64' || x.dtype === 'c128' || options.iq === true;
+}
+
+/** What a filtering or convolution call on complex input takes: the series, the stream, I/Q reading, and a complex output. */
+export interface ComplexCallOptions extends SampleOptions {
+  /** Series in x (default 1). */
+  batch?: number | undefined;
+  stream?: Stream | undefined;
+  /** Write y here (c64 for f32 work, c128 for f64; batch × the output length); default a new buffer. */
+  output?: ComplexBuffer | undefined;
+}
+
+/**
+ * Whether a filtering or convolution call is complex (x c64/c128, or i8/i16 with `iq: true`).
+ * A real call given I/Q options (`scale`, `precision`) is a TypeError naming `what`: they would be ignored.
+ */
+export function complexCall(x: unknown, options: object, what: string): boolean {
+  const sampleOptions = options as SampleOptions;
+  if (isComplexInput(x, sampleOptions)) return true;
+  if (sampleOptions.scale !== undefined || sampleOptions.precision !== undefined)
+    throw new TypeError(`${what}: scale and precision apply to I/Q input (iq: true) only; x is real`);
+  return false;
+}
+
+/** Refuses a filter state with complex x (TypeError naming `what`): zi and zf are taken for real series only. */
+export function refuseState(options: object, what: string): void {
+  const state = options as { zi?: unknown; zf?: unknown };
+  if (state.zi !== undefined || state.zf !== undefined)
+    throw new TypeError(
+      `${what}: zi and zf (the filter state) are taken for real x only; filter complex x without them`,
+    );
 }

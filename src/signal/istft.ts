@@ -10,7 +10,8 @@ import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { istftGeometry, type InverseGeometry, type InverseOptions } from './inverse-geometry.js';
 import { allocOr, type CallOptions } from './stft.js';
-import { COMPLEX_OF, elementwise, precisionOf, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, precisionOf } from './launch.js';
 
 export interface IstftOptions extends InverseOptions, CallOptions {
   /** Frames (time slices) per series in Zxx; the frequency bins are Zxx.length / (batch x frames). */

@@ -8,7 +8,8 @@ import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { welch, type WelchOptions, type WelchResult } from './welch.js';
 import { inputSeries, type SignalInput } from './samples.js';
-import { elementwise, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise } from './launch.js';
 
 /** Options of periodogram: welch's, less the segmenting (one segment, no overlap) and the averaging. */
 export type PeriodogramOptions = Omit<WelchOptions, 'nperseg' | 'noverlap' | 'boundary' | 'padded' | 'average'>;

@@ -13,7 +13,8 @@ import type { Stream } from '../runtime/stream.js';
 import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { ComplexInputError } from './input-errors.js';
-import { elementwise, expectBuffer, precisionOf, signalWorkspace as ws, type Precision } from './workspace.js';
+import { signalWorkspace as ws, type Precision } from './workspace.js';
+import { elementwise, expectBuffer, precisionOf } from './launch.js';
 
 /** 16-bit sample types a signal may arrive in: signed integers (scaled), IEEE half, bfloat16. */
 export type SampleDType = 'i16' | 'f16' | 'bf16';

@@ -27,7 +27,8 @@ import {
 } from './geometry.js';
 import { complexSeries } from './iq.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, perRow, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement, perRow } from './launch.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {

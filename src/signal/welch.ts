@@ -15,7 +15,8 @@ import {
 } from './geometry.js';
 import { inputSeries, type SampleOptions, type SignalInput } from './samples.js';
 import { allocOr, framesSpectra, type CallOptions } from './stft.js';
-import { elementwise, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise } from './launch.js';
 
 export interface WelchOptions extends SpectralOptions, CallOptions, SampleOptions {
   scaling?: PsdScaling | undefined;
