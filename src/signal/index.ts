@@ -183,7 +183,23 @@ export {
   type SampleOptions,
   type InputSeries,
   type NarrowOptions,
+  INPUT_KINDS,
+  inputKind,
+  type InputKind,
+  type InputDomain,
+  type IqDType,
+  type IqBuffer,
+  type ComplexInput,
 } from './samples.js';
+export { iqToComplex, isComplexInput, type IqToComplexOptions, type ComplexCallOptions } from './iq.js';
+export { ComplexInputError } from './input-errors.js';
+export {
+  isComplexTaps,
+  checkComplexTaps,
+  correlationTaps,
+  type ComplexTaps,
+  type Taps,
+} from './complex-convolution.js';
 export {
   SignalWorkspace,
   signalWorkspace,
@@ -238,7 +254,7 @@ export { type FilterCallOptions, type FilteredWithState } from './filter-call.js
 export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type SosfiltfiltOptions } from './iir.js';
 export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
 export { hilbert, type HilbertOptions } from './hilbert.js';
-export { convolve, fftconvolve, type ConvolveOptions } from './convolve.js';
+export { convolve, fftconvolve, type ConvolveOptions, type ComplexConvolveOptions } from './convolve.js';
 export { correlate } from './correlate.js';
 export { oaconvolve, overlapAddBlocks, lambertWm1, type OaconvolveOptions } from './oaconvolve.js';
 export { firwin2, MAX_FIRWIN2_TERMS, type Firwin2Options } from './firwin2.js';
