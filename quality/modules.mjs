@@ -53,6 +53,11 @@ export const MUTATION_MODULES = [
     tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
   },
   {
+    name: 'inverse-geometry',
+    file: 'src/signal/inverse-geometry.ts',
+    tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
+  },
+  {
     name: 'channel',
     file: 'src/pipeline/batching/channel.ts',
     tests: [

@@ -106,8 +106,9 @@ export interface PlanesCall {
   input: InputSeries;
   /** Output samples per series. */
   outLength: number;
-  /** The complex output: the caller's (checked) or a new one. */
-  output: ComplexBuffer;
+  /** The caller's complex output (checked), or undefined: runPlanes makes one. */
+  output: ComplexBuffer | undefined;
+  what: string;
   stream: Stream | undefined;
 }
 
@@ -119,16 +120,16 @@ export interface PlanesOptions extends SampleOptions {
 }
 
 /**
- * Reads a complex input for an operation that runs through planes, and checks or makes its
- * output of `outLength` complex samples per series (`output` must not be x when `sameAllowed` is
- * false). Nothing is enqueued: call every other check of the operation before runPlanes.
+ * Reads a complex input for an operation that runs through planes, and checks its output of
+ * `outLength` complex samples per series where the caller gives one (it may be x: the planes are
+ * copied out of x before anything is written). Pure: nothing is allocated or enqueued; call every
+ * other check of the operation before runPlanes, which makes the output where none was given.
  */
 export function planesCall(
   x: ComplexInput,
   options: PlanesOptions,
   what: string,
   outLength: (length: number) => number,
-  sameAllowed = true,
 ): PlanesCall {
   const input = inputSeries(x, options, what, 'real or complex');
   const n = outLength(input.length);
@@ -139,28 +140,20 @@ export function planesCall(
     );
   const dtype = COMPLEX_OF[input.p];
   const stream = options.stream;
-  let output: ComplexBuffer;
-  if (options.output === undefined)
-    output = DeviceBuffer.alloc(
-      dtype,
-      input.batch * n,
-      outputPlacement(x.context, stream, `${what} output`),
-    ) as ComplexBuffer;
-  else {
-    if (!sameAllowed && options.output === (x as DeviceBuffer<DType>))
-      throw new TypeError(`${what}: output must not be x (each output sample reads several input samples)`);
+  let output: ComplexBuffer | undefined;
+  if (options.output !== undefined) {
     expectBuffer(options.output, dtype, input.batch * n, `${what} output`);
     output = options.output as ComplexBuffer;
   }
-  return { x, input, outLength: n, output, stream };
+  return { x, input, outLength: n, output, stream, what };
 }
 
 /**
  * Runs a real operation over the planes of a complex call: `run(planes, batch, out)` enqueues it
  * over `batch` (2B) real series into `out` (2B × outLength), once per real coefficient set
  * (`parts` 1: real coefficients; 2: the real and the imaginary parts of complex ones, run(…, part)
- * told which), and the result is joined into call.output. A real signal with complex coefficients
- * (`realSignal`) skips the split. Returns call.output.
+ * told which), and the result is joined into the output (call.output, or a new buffer where
+ * outputs go). Returns the output.
  */
 export function runPlanes(
   call: PlanesCall,
@@ -170,6 +163,13 @@ export function runPlanes(
   const { x, input, stream, outLength } = call;
   const { p, batch, length } = input;
   const ctx = x.context;
+  const output =
+    call.output ??
+    (DeviceBuffer.alloc(
+      COMPLEX_OF[p],
+      batch * outLength,
+      outputPlacement(ctx, stream, `${call.what} output`),
+    ) as ComplexBuffer);
   const c = complexSeries(x, input, stream);
   const planes = exactScratch(x, stream, 'complex-planes', p, 2 * batch * length) as RealBuffer;
   ws.kernel(ctx, 'complex_to_planes', p)(elementwise(batch * length, stream), c, planes, batch, length);
@@ -184,13 +184,13 @@ export function runPlanes(
     elementwise(batch * outLength, stream),
     a,
     cPart,
-    call.output,
+    output,
     batch,
     outLength,
     1,
     parts === 2 ? 1 : 0,
   );
-  return call.output;
+  return output;
 }
 
 /**
