@@ -204,6 +204,7 @@ describe('bad complex input is refused before any device memory is taken', () =>
     refusedBeforeWork(() => signal.hilbert(x), ComplexInputError, /hilbert takes real input only/);
     refusedBeforeWork(() => signal.resample(x, 8), ComplexInputError, /resample takes real input only/);
     refusedBeforeWork(() => signal.upfirdn([1, 2], x), ComplexInputError, /upfirdn takes real input only/);
+    refusedBeforeWork(() => signal.cwt(x, { fs: 1 } as Any), ComplexInputError, /cwt takes real input only/);
   });
 
   it('refuses what complex input cannot have', () => {
