@@ -76,7 +76,7 @@ export function randomIq(
     const tone = 0.6 * Math.cos(2 * Math.PI * 0.05 * Math.floor(i / 2) + phase - (i % 2) * (Math.PI / 2));
     const v = Math.max(-full - 1, Math.min(full, Math.round(full * (tone + 0.3 * (Math.random() * 2 - 1)))));
     raw[i] = v;
-    values[i] = p === 'f32' ? Math.fround(v * scale) : v * scale;
+    values[i] = p === 'f32' ? Math.fround(raw[i]! * scale) : raw[i]! * scale; // from the stored integer (no -0)
   }
   return { raw, values };
 }

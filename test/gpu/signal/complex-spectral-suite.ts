@@ -15,6 +15,7 @@ import {
   csd,
   fftFrequencies,
   istft,
+  iqToComplex,
   spectralGeometry,
   SPECTROGRAM_DEFAULTS,
   spectrogram,
@@ -23,6 +24,7 @@ import {
   welch,
   WELCH_DEFAULTS,
   type ComplexBuffer,
+  type IqBuffer,
   type RealBuffer,
   type SpectrogramMode,
 } from '../../../src/signal/index.js';
@@ -227,6 +229,7 @@ export async function iqSpectraSuite(p: Precision, dtype: 'i8' | 'i16', env: Sui
   const scale = dtype === 'i8' ? 0.5 / 128 : 3 / 32768;
   const cases: ScipyCase[] = [];
   const pending: Pending[] = [];
+  const converts: [ComplexBuffer, Float64Array][] = [];
   for (const length of env.small ? [99, 100, 2, 1] : [999, 1000, 2, 1]) {
     const nperseg = Math.min(length, 128);
     const { raw, values } = randomIq(dtype, batch * length, scale, p);
@@ -235,6 +238,14 @@ export async function iqSpectraSuite(p: Precision, dtype: 'i8' | 'i16', env: Sui
     );
     const input = { input: values, shape: [batch, length], complex: true };
     const io = { iq: true, scale, precision: p, batch, stream: env.stream } as const;
+    // The conversion alone: exactly pair × scale, rounded to the precision (what scipy is given below).
+    const converted = iqToComplex(x as IqBuffer, {
+      scale,
+      precision: p,
+      stream: env.stream,
+      output: env.keep(poisonedComplex(p, batch * length)),
+    });
+    converts.push([converted, values]);
     const gs = stftGeometry(length, { nperseg }, true);
     const z = stft(x, { ...io, nperseg, output: env.keep(poisonedComplex(p, batch * gs.freqs * gs.frames)) });
     pending.push({ id: `stft-${length}`, y: z.Zxx, tol: COMPLEX_TOL[p], f: z.f, t: z.t });
@@ -249,4 +260,5 @@ export async function iqSpectraSuite(p: Precision, dtype: 'i8' | 'i16', env: Sui
     cases.push({ id: `welch-${length}`, op: 'welch', ...input, params: { nperseg } });
   }
   await compare(pending, cases, env.done);
+  for (const [got, want] of converts) expect(readBack(got)).toEqual(want);
 }
