@@ -50,7 +50,11 @@ export const MUTATION_MODULES = [
   {
     name: 'geometry',
     file: 'src/signal/geometry.ts',
-    tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
+    tests: [
+      'test/unit/signal/geometry.test.ts',
+      'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/complex-input.test.ts',
+    ],
   },
   {
     name: 'inverse-geometry',

@@ -46,7 +46,7 @@ export function iqToComplex(iq: IqBuffer, options: IqToComplexOptions = {}): Com
     'iqToComplex',
     'real or complex',
   );
-  const n = input.length;
+  const n = pairsOf(input);
   const dtype = COMPLEX_OF[input.p];
   let out: ComplexBuffer;
   if (options.output === undefined)
@@ -63,9 +63,15 @@ export function iqToComplex(iq: IqBuffer, options: IqToComplexOptions = {}): Com
   return out;
 }
 
-function enqueueIq(x: SignalInput, input: InputSeries, out: ComplexBuffer, stream: Stream | undefined): void {
+/** The I/Q pairs of an input, at most MAX_VALUES (the conversion kernel's count is 32-bit): checked before anything is allocated. */
+function pairsOf(input: InputSeries): number {
   const n = input.batch * input.length;
   if (n > MAX_VALUES) throw new RangeError(`${n} I/Q pairs exceed 2^31 - 1 per call`);
+  return n;
+}
+
+function enqueueIq(x: SignalInput, input: InputSeries, out: ComplexBuffer, stream: Stream | undefined): void {
+  const n = pairsOf(input);
   ws.kernelNamed(x.context, `iq_to_complex_${input.iq!}_${input.p}`)(elementwise(n, stream), x, out, n, input.scale);
 }
 
@@ -81,7 +87,7 @@ export function complexSeries(
 ): ComplexBuffer {
   if (!input.complex) throw new TypeError(`complexSeries: "${x.label}" holds real ${input.kind} series`);
   if (input.iq === undefined) return x as ComplexBuffer;
-  const n = input.batch * input.length;
+  const n = pairsOf(input);
   const scratch = ws.scratch(x.context, stream, purpose, COMPLEX_OF[input.p], n);
   const out = (scratch.length === n ? scratch : scratch.view(0, n)) as ComplexBuffer;
   enqueueIq(x, input, out, stream);
