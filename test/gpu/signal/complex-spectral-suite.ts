@@ -90,6 +90,7 @@ export async function spectraSuite(p: Precision, env: SuiteEnv): Promise<void> {
       ['plain', { nperseg }],
       // A line through two points leaves only rounding (0 against 0): linear detrend where frames are longer.
       ['detrend-even', { nperseg, detrend: nperseg > 2 ? 'linear' : 'constant', boundary: 'even', nfft: nperseg + 3 }],
+      ['odd-psd', { nperseg, boundary: 'odd', padded: false, scaling: 'psd', fs: 250 }],
     ] as const) {
       const id = `stft-${length}-${tag}`;
       const g = stftGeometry(length, opts, true);
