@@ -84,6 +84,16 @@
  * csd(x, y, { ...welch's options }) -> { f, Pxy (complex, B x freqs), geometry }
  * coherence(x, y, { fs, window, nperseg, noverlap, nfft, detrend }) -> { f, Cxy, geometry }
  * ```
+ *
+ * ## Complex (IQ) input (see docs/signal.md#complex-iq-signals)
+ * x may be complex in the spectral operations, the convolutions and the filters above: c64/c128
+ * (interleaved re, im), or an i8/i16 buffer of interleaved I/Q pairs with `{ iq: true, scale,
+ * precision }`. Spectra then come two-sided in fftfreq order; filters and convolutions return
+ * c64/c128; taps may be complex (`{ re, im }`). INPUT_KINDS is the table of what an input may hold.
+ * ```ts
+ * iqToComplex(iq, { scale, precision, output, stream }) -> ComplexBuffer      // the conversion alone
+ * istft(Zxx, { inputOnesided: false, returnComplex: true, ... }) -> { t, x: ComplexBuffer, geometry }
+ * ```
  */
 export {
   getWindow,
