@@ -146,6 +146,7 @@ function prepareIq(input: RowInput, int16: boolean): ReturnType<SignalOpRow['pre
 const WHY =
   'a hop of half a frame reads each sample twice, then one batched 1024-point C2C FFT and |X|² written: FFT passes over HBM, the compulsory bytes’ fraction is reported, not held to 0.8';
 
+/** Row `iq_spectrogram`: the two-sided spectrogram of complex64 IQ series. */
 export const IQ_SPECTROGRAM_ROW: SignalOpRow = {
   id: 'iq_spectrogram',
   job: 'spectrogram of 16 x 1M complex64 IQ samples, two-sided (hann, nperseg 1024, noverlap 512, no detrend, psd density): 16 x 1024 x 2047 float32 out',
@@ -155,6 +156,7 @@ export const IQ_SPECTROGRAM_ROW: SignalOpRow = {
   prepare: (input) => prepareIq(input, false),
 };
 
+/** Row `iq16_spectrogram`: the same from interleaved int16 I/Q pairs with a scale, converted on the GPU in the timed call. */
 export const IQ16_SPECTROGRAM_ROW: SignalOpRow = {
   id: 'iq16_spectrogram',
   job: 'spectrogram of 16 x 1M interleaved int16 I/Q pairs with a scale (converted on the GPU), two-sided as iq_spectrogram',
