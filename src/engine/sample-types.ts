@@ -1,6 +1,7 @@
 /**
  * A job's sample types (issue 26): the data array and its sample type, the scale of 16-bit
- * samples and the type the waves come back in, checked at submit (validateJob calls it). CUDA-free.
+ * samples and the type the waves come back in, checked at submit (validateJob calls it), and for
+ * the doors that scan samples on the CPU, that every one is finite. CUDA-free.
  */
 import { Float16ArrayConstructor } from '../runtime/memory/dtype.js';
 import { fail, finite, show } from './field-checks.js';
@@ -28,8 +29,9 @@ function arrayDataType(data: unknown): JobDataType | undefined {
  * `data`, `dtype`, `scale` and `outputDtype` of a job: the data array and its sample type agree,
  * the scale is a finite non-zero number given only for 16-bit data (default 1/32768 for i16, 1 for
  * f16/bf16), and outputDtype names a type (f32/f64 are checked against the engine's precision by
- * checkInto). With `finite` (validateJob: every way a job comes in), every sample is finite too
- * (finite-samples.ts). Throws JobValidationError naming the field.
+ * checkInto). With `finite` (the doors: the server's binary bodies, the request fuser), every
+ * sample is finite too (finite-samples.ts says where else the rule is enforced). Throws
+ * JobValidationError naming the field.
  */
 export function checkSampleTypes(
   spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>,

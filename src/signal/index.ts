@@ -183,6 +183,13 @@ export {
   type NarrowOptions,
 } from './samples.js';
 export {
+  findNonFinite,
+  canBeNonFinite,
+  ALL_FINITE,
+  type FloatSampleDType,
+  type NonFiniteOptions,
+} from './non-finite.js';
+export {
   SignalWorkspace,
   signalWorkspace,
   clearSignalCaches,
