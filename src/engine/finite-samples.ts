@@ -100,12 +100,18 @@ export function firstNonFinite(data: JobData, dtype: JobDataType): number {
   return -1;
 }
 
-/** The JobValidationError for sample `at` of `data` (of type `dtype`), a NaN or an infinity. */
+/**
+ * The JobValidationError for sample `at` of `data` (of type `dtype`), a NaN or an infinity; or, as
+ * an f32 engine found it, an f64 sample beyond the f32 range (infinite once converted).
+ */
 export function nonFiniteSampleError(data: JobData, dtype: JobDataType, at: number): JobValidationError {
+  const v = data[at]!;
   const value =
     data instanceof Float32Array || data instanceof Float64Array
-      ? String(data[at])
-      : `a non-finite ${dtype} (bits 0x${data[at]!.toString(16)})`;
+      ? Number.isFinite(v)
+        ? `${v}, infinite in f32 (this engine's precision)`
+        : String(v)
+      : `a non-finite ${dtype} (bits 0x${v.toString(16)})`;
   return new JobValidationError(
     `data[${at}]`,
     `is ${value}: samples must be finite (NaN and infinities are refused however the job comes in)`,

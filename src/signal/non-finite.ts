@@ -53,8 +53,8 @@ export function findNonFinite(input: SignalInput, first: DeviceBuffer<'u64'>, op
     throw new RangeError(`findNonFinite input of ${input.length} samples does not split into ${batch} series`);
   if (n > 2 ** 31 - 1 || batch > 2 ** 31 - 1)
     throw new RangeError(`findNonFinite of ${batch} series of ${n} samples: each count must be at most 2^31 - 1`);
-  // All ones in both 32-bit halves of the cell.
-  first.view(0, 1).memset(0xffff_ffff, { stream: options.stream });
+  // All ones in both 32-bit halves of the cell (a bigger buffer is set whole: only its first element is read).
+  first.memset(0xffff_ffff, { stream: options.stream });
   ws.kernelNamed(input.context, `first_non_finite_${dtype}`)(
     elementwise(input.length, options.stream),
     input,
