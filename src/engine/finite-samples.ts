@@ -46,7 +46,7 @@ function floatsFinite(x: Float32Array | Float64Array): boolean {
     h += x[i + 7 * q]! * 0;
   }
   for (let i = FLOAT_LANES * q; i < length; i++) a += x[i]! * 0;
-  return a + b + c + d + e + f + g + h === 0;
+  return a === 0 && b === 0 && c === 0 && d === 0 && e === 0 && f === 0 && g === 0 && h === 0;
 }
 
 /**
@@ -55,9 +55,10 @@ function floatsFinite(x: Float32Array | Float64Array): boolean {
  * when the exponent is all ones, and the carries are ORed together.
  */
 function halvesFinite(x: Uint16Array, exponent: number): boolean {
+  if (x.length === 0) return true;
   let start = 0;
   // An Int32Array view needs 4-byte alignment: an odd first sample is checked alone.
-  if (x.byteOffset % 4 !== 0 && x.length > 0) {
+  if (x.byteOffset % 4 !== 0) {
     if ((x[0]! & exponent) === exponent) return false;
     start = 1;
   }
@@ -86,18 +87,20 @@ function exponentBits(dtype: JobDataType): number {
   return dtype === 'f16' ? 0x7c00 : dtype === 'bf16' ? 0x7f80 : 0;
 }
 
+/** Whether every sample of `data` (of type `dtype`) is finite: one branch-free pass (the doors' common case). */
+export function allFinite(data: JobData, dtype: JobDataType): boolean {
+  if (data instanceof Float32Array || data instanceof Float64Array) return floatsFinite(data);
+  const exponent = exponentBits(dtype);
+  return exponent === 0 || halvesFinite(data as Uint16Array, exponent);
+}
+
 /** Index of the first NaN or infinite sample of `data` (of type `dtype`), or -1 when all are finite. */
 export function firstNonFinite(data: JobData, dtype: JobDataType): number {
-  if (data instanceof Float32Array || data instanceof Float64Array) {
-    // The branch-free pass first; a second only to name the sample.
-    if (floatsFinite(data)) return -1;
-    for (let i = 0; i < data.length; i++) if (!Number.isFinite(data[i]!)) return i;
-    return -1;
-  }
+  // The branch-free pass first; a second only to name the sample.
+  if (allFinite(data, dtype)) return -1;
+  if (data instanceof Float32Array || data instanceof Float64Array) return data.findIndex((v) => !Number.isFinite(v));
   const exponent = exponentBits(dtype);
-  if (exponent === 0 || halvesFinite(data as Uint16Array, exponent)) return -1;
-  for (let i = 0; i < data.length; i++) if ((data[i]! & exponent) === exponent) return i;
-  return -1;
+  return (data as Uint16Array).findIndex((bits) => (bits & exponent) === exponent);
 }
 
 /**

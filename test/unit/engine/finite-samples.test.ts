@@ -5,7 +5,12 @@
  * (the first is named), and finite values that look like trouble (-0, the largest, subnormals).
  */
 import { describe, expect, it } from 'vitest';
-import { checkFiniteSamples, firstNonFinite, nonFiniteSampleError } from '../../../src/engine/finite-samples.js';
+import {
+  allFinite,
+  checkFiniteSamples,
+  firstNonFinite,
+  nonFiniteSampleError,
+} from '../../../src/engine/finite-samples.js';
 import { JobValidationError } from '../../../src/engine/errors.js';
 import type { JobData, JobDataType } from '../../../src/engine/types.js';
 import { bf16Bits, f16Bits } from '../../../src/runtime/memory/half.js';
@@ -60,10 +65,13 @@ describe('firstNonFinite: the doors scan', { timeout: 30_000 }, () => {
       for (const n of [1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100]) {
         const clean = finiteData(dtype, n);
         expect(firstNonFinite(clean, dtype), `${dtype} n=${n} all finite`).toBe(-1);
+        // The one-pass answer on its own (firstNonFinite's second pass would hide a wrong "not all finite").
+        expect(allFinite(clean, dtype), `${dtype} n=${n} all finite`).toBe(true);
         for (let at = 0; at < n; at++) {
           const data = clean.slice() as JobData;
           data[at] = poison(dtype, at % 3);
           expect(firstNonFinite(data, dtype), `${dtype} n=${n} at=${at}`).toBe(at);
+          expect(allFinite(data, dtype), `${dtype} n=${n} at=${at}`).toBe(false);
         }
       }
   });
@@ -89,10 +97,12 @@ describe('firstNonFinite: the doors scan', { timeout: 30_000 }, () => {
         for (const end of [200, 201, 202, 203]) {
           const view = whole.subarray(offset, end);
           expect(firstNonFinite(view, dtype)).toBe(-1);
+          expect(allFinite(view, dtype)).toBe(true);
           for (const at of [0, 1, view.length - 2, view.length - 1, Math.floor(view.length / 2)]) {
             const saved = view[at]!;
             view[at] = poison(dtype, at % 3);
             expect(firstNonFinite(view, dtype), `${dtype} offset ${offset} end ${end} at ${at}`).toBe(at);
+            expect(allFinite(view, dtype)).toBe(false);
             view[at] = saved;
           }
         }
@@ -100,23 +110,23 @@ describe('firstNonFinite: the doors scan', { timeout: 30_000 }, () => {
   });
 
   it('lets every finite value through: -0, the largest, the smallest subnormal, every finite 16-bit pattern', () => {
-    expect(firstNonFinite(Float32Array.of(-0, 3.4028234663852886e38, -3.4028234663852886e38, 1e-45, 0), 'f32')).toBe(
-      -1,
-    );
-    expect(firstNonFinite(Float64Array.of(-0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE), 'f64')).toBe(-1);
+    const f32 = Float32Array.of(-0, 3.4028234663852886e38, -3.4028234663852886e38, 1e-45, 0);
+    const f64 = Float64Array.of(-0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE);
+    expect([firstNonFinite(f32, 'f32'), allFinite(f32, 'f32')]).toEqual([-1, true]);
+    expect([firstNonFinite(f64, 'f64'), allFinite(f64, 'f64')]).toEqual([-1, true]);
     for (const dtype of ['f16', 'bf16'] as const) {
       const all = Uint16Array.from({ length: 65536 }, (_, i) => i);
       const finite = all.filter((b) => (b & EXPONENT[dtype]!) !== EXPONENT[dtype]!);
-      expect(firstNonFinite(finite, dtype), dtype).toBe(-1);
+      expect([firstNonFinite(finite, dtype), allFinite(finite, dtype)], dtype).toEqual([-1, true]);
       expect(firstNonFinite(all, dtype), dtype).toBe(reference(all, dtype));
+      expect(allFinite(all, dtype), dtype).toBe(false);
     }
-    // i16 holds no float: every pattern passes.
-    expect(
-      firstNonFinite(
-        Int16Array.from({ length: 65536 }, (_, i) => i - 32768),
-        'i16',
-      ),
-    ).toBe(-1);
+    // i16 holds no float: every pattern passes, raw 16-bit float bits that would be a NaN included.
+    const i16 = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
+    expect([firstNonFinite(i16, 'i16'), allFinite(i16, 'i16')]).toEqual([-1, true]);
+    // Empty data is all finite, an empty view at an odd sample too.
+    expect(allFinite(new Uint16Array(new ArrayBuffer(8), 2, 0), 'bf16')).toBe(true);
+    expect([firstNonFinite(new Float32Array(0), 'f32'), allFinite(new Uint16Array(0), 'f16')]).toEqual([-1, true]);
   });
 
   it('checkFiniteSamples throws the one JobValidationError naming the sample and its value', () => {
@@ -135,5 +145,13 @@ describe('firstNonFinite: the doors scan', { timeout: 30_000 }, () => {
     expect(e.field).toBe('data[2]');
     expect(e.detail).toMatch(/^is a non-finite bf16 \(bits 0xffc1\): samples must be finite/);
     expect(() => checkFiniteSamples(finiteData('f64', 1000), 'f64')).not.toThrow();
+    // The first sample is named like any other.
+    expect(() => checkFiniteSamples(Float64Array.of(Number.NaN, 1), 'f64')).toThrow(
+      expect.objectContaining({ field: 'data[0]' }),
+    );
+    // An f64 sample an f32 engine found infinite once converted (finite here) says so.
+    expect(nonFiniteSampleError(Float64Array.of(1, 1e300), 'f64', 1).detail).toMatch(
+      /^is 1e\+300, infinite in f32 \(this engine's precision\): samples must be finite/,
+    );
   });
 });
