@@ -13,6 +13,7 @@
  */
 import { JobValidationError } from './errors.js';
 import type { JobData, JobDataType } from './types.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 /** Accumulators of the float scan: one chain of adds is bound by an add's latency, eight run at memory speed. */
 const FLOAT_LANES = 8;
@@ -94,8 +95,14 @@ export function allFinite(data: JobData, dtype: JobDataType): boolean {
   return exponent === 0 || halvesFinite(data as Uint16Array, exponent);
 }
 
-/** Index of the first NaN or infinite sample of `data` (of type `dtype`), or -1 when all are finite. */
-export function firstNonFinite(data: JobData, dtype: JobDataType): number {
+/**
+ * Index of the first NaN or infinite sample of `data` (of type `dtype`), or -1 when all are finite.
+ * `computedIn` 'f32': the precision the samples are computed in, where f64 samples are converted to
+ * f32 on the way (an f32 engine's): beyond the f32 range they are infinite there, and count so.
+ */
+export function firstNonFinite(data: JobData, dtype: JobDataType, computedIn?: Precision): number {
+  if (computedIn === 'f32' && data instanceof Float64Array)
+    return data.findIndex((v) => !Number.isFinite(Math.fround(v)));
   // The branch-free pass first; a second only to name the sample.
   if (allFinite(data, dtype)) return -1;
   if (data instanceof Float32Array || data instanceof Float64Array) return data.findIndex((v) => !Number.isFinite(v));
@@ -121,8 +128,11 @@ export function nonFiniteSampleError(data: JobData, dtype: JobDataType, at: numb
   );
 }
 
-/** Throws JobValidationError on `data` when a sample is NaN or infinite (see the file's comment): what each door runs. */
-export function checkFiniteSamples(data: JobData, dtype: JobDataType): void {
-  const at = firstNonFinite(data, dtype);
+/**
+ * Throws JobValidationError on `data` when a sample is NaN or infinite (see the file's comment), in
+ * `computedIn` too (firstNonFinite): what each door runs.
+ */
+export function checkFiniteSamples(data: JobData, dtype: JobDataType, computedIn?: Precision): void {
+  const at = firstNonFinite(data, dtype, computedIn);
   if (at >= 0) throw nonFiniteSampleError(data, dtype, at);
 }

@@ -175,7 +175,7 @@ export class JobQueue {
     const o = this.#options;
     const { priority, attempts } = resolveSubmitOptions(options, o.attempts);
     const job = validateJob(spec, { stages: o.stages });
-    checkFiniteSamples(job.data, job.dtype); // the queue's door: validateJob leaves NaN to the doors and the GPU
+    checkFiniteSamples(job.data, job.dtype, o.precision); // the queue's door (validateJob does not scan)
     if (spec.into !== undefined)
       throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
     const inputBytes = job.data.byteLength;

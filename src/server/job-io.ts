@@ -145,7 +145,7 @@ export function readJob(
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
     // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's).
-    checkSampleTypes(spec, { finite: Buffer.isBuffer(body) });
+    checkSampleTypes(spec, { finite: Buffer.isBuffer(body), precision });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
     throw error;

@@ -26,6 +26,7 @@ import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
 import { checkSampleTypes } from '../../engine/sample-types.js';
 import { checkInto, validateJobParameters, type NormalizedJob, type ValidationContext } from '../../engine/validate.js';
 import { DeadlineTimer, TIMER_GRANULARITY_MS } from '../../pipeline/batching/deadline-timer.js';
+import type { Precision } from '../../runtime/fft/precision.js';
 import { MAX_TIMEOUT_MS } from '../../runtime/timeout.js';
 import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
 import type { FusionMemory } from './fused-arrays.js';
@@ -75,11 +76,11 @@ const NO_STAGES: ValidationContext = { stages: new Set<string>() };
 
 /**
  * `spec` validated alone as the engine's validateJob does and, unless `samplesChecked`, its samples
- * scanned for NaN and infinities (finite-samples.ts): one bad request is refused alone, before it
- * joins a window whose stacked job the engine would refuse whole.
+ * scanned for NaN and infinities in the engine's `precision` (finite-samples.ts): one bad request
+ * is refused alone, before it joins a window whose stacked job the engine would refuse whole.
  */
-function validated(spec: JobSpec, samplesChecked: boolean): NormalizedJob {
-  const samples = checkSampleTypes(spec, { finite: !samplesChecked });
+function validated(spec: JobSpec, samplesChecked: boolean, precision: Precision): NormalizedJob {
+  const samples = checkSampleTypes(spec, { finite: !samplesChecked, precision });
   return { ...samples, ...validateJobParameters(spec, samples.data.length, NO_STAGES, samples.dtype) };
 }
 
@@ -153,7 +154,7 @@ export class JobFuser {
     if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined)
       return this.#engine.submit(spec);
     const precision = this.#engine.precision;
-    const job = validated(spec, this.#samplesChecked);
+    const job = validated(spec, this.#samplesChecked, precision);
     checkInto(job, precision);
     const resultBytes = allocatedResultBytes(job, precision);
     const b = this.#bounds;

@@ -129,6 +129,26 @@ describe('firstNonFinite: the doors scan', { timeout: 30_000 }, () => {
     expect([firstNonFinite(new Float32Array(0), 'f32'), allFinite(new Uint16Array(0), 'f16')]).toEqual([-1, true]);
   });
 
+  it('computedIn f32: f64 samples beyond the f32 range are infinite there, up to the rounding edge', () => {
+    const f64 = finiteData('f64', 64) as Float64Array;
+    // 2^128 - 2^103 is the first value that rounds to Infinity in f32; just below it rounds to the largest f32.
+    f64[20] = 3.4028235677973362e38;
+    f64[40] = -3.4028235677973366e38;
+    f64[50] = 1e300;
+    expect(firstNonFinite(f64, 'f64')).toBe(-1);
+    expect(firstNonFinite(f64, 'f64', 'f64')).toBe(-1);
+    expect(firstNonFinite(f64, 'f64', 'f32')).toBe(40);
+    f64[3] = Number.NaN;
+    expect(firstNonFinite(f64, 'f64', 'f32')).toBe(3);
+    // f32 and 16-bit samples are what they are in either precision.
+    const f32 = finiteData('f32', 16) as Float32Array;
+    f32[9] = Infinity;
+    expect(firstNonFinite(f32, 'f32', 'f32')).toBe(9);
+    expect(() => checkFiniteSamples(Float64Array.of(1, -1e39), 'f64', 'f32')).toThrow(
+      expect.objectContaining({ field: 'data[1]', detail: expect.stringMatching(/^is -1e\+39, infinite in f32/) }),
+    );
+  });
+
   it('checkFiniteSamples throws the one JobValidationError naming the sample and its value', () => {
     const f32 = finiteData('f32', 50) as Float32Array;
     f32[17] = Number.NEGATIVE_INFINITY;

@@ -127,6 +127,11 @@ describe('connection options, URLs and samples refused before any Redis', () => 
         [{ data: f32, flags: ['stft'] }, /data\[10\]: is -Infinity/],
         [{ data: f16, dtype: 'f16', flags: ['stft'] }, /data\[5\]: is a non-finite f16/],
         [{ data: bf16, dtype: 'bf16', flags: ['stft'] }, /data\[63\]: is a non-finite bf16/],
+        // The workers compute in f32 (the queue's default precision): 1e300 is infinite there.
+        [
+          { data: Float64Array.of(...Array.from({ length: 63 }, () => 1), 1e300), flags: ['stft'] },
+          /data\[63\]: is 1e\+300, infinite in f32/,
+        ],
       ];
       for (const [spec, message] of cases)
         await expect(queue.submit(spec)).rejects.toMatchObject({

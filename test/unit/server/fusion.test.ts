@@ -172,6 +172,12 @@ describe('JobFuser: requests of one shape as one engine job', () => {
     const half = new Uint16Array(16).fill(0x3c00);
     half[0] = 0xfc00;
     expect(() => f.submit({ data: half, dtype: 'f16', flags: ['stft'] })).toThrow(/data\[0\]: is a non-finite f16/);
+    // f64 samples beyond the f32 range, for this f32 engine.
+    const wide = Float64Array.from(series(1, 16, 4));
+    wide[6] = 1e300;
+    expect(() => f.submit(stftCycles(wide as unknown as Float32Array, 1))).toThrow(
+      /data\[6\]: is 1e\+300, infinite in f32/,
+    );
   }, 10_000);
 
   it('samplesChecked: the caller scanned the samples (the server readJob), the fuser does not scan again', async () => {

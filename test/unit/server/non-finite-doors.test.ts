@@ -55,6 +55,20 @@ describe('non-finite samples at the server door', { timeout: 30_000 }, () => {
         expect(error.field).toBe(`signal[${at}]`);
         expect(error.message).toMatch(/samples must be finite/);
       }
+    // f64 samples beyond the f32 range of this (f32) engine.
+    const wide = Float64Array.from(values(128));
+    wide[17] = -1e200;
+    const res = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?dtype=f64',
+      headers: BINARY,
+      payload: bytes(wide),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json<{ error: { field: string; message: string } }>().error).toMatchObject({
+      field: 'signal[17]',
+      message: expect.stringMatching(/infinite in f32/),
+    });
     expect(engine.submitted).toHaveLength(0);
     // Finite samples of each type pass the same door.
     for (const dtype of ['f32', 'f64', 'f16', 'bf16'] as const) {
