@@ -50,6 +50,15 @@ export const MUTATION_MODULES = [
   {
     name: 'geometry',
     file: 'src/signal/geometry.ts',
+    tests: [
+      'test/unit/signal/geometry.test.ts',
+      'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/complex-input.test.ts',
+    ],
+  },
+  {
+    name: 'inverse-geometry',
+    file: 'src/signal/inverse-geometry.ts',
     tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
   },
   {

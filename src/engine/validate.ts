@@ -7,7 +7,7 @@ import { fail, finite, show } from './field-checks.js';
 import { JobValidationError } from './errors.js';
 import { checkSampleTypes } from './sample-types.js';
 import { timeoutMsProblem } from '../runtime/timeout.js';
-import { checkNOLA } from '../signal/geometry.js';
+import { checkNOLA } from '../signal/inverse-geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import {
   BUILTIN_FLAGS,

@@ -11,7 +11,8 @@ import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { SignalInput } from './samples.js';
-import { elementwise, expectBuffer, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer } from './launch.js';
+import { signalWorkspace as ws } from './workspace.js';
 
 /** What the index cell holds after the search when every sample is finite: all ones (2^64 - 1). */
 export const ALL_FINITE = 0xffff_ffff_ffff_ffffn;
