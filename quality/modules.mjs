@@ -81,6 +81,11 @@ export const MUTATION_MODULES = [
     tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],
   },
   {
+    name: 'finite-samples',
+    file: 'src/engine/finite-samples.ts',
+    tests: ['test/unit/engine/finite-samples.test.ts'],
+  },
+  {
     name: 'fusion-key',
     file: 'src/server/fusion/fusion-key.ts',
     tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],

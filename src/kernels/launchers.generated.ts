@@ -949,6 +949,10 @@ export const SIGNAL_SIGNATURES = {
   narrow_f64_f16: ['ptr', 'ptr', 'i32'],
   narrow_f32_bf16: ['ptr', 'ptr', 'i32'],
   narrow_f64_bf16: ['ptr', 'ptr', 'i32'],
+  first_non_finite_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_f16: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_bf16: ['ptr', 'ptr', 'i32', 'i32'],
   iq_to_complex_i8_f32: ['ptr', 'ptr', 'i32', 'f64'],
   iq_to_complex_i8_f64: ['ptr', 'ptr', 'i32', 'f64'],
   iq_to_complex_i16_f32: ['ptr', 'ptr', 'i32', 'f64'],
@@ -1034,6 +1038,10 @@ export interface SignalKernels {
     readonly narrow_f64_f16: Kernel;
     readonly narrow_f32_bf16: Kernel;
     readonly narrow_f64_bf16: Kernel;
+    readonly first_non_finite_f32: Kernel;
+    readonly first_non_finite_f64: Kernel;
+    readonly first_non_finite_f16: Kernel;
+    readonly first_non_finite_bf16: Kernel;
     readonly iq_to_complex_i8_f32: Kernel;
     readonly iq_to_complex_i8_f64: Kernel;
     readonly iq_to_complex_i16_f32: Kernel;
@@ -1177,6 +1185,14 @@ export interface SignalKernels {
   narrow_f32_bf16(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'bf16'>, n: number): void;
   /** `narrow_f64_bf16(const double* x, __nv_bfloat16* y, int n)` */
   narrow_f64_bf16(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'bf16'>, n: number): void;
+  /** `first_non_finite_f32(const float* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_f64(const double* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_f16(const __half* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f16(config: LaunchConfig, x: DeviceBuffer<'f16'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_bf16(const __nv_bfloat16* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_bf16(config: LaunchConfig, x: DeviceBuffer<'bf16'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
   /** `iq_to_complex_i8_f32(const signed char* iq, float2* out, int n, double scale)` */
   iq_to_complex_i8_f32(config: LaunchConfig, iq: DeviceBuffer<'i8'>, out: DeviceBuffer<'c64'>, n: number, scale: number): void;
   /** `iq_to_complex_i8_f64(const signed char* iq, double2* out, int n, double scale)` */
@@ -1275,6 +1291,10 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_narrow_f64_f16 = kernels.narrow_f64_f16;
   const kernel_narrow_f32_bf16 = kernels.narrow_f32_bf16;
   const kernel_narrow_f64_bf16 = kernels.narrow_f64_bf16;
+  const kernel_first_non_finite_f32 = kernels.first_non_finite_f32;
+  const kernel_first_non_finite_f64 = kernels.first_non_finite_f64;
+  const kernel_first_non_finite_f16 = kernels.first_non_finite_f16;
+  const kernel_first_non_finite_bf16 = kernels.first_non_finite_bf16;
   const kernel_iq_to_complex_i8_f32 = kernels.iq_to_complex_i8_f32;
   const kernel_iq_to_complex_i8_f64 = kernels.iq_to_complex_i8_f64;
   const kernel_iq_to_complex_i16_f32 = kernels.iq_to_complex_i16_f32;
@@ -2057,6 +2077,38 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_narrow_f64_bf16.setArg(1, y);
       kernel_narrow_f64_bf16.setArg(2, n);
       kernel_narrow_f64_bf16.launchPrepared(config);
+    },
+    first_non_finite_f32(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f32', 4, arguments.length);
+      kernel_first_non_finite_f32.setArg(0, x);
+      kernel_first_non_finite_f32.setArg(1, first);
+      kernel_first_non_finite_f32.setArg(2, batch);
+      kernel_first_non_finite_f32.setArg(3, n);
+      kernel_first_non_finite_f32.launchPrepared(config);
+    },
+    first_non_finite_f64(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f64', 4, arguments.length);
+      kernel_first_non_finite_f64.setArg(0, x);
+      kernel_first_non_finite_f64.setArg(1, first);
+      kernel_first_non_finite_f64.setArg(2, batch);
+      kernel_first_non_finite_f64.setArg(3, n);
+      kernel_first_non_finite_f64.launchPrepared(config);
+    },
+    first_non_finite_f16(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f16', 4, arguments.length);
+      kernel_first_non_finite_f16.setArg(0, x);
+      kernel_first_non_finite_f16.setArg(1, first);
+      kernel_first_non_finite_f16.setArg(2, batch);
+      kernel_first_non_finite_f16.setArg(3, n);
+      kernel_first_non_finite_f16.launchPrepared(config);
+    },
+    first_non_finite_bf16(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_bf16', 4, arguments.length);
+      kernel_first_non_finite_bf16.setArg(0, x);
+      kernel_first_non_finite_bf16.setArg(1, first);
+      kernel_first_non_finite_bf16.setArg(2, batch);
+      kernel_first_non_finite_bf16.setArg(3, n);
+      kernel_first_non_finite_bf16.launchPrepared(config);
     },
     iq_to_complex_i8_f32(config, iq, out, n, scale) {
       if (arguments.length !== 5) wrongArity('iq_to_complex_i8_f32', 4, arguments.length);

@@ -848,6 +848,34 @@ extern "C" __global__ void narrow_f64_bf16(const double* x, __nv_bfloat16* y, in
   for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_bf16<double>(x[i]);
 }
 
+// The first non-finite sample (a NaN or an infinity) of x[0, batch * n): *first becomes the
+// smallest such index (the caller sets *first to all ones on the same stream first, so none
+// found leaves it so). The engine's lanes run it on each chunk's input as it arrives: the rule of
+// src/engine/finite-samples.ts on the GPU, read from the bits as the CPU reads them (an exponent of
+// all ones; f16 and bf16 never widened). Each thread stops at its own first: its later samples
+// have larger indices. Non-finite samples are rare, so the atomics are too.
+__device__ __forceinline__ bool non_finite(float v) { return (__float_as_uint(v) & 0x7f800000u) == 0x7f800000u; }
+__device__ __forceinline__ bool non_finite(double v) {
+  return ((unsigned long long)__double_as_longlong(v) & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+}
+__device__ __forceinline__ bool non_finite(__half v) { return (__half_as_ushort(v) & 0x7c00u) == 0x7c00u; }
+__device__ __forceinline__ bool non_finite(__nv_bfloat16 v) { return (__bfloat16_as_ushort(v) & 0x7f80u) == 0x7f80u; }
+
+template <typename T>
+__device__ void first_non_finite_impl(const T* x, unsigned long long* first, int batch, int n) {
+  i64 total = (i64)batch * n;
+  for (i64 i = global_thread(); i < total; i += grid_threads())
+    if (non_finite(x[i])) {
+      atomicMin(first, (unsigned long long)i);
+      return;
+    }
+}
+
+extern "C" __global__ void first_non_finite_f32(const float* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<float>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_f64(const double* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<double>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_f16(const __half* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<__half>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_bf16(const __nv_bfloat16* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<__nv_bfloat16>(x, first, batch, n); }
+
 // ---- Complex (IQ) input ----------------------------------------------------------------------
 
 // Interleaved integer I/Q pairs to complex: out[i] = (iq[2i] + j iq[2i+1]) * scale, n pairs.

@@ -211,6 +211,13 @@ export {
   type Taps,
 } from './complex-convolution.js';
 export {
+  findNonFinite,
+  canBeNonFinite,
+  ALL_FINITE,
+  type FloatSampleDType,
+  type NonFiniteOptions,
+} from './non-finite.js';
+export {
   SignalWorkspace,
   signalWorkspace,
   clearSignalCaches,
