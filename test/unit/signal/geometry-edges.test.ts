@@ -3,7 +3,22 @@
 // frame times with and without a boundary, istft's lengths for odd nperseg, the frequency axes,
 // and bandBins at the edges of its bins.
 import { describe, expect, it } from 'vitest';
-import { SPECTROGRAM_DEFAULTS, STFT_DEFAULTS, bandBins, boundaryCode, checkDetrend, checkFs, detrendCode, fftFrequencies, isDoubledBin, psdScale, rfftFrequencies, spectralGeometry, spectralTimes, stftScale } from '../../../src/signal/geometry.js';
+import {
+  SPECTROGRAM_DEFAULTS,
+  STFT_DEFAULTS,
+  bandBins,
+  boundaryCode,
+  checkDetrend,
+  checkFs,
+  detrendCode,
+  fftFrequencies,
+  isDoubledBin,
+  psdScale,
+  rfftFrequencies,
+  spectralGeometry,
+  spectralTimes,
+  stftScale,
+} from '../../../src/signal/geometry.js';
 import { checkCOLA, checkNOLA, istftGeometry } from '../../../src/signal/inverse-geometry.js';
 
 describe('COLA and NOLA against scipy', { timeout: 5_000 }, () => {

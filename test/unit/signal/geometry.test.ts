@@ -1,7 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bandBins, fftFrequencies, psdScale, rfftFrequencies, SPECTROGRAM_DEFAULTS, spectralFrequencies, spectralGeometry, spectralTimes, STFT_DEFAULTS, stftScale, WELCH_DEFAULTS, type SpectralOptions } from '../../../src/signal/geometry.js';
+import {
+  bandBins,
+  fftFrequencies,
+  psdScale,
+  rfftFrequencies,
+  SPECTROGRAM_DEFAULTS,
+  spectralFrequencies,
+  spectralGeometry,
+  spectralTimes,
+  STFT_DEFAULTS,
+  stftScale,
+  WELCH_DEFAULTS,
+  type SpectralOptions,
+} from '../../../src/signal/geometry.js';
 import { checkCOLA, checkNOLA, istftGeometry, NolaError } from '../../../src/signal/inverse-geometry.js';
 import type { WindowSpec } from '../../../src/signal/window.js';
 

@@ -6,7 +6,15 @@
  * Skipped, with the reason, where g++ or python3 with scipy is missing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { detrendCode, psdScale, SPECTROGRAM_DEFAULTS, spectralGeometry, stftScale, WELCH_DEFAULTS, type SpectralGeometry } from '../../../src/signal/geometry.js';
+import {
+  detrendCode,
+  psdScale,
+  SPECTROGRAM_DEFAULTS,
+  spectralGeometry,
+  stftScale,
+  WELCH_DEFAULTS,
+  type SpectralGeometry,
+} from '../../../src/signal/geometry.js';
 import { istftGeometry } from '../../../src/signal/inverse-geometry.js';
 import { stftGeometry, type StftOptions } from '../../../src/signal/stft.js';
 import { cwtReference, bandMembers, morletGeometry } from '../../../src/signal/morlet.js';
