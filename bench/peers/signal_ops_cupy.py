@@ -6,6 +6,8 @@ float64 call, cast back, as the other candidate), `axis=-1` everywhere (resample
 axis is 0).
 """
 
+from signal_ops_rows import row_peers
+
 
 def backend(np, Skip):
     import cupy as cp
@@ -76,5 +78,6 @@ def backend(np, Skip):
         "release": release,
         "to_device": lambda a: cp.asarray(a),
         "to_host": lambda a: cp.asnumpy(a),
-        "rows": {"fftconvolve": fftconvolve, "sosfilt": sosfilt, "resample_poly": resample_poly, "hilbert": hilbert},
+        "rows": {"fftconvolve": fftconvolve, "sosfilt": sosfilt, "resample_poly": resample_poly, "hilbert": hilbert,
+                 **row_peers("iq_spectrogram_peers").cupy_rows(np, cp, css)},
     }

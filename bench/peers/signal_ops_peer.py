@@ -28,6 +28,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_common  # noqa: E402
 from peer_common import emit, json_channel, log, parse_args, summarize  # noqa: E402
+from signal_ops_rows import row_peers  # noqa: E402
 
 WARMUP = 3
 MIN_REPS = 3
@@ -102,6 +103,9 @@ def scipy_reference(row, x_rows):
         return ss.resample_poly(x, p["up"], p["down"], axis=-1, window=tuple(p["window"]))
     if rid == "hilbert":
         return ss.hilbert(x, axis=-1)
+    iq = row_peers("iq_spectrogram_peers")
+    if rid in iq.IDS:
+        return iq.scipy_reference(np, ss, row, x)
     raise RuntimeError(f"no scipy reference for row {rid}")
 
 

@@ -18,6 +18,8 @@ CHUNK = 256
 PROJECTION_SAMPLES = 4096
 PROJECTION_LIMIT_S = 2.0  # a whole call projected longer is not timed: its warm-up and reps alone would take tens of seconds
 
+from signal_ops_rows import row_peers
+
 
 def backend(np, Skip, device="cuda"):
     """The backend on GPU 0; `device="cpu"` runs the same code on the CPU, timed by the wall clock
@@ -226,5 +228,6 @@ def backend(np, Skip, device="cuda"):
         "release": release,
         "to_device": lambda a: torch.from_numpy(a).to(dev),
         "to_host": lambda a: a.detach().cpu().numpy(),
-        "rows": {"fftconvolve": fftconvolve, "sosfilt": sosfilt, "resample_poly": resample_poly, "hilbert": hilbert},
+        "rows": {"fftconvolve": fftconvolve, "sosfilt": sosfilt, "resample_poly": resample_poly, "hilbert": hilbert,
+                 **row_peers("iq_spectrogram_peers").torch_rows(np, torch, dev)},
     }

@@ -3,7 +3,7 @@
  * window (NOLA), and laid out as scipy.signal.stft lays it out (boundary 'zeros', padded). CUDA-free.
  */
 import { fail } from './field-checks.js';
-import { checkNOLA } from '../signal/geometry.js';
+import { checkNOLA } from '../signal/inverse-geometry.js';
 import type { ResolvedWindow, WindowSpec } from '../signal/window.js';
 import { flagDef } from './parameters.js';
 import type { JobFraming } from './normalized-job.js';

@@ -17,6 +17,7 @@ import { halfBins } from '../signal/primitives.js';
 import { sixteenBit, type LaneResources } from './lane-resources.js';
 import type { NormalizedJob } from './normalized-job.js';
 import type { ResultArrayField } from './result-arrays.js';
+import { nonFiniteCell } from './non-finite-check.js';
 import { waveletScratchPerRow } from './wavelet.js';
 
 /**
@@ -211,10 +212,19 @@ type BufferOf<E> = E extends 'real'
       ? DeviceBuffer<'f64'>
       : DeviceBuffer<DType>;
 
-/** The device buffers of one whole-series chunk by name: those the job uses (the input, windowed and spectrum always). */
+/**
+ * The device buffers of one whole-series chunk by name: those the job uses (the input, windowed and
+ * spectrum always), and the slot's index cell of the input's first non-finite sample (one per
+ * chunk, not per series: non-finite-check.ts; none for i16 input).
+ */
 export type SeriesBuffers = {
   readonly [R in Row as R extends { scratch: true } ? never : R['name']]?: BufferOf<R['element']> | undefined;
-} & { readonly x: DeviceBuffer<DType>; readonly windowed: RealBuffer; readonly spectrum: ComplexBuffer };
+} & {
+  readonly x: DeviceBuffer<DType>;
+  readonly windowed: RealBuffer;
+  readonly spectrum: ComplexBuffer;
+  readonly nonFinite?: DeviceBuffer<'u64'> | undefined;
+};
 
 /** A buffer row the copy back fetches for `job`, with the device buffer of the chunk. */
 export interface FetchedBuffer {
@@ -269,6 +279,7 @@ export function seriesBuffers(
       ? lane.buffers.device(row.purpose, dtype, rows * count, { slot })
       : lane.buffers.device(row.purpose, dtype, rows * count);
   }
+  out.nonFinite = nonFiniteCell(lane, job, slot) as DeviceBuffer<DType>;
   // Each buffer of its row's element type; x, windowed and spectrum are used by every job.
   return out as unknown as SeriesBuffers;
 }

@@ -22,6 +22,7 @@ import {
   type ComplexBuffer,
   type RealBuffer,
 } from '../signal/primitives.js';
+import { findNonFinite } from '../signal/non-finite.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
 import { windowKey } from '../signal/window.js';
 import type { Stream } from '../runtime/stream.js';
@@ -39,8 +40,9 @@ export interface SeriesStageHooks {
 }
 
 /**
- * Enqueues the chunk's compute on the lane's stream, in order: the filter (when the job has one;
- * everything after reads its output), detrend + window (16-bit samples converted there), forward
+ * Enqueues the chunk's compute on the lane's stream, in order: the search for a non-finite sample
+ * of the input (non-finite-check.ts), the filter (when the job has one; everything after reads its
+ * output), detrend + window (16-bit samples converted there), forward
  * FFT, [stages after the FFT], pass-band mask + inverse FFT, [stages after the inverse],
  * magnitude preview, 16-bit rounding, band powers, dominant cycle, band waves, wavelet power,
  * envelope, decimation. Only enqueues: every buffer of the lane's comes from `b`.
@@ -60,6 +62,9 @@ export function enqueueSeriesCompute(
   const total = rows * n;
   const series = { batch: rows, length: n, stream: s };
   const window = windowSpec(job);
+  progress.stage = 'non-finite check';
+  // The input's own samples are searched, before a filter would spread a NaN over the series.
+  if (b.nonFinite) findNonFinite(b.x as SignalInput, b.nonFinite, series);
   let input = b.x as SignalInput;
   if (job.filter && b.prefiltered) {
     progress.stage = 'filter';

@@ -59,7 +59,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     );
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
-  const types = checkSampleTypes(spec, { finite: true });
+  const types = checkSampleTypes(spec); // NaN: not scanned here; the doors and the lanes' GPU search (finite-samples.ts)
   return {
     data: types.data,
     dtype: types.dtype,

@@ -10,6 +10,7 @@ import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { JobValidationError } from '../engine/errors.js';
 import type { JobSpec } from '../engine/types.js';
+import { checkFiniteSamples } from '../engine/finite-samples.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
 import { BlobStores } from './blob-stores.js';
@@ -174,6 +175,7 @@ export class JobQueue {
     const o = this.#options;
     const { priority, attempts } = resolveSubmitOptions(options, o.attempts);
     const job = validateJob(spec, { stages: o.stages });
+    checkFiniteSamples(job.data, job.dtype, o.precision); // the queue's door (validateJob does not scan)
     if (spec.into !== undefined)
       throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
     const inputBytes = job.data.byteLength;

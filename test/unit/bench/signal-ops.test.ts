@@ -106,7 +106,14 @@ describe("signal-ops rows' float64 references", () => {
 
 describe('signal-ops rows in the catalogue and the results', () => {
   it('names every row once, time first, the HBM fraction only where HBM bounds the row', () => {
-    expect(SIGNAL_OP_ROWS.map((r) => r.id)).toEqual(['fftconvolve', 'sosfilt', 'resample_poly', 'hilbert']);
+    expect(SIGNAL_OP_ROWS.map((r) => r.id)).toEqual([
+      'fftconvolve',
+      'sosfilt',
+      'resample_poly',
+      'hilbert',
+      'iq_spectrogram',
+      'iq16_spectrogram',
+    ]);
     for (const row of SIGNAL_OP_ROWS) {
       expect(rowMetricNames(row)[0]).toBe(`signal_${row.id}_ms`);
       expect(row.metrics.fraction !== undefined, row.id).toBe(row.bound.hbm);

@@ -8,6 +8,7 @@ import type { JobSpec } from '../../../src/engine/types.js';
 import {
   MIN_SERIES_LENGTH,
   checkInto,
+  checkSampleTypes,
   jobSamples,
   resolveJobWindow,
   validateJob,
@@ -496,10 +497,15 @@ describe('each refusal names its field and says what is wrong', { timeout: 10_00
     );
   });
 
-  it('samples must be finite; validateJobParameters takes f32 data by default', () => {
+  it('validateJob leaves NaN samples to the doors and the GPU; validateJobParameters takes f32 data by default', () => {
     const bad = data(64);
     bad[7] = Number.NaN;
-    expect(() => validateJob({ data: bad, flags: ['stft'] }, ctx)).toThrow(JobValidationError);
+    // The engine's submit path does not scan samples (its lanes search them on the GPU)...
+    expect(validateJob({ data: bad, flags: ['stft'] }, ctx).data).toBe(bad);
+    // ...while a door's check refuses the same job, naming the sample.
+    expect(() => checkSampleTypes({ data: bad }, { finite: true })).toThrow(
+      expect.objectContaining({ field: 'data[7]' }),
+    );
     expect(validateJobParameters({ flags: ['wavelet'], freqs: [0.1] }, 64, ctx).wavelet).toBe(true);
   });
 
