@@ -12,13 +12,8 @@ import { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
 import { checkPlacement, pickDevice, type DevicePlacement } from './device-placement.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
-import {
-  StreamPool,
-  type PoolSubmitOptions,
-  type SettleListener,
-  type StreamMetrics,
-  type StreamSpec,
-} from './stream-pool.js';
+import type { SettleListener, StreamMetrics } from './pool-member.js';
+import { StreamPool, type PoolSubmitOptions, type StreamSpec } from './stream-pool.js';
 import {
   checkChoice,
   checkStreamSpecs,
