@@ -13,7 +13,8 @@ export {
   type WorkloadAssignments,
   type StreamLoad,
 } from './strategy.js';
-export { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
+export { Coordinator } from './coordinator.js';
+export { type CoordinatorDescriptor } from './coordinator-descriptor.js';
 export {
   type OperationSpec,
   type OperationState,
