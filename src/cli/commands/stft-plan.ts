@@ -19,16 +19,16 @@ import {
   parseCommandLine,
   UsageError,
 } from '../options.js';
+import { readSignal } from '../signal-input.js';
 import {
   FORMAT_SPECIFIC_OPTIONS,
   formatOfPath,
-  readSignal,
   scaleProblem,
   SIGNAL_FORMATS,
   SignalInputError,
   type SignalFormat,
   type SignalInput,
-} from '../signal-input.js';
+} from '../signal-format.js';
 
 /** The options of `tscuda stft`, parsed. */
 export interface StftCommandOptions {
