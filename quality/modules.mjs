@@ -28,7 +28,9 @@ export const MUTATION_MODULES = [
     file: 'src/engine/validate.ts',
     tests: [
       'test/unit/engine/validate.test.ts',
-      'test/unit/engine/validate-edges.test.ts',
+      'test/unit/engine/validate-choices-edges.test.ts',
+      'test/unit/engine/validate-limits-edges.test.ts',
+      'test/unit/engine/validate-refusal-edges.test.ts',
       'test/unit/engine/sample-types.test.ts',
     ],
   },
