@@ -79,12 +79,26 @@ export const MUTATION_MODULES = [
   {
     name: 'fuser',
     file: 'src/server/fusion/job-fuser.ts',
-    tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],
+    tests: [
+      'test/unit/server/fusion-results.test.ts',
+      'test/unit/server/fusion-refusals.test.ts',
+      'test/unit/server/fusion-deadlines.test.ts',
+      'test/unit/server/fusion-shapes.test.ts',
+      'test/unit/server/fusion-lifecycle.test.ts',
+      'test/unit/server/fusion-edges.test.ts',
+    ],
   },
   {
     name: 'fusion-key',
     file: 'src/server/fusion/fusion-key.ts',
-    tests: ['test/unit/server/fusion.test.ts', 'test/unit/server/fusion-edges.test.ts'],
+    tests: [
+      'test/unit/server/fusion-results.test.ts',
+      'test/unit/server/fusion-refusals.test.ts',
+      'test/unit/server/fusion-deadlines.test.ts',
+      'test/unit/server/fusion-shapes.test.ts',
+      'test/unit/server/fusion-lifecycle.test.ts',
+      'test/unit/server/fusion-edges.test.ts',
+    ],
   },
   {
     name: 'protocol',
