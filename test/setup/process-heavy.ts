@@ -36,7 +36,8 @@ export const PROCESS_HEAVY_TESTS: readonly string[] = [
   'test/unit/server/queue-jobs.test.ts',
   // python3 with scipy computes their references (the CPU emulation of the signal kernels).
   'test/unit/signal/kernels-emulated.test.ts',
-  'test/unit/signal/orchestration-emulated.test.ts',
+  'test/unit/signal/orchestration-emulated-spectral.test.ts',
+  'test/unit/signal/orchestration-emulated-primitives.test.ts',
   // Each starts node processes of its own: a watchdog ending a blocked file, the CLI without cuFFT.
   'test/unit/tools/watchdog.test.ts',
   'test/unit/cli/no-cufft.test.ts',
