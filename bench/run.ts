@@ -18,6 +18,8 @@ import { table, textSummary, writeResults } from './harness/output.js';
 import { addPass, PYTHON_PEERS, type PeerName, type PeerOutcome } from './harness/peers.js';
 import { Progress } from './harness/progress.js';
 import { runPythonPeer } from './harness/python-peers.js';
+import { removeSignalOpsData } from './signal-ops/data.js';
+import { runSignalOpsPeers, SIGNAL_OPS_PEER_BACKENDS } from './signal-ops/peers.js';
 import { loadBenchKernels, type BenchKernels } from './tscuda/kernels.js';
 import { producedMetricNames, runTscudaPass } from './tscuda/runner.js';
 import { NotMeasured, type BenchContext } from './tscuda/types.js';
@@ -70,6 +72,9 @@ export async function runBench(argv: readonly string[]): Promise<number> {
   const ownSpecs = specs.filter((s) => s.group !== 'native');
   const enginePeerSpecs = specs.filter((s) => s.group === 'peers');
   const wantEnginePeers = opts.peers && enginePeerSpecs.length > 0;
+  // Issue 41's signal operations: tscuda in this process, then their own peer program.
+  const signalPeerSpecs = specs.filter((s) => s.group === 'signal-ops');
+  const wantSignalPeers = opts.peers && signalPeerSpecs.length > 0;
   const wantNative = opts.native && nativeSpecs.length > 0;
   const wantPeers = opts.peers && nativeSpecs.length > 0;
   const extraPasses = wantNative && interleaved.length > 0 ? 2 * (opts.rounds - 1) : 0;
@@ -80,7 +85,8 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     extraPasses +
     (ownSpecs.length > 0 ? 1 : 0) +
     (wantPeers ? PYTHON_PEERS.length : 0) +
-    (wantEnginePeers ? ENGINE_PEER_BACKENDS.length : 0);
+    (wantEnginePeers ? ENGINE_PEER_BACKENDS.length : 0) +
+    (wantSignalPeers ? SIGNAL_OPS_PEER_BACKENDS.length : 0);
   const progress = new Progress(planned);
   const log = progress.detail;
 
@@ -163,7 +169,7 @@ export async function runBench(argv: readonly string[]): Promise<number> {
     await runTscudaPass(ctx, names(interleaved), tscuda);
   }
   if (ownSpecs.length > 0) {
-    progress.phase(`tscuda pipeline, batcher, job engine and event loop (${ownSpecs.length} metrics)`);
+    progress.phase(`tscuda pipeline, batcher, job engine, signal ops and event loop (${ownSpecs.length} metrics)`);
     await runTscudaPass(ctx, names(ownSpecs), tscuda);
   }
   if (wantPeers) {
@@ -194,6 +200,17 @@ export async function runBench(argv: readonly string[]): Promise<number> {
       enginePeerSpecs.map((s) => s.name),
     );
   }
+  if (wantSignalPeers)
+    await runSignalOpsPeers(
+      ROOT,
+      signalPeerSpecs.map((s) => s.name),
+      childOptions(signalPeerSpecs, PEER_TIMEOUT_MS),
+      peers,
+      (title) => progress.phase(title),
+      log,
+    );
+  // What tscuda's side left for the peers (about 400 MB) goes, peers or not.
+  else removeSignalOpsData();
 
   progress.phase('results');
   const run: BenchRun = {

@@ -52,6 +52,15 @@ export const MUTATION_MODULES = [
   {
     name: 'geometry',
     file: 'src/signal/geometry.ts',
+    tests: [
+      'test/unit/signal/geometry.test.ts',
+      'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/complex-input.test.ts',
+    ],
+  },
+  {
+    name: 'inverse-geometry',
+    file: 'src/signal/inverse-geometry.ts',
     tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
   },
   {
@@ -87,6 +96,11 @@ export const MUTATION_MODULES = [
       'test/unit/server/fusion-lifecycle.test.ts',
       'test/unit/server/fusion-edges.test.ts',
     ],
+  },
+  {
+    name: 'finite-samples',
+    file: 'src/engine/finite-samples.ts',
+    tests: ['test/unit/engine/finite-samples.test.ts'],
   },
   {
     name: 'fusion-key',

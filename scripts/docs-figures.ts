@@ -3,13 +3,16 @@
  * (docs/images/spectrogram.png, band-powers.{png,svg}; the spectrogram's SVG, 0.5 MB of embedded map, is left out) with the demo's own figure code
  * (src/cli/commands/demo-figures.ts) from the demo's own signal, with the STFT and band powers
  * computed on the CPU (fft.js), so the pictures can be redrawn on a machine without a GPU. On a GPU,
- * `tscuda demo` draws the same figures from the GPU's results.
+ * `tscuda demo` draws the same figures from the GPU's results. Also docs/signal.md's band-passed
+ * chirp, before and after (docs-figures/chirp.ts), through the same renderer.
  */
 import FFT from 'fft.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { demoBandPowers, demoSpectrogram } from '../src/cli/commands/demo-figures.js';
 import { DEMO_FS, plantedCycles, synthesizeDemo } from '../src/cli/commands/demo-plan.js';
+import { bandPassedChirp } from './docs-figures/chirp.js';
+import { cpuStftMagnitude } from './docs-figures/cpu-stft.js';
 
 const out = process.argv[2] ?? join(import.meta.dirname, '..', 'docs', 'images');
 const n = 65536;
@@ -17,40 +20,17 @@ const batch = 8;
 const planted = plantedCycles(n, DEMO_FS);
 const signal = synthesizeDemo(batch, n);
 
-// scipy.signal.stft(x, fs, nperseg=1024, noverlap=768): periodic Hann, zero boundary, padded, 'spectrum' scaling.
+// scipy.signal.stft(x, fs, nperseg=1024, noverlap=768, detrend='linear'), as the demo asks of tscuda/signal's stft.
 const nperseg = 1024;
 const noverlap = 768;
-const hop = nperseg - noverlap;
-const window = Float64Array.from({ length: nperseg }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / nperseg));
-const scale = window.reduce((a, b) => a + b, 0);
-const extended = new Float64Array(n + nperseg);
-extended.set(signal.subarray(0, n), nperseg / 2);
-const frames = Math.ceil((extended.length - nperseg) / hop) + 1;
-const freqs = nperseg / 2 + 1;
-const magnitude = new Float32Array(freqs * frames);
-const fft = new FFT(nperseg);
-const segment = fft.createComplexArray();
-const spectrum = fft.createComplexArray();
-for (let t = 0; t < frames; t++) {
-  // Each segment detrended (scipy's detrend='linear'), as the demo asks of tscuda/signal's stft.
-  const seg = extended.subarray(t * hop, t * hop + nperseg);
-  const mean = seg.reduce((a, b) => a + b, 0) / nperseg;
-  let sxy = 0;
-  let sxx = 0;
-  for (let i = 0; i < nperseg; i++) {
-    sxy += (i - (nperseg - 1) / 2) * (seg[i]! - mean);
-    sxx += (i - (nperseg - 1) / 2) ** 2;
-  }
-  for (let i = 0; i < nperseg; i++) {
-    segment[2 * i] = (seg[i]! - mean - (sxy / sxx) * (i - (nperseg - 1) / 2)) * window[i]!;
-    segment[2 * i + 1] = 0;
-  }
-  fft.transform(spectrum, segment);
-  for (let k = 0; k < freqs; k++)
-    magnitude[k * frames + t] = Math.hypot(spectrum[2 * k]!, spectrum[2 * k + 1]!) / scale;
-}
-const f = Float64Array.from({ length: freqs }, (_, k) => (k * DEMO_FS) / nperseg);
-const t = Float64Array.from({ length: frames }, (_, i) => (i * hop) / DEMO_FS);
+const { magnitude, f, t } = cpuStftMagnitude(signal.subarray(0, n), {
+  fs: DEMO_FS,
+  nperseg,
+  noverlap,
+  detrend: 'linear',
+});
+const frames = t.length;
+const freqs = f.length;
 
 // Band powers (one-sided Parseval) of each series after a linear detrend, as the engine's cycles flag computes them.
 const whole = new FFT(n);
@@ -96,4 +76,8 @@ writeFileSync(join(out, 'spectrogram.png'), spectrogram.png);
 const bands = demoBandPowers(powers, batch, planted);
 writeFileSync(join(out, 'band-powers.png'), bands.png);
 writeFileSync(join(out, 'band-powers.svg'), bands.svg);
-console.log(`wrote ${out}: spectrogram.png (${frames} frames x ${freqs} bins), band-powers.png/.svg`);
+const chirp = bandPassedChirp();
+writeFileSync(join(out, 'chirp-bandpass.png'), chirp.png);
+console.log(
+  `wrote ${out}: spectrogram.png (${frames} frames x ${freqs} bins), band-powers.png/.svg, chirp-bandpass.png (${chirp.description})`,
+);

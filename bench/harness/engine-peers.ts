@@ -19,23 +19,33 @@ export const ENGINE_PEER_BACKENDS: readonly { peer: Extract<PeerName, 'cupy' | '
   { peer: 'torch', title: 'PyTorch (job engine)' },
 ];
 
-/** Runs the engine peer as `backend`; a missing Python or library is an absent peer. */
+/** A peer program of bench/peers/ that runs as either backend, and the arguments it takes besides the protocol's. */
+export interface BackendPeerProgram {
+  file: string;
+  args?: readonly string[] | undefined;
+}
+
+/**
+ * Runs the engine peer (or another backend peer program: the signal-ops peer) as `backend`; a
+ * missing Python or library is an absent peer.
+ */
 export async function runEnginePeer(
   root: string,
   backend: Extract<PeerName, 'cupy' | 'torch'>,
   o: ChildRunOptions,
+  program: BackendPeerProgram = { file: ENGINE_PEER_FILE },
 ): Promise<PeerOutcome> {
-  const script = join(root, 'bench', 'peers', ENGINE_PEER_FILE);
+  const script = join(root, 'bench', 'peers', program.file);
   if (!existsSync(script))
     return {
       peer: backend,
       status: 'failed',
-      reason: `bench/peers/${ENGINE_PEER_FILE} not found`,
+      reason: `bench/peers/${program.file} not found`,
       passes: [],
       errors: {},
     };
   const python = pythonExecutable();
-  const r = await runProcess(python, [script, '--backend', backend, ...protocolArgs(o)], {
+  const r = await runProcess(python, [script, '--backend', backend, ...(program.args ?? []), ...protocolArgs(o)], {
     timeoutMs: o.timeoutMs,
     onStderrLine: o.onStderrLine,
     env: { PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' },
@@ -46,21 +56,23 @@ export async function runEnginePeer(
 }
 
 /**
- * Folds the engine peer's outcome into the peer's outcome from its main program: both ok ->
- * one more pass; only one ok -> that one (the other's failure is kept as an error of the engine
- * metrics, or of '(main program)'); neither -> the main program's, unless it was only skipped.
+ * Folds the engine peer's outcome (or another backend program's, named by `file`) into the peer's
+ * outcome from its main program: both ok -> one more pass; only one ok -> that one (the other's
+ * failure is kept as an error of the engine metrics, or of '(main program)'); neither -> the main
+ * program's, unless it was only skipped.
  */
 export function foldEnginePeer(
   main: PeerOutcome | undefined,
   engine: PeerOutcome,
   metrics: readonly string[],
+  file: string = ENGINE_PEER_FILE,
 ): PeerOutcome {
   const why = `${engine.status}${engine.reason ? `: ${engine.reason.split('\n')[0]}` : ''}`;
   if (!main || main.status === 'skipped') return engine;
   if (main.status === 'ok' && engine.status === 'ok') return addPass(main, engine);
   if (main.status === 'ok') {
     const errors = { ...main.errors };
-    for (const m of metrics) errors[m] ??= `${ENGINE_PEER_FILE} ${why}`;
+    for (const m of metrics) errors[m] ??= `${file} ${why}`;
     return { ...main, errors };
   }
   if (engine.status === 'ok') {

@@ -3,6 +3,9 @@
  * and how the harness schedules it. Pure data, so tests can check it is complete.
  */
 import type { Goal } from '../report/types.js';
+import { SIGNAL_OP_ROWS } from '../signal-ops/rows/index.js';
+import { rowMetrics } from '../signal-ops/row.js';
+import type { MetricSpec } from './metric-spec.js';
 
 /** The Batcher configuration of batcher_items_per_s / batcher_p99_ms; its p99 goal derives from maxWaitMs. */
 export const BATCHER_BENCH = {
@@ -18,30 +21,7 @@ export const BATCHER_BENCH = {
   durationMs: 700,
 } as const;
 
-/**
- * Where a metric's value for tscuda comes from, and whether C and the peers measure it too:
- * 'native': C and the Python peers; 'peers': the Python peers only (bench/peers/stft_job_peer.py,
- * issue 11's job metrics); 'tscuda-only': nobody else.
- */
-export type MetricGroup = 'native' | 'peers' | 'tscuda-only';
-
-export interface MetricSpec {
-  name: string;
-  unit: string;
-  better: 'lower' | 'higher';
-  goal: Goal;
-  /** 'issue': the goal as issue 6 states it; 'derived': the issue names the metric but no goal, so it takes its nearest sibling's. */
-  goalSource: 'issue' | 'derived';
-  /** What the goal compares with, in words (shown in the notes where it is not obvious). */
-  goalNote?: string;
-  group: MetricGroup;
-  /**
-   * Host-timed metrics (launch loops, per-iteration round trips) drift with clocks and load:
-   * C and tscuda run them twice, interleaved (C, tscuda, C, tscuda), and each side's value
-   * is the median of its passes. GPU-timed ones (bandwidth, FFT) run once.
-   */
-  interleave: boolean;
-}
+export type { MetricGroup, MetricSpec } from './metric-spec.js';
 
 const ratioMax = (value: number): Goal => ({ kind: 'ratio-max', value });
 const ratioMin = (value: number): Goal => ({ kind: 'ratio-min', value });
@@ -337,6 +317,8 @@ export const METRICS: readonly MetricSpec[] = [
     goalNote:
       'stft_job_i16_gsamples_per_s over min(pinned H2D, D2H) GB/s / 2 B per sample, both measured in the same run',
   },
+  // Issue 41: the signal operations (bench/signal-ops/rows/, peers in bench/peers/signal_ops_peer.py).
+  ...SIGNAL_OP_ROWS.flatMap(rowMetrics),
 ];
 
 /** The metric names issue 6 fixes, in its order. */

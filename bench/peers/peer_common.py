@@ -24,6 +24,25 @@ PER_ITER_SAMPLES_PER_REP = 200  # per-iteration metrics take reps * this samples
 FFT_N, FFT_BATCH = 4096, 8192
 
 
+def fast_length(n):
+    """Smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes; src/signal/morlet.ts's fastLength)."""
+    best = None
+    a = 1
+    while a < 2 * n + 2:
+        b = a
+        while b < 2 * n + 2:
+            c = b
+            while c < 2 * n + 2:
+                d = c
+                while d < 2 * n + 2:
+                    if d >= n and (best is None or d < best):
+                        best = d
+                    d *= 7
+                c *= 5
+            b *= 3
+        a *= 2
+    return best
+
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)

@@ -36,7 +36,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peer_common  # noqa: E402
 import stft_job16  # noqa: E402
-from peer_common import emit, json_channel, log, parse_args, summarize  # noqa: E402
+from peer_common import emit, fast_length, json_channel, log, parse_args, summarize  # noqa: E402
 
 # ---- the jobs: keep equal to bench/tscuda/engine.ts ----------------------------------------
 STFT_B, STFT_N, FS = 64, 65536, 1000.0
@@ -122,26 +122,6 @@ def reference_filtered(x, c):
     xd = (x - r[:, :1] - r[:, 1:2] * c["tc"][None, :]) * c["w"][None, :]
     X = np.fft.rfft(xd, axis=1)
     return np.fft.irfft(X * (c["mask"] * x.shape[1]), n=x.shape[1], axis=1)
-
-
-def fast_length(n):
-    """Smallest 2^a 3^b 5^c 7^d >= n (cuFFT's fast sizes; src/signal/morlet.ts's fastLength)."""
-    best = None
-    a = 1
-    while a < 2 * n + 2:
-        b = a
-        while b < 2 * n + 2:
-            c = b
-            while c < 2 * n + 2:
-                d = c
-                while d < 2 * n + 2:
-                    if d >= n and (best is None or d < best):
-                        best = d
-                    d *= 7
-                c *= 5
-            b *= 3
-        a *= 2
-    return best
 
 
 def cwt_constants(n):

@@ -14,6 +14,7 @@ import {
   type FloorRowSpec,
   type FloorRunOptions,
 } from './floors.js';
+import { missReasons } from './floor-reasons.js';
 import { RPS_MIX, THROUGHPUT_MIX } from './mixes.js';
 import { startTscuda, waitReady } from './services.js';
 
@@ -184,5 +185,13 @@ export function floorMarkdown(part: FloorPart): string[] {
         `| ${g.goal} | ${g.row} | ${f(g.tscuda)} | ${f(g.floor)} | ${f(g.ratio, 3)} | ${g.met === null ? 'not measured' : g.met ? 'yes' : 'no'} |`,
     ),
     '',
+    ...(part.rows.some((r) => r.met === false)
+      ? [
+          'Why a row is below its goal, from its own measurements:',
+          '',
+          ...missReasons(part.rows).map((l) => `- ${l}`),
+          '',
+        ]
+      : []),
   ];
 }

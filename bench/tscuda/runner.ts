@@ -7,6 +7,8 @@ import { CORE_BENCHMARKS } from './core.js';
 import { ENGINE_BENCHMARK } from './engine.js';
 import { ENGINE_I16_BENCHMARK } from './engine-i16.js';
 import { PIPELINE_BENCHMARK } from './pipeline.js';
+import { rowBenchmark } from '../signal-ops/runner.js';
+import { SIGNAL_OP_ROWS } from '../signal-ops/rows/index.js';
 import { NotMeasured, type BenchContext, type TscudaBenchmark } from './types.js';
 
 /** Every tscuda benchmark, in the catalogue's order. */
@@ -17,6 +19,7 @@ export const TSCUDA_BENCHMARKS: readonly TscudaBenchmark[] = [
   COMPILE_BENCHMARK,
   ENGINE_BENCHMARK,
   ENGINE_I16_BENCHMARK,
+  ...SIGNAL_OP_ROWS.map(rowBenchmark),
 ];
 
 /** Every metric name some benchmark produces (the harness checks it covers the catalogue). */

@@ -1,11 +1,12 @@
 /**
  * The job engine without CUDA: validation at submit, a bounded FIFO queue with backpressure, the
  * job state machine (queued -> running -> ready | error, cancelled while queued), timeouts and
- * AbortSignals, lane choice (least loaded, round robin on ties), chunking, statistics, draining
- * close() and the lost state after a sticky CUDA error. Lanes are LaneRunners, so unit tests drive
- * it with fake lanes and JobEngine with GPU ones.
+ * AbortSignals, lanes taken as lane-choice.ts picks them, jobs run in chunks (job-chunks.ts),
+ * statistics, draining close() and the lost state after a sticky CUDA error. A job whose lane
+ * found a non-finite sample on the GPU rejects as the doors refuse it (finite-samples.ts). Lanes
+ * are LaneRunners, so unit tests drive it with fake lanes and JobEngine with GPU ones.
  */
-import { checkJobFits, coreOptions, planJobChunks } from './capacity.js';
+import { checkJobFits, coreOptions } from './capacity.js';
 import {
   EngineClosedError,
   EngineFullError,
@@ -15,9 +16,12 @@ import {
   JobTimeoutError,
   isStickyError,
 } from './errors.js';
+import { nonFiniteSampleError } from './finite-samples.js';
 import { JobRecord } from './job.js';
+import { runJobChunks, type ChunkTotals } from './job-chunks.js';
 import { jobResult } from './job-result.js';
-import { allocateOutputs, runsAlone, type JobProgress, type LaneRunner } from './lane-runner.js';
+import { pickLane, type ScheduledLane } from './lane-choice.js';
+import { runsAlone, type JobProgress, type LaneRunner } from './lane-runner.js';
 import { LaneStatsRecorder, engineStats } from './stats.js';
 import type { EngineStats, Job, JobEngineLike, JobSpec } from './types.js';
 import { checkInto, jobSamples, validateJob, type NormalizedJob } from './validate.js';
@@ -35,18 +39,6 @@ export interface EngineCoreOptions {
   label?: string | undefined;
 }
 
-interface LaneSlot {
-  index: number;
-  runner: LaneRunner;
-  /** Jobs running on it (at most its runner's depth). */
-  active: number;
-  /** A job that runs alone (runsAlone) is on it: it takes nothing else until that one ends. */
-  alone: boolean;
-  /** Samples of the jobs running on it (the load measure across devices). */
-  load: number;
-  stats: LaneStatsRecorder;
-}
-
 interface RoomWaiter {
   spec: NormalizedJob;
   resolve: (job: Job) => void;
@@ -62,12 +54,12 @@ export class EngineCore implements JobEngineLike {
   /** Host bytes one job's result arrays may take (EngineCoreOptions.maxResultBytes). */
   readonly maxResultBytes: number;
   readonly lost: Promise<never>;
-  readonly #lanes: LaneSlot[];
+  readonly #lanes: ScheduledLane[];
   /** The lanes' runners, in lane order (what a job is checked against at submit). */
   readonly #runners: readonly LaneRunner[];
   readonly #queue: JobRecord[] = [];
   readonly #running = new Set<JobRecord>();
-  readonly #runningLane = new Map<JobRecord, { lane: LaneSlot; progress: JobProgress }>();
+  readonly #runningLane = new Map<JobRecord, { lane: ScheduledLane; progress: JobProgress }>();
   readonly #waiters: RoomWaiter[] = [];
   readonly #idle: (() => void)[] = [];
   #executions = 0;
@@ -241,28 +233,12 @@ export class EngineCore implements JobEngineLike {
     }
   }
 
-  /**
-   * The lane for `job`: one with room (fewer jobs than its depth, none running alone; an empty one
-   * for a job that runs alone) and the least load, round robin among equals.
-   */
-  #pickLane(job: NormalizedJob): LaneSlot | undefined {
-    let best: LaneSlot | undefined;
-    const n = this.#lanes.length;
-    const alone = runsAlone(job);
-    for (let k = 0; k < n; k++) {
-      const lane = this.#lanes[(this.#cursor + k) % n]!;
-      if (lane.alone || lane.active >= (alone ? 1 : (lane.runner.depth ?? 1))) continue;
-      if (!best || lane.load < best.load) best = lane;
-    }
-    if (best) this.#cursor = (best.index + 1) % n;
-    return best;
-  }
-
   #pump(): void {
     while (this.#queue.length > 0 && !this.#isLost) {
       // In order: a job that must run alone waits at the head for an empty lane.
-      const lane = this.#pickLane(this.#queue[0]!.spec);
+      const lane = pickLane(this.#lanes, this.#cursor, this.#queue[0]!.spec);
       if (!lane) break;
+      this.#cursor = (lane.index + 1) % this.#lanes.length;
       const job = this.#queue.shift()!;
       void this.#execute(job, lane);
     }
@@ -277,7 +253,7 @@ export class EngineCore implements JobEngineLike {
     }
   }
 
-  async #execute(job: JobRecord, lane: LaneSlot): Promise<void> {
+  async #execute(job: JobRecord, lane: ScheduledLane): Promise<void> {
     const spec = job.spec;
     const samples = jobSamples(spec);
     const progress: JobProgress = { stage: 'start' };
@@ -288,37 +264,18 @@ export class EngineCore implements JobEngineLike {
     this.#executions++;
     this.#running.add(job);
     this.#runningLane.set(job, { lane, progress });
-    let gpuMs = 0;
-    let bytesMoved = 0;
+    const totals: ChunkTotals = { gpuMs: 0, bytesMoved: 0 };
     let ok = false;
     try {
-      const outputs = allocateOutputs(spec, this.precision);
-      const chunks = planJobChunks(spec, lane.runner);
-      const stages: Record<string, unknown[]> = {};
-      for (const c of chunks) {
-        if (job.settled) break; // timed out or the engine was lost: stop here
-        const n = spec.length;
-        const data =
-          chunks.length === 1 || c.frames ? spec.data : spec.data.subarray(c.start * n, (c.start + c.rows) * n);
-        const outcome = await lane.runner.run({
-          jobId: job.id,
-          job: spec,
-          rowStart: c.start,
-          rows: c.rows,
-          data,
-          outputs,
-          progress,
-          ...(c.frames ? { frames: c.frames } : {}),
-        });
-        gpuMs += outcome.gpuMs;
-        bytesMoved += outcome.bytesMoved;
-        for (const [name, value] of Object.entries(outcome.stages)) (stages[name] ??= []).push(value);
-      }
+      const run = await runJobChunks(job, lane.runner, this.precision, progress, totals);
+      // A NaN or infinity the lane's GPU search found: the job is refused as a door refuses it, its result discarded.
+      if (!job.settled && run.nonFinite !== undefined)
+        job.reject(nonFiniteSampleError(spec.data, spec.dtype, run.nonFinite));
       if (!job.settled) {
         const endedAt = performance.now();
         ok = job.resolve(
-          jobResult(job, { lane: lane.index, device: lane.runner.device }, outputs, stages, chunks.length, {
-            gpuMs,
+          jobResult(job, { lane: lane.index, device: lane.runner.device }, run.outputs, run.stages, run.chunks, {
+            gpuMs: totals.gpuMs,
             endedAt,
           }),
         );
@@ -331,9 +288,9 @@ export class EngineCore implements JobEngineLike {
       lane.stats.record({
         ok,
         runMs: endedAt - job.startedAt,
-        gpuMs,
+        gpuMs: totals.gpuMs,
         samples,
-        bytesMoved,
+        bytesMoved: totals.bytesMoved,
         startedAt: job.startedAt,
         endedAt,
       });

@@ -10,13 +10,16 @@ import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import { bandBins } from '../signal/geometry.js';
 import { spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
+import { findNonFinite } from '../signal/non-finite.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
-import { istft, stft } from '../signal/stft.js';
+import { istft } from '../signal/istft.js';
+import { stft } from '../signal/stft.js';
 import type { FrameChunk } from './chunks.js';
 import { rawArray } from './copy-back.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
+import { nonFiniteCell, nonFiniteHost, nonFiniteIndex } from './non-finite-check.js';
 import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
@@ -68,6 +71,9 @@ export async function runFramedChunk(
   const x = buf.device('input', inType, batch * len);
   x.write(pin, { stream: s, length: batch * len });
   let bytesMoved = batch * len * dtypeInfo(inType).bytes;
+  // The chunk's input searched for a non-finite sample (the zeros around each series are finite).
+  const cell = nonFiniteCell(lane, job, slot.index);
+  if (cell) findNonFinite(x as SignalInput, cell, { batch, stream: s });
 
   progress.stage = 'fft';
   const zxx = buf.device('zxx', lane.complex, batch * F * M) as DeviceBuffer<DType>;
@@ -128,6 +134,8 @@ export async function runFramedChunk(
   back.read(yHost, { stream: s, length: batch * len });
   const pHost = buf.host('preview', real, batch * P * M, slot.index);
   preview.read(pHost, { stream: s, length: batch * P * M });
+  const cellHost = cell ? nonFiniteHost(lane, slot.index) : undefined;
+  if (cell && cellHost) cell.read(cellHost, { stream: s, length: 1 });
   bytesMoved += batch * len * dtypeInfo(back.dtype).bytes + batch * P * M * el;
 
   progress.stage = 'gpu';
@@ -152,5 +160,8 @@ export async function runFramedChunk(
       for (let k = 0; k < P; k++)
         outputs.spectrum.set(ps.subarray((b * P + k) * M, (b * P + k + 1) * M), (b * P + k) * total + fc.frameStart);
   }
-  return { gpuMs, bytesMoved, stages: {} };
+  // Input position p of series b is series sample first + (p - b * len - lo).
+  const at = cellHost ? nonFiniteIndex(cellHost) : undefined;
+  const nonFinite = at === undefined ? undefined : Math.floor(at / len) * (n - len) + at + first - lo;
+  return { gpuMs, bytesMoved: bytesMoved + (cell ? 8 : 0), stages: {}, nonFinite };
 }

@@ -38,6 +38,7 @@ export {
   ResultTooLargeError,
   isStickyError,
 } from './errors.js';
+export { allFinite, checkFiniteSamples, firstNonFinite } from './finite-samples.js';
 export { StageRegistry, StageRegistrationError, type Stage, type StageContext, type StagePlacement } from './stages.js';
 export {
   validateJob,

@@ -45,6 +45,12 @@ export interface LaneChunkOutcome {
   bytesMoved: number;
   /** What registered stages returned, by name. */
   stages: Record<string, unknown>;
+  /**
+   * Index into `chunk.data` of the first NaN or infinite sample the lane found (its GPU search of
+   * the chunk's input), undefined when all are finite: the engine then rejects the job with the
+   * JobValidationError of finite-samples.ts and discards its result.
+   */
+  nonFinite?: number | undefined;
 }
 
 /** A lane: runs one chunk at a time. */

@@ -1,6 +1,7 @@
 /**
  * A job's sample types (issue 26): the data array and its sample type, the scale of 16-bit
- * samples and the type the waves come back in, checked at submit (validateJob calls it). CUDA-free.
+ * samples and the type the waves come back in, checked at submit (validateJob calls it), and for
+ * the doors that scan samples on the CPU, that every one is finite. CUDA-free.
  */
 import { Float16ArrayConstructor } from '../runtime/memory/dtype.js';
 import { fail, finite, show } from './field-checks.js';
@@ -28,12 +29,14 @@ function arrayDataType(data: unknown): JobDataType | undefined {
  * `data`, `dtype`, `scale` and `outputDtype` of a job: the data array and its sample type agree,
  * the scale is a finite non-zero number given only for 16-bit data (default 1/32768 for i16, 1 for
  * f16/bf16), and outputDtype names a type (f32/f64 are checked against the engine's precision by
- * checkInto). With `finite` (validateJob: every way a job comes in), every sample is finite too
- * (finite-samples.ts). Throws JobValidationError naming the field.
+ * checkInto). With `finite` (the doors: the server's binary bodies, the request fuser), every
+ * sample is finite too, in the engine's `precision` (f64 samples beyond the f32 range are infinite
+ * to an f32 engine; finite-samples.ts says where else the rule is enforced). Throws
+ * JobValidationError naming the field.
  */
 export function checkSampleTypes(
   spec: Pick<JobSpec, 'data' | 'dtype' | 'scale' | 'outputDtype'>,
-  rules: { finite?: boolean } = {},
+  rules: { finite?: boolean; precision?: Precision | undefined } = {},
 ): {
   data: JobData;
   dtype: JobDataType;
@@ -85,7 +88,7 @@ export function checkSampleTypes(
   if (out !== undefined && !(DATA_TYPES as readonly unknown[]).includes(out))
     fail('outputDtype', `must be one of f32, f64, f16, bf16, got ${show(out)}`);
   if (out === 'i16') fail('outputDtype', 'i16 is an input type; results come back as f32, f64, f16 or bf16');
-  if (rules.finite === true) checkFiniteSamples(array, dtype);
+  if (rules.finite === true) checkFiniteSamples(array, dtype, rules.precision);
   return {
     data: array,
     dtype,

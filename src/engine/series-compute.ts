@@ -19,10 +19,12 @@ import {
   type ComplexBuffer,
   type RealBuffer,
 } from '../signal/primitives.js';
+import { findNonFinite } from '../signal/non-finite.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
 import { windowKey } from '../signal/window.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { JobProgress } from './lane-runner.js';
+import { nonFiniteCell } from './non-finite-check.js';
 import type { NormalizedJob } from './validate.js';
 
 /** The device buffers of one whole-series chunk: the slot's (input, what is copied back) and the lane's intermediates. */
@@ -40,6 +42,8 @@ export interface SeriesBuffers {
   readonly bandSpectra?: DeviceBuffer<DType> | undefined;
   readonly bandWaves?: RealBuffer | undefined;
   readonly bandWaves16?: DeviceBuffer<DType> | undefined;
+  /** The slot's index cell of the input's first non-finite sample (none for i16 input). */
+  readonly nonFinite?: DeviceBuffer<'u64'> | undefined;
 }
 
 /** Where the compute calls back for registered stages (none when the chunk is captured). */
@@ -109,11 +113,13 @@ export function seriesBuffers(
     bandSpectra,
     bandWaves,
     bandWaves16,
+    nonFinite: nonFiniteCell(lane, job, slot),
   };
 }
 
 /**
- * Enqueues the chunk's compute on the lane's stream, in order: detrend + window (16-bit samples
+ * Enqueues the chunk's compute on the lane's stream, in order: the search for a non-finite sample
+ * of the input (non-finite-check.ts), detrend + window (16-bit samples
  * converted there), forward FFT, [stages after the FFT], pass-band mask + inverse FFT, [stages
  * after the inverse], magnitude preview, 16-bit rounding, band powers, dominant cycle, band
  * waves. Only enqueues: every buffer comes from `b`.
@@ -133,6 +139,8 @@ export function enqueueSeriesCompute(
   const total = rows * n;
   const series = { batch: rows, length: n, stream: s };
   const window = windowSpec(job);
+  progress.stage = 'non-finite check';
+  if (b.nonFinite) findNonFinite(b.x as SignalInput, b.nonFinite, series);
   progress.stage = 'detrend';
   detrendWindow(
     b.x as SignalInput,

@@ -18,6 +18,7 @@ import { CopyBack, lentView, rawArray } from './copy-back.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
+import { fetchNonFinite } from './non-finite-check.js';
 import type { StageContext } from './stages.js';
 import { enqueueSeriesCompute, seriesBuffers, seriesComputeKey } from './series-compute.js';
 import type { NormalizedJob } from './validate.js';
@@ -173,6 +174,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
 
   // Copies back, enqueued on the copy-out stream once the compute is all enqueued.
   const back = new CopyBack(lane, slot.index);
+  const nonFinite = b.nonFinite ? fetchNonFinite(lane, back, slot.index, b.nonFinite) : undefined;
   progress.stage = 'd2h';
   if (job.stft && b.filtered && b.preview) {
     back.fetch(b.filtered16 ?? (b.filtered as DeviceBuffer<DType>), outputs.filtered!, rowStart * n, total, 'filtered');
@@ -239,5 +241,5 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
     progress.stage = name;
     stages[name] = await value;
   }
-  return { gpuMs, bytesMoved: bytesMoved + back.bytes, stages };
+  return { gpuMs, bytesMoved: bytesMoved + back.bytes, stages, nonFinite: nonFinite?.() };
 }

@@ -7,7 +7,7 @@ import { fail, finite, show } from './field-checks.js';
 import { JobValidationError } from './errors.js';
 import { checkSampleTypes } from './sample-types.js';
 import { timeoutMsProblem } from '../runtime/timeout.js';
-import { checkNOLA } from '../signal/geometry.js';
+import { checkNOLA } from '../signal/inverse-geometry.js';
 import { resolveWindow, type ResolvedWindow, type WindowSpec } from '../signal/window.js';
 import {
   BUILTIN_FLAGS,
@@ -211,7 +211,7 @@ export function validateJob(spec: JobSpec, context: ValidationContext): Normaliz
     );
   // The samples and their type (f32/f64, or 16-bit: i16 with a scale, f16, bf16) come first: the
   // rest of the rules (which flags 16-bit data takes) depend on them.
-  const types = checkSampleTypes(spec, { finite: true });
+  const types = checkSampleTypes(spec); // NaN: not scanned here; the doors and the lanes' GPU search (finite-samples.ts)
   return {
     data: types.data,
     dtype: types.dtype,

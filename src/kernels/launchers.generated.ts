@@ -949,6 +949,22 @@ export const SIGNAL_SIGNATURES = {
   narrow_f64_f16: ['ptr', 'ptr', 'i32'],
   narrow_f32_bf16: ['ptr', 'ptr', 'i32'],
   narrow_f64_bf16: ['ptr', 'ptr', 'i32'],
+  first_non_finite_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_f16: ['ptr', 'ptr', 'i32', 'i32'],
+  first_non_finite_bf16: ['ptr', 'ptr', 'i32', 'i32'],
+  iq_to_complex_i8_f32: ['ptr', 'ptr', 'i32', 'f64'],
+  iq_to_complex_i8_f64: ['ptr', 'ptr', 'i32', 'f64'],
+  iq_to_complex_i16_f32: ['ptr', 'ptr', 'i32', 'f64'],
+  iq_to_complex_i16_f64: ['ptr', 'ptr', 'i32', 'f64'],
+  frame_complex_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  frame_complex_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  overlap_add_complex_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  overlap_add_complex_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
+  complex_to_planes_f32: ['ptr', 'ptr', 'i32', 'i32'],
+  complex_to_planes_f64: ['ptr', 'ptr', 'i32', 'i32'],
+  join_planes_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  join_planes_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/signal.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -1022,6 +1038,22 @@ export interface SignalKernels {
     readonly narrow_f64_f16: Kernel;
     readonly narrow_f32_bf16: Kernel;
     readonly narrow_f64_bf16: Kernel;
+    readonly first_non_finite_f32: Kernel;
+    readonly first_non_finite_f64: Kernel;
+    readonly first_non_finite_f16: Kernel;
+    readonly first_non_finite_bf16: Kernel;
+    readonly iq_to_complex_i8_f32: Kernel;
+    readonly iq_to_complex_i8_f64: Kernel;
+    readonly iq_to_complex_i16_f32: Kernel;
+    readonly iq_to_complex_i16_f64: Kernel;
+    readonly frame_complex_f32: Kernel;
+    readonly frame_complex_f64: Kernel;
+    readonly overlap_add_complex_f32: Kernel;
+    readonly overlap_add_complex_f64: Kernel;
+    readonly complex_to_planes_f32: Kernel;
+    readonly complex_to_planes_f64: Kernel;
+    readonly join_planes_f32: Kernel;
+    readonly join_planes_f64: Kernel;
   };
   /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
   frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
@@ -1153,6 +1185,38 @@ export interface SignalKernels {
   narrow_f32_bf16(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'bf16'>, n: number): void;
   /** `narrow_f64_bf16(const double* x, __nv_bfloat16* y, int n)` */
   narrow_f64_bf16(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'bf16'>, n: number): void;
+  /** `first_non_finite_f32(const float* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_f64(const double* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_f16(const __half* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_f16(config: LaunchConfig, x: DeviceBuffer<'f16'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `first_non_finite_bf16(const __nv_bfloat16* x, unsigned long long* first, int batch, int n)` */
+  first_non_finite_bf16(config: LaunchConfig, x: DeviceBuffer<'bf16'>, first: DeviceBuffer<'u64'>, batch: number, n: number): void;
+  /** `iq_to_complex_i8_f32(const signed char* iq, float2* out, int n, double scale)` */
+  iq_to_complex_i8_f32(config: LaunchConfig, iq: DeviceBuffer<'i8'>, out: DeviceBuffer<'c64'>, n: number, scale: number): void;
+  /** `iq_to_complex_i8_f64(const signed char* iq, double2* out, int n, double scale)` */
+  iq_to_complex_i8_f64(config: LaunchConfig, iq: DeviceBuffer<'i8'>, out: DeviceBuffer<'c128'>, n: number, scale: number): void;
+  /** `iq_to_complex_i16_f32(const short* iq, float2* out, int n, double scale)` */
+  iq_to_complex_i16_f32(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c64'>, n: number, scale: number): void;
+  /** `iq_to_complex_i16_f64(const short* iq, double2* out, int n, double scale)` */
+  iq_to_complex_i16_f64(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c128'>, n: number, scale: number): void;
+  /** `frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f32(config: LaunchConfig, frames: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f64(config: LaunchConfig, frames: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `complex_to_planes_f32(const float2* x, float* planes, int batch, int n)` */
+  complex_to_planes_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, planes: DeviceBuffer<'f32'>, batch: number, n: number): void;
+  /** `complex_to_planes_f64(const double2* x, double* planes, int batch, int n)` */
+  complex_to_planes_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, planes: DeviceBuffer<'f64'>, batch: number, n: number): void;
+  /** `join_planes_f32(const float* a, const float* c, float2* y, int batch, int n, int complexA, int hasC)` */
+  join_planes_f32(config: LaunchConfig, a: DeviceBuffer<'f32'>, c: DeviceBuffer<'f32'>, y: DeviceBuffer<'c64'>, batch: number, n: number, complexA: number, hasC: number): void;
+  /** `join_planes_f64(const double* a, const double* c, double2* y, int batch, int n, int complexA, int hasC)` */
+  join_planes_f64(config: LaunchConfig, a: DeviceBuffer<'f64'>, c: DeviceBuffer<'f64'>, y: DeviceBuffer<'c128'>, batch: number, n: number, complexA: number, hasC: number): void;
 }
 
 /**
@@ -1227,6 +1291,22 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   const kernel_narrow_f64_f16 = kernels.narrow_f64_f16;
   const kernel_narrow_f32_bf16 = kernels.narrow_f32_bf16;
   const kernel_narrow_f64_bf16 = kernels.narrow_f64_bf16;
+  const kernel_first_non_finite_f32 = kernels.first_non_finite_f32;
+  const kernel_first_non_finite_f64 = kernels.first_non_finite_f64;
+  const kernel_first_non_finite_f16 = kernels.first_non_finite_f16;
+  const kernel_first_non_finite_bf16 = kernels.first_non_finite_bf16;
+  const kernel_iq_to_complex_i8_f32 = kernels.iq_to_complex_i8_f32;
+  const kernel_iq_to_complex_i8_f64 = kernels.iq_to_complex_i8_f64;
+  const kernel_iq_to_complex_i16_f32 = kernels.iq_to_complex_i16_f32;
+  const kernel_iq_to_complex_i16_f64 = kernels.iq_to_complex_i16_f64;
+  const kernel_frame_complex_f32 = kernels.frame_complex_f32;
+  const kernel_frame_complex_f64 = kernels.frame_complex_f64;
+  const kernel_overlap_add_complex_f32 = kernels.overlap_add_complex_f32;
+  const kernel_overlap_add_complex_f64 = kernels.overlap_add_complex_f64;
+  const kernel_complex_to_planes_f32 = kernels.complex_to_planes_f32;
+  const kernel_complex_to_planes_f64 = kernels.complex_to_planes_f64;
+  const kernel_join_planes_f32 = kernels.join_planes_f32;
+  const kernel_join_planes_f64 = kernels.join_planes_f64;
   return {
     module,
     kernels,
@@ -1997,6 +2077,170 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_narrow_f64_bf16.setArg(1, y);
       kernel_narrow_f64_bf16.setArg(2, n);
       kernel_narrow_f64_bf16.launchPrepared(config);
+    },
+    first_non_finite_f32(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f32', 4, arguments.length);
+      kernel_first_non_finite_f32.setArg(0, x);
+      kernel_first_non_finite_f32.setArg(1, first);
+      kernel_first_non_finite_f32.setArg(2, batch);
+      kernel_first_non_finite_f32.setArg(3, n);
+      kernel_first_non_finite_f32.launchPrepared(config);
+    },
+    first_non_finite_f64(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f64', 4, arguments.length);
+      kernel_first_non_finite_f64.setArg(0, x);
+      kernel_first_non_finite_f64.setArg(1, first);
+      kernel_first_non_finite_f64.setArg(2, batch);
+      kernel_first_non_finite_f64.setArg(3, n);
+      kernel_first_non_finite_f64.launchPrepared(config);
+    },
+    first_non_finite_f16(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_f16', 4, arguments.length);
+      kernel_first_non_finite_f16.setArg(0, x);
+      kernel_first_non_finite_f16.setArg(1, first);
+      kernel_first_non_finite_f16.setArg(2, batch);
+      kernel_first_non_finite_f16.setArg(3, n);
+      kernel_first_non_finite_f16.launchPrepared(config);
+    },
+    first_non_finite_bf16(config, x, first, batch, n) {
+      if (arguments.length !== 5) wrongArity('first_non_finite_bf16', 4, arguments.length);
+      kernel_first_non_finite_bf16.setArg(0, x);
+      kernel_first_non_finite_bf16.setArg(1, first);
+      kernel_first_non_finite_bf16.setArg(2, batch);
+      kernel_first_non_finite_bf16.setArg(3, n);
+      kernel_first_non_finite_bf16.launchPrepared(config);
+    },
+    iq_to_complex_i8_f32(config, iq, out, n, scale) {
+      if (arguments.length !== 5) wrongArity('iq_to_complex_i8_f32', 4, arguments.length);
+      kernel_iq_to_complex_i8_f32.setArg(0, iq);
+      kernel_iq_to_complex_i8_f32.setArg(1, out);
+      kernel_iq_to_complex_i8_f32.setArg(2, n);
+      kernel_iq_to_complex_i8_f32.setArg(3, scale);
+      kernel_iq_to_complex_i8_f32.launchPrepared(config);
+    },
+    iq_to_complex_i8_f64(config, iq, out, n, scale) {
+      if (arguments.length !== 5) wrongArity('iq_to_complex_i8_f64', 4, arguments.length);
+      kernel_iq_to_complex_i8_f64.setArg(0, iq);
+      kernel_iq_to_complex_i8_f64.setArg(1, out);
+      kernel_iq_to_complex_i8_f64.setArg(2, n);
+      kernel_iq_to_complex_i8_f64.setArg(3, scale);
+      kernel_iq_to_complex_i8_f64.launchPrepared(config);
+    },
+    iq_to_complex_i16_f32(config, iq, out, n, scale) {
+      if (arguments.length !== 5) wrongArity('iq_to_complex_i16_f32', 4, arguments.length);
+      kernel_iq_to_complex_i16_f32.setArg(0, iq);
+      kernel_iq_to_complex_i16_f32.setArg(1, out);
+      kernel_iq_to_complex_i16_f32.setArg(2, n);
+      kernel_iq_to_complex_i16_f32.setArg(3, scale);
+      kernel_iq_to_complex_i16_f32.launchPrepared(config);
+    },
+    iq_to_complex_i16_f64(config, iq, out, n, scale) {
+      if (arguments.length !== 5) wrongArity('iq_to_complex_i16_f64', 4, arguments.length);
+      kernel_iq_to_complex_i16_f64.setArg(0, iq);
+      kernel_iq_to_complex_i16_f64.setArg(1, out);
+      kernel_iq_to_complex_i16_f64.setArg(2, n);
+      kernel_iq_to_complex_i16_f64.setArg(3, scale);
+      kernel_iq_to_complex_i16_f64.launchPrepared(config);
+    },
+    frame_complex_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+      if (arguments.length !== 13) wrongArity('frame_complex_f32', 12, arguments.length);
+      kernel_frame_complex_f32.setArg(0, x);
+      kernel_frame_complex_f32.setArg(1, out);
+      kernel_frame_complex_f32.setArg(2, window);
+      kernel_frame_complex_f32.setArg(3, n);
+      kernel_frame_complex_f32.setArg(4, batch);
+      kernel_frame_complex_f32.setArg(5, nperseg);
+      kernel_frame_complex_f32.setArg(6, nfft);
+      kernel_frame_complex_f32.setArg(7, step);
+      kernel_frame_complex_f32.setArg(8, frames);
+      kernel_frame_complex_f32.setArg(9, ext);
+      kernel_frame_complex_f32.setArg(10, boundary);
+      kernel_frame_complex_f32.setArg(11, detrend);
+      kernel_frame_complex_f32.launchPrepared(config);
+    },
+    frame_complex_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+      if (arguments.length !== 13) wrongArity('frame_complex_f64', 12, arguments.length);
+      kernel_frame_complex_f64.setArg(0, x);
+      kernel_frame_complex_f64.setArg(1, out);
+      kernel_frame_complex_f64.setArg(2, window);
+      kernel_frame_complex_f64.setArg(3, n);
+      kernel_frame_complex_f64.setArg(4, batch);
+      kernel_frame_complex_f64.setArg(5, nperseg);
+      kernel_frame_complex_f64.setArg(6, nfft);
+      kernel_frame_complex_f64.setArg(7, step);
+      kernel_frame_complex_f64.setArg(8, frames);
+      kernel_frame_complex_f64.setArg(9, ext);
+      kernel_frame_complex_f64.setArg(10, boundary);
+      kernel_frame_complex_f64.setArg(11, detrend);
+      kernel_frame_complex_f64.launchPrepared(config);
+    },
+    overlap_add_complex_f32(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+      if (arguments.length !== 12) wrongArity('overlap_add_complex_f32', 11, arguments.length);
+      kernel_overlap_add_complex_f32.setArg(0, frames);
+      kernel_overlap_add_complex_f32.setArg(1, out);
+      kernel_overlap_add_complex_f32.setArg(2, window);
+      kernel_overlap_add_complex_f32.setArg(3, batch);
+      kernel_overlap_add_complex_f32.setArg(4, nframes);
+      kernel_overlap_add_complex_f32.setArg(5, nperseg);
+      kernel_overlap_add_complex_f32.setArg(6, step);
+      kernel_overlap_add_complex_f32.setArg(7, nfft);
+      kernel_overlap_add_complex_f32.setArg(8, trim);
+      kernel_overlap_add_complex_f32.setArg(9, outLength);
+      kernel_overlap_add_complex_f32.setArg(10, gain);
+      kernel_overlap_add_complex_f32.launchPrepared(config);
+    },
+    overlap_add_complex_f64(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+      if (arguments.length !== 12) wrongArity('overlap_add_complex_f64', 11, arguments.length);
+      kernel_overlap_add_complex_f64.setArg(0, frames);
+      kernel_overlap_add_complex_f64.setArg(1, out);
+      kernel_overlap_add_complex_f64.setArg(2, window);
+      kernel_overlap_add_complex_f64.setArg(3, batch);
+      kernel_overlap_add_complex_f64.setArg(4, nframes);
+      kernel_overlap_add_complex_f64.setArg(5, nperseg);
+      kernel_overlap_add_complex_f64.setArg(6, step);
+      kernel_overlap_add_complex_f64.setArg(7, nfft);
+      kernel_overlap_add_complex_f64.setArg(8, trim);
+      kernel_overlap_add_complex_f64.setArg(9, outLength);
+      kernel_overlap_add_complex_f64.setArg(10, gain);
+      kernel_overlap_add_complex_f64.launchPrepared(config);
+    },
+    complex_to_planes_f32(config, x, planes, batch, n) {
+      if (arguments.length !== 5) wrongArity('complex_to_planes_f32', 4, arguments.length);
+      kernel_complex_to_planes_f32.setArg(0, x);
+      kernel_complex_to_planes_f32.setArg(1, planes);
+      kernel_complex_to_planes_f32.setArg(2, batch);
+      kernel_complex_to_planes_f32.setArg(3, n);
+      kernel_complex_to_planes_f32.launchPrepared(config);
+    },
+    complex_to_planes_f64(config, x, planes, batch, n) {
+      if (arguments.length !== 5) wrongArity('complex_to_planes_f64', 4, arguments.length);
+      kernel_complex_to_planes_f64.setArg(0, x);
+      kernel_complex_to_planes_f64.setArg(1, planes);
+      kernel_complex_to_planes_f64.setArg(2, batch);
+      kernel_complex_to_planes_f64.setArg(3, n);
+      kernel_complex_to_planes_f64.launchPrepared(config);
+    },
+    join_planes_f32(config, a, c, y, batch, n, complexA, hasC) {
+      if (arguments.length !== 8) wrongArity('join_planes_f32', 7, arguments.length);
+      kernel_join_planes_f32.setArg(0, a);
+      kernel_join_planes_f32.setArg(1, c);
+      kernel_join_planes_f32.setArg(2, y);
+      kernel_join_planes_f32.setArg(3, batch);
+      kernel_join_planes_f32.setArg(4, n);
+      kernel_join_planes_f32.setArg(5, complexA);
+      kernel_join_planes_f32.setArg(6, hasC);
+      kernel_join_planes_f32.launchPrepared(config);
+    },
+    join_planes_f64(config, a, c, y, batch, n, complexA, hasC) {
+      if (arguments.length !== 8) wrongArity('join_planes_f64', 7, arguments.length);
+      kernel_join_planes_f64.setArg(0, a);
+      kernel_join_planes_f64.setArg(1, c);
+      kernel_join_planes_f64.setArg(2, y);
+      kernel_join_planes_f64.setArg(3, batch);
+      kernel_join_planes_f64.setArg(4, n);
+      kernel_join_planes_f64.setArg(5, complexA);
+      kernel_join_planes_f64.setArg(6, hasC);
+      kernel_join_planes_f64.launchPrepared(config);
     },
   };
 }

@@ -7,6 +7,13 @@
 // on load, so the samples cross the bus in 2 bytes and no pass widens them first. Results going
 // back to the host in 16 bits are rounded by `narrow_<from>_<to>` (round to nearest even).
 //
+// Complex series (c64/c128, and integer I/Q pairs converted to them by iq_to_complex) are framed by
+// frame_complex (each component extended and detrended as a real series), transformed by C2C/Z2Z
+// cuFFT plans, and arranged by the same kernels as real input with halfBins = freqs = nfft (every
+// bin read as it is, nothing mirrored or doubled). Filters and convolutions with real coefficients
+// run on the real and imaginary parts as separate series ("planes"): complex_to_planes, then
+// join_planes.
+//
 // Conventions: series are row-major (series after series); a one-sided spectrum of an n-point
 // transform has n/2+1 complex bins per row; grid-stride loops everywhere; reductions use one block
 // per row (blockDim.x must be a power of two, <= 1024) with a shared-memory tree.
@@ -35,6 +42,12 @@ __device__ __forceinline__ double sample(const double* x, i64 i, double) { retur
 __device__ __forceinline__ double sample(const short* x, i64 i, double scale) { return (double)x[i] * scale; }
 __device__ __forceinline__ double sample(const __half* x, i64 i, double scale) { return (double)__half2float(x[i]) * scale; }
 __device__ __forceinline__ double sample(const __nv_bfloat16* x, i64 i, double scale) { return (double)__bfloat162float(x[i]) * scale; }
+// One component (re or im) of a complex series seen as a series of its own: `base` points at the
+// component of sample 0, the next sample's is 2 values on. The complex framing reads each component
+// through `extended` with it, so both get the same boundary extension as a real series.
+template <typename T> struct Interleaved { const T* base; };
+__device__ __forceinline__ double sample(const Interleaved<float>* x, i64 i, double) { return (double)x->base[2 * i]; }
+__device__ __forceinline__ double sample(const Interleaved<double>* x, i64 i, double) { return x->base[2 * i]; }
 
 // Sums two doubles across the block (shared tree); every thread gets the totals.
 __device__ void block_sum2(double& a, double& b) {
@@ -834,3 +847,186 @@ extern "C" __global__ void narrow_f32_bf16(const float* x, __nv_bfloat16* y, int
 extern "C" __global__ void narrow_f64_bf16(const double* x, __nv_bfloat16* y, int n) {
   for (i64 i = global_thread(); i < n; i += grid_threads()) y[i] = to_bf16<double>(x[i]);
 }
+
+// The first non-finite sample (a NaN or an infinity) of x[0, batch * n): *first becomes the
+// smallest such index (the caller sets *first to all ones on the same stream first, so none
+// found leaves it so). The engine's lanes run it on each chunk's input as it arrives: the rule of
+// src/engine/finite-samples.ts on the GPU, read from the bits as the CPU reads them (an exponent of
+// all ones; f16 and bf16 never widened). Each thread stops at its own first: its later samples
+// have larger indices. Non-finite samples are rare, so the atomics are too.
+__device__ __forceinline__ bool non_finite(float v) { return (__float_as_uint(v) & 0x7f800000u) == 0x7f800000u; }
+__device__ __forceinline__ bool non_finite(double v) {
+  return ((unsigned long long)__double_as_longlong(v) & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+}
+__device__ __forceinline__ bool non_finite(__half v) { return (__half_as_ushort(v) & 0x7c00u) == 0x7c00u; }
+__device__ __forceinline__ bool non_finite(__nv_bfloat16 v) { return (__bfloat16_as_ushort(v) & 0x7f80u) == 0x7f80u; }
+
+template <typename T>
+__device__ void first_non_finite_impl(const T* x, unsigned long long* first, int batch, int n) {
+  i64 total = (i64)batch * n;
+  for (i64 i = global_thread(); i < total; i += grid_threads())
+    if (non_finite(x[i])) {
+      atomicMin(first, (unsigned long long)i);
+      return;
+    }
+}
+
+extern "C" __global__ void first_non_finite_f32(const float* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<float>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_f64(const double* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<double>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_f16(const __half* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<__half>(x, first, batch, n); }
+extern "C" __global__ void first_non_finite_bf16(const __nv_bfloat16* x, unsigned long long* first, int batch, int n) { first_non_finite_impl<__nv_bfloat16>(x, first, batch, n); }
+
+// ---- Complex (IQ) input ----------------------------------------------------------------------
+
+// Interleaved integer I/Q pairs to complex: out[i] = (iq[2i] + j iq[2i+1]) * scale, n pairs.
+template <typename In, typename T>
+__device__ void iq_to_complex_impl(const In* iq, typename Complex<T>::type* out, int n, double scale) {
+  for (i64 i = global_thread(); i < n; i += grid_threads()) {
+    typename Complex<T>::type v;
+    v.x = (T)((double)iq[2 * i] * scale);
+    v.y = (T)((double)iq[2 * i + 1] * scale);
+    out[i] = v;
+  }
+}
+
+extern "C" __global__ void iq_to_complex_i8_f32(const signed char* iq, float2* out, int n, double scale) { iq_to_complex_impl<signed char, float>(iq, out, n, scale); }
+extern "C" __global__ void iq_to_complex_i8_f64(const signed char* iq, double2* out, int n, double scale) { iq_to_complex_impl<signed char, double>(iq, out, n, scale); }
+extern "C" __global__ void iq_to_complex_i16_f32(const short* iq, float2* out, int n, double scale) { iq_to_complex_impl<short, float>(iq, out, n, scale); }
+extern "C" __global__ void iq_to_complex_i16_f64(const short* iq, double2* out, int n, double scale) { iq_to_complex_impl<short, double>(iq, out, n, scale); }
+
+// Frames of B complex series into the C2C FFT input: as frame_impl, each component extended,
+// detrended (scipy detrends complex data component by component: its least squares are linear)
+// and windowed on its own. out[(b*frames + f)*nfft + j], zero for nperseg <= j < nfft.
+template <typename T>
+__device__ void frame_complex_impl(const typename Complex<T>::type* x, typename Complex<T>::type* out, const T* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
+  i64 total = (i64)batch * frames;
+  double tbar = 0.5 * (nperseg - 1);
+  double stt = (double)nperseg * ((double)nperseg * nperseg - 1.0) / 12.0;
+  for (i64 row = blockIdx.x; row < total; row += gridDim.x) {
+    i64 b = row / frames;
+    i64 f = row - b * frames;
+    const T* xs = (const T*)(x + b * (i64)n);
+    Interleaved<T> re = {xs}, im = {xs + 1};
+    i64 start = f * (i64)step;
+    double mean_re = 0.0, slope_re = 0.0, mean_im = 0.0, slope_im = 0.0;
+    if (detrend != 0) {
+      double r0 = 0.0, r1 = 0.0, i0 = 0.0, i1 = 0.0;
+      for (int j = threadIdx.x; j < nperseg; j += blockDim.x) {
+        double vr = extended(&re, n, start + j, ext, boundary, 1.0);
+        double vi = extended(&im, n, start + j, ext, boundary, 1.0);
+        r0 += vr;
+        r1 += (j - tbar) * vr;
+        i0 += vi;
+        i1 += (j - tbar) * vi;
+      }
+      block_sum2(r0, r1);
+      block_sum2(i0, i1);
+      mean_re = r0 / nperseg;
+      mean_im = i0 / nperseg;
+      if (detrend == 2 && stt > 0.0) {
+        slope_re = r1 / stt;
+        slope_im = i1 / stt;
+      }
+    }
+    typename Complex<T>::type* o = out + row * (i64)nfft;
+    for (int j = threadIdx.x; j < nfft; j += blockDim.x) {
+      double vr = 0.0, vi = 0.0;
+      if (j < nperseg) {
+        vr = extended(&re, n, start + j, ext, boundary, 1.0);
+        vi = extended(&im, n, start + j, ext, boundary, 1.0);
+        if (detrend != 0) {
+          vr -= mean_re + slope_re * (j - tbar);
+          vi -= mean_im + slope_im * (j - tbar);
+        }
+        double w = (double)window[j];
+        vr *= w;
+        vi *= w;
+      }
+      typename Complex<T>::type v;
+      v.x = (T)vr;
+      v.y = (T)vi;
+      o[j] = v;
+    }
+  }
+}
+
+extern "C" __global__ void frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
+  frame_complex_impl<float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+}
+extern "C" __global__ void frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
+  frame_complex_impl<double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+}
+
+// scipy.signal.istft with a complex result (input_onesided False, complex x): overlap_add of both
+// components of the inverse C2C frames (rows of nfft complex values), into complex out.
+template <typename T>
+__device__ void overlap_add_complex_impl(const typename Complex<T>::type* frames, typename Complex<T>::type* out, const T* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
+  i64 total = (i64)batch * outLength;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    i64 b = i / outLength;
+    i64 p = i - b * outLength + trim;
+    i64 fhi = p / step;
+    if (fhi > nframes - 1) fhi = nframes - 1;
+    i64 flo = p - nperseg + 1 <= 0 ? 0 : (p - nperseg + 1 + step - 1) / step;
+    double re = 0.0, im = 0.0, norm = 0.0;
+    for (i64 f = flo; f <= fhi; f++) {
+      i64 j = p - f * step;
+      double w = (double)window[j];
+      typename Complex<T>::type v = frames[(b * nframes + f) * (i64)nfft + j];
+      re += (double)v.x * w;
+      im += (double)v.y * w;
+      norm += w * w;
+    }
+    double g = norm > 1e-10 ? gain / norm : gain;
+    typename Complex<T>::type o;
+    o.x = (T)(re * g);
+    o.y = (T)(im * g);
+    out[i] = o;
+  }
+}
+
+extern "C" __global__ void overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
+  overlap_add_complex_impl<float>(frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain);
+}
+extern "C" __global__ void overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
+  overlap_add_complex_impl<double>(frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain);
+}
+
+// Complex series to real planes: the real parts of the B series of n samples as series 0..B-1,
+// the imaginary parts as series B..2B-1 (what a real filter or convolution then runs over).
+template <typename T>
+__device__ void complex_to_planes_impl(const typename Complex<T>::type* x, T* planes, int batch, int n) {
+  i64 total = (i64)batch * n;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    typename Complex<T>::type v = x[i];
+    planes[i] = v.x;
+    planes[total + i] = v.y;
+  }
+}
+
+extern "C" __global__ void complex_to_planes_f32(const float2* x, float* planes, int batch, int n) { complex_to_planes_impl<float>(x, planes, batch, n); }
+extern "C" __global__ void complex_to_planes_f64(const double2* x, double* planes, int batch, int n) { complex_to_planes_impl<double>(x, planes, batch, n); }
+
+// Planes back to complex series, combining the two products of a complex convolution:
+//   y = (a_re - c_im) + j (a_im + c_re)
+// a: the planes times the real part of the coefficients, c: times their imaginary part (hasC 0:
+// no c, real coefficients). complexA 0: a and c hold B real rows (a real signal), so a_im = c_im = 0.
+template <typename T>
+__device__ void join_planes_impl(const T* a, const T* c, typename Complex<T>::type* y, int batch, int n, int complexA, int hasC) {
+  i64 total = (i64)batch * n;
+  for (i64 i = global_thread(); i < total; i += grid_threads()) {
+    double re = (double)a[i];
+    double im = complexA ? (double)a[total + i] : 0.0;
+    if (hasC) {
+      if (complexA) re -= (double)c[total + i];
+      im += (double)c[i];
+    }
+    typename Complex<T>::type v;
+    v.x = (T)re;
+    v.y = (T)im;
+    y[i] = v;
+  }
+}
+
+extern "C" __global__ void join_planes_f32(const float* a, const float* c, float2* y, int batch, int n, int complexA, int hasC) { join_planes_impl<float>(a, c, y, batch, n, complexA, hasC); }
+extern "C" __global__ void join_planes_f64(const double* a, const double* c, double2* y, int batch, int n, int complexA, int hasC) { join_planes_impl<double>(a, c, y, batch, n, complexA, hasC); }

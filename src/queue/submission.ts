@@ -5,6 +5,7 @@
  */
 import { JobValidationError } from '../engine/errors.js';
 import type { JobSpec } from '../engine/types.js';
+import { checkFiniteSamples } from '../engine/finite-samples.js';
 import { validateJob } from '../engine/validate.js';
 import { dtypeOf, resultLayout, samplesToBuffer, type WireJob, type WireParams } from './codec.js';
 import { ResultTooLargeError } from './errors.js';
@@ -20,11 +21,12 @@ export interface CheckedSubmission {
 
 /**
  * Checks `spec` for a queue with options `o`, throwing at once: JobValidationError (a bad field, a
- * spec carrying `into`, samples over maxInputBytes) or
+ * sample that is not finite, a spec carrying `into`, samples over maxInputBytes) or
  * ResultTooLargeError (the estimated result is over maxResultBytes).
  */
 export function checkSubmission(spec: JobSpec, o: ResolvedQueueOptions): CheckedSubmission {
   const job = validateJob(spec, { stages: o.stages });
+  checkFiniteSamples(job.data, job.dtype, o.precision); // the queue's door (validateJob does not scan)
   if (spec.into !== undefined)
     throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
   const inputBytes = job.data.byteLength;

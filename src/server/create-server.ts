@@ -86,6 +86,8 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     maxSamples: Math.min(limits.maxSamples, DEFAULT_FUSION_BOUNDS.maxSamples),
     memory: { take: (bytes) => state.bodies.take(bytes), release: (buffer) => state.bodies.release(buffer) },
     onSubmitted: (requests) => state.metrics.fusedJob(requests),
+    // readJob scanned every request's samples for NaN (job-io.ts): once is enough.
+    samplesChecked: true,
   });
   const app = Fastify({
     // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.

@@ -73,7 +73,9 @@ function binaryParamStrings(request: FastifyRequest): Record<string, string> {
  * engine's precision (f32 without an engine); a binary body may also hold 16-bit samples (`dtype`
  * i16, f16, bf16: the job's `data` is then an Int16Array or the f16/bf16 bits, with `dtype` and
  * `scale`). The engine's rules check every parameter here, so bad input is refused as such even
- * when no GPU could run it.
+ * when no GPU could run it; and every sample is finite (a JSON signal's numbers as they are
+ * decoded, a binary body's by the scan of engine/finite-samples.ts), before the request is fused
+ * with others or queued.
  */
 export function readJob(
   state: ServerState,
@@ -141,8 +143,9 @@ export function readJob(
   const parsed = parseJobParams(raw, data.length, state.paramContext, endpointFlag);
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
-    // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own check.
-    checkSampleTypes(spec);
+    // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
+    // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's).
+    checkSampleTypes(spec, { finite: Buffer.isBuffer(body), precision });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
     throw error;

@@ -9,7 +9,8 @@ import { finishDominantCycles, type DominantCycle } from './cycles.js';
 import { checkFs, type DetrendType } from './geometry.js';
 import { bandPowers, detrendWindow, dominantCycleDevice, halfBins, rfft, type RealBuffer } from './primitives.js';
 import { windowSum, type WindowSpec } from './window.js';
-import { COMPLEX_OF, expectBuffer, outputPlacement, realSeries, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { expectBuffer, outputPlacement, realSeries } from './launch.js';
 
 /** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: the legacy default stream of x's context) and where to write. */
 export interface DetrendOptions {

@@ -1,18 +1,22 @@
 /**
  * Convolution of many series with one kernel on the GPU: scipy.signal.convolve (direct summation
  * or through the FFT, chosen by scipy's cost model) and fftconvolve, with the modes full, same and valid.
- * f32 and f64 series; the taps are host numbers (float64). The direct path sums in float64; the
+ * f32 and f64 series (complex ones through complex-convolution.ts); the taps are host numbers (float64). The direct path sums in float64; the
  * FFT path runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
-import type { RealBuffer } from './buffers.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
+import { complexConvolution, isComplexTaps, type Taps } from './complex-convolution.js';
+import { complexCall, type ComplexCallOptions } from './iq.js';
+import type { ComplexInput } from './samples.js';
 import { convolutionMethod, convolutionWindow, type ConvolveMethod, type ConvolveMode } from './convolve-geometry.js';
 import { filterSeries } from './filter-call.js';
 import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { fastLength } from './morlet.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of convolve and fftconvolve. */
 export interface ConvolveOptions {
@@ -27,8 +31,36 @@ export interface ConvolveOptions {
   output?: RealBuffer | undefined;
 }
 
-/** scipy.signal.convolve(x, taps, mode, method) for each series of x: batch × the mode's length. */
-export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveOptions = {}): RealBuffer {
+/** Options of convolve and fftconvolve where x or the taps are complex: the mode and method, I/Q reading, a complex output. */
+export interface ComplexConvolveOptions extends ComplexCallOptions {
+  mode?: ConvolveMode | undefined;
+  method?: ConvolveMethod | undefined;
+}
+
+/**
+ * scipy.signal.convolve(x, taps, mode, method) for each series of x: batch × the mode's length.
+ * x may be complex (c64, c128, I/Q with `iq: true`) and the taps complex ({ re, im }): the
+ * result is then complex (complex-convolution.ts).
+ */
+export function convolve(x: RealBuffer, taps: ArrayLike<number>, options?: ConvolveOptions): RealBuffer;
+export function convolve(x: RealBuffer | ComplexInput, taps: Taps, options?: ComplexConvolveOptions): ComplexBuffer;
+export function convolve(
+  x: RealBuffer | ComplexInput,
+  taps: Taps,
+  options: ConvolveOptions | ComplexConvolveOptions = {},
+): RealBuffer | ComplexBuffer {
+  if (isComplexTaps(taps) || complexCall(x, options, 'convolve')) {
+    const method = options.method;
+    // The method is checked before anything is enqueued (its choice by size is made per product).
+    if (method !== undefined) convolutionMethod(method, 1, 1);
+    return complexConvolution(x, taps, options as ComplexConvolveOptions, 'convolve', (planes, h, o) => {
+      convolve(planes, h, { ...o, method });
+    });
+  }
+  return convolveReal(x as RealBuffer, taps, options as ConvolveOptions);
+}
+
+function convolveReal(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveOptions): RealBuffer {
   const h = checkTaps(taps, 'convolve');
   const { p, batch, length } = filterSeries(x, options.batch, 'convolve');
   const window = convolutionWindow(length, h.length, options.mode ?? 'full');
@@ -84,13 +116,23 @@ export function convolve(x: RealBuffer, taps: ArrayLike<number>, options: Convol
   return y;
 }
 
-/** scipy.signal.fftconvolve(x, taps, mode) for each series of x: convolve through the FFT. */
+/** scipy.signal.fftconvolve(x, taps, mode) for each series of x: convolve through the FFT (real or complex operands, as convolve). */
 export function fftconvolve(
   x: RealBuffer,
   taps: ArrayLike<number>,
-  options: Omit<ConvolveOptions, 'method'> = {},
-): RealBuffer {
-  return convolve(x, taps, { ...options, method: 'fft' });
+  options?: Omit<ConvolveOptions, 'method'>,
+): RealBuffer;
+export function fftconvolve(
+  x: RealBuffer | ComplexInput,
+  taps: Taps,
+  options?: Omit<ComplexConvolveOptions, 'method'>,
+): ComplexBuffer;
+export function fftconvolve(
+  x: RealBuffer | ComplexInput,
+  taps: Taps,
+  options: Omit<ConvolveOptions, 'method'> | Omit<ComplexConvolveOptions, 'method'> = {},
+): RealBuffer | ComplexBuffer {
+  return convolve(x as RealBuffer, taps as ArrayLike<number>, { ...(options as ConvolveOptions), method: 'fft' });
 }
 
 /** The output: `options.output` checked (x's dtype, `length` elements, not x), or a new buffer where outputs go. */

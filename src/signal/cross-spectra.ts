@@ -4,6 +4,7 @@
  * coherence (|Pxy|² / (Pxx·Pyy)), with welch's options and segmenting. Both series of a pair are
  * framed and transformed by stft.ts's framing (one batched FFT each); the averages are one kernel.
  * x and y must have the same dtype, series count and length (scipy would zero-pad or broadcast).
+ * Complex x and y (c64, c128, I/Q) give two-sided spectra in fftfreq order, as scipy's.
  */
 import type { Context } from '../runtime/context.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
@@ -13,8 +14,10 @@ import { shownValue } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { psdScale, spectralFrequencies, spectralGeometry, WELCH_DEFAULTS, type SpectralGeometry } from './geometry.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
-import { framesSpectra, medianBias, type WelchOptions } from './stft.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { framesSpectra } from './stft.js';
+import { medianBias, type WelchOptions } from './welch.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of csd: welch's (scaling, average, segmenting, 16-bit sample options), the output complex. */
 export interface CsdOptions extends Omit<WelchOptions, 'output'> {
@@ -48,9 +51,13 @@ function pairSeries(
   options: SampleOptions & { batch?: number | undefined },
   what: string,
 ): [InputSeries, InputSeries] {
-  const a = inputSeries(x, options, `${what} x`);
-  const b = inputSeries(y, options, `${what} y`);
+  const a = inputSeries(x, options, `${what} x`, 'real or complex');
+  const b = inputSeries(y, options, `${what} y`, 'real or complex');
   if (a.p !== b.p) throw new TypeError(`${what}: x runs in ${a.p} and y in ${b.p}; give both the same precision`);
+  if (a.complex !== b.complex)
+    throw new TypeError(
+      `${what}: x holds ${a.kind} and y ${b.kind}; give both real or both complex (scipy would promote the real one)`,
+    );
   if (a.length !== b.length)
     throw new RangeError(
       `${what}: x has ${a.length} samples per series and y ${b.length}; series of different lengths are not supported`,
@@ -83,7 +90,7 @@ export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): C
     throw new TypeError(`csd: average must be 'mean' or 'median', got ${shownValue(options.average)}`);
   const [inX, inY] = pairSeries(x, y, options, 'csd');
   const { p, batch } = inX;
-  const g = spectralGeometry(inX.length, options, WELCH_DEFAULTS);
+  const g = spectralGeometry(inX.length, options, WELCH_DEFAULTS, inX.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
   const ctx = x.context;
@@ -121,7 +128,8 @@ export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): C
 export function coherence(x: SignalInput, y: SignalInput, options: CoherenceOptions = {}): CoherenceResult {
   const [inX, inY] = pairSeries(x, y, options, 'coherence');
   const { p, batch } = inX;
-  const g = spectralGeometry(inX.length, { ...options, returnOnesided: true }, WELCH_DEFAULTS);
+  // scipy's coherence is one-sided for real input, two-sided for complex.
+  const g = spectralGeometry(inX.length, { ...options, returnOnesided: !inX.complex }, WELCH_DEFAULTS, inX.complex);
   const scale = psdScale(g, 'density');
   const stream = options.stream;
   const ctx = x.context;
@@ -132,7 +140,7 @@ export function coherence(x: SignalInput, y: SignalInput, options: CoherenceOpti
   const Pxx = ws.scratch(ctx, stream, 'coherence-pxx', p, total);
   const Pyy = ws.scratch(ctx, stream, 'coherence-pyy', p, total);
   const Pxy = ws.scratch(ctx, stream, 'coherence-pxy', COMPLEX_OF[p], total);
-  const shape = [batch, g.frames, g.halfBins, g.freqs, g.nfft, 1, scale] as const;
+  const shape = [batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale] as const;
   ws.kernel(ctx, 'welch_mean', p)(elementwise(total, stream), X, Pxx, ...shape);
   ws.kernel(ctx, 'welch_mean', p)(elementwise(total, stream), Y, Pyy, ...shape);
   ws.filterKernel(ctx, `csd_mean_${p}`)(elementwise(total, stream), X, Y, Pxy, ...shape);

@@ -9,15 +9,9 @@ import type { Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import {
-  COMPLEX_OF,
-  elementwise,
-  expectBuffer,
-  outputPlacement,
-  precisionOf,
-  signalWorkspace as ws,
-  type Precision,
-} from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws, type Precision } from './workspace.js';
+import { ComplexInputError } from './input-errors.js';
+import { elementwise, expectBuffer, outputPlacement, precisionOf } from './launch.js';
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */
@@ -85,7 +79,8 @@ function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: St
  */
 export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuffer {
   const p = precisionOf(x, 'cwt input');
-  if (x.dtype !== p) throw new TypeError(`cwt input "${x.label}" must be real (f32 or f64), not ${x.dtype}`);
+  if (x.dtype !== p)
+    throw new ComplexInputError(`cwt takes real input only (f32 or f64); "${x.label}" holds complex ${x.dtype}`);
   const batch = positiveInteger(options.batch ?? 1, 'batch');
   if (x.length % batch !== 0)
     throw new RangeError(`cwt input of ${x.length} samples does not split into ${batch} series`);

@@ -6,7 +6,7 @@ import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import type { RealBuffer } from './buffers.js';
 import { SignalLengthError } from './filter-errors.js';
-import { expectBuffer, outputPlacement, realSeries } from './workspace.js';
+import { expectBuffer, outputPlacement, realSeries } from './launch.js';
 
 /** What every filtering call takes: the series count, the stream, and where the output goes. */
 export interface FilterCallOptions {

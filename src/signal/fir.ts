@@ -7,13 +7,16 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { shownValue } from '../runtime/value-checks.js';
-import type { RealBuffer } from './buffers.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
+import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
+import type { ComplexInput } from './samples.js';
 import { checkTaps } from './firwin.js';
 import { FilterCoefficientError } from './filter-errors.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientTable } from './filter-tables.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
-import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of lfilter. */
 export interface LfilterOptions extends FilterCallOptions {
@@ -48,6 +51,12 @@ function firTaps(b: ArrayLike<number>, a: number | ArrayLike<number>, what: stri
 export function lfilter(
   b: ArrayLike<number>,
   a: number | ArrayLike<number>,
+  x: ComplexInput,
+  options?: ComplexCallOptions,
+): ComplexBuffer;
+export function lfilter(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
   x: RealBuffer,
   options: LfilterOptions & { zi: RealBuffer },
 ): FilteredWithState;
@@ -60,10 +69,22 @@ export function lfilter(
 export function lfilter(
   b: ArrayLike<number>,
   a: number | ArrayLike<number>,
-  x: RealBuffer,
-  options: LfilterOptions = {},
-): RealBuffer | FilteredWithState {
+  x: RealBuffer | ComplexInput,
+  options: LfilterOptions | ComplexCallOptions = {},
+): RealBuffer | ComplexBuffer | FilteredWithState {
   const taps = firTaps(b, a, 'lfilter');
+  if (complexCall(x, options, 'lfilter')) {
+    // Real taps: the real and imaginary parts are filtered as series of their own.
+    refuseState(options, 'lfilter');
+    const call = planesCall(x as ComplexInput, options, 'lfilter', (n) => n);
+    return runPlanes(call, 1, (planes, batch, out) =>
+      lfilter(taps, 1, planes, { batch, stream: call.stream, output: out }),
+    );
+  }
+  return lfilterReal(taps, x as RealBuffer, options as LfilterOptions);
+}
+
+function lfilterReal(taps: Float64Array, x: RealBuffer, options: LfilterOptions): RealBuffer | FilteredWithState {
   const { p, batch, length } = filterSeries(x, options.batch, 'lfilter');
   if (options.output === x)
     throw new TypeError('lfilter: output must not be x (each output sample reads earlier input samples)');
@@ -121,10 +142,35 @@ export function lfilter(
 export function filtfilt(
   b: ArrayLike<number>,
   a: number | ArrayLike<number>,
+  x: ComplexInput,
+  options?: ComplexCallOptions & PadOptions,
+): ComplexBuffer;
+export function filtfilt(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
   x: RealBuffer,
-  options: FiltfiltOptions = {},
-): RealBuffer {
+  options?: FiltfiltOptions,
+): RealBuffer;
+export function filtfilt(
+  b: ArrayLike<number>,
+  a: number | ArrayLike<number>,
+  x: RealBuffer | ComplexInput,
+  options: FiltfiltOptions | (ComplexCallOptions & PadOptions) = {},
+): RealBuffer | ComplexBuffer {
   const taps = firTaps(b, a, 'filtfilt');
+  if (complexCall(x, options, 'filtfilt')) {
+    const call = planesCall(x as ComplexInput, options, 'filtfilt', (n) => n);
+    // The padding is checked against the series before anything is enqueued.
+    resolvePadding(call.input.length, options, 3 * taps.length, 'filtfilt');
+    const pad = { padtype: options.padtype, padlen: options.padlen };
+    return runPlanes(call, 1, (planes, batch, out) =>
+      filtfilt(taps, 1, planes, { ...pad, batch, stream: call.stream, output: out }),
+    );
+  }
+  return filtfiltReal(taps, x as RealBuffer, options as FiltfiltOptions);
+}
+
+function filtfiltReal(taps: Float64Array, x: RealBuffer, options: FiltfiltOptions): RealBuffer {
   const { p, batch, length } = filterSeries(x, options.batch, 'filtfilt');
   const { edge, code } = resolvePadding(length, options, 3 * taps.length, 'filtfilt');
   const stream = options.stream;

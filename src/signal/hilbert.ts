@@ -9,7 +9,8 @@ import { positiveInteger } from '../runtime/value-checks.js';
 import type { Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
-import { COMPLEX_OF, elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of hilbert. */
 export interface HilbertOptions {

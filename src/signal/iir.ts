@@ -8,14 +8,17 @@
  * before any GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { RealBuffer } from './buffers.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { checkSos, sosfiltfiltPadlen, sosfiltZi, type SosInput } from './filter-design.js';
 import { FilterCoefficientError } from './filter-errors.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientTable } from './filter-tables.js';
 import { cachedScanTransitions, SCAN_CHUNK, usesScan } from './sos-scan.js';
-import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
+import type { ComplexInput } from './samples.js';
 
 /** The most sections one filter may have: the kernel keeps one thread's state for all of them (filter.cu MAX_SOS_SECTIONS). */
 export const MAX_SOS_SECTIONS = 64;
@@ -45,10 +48,32 @@ function deviceSos(sos: SosInput, what: string): { flat: Float64Array; sections:
  * scipy.signal.sosfilt(sos, x, axis=-1, zi): each series through the cascade of second-order
  * sections. Returns y, or { y, zf } when `zi` is given. y may be x (pass it as `output`).
  */
+export function sosfilt(sos: SosInput, x: ComplexInput, options?: ComplexCallOptions): ComplexBuffer;
 export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions & { zi: RealBuffer }): FilteredWithState;
 export function sosfilt(sos: SosInput, x: RealBuffer, options?: SosfiltOptions): RealBuffer;
-export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions = {}): RealBuffer | FilteredWithState {
+export function sosfilt(
+  sos: SosInput,
+  x: RealBuffer | ComplexInput,
+  options: SosfiltOptions | ComplexCallOptions = {},
+): RealBuffer | ComplexBuffer | FilteredWithState {
   const { flat, sections } = deviceSos(sos, 'sosfilt');
+  if (complexCall(x, options, 'sosfilt')) {
+    // Real coefficients: the real and imaginary parts are filtered as series of their own.
+    refuseState(options, 'sosfilt');
+    const call = planesCall(x as ComplexInput, options, 'sosfilt', (n) => n);
+    return runPlanes(call, 1, (planes, batch, out) =>
+      sosfilt(sos, planes, { batch, stream: call.stream, output: out }),
+    );
+  }
+  return sosfiltReal(flat, sections, x as RealBuffer, options as SosfiltOptions);
+}
+
+function sosfiltReal(
+  flat: Float64Array,
+  sections: number,
+  x: RealBuffer,
+  options: SosfiltOptions,
+): RealBuffer | FilteredWithState {
   const { p, batch, length } = filterSeries(x, options.batch, 'sosfilt');
   const stateLength = sections * batch * 2;
   const zi = options.zi;
@@ -131,20 +156,36 @@ export function sosfilt(sos: SosInput, x: RealBuffer, options: SosfiltOptions = 
  * both ends, each pass started in steady state (sosfilt_zi). SignalLengthError when a series is
  * not longer than padlen; FilterCoefficientError for a section with a pole at z = 1.
  */
-export function sosfiltfilt(sos: SosInput, x: RealBuffer, options: SosfiltfiltOptions = {}): RealBuffer {
+export function sosfiltfilt(sos: SosInput, x: ComplexInput, options?: ComplexCallOptions & PadOptions): ComplexBuffer;
+export function sosfiltfilt(sos: SosInput, x: RealBuffer, options?: SosfiltfiltOptions): RealBuffer;
+export function sosfiltfilt(
+  sos: SosInput,
+  x: RealBuffer | ComplexInput,
+  options: SosfiltfiltOptions | (ComplexCallOptions & PadOptions) = {},
+): RealBuffer | ComplexBuffer {
   const { flat, sections } = deviceSos(sos, 'sosfiltfilt');
-  const { p, batch, length } = filterSeries(x, options.batch, 'sosfiltfilt');
+  if (complexCall(x, options, 'sosfiltfilt')) {
+    const call = planesCall(x as ComplexInput, options, 'sosfiltfilt', (n) => n);
+    // The padding is checked against the series before anything is enqueued.
+    resolvePadding(call.input.length, options, sosfiltfiltPadlen(sos), 'sosfiltfilt');
+    const pad = { padtype: options.padtype, padlen: options.padlen };
+    return runPlanes(call, 1, (planes, batch, out) =>
+      sosfiltfilt(sos, planes, { ...pad, batch, stream: call.stream, output: out }),
+    );
+  }
+  const real = x as RealBuffer;
+  const { p, batch, length } = filterSeries(real, options.batch, 'sosfiltfilt');
   const { edge, code } = resolvePadding(length, options, sosfiltfiltPadlen(sos), 'sosfiltfilt');
   const zi = Float64Array.from(sosfiltZi(sos).flat());
   const stream = options.stream;
-  const y = filterOutput(x, options, 'sosfiltfilt');
-  const ctx = x.context;
+  const y = filterOutput(real, options as SosfiltfiltOptions, 'sosfiltfilt');
+  const ctx = real.context;
   const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * (length + 2 * edge));
   const table = coefficientTable(ctx, 'sos', flat, stream);
   const ziTable = coefficientTable(ctx, 'sos-zi', zi, stream);
   ws.filterKernel(ctx, `sosfiltfilt_${p}`)(
     elementwise(batch, stream),
-    x,
+    real,
     y,
     work,
     table,

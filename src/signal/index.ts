@@ -84,6 +84,16 @@
  * csd(x, y, { ...welch's options }) -> { f, Pxy (complex, B x freqs), geometry }
  * coherence(x, y, { fs, window, nperseg, noverlap, nfft, detrend }) -> { f, Cxy, geometry }
  * ```
+ *
+ * ## Complex (IQ) input (see docs/signal.md#complex-iq-signals)
+ * x may be complex in the spectral operations, the convolutions and the filters above: c64/c128
+ * (interleaved re, im), or an i8/i16 buffer of interleaved I/Q pairs with `{ iq: true, scale,
+ * precision }`. Spectra then come two-sided in fftfreq order; filters and convolutions return
+ * c64/c128; taps may be complex (`{ re, im }`). INPUT_KINDS is the table of what an input may hold.
+ * ```ts
+ * iqToComplex(iq, { scale, precision, output, stream }) -> ComplexBuffer      // the conversion alone
+ * istft(Zxx, { inputOnesided: false, returnComplex: true, ... }) -> { t, x: ComplexBuffer, geometry }
+ * ```
  */
 export {
   getWindow,
@@ -105,14 +115,10 @@ export {
   spectralTimes,
   stftScale,
   psdScale,
-  istftGeometry,
-  checkCOLA,
-  checkNOLA,
   bandBins,
   rfftFrequencies,
   fftFrequencies,
   isDoubledBin,
-  NolaError,
   STFT_DEFAULTS,
   SPECTROGRAM_DEFAULTS,
   WELCH_DEFAULTS,
@@ -123,9 +129,15 @@ export {
   type SpectralOptions,
   type SpectralGeometry,
   type SpectralDefaults,
+} from './geometry.js';
+export {
+  istftGeometry,
+  checkCOLA,
+  checkNOLA,
+  NolaError,
   type InverseOptions,
   type InverseGeometry,
-} from './geometry.js';
+} from './inverse-geometry.js';
 export {
   finishDominantCycles,
   bandRanges,
@@ -181,7 +193,30 @@ export {
   type SampleOptions,
   type InputSeries,
   type NarrowOptions,
+  INPUT_KINDS,
+  inputKind,
+  type InputKind,
+  type InputDomain,
+  type IqDType,
+  type IqBuffer,
+  type ComplexInput,
 } from './samples.js';
+export { iqToComplex, isComplexInput, type IqToComplexOptions, type ComplexCallOptions } from './iq.js';
+export { ComplexInputError } from './input-errors.js';
+export {
+  isComplexTaps,
+  checkComplexTaps,
+  correlationTaps,
+  type ComplexTaps,
+  type Taps,
+} from './complex-convolution.js';
+export {
+  findNonFinite,
+  canBeNonFinite,
+  ALL_FINITE,
+  type FloatSampleDType,
+  type NonFiniteOptions,
+} from './non-finite.js';
 export {
   SignalWorkspace,
   signalWorkspace,
@@ -193,21 +228,16 @@ export { DEFAULT_MAX_TABLE_BYTES, TableCache } from './table-cache.js';
 export {
   stft,
   stftGeometry,
-  istft,
   spectrogram,
-  welch,
-  medianBias,
   type SpectrogramMode,
   type CallOptions,
   type StftOptions,
   type StftResult,
   type SpectrogramOptions,
   type SpectrogramResult,
-  type WelchOptions,
-  type WelchResult,
-  type IstftOptions,
-  type IstftResult,
 } from './stft.js';
+export { welch, medianBias, type WelchOptions, type WelchResult } from './welch.js';
+export { istft, type IstftOptions, type IstftResult } from './istft.js';
 export {
   detrend,
   bandPower,
@@ -241,7 +271,7 @@ export { type FilterCallOptions, type FilteredWithState } from './filter-call.js
 export { sosfilt, sosfiltfilt, MAX_SOS_SECTIONS, type SosfiltOptions, type SosfiltfiltOptions } from './iir.js';
 export { lfilter, filtfilt, type LfilterOptions, type FiltfiltOptions } from './fir.js';
 export { hilbert, type HilbertOptions } from './hilbert.js';
-export { convolve, fftconvolve, type ConvolveOptions } from './convolve.js';
+export { convolve, fftconvolve, type ConvolveOptions, type ComplexConvolveOptions } from './convolve.js';
 export { correlate } from './correlate.js';
 export { oaconvolve, overlapAddBlocks, lambertWm1, type OaconvolveOptions } from './oaconvolve.js';
 export { firwin2, MAX_FIRWIN2_TERMS, type Firwin2Options } from './firwin2.js';

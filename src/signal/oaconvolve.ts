@@ -8,7 +8,10 @@
  * half the series) and where the taps are longer than the series, this is fftconvolve.
  */
 import type { Stream } from '../runtime/stream.js';
-import type { RealBuffer } from './buffers.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
+import { complexConvolution, isComplexTaps, type Taps } from './complex-convolution.js';
+import { complexCall, type ComplexCallOptions } from './iq.js';
+import type { ComplexInput } from './samples.js';
 import { convolutionWindow, type ConvolveMode } from './convolve-geometry.js';
 import { convolve } from './convolve.js';
 import { filterSeries } from './filter-call.js';
@@ -16,7 +19,8 @@ import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { fastLength } from './morlet.js';
 import { resampledOutput } from './upfirdn.js';
-import { COMPLEX_OF, elementwise, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise } from './launch.js';
 
 /** Options of oaconvolve. */
 export interface OaconvolveOptions {
@@ -60,8 +64,29 @@ export function overlapAddBlocks(length: number, ntaps: number): { nfft: number;
   return { nfft, step: nfft - ntaps + 1 };
 }
 
-/** scipy.signal.oaconvolve(x, taps, mode) for each series of x: batch × the mode's length. */
-export function oaconvolve(x: RealBuffer, taps: ArrayLike<number>, options: OaconvolveOptions = {}): RealBuffer {
+/**
+ * scipy.signal.oaconvolve(x, taps, mode) for each series of x: batch × the mode's length. Complex x
+ * (c64, c128, I/Q) or complex taps ({ re, im }) give a complex result (complex-convolution.ts).
+ */
+export function oaconvolve(x: RealBuffer, taps: ArrayLike<number>, options?: OaconvolveOptions): RealBuffer;
+export function oaconvolve(
+  x: RealBuffer | ComplexInput,
+  taps: Taps,
+  options?: ComplexCallOptions & { mode?: ConvolveMode | undefined },
+): ComplexBuffer;
+export function oaconvolve(
+  x: RealBuffer | ComplexInput,
+  taps: Taps,
+  options: OaconvolveOptions | (ComplexCallOptions & { mode?: ConvolveMode | undefined }) = {},
+): RealBuffer | ComplexBuffer {
+  if (isComplexTaps(taps) || complexCall(x, options, 'oaconvolve'))
+    return complexConvolution(x, taps, options as ComplexCallOptions, 'oaconvolve', (planes, h, o) => {
+      oaconvolve(planes, h, o);
+    });
+  return oaconvolveReal(x as RealBuffer, taps, options as OaconvolveOptions);
+}
+
+function oaconvolveReal(x: RealBuffer, taps: ArrayLike<number>, options: OaconvolveOptions): RealBuffer {
   const h = checkTaps(taps, 'oaconvolve');
   const { p, batch, length } = filterSeries(x, options.batch, 'oaconvolve');
   const window = convolutionWindow(length, h.length, options.mode ?? 'full');

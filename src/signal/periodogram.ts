@@ -6,9 +6,10 @@
  */
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
-import { welch, type WelchOptions, type WelchResult } from './stft.js';
+import { welch, type WelchOptions, type WelchResult } from './welch.js';
 import { inputSeries, type SignalInput } from './samples.js';
-import { elementwise, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise } from './launch.js';
 
 /** Options of periodogram: welch's, less the segmenting (one segment, no overlap) and the averaging. */
 export type PeriodogramOptions = Omit<WelchOptions, 'nperseg' | 'noverlap' | 'boundary' | 'padded' | 'average'>;
@@ -18,7 +19,7 @@ export type PeriodogramOptions = Omit<WelchOptions, 'nperseg' | 'noverlap' | 'bo
  * return_onesided=True, scaling='density') for each series of x: { f, Pxx (batch × freqs), geometry }.
  */
 export function periodogram(x: SignalInput, options: PeriodogramOptions = {}): WelchResult {
-  const input = inputSeries(x, options, 'periodogram');
+  const input = inputSeries(x, options, 'periodogram', 'real or complex');
   const { length, batch } = input;
   const nfft = options.nfft === undefined ? undefined : positiveInteger(options.nfft, 'periodogram: nfft');
   const common = {
@@ -29,9 +30,9 @@ export function periodogram(x: SignalInput, options: PeriodogramOptions = {}): W
   } as const;
   if (nfft === undefined || nfft >= length) return welch(x, { ...common, nperseg: length, nfft });
   // nfft < length: scipy keeps the first nfft samples of each series, then one segment of nfft.
-  if (input.sample)
+  if (input.sample || input.complex)
     throw new TypeError(
-      `periodogram: an nfft (${nfft}) shorter than the series (${length}) truncates them, which needs f32/f64 input, not ${input.sample}`,
+      `periodogram: an nfft (${nfft}) shorter than the series (${length}) truncates them, which needs f32/f64 input, not ${input.kind}`,
     );
   const real = x as RealBuffer;
   const truncated = ws.scratch(

@@ -11,16 +11,8 @@ import { positiveInteger } from '../runtime/value-checks.js';
 import { bandBins, checkDetrend, checkFs, detrendCode, type DetrendType } from './geometry.js';
 import type { WindowSpec } from './window.js';
 import { isSampleDType, sampleScale, type SampleDType, type SignalInput } from './samples.js';
-import {
-  COMPLEX_OF,
-  elementwise,
-  expectBuffer,
-  onStream,
-  perRow,
-  precisionOf,
-  signalWorkspace as ws,
-  type Precision,
-} from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws, type Precision } from './workspace.js';
+import { elementwise, expectBuffer, onStream, perRow, precisionOf } from './launch.js';
 
 export type { RealBuffer, ComplexBuffer };
 

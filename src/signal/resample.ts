@@ -10,7 +10,8 @@ import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
 import { resampledOutput } from './upfirdn.js';
-import { COMPLEX_OF, elementwise, signalWorkspace as ws } from './workspace.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise } from './launch.js';
 
 /** Options of resample. */
 export interface ResampleOptions {

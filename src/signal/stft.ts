@@ -1,18 +1,18 @@
 /**
- * scipy.signal.stft, istft, spectrogram and welch on the GPU. Framing, boundary extension, padding,
- * per-frame detrend and the window are one kernel writing the FFT input; one batched real FFT
- * transforms every frame of every series; one kernel scales and arranges the result in scipy's
- * layout (frequency x time). The geometry (defaults, frame count, axes, scale factors) is
- * geometry.ts's, mirroring scipy's _spectral_helper.
+ * scipy.signal.stft and spectrogram on the GPU. Framing, boundary extension, padding, per-frame
+ * detrend and the window are one kernel writing the FFT input; one batched FFT transforms every
+ * frame of every series (real-to-complex for real input, complex-to-complex for complex input);
+ * one kernel scales and arranges the result in scipy's layout (frequency x time). The geometry
+ * (defaults, frame count, axes, scale factors) is geometry.ts's, mirroring scipy's
+ * _spectral_helper; welch is welch.ts's, istft istft.ts's.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import type { Stream } from '../runtime/stream.js';
-import { positiveInteger } from '../runtime/value-checks.js';
+import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import {
   boundaryCode,
   detrendCode,
-  istftGeometry,
   psdScale,
   SPECTROGRAM_DEFAULTS,
   spectralFrequencies,
@@ -20,25 +20,15 @@ import {
   spectralTimes,
   STFT_DEFAULTS,
   stftScale,
-  WELCH_DEFAULTS,
-  type InverseGeometry,
-  type InverseOptions,
   type PsdScaling,
   type SpectralGeometry,
   type SpectralOptions,
   type StftScaling,
 } from './geometry.js';
-import type { ComplexBuffer, RealBuffer } from './primitives.js';
-import {
-  COMPLEX_OF,
-  elementwise,
-  expectBuffer,
-  outputPlacement,
-  perRow,
-  precisionOf,
-  signalWorkspace as ws,
-} from './workspace.js';
+import { complexSeries } from './iq.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
+import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement, perRow } from './launch.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
@@ -47,7 +37,8 @@ export interface CallOptions {
   stream?: Stream | undefined;
 }
 
-function allocOr<T extends DType>(
+/** The output of an operation: `given` checked (dtype, `length` elements), or a new buffer where outputs go (see outputPlacement). */
+export function allocOr<T extends DType>(
   given: DeviceBuffer<DType> | undefined,
   dtype: T,
   length: number,
@@ -63,8 +54,9 @@ function allocOr<T extends DType>(
 }
 
 /**
- * Enqueues framing + FFT of every frame: returns the scratch holding B x frames half spectra
- * (nfft/2+1 bins each, unscaled), the workspace scratch named `purpose` (csd keeps two at once).
+ * Enqueues framing + FFT of every frame: returns the scratch holding B x frames spectra of
+ * g.halfBins bins each, unscaled (nfft/2+1 of a real FFT for real input, all nfft of a complex FFT
+ * for complex input), the workspace scratch named `purpose` (csd keeps two at once).
  */
 export function framesSpectra(
   x: SignalInput,
@@ -78,11 +70,33 @@ export function framesSpectra(
   const rows = batch * g.frames;
   if (rows * g.nfft > 2 ** 31 - 1)
     throw new RangeError(`${batch} series x ${g.frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
-  const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
+  if (input.complex !== g.complex)
+    throw new TypeError(`framesSpectra: a ${g.complex ? 'complex' : 'real'} geometry for ${input.kind} input`);
   const half = ws.scratch(ctx, stream, purpose, COMPLEX_OF[p], rows * g.halfBins);
   const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
   const config = perRow(rows, stream);
   const code = [boundaryCode(g.boundary), detrendCode(g.detrend)] as const;
+  if (input.complex) {
+    // Complex frames are written where their spectra go: the complex FFT runs in place.
+    const c = complexSeries(x, input, stream);
+    ws.kernel(ctx, 'frame_complex', p)(
+      config,
+      c,
+      half,
+      window,
+      g.length,
+      batch,
+      g.nperseg,
+      g.nfft,
+      g.step,
+      g.frames,
+      g.extension,
+      ...code,
+    );
+    ws.complexInPlace(ctx, p, g.nfft, rows, half, 'forward', stream);
+    return half as ComplexBuffer;
+  }
+  const frames = ws.scratch(ctx, stream, 'stft-frames', p, rows * g.nfft);
   // 16-bit samples are converted (times their scale) as the framing kernel reads them.
   if (input.sample)
     ws.kernelNamed(ctx, `frame_${input.sample}_${p}`)(
@@ -137,19 +151,20 @@ export interface StftResult {
   geometry: SpectralGeometry;
 }
 
-/** The geometry stft would use for series of `length` samples (pure). */
-export function stftGeometry(length: number, options: StftOptions = {}): SpectralGeometry {
-  return spectralGeometry(length, options, STFT_DEFAULTS);
+/** The geometry stft would use for series of `length` samples, real or `complex` (pure). */
+export function stftGeometry(length: number, options: StftOptions = {}, complex = false): SpectralGeometry {
+  return spectralGeometry(length, options, STFT_DEFAULTS, complex);
 }
 
 /**
  * scipy.signal.stft over `batch` series. Enqueue only: await the stream before reading Zxx. 16-bit
- * input (i16, f16, bf16) is converted by the framing kernel (`scale`, `precision`).
+ * input (i16, f16, bf16) is converted by the framing kernel (`scale`, `precision`); complex input
+ * (c64, c128, I/Q with `iq: true`) gives a two-sided Zxx, frequencies in fftfreq order, as scipy's.
  */
 export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
-  const input = inputSeries(x, options, 'stft');
+  const input = inputSeries(x, options, 'stft', 'real or complex');
   const { p, batch, length } = input;
-  const g = stftGeometry(length, options);
+  const g = stftGeometry(length, options, input.complex);
   const scale = stftScale(g, options.scaling ?? 'spectrum');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;
@@ -192,7 +207,10 @@ export interface SpectrogramResult<S extends RealBuffer | ComplexBuffer = RealBu
 
 const SPECTROGRAM_MODE_CODES = { magnitude: 1, angle: 2, phase: 3 } as const;
 
-/** scipy.signal.spectrogram over `batch` series, in any of its modes (see SpectrogramMode). */
+/**
+ * scipy.signal.spectrogram over `batch` series, in any of its modes (see SpectrogramMode). Complex
+ * input gives a two-sided Sxx in fftfreq order (nfft frequencies), as scipy's.
+ */
 export function spectrogram(
   x: SignalInput,
   options: SpectrogramOptions & { mode: 'complex' },
@@ -207,9 +225,9 @@ export function spectrogram(
     throw new TypeError(
       `spectrogram mode must be 'psd', 'complex', 'magnitude', 'angle' or 'phase', got ${JSON.stringify(options.mode)}`,
     );
-  const input = inputSeries(x, options, 'spectrogram');
+  const input = inputSeries(x, options, 'spectrogram', 'real or complex');
   const { p, batch, length } = input;
-  const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS);
+  const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS, input.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;
@@ -257,171 +275,4 @@ export function spectrogram(
       SPECTROGRAM_MODE_CODES[mode],
     );
   return { f: spectralFrequencies(g), t: spectralTimes(g), Sxx: Sxx as RealBuffer | ComplexBuffer, geometry: g };
-}
-
-export interface WelchOptions extends SpectralOptions, CallOptions, SampleOptions {
-  scaling?: PsdScaling | undefined;
-  /** How the segments' periodograms are combined: 'mean' (default) or 'median' (bias-corrected, as scipy). */
-  average?: 'mean' | 'median' | undefined;
-  /** Write Pxx here (f32/f64, B x freqs). */
-  output?: RealBuffer | undefined;
-}
-
-/** What `welch()` returns: the frequencies in Hz as a host array, the averaged power on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the geometry used. */
-export interface WelchResult {
-  f: Float64Array;
-  /** B x freqs power spectral density (or spectrum), row-major. */
-  Pxx: RealBuffer;
-  geometry: SpectralGeometry;
-}
-
-/** scipy's `_median_bias(n)`: the median of n chi-square(2) periodogram values over their mean, 1 + sum over i = 1..(n-1)/2 of 1/(2i+1) - 1/(2i). */
-export function medianBias(n: number): number {
-  let bias = 1;
-  for (let i = 1; i <= Math.floor((n - 1) / 2); i++) bias += 1 / (2 * i + 1) - 1 / (2 * i);
-  return bias;
-}
-
-/** scipy.signal.welch over `batch` series, averaging the segments' periodograms by mean (default) or median. */
-export function welch(x: SignalInput, options: WelchOptions = {}): WelchResult {
-  const average = options.average ?? 'mean';
-  if (average !== 'mean' && average !== 'median')
-    throw new TypeError(`welch average must be 'mean' or 'median', got ${JSON.stringify(options.average)}`);
-  const input = inputSeries(x, options, 'welch');
-  const { p, batch, length } = input;
-  const g = spectralGeometry(length, options, WELCH_DEFAULTS);
-  const scale = psdScale(g, options.scaling ?? 'density');
-  const stream = options.stream;
-  const total = batch * g.freqs;
-  const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
-  const half = framesSpectra(x, input, g, stream);
-  if (average === 'mean') {
-    ws.kernel(x.context, 'welch_mean', p)(
-      elementwise(total, stream),
-      half,
-      Pxx,
-      batch,
-      g.frames,
-      g.halfBins,
-      g.freqs,
-      g.nfft,
-      g.onesided ? 1 : 0,
-      scale,
-    );
-  } else {
-    // Every segment's periodogram (freq-major: each bin's frames contiguous), then the median of each bin's row.
-    const periodograms = ws.scratch(x.context, stream, 'welch-periodograms', p, total * g.frames);
-    ws.kernel(x.context, 'arrange_psd', p)(
-      elementwise(total * g.frames, stream),
-      half,
-      periodograms,
-      batch,
-      g.frames,
-      g.halfBins,
-      g.freqs,
-      g.nfft,
-      g.onesided ? 1 : 0,
-      scale,
-    );
-    ws.kernel(x.context, 'median_rows', p)(
-      elementwise(total, stream),
-      periodograms,
-      Pxx,
-      total,
-      g.frames,
-      1 / medianBias(g.frames),
-    );
-  }
-  return { f: spectralFrequencies(g), Pxx: Pxx as RealBuffer, geometry: g };
-}
-
-export interface IstftOptions extends InverseOptions, CallOptions {
-  /** Frames (time slices) per series in Zxx; the frequency bins are Zxx.length / (batch x frames). */
-  frames: number;
-  /** Write the signal here (f32/f64, B x outputLength). */
-  output?: RealBuffer | undefined;
-}
-
-/** What `istft()` returns: the sample times in s as a host array, the reconstructed signals on the device (`options.output`, or a new buffer the caller disposes; enqueued, not yet computed) and the inverse geometry used. */
-export interface IstftResult {
-  /** Sample times in s. */
-  t: Float64Array;
-  /** B x outputLength real signal. */
-  x: RealBuffer;
-  geometry: InverseGeometry;
-}
-
-/** The geometry istft would use (pure). Throws NolaError where the STFT cannot be inverted. */
-export { istftGeometry };
-
-/**
- * scipy.signal.istft (time_axis -1, freq_axis -2) of Zxx laid out B x freqs x frames: inverse FFT
- * of every frame, then a gathering overlap-add divided by the summed squared window (exact where
- * NOLA holds; NOLA violations throw NolaError before anything is enqueued).
- */
-export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult {
-  if (!(Zxx instanceof DeviceBuffer)) throw new TypeError('istft Zxx must be a DeviceBuffer');
-  const p = precisionOf(Zxx, 'istft Zxx');
-  if (Zxx.dtype !== COMPLEX_OF[p])
-    throw new TypeError(`istft Zxx "${Zxx.label}" must be complex (c64 or c128), not ${Zxx.dtype}`);
-  const batch = positiveInteger(options.batch ?? 1, 'batch');
-  const frames = positiveInteger(options.frames, 'frames');
-  if (Zxx.length % (batch * frames) !== 0)
-    throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
-  const freqs = Zxx.length / (batch * frames);
-  const g = istftGeometry(freqs, frames, options);
-  const stream = options.stream;
-  const ctx = Zxx.context;
-  const rowBins = g.onesided ? Math.floor(g.nfft / 2) + 1 : g.nfft;
-  const rows = batch * frames;
-  if (rows * g.nfft > 2 ** 31 - 1)
-    throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
-  const out = allocOr(options.output, p, batch * g.outputLength, Zxx, stream, 'istft');
-  const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
-  ws.kernel(ctx, 'arrange_istft', p)(
-    elementwise(rows * rowBins, stream),
-    Zxx,
-    spectra,
-    batch,
-    frames,
-    freqs,
-    rowBins,
-    g.nfft,
-    g.onesided ? 1 : 0,
-  );
-  const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p, stream);
-  let framesBuffer: DeviceBuffer<DType>;
-  let frameStride: number;
-  let elemStride: number;
-  if (g.onesided) {
-    const real = ws.scratch(ctx, stream, 'istft-frames', p, rows * g.nfft);
-    ws.realInverse(ctx, p, g.nfft, rows, spectra, real, stream);
-    framesBuffer = real;
-    frameStride = g.nfft;
-    elemStride = 1;
-  } else {
-    ws.complexInPlace(ctx, p, g.nfft, rows, spectra, 'inverse', stream);
-    // The kernel reads the real parts: the complex rows seen as reals, every other one.
-    framesBuffer = spectra;
-    frameStride = 2 * g.nfft;
-    elemStride = 2;
-  }
-  ws.kernel(ctx, 'overlap_add', p)(
-    elementwise(batch * g.outputLength, stream),
-    framesBuffer as RealBuffer, // real frames, or complex rows read as reals (the strides below)
-    out,
-    window,
-    batch,
-    frames,
-    g.nperseg,
-    g.step,
-    frameStride,
-    elemStride,
-    g.trim,
-    g.outputLength,
-    g.frameGain,
-  );
-  const t = new Float64Array(g.outputLength);
-  for (let i = 0; i < t.length; i++) t[i] = i / g.fs;
-  return { t, x: out as RealBuffer, geometry: g };
 }

@@ -13,7 +13,8 @@ import { filterSeries } from './filter-call.js';
 import { SignalLengthError } from './filter-errors.js';
 import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
-import { elementwise, expectBuffer, outputPlacement, signalWorkspace as ws } from './workspace.js';
+import { signalWorkspace as ws } from './workspace.js';
+import { elementwise, expectBuffer, outputPlacement } from './launch.js';
 
 /** Options of upfirdn. */
 export interface UpfirdnOptions {

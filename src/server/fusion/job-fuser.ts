@@ -4,8 +4,9 @@
  * the engine as one job, and each is answered on its own with its own rows of the result.
  *
  * Each request is validated alone, before it joins a window, so a bad one is refused at submit as
- * the engine would refuse it and never reaches a window of others (its samples' scan for NaN is the
- * engine's, on the stack: see validated()). A window is submitted when its
+ * the engine would refuse it and never reaches a window of others: its samples too are scanned for
+ * NaN and infinities (the engine finds them only on the GPU, after running the whole stack, which
+ * would fail every request of the window). A window is submitted when its
  * delay runs out or it is full (`maxSamples`, `maxSeries`, `maxResultBytes`, `maxRequests`: every
  * fused job is bounded); only requests of at most half these bounds, and of at most
  * `maxRequestSamples` samples, join windows, bigger ones go to the engine as they are: a request of
@@ -25,6 +26,7 @@ import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
 import { checkSampleTypes } from '../../engine/sample-types.js';
 import { checkInto, validateJobParameters, type NormalizedJob, type ValidationContext } from '../../engine/validate.js';
 import { DeadlineTimer, TIMER_GRANULARITY_MS } from '../../pipeline/batching/deadline-timer.js';
+import type { Precision } from '../../runtime/fft/precision.js';
 import { MAX_TIMEOUT_MS } from '../../runtime/timeout.js';
 import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
 import type { FusionMemory } from './fused-arrays.js';
@@ -62,19 +64,23 @@ export interface JobFuserOptions {
   memory?: FusionMemory | undefined;
   /** Called with the number of requests of every job a window submits (1 for a request that waited alone). */
   onSubmitted?: ((requests: number) => void) | undefined;
+  /**
+   * The caller scanned every request's samples for NaN and infinities already (the server's door,
+   * job-io.ts readJob): the fuser does not scan them again. Default false: it scans each request.
+   */
+  samplesChecked?: boolean | undefined;
 }
 
 /** Registered stages are never fused, so none are known here: a job naming one is not validated by the fuser. */
 const NO_STAGES: ValidationContext = { stages: new Set<string>() };
 
 /**
- * `spec` validated alone as the engine's validateJob does, all but its scan of every sample for
- * NaN and infinities: the engine makes that scan of the stacked job (a sample costs it once, as
- * unfused), and a stack it refuses goes back to the engine request by request (FusionWindow), so
- * a request with a bad sample is refused alone all the same.
+ * `spec` validated alone as the engine's validateJob does and, unless `samplesChecked`, its samples
+ * scanned for NaN and infinities in the engine's `precision` (finite-samples.ts): one bad request
+ * is refused alone, before it joins a window whose stacked job the engine would refuse whole.
  */
-function validated(spec: JobSpec): NormalizedJob {
-  const samples = checkSampleTypes(spec);
+function validated(spec: JobSpec, samplesChecked: boolean, precision: Precision): NormalizedJob {
+  const samples = checkSampleTypes(spec, { finite: !samplesChecked, precision });
   return { ...samples, ...validateJobParameters(spec, samples.data.length, NO_STAGES, samples.dtype) };
 }
 
@@ -91,6 +97,7 @@ export class JobFuser {
   };
   readonly #memory: FusionMemory | undefined;
   readonly #onSubmitted: ((requests: number) => void) | undefined;
+  readonly #samplesChecked: boolean;
   /** Open windows by key, in the order they opened (so also by deadline: one delay for all). */
   readonly #windows = new Map<string, FusionWindow>();
   readonly #timer = new DeadlineTimer(() => this.#submitDue());
@@ -120,6 +127,7 @@ export class JobFuser {
     };
     this.#memory = options.memory;
     this.#onSubmitted = options.onSubmitted;
+    this.#samplesChecked = options.samplesChecked === true;
     // A lost context fails every submit: the requests waiting hear it now rather than at their window's end, later ones at once.
     engine.lost.catch(() => {
       this.#lost = true;
@@ -146,7 +154,7 @@ export class JobFuser {
     if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined)
       return this.#engine.submit(spec);
     const precision = this.#engine.precision;
-    const job = validated(spec);
+    const job = validated(spec, this.#samplesChecked, precision);
     checkInto(job, precision);
     const resultBytes = allocatedResultBytes(job, precision);
     const b = this.#bounds;

@@ -184,7 +184,7 @@ describe.skipIf(!gpu.available)(`16-bit samples in the signal layer${skip}`, () 
     expect(relL2(a.Zxx.read(), b.Zxx.read())).toBeLessThan(1e-14);
     a.Zxx.dispose();
     b.Zxx.dispose();
-    expect(() => stft(x64, { nperseg: 32, scale: 2 })).toThrow(/stft scale applies to 16-bit input only/);
+    expect(() => stft(x64, { nperseg: 32, scale: 2 })).toThrow(/stft scale applies to 16-bit and I\/Q input only/);
     expect(() => stft(x64, { nperseg: 32, precision: 'f32' })).toThrow(
       /stft precision "f32" differs from the input's f64/,
     );

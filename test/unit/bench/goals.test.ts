@@ -42,6 +42,12 @@ const ISSUE_NAMES = [
   // issue 26: 16-bit samples
   'stft_job_i16_gsamples_per_s',
   'stft_job_i16_bound_fraction',
+  // issue 41: the signal operations (bench/signal-ops/rows/)
+  'signal_fftconvolve_ms',
+  'signal_sosfilt_ms',
+  'signal_resample_poly_ms',
+  'signal_resample_poly_hbm_fraction',
+  'signal_hilbert_ms',
 ];
 
 /** bench/native/bench.cu's kMetrics table. */
@@ -60,7 +66,8 @@ describe('metric catalogue', () => {
       expect(Number.isFinite(m.goal.value), m.name).toBe(true);
       // A goal bounds in the direction that is better: lower-is-better metrics have maxima.
       const isMax = m.goal.kind === 'ratio-max' || m.goal.kind === 'abs-max' || m.goal.kind === 'floor-max';
-      expect(isMax, m.name).toBe(m.better === 'lower');
+      // peers-min is oriented by the metric itself (peerRatio: best peer / tscuda where lower is better).
+      if (m.goal.kind !== 'peers-min') expect(isMax, m.name).toBe(m.better === 'lower');
       if (m.goalSource === 'derived') expect(m.goalNote, m.name).toBeTruthy();
     }
   });
@@ -96,6 +103,9 @@ describe('metric catalogue', () => {
     expect(goal('stft_job_i16_gsamples_per_s')).toBe('peers-min 1');
     expect(goal('stft_job_i16_bound_fraction')).toBe('abs-min 0.8');
     expect(goal('engine_event_loop_lag_p99_ms')).toBe('abs-max 5');
+    for (const op of ['fftconvolve', 'sosfilt', 'resample_poly', 'hilbert'])
+      expect(goal(`signal_${op}_ms`)).toBe('peers-min 1');
+    expect(goal('signal_resample_poly_hbm_fraction')).toBe('abs-min 0.8');
     const derived = METRICS.filter((m) => m.goalSource === 'derived').map((m) => m.name);
     expect(derived).toEqual(['h2d_pageable_gbps', 'stft_job_pageable_gsamples_per_s']);
   });
@@ -119,6 +129,20 @@ describe('metric catalogue', () => {
 
   it('has a tscuda benchmark for every metric', () => {
     expect(new Set(producedMetricNames())).toEqual(new Set(ISSUE_NAMES));
+  });
+
+  it("runs the signal-ops rows' times against their own peer program, and selects them by one pattern", () => {
+    expect(METRICS.filter((m) => m.group === 'signal-ops').map((m) => m.name)).toEqual([
+      'signal_fftconvolve_ms',
+      'signal_sosfilt_ms',
+      'signal_resample_poly_ms',
+      'signal_hilbert_ms',
+    ]);
+    expect(selectMetrics(/^signal_/)).toHaveLength(5);
+    expect(selectMetrics(/^signal_resample_poly/).map((m) => m.name)).toEqual([
+      'signal_resample_poly_ms',
+      'signal_resample_poly_hbm_fraction',
+    ]);
   });
 
   it('selects with an unanchored pattern and hands children exact names', () => {

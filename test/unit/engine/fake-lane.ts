@@ -1,4 +1,5 @@
 /** A LaneRunner without CUDA for the engine core's tests: CPU "results", gates to hold jobs, injected failures. */
+import { firstNonFinite } from '../../../src/engine/finite-samples.js';
 import type { LaneChunk, LaneChunkOutcome, LaneRunner } from '../../../src/engine/lane-runner.js';
 import type { NormalizedJob } from '../../../src/engine/validate.js';
 
@@ -81,6 +82,28 @@ export class FakeLane implements LaneRunner {
     }
   }
 
+  /**
+   * The GPU lane's search for a non-finite sample, on the CPU: the first one among the samples the
+   * chunk reads, as an index into `chunk.data` (a framed chunk reads its frames' span of each series).
+   */
+  #nonFinite(chunk: LaneChunk): number | undefined {
+    const { job, data } = chunk;
+    if (!chunk.frames) {
+      const at = firstNonFinite(data, job.dtype);
+      return at < 0 ? undefined : at;
+    }
+    const f = job.framing!;
+    const c = chunk.frames;
+    const n = job.length;
+    const lo = Math.max(0, c.inputStart - f.extension);
+    const hi = Math.min(n, c.inputStart + c.inputLength - f.extension);
+    for (let b = 0; b < job.batch; b++) {
+      const at = hi > lo ? firstNonFinite(data.subarray(b * n + lo, b * n + hi), job.dtype) : -1;
+      if (at >= 0) return b * n + lo + at;
+    }
+    return undefined;
+  }
+
   async run(chunk: LaneChunk): Promise<LaneChunkOutcome> {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -99,7 +122,7 @@ export class FakeLane implements LaneRunner {
       if (chunk.frames) {
         this.runs.push([chunk.jobId, chunk.frames.frameStart, chunk.frames.frames]);
         this.#framed(chunk);
-        return { gpuMs: 0.1, bytesMoved: 0, stages: {} };
+        return { gpuMs: 0.1, bytesMoved: 0, stages: {}, nonFinite: this.#nonFinite(chunk) };
       }
       const { job, outputs, rowStart, rows, data } = chunk;
       const n = job.length;
@@ -120,7 +143,7 @@ export class FakeLane implements LaneRunner {
       }
       const stages: Record<string, unknown> = {};
       for (const s of job.stages) stages[s] = { rows, rowStart };
-      return { gpuMs: 0.5 * rows, bytesMoved: rows * n * 8, stages };
+      return { gpuMs: 0.5 * rows, bytesMoved: rows * n * 8, stages, nonFinite: this.#nonFinite(chunk) };
     } finally {
       this.inFlight--;
     }

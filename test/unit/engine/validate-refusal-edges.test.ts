@@ -1,9 +1,9 @@
 // validateJobParameters, resolveJobWindow and checkInto at their edges, and each refusal naming its
 // field and saying what is wrong.
 import { describe, expect, it } from 'vitest';
-import { JobValidationError } from '../../../src/engine/errors.js';
 import {
   checkInto,
+  checkSampleTypes,
   jobSamples,
   resolveJobWindow,
   validateJob,
@@ -163,10 +163,15 @@ describe('each refusal names its field and says what is wrong', { timeout: 10_00
     );
   });
 
-  it('samples must be finite; validateJobParameters takes f32 data by default', () => {
+  it('validateJob leaves NaN samples to the doors and the GPU; validateJobParameters takes f32 data by default', () => {
     const bad = data(64);
     bad[7] = Number.NaN;
-    expect(() => validateJob({ data: bad, flags: ['stft'] }, ctx)).toThrow(JobValidationError);
+    // The engine's submit path does not scan samples (its lanes search them on the GPU)...
+    expect(validateJob({ data: bad, flags: ['stft'] }, ctx).data).toBe(bad);
+    // ...while a door's check refuses the same job, naming the sample.
+    expect(() => checkSampleTypes({ data: bad }, { finite: true })).toThrow(
+      expect.objectContaining({ field: 'data[7]' }),
+    );
     expect(validateJobParameters({ flags: ['wavelet'], freqs: [0.1] }, 64, ctx).wavelet).toBe(true);
   });
 

@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkFiniteSamples } from '../../../src/engine/finite-samples.js';
+import type { JobSpec } from '../../../src/engine/types.js';
 import { validateJob } from '../../../src/engine/validate.js';
 import { checkConnection, redactRedisUrl } from '../../../src/queue/connection.js';
 import { Redis } from 'ioredis';
@@ -107,33 +109,37 @@ describe('connection options, URLs and samples refused before any Redis', () => 
     );
   });
 
-  it('non-finite samples are refused the same way by validateJob (the engine) and JobQueue.submit', async () => {
+  it('JobQueue.submit refuses non-finite samples at its door, naming the first (validateJob leaves them to the GPU)', async () => {
     const stages = { stages: new Set<string>() };
-    const f64 = Float64Array.from({ length: 64 }, (_, i) => (i === 3 ? Number.NaN : i));
-    expect(() => validateJob({ data: f64, flags: ['stft'] }, stages)).toThrow(
-      /data\[3\]: is NaN: samples must be finite/,
-    );
-    const f32 = new Float32Array(64);
+    const f64 = Float64Array.from({ length: 64 }, (_, i) => (i === 3 || i === 9 ? Number.NaN : i));
+    // The engine's validation no longer scans: its lanes find the sample on the GPU.
+    expect(validateJob({ data: f64, flags: ['stft'] }, stages).data).toBe(f64);
+    const f32 = new Float32Array(64).fill(0.5);
     f32[10] = Number.NEGATIVE_INFINITY;
-    expect(() => validateJob({ data: f32, flags: ['stft'] }, stages)).toThrow(/data\[10\]: is -Infinity/);
-    const f16 = new Uint16Array(64);
+    const f16 = new Uint16Array(64).fill(0x3c00);
     f16[5] = 0x7e00;
-    expect(() => validateJob({ data: f16, dtype: 'f16', flags: ['stft'] }, stages)).toThrow(
-      /data\[5\]: is a non-finite f16/,
-    );
-    const bf16 = new Uint16Array(64);
-    bf16[7] = 0x7f80;
-    expect(() => validateJob({ data: bf16, dtype: 'bf16', flags: ['stft'] }, stages)).toThrow(
-      /data\[7\]: is a non-finite bf16/,
-    );
-    // i16 samples are always finite; finite floats pass.
-    expect(() => validateJob({ data: new Int16Array(64).fill(-32768), flags: ['stft'] }, stages)).not.toThrow();
+    const bf16 = new Uint16Array(64).fill(0x3f80);
+    bf16[63] = 0x7f80;
     const queue = new JobQueue({ connection: 'redis://127.0.0.1:1', name: 'finite' });
     try {
-      await expect(queue.submit({ data: f64, flags: ['stft'] })).rejects.toMatchObject({
-        name: 'JobValidationError',
-        message: expect.stringMatching(/data\[3\]: is NaN/),
-      });
+      const cases: [JobSpec, RegExp][] = [
+        [{ data: f64, flags: ['stft'] }, /data\[3\]: is NaN: samples must be finite/],
+        [{ data: f32, flags: ['stft'] }, /data\[10\]: is -Infinity/],
+        [{ data: f16, dtype: 'f16', flags: ['stft'] }, /data\[5\]: is a non-finite f16/],
+        [{ data: bf16, dtype: 'bf16', flags: ['stft'] }, /data\[63\]: is a non-finite bf16/],
+        // The workers compute in f32 (the queue's default precision): 1e300 is infinite there.
+        [
+          { data: Float64Array.of(...Array.from({ length: 63 }, () => 1), 1e300), flags: ['stft'] },
+          /data\[63\]: is 1e\+300, infinite in f32/,
+        ],
+      ];
+      for (const [spec, message] of cases)
+        await expect(queue.submit(spec)).rejects.toMatchObject({
+          name: 'JobValidationError',
+          message: expect.stringMatching(message),
+        });
+      // i16 samples are always finite.
+      expect(() => checkFiniteSamples(new Int16Array(64).fill(-32768), 'i16')).not.toThrow();
     } finally {
       await queue.close();
     }

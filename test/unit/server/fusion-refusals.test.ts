@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineFullError, JobError, JobValidationError } from '../../../src/engine/errors.js';
-import type { Job, JobResult, JobSpec } from '../../../src/engine/types.js';
-import { validateJob } from '../../../src/engine/validate.js';
+import type { Job, JobSpec } from '../../../src/engine/types.js';
 import { JobFuser } from '../../../src/server/fusion/job-fuser.js';
 import { FakeEngine } from './fake-engine.js';
 import { series, stftCycles, payload, alone, fuser, closeFusers } from './fusion-fixture.js';
@@ -23,28 +22,51 @@ describe('JobFuser: refusals and failures, per request', () => {
     results.forEach((r, i) => expect(payload(r)).toEqual(alone(good[i]!)));
   }, 10_000);
 
-  it('a NaN sample is found by the engine in the stack; each request then goes alone and only the bad one is refused', async () => {
-    /** Checks every job as the real engine does (validateJob: parameters and every sample). */
-    class ValidatingEngine extends FakeEngine {
-      override submit(spec: JobSpec): Job;
-      override submit(spec: JobSpec, options: { wait: true; signal?: AbortSignal }): Promise<Job>;
-      override submit(spec: JobSpec, options?: { wait: true; signal?: AbortSignal }): Job | Promise<Job> {
-        validateJob(spec, { stages: new Set() });
-        return options === undefined ? super.submit(spec) : super.submit(spec, options);
-      }
-    }
-    const engine = new ValidatingEngine({ perSeries: true });
+  it('a request with a NaN or an infinity is refused alone at submit, naming its sample; the others of its window are fused and answered', async () => {
+    const engine = new FakeEngine({ perSeries: true });
     const f = fuser(engine);
     const bad = series(2, 16, 2);
-    bad[21] = Number.NaN;
-    const specs = [stftCycles(series(1, 16, 1), 1), stftCycles(bad, 2), stftCycles(series(1, 16, 3), 1)];
-    const jobs = specs.map((s) => f.submit(s));
-    const [first, refused, last] = await Promise.allSettled(jobs.map((j) => j.result));
-    expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(JobValidationError);
-    expect((refused as PromiseRejectedResult).reason.message).toMatch(/data\[21\]: is NaN/);
-    expect(payload((first as PromiseFulfilledResult<JobResult>).value)).toEqual(alone(specs[0]!));
-    expect(payload((last as PromiseFulfilledResult<JobResult>).value)).toEqual(alone(specs[2]!));
-    expect(engine.submitted.map((s) => s.batch)).toEqual([1, 1]);
+    const at = 1 + Math.floor(Math.random() * 30);
+    bad[at] = Number.NaN;
+    bad[31] = Number.POSITIVE_INFINITY;
+    const specs = [stftCycles(series(1, 16, 1), 1), stftCycles(series(1, 16, 3), 1)];
+    const first = f.submit(specs[0]!);
+    let refusal: unknown;
+    try {
+      f.submit(stftCycles(bad, 2));
+    } catch (e) {
+      refusal = e;
+    }
+    expect(refusal).toBeInstanceOf(JobValidationError);
+    expect((refusal as JobValidationError).field).toBe(`data[${at}]`);
+    expect((refusal as Error).message).toMatch(/is NaN: samples must be finite/);
+    const last = f.submit(specs[1]!);
+    expect(f.waiting).toBe(2);
+    const results = await Promise.all([first.result, last.result]);
+    // One fused job of the two good requests: the bad one's series never reached the engine.
+    expect(engine.submitted.map((s) => s.batch)).toEqual([2]);
+    expect(Array.from(engine.submitted[0]!.data)).toEqual([...specs[0]!.data, ...specs[1]!.data]);
+    results.forEach((r, i) => expect(payload(r)).toEqual(alone(specs[i]!)));
+    // f16 bits too: an exponent of all ones.
+    const half = new Uint16Array(16).fill(0x3c00);
+    half[0] = 0xfc00;
+    expect(() => f.submit({ data: half, dtype: 'f16', flags: ['stft'] })).toThrow(/data\[0\]: is a non-finite f16/);
+    // f64 samples beyond the f32 range, for this f32 engine.
+    const wide = Float64Array.from(series(1, 16, 4));
+    wide[6] = 1e300;
+    expect(() => f.submit(stftCycles(wide as unknown as Float32Array, 1))).toThrow(
+      /data\[6\]: is 1e\+300, infinite in f32/,
+    );
+  }, 10_000);
+
+  it('samplesChecked: the caller scanned the samples (the server readJob), the fuser does not scan again', async () => {
+    const engine = new FakeEngine({ perSeries: true });
+    const f = fuser(engine, { samplesChecked: true });
+    const bad = series(1, 16, 2);
+    bad[3] = Number.NaN;
+    const job = f.submit(stftCycles(bad, 1));
+    await job.result;
+    expect(engine.submitted).toHaveLength(1);
   }, 10_000);
 
   it('a fused job that fails answers each of its requests with the same error', async () => {

@@ -8,20 +8,18 @@ import {
   STFT_DEFAULTS,
   bandBins,
   boundaryCode,
-  checkCOLA,
   checkDetrend,
   checkFs,
-  checkNOLA,
   detrendCode,
   fftFrequencies,
   isDoubledBin,
-  istftGeometry,
   psdScale,
   rfftFrequencies,
   spectralGeometry,
   spectralTimes,
   stftScale,
 } from '../../../src/signal/geometry.js';
+import { checkCOLA, checkNOLA, istftGeometry } from '../../../src/signal/inverse-geometry.js';
 
 describe('COLA and NOLA against scipy', { timeout: 5_000 }, () => {
   it('check_COLA measures from the median of the sorted sums (odd and even counts)', () => {

@@ -3,11 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   bandBins,
-  checkCOLA,
-  checkNOLA,
   fftFrequencies,
-  istftGeometry,
-  NolaError,
   psdScale,
   rfftFrequencies,
   SPECTROGRAM_DEFAULTS,
@@ -19,6 +15,7 @@ import {
   WELCH_DEFAULTS,
   type SpectralOptions,
 } from '../../../src/signal/geometry.js';
+import { checkCOLA, checkNOLA, istftGeometry, NolaError } from '../../../src/signal/inverse-geometry.js';
 import type { WindowSpec } from '../../../src/signal/window.js';
 
 interface ScipyCase {

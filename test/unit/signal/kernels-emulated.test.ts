@@ -8,7 +8,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   detrendCode,
-  istftGeometry,
   psdScale,
   SPECTROGRAM_DEFAULTS,
   spectralGeometry,
@@ -16,6 +15,7 @@ import {
   WELCH_DEFAULTS,
   type SpectralGeometry,
 } from '../../../src/signal/geometry.js';
+import { istftGeometry } from '../../../src/signal/inverse-geometry.js';
 import { stftGeometry, type StftOptions } from '../../../src/signal/stft.js';
 import { cwtReference, bandMembers, morletGeometry } from '../../../src/signal/morlet.js';
 import { getWindow } from '../../../src/signal/window.js';

@@ -46,7 +46,7 @@ describe('frequency helpers refuse a sampling rate or length that is not one', (
 describe('boolean options are booleans (a string "no" read as true)', () => {
   it('getWindow sym, istftGeometry inputOnesided and boundary', async () => {
     const { getWindow } = await import('../../../src/signal/window.js');
-    const { istftGeometry } = await import('../../../src/signal/geometry.js');
+    const { istftGeometry } = await import('../../../src/signal/inverse-geometry.js');
     expect(() => getWindow('hann', 8, { sym: 'yes' as never })).toThrow(/^getWindow: sym must be a boolean, got "yes"/);
     expect(() => getWindow('hann', 1, { sym: 1 as never })).toThrow(/sym must be a boolean/);
     expect(() => istftGeometry(33, 4, { inputOnesided: 'no' as never })).toThrow(

@@ -13,7 +13,7 @@ export function emulatedKernels(): { so: string; reason: string } {
   return emu;
 }
 
-type Host = Float32Array | Float64Array | Int32Array | Uint8Array;
+type Host = Float32Array | Float64Array | Int32Array | Int16Array | Int8Array | Uint8Array;
 const COMPONENTS: Record<string, number> = { c64: 2, c128: 2 };
 let nextAddress = 1 << 20;
 
@@ -31,6 +31,10 @@ function hostFor(dtype: string, length: number): Host {
       return new Float64Array(n).fill(Number.NaN);
     case 'i32':
       return new Int32Array(n);
+    case 'i16':
+      return new Int16Array(n);
+    case 'i8':
+      return new Int8Array(n);
     default:
       return new Uint8Array(n);
   }
@@ -47,10 +51,20 @@ export class FakeDeviceBuffer {
     readonly dtype: string,
     readonly length: number,
     readonly label: string,
+    shared?: Host,
   ) {
-    this.host = hostFor(dtype, length);
+    this.host = shared ?? hostFor(dtype, length);
     this.address = nextAddress;
     nextAddress += length * 16 + 4096;
+  }
+  /** DeviceBuffer.view: elements offset..offset+length sharing this buffer's host array. */
+  view(offset: number, length = this.length - offset): FakeDeviceBuffer {
+    this.checkAlive();
+    if (offset < 0 || length < 1 || offset + length > this.length)
+      throw new RangeError(`fake view [${offset}, ${offset + length}) is outside "${this.label}" (${this.length})`);
+    const c = COMPONENTS[this.dtype] ?? 1;
+    const host = this.host.subarray(offset * c, (offset + length) * c);
+    return new FakeDeviceBuffer(this.dtype, length, `${this.label}[${offset}:${offset + length}]`, host);
   }
   static alloc(dtype: string, length: number, d: { label?: string } = {}): FakeDeviceBuffer {
     FakeDeviceBuffer.allocations++;

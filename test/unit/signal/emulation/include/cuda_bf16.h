@@ -21,3 +21,4 @@ inline __nv_bfloat16 __float2bfloat16_rn(float x) {
   return b;
 }
 inline __nv_bfloat16 __double2bfloat16(double x) { return __float2bfloat16_rn((float)x); }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }

@@ -25,3 +25,4 @@ inline __half __double2half(double x) {
   return h;
 }
 inline __half __float2half_rn(float x) { return __double2half((double)x); }
+inline unsigned short __half_as_ushort(__half h) { return h.bits; }

@@ -3,6 +3,7 @@
 // kernel's grid-stride loops then cover all work, and block reductions reduce one value.
 #pragma once
 #include <cmath>
+#include <cstring>
 struct uint3 { unsigned x, y, z; };
 extern "C" { extern uint3 threadIdx, blockIdx, blockDim, gridDim; }
 struct float2 { float x, y; };
@@ -13,6 +14,9 @@ struct double2 { double x, y; };
 #define __shared__ static
 #define __syncthreads() ((void)0)
 inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
+inline unsigned long long atomicMin(unsigned long long* a, unsigned long long v) { unsigned long long o = *a; if (v < o) *a = v; return o; }
+inline unsigned __float_as_uint(float v) { unsigned u; std::memcpy(&u, &v, 4); return u; }
+inline long long __double_as_longlong(double v) { long long u; std::memcpy(&u, &v, 8); return u; }
 inline void sincospi(double x, double* s, double* c) { *s = std::sin(M_PI * x); *c = std::cos(M_PI * x); }
 using std::sqrt;
 using std::exp;

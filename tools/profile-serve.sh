@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# A CPU profile of `tscuda serve`'s worker under one serve bench row, on a GPU host:
+#   tools/profile-serve.sh [small|throughput] [concurrency] [seconds] [workers]
+# Writes the .cpuprofile files (primary and workers) and a self-time summary to $OUT/profile.
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT/profile"
+mix=${1:-throughput}; c=${2:-16}; s=${3:-8}; w=${4:-1}
+port=$((18000 + RANDOM % 1000))
+node --cpu-prof --cpu-prof-dir="$OUT/profile" --import tsx src/cli/main.ts serve --workers "$w" --port "$port" > "$OUT/profile/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 120); do curl -sf "http://127.0.0.1:$port/v2/health/ready" > /dev/null && break; sleep 0.5; done
+tsx bench/serve/profile-drive.ts "http://127.0.0.1:$port" "$mix" "$c" 2 > /dev/null # warm-up
+tsx bench/serve/profile-drive.ts "http://127.0.0.1:$port" "$mix" "$c" "$s" | tee "$OUT/profile/drive.json"
+kill -TERM "$pid"; wait "$pid"
+for f in "$OUT"/profile/*.cpuprofile; do echo "== $(basename "$f")"; node tools/cpuprofile-top.mjs "$f" 25; done > "$OUT/profile/summary.txt"
+cat "$OUT/profile/summary.txt" | head -120
