@@ -1,8 +1,8 @@
 /**
- * The one replacement of the runtime behind src/signal for the orchestration tests
- * (*-orchestration.test.ts, orchestration-emulated-*.test.ts, complex-emulated.test.ts): device buffers, cuFFT plans and events become
- * the CPU stand-ins of fake-runtime.ts, and the signal and filter kernels are signal.cu compiled by
- * g++. Import this module first in such a test file (`import './emulation/emulate-runtime.js';`):
+ * The one replacement of the runtime behind src/signal for the emulated orchestration tests
+ * (*-orchestration.test.ts, orchestration-emulated-*.test.ts, complex-emulated.test.ts): device
+ * buffers, cuFFT plans and events become the CPU stand-ins of fake-runtime.ts, and the signal and
+ * filter kernels are signal.cu compiled by g++. Import this module first in such a test file (`import './emulation/emulate-runtime.js';`):
  * the mocks are registered as it loads, before any module that imports the runtime.
  */
 import { vi } from 'vitest';
