@@ -48,6 +48,9 @@ const ISSUE_NAMES = [
   'signal_resample_poly_ms',
   'signal_resample_poly_hbm_fraction',
   'signal_hilbert_ms',
+  // issue 41: two-sided spectrograms of complex IQ (bench/signal-ops/rows/iq-spectrogram.ts)
+  'signal_iq_spectrogram_ms',
+  'signal_iq16_spectrogram_ms',
 ];
 
 /** bench/native/bench.cu's kMetrics table. */
@@ -137,8 +140,10 @@ describe('metric catalogue', () => {
       'signal_sosfilt_ms',
       'signal_resample_poly_ms',
       'signal_hilbert_ms',
+      'signal_iq_spectrogram_ms',
+      'signal_iq16_spectrogram_ms',
     ]);
-    expect(selectMetrics(/^signal_/)).toHaveLength(5);
+    expect(selectMetrics(/^signal_/)).toHaveLength(7);
     expect(selectMetrics(/^signal_resample_poly/).map((m) => m.name)).toEqual([
       'signal_resample_poly_ms',
       'signal_resample_poly_hbm_fraction',

@@ -223,7 +223,7 @@ describe('16-bit result waves (outputDtype)', () => {
     const s = make({ engine });
     const res = await s.app.inject({
       method: 'POST',
-      url: '/v1/jobs?flags=stft&outputDtype=f16',
+      url: '/v1/jobs?flags=stft&dtype=i16&outputDtype=f16',
       headers: BINARY,
       payload: bytes(randomI16(64)),
     });
