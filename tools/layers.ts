@@ -12,6 +12,10 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { checkFileLengths, MAX_LINES } from './file-sizes.js';
+
+// The length rule has its own file; re-exported because this tool runs it with the others.
+export { checkFileLengths, MAX_LINES };
 
 /** Each layer and the layers it may import besides itself, bottom first. */
 export const LAYERS: Readonly<Record<string, readonly string[]>> = {
@@ -180,32 +184,6 @@ function cycles(graph: Map<string, string[]>): string[][] {
     }
   };
   for (const v of graph.keys()) if (!idx.has(v)) visit(v);
-  return out;
-}
-
-/** The most lines a hand-written source file under src/ may have: one concept per file (CONTRIBUTING.md). */
-export const MAX_LINES = 400;
-
-/** Generated code is exempt from the length rule: it is emitted whole and checked against its generator. */
-function isGenerated(rel: string): boolean {
-  return rel.endsWith('.generated.ts') || rel.includes('/generated/');
-}
-
-/**
- * Hand-written .ts files under `root`/src longer than `limit` lines (generated code and .cu sources
- * aside). There is no allow-list: a file that grows past the limit is split by concept in the same
- * change.
- */
-export function checkFileLengths(root: string, limit = MAX_LINES): LayerViolation[] {
-  const out: LayerViolation[] = [];
-  for (const file of listTs(join(root, 'src'))) {
-    const rel = relative(root, file).split(sep).join('/');
-    if (isGenerated(rel)) continue;
-    const text = readFileSync(file, 'utf8');
-    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-    if (lines > limit)
-      out.push({ rule: 'length', message: `${rel} has ${lines} lines (at most ${limit}): split it by concept` });
-  }
   return out;
 }
 

@@ -8,7 +8,7 @@ metrics to that peer's column):
   cwt_job_gsamples_per_s            the Morlet CWT job, band-reduced on the GPU
   stft_job_i16_gsamples_per_s       the STFT job with int16 in, float16 filtered wave out (stft_job16.py)
 
-The job (the constants below must stay equal to bench/tscuda/engine.ts):
+The job (the constants below must stay equal to bench/tscuda/engine-jobs.ts):
   STFT job: B = 64 series x N = 65536 float32 samples at fs = 1000 Hz; per series: linear
   detrend -> periodic Hann window -> rFFT -> pass band [20, 200] Hz -> irFFT (the filtered wave,
   back to the host), |X| / N of the first 256 bins (preview, back), the power in 4 bands

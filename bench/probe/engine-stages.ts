@@ -26,7 +26,7 @@ import {
   type RealBuffer,
 } from '../../src/signal/index.js';
 import { JobEngine } from '../../src/engine/index.js';
-import { BANDS, FS, jobData, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from '../tscuda/engine.js';
+import { BANDS, FS, jobData, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from '../tscuda/engine-jobs.js';
 
 const B = STFT_B;
 const N = STFT_N;

@@ -10,7 +10,8 @@
  */
 import { createServer } from '../../src/server/index.js';
 import { FakeEngine } from '../../test/unit/server/fake-engine.js';
-import { closedLoopStep, type LoadRequest } from '../serve/load.js';
+import { type LoadRequest } from '../serve/load.js';
+import { closedLoopStep } from '../serve/load-processes.js';
 
 const concurrency = Number(process.argv[2] ?? 16);
 const seconds = Number(process.argv[3] ?? 3);

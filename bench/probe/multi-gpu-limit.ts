@@ -21,16 +21,8 @@ import { measureLinks } from '../../src/cli/commands/link-bound.js'; // private-
 import { JobEngine, type JobSpec } from '../../src/engine/index.js';
 import { Device } from '../../src/runtime/index.js';
 import { summarize } from '../harness/stats.js';
-import {
-  closedLoop,
-  IN_FLIGHT_PER_LANE,
-  jobData,
-  LANE_DEPTH,
-  LANES,
-  pinnedStftSpec,
-  STFT_B,
-  STFT_N,
-} from '../tscuda/engine.js';
+import { closedLoop, IN_FLIGHT_PER_LANE, LANE_DEPTH, LANES } from '../tscuda/engine.js';
+import { jobData, pinnedStftSpec, STFT_B, STFT_N } from '../tscuda/engine-jobs.js';
 import { pinnedI16Spec, quantizeI16 } from '../tscuda/engine-i16.js';
 
 const SELF = fileURLToPath(import.meta.url);

@@ -28,7 +28,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { asciiSignal, closedLoop, closedLoopProcesses, type LoadRequest, type LoopReport } from '../serve/load.js';
+import { asciiSignal, closedLoop, type LoadRequest, type LoopReport } from '../serve/load.js';
+import { closedLoopProcesses } from '../serve/load-processes.js';
 
 const { values } = parseArgs({
   options: {

@@ -29,23 +29,23 @@
  *   tsx bench/queue/main.ts [--fake 2 | --sim 3.4 [--sim-poll spin]] [--clients 6] [--blob-stores 6] [--jobs 2000] [--pairs 3] [--fault-jobs 3000] [--fault-seconds 20] [--kill-every 3] [--concurrency N] [--pin [--pin-cores 2]] [--only-overhead]
  * Writes queue-<gpu>-<yyyymmdd>.{json,md} to $TSCUDA_BENCH_OUT, else bench/results/.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import type { JobEngineLike, JobSpec } from '../../src/engine/index.js';
-import { JobQueue, type QueueJobHandle } from '../../src/queue/index.js';
+import type { JobSpec } from '../../src/engine/index.js';
+import { JobQueue } from '../../src/queue/index.js';
 import { startRedis, type TestRedis } from '../../test/unit/queue/redis-server.js';
 import { yyyymmdd } from '../harness/naming.js';
-import { gpuSlug } from '../report/slug.js';
 import { cpuPerJob, cpuSnapshot, describeCpu, type CpuPerJob } from './cpu.js';
 import { describeCpus, pinProcess, planCpuSets, readTopology, type CpuPlan } from './cpu-sets.js';
 import { latencyP50, mixJob, rates, throughput } from './mix.js';
 import { describeSetup, queueRun, type QueueSetup, type RunResult } from './runs.js';
-import { startWorkerProcess, stopWorkers, type WorkerChild as Child } from './workers.js';
+import { startWorkerProcess, type WorkerChild as Child } from './workers.js';
 import { queueFloorRun, type FloorRunResult } from './floor-run.js';
 import { faultRun, type QueueMetric } from './fault-run.js';
+import { makeBenchEngine } from './engine-choice.js';
+import { writeQueueResults } from './results-files.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { values } = parseArgs({
@@ -89,31 +89,6 @@ const simPoll: 'timer' | 'spin' = simPollOption;
 const JOBS = Number(values.jobs);
 const WINDOW = Number(values.window);
 const started = performance.now();
-
-async function makeEngine(): Promise<{ engine: JobEngineLike; gpu: string; devices: number }> {
-  if (simNs !== undefined) {
-    const { SimEngine } = await import('./sim-engine.js');
-    // Each worker process simulates a GPU of its own, as two GPUs would be.
-    return {
-      engine: new SimEngine({ nsPerSample: simNs, lanes: Number(values.lanes), label: 'in-process', poll: simPoll }),
-      gpu: `cpu-sim-${simNs}ns`,
-      devices: 2,
-    };
-  }
-  if (fakeMs !== undefined) {
-    const { FakeEngine } = await import('../../test/unit/server/fake-engine.js');
-    return { engine: new FakeEngine({ delayMs: fakeMs, maxQueued: 1 << 20 }), gpu: `cpu-fake-${fakeMs}ms`, devices: 1 };
-  }
-  const [{ JobEngine }, { Device }] = await Promise.all([
-    import('../../src/engine/index.js'),
-    import('../../src/runtime/index.js'),
-  ]);
-  return {
-    engine: new JobEngine({ device: 0, lanes: Number(values.lanes), label: 'in-process' }),
-    gpu: Device.get(0).name,
-    devices: Device.count(),
-  };
-}
 
 /** --pin: the CPU sets, and this process (whose children inherit its set) moved onto the rest. */
 function pinPlan(): CpuPlan | undefined {
@@ -174,7 +149,12 @@ const setup: QueueSetup = { clients: Number(values.clients), blobStores };
 // The setup of the runs before --clients and --blob-stores existed, measured beside for comparison.
 const single: QueueSetup = { clients: 1, blobStores: undefined };
 const cpu: Record<string, CpuPerJob> = {};
-const { engine, gpu, devices } = await makeEngine();
+const { engine, gpu, devices } = await makeBenchEngine({
+  simNs,
+  simPoll,
+  fakeMs,
+  lanes: Number(values.lanes),
+});
 const placement = devices >= 2 ? [0, 1] : [0, 0];
 if (devices < 2)
   notes.push(
@@ -390,24 +370,7 @@ const results = {
 };
 const dir = process.env.TSCUDA_BENCH_OUT ?? join(ROOT, 'bench', 'results');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `queue-${gpuSlug(gpu)}-${yyyymmdd(date)}`);
-const fmt = (v: number | null): string => (v === null ? '—' : Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3));
-const md = [
-  `# Queue bench: ${gpu}, ${date.toISOString()}`,
-  '',
-  '| metric | unit | tscuda (queue) | floor (bare BullMQ) | tscuda / floor | in-process | goal | met |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- |',
-  ...metrics.map(
-    (m) =>
-      `| ${m.name} | ${m.unit} | ${fmt(m.tscuda)} | ${fmt(m.floor ?? null)} | ${fmt(m.floorRatio ?? null)} | ${fmt(m.inProcess)} | ${m.goal ?? ''} | ${m.met === undefined ? '' : m.met ? 'yes' : 'no'} |`,
-  ),
-  '',
-  ...notes.map((n) => `- ${n}`),
-  ...metrics.flatMap((m) => m.notes.map((n) => `- ${m.name}: ${n}`)),
-  '',
-];
-writeFileSync(`${base}.json`, JSON.stringify(results, null, 2) + '\n');
-writeFileSync(`${base}.md`, md.join('\n'));
-console.log(md.join('\n'));
+const { base, markdown } = writeQueueResults(dir, gpu, date, results, metrics, notes);
+console.log(markdown);
 console.log(`wrote ${base}.json and .md`);
 process.exit(0);

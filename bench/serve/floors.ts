@@ -9,7 +9,8 @@
 import { spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
-import { closedLoopStep, send, type LoadRequest } from './load.js';
+import { send, type LoadRequest } from './load.js';
+import { closedLoopStep } from './load-processes.js';
 import { stftRequest, type JobMix, type WireTypes } from './mixes.js';
 import { treeCpuMs } from './process-cpu.js';
 import { gauges, scrape, waitReady, type Service } from './services.js';

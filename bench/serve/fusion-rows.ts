@@ -4,7 +4,7 @@
  * (engine jobs per answered request, from the tscuda_fused_job_requests histogram).
  */
 import { DEFAULT_LIMITS } from '../../src/server/index.js';
-import { closedLoopStep } from './load.js';
+import { closedLoopStep } from './load-processes.js';
 import { RPS_MIX, stftRequest } from './mixes.js';
 import { gauges, scrape, startTscuda, waitReady, type Service } from './services.js';
 import type { Settings } from './settings.js';

@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../harness/stats.js';
 import type { LoadSample } from '../../src/server/index.js';
-import { closedLoop, openLoopProcesses, type LoopReport } from './load.js';
+import { closedLoop, type LoopReport } from './load.js';
+import { openLoopProcesses } from './load-processes.js';
 import { RPS_MIX, stftRequest } from './mixes.js';
 import { startTscuda, waitReady } from './services.js';
 

@@ -6,7 +6,8 @@
  */
 import { Agent } from 'node:http';
 import { autocannonStep } from './autocannon-step.js';
-import { closedLoopStep, send, type LoadRequest, type SweepRow } from './load.js';
+import { send, type LoadRequest, type SweepRow } from './load.js';
+import { closedLoopStep } from './load-processes.js';
 import { RPS_MIX, THROUGHPUT_MIX, randomSignal, stftRequest } from './mixes.js';
 import { gauge, scrape, startTscuda, waitReady } from './services.js';
 import type { Settings } from './settings.js';

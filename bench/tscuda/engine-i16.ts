@@ -16,26 +16,18 @@ import { JobEngine } from '../../src/engine/index.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
 import {
-  BANDS,
   closedLoop,
-  FS,
   IN_FLIGHT_PER_LANE,
-  jobData,
   LANE_DEPTH,
   LANES,
-  lend,
   measurePcie,
   part,
-  PASS_BAND,
-  PREVIEW_BINS,
   graphsNote,
   statsNote,
-  STFT_B,
-  STFT_N,
-  stftSpec,
   WINDOW_MS,
   type Results,
 } from './engine.js';
+import { BANDS, FS, jobData, lend, PASS_BAND, PREVIEW_BINS, STFT_B, STFT_N, stftSpec } from './engine-jobs.js';
 import { NotMeasured, type TscudaBenchmark } from './types.js';
 
 /**

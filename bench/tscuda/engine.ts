@@ -13,13 +13,33 @@
  * with float64 CPU references (engine-reference.ts): a wrong engine is "not measured", never fast.
  */
 import { CudaError } from '../../src/ffi/index.js';
-import type { Precision } from '../../src/runtime/index.js';
 import { measureLinks } from '../../src/cli/commands/link-bound.js'; // private-path: the CLI's copy-bound measurement, the bound `tscuda demo` prints
-import type { Band, JobResult, JobSpec } from '../../src/engine/index.js';
+import type { JobResult, JobSpec } from '../../src/engine/index.js';
 import { startLagProbe } from '../harness/lag.js';
 import { summarize } from '../harness/stats.js';
 import { referenceCwtBandPower, referenceCycles, referenceFiltered, relativeL2 } from './engine-reference.js';
 import { DEFAULT_LANE_DEPTH, JobEngine } from '../../src/engine/index.js';
+import {
+  STFT_B,
+  STFT_N,
+  FS,
+  PASS_BAND,
+  BANDS,
+  PREVIEW_BINS,
+  CWT_B,
+  CWT_N,
+  CWT_FREQS,
+  CWT_CYCLES,
+  CWT_FMIN,
+  CWT_FMAX,
+  CWT_BANDS,
+  cwtFrequencies,
+  jobData,
+  stftSpec,
+  cwtSpec,
+  lend,
+  pinnedStftSpec,
+} from './engine-jobs.js';
 import { lagPass } from './pipeline.js';
 import {
   NotMeasured,
@@ -28,31 +48,6 @@ import {
   type TscudaBenchmark,
   type UnmeasuredMetric,
 } from './types.js';
-
-// ---- the jobs: keep equal to bench/peers/stft_job_peer.py ---------------------------------
-export const STFT_B = 64;
-export const STFT_N = 65536;
-export const FS = 1000;
-export const PASS_BAND: Band = [20, 200];
-export const BANDS: readonly Band[] = [
-  [5, 15],
-  [25, 35],
-  [60, 80],
-  [140, 160],
-];
-export const PREVIEW_BINS = 256;
-export const CWT_B = 8;
-export const CWT_N = 65536;
-export const CWT_FREQS = 128;
-export const CWT_CYCLES = 6;
-export const CWT_FMIN = 2;
-export const CWT_FMAX = 400;
-export const CWT_BANDS: readonly Band[] = [
-  [2, 8],
-  [8, 30],
-  [30, 100],
-  [100, 400],
-];
 
 function intFromEnv(name: string, fallback: number, max: number): number {
   const value = process.env[name];
@@ -75,99 +70,6 @@ const MAX_WINDOWS = 8;
 const FILTERED_TOLERANCE = 1e-4;
 const BAND_POWER_TOLERANCE = 1e-3;
 const PCIE_BYTES = 256 * 2 ** 20;
-
-/** CWT centre frequencies: CWT_FREQS log-spaced from CWT_FMIN to CWT_FMAX (numpy.geomspace). */
-export function cwtFrequencies(): number[] {
-  const r = Math.log(CWT_FMAX / CWT_FMIN);
-  return Array.from({ length: CWT_FREQS }, (_, i) => CWT_FMIN * Math.exp((r * i) / (CWT_FREQS - 1)));
-}
-
-/**
- * Series like the peers' (DC, trend, four tones with random phases, Gaussian noise), from a
- * seeded generator so each run is alike; the values differ from the peers' (numpy's generator)
- * but the work does not depend on them.
- */
-export function jobData(batch: number, n: number, seed: number, into?: Float32Array): Float32Array {
-  const out = into ?? new Float32Array(batch * n);
-  let s = seed >>> 0 || 1;
-  const uniform = (): number => {
-    // xorshift32: fast, deterministic, good enough for test signals.
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return (s + 0.5) / 4294967296;
-  };
-  const tones = [
-    [10, 1.0],
-    [30, 0.6],
-    [70, 0.4],
-    [150, 0.3],
-  ] as const;
-  for (let b = 0; b < batch; b++) {
-    const phases = tones.map(() => uniform() * 2 * Math.PI);
-    for (let i = 0; i < n; i++) {
-      const t = i / FS;
-      // Box-Muller: one normal per sample.
-      let v = 0.5 * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
-      v += 3 + 0.002 * i;
-      for (let k = 0; k < tones.length; k++) v += tones[k]![1] * Math.cos(2 * Math.PI * tones[k]![0] * t + phases[k]!);
-      out[b * n + i] = v;
-    }
-  }
-  return out;
-}
-
-export function stftSpec(data: Float32Array): JobSpec {
-  // Band powers back, not the band-limited waves (bands x N more to copy): the job of issue 11.
-  return {
-    data,
-    batch: data.length / STFT_N,
-    fs: FS,
-    flags: ['stft', 'cycles'],
-    detrend: 'linear',
-    window: 'hann',
-    passBand: PASS_BAND,
-    previewBins: PREVIEW_BINS,
-    bands: BANDS,
-    bandWaves: false,
-  };
-}
-
-export function cwtSpec(data: Float32Array, freqs: readonly number[]): JobSpec {
-  return {
-    data,
-    batch: data.length / CWT_N,
-    fs: FS,
-    flags: ['wavelet'],
-    detrend: false,
-    window: 'boxcar',
-    freqs,
-    nCycles: CWT_CYCLES,
-    bands: CWT_BANDS,
-    waveletBands: true,
-  };
-}
-
-/** An engine-lent pinned Float32Array (or Float64Array) of `length`. */
-export function lend(engine: JobEngine, length: number): Float32Array;
-export function lend(engine: JobEngine, length: number, dtype: 'f64'): Float64Array;
-export function lend(engine: JobEngine, length: number, dtype: Precision = 'f32'): Float32Array | Float64Array {
-  return dtype === 'f32' ? engine.hostBuffer('f32', length) : engine.hostBuffer('f64', length);
-}
-
-/** The pinned job: input and every result array lent by the engine (zero-copy both ways). */
-export function pinnedStftSpec(engine: JobEngine, base: Float32Array): JobSpec {
-  const data = lend(engine, STFT_B * STFT_N);
-  data.set(base);
-  const into = {
-    filtered: lend(engine, STFT_B * STFT_N),
-    spectrum: lend(engine, STFT_B * PREVIEW_BINS),
-    bandPowers: lend(engine, STFT_B * BANDS.length, 'f64'),
-  };
-  return { ...stftSpec(data), into };
-}
 
 /**
  * Pinned H2D and D2H GB/s of the bench's device, each alone and both at once (each way), from the

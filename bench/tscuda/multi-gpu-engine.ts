@@ -18,19 +18,8 @@ import { measureLinks, type LinkBounds } from '../../src/cli/commands/link-bound
 import { JobEngine } from '../../src/engine/index.js';
 import { Device } from '../../src/runtime/index.js';
 import { summarize, type PassSummary } from '../harness/stats.js';
-import {
-  checkStft,
-  closedLoop,
-  graphsNote,
-  IN_FLIGHT_PER_LANE,
-  jobData,
-  LANE_DEPTH,
-  LANES,
-  pinnedStftSpec,
-  STFT_B,
-  STFT_N,
-  WINDOW_MS,
-} from './engine.js';
+import { checkStft, closedLoop, graphsNote, IN_FLIGHT_PER_LANE, LANE_DEPTH, LANES, WINDOW_MS } from './engine.js';
+import { jobData, pinnedStftSpec, STFT_B, STFT_N } from './engine-jobs.js';
 
 /** Timed windows per engine (after one warm-up window), as the one-GPU metric's maximum. */
 const WINDOWS = 8;

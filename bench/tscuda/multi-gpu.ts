@@ -21,19 +21,19 @@
  * NCCL_NVLS_ENABLE=0 is set in this process and every rank it starts.
  */
 import { execa } from 'execa';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { disableNvlinkMulticast } from '../../src/ffi/index.js';
 import { Communicator, generateUniqueId, NcclUniqueId } from '../../src/orchestration/index.js';
-import { Device, Event, DeviceBuffer, Stream } from '../../src/runtime/index.js';
+import { Device, DeviceBuffer, Stream } from '../../src/runtime/index.js';
 import '../../src/runtime/index.js';
 import { commitOf, describeEnvironment } from '../harness/environment.js';
 import type { BenchRun } from '../harness/merge.js';
-import { findNvcc } from '../harness/native.js';
+import { cPeerCopy } from './multi-gpu-c-peer.js';
 import { measureStftMultiGpu, type MultiGpuStft } from './multi-gpu-engine.js';
+import { median, summarize, timeOnStream, type Metric } from './multi-gpu-measure.js';
 import { metricRecord, peerStatuses, writeMultiGpuRun } from './multi-gpu-results.js';
 
 disableNvlinkMulticast();
@@ -54,27 +54,6 @@ const { values: opts } = parseArgs({
 const BYTES = Number(opts.bytes);
 const REPS = Number(opts.reps);
 const ITERS = Number(opts.iters);
-
-type Metric = { median: number; spread: number; samples: number[]; note?: string } | { notMeasured: string };
-
-function summarize(samples: number[], note?: string): Metric {
-  const s = [...samples].sort((a, b) => a - b);
-  const m = s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  return { median: m, spread: m ? (s[s.length - 1]! - s[0]!) / m : 0, samples, ...(note ? { note } : {}) };
-}
-
-const median = (m: Metric | undefined): number | undefined => (m && 'median' in m ? m.median : undefined);
-
-/** Milliseconds between two timing events around `iters` calls of `enqueue` on `stream`. */
-async function timeOnStream(stream: Stream, iters: number, enqueue: () => void): Promise<number> {
-  using start = new Event({ context: stream.context, timing: true });
-  using end = new Event({ context: stream.context, timing: true });
-  start.record(stream);
-  for (let i = 0; i < iters; i++) enqueue();
-  end.record(stream);
-  await end.done();
-  return end.elapsedSince(start);
-}
 
 // ---- one NCCL rank (a child process) ------------------------------------------------------
 
@@ -125,63 +104,6 @@ async function topology(): Promise<string[]> {
     for (let b = 0; b < count; b++)
       if (a !== b) lines.push(`cuDeviceCanAccessPeer(${a} -> ${b}) = ${Device.get(a).canAccessPeer(b) ? 1 : 0}`);
   return lines;
-}
-
-const C_SOURCE = String.raw`
-#include <cuda.h>
-#include <stdio.h>
-#include <stdlib.h>
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char* s_ = "?"; cuGetErrorName(r_, &s_); fprintf(stderr, "%s failed: %s\n", #x, s_); return 1; } } while (0)
-static int enable(CUcontext self, CUcontext peer) {
-  CK(cuCtxSetCurrent(self));
-  CUresult r = cuCtxEnablePeerAccess(peer, 0);
-  if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) CK(r);
-  return 0;
-}
-int main(int argc, char** argv) {
-  size_t bytes = strtoull(argv[1], 0, 10); int reps = atoi(argv[2]), iters = atoi(argv[3]);
-  CUdevice d0, d1; CUcontext c0, c1; int can01 = 0, can10 = 0;
-  CK(cuInit(0)); CK(cuDeviceGet(&d0, 0)); CK(cuDeviceGet(&d1, 1));
-  CK(cuDevicePrimaryCtxRetain(&c0, d0)); CK(cuDevicePrimaryCtxRetain(&c1, d1));
-  CK(cuDeviceCanAccessPeer(&can01, d0, d1)); CK(cuDeviceCanAccessPeer(&can10, d1, d0));
-  if (can01 && enable(c0, c1)) return 1;
-  if (can10 && enable(c1, c0)) return 1;
-  CUdeviceptr src, dst; CUstream s; CUevent a, b;
-  CK(cuCtxSetCurrent(c0)); CK(cuMemAlloc(&src, bytes)); CK(cuMemsetD8(src, 1, bytes));
-  CK(cuCtxSetCurrent(c1)); CK(cuMemAlloc(&dst, bytes));
-  CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING)); CK(cuEventCreate(&a, 0)); CK(cuEventCreate(&b, 0));
-  for (int i = 0; i < 3; i++) CK(cuMemcpyPeerAsync(dst, c1, src, c0, bytes, s));
-  CK(cuStreamSynchronize(s));
-  printf("{\"samples\":[");
-  for (int r = 0; r < reps; r++) {
-    float ms = 0;
-    CK(cuEventRecord(a, s));
-    for (int i = 0; i < iters; i++) CK(cuMemcpyPeerAsync(dst, c1, src, c0, bytes, s));
-    CK(cuEventRecord(b, s)); CK(cuEventSynchronize(b)); CK(cuEventElapsedTime(&ms, a, b));
-    printf("%s%.6f", r ? "," : "", (double)bytes * iters / (ms / 1e3) / 1e9);
-  }
-  printf("]}\n");
-  return 0;
-}
-`;
-
-async function cPeerCopy(): Promise<Metric> {
-  const nvcc = findNvcc();
-  if (!nvcc) return { notMeasured: 'nvcc not found to build the C cuMemcpyPeerAsync baseline' };
-  const dir = join(tmpdir(), `tscuda-multigpu-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'p2p.c'), C_SOURCE);
-  const built = await execa(nvcc, ['-O2', '-o', join(dir, 'p2p'), join(dir, 'p2p.c'), '-lcuda'], { reject: false });
-  if (built.exitCode !== 0) return { notMeasured: `nvcc failed: ${built.stderr.slice(-400)}` };
-  const run = await execa(join(dir, 'p2p'), [String(BYTES), String(REPS), String(ITERS)], {
-    reject: false,
-    timeout: 120_000,
-  });
-  if (run.exitCode !== 0) return { notMeasured: `C baseline failed: ${run.stderr.slice(-400)}` };
-  return summarize(
-    (JSON.parse(run.stdout) as { samples: number[] }).samples,
-    'C: cuMemcpyPeerAsync loop, same size and stream setup',
-  );
 }
 
 async function tscudaPeerCopy(): Promise<Metric> {
@@ -294,7 +216,7 @@ async function main(): Promise<void> {
       stft = { notMeasured: `failed: ${e instanceof Error ? e.message : String(e)}` };
     }
     const p2p = await tscudaPeerCopy();
-    const c = await cPeerCopy();
+    const c = await cPeerCopy(BYTES, REPS, ITERS);
     const allReduce = await tscudaAllReduce();
     torch = await torchPeer();
     metrics = { p2p_copy_gbps: p2p, c_p2p_copy_gbps: c, nccl_allreduce_busbw_gbps: allReduce };

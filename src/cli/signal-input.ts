@@ -13,102 +13,21 @@
  * host: the GPU converts them as it reads them. `samples` (float64) is then made only if asked for.
  */
 import { readFileSync } from 'node:fs';
-import { extname } from 'node:path';
 import wavefile from 'wavefile';
 import type { Precision } from '../runtime/fft/precision.js';
 import { bf16Value, f16Value } from '../runtime/memory/half.js';
+import { parseCsv } from './signal-csv.js';
+import {
+  checkFs,
+  formatOfPath,
+  I16_FULL_SCALE,
+  scaleProblem,
+  SignalInputError,
+  type Raw16Samples,
+  type ReadSignalOptions,
+  type SignalInput,
+} from './signal-format.js';
 import { asEncoded, wavDataWarning, wavEncoding, wavFmt, type WaveFileLike } from './wav-format.js';
-
-/** The input formats, chosen by file extension unless given: raw i16/f16/bf16 are little-endian 16-bit samples. */
-export type SignalFormat = 'wav' | 'f32' | 'f64' | 'csv' | 'i16' | 'f16' | 'bf16';
-
-export const SIGNAL_FORMATS: readonly SignalFormat[] = ['wav', 'f32', 'f64', 'csv', 'i16', 'f16', 'bf16'];
-
-/** The default i16 scale: full scale (32768) to 1, as audio libraries read 16-bit PCM. */
-export const I16_FULL_SCALE = 1 / 32768;
-
-/** 16-bit samples as the file holds them, for the GPU to convert (value = sample * scale; f16/bf16 as raw bits). */
-export interface Raw16Samples {
-  dtype: 'i16' | 'f16' | 'bf16';
-  data: Int16Array | Uint16Array;
-  scale: number;
-}
-
-/** A signal read from a file: one channel of float64 samples and its sampling frequency. */
-export interface SignalInput {
-  /** The samples as float64 (for 16-bit input made on first access, from `raw16`). */
-  samples: Float64Array;
-  /** Samples in the channel. */
-  length: number;
-  /** 16-bit input: the samples as read, not widened (see the module comment). */
-  raw16?: Raw16Samples | undefined;
-  /** Hz: the WAV header's rate, or the `fs` option, or 1 (scipy's default) for raw and CSV. */
-  fs: number;
-  format: SignalFormat;
-  /** Channels in the file (1 for raw and CSV). */
-  channels: number;
-  /** How several channels became one: 'mono', 'mean of 2 channels', 'channel 1 of 2'. */
-  channelNote: string;
-  /** WAV sample encoding as wavefile names it ('16', '24', '32', '32f', '64', '8'); absent otherwise. */
-  encoding?: string | undefined;
-  /** Where fs came from: 'header', 'option' or 'default'. */
-  fsSource: 'header' | 'option' | 'default';
-  /** What was read other than the header says (a truncated WAV), one line each, naming the file. */
-  warnings?: string[] | undefined;
-}
-
-/** Options of `readSignal`. */
-export interface ReadSignalOptions {
-  /** Overrides the extension. */
-  format?: SignalFormat | undefined;
-  /** Sampling frequency in Hz for raw and CSV input; for WAV it must agree with the header or it overrides it (`fsOverride`). */
-  fs?: number | undefined;
-  /** Let `fs` replace a WAV header's rate instead of being an error when they differ. */
-  fsOverride?: boolean | undefined;
-  /** Which channel of a multi-channel WAV (0-based), or 'mean' (default). */
-  channel?: number | 'mean' | undefined;
-  /** CSV: the column, by 0-based index or header name; default the first numeric column. */
-  column?: number | string | undefined;
-  /** i16 samples (16-bit PCM WAV, raw .i16): the value of one step (default 1/32768, full scale to 1); f16/bf16: a factor (default 1). */
-  scale?: number | undefined;
-}
-
-/**
- * The formats each format-specific option of `readSignal` applies to: any other format ignores it,
- * so the CLI refuses it there. `what` names those formats for a message.
- */
-export const FORMAT_SPECIFIC_OPTIONS = {
-  channel: { formats: ['wav'], what: 'WAV input' },
-  column: { formats: ['csv'], what: 'CSV input' },
-  scale: { formats: ['wav', 'i16', 'f16', 'bf16'], what: '16-bit input (16-bit PCM WAV, .i16, .f16, .bf16)' },
-} as const satisfies Record<string, { formats: readonly SignalFormat[]; what: string }>;
-
-/** Why `scale` cannot scale 16-bit samples, or undefined: any finite non-zero number can (a negative one flips the sign). */
-export function scaleProblem(scale: number): string | undefined {
-  return Number.isFinite(scale) && scale !== 0 ? undefined : 'must be a finite non-zero number';
-}
-
-/** The file cannot be read as a signal: the message names the file and what is wrong. */
-export class SignalInputError extends Error {
-  override readonly name = 'SignalInputError';
-}
-
-/** The format for a file name, by its extension (case-insensitive). */
-export function formatOfPath(path: string): SignalFormat {
-  const ext = extname(path).toLowerCase().replace(/^\./, '');
-  if (ext === 'wav' || ext === 'wave') return 'wav';
-  if (ext === 'f32' || ext === 'f64' || ext === 'csv' || ext === 'i16' || ext === 'f16' || ext === 'bf16') return ext;
-  if (ext === 's16') return 'i16';
-  if (ext === 'txt' || ext === 'tsv') return 'csv';
-  throw new SignalInputError(
-    `${path}: unknown extension "${extname(path) || '(none)'}"; expected .wav, .f32, .f64, .i16, .f16, .bf16 or .csv (or pass --format)`,
-  );
-}
-
-function checkFs(fs: number | undefined, what: string): void {
-  if (fs !== undefined && !(Number.isFinite(fs) && fs > 0))
-    throw new SignalInputError(`${what}: fs must be a positive number, got ${fs}`);
-}
 
 /** Reads and decodes `path`. */
 export function readSignal(path: string, options: ReadSignalOptions = {}): SignalInput {
@@ -359,99 +278,6 @@ export function decodeRaw(
     format,
     channels: 1,
     channelNote: 'mono',
-    fsSource: options.fs === undefined ? 'default' : 'option',
-  };
-}
-
-function splitRow(line: string, delimiter: string): string[] {
-  return line.split(delimiter).map((c) =>
-    c
-      .trim()
-      .replace(/^"(.*)"$/, '$1')
-      .trim(),
-  );
-}
-
-function detectDelimiter(line: string): string {
-  for (const d of [',', ';', '\t']) if (line.includes(d)) return d;
-  return /\s/.test(line.trim()) ? ' ' : ',';
-}
-
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-function isNumber(cell: string): boolean {
-  return NUMBER.test(cell);
-}
-
-/**
- * Parses CSV text: an optional header row, then one number per row in the chosen column
- * (comma, semicolon, tab or whitespace separated; '#' lines and blank lines skipped). The
- * column is `options.column` (index or header name), else the first column whose first data
- * cell is a number. A non-numeric cell is an error naming its line.
- */
-export function parseCsv(text: string, options: ReadSignalOptions = {}, name = 'input'): SignalInput {
-  checkFs(options.fs, name);
-  const lines = text.split(/\r?\n/);
-  const rows: { line: number; text: string }[] = [];
-  lines.forEach((l, i) => {
-    const t = l.trim();
-    if (t !== '' && !t.startsWith('#')) rows.push({ line: i + 1, text: t });
-  });
-  if (rows.length === 0) throw new SignalInputError(`${name}: no data rows`);
-  const delimiter = detectDelimiter(rows[0]!.text);
-  const split = (s: string): string[] => (delimiter === ' ' ? s.split(/\s+/) : splitRow(s, delimiter));
-  const first = split(rows[0]!.text);
-  const hasHeader = !first.some(isNumber);
-  const header = hasHeader ? first : undefined;
-  const data = hasHeader ? rows.slice(1) : rows;
-  if (data.length === 0) throw new SignalInputError(`${name}: a header row but no data rows`);
-
-  let column: number;
-  if (typeof options.column === 'string') {
-    if (!header)
-      throw new SignalInputError(
-        `${name}: column "${options.column}" asked for by name, but the file has no header row`,
-      );
-    column = header.indexOf(options.column);
-    if (column < 0)
-      throw new SignalInputError(
-        `${name}: no column named "${options.column}"; the columns are ${header.map((h) => `"${h}"`).join(', ')}`,
-      );
-  } else if (typeof options.column === 'number') {
-    column = options.column;
-    const width = split(data[0]!.text).length;
-    if (!Number.isInteger(column) || column < 0 || column >= width)
-      throw new SignalInputError(
-        `${name}: column ${options.column} does not exist; line ${data[0]!.line} has columns 0..${width - 1}`,
-      );
-  } else {
-    column = split(data[0]!.text).findIndex(isNumber);
-    if (column < 0) throw new SignalInputError(`${name}: line ${data[0]!.line} has no numeric column`);
-  }
-
-  const samples = new Float64Array(data.length);
-  for (let i = 0; i < data.length; i++) {
-    const { line, text: rowText } = data[i]!;
-    const cell = split(rowText)[column];
-    if (cell === undefined || cell === '')
-      throw new SignalInputError(`${name}: line ${line} has no value in column ${column}`);
-    if (!isNumber(cell))
-      throw new SignalInputError(`${name}: line ${line}, column ${column}: "${cell}" is not a number`);
-    samples[i] = Number(cell);
-    // 1e999 is spelt like a number but is Infinity: refused as the raw formats refuse non-finite samples.
-    if (!Number.isFinite(samples[i]))
-      throw new SignalInputError(
-        `${name}: line ${line}, column ${column}: "${cell}" is not finite; samples must be finite`,
-      );
-  }
-  const label = header ? `column "${header[column]}"` : `column ${column}`;
-  return {
-    samples,
-    length: samples.length,
-    fs: options.fs ?? 1,
-    format: 'csv',
-    channels: 1,
-    channelNote: label,
     fsSource: options.fs === undefined ? 'default' : 'option',
   };
 }

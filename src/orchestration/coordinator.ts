@@ -1,20 +1,15 @@
-import { checkTimeoutMs } from '../runtime/timeout.js';
 import type { CaptureMode, Graph } from '../runtime/graph.js';
 import type { OperationKind } from '../report/timeline.js';
-import { describeValue, expectResource, Resource } from '../runtime/resource.js';
-import { knownKeys, shownValue } from '../runtime/value-checks.js';
-import { Stream } from '../runtime/stream.js';
+import { describeValue, Resource } from '../runtime/resource.js';
+import { shownValue } from '../runtime/value-checks.js';
+import type { Stream } from '../runtime/stream.js';
 import { captureOperations } from './capture-operations.js';
+import { checkDescriptorShape, resolveDescriptor, type CoordinatorDescriptor } from './coordinator-descriptor.js';
 import { addEdge, addEdgeToNew, topologicalOrder } from './dag.js';
 import { DependencyFailedError, OperationError, OperationForgottenError } from './errors.js';
 import { callSafely } from './host-calls.js';
-import {
-  checkSpecFields,
-  Operation,
-  type OperationSpec,
-  type OperationState,
-  type SettledOperation,
-} from './operation.js';
+import { Operation, type OperationSpec, type OperationState, type SettledOperation } from './operation.js';
+import { checkOperationSpec, operationStream } from './operation-stream.js';
 import { onEveryStream } from './parallel.js';
 import { RingQueue } from './ring-queue.js';
 import { OperationScheduler } from './scheduler.js';
@@ -22,38 +17,6 @@ import { SettledLog } from './settled-log.js';
 import type { StreamPool } from './stream-pool.js';
 
 export { MAX_FORGOTTEN_FAILURES, MAX_UNREPORTED } from './settled-log.js';
-
-/** How a Coordinator is made. */
-export interface CoordinatorDescriptor {
-  label?: string | undefined;
-  /**
-   * Settled operations kept for state() / wait() / names (default 4096); older ones are
-   * forgotten oldest first (a failure's outcome is kept longer, see MAX_FORGOTTEN_FAILURES).
-   */
-  retainSettled?: number | undefined;
-  /**
-   * Names identify operations (default true): unique among unsettled ones, usable in `after`,
-   * wait(), state(). false: names are labels only (any may repeat) and operations are
-   * referred to by id, as the AsyncCoordinator does.
-   */
-  uniqueNames?: boolean | undefined;
-  /**
-   * Whether an operation's `stream` may be a stream of the pool's context that is not one of the
-   * pool's (a "guest", tracked by the pool, never handed out). Default false: such a stream is
-   * refused, since it escapes the pool's strategy and barriers. The AsyncCoordinator allows it.
-   */
-  guestStreams?: boolean | undefined;
-}
-
-const DEFAULT_RETAIN = 4096;
-
-/** Every key of CoordinatorDescriptor (the Record makes a new one fail to compile until listed). */
-const DESCRIPTOR_KEYS = Object.keys({
-  label: true,
-  retainSettled: true,
-  uniqueNames: true,
-  guestStreams: true,
-} satisfies Record<keyof CoordinatorDescriptor, true>);
 
 /**
  * Operations on a StreamPool's streams with dependencies across streams: the one
@@ -91,12 +54,7 @@ export class Coordinator extends Resource {
   readonly #nameOf = (id: number): string => this.#ops.get(id)?.name ?? `#${id}`;
 
   constructor(pool: StreamPool, descriptor: CoordinatorDescriptor = {}) {
-    if (typeof descriptor !== 'object' || descriptor === null)
-      throw new TypeError(
-        `Coordinator descriptor must be an object, got ${descriptor === null ? 'null' : typeof descriptor}`,
-      );
-    // A misspelt option (`retain: 10`) silently meant its default.
-    knownKeys(descriptor, DESCRIPTOR_KEYS, 'Coordinator descriptor');
+    checkDescriptorShape(descriptor);
     super('Coordinator', descriptor.label ?? 'coordinator');
     // Checked here: a missing pool would fail only at the first add(), reading 'acquire' of null.
     if (typeof (pool as Partial<StreamPool> | null)?.acquire !== 'function')
@@ -104,16 +62,10 @@ export class Coordinator extends Resource {
         `${this.label}: pool must be a StreamPool, got ${pool === null ? 'null' : typeof pool === 'object' ? 'an object without acquire()' : typeof pool}`,
       );
     this.pool = pool;
-    const retain = descriptor.retainSettled ?? DEFAULT_RETAIN;
-    if (!Number.isSafeInteger(retain) || retain < 0)
-      throw new RangeError(`${this.label}: retainSettled must be an integer >= 0, got ${String(retain)}`);
-    this.#retain = retain;
-    if (descriptor.uniqueNames !== undefined && typeof descriptor.uniqueNames !== 'boolean')
-      throw new TypeError(`${this.label}: uniqueNames must be a boolean, got ${shownValue(descriptor.uniqueNames)}`);
-    this.#uniqueNames = descriptor.uniqueNames ?? true;
-    if (descriptor.guestStreams !== undefined && typeof descriptor.guestStreams !== 'boolean')
-      throw new TypeError(`${this.label}: guestStreams must be a boolean, got ${typeof descriptor.guestStreams}`);
-    this.#guestStreams = descriptor.guestStreams ?? false;
+    const resolved = resolveDescriptor(descriptor, this.label);
+    this.#retain = resolved.retainSettled;
+    this.#uniqueNames = resolved.uniqueNames;
+    this.#guestStreams = resolved.guestStreams;
     this.#scheduler = new OperationScheduler(this.label, pool, (op) => this.#record(op));
   }
 
@@ -180,18 +132,7 @@ export class Coordinator extends Resource {
 
   #make(spec: OperationSpec): Operation {
     this.assertAlive();
-    if (spec === null || typeof spec !== 'object') throw new TypeError(`${this.label}: an operation must be an object`);
-    if (typeof spec.name !== 'string' || spec.name === '')
-      throw new TypeError(`${this.label}: an operation needs a name`);
-    if (typeof spec.run !== 'function')
-      throw new TypeError(`${this.label}: operation "${spec.name}" needs a run function`);
-    checkSpecFields(spec, `${this.label}: operation "${spec.name}"`);
-    if (spec.timeoutMs !== undefined)
-      checkTimeoutMs(spec.timeoutMs, `${this.label}: operation "${spec.name}": timeoutMs`);
-    if (spec.signal !== undefined && !(spec.signal instanceof AbortSignal))
-      throw new TypeError(`${this.label}: operation "${spec.name}": signal must be an AbortSignal`);
-    if (spec.after !== undefined && !Array.isArray(spec.after))
-      throw new TypeError(`${this.label}: operation "${spec.name}": after must be an array of names or ids`);
+    checkOperationSpec(spec, this.label);
     const existing = this.#uniqueNames ? this.#byName.get(spec.name) : undefined;
     if (existing && !existing.isSettled)
       throw new Error(`${this.label}: an operation named "${spec.name}" is already pending`);
@@ -204,27 +145,7 @@ export class Coordinator extends Resource {
         );
       if (d.state !== 'completed' && d.state !== 'captured' && !after.includes(d)) after.push(d);
     }
-    let stream = spec.stream;
-    if (stream === undefined) {
-      const request: {
-        purpose?: OperationSpec['purpose'] | undefined;
-        workload?: OperationSpec['workload'] | undefined;
-      } = {};
-      if (spec.purpose !== undefined) request.purpose = spec.purpose;
-      if (spec.workload !== undefined) request.workload = spec.workload;
-      stream = this.pool.acquire(request);
-    } else if (!this.pool.has(stream)) {
-      // A look-alike object's handle would reach the driver; a stream outside the pool escapes its strategy and barriers.
-      expectResource(stream, Stream, `${this.label}: operation "${spec.name}": stream`);
-      if (stream.context !== this.pool.context)
-        throw new Error(
-          `${this.label}: stream "${stream.label}" of "${spec.name}" belongs to another context than ${this.pool.label}`,
-        );
-      if (!this.#guestStreams)
-        throw new Error(
-          `${this.label}: stream "${stream.label}" of "${spec.name}" is not one of ${this.pool.label}'s streams (${this.pool.streams.map((s) => s.label).join(', ')}); use one of them, or make the coordinator with guestStreams: true`,
-        );
-    }
+    const stream = operationStream(spec, this.pool, this.#guestStreams, this.label);
     const op = new Operation(this.#nextId++, spec, stream);
     op.after.push(...after);
     return op;

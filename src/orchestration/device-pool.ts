@@ -8,17 +8,13 @@ import { Device } from '../runtime/device.js';
 import { describeValue, Resource } from '../runtime/resource.js';
 import type { Stream } from '../runtime/stream.js';
 import type { OperationKind } from '../report/timeline.js';
-import { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
+import { Coordinator } from './coordinator.js';
+import type { CoordinatorDescriptor } from './coordinator-descriptor.js';
 import { checkPlacement, pickDevice, type DevicePlacement } from './device-placement.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import type { Profiler } from './profiler.js';
-import {
-  StreamPool,
-  type PoolSubmitOptions,
-  type SettleListener,
-  type StreamMetrics,
-  type StreamSpec,
-} from './stream-pool.js';
+import type { SettleListener, StreamMetrics } from './pool-member.js';
+import { StreamPool, type PoolSubmitOptions, type StreamSpec } from './stream-pool.js';
 import {
   checkChoice,
   checkStreamSpecs,

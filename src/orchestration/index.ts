@@ -1,11 +1,5 @@
-export {
-  StreamPool,
-  type StreamPoolDescriptor,
-  type StreamMetrics,
-  type StreamSpec,
-  type PoolSubmitOptions,
-  type SettleListener,
-} from './stream-pool.js';
+export { StreamPool, type StreamPoolDescriptor, type StreamSpec, type PoolSubmitOptions } from './stream-pool.js';
+export { type SettleListener, type StreamMetrics } from './pool-member.js';
 export {
   chooseStream,
   recommendStrategy,
@@ -19,7 +13,8 @@ export {
   type WorkloadAssignments,
   type StreamLoad,
 } from './strategy.js';
-export { Coordinator, type CoordinatorDescriptor } from './coordinator.js';
+export { Coordinator } from './coordinator.js';
+export { type CoordinatorDescriptor } from './coordinator-descriptor.js';
 export {
   type OperationSpec,
   type OperationState,

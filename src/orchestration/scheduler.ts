@@ -10,7 +10,8 @@ import { hot } from '../runtime/cuda.js';
 import type { Stream } from '../runtime/stream.js';
 import { abortError, callSafely, guardHostStep, isThenable, toError } from './host-calls.js';
 import type { Operation } from './operation.js';
-import type { SettleListener, StreamPool } from './stream-pool.js';
+import type { SettleListener } from './pool-member.js';
+import type { StreamPool } from './stream-pool.js';
 
 /** Starts, completes and fails a Coordinator's operations. */
 export class OperationScheduler {

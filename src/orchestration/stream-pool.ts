@@ -1,4 +1,12 @@
 import type { CUevent } from '../ffi/generated/types.js';
+import {
+  memberMetrics,
+  newMember,
+  trackWork,
+  type Member,
+  type SettleListener,
+  type StreamMetrics,
+} from './pool-member.js';
 import { checkTimeoutMs } from '../runtime/timeout.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
@@ -25,23 +33,6 @@ import {
   type WorkloadAssignments,
   type WorkloadType,
 } from './strategy.js';
-
-/** Heard by whoever submitted work once it completes (error: the CUDA error it failed with). */
-export type SettleListener = (error: Error | undefined) => void;
-
-/** What the pool measured of one stream's work (submitted through run() / submit()). */
-export interface StreamMetrics {
-  operations: number;
-  transfers: number;
-  kernelLaunches: number;
-  /** Mean time from submission to observed completion, over completed operations. */
-  averageLatencyMs: number;
-  /** Wall time during which the stream had submitted work not yet completed. */
-  busyMs: number;
-  /** Most bytes (of operations given `bytes`) in flight on the stream at once. */
-  peakMemoryBytes: number;
-  outstanding: number;
-}
 
 /** One stream of a pool: made by the pool, or (with `stream`) the caller's, which the pool does not dispose. */
 export interface StreamSpec {
@@ -79,24 +70,6 @@ export interface PoolSubmitOptions {
   profile?: boolean | undefined;
 }
 
-interface Member {
-  readonly stream: Stream;
-  /** Made by the pool (disposed with it), or the caller's. */
-  readonly owned: boolean;
-  readonly priority: PriorityLevel;
-  readonly purpose: StreamPurpose;
-  outstanding: number;
-  bytesInFlight: number;
-  operations: number;
-  transfers: number;
-  kernelLaunches: number;
-  completed: number;
-  latencyTotal: number;
-  busyMs: number;
-  busyUntil: number;
-  peakMemoryBytes: number;
-}
-
 const DEFAULT_STREAMS: readonly StreamSpec[] = [
   { priority: 'high', purpose: 'ConfigUpload' },
   { priority: 'normal', purpose: 'KernelExecution' },
@@ -105,28 +78,6 @@ const DEFAULT_STREAMS: readonly StreamSpec[] = [
   { priority: 'normal', purpose: 'P2PTransfer' },
   { priority: 'low', purpose: 'AuxCompute' },
 ];
-
-const TRANSFERS: ReadonlySet<OperationKind> = new Set(['upload', 'download', 'copy']);
-const LAUNCHES: ReadonlySet<OperationKind> = new Set(['kernel', 'fft']);
-
-function newMember(stream: Stream, owned: boolean, priority: PriorityLevel, purpose: StreamPurpose): Member {
-  return {
-    stream,
-    owned,
-    priority,
-    purpose,
-    outstanding: 0,
-    bytesInFlight: 0,
-    operations: 0,
-    transfers: 0,
-    kernelLaunches: 0,
-    completed: 0,
-    latencyTotal: 0,
-    busyMs: 0,
-    busyUntil: 0,
-    peakMemoryBytes: 0,
-  };
-}
 
 /**
  * Streams with priorities and purposes, handed out by a strategy, with per-stream metrics. Work submitted through
@@ -268,7 +219,7 @@ export class StreamPool extends Resource {
   run<T>(stream: Stream, kind: OperationKind, enqueue: () => T, options?: PoolSubmitOptions): T {
     const m = this.#memberOrGuest(stream);
     const result = this.#enqueue(m, kind, enqueue, options);
-    this.#track(m, kind, options?.bytes ?? 0, undefined);
+    trackWork(m, kind, options?.bytes ?? 0, undefined);
     return result;
   }
 
@@ -294,7 +245,7 @@ export class StreamPool extends Resource {
         `${this.label}: work submitted to stream "${stream.label}" returned a promise; enqueue synchronously`,
       );
     }
-    return this.#track(m, kind, options?.bytes ?? 0, listener);
+    return trackWork(m, kind, options?.bytes ?? 0, listener);
   }
 
   #enqueue<T>(m: Member, kind: OperationKind, enqueue: () => T, options: PoolSubmitOptions | undefined): T {
@@ -309,41 +260,9 @@ export class StreamPool extends Resource {
     }
   }
 
-  /** One event behind the work, watched by the context's poller (stream.trackCompletion); returns it while pending. */
-  #track(m: Member, kind: OperationKind, bytes: number, listener: SettleListener | undefined): CUevent | undefined {
-    m.operations++;
-    if (TRANSFERS.has(kind)) m.transfers++;
-    else if (LAUNCHES.has(kind)) m.kernelLaunches++;
-    m.outstanding++;
-    m.bytesInFlight += bytes;
-    if (m.bytesInFlight > m.peakMemoryBytes) m.peakMemoryBytes = m.bytesInFlight;
-    const submitted = performance.now();
-    const settle = (error: Error | undefined): void => {
-      const now = performance.now();
-      m.outstanding--;
-      m.completed++;
-      m.bytesInFlight -= bytes;
-      m.latencyTotal += now - submitted;
-      // Busy time as the union of [submitted, completed] intervals, kept in submission order.
-      m.busyMs += Math.max(0, now - Math.max(submitted, m.busyUntil));
-      if (now > m.busyUntil) m.busyUntil = now;
-      listener?.(error);
-    };
-    return m.stream.trackCompletion(settle);
-  }
-
   /** A snapshot of what the pool measured of one member stream (counts since the pool was made); throws if `stream` is not a member, DisposedError once the pool is disposed. */
   metrics(stream: Stream): StreamMetrics {
-    const m = this.#member(stream);
-    return {
-      operations: m.operations,
-      transfers: m.transfers,
-      kernelLaunches: m.kernelLaunches,
-      averageLatencyMs: m.completed ? m.latencyTotal / m.completed : 0,
-      busyMs: m.busyMs,
-      peakMemoryBytes: m.peakMemoryBytes,
-      outstanding: m.outstanding,
-    };
+    return memberMetrics(this.#member(stream));
   }
 
   /** metrics() for every member stream, with its label, purpose and priority, in the order the members were added. */

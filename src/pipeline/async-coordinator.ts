@@ -4,150 +4,29 @@
  */
 import type { Context } from '../runtime/context.js';
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import { resolveContext, type Placement } from '../runtime/defaults.js';
+import { resolveContext } from '../runtime/defaults.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { Coordinator } from '../orchestration/coordinator.js';
-import type { SettledOperation } from '../orchestration/operation.js';
-import { Profiler } from '../orchestration/profiler.js';
+import type { Profiler } from '../orchestration/profiler.js';
 import { StreamPool } from '../orchestration/stream-pool.js';
-import type { OperationKind } from '../report/timeline.js';
-import { describeValue, expectResource, Resource } from '../runtime/resource.js';
-import { checkPriority, Stream, type StreamPriority } from '../runtime/stream.js';
-import { integerOption, knownKeys } from '../runtime/value-checks.js';
-
-/** Ids the AsyncCoordinator hands out: its Coordinator's operation ids. */
-export type AsyncOperationId = number;
-/** What an AsyncCoordinator operation does. */
-export type AsyncOperationKind = 'upload' | 'compute' | 'download';
-/** An operation's state as the AsyncCoordinator reports it (the Coordinator's, coarser). */
-export type AsyncOperationStatus = 'pending' | 'completed' | 'failed';
-
-/** What poll() reports for each operation that settled since the previous poll(). */
-export interface SettledAsyncOperation {
-  id: AsyncOperationId;
-  kind: AsyncOperationKind;
-  name: string;
-  status: 'completed' | 'failed';
-  error?: Error | undefined;
-}
-
-/** Enqueues a computation on `stream` (kernel launches, library calls); must not block. */
-export type ComputeFn = (stream: Stream) => void;
-
-/** The three streams of an AsyncCoordinator (one stream may serve all three: a serial pipeline). */
-export interface CoordinatorStreams {
-  upload: Stream;
-  compute: Stream;
-  download: Stream;
-}
-
-/** How an AsyncCoordinator is made. */
-export interface AsyncCoordinatorDescriptor extends Placement {
-  /**
-   * Streams to use instead of creating three; they stay the caller's. Passing one stream for
-   * all three serializes every operation (a synchronous pipeline with the same API).
-   */
-  streams?: CoordinatorStreams | undefined;
-  priorities?:
-    | {
-        upload?: StreamPriority | undefined;
-        compute?: StreamPriority | undefined;
-        download?: StreamPriority | undefined;
-      }
-    | undefined;
-  /** Brackets every operation, so its timeline shows what overlapped. */
-  profiler?: Profiler | undefined;
-  /** Settled operations kept for status() / wait() (default 4096; see CoordinatorDescriptor). */
-  retainSettled?: number | undefined;
-  label?: string | undefined;
-}
-
-/** Every key of AsyncCoordinatorDescriptor (the Record makes a new one fail to compile until listed). */
-const DESCRIPTOR_KEYS = Object.keys({
-  device: true,
-  context: true,
-  streams: true,
-  priorities: true,
-  profiler: true,
-  retainSettled: true,
-  label: true,
-} satisfies Record<keyof AsyncCoordinatorDescriptor, true>);
-
-/** The keys of `priorities` and of `streams`. */
-const ROLES = Object.keys({ upload: true, compute: true, download: true } satisfies Record<
-  keyof CoordinatorStreams,
-  true
->);
-
-/**
- * The descriptor's options checked before the driver is asked for anything (a wrong one said "no
- * CUDA driver" without a GPU; with one, a bad retainSettled failed after the streams were made).
- */
-function checkDescriptor(descriptor: AsyncCoordinatorDescriptor, label: string): void {
-  knownKeys(descriptor, DESCRIPTOR_KEYS, 'AsyncCoordinator descriptor');
-  const { streams, priorities, profiler } = descriptor;
-  if (streams !== undefined) {
-    if (typeof streams !== 'object' || streams === null)
-      throw new TypeError(
-        `${label}: streams must be an object { upload, compute, download }, got ${describeValue(streams)}`,
-      );
-    for (const s of [streams.upload, streams.compute, streams.download])
-      if (!(s instanceof Stream))
-        throw new TypeError(`${label}: streams.upload, .compute and .download must be Streams`);
-  }
-  if (priorities !== undefined) {
-    if (typeof priorities !== 'object' || priorities === null)
-      throw new TypeError(
-        `${label}: priorities must be an object { upload?, compute?, download? }, got ${describeValue(priorities)}`,
-      );
-    knownKeys(priorities, ROLES, `${label}: priorities`);
-    for (const role of ROLES) {
-      try {
-        checkPriority(priorities[role as keyof typeof priorities]);
-      } catch (e) {
-        throw new TypeError(`${label}: priorities.${role}: ${(e as Error).message}`);
-      }
-    }
-  }
-  if (profiler !== undefined) expectResource(profiler, Profiler, `${label}: profiler`);
-  integerOption(`${label}: retainSettled`, descriptor.retainSettled, 0, 0, Number.MAX_SAFE_INTEGER);
-}
-
-/** @deprecated the name before issue 9; use AsyncCoordinatorDescriptor. */
-export type AsyncCoordinatorOptions = AsyncCoordinatorDescriptor;
-
-/** Options every queued operation takes. */
-export interface OperationOptions {
-  /** Operations this one waits for, on the GPU (an event and cuStreamWaitEvent per other stream). */
-  deps?: readonly AsyncOperationId[] | undefined;
-  /** Shown in poll() results, errors and the profiler timeline. */
-  name?: string | undefined;
-}
-
-/** Options of queueUpload() / queueDownload(). */
-export interface TransferOptions extends OperationOptions {
-  /** Elements to copy from the start of both sides; default: the whole host buffer. */
-  length?: number | undefined;
-}
-
-/** Options of queueCompute(). */
-export interface ComputeOptions {
-  name?: string | undefined;
-  /** Run on this stream instead of the compute stream (parallel branches of a fork). */
-  stream?: Stream | undefined;
-  /** Bracket the operation in the profiler (default true). */
-  profile?: boolean | undefined;
-}
-
-const ASYNC_KIND: Partial<Record<OperationKind, AsyncOperationKind>> = { upload: 'upload', download: 'download' };
-
-function toAsync(s: SettledOperation): SettledAsyncOperation {
-  const kind = ASYNC_KIND[s.kind] ?? 'compute';
-  return s.error === undefined
-    ? { id: s.id, kind, name: s.name, status: s.status }
-    : { id: s.id, kind, name: s.name, status: s.status, error: s.error };
-}
+import { describeValue, Resource } from '../runtime/resource.js';
+import { Stream, type StreamPriority } from '../runtime/stream.js';
+import {
+  checkDescriptor,
+  type AsyncCoordinatorDescriptor,
+  type CoordinatorStreams,
+} from './async-coordinator-descriptor.js';
+import {
+  toAsync,
+  type AsyncOperationId,
+  type AsyncOperationKind,
+  type AsyncOperationStatus,
+  type ComputeFn,
+  type ComputeOptions,
+  type SettledAsyncOperation,
+  type TransferOptions,
+} from './async-operation.js';
 
 /**
  * Upload, compute and download on dedicated streams, each operation tracked by the event its

@@ -6,20 +6,22 @@ export {
   type SlotState,
 } from './overlap/triple-buffer.js';
 export { StagedBuffer, type StagedBufferDescriptor, type StagedCopyOptions } from '../runtime/memory/staged-buffer.js';
+export { AsyncCoordinator } from './async-coordinator.js';
 export {
-  AsyncCoordinator,
   type AsyncCoordinatorDescriptor,
   type AsyncCoordinatorOptions,
+  type CoordinatorStreams,
+} from './async-coordinator-descriptor.js';
+export {
   type ComputeFn,
   type ComputeOptions,
-  type CoordinatorStreams,
   type AsyncOperationId,
   type AsyncOperationKind,
   type OperationOptions,
   type AsyncOperationStatus,
   type SettledAsyncOperation,
   type TransferOptions,
-} from './async-coordinator.js';
+} from './async-operation.js';
 export { AsyncOperationError, AsyncDependencyError } from './errors.js';
 export { OperationError, DependencyFailedError, OperationTimeoutError } from '../orchestration/errors.js';
 export {

@@ -8,20 +8,18 @@
  */
 import { Job as BullJob, Queue, type ConnectionOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { JobValidationError } from '../engine/errors.js';
 import type { JobSpec } from '../engine/types.js';
-import { checkFiniteSamples } from '../engine/finite-samples.js';
-import { validateJob } from '../engine/validate.js';
-import { dtypeOf, resultLayout, samplesToBuffer, type WireDtype, type WireJob, type WireParams } from './codec.js';
+import type { WireJob } from './codec.js';
 import { BlobStores } from './blob-stores.js';
 import { Admission, ledgerKeys } from './admission.js';
 import { createRedis, describeConnection, settlesWithin } from './connection.js';
-import { QueueFullError, QueueJobCancelledError, QueueUnavailableError, ResultTooLargeError } from './errors.js';
+import { QueueFullError, QueueJobCancelledError, QueueUnavailableError } from './errors.js';
 import { checkJobId, isQueueJobId, newJobId } from './job-ids.js';
 import { CONNECT_WAIT_MS, OperationBound } from './operation-bound.js';
 import { startSweep } from './sweep.js';
 import { QueueJobHandle } from './handle.js';
-import { BlobKeys, INPUT_ALONGSIDE_MAX_BYTES, RETRY_BACKOFF_MS } from './options.js';
+import { BlobKeys, RETRY_BACKOFF_MS } from './options.js';
+import { checkSubmission, wireJob } from './submission.js';
 import { notQueued, storeAndAdd } from './enqueue.js';
 import { JobWatcher } from './job-watcher.js';
 import {
@@ -174,43 +172,16 @@ export class JobQueue {
     if (this.#closed) throw new QueueUnavailableError(`queue ${this.name} is closed`);
     const o = this.#options;
     const { priority, attempts } = resolveSubmitOptions(options, o.attempts);
-    const job = validateJob(spec, { stages: o.stages });
-    checkFiniteSamples(job.data, job.dtype, o.precision); // the queue's door (validateJob does not scan)
-    if (spec.into !== undefined)
-      throw new JobValidationError('into', 'is not carried through the queue: results come back as fresh arrays');
-    const inputBytes = job.data.byteLength;
-    if (inputBytes > o.maxInputBytes)
-      throw new JobValidationError('data', `${inputBytes} bytes of samples exceed maxInputBytes = ${o.maxInputBytes}`);
-    const resultBytes = resultLayout(job, o.precision).bytes;
-    if (resultBytes > o.maxResultBytes)
-      throw new ResultTooLargeError(resultBytes, o.maxResultBytes, 'estimated at submit');
-    const { data, into: _into, signal, ...rest } = spec;
-    if (signal?.aborted === true) {
+    const checked = checkSubmission(spec, o);
+    if (checked.signal?.aborted === true) {
       // As the engine does: a job whose signal is already aborted is cancelled, never queued.
       const handle = this.#handle(newJobId(), undefined);
       handle.settle({ error: new QueueJobCancelledError(handle.id) });
       return handle;
     }
-    const params: WireParams = rest;
-    try {
-      JSON.stringify(params);
-    } catch (error) {
-      throw new JobValidationError('stageParams', `must be JSON (it crosses Redis): ${(error as Error).message}`);
-    }
+    const { signal } = checked;
     const id = newJobId();
-    const samples = samplesToBuffer(data);
-    const wire: WireJob = {
-      v: 1,
-      stores: this.#stores.count,
-      params,
-      dtype: dtypeOf(data),
-      samples: data.length,
-      inputKey: this.#keys.input(id),
-      ...(samples.byteLength <= INPUT_ALONGSIDE_MAX_BYTES ? { inputAlongside: true } : {}),
-      inputTtlMs: o.inputTtlMs,
-      maxResultBytes: o.maxResultBytes,
-      resultTtlMs: o.resultTtlMs,
-    };
+    const { wire, samples } = wireJob(checked, this.#keys.input(id), this.#stores.count, o);
     let gaveUp = false;
     const enqueue = (): Promise<void> => {
       const work = this.#enqueue(id, wire, samples, priority, attempts);

@@ -1,11 +1,6 @@
 import { checkStatus, statusError } from '../ffi/checked.js';
 import koffi from 'koffi';
-import {
-  CUfunction_attribute as FA,
-  CUlaunchAttributeID,
-  type CUfunction,
-  type CUkernel,
-} from '../ffi/generated/types.js';
+import { CUfunction_attribute as FA, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
 import { driverApi, outValue, hot } from './cuda.js';
 import type { Context } from './context.js';
 import {
@@ -21,57 +16,27 @@ import type { DType } from './memory/dtype.js';
 import type { Module } from './types.js';
 import { describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
 import { Stream } from './stream.js';
+import {
+  dims,
+  launchAttributes,
+  parseDim3,
+  type ExtendedLaunchConfig,
+  type KernelArg,
+  type KernelArgs,
+  type LaunchConfig,
+} from './kernel-launch.js';
+
+import {
+  activeBlocksPerMultiprocessor,
+  kernelAttribute,
+  kernelAttributes,
+  occupancyLaunch,
+  type KernelAttributes,
+} from './kernel-occupancy.js';
 
 export type { KernelParamType } from './kernel-args.js';
-
-/** Grid or block dimensions: `n` or `[x, y?, z?]`, missing dimensions are 1; each must be a positive integer within the device's limits. */
-export type Dim3 = number | readonly [number, number?, number?];
-/** Any launch argument, unchecked against a signature: a DeviceBuffer (or raw device address as a number) for a 'ptr' parameter, a number or bigint for a scalar. */
-export type KernelArg = DeviceBuffer<DType> | number | bigint;
-
-/** What a launch takes for one parameter type: a buffer (or raw device address) for 'ptr', a number, or a number or bigint for 64-bit integers. */
-export type KernelArgFor<P extends KernelParamType> = P extends 'ptr'
-  ? DeviceBuffer<DType> | number
-  : P extends 'i64' | 'u64'
-    ? number | bigint
-    : number;
-
-/**
- * The argument tuple of a parameter list: `KernelArgs<['i32', 'f32', 'ptr']>` is
- * `[number, number, DeviceBuffer | number]`, so swapped arguments are a tsc error.
- */
-export type KernelArgs<P extends readonly KernelParamType[]> = {
-  -readonly [K in keyof P]: P[K] extends KernelParamType ? KernelArgFor<P[K]> : never;
-};
-
-/** How a launch runs: `grid` in blocks, `block` in threads per block (at most the kernel's maxThreadsPerBlock in total), `sharedMemBytes` of dynamic shared memory (default 0; above 48 KiB needs setMaxDynamicSharedMemory()), and the stream. */
-export interface LaunchConfig {
-  grid: Dim3;
-  block: Dim3;
-  sharedMemBytes?: number | undefined;
-  /** Default: the legacy default stream of the kernel's context. */
-  stream?: Stream | undefined;
-}
-
-/** A LaunchConfig with the cuLaunchKernelEx options: thread-block clusters and cooperative launch. */
-export interface ExtendedLaunchConfig extends LaunchConfig {
-  /** Thread-block cluster dimensions (sm_90+). */
-  cluster?: Dim3 | undefined;
-  /** Cooperative launch: grid-wide sync allowed; the grid must fit co-resident on the device. */
-  cooperative?: boolean | undefined;
-}
-
-/** A compiled kernel's resources, from cuFuncGetAttribute: registers per thread, static shared, local (per thread) and constant memory in bytes, its thread and dynamic shared memory limits, and the PTX and binary versions (each major*10 + minor: 87 for 8.7). */
-export interface KernelAttributes {
-  registers: number;
-  staticSharedBytes: number;
-  localBytes: number;
-  constBytes: number;
-  maxThreadsPerBlock: number;
-  maxDynamicSharedBytes: number;
-  ptxVersion: number;
-  binaryVersion: number;
-}
+export type { Dim3, ExtendedLaunchConfig, KernelArg, KernelArgFor, KernelArgs, LaunchConfig } from './kernel-launch.js';
+export type { KernelAttributes } from './kernel-occupancy.js';
 
 /** A kernel with its own native parameter block: a launch writes arguments in place and makes one FFI call. */
 export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamType[]> extends Resource {
@@ -112,12 +77,12 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     params.forEach((_, i) => (array[i] = this.#block + BigInt(offsets[i]!)));
     const props = this.context.device.properties;
     this.#limits = {
-      maxThreads: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+      maxThreads: kernelAttribute(fn, name, FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
       maxBlock: props.maxBlockDim,
       maxGrid: props.maxGridDim,
       maxShared: props.maxSharedMemoryPerBlockOptinBytes,
     };
-    this.#dynamicSharedLimit = this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+    this.#dynamicSharedLimit = kernelAttribute(fn, name, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
     const block = this.#block;
     const paramArray = this.#paramArray;
     this.track(() => {
@@ -177,35 +142,16 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     }
   }
 
-  #attribute(attr: number): number {
-    const v: [number | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuFuncGetAttribute(v, attr as never, this.function),
-      'cuFuncGetAttribute',
-      `kernel "${this.name}"`,
-    );
-    return outValue(v, 'cuFuncGetAttribute');
-  }
-
   get attributes(): KernelAttributes {
     this.#alive();
-    return {
-      registers: this.#attribute(FA.CU_FUNC_ATTRIBUTE_NUM_REGS),
-      staticSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
-      localBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
-      constBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES),
-      maxThreadsPerBlock: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
-      maxDynamicSharedBytes: this.#attribute(FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
-      ptxVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_PTX_VERSION),
-      binaryVersion: this.#attribute(FA.CU_FUNC_ATTRIBUTE_BINARY_VERSION),
-    };
+    return kernelAttributes(this.function, this.name);
   }
 
   /** Allows launches with up to `bytes` of dynamic shared memory (above the 48 KiB default; at most the device's opt-in limit less the kernel's static shared memory). */
   setMaxDynamicSharedMemory(bytes: number): void {
     this.#alive();
-    const max = this.#limits.maxShared - this.#attribute(FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    const max =
+      this.#limits.maxShared - kernelAttribute(this.function, this.name, FA.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > max)
       throw new RangeError(
         `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
@@ -231,51 +177,13 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   /** Resident blocks per multiprocessor at this block size. */
   maxActiveBlocksPerMultiprocessor(blockSize: number, dynamicSharedBytes = 0): number {
     this.#alive();
-    if (!Number.isInteger(blockSize) || blockSize < 1 || blockSize > this.#limits.maxThreads)
-      throw new RangeError(
-        `kernel "${this.name}": block size ${String(blockSize)} is outside 1..${this.#limits.maxThreads}`,
-      );
-    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
-      throw new RangeError(
-        `kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`,
-      );
-    const v: [number | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, this.function, blockSize, dynamicSharedBytes),
-      'cuOccupancyMaxActiveBlocksPerMultiprocessor',
-      this.name,
-    );
-    return outValue(v, 'occupancy');
+    return activeBlocksPerMultiprocessor(this.function, this.name, this.#limits, blockSize, dynamicSharedBytes);
   }
 
   /** The block size that maximizes occupancy, and the smallest grid that fills the device with it. */
   suggestedLaunch(dynamicSharedBytes = 0, blockSizeLimit = 0): { minGridSize: number; blockSize: number } {
     this.#alive();
-    if (!Number.isInteger(dynamicSharedBytes) || dynamicSharedBytes < 0 || dynamicSharedBytes > this.#limits.maxShared)
-      throw new RangeError(
-        `kernel "${this.name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${this.#limits.maxShared} bytes`,
-      );
-    if (!Number.isInteger(blockSizeLimit) || blockSizeLimit < 0)
-      throw new RangeError(
-        `kernel "${this.name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`,
-      );
-    const grid: [number | null] = [0];
-    const block: [number | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuOccupancyMaxPotentialBlockSize(
-        grid,
-        block,
-        this.function,
-        null,
-        dynamicSharedBytes,
-        blockSizeLimit,
-      ),
-      'cuOccupancyMaxPotentialBlockSize',
-      this.name,
-    );
-    return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
+    return occupancyLaunch(this.function, this.name, this.#limits, dynamicSharedBytes, blockSizeLimit);
   }
 
   #writeArgs(args: readonly KernelArg[]): void {
@@ -336,42 +244,13 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     writeAddress(this.#view, off, addr);
   }
 
-  #dims(d: Dim3, what: string, max: readonly number[]): void {
-    let x: number, y: number, z: number;
-    if (typeof d === 'number') {
-      x = d;
-      y = 1;
-      z = 1;
-    } else if (Array.isArray(d) && d.length >= 1 && d.length <= 3) {
-      x = d[0];
-      y = d[1] ?? 1;
-      z = d[2] ?? 1;
-    } else {
-      throw new TypeError(
-        `kernel "${this.name}": ${what} must be a number or an array of 1 to 3 numbers, got ${describeValue(d)}`,
-      );
-    }
-    if (!(Number.isInteger(x) && Number.isInteger(y) && Number.isInteger(z) && x > 0 && y > 0 && z > 0)) {
-      throw new RangeError(
-        `kernel "${this.name}": ${what} dimensions must be positive integers, got ${JSON.stringify(d)}`,
-      );
-    }
-    if (x > max[0]! || y > max[1]! || z > max[2]!)
-      throw new RangeError(
-        `kernel "${this.name}": ${what} (${x}, ${y}, ${z}) exceeds the device limit (${max.join(', ')})`,
-      );
-    dims[0] = x;
-    dims[1] = y;
-    dims[2] = z;
-  }
-
   #prepare(config: LaunchConfig, args: readonly KernelArg[] | null): void {
     this.#alive();
     if (typeof config !== 'object' || config === null)
       throw new TypeError(
         `kernel "${this.name}": the launch config must be an object { grid, block, sharedMemBytes?, stream? }, got ${describeValue(config)}`,
       );
-    this.#dims(config.block, 'block', this.#limits.maxBlock);
+    parseDim3(config.block, 'block', this.#limits.maxBlock, this.name);
     bx = dims[0]!;
     by = dims[1]!;
     bz = dims[2]!;
@@ -379,7 +258,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       throw new RangeError(
         `kernel "${this.name}": block of ${bx * by * bz} threads exceeds its limit of ${this.#limits.maxThreads}`,
       );
-    this.#dims(config.grid, 'grid', this.#limits.maxGrid);
+    parseDim3(config.grid, 'grid', this.#limits.maxGrid, this.name);
     const shared = config.sharedMemBytes ?? 0;
     if (typeof shared !== 'number' || !Number.isInteger(shared) || shared < 0 || shared > this.#dynamicSharedLimit) {
       const more =
@@ -459,19 +338,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   launchEx(config: ExtendedLaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
     const [gx, gy, gz] = [dims[0]!, dims[1]!, dims[2]!];
-    const attrs: {
-      id: number;
-      value: { clusterDim?: { x: number; y: number; z: number } | undefined; cooperative?: number | undefined };
-    }[] = [];
-    if (config.cluster !== undefined) {
-      this.#dims(config.cluster, 'cluster', [8, 8, 8]);
-      attrs.push({
-        id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-        value: { clusterDim: { x: dims[0]!, y: dims[1]!, z: dims[2]! } },
-      });
-    }
-    if (config.cooperative)
-      attrs.push({ id: CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value: { cooperative: 1 } });
+    const attrs = launchAttributes(config, this.name);
+    // The type is known to koffi once the driver's bindings are loaded, not when this module is.
     const attrSize = koffi.sizeof('CUlaunchAttribute_st');
     const attrPtr = attrs.length ? (koffi.alloc('uint8', attrSize * attrs.length) as bigint) : null;
     try {
@@ -515,8 +383,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   }
 }
 
-/** Scratch for dimension parsing: launches stay allocation-free. */
-const dims = new Int32Array(3);
+/** Block dimensions of the launch being prepared (dims is overwritten by the grid's). */
 let bx = 1;
 let by = 1;
 let bz = 1;

@@ -36,7 +36,8 @@ export const PROCESS_HEAVY_TESTS: readonly string[] = [
   'test/unit/server/queue-jobs.test.ts',
   // python3 with scipy computes their references (the CPU emulation of the signal kernels).
   'test/unit/signal/kernels-emulated.test.ts',
-  'test/unit/signal/orchestration-emulated.test.ts',
+  'test/unit/signal/orchestration-emulated-spectral.test.ts',
+  'test/unit/signal/orchestration-emulated-primitives.test.ts',
   // python3 runs the signal-ops peer program on a CPU stand-in and the peers' designs against scipy.
   'test/unit/bench/signal-ops-peer.test.ts',
   // Each starts node processes of its own: a watchdog ending a blocked file, the CLI without cuFFT.

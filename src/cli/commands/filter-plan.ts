@@ -9,7 +9,7 @@ import type { Precision } from '../../runtime/fft/precision.js';
 import { butter, cheby1, cheby2, MAX_SOS_SECTIONS, sosfiltfiltPadlen, type Sos } from '../../signal/filter-design.js';
 import { deviceSelection, type DeviceSelection } from '../device-option.js';
 import { choiceOption, decimalNumber, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
-import { SignalInputError, type SignalInput } from '../signal-input.js';
+import { SignalInputError, type SignalInput } from '../signal-format.js';
 import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
 
 /** The band types the command designs (--band, --lowpass, --highpass). */

@@ -11,7 +11,7 @@ import { gpuMissingReason } from '../gpu-errors.js';
 import { reportUsageError, UsageError } from '../options.js';
 import { checkOutputFolder, OutputFolderError, prepareOutputFolder } from '../output-folder.js';
 import { CommandReport, jsonAsked } from '../report.js';
-import { SignalInputError } from '../signal-input.js';
+import { SignalInputError } from '../signal-format.js';
 import { FILTER_USAGE, parseFilterOptions, planFilter, type FilterPlan } from './filter-plan.js';
 
 export * from './filter-plan.js';

@@ -1,18 +1,11 @@
 /** `tscuda serve`: the HTTP server over the job engine, in supervised worker processes. */
-import { constants as bufferConstants } from 'node:buffer';
-import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { selectDevices } from '../../runtime/placement-rules.js';
-import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
-import { deviceSelection } from '../device-option.js';
-import { parseCommandLine, queueNameOption, redisUrlOption, reportUsageError, UsageError } from '../options.js';
-import { DEFAULT_LIMITS, createServer } from '../../server/create-server.js';
-import { MAX_PENDING } from '../../server/option-checks.js';
+import { reportUsageError } from '../options.js';
+import { createServer } from '../../server/create-server.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
 import { spreadDevices } from '../../server/supervision/worker-devices.js';
-import { defaultWorkerCount } from '../../server/supervision/default-workers.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
 import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
 import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/supervision/protocol.js';
@@ -22,7 +15,8 @@ import type { CliCommand } from '../command.js';
 import { CommandReport } from '../report.js';
 import { readyWithin } from '../../server/supervision/start-readiness.js';
 import { stopSignals, type StopSignals } from './serve-signals.js';
-import { QUEUE_FRONT_FLAGS, QUEUE_FRONT_USAGE, queueFrontLimits, redisMemoryWarning } from './serve-queue.js';
+import { QUEUE_FRONT_USAGE, redisMemoryWarning } from './serve-queue.js';
+import { machineDeviceCount, parseServeArgs } from './serve-options.js';
 
 const USAGE = `usage: tscuda serve [options]
 Serves the FFT job engine and the small-item batchers over HTTP (see the README, "Serving").
@@ -77,188 +71,6 @@ requests on open connections get 503 shutting_down), exit 0; 3 when the --drain 
 second signal cut it. A worker that cannot start (port in use, bad --host, engine) exits 1.
 example: tscuda serve --port 8000 --workers 2 --lanes 4
          curl -s localhost:8000/v2/health/ready`;
-
-/** Node timers wait at most 2^31-1 ms (runtime/timeout.ts); every option in ms is bounded by it. */
-const MAX_MS = MAX_TIMEOUT_MS;
-
-/** The largest JSON body createServer() takes, MiB (JSON text must fit a string). */
-export const MAX_JSON_LIMIT_MIB = 256;
-
-/** The most workers: 4 per CPU (a GPU-bound worker waits a lot), never a fork storm. */
-export const MAX_WORKERS = Math.min(256, 4 * availableParallelism());
-
-/** The largest body in MiB: a JSON body is read into one string, and V8 refuses longer strings (ERR_STRING_TOO_LONG). */
-export const MAX_BODY_LIMIT_MIB = Math.floor(bufferConstants.MAX_STRING_LENGTH / 2 ** 20);
-
-function integer(name: string, v: string | undefined, fallback: number, min: number, max: number, why = ''): number {
-  if (v === undefined) return fallback;
-  if (!/^\d{1,16}$/.test(v) || Number(v) < min)
-    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v.slice(0, 40))}`);
-  if (Number(v) > max) throw new UsageError(`--${name} must be at most ${max}${why}, got ${v}`);
-  return Number(v);
-}
-
-/** An option in ms, bounded by the one timeout rule (runtime/timeout.ts: what a Node timer holds). */
-function milliseconds(name: string, v: string | undefined, fallback: number, min: number): number {
-  return checkTimeoutMs(integer(name, v, fallback, min, MAX_MS, ' (the most a Node timer holds)'), `--${name}`);
-}
-
-/** The largest device ordinal `--devices` may name (as the other commands' --device). */
-const MAX_ORDINAL = 1023;
-
-/**
- * `--devices` as the one placement rule spells it (runtime/placement-rules.ts, through the CLI's
- * device-option.ts): "all" or ordinals, each once. Whether each ordinal exists is the engine's
- * check when it is built (a failed start: one line, exit 1), so parsing stays CUDA-free.
- */
-function deviceOption(v: string | undefined): 'all' | number[] {
-  if (v === undefined) return [0];
-  const devices = deviceSelection({ devices: v });
-  if (devices === 'all') return devices;
-  const high = devices.find((d) => d > MAX_ORDINAL);
-  if (high !== undefined) throw new UsageError(`--devices: ordinal ${high} is above ${MAX_ORDINAL}`);
-  // Repeats by the rule itself; a machine of MAX_ORDINAL + 1 devices leaves existence to the engine.
-  selectDevices({ devices }, MAX_ORDINAL + 1, '--devices');
-  return devices;
-}
-
-/** Parses the options into the workers' configuration and the worker count. */
-export async function parseServeArgs(
-  args: string[],
-): Promise<{ help: true } | { help: false; workers: number; standby: number; json: boolean; config: WorkerConfig }> {
-  // The CLI's one parser: its messages are one line, and `--workers -1` reaches the option's own check.
-  const { values } = parseCommandLine(
-    args,
-    {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      workers: { type: 'string' },
-      standby: { type: 'string' },
-      devices: { type: 'string' },
-      lanes: { type: 'string' },
-      'max-queued': { type: 'string' },
-      'max-pending': { type: 'string' },
-      'max-lag': { type: 'string' },
-      'max-turn': { type: 'string' },
-      precision: { type: 'string' },
-      timeout: { type: 'string' },
-      'body-limit': { type: 'string' },
-      'json-limit': { type: 'string' },
-      'body-timeout': { type: 'string' },
-      'batch-size': { type: 'string' },
-      'batch-wait': { type: 'string' },
-      'max-batch-delay-ms': { type: 'string' },
-      drain: { type: 'string' },
-      redis: { type: 'string' },
-      queue: { type: 'string' },
-      prefix: { type: 'string' },
-      'blob-redis': { type: 'string', multiple: true },
-      ...QUEUE_FRONT_FLAGS,
-      log: { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    false,
-  );
-  if (values.help === true) return { help: true };
-  const port = integer('port', values.port, 8000, 0, 65535);
-  const precision = values.precision ?? 'f32';
-  if (precision !== 'f32' && precision !== 'f64')
-    throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);
-  const bodyLimitMib = integer(
-    'body-limit',
-    values['body-limit'],
-    256,
-    1,
-    MAX_BODY_LIMIT_MIB,
-    ` (MiB; a JSON body is read as one string, and V8's longest string is ${MAX_BODY_LIMIT_MIB + 1} MiB)`,
-  );
-  const jsonDefaultMib = Math.min(DEFAULT_LIMITS.jsonBodyLimitBytes / 2 ** 20, bodyLimitMib);
-  const jsonLimitMib = integer(
-    'json-limit',
-    values['json-limit'],
-    jsonDefaultMib,
-    1,
-    MAX_JSON_LIMIT_MIB,
-    ' (MiB; send large signals binary)',
-  );
-  if (jsonLimitMib > bodyLimitMib)
-    throw new UsageError(`--json-limit must be at most --body-limit (${bodyLimitMib} MiB), got ${jsonLimitMib}`);
-  // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
-  if (values.host !== undefined && values.host.trim() === '')
-    throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
-  const config: WorkerConfig = {
-    port,
-    host: values.host ?? '127.0.0.1',
-    devices: deviceOption(values.devices),
-    lanes: integer('lanes', values.lanes, 4, 1, 256),
-    maxQueued: integer('max-queued', values['max-queued'], 1024, 1, 2 ** 24),
-    maxPending: integer('max-pending', values['max-pending'], 4096, 1, MAX_PENDING),
-    maxEventLoopDelayMs: milliseconds('max-lag', values['max-lag'], 50, 0),
-    maxTurnMs: milliseconds('max-turn', values['max-turn'], 25, 0),
-    precision,
-    defaultTimeoutMs: milliseconds('timeout', values.timeout, 30_000, 1),
-    bodyLimitBytes: bodyLimitMib * 2 ** 20,
-    jsonBodyLimitBytes: jsonLimitMib * 2 ** 20,
-    bodyTimeoutMs: milliseconds('body-timeout', values['body-timeout'], 30_000, 1),
-    batchMaxSize: integer('batch-size', values['batch-size'], 256, 1, 2 ** 20),
-    batchMaxWaitMs: milliseconds('batch-wait', values['batch-wait'], 1, 0),
-    maxBatchDelayMs: milliseconds('max-batch-delay-ms', values['max-batch-delay-ms'], 1, 0),
-    drainMs: milliseconds('drain', values.drain, DEFAULT_DRAIN_MS, 0),
-    log: values.log === true,
-  };
-  if (values.redis !== undefined) {
-    redisUrlOption('redis', values.redis);
-    config.redis = values.redis;
-  }
-  if (values.queue !== undefined) {
-    if (config.redis === undefined) throw new UsageError('--queue needs --redis');
-    config.queueName = queueNameOption('queue', values.queue);
-  }
-  if (values.prefix !== undefined) {
-    if (config.redis === undefined) throw new UsageError('--prefix needs --redis');
-    config.queuePrefix = queueNameOption('prefix', values.prefix);
-  }
-  if (values['blob-redis'] !== undefined) {
-    if (config.redis === undefined) throw new UsageError('--blob-redis needs --redis');
-    config.blobRedis = values['blob-redis'].map((url) => redisUrlOption('blob-redis', url));
-  }
-  const queueLimits = queueFrontLimits(values, config.redis);
-  if (queueLimits !== undefined) config.queueLimits = queueLimits;
-  const workers =
-    values.workers === undefined
-      ? defaultWorkerCount(
-          availableParallelism(),
-          config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1),
-        )
-      : integer(
-          'workers',
-          values.workers,
-          1,
-          0,
-          MAX_WORKERS,
-          ` (4 per CPU, ${availableParallelism()} CPUs here, and 256 in all)`,
-        );
-  const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
-  // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
-  if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
-  return { help: false, workers, standby, json: values.json === true, config };
-}
-
-/**
- * How many devices `--devices all` spreads the workers over, asked in the primary (the workers
- * are assigned before they start); 0 without a driver or a device (Device.count() says so rather
- * than throwing): the workers then serve without an engine and say why.
- */
-async function machineDeviceCount(): Promise<number> {
-  try {
-    const { Device } = await import('../../runtime/device.js');
-    return Device.count();
-  } catch {
-    // A driver that fails: each worker meets the same failure and reports it.
-    return 0;
-  }
-}
 
 /** The exit code of a stop, with its one line when the drain was cut. */
 function stopCode(drained: boolean, log: (line: string) => void, detail: string): number {

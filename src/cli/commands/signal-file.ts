@@ -1,7 +1,7 @@
 /**
  * The input file of the signal commands (`tscuda stft`, `tscuda filter`): the options that say how
  * to read it (--fs, --format, --channel, --column, --scale), parsed, and the file read with them
- * through signal-input.ts, with the checks both commands make (an option the format would ignore
+ * through signal-input.ts (formats and errors: signal-format.ts), with the checks both commands make (an option the format would ignore
  * is refused, --scale only on 16-bit samples, at least MIN_SERIES_LENGTH samples). Same options,
  * same checks, same errors in both commands. CUDA-free.
  */
@@ -10,13 +10,13 @@ import { choiceOption, decimalNumber, intOption, numberOption, UsageError } from
 import {
   FORMAT_SPECIFIC_OPTIONS,
   formatOfPath,
-  readSignal,
   scaleProblem,
   SIGNAL_FORMATS,
   SignalInputError,
   type SignalFormat,
   type SignalInput,
-} from '../signal-input.js';
+} from '../signal-format.js';
+import { readSignal } from '../signal-input.js';
 
 /** How to read the input file, as the command line says. */
 export interface SignalFileOptions {

@@ -18,7 +18,7 @@ import {
   parseCommandLine,
   UsageError,
 } from '../options.js';
-import type { SignalInput } from '../signal-input.js';
+import type { SignalInput } from '../signal-format.js';
 import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
 
 /** The options of `tscuda stft`, parsed. */

@@ -9,7 +9,7 @@ import type { CliCommand } from '../command.js';
 import { reportUsageError, UsageError } from '../options.js';
 import { OutputFolderError, outputFolderForGpuWork } from '../output-folder.js';
 import { CommandReport, jsonAsked } from '../report.js';
-import { SignalInputError } from '../signal-input.js';
+import { SignalInputError } from '../signal-format.js';
 import { parseStftOptions, planStft, STFT_USAGE, type StftPlan } from './stft-plan.js';
 
 export * from './stft-plan.js';

@@ -9,9 +9,10 @@
 import { AutoTuner } from './auto-tuner.js';
 import { SubmitChannel } from './channel.js';
 import { boundedDrain, checkCloseOptions } from './close.js';
-import { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTimeoutError } from './errors.js';
+import { batchFailure, BatcherClosedError, BatcherFullError, outputsMismatch } from './errors.js';
+import { callDispatch } from './dispatch-call.js';
 import { resolveBatcherOptions, submitOptionsError, type BatcherDescriptor } from './options.js';
-import { Batch, BatchInfoRecord, PendingSubmit, type FlushWaiter } from './records.js';
+import { Batch, BatchInfoRecord, PendingSubmit, resolveFlushWaiters, type FlushWaiter } from './records.js';
 import { RingQueue } from '../../orchestration/ring-queue.js';
 import { BatcherStats } from './stats.js';
 import { DeadlineTimer, TIMER_GRANULARITY_MS } from './deadline-timer.js';
@@ -21,23 +22,6 @@ export { BatcherClosedError, BatcherDispatchError, BatcherFullError, BatcherTime
 export type { AutoTuneOptions, TunedParameters } from './auto-tuner.js';
 export { DEFAULT_MAX_CONCURRENT_BATCHES, type BatcherDescriptor, type BatcherOptions } from './options.js';
 export type { BatchInfo, BatchDispatch, BatcherMetrics, CloseOptions, SubmitOptions } from './types.js';
-
-// One shared executor instead of a closure per submit: the Promise constructor calls it
-// synchronously, so the resolvers are read back right after construction.
-let capturedResolve: unknown;
-let capturedReject: unknown;
-function captureResolvers(resolve: unknown, reject: unknown): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
-}
-
-function isArray<T>(value: readonly T[] | PromiseLike<readonly T[]>): value is readonly T[] {
-  return Array.isArray(value);
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * Many small concurrent submits packed into batches, one dispatch call each; each submit
@@ -225,16 +209,7 @@ export class Batcher<I, O> {
       return Promise.reject(this.#full(options?.wait === false));
     const now = performance.now();
     if (this.#stats.firstSubmitAt < 0) this.#stats.firstSubmitAt = now;
-    const promise = new Promise<R>(captureResolvers);
-    const request = new PendingSubmit<I, O>(
-      items,
-      item,
-      count,
-      now,
-      capturedResolve as (value: unknown) => void,
-      capturedReject as (reason: unknown) => void,
-      signal,
-    );
+    const request = new PendingSubmit<I, O>(items, item, count, now, signal);
     if (signal !== undefined) {
       request.onAbort = () => this.#abort(request);
       signal.addEventListener('abort', request.onAbort, { once: true });
@@ -245,7 +220,7 @@ export class Batcher<I, O> {
     } else {
       channel.wait(request);
     }
-    return promise;
+    return request.promise as Promise<R>;
   }
 
   /** The refusal of a submit beyond what the batcher holds, naming each bound. */
@@ -327,41 +302,27 @@ export class Batcher<I, O> {
 
     const info = new BatchInfoRecord(batch.id, this.#label);
     batch.info = info;
-    let result: Promise<readonly O[]> | readonly O[];
-    try {
-      result = this.#dispatch(items, info);
-    } catch (error) {
-      this.#fail(batch, error, true);
-      return;
-    }
-    if (isArray(result)) {
-      this.#complete(batch, result);
-      return;
-    }
-    const timeoutMs = this.#dispatchTimeoutMs;
-    if (timeoutMs !== null) {
-      batch.timer = setTimeout(() => {
-        batch.timer = null;
-        const error = new BatcherTimeoutError(
-          `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) did not settle within dispatchTimeoutMs ${timeoutMs}`,
-          batch.id,
-        );
-        info.abort(error);
-        this.#fail(batch, error, false);
-      }, timeoutMs);
-    }
-    Promise.resolve(result).then(
-      (outputs) => this.#complete(batch, outputs),
-      (error: unknown) => this.#fail(batch, error, true),
+    callDispatch(
+      this.#dispatch,
+      items,
+      batch,
+      info,
+      this.#dispatchTimeoutMs,
+      this.#label,
+      this.#onOutputs,
+      this.#onFailure,
     );
   }
 
+  /** Where a dispatch's outcome goes (one bound function each, not a closure per batch). */
+  readonly #onOutputs = (batch: Batch<I, O>, outputs: unknown): void => this.#complete(batch, outputs);
+  readonly #onFailure = (batch: Batch<I, O>, error: unknown, wrap: boolean): void => this.#fail(batch, error, wrap);
+
   #complete(batch: Batch<I, O>, outputs: unknown): void {
     if (batch.settled) return;
-    if (!Array.isArray(outputs) || outputs.length !== batch.size) {
-      const got = Array.isArray(outputs) ? `${outputs.length} outputs` : `${typeof outputs} instead of an array`;
-      const message = `Batcher "${this.#label}": batch #${batch.id} dispatch returned ${got} for ${batch.size} items`;
-      this.#fail(batch, new BatcherDispatchError(message, batch.id), false);
+    const mismatch = outputsMismatch(outputs, this.#label, batch.id, batch.size);
+    if (mismatch !== null) {
+      this.#fail(batch, mismatch, false);
       return;
     }
     const now = performance.now();
@@ -372,13 +333,7 @@ export class Batcher<I, O> {
 
   #fail(batch: Batch<I, O>, cause: unknown, wrap: boolean): void {
     if (batch.settled) return;
-    const error = wrap
-      ? new BatcherDispatchError(
-          `Batcher "${this.#label}": batch #${batch.id} (${batch.size} items) failed: ${describeError(cause)}`,
-          batch.id,
-          { cause },
-        )
-      : cause;
+    const error = wrap ? batchFailure(cause, this.#label, batch.id, batch.size) : cause;
     this.#stats.failedBatches++;
     for (const request of batch.requests) {
       if (request.settled) continue;
@@ -424,15 +379,7 @@ export class Batcher<I, O> {
   #resolveFlushWaiters(): void {
     if (this.#flushWaiters.length === 0) return;
     const oldest = this.#inFlight.peek();
-    const settledBefore = oldest === undefined ? this.#channel.dispatchedSeq : oldest.startSeq;
-    for (
-      let waiter = this.#flushWaiters.peek();
-      waiter !== undefined && waiter.target <= settledBefore;
-      waiter = this.#flushWaiters.peek()
-    ) {
-      this.#flushWaiters.shift();
-      waiter.resolve();
-    }
+    resolveFlushWaiters(this.#flushWaiters, oldest === undefined ? this.#channel.dispatchedSeq : oldest.startSeq);
   }
 
   /** One timer, for the oldest queued item; it re-arms itself if it fires early for a newer head. */

@@ -35,3 +35,31 @@ export class BatcherTimeoutError extends BatcherDispatchError {
     this.name = 'BatcherTimeoutError';
   }
 }
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The error every submit of batch `batchId` (of `size` items) rejects with when its dispatch threw or rejected with `cause`. */
+export function batchFailure(cause: unknown, label: string, batchId: number, size: number): BatcherDispatchError {
+  return new BatcherDispatchError(
+    `Batcher "${label}": batch #${batchId} (${size} items) failed: ${describeError(cause)}`,
+    batchId,
+    { cause },
+  );
+}
+
+/** null when a dispatch returned one output per item of its batch, else the error saying what it returned. */
+export function outputsMismatch(
+  outputs: unknown,
+  label: string,
+  batchId: number,
+  size: number,
+): BatcherDispatchError | null {
+  if (Array.isArray(outputs) && outputs.length === size) return null;
+  const got = Array.isArray(outputs) ? `${outputs.length} outputs` : `${typeof outputs} instead of an array`;
+  return new BatcherDispatchError(
+    `Batcher "${label}": batch #${batchId} dispatch returned ${got} for ${size} items`,
+    batchId,
+  );
+}

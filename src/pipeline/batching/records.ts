@@ -1,4 +1,5 @@
 /** Bookkeeping records of the Batcher: one per submit, one per batch. */
+import type { RingQueue } from '../../orchestration/ring-queue.js';
 import type { SampleWindow } from './sample-window.js';
 
 /** Waiting for room in a full channel (not yet accepted). */
@@ -11,6 +12,15 @@ export const DISPATCHED = 2;
 export const CANCELLED = 3;
 /** Where a submit is. */
 export type SubmitState = typeof WAITING | typeof QUEUED | typeof DISPATCHED | typeof CANCELLED;
+
+// One shared executor instead of a closure per submit: the Promise constructor calls it
+// synchronously, so the resolvers are read back right after construction.
+let capturedResolve: unknown;
+let capturedReject: unknown;
+function captureResolvers(resolve: unknown, reject: unknown): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
 
 /** One submit() in the Batcher's books. */
 export class PendingSubmit<I, O> {
@@ -25,16 +35,23 @@ export class PendingSubmit<I, O> {
   outputs: O[] | null = null;
   onAbort: (() => void) | null = null;
 
+  /** Settles with the submit's outputs (an array, or the bare output of submitOne), or its error. */
+  readonly promise: Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (reason: unknown) => void;
+
   constructor(
     /** null for submitOne, whose single item is `item` and which resolves with a bare output. */
     readonly items: readonly I[] | null,
     readonly item: I | undefined,
     readonly count: number,
     readonly submittedAt: number,
-    readonly resolve: (value: unknown) => void,
-    readonly reject: (reason: unknown) => void,
     readonly signal: AbortSignal | undefined,
-  ) {}
+  ) {
+    this.promise = new Promise(captureResolvers);
+    this.resolve = capturedResolve as (value: unknown) => void;
+    this.reject = capturedReject as (reason: unknown) => void;
+  }
 
   /** Stops listening to `signal`: once any item is dispatched (or the submit settled) an abort no longer cancels it. */
   detachAbort(): void {
@@ -132,4 +149,12 @@ export interface FlushWaiter {
   /** Resolve once every item before this position in the accepted stream has settled. */
   target: number;
   resolve: () => void;
+}
+
+/** Resolves, oldest first, every flush() waiting for a position at or before `settledBefore` (all before it have settled). */
+export function resolveFlushWaiters(waiters: RingQueue<FlushWaiter>, settledBefore: number): void {
+  for (let waiter = waiters.peek(); waiter !== undefined && waiter.target <= settledBefore; waiter = waiters.peek()) {
+    waiters.shift();
+    waiter.resolve();
+  }
 }

@@ -5,7 +5,7 @@ import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { DisposedError, Resource } from '../../runtime/resource.js';
 import type { Profiler } from '../../orchestration/profiler.js';
 import type { Stream } from '../../runtime/stream.js';
-import type { CoordinatorStreams } from '../async-coordinator.js';
+import type { CoordinatorStreams } from '../async-coordinator-descriptor.js';
 import { TripleBuffer, type TripleBufferSlot } from './triple-buffer.js';
 
 /** One step: upload a config, compute on it, download the telemetry it produced. */

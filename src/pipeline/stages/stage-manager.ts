@@ -5,7 +5,8 @@ import { Profiler } from '../../orchestration/profiler.js';
 import { type Interval, totalLength, unionIntervals } from '../../report/timeline.js';
 import { expectResource, Resource } from '../../runtime/resource.js';
 import { Stream } from '../../runtime/stream.js';
-import { AsyncCoordinator, type AsyncOperationId } from '../async-coordinator.js';
+import { AsyncCoordinator } from '../async-coordinator.js';
+import type { AsyncOperationId } from '../async-operation.js';
 import { HazardTracker } from '../overlap/hazards.js';
 import { knownKeys, positiveInteger, shownValue } from '../../runtime/value-checks.js';
 

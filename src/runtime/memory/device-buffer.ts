@@ -12,7 +12,9 @@ import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
 import { Stream } from '../stream.js';
 import { freeNow, streamOrderedFree, type Allocation } from './allocation.js';
-import type { CopyOptions } from './copy-options.js';
+import { copyRange, copyRangeScratch as r, type CopyOptions } from './copy-options.js';
+import { memsetDevice, type MemsetOptions } from './device-memset.js';
+import { checkHostSide, checkSameDtype, hostPointer, isHostBuffer, newHostArray, type HostSide } from './host-side.js';
 import { copyFromPeer } from './peer-copy.js';
 import { positiveInteger } from '../value-checks.js';
 
@@ -25,8 +27,6 @@ export interface DeviceBufferDescriptor extends Placement {
   /** A name for errors, leak warnings and timelines. */
   label?: string | undefined;
 }
-
-type HostSide<T extends DType> = HostArray<T> | HostBuffer<T>;
 
 /** Set by DeviceBuffer's static block: the one way outside the class to reach its protected constructor (see adoptDeviceMemory). */
 let adopt: <T extends DType>(dtype: T, length: number, address: number, context: Context) => DeviceBuffer<T>;
@@ -200,30 +200,6 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     }
   }
 
-  /** Validates a copy range into the module's scratch `r` (copies stay allocation-free). */
-  #range(options: CopyOptions, otherLength: number, what: string): void {
-    if (typeof options !== 'object' || options === null)
-      throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
-    const offset = options.offset ?? 0;
-    const sourceOffset = options.otherOffset ?? 0;
-    if (offset !== 0) checkOffset(offset, `${what} offset`);
-    if (sourceOffset !== 0) checkOffset(sourceOffset, `${what} otherOffset`);
-    const length = options.length ?? Math.min(this.length - offset, otherLength - sourceOffset);
-    if (!(Number.isSafeInteger(length) && length > 0)) positiveInteger(length, `${what} length`);
-    if (offset + length > this.length)
-      throw new RangeError(
-        `${what}: [${offset}, ${offset + length}) is outside "${this.label}" (${this.length} elements)`,
-      );
-    if (sourceOffset + length > otherLength)
-      throw new RangeError(
-        `${what}: [${sourceOffset}, ${sourceOffset + length}) is outside the other side (${otherLength} elements)`,
-      );
-    r.offset = offset;
-    r.sourceOffset = sourceOffset;
-    r.length = length;
-    r.bytes = length * this.#elementBytes;
-  }
-
   /**
    * Host -> device. From a HostBuffer with a stream the copy is truly asynchronous. Without a
    * stream the bytes are on the device when it returns (see {@link finishLegacyStream}).
@@ -233,7 +209,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const pinned = isHostBuffer(source);
     if (!pinned) checkHostSide(source, 'write to', this);
     const bytes = this.#elementBytes;
-    this.#range(
+    copyRange(
+      this,
       options,
       pinned ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'),
       'write',
@@ -271,7 +248,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     if (target !== undefined && !pinned) checkHostSide(target, 'read from', this);
     const bytes = this.#elementBytes;
     const dst = (target ?? newHostArray(this.dtype, this.length)) as Target;
-    this.#range(
+    copyRange(
+      this,
       options,
       pinned ? checkSameDtype(this, target).length : hostElements(this.dtype, dst as ArrayBufferView, 'read'),
       'read',
@@ -313,7 +291,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
         `copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`,
       );
     const info = dtypeInfo(this.dtype);
-    this.#range(options, source.length, 'copy');
+    copyRange(this, options, source.length, 'copy');
     const dst = this.address + r.offset * info.bytes;
     const src = source.address + r.sourceOffset * info.bytes;
     // cuMemcpyDtoD has no memmove semantics: overlapping ranges (a view of the same memory) would corrupt the copy.
@@ -358,41 +336,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * and for 8-byte elements only values whose two 32-bit halves are equal, such as 0). Without a
    * stream, done when it returns.
    */
-  memset(value: number, options: { stream?: Stream | undefined; width?: 8 | 16 | 32 | undefined } = {}): this {
-    this.checkUsable(options?.stream);
-    const bytes = dtypeInfo(this.dtype).bytes;
-    const width = options.width ?? (bytes === 1 ? 8 : bytes === 2 ? 16 : 32);
-    if (width !== 8 && width !== 16 && width !== 32)
-      throw new RangeError(`memset width must be 8, 16 or 32 bits, got ${width}`);
-    if (!Number.isInteger(value) || value < 0 || value >= 2 ** width)
-      throw new RangeError(`memset value ${value} does not fit in ${width} bits`);
-    if ((this.byteLength * 8) % width !== 0)
-      throw new RangeError(`"${this.label}" (${this.byteLength} bytes) is not a whole number of ${width}-bit words`);
-    const n = (this.byteLength * 8) / width;
-    const s: CUstream | null = options.stream ? options.stream.use() : null;
-    if (!options.stream) this.context.makeCurrent();
-    const api = driverApi();
-    let status =
-      width === 8
-        ? s
-          ? api.cuMemsetD8Async(this.address, value, n, s)
-          : api.cuMemsetD8(this.address, value, n)
-        : width === 16
-          ? s
-            ? api.cuMemsetD16Async(this.address, value, n, s)
-            : api.cuMemsetD16(this.address, value, n)
-          : s
-            ? api.cuMemsetD32Async(this.address, value, n, s)
-            : api.cuMemsetD32(this.address, value, n);
-    if (status === 0 && !s) status = finishLegacyStream();
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32',
-        `memset of "${this.label}"`,
-      );
-    if (options.stream) this.recordUse(options.stream);
+  memset(value: number, options: MemsetOptions = {}): this {
+    memsetDevice(this, value, options);
     return this;
   }
 
@@ -426,51 +371,11 @@ export function adoptDeviceMemory<T extends DType>(
 
 const NO_OPTIONS: CopyOptions = Object.freeze({});
 
-/** A fresh host array of `length` elements of `dtype` (what read() returns without a target). */
-function newHostArray(dtype: DType, length: number): ArrayBufferView {
-  const info = dtypeInfo(dtype);
-  return new info.array(length * info.components);
-}
-/** Scratch of #range: the validated copy range, read right after. */
-const r = { offset: 0, sourceOffset: 0, length: 0, bytes: 0 };
-
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
 function checkDescriptor(descriptor: unknown, what: string): void {
   if (typeof descriptor !== 'object' || descriptor === null)
     throw new TypeError(`${what} takes a descriptor object, got ${describeValue(descriptor)}`);
   checkLabel((descriptor as { label?: unknown }).label, what);
-}
-
-/** A host side is a HostBuffer or a TypedArray: anything else (a plain object with an `address`) is a TypeError. */
-/** Checks the host side of a copy; the message (naming `what` and the buffer) is built only when it fails, never per copy. */
-function checkHostSide(x: unknown, what: string, buffer: DeviceBuffer<DType> | undefined): void {
-  if (isHostBuffer(x)) return;
-  if (ArrayBuffer.isView(x) && !(x instanceof DataView)) return;
-  throw new TypeError(
-    `${what}${buffer ? ` "${buffer.label}"` : ''}: expected a HostBuffer or a TypedArray, got ${describeValue(x)}`,
-  );
-}
-
-/**
- * True for a real HostBuffer (a brand check: a plain object with `isHostBuffer: true` is not one).
- * The family brand, not `instanceof`: ~1 ns against ~15 ns per copy (bench/probe/ffi-overhead.ts over the stub driver).
- */
-export function isHostBuffer<T extends DType>(x: unknown): x is HostBuffer<T> {
-  return Resource.isResourceOf(x, 'HostBuffer');
-}
-
-function checkSameDtype<T extends DType>(device: DeviceBuffer<T>, host: HostBuffer<DType>): HostBuffer<T> {
-  host.checkUsable();
-  if (host.dtype !== device.dtype)
-    throw new TypeError(`"${device.label}" holds ${device.dtype} but host buffer "${host.label}" holds ${host.dtype}`);
-  return host as HostBuffer<T>;
-}
-
-/** A pageable TypedArray passed in place (koffi hands its memory to the call). */
-function hostPointer(array: ArrayBufferView, byteOffset: number, bytes: number): ArrayBufferView {
-  return byteOffset === 0 && bytes === array.byteLength
-    ? array
-    : new Uint8Array(array.buffer, array.byteOffset + byteOffset, bytes);
 }
 
 /** The class's instance type under the name types.ts gives it (see there: why). */

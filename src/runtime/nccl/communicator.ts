@@ -10,37 +10,24 @@ import { disableNvlinkMulticast, nccl, NcclError } from '../../ffi/nccl.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { Device } from '../device.js';
-import { DeviceBuffer } from '../memory/device-buffer.js';
+import type { DeviceBuffer } from '../memory/device-buffer.js';
 import { describeValue, expectResource, isLive, Resource } from '../resource.js';
-import { Stream } from '../stream.js';
+import type { Stream } from '../stream.js';
+import {
+  checkBuffers,
+  checkCount,
+  checkFits,
+  checkInteger,
+  collectiveStream,
+  type CollectiveOptions,
+  type PeerOptions,
+  type ReduceOptions,
+  type RootOptions,
+} from './collective-options.js';
 import { NcclRangeError } from './errors.js';
 import { completion, group, inGroup, restoreCurrentContext } from './group.js';
-import { ncclMoveType, ncclReduceType, type NcclReduceOp } from './types.js';
+import { ncclMoveType, ncclReduceType } from './types.js';
 import { NcclUniqueId } from './unique-id.js';
-
-/** Every collective is enqueued on a stream of the communicator's device. */
-export interface CollectiveOptions {
-  stream: Stream;
-  /** Elements per rank (default: the whole send buffer, or as the collective defines it). */
-  count?: number | undefined;
-}
-
-/** allReduce, reduce, reduceScatter: also the reduction (default 'sum'). */
-export interface ReduceOptions extends CollectiveOptions {
-  op?: NcclReduceOp | undefined;
-}
-
-/** broadcast and reduce: the rank whose data is sent, or which receives the result. */
-export interface RootOptions {
-  root: number;
-}
-
-/** send and recv: the rank on the other side. */
-export interface PeerOptions {
-  peer: number;
-  stream: Stream;
-  count?: number | undefined;
-}
 
 /** What initRank is given: the clique's id (the same on every rank), this rank, the number of ranks, and the GPU. */
 export interface InitRankDescriptor {
@@ -66,12 +53,6 @@ function resolveDevice(device: Device | number | undefined, what: string): Devic
  */
 function live(self: unknown, method: string): Communicator {
   return isLive(self, Communicator) ? self : expectResource(self, Communicator, `Communicator ${method}: the receiver`);
-}
-
-function checkInteger(value: unknown, min: number, max: number, what: string): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
-    throw new NcclRangeError(`${what} must be an integer from ${min} to ${max}, got ${String(value)}`);
-  return value;
 }
 
 const toPointer = (address: number): bigint => BigInt(address);
@@ -210,9 +191,9 @@ export class Communicator extends Resource {
     // ncclAvg of float64 on one rank left the last of 4099 elements unwritten on an H100.)
     const op = options.op === 'avg' && this.size === 1 ? 'sum' : (options.op ?? 'sum');
     const t = ncclReduceType(send?.dtype, op, what);
-    this.#buffers(stream, what, send, recv);
-    const count = this.#count(options.count, send.length, what);
-    this.#fits(recv, count, 'recv', what);
+    checkBuffers(stream, what, send, recv);
+    const count = checkCount(options.count, send.length, what);
+    checkFits(recv, count, 'recv', what);
     return this.#enqueue('ncclAllReduce', stream, [send, recv], (sh) =>
       nccl().ncclAllReduce(
         toPointer(send.address),
@@ -236,9 +217,9 @@ export class Communicator extends Resource {
     if (this.rank === root && !send)
       throw new TypeError(`${what}: rank ${root} is the root and must give a send buffer`);
     const t = ncclMoveType(recv?.dtype, what);
-    this.#buffers(stream, what, source ?? recv, recv);
-    const count = this.#count(options.count, (source ?? recv).length, what);
-    this.#fits(recv, count, 'recv', what);
+    checkBuffers(stream, what, source ?? recv, recv);
+    const count = checkCount(options.count, (source ?? recv).length, what);
+    checkFits(recv, count, 'recv', what);
     const src = source ?? recv;
     return this.#enqueue('ncclBroadcast', stream, source ? [source, recv] : [recv], (sh) =>
       nccl().ncclBroadcast(
@@ -263,9 +244,9 @@ export class Communicator extends Resource {
     const target = this.rank === root ? recv : null;
     if (this.rank === root && !recv)
       throw new TypeError(`${what}: rank ${root} is the root and must give a recv buffer`);
-    this.#buffers(stream, what, send, target ?? send);
-    const count = this.#count(options.count, send.length, what);
-    if (target) this.#fits(target, count, 'recv', what);
+    checkBuffers(stream, what, send, target ?? send);
+    const count = checkCount(options.count, send.length, what);
+    if (target) checkFits(target, count, 'recv', what);
     return this.#enqueue('ncclReduce', stream, target ? [send, target] : [send], (sh) =>
       nccl().ncclReduce(
         toPointer(send.address),
@@ -286,9 +267,9 @@ export class Communicator extends Resource {
     const what = `${this.label} allGather`;
     const stream = this.#stream(options, what);
     const t = ncclMoveType(send?.dtype, what);
-    this.#buffers(stream, what, send, recv);
-    const count = this.#count(options.count, send.length, what);
-    this.#fits(recv, count * this.size, 'recv', what);
+    checkBuffers(stream, what, send, recv);
+    const count = checkCount(options.count, send.length, what);
+    checkFits(recv, count * this.size, 'recv', what);
     return this.#enqueue('ncclAllGather', stream, [send, recv], (sh) =>
       nccl().ncclAllGather(
         toPointer(send.address),
@@ -307,9 +288,9 @@ export class Communicator extends Resource {
     const what = `${this.label} reduceScatter`;
     const stream = this.#stream(options, what);
     const t = ncclReduceType(send?.dtype, options.op ?? 'sum', what);
-    this.#buffers(stream, what, send, recv);
-    const count = this.#count(options.count, recv.length, what);
-    this.#fits(send, count * this.size, 'send', what);
+    checkBuffers(stream, what, send, recv);
+    const count = checkCount(options.count, recv.length, what);
+    checkFits(send, count * this.size, 'send', what);
     return this.#enqueue('ncclReduceScatter', stream, [send, recv], (sh) =>
       nccl().ncclReduceScatter(
         toPointer(send.address),
@@ -330,8 +311,8 @@ export class Communicator extends Resource {
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
     const t = ncclMoveType(buffer?.dtype, what);
-    this.#buffers(stream, what, buffer);
-    const count = this.#count(options.count, buffer.length, what);
+    checkBuffers(stream, what, buffer);
+    const count = checkCount(options.count, buffer.length, what);
     return this.#enqueue('ncclSend', stream, [buffer], (sh) =>
       nccl().ncclSend(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
     );
@@ -344,8 +325,8 @@ export class Communicator extends Resource {
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
     const t = ncclMoveType(buffer?.dtype, what);
-    this.#buffers(stream, what, buffer);
-    const count = this.#count(options.count, buffer.length, what);
+    checkBuffers(stream, what, buffer);
+    const count = checkCount(options.count, buffer.length, what);
     return this.#enqueue('ncclRecv', stream, [buffer], (sh) =>
       nccl().ncclRecv(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
     );
@@ -366,43 +347,7 @@ export class Communicator extends Resource {
 
   #stream(options: CollectiveOptions | PeerOptions, what: string): Stream {
     this.assertAlive();
-    if (typeof options !== 'object' || options === null)
-      throw new TypeError(`${what}: options { stream, ... } are required, got ${describeValue(options)}`);
-    const stream = options.stream;
-    if (!(stream instanceof Stream))
-      throw new TypeError(
-        `${what}: options.stream must be a Stream of device ${this.device.ordinal}, got ${describeValue(stream)}`,
-      );
-    stream.checkAlive();
-    if (stream.context !== this.context)
-      throw new Error(
-        `${what}: stream "${stream.label}" belongs to ${stream.context.label}, not to device ${this.device.ordinal} of this rank`,
-      );
-    return stream;
-  }
-
-  #buffers(stream: Stream, what: string, ...buffers: DeviceBuffer[]): void {
-    const first = buffers[0]!;
-    for (const [i, b] of buffers.entries()) {
-      // A brand check, not a shape check: an object with a checkUsable() and an address is not device memory.
-      if (!(b instanceof DeviceBuffer))
-        throw new TypeError(`${what}: expected a DeviceBuffer, got ${describeValue(b)}`);
-      b.checkUsable(stream);
-      if (i > 0 && b.dtype !== first.dtype)
-        throw new TypeError(`${what}: "${first.label}" holds ${first.dtype} but "${b.label}" holds ${b.dtype}`);
-    }
-  }
-
-  #count(count: number | undefined, fallback: number, what: string): number {
-    if (count === undefined) return fallback;
-    return checkInteger(count, 0, Number.MAX_SAFE_INTEGER, `${what} count`);
-  }
-
-  #fits(buffer: DeviceBuffer, elements: number, name: string, what: string): void {
-    if (buffer.length < elements)
-      throw new NcclRangeError(
-        `${what}: ${name} buffer "${buffer.label}" holds ${buffer.length} elements, the collective needs ${elements}`,
-      );
+    return collectiveStream(options, what, this.context, this.device.ordinal);
   }
 
   #enqueue(

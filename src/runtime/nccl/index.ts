@@ -1,11 +1,10 @@
+export { Communicator, type InitRankDescriptor } from './communicator.js';
 export {
-  Communicator,
   type CollectiveOptions,
   type ReduceOptions,
   type RootOptions,
   type PeerOptions,
-  type InitRankDescriptor,
-} from './communicator.js';
+} from './collective-options.js';
 export { NcclUniqueId, generateUniqueId, NCCL_UNIQUE_ID_BYTES } from './unique-id.js';
 export {
   ncclMoveType,

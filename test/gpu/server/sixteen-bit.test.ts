@@ -4,23 +4,9 @@
  * largest value; `outputDtype=f16` sends the filtered wave as f16 bits named in x-tscuda-fields,
  * equal to the f32 wave within f16 rounding.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gpu } from '../gpu-available.js';
-import type { TscudaServer } from '../../../src/server/create-server.js';
-
-/** max |actual - expected| within `rel` of max |expected| (never zero: the inputs are fresh random). */
-function expectRelClose(actual: ArrayLike<number>, expected: ArrayLike<number>, rel: number, what: string): void {
-  expect(actual.length, `${what}: length`).toBe(expected.length);
-  let scale = 0;
-  let worst = 0;
-  for (let i = 0; i < expected.length; i++) {
-    scale = Math.max(scale, Math.abs(expected[i]!));
-    const d = Math.abs(actual[i]! - expected[i]!);
-    if (!(d <= worst)) worst = d;
-  }
-  expect(scale, `${what}: a reference of zeros proves nothing`).toBeGreaterThan(0);
-  expect(worst, `${what}: max |i16 - f32| (scale ${scale})`).toBeLessThanOrEqual(rel * scale);
-}
+import { expectRelClose, postBinary, serveOnGpu } from './gpu-server.js';
 
 /** B series of a cosine plus noise, as 16-bit integers spanning most of the range. */
 function series(batch: number, n: number, fs: number): Int16Array {
@@ -39,51 +25,25 @@ function series(batch: number, n: number, fs: number): Int16Array {
 describe.skipIf(!gpu.available)(
   `16-bit bodies over the real engine${gpu.available ? '' : ` (skipped: ${gpu.reason})`}`,
   () => {
-    let server: TscudaServer;
-    let base: string;
-
-    beforeAll(async () => {
-      const { buildGpuParts } = await import('../../../src/server/supervision/gpu-parts.js');
-      const { serverOptions } = await import('../../../src/server/supervision/server-options.js');
-      const { createServer } = await import('../../../src/server/create-server.js');
-      const config = { port: 0, host: '127.0.0.1', lanes: 2 };
-      server = createServer(serverOptions(config, await buildGpuParts(config)));
-      base = await server.listen({ port: 0, host: '127.0.0.1' });
-    });
-    afterAll(async () => {
-      await server?.close();
-    });
+    const served = serveOnGpu();
 
     const batch = 3;
     const n = 4096;
     const fs = 1000;
     const query = `batch=${batch}&fs=${fs}&passBand=5,100&previewBins=64&bands=1:20,20:60,60:200`;
 
-    async function post(
-      url: string,
-      body: ArrayBufferView,
-    ): Promise<{ filtered: number[]; spectrum: number[]; bandPowers: number[]; dtypes: Record<string, string> }> {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/octet-stream' },
-        body: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
-      });
-      const text = await res.text();
-      expect(res.status, text).toBe(200);
-      return JSON.parse(text) as {
-        filtered: number[];
-        spectrum: number[];
-        bandPowers: number[];
-        dtypes: Record<string, string>;
-      };
-    }
+    const post = (url: string, body: ArrayBufferView) =>
+      postBinary<{ filtered: number[]; spectrum: number[]; bandPowers: number[]; dtypes: Record<string, string> }>(
+        url,
+        body,
+      );
 
     it('an i16 body with scale equals the same samples as f32 (times scale) within 1e-4 relative', async () => {
       const samples = series(batch, n, fs);
       const scale = (1 + Math.random()) / 32768;
       const asF32 = Float32Array.from(samples, (v) => v * scale);
-      const i16 = await post(`${base}/v1/stft?dtype=i16&scale=${scale}&flags=cycles&${query}`, samples);
-      const f32 = await post(`${base}/v1/stft?dtype=f32&flags=cycles&${query}`, asF32);
+      const i16 = await post(`${served.base}/v1/stft?dtype=i16&scale=${scale}&flags=cycles&${query}`, samples);
+      const f32 = await post(`${served.base}/v1/stft?dtype=f32&flags=cycles&${query}`, asF32);
       expect(i16.dtypes).toMatchObject({ filtered: 'f32', spectrum: 'f32' });
       expectRelClose(i16.filtered.flat(), f32.filtered.flat(), 1e-4, 'filtered');
       expectRelClose(i16.spectrum.flat(), f32.spectrum.flat(), 1e-4, 'spectrum');
@@ -94,7 +54,7 @@ describe.skipIf(!gpu.available)(
       const { parseFieldsHeader } = await import('../../../src/server/codec.js');
       const { f16Value } = await import('../../../src/runtime/memory/half.js');
       const samples = series(batch, n, fs);
-      const res = await fetch(`${base}/v1/stft?dtype=i16&outputDtype=f16&${query}`, {
+      const res = await fetch(`${served.base}/v1/stft?dtype=i16&outputDtype=f16&${query}`, {
         method: 'POST',
         headers: { 'content-type': 'application/octet-stream', accept: 'application/octet-stream' },
         body: Buffer.from(samples.buffer),
@@ -108,7 +68,7 @@ describe.skipIf(!gpu.available)(
         new Uint16Array(body.slice(filtered.offset, filtered.offset + filtered.bytes).buffer),
         f16Value,
       );
-      const f32 = await post(`${base}/v1/stft?dtype=i16&${query}`, samples);
+      const f32 = await post(`${served.base}/v1/stft?dtype=i16&${query}`, samples);
       // f16 keeps 11 significant bits: 2^-11 relative, with room for values near the wave's largest.
       expectRelClose(halves, f32.filtered.flat(), 2e-3, 'filtered (f16)');
     });

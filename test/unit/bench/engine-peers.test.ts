@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { foldEnginePeer } from '../../../bench/harness/engine-peers.js';
 import type { PeerOutcome } from '../../../bench/harness/peers.js';
 import { describeGoal, meetsGoal, peerRatio, type MetricResult } from '../../../bench/report/types.js';
-import { cwtFrequencies, CWT_FMAX, CWT_FMIN, CWT_FREQS, jobData } from '../../../bench/tscuda/engine.js';
+import { cwtFrequencies, CWT_FMAX, CWT_FMIN, CWT_FREQS, jobData } from '../../../bench/tscuda/engine-jobs.js';
 import { referenceCycles, referenceFiltered, relativeL2 } from '../../../bench/tscuda/engine-reference.js';
 
 const ok = (peer: 'cupy' | 'torch', metrics: Record<string, number>): PeerOutcome => ({

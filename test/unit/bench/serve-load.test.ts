@@ -1,14 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  closedLoop,
-  closedLoopProcesses,
-  mergeLoopReports,
-  openLoop,
-  type LoadRequest,
-  type LoopReport,
-} from '../../../bench/serve/load.js';
+import { closedLoop, openLoop, type LoadRequest, type LoopReport } from '../../../bench/serve/load.js';
+import { closedLoopProcesses, mergeLoopReports } from '../../../bench/serve/load-processes.js';
 
 // A server that answers every third POST 429 and the rest 200 after `delayMs`, and counts bodies.
 let server: Server;

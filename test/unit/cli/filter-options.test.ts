@@ -8,7 +8,7 @@ import wavefile from 'wavefile';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { parseFilterOptions, planFilter, type FilterCommandOptions } from '../../../src/cli/commands/filter-plan.js';
 import { UsageError } from '../../../src/cli/options.js';
-import { SignalInputError } from '../../../src/cli/signal-input.js';
+import { SignalInputError } from '../../../src/cli/signal-format.js';
 import { Device } from '../../../src/runtime/device.js';
 import { butter, cheby1, cheby2, sosfiltfiltPadlen } from '../../../src/signal/filter-design.js';
 import { outputLines, runCli } from './run-cli.js';

@@ -3,14 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import wavefile from 'wavefile';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  decodeRaw16,
-  decodeWav,
-  formatOfPath,
-  raw16Value,
-  readSignal,
-  SignalInputError,
-} from '../../../src/cli/signal-input.js';
+import { decodeRaw16, decodeWav, raw16Value, readSignal } from '../../../src/cli/signal-input.js';
+import { formatOfPath, SignalInputError } from '../../../src/cli/signal-format.js';
 import { planStft, parseStftOptions, type StftCommandOptions } from '../../../src/cli/commands/stft-plan.js';
 import { bf16Bits, f16Bits } from '../../../src/runtime/memory/half.js';
 

@@ -3,15 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import wavefile from 'wavefile';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  decodeRaw,
-  decodeWav,
-  encodeWavFloat32,
-  formatOfPath,
-  parseCsv,
-  readSignal,
-  SignalInputError,
-} from '../../../src/cli/signal-input.js';
+import { decodeRaw, decodeWav, encodeWavFloat32, readSignal } from '../../../src/cli/signal-input.js';
+import { parseCsv } from '../../../src/cli/signal-csv.js';
+import { formatOfPath, SignalInputError } from '../../../src/cli/signal-format.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tscuda-signal-input-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

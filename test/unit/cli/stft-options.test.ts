@@ -16,7 +16,7 @@ import {
 } from '../../../src/cli/commands/stft.js';
 import { demoCommand, parseDemoOptions } from '../../../src/cli/commands/demo.js';
 import { UsageError } from '../../../src/cli/options.js';
-import { SignalInputError } from '../../../src/cli/signal-input.js';
+import { SignalInputError } from '../../../src/cli/signal-format.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tscuda-stft-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

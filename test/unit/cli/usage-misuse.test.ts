@@ -3,7 +3,7 @@
  * or with --json one JSON object whose message has no newline, and none starts anything.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { parseWorkerArgs } from '../../../src/cli/commands/worker.js';
 import { decimalNumber, parseErrorLine, UsageError } from '../../../src/cli/options.js';
 import { outputLines, runCli } from './run-cli.js';

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { decodeWav, SignalInputError } from '../../../src/cli/signal-input.js';
+import { decodeWav } from '../../../src/cli/signal-input.js';
+import { SignalInputError } from '../../../src/cli/signal-format.js';
 import { outputLines, runCli } from './run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tscuda-wav-format-'));

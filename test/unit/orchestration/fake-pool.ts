@@ -3,7 +3,8 @@
  * completes it when the test says so. Its submit() returns no event, so no edge reaches the
  * driver (the edges themselves are tested on the GPU).
  */
-import type { SettleListener, StreamPool } from '../../../src/orchestration/stream-pool.js';
+import type { SettleListener } from '../../../src/orchestration/pool-member.js';
+import type { StreamPool } from '../../../src/orchestration/stream-pool.js';
 import type { Stream } from '../../../src/runtime/stream.js';
 
 class FakeStream {

@@ -26,7 +26,7 @@ import {
   runQueueWorker,
   UnknownQueueJobError,
 } from '../../../src/queue/index.js';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { parseWorkerArgs } from '../../../src/cli/commands/worker.js';
 import { FakeEngine } from '../server/fake-engine.js';
 import { followChildLines } from './child-lines.js';

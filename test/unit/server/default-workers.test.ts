@@ -1,7 +1,7 @@
 /** `tscuda serve` without --workers: the worker count follows the host (half the CPUs, at most 8 per GPU, at least 1); --workers overrides. */
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { defaultWorkerCount, WORKERS_PER_GPU } from '../../../src/server/index.js';
 
 describe('default worker count', () => {

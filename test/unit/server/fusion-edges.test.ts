@@ -12,10 +12,8 @@ import { FusedRequest } from '../../../src/server/fusion/fused-request.js';
 import { JobFuser } from '../../../src/server/fusion/job-fuser.js';
 import { MAX_TIMEOUT_MS } from '../../../src/runtime/timeout.js';
 import { FakeEngine } from './fake-engine.js';
+import { closeAfterTest, closeFusers, fuser as fixtureFuser, series } from './fusion-fixture.js';
 
-function series(rows: number, n: number, seed: number): Float32Array {
-  return Float32Array.from({ length: rows * n }, (_, i) => Math.fround(Math.sin(i * 0.37 + seed) + seed));
-}
 const stft = (rows: number, n: number, seed: number, extra: Partial<JobSpec> = {}): JobSpec => ({
   data: series(rows, n, seed),
   batch: rows,
@@ -24,13 +22,10 @@ const stft = (rows: number, n: number, seed: number, extra: Partial<JobSpec> = {
   ...extra,
 });
 
-const fusers: JobFuser[] = [];
-function fuser(engine: FakeEngine, options: Partial<ConstructorParameters<typeof JobFuser>[1]> = {}): JobFuser {
-  const f = new JobFuser(engine, { maxBatchDelayMs: 1000, ...options });
-  fusers.push(f);
-  return f;
-}
-afterEach(() => fusers.splice(0).forEach((f) => f.close()));
+/** A fuser whose window (1 s unless `options` say otherwise) never closes on its own within a test. */
+const fuser = (engine: FakeEngine, options: Parameters<typeof fixtureFuser>[1] = {}): JobFuser =>
+  fixtureFuser(engine, { maxBatchDelayMs: 1000, ...options });
+afterEach(closeFusers);
 
 describe('JobFuser bounds at their edges', () => {
   it('maxBatchDelayMs: 0, NaN and past MAX_TIMEOUT_MS are refused; MAX_TIMEOUT_MS itself and a fraction are taken', () => {
@@ -111,7 +106,7 @@ describe('JobFuser bounds at their edges', () => {
       close: () => engine.close(),
     };
     const f = new JobFuser(quiet, { maxBatchDelayMs: 1000 });
-    fusers.push(f);
+    closeAfterTest(f);
     const requests = [f.submit(stft(1, 16, 1)), f.submit(stft(1, 32, 2))];
     for (const r of requests) expect(r).toBeInstanceOf(FusedRequest);
     expect(f.waiting).toBe(2);

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobError } from '../../../src/engine/errors.js';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { UsageError } from '../../../src/cli/options.js';
 import { createServer, type TscudaServer } from '../../../src/server/index.js';
 import { serverLimits } from '../../../src/server/supervision/server-options.js';

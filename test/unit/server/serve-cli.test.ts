@@ -4,7 +4,7 @@ import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const MAIN = join(ROOT, 'src/cli/main.ts');

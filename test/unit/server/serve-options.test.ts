@@ -7,7 +7,7 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { createServer } from '../../../src/server/create-server.js';
 import { DEFAULT_LIMITS } from '../../../src/server/options.js';
 import type { WorkerConfig } from '../../../src/server/supervision/protocol.js';

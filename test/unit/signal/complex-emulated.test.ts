@@ -6,26 +6,10 @@
  * and C2C plans, two-sided arrangement, planes, joins) and the new kernels before the GPU suite
  * runs them. Skipped, with the reason, where g++ or python3 with scipy is missing.
  */
-import { describe, it, vi } from 'vitest';
+import './emulation/emulate-runtime.js';
+import { describe, it } from 'vitest';
 import { scipy } from '../../gpu/signal/scipy.js';
 import { emulatedKernels } from './emulation/fake-runtime.js';
-
-vi.mock('../../../src/runtime/memory/device-buffer.js', async () => ({
-  DeviceBuffer: (await import('./emulation/fake-runtime.js')).FakeDeviceBuffer,
-}));
-vi.mock('../../../src/runtime/fft/plan-cache.js', async () => ({
-  FftPlanCache: (await import('./emulation/fake-runtime.js')).FakePlanCache,
-}));
-vi.mock('../../../src/runtime/event.js', () => ({ Event: class {} }));
-vi.mock('../../../src/kernels/launchers.generated.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../../src/kernels/launchers.generated.js')>();
-  const fake = await import('./emulation/fake-runtime.js');
-  return {
-    ...original,
-    loadSignalKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.SIGNAL_SIGNATURES),
-    loadFilterKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.FILTER_SIGNATURES),
-  };
-});
 
 const { iqSpectraSuite, istftSuite, phaseSuite, spectraSuite } =
   await import('../../gpu/signal/complex-spectral-suite.js');

@@ -6,26 +6,10 @@
  * the correlation sum, band-limited closed forms) and sosfiltfilt's own output for decimate's IIR
  * path. Skipped, with the reason, where g++ is missing.
  */
-import { describe, expect, it, vi } from 'vitest';
+import './emulation/emulate-runtime.js';
+import { describe, expect, it } from 'vitest';
 import { emulatedKernels, FakeDeviceBuffer } from './emulation/fake-runtime.js';
 import { upfirdnReference } from './emulation/references.js';
-
-vi.mock('../../../src/runtime/memory/device-buffer.js', async () => ({
-  DeviceBuffer: (await import('./emulation/fake-runtime.js')).FakeDeviceBuffer,
-}));
-vi.mock('../../../src/runtime/fft/plan-cache.js', async () => ({
-  FftPlanCache: (await import('./emulation/fake-runtime.js')).FakePlanCache,
-}));
-vi.mock('../../../src/runtime/event.js', () => ({ Event: class {} }));
-vi.mock('../../../src/kernels/launchers.generated.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../../src/kernels/launchers.generated.js')>();
-  const fake = await import('./emulation/fake-runtime.js');
-  return {
-    ...original,
-    loadSignalKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.SIGNAL_SIGNATURES),
-    loadFilterKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.FILTER_SIGNATURES),
-  };
-});
 
 const signal = await import('../../../src/signal/index.js');
 

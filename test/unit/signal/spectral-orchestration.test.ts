@@ -5,26 +5,10 @@
  * longer and shorter than the series), mean and median, one- and two-sided, and scipy's own
  * outputs for the resampling functions. Skipped, with the reason, where g++ or scipy is missing.
  */
-import { describe, expect, it, vi } from 'vitest';
+import './emulation/emulate-runtime.js';
+import { describe, expect, it } from 'vitest';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from '../../gpu/signal/scipy.js';
 import { emulatedKernels, FakeDeviceBuffer } from './emulation/fake-runtime.js';
-
-vi.mock('../../../src/runtime/memory/device-buffer.js', async () => ({
-  DeviceBuffer: (await import('./emulation/fake-runtime.js')).FakeDeviceBuffer,
-}));
-vi.mock('../../../src/runtime/fft/plan-cache.js', async () => ({
-  FftPlanCache: (await import('./emulation/fake-runtime.js')).FakePlanCache,
-}));
-vi.mock('../../../src/runtime/event.js', () => ({ Event: class {} }));
-vi.mock('../../../src/kernels/launchers.generated.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../../src/kernels/launchers.generated.js')>();
-  const fake = await import('./emulation/fake-runtime.js');
-  return {
-    ...original,
-    loadSignalKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.SIGNAL_SIGNATURES),
-    loadFilterKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.FILTER_SIGNATURES),
-  };
-});
 
 const signal = await import('../../../src/signal/index.js');
 

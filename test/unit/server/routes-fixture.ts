@@ -1,0 +1,44 @@
+/**
+ * The shared setup of the route tests (routes-*.test.ts): servers over a FakeEngine, closed after
+ * each test (`afterEach(closeServers)` in each file), a test signal, fake batchers, a poll.
+ */
+import { createServer, type TscudaServer } from '../../../src/server/index.js';
+import type { InterpolationInput } from '../../../src/server/batch.js';
+import { fakeBatcher } from './fake-engine.js';
+
+const servers: TscudaServer[] = [];
+/** A server with request fusing off (these cases count engine submits, one per request). */
+export function make(options: Parameters<typeof createServer>[0] = {}): TscudaServer {
+  // These cases count engine submits, one per request, and release a manual engine at once: fusing is off here (fusion*.test.ts has it on).
+  const s = createServer({ ...options, limits: { maxBatchDelayMs: 0, ...options.limits } });
+  servers.push(s);
+  return s;
+}
+/** Closes every server make() made; each route test file runs it after each test. */
+export async function closeServers(): Promise<void> {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+}
+
+/** Polls `what` until it holds (a loaded CI machine can take far longer than a fixed sleep), failing after 10 s. */
+export async function waitFor(what: () => boolean, label: string): Promise<void> {
+  const t0 = performance.now();
+  while (!what()) {
+    if (performance.now() - t0 > 10_000) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** A test signal of `n` samples (a sine and a ramp). */
+export function signal(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => Math.sin(i * 0.3) + i * 0.01);
+}
+
+/** The reference of the lerp and slerp fake batchers. */
+export const lerp = (item: InterpolationInput): Float32Array =>
+  Float32Array.from(item.a, (a, i) => a + item.t * (item.b[i]! - a));
+/** Fake batchers of the /v1/batch endpoints. */
+export const batchers = {
+  gradient: () => fakeBatcher<ArrayLike<number>>((v) => Float32Array.from(v, (x) => 2 * x)),
+  lerp: () => fakeBatcher(lerp),
+  slerp: () => fakeBatcher(lerp),
+};
