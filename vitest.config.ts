@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { PROCESS_HEAVY_TESTS, quickTests } from './test/setup/process-heavy.js';
 
@@ -8,8 +10,16 @@ const setupFiles = ['test/setup/typed-array-equality.ts'];
 // `npm run test:all` (CI) and any run naming a file run them (test/setup/process-heavy.ts).
 const unitExclude = quickTests() ? [...configDefaults.exclude, ...PROCESS_HEAVY_TESTS] : configDefaults.exclude;
 
+// A machine with no NVIDIA device node cannot run a GPU test: its gpu files only load and skip,
+// so they may load side by side (one at a time they took 50 s of a 2-core `npm test`). With a GPU
+// (or TSCUDA_REQUIRE_GPU) they run one file at a time, as the GPU is shared.
+const gpuPossible = existsSync('/dev/nvidiactl') || process.env.TSCUDA_REQUIRE_GPU !== undefined;
+
 export default defineConfig({
   test: {
+    // Vitest's default (one less than the cores) is one worker on CI's 2 cores: most files wait on
+    // module loading, not on a core, so two at a time take 2 min where one at a time took 3.5.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         test: {
@@ -27,7 +37,7 @@ export default defineConfig({
           include: ['test/gpu/**/*.test.ts'],
           globalSetup: ['test/gpu/announce.ts', 'test/gpu/watchdog/report.ts'],
           testTimeout: 120_000,
-          fileParallelism: false,
+          fileParallelism: !gpuPossible,
           // Each file in its own process, watched from a thread of its own (test/gpu/watchdog): a test
           // blocked in a synchronous CUDA call, where testTimeout cannot fire, ends its file's process
           // and is reported as failed; the run goes on with the next file and reaches its summary.

@@ -38,6 +38,7 @@ export const PROCESS_HEAVY_TESTS: readonly string[] = [
   'test/unit/signal/kernels-emulated.test.ts',
   'test/unit/signal/orchestration-emulated-spectral.test.ts',
   'test/unit/signal/orchestration-emulated-primitives.test.ts',
+  'test/unit/signal/complex-emulated.test.ts',
   // python3 runs the signal-ops peer program on a CPU stand-in and the peers' designs against scipy.
   'test/unit/bench/signal-ops-peer.test.ts',
   // Each starts node processes of its own: a watchdog ending a blocked file, the CLI without cuFFT.
