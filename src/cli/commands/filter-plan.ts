@@ -10,7 +10,13 @@ import { butter, cheby1, cheby2, MAX_SOS_SECTIONS, sosfiltfiltPadlen, type Sos }
 import { deviceSelection, type DeviceSelection } from '../device-option.js';
 import { choiceOption, decimalNumber, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { SignalInputError, type SignalInput } from '../signal-format.js';
-import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
+import {
+  oneInputFile,
+  readSignalFile,
+  SIGNAL_FILE_OPTIONS,
+  signalFileOptions,
+  type SignalFileOptions,
+} from './signal-file.js';
 
 /** The band types the command designs (--band, --lowpass, --highpass). */
 export type FilterKind = 'bandpass' | 'lowpass' | 'highpass';
@@ -113,10 +119,7 @@ export function parseFilterOptions(args: readonly string[]): FilterCommandOption
     true,
   );
   if (values.help) return 'help';
-  if (positionals.length === 0 || positionals[0]!.trim() === '') throw new UsageError('no input file given');
-  if (positionals.length > 1)
-    throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
-  const file = positionals[0]!;
+  const file = oneInputFile(positionals);
   const given = (['band', 'lowpass', 'highpass'] as const).filter((k) => values[k] !== undefined);
   if (given.length !== 1)
     throw new UsageError(

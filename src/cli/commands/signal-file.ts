@@ -110,3 +110,12 @@ function refuseIgnoredOptions(options: SignalFileOptions, format: SignalFormat):
     }
   }
 }
+
+/** The one input file a signal command's positionals name; UsageError when none (an empty name included) or several. */
+export function oneInputFile(positionals: readonly string[]): string {
+  // An empty name ("$FILE" unset) is no file either, not a file without an extension.
+  if (positionals.length === 0 || positionals[0]!.trim() === '') throw new UsageError('no input file given');
+  if (positionals.length > 1)
+    throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
+  return positionals[0]!;
+}

@@ -19,7 +19,13 @@ import {
   UsageError,
 } from '../options.js';
 import type { SignalInput } from '../signal-format.js';
-import { readSignalFile, SIGNAL_FILE_OPTIONS, signalFileOptions, type SignalFileOptions } from './signal-file.js';
+import {
+  oneInputFile,
+  readSignalFile,
+  SIGNAL_FILE_OPTIONS,
+  signalFileOptions,
+  type SignalFileOptions,
+} from './signal-file.js';
 
 /** The options of `tscuda stft`, parsed. */
 export interface StftCommandOptions extends SignalFileOptions {
@@ -121,11 +127,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
     true,
   );
   if (values.help) return 'help';
-  // An empty name ("$FILE" unset) is no file either, not a file without an extension.
-  if (positionals.length === 0 || positionals[0]!.trim() === '') throw new UsageError('no input file given');
-  if (positionals.length > 1)
-    throw new UsageError(`one input file at a time, got ${positionals.length}: ${positionals.join(', ')}`);
-  const file = positionals[0]!;
+  const file = oneInputFile(positionals);
   const detrend = choiceOption('detrend', values.detrend, ['none', 'constant', 'linear'] as const) ?? 'none';
   const boundary =
     choiceOption('boundary', values.boundary, ['zeros', 'even', 'odd', 'constant', 'none'] as const) ??
