@@ -44,7 +44,7 @@ export interface ExtendedLaunchConfig extends LaunchConfig {
 }
 
 /** The dimensions parseDim3() checked last, read right after it: launches stay allocation-free. */
-export const dims = new Int32Array(3);
+export const dims: Int32Array = new Int32Array(3);
 
 /**
  * Checks grid, block or cluster dimensions `d` against the device's `max` per dimension (errors
