@@ -103,6 +103,10 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Answers are serialized by their routes' response schemas; a result's arrays (up to
+    // limits.maxJsonResultValues numbers) go through JSON.stringify whole: native speed, and a
+    // non-finite value is null as JSON has it, where the per-item path throws on NaN.
+    serializerOpts: { largeArrayMechanism: 'json-stringify', largeArraySize: 1 },
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     clientErrorHandler,
     // Called only once requests arrive, after `state` exists.

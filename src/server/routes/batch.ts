@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BATCH_KINDS, parseBatchItems, type BatchItems, type BatchKind, type BatchSubmitter } from '../batch.js';
 import { responseFormat } from '../codec.js';
 import { HttpError, invalidField } from '../errors.js';
+import { ERROR_RESPONSES } from '../response-schemas.js';
 import { BATCH_BODY_SCHEMA } from '../schemas.js';
 import { requireGpu, track, untilLost, type ServerState } from '../state.js';
 
@@ -38,6 +39,16 @@ function requireJson(request: FastifyRequest): void {
     );
 }
 
+/** The JSON answers of a batch request: one output vector per item, in order (binary: packed bytes, no schema). */
+const BATCH_RESPONSES = {
+  200: {
+    type: 'object',
+    required: ['outputs'],
+    properties: { outputs: { type: 'array', items: { type: 'array', items: { type: 'number' } } } },
+  },
+  ...ERROR_RESPONSES,
+} as const;
+
 /** Registers the batch routes. */
 export function batchRoutes(app: FastifyInstance, state: ServerState): void {
   for (const kind of BATCH_KINDS) {
@@ -50,59 +61,62 @@ export function batchRoutes(app: FastifyInstance, state: ServerState): void {
         done(error as Error);
       }
     };
-    app.post(endpoint, { schema: { body: BATCH_BODY_SCHEMA }, onRequest }, (request, reply) =>
-      track(state, async () => {
-        const format = responseFormat(request.headers.accept);
-        const { items, dim } = parseBatchItems(
-          kind,
-          request.body,
-          state.limits.maxBatchItems,
-          state.limits.maxBatchDim,
-        );
-        // Bad input first, even with no GPU.
-        const timeoutMs = (request.body as { timeout?: number | undefined }).timeout ?? state.limits.defaultTimeoutMs;
-        if (timeoutMs > state.limits.maxTimeoutMs)
-          throw invalidField('timeout', `must be at most ${state.limits.maxTimeoutMs} ms, got ${timeoutMs}`);
-        if (state.options.batchers?.[kind] === undefined || state.closing !== null || state.lostError !== null)
-          requireGpu(state);
-        const batcher = batcherFor(state, kind, dim);
-        const abort = new AbortController();
-        // A batch request is not an engine job: its deadline is kept here, and aborts its wait in the batcher.
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = new HttpError(
-              504,
-              'timeout',
-              `the items were not computed within the timeout of ${timeoutMs} ms`,
-              { field: 'timeout' },
-            );
-            abort.abort(error);
-            reject(error);
-          }, timeoutMs);
-        });
-        let outputs: Float32Array[];
-        try {
-          outputs = await untilLost(
-            state,
-            Promise.race([batcher.submit(items, { wait: false, signal: abort.signal }), deadline]),
-            (error) => abort.abort(error),
+    app.post(
+      endpoint,
+      { schema: { body: BATCH_BODY_SCHEMA, response: BATCH_RESPONSES }, onRequest },
+      (request, reply) =>
+        track(state, async () => {
+          const format = responseFormat(request.headers.accept);
+          const { items, dim } = parseBatchItems(
+            kind,
+            request.body,
+            state.limits.maxBatchItems,
+            state.limits.maxBatchDim,
           );
-        } finally {
-          clearTimeout(timer);
-          deadline.catch(() => undefined);
-        }
-        state.metrics.batchSize.observe({ endpoint }, items.length);
-        if (format === 'binary') {
-          const packed = new Float32Array(outputs.length * dim);
-          outputs.forEach((o, i) => packed.set(o, i * dim));
-          return reply
-            .type('application/octet-stream')
-            .header('x-tscuda-fields', `outputs=f32[${outputs.length},${dim}]`)
-            .send(Buffer.from(packed.buffer));
-        }
-        return reply.send({ outputs: outputs.map((o) => Array.from(o)) });
-      }),
+          // Bad input first, even with no GPU.
+          const timeoutMs = (request.body as { timeout?: number | undefined }).timeout ?? state.limits.defaultTimeoutMs;
+          if (timeoutMs > state.limits.maxTimeoutMs)
+            throw invalidField('timeout', `must be at most ${state.limits.maxTimeoutMs} ms, got ${timeoutMs}`);
+          if (state.options.batchers?.[kind] === undefined || state.closing !== null || state.lostError !== null)
+            requireGpu(state);
+          const batcher = batcherFor(state, kind, dim);
+          const abort = new AbortController();
+          // A batch request is not an engine job: its deadline is kept here, and aborts its wait in the batcher.
+          let timer: NodeJS.Timeout | undefined;
+          const deadline = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              const error = new HttpError(
+                504,
+                'timeout',
+                `the items were not computed within the timeout of ${timeoutMs} ms`,
+                { field: 'timeout' },
+              );
+              abort.abort(error);
+              reject(error);
+            }, timeoutMs);
+          });
+          let outputs: Float32Array[];
+          try {
+            outputs = await untilLost(
+              state,
+              Promise.race([batcher.submit(items, { wait: false, signal: abort.signal }), deadline]),
+              (error) => abort.abort(error),
+            );
+          } finally {
+            clearTimeout(timer);
+            deadline.catch(() => undefined);
+          }
+          state.metrics.batchSize.observe({ endpoint }, items.length);
+          if (format === 'binary') {
+            const packed = new Float32Array(outputs.length * dim);
+            outputs.forEach((o, i) => packed.set(o, i * dim));
+            return reply
+              .type('application/octet-stream')
+              .header('x-tscuda-fields', `outputs=f32[${outputs.length},${dim}]`)
+              .send(Buffer.from(packed.buffer));
+          }
+          return reply.send({ outputs: outputs.map((o) => Array.from(o)) });
+        }),
     );
   }
 }

@@ -4,6 +4,7 @@ import { BUILTIN_FLAGS } from '../../engine/parameters.js';
 import type { Job } from '../../engine/types.js';
 import { checkJsonResultSize, responseFormat } from '../codec.js';
 import { halfOutput, handOverBody, observeJob, pooledFiltered, readJob, sendResult } from '../job-io.js';
+import { ERROR_RESPONSES, JOB_RESULT_SCHEMA } from '../response-schemas.js';
 import { JOB_BODY_SCHEMA } from '../schemas.js';
 import { requireGpu, track, untilLost, type ServerState } from '../state.js';
 
@@ -12,11 +13,14 @@ export const JOB_BODY = {
   content: { 'application/json': { schema: JOB_BODY_SCHEMA }, 'application/octet-stream': { schema: {} } },
 };
 
+/** The JSON answers of a synchronous job; its result asked for binary is sent as bytes, with no schema. */
+const SYNC_RESPONSES = { 200: JOB_RESULT_SCHEMA, ...ERROR_RESPONSES } as const;
+
 /** Registers the synchronous job routes. */
 export function syncRoutes(app: FastifyInstance, state: ServerState): void {
   for (const flag of BUILTIN_FLAGS) {
     const endpoint = `/v1/${flag}`;
-    app.post(endpoint, { schema: { body: JOB_BODY } }, (request, reply) =>
+    app.post(endpoint, { schema: { body: JOB_BODY, response: SYNC_RESPONSES } }, (request, reply) =>
       track(state, async () => {
         const format = responseFormat(request.headers.accept);
         // Bad input is refused as such even when no GPU could run it.

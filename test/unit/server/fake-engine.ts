@@ -14,6 +14,7 @@ import {
   JobTimeoutError,
   JobValidationError,
 } from '../../../src/engine/errors.js';
+import { JOB_OUTPUTS } from '../../../src/engine/job-schema.js';
 import { BatcherFullError } from '../../../src/pipeline/batching/errors.js';
 import { bf16Bits, bf16Value, f16Bits, f16Value } from '../../../src/runtime/memory/half.js';
 
@@ -51,6 +52,26 @@ export interface FakeEngineOptions {
   perSeries?: boolean;
   /** Called for each job as it runs: an error returned fails the job with it (a failing GPU job). */
   failJob?: (spec: JobSpec) => Error | undefined;
+  /** Every result carries every field a result can (completeResult): an answer then shows all its schema must list. */
+  complete?: boolean;
+}
+
+/**
+ * `result` with every field a JobResult can carry: each result array of the engine's output rows
+ * (those its flags did not produce: B values of `element`'s type), STFT frames, dominant cycles
+ * and stage values nested as a registered stage may return them.
+ */
+export function completeResult(result: JobResult): JobResult {
+  const full: JobResult = {
+    ...result,
+    frames: result.frames ?? 1,
+    dominant: result.dominant ?? [{ frequency: 2, period: 0.5, amplitude: 1.5, phase: -0.25 }],
+    stages: { ...result.stages, custom: { nested: [1, { deep: 'value', none: null }], flag: true } },
+  };
+  for (const row of JOB_OUTPUTS)
+    if (full[row.field] === undefined)
+      full[row.field] = Float64Array.from({ length: result.batch }, (_, i) => i + 0.5) as never;
+  return full;
 }
 
 /**
@@ -188,7 +209,10 @@ export class FakeEngine implements JobEngineLike {
           if (spec.flags.includes('explode') || failure !== undefined) {
             status = 'error';
             reject(failure ?? new JobError(id, 0, 0, 'explode', new Error('boom')));
-          } else resolve(fakeResult(spec, id, engine.precision, engine.#options.perSeries));
+          } else {
+            const result = fakeResult(spec, id, engine.precision, engine.#options.perSeries);
+            resolve(engine.#options.complete === true ? completeResult(result) : result);
+          }
         };
         if ((engine.#options.delayMs ?? 0) > 0) setTimeout(finish, engine.#options.delayMs);
         else queueMicrotask(finish);

@@ -5,18 +5,32 @@
 import { createServer, type TscudaServer } from '../../../src/server/index.js';
 import type { InterpolationInput } from '../../../src/server/batch.js';
 import { fakeBatcher } from './fake-engine.js';
+import { watchSerialization, type SerializationWatch } from './serialization-watch.js';
 
-const servers: TscudaServer[] = [];
-/** A server with request fusing off (these cases count engine submits, one per request). */
+const servers: { server: TscudaServer; watch: SerializationWatch }[] = [];
+/**
+ * A server with request fusing off (these cases count engine submits, one per request), whose
+ * JSON answers are watched: closeServers fails a test whose answer lost a field to its route's
+ * response schema.
+ */
 export function make(options: Parameters<typeof createServer>[0] = {}): TscudaServer {
   // These cases count engine submits, one per request, and release a manual engine at once: fusing is off here (fusion*.test.ts has it on).
-  const s = createServer({ ...options, limits: { maxBatchDelayMs: 0, ...options.limits } });
-  servers.push(s);
-  return s;
+  const server = createServer({ ...options, limits: { maxBatchDelayMs: 0, ...options.limits } });
+  servers.push({ server, watch: watchSerialization(server.app) });
+  return server;
 }
-/** Closes every server make() made; each route test file runs it after each test. */
+/** The watch of the JSON answers of a server make() made. */
+export function watchOf(server: TscudaServer): SerializationWatch {
+  const made = servers.find((s) => s.server === server);
+  if (made === undefined) throw new Error('watchOf: not a server of make(), or already closed');
+  return made.watch;
+}
+/** Closes every server make() made; each route test file runs it after each test. Throws when an answer lost a field. */
 export async function closeServers(): Promise<void> {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
+  const closing = servers.splice(0);
+  await Promise.all(closing.map((s) => s.server.close()));
+  const lost = closing.flatMap((s) => s.watch.mismatches);
+  if (lost.length > 0) throw new Error(`answers that lost fields to their response schemas:\n${lost.join('\n')}`);
 }
 
 /** Polls `what` until it holds (a loaded CI machine can take far longer than a fixed sleep), failing after 10 s. */
