@@ -5,10 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import { checkJsonResultSize, encodeJsonResult, responseFormat } from '../codec.js';
 import { HttpError, invalidField } from '../errors.js';
-import { halfOutput, handOverBody, readJob, sendResult } from '../job-io.js';
+import { halfOutput, readJob, sendResult } from '../job-io.js';
+import { submitKeptJob } from '../job-runner.js';
 import { ERROR_DETAIL_SCHEMA, ERROR_RESPONSES, JOB_RESULT_SCHEMA } from '../response-schemas.js';
 import { JOB_ID_PARAMS } from '../schemas.js';
-import { requireGpu, track, type ServerState } from '../state.js';
+import { track, type ServerState } from '../state.js';
 import { BUILTIN_FLAGS } from '../../engine/parameters.js';
 import { JOB_BODY } from './sync.js';
 
@@ -76,9 +77,7 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
           'outputDtype',
           `${spec.outputDtype} waves are returned by the synchronous endpoints (${SYNC_ENDPOINTS}); /v1/jobs returns f32 or f64`,
         );
-      // A queue's workers run the job elsewhere: this server needs no GPU for it.
-      if (state.jobs.gpuHere) requireGpu(state);
-      const { id, status } = await state.jobs.submit(spec, { onSubmitted: (job) => handOverBody(state, request, job) });
+      const { id, status } = await submitKeptJob(state, request, spec);
       return reply
         .code(202)
         .header('location', `/v1/jobs/${id}`)

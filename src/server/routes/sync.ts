@@ -1,12 +1,12 @@
 /** `POST /v1/stft`, `/v1/cycles`, `/v1/wavelet`: one job with the endpoint's flag, answered with its result. */
 import type { FastifyInstance } from 'fastify';
 import { BUILTIN_FLAGS } from '../../engine/parameters.js';
-import type { Job } from '../../engine/types.js';
 import { checkJsonResultSize, responseFormat } from '../codec.js';
-import { halfOutput, handOverBody, observeJob, pooledFiltered, readJob, sendResult } from '../job-io.js';
+import { halfOutput, readJob, sendResult } from '../job-io.js';
+import { runJob } from '../job-runner.js';
 import { ERROR_RESPONSES, JOB_RESULT_SCHEMA } from '../response-schemas.js';
 import { JOB_BODY_SCHEMA } from '../schemas.js';
-import { requireGpu, track, untilLost, type ServerState } from '../state.js';
+import { track, type ServerState } from '../state.js';
 
 /** A job body: JSON (validated by the schema) or binary samples. */
 export const JOB_BODY = {
@@ -25,27 +25,7 @@ export function syncRoutes(app: FastifyInstance, state: ServerState): void {
         const format = responseFormat(request.headers.accept);
         // Bad input is refused as such even when no GPU could run it.
         const spec = readJob(state, request, flag);
-        const gpu = requireGpu(state);
-        const filtered = pooledFiltered(state, spec, gpu.precision);
-        let job: Job;
-        try {
-          job = gpu.submit(filtered ? { ...spec, into: { ...spec.into, filtered: filtered.array } } : spec);
-        } catch (error) {
-          if (filtered) state.bodies.release(filtered.buffer);
-          throw error;
-        }
-        handOverBody(state, request, job);
-        job.result.catch(() => undefined);
-        // One listener per response: a client that hangs up while its job is still queued frees the
-        // queue slot; the pooled wave goes back once the response no longer reads it and the engine
-        // no longer writes it (after a timeout too: Job.released).
-        reply.raw.once('close', () => {
-          if (!reply.raw.writableFinished) job.cancel();
-          if (filtered) void job.released.then(() => state.bodies.release(filtered.buffer));
-        });
-        // The engine owns the deadline (spec.timeoutMs): the result rejects with JobTimeoutError in time.
-        const result = await untilLost(state, job.result);
-        observeJob(state, endpoint, result);
+        const result = await runJob(state, request, reply, spec, endpoint);
         if (format === 'json') checkJsonResultSize(result, state.limits.maxJsonResultValues);
         return sendResult(reply, result, format, 200, halfOutput(spec), state.bodies);
       }),
