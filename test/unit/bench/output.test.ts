@@ -169,7 +169,8 @@ describe('outputs', () => {
 describe('event-loop lag probe', () => {
   it('samples a 1 ms timer and catches a blocked loop', async () => {
     const probe = startLagProbe(1);
-    await new Promise((r) => setTimeout(r, 30));
+    // Long enough for a few 1 ms ticks even when another test file keeps the second core busy.
+    await new Promise((r) => setTimeout(r, 200));
     const t0 = performance.now();
     while (performance.now() - t0 < 40) {
       /* block the loop */

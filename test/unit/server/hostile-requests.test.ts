@@ -45,8 +45,9 @@ describe('numbers in query and header values: bounded and linear', () => {
         expect(error.field).toBe(field);
         expect(error.message.length).toBeLessThan(300);
       }
-      // Before: 436 ms per request (a backtracking regular expression over the digits).
-      expect((performance.now() - t0) / rounds).toBeLessThan(20);
+      // Before: 436 ms per request (a backtracking regular expression over the digits); linear
+      // parsing takes a few ms, under 40 with another test file busy on the other core.
+      expect((performance.now() - t0) / rounds).toBeLessThan(100);
     });
   }
 });
