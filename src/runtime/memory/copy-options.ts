@@ -1,7 +1,7 @@
 import { describeValue } from '../resource.js';
 import type { DeviceBuffer, Stream } from '../types.js';
 import { positiveInteger } from '../value-checks.js';
-import { checkOffset, dtypeInfo } from './dtype.js';
+import { checkOffset } from './dtype.js';
 
 /** Options of `write`, `read`, `copyFrom` and `copyFromPeer`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
 export interface CopyOptions {
@@ -25,10 +25,17 @@ export const copyRangeScratch = { offset: 0, sourceOffset: 0, length: 0, bytes: 
 const r = copyRangeScratch;
 
 /**
- * Validates the range of a copy of `buffer` (the side named by `offset`) against the other side's
- * `otherLength` elements into the scratch `r`, read right after (copies stay allocation-free).
+ * Validates the range of a copy of `buffer` (the side named by `offset`, `elementBytes` per element:
+ * the buffer's own cached size, no table look-up per copy) against the other side's `otherLength`
+ * elements into the scratch `r`, read right after (copies stay allocation-free).
  */
-export function copyRange(buffer: DeviceBuffer, options: CopyOptions, otherLength: number, what: string): void {
+export function copyRange(
+  buffer: DeviceBuffer,
+  elementBytes: number,
+  options: CopyOptions,
+  otherLength: number,
+  what: string,
+): void {
   if (typeof options !== 'object' || options === null)
     throw new TypeError(`${what} options must be an object, got ${describeValue(options)}`);
   const offset = options.offset ?? 0;
@@ -48,5 +55,5 @@ export function copyRange(buffer: DeviceBuffer, options: CopyOptions, otherLengt
   r.offset = offset;
   r.sourceOffset = sourceOffset;
   r.length = length;
-  r.bytes = length * dtypeInfo(buffer.dtype).bytes;
+  r.bytes = length * elementBytes;
 }

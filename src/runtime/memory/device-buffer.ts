@@ -211,6 +211,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const bytes = this.#elementBytes;
     copyRange(
       this,
+      bytes,
       options,
       pinned ? checkSameDtype(this, source).length : hostElements(this.dtype, source, 'write'),
       'write',
@@ -250,6 +251,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const dst = (target ?? newHostArray(this.dtype, this.length)) as Target;
     copyRange(
       this,
+      bytes,
       options,
       pinned ? checkSameDtype(this, target).length : hostElements(this.dtype, dst as ArrayBufferView, 'read'),
       'read',
@@ -290,10 +292,10 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
       throw new TypeError(
         `copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`,
       );
-    const info = dtypeInfo(this.dtype);
-    copyRange(this, options, source.length, 'copy');
-    const dst = this.address + r.offset * info.bytes;
-    const src = source.address + r.sourceOffset * info.bytes;
+    const bytes = this.#elementBytes;
+    copyRange(this, bytes, options, source.length, 'copy');
+    const dst = this.address + r.offset * bytes;
+    const src = source.address + r.sourceOffset * bytes;
     // cuMemcpyDtoD has no memmove semantics: overlapping ranges (a view of the same memory) would corrupt the copy.
     if (dst < src + r.bytes && src < dst + r.bytes) {
       throw new RangeError(
