@@ -144,8 +144,10 @@ export function readJob(
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
-    // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's).
-    checkSampleTypes(spec, { finite: Buffer.isBuffer(body), precision });
+    // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's), unless
+    // the job goes to a service whose submit scans them in its own precision (a queue).
+    const scannedThere = endpointFlag === undefined && state.jobs.scansSamples;
+    checkSampleTypes(spec, { finite: Buffer.isBuffer(body) && !scannedThere, precision });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
     throw error;

@@ -41,6 +41,11 @@ export interface SubmittedJob {
 export interface JobService {
   /** Whether jobs run on this server's engine (a POST needs a ready GPU here); false for a queue whose workers run them elsewhere. */
   readonly gpuHere: boolean;
+  /**
+   * Whether submit() checks the samples for NaN and infinities itself, in its own precision (a
+   * queue's submit is a door of its own): the server then leaves a /v1/jobs body's scan to it.
+   */
+  readonly scansSamples: boolean;
   /** Why this service cannot take jobs now (null when it can); a server without an engine is ready when its service is. */
   notReadyReason?(): string | null;
   /** Queues a validated job; throws what engine.submit() throws (the error handler maps it). */
@@ -136,6 +141,7 @@ export function localJobService(context: JobServiceContext): JobService {
 
   return {
     gpuHere: true,
+    scansSamples: false,
     async submit(spec, hooks) {
       const job = context.requireEngine().submit(spec);
       hooks.onSubmitted(job);

@@ -42,6 +42,7 @@ export function queueJobService(
 function service(queue: JobQueue, options: QueueJobServiceOptions, context: JobServiceContext): JobService {
   return {
     gpuHere: false,
+    scansSamples: true,
     close: async () => {
       if (options.ownsQueue === true) await queue.close();
     },
