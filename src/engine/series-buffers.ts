@@ -228,7 +228,8 @@ export type SeriesBuffers = {
 
 /** A buffer row the copy back fetches for `job`, with the device buffer of the chunk. */
 export interface FetchedBuffer {
-  readonly row: { readonly purpose: string; readonly output: ResultArrayField; readonly rowMajor: boolean };
+  /** The list's own row (no copy per chunk). */
+  readonly row: { readonly purpose: string; readonly output: ResultArrayField; readonly rowMajor?: boolean };
   readonly buffer: DeviceBuffer<DType>;
   /** Elements per series. */
   readonly perSeries: number;
@@ -291,11 +292,7 @@ export function fetchedBuffers(job: NormalizedJob, b: SeriesBuffers, needs: Buff
   for (const row of SERIES_BUFFERS as readonly BufferRow[]) {
     const buffer = buffers[row.name];
     if (row.output === undefined || buffer === undefined || row.fetched?.(job) !== true) continue;
-    out.push({
-      row: { purpose: row.purpose, output: row.output, rowMajor: row.rowMajor === true },
-      buffer,
-      perSeries: row.perSeries(job, needs),
-    });
+    out.push({ row: row as FetchedBuffer['row'], buffer, perSeries: row.perSeries(job, needs) });
   }
   return out;
 }
