@@ -116,10 +116,10 @@ export class CopyBack {
     this.bytes += total * dtypeInfo(src.dtype).bytes;
   }
 
-  /** A copy of the caller's own (enqueued on the copy-out stream with the others), and the host work that reads it once the job completed. */
-  custom(copy: () => void, bytes: number, after: () => void): void {
+  /** A copy of the caller's own (enqueued on the copy-out stream with the others), and the host work, if any, that reads it once the job completed. */
+  custom(copy: () => void, bytes: number, after?: () => void): void {
     this.#copies.push(copy);
-    this.#after.push(after);
+    if (after !== undefined) this.#after.push(after);
     this.bytes += bytes;
   }
 

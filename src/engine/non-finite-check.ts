@@ -30,19 +30,15 @@ export function nonFiniteIndex(host: HostBuffer<'u64'>): number | undefined {
 
 /**
  * Adds the copy back of `cell` to a whole-series chunk's copies (on the copy-out stream, behind the
- * compute); the returned function reads the index once the chunk's work has completed.
+ * compute); returns the pinned cell it lands in, for nonFiniteIndex() once the chunk's work has completed.
  */
 export function fetchNonFinite(
   lane: LaneResources,
   back: CopyBack,
   slot: number,
   cell: DeviceBuffer<'u64'>,
-): () => number | undefined {
+): HostBuffer<'u64'> {
   const host = nonFiniteHost(lane, slot);
-  back.custom(
-    () => cell.read(host, { stream: lane.copies.copyOut, length: 1 }),
-    8,
-    () => {},
-  );
-  return () => nonFiniteIndex(host);
+  back.custom(() => cell.read(host, { stream: lane.copies.copyOut, length: 1 }), 8);
+  return host;
 }

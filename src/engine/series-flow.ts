@@ -18,7 +18,7 @@ import { CopyBack, lentView, rawArray } from './copy-back.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
 import type { LaneSlot } from './lane-slots.js';
-import { fetchNonFinite } from './non-finite-check.js';
+import { fetchNonFinite, nonFiniteIndex } from './non-finite-check.js';
 import type { StageContext } from './stages.js';
 import { capturable, enqueueSeriesCompute, seriesComputeKey } from './series-compute.js';
 import { fetchedBuffers, seriesBuffers, seriesBytesPerRow as bytesPerRow, type BufferNeeds } from './series-buffers.js';
@@ -173,7 +173,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   // Copies back, enqueued on the copy-out stream once the compute is all enqueued: every buffer
   // the list marks as an output of this job, then the dominant cycles (finished on the host).
   const back = new CopyBack(lane, slot.index);
-  const nonFinite = b.nonFinite ? fetchNonFinite(lane, back, slot.index, b.nonFinite) : undefined;
+  const nonFiniteCell = b.nonFinite ? fetchNonFinite(lane, back, slot.index, b.nonFinite) : undefined;
   progress.stage = 'd2h';
   for (const { row, buffer, perSeries } of fetchedBuffers(job, b, needs)) {
     const target = outputs[row.output];
@@ -218,5 +218,10 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
     progress.stage = name;
     stages[name] = await value;
   }
-  return { gpuMs, bytesMoved: bytesMoved + back.bytes, stages, nonFinite: nonFinite?.() };
+  return {
+    gpuMs,
+    bytesMoved: bytesMoved + back.bytes,
+    stages,
+    nonFinite: nonFiniteCell && nonFiniteIndex(nonFiniteCell),
+  };
 }
