@@ -101,8 +101,11 @@ export function allFinite(data: JobData, dtype: JobDataType): boolean {
  * f32 on the way (an f32 engine's): beyond the f32 range they are infinite there, and count so.
  */
 export function firstNonFinite(data: JobData, dtype: JobDataType, computedIn?: Precision): number {
-  if (computedIn === 'f32' && data instanceof Float64Array)
-    return data.findIndex((v) => !Number.isFinite(Math.fround(v)));
+  if (computedIn === 'f32' && data instanceof Float64Array) {
+    // One pass, NaN and infinities included (their fround is not finite either); no call per sample.
+    for (let i = 0; i < data.length; i++) if (!Number.isFinite(Math.fround(data[i]!))) return i;
+    return -1;
+  }
   // The branch-free pass first; a second only to name the sample.
   if (allFinite(data, dtype)) return -1;
   if (data instanceof Float32Array || data instanceof Float64Array) return data.findIndex((v) => !Number.isFinite(v));
