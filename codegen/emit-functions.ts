@@ -2,8 +2,9 @@ import { type CType, parseCType } from './ctype.js';
 import { docText, koffiSpec, safeIdent, tsValue } from './emit-types.js';
 import type { SnapshotFunction, SnapshotParam } from './snapshot.js';
 import type { TypeUniverse } from './universe.js';
+import { READINESS_QUERIES, STATUS_TYPES } from '../src/ffi/support.js';
 
-export const STATUS_TYPES = ['CUresult', 'cudaError_t', 'cufftResult', 'nvrtcResult', 'ncclResult_t'];
+const QUERIES: ReadonlySet<string> = new Set(READINESS_QUERIES);
 
 /** Direction of a pointer parameter as koffi sees it: 0 in, 1 out (a single value), 2 in/out (arrays, buffers). */
 export type Direction = 0 | 1 | 2;
@@ -85,6 +86,7 @@ export function tsResult(u: TypeUniverse, fn: SnapshotFunction): string {
 
 export interface EmittedFunction {
   signature: string;
+  /** A status function's checked form, `name: CheckedCall<[in-parameters], result>`; any other function as it is. */
   checkedSignature: string;
   /** [name, symbol, result, [param name, koffi type, direction][], per-thread symbol] */
   declaration: string;
@@ -112,10 +114,13 @@ export function emitFunction(u: TypeUniverse, fn: SnapshotFunction): EmittedFunc
     .filter((x): x is { name: string; type: string } => !!x);
   let checkedResult: string;
   if (!isStatus) checkedResult = result;
+  else if (QUERIES.has(fn.name)) checkedResult = 'boolean';
   else if (outs.length === 0) checkedResult = 'void';
   else if (outs.length === 1) checkedResult = outs[0]!.type;
   else checkedResult = `{ ${outs.map((o) => `${JSON.stringify(o.name)}: ${o.type};`).join(' ')} }`;
-  const checkedSignature = `${fn.name}(${ins.join(', ')}): ${checkedResult}`;
+  const checkedSignature = isStatus
+    ? `${fn.name}: CheckedCall<[${ins.join(', ')}], ${checkedResult}>`
+    : `${fn.name}(${ins.join(', ')}): ${checkedResult}`;
   const declParams = fn.params.map(
     (p, i) => `[${JSON.stringify(p.name)}, ${JSON.stringify(koffiSpec(u, parseCType(p.type)))}, ${dirs[i]}]`,
   );

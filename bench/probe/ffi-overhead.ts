@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { percentile } from '../harness/stats.js';
 import { driver as driverApi } from '../../src/ffi/index.js';
 import { Event, DeviceBuffer, HostBuffer, Stream } from '../../src/runtime/index.js';
-// private-path: the runtime's hot call table and liveness check, re-enacted part by part to cost each
+// private-path: the runtime's hot table of checked calls and liveness check, re-enacted part by part to cost each
 import { hot } from '../../src/runtime/cuda.js';
 import { isLive } from '../../src/runtime/resource.js'; // private-path: as above
 import { StreamOrderedAllocator } from '../../src/orchestration/index.js';
@@ -129,7 +129,7 @@ const pairs: [string, Loop, Loop][] = [
       for (let i = 0; i < n; i++) devCopy.write(hostSrc, onS1);
     },
     (n) => {
-      for (let i = 0; i < n; i++) h.memcpyHtoDAsync(dc, hs as never, 4096, h1);
+      for (let i = 0; i < n; i++) d.cuMemcpyHtoDAsync(dc, hs as never, 4096, h1);
     },
   ],
   [
@@ -138,7 +138,7 @@ const pairs: [string, Loop, Loop][] = [
       for (let i = 0; i < n; i++) devCopy.read(hostDst, onS1);
     },
     (n) => {
-      for (let i = 0; i < n; i++) h.memcpyDtoHAsync(hd as never, dc, 4096, h1);
+      for (let i = 0; i < n; i++) d.cuMemcpyDtoHAsync(hd as never, dc, 4096, h1);
     },
   ],
   [
@@ -152,8 +152,8 @@ const pairs: [string, Loop, Loop][] = [
     },
     (n) => {
       for (let i = 0; i < n; i++) {
-        h.memcpyHtoDAsync(dc, hs as never, 4096, h1);
-        h.memcpyDtoHAsync(hd as never, dc, 4096, h1);
+        d.cuMemcpyHtoDAsync(dc, hs as never, 4096, h1);
+        d.cuMemcpyDtoHAsync(hd as never, dc, 4096, h1);
         d.cuStreamSynchronize(h1);
       }
     },
@@ -199,21 +199,25 @@ const fail = (status: number): never => {
   throw new Error(`CUresult ${status}`);
 };
 let recordedOn: unknown = 0;
+// The raw koffi functions (the floor), and what the runtime's checked calls are told they were doing.
+const [rawRecord, rawLaunch] = [d.cuEventRecord, d.cuLaunchKernel];
+const recordDuring = (event: Event, stream: Stream): string => `event "${event.label}" on stream "${stream.label}"`;
+const launchDuring = (kernel: { readonly name: string }, stream: Stream): string =>
+  `kernel "${kernel.name}" on stream "${stream.label}"`;
 
 /** Event.record(stream), rebuilt part by part. */
 const recordParts: [string, Loop][] = [
   [
     'floor: cuEventRecord',
     (n) => {
-      for (let i = 0; i < n; i++) h.eventRecord(eh, h1);
+      for (let i = 0; i < n; i++) rawRecord(eh, h1);
     },
   ],
   [
-    '+ status check, #recordedOn',
+    '+ checked call, #recordedOn',
     (n) => {
       for (let i = 0; i < n; i++) {
-        const st = h.eventRecord(eh, h1);
-        if (st !== 0) fail(st);
+        h.eventRecord(eh, h1, recordDuring, ev, s1);
         recordedOn = h1 ?? 0;
       }
     },
@@ -222,8 +226,7 @@ const recordParts: [string, Loop][] = [
     '+ stream.use() (alive, current ctx)',
     (n) => {
       for (let i = 0; i < n; i++) {
-        const st = h.eventRecord(eh, s1.use());
-        if (st !== 0) fail(st);
+        h.eventRecord(eh, s1.use(), recordDuring, ev, s1);
         recordedOn = s1.handle ?? 0;
       }
     },
@@ -234,8 +237,7 @@ const recordParts: [string, Loop][] = [
       for (let i = 0; i < n; i++) {
         if (!isLive<Stream>(s1, 'Stream')) fail(-1);
         if (s1.context !== ev.context) fail(-2);
-        const st = h.eventRecord(eh, s1.use());
-        if (st !== 0) fail(st);
+        h.eventRecord(eh, s1.use(), recordDuring, ev, s1);
         recordedOn = s1.handle ?? 0;
       }
     },
@@ -247,8 +249,7 @@ const recordParts: [string, Loop][] = [
         ev.checkAlive();
         if (!isLive<Stream>(s1, 'Stream')) fail(-1);
         if (s1.context !== ev.context) fail(-2);
-        const st = h.eventRecord(eh, s1.use());
-        if (st !== 0) fail(st);
+        h.eventRecord(eh, s1.use(), recordDuring, ev, s1);
         recordedOn = s1.handle ?? 0;
       }
     },
@@ -288,16 +289,14 @@ const launchParts: [string, Loop][] = [
   [
     'floor: cuLaunchKernel',
     (n) => {
-      for (let i = 0; i < n; i++) h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
+      for (let i = 0; i < n; i++) rawLaunch(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
     },
   ],
   [
-    '+ status check',
+    '+ checked call',
     (n) => {
-      for (let i = 0; i < n; i++) {
-        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null);
-        if (st !== 0) fail(st);
-      }
+      for (let i = 0; i < n; i++)
+        h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, h1, params4 as never, null, launchDuring, k4, s1);
     },
   ],
   [
@@ -306,8 +305,7 @@ const launchParts: [string, Loop][] = [
       for (let i = 0; i < n; i++) {
         if (!isLive(s1, Stream)) fail(-1);
         if (s1.context !== k4.context) fail(-2);
-        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
-        if (st !== 0) fail(st);
+        h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null, launchDuring, k4, s1);
       }
     },
   ],
@@ -318,8 +316,7 @@ const launchParts: [string, Loop][] = [
         if (!configOk(cfg)) fail(-3);
         if (!isLive(s1, Stream)) fail(-1);
         if (s1.context !== k4.context) fail(-2);
-        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
-        if (st !== 0) fail(st);
+        h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null, launchDuring, k4, s1);
       }
     },
   ],
@@ -330,8 +327,7 @@ const launchParts: [string, Loop][] = [
         if (!configOk(cfg)) fail(-3);
         if (!isLive(s1, Stream)) fail(-1);
         if (s1.context !== k4.context) fail(-2);
-        const st = h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null);
-        if (st !== 0) fail(st);
+        h.launchKernel(fn4, 1, 1, 1, 1, 1, 1, 0, s1.use(), params4 as never, null, launchDuring, k4, s1);
         a4.recordUse(s1);
         b4.recordUse(s1);
       }

@@ -4,9 +4,8 @@
  * TypeScript wrapper can promise is this floor (the goal: tscuda <= 1.1x it); C's figure stays
  * beside it, as koffi alone costs >= 1.25x C on fast hosts.
  */
-import { driver as driverApi } from '../../src/ffi/index.js';
+import { driver as driverApi, driverOutPointers } from '../../src/ffi/index.js';
 import type { DeviceBuffer, HostBuffer, Kernel, Stream } from '../../src/runtime/index.js';
-import { hot } from '../../src/runtime/cuda.js'; // private-path: the floor is the hot call table's raw koffi functions, with no tscuda code around them
 
 function check(status: number, call: string): void {
   if (status !== 0) throw new Error(`raw ${call} failed with CUresult ${status}`);
@@ -14,7 +13,7 @@ function check(status: number, call: string): void {
 
 /** cuLaunchKernel on one block, with the arguments the kernel's parameter block holds (n calls, the first checked). */
 export function rawLaunchLoop(k: Kernel, s: Stream): (n: number) => void {
-  const launch = hot().launchKernel;
+  const launch = driverApi().cuLaunchKernel;
   const [fn, params, sh] = [k.function, k.parameterArray, s.handle];
   return (n) => {
     check(launch(fn, 1, 1, 1, 1, 1, 1, 0, sh, params as never, null), `cuLaunchKernel of "${k.name}"`);
@@ -24,7 +23,7 @@ export function rawLaunchLoop(k: Kernel, s: Stream): (n: number) => void {
 
 /** cuLaunchKernel + cuStreamSynchronize: launch_sync_roundtrip_us's calls. */
 export function rawLaunchSync(k: Kernel, s: Stream): () => void {
-  const launch = hot().launchKernel;
+  const launch = driverApi().cuLaunchKernel;
   const sync = driverApi().cuStreamSynchronize;
   const [fn, params, sh] = [k.function, k.parameterArray, s.handle];
   return () => {
@@ -39,8 +38,8 @@ export function rawLaunchSync(k: Kernel, s: Stream): () => void {
  * short), without the poller's bookkeeping or a promise per stream.
  */
 export function rawLaunchAwait(k: Kernel, s: Stream): () => Promise<void> {
-  const launch = hot().launchKernel;
-  const query = hot().streamQuery;
+  const launch = driverApi().cuLaunchKernel;
+  const query = driverApi().cuStreamQuery;
   const [fn, params, sh] = [k.function, k.parameterArray, s.handle];
   return () =>
     new Promise<void>((resolve, reject) => {
@@ -64,7 +63,7 @@ export function rawSmallCopy(
   bytes: number,
   s: Stream,
 ): () => void {
-  const { memcpyHtoDAsync, memcpyDtoHAsync } = hot();
+  const { cuMemcpyHtoDAsync: memcpyHtoDAsync, cuMemcpyDtoHAsync: memcpyDtoHAsync } = driverApi();
   const sync = driverApi().cuStreamSynchronize;
   const [d, hs, hd, sh] = [dev.address, src.address, dst.address, s.handle];
   return () => {
@@ -76,7 +75,13 @@ export function rawSmallCopy(
 
 /** cuMemAllocAsync + cuMemFreeAsync of `bytes` on `s` (n pairs). */
 export function rawAllocFree(bytes: number, s: Stream): (n: number) => void {
-  const { memAllocAsync, memFreeAsync } = hot();
+  // The out-parameter as a plain pointer, as the runtime's own allocations pass it.
+  const memAllocAsync = driverOutPointers().cuMemAllocAsync as (
+    dptr: BigUint64Array,
+    bytes: number,
+    stream: Stream['handle'],
+  ) => number;
+  const memFreeAsync = driverApi().cuMemFreeAsync;
   const cell = new BigUint64Array(1);
   const sh = s.handle;
   return (n) => {

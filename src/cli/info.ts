@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
-import { cufft, nccl, nvrtc, runtime } from '../ffi/index.js';
+import { cudart, cufftChecked, ncclChecked, nvrtcChecked } from '../ffi/checked.js';
 import {
   LIBRARY_NAMES,
   libraryFiles,
@@ -87,24 +87,19 @@ function attempt<T>(read: () => T): T | null {
 
 const VERSION_READERS: Record<LibraryName, () => string | null> = {
   driver: () => cudaVersionString(driverVersion()),
-  runtime: () => {
-    const v: [number | null] = [0];
-    return runtime().cudaRuntimeGetVersion(v) === 0 ? cudaVersionString(v[0]!) : null;
-  },
-  cufft: () => {
-    const v: [number | null] = [0];
-    return cufft().cufftGetVersion(v) === 0 ? String(v[0]) : null;
-  },
+  runtime: () => cudaVersionString(cudart().cudaRuntimeGetVersion()),
+  cufft: () => String(cufftChecked().cufftGetVersion()),
   nvrtc: () => {
     const major: [number | null] = [0];
     const minor: [number | null] = [0];
-    return nvrtc().nvrtcVersion(major, minor) === 0 ? `${major[0]}.${minor[0]}` : null;
+    nvrtcChecked().nvrtcVersion(major, minor);
+    return `${major[0]}.${minor[0]}`;
   },
   nccl: () => {
-    const v: [number | null] = [0];
-    if (nccl().ncclGetVersion(v) !== 0 || !v[0]) return null;
+    const v = ncclChecked().ncclGetVersion();
+    if (!v) return null;
     // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-    return `${Math.floor(v[0] / 10000)}.${Math.floor((v[0] % 10000) / 100)}.${v[0] % 100}`;
+    return `${Math.floor(v / 10000)}.${Math.floor((v % 10000) / 100)}.${v % 100}`;
   },
 };
 

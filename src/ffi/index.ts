@@ -1,7 +1,17 @@
 export * from './api.js';
 export { bindLibrary, missingSymbols, type BindOptions } from './bind.js';
 export { CudaError, CudaUnavailableError, statusName, type CudaLibraryName, type CudaErrorContext } from './errors.js';
-export { checkStatus, statusError, cu, cudart, cufftChecked, nvrtcChecked, ncclChecked } from './checked.js';
+export {
+  statusError,
+  cu,
+  cuOutPointers,
+  cudart,
+  cufftChecked,
+  nvrtcChecked,
+  ncclChecked,
+  type DriverPointerOutFunctions,
+} from './checked.js';
+export type { CheckedCall, DuringInContext, CallContext } from './checked-call.js';
 export {
   loadLibrary,
   isLibraryAvailable,

@@ -25,3 +25,19 @@ export type FunctionDeclaration = readonly [
   params: readonly (readonly [name: string, type: string, direction: Direction])[],
   perThreadSymbol?: string,
 ];
+
+/** The C result types that are a library's status: a function returning one has a checked form that throws on failure. */
+export const STATUS_TYPES: readonly string[] = [
+  'CUresult',
+  'cudaError_t',
+  'cufftResult',
+  'nvrtcResult',
+  'ncclResult_t',
+];
+
+/**
+ * Calls whose "not ready" status (CUDA_ERROR_NOT_READY, cudaErrorNotReady) is an answer, not a
+ * failure: their checked form returns true when the work is done, false while it is not, and
+ * throws for any other status.
+ */
+export const READINESS_QUERIES = ['cuEventQuery', 'cuStreamQuery', 'cudaEventQuery', 'cudaStreamQuery'] as const;

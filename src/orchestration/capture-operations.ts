@@ -5,8 +5,7 @@
  */
 import type { CUevent } from '../ffi/generated/types.js';
 import type { Context } from '../runtime/context.js';
-import { checkStatus } from '../ffi/checked.js';
-import { driverApi } from '../runtime/cuda.js';
+import { cu } from '../ffi/checked.js';
 import { Graph, type CaptureMode } from '../runtime/graph.js';
 import type { Stream } from '../runtime/stream.js';
 import { isThenable } from './host-calls.js';
@@ -44,24 +43,14 @@ export function captureOperations(
   const taken: CUevent[] = [];
   for (let i = 0; i < 1 + ops.length + streams.length; i++) taken.push(events.acquire());
   let next = 0;
-  const api = driverApi();
+  const api = cu();
   const record = (stream: Stream): CUevent => {
     const e = taken[next++]!;
-    checkStatus(
-      'driver',
-      api.cuEventRecord(e, stream.use()),
-      'cuEventRecord',
-      `${label}: capture on stream "${stream.label}"`,
-    );
+    api.cuEventRecord(e, stream.use(), `${label}: capture on stream "${stream.label}"`);
     return e;
   };
   const waitOn = (stream: Stream, e: CUevent): void =>
-    checkStatus(
-      'driver',
-      api.cuStreamWaitEvent(stream.use(), e, 0),
-      'cuStreamWaitEvent',
-      `${label}: capture on stream "${stream.label}"`,
-    );
+    api.cuStreamWaitEvent(stream.use(), e, 0, `${label}: capture on stream "${stream.label}"`);
   try {
     return Graph.capture(
       origin,

@@ -1,6 +1,6 @@
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { checkStatus, statusError } from '../ffi/checked.js';
-import { driverApi, hot, outValue } from '../runtime/cuda.js';
+import { bestEffort, cu } from '../ffi/checked.js';
+import { hot } from '../runtime/cuda.js';
 import type { Context } from '../runtime/context.js';
 import { resolveContext, type Placement } from '../runtime/defaults.js';
 import { describeValue, expectResource, isLive, Resource } from '../runtime/resource.js';
@@ -91,7 +91,7 @@ export class Profiler extends Resource {
     if (this.#created.size === 0) {
       const created = this.#created;
       this.track(() => {
-        for (const e of created) driverApi().cuEventDestroy(e);
+        for (const e of created) bestEffort(() => cu().cuEventDestroy(e), undefined);
       });
     }
     this.#created.add(made);
@@ -99,8 +99,7 @@ export class Profiler extends Resource {
   }
 
   #record(event: CUevent, stream: Stream): void {
-    const status = hot().eventRecord(event, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuEventRecord', `${this.label} on stream "${stream.label}"`);
+    hot().eventRecord(event, stream.use(), recordDuring, this, stream);
   }
 
   /** Records a start event on `stream`; returns the token end() takes (-1 when disabled). */
@@ -194,11 +193,7 @@ export class Profiler extends Resource {
     await Promise.all(pending);
     const origin = this.#origin;
     if (!origin) return [];
-    const ms: [number | null] = [0];
-    const since = (e: CUevent): number => {
-      checkStatus('driver', driverApi().cuEventElapsedTime(ms, origin, e), 'cuEventElapsedTime', this.label);
-      return outValue(ms, 'cuEventElapsedTime');
-    };
+    const since = (e: CUevent): number => cu().cuEventElapsedTime(origin, e, this.label);
     return brackets
       .filter((b) => b.end)
       .map((b) => {
@@ -258,11 +253,16 @@ export class Profiler extends Resource {
       if (b.end) this.#freeEvents.push(b.end);
     }
     if (this.#origin) this.#freeEvents.push(this.#origin);
-    for (const e of this.#created) driverApi().cuEventDestroy(e);
+    // Every event is destroyed even when one fails: a failure changes nothing the profiler could act on.
+    for (const e of this.#created) bestEffort(() => cu().cuEventDestroy(e), undefined);
     this.#created.clear();
     this.#freeEvents.length = 0;
     this.#brackets = [];
     this.#origin = undefined;
   }
 }
+
+/** What a failed record was doing, built only when it fails (src/ffi/checked-call.ts). */
+const recordDuring = (profiler: Profiler, stream: Stream): string => `${profiler.label} on stream "${stream.label}"`;
+
 export type { TimelineRecord, RunReport, OperationKind };

@@ -4,8 +4,6 @@
  * host steps once their dependencies completed), completing and failing operations and,
  * transitively, what depends on them. The Coordinator keeps the records, names and retention.
  */
-import { CUresult } from '../ffi/generated/types.js';
-import { statusError } from '../ffi/checked.js';
 import { hot } from '../runtime/cuda.js';
 import type { Stream } from '../runtime/stream.js';
 import { abortError, callSafely, guardHostStep, isThenable, toError } from './host-calls.js';
@@ -123,14 +121,7 @@ export class OperationScheduler {
         const d = deps[i]!;
         const event = d.event;
         if (event === undefined || d.stream === op.stream) continue;
-        const status = hot().streamWaitEvent(sh, event, 0);
-        if (status !== 0)
-          throw statusError(
-            'driver',
-            status,
-            'cuStreamWaitEvent',
-            `"${op.name}" on stream "${op.stream.label}" after "${d.name}"`,
-          );
+        hot().streamWaitEvent(sh, event, 0, edgeDuring, op, d);
       }
       op.state = 'enqueued';
       const listener: SettleListener = (error) => {
@@ -226,10 +217,15 @@ export class OperationScheduler {
         this.#inFlight.delete(op);
         continue;
       }
-      const status = query(event);
-      if (status === 0) this.#workDone(op);
-      else if (status === CUresult.CUDA_ERROR_NOT_READY) notReady.add(op.stream);
-      else this.fail(op, statusError('driver', status, 'cuEventQuery', `"${op.name}" on stream "${op.stream.label}"`));
+      let done: boolean;
+      try {
+        done = query(event, operationDuring, op);
+      } catch (e) {
+        this.fail(op, toError(e));
+        continue;
+      }
+      if (done) this.#workDone(op);
+      else notReady.add(op.stream);
     }
   }
 
@@ -239,3 +235,8 @@ export class OperationScheduler {
     this.#inFlight.clear();
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const operationDuring = (op: Operation): string => `"${op.name}" on stream "${op.stream.label}"`;
+const edgeDuring = (op: Operation, after: Operation): string =>
+  `"${op.name}" on stream "${op.stream.label}" after "${after.name}"`;

@@ -1,5 +1,6 @@
-import { statusError } from '../ffi/checked.js';
-import { CUresult, type CUevent } from '../ffi/generated/types.js';
+import type { DuringInContext } from '../ffi/checked-call.js';
+import { CudaError } from '../ffi/errors.js';
+import type { CUevent } from '../ffi/generated/types.js';
 import { hot } from './cuda.js';
 import type { Context } from './types.js';
 
@@ -40,9 +41,12 @@ export class CompletionPoller {
   #scheduled = false;
   #lastProgress = 0;
   readonly #tick = (): void => this.#poll();
+  /** A failed query names this poller's context and a sticky one fails it, whichever context is current. */
+  readonly #queryDuring: DuringInContext;
 
   constructor(context: Context) {
     this.context = context;
+    this.#queryDuring = { during: 'completion of work', context };
   }
 
   get pending(): number {
@@ -89,18 +93,20 @@ export class CompletionPoller {
     recycle: ((event: CUevent) => void) | undefined,
   ): boolean {
     const query = hot().eventQuery;
+    const during = this.#queryDuring;
     const deadline = performance.now() + INLINE_SPIN_MS;
     for (;;) {
-      const status = query(event);
-      if (status === 0) {
-        recycle?.(event);
-        resolve();
+      let done: boolean;
+      try {
+        done = query(event, during);
+      } catch (e) {
+        reject(e as Error);
+        if (e instanceof CudaError && e.sticky) this.failAll(e);
         return true;
       }
-      if (status !== CUresult.CUDA_ERROR_NOT_READY) {
-        const error = statusError('driver', status, 'cuEventQuery', 'completion of work', this.context);
-        reject(error);
-        if (error.sticky) this.failAll(error);
+      if (done) {
+        recycle?.(event);
+        resolve();
         return true;
       }
       if (performance.now() > deadline) return false;
@@ -117,23 +123,33 @@ export class CompletionPoller {
     this.#scheduled = false;
     if (this.#pending === 0) return;
     const query = hot().eventQuery;
+    const during = this.#queryDuring;
     let progressed = false;
     for (const [key, lane] of this.#lanes) {
       const items = lane.items;
       while (lane.head < items.length) {
         const w = items[lane.head]!;
-        const status = query(w.event);
-        if (status === CUresult.CUDA_ERROR_NOT_READY) break;
+        // Taken off before the query: a sticky error fails the context inside it, and with it every
+        // waiter still queued; this one hears its error below, once.
         lane.head++;
         this.#pending--;
+        let error: unknown;
+        try {
+          if (!query(w.event, during)) {
+            lane.head--;
+            this.#pending++;
+            break;
+          }
+        } catch (e) {
+          error = e;
+        }
         progressed = true;
-        if (status === 0) {
+        if (error === undefined) {
           w.recycle?.(w.event);
           w.resolve();
         } else {
-          const error = statusError('driver', status, 'cuEventQuery', 'completion of work', this.context);
-          w.reject(error);
-          if (error.sticky) {
+          w.reject(error as Error);
+          if (error instanceof CudaError && error.sticky) {
             this.failAll(error);
             return;
           }

@@ -1,7 +1,6 @@
-import { checkStatus, setCallContextSource } from '../ffi/checked.js';
+import { cu, setCallContextSource } from '../ffi/checked.js';
 import type { CudaError } from '../ffi/index.js';
 import type { CUcontext } from '../ffi/generated/types.js';
-import { driverApi, outValue } from './cuda.js';
 import { CompletionPoller } from './completion.js';
 import type { Device } from './types.js';
 import { ContextLostError } from './lost.js';
@@ -39,19 +38,12 @@ export class Context extends Resource {
     this.completion = new CompletionPoller(this);
     this.completionEvents = new RawEventPool(this);
     const ordinal = device.handle;
-    this.track(() => driverApi().cuDevicePrimaryCtxRelease(ordinal));
+    this.track(() => cu().cuDevicePrimaryCtxRelease(ordinal));
   }
 
   /** Retains the device's primary context (one cuDevicePrimaryCtxRetain, released by dispose()) and makes it current. Each call is a new retain and a new wrapper: prefer `device.context`, which caches one. */
   static retainPrimary(device: Device): Context {
-    const h: [CUcontext | null] = [null];
-    checkStatus(
-      'driver',
-      driverApi().cuDevicePrimaryCtxRetain(h, device.handle),
-      'cuDevicePrimaryCtxRetain',
-      `device ${device.ordinal}`,
-    );
-    const ctx = new Context(device, outValue(h, 'cuDevicePrimaryCtxRetain'));
+    const ctx = new Context(device, cu().cuDevicePrimaryCtxRetain(device.handle, `device ${device.ordinal}`));
     ctx.makeCurrent();
     return ctx;
   }
@@ -69,7 +61,7 @@ export class Context extends Resource {
     if (current === this && this.#sticky === undefined) return;
     this.assertAlive();
     if (this.#sticky) throw new ContextLostError(this.#sticky, this.label);
-    checkStatus('driver', driverApi().cuCtxSetCurrent(this.handle), 'cuCtxSetCurrent', this.label);
+    cu().cuCtxSetCurrent(this.handle, this.label);
     current = this;
   }
 
@@ -95,33 +87,29 @@ export class Context extends Resource {
   /** Blocks the calling thread (and the event loop) until all work in the context has finished: as long as the longest queued work. Prefer `await stream.done()`. */
   synchronize(): void {
     this.makeCurrent();
-    checkStatus('driver', driverApi().cuCtxSynchronize(), 'cuCtxSynchronize', this.label);
+    cu().cuCtxSynchronize(this.label);
   }
 
   /** Numerically lower is higher priority: `greatest` is the highest priority (e.g. -5), `least` the lowest (0). */
   get streamPriorityRange(): { least: number; greatest: number } {
     if (this.#priorityRange) return this.#priorityRange;
     this.makeCurrent();
-    const least: [number | null] = [0];
-    const greatest: [number | null] = [0];
-    checkStatus('driver', driverApi().cuCtxGetStreamPriorityRange(least, greatest), 'cuCtxGetStreamPriorityRange');
-    this.#priorityRange = { least: outValue(least, 'least'), greatest: outValue(greatest, 'greatest') };
+    const range = cu().cuCtxGetStreamPriorityRange();
+    this.#priorityRange = { least: range.leastPriority, greatest: range.greatestPriority };
     return this.#priorityRange;
   }
 
   /** Free and total device memory in bytes right now (cuMemGetInfo), as the whole device sees it: other processes' allocations count against `freeBytes`. */
   memoryInfo(): { freeBytes: number; totalBytes: number } {
     this.makeCurrent();
-    const free: [number | bigint | null] = [0];
-    const total: [number | bigint | null] = [0];
-    checkStatus('driver', driverApi().cuMemGetInfo(free, total), 'cuMemGetInfo');
-    return { freeBytes: Number(free[0]), totalBytes: Number(total[0]) };
+    const { free, total } = cu().cuMemGetInfo();
+    return { freeBytes: Number(free), totalBytes: Number(total) };
   }
 
   protected releaseNative(): void {
     this.completion.failAll(new DisposedError(`${this.label} was disposed while work was pending`));
     if (current === this) current = null;
-    checkStatus('driver', driverApi().cuDevicePrimaryCtxRelease(this.device.handle), 'cuDevicePrimaryCtxRelease');
+    cu().cuDevicePrimaryCtxRelease(this.device.handle);
   }
 }
 

@@ -1,32 +1,18 @@
-import { driver, driverOutPointers } from '../ffi/api.js';
-import { checkStatus } from '../ffi/checked.js';
-import type { DriverFunctions } from '../ffi/generated/driver.js';
-import type { CUmemoryPool, CUresult, CUstream } from '../ffi/generated/types.js';
+import type { CheckedCall } from '../ffi/checked-call.js';
+import { cu, cuOutPointers, type DriverPointerOutFunctions } from '../ffi/checked.js';
 
-/**
- * The raw driver API the runtime calls, bound on first use: status codes, each checked by the
- * runtime with `checkStatus` / `statusError` (src/ffi/checked.ts) so a message names what the call
- * was doing without costing anything when it succeeds.
- */
-export function driverApi(): DriverFunctions {
-  return driver();
-}
+/** The checked driver API, as cu() gives it. */
+type Driver = ReturnType<typeof cu>;
 
 let initialized = false;
 /** cuInit(0), once per process. */
 export function initDriver(): void {
   if (initialized) return;
-  checkStatus('driver', driverApi().cuInit(0), 'cuInit');
+  cu().cuInit(0);
   initialized = true;
 }
 
-/** Out-parameter cells. Device addresses fit in a double; the driver may hand them back as bigint. */
-export function outValue<T>(cell: (T | null)[], call: string): T {
-  const v = cell[0];
-  if (v === null || v === undefined) throw new Error(`${call} returned no value`);
-  return v;
-}
-
+/** A device or host address the driver handed back (a number, or a bigint above 2^53), as a number. */
 export function toAddress(v: number | bigint | null): number {
   if (v === null) return 0;
   const n = Number(v);
@@ -35,29 +21,28 @@ export function toAddress(v: number | bigint | null): number {
 }
 
 /**
- * The driver functions on hot paths, captured once into a small fixed-shape object: the
- * bound API object holds ~450 lazily-defined properties (a slow dictionary lookup per call).
+ * The checked driver functions on hot paths, captured once into a small fixed-shape object: the
+ * checked API object holds ~450 lazily-defined properties (a slow dictionary lookup per call).
+ * Each throws the call's CudaError (src/ffi/checked.ts) and takes what it is doing after its
+ * arguments: a module-level describer and its values, so a call that succeeds builds nothing.
  */
 export interface HotFunctions {
-  eventRecord: DriverFunctions['cuEventRecord'];
-  eventQuery: DriverFunctions['cuEventQuery'];
-  streamWaitEvent: DriverFunctions['cuStreamWaitEvent'];
-  streamQuery: DriverFunctions['cuStreamQuery'];
-  launchKernel: DriverFunctions['cuLaunchKernel'];
-  memcpyHtoDAsync: DriverFunctions['cuMemcpyHtoDAsync'];
-  memcpyDtoHAsync: DriverFunctions['cuMemcpyDtoHAsync'];
-  /** cuMemAllocAsync writing the address into `dptr[0]` (out-parameter bound as a pointer: see addressCell). */
-  memAllocAsync: (dptr: BigUint64Array, bytesize: number, hStream: CUstream | null) => CUresult;
+  eventRecord: Driver['cuEventRecord'];
+  /** True when the event's work is done, false while it is not; throws the query's error. */
+  eventQuery: Driver['cuEventQuery'];
+  streamWaitEvent: Driver['cuStreamWaitEvent'];
+  /** True when the stream's work is done, false while it is not; throws the query's error. */
+  streamQuery: Driver['cuStreamQuery'];
+  launchKernel: Driver['cuLaunchKernel'];
+  memcpyHtoDAsync: Driver['cuMemcpyHtoDAsync'];
+  memcpyDtoHAsync: Driver['cuMemcpyDtoHAsync'];
+  /** cuMemAllocAsync writing the address into `dptr[0]` (out-parameter as a pointer: see addressCell). */
+  memAllocAsync: DriverPointerOutFunctions['cuMemAllocAsync'];
   /** cuMemAllocFromPoolAsync writing the address into `dptr[0]`. */
-  memAllocFromPoolAsync: (
-    dptr: BigUint64Array,
-    bytesize: number,
-    pool: CUmemoryPool,
-    hStream: CUstream | null,
-  ) => CUresult;
+  memAllocFromPoolAsync: DriverPointerOutFunctions['cuMemAllocFromPoolAsync'];
   /** cuMemAlloc writing the address into `dptr[0]`. */
-  memAlloc: (dptr: BigUint64Array, bytesize: number) => CUresult;
-  memFreeAsync: DriverFunctions['cuMemFreeAsync'];
+  memAlloc: DriverPointerOutFunctions['cuMemAlloc'];
+  memFreeAsync: Driver['cuMemFreeAsync'];
 }
 
 /**
@@ -85,8 +70,8 @@ export function hot(): HotFunctions {
 }
 
 function bindHotFunctions(): HotFunctions {
-  const d = driverApi();
-  const p = driverOutPointers();
+  const d = cu();
+  const p = cuOutPointers();
   hotFunctions = {
     eventRecord: d.cuEventRecord,
     eventQuery: d.cuEventQuery,
@@ -95,9 +80,9 @@ function bindHotFunctions(): HotFunctions {
     launchKernel: d.cuLaunchKernel,
     memcpyHtoDAsync: d.cuMemcpyHtoDAsync,
     memcpyDtoHAsync: d.cuMemcpyDtoHAsync,
-    memAllocAsync: p.cuMemAllocAsync as HotFunctions['memAllocAsync'],
-    memAllocFromPoolAsync: p.cuMemAllocFromPoolAsync as HotFunctions['memAllocFromPoolAsync'],
-    memAlloc: p.cuMemAlloc as HotFunctions['memAlloc'],
+    memAllocAsync: p.cuMemAllocAsync,
+    memAllocFromPoolAsync: p.cuMemAllocFromPoolAsync,
+    memAlloc: p.cuMemAlloc,
     memFreeAsync: d.cuMemFreeAsync,
   };
   return hotFunctions;
@@ -108,7 +93,7 @@ function bindHotFunctions(): HotFunctions {
  * promise that the bytes are in place when the call returns, but CUDA only half keeps it
  * (pageable host -> device returns once staged; device -> device and memset do not wait), and the
  * library's streams are non-blocking, so later work on them would not be ordered after it.
+ * `during` and its values say what the copy was, as the copy's own call does.
  */
-export function finishLegacyStream(): CUresult {
-  return driverApi().cuStreamSynchronize(null);
-}
+export const finishLegacyStream = ((during?: unknown, a?: unknown, b?: unknown, c?: unknown): void =>
+  (cu().cuStreamSynchronize as (...args: unknown[]) => void)(null, during, a, b, c)) as CheckedCall<[], void>;

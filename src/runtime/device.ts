@@ -1,9 +1,9 @@
-import { checkStatus } from '../ffi/checked.js';
+import { cu } from '../ffi/checked.js';
 import { CUdevice_attribute as A, type CUdevice_attribute } from '../ffi/generated/types.js';
 import { CUDA_MAJOR, MINIMUM_DRIVER } from '../ffi/cuda-version.js';
 import { CudaError, CudaUnavailableError } from '../ffi/errors.js';
 import { libraryStatus } from '../ffi/libraries.js';
-import { driverApi, initDriver, outValue } from './cuda.js';
+import { initDriver } from './cuda.js';
 import { Context } from './context.js';
 import { registerDeviceClass } from './defaults.js';
 import { Event, type EventDescriptor } from './event.js';
@@ -121,9 +121,7 @@ export class Device {
     const count = probeCount();
     if (ordinal >= count)
       throw new RangeError(`device ${ordinal} does not exist: this machine has ${count} CUDA device(s)`);
-    const h: [number | null] = [0];
-    checkStatus('driver', driverApi().cuDeviceGet(h, ordinal), 'cuDeviceGet');
-    const device = new Device(ordinal, outValue(h, 'cuDeviceGet'));
+    const device = new Device(ordinal, cu().cuDeviceGet(ordinal));
     devices.set(ordinal, device);
     return device;
   }
@@ -135,19 +133,12 @@ export class Device {
 
   /** The raw value of any CUdevice_attribute for this device (booleans come back as 0 or 1); throws CudaError when the driver rejects the attribute. */
   attribute(attribute: CUdevice_attribute): number {
-    const v: [number | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuDeviceGetAttribute(v, attribute, this.handle),
-      'cuDeviceGetAttribute',
-      `device ${this.ordinal}`,
-    );
-    return outValue(v, 'cuDeviceGetAttribute');
+    return cu().cuDeviceGetAttribute(attribute, this.handle, `device ${this.ordinal}`);
   }
 
   get name(): string {
     const buf = Buffer.alloc(256);
-    checkStatus('driver', driverApi().cuDeviceGetName(buf, buf.length, this.handle), 'cuDeviceGetName');
+    cu().cuDeviceGetName(buf, buf.length, this.handle);
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -165,14 +156,12 @@ export class Device {
   }
 
   get totalMemoryBytes(): number {
-    const v: [number | bigint | null] = [0];
-    checkStatus('driver', driverApi().cuDeviceTotalMem(v, this.handle), 'cuDeviceTotalMem');
-    return Number(outValue(v, 'cuDeviceTotalMem'));
+    return Number(cu().cuDeviceTotalMem(this.handle));
   }
 
   get pciBusId(): string {
     const buf = Buffer.alloc(64);
-    checkStatus('driver', driverApi().cuDeviceGetPCIBusId(buf, buf.length, this.handle), 'cuDeviceGetPCIBusId');
+    cu().cuDeviceGetPCIBusId(buf, buf.length, this.handle);
     return buf.toString('utf8', 0, buf.indexOf(0));
   }
 
@@ -300,9 +289,7 @@ function peerDevice(other: Device | number, what: string): Device {
 /** cuDeviceGetCount after cuInit; throws what they throw (count() and available() each decide what that means). */
 function probeCount(): number {
   initDriver();
-  const n: [number | null] = [0];
-  checkStatus('driver', driverApi().cuDeviceGetCount(n), 'cuDeviceGetCount');
-  return outValue(n, 'cuDeviceGetCount');
+  return cu().cuDeviceGetCount();
 }
 
 /** A library beyond the driver that `Device.available({ needs })` can check for. */
@@ -333,9 +320,7 @@ function availabilityReason(e: unknown): string {
 /** The CUDA version the driver supports, as the driver reports it (`CUDA_DRIVER_API_VERSION`, 13000, for 13.0). */
 export function driverVersion(): number {
   initDriver();
-  const v: [number | null] = [0];
-  checkStatus('driver', driverApi().cuDriverGetVersion(v), 'cuDriverGetVersion');
-  return outValue(v, 'cuDriverGetVersion');
+  return cu().cuDriverGetVersion();
 }
 
 // The runtime's default placement (defaults.ts) reaches Device through this registration: it is

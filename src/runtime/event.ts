@@ -1,6 +1,6 @@
-import { checkStatus, statusError } from '../ffi/checked.js';
-import { CUevent_flags, CUresult, type CUevent } from '../ffi/generated/types.js';
-import { driverApi, outValue, hot } from './cuda.js';
+import { cu } from '../ffi/checked.js';
+import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
+import { hot } from './cuda.js';
 import type { Context } from './context.js';
 import { createRawEvent } from './raw-event-pool.js';
 import { resolveContext, type Placement } from './defaults.js';
@@ -46,7 +46,7 @@ export class Event extends Resource {
     if (descriptor.interprocess) flags |= CUevent_flags.CU_EVENT_INTERPROCESS;
     this.handle = createRawEvent(this.context, flags, this.label);
     const h = this.handle;
-    this.track(() => driverApi().cuEventDestroy(h));
+    this.track(() => cu().cuEventDestroy(h));
   }
 
   /** Records the event at the current end of `stream` (cuEventRecord): it completes when the work queued before it does. Returns `this` for chaining; throws if `stream` belongs to another context or either is disposed. */
@@ -59,9 +59,7 @@ export class Event extends Resource {
         `event "${this.label}" belongs to ${this.context.label}; it cannot be recorded on stream "${stream.label}" of ${stream.context.label}`,
       );
     stream.use();
-    const status = hot().eventRecord(this.handle, stream.handle);
-    if (status !== 0)
-      throw statusError('driver', status, 'cuEventRecord', `event "${this.label}" on stream "${stream.label}"`);
+    hot().eventRecord(this.handle, stream.handle, recordDuring, this, stream);
     this.#recordedOn = stream.handle ?? 0;
     return this;
   }
@@ -69,18 +67,14 @@ export class Event extends Resource {
   /** True once all work captured by the last record has completed. */
   query(): boolean {
     this.assertAlive();
-    const status = hot().eventQuery(this.handle);
-    if (status === 0) return true;
-    if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
-    throw statusError('driver', status, 'cuEventQuery', `event "${this.label}"`);
+    return hot().eventQuery(this.handle, eventDuring, this);
   }
 
   /** Blocks the thread (and the event loop) until the event completes: as long as the work before it. Prefer `await done()`. */
   synchronize(): void {
     this.assertAlive();
     this.context.checkNotLost(`event "${this.label}" synchronize()`);
-    const status = driverApi().cuEventSynchronize(this.handle);
-    if (status !== 0) throw statusError('driver', status, 'cuEventSynchronize', `event "${this.label}"`);
+    cu().cuEventSynchronize(this.handle, eventDuring, this);
   }
 
   /** Resolves when the event completes, without blocking the event loop. */
@@ -96,10 +90,7 @@ export class Event extends Resource {
     expectResource(start, Event, `event "${this.label}" elapsedSince(start)`);
     if (!this.timing || !start.timing)
       throw new TypeError(`elapsed time needs events created with timing: true ("${start.label}" -> "${this.label}")`);
-    const ms: [number | null] = [0];
-    const status = driverApi().cuEventElapsedTime(ms, start.handle, this.handle);
-    if (status !== 0) throw statusError('driver', status, 'cuEventElapsedTime', `"${start.label}" -> "${this.label}"`);
-    return outValue(ms, 'cuEventElapsedTime');
+    return cu().cuEventElapsedTime(start.handle, this.handle, elapsedDuring, start, this);
   }
 
   /** Milliseconds between two completed `timing: true` events: the same as `end.elapsedSince(start)`. */
@@ -113,9 +104,14 @@ export class Event extends Resource {
       this.handle,
       new DisposedError(`Event "${this.label}" was disposed while done() was pending`),
     );
-    checkStatus('driver', driverApi().cuEventDestroy(this.handle), 'cuEventDestroy', `event "${this.label}"`);
+    cu().cuEventDestroy(this.handle, `event "${this.label}"`);
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const eventDuring = (event: Event): string => `event "${event.label}"`;
+const recordDuring = (event: Event, stream: Stream): string => `event "${event.label}" on stream "${stream.label}"`;
+const elapsedDuring = (start: Event, end: Event): string => `"${start.label}" -> "${end.label}"`;
 
 /** Reuses events: creating one costs a driver call; a pooled acquire costs an array pop. */
 export class EventPool extends Resource {

@@ -1,4 +1,4 @@
-import { checkStatus, statusError } from '../ffi/checked.js';
+import { bestEffort, cu, cuOutPointers } from '../ffi/checked.js';
 import {
   CUgraphNodeType,
   CUstreamCaptureMode,
@@ -7,7 +7,6 @@ import {
   type CUgraphNode,
 } from '../ffi/generated/types.js';
 import koffi from 'koffi';
-import { driverApi } from './cuda.js';
 import type { Context } from './context.js';
 import { Kernel, type KernelArg } from './kernel.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
@@ -30,7 +29,7 @@ export class Graph extends Resource {
     super('Graph', label);
     this.handle = handle;
     this.context = context;
-    this.track(() => driverApi().cuGraphDestroy(handle));
+    this.track(() => cu().cuGraphDestroy(handle));
   }
 
   /**
@@ -56,47 +55,37 @@ export class Graph extends Resource {
     if (stream.handle === null)
       throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
     const sh = stream.use();
-    checkStatus(
-      'driver',
-      driverApi().cuStreamBeginCapture(sh, MODES[modeName] as never),
-      'cuStreamBeginCapture',
-      `stream "${stream.label}"`,
-    );
-    const cell: [CUgraph | null] = [null];
+    cu().cuStreamBeginCapture(sh, MODES[modeName] as never, `stream "${stream.label}"`);
     let failure: unknown;
     try {
       enqueue();
     } catch (e) {
       failure = e;
     }
-    const status = driverApi().cuStreamEndCapture(sh, cell);
+    let graph: CUgraph | undefined;
+    try {
+      graph = cu().cuStreamEndCapture(sh, captureDuring, stream);
+    } catch (e) {
+      failure ??= e; // enqueue's own error, when there is one, is what the caller must see
+    }
     if (failure !== undefined) {
-      if (cell[0]) driverApi().cuGraphDestroy(cell[0]);
+      const partial = graph;
+      if (partial) bestEffort(() => cu().cuGraphDestroy(partial), undefined);
       throw failure;
     }
-    if (status !== 0) throw statusError('driver', status, 'cuStreamEndCapture', `capture on stream "${stream.label}"`);
-    return new Graph(cell[0]!, stream.context, options.label);
+    return new Graph(graph!, stream.context, options.label);
   }
 
   /** The raw handles of every node in the graph (kernels, copies, memsets, ...), in cuGraphGetNodes order; [] for an empty graph. Handles are for setKernelArgs() and driver calls, valid while the graph lives. */
   nodes(): CUgraphNode[] {
     this.assertAlive();
-    const count: [number | bigint | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuGraphGetNodes(this.handle, null as never, count),
-      'cuGraphGetNodes',
-      this.label,
-    );
+    // The nodes are an array the header declares as one value: the pointer form takes it in place.
+    const count = new BigUint64Array(1);
+    cuOutPointers().cuGraphGetNodes(this.handle, null, count, this.label);
     const n = Number(count[0]);
     if (n === 0) return [];
     const nodes = new BigUint64Array(n);
-    checkStatus(
-      'driver',
-      driverApi().cuGraphGetNodes(this.handle, nodes as never, count),
-      'cuGraphGetNodes',
-      this.label,
-    );
+    cuOutPointers().cuGraphGetNodes(this.handle, nodes, count, this.label);
     return Array.from(nodes, (h) => h as CUgraphNode);
   }
 
@@ -107,20 +96,11 @@ export class Graph extends Resource {
   kernelNodes(kernel?: Kernel): CUgraphNode[] {
     this.assertAlive();
     if (kernel !== undefined) expectResource(kernel, Kernel, `${this.label} kernelNodes(kernel)`);
-    const type: [number | null] = [0];
-    const params: { func?: unknown } = {};
     const wanted = kernel === undefined ? undefined : handleAddress(kernel.function);
     return this.nodes().filter((node) => {
-      checkStatus('driver', driverApi().cuGraphNodeGetType(node, type as never), 'cuGraphNodeGetType', this.label);
-      if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
+      if (cu().cuGraphNodeGetType(node, this.label) !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL) return false;
       if (wanted === undefined) return true;
-      checkStatus(
-        'driver',
-        driverApi().cuGraphKernelNodeGetParams(node, params as never),
-        'cuGraphKernelNodeGetParams',
-        this.label,
-      );
-      return handleAddress(params.func) === wanted;
+      return handleAddress(cu().cuGraphKernelNodeGetParams(node, this.label).func) === wanted;
     });
   }
 
@@ -129,11 +109,10 @@ export class Graph extends Resource {
     this.assertAlive();
     checkLabel(options?.label, `${this.label} instantiate`);
     this.context.makeCurrent();
-    const cell: [CUgraphExec | null] = [null];
-    checkStatus('driver', driverApi().cuGraphInstantiate(cell, this.handle, 0), 'cuGraphInstantiate', this.label);
+    const exec = cu().cuGraphInstantiate(this.handle, 0, this.label);
     instantiating = true;
     try {
-      return new GraphExec(cell[0]!, this, options.label ?? `${this.label} (instantiated)`);
+      return new GraphExec(exec, this, options.label ?? `${this.label} (instantiated)`);
     } finally {
       instantiating = false;
     }
@@ -141,7 +120,7 @@ export class Graph extends Resource {
 
   protected releaseNative(): void {
     nodeSets.delete(this);
-    checkStatus('driver', driverApi().cuGraphDestroy(this.handle), 'cuGraphDestroy', this.label);
+    cu().cuGraphDestroy(this.handle, this.label);
   }
 }
 
@@ -175,15 +154,14 @@ export class GraphExec extends Resource {
     super('GraphExec', label);
     this.handle = handle;
     this.graph = graph;
-    this.track(() => driverApi().cuGraphExecDestroy(handle));
+    this.track(() => cu().cuGraphExecDestroy(handle));
   }
 
   /** Enqueues one replay of the whole graph on `stream` (cuGraphLaunch) and returns at once; await `stream.done()` for it to finish. Throws if either is disposed. */
   launch(stream: Stream): void {
     this.assertAlive();
     if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} launch(stream)`);
-    const status = driverApi().cuGraphLaunch(this.handle, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuGraphLaunch', `${this.label} on stream "${stream.label}"`);
+    cu().cuGraphLaunch(this.handle, stream.use(), launchDuring, this, stream);
   }
 
   /**
@@ -207,24 +185,11 @@ export class GraphExec extends Resource {
       throw new TypeError(
         `${this.label} setKernelArgs: node must be a node of graph "${graph.label}" (from its kernelNodes()), got ${describeNode(node, address)}`,
       );
-    const type: [number | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuGraphNodeGetType(address as never, type as never),
-      'cuGraphNodeGetType',
-      this.label,
-    );
-    if (type[0] !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
+    if (cu().cuGraphNodeGetType(address as never, this.label) !== CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
       throw new TypeError(
         `${this.label} setKernelArgs: node ${describeNode(node, address)} of graph "${graph.label}" is not a kernel launch (use kernelNodes())`,
       );
-    const params: Record<string, unknown> = {};
-    checkStatus(
-      'driver',
-      driverApi().cuGraphKernelNodeGetParams(address as never, params as never),
-      'cuGraphKernelNodeGetParams',
-      this.label,
-    );
+    const params = cu().cuGraphKernelNodeGetParams(address as never, this.label) as unknown as Record<string, unknown>;
     // Another kernel's parameter block may be shorter than what the node's kernel reads: the driver would read past it.
     if (handleAddress(params.func) !== handleAddress(kernel.function))
       throw new TypeError(
@@ -233,15 +198,18 @@ export class GraphExec extends Resource {
     kernel.setArgs(...args);
     params.kernelParams = kernel.parameterArray;
     params.extra = null;
-    const status = driverApi().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never);
-    if (status !== 0)
-      throw statusError('driver', status, 'cuGraphExecKernelNodeSetParams', `${this.label}: kernel "${kernel.name}"`);
+    cu().cuGraphExecKernelNodeSetParams(this.handle, address as never, params as never, setArgsDuring, this, kernel);
   }
 
   protected releaseNative(): void {
-    checkStatus('driver', driverApi().cuGraphExecDestroy(this.handle), 'cuGraphExecDestroy', this.label);
+    cu().cuGraphExecDestroy(this.handle, this.label);
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const captureDuring = (stream: Stream): string => `capture on stream "${stream.label}"`;
+const launchDuring = (exec: GraphExec, stream: Stream): string => `${exec.label} on stream "${stream.label}"`;
+const setArgsDuring = (exec: GraphExec, kernel: Kernel): string => `${exec.label}: kernel "${kernel.name}"`;
 
 /** A node argument's address, or undefined when it is no handle at all (a plain object, a string, a negative number). */
 function nodeAddress(node: unknown): bigint | undefined {

@@ -3,9 +3,8 @@
  * versions) and its occupancy at a block size, with the arguments checked against the device's
  * limits before the driver sees them.
  */
-import { checkStatus } from '../ffi/checked.js';
+import { cu } from '../ffi/checked.js';
 import { CUfunction_attribute as FA, type CUfunction } from '../ffi/generated/types.js';
-import { driverApi, outValue } from './cuda.js';
 
 /** The device limits occupancy queries are checked against: threads per block and opt-in dynamic shared memory in bytes. */
 export interface OccupancyLimits {
@@ -26,9 +25,7 @@ export interface KernelAttributes {
 
 /** One attribute of kernel `fn` (cuFuncGetAttribute); `name` names the kernel in errors. */
 export function kernelAttribute(fn: CUfunction, name: string, attr: number): number {
-  const v: [number | null] = [0];
-  checkStatus('driver', driverApi().cuFuncGetAttribute(v, attr as never, fn), 'cuFuncGetAttribute', `kernel "${name}"`);
-  return outValue(v, 'cuFuncGetAttribute');
+  return cu().cuFuncGetAttribute(attr as never, fn, `kernel "${name}"`);
 }
 
 /** Every KernelAttributes field of kernel `fn`. */
@@ -59,14 +56,7 @@ export function activeBlocksPerMultiprocessor(
     throw new RangeError(
       `kernel "${name}": dynamic shared memory ${String(dynamicSharedBytes)} is outside 0..${limits.maxShared} bytes`,
     );
-  const v: [number | null] = [0];
-  checkStatus(
-    'driver',
-    driverApi().cuOccupancyMaxActiveBlocksPerMultiprocessor(v, fn, blockSize, dynamicSharedBytes),
-    'cuOccupancyMaxActiveBlocksPerMultiprocessor',
-    name,
-  );
-  return outValue(v, 'occupancy');
+  return cu().cuOccupancyMaxActiveBlocksPerMultiprocessor(fn, blockSize, dynamicSharedBytes, name);
 }
 
 /** The block size that maximizes kernel `fn`'s occupancy, and the smallest grid that fills the device with it (Kernel.suggestedLaunch). */
@@ -85,13 +75,5 @@ export function occupancyLaunch(
     throw new RangeError(
       `kernel "${name}": blockSizeLimit ${String(blockSizeLimit)} must be a non-negative integer (0: no limit)`,
     );
-  const grid: [number | null] = [0];
-  const block: [number | null] = [0];
-  checkStatus(
-    'driver',
-    driverApi().cuOccupancyMaxPotentialBlockSize(grid, block, fn, null, dynamicSharedBytes, blockSizeLimit),
-    'cuOccupancyMaxPotentialBlockSize',
-    name,
-  );
-  return { minGridSize: outValue(grid, 'grid'), blockSize: outValue(block, 'block') };
+  return cu().cuOccupancyMaxPotentialBlockSize(fn, null, dynamicSharedBytes, blockSizeLimit, name);
 }

@@ -1,7 +1,7 @@
-import { checkStatus, statusError } from '../ffi/checked.js';
+import { bestEffort, cu } from '../ffi/checked.js';
 import koffi from 'koffi';
-import { CUfunction_attribute as FA, type CUfunction, type CUkernel } from '../ffi/generated/types.js';
-import { driverApi, outValue, hot } from './cuda.js';
+import { CUfunction_attribute as FA, type CUfunction } from '../ffi/generated/types.js';
+import { hot } from './cuda.js';
 import type { Context } from './context.js';
 import {
   checkAddress,
@@ -98,45 +98,33 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
     expectResource<Module>(module, 'Module', `Kernel.fromLibrary module (for kernel "${String(name)}")`);
     paramLayout(params, name);
     module.context.makeCurrent();
-    const k: [CUkernel | null] = [null];
-    checkStatus(
-      'driver',
-      driverApi().cuLibraryGetKernel(k, module.handle, name),
-      'cuLibraryGetKernel',
-      `kernel "${name}" in "${module.label}"`,
-    );
-    const f: [CUfunction | null] = [null];
-    checkStatus(
-      'driver',
-      driverApi().cuKernelGetFunction(f, outValue(k, 'cuLibraryGetKernel')),
-      'cuKernelGetFunction',
-      `kernel "${name}"`,
-    );
-    return new Kernel(module, name, outValue(f, 'cuKernelGetFunction'), params);
+    const k = cu().cuLibraryGetKernel(module.handle, name, `kernel "${name}" in "${module.label}"`);
+    const f = cu().cuKernelGetFunction(k, `kernel "${name}"`);
+    return new Kernel(module, name, f, params);
   }
 
   /** The driver knows each parameter's offset and size: a signature that disagrees is caught here, not as corrupt arguments. */
   #checkLayout(): void {
-    const offset: [number | bigint | null] = [0];
-    const size: [number | bigint | null] = [0];
     for (let i = 0; i <= this.params.length; i++) {
-      const status = driverApi().cuFuncGetParamInfo(this.function, i, offset, size);
+      // Past the last parameter (or where the driver cannot say) the driver answers with an error.
+      const info = bestEffort(() => cu().cuFuncGetParamInfo(this.function, i), undefined);
       if (i === this.params.length) {
-        if (status === 0)
+        if (info !== undefined)
           throw new TypeError(
             `kernel "${this.name}" takes more than the ${this.params.length} parameter(s) given: (${this.params.join(', ')})`,
           );
         return;
       }
-      if (status !== 0) {
+      if (info === undefined) {
         if (i === 0 && this.params.length > 0) return; // driver without parameter introspection
         throw new TypeError(
           `kernel "${this.name}" takes ${i} parameter(s), not ${this.params.length}: (${this.params.join(', ')})`,
         );
       }
-      if (Number(size[0]) !== PARAM_BYTES[this.params[i]!] || Number(offset[0]) !== this.#offsets[i]) {
+      const [size, offset] = [Number(info.paramSize), Number(info.paramOffset)];
+      if (size !== PARAM_BYTES[this.params[i]!] || offset !== this.#offsets[i]) {
         throw new TypeError(
-          `kernel "${this.name}" parameter ${i} is ${Number(size[0])} bytes at offset ${Number(offset[0])}, but was declared ${this.params[i]}`,
+          `kernel "${this.name}" parameter ${i} is ${size} bytes at offset ${offset}, but was declared ${this.params[i]}`,
         );
       }
     }
@@ -157,12 +145,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         `kernel "${this.name}": dynamic shared memory ${String(bytes)} is outside 0..${max} bytes (the device's opt-in limit less the kernel's static shared memory)`,
       );
     this.context.makeCurrent();
-    checkStatus(
-      'driver',
-      driverApi().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
-      'cuFuncSetAttribute',
-      this.name,
-    );
+    cu().cuFuncSetAttribute(this.function, FA.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes, this.name);
     this.#dynamicSharedLimit = bytes;
   }
 
@@ -305,7 +288,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       sh = stream.use();
     } else this.context.makeCurrent();
-    const status = hot().launchKernel(
+    hot().launchKernel(
       this.function,
       dims[0]!,
       dims[1]!,
@@ -317,14 +300,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       sh,
       this.#paramArray,
       null,
+      launchDuring,
+      this,
+      stream,
     );
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        'cuLaunchKernel',
-        `kernel "${this.name}"${stream ? ` on stream "${stream.label}"` : ''}`,
-      );
     this.#recordUses(stream ?? null);
   }
 
@@ -369,8 +348,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         attrs: attrPtr,
         numAttrs: attrs.length,
       };
-      const status = driverApi().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null);
-      if (status !== 0) throw statusError('driver', status, 'cuLaunchKernelEx', `kernel "${this.name}"`);
+      cu().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null, kernelDuring, this);
       this.#recordUses(stream ?? null);
     } finally {
       if (attrPtr !== null) koffi.free(attrPtr);
@@ -387,3 +365,8 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
 let bx = 1;
 let by = 1;
 let bz = 1;
+
+// What a failed launch was doing, built only when it fails (src/ffi/checked-call.ts).
+const kernelDuring = (kernel: { readonly name: string }): string => `kernel "${kernel.name}"`;
+const launchDuring = (kernel: { readonly name: string }, stream: Stream | undefined): string =>
+  `kernel "${kernel.name}"${stream ? ` on stream "${stream.label}"` : ''}`;

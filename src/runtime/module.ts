@@ -1,7 +1,7 @@
-import { checkStatus } from '../ffi/checked.js';
+import { cu } from '../ffi/checked.js';
 import { readFileSync } from 'node:fs';
 import type { CUlibrary } from '../ffi/generated/types.js';
-import { driverApi, initDriver, outValue } from './cuda.js';
+import { initDriver } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import { Kernel, type KernelParamType } from './kernel.js';
@@ -32,7 +32,7 @@ export class Module extends Resource {
     super('Module', label);
     this.handle = handle;
     this.context = context;
-    this.track(() => driverApi().cuLibraryUnload(handle));
+    this.track(() => cu().cuLibraryUnload(handle));
   }
 
   /** Reads and loads a cubin, fatbin or PTX image (the kind is sniffed from its first bytes) on the calling thread; throws TypeError for an image of no known kind or a bad descriptor, CudaError when the driver refuses it (e.g. no code for this GPU). */
@@ -72,14 +72,8 @@ export class Module extends Resource {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const label = descriptor.label ?? path ?? 'module';
-    const cell: [CUlibrary | null] = [null];
-    checkStatus(
-      'driver',
-      driverApi().cuLibraryLoadData(cell, image, null, null, 0, null, null, 0),
-      'cuLibraryLoadData',
-      `loading "${label}"`,
-    );
-    return new Module(outValue(cell, 'cuLibraryLoadData'), context, label);
+    const handle = cu().cuLibraryLoadData(image, null, null, 0, null, null, 0, `loading "${label}"`);
+    return new Module(handle, context, label);
   }
 
   /**
@@ -104,21 +98,15 @@ export class Module extends Resource {
   /** Names of the kernels in the module. */
   kernelNames(): string[] {
     this.assertAlive();
-    const count: [number | null] = [0];
-    checkStatus('driver', driverApi().cuLibraryGetKernelCount(count, this.handle), 'cuLibraryGetKernelCount');
-    const n = outValue(count, 'cuLibraryGetKernelCount');
+    const n = cu().cuLibraryGetKernelCount(this.handle);
     const handles = new BigUint64Array(n);
-    checkStatus('driver', driverApi().cuLibraryEnumerateKernels(handles, n, this.handle), 'cuLibraryEnumerateKernels');
-    return Array.from(handles, (h) => {
-      const name: [string | null] = [null];
-      checkStatus('driver', driverApi().cuKernelGetName(name as never, h as never), 'cuKernelGetName');
-      return String(name[0]);
-    });
+    cu().cuLibraryEnumerateKernels(handles, n, this.handle);
+    return Array.from(handles, (h) => String(cu().cuKernelGetName(h as never)));
   }
 
   protected releaseNative(): void {
     for (const k of this.#kernels.values()) k.dispose();
-    checkStatus('driver', driverApi().cuLibraryUnload(this.handle), 'cuLibraryUnload', this.label);
+    cu().cuLibraryUnload(this.handle, this.label);
   }
 }
 

@@ -10,9 +10,9 @@
  *
  * Copies between devices (`buffer.copyFromPeer()`) are memory/peer-copy.ts.
  */
-import { checkStatus, statusError } from '../ffi/checked.js';
+import { cu } from '../ffi/checked.js';
+import { CudaError } from '../ffi/errors.js';
 import { CUmemAccess_flags, CUmemLocationType, CUresult, type CUmemoryPool } from '../ffi/generated/types.js';
-import { driverApi, outValue } from './cuda.js';
 import { MemoryPool } from './memory/memory-pool.js';
 import { expectResource } from './resource.js';
 import type { Device } from './types.js';
@@ -31,14 +31,7 @@ export class PeerAccessUnsupportedError extends Error {
 /** Whether `device` can access `peer`'s memory directly (cuDeviceCanAccessPeer); false for itself. */
 export function canAccessPeer(device: Device, peer: Device): boolean {
   if (peer === device) return false;
-  const cell: [number | null] = [0];
-  checkStatus(
-    'driver',
-    driverApi().cuDeviceCanAccessPeer(cell, device.handle, peer.handle),
-    'cuDeviceCanAccessPeer',
-    `device ${device.ordinal} -> ${peer.ordinal}`,
-  );
-  return outValue(cell, 'cuDeviceCanAccessPeer') === 1;
+  return cu().cuDeviceCanAccessPeer(device.handle, peer.handle, `device ${device.ordinal} -> ${peer.ordinal}`) === 1;
 }
 
 /** cuMemPoolSetAccess: `device` may read and write what `pool` allocates. */
@@ -47,7 +40,7 @@ function openPool(pool: CUmemoryPool, device: Device, during: string): void {
     location: { type: CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, id: device.handle },
     flags: CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
   };
-  checkStatus('driver', driverApi().cuMemPoolSetAccess(pool, desc as never, 1), 'cuMemPoolSetAccess', during);
+  cu().cuMemPoolSetAccess(pool, desc as never, 1, during);
 }
 
 /**
@@ -71,15 +64,14 @@ export function enablePeerAccess(device: Device, peer: Device, options: PeerAcce
   const during = `device ${device.ordinal} -> device ${peer.ordinal}`;
   const peerContext = peer.context;
   device.context.makeCurrent();
-  const api = driverApi();
-  const status = api.cuCtxEnablePeerAccess(peerContext.handle, 0);
-  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
-    throw statusError('driver', status, 'cuCtxEnablePeerAccess', during);
-  const cell: [CUmemoryPool | null] = [null];
-  checkStatus('driver', api.cuDeviceGetDefaultMemPool(cell, peer.handle), 'cuDeviceGetDefaultMemPool', during);
-  const handles = new Set<CUmemoryPool>([outValue(cell, 'cuDeviceGetDefaultMemPool')]);
-  checkStatus('driver', api.cuDeviceGetMemPool(cell, peer.handle), 'cuDeviceGetMemPool', during);
-  handles.add(outValue(cell, 'cuDeviceGetMemPool'));
+  const api = cu();
+  try {
+    api.cuCtxEnablePeerAccess(peerContext.handle, 0, during);
+  } catch (e) {
+    if (!isStatus(e, CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)) throw e;
+  }
+  const handles = new Set<CUmemoryPool>([api.cuDeviceGetDefaultMemPool(peer.handle, during)]);
+  handles.add(api.cuDeviceGetMemPool(peer.handle, during));
   for (const p of pools) handles.add(p.handle);
   for (const h of handles) openPool(h, device, during);
 }
@@ -88,7 +80,14 @@ export function enablePeerAccess(device: Device, peer: Device, options: PeerAcce
 export function disablePeerAccess(device: Device, peer: Device): void {
   if (peer === device) return;
   device.context.makeCurrent();
-  const status = driverApi().cuCtxDisablePeerAccess(peer.context.handle);
-  if (status !== 0 && status !== CUresult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
-    throw statusError('driver', status, 'cuCtxDisablePeerAccess', `device ${device.ordinal} -> device ${peer.ordinal}`);
+  try {
+    cu().cuCtxDisablePeerAccess(peer.context.handle, `device ${device.ordinal} -> device ${peer.ordinal}`);
+  } catch (e) {
+    if (!isStatus(e, CUresult.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)) throw e;
+  }
+}
+
+/** Whether `error` is the driver's `status`: the one answer (already enabled, not enabled) that leaves what was asked true. */
+function isStatus(error: unknown, status: number): boolean {
+  return error instanceof CudaError && error.library === 'driver' && error.code === status;
 }

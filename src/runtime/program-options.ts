@@ -4,8 +4,7 @@
  * the flags, and the NVRTC version and architectures that take part in every cache key. Pure but
  * for the two NVRTC queries, so most of it is unit-tested without a GPU.
  */
-import { checkStatus } from '../ffi/checked.js';
-import { nvrtc } from '../ffi/index.js';
+import { nvrtcChecked } from '../ffi/checked.js';
 import { Device } from './device.js';
 import type { ProgramImageKind } from './program-cache.js';
 import { describeValue } from './resource.js';
@@ -45,7 +44,7 @@ export function nvrtcVersion(): string {
   if (version !== undefined) return version;
   const major: [number | null] = [0];
   const minor: [number | null] = [0];
-  checkStatus('nvrtc', nvrtc().nvrtcVersion(major, minor), 'nvrtcVersion', 'reading the NVRTC version');
+  nvrtcChecked().nvrtcVersion(major, minor, 'reading the NVRTC version');
   return (version = `${major[0]}.${minor[0]}`);
 }
 
@@ -53,15 +52,16 @@ let supported: number[] | undefined;
 /** The real architectures this NVRTC compiles for, ascending: [75, 80, 86, 87, 89, 90, ...]. Empty when it cannot say. */
 export function nvrtcSupportedArchs(): number[] {
   if (supported) return supported;
-  const api = nvrtc();
+  const api = nvrtcChecked();
   try {
     const count = new Int32Array(1);
-    if (api.nvrtcGetNumSupportedArchs(count) !== 0 || count[0]! <= 0) return (supported = []);
+    api.nvrtcGetNumSupportedArchs(count);
+    if (count[0]! <= 0) return (supported = []);
     const archs = new Int32Array(count[0]!);
-    if (api.nvrtcGetSupportedArchs(archs) !== 0) return (supported = []);
+    api.nvrtcGetSupportedArchs(archs);
     return (supported = Array.from(archs));
   } catch {
-    return (supported = []); // an NVRTC without the query: trust the device's arch
+    return (supported = []); // an NVRTC without the query, or one that fails it: trust the device's arch
   }
 }
 

@@ -3,8 +3,8 @@
  * itself, synchronous or on a worker thread, through the memory and disk cache). What a compile
  * is told lives in program-options.ts, what it produces in compiled-program.ts.
  */
-import { checkStatus } from '../ffi/checked.js';
-import { nvrtc, statusName } from '../ffi/index.js';
+import { bestEffort, nvrtcChecked } from '../ffi/checked.js';
+import { CudaError, statusName } from '../ffi/errors.js';
 import type { nvrtcProgram } from '../ffi/generated/types.js';
 import { CompiledProgram, CompileError } from './compiled-program.js';
 import { defaultDevice } from './defaults.js';
@@ -136,7 +136,7 @@ export class Program extends Resource {
     if (plan.hit) return plan.hit;
     const entry = this.#finish(
       plan,
-      this.#start(plan, (prog) => nvrtc().nvrtcCompileProgram(prog, plan.flags.length, plan.flags)),
+      this.#start(plan, (prog) => compileHere(prog, plan.flags)),
     );
     return plan.store(entry);
   }
@@ -154,7 +154,7 @@ export class Program extends Resource {
     try {
       status = await compileOnWorker(prog, plan.flags);
     } catch (e) {
-      nvrtc().nvrtcDestroyProgram([prog]);
+      destroyProgram(prog);
       throw e;
     }
     return plan.store(this.#finish(plan, { prog, status }));
@@ -205,36 +205,26 @@ export class Program extends Resource {
 
   /** nvrtcCreateProgram with the headers and name expressions added. */
   #create(plan: CompilePlan): nvrtcProgram {
-    const api = nvrtc();
+    const api = nvrtcChecked();
     const cell: [nvrtcProgram | null] = [null];
     const includeNames = Object.keys(this.headers);
     const headerSources = includeNames.map((n) => this.headers[n]!);
     const during = `program "${this.label}"`;
-    checkStatus(
-      'nvrtc',
-      api.nvrtcCreateProgram(
-        cell,
-        this.source,
-        this.name,
-        includeNames.length,
-        includeNames.length ? headerSources : null,
-        includeNames.length ? includeNames : null,
-      ),
-      'nvrtcCreateProgram',
+    api.nvrtcCreateProgram(
+      cell,
+      this.source,
+      this.name,
+      includeNames.length,
+      includeNames.length ? headerSources : null,
+      includeNames.length ? includeNames : null,
       during,
     );
     const prog = cell[0];
     if (prog === null || prog === undefined) throw new Error(`nvrtcCreateProgram returned no program for ${during}`);
     try {
-      for (const n of plan.names)
-        checkStatus(
-          'nvrtc',
-          api.nvrtcAddNameExpression(prog, n),
-          'nvrtcAddNameExpression',
-          `${during}, name expression ${n}`,
-        );
+      for (const n of plan.names) api.nvrtcAddNameExpression(prog, n, `${during}, name expression ${n}`);
     } catch (e) {
-      api.nvrtcDestroyProgram([prog]);
+      destroyProgram(prog);
       throw e;
     }
     return prog;
@@ -246,14 +236,14 @@ export class Program extends Resource {
     try {
       return { prog, status: compile(prog) };
     } catch (e) {
-      nvrtc().nvrtcDestroyProgram([prog]);
+      destroyProgram(prog);
       throw e;
     }
   }
 
   /** After the compile step: the log, the image and the lowered names; destroys the program in every case. */
   #finish(plan: CompilePlan, compiled: { prog: nvrtcProgram; status: number }): ProgramCacheEntry {
-    const api = nvrtc();
+    const api = nvrtcChecked();
     const { prog, status } = compiled;
     const { flags, names, kind } = plan;
     const during = `program "${this.label}"`;
@@ -270,52 +260,61 @@ export class Program extends Resource {
       }
       const size: [number | bigint | null] = [0];
       const sizeCall = kind === 'cubin' ? 'nvrtcGetCUBINSize' : 'nvrtcGetPTXSize';
-      checkStatus(
-        'nvrtc',
-        kind === 'cubin' ? api.nvrtcGetCUBINSize(prog, size) : api.nvrtcGetPTXSize(prog, size),
-        sizeCall,
-        during,
-      );
+      if (kind === 'cubin') api.nvrtcGetCUBINSize(prog, size, during);
+      else api.nvrtcGetPTXSize(prog, size, during);
       const bytes = Number(size[0] ?? 0);
       if (!(bytes > 0)) throw new Error(`${sizeCall} reported an empty ${kind} for ${during} (${flags[0]})`);
       const image = new Uint8Array(bytes);
-      checkStatus(
-        'nvrtc',
-        kind === 'cubin' ? api.nvrtcGetCUBIN(prog, image) : api.nvrtcGetPTX(prog, image),
-        kind === 'cubin' ? 'nvrtcGetCUBIN' : 'nvrtcGetPTX',
-        during,
-      );
+      if (kind === 'cubin') api.nvrtcGetCUBIN(prog, image, during);
+      else api.nvrtcGetPTX(prog, image, during);
       const loweredNames: Record<string, string> = {};
       for (const n of names) {
         // The binding declares lowered_name as an in/out `const char **`: koffi passes the one-element
         // array as the pointer cell and, after the call, decodes the C string NVRTC stored there into
         // it (copied before nvrtcDestroyProgram frees it). No local binding is needed.
         const out: [string | null] = [null];
-        checkStatus(
-          'nvrtc',
-          api.nvrtcGetLoweredName(prog, n, out),
-          'nvrtcGetLoweredName',
-          `${during}, name expression ${n}`,
-        );
+        api.nvrtcGetLoweredName(prog, n, out, `${during}, name expression ${n}`);
         if (typeof out[0] !== 'string' || out[0] === '')
           throw new Error(`nvrtcGetLoweredName gave no name for ${n} in ${during}`);
         loweredNames[n] = out[0];
       }
       return { image, kind, log, loweredNames };
     } finally {
-      api.nvrtcDestroyProgram([prog]);
+      destroyProgram(prog);
     }
   }
 
+  /** NVRTC's log of the program, or '' when it has none or cannot give it (a courtesy: the compile's status says what happened). */
   #log(prog: nvrtcProgram): string {
-    const api = nvrtc();
+    const api = nvrtcChecked();
     const size: [number | bigint | null] = [0];
-    if (api.nvrtcGetProgramLogSize(prog, size) !== 0) return '';
-    const bytes = Number(size[0] ?? 0);
-    if (bytes <= 1) return '';
-    const buf = Buffer.alloc(bytes);
-    if (api.nvrtcGetProgramLog(prog, buf) !== 0) return '';
-    const end = buf.indexOf(0);
-    return buf.toString('utf8', 0, end < 0 ? buf.length : end).trimEnd();
+    return bestEffort(() => {
+      api.nvrtcGetProgramLogSize(prog, size);
+      const bytes = Number(size[0] ?? 0);
+      if (bytes <= 1) return '';
+      const buf = Buffer.alloc(bytes);
+      api.nvrtcGetProgramLog(prog, buf);
+      const end = buf.indexOf(0);
+      return buf.toString('utf8', 0, end < 0 ? buf.length : end).trimEnd();
+    }, '');
   }
+}
+
+/**
+ * nvrtcCompileProgram on this thread: its nvrtcResult, which #finish turns into a CompileError
+ * with NVRTC's log (a program NVRTC rejects is an answer, the same one the compile thread sends).
+ */
+function compileHere(prog: nvrtcProgram, flags: readonly string[]): number {
+  try {
+    nvrtcChecked().nvrtcCompileProgram(prog, flags.length, flags);
+    return 0;
+  } catch (e) {
+    if (e instanceof CudaError && e.library === 'nvrtc') return e.code;
+    throw e;
+  }
+}
+
+/** Destroys a program however its compile went; a failure to destroy it is dropped, so the caller sees the compile's own result or error. */
+function destroyProgram(prog: nvrtcProgram): void {
+  bestEffort(() => nvrtcChecked().nvrtcDestroyProgram([prog]), undefined);
 }

@@ -1,14 +1,11 @@
-import { checkStatus } from '../ffi/checked.js';
+import { cu } from '../ffi/checked.js';
 import { CUevent_flags, type CUevent } from '../ffi/generated/types.js';
-import { driverApi, outValue } from './cuda.js';
 import type { Context } from './types.js';
 
 /** Creates one event handle in `context` (no object around it): the runtime's own bookkeeping uses these. */
 export function createRawEvent(context: Context, flags: number, label: string): CUevent {
   context.makeCurrent();
-  const h: [CUevent | null] = [null];
-  checkStatus('driver', driverApi().cuEventCreate(h, flags), 'cuEventCreate', label);
-  return outValue(h, 'cuEventCreate');
+  return cu().cuEventCreate(flags, label);
 }
 
 /** Raw event handles for the runtime's own completion tracking (no objects, no labels), reused. */

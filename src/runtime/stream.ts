@@ -1,6 +1,6 @@
-import { checkStatus, statusError } from '../ffi/checked.js';
-import { CUresult, CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
-import { driverApi, outValue, hot } from './cuda.js';
+import { bestEffort, cu } from '../ffi/checked.js';
+import { CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
+import { hot } from './cuda.js';
 import type { Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
@@ -66,17 +66,10 @@ export class Stream extends Resource {
     this.priority = resolvePriority(this.context, descriptor.priority);
     const flags =
       descriptor.nonBlocking === false ? CUstream_flags.CU_STREAM_DEFAULT : CUstream_flags.CU_STREAM_NON_BLOCKING;
-    const h: [CUstream | null] = [null];
-    checkStatus(
-      'driver',
-      driverApi().cuStreamCreateWithPriority(h, flags, this.priority),
-      'cuStreamCreateWithPriority',
-      `stream "${this.label}"`,
-    );
-    this.handle = outValue(h, 'cuStreamCreateWithPriority');
+    this.handle = cu().cuStreamCreateWithPriority(flags, this.priority, `stream "${this.label}"`);
     this.#owned = true;
     const handle = this.handle;
-    this.track(() => driverApi().cuStreamDestroy(handle));
+    this.track(() => cu().cuStreamDestroy(handle));
   }
 
   /** Makes the stream the context is about to use current and not disposed: the per-operation check. */
@@ -88,17 +81,13 @@ export class Stream extends Resource {
 
   /** True when all work submitted to the stream has completed. */
   query(): boolean {
-    const status = hot().streamQuery(this.use());
-    if (status === 0) return true;
-    if (status === CUresult.CUDA_ERROR_NOT_READY) return false;
-    throw statusError('driver', status, 'cuStreamQuery', `stream "${this.label}"`);
+    return hot().streamQuery(this.use(), streamDuring, this);
   }
 
   /** Blocks the thread (and the event loop) until the stream is idle: as long as the work queued on it. Prefer `await done()` in servers. */
   synchronize(): void {
     // The message is built only on failure (this call sits in every synchronous round trip).
-    const status = driverApi().cuStreamSynchronize(this.use());
-    if (status !== 0) throw statusError('driver', status, 'cuStreamSynchronize', `stream "${this.label}"`);
+    cu().cuStreamSynchronize(this.use(), streamDuring, this);
   }
 
   /**
@@ -150,10 +139,11 @@ export class Stream extends Resource {
   #recordCompletion(handle: CUstream | null): CUevent {
     const events = this.context.completionEvents;
     const event = events.acquire();
-    const status = hot().eventRecord(event, handle);
-    if (status !== 0) {
+    try {
+      hot().eventRecord(event, handle, completionDuring, this);
+    } catch (e) {
       events.recycle(event);
-      throw statusError('driver', status, 'cuEventRecord', `completion of work on stream "${this.label}"`);
+      throw e;
     }
     return event;
   }
@@ -179,9 +169,7 @@ export class Stream extends Resource {
   waitEvent(event: Event): void {
     if (!isLive<Event>(event, 'Event'))
       expectResource<Event>(event, 'Event', `stream "${this.label}" waitEvent(event)`);
-    const status = hot().streamWaitEvent(this.use(), event.handle, 0);
-    if (status !== 0)
-      throw statusError('driver', status, 'cuStreamWaitEvent', `stream "${this.label}" waiting on "${event.label}"`);
+    hot().streamWaitEvent(this.use(), event.handle, 0, waitDuring, this, event);
   }
 
   /** Records `event` here and returns it. */
@@ -207,13 +195,23 @@ export class Stream extends Resource {
     this.context.makeCurrent();
     const pool = this.context.completionEvents;
     const event = pool.acquire();
-    if (hot().eventRecord(event, this.handle) === 0) {
+    const handle = this.handle;
+    const recorded = bestEffort(() => {
+      hot().eventRecord(event, handle);
+      return true;
+    }, false);
+    if (recorded) {
       this.#retired = event;
       retiredEvents.register(this, { pool, event });
     } else pool.recycle(event);
-    checkStatus('driver', driverApi().cuStreamDestroy(this.handle), 'cuStreamDestroy', `stream "${this.label}"`);
+    cu().cuStreamDestroy(this.handle, `stream "${this.label}"`);
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const streamDuring = (stream: Stream): string => `stream "${stream.label}"`;
+const completionDuring = (stream: Stream): string => `completion of work on stream "${stream.label}"`;
+const waitDuring = (stream: Stream, event: Event): string => `stream "${stream.label}" waiting on "${event.label}"`;
 
 /** The class's instance type under the name types.ts gives it (see there: why). */
 type StreamInstance = Stream;

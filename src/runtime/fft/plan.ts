@@ -7,8 +7,7 @@
  * large multi-dimensional plans); keep plans, or take them from an FftPlanCache. Executions only
  * enqueue.
  */
-import { checkStatus, statusError } from '../../ffi/checked.js';
-import { cufft } from '../../ffi/index.js';
+import { bestEffort, cufftChecked } from '../../ffi/checked.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
@@ -80,7 +79,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     this.workAreaBytes = workAreaBytes;
     this.context = context;
     this.#defaultStream = stream;
-    this.track(() => cufft().cufftDestroy(handle));
+    this.track(() => cufftChecked().cufftDestroy(handle));
   }
 
   /** Plans a transform (cufftMakePlanMany, work areas managed per stream). Blocks for milliseconds: keep plans, or use an FftPlanCache. */
@@ -90,48 +89,37 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     checkLabel(d.label, 'FftPlan.create');
     const context = resolveContext(d, d.stream);
     context.makeCurrent();
-    const api = cufft();
-    const cell: [number | null] = [null];
+    const api = cufftChecked();
     const during = `planning ${d.label ? `"${d.label}" ` : ''}${describePlan(g)}`;
-    checkStatus('cufft', api.cufftCreate(cell), 'cufftCreate', during);
-    const handle = cell[0]!;
+    const handle = api.cufftCreate(during);
     let plan: FftPlan<T>;
     try {
-      checkStatus('cufft', api.cufftSetAutoAllocation(handle, 0), 'cufftSetAutoAllocation', during);
+      api.cufftSetAutoAllocation(handle, 0, during);
       const n = Int32Array.from(g.n);
       const code = FFT_TYPES[g.type].code;
       const size = new BigUint64Array(1);
       if (g.advanced) {
-        checkStatus(
-          'cufft',
-          api.cufftMakePlanMany(
-            handle,
-            g.rank,
-            n,
-            Int32Array.from(g.inembed),
-            g.istride,
-            g.idist,
-            Int32Array.from(g.onembed),
-            g.ostride,
-            g.odist,
-            code,
-            g.batch,
-            size,
-          ),
-          'cufftMakePlanMany',
+        api.cufftMakePlanMany(
+          handle,
+          g.rank,
+          n,
+          Int32Array.from(g.inembed),
+          g.istride,
+          g.idist,
+          Int32Array.from(g.onembed),
+          g.ostride,
+          g.odist,
+          code,
+          g.batch,
+          size,
           during,
         );
       } else {
-        checkStatus(
-          'cufft',
-          api.cufftMakePlanMany(handle, g.rank, n, null, 1, 0, null, 1, 0, code, g.batch, size),
-          'cufftMakePlanMany',
-          during,
-        );
+        api.cufftMakePlanMany(handle, g.rank, n, null, 1, 0, null, 1, 0, code, g.batch, size, during);
       }
       plan = new FftPlan<T>(g, handle, Number(size[0]), context, d.label, d.stream);
     } catch (e) {
-      api.cufftDestroy(handle);
+      bestEffort(() => api.cufftDestroy(handle), undefined); // the planning error is the one to report
       throw e;
     }
     return plan;
@@ -198,7 +186,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   /** Points cuFFT at `stream` and at that stream's work area, when the last execution used another stream. */
   #bind(stream: Stream | null): void {
     if (this.#boundStream === stream) return;
-    const api = cufft();
+    const api = cufftChecked();
     const where = `${this.label}${stream ? ` on stream "${stream.label}"` : ''}`;
     let area = this.#workAreas.get(stream);
     if (!area && this.workAreaBytes > 0) {
@@ -216,8 +204,8 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
       });
       this.#workAreas.set(stream, area);
     }
-    checkStatus('cufft', api.cufftSetStream(this.handle, stream ? stream.use() : null), 'cufftSetStream', where);
-    if (area) checkStatus('cufft', api.cufftSetWorkArea(this.handle, area.address), 'cufftSetWorkArea', where);
+    api.cufftSetStream(this.handle, stream ? stream.use() : null, where);
+    if (area) api.cufftSetWorkArea(this.handle, area.address, where);
     this.#boundStream = stream;
   }
 
@@ -254,46 +242,31 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     if (stream) stream.use();
     else this.context.makeCurrent();
     this.#bind(stream);
-    const api = cufft();
+    const api = cufftChecked();
     const h = this.handle;
     // Device addresses go to the `float2 *`-style parameters as plain numbers (koffi passes them as the pointer value).
     const i = input.address;
     const o = output.address;
-    let status: number;
-    let call: string;
     switch (this.type as FftType) {
       case 'C2C':
-        call = 'cufftExecC2C';
-        status = api.cufftExecC2C(h, i, o, direction === 'forward' ? FORWARD : INVERSE);
+        api.cufftExecC2C(h, i, o, direction === 'forward' ? FORWARD : INVERSE, execDuring, this, direction, stream);
         break;
       case 'Z2Z':
-        call = 'cufftExecZ2Z';
-        status = api.cufftExecZ2Z(h, i, o, direction === 'forward' ? FORWARD : INVERSE);
+        api.cufftExecZ2Z(h, i, o, direction === 'forward' ? FORWARD : INVERSE, execDuring, this, direction, stream);
         break;
       case 'R2C':
-        call = 'cufftExecR2C';
-        status = api.cufftExecR2C(h, i, o);
+        api.cufftExecR2C(h, i, o, execDuring, this, direction, stream);
         break;
       case 'D2Z':
-        call = 'cufftExecD2Z';
-        status = api.cufftExecD2Z(h, i, o);
+        api.cufftExecD2Z(h, i, o, execDuring, this, direction, stream);
         break;
       case 'C2R':
-        call = 'cufftExecC2R';
-        status = api.cufftExecC2R(h, i, o);
+        api.cufftExecC2R(h, i, o, execDuring, this, direction, stream);
         break;
       case 'Z2D':
-        call = 'cufftExecZ2D';
-        status = api.cufftExecZ2D(h, i, o);
+        api.cufftExecZ2D(h, i, o, execDuring, this, direction, stream);
         break;
     }
-    if (status !== 0)
-      throw statusError(
-        'cufft',
-        status,
-        call,
-        `${this.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`,
-      );
     input.recordUse(stream);
     output.recordUse(stream);
   }
@@ -302,7 +275,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     if (!this.context.disposed) this.context.makeCurrent();
     let first: unknown;
     try {
-      checkStatus('cufft', cufft().cufftDestroy(this.handle), 'cufftDestroy', this.label);
+      cufftChecked().cufftDestroy(this.handle, this.label);
     } catch (e) {
       first = e;
     }
@@ -323,3 +296,7 @@ function checkExecOptions(options: unknown, label: string): void {
   if (options !== undefined && (typeof options !== 'object' || options === null))
     throw new TypeError(`${label}: options must be an object { stream? }, got ${describeValue(options)}`);
 }
+
+/** What a failed transform was doing, built only when it fails (src/ffi/checked-call.ts). */
+const execDuring = (plan: { readonly label: string }, direction: FftDirection, stream: Stream | null): string =>
+  `${plan.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`;

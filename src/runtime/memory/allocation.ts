@@ -2,9 +2,9 @@
  * How device memory goes back: cuMemFree, or, for stream-ordered memory, cuMemFreeAsync on its
  * stream behind every other stream that used it (the record_stream rule of docs/design.md).
  */
-import { checkStatus } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import type { CUstream } from '../../ffi/generated/types.js';
-import { driverApi, hot } from '../cuda.js';
+import { hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import type { Stream } from '../stream.js';
 
@@ -52,22 +52,12 @@ export function streamOrderedFree(address: number, allocation: Allocation, conte
       } else {
         event = context.completionEvents.acquire();
         recycled = true;
-        checkStatus(
-          'driver',
-          api.eventRecord(event, other === null ? null : other.handle),
-          'cuEventRecord',
-          'ordering a free after its last use',
-        );
+        api.eventRecord(event, other === null ? null : other.handle, 'ordering a free after its last use');
       }
-      checkStatus(
-        'driver',
-        api.streamWaitEvent(target, event, 0),
-        'cuStreamWaitEvent',
-        'ordering a free after its last use',
-      );
+      api.streamWaitEvent(target, event, 0, 'ordering a free after its last use');
       if (recycled) context.completionEvents.recycle(event);
     }
-    checkStatus('driver', api.memFreeAsync(address, target), 'cuMemFreeAsync');
+    api.memFreeAsync(address, target);
   };
 }
 
@@ -78,5 +68,5 @@ export function streamOrderedFree(address: number, allocation: Allocation, conte
  */
 export function freeNow(address: number, context: Context): void {
   if (!context.disposed && context.stickyError === undefined) context.makeCurrent();
-  checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree');
+  cu().cuMemFree(address);
 }

@@ -1,9 +1,9 @@
-import { checkStatus, statusError } from '../../ffi/checked.js';
+import { bestEffort, cu } from '../../ffi/checked.js';
 import { CUevent_flags, type CUevent, type CUstream } from '../../ffi/generated/types.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import type { Device } from '../device.js';
-import { addressCell, cellAddress, driverApi, hot } from '../cuda.js';
+import { addressCell, cellAddress, hot } from '../cuda.js';
 import { adoptDeviceMemory, type DeviceBuffer } from './device-buffer.js';
 import { dtypeInfo, type DType } from './dtype.js';
 import { createRawEvent } from '../raw-event-pool.js';
@@ -124,14 +124,7 @@ export class StreamOrderedAllocator extends Resource {
         const after = owner.disposed ? owner.retiredEvent : this.#recordOn(owner);
         if (after === undefined) continue;
         // The only ordering the reuse needs: B's later work after A's work up to (at least) the free.
-        const status = hot().streamWaitEvent(stream.use(), after, 0);
-        if (status !== 0)
-          throw statusError(
-            'driver',
-            status,
-            'cuStreamWaitEvent',
-            `${this.label}: reusing a block from "${owner.label}" on "${stream.label}"`,
-          );
+        hot().streamWaitEvent(stream.use(), after, 0, reuseDuring, this, owner, stream);
         this.stats.hits++;
         this.stats.crossStreamReuses++;
         this.stats.bytesCached -= classBytes;
@@ -139,14 +132,16 @@ export class StreamOrderedAllocator extends Resource {
       }
     }
     this.stats.misses++;
-    const status = hot().memAllocFromPoolAsync(addressCell, classBytes, this.pool.handle, stream.use());
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        'cuMemAllocFromPoolAsync',
-        `${this.label}: ${classBytes} bytes on "${stream.label}"`,
-      );
+    hot().memAllocFromPoolAsync(
+      addressCell,
+      classBytes,
+      this.pool.handle,
+      stream.use(),
+      allocDuring,
+      this,
+      classBytes,
+      stream,
+    );
     return { address: cellAddress(), classBytes, buffer: undefined };
   }
 
@@ -157,9 +152,7 @@ export class StreamOrderedAllocator extends Resource {
       CUevent_flags.CU_EVENT_DISABLE_TIMING,
       `${this.label} order event`,
     ));
-    const status = hot().eventRecord(event, stream.use());
-    if (status !== 0)
-      throw statusError('driver', status, 'cuEventRecord', `${this.label}: ordering a reuse after "${stream.label}"`);
+    hot().eventRecord(event, stream.use(), orderDuring, this, stream);
     return event;
   }
 
@@ -221,7 +214,7 @@ export class StreamOrderedAllocator extends Resource {
 
   #release(list: readonly Block[], stream: CUstream | null): void {
     for (const block of list) {
-      checkStatus('driver', driverApi().cuMemFreeAsync(block.address, stream), 'cuMemFreeAsync', `${this.label}: trim`);
+      cu().cuMemFreeAsync(block.address, stream, `${this.label}: trim`);
       this.stats.bytesCached -= block.classBytes;
     }
   }
@@ -237,18 +230,23 @@ export class StreamOrderedAllocator extends Resource {
       this.context.synchronize();
       for (const block of this.#inUse.values()) {
         block.buffer?.dispose();
-        checkStatus(
-          'driver',
-          driverApi().cuMemFreeAsync(block.address, null),
-          'cuMemFreeAsync',
-          `${this.label}: dispose`,
-        );
+        cu().cuMemFreeAsync(block.address, null, `${this.label}: dispose`);
       }
       this.#inUse.clear();
       this.context.synchronize();
     }
-    if (this.#orderEvent !== undefined) driverApi().cuEventDestroy(this.#orderEvent);
+    // Its failure must not keep the pool below from being released.
+    const orderEvent = this.#orderEvent;
+    if (orderEvent !== undefined) bestEffort(() => cu().cuEventDestroy(orderEvent), undefined);
     this.#orderEvent = undefined;
     if (this.#ownsPool) this.pool.dispose();
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const reuseDuring = (allocator: StreamOrderedAllocator, owner: Stream, stream: Stream): string =>
+  `${allocator.label}: reusing a block from "${owner.label}" on "${stream.label}"`;
+const allocDuring = (allocator: StreamOrderedAllocator, bytes: number, stream: Stream): string =>
+  `${allocator.label}: ${bytes} bytes on "${stream.label}"`;
+const orderDuring = (allocator: StreamOrderedAllocator, stream: Stream): string =>
+  `${allocator.label}: ordering a reuse after "${stream.label}"`;

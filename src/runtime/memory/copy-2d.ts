@@ -1,6 +1,6 @@
-import { checkStatus } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import { CUmemorytype } from '../../ffi/generated/types.js';
-import { driverApi, outValue, toAddress } from '../cuda.js';
+import { toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
@@ -35,17 +35,15 @@ export function allocPitched<T extends DType>(
   const bytes = dtypeInfo(dtype).bytes;
   const context = resolveContext(descriptor);
   context.makeCurrent();
-  const ptr: [number | bigint | null] = [0];
-  const pitch: [number | bigint | null] = [0];
-  checkStatus(
-    'driver',
-    driverApi().cuMemAllocPitch(ptr, pitch, width * bytes, height, Math.min(16, Math.max(4, bytes))),
-    'cuMemAllocPitch',
+  const { dptr, pPitch } = cu().cuMemAllocPitch(
+    width * bytes,
+    height,
+    Math.min(16, Math.max(4, bytes)),
     descriptor.label,
   );
-  const pitchBytes = Number(outValue(pitch, 'cuMemAllocPitch'));
-  const address = toAddress(outValue(ptr, 'cuMemAllocPitch'));
-  const free = (): void => checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree');
+  const pitchBytes = Number(pPitch);
+  const address = toAddress(dptr);
+  const free = (): void => cu().cuMemFree(address);
   const buffer = DeviceBuffer.wrap(dtype, Math.floor((pitchBytes * height) / bytes), address, {
     context,
     label: descriptor.label ?? 'pitched',
@@ -130,10 +128,10 @@ export function copy2D(copy: Copy2D): void {
       );
   }
   if (copy.stream) {
-    checkStatus('driver', driverApi().cuMemcpy2DAsync(params as never, copy.stream.use()), 'cuMemcpy2DAsync');
+    cu().cuMemcpy2DAsync(params as never, copy.stream.use());
     for (const buf of [src, dst]) buf.recordUse(copy.stream);
   } else {
     (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
-    checkStatus('driver', driverApi().cuMemcpy2D(params as never), 'cuMemcpy2D');
+    cu().cuMemcpy2D(params as never);
   }
 }

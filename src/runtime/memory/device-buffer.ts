@@ -1,6 +1,6 @@
-import { statusError } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import type { CUstream } from '../../ffi/generated/types.js';
-import { addressCell, cellAddress, driverApi, finishLegacyStream, hot } from '../cuda.js';
+import { addressCell, cellAddress, finishLegacyStream, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { checkAddress } from '../kernel-args.js';
@@ -84,23 +84,16 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
     const label = descriptor.label;
-    let status: number;
-    let call: string;
     let sh: CUstream | null = null;
     if (descriptor.pool) {
       sh = descriptor.stream ? descriptor.stream.use() : null;
-      call = 'cuMemAllocFromPoolAsync';
-      status = hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, sh);
+      hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, sh, allocDuring, bytes, label);
     } else if (descriptor.stream) {
       sh = descriptor.stream.use();
-      call = 'cuMemAllocAsync';
-      status = hot().memAllocAsync(addressCell, bytes, sh);
+      hot().memAllocAsync(addressCell, bytes, sh, allocDuring, bytes, label);
     } else {
-      call = 'cuMemAlloc';
-      status = hot().memAlloc(addressCell, bytes);
+      hot().memAlloc(addressCell, bytes, allocDuring, bytes, label);
     }
-    if (status !== 0)
-      throw statusError('driver', status, call, `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`);
     const address = cellAddress();
     if (!(descriptor.pool || descriptor.stream))
       return new DeviceBuffer(dtype, length, address, context, label, {
@@ -218,25 +211,17 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     );
     const dst = this.address + r.offset * bytes;
     const src = pinned ? source.address + r.sourceOffset * bytes : hostPointer(source, r.sourceOffset * bytes, r.bytes);
-    let status: number;
     const stream = options.stream;
     if (stream) {
-      status = hot().memcpyHtoDAsync(dst, src, r.bytes, stream.use());
+      hot().memcpyHtoDAsync(dst, src, r.bytes, stream.use(), writeDuring, r.bytes, this);
       this.recordUse(stream);
       if (pinned) source.recordUse(stream);
     } else {
       this.context.makeCurrent();
-      status = driverApi().cuMemcpyHtoD(dst, src, r.bytes);
+      cu().cuMemcpyHtoD(dst, src, r.bytes, writeDuring, r.bytes, this);
       // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands.
-      if (status === 0 && !pinned) status = finishLegacyStream();
+      if (!pinned) finishLegacyStream(writeDuring, r.bytes, this);
     }
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        stream ? 'cuMemcpyHtoDAsync' : 'cuMemcpyHtoD',
-        `write of ${r.bytes} bytes to "${this.label}"`,
-      );
     return this;
   }
 
@@ -260,23 +245,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const hostPtr = pinned
       ? target.address + r.sourceOffset * bytes
       : hostPointer(dst as ArrayBufferView, r.sourceOffset * bytes, r.bytes);
-    let status: number;
     const stream = options.stream;
     if (stream) {
-      status = hot().memcpyDtoHAsync(hostPtr, src, r.bytes, stream.use());
+      hot().memcpyDtoHAsync(hostPtr, src, r.bytes, stream.use(), readDuring, r.bytes, this);
       this.recordUse(stream);
       if (pinned) target.recordUse(stream);
     } else {
       this.context.makeCurrent();
-      status = driverApi().cuMemcpyDtoH(hostPtr, src, r.bytes);
+      cu().cuMemcpyDtoH(hostPtr, src, r.bytes, readDuring, r.bytes, this);
     }
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        stream ? 'cuMemcpyDtoHAsync' : 'cuMemcpyDtoH',
-        `read of ${r.bytes} bytes from "${this.label}"`,
-      );
     return dst;
   }
 
@@ -302,24 +279,16 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
         `copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`,
       );
     }
-    let status: number;
     if (options.stream) {
-      status = driverApi().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use());
+      cu().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use(), copyDuring, r.bytes, source, this);
       this.recordUse(options.stream);
       source.recordUse(options.stream);
     } else {
       this.context.makeCurrent();
-      status = driverApi().cuMemcpyDtoD(dst, src, r.bytes);
+      cu().cuMemcpyDtoD(dst, src, r.bytes, copyDuring, r.bytes, source, this);
       // cuMemcpyDtoD does not wait for the copy: finish it before returning (see finishLegacyStream).
-      if (status === 0) status = finishLegacyStream();
+      finishLegacyStream(copyDuring, r.bytes, source, this);
     }
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        options.stream ? 'cuMemcpyDtoDAsync' : 'cuMemcpyDtoD',
-        `copy of ${r.bytes} bytes "${source.label}" -> "${this.label}"`,
-      );
     return this;
   }
 
@@ -372,6 +341,14 @@ export function adoptDeviceMemory<T extends DType>(
 }
 
 const NO_OPTIONS: CopyOptions = Object.freeze({});
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const allocDuring = (bytes: number, label: string | undefined): string =>
+  `allocating ${bytes} bytes${label ? ` for "${label}"` : ''}`;
+const writeDuring = (bytes: number, buffer: DeviceBuffer): string => `write of ${bytes} bytes to "${buffer.label}"`;
+const readDuring = (bytes: number, buffer: DeviceBuffer): string => `read of ${bytes} bytes from "${buffer.label}"`;
+const copyDuring = (bytes: number, source: DeviceBuffer, target: DeviceBuffer): string =>
+  `copy of ${bytes} bytes "${source.label}" -> "${target.label}"`;
 
 /** Rejects a descriptor that is not an object (a number where `{ stream }` belongs, say). */
 function checkDescriptor(descriptor: unknown, what: string): void {

@@ -1,7 +1,7 @@
 /** DeviceBuffer.memset(): every 8-, 16- or 32-bit word of a buffer set to one value, on a stream or synchronously. */
-import { statusError } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import type { CUstream } from '../../ffi/generated/types.js';
-import { driverApi, finishLegacyStream } from '../cuda.js';
+import { finishLegacyStream } from '../cuda.js';
 import type { Stream } from '../stream.js';
 import type { DeviceBuffer } from '../types.js';
 import { dtypeInfo } from './dtype.js';
@@ -29,26 +29,18 @@ export function memsetDevice(buffer: DeviceBuffer, value: number, options: Memse
   const n = (buffer.byteLength * 8) / width;
   const s: CUstream | null = options.stream ? options.stream.use() : null;
   if (!options.stream) buffer.context.makeCurrent();
-  const api = driverApi();
-  let status =
-    width === 8
-      ? s
-        ? api.cuMemsetD8Async(buffer.address, value, n, s)
-        : api.cuMemsetD8(buffer.address, value, n)
-      : width === 16
-        ? s
-          ? api.cuMemsetD16Async(buffer.address, value, n, s)
-          : api.cuMemsetD16(buffer.address, value, n)
-        : s
-          ? api.cuMemsetD32Async(buffer.address, value, n, s)
-          : api.cuMemsetD32(buffer.address, value, n);
-  if (status === 0 && !s) status = finishLegacyStream();
-  if (status !== 0)
-    throw statusError(
-      'driver',
-      status,
-      width === 8 ? 'cuMemsetD8' : width === 16 ? 'cuMemsetD16' : 'cuMemsetD32',
-      `memset of "${buffer.label}"`,
-    );
+  const api = cu();
+  if (width === 8) {
+    if (s) api.cuMemsetD8Async(buffer.address, value, n, s, memsetDuring, buffer);
+    else api.cuMemsetD8(buffer.address, value, n, memsetDuring, buffer);
+  } else if (width === 16) {
+    if (s) api.cuMemsetD16Async(buffer.address, value, n, s, memsetDuring, buffer);
+    else api.cuMemsetD16(buffer.address, value, n, memsetDuring, buffer);
+  } else if (s) api.cuMemsetD32Async(buffer.address, value, n, s, memsetDuring, buffer);
+  else api.cuMemsetD32(buffer.address, value, n, memsetDuring, buffer);
+  if (!s) finishLegacyStream(memsetDuring, buffer);
   if (options.stream) buffer.recordUse(options.stream);
 }
+
+/** What a failed memset was doing, built only when it fails (src/ffi/checked-call.ts). */
+const memsetDuring = (buffer: DeviceBuffer): string => `memset of "${buffer.label}"`;

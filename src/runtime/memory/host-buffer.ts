@@ -1,6 +1,6 @@
-import { checkStatus } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import koffi from 'koffi';
-import { driverApi, outValue, toAddress } from '../cuda.js';
+import { toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { type DType, dtypeInfo, type HostArray, hostElements } from './dtype.js';
@@ -116,11 +116,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const uses = this.#uses;
     if (registered) {
       this.#pages = undefined;
-      this.track(() =>
-        afterUses(uses, context, () =>
-          checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label),
-        ),
-      );
+      this.track(() => afterUses(uses, context, () => cu().cuMemHostUnregister(address, label)));
     } else {
       // Back to the pinned cache (pinned-cache.ts), not cuMemFreeHost: that waits for the device, and this may run from the garbage collector.
       const bytes = this.byteLength;
@@ -161,14 +157,13 @@ export class HostBuffer<T extends DType = DType> extends Resource {
       (descriptor.writeCombined ? WRITECOMBINED : 0);
     let address = takePinned(context, bytes, flags);
     if (address === undefined) {
-      const cell: [bigint | null] = [null];
-      checkStatus(
-        'driver',
-        driverApi().cuMemHostAlloc(cell, bytes, flags),
-        'cuMemHostAlloc',
-        `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`,
+      address = toAddress(
+        cu().cuMemHostAlloc(
+          bytes,
+          flags,
+          `pinning ${bytes} bytes${descriptor.label ? ` for "${descriptor.label}"` : ''}`,
+        ),
       );
-      address = toAddress(outValue(cell, 'cuMemHostAlloc'));
     }
     return new HostBuffer(
       dtype,
@@ -203,12 +198,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const flags = (descriptor.portable ? REGISTER_PORTABLE : 0) | (descriptor.mapped ? REGISTER_DEVICEMAP : 0);
-    checkStatus(
-      'driver',
-      driverApi().cuMemHostRegister(array, array.byteLength, flags),
-      'cuMemHostRegister',
-      descriptor.label,
-    );
+    cu().cuMemHostRegister(array, array.byteLength, flags, descriptor.label);
     const address = toAddress(koffi.address(array) as bigint | number);
     const buffer = new HostBuffer(dtype, length, address, array, context, true, !!descriptor.mapped, descriptor.label);
     return buffer;
@@ -229,9 +219,7 @@ export class HostBuffer<T extends DType = DType> extends Resource {
   get devicePointer(): number {
     this.checkUsable();
     if (!this.#mapped) throw new Error(`host buffer "${this.label}" is not mapped; allocate it with mapped: true`);
-    const cell: [number | bigint | null] = [0];
-    checkStatus('driver', driverApi().cuMemHostGetDevicePointer(cell, this.address, 0), 'cuMemHostGetDevicePointer');
-    return toAddress(outValue(cell, 'cuMemHostGetDevicePointer'));
+    return toAddress(cu().cuMemHostGetDevicePointer(this.address, 0));
   }
 
   /** Throws DisposedError naming this buffer if it was disposed: what copies and kernels call before using its pages (DeviceBuffer's twin also checks a stream). */
@@ -248,12 +236,6 @@ export class HostBuffer<T extends DType = DType> extends Resource {
     const address = this.address;
     const label = this.label;
     const pages = this.#pages;
-    afterUses(
-      this.#uses,
-      this.context,
-      pages
-        ? () => pages.drop()
-        : () => checkStatus('driver', driverApi().cuMemHostUnregister(address), 'cuMemHostUnregister', label),
-    );
+    afterUses(this.#uses, this.context, pages ? () => pages.drop() : () => cu().cuMemHostUnregister(address, label));
   }
 }

@@ -1,6 +1,6 @@
-import { checkStatus, statusError } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import { CUmemAttach_flags, CUmemLocationType, CUmem_advise, type CUmemLocation } from '../../ffi/generated/types.js';
-import { driverApi, outValue, toAddress } from '../cuda.js';
+import { toAddress } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
 import { DeviceBuffer } from './device-buffer.js';
@@ -63,17 +63,8 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     const context = resolveContext(descriptor);
     context.makeCurrent();
     const bytes = length * dtypeInfo(dtype).bytes;
-    const cell: [number | bigint | null] = [0];
-    checkStatus(
-      'driver',
-      driverApi().cuMemAllocManaged(cell, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL),
-      'cuMemAllocManaged',
-      descriptor.label,
-    );
-    const address = toAddress(outValue(cell, 'cuMemAllocManaged'));
-    const pages = new HostPages(address, bytes, () =>
-      checkStatus('driver', driverApi().cuMemFree(address), 'cuMemFree'),
-    );
+    const address = toAddress(cu().cuMemAllocManaged(bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL, descriptor.label));
+    const pages = new HostPages(address, bytes, () => cu().cuMemFree(address));
     return new ManagedBuffer(dtype, length, address, context, descriptor.label, pages);
   }
 
@@ -97,8 +88,7 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     expectResource(stream, Stream, `prefetch of "${this.label}" stream`);
     this.checkUsable(stream);
     checkTarget(target, `prefetch of "${this.label}"`);
-    const status = driverApi().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuMemPrefetchAsync', `"${this.label}"`);
+    cu().cuMemPrefetchAsync(this.address, this.byteLength, location(target), 0, stream.use(), labelDuring, this);
     return this;
   }
 
@@ -112,11 +102,14 @@ export class ManagedBuffer<T extends DType = DType> extends DeviceBuffer<T> {
     checkTarget(target, `advise on "${this.label}"`);
     const code = ADVICE[advice][options?.unset ? 1 : 0];
     this.context.makeCurrent();
-    const status = driverApi().cuMemAdvise(this.address, this.byteLength, code as never, location(target));
-    if (status !== 0) throw statusError('driver', status, 'cuMemAdvise', `${advice} on "${this.label}"`);
+    cu().cuMemAdvise(this.address, this.byteLength, code as never, location(target), adviceDuring, advice, this);
     return this;
   }
 }
+
+// What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).
+const labelDuring = (buffer: ManagedBuffer): string => `"${buffer.label}"`;
+const adviceDuring = (advice: MemoryAdvice, buffer: ManagedBuffer): string => `${advice} on "${buffer.label}"`;
 
 function checkTarget(target: unknown, what: string): void {
   if (target !== 'host' && !(target instanceof Device))

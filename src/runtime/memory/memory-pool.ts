@@ -1,11 +1,10 @@
-import { checkStatus } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import {
   CUmemAllocationType,
   CUmemLocationType,
   CUmemPool_attribute as Attr,
   type CUmemoryPool,
 } from '../../ffi/generated/types.js';
-import { driverApi, outValue } from '../cuda.js';
 import type { Context } from '../context.js';
 import { isDevice, resolveContext } from '../defaults.js';
 import type { Device } from '../types.js';
@@ -60,7 +59,6 @@ export class MemoryPool extends Resource {
     this.context = resolveContext({ device: descriptor.device });
     this.device = this.context.device;
     this.context.makeCurrent();
-    const cell: [CUmemoryPool | null] = [null];
     const props = {
       allocType: CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED,
       handleTypes: 0,
@@ -69,23 +67,17 @@ export class MemoryPool extends Resource {
       maxSize: descriptor.maxSize ?? 0,
       usage: 0,
     };
-    checkStatus('driver', driverApi().cuMemPoolCreate(cell, props as never), 'cuMemPoolCreate', this.label);
-    this.handle = outValue(cell, 'cuMemPoolCreate');
+    this.handle = cu().cuMemPoolCreate(props as never, this.label);
     this.#owned = true;
     const h = this.handle;
-    this.track(() => driverApi().cuMemPoolDestroy(h));
+    this.track(() => cu().cuMemPoolDestroy(h));
     if (descriptor.releaseThreshold !== undefined) this.releaseThreshold = descriptor.releaseThreshold;
   }
 
   #get(attr: number): number {
     this.context.makeCurrent();
     const v = new BigUint64Array(1);
-    checkStatus(
-      'driver',
-      driverApi().cuMemPoolGetAttribute(this.handle, attr as never, v),
-      'cuMemPoolGetAttribute',
-      this.label,
-    );
+    cu().cuMemPoolGetAttribute(this.handle, attr as never, v, this.label);
     return Number(v[0]);
   }
 
@@ -99,12 +91,7 @@ export class MemoryPool extends Resource {
     checkBytes(bytes, `MemoryPool "${this.label}" releaseThreshold`, true);
     this.context.makeCurrent();
     const v = new BigUint64Array([bytes === Infinity ? 0xffffffffffffffffn : BigInt(bytes)]);
-    checkStatus(
-      'driver',
-      driverApi().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v),
-      'cuMemPoolSetAttribute',
-      this.label,
-    );
+    cu().cuMemPoolSetAttribute(this.handle, Attr.CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v, this.label);
   }
 
   /** Returns reserved memory above `keepBytes` to the OS (after the frees it holds have completed). */
@@ -112,7 +99,7 @@ export class MemoryPool extends Resource {
     this.assertAlive();
     checkBytes(keepBytes, `MemoryPool "${this.label}" trim(keepBytes)`);
     this.context.makeCurrent();
-    checkStatus('driver', driverApi().cuMemPoolTrimTo(this.handle, keepBytes), 'cuMemPoolTrimTo', this.label);
+    cu().cuMemPoolTrimTo(this.handle, keepBytes, this.label);
   }
 
   /** The pool's reserved and used bytes, current and peak (four cuMemPoolGetAttribute calls); throws DisposedError once disposed. */
@@ -129,6 +116,6 @@ export class MemoryPool extends Resource {
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
-    checkStatus('driver', driverApi().cuMemPoolDestroy(this.handle), 'cuMemPoolDestroy', this.label);
+    cu().cuMemPoolDestroy(this.handle, this.label);
   }
 }

@@ -5,8 +5,8 @@
  * over NVLink/PCIe directly; without it, the driver stages it through host memory (correct,
  * slower): the same call works on every machine.
  */
-import { statusError } from '../../ffi/checked.js';
-import { driverApi, finishLegacyStream, hot } from '../cuda.js';
+import { cu } from '../../ffi/checked.js';
+import { finishLegacyStream, hot } from '../cuda.js';
 import { describeValue, expectResource } from '../resource.js';
 import { Stream } from '../stream.js';
 import type { Context, DeviceBuffer } from '../types.js';
@@ -37,17 +37,8 @@ function fenceForeignBuffer(buffer: DeviceBuffer, copyStream: Stream): void {
   const event = events.acquire();
   const api = hot();
   try {
-    let status = api.eventRecord(event, copyStream.handle);
-    if (status !== 0)
-      throw statusError('driver', status, 'cuEventRecord', `ordering the free of "${buffer.label}" after a peer copy`);
-    status = api.streamWaitEvent(fence.use(), event, 0);
-    if (status !== 0)
-      throw statusError(
-        'driver',
-        status,
-        'cuStreamWaitEvent',
-        `ordering the free of "${buffer.label}" after a peer copy`,
-      );
+    api.eventRecord(event, copyStream.handle, fenceDuring, buffer);
+    api.streamWaitEvent(fence.use(), event, 0, fenceDuring, buffer);
   } finally {
     events.recycle(event);
   }
@@ -110,19 +101,20 @@ export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options
     );
   }
   const during = `peer copy of ${bytes} bytes "${source.label}" (${source.context.label}) -> "${target.label}" (${target.context.label})`;
-  const api = driverApi();
+  const api = cu();
   if (stream) {
-    const status = api.cuMemcpyPeerAsync(dst, target.context.handle, src, source.context.handle, bytes, stream.use());
-    if (status !== 0) throw statusError('driver', status, 'cuMemcpyPeerAsync', during);
+    api.cuMemcpyPeerAsync(dst, target.context.handle, src, source.context.handle, bytes, stream.use(), during);
     for (const b of [target, source]) {
       if (b.context === stream.context) b.recordUse(stream);
       else fenceForeignBuffer(b, stream);
     }
   } else {
     target.context.makeCurrent();
-    let status = api.cuMemcpyPeer(dst, target.context.handle, src, source.context.handle, bytes);
+    api.cuMemcpyPeer(dst, target.context.handle, src, source.context.handle, bytes, during);
     // Like every stream-less copy: done when it returns (cuMemcpyPeer need not wait for the DMA).
-    if (status === 0) status = finishLegacyStream();
-    if (status !== 0) throw statusError('driver', status, 'cuMemcpyPeer', during);
+    finishLegacyStream(during);
   }
 }
+
+/** What a failed fence was doing, built only when it fails (src/ffi/checked-call.ts). */
+const fenceDuring = (buffer: DeviceBuffer): string => `ordering the free of "${buffer.label}" after a peer copy`;

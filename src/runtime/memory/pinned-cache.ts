@@ -12,9 +12,8 @@
  * The cache holds at most TSCUDA_PINNED_CACHE_BYTES (default 1 GiB); pages beyond that are freed
  * at once. `trimPinnedCache()` frees everything it holds.
  */
-import { checkStatus } from '../../ffi/checked.js';
+import { cu } from '../../ffi/checked.js';
 import koffi from 'koffi';
-import { driverApi } from '../cuda.js';
 import type { Context } from '../context.js';
 
 /** The cap in bytes: TSCUDA_PINNED_CACHE_BYTES, default 1 GiB (0 turns caching off). */
@@ -43,7 +42,7 @@ function key(context: Context, bytes: number, flags: number): string {
 function freeNow(e: Entry): void {
   if (e.context.disposed || e.context.stickyError) return; // the driver refuses calls after a sticky error; the process goes with its pages
   e.context.makeCurrent();
-  checkStatus('driver', driverApi().cuMemFreeHost(e.address), 'cuMemFreeHost', `${e.bytes} cached pinned bytes`);
+  cu().cuMemFreeHost(e.address, `${e.bytes} cached pinned bytes`);
 }
 
 /**

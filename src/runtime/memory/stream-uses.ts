@@ -1,4 +1,5 @@
 /** The streams that used a buffer's memory (PyTorch's record_stream, automated), kept bounded. */
+import { bestEffort } from '../../ffi/checked.js';
 import { hot } from '../cuda.js';
 import type { Stream } from '../stream.js';
 
@@ -7,10 +8,10 @@ import type { Stream } from '../stream.js';
  * retired event has completed has nothing left running, so a free need not wait for it.
  */
 export function forgetFinishedStreams(used: Set<Stream | null>): void {
-  const query = hot().eventQuery;
   for (const s of used) {
     if (s === null || !s.disposed) continue;
     const retired = s.retiredEvent;
-    if (retired === undefined || query(retired) === 0) used.delete(s);
+    // An event the driver cannot answer for counts as running: the free then waits on it.
+    if (retired === undefined || bestEffort(() => hot().eventQuery(retired), false)) used.delete(s);
   }
 }

@@ -4,9 +4,9 @@
  * The safe form of NCCL's API, as FftPlan is cuFFT's: the collectives are the communicator's own
  * methods (orchestration re-exports the class; it coordinates work across devices around it).
  */
-import { checkStatus, statusError } from '../../ffi/checked.js';
+import { ncclChecked, statusError } from '../../ffi/checked.js';
 import type { ncclComm_t, ncclUniqueId } from '../../ffi/generated/types.js';
-import { disableNvlinkMulticast, nccl, NcclError } from '../../ffi/nccl.js';
+import { disableNvlinkMulticast, NcclError } from '../../ffi/nccl.js';
 import type { Context } from '../context.js';
 import { resolveContext } from '../defaults.js';
 import { Device } from '../device.js';
@@ -25,7 +25,7 @@ import {
   type RootOptions,
 } from './collective-options.js';
 import { NcclRangeError } from './errors.js';
-import { completion, group, inGroup, restoreCurrentContext } from './group.js';
+import { completion, group, inGroup, restoreCurrentContext, restoringContext } from './group.js';
 import { ncclMoveType, ncclReduceType } from './types.js';
 import { NcclUniqueId } from './unique-id.js';
 
@@ -82,11 +82,7 @@ export class Communicator extends Resource {
     this.device = device;
     this.context = device.context;
     const name = this.label;
-    this.track(() => {
-      const status = nccl().ncclCommDestroy(handle);
-      restoreCurrentContext();
-      checkStatus('nccl', status, 'ncclCommDestroy', name);
-    });
+    this.track(() => restoringContext(() => ncclChecked().ncclCommDestroy(handle, name)));
   }
 
   /**
@@ -106,9 +102,8 @@ export class Communicator extends Resource {
     disableNvlinkMulticast();
     for (const d of resolved) void d.context; // retain each primary context first: NCCL's runtime calls then use the same ones
     const cells: (ncclComm_t | null)[] = resolved.map(() => null);
-    const status = nccl().ncclCommInitAll(cells, resolved.length, Int32Array.from(ordinals));
-    restoreCurrentContext();
-    if (status !== 0) throw statusError('nccl', status, 'ncclCommInitAll', `devices ${ordinals.join(', ')}`);
+    const during = `devices ${ordinals.join(', ')}`;
+    restoringContext(() => ncclChecked().ncclCommInitAll(cells, resolved.length, Int32Array.from(ordinals), during));
     return cells.map(
       (h, i) =>
         new Communicator(
@@ -140,12 +135,10 @@ export class Communicator extends Resource {
     disableNvlinkMulticast();
     // NCCL takes the device current on the calling thread.
     device.context.makeCurrent();
-    const cell: [ncclComm_t | null] = [null];
-    const status = nccl().ncclCommInitRank(cell, size, id.toStruct() as unknown as ncclUniqueId, rank);
-    restoreCurrentContext();
-    if (status !== 0)
-      throw statusError('nccl', status, 'ncclCommInitRank', `rank ${rank} of ${size} on device ${device.ordinal}`);
-    return new Communicator(cell[0]!, rank, size, device, descriptor.label);
+    const during = `rank ${rank} of ${size} on device ${device.ordinal}`;
+    const struct = id.toStruct() as unknown as ncclUniqueId;
+    const handle = restoringContext(() => ncclChecked().ncclCommInitRank(size, struct, rank, during));
+    return new Communicator(handle, rank, size, device, descriptor.label);
   }
 
   /** ncclGroupStart/End around `enqueue` (see group.ts); resolves when the group's collectives complete. */
@@ -155,30 +148,21 @@ export class Communicator extends Resource {
 
   /** NCCL's version code (22809 for 2.28.9). */
   static version(): number {
-    const v: [number | null] = [0];
-    checkStatus('nccl', nccl().ncclGetVersion(v), 'ncclGetVersion');
-    return v[0]!;
+    return ncclChecked().ncclGetVersion();
   }
 
   /** What NCCL itself says of the communicator: its rank count, CUDA device and rank (ncclCommCount/CuDevice/UserRank). */
   describe(): { count: number; cudaDevice: number; rank: number } {
     live(this, 'describe');
-    const api = nccl();
-    const c: [number | null] = [0];
-    checkStatus('nccl', api.ncclCommCount(this.handle, c), 'ncclCommCount');
-    const d: [number | null] = [0];
-    checkStatus('nccl', api.ncclCommCuDevice(this.handle, d), 'ncclCommCuDevice');
-    const r: [number | null] = [0];
-    checkStatus('nccl', api.ncclCommUserRank(this.handle, r), 'ncclCommUserRank');
-    return { count: c[0]!, cudaDevice: d[0]!, rank: r[0]! };
+    const [api, h] = [ncclChecked(), this.handle];
+    return { count: api.ncclCommCount(h), cudaDevice: api.ncclCommCuDevice(h), rank: api.ncclCommUserRank(h) };
   }
 
   /** An asynchronous error NCCL recorded on the communicator (a peer gone, a network failure), or undefined. */
   asyncError(): NcclError | undefined {
     live(this, 'asyncError');
-    const cell: [number | null] = [0];
-    checkStatus('nccl', nccl().ncclCommGetAsyncError(this.handle, cell as never), 'ncclCommGetAsyncError');
-    const code = cell[0] ?? 0;
+    // The status NCCL recorded is data here, not this call's failure: it becomes an error through statusError.
+    const code: number = ncclChecked().ncclCommGetAsyncError(this.handle) ?? 0;
     return code === 0 || code === 7 ? undefined : statusError('nccl', code, 'ncclCommGetAsyncError', this.label);
   }
 
@@ -194,8 +178,8 @@ export class Communicator extends Resource {
     checkBuffers(stream, what, send, recv);
     const count = checkCount(options.count, send.length, what);
     checkFits(recv, count, 'recv', what);
-    return this.#enqueue('ncclAllReduce', stream, [send, recv], (sh) =>
-      nccl().ncclAllReduce(
+    return this.#enqueue(stream, [send, recv], (sh) =>
+      ncclChecked().ncclAllReduce(
         toPointer(send.address),
         toPointer(recv.address),
         count * t.scale,
@@ -203,6 +187,9 @@ export class Communicator extends Resource {
         t.op,
         this.handle,
         sh,
+        enqueueDuring,
+        this,
+        stream,
       ),
     );
   }
@@ -221,8 +208,8 @@ export class Communicator extends Resource {
     const count = checkCount(options.count, (source ?? recv).length, what);
     checkFits(recv, count, 'recv', what);
     const src = source ?? recv;
-    return this.#enqueue('ncclBroadcast', stream, source ? [source, recv] : [recv], (sh) =>
-      nccl().ncclBroadcast(
+    return this.#enqueue(stream, source ? [source, recv] : [recv], (sh) =>
+      ncclChecked().ncclBroadcast(
         toPointer(src.address),
         toPointer(recv.address),
         count * t.scale,
@@ -230,6 +217,9 @@ export class Communicator extends Resource {
         root,
         this.handle,
         sh,
+        enqueueDuring,
+        this,
+        stream,
       ),
     );
   }
@@ -247,8 +237,8 @@ export class Communicator extends Resource {
     checkBuffers(stream, what, send, target ?? send);
     const count = checkCount(options.count, send.length, what);
     if (target) checkFits(target, count, 'recv', what);
-    return this.#enqueue('ncclReduce', stream, target ? [send, target] : [send], (sh) =>
-      nccl().ncclReduce(
+    return this.#enqueue(stream, target ? [send, target] : [send], (sh) =>
+      ncclChecked().ncclReduce(
         toPointer(send.address),
         target ? toPointer(target.address) : null,
         count * t.scale,
@@ -257,6 +247,9 @@ export class Communicator extends Resource {
         root,
         this.handle,
         sh,
+        enqueueDuring,
+        this,
+        stream,
       ),
     );
   }
@@ -270,14 +263,17 @@ export class Communicator extends Resource {
     checkBuffers(stream, what, send, recv);
     const count = checkCount(options.count, send.length, what);
     checkFits(recv, count * this.size, 'recv', what);
-    return this.#enqueue('ncclAllGather', stream, [send, recv], (sh) =>
-      nccl().ncclAllGather(
+    return this.#enqueue(stream, [send, recv], (sh) =>
+      ncclChecked().ncclAllGather(
         toPointer(send.address),
         toPointer(recv.address),
         count * t.scale,
         t.datatype,
         this.handle,
         sh,
+        enqueueDuring,
+        this,
+        stream,
       ),
     );
   }
@@ -291,8 +287,8 @@ export class Communicator extends Resource {
     checkBuffers(stream, what, send, recv);
     const count = checkCount(options.count, recv.length, what);
     checkFits(send, count * this.size, 'send', what);
-    return this.#enqueue('ncclReduceScatter', stream, [send, recv], (sh) =>
-      nccl().ncclReduceScatter(
+    return this.#enqueue(stream, [send, recv], (sh) =>
+      ncclChecked().ncclReduceScatter(
         toPointer(send.address),
         toPointer(recv.address),
         count * t.scale,
@@ -300,6 +296,9 @@ export class Communicator extends Resource {
         t.op,
         this.handle,
         sh,
+        enqueueDuring,
+        this,
+        stream,
       ),
     );
   }
@@ -313,8 +312,18 @@ export class Communicator extends Resource {
     const t = ncclMoveType(buffer?.dtype, what);
     checkBuffers(stream, what, buffer);
     const count = checkCount(options.count, buffer.length, what);
-    return this.#enqueue('ncclSend', stream, [buffer], (sh) =>
-      nccl().ncclSend(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
+    return this.#enqueue(stream, [buffer], (sh) =>
+      ncclChecked().ncclSend(
+        toPointer(buffer.address),
+        count * t.scale,
+        t.datatype,
+        peer,
+        this.handle,
+        sh,
+        enqueueDuring,
+        this,
+        stream,
+      ),
     );
   }
 
@@ -327,8 +336,18 @@ export class Communicator extends Resource {
     const t = ncclMoveType(buffer?.dtype, what);
     checkBuffers(stream, what, buffer);
     const count = checkCount(options.count, buffer.length, what);
-    return this.#enqueue('ncclRecv', stream, [buffer], (sh) =>
-      nccl().ncclRecv(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh),
+    return this.#enqueue(stream, [buffer], (sh) =>
+      ncclChecked().ncclRecv(
+        toPointer(buffer.address),
+        count * t.scale,
+        t.datatype,
+        peer,
+        this.handle,
+        sh,
+        enqueueDuring,
+        this,
+        stream,
+      ),
     );
   }
 
@@ -336,11 +355,13 @@ export class Communicator extends Resource {
   abort(): void {
     if (!(this instanceof Communicator)) live(this, 'abort');
     if (this.disposed) return;
-    const status = nccl().ncclCommAbort(this.handle);
-    restoreCurrentContext();
-    this.#aborted = true;
-    this.dispose();
-    if (status !== 0) throw statusError('nccl', status, 'ncclCommAbort', this.label);
+    try {
+      restoringContext(() => ncclChecked().ncclCommAbort(this.handle, this.label));
+    } finally {
+      // Whatever the abort reported, dispose() must not call ncclCommDestroy on the handle after it.
+      this.#aborted = true;
+      this.dispose();
+    }
   }
 
   #aborted = false;
@@ -350,17 +371,19 @@ export class Communicator extends Resource {
     return collectiveStream(options, what, this.context, this.device.ordinal);
   }
 
+  /** Runs `invoke` (a checked collective on the stream's handle) and records its buffers' use. */
   #enqueue(
-    call: string,
     stream: Stream,
     buffers: readonly DeviceBuffer[],
-    invoke: (stream: Stream['handle']) => number,
+    invoke: (stream: Stream['handle']) => void,
   ): Promise<void> {
     const sh = stream.use();
-    const status = invoke(sh);
-    // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.
-    if (!inGroup()) restoreCurrentContext();
-    if (status !== 0) throw statusError('nccl', status, call, `${this.label}, stream "${stream.label}"`);
+    try {
+      invoke(sh);
+    } finally {
+      // A collective outside a group is a group of one: NCCL may have switched the device meanwhile.
+      if (!inGroup()) restoreCurrentContext();
+    }
     for (const b of buffers) b.recordUse(stream);
     return completion(stream);
   }
@@ -368,8 +391,9 @@ export class Communicator extends Resource {
   /** ncclCommDestroy: flushes what was enqueued (ncclCommFinalize) and frees the communicator. */
   protected releaseNative(): void {
     if (this.#aborted) return;
-    const status = nccl().ncclCommDestroy(this.handle);
-    restoreCurrentContext();
-    checkStatus('nccl', status, 'ncclCommDestroy', this.label);
+    restoringContext(() => ncclChecked().ncclCommDestroy(this.handle, this.label));
   }
 }
+
+/** What a failed collective was doing, built only when it fails (src/ffi/checked-call.ts). */
+const enqueueDuring = (comm: Communicator, stream: Stream): string => `${comm.label}, stream "${stream.label}"`;

@@ -2,9 +2,7 @@
  * ncclGroupStart/End as tscuda sees them: collectives enqueued inside a group are launched only
  * at the outermost ncclGroupEnd, so their completion is recorded then, not when they were called.
  */
-import { checkStatus, statusError } from '../../ffi/checked.js';
-import { nccl } from '../../ffi/nccl.js';
-import { driverApi } from '../cuda.js';
+import { cu, ncclChecked } from '../../ffi/checked.js';
 import { Context } from '../context.js';
 import type { Stream } from '../stream.js';
 
@@ -28,12 +26,16 @@ const ignore = (): void => {};
 export function restoreCurrentContext(): void {
   const current = Context.current;
   if (current && !current.disposed && !current.stickyError)
-    checkStatus(
-      'driver',
-      driverApi().cuCtxSetCurrent(current.handle),
-      'cuCtxSetCurrent',
-      'restoring the context after an NCCL call',
-    );
+    cu().cuCtxSetCurrent(current.handle, 'restoring the context after an NCCL call');
+}
+
+/** Runs a checked NCCL call that may switch the thread's device, then makes tscuda's context current again, whether or not it failed. */
+export function restoringContext<T>(call: () => T): T {
+  try {
+    return call();
+  } finally {
+    restoreCurrentContext();
+  }
 }
 
 /** Whether a group is open (collectives are then launched at its end). */
@@ -70,8 +72,8 @@ export function completion(stream: Stream): Promise<void> {
  * (what was enqueued is launched) and the error is thrown.
  */
 export function group(enqueue: () => void): Promise<void> {
-  const nccl_ = nccl();
-  checkStatus('nccl', nccl_.ncclGroupStart(), 'ncclGroupStart');
+  const nccl_ = ncclChecked();
+  nccl_.ncclGroupStart();
   const mine: Pending[] = [];
   open.push(mine);
   let failure: unknown;
@@ -91,9 +93,13 @@ export function group(enqueue: () => void): Promise<void> {
   open.pop();
   const outer = open[open.length - 1];
   // Every ncclGroupStart has its ncclGroupEnd; NCCL launches at the outermost one only.
-  const status = nccl_.ncclGroupEnd();
+  let endError: Error | undefined;
+  try {
+    nccl_.ncclGroupEnd();
+  } catch (e) {
+    endError = e as Error; // thrown below, once the context is restored and the group's waiters settled
+  }
   if (outer === undefined) restoreCurrentContext();
-  const endError = status !== 0 ? statusError('nccl', status, 'ncclGroupEnd') : undefined;
   if (outer !== undefined && endError === undefined) outer.push(...mine);
   else settle(mine, endError);
   const all = Promise.all(mine.map((p) => p.promise)).then(ignore);

@@ -6,7 +6,7 @@
  */
 import koffi from 'koffi';
 import { describe, expect, it } from 'vitest';
-import { driverApi } from '../../../src/runtime/cuda.js';
+import { driver } from '../../../src/ffi/api.js';
 import type { Context } from '../../../src/runtime/context.js';
 import { Device } from '../../../src/runtime/device.js';
 import { Event } from '../../../src/runtime/event.js';
@@ -22,7 +22,7 @@ import { titled, twoGpus } from './multi-available.js';
 /** The context the driver has current on this thread (not tscuda's record of it). */
 function driverCurrent(): bigint {
   const cell: [unknown] = [null];
-  expect(driverApi().cuCtxGetCurrent(cell as never)).toBe(0);
+  expect(driver().cuCtxGetCurrent(cell as never)).toBe(0);
   return cell[0] === null ? 0n : BigInt(koffi.address(cell[0]));
 }
 
@@ -33,7 +33,7 @@ function handleOf(context: Context): bigint {
 /** The context the driver says `stream` belongs to (cuStreamGetCtx). */
 function contextOfStream(stream: Stream): bigint {
   const cell: [unknown] = [null];
-  expect(driverApi().cuStreamGetCtx(stream.handle, cell as never)).toBe(0);
+  expect(driver().cuStreamGetCtx(stream.handle, cell as never)).toBe(0);
   return BigInt(koffi.address(cell[0]));
 }
 

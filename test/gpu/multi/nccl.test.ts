@@ -1,8 +1,7 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkStatus } from '../../../src/ffi/checked.js';
-import { nccl } from '../../../src/ffi/nccl.js';
+import { ncclChecked } from '../../../src/ffi/checked.js';
 import { Communicator } from '../../../src/runtime/nccl/communicator.js';
 import { NcclDTypeError, NcclError, NcclOpError, NcclRangeError } from '../../../src/runtime/nccl/errors.js';
 import { inGroup } from '../../../src/runtime/nccl/group.js';
@@ -155,11 +154,7 @@ describe.skipIf(!ncclReady.ok)(titled('NCCL with one rank per communicator (in p
     let error: unknown;
     try {
       stream.use();
-      checkStatus(
-        'nccl',
-        nccl().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle),
-        'ncclAllReduce',
-      );
+      ncclChecked().ncclAllReduce(BigInt(f.address), BigInt(f.address), 16, 99 as never, 0, comm.handle, stream.handle);
     } catch (e) {
       error = e;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { driverApi } from '../../../src/runtime/cuda.js';
+import { driver } from '../../../src/ffi/api.js';
 import { Device } from '../../../src/runtime/device.js';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { PeerAccessUnsupportedError } from '../../../src/runtime/peer.js';
@@ -78,7 +78,7 @@ describe.skipIf(!twoGpus.ok)(titled('peer access and copies between two GPUs', t
     const p10 = d1.canAccessPeer(d0);
     const attr = (a: number, s: Device, d: Device): number => {
       const c: [number | null] = [0];
-      driverApi().cuDeviceGetP2PAttribute(c, a as never, s.handle, d.handle);
+      driver().cuDeviceGetP2PAttribute(c, a as never, s.handle, d.handle);
       return c[0]!;
     };
     console.log(

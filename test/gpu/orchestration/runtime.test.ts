@@ -21,8 +21,10 @@ function countCalls(): { records: number; waits: number; restore: () => void } {
       h.streamWaitEvent = wait;
     },
   };
-  h.eventRecord = (e, s) => (counts.records++, record(e, s));
-  h.streamWaitEvent = (s, e, f) => (counts.waits++, wait(s, e, f));
+  // Each checked call passes its `during` and values after its arguments: forwarded as they come.
+  type Call = (...args: unknown[]) => void;
+  h.eventRecord = ((...args: unknown[]) => (counts.records++, (record as Call)(...args))) as typeof record;
+  h.streamWaitEvent = ((...args: unknown[]) => (counts.waits++, (wait as Call)(...args))) as typeof wait;
   return counts;
 }
 

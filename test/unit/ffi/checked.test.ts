@@ -1,18 +1,13 @@
 /**
  * The checked-call layer (src/ffi/checked.ts) without a GPU: statusError is the one way a status
- * becomes an error, so the runtime's `checkStatus` / `statusError` and a checked library's
- * functions (`cu()` and the others) throw the same error for the same failure, named after the
- * context the call ran in, and a sticky one fails that context whichever form made the call.
+ * becomes an error, so a checked library's functions (`cu()` and the others) throw the error
+ * statusError builds for the same failure, named after the context the call ran in, and a sticky
+ * one fails that context. How the checked functions take their arguments is checked-calls.test.ts.
  * Sticky state is process-wide: this file has its own process.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  checkedLibrary,
-  checkStatus,
-  setCallContextSource,
-  statusError,
-  type CallContext,
-} from '../../../src/ffi/checked.js';
+import type { CallContext } from '../../../src/ffi/checked-call.js';
+import { checkedLibrary, setCallContextSource, statusError } from '../../../src/ffi/checked.js';
 import { CudaError } from '../../../src/ffi/errors.js';
 import { CUresult, cufftResult } from '../../../src/ffi/generated/types.js';
 import { processLost, RESTART_HINT } from '../../../src/ffi/sticky.js';
@@ -35,7 +30,10 @@ function makeCurrent(context: CallContext | null): void {
 afterEach(() => makeCurrent(null));
 
 /** A one-function driver whose status the test sets, with one out-parameter. */
-function fakeDriver(): { api: { cuCtxGetDevice(): number }; setStatus(s: number): void } {
+function fakeDriver(): {
+  api: { cuCtxGetDevice(during?: string | ((n: number) => string), n?: number): number };
+  setStatus(s: number): void;
+} {
   let status = 0;
   const declarations: readonly FunctionDeclaration[] = [
     ['cuCtxGetDevice', 'cuCtxGetDevice', 'CUresult', [['device', 'int32 *', 1]]],
@@ -86,15 +84,17 @@ describe('statusError, the one way from a status to an error', () => {
     expect(statusError('nccl', 4, 'ncclSend', 'rank 0').during).toBe('rank 0');
   });
 
-  it('costs one comparison on success: checkStatus does not even ask which context is current', () => {
+  it('costs a checked call that succeeds one comparison: no context asked for, no `during` described', () => {
+    const { api, setStatus } = fakeDriver();
     makeCurrent(fakeContext('device 0 primary context'));
     asked = 0;
-    for (let i = 0; i < 1000; i++) checkStatus('driver', 0, 'cuEventRecord', 'hot path');
-    expect(asked).toBe(0);
-    expect(() => checkStatus('driver', CUresult.CUDA_ERROR_INVALID_VALUE, 'cuEventRecord', 'hot path')).toThrow(
-      /\[hot path; device 0 primary context\]$/,
-    );
-    expect(asked).toBe(1);
+    let described = 0;
+    const during = (n: number): string => (described++, `hot path ${n}`);
+    for (let i = 0; i < 1000; i++) api.cuCtxGetDevice(during, i);
+    expect([asked, described]).toEqual([0, 0]);
+    setStatus(CUresult.CUDA_ERROR_INVALID_VALUE);
+    expect(() => api.cuCtxGetDevice(during, 7)).toThrow(/\[hot path 7; device 0 primary context\]$/);
+    expect([asked, described]).toEqual([1, 1]);
   });
 });
 

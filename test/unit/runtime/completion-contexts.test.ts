@@ -1,9 +1,9 @@
 /**
- * The completion poller with two contexts in one thread, without a GPU: cuEventQuery is replaced
- * by a table of event statuses the test changes, so what is checked is the scheduling (each
- * context's poller settles its own waiters whatever the other holds; an error or a sticky
- * error settles instead of polling forever; long waits keep polling on timers). Errors are built by
- * ffi's checked-call layer, given the poller's own context.
+ * The completion poller with two contexts in one thread, without a GPU: the raw cuEventQuery is
+ * replaced by a table of event statuses the test changes, so what is checked is the scheduling
+ * (each context's poller settles its own waiters whatever the other holds; an error or a sticky
+ * error settles instead of polling forever; long waits keep polling on timers). The query goes
+ * through ffi's checked-call layer, which names the poller's own context in its errors.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
@@ -13,15 +13,16 @@ import type { Context } from '../../../src/runtime/context.js';
 const status = new Map<string, number>();
 const queried: string[] = [];
 
-vi.mock('../../../src/runtime/cuda.js', () => ({
-  hot: () => ({
-    eventQuery: (event: CUevent) => {
+vi.mock('../../../src/ffi/api.js', async (importOriginal) => {
+  const raw = {
+    cuEventQuery: (event: CUevent) => {
       const name = event as unknown as string;
       queried.push(name);
       return status.get(name) ?? CUresult.CUDA_ERROR_INVALID_HANDLE;
     },
-  }),
-}));
+  };
+  return { ...(await importOriginal<object>()), driver: () => raw, driverOutPointers: () => raw };
+});
 
 const { CompletionPoller } = await import('../../../src/runtime/completion.js');
 
@@ -117,5 +118,20 @@ describe('completion pollers of two contexts', () => {
     expect(await settledWithin(aOk, 20)).toBe('pending');
     status.set('a-ok', 0);
     expect(await settledWithin(aOk, 100)).toBe('resolved');
+  });
+
+  it('a waiter whose own query fails sticky hears its error once, though the context fails (every waiter) inside that query', async () => {
+    const b = fakeContext('device 1');
+    status.set('first', NOT_READY).set('second', NOT_READY);
+    const heard: string[] = [];
+    const note = (name: string) => (error?: Error) =>
+      heard.push(`${name}: ${error ? (error as CudaError).status : 'done'}`);
+    b.poller.enqueue(1, ev('first'), note('first'), note('first'));
+    b.poller.enqueue(2, ev('second'), note('second'), note('second'));
+    await new Promise((r) => setTimeout(r, 5));
+    status.set('first', CUresult.CUDA_ERROR_ILLEGAL_ADDRESS);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(heard.sort()).toEqual(['first: CUDA_ERROR_ILLEGAL_ADDRESS', 'second: CUDA_ERROR_ILLEGAL_ADDRESS']);
+    expect(b.poller.pending).toBe(0);
   });
 });
