@@ -12,10 +12,11 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { checkCheckedCalls } from './checked-calls.js';
 import { checkFileLengths, MAX_LINES } from './file-sizes.js';
 
-// The length rule has its own file; re-exported because this tool runs it with the others.
-export { checkFileLengths, MAX_LINES };
+// The length and checked-call rules have their own files; re-exported because this tool runs them with the others.
+export { checkCheckedCalls, checkFileLengths, MAX_LINES };
 
 /** Each layer and the layers it may import besides itself, bottom first. */
 export const LAYERS: Readonly<Record<string, readonly string[]>> = {
@@ -34,7 +35,8 @@ export const LAYERS: Readonly<Record<string, readonly string[]>> = {
 
 /** One broken rule, as a sentence naming both files. */
 export interface LayerViolation {
-  rule: 'layer' | 'outside-src' | 'cycle' | 'unknown-folder' | 'length' | 'bench-import' | 'device-load';
+  rule:
+    'layer' | 'outside-src' | 'cycle' | 'unknown-folder' | 'length' | 'bench-import' | 'device-load' | 'checked-call';
   message: string;
 }
 
@@ -272,9 +274,15 @@ export function checkDeviceLoaded(root: string): LayerViolation[] {
   return out;
 }
 
-/** Everything this tool checks: the layer rule, file lengths, benchmark imports, Device loaded wherever placements are resolved. */
+/** Everything this tool checks: the layer rule, file lengths, benchmark imports, Device loaded wherever placements are resolved, CUDA calls only through the checked layer. */
 export function checkAll(root: string): LayerViolation[] {
-  return [...checkLayers(root), ...checkFileLengths(root), ...checkBenchImports(root), ...checkDeviceLoaded(root)];
+  return [
+    ...checkLayers(root),
+    ...checkFileLengths(root),
+    ...checkBenchImports(root),
+    ...checkDeviceLoaded(root),
+    ...checkCheckedCalls(root),
+  ];
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
@@ -282,7 +290,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
   for (const v of violations) console.error(`${v.rule}: ${v.message}`);
   console.log(
     violations.length === 0
-      ? `layers: no upward import, no cycle (type-only imports included), no file over ${MAX_LINES} lines, bench on entry points`
+      ? `layers: no upward import, no cycle (type-only imports included), no file over ${MAX_LINES} lines, bench on entry points, CUDA called only through the checked layer`
       : `layers: ${violations.length} violation(s)`,
   );
   process.exitCode = violations.length === 0 ? 0 : 1;
