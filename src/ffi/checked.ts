@@ -220,6 +220,7 @@ function returningOuts(
 
 /** How checkedLibrary takes out-parameters: returned (cells made per call), or as the pointers a binding with `outParamsAsPointers` takes. */
 export interface CheckedLibraryOptions {
+  /** `raw` was bound with `outParamsAsPointers` (bind.ts): every parameter is passed as given, none returned. */
   outParamsAsPointers?: boolean | undefined;
 }
 
