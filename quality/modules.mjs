@@ -98,13 +98,18 @@ export const MUTATION_MODULES = [
     tests: [
       'test/unit/signal/geometry.test.ts',
       'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/framing.test.ts',
       'test/unit/signal/complex-input.test.ts',
     ],
   },
   {
     name: 'inverse-geometry',
     file: 'src/signal/inverse-geometry.ts',
-    tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
+    tests: [
+      'test/unit/signal/geometry.test.ts',
+      'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/framing.test.ts',
+    ],
   },
   {
     name: 'channel',

@@ -1055,22 +1055,22 @@ export interface SignalKernels {
     readonly join_planes_f32: Kernel;
     readonly join_planes_f64: Kernel;
   };
-  /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
   /** `series_stats_f32(const float* x, double* stats, int n, int batch, int chunk)` */
   series_stats_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
   /** `series_stats_f64(const double* x, double* stats, int n, int batch, int chunk)` */
@@ -1121,10 +1121,10 @@ export interface SignalKernels {
   arrange_istft_f32(config: LaunchConfig, z: DeviceBuffer<'c64'>, s: DeviceBuffer<'c64'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
   /** `arrange_istft_f64(const double2* z, double2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
   arrange_istft_f64(config: LaunchConfig, z: DeviceBuffer<'c128'>, s: DeviceBuffer<'c128'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
-  /** `overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
-  overlap_add_f32(config: LaunchConfig, frames: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
-  /** `overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
-  overlap_add_f64(config: LaunchConfig, frames: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f32(config: LaunchConfig, frames: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, hop: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f64(config: LaunchConfig, frames: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, hop: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
   /** `band_mask_f32(const float2* in, float2* out, int batch, int bins, int k0, int k1, double scale)` */
   band_mask_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
   /** `band_mask_f64(const double2* in, double2* out, int batch, int bins, int k0, int k1, double scale)` */
@@ -1201,14 +1201,14 @@ export interface SignalKernels {
   iq_to_complex_i16_f32(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c64'>, n: number, scale: number): void;
   /** `iq_to_complex_i16_f64(const short* iq, double2* out, int n, double scale)` */
   iq_to_complex_i16_f64(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c128'>, n: number, scale: number): void;
-  /** `frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_complex_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_complex_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
-  overlap_add_complex_f32(config: LaunchConfig, frames: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
-  /** `overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
-  overlap_add_complex_f64(config: LaunchConfig, frames: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f32(config: LaunchConfig, frames: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, hop: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f64(config: LaunchConfig, frames: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, hop: number, nfft: number, trim: number, outLength: number, gain: number): void;
   /** `complex_to_planes_f32(const float2* x, float* planes, int batch, int n)` */
   complex_to_planes_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, planes: DeviceBuffer<'f32'>, batch: number, n: number): void;
   /** `complex_to_planes_f64(const double2* x, double* planes, int batch, int n)` */
@@ -1310,7 +1310,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   return {
     module,
     kernels,
-    frame_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_f32', 12, arguments.length);
       kernel_frame_f32.setArg(0, x);
       kernel_frame_f32.setArg(1, out);
@@ -1319,14 +1319,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f32.setArg(4, batch);
       kernel_frame_f32.setArg(5, nperseg);
       kernel_frame_f32.setArg(6, nfft);
-      kernel_frame_f32.setArg(7, step);
+      kernel_frame_f32.setArg(7, hop);
       kernel_frame_f32.setArg(8, frames);
       kernel_frame_f32.setArg(9, ext);
       kernel_frame_f32.setArg(10, boundary);
       kernel_frame_f32.setArg(11, detrend);
       kernel_frame_f32.launchPrepared(config);
     },
-    frame_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_f64', 12, arguments.length);
       kernel_frame_f64.setArg(0, x);
       kernel_frame_f64.setArg(1, out);
@@ -1335,14 +1335,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f64.setArg(4, batch);
       kernel_frame_f64.setArg(5, nperseg);
       kernel_frame_f64.setArg(6, nfft);
-      kernel_frame_f64.setArg(7, step);
+      kernel_frame_f64.setArg(7, hop);
       kernel_frame_f64.setArg(8, frames);
       kernel_frame_f64.setArg(9, ext);
       kernel_frame_f64.setArg(10, boundary);
       kernel_frame_f64.setArg(11, detrend);
       kernel_frame_f64.launchPrepared(config);
     },
-    frame_i16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_i16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_i16_f32', 13, arguments.length);
       kernel_frame_i16_f32.setArg(0, x);
       kernel_frame_i16_f32.setArg(1, out);
@@ -1351,7 +1351,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f32.setArg(4, batch);
       kernel_frame_i16_f32.setArg(5, nperseg);
       kernel_frame_i16_f32.setArg(6, nfft);
-      kernel_frame_i16_f32.setArg(7, step);
+      kernel_frame_i16_f32.setArg(7, hop);
       kernel_frame_i16_f32.setArg(8, frames);
       kernel_frame_i16_f32.setArg(9, ext);
       kernel_frame_i16_f32.setArg(10, boundary);
@@ -1359,7 +1359,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f32.setArg(12, scale);
       kernel_frame_i16_f32.launchPrepared(config);
     },
-    frame_i16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_i16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_i16_f64', 13, arguments.length);
       kernel_frame_i16_f64.setArg(0, x);
       kernel_frame_i16_f64.setArg(1, out);
@@ -1368,7 +1368,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f64.setArg(4, batch);
       kernel_frame_i16_f64.setArg(5, nperseg);
       kernel_frame_i16_f64.setArg(6, nfft);
-      kernel_frame_i16_f64.setArg(7, step);
+      kernel_frame_i16_f64.setArg(7, hop);
       kernel_frame_i16_f64.setArg(8, frames);
       kernel_frame_i16_f64.setArg(9, ext);
       kernel_frame_i16_f64.setArg(10, boundary);
@@ -1376,7 +1376,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f64.setArg(12, scale);
       kernel_frame_i16_f64.launchPrepared(config);
     },
-    frame_f16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_f16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_f16_f32', 13, arguments.length);
       kernel_frame_f16_f32.setArg(0, x);
       kernel_frame_f16_f32.setArg(1, out);
@@ -1385,7 +1385,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f32.setArg(4, batch);
       kernel_frame_f16_f32.setArg(5, nperseg);
       kernel_frame_f16_f32.setArg(6, nfft);
-      kernel_frame_f16_f32.setArg(7, step);
+      kernel_frame_f16_f32.setArg(7, hop);
       kernel_frame_f16_f32.setArg(8, frames);
       kernel_frame_f16_f32.setArg(9, ext);
       kernel_frame_f16_f32.setArg(10, boundary);
@@ -1393,7 +1393,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f32.setArg(12, scale);
       kernel_frame_f16_f32.launchPrepared(config);
     },
-    frame_f16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_f16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_f16_f64', 13, arguments.length);
       kernel_frame_f16_f64.setArg(0, x);
       kernel_frame_f16_f64.setArg(1, out);
@@ -1402,7 +1402,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f64.setArg(4, batch);
       kernel_frame_f16_f64.setArg(5, nperseg);
       kernel_frame_f16_f64.setArg(6, nfft);
-      kernel_frame_f16_f64.setArg(7, step);
+      kernel_frame_f16_f64.setArg(7, hop);
       kernel_frame_f16_f64.setArg(8, frames);
       kernel_frame_f16_f64.setArg(9, ext);
       kernel_frame_f16_f64.setArg(10, boundary);
@@ -1410,7 +1410,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f64.setArg(12, scale);
       kernel_frame_f16_f64.launchPrepared(config);
     },
-    frame_bf16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_bf16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_bf16_f32', 13, arguments.length);
       kernel_frame_bf16_f32.setArg(0, x);
       kernel_frame_bf16_f32.setArg(1, out);
@@ -1419,7 +1419,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f32.setArg(4, batch);
       kernel_frame_bf16_f32.setArg(5, nperseg);
       kernel_frame_bf16_f32.setArg(6, nfft);
-      kernel_frame_bf16_f32.setArg(7, step);
+      kernel_frame_bf16_f32.setArg(7, hop);
       kernel_frame_bf16_f32.setArg(8, frames);
       kernel_frame_bf16_f32.setArg(9, ext);
       kernel_frame_bf16_f32.setArg(10, boundary);
@@ -1427,7 +1427,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f32.setArg(12, scale);
       kernel_frame_bf16_f32.launchPrepared(config);
     },
-    frame_bf16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_bf16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_bf16_f64', 13, arguments.length);
       kernel_frame_bf16_f64.setArg(0, x);
       kernel_frame_bf16_f64.setArg(1, out);
@@ -1436,7 +1436,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f64.setArg(4, batch);
       kernel_frame_bf16_f64.setArg(5, nperseg);
       kernel_frame_bf16_f64.setArg(6, nfft);
-      kernel_frame_bf16_f64.setArg(7, step);
+      kernel_frame_bf16_f64.setArg(7, hop);
       kernel_frame_bf16_f64.setArg(8, frames);
       kernel_frame_bf16_f64.setArg(9, ext);
       kernel_frame_bf16_f64.setArg(10, boundary);
@@ -1746,7 +1746,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_arrange_istft_f64.setArg(7, onesided);
       kernel_arrange_istft_f64.launchPrepared(config);
     },
-    overlap_add_f32(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+    overlap_add_f32(config, frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain) {
       if (arguments.length !== 13) wrongArity('overlap_add_f32', 12, arguments.length);
       kernel_overlap_add_f32.setArg(0, frames);
       kernel_overlap_add_f32.setArg(1, out);
@@ -1754,7 +1754,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f32.setArg(3, batch);
       kernel_overlap_add_f32.setArg(4, nframes);
       kernel_overlap_add_f32.setArg(5, nperseg);
-      kernel_overlap_add_f32.setArg(6, step);
+      kernel_overlap_add_f32.setArg(6, hop);
       kernel_overlap_add_f32.setArg(7, frameStride);
       kernel_overlap_add_f32.setArg(8, elemStride);
       kernel_overlap_add_f32.setArg(9, trim);
@@ -1762,7 +1762,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f32.setArg(11, gain);
       kernel_overlap_add_f32.launchPrepared(config);
     },
-    overlap_add_f64(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+    overlap_add_f64(config, frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain) {
       if (arguments.length !== 13) wrongArity('overlap_add_f64', 12, arguments.length);
       kernel_overlap_add_f64.setArg(0, frames);
       kernel_overlap_add_f64.setArg(1, out);
@@ -1770,7 +1770,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f64.setArg(3, batch);
       kernel_overlap_add_f64.setArg(4, nframes);
       kernel_overlap_add_f64.setArg(5, nperseg);
-      kernel_overlap_add_f64.setArg(6, step);
+      kernel_overlap_add_f64.setArg(6, hop);
       kernel_overlap_add_f64.setArg(7, frameStride);
       kernel_overlap_add_f64.setArg(8, elemStride);
       kernel_overlap_add_f64.setArg(9, trim);
@@ -2142,7 +2142,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_iq_to_complex_i16_f64.setArg(3, scale);
       kernel_iq_to_complex_i16_f64.launchPrepared(config);
     },
-    frame_complex_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_complex_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_complex_f32', 12, arguments.length);
       kernel_frame_complex_f32.setArg(0, x);
       kernel_frame_complex_f32.setArg(1, out);
@@ -2151,14 +2151,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_complex_f32.setArg(4, batch);
       kernel_frame_complex_f32.setArg(5, nperseg);
       kernel_frame_complex_f32.setArg(6, nfft);
-      kernel_frame_complex_f32.setArg(7, step);
+      kernel_frame_complex_f32.setArg(7, hop);
       kernel_frame_complex_f32.setArg(8, frames);
       kernel_frame_complex_f32.setArg(9, ext);
       kernel_frame_complex_f32.setArg(10, boundary);
       kernel_frame_complex_f32.setArg(11, detrend);
       kernel_frame_complex_f32.launchPrepared(config);
     },
-    frame_complex_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_complex_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_complex_f64', 12, arguments.length);
       kernel_frame_complex_f64.setArg(0, x);
       kernel_frame_complex_f64.setArg(1, out);
@@ -2167,14 +2167,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_complex_f64.setArg(4, batch);
       kernel_frame_complex_f64.setArg(5, nperseg);
       kernel_frame_complex_f64.setArg(6, nfft);
-      kernel_frame_complex_f64.setArg(7, step);
+      kernel_frame_complex_f64.setArg(7, hop);
       kernel_frame_complex_f64.setArg(8, frames);
       kernel_frame_complex_f64.setArg(9, ext);
       kernel_frame_complex_f64.setArg(10, boundary);
       kernel_frame_complex_f64.setArg(11, detrend);
       kernel_frame_complex_f64.launchPrepared(config);
     },
-    overlap_add_complex_f32(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+    overlap_add_complex_f32(config, frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain) {
       if (arguments.length !== 12) wrongArity('overlap_add_complex_f32', 11, arguments.length);
       kernel_overlap_add_complex_f32.setArg(0, frames);
       kernel_overlap_add_complex_f32.setArg(1, out);
@@ -2182,14 +2182,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_complex_f32.setArg(3, batch);
       kernel_overlap_add_complex_f32.setArg(4, nframes);
       kernel_overlap_add_complex_f32.setArg(5, nperseg);
-      kernel_overlap_add_complex_f32.setArg(6, step);
+      kernel_overlap_add_complex_f32.setArg(6, hop);
       kernel_overlap_add_complex_f32.setArg(7, nfft);
       kernel_overlap_add_complex_f32.setArg(8, trim);
       kernel_overlap_add_complex_f32.setArg(9, outLength);
       kernel_overlap_add_complex_f32.setArg(10, gain);
       kernel_overlap_add_complex_f32.launchPrepared(config);
     },
-    overlap_add_complex_f64(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+    overlap_add_complex_f64(config, frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain) {
       if (arguments.length !== 12) wrongArity('overlap_add_complex_f64', 11, arguments.length);
       kernel_overlap_add_complex_f64.setArg(0, frames);
       kernel_overlap_add_complex_f64.setArg(1, out);
@@ -2197,7 +2197,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_complex_f64.setArg(3, batch);
       kernel_overlap_add_complex_f64.setArg(4, nframes);
       kernel_overlap_add_complex_f64.setArg(5, nperseg);
-      kernel_overlap_add_complex_f64.setArg(6, step);
+      kernel_overlap_add_complex_f64.setArg(6, hop);
       kernel_overlap_add_complex_f64.setArg(7, nfft);
       kernel_overlap_add_complex_f64.setArg(8, trim);
       kernel_overlap_add_complex_f64.setArg(9, outLength);

@@ -123,6 +123,7 @@ export {
   STFT_DEFAULTS,
   SPECTROGRAM_DEFAULTS,
   WELCH_DEFAULTS,
+  FramingError,
   type Boundary,
   type DetrendType,
   type StftScaling,
@@ -130,6 +131,7 @@ export {
   type SpectralOptions,
   type SpectralGeometry,
   type SpectralDefaults,
+  type FrameLayout,
 } from './geometry.js';
 export {
   istftGeometry,

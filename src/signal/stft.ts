@@ -4,7 +4,8 @@
  * frame of every series (real-to-complex for real input, complex-to-complex for complex input);
  * one kernel scales and arranges the result in scipy's layout (frequency x time). The geometry
  * (defaults, frame count, axes, scale factors) is geometry.ts's, mirroring scipy's
- * _spectral_helper; welch is welch.ts's, istft istft.ts's.
+ * _spectral_helper: `stft` resolves it from its options, `stftWithGeometry` runs one resolved
+ * already (a chunk of a long STFT: framesGeometry). welch is welch.ts's, istft istft.ts's.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
@@ -88,7 +89,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -108,7 +109,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -124,7 +125,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -163,8 +164,28 @@ export function stftGeometry(length: number, options: StftOptions = {}, complex 
  */
 export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
   const input = inputSeries(x, options, 'stft', 'real or complex');
-  const { p, batch, length } = input;
-  const g = stftGeometry(length, options, input.complex);
+  return stftOf(x, input, stftGeometry(input.length, options, input.complex), options);
+}
+
+/** What stftWithGeometry takes besides the geometry: where, how many, how samples are read, the scaling and the output. */
+export type StftRunOptions = Pick<StftOptions, 'scaling' | 'output' | keyof CallOptions | keyof SampleOptions>;
+
+/**
+ * stft over a geometry resolved already (stftGeometry, or framesGeometry for a run of its frames):
+ * the framing is not checked again, only that the input's series are `g.length` samples of its
+ * kind (real or complex). The engine's framed jobs and `tscuda stft` run their chunks through it.
+ */
+export function stftWithGeometry(x: SignalInput, g: SpectralGeometry, options: StftRunOptions = {}): StftResult {
+  const input = inputSeries(x, options, 'stft', 'real or complex');
+  if (input.length !== g.length || input.complex !== g.complex)
+    throw new RangeError(
+      `stft: the geometry frames ${g.complex ? 'complex' : 'real'} series of ${g.length} samples, the input holds ${input.kind} series of ${input.length}`,
+    );
+  return stftOf(x, input, g, options);
+}
+
+function stftOf(x: SignalInput, input: InputSeries, g: SpectralGeometry, options: StftRunOptions): StftResult {
+  const { p, batch } = input;
   const scale = stftScale(g, options.scaling ?? 'spectrum');
   const stream = options.stream;
   const total = batch * g.freqs * g.frames;

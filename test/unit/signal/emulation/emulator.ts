@@ -110,7 +110,7 @@ export function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry):
     batch,
     g.nperseg,
     g.nfft,
-    g.step,
+    g.hop,
     g.frames,
     g.extension,
     boundaryCode(g.boundary),
