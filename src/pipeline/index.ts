@@ -1,3 +1,9 @@
+export { Lane, DEFAULT_LANE_SLOTS, MAX_LANE_SLOTS, type LaneDescriptor, type SlotWork } from './lanes/lane.js';
+export { LaneBusyError } from './lanes/errors.js';
+export type { LaneSlot } from './lanes/lane-slots.js';
+export type { LaneView, PinnedArrays } from './lanes/lane-view.js';
+export { deviceStreams, type CopyStreams, type DeviceStreams } from './lanes/device-streams.js';
+export { ComputeGraphs, type ComputeMode } from './lanes/compute-graphs.js';
 export {
   TripleBuffer,
   type TripleBufferSlot,
