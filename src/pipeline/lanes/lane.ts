@@ -157,16 +157,19 @@ export class Lane extends Resource implements LaneView {
     if (!this.disposed) this.#slots.give(slot);
   }
 
+  /** The slot's upload is all enqueued on the copy-in stream: records its `loaded` event there, and the compute stream waits for it (on the GPU). */
   uploaded(slot: LaneSlot): void {
     slot.loaded.record(this.copies.copyIn);
     this.stream.waitEvent(slot.loaded);
   }
 
+  /** The slot's compute is all enqueued: records its `computed` event on the compute stream, and the copy-out stream waits for it. */
   computed(slot: LaneSlot): void {
     slot.computed.record(this.stream);
     this.copies.copyOut.waitEvent(slot.computed);
   }
 
+  /** The slot's copies back are all enqueued: records its `finished` event on the copy-out stream; resolves once it completes (the completion poller). */
   finished(slot: LaneSlot): Promise<void> {
     slot.finished.record(this.copies.copyOut);
     return slot.finished.done();

@@ -25,6 +25,19 @@ describe('SlotSet', () => {
     expect(set.taken).toBe(3);
   });
 
+  it('take() resolves at once with a free slot, and queues only when none may go out', async () => {
+    const set = new SlotSet([1, 2]);
+    await expect(set.take()).resolves.toBe(1);
+    expect(set.waiting).toBe(0);
+    expect(set.taken).toBe(1);
+    // One slot taken: exclusive work waits for it.
+    const alone = set.take(true);
+    expect(set.waiting).toBe(1);
+    set.give(1);
+    await expect(alone).resolves.toBe(1);
+    expect(set.taken).toBe(1);
+  });
+
   it('gives exclusive work a slot only while none is taken, and nothing else a slot beside it', () => {
     const set = new SlotSet([0, 1]);
     const one = set.tryTake()!;
