@@ -6,7 +6,7 @@
  * computes on the compute stream once its upload is there (`uploaded`), copies back on the
  * copy-out stream once its compute is (`computed`), and gives the slot back once its last copy has
  * completed (`finished`). While one slot computes, the next one's upload and the previous one's
- * copies back run, and the host waits between no two stages.
+ * copies back run; the stages wait for each other on the GPU, never on the host.
  *
  * The job engine's lanes are Lanes (engine/gpu-lane.ts: the job's flows are its work), and so are
  * ManagedContext's steps (overlap/step-runner.ts); TripleBuffer hands the same slots out by hand.

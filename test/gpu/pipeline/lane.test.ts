@@ -12,6 +12,7 @@ import { Event } from '../../../src/runtime/event.js';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { HostBuffer } from '../../../src/runtime/memory/host-buffer.js';
 import { DisposedError } from '../../../src/runtime/resource.js';
+import { Stream } from '../../../src/runtime/stream.js';
 import { loadBasicKernels, type BasicKernels } from '../../kernels/launchers.generated.js';
 import { gpu } from '../gpu-available.js';
 import { poison, randomF32 } from '../helpers.js';
@@ -93,22 +94,18 @@ describe.skipIf(!gpu.available)(`Lane on the GPU${gpu.available ? '' : ` (skippe
 
   it('a serial lane (one stream for everything) gives the same answers', async () => {
     const n = 4099;
-    using lane0 = new Lane({ slots: 1, label: 'lane one stream' });
-    using serial = new Lane({
-      slots: 2,
-      stream: lane0.stream,
-      copies: { copyIn: lane0.stream, copyOut: lane0.stream },
-      label: 'lane serial',
-    });
-    const xs = Array.from({ length: 4 }, () => randomF32(n));
-    const results = await Promise.all(xs.map((x, i) => serial.acquire().then((s) => run(s, x, i))));
-    async function run(slot: LaneSlot, x: Float32Array, i: number): Promise<Float32Array> {
+    using stream = new Stream({ label: 'lane serial stream' });
+    using serial = new Lane({ slots: 2, stream, copies: { copyIn: stream, copyOut: stream }, label: 'lane serial' });
+    const run = async (x: Float32Array, i: number): Promise<Float32Array> => {
+      const slot = await serial.acquire();
       try {
         return await axpy(serial, slot, x, i);
       } finally {
         serial.release(slot);
       }
-    }
+    };
+    const xs = Array.from({ length: 4 }, () => randomF32(n));
+    const results = await Promise.all(xs.map(run));
     results.forEach((got, i) => expectAxpy(got, xs[i]!, i));
   });
 
