@@ -129,6 +129,11 @@ export const MUTATION_MODULES = [
     ],
   },
   {
+    name: 'slot-set',
+    file: 'src/pipeline/lanes/slot-set.ts',
+    tests: ['test/unit/pipeline/lanes/slot-set.test.ts'],
+  },
+  {
     name: 'admission',
     file: 'src/server/shedding/admission.ts',
     tests: ['test/unit/server/admission.test.ts', 'test/unit/server/admission-edges.test.ts'],

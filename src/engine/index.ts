@@ -112,4 +112,5 @@ export {
 } from './chunks.js';
 export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
 export { GpuLane } from './gpu-lane.js';
-export type { CopyStreams, LaneShared, LentType } from './lane-resources.js';
+export type { LaneShared, LentType } from './lane-resources.js';
+export type { CopyStreams } from '../pipeline/lanes/device-streams.js';
