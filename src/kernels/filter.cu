@@ -460,10 +460,11 @@ __device__ void sos_tile_apply_impl(const T* x, T* y, const double* table, const
   }
 }
 
-// sosfiltfilt's input (method 'pad'): each series extended by `edge` samples at both ends (padtype), as
-// double, n = length + 2 edge a series. Both passes then run in place on it (the second backwards).
+// Series as double, each extended by `edge` samples at both ends (padtype; edge 0: a plain copy), n = length +
+// 2 edge a series: sosfiltfilt's padded input (method 'pad'), which both its passes filter in place (the second
+// backwards), and a float32 cascade's float64 copy when it runs as more than one launch.
 template <typename T>
-__device__ void sosfiltfilt_extend_impl(const T* x, double* work, int batch, int length, int edge, int padtype) {
+__device__ void series_to_f64_impl(const T* x, double* work, int batch, int length, int edge, int padtype) {
   const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
   const flt_i64 total = (flt_i64)batch * n;
   for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
@@ -472,9 +473,10 @@ __device__ void sosfiltfilt_extend_impl(const T* x, double* work, int batch, int
   }
 }
 
-// sosfiltfilt's output: the middle `length` samples of each filtered extended series.
+// The middle `length` samples of each double series of n = length + 2 edge, as T: sosfiltfilt's output, and a
+// float32 cascade's output (and zf) from its float64 copy.
 template <typename T>
-__device__ void sosfiltfilt_trim_impl(const double* work, T* y, int batch, int length, int edge) {
+__device__ void series_from_f64_impl(const double* work, T* y, int batch, int length, int edge) {
   const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
   const flt_i64 total = (flt_i64)batch * length;
   for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
@@ -694,10 +696,10 @@ extern "C" __global__ void sos_group_scan(double* carries, const double* init, c
 extern "C" __global__ void sos_group_apply(double* ends, const double* carries, const double* init, const double* transitions, int batch, int tiles, int group, int sections) { BLOCK_COOPERATIVE(sos_group_apply_impl(ends, carries, init, transitions, batch, tiles, group, sections)); }
 extern "C" __global__ void sos_tile_apply_f32(const float* x, float* y, const double* table, const double* ends, const double* init, float* zf, int batch, int length, int sections, int reverse, int has_zf) { BLOCK_COOPERATIVE(sos_tile_apply_impl<float>(x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf)); }
 extern "C" __global__ void sos_tile_apply_f64(const double* x, double* y, const double* table, const double* ends, const double* init, double* zf, int batch, int length, int sections, int reverse, int has_zf) { BLOCK_COOPERATIVE(sos_tile_apply_impl<double>(x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf)); }
-extern "C" __global__ void sosfiltfilt_extend_f32(const float* x, double* work, int batch, int length, int edge, int padtype) { sosfiltfilt_extend_impl<float>(x, work, batch, length, edge, padtype); }
-extern "C" __global__ void sosfiltfilt_extend_f64(const double* x, double* work, int batch, int length, int edge, int padtype) { sosfiltfilt_extend_impl<double>(x, work, batch, length, edge, padtype); }
-extern "C" __global__ void sosfiltfilt_trim_f32(const double* work, float* y, int batch, int length, int edge) { sosfiltfilt_trim_impl<float>(work, y, batch, length, edge); }
-extern "C" __global__ void sosfiltfilt_trim_f64(const double* work, double* y, int batch, int length, int edge) { sosfiltfilt_trim_impl<double>(work, y, batch, length, edge); }
+extern "C" __global__ void series_to_f64_f32(const float* x, double* work, int batch, int length, int edge, int padtype) { series_to_f64_impl<float>(x, work, batch, length, edge, padtype); }
+extern "C" __global__ void series_to_f64_f64(const double* x, double* work, int batch, int length, int edge, int padtype) { series_to_f64_impl<double>(x, work, batch, length, edge, padtype); }
+extern "C" __global__ void series_from_f64_f32(const double* work, float* y, int batch, int length, int edge) { series_from_f64_impl<float>(work, y, batch, length, edge); }
+extern "C" __global__ void series_from_f64_f64(const double* work, double* y, int batch, int length, int edge) { series_from_f64_impl<double>(work, y, batch, length, edge); }
 extern "C" __global__ void fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<float>(x, y, taps, zi, batch, length, ntaps, has_zi); }
 extern "C" __global__ void fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<double>(x, y, taps, zi, batch, length, ntaps, has_zi); }
 extern "C" __global__ void fir_state_f32(const float* x, const double* taps, const float* zi, float* zf, int batch, int length, int ntaps, int has_zi) { fir_state_impl<float>(x, taps, zi, zf, batch, length, ntaps, has_zi); }

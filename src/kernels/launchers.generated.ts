@@ -85,10 +85,10 @@ export const FILTER_SIGNATURES = {
   sos_group_apply: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   sos_tile_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   sos_tile_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sosfiltfilt_extend_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sosfiltfilt_extend_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sosfiltfilt_trim_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
-  sosfiltfilt_trim_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  series_to_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  series_to_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  series_from_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  series_from_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
   fir_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_state_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
@@ -144,10 +144,10 @@ export interface FilterKernels {
     readonly sos_group_apply: Kernel;
     readonly sos_tile_apply_f32: Kernel;
     readonly sos_tile_apply_f64: Kernel;
-    readonly sosfiltfilt_extend_f32: Kernel;
-    readonly sosfiltfilt_extend_f64: Kernel;
-    readonly sosfiltfilt_trim_f32: Kernel;
-    readonly sosfiltfilt_trim_f64: Kernel;
+    readonly series_to_f64_f32: Kernel;
+    readonly series_to_f64_f64: Kernel;
+    readonly series_from_f64_f32: Kernel;
+    readonly series_from_f64_f64: Kernel;
     readonly fir_f32: Kernel;
     readonly fir_f64: Kernel;
     readonly fir_state_f32: Kernel;
@@ -205,14 +205,14 @@ export interface FilterKernels {
   sos_tile_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
   /** `sos_tile_apply_f64(const double* x, double* y, const double* table, const double* ends, const double* init, double* zf, int batch, int length, int sections, int reverse, int has_zf)` */
   sos_tile_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
-  /** `sosfiltfilt_extend_f32(const float* x, double* work, int batch, int length, int edge, int padtype)` */
-  sosfiltfilt_extend_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
-  /** `sosfiltfilt_extend_f64(const double* x, double* work, int batch, int length, int edge, int padtype)` */
-  sosfiltfilt_extend_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
-  /** `sosfiltfilt_trim_f32(const double* work, float* y, int batch, int length, int edge)` */
-  sosfiltfilt_trim_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f32'>, batch: number, length: number, edge: number): void;
-  /** `sosfiltfilt_trim_f64(const double* work, double* y, int batch, int length, int edge)` */
-  sosfiltfilt_trim_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, length: number, edge: number): void;
+  /** `series_to_f64_f32(const float* x, double* work, int batch, int length, int edge, int padtype)` */
+  series_to_f64_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
+  /** `series_to_f64_f64(const double* x, double* work, int batch, int length, int edge, int padtype)` */
+  series_to_f64_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
+  /** `series_from_f64_f32(const double* work, float* y, int batch, int length, int edge)` */
+  series_from_f64_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f32'>, batch: number, length: number, edge: number): void;
+  /** `series_from_f64_f64(const double* work, double* y, int batch, int length, int edge)` */
+  series_from_f64_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, length: number, edge: number): void;
   /** `fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi)` */
   fir_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, ntaps: number, has_zi: number): void;
   /** `fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi)` */
@@ -307,10 +307,10 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_sos_group_apply = kernels.sos_group_apply;
   const kernel_sos_tile_apply_f32 = kernels.sos_tile_apply_f32;
   const kernel_sos_tile_apply_f64 = kernels.sos_tile_apply_f64;
-  const kernel_sosfiltfilt_extend_f32 = kernels.sosfiltfilt_extend_f32;
-  const kernel_sosfiltfilt_extend_f64 = kernels.sosfiltfilt_extend_f64;
-  const kernel_sosfiltfilt_trim_f32 = kernels.sosfiltfilt_trim_f32;
-  const kernel_sosfiltfilt_trim_f64 = kernels.sosfiltfilt_trim_f64;
+  const kernel_series_to_f64_f32 = kernels.series_to_f64_f32;
+  const kernel_series_to_f64_f64 = kernels.series_to_f64_f64;
+  const kernel_series_from_f64_f32 = kernels.series_from_f64_f32;
+  const kernel_series_from_f64_f64 = kernels.series_from_f64_f64;
   const kernel_fir_f32 = kernels.fir_f32;
   const kernel_fir_f64 = kernels.fir_f64;
   const kernel_fir_state_f32 = kernels.fir_state_f32;
@@ -461,43 +461,43 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_sos_tile_apply_f64.setArg(10, has_zf);
       kernel_sos_tile_apply_f64.launchPrepared(config);
     },
-    sosfiltfilt_extend_f32(config, x, work, batch, length, edge, padtype) {
-      if (arguments.length !== 7) wrongArity('sosfiltfilt_extend_f32', 6, arguments.length);
-      kernel_sosfiltfilt_extend_f32.setArg(0, x);
-      kernel_sosfiltfilt_extend_f32.setArg(1, work);
-      kernel_sosfiltfilt_extend_f32.setArg(2, batch);
-      kernel_sosfiltfilt_extend_f32.setArg(3, length);
-      kernel_sosfiltfilt_extend_f32.setArg(4, edge);
-      kernel_sosfiltfilt_extend_f32.setArg(5, padtype);
-      kernel_sosfiltfilt_extend_f32.launchPrepared(config);
+    series_to_f64_f32(config, x, work, batch, length, edge, padtype) {
+      if (arguments.length !== 7) wrongArity('series_to_f64_f32', 6, arguments.length);
+      kernel_series_to_f64_f32.setArg(0, x);
+      kernel_series_to_f64_f32.setArg(1, work);
+      kernel_series_to_f64_f32.setArg(2, batch);
+      kernel_series_to_f64_f32.setArg(3, length);
+      kernel_series_to_f64_f32.setArg(4, edge);
+      kernel_series_to_f64_f32.setArg(5, padtype);
+      kernel_series_to_f64_f32.launchPrepared(config);
     },
-    sosfiltfilt_extend_f64(config, x, work, batch, length, edge, padtype) {
-      if (arguments.length !== 7) wrongArity('sosfiltfilt_extend_f64', 6, arguments.length);
-      kernel_sosfiltfilt_extend_f64.setArg(0, x);
-      kernel_sosfiltfilt_extend_f64.setArg(1, work);
-      kernel_sosfiltfilt_extend_f64.setArg(2, batch);
-      kernel_sosfiltfilt_extend_f64.setArg(3, length);
-      kernel_sosfiltfilt_extend_f64.setArg(4, edge);
-      kernel_sosfiltfilt_extend_f64.setArg(5, padtype);
-      kernel_sosfiltfilt_extend_f64.launchPrepared(config);
+    series_to_f64_f64(config, x, work, batch, length, edge, padtype) {
+      if (arguments.length !== 7) wrongArity('series_to_f64_f64', 6, arguments.length);
+      kernel_series_to_f64_f64.setArg(0, x);
+      kernel_series_to_f64_f64.setArg(1, work);
+      kernel_series_to_f64_f64.setArg(2, batch);
+      kernel_series_to_f64_f64.setArg(3, length);
+      kernel_series_to_f64_f64.setArg(4, edge);
+      kernel_series_to_f64_f64.setArg(5, padtype);
+      kernel_series_to_f64_f64.launchPrepared(config);
     },
-    sosfiltfilt_trim_f32(config, work, y, batch, length, edge) {
-      if (arguments.length !== 6) wrongArity('sosfiltfilt_trim_f32', 5, arguments.length);
-      kernel_sosfiltfilt_trim_f32.setArg(0, work);
-      kernel_sosfiltfilt_trim_f32.setArg(1, y);
-      kernel_sosfiltfilt_trim_f32.setArg(2, batch);
-      kernel_sosfiltfilt_trim_f32.setArg(3, length);
-      kernel_sosfiltfilt_trim_f32.setArg(4, edge);
-      kernel_sosfiltfilt_trim_f32.launchPrepared(config);
+    series_from_f64_f32(config, work, y, batch, length, edge) {
+      if (arguments.length !== 6) wrongArity('series_from_f64_f32', 5, arguments.length);
+      kernel_series_from_f64_f32.setArg(0, work);
+      kernel_series_from_f64_f32.setArg(1, y);
+      kernel_series_from_f64_f32.setArg(2, batch);
+      kernel_series_from_f64_f32.setArg(3, length);
+      kernel_series_from_f64_f32.setArg(4, edge);
+      kernel_series_from_f64_f32.launchPrepared(config);
     },
-    sosfiltfilt_trim_f64(config, work, y, batch, length, edge) {
-      if (arguments.length !== 6) wrongArity('sosfiltfilt_trim_f64', 5, arguments.length);
-      kernel_sosfiltfilt_trim_f64.setArg(0, work);
-      kernel_sosfiltfilt_trim_f64.setArg(1, y);
-      kernel_sosfiltfilt_trim_f64.setArg(2, batch);
-      kernel_sosfiltfilt_trim_f64.setArg(3, length);
-      kernel_sosfiltfilt_trim_f64.setArg(4, edge);
-      kernel_sosfiltfilt_trim_f64.launchPrepared(config);
+    series_from_f64_f64(config, work, y, batch, length, edge) {
+      if (arguments.length !== 6) wrongArity('series_from_f64_f64', 5, arguments.length);
+      kernel_series_from_f64_f64.setArg(0, work);
+      kernel_series_from_f64_f64.setArg(1, y);
+      kernel_series_from_f64_f64.setArg(2, batch);
+      kernel_series_from_f64_f64.setArg(3, length);
+      kernel_series_from_f64_f64.setArg(4, edge);
+      kernel_series_from_f64_f64.launchPrepared(config);
     },
     fir_f32(config, x, y, taps, zi, batch, length, ntaps, has_zi) {
       if (arguments.length !== 9) wrongArity('fir_f32', 8, arguments.length);

@@ -139,12 +139,12 @@ export function sosfiltfilt(
   // Both passes run in place on the padded series in float64, each from the steady state times its first sample.
   const n = length + 2 * edge;
   const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * n);
-  ws.filterKernel(ctx, `sosfiltfilt_extend_${p}`)(elementwise(batch * n, stream), real, work, batch, length, edge, code);
+  ws.filterKernel(ctx, `series_to_f64_${p}`)(elementwise(batch * n, stream), real, work, batch, length, edge, code);
   const steady = coefficientTable(ctx, 'sos-zi', zi, stream);
   const pass = { context: ctx, stream, p: 'f64', x: work, y: work, batch, length: n, sos: flat, sections } as const;
   const digest = coefficientDigest(flat);
   for (const reverse of [false, true])
     enqueueSosfilt({ ...pass, digest, start: { kind: 'steady', zi: steady }, reverse });
-  ws.filterKernel(ctx, `sosfiltfilt_trim_${p}`)(elementwise(batch * length, stream), work, y, batch, length, edge);
+  ws.filterKernel(ctx, `series_from_f64_${p}`)(elementwise(batch * length, stream), work, y, batch, length, edge);
   return y;
 }

@@ -50,16 +50,19 @@ export interface SosRun {
 }
 
 /** A group's part of a buffer laid out section after section: the buffer itself when one group holds every section (no view made). */
-function part<T extends DType>(buffer: DeviceBuffer<T>, oneGroup: boolean, offset: number, length: number): DeviceBuffer<T> {
+function part<T extends DType>(
+  buffer: DeviceBuffer<T>,
+  oneGroup: boolean,
+  offset: number,
+  length: number,
+): DeviceBuffer<T> {
   return oneGroup ? buffer : buffer.view(offset, length);
 }
 
 /** Enqueues `run` on its stream. */
 export function enqueueSosfilt(run: SosRun): void {
   const { context: ctx, stream, p, x, y, batch, length, sections, start } = run;
-  const { tiles, group, groups } = scanGeometry(length);
-  const scratch = scanScratch(length, sections);
-  const reverse = run.reverse ? 1 : 0;
+  const scratch = scanScratch(length, sections, p);
   const init = ws.scratch(ctx, stream, 'sosfilt-init', 'f64', batch * scratch.init);
   // Unused pointer arguments get a buffer of the right dtype that is never read.
   ws.filterKernel(ctx, `sos_initial_state_${p}`)(
@@ -71,18 +74,44 @@ export function enqueueSosfilt(run: SosRun): void {
     length,
     sections,
     START_MODES[start.kind],
-    reverse,
+    run.reverse ? 1 : 0,
   );
+  if (scratch.wide === 0) return cascade(run, p, x, y, init, run.zf);
+  // Float32 series through more than one launch of sections: the launches pass float64 between them, as one
+  // launch keeps its sections' intermediate values, so the output rounds once, at the end.
+  const work = ws.scratch(ctx, stream, 'sosfilt-wide', 'f64', batch * scratch.wide);
+  ws.filterKernel(ctx, `series_to_f64_${p}`)(elementwise(batch * length, stream), x, work, batch, length, 0, 0);
+  const states = sections * batch * 2;
+  const zf = run.zf === undefined ? undefined : ws.scratch(ctx, stream, 'sosfilt-wide-zf', 'f64', states);
+  cascade(run, 'f64', work, work, init, zf);
+  ws.filterKernel(ctx, `series_from_f64_${p}`)(elementwise(batch * length, stream), work, y, batch, length, 0);
+  if (zf !== undefined && run.zf !== undefined)
+    ws.filterKernel(ctx, `series_from_f64_${p}`)(elementwise(states, stream), zf, run.zf, 1, states, 0);
+}
+
+/** The cascade in launches of at most GROUP_SECTIONS sections over series of precision `p`, from the start states `init`. */
+function cascade(
+  run: SosRun,
+  p: Precision,
+  x: RealBuffer,
+  y: RealBuffer,
+  init: DeviceBuffer<'f64'>,
+  zfAll: RealBuffer | undefined,
+): void {
+  const { context: ctx, stream, batch, length, sections } = run;
+  const { tiles, group, groups } = scanGeometry(length);
+  const scratch = scanScratch(length, sections, p);
+  const reverse = run.reverse ? 1 : 0;
   const table = derivedTable(ctx, 'sos-sections', run.digest, '', () => sectionTable(run.sos, sections), stream);
   const ends = tiles > 1 ? ws.scratch(ctx, stream, 'sosfilt-ends', 'f64', batch * scratch.ends) : init;
   const carries = groups > 1 ? ws.scratch(ctx, stream, 'sosfilt-carries', 'f64', batch * scratch.carries) : ends;
   const oneGroup = sections <= GROUP_SECTIONS;
   for (let first = 0; first < sections; first += GROUP_SECTIONS) {
     const count = Math.min(GROUP_SECTIONS, sections - first);
-    const source = first === 0 ? x : y; // later groups filter the earlier ones' output
+    const source = first === 0 ? x : y; // later launches filter the earlier ones' output
     const rows = part(table, oneGroup, first * SECTION_STRIDE, count * SECTION_STRIDE);
     const starts = part(init, oneGroup, first * batch * 2, count * batch * 2);
-    const zf = run.zf === undefined ? y : part(run.zf, oneGroup, first * batch * 2, count * batch * 2);
+    const zf = zfAll === undefined ? y : part(zfAll, oneGroup, first * batch * 2, count * batch * 2);
     if (tiles > 1) {
       ws.filterKernel(ctx, `sos_tile_final_${p}`)(
         perWarp(batch * (tiles - 1), TILE_THREADS, stream),
@@ -132,7 +161,7 @@ export function enqueueSosfilt(run: SosRun): void {
       length,
       count,
       reverse,
-      run.zf === undefined ? 0 : 1,
+      zfAll === undefined ? 0 : 1,
     );
   }
 }

@@ -116,15 +116,28 @@ export function scanGeometry(length: number): ScanGeometry {
   return { tiles, group, groups: Math.ceil((tiles - 1) / group) };
 }
 
-/** The float64 scratch sosfilt needs per series: start states (all sections), tile end states and group end states (one group of sections at a time). */
-export function scanScratch(length: number, sections: number): { init: number; ends: number; carries: number } {
+/**
+ * The float64 scratch sosfilt needs per series of precision `p`: start states (all sections), tile and
+ * group end states (one launch of sections at a time), and for a float32 cascade of more than one
+ * launch its float64 copy (`wide`).
+ */
+export function scanScratch(
+  length: number,
+  sections: number,
+  p: 'f32' | 'f64',
+): { init: number; ends: number; carries: number; wide: number } {
   const { tiles, groups } = scanGeometry(length);
   const d = 2 * Math.min(sections, GROUP_SECTIONS);
-  return { init: 2 * sections, ends: tiles > 1 ? tiles * d : 0, carries: groups * d };
+  return {
+    init: 2 * sections,
+    ends: tiles > 1 ? tiles * d : 0,
+    carries: groups * d,
+    wide: p === 'f32' && sections > GROUP_SECTIONS ? length : 0,
+  };
 }
 
 /** All of scanScratch, in float64 elements per series (what the engine counts for a filter job). */
-export function scanScratchPerSeries(length: number, sections: number): number {
-  const { init, ends, carries } = scanScratch(length, sections);
-  return init + ends + carries;
+export function scanScratchPerSeries(length: number, sections: number, p: 'f32' | 'f64'): number {
+  const { init, ends, carries, wide } = scanScratch(length, sections, p);
+  return init + ends + carries + wide;
 }

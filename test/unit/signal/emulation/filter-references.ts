@@ -2,7 +2,7 @@
  * Float64 references of the IIR and FIR filters the emulated filter tests share, each written from its
  * definition (never from src/signal): the cascade of sections in direct form I (a different recurrence
  * from the kernels' transposed form II), the same in transposed form II with scipy's state zi, and
- * filtfilt's recipe (odd extension, steady-state starts found by running a constant input to convergence).
+ * filtfilt's recipe (scipy's extensions, steady-state starts found by running a constant input to convergence).
  */
 import type { Sos } from '../../../../src/signal/index.js';
 
@@ -43,12 +43,14 @@ export function sosfiltSequential(
   return { y, zf: z };
 }
 
-/** scipy's odd extension by `edge` samples at each end. */
-export function oddExtend(x: ArrayLike<number>, edge: number): Float64Array {
+/** scipy's odd_ext / even_ext / const_ext: `x` extended by `edge` samples at each end. */
+export function extend(x: ArrayLike<number>, edge: number, padtype: 'odd' | 'even' | 'constant' = 'odd'): Float64Array {
   const n = x.length;
-  return Float64Array.from({ length: n + 2 * edge }, (_, i) =>
-    i < edge ? 2 * x[0]! - x[edge - i]! : i < edge + n ? x[i - edge]! : 2 * x[n - 1]! - x[n - 2 - (i - edge - n)]!,
-  );
+  return Float64Array.from({ length: n + 2 * edge }, (_, i) => {
+    if (i >= edge && i < edge + n) return x[i - edge]!;
+    const [end, mirrored] = i < edge ? [x[0]!, x[edge - i]!] : [x[n - 1]!, x[n - 2 - (i - edge - n)]!];
+    return padtype === 'odd' ? 2 * end - mirrored : padtype === 'even' ? mirrored : end;
+  });
 }
 
 /** A steady-state start for a linear filter: the output at which a constant input settles (run to convergence). */
@@ -60,13 +62,14 @@ function settledStart(
   return (x) => filter(Float64Array.from([...new Float64Array(tail).fill(value), ...x])).subarray(tail);
 }
 
-/** filtfilt by its recipe: extend, filter forward from steady state, reverse, again, reverse, trim. */
+/** filtfilt by its recipe: extend (padtype), filter forward from steady state, reverse, again, reverse, trim. */
 export function filtfiltReference(
   filter: (x: Float64Array) => Float64Array,
   x: ArrayLike<number>,
   edge: number,
+  padtype: 'odd' | 'even' | 'constant' = 'odd',
 ): Float64Array {
-  const ext = oddExtend(x, edge);
+  const ext = extend(x, edge, padtype);
   const forward = settledStart(filter, ext[0]!, 4000)(ext);
   const backward = settledStart(filter, forward[forward.length - 1]!, 4000)(forward.slice().reverse());
   return backward.reverse().subarray(edge, edge + x.length);
