@@ -240,10 +240,17 @@ __device__ __forceinline__ void sos_load_table(double* shared, const double* tab
 }
 
 // The tile's samples [begin, begin + count) of `row` into the lanes' registers v (zeros past count), coalesced through `stage`.
+// Unrolled whole, so that every load of the tile is in flight at once.
 template <typename T>
 __device__ __forceinline__ void sos_load_tile(const T* row, flt_i64 length, flt_i64 begin, int count, int reverse, T* stage, int lane, double* v) {
-  for (int j = lane; j < SOS_TILE; j += SOS_LANES)
-    stage[(j / SOS_LANE_SAMPLES) * SOS_STAGE_ROW + j % SOS_LANE_SAMPLES] = j < count ? row[sos_index(length, begin + j, reverse)] : (T)0;
+  T in[SOS_LANE_SAMPLES];
+#pragma unroll
+  for (int i = 0; i < SOS_LANE_SAMPLES; i++) {
+    const int j = i * SOS_LANES + lane;
+    in[i] = j < count ? row[sos_index(length, begin + j, reverse)] : (T)0;
+  }
+#pragma unroll
+  for (int i = 0; i < SOS_LANE_SAMPLES; i++) stage[i * SOS_STAGE_ROW + lane] = in[i];
   __syncwarp();
 #pragma unroll
   for (int t = 0; t < SOS_LANE_SAMPLES; t++) v[t] = (double)stage[lane * SOS_STAGE_ROW + t];
@@ -256,7 +263,11 @@ __device__ __forceinline__ void sos_store_tile(T* row, flt_i64 length, flt_i64 b
 #pragma unroll
   for (int t = 0; t < SOS_LANE_SAMPLES; t++) stage[lane * SOS_STAGE_ROW + t] = (T)v[t];
   __syncwarp();
-  for (int j = lane; j < count; j += SOS_LANES) row[sos_index(length, begin + j, reverse)] = stage[(j / SOS_LANE_SAMPLES) * SOS_STAGE_ROW + j % SOS_LANE_SAMPLES];
+#pragma unroll
+  for (int i = 0; i < SOS_LANE_SAMPLES; i++) {
+    const int j = i * SOS_LANES + lane;
+    if (j < count) row[sos_index(length, begin + j, reverse)] = stage[i * SOS_STAGE_ROW + lane];
+  }
   __syncwarp();
 }
 
