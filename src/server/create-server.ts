@@ -93,6 +93,31 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     version: packageVersion(),
     startedAt: Date.now(),
   };
+  const app = Fastify({
+    // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
+    ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
+    bodyLimit: limits.bodyLimitBytes,
+    http: {
+      // Node answers a missing Host with a bare 400; the error handler answers it in the documented shape.
+      requireHostHeader: false,
+      // Headers trickled in: 408 once headersTimeoutMs passes, looked for every second at most.
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // Answers are serialized by their routes' response schemas; a result's arrays (up to
+    // limits.maxJsonResultValues numbers) go through JSON.stringify whole: native speed, and a
+    // non-finite value is null as JSON has it, where the per-item path throws on NaN.
+    serializerOpts: { largeArrayMechanism: 'json-stringify', largeArraySize: 1 },
+    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
+    clientErrorHandler,
+    // Called only once requests arrive, after `errors` exists.
+    frameworkErrors: (error, request, reply) => frameworkErrors(errors)(error, request, reply),
+  });
+  installConnectAnswer(app.server);
+  installExpectationAnswer(app.server);
   // The parts, each built once here and owned by its plugin. The metrics' sources read them only when scraped.
   const batchers = new ServerBatchers(options.batchers, limits.maxBatchDims);
   const metrics = new ServerMetrics(
@@ -117,30 +142,6 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     logged: options.logger !== undefined && options.logger !== false,
   };
 
-  const app = Fastify({
-    // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
-    ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
-    bodyLimit: limits.bodyLimitBytes,
-    http: {
-      // Node answers a missing Host with a bare 400; the error handler answers it in the documented shape.
-      requireHostHeader: false,
-      // Headers trickled in: 408 once headersTimeoutMs passes, looked for every second at most.
-      headersTimeout: limits.headersTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(limits.headersTimeoutMs / 4))),
-    },
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    // Answers are serialized by their routes' response schemas; a result's arrays (up to
-    // limits.maxJsonResultValues numbers) go through JSON.stringify whole: native speed, and a
-    // non-finite value is null as JSON has it, where the per-item path throws on NaN.
-    serializerOpts: { largeArrayMechanism: 'json-stringify', largeArraySize: 1 },
-    routerOptions: { maxParamLength: MAX_PARAM_CHARS },
-    clientErrorHandler,
-    frameworkErrors: frameworkErrors(errors),
-  });
-  installConnectAnswer(app.server);
-  installExpectationAnswer(app.server);
   // The one error handler first, on the app itself: it sees every route, and its checks run before any other hook.
   installErrorHandling(app, errors);
   // The plugins, in the order their request hooks run (shedding's admission before the accounting's
