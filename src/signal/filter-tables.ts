@@ -14,7 +14,7 @@ export function coefficientTable(
   context: Context,
   kind: string,
   values: Float64Array,
-  stream: Stream | undefined,
+  stream: Stream,
 ): DeviceBuffer<'f64'> {
   const digest = createHash('sha256')
     .update(new Uint8Array(values.buffer, values.byteOffset, values.byteLength))
