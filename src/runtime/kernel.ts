@@ -341,10 +341,10 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
           value: a.value,
         }),
       );
-      const given = resolveStream(this.context, config.stream);
-      const stream = isLive<Stream>(given, 'Stream')
-        ? given
-        : expectResource(given, Stream, `kernel "${this.name}" launch stream`);
+      const resolved = resolveStream(this.context, config.stream);
+      const stream = isLive<Stream>(resolved, 'Stream')
+        ? resolved
+        : expectResource(resolved, Stream, `kernel "${this.name}" launch stream`);
       if (stream.context !== this.context)
         throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
       const sh = stream.use();

@@ -265,11 +265,13 @@ registerDefaultStream((context) => new Stream(new DefaultStreamOf(context)));
  * operation calls it once, at its entry, and hands only the resolved Stream inward.
  *
  * The default is CUDA's legacy NULL stream of the context the work runs in, not a stream
- * tscuda creates: it is what a call without a stream has always used, and its ordering is the
- * one users expect of it. Work on it runs after the work enqueued on it before, and waits for
- * (and is waited for by) blocking streams; tscuda's own streams are non-blocking, so they are
- * not ordered against it implicitly. Copies and memsets on it are synchronous (the bytes are in
- * place when the call returns), and operation outputs on it are allocated with cuMemAlloc.
+ * tscuda creates: CUDA's own stream-less calls (cuMemcpy, cuMemset, cuLaunchKernel given no
+ * stream) are ordered on it, as is other code in the process that names no stream, so a call
+ * without one is ordered the way CUDA users expect. Work on it runs after the work enqueued on
+ * it before, and waits for (and is waited for by) blocking streams; tscuda's own streams are
+ * non-blocking, so they are not ordered against it implicitly. Copies and memsets on it are
+ * synchronous (the bytes are in place when the call returns), and DeviceBuffer.alloc() on it
+ * (an operation's output made there too) uses cuMemAlloc rather than the stream-ordered allocator.
  */
 export function resolveStream(context: Context, stream: Stream | undefined): Stream {
   return stream ?? context.defaultStream;
