@@ -22,7 +22,7 @@ export function coefficientTable(
   context: Context,
   kind: string,
   values: Float64Array,
-  stream: Stream | undefined,
+  stream: Stream,
 ): DeviceBuffer<'f64'> {
   return signalWorkspace.table(
     context,
@@ -43,7 +43,7 @@ export function derivedTable(
   digest: string,
   variant: string,
   make: () => Float64Array,
-  stream: Stream | undefined,
+  stream: Stream,
 ): DeviceBuffer<'f64'> {
   return signalWorkspace.table(context, `filter-${kind}:${variant}:${digest}`, 'f64', stream, make);
 }

@@ -4,10 +4,11 @@
  * (with the filter state zi in and zf out, so a long signal filtered in chunks equals filtering it
  * at once) and sosfiltfilt (zero phase, scipy's default odd padding). f32 and f64 series; the
  * arithmetic and the state are float64 in both (as scipy's, whose coefficients are float64).
- * Enqueue only, on `stream` (default: the legacy default stream of x's context). Every check runs
+ * Enqueue only, on `stream` (default: x's context's default stream). Every check runs
  * before any GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { resolveStream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { checkSos, MAX_SOS_SECTIONS, sosfiltfiltPadlen, sosfiltZi, type SosInput } from './filter-design.js';
 import { FilterCoefficientError } from './filter-errors.js';
@@ -16,7 +17,7 @@ import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientDigest, coefficientTable } from './filter-tables.js';
 import { enqueueSosfilt } from './sos-pipeline.js';
 import { signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
 import type { ComplexInput } from './samples.js';
 
@@ -81,13 +82,12 @@ function sosfiltReal(
     if (zi === undefined) throw new TypeError('sosfilt: zf (where the final state goes) needs zi (the initial state)');
     expectBuffer(options.zf, p, stateLength, 'sosfilt zf');
   }
-  const stream = options.stream;
-  const y = filterOutput(x, options, 'sosfilt');
+  const stream = resolveStream(x.context, options.stream);
+  const y = filterOutput(x, options, stream, 'sosfilt');
   const zf =
     zi === undefined
       ? undefined
-      : (options.zf ??
-        (DeviceBuffer.alloc(p, stateLength, outputPlacement(x.context, stream, 'sosfilt zf')) as RealBuffer));
+      : (options.zf ?? (DeviceBuffer.alloc(p, stateLength, { stream, label: 'sosfilt zf' }) as RealBuffer));
   enqueueSosfilt({
     context: x.context,
     stream,
@@ -133,8 +133,8 @@ export function sosfiltfilt(
   const { p, batch, length } = filterSeries(real, options.batch, 'sosfiltfilt');
   const { edge, code } = resolvePadding(length, options, sosfiltfiltPadlen(sos), 'sosfiltfilt');
   const zi = Float64Array.from(sosfiltZi(sos).flat()); // refuses a pole at z = 1 before anything is made
-  const stream = options.stream;
-  const y = filterOutput(real, options as SosfiltfiltOptions, 'sosfiltfilt');
+  const stream = resolveStream(real.context, options.stream);
+  const y = filterOutput(real, options as SosfiltfiltOptions, stream, 'sosfiltfilt');
   const ctx = real.context;
   // Both passes run in place on the padded series in float64, each from the steady state times its first sample.
   const n = length + 2 * edge;

@@ -1,7 +1,8 @@
 /**
  * tscuda/signal: GPU DSP on device buffers with scipy.signal's names, parameters and defaults.
  * float32 and float64; `batch` series of `length` samples, row-major; `{ stream }` on every call
- * (default: the context's legacy default stream); enqueue only; no device allocation per call once
+ * (default: the input's context's default stream, `context.defaultStream`, resolved once at the
+ * call's entry); enqueue only; no device allocation per call once
  * warm (plans, scratch, window and band tables are cached: see workspace.ts, clearSignalCaches()).
  *
  * ## Primitives (what the job engine calls). Device buffers in, device buffers out.

@@ -5,6 +5,7 @@
  * complex (`returnComplex`): the inverse of the STFT of complex input. `istft` resolves the
  * geometry from its options, `istftWithGeometry` runs one resolved already (istftGeometryOf).
  */
+import { resolveStream } from '../runtime/stream.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import { positiveInteger } from '../runtime/value-checks.js';
@@ -108,13 +109,13 @@ function istftOf(
     throw new TypeError(
       'istft returnComplex needs two-sided input (inputOnesided: false): one-sided input inverts to a real signal',
     );
-  const stream = options.stream;
   const ctx = Zxx.context;
+  const stream = resolveStream(ctx, options.stream);
   const rowBins = g.onesided ? Math.floor(g.nfft / 2) + 1 : g.nfft;
   const rows = batch * frames;
   if (rows * g.nfft > 2 ** 31 - 1)
     throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
-  const out = allocOr(options.output, returnComplex ? COMPLEX_OF[p] : p, batch * g.outputLength, Zxx, stream, 'istft');
+  const out = allocOr(options.output, returnComplex ? COMPLEX_OF[p] : p, batch * g.outputLength, stream, 'istft');
   const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
   ws.kernel(ctx, 'arrange_istft', p)(
     elementwise(rows * rowBins, stream),

@@ -32,7 +32,7 @@ const START_MODES = { zero: 0, zi: 1, steady: 2 } as const;
 /** One sosfilt over `batch` series of `length` samples of `x` (precision `p`) into `y` (may be x). */
 export interface SosRun {
   context: Context;
-  stream: Stream | undefined;
+  stream: Stream;
   p: Precision;
   x: RealBuffer;
   y: RealBuffer;

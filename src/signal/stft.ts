@@ -9,7 +9,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import {
   boundaryCode,
@@ -29,29 +29,29 @@ import {
 import { complexSeries } from './iq.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement, perRow } from './launch.js';
+import { elementwise, expectBuffer, perRow } from './launch.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
   /** Series in the input (default 1): N = input length / batch. */
   batch?: number | undefined;
+  /** The stream to enqueue on; default the input's context's default stream (resolveStream). */
   stream?: Stream | undefined;
 }
 
-/** The output of an operation: `given` checked (dtype, `length` elements), or a new buffer where outputs go (see outputPlacement). */
+/** The output of an operation: `given` checked (dtype, `length` elements), or a new buffer for work on `stream` (DeviceBuffer.alloc: stream-ordered, cuMemAlloc on a default stream). */
 export function allocOr<T extends DType>(
   given: DeviceBuffer<DType> | undefined,
   dtype: T,
   length: number,
-  x: DeviceBuffer<DType>,
-  stream: Stream | undefined,
+  stream: Stream,
   what: string,
 ): DeviceBuffer<T> {
   if (given) {
     expectBuffer(given, dtype, length, `${what} output`);
     return given as DeviceBuffer<T>;
   }
-  return DeviceBuffer.alloc(dtype, length, outputPlacement(x.context, stream, `${what} output`));
+  return DeviceBuffer.alloc(dtype, length, { stream, label: `${what} output` });
 }
 
 /**
@@ -63,7 +63,7 @@ export function framesSpectra(
   x: SignalInput,
   input: InputSeries,
   g: SpectralGeometry,
-  stream: Stream | undefined,
+  stream: Stream,
   purpose = 'stft-half',
 ): ComplexBuffer {
   const { p, batch } = input;
@@ -187,9 +187,9 @@ export function stftWithGeometry(x: SignalInput, g: SpectralGeometry, options: S
 function stftOf(x: SignalInput, input: InputSeries, g: SpectralGeometry, options: StftRunOptions): StftResult {
   const { p, batch } = input;
   const scale = stftScale(g, options.scaling ?? 'spectrum');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const total = batch * g.freqs * g.frames;
-  const Zxx = allocOr(options.output, COMPLEX_OF[p], total, x, stream, 'stft');
+  const Zxx = allocOr(options.output, COMPLEX_OF[p], total, stream, 'stft');
   const half = framesSpectra(x, input, g, stream);
   ws.kernel(x.context, 'arrange_stft', p)(
     elementwise(total, stream),
@@ -250,9 +250,9 @@ export function spectrogram(
   const { p, batch, length } = input;
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS, input.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const total = batch * g.freqs * g.frames;
-  const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
+  const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, stream, 'spectrogram');
   const half = framesSpectra(x, input, g, stream);
   const launch = elementwise(total, stream);
   if (mode === 'psd')

@@ -16,7 +16,7 @@ import {
   type SpectralGeometry,
 } from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
-import { deviceSelection } from '../device-option.js';
+import { DEVICE_FLAGS, deviceOptionsUsage, deviceSelection } from '../device-option.js';
 import {
   choiceOption,
   decimalNumber,
@@ -94,8 +94,7 @@ Options:
   --column N|NAME    CSV column by 0-based index or header name
   --db-range DB      dB below the peak shown in the picture (default 80)
   --precision P      f32 (default) or f64 arithmetic on the GPU
-  --devices L        GPUs the spectrogram's chunks spread over: "all" (default) or ordinals like 0,1
-  --device I         one GPU (the same as --devices I)
+${deviceOptionsUsage(21, "the spectrogram's chunks are spread over them")}
   --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
   --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
   --quiet            no progress bar
@@ -124,8 +123,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       'db-range': { type: 'string' },
       precision: { type: 'string' },
       dtype: { type: 'string' },
-      device: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       'save-magnitude': { type: 'boolean' },
       'chunk-frames': { type: 'string' },
       quiet: { type: 'boolean' },

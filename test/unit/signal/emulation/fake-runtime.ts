@@ -18,8 +18,34 @@ type Host = Float32Array | Float64Array | Int32Array | Int16Array | Int8Array | 
 const COMPONENTS: Record<string, number> = { c64: 2, c128: 2 };
 let nextAddress = 1 << 20;
 
-/** The fake context every fake buffer belongs to. */
-export const FAKE_CONTEXT = { label: 'emulated context', disposed: false, synchronize(): void {} };
+/**
+ * The fake context every fake buffer belongs to, with its default stream (what the signal
+ * operations resolve a missing `{ stream }` to): work "on" it runs at once, so it is always done.
+ */
+export const FAKE_CONTEXT = {
+  label: 'emulated context',
+  disposed: false,
+  synchronize(): void {},
+  defaultStream: {
+    label: 'emulated default stream',
+    isDefault: true,
+    disposed: false,
+    done: async (): Promise<void> => {},
+    waitEvent(): void {},
+  },
+};
+
+/** Event over the fake stream: the work it follows ran when it was enqueued, so it is complete at once. */
+export class FakeEvent {
+  record(): this {
+    return this;
+  }
+  query(): boolean {
+    return true;
+  }
+  synchronize(): void {}
+  dispose(): void {}
+}
 
 function hostFor(dtype: string, length: number): Host {
   const n = length * (COMPONENTS[dtype] ?? 1);
