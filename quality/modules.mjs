@@ -98,13 +98,18 @@ export const MUTATION_MODULES = [
     tests: [
       'test/unit/signal/geometry.test.ts',
       'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/framing.test.ts',
       'test/unit/signal/complex-input.test.ts',
     ],
   },
   {
     name: 'inverse-geometry',
     file: 'src/signal/inverse-geometry.ts',
-    tests: ['test/unit/signal/geometry.test.ts', 'test/unit/signal/geometry-edges.test.ts'],
+    tests: [
+      'test/unit/signal/geometry.test.ts',
+      'test/unit/signal/geometry-edges.test.ts',
+      'test/unit/signal/framing.test.ts',
+    ],
   },
   {
     name: 'channel',
@@ -122,6 +127,11 @@ export const MUTATION_MODULES = [
       'test/unit/pipeline/batching/bounded.test.ts',
       'test/unit/pipeline/batching/channel-edges.test.ts',
     ],
+  },
+  {
+    name: 'slot-set',
+    file: 'src/pipeline/lanes/slot-set.ts',
+    tests: ['test/unit/pipeline/lanes/slot-set.test.ts'],
   },
   {
     name: 'admission',

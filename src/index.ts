@@ -6,7 +6,7 @@
  * `tscuda/runtime` (the whole runtime: pools of events, 2-D copies, dtypes, ...), `tscuda/ffi`
  * (generated bindings and their checked forms), `tscuda/kernels` (typed launchers of the shipped
  * kernels), `tscuda/orchestration` (strategies, device pools, NCCL), `tscuda/signal` (scipy.signal
- * on the GPU), `tscuda/pipeline` (overlap, stages, batching), `tscuda/engine` (the FFT job engine)
+ * on the GPU), `tscuda/pipeline` (lanes, overlap, stages, batching), `tscuda/engine` (the FFT job engine)
  * and `tscuda/server` (the HTTP server).
  */
 // The runtime: devices, streams, events, memory, modules and kernels, NVRTC, cuFFT, graphs.
@@ -62,9 +62,9 @@ export type {
   RunReport,
   TimelineRecord,
 } from './orchestration/index.js';
-// Pipelines that overlap transfers with compute, and request batching.
-export { TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
-export type { BatcherDescriptor, BatchDispatch, ManagedContextDescriptor } from './pipeline/index.js';
+// Lanes (work in overlapping stages: upload, compute, download), the pipelines built on them, and request batching.
+export { Lane, TripleBuffer, AsyncCoordinator, StageManager, ManagedContext, Batcher } from './pipeline/index.js';
+export type { BatcherDescriptor, BatchDispatch, LaneDescriptor, ManagedContextDescriptor } from './pipeline/index.js';
 // The FFT job engine and the errors its submit() and jobs raise (a program that submits catches these).
 export {
   JobEngine,

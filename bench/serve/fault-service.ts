@@ -19,6 +19,8 @@ const supervisor = superviseWorkers({
     process.env.TSCUDA_SERVE_BENCH_WORKER ??
     join(import.meta.dirname, '..', '..', 'test', 'gpu', 'server', 'fixtures', 'fault-worker.ts'),
   config: { port, host: '127.0.0.1', lanes: 4, maxQueued: 256, ...extra },
+  // Every worker on GPU 0: the run measures recovery of one GPU's workers.
+  devices: [0],
   log: (line) => console.error(`[supervisor] ${line}`),
 });
 await supervisor.started;

@@ -4,7 +4,7 @@
  * allocate), and a chunk of it within every lane's memory; and the chunks it then runs in on a
  * lane. CUDA-free.
  */
-import { planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
+import { minChunkFrames, planFrameChunks, planRowChunks, type FrameChunk } from './chunks.js';
 import { JobValidationError, ResultTooLargeError } from './errors.js';
 import type { LaneRunner } from './lane-runner.js';
 import { resultArrayClass, resultArrays } from './result-arrays.js';
@@ -56,7 +56,7 @@ export function checkJobFits(
   const resultBytes = allocatedResultBytes(job, precision);
   if (resultBytes > maxResultBytes) throw new ResultTooLargeError(resultBytes, maxResultBytes, 'estimated at submit');
   if (job.framing) {
-    const need = Math.ceil(job.framing.nperseg / job.framing.step);
+    const need = minChunkFrames(job.framing);
     const fits = Math.min(...runners.map((r) => r.maxFrames?.(job) ?? 0));
     if (!(fits >= need))
       throw new JobValidationError(
@@ -81,9 +81,5 @@ export function planJobChunks(
   const f = job.framing;
   if (!f) return planRowChunks(job.batch, Math.max(1, runner.maxRows(job)));
   const maxFrames = runner.maxFrames?.(job) ?? f.frames;
-  return planFrameChunks({ length: f.paddedLength, frameLength: f.nperseg, hop: f.step }, maxFrames).map((frames) => ({
-    start: 0,
-    rows: job.batch,
-    frames,
-  }));
+  return planFrameChunks(f, maxFrames).map((frames) => ({ start: 0, rows: job.batch, frames }));
 }

@@ -5,10 +5,14 @@
  * Every built-in flag works per series (a whole-series FFT), so a job splits exactly along its
  * rows: a chunk is a run of whole series, and the stitched result equals the one-shot result.
  * For framed processing of one very long series (overlap-add of windowed frames), planFrameChunks
- * gives chunks of whole frames that overlap so that every output sample is computed from all the
- * frames covering it: the stitched output again equals the one-shot output.
+ * gives chunks of whole frames of the framing the signal layer resolved (its frames and hop, never
+ * counted again here) that overlap so that every output sample is computed from all the frames
+ * covering it: the stitched output again equals the one-shot output.
  */
 import { positiveInteger } from '../runtime/value-checks.js';
+import { frameSpan, type FrameLayout } from '../signal/geometry.js';
+
+export type { FrameLayout };
 
 /** A run of whole series: rows [start, start + rows). */
 export interface RowChunk {
@@ -42,7 +46,7 @@ export interface FrameChunk {
   /** Frames [frameStart, frameStart + frames) of the whole series run in this chunk. */
   frameStart: number;
   frames: number;
-  /** Input samples the chunk reads: [inputStart, inputStart + inputLength). */
+  /** Samples the chunk reads (of the extended, padded series): [inputStart, inputStart + inputLength), geometry.ts's frameSpan. */
   inputStart: number;
   inputLength: number;
   /** Output samples this chunk owns (every frame covering them is in the chunk): [outputStart, outputStart + outputLength). */
@@ -50,66 +54,32 @@ export interface FrameChunk {
   outputLength: number;
 }
 
-/** The framing of a series: frames of `frameLength` samples every `hop` samples. */
-export interface Framing {
-  /** Samples in the series. */
-  length: number;
-  frameLength: number;
-  hop: number;
+/**
+ * Frames a chunk must hold at least: those that cover one sample, ceil(nperseg / hop) (a chunk of
+ * fewer could own no output sample).
+ */
+export function minChunkFrames(layout: FrameLayout): number {
+  return Math.ceil(layout.nperseg / layout.hop);
 }
 
 /**
- * The framing's fields checked (what: the caller, for the message): a hop of 0 made frameCount
- * Infinity or NaN, a negative one a negative count, and null was read as an object.
+ * Plans overlap-add processing of a framing's frames (a geometry of geometry.ts: `layout.frames`
+ * frames of nperseg samples every hop samples) in chunks of at most `maxFrames` frames. Consecutive
+ * chunks share the frames that straddle their boundary (minChunkFrames - 1 of them), and each output
+ * sample is owned by exactly one chunk: one in which every frame covering it ran. Concatenating the
+ * chunks' owned outputs gives the samples the frames cover, [0, (frames - 1) * hop + nperseg).
  */
-function checkFraming(f: Framing, what: string): void {
-  if (typeof f !== 'object' || f === null)
+export function planFrameChunks(layout: FrameLayout, maxFrames: number): FrameChunk[] {
+  if (typeof layout !== 'object' || layout === null)
     throw new TypeError(
-      `${what}: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`,
+      `planFrameChunks: the framing must be an object { nperseg, hop, frames } (a geometry), got ${layout === null ? 'null' : typeof layout}`,
     );
-  if (!Number.isSafeInteger(f.length) || f.length < 0)
-    throw new RangeError(`${what}: length must be a non-negative integer, got ${f.length}`);
-  positiveInteger(f.frameLength, `${what}: frameLength`);
-  positiveInteger(f.hop, `${what}: hop`);
-}
-
-/** Frames that fit in the series: 1 + floor((length - frameLength) / hop). Throws a RangeError for a length, frameLength or hop that is not a count. */
-export function frameCount(f: Framing): number {
-  checkFraming(f, 'frameCount');
-  if (f.length < f.frameLength) return 0;
-  return 1 + Math.floor((f.length - f.frameLength) / f.hop);
-}
-
-/** Output samples the frames cover: (frames - 1) * hop + frameLength (a tail shorter than a hop is not covered). Checks `f` as frameCount() does. */
-export function coveredLength(f: Framing): number {
-  checkFraming(f, 'coveredLength');
-  const frames = frameCount(f);
-  return frames === 0 ? 0 : (frames - 1) * f.hop + f.frameLength;
-}
-
-/**
- * Plans overlap-add processing of one series in chunks of at most `maxFrames` frames. Consecutive
- * chunks share the frames that straddle their boundary (ceil(frameLength / hop) - 1 of them), and
- * each output sample is owned by exactly one chunk: one in which every frame covering it ran.
- * Concatenating the chunks' owned outputs gives samples [0, coveredLength).
- */
-export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
-  if (typeof f !== 'object' || f === null)
-    throw new TypeError(
-      `planFrameChunks: the framing must be an object { length, frameLength, hop }, got ${f === null ? 'null' : typeof f}`,
-    );
-  const { frameLength, hop } = f;
-  if (!Number.isSafeInteger(f.length) || f.length < 0)
-    throw new RangeError(`planFrameChunks: length must be a non-negative integer, got ${f.length}`);
-  positiveInteger(frameLength, 'planFrameChunks: frameLength');
-  if (!Number.isSafeInteger(hop) || hop < 1 || hop > frameLength)
-    throw new RangeError(`planFrameChunks: hop must be an integer in [1, frameLength], got ${hop}`);
-  const total = frameCount(f);
-  if (total === 0)
-    throw new RangeError(
-      `planFrameChunks: the series (${f.length} samples) is shorter than one frame (${frameLength})`,
-    );
-  const overlapFrames = Math.ceil(frameLength / hop) - 1;
+  const { nperseg, hop, frames: total } = layout;
+  positiveInteger(nperseg, 'planFrameChunks: nperseg');
+  if (!Number.isSafeInteger(hop) || hop < 1 || hop > nperseg)
+    throw new RangeError(`planFrameChunks: hop must be an integer in [1, nperseg = ${nperseg}], got ${hop}`);
+  positiveInteger(total, 'planFrameChunks: frames');
+  const overlapFrames = minChunkFrames(layout) - 1;
   if (!Number.isSafeInteger(maxFrames) || maxFrames < overlapFrames + 1)
     throw new RangeError(
       `planFrameChunks: maxFrames must be at least ${overlapFrames + 1} (frames overlapping one sample), got ${maxFrames}`,
@@ -121,28 +91,29 @@ export function planFrameChunks(f: Framing, maxFrames: number): FrameChunk[] {
     throw new RangeError(
       `planFrameChunks: ${total} frames in chunks of ${maxFrames} make ${count} chunks, more than the ${MAX_PLANNED_CHUNKS} a plan may hold; give more frames per chunk`,
     );
-  const covered = coveredLength(f);
+  const covered = frameSpan(layout, 0, total).length;
   const chunks: FrameChunk[] = [];
   let frameStart = 0;
   let owned = 0; // first output sample not yet owned
   for (;;) {
     const frames = Math.min(maxFrames, total - frameStart);
     const last = frameStart + frames === total;
-    // Sample t is covered by frames ceil((t - frameLength + 1) / hop) .. floor(t / hop); the chunk owns
+    // Sample t is covered by frames ceil((t - nperseg + 1) / hop) .. floor(t / hop); the chunk owns
     // the samples whose covering frames all lie within it: t < (frameStart + frames) * hop, unless last.
     const end = last ? covered : (frameStart + frames) * hop;
+    const input = frameSpan(layout, frameStart, frames);
     chunks.push({
       frameStart,
       frames,
-      inputStart: frameStart * hop,
-      inputLength: (frames - 1) * hop + frameLength,
+      inputStart: input.start,
+      inputLength: input.length,
       outputStart: owned,
       outputLength: end - owned,
     });
     if (last) break;
     owned = end;
     // The next chunk starts at the first frame covering `owned`.
-    frameStart = Math.max(0, Math.ceil((owned - frameLength + 1) / hop));
+    frameStart = Math.max(0, Math.ceil((owned - nperseg + 1) / hop));
   }
   return chunks;
 }

@@ -54,6 +54,8 @@ export class EngineCore implements JobEngineLike {
   /** Host bytes one job's result arrays may take (EngineCoreOptions.maxResultBytes). */
   readonly maxResultBytes: number;
   readonly lost: Promise<never>;
+  /** The devices the lanes run on, each once, in lane order: fixed with the lanes, so found once here. */
+  readonly devices: readonly number[];
   readonly #lanes: ScheduledLane[];
   /** The lanes' runners, in lane order (what a job is checked against at submit). */
   readonly #runners: readonly LaneRunner[];
@@ -87,16 +89,13 @@ export class EngineCore implements JobEngineLike {
       load: 0,
       stats: new LaneStatsRecorder(index, runner.device),
     }));
+    this.devices = Object.freeze([...new Set(this.#lanes.map((l) => l.runner.device))]);
     this.lost = new Promise<never>((_, reject) => (this.#rejectLost = reject));
     this.lost.catch(() => {});
   }
 
   get laneCount(): number {
     return this.#lanes.length;
-  }
-
-  get devices(): readonly number[] {
-    return [...new Set(this.#lanes.map((l) => l.runner.device))];
   }
 
   /** Jobs waiting for a lane. */

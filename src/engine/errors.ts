@@ -1,7 +1,10 @@
 /**
  * The job engine's named errors. CUDA-free: the server maps them to HTTP statuses by name.
  */
+import { isStickyError } from '../ffi/sticky.js';
 import { clip, clipMessage } from '../runtime/value-checks.js';
+
+export { isStickyError } from '../ffi/sticky.js';
 
 /** A job description was refused at submit (nothing was queued); `field` names the bad field. */
 export class JobValidationError extends Error {
@@ -135,14 +138,4 @@ export class JobError extends Error {
   get sticky(): boolean {
     return isStickyError(this.cause);
   }
-}
-
-/** True for a CudaError (or anything carrying `sticky: true`, also as a cause) that broke its context. */
-export function isStickyError(error: unknown): boolean {
-  let e: unknown = error;
-  for (let depth = 0; depth < 8 && typeof e === 'object' && e !== null; depth++) {
-    if ((e as { sticky?: unknown }).sticky === true) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
 }

@@ -1,24 +1,26 @@
 /**
  * The framed-stft chunk flow of a lane: frames [f0, f0 + M) of every series of the zero-extended,
  * padded series (scipy's boundary 'zeros', padded), assembled on the host into the slot's pinned
- * input; stft without boundary, mask (zeroing the frequency rows outside the pass band), istft
- * without boundary (overlap-add divided by the summed squared window of the chunk's frames); the
+ * input; stft of those frames (the job's geometry, framesGeometry: not framed or checked again),
+ * mask (zeroing the frequency rows outside the pass band), istft without boundary (overlap-add
+ * divided by the summed squared window of the chunk's frames; NOLA was checked at submit); the
  * chunk keeps only the samples it owns, whose covering frames it all ran, so chunks stitch
  * exactly. Everything runs on the lane's stream (such a chunk runs alone on its lane).
  */
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
-import { bandBins } from '../signal/geometry.js';
+import { bandBins, framesGeometry } from '../signal/geometry.js';
+import { istftGeometryOf } from '../signal/inverse-geometry.js';
 import { spectrumMagnitude, type ComplexBuffer, type RealBuffer } from '../signal/primitives.js';
 import { findNonFinite } from '../signal/non-finite.js';
 import { narrow, type SignalInput } from '../signal/samples.js';
-import { istft } from '../signal/istft.js';
-import { stft } from '../signal/stft.js';
+import { istftWithGeometry } from '../signal/istft.js';
+import { stftWithGeometry } from '../signal/stft.js';
 import type { FrameChunk } from './chunks.js';
-import { rawArray } from './copy-back.js';
-import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
+import { rawArray } from '../pipeline/lanes/copy-back.js';
+import { sixteenBit, type LaneResources } from './lane-resources.js';
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
-import type { LaneSlot } from './lane-slots.js';
+import type { LaneSlot } from '../pipeline/lanes/lane-slots.js';
 import { nonFiniteCell, nonFiniteHost, nonFiniteIndex } from './non-finite-check.js';
 import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
@@ -26,10 +28,9 @@ import type { Precision } from '../runtime/fft/precision.js';
 /** Device bytes one frame of one series of a framed-stft job needs (input, Zxx, the stft/istft scratch, output, preview) on a lane of precision `real`. */
 export function framedBytesPerFrame(job: NormalizedJob, real: Precision): number {
   const f = job.framing!;
-  const nfft = f.nperseg;
   return (
-    (real === 'f32' ? 4 : 8) * (2 * f.step + 2 * nfft + 6 * f.freqs + job.previewBins) +
-    (job.outputDtype ? 2 * f.step : 0)
+    (real === 'f32' ? 4 : 8) * (2 * f.hop + 2 * f.nfft + 6 * f.freqs + job.previewBins) +
+    (job.outputDtype ? 2 * f.hop : 0)
   );
 }
 
@@ -52,7 +53,8 @@ export async function runFramedChunk(
   const M = fc.frames;
   const F = f.freqs;
   const P = job.previewBins;
-  const window = windowSpec(job);
+  // The job's geometry restricted to this chunk's frames: their samples are the chunk's input.
+  const g = framesGeometry(f, M);
 
   progress.stage = 'h2d';
   slot.start.record(s);
@@ -77,15 +79,8 @@ export async function runFramedChunk(
 
   progress.stage = 'fft';
   const zxx = buf.device('zxx', lane.complex, batch * F * M) as DeviceBuffer<DType>;
-  stft(x as SignalInput, {
+  stftWithGeometry(x as SignalInput, g, {
     ...(sixteen ? { scale: job.scale, precision: real } : {}),
-    fs: job.fs,
-    window,
-    nperseg: f.nperseg,
-    noverlap: f.noverlap,
-    detrend: job.detrend,
-    boundary: null,
-    padded: false,
     scaling: 'spectrum',
     batch,
     stream: s,
@@ -110,15 +105,8 @@ export async function runFramedChunk(
 
   progress.stage = 'inverse';
   const y = buf.device('filtered', real, batch * len) as DeviceBuffer<DType>;
-  istft(zxx as ComplexBuffer, {
-    frames: M,
+  istftWithGeometry(zxx as ComplexBuffer, istftGeometryOf(g, { boundary: false, scaling: 'spectrum' }), {
     batch,
-    fs: job.fs,
-    window,
-    nperseg: f.nperseg,
-    noverlap: f.noverlap,
-    boundary: false,
-    scaling: 'spectrum',
     stream: s,
     output: y as RealBuffer,
   });

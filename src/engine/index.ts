@@ -105,12 +105,12 @@ export { DEFAULT_MAX_RESULT_BYTES } from './capacity.js';
 export {
   planRowChunks,
   planFrameChunks,
-  frameCount,
-  coveredLength,
+  minChunkFrames,
   type RowChunk,
   type FrameChunk,
-  type Framing,
+  type FrameLayout,
 } from './chunks.js';
 export { RecentValues, LaneStatsRecorder, engineStats, percentileOf, STATS_WINDOW, type JobSample } from './stats.js';
 export { GpuLane } from './gpu-lane.js';
-export type { CopyStreams, LaneShared, LentType } from './lane-resources.js';
+export type { LaneShared, LentType } from './lane-resources.js';
+export type { CopyStreams } from '../pipeline/lanes/device-streams.js';

@@ -8,7 +8,7 @@ import { Device } from '../runtime/device.js';
 import { resolvePlacement } from '../runtime/defaults.js';
 import { HostBuffer } from '../runtime/memory/host-buffer.js';
 import type { StreamPool } from '../orchestration/stream-pool.js';
-import { deviceStreams, type DeviceStreams } from './device-streams.js';
+import { deviceStreams, type DeviceStreams } from '../pipeline/lanes/device-streams.js';
 import { coreOptions } from './capacity.js';
 import { EngineCore } from './engine-core.js';
 import { GpuLane } from './gpu-lane.js';

@@ -1,15 +1,13 @@
 /**
  * What a GPU lane's job flows (series-flow.ts, framed-flow.ts) see of their lane, and what the
- * lanes of one engine share. Named here, apart from the GpuLane class, so that the lane and its
- * flows never import each other.
+ * lanes of one engine share. A lane is the pipeline's Lane (its streams, slots, buffers and graphs:
+ * pipeline/lanes) with the engine's own parts beside it. Named here, apart from the GpuLane class,
+ * so that the lane and its flows never import each other.
  */
-import type { Context } from '../runtime/context.js';
-import type { BufferCache } from '../runtime/memory/buffer-cache.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
-import type { Stream } from '../runtime/stream.js';
 import type { SampleDType } from '../signal/samples.js';
 import type { WindowSpec } from '../signal/window.js';
-import type { ComputeGraphs } from './compute-graphs.js';
+import type { LaneView } from '../pipeline/lanes/lane-view.js';
 import type { StageRegistry } from './stages.js';
 import type { NormalizedJob } from './validate.js';
 import type { Precision } from '../runtime/fft/precision.js';
@@ -21,43 +19,18 @@ export type LentType = 'f32' | 'f64' | 'i16' | 'f16' | 'bf16';
 export interface LaneShared {
   readonly precision: Precision;
   readonly stages: StageRegistry;
-  /** Pinned arrays lent by engine.hostBuffer(), by their ArrayBuffer. */
+  /** Pinned arrays lent by engine.hostBuffer(), by their ArrayBuffer: the lanes' `pinned`. */
   readonly lent: ReadonlyMap<ArrayBufferLike, HostBuffer<LentType>>;
   /** Device memory one chunk may use on a lane (bytes). */
   readonly laneMemoryBytes: number;
-  /** Jobs each lane holds on the GPU at once. */
+  /** Jobs each lane holds on the GPU at once: its slots. */
   readonly laneDepth: number;
   /** Whether lanes replay a repeated job shape's compute from a CUDA graph (JobEngineOptions.computeGraphs). */
   readonly computeGraphs: boolean;
 }
 
-/**
- * The copy streams the lanes of one device share: every lane's host-to-device copies queue on
- * one, its device-to-host copies on the other, each in submission order. Joined to the lanes'
- * compute streams by events, the copy engines of both directions stay busy back to back while
- * the lanes compute (a lane alone on one stream copies in, computes and copies out in turn, and
- * the lanes then fall into step: measured 10.8 vs 11.7 Gsamples/s, bench/probe/engine-stages.ts).
- */
-export interface CopyStreams {
-  readonly copyIn: Stream;
-  readonly copyOut: Stream;
-}
-
-/** One lane as its job flows use it: made once per lane, so a job allocates none of it. */
-export interface LaneResources {
-  /** The lane's index in its engine (what a JobError and a stage's context name). */
-  readonly index: number;
-  /** The device ordinal. */
-  readonly device: number;
-  readonly context: Context;
-  /** The lane's compute stream. */
-  readonly stream: Stream;
-  /** Its device's copy streams. */
-  readonly copies: CopyStreams;
-  /** The lane's device and pinned buffers: intermediates on its stream, inputs and results per slot. */
-  readonly buffers: BufferCache;
-  /** The lane's compute graphs (undefined when the engine runs without them). */
-  readonly graphs: ComputeGraphs | undefined;
+/** One lane as its job flows use it: the pipeline's lane (its index is what a JobError and a stage's context name) and the engine's parts. */
+export interface LaneResources extends LaneView {
   readonly shared: LaneShared;
   /** The engine's precision as a real and a complex element type, and its real element size. */
   readonly real: Precision;

@@ -8,7 +8,7 @@
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { HostBuffer } from '../runtime/memory/host-buffer.js';
 import { ALL_FINITE, canBeNonFinite } from '../signal/non-finite.js';
-import type { CopyBack } from './copy-back.js';
+import type { CopyBack } from '../pipeline/lanes/copy-back.js';
 import type { LaneResources } from './lane-resources.js';
 import type { NormalizedJob } from './validate.js';
 

@@ -5,6 +5,7 @@
  * coefficients, the sample types) declared here. CUDA-free.
  */
 import type { JOB_PARAMETER_TABLE } from './job-schema.js';
+import type { SpectralGeometry } from '../signal/geometry.js';
 import type { ResolvedWindow } from '../signal/window.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import type {
@@ -60,7 +61,7 @@ export interface NormalizedJob extends JobFlagSet, NormalizedDefaults, Normalize
   /** Registered stages asked for, in flag order. */
   stages: readonly string[];
   window: ResolvedWindow;
-  /** Framed stft (nperseg given): scipy's framing of each series (boundary 'zeros', padded). */
+  /** Framed stft (nperseg given): scipy's framing of each series (boundary 'zeros', padded), from geometry.ts. */
   framing: JobFraming | undefined;
   /** The stft pass band; [0, fs/2] when not given. */
   passBand: Band;
@@ -75,17 +76,9 @@ export interface NormalizedJob extends JobFlagSet, NormalizedDefaults, Normalize
   signal: AbortSignal | undefined;
 }
 
-/** The framing of a framed-stft job: each series zero-extended by `extension` on both sides and padded to `paddedLength`, cut in `frames` frames. */
-export interface JobFraming {
-  nperseg: number;
-  noverlap: number;
-  /** nperseg - noverlap. */
-  step: number;
-  /** nperseg / 2 (floored): zeros before and after the series (scipy's boundary 'zeros'). */
-  extension: number;
-  /** Samples of the extended, padded series: (frames - 1) * step + nperseg. */
-  paddedLength: number;
-  frames: number;
-  /** Frequency bins per frame: nperseg / 2 + 1. */
-  freqs: number;
-}
+/**
+ * The framing of a framed-stft job: the signal layer's geometry of each series (scipy.signal.stft's
+ * boundary 'zeros', padded, nfft = nperseg), with the job's fs, window and detrend; its frames run
+ * in chunks of whole frames (framesGeometry), never framed again.
+ */
+export type JobFraming = SpectralGeometry;

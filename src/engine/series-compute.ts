@@ -2,8 +2,8 @@
  * The compute of a whole-series chunk on its lane's stream, apart from its buffers (the list of
  * series-buffers.ts, allocated before anything is enqueued) and copies: `enqueueSeriesCompute`
  * enqueues the kernels and FFTs and nothing else (no allocation of the lane's, no host copy), so
- * the lane can capture it into a CUDA graph and replay it (compute-graphs.ts) where every flag of
- * the job allows it. `seriesComputeKey` names everything that changes what it enqueues.
+ * the lane can capture it into a CUDA graph and replay it (pipeline/lanes/compute-graphs.ts) where
+ * every flag of the job allows it. `seriesComputeKey` names everything that changes what it enqueues.
  */
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { decimate } from '../signal/decimate.js';

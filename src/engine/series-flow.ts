@@ -14,10 +14,10 @@ import { finishDominantCycles } from '../signal/cycles.js';
 import { halfBins, type RealBuffer } from '../signal/primitives.js';
 import { getWindow } from '../signal/window.js';
 import { signalWorkspace } from '../signal/workspace.js';
-import { CopyBack, lentView, rawArray } from './copy-back.js';
+import { CopyBack, pinnedView, rawArray } from '../pipeline/lanes/copy-back.js';
+import type { LaneSlot } from '../pipeline/lanes/lane-slots.js';
 import { sixteenBit, windowSpec, type LaneResources } from './lane-resources.js';
 import type { LaneChunk, LaneChunkOutcome } from './lane-runner.js';
-import type { LaneSlot } from './lane-slots.js';
 import { fetchNonFinite, nonFiniteIndex } from './non-finite-check.js';
 import type { StageContext } from './stages.js';
 import { capturable, enqueueSeriesCompute, seriesComputeKey } from './series-compute.js';
@@ -103,7 +103,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   // 16-bit samples cross in 2 bytes and are converted by detrendWindow's kernels (scale applied there).
   const sixteen = sixteenBit(job);
   const inType: DType = sixteen ? job.dtype : real;
-  const lent = lentView(lane.shared, chunk.data, inType);
+  const lent = pinnedView(lane.pinned, chunk.data, inType);
   const pin = lent ? undefined : buf.host('input', inType, total, slot.index);
   if (pin) await copyHostArray(rawArray(pin), chunk.data);
   const stickyNow = lane.context.stickyError;
@@ -115,8 +115,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   slot.start.record(copyIn);
   if (lent) b.x.write(lent.host, { stream: copyIn, otherOffset: lent.offset, length: total });
   else b.x.write(pin!, { stream: copyIn, length: total });
-  slot.loaded.record(copyIn);
-  s.waitEvent(slot.loaded);
+  lane.uploaded(slot);
   bytesMoved += total * dtypeInfo(inType).bytes;
 
   const pending: { name: string; value: unknown }[] = [];
@@ -124,7 +123,7 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   if (graphs && capturable(job)) {
     // No stages (user code may enqueue anything), no filter and no flag that allocates on the way
     // (the wavelet, the envelope, the decimation): the compute replays from a graph once this slot
-    // has met the job's shape twice (compute-graphs.ts).
+    // has met the job's shape twice (pipeline/lanes/compute-graphs.ts).
     // Both counters only grow: their sum changes whenever either does.
     const generation = buf.generation + signalWorkspace.generation(s);
     progress.stage = 'compute';
@@ -202,12 +201,10 @@ export async function runSeriesChunk(lane: LaneResources, chunk: LaneChunk, slot
   }
 
   progress.stage = 'd2h';
-  slot.computed.record(s);
-  copyOut.waitEvent(slot.computed);
+  lane.computed(slot);
   back.enqueue();
   progress.stage = 'gpu';
-  slot.finished.record(copyOut);
-  await slot.finished.done();
+  await lane.finished(slot);
   const gpuMs = slot.finished.elapsedSince(slot.start);
 
   progress.stage = 'readback';

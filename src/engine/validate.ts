@@ -112,7 +112,8 @@ function parametersOf(
   const flags = checkFlags(spec, context.stages, dtype);
   const window = resolveJobWindow(spec.window === undefined ? 'hann' : spec.window);
   const passBand = spec.passBand === undefined ? ([0, nyquist] as Band) : band(spec.passBand, 'passBand', nyquist);
-  const framing = jobFraming(spec, length, flags.seen, window);
+  const framed = { nperseg: spec.nperseg, noverlap: spec.noverlap, fs, detrend: values.detrend };
+  const framing = jobFraming(framed, length, flags.seen, window);
   const maxBins = framing ? framing.freqs : Math.floor(length / 2) + 1;
   const previewBins = spec.previewBins ?? Math.min(256, maxBins);
   if (previewBins > maxBins)

@@ -22,3 +22,13 @@ export function noteSticky(error: CudaError): void {
 export function processLost(): CudaError | undefined {
   return first;
 }
+
+/** True for a CudaError (or anything carrying `sticky: true`, also as a cause) that broke its context. */
+export function isStickyError(error: unknown): boolean {
+  let e: unknown = error;
+  for (let depth = 0; depth < 8 && typeof e === 'object' && e !== null; depth++) {
+    if ((e as { sticky?: unknown }).sticky === true) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

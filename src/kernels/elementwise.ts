@@ -24,7 +24,7 @@ import type { KernelArg, KernelParamType } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import { bf16Bits, f16Bits } from '../runtime/memory/half.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import {
   checkUniqueNames,
   DeclarationError,
@@ -59,7 +59,7 @@ export interface ElementwiseDescriptor<I extends string, O extends string, P ext
 
 /** Launch options of one call. */
 export interface ElementwiseLaunchOptions {
-  /** Enqueue on this stream (default: the legacy default stream of the buffers' context). */
+  /** Enqueue on this stream (default: the buffers' context's default stream, `context.defaultStream`). */
   stream?: Stream | undefined;
   /** Threads per block (default 256). */
   block?: number | undefined;
@@ -209,21 +209,25 @@ export function splitCall(
   return { buffers, scalars: scalarValues, options };
 }
 
-/** Common context and length of the buffers of a call. */
+/**
+ * The common context of the buffers of a call, and the stream it runs on: the one given, else that
+ * context's default stream (resolveStream), resolved here once for the call.
+ */
 export function commonPlacement(
   kernel: string,
   buffers: readonly DeviceBuffer<DType>[],
-  stream: Stream | undefined,
-): Context {
+  given: Stream | undefined,
+): { context: Context; stream: Stream } {
   const context = buffers[0]!.context;
   for (const b of buffers) {
     if (b.disposed) throw new TypeError(`${kernel}: buffer "${b.label}" was disposed`);
     if (b.context !== context)
       throw new TypeError(`${kernel}: buffers "${buffers[0]!.label}" and "${b.label}" belong to different contexts`);
   }
-  if (stream && stream.context !== context)
+  const stream = resolveStream(context, given);
+  if (stream.context !== context)
     throw new TypeError(`${kernel}: stream "${stream.label}" belongs to another context than the buffers`);
-  return context;
+  return { context, stream };
 }
 
 /**
@@ -239,8 +243,7 @@ export function elementwise<const I extends string, const O extends string, cons
   const launch = (...args: readonly unknown[]): void => {
     const call = splitCall(name, parsed.inputs, parsed.params, parsed.outputs, args);
     const placeholders = resolvePlaceholders(bufferDecls, call.buffers, name);
-    const stream = call.options.stream;
-    const context = commonPlacement(name, call.buffers, stream);
+    const { context, stream } = commonPlacement(name, call.buffers, call.options.stream);
     const n = call.buffers[0]!.length;
     call.buffers.forEach((b, i) => {
       if (b.length !== n)
@@ -262,7 +265,7 @@ export function elementwise<const I extends string, const O extends string, cons
     );
     const kernelArgs: KernelArg[] = [...inputs, ...scalars, ...outputs, n];
     const block = call.options.block ?? 256;
-    kernel.launch({ grid: gridFor(context, n, block), block, ...(stream ? { stream } : {}) }, ...kernelArgs);
+    kernel.launch({ grid: gridFor(context, n, block), block, stream }, ...kernelArgs);
   };
   const fn = launch as unknown as ElementwiseFunction<I, O, P>;
   Object.defineProperty(fn, 'kernelName', { value: name });

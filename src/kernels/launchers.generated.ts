@@ -76,10 +76,19 @@ export function loadBatchKernels(options: KernelModuleOptions = {}): BatchKernel
 
 /** Parameter types of the kernels in src/kernels/filter.cu. */
 export const FILTER_SIGNATURES = {
-  sosfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sosfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sosfiltfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sosfiltfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_initial_state_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_initial_state_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_tile_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_tile_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_group_final: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_group_scan: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32'],
+  sos_group_apply: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_tile_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_tile_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  series_to_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  series_to_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  series_from_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  series_from_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
   fir_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_state_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
@@ -102,12 +111,6 @@ export const FILTER_SIGNATURES = {
   spectrum_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
   slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
@@ -132,10 +135,19 @@ export interface FilterKernels {
   readonly module: Module;
   /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
   readonly kernels: {
-    readonly sosfilt_f32: Kernel;
-    readonly sosfilt_f64: Kernel;
-    readonly sosfiltfilt_f32: Kernel;
-    readonly sosfiltfilt_f64: Kernel;
+    readonly sos_initial_state_f32: Kernel;
+    readonly sos_initial_state_f64: Kernel;
+    readonly sos_tile_final_f32: Kernel;
+    readonly sos_tile_final_f64: Kernel;
+    readonly sos_group_final: Kernel;
+    readonly sos_group_scan: Kernel;
+    readonly sos_group_apply: Kernel;
+    readonly sos_tile_apply_f32: Kernel;
+    readonly sos_tile_apply_f64: Kernel;
+    readonly series_to_f64_f32: Kernel;
+    readonly series_to_f64_f64: Kernel;
+    readonly series_from_f64_f32: Kernel;
+    readonly series_from_f64_f64: Kernel;
     readonly fir_f32: Kernel;
     readonly fir_f64: Kernel;
     readonly fir_state_f32: Kernel;
@@ -158,12 +170,6 @@ export interface FilterKernels {
     readonly spectrum_product_f64: Kernel;
     readonly slice_rows_f32: Kernel;
     readonly slice_rows_f64: Kernel;
-    readonly sos_chunk_final_f32: Kernel;
-    readonly sos_chunk_final_f64: Kernel;
-    readonly sos_chunk_scan_f32: Kernel;
-    readonly sos_chunk_scan_f64: Kernel;
-    readonly sos_chunk_apply_f32: Kernel;
-    readonly sos_chunk_apply_f64: Kernel;
     readonly upfirdn_f32: Kernel;
     readonly upfirdn_f64: Kernel;
     readonly resample_spectrum_f32: Kernel;
@@ -181,14 +187,32 @@ export interface FilterKernels {
     readonly coherence_f32: Kernel;
     readonly coherence_f64: Kernel;
   };
-  /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
-  sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
-  /** `sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
-  sosfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
-  /** `sosfiltfilt_f32(const float* x, float* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
-  sosfiltfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
-  /** `sosfiltfilt_f64(const double* x, double* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
-  sosfiltfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
+  /** `sos_initial_state_f32(const float* x, const float* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse)` */
+  sos_initial_state_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, zi: DeviceBuffer<'f32'>, init: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, zi_mode: number, reverse: number): void;
+  /** `sos_initial_state_f64(const double* x, const double* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse)` */
+  sos_initial_state_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, zi_mode: number, reverse: number): void;
+  /** `sos_tile_final_f32(const float* x, const double* table, double* ends, int batch, int length, int sections, int reverse)` */
+  sos_tile_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number): void;
+  /** `sos_tile_final_f64(const double* x, const double* table, double* ends, int batch, int length, int sections, int reverse)` */
+  sos_tile_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number): void;
+  /** `sos_group_final(const double* ends, double* carries, const double* transitions, int batch, int tiles, int group, int sections)` */
+  sos_group_final(config: LaunchConfig, ends: DeviceBuffer<'f64'>, carries: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, tiles: number, group: number, sections: number): void;
+  /** `sos_group_scan(double* carries, const double* init, const double* transitions, int batch, int groups, int sections)` */
+  sos_group_scan(config: LaunchConfig, carries: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, groups: number, sections: number): void;
+  /** `sos_group_apply(double* ends, const double* carries, const double* init, const double* transitions, int batch, int tiles, int group, int sections)` */
+  sos_group_apply(config: LaunchConfig, ends: DeviceBuffer<'f64'>, carries: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, tiles: number, group: number, sections: number): void;
+  /** `sos_tile_apply_f32(const float* x, float* y, const double* table, const double* ends, const double* init, float* zf, int batch, int length, int sections, int reverse, int has_zf)` */
+  sos_tile_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
+  /** `sos_tile_apply_f64(const double* x, double* y, const double* table, const double* ends, const double* init, double* zf, int batch, int length, int sections, int reverse, int has_zf)` */
+  sos_tile_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
+  /** `series_to_f64_f32(const float* x, double* work, int batch, int length, int edge, int padtype)` */
+  series_to_f64_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
+  /** `series_to_f64_f64(const double* x, double* work, int batch, int length, int edge, int padtype)` */
+  series_to_f64_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
+  /** `series_from_f64_f32(const double* work, float* y, int batch, int length, int edge)` */
+  series_from_f64_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f32'>, batch: number, length: number, edge: number): void;
+  /** `series_from_f64_f64(const double* work, double* y, int batch, int length, int edge)` */
+  series_from_f64_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, length: number, edge: number): void;
   /** `fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi)` */
   fir_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, ntaps: number, has_zi: number): void;
   /** `fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi)` */
@@ -233,18 +257,6 @@ export interface FilterKernels {
   slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
   /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
   slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
-  /** `sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
   /** `upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
   /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
@@ -286,10 +298,19 @@ export interface FilterKernels {
 export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKernels {
   const module = loadKernelModule('filter', options);
   const kernels = bindKernels(module, FILTER_SIGNATURES);
-  const kernel_sosfilt_f32 = kernels.sosfilt_f32;
-  const kernel_sosfilt_f64 = kernels.sosfilt_f64;
-  const kernel_sosfiltfilt_f32 = kernels.sosfiltfilt_f32;
-  const kernel_sosfiltfilt_f64 = kernels.sosfiltfilt_f64;
+  const kernel_sos_initial_state_f32 = kernels.sos_initial_state_f32;
+  const kernel_sos_initial_state_f64 = kernels.sos_initial_state_f64;
+  const kernel_sos_tile_final_f32 = kernels.sos_tile_final_f32;
+  const kernel_sos_tile_final_f64 = kernels.sos_tile_final_f64;
+  const kernel_sos_group_final = kernels.sos_group_final;
+  const kernel_sos_group_scan = kernels.sos_group_scan;
+  const kernel_sos_group_apply = kernels.sos_group_apply;
+  const kernel_sos_tile_apply_f32 = kernels.sos_tile_apply_f32;
+  const kernel_sos_tile_apply_f64 = kernels.sos_tile_apply_f64;
+  const kernel_series_to_f64_f32 = kernels.series_to_f64_f32;
+  const kernel_series_to_f64_f64 = kernels.series_to_f64_f64;
+  const kernel_series_from_f64_f32 = kernels.series_from_f64_f32;
+  const kernel_series_from_f64_f64 = kernels.series_from_f64_f64;
   const kernel_fir_f32 = kernels.fir_f32;
   const kernel_fir_f64 = kernels.fir_f64;
   const kernel_fir_state_f32 = kernels.fir_state_f32;
@@ -312,12 +333,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_spectrum_product_f64 = kernels.spectrum_product_f64;
   const kernel_slice_rows_f32 = kernels.slice_rows_f32;
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
-  const kernel_sos_chunk_final_f32 = kernels.sos_chunk_final_f32;
-  const kernel_sos_chunk_final_f64 = kernels.sos_chunk_final_f64;
-  const kernel_sos_chunk_scan_f32 = kernels.sos_chunk_scan_f32;
-  const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
-  const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
-  const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
   const kernel_upfirdn_f32 = kernels.upfirdn_f32;
   const kernel_upfirdn_f64 = kernels.upfirdn_f64;
   const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
@@ -337,61 +352,152 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   return {
     module,
     kernels,
-    sosfilt_f32(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sosfilt_f32', 10, arguments.length);
-      kernel_sosfilt_f32.setArg(0, x);
-      kernel_sosfilt_f32.setArg(1, y);
-      kernel_sosfilt_f32.setArg(2, sos);
-      kernel_sosfilt_f32.setArg(3, zi);
-      kernel_sosfilt_f32.setArg(4, zf);
-      kernel_sosfilt_f32.setArg(5, batch);
-      kernel_sosfilt_f32.setArg(6, length);
-      kernel_sosfilt_f32.setArg(7, sections);
-      kernel_sosfilt_f32.setArg(8, has_zi);
-      kernel_sosfilt_f32.setArg(9, has_zf);
-      kernel_sosfilt_f32.launchPrepared(config);
+    sos_initial_state_f32(config, x, zi, init, batch, length, sections, zi_mode, reverse) {
+      if (arguments.length !== 9) wrongArity('sos_initial_state_f32', 8, arguments.length);
+      kernel_sos_initial_state_f32.setArg(0, x);
+      kernel_sos_initial_state_f32.setArg(1, zi);
+      kernel_sos_initial_state_f32.setArg(2, init);
+      kernel_sos_initial_state_f32.setArg(3, batch);
+      kernel_sos_initial_state_f32.setArg(4, length);
+      kernel_sos_initial_state_f32.setArg(5, sections);
+      kernel_sos_initial_state_f32.setArg(6, zi_mode);
+      kernel_sos_initial_state_f32.setArg(7, reverse);
+      kernel_sos_initial_state_f32.launchPrepared(config);
     },
-    sosfilt_f64(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sosfilt_f64', 10, arguments.length);
-      kernel_sosfilt_f64.setArg(0, x);
-      kernel_sosfilt_f64.setArg(1, y);
-      kernel_sosfilt_f64.setArg(2, sos);
-      kernel_sosfilt_f64.setArg(3, zi);
-      kernel_sosfilt_f64.setArg(4, zf);
-      kernel_sosfilt_f64.setArg(5, batch);
-      kernel_sosfilt_f64.setArg(6, length);
-      kernel_sosfilt_f64.setArg(7, sections);
-      kernel_sosfilt_f64.setArg(8, has_zi);
-      kernel_sosfilt_f64.setArg(9, has_zf);
-      kernel_sosfilt_f64.launchPrepared(config);
+    sos_initial_state_f64(config, x, zi, init, batch, length, sections, zi_mode, reverse) {
+      if (arguments.length !== 9) wrongArity('sos_initial_state_f64', 8, arguments.length);
+      kernel_sos_initial_state_f64.setArg(0, x);
+      kernel_sos_initial_state_f64.setArg(1, zi);
+      kernel_sos_initial_state_f64.setArg(2, init);
+      kernel_sos_initial_state_f64.setArg(3, batch);
+      kernel_sos_initial_state_f64.setArg(4, length);
+      kernel_sos_initial_state_f64.setArg(5, sections);
+      kernel_sos_initial_state_f64.setArg(6, zi_mode);
+      kernel_sos_initial_state_f64.setArg(7, reverse);
+      kernel_sos_initial_state_f64.launchPrepared(config);
     },
-    sosfiltfilt_f32(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
-      if (arguments.length !== 11) wrongArity('sosfiltfilt_f32', 10, arguments.length);
-      kernel_sosfiltfilt_f32.setArg(0, x);
-      kernel_sosfiltfilt_f32.setArg(1, y);
-      kernel_sosfiltfilt_f32.setArg(2, work);
-      kernel_sosfiltfilt_f32.setArg(3, sos);
-      kernel_sosfiltfilt_f32.setArg(4, zi);
-      kernel_sosfiltfilt_f32.setArg(5, batch);
-      kernel_sosfiltfilt_f32.setArg(6, length);
-      kernel_sosfiltfilt_f32.setArg(7, sections);
-      kernel_sosfiltfilt_f32.setArg(8, edge);
-      kernel_sosfiltfilt_f32.setArg(9, padtype);
-      kernel_sosfiltfilt_f32.launchPrepared(config);
+    sos_tile_final_f32(config, x, table, ends, batch, length, sections, reverse) {
+      if (arguments.length !== 8) wrongArity('sos_tile_final_f32', 7, arguments.length);
+      kernel_sos_tile_final_f32.setArg(0, x);
+      kernel_sos_tile_final_f32.setArg(1, table);
+      kernel_sos_tile_final_f32.setArg(2, ends);
+      kernel_sos_tile_final_f32.setArg(3, batch);
+      kernel_sos_tile_final_f32.setArg(4, length);
+      kernel_sos_tile_final_f32.setArg(5, sections);
+      kernel_sos_tile_final_f32.setArg(6, reverse);
+      kernel_sos_tile_final_f32.launchPrepared(config);
     },
-    sosfiltfilt_f64(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
-      if (arguments.length !== 11) wrongArity('sosfiltfilt_f64', 10, arguments.length);
-      kernel_sosfiltfilt_f64.setArg(0, x);
-      kernel_sosfiltfilt_f64.setArg(1, y);
-      kernel_sosfiltfilt_f64.setArg(2, work);
-      kernel_sosfiltfilt_f64.setArg(3, sos);
-      kernel_sosfiltfilt_f64.setArg(4, zi);
-      kernel_sosfiltfilt_f64.setArg(5, batch);
-      kernel_sosfiltfilt_f64.setArg(6, length);
-      kernel_sosfiltfilt_f64.setArg(7, sections);
-      kernel_sosfiltfilt_f64.setArg(8, edge);
-      kernel_sosfiltfilt_f64.setArg(9, padtype);
-      kernel_sosfiltfilt_f64.launchPrepared(config);
+    sos_tile_final_f64(config, x, table, ends, batch, length, sections, reverse) {
+      if (arguments.length !== 8) wrongArity('sos_tile_final_f64', 7, arguments.length);
+      kernel_sos_tile_final_f64.setArg(0, x);
+      kernel_sos_tile_final_f64.setArg(1, table);
+      kernel_sos_tile_final_f64.setArg(2, ends);
+      kernel_sos_tile_final_f64.setArg(3, batch);
+      kernel_sos_tile_final_f64.setArg(4, length);
+      kernel_sos_tile_final_f64.setArg(5, sections);
+      kernel_sos_tile_final_f64.setArg(6, reverse);
+      kernel_sos_tile_final_f64.launchPrepared(config);
+    },
+    sos_group_final(config, ends, carries, transitions, batch, tiles, group, sections) {
+      if (arguments.length !== 8) wrongArity('sos_group_final', 7, arguments.length);
+      kernel_sos_group_final.setArg(0, ends);
+      kernel_sos_group_final.setArg(1, carries);
+      kernel_sos_group_final.setArg(2, transitions);
+      kernel_sos_group_final.setArg(3, batch);
+      kernel_sos_group_final.setArg(4, tiles);
+      kernel_sos_group_final.setArg(5, group);
+      kernel_sos_group_final.setArg(6, sections);
+      kernel_sos_group_final.launchPrepared(config);
+    },
+    sos_group_scan(config, carries, init, transitions, batch, groups, sections) {
+      if (arguments.length !== 7) wrongArity('sos_group_scan', 6, arguments.length);
+      kernel_sos_group_scan.setArg(0, carries);
+      kernel_sos_group_scan.setArg(1, init);
+      kernel_sos_group_scan.setArg(2, transitions);
+      kernel_sos_group_scan.setArg(3, batch);
+      kernel_sos_group_scan.setArg(4, groups);
+      kernel_sos_group_scan.setArg(5, sections);
+      kernel_sos_group_scan.launchPrepared(config);
+    },
+    sos_group_apply(config, ends, carries, init, transitions, batch, tiles, group, sections) {
+      if (arguments.length !== 9) wrongArity('sos_group_apply', 8, arguments.length);
+      kernel_sos_group_apply.setArg(0, ends);
+      kernel_sos_group_apply.setArg(1, carries);
+      kernel_sos_group_apply.setArg(2, init);
+      kernel_sos_group_apply.setArg(3, transitions);
+      kernel_sos_group_apply.setArg(4, batch);
+      kernel_sos_group_apply.setArg(5, tiles);
+      kernel_sos_group_apply.setArg(6, group);
+      kernel_sos_group_apply.setArg(7, sections);
+      kernel_sos_group_apply.launchPrepared(config);
+    },
+    sos_tile_apply_f32(config, x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_tile_apply_f32', 11, arguments.length);
+      kernel_sos_tile_apply_f32.setArg(0, x);
+      kernel_sos_tile_apply_f32.setArg(1, y);
+      kernel_sos_tile_apply_f32.setArg(2, table);
+      kernel_sos_tile_apply_f32.setArg(3, ends);
+      kernel_sos_tile_apply_f32.setArg(4, init);
+      kernel_sos_tile_apply_f32.setArg(5, zf);
+      kernel_sos_tile_apply_f32.setArg(6, batch);
+      kernel_sos_tile_apply_f32.setArg(7, length);
+      kernel_sos_tile_apply_f32.setArg(8, sections);
+      kernel_sos_tile_apply_f32.setArg(9, reverse);
+      kernel_sos_tile_apply_f32.setArg(10, has_zf);
+      kernel_sos_tile_apply_f32.launchPrepared(config);
+    },
+    sos_tile_apply_f64(config, x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_tile_apply_f64', 11, arguments.length);
+      kernel_sos_tile_apply_f64.setArg(0, x);
+      kernel_sos_tile_apply_f64.setArg(1, y);
+      kernel_sos_tile_apply_f64.setArg(2, table);
+      kernel_sos_tile_apply_f64.setArg(3, ends);
+      kernel_sos_tile_apply_f64.setArg(4, init);
+      kernel_sos_tile_apply_f64.setArg(5, zf);
+      kernel_sos_tile_apply_f64.setArg(6, batch);
+      kernel_sos_tile_apply_f64.setArg(7, length);
+      kernel_sos_tile_apply_f64.setArg(8, sections);
+      kernel_sos_tile_apply_f64.setArg(9, reverse);
+      kernel_sos_tile_apply_f64.setArg(10, has_zf);
+      kernel_sos_tile_apply_f64.launchPrepared(config);
+    },
+    series_to_f64_f32(config, x, work, batch, length, edge, padtype) {
+      if (arguments.length !== 7) wrongArity('series_to_f64_f32', 6, arguments.length);
+      kernel_series_to_f64_f32.setArg(0, x);
+      kernel_series_to_f64_f32.setArg(1, work);
+      kernel_series_to_f64_f32.setArg(2, batch);
+      kernel_series_to_f64_f32.setArg(3, length);
+      kernel_series_to_f64_f32.setArg(4, edge);
+      kernel_series_to_f64_f32.setArg(5, padtype);
+      kernel_series_to_f64_f32.launchPrepared(config);
+    },
+    series_to_f64_f64(config, x, work, batch, length, edge, padtype) {
+      if (arguments.length !== 7) wrongArity('series_to_f64_f64', 6, arguments.length);
+      kernel_series_to_f64_f64.setArg(0, x);
+      kernel_series_to_f64_f64.setArg(1, work);
+      kernel_series_to_f64_f64.setArg(2, batch);
+      kernel_series_to_f64_f64.setArg(3, length);
+      kernel_series_to_f64_f64.setArg(4, edge);
+      kernel_series_to_f64_f64.setArg(5, padtype);
+      kernel_series_to_f64_f64.launchPrepared(config);
+    },
+    series_from_f64_f32(config, work, y, batch, length, edge) {
+      if (arguments.length !== 6) wrongArity('series_from_f64_f32', 5, arguments.length);
+      kernel_series_from_f64_f32.setArg(0, work);
+      kernel_series_from_f64_f32.setArg(1, y);
+      kernel_series_from_f64_f32.setArg(2, batch);
+      kernel_series_from_f64_f32.setArg(3, length);
+      kernel_series_from_f64_f32.setArg(4, edge);
+      kernel_series_from_f64_f32.launchPrepared(config);
+    },
+    series_from_f64_f64(config, work, y, batch, length, edge) {
+      if (arguments.length !== 6) wrongArity('series_from_f64_f64', 5, arguments.length);
+      kernel_series_from_f64_f64.setArg(0, work);
+      kernel_series_from_f64_f64.setArg(1, y);
+      kernel_series_from_f64_f64.setArg(2, batch);
+      kernel_series_from_f64_f64.setArg(3, length);
+      kernel_series_from_f64_f64.setArg(4, edge);
+      kernel_series_from_f64_f64.launchPrepared(config);
     },
     fir_f32(config, x, y, taps, zi, batch, length, ntaps, has_zi) {
       if (arguments.length !== 9) wrongArity('fir_f32', 8, arguments.length);
@@ -616,80 +722,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_slice_rows_f64.setArg(4, out_length);
       kernel_slice_rows_f64.setArg(5, start);
       kernel_slice_rows_f64.launchPrepared(config);
-    },
-    sos_chunk_final_f32(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f32', 7, arguments.length);
-      kernel_sos_chunk_final_f32.setArg(0, x);
-      kernel_sos_chunk_final_f32.setArg(1, sos);
-      kernel_sos_chunk_final_f32.setArg(2, work);
-      kernel_sos_chunk_final_f32.setArg(3, batch);
-      kernel_sos_chunk_final_f32.setArg(4, length);
-      kernel_sos_chunk_final_f32.setArg(5, sections);
-      kernel_sos_chunk_final_f32.setArg(6, chunk);
-      kernel_sos_chunk_final_f32.launchPrepared(config);
-    },
-    sos_chunk_final_f64(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f64', 7, arguments.length);
-      kernel_sos_chunk_final_f64.setArg(0, x);
-      kernel_sos_chunk_final_f64.setArg(1, sos);
-      kernel_sos_chunk_final_f64.setArg(2, work);
-      kernel_sos_chunk_final_f64.setArg(3, batch);
-      kernel_sos_chunk_final_f64.setArg(4, length);
-      kernel_sos_chunk_final_f64.setArg(5, sections);
-      kernel_sos_chunk_final_f64.setArg(6, chunk);
-      kernel_sos_chunk_final_f64.launchPrepared(config);
-    },
-    sos_chunk_scan_f32(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f32', 10, arguments.length);
-      kernel_sos_chunk_scan_f32.setArg(0, work);
-      kernel_sos_chunk_scan_f32.setArg(1, transitions);
-      kernel_sos_chunk_scan_f32.setArg(2, zi);
-      kernel_sos_chunk_scan_f32.setArg(3, zf);
-      kernel_sos_chunk_scan_f32.setArg(4, batch);
-      kernel_sos_chunk_scan_f32.setArg(5, length);
-      kernel_sos_chunk_scan_f32.setArg(6, sections);
-      kernel_sos_chunk_scan_f32.setArg(7, chunk);
-      kernel_sos_chunk_scan_f32.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f32.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f32.launchPrepared(config);
-    },
-    sos_chunk_scan_f64(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f64', 10, arguments.length);
-      kernel_sos_chunk_scan_f64.setArg(0, work);
-      kernel_sos_chunk_scan_f64.setArg(1, transitions);
-      kernel_sos_chunk_scan_f64.setArg(2, zi);
-      kernel_sos_chunk_scan_f64.setArg(3, zf);
-      kernel_sos_chunk_scan_f64.setArg(4, batch);
-      kernel_sos_chunk_scan_f64.setArg(5, length);
-      kernel_sos_chunk_scan_f64.setArg(6, sections);
-      kernel_sos_chunk_scan_f64.setArg(7, chunk);
-      kernel_sos_chunk_scan_f64.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f64.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f64.launchPrepared(config);
-    },
-    sos_chunk_apply_f32(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f32', 8, arguments.length);
-      kernel_sos_chunk_apply_f32.setArg(0, x);
-      kernel_sos_chunk_apply_f32.setArg(1, y);
-      kernel_sos_chunk_apply_f32.setArg(2, sos);
-      kernel_sos_chunk_apply_f32.setArg(3, work);
-      kernel_sos_chunk_apply_f32.setArg(4, batch);
-      kernel_sos_chunk_apply_f32.setArg(5, length);
-      kernel_sos_chunk_apply_f32.setArg(6, sections);
-      kernel_sos_chunk_apply_f32.setArg(7, chunk);
-      kernel_sos_chunk_apply_f32.launchPrepared(config);
-    },
-    sos_chunk_apply_f64(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f64', 8, arguments.length);
-      kernel_sos_chunk_apply_f64.setArg(0, x);
-      kernel_sos_chunk_apply_f64.setArg(1, y);
-      kernel_sos_chunk_apply_f64.setArg(2, sos);
-      kernel_sos_chunk_apply_f64.setArg(3, work);
-      kernel_sos_chunk_apply_f64.setArg(4, batch);
-      kernel_sos_chunk_apply_f64.setArg(5, length);
-      kernel_sos_chunk_apply_f64.setArg(6, sections);
-      kernel_sos_chunk_apply_f64.setArg(7, chunk);
-      kernel_sos_chunk_apply_f64.launchPrepared(config);
     },
     upfirdn_f32(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
       if (arguments.length !== 11) wrongArity('upfirdn_f32', 10, arguments.length);
@@ -1055,22 +1087,22 @@ export interface SignalKernels {
     readonly join_planes_f32: Kernel;
     readonly join_planes_f64: Kernel;
   };
-  /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
-  /** `frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale)` */
-  frame_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f32(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_i16_f64(config: LaunchConfig, x: DeviceBuffer<'i16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f32(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_f16_f64(config: LaunchConfig, x: DeviceBuffer<'f16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f32(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
+  /** `frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale)` */
+  frame_bf16_f64(config: LaunchConfig, x: DeviceBuffer<'bf16'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number, scale: number): void;
   /** `series_stats_f32(const float* x, double* stats, int n, int batch, int chunk)` */
   series_stats_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, stats: DeviceBuffer<'f64'>, n: number, batch: number, chunk: number): void;
   /** `series_stats_f64(const double* x, double* stats, int n, int batch, int chunk)` */
@@ -1121,10 +1153,10 @@ export interface SignalKernels {
   arrange_istft_f32(config: LaunchConfig, z: DeviceBuffer<'c64'>, s: DeviceBuffer<'c64'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
   /** `arrange_istft_f64(const double2* z, double2* s, int batch, int frames, int freqs, int rowBins, int nfft, int onesided)` */
   arrange_istft_f64(config: LaunchConfig, z: DeviceBuffer<'c128'>, s: DeviceBuffer<'c128'>, batch: number, frames: number, freqs: number, rowBins: number, nfft: number, onesided: number): void;
-  /** `overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
-  overlap_add_f32(config: LaunchConfig, frames: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
-  /** `overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain)` */
-  overlap_add_f64(config: LaunchConfig, frames: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f32(config: LaunchConfig, frames: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, hop: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain)` */
+  overlap_add_f64(config: LaunchConfig, frames: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, hop: number, frameStride: number, elemStride: number, trim: number, outLength: number, gain: number): void;
   /** `band_mask_f32(const float2* in, float2* out, int batch, int bins, int k0, int k1, double scale)` */
   band_mask_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, bins: number, k0: number, k1: number, scale: number): void;
   /** `band_mask_f64(const double2* in, double2* out, int batch, int bins, int k0, int k1, double scale)` */
@@ -1201,14 +1233,14 @@ export interface SignalKernels {
   iq_to_complex_i16_f32(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c64'>, n: number, scale: number): void;
   /** `iq_to_complex_i16_f64(const short* iq, double2* out, int n, double scale)` */
   iq_to_complex_i16_f64(config: LaunchConfig, iq: DeviceBuffer<'i16'>, out: DeviceBuffer<'c128'>, n: number, scale: number): void;
-  /** `frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_complex_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend)` */
-  frame_complex_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, step: number, frames: number, ext: number, boundary: number, detrend: number): void;
-  /** `overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
-  overlap_add_complex_f32(config: LaunchConfig, frames: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
-  /** `overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain)` */
-  overlap_add_complex_f64(config: LaunchConfig, frames: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, step: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend)` */
+  frame_complex_f64(config: LaunchConfig, x: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, n: number, batch: number, nperseg: number, nfft: number, hop: number, frames: number, ext: number, boundary: number, detrend: number): void;
+  /** `overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f32(config: LaunchConfig, frames: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, window: DeviceBuffer<'f32'>, batch: number, nframes: number, nperseg: number, hop: number, nfft: number, trim: number, outLength: number, gain: number): void;
+  /** `overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain)` */
+  overlap_add_complex_f64(config: LaunchConfig, frames: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, window: DeviceBuffer<'f64'>, batch: number, nframes: number, nperseg: number, hop: number, nfft: number, trim: number, outLength: number, gain: number): void;
   /** `complex_to_planes_f32(const float2* x, float* planes, int batch, int n)` */
   complex_to_planes_f32(config: LaunchConfig, x: DeviceBuffer<'c64'>, planes: DeviceBuffer<'f32'>, batch: number, n: number): void;
   /** `complex_to_planes_f64(const double2* x, double* planes, int batch, int n)` */
@@ -1310,7 +1342,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
   return {
     module,
     kernels,
-    frame_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_f32', 12, arguments.length);
       kernel_frame_f32.setArg(0, x);
       kernel_frame_f32.setArg(1, out);
@@ -1319,14 +1351,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f32.setArg(4, batch);
       kernel_frame_f32.setArg(5, nperseg);
       kernel_frame_f32.setArg(6, nfft);
-      kernel_frame_f32.setArg(7, step);
+      kernel_frame_f32.setArg(7, hop);
       kernel_frame_f32.setArg(8, frames);
       kernel_frame_f32.setArg(9, ext);
       kernel_frame_f32.setArg(10, boundary);
       kernel_frame_f32.setArg(11, detrend);
       kernel_frame_f32.launchPrepared(config);
     },
-    frame_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_f64', 12, arguments.length);
       kernel_frame_f64.setArg(0, x);
       kernel_frame_f64.setArg(1, out);
@@ -1335,14 +1367,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f64.setArg(4, batch);
       kernel_frame_f64.setArg(5, nperseg);
       kernel_frame_f64.setArg(6, nfft);
-      kernel_frame_f64.setArg(7, step);
+      kernel_frame_f64.setArg(7, hop);
       kernel_frame_f64.setArg(8, frames);
       kernel_frame_f64.setArg(9, ext);
       kernel_frame_f64.setArg(10, boundary);
       kernel_frame_f64.setArg(11, detrend);
       kernel_frame_f64.launchPrepared(config);
     },
-    frame_i16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_i16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_i16_f32', 13, arguments.length);
       kernel_frame_i16_f32.setArg(0, x);
       kernel_frame_i16_f32.setArg(1, out);
@@ -1351,7 +1383,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f32.setArg(4, batch);
       kernel_frame_i16_f32.setArg(5, nperseg);
       kernel_frame_i16_f32.setArg(6, nfft);
-      kernel_frame_i16_f32.setArg(7, step);
+      kernel_frame_i16_f32.setArg(7, hop);
       kernel_frame_i16_f32.setArg(8, frames);
       kernel_frame_i16_f32.setArg(9, ext);
       kernel_frame_i16_f32.setArg(10, boundary);
@@ -1359,7 +1391,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f32.setArg(12, scale);
       kernel_frame_i16_f32.launchPrepared(config);
     },
-    frame_i16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_i16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_i16_f64', 13, arguments.length);
       kernel_frame_i16_f64.setArg(0, x);
       kernel_frame_i16_f64.setArg(1, out);
@@ -1368,7 +1400,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f64.setArg(4, batch);
       kernel_frame_i16_f64.setArg(5, nperseg);
       kernel_frame_i16_f64.setArg(6, nfft);
-      kernel_frame_i16_f64.setArg(7, step);
+      kernel_frame_i16_f64.setArg(7, hop);
       kernel_frame_i16_f64.setArg(8, frames);
       kernel_frame_i16_f64.setArg(9, ext);
       kernel_frame_i16_f64.setArg(10, boundary);
@@ -1376,7 +1408,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_i16_f64.setArg(12, scale);
       kernel_frame_i16_f64.launchPrepared(config);
     },
-    frame_f16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_f16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_f16_f32', 13, arguments.length);
       kernel_frame_f16_f32.setArg(0, x);
       kernel_frame_f16_f32.setArg(1, out);
@@ -1385,7 +1417,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f32.setArg(4, batch);
       kernel_frame_f16_f32.setArg(5, nperseg);
       kernel_frame_f16_f32.setArg(6, nfft);
-      kernel_frame_f16_f32.setArg(7, step);
+      kernel_frame_f16_f32.setArg(7, hop);
       kernel_frame_f16_f32.setArg(8, frames);
       kernel_frame_f16_f32.setArg(9, ext);
       kernel_frame_f16_f32.setArg(10, boundary);
@@ -1393,7 +1425,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f32.setArg(12, scale);
       kernel_frame_f16_f32.launchPrepared(config);
     },
-    frame_f16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_f16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_f16_f64', 13, arguments.length);
       kernel_frame_f16_f64.setArg(0, x);
       kernel_frame_f16_f64.setArg(1, out);
@@ -1402,7 +1434,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f64.setArg(4, batch);
       kernel_frame_f16_f64.setArg(5, nperseg);
       kernel_frame_f16_f64.setArg(6, nfft);
-      kernel_frame_f16_f64.setArg(7, step);
+      kernel_frame_f16_f64.setArg(7, hop);
       kernel_frame_f16_f64.setArg(8, frames);
       kernel_frame_f16_f64.setArg(9, ext);
       kernel_frame_f16_f64.setArg(10, boundary);
@@ -1410,7 +1442,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_f16_f64.setArg(12, scale);
       kernel_frame_f16_f64.launchPrepared(config);
     },
-    frame_bf16_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_bf16_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_bf16_f32', 13, arguments.length);
       kernel_frame_bf16_f32.setArg(0, x);
       kernel_frame_bf16_f32.setArg(1, out);
@@ -1419,7 +1451,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f32.setArg(4, batch);
       kernel_frame_bf16_f32.setArg(5, nperseg);
       kernel_frame_bf16_f32.setArg(6, nfft);
-      kernel_frame_bf16_f32.setArg(7, step);
+      kernel_frame_bf16_f32.setArg(7, hop);
       kernel_frame_bf16_f32.setArg(8, frames);
       kernel_frame_bf16_f32.setArg(9, ext);
       kernel_frame_bf16_f32.setArg(10, boundary);
@@ -1427,7 +1459,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f32.setArg(12, scale);
       kernel_frame_bf16_f32.launchPrepared(config);
     },
-    frame_bf16_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale) {
+    frame_bf16_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale) {
       if (arguments.length !== 14) wrongArity('frame_bf16_f64', 13, arguments.length);
       kernel_frame_bf16_f64.setArg(0, x);
       kernel_frame_bf16_f64.setArg(1, out);
@@ -1436,7 +1468,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_bf16_f64.setArg(4, batch);
       kernel_frame_bf16_f64.setArg(5, nperseg);
       kernel_frame_bf16_f64.setArg(6, nfft);
-      kernel_frame_bf16_f64.setArg(7, step);
+      kernel_frame_bf16_f64.setArg(7, hop);
       kernel_frame_bf16_f64.setArg(8, frames);
       kernel_frame_bf16_f64.setArg(9, ext);
       kernel_frame_bf16_f64.setArg(10, boundary);
@@ -1746,7 +1778,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_arrange_istft_f64.setArg(7, onesided);
       kernel_arrange_istft_f64.launchPrepared(config);
     },
-    overlap_add_f32(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+    overlap_add_f32(config, frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain) {
       if (arguments.length !== 13) wrongArity('overlap_add_f32', 12, arguments.length);
       kernel_overlap_add_f32.setArg(0, frames);
       kernel_overlap_add_f32.setArg(1, out);
@@ -1754,7 +1786,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f32.setArg(3, batch);
       kernel_overlap_add_f32.setArg(4, nframes);
       kernel_overlap_add_f32.setArg(5, nperseg);
-      kernel_overlap_add_f32.setArg(6, step);
+      kernel_overlap_add_f32.setArg(6, hop);
       kernel_overlap_add_f32.setArg(7, frameStride);
       kernel_overlap_add_f32.setArg(8, elemStride);
       kernel_overlap_add_f32.setArg(9, trim);
@@ -1762,7 +1794,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f32.setArg(11, gain);
       kernel_overlap_add_f32.launchPrepared(config);
     },
-    overlap_add_f64(config, frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain) {
+    overlap_add_f64(config, frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain) {
       if (arguments.length !== 13) wrongArity('overlap_add_f64', 12, arguments.length);
       kernel_overlap_add_f64.setArg(0, frames);
       kernel_overlap_add_f64.setArg(1, out);
@@ -1770,7 +1802,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_f64.setArg(3, batch);
       kernel_overlap_add_f64.setArg(4, nframes);
       kernel_overlap_add_f64.setArg(5, nperseg);
-      kernel_overlap_add_f64.setArg(6, step);
+      kernel_overlap_add_f64.setArg(6, hop);
       kernel_overlap_add_f64.setArg(7, frameStride);
       kernel_overlap_add_f64.setArg(8, elemStride);
       kernel_overlap_add_f64.setArg(9, trim);
@@ -2142,7 +2174,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_iq_to_complex_i16_f64.setArg(3, scale);
       kernel_iq_to_complex_i16_f64.launchPrepared(config);
     },
-    frame_complex_f32(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_complex_f32(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_complex_f32', 12, arguments.length);
       kernel_frame_complex_f32.setArg(0, x);
       kernel_frame_complex_f32.setArg(1, out);
@@ -2151,14 +2183,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_complex_f32.setArg(4, batch);
       kernel_frame_complex_f32.setArg(5, nperseg);
       kernel_frame_complex_f32.setArg(6, nfft);
-      kernel_frame_complex_f32.setArg(7, step);
+      kernel_frame_complex_f32.setArg(7, hop);
       kernel_frame_complex_f32.setArg(8, frames);
       kernel_frame_complex_f32.setArg(9, ext);
       kernel_frame_complex_f32.setArg(10, boundary);
       kernel_frame_complex_f32.setArg(11, detrend);
       kernel_frame_complex_f32.launchPrepared(config);
     },
-    frame_complex_f64(config, x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend) {
+    frame_complex_f64(config, x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend) {
       if (arguments.length !== 13) wrongArity('frame_complex_f64', 12, arguments.length);
       kernel_frame_complex_f64.setArg(0, x);
       kernel_frame_complex_f64.setArg(1, out);
@@ -2167,14 +2199,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_frame_complex_f64.setArg(4, batch);
       kernel_frame_complex_f64.setArg(5, nperseg);
       kernel_frame_complex_f64.setArg(6, nfft);
-      kernel_frame_complex_f64.setArg(7, step);
+      kernel_frame_complex_f64.setArg(7, hop);
       kernel_frame_complex_f64.setArg(8, frames);
       kernel_frame_complex_f64.setArg(9, ext);
       kernel_frame_complex_f64.setArg(10, boundary);
       kernel_frame_complex_f64.setArg(11, detrend);
       kernel_frame_complex_f64.launchPrepared(config);
     },
-    overlap_add_complex_f32(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+    overlap_add_complex_f32(config, frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain) {
       if (arguments.length !== 12) wrongArity('overlap_add_complex_f32', 11, arguments.length);
       kernel_overlap_add_complex_f32.setArg(0, frames);
       kernel_overlap_add_complex_f32.setArg(1, out);
@@ -2182,14 +2214,14 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_complex_f32.setArg(3, batch);
       kernel_overlap_add_complex_f32.setArg(4, nframes);
       kernel_overlap_add_complex_f32.setArg(5, nperseg);
-      kernel_overlap_add_complex_f32.setArg(6, step);
+      kernel_overlap_add_complex_f32.setArg(6, hop);
       kernel_overlap_add_complex_f32.setArg(7, nfft);
       kernel_overlap_add_complex_f32.setArg(8, trim);
       kernel_overlap_add_complex_f32.setArg(9, outLength);
       kernel_overlap_add_complex_f32.setArg(10, gain);
       kernel_overlap_add_complex_f32.launchPrepared(config);
     },
-    overlap_add_complex_f64(config, frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain) {
+    overlap_add_complex_f64(config, frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain) {
       if (arguments.length !== 12) wrongArity('overlap_add_complex_f64', 11, arguments.length);
       kernel_overlap_add_complex_f64.setArg(0, frames);
       kernel_overlap_add_complex_f64.setArg(1, out);
@@ -2197,7 +2229,7 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_overlap_add_complex_f64.setArg(3, batch);
       kernel_overlap_add_complex_f64.setArg(4, nframes);
       kernel_overlap_add_complex_f64.setArg(5, nperseg);
-      kernel_overlap_add_complex_f64.setArg(6, step);
+      kernel_overlap_add_complex_f64.setArg(6, hop);
       kernel_overlap_add_complex_f64.setArg(7, nfft);
       kernel_overlap_add_complex_f64.setArg(8, trim);
       kernel_overlap_add_complex_f64.setArg(9, outLength);

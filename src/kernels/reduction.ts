@@ -74,7 +74,7 @@ export interface ReductionDescriptor<I extends string, O extends string, P exten
 
 /** Launch options of one reduction call. */
 export interface ReductionLaunchOptions {
-  /** Enqueue on this stream (default: the legacy default stream of the buffers' context). */
+  /** Enqueue on this stream (default: the buffers' context's default stream, `context.defaultStream`). */
   stream?: Stream | undefined;
 }
 
@@ -284,8 +284,7 @@ export function reduction<const I extends string, const O extends string, const 
   const launch = (...args: readonly unknown[]): void => {
     const call = splitCall(name, parsed.inputs, parsed.params, [parsed.output], args);
     const placeholders = resolvePlaceholders(bufferDecls, call.buffers, name);
-    const stream = call.options.stream;
-    const context = commonPlacement(name, call.buffers, stream);
+    const { context, stream } = commonPlacement(name, call.buffers, call.options.stream);
     const inputs = call.buffers.slice(0, parsed.inputs.length);
     const output = call.buffers[parsed.inputs.length]!;
     const total = inputs[0]!.length;
@@ -310,21 +309,20 @@ export function reduction<const I extends string, const O extends string, const 
       encodeScalar(call.scalars[i], dtypeIn(d, placeholders), `${name}: ${d.name}`),
     );
     const { chunks } = reductionGeometry(rows, k, context.device.properties.multiprocessorCount);
-    const on = stream ? { stream } : {};
     if (chunks === 1) {
       const args1: KernelArg[] = [...inputs, ...scalars, output, 0, k, 1];
-      partialKernel.launch({ grid: [1, rows], block: REDUCTION_BLOCK, ...on }, ...args1);
+      partialKernel.launch({ grid: [1, rows], block: REDUCTION_BLOCK, stream }, ...args1);
       return;
     }
     const finalKernel = jitKernel(context, source, `${name}.cu`, `${name}_final`, types.final);
-    // Partial results live for this call only, allocated and freed in stream order.
+    // Partial results live for this call only, allocated and freed in stream order (cuMemAlloc on the default stream).
     const bytes = rows * chunks * accumulatorBytes(accumulatorType(parsed, placeholders));
-    const partial = DeviceBuffer.alloc('u8', bytes, { ...on, context, label: `${name} partials` });
+    const partial = DeviceBuffer.alloc('u8', bytes, { stream, label: `${name} partials` });
     try {
       const args1: KernelArg[] = [...inputs, ...scalars, output, partial, k, 0];
-      partialKernel.launch({ grid: [chunks, rows], block: REDUCTION_BLOCK, ...on }, ...args1);
+      partialKernel.launch({ grid: [chunks, rows], block: REDUCTION_BLOCK, stream }, ...args1);
       const args2: KernelArg[] = [partial, ...scalars, output, chunks];
-      finalKernel.launch({ grid: rows, block: REDUCTION_BLOCK, ...on }, ...args2);
+      finalKernel.launch({ grid: rows, block: REDUCTION_BLOCK, stream }, ...args2);
     } finally {
       partial.dispose();
     }

@@ -93,10 +93,10 @@ __device__ __forceinline__ double extended(const In* x, i64 n, i64 p, i64 ext, i
 
 // Frames of B series into the FFT input: out[(b*frames + f)*nfft + j] for j < nfft is
 // (detrend(seg) * window)[j] for j < nperseg and 0 for nperseg <= j < nfft, where seg[j] is the
-// extended series at f*step + j. detrend: 0 none, 1 constant (mean), 2 linear (least squares).
+// extended series at f*hop + j. detrend: 0 none, 1 constant (mean), 2 linear (least squares).
 // One block per frame (grid-stride over frames).
 template <typename In, typename T>
-__device__ void frame_impl(const In* x, T* out, const T* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
+__device__ void frame_impl(const In* x, T* out, const T* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
   i64 total = (i64)batch * frames;
   double tbar = 0.5 * (nperseg - 1);
   double stt = (double)nperseg * ((double)nperseg * nperseg - 1.0) / 12.0;
@@ -104,7 +104,7 @@ __device__ void frame_impl(const In* x, T* out, const T* window, int n, int batc
     i64 b = row / frames;
     i64 f = row - b * frames;
     const In* xs = x + b * (i64)n;
-    i64 start = f * (i64)step;
+    i64 start = f * (i64)hop;
     double mean = 0.0, slope = 0.0;
     if (detrend != 0) {
       double s0 = 0.0, s1 = 0.0;
@@ -130,31 +130,31 @@ __device__ void frame_impl(const In* x, T* out, const T* window, int n, int batc
   }
 }
 
-extern "C" __global__ void frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_impl<float, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, 1.0);
+extern "C" __global__ void frame_f32(const float* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend) {
+  frame_impl<float, float>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, 1.0);
 }
-extern "C" __global__ void frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_impl<double, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, 1.0);
+extern "C" __global__ void frame_f64(const double* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend) {
+  frame_impl<double, double>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, 1.0);
 }
 
 // 16-bit input: frame_<in>_<out>; `scale` multiplies every sample as it is read.
-extern "C" __global__ void frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<short, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_i16_f32(const short* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<short, float>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
-extern "C" __global__ void frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<short, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_i16_f64(const short* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<short, double>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
-extern "C" __global__ void frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<__half, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_f16_f32(const __half* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__half, float>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
-extern "C" __global__ void frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<__half, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_f16_f64(const __half* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__half, double>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
-extern "C" __global__ void frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<__nv_bfloat16, float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_bf16_f32(const __nv_bfloat16* x, float* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__nv_bfloat16, float>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
-extern "C" __global__ void frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend, double scale) {
-  frame_impl<__nv_bfloat16, double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend, scale);
+extern "C" __global__ void frame_bf16_f64(const __nv_bfloat16* x, double* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend, double scale) {
+  frame_impl<__nv_bfloat16, double>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend, scale);
 }
 
 // Whole-series detrend statistics, many blocks per series: stats[2b] += sum x, stats[2b+1] +=
@@ -464,22 +464,22 @@ extern "C" __global__ void arrange_istft_f64(const double2* z, double2* s, int b
 
 // Overlap-add with window-square normalisation (scipy's istft), as a gather: output sample i of
 // series b is position p = i + trim of the overlap-added signal,
-//   y = sum_f frames[f][p - f*step] * w[p - f*step] * gain / sum_f w[p - f*step]^2
+//   y = sum_f frames[f][p - f*hop] * w[p - f*hop] * gain / sum_f w[p - f*hop]^2
 // over the frames f covering p (the sum of squares is used only where > 1e-10, as scipy does).
 // frames[(b*nframes + f)*frameStride + j*elemStride]: real frames (elemStride 1) or the real parts
 // of complex ones (elemStride 2, the buffer viewed as reals).
 template <typename T>
-__device__ void overlap_add_impl(const T* frames, T* out, const T* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain) {
+__device__ void overlap_add_impl(const T* frames, T* out, const T* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain) {
   i64 total = (i64)batch * outLength;
   for (i64 i = global_thread(); i < total; i += grid_threads()) {
     i64 b = i / outLength;
     i64 p = i - b * outLength + trim;
-    i64 fhi = p / step;
+    i64 fhi = p / hop;
     if (fhi > nframes - 1) fhi = nframes - 1;
-    i64 flo = p - nperseg + 1 <= 0 ? 0 : (p - nperseg + 1 + step - 1) / step;
+    i64 flo = p - nperseg + 1 <= 0 ? 0 : (p - nperseg + 1 + hop - 1) / hop;
     double acc = 0.0, norm = 0.0;
     for (i64 f = flo; f <= fhi; f++) {
-      i64 j = p - f * step;
+      i64 j = p - f * hop;
       double w = (double)window[j];
       acc += (double)frames[(b * nframes + f) * (i64)frameStride + j * elemStride] * w;
       norm += w * w;
@@ -489,11 +489,11 @@ __device__ void overlap_add_impl(const T* frames, T* out, const T* window, int b
   }
 }
 
-extern "C" __global__ void overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain) {
-  overlap_add_impl<float>(frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain);
+extern "C" __global__ void overlap_add_f32(const float* frames, float* out, const float* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain) {
+  overlap_add_impl<float>(frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain);
 }
-extern "C" __global__ void overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int step, int frameStride, int elemStride, int trim, int outLength, double gain) {
-  overlap_add_impl<double>(frames, out, window, batch, nframes, nperseg, step, frameStride, elemStride, trim, outLength, gain);
+extern "C" __global__ void overlap_add_f64(const double* frames, double* out, const double* window, int batch, int nframes, int nperseg, int hop, int frameStride, int elemStride, int trim, int outLength, double gain) {
+  overlap_add_impl<double>(frames, out, window, batch, nframes, nperseg, hop, frameStride, elemStride, trim, outLength, gain);
 }
 
 // Band mask on one-sided spectra (rows of `bins` complex values): out = in * scale for k0 <= k <= k1,
@@ -898,7 +898,7 @@ extern "C" __global__ void iq_to_complex_i16_f64(const short* iq, double2* out, 
 // detrended (scipy detrends complex data component by component: its least squares are linear)
 // and windowed on its own. out[(b*frames + f)*nfft + j], zero for nperseg <= j < nfft.
 template <typename T>
-__device__ void frame_complex_impl(const typename Complex<T>::type* x, typename Complex<T>::type* out, const T* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
+__device__ void frame_complex_impl(const typename Complex<T>::type* x, typename Complex<T>::type* out, const T* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend) {
   i64 total = (i64)batch * frames;
   double tbar = 0.5 * (nperseg - 1);
   double stt = (double)nperseg * ((double)nperseg * nperseg - 1.0) / 12.0;
@@ -907,7 +907,7 @@ __device__ void frame_complex_impl(const typename Complex<T>::type* x, typename 
     i64 f = row - b * frames;
     const T* xs = (const T*)(x + b * (i64)n);
     Interleaved<T> re = {xs}, im = {xs + 1};
-    i64 start = f * (i64)step;
+    i64 start = f * (i64)hop;
     double mean_re = 0.0, slope_re = 0.0, mean_im = 0.0, slope_im = 0.0;
     if (detrend != 0) {
       double r0 = 0.0, r1 = 0.0, i0 = 0.0, i1 = 0.0;
@@ -950,27 +950,27 @@ __device__ void frame_complex_impl(const typename Complex<T>::type* x, typename 
   }
 }
 
-extern "C" __global__ void frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_complex_impl<float>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+extern "C" __global__ void frame_complex_f32(const float2* x, float2* out, const float* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend) {
+  frame_complex_impl<float>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend);
 }
-extern "C" __global__ void frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int step, int frames, int ext, int boundary, int detrend) {
-  frame_complex_impl<double>(x, out, window, n, batch, nperseg, nfft, step, frames, ext, boundary, detrend);
+extern "C" __global__ void frame_complex_f64(const double2* x, double2* out, const double* window, int n, int batch, int nperseg, int nfft, int hop, int frames, int ext, int boundary, int detrend) {
+  frame_complex_impl<double>(x, out, window, n, batch, nperseg, nfft, hop, frames, ext, boundary, detrend);
 }
 
 // scipy.signal.istft with a complex result (input_onesided False, complex x): overlap_add of both
 // components of the inverse C2C frames (rows of nfft complex values), into complex out.
 template <typename T>
-__device__ void overlap_add_complex_impl(const typename Complex<T>::type* frames, typename Complex<T>::type* out, const T* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
+__device__ void overlap_add_complex_impl(const typename Complex<T>::type* frames, typename Complex<T>::type* out, const T* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain) {
   i64 total = (i64)batch * outLength;
   for (i64 i = global_thread(); i < total; i += grid_threads()) {
     i64 b = i / outLength;
     i64 p = i - b * outLength + trim;
-    i64 fhi = p / step;
+    i64 fhi = p / hop;
     if (fhi > nframes - 1) fhi = nframes - 1;
-    i64 flo = p - nperseg + 1 <= 0 ? 0 : (p - nperseg + 1 + step - 1) / step;
+    i64 flo = p - nperseg + 1 <= 0 ? 0 : (p - nperseg + 1 + hop - 1) / hop;
     double re = 0.0, im = 0.0, norm = 0.0;
     for (i64 f = flo; f <= fhi; f++) {
-      i64 j = p - f * step;
+      i64 j = p - f * hop;
       double w = (double)window[j];
       typename Complex<T>::type v = frames[(b * nframes + f) * (i64)nfft + j];
       re += (double)v.x * w;
@@ -985,11 +985,11 @@ __device__ void overlap_add_complex_impl(const typename Complex<T>::type* frames
   }
 }
 
-extern "C" __global__ void overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
-  overlap_add_complex_impl<float>(frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain);
+extern "C" __global__ void overlap_add_complex_f32(const float2* frames, float2* out, const float* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain) {
+  overlap_add_complex_impl<float>(frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain);
 }
-extern "C" __global__ void overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int step, int nfft, int trim, int outLength, double gain) {
-  overlap_add_complex_impl<double>(frames, out, window, batch, nframes, nperseg, step, nfft, trim, outLength, gain);
+extern "C" __global__ void overlap_add_complex_f64(const double2* frames, double2* out, const double* window, int batch, int nframes, int nperseg, int hop, int nfft, int trim, int outLength, double gain) {
+  overlap_add_complex_impl<double>(frames, out, window, batch, nframes, nperseg, hop, nfft, trim, outLength, gain);
 }
 
 // Complex series to real planes: the real parts of the B series of n samples as series 0..B-1,

@@ -20,8 +20,11 @@ export { MAX_FORGOTTEN_FAILURES, MAX_UNREPORTED } from './settled-log.js';
 
 /**
  * Operations on a StreamPool's streams with dependencies across streams: the one
- * dependency-graph engine of tscuda (the AsyncCoordinator and the stage manager are fronts
- * of it).
+ * dependency-graph engine of tscuda, for user-defined graphs of one-off operations (the
+ * AsyncCoordinator and the StageManager are fronts of it). The job engine does not use it, and
+ * it is not how tscuda overlaps repeated work: work that goes through upload, compute and
+ * download again and again runs on a Lane (pipeline/lanes), whose slots' events order the stages
+ * without a graph, an event per operation or a record per operation.
  *
  * A dependency between GPU operations on different streams is lowered to the event the pool
  * records behind the first (one per operation, reused from the context's pool) and one

@@ -1,5 +1,6 @@
 /** Pure dependency-graph logic of the Coordinator: cycle detection and ordering, no CUDA. */
 
+/** A dependency the Coordinator (or addEdge) refused because it would close a cycle; `cycle` names it, first to last. */
 export class CycleError extends Error {
   override readonly name = 'CycleError';
   constructor(readonly cycle: string[]) {

@@ -1,4 +1,7 @@
-/** How a DevicePool picks a device for the next piece of work: pure, so the rules are testable without a GPU. */
+/**
+ * How a DevicePool picks a device for the next piece of work: pure, so the rules are testable
+ * without a GPU. The job engine picks lanes instead, by their load (engine/lane-choice.ts).
+ */
 import { selectDevices } from '../runtime/placement-rules.js';
 
 /**

@@ -1,8 +1,10 @@
 /**
- * Several GPUs: one StreamPool per device, work placed across devices (round robin, least
- * loaded, most free memory), per-device metrics, and one StreamPool view spanning all of them
- * for the Coordinator (dependencies across devices become events recorded on one device's
- * stream and waited on by another's: cuStreamWaitEvent takes events of any context).
+ * Several GPUs for user-defined work: one StreamPool per device, work placed across devices
+ * (round robin, least loaded, most free memory), per-device metrics, and one StreamPool view
+ * spanning all of them for the Coordinator (dependencies across devices become events recorded on
+ * one device's stream and waited on by another's: cuStreamWaitEvent takes events of any context).
+ * The job engine does not use it: it places its lanes on its `devices` itself and picks a lane
+ * per job (engine/lane-choice.ts).
  */
 import { Device } from '../runtime/device.js';
 import { describeValue, Resource } from '../runtime/resource.js';
@@ -136,10 +138,12 @@ class SpanningStreamPool extends StreamPool {
 }
 
 /**
- * One StreamPool per device and placement across them. `acquire()` picks a device by the
- * placement, then a stream of its pool by that pool's strategy; `run()` enqueues work on a
- * stream of any device and counts it in that device's metrics. `coordinator()` gives a
- * Coordinator whose operations may run on any device, with dependencies across devices.
+ * One StreamPool per device and placement across them, for user-defined work on several GPUs.
+ * `acquire()` picks a device by the placement, then a stream of its pool by that pool's strategy;
+ * `run()` enqueues work on a stream of any device and counts it in that device's metrics.
+ * `coordinator()` gives a Coordinator whose operations may run on any device, with dependencies
+ * across devices. The job engine does not use it (its lanes are placed by JobEngine's `devices`);
+ * for repeated upload/compute/download on each device, run a Lane per device (pipeline/lanes).
  */
 export class DevicePool extends Resource {
   readonly devices: readonly Device[];

@@ -1,3 +1,12 @@
+/**
+ * `tscuda/orchestration`: streams and dependency graphs for user-defined work. The StreamPool
+ * (streams by purpose and priority, strategies, metrics; the job engine keeps each device's lane
+ * streams in one), the Coordinator (a dependency-graph scheduler for one-off operations across
+ * streams: events and cuStreamWaitEvent, host steps, capture into a graph), the DevicePool (work
+ * placed across GPUs), the Profiler (GPU timelines) and NCCL's communicators. The job engine uses
+ * only the StreamPool; the one way tscuda runs work in overlapping stages (upload, compute,
+ * download) is a Lane of `tscuda/pipeline`.
+ */
 export { StreamPool, type StreamPoolDescriptor, type StreamSpec, type PoolSubmitOptions } from './stream-pool.js';
 export { type SettleListener, type StreamMetrics } from './pool-member.js';
 export {

@@ -48,7 +48,9 @@ export const DEFAULT_PROFILER_WINDOW = 1 << 16;
 /**
  * Opt-in GPU timeline: each operation is bracketed by timing events on its stream, and
  * collect() turns them into records in ms since the profiler's origin. When disabled,
- * begin() returns -1 at once and end() does nothing: no FFI call.
+ * begin() returns -1 at once and end() does nothing: no FFI call. The pipeline's fronts take one
+ * (ManagedContext's steps, the AsyncCoordinator, the StageManager, a StreamPool); the job engine
+ * times each job with its slot's own timed events instead.
  */
 export class Profiler extends Resource {
   readonly context: Context;

@@ -3,6 +3,8 @@
  * start (GPU work with one cuStreamWaitEvent per dependency on another stream still in flight,
  * host steps once their dependencies completed), completing and failing operations and,
  * transitively, what depends on them. The Coordinator keeps the records, names and retention.
+ * Like the Coordinator, it serves user-defined graphs only: no product path (the job engine, the
+ * queue, the server) runs through it.
  */
 import { hot } from '../runtime/cuda.js';
 import type { Stream } from '../runtime/stream.js';

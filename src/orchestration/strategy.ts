@@ -1,4 +1,9 @@
-/** How a StreamPool picks streams: pure functions, so the rules are testable without a GPU. */
+/**
+ * How a StreamPool picks streams for work that asks for one (acquire(), the Coordinator's
+ * operations without a stream): pure functions, so the rules are testable without a GPU. A lane's
+ * streams are fixed (its compute stream and its device's copy streams), so the job engine never
+ * asks a strategy.
+ */
 
 export type StreamPurpose = 'ConfigUpload' | 'KernelExecution' | 'TelemetryDownload' | 'P2PTransfer' | 'AuxCompute';
 /** The kind of work a piece of work is, for the Workload strategy. */

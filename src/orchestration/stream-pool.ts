@@ -83,7 +83,8 @@ const DEFAULT_STREAMS: readonly StreamSpec[] = [
  * Streams with priorities and purposes, handed out by a strategy, with per-stream metrics. Work submitted through
  * run()/submit() is counted and tracked to completion with one event behind it (the context's poller, never a host
  * wait): that is what LoadBalanced balances and what the metrics measure. Work may also be submitted to other streams
- * of the pool's context ("guests"): tracked the same way, never handed out by acquire().
+ * of the pool's context ("guests"): tracked the same way, never handed out by acquire(). The job engine keeps each
+ * device's lane streams in one (pipeline/lanes/device-streams.ts) and enqueues on them directly, without run().
  */
 export class StreamPool extends Resource {
   readonly context: Context;

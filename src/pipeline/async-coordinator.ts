@@ -1,6 +1,11 @@
 /**
- * AsyncCoordinator: the issue-5 upload/compute/download API as a thin front of the one
- * dependency-graph engine (orchestration's Coordinator) over a pool of three streams.
+ * AsyncCoordinator: one-off upload, compute and download operations with dependencies the caller
+ * names, as a thin front of the one dependency-graph engine (orchestration's Coordinator) over
+ * three streams, a lane's three (upload = copy-in, compute, download = copy-out). It is for
+ * graphs of operations that each run once (forks, joins, side streams); repeated work that goes
+ * upload -> compute -> download piece after piece runs on a Lane (pipeline/lanes), whose slots'
+ * events order the stages with no operation records. ManagedContext has both over the same
+ * streams: its steps on a lane, its coordinator for the rest.
  */
 import type { Context } from '../runtime/context.js';
 import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';

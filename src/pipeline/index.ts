@@ -1,3 +1,17 @@
+/**
+ * `tscuda/pipeline`: work in overlapping stages and request batching. A Lane is the one way tscuda
+ * overlaps stages: a compute stream, copy streams and slots whose events order each piece of
+ * work's upload, compute and download (the job engine's lanes and ManagedContext's steps are
+ * Lanes; a TripleBuffer hands the same slots out by hand). The AsyncCoordinator and the
+ * StageManager are fronts of orchestration's Coordinator, for dependency graphs of one-off
+ * operations; the Batcher gathers small requests into batches.
+ */
+export { Lane, DEFAULT_LANE_SLOTS, MAX_LANE_SLOTS, type LaneDescriptor, type SlotWork } from './lanes/lane.js';
+export { LaneBusyError } from './lanes/errors.js';
+export type { LaneSlot } from './lanes/lane-slots.js';
+export type { LaneView, PinnedArrays } from './lanes/lane-view.js';
+export { deviceStreams, type CopyStreams, type DeviceStreams } from './lanes/device-streams.js';
+export { ComputeGraphs, type ComputeMode } from './lanes/compute-graphs.js';
 export {
   TripleBuffer,
   type TripleBufferSlot,

@@ -2,12 +2,24 @@ import { cu, setCallContextSource } from '../ffi/checked.js';
 import type { CudaError } from '../ffi/index.js';
 import type { CUcontext } from '../ffi/generated/types.js';
 import { CompletionPoller } from './completion.js';
-import type { Device } from './types.js';
+import type { Device, Stream } from './types.js';
 import { ContextLostError } from './lost.js';
 import { RawEventPool } from './raw-event-pool.js';
 import { DisposedError, Resource } from './resource.js';
 
 let current: Context | null = null;
+
+/**
+ * Wraps a context's default stream in a Stream: stream.ts registers it as it loads. This file
+ * cannot import Stream (stream.ts imports defaults.ts, which imports this file); every Context
+ * comes from a Device, and device.ts imports stream.ts, so it is registered before any is made.
+ */
+let wrapDefaultStream: ((context: Context) => Stream) | undefined;
+
+/** Called once by stream.ts as it loads. */
+export function registerDefaultStream(wrap: (context: Context) => Stream): void {
+  wrapDefaultStream = wrap;
+}
 
 // Every failed driver call names the context current on this thread, and a sticky one fails it.
 setCallContextSource(() => current);
@@ -20,6 +32,7 @@ export class Context extends Resource {
   /** Events behind `stream.done()` and `onComplete`, reused. */
   readonly completionEvents: RawEventPool;
   #sticky: CudaError | undefined;
+  #defaultStream: Stream | undefined;
   #priorityRange: { least: number; greatest: number } | undefined;
   /**
    * Rejects with the sticky error once one breaks this context (it never resolves). Awaiting it
@@ -65,6 +78,19 @@ export class Context extends Resource {
     current = this;
   }
 
+  /**
+   * The context's default stream: CUDA's legacy NULL stream as a Stream (its `handle` is null,
+   * `isDefault` true), where every call that is given no `{ stream }` runs (`resolveStream` of
+   * stream.ts says why it is that stream). One object per Context, made on first use; disposing it
+   * does nothing, it goes with the context.
+   */
+  get defaultStream(): Stream {
+    if (this.#defaultStream !== undefined) return this.#defaultStream;
+    if (wrapDefaultStream === undefined)
+      throw new Error('tscuda: src/runtime/stream.ts was never loaded; import tscuda through an entry point');
+    return (this.#defaultStream = wrapDefaultStream(this));
+  }
+
   /** A sticky error broke this context: every later operation and every pending completion fails with it. */
   get stickyError(): CudaError | undefined {
     return this.#sticky;
@@ -108,6 +134,7 @@ export class Context extends Resource {
 
   protected releaseNative(): void {
     this.completion.failAll(new DisposedError(`${this.label} was disposed while work was pending`));
+    this.#defaultStream?.dispose();
     if (current === this) current = null;
     cu().cuDevicePrimaryCtxRelease(this.device.handle);
   }

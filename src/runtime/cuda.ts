@@ -89,7 +89,7 @@ function bindHotFunctions(): HotFunctions {
 }
 
 /**
- * Waits for the legacy default stream of the current context. A stream-less copy or memset is a
+ * Waits for the legacy default stream of the current context. A copy or memset on a default stream is a
  * promise that the bytes are in place when the call returns, but CUDA only half keeps it
  * (pageable host -> device returns once staged; device -> device and memset do not wait), and the
  * library's streams are non-blocking, so later work on them would not be ordered after it.

@@ -52,8 +52,10 @@ export class Graph extends Resource {
       throw new TypeError(
         `Graph.capture: unknown capture mode ${JSON.stringify(modeName) ?? String(modeName)}; expected one of ${Object.keys(MODES).join(', ')}`,
       );
-    if (stream.handle === null)
-      throw new TypeError('Graph.capture: the legacy default stream cannot be captured; use a Stream');
+    if (stream.isDefault)
+      throw new TypeError(
+        `Graph.capture: ${stream.label} (CUDA's legacy NULL stream) cannot be captured; capture on a new Stream()`,
+      );
     const sh = stream.use();
     cu().cuStreamBeginCapture(sh, MODES[modeName] as never, `stream "${stream.label}"`);
     let failure: unknown;

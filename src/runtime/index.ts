@@ -7,7 +7,7 @@ export {
   type ComputeCapability,
 } from './device.js';
 export { Context } from './context.js';
-export { Stream, type StreamDescriptor, type StreamPriority } from './stream.js';
+export { Stream, resolveStream, type StreamDescriptor, type StreamPriority } from './stream.js';
 export { Event, EventPool, type EventDescriptor } from './event.js';
 export { CompletionPoller } from './completion.js';
 export { DeviceBuffer, type DeviceBufferDescriptor } from './memory/device-buffer.js';

@@ -31,7 +31,7 @@ export interface LaunchConfig {
   grid: Dim3;
   block: Dim3;
   sharedMemBytes?: number | undefined;
-  /** Default: the legacy default stream of the kernel's context. */
+  /** Default: the kernel's context's default stream (`context.defaultStream`, resolved by `resolveStream`). */
   stream?: Stream | undefined;
 }
 

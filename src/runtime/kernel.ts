@@ -15,7 +15,7 @@ import { DeviceBuffer } from './memory/device-buffer.js';
 import type { DType } from './memory/dtype.js';
 import type { Module } from './types.js';
 import { describeValue, DisposedError, expectResource, isLive, Resource } from './resource.js';
-import { Stream } from './stream.js';
+import { resolveStream, Stream } from './stream.js';
 import {
   dims,
   launchAttributes,
@@ -258,7 +258,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   /** Launches on `config.stream` with these arguments. Validates dimensions and arguments first. */
   launch(config: LaunchConfig, ...args: KernelArgs<P>): void {
     this.#prepare(config, args);
-    this.#launch(config);
+    this.#launch(config, resolveStream(this.context, config.stream));
   }
 
   /** The native `void*[]` of argument slots (what cuLaunchKernel and graph kernel nodes take). */
@@ -276,18 +276,14 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
   /** Launches with the arguments last written by setArg() (or the last launch): the allocation-free path. */
   launchPrepared(config: LaunchConfig): void {
     this.#prepare(config, null);
-    this.#launch(config);
+    this.#launch(config, resolveStream(this.context, config.stream));
   }
 
-  #launch(config: LaunchConfig): void {
-    const stream = config.stream;
-    let sh = null;
-    if (stream !== undefined) {
-      if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
-      if (stream.context !== this.context)
-        throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
-      sh = stream.use();
-    } else this.context.makeCurrent();
+  #launch(config: LaunchConfig, stream: Stream): void {
+    if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `kernel "${this.name}" launch stream`);
+    if (stream.context !== this.context)
+      throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
+    const sh = stream.use();
     hot().launchKernel(
       this.function,
       dims[0]!,
@@ -304,11 +300,11 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
       this,
       stream,
     );
-    this.#recordUses(stream ?? null);
+    this.#recordUses(stream);
   }
 
   /** The buffers among the arguments are used on `stream` now: their stream-ordered frees wait for it. */
-  #recordUses(stream: Stream | null): void {
+  #recordUses(stream: Stream): void {
     const buffers = this.#bufferArgs;
     for (let i = 0; i < buffers.length; i++) buffers[i]?.recordUse(stream);
   }
@@ -329,13 +325,13 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
           value: a.value,
         }),
       );
-      const stream =
-        config.stream === undefined || isLive<Stream>(config.stream, 'Stream')
-          ? config.stream
-          : expectResource(config.stream, Stream, `kernel "${this.name}" launch stream`);
-      if (stream && stream.context !== this.context)
+      const resolved = resolveStream(this.context, config.stream);
+      const stream = isLive<Stream>(resolved, 'Stream')
+        ? resolved
+        : expectResource(resolved, Stream, `kernel "${this.name}" launch stream`);
+      if (stream.context !== this.context)
         throw new TypeError(`kernel "${this.name}" cannot launch on stream "${stream.label}" of another context`);
-      const sh = stream ? stream.use() : (this.context.makeCurrent(), null);
+      const sh = stream.use();
       const launchConfig = {
         gridDimX: gx,
         gridDimY: gy,
@@ -349,7 +345,7 @@ export class Kernel<P extends readonly KernelParamType[] = readonly KernelParamT
         numAttrs: attrs.length,
       };
       cu().cuLaunchKernelEx(launchConfig as never, this.function, this.#paramArray, null, kernelDuring, this);
-      this.#recordUses(stream ?? null);
+      this.#recordUses(stream);
     } finally {
       if (attrPtr !== null) koffi.free(attrPtr);
     }
@@ -368,5 +364,5 @@ let bz = 1;
 
 // What a failed launch was doing, built only when it fails (src/ffi/checked-call.ts).
 const kernelDuring = (kernel: { readonly name: string }): string => `kernel "${kernel.name}"`;
-const launchDuring = (kernel: { readonly name: string }, stream: Stream | undefined): string =>
-  `kernel "${kernel.name}"${stream ? ` on stream "${stream.label}"` : ''}`;
+const launchDuring = (kernel: { readonly name: string }, stream: Stream): string =>
+  `kernel "${kernel.name}" on stream "${stream.label}"`;

@@ -1,7 +1,7 @@
 import { bestEffort, cu } from '../ffi/checked.js';
 import { CUstream_flags, type CUevent, type CUstream } from '../ffi/generated/types.js';
 import { hot } from './cuda.js';
-import type { Context } from './context.js';
+import { registerDefaultStream, type Context } from './context.js';
 import { resolveContext, type Placement } from './defaults.js';
 import type { Event } from './event.js';
 import type { RawEventPool } from './raw-event-pool.js';
@@ -42,11 +42,25 @@ export function checkPriority(priority: unknown): asserts priority is StreamPrio
     );
 }
 
+/**
+ * What `new Stream()` is given to wrap a context's default stream instead of creating one: only
+ * this file can make it (see Context.defaultStream), so a user's descriptor never reaches that path.
+ */
+class DefaultStreamOf {
+  constructor(readonly context: Context) {}
+}
+
+/**
+ * A CUDA stream of one context: work enqueued on it runs in order. `new Stream()` creates one
+ * (non-blocking by default); `context.defaultStream` is the context's default stream, CUDA's legacy
+ * NULL stream, where work goes when a call names no stream.
+ */
 export class Stream extends Resource {
   readonly context: Context;
-  /** The CUstream; null for the legacy default stream. */
+  /** The CUstream; null for the context's default stream (CUDA's legacy NULL stream). */
   readonly handle: CUstream | null;
   readonly priority: number;
+  /** False for the context's default stream: the driver owns it, and dispose() leaves it alone. */
   readonly #owned: boolean;
   /** Recorded on the stream when it was disposed: work still queued on it ends before this event completes. */
   #retired: CUevent | undefined;
@@ -57,6 +71,15 @@ export class Stream extends Resource {
       throw new TypeError(
         `new Stream() takes a descriptor object, got ${descriptor === null ? 'null' : typeof descriptor}`,
       );
+    if (descriptor instanceof DefaultStreamOf) {
+      super('Stream', `default stream of ${descriptor.context.label}`);
+      this.context = descriptor.context;
+      this.handle = null;
+      // The NULL stream runs at CUDA's default priority, 0.
+      this.priority = 0;
+      this.#owned = false;
+      return;
+    }
     super('Stream', descriptor.label);
     if (descriptor.nonBlocking !== undefined && typeof descriptor.nonBlocking !== 'boolean')
       throw new TypeError(`stream nonBlocking must be a boolean, got ${String(descriptor.nonBlocking)}`);
@@ -70,6 +93,15 @@ export class Stream extends Resource {
     this.#owned = true;
     const handle = this.handle;
     this.track(() => cu().cuStreamDestroy(handle));
+  }
+
+  /**
+   * True for the context's default stream (`context.defaultStream`, CUDA's legacy NULL stream):
+   * the stream of every call that names none. A copy or memset on it is synchronous, and an
+   * operation's output on it is allocated with cuMemAlloc rather than stream-ordered.
+   */
+  get isDefault(): boolean {
+    return !this.#owned;
   }
 
   /** Makes the stream the context is about to use current and not disposed: the per-operation check. */
@@ -190,6 +222,16 @@ export class Stream extends Resource {
     return this.#retired;
   }
 
+  /**
+   * Destroys the stream (work queued on it still runs to its end). The context's default stream
+   * belongs to its context: disposing it does nothing while the context lives (a `using` block
+   * over `context.defaultStream` leaves it usable), and it is disposed with its context.
+   */
+  override dispose(): void {
+    if (!this.#owned && !this.context.disposed) return;
+    super.dispose();
+  }
+
   protected releaseNative(): void {
     if (!this.#owned) return;
     this.context.makeCurrent();
@@ -206,6 +248,26 @@ export class Stream extends Resource {
     } else pool.recycle(event);
     cu().cuStreamDestroy(this.handle, `stream "${this.label}"`);
   }
+}
+
+registerDefaultStream((context) => new Stream(new DefaultStreamOf(context)));
+
+/**
+ * The stream a call that takes `{ stream? }` runs on: `stream` when given, else the context's
+ * default stream (`context.defaultStream`), as cuda.core's `default_stream()`. Each public
+ * operation calls it once, at its entry, and hands only the resolved Stream inward.
+ *
+ * The default is CUDA's legacy NULL stream of the context the work runs in, not a stream
+ * tscuda creates: CUDA's own stream-less calls (cuMemcpy, cuMemset, cuLaunchKernel given no
+ * stream) are ordered on it, as is other code in the process that names no stream, so a call
+ * without one is ordered the way CUDA users expect. Work on it runs after the work enqueued on
+ * it before, and waits for (and is waited for by) blocking streams; tscuda's own streams are
+ * non-blocking, so they are not ordered against it implicitly. Copies and memsets on it are
+ * synchronous (the bytes are in place when the call returns), and DeviceBuffer.alloc() on it
+ * (an operation's output made there too) uses cuMemAlloc rather than the stream-ordered allocator.
+ */
+export function resolveStream(context: Context, stream: Stream | undefined): Stream {
+  return stream ?? context.defaultStream;
 }
 
 // What a failed call was doing, built only when it fails (src/ffi/checked-call.ts).

@@ -9,13 +9,28 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.js';
 import { JOB_BOUNDS, JsonScanner, batchBounds, checkBatchCounts, checkJobCounts } from './json-scan.js';
-import { readPooledBody } from './shedding/body-pool.js';
-import type { ServerState } from './state.js';
+import type { ServerMetrics } from './metrics.js';
+import type { ServerLimits } from './options.js';
+import { readPooledBody, type BodyStream, type ReadBodyOptions } from './shedding/body-pool.js';
+import type { Shedding } from './shedding/index.js';
+
+/** Where a binary body is read (plugins/bodies.ts: into pooled memory, kept for its request until a job takes it). */
+export interface PooledBodyReader {
+  read(request: FastifyRequest, payload: BodyStream, limitBytes: number, options: ReadBodyOptions): Promise<Buffer>;
+}
+
+/** What the body readers use: the limits, the pooled bodies, the bodies' bound (load shedding) and the bytes-in counter. */
+export interface BodyReaderParts {
+  readonly limits: ServerLimits;
+  readonly bodies: PooledBodyReader;
+  readonly shedding: Shedding;
+  readonly metrics: ServerMetrics;
+}
 
 /** Counts a request's received body bytes under its endpoint. */
-function countBytes(state: ServerState, request: FastifyRequest): (bytes: number) => void {
+function countBytes(metrics: ServerMetrics, request: FastifyRequest): (bytes: number) => void {
   return (bytes) => {
-    if (bytes > 0) state.metrics.bytesIn.inc({ endpoint: request.routeOptions.url ?? 'unknown' }, bytes);
+    if (bytes > 0) metrics.bytesIn.inc({ endpoint: request.routeOptions.url ?? 'unknown' }, bytes);
   };
 }
 
@@ -24,24 +39,22 @@ function countBytes(state: ServerState, request: FastifyRequest): (bytes: number
  * (text/plain included, which fastify reads by default with neither our size nor our time limit)
  * gets its 415 before a byte of its body is read.
  */
-export function installBodyReaders(app: FastifyInstance, state: ServerState): void {
-  const { limits } = state;
+export function installBodyReaders(app: FastifyInstance, parts: BodyReaderParts): void {
+  const { limits, bodies, shedding, metrics } = parts;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/octet-stream', (request, payload, done) => {
     const refused = contentEncodingError(request);
     if (refused !== undefined) return done(refused, undefined);
-    state.bodyTrim.touch();
-    readPooledBody(payload, request.headers['content-length'], limits.bodyLimitBytes, state.bodies, {
-      timeoutMs: limits.bodyTimeoutMs,
-      onBytes: countBytes(state, request),
-      onChunk: (chunk) => holdBody(state, request, chunk.byteLength),
-    }).then(
-      (body) => {
-        state.pooledBodies.set(request, body);
-        done(null, body);
-      },
-      (error: Error) => done(error, undefined),
-    );
+    bodies
+      .read(request, payload, limits.bodyLimitBytes, {
+        timeoutMs: limits.bodyTimeoutMs,
+        onBytes: countBytes(metrics, request),
+        onChunk: (chunk) => shedding.holdBody(request, chunk.byteLength),
+      })
+      .then(
+        (body) => done(null, body),
+        (error: Error) => done(error, undefined),
+      );
   });
   app.addContentTypeParser('application/json', (request, payload, done) => {
     const refused = contentEncodingError(request);
@@ -52,9 +65,9 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
     // Plain (unpooled) memory: JSON text is dropped as soon as it is parsed.
     readPooledBody(payload, request.headers['content-length'], limits.jsonBodyLimitBytes, PLAIN, {
       timeoutMs: limits.bodyTimeoutMs,
-      onBytes: countBytes(state, request),
+      onBytes: countBytes(metrics, request),
       onChunk: (chunk) => {
-        holdBody(state, request, chunk.byteLength);
+        shedding.holdBody(request, chunk.byteLength);
         scanner.feed(chunk);
       },
       tooLarge: () => jsonTooLarge(limits.jsonBodyLimitBytes),
@@ -72,26 +85,6 @@ export function installBodyReaders(app: FastifyInstance, state: ServerState): vo
       (error: Error) => done(error, undefined),
     );
   });
-}
-
-/** Counts `bytes` more of `request`'s body against the bodies' bound (shedding/body-budget.ts), or refuses the body: 429, retryable. */
-function holdBody(state: ServerState, request: FastifyRequest, bytes: number): void {
-  const budget = state.bodyBudget;
-  if (budget.take(request.raw, bytes)) return;
-  // The refused body is dropped now: its bytes stop counting at once, not when its connection closes
-  // (a moment later, after other bodies' chunks may have been refused for them).
-  const held = budget.heldBytes;
-  budget.release(request.raw);
-  throw new HttpError(
-    429,
-    'bodies_full',
-    `body: the server holds ${held} bytes of request bodies, its bound of ${budget.limitBytes} (limits.maxBodyBytesInFlight); retry`,
-    {
-      field: 'body',
-      retryable: true,
-      retryAfterS: state.limits.retryAfterS,
-    },
-  );
 }
 
 /**

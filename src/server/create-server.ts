@@ -1,9 +1,10 @@
 /**
  * createServer(): the HTTP front of a job engine and of the small-item batchers, for a user to
- * mount in their own program (`tscuda serve` runs one per worker process). It assembles small
- * parts around one state object (state.ts): body readers (body-readers.ts), load shedding
- * (shedding/), the one error handler (error-handler.ts) and the routes (routes/, one module per
- * resource).
+ * mount in their own program (`tscuda serve` runs one per worker process). It is the server's
+ * registrar, as fastify's app.ts: it builds the server's parts, installs the one error handler,
+ * registers the plugins (plugins/: settings, load shedding, accounting, pooled bodies and their
+ * readers, batchers, the GPU's lifecycle), each the sole owner of its state behind the decorator
+ * it adds, then the routes (routes/, one module per resource), which use those decorators.
  *
  * fastify because it validates bodies with JSON schemas before a handler runs, answers
  * `inject()` without a socket (every route is tested in CI without a GPU), and is among the
@@ -15,10 +16,7 @@
  * accepting and resolves once every accepted request and job has settled.
  */
 import { readFileSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { installBodyReaders } from './body-readers.js';
-import { toHttpError } from './errors.js';
+import Fastify from 'fastify';
 import {
   MAX_PARAM_CHARS,
   clientErrorHandler,
@@ -26,21 +24,22 @@ import {
   installConnectAnswer,
   installErrorHandling,
   installExpectationAnswer,
+  type ErrorContext,
 } from './error-handler.js';
 import { pinnedAllocator } from '../engine/pinned-allocator.js';
-import { observeJob } from './job-io.js';
 import { fusingEngine } from './fusion/fusing-engine.js';
 import { DEFAULT_FUSION_BOUNDS } from './fusion/job-fuser.js';
-import { localJobService, type JobServiceContext } from './job-service.js';
 import { ServerMetrics } from './metrics.js';
 import { checkListenOptions, checkOptions, isLoggerInstance, resolveLimits } from './option-checks.js';
 import { DEFAULT_LIMITS, type CreateServerOptions, type TscudaServer } from './options.js';
+import { Accounting, accountingPlugin } from './plugins/accounting.js';
+import { ServerBatchers, batchersPlugin } from './plugins/batchers.js';
+import { RequestBodies, bodiesPlugin } from './plugins/bodies.js';
+import { configPlugin, type ServerConfig } from './plugins/config.js';
+import { GpuWork, gpuPlugin } from './plugins/gpu.js';
+import { sheddingPlugin } from './plugins/shedding.js';
 import { ROUTES } from './routes/index.js';
-import { BufferPool } from '../runtime/memory/buffer-pool.js';
-import { installShedding } from './shedding/index.js';
-import { IdleTrim } from './shedding/body-pool.js';
-import { BodyBudget } from './shedding/body-budget.js';
-import { notReadyReason, requireGpu, type ServerState } from './state.js';
+import { LoadShedding } from './shedding/index.js';
 
 export { DEFAULT_LIMITS };
 export type {
@@ -60,12 +59,6 @@ export type {
  * them. 4096 is Linux's default cap (net.core.somaxconn).
  */
 const LISTEN_BACKLOG = 4096;
-/** Bytes of free request-body buffers kept for reuse (bodies beyond it are left to the garbage collector). */
-const BODY_POOL_BYTES = 256 * 2 ** 20;
-/** A body pool untouched this long, ms, is trimmed to BODY_POOL_IDLE_BYTES: a burst's memory goes back within twice this. */
-const BODY_POOL_IDLE_MS = 5000;
-/** Bytes of free body buffers kept once the server is idle. */
-const BODY_POOL_IDLE_BYTES = 32 * 2 ** 20;
 
 function packageVersion(): string {
   try {
@@ -80,15 +73,26 @@ function packageVersion(): string {
 export function createServer(options: CreateServerOptions = {}): TscudaServer {
   checkOptions(options);
   const limits = resolveLimits(options.limits);
-  // Small requests of one shape share an engine job (fusion/); its closures read `state` only once jobs are submitted.
+  // Small requests of one shape share an engine job (fusion/); its closures read the parts below only once jobs are submitted.
   const engine = fusingEngine(options.engine ?? null, {
     maxBatchDelayMs: limits.maxBatchDelayMs,
     maxSamples: Math.min(limits.maxSamples, DEFAULT_FUSION_BOUNDS.maxSamples),
-    memory: { take: (bytes) => state.bodies.take(bytes), release: (buffer) => state.bodies.release(buffer) },
-    onSubmitted: (requests) => state.metrics.fusedJob(requests),
+    memory: { take: (bytes) => bodies.take(bytes), release: (buffer) => bodies.release(buffer) },
+    onSubmitted: (requests) => metrics.fusedJob(requests),
     // readJob scanned every request's samples for NaN (job-io.ts): once is enough.
     samplesChecked: true,
   });
+  const config: ServerConfig = {
+    options,
+    limits,
+    paramContext: {
+      extraFlags: options.extraFlags ?? [],
+      maxTimeoutMs: limits.maxTimeoutMs,
+      defaultTimeoutMs: limits.defaultTimeoutMs,
+    },
+    version: packageVersion(),
+    startedAt: Date.now(),
+  };
   const app = Fastify({
     // fastify 5 takes a logger of the caller's as loggerInstance, and only options as logger.
     ...(isLoggerInstance(options.logger) ? { loggerInstance: options.logger } : { logger: options.logger ?? false }),
@@ -109,117 +113,70 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     serializerOpts: { largeArrayMechanism: 'json-stringify', largeArraySize: 1 },
     routerOptions: { maxParamLength: MAX_PARAM_CHARS },
     clientErrorHandler,
-    // Called only once requests arrive, after `state` exists.
-    frameworkErrors: (error, request, reply) => frameworkErrors(state)(error, request, reply),
+    // Called only once requests arrive, after `errors` exists.
+    frameworkErrors: (error, request, reply) => frameworkErrors(errors)(error, request, reply),
   });
   installConnectAnswer(app.server);
   installExpectationAnswer(app.server);
-  // Its closures read `state` only once requests arrive.
-  const jobContext: JobServiceContext = {
-    requireEngine: () => requireGpu(state),
-    retention: limits.jobRetention,
-    retryAfterS: limits.retryAfterS,
-    idPrefix: options.jobIdPrefix ?? '',
-    remote: options.remoteJobs,
-    observe: (result) => observeJob(state, '/v1/jobs', result),
-  };
-  // Binary bodies are read into pooled Buffers (body-pool.ts says why), handed back after a burst.
-  const bodies = new BufferPool(BODY_POOL_BYTES, engine ? pinnedAllocator(engine) : undefined);
-  const state: ServerState = {
-    options,
-    limits,
-    engine,
-    paramContext: {
-      extraFlags: options.extraFlags ?? [],
-      maxTimeoutMs: limits.maxTimeoutMs,
-      defaultTimeoutMs: limits.defaultTimeoutMs,
+  // The parts, each built once here and owned by its plugin. The metrics' sources read them only when scraped.
+  const batchers = new ServerBatchers(options.batchers, limits.maxBatchDims);
+  const metrics = new ServerMetrics(
+    {
+      engineStats: () => gpu.stats(),
+      batcherStats: () => batchers.stats(),
+      ready: () => gpu.notReadyReason() === null,
+      admissionShare: () => shedding.admissionShare,
     },
-    metrics: new ServerMetrics(
-      {
-        engineStats: () => {
-          if (engine === null || state.lostError !== null) return null;
-          try {
-            return engine.stats();
-          } catch {
-            return null;
-          }
-        },
-        batcherStats: () =>
-          [...state.batchers.values()].map((b) => {
-            const m = b.submitter.metrics;
-            return {
-              kind: b.kind,
-              dim: b.dim,
-              batches: m?.batches ?? 0,
-              items: m?.items ?? 0,
-              fillRate: m?.fillRate ?? 0,
-              queued: m?.queued ?? 0,
-            };
-          }),
-        ready: () => notReadyReason(state) === null,
-        admissionShare: () => state.admission?.share ?? 1,
-      },
-      options.metricsLabels,
-    ),
-    bodies,
-    bodyTrim: new IdleTrim(bodies, { idleMs: BODY_POOL_IDLE_MS, keepBytes: BODY_POOL_IDLE_BYTES }),
-    bodyBudget: new BodyBudget(limits.maxBodyBytesInFlight),
-    pooledBodies: new WeakMap(),
-    failureReasons: new WeakMap(),
-    inFlight: new Set(),
-    handlers: new Set(),
-    batchers: new Map(),
-    // Made below, once the metrics registry exists (a queue's service registers its metrics there).
-    jobs: undefined as unknown as ServerState['jobs'],
-    admission: null,
-    lostError: null,
-    closing: null,
-    pending: 0,
-    onIdle: undefined,
-    version: packageVersion(),
-    startedAt: Date.now(),
+    options.metricsLabels,
+  );
+  const accounting = new Accounting(metrics);
+  const shedding = new LoadShedding({ limits, metrics, accounting, onLoadSample: options.onLoadSample });
+  // Binary bodies are read into pooled Buffers (body-pool.ts says why), pinned where the engine lends pinned memory.
+  const bodies = new RequestBodies(engine ? pinnedAllocator(engine) : undefined);
+  // A queue's job service registers its series in the metrics' registry.
+  const gpu = new GpuWork({ engine, options, limits, metrics });
+  const errors: ErrorContext = {
+    limits,
+    accounting,
+    metrics,
+    logged: options.logger !== undefined && options.logger !== false,
   };
-  state.jobs = (options.jobs ?? localJobService)({ ...jobContext, registry: state.metrics.registry });
 
-  if (engine !== null) {
-    engine.lost.catch((error: unknown) => {
-      if (state.lostError !== null) return;
-      state.lostError = error ?? new Error('context lost');
-      const answer = toHttpError(
-        Object.assign(new Error(String((error as Error | undefined)?.message ?? error)), { sticky: true }),
-        limits.retryAfterS,
-      );
-      for (const f of [...state.inFlight]) f.reject(answer);
-      state.jobs.failAll(answer);
-      options.onLost?.(error);
-    });
-  }
-
-  installErrorHandling(app, state);
-  const stopShedding = installShedding(app, state);
+  // The one error handler first, on the app itself: it sees every route, and its checks run before any other hook.
+  installErrorHandling(app, errors);
+  // The plugins, in the order their request hooks run (shedding's admission before the accounting's
+  // watch, so a refusal costs no more); on close their onClose hooks run in the reverse order: the
+  // GPU's lets the requests in progress and the kept jobs finish, then the batchers close, and the
+  // bodies' trimming, the metrics' monitor and the loop's sampler stop.
+  void app.register(configPlugin, { config });
+  void app.register(sheddingPlugin, { shedding });
+  void app.register(accountingPlugin, { accounting });
+  void app.register(bodiesPlugin, { bodies });
+  void app.register(batchersPlugin, { batchers });
+  void app.register(gpuPlugin, { gpu });
+  for (const route of ROUTES) void app.register(route);
   /** The socket being opened by listen(), which close() waits for. */
   let listening: Promise<string> | null = null;
-  installBodyReaders(app, state);
-  installAccounting(app, state);
-  for (const route of ROUTES) route(app, state);
+  /** Set once close() is called. */
+  let closing: Promise<void> | null = null;
 
   return {
     app,
-    metrics: state.metrics,
-    jobView: (id) => state.jobs.localView(id),
-    deleteJob: (id) => state.jobs.localDelete(id),
+    metrics,
+    jobView: (id) => gpu.jobs.localView(id),
+    deleteJob: (id) => gpu.jobs.localDelete(id),
     get ready() {
-      return notReadyReason(state) === null;
+      return gpu.notReadyReason() === null;
     },
     get notReadyReason() {
-      return notReadyReason(state);
+      return gpu.notReadyReason();
     },
     get pending() {
-      return state.pending;
+      return shedding.pending;
     },
     async listen(listenOptions = {}) {
       // fastify would listen after its close(): a socket that nothing closes, keeping the process alive.
-      if (state.closing !== null)
+      if (closing !== null)
         throw new Error('listen() after close(): this server is closing or closed; create a new one to serve again');
       checkListenOptions(listenOptions);
       const attempt = app.listen({
@@ -230,79 +187,30 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
       listening = attempt;
       const address = await attempt;
       // close() came while the socket was being opened: it waited for this attempt and closes the socket.
-      if (state.closing !== null)
+      if (closing !== null)
         throw new Error(
           `close() was called while listen() was starting: ${address} is closed again; create a new server to serve`,
         );
       return address;
     },
     close() {
-      if (state.closing !== null) return state.closing;
+      if (closing !== null) return closing;
+      gpu.beginClosing();
       let done!: () => void;
-      state.closing = new Promise<void>((resolve) => (done = resolve));
+      closing = new Promise<void>((resolve) => (done = resolve));
       void (async () => {
         try {
           // A listen() under way opens its socket after fastify's close() would have looked: wait for it first.
           await Promise.allSettled([listening]);
-          await Promise.allSettled([app.close(), ...state.handlers]);
-          while (state.handlers.size > 0) await Promise.allSettled([...state.handlers]);
-          if (state.pending > 0) await new Promise<void>((resolve) => (state.onIdle = resolve));
-          await state.jobs.settled();
-          await state.jobs.close?.();
-          await Promise.allSettled([...state.batchers.values()].map((b) => b.submitter.close?.()));
+          // fastify stops accepting, then runs the plugins' onClose hooks (above).
+          await app.close();
+          // The engine outlives every part that uses it.
           if (options.ownsEngine === true && engine !== null) await engine.close().catch(() => undefined);
         } finally {
-          stopShedding();
-          state.bodyTrim.stop();
-          state.metrics.dispose();
           done();
         }
       })();
-      return state.closing;
+      return closing;
     },
   };
-}
-
-/** Response headers and metrics of every answer: bytes out, durations, successes and failures by reason. */
-function installAccounting(app: FastifyInstance, state: ServerState): void {
-  const { metrics } = state;
-  app.addHook('onRequest', (request, reply, done) => {
-    // A connection that closes before its response is sent: counted, whatever the stage. Closed
-    // either way, the request's body no longer counts against the bodies' bound.
-    reply.raw.once('close', () => {
-      state.bodyBudget.release(request.raw);
-      if (!reply.raw.writableFinished) metrics.aborted.inc({ endpoint: request.routeOptions.url ?? 'unknown' });
-    });
-    done();
-  });
-  // Callback style, not async: every answer passes both, and an async hook costs a promise each.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    // A worker that lost its context moves its keep-alive clients to a healthy worker.
-    if (state.lostError !== null) reply.header('connection', 'close');
-    const endpoint = request.routeOptions.url ?? 'unknown';
-    if (typeof payload === 'string' || Buffer.isBuffer(payload))
-      metrics.bytesOut.inc({ endpoint }, Buffer.byteLength(payload));
-    else if (payload instanceof Readable)
-      metrics.bytesOut.inc({ endpoint }, Number(reply.getHeader('content-length') ?? 0)); // a streamed answer (sendResult sets its length)
-    done(null, payload);
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const body = state.pooledBodies.get(request);
-    if (body !== undefined) {
-      state.pooledBodies.delete(request);
-      state.bodies.release(body);
-    }
-    const endpoint = request.routeOptions.url ?? 'unknown';
-    if (endpoint !== '/metrics' && !endpoint.startsWith('/v2/health')) {
-      metrics.requestDuration.observe({ endpoint }, reply.elapsedTime / 1000);
-      if (reply.statusCode < 400) metrics.requestSuccess.inc({ endpoint });
-      else
-        metrics.fail(
-          endpoint,
-          state.failureReasons.get(request) ??
-            (reply.statusCode === 429 ? 'REJECTED' : reply.statusCode < 500 ? 'INVALID' : 'OTHER'),
-        );
-    }
-    done();
-  });
 }

@@ -11,7 +11,19 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clip } from '../runtime/value-checks.js';
 import { HttpError, toHttpError } from './errors.js';
-import type { ServerState } from './state.js';
+import type { ServerMetrics } from './metrics.js';
+import type { ServerLimits } from './options.js';
+import type { FailureAccounting } from './plugins/accounting.js';
+
+/** What the error handler uses: the limits its answers name, the accounting of failures, and whether internal errors have a logger. */
+export interface ErrorContext {
+  readonly limits: ServerLimits;
+  readonly accounting: FailureAccounting;
+  /** Counts the failures answered on the socket (lingeringClose), which no onResponse hook sees. */
+  readonly metrics: ServerMetrics;
+  /** Whether the server has a logger: an internal error is logged there, else written to stderr. */
+  readonly logged: boolean;
+}
 
 /** A fastify error, as the handler reads it. */
 interface FastifyError extends Error {
@@ -54,36 +66,38 @@ function unsupportedMediaType(request: FastifyRequest): HttpError {
 }
 
 /** fastify's own error codes and the answer each gets. */
-const FASTIFY_ERRORS: Record<string, (error: FastifyError, request: FastifyRequest, state: ServerState) => HttpError> =
-  {
-    FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) => unsupportedMediaType(request),
-    FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, state) =>
-      new HttpError(
-        413,
-        'body_too_large',
-        `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${state.limits.bodyLimitBytes} bytes`}`,
-        { field: 'body' },
-      ),
-    FST_ERR_CTP_EMPTY_JSON_BODY: () =>
-      new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
-    FST_ERR_CTP_INVALID_JSON_BODY: (e) =>
-      new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
-    FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) =>
-      new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
-    FST_ERR_CTP_INVALID_TYPE: (_e, request) => unsupportedMediaType(request),
-    FST_ERR_BAD_URL: (_e, request) =>
-      new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, {
-        field: 'url',
-      }),
-    FST_ERR_MAX_PARAM_LENGTH: () =>
-      new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, {
-        field: 'url',
-      }),
-    FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
-  };
+const FASTIFY_ERRORS: Record<
+  string,
+  (error: FastifyError, request: FastifyRequest, context: ErrorContext) => HttpError
+> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (_e, request) => unsupportedMediaType(request),
+  FST_ERR_CTP_BODY_TOO_LARGE: (e, _r, context) =>
+    new HttpError(
+      413,
+      'body_too_large',
+      `body: ${e.message.includes('limit') ? e.message : `larger than the limit of ${context.limits.bodyLimitBytes} bytes`}`,
+      { field: 'body' },
+    ),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () =>
+    new HttpError(400, 'malformed_json', 'body: empty, expected a JSON object', { field: 'body' }),
+  FST_ERR_CTP_INVALID_JSON_BODY: (e) =>
+    new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(e.message)})`, { field: 'body' }),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: (e) =>
+    new HttpError(400, 'invalid_content_length', clip(e.message), { field: 'content-length' }),
+  FST_ERR_CTP_INVALID_TYPE: (_e, request) => unsupportedMediaType(request),
+  FST_ERR_BAD_URL: (_e, request) =>
+    new HttpError(400, 'bad_url', `url: ${clip(request.url)} is not a valid URL (bad percent-encoding)`, {
+      field: 'url',
+    }),
+  FST_ERR_MAX_PARAM_LENGTH: () =>
+    new HttpError(414, 'uri_too_long', `url: a path parameter is longer than ${MAX_PARAM_CHARS} characters`, {
+      field: 'url',
+    }),
+  FST_ERR_ASYNC_CONSTRAINT: () => new HttpError(400, 'bad_request', 'the request could not be routed'),
+};
 
 /** The answer to `error` for `request`. */
-export function answerFor(state: ServerState, error: FastifyError, request: FastifyRequest): HttpError {
+export function answerFor(context: ErrorContext, error: FastifyError, request: FastifyRequest): HttpError {
   if (error instanceof HttpError) return error;
   if (error.validation !== undefined && error.validation.length > 0) {
     const first = error.validation[0]!;
@@ -101,7 +115,7 @@ export function answerFor(state: ServerState, error: FastifyError, request: Fast
     );
   }
   const known = error.code === undefined ? undefined : FASTIFY_ERRORS[error.code];
-  if (known !== undefined) return known(error, request, state);
+  if (known !== undefined) return known(error, request, context);
   if (error instanceof SyntaxError)
     return new HttpError(400, 'malformed_json', `body: malformed JSON (${clip(error.message)})`, { field: 'body' });
   // A fastify or Node refusal of the request itself (4xx with an FST_ code): its status, our shape.
@@ -113,30 +127,29 @@ export function answerFor(state: ServerState, error: FastifyError, request: Fast
     error.code.startsWith('FST_')
   )
     return new HttpError(error.statusCode, error.code.replace(/^FST_ERR_/, '').toLowerCase(), clip(error.message));
-  return toHttpError(error, state.limits.retryAfterS);
+  return toHttpError(error, context.limits.retryAfterS);
 }
 
 /** Sends `error` as the documented `{ error: {...} }` body. */
 export function sendError(
-  state: ServerState,
+  context: ErrorContext,
   request: FastifyRequest,
   reply: FastifyReply,
   error: HttpError,
 ): FastifyReply {
-  state.failureReasons.set(request, error.reason);
-  if (error.correlationId !== undefined) logInternal(state, request, error);
+  context.accounting.failed(request, error.reason);
+  if (error.correlationId !== undefined) logInternal(context, request, error);
   const socket = request.raw.socket as Socket | null;
   if (!request.raw.complete && socket !== null && typeof socket.end === 'function' && !reply.sent)
-    return lingeringClose(state, request, reply, socket, error);
+    return lingeringClose(context, request, reply, socket, error);
   if (error.retryAfterS !== undefined) reply.header('retry-after', String(error.retryAfterS));
   if (error.statusCode === 503 && error.code === 'gpu_lost') reply.header('connection', 'close');
   return reply.code(error.statusCode).type('application/json').send(error.toJSON());
 }
 
 /** Logs an unexpected error under its correlation id: to the server's logger, or to stderr when it has none (the id must lead somewhere). */
-function logInternal(state: ServerState, request: FastifyRequest, error: HttpError): void {
-  const { logger } = state.options;
-  if (logger !== undefined && logger !== false) {
+function logInternal(context: ErrorContext, request: FastifyRequest, error: HttpError): void {
+  if (context.logged) {
     request.log.error({ err: error.cause, correlationId: error.correlationId }, 'internal error');
     return;
   }
@@ -163,14 +176,14 @@ const LINGER_BYTES = 4 * 2 ** 20;
  * the client reads it.
  */
 function lingeringClose(
-  state: ServerState,
+  context: ErrorContext,
   request: FastifyRequest,
   reply: FastifyReply,
   socket: Socket,
   error: HttpError,
 ): FastifyReply {
   reply.hijack();
-  state.metrics.fail(request.routeOptions.url ?? 'unknown', error.reason);
+  context.metrics.fail(request.routeOptions.url ?? 'unknown', error.reason);
   socket.write(rawErrorResponse(error));
   socket.end();
   let dropped = 0;
@@ -196,15 +209,19 @@ function pathPattern(url: string): RegExp {
 
 /** fastify's `frameworkErrors`: errors of the router (a bad URL, an over-long parameter) through the one error handler. */
 export function frameworkErrors(
-  state: ServerState,
+  context: ErrorContext,
 ): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
   return (error, request, reply) => {
-    sendError(state, request, reply, answerFor(state, error, request));
+    sendError(context, request, reply, answerFor(context, error, request));
   };
 }
 
-/** Installs the error handler and the 404/405 answers; call before any route is added. */
-export function installErrorHandling(app: FastifyInstance, state: ServerState): void {
+/**
+ * Installs the error handler and the 404/405 answers on `app` itself, not in a plugin: called
+ * before anything is registered, so it sees every route (a plugin loads only when the app boots,
+ * after the routes a caller adds to `server.app` at once).
+ */
+export function installErrorHandling(app: FastifyInstance, context: ErrorContext): void {
   /** Each route path and its methods, for 405's Allow. */
   const routes = new Map<string, { test: RegExp; methods: Set<string> }>();
   app.addHook('onRoute', (route) => {
@@ -214,7 +231,7 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     routes.set(route.url, entry);
   });
   app.setErrorHandler((error: FastifyError, request, reply) =>
-    sendError(state, request, reply, answerFor(state, error, request)),
+    sendError(context, request, reply, answerFor(context, error, request)),
   );
   /** The answer to a path no route has (404), or a method its route lacks (405, with Allow). */
   const routeMiss = (request: FastifyRequest, reply: FastifyReply): HttpError => {
@@ -232,7 +249,7 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     }
     return new HttpError(404, 'not_found', `${request.method} ${clip(request.url)}: no such route`, { field: 'url' });
   };
-  app.setNotFoundHandler((request, reply) => sendError(state, request, reply, routeMiss(request, reply)));
+  app.setNotFoundHandler((request, reply) => sendError(context, request, reply, routeMiss(request, reply)));
   // Only POST routes take a body. Any other body is refused on its headers, before it is read: it
   // would otherwise be read into memory outside maxPending's count, or hold a socket while it trickles.
   // Callback style, not async: every request passes here, and an async hook costs a promise each.
@@ -241,12 +258,12 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
     // Node parses a request line without a version as HTTP/0.9 (and takes any x.y): only 1.x is served.
     if (request.raw.httpVersionMajor !== 1) {
       reply.header('connection', 'close');
-      sendError(state, request, reply, versionNotSupported(request.raw.httpVersion));
+      sendError(context, request, reply, versionNotSupported(request.raw.httpVersion));
       return;
     }
     if (request.raw.httpVersion === '1.1' && headers.host === undefined) {
       sendError(
-        state,
+        context,
         request,
         reply,
         new HttpError(400, 'missing_host', 'host: an HTTP/1.1 request needs a Host header', { field: 'host' }),
@@ -269,7 +286,7 @@ export function installErrorHandling(app: FastifyInstance, state: ServerState): 
             `${request.method} ${clip(request.url.split('?')[0] ?? '')}: takes no body`,
             { field: 'body' },
           );
-    sendError(state, request, reply, error);
+    sendError(context, request, reply, error);
   });
 }
 

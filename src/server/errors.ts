@@ -232,7 +232,7 @@ export function toHttpError(error: unknown, retryAfterS: number): HttpError {
     );
   }
   // No CUDA driver, found where a GPU part is first built on a request (a batcher factory): the
-  // answer of a server without a GPU (state.ts).
+  // answer of a server without a GPU (plugins/gpu.ts).
   if (isCudaUnavailable(error))
     return new HttpError(503, 'gpu_unavailable', noDriverReason(error), { retryable: false, cause: error });
   if (error instanceof Error) {

@@ -18,7 +18,13 @@ export {
 } from './job-service.js';
 export { queueJobService, queueNotReadyReason, type QueueJobServiceOptions } from './queue-job-service.js';
 export { ROUTES, type RouteModule } from './routes/index.js';
-export type { ServerState } from './state.js';
+// The decorators of the server's plugins, which routes and plugins registered on `server.app` use.
+export type { ServerConfig } from './plugins/config.js';
+export type { FailureAccounting } from './plugins/accounting.js';
+export type { Batchers } from './plugins/batchers.js';
+export type { PooledBodies } from './plugins/bodies.js';
+export type { EngineDescription, Gpu } from './plugins/gpu.js';
+export type { Shedding } from './shedding/index.js';
 export { HttpError, toHttpError, internalError, isContextLoss, type ErrorBody, type FailureReason } from './errors.js';
 export {
   BATCH_KINDS,

@@ -26,9 +26,8 @@ import {
   type RawParams,
   type SampleDtype,
 } from './params.js';
-import type { ServerState } from './state.js';
+import type { PooledBodies } from './plugins/bodies.js';
 import type { Precision } from '../runtime/fft/precision.js';
-import type { BufferPool } from '../runtime/memory/buffer-pool.js';
 
 /** Binary answers of at least this many bytes are written part by part instead of joined. */
 const STREAM_RESULT_BYTES = 1 << 20;
@@ -75,14 +74,12 @@ function binaryParamStrings(request: FastifyRequest): Record<string, string> {
  * `scale`). The engine's rules check every parameter here, so bad input is refused as such even
  * when no GPU could run it; and every sample is finite (a JSON signal's numbers as they are
  * decoded, a binary body's by the scan of engine/finite-samples.ts), before the request is fused
- * with others or queued.
+ * with others or queued. The server's parts are read from the request's instance (`request.server`).
  */
-export function readJob(
-  state: ServerState,
-  request: FastifyRequest,
-  endpointFlag: BuiltinJobFlag | undefined,
-): JobSpec {
-  const precision = state.engine?.precision ?? 'f32';
+export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | undefined): JobSpec {
+  const { config, gpu, jobs } = request.server;
+  const { limits } = config;
+  const precision = gpu.precision;
   const body: unknown = request.body;
   let raw: RawParams;
   let data: JobData;
@@ -118,7 +115,7 @@ export function readJob(
         `${dtype} samples travel in binary bodies (application/octet-stream); a JSON signal is numbers, stored as f32 or f64`,
       );
     delete raw.dtype;
-    const decoded = decodeJsonSignal(signal, dtype as Precision, state.limits.maxSamples);
+    const decoded = decodeJsonSignal(signal, dtype as Precision, limits.maxSamples);
     data = decoded.data;
     if (decoded.rows !== undefined) {
       if (raw.batch !== undefined && raw.batch !== decoded.rows)
@@ -133,20 +130,20 @@ export function readJob(
       { field: 'content-type' },
     );
   }
-  if (data.length > state.limits.maxSamples)
+  if (data.length > limits.maxSamples)
     throw new HttpError(
       413,
       'too_many_samples',
-      `signal: ${data.length} samples, at most ${state.limits.maxSamples} per request`,
+      `signal: ${data.length} samples, at most ${limits.maxSamples} per request`,
       { field: 'signal' },
     );
-  const parsed = parseJobParams(raw, data.length, state.paramContext, endpointFlag);
+  const parsed = parseJobParams(raw, data.length, config.paramContext, endpointFlag);
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
     // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's), unless
     // the job goes to a service whose submit scans them in its own precision (a queue).
-    const scannedThere = endpointFlag === undefined && state.jobs.scansSamples;
+    const scannedThere = endpointFlag === undefined && jobs.scansSamples;
     checkSampleTypes(spec, { finite: Buffer.isBuffer(body) && !scannedThere, precision });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
@@ -173,7 +170,7 @@ export function sendResult(
   format: ResponseFormat,
   code = 200,
   half?: JobHalfType,
-  pool?: BufferPool,
+  pool?: Pick<PooledBodies, 'take' | 'release'>,
 ): FastifyReply {
   if (format === 'binary') {
     const b = encodeBinaryResultParts(result, half);
@@ -196,41 +193,24 @@ export function sendResult(
   return reply.code(code).send(encodeJsonResult(result, half));
 }
 
-/** Counts a finished job's timings and batch in the metrics. */
-export function observeJob(state: ServerState, endpoint: string, result: JobResult): void {
-  state.metrics.queueDuration.observe({ endpoint }, result.timings.queuedMs / 1000);
-  state.metrics.computeDuration.observe({ endpoint }, result.timings.runMs / 1000);
-  state.metrics.gpuDuration.observe({ endpoint }, result.timings.gpuMs / 1000);
-  state.metrics.batchSize.observe({ endpoint }, result.batch);
-}
-
 /**
  * A pooled array for the filtered wave of a synchronous stft job (its largest result: the size of
  * its input), so the response's biggest part is not fresh memory each time: in the engine's
  * precision, or the bits of 16-bit waves (outputDtype f16/bf16) in a Uint16Array.
  */
 export function pooledFiltered(
-  state: ServerState,
+  bodies: Pick<PooledBodies, 'take'>,
   spec: JobSpec,
   precision: Precision,
 ): { buffer: Buffer; array: Float32Array | Float64Array | Uint16Array } | undefined {
   if (!spec.flags.includes('stft') || spec.into?.filtered !== undefined) return undefined;
   const n = spec.data.length;
   const half = halfOutput(spec) !== undefined;
-  const buffer = state.bodies.take(n * (half ? 2 : precision === 'f32' ? 4 : 8));
+  const buffer = bodies.take(n * (half ? 2 : precision === 'f32' ? 4 : 8));
   const array = half
     ? new Uint16Array(buffer.buffer, buffer.byteOffset, n)
     : precision === 'f32'
       ? new Float32Array(buffer.buffer, buffer.byteOffset, n)
       : new Float64Array(buffer.buffer, buffer.byteOffset, n);
   return { buffer, array };
-}
-
-/** The job now reads the request's pooled body: it goes back to the pool once the engine is done with the job's memory (Job.released). */
-export function handOverBody(state: ServerState, request: FastifyRequest, job: { released: Promise<unknown> }): void {
-  const body = state.pooledBodies.get(request);
-  if (body === undefined) return;
-  state.pooledBodies.delete(request);
-  const release = (): void => state.bodies.release(body);
-  void job.released.then(release);
 }

@@ -3,17 +3,18 @@
  * request's pooled body handed over to the job (back to the pool once the engine is done with
  * it), the deadline (the job's `timeoutMs`, the server's default when the request gave none,
  * kept by the engine), cancelling a job whose client has gone, and the job's metrics. A route
- * reads the request (readJob), calls one of these and writes the answer.
+ * reads the request (readJob), calls one of these and writes the answer; the server's parts they
+ * use are the decorators of the request's instance (`request.server`: plugins/).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Job, JobResult, JobSpec } from '../engine/types.js';
 import type { SubmittedJob } from './job-service.js';
-import { handOverBody, observeJob, pooledFiltered } from './job-io.js';
-import { requireGpu, untilLost, type ServerState } from './state.js';
+import { pooledFiltered } from './job-io.js';
+import type { ServerLimits } from './options.js';
 
 /** `spec` with its deadline: the request's own, or the server's default. */
-function withDeadline(state: ServerState, spec: JobSpec): JobSpec {
-  return spec.timeoutMs === undefined ? { ...spec, timeoutMs: state.limits.defaultTimeoutMs } : spec;
+function withDeadline(limits: ServerLimits, spec: JobSpec): JobSpec {
+  return spec.timeoutMs === undefined ? { ...spec, timeoutMs: limits.defaultTimeoutMs } : spec;
 }
 
 /**
@@ -22,34 +23,34 @@ function withDeadline(state: ServerState, spec: JobSpec): JobSpec {
  * is still queued cancels it (one listener per response), freeing the queue slot; the result's
  * filtered wave is written into pooled memory, which goes back once the response no longer
  * reads it and the engine no longer writes it (after a timeout too: Job.released); the finished
- * job's timings count under `endpoint`. A lost context rejects it at once (untilLost).
+ * job's timings count under `endpoint`. A lost context rejects it at once (gpu.untilLost).
  */
 export async function runJob(
-  state: ServerState,
   request: FastifyRequest,
   reply: FastifyReply,
   spec: JobSpec,
   endpoint: string,
 ): Promise<JobResult> {
-  const gpu = requireGpu(state);
-  const timed = withDeadline(state, spec);
-  const filtered = pooledFiltered(state, timed, gpu.precision);
+  const { gpu, bodies, config, metrics } = request.server;
+  const engine = gpu.require();
+  const timed = withDeadline(config.limits, spec);
+  const filtered = pooledFiltered(bodies, timed, engine.precision);
   let job: Job;
   try {
-    job = gpu.submit(filtered ? { ...timed, into: { ...timed.into, filtered: filtered.array } } : timed);
+    job = engine.submit(filtered ? { ...timed, into: { ...timed.into, filtered: filtered.array } } : timed);
   } catch (error) {
-    if (filtered) state.bodies.release(filtered.buffer);
+    if (filtered) bodies.release(filtered.buffer);
     throw error;
   }
-  handOverBody(state, request, job);
+  bodies.handOver(request, job);
   job.result.catch(() => undefined);
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) job.cancel();
-    if (filtered) void job.released.then(() => state.bodies.release(filtered.buffer));
+    if (filtered) void job.released.then(() => bodies.release(filtered.buffer));
   });
   // The engine keeps the deadline (timeoutMs): the result rejects with JobTimeoutError in time.
-  const result = await untilLost(state, job.result);
-  observeJob(state, endpoint, result);
+  const result = await gpu.untilLost(job.result);
+  metrics.observeJob(endpoint, result);
   return result;
 }
 
@@ -59,7 +60,8 @@ export async function runJob(
  * deadline is the engine's (timeoutMs, defaulted here); the job service counts the finished job's
  * timings (JobServiceContext.observe). A queue's workers run it elsewhere: then no GPU is needed here.
  */
-export async function submitKeptJob(state: ServerState, request: FastifyRequest, spec: JobSpec): Promise<SubmittedJob> {
-  if (state.jobs.gpuHere) requireGpu(state);
-  return state.jobs.submit(withDeadline(state, spec), { onSubmitted: (job) => handOverBody(state, request, job) });
+export async function submitKeptJob(request: FastifyRequest, spec: JobSpec): Promise<SubmittedJob> {
+  const { gpu, jobs, bodies, config } = request.server;
+  if (jobs.gpuHere) gpu.require();
+  return jobs.submit(withDeadline(config.limits, spec), { onSubmitted: (job) => bodies.handOver(request, job) });
 }

@@ -68,7 +68,7 @@ export interface JobService {
 
 /** What a JobService is made from. */
 export interface JobServiceContext {
-  /** The engine, once requireGpu() has said it can run work. */
+  /** The engine, once the server's gpu.require() (plugins/gpu.ts) has said it can run work. */
   requireEngine(): JobEngineLike;
   retention: JobRetention;
   retryAfterS: number;

@@ -7,7 +7,7 @@
  */
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EngineStats } from '../engine/types.js';
+import type { EngineStats, JobResult } from '../engine/types.js';
 import type { FailureReason } from './errors.js';
 
 /** Latency buckets in seconds: 100 us to 60 s. */
@@ -220,6 +220,14 @@ export class ServerMetrics {
   fusedJob(requests: number): void {
     this.fusedJobRequests.observe(requests);
     if (requests > 1) this.fusedJobs.inc();
+  }
+
+  /** Counts a finished job's timings and batch under `endpoint`. */
+  observeJob(endpoint: string, result: JobResult): void {
+    this.queueDuration.observe({ endpoint }, result.timings.queuedMs / 1000);
+    this.computeDuration.observe({ endpoint }, result.timings.runMs / 1000);
+    this.gpuDuration.observe({ endpoint }, result.timings.gpuMs / 1000);
+    this.batchSize.observe({ endpoint }, result.batch);
   }
 
   /** Counts a failure by its Triton reason. */

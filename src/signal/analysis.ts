@@ -4,15 +4,15 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { shownValue } from '../runtime/value-checks.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { finishDominantCycles, type DominantCycle } from './cycles.js';
 import { checkFs, type DetrendType } from './geometry.js';
 import { bandPowers, detrendWindow, dominantCycleDevice, halfBins, rfft, type RealBuffer } from './primitives.js';
 import { windowSum, type WindowSpec } from './window.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { expectBuffer, outputPlacement, realSeries } from './launch.js';
+import { expectBuffer, realSeries } from './launch.js';
 
-/** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: the legacy default stream of x's context) and where to write. */
+/** Options of `detrend()`: how x splits into series, the stream to enqueue on (default: x's context's default stream) and where to write. */
 export interface DetrendOptions {
   /** Series in x (default 1). */
   batch?: number | undefined;
@@ -36,17 +36,17 @@ export function detrend(
     );
   }
   const { p, batch, length } = realSeries(x, options.batch, 'detrend');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   let out: RealBuffer;
   if (options.output) {
     expectBuffer(options.output, p, x.length, 'detrend output');
     out = options.output;
-  } else out = DeviceBuffer.alloc(p, x.length, outputPlacement(x.context, stream, 'detrend output')) as RealBuffer;
+  } else out = DeviceBuffer.alloc(p, x.length, { stream, label: 'detrend output' }) as RealBuffer;
   detrendWindow(x, out, { batch, length, detrend: type, window: null, stream });
   return out;
 }
 
-/** What `bandPower()` and `dominantCycle()` share: the sample rate `fs` in Hz (default 1), the series count `batch` (default 1), the stream (default: the legacy default stream of x's context), and an optional detrend and window applied before the real FFT. */
+/** What `bandPower()` and `dominantCycle()` share: the sample rate `fs` in Hz (default 1), the series count `batch` (default 1), the stream (default: x's context's default stream), and an optional detrend and window applied before the real FFT. */
 export interface SpectrumPrepOptions {
   fs?: number | undefined;
   batch?: number | undefined;
@@ -57,14 +57,17 @@ export interface SpectrumPrepOptions {
   window?: WindowSpec | null | undefined;
 }
 
-/** Enqueues detrend/window (when asked) and the real FFT of each series into the stream's scratch. */
+/**
+ * Checks x, resolves the call's stream (resolveStream: x's context's default stream without one)
+ * and enqueues detrend/window (when asked) and the real FFT of each series into its scratch.
+ */
 function spectrumOf(
   x: RealBuffer,
   options: SpectrumPrepOptions,
   what: string,
-): { spectrum: DeviceBuffer<'c64' | 'c128'>; batch: number; length: number } {
+): { spectrum: DeviceBuffer<'c64' | 'c128'>; batch: number; length: number; stream: Stream } {
   const { p, batch, length } = realSeries(x, options.batch, what);
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const ctx = x.context;
   const detrend = options.detrend ?? false;
   const window = options.window ?? null;
@@ -75,12 +78,12 @@ function spectrumOf(
   }
   const spectrum = ws.scratch(ctx, stream, `${what}-spectrum`, COMPLEX_OF[p], batch * halfBins(length));
   rfft(input, spectrum as DeviceBuffer<'c64'>, { batch, length, stream });
-  return { spectrum, batch, length };
+  return { spectrum, batch, length, stream };
 }
 
 /** Waits for the stream (without blocking the event loop), then copies `buffer` to the host. */
-async function readBack(buffer: DeviceBuffer<'f64'>, stream: Stream | undefined): Promise<Float64Array> {
-  if (stream) await stream.done();
+async function readBack(buffer: DeviceBuffer<'f64'>, stream: Stream): Promise<Float64Array> {
+  await stream.done();
   return buffer.read(new Float64Array(buffer.length));
 }
 
@@ -104,9 +107,8 @@ export async function bandPower(
   const fs = checkFs(options.fs ?? 1);
   if (!Array.isArray(bands) || bands.length === 0) throw new RangeError('bands must be a non-empty array of [lo, hi]');
   const all: (readonly [number, number])[] = options.relative ? [...bands, [0, fs / 2]] : [...bands];
-  const { spectrum, batch, length } = spectrumOf(x, options, 'bandPower');
-  const stream = options.stream;
-  using out = DeviceBuffer.alloc('f64', batch * all.length, outputPlacement(x.context, stream, 'bandPower output'));
+  const { spectrum, batch, length, stream } = spectrumOf(x, options, 'bandPower');
+  using out = DeviceBuffer.alloc('f64', batch * all.length, { stream, label: 'bandPower output' });
   bandPowers(spectrum as DeviceBuffer<'c64'>, out, { batch, length, fs, bands: all, stream });
   const host = await readBack(out, stream);
   if (!options.relative) return host;
@@ -132,9 +134,8 @@ export interface DominantCycleOptions extends SpectrumPrepOptions {
  */
 export async function dominantCycle(x: RealBuffer, options: DominantCycleOptions = {}): Promise<DominantCycle[]> {
   const fs = checkFs(options.fs ?? 1);
-  const { spectrum, batch, length } = spectrumOf(x, options, 'dominantCycle');
-  const stream = options.stream;
-  using out = DeviceBuffer.alloc('f64', 4 * batch, outputPlacement(x.context, stream, 'dominantCycle output'));
+  const { spectrum, batch, length, stream } = spectrumOf(x, options, 'dominantCycle');
+  using out = DeviceBuffer.alloc('f64', 4 * batch, { stream, label: 'dominantCycle output' });
   dominantCycleDevice(spectrum as DeviceBuffer<'c64'>, out, {
     batch,
     length,

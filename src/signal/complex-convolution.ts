@@ -14,8 +14,9 @@ import { checkTaps } from './firwin.js';
 import { complexCall, planesCall, realThroughComplex, runPlanes, type ComplexCallOptions } from './iq.js';
 import type { ComplexInput } from './samples.js';
 import { COMPLEX_OF } from './workspace.js';
-import { expectBuffer, outputPlacement } from './launch.js';
+import { expectBuffer } from './launch.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 
 /** Complex taps as two host arrays of the same length: the real and the imaginary parts (float64). */
 export interface ComplexTaps {
@@ -53,7 +54,7 @@ export function correlationTaps(taps: Taps, what: string): Float64Array | { re: 
 export interface RealConvolveOptions {
   mode?: ConvolveMode | undefined;
   batch: number;
-  stream: ComplexCallOptions['stream'];
+  stream: Stream;
   output: RealBuffer;
 }
 
@@ -89,18 +90,15 @@ export function complexConvolution(
   const { p, batch, length } = filterSeries(x as RealBuffer, options.batch, what);
   const outLength = convolutionWindow(length, ntaps, mode).outLength;
   const dtype = COMPLEX_OF[p];
+  const stream = resolveStream(x.context, options.stream);
   let output: ComplexBuffer;
   if (options.output === undefined)
-    output = DeviceBuffer.alloc(
-      dtype,
-      batch * outLength,
-      outputPlacement(x.context, options.stream, `${what} output`),
-    ) as ComplexBuffer;
+    output = DeviceBuffer.alloc(dtype, batch * outLength, { stream, label: `${what} output` }) as ComplexBuffer;
   else {
     expectBuffer(options.output, dtype, batch * outLength, `${what} output`);
     output = options.output;
   }
-  return realThroughComplex(x as RealBuffer, batch, outLength, output, options.stream, (out, part) =>
-    real(x as RealBuffer, part === 0 ? parts.re : im, { mode, batch, stream: options.stream, output: out }),
+  return realThroughComplex(x as RealBuffer, batch, outLength, output, stream, (out, part) =>
+    real(x as RealBuffer, part === 0 ? parts.re : im, { mode, batch, stream, output: out }),
   );
 }

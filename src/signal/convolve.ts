@@ -5,7 +5,7 @@
  * FFT path runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { complexConvolution, isComplexTaps, type Taps } from './complex-convolution.js';
 import { complexCall, type ComplexCallOptions } from './iq.js';
@@ -16,7 +16,7 @@ import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { fastLength } from './morlet.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 
 /** Options of convolve and fftconvolve. */
 export interface ConvolveOptions {
@@ -65,9 +65,9 @@ function convolveReal(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveO
   const { p, batch, length } = filterSeries(x, options.batch, 'convolve');
   const window = convolutionWindow(length, h.length, options.mode ?? 'full');
   const method = convolutionMethod(options.method ?? 'auto', length, h.length, options.mode ?? 'full');
-  const stream = options.stream;
   const ctx = x.context;
-  const y = convolutionOutput(x, batch * window.outLength, options);
+  const stream = resolveStream(ctx, options.stream);
+  const y = convolutionOutput(x, batch * window.outLength, options, stream);
   const table = coefficientTable(ctx, 'taps', h, stream);
   if (method === 'direct') {
     ws.filterKernel(ctx, `convolve_direct_${p}`)(
@@ -135,14 +135,10 @@ export function fftconvolve(
   return convolve(x as RealBuffer, taps as ArrayLike<number>, { ...(options as ConvolveOptions), method: 'fft' });
 }
 
-/** The output: `options.output` checked (x's dtype, `length` elements, not x), or a new buffer where outputs go. */
-function convolutionOutput(x: RealBuffer, length: number, options: ConvolveOptions): RealBuffer {
+/** The output: `options.output` checked (x's dtype, `length` elements, not x), or a new buffer for work on `stream`. */
+function convolutionOutput(x: RealBuffer, length: number, options: ConvolveOptions, stream: Stream): RealBuffer {
   if (options.output === undefined)
-    return DeviceBuffer.alloc(
-      x.dtype,
-      length,
-      outputPlacement(x.context, options.stream, 'convolve output'),
-    ) as RealBuffer;
+    return DeviceBuffer.alloc(x.dtype, length, { stream, label: 'convolve output' }) as RealBuffer;
   if (options.output === x)
     throw new TypeError('convolve: output must not be x (each output sample reads several input samples)');
   expectBuffer(options.output, x.dtype, length, 'convolve output');

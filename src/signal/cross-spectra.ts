@@ -6,18 +6,15 @@
  * x and y must have the same dtype, series count and length (scipy would zero-pad or broadcast).
  * Complex x and y (c64, c128, I/Q) give two-sided spectra in fftfreq order, as scipy's.
  */
-import type { Context } from '../runtime/context.js';
-import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream } from '../runtime/stream.js';
 import { shownValue } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { psdScale, spectralFrequencies, spectralGeometry, WELCH_DEFAULTS, type SpectralGeometry } from './geometry.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
-import { framesSpectra } from './stft.js';
+import { allocOr, framesSpectra } from './stft.js';
 import { medianBias, type WelchOptions } from './welch.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise } from './launch.js';
 
 /** Options of csd: welch's (scaling, average, segmenting, 16-bit sample options), the output complex. */
 export interface CsdOptions extends Omit<WelchOptions, 'output'> {
@@ -66,20 +63,6 @@ function pairSeries(
   return [a, b];
 }
 
-/** The output: `given` checked (dtype, `length` elements), or a new buffer where outputs go. */
-function spectrumOutput(
-  given: DeviceBuffer<DType> | undefined,
-  dtype: DType,
-  length: number,
-  context: Context,
-  stream: Stream | undefined,
-  what: string,
-): DeviceBuffer<DType> {
-  if (given === undefined) return DeviceBuffer.alloc(dtype, length, outputPlacement(context, stream, `${what} output`));
-  expectBuffer(given, dtype, length, `${what} output`);
-  return given;
-}
-
 /**
  * scipy.signal.csd(x, y, fs, window='hann', nperseg, noverlap, nfft, detrend='constant',
  * return_onesided=True, scaling='density', average='mean') for each pair of series: { f, Pxy, geometry }.
@@ -92,11 +75,11 @@ export function csd(x: SignalInput, y: SignalInput, options: CsdOptions = {}): C
   const { p, batch } = inX;
   const g = spectralGeometry(inX.length, options, WELCH_DEFAULTS, inX.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
-  const stream = options.stream;
   const ctx = x.context;
+  const stream = resolveStream(ctx, options.stream);
   const total = batch * g.freqs;
   const complex = COMPLEX_OF[p];
-  const Pxy = spectrumOutput(options.output, complex, total, ctx, stream, 'csd') as ComplexBuffer;
+  const Pxy = allocOr(options.output, complex, total, stream, 'csd') as ComplexBuffer;
   const X = framesSpectra(x, inX, g, stream);
   const Y = framesSpectra(y, inY, g, stream, 'csd-y-half');
   const shape = [batch, g.frames, g.halfBins, g.freqs, g.nfft, g.onesided ? 1 : 0, scale] as const;
@@ -131,10 +114,10 @@ export function coherence(x: SignalInput, y: SignalInput, options: CoherenceOpti
   // scipy's coherence is one-sided for real input, two-sided for complex.
   const g = spectralGeometry(inX.length, { ...options, returnOnesided: !inX.complex }, WELCH_DEFAULTS, inX.complex);
   const scale = psdScale(g, 'density');
-  const stream = options.stream;
   const ctx = x.context;
+  const stream = resolveStream(ctx, options.stream);
   const total = batch * g.freqs;
-  const Cxy = spectrumOutput(options.output, p, total, ctx, stream, 'coherence') as RealBuffer;
+  const Cxy = allocOr(options.output, p, total, stream, 'coherence') as RealBuffer;
   const X = framesSpectra(x, inX, g, stream);
   const Y = framesSpectra(y, inY, g, stream, 'csd-y-half');
   const Pxx = ws.scratch(ctx, stream, 'coherence-pxx', p, total);

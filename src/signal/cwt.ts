@@ -5,13 +5,13 @@
  * The wavelet convention (MNE's morlet) is described in morlet.ts.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { bandMembers, morletGeometry, type MorletGeometry, type MorletOptions } from './morlet.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './primitives.js';
 import { COMPLEX_OF, signalWorkspace as ws, type Precision } from './workspace.js';
 import { ComplexInputError } from './input-errors.js';
-import { elementwise, expectBuffer, outputPlacement, precisionOf } from './launch.js';
+import { elementwise, expectBuffer, precisionOf } from './launch.js';
 
 export interface CwtOptions extends MorletOptions {
   /** Only 'morlet'. */
@@ -58,7 +58,7 @@ export function cwtGeometry(length: number, options: CwtOptions): MorletGeometry
 }
 
 /** The wavelet spectra table (freqs x L complex) of a geometry, built on the GPU on first use. */
-function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: Stream | undefined): ComplexBuffer {
+function waveletTable(x: RealBuffer, g: MorletGeometry, p: Precision, stream: Stream): ComplexBuffer {
   const ctx = x.context;
   const L = g.paddedLength;
   const nf = g.freqs.length;
@@ -86,8 +86,8 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
     throw new RangeError(`cwt input of ${x.length} samples does not split into ${batch} series`);
   const n = x.length / batch;
   const g = cwtGeometry(n, options);
-  const stream = options.stream;
   const ctx = x.context;
+  const stream = resolveStream(ctx, options.stream);
   const L = g.paddedLength;
   const nf = g.freqs.length;
   const output = options.output ?? 'power';
@@ -99,7 +99,7 @@ export function cwt(x: RealBuffer, options: CwtOptions): ComplexBuffer | RealBuf
   if (options.into) {
     expectBuffer(options.into, outDtype, outLength, 'cwt into');
     out = options.into;
-  } else out = DeviceBuffer.alloc(outDtype, outLength, outputPlacement(ctx, stream, 'cwt output'));
+  } else out = DeviceBuffer.alloc(outDtype, outLength, { stream, label: 'cwt output' });
   const table = waveletTable(x, g, p, stream);
   const padded = ws.scratch(ctx, stream, 'cwt-pad', p, batch * L);
   const half = ws.scratch(ctx, stream, 'cwt-half', COMPLEX_OF[p], batch * (Math.floor(L / 2) + 1));

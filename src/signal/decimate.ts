@@ -5,7 +5,7 @@
  * through resample_poly (zero phase) or upfirdn. The filters are designed on the CPU as scipy
  * designs them; the keeping of every q-th sample is upfirdn's kernel with the one tap [1].
  */
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
@@ -52,7 +52,7 @@ export function decimate(x: RealBuffer, q: number, options: DecimateOptions = {}
   const n = options.n === undefined ? (ftype === 'iir' ? 8 : 20 * q) : positiveInteger(options.n, 'decimate: n');
   const { p, batch, length } = filterSeries(x, options.batch, 'decimate');
   const outLength = decimateLength(length, q);
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   if (ftype === 'fir') {
     const taps = firwin(n + 1, 1 / q, { window: 'hamming' });
     const plan: UpfirdnWindow = zeroPhase

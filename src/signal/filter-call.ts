@@ -6,7 +6,7 @@ import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Stream } from '../runtime/stream.js';
 import type { RealBuffer } from './buffers.js';
 import { SignalLengthError } from './filter-errors.js';
-import { expectBuffer, outputPlacement, realSeries } from './launch.js';
+import { expectBuffer, realSeries } from './launch.js';
 
 /** What every filtering call takes: the series count, the stream, and where the output goes. */
 export interface FilterCallOptions {
@@ -23,17 +23,13 @@ export interface FilteredWithState {
   zf: RealBuffer;
 }
 
-/** The output buffer: `options.output` checked, or a new one where outputs go (see outputPlacement). */
-export function filterOutput(x: RealBuffer, options: FilterCallOptions, what: string): RealBuffer {
+/** The output buffer: `options.output` checked, or a new one for work on `stream` (the call's, resolved at its entry). */
+export function filterOutput(x: RealBuffer, options: FilterCallOptions, stream: Stream, what: string): RealBuffer {
   if (options.output !== undefined) {
     expectBuffer(options.output, x.dtype, x.length, `${what} output`);
     return options.output;
   }
-  return DeviceBuffer.alloc(
-    x.dtype,
-    x.length,
-    outputPlacement(x.context, options.stream, `${what} output`),
-  ) as RealBuffer;
+  return DeviceBuffer.alloc(x.dtype, x.length, { stream, label: `${what} output` }) as RealBuffer;
 }
 
 /** The series of x, refusing an empty one (scipy filters nothing there; a zero-length launch is a mistake here). */

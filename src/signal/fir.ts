@@ -7,6 +7,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { shownValue } from '../runtime/value-checks.js';
+import { resolveStream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
 import type { ComplexInput } from './samples.js';
@@ -16,7 +17,7 @@ import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientTable } from './filter-tables.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 
 /** Options of lfilter. */
 export interface LfilterOptions extends FilterCallOptions {
@@ -100,8 +101,8 @@ function lfilterReal(taps: Float64Array, x: RealBuffer, options: LfilterOptions)
       throw new TypeError('lfilter: zf must not be zi (the final state is computed from it); alternate two buffers');
     expectBuffer(options.zf, p, batch * (ntaps - 1), 'lfilter zf');
   }
-  const stream = options.stream;
-  const y = filterOutput(x, options, 'lfilter');
+  const stream = resolveStream(x.context, options.stream);
+  const y = filterOutput(x, options, stream, 'lfilter');
   const ctx = x.context;
   const table = coefficientTable(ctx, 'taps', taps, stream);
   ws.filterKernel(ctx, `fir_${p}`)(
@@ -116,9 +117,7 @@ function lfilterReal(taps: Float64Array, x: RealBuffer, options: LfilterOptions)
     zi ? 1 : 0,
   );
   if (zi === undefined) return y;
-  const zf =
-    options.zf ??
-    (DeviceBuffer.alloc(p, batch * (ntaps - 1), outputPlacement(ctx, stream, 'lfilter zf')) as RealBuffer);
+  const zf = options.zf ?? (DeviceBuffer.alloc(p, batch * (ntaps - 1), { stream, label: 'lfilter zf' }) as RealBuffer);
   ws.filterKernel(ctx, `fir_state_${p}`)(
     elementwise(batch * (ntaps - 1), stream),
     x,
@@ -173,8 +172,8 @@ export function filtfilt(
 function filtfiltReal(taps: Float64Array, x: RealBuffer, options: FiltfiltOptions): RealBuffer {
   const { p, batch, length } = filterSeries(x, options.batch, 'filtfilt');
   const { edge, code } = resolvePadding(length, options, 3 * taps.length, 'filtfilt');
-  const stream = options.stream;
-  const y = filterOutput(x, options, 'filtfilt');
+  const stream = resolveStream(x.context, options.stream);
+  const y = filterOutput(x, options, stream, 'filtfilt');
   const ctx = x.context;
   const extended = length + 2 * edge;
   const work = ws.scratch(ctx, stream, 'filtfilt', 'f64', batch * extended);

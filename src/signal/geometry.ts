@@ -1,7 +1,11 @@
 /**
- * STFT, ISTFT, spectrogram and Welch geometry, mirroring scipy.signal's _spectral_helper, stft,
- * istft, spectrogram and welch (CUDA-free): defaults, frame counts, extension, padding, the
- * frequency and time axes, and the scale factors. The GPU code only executes what this decides.
+ * STFT, spectrogram and Welch geometry, mirroring scipy.signal's _spectral_helper, stft,
+ * spectrogram and welch (CUDA-free): defaults, frame counts, extension, padding, the frequency and
+ * time axes, and the scale factors. The one place the framing is computed and checked: stft(),
+ * the engine's framed jobs and `tscuda stft` take the geometry made here (the public names
+ * nperseg and noverlap; `hop` = nperseg - noverlap inside), and a run of its frames
+ * (framesGeometry) is what one chunk of a long STFT runs. The GPU code only executes what this
+ * decides; the inverse's geometry is inverse-geometry.ts's.
  */
 import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import { getWindow, type WindowSpec } from './window.js';
@@ -46,6 +50,40 @@ export function checkDetrend(d: unknown, what = 'detrend'): DetrendType {
   throw new TypeError(`${what} must be 'constant', 'linear' or false, got ${shownValue(d)}`);
 }
 
+/**
+ * A framing parameter refused against another (nperseg against the signal length, noverlap or nfft
+ * against nperseg): `field` names it, `detail` says what is wrong with its value without the field
+ * (a job's refusal names the field itself: JobValidationError(field, detail)).
+ */
+export class FramingError extends RangeError {
+  override readonly name: string = 'FramingError';
+  /** The parameter at fault: nperseg, noverlap or nfft. */
+  readonly field: string;
+  /** Its value and what is wrong with it, e.g. `65 is greater than the signal length 64`. */
+  readonly detail: string;
+
+  constructor(field: string, value: number, problem: string) {
+    super(`${field} = ${value} ${problem}`);
+    this.field = field;
+    this.detail = `${value} ${problem}`;
+  }
+}
+
+/** noverlap checked against nperseg (scipy: 0 <= noverlap < nperseg); returns it. */
+export function checkNoverlap(noverlap: unknown, nperseg: number): number {
+  if (typeof noverlap !== 'number' || !Number.isSafeInteger(noverlap) || noverlap < 0)
+    throw new RangeError(`noverlap must be a non-negative integer, got ${shownValue(noverlap)}`);
+  if (noverlap >= nperseg) throw new FramingError('noverlap', noverlap, `must be less than nperseg = ${nperseg}`);
+  return noverlap;
+}
+
+/** nfft checked against nperseg (scipy: nfft >= nperseg); returns it. */
+export function checkNfft(nfft: unknown, nperseg: number): number {
+  const n = positiveInteger(nfft, 'nfft');
+  if (n < nperseg) throw new FramingError('nfft', n, `must be greater than or equal to nperseg = ${nperseg}`);
+  return n;
+}
+
 function checkBoundary(b: unknown): Boundary {
   if (b === null || b === 'zeros' || b === 'even' || b === 'odd' || b === 'constant') return b;
   throw new TypeError(`boundary must be 'zeros', 'even', 'odd', 'constant' or null, got ${JSON.stringify(b)}`);
@@ -86,39 +124,45 @@ export interface SpectralOptions {
   padded?: boolean | undefined;
 }
 
-/** The resolved framing of one STFT-like call over series of `length` samples. */
-export interface SpectralGeometry {
-  /** Samples per input series. */
-  length: number;
-  fs: number;
-  nperseg: number;
-  noverlap: number;
-  /** nperseg - noverlap. */
-  step: number;
-  nfft: number;
-  /** Samples added on each side by the boundary extension (nperseg/2, or 0 without a boundary). */
-  extension: number;
-  boundary: Boundary;
-  /** Zeros appended after the extension so the frames tile the signal (padded). */
-  padding: number;
-  /** Length after extension and padding. */
-  extendedLength: number;
+/** How frames tile a series: `frames` frames of `nperseg` samples, one every `hop` samples. */
+export interface FrameLayout {
+  /** Samples per frame (segment). */
+  readonly nperseg: number;
+  /** Samples from one frame's start to the next one's: nperseg - noverlap. */
+  readonly hop: number;
   /** Frames (segments). */
-  frames: number;
-  onesided: boolean;
+  readonly frames: number;
+}
+
+/** The resolved framing of one STFT-like call over series of `length` samples (made by spectralGeometry, never changed). */
+export interface SpectralGeometry extends FrameLayout {
+  /** Samples per input series. */
+  readonly length: number;
+  readonly fs: number;
+  /** Samples shared by consecutive frames. */
+  readonly noverlap: number;
+  readonly nfft: number;
+  /** Samples added on each side by the boundary extension (nperseg/2, or 0 without a boundary). */
+  readonly extension: number;
+  readonly boundary: Boundary;
+  /** Zeros appended after the extension so the frames tile the signal (padded). */
+  readonly padding: number;
+  /** Length after extension and padding. */
+  readonly extendedLength: number;
+  readonly onesided: boolean;
   /** Complex input: a complex-to-complex FFT per frame, the spectrum two-sided (scipy forces return_onesided False). */
-  complex: boolean;
+  readonly complex: boolean;
   /** Frequency bins in the output: nfft/2+1 one-sided, nfft two-sided. */
-  freqs: number;
+  readonly freqs: number;
   /** Bins the FFT produces per frame: nfft/2+1 for real input (R2C), nfft for complex input (C2C). */
-  halfBins: number;
-  detrend: DetrendType;
+  readonly halfBins: number;
+  readonly detrend: DetrendType;
   /** The window, float64, nperseg points. */
-  window: Float64Array;
-  windowSpec: WindowSpec;
+  readonly window: Float64Array;
+  readonly windowSpec: WindowSpec;
   /** sum(w) and sum(w^2). */
-  windowSum: number;
-  windowSquareSum: number;
+  readonly windowSum: number;
+  readonly windowSquareSum: number;
 }
 
 /** What stft, spectrogram and welch default to where scipy's defaults differ. */
@@ -151,22 +195,14 @@ export function spectralGeometry(
   if (options.nperseg === undefined) nperseg = Math.min(256, length);
   else {
     nperseg = positiveInteger(options.nperseg, 'nperseg');
-    if (nperseg > length) throw new RangeError(`nperseg = ${nperseg} is greater than the signal length ${length}`);
+    if (nperseg > length) throw new FramingError('nperseg', nperseg, `is greater than the signal length ${length}`);
   }
-  let nfft = nperseg;
-  if (options.nfft !== undefined) {
-    nfft = positiveInteger(options.nfft, 'nfft');
-    if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} must be greater than or equal to nperseg = ${nperseg}`);
-  }
-  let noverlap: number;
-  if (options.noverlap === undefined) noverlap = Math.floor(nperseg / (defaults.noverlapDivisor ?? 2));
-  else {
-    noverlap = options.noverlap;
-    if (!Number.isSafeInteger(noverlap) || noverlap < 0)
-      throw new RangeError(`noverlap must be a non-negative integer, got ${String(options.noverlap)}`);
-    if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
-  }
-  const step = nperseg - noverlap;
+  const nfft = options.nfft === undefined ? nperseg : checkNfft(options.nfft, nperseg);
+  const noverlap =
+    options.noverlap === undefined
+      ? Math.floor(nperseg / (defaults.noverlapDivisor ?? 2))
+      : checkNoverlap(options.noverlap, nperseg);
+  const hop = nperseg - noverlap;
   const boundary = checkBoundary(options.boundary === undefined ? defaults.boundary : options.boundary);
   const padded = options.padded ?? defaults.padded;
   if (typeof padded !== 'boolean') throw new TypeError(`padded must be a boolean, got ${JSON.stringify(padded)}`);
@@ -183,9 +219,9 @@ export function spectralGeometry(
   const extension = boundary === null ? 0 : Math.floor(nperseg / 2);
   let extendedLength = length + 2 * extension;
   const mod = (a: number, m: number): number => ((a % m) + m) % m;
-  const padding = padded ? mod(mod(-(extendedLength - nperseg), step), nperseg) : 0;
+  const padding = padded ? mod(mod(-(extendedLength - nperseg), hop), nperseg) : 0;
   extendedLength += padding;
-  const frames = Math.floor((extendedLength - noverlap) / step);
+  const frames = Math.floor((extendedLength - noverlap) / hop);
   if (frames < 1)
     throw new RangeError(
       `no complete segment: ${extendedLength} samples after extension and padding, nperseg = ${nperseg}`,
@@ -198,12 +234,12 @@ export function spectralGeometry(
     windowSquareSum += v * v;
   }
   const halfBins = complex ? nfft : Math.floor(nfft / 2) + 1;
-  return {
+  return Object.freeze({
     length,
     fs,
     nperseg,
     noverlap,
-    step,
+    hop,
     nfft,
     extension,
     boundary,
@@ -219,7 +255,7 @@ export function spectralGeometry(
     windowSpec,
     windowSum,
     windowSquareSum,
-  };
+  });
 }
 
 /** stft's defaults: hann, no detrend, zeros boundary, padded. */
@@ -244,8 +280,26 @@ export function spectralFrequencies(g: SpectralGeometry): Float64Array {
 export function spectralTimes(g: SpectralGeometry): Float64Array {
   const t = new Float64Array(g.frames);
   const shift = g.boundary === null ? 0 : g.nperseg / 2 / g.fs;
-  for (let i = 0; i < g.frames; i++) t[i] = (g.nperseg / 2 + i * g.step) / g.fs - shift;
+  for (let i = 0; i < g.frames; i++) t[i] = (g.nperseg / 2 + i * g.hop) / g.fs - shift;
   return t;
+}
+
+/** Samples [start, start + length) of the extended, padded series that frames [first, first + frames) read. */
+export function frameSpan(layout: FrameLayout, first: number, frames: number): { start: number; length: number } {
+  return { start: first * layout.hop, length: (frames - 1) * layout.hop + layout.nperseg };
+}
+
+/**
+ * Frames [first, first + frames) of `g` as a series of their own (frameSpan's samples of the
+ * extended, padded series, whatever `first`), framed without boundary or padding: what one chunk of
+ * a long STFT runs (the engine's framed jobs, `tscuda stft`). The parameters were checked when `g`
+ * was made; only the count is checked here.
+ */
+export function framesGeometry(g: SpectralGeometry, frames: number): SpectralGeometry {
+  if (!Number.isSafeInteger(frames) || frames < 1 || frames > g.frames)
+    throw new RangeError(`frames must be an integer in [1, ${g.frames}] (the geometry's frames), got ${frames}`);
+  const length = frameSpan(g, 0, frames).length;
+  return Object.freeze({ ...g, length, extension: 0, boundary: null, padding: 0, extendedLength: length, frames });
 }
 
 /** stft's factor on each FFT bin: 1/sum(w) ('spectrum') or 1/sqrt(fs sum(w^2)) ('psd'). */

@@ -6,11 +6,11 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { positiveInteger } from '../runtime/value-checks.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { filterOutput, filterSeries, type FilterCallOptions } from './filter-call.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 
 /** Options of hilbert. */
 export interface HilbertOptions {
@@ -28,13 +28,13 @@ export function hilbert(x: RealBuffer, options: HilbertOptions = {}): ComplexBuf
   const { p, batch, length } = filterSeries(x, options.batch, 'hilbert');
   const n = positiveInteger(options.N ?? length, 'hilbert: N');
   const complex = COMPLEX_OF[p];
-  const stream = options.stream;
   const ctx = x.context;
+  const stream = resolveStream(ctx, options.stream);
   let out: ComplexBuffer;
   if (options.output !== undefined) {
     expectBuffer(options.output, complex, batch * n, 'hilbert output');
     out = options.output;
-  } else out = DeviceBuffer.alloc(complex, batch * n, outputPlacement(ctx, stream, 'hilbert output')) as ComplexBuffer;
+  } else out = DeviceBuffer.alloc(complex, batch * n, { stream, label: 'hilbert output' }) as ComplexBuffer;
   if (n <= 2) {
     // Every weight is 1 for N <= 2 (DC and Nyquist only): the analytic signal is the signal itself.
     ws.filterKernel(ctx, `real_to_complex_${p}`)(elementwise(batch * n, stream), x, out, batch, length, n);
@@ -59,8 +59,8 @@ export function hilbert(x: RealBuffer, options: HilbertOptions = {}): ComplexBuf
  */
 export function envelope(x: RealBuffer, options: FilterCallOptions = {}): RealBuffer {
   const { p, batch, length } = filterSeries(x, options.batch, 'envelope');
-  const y = filterOutput(x, options, 'envelope');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
+  const y = filterOutput(x, options, stream, 'envelope');
   const total = batch * length;
   const analytic = ws.scratch(x.context, stream, 'envelope-analytic', COMPLEX_OF[p], total) as ComplexBuffer;
   hilbert(x, { batch, stream, output: analytic });

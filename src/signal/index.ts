@@ -1,7 +1,8 @@
 /**
  * tscuda/signal: GPU DSP on device buffers with scipy.signal's names, parameters and defaults.
  * float32 and float64; `batch` series of `length` samples, row-major; `{ stream }` on every call
- * (default: the context's legacy default stream); enqueue only; no device allocation per call once
+ * (default: the input's context's default stream, `context.defaultStream`, resolved once at the
+ * call's entry); enqueue only; no device allocation per call once
  * warm (plans, scratch, window and band tables are cached: see workspace.ts, clearSignalCaches()).
  *
  * ## Primitives (what the job engine calls). Device buffers in, device buffers out.
@@ -123,6 +124,7 @@ export {
   STFT_DEFAULTS,
   SPECTROGRAM_DEFAULTS,
   WELCH_DEFAULTS,
+  FramingError,
   type Boundary,
   type DetrendType,
   type StftScaling,
@@ -130,6 +132,7 @@ export {
   type SpectralOptions,
   type SpectralGeometry,
   type SpectralDefaults,
+  type FrameLayout,
 } from './geometry.js';
 export {
   istftGeometry,

@@ -2,21 +2,21 @@
  * The inverse STFT's geometry, mirroring scipy.signal.istft, check_COLA and check_NOLA (CUDA-free):
  * the frame length, FFT length and overlap an STFT is inverted with, the output length after the
  * boundary is removed, the gain on each inverse frame, and whether the window and overlap can be
- * inverted at all.
+ * inverted at all. nperseg, noverlap and nfft are checked by geometry.ts's rules.
  */
 import { positiveInteger } from '../runtime/value-checks.js';
-import { checkFs, type StftScaling } from './geometry.js';
+import { checkFs, checkNfft, checkNoverlap, type SpectralGeometry, type StftScaling } from './geometry.js';
 import { getWindow, type WindowSpec } from './window.js';
 
 function binsums(window: Float64Array, nperseg: number, noverlap: number, square: boolean): Float64Array {
-  const step = nperseg - noverlap;
-  const sums = new Float64Array(step);
-  for (let ii = 0; ii < Math.floor(nperseg / step); ii++)
-    for (let j = 0; j < step; j++) {
-      const v = window[ii * step + j]!;
+  const hop = nperseg - noverlap;
+  const sums = new Float64Array(hop);
+  for (let ii = 0; ii < Math.floor(nperseg / hop); ii++)
+    for (let j = 0; j < hop; j++) {
+      const v = window[ii * hop + j]!;
       sums[j]! += square ? v * v : v;
     }
-  const rem = nperseg % step;
+  const rem = nperseg % hop;
   for (let j = 0; j < rem; j++) {
     const v = window[nperseg - rem + j]!;
     sums[j]! += square ? v * v : v;
@@ -33,16 +33,10 @@ function windowArray(window: WindowSpec | Float64Array, nperseg: number): Float6
   return getWindow(window, nperseg);
 }
 
-function checkOverlap(nperseg: number, noverlap: number): void {
-  if (!Number.isSafeInteger(noverlap) || noverlap < 0)
-    throw new RangeError(`noverlap must be a non-negative integer, got ${noverlap}`);
-  if (noverlap >= nperseg) throw new RangeError(`noverlap = ${noverlap} must be less than nperseg = ${nperseg}`);
-}
-
 /** scipy.signal.check_COLA: constant overlap-add of the window at this overlap. */
 export function checkCOLA(window: WindowSpec | Float64Array, nperseg: number, noverlap: number, tol = 1e-10): boolean {
   const w = windowArray(window, nperseg);
-  checkOverlap(nperseg, noverlap);
+  checkNoverlap(noverlap, nperseg);
   const sums = binsums(w, nperseg, noverlap, false);
   const sorted = [...sums].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -55,7 +49,7 @@ export function checkCOLA(window: WindowSpec | Float64Array, nperseg: number, no
 /** scipy.signal.check_NOLA: the overlap-added squared window never vanishes (istft can invert). */
 export function checkNOLA(window: WindowSpec | Float64Array, nperseg: number, noverlap: number, tol = 1e-10): boolean {
   const w = windowArray(window, nperseg);
-  checkOverlap(nperseg, noverlap);
+  checkNoverlap(noverlap, nperseg);
   const sums = binsums(w, nperseg, noverlap, true);
   let min = Infinity;
   for (const s of sums) min = Math.min(min, s);
@@ -65,6 +59,14 @@ export function checkNOLA(window: WindowSpec | Float64Array, nperseg: number, no
 /** Thrown by istft when the window and overlap violate NOLA: the STFT cannot be inverted. */
 export class NolaError extends RangeError {
   override name = 'NolaError';
+}
+
+/** Throws NolaError where `window` (of `spec`) at this overlap cannot be inverted (scipy.signal.check_NOLA). */
+export function checkInvertible(spec: WindowSpec, window: Float64Array, nperseg: number, noverlap: number): void {
+  if (!checkNOLA(window, nperseg, noverlap))
+    throw new NolaError(
+      `window ${JSON.stringify(spec)} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`,
+    );
 }
 
 /** What istft takes (scipy names, camelCase). */
@@ -80,26 +82,28 @@ export interface InverseOptions {
   scaling?: StftScaling | undefined;
 }
 
-/** The resolved geometry of scipy.signal.istft. */
+/** The resolved geometry of scipy.signal.istft (made by istftGeometry or istftGeometryOf, never changed). */
 export interface InverseGeometry {
-  fs: number;
+  readonly fs: number;
   /** Frequency bins per frame in the input. */
-  freqs: number;
+  readonly freqs: number;
   /** Frames in the input. */
-  frames: number;
-  nperseg: number;
-  noverlap: number;
-  step: number;
-  nfft: number;
-  onesided: boolean;
-  boundary: boolean;
+  readonly frames: number;
+  readonly nperseg: number;
+  readonly noverlap: number;
+  /** Samples from one frame's start to the next one's: nperseg - noverlap. */
+  readonly hop: number;
+  readonly nfft: number;
+  readonly onesided: boolean;
+  readonly boundary: boolean;
   /** Samples dropped at the start (nperseg/2 with boundary, else 0). */
-  trim: number;
+  readonly trim: number;
   /** Output samples per series. */
-  outputLength: number;
-  window: Float64Array;
+  readonly outputLength: number;
+  readonly window: Float64Array;
+  readonly windowSpec: WindowSpec;
   /** Gain on the inverse FFT frames: sum(w) ('spectrum') or sqrt(fs sum(w^2)) ('psd'), divided by nfft (cuFFT does not normalize). */
-  frameGain: number;
+  readonly frameGain: number;
 }
 
 /** scipy.signal.istft's geometry; throws NolaError where the window and overlap cannot be inverted. */
@@ -116,49 +120,60 @@ export function istftGeometry(freqs: number, frames: number, options: InverseOpt
     throw new RangeError(`nperseg must be a positive integer (from ${freqs} frequency bins), got ${nperseg}`);
   let nfft: number;
   if (options.nfft === undefined) nfft = onesided && nperseg === nDefault + 1 ? nperseg : nDefault;
-  else {
-    nfft = positiveInteger(options.nfft, 'nfft');
-    if (nfft < nperseg) throw new RangeError(`nfft = ${nfft} must be greater than or equal to nperseg = ${nperseg}`);
-  }
+  else nfft = checkNfft(options.nfft, nperseg);
   if (nfft < nperseg)
     throw new RangeError(`nfft = ${nfft} (from ${freqs} frequency bins) is less than nperseg = ${nperseg}; give nfft`);
-  const noverlap = options.noverlap ?? Math.floor(nperseg / 2);
-  checkOverlap(nperseg, noverlap);
-  const step = nperseg - noverlap;
-  const window = getWindow(options.window ?? 'hann', nperseg);
-  if (!checkNOLA(window, nperseg, noverlap)) {
-    throw new NolaError(
-      `window ${JSON.stringify(options.window ?? 'hann')} with nperseg = ${nperseg} and noverlap = ${noverlap} violates NOLA: the STFT cannot be inverted`,
-    );
-  }
+  const noverlap = checkNoverlap(options.noverlap ?? Math.floor(nperseg / 2), nperseg);
+  const windowSpec = options.window ?? 'hann';
+  const window = getWindow(windowSpec, nperseg);
+  checkInvertible(windowSpec, window, nperseg, noverlap);
   const boundary = options.boundary ?? true;
   if (typeof boundary !== 'boolean')
     throw new TypeError(`boundary must be a boolean (istft), got ${JSON.stringify(boundary)}`);
-  const trim = boundary ? Math.floor(nperseg / 2) : 0;
-  const full = nperseg + (frames - 1) * step;
-  const outputLength = full - 2 * trim;
+  const sums = { windowSum: window.reduce((a, b) => a + b, 0), windowSquareSum: window.reduce((a, b) => a + b * b, 0) };
+  const scaling = options.scaling ?? 'spectrum';
+  return inverseLayout(
+    { fs, freqs, frames, nperseg, noverlap, nfft, onesided, boundary, window, windowSpec },
+    scaling,
+    sums,
+  );
+}
+
+/**
+ * The istft of the frames `g` made (its window, nperseg, noverlap, nfft and sidedness), with or
+ * without removing the boundary. NOLA is not checked again: for a caller that checked it once for
+ * this window and overlap (checkInvertible; a framed job at submit) and inverts run after run of
+ * frames (framesGeometry).
+ */
+export function istftGeometryOf(
+  g: SpectralGeometry,
+  options: { boundary: boolean; scaling: StftScaling },
+): InverseGeometry {
+  const { fs, freqs, frames, nperseg, noverlap, nfft, onesided, window, windowSpec } = g;
+  const boundary = options.boundary;
+  return inverseLayout(
+    { fs, freqs, frames, nperseg, noverlap, nfft, onesided, boundary, window, windowSpec },
+    options.scaling,
+    g,
+  );
+}
+
+/** An inverse geometry of checked parameters completed: the hop, the output length and the gain of `scaling`. */
+function inverseLayout(
+  p: Omit<InverseGeometry, 'hop' | 'trim' | 'outputLength' | 'frameGain'>,
+  scaling: StftScaling,
+  sums: { readonly windowSum: number; readonly windowSquareSum: number },
+): InverseGeometry {
+  const hop = p.nperseg - p.noverlap;
+  const trim = p.boundary ? Math.floor(p.nperseg / 2) : 0;
+  const outputLength = p.nperseg + (p.frames - 1) * hop - 2 * trim;
   if (outputLength < 1)
     throw new RangeError(
-      `istft of ${frames} frames of ${nperseg} samples leaves no output after removing the boundary`,
+      `istft of ${p.frames} frames of ${p.nperseg} samples leaves no output after removing the boundary`,
     );
-  const scaling = options.scaling ?? 'spectrum';
   let gain: number;
-  if (scaling === 'spectrum') gain = window.reduce((a, b) => a + b, 0);
-  else if (scaling === 'psd') gain = Math.sqrt(fs * window.reduce((a, b) => a + b * b, 0));
+  if (scaling === 'spectrum') gain = sums.windowSum;
+  else if (scaling === 'psd') gain = Math.sqrt(p.fs * sums.windowSquareSum);
   else throw new TypeError(`scaling must be 'spectrum' or 'psd', got ${JSON.stringify(scaling)}`);
-  return {
-    fs,
-    freqs,
-    frames,
-    nperseg,
-    noverlap,
-    step,
-    nfft,
-    onesided,
-    boundary,
-    trim,
-    outputLength,
-    window,
-    frameGain: gain / nfft,
-  };
+  return Object.freeze({ ...p, hop, trim, outputLength, frameGain: gain / p.nfft });
 }

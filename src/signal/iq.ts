@@ -8,7 +8,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import {
   inputSeries,
@@ -19,7 +19,7 @@ import {
   type SignalInput,
 } from './samples.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 
 /** The most values one conversion or planes kernel takes (their counts are 32-bit). */
 const MAX_VALUES = 2 ** 31 - 1;
@@ -48,18 +48,15 @@ export function iqToComplex(iq: IqBuffer, options: IqToComplexOptions = {}): Com
   );
   const n = pairsOf(input);
   const dtype = COMPLEX_OF[input.p];
+  const stream = resolveStream(iq.context, options.stream);
   let out: ComplexBuffer;
   if (options.output === undefined)
-    out = DeviceBuffer.alloc(
-      dtype,
-      n,
-      outputPlacement(iq.context, options.stream, 'iqToComplex output'),
-    ) as ComplexBuffer;
+    out = DeviceBuffer.alloc(dtype, n, { stream, label: 'iqToComplex output' }) as ComplexBuffer;
   else {
     expectBuffer(options.output, dtype, n, 'iqToComplex output');
     out = options.output;
   }
-  enqueueIq(iq, input, out, options.stream);
+  enqueueIq(iq, input, out, stream);
   return out;
 }
 
@@ -70,7 +67,7 @@ function pairsOf(input: InputSeries): number {
   return n;
 }
 
-function enqueueIq(x: SignalInput, input: InputSeries, out: ComplexBuffer, stream: Stream | undefined): void {
+function enqueueIq(x: SignalInput, input: InputSeries, out: ComplexBuffer, stream: Stream): void {
   const n = pairsOf(input);
   ws.kernelNamed(x.context, `iq_to_complex_${input.iq!}_${input.p}`)(elementwise(n, stream), x, out, n, input.scale);
 }
@@ -82,7 +79,7 @@ function enqueueIq(x: SignalInput, input: InputSeries, out: ComplexBuffer, strea
 export function complexSeries(
   x: SignalInput,
   input: InputSeries,
-  stream: Stream | undefined,
+  stream: Stream,
   purpose = 'iq-complex',
 ): ComplexBuffer {
   if (!input.complex) throw new TypeError(`complexSeries: "${x.label}" holds real ${input.kind} series`);
@@ -97,7 +94,7 @@ export function complexSeries(
 /** A workspace scratch of exactly `length` values (the real operations read a series' length off their input). */
 function exactScratch<T extends DType>(
   x: DeviceBuffer<DType>,
-  stream: Stream | undefined,
+  stream: Stream,
   purpose: string,
   dtype: T,
   length: number,
@@ -115,7 +112,7 @@ export interface PlanesCall {
   /** The caller's complex output (checked), or undefined: runPlanes makes one. */
   output: ComplexBuffer | undefined;
   what: string;
-  stream: Stream | undefined;
+  stream: Stream;
 }
 
 /** Options every planes operation takes. */
@@ -126,10 +123,11 @@ export interface PlanesOptions extends SampleOptions {
 }
 
 /**
- * Reads a complex input for an operation that runs through planes, and checks its output of
- * `outLength` complex samples per series where the caller gives one (it may be x: the planes are
- * copied out of x before anything is written). Pure: nothing is allocated or enqueued; call every
- * other check of the operation before runPlanes, which makes the output where none was given.
+ * Reads a complex input for an operation that runs through planes, resolves its stream (x's
+ * context's default stream without one), and checks its output of `outLength` complex samples per
+ * series where the caller gives one (it may be x: the planes are copied out of x before anything
+ * is written). Nothing is allocated or enqueued; call every other check of the operation before
+ * runPlanes, which makes the output where none was given.
  */
 export function planesCall(
   x: ComplexInput,
@@ -145,7 +143,7 @@ export function planesCall(
       `${what}: ${input.batch} complex series of ${input.length} samples exceed 2^31 - 1 values per call`,
     );
   const dtype = COMPLEX_OF[input.p];
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   let output: ComplexBuffer | undefined;
   if (options.output !== undefined) {
     expectBuffer(options.output, dtype, input.batch * n, `${what} output`);
@@ -171,11 +169,7 @@ export function runPlanes(
   const ctx = x.context;
   const output =
     call.output ??
-    (DeviceBuffer.alloc(
-      COMPLEX_OF[p],
-      batch * outLength,
-      outputPlacement(ctx, stream, `${call.what} output`),
-    ) as ComplexBuffer);
+    (DeviceBuffer.alloc(COMPLEX_OF[p], batch * outLength, { stream, label: `${call.what} output` }) as ComplexBuffer);
   const c = complexSeries(x, input, stream);
   const planes = exactScratch(x, stream, 'complex-planes', p, 2 * batch * length) as RealBuffer;
   ws.kernel(ctx, 'complex_to_planes', p)(elementwise(batch * length, stream), c, planes, batch, length);
@@ -209,7 +203,7 @@ export function realThroughComplex(
   batch: number,
   outLength: number,
   output: ComplexBuffer,
-  stream: Stream | undefined,
+  stream: Stream,
   run: (out: RealBuffer, part: 0 | 1) => void,
 ): ComplexBuffer {
   const p = x.dtype;

@@ -2,8 +2,10 @@
  * scipy.signal.istft on the GPU: the frames' spectra arranged as the inverse FFT's rows, one
  * batched inverse FFT (complex-to-real for one-sided input, complex-to-complex for two-sided), and
  * a gathering overlap-add divided by the summed squared window. Two-sided input may come back
- * complex (`returnComplex`): the inverse of the STFT of complex input.
+ * complex (`returnComplex`): the inverse of the STFT of complex input. `istft` resolves the
+ * geometry from its options, `istftWithGeometry` runs one resolved already (istftGeometryOf).
  */
+import { resolveStream } from '../runtime/stream.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
 import { positiveInteger } from '../runtime/value-checks.js';
@@ -12,6 +14,7 @@ import { istftGeometry, type InverseGeometry, type InverseOptions } from './inve
 import { allocOr, type CallOptions } from './stft.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
 import { elementwise, precisionOf } from './launch.js';
+import type { Precision } from '../runtime/fft/precision.js';
 
 export interface IstftOptions extends InverseOptions, CallOptions {
   /** Frames (time slices) per series in Zxx; the frequency bins are Zxx.length / (batch x frames). */
@@ -45,16 +48,60 @@ export { istftGeometry };
 export function istft(Zxx: ComplexBuffer, options: IstftOptions & { returnComplex: true }): IstftResult<ComplexBuffer>;
 export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<RealBuffer>;
 export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<RealBuffer | ComplexBuffer> {
+  const { p, batch } = zxxSeries(Zxx, options.batch);
+  const frames = positiveInteger(options.frames, 'frames');
+  if (Zxx.length % (batch * frames) !== 0)
+    throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
+  return istftOf(Zxx, p, batch, istftGeometry(Zxx.length / (batch * frames), frames, options), options);
+}
+
+/** What istftWithGeometry takes besides the geometry: where, how many, the output's kind and the output. */
+export type IstftRunOptions = Pick<IstftOptions, 'returnComplex' | 'output' | keyof CallOptions>;
+
+/**
+ * istft over a geometry resolved already (istftGeometryOf: NOLA checked once by its caller): Zxx must
+ * hold `batch` series of g.freqs x g.frames values. The engine's framed jobs run their chunks through it.
+ */
+export function istftWithGeometry(
+  Zxx: ComplexBuffer,
+  g: InverseGeometry,
+  options: IstftRunOptions & { returnComplex: true },
+): IstftResult<ComplexBuffer>;
+export function istftWithGeometry(
+  Zxx: ComplexBuffer,
+  g: InverseGeometry,
+  options?: IstftRunOptions,
+): IstftResult<RealBuffer>;
+export function istftWithGeometry(
+  Zxx: ComplexBuffer,
+  g: InverseGeometry,
+  options: IstftRunOptions = {},
+): IstftResult<RealBuffer | ComplexBuffer> {
+  const { p, batch } = zxxSeries(Zxx, options.batch);
+  if (Zxx.length !== batch * g.freqs * g.frames)
+    throw new RangeError(
+      `istft Zxx of ${Zxx.length} values is not ${batch} series x ${g.freqs} frequencies x ${g.frames} frames (the geometry's)`,
+    );
+  return istftOf(Zxx, p, batch, g, options);
+}
+
+/** Zxx checked (a complex device buffer) with its precision, and the series count. */
+function zxxSeries(Zxx: ComplexBuffer, batch: number | undefined): { p: Precision; batch: number } {
   if (!(Zxx instanceof DeviceBuffer)) throw new TypeError('istft Zxx must be a DeviceBuffer');
   const p = precisionOf(Zxx, 'istft Zxx');
   if (Zxx.dtype !== COMPLEX_OF[p])
     throw new TypeError(`istft Zxx "${Zxx.label}" must be complex (c64 or c128), not ${Zxx.dtype}`);
-  const batch = positiveInteger(options.batch ?? 1, 'batch');
-  const frames = positiveInteger(options.frames, 'frames');
-  if (Zxx.length % (batch * frames) !== 0)
-    throw new RangeError(`istft Zxx of ${Zxx.length} values does not split into ${batch} series x ${frames} frames`);
-  const freqs = Zxx.length / (batch * frames);
-  const g = istftGeometry(freqs, frames, options);
+  return { p, batch: positiveInteger(batch ?? 1, 'batch') };
+}
+
+function istftOf(
+  Zxx: ComplexBuffer,
+  p: Precision,
+  batch: number,
+  g: InverseGeometry,
+  options: IstftRunOptions,
+): IstftResult<RealBuffer | ComplexBuffer> {
+  const { frames, freqs } = g;
   const returnComplex = options.returnComplex ?? false;
   if (typeof returnComplex !== 'boolean')
     throw new TypeError(`istft returnComplex must be a boolean, got ${JSON.stringify(returnComplex)}`);
@@ -62,13 +109,13 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<Re
     throw new TypeError(
       'istft returnComplex needs two-sided input (inputOnesided: false): one-sided input inverts to a real signal',
     );
-  const stream = options.stream;
   const ctx = Zxx.context;
+  const stream = resolveStream(ctx, options.stream);
   const rowBins = g.onesided ? Math.floor(g.nfft / 2) + 1 : g.nfft;
   const rows = batch * frames;
   if (rows * g.nfft > 2 ** 31 - 1)
     throw new RangeError(`${batch} series x ${frames} frames x nfft ${g.nfft} exceeds 2^31 - 1 samples per call`);
-  const out = allocOr(options.output, returnComplex ? COMPLEX_OF[p] : p, batch * g.outputLength, Zxx, stream, 'istft');
+  const out = allocOr(options.output, returnComplex ? COMPLEX_OF[p] : p, batch * g.outputLength, stream, 'istft');
   const spectra = ws.scratch(ctx, stream, 'istft-rows', COMPLEX_OF[p], rows * rowBins);
   ws.kernel(ctx, 'arrange_istft', p)(
     elementwise(rows * rowBins, stream),
@@ -81,7 +128,7 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<Re
     g.nfft,
     g.onesided ? 1 : 0,
   );
-  const window = ws.window(ctx, options.window ?? 'hann', g.nperseg, p, stream);
+  const window = ws.window(ctx, g.windowSpec, g.nperseg, p, stream);
   let framesBuffer: DeviceBuffer<DType>;
   let frameStride: number;
   let elemStride: number;
@@ -102,7 +149,7 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<Re
         batch,
         frames,
         g.nperseg,
-        g.step,
+        g.hop,
         g.nfft,
         g.trim,
         g.outputLength,
@@ -123,7 +170,7 @@ export function istft(Zxx: ComplexBuffer, options: IstftOptions): IstftResult<Re
     batch,
     frames,
     g.nperseg,
-    g.step,
+    g.hop,
     frameStride,
     elemStride,
     g.trim,

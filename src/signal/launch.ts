@@ -1,9 +1,10 @@
 /**
  * How the signal operations launch and check: the launch configs (one thread per item, one block
- * per row), where "no stream" puts work and outputs, and the checks every operation makes of its
- * buffers (precision, dtype, length, a real series of a batch). CUDA-free apart from the types.
+ * per row) on the stream the operation resolved at its entry (runtime/stream.ts resolveStream:
+ * without `{ stream }`, the input's context's default stream), and the checks every operation
+ * makes of its buffers (precision, dtype, length, a real series of a batch). CUDA-free apart from
+ * the types.
  */
-import type { Context } from '../runtime/context.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import type { LaunchConfig } from '../runtime/kernel.js';
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
@@ -44,30 +45,10 @@ export const BLOCK = 256;
 /** Grid cap: grid-stride loops cover the rest. */
 const MAX_GRID = 8192;
 
-/**
- * What "no stream given" means for a signal operation, decided here once for every operation
- * (stft, istft, spectrogram, cwt, detrend, band metrics, the primitives): work goes to the legacy
- * default stream of the input's context, outputs are allocated there synchronously (cuMemAlloc,
- * not stream-ordered), and host waits are the context's. With a stream, everything is enqueued
- * on it and outputs are allocated stream-ordered on it. These two helpers spell that out.
- */
-export function onStream(stream: Stream | undefined): { stream?: Stream } {
-  return stream ? { stream } : {};
-}
-
-/** Where an operation's output buffer is allocated: stream-ordered on `stream`, else in `context` (see onStream). */
-export function outputPlacement(
-  context: Context,
-  stream: Stream | undefined,
-  label: string,
-): { stream: Stream; label: string } | { context: Context; label: string } {
-  return stream ? { stream, label } : { context, label };
-}
-
 /** Launch config for `total` independent items, one per thread. */
-export function elementwise(total: number, stream: Stream | undefined): LaunchConfig {
+export function elementwise(total: number, stream: Stream): LaunchConfig {
   const grid = Math.max(1, Math.min(Math.ceil(total / BLOCK), MAX_GRID));
-  return { grid, block: BLOCK, stream }; // undefined: the legacy default stream (see onStream)
+  return { grid, block: BLOCK, stream };
 }
 
 /** A real (f32/f64) input of `batch` series: its precision, the batch and the series length; TypeError/RangeError naming `what` otherwise. */
@@ -86,7 +67,16 @@ export function realSeries(
 }
 
 /** Launch config for `rows` rows, one block per row. */
-export function perRow(rows: number, stream: Stream | undefined): LaunchConfig {
+export function perRow(rows: number, stream: Stream): LaunchConfig {
   const grid = Math.max(1, Math.min(rows, 65535));
-  return { grid, block: BLOCK, stream }; // undefined: the legacy default stream (see onStream)
+  return { grid, block: BLOCK, stream };
+}
+
+/** Threads of a warp. */
+const WARP = 32;
+
+/** Launch config for `warps` items of one warp each, in blocks of `block` threads (a multiple of 32; kernels that size shared memory per warp fix it). */
+export function perWarp(warps: number, block: number, stream: Stream | undefined): LaunchConfig {
+  const grid = Math.max(1, Math.min(Math.ceil((warps * WARP) / block), MAX_GRID));
+  return { grid, block, stream }; // undefined: the legacy default stream (see onStream)
 }

@@ -8,7 +8,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { SignalInput } from './samples.js';
 import { elementwise, expectBuffer } from './launch.js';
@@ -55,12 +55,7 @@ export function findNonFinite(input: SignalInput, first: DeviceBuffer<'u64'>, op
   if (n > 2 ** 31 - 1 || batch > 2 ** 31 - 1)
     throw new RangeError(`findNonFinite of ${batch} series of ${n} samples: each count must be at most 2^31 - 1`);
   // All ones in both 32-bit halves of the cell (a bigger buffer is set whole: only its first element is read).
-  first.memset(0xffff_ffff, { stream: options.stream });
-  ws.kernelNamed(input.context, `first_non_finite_${dtype}`)(
-    elementwise(input.length, options.stream),
-    input,
-    first,
-    batch,
-    n,
-  );
+  const stream = resolveStream(input.context, options.stream);
+  first.memset(0xffff_ffff, { stream });
+  ws.kernelNamed(input.context, `first_non_finite_${dtype}`)(elementwise(input.length, stream), input, first, batch, n);
 }

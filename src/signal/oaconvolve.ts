@@ -7,7 +7,7 @@
  * where scipy falls back to one FFT of the whole series (equal lengths, one sample, taps more than
  * half the series) and where the taps are longer than the series, this is fftconvolve.
  */
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { complexConvolution, isComplexTaps, type Taps } from './complex-convolution.js';
 import { complexCall, type ComplexCallOptions } from './iq.js';
@@ -95,8 +95,8 @@ function oaconvolveReal(x: RealBuffer, taps: ArrayLike<number>, options: Oaconvo
   const { nfft, step } = blocking;
   const blocks = Math.ceil(length / step);
   const bins = Math.floor(nfft / 2) + 1;
-  const stream = options.stream;
   const ctx = x.context;
+  const stream = resolveStream(ctx, options.stream);
   if (batch * blocks * nfft > 2 ** 31 - 1)
     throw new RangeError(`oaconvolve: ${batch} series × ${blocks} blocks × ${nfft} points exceeds 2^31 − 1 per call`);
   const y = resampledOutput(x, batch * window.outLength, options.output, stream, 'oaconvolve');

@@ -5,6 +5,7 @@
  * without truncation).
  */
 import { positiveInteger } from '../runtime/value-checks.js';
+import { resolveStream } from '../runtime/stream.js';
 import type { RealBuffer } from './buffers.js';
 import { welch, type WelchOptions, type WelchResult } from './welch.js';
 import { inputSeries, type SignalInput } from './samples.js';
@@ -35,20 +36,15 @@ export function periodogram(x: SignalInput, options: PeriodogramOptions = {}): W
       `periodogram: an nfft (${nfft}) shorter than the series (${length}) truncates them, which needs f32/f64 input, not ${input.kind}`,
     );
   const real = x as RealBuffer;
-  const truncated = ws.scratch(
-    real.context,
-    options.stream,
-    'periodogram-truncated',
-    input.p,
-    batch * nfft,
-  ) as RealBuffer;
+  const stream = resolveStream(real.context, options.stream);
+  const truncated = ws.scratch(real.context, stream, 'periodogram-truncated', input.p, batch * nfft) as RealBuffer;
   ws.filterKernel(real.context, `fit_rows_${input.p}`)(
-    elementwise(batch * nfft, options.stream),
+    elementwise(batch * nfft, stream),
     real,
     truncated,
     batch,
     length,
     nfft,
   );
-  return welch(truncated, { ...common, nperseg: nfft, nfft: undefined });
+  return welch(truncated, { ...common, stream, nperseg: nfft, nfft: undefined });
 }

@@ -4,7 +4,7 @@
  * allocation once warm). Series are row-major: `batch` series of `length` samples.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { bandRanges } from './cycles.js';
 import { positiveInteger } from '../runtime/value-checks.js';
@@ -12,7 +12,7 @@ import { bandBins, checkDetrend, checkFs, detrendCode, type DetrendType } from '
 import type { WindowSpec } from './window.js';
 import { isSampleDType, sampleScale, type SampleDType, type SignalInput } from './samples.js';
 import { COMPLEX_OF, signalWorkspace as ws, type Precision } from './workspace.js';
-import { elementwise, expectBuffer, onStream, perRow, precisionOf } from './launch.js';
+import { elementwise, expectBuffer, perRow, precisionOf } from './launch.js';
 
 export type { RealBuffer, ComplexBuffer };
 
@@ -22,7 +22,7 @@ export interface SeriesOptions {
   batch: number;
   /** N, samples per series. */
   length: number;
-  /** The stream to enqueue on; default the context's legacy default stream. */
+  /** The stream to enqueue on; default the buffers' context's default stream (resolveStream). */
   stream?: Stream | undefined;
 }
 
@@ -94,15 +94,15 @@ export function detrendWindow(input: SignalInput, output: RealBuffer, options: D
   // Checked above: without a 16-bit type the input is real of precision p.
   const real = input as RealBuffer;
   const detrend = checkDetrend(options.detrend, 'detrendWindow detrend');
-  const stream = options.stream;
   const ctx = input.context;
+  const stream = resolveStream(ctx, options.stream);
   const window =
     options.window === null || options.window === undefined ? null : ws.window(ctx, options.window, length, p, stream);
   const code = detrendCode(detrend);
   let stats: DeviceBuffer<'f64'> | null = null;
   if (code !== 0) {
     stats = ws.scratch(ctx, stream, 'detrend-stats', 'f64', 2 * batch);
-    stats.memset(0, onStream(stream));
+    stats.memset(0, { stream });
     // Chunks of 4096 samples: enough blocks to fill the GPU when a few long series are detrended.
     const chunk = 4096;
     const blocks = batch * Math.ceil(length / chunk);
@@ -148,7 +148,7 @@ export function rfft(input: RealBuffer, output: ComplexBuffer, options: SeriesOp
   const p = realPrecision(input, 'rfft input');
   expectBuffer(input, p, batch * length, 'rfft input');
   expectBuffer(output, COMPLEX_OF[p], batch * halfBins(length), 'rfft output');
-  ws.realForward(input.context, p, length, batch, input, output, options.stream);
+  ws.realForward(input.context, p, length, batch, input, output, resolveStream(input.context, options.stream));
 }
 
 export interface IrfftOptions extends SeriesOptions {
@@ -165,7 +165,7 @@ export function irfft(spectrum: ComplexBuffer, output: RealBuffer, options: Irff
   const p = complexPrecision(spectrum, 'irfft spectrum');
   expectBuffer(spectrum, COMPLEX_OF[p], batch * halfBins(length), 'irfft spectrum');
   expectBuffer(output, p, batch * length, 'irfft output');
-  const stream = options.stream;
+  const stream = resolveStream(spectrum.context, options.stream);
   ws.realInverse(spectrum.context, p, length, batch, spectrum, output, stream);
   if (options.normalize ?? true)
     ws.kernel(spectrum.context, 'scale', p)(elementwise(batch * length, stream), output, batch, length, 1 / length);
@@ -194,7 +194,7 @@ export function bandMask(spectrum: ComplexBuffer, options: BandMaskOptions): Com
   const scale = options.scale ?? 1;
   if (!Number.isFinite(scale)) throw new RangeError(`bandMask scale must be finite, got ${scale}`);
   ws.kernel(spectrum.context, 'band_mask', p)(
-    elementwise(batch * bins, options.stream),
+    elementwise(batch * bins, resolveStream(spectrum.context, options.stream)),
     spectrum,
     output,
     batch,
@@ -228,15 +228,16 @@ export function bandMaskMany(spectrum: ComplexBuffer, output: ComplexBuffer, opt
   expectBuffer(output, COMPLEX_OF[p], batch * Math.max(1, nb) * bins, 'bandMaskMany output');
   const scale = options.scale ?? 1;
   if (!Number.isFinite(scale)) throw new RangeError(`bandMaskMany scale must be finite, got ${scale}`);
+  const stream = resolveStream(spectrum.context, options.stream);
   const ranges = ws.table(
     spectrum.context,
     `bands:${fs}:${length}:${JSON.stringify(options.bands)}`,
     'i32',
-    options.stream,
+    stream,
     () => bandRanges(options.bands, fs, length),
   );
   ws.kernel(spectrum.context, 'band_mask_many', p)(
-    elementwise(batch * nb * bins, options.stream),
+    elementwise(batch * nb * bins, stream),
     spectrum,
     output,
     ranges,
@@ -265,7 +266,7 @@ export function spectrumMagnitude(spectrum: ComplexBuffer, output: RealBuffer, o
   expectBuffer(spectrum, COMPLEX_OF[p], batch * rowBins, 'spectrumMagnitude spectrum');
   expectBuffer(output, p, batch * bins, 'spectrumMagnitude output');
   ws.kernel(spectrum.context, 'magnitude', p)(
-    elementwise(batch * bins, options.stream),
+    elementwise(batch * bins, resolveStream(spectrum.context, options.stream)),
     spectrum,
     output,
     batch,
@@ -296,9 +297,10 @@ export function bandPowers(spectrum: ComplexBuffer, output: DeviceBuffer<'f64'>,
   const nb = Array.isArray(options.bands) ? options.bands.length : 0;
   expectBuffer(output, 'f64', batch * Math.max(1, nb), 'bandPowers output');
   const key = `bands:${fs}:${length}:${JSON.stringify(options.bands)}`;
-  const ranges = ws.table(spectrum.context, key, 'i32', options.stream, () => bandRanges(options.bands, fs, length));
+  const stream = resolveStream(spectrum.context, options.stream);
+  const ranges = ws.table(spectrum.context, key, 'i32', stream, () => bandRanges(options.bands, fs, length));
   ws.kernel(spectrum.context, 'band_powers', p)(
-    perRow(batch * nb, options.stream),
+    perRow(batch * nb, stream),
     spectrum,
     output,
     ranges,
@@ -339,7 +341,7 @@ export function dominantCycleDevice(
   const [k0, k1] = dominantBins(length, checkFs(options.fs ?? 1), options.range);
   // Two phases: the strongest bin of each chunk of each row (many blocks per row), then of each row's chunks.
   const chunks = k1 >= k0 ? Math.ceil((k1 - k0 + 1) / DOMINANT_CHUNK) : 0;
-  const stream = options.stream;
+  const stream = resolveStream(spectrum.context, options.stream);
   const partial = ws.scratch(spectrum.context, stream, 'dominant-partials', 'f64', 2 * batch * Math.max(1, chunks));
   if (chunks > 0)
     ws.kernel(spectrum.context, 'dominant_chunks', p)(

@@ -4,7 +4,7 @@
  * window=('kaiser', 5.0)) times up), the output delayed so its samples line up with the input's.
  * padtype 'constant' (zeros) only. The plan (taps, output window) is pure; the kernel is upfirdn's.
  */
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { shownValue } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
@@ -98,7 +98,8 @@ export function resamplePoly(x: RealBuffer, up: number, down: number, options: R
     throw new TypeError(`resamplePoly: window must be a window spec or an array of taps, got ${shownValue(window)}`);
   const { batch, length } = filterSeries(x, options.batch, 'resamplePoly');
   const plan = resamplePolyPlan(length, factors.up, factors.down, window);
-  const y = resampledOutput(x, batch * plan.outLength, options.output, options.stream, 'resamplePoly');
-  enqueueUpfirdn(x, y, plan, batch, length, options.stream);
+  const stream = resolveStream(x.context, options.stream);
+  const y = resampledOutput(x, batch * plan.outLength, options.output, stream, 'resamplePoly');
+  enqueueUpfirdn(x, y, plan, batch, length, stream);
   return y;
 }

@@ -5,7 +5,7 @@
  * real FFT), scaled by num / length. The series are taken as periodic, as scipy's are. scipy's
  * `window` (a spectral weighting) and `t` (sample times) are not supported and are refused.
  */
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
@@ -42,7 +42,7 @@ export function resample(x: RealBuffer, num: number, options: ResampleOptions = 
         `resample: scipy's ${name} argument is not supported (got ${shownValue(value)}); leave it out`,
       );
   const { p, batch, length } = filterSeries(x, options.batch, 'resample');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const y = resampledOutput(x, batch * num, options.output, stream, 'resample');
   const ctx = x.context;
   const complex = COMPLEX_OF[p];

@@ -9,7 +9,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger, shownValue } from '../runtime/value-checks.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import { ComplexInputError } from './input-errors.js';
@@ -212,5 +212,6 @@ export function narrow(
   if (n > 2 ** 31 - 1) throw new RangeError(`narrow of ${n} values exceeds 2^31 - 1 per call`);
   expectBuffer(input, p, n, 'narrow input');
   expectBuffer(output, output.dtype, n, 'narrow output');
-  ws.kernelNamed(input.context, `narrow_${p}_${output.dtype}`)(elementwise(n, options.stream), input, output, n);
+  const stream = resolveStream(input.context, options.stream);
+  ws.kernelNamed(input.context, `narrow_${p}_${output.dtype}`)(elementwise(n, stream), input, output, n);
 }

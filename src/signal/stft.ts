@@ -4,11 +4,12 @@
  * frame of every series (real-to-complex for real input, complex-to-complex for complex input);
  * one kernel scales and arranges the result in scipy's layout (frequency x time). The geometry
  * (defaults, frame count, axes, scale factors) is geometry.ts's, mirroring scipy's
- * _spectral_helper; welch is welch.ts's, istft istft.ts's.
+ * _spectral_helper: `stft` resolves it from its options, `stftWithGeometry` runs one resolved
+ * already (a chunk of a long STFT: framesGeometry). welch is welch.ts's, istft istft.ts's.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { DType } from '../runtime/memory/dtype.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
 import {
   boundaryCode,
@@ -28,29 +29,29 @@ import {
 import { complexSeries } from './iq.js';
 import { inputSeries, type InputSeries, type SampleOptions, type SignalInput } from './samples.js';
 import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement, perRow } from './launch.js';
+import { elementwise, expectBuffer, perRow } from './launch.js';
 
 /** Where and how many: every high-level call takes these. */
 export interface CallOptions {
   /** Series in the input (default 1): N = input length / batch. */
   batch?: number | undefined;
+  /** The stream to enqueue on; default the input's context's default stream (resolveStream). */
   stream?: Stream | undefined;
 }
 
-/** The output of an operation: `given` checked (dtype, `length` elements), or a new buffer where outputs go (see outputPlacement). */
+/** The output of an operation: `given` checked (dtype, `length` elements), or a new buffer for work on `stream` (DeviceBuffer.alloc: stream-ordered, cuMemAlloc on a default stream). */
 export function allocOr<T extends DType>(
   given: DeviceBuffer<DType> | undefined,
   dtype: T,
   length: number,
-  x: DeviceBuffer<DType>,
-  stream: Stream | undefined,
+  stream: Stream,
   what: string,
 ): DeviceBuffer<T> {
   if (given) {
     expectBuffer(given, dtype, length, `${what} output`);
     return given as DeviceBuffer<T>;
   }
-  return DeviceBuffer.alloc(dtype, length, outputPlacement(x.context, stream, `${what} output`));
+  return DeviceBuffer.alloc(dtype, length, { stream, label: `${what} output` });
 }
 
 /**
@@ -62,7 +63,7 @@ export function framesSpectra(
   x: SignalInput,
   input: InputSeries,
   g: SpectralGeometry,
-  stream: Stream | undefined,
+  stream: Stream,
   purpose = 'stft-half',
 ): ComplexBuffer {
   const { p, batch } = input;
@@ -88,7 +89,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -108,7 +109,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -124,7 +125,7 @@ export function framesSpectra(
       batch,
       g.nperseg,
       g.nfft,
-      g.step,
+      g.hop,
       g.frames,
       g.extension,
       ...code,
@@ -163,12 +164,32 @@ export function stftGeometry(length: number, options: StftOptions = {}, complex 
  */
 export function stft(x: SignalInput, options: StftOptions = {}): StftResult {
   const input = inputSeries(x, options, 'stft', 'real or complex');
-  const { p, batch, length } = input;
-  const g = stftGeometry(length, options, input.complex);
+  return stftOf(x, input, stftGeometry(input.length, options, input.complex), options);
+}
+
+/** What stftWithGeometry takes besides the geometry: where, how many, how samples are read, the scaling and the output. */
+export type StftRunOptions = Pick<StftOptions, 'scaling' | 'output' | keyof CallOptions | keyof SampleOptions>;
+
+/**
+ * stft over a geometry resolved already (stftGeometry, or framesGeometry for a run of its frames):
+ * the framing is not checked again, only that the input's series are `g.length` samples of its
+ * kind (real or complex). The engine's framed jobs and `tscuda stft` run their chunks through it.
+ */
+export function stftWithGeometry(x: SignalInput, g: SpectralGeometry, options: StftRunOptions = {}): StftResult {
+  const input = inputSeries(x, options, 'stft', 'real or complex');
+  if (input.length !== g.length || input.complex !== g.complex)
+    throw new RangeError(
+      `stft: the geometry frames ${g.complex ? 'complex' : 'real'} series of ${g.length} samples, the input holds ${input.kind} series of ${input.length}`,
+    );
+  return stftOf(x, input, g, options);
+}
+
+function stftOf(x: SignalInput, input: InputSeries, g: SpectralGeometry, options: StftRunOptions): StftResult {
+  const { p, batch } = input;
   const scale = stftScale(g, options.scaling ?? 'spectrum');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const total = batch * g.freqs * g.frames;
-  const Zxx = allocOr(options.output, COMPLEX_OF[p], total, x, stream, 'stft');
+  const Zxx = allocOr(options.output, COMPLEX_OF[p], total, stream, 'stft');
   const half = framesSpectra(x, input, g, stream);
   ws.kernel(x.context, 'arrange_stft', p)(
     elementwise(total, stream),
@@ -229,9 +250,9 @@ export function spectrogram(
   const { p, batch, length } = input;
   const g = spectralGeometry(length, options, SPECTROGRAM_DEFAULTS, input.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const total = batch * g.freqs * g.frames;
-  const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, x, stream, 'spectrogram');
+  const Sxx = allocOr(options.output, mode === 'complex' ? COMPLEX_OF[p] : p, total, stream, 'spectrogram');
   const half = framesSpectra(x, input, g, stream);
   const launch = elementwise(total, stream);
   if (mode === 'psd')

@@ -25,7 +25,7 @@ const KEEP_RECENT = 8;
 interface Entry extends Used {
   readonly buffer: DeviceBuffer<DType>;
   /** The stream its build was enqueued on, and an event after it (until the build is known done). */
-  readonly stream: Stream | undefined;
+  readonly stream: Stream;
   event: Event | undefined;
 }
 
@@ -55,7 +55,7 @@ export class TableCache {
   }
 
   /** The table under `key` when `stream` may use it with nothing to wait for (built on `stream`, or its build long finished). */
-  ready<T extends DType>(key: string, stream: Stream | undefined): DeviceBuffer<T> | undefined {
+  ready<T extends DType>(key: string, stream: Stream): DeviceBuffer<T> | undefined {
     const have = this.#entries.get(key);
     if (!have || have.buffer.disposed || (have.event !== undefined && have.stream !== stream)) return undefined;
     have.used = ++this.#clock;
@@ -65,11 +65,11 @@ export class TableCache {
   /**
    * The table under `key`: `make` allocates it and `build` enqueues its filling on `stream`, once.
    * Later users on other streams wait for that work (cuStreamWaitEvent on an event recorded after
-   * it); on the legacy default stream, the host waits once.
+   * it; a user on a context's default stream waits the same way, in that stream's order).
    */
   built<T extends DType>(
     key: string,
-    stream: Stream | undefined,
+    stream: Stream,
     make: () => DeviceBuffer<T>,
     build: (buffer: DeviceBuffer<T>) => void,
   ): DeviceBuffer<T> {
@@ -82,8 +82,7 @@ export class TableCache {
           // Built long ago: nobody needs to wait any more.
           have.event.dispose();
           have.event = undefined;
-        } else if (stream) stream.waitEvent(have.event);
-        else have.event.synchronize();
+        } else stream.waitEvent(have.event);
       }
       have.used = ++this.#clock;
       return have.buffer as DeviceBuffer<T>;
@@ -95,11 +94,9 @@ export class TableCache {
     }
     const buffer = make();
     build(buffer);
-    let event: Event | undefined;
-    if (stream) {
-      event = new Event({ context: this.context, label: `built ${key.slice(0, 40)}` });
-      event.record(stream);
-    }
+    // Recorded on the default stream too: a build enqueued there (a GPU-filled table) is not ordered before work on other streams.
+    const event = new Event({ context: this.context, label: `built ${key.slice(0, 40)}` });
+    event.record(stream);
     this.#entries.set(key, { buffer: buffer as DeviceBuffer<DType>, stream, event, used: ++this.#clock });
     this.#bytes += buffer.byteLength;
     this.#trim();

@@ -6,7 +6,7 @@
  * before GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import type { Stream } from '../runtime/stream.js';
+import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger } from '../runtime/value-checks.js';
 import type { RealBuffer } from './buffers.js';
 import { filterSeries } from './filter-call.js';
@@ -14,7 +14,7 @@ import { SignalLengthError } from './filter-errors.js';
 import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer, outputPlacement } from './launch.js';
+import { elementwise, expectBuffer } from './launch.js';
 
 /** Options of upfirdn. */
 export interface UpfirdnOptions {
@@ -51,7 +51,7 @@ export function enqueueUpfirdn(
   window: UpfirdnWindow,
   batch: number,
   length: number,
-  stream: Stream | undefined,
+  stream: Stream,
 ): void {
   const p = x.dtype;
   const table = coefficientTable(x.context, 'taps', window.taps, stream);
@@ -70,17 +70,17 @@ export function enqueueUpfirdn(
   );
 }
 
-/** The output buffer of a resampling call (`length` samples in all, at most 2^31 − 1): `output` checked (x's dtype, not x) or a new one where outputs go. */
+/** The output buffer of a resampling call (`length` samples in all, at most 2^31 − 1): `output` checked (x's dtype, not x) or a new one for work on `stream`. */
 export function resampledOutput(
   x: RealBuffer,
   length: number,
   output: RealBuffer | undefined,
-  stream: Stream | undefined,
+  stream: Stream,
   what: string,
 ): RealBuffer {
   if (length > 2 ** 31 - 1) throw new SignalLengthError(`${what}: ${length} output samples exceeds 2^31 − 1 per call`);
   if (output === undefined)
-    return DeviceBuffer.alloc(x.dtype, length, outputPlacement(x.context, stream, `${what} output`)) as RealBuffer;
+    return DeviceBuffer.alloc(x.dtype, length, { stream, label: `${what} output` }) as RealBuffer;
   if (output === x)
     throw new TypeError(`${what}: output must not be x (each output sample reads several input samples)`);
   expectBuffer(output, x.dtype, length, `${what} output`);
@@ -102,7 +102,8 @@ export function upfirdn(
   const factors = rateFactors(up, down, 'upfirdn');
   const { batch, length } = filterSeries(x, options.batch, 'upfirdn');
   const outLength = upfirdnLength(taps.length, length, factors.up, factors.down);
-  const y = resampledOutput(x, batch * outLength, options.output, options.stream, 'upfirdn');
-  enqueueUpfirdn(x, y, { taps, ...factors, start: 0, outLength }, batch, length, options.stream);
+  const stream = resolveStream(x.context, options.stream);
+  const y = resampledOutput(x, batch * outLength, options.output, stream, 'upfirdn');
+  enqueueUpfirdn(x, y, { taps, ...factors, start: 0, outLength }, batch, length, stream);
   return y;
 }

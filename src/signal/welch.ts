@@ -3,6 +3,7 @@
  * the segments' periodograms averaged by mean (one kernel) or by bias-corrected median (every
  * periodogram, then each bin's median). Complex input gives a two-sided Pxx in fftfreq order.
  */
+import { resolveStream } from '../runtime/stream.js';
 import type { RealBuffer } from './buffers.js';
 import {
   psdScale,
@@ -50,9 +51,9 @@ export function welch(x: SignalInput, options: WelchOptions = {}): WelchResult {
   const { p, batch, length } = input;
   const g = spectralGeometry(length, options, WELCH_DEFAULTS, input.complex);
   const scale = psdScale(g, options.scaling ?? 'density');
-  const stream = options.stream;
+  const stream = resolveStream(x.context, options.stream);
   const total = batch * g.freqs;
-  const Pxx = allocOr(options.output, p, total, x, stream, 'welch');
+  const Pxx = allocOr(options.output, p, total, stream, 'welch');
   const half = framesSpectra(x, input, g, stream);
   if (average === 'mean') {
     ws.kernel(x.context, 'welch_mean', p)(

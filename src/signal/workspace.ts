@@ -93,16 +93,16 @@ export interface SignalWorkspaceOptions {
  */
 export class SignalWorkspace {
   readonly #contexts = new Map<Context, ContextState>();
-  /** Scratch per stream (or per context for the legacy default stream). */
-  readonly #scratch = new Map<Stream | Context, Map<string, DeviceBuffer<DType>>>();
+  /** Scratch per stream (a context's default stream included). */
+  readonly #scratch = new Map<Stream, Map<string, DeviceBuffer<DType>>>();
   /** cuFFT plans, keyed without stream, at most `maxPlans` of them. */
   readonly plans: FftPlanCache;
   /** Bytes of tables kept per context. */
   readonly maxTableBytes: number;
   /** Tables, kernels or plans freed (clear(), a table rebuilt, a module reloaded). */
   #freed = 0;
-  /** Scratch buffers of a stream (or a context's default stream) freed by growing. */
-  readonly #scratchFreed = new WeakMap<Stream | Context, number>();
+  /** Scratch buffers of a stream freed by growing. */
+  readonly #scratchFreed = new WeakMap<Stream, number>();
 
   /**
    * Changes whenever memory that work on `stream` may hold addresses of has gone away: its scratch
@@ -148,7 +148,7 @@ export class SignalWorkspace {
     return this.#launcher(context, name);
   }
 
-  /** The launcher of the filter kernel `name` (`sosfilt_f32`, `fir_f64`, ...) in `context`; untyped past the name, like kernelNamed. */
+  /** The launcher of the filter kernel `name` (`sos_tile_apply_f32`, `fir_f64`, ...) in `context`; untyped past the name, like kernelNamed. */
   filterKernel(context: Context, name: Exclude<keyof FilterKernels, 'module' | 'kernels'>): Launch {
     const state = this.#state(context);
     if (!state.filter || state.filter.module.disposed) {
@@ -193,7 +193,7 @@ export class SignalWorkspace {
     batch: number,
     input: DeviceBuffer<DType>,
     output: DeviceBuffer<DType>,
-    stream: Stream | undefined,
+    stream: Stream,
   ): void {
     this.plan(context, realToComplexType(p), n, batch).forward(
       input as DeviceBuffer<Precision>,
@@ -210,7 +210,7 @@ export class SignalWorkspace {
     batch: number,
     buffer: DeviceBuffer<DType>,
     direction: 'forward' | 'inverse',
-    stream: Stream | undefined,
+    stream: Stream,
   ): void {
     const data = buffer as DeviceBuffer<ComplexOf<Precision>>;
     const plan = this.plan(context, complexType(p), n, batch);
@@ -226,7 +226,7 @@ export class SignalWorkspace {
     batch: number,
     input: DeviceBuffer<DType>,
     output: DeviceBuffer<DType>,
-    stream: Stream | undefined,
+    stream: Stream,
   ): void {
     this.plan(context, complexToRealType(p), n, batch).inverse(
       input as DeviceBuffer<ComplexOf<Precision>>,
@@ -236,13 +236,7 @@ export class SignalWorkspace {
   }
 
   /** The window `spec` of `n` points as a device table of `precision` (cached per context; see `table`). */
-  window(
-    context: Context,
-    spec: WindowSpec,
-    n: number,
-    precision: Precision,
-    stream: Stream | undefined,
-  ): DeviceBuffer<Precision> {
+  window(context: Context, spec: WindowSpec, n: number, precision: Precision, stream: Stream): DeviceBuffer<Precision> {
     return this.table(context, `window:${windowKey(spec)}:${n}`, precision, stream, () => {
       const w = getWindow(spec, n);
       return precision === 'f32' ? Float32Array.from(w) : w;
@@ -251,15 +245,14 @@ export class SignalWorkspace {
 
   /**
    * An immutable table cached under `key` (per context), its host values made by `make` on first
-   * use and uploaded on `stream` (other streams then wait for the upload; without a stream the
-   * upload is synchronous and the context is synchronised once, as a pageable copy may still be in
-   * flight when it returns).
+   * use and uploaded on `stream` (other streams then wait for the upload; on the context's default
+   * stream the upload is synchronous: write() returns once the bytes are on the device).
    */
   table<T extends 'i32' | 'f64' | 'f32'>(
     context: Context,
     key: string,
     dtype: T,
-    stream: Stream | undefined,
+    stream: Stream,
     make: () => Int32Array | Float64Array | Float32Array,
   ): DeviceBuffer<T> {
     const cacheKey = `table:${dtype}:${key}`;
@@ -272,14 +265,13 @@ export class SignalWorkspace {
       return DeviceBuffer.alloc(dtype, values.length, { context, label: `signal table ${key.slice(0, 60)}` });
     };
     const upload = (b: DeviceBuffer<T>): void => {
-      // Without a stream, write() returns once the bytes are on the device.
-      (b as DeviceBuffer<DType>).write(values as never, stream ? { stream } : {});
+      (b as DeviceBuffer<DType>).write(values as never, { stream });
     };
     return this.built(context, cacheKey, stream, alloc, upload);
   }
 
   /** The buffer built under `key` when `stream` may use it with nothing to wait for (built on `stream`, or its build long finished). */
-  #ready<T extends DType>(context: Context, key: string, stream: Stream | undefined): DeviceBuffer<T> | undefined {
+  #ready<T extends DType>(context: Context, key: string, stream: Stream): DeviceBuffer<T> | undefined {
     return this.#state(context).tables.ready<T>(key, stream);
   }
 
@@ -291,7 +283,7 @@ export class SignalWorkspace {
   built<T extends DType>(
     context: Context,
     key: string,
-    stream: Stream | undefined,
+    stream: Stream,
     make: () => DeviceBuffer<T>,
     build: (buffer: DeviceBuffer<T>) => void,
   ): DeviceBuffer<T> {
@@ -304,32 +296,31 @@ export class SignalWorkspace {
   }
 
   /**
-   * A scratch buffer of at least `length` elements for work on `stream` (or the context's legacy
-   * default stream), one per `purpose`: grown when too small (cuMemFree of the old one, which waits
+   * A scratch buffer of at least `length` elements for work on `stream` (the context's default
+   * stream too), one per `purpose`: grown when too small (cuMemFree of the old one, which waits
    * for the work using it; not stream-ordered, since a stream-ordered free needs its stream alive).
    */
   scratch<T extends DType>(
     context: Context,
-    stream: Stream | undefined,
+    stream: Stream,
     purpose: string,
     dtype: T,
     length: number,
   ): DeviceBuffer<T> {
-    const owner = stream ?? context;
-    let map = this.#scratch.get(owner);
+    let map = this.#scratch.get(stream);
     const key = `${purpose}:${dtype}`;
     const have = map?.get(key);
     if (have && !have.disposed && have.length >= length) return have as DeviceBuffer<T>;
     this.#sweep();
     if (!map) {
       map = new Map();
-      this.#scratch.set(owner, map);
+      this.#scratch.set(stream, map);
     }
     if (have && !have.disposed) have.dispose();
-    if (have) this.#scratchFreed.set(owner, (this.#scratchFreed.get(owner) ?? 0) + 1);
+    if (have) this.#scratchFreed.set(stream, (this.#scratchFreed.get(stream) ?? 0) + 1);
     // Grow by a quarter more than asked, so a slowly growing workload does not reallocate each call.
     const size = have ? Math.max(length, Math.ceil(have.length * 1.25)) : length;
-    const label = `signal scratch ${purpose} (${stream ? stream.label : 'default stream'})`;
+    const label = `signal scratch ${purpose} (${stream.label})`;
     // Not stream-ordered: a stream-ordered free would need the stream alive when the buffer goes.
     const b = DeviceBuffer.alloc(dtype, size, { context, label });
     map.set(key, b as DeviceBuffer<DType>);

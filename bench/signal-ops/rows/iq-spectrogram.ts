@@ -84,7 +84,7 @@ export function iqSpectrogramCheck(iq: ArrayLike<number>, sxx: Float32Array, bat
   for (const s of [0, batch - 1])
     for (const f of checkPositions(g.frames, CHECKED_FRAMES, 2, uniform)) {
       for (let j = 0; j < g.nperseg; j++) {
-        const t = s * length + f * g.step + j;
+        const t = s * length + f * g.hop + j;
         frame[2 * j] = iq[2 * t]! * w[j]!;
         frame[2 * j + 1] = iq[2 * t + 1]! * w[j]!;
       }

@@ -5,7 +5,7 @@
  * options work anywhere; without a GPU it prints one line and exits 1.
  */
 import type { CliCommand } from '../command.js';
-import { deviceSelection, DEVICE_OPTIONS_USAGE } from '../device-option.js';
+import { DEVICE_FLAGS, deviceOptionsUsage, deviceSelection } from '../device-option.js';
 import { folderOption, intOption, numberOption, parseCommandLine, reportUsageError, UsageError } from '../options.js';
 import { OutputFolderError, outputFolderForGpuWork } from '../output-folder.js';
 import { CommandReport } from '../report.js';
@@ -25,7 +25,7 @@ lanes' timeline (SVG) and a Chrome trace (open in ui.perfetto.dev).
   --out DIR     output folder (default tscuda-demo)
   --batch B     series per job (default 64)
   --length N    samples per series (default 65536)
-${DEVICE_OPTIONS_USAGE}
+${deviceOptionsUsage(16)}
   --quiet       no progress bar
   --json        the summary as one JSON object on stdout (the tables on stderr)
   --help        this text
@@ -41,8 +41,7 @@ export function parseDemoOptions(args: readonly string[]): DemoOptions {
       out: { type: 'string' },
       batch: { type: 'string' },
       length: { type: 'string' },
-      device: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       quiet: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },

@@ -7,7 +7,7 @@
 import { basename, extname } from 'node:path';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { butter, cheby1, cheby2, MAX_SOS_SECTIONS, sosfiltfiltPadlen, type Sos } from '../../signal/filter-design.js';
-import { deviceSelection, type DeviceSelection } from '../device-option.js';
+import { DEVICE_FLAGS, deviceOptionsUsage, deviceSelection, type DeviceSelection } from '../device-option.js';
 import { choiceOption, decimalNumber, intOption, numberOption, parseCommandLine, UsageError } from '../options.js';
 import { SignalInputError, type SignalInput } from '../signal-format.js';
 import {
@@ -69,8 +69,7 @@ Options:
   --column N|NAME    CSV column by 0-based index or header name
   --scale X          i16 samples: the value of one step (default 1/32768); f16/bf16: a factor (default 1)
   --precision P      f32 (default) or f64 samples on the GPU (the filter's arithmetic is float64 in both)
-  --devices L        GPUs the channels spread over: "all" (default) or ordinals like 0,1
-  --device I         one GPU (the same as --devices I)
+${deviceOptionsUsage(21, 'the channels are spread over them')}
   --json             the summary as one JSON object on stdout (the text lines on stderr)
 example: tscuda filter speech.wav --band 300 3400 --order 6 --zero-phase --out telephone.wav`;
 
@@ -111,8 +110,7 @@ export function parseFilterOptions(args: readonly string[]): FilterCommandOption
       'zero-phase': { type: 'boolean' },
       out: { type: 'string' },
       precision: { type: 'string' },
-      device: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

@@ -4,14 +4,14 @@
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { availableParallelism } from 'node:os';
-import { selectDevices } from '../../runtime/placement-rules.js';
 import { MAX_TIMEOUT_MS, checkTimeoutMs } from '../../runtime/timeout.js';
-import { deviceSelection } from '../device-option.js';
+import { DEVICE_FLAGS, deviceSelection } from '../device-option.js';
 import { parseCommandLine, queueNameOption, redisUrlOption, UsageError } from '../options.js';
 import { DEFAULT_LIMITS } from '../../server/create-server.js';
 import { MAX_PENDING } from '../../server/option-checks.js';
 import { defaultWorkerCount } from '../../server/supervision/default-workers.js';
 import { DEFAULT_DRAIN_MS, type WorkerConfig } from '../../server/supervision/protocol.js';
+import { spreadDevices } from '../../server/supervision/worker-devices.js';
 import { QUEUE_FRONT_FLAGS, queueFrontLimits } from './serve-queue.js';
 
 /** Node timers wait at most 2^31-1 ms (runtime/timeout.ts); every option in ms is bounded by it. */
@@ -39,29 +39,26 @@ function milliseconds(name: string, v: string | undefined, fallback: number, min
   return checkTimeoutMs(integer(name, v, fallback, min, MAX_MS, ' (the most a Node timer holds)'), `--${name}`);
 }
 
-/** The largest device ordinal `--devices` may name (as the other commands' --device). */
-const MAX_ORDINAL = 1023;
-
-/**
- * `--devices` as the one placement rule spells it (runtime/placement-rules.ts, through the CLI's
- * device-option.ts): "all" or ordinals, each once. Whether each ordinal exists is the engine's
- * check when it is built (a failed start: one line, exit 1), so parsing stays CUDA-free.
- */
-function deviceOption(v: string | undefined): 'all' | number[] {
-  if (v === undefined) return [0];
-  const devices = deviceSelection({ devices: v });
-  if (devices === 'all') return devices;
-  const high = devices.find((d) => d > MAX_ORDINAL);
-  if (high !== undefined) throw new UsageError(`--devices: ordinal ${high} is above ${MAX_ORDINAL}`);
-  // Repeats by the rule itself; a machine of MAX_ORDINAL + 1 devices leaves existence to the engine.
-  selectDevices({ devices }, MAX_ORDINAL + 1, '--devices');
-  return devices;
+/** What `tscuda serve` runs, its options parsed and checked. */
+export interface ServePlan {
+  help: false;
+  /** Supervised worker processes (0: serve in this process). */
+  workers: number;
+  standby: number;
+  json: boolean;
+  /** What every worker is configured with; `devices` is the --devices selection (every GPU by default). */
+  config: WorkerConfig;
+  /** The devices the supervised workers are spread over, worker i on workerDevices[i % n] (spreadDevices). */
+  workerDevices: number[];
 }
 
-/** Parses the options into the workers' configuration and the worker count. */
-export async function parseServeArgs(
-  args: string[],
-): Promise<{ help: true } | { help: false; workers: number; standby: number; json: boolean; config: WorkerConfig }> {
+/**
+ * Parses the options into the workers' configuration, the worker count and the devices the
+ * workers are spread over. `--devices` is the CLI's one device option (device-option.ts): every
+ * GPU by default; whether a listed ordinal exists is the engine's check when it is built (a failed
+ * start: one line, exit 1). The machine's GPUs are counted once, here, when the selection is 'all'.
+ */
+export async function parseServeArgs(args: string[]): Promise<{ help: true } | ServePlan> {
   // The CLI's one parser: its messages are one line, and `--workers -1` reaches the option's own check.
   const { values } = parseCommandLine(
     args,
@@ -70,7 +67,7 @@ export async function parseServeArgs(
       host: { type: 'string' },
       workers: { type: 'string' },
       standby: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       lanes: { type: 'string' },
       'max-queued': { type: 'string' },
       'max-pending': { type: 'string' },
@@ -123,10 +120,11 @@ export async function parseServeArgs(
   // An empty address is no default: node binds it to every interface, the opposite of 127.0.0.1.
   if (values.host !== undefined && values.host.trim() === '')
     throw new UsageError('--host must name an address (0.0.0.0 for every interface)');
+  const devices = deviceSelection(values);
   const config: WorkerConfig = {
     port,
     host: values.host ?? '127.0.0.1',
-    devices: deviceOption(values.devices),
+    devices,
     lanes: integer('lanes', values.lanes, 4, 1, 256),
     maxQueued: integer('max-queued', values['max-queued'], 1024, 1, 2 ** 24),
     maxPending: integer('max-pending', values['max-pending'], 4096, 1, MAX_PENDING),
@@ -161,12 +159,11 @@ export async function parseServeArgs(
   }
   const queueLimits = queueFrontLimits(values, config.redis);
   if (queueLimits !== undefined) config.queueLimits = queueLimits;
+  const machineCount = devices === 'all' ? await machineDeviceCount() : 0;
+  const workerDevices = spreadDevices(devices, machineCount);
   const workers =
     values.workers === undefined
-      ? defaultWorkerCount(
-          availableParallelism(),
-          config.devices === 'all' ? await machineDeviceCount() : (config.devices?.length ?? 1),
-        )
+      ? defaultWorkerCount(availableParallelism(), devices === 'all' ? machineCount : devices.length)
       : integer(
           'workers',
           values.workers,
@@ -178,7 +175,7 @@ export async function parseServeArgs(
   const standby = integer('standby', values.standby, 0, 0, MAX_WORKERS);
   // Spares replace supervised workers; with --workers 0 there is no supervisor to keep them.
   if (standby > 0 && workers === 0) throw new UsageError('--standby needs --workers >= 1');
-  return { help: false, workers, standby, json: values.json === true, config };
+  return { help: false, workers, standby, json: values.json === true, config, workerDevices };
 }
 
 /**

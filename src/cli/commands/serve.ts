@@ -5,7 +5,6 @@ import { reportUsageError } from '../options.js';
 import { createServer } from '../../server/create-server.js';
 import { checkRedis } from '../../queue/index.js';
 import { serverOptions } from '../../server/supervision/server-options.js';
-import { spreadDevices } from '../../server/supervision/worker-devices.js';
 import { guardRequests, type DrainOutcome } from '../../server/supervision/drain.js';
 import { buildPartsOrNone } from '../../server/supervision/gpu-parts.js';
 import { DEFAULT_DRAIN_MS, EXIT_CODES, type WorkerConfig } from '../../server/supervision/protocol.js';
@@ -16,7 +15,8 @@ import { CommandReport } from '../report.js';
 import { readyWithin } from '../../server/supervision/start-readiness.js';
 import { stopSignals, type StopSignals } from './serve-signals.js';
 import { QUEUE_FRONT_USAGE, redisMemoryWarning } from './serve-queue.js';
-import { machineDeviceCount, parseServeArgs } from './serve-options.js';
+import { parseServeArgs, type ServePlan } from './serve-options.js';
+import { deviceOptionsUsage } from '../device-option.js';
 
 const USAGE = `usage: tscuda serve [options]
 Serves the FFT job engine and the small-item batchers over HTTP (see the README, "Serving").
@@ -28,8 +28,7 @@ still starts: /v2/health/live is 200, /v2/health/ready is 503 with the reason.
   --workers N         worker processes (at most 4 per CPU and 256); 0 serves in this
                       process, unsupervised. Default: half the CPUs, at most 8 per GPU of
                       --devices, at least 1 (one process moves about one core's worth of HTTP)
-  --devices L         GPUs: "0", "0,1" or "all" (default 0); worker i runs on devices[i % n],
-                      and with --workers 0 one engine spans them all
+${deviceOptionsUsage(22, 'worker i runs on devices[i % n]; with --workers 0 one engine spans them all')}
   --standby N         experimental: spare workers with their engine built (default 0), to
                       replace a worker whose context is lost; each spare holds a CUDA context
                       (needs --workers >= 1)
@@ -119,11 +118,11 @@ async function serve(args: string[]): Promise<number> {
 
 /** serve() once the options are good, with the stop signals already caught. */
 async function serveParsed(
-  parsed: { workers: number; standby: number; config: WorkerConfig },
+  parsed: Omit<ServePlan, 'help' | 'json'>,
   signals: StopSignals,
   report: CommandReport,
 ): Promise<number> {
-  const { workers, config } = parsed;
+  const { workers, config, workerDevices } = parsed;
   const log = (line: string): void => console.error(`[serve] ${line}`);
   if (config.redis !== undefined) {
     // Redis unreachable at start: one line and exit 1 (once running, a lost Redis is retried and ready says so).
@@ -141,7 +140,6 @@ async function serveParsed(
   const drainMs = config.drainMs ?? DEFAULT_DRAIN_MS;
   if (workers === 0) return serveInProcess(config, drainMs, log, signals, report);
   const entry = workerEntry();
-  const devices = spreadDevices(config.devices, config.devices === 'all' ? await machineDeviceCount() : 0);
   if (signals.received !== null) {
     log(`${signals.received}: stopped before any worker started`);
     return EXIT_CODES.drained;
@@ -152,7 +150,7 @@ async function serveParsed(
     workerEntry: entry,
     execArgv: workerExecArgv(entry),
     config,
-    devices,
+    devices: workerDevices,
     log,
   });
   signals.onAgain((signal) => {

@@ -1,14 +1,22 @@
 /**
  * `tscuda stft`'s options, checks and framing, without CUDA: parsing (scipy.signal.stft's names
- * and defaults), reading the input and checking the options against it, and the extension and
- * chunking of the frames the GPU part (stft-run.ts) runs. Tested in CI.
+ * and defaults), reading the input and checking the options against it (the framing is the signal
+ * layer's geometry, made once), and the extension and chunking of the frames the GPU part
+ * (stft-run.ts) runs. Tested in CI.
  */
 import { basename, extname } from 'node:path';
 import type { Band } from '../../engine/types.js';
 import type { Precision } from '../../runtime/fft/precision.js';
-import { spectralGeometry, STFT_DEFAULTS, type Boundary, type SpectralGeometry } from '../../signal/geometry.js';
+import {
+  frameSpan,
+  spectralGeometry,
+  STFT_DEFAULTS,
+  type Boundary,
+  type FrameLayout,
+  type SpectralGeometry,
+} from '../../signal/geometry.js';
 import { resolveWindow, type WindowSpec } from '../../signal/window.js';
-import { deviceSelection } from '../device-option.js';
+import { DEVICE_FLAGS, deviceOptionsUsage, deviceSelection } from '../device-option.js';
 import {
   choiceOption,
   decimalNumber,
@@ -86,8 +94,7 @@ Options:
   --column N|NAME    CSV column by 0-based index or header name
   --db-range DB      dB below the peak shown in the picture (default 80)
   --precision P      f32 (default) or f64 arithmetic on the GPU
-  --devices L        GPUs the spectrogram's chunks spread over: "all" (default) or ordinals like 0,1
-  --device I         one GPU (the same as --devices I)
+${deviceOptionsUsage(21, "the spectrogram's chunks are spread over them")}
   --save-magnitude   also write stft-magnitude.f32 (|Zxx|, freqs x frames, float32 little-endian)
   --chunk-frames N   STFT frames per GPU call (default 8192): bounds GPU memory on long signals
   --quiet            no progress bar
@@ -116,8 +123,7 @@ export function parseStftOptions(args: readonly string[]): StftCommandOptions | 
       'db-range': { type: 'string' },
       precision: { type: 'string' },
       dtype: { type: 'string' },
-      device: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       'save-magnitude': { type: 'boolean' },
       'chunk-frames': { type: 'string' },
       quiet: { type: 'boolean' },
@@ -252,7 +258,7 @@ export function planStft(options: StftCommandOptions): StftPlan {
 /**
  * The signal as scipy.signal.stft frames it: extended by nperseg/2 samples on each side as
  * `boundary` says (scipy's zero_ext, even_ext, odd_ext, const_ext), then zero-padded at the end
- * to whole segments (`padded`). Frame i is samples [i step, i step + nperseg) of the result.
+ * to whole segments (`padded`). Frame i is samples [i hop, i hop + nperseg) of the result.
  */
 export function extendSignal<T extends Float32Array | Float64Array | Int16Array | Uint16Array>(
   x: T,
@@ -281,9 +287,21 @@ export function extendSignal<T extends Float32Array | Float64Array | Int16Array 
   return out;
 }
 
-/** Frame ranges [start, start + count) of at most `perChunk` frames covering `frames`. */
-export function frameChunks(frames: number, perChunk: number): { start: number; count: number }[] {
-  const out: { start: number; count: number }[] = [];
-  for (let start = 0; start < frames; start += perChunk) out.push({ start, count: Math.min(perChunk, frames - start) });
+/** A run of whole frames of the spectrogram: frames [start, start + count), reading samples [inputStart, inputStart + inputLength) of the extended signal. */
+export interface FrameRun {
+  start: number;
+  count: number;
+  inputStart: number;
+  inputLength: number;
+}
+
+/** Runs of at most `perChunk` frames covering the geometry's frames, each frame in one run, with the samples each reads (frameSpan). */
+export function frameChunks(g: FrameLayout, perChunk: number): FrameRun[] {
+  const out: FrameRun[] = [];
+  for (let start = 0; start < g.frames; start += perChunk) {
+    const count = Math.min(perChunk, g.frames - start);
+    const input = frameSpan(g, start, count);
+    out.push({ start, count, inputStart: input.start, inputLength: input.length });
+  }
   return out;
 }

@@ -13,9 +13,9 @@ import { Device } from '../../runtime/device.js';
 import { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import { PlacementError } from '../../runtime/placement-rules.js';
 import { Stream } from '../../runtime/stream.js';
-import { spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
+import { frameSpan, framesGeometry, spectralFrequencies, spectralTimes } from '../../signal/geometry.js';
 import type { ComplexBuffer } from '../../signal/primitives.js';
-import { stft } from '../../signal/stft.js';
+import { stftWithGeometry } from '../../signal/stft.js';
 import { bandLabel } from '../../report/band-chart-svg.js';
 import { svgToPng } from '../../report/rasterize.js';
 import { spectrogramSvg } from '../../report/spectrogram-svg.js';
@@ -76,11 +76,11 @@ export async function runStft(
         ? Float64Array.from(input.samples)
         : Float32Array.from(input.samples);
     const sixteen = raw ? { scale: raw.scale, precision: o.precision } : {};
-    // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is
-    // scipy's stft without boundary or padding over exactly its frames, so the chunks put
-    // together equal the one-shot result, and device memory stays bounded on long signals.
+    // The spectrogram, chunk by chunk of whole frames of the extended signal: each chunk is the
+    // geometry's stft over exactly its frames (framesGeometry: no boundary or padding of its own),
+    // so the chunks put together equal the one-shot result, and device memory stays bounded on long signals.
     const ext = extendSignal(data, g);
-    const chunks = frameChunks(g.frames, o.chunkFrames);
+    const chunks = frameChunks(g, o.chunkFrames);
     const most = Math.min(o.chunkFrames, g.frames);
     const freqs = g.freqs;
     const frames = g.frames;
@@ -89,7 +89,7 @@ export async function runStft(
     let finished = 0;
     // Each GPU takes the next chunk once its last one is back: the split balances itself over GPUs of different speeds or links.
     const spectrogramOn = async (stream: Stream, mine: (typeof perDevice)[number]): Promise<void> => {
-      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, (most - 1) * g.step + g.nperseg, {
+      const x = DeviceBuffer.alloc(raw ? raw.dtype : o.precision, frameSpan(g, 0, most).length, {
         stream,
         label: 'stft input chunk',
       }) as SignalInput;
@@ -100,26 +100,12 @@ export async function runStft(
       const zHost = new (o.precision === 'f64' ? Float64Array : Float32Array)(2 * freqs * most);
       try {
         for (let c = next++; c < chunks.length; c = next++) {
-          const { start, count } = chunks[c]!;
+          const { start, count, inputStart, inputLength } = chunks[c]!;
           const t0 = performance.now();
-          const len = (count - 1) * g.step + g.nperseg;
-          const xin = (x as DeviceBuffer<DType>).view(0, len) as SignalInput;
-          (xin as DeviceBuffer<DType>).write(ext.subarray(start * g.step, start * g.step + len) as never, { stream });
+          const xin = (x as DeviceBuffer<DType>).view(0, inputLength) as SignalInput;
+          (xin as DeviceBuffer<DType>).write(ext.subarray(inputStart, inputStart + inputLength) as never, { stream });
           const out = zxx.view(0, freqs * count) as ComplexBuffer;
-          stft(xin, {
-            ...sixteen,
-            fs: input.fs,
-            window: g.windowSpec,
-            nperseg: g.nperseg,
-            noverlap: g.noverlap,
-            nfft: g.nfft,
-            detrend: g.detrend,
-            boundary: null,
-            padded: false,
-            scaling: o.scaling,
-            stream,
-            output: out,
-          });
+          stftWithGeometry(xin, framesGeometry(g, count), { ...sixteen, scaling: o.scaling, stream, output: out });
           const z = zHost.subarray(0, 2 * freqs * count);
           (out as DeviceBuffer<'c64' | 'c128'>).read(z as never, { stream });
           await stream.done();

@@ -5,7 +5,7 @@ import { DEFAULT_QUEUE_NAME } from '../../queue/options.js';
 import { runQueueWorker, type QueueWorker } from '../../queue/worker.js';
 import { checkWorkerName, DEFAULT_LOCK_DURATION_MS } from '../../queue/worker-options.js';
 import type { CliCommand } from '../command.js';
-import { deviceSelection } from '../device-option.js';
+import { DEVICE_FLAGS, deviceOptionsUsage, deviceSelection } from '../device-option.js';
 import {
   intOption,
   parseCommandLine,
@@ -29,7 +29,7 @@ by another worker, up to its attempts, then fails with the reason.
   --prefix P          Redis key prefix (default tscuda)
   --blob-redis URL    a Redis that holds samples and results (repeat for several; default the
                       --redis one); clients must list the same, in the same order
-  --devices L         GPUs of the engine: "all" (default) or ordinals like 0,1
+${deviceOptionsUsage(22, 'one JobEngine runs over all of them')}
   --lanes N           lanes (CUDA streams) per device (default 4)
   --precision P       f32 (default) or f64 arithmetic on the GPU
   --concurrency N     jobs held at once (default 3 per lane)
@@ -59,7 +59,7 @@ export function parseWorkerArgs(args: string[]) {
       'blob-redis': { type: 'string', multiple: true },
       queue: { type: 'string' },
       prefix: { type: 'string' },
-      devices: { type: 'string' },
+      ...DEVICE_FLAGS,
       lanes: { type: 'string' },
       precision: { type: 'string' },
       concurrency: { type: 'string' },
@@ -80,8 +80,8 @@ export function parseWorkerArgs(args: string[]) {
   if (values.redis === undefined) throw new UsageError('--redis URL is required (e.g. --redis redis://127.0.0.1:6379)');
   redisUrlOption('redis', values.redis);
   const blobRedis = values['blob-redis']?.map((url) => redisUrlOption('blob-redis', url));
-  // The CLI's one spelling of a device list (the placement rule's parser): every GPU by default.
-  const devices = deviceSelection({ devices: values.devices });
+  // The CLI's one device option: every GPU by default.
+  const devices = deviceSelection(values);
   const precision = values.precision ?? 'f32';
   if (precision !== 'f32' && precision !== 'f64')
     throw new UsageError(`--precision must be f32 or f64, got ${JSON.stringify(precision)}`);

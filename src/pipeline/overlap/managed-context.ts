@@ -69,7 +69,9 @@ export type ManagedContextOptions<C extends DType, T extends DType> = ManagedCon
  * One device in a synchronous or a triple-buffered mode, behind the same calls: code written
  * against it switches mode by its constructor argument alone. In sync mode every purpose
  * shares one stream and each step completes before the next starts; in triple mode uploads,
- * kernels and downloads have streams of their own and consecutive steps overlap.
+ * kernels and downloads have streams of their own and consecutive steps overlap. Its steps are
+ * the work of a Lane (pipeline/lanes) on those streams, one slot per step in flight; its
+ * coordinator is a dependency graph of one-off operations over the same streams.
  */
 export class ManagedContext<C extends DType = DType, T extends DType = DType> extends Resource {
   readonly mode: ManagedMode;

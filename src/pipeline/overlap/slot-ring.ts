@@ -1,7 +1,8 @@
 /**
  * The state machine under TripleBuffer, free of CUDA so that it is testable anywhere: slots
  * cycle free -> uploading -> processing -> downloading -> free, in step order, and every move
- * out of a stage is tied to the fence (an event) that marks the end of that stage's GPU work.
+ * out of a stage is tied to the fence (the slot's event of that stage) that marks the end of that
+ * stage's GPU work.
  */
 import { positiveInteger } from '../../runtime/value-checks.js';
 
@@ -92,12 +93,18 @@ export class SlotRing<F> {
     return best;
   }
 
-  /** The current stage of slot `index` ends at `fence`; the ring owns the fence from now on. */
-  commit(index: number, fence: F): void {
+  /** The stage slot `index` may commit now; throws when it is free or its stage was committed (before a fence is recorded for it). */
+  stageToCommit(index: number): Exclude<SlotState, 'free'> {
     const s = this.#slot(index);
     if (s.state === 'free') throw new Error(`slot ${index} is free: there is no stage to commit`);
     if (s.fence !== null) throw new Error(`slot ${index}: its ${s.state} stage was already committed`);
-    s.fence = fence;
+    return s.state;
+  }
+
+  /** The current stage of slot `index` ends at `fence`; the ring holds the fence from now on. */
+  commit(index: number, fence: F): void {
+    this.stageToCommit(index);
+    this.#slot(index).fence = fence;
   }
 
   /**

@@ -1,12 +1,20 @@
+/**
+ * ManagedContext's steps (upload a config, compute on it, download its telemetry) as the work of a
+ * Lane (pipeline/lanes) whose copy-in, compute and copy-out streams are the context's upload,
+ * compute and download streams, and whose slots hold each step's config and telemetry (staged
+ * pairs of the lane's BufferCache). What the runner adds to the lane: steps enqueued in call
+ * order, each waiting for a free slot, and the profiler's brackets.
+ */
 import type { Context } from '../../runtime/context.js';
 import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
 import type { DType, HostArray } from '../../runtime/memory/dtype.js';
-import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
+import type { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { DisposedError, Resource } from '../../runtime/resource.js';
 import type { Profiler } from '../../orchestration/profiler.js';
 import type { Stream } from '../../runtime/stream.js';
 import type { CoordinatorStreams } from '../async-coordinator-descriptor.js';
-import { TripleBuffer, type TripleBufferSlot } from './triple-buffer.js';
+import { Lane } from '../lanes/lane.js';
+import type { LaneSlot } from '../lanes/lane-slots.js';
 
 /** One step: upload a config, compute on it, download the telemetry it produced. */
 export interface StepDefinition<C extends DType, T extends DType> {
@@ -40,20 +48,21 @@ interface Copyable extends ArrayLike<unknown> {
 }
 
 /**
- * Runs steps over a ring of slots: with three (or more) slots and three streams, step i+1's upload,
- * step i's compute and step i-1's download overlap; with one slot and one stream, every
- * step runs alone (the synchronous mode). Steps are enqueued in call order; the host waits
- * only for a free slot, all other ordering is events on the GPU.
+ * Runs steps on a lane of `slots` slots: with three (or more) slots and three streams, step i+1's
+ * upload, step i's compute and step i-1's download overlap; with one slot and one stream, every
+ * step runs alone (the synchronous mode). Steps are enqueued in call order; the host waits only
+ * for a free slot, all other ordering is the slot's events on the GPU.
  */
 export class StepRunner<C extends DType, T extends DType> extends Resource {
   readonly #definition: StepDefinition<C, T>;
   readonly #streams: CoordinatorStreams;
   readonly #profiler: Profiler | undefined;
-  readonly #slots: TripleBuffer<SlotData<C, T>>;
+  readonly #lane: Lane;
+  /** Each slot's config and telemetry, by slot index. */
+  readonly #data: readonly SlotData<C, T>[];
   #nextStep = 0;
   /** Settles when the previous step has finished enqueueing: steps go in call order. */
   #turn: Promise<void> = Promise.resolve();
-  #freed: { promise: Promise<void>; resolve: () => void } = deferred();
   #inFlight = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | null = null;
 
@@ -66,39 +75,33 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
     label: string;
   }) {
     super('StepRunner', options.label);
-    const { context, definition, label } = options;
+    const { context, definition, streams, label } = options;
     this.#definition = definition;
-    this.#streams = options.streams;
+    this.#streams = streams;
     this.#profiler = options.profiler;
-    const { config, telemetry } = definition;
-    this.#slots = new TripleBuffer<SlotData<C, T>>({
+    const lane = new Lane({
       context,
-      label: `${label} slots`,
       slots: options.slots,
-      create: (i) => {
-        const staged = StagedBuffer.alloc(config.dtype, config.length, { context, label: `${label}/${i} config` });
-        try {
-          return {
-            config: staged,
-            telemetry: StagedBuffer.alloc(telemetry.dtype, telemetry.length, {
-              context,
-              label: `${label}/${i} telemetry`,
-            }),
-          };
-        } catch (e) {
-          staged.dispose();
-          throw e;
-        }
-      },
-      destroy: (d) => {
-        d.config.dispose();
-        d.telemetry.dispose();
-      },
+      stream: streams.compute,
+      copies: { copyIn: streams.upload, copyOut: streams.download },
+      label: `${label} slots`,
     });
+    const { config, telemetry } = definition;
+    try {
+      // Made now, at their exact lengths: a step never allocates, and too little memory fails here.
+      this.#data = Array.from({ length: lane.depth }, (_, i) => ({
+        config: lane.buffers.staged('config', config.dtype, config.length, i),
+        telemetry: lane.buffers.staged('telemetry', telemetry.dtype, telemetry.length, i),
+      }));
+    } catch (e) {
+      lane.dispose();
+      throw e;
+    }
+    this.#lane = lane;
   }
 
   get slotCount(): number {
-    return this.#slots.size;
+    return this.#lane.depth;
   }
 
   /** Steps called and not yet settled. */
@@ -135,47 +138,39 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
   };
 
   async #run<R>(step: number, config: ConfigSource<C>, read: TelemetryReader<T, R>, endTurn: () => void): Promise<R> {
-    let slot: TripleBufferSlot<SlotData<C, T>>;
+    let slot: LaneSlot;
     try {
-      slot = await this.#acquire();
+      slot = await this.#lane.acquire();
     } catch (e) {
       endTurn();
       throw e;
     }
     try {
-      this.#enqueue(slot, step, config);
+      let done: Promise<void>;
+      try {
+        done = this.#enqueue(slot, step, config);
+      } finally {
+        endTurn();
+      }
+      await done;
     } catch (e) {
-      await this.#giveBack(slot);
+      // The slot is reused only once the streams have run what this step enqueued: a step waiting
+      // for a slot then always gets one, or (the context broke) fails on the slot's events.
+      await this.#lane.drain();
+      this.#lane.release(slot);
       throw e;
-    } finally {
-      endTurn();
     }
     try {
-      await this.#slots.completion(slot);
-    } catch (e) {
-      await this.#giveBack(slot);
-      throw e;
-    }
-    try {
-      return read(slot.data.telemetry.array, step);
+      return read(this.#data[slot.index]!.telemetry.array, step);
     } finally {
-      if (!this.disposed) this.#slots.release(slot);
-      this.#signalFreed();
+      this.#lane.release(slot);
     }
   }
 
-  async #acquire(): Promise<TripleBufferSlot<SlotData<C, T>>> {
-    for (;;) {
-      if (this.disposed) throw new DisposedError(`StepRunner "${this.label}" was disposed before the step got a slot`);
-      const slot = this.#slots.uploadSlot();
-      if (slot !== null) return slot;
-      await this.#freed.promise;
-    }
-  }
-
-  #enqueue(slot: TripleBufferSlot<SlotData<C, T>>, step: number, config: ConfigSource<C>): void {
+  /** Enqueues the step's upload, compute and download in `slot`; resolves once they have completed. */
+  #enqueue(slot: LaneSlot, step: number, config: ConfigSource<C>): Promise<void> {
     const { upload, compute, download } = this.#streams;
-    const data = slot.data;
+    const data = this.#data[slot.index]!;
     const staging = data.config.array;
     if (typeof config === 'function') config(staging, step);
     else {
@@ -188,15 +183,13 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
       target.set(source);
     }
     this.#bracket(upload, 'upload', step, () => data.config.upload(upload), data.config.byteLength);
-    this.#slots.commit(slot, upload);
-    this.#expect(this.#slots.processSlot(compute), slot, 'processing');
+    this.#lane.uploaded(slot);
     this.#bracket(compute, 'kernel', step, () =>
       this.#definition.compute({ config: data.config.device, telemetry: data.telemetry.device, stream: compute, step }),
     );
-    this.#slots.commit(slot, compute);
-    this.#expect(this.#slots.downloadSlot(download), slot, 'downloading');
+    this.#lane.computed(slot);
     this.#bracket(download, 'download', step, () => data.telemetry.download(download), data.telemetry.byteLength);
-    this.#slots.commit(slot, download);
+    return this.#lane.finished(slot);
   }
 
   #bracket(
@@ -211,42 +204,13 @@ export class StepRunner<C extends DType, T extends DType> extends Resource {
     else enqueue();
   }
 
-  /** Each step moves its own slot through all stages while it holds the turn, so it is always the oldest. */
-  #expect(got: TripleBufferSlot<SlotData<C, T>> | null, slot: TripleBufferSlot<SlotData<C, T>>, stage: string): void {
-    if (got !== slot) throw new Error(`${this.label}: internal error, slot ${slot.index} did not move to ${stage}`);
-  }
-
-  /**
-   * A failed step's slot is reused only after the work enqueued so far has finished. Waiting
-   * for the streams here means a step waiting for a slot always finds one afterwards, or (the
-   * context broke) fails on the slot's events: nothing waits forever.
-   */
-  async #giveBack(slot: TripleBufferSlot<SlotData<C, T>>): Promise<void> {
-    if (this.disposed) return;
-    const streams = [...new Set([this.#streams.upload, this.#streams.compute, this.#streams.download])];
-    try {
-      this.#slots.abandon(slot, streams);
-    } catch {
-      this.#slots.abandon(slot, []);
-    }
-    await Promise.allSettled(streams.map((s) => s.done()));
-    this.#signalFreed();
-  }
-
-  #signalFreed(): void {
-    const freed = this.#freed;
-    this.#freed = deferred();
-    freed.resolve();
-  }
-
   /**
    * Frees the slots. Every step not yet settled rejects (DisposedError): those waiting for a
-   * slot at once, those in flight through their slot's completion. GPU work already enqueued
-   * still runs; dispose after idle() to let it finish first.
+   * slot at once, those in flight through their slot's events. GPU work already enqueued still
+   * runs; dispose after idle() to let it finish first.
    */
   protected releaseNative(): void {
-    this.#slots.dispose();
-    this.#signalFreed();
+    this.#lane.dispose();
   }
 }
 

@@ -1,3 +1,11 @@
+/**
+ * TripleBuffer: a lane's slots (pipeline/lanes: each with its stage events) handed out by hand. The
+ * caller moves each slot through upload, processing and download on streams of its choosing, and
+ * the ring (slot-ring.ts) hands the next stage the oldest slot of the previous one, once the
+ * slot's event of that stage says so. A Lane runs the same stages on streams of its own and is
+ * what the job engine and ManagedContext's steps use; a TripleBuffer is for code that drives each
+ * stage itself.
+ */
 import type { Context } from '../../runtime/context.js';
 import { resolveContext, type Placement } from '../../runtime/defaults.js';
 import type { DType } from '../../runtime/memory/dtype.js';
@@ -5,6 +13,7 @@ import { type Event, EventPool } from '../../runtime/event.js';
 import { StagedBuffer } from '../../runtime/memory/staged-buffer.js';
 import { describeValue, DisposedError, Resource } from '../../runtime/resource.js';
 import type { Stream } from '../../runtime/stream.js';
+import { createLaneSlots, slotEvents, type LaneSlot } from '../lanes/lane-slots.js';
 import { SlotRing, type SlotState } from './slot-ring.js';
 import { checkDType } from '../../runtime/memory/dtype-check.js';
 import { knownKeys, positiveInteger, shownValue } from '../../runtime/value-checks.js';
@@ -64,8 +73,9 @@ class Slot<D> implements TripleBufferSlot<D> {
 
 /**
  * Slots cycling free -> uploading -> processing -> downloading -> free. Each stage ends with
- * commit(slot, stream), which records an event behind the stage's work; the next stage gets
- * the slot only through that event, so no slot is handed out while the GPU still uses it:
+ * commit(slot, stream), which records the slot's event of that stage (its lane slot's `loaded`,
+ * `computed`, `finished`) behind the stage's work; the next stage gets the slot only through that
+ * event, so no slot is handed out while the GPU still uses it:
  * - uploadSlot() hands out a free slot whose last download has completed;
  * - processSlot(stream) / downloadSlot(stream) hand out the oldest slot of the previous stage
  *   once committed, and make `stream` wait for it on the GPU (no host wait); without a
@@ -76,7 +86,11 @@ export class TripleBuffer<D> extends Resource {
   readonly context: Context;
   readonly slots: readonly TripleBufferSlot<D>[];
   readonly #ring: SlotRing<Event>;
+  /** Each slot's stage events, by slot index. */
+  readonly #lanes: readonly LaneSlot[];
+  /** Events of abandoned steps, one per stream they touched (abandon() is the one use), and which events are the pool's. */
   readonly #events: EventPool;
+  readonly #pooled = new Set<Event>();
   readonly #destroy: ((data: D) => void) | undefined;
   /** completion() promises not yet settled: dispose() rejects them. */
   readonly #waiters = new Set<(error: Error) => void>();
@@ -90,11 +104,16 @@ export class TripleBuffer<D> extends Resource {
     knownKeys(options, DESCRIPTOR_KEYS, 'TripleBuffer descriptor');
     super('TripleBuffer', options.label);
     // The ring (it checks the slot count) and `create` before the driver is asked for anything: a
-    // wrong call says what is wrong, with or without a GPU. Events are released only once slots
-    // are in use, after the pool below exists.
+    // wrong call says what is wrong, with or without a GPU. A slot's stage events stay the slot's;
+    // only the events of abandoned steps go back to their pool (made below, before any is used).
     this.#ring = new SlotRing<Event>(
       options.slots ?? 3,
-      { isDone: (e) => e.query(), release: (e) => this.#events.release(e) },
+      {
+        isDone: (e) => e.query(),
+        release: (e) => {
+          if (this.#pooled.has(e)) this.#events.release(e);
+        },
+      },
       `TripleBuffer "${this.label}": slots`,
     );
     if (typeof options.create !== 'function')
@@ -109,14 +128,18 @@ export class TripleBuffer<D> extends Resource {
     this.context = resolveContext(options);
     this.#events = new EventPool({ context: this.context, label: `${this.label} events` });
     this.#destroy = options.destroy;
+    let lanes: LaneSlot[] = [];
     const slots: Slot<D>[] = [];
     try {
+      lanes = createLaneSlots(this.context, this.#ring.count, this.label);
       for (let i = 0; i < this.#ring.count; i++) slots.push(new Slot(i, options.create(i), this.#ring));
     } catch (e) {
       for (const s of slots) this.#destroy?.(s.data);
+      for (const event of slotEvents(lanes)) event.dispose();
       this.#events.dispose();
       throw e;
     }
+    this.#lanes = lanes;
     this.slots = slots;
   }
 
@@ -168,14 +191,11 @@ export class TripleBuffer<D> extends Resource {
   /** The slot's current stage ends with what is enqueued on `stream` so far. */
   commit(slot: TripleBufferSlot<D>, stream: Stream): void {
     this.assertAlive();
-    const event = this.#events.acquire();
-    try {
-      event.record(stream);
-      this.#ring.commit(this.#own(slot), event);
-    } catch (e) {
-      this.#events.release(event);
-      throw e;
-    }
+    const index = this.#own(slot);
+    // Checked first: recording the event of a stage already committed would move its fence.
+    const event = stageEvent(this.#lanes[index]!, this.#ring.stageToCommit(index));
+    event.record(stream);
+    this.#ring.commit(index, event);
   }
 
   /**
@@ -225,7 +245,11 @@ export class TripleBuffer<D> extends Resource {
   abandon(slot: TripleBufferSlot<D>, streams: readonly Stream[]): void {
     this.assertAlive();
     const index = this.#own(slot);
-    const fences = streams.map((s) => this.#events.acquire().record(s));
+    const fences = streams.map((s) => {
+      const event = this.#events.acquire();
+      this.#pooled.add(event);
+      return event.record(s);
+    });
     this.#ring.abandon(index, fences);
   }
 
@@ -250,6 +274,12 @@ export class TripleBuffer<D> extends Resource {
     for (const abort of [...this.#waiters]) abort(disposed);
     this.#ring.clear();
     for (const s of this.slots) this.#destroy?.(s.data);
+    for (const event of slotEvents(this.#lanes)) event.dispose();
     this.#events.dispose();
   }
+}
+
+/** The event of `slot` that ends `stage`: the upload's `loaded`, the processing's `computed`, the download's `finished`. */
+function stageEvent(slot: LaneSlot, stage: Exclude<SlotState, 'free'>): Event {
+  return stage === 'uploading' ? slot.loaded : stage === 'processing' ? slot.computed : slot.finished;
 }

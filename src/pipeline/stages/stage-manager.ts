@@ -112,7 +112,10 @@ const noop = (): void => undefined;
 /**
  * Stages over shared device buffers, run in a set order once per executeIteration(). Each
  * stage waits, on the GPU, exactly for the earlier stages whose buffers it conflicts with
- * (read-after-write, write-after-write, write-after-read); everything else overlaps.
+ * (read-after-write, write-after-write, write-after-read); everything else overlaps. A
+ * user-defined graph of kernel stages, ordered by its buffer conflicts through the AsyncCoordinator
+ * (so the Coordinator); pieces of work that each go upload -> compute -> download with buffers of
+ * their own overlap on a Lane (pipeline/lanes) instead, as the job engine's jobs do.
  */
 export class StageManager extends Resource {
   readonly coordinator: AsyncCoordinator;

@@ -170,7 +170,7 @@ export class FftPlanCache {
 /** The plans `fft()` uses; `fftPlans.clear()` frees them. */
 export const fftPlans = new FftPlanCache();
 
-/** Options of the one-call `fft()`: direction, stream (default: the legacy default stream), an output buffer (default: in place) and the batch count. */
+/** Options of the one-call `fft()`: direction, stream (default: the context's default stream), an output buffer (default: in place) and the batch count. */
 export interface FftCallOptions {
   /** Inverse transform (unnormalized: N times the signal). Default forward. */
   inverse?: boolean | undefined;

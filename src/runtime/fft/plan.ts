@@ -13,7 +13,7 @@ import { resolveContext } from '../defaults.js';
 import { DeviceBuffer } from '../memory/device-buffer.js';
 import type { DType } from '../memory/dtype.js';
 import { checkLabel, describeValue, expectResource, isLive, Resource } from '../resource.js';
-import { Stream } from '../stream.js';
+import { resolveStream, Stream } from '../stream.js';
 import {
   checkFftBuffers,
   describePlan,
@@ -33,7 +33,7 @@ const INVERSE = 1;
 
 /** Options of one transform. */
 export interface FftExecOptions {
-  /** The stream to enqueue on; default the plan's descriptor stream, else the context's legacy default stream. */
+  /** The stream to enqueue on; default the plan's stream (`plan.stream`), else the context's default stream. */
   stream?: Stream | undefined;
 }
 
@@ -56,11 +56,12 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   /** Bytes of scratch memory one execution needs (cufftMakePlanMany's work size); one such area per stream used. */
   readonly workAreaBytes: number;
   readonly context: Context;
-  #defaultStream: Stream | undefined;
-  /** The stream cuFFT is set to now (undefined: none set yet; null: the legacy default stream). */
-  #boundStream: Stream | null | undefined;
-  /** One work area per stream (null key: the legacy default stream), freed with the plan. */
-  readonly #workAreas = new Map<Stream | null, DeviceBuffer<'u8'>>();
+  /** The stream of calls that name none, as the descriptor or setStream() gave it (undefined: the context's default stream). */
+  #planStream: Stream | undefined;
+  /** The stream cuFFT is set to now (undefined: none set yet). */
+  #boundStream: Stream | undefined;
+  /** One work area per stream (the context's default stream included), freed with the plan. */
+  readonly #workAreas = new Map<Stream, DeviceBuffer<'u8'>>();
 
   private constructor(
     g: FftGeometry,
@@ -78,7 +79,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     this.geometry = g;
     this.workAreaBytes = workAreaBytes;
     this.context = context;
-    this.#defaultStream = stream;
+    this.#planStream = stream;
     this.track(() => cufftChecked().cufftDestroy(handle));
   }
 
@@ -135,12 +136,12 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
     return this.geometry.outputElements;
   }
 
-  /** The stream a call without `{ stream }` runs on; undefined: the context's legacy default stream. */
+  /** The stream a call without `{ stream }` runs on; undefined: the context's default stream (`context.defaultStream`). */
   get stream(): Stream | undefined {
-    return this.#defaultStream;
+    return this.#planStream;
   }
 
-  /** Sets the stream calls without `{ stream }` run on (null: the legacy default stream). */
+  /** Sets the stream calls without `{ stream }` run on (null: the context's default stream). */
   setStream(stream: Stream | null): void {
     this.assertAlive();
     if (stream) {
@@ -150,7 +151,12 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
           `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
         );
     }
-    this.#defaultStream = stream ?? undefined;
+    this.#planStream = stream ?? undefined;
+  }
+
+  /** The stream a call runs on: the one it names, else the plan's, else the context's default stream. */
+  #callStream(options: FftExecOptions | undefined): Stream {
+    return resolveStream(this.context, options?.stream ?? this.#planStream);
   }
 
   /**
@@ -164,7 +170,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   ): DeviceBuffer<FftOutput<T, 'forward'>> {
     checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
-    this.#exec(input as DeviceBuffer<DType>, out, 'forward', options?.stream);
+    this.#exec(input as DeviceBuffer<DType>, out, 'forward', this.#callStream(options));
     return out as DeviceBuffer<FftOutput<T, 'forward'>>;
   }
 
@@ -179,20 +185,20 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
   ): DeviceBuffer<FftOutput<T, 'inverse'>> {
     checkExecOptions(options, this.label);
     const out = (output ?? input) as DeviceBuffer<DType>;
-    this.#exec(input as DeviceBuffer<DType>, out, 'inverse', options?.stream);
+    this.#exec(input as DeviceBuffer<DType>, out, 'inverse', this.#callStream(options));
     return out as DeviceBuffer<FftOutput<T, 'inverse'>>;
   }
 
   /** Points cuFFT at `stream` and at that stream's work area, when the last execution used another stream. */
-  #bind(stream: Stream | null): void {
+  #bind(stream: Stream): void {
     if (this.#boundStream === stream) return;
     const api = cufftChecked();
-    const where = `${this.label}${stream ? ` on stream "${stream.label}"` : ''}`;
+    const where = `${this.label} on stream "${stream.label}"`;
     let area = this.#workAreas.get(stream);
     if (!area && this.workAreaBytes > 0) {
       // Streams disposed since their last transform give their areas back (bounded: one area per live stream).
       for (const [s, a] of this.#workAreas) {
-        if (s?.disposed) {
+        if (s.disposed) {
           a.dispose();
           this.#workAreas.delete(s);
         }
@@ -200,36 +206,28 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
       // Allocated synchronously (not stream-ordered): the area lives as long as the plan and is used from its stream only.
       area = DeviceBuffer.alloc('u8', this.workAreaBytes, {
         context: this.context,
-        label: `${this.label} work area${stream ? ` (${stream.label})` : ''}`,
+        label: `${this.label} work area (${stream.label})`,
       });
       this.#workAreas.set(stream, area);
     }
-    api.cufftSetStream(this.handle, stream ? stream.use() : null, where);
+    api.cufftSetStream(this.handle, stream.use(), where);
     if (area) api.cufftSetWorkArea(this.handle, area.address, where);
     this.#boundStream = stream;
   }
 
-  #exec(
-    input: DeviceBuffer<DType>,
-    output: DeviceBuffer<DType>,
-    direction: FftDirection,
-    requested: Stream | undefined,
-  ): void {
+  #exec(input: DeviceBuffer<DType>, output: DeviceBuffer<DType>, direction: FftDirection, stream: Stream): void {
     this.assertAlive();
     if (!isLive<DeviceBuffer>(input, 'DeviceBuffer'))
       expectResource<DeviceBuffer>(input, 'DeviceBuffer', `${this.label} ${direction} input`);
     if (output !== input && !isLive<DeviceBuffer>(output, 'DeviceBuffer'))
       expectResource<DeviceBuffer>(output, 'DeviceBuffer', `${this.label} ${direction} output`);
-    const stream = requested ?? this.#defaultStream ?? null;
-    if (stream) {
-      if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} ${direction} stream`);
-      if (stream.context !== this.context)
-        throw new Error(
-          `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
-        );
-    }
-    input.checkUsable(stream ?? undefined);
-    if (output !== input) output.checkUsable(stream ?? undefined);
+    if (!isLive<Stream>(stream, 'Stream')) expectResource(stream, Stream, `${this.label} ${direction} stream`);
+    if (stream.context !== this.context)
+      throw new Error(
+        `${this.label} belongs to ${this.context.label}; stream "${stream.label}" to ${stream.context.label}`,
+      );
+    input.checkUsable(stream);
+    if (output !== input) output.checkUsable(stream);
     if (input.context !== this.context)
       throw new Error(
         `${this.label}: input "${input.label}" belongs to ${input.context.label}, the plan to ${this.context.label}`,
@@ -239,8 +237,7 @@ export class FftPlan<T extends FftType = FftType> extends Resource {
         `${this.label}: output "${output.label}" belongs to ${output.context.label}, the plan to ${this.context.label}`,
       );
     checkFftBuffers(this.geometry, direction, input, output, this.label);
-    if (stream) stream.use();
-    else this.context.makeCurrent();
+    stream.use();
     this.#bind(stream);
     const api = cufftChecked();
     const h = this.handle;
@@ -298,5 +295,5 @@ function checkExecOptions(options: unknown, label: string): void {
 }
 
 /** What a failed transform was doing, built only when it fails (src/ffi/checked-call.ts). */
-const execDuring = (plan: { readonly label: string }, direction: FftDirection, stream: Stream | null): string =>
-  `${plan.label} ${direction}${stream ? ` on stream "${stream.label}"` : ''}`;
+const execDuring = (plan: { readonly label: string }, direction: FftDirection, stream: Stream): string =>
+  `${plan.label} ${direction} on stream "${stream.label}"`;

@@ -15,44 +15,48 @@ import type { Stream } from '../stream.js';
  */
 export interface Allocation {
   free: (() => void) | undefined;
-  /** The stream a stream-ordered allocation was made on (null: the legacy stream), or undefined for cuMemAlloc. */
-  stream: Stream | null | undefined;
-  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs); null: the legacy stream. */
-  usedOn: Set<Stream | null> | undefined;
+  /** The stream a stream-ordered allocation was made on (the context's default stream included), or undefined for cuMemAlloc. */
+  stream: Stream | undefined;
+  /** Streams other than `stream` that enqueued work on this memory (launches, copies, FFTs). */
+  usedOn: Set<Stream> | undefined;
 }
+
+/** The Allocation of stream-ordered memory: the stream it was allocated on is known. */
+export type StreamOrderedAllocation = Allocation & { stream: Stream };
 
 /**
  * Frees stream-ordered memory on its stream, after an event of each other stream that used it
- * (the legacy stream too, and streams disposed since: their retired event): the allocator can then
- * not hand the memory out while that work still runs. The same closure runs from dispose() and
- * from the FinalizationRegistry, so memory collected without dispose() obeys the same rule.
- * A stream disposed before the memory is freed on the legacy stream instead, behind its retired event.
+ * (the context's default stream too, and streams disposed since: their retired event): the
+ * allocator can then not hand the memory out while that work still runs. The same closure runs
+ * from dispose() and from the FinalizationRegistry, so memory collected without dispose() obeys
+ * the same rule. A stream disposed before the memory is freed on the context's default stream
+ * instead, behind its retired event.
  */
-export function streamOrderedFree(address: number, allocation: Allocation, context: Context): () => void {
+export function streamOrderedFree(address: number, allocation: StreamOrderedAllocation, context: Context): () => void {
   return () => {
     if (context.stickyError) return; // a lost context frees nothing; the driver refuses every call
     const api = hot();
-    const owner = allocation.stream ?? null;
-    let target: CUstream | null;
-    const waits: (Stream | null)[] = allocation.usedOn ? [...allocation.usedOn] : [];
+    const owner = allocation.stream;
+    const waits: Stream[] = allocation.usedOn ? [...allocation.usedOn] : [];
     allocation.usedOn = undefined;
-    if (owner !== null && owner.disposed) {
-      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the legacy stream frees it instead.
-      target = null;
+    let target: CUstream | null = owner.handle;
+    if (owner.disposed) {
+      // cuMemFreeAsync on a destroyed stream's handle would be a use after free: the default stream frees it instead.
+      target = context.defaultStream.handle;
       waits.push(owner);
-    } else target = owner === null ? null : owner.handle;
+    }
     context.makeCurrent();
     for (const other of waits) {
-      if (other === owner && owner !== null && !owner.disposed) continue;
+      if (other === owner && !owner.disposed) continue;
       let event;
       let recycled = false;
-      if (other !== null && other.disposed) {
+      if (other.disposed) {
         event = other.retiredEvent;
         if (event === undefined) continue;
       } else {
         event = context.completionEvents.acquire();
         recycled = true;
-        api.eventRecord(event, other === null ? null : other.handle, 'ordering a free after its last use');
+        api.eventRecord(event, other.handle, 'ordering a free after its last use');
       }
       api.streamWaitEvent(target, event, 0, 'ordering a free after its last use');
       if (recycled) context.completionEvents.recycle(event);

@@ -8,7 +8,7 @@ import { type DType, dtypeInfo } from './dtype.js';
 import { HostBuffer } from './host-buffer.js';
 import { checkDType } from './dtype-check.js';
 import { checkLabel, describeValue, expectResource } from '../resource.js';
-import { Stream } from '../stream.js';
+import { resolveStream, Stream } from '../stream.js';
 import { positiveInteger } from '../value-checks.js';
 
 /** A device buffer whose rows are `pitchBytes` apart (cuMemAllocPitch), for 2D data. */
@@ -60,7 +60,7 @@ export interface Copy2D {
   dstPitchBytes: number;
   widthBytes: number;
   height: number;
-  /** Async on this stream; synchronous without. */
+  /** Async on this stream; without it on the context's default stream (of `src`, else `dst`), where it is synchronous. */
   stream?: Stream | undefined;
 }
 
@@ -77,12 +77,15 @@ export function copy2D(copy: Copy2D): void {
     else if (buf instanceof DeviceBuffer) buf.checkUsable();
     else throw new TypeError(`copy2D ${side} must be a DeviceBuffer or a HostBuffer, got ${describeValue(buf)}`);
   }
-  if (copy.stream !== undefined) expectResource(copy.stream, Stream, 'copy2D stream');
-  for (const buf of [src, dst])
-    if (copy.stream && buf instanceof DeviceBuffer && buf.context !== copy.stream.context)
-      throw new Error(
-        `copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`,
-      );
+  if (copy.stream !== undefined) {
+    expectResource(copy.stream, Stream, 'copy2D stream');
+    for (const buf of [src, dst])
+      if (buf instanceof DeviceBuffer && buf.context !== copy.stream.context)
+        throw new Error(
+          `copy2D: buffer "${buf.label}" belongs to ${buf.context.label}, not to ${copy.stream.context.label} of stream "${copy.stream.label}"`,
+        );
+  }
+  const stream = resolveStream((src instanceof DeviceBuffer ? src : dst).context, copy.stream);
   positiveInteger(widthBytes, 'copy2D widthBytes');
   positiveInteger(height, 'copy2D height');
   for (const [side, pitch, buf] of [
@@ -127,11 +130,11 @@ export function copy2D(copy: Copy2D): void {
         `copy2D: the source "${src.label}" and destination "${dst.label}" ranges overlap; cuMemcpy2D has no memmove semantics`,
       );
   }
-  if (copy.stream) {
-    cu().cuMemcpy2DAsync(params as never, copy.stream.use());
-    for (const buf of [src, dst]) buf.recordUse(copy.stream);
-  } else {
-    (src instanceof DeviceBuffer ? src.context : dst.context).makeCurrent();
+  if (stream.isDefault) {
+    stream.use();
     cu().cuMemcpy2D(params as never);
+  } else {
+    cu().cuMemcpy2DAsync(params as never, stream.use());
+    for (const buf of [src, dst]) buf.recordUse(stream);
   }
 }

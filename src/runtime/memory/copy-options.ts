@@ -3,11 +3,12 @@ import type { DeviceBuffer, Stream } from '../types.js';
 import { positiveInteger } from '../value-checks.js';
 import { checkOffset } from './dtype.js';
 
-/** Options of `write`, `read`, `copyFrom` and `copyFromPeer`: the stream to enqueue on (default: synchronous) and the element range; offsets and length count elements, not bytes. */
+/** Options of `write`, `read`, `copyFrom` and `copyFromPeer`: the stream to enqueue on (default: the context's default stream, where the copy is synchronous) and the element range; offsets and length count elements, not bytes. */
 export interface CopyOptions {
   /**
-   * Enqueue on this stream and return at once. Without it the copy is synchronous: it blocks the
-   * thread (and the event loop) until the bytes are in place, after the work queued on the legacy
+   * Enqueue on this stream and return at once. Without it the copy runs on the context's default
+   * stream (`context.defaultStream`, the legacy NULL stream), where it is synchronous: it blocks
+   * the thread (and the event loop) until the bytes are in place, after the work queued on that
    * stream (host<->device at ~10–25 GB/s, about 1 ms per 10–25 MB), so work on any stream that
    * follows sees them.
    */

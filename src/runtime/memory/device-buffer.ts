@@ -1,5 +1,4 @@
 import { cu } from '../../ffi/checked.js';
-import type { CUstream } from '../../ffi/generated/types.js';
 import { addressCell, cellAddress, finishLegacyStream, hot } from '../cuda.js';
 import type { Context } from '../context.js';
 import { resolveContext, type Placement } from '../defaults.js';
@@ -10,8 +9,8 @@ import { forgetFinishedStreams } from './stream-uses.js';
 import { HostBuffer } from './host-buffer.js';
 import { MemoryPool } from './memory-pool.js';
 import { checkLabel, describeValue, DisposedError, expectResource, isLive, Resource } from '../resource.js';
-import { Stream } from '../stream.js';
-import { freeNow, streamOrderedFree, type Allocation } from './allocation.js';
+import { resolveStream, Stream } from '../stream.js';
+import { freeNow, streamOrderedFree, type Allocation, type StreamOrderedAllocation } from './allocation.js';
 import { copyRange, copyRangeScratch as r, type CopyOptions } from './copy-options.js';
 import { memsetDevice, type MemsetOptions } from './device-memset.js';
 import { checkHostSide, checkSameDtype, hostPointer, isHostBuffer, newHostArray, type HostSide } from './host-side.js';
@@ -20,9 +19,13 @@ import { positiveInteger } from '../value-checks.js';
 
 /** Options of `DeviceBuffer.alloc`: where the memory lives (Placement, or the stream's or pool's context; default device 0), how it is allocated (neither `stream` nor `pool`: cuMemAlloc) and a label. */
 export interface DeviceBufferDescriptor extends Placement {
-  /** Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when disposed. */
+  /**
+   * Allocate stream-ordered on this stream (cuMemAllocAsync / the pool's), freed on it when
+   * disposed. On the context's default stream (what leaving it out means) the memory comes from
+   * cuMemAlloc instead, unless `pool` is given.
+   */
   stream?: Stream | undefined;
-  /** Allocate from this memory pool (stream-ordered; needs `stream`, or uses the pool's default stream). */
+  /** Allocate from this memory pool (stream-ordered on `stream`, default the context's default stream). */
   pool?: MemoryPool | undefined;
   /** A name for errors, leak warnings and timelines. */
   label?: string | undefined;
@@ -67,8 +70,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   }
 
   /**
-   * Allocates device memory: stream-ordered on `stream` (or from `pool`), else cuMemAlloc, which
-   * may synchronize the device. The memory is not initialized.
+   * Allocates device memory: stream-ordered on `stream` (or from `pool`), else (on the context's
+   * default stream) cuMemAlloc, which may synchronize the device. The memory is not initialized.
    */
   static alloc<T extends DType>(dtype: T, length: number, descriptor: DeviceBufferDescriptor = {}): DeviceBuffer<T> {
     checkDType(dtype, 'DeviceBuffer.alloc');
@@ -84,24 +87,24 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const context = resolveContext(descriptor, descriptor.stream ?? descriptor.pool);
     context.makeCurrent();
     const label = descriptor.label;
-    let sh: CUstream | null = null;
-    if (descriptor.pool) {
-      sh = descriptor.stream ? descriptor.stream.use() : null;
-      hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, sh, allocDuring, bytes, label);
-    } else if (descriptor.stream) {
-      sh = descriptor.stream.use();
-      hot().memAllocAsync(addressCell, bytes, sh, allocDuring, bytes, label);
-    } else {
+    const stream = resolveStream(context, descriptor.stream);
+    // Stream-ordered on any stream but the default one, where only a pool's memory is.
+    const ordered = descriptor.pool !== undefined || !stream.isDefault;
+    if (!ordered) {
       hot().memAlloc(addressCell, bytes, allocDuring, bytes, label);
+    } else if (descriptor.pool) {
+      hot().memAllocFromPoolAsync(addressCell, bytes, descriptor.pool.handle, stream.use(), allocDuring, bytes, label);
+    } else {
+      hot().memAllocAsync(addressCell, bytes, stream.use(), allocDuring, bytes, label);
     }
     const address = cellAddress();
-    if (!(descriptor.pool || descriptor.stream))
+    if (!ordered)
       return new DeviceBuffer(dtype, length, address, context, label, {
         free: () => freeNow(address, context),
         stream: undefined,
         usedOn: undefined,
       });
-    const allocation: Allocation = { free: undefined, stream: descriptor.stream ?? null, usedOn: undefined };
+    const allocation: StreamOrderedAllocation = { free: undefined, stream, usedOn: undefined };
     allocation.free = streamOrderedFree(address, allocation, context);
     return new DeviceBuffer(dtype, length, address, context, label, allocation);
   }
@@ -112,7 +115,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     checkHostSide(data, 'DeviceBuffer.from data', undefined);
     const n = isHostBuffer(data) ? data.length : hostElements(dtype, data, 'DeviceBuffer.from');
     const buffer = DeviceBuffer.alloc(dtype, n, descriptor);
-    buffer.write(data, descriptor.stream ? { stream: descriptor.stream } : {});
+    buffer.write(data, { stream: descriptor.stream });
     return buffer;
   }
 
@@ -162,19 +165,21 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   }
 
   /**
-   * Notes that work on `stream` uses this memory, so a stream-ordered free waits for it (PyTorch's
-   * record_stream). tscuda calls it for its own launches, copies and FFTs; call it for work it
-   * cannot see (a raw address handed to another library).
+   * Notes that work on `stream` (null: the context's default stream) uses this memory, so a
+   * stream-ordered free waits for it (PyTorch's record_stream). tscuda calls it for its own
+   * launches, copies and FFTs; call it for work it cannot see (a raw address handed to another library).
    */
   recordUse(stream: Stream | null): void {
     const root = this.parent ?? this;
     const a = root.#allocation;
-    if (a.stream === undefined || a.stream === stream) return;
-    if (stream !== null && !isLive<Stream>(stream, 'Stream'))
-      expectResource(stream, Stream, `"${this.label}" recordUse(stream)`);
+    if (a.stream === undefined) return;
+    // null: the context's default stream, as a `{ stream }` left out means elsewhere.
+    const user = resolveStream(this.context, stream ?? undefined);
+    if (a.stream === user) return;
+    if (!isLive<Stream>(user, 'Stream')) expectResource(user, Stream, `"${this.label}" recordUse(stream)`);
     const used = (a.usedOn ??= new Set());
-    if (used.size >= 16 && !used.has(stream)) forgetFinishedStreams(used);
-    used.add(stream);
+    if (used.size >= 16 && !used.has(user)) forgetFinishedStreams(used);
+    used.add(user);
   }
 
   /** Guards every use: alive (and its parent too), and belonging to the context the stream runs in. */
@@ -198,7 +203,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * stream the bytes are on the device when it returns (see {@link finishLegacyStream}).
    */
   write(source: HostSide<T>, options: CopyOptions = NO_OPTIONS): this {
-    this.checkUsable(options?.stream);
+    const stream = resolveStream(this.context, options?.stream);
+    this.checkUsable(stream);
     const pinned = isHostBuffer(source);
     if (!pinned) checkHostSide(source, 'write to', this);
     const bytes = this.#elementBytes;
@@ -211,16 +217,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     );
     const dst = this.address + r.offset * bytes;
     const src = pinned ? source.address + r.sourceOffset * bytes : hostPointer(source, r.sourceOffset * bytes, r.bytes);
-    const stream = options.stream;
-    if (stream) {
-      hot().memcpyHtoDAsync(dst, src, r.bytes, stream.use(), writeDuring, r.bytes, this);
-      this.recordUse(stream);
-      if (pinned) source.recordUse(stream);
-    } else {
-      this.context.makeCurrent();
+    if (stream.isDefault) {
+      stream.use();
       cu().cuMemcpyHtoD(dst, src, r.bytes, writeDuring, r.bytes, this);
       // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA lands.
       if (!pinned) finishLegacyStream(writeDuring, r.bytes, this);
+    } else {
+      hot().memcpyHtoDAsync(dst, src, r.bytes, stream.use(), writeDuring, r.bytes, this);
+      this.recordUse(stream);
+      if (pinned) source.recordUse(stream);
     }
     return this;
   }
@@ -229,7 +234,8 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   read(): HostArray<T>;
   read<Target extends HostSide<T>>(target: Target, options?: CopyOptions): Target;
   read<Target extends HostSide<T>>(target?: Target, options: CopyOptions = NO_OPTIONS): Target {
-    this.checkUsable(options?.stream);
+    const stream = resolveStream(this.context, options?.stream);
+    this.checkUsable(stream);
     const pinned = isHostBuffer(target);
     if (target !== undefined && !pinned) checkHostSide(target, 'read from', this);
     const bytes = this.#elementBytes;
@@ -245,14 +251,13 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
     const hostPtr = pinned
       ? target.address + r.sourceOffset * bytes
       : hostPointer(dst as ArrayBufferView, r.sourceOffset * bytes, r.bytes);
-    const stream = options.stream;
-    if (stream) {
+    if (stream.isDefault) {
+      stream.use();
+      cu().cuMemcpyDtoH(hostPtr, src, r.bytes, readDuring, r.bytes, this);
+    } else {
       hot().memcpyDtoHAsync(hostPtr, src, r.bytes, stream.use(), readDuring, r.bytes, this);
       this.recordUse(stream);
       if (pinned) target.recordUse(stream);
-    } else {
-      this.context.makeCurrent();
-      cu().cuMemcpyDtoH(hostPtr, src, r.bytes, readDuring, r.bytes, this);
     }
     return dst;
   }
@@ -261,10 +266,11 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
   copyFrom(source: DeviceBuffer<T>, options: CopyOptions = NO_OPTIONS): this {
     // A buffer of another context (another device): cuMemcpyPeerAsync (memory/peer-copy.ts).
     if (source instanceof DeviceBuffer && source.context !== this.context) return this.copyFromPeer(source, options);
-    this.checkUsable(options?.stream);
+    const stream = resolveStream(this.context, options?.stream);
+    this.checkUsable(stream);
     if (!isLive<DeviceBuffer>(source, 'DeviceBuffer'))
       expectResource<DeviceBuffer>(source, 'DeviceBuffer', `copy to "${this.label}" source`);
-    source.checkUsable(options.stream);
+    source.checkUsable(stream);
     if (source.dtype !== this.dtype)
       throw new TypeError(
         `copy from "${source.label}" (${source.dtype}) to "${this.label}" (${this.dtype}): element types differ`,
@@ -279,15 +285,15 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
         `copy "${source.label}" -> "${this.label}": the source bytes [${src}, ${src + r.bytes}) and destination bytes [${dst}, ${dst + r.bytes}) overlap; copy through a temporary buffer`,
       );
     }
-    if (options.stream) {
-      cu().cuMemcpyDtoDAsync(dst, src, r.bytes, options.stream.use(), copyDuring, r.bytes, source, this);
-      this.recordUse(options.stream);
-      source.recordUse(options.stream);
-    } else {
-      this.context.makeCurrent();
+    if (stream.isDefault) {
+      stream.use();
       cu().cuMemcpyDtoD(dst, src, r.bytes, copyDuring, r.bytes, source, this);
       // cuMemcpyDtoD does not wait for the copy: finish it before returning (see finishLegacyStream).
       finishLegacyStream(copyDuring, r.bytes, source, this);
+    } else {
+      cu().cuMemcpyDtoDAsync(dst, src, r.bytes, stream.use(), copyDuring, r.bytes, source, this);
+      this.recordUse(stream);
+      source.recordUse(stream);
     }
     return this;
   }
@@ -308,7 +314,7 @@ export class DeviceBuffer<T extends DType = DType> extends Resource {
    * stream, done when it returns.
    */
   memset(value: number, options: MemsetOptions = {}): this {
-    memsetDevice(this, value, options);
+    memsetDevice(this, value, resolveStream(this.context, options?.stream), options?.width);
     return this;
   }
 

@@ -8,7 +8,7 @@
 import { cu } from '../../ffi/checked.js';
 import { finishLegacyStream, hot } from '../cuda.js';
 import { describeValue, expectResource } from '../resource.js';
-import { Stream } from '../stream.js';
+import { resolveStream, Stream } from '../stream.js';
 import type { Context, DeviceBuffer } from '../types.js';
 import type { CopyOptions } from './copy-options.js';
 import { dtypeInfo } from './dtype.js';
@@ -48,7 +48,7 @@ function fenceForeignBuffer(buffer: DeviceBuffer, copyStream: Stream): void {
 /**
  * Device -> device from `source` (any context, same dtype) into `target` through
  * cuMemcpyPeerAsync, on `options.stream` (a stream of either buffer's device), or synchronously
- * without one. Direct when peer access is enabled, staged through the host by the driver otherwise.
+ * on a default stream (the target's without one). Direct when peer access is enabled, staged through the host by the driver otherwise.
  */
 export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options: CopyOptions = {}): void {
   target.checkUsable();
@@ -60,8 +60,9 @@ export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options
     throw new TypeError(
       `copy from "${source.label}" (${source.dtype}) to "${target.label}" (${target.dtype}): element types differ`,
     );
-  const stream = options.stream;
-  if (stream !== undefined) {
+  // Without a stream: the target's default stream, where the copy is synchronous.
+  const stream = resolveStream(target.context, options.stream);
+  if (!stream.isDefault) {
     expectResource(stream, Stream, `peer copy to "${target.label}" stream`);
     stream.checkAlive();
     if (stream.context !== target.context && stream.context !== source.context) {
@@ -102,16 +103,16 @@ export function copyFromPeer(target: DeviceBuffer, source: DeviceBuffer, options
   }
   const during = `peer copy of ${bytes} bytes "${source.label}" (${source.context.label}) -> "${target.label}" (${target.context.label})`;
   const api = cu();
-  if (stream) {
+  if (!stream.isDefault) {
     api.cuMemcpyPeerAsync(dst, target.context.handle, src, source.context.handle, bytes, stream.use(), during);
     for (const b of [target, source]) {
       if (b.context === stream.context) b.recordUse(stream);
       else fenceForeignBuffer(b, stream);
     }
   } else {
-    target.context.makeCurrent();
+    stream.use();
     api.cuMemcpyPeer(dst, target.context.handle, src, source.context.handle, bytes, during);
-    // Like every stream-less copy: done when it returns (cuMemcpyPeer need not wait for the DMA).
+    // Like every copy on a default stream: done when it returns (cuMemcpyPeer need not wait for the DMA).
     finishLegacyStream(during);
   }
 }

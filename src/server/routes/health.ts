@@ -1,7 +1,7 @@
 /** `GET /v2/health/live` and `/v2/health/ready` (KServe v2 paths): live while the process serves, ready while GPU work can run. */
 import type { FastifyInstance } from 'fastify';
 import { ERROR_BODY_SCHEMA, ERROR_RESPONSES } from '../response-schemas.js';
-import { notReadyReason, type ServerState } from '../state.js';
+import { routeModule } from './route-module.js';
 
 /** `{ ready: false, reason }`: why GPU work cannot run here now. */
 const NOT_READY_SCHEMA = {
@@ -27,14 +27,14 @@ const READY_RESPONSES = {
   503: { anyOf: [NOT_READY_SCHEMA, ERROR_BODY_SCHEMA] },
 } as const;
 
-/** Registers the health routes. */
-export function healthRoutes(app: FastifyInstance, state: ServerState): void {
+/** The health routes. */
+export const healthRoutes = routeModule('tscuda-health-routes', async (app: FastifyInstance) => {
   app.get('/v2/health/live', { schema: { response: LIVE_RESPONSES } }, async () => ({ live: true }));
   app.get('/v2/health/ready', { schema: { response: READY_RESPONSES } }, async (_request, reply) => {
-    const reason = notReadyReason(state);
+    const reason = app.gpu.notReadyReason();
     if (reason === null) return { ready: true };
-    if (state.closing === null && state.lostError !== null && state.options.peersReady?.() === true)
+    if (!app.gpu.closing && app.gpu.lost && app.config.options.peersReady?.() === true)
       return { ready: true, note: 'this worker is leaving; another serves' };
     return reply.code(503).send({ ready: false, reason });
   });
-}
+});

@@ -5,9 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { BUILTIN_FLAGS } from '../../engine/parameters.js';
-import { BATCH_KINDS } from '../batch.js';
 import { ERROR_RESPONSES, LIMITS_SCHEMA } from '../response-schemas.js';
-import { notReadyReason, type ServerState } from '../state.js';
+import { routeModule } from './route-module.js';
 
 /** The process's memory: resident set, the JavaScript heap in use, and memory outside it held by JavaScript objects (Buffers, typed arrays). */
 function memoryFigures(): { rssBytes: number; heapUsedBytes: number; externalBytes: number } {
@@ -49,33 +48,31 @@ const INFO_RESPONSES = {
   ...ERROR_RESPONSES,
 } as const;
 
-/** Registers the info route. */
-export function infoRoutes(app: FastifyInstance, state: ServerState): void {
+/** The info route. */
+export const infoRoutes = routeModule('tscuda-info-routes', async (app: FastifyInstance) => {
   app.get('/v1/info', { schema: { response: INFO_RESPONSES } }, async () => {
-    const { engine, options } = state;
+    const { config, gpu } = app;
+    const { options } = config;
     const process_ =
       options.exposeProcessInfo === true
         ? {
             node: process.versions.node,
             pid: process.pid,
-            uptimeS: (Date.now() - state.startedAt) / 1000,
+            uptimeS: (Date.now() - config.startedAt) / 1000,
             ...memoryFigures(),
           }
         : {};
     return {
       name: 'tscuda',
-      version: state.version,
-      ready: notReadyReason(state) === null,
-      reason: notReadyReason(state),
-      engine:
-        engine === null
-          ? null
-          : { label: engine.label, precision: engine.precision, lanes: engine.laneCount, devices: engine.devices },
-      flags: [...BUILTIN_FLAGS, ...state.paramContext.extraFlags],
-      batch: BATCH_KINDS.filter((k) => options.batchers?.[k] !== undefined),
-      limits: state.limits,
+      version: config.version,
+      ready: gpu.notReadyReason() === null,
+      reason: gpu.notReadyReason(),
+      engine: gpu.describe(),
+      flags: [...BUILTIN_FLAGS, ...config.paramContext.extraFlags],
+      batch: app.batchers.kinds,
+      limits: config.limits,
       ...process_,
       ...options.info?.(),
     };
   });
-}
+});

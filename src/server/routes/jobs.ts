@@ -1,6 +1,6 @@
 /**
  * `POST /v1/jobs` (202 and an id), `GET /v1/jobs/:id`, `DELETE /v1/jobs/:id`. The route talks
- * only to `state.jobs` (a JobService), so where jobs are kept is replaceable.
+ * only to `app.jobs` (a JobService), so where jobs are kept is replaceable.
  */
 import type { FastifyInstance } from 'fastify';
 import { checkJsonResultSize, encodeJsonResult, responseFormat } from '../codec.js';
@@ -9,8 +9,8 @@ import { halfOutput, readJob, sendResult } from '../job-io.js';
 import { submitKeptJob } from '../job-runner.js';
 import { ERROR_DETAIL_SCHEMA, ERROR_RESPONSES, JOB_RESULT_SCHEMA } from '../response-schemas.js';
 import { JOB_ID_PARAMS } from '../schemas.js';
-import { track, type ServerState } from '../state.js';
 import { BUILTIN_FLAGS } from '../../engine/parameters.js';
+import { routeModule } from './route-module.js';
 import { JOB_BODY } from './sync.js';
 
 /** The synchronous endpoints, one per built-in flag (routes/sync.ts), as a message lists them. */
@@ -56,28 +56,28 @@ const DELETE_RESPONSES = {
   ...ERROR_RESPONSES,
 } as const;
 
-/** Registers the asynchronous job routes. */
-export function jobRoutes(app: FastifyInstance, state: ServerState): void {
+/** The asynchronous job routes. */
+export const jobRoutes = routeModule('tscuda-job-routes', async (app: FastifyInstance) => {
   const unknownJob = (id: string): HttpError =>
     new HttpError(
       404,
       'unknown_job',
-      `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${state.limits.jobRetention.ttlMs} ms ago and no longer kept)`,
+      `id: no job ${JSON.stringify(id)} (unknown, or finished more than ${app.config.limits.jobRetention.ttlMs} ms ago and no longer kept)`,
       {
         field: 'id',
       },
     );
 
   app.post('/v1/jobs', { schema: { body: JOB_BODY, response: SUBMIT_RESPONSES } }, (request, reply) =>
-    track(state, async () => {
-      const spec = readJob(state, request, undefined);
+    app.gpu.track(async () => {
+      const spec = readJob(request, undefined);
       // A stored result does not say which 16-bit type its waves' bits are (nor does one another worker holds).
       if (halfOutput(spec) !== undefined)
         throw invalidField(
           'outputDtype',
           `${spec.outputDtype} waves are returned by the synchronous endpoints (${SYNC_ENDPOINTS}); /v1/jobs returns f32 or f64`,
         );
-      const { id, status } = await submitKeptJob(state, request, spec);
+      const { id, status } = await submitKeptJob(request, spec);
       return reply
         .code(202)
         .header('location', `/v1/jobs/${id}`)
@@ -90,11 +90,11 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
     { schema: { params: JOB_ID_PARAMS, response: VIEW_RESPONSES } },
     async (request, reply) => {
       const format = responseFormat(request.headers.accept);
-      const view = await state.jobs.view(request.params.id);
+      const view = await app.jobs.view(request.params.id);
       if (view === undefined) throw unknownJob(request.params.id);
       if (view.result !== undefined) {
         if (format === 'binary') return sendResult(reply.header('x-tscuda-job-status', 'ready'), view.result, format);
-        checkJsonResultSize(view.result, state.limits.maxJsonResultValues);
+        checkJsonResultSize(view.result, app.config.limits.maxJsonResultValues);
         return reply.send({ id: view.id, status: 'ready', result: encodeJsonResult(view.result) });
       }
       if (view.error !== undefined) return reply.send({ id: view.id, status: view.status, error: view.error });
@@ -106,10 +106,10 @@ export function jobRoutes(app: FastifyInstance, state: ServerState): void {
     '/v1/jobs/:id',
     { schema: { params: JOB_ID_PARAMS, response: DELETE_RESPONSES } },
     async (request, reply) => {
-      const answer = await state.jobs.delete(request.params.id);
+      const answer = await app.jobs.delete(request.params.id);
       if (answer === undefined) throw unknownJob(request.params.id);
-      if (answer.statusCode >= 400) state.failureReasons.set(request, 'INVALID');
+      if (answer.statusCode >= 400) app.accounting.failed(request, 'INVALID');
       return reply.code(answer.statusCode).send(answer.body);
     },
   );
-}
+});

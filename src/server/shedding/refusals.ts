@@ -5,7 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../errors.js';
-import type { ServerState } from '../state.js';
+import type { ServerLimits } from '../options.js';
+import type { FailureAccounting } from '../plugins/accounting.js';
 
 /** A cached refusal: the error (for its reason) and its JSON. */
 export interface Refusal {
@@ -18,13 +19,15 @@ const FULL = -1;
 /** The refusal cache's keys of the 429s for a request read in a loop turn past its limit: LONG_TURN - the limit in ms. */
 const LONG_TURN = -2;
 
-/** The cached 429s of one server. */
+/** The cached 429s of one server, and how they are sent. */
 export class Refusals {
   readonly #cache = new Map<number, Refusal>();
-  readonly #limits: ServerState['limits'];
+  readonly #limits: ServerLimits;
+  readonly #accounting: FailureAccounting;
 
-  constructor(limits: ServerState['limits']) {
+  constructor(limits: ServerLimits, accounting: FailureAccounting) {
     this.#limits = limits;
+    this.#accounting = accounting;
   }
 
   /** Keyed by a number (no key string built per refusal). */
@@ -86,20 +89,20 @@ export class Refusals {
         ),
     );
   }
-}
 
-/**
- * Answers a refusal on the headers, straight on the socket: the reply is hijacked, so none of
- * fastify's send path and hooks run for it (a flood is mostly refusals; this is the path the loop
- * must be fastest on). onResponse still counts it in the metrics.
- */
-export function refuse(state: ServerState, request: FastifyRequest, reply: FastifyReply, r: Refusal): void {
-  state.failureReasons.set(request, r.error.reason);
-  reply.hijack();
-  reply.raw.writeHead(429, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(r.json),
-    'retry-after': String(state.limits.retryAfterS),
-  });
-  reply.raw.end(r.json);
+  /**
+   * Answers a refusal on the headers, straight on the socket: the reply is hijacked, so none of
+   * fastify's send path and hooks run for it (a flood is mostly refusals; this is the path the loop
+   * must be fastest on). onResponse still counts it in the metrics.
+   */
+  send(request: FastifyRequest, reply: FastifyReply, r: Refusal): void {
+    this.#accounting.failed(request, r.error.reason);
+    reply.hijack();
+    reply.raw.writeHead(429, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(r.json),
+      'retry-after': String(this.#limits.retryAfterS),
+    });
+    reply.raw.end(r.json);
+  }
 }

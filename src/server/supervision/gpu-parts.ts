@@ -22,8 +22,11 @@ export async function buildGpuParts(config: WorkerConfig): Promise<WorkerParts &
   // Loaded here, not at the top: without a CUDA driver the import or the constructor throws,
   // and the caller serves without an engine.
   const { JobEngine } = await import('../../engine/job-engine.js');
-  const devices = config.devices ?? [0];
-  const options: JobEngineOptions = { devices, label: `serve[${devices === 'all' ? 'all' : devices.join(',')}]` };
+  const devices = config.devices;
+  const options: JobEngineOptions = {
+    devices,
+    label: `serve[${devices === undefined ? '' : devices === 'all' ? 'all' : devices.join(',')}]`,
+  };
   if (config.lanes !== undefined) options.lanes = config.lanes;
   if (config.maxQueued !== undefined) options.maxQueued = config.maxQueued;
   if (config.precision !== undefined) options.precision = config.precision;

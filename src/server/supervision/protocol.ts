@@ -29,9 +29,10 @@ export interface WorkerConfig {
   maxQueued?: number | undefined;
   precision?: Precision | undefined;
   /**
-   * The devices of this process's engine (one placement field, resolved by the placement rule):
-   * with `--workers 0` every device of `--devices` (one engine over all of them); a supervised
-   * worker gets its one device, devices[i % n] (the supervisor sets it). Default [0].
+   * The devices of this process's engine, resolved by the one placement rule when the engine is
+   * built: with `--workers 0` the --devices selection (every GPU by default; one engine over all of
+   * them); a supervised worker gets its one device, devices[i % n] (the supervisor sets it). Left
+   * out, JobEngine's own placement default applies.
    */
   devices?: 'all' | number[] | undefined;
   /** Limits of createServer (serverOptions() maps them). */

@@ -12,10 +12,10 @@ export interface SupervisorOptions {
   workerEntry: string;
   config: WorkerConfig;
   /**
-   * The devices the workers are spread over (worker slot i on devices[i % n]); default
-   * `config.devices` when it is a list, else [0]. Each worker's config then names its one device.
+   * The devices the workers are spread over (worker slot i on devices[i % n]), at least one:
+   * `tscuda serve` gives spreadDevices() of its --devices. Each worker's config then names its one device.
    */
-  devices?: readonly number[] | undefined;
+  devices: readonly number[];
   /** Node options of the workers; default: this process's (so tsx carries over). */
   execArgv?: string[] | undefined;
   /** One line per event (started, lost, replaced, exited). */

@@ -47,8 +47,9 @@ interface Slot {
 export function superviseWorkers(options: SupervisorOptions): Supervisor {
   if (!cluster.isPrimary) throw new Error('superviseWorkers() runs in the primary process');
   positiveInteger(options.workers, 'workers');
-  const devices = options.devices ?? (Array.isArray(options.config.devices) ? options.config.devices : [0]);
-  if (devices.length === 0) throw new RangeError('devices must list at least one device');
+  const devices = options.devices;
+  if (!Array.isArray(devices) || devices.length === 0)
+    throw new RangeError('superviseWorkers: devices must list at least one device');
   cluster.setupPrimary({
     exec: options.workerEntry,
     execArgv: options.execArgv ?? process.execArgv,

@@ -47,7 +47,7 @@ function referenceMagnitude(x: Float64Array): { values: Float64Array; freqs: num
   const freqs = NPERSEG / 2 + 1;
   const values = new Float64Array(freqs * g.frames);
   for (let t = 0; t < g.frames; t++) {
-    const seg = Array.from({ length: NPERSEG }, (_, i) => ext[t * g.step + i]! * w[i]!);
+    const seg = Array.from({ length: NPERSEG }, (_, i) => ext[t * g.hop + i]! * w[i]!);
     fft.realTransform(out, seg);
     for (let f = 0; f < freqs; f++) values[f * g.frames + t] = Math.hypot(out[2 * f]!, out[2 * f + 1]!) / wsum;
   }

@@ -44,7 +44,7 @@ function referenceMagnitude(x: Float64Array): Float64Array {
   for (let t = 0; t < g.frames; t++) {
     fft.realTransform(
       out,
-      Array.from({ length: NPERSEG }, (_, i) => ext[t * g.step + i]! * w[i]!),
+      Array.from({ length: NPERSEG }, (_, i) => ext[t * g.hop + i]! * w[i]!),
     );
     for (let f = 0; f < freqs; f++) values[f * g.frames + t] = Math.hypot(out[2 * f]!, out[2 * f + 1]!) / wsum;
   }

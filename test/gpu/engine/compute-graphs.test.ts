@@ -1,6 +1,6 @@
 /**
- * JobEngine's compute graphs (src/engine/compute-graphs.ts): a lane's place captures a job
- * shape's kernels and FFTs the second time it meets it and replays them after. Every job here has
+ * JobEngine's compute graphs (its lanes': src/pipeline/lanes/compute-graphs.ts): a lane's place
+ * captures a job shape's kernels and FFTs the second time it meets it and replays them after. Every job here has
  * fresh random data and poisoned result arrays, and is checked against the float64 reference, so
  * a replay that read a stale input, wrote a stale buffer or skipped a kernel fails; the counts in
  * engine.stats().computeGraphs show that replays happened.

@@ -2,9 +2,11 @@
  * `tscuda serve` over two GPUs (skipped by name with fewer): `--workers 0 --devices 0,1` builds
  * one engine whose lanes span both devices (`/v1/info`: the engine's devices, and per device its
  * lanes and the jobs it ran, from engine.stats().devices), and 32 concurrent jobs run on both;
- * `--workers 2 --devices 0,1` starts worker i on device i. Child processes throughout.
+ * `--workers 2 --devices 0,1` starts worker i on device i, and so does the default (every GPU)
+ * with as many workers as GPUs. Child processes throughout.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { Device } from '../../../src/runtime/device.js';
 import { randomF32 } from '../helpers.js';
 import { titled, twoGpus } from '../multi/multi-available.js';
 import { call, freePort, spawnServe, type ServeProcess } from '../../unit/server/serve-process.js';
@@ -96,6 +98,20 @@ describe.skipIf(!twoGpus.ok)(titled('tscuda serve over two GPUs', twoGpus), () =
       seen.add(JSON.stringify(info.engine!.devices));
     }
     expect([...seen].sort()).toEqual(['[0]', '[1]']);
+    s.child.kill('SIGTERM');
+    expect((await s.child).exitCode, s.stderr()).toBe(0);
+  }, 180_000);
+
+  it('without --devices every GPU serves: --workers <GPU count> puts worker i on device i', async () => {
+    const count = Device.count();
+    const s = await serve(['--workers', String(count), '--lanes', '1'], /worker\(s\) on /);
+    const listening = [...s.stderr().matchAll(/worker \d+ \(pid \d+, device (\d+)\) listening on /g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(
+      listening.sort((a, b) => a - b),
+      s.stderr(),
+    ).toEqual(Array.from({ length: count }, (_, i) => i));
     s.child.kill('SIGTERM');
     expect((await s.child).exitCode, s.stderr()).toBe(0);
   }, 180_000);

@@ -295,12 +295,14 @@ describe('stft framing helpers', () => {
     );
   });
 
-  it('splits frames into chunks', () => {
-    expect(frameChunks(25, 10)).toEqual([
-      { start: 0, count: 10 },
-      { start: 10, count: 10 },
-      { start: 20, count: 5 },
+  it('splits frames into chunks, each with the samples of the extended signal it reads', () => {
+    expect(frameChunks({ nperseg: 8, hop: 6, frames: 25 }, 10)).toEqual([
+      { start: 0, count: 10, inputStart: 0, inputLength: 62 },
+      { start: 10, count: 10, inputStart: 60, inputLength: 62 },
+      { start: 20, count: 5, inputStart: 120, inputLength: 32 },
     ]);
-    expect(frameChunks(3, 10)).toEqual([{ start: 0, count: 3 }]);
+    expect(frameChunks({ nperseg: 8, hop: 6, frames: 3 }, 10)).toEqual([
+      { start: 0, count: 3, inputStart: 0, inputLength: 20 },
+    ]);
   });
 });

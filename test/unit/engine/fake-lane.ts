@@ -66,7 +66,7 @@ export class FakeLane implements LaneRunner {
       for (let k = 0; k < c.frames; k++) {
         const frame = c.frameStart + k;
         for (let i = 0; i < f.nperseg; i++) {
-          const p = frame * f.step + i;
+          const p = frame * f.hop + i;
           num[p - c.inputStart] = num[p - c.inputStart]! + w[i]! * w[i]! * (at(p) * 1.5 + frame * 0.01);
           den[p - c.inputStart] = den[p - c.inputStart]! + w[i]! * w[i]!;
         }

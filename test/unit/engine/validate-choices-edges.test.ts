@@ -2,6 +2,7 @@
 // with boundary 'zeros', padded) from frame counts scipy 1.17 computed, at overlaps other than half.
 import { describe, expect, it } from 'vitest';
 import { validateJob } from '../../../src/engine/validate.js';
+import { spectralGeometry, STFT_DEFAULTS } from '../../../src/signal/geometry.js';
 import { ctx, data, job } from './validate-edges-fixture.js';
 
 describe('validateJob carries the caller’s choices', { timeout: 10_000 }, () => {
@@ -70,23 +71,42 @@ describe('validateJob framing against scipy.signal.stft (boundary zeros, padded)
     [33, 32, 5, 3],
     [128, 7, 2, 27],
   ])('N = %d, nperseg = %d, noverlap = %d: %d frames', (n, nperseg, noverlap, frames) => {
-    const step = nperseg - noverlap;
+    const hop = nperseg - noverlap;
     const framing = validateJob(
       { data: data(n), flags: ['stft'], nperseg, noverlap, window: noverlap === 0 ? 'boxcar' : 'hann' },
       ctx,
     ).framing;
-    expect(framing).toEqual({
+    expect(framing).toMatchObject({
+      length: n,
       nperseg,
       noverlap,
-      step,
+      hop,
+      nfft: nperseg,
+      boundary: 'zeros',
       extension: Math.floor(nperseg / 2),
-      paddedLength: (frames - 1) * step + nperseg,
+      extendedLength: (frames - 1) * hop + nperseg,
       frames,
       freqs: Math.floor(nperseg / 2) + 1,
     });
   });
 
   it('noverlap defaults to nperseg / 2, floored', () => {
-    expect(job({ nperseg: 9 }).framing).toMatchObject({ noverlap: 4, step: 5 });
+    expect(job({ nperseg: 9 }).framing).toMatchObject({ noverlap: 4, hop: 5 });
+  });
+
+  it("the framing is the signal layer's stft geometry with the job's fs, window and detrend", () => {
+    const framing = job({ nperseg: 16, noverlap: 12, fs: 250, window: ['kaiser', 8], detrend: 'constant' }).framing;
+    const options = {
+      fs: 250,
+      window: ['kaiser', 8] as const,
+      nperseg: 16,
+      noverlap: 12,
+      detrend: 'constant' as const,
+    };
+    const { window, ...rest } = spectralGeometry(64, options, STFT_DEFAULTS);
+    expect(framing).toMatchObject(rest);
+    expect(Array.from(framing!.window)).toEqual(Array.from(window));
+    // The job's detrend default (linear) is the framing's, not stft's (none).
+    expect(job({ nperseg: 16 }).framing?.detrend).toBe('linear');
   });
 });

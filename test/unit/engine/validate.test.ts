@@ -175,12 +175,12 @@ describe('validateJob: framed stft (nperseg)', () => {
   it("computes scipy's framing (boundary zeros, padded)", () => {
     const job = validateJob({ data: data(1000), flags: ['stft'], nperseg: 64 }, ctx);
     // extended 1000 + 64, padded to a whole number of 32-sample steps: 1088; frames (1088 - 32) / 32 = 33
-    expect(job.framing).toEqual({
+    expect(job.framing).toMatchObject({
       nperseg: 64,
       noverlap: 32,
-      step: 32,
+      hop: 32,
       extension: 32,
-      paddedLength: 1088,
+      extendedLength: 1088,
       frames: 33,
       freqs: 33,
     });
@@ -188,15 +188,15 @@ describe('validateJob: framed stft (nperseg)', () => {
     expect(
       validateJob({ data: data(100), flags: ['stft'], nperseg: 15, noverlap: 5, window: 'boxcar' }, ctx).framing,
     ).toMatchObject({
-      step: 10,
+      hop: 10,
       extension: 7,
-      paddedLength: 115,
+      extendedLength: 115,
       frames: 11,
     });
   });
 
   it('refuses nperseg > N, bad noverlap, NOLA violations, other flags', () => {
-    refused({ data: data(64), flags: ['stft'], nperseg: 65 }, 'nperseg', /greater than the series length/);
+    refused({ data: data(64), flags: ['stft'], nperseg: 65 }, 'nperseg', /greater than the signal length/);
     refused({ data: data(64), flags: ['stft'], nperseg: 1 }, 'nperseg');
     refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: 16 }, 'noverlap');
     refused({ data: data(64), flags: ['stft'], nperseg: 16, noverlap: -1 }, 'noverlap');

@@ -1,7 +1,7 @@
 /** `tscuda serve` without --workers: the worker count follows the host (half the CPUs, at most 8 per GPU, at least 1); --workers overrides. */
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { parseServeArgs } from '../../../src/cli/commands/serve-options.js';
+import { machineDeviceCount, parseServeArgs } from '../../../src/cli/commands/serve-options.js';
 import { defaultWorkerCount, WORKERS_PER_GPU } from '../../../src/server/index.js';
 
 describe('default worker count', () => {
@@ -22,9 +22,13 @@ describe('default worker count', () => {
     expect(() => defaultWorkerCount(4, 1.5)).toThrow(/gpus must be an integer >= 0, got 1.5/);
   }, 5_000);
 
-  it('is what tscuda serve runs without --workers; --workers N overrides it', async () => {
+  it('is what tscuda serve runs without --workers (on every GPU by default); --workers N overrides it', async () => {
     const plain = await parseServeArgs([]);
-    expect(plain).toMatchObject({ help: false, workers: defaultWorkerCount(availableParallelism(), 1) });
+    const gpus = await machineDeviceCount();
+    expect(plain).toMatchObject({ help: false, workers: defaultWorkerCount(availableParallelism(), gpus) });
+    expect(await parseServeArgs(['--device', '0'])).toMatchObject({
+      workers: defaultWorkerCount(availableParallelism(), 1),
+    });
     const twoGpus = await parseServeArgs(['--devices', '0,1']);
     expect(twoGpus).toMatchObject({ workers: defaultWorkerCount(availableParallelism(), 2) });
     expect(await parseServeArgs(['--workers', '3'])).toMatchObject({ workers: 3 });

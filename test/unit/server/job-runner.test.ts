@@ -5,9 +5,7 @@
  * the server's route modules as a contributor adds one (routes/index.ts).
  */
 import { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ServerState } from '../../../src/server/state.js';
 import { FakeEngine } from './fake-engine.js';
 import { closeServers, make, waitFor } from './routes-fixture.js';
 
@@ -15,24 +13,24 @@ vi.mock('../../../src/server/routes/index.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../../src/server/routes/index.js')>();
   const { runJob } = await import('../../../src/server/job-runner.js');
   const { readJob } = await import('../../../src/server/job-io.js');
-  const { track } = await import('../../../src/server/state.js');
+  const { routeModule } = await import('../../../src/server/routes/route-module.js');
   const { JOB_BODY } = await import('../../../src/server/routes/sync.js');
   const { ERROR_RESPONSES } = await import('../../../src/server/response-schemas.js');
   /**
    * A route that runs a job with the runner (its request carries no deadline of its own) and
    * answers the job's id and whether the request still holds its pooled body (the job has it).
    */
-  const runnerRoute = (app: FastifyInstance, state: ServerState): void => {
+  const runnerRoute = routeModule('test-runner-route', async (app) => {
     const answer = { type: 'object', properties: { id: { type: 'number' }, bodyKept: { type: 'boolean' } } };
     const response = { 200: answer, ...ERROR_RESPONSES };
     app.post('/test/run', { schema: { body: JOB_BODY, response } }, (request, reply) =>
-      track(state, async () => {
-        const { timeoutMs: _, ...spec } = readJob(state, request, 'stft');
-        const result = await runJob(state, request, reply, spec, '/test/run');
-        return reply.send({ id: result.id, bodyKept: state.pooledBodies.has(request) });
+      app.gpu.track(async () => {
+        const { timeoutMs: _, ...spec } = readJob(request, 'stft');
+        const result = await runJob(request, reply, spec, '/test/run');
+        return reply.send({ id: result.id, bodyKept: app.bodies.holds(request) });
       }),
     );
-  };
+  });
   return { ...original, ROUTES: [...original.ROUTES, runnerRoute] };
 });
 

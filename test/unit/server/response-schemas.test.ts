@@ -1,7 +1,7 @@
 /**
  * Every route declares the schemas of its JSON answers, and no answer loses a field to them:
  * fastify serializes by the response schema and leaves out what it does not list. The walk
- * registers the server's route modules (ROUTES) on a bare fastify and reads each route's schema;
+ * reads each route's schema as a server registers its route modules (ROUTES: they need its plugins);
  * the answers are fully populated (a result with every field a result can carry) and compared,
  * through app.inject, with what their handlers gave (serialization-watch.ts).
  */
@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BUILTIN_FLAGS, RESULT_ARRAY_FIELDS } from '../../../src/engine/parameters.js';
 import { BATCH_KINDS } from '../../../src/server/batch.js';
 import { DEFAULT_LIMITS } from '../../../src/server/options.js';
-import { ROUTES, type RouteModule } from '../../../src/server/routes/index.js';
-import type { ServerState } from '../../../src/server/state.js';
+import { createServer } from '../../../src/server/create-server.js';
+import type { RouteModule } from '../../../src/server/routes/index.js';
 import { JobValidationError } from '../../../src/engine/errors.js';
 import { FakeEngine } from './fake-engine.js';
 import { batchers, closeServers, make, signal, waitFor, watchOf } from './routes-fixture.js';
@@ -28,19 +28,22 @@ const NON_JSON_SUCCESS: Record<string, string> = {
   'GET /metrics': 'Prometheus text exposition (metrics.contentType)',
 };
 
-/** `METHOD /url` of every route `modules` register, with its response schemas (HEAD routes fastify adds are left out). */
-async function registeredRoutes(modules: readonly RouteModule[]): Promise<Map<string, Record<string, unknown>>> {
-  const app = Fastify();
+/**
+ * `METHOD /url` of every route of a server (its ROUTES) and of the `extra` modules registered on it,
+ * with its response schemas (HEAD routes fastify adds are left out).
+ */
+async function registeredRoutes(extra: readonly RouteModule[] = []): Promise<Map<string, Record<string, unknown>>> {
+  const server = createServer();
   const routes = new Map<string, Record<string, unknown>>();
-  app.addHook('onRoute', (route: RouteOptions) => {
+  // The route modules register when the app boots: a hook added now sees them all.
+  server.app.addHook('onRoute', (route: RouteOptions) => {
     for (const method of [route.method].flat())
       if (method !== 'HEAD')
         routes.set(`${method} ${route.url}`, (route.schema?.response ?? {}) as Record<string, unknown>);
   });
-  // Route modules read the state only when requests arrive: registering needs none.
-  for (const module of modules) module(app, {} as ServerState);
-  await app.ready();
-  await app.close();
+  for (const module of extra) void server.app.register(module);
+  await server.app.ready();
+  await server.close();
   return routes;
 }
 
@@ -64,7 +67,7 @@ const FLAG_PARAMETERS: Record<string, Record<string, unknown>> = {
 
 describe('response schemas', () => {
   it('every route of the server declares its JSON answers, errors included', async () => {
-    const routes = await registeredRoutes(ROUTES);
+    const routes = await registeredRoutes();
     expect(routes.size).toBeGreaterThanOrEqual(BUILTIN_FLAGS.length + BATCH_KINDS.length + 7);
     expect(missingSchemas(routes)).toEqual([]);
     // The list names routes that exist.
@@ -72,10 +75,10 @@ describe('response schemas', () => {
   });
 
   it('the walk finds a route added without a response schema', async () => {
-    const bare: RouteModule = (app) => {
+    const bare: RouteModule = async (app) => {
       app.get('/v1/new', async () => ({ ok: true }));
     };
-    expect(missingSchemas(await registeredRoutes([...ROUTES, bare]))).toEqual([
+    expect(missingSchemas(await registeredRoutes([bare]))).toEqual([
       'GET /v1/new: no 4xx',
       'GET /v1/new: no 5xx',
       'GET /v1/new: no 2xx answer',
@@ -154,7 +157,7 @@ describe('response schemas', () => {
     expect((await inject('/metrics')).headers['content-type']).toMatch(/^text\/plain/);
 
     // Every JSON route of the walk answered above: a new route needs its case here.
-    const walked = [...(await registeredRoutes(ROUTES)).keys()].filter((r) => NON_JSON_SUCCESS[r] === undefined);
+    const walked = [...(await registeredRoutes()).keys()].filter((r) => NON_JSON_SUCCESS[r] === undefined);
     expect(walked.filter((route) => !watchOf(s).answered.has(route))).toEqual([]);
   });
 

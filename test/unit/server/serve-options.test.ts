@@ -27,8 +27,9 @@ async function config(args: string[]): Promise<WorkerConfig> {
 }
 
 describe('serve --devices', () => {
-  it('is spelled by the placement rule: a list, or all; default [0]', async () => {
-    expect((await config([])).devices).toEqual([0]);
+  it('is spelled by the placement rule: a list, or all; default every GPU, as every command', async () => {
+    expect((await config([])).devices).toBe('all');
+    expect((await config(['--device', '1'])).devices).toEqual([1]);
     expect((await config(['--devices', '0,1'])).devices).toEqual([0, 1]);
     expect((await config(['--devices', '1, 0'])).devices).toEqual([1, 0]);
     expect((await config(['--devices', 'all'])).devices).toBe('all');
@@ -48,9 +49,8 @@ describe('serve --devices', () => {
     const devices = spreadDevices([2, 0], 0);
     expect([0, 1, 2, 3, 4].map((i) => workerDevice(devices, i))).toEqual([2, 0, 2, 0, 2]);
     expect(spreadDevices('all', 3)).toEqual([0, 1, 2]);
-    // No device visible: one slot on device 0, whose worker serves without an engine and says why.
+    // No device visible: one slot named 0, whose worker serves without an engine and says why.
     expect(spreadDevices('all', 0)).toEqual([0]);
-    expect(spreadDevices(undefined, 4)).toEqual([0]);
     expect(() => workerDevice([], 0)).toThrow(/empty/);
   });
 

@@ -13,7 +13,9 @@ vi.mock('../../../src/runtime/memory/device-buffer.js', async () => ({
 vi.mock('../../../src/runtime/fft/plan-cache.js', async () => ({
   FftPlanCache: (await import('./emulation/fake-runtime.js')).FakePlanCache,
 }));
-vi.mock('../../../src/runtime/event.js', () => ({ Event: class {} }));
+vi.mock('../../../src/runtime/event.js', async () => ({
+  Event: (await import('./emulation/fake-runtime.js')).FakeEvent,
+}));
 
 const signal = await import('../../../src/signal/index.js');
 const {

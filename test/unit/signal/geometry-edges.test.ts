@@ -12,6 +12,7 @@ import {
   checkFs,
   detrendCode,
   fftFrequencies,
+  FramingError,
   isDoubledBin,
   psdScale,
   rfftFrequencies,
@@ -55,7 +56,7 @@ describe('COLA and NOLA against scipy', { timeout: 5_000 }, () => {
 
   it('refuses a window of the wrong length and an overlap out of range, naming them', () => {
     expect(() => checkCOLA(Float64Array.of(1, 1), 3, 0)).toThrow(new RangeError('window has 2 points, nperseg is 3'));
-    expect(() => checkNOLA('hann', 8, 8)).toThrow(new RangeError('noverlap = 8 must be less than nperseg = 8'));
+    expect(() => checkNOLA('hann', 8, 8)).toThrow(new FramingError('noverlap', 8, 'must be less than nperseg = 8'));
     expect(() => checkNOLA('hann', 8, -1)).toThrow(new RangeError('noverlap must be a non-negative integer, got -1'));
     expect(() => checkCOLA('hann', 8, 1.5)).toThrow(/noverlap must be a non-negative integer, got 1.5/);
   });
@@ -93,9 +94,9 @@ describe('argument checks, each named', { timeout: 5_000 }, () => {
     );
     expect(spectralGeometry(64, { nperseg: 16, nfft: 16 }, STFT_DEFAULTS).nfft).toBe(16);
     expect(() => spectralGeometry(64, { nperseg: 16, nfft: 15 }, STFT_DEFAULTS)).toThrow(
-      new RangeError('nfft = 15 must be greater than or equal to nperseg = 16'),
+      new FramingError('nfft', 15, 'must be greater than or equal to nperseg = 16'),
     );
-    expect(spectralGeometry(64, { nperseg: 16, noverlap: 0, window: 'boxcar' }, STFT_DEFAULTS).step).toBe(16);
+    expect(spectralGeometry(64, { nperseg: 16, noverlap: 0, window: 'boxcar' }, STFT_DEFAULTS).hop).toBe(16);
     expect(() => spectralGeometry(64, { nperseg: 16, noverlap: -1 }, STFT_DEFAULTS)).toThrow(
       new RangeError('noverlap must be a non-negative integer, got -1'),
     );
@@ -141,7 +142,7 @@ describe('argument checks, each named', { timeout: 5_000 }, () => {
     expect(() => istftGeometry(5, 7, { nfft: 0 })).toThrow(new RangeError('nfft must be a positive integer, got 0'));
     expect(istftGeometry(5, 7, { nperseg: 8, nfft: 8 }).nfft).toBe(8);
     expect(() => istftGeometry(5, 7, { nperseg: 8, nfft: 7 })).toThrow(
-      new RangeError('nfft = 7 must be greater than or equal to nperseg = 8'),
+      new FramingError('nfft', 7, 'must be greater than or equal to nperseg = 8'),
     );
     expect(() => istftGeometry(5, 7, { inputOnesided: false, nperseg: 6 })).toThrow(
       new RangeError('nfft = 5 (from 5 frequency bins) is less than nperseg = 6; give nfft'),

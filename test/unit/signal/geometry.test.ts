@@ -78,7 +78,7 @@ describe('STFT geometry matches scipy', () => {
 
   it('derives defaults as scipy does', () => {
     const g = spectralGeometry(1000, {}, STFT_DEFAULTS);
-    expect([g.nperseg, g.noverlap, g.nfft, g.step, g.extension, g.boundary, g.detrend]).toEqual([
+    expect([g.nperseg, g.noverlap, g.nfft, g.hop, g.extension, g.boundary, g.detrend]).toEqual([
       256,
       128,
       256,
@@ -136,7 +136,7 @@ describe('istft geometry', () => {
     const g = istftGeometry(129, 10);
     expect([g.nperseg, g.nfft, g.noverlap, g.trim, g.outputLength]).toEqual([256, 256, 128, 128, 256 + 9 * 128 - 256]);
     const odd = istftGeometry(8, 5, { nperseg: 15, noverlap: 7 });
-    expect([odd.nfft, odd.step, odd.outputLength]).toEqual([15, 8, 15 + 4 * 8 - 14]);
+    expect([odd.nfft, odd.hop, odd.outputLength]).toEqual([15, 8, 15 + 4 * 8 - 14]);
     const two = istftGeometry(16, 5, { inputOnesided: false, boundary: false });
     expect([two.nperseg, two.nfft, two.trim, two.outputLength]).toEqual([16, 16, 0, 16 + 4 * 8]);
     expect(g.frameGain).toBeCloseTo(128 / 256, 12);

@@ -22,11 +22,11 @@ describe('wavelets far longer than the signal are planned at once (their energy 
   });
 });
 
-describe('planFrameChunks refuses a length that is not a count of samples (NaN looped forever)', () => {
-  it('NaN, Infinity, negative and fractional lengths', () => {
-    for (const length of [Number.NaN, Number.POSITIVE_INFINITY, -1, 10.5])
-      expect(() => planFrameChunks({ length, frameLength: 4, hop: 2 }, 8)).toThrow(
-        /planFrameChunks: length must be a non-negative integer/,
+describe('planFrameChunks refuses a frame count that is not a count (NaN looped forever)', () => {
+  it('NaN, Infinity, negative and fractional counts', () => {
+    for (const frames of [Number.NaN, Number.POSITIVE_INFINITY, -1, 10.5])
+      expect(() => planFrameChunks({ nperseg: 4, hop: 2, frames }, 8)).toThrow(
+        /planFrameChunks: frames must be a positive integer/,
       );
   });
 });

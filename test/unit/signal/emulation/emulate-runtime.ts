@@ -1,8 +1,8 @@
 /**
  * The one replacement of the runtime behind src/signal for the emulated orchestration tests
  * (*-orchestration.test.ts, orchestration-emulated-*.test.ts, complex-emulated.test.ts): device
- * buffers, cuFFT plans and events become the CPU stand-ins of fake-runtime.ts, and the signal and
- * filter kernels are signal.cu compiled by g++. Import this module first in such a test file (`import './emulation/emulate-runtime.js';`):
+ * buffers (of a fake context with its default stream), cuFFT plans and events become the CPU
+ * stand-ins of fake-runtime.ts, and the signal and filter kernels are signal.cu compiled by g++. Import this module first in such a test file (`import './emulation/emulate-runtime.js';`):
  * the mocks are registered as it loads, before any module that imports the runtime.
  */
 import { vi } from 'vitest';
@@ -13,7 +13,9 @@ vi.mock('../../../../src/runtime/memory/device-buffer.js', async () => ({
 vi.mock('../../../../src/runtime/fft/plan-cache.js', async () => ({
   FftPlanCache: (await import('./fake-runtime.js')).FakePlanCache,
 }));
-vi.mock('../../../../src/runtime/event.js', () => ({ Event: class {} }));
+vi.mock('../../../../src/runtime/event.js', async () => ({
+  Event: (await import('./fake-runtime.js')).FakeEvent,
+}));
 vi.mock('../../../../src/kernels/launchers.generated.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../../../src/kernels/launchers.generated.js')>();
   const fake = await import('./fake-runtime.js');

@@ -39,8 +39,8 @@ export function segmentSpectrum(
 export function crossSegments(x: ArrayLike<number>, y: ArrayLike<number>, g: SpectralGeometry): [number, number][][] {
   const scale = 1 / (g.fs * g.window.reduce((a, v) => a + v * v, 0));
   return Array.from({ length: g.frames }, (_, f) => {
-    const X = segmentSpectrum(x, f * g.step, g);
-    const Y = segmentSpectrum(y, f * g.step, g);
+    const X = segmentSpectrum(x, f * g.hop, g);
+    const Y = segmentSpectrum(y, f * g.hop, g);
     return Array.from({ length: g.freqs }, (_, k): [number, number] => {
       const doubled = g.onesided && k > 0 && !(g.nfft % 2 === 0 && 2 * k === g.nfft) ? 2 : 1;
       const s = scale * doubled;

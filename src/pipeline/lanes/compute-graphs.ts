@@ -1,23 +1,24 @@
 /**
- * A lane's compute graphs. What a whole-series job enqueues on the lane's stream between its
- * input's arrival and its copies back (detrend + window, the FFTs, masks, magnitudes, band
- * powers, the dominant cycle, 16-bit rounding) is a dozen driver calls, each behind argument
- * checks, on every job: at 4,000-5,000 jobs a second (16-bit samples) the one JavaScript thread,
- * not the PCIe link, set the pace (bench/probe/multi-gpu-limit.ts). The second time a slot of a
- * lane meets the same job shape, that work is captured into a CUDA graph (stream capture); from
- * then on one cuGraphLaunch replays it.
+ * A lane's compute graphs: work whose compute repeats the same shape replays it from a CUDA graph.
+ * What a whole-series job of the job engine enqueues on its lane's stream between its input's
+ * arrival and its copies back (detrend + window, the FFTs, masks, magnitudes, band powers, the
+ * dominant cycle, 16-bit rounding) is a dozen driver calls, each behind argument checks, on every
+ * job: at 4,000-5,000 jobs a second (16-bit samples) the one JavaScript thread, not the PCIe link,
+ * set the pace (bench/probe/multi-gpu-limit.ts). The second time a slot of a lane meets the same
+ * key, that work is captured into a CUDA graph (stream capture); from then on one cuGraphLaunch
+ * replays it.
  *
  * A graph holds raw addresses: of the lane's buffers and of the signal layer's scratch, tables,
  * kernels and plans. The caller names them all in `generation` (a count that changes whenever any
- * of that memory may have gone away) and the job's every parameter in `key`; a new generation
+ * of that memory may have gone away) and the work's every parameter in `key`; a new generation
  * retires every graph (destroyed once the stream has passed the work that may still replay them).
  * A capture that fails (an operation a capture cannot hold) runs the work as it is and is not
- * tried again for that key; a lane holds at most `maxGraphs`, and jobs beyond run as they are.
+ * tried again for that key; a lane holds at most `maxGraphs`, and work beyond runs as it is.
  */
-import { Event } from '../runtime/event.js';
-import { Graph } from '../runtime/graph.js';
-import type { Stream } from '../runtime/stream.js';
-import { isStickyError } from './errors.js';
+import { isStickyError } from '../../ffi/sticky.js';
+import { Event } from '../../runtime/event.js';
+import { Graph } from '../../runtime/graph.js';
+import type { Stream } from '../../runtime/stream.js';
 
 /** Captured work, ready to replay. */
 export interface CapturedWork {
@@ -34,7 +35,7 @@ export interface StreamMarker {
   dispose(): void;
 }
 
-/** How one job's compute went: as it is, captured (and replayed once), or replayed. */
+/** How one piece of work's compute went: as it is, captured (and replayed once), or replayed. */
 export type ComputeMode = 'eager' | 'captured' | 'replayed';
 
 /** The runtime's stream capture (thread-local mode: no other thread's calls are restricted). */
@@ -72,7 +73,7 @@ export function markStream(stream: Stream, label: string): StreamMarker {
   };
 }
 
-/** Options of ComputeGraphs (the engine passes none; tests pass fakes). */
+/** Options of ComputeGraphs (a Lane passes none; tests pass fakes). */
 export interface ComputeGraphsOptions {
   /** Graphs one lane keeps (default 16). */
   maxGraphs?: number | undefined;
@@ -83,7 +84,7 @@ export interface ComputeGraphsOptions {
 /** Keys remembered as seen once (or as failed to capture) before the sets are cleared. */
 const MAX_REMEMBERED = 1024;
 
-/** The compute graphs of one lane's stream, by job key. */
+/** The compute graphs of one lane's stream, by key. */
 export class ComputeGraphs {
   readonly #stream: Stream;
   readonly #label: string;
@@ -95,7 +96,7 @@ export class ComputeGraphs {
   readonly #failed = new Set<string>();
   #retired: { works: CapturedWork[]; marker: StreamMarker }[] = [];
   #generation = -1;
-  /** Jobs by how their compute went (for stats and tests). */
+  /** Runs by how their compute went (for stats and tests). */
   readonly counts: Record<ComputeMode, number> = { eager: 0, captured: 0, replayed: 0 };
 
   constructor(stream: Stream, label: string, options: ComputeGraphsOptions = {}) {
@@ -113,7 +114,7 @@ export class ComputeGraphs {
 
   /**
    * Enqueues `compute` (synchronous, enqueue-only work on the lane's stream that allocates nothing)
-   * for a job whose parameters are `key` and whose memory is `generation`: replays its graph, or
+   * for work whose parameters are `key` and whose memory is `generation`: replays its graph, or
    * captures one the second time `key` comes, or runs it as it is.
    */
   run(key: string, generation: number, compute: () => void): ComputeMode {

@@ -1,22 +1,22 @@
 /**
- * How a lane's results come back to the host, and how a lent input goes out: a result array lent
- * by the engine (engine.hostBuffer(): pinned memory) of the device buffer's type is copied into
- * straight by the DMA engine; any other goes through the job's slot's pinned staging (the lane's
- * BufferCache) and a host copy once the job's work has completed (runtime/memory/host-copy.ts,
- * off the event loop for large arrays).
+ * How a lane's results come back to the host, and how a lent input goes out: an array the lane's
+ * owner lent (pinned memory, `lane.pinned`; the job engine's `hostBuffer()`) of the device
+ * buffer's type is copied into straight by the DMA engine; any other goes through the slot's
+ * pinned staging (the lane's BufferCache) and a host copy once the slot's work has completed
+ * (runtime/memory/host-copy.ts, off the event loop for large arrays).
  */
-import type { DeviceBuffer } from '../runtime/memory/device-buffer.js';
-import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
-import type { HostBuffer } from '../runtime/memory/host-buffer.js';
-import { copyHostArray } from '../runtime/memory/host-copy.js';
-import type { LaneResources, LaneShared, LentType } from './lane-resources.js';
+import type { DeviceBuffer } from '../../runtime/memory/device-buffer.js';
+import { dtypeInfo, type DType } from '../../runtime/memory/dtype.js';
+import type { HostBuffer } from '../../runtime/memory/host-buffer.js';
+import { copyHostArray } from '../../runtime/memory/host-copy.js';
+import type { LaneView, PinnedArrays } from './lane-view.js';
 
 /** Any host array a lane copies between (results, inputs, staging). */
 export type HostSide = Float32Array | Float64Array | Int16Array | Uint16Array;
 
 /**
  * A pinned buffer's array as the lane copies it: f16 memory as raw bits (a Uint16Array, also where
- * the runtime's f16 array is a Float16Array), so copies between it and a job's arrays move bits.
+ * the runtime's f16 array is a Float16Array), so copies between it and a caller's arrays move bits.
  */
 export function rawArray(host: HostBuffer<DType>): HostSide {
   const a = host.array as unknown as HostSide;
@@ -24,15 +24,15 @@ export function rawArray(host: HostBuffer<DType>): HostSide {
 }
 
 /**
- * The pinned buffer behind `array` when the engine lent it (hostBuffer()) holding `dtype` (the
- * engine's precision, or a job's 16-bit type), and the element offset of `array` in it.
+ * The pinned buffer behind `array` when the lane's owner lent it (`pinned`) holding `dtype`, and
+ * the element offset of `array` in it.
  */
-export function lentView(
-  shared: LaneShared,
+export function pinnedView(
+  pinned: PinnedArrays,
   array: HostSide,
   dtype: DType,
-): { host: HostBuffer<LentType>; offset: number } | undefined {
-  const host = shared.lent.get(array.buffer);
+): { host: HostBuffer<DType>; offset: number } | undefined {
+  const host = pinned.get(array.buffer);
   // The array's own element size too: a float64 view of float32 pinned memory is not that memory's layout.
   if (!host || host.disposed || host.dtype !== dtype || array.BYTES_PER_ELEMENT !== dtypeInfo(dtype).bytes)
     return undefined;
@@ -40,20 +40,20 @@ export function lentView(
 }
 
 /**
- * One job's copies back: gathered while its compute is enqueued, enqueued together on the copy-out
- * stream once the compute is all enqueued (`enqueue()`), and the host's share run once the job's
- * finished event has completed (`finish()`).
+ * One slot's copies back: gathered while its compute is enqueued, enqueued together on the
+ * copy-out stream once the compute is all enqueued (`enqueue()`), and the host's share run once the
+ * slot's finished event has completed (`finish()`).
  */
 export class CopyBack {
   /** Bytes the copies move device -> host. */
   bytes = 0;
   readonly #copies: (() => void)[] = [];
   readonly #after: (() => void | Promise<void>)[] = [];
-  readonly #lane: LaneResources;
+  readonly #lane: LaneView;
   readonly #slot: number;
 
-  /** The copies back of the job in `slot` of `lane`. */
-  constructor(lane: LaneResources, slot: number) {
+  /** The copies back of the work in `slot` of `lane`. */
+  constructor(lane: LaneView, slot: number) {
     this.#lane = lane;
     this.#slot = slot;
   }
@@ -61,7 +61,7 @@ export class CopyBack {
   /** `length` elements of `src` into `target` from `targetOffset`; `purpose` names the slot's staging when `target` is not lent. */
   fetch(src: DeviceBuffer<DType>, target: HostSide, targetOffset: number, length: number, purpose: string): void {
     const copyOut = this.#lane.copies.copyOut;
-    const direct = lentView(this.#lane.shared, target, src.dtype);
+    const direct = pinnedView(this.#lane.pinned, target, src.dtype);
     if (direct)
       this.#copies.push(() =>
         src.read(direct.host, { stream: copyOut, otherOffset: direct.offset + targetOffset, length }),
@@ -75,10 +75,10 @@ export class CopyBack {
   }
 
   /**
-   * Band-major waves ([band][row][t] on the device, `nb` x `rows` series of `n` samples) into a
-   * row-major result ([row][band][t], rows from `rowStart`): series by series straight into a lent
-   * array, else through the slot's staging `purpose`, reordered on the host. Positional: no layout
-   * object per job.
+   * Band-major blocks ([band][row][t] on the device: `nb` x `rows` runs of `n` values, the job
+   * engine's band waves) into a row-major array ([row][band][t], rows from `rowStart`): run by run
+   * straight into a lent array, else through the slot's staging `purpose`, reordered on the host.
+   * Positional: no layout object per piece of work.
    */
   fetchBandMajor(
     src: DeviceBuffer<DType>,
@@ -91,7 +91,7 @@ export class CopyBack {
   ): void {
     const copyOut = this.#lane.copies.copyOut;
     const total = nb * rows * n;
-    const direct = lentView(this.#lane.shared, target, src.dtype);
+    const direct = pinnedView(this.#lane.pinned, target, src.dtype);
     if (direct) {
       this.#copies.push(() => {
         for (let q = 0; q < nb; q++)
@@ -116,7 +116,7 @@ export class CopyBack {
     this.bytes += total * dtypeInfo(src.dtype).bytes;
   }
 
-  /** A copy of the caller's own (enqueued on the copy-out stream with the others), and the host work, if any, that reads it once the job completed. */
+  /** A copy of the caller's own (enqueued on the copy-out stream with the others), and the host work, if any, that reads it once the slot's work completed. */
   custom(copy: () => void, bytes: number, after?: () => void): void {
     this.#copies.push(copy);
     if (after !== undefined) this.#after.push(after);
@@ -128,7 +128,7 @@ export class CopyBack {
     for (const copy of this.#copies) copy();
   }
 
-  /** The host's share, once the job's finished event has completed: settles when every result array is filled. */
+  /** The host's share, once the slot's finished event has completed: settles when every result array is filled. */
   finish(): Promise<unknown> {
     return Promise.all(this.#after.map((fn) => fn()));
   }

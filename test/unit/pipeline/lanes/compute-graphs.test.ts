@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import '../../../src/runtime/index.js'; // the runtime entry point: Device registered, as the engine loads it
-import { ComputeGraphs, type CaptureWork, type StreamMarker } from '../../../src/engine/compute-graphs.js';
-import type { Stream } from '../../../src/runtime/stream.js';
+import '../../../../src/runtime/index.js'; // the runtime entry point: Device registered, as the engine loads it
+import { ComputeGraphs, type CaptureWork, type StreamMarker } from '../../../../src/pipeline/lanes/compute-graphs.js';
+import type { Stream } from '../../../../src/runtime/stream.js';
 
 /** A stand-in stream: ComputeGraphs only reads its context's sticky error. */
 interface FakeStream {
