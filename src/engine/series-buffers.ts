@@ -13,10 +13,9 @@ import { dtypeInfo, type DType } from '../runtime/memory/dtype.js';
 import type { Precision } from '../runtime/fft/precision.js';
 import type { ComplexBuffer, RealBuffer } from '../signal/buffers.js';
 import { sosfiltfiltPadlen } from '../signal/filter-design.js';
-import { scanScratchPerSeries } from '../signal/sos-scan.js';
 import { halfBins } from '../signal/primitives.js';
 import { sixteenBit, type LaneResources } from './lane-resources.js';
-import type { NormalizedFilter, NormalizedJob } from './normalized-job.js';
+import type { NormalizedJob } from './normalized-job.js';
 import type { ResultArrayField } from './result-arrays.js';
 import { nonFiniteCell } from './non-finite-check.js';
 import { waveletScratchPerRow } from './wavelet.js';
@@ -55,18 +54,6 @@ interface BufferRow {
 }
 
 const n = (job: NormalizedJob): number => job.length;
-
-/**
- * The float64 scratch a job's filter takes per series of `length`: sosfilt its scan's states
- * (sos-scan.ts), sosfiltfilt its float64 padded copy and that copy's scan states; an FIR filter is
- * counted a series' worth, filtfilt's extended by its padding.
- */
-function filterScratch(filter: NormalizedFilter, length: number, precision: Precision): number {
-  if (filter.kind !== 'sos') return length + (filter.zeroPhase ? 2 * 3 * filter.taps.length : 0);
-  if (!filter.zeroPhase) return scanScratchPerSeries(length, filter.sos.length, precision);
-  const padded = length + 2 * sosfiltfiltPadlen(filter.sos);
-  return padded + scanScratchPerSeries(padded, filter.sos.length, 'f64');
-}
 const k = (job: NormalizedJob): number => halfBins(job.length);
 const nb = (job: NormalizedJob): number => job.bands.length;
 const always = (): boolean => true;
@@ -90,7 +77,14 @@ export const SERIES_BUFFERS = [
     name: 'filterScratch',
     purpose: 'filter scratch',
     element: 'f64',
-    perSeries: (j, x) => (j.filter ? filterScratch(j.filter, n(j), x.precision) : 0),
+    // sosfiltfilt / filtfilt extend each series by their padding; sosfilt's long-series scan keeps less than a sample's worth.
+    perSeries: (j) =>
+      !j.filter
+        ? 0
+        : n(j) +
+          (j.filter.zeroPhase
+            ? 2 * (j.filter.kind === 'sos' ? sosfiltfiltPadlen(j.filter.sos) : 3 * j.filter.taps.length)
+            : 0),
     slot: never,
     scratch: true,
   },

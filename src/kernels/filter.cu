@@ -3,7 +3,7 @@
 // FIR taps), the analytic signal's spectrum weights (hilbert) and convolution (direct, and the
 // padding, spectrum product and slicing around cuFFT for fftconvolve; overlap-add for oaconvolve),
 // resampling (upfirdn's polyphase sum, resample's spectrum) and cross spectra (csd, coherence).
-// Each kernel that reads or writes samples has a float (_f32)
+// Each kernel has a float (_f32)
 // and a double (_f64) variant instantiated from one template; arithmetic and filter state are in
 // double in both (scipy filters float32 input in float64, since its coefficients are float64).
 //
@@ -11,17 +11,10 @@
 // [b0, b1, b2, a0 = 1, a1, a2], FIR taps b[0..ntaps). Filter state follows scipy's layouts:
 // sosfilt's zi is (sections, batch, 2), lfilter's zi is (batch, ntaps - 1).
 //
-// The IIR recurrence (direct form II transposed, as scipy's _sosfilt) runs in parallel along time
-// as well as over series: a warp per tile of 1024 samples and a scan of the tiles' states (below).
+// The IIR recurrence is sequential along time: one thread runs one series through the whole
+// cascade (direct form II transposed, as scipy's _sosfilt), so a launch is parallel over series.
 
 #include <cuda_runtime.h>
-
-// A kernel whose threads cooperate (warp shuffles, shared memory) runs its body through
-// BLOCK_COOPERATIVE: the body itself on the GPU; the CPU emulation (test/unit/signal/emulation)
-// defines it to run the body once per thread of the block, as fibers that meet at each barrier.
-#ifndef BLOCK_COOPERATIVE
-#define BLOCK_COOPERATIVE(...) __VA_ARGS__
-#endif
 
 typedef long long flt_i64;
 
@@ -31,6 +24,9 @@ template <> struct FilterComplex<double> { typedef double2 type; };
 
 __device__ __forceinline__ flt_i64 filter_thread() { return (flt_i64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ flt_i64 filter_threads() { return (flt_i64)gridDim.x * blockDim.x; }
+
+// The most sections one thread keeps state for (in local memory); iir.ts refuses more.
+#define MAX_SOS_SECTIONS 64
 
 // Padding codes of filtfilt/sosfiltfilt (iir.ts, fir.ts: PADTYPE_CODES): none, odd, even, constant.
 #define PAD_NONE 0
@@ -53,6 +49,65 @@ __device__ __forceinline__ double extended(const T* x, flt_i64 n, flt_i64 edge, 
   if (padtype == PAD_ODD) return 2.0 * (double)x[n - 1] - (double)x[n - 2 - j];
   if (padtype == PAD_EVEN) return (double)x[n - 2 - j];
   return (double)x[n - 1];
+}
+
+// One sample through the cascade of `sections` second-order sections, direct form II transposed,
+// state z[2 * s], z[2 * s + 1] per section.
+__device__ __forceinline__ double cascade(const double* sos, int sections, double* z, double v) {
+  for (int s = 0; s < sections; s++) {
+    const double* c = sos + 6 * s;
+    double y = c[0] * v + z[2 * s];
+    z[2 * s] = c[1] * v - c[4] * y + z[2 * s + 1];
+    z[2 * s + 1] = c[2] * v - c[5] * y;
+    v = y;
+  }
+  return v;
+}
+
+// scipy.signal.sosfilt along each of `batch` series of `length` samples: y may be x (in place).
+// With has_zi, the initial state is zi (sections, batch, 2), else zero; with has_zf, the final
+// state is written to zf (same layout; zf may be zi).
+template <typename T>
+__device__ void sosfilt_impl(const T* x, T* y, const double* sos, const T* zi, T* zf, int batch, int length, int sections, int has_zi, int has_zf) {
+  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
+    double z[2 * MAX_SOS_SECTIONS];
+    for (int s = 0; s < sections; s++) {
+      z[2 * s] = has_zi ? (double)zi[(s * (flt_i64)batch + b) * 2] : 0.0;
+      z[2 * s + 1] = has_zi ? (double)zi[(s * (flt_i64)batch + b) * 2 + 1] : 0.0;
+    }
+    const T* row = x + b * length;
+    T* out = y + b * length;
+    for (flt_i64 t = 0; t < length; t++) out[t] = (T)cascade(sos, sections, z, (double)row[t]);
+    if (has_zf)
+      for (int s = 0; s < sections; s++) {
+        zf[(s * (flt_i64)batch + b) * 2] = (T)z[2 * s];
+        zf[(s * (flt_i64)batch + b) * 2 + 1] = (T)z[2 * s + 1];
+      }
+  }
+}
+
+// scipy.signal.sosfiltfilt (method 'pad'): the series extended by `edge` samples (padtype), filtered
+// forward from the steady state zi * (first extended sample), then backward from zi * (last forward
+// output); the middle `length` samples of the result go to y. `work` holds the forward pass in
+// double, time-major (work[i * batch + b]) so neighbouring threads touch neighbouring addresses.
+// zi is sosfilt_zi(sos), (sections, 2).
+template <typename T>
+__device__ void sosfiltfilt_impl(const T* x, T* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) {
+  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
+  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
+    const T* row = x + b * length;
+    double z[2 * MAX_SOS_SECTIONS];
+    const double x0 = extended(row, length, edge, padtype, 0);
+    for (int s = 0; s < 2 * sections; s++) z[s] = zi[s] * x0;
+    for (flt_i64 i = 0; i < n; i++) work[i * batch + b] = cascade(sos, sections, z, extended(row, length, edge, padtype, i));
+    const double y0 = work[(n - 1) * batch + b];
+    for (int s = 0; s < 2 * sections; s++) z[s] = zi[s] * y0;
+    T* out = y + b * length;
+    for (flt_i64 i = n - 1; i >= edge; i--) {
+      double v = cascade(sos, sections, z, work[i * batch + b]);
+      if (i < edge + length) out[i - edge] = (T)v;
+    }
+  }
 }
 
 // scipy.signal.lfilter(b, [1], x) with FIR taps b: y[t] = sum_k b[k] x[t - k] (+ zi[t] for t < ntaps - 1
@@ -177,322 +232,75 @@ __device__ void real_to_complex_impl(const T* x, typename FilterComplex<T>::type
   }
 }
 
-// ---- sosfilt and sosfiltfilt: second-order sections in parallel along time ----------------------------
-// The host side (tables, geometry, launch order) is src/signal/sos-scan.ts and sos-pipeline.ts.
-//
-// A section (transposed direct form II) is a linear recurrence on a state z of two values:
-//   y = b0 x + z0,  z0' = b1 x - a1 y + z1,  z1' = b2 x - a2 y,
-// so with no input it moves by A = [[-a1, 1], [-a2, 0]] and outputs h_t . s after t samples from a
-// state s (h_t: the first row of A^t). A tile of SOS_TILE samples of one series is one warp's: lane i
-// holds samples [i L, (i + 1) L) (L = SOS_LANE_SAMPLES) in registers. The tile runs through the cascade
-// one section at a time: every lane filters its samples from a zero state (lane 0 from the tile's start
-// state), a Hillis-Steele scan across the lanes with the transitions A^(L 2^k) turns each lane's end
-// state into its true one, and the zero-input response of each lane's true start state is added to its
-// outputs. That is the section's true output, the next section's input, so the per-sample work stays
-// one section's recurrence plus two multiply-adds, however long the cascade.
-// Across the tiles of a series the cascade's whole state (d = 2 sections values) moves as
-// end = M start + e, M = A_cascade^SOS_TILE and e the end state from a zero start; a two-level scan
-// (tiles in groups of `group`, then groups along the series with M^group) finds every tile's true start:
-//   sos_initial_state   each series' start state: zero, zi, or the steady state zi times its first sample
-//   sos_tile_final      e of every tile but each series' last
-//   sos_group_final     the end state of every group but each series' last, from a zero start
-//   sos_group_scan      the true end states of the groups, group after group along each series
-//   sos_group_apply     the true end states of the tiles, tile after tile within each group
-//   sos_tile_apply      every tile again from its true start, writing y (and zf from each series' last tile)
-// Arithmetic and states are double for both precisions. One launch takes at most SOS_GROUP_SECTIONS
-// sections (a longer cascade runs as consecutive launches, each filtering the previous one's output).
-#define SOS_LANES 32
-#define SOS_LANE_SAMPLES 32
-#define SOS_TILE (SOS_LANES * SOS_LANE_SAMPLES)
-#define SOS_SCAN_STEPS 5  // log2(SOS_LANES)
-#define SOS_GROUP_SECTIONS 16  // d = 2 * 16 = SOS_LANES: one state value per lane in the group kernels
-#define SOS_TILE_WARPS 4  // the tile kernels' blocks: 4 warps (128 threads)
-#define SOS_ALL_LANES 0xffffffffu
-// Per section, SOS_SECTION_STRIDE doubles (sos-scan.ts sectionTable): b0, b1, b2, a1, a2; then the scan's
-// transitions A^(L 2^k), k = 0 .. SOS_SCAN_STEPS - 1, 2 x 2 row-major; then h_t, t = 0 .. L, two values each.
-#define SOS_POWERS 5
-#define SOS_RESPONSE (SOS_POWERS + 4 * SOS_SCAN_STEPS)
-#define SOS_SECTION_STRIDE (SOS_RESPONSE + 2 * (SOS_LANE_SAMPLES + 1))
-// A lane's samples in the staging rows, padded by one so that lanes reading their own rows hit distinct banks.
-#define SOS_STAGE_ROW (SOS_LANE_SAMPLES + 1)
+// sosfilt in parallel along time (the host side is src/signal/sos-scan.ts). State size d = 2 * sections
+// <= 2 * MAX_SCAN_SECTIONS. `work` holds d doubles per (series, chunk), chunk-major within a series.
+#define MAX_SCAN_SECTIONS 16
 
-// What a block of the tile kernels shares: its sections' tables and one staging area per warp.
+// Pass 1: every chunk of every series filtered from a zero state; its final state goes to work.
 template <typename T>
-struct SosTileShared {
-  double table[SOS_GROUP_SECTIONS * SOS_SECTION_STRIDE];
-  T stage[SOS_TILE_WARPS][SOS_LANES * SOS_STAGE_ROW];
-};
-
-__device__ __forceinline__ flt_i64 sos_warp() { return filter_thread() / SOS_LANES; }
-__device__ __forceinline__ flt_i64 sos_warps() { return filter_threads() / SOS_LANES; }
-
-// Sample t of a series of `length`, in the order it is filtered (backwards for sosfiltfilt's second pass).
-__device__ __forceinline__ flt_i64 sos_index(flt_i64 length, flt_i64 t, int reverse) { return reverse ? length - 1 - t : t; }
-
-// Value r (< d) of series b's start state, scipy's layout (sections, batch, 2); 0 for lanes past d.
-__device__ __forceinline__ double sos_initial(const double* init, int lane, int d, flt_i64 b, int batch) {
-  return lane < d ? init[((lane / 2) * (flt_i64)batch + b) * 2 + (lane & 1)] : 0.0;
-}
-
-__device__ __forceinline__ void sos_load_table(double* shared, const double* table, int sections) {
-  for (int i = threadIdx.x; i < sections * SOS_SECTION_STRIDE; i += blockDim.x) shared[i] = table[i];
-  __syncthreads();
-}
-
-// The tile's samples [begin, begin + count) of `row` into the lanes' registers v (zeros past count), coalesced through `stage`.
-// Unrolled whole, so that every load of the tile is in flight at once.
-template <typename T>
-__device__ __forceinline__ void sos_load_tile(const T* row, flt_i64 length, flt_i64 begin, int count, int reverse, T* stage, int lane, double* v) {
-  T in[SOS_LANE_SAMPLES];
-#pragma unroll
-  for (int i = 0; i < SOS_LANE_SAMPLES; i++) {
-    const int j = i * SOS_LANES + lane;
-    in[i] = j < count ? row[sos_index(length, begin + j, reverse)] : (T)0;
-  }
-#pragma unroll
-  for (int i = 0; i < SOS_LANE_SAMPLES; i++) stage[i * SOS_STAGE_ROW + lane] = in[i];
-  __syncwarp();
-#pragma unroll
-  for (int t = 0; t < SOS_LANE_SAMPLES; t++) v[t] = (double)stage[lane * SOS_STAGE_ROW + t];
-  __syncwarp();
-}
-
-// The lanes' outputs v back into the tile's samples [begin, begin + count) of `row`.
-template <typename T>
-__device__ __forceinline__ void sos_store_tile(T* row, flt_i64 length, flt_i64 begin, int count, int reverse, T* stage, int lane, const double* v) {
-#pragma unroll
-  for (int t = 0; t < SOS_LANE_SAMPLES; t++) stage[lane * SOS_STAGE_ROW + t] = (T)v[t];
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < SOS_LANE_SAMPLES; i++) {
-    const int j = i * SOS_LANES + lane;
-    if (j < count) row[sos_index(length, begin + j, reverse)] = stage[i * SOS_STAGE_ROW + lane];
-  }
-  __syncwarp();
-}
-
-// One section (coefficients c) over a lane's samples v, replaced by its outputs, from state (z0, z1), left
-// holding the end state. SNAP: (q0, q1) gets the state after the first m samples.
-template <bool SNAP>
-__device__ __forceinline__ void sos_lane_section(const double* c, double* v, double& z0, double& z1, int m, double& q0, double& q1) {
-  const double b0 = c[0], b1 = c[1], b2 = c[2], a1 = c[3], a2 = c[4];
-#pragma unroll
-  for (int t = 0; t < SOS_LANE_SAMPLES; t++) {
-    const double x = v[t];
-    const double y = b0 * x + z0;
-    z0 = b1 * x - a1 * y + z1;
-    z1 = b2 * x - a2 * y;
-    v[t] = y;
-    if (SNAP && t + 1 == m) {
-      q0 = z0;
-      q1 = z1;
-    }
+__device__ void sos_chunk_final_impl(const T* x, const double* sos, double* work, int batch, int length, int sections, int chunk) {
+  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
+  const flt_i64 total = (flt_i64)batch * chunks;
+  const int d = 2 * sections;
+  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
+    const flt_i64 b = i / chunks;
+    const flt_i64 c = i - b * chunks;
+    double z[2 * MAX_SCAN_SECTIONS];
+    for (int k = 0; k < d; k++) z[k] = 0.0;
+    const flt_i64 begin = c * chunk;
+    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
+    const T* row = x + b * length;
+    for (flt_i64 t = begin; t < end; t++) cascade(sos, sections, z, (double)row[t]);
+    for (int k = 0; k < d; k++) work[i * d + k] = z[k];
   }
 }
 
-// The cascade over the tile a warp holds (v: this lane's samples, replaced by the outputs). Lane r < 2 sections
-// holds value r of the tile's start state in `start`. FINAL: the tile's end state comes back in the same layout
-// (every lane's samples must be full) and the last section's outputs are left uncorrected (nobody reads them).
-// ZF: the lane whose m samples end the series (`ends_series`) writes its state after them to zf, scipy's layout.
-template <typename T, bool FINAL, bool ZF>
-__device__ __forceinline__ double sos_tile_cascade(const double* table, double* v, int sections, double start, int lane, int m, bool ends_series, T* zf, flt_i64 b, int batch) {
-  double end = 0.0;
-  for (int s = 0; s < sections; s++) {
-    const double* c = table + s * SOS_SECTION_STRIDE;
-    const double s0 = __shfl_sync(SOS_ALL_LANES, start, 2 * s), s1 = __shfl_sync(SOS_ALL_LANES, start, 2 * s + 1);
-    double z0 = lane == 0 ? s0 : 0.0, z1 = lane == 0 ? s1 : 0.0, q0 = z0, q1 = z1;
-    sos_lane_section<ZF>(c, v, z0, z1, m, q0, q1);
-    // Inclusive scan of the lanes' end states: afterwards lane i holds its true end state.
-#pragma unroll
-    for (int k = 0; k < SOS_SCAN_STEPS; k++) {
-      const double u0 = __shfl_up_sync(SOS_ALL_LANES, z0, 1 << k), u1 = __shfl_up_sync(SOS_ALL_LANES, z1, 1 << k);
-      if (lane >= (1 << k)) {
-        const double* p = c + SOS_POWERS + 4 * k;
-        z0 += p[0] * u0 + p[1] * u1;
-        z1 += p[2] * u0 + p[3] * u1;
+// Pass 2, one thread per series: the true start state of each chunk, s_{c+1} = A^L s_c + e_c, from zi
+// (scipy's layout (sections, batch, 2)) or zero; written over e_c in work. `transitions` holds A^chunk
+// then A^(last chunk's length), d x d each, row-major. The final state goes to zf when asked.
+template <typename T>
+__device__ void sos_chunk_scan_impl(double* work, const double* transitions, const T* zi, T* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) {
+  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
+  const int d = 2 * sections;
+  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
+    double s[2 * MAX_SCAN_SECTIONS];
+    double next[2 * MAX_SCAN_SECTIONS];
+    for (int k = 0; k < d; k++) s[k] = has_zi ? (double)zi[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] : 0.0;
+    for (flt_i64 c = 0; c < chunks; c++) {
+      double* e = work + (b * chunks + c) * d;
+      const double* m = transitions + (c + 1 < chunks ? 0 : d * d);
+      for (int r = 0; r < d; r++) {
+        double acc = e[r];
+        for (int k = 0; k < d; k++) acc += m[r * d + k] * s[k];
+        next[r] = acc;
+      }
+      for (int k = 0; k < d; k++) {
+        e[k] = s[k];
+        s[k] = next[k];
       }
     }
-    // Each lane's true start state, whose response its outputs lack (lane 0 started from it).
-    double p0 = __shfl_up_sync(SOS_ALL_LANES, z0, 1), p1 = __shfl_up_sync(SOS_ALL_LANES, z1, 1);
-    if (lane == 0) p0 = p1 = 0.0;
-    const double* h = c + SOS_RESPONSE;
-    if (!FINAL || s + 1 < sections) {
-#pragma unroll
-      for (int t = 0; t < SOS_LANE_SAMPLES; t++) v[t] += h[2 * t] * p0 + h[2 * t + 1] * p1;
-    }
-    if (ZF && ends_series) {
-      // The state after m samples: q plus A^m p, whose rows are h_m and -a2 h_(m-1).
-      zf[(s * (flt_i64)batch + b) * 2] = (T)(q0 + h[2 * m] * p0 + h[2 * m + 1] * p1);
-      zf[(s * (flt_i64)batch + b) * 2 + 1] = (T)(q1 - c[4] * (h[2 * m - 2] * p0 + h[2 * m - 1] * p1));
-    }
-    if (FINAL) {
-      const double e0 = __shfl_sync(SOS_ALL_LANES, z0, SOS_LANES - 1), e1 = __shfl_sync(SOS_ALL_LANES, z1, SOS_LANES - 1);
-      if (lane == 2 * s) end = e0;
-      if (lane == 2 * s + 1) end = e1;
-    }
-  }
-  return end;
-}
-
-// Each series' start state for a cascade of `sections`, scipy's layout (sections, batch, 2), as double:
-// zi_mode 0 zero, 1 zi itself (same layout), 2 the steady state zi (sections, 2) times the series' first
-// sample in filtering order (sosfiltfilt's starts).
-template <typename T>
-__device__ void sos_initial_state_impl(const T* x, const T* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse) {
-  const flt_i64 total = (flt_i64)sections * batch * 2;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 s = i / (2 * (flt_i64)batch);
-    const flt_i64 b = (i / 2) % batch;
-    if (zi_mode == 0) init[i] = 0.0;
-    else if (zi_mode == 1) init[i] = (double)zi[i];
-    else init[i] = (double)zi[2 * s + (i & 1)] * (double)x[b * length + sos_index(length, 0, reverse)];
+    if (has_zf)
+      for (int k = 0; k < d; k++) zf[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] = (T)s[k];
   }
 }
 
-// e of every tile but each series' last: its end state through the cascade from a zero start, into
-// ends[(b * tiles + k) * d ..] (d = 2 sections). Blocks of SOS_TILE_WARPS warps.
+// Pass 3: every chunk filtered again from its true start state, writing y (y may be x: each thread
+// reads a sample before writing it, and only its own chunk).
 template <typename T>
-__device__ void sos_tile_final_impl(const T* x, const double* table, double* ends, int batch, int length, int sections, int reverse) {
-  __shared__ SosTileShared<T> shared;
-  sos_load_table(shared.table, table, sections);
-  const int lane = threadIdx.x % SOS_LANES;
-  T* stage = shared.stage[threadIdx.x / SOS_LANES];
-  const flt_i64 tiles = ((flt_i64)length + SOS_TILE - 1) / SOS_TILE;
-  const flt_i64 total = (flt_i64)batch * (tiles - 1);
+__device__ void sos_chunk_apply_impl(const T* x, T* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) {
+  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
+  const flt_i64 total = (flt_i64)batch * chunks;
   const int d = 2 * sections;
-  double v[SOS_LANE_SAMPLES];
-  for (flt_i64 w = sos_warp(); w < total; w += sos_warps()) {
-    const flt_i64 b = w / (tiles - 1);
-    const flt_i64 k = w - b * (tiles - 1);
-    sos_load_tile(x + b * length, length, k * SOS_TILE, SOS_TILE, reverse, stage, lane, v);
-    const double end = sos_tile_cascade<T, true, false>(shared.table, v, sections, 0.0, lane, SOS_LANE_SAMPLES, false, (T*)0, b, batch);
-    if (lane < d) ends[(b * tiles + k) * d + lane] = end;
-  }
-}
-
-// Lane r (< d) of a warp: row r of the d x d row-major matrix m into registers, zeros past d.
-__device__ __forceinline__ void sos_matrix_row(const double* m, int d, int lane, double* row) {
-#pragma unroll
-  for (int k = 0; k < SOS_LANES; k++) row[k] = lane < d && k < d ? m[lane * d + k] : 0.0;
-}
-
-// M s + e: the warp holds s (value r in lane r), lane r holds row r of M and e's value r.
-__device__ __forceinline__ double sos_state_step(const double* row, double s, double e, int d) {
-  double acc[4] = {e, 0.0, 0.0, 0.0};
-#pragma unroll
-  for (int k = 0; k < SOS_LANES; k++)
-    if (k < d) acc[k & 3] += row[k] * __shfl_sync(SOS_ALL_LANES, s, k);
-  return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
-// The groups of a series: tiles 0 .. tiles - 2 (those with an e) in groups of `group`.
-__device__ __forceinline__ flt_i64 sos_groups(int tiles, int group) { return ((flt_i64)tiles - 1 + group - 1) / group; }
-
-// One warp per group but each series' last: the group's end state from a zero start (transitions: M, then
-// M^group), into carries[(b * groups + g) * d ..].
-__device__ void sos_group_final_impl(const double* ends, double* carries, const double* transitions, int batch, int tiles, int group, int sections) {
-  const int lane = threadIdx.x % SOS_LANES, d = 2 * sections;
-  double row[SOS_LANES];
-  sos_matrix_row(transitions, d, lane, row);
-  const flt_i64 groups = sos_groups(tiles, group);
-  const flt_i64 total = (flt_i64)batch * (groups - 1);
-  for (flt_i64 w = sos_warp(); w < total; w += sos_warps()) {
-    const flt_i64 b = w / (groups - 1);
-    const flt_i64 g = w - b * (groups - 1);
-    double s = 0.0;
-    for (flt_i64 j = g * group; j < (g + 1) * group; j++) s = sos_state_step(row, s, lane < d ? ends[(b * tiles + j) * d + lane] : 0.0, d);
-    if (lane < d) carries[(b * groups + g) * d + lane] = s;
-  }
-}
-
-// One warp per series: group after group from the series' start state, each group's true end state over its
-// zero-start one (M^group: the second matrix of transitions).
-__device__ void sos_group_scan_impl(double* carries, const double* init, const double* transitions, int batch, int groups, int sections) {
-  const int lane = threadIdx.x % SOS_LANES, d = 2 * sections;
-  double row[SOS_LANES];
-  sos_matrix_row(transitions + d * d, d, lane, row);
-  for (flt_i64 b = sos_warp(); b < batch; b += sos_warps()) {
-    double s = sos_initial(init, lane, d, b, batch);
-    for (flt_i64 g = 0; g + 1 < groups; g++) {
-      double* slot = carries + (b * groups + g) * d;
-      s = sos_state_step(row, s, lane < d ? slot[lane] : 0.0, d);
-      if (lane < d) slot[lane] = s;
-    }
-  }
-}
-
-// One warp per group: tile after tile from the group's true start, each tile's true end state over its e.
-__device__ void sos_group_apply_impl(double* ends, const double* carries, const double* init, const double* transitions, int batch, int tiles, int group, int sections) {
-  const int lane = threadIdx.x % SOS_LANES, d = 2 * sections;
-  double row[SOS_LANES];
-  sos_matrix_row(transitions, d, lane, row);
-  const flt_i64 groups = sos_groups(tiles, group);
-  const flt_i64 total = (flt_i64)batch * groups;
-  for (flt_i64 w = sos_warp(); w < total; w += sos_warps()) {
-    const flt_i64 b = w / groups;
-    const flt_i64 g = w - b * groups;
-    double s = g == 0 ? sos_initial(init, lane, d, b, batch) : (lane < d ? carries[(b * groups + g - 1) * d + lane] : 0.0);
-    const flt_i64 last = (g + 1) * group < tiles - 1 ? (g + 1) * group : tiles - 1;
-    for (flt_i64 j = g * group; j < last; j++) {
-      double* slot = ends + (b * tiles + j) * d;
-      s = sos_state_step(row, s, lane < d ? slot[lane] : 0.0, d);
-      if (lane < d) slot[lane] = s;
-    }
-  }
-}
-
-// Every tile through the cascade from its true start (the series' start state for the first tile, else the
-// true end of the tile before), writing y (y may be x: a warp reads its whole tile before writing it). With
-// has_zf, the series' final state goes to zf (scipy's layout). Blocks of SOS_TILE_WARPS warps.
-template <typename T>
-__device__ void sos_tile_apply_impl(const T* x, T* y, const double* table, const double* ends, const double* init, T* zf, int batch, int length, int sections, int reverse, int has_zf) {
-  __shared__ SosTileShared<T> shared;
-  sos_load_table(shared.table, table, sections);
-  const int lane = threadIdx.x % SOS_LANES;
-  T* stage = shared.stage[threadIdx.x / SOS_LANES];
-  const flt_i64 tiles = ((flt_i64)length + SOS_TILE - 1) / SOS_TILE;
-  const flt_i64 total = (flt_i64)batch * tiles;
-  const int d = 2 * sections;
-  double v[SOS_LANE_SAMPLES];
-  for (flt_i64 w = sos_warp(); w < total; w += sos_warps()) {
-    const flt_i64 b = w / tiles;
-    const flt_i64 k = w - b * tiles;
-    const flt_i64 begin = k * SOS_TILE;
-    const int count = (int)(length - begin < SOS_TILE ? length - begin : SOS_TILE);
-    sos_load_tile(x + b * length, length, begin, count, reverse, stage, lane, v);
-    const double start = k == 0 ? sos_initial(init, lane, d, b, batch) : (lane < d ? ends[(b * tiles + k - 1) * d + lane] : 0.0);
-    const int left = count - lane * SOS_LANE_SAMPLES;  // this lane's samples, before clamping
-    const int m = left < 0 ? 0 : left < SOS_LANE_SAMPLES ? left : SOS_LANE_SAMPLES;
-    if (has_zf && k == tiles - 1)
-      sos_tile_cascade<T, false, true>(shared.table, v, sections, start, lane, m, m > 0 && left <= SOS_LANE_SAMPLES, zf, b, batch);
-    else
-      sos_tile_cascade<T, false, false>(shared.table, v, sections, start, lane, m, false, zf, b, batch);
-    sos_store_tile(y + b * length, length, begin, count, reverse, stage, lane, v);
-  }
-}
-
-// Series as double, each extended by `edge` samples at both ends (padtype; edge 0: a plain copy), n = length +
-// 2 edge a series: sosfiltfilt's padded input (method 'pad'), which both its passes filter in place (the second
-// backwards), and a float32 cascade's float64 copy when it runs as more than one launch.
-template <typename T>
-__device__ void series_to_f64_impl(const T* x, double* work, int batch, int length, int edge, int padtype) {
-  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
-  const flt_i64 total = (flt_i64)batch * n;
   for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / n;
-    work[i] = extended(x + b * length, length, edge, padtype, i - b * n);
-  }
-}
-
-// The middle `length` samples of each double series of n = length + 2 edge, as T: sosfiltfilt's output, and a
-// float32 cascade's output (and zf) from its float64 copy.
-template <typename T>
-__device__ void series_from_f64_impl(const double* work, T* y, int batch, int length, int edge) {
-  const flt_i64 n = (flt_i64)length + 2 * (flt_i64)edge;
-  const flt_i64 total = (flt_i64)batch * length;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / length;
-    y[i] = (T)work[b * n + edge + (i - b * length)];
+    const flt_i64 b = i / chunks;
+    const flt_i64 c = i - b * chunks;
+    double z[2 * MAX_SCAN_SECTIONS];
+    for (int k = 0; k < d; k++) z[k] = work[i * d + k];
+    const flt_i64 begin = c * chunk;
+    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
+    const T* row = x + b * length;
+    T* out = y + b * length;
+    for (flt_i64 t = begin; t < end; t++) out[t] = (T)cascade(sos, sections, z, (double)row[t]);
   }
 }
 
@@ -697,20 +505,11 @@ __device__ void coherence_impl(const typename FilterComplex<T>::type* pxy, const
   }
 }
 
-// The exported kernels, one per precision where they read or write samples (spelled out: codegen reads these signatures).
-extern "C" __global__ void sos_initial_state_f32(const float* x, const float* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse) { sos_initial_state_impl<float>(x, zi, init, batch, length, sections, zi_mode, reverse); }
-extern "C" __global__ void sos_initial_state_f64(const double* x, const double* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse) { sos_initial_state_impl<double>(x, zi, init, batch, length, sections, zi_mode, reverse); }
-extern "C" __global__ void sos_tile_final_f32(const float* x, const double* table, double* ends, int batch, int length, int sections, int reverse) { BLOCK_COOPERATIVE(sos_tile_final_impl<float>(x, table, ends, batch, length, sections, reverse)); }
-extern "C" __global__ void sos_tile_final_f64(const double* x, const double* table, double* ends, int batch, int length, int sections, int reverse) { BLOCK_COOPERATIVE(sos_tile_final_impl<double>(x, table, ends, batch, length, sections, reverse)); }
-extern "C" __global__ void sos_group_final(const double* ends, double* carries, const double* transitions, int batch, int tiles, int group, int sections) { BLOCK_COOPERATIVE(sos_group_final_impl(ends, carries, transitions, batch, tiles, group, sections)); }
-extern "C" __global__ void sos_group_scan(double* carries, const double* init, const double* transitions, int batch, int groups, int sections) { BLOCK_COOPERATIVE(sos_group_scan_impl(carries, init, transitions, batch, groups, sections)); }
-extern "C" __global__ void sos_group_apply(double* ends, const double* carries, const double* init, const double* transitions, int batch, int tiles, int group, int sections) { BLOCK_COOPERATIVE(sos_group_apply_impl(ends, carries, init, transitions, batch, tiles, group, sections)); }
-extern "C" __global__ void sos_tile_apply_f32(const float* x, float* y, const double* table, const double* ends, const double* init, float* zf, int batch, int length, int sections, int reverse, int has_zf) { BLOCK_COOPERATIVE(sos_tile_apply_impl<float>(x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf)); }
-extern "C" __global__ void sos_tile_apply_f64(const double* x, double* y, const double* table, const double* ends, const double* init, double* zf, int batch, int length, int sections, int reverse, int has_zf) { BLOCK_COOPERATIVE(sos_tile_apply_impl<double>(x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf)); }
-extern "C" __global__ void series_to_f64_f32(const float* x, double* work, int batch, int length, int edge, int padtype) { series_to_f64_impl<float>(x, work, batch, length, edge, padtype); }
-extern "C" __global__ void series_to_f64_f64(const double* x, double* work, int batch, int length, int edge, int padtype) { series_to_f64_impl<double>(x, work, batch, length, edge, padtype); }
-extern "C" __global__ void series_from_f64_f32(const double* work, float* y, int batch, int length, int edge) { series_from_f64_impl<float>(work, y, batch, length, edge); }
-extern "C" __global__ void series_from_f64_f64(const double* work, double* y, int batch, int length, int edge) { series_from_f64_impl<double>(work, y, batch, length, edge); }
+// The exported kernels, one per precision (spelled out: codegen reads these signatures).
+extern "C" __global__ void sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<float>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
+extern "C" __global__ void sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf) { sosfilt_impl<double>(x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf); }
+extern "C" __global__ void sosfiltfilt_f32(const float* x, float* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) { sosfiltfilt_impl<float>(x, y, work, sos, zi, batch, length, sections, edge, padtype); }
+extern "C" __global__ void sosfiltfilt_f64(const double* x, double* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype) { sosfiltfilt_impl<double>(x, y, work, sos, zi, batch, length, sections, edge, padtype); }
 extern "C" __global__ void fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<float>(x, y, taps, zi, batch, length, ntaps, has_zi); }
 extern "C" __global__ void fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi) { fir_impl<double>(x, y, taps, zi, batch, length, ntaps, has_zi); }
 extern "C" __global__ void fir_state_f32(const float* x, const double* taps, const float* zi, float* zf, int batch, int length, int ntaps, int has_zi) { fir_state_impl<float>(x, taps, zi, zf, batch, length, ntaps, has_zi); }
@@ -733,6 +532,12 @@ extern "C" __global__ void spectrum_product_f32(float2* spectra, const float2* k
 extern "C" __global__ void spectrum_product_f64(double2* spectra, const double2* kernel, int batch, int bins, double scale) { spectrum_product_impl<double>(spectra, kernel, batch, bins, scale); }
 extern "C" __global__ void slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start) { slice_rows_impl<float>(rows, out, batch, n, out_length, start); }
 extern "C" __global__ void slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start) { slice_rows_impl<double>(rows, out, batch, n, out_length, start); }
+extern "C" __global__ void sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<float>(x, sos, work, batch, length, sections, chunk); }
+extern "C" __global__ void sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<double>(x, sos, work, batch, length, sections, chunk); }
+extern "C" __global__ void sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<float>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
+extern "C" __global__ void sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<double>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
+extern "C" __global__ void sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<float>(x, y, sos, work, batch, length, sections, chunk); }
+extern "C" __global__ void sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<double>(x, y, sos, work, batch, length, sections, chunk); }
 extern "C" __global__ void upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<float>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<double>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<float>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }

@@ -76,19 +76,10 @@ export function loadBatchKernels(options: KernelModuleOptions = {}): BatchKernel
 
 /** Parameter types of the kernels in src/kernels/filter.cu. */
 export const FILTER_SIGNATURES = {
-  sos_initial_state_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_initial_state_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_tile_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_tile_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_group_final: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_group_scan: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32'],
-  sos_group_apply: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_tile_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_tile_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  series_to_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  series_to_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  series_from_f64_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
-  series_from_f64_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32'],
+  sosfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfiltfilt_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sosfiltfilt_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   fir_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   fir_state_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
@@ -111,6 +102,12 @@ export const FILTER_SIGNATURES = {
   spectrum_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
   slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_scan_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
@@ -135,19 +132,10 @@ export interface FilterKernels {
   readonly module: Module;
   /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
   readonly kernels: {
-    readonly sos_initial_state_f32: Kernel;
-    readonly sos_initial_state_f64: Kernel;
-    readonly sos_tile_final_f32: Kernel;
-    readonly sos_tile_final_f64: Kernel;
-    readonly sos_group_final: Kernel;
-    readonly sos_group_scan: Kernel;
-    readonly sos_group_apply: Kernel;
-    readonly sos_tile_apply_f32: Kernel;
-    readonly sos_tile_apply_f64: Kernel;
-    readonly series_to_f64_f32: Kernel;
-    readonly series_to_f64_f64: Kernel;
-    readonly series_from_f64_f32: Kernel;
-    readonly series_from_f64_f64: Kernel;
+    readonly sosfilt_f32: Kernel;
+    readonly sosfilt_f64: Kernel;
+    readonly sosfiltfilt_f32: Kernel;
+    readonly sosfiltfilt_f64: Kernel;
     readonly fir_f32: Kernel;
     readonly fir_f64: Kernel;
     readonly fir_state_f32: Kernel;
@@ -170,6 +158,12 @@ export interface FilterKernels {
     readonly spectrum_product_f64: Kernel;
     readonly slice_rows_f32: Kernel;
     readonly slice_rows_f64: Kernel;
+    readonly sos_chunk_final_f32: Kernel;
+    readonly sos_chunk_final_f64: Kernel;
+    readonly sos_chunk_scan_f32: Kernel;
+    readonly sos_chunk_scan_f64: Kernel;
+    readonly sos_chunk_apply_f32: Kernel;
+    readonly sos_chunk_apply_f64: Kernel;
     readonly upfirdn_f32: Kernel;
     readonly upfirdn_f64: Kernel;
     readonly resample_spectrum_f32: Kernel;
@@ -187,32 +181,14 @@ export interface FilterKernels {
     readonly coherence_f32: Kernel;
     readonly coherence_f64: Kernel;
   };
-  /** `sos_initial_state_f32(const float* x, const float* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse)` */
-  sos_initial_state_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, zi: DeviceBuffer<'f32'>, init: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, zi_mode: number, reverse: number): void;
-  /** `sos_initial_state_f64(const double* x, const double* zi, double* init, int batch, int length, int sections, int zi_mode, int reverse)` */
-  sos_initial_state_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, zi_mode: number, reverse: number): void;
-  /** `sos_tile_final_f32(const float* x, const double* table, double* ends, int batch, int length, int sections, int reverse)` */
-  sos_tile_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number): void;
-  /** `sos_tile_final_f64(const double* x, const double* table, double* ends, int batch, int length, int sections, int reverse)` */
-  sos_tile_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number): void;
-  /** `sos_group_final(const double* ends, double* carries, const double* transitions, int batch, int tiles, int group, int sections)` */
-  sos_group_final(config: LaunchConfig, ends: DeviceBuffer<'f64'>, carries: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, tiles: number, group: number, sections: number): void;
-  /** `sos_group_scan(double* carries, const double* init, const double* transitions, int batch, int groups, int sections)` */
-  sos_group_scan(config: LaunchConfig, carries: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, groups: number, sections: number): void;
-  /** `sos_group_apply(double* ends, const double* carries, const double* init, const double* transitions, int batch, int tiles, int group, int sections)` */
-  sos_group_apply(config: LaunchConfig, ends: DeviceBuffer<'f64'>, carries: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, batch: number, tiles: number, group: number, sections: number): void;
-  /** `sos_tile_apply_f32(const float* x, float* y, const double* table, const double* ends, const double* init, float* zf, int batch, int length, int sections, int reverse, int has_zf)` */
-  sos_tile_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
-  /** `sos_tile_apply_f64(const double* x, double* y, const double* table, const double* ends, const double* init, double* zf, int batch, int length, int sections, int reverse, int has_zf)` */
-  sos_tile_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, table: DeviceBuffer<'f64'>, ends: DeviceBuffer<'f64'>, init: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, reverse: number, has_zf: number): void;
-  /** `series_to_f64_f32(const float* x, double* work, int batch, int length, int edge, int padtype)` */
-  series_to_f64_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
-  /** `series_to_f64_f64(const double* x, double* work, int batch, int length, int edge, int padtype)` */
-  series_to_f64_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, edge: number, padtype: number): void;
-  /** `series_from_f64_f32(const double* work, float* y, int batch, int length, int edge)` */
-  series_from_f64_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f32'>, batch: number, length: number, edge: number): void;
-  /** `series_from_f64_f64(const double* work, double* y, int batch, int length, int edge)` */
-  series_from_f64_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, length: number, edge: number): void;
+  /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
+  sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
+  /** `sosfilt_f64(const double* x, double* y, const double* sos, const double* zi, double* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
+  sosfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
+  /** `sosfiltfilt_f32(const float* x, float* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
+  sosfiltfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
+  /** `sosfiltfilt_f64(const double* x, double* y, double* work, const double* sos, const double* zi, int batch, int length, int sections, int edge, int padtype)` */
+  sosfiltfilt_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, edge: number, padtype: number): void;
   /** `fir_f32(const float* x, float* y, const double* taps, const float* zi, int batch, int length, int ntaps, int has_zi)` */
   fir_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, ntaps: number, has_zi: number): void;
   /** `fir_f64(const double* x, double* y, const double* taps, const double* zi, int batch, int length, int ntaps, int has_zi)` */
@@ -257,6 +233,18 @@ export interface FilterKernels {
   slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
   /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
   slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
+  /** `sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
+  sos_chunk_scan_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
+  /** `sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
+  sos_chunk_scan_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
+  /** `sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
+  sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
   /** `upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
   /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
@@ -298,19 +286,10 @@ export interface FilterKernels {
 export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKernels {
   const module = loadKernelModule('filter', options);
   const kernels = bindKernels(module, FILTER_SIGNATURES);
-  const kernel_sos_initial_state_f32 = kernels.sos_initial_state_f32;
-  const kernel_sos_initial_state_f64 = kernels.sos_initial_state_f64;
-  const kernel_sos_tile_final_f32 = kernels.sos_tile_final_f32;
-  const kernel_sos_tile_final_f64 = kernels.sos_tile_final_f64;
-  const kernel_sos_group_final = kernels.sos_group_final;
-  const kernel_sos_group_scan = kernels.sos_group_scan;
-  const kernel_sos_group_apply = kernels.sos_group_apply;
-  const kernel_sos_tile_apply_f32 = kernels.sos_tile_apply_f32;
-  const kernel_sos_tile_apply_f64 = kernels.sos_tile_apply_f64;
-  const kernel_series_to_f64_f32 = kernels.series_to_f64_f32;
-  const kernel_series_to_f64_f64 = kernels.series_to_f64_f64;
-  const kernel_series_from_f64_f32 = kernels.series_from_f64_f32;
-  const kernel_series_from_f64_f64 = kernels.series_from_f64_f64;
+  const kernel_sosfilt_f32 = kernels.sosfilt_f32;
+  const kernel_sosfilt_f64 = kernels.sosfilt_f64;
+  const kernel_sosfiltfilt_f32 = kernels.sosfiltfilt_f32;
+  const kernel_sosfiltfilt_f64 = kernels.sosfiltfilt_f64;
   const kernel_fir_f32 = kernels.fir_f32;
   const kernel_fir_f64 = kernels.fir_f64;
   const kernel_fir_state_f32 = kernels.fir_state_f32;
@@ -333,6 +312,12 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_spectrum_product_f64 = kernels.spectrum_product_f64;
   const kernel_slice_rows_f32 = kernels.slice_rows_f32;
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
+  const kernel_sos_chunk_final_f32 = kernels.sos_chunk_final_f32;
+  const kernel_sos_chunk_final_f64 = kernels.sos_chunk_final_f64;
+  const kernel_sos_chunk_scan_f32 = kernels.sos_chunk_scan_f32;
+  const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
+  const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
+  const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
   const kernel_upfirdn_f32 = kernels.upfirdn_f32;
   const kernel_upfirdn_f64 = kernels.upfirdn_f64;
   const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
@@ -352,152 +337,61 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   return {
     module,
     kernels,
-    sos_initial_state_f32(config, x, zi, init, batch, length, sections, zi_mode, reverse) {
-      if (arguments.length !== 9) wrongArity('sos_initial_state_f32', 8, arguments.length);
-      kernel_sos_initial_state_f32.setArg(0, x);
-      kernel_sos_initial_state_f32.setArg(1, zi);
-      kernel_sos_initial_state_f32.setArg(2, init);
-      kernel_sos_initial_state_f32.setArg(3, batch);
-      kernel_sos_initial_state_f32.setArg(4, length);
-      kernel_sos_initial_state_f32.setArg(5, sections);
-      kernel_sos_initial_state_f32.setArg(6, zi_mode);
-      kernel_sos_initial_state_f32.setArg(7, reverse);
-      kernel_sos_initial_state_f32.launchPrepared(config);
+    sosfilt_f32(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sosfilt_f32', 10, arguments.length);
+      kernel_sosfilt_f32.setArg(0, x);
+      kernel_sosfilt_f32.setArg(1, y);
+      kernel_sosfilt_f32.setArg(2, sos);
+      kernel_sosfilt_f32.setArg(3, zi);
+      kernel_sosfilt_f32.setArg(4, zf);
+      kernel_sosfilt_f32.setArg(5, batch);
+      kernel_sosfilt_f32.setArg(6, length);
+      kernel_sosfilt_f32.setArg(7, sections);
+      kernel_sosfilt_f32.setArg(8, has_zi);
+      kernel_sosfilt_f32.setArg(9, has_zf);
+      kernel_sosfilt_f32.launchPrepared(config);
     },
-    sos_initial_state_f64(config, x, zi, init, batch, length, sections, zi_mode, reverse) {
-      if (arguments.length !== 9) wrongArity('sos_initial_state_f64', 8, arguments.length);
-      kernel_sos_initial_state_f64.setArg(0, x);
-      kernel_sos_initial_state_f64.setArg(1, zi);
-      kernel_sos_initial_state_f64.setArg(2, init);
-      kernel_sos_initial_state_f64.setArg(3, batch);
-      kernel_sos_initial_state_f64.setArg(4, length);
-      kernel_sos_initial_state_f64.setArg(5, sections);
-      kernel_sos_initial_state_f64.setArg(6, zi_mode);
-      kernel_sos_initial_state_f64.setArg(7, reverse);
-      kernel_sos_initial_state_f64.launchPrepared(config);
+    sosfilt_f64(config, x, y, sos, zi, zf, batch, length, sections, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sosfilt_f64', 10, arguments.length);
+      kernel_sosfilt_f64.setArg(0, x);
+      kernel_sosfilt_f64.setArg(1, y);
+      kernel_sosfilt_f64.setArg(2, sos);
+      kernel_sosfilt_f64.setArg(3, zi);
+      kernel_sosfilt_f64.setArg(4, zf);
+      kernel_sosfilt_f64.setArg(5, batch);
+      kernel_sosfilt_f64.setArg(6, length);
+      kernel_sosfilt_f64.setArg(7, sections);
+      kernel_sosfilt_f64.setArg(8, has_zi);
+      kernel_sosfilt_f64.setArg(9, has_zf);
+      kernel_sosfilt_f64.launchPrepared(config);
     },
-    sos_tile_final_f32(config, x, table, ends, batch, length, sections, reverse) {
-      if (arguments.length !== 8) wrongArity('sos_tile_final_f32', 7, arguments.length);
-      kernel_sos_tile_final_f32.setArg(0, x);
-      kernel_sos_tile_final_f32.setArg(1, table);
-      kernel_sos_tile_final_f32.setArg(2, ends);
-      kernel_sos_tile_final_f32.setArg(3, batch);
-      kernel_sos_tile_final_f32.setArg(4, length);
-      kernel_sos_tile_final_f32.setArg(5, sections);
-      kernel_sos_tile_final_f32.setArg(6, reverse);
-      kernel_sos_tile_final_f32.launchPrepared(config);
+    sosfiltfilt_f32(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
+      if (arguments.length !== 11) wrongArity('sosfiltfilt_f32', 10, arguments.length);
+      kernel_sosfiltfilt_f32.setArg(0, x);
+      kernel_sosfiltfilt_f32.setArg(1, y);
+      kernel_sosfiltfilt_f32.setArg(2, work);
+      kernel_sosfiltfilt_f32.setArg(3, sos);
+      kernel_sosfiltfilt_f32.setArg(4, zi);
+      kernel_sosfiltfilt_f32.setArg(5, batch);
+      kernel_sosfiltfilt_f32.setArg(6, length);
+      kernel_sosfiltfilt_f32.setArg(7, sections);
+      kernel_sosfiltfilt_f32.setArg(8, edge);
+      kernel_sosfiltfilt_f32.setArg(9, padtype);
+      kernel_sosfiltfilt_f32.launchPrepared(config);
     },
-    sos_tile_final_f64(config, x, table, ends, batch, length, sections, reverse) {
-      if (arguments.length !== 8) wrongArity('sos_tile_final_f64', 7, arguments.length);
-      kernel_sos_tile_final_f64.setArg(0, x);
-      kernel_sos_tile_final_f64.setArg(1, table);
-      kernel_sos_tile_final_f64.setArg(2, ends);
-      kernel_sos_tile_final_f64.setArg(3, batch);
-      kernel_sos_tile_final_f64.setArg(4, length);
-      kernel_sos_tile_final_f64.setArg(5, sections);
-      kernel_sos_tile_final_f64.setArg(6, reverse);
-      kernel_sos_tile_final_f64.launchPrepared(config);
-    },
-    sos_group_final(config, ends, carries, transitions, batch, tiles, group, sections) {
-      if (arguments.length !== 8) wrongArity('sos_group_final', 7, arguments.length);
-      kernel_sos_group_final.setArg(0, ends);
-      kernel_sos_group_final.setArg(1, carries);
-      kernel_sos_group_final.setArg(2, transitions);
-      kernel_sos_group_final.setArg(3, batch);
-      kernel_sos_group_final.setArg(4, tiles);
-      kernel_sos_group_final.setArg(5, group);
-      kernel_sos_group_final.setArg(6, sections);
-      kernel_sos_group_final.launchPrepared(config);
-    },
-    sos_group_scan(config, carries, init, transitions, batch, groups, sections) {
-      if (arguments.length !== 7) wrongArity('sos_group_scan', 6, arguments.length);
-      kernel_sos_group_scan.setArg(0, carries);
-      kernel_sos_group_scan.setArg(1, init);
-      kernel_sos_group_scan.setArg(2, transitions);
-      kernel_sos_group_scan.setArg(3, batch);
-      kernel_sos_group_scan.setArg(4, groups);
-      kernel_sos_group_scan.setArg(5, sections);
-      kernel_sos_group_scan.launchPrepared(config);
-    },
-    sos_group_apply(config, ends, carries, init, transitions, batch, tiles, group, sections) {
-      if (arguments.length !== 9) wrongArity('sos_group_apply', 8, arguments.length);
-      kernel_sos_group_apply.setArg(0, ends);
-      kernel_sos_group_apply.setArg(1, carries);
-      kernel_sos_group_apply.setArg(2, init);
-      kernel_sos_group_apply.setArg(3, transitions);
-      kernel_sos_group_apply.setArg(4, batch);
-      kernel_sos_group_apply.setArg(5, tiles);
-      kernel_sos_group_apply.setArg(6, group);
-      kernel_sos_group_apply.setArg(7, sections);
-      kernel_sos_group_apply.launchPrepared(config);
-    },
-    sos_tile_apply_f32(config, x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf) {
-      if (arguments.length !== 12) wrongArity('sos_tile_apply_f32', 11, arguments.length);
-      kernel_sos_tile_apply_f32.setArg(0, x);
-      kernel_sos_tile_apply_f32.setArg(1, y);
-      kernel_sos_tile_apply_f32.setArg(2, table);
-      kernel_sos_tile_apply_f32.setArg(3, ends);
-      kernel_sos_tile_apply_f32.setArg(4, init);
-      kernel_sos_tile_apply_f32.setArg(5, zf);
-      kernel_sos_tile_apply_f32.setArg(6, batch);
-      kernel_sos_tile_apply_f32.setArg(7, length);
-      kernel_sos_tile_apply_f32.setArg(8, sections);
-      kernel_sos_tile_apply_f32.setArg(9, reverse);
-      kernel_sos_tile_apply_f32.setArg(10, has_zf);
-      kernel_sos_tile_apply_f32.launchPrepared(config);
-    },
-    sos_tile_apply_f64(config, x, y, table, ends, init, zf, batch, length, sections, reverse, has_zf) {
-      if (arguments.length !== 12) wrongArity('sos_tile_apply_f64', 11, arguments.length);
-      kernel_sos_tile_apply_f64.setArg(0, x);
-      kernel_sos_tile_apply_f64.setArg(1, y);
-      kernel_sos_tile_apply_f64.setArg(2, table);
-      kernel_sos_tile_apply_f64.setArg(3, ends);
-      kernel_sos_tile_apply_f64.setArg(4, init);
-      kernel_sos_tile_apply_f64.setArg(5, zf);
-      kernel_sos_tile_apply_f64.setArg(6, batch);
-      kernel_sos_tile_apply_f64.setArg(7, length);
-      kernel_sos_tile_apply_f64.setArg(8, sections);
-      kernel_sos_tile_apply_f64.setArg(9, reverse);
-      kernel_sos_tile_apply_f64.setArg(10, has_zf);
-      kernel_sos_tile_apply_f64.launchPrepared(config);
-    },
-    series_to_f64_f32(config, x, work, batch, length, edge, padtype) {
-      if (arguments.length !== 7) wrongArity('series_to_f64_f32', 6, arguments.length);
-      kernel_series_to_f64_f32.setArg(0, x);
-      kernel_series_to_f64_f32.setArg(1, work);
-      kernel_series_to_f64_f32.setArg(2, batch);
-      kernel_series_to_f64_f32.setArg(3, length);
-      kernel_series_to_f64_f32.setArg(4, edge);
-      kernel_series_to_f64_f32.setArg(5, padtype);
-      kernel_series_to_f64_f32.launchPrepared(config);
-    },
-    series_to_f64_f64(config, x, work, batch, length, edge, padtype) {
-      if (arguments.length !== 7) wrongArity('series_to_f64_f64', 6, arguments.length);
-      kernel_series_to_f64_f64.setArg(0, x);
-      kernel_series_to_f64_f64.setArg(1, work);
-      kernel_series_to_f64_f64.setArg(2, batch);
-      kernel_series_to_f64_f64.setArg(3, length);
-      kernel_series_to_f64_f64.setArg(4, edge);
-      kernel_series_to_f64_f64.setArg(5, padtype);
-      kernel_series_to_f64_f64.launchPrepared(config);
-    },
-    series_from_f64_f32(config, work, y, batch, length, edge) {
-      if (arguments.length !== 6) wrongArity('series_from_f64_f32', 5, arguments.length);
-      kernel_series_from_f64_f32.setArg(0, work);
-      kernel_series_from_f64_f32.setArg(1, y);
-      kernel_series_from_f64_f32.setArg(2, batch);
-      kernel_series_from_f64_f32.setArg(3, length);
-      kernel_series_from_f64_f32.setArg(4, edge);
-      kernel_series_from_f64_f32.launchPrepared(config);
-    },
-    series_from_f64_f64(config, work, y, batch, length, edge) {
-      if (arguments.length !== 6) wrongArity('series_from_f64_f64', 5, arguments.length);
-      kernel_series_from_f64_f64.setArg(0, work);
-      kernel_series_from_f64_f64.setArg(1, y);
-      kernel_series_from_f64_f64.setArg(2, batch);
-      kernel_series_from_f64_f64.setArg(3, length);
-      kernel_series_from_f64_f64.setArg(4, edge);
-      kernel_series_from_f64_f64.launchPrepared(config);
+    sosfiltfilt_f64(config, x, y, work, sos, zi, batch, length, sections, edge, padtype) {
+      if (arguments.length !== 11) wrongArity('sosfiltfilt_f64', 10, arguments.length);
+      kernel_sosfiltfilt_f64.setArg(0, x);
+      kernel_sosfiltfilt_f64.setArg(1, y);
+      kernel_sosfiltfilt_f64.setArg(2, work);
+      kernel_sosfiltfilt_f64.setArg(3, sos);
+      kernel_sosfiltfilt_f64.setArg(4, zi);
+      kernel_sosfiltfilt_f64.setArg(5, batch);
+      kernel_sosfiltfilt_f64.setArg(6, length);
+      kernel_sosfiltfilt_f64.setArg(7, sections);
+      kernel_sosfiltfilt_f64.setArg(8, edge);
+      kernel_sosfiltfilt_f64.setArg(9, padtype);
+      kernel_sosfiltfilt_f64.launchPrepared(config);
     },
     fir_f32(config, x, y, taps, zi, batch, length, ntaps, has_zi) {
       if (arguments.length !== 9) wrongArity('fir_f32', 8, arguments.length);
@@ -722,6 +616,80 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_slice_rows_f64.setArg(4, out_length);
       kernel_slice_rows_f64.setArg(5, start);
       kernel_slice_rows_f64.launchPrepared(config);
+    },
+    sos_chunk_final_f32(config, x, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 8) wrongArity('sos_chunk_final_f32', 7, arguments.length);
+      kernel_sos_chunk_final_f32.setArg(0, x);
+      kernel_sos_chunk_final_f32.setArg(1, sos);
+      kernel_sos_chunk_final_f32.setArg(2, work);
+      kernel_sos_chunk_final_f32.setArg(3, batch);
+      kernel_sos_chunk_final_f32.setArg(4, length);
+      kernel_sos_chunk_final_f32.setArg(5, sections);
+      kernel_sos_chunk_final_f32.setArg(6, chunk);
+      kernel_sos_chunk_final_f32.launchPrepared(config);
+    },
+    sos_chunk_final_f64(config, x, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 8) wrongArity('sos_chunk_final_f64', 7, arguments.length);
+      kernel_sos_chunk_final_f64.setArg(0, x);
+      kernel_sos_chunk_final_f64.setArg(1, sos);
+      kernel_sos_chunk_final_f64.setArg(2, work);
+      kernel_sos_chunk_final_f64.setArg(3, batch);
+      kernel_sos_chunk_final_f64.setArg(4, length);
+      kernel_sos_chunk_final_f64.setArg(5, sections);
+      kernel_sos_chunk_final_f64.setArg(6, chunk);
+      kernel_sos_chunk_final_f64.launchPrepared(config);
+    },
+    sos_chunk_scan_f32(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f32', 10, arguments.length);
+      kernel_sos_chunk_scan_f32.setArg(0, work);
+      kernel_sos_chunk_scan_f32.setArg(1, transitions);
+      kernel_sos_chunk_scan_f32.setArg(2, zi);
+      kernel_sos_chunk_scan_f32.setArg(3, zf);
+      kernel_sos_chunk_scan_f32.setArg(4, batch);
+      kernel_sos_chunk_scan_f32.setArg(5, length);
+      kernel_sos_chunk_scan_f32.setArg(6, sections);
+      kernel_sos_chunk_scan_f32.setArg(7, chunk);
+      kernel_sos_chunk_scan_f32.setArg(8, has_zi);
+      kernel_sos_chunk_scan_f32.setArg(9, has_zf);
+      kernel_sos_chunk_scan_f32.launchPrepared(config);
+    },
+    sos_chunk_scan_f64(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
+      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f64', 10, arguments.length);
+      kernel_sos_chunk_scan_f64.setArg(0, work);
+      kernel_sos_chunk_scan_f64.setArg(1, transitions);
+      kernel_sos_chunk_scan_f64.setArg(2, zi);
+      kernel_sos_chunk_scan_f64.setArg(3, zf);
+      kernel_sos_chunk_scan_f64.setArg(4, batch);
+      kernel_sos_chunk_scan_f64.setArg(5, length);
+      kernel_sos_chunk_scan_f64.setArg(6, sections);
+      kernel_sos_chunk_scan_f64.setArg(7, chunk);
+      kernel_sos_chunk_scan_f64.setArg(8, has_zi);
+      kernel_sos_chunk_scan_f64.setArg(9, has_zf);
+      kernel_sos_chunk_scan_f64.launchPrepared(config);
+    },
+    sos_chunk_apply_f32(config, x, y, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f32', 8, arguments.length);
+      kernel_sos_chunk_apply_f32.setArg(0, x);
+      kernel_sos_chunk_apply_f32.setArg(1, y);
+      kernel_sos_chunk_apply_f32.setArg(2, sos);
+      kernel_sos_chunk_apply_f32.setArg(3, work);
+      kernel_sos_chunk_apply_f32.setArg(4, batch);
+      kernel_sos_chunk_apply_f32.setArg(5, length);
+      kernel_sos_chunk_apply_f32.setArg(6, sections);
+      kernel_sos_chunk_apply_f32.setArg(7, chunk);
+      kernel_sos_chunk_apply_f32.launchPrepared(config);
+    },
+    sos_chunk_apply_f64(config, x, y, sos, work, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f64', 8, arguments.length);
+      kernel_sos_chunk_apply_f64.setArg(0, x);
+      kernel_sos_chunk_apply_f64.setArg(1, y);
+      kernel_sos_chunk_apply_f64.setArg(2, sos);
+      kernel_sos_chunk_apply_f64.setArg(3, work);
+      kernel_sos_chunk_apply_f64.setArg(4, batch);
+      kernel_sos_chunk_apply_f64.setArg(5, length);
+      kernel_sos_chunk_apply_f64.setArg(6, sections);
+      kernel_sos_chunk_apply_f64.setArg(7, chunk);
+      kernel_sos_chunk_apply_f64.launchPrepared(config);
     },
     upfirdn_f32(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
       if (arguments.length !== 11) wrongArity('upfirdn_f32', 10, arguments.length);

@@ -54,7 +54,7 @@ const BAND_TYPES: Readonly<Record<BandType, 'lowpass' | 'highpass' | 'bandpass' 
   bands: 'bandstop',
 };
 
-/** The most sections one filter may have (the GPU filter runs any count, 16 a launch; this bounds the work one call or job asks for). */
+/** The most sections one filter may have: the GPU kernel keeps one thread's state for all of them (filter.cu MAX_SOS_SECTIONS). */
 export const MAX_SOS_SECTIONS = 64;
 
 /** The highest filter order designed: bounds the host memory and time of a design (scipy has no bound). */

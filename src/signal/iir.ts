@@ -1,6 +1,6 @@
 /**
- * IIR filtering with second-order sections on the GPU, in parallel over series and along time
- * (sos-pipeline.ts, sos-scan.ts): scipy.signal.sosfilt
+ * IIR filtering with second-order sections on the GPU, batched over series (and, for long series,
+ * in parallel along time: sos-scan.ts): scipy.signal.sosfilt
  * (with the filter state zi in and zf out, so a long signal filtered in chunks equals filtering it
  * at once) and sosfiltfilt (zero phase, scipy's default odd padding). f32 and f64 series; the
  * arithmetic and the state are float64 in both (as scipy's, whose coefficients are float64).
@@ -14,8 +14,8 @@ import { checkSos, MAX_SOS_SECTIONS, sosfiltfiltPadlen, sosfiltZi, type SosInput
 import { FilterCoefficientError } from './filter-errors.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
-import { coefficientDigest, coefficientTable } from './filter-tables.js';
-import { enqueueSosfilt } from './sos-pipeline.js';
+import { coefficientTable } from './filter-tables.js';
+import { cachedScanTransitions, SCAN_CHUNK, usesScan } from './sos-scan.js';
 import { signalWorkspace as ws } from './workspace.js';
 import { elementwise, expectBuffer } from './launch.js';
 import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
@@ -34,12 +34,12 @@ export interface SosfiltOptions extends FilterCallOptions {
 /** Options of sosfiltfilt: the call options and the padding (padtype 'odd', padlen 3 × taps by default). */
 export interface SosfiltfiltOptions extends FilterCallOptions, PadOptions {}
 
-/** Checks sos for the GPU filter: scipy's checks, then at most MAX_SOS_SECTIONS sections. */
+/** Checks sos for the GPU kernels: scipy's checks, then at most MAX_SOS_SECTIONS sections. */
 function deviceSos(sos: SosInput, what: string): { flat: Float64Array; sections: number } {
   const checked = checkSos(sos, what);
   if (checked.sections > MAX_SOS_SECTIONS)
     throw new FilterCoefficientError(
-      `${what}: ${checked.sections} sections is more than the ${MAX_SOS_SECTIONS} a filter may have`,
+      `${what}: ${checked.sections} sections is more than the ${MAX_SOS_SECTIONS} the GPU filter keeps state for`,
     );
   return checked;
 }
@@ -88,21 +88,64 @@ function sosfiltReal(
     zi === undefined
       ? undefined
       : (options.zf ?? (DeviceBuffer.alloc(p, stateLength, { stream, label: 'sosfilt zf' }) as RealBuffer));
-  enqueueSosfilt({
-    context: x.context,
-    stream,
-    p,
+  const ctx = x.context;
+  const table = coefficientTable(ctx, 'sos', flat, stream);
+  // Without zi the state pointers are never read or written; x stands in for them.
+  const [ziArg, zfArg, hasZi, hasZf] = [zi ?? x, zf ?? x, zi ? 1 : 0, zf ? 1 : 0];
+  if (!usesScan(length, sections)) {
+    ws.filterKernel(ctx, `sosfilt_${p}`)(
+      elementwise(batch, stream),
+      x,
+      y,
+      table,
+      ziArg,
+      zfArg,
+      batch,
+      length,
+      sections,
+      hasZi,
+      hasZf,
+    );
+    return zf === undefined ? y : { y, zf };
+  }
+  // Long series: every chunk from a zero state, the chunk starts scanned along the series, every chunk again (sos-scan.ts).
+  const chunks = batch * Math.ceil(length / SCAN_CHUNK);
+  const work = ws.scratch(ctx, stream, 'sosfilt-scan', 'f64', chunks * 2 * sections);
+  const transitions = coefficientTable(ctx, 'sos-scan', cachedScanTransitions(flat, sections, length), stream);
+  ws.filterKernel(ctx, `sos_chunk_final_${p}`)(
+    elementwise(chunks, stream),
     x,
-    y,
+    table,
+    work,
     batch,
     length,
-    sos: flat,
     sections,
-    digest: coefficientDigest(flat),
-    start: zi === undefined ? { kind: 'zero' } : { kind: 'zi', zi },
-    zf,
-    reverse: false,
-  });
+    SCAN_CHUNK,
+  );
+  ws.filterKernel(ctx, `sos_chunk_scan_${p}`)(
+    elementwise(batch, stream),
+    work,
+    transitions,
+    ziArg,
+    zfArg,
+    batch,
+    length,
+    sections,
+    SCAN_CHUNK,
+    hasZi,
+    hasZf,
+  );
+  ws.filterKernel(ctx, `sos_chunk_apply_${p}`)(
+    elementwise(chunks, stream),
+    x,
+    y,
+    table,
+    work,
+    batch,
+    length,
+    sections,
+    SCAN_CHUNK,
+  );
   return zf === undefined ? y : { y, zf };
 }
 
@@ -132,19 +175,25 @@ export function sosfiltfilt(
   const real = x as RealBuffer;
   const { p, batch, length } = filterSeries(real, options.batch, 'sosfiltfilt');
   const { edge, code } = resolvePadding(length, options, sosfiltfiltPadlen(sos), 'sosfiltfilt');
-  const zi = Float64Array.from(sosfiltZi(sos).flat()); // refuses a pole at z = 1 before anything is made
+  const zi = Float64Array.from(sosfiltZi(sos).flat());
   const stream = resolveStream(real.context, options.stream);
   const y = filterOutput(real, options as SosfiltfiltOptions, stream, 'sosfiltfilt');
   const ctx = real.context;
-  // Both passes run in place on the padded series in float64, each from the steady state times its first sample.
-  const n = length + 2 * edge;
-  const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * n);
-  ws.filterKernel(ctx, `series_to_f64_${p}`)(elementwise(batch * n, stream), real, work, batch, length, edge, code);
-  const steady = coefficientTable(ctx, 'sos-zi', zi, stream);
-  const pass = { context: ctx, stream, p: 'f64', x: work, y: work, batch, length: n, sos: flat, sections } as const;
-  const digest = coefficientDigest(flat);
-  for (const reverse of [false, true])
-    enqueueSosfilt({ ...pass, digest, start: { kind: 'steady', zi: steady }, reverse });
-  ws.filterKernel(ctx, `series_from_f64_${p}`)(elementwise(batch * length, stream), work, y, batch, length, edge);
+  const work = ws.scratch(ctx, stream, 'sosfiltfilt', 'f64', batch * (length + 2 * edge));
+  const table = coefficientTable(ctx, 'sos', flat, stream);
+  const ziTable = coefficientTable(ctx, 'sos-zi', zi, stream);
+  ws.filterKernel(ctx, `sosfiltfilt_${p}`)(
+    elementwise(batch, stream),
+    real,
+    y,
+    work,
+    table,
+    ziTable,
+    batch,
+    length,
+    sections,
+    edge,
+    code,
+  );
   return y;
 }

@@ -71,12 +71,3 @@ export function perRow(rows: number, stream: Stream): LaunchConfig {
   const grid = Math.max(1, Math.min(rows, 65535));
   return { grid, block: BLOCK, stream };
 }
-
-/** Threads of a warp. */
-const WARP = 32;
-
-/** Launch config for `warps` items of one warp each, in blocks of `block` threads (a multiple of 32; kernels that size shared memory per warp fix it). */
-export function perWarp(warps: number, block: number, stream: Stream | undefined): LaunchConfig {
-  const grid = Math.max(1, Math.min(Math.ceil((warps * WARP) / block), MAX_GRID));
-  return { grid, block, stream }; // undefined: the legacy default stream (see onStream)
-}

@@ -148,7 +148,7 @@ export class SignalWorkspace {
     return this.#launcher(context, name);
   }
 
-  /** The launcher of the filter kernel `name` (`sos_tile_apply_f32`, `fir_f64`, ...) in `context`; untyped past the name, like kernelNamed. */
+  /** The launcher of the filter kernel `name` (`sosfilt_f32`, `fir_f64`, ...) in `context`; untyped past the name, like kernelNamed. */
   filterKernel(context: Context, name: Exclude<keyof FilterKernels, 'module' | 'kernels'>): Launch {
     const state = this.#state(context);
     if (!state.filter || state.filter.module.disposed) {

@@ -2,9 +2,9 @@
  * Row `sosfilt` (issue 41): scipy.signal.sosfilt of 16 × 1M float32 series through an 8th-order
  * Butterworth band-pass, butter(8, [0.1, 0.25], btype='bandpass', output='sos'): 8 second-order
  * sections (scipy's N = 8 doubles into 16 poles for a band-pass). tscuda: `sosfilt(sos, x, { batch,
- * output })`, float64 arithmetic and state as scipy's, in parallel along time (tiles of 1024 samples
- * a warp and a scan of their states: src/signal/sos-pipeline.ts). Checked against a float64 transposed
- * direct form II on the host over the whole of the first and last series.
+ * output })`, float64 arithmetic and state as scipy's (long series: the chunked scan along time of
+ * src/signal/sos-scan.ts). Checked against a float64 transposed direct form II on the host over the
+ * whole of the first and last series.
  */
 import { DeviceBuffer } from '../../../src/runtime/index.js';
 import { butter, sosfilt } from '../../../src/signal/index.js';
@@ -42,7 +42,7 @@ export const SOSFILT_ROW: SignalOpRow = {
   metrics: { time: timeMetric('sosfilt') },
   bound: {
     hbm: false,
-    why: 'the recurrence is sequential along time: a parallel implementation filters tiles from a zero state and again from their true starting states (twice the arithmetic, 8 sections of float64 per sample each time), so float64 arithmetic, not the 8 bytes a sample moves, bounds it',
+    why: 'the recurrence is sequential along time: a parallel implementation filters chunks from a zero state and again from their true starting states (twice the arithmetic, 8 sections of float64 per sample each time), so float64 arithmetic, not the 8 bytes a sample moves, bounds it',
   },
   // A float32 recurrence (a peer's own choice) drifts further from float64 than float32 sums do; a wrong filter is off by order one.
   peerTolerance: 1e-3,

@@ -1,14 +1,26 @@
 /**
  * src/kernels/filter.cu compiled for the CPU (the g++ emulation of test/unit/signal/emulation) and
- * driven as src/signal/fir.ts, hilbert.ts and convolve.ts drive it on the GPU, against float64
- * references written here from the definitions: the convolution sum for FIR taps, scipy's filtfilt
- * recipe (filter-references.ts), the analytic signal of planted cosines, and the convolution sum
- * (direct and FFT paths, every mode). Lengths 1 and 2, odd and even, filters longer than the signal.
- * The IIR kernels run whole through iir.ts in sos-emulated.test.ts. Skipped, with the reason, where
- * g++ is missing.
+ * driven as src/signal/iir.ts, fir.ts and hilbert.ts drive it on the GPU, against float64
+ * references written here from the definitions: direct form I recurrences for the sections, the
+ * convolution sum for FIR taps, scipy's filtfilt recipe (odd extension, steady-state start found
+ * by running a constant input to convergence), the analytic signal of planted cosines, and the
+ * convolution sum (direct and FFT paths, every mode).
+ * Lengths 1 and 2, odd and even, filters longer than the signal, and chunked filtering with zi.
+ * Skipped, with the reason, where g++ is missing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { convolutionWindow, fastLength, firwin, PADTYPE_CODES } from '../../../src/signal/index.js';
+import {
+  butter,
+  cheby1,
+  convolutionWindow,
+  fastLength,
+  firwin,
+  sosfiltfiltPadlen,
+  sosfiltZi,
+  PADTYPE_CODES,
+  type Sos,
+} from '../../../src/signal/index.js';
+import { scanTransitions, usesScan, SCAN_CHUNK } from '../../../src/signal/sos-scan.js';
 import {
   arr,
   cdftRows,
@@ -21,7 +33,6 @@ import {
   type Arr,
   type P,
 } from './emulation/emulator.js';
-import { filtfiltReference } from './emulation/filter-references.js';
 
 const TOL: Record<P, number> = { f32: 2e-6, f64: 1e-12 };
 
@@ -39,6 +50,19 @@ function relErr(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 const random = (n: number): Float64Array => Float64Array.from({ length: n }, () => Math.random() * 2 - 1 + 0.3);
 
+/** Direct form I through the cascade (a different recurrence from the kernel's transposed form II). */
+function sosReference(sos: Sos, x: ArrayLike<number>): Float64Array {
+  let v = Float64Array.from(x);
+  for (const [b0, b1, b2, , a1, a2] of sos) {
+    const y = new Float64Array(v.length);
+    for (let t = 0; t < v.length; t++)
+      y[t] =
+        b0! * v[t]! + b1! * (v[t - 1] ?? 0) + b2! * (v[t - 2] ?? 0) - a1! * (y[t - 1] ?? 0) - a2! * (y[t - 2] ?? 0);
+    v = y;
+  }
+  return v;
+}
+
 /** y[t] = Σ b[k]·x[t−k], with x before the start equal to `before` (0: lfilter; the first sample: a steady-state start). */
 function firReference(b: ArrayLike<number>, x: ArrayLike<number>, before = 0): Float64Array {
   return Float64Array.from({ length: x.length }, (_, t) => {
@@ -46,6 +70,35 @@ function firReference(b: ArrayLike<number>, x: ArrayLike<number>, before = 0): F
     for (let k = 0; k < b.length; k++) s += b[k]! * (t - k >= 0 ? x[t - k]! : before);
     return s;
   });
+}
+
+/** scipy's odd extension by `edge` samples at each end. */
+function oddExtend(x: ArrayLike<number>, edge: number): Float64Array {
+  const n = x.length;
+  return Float64Array.from({ length: n + 2 * edge }, (_, i) =>
+    i < edge ? 2 * x[0]! - x[edge - i]! : i < edge + n ? x[i - edge]! : 2 * x[n - 1]! - x[n - 2 - (i - edge - n)]!,
+  );
+}
+
+/** A steady-state start for a linear filter: the output at which a constant input settles (run to convergence). */
+function settledStart(
+  filter: (x: Float64Array) => Float64Array,
+  value: number,
+  tail: number,
+): (x: Float64Array) => Float64Array {
+  return (x) => filter(Float64Array.from([...new Float64Array(tail).fill(value), ...x])).subarray(tail);
+}
+
+/** filtfilt by its recipe: extend, filter forward from steady state, reverse, again, reverse, trim. */
+function filtfiltReference(
+  filter: (x: Float64Array) => Float64Array,
+  x: ArrayLike<number>,
+  edge: number,
+): Float64Array {
+  const ext = oddExtend(x, edge);
+  const forward = settledStart(filter, ext[0]!, 4000)(ext);
+  const backward = settledStart(filter, forward[forward.length - 1]!, 4000)(forward.slice().reverse());
+  return backward.reverse().subarray(edge, edge + x.length);
 }
 
 const skip = emu.so ? '' : emu.reason;
@@ -56,7 +109,98 @@ describe.skipIf(!!skip)(
   () => {
     beforeAll(loadEmulatedKernels);
     const batch = 3;
+    const sos = cheby1(4, 0.5, [0.15, 0.4], { btype: 'bandpass' });
+    const flat = Float64Array.from(sos.flat());
+    const sections = sos.length;
+
     for (const p of ['f32', 'f64'] as const) {
+      it(`sosfilt (${p}): lengths 1, 2, 7, 64 against direct form I`, () => {
+        for (const n of [1, 2, 7, 64]) {
+          const x64 = random(batch * n);
+          const y = arr(p, batch * n);
+          launch(`sosfilt_${p}`, typed(p, x64), y, flat, y, y, batch, n, sections, 0, 0);
+          for (let b = 0; b < batch; b++)
+            expect(
+              relErr(y.subarray(b * n, (b + 1) * n), sosReference(sos, x64.subarray(b * n, (b + 1) * n))),
+            ).toBeLessThan(TOL[p]);
+        }
+      });
+
+      it(`sosfilt (${p}): 7 chunks carried through zi/zf equal one call`, () => {
+        const n = 61;
+        const x = typed(p, random(batch * n));
+        const whole = arr(p, batch * n);
+        launch(`sosfilt_${p}`, x, whole, flat, whole, whole, batch, n, sections, 0, 0);
+        let zi = typed(p, new Float64Array(sections * batch * 2));
+        const parts: Arr[] = [];
+        const cuts = [0, 1, 3, 10, 11, 30, 45, 61];
+        for (let c = 0; c + 1 < cuts.length; c++) {
+          const len = cuts[c + 1]! - cuts[c]!;
+          const chunk = arr(p, batch * len);
+          for (let b = 0; b < batch; b++) chunk.set(x.subarray(b * n + cuts[c]!, b * n + cuts[c + 1]!), b * len);
+          const out = arr(p, batch * len);
+          const zf = arr(p, zi.length);
+          launch(`sosfilt_${p}`, chunk, out, flat, zi, zf, batch, len, sections, 1, 1);
+          parts.push(out);
+          zi = zf;
+        }
+        for (let b = 0; b < batch; b++) {
+          const joined = parts.flatMap((out, c) =>
+            Array.from(out.subarray(b * (cuts[c + 1]! - cuts[c]!), (b + 1) * (cuts[c + 1]! - cuts[c]!))),
+          );
+          expect(relErr(joined, whole.subarray(b * n, (b + 1) * n))).toBeLessThan(TOL[p] * 5);
+        }
+      });
+
+      it(`sosfilt in parallel along time (${p}): chunks from zero, scanned starts, refiltered, equal the sequential kernel with zi and zf`, () => {
+        const chunk = 8;
+        for (const n of [61, 64, 9]) {
+          const x = typed(p, random(batch * n));
+          const zi = typed(p, random(sections * batch * 2));
+          const sequential = arr(p, batch * n);
+          const zfSequential = arr(p, zi.length);
+          launch(`sosfilt_${p}`, x, sequential, flat, zi, zfSequential, batch, n, sections, 1, 1);
+          const chunks = batch * Math.ceil(n / chunk);
+          const work = new Float64Array(chunks * 2 * sections).fill(Number.NaN);
+          const y = arr(p, batch * n);
+          const zf = arr(p, zi.length);
+          launch(`sos_chunk_final_${p}`, x, flat, work, batch, n, sections, chunk);
+          launch(
+            `sos_chunk_scan_${p}`,
+            work,
+            scanTransitions(flat, sections, n, chunk),
+            zi,
+            zf,
+            batch,
+            n,
+            sections,
+            chunk,
+            1,
+            1,
+          );
+          launch(`sos_chunk_apply_${p}`, x, y, flat, work, batch, n, sections, chunk);
+          expect(relErr(y, sequential)).toBeLessThan(TOL[p] * 5);
+          expect(relErr(zf, zfSequential)).toBeLessThan(TOL[p] * 5);
+        }
+        expect(usesScan(4 * SCAN_CHUNK, 4)).toBe(true);
+        expect(usesScan(4 * SCAN_CHUNK - 1, 4)).toBe(false);
+        expect(usesScan(1 << 20, 17)).toBe(false);
+      });
+
+      it(`sosfiltfilt (${p}): odd padding, steady-state starts, against the recipe`, () => {
+        const n = 50;
+        const x64 = random(batch * n);
+        const edge = sosfiltfiltPadlen(sos);
+        const work = new Float64Array(batch * (n + 2 * edge)).fill(Number.NaN);
+        const y = arr(p, batch * n);
+        const zi = Float64Array.from(sosfiltZi(sos).flat());
+        launch(`sosfiltfilt_${p}`, typed(p, x64), y, work, flat, zi, batch, n, sections, edge, PADTYPE_CODES.odd);
+        for (let b = 0; b < batch; b++) {
+          const ref = filtfiltReference((v) => sosReference(sos, v), x64.subarray(b * n, (b + 1) * n), edge);
+          expect(relErr(y.subarray(b * n, (b + 1) * n), ref)).toBeLessThan(p === 'f32' ? 1e-5 : 1e-9);
+        }
+      });
+
       it(`lfilter FIR (${p}): taps longer than the signal, lengths 1, 2, 9, 40, and the state zf`, () => {
         const taps = firwin(13, 0.3);
         for (const n of [1, 2, 9, 40]) {
@@ -160,6 +304,14 @@ describe.skipIf(!!skip)(
         expect(Array.from(short)).toEqual([1.5, 0, 0, 0, -2, 0, 0, 0, 0.25, 0, 0, 0]);
       });
     }
+
+    it('butter designs filter as their own recurrence predicts (sanity across families)', () => {
+      const s = butter(5, 0.25);
+      const x = random(40);
+      const y = arr('f64', 40);
+      launch('sosfilt_f64', x, y, Float64Array.from(s.flat()), y, y, 1, 40, s.length, 0, 0);
+      expect(relErr(y, sosReference(s, x))).toBeLessThan(1e-12);
+    });
   },
 );
 

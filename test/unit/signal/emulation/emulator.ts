@@ -25,17 +25,10 @@ const C_TYPES: Record<string, string> = {
 };
 let kernels: Record<string, (...args: unknown[]) => void> = {};
 let setBlock: (block: number, grid: number) => void = () => {};
-let setThreads: (threads: number) => void = () => {};
 
-/** Runs kernel `name` over an emulated grid of 3 blocks of one thread (a cooperative kernel's of `threads`: launchBlocks). */
+/** Runs kernel `name` over an emulated grid of `grid` blocks of one thread. */
 export function launch(name: string, ...args: unknown[]): void {
-  launchBlocks(name, 1, ...args);
-}
-
-/** Runs kernel `name` over an emulated grid of 3 blocks; a cooperative one (BLOCK_COOPERATIVE) with `threads` threads a block. */
-export function launchBlocks(name: string, threads: number, ...args: unknown[]): void {
   const grid = 3;
-  setThreads(threads);
   for (let b = 0; b < grid; b++) {
     setBlock(b, grid);
     kernels[name]!(...args);
@@ -130,7 +123,6 @@ export function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry):
 export function loadEmulatedKernels(): void {
   const lib = koffi.load(emu.so);
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
-  setThreads = lib.func('void emu_threads(unsigned int threads)') as (threads: number) => void;
   kernels = {};
   for (const [name, params] of [...Object.entries(SIGNAL_SIGNATURES), ...Object.entries(FILTER_SIGNATURES)]) {
     kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (

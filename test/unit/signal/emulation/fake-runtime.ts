@@ -2,8 +2,7 @@
  * CPU stand-ins for the runtime pieces src/signal uses, so its real orchestration (argument order,
  * sizes, scratch, plans) runs without a GPU: device buffers are host typed arrays, cuFFT is a
  * float64 DFT (with the real plan geometry and buffer checks), and the signal kernels are
- * src/kernels/signal.cu and filter.cu compiled by g++ (see include/cuda_runtime.h), run once per
- * emulated block (a cooperative kernel as the launch's threads).
+ * src/kernels/signal.cu compiled by g++ (see include/cuda_runtime.h), run once per emulated block.
  */
 import koffi from 'koffi';
 import { emu } from './build.js';
@@ -213,18 +212,17 @@ export class FakePlanCache {
   }
 }
 
-/** loadSignalKernels over the CPU-compiled kernels: each launch runs the kernel once per emulated block (of config.block threads where it cooperates). */
+/** loadSignalKernels over the CPU-compiled kernels: each launch runs the kernel once per emulated block. */
 export function fakeSignalKernels(so: string, signatures: Record<string, readonly string[]>): Record<string, unknown> {
   const lib = koffi.load(so);
   const setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
-  const setThreads = lib.func('void emu_threads(unsigned int threads)') as (threads: number) => void;
   const C: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int' };
   const out: Record<string, unknown> = { module: { disposed: false, dispose() {} }, kernels: {} };
   for (const [name, params] of Object.entries(signatures)) {
     const fn = lib.func(`void ${name}(${params.map((t, i) => `${C[t]} a${i}`).join(', ')})`) as (
       ...a: unknown[]
     ) => void;
-    out[name] = (config: { grid: number; block: number }, ...args: unknown[]) => {
+    out[name] = (config: { grid: number }, ...args: unknown[]) => {
       if (args.length !== params.length)
         throw new TypeError(`${name}: ${args.length} arguments, expected ${params.length}`);
       const native = args.map((a, i) => {
@@ -239,10 +237,8 @@ export function fakeSignalKernels(so: string, signatures: Record<string, readonl
           throw new TypeError(`${name} argument ${i} must be an integer, got ${a}`);
         return a;
       });
-      // Fewer emulated blocks than the real grid (each one thread, a cooperative kernel's the launch's
-      // threads): the grid-stride loops cover the rest.
+      // Fewer emulated blocks than the real grid (each is one thread): the grid-stride loops cover the rest.
       const grid = Math.min(config.grid, 3);
-      setThreads(config.block);
       for (let b = 0; b < grid; b++) {
         setBlock(b, grid);
         fn(...native);

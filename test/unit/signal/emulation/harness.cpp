@@ -7,8 +7,6 @@ void emu_block(unsigned block, unsigned grid) {
   blockIdx.x = block;
   gridDim.x = grid;
 }
-// Threads per block of the cooperative kernels (BLOCK_COOPERATIVE) launched next; the others run one.
-void emu_threads(unsigned threads) { emu::threads = threads < 1 ? 1 : threads; }
 }
 #include "../../../../src/kernels/signal.cu"
 #include "../../../../src/kernels/filter.cu"
