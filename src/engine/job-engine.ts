@@ -70,6 +70,8 @@ function copyPairsFromEnvironment(): number {
  * ```
  */
 export class JobEngine extends EngineCore {
+  /** Each chunk's samples are searched for NaN and infinities on the GPU as they arrive (non-finite-check.ts). */
+  readonly checksSamples = true;
   readonly #shared: LaneShared & { lent: Map<ArrayBufferLike, HostBuffer<LentType>> };
   readonly #firstDevice: number;
   readonly #lanes: readonly GpuLane[];

@@ -291,6 +291,13 @@ export interface JobEngineLike {
    */
   readonly queued?: number;
   readonly maxQueued?: number;
+  /**
+   * Optional: true when every job refuses non-finite samples itself (JobEngine searches each chunk
+   * on the GPU as it arrives, and the job's result rejects with the JobValidationError that the CPU
+   * scan of finite-samples.ts throws), so a layer in front need not scan them first. Absent or
+   * false: it should (the rule is one for every way in).
+   */
+  readonly checksSamples?: boolean;
   /** Validates and queues a job; throws a named error (JobValidationError, EngineFullError, EngineClosedError) at once. */
   submit(spec: JobSpec): Job;
   /** Like submit, but waits for room instead of throwing EngineFullError. */

@@ -79,8 +79,9 @@ export function createServer(options: CreateServerOptions = {}): TscudaServer {
     maxSamples: Math.min(limits.maxSamples, DEFAULT_FUSION_BOUNDS.maxSamples),
     memory: { take: (bytes) => bodies.take(bytes), release: (buffer) => bodies.release(buffer) },
     onSubmitted: (requests) => metrics.fusedJob(requests),
-    // readJob scanned every request's samples for NaN (job-io.ts): once is enough.
-    samplesChecked: true,
+    // readJob scanned every request's samples for NaN (job-io.ts) unless the engine searches them on the
+    // GPU; then the fuser scans the requests it fuses, since one bad one must not fail the others.
+    samplesChecked: options.engine?.checksSamples !== true,
   });
   const config: ServerConfig = {
     options,

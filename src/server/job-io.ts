@@ -142,8 +142,9 @@ export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | 
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
     // check; a binary body's samples scanned for NaN too (decodeJsonSignal refused a JSON signal's), unless
-    // the job goes to a service whose submit scans them in its own precision (a queue).
-    const scannedThere = endpointFlag === undefined && jobs.scansSamples;
+    // the job goes where they are searched anyway: a service whose submit scans them in its own precision
+    // (a queue), or an engine that searches them on the GPU (the fuser scans the requests it fuses).
+    const scannedThere = (endpointFlag === undefined && jobs.scansSamples) || gpu.checksSamples;
     checkSampleTypes(spec, { finite: Buffer.isBuffer(body) && !scannedThere, precision });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);

@@ -46,6 +46,10 @@ class FusingEngine implements JobEngineLike {
   get maxQueued(): number | undefined {
     return this.#engine.maxQueued;
   }
+  /** The engine's: the fuser scans the requests it fuses, the engine every job it runs. */
+  get checksSamples(): boolean {
+    return this.#engine.checksSamples === true;
+  }
   get lost(): Promise<never> {
     return this.#engine.lost;
   }

@@ -66,10 +66,15 @@ export interface JobFuserOptions {
   onSubmitted?: ((requests: number) => void) | undefined;
   /**
    * The caller scanned every request's samples for NaN and infinities already (the server's door,
-   * job-io.ts readJob): the fuser does not scan them again. Default false: it scans each request.
+   * job-io.ts readJob): the fuser does not scan them again. Default false: it scans each request it
+   * fuses, and each it passes on alone unless the engine checks its jobs' samples itself
+   * (JobEngineLike.checksSamples).
    */
   samplesChecked?: boolean | undefined;
 }
+
+/** The bounds of a fused job and of a request that may join one (DEFAULT_FUSION_BOUNDS, resolved). */
+type FusionBounds = { readonly [K in keyof typeof DEFAULT_FUSION_BOUNDS]: number };
 
 /** Registered stages are never fused, so none are known here: a job naming one is not validated by the fuser. */
 const NO_STAGES: ValidationContext = { stages: new Set<string>() };
@@ -84,17 +89,17 @@ function validated(spec: JobSpec, samplesChecked: boolean, precision: Precision)
   return { ...samples, ...validateJobParameters(spec, samples.data.length, NO_STAGES, samples.dtype) };
 }
 
+/** Whether `spec` goes to the engine alone rather than into a window (too big to share one). */
+function goesAlone(job: NormalizedJob, resultBytes: number, b: FusionBounds): boolean {
+  const large = job.data.length > b.maxRequestSamples || 2 * job.data.length > b.maxSamples;
+  return large || 2 * job.batch > b.maxSeries || 2 * resultBytes > b.maxResultBytes;
+}
+
 /** Fuses small job requests of one shape into engine jobs (see the file's comment). */
 export class JobFuser {
   readonly #engine: JobEngineLike;
   readonly #delayMs: number;
-  readonly #bounds: {
-    maxSamples: number;
-    maxSeries: number;
-    maxResultBytes: number;
-    maxRequests: number;
-    maxRequestSamples: number;
-  };
+  readonly #bounds: FusionBounds;
   readonly #memory: FusionMemory | undefined;
   readonly #onSubmitted: ((requests: number) => void) | undefined;
   readonly #samplesChecked: boolean;
@@ -154,12 +159,15 @@ export class JobFuser {
     if (this.#lost || !Array.isArray(flags) || !builtinFlagsOnly(flags) || spec.signal !== undefined)
       return this.#engine.submit(spec);
     const precision = this.#engine.precision;
-    const job = validated(spec, this.#samplesChecked, precision);
+    // The samples are scanned below only where nothing else will: a request that goes alone to an
+    // engine that searches its jobs' samples on the GPU is not scanned on the CPU first.
+    const job = validated(spec, true, precision);
     checkInto(job, precision);
     const resultBytes = allocatedResultBytes(job, precision);
-    const b = this.#bounds;
-    const large = job.data.length > b.maxRequestSamples || 2 * job.data.length > b.maxSamples;
-    if (large || 2 * job.batch > b.maxSeries || 2 * resultBytes > b.maxResultBytes) return this.#engine.submit(spec);
+    const alone = goesAlone(job, resultBytes, this.#bounds);
+    if (!this.#samplesChecked && !(alone && this.#engine.checksSamples === true))
+      checkSampleTypes(spec, { finite: true, precision });
+    if (alone) return this.#engine.submit(spec);
     const request = new FusedRequest(this.#nextId++, spec, job, resultBytes);
     const key = fusionKey(job);
     let window = this.#windows.get(key);

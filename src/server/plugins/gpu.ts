@@ -29,6 +29,8 @@ export interface Gpu {
   readonly closing: boolean;
   /** Set once the engine's context is lost: GPU work answers 503 `gpu_lost`. */
   readonly lost: boolean;
+  /** The engine refuses non-finite samples itself (JobEngineLike.checksSamples): the door need not scan them. */
+  readonly checksSamples: boolean;
   /** Why GPU work cannot run now, or null. */
   notReadyReason(): string | null;
   /** The engine, or a 503 saying why there is none to use. */
@@ -105,6 +107,10 @@ export class GpuWork implements Gpu {
 
   get precision(): Precision {
     return this.#engine?.precision ?? 'f32';
+  }
+
+  get checksSamples(): boolean {
+    return this.#engine?.checksSamples === true;
   }
 
   get closing(): boolean {

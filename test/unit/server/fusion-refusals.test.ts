@@ -69,6 +69,23 @@ describe('JobFuser: refusals and failures, per request', () => {
     expect(engine.submitted).toHaveLength(1);
   }, 10_000);
 
+  it('an engine that searches samples itself (checksSamples): a request going alone is left to it, one fused is scanned', async () => {
+    class SearchingEngine extends FakeEngine {
+      readonly checksSamples = true;
+    }
+    const engine = new SearchingEngine({ perSeries: true });
+    const f = fuser(engine, { maxRequestSamples: 32 });
+    const big = series(1, 64, 2);
+    big[5] = Number.NaN;
+    // Too big to share a window: the engine takes it as it is (and would refuse it after its GPU search).
+    await f.submit(stftCycles(big, 1)).result;
+    expect(engine.submitted.map((s) => s.data.length)).toEqual([64]);
+    const small = series(1, 16, 3);
+    small[7] = Number.NaN;
+    // Small enough to be fused: scanned here, since the engine would refuse the whole fused job.
+    expect(() => f.submit(stftCycles(small, 1))).toThrow(/data\[7\]: is NaN: samples must be finite/);
+  }, 10_000);
+
   it('a fused job that fails answers each of its requests with the same error', async () => {
     const boom = new JobError(1, 0, 0, 'fft', new Error('boom'));
     const engine = new FakeEngine({ failJob: (spec) => ((spec.batch ?? 1) > 1 ? boom : undefined) });

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type TscudaServer } from '../../../src/server/create-server.js';
 import { bf16Bits, f16Bits } from '../../../src/runtime/memory/half.js';
+import { checkFiniteSamples } from '../../../src/engine/finite-samples.js';
 import { FakeEngine } from './fake-engine.js';
 
 const servers: TscudaServer[] = [];
@@ -131,5 +132,43 @@ describe('non-finite samples at the server door', { timeout: 30_000 }, () => {
     // The five good requests went to the engine together, the bad one's samples never.
     expect(engine.submitted.reduce((rows, spec) => rows + (spec.batch ?? 1), 0)).toBe(5);
     expect(engine.submitted.length).toBeLessThan(5);
+  });
+
+  it('an engine that searches samples itself (checksSamples): the door leaves a binary body to it, and its refusal is the same 400 naming signal[i]', async () => {
+    // As JobEngine does on the GPU: the job's result rejects with the JobValidationError of the CPU scan.
+    class SearchingEngine extends FakeEngine {
+      readonly checksSamples = true;
+    }
+    const engine = new SearchingEngine({
+      failJob: (spec) => {
+        try {
+          checkFiniteSamples(spec.data, spec.dtype ?? 'f32', 'f32');
+          return undefined;
+        } catch (error) {
+          return error as Error;
+        }
+      },
+    });
+    const s = createServer({ engine, limits: { maxBatchDelayMs: 0 } });
+    servers.push(s);
+    const data = Float32Array.from(values(256));
+    const at = 1 + Math.floor(Math.random() * 250);
+    data[at] = Number.NaN;
+    const res = await s.app.inject({ method: 'POST', url: '/v1/stft?batch=2', headers: BINARY, payload: bytes(data) });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json<{ error: { code: string; field: string; message: string } }>().error).toMatchObject({
+      code: 'invalid_field',
+      field: `signal[${at}]`,
+      message: expect.stringMatching(/samples must be finite/),
+    });
+    // The engine saw the body: the door did not scan it first.
+    expect(engine.submitted).toHaveLength(1);
+    const good = await s.app.inject({
+      method: 'POST',
+      url: '/v1/stft?batch=2',
+      headers: BINARY,
+      payload: bytes(Float32Array.from(values(256))),
+    });
+    expect(good.statusCode, good.body).toBe(200);
   });
 });
