@@ -12,8 +12,9 @@
  *
  * Tests and benchmarks may call the raw bindings: they measure or check below the checked layer.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { listTs } from './list-ts.js';
 
 /** The raw bindings of src/ffi/ (api.ts, nccl.ts, bind.ts) that only the checked layer calls. */
 export const RAW_BINDINGS: ReadonlySet<string> = new Set([
@@ -37,16 +38,6 @@ export interface CheckedCallViolation {
 
 const IMPORT = /(?:^|[\s;])import\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/g;
 const CONSTRUCTION = /\bnew\s+(CudaError|NcclError)\s*\(/g;
-
-function listTs(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...listTs(p));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(p);
-  }
-  return out;
-}
 
 /** The names a clause imports as values (`a`, `b as c`; not `type d`), and whether it takes a namespace. */
 function importedNames(clause: string): { names: string[]; namespace: boolean } {

@@ -10,8 +10,9 @@
  * Written here rather than with dependency-cruiser because that tool parses TypeScript with the
  * `typescript` package below 7, and this project compiles with TypeScript 7.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { listTs } from './list-ts.js';
 import { checkCheckedCalls } from './checked-calls.js';
 import { checkFileLengths, MAX_LINES } from './file-sizes.js';
 
@@ -70,16 +71,6 @@ export function importsOf(source: string): ImportRef[] {
       const typeQuery = /^\.(?!then\b|catch\b|finally\b)[A-Za-z_$]/.test(after) && !/await\s*\(?\s*$/.test(before);
       out.push({ spec, typeOnly: typeOnly || typeQuery, dynamic: true });
     } else out.push({ spec, typeOnly });
-  }
-  return out;
-}
-
-function listTs(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...listTs(p));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(p);
   }
   return out;
 }

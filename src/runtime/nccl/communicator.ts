@@ -305,49 +305,26 @@ export class Communicator extends Resource {
 
   /** Sends `count` elements (default all) of `buffer` to `peer`, which must recv them; pair them inside group() when both sides run in one thread. */
   send(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
-    live(this, 'send');
-    const what = `${this.label} send`;
-    const stream = this.#stream(options, what);
-    const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
-    const t = ncclMoveType(buffer?.dtype, what);
-    checkBuffers(stream, what, buffer);
-    const count = checkCount(options.count, buffer.length, what);
-    return this.#enqueue(stream, [buffer], (sh) =>
-      ncclChecked().ncclSend(
-        toPointer(buffer.address),
-        count * t.scale,
-        t.datatype,
-        peer,
-        this.handle,
-        sh,
-        enqueueDuring,
-        this,
-        stream,
-      ),
-    );
+    return this.#peerMove('send', buffer, options);
   }
 
   /** Receives `count` elements (default the buffer's length) from `peer` into `buffer`. */
   recv(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
-    live(this, 'recv');
-    const what = `${this.label} recv`;
+    return this.#peerMove('recv', buffer, options);
+  }
+
+  /** send() and recv(): the same checks and call, to or from `peer`. */
+  #peerMove(kind: 'send' | 'recv', buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    live(this, kind);
+    const what = `${this.label} ${kind}`;
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
     const t = ncclMoveType(buffer?.dtype, what);
     checkBuffers(stream, what, buffer);
     const count = checkCount(options.count, buffer.length, what);
+    const move = kind === 'send' ? ncclChecked().ncclSend : ncclChecked().ncclRecv;
     return this.#enqueue(stream, [buffer], (sh) =>
-      ncclChecked().ncclRecv(
-        toPointer(buffer.address),
-        count * t.scale,
-        t.datatype,
-        peer,
-        this.handle,
-        sh,
-        enqueueDuring,
-        this,
-        stream,
-      ),
+      move(toPointer(buffer.address), count * t.scale, t.datatype, peer, this.handle, sh, enqueueDuring, this, stream),
     );
   }
 
