@@ -305,17 +305,18 @@ export class Communicator extends Resource {
 
   /** Sends `count` elements (default all) of `buffer` to `peer`, which must recv them; pair them inside group() when both sides run in one thread. */
   send(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    live(this, 'send'); // before a private member: a plain object's call names the receiver
     return this.#peerMove('send', buffer, options);
   }
 
   /** Receives `count` elements (default the buffer's length) from `peer` into `buffer`. */
   recv(buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
+    live(this, 'recv'); // before a private member: a plain object's call names the receiver
     return this.#peerMove('recv', buffer, options);
   }
 
   /** send() and recv(): the same checks and call, to or from `peer`. */
   #peerMove(kind: 'send' | 'recv', buffer: DeviceBuffer, options: PeerOptions): Promise<void> {
-    live(this, kind);
     const what = `${this.label} ${kind}`;
     const stream = this.#stream(options, what);
     const peer = checkInteger(options.peer, 0, this.size - 1, `${what} peer`);
