@@ -222,9 +222,8 @@ export class Lane extends Resource implements LaneView {
   protected releaseNative(): void {
     this.#slots.close(new DisposedError(`Lane "${this.label}" was disposed before the work got a slot`));
     let first: unknown;
-    // The signal layer caches scratch per stream: let it go before the stream does (when it offers to).
-    const releaseScratch = (): void =>
-      (signalWorkspace as { releaseStream?(stream: Stream): void }).releaseStream?.(this.stream);
+    // The signal layer caches scratch per stream: let it go before the stream does.
+    const releaseScratch = (): void => signalWorkspace.releaseStream(this.stream);
     // Graphs first: they hold addresses of the buffers and scratch freed after them.
     const steps = [
       () => this.graphs?.dispose(),
