@@ -146,7 +146,8 @@ describe('fusing over HTTP (fake engine)', () => {
   }, 15_000);
 
   it('a client that goes away leaves its fused job queued for the others; when all have gone, the engine job is cancelled', async () => {
-    const { server, engine } = serve(5, { manual: true });
+    // A window long enough that the two POSTs share it on a loaded 2-core machine (5 ms did not always).
+    const { server, engine } = serve(200, { manual: true });
     const base = await server.listen({ port: 0, host: '127.0.0.1' });
     const body = Buffer.from(samples(1, 64, 1).buffer);
     /** A POST over loopback whose client can hang up; resolves with its status, or 0 once it was hung up. */
