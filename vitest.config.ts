@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { isolatedTests, testFiles } from './test/setup/module-isolation.js';
 import { PROCESS_HEAVY_TESTS, quickTests } from './test/setup/process-heavy.js';
 
 // Every project compares typed arrays through one fast tester (see the file for why).
@@ -9,6 +11,12 @@ const setupFiles = ['test/setup/typed-array-equality.ts'];
 // `npm test` (TSCUDA_TESTS=quick) leaves out the files that start whole programs as processes;
 // `npm run test:all` (CI) and any run naming a file run them (test/setup/process-heavy.ts).
 const unitExclude = quickTests() ? [...configDefaults.exclude, ...PROCESS_HEAVY_TESTS] : configDefaults.exclude;
+
+// The unit files share one module graph per worker ('unit'); those that replace modules or globals,
+// or need the process's first of something, load alone ('unit-isolated'; test/setup/module-isolation.ts).
+// `--project 'unit*'` runs both.
+const root = fileURLToPath(new URL('.', import.meta.url));
+const ISOLATED_UNIT_TESTS = isolatedTests(root, testFiles(root, 'test/unit'));
 
 // A machine with no NVIDIA device node cannot run a GPU test: its gpu files only load and skip,
 // so they may load side by side (one at a time they took 50 s of a 2-core `npm test`). With a GPU
@@ -25,6 +33,16 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          exclude: [...unitExclude, ...ISOLATED_UNIT_TESTS],
+          isolate: false,
+          setupFiles,
+          testTimeout: 20_000,
+        },
+      },
+      {
+        test: {
+          name: 'unit-isolated',
+          include: ISOLATED_UNIT_TESTS,
           exclude: unitExclude,
           setupFiles,
           testTimeout: 20_000,
@@ -42,7 +60,10 @@ export default defineConfig({
           // blocked in a synchronous CUDA call, where testTimeout cannot fire, ends its file's process
           // and is reported as failed; the run goes on with the next file and reaches its summary.
           pool: 'forks',
-          setupFiles: [...setupFiles, 'test/gpu/watchdog/setup.ts'],
+          // Without a GPU the files only load and skip: they share one module graph per worker, and
+          // no test runs for a watchdog to watch.
+          isolate: gpuPossible,
+          setupFiles: gpuPossible ? [...setupFiles, 'test/gpu/watchdog/setup.ts'] : setupFiles,
         },
       },
     ],

@@ -39,6 +39,12 @@ export interface SimEngineOptions {
    * are the engine's pinned memory: the GPU reads and writes them directly, no host copy.
    */
   hostCopies?: boolean | undefined;
+  /**
+   * Whether the engine says it searches the samples for NaN itself (JobEngineLike.checksSamples), as
+   * JobEngine does on the GPU: a server in front then leaves them to it. Default false. The search is
+   * GPU time, which the simulated device does not spend: with true, non-finite samples go through.
+   */
+  checksSamples?: boolean | undefined;
   label?: string | undefined;
 }
 
@@ -63,6 +69,7 @@ export class SimEngine implements JobEngineLike {
   readonly precision = 'f32' as const;
   readonly laneCount: number;
   readonly devices = [0] as const;
+  readonly checksSamples: boolean;
   readonly lost: Promise<never> = new Promise<never>(() => undefined);
   readonly #nsPerSample: number;
   readonly #fixedMs: number;
@@ -87,6 +94,7 @@ export class SimEngine implements JobEngineLike {
     this.#slots = this.laneCount * (options.laneDepth ?? 2);
     this.#poll = options.poll ?? 'timer';
     this.#hostCopies = options.hostCopies ?? true;
+    this.checksSamples = options.checksSamples ?? false;
     this.label = options.label ?? 'sim';
   }
 

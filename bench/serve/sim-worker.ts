@@ -6,7 +6,8 @@
  * as an H100 in process (0.085 ns per sample, the STFT job's 11.7 Gsamples/s), so it is not what
  * bounds a row. As with the real engine, the samples and the filtered wave make no host copy (the
  * server's pooled bodies and answers are the engine's pinned memory, which the GPU reads and
- * writes); the small results are fresh arrays, as the real engine's copy-back makes them.
+ * writes); the small results are fresh arrays, as the real engine's copy-back makes them; and the
+ * door leaves the NaN search to the engine, as it does for JobEngine's search on the GPU.
  */
 import { runWorker } from '../../src/server/supervision/worker.js'; // private-path: a serve worker with a simulated engine, the same entry tscuda serve's workers run
 import { SimEngine } from '../queue/sim-engine.js';
@@ -19,6 +20,8 @@ await runWorker({
       lanes: config.lanes ?? 4,
       label: 'sim',
       hostCopies: false,
+      // As JobEngine: the samples are searched for NaN on the device, so the door does not scan them.
+      checksSamples: true,
     }),
   }),
 });

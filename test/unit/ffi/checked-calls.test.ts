@@ -3,6 +3,8 @@
  * arguments, without a GPU: the raw function gets exactly its own arguments whatever their number,
  * `during` and its values only reach the error, readiness queries answer true or false, the
  * pointer form passes out-parameters in place, and bestEffort drops only a library's error.
+ * Its sticky case sets the process's first sticky error: this file has a module graph of its own
+ * (@vitest-isolate).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../../src/ffi/checked-call.js';

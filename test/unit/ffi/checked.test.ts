@@ -3,7 +3,7 @@
  * becomes an error, so a checked library's functions (`cu()` and the others) throw the error
  * statusError builds for the same failure, named after the context the call ran in, and a sticky
  * one fails that context. How the checked functions take their arguments is checked-calls.test.ts.
- * Sticky state is process-wide: this file has its own process.
+ * Sticky state is process-wide: this file has its own process and module graph (@vitest-isolate).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../../src/ffi/checked-call.js';

@@ -1,7 +1,8 @@
 /**
- * After a sticky error (process-wide state, so in a file of its own): disposal is quiet, new work
- * gets ContextLostError telling the user to restart. No GPU needed: a stand-in resource whose
- * release fails as the driver's calls do once the context is lost.
+ * After a sticky error (process-wide state, so in a file and module graph of its own,
+ * @vitest-isolate): disposal is quiet, new work gets ContextLostError telling the user to restart.
+ * No GPU needed: a stand-in resource whose release fails as the driver's calls do once the context
+ * is lost.
  */
 import { describe, expect, it } from 'vitest';
 import { CudaError } from '../../../src/ffi/errors.js';
