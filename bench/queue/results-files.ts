@@ -22,7 +22,8 @@ export function writeQueueResults(
 ): { base: string; markdown: string } {
   const base = join(dir, `queue-${gpuSlug(gpu)}-${yyyymmdd(date)}`);
   const md = [
-    `# Queue bench: ${gpu}, ${date.toISOString()}`,
+    // The Node line is part of the result: the same door's costs differ between lines (serve's sim rows: 1.8x).
+    `# Queue bench: ${gpu}, Node ${process.version}, ${date.toISOString()}`,
     '',
     '| metric | unit | tscuda (queue) | floor (bare BullMQ) | tscuda / floor | in-process | goal | met |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
@@ -36,7 +37,8 @@ export function writeQueueResults(
     '',
   ];
   const markdown = md.join('\n');
-  writeFileSync(`${base}.json`, JSON.stringify(results, null, 2) + '\n');
+  const withNode = typeof results === 'object' && results !== null ? { node: process.version, ...results } : results;
+  writeFileSync(`${base}.json`, JSON.stringify(withNode, null, 2) + '\n');
   writeFileSync(`${base}.md`, markdown);
   return { base, markdown };
 }
