@@ -44,7 +44,7 @@ const notes: string[] = [];
 const results: Record<string, unknown> = {
   date: new Date().toISOString(),
   mode: s.sim ? 'sim' : 'gpu',
-  // The Node line is part of the result: on the sim rows' small bodies Node 20 answered at 0.56x Node 22's rate.
+  // The Node line is part of the result: the sim small-body row was at 0.44 of its floor on Node 20, 0.70 on 22.
   host: { cpus: s.cpus, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
   settings: {
     stepS: s.stepS,
