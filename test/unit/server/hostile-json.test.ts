@@ -105,8 +105,9 @@ describe('JSON that would parse for seconds is refused before JSON.parse', () =>
       expect([400, 413]).toContain(r.statusCode);
       const error = errorOf(r.json());
       expect(['body', 'signal', 'items']).toContain(error.field);
-      // Before: 1.3-5 s in JSON.parse. The scan stops at the first count past its bound.
-      expect(ms).toBeLessThan(400);
+      // Before: 1.3-5 s in JSON.parse. The scan stops at the first count past its bound (tens of ms; the
+      // bound leaves room for a GC pause on a loaded 2-core runner and still fails the old way).
+      expect(ms).toBeLessThan(1000);
     },
     20_000,
   );
@@ -136,8 +137,9 @@ describe('JSON that would parse for seconds is refused before JSON.parse', () =>
     expect(latencies.length).toBeGreaterThan(0);
     // Before: health 1-6 s late while the bodies parsed (one JSON.parse of 5 million {} holds the loop
     // 5 s). Now each body is refused on its first kilobytes: health within 10-20 ms on a quiet host
-    // (the goal is 100 ms); the bound leaves room for a loaded 2-core runner and still fails the old way.
-    expect(Math.max(...latencies)).toBeLessThan(250);
+    // (the goal is 100 ms); the bound leaves room for a loaded 2-core runner (264 ms seen once, with a
+    // GC pause) and still fails the old way.
+    expect(Math.max(...latencies)).toBeLessThan(750);
     // The bodies as read and as text (8 x 2 x 15 MiB at most, each dropped once refused): no parse tree.
     expect(heapBytes).toBeLessThan(320 * MiB);
   }, 30_000);
