@@ -314,6 +314,9 @@ export async function checkRedis(connection: QueueConnection, timeoutMs = 3000):
     maxRetriesPerRequest: 0,
     connectTimeout: timeoutMs,
     enableOfflineQueue: false,
+    // disconnect() waits this long for the socket to close (2 s by default, even for one that never
+    // connected): a command that stops on an unreachable Redis would stay that long for nothing.
+    disconnectTimeout: 100,
   };
   const client =
     typeof connection === 'string' ? new Redis(connection, options) : new Redis({ ...connection, ...options });
