@@ -52,9 +52,11 @@ case "${1:-tests}" in
   bench)
     TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
     if [ -d .base/src ]; then
-      # .base/: the landed tree's src, bench and codegen with its own fatbins (built where nvcc is).
+      # .base/: the landed tree's package.json, tsconfig.json, src, bench, codegen, test/kernels, tools and
+      # scripts (`git archive <landed> ... | tar -x -C .base`; the bench imports test/kernels' launchers),
+      # with its own fatbins built where nvcc is (`npx tsx codegen/kernels/build.ts` inside it).
       ln -sfn "$PWD/node_modules" .base/node_modules
-      (cd .base && TSCUDA_BENCH_OUT="$OUT/base" timeout 200 tsx bench/main.ts --only '^stft_job_gsamples_per_s$' > "$OUT/base-bench.log" 2>&1); echo "landed tree:"; grep -a "stft_job_gsamples_per_s" "$OUT/base-bench.log" | tail -3
+      (cd .base && TSCUDA_BENCH_OUT="$OUT/base" timeout 200 tsx bench/main.ts --only '^stft_job_gsamples_per_s$' > "$OUT/base-bench.log" 2>&1); echo "landed tree:"; grep -a "stft_job_gsamples_per_s" "$OUT/base-bench.log" | tail -3 || tail -5 "$OUT/base-bench.log"
     fi
     ;;
   multi)
