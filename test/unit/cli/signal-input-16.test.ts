@@ -17,7 +17,9 @@ function wav(channels: number, fs: number, depth: string, samples: number[] | nu
   return w.toBuffer();
 }
 
-const randomI16 = (n: number): number[] => Array.from({ length: n }, () => Math.round((Math.random() * 2 - 1) * 32767));
+// `+ 0`: Math.round of a small negative number is -0, which toEqual tells from the 0 an Int16Array holds.
+const randomI16 = (n: number): number[] =>
+  Array.from({ length: n }, () => Math.round((Math.random() * 2 - 1) * 32767) + 0);
 
 describe('16-bit input stays 16-bit (issue 26)', () => {
   it('keeps a mono 16-bit PCM WAV as its raw Int16 samples, scale 1/32768, widened only on request', () => {
