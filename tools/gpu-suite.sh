@@ -20,8 +20,8 @@ mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
 [ -x .gpu-redis/redis-server ] && export TSCUDA_REDIS_SERVER=$PWD/.gpu-redis/redis-server
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-# The results are the Node line's as much as the GPU's (serve's sim small-body row: 0.44 of its floor on
-# Node 20, 0.70 on 22): run on a supported line, carried by scripts/gpu-node.sh.
+# The results are the Node line's as much as the GPU's (the doors' costs differ between lines): run on
+# a supported line, carried by scripts/gpu-node.sh.
 echo "node $(node --version)"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 22 ]; then

@@ -22,7 +22,7 @@ export function writeQueueResults(
 ): { base: string; markdown: string } {
   const base = join(dir, `queue-${gpuSlug(gpu)}-${yyyymmdd(date)}`);
   const md = [
-    // The Node line is part of the result: the same door's costs differ between lines (serve's sim rows: 0.44 of the floor on 20, 0.70 on 22).
+    // The Node line is part of the result (the door's costs differ between lines), as in the serve bench's.
     `# Queue bench: ${gpu}, Node ${process.version}, ${date.toISOString()}`,
     '',
     '| metric | unit | tscuda (queue) | floor (bare BullMQ) | tscuda / floor | in-process | goal | met |',

@@ -49,10 +49,8 @@ export interface DoorResults {
   device?: string | undefined;
   /** The serve bench over a simulated engine (`--sim`) writes 'sim'. */
   mode?: string | undefined;
-  /** The Node line the queue bench ran on (absent in runs that did not record it). */
+  /** The Node line the bench ran on (absent in runs that did not record it). */
   node?: string | undefined;
-  /** The serve bench's host, with the Node line it ran on (absent in runs that did not record it). */
-  host?: { node?: string | undefined } | undefined;
   /** The queue bench over a CUDA-free engine. */
   fake?: boolean | undefined;
   sim?: unknown;
