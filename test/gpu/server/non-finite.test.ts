@@ -47,11 +47,17 @@ describe.skipIf(!gpu.available)(
           expect(error.message).toMatch(/samples must be finite/);
         }
         const good = await post(query, samples(batch, n));
-        const body = (await good.json()) as { filtered: number[][]; spectrum: number[][] };
+        // JSON answers carry flat arrays and their shapes (docs/serving.md, Responses).
+        const body = (await good.json()) as {
+          filtered: number[];
+          spectrum: number[];
+          shapes: Record<string, number[]>;
+        };
         expect(good.status).toBe(200);
-        expect(body.filtered).toHaveLength(batch);
-        expect(body.filtered.flat().every(Number.isFinite)).toBe(true);
-        expect(body.spectrum.flat().some((v) => v > 0)).toBe(true);
+        expect(body.shapes.filtered).toEqual([batch, n]);
+        expect(body.filtered).toHaveLength(batch * n);
+        expect(body.filtered.every(Number.isFinite)).toBe(true);
+        expect(body.spectrum.some((v) => v > 0)).toBe(true);
       }, 60_000);
     }
   },
