@@ -100,7 +100,9 @@ export function fftConvolutionPlan(
   if (wholeLength <= single) return whole;
   let best: BlockFftConvolution | undefined;
   let bestCost = transformCost(wholeLength, wholeLength, single);
-  for (const nfft of blockLengths(ntaps + 1, single)) {
+  // Blocks of at least a sixteenth of the single-pass length: shorter rows only add per-row work
+  // (a tile of the kernels, a twiddle set of cuFFT) for no fewer elements moved.
+  for (const nfft of blockLengths(Math.max(ntaps + 1, single / 16), single)) {
     const step = nfft - ntaps + 1;
     const blocks = Math.ceil(window.outLength / step);
     if (batch * blocks * nfft > MAX_ELEMENTS) continue;
