@@ -8,6 +8,7 @@
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import type { Context } from '../runtime/context.js';
+import type { LaunchConfig } from '../runtime/kernel.js';
 import type { Stream } from '../runtime/stream.js';
 import type { RealBuffer } from './buffers.js';
 import { fftConvolutionPlan, type BlockFftConvolution } from './convolve-blocks.js';
@@ -113,7 +114,7 @@ function product(
 }
 
 /** The launch of an overlap-save kernel: one CUDA block per tile of TILE samples of a row (grid-stride past the cap). */
-function tiles(rows: number, perRow: number, stream: Stream) {
+function tiles(rows: number, perRow: number, stream: Stream): LaunchConfig {
   return elementwise(rows * Math.ceil(perRow / TILE) * BLOCK, stream);
 }
 
