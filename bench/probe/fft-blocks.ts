@@ -9,9 +9,14 @@
  *   tsx bench/probe/fft-blocks.ts
  */
 import { DeviceBuffer, Event, Stream, type Context } from '../../src/runtime/index.js';
-import { convolutionWindow, fastLength, fftconvolve, firwin, signalWorkspace } from '../../src/signal/index.js';
-// private-path: the plan fftconvolve takes for the bench row's shape, printed beside its time
-import { fftConvolutionPlan } from '../../src/signal/convolve-blocks.js';
+import {
+  convolutionWindow,
+  fastLength,
+  fftConvolutionPlan,
+  fftconvolve,
+  firwin,
+  signalWorkspace,
+} from '../../src/signal/index.js';
 
 const BYTES = 90e6;
 const REPS = 20;

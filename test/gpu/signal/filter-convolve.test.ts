@@ -15,11 +15,11 @@ import {
   convolve,
   convolutionWindow,
   fastLength,
+  fftConvolutionPlan,
   fftconvolve,
   oaconvolve,
   type RealBuffer,
 } from '../../../src/signal/index.js';
-import { fftConvolutionPlan } from '../../../src/signal/convolve-blocks.js';
 import { gpu } from '../gpu-available.js';
 import { randomSeries, relativeL2, scipy, scipyReference, type ScipyCase } from './scipy.js';
 
