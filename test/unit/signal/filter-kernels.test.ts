@@ -332,7 +332,7 @@ describe.skipIf(!!skip)(
     beforeAll(loadEmulatedKernels);
     const batch = 2;
 
-    /** What convolve.ts enqueues for the FFT path, with DFTs for cuFFT. */
+    /** What fft-convolution.ts enqueues for the whole-length FFT path, with DFTs for cuFFT. */
     function fftPath(p: P, x: Arr, length: number, taps: Float64Array, start: number, outLength: number): Arr {
       const n = fastLength(length + taps.length - 1);
       const bins = Math.floor(n / 2) + 1;
@@ -341,7 +341,7 @@ describe.skipIf(!!skip)(
       const kernelRow = arr(p, n);
       launch(`pad_taps_${p}`, taps, kernelRow, taps.length, n);
       const spectra = rfftRows(p, rows, batch, n);
-      launch(`spectrum_product_${p}`, spectra, rfftRows(p, kernelRow, 1, n), batch, bins, 1 / n);
+      launch(`os_product_${p}`, spectra, rfftRows(p, kernelRow, 1, n), batch, bins, 1 / n);
       const back = irfftRows(p, spectra, batch, n);
       const y = arr(p, batch * outLength);
       launch(`slice_rows_${p}`, back, y, batch, n, outLength, start);
