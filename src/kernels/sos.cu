@@ -97,10 +97,40 @@ __device__ __forceinline__ int sos_log2(int v) {
   return l;
 }
 
+// Loads in flight per thread while staging: each thread issues this many independent loads before it
+// stores any, so a block of two warps keeps enough memory requests in flight.
+#define SOS_STAGE_UNROLL 8
+
 // The tile's samples into shared memory, chunk i at sh[i * (chunk + 1)]: consecutive threads load
 // consecutive samples; the padding of one double keeps a warp's chunk reads on distinct banks.
 template <typename T> __device__ void sos_stage(const T* x, double* sh, int length, int chunk, int shift) {
-  for (int k = threadIdx.x; k < length; k += blockDim.x) sh[(k >> shift) * (chunk + 1) + (k & (chunk - 1))] = (double)x[k];
+  const int step = blockDim.x;
+  int k = threadIdx.x;
+  for (; k + (SOS_STAGE_UNROLL - 1) * step < length; k += SOS_STAGE_UNROLL * step) {
+    double v[SOS_STAGE_UNROLL];
+#pragma unroll
+    for (int u = 0; u < SOS_STAGE_UNROLL; u++) v[u] = (double)x[k + u * step];
+#pragma unroll
+    for (int u = 0; u < SOS_STAGE_UNROLL; u++) {
+      const int i = k + u * step;
+      sh[(i >> shift) * (chunk + 1) + (i & (chunk - 1))] = v[u];
+    }
+  }
+  for (; k < length; k += step) sh[(k >> shift) * (chunk + 1) + (k & (chunk - 1))] = (double)x[k];
+}
+
+// `n` doubles from global into shared memory, with the loads batched as in sos_stage.
+__device__ void sos_copy_in(double* sh, const double* in, int n) {
+  const int step = blockDim.x;
+  int k = threadIdx.x;
+  for (; k + (SOS_STAGE_UNROLL - 1) * step < n; k += SOS_STAGE_UNROLL * step) {
+    double v[SOS_STAGE_UNROLL];
+#pragma unroll
+    for (int u = 0; u < SOS_STAGE_UNROLL; u++) v[u] = in[k + u * step];
+#pragma unroll
+    for (int u = 0; u < SOS_STAGE_UNROLL; u++) sh[k + u * step] = v[u];
+  }
+  for (; k < n; k += step) sh[k] = in[k];
 }
 
 template <typename T> __device__ void sos_unstage(T* y, const double* sh, int length, int chunk, int shift) {
@@ -198,8 +228,7 @@ __device__ void sos_scan_down_run(double* sh, const T* x, T* y, const double* so
   sos_load<S>(sos, c);
   for (sos_i64 tile = blockIdx.x; tile < (sos_i64)batch * tiles; tile += gridDim.x) {
     const SosTile at = sos_tile(tile, tiles, span, length);
-    const double* in = tree + tile * threads * d;
-    for (int k = me; k < threads * d; k += threads) sh[k] = in[k];
+    sos_copy_in(sh, tree + tile * threads * d, threads * d);
     __syncthreads();
     sos_down_sweep(sh, sh + threads * d, powers, d);
     double z[2 * S];
