@@ -23,10 +23,12 @@ export const SCAN_SHARED = 4160;
 export const MAX_SCAN_SECTIONS = 16;
 /**
  * The shortest series the parallel path takes. One thread per series walks a series sample by sample
- * through a dependent chain of float64 operations; past 16 chunks the three launches of the parallel
- * path cost less than that walk.
+ * through a dependent chain of float64 operations; past 32 chunks the three launches of the parallel
+ * path cost less than that walk. From this length on the tree (scanGeometry) never holds more doubles
+ * than the series has samples (at most 64 · 32 per tile of 4,096), what the engine's filter scratch
+ * allows for (src/engine/series-buffers.ts).
  */
-export const MIN_SCAN_LENGTH = 16 * SCAN_CHUNK;
+export const MIN_SCAN_LENGTH = 32 * SCAN_CHUNK;
 
 /** Whether sosfilt filters series of `length` samples through `sections` sections in parallel along time. */
 export function usesScan(length: number, sections: number): boolean {

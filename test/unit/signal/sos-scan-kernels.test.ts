@@ -211,6 +211,9 @@ describe.skipIf(!!skip)(
       expect(usesScan(MIN_SCAN_LENGTH - 1, 8)).toBe(false);
       expect(usesScan(1 << 20, 16)).toBe(true);
       expect(usesScan(1 << 20, 17)).toBe(false);
+      // The engine's filter scratch holds a double per sample: the tree never needs more, at the most sections.
+      for (let n = MIN_SCAN_LENGTH; n < 5 * SCAN_CHUNK * SCAN_THREADS; n += 61)
+        expect(scanGeometry(3, n, 16).treeLength).toBeLessThanOrEqual(3 * n);
     });
 
     it('scanPowers refuses shapes the kernels cannot run', () => {
