@@ -8,11 +8,15 @@
  * series, among them the narrow float64 band-pass that a float32 scan once failed. Skipped, with
  * the reason, where g++ is missing.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { butter, cheby1, type Sos } from '../../../src/signal/index.js';
 import {
+  MAX_SCAN_SECTIONS,
   MIN_SCAN_LENGTH,
   SCAN_CHUNK,
+  SCAN_SHARED,
   SCAN_ROW_THREADS,
   SCAN_THREADS,
   scanGeometry,
@@ -224,3 +228,12 @@ describe.skipIf(!!skip)(
     });
   },
 );
+
+it("sos-scan.ts's shape constants are sos.cu's (the register budget, the shared array, the instantiated section counts)", () => {
+  const source = readFileSync(join(import.meta.dirname, '../../../src/kernels/sos.cu'), 'utf8');
+  const define = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(source)?.[1]);
+  expect(define('SOS_SCAN_THREADS')).toBe(SCAN_THREADS);
+  expect(define('SOS_SCAN_SHARED')).toBe(SCAN_SHARED);
+  expect(define('SOS_SCAN_MAX_SECTIONS')).toBe(MAX_SCAN_SECTIONS);
+  expect(source.match(/^ +CASE\(\d+\)/gm)?.length).toBe(MAX_SCAN_SECTIONS);
+});
