@@ -15,8 +15,10 @@
 //      writes zf.
 // State and arithmetic are float64 everywhere (the tree, the powers of A, the cascade): a narrow
 // band-pass has poles near the unit circle and its transition powers amplify float32 rounding.
-// `powers` holds A^(chunk * 2^j) for j = 0 .. log2(blockDim.x), d x d row-major each (built in
-// float64 on the host): level j of the tree, then (j = log2 of the tile's threads) the tile.
+// `powers` holds A^(chunk * 2^j) for j = 0 .. log2(blockDim.x), d x d column-major each (built in
+// float64 on the host): level j of the tree, then (j = log2 of the tile's threads) the tile. Column-major
+// because the threads of a matrix-vector product take one row each: element (r, k) at k * d + r puts
+// their reads of one column side by side (one cache line, distinct shared-memory banks).
 // A chunk past the end of the series is empty; the tree nodes that hold it are wrong (a partial
 // node is combined as if full) but only ever give starts to chunks after the end, never read.
 
@@ -149,8 +151,8 @@ __device__ void sos_up_sweep(double* e, const double* powers, int d) {
       const int right = (2 * pair + 2) * half - 1, left = right - half;
       double acc = e[right * d + r], acc2 = 0.0;
       for (int k = 0; k < d; k += 2) {
-        acc += m[r * d + k] * e[left * d + k];
-        acc2 += m[r * d + k + 1] * e[left * d + k + 1];
+        acc += m[k * d + r] * e[left * d + k];
+        acc2 += m[(k + 1) * d + r] * e[left * d + k + 1];
       }
       e[right * d + r] = acc + acc2;
     }
@@ -171,8 +173,8 @@ __device__ void sos_down_sweep(double* e, double* next, const double* powers, in
       const int right = (2 * pair + 2) * half - 1, left = right - half;
       double acc = e[left * d + r], acc2 = 0.0;
       for (int k = 0; k < d; k += 2) {
-        acc += m[r * d + k] * e[right * d + k];
-        acc2 += m[r * d + k + 1] * e[right * d + k + 1];
+        acc += m[k * d + r] * e[right * d + k];
+        acc2 += m[(k + 1) * d + r] * e[right * d + k + 1];
       }
       next[left * d + r] = e[right * d + r];
       next[right * d + r] = acc + acc2;
@@ -314,8 +316,8 @@ __device__ void sos_scan_tiles_impl(double* tree, const double* powers, const T*
       double acc = e, acc2 = 0.0;
       if (r < d)
         for (int k = 0; k < d; k += 2) {
-          acc += p[r * d + k] * s[k];
-          acc2 += p[r * d + k + 1] * s[k + 1];
+          acc += p[k * d + r] * s[k];
+          acc2 += p[(k + 1) * d + r] * s[k + 1];
         }
       __syncthreads();
       if (r < d) {

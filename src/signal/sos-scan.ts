@@ -95,8 +95,9 @@ export function checkScanShape(sections: number, chunk: number, threads: number)
 }
 
 /**
- * The powers the kernels read, packed d × d row-major each: A^(chunk·2^j) for j = 0 .. log2(threads),
- * the tree's levels and last the whole tile. Each is the square of the one before, in float64.
+ * The powers the kernels read, packed d × d column-major each (sos.cu: one thread per row reads a
+ * column side by side): A^(chunk·2^j) for j = 0 .. log2(threads), the tree's levels and last the whole
+ * tile. Each is the square of the one before, in float64.
  */
 export function scanPowers(
   sos: Float64Array,
@@ -110,7 +111,7 @@ export function scanPowers(
   const out = new Float64Array((levels + 1) * d * d);
   let m = matrixPower(cascadeTransition(sos, sections), d, chunk);
   for (let j = 0; j <= levels; j++) {
-    out.set(m, j * d * d);
+    for (let r = 0; r < d; r++) for (let k = 0; k < d; k++) out[j * d * d + k * d + r] = m[r * d + k]!;
     if (j < levels) m = multiply(m, m, d);
   }
   return out;
