@@ -232,78 +232,6 @@ __device__ void real_to_complex_impl(const T* x, typename FilterComplex<T>::type
   }
 }
 
-// sosfilt in parallel along time (the host side is src/signal/sos-scan.ts). State size d = 2 * sections
-// <= 2 * MAX_SCAN_SECTIONS. `work` holds d doubles per (series, chunk), chunk-major within a series.
-#define MAX_SCAN_SECTIONS 16
-
-// Pass 1: every chunk of every series filtered from a zero state; its final state goes to work.
-template <typename T>
-__device__ void sos_chunk_final_impl(const T* x, const double* sos, double* work, int batch, int length, int sections, int chunk) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const flt_i64 total = (flt_i64)batch * chunks;
-  const int d = 2 * sections;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / chunks;
-    const flt_i64 c = i - b * chunks;
-    double z[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) z[k] = 0.0;
-    const flt_i64 begin = c * chunk;
-    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
-    const T* row = x + b * length;
-    for (flt_i64 t = begin; t < end; t++) cascade(sos, sections, z, (double)row[t]);
-    for (int k = 0; k < d; k++) work[i * d + k] = z[k];
-  }
-}
-
-// Pass 2, one thread per series: the true start state of each chunk, s_{c+1} = A^L s_c + e_c, from zi
-// (scipy's layout (sections, batch, 2)) or zero; written over e_c in work. `transitions` holds A^chunk
-// then A^(last chunk's length), d x d each, row-major. The final state goes to zf when asked.
-template <typename T>
-__device__ void sos_chunk_scan_impl(double* work, const double* transitions, const T* zi, T* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const int d = 2 * sections;
-  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
-    double s[2 * MAX_SCAN_SECTIONS];
-    double next[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) s[k] = has_zi ? (double)zi[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] : 0.0;
-    for (flt_i64 c = 0; c < chunks; c++) {
-      double* e = work + (b * chunks + c) * d;
-      const double* m = transitions + (c + 1 < chunks ? 0 : d * d);
-      for (int r = 0; r < d; r++) {
-        double acc = e[r];
-        for (int k = 0; k < d; k++) acc += m[r * d + k] * s[k];
-        next[r] = acc;
-      }
-      for (int k = 0; k < d; k++) {
-        e[k] = s[k];
-        s[k] = next[k];
-      }
-    }
-    if (has_zf)
-      for (int k = 0; k < d; k++) zf[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] = (T)s[k];
-  }
-}
-
-// Pass 3: every chunk filtered again from its true start state, writing y (y may be x: each thread
-// reads a sample before writing it, and only its own chunk).
-template <typename T>
-__device__ void sos_chunk_apply_impl(const T* x, T* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const flt_i64 total = (flt_i64)batch * chunks;
-  const int d = 2 * sections;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / chunks;
-    const flt_i64 c = i - b * chunks;
-    double z[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) z[k] = work[i * d + k];
-    const flt_i64 begin = c * chunk;
-    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
-    const T* row = x + b * length;
-    T* out = y + b * length;
-    for (flt_i64 t = begin; t < end; t++) out[t] = (T)cascade(sos, sections, z, (double)row[t]);
-  }
-}
-
 // scipy.signal.convolve(x, taps) by direct summation, the output window [start, start + out_length)
 // of the full convolution (length + ntaps - 1 samples): full starts at 0, same at (ntaps - 1) / 2,
 // valid at min(length, ntaps) - 1. One thread per output sample.
@@ -486,12 +414,6 @@ extern "C" __global__ void pad_taps_f32(const double* taps, float* out, int ntap
 extern "C" __global__ void pad_taps_f64(const double* taps, double* out, int ntaps, int n) { pad_taps_impl<double>(taps, out, ntaps, n); }
 extern "C" __global__ void slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start) { slice_rows_impl<float>(rows, out, batch, n, out_length, start); }
 extern "C" __global__ void slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start) { slice_rows_impl<double>(rows, out, batch, n, out_length, start); }
-extern "C" __global__ void sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<float>(x, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<double>(x, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<float>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
-extern "C" __global__ void sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<double>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
-extern "C" __global__ void sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<float>(x, y, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<double>(x, y, sos, work, batch, length, sections, chunk); }
 extern "C" __global__ void upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<float>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<double>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<float>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }

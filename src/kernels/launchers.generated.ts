@@ -100,12 +100,6 @@ export const FILTER_SIGNATURES = {
   pad_taps_f64: ['ptr', 'ptr', 'i32', 'i32'],
   slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
@@ -156,12 +150,6 @@ export interface FilterKernels {
     readonly pad_taps_f64: Kernel;
     readonly slice_rows_f32: Kernel;
     readonly slice_rows_f64: Kernel;
-    readonly sos_chunk_final_f32: Kernel;
-    readonly sos_chunk_final_f64: Kernel;
-    readonly sos_chunk_scan_f32: Kernel;
-    readonly sos_chunk_scan_f64: Kernel;
-    readonly sos_chunk_apply_f32: Kernel;
-    readonly sos_chunk_apply_f64: Kernel;
     readonly upfirdn_f32: Kernel;
     readonly upfirdn_f64: Kernel;
     readonly resample_spectrum_f32: Kernel;
@@ -229,18 +217,6 @@ export interface FilterKernels {
   slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
   /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
   slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
-  /** `sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
   /** `upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
   /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
@@ -310,12 +286,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_pad_taps_f64 = kernels.pad_taps_f64;
   const kernel_slice_rows_f32 = kernels.slice_rows_f32;
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
-  const kernel_sos_chunk_final_f32 = kernels.sos_chunk_final_f32;
-  const kernel_sos_chunk_final_f64 = kernels.sos_chunk_final_f64;
-  const kernel_sos_chunk_scan_f32 = kernels.sos_chunk_scan_f32;
-  const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
-  const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
-  const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
   const kernel_upfirdn_f32 = kernels.upfirdn_f32;
   const kernel_upfirdn_f64 = kernels.upfirdn_f64;
   const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
@@ -598,80 +568,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_slice_rows_f64.setArg(4, out_length);
       kernel_slice_rows_f64.setArg(5, start);
       kernel_slice_rows_f64.launchPrepared(config);
-    },
-    sos_chunk_final_f32(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f32', 7, arguments.length);
-      kernel_sos_chunk_final_f32.setArg(0, x);
-      kernel_sos_chunk_final_f32.setArg(1, sos);
-      kernel_sos_chunk_final_f32.setArg(2, work);
-      kernel_sos_chunk_final_f32.setArg(3, batch);
-      kernel_sos_chunk_final_f32.setArg(4, length);
-      kernel_sos_chunk_final_f32.setArg(5, sections);
-      kernel_sos_chunk_final_f32.setArg(6, chunk);
-      kernel_sos_chunk_final_f32.launchPrepared(config);
-    },
-    sos_chunk_final_f64(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f64', 7, arguments.length);
-      kernel_sos_chunk_final_f64.setArg(0, x);
-      kernel_sos_chunk_final_f64.setArg(1, sos);
-      kernel_sos_chunk_final_f64.setArg(2, work);
-      kernel_sos_chunk_final_f64.setArg(3, batch);
-      kernel_sos_chunk_final_f64.setArg(4, length);
-      kernel_sos_chunk_final_f64.setArg(5, sections);
-      kernel_sos_chunk_final_f64.setArg(6, chunk);
-      kernel_sos_chunk_final_f64.launchPrepared(config);
-    },
-    sos_chunk_scan_f32(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f32', 10, arguments.length);
-      kernel_sos_chunk_scan_f32.setArg(0, work);
-      kernel_sos_chunk_scan_f32.setArg(1, transitions);
-      kernel_sos_chunk_scan_f32.setArg(2, zi);
-      kernel_sos_chunk_scan_f32.setArg(3, zf);
-      kernel_sos_chunk_scan_f32.setArg(4, batch);
-      kernel_sos_chunk_scan_f32.setArg(5, length);
-      kernel_sos_chunk_scan_f32.setArg(6, sections);
-      kernel_sos_chunk_scan_f32.setArg(7, chunk);
-      kernel_sos_chunk_scan_f32.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f32.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f32.launchPrepared(config);
-    },
-    sos_chunk_scan_f64(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f64', 10, arguments.length);
-      kernel_sos_chunk_scan_f64.setArg(0, work);
-      kernel_sos_chunk_scan_f64.setArg(1, transitions);
-      kernel_sos_chunk_scan_f64.setArg(2, zi);
-      kernel_sos_chunk_scan_f64.setArg(3, zf);
-      kernel_sos_chunk_scan_f64.setArg(4, batch);
-      kernel_sos_chunk_scan_f64.setArg(5, length);
-      kernel_sos_chunk_scan_f64.setArg(6, sections);
-      kernel_sos_chunk_scan_f64.setArg(7, chunk);
-      kernel_sos_chunk_scan_f64.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f64.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f64.launchPrepared(config);
-    },
-    sos_chunk_apply_f32(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f32', 8, arguments.length);
-      kernel_sos_chunk_apply_f32.setArg(0, x);
-      kernel_sos_chunk_apply_f32.setArg(1, y);
-      kernel_sos_chunk_apply_f32.setArg(2, sos);
-      kernel_sos_chunk_apply_f32.setArg(3, work);
-      kernel_sos_chunk_apply_f32.setArg(4, batch);
-      kernel_sos_chunk_apply_f32.setArg(5, length);
-      kernel_sos_chunk_apply_f32.setArg(6, sections);
-      kernel_sos_chunk_apply_f32.setArg(7, chunk);
-      kernel_sos_chunk_apply_f32.launchPrepared(config);
-    },
-    sos_chunk_apply_f64(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f64', 8, arguments.length);
-      kernel_sos_chunk_apply_f64.setArg(0, x);
-      kernel_sos_chunk_apply_f64.setArg(1, y);
-      kernel_sos_chunk_apply_f64.setArg(2, sos);
-      kernel_sos_chunk_apply_f64.setArg(3, work);
-      kernel_sos_chunk_apply_f64.setArg(4, batch);
-      kernel_sos_chunk_apply_f64.setArg(5, length);
-      kernel_sos_chunk_apply_f64.setArg(6, sections);
-      kernel_sos_chunk_apply_f64.setArg(7, chunk);
-      kernel_sos_chunk_apply_f64.launchPrepared(config);
     },
     upfirdn_f32(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
       if (arguments.length !== 11) wrongArity('upfirdn_f32', 10, arguments.length);
@@ -2243,6 +2139,142 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_join_planes_f64.setArg(5, complexA);
       kernel_join_planes_f64.setArg(6, hasC);
       kernel_join_planes_f64.launchPrepared(config);
+    },
+  };
+}
+
+/** Parameter types of the kernels in src/kernels/sos.cu. */
+export const SOS_SIGNATURES = {
+  sos_scan_up_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_up_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_tiles_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_tiles_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_down_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_down_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+} as const satisfies Record<string, readonly KernelParamType[]>;
+
+/** Typed launchers of src/kernels/sos.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
+export interface SosKernels {
+  /** The loaded fatbin; dispose() it to unload every kernel below. */
+  readonly module: Module;
+  /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
+  readonly kernels: {
+    readonly sos_scan_up_f32: Kernel;
+    readonly sos_scan_up_f64: Kernel;
+    readonly sos_scan_tiles_f32: Kernel;
+    readonly sos_scan_tiles_f64: Kernel;
+    readonly sos_scan_down_f32: Kernel;
+    readonly sos_scan_down_f64: Kernel;
+  };
+  /** `sos_scan_up_f32(const float* x, const double* sos, const double* powers, double* tree, int batch, int length, int sections, int chunk)` */
+  sos_scan_up_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_scan_up_f64(const double* x, const double* sos, const double* powers, double* tree, int batch, int length, int sections, int chunk)` */
+  sos_scan_up_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_scan_tiles_f32(double* tree, const double* powers, const float* zi, int batch, int length, int sections, int chunk, int threads, int has_zi)` */
+  sos_scan_tiles_f32(config: LaunchConfig, tree: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, threads: number, has_zi: number): void;
+  /** `sos_scan_tiles_f64(double* tree, const double* powers, const double* zi, int batch, int length, int sections, int chunk, int threads, int has_zi)` */
+  sos_scan_tiles_f64(config: LaunchConfig, tree: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, threads: number, has_zi: number): void;
+  /** `sos_scan_down_f32(const float* x, float* y, const double* sos, const double* powers, double* tree, float* zf, int batch, int length, int sections, int chunk, int has_zf)` */
+  sos_scan_down_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zf: number): void;
+  /** `sos_scan_down_f64(const double* x, double* y, const double* sos, const double* powers, double* tree, double* zf, int batch, int length, int sections, int chunk, int has_zf)` */
+  sos_scan_down_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zf: number): void;
+}
+
+/**
+ * Loads kernels/build/sos.fatbin (or `options.path`) into `options.context` (default: device 0's) and binds each kernel once.
+ * A launch checks its argument count, writes the arguments into the kernel's parameter block and allocates nothing.
+ */
+export function loadSosKernels(options: KernelModuleOptions = {}): SosKernels {
+  const module = loadKernelModule('sos', options);
+  const kernels = bindKernels(module, SOS_SIGNATURES);
+  const kernel_sos_scan_up_f32 = kernels.sos_scan_up_f32;
+  const kernel_sos_scan_up_f64 = kernels.sos_scan_up_f64;
+  const kernel_sos_scan_tiles_f32 = kernels.sos_scan_tiles_f32;
+  const kernel_sos_scan_tiles_f64 = kernels.sos_scan_tiles_f64;
+  const kernel_sos_scan_down_f32 = kernels.sos_scan_down_f32;
+  const kernel_sos_scan_down_f64 = kernels.sos_scan_down_f64;
+  return {
+    module,
+    kernels,
+    sos_scan_up_f32(config, x, sos, powers, tree, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_scan_up_f32', 8, arguments.length);
+      kernel_sos_scan_up_f32.setArg(0, x);
+      kernel_sos_scan_up_f32.setArg(1, sos);
+      kernel_sos_scan_up_f32.setArg(2, powers);
+      kernel_sos_scan_up_f32.setArg(3, tree);
+      kernel_sos_scan_up_f32.setArg(4, batch);
+      kernel_sos_scan_up_f32.setArg(5, length);
+      kernel_sos_scan_up_f32.setArg(6, sections);
+      kernel_sos_scan_up_f32.setArg(7, chunk);
+      kernel_sos_scan_up_f32.launchPrepared(config);
+    },
+    sos_scan_up_f64(config, x, sos, powers, tree, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_scan_up_f64', 8, arguments.length);
+      kernel_sos_scan_up_f64.setArg(0, x);
+      kernel_sos_scan_up_f64.setArg(1, sos);
+      kernel_sos_scan_up_f64.setArg(2, powers);
+      kernel_sos_scan_up_f64.setArg(3, tree);
+      kernel_sos_scan_up_f64.setArg(4, batch);
+      kernel_sos_scan_up_f64.setArg(5, length);
+      kernel_sos_scan_up_f64.setArg(6, sections);
+      kernel_sos_scan_up_f64.setArg(7, chunk);
+      kernel_sos_scan_up_f64.launchPrepared(config);
+    },
+    sos_scan_tiles_f32(config, tree, powers, zi, batch, length, sections, chunk, threads, has_zi) {
+      if (arguments.length !== 10) wrongArity('sos_scan_tiles_f32', 9, arguments.length);
+      kernel_sos_scan_tiles_f32.setArg(0, tree);
+      kernel_sos_scan_tiles_f32.setArg(1, powers);
+      kernel_sos_scan_tiles_f32.setArg(2, zi);
+      kernel_sos_scan_tiles_f32.setArg(3, batch);
+      kernel_sos_scan_tiles_f32.setArg(4, length);
+      kernel_sos_scan_tiles_f32.setArg(5, sections);
+      kernel_sos_scan_tiles_f32.setArg(6, chunk);
+      kernel_sos_scan_tiles_f32.setArg(7, threads);
+      kernel_sos_scan_tiles_f32.setArg(8, has_zi);
+      kernel_sos_scan_tiles_f32.launchPrepared(config);
+    },
+    sos_scan_tiles_f64(config, tree, powers, zi, batch, length, sections, chunk, threads, has_zi) {
+      if (arguments.length !== 10) wrongArity('sos_scan_tiles_f64', 9, arguments.length);
+      kernel_sos_scan_tiles_f64.setArg(0, tree);
+      kernel_sos_scan_tiles_f64.setArg(1, powers);
+      kernel_sos_scan_tiles_f64.setArg(2, zi);
+      kernel_sos_scan_tiles_f64.setArg(3, batch);
+      kernel_sos_scan_tiles_f64.setArg(4, length);
+      kernel_sos_scan_tiles_f64.setArg(5, sections);
+      kernel_sos_scan_tiles_f64.setArg(6, chunk);
+      kernel_sos_scan_tiles_f64.setArg(7, threads);
+      kernel_sos_scan_tiles_f64.setArg(8, has_zi);
+      kernel_sos_scan_tiles_f64.launchPrepared(config);
+    },
+    sos_scan_down_f32(config, x, y, sos, powers, tree, zf, batch, length, sections, chunk, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_scan_down_f32', 11, arguments.length);
+      kernel_sos_scan_down_f32.setArg(0, x);
+      kernel_sos_scan_down_f32.setArg(1, y);
+      kernel_sos_scan_down_f32.setArg(2, sos);
+      kernel_sos_scan_down_f32.setArg(3, powers);
+      kernel_sos_scan_down_f32.setArg(4, tree);
+      kernel_sos_scan_down_f32.setArg(5, zf);
+      kernel_sos_scan_down_f32.setArg(6, batch);
+      kernel_sos_scan_down_f32.setArg(7, length);
+      kernel_sos_scan_down_f32.setArg(8, sections);
+      kernel_sos_scan_down_f32.setArg(9, chunk);
+      kernel_sos_scan_down_f32.setArg(10, has_zf);
+      kernel_sos_scan_down_f32.launchPrepared(config);
+    },
+    sos_scan_down_f64(config, x, y, sos, powers, tree, zf, batch, length, sections, chunk, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_scan_down_f64', 11, arguments.length);
+      kernel_sos_scan_down_f64.setArg(0, x);
+      kernel_sos_scan_down_f64.setArg(1, y);
+      kernel_sos_scan_down_f64.setArg(2, sos);
+      kernel_sos_scan_down_f64.setArg(3, powers);
+      kernel_sos_scan_down_f64.setArg(4, tree);
+      kernel_sos_scan_down_f64.setArg(5, zf);
+      kernel_sos_scan_down_f64.setArg(6, batch);
+      kernel_sos_scan_down_f64.setArg(7, length);
+      kernel_sos_scan_down_f64.setArg(8, sections);
+      kernel_sos_scan_down_f64.setArg(9, chunk);
+      kernel_sos_scan_down_f64.setArg(10, has_zf);
+      kernel_sos_scan_down_f64.launchPrepared(config);
     },
   };
 }

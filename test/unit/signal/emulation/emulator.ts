@@ -4,7 +4,7 @@
  * kernels through it the way src/signal drives them on the GPU.
  */
 import koffi from 'koffi';
-import { FILTER_SIGNATURES, SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
+import { FILTER_SIGNATURES, SIGNAL_SIGNATURES, SOS_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
 import { boundaryCode, detrendCode, type SpectralGeometry } from '../../../../src/signal/geometry.js';
 import { emu } from './build.js';
 
@@ -25,10 +25,16 @@ const C_TYPES: Record<string, string> = {
 };
 let kernels: Record<string, (...args: unknown[]) => void> = {};
 let setBlock: (block: number, grid: number) => void = () => {};
+let setThreads: (threads: number) => void = () => {};
 
 /** Runs kernel `name` over an emulated grid of `grid` blocks of one thread. */
 export function launch(name: string, ...args: unknown[]): void {
-  const grid = 3;
+  launchBlocks(3, 1, name, ...args);
+}
+
+/** Runs kernel `name` over `grid` emulated blocks of `threads` threads (threads > 1: the COOPERATIVE_BLOCK kernels of sos.cu). */
+export function launchBlocks(grid: number, threads: number, name: string, ...args: unknown[]): void {
+  setThreads(threads);
   for (let b = 0; b < grid; b++) {
     setBlock(b, grid);
     kernels[name]!(...args);
@@ -123,8 +129,13 @@ export function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry):
 export function loadEmulatedKernels(): void {
   const lib = koffi.load(emu.so);
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
+  setThreads = lib.func('void emu_block_threads(unsigned int threads)') as (t: number) => void;
   kernels = {};
-  for (const [name, params] of [...Object.entries(SIGNAL_SIGNATURES), ...Object.entries(FILTER_SIGNATURES)]) {
+  for (const [name, params] of [
+    ...Object.entries(SIGNAL_SIGNATURES),
+    ...Object.entries(FILTER_SIGNATURES),
+    ...Object.entries(SOS_SIGNATURES),
+  ]) {
     kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (
       ...args: unknown[]
     ) => void;

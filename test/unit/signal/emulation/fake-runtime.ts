@@ -216,13 +216,14 @@ export class FakePlanCache {
 export function fakeSignalKernels(so: string, signatures: Record<string, readonly string[]>): Record<string, unknown> {
   const lib = koffi.load(so);
   const setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
+  const setThreads = lib.func('void emu_block_threads(unsigned int threads)') as (t: number) => void;
   const C: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int' };
   const out: Record<string, unknown> = { module: { disposed: false, dispose() {} }, kernels: {} };
   for (const [name, params] of Object.entries(signatures)) {
     const fn = lib.func(`void ${name}(${params.map((t, i) => `${C[t]} a${i}`).join(', ')})`) as (
       ...a: unknown[]
     ) => void;
-    out[name] = (config: { grid: number }, ...args: unknown[]) => {
+    out[name] = (config: { grid: number; block?: number }, ...args: unknown[]) => {
       if (args.length !== params.length)
         throw new TypeError(`${name}: ${args.length} arguments, expected ${params.length}`);
       const native = args.map((a, i) => {
@@ -237,8 +238,10 @@ export function fakeSignalKernels(so: string, signatures: Record<string, readonl
           throw new TypeError(`${name} argument ${i} must be an integer, got ${a}`);
         return a;
       });
-      // Fewer emulated blocks than the real grid (each is one thread): the grid-stride loops cover the rest.
+      // Fewer emulated blocks than the real grid (each is one thread, or the launch's block size for the
+      // kernels whose threads work together): the grid-stride loops cover the rest.
       const grid = Math.min(config.grid, 3);
+      setThreads(config.block ?? 1);
       for (let b = 0; b < grid; b++) {
         setBlock(b, grid);
         fn(...native);
