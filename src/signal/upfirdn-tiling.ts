@@ -47,11 +47,13 @@ export function upfirdnTiling(
   const phaseTaps = Math.ceil(ntaps / up);
   if (phaseTaps * up < down) return undefined;
   const maxSpan = TILE_SHARED_BYTES / 8;
-  // tileSpan(n) <= n·down + phaseTaps − 1: the largest n that fits, capped by the target.
-  const perClass = Math.min(Math.max(1, Math.floor(target / up)), Math.floor((maxSpan - phaseTaps + 1) / down));
+  // The largest n (at most the target's) whose span fits: tileSpan(n) <= n·down + phaseTaps − 1 gives a
+  // start at most a step or two short of it.
+  const cap = Math.max(1, Math.floor(target / up));
+  let perClass = Math.max(0, Math.min(cap, Math.floor((maxSpan - phaseTaps + 1) / down)));
+  while (perClass < cap && tileSpan(perClass + 1, phaseTaps, up, down) <= maxSpan) perClass++;
   if (perClass < 1) return undefined;
   const span = tileSpan(perClass, phaseTaps, up, down);
-  if (span > maxSpan) return undefined;
   const first = Math.floor(start / up) * up;
   const tiles = Math.ceil((start + outLength - first) / (up * perClass));
   return { phaseTaps, perClass, span, tiles, sharedMemBytes: 8 * span };
