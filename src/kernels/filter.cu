@@ -388,14 +388,19 @@ __device__ void upfirdn_impl(const T* x, T* y, const double* taps, int batch, in
 // conversion per sample, not one per tap; zeros outside the series, scipy's constant extension),
 // then sums from there. Work item w = c * per_class + n: consecutive threads take consecutive n of
 // one phase, so they read shared samples `down` apart (no bank conflicts for odd down) and the same
-// tap (a broadcast). Taps come phase by phase: phased[p * phase_taps + m] = taps[p + m * up], zero
+// tap (a broadcast). The sums land in shared memory at their place in the tile, and the tile is
+// written out by consecutive threads to consecutive outputs (coalesced, where the phase order would
+// write `up` apart). Taps come phase by phase: phased[p * phase_taps + m] = taps[p + m * up], zero
 // past the last tap, so every sum runs phase_taps terms in the order of upfirdn_impl (m = k / up
-// ascending); the zero taps and zero samples add exact zeros. Tiles beyond the grid are taken in
-// grid strides; the barrier closing each tile keeps its samples until every thread has summed.
+// ascending); the zero taps and zero samples add exact zeros. Shared memory: span samples, then
+// up * per_class sums, all double. Tiles beyond the grid are taken in grid strides. Barriers: the
+// samples are staged before any sum reads them, the sums are all in before the tile is written, and
+// the next tile's staging barrier waits for the writes (its samples and sums overwrite this tile's).
 template <typename T>
 __device__ void upfirdn_tiled_impl(const T* x, T* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) {
   FILTER_DYNAMIC_SHARED(double, samples);
   const int tile_out = up * per_class;
+  double* sums = samples + span;
   const flt_i64 first = (flt_i64)(start / up) * up;
   const flt_i64 jobs = (flt_i64)batch * tiles;
   for (flt_i64 job = blockIdx.x; job < jobs; job += gridDim.x) {
@@ -412,16 +417,19 @@ __device__ void upfirdn_tiled_impl(const T* x, T* y, const double* phased, int b
     for (int w = threadIdx.x; w < tile_out; w += blockDim.x) {
       const int c = w / per_class;
       const int n = w - c * per_class;
-      const flt_i64 l = g0 + c + (flt_i64)n * up - start;
-      if (l < 0 || l >= out_length) continue;
       const double* h = phased + (flt_i64)((c * (flt_i64)down) % up) * phase_taps;
       const double* s = samples + (phase_taps - 1) + (int)((c * (flt_i64)down) / up) + n * down;
       double acc = 0.0;
 #pragma unroll 4
       for (int m = 0; m < phase_taps; m++) acc += h[m] * s[-m];
-      y[b * out_length + l] = (T)acc;
+      sums[c + n * up] = acc;
     }
     __syncthreads();
+    // Outputs before `start` or past the window (first and last tiles) are summed but not written.
+    for (int i = threadIdx.x; i < tile_out; i += blockDim.x) {
+      const flt_i64 l = g0 + i - start;
+      if (l >= 0 && l < out_length) y[b * out_length + l] = (T)sums[i];
+    }
   }
 }
 

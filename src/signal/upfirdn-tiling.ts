@@ -4,7 +4,7 @@
  * phase. Pure (no CUDA), so the CPU tests plan exactly what the GPU runs.
  */
 
-/** Shared memory one tile's samples may take: 48 KiB, the most a launch gets without opting in (cudaFuncSetAttribute). */
+/** Shared memory of one tile (its samples and its sums, double each): 48 KiB, the most a launch gets without opting in (cudaFuncSetAttribute). */
 export const TILE_SHARED_BYTES = 48 * 1024;
 /** Outputs a tile aims at: enough that the samples staged for the tile's edges (phase_taps − 1 more) stay a small part. */
 export const TILE_OUTPUTS = 1024;
@@ -15,11 +15,11 @@ export interface UpfirdnTiling {
   phaseTaps: number;
   /** Outputs of each phase in a tile: a tile is up × perClass consecutive outputs. */
   perClass: number;
-  /** Input samples a tile stages (shared memory: span doubles). */
+  /** Input samples a tile stages (shared memory: span doubles, then up × perClass sums). */
   span: number;
   /** Tiles per series. */
   tiles: number;
-  /** Dynamic shared memory of the launch: span doubles. */
+  /** Dynamic shared memory of the launch: span + up × perClass doubles. */
   sharedMemBytes: number;
 }
 
@@ -33,7 +33,7 @@ export function tileSpan(perClass: number, phaseTaps: number, up: number, down: 
  * the untiled kernel (one thread per output, reading its samples from global memory) is the one to
  * run: where a phase's taps reach fewer samples than `down` (phaseTaps × up < down, as the one-tap
  * decimation after decimate's IIR filter), staging would read samples no output uses; and where even
- * a tile of `up` outputs needs more samples than TILE_SHARED_BYTES holds (very long taps).
+ * a tile of `up` outputs needs more samples (and sums) than TILE_SHARED_BYTES holds (very long taps).
  * `target` is the outputs a tile aims at (tests pass small ones to exercise many tile edges).
  */
 export function upfirdnTiling(
@@ -46,17 +46,18 @@ export function upfirdnTiling(
 ): UpfirdnTiling | undefined {
   const phaseTaps = Math.ceil(ntaps / up);
   if (phaseTaps * up < down) return undefined;
-  const maxSpan = TILE_SHARED_BYTES / 8;
-  // The largest n (at most the target's) whose span fits: tileSpan(n) <= n·down + phaseTaps − 1 gives a
-  // start at most a step or two short of it.
+  const slots = TILE_SHARED_BYTES / 8;
+  const fits = (n: number): boolean => tileSpan(n, phaseTaps, up, down) + up * n <= slots;
+  // The largest n (at most the target's) that fits: tileSpan(n) + up·n <= n·(down + up) + phaseTaps − 1
+  // gives a start at most a step or two short of it.
   const cap = Math.max(1, Math.floor(target / up));
-  let perClass = Math.max(0, Math.min(cap, Math.floor((maxSpan - phaseTaps + 1) / down)));
-  while (perClass < cap && tileSpan(perClass + 1, phaseTaps, up, down) <= maxSpan) perClass++;
+  let perClass = Math.max(0, Math.min(cap, Math.floor((slots - phaseTaps + 1) / (down + up))));
+  while (perClass < cap && fits(perClass + 1)) perClass++;
   if (perClass < 1) return undefined;
   const span = tileSpan(perClass, phaseTaps, up, down);
   const first = Math.floor(start / up) * up;
   const tiles = Math.ceil((start + outLength - first) / (up * perClass));
-  return { phaseTaps, perClass, span, tiles, sharedMemBytes: 8 * span };
+  return { phaseTaps, perClass, span, tiles, sharedMemBytes: 8 * (span + up * perClass) };
 }
 
 /** The taps phase by phase: phased[p · phaseTaps + m] = taps[p + m · up], zero past the last tap. */

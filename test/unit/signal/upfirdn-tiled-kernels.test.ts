@@ -186,10 +186,13 @@ describe.skipIf(!!skip)(
       expect(upfirdnTiling(1, 1, 4, 0, 100)).toBeUndefined();
       // Taps whose phase needs more samples than a tile's shared memory holds.
       expect(upfirdnTiling(TILE_SHARED_BYTES / 8 + 1, 1, 1, 0, 100)).toBeUndefined();
-      // The largest tile that fits, for long taps: one phase's span just within the shared memory.
+      // The largest tile that fits, for long taps: its samples and sums just within the shared memory.
       const long = upfirdnTiling(TILE_SHARED_BYTES / 8 - 10, 1, 2, 0, 100)!;
-      expect(long.span).toBeLessThanOrEqual(TILE_SHARED_BYTES / 8);
-      expect(tileSpan(long.perClass + 1, long.phaseTaps, 1, 2)).toBeGreaterThan(TILE_SHARED_BYTES / 8);
+      expect(long.sharedMemBytes).toBe(8 * (long.span + long.perClass));
+      expect(long.sharedMemBytes).toBeLessThanOrEqual(TILE_SHARED_BYTES);
+      expect(8 * (tileSpan(long.perClass + 1, long.phaseTaps, 1, 2) + long.perClass + 1)).toBeGreaterThan(
+        TILE_SHARED_BYTES,
+      );
     });
 
     it('the phased taps: phase p holds taps p, p + up, ..., zeros past the last', () => {
