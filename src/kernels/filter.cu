@@ -288,6 +288,65 @@ __device__ void upfirdn_impl(const T* x, T* y, const double* taps, int batch, in
   }
 }
 
+// The block's dynamic shared memory (launch sharedMemBytes) as an array of `type`. The CPU emulation
+// (test/unit/signal/emulation/include/cuda_runtime.h) defines its own, since g++ has no __shared__.
+#ifndef FILTER_DYNAMIC_SHARED
+#define FILTER_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
+// upfirdn_impl's sums, tiled for memory bandwidth (upfirdn-tiling.ts plans the geometry). A block
+// takes a tile of up * per_class consecutive outputs of one series (the first tile starts at the
+// multiple of up at or below `start`, so each tile's output c + n * up, 0 <= c < up, has the fixed
+// phase (c * down) % up and input position n * down + (c * down) / up from the tile's base), stages
+// the `span` input samples the tile reads in shared memory with coalesced loads, as double (one
+// conversion per sample, not one per tap; zeros outside the series, scipy's constant extension),
+// then sums from there. Work item w = c * per_class + n: consecutive threads take consecutive n of
+// one phase, so they read shared samples `down` apart (no bank conflicts for odd down) and the same
+// tap (a broadcast). The sums land in shared memory at their place in the tile, and the tile is
+// written out by consecutive threads to consecutive outputs (coalesced, where the phase order would
+// write `up` apart). Taps come phase by phase: phased[p * phase_taps + m] = taps[p + m * up], zero
+// past the last tap, so every sum runs phase_taps terms in the order of upfirdn_impl (m = k / up
+// ascending); the zero taps and zero samples add exact zeros. Shared memory: span samples, then
+// up * per_class sums, all double. Tiles beyond the grid are taken in grid strides. Barriers: the
+// samples are staged before any sum reads them, the sums are all in before the tile is written, and
+// the next tile's staging barrier waits for the writes (its samples and sums overwrite this tile's).
+template <typename T>
+__device__ void upfirdn_tiled_impl(const T* x, T* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) {
+  FILTER_DYNAMIC_SHARED(double, samples);
+  const int tile_out = up * per_class;
+  double* sums = samples + span;
+  const flt_i64 first = (flt_i64)(start / up) * up;
+  const flt_i64 jobs = (flt_i64)batch * tiles;
+  for (flt_i64 job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const flt_i64 b = job / tiles;
+    const flt_i64 g0 = first + (job - b * tiles) * tile_out;
+    // Input sample of shared slot 0: the tile's first output reads g0 / up * down and the phase_taps - 1 before it.
+    const flt_i64 base = g0 / up * down - (phase_taps - 1);
+    const T* row = x + b * length;
+    for (int i = threadIdx.x; i < span; i += blockDim.x) {
+      const flt_i64 k = base + i;
+      samples[i] = (k >= 0 && k < length) ? (double)row[k] : 0.0;
+    }
+    __syncthreads();
+    for (int w = threadIdx.x; w < tile_out; w += blockDim.x) {
+      const int c = w / per_class;
+      const int n = w - c * per_class;
+      const double* h = phased + (flt_i64)((c * (flt_i64)down) % up) * phase_taps;
+      const double* s = samples + (phase_taps - 1) + (int)((c * (flt_i64)down) / up) + n * down;
+      double acc = 0.0;
+#pragma unroll 4
+      for (int m = 0; m < phase_taps; m++) acc += h[m] * s[-m];
+      sums[c + n * up] = acc;
+    }
+    __syncthreads();
+    // Outputs before `start` or past the window (first and last tiles) are summed but not written.
+    for (int i = threadIdx.x; i < tile_out; i += blockDim.x) {
+      const flt_i64 l = g0 + i - start;
+      if (l >= 0 && l < out_length) y[b * out_length + l] = (T)sums[i];
+    }
+  }
+}
+
 // scipy.signal.resample's spectrum (real input): the first min(num, nx) // 2 + 1 bins of each
 // series' half spectrum (in_bins per row) kept, the rest zero, an even N's Nyquist bin times
 // `nyquist_factor` (2 when downsampling, 1/2 when upsampling), all times `scale` (1 / nx: numpy's
@@ -416,6 +475,8 @@ extern "C" __global__ void slice_rows_f32(const float* rows, float* out, int bat
 extern "C" __global__ void slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start) { slice_rows_impl<double>(rows, out, batch, n, out_length, start); }
 extern "C" __global__ void upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<float>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<double>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
+extern "C" __global__ void upfirdn_tiled_f32(const float* x, float* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) { upfirdn_tiled_impl<float>(x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles); }
+extern "C" __global__ void upfirdn_tiled_f64(const double* x, double* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) { upfirdn_tiled_impl<double>(x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles); }
 extern "C" __global__ void resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<float>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
 extern "C" __global__ void resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<double>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
 extern "C" __global__ void csd_mean_f32(const float2* X, const float2* Y, float2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_mean_impl<float>(X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale); }

@@ -102,6 +102,8 @@ export const FILTER_SIGNATURES = {
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_tiled_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_tiled_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
   resample_spectrum_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
   csd_mean_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
@@ -152,6 +154,8 @@ export interface FilterKernels {
     readonly slice_rows_f64: Kernel;
     readonly upfirdn_f32: Kernel;
     readonly upfirdn_f64: Kernel;
+    readonly upfirdn_tiled_f32: Kernel;
+    readonly upfirdn_tiled_f64: Kernel;
     readonly resample_spectrum_f32: Kernel;
     readonly resample_spectrum_f64: Kernel;
     readonly csd_mean_f32: Kernel;
@@ -221,6 +225,10 @@ export interface FilterKernels {
   upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
   /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
+  /** `upfirdn_tiled_f32(const float* x, float* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles)` */
+  upfirdn_tiled_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, phased: DeviceBuffer<'f64'>, batch: number, length: number, phase_taps: number, up: number, down: number, out_length: number, start: number, per_class: number, span: number, tiles: number): void;
+  /** `upfirdn_tiled_f64(const double* x, double* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles)` */
+  upfirdn_tiled_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, phased: DeviceBuffer<'f64'>, batch: number, length: number, phase_taps: number, up: number, down: number, out_length: number, start: number, per_class: number, span: number, tiles: number): void;
   /** `resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
   resample_spectrum_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, in_bins: number, out_bins: number, n: number, num: number, nyquist_factor: number, scale: number): void;
   /** `resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
@@ -288,6 +296,8 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
   const kernel_upfirdn_f32 = kernels.upfirdn_f32;
   const kernel_upfirdn_f64 = kernels.upfirdn_f64;
+  const kernel_upfirdn_tiled_f32 = kernels.upfirdn_tiled_f32;
+  const kernel_upfirdn_tiled_f64 = kernels.upfirdn_tiled_f64;
   const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
   const kernel_resample_spectrum_f64 = kernels.resample_spectrum_f64;
   const kernel_csd_mean_f32 = kernels.csd_mean_f32;
@@ -596,6 +606,40 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_upfirdn_f64.setArg(8, out_length);
       kernel_upfirdn_f64.setArg(9, start);
       kernel_upfirdn_f64.launchPrepared(config);
+    },
+    upfirdn_tiled_f32(config, x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles) {
+      if (arguments.length !== 14) wrongArity('upfirdn_tiled_f32', 13, arguments.length);
+      kernel_upfirdn_tiled_f32.setArg(0, x);
+      kernel_upfirdn_tiled_f32.setArg(1, y);
+      kernel_upfirdn_tiled_f32.setArg(2, phased);
+      kernel_upfirdn_tiled_f32.setArg(3, batch);
+      kernel_upfirdn_tiled_f32.setArg(4, length);
+      kernel_upfirdn_tiled_f32.setArg(5, phase_taps);
+      kernel_upfirdn_tiled_f32.setArg(6, up);
+      kernel_upfirdn_tiled_f32.setArg(7, down);
+      kernel_upfirdn_tiled_f32.setArg(8, out_length);
+      kernel_upfirdn_tiled_f32.setArg(9, start);
+      kernel_upfirdn_tiled_f32.setArg(10, per_class);
+      kernel_upfirdn_tiled_f32.setArg(11, span);
+      kernel_upfirdn_tiled_f32.setArg(12, tiles);
+      kernel_upfirdn_tiled_f32.launchPrepared(config);
+    },
+    upfirdn_tiled_f64(config, x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles) {
+      if (arguments.length !== 14) wrongArity('upfirdn_tiled_f64', 13, arguments.length);
+      kernel_upfirdn_tiled_f64.setArg(0, x);
+      kernel_upfirdn_tiled_f64.setArg(1, y);
+      kernel_upfirdn_tiled_f64.setArg(2, phased);
+      kernel_upfirdn_tiled_f64.setArg(3, batch);
+      kernel_upfirdn_tiled_f64.setArg(4, length);
+      kernel_upfirdn_tiled_f64.setArg(5, phase_taps);
+      kernel_upfirdn_tiled_f64.setArg(6, up);
+      kernel_upfirdn_tiled_f64.setArg(7, down);
+      kernel_upfirdn_tiled_f64.setArg(8, out_length);
+      kernel_upfirdn_tiled_f64.setArg(9, start);
+      kernel_upfirdn_tiled_f64.setArg(10, per_class);
+      kernel_upfirdn_tiled_f64.setArg(11, span);
+      kernel_upfirdn_tiled_f64.setArg(12, tiles);
+      kernel_upfirdn_tiled_f64.launchPrepared(config);
     },
     resample_spectrum_f32(config, in_, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale) {
       if (arguments.length !== 10) wrongArity('resample_spectrum_f32', 9, arguments.length);
