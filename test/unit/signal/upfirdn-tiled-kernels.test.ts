@@ -10,7 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resamplePolyPlan, upfirdnLength } from '../../../src/signal/index.js';
 import { phasedTaps, TILE_SHARED_BYTES, tileSpan, upfirdnTiling } from '../../../src/signal/upfirdn-tiling.js';
-import { arr, emu, launchBlocks, loadEmulatedKernels, typed, type Arr, type P } from './emulation/emulator.js';
+import { arr, emu, launchCooperative, loadEmulatedKernels, typed, type Arr, type P } from './emulation/emulator.js';
 import { upfirdnReference } from './emulation/references.js';
 
 /** Per unit of the output's scale (Σ|h| · max|x|): f32 stores round to 2^-24, f64 sums to a few ulps. */
@@ -36,7 +36,7 @@ function tiledKernel(
   const y = arr(p, batch * w.outLength);
   const phased = phasedTaps(h, w.up, t.phaseTaps);
   const grid = Math.min(launch.grid, batch * t.tiles);
-  launchBlocks(`upfirdn_tiled_${p}`, grid, launch.threads, t.sharedMemBytes, x, y, phased, batch, length,
+  launchCooperative(`upfirdn_tiled_${p}`, grid, launch.threads, t.sharedMemBytes, x, y, phased, batch, length,
     t.phaseTaps, w.up, w.down, w.outLength, w.start, t.perClass, t.span, t.tiles); // prettier-ignore
   return y;
 }

@@ -26,6 +26,9 @@ const C_TYPES: Record<string, string> = {
 let kernels: Record<string, (...args: unknown[]) => void> = {};
 let setBlock: (block: number, grid: number) => void = () => {};
 let setThreads: (threads: number) => void = () => {};
+let cooperative: Record<string, (...args: unknown[]) => void> = {};
+let setCooperative: (threads: number, sharedBytes: number) => void = () => {};
+let barrierDiverged: () => number = () => 0;
 
 /** Runs kernel `name` over an emulated grid of `grid` blocks of one thread. */
 export function launch(name: string, ...args: unknown[]): void {
@@ -39,6 +42,29 @@ export function launchBlocks(grid: number, threads: number, name: string, ...arg
     setBlock(b, grid);
     kernels[name]!(...args);
   }
+}
+
+/**
+ * Runs block-cooperative kernel `name` (harness.cpp's emu_<name>: dynamic shared memory, __syncthreads)
+ * over `grid` blocks of `threads` threads each, every thread of a block emulated as a fiber; throws
+ * where a barrier diverged (some threads of a block reached it, others ended).
+ */
+export function launchCooperative(
+  name: string,
+  grid: number,
+  threads: number,
+  sharedBytes: number,
+  ...args: unknown[]
+): void {
+  const kernel = cooperative[name];
+  if (kernel === undefined) throw new Error(`${name} has no cooperative emulation (harness.cpp COOPERATIVE)`);
+  setCooperative(threads, sharedBytes);
+  barrierDiverged();
+  for (let b = 0; b < grid; b++) {
+    setBlock(b, grid);
+    kernel(...args);
+  }
+  if (barrierDiverged()) throw new Error(`${name}: a __syncthreads was reached by some threads of a block only`);
 }
 
 export const arr = (p: P, n: number): Arr => (p === 'f32' ? new Float32Array(n) : new Float64Array(n)).fill(Number.NaN);
@@ -130,14 +156,34 @@ export function loadEmulatedKernels(): void {
   const lib = koffi.load(emu.so);
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
   setThreads = lib.func('void emu_block_threads(unsigned int threads)') as (t: number) => void;
+  setCooperative = lib.func('void emu_cooperative(unsigned int threads, unsigned int shared_bytes)') as (
+    t: number,
+    s: number,
+  ) => void;
+  barrierDiverged = lib.func('int emu_barrier_diverged()') as () => number;
   kernels = {};
+  cooperative = {};
   for (const [name, params] of [
     ...Object.entries(SIGNAL_SIGNATURES),
     ...Object.entries(FILTER_SIGNATURES),
     ...Object.entries(SOS_SIGNATURES),
   ]) {
-    kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (
-      ...args: unknown[]
-    ) => void;
+    const args = params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ');
+    kernels[name] = lib.func(`void ${name}(${args})`) as (...args: unknown[]) => void;
+    const emulated = cooperativeSymbol(lib, name, args);
+    if (emulated !== undefined) cooperative[name] = emulated;
+  }
+}
+
+/** harness.cpp's emu_<name>, the block-cooperative emulation of kernel `name`, where it has one. */
+function cooperativeSymbol(
+  lib: ReturnType<typeof koffi.load>,
+  name: string,
+  args: string,
+): ((...args: unknown[]) => void) | undefined {
+  try {
+    return lib.func(`void emu_${name}(${args})`) as (...args: unknown[]) => void;
+  } catch {
+    return undefined; // koffi throws for a symbol the library lacks: a kernel of one thread per block
   }
 }

@@ -4,6 +4,9 @@
 // whose block works together (sos.cu, through COOPERATIVE_BLOCK) runs emu_threads threads of the
 // block at once, each a std::thread with its own threadIdx, __syncthreads a barrier among them and
 // __shared__ (static) one array for all: what the GPU does, so a missing barrier can show as a race.
+// The kernels with dynamic shared memory (filter.cu's tiled upfirdn, harness.cpp's emu_<kernel>) run
+// every thread of a block as a fiber instead, which __syncthreads switches between, over the
+// dynamic shared memory emu_dynamic_shared.
 #pragma once
 #include <cmath>
 #include <condition_variable>
@@ -31,7 +34,9 @@ struct EmuBarrier {
   }
 };
 extern thread_local EmuBarrier* emu_barrier;
-inline void emu_syncthreads() { if (emu_barrier) emu_barrier->wait(); }
+extern "C" { void emu_fiber_syncthreads(); extern unsigned char* emu_dynamic_shared; }
+// A barrier among the block's threads (COOPERATIVE_BLOCK) or among its fibers (emu_<kernel>).
+inline void emu_syncthreads() { if (emu_barrier) emu_barrier->wait(); else emu_fiber_syncthreads(); }
 // Runs `body` as the emu_threads threads of the current block (blockDim.x = emu_threads meanwhile).
 template <typename F> void emu_cooperative(F body) {
   EmuBarrier barrier;
@@ -56,6 +61,7 @@ struct double2 { double x, y; };
 #define __forceinline__ inline
 #define __shared__ static
 #define __syncthreads() emu_syncthreads()
+#define FILTER_DYNAMIC_SHARED(type, name) type* name = (type*)emu_dynamic_shared
 inline double atomicAdd(double* a, double v) { double o = *a; *a += v; return o; }
 inline unsigned long long atomicMin(unsigned long long* a, unsigned long long v) { unsigned long long o = *a; if (v < o) *a = v; return o; }
 inline unsigned __float_as_uint(float v) { unsigned u; std::memcpy(&u, &v, 4); return u; }
