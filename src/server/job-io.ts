@@ -19,14 +19,15 @@ import { clip } from '../runtime/value-checks.js';
 import { HttpError, invalidField, toHttpError } from './errors.js';
 import {
   SIXTEEN_BIT_DTYPES,
+  checkJobParams,
   headerParams,
   paramsFromStrings,
-  parseJobParams,
   sampleDtype,
   type RawParams,
   type SampleDtype,
 } from './params.js';
 import type { PooledBodies } from './plugins/bodies.js';
+import { markChecked } from './fusion/checked-specs.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
 /** Binary answers of at least this many bytes are written part by part instead of joined. */
@@ -137,7 +138,7 @@ export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | 
       `signal: ${data.length} samples, at most ${limits.maxSamples} per request`,
       { field: 'signal' },
     );
-  const parsed = parseJobParams(raw, data.length, config.paramContext, endpointFlag);
+  const { parsed, parameters } = checkJobParams(raw, data.length, config.paramContext, endpointFlag);
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
@@ -150,6 +151,8 @@ export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | 
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
     throw error;
   }
+  // The fuser takes these parameters as they are rather than validating them again (checked-specs.ts).
+  markChecked(spec, parameters);
   return spec;
 }
 

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Job, JobResult, JobSpec } from '../engine/types.js';
 import type { SubmittedJob } from './job-service.js';
 import { pooledFiltered } from './job-io.js';
+import { carryChecked } from './fusion/checked-specs.js';
 import type { ServerLimits } from './options.js';
 
 /** `spec` with its deadline: the request's own, or the server's default. */
@@ -37,7 +38,10 @@ export async function runJob(
   const filtered = pooledFiltered(bodies, timed, engine.precision);
   let job: Job;
   try {
-    job = engine.submit(filtered ? { ...timed, into: { ...timed.into, filtered: filtered.array } } : timed);
+    // The copy with `into` keeps the door's mark: its parameters are the ones readJob validated (checked-specs.ts).
+    job = engine.submit(
+      filtered ? carryChecked(timed, { ...timed, into: { ...timed.into, filtered: filtered.array } }) : timed,
+    );
   } catch (error) {
     if (filtered) bodies.release(filtered.buffer);
     throw error;

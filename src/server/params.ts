@@ -16,7 +16,7 @@ import {
   type ParameterDef,
 } from '../engine/parameters.js';
 import type { BuiltinJobFlag, JobFlag, JobSpec } from '../engine/types.js';
-import { validateJobParameters } from '../engine/validate.js';
+import { validateJobParameters, type NormalizedParameters } from '../engine/validate.js';
 import { clip } from '../runtime/value-checks.js';
 import { HttpError, invalidField, toHttpError } from './errors.js';
 
@@ -78,6 +78,30 @@ export function parseJobParams(
   context: ParamContext,
   endpointFlag?: BuiltinJobFlag,
 ): ParsedJob {
+  return checkJobParams(raw, length, context, endpointFlag).parsed;
+}
+
+/** The registered stages of a context's `extraFlags`, built once per list rather than once per request. */
+const stageSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+function stagesOf(extraFlags: readonly string[]): ReadonlySet<string> {
+  const known = stageSets.get(extraFlags);
+  // Still the list's names (a caller's array may have changed since): no allocation on the way.
+  if (known !== undefined && known.size === extraFlags.length && extraFlags.every((f) => known.has(f))) return known;
+  const stages = new Set(extraFlags);
+  stageSets.set(extraFlags, stages);
+  return stages;
+}
+
+/**
+ * parseJobParams, and what the engine's validation made of the parameters (validated as f32
+ * samples: the door's check; see fusion/checked-specs.ts for who reuses it).
+ */
+export function checkJobParams(
+  raw: RawParams,
+  length: number,
+  context: ParamContext,
+  endpointFlag?: BuiltinJobFlag,
+): { parsed: ParsedJob; parameters: NormalizedParameters } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalidField(
       'body',
@@ -110,14 +134,17 @@ export function parseJobParams(
   else if (typeof spec.timeoutMs === 'number' && spec.timeoutMs > context.maxTimeoutMs)
     throw invalidField('timeout', `must be at most ${context.maxTimeoutMs} ms, got ${spec.timeoutMs}`);
   if (raw.dtype !== undefined) sampleDtype(raw.dtype);
+  let parameters: NormalizedParameters;
   try {
-    validateJobParameters(spec as unknown as Omit<JobSpec, 'data'>, length, { stages: new Set(context.extraFlags) });
+    parameters = validateJobParameters(spec as unknown as Omit<JobSpec, 'data'>, length, {
+      stages: stagesOf(context.extraFlags),
+    });
   } catch (error) {
     if (error instanceof JobValidationError) throw toHttpError(error, 1);
     throw error;
   }
   const typed = spec as unknown as Omit<JobSpec, 'data'> & { flags: readonly JobFlag[]; timeoutMs: number };
-  return { spec: typed, timeoutMs: typed.timeoutMs };
+  return { parsed: { spec: typed, timeoutMs: typed.timeoutMs }, parameters };
 }
 
 function describe(v: unknown): string {

@@ -23,12 +23,15 @@
 import { allocatedResultBytes } from '../../engine/capacity.js';
 import { EngineClosedError, EngineFullError } from '../../engine/errors.js';
 import type { Job, JobEngineLike, JobSpec } from '../../engine/types.js';
+import { checkFiniteSamples } from '../../engine/finite-samples.js';
+import { checkIntoFields } from '../../engine/into-checks.js';
 import { checkSampleTypes } from '../../engine/sample-types.js';
 import { checkInto, validateJobParameters, type NormalizedJob, type ValidationContext } from '../../engine/validate.js';
 import { DeadlineTimer, TIMER_GRANULARITY_MS } from '../../pipeline/batching/deadline-timer.js';
 import type { Precision } from '../../runtime/fft/precision.js';
 import { MAX_TIMEOUT_MS } from '../../runtime/timeout.js';
 import { positiveInteger, shownValue } from '../../runtime/value-checks.js';
+import { checkedParameters } from './checked-specs.js';
 import type { FusionMemory } from './fused-arrays.js';
 import { FusedRequest } from './fused-request.js';
 import { builtinFlagsOnly, fusionKey } from './fusion-key.js';
@@ -86,6 +89,11 @@ const NO_STAGES: ValidationContext = { stages: new Set<string>() };
  */
 function validated(spec: JobSpec, samplesChecked: boolean, precision: Precision): NormalizedJob {
   const samples = checkSampleTypes(spec, { finite: !samplesChecked, precision });
+  // The server's door validated these very parameters (checked-specs.ts): taken as it found them,
+  // but `into`, which the job runner added since. With stageParams the door knew registered stages
+  // this check does not (NO_STAGES), so such a spec is validated here as before.
+  const known = spec.stageParams === undefined ? checkedParameters(spec) : undefined;
+  if (known !== undefined) return { ...samples, ...known, into: checkIntoFields(spec.into) };
   return { ...samples, ...validateJobParameters(spec, samples.data.length, NO_STAGES, samples.dtype) };
 }
 
@@ -165,8 +173,9 @@ export class JobFuser {
     checkInto(job, precision);
     const resultBytes = allocatedResultBytes(job, precision);
     const alone = goesAlone(job, resultBytes, this.#bounds);
+    // validated() checked the samples' types: only the scan is left (checkSampleTypes' own last step).
     if (!this.#samplesChecked && !(alone && this.#engine.checksSamples === true))
-      checkSampleTypes(spec, { finite: true, precision });
+      checkFiniteSamples(job.data, job.dtype, precision);
     if (alone) return this.#engine.submit(spec);
     const request = new FusedRequest(this.#nextId++, spec, job, resultBytes);
     const key = fusionKey(job);
