@@ -28,6 +28,7 @@ import {
 } from './params.js';
 import type { PooledBodies } from './plugins/bodies.js';
 import { markChecked } from './fusion/checked-specs.js';
+import { cachedQuery, queryKey, rememberQuery, type CheckedQuery } from './query-cache.js';
 import type { Precision } from '../runtime/fft/precision.js';
 
 /** Binary answers of at least this many bytes are written part by part instead of joined. */
@@ -82,13 +83,21 @@ export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | 
   const { limits } = config;
   const precision = gpu.precision;
   const body: unknown = request.body;
-  let raw: RawParams;
+  let raw: RawParams = {};
   let data: JobData;
   let dtype: SampleDtype;
+  /** A binary request's query seen before: its parameters as they were parsed and validated then (query-cache.ts). */
+  let known: CheckedQuery | undefined;
+  let key: string | undefined;
   if (Buffer.isBuffer(body)) {
-    raw = paramsFromStrings(binaryParamStrings(request));
-    dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
-    delete raw.dtype;
+    key = hasTscudaHeader(request) ? undefined : queryKey(request.url, endpointFlag, body.byteLength, precision);
+    known = key === undefined ? undefined : cachedQuery(config.paramContext, key);
+    if (known !== undefined) dtype = known.dtype;
+    else {
+      raw = paramsFromStrings(binaryParamStrings(request));
+      dtype = raw.dtype === undefined ? precision : sampleDtype(raw.dtype);
+      delete raw.dtype;
+    }
     data = decodeBinarySignal(body, dtype);
   } else if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
     // Query parameters and x-tscuda-* headers are read only with binary bodies: ignoring one would run the job with the default instead.
@@ -138,7 +147,8 @@ export function readJob(request: FastifyRequest, endpointFlag: BuiltinJobFlag | 
       `signal: ${data.length} samples, at most ${limits.maxSamples} per request`,
       { field: 'signal' },
     );
-  const { parsed, parameters } = checkJobParams(raw, data.length, config.paramContext, endpointFlag);
+  const { parsed, parameters } = known ?? checkJobParams(raw, data.length, config.paramContext, endpointFlag);
+  if (known === undefined && key !== undefined) rememberQuery(config.paramContext, key, { dtype, parsed, parameters });
   const spec: JobSpec = { ...parsed.spec, data, ...(SIXTEEN_BIT_DTYPES.includes(dtype) ? { dtype } : {}) };
   try {
     // The samples' type with `scale` and `outputDtype` (scale on f32 data, outputDtype i16): the engine's own
