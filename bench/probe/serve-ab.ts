@@ -16,10 +16,12 @@
  * the rounds go to stdout.
  *   npx tsx bench/probe/serve-ab.ts [--old /work/main/.base] [--new .] [--rounds 5] [--duration 4]
  *     [--loads throughput,batch] [--client-processes 1] [--prof DIR]
+ *   (--loads small: the serve bench's small f32 row, 4 x 4096 f32 at c=64; bench/probe/serve-inject-ab.ts
+ *   alternates two trees' --inject runs of it)
  * --prof DIR: the servers run under `node --cpu-prof --cpu-prof-dir DIR/<old|new>` (the main
  * thread's profile and tsx's loader thread's, per run).
  * One tree in process, no sockets (fastify inject, shedding off; prints CPU ms per request):
- *   node --import tsx bench/probe/serve-ab.ts --serve 0 --root <tree> --inject 3000 [--loads batch]
+ *   node --import tsx bench/probe/serve-ab.ts --serve 0 --root <tree> --inject 3000 [--loads batch] [--engine sim]
  * (inject hands a 4 MiB body over in one piece and builds a string of each answer: use it for the
  * batch row, not the throughput row.)
  */
@@ -30,6 +32,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { asciiSignal, closedLoop, type LoadRequest, type LoopReport } from '../serve/load.js';
 import { closedLoopProcesses } from '../serve/load-processes.js';
+import { RPS_MIX, stftRequest } from '../serve/mixes.js';
 
 const { values } = parseArgs({
   options: {
@@ -43,6 +46,7 @@ const { values } = parseArgs({
     'client-processes': { type: 'string' },
     prof: { type: 'string' },
     inject: { type: 'string' },
+    engine: { type: 'string' },
   },
 });
 
@@ -112,7 +116,7 @@ function sameCostEngine(engine: object): object {
   });
 }
 
-/** The two loads: the throughput row's request (c=16) and the batch row's (c=64), against `base`. */
+/** The loads: the throughput row's request (c=16), the batch row's (c=64) and the serve bench's small f32 row (RPS_MIX, c=64), against `base`. */
 function loadRequests(base: string): Record<string, { req: LoadRequest; concurrency: number; answerBytes?: number }> {
   const throughput = asciiSignal(16 * 65536);
   const items = Array.from({ length: 32 }, () =>
@@ -130,6 +134,8 @@ function loadRequests(base: string): Record<string, { req: LoadRequest; concurre
       concurrency: 16,
       answerBytes: 4 * 16 * (65536 + 256),
     },
+    // The small f32 row of the serve bench's floor rows (4 x 4096 f32, 64 KiB in): where the per-request work shows.
+    small: { req: stftRequest(base, RPS_MIX), concurrency: 64, answerBytes: 4 * 4 * (4096 + 64) },
     batch: {
       req: {
         base,
@@ -153,8 +159,18 @@ async function treeServer(rootDir: string, limits: Record<string, number> = {}):
     FakeEngine: FakeEngineClass;
     fakeBatcher: FakeBatcher;
   };
+  // --engine sim: the serve bench's --sim worker's engine (bench/serve/sim-worker.ts), whose cost per
+  // job is the simulated GPU's wait alone, so the server's own work is what a request costs.
+  const sim =
+    values.engine === 'sim'
+      ? new (
+          (await import(pathToFileURL(join(root, 'bench/queue/sim-engine.ts')).href)) as {
+            SimEngine: new (options: Record<string, unknown>) => object;
+          }
+        ).SimEngine({ nsPerSample: 0.085, fixedUs: 20, lanes: 4, label: 'sim', hostCopies: false, checksSamples: true })
+      : undefined;
   const s = server.createServer({
-    engine: sameCostEngine(new fake.FakeEngine({ maxQueued: 1024 })), // --max-queued 1024, as the bench starts it
+    engine: sim ?? sameCostEngine(new fake.FakeEngine({ maxQueued: 1024 })), // --max-queued 1024, as the bench starts it
     ownsEngine: true,
     logger: false,
     limits,
