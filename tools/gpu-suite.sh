@@ -3,7 +3,7 @@
 #   tools/gpu-suite.sh tests   -> kernels, the GPU test suite (every GPU), the several-GPU tests again
 #                                 on one GPU (skipped by name), the demo, compute-sanitizer
 #   tools/gpu-suite.sh bench   -> npm run bench (C, Python peers, tscuda, engine metrics), and the
-#                                 landed tree's STFT job in the same call when .base/ holds it
+#                                 landed tree's STFT job rows in the same call (.base/, below)
 #   tools/gpu-suite.sh one-gpu -> the whole GPU test suite again with only GPU 0 visible (the two-GPU
 #                                 tests skip by name): issue 23's second condition
 #   tools/gpu-suite.sh multi [--quick] -> the several-GPU bench and the queue bench (two worker
@@ -30,6 +30,17 @@ if [ "$node_major" -lt 22 ]; then
   case "${1:-tests}" in bench|multi|serve|serve-before-after) [ "${TSCUDA_ALLOW_OLD_NODE:-0}" = 1 ] || exit 2 ;; esac
 fi
 tsx codegen/kernels/build.ts 2>&1 | tail -4
+# .base/: the landed tree, for same-call comparisons: its package.json, tsconfig.json, src, bench, codegen,
+# test/kernels, tools and scripts (the bench imports test/kernels' launchers) with its own fatbins, packed
+# as .gpu/base.tar.xz holding base/ (`git archive <landed> ... | tar -x -C /tmp/base`, `npx tsx
+# codegen/kernels/build.ts` inside it where nvcc is, then `tar -cf - -C /tmp base | xz`), unpacked here
+# on first use (.base/ is ignored, so the device keeps it between calls).
+base_tree() {
+  if [ ! -d .base/src ] && [ -s .gpu/base.tar.xz ]; then
+    mkdir -p .base && xz -dc .gpu/base.tar.xz | tar -x -C .base --strip-components=1
+  fi
+  [ -d .base/src ] && ln -sfn "$PWD/node_modules" .base/node_modules
+}
 summary() { grep -aE "^ (✓|×|↓)| FAIL |Test Files|Tests |Errors |watchdog|stuck" "$1" | grep -av "^ ✓" | tail -40; }
 case "${1:-tests}" in
   tests)
@@ -51,12 +62,9 @@ case "${1:-tests}" in
     ;;
   bench)
     TSCUDA_BENCH_OUT="$OUT" timeout 420 tsx bench/main.ts "${@:2}" > "$OUT/bench.log" 2>&1; tail -45 "$OUT/bench.log"
-    if [ -d .base/src ]; then
-      # .base/: the landed tree's package.json, tsconfig.json, src, bench, codegen, test/kernels, tools and
-      # scripts (`git archive <landed> ... | tar -x -C .base`; the bench imports test/kernels' launchers),
-      # with its own fatbins built where nvcc is (`npx tsx codegen/kernels/build.ts` inside it).
-      ln -sfn "$PWD/node_modules" .base/node_modules
-      (cd .base && TSCUDA_BENCH_OUT="$OUT/base" timeout 200 tsx bench/main.ts --only '^stft_job_gsamples_per_s$' > "$OUT/base-bench.log" 2>&1); echo "landed tree:"; grep -a "stft_job_gsamples_per_s" "$OUT/base-bench.log" | tail -3 || tail -5 "$OUT/base-bench.log"
+    # The landed tree's STFT job rows (f32, pageable, i16 in and f16 out), same host, same call.
+    if base_tree; then
+      (cd .base && TSCUDA_BENCH_OUT="$OUT/base" timeout 200 tsx bench/main.ts --only '^stft_job' > "$OUT/base-bench.log" 2>&1); echo "landed tree:"; grep -a "^stft_job" "$OUT/base-bench.log" || tail -5 "$OUT/base-bench.log"
     fi
     ;;
   multi)
@@ -75,7 +83,7 @@ case "${1:-tests}" in
   serve-before-after)
     # The serve load bench on the landed tree (.base/) and on this one, same host, same options
     # (short: no fault run, no overload); the Python peer runs once, with this tree.
-    ln -sfn "$PWD/node_modules" .base/node_modules
+    base_tree || { echo "gpu-suite: no .base/ and no .gpu/base.tar.xz: nothing to compare with"; exit 2; }
     (cd .base && TSCUDA_BENCH_OUT="$OUT/serve-base" timeout 200 tsx bench/serve/main.ts --quick --no-fault --no-overload --no-python "${@:2}" > "$OUT/serve-base.log" 2>&1); echo "landed tree:"; grep -aE "serve_stft_rps|serve_stft_p99|serve_stft_gsamples" "$OUT/serve-base.log" | tail -4
     TSCUDA_BENCH_OUT="$OUT/serve" timeout 300 tsx bench/serve/main.ts --quick --no-fault --no-overload "${@:2}" > "$OUT/serve.log" 2>&1; echo "this tree:"; grep -aE "serve_stft_rps|serve_stft_p99|serve_stft_gsamples" "$OUT/serve.log" | tail -4
     ;;
