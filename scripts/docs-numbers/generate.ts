@@ -9,7 +9,7 @@ import { headlineTables, hostSections, multiGpuSection, perCallSentence, rowsSec
 import { findBlocks, NumbersBlockError, replaceBlocks } from './blocks.js';
 import { demoSection, newestDemo, type DemoRun } from './demo-summary.js';
 import { QUEUE_DOOR, resultsSection, SERVE_DOOR, throughputSection } from './door-tables.js';
-import { newestPerHost, readResults, type ResultsCatalog } from './results.js';
+import { newestPerHost, newestWithRows, readResults, type ResultsCatalog } from './results.js';
 import { rowMetricNames } from '../../bench/signal-ops/row.js';
 import { SIGNAL_OP_ROWS } from '../../bench/signal-ops/rows/index.js';
 
@@ -44,8 +44,14 @@ export const GENERATORS: Readonly<Record<string, Generator>> = {
   /** docs/16-bit-samples.md: the 16-bit job's rows of the newest whole run, with the link bound. */
   'bench-i16-job': (c, base) =>
     rowsSection(c.bench[0], ['stft_job_i16_gsamples_per_s', 'stft_job_i16_bound_fraction'], base),
-  /** docs/signal.md: the signal operations' rows (issue 41) of the newest whole run, with their HBM notes. */
-  'bench-signal-ops': (c, base) => rowsSection(c.bench[0], SIGNAL_OP_ROWS.flatMap(rowMetricNames), base),
+  /**
+   * docs/signal.md: the signal operations' rows (issue 41), with their HBM notes, from the newest run
+   * that measured them all: a whole `npm run bench` or `npm run bench:signal` (their peers run in the same run either way).
+   */
+  'bench-signal-ops': (c, base) => {
+    const names = SIGNAL_OP_ROWS.flatMap(rowMetricNames);
+    return rowsSection(newestWithRows(c.rowRuns, names), names, base);
+  },
   /** docs/orchestration.md: peer copies and NCCL all-reduce of the newest several-GPU run. */
   'bench-multi-gpu-collectives': (c, base) =>
     rowsSection(c.multiGpu[0], ['p2p_copy_gbps', 'nccl_allreduce_busbw_gbps'], base),

@@ -61,6 +61,11 @@ export interface DoorResults {
 export interface ResultsCatalog {
   /** Whole `npm run bench` runs, newest first. */
   bench: BenchFile[];
+  /**
+   * Every `npm run bench` run of this project's trees, whole or limited by `--only` (as `npm run
+   * bench:signal` is), newest first: where a block quotes a few rows, the newest run that measured them.
+   */
+  rowRuns: BenchFile[];
   /** `bench/tscuda/multi-gpu.ts` runs, newest first. */
   multiGpu: BenchFile[];
   /** `bench/serve/main.ts` runs, newest first. */
@@ -74,9 +79,9 @@ export class ResultsFileError extends Error {
   override name = 'ResultsFileError';
 }
 
-/** Comparison runs of another tree and partial runs: kept for the record, never quoted. */
+/** Comparison runs of another tree: kept for the record, never quoted. */
 function isRecordOnly(file: string): boolean {
-  return /-landed-|-partial|^landed-tree-/.test(file);
+  return /-landed-|^landed-tree-/.test(file);
 }
 
 function parse(dir: string, file: string): unknown {
@@ -107,7 +112,7 @@ function newestFirst<T extends { date: string }>(a: ResultsFile<T>, b: ResultsFi
 
 /** Reads every `*.json` of `dir` (bench/results/) into the catalog the docs are generated from. */
 export function readResults(dir: string): ResultsCatalog {
-  const catalog: ResultsCatalog = { bench: [], multiGpu: [], serve: [], queue: [] };
+  const catalog: ResultsCatalog = { bench: [], rowRuns: [], multiGpu: [], serve: [], queue: [] };
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()) {
@@ -123,11 +128,19 @@ export function readResults(dir: string): ResultsCatalog {
     } else if (file.startsWith('multi-gpu-')) catalog.multiGpu.push({ file, data: data as BenchFile['data'] });
     else {
       const bench = data as BenchFile['data'];
-      if ((bench.settings?.only ?? null) === null) catalog.bench.push({ file, data: bench });
+      catalog.rowRuns.push({ file, data: bench });
+      if ((bench.settings?.only ?? null) === null && !file.includes('-partial'))
+        catalog.bench.push({ file, data: bench });
     }
   }
-  for (const list of [catalog.bench, catalog.multiGpu, catalog.serve, catalog.queue]) list.sort(newestFirst);
+  for (const list of [catalog.bench, catalog.rowRuns, catalog.multiGpu, catalog.serve, catalog.queue])
+    list.sort(newestFirst);
   return catalog;
+}
+
+/** The newest run of `runs` (newest first) that measured every metric of `names`. */
+export function newestWithRows(runs: readonly BenchFile[], names: readonly string[]): BenchFile | undefined {
+  return runs.find((run) => names.every((name) => run.data.metrics.some((m) => m.name === name)));
 }
 
 /** The newest file of each GPU, in the order of their newest runs; `gpuOf` names a file's GPU. */

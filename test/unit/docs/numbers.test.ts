@@ -14,6 +14,7 @@ import { findBlocks, NumbersBlockError, replaceBlocks } from '../../../scripts/d
 import { QUEUE_DOOR, SERVE_DOOR, throughputSection } from '../../../scripts/docs-numbers/door-tables.js';
 import { GENERATORS, readCatalog, regenerate, regenerateAll } from '../../../scripts/docs-numbers/generate.js';
 import {
+  newestWithRows,
   readResults,
   type BenchFile,
   type DoorResults,
@@ -214,6 +215,7 @@ describe('markers', () => {
     expect(() =>
       regenerate('<!-- numbers:nope -->\n<!-- /numbers -->\n', 'docs/x.md', {
         bench: [],
+        rowRuns: [],
         multiGpu: [],
         serve: [],
         queue: [],
@@ -275,8 +277,30 @@ describe('the results catalog', () => {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
     const catalog = readResults(dir);
     expect(catalog.bench.map((f) => f.file)).toEqual(['test-gpu-20261202.json', 'test-gpu-20261201.json']);
+    // Blocks of a few rows may quote an --only run of those rows, never a landed tree's.
+    expect(catalog.rowRuns.map((f) => f.file)).toEqual([
+      'test-gpu-20261204.json',
+      'test-gpu-20261203-partial.json',
+      'test-gpu-20261202.json',
+      'test-gpu-20261201.json',
+    ]);
     expect(catalog.serve).toEqual([]);
     expect(catalog.queue).toEqual([]);
+  });
+
+  it('finds the newest run that measured every row a block quotes', () => {
+    const withRows = (file: string, names: string[]): BenchFile => {
+      const base = benchRun(names.map((name) => metric(name, 1, 1)));
+      return { ...base, file };
+    };
+    const runs = [
+      withRows('c.json', ['a']),
+      withRows('b-partial.json', ['a', 'b']),
+      withRows('a.json', ['a', 'b', 'c']),
+    ];
+    expect(newestWithRows(runs, ['a', 'b'])?.file).toBe('b-partial.json');
+    expect(newestWithRows(runs, ['c'])?.file).toBe('a.json');
+    expect(newestWithRows(runs, ['d'])).toBeUndefined();
   });
 
   it('refuses a results file that is not JSON or has no date, naming it', () => {
