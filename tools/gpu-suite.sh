@@ -4,6 +4,8 @@
 #                                 on one GPU (skipped by name), the demo, compute-sanitizer
 #   tools/gpu-suite.sh bench   -> npm run bench (C, Python peers, tscuda, engine metrics), and the
 #                                 landed tree's STFT job rows in the same call (.base/, below)
+#   tools/gpu-suite.sh signal  -> the signal functions' GPU tests (test/gpu/signal, the NVRTC fallback) and their
+#                                 bench rows against CuPy and PyTorch (npm run bench:signal); about 4 minutes
 #   tools/gpu-suite.sh one-gpu -> the whole GPU test suite again with only GPU 0 visible (the two-GPU
 #                                 tests skip by name): issue 23's second condition
 #   tools/gpu-suite.sh multi [--quick] -> the several-GPU bench and the queue bench (two worker
@@ -29,6 +31,8 @@ if [ "$node_major" -lt 22 ]; then
   # Measurements on it would say nothing of what users run (TSCUDA_ALLOW_OLD_NODE=1 to measure anyway).
   case "${1:-tests}" in bench|multi|serve|serve-before-after) [ "${TSCUDA_ALLOW_OLD_NODE:-0}" = 1 ] || exit 2 ;; esac
 fi
+# The kernels for this host's GPU alone (its build goes with the machine): a third of the compile time.
+export TSCUDA_KERNEL_ARCH=${TSCUDA_KERNEL_ARCH-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)}
 tsx codegen/kernels/build.ts 2>&1 | tail -4
 # .base/: the landed tree, for same-call comparisons: its package.json, tsconfig.json, src, bench, codegen,
 # test/kernels, tools and scripts (the bench imports test/kernels' launchers) with its own fatbins, packed
@@ -55,6 +59,11 @@ case "${1:-tests}" in
     timeout 120 tsx src/cli/main.ts demo --seconds 5 --out "$OUT/demo" 2>&1 | tail -30
     # TSCUDA_SKIP_SANITIZER=1: kernels unchanged since the last clean sanitizer run (saves ~4 min of device time).
     if [ "${TSCUDA_SKIP_SANITIZER:-0}" != 1 ]; then timeout 240 bash bench/sanitizer/run.sh > "$OUT/sanitizer.log" 2>&1; tail -8 "$OUT/sanitizer.log"; fi
+    ;;
+  signal)
+    TSCUDA_REQUIRE_GPU=1 timeout 240 vitest run --project gpu test/gpu/signal test/gpu/kernels/nvrtc-fallback.test.ts > "$OUT/signal-tests.log" 2>&1
+    summary "$OUT/signal-tests.log"
+    TSCUDA_BENCH_OUT="$OUT" timeout 240 tsx bench/main.ts --only '^signal_' > "$OUT/signal-bench.log" 2>&1; tail -30 "$OUT/signal-bench.log"
     ;;
   one-gpu)
     CUDA_VISIBLE_DEVICES=0 TSCUDA_REQUIRE_GPU=1 vitest run --project gpu > "$OUT/gpu-tests-one-gpu.log" 2>&1
