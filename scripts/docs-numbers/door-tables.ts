@@ -136,8 +136,9 @@ export function throughputSection(files: readonly DoorFile[], door: Door, base: 
   if (run === undefined) {
     return `Not measured yet on this tree: no committed \`bench/results/${door.kind}-*.json\` carries floors (\`${door.command}\` on a GPU host, then \`npm run docs:numbers\`).`;
   }
+  // The doors' costs differ much between Node lines: a run that did not record its own says so.
   const node = run.data.node;
-  const heading = `${doorGpu(run.data)}, ${node === undefined ? '' : `Node ${node}, `}${run.data.date.slice(0, 10)}: ${resultsLink(base, run.file.replace(/\.json$/, '.md'))}.`;
+  const heading = `${doorGpu(run.data)}, ${node === undefined ? 'Node line not recorded' : `Node ${node}`}, ${run.data.date.slice(0, 10)}: ${resultsLink(base, run.file.replace(/\.json$/, '.md'))}.`;
   const rows = floorRowsOf(run);
   return [heading, '', rows.length > 0 ? floorRowsTable(run, rows) : floorMetricsTable(run)].join('\n');
 }
