@@ -212,6 +212,17 @@ if (
       });
       await stream.done();
     });
+    // sos.cu: shared memory and barriers (racecheck, synccheck), a last tile and a last chunk both partial.
+    await step(`signal ${p}: sosfilt in parallel along time, zi and zf`, async () => {
+      const long = 3 * 4096 + 5;
+      const samples = random(batch * long);
+      const xl = DeviceBuffer.from(p, (p === 'f32' ? samples : Float64Array.from(samples)) as never, { stream });
+      const sos = call('butter', 4, [0.1, 0.3], { btype: 'bandpass' }) as number[][];
+      const state = random(sos.length * batch * 2);
+      const zi = DeviceBuffer.from(p, (p === 'f32' ? state : Float64Array.from(state)) as never, { stream });
+      call('sosfilt', sos, xl, { batch, stream, zi, zf: zi, output: xl });
+      await stream.done();
+    });
   }
 }
 

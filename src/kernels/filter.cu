@@ -1,7 +1,7 @@
 // GPU filtering kernels for src/signal/ (iir.ts, fir.ts, hilbert.ts, convolve.ts): second-order-section
 // IIR filtering (sosfilt, sosfiltfilt), FIR filtering by direct convolution (lfilter and filtfilt with
 // FIR taps), the analytic signal's spectrum weights (hilbert) and convolution (direct, and the
-// padding, spectrum product and slicing around cuFFT for fftconvolve; overlap-add for oaconvolve),
+// padding, spectrum product and slicing around cuFFT for fftconvolve; overlap-save blocks at the end),
 // resampling (upfirdn's polyphase sum, resample's spectrum) and cross spectra (csd, coherence).
 // Each kernel has a float (_f32)
 // and a double (_f64) variant instantiated from one template; arithmetic and filter state are in
@@ -232,78 +232,6 @@ __device__ void real_to_complex_impl(const T* x, typename FilterComplex<T>::type
   }
 }
 
-// sosfilt in parallel along time (the host side is src/signal/sos-scan.ts). State size d = 2 * sections
-// <= 2 * MAX_SCAN_SECTIONS. `work` holds d doubles per (series, chunk), chunk-major within a series.
-#define MAX_SCAN_SECTIONS 16
-
-// Pass 1: every chunk of every series filtered from a zero state; its final state goes to work.
-template <typename T>
-__device__ void sos_chunk_final_impl(const T* x, const double* sos, double* work, int batch, int length, int sections, int chunk) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const flt_i64 total = (flt_i64)batch * chunks;
-  const int d = 2 * sections;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / chunks;
-    const flt_i64 c = i - b * chunks;
-    double z[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) z[k] = 0.0;
-    const flt_i64 begin = c * chunk;
-    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
-    const T* row = x + b * length;
-    for (flt_i64 t = begin; t < end; t++) cascade(sos, sections, z, (double)row[t]);
-    for (int k = 0; k < d; k++) work[i * d + k] = z[k];
-  }
-}
-
-// Pass 2, one thread per series: the true start state of each chunk, s_{c+1} = A^L s_c + e_c, from zi
-// (scipy's layout (sections, batch, 2)) or zero; written over e_c in work. `transitions` holds A^chunk
-// then A^(last chunk's length), d x d each, row-major. The final state goes to zf when asked.
-template <typename T>
-__device__ void sos_chunk_scan_impl(double* work, const double* transitions, const T* zi, T* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const int d = 2 * sections;
-  for (flt_i64 b = filter_thread(); b < batch; b += filter_threads()) {
-    double s[2 * MAX_SCAN_SECTIONS];
-    double next[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) s[k] = has_zi ? (double)zi[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] : 0.0;
-    for (flt_i64 c = 0; c < chunks; c++) {
-      double* e = work + (b * chunks + c) * d;
-      const double* m = transitions + (c + 1 < chunks ? 0 : d * d);
-      for (int r = 0; r < d; r++) {
-        double acc = e[r];
-        for (int k = 0; k < d; k++) acc += m[r * d + k] * s[k];
-        next[r] = acc;
-      }
-      for (int k = 0; k < d; k++) {
-        e[k] = s[k];
-        s[k] = next[k];
-      }
-    }
-    if (has_zf)
-      for (int k = 0; k < d; k++) zf[((k / 2) * (flt_i64)batch + b) * 2 + (k & 1)] = (T)s[k];
-  }
-}
-
-// Pass 3: every chunk filtered again from its true start state, writing y (y may be x: each thread
-// reads a sample before writing it, and only its own chunk).
-template <typename T>
-__device__ void sos_chunk_apply_impl(const T* x, T* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) {
-  const flt_i64 chunks = ((flt_i64)length + chunk - 1) / chunk;
-  const flt_i64 total = (flt_i64)batch * chunks;
-  const int d = 2 * sections;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / chunks;
-    const flt_i64 c = i - b * chunks;
-    double z[2 * MAX_SCAN_SECTIONS];
-    for (int k = 0; k < d; k++) z[k] = work[i * d + k];
-    const flt_i64 begin = c * chunk;
-    const flt_i64 end = begin + chunk < length ? begin + chunk : length;
-    const T* row = x + b * length;
-    T* out = y + b * length;
-    for (flt_i64 t = begin; t < end; t++) out[t] = (T)cascade(sos, sections, z, (double)row[t]);
-  }
-}
-
 // scipy.signal.convolve(x, taps) by direct summation, the output window [start, start + out_length)
 // of the full convolution (length + ntaps - 1 samples): full starts at 0, same at (ntaps - 1) / 2,
 // valid at min(length, ntaps) - 1. One thread per output sample.
@@ -327,20 +255,6 @@ __device__ void convolve_direct_impl(const T* x, T* y, const double* taps, int b
 template <typename T>
 __device__ void pad_taps_impl(const double* taps, T* out, int ntaps, int n) {
   for (flt_i64 i = filter_thread(); i < n; i += filter_threads()) out[i] = i < ntaps ? (T)taps[i] : (T)0;
-}
-
-// Each series' one-sided spectrum (bins per row) times the kernel's (one row), times `scale`, in place.
-template <typename T>
-__device__ void spectrum_product_impl(typename FilterComplex<T>::type* spectra, const typename FilterComplex<T>::type* kernel, int batch, int bins, double scale) {
-  const flt_i64 total = (flt_i64)batch * bins;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const typename FilterComplex<T>::type a = spectra[i];
-    const typename FilterComplex<T>::type h = kernel[i % bins];
-    typename FilterComplex<T>::type v;
-    v.x = (T)(scale * ((double)a.x * (double)h.x - (double)a.y * (double)h.y));
-    v.y = (T)(scale * ((double)a.x * (double)h.y + (double)a.y * (double)h.x));
-    spectra[i] = v;
-  }
 }
 
 // The window [start, start + out_length) of each row of n samples: the mode's part of the full convolution.
@@ -374,6 +288,65 @@ __device__ void upfirdn_impl(const T* x, T* y, const double* taps, int batch, in
   }
 }
 
+// The block's dynamic shared memory (launch sharedMemBytes) as an array of `type`. The CPU emulation
+// (test/unit/signal/emulation/include/cuda_runtime.h) defines its own, since g++ has no __shared__.
+#ifndef FILTER_DYNAMIC_SHARED
+#define FILTER_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
+// upfirdn_impl's sums, tiled for memory bandwidth (upfirdn-tiling.ts plans the geometry). A block
+// takes a tile of up * per_class consecutive outputs of one series (the first tile starts at the
+// multiple of up at or below `start`, so each tile's output c + n * up, 0 <= c < up, has the fixed
+// phase (c * down) % up and input position n * down + (c * down) / up from the tile's base), stages
+// the `span` input samples the tile reads in shared memory with coalesced loads, as double (one
+// conversion per sample, not one per tap; zeros outside the series, scipy's constant extension),
+// then sums from there. Work item w = c * per_class + n: consecutive threads take consecutive n of
+// one phase, so they read shared samples `down` apart (no bank conflicts for odd down) and the same
+// tap (a broadcast). The sums land in shared memory at their place in the tile, and the tile is
+// written out by consecutive threads to consecutive outputs (coalesced, where the phase order would
+// write `up` apart). Taps come phase by phase: phased[p * phase_taps + m] = taps[p + m * up], zero
+// past the last tap, so every sum runs phase_taps terms in the order of upfirdn_impl (m = k / up
+// ascending); the zero taps and zero samples add exact zeros. Shared memory: span samples, then
+// up * per_class sums, all double. Tiles beyond the grid are taken in grid strides. Barriers: the
+// samples are staged before any sum reads them, the sums are all in before the tile is written, and
+// the next tile's staging barrier waits for the writes (its samples and sums overwrite this tile's).
+template <typename T>
+__device__ void upfirdn_tiled_impl(const T* x, T* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) {
+  FILTER_DYNAMIC_SHARED(double, samples);
+  const int tile_out = up * per_class;
+  double* sums = samples + span;
+  const flt_i64 first = (flt_i64)(start / up) * up;
+  const flt_i64 jobs = (flt_i64)batch * tiles;
+  for (flt_i64 job = blockIdx.x; job < jobs; job += gridDim.x) {
+    const flt_i64 b = job / tiles;
+    const flt_i64 g0 = first + (job - b * tiles) * tile_out;
+    // Input sample of shared slot 0: the tile's first output reads g0 / up * down and the phase_taps - 1 before it.
+    const flt_i64 base = g0 / up * down - (phase_taps - 1);
+    const T* row = x + b * length;
+    for (int i = threadIdx.x; i < span; i += blockDim.x) {
+      const flt_i64 k = base + i;
+      samples[i] = (k >= 0 && k < length) ? (double)row[k] : 0.0;
+    }
+    __syncthreads();
+    for (int w = threadIdx.x; w < tile_out; w += blockDim.x) {
+      const int c = w / per_class;
+      const int n = w - c * per_class;
+      const double* h = phased + (flt_i64)((c * (flt_i64)down) % up) * phase_taps;
+      const double* s = samples + (phase_taps - 1) + (int)((c * (flt_i64)down) / up) + n * down;
+      double acc = 0.0;
+#pragma unroll 4
+      for (int m = 0; m < phase_taps; m++) acc += h[m] * s[-m];
+      sums[c + n * up] = acc;
+    }
+    __syncthreads();
+    // Outputs before `start` or past the window (first and last tiles) are summed but not written.
+    for (int i = threadIdx.x; i < tile_out; i += blockDim.x) {
+      const flt_i64 l = g0 + i - start;
+      if (l >= 0 && l < out_length) y[b * out_length + l] = (T)sums[i];
+    }
+  }
+}
+
 // scipy.signal.resample's spectrum (real input): the first min(num, nx) // 2 + 1 bins of each
 // series' half spectrum (in_bins per row) kept, the rest zero, an even N's Nyquist bin times
 // `nyquist_factor` (2 when downsampling, 1/2 when upsampling), all times `scale` (1 / nx: numpy's
@@ -398,36 +371,6 @@ __device__ void resample_spectrum_impl(const typename FilterComplex<T>::type* in
     v.x = (T)re;
     v.y = (T)im;
     out[i] = v;
-  }
-}
-
-// Overlap-add, step 1: block q of series b (samples [q * step, q * step + step)) as one row of nfft
-// samples, zero-padded, ready for one batched real FFT of every block.
-template <typename T>
-__device__ void oa_blocks_impl(const T* x, T* rows, int batch, int length, int blocks, int step, int nfft) {
-  const flt_i64 total = (flt_i64)batch * blocks * nfft;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 row = i / nfft;
-    const flt_i64 t = i - row * nfft;
-    const flt_i64 b = row / blocks;
-    const flt_i64 at = (row - b * blocks) * step + t;
-    rows[i] = t < step && at < length ? x[b * length + at] : (T)0;
-  }
-}
-
-// Overlap-add, step 2: sample start + j of each series' full convolution is the sum of the filtered
-// blocks q that cover it (q * step <= m < q * step + nfft).
-template <typename T>
-__device__ void oa_sum_impl(const T* rows, T* y, int batch, int blocks, int step, int nfft, int out_length, int start) {
-  const flt_i64 total = (flt_i64)batch * out_length;
-  for (flt_i64 i = filter_thread(); i < total; i += filter_threads()) {
-    const flt_i64 b = i / out_length;
-    const flt_i64 m = start + (i - b * out_length);
-    flt_i64 q = m - nfft + 1 > 0 ? (m - nfft + step) / step : 0;
-    const flt_i64 last = m / step < blocks - 1 ? m / step : blocks - 1;
-    double acc = 0.0;
-    for (; q <= last; q++) acc += (double)rows[(b * blocks + q) * nfft + (m - q * step)];
-    y[i] = (T)acc;
   }
 }
 
@@ -528,24 +471,14 @@ extern "C" __global__ void convolve_direct_f32(const float* x, float* y, const d
 extern "C" __global__ void convolve_direct_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int out_length, int start) { convolve_direct_impl<double>(x, y, taps, batch, length, ntaps, out_length, start); }
 extern "C" __global__ void pad_taps_f32(const double* taps, float* out, int ntaps, int n) { pad_taps_impl<float>(taps, out, ntaps, n); }
 extern "C" __global__ void pad_taps_f64(const double* taps, double* out, int ntaps, int n) { pad_taps_impl<double>(taps, out, ntaps, n); }
-extern "C" __global__ void spectrum_product_f32(float2* spectra, const float2* kernel, int batch, int bins, double scale) { spectrum_product_impl<float>(spectra, kernel, batch, bins, scale); }
-extern "C" __global__ void spectrum_product_f64(double2* spectra, const double2* kernel, int batch, int bins, double scale) { spectrum_product_impl<double>(spectra, kernel, batch, bins, scale); }
 extern "C" __global__ void slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start) { slice_rows_impl<float>(rows, out, batch, n, out_length, start); }
 extern "C" __global__ void slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start) { slice_rows_impl<double>(rows, out, batch, n, out_length, start); }
-extern "C" __global__ void sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<float>(x, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk) { sos_chunk_final_impl<double>(x, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<float>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
-extern "C" __global__ void sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf) { sos_chunk_scan_impl<double>(work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf); }
-extern "C" __global__ void sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<float>(x, y, sos, work, batch, length, sections, chunk); }
-extern "C" __global__ void sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk) { sos_chunk_apply_impl<double>(x, y, sos, work, batch, length, sections, chunk); }
 extern "C" __global__ void upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<float>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
 extern "C" __global__ void upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start) { upfirdn_impl<double>(x, y, taps, batch, length, ntaps, up, down, out_length, start); }
+extern "C" __global__ void upfirdn_tiled_f32(const float* x, float* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) { upfirdn_tiled_impl<float>(x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles); }
+extern "C" __global__ void upfirdn_tiled_f64(const double* x, double* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles) { upfirdn_tiled_impl<double>(x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles); }
 extern "C" __global__ void resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<float>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
 extern "C" __global__ void resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale) { resample_spectrum_impl<double>(in, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale); }
-extern "C" __global__ void oa_blocks_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft) { oa_blocks_impl<float>(x, rows, batch, length, blocks, step, nfft); }
-extern "C" __global__ void oa_blocks_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft) { oa_blocks_impl<double>(x, rows, batch, length, blocks, step, nfft); }
-extern "C" __global__ void oa_sum_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int out_length, int start) { oa_sum_impl<float>(rows, y, batch, blocks, step, nfft, out_length, start); }
-extern "C" __global__ void oa_sum_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int out_length, int start) { oa_sum_impl<double>(rows, y, batch, blocks, step, nfft, out_length, start); }
 extern "C" __global__ void csd_mean_f32(const float2* X, const float2* Y, float2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_mean_impl<float>(X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale); }
 extern "C" __global__ void csd_mean_f64(const double2* X, const double2* Y, double2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_mean_impl<double>(X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale); }
 extern "C" __global__ void csd_parts_f32(const float2* X, const float2* Y, float* parts, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale) { csd_parts_impl<float>(X, Y, parts, batch, frames, half_bins, freqs, nfft, onesided, scale); }
@@ -554,3 +487,79 @@ extern "C" __global__ void join_parts_f32(const float* medians, float2* out, int
 extern "C" __global__ void join_parts_f64(const double* medians, double2* out, int total) { join_parts_impl<double>(medians, out, total); }
 extern "C" __global__ void coherence_f32(const float2* pxy, const float* pxx, const float* pyy, float* out, int total) { coherence_impl<float>(pxy, pxx, pyy, out, total); }
 extern "C" __global__ void coherence_f64(const double2* pxy, const double* pxx, const double* pyy, double* out, int total) { coherence_impl<double>(pxy, pxx, pyy, out, total); }
+
+// ---- Overlap-save FFT convolution (fft-convolution.ts: fftconvolve, convolve's FFT method and
+// oaconvolve when the taps are much shorter than the series) ----
+// Each series is cut into overlapping rows of nfft samples, row q starting at first + q * step; the
+// circular convolution of a row with the taps equals the linear one at its last step = nfft - ntaps + 1
+// samples, so every block of every series goes through one batched cuFFT of a length that runs from
+// shared memory instead of a whole-length transform that makes several passes over HBM. A CUDA block
+// works on one tile of one row: the row and the offset come from one division per tile, not per sample.
+#define OS_TILE 2048
+
+// Row (b, q) of the input: samples first + q * step + t (0 <= t < nfft) of series b, zero outside [0, length).
+template <typename T>
+__device__ void os_gather_impl(const T* x, T* rows, int batch, int length, int blocks, int step, int nfft, int first) {
+  const unsigned per_row = (unsigned)((nfft + OS_TILE - 1) / OS_TILE);
+  const unsigned tiles = (unsigned)batch * (unsigned)blocks * per_row;
+  for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const unsigned row = tile / per_row;
+    const int t0 = (int)(tile - row * per_row) * OS_TILE;
+    const unsigned b = row / (unsigned)blocks;
+    const flt_i64 base = (flt_i64)first + (flt_i64)(row - b * (unsigned)blocks) * step;
+    const T* series = x + (flt_i64)b * length;
+    T* out = rows + (flt_i64)row * nfft;
+    const int end = nfft - t0 < OS_TILE ? nfft : t0 + OS_TILE;
+    for (int t = t0 + (int)threadIdx.x; t < end; t += (int)blockDim.x) {
+      const flt_i64 at = base + t;
+      out[t] = at >= 0 && at < length ? series[at] : (T)0;
+    }
+  }
+}
+
+// Each row's one-sided spectrum (bins per row) times the taps' (one row) times `scale` (1 / nfft), in place.
+template <typename T>
+__device__ void os_product_impl(typename FilterComplex<T>::type* spectra, const typename FilterComplex<T>::type* kernel, int rows, int bins, double scale) {
+  const unsigned per_row = (unsigned)((bins + OS_TILE - 1) / OS_TILE);
+  const unsigned tiles = (unsigned)rows * per_row;
+  for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const unsigned row = tile / per_row;
+    const int k0 = (int)(tile - row * per_row) * OS_TILE;
+    typename FilterComplex<T>::type* s = spectra + (flt_i64)row * bins;
+    const int end = bins - k0 < OS_TILE ? bins : k0 + OS_TILE;
+    for (int k = k0 + (int)threadIdx.x; k < end; k += (int)blockDim.x) {
+      const typename FilterComplex<T>::type a = s[k];
+      const typename FilterComplex<T>::type h = kernel[k];
+      typename FilterComplex<T>::type v;
+      v.x = (T)(scale * ((double)a.x * (double)h.x - (double)a.y * (double)h.y));
+      v.y = (T)(scale * ((double)a.x * (double)h.y + (double)a.y * (double)h.x));
+      s[k] = v;
+    }
+  }
+}
+
+// Output sample q * step + t (t < step, below out_length) of series b: sample skip + t of row (b, q),
+// where skip = ntaps - 1 leading samples of each row are wrapped around and dropped.
+template <typename T>
+__device__ void os_scatter_impl(const T* rows, T* y, int batch, int blocks, int step, int nfft, int skip, int out_length) {
+  const unsigned per_row = (unsigned)((step + OS_TILE - 1) / OS_TILE);
+  const unsigned tiles = (unsigned)batch * (unsigned)blocks * per_row;
+  for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const unsigned row = tile / per_row;
+    const int t0 = (int)(tile - row * per_row) * OS_TILE;
+    const unsigned b = row / (unsigned)blocks;
+    const flt_i64 at = (flt_i64)(row - b * (unsigned)blocks) * step;
+    const T* in = rows + (flt_i64)row * nfft + skip;
+    T* out = y + (flt_i64)b * out_length + at;
+    int end = step - t0 < OS_TILE ? step : t0 + OS_TILE;
+    if (at + end > out_length) end = (int)(out_length - at);
+    for (int t = t0 + (int)threadIdx.x; t < end; t += (int)blockDim.x) out[t] = in[t];
+  }
+}
+
+extern "C" __global__ void os_gather_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft, int first) { os_gather_impl<float>(x, rows, batch, length, blocks, step, nfft, first); }
+extern "C" __global__ void os_gather_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft, int first) { os_gather_impl<double>(x, rows, batch, length, blocks, step, nfft, first); }
+extern "C" __global__ void os_product_f32(float2* spectra, const float2* kernel, int rows, int bins, double scale) { os_product_impl<float>(spectra, kernel, rows, bins, scale); }
+extern "C" __global__ void os_product_f64(double2* spectra, const double2* kernel, int rows, int bins, double scale) { os_product_impl<double>(spectra, kernel, rows, bins, scale); }
+extern "C" __global__ void os_scatter_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int skip, int out_length) { os_scatter_impl<float>(rows, y, batch, blocks, step, nfft, skip, out_length); }
+extern "C" __global__ void os_scatter_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int skip, int out_length) { os_scatter_impl<double>(rows, y, batch, blocks, step, nfft, skip, out_length); }

@@ -98,24 +98,14 @@ export const FILTER_SIGNATURES = {
   convolve_direct_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
   pad_taps_f32: ['ptr', 'ptr', 'i32', 'i32'],
   pad_taps_f64: ['ptr', 'ptr', 'i32', 'i32'],
-  spectrum_product_f32: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
-  spectrum_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
   slice_rows_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   slice_rows_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_final_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_scan_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
-  sos_chunk_apply_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   upfirdn_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_tiled_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  upfirdn_tiled_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   resample_spectrum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
   resample_spectrum_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64', 'f64'],
-  oa_blocks_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  oa_blocks_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  oa_sum_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
-  oa_sum_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
   csd_mean_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   csd_mean_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
   csd_parts_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32', 'f64'],
@@ -124,6 +114,12 @@ export const FILTER_SIGNATURES = {
   join_parts_f64: ['ptr', 'ptr', 'i32'],
   coherence_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32'],
   coherence_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32'],
+  os_gather_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  os_gather_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  os_product_f32: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
+  os_product_f64: ['ptr', 'ptr', 'i32', 'i32', 'f64'],
+  os_scatter_f32: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  os_scatter_f64: ['ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
 } as const satisfies Record<string, readonly KernelParamType[]>;
 
 /** Typed launchers of src/kernels/filter.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
@@ -154,24 +150,14 @@ export interface FilterKernels {
     readonly convolve_direct_f64: Kernel;
     readonly pad_taps_f32: Kernel;
     readonly pad_taps_f64: Kernel;
-    readonly spectrum_product_f32: Kernel;
-    readonly spectrum_product_f64: Kernel;
     readonly slice_rows_f32: Kernel;
     readonly slice_rows_f64: Kernel;
-    readonly sos_chunk_final_f32: Kernel;
-    readonly sos_chunk_final_f64: Kernel;
-    readonly sos_chunk_scan_f32: Kernel;
-    readonly sos_chunk_scan_f64: Kernel;
-    readonly sos_chunk_apply_f32: Kernel;
-    readonly sos_chunk_apply_f64: Kernel;
     readonly upfirdn_f32: Kernel;
     readonly upfirdn_f64: Kernel;
+    readonly upfirdn_tiled_f32: Kernel;
+    readonly upfirdn_tiled_f64: Kernel;
     readonly resample_spectrum_f32: Kernel;
     readonly resample_spectrum_f64: Kernel;
-    readonly oa_blocks_f32: Kernel;
-    readonly oa_blocks_f64: Kernel;
-    readonly oa_sum_f32: Kernel;
-    readonly oa_sum_f64: Kernel;
     readonly csd_mean_f32: Kernel;
     readonly csd_mean_f64: Kernel;
     readonly csd_parts_f32: Kernel;
@@ -180,6 +166,12 @@ export interface FilterKernels {
     readonly join_parts_f64: Kernel;
     readonly coherence_f32: Kernel;
     readonly coherence_f64: Kernel;
+    readonly os_gather_f32: Kernel;
+    readonly os_gather_f64: Kernel;
+    readonly os_product_f32: Kernel;
+    readonly os_product_f64: Kernel;
+    readonly os_scatter_f32: Kernel;
+    readonly os_scatter_f64: Kernel;
   };
   /** `sosfilt_f32(const float* x, float* y, const double* sos, const float* zi, float* zf, int batch, int length, int sections, int has_zi, int has_zf)` */
   sosfilt_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, has_zi: number, has_zf: number): void;
@@ -225,42 +217,22 @@ export interface FilterKernels {
   pad_taps_f32(config: LaunchConfig, taps: DeviceBuffer<'f64'>, out: DeviceBuffer<'f32'>, ntaps: number, n: number): void;
   /** `pad_taps_f64(const double* taps, double* out, int ntaps, int n)` */
   pad_taps_f64(config: LaunchConfig, taps: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, ntaps: number, n: number): void;
-  /** `spectrum_product_f32(float2* spectra, const float2* kernel, int batch, int bins, double scale)` */
-  spectrum_product_f32(config: LaunchConfig, spectra: DeviceBuffer<'c64'>, kernel: DeviceBuffer<'c64'>, batch: number, bins: number, scale: number): void;
-  /** `spectrum_product_f64(double2* spectra, const double2* kernel, int batch, int bins, double scale)` */
-  spectrum_product_f64(config: LaunchConfig, spectra: DeviceBuffer<'c128'>, kernel: DeviceBuffer<'c128'>, batch: number, bins: number, scale: number): void;
   /** `slice_rows_f32(const float* rows, float* out, int batch, int n, int out_length, int start)` */
   slice_rows_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, batch: number, n: number, out_length: number, start: number): void;
   /** `slice_rows_f64(const double* rows, double* out, int batch, int n, int out_length, int start)` */
   slice_rows_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, batch: number, n: number, out_length: number, start: number): void;
-  /** `sos_chunk_final_f32(const float* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_final_f64(const double* x, const double* sos, double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_final_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_scan_f32(double* work, const double* transitions, const float* zi, float* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f32(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_scan_f64(double* work, const double* transitions, const double* zi, double* zf, int batch, int length, int sections, int chunk, int has_zi, int has_zf)` */
-  sos_chunk_scan_f64(config: LaunchConfig, work: DeviceBuffer<'f64'>, transitions: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zi: number, has_zf: number): void;
-  /** `sos_chunk_apply_f32(const float* x, float* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
-  /** `sos_chunk_apply_f64(const double* x, double* y, const double* sos, const double* work, int batch, int length, int sections, int chunk)` */
-  sos_chunk_apply_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, work: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
   /** `upfirdn_f32(const float* x, float* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
   /** `upfirdn_f64(const double* x, double* y, const double* taps, int batch, int length, int ntaps, int up, int down, int out_length, int start)` */
   upfirdn_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, taps: DeviceBuffer<'f64'>, batch: number, length: number, ntaps: number, up: number, down: number, out_length: number, start: number): void;
+  /** `upfirdn_tiled_f32(const float* x, float* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles)` */
+  upfirdn_tiled_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, phased: DeviceBuffer<'f64'>, batch: number, length: number, phase_taps: number, up: number, down: number, out_length: number, start: number, per_class: number, span: number, tiles: number): void;
+  /** `upfirdn_tiled_f64(const double* x, double* y, const double* phased, int batch, int length, int phase_taps, int up, int down, int out_length, int start, int per_class, int span, int tiles)` */
+  upfirdn_tiled_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, phased: DeviceBuffer<'f64'>, batch: number, length: number, phase_taps: number, up: number, down: number, out_length: number, start: number, per_class: number, span: number, tiles: number): void;
   /** `resample_spectrum_f32(const float2* in, float2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
   resample_spectrum_f32(config: LaunchConfig, in_: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, in_bins: number, out_bins: number, n: number, num: number, nyquist_factor: number, scale: number): void;
   /** `resample_spectrum_f64(const double2* in, double2* out, int batch, int in_bins, int out_bins, int n, int num, double nyquist_factor, double scale)` */
   resample_spectrum_f64(config: LaunchConfig, in_: DeviceBuffer<'c128'>, out: DeviceBuffer<'c128'>, batch: number, in_bins: number, out_bins: number, n: number, num: number, nyquist_factor: number, scale: number): void;
-  /** `oa_blocks_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft)` */
-  oa_blocks_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, rows: DeviceBuffer<'f32'>, batch: number, length: number, blocks: number, step: number, nfft: number): void;
-  /** `oa_blocks_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft)` */
-  oa_blocks_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, rows: DeviceBuffer<'f64'>, batch: number, length: number, blocks: number, step: number, nfft: number): void;
-  /** `oa_sum_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int out_length, int start)` */
-  oa_sum_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, batch: number, blocks: number, step: number, nfft: number, out_length: number, start: number): void;
-  /** `oa_sum_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int out_length, int start)` */
-  oa_sum_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, blocks: number, step: number, nfft: number, out_length: number, start: number): void;
   /** `csd_mean_f32(const float2* X, const float2* Y, float2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
   csd_mean_f32(config: LaunchConfig, X: DeviceBuffer<'c64'>, Y: DeviceBuffer<'c64'>, out: DeviceBuffer<'c64'>, batch: number, frames: number, half_bins: number, freqs: number, nfft: number, onesided: number, scale: number): void;
   /** `csd_mean_f64(const double2* X, const double2* Y, double2* out, int batch, int frames, int half_bins, int freqs, int nfft, int onesided, double scale)` */
@@ -277,6 +249,18 @@ export interface FilterKernels {
   coherence_f32(config: LaunchConfig, pxy: DeviceBuffer<'c64'>, pxx: DeviceBuffer<'f32'>, pyy: DeviceBuffer<'f32'>, out: DeviceBuffer<'f32'>, total: number): void;
   /** `coherence_f64(const double2* pxy, const double* pxx, const double* pyy, double* out, int total)` */
   coherence_f64(config: LaunchConfig, pxy: DeviceBuffer<'c128'>, pxx: DeviceBuffer<'f64'>, pyy: DeviceBuffer<'f64'>, out: DeviceBuffer<'f64'>, total: number): void;
+  /** `os_gather_f32(const float* x, float* rows, int batch, int length, int blocks, int step, int nfft, int first)` */
+  os_gather_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, rows: DeviceBuffer<'f32'>, batch: number, length: number, blocks: number, step: number, nfft: number, first: number): void;
+  /** `os_gather_f64(const double* x, double* rows, int batch, int length, int blocks, int step, int nfft, int first)` */
+  os_gather_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, rows: DeviceBuffer<'f64'>, batch: number, length: number, blocks: number, step: number, nfft: number, first: number): void;
+  /** `os_product_f32(float2* spectra, const float2* kernel, int rows, int bins, double scale)` */
+  os_product_f32(config: LaunchConfig, spectra: DeviceBuffer<'c64'>, kernel: DeviceBuffer<'c64'>, rows: number, bins: number, scale: number): void;
+  /** `os_product_f64(double2* spectra, const double2* kernel, int rows, int bins, double scale)` */
+  os_product_f64(config: LaunchConfig, spectra: DeviceBuffer<'c128'>, kernel: DeviceBuffer<'c128'>, rows: number, bins: number, scale: number): void;
+  /** `os_scatter_f32(const float* rows, float* y, int batch, int blocks, int step, int nfft, int skip, int out_length)` */
+  os_scatter_f32(config: LaunchConfig, rows: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, batch: number, blocks: number, step: number, nfft: number, skip: number, out_length: number): void;
+  /** `os_scatter_f64(const double* rows, double* y, int batch, int blocks, int step, int nfft, int skip, int out_length)` */
+  os_scatter_f64(config: LaunchConfig, rows: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, batch: number, blocks: number, step: number, nfft: number, skip: number, out_length: number): void;
 }
 
 /**
@@ -308,24 +292,14 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_convolve_direct_f64 = kernels.convolve_direct_f64;
   const kernel_pad_taps_f32 = kernels.pad_taps_f32;
   const kernel_pad_taps_f64 = kernels.pad_taps_f64;
-  const kernel_spectrum_product_f32 = kernels.spectrum_product_f32;
-  const kernel_spectrum_product_f64 = kernels.spectrum_product_f64;
   const kernel_slice_rows_f32 = kernels.slice_rows_f32;
   const kernel_slice_rows_f64 = kernels.slice_rows_f64;
-  const kernel_sos_chunk_final_f32 = kernels.sos_chunk_final_f32;
-  const kernel_sos_chunk_final_f64 = kernels.sos_chunk_final_f64;
-  const kernel_sos_chunk_scan_f32 = kernels.sos_chunk_scan_f32;
-  const kernel_sos_chunk_scan_f64 = kernels.sos_chunk_scan_f64;
-  const kernel_sos_chunk_apply_f32 = kernels.sos_chunk_apply_f32;
-  const kernel_sos_chunk_apply_f64 = kernels.sos_chunk_apply_f64;
   const kernel_upfirdn_f32 = kernels.upfirdn_f32;
   const kernel_upfirdn_f64 = kernels.upfirdn_f64;
+  const kernel_upfirdn_tiled_f32 = kernels.upfirdn_tiled_f32;
+  const kernel_upfirdn_tiled_f64 = kernels.upfirdn_tiled_f64;
   const kernel_resample_spectrum_f32 = kernels.resample_spectrum_f32;
   const kernel_resample_spectrum_f64 = kernels.resample_spectrum_f64;
-  const kernel_oa_blocks_f32 = kernels.oa_blocks_f32;
-  const kernel_oa_blocks_f64 = kernels.oa_blocks_f64;
-  const kernel_oa_sum_f32 = kernels.oa_sum_f32;
-  const kernel_oa_sum_f64 = kernels.oa_sum_f64;
   const kernel_csd_mean_f32 = kernels.csd_mean_f32;
   const kernel_csd_mean_f64 = kernels.csd_mean_f64;
   const kernel_csd_parts_f32 = kernels.csd_parts_f32;
@@ -334,6 +308,12 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
   const kernel_join_parts_f64 = kernels.join_parts_f64;
   const kernel_coherence_f32 = kernels.coherence_f32;
   const kernel_coherence_f64 = kernels.coherence_f64;
+  const kernel_os_gather_f32 = kernels.os_gather_f32;
+  const kernel_os_gather_f64 = kernels.os_gather_f64;
+  const kernel_os_product_f32 = kernels.os_product_f32;
+  const kernel_os_product_f64 = kernels.os_product_f64;
+  const kernel_os_scatter_f32 = kernels.os_scatter_f32;
+  const kernel_os_scatter_f64 = kernels.os_scatter_f64;
   return {
     module,
     kernels,
@@ -579,24 +559,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_pad_taps_f64.setArg(3, n);
       kernel_pad_taps_f64.launchPrepared(config);
     },
-    spectrum_product_f32(config, spectra, kernel, batch, bins, scale) {
-      if (arguments.length !== 6) wrongArity('spectrum_product_f32', 5, arguments.length);
-      kernel_spectrum_product_f32.setArg(0, spectra);
-      kernel_spectrum_product_f32.setArg(1, kernel);
-      kernel_spectrum_product_f32.setArg(2, batch);
-      kernel_spectrum_product_f32.setArg(3, bins);
-      kernel_spectrum_product_f32.setArg(4, scale);
-      kernel_spectrum_product_f32.launchPrepared(config);
-    },
-    spectrum_product_f64(config, spectra, kernel, batch, bins, scale) {
-      if (arguments.length !== 6) wrongArity('spectrum_product_f64', 5, arguments.length);
-      kernel_spectrum_product_f64.setArg(0, spectra);
-      kernel_spectrum_product_f64.setArg(1, kernel);
-      kernel_spectrum_product_f64.setArg(2, batch);
-      kernel_spectrum_product_f64.setArg(3, bins);
-      kernel_spectrum_product_f64.setArg(4, scale);
-      kernel_spectrum_product_f64.launchPrepared(config);
-    },
     slice_rows_f32(config, rows, out, batch, n, out_length, start) {
       if (arguments.length !== 7) wrongArity('slice_rows_f32', 6, arguments.length);
       kernel_slice_rows_f32.setArg(0, rows);
@@ -616,80 +578,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_slice_rows_f64.setArg(4, out_length);
       kernel_slice_rows_f64.setArg(5, start);
       kernel_slice_rows_f64.launchPrepared(config);
-    },
-    sos_chunk_final_f32(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f32', 7, arguments.length);
-      kernel_sos_chunk_final_f32.setArg(0, x);
-      kernel_sos_chunk_final_f32.setArg(1, sos);
-      kernel_sos_chunk_final_f32.setArg(2, work);
-      kernel_sos_chunk_final_f32.setArg(3, batch);
-      kernel_sos_chunk_final_f32.setArg(4, length);
-      kernel_sos_chunk_final_f32.setArg(5, sections);
-      kernel_sos_chunk_final_f32.setArg(6, chunk);
-      kernel_sos_chunk_final_f32.launchPrepared(config);
-    },
-    sos_chunk_final_f64(config, x, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 8) wrongArity('sos_chunk_final_f64', 7, arguments.length);
-      kernel_sos_chunk_final_f64.setArg(0, x);
-      kernel_sos_chunk_final_f64.setArg(1, sos);
-      kernel_sos_chunk_final_f64.setArg(2, work);
-      kernel_sos_chunk_final_f64.setArg(3, batch);
-      kernel_sos_chunk_final_f64.setArg(4, length);
-      kernel_sos_chunk_final_f64.setArg(5, sections);
-      kernel_sos_chunk_final_f64.setArg(6, chunk);
-      kernel_sos_chunk_final_f64.launchPrepared(config);
-    },
-    sos_chunk_scan_f32(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f32', 10, arguments.length);
-      kernel_sos_chunk_scan_f32.setArg(0, work);
-      kernel_sos_chunk_scan_f32.setArg(1, transitions);
-      kernel_sos_chunk_scan_f32.setArg(2, zi);
-      kernel_sos_chunk_scan_f32.setArg(3, zf);
-      kernel_sos_chunk_scan_f32.setArg(4, batch);
-      kernel_sos_chunk_scan_f32.setArg(5, length);
-      kernel_sos_chunk_scan_f32.setArg(6, sections);
-      kernel_sos_chunk_scan_f32.setArg(7, chunk);
-      kernel_sos_chunk_scan_f32.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f32.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f32.launchPrepared(config);
-    },
-    sos_chunk_scan_f64(config, work, transitions, zi, zf, batch, length, sections, chunk, has_zi, has_zf) {
-      if (arguments.length !== 11) wrongArity('sos_chunk_scan_f64', 10, arguments.length);
-      kernel_sos_chunk_scan_f64.setArg(0, work);
-      kernel_sos_chunk_scan_f64.setArg(1, transitions);
-      kernel_sos_chunk_scan_f64.setArg(2, zi);
-      kernel_sos_chunk_scan_f64.setArg(3, zf);
-      kernel_sos_chunk_scan_f64.setArg(4, batch);
-      kernel_sos_chunk_scan_f64.setArg(5, length);
-      kernel_sos_chunk_scan_f64.setArg(6, sections);
-      kernel_sos_chunk_scan_f64.setArg(7, chunk);
-      kernel_sos_chunk_scan_f64.setArg(8, has_zi);
-      kernel_sos_chunk_scan_f64.setArg(9, has_zf);
-      kernel_sos_chunk_scan_f64.launchPrepared(config);
-    },
-    sos_chunk_apply_f32(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f32', 8, arguments.length);
-      kernel_sos_chunk_apply_f32.setArg(0, x);
-      kernel_sos_chunk_apply_f32.setArg(1, y);
-      kernel_sos_chunk_apply_f32.setArg(2, sos);
-      kernel_sos_chunk_apply_f32.setArg(3, work);
-      kernel_sos_chunk_apply_f32.setArg(4, batch);
-      kernel_sos_chunk_apply_f32.setArg(5, length);
-      kernel_sos_chunk_apply_f32.setArg(6, sections);
-      kernel_sos_chunk_apply_f32.setArg(7, chunk);
-      kernel_sos_chunk_apply_f32.launchPrepared(config);
-    },
-    sos_chunk_apply_f64(config, x, y, sos, work, batch, length, sections, chunk) {
-      if (arguments.length !== 9) wrongArity('sos_chunk_apply_f64', 8, arguments.length);
-      kernel_sos_chunk_apply_f64.setArg(0, x);
-      kernel_sos_chunk_apply_f64.setArg(1, y);
-      kernel_sos_chunk_apply_f64.setArg(2, sos);
-      kernel_sos_chunk_apply_f64.setArg(3, work);
-      kernel_sos_chunk_apply_f64.setArg(4, batch);
-      kernel_sos_chunk_apply_f64.setArg(5, length);
-      kernel_sos_chunk_apply_f64.setArg(6, sections);
-      kernel_sos_chunk_apply_f64.setArg(7, chunk);
-      kernel_sos_chunk_apply_f64.launchPrepared(config);
     },
     upfirdn_f32(config, x, y, taps, batch, length, ntaps, up, down, out_length, start) {
       if (arguments.length !== 11) wrongArity('upfirdn_f32', 10, arguments.length);
@@ -719,6 +607,40 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_upfirdn_f64.setArg(9, start);
       kernel_upfirdn_f64.launchPrepared(config);
     },
+    upfirdn_tiled_f32(config, x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles) {
+      if (arguments.length !== 14) wrongArity('upfirdn_tiled_f32', 13, arguments.length);
+      kernel_upfirdn_tiled_f32.setArg(0, x);
+      kernel_upfirdn_tiled_f32.setArg(1, y);
+      kernel_upfirdn_tiled_f32.setArg(2, phased);
+      kernel_upfirdn_tiled_f32.setArg(3, batch);
+      kernel_upfirdn_tiled_f32.setArg(4, length);
+      kernel_upfirdn_tiled_f32.setArg(5, phase_taps);
+      kernel_upfirdn_tiled_f32.setArg(6, up);
+      kernel_upfirdn_tiled_f32.setArg(7, down);
+      kernel_upfirdn_tiled_f32.setArg(8, out_length);
+      kernel_upfirdn_tiled_f32.setArg(9, start);
+      kernel_upfirdn_tiled_f32.setArg(10, per_class);
+      kernel_upfirdn_tiled_f32.setArg(11, span);
+      kernel_upfirdn_tiled_f32.setArg(12, tiles);
+      kernel_upfirdn_tiled_f32.launchPrepared(config);
+    },
+    upfirdn_tiled_f64(config, x, y, phased, batch, length, phase_taps, up, down, out_length, start, per_class, span, tiles) {
+      if (arguments.length !== 14) wrongArity('upfirdn_tiled_f64', 13, arguments.length);
+      kernel_upfirdn_tiled_f64.setArg(0, x);
+      kernel_upfirdn_tiled_f64.setArg(1, y);
+      kernel_upfirdn_tiled_f64.setArg(2, phased);
+      kernel_upfirdn_tiled_f64.setArg(3, batch);
+      kernel_upfirdn_tiled_f64.setArg(4, length);
+      kernel_upfirdn_tiled_f64.setArg(5, phase_taps);
+      kernel_upfirdn_tiled_f64.setArg(6, up);
+      kernel_upfirdn_tiled_f64.setArg(7, down);
+      kernel_upfirdn_tiled_f64.setArg(8, out_length);
+      kernel_upfirdn_tiled_f64.setArg(9, start);
+      kernel_upfirdn_tiled_f64.setArg(10, per_class);
+      kernel_upfirdn_tiled_f64.setArg(11, span);
+      kernel_upfirdn_tiled_f64.setArg(12, tiles);
+      kernel_upfirdn_tiled_f64.launchPrepared(config);
+    },
     resample_spectrum_f32(config, in_, out, batch, in_bins, out_bins, n, num, nyquist_factor, scale) {
       if (arguments.length !== 10) wrongArity('resample_spectrum_f32', 9, arguments.length);
       kernel_resample_spectrum_f32.setArg(0, in_);
@@ -744,52 +666,6 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_resample_spectrum_f64.setArg(7, nyquist_factor);
       kernel_resample_spectrum_f64.setArg(8, scale);
       kernel_resample_spectrum_f64.launchPrepared(config);
-    },
-    oa_blocks_f32(config, x, rows, batch, length, blocks, step, nfft) {
-      if (arguments.length !== 8) wrongArity('oa_blocks_f32', 7, arguments.length);
-      kernel_oa_blocks_f32.setArg(0, x);
-      kernel_oa_blocks_f32.setArg(1, rows);
-      kernel_oa_blocks_f32.setArg(2, batch);
-      kernel_oa_blocks_f32.setArg(3, length);
-      kernel_oa_blocks_f32.setArg(4, blocks);
-      kernel_oa_blocks_f32.setArg(5, step);
-      kernel_oa_blocks_f32.setArg(6, nfft);
-      kernel_oa_blocks_f32.launchPrepared(config);
-    },
-    oa_blocks_f64(config, x, rows, batch, length, blocks, step, nfft) {
-      if (arguments.length !== 8) wrongArity('oa_blocks_f64', 7, arguments.length);
-      kernel_oa_blocks_f64.setArg(0, x);
-      kernel_oa_blocks_f64.setArg(1, rows);
-      kernel_oa_blocks_f64.setArg(2, batch);
-      kernel_oa_blocks_f64.setArg(3, length);
-      kernel_oa_blocks_f64.setArg(4, blocks);
-      kernel_oa_blocks_f64.setArg(5, step);
-      kernel_oa_blocks_f64.setArg(6, nfft);
-      kernel_oa_blocks_f64.launchPrepared(config);
-    },
-    oa_sum_f32(config, rows, y, batch, blocks, step, nfft, out_length, start) {
-      if (arguments.length !== 9) wrongArity('oa_sum_f32', 8, arguments.length);
-      kernel_oa_sum_f32.setArg(0, rows);
-      kernel_oa_sum_f32.setArg(1, y);
-      kernel_oa_sum_f32.setArg(2, batch);
-      kernel_oa_sum_f32.setArg(3, blocks);
-      kernel_oa_sum_f32.setArg(4, step);
-      kernel_oa_sum_f32.setArg(5, nfft);
-      kernel_oa_sum_f32.setArg(6, out_length);
-      kernel_oa_sum_f32.setArg(7, start);
-      kernel_oa_sum_f32.launchPrepared(config);
-    },
-    oa_sum_f64(config, rows, y, batch, blocks, step, nfft, out_length, start) {
-      if (arguments.length !== 9) wrongArity('oa_sum_f64', 8, arguments.length);
-      kernel_oa_sum_f64.setArg(0, rows);
-      kernel_oa_sum_f64.setArg(1, y);
-      kernel_oa_sum_f64.setArg(2, batch);
-      kernel_oa_sum_f64.setArg(3, blocks);
-      kernel_oa_sum_f64.setArg(4, step);
-      kernel_oa_sum_f64.setArg(5, nfft);
-      kernel_oa_sum_f64.setArg(6, out_length);
-      kernel_oa_sum_f64.setArg(7, start);
-      kernel_oa_sum_f64.launchPrepared(config);
     },
     csd_mean_f32(config, X, Y, out, batch, frames, half_bins, freqs, nfft, onesided, scale) {
       if (arguments.length !== 11) wrongArity('csd_mean_f32', 10, arguments.length);
@@ -878,6 +754,72 @@ export function loadFilterKernels(options: KernelModuleOptions = {}): FilterKern
       kernel_coherence_f64.setArg(3, out);
       kernel_coherence_f64.setArg(4, total);
       kernel_coherence_f64.launchPrepared(config);
+    },
+    os_gather_f32(config, x, rows, batch, length, blocks, step, nfft, first) {
+      if (arguments.length !== 9) wrongArity('os_gather_f32', 8, arguments.length);
+      kernel_os_gather_f32.setArg(0, x);
+      kernel_os_gather_f32.setArg(1, rows);
+      kernel_os_gather_f32.setArg(2, batch);
+      kernel_os_gather_f32.setArg(3, length);
+      kernel_os_gather_f32.setArg(4, blocks);
+      kernel_os_gather_f32.setArg(5, step);
+      kernel_os_gather_f32.setArg(6, nfft);
+      kernel_os_gather_f32.setArg(7, first);
+      kernel_os_gather_f32.launchPrepared(config);
+    },
+    os_gather_f64(config, x, rows, batch, length, blocks, step, nfft, first) {
+      if (arguments.length !== 9) wrongArity('os_gather_f64', 8, arguments.length);
+      kernel_os_gather_f64.setArg(0, x);
+      kernel_os_gather_f64.setArg(1, rows);
+      kernel_os_gather_f64.setArg(2, batch);
+      kernel_os_gather_f64.setArg(3, length);
+      kernel_os_gather_f64.setArg(4, blocks);
+      kernel_os_gather_f64.setArg(5, step);
+      kernel_os_gather_f64.setArg(6, nfft);
+      kernel_os_gather_f64.setArg(7, first);
+      kernel_os_gather_f64.launchPrepared(config);
+    },
+    os_product_f32(config, spectra, kernel, rows, bins, scale) {
+      if (arguments.length !== 6) wrongArity('os_product_f32', 5, arguments.length);
+      kernel_os_product_f32.setArg(0, spectra);
+      kernel_os_product_f32.setArg(1, kernel);
+      kernel_os_product_f32.setArg(2, rows);
+      kernel_os_product_f32.setArg(3, bins);
+      kernel_os_product_f32.setArg(4, scale);
+      kernel_os_product_f32.launchPrepared(config);
+    },
+    os_product_f64(config, spectra, kernel, rows, bins, scale) {
+      if (arguments.length !== 6) wrongArity('os_product_f64', 5, arguments.length);
+      kernel_os_product_f64.setArg(0, spectra);
+      kernel_os_product_f64.setArg(1, kernel);
+      kernel_os_product_f64.setArg(2, rows);
+      kernel_os_product_f64.setArg(3, bins);
+      kernel_os_product_f64.setArg(4, scale);
+      kernel_os_product_f64.launchPrepared(config);
+    },
+    os_scatter_f32(config, rows, y, batch, blocks, step, nfft, skip, out_length) {
+      if (arguments.length !== 9) wrongArity('os_scatter_f32', 8, arguments.length);
+      kernel_os_scatter_f32.setArg(0, rows);
+      kernel_os_scatter_f32.setArg(1, y);
+      kernel_os_scatter_f32.setArg(2, batch);
+      kernel_os_scatter_f32.setArg(3, blocks);
+      kernel_os_scatter_f32.setArg(4, step);
+      kernel_os_scatter_f32.setArg(5, nfft);
+      kernel_os_scatter_f32.setArg(6, skip);
+      kernel_os_scatter_f32.setArg(7, out_length);
+      kernel_os_scatter_f32.launchPrepared(config);
+    },
+    os_scatter_f64(config, rows, y, batch, blocks, step, nfft, skip, out_length) {
+      if (arguments.length !== 9) wrongArity('os_scatter_f64', 8, arguments.length);
+      kernel_os_scatter_f64.setArg(0, rows);
+      kernel_os_scatter_f64.setArg(1, y);
+      kernel_os_scatter_f64.setArg(2, batch);
+      kernel_os_scatter_f64.setArg(3, blocks);
+      kernel_os_scatter_f64.setArg(4, step);
+      kernel_os_scatter_f64.setArg(5, nfft);
+      kernel_os_scatter_f64.setArg(6, skip);
+      kernel_os_scatter_f64.setArg(7, out_length);
+      kernel_os_scatter_f64.launchPrepared(config);
     },
   };
 }
@@ -2241,6 +2183,142 @@ export function loadSignalKernels(options: KernelModuleOptions = {}): SignalKern
       kernel_join_planes_f64.setArg(5, complexA);
       kernel_join_planes_f64.setArg(6, hasC);
       kernel_join_planes_f64.launchPrepared(config);
+    },
+  };
+}
+
+/** Parameter types of the kernels in src/kernels/sos.cu. */
+export const SOS_SIGNATURES = {
+  sos_scan_up_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_up_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_tiles_f32: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_tiles_f64: ['ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_down_f32: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+  sos_scan_down_f64: ['ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'ptr', 'i32', 'i32', 'i32', 'i32', 'i32'],
+} as const satisfies Record<string, readonly KernelParamType[]>;
+
+/** Typed launchers of src/kernels/sos.cu: C pointer and scalar types become buffer dtypes, numbers and bigints. */
+export interface SosKernels {
+  /** The loaded fatbin; dispose() it to unload every kernel below. */
+  readonly module: Module;
+  /** The underlying Kernel objects (attributes, occupancy, parameterArray for graphs). */
+  readonly kernels: {
+    readonly sos_scan_up_f32: Kernel;
+    readonly sos_scan_up_f64: Kernel;
+    readonly sos_scan_tiles_f32: Kernel;
+    readonly sos_scan_tiles_f64: Kernel;
+    readonly sos_scan_down_f32: Kernel;
+    readonly sos_scan_down_f64: Kernel;
+  };
+  /** `sos_scan_up_f32(const float* x, const double* sos, const double* powers, double* tree, int batch, int length, int sections, int chunk)` */
+  sos_scan_up_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_scan_up_f64(const double* x, const double* sos, const double* powers, double* tree, int batch, int length, int sections, int chunk)` */
+  sos_scan_up_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number): void;
+  /** `sos_scan_tiles_f32(double* tree, const double* powers, const float* zi, int batch, int length, int sections, int chunk, int threads, int has_zi)` */
+  sos_scan_tiles_f32(config: LaunchConfig, tree: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, threads: number, has_zi: number): void;
+  /** `sos_scan_tiles_f64(double* tree, const double* powers, const double* zi, int batch, int length, int sections, int chunk, int threads, int has_zi)` */
+  sos_scan_tiles_f64(config: LaunchConfig, tree: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, zi: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, threads: number, has_zi: number): void;
+  /** `sos_scan_down_f32(const float* x, float* y, const double* sos, const double* powers, double* tree, float* zf, int batch, int length, int sections, int chunk, int has_zf)` */
+  sos_scan_down_f32(config: LaunchConfig, x: DeviceBuffer<'f32'>, y: DeviceBuffer<'f32'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f32'>, batch: number, length: number, sections: number, chunk: number, has_zf: number): void;
+  /** `sos_scan_down_f64(const double* x, double* y, const double* sos, const double* powers, double* tree, double* zf, int batch, int length, int sections, int chunk, int has_zf)` */
+  sos_scan_down_f64(config: LaunchConfig, x: DeviceBuffer<'f64'>, y: DeviceBuffer<'f64'>, sos: DeviceBuffer<'f64'>, powers: DeviceBuffer<'f64'>, tree: DeviceBuffer<'f64'>, zf: DeviceBuffer<'f64'>, batch: number, length: number, sections: number, chunk: number, has_zf: number): void;
+}
+
+/**
+ * Loads kernels/build/sos.fatbin (or `options.path`) into `options.context` (default: device 0's) and binds each kernel once.
+ * A launch checks its argument count, writes the arguments into the kernel's parameter block and allocates nothing.
+ */
+export function loadSosKernels(options: KernelModuleOptions = {}): SosKernels {
+  const module = loadKernelModule('sos', options);
+  const kernels = bindKernels(module, SOS_SIGNATURES);
+  const kernel_sos_scan_up_f32 = kernels.sos_scan_up_f32;
+  const kernel_sos_scan_up_f64 = kernels.sos_scan_up_f64;
+  const kernel_sos_scan_tiles_f32 = kernels.sos_scan_tiles_f32;
+  const kernel_sos_scan_tiles_f64 = kernels.sos_scan_tiles_f64;
+  const kernel_sos_scan_down_f32 = kernels.sos_scan_down_f32;
+  const kernel_sos_scan_down_f64 = kernels.sos_scan_down_f64;
+  return {
+    module,
+    kernels,
+    sos_scan_up_f32(config, x, sos, powers, tree, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_scan_up_f32', 8, arguments.length);
+      kernel_sos_scan_up_f32.setArg(0, x);
+      kernel_sos_scan_up_f32.setArg(1, sos);
+      kernel_sos_scan_up_f32.setArg(2, powers);
+      kernel_sos_scan_up_f32.setArg(3, tree);
+      kernel_sos_scan_up_f32.setArg(4, batch);
+      kernel_sos_scan_up_f32.setArg(5, length);
+      kernel_sos_scan_up_f32.setArg(6, sections);
+      kernel_sos_scan_up_f32.setArg(7, chunk);
+      kernel_sos_scan_up_f32.launchPrepared(config);
+    },
+    sos_scan_up_f64(config, x, sos, powers, tree, batch, length, sections, chunk) {
+      if (arguments.length !== 9) wrongArity('sos_scan_up_f64', 8, arguments.length);
+      kernel_sos_scan_up_f64.setArg(0, x);
+      kernel_sos_scan_up_f64.setArg(1, sos);
+      kernel_sos_scan_up_f64.setArg(2, powers);
+      kernel_sos_scan_up_f64.setArg(3, tree);
+      kernel_sos_scan_up_f64.setArg(4, batch);
+      kernel_sos_scan_up_f64.setArg(5, length);
+      kernel_sos_scan_up_f64.setArg(6, sections);
+      kernel_sos_scan_up_f64.setArg(7, chunk);
+      kernel_sos_scan_up_f64.launchPrepared(config);
+    },
+    sos_scan_tiles_f32(config, tree, powers, zi, batch, length, sections, chunk, threads, has_zi) {
+      if (arguments.length !== 10) wrongArity('sos_scan_tiles_f32', 9, arguments.length);
+      kernel_sos_scan_tiles_f32.setArg(0, tree);
+      kernel_sos_scan_tiles_f32.setArg(1, powers);
+      kernel_sos_scan_tiles_f32.setArg(2, zi);
+      kernel_sos_scan_tiles_f32.setArg(3, batch);
+      kernel_sos_scan_tiles_f32.setArg(4, length);
+      kernel_sos_scan_tiles_f32.setArg(5, sections);
+      kernel_sos_scan_tiles_f32.setArg(6, chunk);
+      kernel_sos_scan_tiles_f32.setArg(7, threads);
+      kernel_sos_scan_tiles_f32.setArg(8, has_zi);
+      kernel_sos_scan_tiles_f32.launchPrepared(config);
+    },
+    sos_scan_tiles_f64(config, tree, powers, zi, batch, length, sections, chunk, threads, has_zi) {
+      if (arguments.length !== 10) wrongArity('sos_scan_tiles_f64', 9, arguments.length);
+      kernel_sos_scan_tiles_f64.setArg(0, tree);
+      kernel_sos_scan_tiles_f64.setArg(1, powers);
+      kernel_sos_scan_tiles_f64.setArg(2, zi);
+      kernel_sos_scan_tiles_f64.setArg(3, batch);
+      kernel_sos_scan_tiles_f64.setArg(4, length);
+      kernel_sos_scan_tiles_f64.setArg(5, sections);
+      kernel_sos_scan_tiles_f64.setArg(6, chunk);
+      kernel_sos_scan_tiles_f64.setArg(7, threads);
+      kernel_sos_scan_tiles_f64.setArg(8, has_zi);
+      kernel_sos_scan_tiles_f64.launchPrepared(config);
+    },
+    sos_scan_down_f32(config, x, y, sos, powers, tree, zf, batch, length, sections, chunk, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_scan_down_f32', 11, arguments.length);
+      kernel_sos_scan_down_f32.setArg(0, x);
+      kernel_sos_scan_down_f32.setArg(1, y);
+      kernel_sos_scan_down_f32.setArg(2, sos);
+      kernel_sos_scan_down_f32.setArg(3, powers);
+      kernel_sos_scan_down_f32.setArg(4, tree);
+      kernel_sos_scan_down_f32.setArg(5, zf);
+      kernel_sos_scan_down_f32.setArg(6, batch);
+      kernel_sos_scan_down_f32.setArg(7, length);
+      kernel_sos_scan_down_f32.setArg(8, sections);
+      kernel_sos_scan_down_f32.setArg(9, chunk);
+      kernel_sos_scan_down_f32.setArg(10, has_zf);
+      kernel_sos_scan_down_f32.launchPrepared(config);
+    },
+    sos_scan_down_f64(config, x, y, sos, powers, tree, zf, batch, length, sections, chunk, has_zf) {
+      if (arguments.length !== 12) wrongArity('sos_scan_down_f64', 11, arguments.length);
+      kernel_sos_scan_down_f64.setArg(0, x);
+      kernel_sos_scan_down_f64.setArg(1, y);
+      kernel_sos_scan_down_f64.setArg(2, sos);
+      kernel_sos_scan_down_f64.setArg(3, powers);
+      kernel_sos_scan_down_f64.setArg(4, tree);
+      kernel_sos_scan_down_f64.setArg(5, zf);
+      kernel_sos_scan_down_f64.setArg(6, batch);
+      kernel_sos_scan_down_f64.setArg(7, length);
+      kernel_sos_scan_down_f64.setArg(8, sections);
+      kernel_sos_scan_down_f64.setArg(9, chunk);
+      kernel_sos_scan_down_f64.setArg(10, has_zf);
+      kernel_sos_scan_down_f64.launchPrepared(config);
     },
   };
 }

@@ -2,7 +2,7 @@
  * Convolution of many series with one kernel on the GPU: scipy.signal.convolve (direct summation
  * or through the FFT, chosen by scipy's cost model) and fftconvolve, with the modes full, same and valid.
  * f32 and f64 series (complex ones through complex-convolution.ts); the taps are host numbers (float64). The direct path sums in float64; the
- * FFT path runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
+ * FFT path (fft-convolution.ts: whole-length or overlap-save blocks) runs cuFFT in the series' precision. Enqueue only; every check runs before GPU work.
  */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { resolveStream, type Stream } from '../runtime/stream.js';
@@ -14,8 +14,8 @@ import { convolutionMethod, convolutionWindow, type ConvolveMethod, type Convolv
 import { filterSeries } from './filter-call.js';
 import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
-import { fastLength } from './morlet.js';
-import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
+import { enqueueFftConvolution } from './fft-convolution.js';
+import { signalWorkspace as ws } from './workspace.js';
 import { elementwise, expectBuffer } from './launch.js';
 
 /** Options of convolve and fftconvolve. */
@@ -68,8 +68,8 @@ function convolveReal(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveO
   const ctx = x.context;
   const stream = resolveStream(ctx, options.stream);
   const y = convolutionOutput(x, batch * window.outLength, options, stream);
-  const table = coefficientTable(ctx, 'taps', h, stream);
   if (method === 'direct') {
+    const table = coefficientTable(ctx, 'taps', h, stream);
     ws.filterKernel(ctx, `convolve_direct_${p}`)(
       elementwise(batch * window.outLength, stream),
       x,
@@ -83,36 +83,7 @@ function convolveReal(x: RealBuffer, taps: ArrayLike<number>, options: ConvolveO
     );
     return y;
   }
-  // The FFT path: both padded to n >= the full length (no wrap-around), one spectrum product, one inverse.
-  const n = fastLength(window.fullLength);
-  const bins = Math.floor(n / 2) + 1;
-  const complex = COMPLEX_OF[p];
-  const rows = ws.scratch(ctx, stream, 'convolve-rows', p, batch * n);
-  const spectra = ws.scratch(ctx, stream, 'convolve-spectra', complex, batch * bins);
-  const kernelRow = ws.scratch(ctx, stream, 'convolve-kernel-row', p, n);
-  const kernelSpectrum = ws.scratch(ctx, stream, 'convolve-kernel-spectrum', complex, bins);
-  ws.filterKernel(ctx, `fit_rows_${p}`)(elementwise(batch * n, stream), x, rows, batch, length, n);
-  ws.filterKernel(ctx, `pad_taps_${p}`)(elementwise(n, stream), table, kernelRow, h.length, n);
-  ws.realForward(ctx, p, n, batch, rows, spectra, stream);
-  ws.realForward(ctx, p, n, 1, kernelRow, kernelSpectrum, stream);
-  ws.filterKernel(ctx, `spectrum_product_${p}`)(
-    elementwise(batch * bins, stream),
-    spectra,
-    kernelSpectrum,
-    batch,
-    bins,
-    1 / n,
-  );
-  ws.realInverse(ctx, p, n, batch, spectra, rows, stream);
-  ws.filterKernel(ctx, `slice_rows_${p}`)(
-    elementwise(batch * window.outLength, stream),
-    rows,
-    y,
-    batch,
-    n,
-    window.outLength,
-    window.start,
-  );
+  enqueueFftConvolution({ x, y, h, p, batch, length, window, stream });
   return y;
 }
 

@@ -15,13 +15,16 @@ import { FilterCoefficientError } from './filter-errors.js';
 import { filterOutput, filterSeries, type FilterCallOptions, type FilteredWithState } from './filter-call.js';
 import { resolvePadding, type PadOptions } from './filter-padding.js';
 import { coefficientTable } from './filter-tables.js';
-import { cachedScanTransitions, SCAN_CHUNK, usesScan } from './sos-scan.js';
+import { cachedScanPowers, scanGeometry, SCAN_CHUNK, SCAN_ROW_THREADS, SCAN_THREADS, usesScan } from './sos-scan.js';
 import { signalWorkspace as ws } from './workspace.js';
 import { elementwise, expectBuffer } from './launch.js';
 import { complexCall, planesCall, refuseState, runPlanes, type ComplexCallOptions } from './iq.js';
 import type { ComplexInput } from './samples.js';
 
 export { MAX_SOS_SECTIONS };
+
+/** The most blocks a launch of the parallel path asks for (its kernels loop over the rest): many waves of six 64-thread blocks per SM. */
+const MAX_SCAN_GRID = 65_536;
 
 /** Options of sosfilt. */
 export interface SosfiltOptions extends FilterCallOptions {
@@ -108,44 +111,19 @@ function sosfiltReal(
     );
     return zf === undefined ? y : { y, zf };
   }
-  // Long series: every chunk from a zero state, the chunk starts scanned along the series, every chunk again (sos-scan.ts).
-  const chunks = batch * Math.ceil(length / SCAN_CHUNK);
-  const work = ws.scratch(ctx, stream, 'sosfilt-scan', 'f64', chunks * 2 * sections);
-  const transitions = coefficientTable(ctx, 'sos-scan', cachedScanTransitions(flat, sections, length), stream);
-  ws.filterKernel(ctx, `sos_chunk_final_${p}`)(
-    elementwise(chunks, stream),
-    x,
-    table,
-    work,
-    batch,
-    length,
-    sections,
-    SCAN_CHUNK,
-  );
-  ws.filterKernel(ctx, `sos_chunk_scan_${p}`)(
-    elementwise(batch, stream),
-    work,
-    transitions,
-    ziArg,
-    zfArg,
-    batch,
-    length,
-    sections,
-    SCAN_CHUNK,
-    hasZi,
-    hasZf,
-  );
-  ws.filterKernel(ctx, `sos_chunk_apply_${p}`)(
-    elementwise(chunks, stream),
-    x,
-    y,
-    table,
-    work,
-    batch,
-    length,
-    sections,
-    SCAN_CHUNK,
-  );
+  // Long series: in parallel along time (sos-scan.ts, sos.cu): tiles of chunks from a zero state, the
+  // chunk starts by a tree per tile and a scan of the tile starts, every chunk again from its start.
+  const { tiles, treeLength } = scanGeometry(batch, length, sections);
+  const tree = ws.scratch(ctx, stream, 'sosfilt-scan', 'f64', treeLength);
+  const powers = coefficientTable(ctx, 'sos-scan', cachedScanPowers(flat, sections), stream);
+  const blocks = { grid: Math.min(batch * tiles, MAX_SCAN_GRID), block: SCAN_THREADS, stream };
+  const up = ws.sosKernel(ctx, `sos_scan_up_${p}`);
+  up(blocks, x, table, powers, tree, batch, length, sections, SCAN_CHUNK);
+  const series = { grid: Math.min(batch, MAX_SCAN_GRID), block: SCAN_ROW_THREADS, stream };
+  const scan = ws.sosKernel(ctx, `sos_scan_tiles_${p}`);
+  scan(series, tree, powers, ziArg, batch, length, sections, SCAN_CHUNK, SCAN_THREADS, hasZi);
+  const down = ws.sosKernel(ctx, `sos_scan_down_${p}`);
+  down(blocks, x, y, table, powers, tree, zfArg, batch, length, sections, SCAN_CHUNK, hasZf);
   return zf === undefined ? y : { y, zf };
 }
 

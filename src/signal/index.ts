@@ -75,7 +75,8 @@
  * envelope(x, { batch, stream, output }) -> RealBuffer: |hilbert(x)|
  * convolve(x, taps, { mode: 'full' | 'same' | 'valid', method: 'auto' | 'direct' | 'fft', batch, stream, output }) -> y
  * fftconvolve(x, taps, { mode, batch, stream, output }) -> y
- * oaconvolve(x, taps, { mode, batch, stream, output }) -> y                    // overlap-add
+ * oaconvolve(x, taps, { mode, batch, stream, output }) -> y                    // as fftconvolve on the GPU
+ * fftConvolutionPlan(length, ntaps, window, precision, batch, wholeLength) -> whole length or overlap-save blocks
  * correlate(x, taps, { mode, method, batch, stream, output }) -> y
  * firwin2(numtaps, freq, gain, { nfreqs, window: 'hamming', antisymmetric, fs }) -> Float64Array
  * upfirdn(h, x, up, down, { batch, stream, output }) -> y (batch x upfirdnLength)
@@ -306,3 +307,10 @@ export {
   type ConvolveMode,
   type ConvolveMethod,
 } from './convolve-geometry.js';
+export {
+  fftConvolutionPlan,
+  SINGLE_PASS_POINTS,
+  type FftConvolutionPlan,
+  type BlockFftConvolution,
+  type WholeFftConvolution,
+} from './convolve-blocks.js';

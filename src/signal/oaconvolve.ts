@@ -1,11 +1,11 @@
 /**
- * scipy.signal.oaconvolve on the GPU, batched over series: convolution by overlap-add. Each series
- * is cut into blocks of `step` samples; every block of every series goes through one batched real
- * FFT of `nfft` points, one product with the taps' spectrum and one inverse; the filtered blocks
- * are summed where they overlap and the mode's window kept. The block length is scipy's
- * (_calc_oa_lens: the optimum −overlap·W₋₁(−1/(2e·overlap)), rounded up to a fast FFT length);
- * where scipy falls back to one FFT of the whole series (equal lengths, one sample, taps more than
- * half the series) and where the taps are longer than the series, this is fftconvolve.
+ * scipy.signal.oaconvolve on the GPU, batched over series. scipy's overlap-add and its fftconvolve
+ * compute the same convolution and differ only in speed on the CPU; on the GPU both run
+ * fft-convolution.ts, which cuts the series into blocks (overlap-save, every block of every series
+ * in one batched transform) where that moves fewer bytes than one whole-length transform. The block
+ * length is the GPU's (convolve-blocks.ts: the longest transform cuFFT runs from shared memory
+ * pays), not scipy's _calc_oa_lens, whose optimum for 4,097 taps (about 47k points) takes several
+ * passes over device memory per transform; overlapAddBlocks is scipy's choice, kept for reference.
  */
 import { resolveStream, type Stream } from '../runtime/stream.js';
 import type { ComplexBuffer, RealBuffer } from './buffers.js';
@@ -13,14 +13,11 @@ import { complexConvolution, isComplexTaps, type Taps } from './complex-convolut
 import { complexCall, type ComplexCallOptions } from './iq.js';
 import type { ComplexInput } from './samples.js';
 import { convolutionWindow, type ConvolveMode } from './convolve-geometry.js';
-import { convolve } from './convolve.js';
+import { enqueueFftConvolution } from './fft-convolution.js';
 import { filterSeries } from './filter-call.js';
-import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { fastLength } from './morlet.js';
 import { resampledOutput } from './upfirdn.js';
-import { COMPLEX_OF, signalWorkspace as ws } from './workspace.js';
-import { elementwise } from './launch.js';
 
 /** Options of oaconvolve. */
 export interface OaconvolveOptions {
@@ -51,9 +48,9 @@ export function lambertWm1(z: number): number {
 }
 
 /**
- * The overlap-add blocking of series of `length` samples with `ntaps` taps (scipy's _calc_oa_lens
- * for 1-D, the series the longer): the FFT length and the series samples per block, or undefined
- * where one FFT of the whole series is used instead.
+ * scipy's overlap-add blocking of series of `length` samples with `ntaps` taps (_calc_oa_lens for
+ * 1-D, the series the longer): the FFT length and the series samples per block, or undefined where
+ * scipy uses one FFT of the whole series instead. The GPU chooses its own (fftConvolutionPlan).
  */
 export function overlapAddBlocks(length: number, ntaps: number): { nfft: number; step: number } | undefined {
   if (length === ntaps || length === 1 || ntaps === 1 || ntaps > length || ntaps >= length / 2) return undefined;
@@ -90,54 +87,8 @@ function oaconvolveReal(x: RealBuffer, taps: ArrayLike<number>, options: Oaconvo
   const h = checkTaps(taps, 'oaconvolve');
   const { p, batch, length } = filterSeries(x, options.batch, 'oaconvolve');
   const window = convolutionWindow(length, h.length, options.mode ?? 'full');
-  const blocking = overlapAddBlocks(length, h.length);
-  if (!blocking) return convolve(x, h, { ...options, method: 'fft' });
-  const { nfft, step } = blocking;
-  const blocks = Math.ceil(length / step);
-  const bins = Math.floor(nfft / 2) + 1;
-  const ctx = x.context;
-  const stream = resolveStream(ctx, options.stream);
-  if (batch * blocks * nfft > 2 ** 31 - 1)
-    throw new RangeError(`oaconvolve: ${batch} series × ${blocks} blocks × ${nfft} points exceeds 2^31 − 1 per call`);
+  const stream = resolveStream(x.context, options.stream);
   const y = resampledOutput(x, batch * window.outLength, options.output, stream, 'oaconvolve');
-  const complex = COMPLEX_OF[p];
-  const rows = ws.scratch(ctx, stream, 'oaconvolve-rows', p, batch * blocks * nfft);
-  const spectra = ws.scratch(ctx, stream, 'oaconvolve-spectra', complex, batch * blocks * bins);
-  const kernelRow = ws.scratch(ctx, stream, 'oaconvolve-kernel-row', p, nfft);
-  const kernelSpectrum = ws.scratch(ctx, stream, 'oaconvolve-kernel-spectrum', complex, bins);
-  const table = coefficientTable(ctx, 'taps', h, stream);
-  ws.filterKernel(ctx, `oa_blocks_${p}`)(
-    elementwise(batch * blocks * nfft, stream),
-    x,
-    rows,
-    batch,
-    length,
-    blocks,
-    step,
-    nfft,
-  );
-  ws.filterKernel(ctx, `pad_taps_${p}`)(elementwise(nfft, stream), table, kernelRow, h.length, nfft);
-  ws.realForward(ctx, p, nfft, batch * blocks, rows, spectra, stream);
-  ws.realForward(ctx, p, nfft, 1, kernelRow, kernelSpectrum, stream);
-  ws.filterKernel(ctx, `spectrum_product_${p}`)(
-    elementwise(batch * blocks * bins, stream),
-    spectra,
-    kernelSpectrum,
-    batch * blocks,
-    bins,
-    1 / nfft,
-  );
-  ws.realInverse(ctx, p, nfft, batch * blocks, spectra, rows, stream);
-  ws.filterKernel(ctx, `oa_sum_${p}`)(
-    elementwise(batch * window.outLength, stream),
-    rows,
-    y,
-    batch,
-    blocks,
-    step,
-    nfft,
-    window.outLength,
-    window.start,
-  );
+  enqueueFftConvolution({ x, y, h, p, batch, length, window, stream });
   return y;
 }

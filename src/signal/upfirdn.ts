@@ -1,10 +1,9 @@
 /**
  * scipy.signal.upfirdn on the GPU, batched over series: upsample by an integer factor (zeros
  * between samples), apply FIR taps, downsample by an integer factor, in one polyphase kernel that
- * sums only the taps meeting non-zero samples. The signal is extended with zeros (scipy's default
- * mode 'constant', cval 0). f32 and f64 series; float64 arithmetic. Enqueue only; every check runs
- * before GPU work.
- */
+ * sums only the taps of each output's phase (tiled through shared memory where it fits:
+ * upfirdn-tiling.ts). The signal is extended with zeros (scipy's default mode 'constant', cval 0).
+ * f32 and f64 series; float64 arithmetic. Enqueue only; every check runs before GPU work. */
 import { DeviceBuffer } from '../runtime/memory/device-buffer.js';
 import { resolveStream, type Stream } from '../runtime/stream.js';
 import { positiveInteger } from '../runtime/value-checks.js';
@@ -14,7 +13,8 @@ import { SignalLengthError } from './filter-errors.js';
 import { coefficientTable } from './filter-tables.js';
 import { checkTaps } from './firwin.js';
 import { signalWorkspace as ws } from './workspace.js';
-import { elementwise, expectBuffer } from './launch.js';
+import { BLOCK, elementwise, expectBuffer } from './launch.js';
+import { phasedTaps, upfirdnTiling } from './upfirdn-tiling.js';
 
 /** Options of upfirdn. */
 export interface UpfirdnOptions {
@@ -44,7 +44,15 @@ export interface UpfirdnWindow {
   outLength: number;
 }
 
-/** Enqueues the polyphase kernel for `window` over the series of x (checked by the caller) into y. */
+/** Grid cap of the tiled kernel: it takes the tiles beyond the grid in grid strides. */
+const MAX_TILE_GRID = 1 << 20;
+
+/**
+ * Enqueues the polyphase kernel for `window` over the series of x (checked by the caller) into y:
+ * the tiled one (samples staged in shared memory, coalesced) wherever upfirdnTiling plans a tile,
+ * else the one that reads each output's samples from global memory (one-tap decimation, taps too
+ * long for a tile's shared memory).
+ */
 export function enqueueUpfirdn(
   x: RealBuffer,
   y: RealBuffer,
@@ -54,19 +62,43 @@ export function enqueueUpfirdn(
   stream: Stream,
 ): void {
   const p = x.dtype;
-  const table = coefficientTable(x.context, 'taps', window.taps, stream);
+  const { taps, up, down, start, outLength } = window;
+  const tiling = upfirdnTiling(taps.length, up, down, start, outLength);
+  if (tiling !== undefined) {
+    const { phaseTaps, perClass, span, tiles, sharedMemBytes } = tiling;
+    const phased = coefficientTable(x.context, `phased-${up}`, phasedTaps(taps, up, phaseTaps), stream);
+    const grid = Math.min(batch * tiles, MAX_TILE_GRID);
+    ws.filterKernel(x.context, `upfirdn_tiled_${p}`)(
+      { grid, block: BLOCK, sharedMemBytes, stream },
+      x,
+      y,
+      phased,
+      batch,
+      length,
+      phaseTaps,
+      up,
+      down,
+      outLength,
+      start,
+      perClass,
+      span,
+      tiles,
+    );
+    return;
+  }
+  const table = coefficientTable(x.context, 'taps', taps, stream);
   ws.filterKernel(x.context, `upfirdn_${p}`)(
-    elementwise(batch * window.outLength, stream),
+    elementwise(batch * outLength, stream),
     x,
     y,
     table,
     batch,
     length,
-    window.taps.length,
-    window.up,
-    window.down,
-    window.outLength,
-    window.start,
+    taps.length,
+    up,
+    down,
+    outLength,
+    start,
   );
 }
 

@@ -24,8 +24,10 @@ import type { Stream } from '../runtime/stream.js';
 import {
   loadFilterKernels,
   loadSignalKernels,
+  loadSosKernels,
   type FilterKernels,
   type SignalKernels,
+  type SosKernels,
 } from '../kernels/launchers.generated.js';
 import { getWindow, windowKey, type WindowSpec } from './window.js';
 import { positiveInteger } from '../runtime/value-checks.js';
@@ -68,6 +70,9 @@ class ContextState {
   /** The filtering kernels (filter.cu), loaded on first use: most processes never filter. */
   filter: FilterKernels | undefined;
   readonly filterLaunchers = new Map<string, Launch>();
+  /** sosfilt's parallel-in-time kernels (sos.cu), loaded on first use like filter. */
+  sos: SosKernels | undefined;
+  readonly sosLaunchers = new Map<string, Launch>();
   readonly tables: TableCache;
   constructor(
     readonly context: Context,
@@ -160,6 +165,21 @@ export class SignalWorkspace {
       // The one untyped step, as in #launcher: the name is built from the precision at run time.
       launch = (state.filter[name] as unknown as Launch).bind(state.filter);
       state.filterLaunchers.set(name, launch);
+    }
+    return launch;
+  }
+
+  /** The launcher of sosfilt's parallel-in-time kernel `name` (`sos_scan_up_f32`, ...) in `context`; untyped past the name, like filterKernel. */
+  sosKernel(context: Context, name: Exclude<keyof SosKernels, 'module' | 'kernels'>): Launch {
+    const state = this.#state(context);
+    if (!state.sos || state.sos.module.disposed) {
+      state.sos = loadSosKernels({ context });
+      state.sosLaunchers.clear();
+    }
+    let launch = state.sosLaunchers.get(name);
+    if (!launch) {
+      launch = (state.sos[name] as unknown as Launch).bind(state.sos);
+      state.sosLaunchers.set(name, launch);
     }
     return launch;
   }
@@ -353,6 +373,7 @@ export class SignalWorkspace {
       s.tables.clear();
       s.kernels.module.dispose();
       s.filter?.module.dispose();
+      s.sos?.module.dispose();
     }
     this.#contexts.clear();
     this.#freed++;

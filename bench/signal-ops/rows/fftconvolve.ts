@@ -1,7 +1,8 @@
 /**
  * Row `fftconvolve` (issue 41): scipy.signal.fftconvolve of 16 × 1M float32 series with a 4,097-tap
- * FIR, mode 'full'. tscuda: `fftconvolve(x, taps, { batch, output })` (cuFFT in float32: both padded
- * to a fast length, one batched R2C, the taps' spectrum, one product, one batched C2R, the slice).
+ * FIR, mode 'full'. tscuda: `fftconvolve(x, taps, { batch, output })` (cuFFT in float32, overlap-save:
+ * 86 rows of 16,384 points per series gathered, one batched R2C, the product with the taps' cached
+ * spectrum, one batched C2R, each row's last 12,288 samples scattered; src/signal/fft-convolution.ts).
  * Checked against direct float64 sums at sampled outputs of the first and last series.
  */
 import { DeviceBuffer } from '../../../src/runtime/index.js';
@@ -51,7 +52,7 @@ export const FFTCONVOLVE_ROW: SignalOpRow = {
   metrics: { time: timeMetric('fftconvolve') },
   bound: {
     hbm: false,
-    why: "every implementation goes through the FFT, whose 1M-point transforms make several passes over HBM each (forward, product, inverse): the compulsory bytes' fraction is reported, not held to 0.8",
+    why: "every implementation goes through the FFT: tscuda's overlap-save blocks move each sample through gather, forward, product, inverse and scatter, the peers' 1M-point transforms several passes each: the compulsory bytes' fraction is reported, not held to 0.8",
   },
   peerTolerance: 1e-4,
   prepare(input) {

@@ -2,8 +2,8 @@
  * Row `sosfilt` (issue 41): scipy.signal.sosfilt of 16 × 1M float32 series through an 8th-order
  * Butterworth band-pass, butter(8, [0.1, 0.25], btype='bandpass', output='sos'): 8 second-order
  * sections (scipy's N = 8 doubles into 16 poles for a band-pass). tscuda: `sosfilt(sos, x, { batch,
- * output })`, float64 arithmetic and state as scipy's (long series: the chunked scan along time of
- * src/signal/sos-scan.ts). Checked against a float64 transposed direct form II on the host over the
+ * output })`, float64 arithmetic and state as scipy's (long series: in parallel along time by tiles
+ * of chunks staged in shared memory, src/kernels/sos.cu and src/signal/sos-scan.ts). Checked against a float64 transposed direct form II on the host over the
  * whole of the first and last series.
  */
 import { DeviceBuffer } from '../../../src/runtime/index.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
 import { Stream } from '../../../src/runtime/stream.js';
-import { BATCH_SIGNATURES, SIGNAL_SIGNATURES } from '../../../src/kernels/launchers.generated.js';
+import { BATCH_SIGNATURES, SIGNAL_SIGNATURES, SOS_SIGNATURES } from '../../../src/kernels/launchers.generated.js';
 import { bindKernels, loadKernelModule } from '../../../src/kernels/load.js';
 import { gpu } from '../gpu-available.js';
 import { poison, randomF32 } from '../helpers.js';
@@ -17,10 +17,11 @@ describe.skipIf(!gpu.available)(
     const emptyBuildDir = join(root, 'kernels', 'build');
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-    it('compiles signal.cu and batch.cu with NVRTC and binds every kernel the launchers name', () => {
+    it('compiles signal.cu, batch.cu and sos.cu with NVRTC and binds every kernel the launchers name', () => {
       for (const [name, signatures] of [
         ['signal', SIGNAL_SIGNATURES],
         ['batch', BATCH_SIGNATURES],
+        ['sos', SOS_SIGNATURES],
       ] as const) {
         const module = loadKernelModule(name, {}, emptyBuildDir);
         try {

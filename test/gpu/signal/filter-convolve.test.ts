@@ -1,8 +1,10 @@
 /**
- * convolve and fftconvolve against scipy.signal.convolve / fftconvolve run on this host: one set
- * of taps against a batch of series, every mode, both methods, taps longer than the series, a
- * series of one sample; fresh random inputs, NaN-poisoned outputs. Relative L2: 1e-12 (f64 direct),
- * 1e-11 (f64 FFT), 1e-5 (f32: cuFFT in float32 on the FFT path).
+ * convolve, fftconvolve and oaconvolve against scipy.signal.convolve / fftconvolve run on this
+ * host: one set of taps against a batch of series, every mode, both methods, taps longer than the
+ * series, a series of one sample, and series long enough for the overlap-save blocks
+ * (fft-convolution.ts: several blocks per series, a partial last one; the cases assert that path);
+ * fresh random inputs, NaN-poisoned outputs. Relative L2: 1e-12 (f64 direct), 1e-11 (f64 FFT),
+ * 1e-5 (f32: cuFFT in float32 on the FFT path).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Precision } from '../../../src/runtime/fft/precision.js';
@@ -12,7 +14,10 @@ import {
   clearSignalCaches,
   convolve,
   convolutionWindow,
+  fastLength,
+  fftConvolutionPlan,
   fftconvolve,
+  oaconvolve,
   type RealBuffer,
 } from '../../../src/signal/index.js';
 import { gpu } from '../gpu-available.js';
@@ -36,7 +41,7 @@ describe.skipIf(!!skip)(
     });
 
     for (const p of ['f32', 'f64'] as const)
-      it(`convolve (direct, fft) and fftconvolve (${p}): every mode, taps longer than the series`, async () => {
+      it(`convolve (direct, fft), fftconvolve, oaconvolve (${p}): every mode, taps longer than the series, blocks`, async () => {
         const batch = 3;
         const cases: ScipyCase[] = [];
         const ours = new Map<string, { y: RealBuffer; tol: number }>();
@@ -45,6 +50,9 @@ describe.skipIf(!!skip)(
           [999, 200],
           [50, 301],
           [1, 5],
+          // Overlap-save blocks in both precisions (asserted below): many short taps, and taps long against the block.
+          [100_003, 101],
+          [30_001, 2000],
         ] as const) {
           const x64 = randomSeries(batch * length);
           const seen = p === 'f32' ? Float64Array.from(Float32Array.from(x64)) : x64;
@@ -62,6 +70,12 @@ describe.skipIf(!!skip)(
               return b;
             };
             const tag = `${length}-${ntaps}-${mode}`;
+            const window = convolutionWindow(length, ntaps, mode);
+            const plan = fftConvolutionPlan(length, ntaps, window, p, batch, fastLength(window.fullLength));
+            if (length > 10_000) {
+              expect(plan.kind, tag).toBe('blocks');
+              if (plan.kind === 'blocks') expect(plan.blocks, tag).toBeGreaterThan(1);
+            }
             ours.set(`direct-${tag}`, {
               y: convolve(x, taps, { mode, method: 'direct', batch, stream, output: poisoned() }),
               tol: p === 'f32' ? 1e-6 : 1e-12,
@@ -70,10 +84,16 @@ describe.skipIf(!!skip)(
               y: fftconvolve(x, taps, { mode, batch, stream, output: poisoned() }),
               tol: p === 'f32' ? 1e-5 : 1e-11,
             });
+            // oaconvolve computes the same convolution (scipy's own oaconvolve equals its fftconvolve to rounding).
+            ours.set(`oa-${tag}`, {
+              y: oaconvolve(x, taps, { mode, batch, stream, output: poisoned() }),
+              tol: p === 'f32' ? 1e-5 : 1e-11,
+            });
             // One 1-D scipy call per series (scipy swaps the inputs for 'valid' when the taps are longer, as 1-D only).
             for (const [kind, fn] of [
               ['direct', 'convolve'],
               ['fft', 'fftconvolve'],
+              ['oa', 'oaconvolve'],
             ] as const)
               for (let b = 0; b < batch; b++)
                 cases.push({

@@ -191,8 +191,8 @@ describe.skipIf(!!skip)(
           expect(relativeL2(readAll(buffer), ref.get(id)!.values), id).toBeLessThan(TOL[p]);
       });
 
-      // The long case runs the parallel-in-time path (series of >= 4 x SCAN_CHUNK samples) for the whole
-      // signal and for two of its chunks; the others run sequentially.
+      // The long case runs the parallel-in-time path (series of >= MIN_SCAN_LENGTH = 2,048 samples, sos.cu)
+      // for the whole signal and for four of its chunks; the others run sequentially.
       for (const cuts of [
         [0, 1, 2, 50, 51, 300, 555, 700],
         [0, 1, 9000, 9001, 20_000, 25_000, 28_000, 30_000],

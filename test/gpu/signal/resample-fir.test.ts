@@ -1,8 +1,8 @@
 /**
  * firwin2, correlate and oaconvolve against scipy.signal run on this host: firwin2's four filter
  * types, a step and fs; correlate in every mode by both methods and 'auto' (one 1-D scipy call per
- * series, taps longer than the series); oaconvolve in every mode (its overlap-add blocks and its
- * fallback to one FFT). Relative L2: f64 1e-12 (design, direct), 1e-10 (FFT); f32 2e-6 / 1e-5.
+ * series, taps longer than the series); oaconvolve in every mode (where scipy runs overlap-add
+ * blocks and where it falls back to one FFT; on the GPU the whole length and overlap-save blocks). Relative L2: f64 1e-12 (design, direct), 1e-10 (FFT); f32 2e-6 / 1e-5.
  */
 import { describe, expect, it } from 'vitest';
 import { DeviceBuffer } from '../../../src/runtime/memory/device-buffer.js';
@@ -10,6 +10,8 @@ import {
   convolutionWindow,
   correlate,
   firwin2,
+  fastLength,
+  fftConvolutionPlan,
   oaconvolve,
   overlapAddBlocks,
   type RealBuffer,
@@ -88,6 +90,7 @@ describe.skipIf(!!skip)(
         const viaFft = p === 'f32' ? 1e-5 : 1e-10;
         for (const [length, ntaps] of [
           [3000, 31],
+          [30_000, 31],
           [999, 200],
           [50, 301],
           [1, 5],
@@ -126,7 +129,12 @@ describe.skipIf(!!skip)(
             );
           }
         }
-        expect(overlapAddBlocks(3000, 31), 'the 3000 x 31 case runs the overlap-add blocks').toBeDefined();
+        expect(overlapAddBlocks(3000, 31), 'scipy runs the 3000 x 31 case by overlap-add blocks').toBeDefined();
+        const w = convolutionWindow(30_000, 31, 'full');
+        expect(
+          fftConvolutionPlan(30_000, 31, w, p, batch, fastLength(w.fullLength)).kind,
+          'the GPU runs the 30000 x 31 case by overlap-save blocks',
+        ).toBe('blocks');
         await stream!.done();
         const ref = await scipyReference(cases);
         for (const [id, { y, tol }] of ours) {

@@ -1,6 +1,8 @@
 /**
  * upfirdn, resamplePoly, decimate and resample against scipy.signal run on this host: a batch of
- * series per call, rates up and down, odd and even lengths, taps longer than the series, both
+ * series per call, rates up and down, odd and even lengths, taps longer than the series, series
+ * long enough for several tiles of the tiled polyphase kernel (4999) and taps too long for a tile
+ * (the untiled kernel, upfirdn-tiling.ts), both
  * decimate filter types with and without zero phase, Fourier resampling up and down (even and odd
  * lengths: the Nyquist bin joined and split); fresh random inputs, NaN-poisoned outputs.
  * Relative L2: f64 1e-12 (direct sums), 1e-10 (IIR, FFT); f32 2e-6 / 1e-5.
@@ -47,7 +49,7 @@ describe.skipIf(!!skip)(
         const ours = new Map<string, { y: RealBuffer; tol: number }>();
         const direct = p === 'f32' ? 2e-6 : 1e-12;
         const viaFft = p === 'f32' ? 1e-5 : 1e-10;
-        for (const n of [1000, 999, 40]) {
+        for (const n of [1000, 999, 40, 4999]) {
           const x64 = randomSeries(batch * n);
           const x = keep(deviceSeries(p, x64));
           const input = { input: asHeld(p, x64), shape: [batch, n] };
@@ -66,6 +68,7 @@ describe.skipIf(!!skip)(
             [3, 7, 31],
             [2, 1, 64],
             [1, 3, 5],
+            [2, 3, 12500], // 6250 taps a phase: more samples than a tile's shared memory holds
           ] as const) {
             const taps = Array.from({ length: ntaps }, () => Math.random() - 0.5);
             const id = `upfirdn-${n}-${up}-${down}`;

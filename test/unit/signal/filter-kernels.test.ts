@@ -20,7 +20,6 @@ import {
   PADTYPE_CODES,
   type Sos,
 } from '../../../src/signal/index.js';
-import { scanTransitions, usesScan, SCAN_CHUNK } from '../../../src/signal/sos-scan.js';
 import {
   arr,
   cdftRows,
@@ -150,41 +149,6 @@ describe.skipIf(!!skip)(
           );
           expect(relErr(joined, whole.subarray(b * n, (b + 1) * n))).toBeLessThan(TOL[p] * 5);
         }
-      });
-
-      it(`sosfilt in parallel along time (${p}): chunks from zero, scanned starts, refiltered, equal the sequential kernel with zi and zf`, () => {
-        const chunk = 8;
-        for (const n of [61, 64, 9]) {
-          const x = typed(p, random(batch * n));
-          const zi = typed(p, random(sections * batch * 2));
-          const sequential = arr(p, batch * n);
-          const zfSequential = arr(p, zi.length);
-          launch(`sosfilt_${p}`, x, sequential, flat, zi, zfSequential, batch, n, sections, 1, 1);
-          const chunks = batch * Math.ceil(n / chunk);
-          const work = new Float64Array(chunks * 2 * sections).fill(Number.NaN);
-          const y = arr(p, batch * n);
-          const zf = arr(p, zi.length);
-          launch(`sos_chunk_final_${p}`, x, flat, work, batch, n, sections, chunk);
-          launch(
-            `sos_chunk_scan_${p}`,
-            work,
-            scanTransitions(flat, sections, n, chunk),
-            zi,
-            zf,
-            batch,
-            n,
-            sections,
-            chunk,
-            1,
-            1,
-          );
-          launch(`sos_chunk_apply_${p}`, x, y, flat, work, batch, n, sections, chunk);
-          expect(relErr(y, sequential)).toBeLessThan(TOL[p] * 5);
-          expect(relErr(zf, zfSequential)).toBeLessThan(TOL[p] * 5);
-        }
-        expect(usesScan(4 * SCAN_CHUNK, 4)).toBe(true);
-        expect(usesScan(4 * SCAN_CHUNK - 1, 4)).toBe(false);
-        expect(usesScan(1 << 20, 17)).toBe(false);
       });
 
       it(`sosfiltfilt (${p}): odd padding, steady-state starts, against the recipe`, () => {
@@ -332,7 +296,7 @@ describe.skipIf(!!skip)(
     beforeAll(loadEmulatedKernels);
     const batch = 2;
 
-    /** What convolve.ts enqueues for the FFT path, with DFTs for cuFFT. */
+    /** What fft-convolution.ts enqueues for the whole-length FFT path, with DFTs for cuFFT. */
     function fftPath(p: P, x: Arr, length: number, taps: Float64Array, start: number, outLength: number): Arr {
       const n = fastLength(length + taps.length - 1);
       const bins = Math.floor(n / 2) + 1;
@@ -341,7 +305,7 @@ describe.skipIf(!!skip)(
       const kernelRow = arr(p, n);
       launch(`pad_taps_${p}`, taps, kernelRow, taps.length, n);
       const spectra = rfftRows(p, rows, batch, n);
-      launch(`spectrum_product_${p}`, spectra, rfftRows(p, kernelRow, 1, n), batch, bins, 1 / n);
+      launch(`os_product_${p}`, spectra, rfftRows(p, kernelRow, 1, n), batch, bins, 1 / n);
       const back = irfftRows(p, spectra, batch, n);
       const y = arr(p, batch * outLength);
       launch(`slice_rows_${p}`, back, y, batch, n, outLength, start);

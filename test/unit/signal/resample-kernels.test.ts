@@ -1,13 +1,15 @@
 /**
- * The resampling and overlap-add kernels of src/kernels/filter.cu compiled for the CPU (the g++
+ * The resampling and overlap-save kernels of src/kernels/filter.cu compiled for the CPU (the g++
  * emulation of test/unit/signal/emulation) and driven as upfirdn.ts, resample.ts and
- * oaconvolve.ts drive them, against scipy's documented upfirdn examples, upfirdn and the
+ * fft-convolution.ts drive them, against scipy's documented upfirdn examples, upfirdn and the
  * convolution by their float64 definitions, and the Fourier resampling of band-limited periodic
  * signals (exact in closed form, the Nyquist bin split and joined included). f32 and f64; lengths
  * 1 and 2, odd and even. Skipped, with the reason, where g++ is missing.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { convolutionWindow, overlapAddBlocks, resamplePolyPlan, upfirdnLength } from '../../../src/signal/index.js';
+import { convolutionWindow, resamplePolyPlan, upfirdnLength } from '../../../src/signal/index.js';
+import { fftConvolutionPlan, type BlockFftConvolution } from '../../../src/signal/convolve-blocks.js';
+import { fastLength } from '../../../src/signal/morlet.js';
 import {
   arr,
   emu,
@@ -146,20 +148,24 @@ describe.skipIf(!!skip)(
         expect(maxError(up, [1, 0, -1, 0, 1, 0, -1, 0])).toBeLessThan(FFT_TOL[p]);
       });
 
-      it(`overlap-add equals the convolution sum in every mode (${p})`, () => {
+      it(`overlap-save blocks equal the convolution sum in every mode (${p})`, () => {
         const batch = 2;
         for (const [length, ntaps] of [
           [300, 9],
           [257, 20],
+          [200, 1],
         ] as const) {
-          const blocking = overlapAddBlocks(length, ntaps)!;
-          expect(blocking).toBeDefined();
           const x64 = Float64Array.from({ length: batch * length }, () => Math.random() - 0.5);
           const h = Float64Array.from({ length: ntaps }, () => Math.random() - 0.5);
           const x = typed(p, x64);
           for (const mode of ['full', 'same', 'valid'] as const) {
             const w = convolutionWindow(length, ntaps, mode);
-            const y = overlapAddKernels(p, x, h, batch, length, blocking, w.start, w.outLength);
+            // A single-pass length of 64 points: blocks of at most 64, several per series, the last one partial.
+            const plan = fftConvolutionPlan(length, ntaps, w, p, batch, fastLength(w.fullLength), 64);
+            expect(plan.kind, `${mode} ${length}x${ntaps}`).toBe('blocks');
+            if (plan.kind !== 'blocks') continue;
+            expect(plan.blocks).toBeGreaterThan(2);
+            const y = overlapSaveKernels(p, x, h, batch, length, plan, w.outLength);
             for (let b = 0; b < batch; b++) {
               const ref = upfirdnReference(h, x.subarray(b * length, (b + 1) * length), 1, 1).subarray(
                 w.start,
@@ -198,28 +204,26 @@ function resampleKernels(p: P, x: Arr, batch: number, nx: number, num: number): 
   return irfftRows(p, resized, batch, num);
 }
 
-/** What oaconvolve.ts enqueues, with float64 DFTs for cuFFT. */
-function overlapAddKernels(
+/** What fft-convolution.ts enqueues for overlap-save blocks, with float64 DFTs for cuFFT. */
+function overlapSaveKernels(
   p: P,
   x: Arr,
   h: Float64Array,
   batch: number,
   length: number,
-  blocking: { nfft: number; step: number },
-  start: number,
+  plan: BlockFftConvolution,
   outLength: number,
 ): Arr {
-  const { nfft, step } = blocking;
-  const blocks = Math.ceil(length / step);
+  const { nfft, step, blocks, first, skip } = plan;
   const bins = Math.floor(nfft / 2) + 1;
   const rows = arr(p, batch * blocks * nfft);
-  launch(`oa_blocks_${p}`, x, rows, batch, length, blocks, step, nfft);
+  launch(`os_gather_${p}`, x, rows, batch, length, blocks, step, nfft, first);
   const kernelRow = arr(p, nfft);
   launch(`pad_taps_${p}`, h, kernelRow, h.length, nfft);
   const spectra = rfftRows(p, rows, batch * blocks, nfft);
-  launch(`spectrum_product_${p}`, spectra, rfftRows(p, kernelRow, 1, nfft), batch * blocks, bins, 1 / nfft);
+  launch(`os_product_${p}`, spectra, rfftRows(p, kernelRow, 1, nfft), batch * blocks, bins, 1 / nfft);
   const filtered = irfftRows(p, spectra, batch * blocks, nfft);
   const y = arr(p, batch * outLength);
-  launch(`oa_sum_${p}`, filtered, y, batch, blocks, step, nfft, outLength, start);
+  launch(`os_scatter_${p}`, filtered, y, batch, blocks, step, nfft, skip, outLength);
   return y;
 }

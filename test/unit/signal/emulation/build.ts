@@ -1,5 +1,5 @@
 /**
- * The g++ build of src/kernels/signal.cu and filter.cu for the CPU (include/cuda_runtime.h
+ * The g++ build of src/kernels/signal.cu, filter.cu and sos.cu for the CPU (include/cuda_runtime.h
  * standing in for CUDA), cached in the temporary folder by the sources' hash so that every
  * emulation test file (and run) shares one build. Imports nothing from src: test files mock
  * modules of src while loading this.
@@ -18,6 +18,7 @@ const SOURCES = [
   join(HERE, 'harness.cpp'),
   join(HERE, '../../../../src/kernels/signal.cu'),
   join(HERE, '../../../../src/kernels/filter.cu'),
+  join(HERE, '../../../../src/kernels/sos.cu'),
   join(HERE, 'include/cuda_runtime.h'),
   join(HERE, 'include/cuda_fp16.h'),
   join(HERE, 'include/cuda_bf16.h'),
@@ -33,7 +34,7 @@ function build(): { so: string; reason: string } {
   // Bounded, but generously: on a loaded 2-core machine the compile takes tens of seconds.
   const r = execaSync(
     'g++',
-    ['-O1', '-shared', '-fPIC', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')],
+    ['-O1', '-shared', '-fPIC', '-pthread', `-I${join(HERE, 'include')}`, '-o', so, join(HERE, 'harness.cpp')],
     { reject: false, timeout: 600_000 },
   );
   if (r.exitCode === 0) {

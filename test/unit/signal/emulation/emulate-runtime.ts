@@ -23,5 +23,6 @@ vi.mock('../../../../src/kernels/launchers.generated.js', async (importOriginal)
     ...original,
     loadSignalKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.SIGNAL_SIGNATURES),
     loadFilterKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.FILTER_SIGNATURES),
+    loadSosKernels: () => fake.fakeSignalKernels(fake.emulatedKernels().so, original.SOS_SIGNATURES),
   };
 });

@@ -4,7 +4,7 @@
  * kernels through it the way src/signal drives them on the GPU.
  */
 import koffi from 'koffi';
-import { FILTER_SIGNATURES, SIGNAL_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
+import { FILTER_SIGNATURES, SIGNAL_SIGNATURES, SOS_SIGNATURES } from '../../../../src/kernels/launchers.generated.js';
 import { boundaryCode, detrendCode, type SpectralGeometry } from '../../../../src/signal/geometry.js';
 import { emu } from './build.js';
 
@@ -25,14 +25,46 @@ const C_TYPES: Record<string, string> = {
 };
 let kernels: Record<string, (...args: unknown[]) => void> = {};
 let setBlock: (block: number, grid: number) => void = () => {};
+let setThreads: (threads: number) => void = () => {};
+let cooperative: Record<string, (...args: unknown[]) => void> = {};
+let setCooperative: (threads: number, sharedBytes: number) => void = () => {};
+let barrierDiverged: () => number = () => 0;
 
 /** Runs kernel `name` over an emulated grid of `grid` blocks of one thread. */
 export function launch(name: string, ...args: unknown[]): void {
-  const grid = 3;
+  launchBlocks(3, 1, name, ...args);
+}
+
+/** Runs kernel `name` over `grid` emulated blocks of `threads` threads (threads > 1: the COOPERATIVE_BLOCK kernels of sos.cu). */
+export function launchBlocks(grid: number, threads: number, name: string, ...args: unknown[]): void {
+  setThreads(threads);
   for (let b = 0; b < grid; b++) {
     setBlock(b, grid);
     kernels[name]!(...args);
   }
+}
+
+/**
+ * Runs block-cooperative kernel `name` (harness.cpp's emu_<name>: dynamic shared memory, __syncthreads)
+ * over `grid` blocks of `threads` threads each, every thread of a block emulated as a fiber; throws
+ * where a barrier diverged (some threads of a block reached it, others ended).
+ */
+export function launchCooperative(
+  name: string,
+  grid: number,
+  threads: number,
+  sharedBytes: number,
+  ...args: unknown[]
+): void {
+  const kernel = cooperative[name];
+  if (kernel === undefined) throw new Error(`${name} has no cooperative emulation (harness.cpp COOPERATIVE)`);
+  setCooperative(threads, sharedBytes);
+  barrierDiverged();
+  for (let b = 0; b < grid; b++) {
+    setBlock(b, grid);
+    kernel(...args);
+  }
+  if (barrierDiverged()) throw new Error(`${name}: a __syncthreads was reached by some threads of a block only`);
 }
 
 export const arr = (p: P, n: number): Arr => (p === 'f32' ? new Float32Array(n) : new Float64Array(n)).fill(Number.NaN);
@@ -123,10 +155,35 @@ export function framesSpectra(p: P, x: Arr, batch: number, g: SpectralGeometry):
 export function loadEmulatedKernels(): void {
   const lib = koffi.load(emu.so);
   setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
+  setThreads = lib.func('void emu_block_threads(unsigned int threads)') as (t: number) => void;
+  setCooperative = lib.func('void emu_cooperative(unsigned int threads, unsigned int shared_bytes)') as (
+    t: number,
+    s: number,
+  ) => void;
+  barrierDiverged = lib.func('int emu_barrier_diverged()') as () => number;
   kernels = {};
-  for (const [name, params] of [...Object.entries(SIGNAL_SIGNATURES), ...Object.entries(FILTER_SIGNATURES)]) {
-    kernels[name] = lib.func(`void ${name}(${params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ')})`) as (
-      ...args: unknown[]
-    ) => void;
+  cooperative = {};
+  for (const [name, params] of [
+    ...Object.entries(SIGNAL_SIGNATURES),
+    ...Object.entries(FILTER_SIGNATURES),
+    ...Object.entries(SOS_SIGNATURES),
+  ]) {
+    const args = params.map((t, i) => `${C_TYPES[t]} a${i}`).join(', ');
+    kernels[name] = lib.func(`void ${name}(${args})`) as (...args: unknown[]) => void;
+    const emulated = cooperativeSymbol(lib, name, args);
+    if (emulated !== undefined) cooperative[name] = emulated;
+  }
+}
+
+/** harness.cpp's emu_<name>, the block-cooperative emulation of kernel `name`, where it has one. */
+function cooperativeSymbol(
+  lib: ReturnType<typeof koffi.load>,
+  name: string,
+  args: string,
+): ((...args: unknown[]) => void) | undefined {
+  try {
+    return lib.func(`void emu_${name}(${args})`) as (...args: unknown[]) => void;
+  } catch {
+    return undefined; // koffi throws for a symbol the library lacks: a kernel of one thread per block
   }
 }

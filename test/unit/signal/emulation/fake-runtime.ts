@@ -212,17 +212,33 @@ export class FakePlanCache {
   }
 }
 
-/** loadSignalKernels over the CPU-compiled kernels: each launch runs the kernel once per emulated block. */
+/**
+ * loadSignalKernels over the CPU-compiled kernels: each launch runs the kernel once per emulated
+ * block (one thread each, or the launch's block size as threads for sos.cu's COOPERATIVE_BLOCK
+ * kernels), or, for a fiber-emulated kernel (harness.cpp's emu_<name>), every thread of each
+ * emulated block with the launch's block size and dynamic shared memory.
+ */
 export function fakeSignalKernels(so: string, signatures: Record<string, readonly string[]>): Record<string, unknown> {
   const lib = koffi.load(so);
   const setBlock = lib.func('void emu_block(unsigned int block, unsigned int grid)') as (b: number, g: number) => void;
+  const setThreads = lib.func('void emu_block_threads(unsigned int threads)') as (t: number) => void;
+  const setCooperative = lib.func('void emu_cooperative(unsigned int threads, unsigned int shared_bytes)') as (
+    t: number,
+    s: number,
+  ) => void;
+  const barrierDiverged = lib.func('int emu_barrier_diverged()') as () => number;
   const C: Record<string, string> = { ptr: 'void *', i32: 'int', f64: 'double', f32: 'float', u32: 'unsigned int' };
   const out: Record<string, unknown> = { module: { disposed: false, dispose() {} }, kernels: {} };
   for (const [name, params] of Object.entries(signatures)) {
-    const fn = lib.func(`void ${name}(${params.map((t, i) => `${C[t]} a${i}`).join(', ')})`) as (
-      ...a: unknown[]
-    ) => void;
-    out[name] = (config: { grid: number }, ...args: unknown[]) => {
+    const args = params.map((t, i) => `${C[t]} a${i}`).join(', ');
+    const single = lib.func(`void ${name}(${args})`) as (...a: unknown[]) => void;
+    let blockwide: ((...a: unknown[]) => void) | undefined;
+    try {
+      blockwide = lib.func(`void emu_${name}(${args})`) as (...a: unknown[]) => void;
+    } catch {
+      blockwide = undefined; // no emu_<name>: a kernel of grid-stride loops, one thread per block suffices
+    }
+    out[name] = (config: { grid: number; block?: number; sharedMemBytes?: number }, ...args: unknown[]) => {
       if (args.length !== params.length)
         throw new TypeError(`${name}: ${args.length} arguments, expected ${params.length}`);
       const native = args.map((a, i) => {
@@ -237,12 +253,21 @@ export function fakeSignalKernels(so: string, signatures: Record<string, readonl
           throw new TypeError(`${name} argument ${i} must be an integer, got ${a}`);
         return a;
       });
-      // Fewer emulated blocks than the real grid (each is one thread): the grid-stride loops cover the rest.
+      // Fewer emulated blocks than the real grid (each is one thread, or the launch's block size for the
+      // kernels whose threads work together): the grid-stride loops cover the rest.
       const grid = Math.min(config.grid, 3);
+      setThreads(config.block ?? 1);
+      if (blockwide !== undefined) {
+        if (config.block === undefined) throw new TypeError(`${name}: a block-cooperative launch needs its block size`);
+        setCooperative(config.block, config.sharedMemBytes ?? 0);
+        barrierDiverged();
+      }
       for (let b = 0; b < grid; b++) {
         setBlock(b, grid);
-        fn(...native);
+        (blockwide ?? single)(...native);
       }
+      if (blockwide !== undefined && barrierDiverged())
+        throw new Error(`${name}: a __syncthreads was reached by some threads of a block only`);
     };
   }
   return out;
