@@ -29,7 +29,7 @@ node_major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$node_major" -lt 22 ]; then
   echo "gpu-suite: Node $(node --version) is not a supported line (>= 22.12): carry one with scripts/gpu-node.sh 22 and source .gpu-node22/enter.sh"
   # Measurements on it would say nothing of what users run (TSCUDA_ALLOW_OLD_NODE=1 to measure anyway).
-  case "${1:-tests}" in bench|multi|serve|serve-before-after) [ "${TSCUDA_ALLOW_OLD_NODE:-0}" = 1 ] || exit 2 ;; esac
+  case "${1:-tests}" in bench|signal|multi|serve|serve-before-after) [ "${TSCUDA_ALLOW_OLD_NODE:-0}" = 1 ] || exit 2 ;; esac
 fi
 # The kernels for this host's GPU alone (its build goes with the machine): a third of the compile time.
 export TSCUDA_KERNEL_ARCH=${TSCUDA_KERNEL_ARCH-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)}

@@ -126,15 +126,11 @@ export function readResults(dir: string): ResultsCatalog {
       const queue = data as DoorResults;
       if (queue.fake !== true && (queue.sim ?? null) === null) catalog.queue.push({ file, data: queue });
     } else if (file.startsWith('multi-gpu-')) catalog.multiGpu.push({ file, data: data as BenchFile['data'] });
-    else {
-      const bench = data as BenchFile['data'];
-      catalog.rowRuns.push({ file, data: bench });
-      if ((bench.settings?.only ?? null) === null && !file.includes('-partial'))
-        catalog.bench.push({ file, data: bench });
-    }
+    else catalog.rowRuns.push({ file, data: data as BenchFile['data'] });
   }
-  for (const list of [catalog.bench, catalog.rowRuns, catalog.multiGpu, catalog.serve, catalog.queue])
-    list.sort(newestFirst);
+  for (const list of [catalog.rowRuns, catalog.multiGpu, catalog.serve, catalog.queue]) list.sort(newestFirst);
+  // Whole runs: those no --only limited.
+  catalog.bench = catalog.rowRuns.filter((run) => (run.data.settings?.only ?? null) === null);
   return catalog;
 }
 
